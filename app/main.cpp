@@ -1,0 +1,62 @@
+// app/main.cpp - the nbody executable: parse options, pick the mode, report errors.
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+
+#include "app/modes.h"
+#include "app/options.h"
+#include "sim/errors.h"
+
+namespace {
+
+bool display_available() {
+  char const* x = std::getenv("DISPLAY");
+  char const* w = std::getenv("WAYLAND_DISPLAY");
+  return (x && *x) || (w && *w);
+}
+
+int dispatch(nbody::app::Options& o) {
+  using nbody::app::Mode;
+  switch (o.mode) {
+    case Mode::automatic:
+      if (display_available() && !o.quiet)
+        std::cerr << "notice: the viewer is not part of this version yet; running the headless benchmark\n";
+      else if (!o.quiet)
+        std::cerr << "notice: no display (DISPLAY/WAYLAND_DISPLAY unset); running the headless benchmark\n";
+      return nbody::app::run_benchmark(o);
+    case Mode::viewer:
+      throw nbody::InputError("--viewer: the viewer is not part of this version yet; use --run or --benchmark");
+    case Mode::run:
+      return nbody::app::run_simulation(o);
+    case Mode::benchmark:
+      return nbody::app::run_benchmark(o);
+    case Mode::validate:
+      return nbody::app::run_validate(o);
+    case Mode::devices:
+      return nbody::app::run_devices(o);
+    case Mode::compare_threading:
+      return nbody::app::run_compare_threading(o);
+  }
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    auto options = nbody::app::parse_options(argc, argv);
+    if (!options) return 0;
+    nbody::app::install_signal_handlers();
+    return dispatch(*options);
+  } catch (const nbody::InputError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "error: out of memory (try fewer --bodies)\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,18 @@
+// app/modes.h - the things nbody can do, one function each; each returns the exit code.
+#pragma once
+
+#include "app/options.h"
+
+namespace nbody::app {
+
+int run_simulation(const Options& options);     // --run (and --save)
+int run_benchmark(const Options& options);      // --benchmark
+int run_validate(const Options& options);       // --validate
+int run_devices(const Options& options);        // --devices
+int run_compare_threading(const Options& options);  // --compare-threading
+
+// Set by SIGINT/SIGTERM; long runs stop at the next chunk boundary and save their state.
+bool interrupted();
+void install_signal_handlers();
+
+}  // namespace nbody::app

@@ -1,0 +1,183 @@
+// app/options.cpp - command-line parsing with CLI11.
+#include "app/options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <sstream>
+
+#include "sim/errors.h"
+#include "sim/integrator.h"
+#include "sim/scenarios.h"
+
+namespace nbody::app {
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (auto const& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+}  // namespace
+
+std::optional<Options> parse_options(int argc, char** argv) {
+  Options o;
+  CLI::App cli{"nbody: gravitational N-body simulation on CPUs and one or more CUDA GPUs.\n"
+               "With no mode option: the viewer where a display exists, else a headless benchmark.",
+               "nbody"};
+  cli.set_version_flag("--version", "nbody 0.1.0");
+  cli.get_formatter()->column_width(34);
+
+  auto* modes = cli.add_option_group("Modes", "what to do (at most one)");
+  bool viewer = false, run = false, benchmark = false, validate = false, devices = false, compare = false;
+  modes->add_flag("--viewer", viewer, "open the interactive viewer");
+  modes->add_flag("--run", run, "simulate --steps headless, print diagnostics (implied by --save)");
+  modes->add_flag("--benchmark", benchmark, "headless: warm-up, timed steps, median step time, interactions/s");
+  modes->add_flag("--validate", validate, "compare the chosen kernel's forces with the fp64 CPU reference");
+  modes->add_flag("--devices", devices, "list CUDA devices and their peer-access matrix");
+  modes->add_flag("--compare-threading", compare, "benchmark both threading models on 1..--numgpus GPUs");
+  modes->require_option(0, 1);
+
+  std::string bodies_text = "16384";
+  cli.add_option("--bodies,-n", bodies_text, "number of bodies (a comma list for --compare-threading)")
+      ->capture_default_str();
+  cli.add_option("--scenario", o.scenario, "initial conditions: " + join(sim::scenario_names()))->capture_default_str();
+  cli.add_option("--seed", o.seed, "random seed of the scenario")->capture_default_str();
+  cli.add_option("--eccentricity", o.eccentricity, "two-body orbit eccentricity, in [0, 1)")->capture_default_str();
+  cli.add_option("--load", o.load, "start from a tipsy snapshot (standard or little-endian) instead of a scenario");
+  cli.add_option("--integrator", o.integrator, "time integrator: " + join(sim::integrator_names()))
+      ->capture_default_str();
+  cli.add_option("--dt", o.dt, "time step (default 0.01 for leapfrog, 0.016 for euler-damped)");
+  cli.add_option("--damping", o.damping, "euler-damped velocity factor per step, in (0, 1]")->capture_default_str();
+  cli.add_option("--softening", o.softening, "Plummer softening length, > 0")->capture_default_str();
+  cli.add_option("--precision", o.precision, "fp32 or fp64")->capture_default_str();
+  cli.add_option("--backend", o.backend, "auto (CUDA if a GPU is visible, else CPU), cuda or cpu")
+      ->capture_default_str();
+  cli.add_option("--kernel", o.kernel, "force kernel: fast, tiled, naive (GPU); simd, reference (CPU)");
+  cli.add_option("--block-size", o.block_size, "threads per block for the naive and tiled GPU kernels (default 256)");
+  cli.add_option("--fp64-rsqrt", o.fp64_rsqrt, "fp64 GPU 1/sqrt: newton (fp32 seed + Newton step) or precise")
+      ->capture_default_str();
+  cli.add_option("--numgpus", o.numgpus, "devices to use (GPUs; with --backend cpu, host devices); default all GPUs");
+  std::string gpus_text, weights_text;
+  cli.add_option("--gpus", gpus_text, "explicit GPU list, e.g. 0,2");
+  cli.add_option("--weights", weights_text, "relative share of bodies per device, e.g. 1,1,2");
+  cli.add_option("--threading", o.threading, "multi-device scheduler: single (one host thread) or workers")
+      ->capture_default_str();
+  cli.add_option("--exchange", o.exchange, "slice exchange between GPUs: auto, peer or staged")->capture_default_str();
+  cli.add_option("--threads", o.threads, "CPU threads (default: all cores)");
+  cli.add_option("--steps", o.steps, "steps to run (default: 1000 for --run, 10 timed for --benchmark)");
+  cli.add_option("--warmup", o.warmup, "untimed steps before a benchmark")->capture_default_str();
+  cli.add_option("--save", o.save, "write the final state as a tipsy snapshot (written to FILE.tmp, then renamed)");
+  cli.add_option("--save-format", o.save_format, "snapshot byte order: standard (big-endian) or little-endian")
+      ->capture_default_str();
+  cli.add_option("--json", o.json, "also write the results as JSON to this file");
+  cli.add_option("--csv", o.csv, "--compare-threading: also write the table as CSV");
+  cli.add_option("--tolerance", o.tolerance, "--validate: relative L2 error allowed (default 1e-5 fp32, 1e-12 fp64)");
+  cli.add_flag("--quiet,-q", o.quiet, "print only results and errors");
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    std::cout << cli.help();
+    return std::nullopt;
+  } catch (const CLI::CallForVersion&) {
+    std::cout << cli.version() << '\n';
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    throw InputError(what + " (see --help)");
+  }
+
+  if (viewer) o.mode = Mode::viewer;
+  if (run) o.mode = Mode::run;
+  if (benchmark) o.mode = Mode::benchmark;
+  if (validate) o.mode = Mode::validate;
+  if (devices) o.mode = Mode::devices;
+  if (compare) o.mode = Mode::compare_threading;
+  if (o.mode == Mode::automatic && !o.save.empty()) o.mode = Mode::run;
+  o.bodies_given = cli.count("--bodies") > 0;
+
+  // Comma lists, checked element by element so the message names the bad element.
+  auto split = [](const std::string& text) {
+    std::vector<std::string> parts;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) parts.push_back(item);
+    return parts;
+  };
+  auto to_count = [](const std::string& item, const char* option) -> std::size_t {
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(item, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || v <= 0 || v > (1LL << 30))
+      throw InputError(std::string(option) + " " + item + ": must be a whole number from 1 to 1073741824");
+    return std::size_t(v);
+  };
+  o.bodies.clear();
+  for (auto const& item : split(bodies_text)) o.bodies.push_back(to_count(item, "--bodies"));
+  if (o.bodies.empty()) throw InputError("--bodies: give a number of bodies");
+  if (o.bodies.size() > 1 && o.mode != Mode::compare_threading)
+    throw InputError("--bodies " + bodies_text + ": a list of sizes is only for --compare-threading");
+  if (!gpus_text.empty()) {
+    for (auto const& item : split(gpus_text)) {
+      std::size_t used = 0;
+      int v = -1;
+      try {
+        v = std::stoi(item, &used);
+      } catch (...) {
+        used = 0;
+      }
+      if (used != item.size() || v < 0) throw InputError("--gpus " + gpus_text + ": '" + item + "' is not a GPU number");
+      o.gpus.push_back(v);
+    }
+  }
+  if (!weights_text.empty()) {
+    for (auto const& item : split(weights_text)) {
+      std::size_t used = 0;
+      double v = 0;
+      try {
+        v = std::stod(item, &used);
+      } catch (...) {
+        used = 0;
+      }
+      if (used != item.size() || !(v > 0))
+        throw InputError("--weights " + weights_text + ": '" + item + "' is not a positive number");
+      o.weights.push_back(v);
+    }
+  }
+
+  auto require = [](bool ok, const std::string& message) {
+    if (!ok) throw InputError(message);
+  };
+  auto num = [](double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+  };
+  require(o.precision == "fp32" || o.precision == "fp64", "--precision " + o.precision + ": valid: fp32, fp64");
+  require(o.backend == "auto" || o.backend == "cuda" || o.backend == "cpu",
+          "--backend " + o.backend + ": valid: auto, cuda, cpu");
+  require(o.softening > 0 && std::isfinite(o.softening), "--softening " + num(o.softening) + ": must be > 0");
+  require(o.dt >= 0 && std::isfinite(o.dt) && (cli.count("--dt") == 0 || o.dt > 0),
+          "--dt " + num(o.dt) + ": must be a positive number");
+  require(cli.count("--numgpus") == 0 || o.numgpus >= 1, "--numgpus " + std::to_string(o.numgpus) + ": must be >= 1");
+  require(cli.count("--threads") == 0 || o.threads >= 1, "--threads " + std::to_string(o.threads) + ": must be >= 1");
+  require(cli.count("--block-size") == 0 || o.block_size >= 1,
+          "--block-size " + std::to_string(o.block_size) + ": must be a power of two from 32 to 1024");
+  require(cli.count("--steps") == 0 || o.steps >= 1, "--steps 0: must be at least 1");
+  require(o.save_format == "standard" || o.save_format == "little-endian",
+          "--save-format " + o.save_format + ": valid: standard, little-endian");
+  require(o.tolerance >= 0, "--tolerance " + num(o.tolerance) + ": must be >= 0");
+  require(o.gpus.empty() || cli.count("--numgpus") == 0 || int(o.gpus.size()) == o.numgpus,
+          "--numgpus " + std::to_string(o.numgpus) + " and --gpus " + gpus_text + " disagree; give one of them");
+  if (!o.load.empty() && cli.count("--scenario"))
+    throw InputError("--load and --scenario both given; the snapshot replaces the scenario");
+  return o;
+}
+
+}  // namespace nbody::app

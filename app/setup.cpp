@@ -1,0 +1,132 @@
+// app/setup.cpp - options to simulation setup.
+#include "app/setup.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "sim/cuda_engine.h"
+#include "sim/errors.h"
+#include "sim/scenarios.h"
+#include "sim/tipsy.h"
+
+namespace nbody::app {
+
+std::size_t available_host_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::size_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  std::string const tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    if (!f) throw InputError(path + ": cannot write: " + std::strerror(errno));
+    f << text;
+    f.flush();
+    if (!f) {
+      std::remove(tmp.c_str());
+      throw RuntimeFailure(path + ": write failed (disk full?)");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int const err = errno;
+    std::remove(tmp.c_str());
+    throw RuntimeFailure(path + ": cannot move into place: " + std::strerror(err));
+  }
+}
+
+multigpu::SimulationConfig make_config(const Options& o, std::size_t bodies) {
+  multigpu::SimulationConfig c;
+  c.precision = o.precision == "fp64" ? sim::Precision::fp64 : sim::Precision::fp32;
+  c.kernel = o.kernel;
+  c.block_size = o.block_size;
+  c.fp64_rsqrt = o.fp64_rsqrt;
+  c.softening = o.softening;
+  c.weights = o.weights;
+  c.threading = multigpu::parse_threading(o.threading);
+  c.exchange = multigpu::parse_exchange_mode(o.exchange);
+  c.cpu_threads = o.threads;
+
+  std::string why_none;
+  auto const gpus = o.backend == "cpu" ? std::vector<sim::CudaDeviceInfo>{} : sim::cuda_devices(&why_none);
+  if (o.backend == "cuda" && gpus.empty()) throw InputError("--backend cuda: no usable CUDA device (" + why_none + ")");
+  c.backend = gpus.empty() ? multigpu::Backend::cpu : multigpu::Backend::cuda;
+  if (o.backend == "auto" && gpus.empty() && !o.quiet)
+    std::cerr << "notice: no CUDA device (" << why_none << "); running on the CPU\n";
+
+  if (c.backend == multigpu::Backend::cuda) {
+    int const visible = int(gpus.size());
+    if (!o.gpus.empty()) {
+      for (int g : o.gpus)
+        if (g >= visible)
+          throw InputError("--gpus: GPU " + std::to_string(g) + " does not exist; " + std::to_string(visible) +
+                           " CUDA devices are visible (0.." + std::to_string(visible - 1) + ")");
+      c.devices = o.gpus;
+    } else {
+      int const n = o.numgpus == 0 ? visible : o.numgpus;
+      if (n > visible)
+        throw InputError("--numgpus " + std::to_string(n) + ": only " + std::to_string(visible) +
+                         " CUDA devices are visible");
+      c.devices.clear();
+      for (int d = 0; d < n; ++d) c.devices.push_back(d);
+    }
+  } else {
+    if (!o.gpus.empty()) throw InputError("--gpus applies to the CUDA backend; use --numgpus for host devices");
+    if (!o.kernel.empty() && o.kernel != "simd" && o.kernel != "reference")
+      throw InputError("--kernel " + o.kernel + ": the CPU backend has simd and reference");
+    int const n = o.numgpus == 0 ? 1 : o.numgpus;
+    c.devices.clear();
+    for (int d = 0; d < n; ++d) c.devices.push_back(d);
+    std::size_t const need = multigpu::bytes_per_device(c, bodies) * c.devices.size();
+    std::size_t const have = available_host_memory();
+    if (have > 0 && need > have) {
+      std::ostringstream s;
+      s << "--bodies " << bodies << ": needs " << (need >> 20) << " MiB of memory on " << c.devices.size()
+        << " host device(s), " << (have >> 20) << " MiB available";
+      throw InputError(s.str());
+    }
+  }
+  if (!o.weights.empty() && o.weights.size() != c.devices.size())
+    throw InputError("--weights: " + std::to_string(o.weights.size()) + " weights for " +
+                     std::to_string(c.devices.size()) + " devices; give one per device");
+  return c;
+}
+
+Setup make_setup(const Options& o, std::size_t bodies) {
+  Setup s;
+  if (!o.load.empty()) {
+    s.bodies = sim::read_tipsy(o.load);
+    if (o.bodies_given && bodies != s.bodies.size())
+      throw InputError("--bodies " + std::to_string(bodies) + ": " + o.load + " holds " +
+                       std::to_string(s.bodies.size()) + " bodies; leave --bodies out with --load");
+    s.source = o.load;
+  } else {
+    sim::ScenarioParams p;
+    p.name = o.scenario;
+    p.bodies = o.scenario == "two-body" && !o.bodies_given ? 2 : bodies;
+    p.seed = o.seed;
+    p.eccentricity = o.eccentricity;
+    s.bodies = sim::make_scenario(p);
+    s.source = o.scenario + " (seed " + std::to_string(o.seed) + ")";
+  }
+  sim::IntegratorParams ip;
+  ip.name = o.integrator;
+  ip.dt = o.dt;
+  ip.damping = o.damping;
+  s.program = sim::make_step_program(ip);
+  s.config = make_config(o, s.bodies.size());
+  return s;
+}
+
+}  // namespace nbody::app

@@ -1,0 +1,195 @@
+// multigpu/cuda_exchange.cpp - peer and staged exchange of position slices between GPUs.
+//
+// Step n, device A owns [0, h), device B owns [h, N), parity p = n % 2:
+//   A.compute: [drift A] -rec(ready_A[p])->
+//   A.copy   :            wait(ready_A[p]) [peer copy slice A -> B.next] -rec(sent_A[p])->
+//   B.compute:                                       ... wait(sent_A[p]) [swap][forces B]
+// Staged: A.copy copies slice A -> pinned_A[p] (host) and records sent_A[p]; B.compute waits on
+// it and copies pinned_A[p] -> B.next. Reusing pinned_A[p] at step n + 2 is safe: A gets there
+// only after waiting for B's slice of step n + 1, which B's stream produced after its copy of
+// step n. The same chain protects A's next buffer and every device's ring of two events.
+#include "multigpu/cuda_exchange.h"
+
+#include <condition_variable>
+#include <mutex>
+
+#include "sim/cuda_engine.h"
+#include "sim/cuda_resources.h"
+#include "sim/errors.h"
+
+namespace nbody::multigpu {
+
+bool Topology::all_pairs_peer() const {
+  for (auto const& row : can_access)
+    for (bool ok : row)
+      if (!ok) return false;
+  return true;
+}
+
+Topology query_topology(const std::vector<int>& devices) {
+  Topology t{devices, std::vector<std::vector<bool>>(devices.size(), std::vector<bool>(devices.size(), true))};
+  for (std::size_t a = 0; a < devices.size(); ++a)
+    for (std::size_t b = 0; b < devices.size(); ++b) {
+      if (devices[a] == devices[b]) continue;
+      int ok = 0;
+      NBODY_CUDA_CHECK(cudaDeviceCanAccessPeer(&ok, devices[a], devices[b]));
+      t.can_access[a][b] = ok != 0;
+    }
+  return t;
+}
+
+namespace {
+
+class CudaExchange final : public Exchange {
+ public:
+  CudaExchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode) {
+    for (auto* e : engines) {
+      auto* cuda = dynamic_cast<sim::CudaSliceEngine*>(e);
+      if (!cuda) throw std::logic_error("CUDA exchange needs CUDA engines");
+      engines_.push_back(cuda);
+    }
+    std::vector<int> ordinals;
+    for (auto* e : engines_) ordinals.push_back(e->device());
+    Topology const topology = query_topology(ordinals);
+    if (mode == ExchangeMode::automatic) mode = topology.all_pairs_peer() ? ExchangeMode::peer : ExchangeMode::staged;
+    staged_ = mode == ExchangeMode::staged;
+    if (!staged_) {
+      for (std::size_t a = 0; a < engines_.size(); ++a) {
+        sim::DeviceGuard guard(ordinals[a]);
+        for (std::size_t b = 0; b < engines_.size(); ++b) {
+          if (ordinals[a] == ordinals[b] || !topology.can_access[a][b]) continue;
+          cudaError_t const status = cudaDeviceEnablePeerAccess(ordinals[b], 0);
+          if (status == cudaErrorPeerAccessAlreadyEnabled)
+            (void)cudaGetLastError();
+          else
+            NBODY_CUDA_CHECK(status);
+        }
+      }
+    }
+    devices_.resize(engines_.size());
+    for (std::size_t d = 0; d < engines_.size(); ++d) {
+      PerDevice& p = devices_[d];
+      int const ordinal = ordinals[d];
+      p.copy = sim::Stream(ordinal);
+      for (int k = 0; k < 2; ++k) {
+        p.ready[k] = sim::Event(ordinal, false);
+        p.sent[k] = sim::Event(ordinal, false);
+        if (staged_)
+          p.pinned[k] = sim::PinnedBuffer<unsigned char>(
+              ordinal, std::max<std::size_t>(1, engines_[d]->config().slice.count * engines_[d]->bytes_per_body()));
+      }
+    }
+    recorded_.assign(engines_.size(), 0);
+  }
+
+  ~CudaExchange() override {
+    for (auto& p : devices_)
+      if (p.copy.get()) {
+        sim::DeviceGuard guard(p.copy.device());
+        (void)cudaStreamSynchronize(p.copy.get());
+      }
+  }
+
+  void publish(int d, std::uint64_t step) override {
+    if (engines_.size() == 1) return;
+    sim::CudaSliceEngine& source = *engines_[d];
+    PerDevice& me = devices_[d];
+    int const parity = int(step & 1);
+    sim::DeviceGuard guard(source.device());
+    sim::Slice const s = source.config().slice;
+    std::size_t const bytes = s.count * source.bytes_per_body();
+    std::size_t const offset = s.begin * source.bytes_per_body();
+    auto const* from = static_cast<const unsigned char*>(source.next_positions()) + offset;
+    NBODY_CUDA_CHECK(cudaEventRecord(me.ready[parity].get(), source.stream()));
+    NBODY_CUDA_CHECK(cudaStreamWaitEvent(me.copy.get(), me.ready[parity].get(), 0));
+    if (bytes > 0) {
+      if (staged_) {
+        NBODY_CUDA_CHECK(
+            cudaMemcpyAsync(me.pinned[parity].data(), from, bytes, cudaMemcpyDeviceToHost, me.copy.get()));
+      } else {
+        for (std::size_t p = 0; p < engines_.size(); ++p) {
+          if (int(p) == d) continue;
+          auto* to = static_cast<unsigned char*>(engines_[p]->next_positions()) + offset;
+          NBODY_CUDA_CHECK(
+              cudaMemcpyPeerAsync(to, engines_[p]->device(), from, source.device(), bytes, me.copy.get()));
+        }
+      }
+    }
+    NBODY_CUDA_CHECK(cudaEventRecord(me.sent[parity].get(), me.copy.get()));
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      recorded_[d] = step;
+    }
+    changed_.notify_all();
+  }
+
+  void acquire(int d, std::uint64_t step) override {
+    if (engines_.size() == 1) return;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] {
+        if (aborted_) return true;
+        for (std::size_t p = 0; p < recorded_.size(); ++p)
+          if (int(p) != d && recorded_[p] < step) return false;
+        return true;
+      });
+      if (aborted_) throw RuntimeFailure("exchange aborted: another device failed");
+    }
+    sim::CudaSliceEngine& sink = *engines_[d];
+    int const parity = int(step & 1);
+    sim::DeviceGuard guard(sink.device());
+    for (std::size_t p = 0; p < engines_.size(); ++p) {
+      if (int(p) == d) continue;
+      NBODY_CUDA_CHECK(cudaStreamWaitEvent(sink.stream(), devices_[p].sent[parity].get(), 0));
+      if (staged_) {
+        sim::Slice const s = engines_[p]->config().slice;
+        std::size_t const bytes = s.count * sink.bytes_per_body();
+        if (bytes == 0) continue;
+        auto* to = static_cast<unsigned char*>(sink.next_positions()) + s.begin * sink.bytes_per_body();
+        NBODY_CUDA_CHECK(
+            cudaMemcpyAsync(to, devices_[p].pinned[parity].data(), bytes, cudaMemcpyHostToDevice, sink.stream()));
+      }
+    }
+  }
+
+  void abort() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      aborted_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  void reset() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::fill(recorded_.begin(), recorded_.end(), 0);
+    aborted_ = false;
+  }
+
+  std::string describe() const override {
+    if (engines_.size() == 1) return "none (one device)";
+    return staged_ ? "staged through pinned host memory" : "peer copies";
+  }
+
+ private:
+  struct PerDevice {
+    sim::Stream copy;  // declared first: outlives the events and buffers used on it
+    sim::Event ready[2], sent[2];
+    sim::PinnedBuffer<unsigned char> pinned[2];
+  };
+  std::vector<sim::CudaSliceEngine*> engines_;
+  std::vector<PerDevice> devices_;
+  bool staged_ = false;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::uint64_t> recorded_;
+  bool aborted_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Exchange> make_cuda_exchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode) {
+  return std::make_unique<CudaExchange>(engines, mode);
+}
+
+}  // namespace nbody::multigpu

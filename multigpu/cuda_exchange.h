@@ -1,0 +1,30 @@
+// multigpu/cuda_exchange.h - the exchange between GPU engines, and the peer-access topology.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "multigpu/exchange.h"
+#include "multigpu/simulation.h"
+
+namespace nbody::multigpu {
+
+// can_access[a][b]: device a can read and write device b's memory directly
+// (cudaDeviceCanAccessPeer). The diagonal is true.
+struct Topology {
+  std::vector<int> devices;
+  std::vector<std::vector<bool>> can_access;
+  bool all_pairs_peer() const;
+};
+Topology query_topology(const std::vector<int>& devices);
+
+// Publishes with cudaMemcpyPeerAsync on a per-device copy stream where peer access works (auto)
+// or always (peer); otherwise (staged) the slice goes device -> pinned host buffer -> each peer,
+// double-buffered by step parity. Completion is a CUDA event recorded by the producer that the
+// consumer's stream waits on (cudaStreamWaitEvent); the host never waits for a device. Events
+// are a ring of two per device; a host-side counter per device makes sure a consumer thread
+// never enqueues a wait before the producer thread recorded that step's event.
+std::unique_ptr<Exchange> make_cuda_exchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode);
+
+}  // namespace nbody::multigpu

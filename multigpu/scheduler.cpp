@@ -1,0 +1,182 @@
+// multigpu/scheduler.cpp - the single-thread and worker-thread schedulers.
+//
+// One step on two devices, A owning [0, h) and B owning [h, N) (leapfrog; Euler differs only in
+// its kick/damp stages):
+//   A: [kick A][drift A] -publish(A, n)-> ...acquire(A, n): wait for B's slice... [swap][forces A][kick A]
+//   B: [kick B][drift B] -publish(B, n)-> ...acquire(B, n): wait for A's slice... [swap][forces B][kick B]
+// publish enqueues the copies of the own new slice into every peer's next buffer and signals
+// (an event on GPUs, a counter on the host); acquire makes the device's own stream wait for that
+// signal. The single scheduler enqueues stage by stage across devices on one thread; the worker
+// scheduler lets each device's thread run whole steps, meeting only through acquire.
+#include "multigpu/scheduler.h"
+
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "sim/errors.h"
+
+namespace nbody::multigpu {
+
+std::string to_string(Threading t) { return t == Threading::single ? "single" : "workers"; }
+
+Threading parse_threading(const std::string& name) {
+  if (name == "single") return Threading::single;
+  if (name == "workers") return Threading::workers;
+  throw InputError("--threading " + name + ": unknown threading model; valid: single, workers");
+}
+
+namespace {
+
+void run_stage(sim::SliceEngine& engine, Exchange& exchange, int device, const sim::Stage& stage, std::uint64_t step) {
+  switch (stage.kind) {
+    case sim::StageKind::kick:
+      engine.kick(stage.value);
+      break;
+    case sim::StageKind::damp:
+      engine.damp(stage.value);
+      break;
+    case sim::StageKind::drift:
+      engine.drift(stage.value);
+      exchange.publish(device, step);
+      break;
+    case sim::StageKind::forces:
+      exchange.acquire(device, step);
+      engine.swap_buffers();
+      engine.compute_forces();
+      break;
+  }
+}
+
+class SingleThreadScheduler final : public Scheduler {
+ public:
+  SingleThreadScheduler(std::vector<sim::SliceEngine*> engines, Exchange& exchange)
+      : engines_(std::move(engines)), exchange_(exchange) {
+    for (auto* e : engines_) e->bind_thread();
+  }
+
+  void run(const sim::StepProgram& program, std::uint64_t first_step, std::uint64_t steps) override {
+    for (std::uint64_t step = first_step; step < first_step + steps; ++step) {
+      for (auto const& stage : program.stages)
+        for (std::size_t d = 0; d < engines_.size(); ++d) run_stage(*engines_[d], exchange_, int(d), stage, step);
+      for (auto* e : engines_) e->mark_step_end();
+    }
+  }
+
+  void for_each_device(const std::function<void(int)>& task) override {
+    for (std::size_t d = 0; d < engines_.size(); ++d) task(int(d));
+  }
+
+  Threading threading() const override { return Threading::single; }
+
+ private:
+  std::vector<sim::SliceEngine*> engines_;
+  Exchange& exchange_;
+};
+
+// One persistent thread per device, bound to it once. The main thread hands every worker the
+// same job and waits until all have finished enqueuing it; a worker's exception aborts the
+// exchange (so no peer waits forever) and is rethrown on the main thread.
+class WorkerThreadScheduler final : public Scheduler {
+ public:
+  WorkerThreadScheduler(std::vector<sim::SliceEngine*> engines, Exchange& exchange)
+      : engines_(std::move(engines)), exchange_(exchange) {
+    for (std::size_t d = 0; d < engines_.size(); ++d) threads_.emplace_back([this, d] { worker(int(d)); });
+  }
+
+  ~WorkerThreadScheduler() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    job_posted_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+  void run(const sim::StepProgram& program, std::uint64_t first_step, std::uint64_t steps) override {
+    for_each_device([&](int d) {
+      sim::SliceEngine& engine = *engines_[d];
+      for (std::uint64_t step = first_step; step < first_step + steps; ++step) {
+        for (auto const& stage : program.stages) run_stage(engine, exchange_, d, stage, step);
+        engine.mark_step_end();
+      }
+    });
+  }
+
+  void for_each_device(const std::function<void(int)>& task) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    job_ = &task;
+    ++generation_;
+    pending_ = threads_.size();
+    error_ = nullptr;
+    job_posted_.notify_all();
+    job_done_.wait(lock, [&] { return pending_ == 0; });
+    job_ = nullptr;
+    if (error_) {
+      std::exception_ptr e = error_;
+      error_ = nullptr;
+      lock.unlock();
+      exchange_.reset();
+      std::rethrow_exception(e);
+    }
+  }
+
+  Threading threading() const override { return Threading::workers; }
+
+ private:
+  void worker(int device) {
+    std::exception_ptr bind_error;
+    try {
+      engines_[device]->bind_thread();
+    } catch (...) {
+      bind_error = std::current_exception();
+    }
+    std::uint64_t seen = 0;
+    while (true) {
+      const std::function<void(int)>* job = nullptr;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        job_posted_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+        if (stopping_) return;
+        seen = generation_;
+        job = job_;
+      }
+      std::exception_ptr failure = bind_error;
+      if (!failure) {
+        try {
+          (*job)(device);
+        } catch (...) {
+          failure = std::current_exception();
+        }
+      }
+      if (failure) exchange_.abort();
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (failure && !error_) error_ = failure;
+        if (--pending_ == 0) job_done_.notify_all();
+      }
+    }
+  }
+
+  std::vector<sim::SliceEngine*> engines_;
+  Exchange& exchange_;
+  std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::condition_variable job_posted_, job_done_;
+  const std::function<void(int)>* job_ = nullptr;
+  std::uint64_t generation_ = 0;
+  std::size_t pending_ = 0;
+  std::exception_ptr error_;
+  bool stopping_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Scheduler> make_scheduler(Threading threading, std::vector<sim::SliceEngine*> engines,
+                                          Exchange& exchange) {
+  if (threading == Threading::single) return std::make_unique<SingleThreadScheduler>(std::move(engines), exchange);
+  return std::make_unique<WorkerThreadScheduler>(std::move(engines), exchange);
+}
+
+}  // namespace nbody::multigpu

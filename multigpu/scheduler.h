@@ -1,0 +1,36 @@
+// multigpu/scheduler.h - who enqueues each device's work: one host thread, or one per device.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "multigpu/exchange.h"
+#include "sim/engine.h"
+#include "sim/integrator.h"
+
+namespace nbody::multigpu {
+
+enum class Threading { single, workers };
+std::string to_string(Threading t);
+Threading parse_threading(const std::string& name);  // throws InputError naming the valid ones
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  // Enqueues steps first_step .. first_step + steps - 1 of `program` on every device. On GPUs it
+  // returns once everything is enqueued; the host does not wait for the devices.
+  virtual void run(const sim::StepProgram& program, std::uint64_t first_step, std::uint64_t steps) = 0;
+  // Runs task(d) for every device d on the thread that drives d, and waits for all of them.
+  virtual void for_each_device(const std::function<void(int)>& task) = 0;
+  virtual Threading threading() const = 0;
+};
+
+// Both schedulers call the same per-device stage code (run_stage), so they enqueue identical
+// work and give bitwise-identical results.
+std::unique_ptr<Scheduler> make_scheduler(Threading threading, std::vector<sim::SliceEngine*> engines,
+                                          Exchange& exchange);
+
+}  // namespace nbody::multigpu

@@ -1,0 +1,159 @@
+// multigpu/simulation.cpp - wiring engines, exchange and scheduler into one simulation.
+#include "multigpu/simulation.h"
+
+#include <algorithm>
+#include <sstream>
+#include <thread>
+
+#include "multigpu/cuda_exchange.h"
+#include "multigpu/partition.h"
+#include "sim/cpu_engine.h"
+#include "sim/cuda_engine.h"
+#include "sim/errors.h"
+
+namespace nbody::multigpu {
+
+std::string to_string(Backend b) { return b == Backend::cpu ? "cpu" : "cuda"; }
+
+ExchangeMode parse_exchange_mode(const std::string& name) {
+  if (name == "auto") return ExchangeMode::automatic;
+  if (name == "peer") return ExchangeMode::peer;
+  if (name == "staged") return ExchangeMode::staged;
+  throw InputError("--exchange " + name + ": unknown exchange; valid: auto, peer, staged");
+}
+
+std::string to_string(ExchangeMode m) {
+  switch (m) {
+    case ExchangeMode::automatic:
+      return "auto";
+    case ExchangeMode::peer:
+      return "peer";
+    case ExchangeMode::staged:
+      return "staged";
+  }
+  return "?";
+}
+
+std::size_t bytes_per_device(const SimulationConfig& config, std::size_t n) {
+  sim::EngineConfig e;
+  e.bodies = n;
+  e.slice = {0, n};
+  e.precision = config.precision;
+  return config.backend == Backend::cpu ? sim::cpu_engine_bytes(e) : sim::cuda_engine_bytes(e);
+}
+
+Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& program, const SimulationConfig& config)
+    : config_(config), program_(program), bodies_(initial.size()), types_(initial.type), time_(initial.time) {
+  if (bodies_ == 0) throw InputError("no bodies to simulate");
+  if (config_.devices.empty()) throw InputError("no devices to simulate on");
+  slices_ = make_partition(bodies_, config_.devices.size(), config_.weights);
+
+  std::size_t const device_count = config_.devices.size();
+  int threads_per_engine = config_.cpu_threads;
+  if (config_.backend == Backend::cpu && config_.threading == Threading::workers) {
+    // Each worker runs its own OpenMP team: share the cores instead of oversubscribing them.
+    int const total = config_.cpu_threads > 0 ? config_.cpu_threads : int(std::max(1u, std::thread::hardware_concurrency()));
+    threads_per_engine = std::max(1, total / int(device_count));
+  }
+  std::vector<sim::SliceEngine*> raw;
+  for (std::size_t d = 0; d < device_count; ++d) {
+    sim::EngineConfig e;
+    e.bodies = bodies_;
+    e.slice = slices_[d];
+    e.softening = config_.softening;
+    e.precision = config_.precision;
+    e.kernel = config_.kernel;
+    e.block_size = config_.block_size;
+    e.fp64_rsqrt = config_.fp64_rsqrt;
+    e.device = config_.devices[d];
+    e.cpu_threads = threads_per_engine;
+    engines_.push_back(config_.backend == Backend::cpu ? sim::make_cpu_engine(e) : sim::make_cuda_engine(e));
+    raw.push_back(engines_.back().get());
+  }
+  exchange_ = config_.backend == Backend::cpu ? make_host_exchange(raw) : make_cuda_exchange(raw, config_.exchange);
+  scheduler_ = make_scheduler(config_.threading, raw, *exchange_);
+  scheduler_->for_each_device([&](int d) { engines_[d]->upload(initial); });
+}
+
+Simulation::~Simulation() {
+  try {
+    scheduler_.reset();
+  } catch (...) {  // destructors never throw
+  }
+}
+
+void Simulation::advance(std::uint64_t steps) {
+  if (steps == 0) return;
+  scheduler_->run(program_, steps_done_ + 1, steps);
+  steps_done_ += steps;
+  time_ += double(steps) * program_.dt;
+}
+
+void Simulation::synchronize() {
+  scheduler_->for_each_device([&](int d) { engines_[d]->synchronize(); });
+}
+
+sim::BodySet Simulation::state() {
+  sim::BodySet b;
+  b.resize(bodies_);
+  b.type = types_;
+  b.time = time_;
+  scheduler_->for_each_device([&](int d) { engines_[d]->download_slice(b); });
+  return b;
+}
+
+void Simulation::load_state(const sim::BodySet& bodies) {
+  if (bodies.size() != bodies_)
+    throw InputError("state has " + std::to_string(bodies.size()) + " bodies, simulation has " + std::to_string(bodies_));
+  synchronize();
+  exchange_->reset();
+  steps_done_ = 0;
+  time_ = bodies.time;
+  types_ = bodies.type;
+  scheduler_->for_each_device([&](int d) { engines_[d]->upload(bodies); });
+}
+
+sim::Diagnostics Simulation::diagnostics() {
+  std::vector<double> potential(engines_.size(), 0.0);
+  scheduler_->for_each_device([&](int d) { potential[d] = engines_[d]->slice_potential(); });
+  double total = 0.0;
+  for (double p : potential) total += p;  // fixed order: the same sum for either scheduler
+  return sim::measure(state(), 0.5 * total);
+}
+
+std::vector<sim::Vec3d> Simulation::accelerations() {
+  std::vector<sim::Vec3d> all(bodies_);
+  scheduler_->for_each_device([&](int d) {
+    auto const a = engines_[d]->download_accelerations();
+    std::copy(a.begin(), a.end(), all.begin() + std::ptrdiff_t(slices_[d].begin));
+  });
+  return all;
+}
+
+void Simulation::start_timing(std::size_t steps) {
+  scheduler_->for_each_device([&](int d) { engines_[d]->start_timing(steps); });
+}
+
+std::vector<std::vector<double>> Simulation::step_times_ms() {
+  std::vector<std::vector<double>> t(engines_.size());
+  scheduler_->for_each_device([&](int d) { t[d] = engines_[d]->step_times_ms(); });
+  return t;
+}
+
+std::string Simulation::kernel_name() const { return engines_.front()->kernel_name(); }
+
+std::string Simulation::describe() const {
+  std::ostringstream s;
+  s << to_string(config_.backend) << " x" << engines_.size();
+  if (config_.backend == Backend::cuda) {
+    s << " (GPU";
+    for (int d : config_.devices) s << ' ' << d;
+    s << ')';
+  }
+  s << ", kernel " << kernel_name() << ", " << sim::to_string(config_.precision) << ", threading "
+    << to_string(config_.threading);
+  if (engines_.size() > 1) s << ", exchange " << exchange_->describe();
+  return s.str();
+}
+
+}  // namespace nbody::multigpu

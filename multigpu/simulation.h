@@ -1,0 +1,91 @@
+// multigpu/simulation.h - one simulation over one or more devices: what the app drives.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "multigpu/exchange.h"
+#include "multigpu/scheduler.h"
+#include "sim/body_set.h"
+#include "sim/diagnostics.h"
+#include "sim/engine.h"
+#include "sim/integrator.h"
+
+namespace nbody::multigpu {
+
+enum class Backend { cpu, cuda };
+std::string to_string(Backend b);
+
+// How slices travel between GPUs: peer copies where peer access works (auto), always peer
+// copies, or always staged through pinned host memory (for testing the fallback).
+enum class ExchangeMode { automatic, peer, staged };
+ExchangeMode parse_exchange_mode(const std::string& name);
+std::string to_string(ExchangeMode m);
+
+struct SimulationConfig {
+  Backend backend = Backend::cpu;
+  sim::Precision precision = sim::Precision::fp32;
+  std::string kernel;               // "" for the backend's default
+  int block_size = 0;               // GPU kernels; 0 for the kernel's default
+  std::string fp64_rsqrt = "newton";  // fp64 GPU kernels: "newton" or "precise" (sim::EngineConfig)
+  double softening = 0.01;          // Plummer softening length
+  std::vector<int> devices{0};      // CUDA ordinals; for the CPU backend only the count matters
+  std::vector<double> weights;      // relative slice sizes per device; empty: equal
+  Threading threading = Threading::single;
+  ExchangeMode exchange = ExchangeMode::automatic;
+  int cpu_threads = 0;              // OpenMP threads in all (CPU backend); 0: all cores
+};
+
+class Simulation {
+ public:
+  Simulation(const sim::BodySet& initial, const sim::StepProgram& program, const SimulationConfig& config);
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  // Enqueues `steps` steps. GPU work may still be running when this returns.
+  void advance(std::uint64_t steps);
+  void synchronize();
+
+  // The current state (synchronises): positions, velocities, types and time.
+  sim::BodySet state();
+  // Replaces the state (same N); the step count starts again.
+  void load_state(const sim::BodySet& bodies);
+  // Energies (potential by the backend's O(N^2) kernel), momentum, centre of mass; synchronises.
+  sim::Diagnostics diagnostics();
+  // Accelerations of all bodies from the current positions, in fp64 (synchronises).
+  std::vector<sim::Vec3d> accelerations();
+
+  // Per-step timing of the next `steps` steps; step_times_ms()[d][k] is device d's step k.
+  void start_timing(std::size_t steps);
+  std::vector<std::vector<double>> step_times_ms();
+
+  double time() const { return time_; }
+  std::uint64_t steps_done() const { return steps_done_; }
+  std::size_t bodies() const { return bodies_; }
+  const SimulationConfig& config() const { return config_; }
+  const sim::StepProgram& program() const { return program_; }
+  const std::vector<sim::Slice>& slices() const { return slices_; }
+  std::string kernel_name() const;
+  std::string exchange_name() const { return exchange_->describe(); }
+  std::string describe() const;  // one line: backend, devices, kernel, precision, threading, exchange
+
+ private:
+  SimulationConfig config_;
+  sim::StepProgram program_;
+  std::size_t bodies_ = 0;
+  std::vector<sim::BodyType> types_;
+  std::vector<sim::Slice> slices_;
+  std::vector<std::unique_ptr<sim::SliceEngine>> engines_;
+  std::unique_ptr<Exchange> exchange_;
+  std::unique_ptr<Scheduler> scheduler_;  // declared last: its threads stop before the rest goes
+  double time_ = 0.0;
+  std::uint64_t steps_done_ = 0;
+};
+
+// Bytes of memory one device of this configuration needs for n bodies.
+std::size_t bytes_per_device(const SimulationConfig& config, std::size_t n);
+
+}  // namespace nbody::multigpu

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# scripts/install-deps.sh - installs the Debian packages nbody needs to build and test.
+# Idempotent: installs only what is missing, so it is cheap to call before every build.
+set -euo pipefail
+
+# Build and test dependencies (always).
+packages=(
+  cmake ninja-build g++ pkg-config   # build tools
+  libcli11-dev                       # command-line parsing
+  nlohmann-json3-dev                 # JSON output (--json)
+  libgtest-dev                       # unit tests (GoogleTest)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "install-deps: error: nvcc not found; install the CUDA toolkit (it provides nvcc) and put it on PATH" >&2
+  exit 1
+fi

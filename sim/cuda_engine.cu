@@ -1,0 +1,338 @@
+// sim/cuda_engine.cu - the CUDA engine: device-resident state, kernel selection and launches.
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+#include <type_traits>
+
+#include "sim/cuda_check.h"
+#include "sim/cuda_engine.h"
+#include "sim/cuda_resources.h"
+#include "sim/errors.h"
+#include "sim/force_kernels.cuh"
+
+namespace nbody::sim {
+
+void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line) {
+  int device = -1;
+  std::ostringstream s;
+  s << "CUDA error " << cudaGetErrorName(code) << " (" << cudaGetErrorString(code) << ") in " << call << " at " << file
+    << ':' << line;
+  if (code != cudaErrorNoDevice && code != cudaErrorInsufficientDriver && cudaGetDevice(&device) == cudaSuccess)
+    s << " on device " << device;
+  throw CudaError(s.str(), code);
+}
+
+std::vector<CudaDeviceInfo> cuda_devices(std::string* why_none) {
+  int count = 0;
+  cudaError_t const status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    (void)cudaGetLastError();  // clear the sticky-free error so later queries start clean
+    if (why_none)
+      *why_none = status != cudaSuccess ? std::string(cudaGetErrorString(status)) : "no CUDA device is visible";
+    return {};
+  }
+  std::vector<CudaDeviceInfo> devices;
+  for (int d = 0; d < count; ++d) {
+    cudaDeviceProp p{};
+    NBODY_CUDA_CHECK(cudaGetDeviceProperties(&p, d));
+    int clock_khz = 0;
+    NBODY_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, d));
+    devices.push_back({d, p.name, p.multiProcessorCount, p.totalGlobalMem, p.major, p.minor, clock_khz / 1000});
+  }
+  return devices;
+}
+
+const std::vector<std::string>& cuda_kernel_names() {
+  static const std::vector<std::string> names{"fast", "tiled", "naive"};
+  return names;
+}
+
+SegmentLayout segment_layout(std::size_t n) {
+  constexpr std::size_t kMaxSegments = 16, kAlign = 1024;  // kAlign: the largest block size
+  std::size_t length = (n + kMaxSegments - 1) / kMaxSegments;
+  length = std::max(kAlign, (length + kAlign - 1) / kAlign * kAlign);
+  return {length, (n + length - 1) / length};
+}
+
+namespace {
+
+constexpr int kFastBlock = 256;
+constexpr int kElementwiseBlock = 256;
+
+template <class Real>
+constexpr int fast_bodies_per_thread() {
+  return std::is_same_v<Real, float> ? 4 : 2;
+}
+
+int blocks_for(std::size_t n, int block) { return int((n + std::size_t(block) - 1) / std::size_t(block)); }
+
+template <class Real>
+class CudaEngine final : public CudaSliceEngine {
+ public:
+  explicit CudaEngine(const EngineConfig& config)
+      : config_(config), layout_(segment_layout(config.bodies)), kernel_(config.kernel.empty() ? "fast" : config.kernel) {
+    auto const& names = cuda_kernel_names();
+    if (std::find(names.begin(), names.end(), kernel_) == names.end())
+      throw InputError("--kernel " + kernel_ + ": not a GPU kernel; valid: fast, tiled, naive");
+    if (config.fp64_rsqrt != "newton" && config.fp64_rsqrt != "precise")
+      throw InputError("--fp64-rsqrt " + config.fp64_rsqrt + ": valid: newton, precise");
+    block_ = config.block_size;
+    if (kernel_ == "fast") {
+      if (block_ != 0 && block_ != kFastBlock)
+        throw InputError("--block-size " + std::to_string(block_) + ": the fast kernel uses " +
+                         std::to_string(kFastBlock) + " threads per block; --block-size applies to naive and tiled");
+      block_ = kFastBlock;
+    } else if (block_ == 0) {
+      block_ = 256;
+    } else if (block_ < 32 || block_ > 1024 || (block_ & (block_ - 1)) != 0) {
+      throw InputError("--block-size " + std::to_string(block_) + ": must be a power of two from 32 to 1024");
+    }
+
+    DeviceGuard guard(config.device);
+    cudaDeviceProp props{};
+    NBODY_CUDA_CHECK(cudaGetDeviceProperties(&props, config.device));
+    multiprocessors_ = props.multiProcessorCount;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    NBODY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    std::size_t const need = cuda_engine_bytes(config);
+    if (need > free_bytes) {
+      std::ostringstream s;
+      s << "--bodies " << config.bodies << ": needs " << (need >> 20) << " MiB on GPU " << config.device << " ("
+        << props.name << "), " << (free_bytes >> 20) << " MiB free";
+      throw InputError(s.str());
+    }
+
+    std::size_t const fast_rows = std::size_t(kFastBlock) * fast_bodies_per_thread<Real>();
+    int const fast_blocks = blocks_for(config.slice.count, int(fast_rows));
+    split_ = kernel_ == "fast" && layout_.count > 1 && fast_blocks < 2 * multiprocessors_;
+
+    stream_ = Stream(config.device);
+    for (auto& p : positions_) p = DeviceBuffer<Real4<Real>>(config.device, layout_.padded());
+    velocity_ = DeviceBuffer<Real4<Real>>(config.device, std::max<std::size_t>(config.slice.count, 1));
+    acceleration_ = DeviceBuffer<Real4<Real>>(config.device, std::max<std::size_t>(config.slice.count, 1));
+    if (split_) partial_ = DeviceBuffer<Real4<Real>>(config.device, layout_.count * config.slice.count);
+    potential_ = DeviceBuffer<double>(config.device, std::max<std::size_t>(config.slice.count, 1));
+  }
+
+  ~CudaEngine() override {
+    if (stream_.get()) (void)cudaStreamSynchronize(stream_.get());  // frees must not race running work
+  }
+
+  void bind_thread() override { NBODY_CUDA_CHECK(cudaSetDevice(config_.device)); }
+
+  void upload(const BodySet& b) override {
+    DeviceGuard guard(config_.device);
+    std::vector<Real4<Real>> host(layout_.padded(), Real4<Real>{0, 0, 0, 0});  // zero-mass padding
+    for (std::size_t j = 0; j < config_.bodies; ++j) {
+      auto const& p = b.pos_mass[j];
+      host[j] = {Real(p.x), Real(p.y), Real(p.z), Real(p.w)};
+    }
+    std::vector<Real4<Real>> v(std::max<std::size_t>(config_.slice.count, 1), Real4<Real>{0, 0, 0, 0});
+    for (std::size_t i = 0; i < config_.slice.count; ++i) {
+      auto const& u = b.velocity[config_.slice.begin + i];
+      v[i] = {Real(u.x), Real(u.y), Real(u.z), Real(0)};
+    }
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    for (auto& p : positions_)
+      NBODY_CUDA_CHECK(cudaMemcpy(p.data(), host.data(), host.size() * sizeof(Real4<Real>), cudaMemcpyHostToDevice));
+    NBODY_CUDA_CHECK(cudaMemcpy(velocity_.data(), v.data(), v.size() * sizeof(Real4<Real>), cudaMemcpyHostToDevice));
+    compute_forces();
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
+
+  void download_slice(BodySet& b) override {
+    if (config_.slice.count == 0) return;
+    DeviceGuard guard(config_.device);
+    std::size_t const n = config_.slice.count;
+    std::vector<Real4<Real>> p(n), v(n);
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(p.data(), current().data() + config_.slice.begin, n * sizeof(Real4<Real>),
+                                     cudaMemcpyDeviceToHost, stream_.get()));
+    NBODY_CUDA_CHECK(
+        cudaMemcpyAsync(v.data(), velocity_.data(), n * sizeof(Real4<Real>), cudaMemcpyDeviceToHost, stream_.get()));
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    for (std::size_t i = 0; i < n; ++i) {
+      b.pos_mass[config_.slice.begin + i] = {p[i].x, p[i].y, p[i].z, p[i].w};
+      b.velocity[config_.slice.begin + i] = {v[i].x, v[i].y, v[i].z};
+    }
+  }
+
+  std::vector<Vec3d> download_accelerations() override {
+    std::size_t const n = config_.slice.count;
+    std::vector<Vec3d> out(n);
+    if (n == 0) return out;
+    DeviceGuard guard(config_.device);
+    std::vector<Real4<Real>> a(n);
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(a.data(), acceleration_.data(), n * sizeof(Real4<Real>), cudaMemcpyDeviceToHost,
+                                     stream_.get()));
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    for (std::size_t i = 0; i < n; ++i) out[i] = {a[i].x, a[i].y, a[i].z};
+    return out;
+  }
+
+  void compute_forces() override {
+    if (config_.slice.count == 0) return;
+    if constexpr (std::is_same_v<Real, double>) {
+      if (config_.fp64_rsqrt == "newton") return launch_forces<kernels::RsqrtNewtonFromFloat>();
+    }
+    launch_forces<kernels::RsqrtHardware>();
+  }
+
+  void kick(double dt) override {
+    if (config_.slice.count == 0) return;
+    DeviceGuard guard(config_.device);
+    int const n = int(config_.slice.count);
+    kernels::kick<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(
+        velocity_.data(), acceleration_.data(), n, Real(dt));
+    NBODY_CHECK_LAUNCH();
+  }
+
+  void damp(double factor) override {
+    if (config_.slice.count == 0) return;
+    DeviceGuard guard(config_.device);
+    int const n = int(config_.slice.count);
+    kernels::damp<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(velocity_.data(), n,
+                                                                                                   Real(factor));
+    NBODY_CHECK_LAUNCH();
+  }
+
+  void drift(double dt) override {
+    if (config_.slice.count == 0) return;
+    DeviceGuard guard(config_.device);
+    int const n = int(config_.slice.count);
+    kernels::drift<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(
+        current().data(), next().data(), velocity_.data(), int(config_.slice.begin), n, Real(dt));
+    NBODY_CHECK_LAUNCH();
+  }
+
+  void swap_buffers() override { current_ ^= 1; }
+
+  void synchronize() override {
+    DeviceGuard guard(config_.device);
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
+
+  double slice_potential() override {
+    std::size_t const n = config_.slice.count;
+    if (n == 0) return 0.0;
+    DeviceGuard guard(config_.device);
+    double const eps2 = config_.softening * config_.softening;
+    kernels::slice_potential<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(
+        current().data(), int(config_.bodies), int(config_.slice.begin), int(n), eps2, potential_.data());
+    NBODY_CHECK_LAUNCH();
+    std::vector<double> phi(n);
+    NBODY_CUDA_CHECK(
+        cudaMemcpyAsync(phi.data(), potential_.data(), n * sizeof(double), cudaMemcpyDeviceToHost, stream_.get()));
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    double total = 0.0;
+    for (double x : phi) total += x;
+    return total;
+  }
+
+  void start_timing(std::size_t steps) override {
+    DeviceGuard guard(config_.device);
+    timing_.clear();
+    for (std::size_t k = 0; k <= steps; ++k) timing_.emplace_back(config_.device, true);
+    NBODY_CUDA_CHECK(cudaEventRecord(timing_[0].get(), stream_.get()));
+    marks_ = 1;
+  }
+
+  void mark_step_end() override {
+    if (marks_ >= timing_.size()) return;
+    NBODY_CUDA_CHECK(cudaEventRecord(timing_[marks_++].get(), stream_.get()));
+  }
+
+  std::vector<double> step_times_ms() override {
+    std::vector<double> t;
+    if (marks_ == 0) return t;
+    DeviceGuard guard(config_.device);
+    NBODY_CUDA_CHECK(cudaEventSynchronize(timing_[marks_ - 1].get()));
+    for (std::size_t k = 1; k < marks_; ++k) {
+      float ms = 0.0f;
+      NBODY_CUDA_CHECK(cudaEventElapsedTime(&ms, timing_[k - 1].get(), timing_[k].get()));
+      t.push_back(double(ms));
+    }
+    return t;
+  }
+
+  void* next_positions() override { return next().data(); }
+  std::size_t bytes_per_body() const override { return sizeof(Real4<Real>); }
+  int device() const override { return config_.device; }
+  const EngineConfig& config() const override { return config_; }
+  std::string kernel_name() const override {
+    std::string name = kernel_;
+    if (kernel_ != "fast") name += "/" + std::to_string(block_);
+    if (std::is_same_v<Real, double>) name += config_.fp64_rsqrt == "newton" ? " (rsqrt: fp32+Newton)" : " (rsqrt: double)";
+    return name;
+  }
+  cudaStream_t stream() const override { return stream_.get(); }
+
+ private:
+  template <class Rsqrt>
+  void launch_forces() {
+    DeviceGuard guard(config_.device);
+    kernels::ForceArgs const args{int(layout_.length), int(layout_.count), int(config_.slice.begin),
+                                  int(config_.slice.count)};
+    Real const eps2 = Real(config_.softening * config_.softening);
+    cudaStream_t const s = stream_.get();
+    if (kernel_ == "naive") {
+      kernels::naive_forces<Real, Rsqrt><<<blocks_for(args.count, block_), block_, 0, s>>>(current().data(), args, eps2,
+                                                                                           acceleration_.data());
+      NBODY_CHECK_LAUNCH();
+    } else if (kernel_ == "tiled") {
+      kernels::tiled_forces<Real, Rsqrt><<<blocks_for(args.count, block_), block_, block_ * sizeof(Real4<Real>), s>>>(
+          current().data(), args, eps2, acceleration_.data());
+      NBODY_CHECK_LAUNCH();
+    } else {
+      constexpr int kBodies = fast_bodies_per_thread<Real>();
+      dim3 const grid(blocks_for(args.count, kFastBlock * kBodies), split_ ? args.segments : 1);
+      kernels::fast_forces<Real, Rsqrt, kFastBlock, kBodies><<<grid, kFastBlock, 0, s>>>(
+          current().data(), args, eps2, split_ ? partial_.data() : acceleration_.data());
+      NBODY_CHECK_LAUNCH();
+      if (split_) {
+        kernels::reduce_partials<Real><<<blocks_for(args.count, kElementwiseBlock), kElementwiseBlock, 0, s>>>(
+            partial_.data(), args.segments, args.count, acceleration_.data());
+        NBODY_CHECK_LAUNCH();
+      }
+    }
+  }
+
+  DeviceBuffer<Real4<Real>>& current() { return positions_[current_]; }
+  DeviceBuffer<Real4<Real>>& next() { return positions_[current_ ^ 1]; }
+
+  EngineConfig config_;
+  SegmentLayout layout_;
+  std::string kernel_;
+  int block_ = 256;
+  int multiprocessors_ = 0;
+  bool split_ = false;
+  // The stream is declared before the buffers, so it outlives what is freed after work on it.
+  Stream stream_;
+  DeviceBuffer<Real4<Real>> positions_[2];
+  int current_ = 0;
+  DeviceBuffer<Real4<Real>> velocity_, acceleration_, partial_;
+  DeviceBuffer<double> potential_;
+  std::vector<Event> timing_;
+  std::size_t marks_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<SliceEngine> make_cuda_engine(const EngineConfig& config) {
+  std::string why;
+  auto const devices = cuda_devices(&why);
+  if (devices.empty()) throw InputError("--backend cuda: no usable CUDA device (" + why + ")");
+  if (config.device < 0 || config.device >= int(devices.size()))
+    throw InputError("GPU " + std::to_string(config.device) + ": only " + std::to_string(devices.size()) +
+                     " CUDA devices are visible");
+  if (config.precision == Precision::fp32) return std::make_unique<CudaEngine<float>>(config);
+  return std::make_unique<CudaEngine<double>>(config);
+}
+
+std::size_t cuda_engine_bytes(const EngineConfig& config) {
+  std::size_t const real4 = config.precision == Precision::fp32 ? 16 : 32;
+  SegmentLayout const layout = segment_layout(config.bodies);
+  // two padded position buffers, velocity + acceleration (+ split partials, at most) + potential
+  return 2 * real4 * layout.padded() + (2 + layout.count) * real4 * config.slice.count + 8 * config.slice.count;
+}
+
+}  // namespace nbody::sim

@@ -1,0 +1,217 @@
+// sim/force_kernels.cuh - all-pairs force, potential and integration kernels (fp32 and fp64).
+//
+// Summation order (see SegmentLayout): every kernel computes, for body i,
+//   a_i = (((0 + P_0) + P_1) + ...) + P_{S-1},   P_s = sum over j in segment s, in index order,
+// with the same interaction arithmetic, so results are bitwise-identical across kernels, block
+// sizes, split/unsplit launches and partitions. Threads with no body of their own load a valid
+// position, take part in every barrier, and store nothing.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "sim/pair_gravity.h"
+#include "sim/real4.h"
+
+namespace nbody::sim::kernels {
+
+// 1/sqrt policies. Hardware: rsqrtf (MUFU.RSQ) for float, CUDA's rsqrt() (within 1 ulp) for double.
+// NewtonFromFloat (double only): the fp32 hardware estimate (rel. error ~2^-23) refined by one
+// Newton-Raphson step y' = y + y/2 (1 - x y^2): rel. error ~1e-14, no slow double rsqrt.
+struct RsqrtHardware {
+  template <class Real>
+  __device__ static Real apply(Real x) {
+    return rsqrt_of(x);
+  }
+};
+struct RsqrtNewtonFromFloat {
+  __device__ static double apply(double x) {
+    double const y = static_cast<double>(rsqrtf(static_cast<float>(x)));
+    double const e = fma(-x * y, y, 1.0);
+    return fma(0.5 * y, e, y);
+  }
+};
+
+template <class Real, class Rsqrt>
+__device__ __forceinline__ void interact(Real4<Real> const& pi, Real4<Real> const& pj, Real eps2, Real& ax, Real& ay,
+                                         Real& az) {
+  Real const dx = pj.x - pi.x, dy = pj.y - pi.y, dz = pj.z - pi.z;
+  Real const r2 = dx * dx + dy * dy + dz * dz + eps2;
+  Real const inv_r = Rsqrt::apply(r2);
+  Real const s = pj.w * inv_r * inv_r * inv_r;
+  ax += s * dx;
+  ay += s * dy;
+  az += s * dz;
+}
+
+struct ForceArgs {
+  int segment_length;  // bodies per segment (a multiple of 1024)
+  int segments;        // number of segments; positions hold segment_length * segments bodies
+  int begin;           // first body of the slice
+  int count;           // bodies in the slice
+};
+
+// naive: one body per thread, j read straight from global memory (L1 broadcasts).
+template <class Real, class Rsqrt>
+__global__ void naive_forces(const Real4<Real>* __restrict__ pos, ForceArgs args, Real eps2,
+                             Real4<Real>* __restrict__ acc) {
+  int const t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= args.count) return;  // this kernel has no barrier
+  Real4<Real> const pi = pos[args.begin + t];
+  Real ax = 0, ay = 0, az = 0;
+  for (int s = 0; s < args.segments; ++s) {
+    Real px = 0, py = 0, pz = 0;
+    int const j_end = (s + 1) * args.segment_length;
+    for (int j = s * args.segment_length; j < j_end; ++j) interact<Real, Rsqrt>(pi, pos[j], eps2, px, py, pz);
+    ax += px;
+    ay += py;
+    az += pz;
+  }
+  acc[t] = {ax, ay, az, Real(0)};
+}
+
+// tiled: each block stages blockDim.x j-bodies in shared memory, every thread sweeps the tile.
+template <class Real, class Rsqrt>
+__global__ void tiled_forces(const Real4<Real>* __restrict__ pos, ForceArgs args, Real eps2,
+                             Real4<Real>* __restrict__ acc) {
+  extern __shared__ unsigned char shared_bytes[];
+  auto* tile = reinterpret_cast<Real4<Real>*>(shared_bytes);
+  int const tile_size = blockDim.x;
+  int const t = blockIdx.x * blockDim.x + threadIdx.x;
+  Real4<Real> const pi = pos[args.begin + min(t, args.count - 1)];
+  Real ax = 0, ay = 0, az = 0;
+  for (int s = 0; s < args.segments; ++s) {
+    Real px = 0, py = 0, pz = 0;
+    int const j_end = (s + 1) * args.segment_length;
+    for (int j0 = s * args.segment_length; j0 < j_end; j0 += tile_size) {
+      tile[threadIdx.x] = pos[j0 + threadIdx.x];
+      __syncthreads();
+      for (int k = 0; k < tile_size; ++k) interact<Real, Rsqrt>(pi, tile[k], eps2, px, py, pz);
+      __syncthreads();
+    }
+    ax += px;
+    ay += py;
+    az += pz;
+  }
+  if (t < args.count) acc[t] = {ax, ay, az, Real(0)};
+}
+
+// fast: each thread integrates kBodies bodies (i = base + threadIdx.x + r * kBlock, coalesced),
+// so every j loaded from shared memory feeds kBodies independent interactions; the tile loop is
+// unrolled. With gridDim.y > 1 block row y computes only segment y and writes its partial sums
+// to partial[y * count + i] (for small N, where one segment-sweep per block cannot fill the GPU);
+// reduce_partials then adds them in segment order.
+template <class Real, class Rsqrt, int kBlock, int kBodies>
+__global__ void __launch_bounds__(kBlock) fast_forces(const Real4<Real>* __restrict__ pos, ForceArgs args, Real eps2,
+                                                      Real4<Real>* __restrict__ out) {
+  __shared__ Real4<Real> tile[kBlock];
+  int const base = blockIdx.x * kBlock * kBodies + threadIdx.x;
+  Real4<Real> pi[kBodies];
+  Real ax[kBodies], ay[kBodies], az[kBodies];
+#pragma unroll
+  for (int r = 0; r < kBodies; ++r) {
+    pi[r] = pos[args.begin + min(base + r * kBlock, args.count - 1)];
+    ax[r] = ay[r] = az[r] = Real(0);
+  }
+  bool const split = gridDim.y > 1;
+  int const s_begin = split ? int(blockIdx.y) : 0;
+  int const s_end = split ? s_begin + 1 : args.segments;
+  for (int s = s_begin; s < s_end; ++s) {
+    Real px[kBodies], py[kBodies], pz[kBodies];
+#pragma unroll
+    for (int r = 0; r < kBodies; ++r) px[r] = py[r] = pz[r] = Real(0);
+    int const j_end = (s + 1) * args.segment_length;
+    for (int j0 = s * args.segment_length; j0 < j_end; j0 += kBlock) {
+      tile[threadIdx.x] = pos[j0 + threadIdx.x];
+      __syncthreads();
+#pragma unroll 8
+      for (int k = 0; k < kBlock; ++k) {
+        Real4<Real> const pj = tile[k];
+#pragma unroll
+        for (int r = 0; r < kBodies; ++r) interact<Real, Rsqrt>(pi[r], pj, eps2, px[r], py[r], pz[r]);
+      }
+      __syncthreads();
+    }
+#pragma unroll
+    for (int r = 0; r < kBodies; ++r) {
+      ax[r] += px[r];
+      ay[r] += py[r];
+      az[r] += pz[r];
+    }
+  }
+  Real4<Real>* dst = split ? out + std::size_t(blockIdx.y) * args.count : out;
+#pragma unroll
+  for (int r = 0; r < kBodies; ++r) {
+    int const i = base + r * kBlock;
+    if (i < args.count) dst[i] = {ax[r], ay[r], az[r], Real(0)};
+  }
+}
+
+// Adds the per-segment partial sums of each body in segment order, starting from 0 like the
+// unsplit kernels do.
+template <class Real>
+__global__ void reduce_partials(const Real4<Real>* __restrict__ partial, int segments, int count,
+                                Real4<Real>* __restrict__ acc) {
+  int const i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  Real ax = 0, ay = 0, az = 0;
+  for (int s = 0; s < segments; ++s) {
+    Real4<Real> const p = partial[std::size_t(s) * count + i];
+    ax += p.x;
+    ay += p.y;
+    az += p.z;
+  }
+  acc[i] = {ax, ay, az, Real(0)};
+}
+
+// phi[i] = m_i * sum_{j != i, j < n} -m_j / sqrt(r^2 + eps2), accumulated in fp64.
+template <class Real>
+__global__ void slice_potential(const Real4<Real>* __restrict__ pos, int n, int begin, int count, double eps2,
+                                double* __restrict__ phi) {
+  int const t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= count) return;
+  int const i = begin + t;
+  Real4<Real> const pi = pos[i];
+  double sum = 0.0;
+  for (int j = 0; j < n; ++j) {
+    if (j == i) continue;
+    Real4<Real> const pj = pos[j];
+    double const dx = double(pj.x) - pi.x, dy = double(pj.y) - pi.y, dz = double(pj.z) - pi.z;
+    sum -= double(pj.w) / sqrt(dx * dx + dy * dy + dz * dz + eps2);
+  }
+  phi[t] = double(pi.w) * sum;
+}
+
+template <class Real>
+__global__ void kick(Real4<Real>* __restrict__ vel, const Real4<Real>* __restrict__ acc, int count, Real dt) {
+  int const i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  Real4<Real> v = vel[i];
+  Real4<Real> const a = acc[i];
+  v.x += a.x * dt;
+  v.y += a.y * dt;
+  v.z += a.z * dt;
+  vel[i] = v;
+}
+
+template <class Real>
+__global__ void damp(Real4<Real>* __restrict__ vel, int count, Real factor) {
+  int const i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  Real4<Real> v = vel[i];
+  v.x *= factor;
+  v.y *= factor;
+  v.z *= factor;
+  vel[i] = v;
+}
+
+template <class Real>
+__global__ void drift(const Real4<Real>* __restrict__ current, Real4<Real>* __restrict__ next,
+                      const Real4<Real>* __restrict__ vel, int begin, int count, Real dt) {
+  int const i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  Real4<Real> const p = current[begin + i];
+  Real4<Real> const v = vel[i];
+  next[begin + i] = {p.x + v.x * dt, p.y + v.y * dt, p.z + v.z * dt, p.w};
+}
+
+}  // namespace nbody::sim::kernels

@@ -1,0 +1,41 @@
+// sim/pair_gravity.h - the one softened body-body interaction, for host and device code.
+#pragma once
+
+#include <cmath>
+
+#include "sim/real4.h"
+
+namespace nbody::sim {
+
+// 1/sqrt(x): on the GPU the hardware reciprocal square root (MUFU.RSQ for float); on the host
+// the correctly rounded 1/std::sqrt. Kernels that refine an fp32 seed for fp64 have their own.
+NBODY_HOST_DEVICE inline float rsqrt_of(float x) {
+#if defined(__CUDA_ARCH__)
+  return rsqrtf(x);
+#else
+  return 1.0f / std::sqrt(x);
+#endif
+}
+NBODY_HOST_DEVICE inline double rsqrt_of(double x) {
+#if defined(__CUDA_ARCH__)
+  return rsqrt(x);
+#else
+  return 1.0 / std::sqrt(x);
+#endif
+}
+
+// Adds the acceleration that body j (mass_j at offset (dx, dy, dz) from body i) gives body i,
+// with Plummer softening eps2 = softening^2 and G = 1 (Aarseth 2003, "Gravitational N-Body
+// Simulations", eq. 1.2 with softening). With eps2 > 0 the self term (dx = dy = dz = 0) adds 0.
+template <class Real>
+NBODY_HOST_DEVICE inline void accumulate(Real dx, Real dy, Real dz, Real mass_j, Real eps2, Real& ax,
+                                         Real& ay, Real& az) {
+  Real const r2 = dx * dx + dy * dy + dz * dz + eps2;
+  Real const inv_r = rsqrt_of(r2);
+  Real const s = mass_j * inv_r * inv_r * inv_r;
+  ax += s * dx;
+  ay += s * dy;
+  az += s * dz;
+}
+
+}  // namespace nbody::sim
