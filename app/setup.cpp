@@ -58,6 +58,8 @@ multigpu::SimulationConfig make_config(const Options& o, std::size_t bodies) {
   c.exchange = multigpu::parse_exchange_mode(o.exchange);
   c.cpu_threads = o.threads;
 
+  // The host keeps the whole state in fp64 (positions, velocities, types) besides the engines.
+  std::size_t const host_state_bytes = bodies * (sizeof(sim::Real4<double>) + sizeof(sim::Vec3d) + 1);
   std::string why_none;
   auto const gpus = o.backend == "cpu" ? std::vector<sim::CudaDeviceInfo>{} : sim::cuda_devices(&why_none);
   if (o.backend == "cuda" && gpus.empty()) throw InputError("--backend cuda: no usable CUDA device (" + why_none + ")");
@@ -88,7 +90,7 @@ multigpu::SimulationConfig make_config(const Options& o, std::size_t bodies) {
     int const n = o.numgpus == 0 ? 1 : o.numgpus;
     c.devices.clear();
     for (int d = 0; d < n; ++d) c.devices.push_back(d);
-    std::size_t const need = multigpu::bytes_per_device(c, bodies) * c.devices.size();
+    std::size_t const need = multigpu::bytes_per_device(c, bodies) * c.devices.size() + host_state_bytes;
     std::size_t const have = available_host_memory();
     if (have > 0 && need > have) {
       std::ostringstream s;
@@ -96,6 +98,13 @@ multigpu::SimulationConfig make_config(const Options& o, std::size_t bodies) {
         << " host device(s), " << (have >> 20) << " MiB available";
       throw InputError(s.str());
     }
+  }
+  if (c.backend == multigpu::Backend::cuda) {
+    std::size_t const have = available_host_memory();
+    if (have > 0 && host_state_bytes > have)
+      throw InputError("--bodies " + std::to_string(bodies) + ": the host copy of the state needs " +
+                       std::to_string(host_state_bytes >> 20) + " MiB, " + std::to_string(have >> 20) +
+                       " MiB available");
   }
   if (!o.weights.empty() && o.weights.size() != c.devices.size())
     throw InputError("--weights: " + std::to_string(o.weights.size()) + " weights for " +
@@ -105,27 +114,28 @@ multigpu::SimulationConfig make_config(const Options& o, std::size_t bodies) {
 
 Setup make_setup(const Options& o, std::size_t bodies) {
   Setup s;
+  sim::IntegratorParams ip;
+  ip.name = o.integrator;
+  ip.dt = o.dt;
+  ip.damping = o.damping;
+  s.program = sim::make_step_program(ip);  // cheap checks first
   if (!o.load.empty()) {
     s.bodies = sim::read_tipsy(o.load);
     if (o.bodies_given && bodies != s.bodies.size())
       throw InputError("--bodies " + std::to_string(bodies) + ": " + o.load + " holds " +
                        std::to_string(s.bodies.size()) + " bodies; leave --bodies out with --load");
     s.source = o.load;
+    s.config = make_config(o, s.bodies.size());
   } else {
     sim::ScenarioParams p;
     p.name = o.scenario;
     p.bodies = o.scenario == "two-body" && !o.bodies_given ? 2 : bodies;
     p.seed = o.seed;
     p.eccentricity = o.eccentricity;
+    s.config = make_config(o, p.bodies);  // checks memory before the bodies are made
     s.bodies = sim::make_scenario(p);
     s.source = o.scenario + " (seed " + std::to_string(o.seed) + ")";
   }
-  sim::IntegratorParams ip;
-  ip.name = o.integrator;
-  ip.dt = o.dt;
-  ip.damping = o.damping;
-  s.program = sim::make_step_program(ip);
-  s.config = make_config(o, s.bodies.size());
   return s;
 }
 

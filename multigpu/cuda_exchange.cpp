@@ -1,11 +1,12 @@
 // multigpu/cuda_exchange.cpp - peer and staged exchange of position slices between GPUs.
 //
-// Step n, device A owns [0, h), device B owns [h, N), parity p = n % 2:
+// Step n, device A owns [0, h), device B owns [h, N), parity p = n % 2 (step n's positions live
+// in buffer p on every device, whatever the host thread of B has enqueued so far):
 //   A.compute: [drift A] -rec(ready_A[p])->
-//   A.copy   :            wait(ready_A[p]) [peer copy slice A -> B.next] -rec(sent_A[p])->
+//   A.copy   :            wait(ready_A[p]) [peer copy slice A -> B.buffer[p]] -rec(sent_A[p])->
 //   B.compute:                                       ... wait(sent_A[p]) [swap][forces B]
 // Staged: A.copy copies slice A -> pinned_A[p] (host) and records sent_A[p]; B.compute waits on
-// it and copies pinned_A[p] -> B.next. Reusing pinned_A[p] at step n + 2 is safe: A gets there
+// it and copies pinned_A[p] -> B.buffer[p]. Reusing pinned_A[p] at step n + 2 is safe: A gets there
 // only after waiting for B's slice of step n + 1, which B's stream produced after its copy of
 // step n. The same chain protects A's next buffer and every device's ring of two events.
 #include "multigpu/cuda_exchange.h"
@@ -99,7 +100,7 @@ class CudaExchange final : public Exchange {
     sim::Slice const s = source.config().slice;
     std::size_t const bytes = s.count * source.bytes_per_body();
     std::size_t const offset = s.begin * source.bytes_per_body();
-    auto const* from = static_cast<const unsigned char*>(source.next_positions()) + offset;
+    auto const* from = static_cast<const unsigned char*>(source.positions_buffer(parity)) + offset;
     NBODY_CUDA_CHECK(cudaEventRecord(me.ready[parity].get(), source.stream()));
     NBODY_CUDA_CHECK(cudaStreamWaitEvent(me.copy.get(), me.ready[parity].get(), 0));
     if (bytes > 0) {
@@ -109,7 +110,7 @@ class CudaExchange final : public Exchange {
       } else {
         for (std::size_t p = 0; p < engines_.size(); ++p) {
           if (int(p) == d) continue;
-          auto* to = static_cast<unsigned char*>(engines_[p]->next_positions()) + offset;
+          auto* to = static_cast<unsigned char*>(engines_[p]->positions_buffer(parity)) + offset;
           NBODY_CUDA_CHECK(
               cudaMemcpyPeerAsync(to, engines_[p]->device(), from, source.device(), bytes, me.copy.get()));
         }
@@ -145,7 +146,7 @@ class CudaExchange final : public Exchange {
         sim::Slice const s = engines_[p]->config().slice;
         std::size_t const bytes = s.count * sink.bytes_per_body();
         if (bytes == 0) continue;
-        auto* to = static_cast<unsigned char*>(sink.next_positions()) + s.begin * sink.bytes_per_body();
+        auto* to = static_cast<unsigned char*>(sink.positions_buffer(parity)) + s.begin * sink.bytes_per_body();
         NBODY_CUDA_CHECK(
             cudaMemcpyAsync(to, devices_[p].pinned[parity].data(), bytes, cudaMemcpyHostToDevice, sink.stream()));
       }

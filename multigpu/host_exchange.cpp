@@ -18,12 +18,14 @@ class HostExchange final : public Exchange {
     sim::SliceEngine& source = *engines_[device];
     std::size_t const bytes = source.bytes_per_body();
     sim::Slice const s = source.config().slice;
-    auto const* from = static_cast<const unsigned char*>(source.next_positions()) + s.begin * bytes;
+    int const buffer = int(step & 1);  // step n's positions live in buffer n % 2 everywhere
+    auto const* from = static_cast<const unsigned char*>(source.positions_buffer(buffer)) + s.begin * bytes;
     for (std::size_t p = 0; p < engines_.size(); ++p) {
       if (int(p) == device || s.count == 0) continue;
-      // Safe without a lock: peer p reads this region of its next buffer only after acquiring
-      // this step, and its previous reader of the buffer finished before we could get here.
-      auto* to = static_cast<unsigned char*>(engines_[p]->next_positions()) + s.begin * bytes;
+      // Safe without a lock: peer p reads this buffer only after acquiring this step, and p's
+      // last reads of it (its forces of step n - 2) finished before p published step n - 1,
+      // which this device waited for before it could drift step n.
+      auto* to = static_cast<unsigned char*>(engines_[p]->positions_buffer(buffer)) + s.begin * bytes;
       std::memcpy(to, from, s.count * bytes);
     }
     {

@@ -39,6 +39,7 @@ class CpuEngine final : public SliceEngine {
   }
 
   void upload(const BodySet& b) override {
+    current_ = 0;
     for (std::size_t j = 0; j < config_.bodies; ++j) {
       auto const& p = b.pos_mass[j];
       current()[j] = {Real(p.x), Real(p.y), Real(p.z), Real(p.w)};
@@ -149,7 +150,7 @@ class CpuEngine final : public SliceEngine {
     return t;
   }
 
-  void* next_positions() override { return next().data(); }
+  void* positions_buffer(int index) override { return positions_[index & 1].data(); }
   std::size_t bytes_per_body() const override { return sizeof(Real4<Real>); }
   int device() const override { return -1; }
   const EngineConfig& config() const override { return config_; }

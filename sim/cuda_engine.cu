@@ -133,6 +133,7 @@ class CudaEngine final : public CudaSliceEngine {
       v[i] = {Real(u.x), Real(u.y), Real(u.z), Real(0)};
     }
     NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    current_ = 0;
     for (auto& p : positions_)
       NBODY_CUDA_CHECK(cudaMemcpy(p.data(), host.data(), host.size() * sizeof(Real4<Real>), cudaMemcpyHostToDevice));
     NBODY_CUDA_CHECK(cudaMemcpy(velocity_.data(), v.data(), v.size() * sizeof(Real4<Real>), cudaMemcpyHostToDevice));
@@ -254,7 +255,7 @@ class CudaEngine final : public CudaSliceEngine {
     return t;
   }
 
-  void* next_positions() override { return next().data(); }
+  void* positions_buffer(int index) override { return positions_[index & 1].data(); }
   std::size_t bytes_per_body() const override { return sizeof(Real4<Real>); }
   int device() const override { return config_.device; }
   const EngineConfig& config() const override { return config_; }
@@ -265,6 +266,13 @@ class CudaEngine final : public CudaSliceEngine {
     return name;
   }
   cudaStream_t stream() const override { return stream_.get(); }
+
+  void poison_outputs() override {
+    DeviceGuard guard(config_.device);
+    NBODY_CUDA_CHECK(cudaMemsetAsync(acceleration_.data(), 0xff, acceleration_.size() * sizeof(Real4<Real>), stream_.get()));
+    if (partial_.size())
+      NBODY_CUDA_CHECK(cudaMemsetAsync(partial_.data(), 0xff, partial_.size() * sizeof(Real4<Real>), stream_.get()));
+  }
 
  private:
   template <class Rsqrt>

@@ -45,6 +45,9 @@ SegmentLayout segment_layout(std::size_t n);
 class CudaSliceEngine : public SliceEngine {
  public:
   virtual cudaStream_t stream() const = 0;
+  // Fills the accelerations (and split partial sums) with NaN bytes, so a test can tell an
+  // element the next force pass did not write.
+  virtual void poison_outputs() = 0;
 };
 
 // Creates the engine on config.device (allocates there). Throws InputError for a bad kernel name

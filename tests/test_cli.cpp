@@ -1,0 +1,207 @@
+// tests/test_cli.cpp - the nbody executable as a user meets it: bad input, outputs, Ctrl-C.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "sim/tipsy.h"
+
+namespace nbody {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("nbody-cli-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs nbody with `args` (forced onto the CPU so the test means the same everywhere).
+  Result nbody(const std::string& args, bool cpu = true) {
+    std::string const cmd = std::string(NBODY_EXECUTABLE) + (cpu ? " --backend cpu " : " ") + args + " >" +
+                            (dir_ / "out").string() + " 2>" + (dir_ / "err").string() + " </dev/null";
+    int const status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "out"), slurp(dir_ / "err")};
+  }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+
+  void expect_input_error(const std::string& args, const std::string& message, bool cpu = true) {
+    Result const r = nbody(args, cpu);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Cli, BadCountsAreRejected) {
+  expect_input_error("--bodies 0", "--bodies 0: must be a whole number from 1");
+  expect_input_error("--bodies abc", "--bodies abc: must be a whole number");
+  expect_input_error("--bodies 12x", "--bodies 12x");
+  expect_input_error("--bodies=-5", "--bodies -5: must be a whole number");
+  expect_input_error("--bodies 100,200 --benchmark", "only for --compare-threading");
+  expect_input_error("--steps 0 --run", "--steps 0: must be at least 1");
+  expect_input_error("--steps abc --run", "--steps");
+  expect_input_error("--numgpus 0", "--numgpus 0: must be >= 1");
+  expect_input_error("--threads 0", "--threads 0: must be >= 1");
+}
+
+TEST_F(Cli, BadNamesListTheValidOnes) {
+  expect_input_error("--scenario nope --run", "unknown scenario 'nope'; valid: plummer, random-sphere");
+  expect_input_error("--integrator leapfrg --run", "unknown integrator 'leapfrg'; valid: leapfrog, euler-damped");
+  expect_input_error("--precision fp16 --run", "--precision fp16: valid: fp32, fp64");
+  expect_input_error("--backend tpu --run", "--backend tpu: valid: auto, cuda, cpu", false);
+  expect_input_error("--threading fancy --run --bodies 10", "--threading fancy: unknown threading model; valid: single, workers");
+  expect_input_error("--exchange carrier-pigeon --run --bodies 10", "valid: auto, peer, staged");
+  expect_input_error("--kernel tiled --run --bodies 10", "--kernel tiled: the CPU backend has simd and reference");
+  expect_input_error("--save-format middle-endian --run", "valid: standard, little-endian");
+}
+
+TEST_F(Cli, BadPhysicsValuesAreRejected) {
+  expect_input_error("--softening 0 --run", "--softening 0: must be > 0");
+  expect_input_error("--dt -1 --run", "--dt -1: must be a positive number");
+  expect_input_error("--integrator euler-damped --damping 2 --run", "--damping 2: must be in (0, 1]");
+  expect_input_error("--scenario two-body --bodies 5 --run", "two-body scenario has exactly 2 bodies");
+  expect_input_error("--scenario two-body --eccentricity 1.2 --run", "--eccentricity 1.2: must be in [0, 1)");
+}
+
+TEST_F(Cli, BadFilesAndDevicesAreRejected) {
+  expect_input_error("--load " + file("missing.bin") + " --run", "missing.bin: cannot open");
+  std::ofstream(file("junk.bin")) << "definitely not a snapshot, but long enough for a header";
+  expect_input_error("--load " + file("junk.bin") + " --run", "junk.bin: not a tipsy file");
+  expect_input_error("--load " + file("junk.bin") + " --scenario disk --run", "--load and --scenario both given");
+  expect_input_error("--gpus 0 --run", "--gpus applies to the CUDA backend");
+  expect_input_error("--numgpus 3 --weights 1,2 --run --bodies 10", "--weights: 2 weights for 3 devices");
+  expect_input_error("--weights 1,x --run", "--weights 1,x: 'x' is not a positive number");
+  expect_input_error("--bodies 1000000000 --run", "needs");  // more memory than this machine has
+  expect_input_error("--viewer --benchmark", "");  // two modes
+}
+
+TEST_F(Cli, CudaBackendWithoutGpuSaysSo) {
+  Result const r = nbody("--devices", false);
+  EXPECT_EQ(r.code, 0);
+  if (r.out.find("no CUDA devices") == std::string::npos) GTEST_SKIP() << "a GPU is visible here";
+  expect_input_error("--backend cuda --run --bodies 10", "--backend cuda: no usable CUDA device", false);
+  Result const fallback = nbody("--run --bodies 16 --steps 1", false);
+  EXPECT_EQ(fallback.code, 0) << fallback.err;
+  EXPECT_NE(fallback.err.find("notice: no CUDA device"), std::string::npos) << fallback.err;
+}
+
+TEST_F(Cli, FailedSaveLosesNothingAndLeavesNoPartialFile) {
+  std::string const target = file("no-such-dir/out.bin");
+  Result const r = nbody("--run --bodies 10 --steps 1 --save " + target);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("cannot write snapshot"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(target + ".tmp"));
+}
+
+TEST_F(Cli, RunSavesASnapshotThatRestarts) {
+  Result const r = nbody("--run --bodies 64 --steps 5 --save " + file("a.bin") + " --json " + file("a.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto const b = sim::read_tipsy(file("a.bin"));
+  EXPECT_EQ(b.size(), 64u);
+  EXPECT_DOUBLE_EQ(b.time, 0.05);
+  auto const j = nlohmann::json::parse(slurp(file("a.json")));
+  EXPECT_EQ(j["steps"], 5);
+  EXPECT_LT(j["end"]["relative_energy_error"].get<double>(), 1e-3);
+  Result const again = nbody("--load " + file("a.bin") + " --steps 5 --save " + file("b.bin"));
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_DOUBLE_EQ(sim::read_tipsy(file("b.bin")).time, 0.1);
+}
+
+TEST_F(Cli, BenchmarkReportsAndWritesJson) {
+  Result const r = nbody("--benchmark --bodies 512 --steps 3 --warmup 1 --json " + file("b.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("interactions"), std::string::npos);
+  EXPECT_NE(r.out.find("20 flops per interaction"), std::string::npos);
+  auto const j = nlohmann::json::parse(slurp(file("b.json")));
+  EXPECT_EQ(j["bodies"], 512);
+  EXPECT_EQ(j["timed_steps"], 3);
+  double const ms = j["median_step_ms"];
+  EXPECT_GT(ms, 0.0);
+  EXPECT_NEAR(j["interactions_per_second"].get<double>(), 512.0 * 512.0 / (ms * 1e-3), 1.0);
+  EXPECT_FALSE(fs::exists(file("b.json.tmp")));
+}
+
+TEST_F(Cli, ValidatePassesAndCanFail) {
+  Result const ok = nbody("--validate --bodies 700");
+  EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("PASS"), std::string::npos) << ok.out;
+  // Negative control: an fp32 kernel cannot meet an fp64 tolerance.
+  Result const strict = nbody("--validate --bodies 700 --tolerance 1e-12");
+  EXPECT_EQ(strict.code, 1) << strict.out;
+  EXPECT_NE(strict.out.find("FAIL"), std::string::npos) << strict.out;
+}
+
+TEST_F(Cli, CompareThreadingWritesOneRowPerModelDeviceCountAndSize) {
+  Result const r = nbody("--compare-threading --numgpus 2 --bodies 256,300 --steps 2 --warmup 1 -q --csv " +
+                         file("c.csv"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::string const csv = slurp(file("c.csv"));
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 * 2 * 2) << csv;
+  EXPECT_NE(r.out.find("workers"), std::string::npos);
+}
+
+TEST_F(Cli, InterruptedRunSavesAStateItCanRestartFrom) {
+  std::string const snap = file("int.bin");
+  pid_t const pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::string const out = file("out"), err = file("err");
+    freopen(out.c_str(), "w", stdout);
+    freopen(err.c_str(), "w", stderr);
+    execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "--bodies", "1500", "--steps", "100000000",
+          "--save", snap.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130) << slurp(dir_ / "err");
+  EXPECT_NE(slurp(dir_ / "err").find("state saved"), std::string::npos);
+  auto const b = sim::read_tipsy(snap);
+  EXPECT_EQ(b.size(), 1500u);
+  EXPECT_GT(b.time, 0.0);
+  Result const again = nbody("--load " + snap + " --run --steps 2");
+  EXPECT_EQ(again.code, 0) << again.err;
+}
+
+TEST_F(Cli, HelpListsOptionsWithDefaults) {
+  Result const r = nbody("--help", false);
+  EXPECT_EQ(r.code, 0);
+  for (const char* s : {"--bodies", "--scenario", "--seed", "--steps", "--dt", "--softening", "--integrator",
+                        "--precision", "--backend", "--load", "--save", "--benchmark", "--json", "--quiet", "=16384"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace nbody

@@ -1,0 +1,265 @@
+// tests/test_gpu.cpp - the CUDA backend against the fp64 CPU reference (label gpu; skipped
+// where no CUDA device is visible).
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "multigpu/simulation.h"
+#include "sim/cuda_engine.h"
+#include "sim/diagnostics.h"
+#include "test_support.h"
+
+namespace nbody {
+namespace {
+
+constexpr double kSoftening = 0.01;
+
+bool have_gpu() { return !sim::cuda_devices().empty(); }
+#define REQUIRE_GPU() \
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device visible"
+
+// The reference for each (scenario, N), computed once: fp64 CPU forces on fp32-rounded inputs.
+struct Reference {
+  sim::BodySet bodies;
+  std::vector<sim::Vec3d> acc;
+};
+const Reference& reference(const std::string& scenario, std::size_t n) {
+  static std::map<std::pair<std::string, std::size_t>, Reference> cache;
+  auto key = std::make_pair(scenario, n);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    Reference r;
+    r.bodies = test::rounded_to_float(test::scenario(scenario, n));
+    r.acc = test::reference_accelerations(r.bodies, kSoftening);
+    it = cache.emplace(key, std::move(r)).first;
+  }
+  return it->second;
+}
+
+std::unique_ptr<sim::SliceEngine> engine(const sim::BodySet& b, const std::string& kernel, sim::Precision p,
+                                         int block = 0, sim::Slice slice = {0, 0}, const std::string& rsqrt = "newton") {
+  sim::EngineConfig c;
+  c.bodies = b.size();
+  c.slice = slice.count ? slice : sim::Slice{0, b.size()};
+  c.softening = kSoftening;
+  c.precision = p;
+  c.kernel = kernel;
+  c.block_size = block;
+  c.fp64_rsqrt = rsqrt;
+  auto e = sim::make_cuda_engine(c);
+  e->upload(b);
+  return e;
+}
+
+// Poisons the outputs, recomputes, and returns the accelerations; fails on any unwritten value.
+std::vector<sim::Vec3d> forces(sim::SliceEngine& e) {
+  dynamic_cast<sim::CudaSliceEngine&>(e).poison_outputs();
+  e.compute_forces();
+  auto a = e.download_accelerations();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!(std::isfinite(a[i].x) && std::isfinite(a[i].y) && std::isfinite(a[i].z))) {
+      ADD_FAILURE() << "acceleration " << i << " not written (still NaN)";
+      break;
+    }
+  }
+  return a;
+}
+
+struct KernelCase {
+  std::string kernel;
+  sim::Precision precision;
+  std::string scenario;
+  std::size_t n;
+};
+
+void PrintTo(const KernelCase& c, std::ostream* os) {
+  *os << c.kernel << ' ' << sim::to_string(c.precision) << ' ' << c.scenario << " N=" << c.n;
+}
+
+class GpuForces : public ::testing::TestWithParam<KernelCase> {};
+
+TEST_P(GpuForces, MatchTheFp64Reference) {
+  REQUIRE_GPU();
+  auto const& c = GetParam();
+  auto const& ref = reference(c.scenario, c.n);
+  auto e = engine(ref.bodies, c.kernel, c.precision);
+  double const err = test::relative_l2(forces(*e), ref.acc);
+  // fp32: 1e-5 up to 4K bodies, 5e-5 at 64K (summation error ~ sqrt(N)); fp64: 1e-12.
+  double const bound = c.precision == sim::Precision::fp64 ? 1e-12 : (c.n > 4097 ? 5e-5 : 1e-5);
+  EXPECT_LT(err, bound) << c.kernel << " " << sim::to_string(c.precision) << " " << c.scenario << " N=" << c.n;
+  if (c.n > 1) {
+    EXPECT_GT(err, 0.0) << "bit-identical to the fp64 reference: suspicious";
+  }
+  RecordProperty("relative_l2", std::to_string(err));
+}
+
+std::vector<KernelCase> all_cases() {
+  std::vector<KernelCase> v;
+  for (std::string k : {"fast", "tiled", "naive"})
+    for (auto p : {sim::Precision::fp32, sim::Precision::fp64})
+      for (std::string s : {"random-sphere", "plummer"})
+        for (std::size_t n : {1u, 2u, 7u, 255u, 257u, 1000u, 4097u, 65536u}) v.push_back({k, p, s, n});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKernels, GpuForces, ::testing::ValuesIn(all_cases()), [](auto const& param_info) {
+  std::string s = param_info.param.kernel + "_" + sim::to_string(param_info.param.precision) + "_" + param_info.param.scenario + "_" +
+                  std::to_string(param_info.param.n);
+  for (auto& ch : s)
+    if (ch == '-') ch = '_';
+  return s;
+});
+
+// The canonical summation order makes every kernel, block size and slice give the same bits.
+TEST(GpuForces, KernelsBlockSizesAndSlicesAgreeBitwise) {
+  REQUIRE_GPU();
+  for (auto p : {sim::Precision::fp32, sim::Precision::fp64}) {
+    for (std::size_t n : {7u, 1000u, 20000u}) {
+      auto const& ref = reference("plummer", n);
+      auto const base = forces(*engine(ref.bodies, "fast", p));
+      auto same = [&](const std::vector<sim::Vec3d>& a, std::size_t offset, const std::string& what) {
+        for (std::size_t i = 0; i < a.size(); ++i)
+          if (std::memcmp(&a[i], &base[offset + i], sizeof(sim::Vec3d)) != 0) {
+            ADD_FAILURE() << what << " differs at body " << offset + i << " (N=" << n << ", " << sim::to_string(p) << ")";
+            return;
+          }
+      };
+      for (int block : {32, 64, 256, 1024}) {
+        same(forces(*engine(ref.bodies, "tiled", p, block)), 0, "tiled/" + std::to_string(block));
+        same(forces(*engine(ref.bodies, "naive", p, block)), 0, "naive/" + std::to_string(block));
+      }
+      sim::Slice const tail{n / 3, n - n / 3};
+      same(forces(*engine(ref.bodies, "fast", p, 0, tail)), tail.begin, "fast on a slice");
+      same(forces(*engine(ref.bodies, "tiled", p, 128, tail)), tail.begin, "tiled on a slice");
+    }
+  }
+}
+
+TEST(GpuForces, Fp64PreciseRsqrtAlsoMeetsTheBound) {
+  REQUIRE_GPU();
+  auto const& ref = reference("plummer", 4097);
+  for (std::string k : {"fast", "tiled", "naive"}) {
+    auto e = engine(ref.bodies, k, sim::Precision::fp64, 0, {0, 0}, "precise");
+    EXPECT_LT(test::relative_l2(forces(*e), ref.acc), 1e-12) << k;
+  }
+}
+
+multigpu::SimulationConfig gpu_config(sim::Precision p, std::vector<int> devices = {0},
+                                      multigpu::Threading t = multigpu::Threading::single,
+                                      multigpu::ExchangeMode x = multigpu::ExchangeMode::automatic) {
+  multigpu::SimulationConfig c;
+  c.backend = multigpu::Backend::cuda;
+  c.precision = p;
+  c.softening = kSoftening;
+  c.devices = std::move(devices);
+  c.threading = t;
+  c.exchange = x;
+  return c;
+}
+
+sim::BodySet run(const sim::BodySet& b, const multigpu::SimulationConfig& c, int steps,
+                 const std::string& integrator = "leapfrog") {
+  multigpu::Simulation sim(b, sim::make_step_program({integrator, 0.0, 0.995}), c);
+  sim.advance(std::uint64_t(steps));
+  return sim.state();
+}
+
+TEST(GpuSimulation, SameRunTwiceIsBitwiseIdentical) {
+  REQUIRE_GPU();
+  auto const b = test::scenario("plummer", 5000);
+  for (auto p : {sim::Precision::fp32, sim::Precision::fp64}) {
+    auto const first = run(b, gpu_config(p), 50);
+    auto const second = run(b, gpu_config(p), 50);
+    EXPECT_FALSE(test::bitwise_equal(first, b));
+    EXPECT_TRUE(test::bitwise_equal(first, second)) << sim::to_string(p);
+  }
+}
+
+double max_position_difference(const sim::BodySet& a, const sim::BodySet& b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    sim::Vec3d const d{a.pos_mass[i].x - b.pos_mass[i].x, a.pos_mass[i].y - b.pos_mass[i].y,
+                       a.pos_mass[i].z - b.pos_mass[i].z};
+    worst = std::max(worst, sim::norm(d));
+  }
+  return worst;
+}
+
+TEST(GpuSimulation, TrajectoriesAgreeWithTheCpuOver100Steps) {
+  REQUIRE_GPU();
+  auto const b = test::rounded_to_float(test::scenario("plummer", 2048));
+  multigpu::SimulationConfig cpu;
+  cpu.backend = multigpu::Backend::cpu;
+  cpu.softening = kSoftening;
+  cpu.precision = sim::Precision::fp64;
+  auto const reference = run(b, cpu, 100);
+  double const d64 = max_position_difference(run(b, gpu_config(sim::Precision::fp64), 100), reference);
+  double const d32 = max_position_difference(run(b, gpu_config(sim::Precision::fp32), 100), reference);
+  std::printf("max position difference after 100 steps: fp64 GPU %.3e, fp32 GPU %.3e (system radius ~1)\n", d64, d32);
+  EXPECT_LT(d64, 1e-9);
+  EXPECT_LT(d32, 1e-3);
+  EXPECT_GT(d32, 0.0);
+}
+
+TEST(GpuSimulation, DiagnosticsMatchTheReference) {
+  REQUIRE_GPU();
+  auto const b = test::rounded_to_float(test::scenario("plummer", 3000));
+  double const w = sim::reference_potential(b, kSoftening);
+  for (auto p : {sim::Precision::fp32, sim::Precision::fp64}) {
+    multigpu::Simulation sim(b, sim::make_step_program({"leapfrog", 0.0, 1.0}), gpu_config(p));
+    auto const d = sim.diagnostics();
+    EXPECT_NEAR(d.potential, w, (p == sim::Precision::fp64 ? 1e-13 : 1e-6) * std::abs(w)) << sim::to_string(p);
+  }
+}
+
+TEST(GpuSimulation, LeapfrogEnergyStaysBounded) {
+  REQUIRE_GPU();
+  auto const b = test::scenario("plummer", 2048);
+  multigpu::SimulationConfig c = gpu_config(sim::Precision::fp32);
+  c.softening = 0.05;
+  multigpu::Simulation sim(b, sim::make_step_program({"leapfrog", 1.0 / 128, 1.0}), c);
+  double const e0 = sim.diagnostics().total();
+  sim.advance(1280);
+  double const err = sim::relative_energy_error(sim.diagnostics().total(), e0);
+  std::printf("GPU fp32 leapfrog, Plummer 2048, t = 10: energy error %.3e\n", err);
+  EXPECT_LT(err, 1e-3);
+}
+
+// Several engines on one GPU run the whole multi-device path (events, copy streams, peer
+// copies and the staged fallback) on a single-GPU machine.
+TEST(GpuSimulation, SlicesOnOneGpuMatchOneSliceBitwise) {
+  REQUIRE_GPU();
+  for (std::size_t n : {1000u, 4097u, 3u}) {
+    auto const b = test::scenario("plummer", n);
+    for (auto p : {sim::Precision::fp32, sim::Precision::fp64}) {
+      auto const one = run(b, gpu_config(p), 20);
+      for (auto x : {multigpu::ExchangeMode::peer, multigpu::ExchangeMode::staged})
+        for (auto t : {multigpu::Threading::single, multigpu::Threading::workers})
+          for (std::vector<int> devs : {std::vector<int>{0, 0}, std::vector<int>{0, 0, 0, 0}}) {
+            auto const many = run(b, gpu_config(p, devs, t, x), 20);
+            EXPECT_TRUE(test::bitwise_equal(one, many))
+                << devs.size() << " slices, " << multigpu::to_string(x) << ", " << multigpu::to_string(t)
+                << ", N=" << n << ", " << sim::to_string(p);
+          }
+    }
+  }
+}
+
+TEST(GpuSimulation, CpuAndGpuMultiDeviceCodeAgreeOnEulerDamped) {
+  REQUIRE_GPU();
+  auto const b = test::scenario("disk", 3000);
+  auto const one = run(b, gpu_config(sim::Precision::fp32), 30, "euler-damped");
+  auto const two = run(b, gpu_config(sim::Precision::fp32, {0, 0}, multigpu::Threading::workers), 30, "euler-damped");
+  EXPECT_TRUE(test::bitwise_equal(one, two));
+}
+
+TEST(GpuEngine, RejectsBadKernelAndBlockSize) {
+  REQUIRE_GPU();
+  auto const b = test::scenario("plummer", 10);
+  EXPECT_THROW(engine(b, "simd", sim::Precision::fp32), InputError);
+  EXPECT_THROW(engine(b, "tiled", sim::Precision::fp32, 100), InputError);
+  EXPECT_THROW(engine(b, "fast", sim::Precision::fp32, 128), InputError);
+}
+
+}  // namespace
+}  // namespace nbody

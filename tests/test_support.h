@@ -1,0 +1,77 @@
+// tests/test_support.h - helpers shared by the tests: error norms and ready-made states.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "sim/body_set.h"
+#include "sim/cpu_forces.h"
+#include "sim/errors.h"
+#include "sim/scenarios.h"
+
+namespace nbody::test {
+
+// ||a - ref|| / ||ref|| over all components.
+inline double relative_l2(const std::vector<sim::Vec3d>& a, const std::vector<sim::Vec3d>& ref) {
+  double e = 0, r = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    sim::Vec3d const d = a[i] - ref[i];
+    e += sim::dot(d, d);
+    r += sim::dot(ref[i], ref[i]);
+  }
+  return r > 0 ? std::sqrt(e / r) : std::sqrt(e);
+}
+
+inline sim::BodySet scenario(const std::string& name, std::size_t n, std::uint64_t seed = 42) {
+  sim::ScenarioParams p;
+  p.name = name;
+  p.bodies = n;
+  p.seed = seed;
+  return sim::make_scenario(p);
+}
+
+inline std::vector<sim::Vec3d> reference_accelerations(const sim::BodySet& b, double softening) {
+  std::vector<sim::Vec3d> a(b.size());
+  sim::reference_accelerations(b.pos_mass.data(), b.size(), 0, b.size(), softening * softening, a.data());
+  return a;
+}
+
+// Rounds to the nearest float. Out of line on purpose: GCC 12.2 at -O2/-O3 drops some of the
+// double -> float -> double round trips when they are written inline in a loop over structs.
+[[gnu::noinline]] inline double to_float_precision(double x) { return static_cast<double>(static_cast<float>(x)); }
+
+// Positions rounded to fp32, so fp32 and fp64 paths see the same input.
+inline sim::BodySet rounded_to_float(sim::BodySet b) {
+  for (auto& p : b.pos_mass) {
+    p.x = to_float_precision(p.x);
+    p.y = to_float_precision(p.y);
+    p.z = to_float_precision(p.z);
+    p.w = to_float_precision(p.w);
+  }
+  for (auto& v : b.velocity) {
+    v.x = to_float_precision(v.x);
+    v.y = to_float_precision(v.y);
+    v.z = to_float_precision(v.z);
+  }
+  return b;
+}
+
+// Positions, masses and velocities equal bit for bit; on failure, says where they first differ.
+inline ::testing::AssertionResult bitwise_equal(const sim::BodySet& a, const sim::BodySet& b) {
+  if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes " << a.size() << " and " << b.size();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::memcmp(&a.pos_mass[i], &b.pos_mass[i], sizeof(a.pos_mass[i])) != 0 ||
+        std::memcmp(&a.velocity[i], &b.velocity[i], sizeof(a.velocity[i])) != 0) {
+      return ::testing::AssertionFailure()
+             << "body " << i << " differs: x " << a.pos_mass[i].x << " vs " << b.pos_mass[i].x << ", m "
+             << a.pos_mass[i].w << " vs " << b.pos_mass[i].w << ", vx " << a.velocity[i].x << " vs "
+             << b.velocity[i].x;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace nbody::test
