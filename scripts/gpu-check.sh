@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# scripts/gpu-check.sh - build and check nbody on a GPU machine that has the CUDA toolkit but no
+# package manager: the Debian -dev packages nbody builds against travel as .deb files in .deps/
+# (fetch them with `scripts/gpu-check.sh fetch` on a machine with apt) and are unpacked into a
+# private prefix, never into /. Logs go to $OUT (default /tmp/nbody-gpu).
+#
+#   scripts/gpu-check.sh fetch                 # here: download the .debs into .deps/
+#   scripts/gpu-check.sh build tests sanitize  # there: any of build, tests, sanitize, bench-*
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/nbody-gpu}
+mkdir -p "$OUT"
+prefix=/tmp/nbody-deps
+build=build-gpu
+nbody=$build/app/nbody
+status=0
+
+step() { echo; echo "=== $* ($(date +%T))"; }
+
+for stage in "$@"; do
+  case "$stage" in
+    fetch)
+      mkdir -p .deps && (cd .deps && apt-get download libcli11-dev nlohmann-json3-dev libgtest-dev googletest)
+      ;;
+    build)
+      step "environment"
+      nvidia-smi --query-gpu=index,name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv
+      nvidia-smi topo -m 2>/dev/null | head -12
+      nproc; g++ --version | head -1; nvcc --version | tail -1; cmake --version | head -1
+      for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
+      step "build"
+      cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DCMAKE_PREFIX_PATH="$prefix/usr" -DBUILD_TESTING=ON >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+      cmake --build $build --parallel "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E 'error|Error' -A3 "$OUT/build.log" | head -60; exit 1; }
+      grep -E 'spill|bytes stack' "$OUT/build.log" | sort | uniq -c | head -20
+      echo "build ok"
+      ;;
+    tests)
+      step "GPU tests (ctest -L gpu)"
+      (cd $build && ctest -L gpu --output-on-failure --parallel 4 >"$OUT/ctest-gpu.log" 2>&1); rc=$?
+      grep -E 'tests passed|tests failed|Failed|FAILED' "$OUT/ctest-gpu.log" | head -30
+      (cd $build && ./tests/gpu_tests --gtest_filter='GpuSimulation.*' 2>&1 | grep -E '^(max|GPU)') || true
+      [ $rc -eq 0 ] || status=1
+      step "all tests (ctest)"
+      (cd $build && ctest --parallel 8 >"$OUT/ctest-all.log" 2>&1) || status=1
+      tail -3 "$OUT/ctest-all.log"
+      ;;
+    sanitize)
+      step "compute-sanitizer on the GPU test binary (small cases)"
+      filter='AllKernels/GpuForces.*_7:AllKernels/GpuForces.*_257:AllKernels/GpuForces.*_1:GpuEngine.*:GpuSimulation.CpuAndGpuMultiDeviceCodeAgreeOnEulerDamped'
+      for tool in memcheck racecheck; do
+        compute-sanitizer --tool $tool --error-exitcode 99 $build/tests/gpu_tests --gtest_filter="$filter" \
+          >"$OUT/sanitizer-$tool.log" 2>&1; rc=$?
+        echo "$tool: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool.log" | tail -1); $(grep -E '^\[  (PASSED|FAILED)' "$OUT/sanitizer-$tool.log" | tr '\n' ' ')"
+        [ $rc -eq 0 ] || status=1
+      done
+      compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies 3000 --steps 4 \
+        --gpus 0,0,0 --exchange staged --threading workers -q >"$OUT/sanitizer-exchange.log" 2>&1
+      echo "memcheck, staged exchange over 3 slices: exit $? $(grep 'ERROR SUMMARY' "$OUT/sanitizer-exchange.log")"
+      ;;
+    bench-kernels)
+      step "kernel benchmarks, one GPU"
+      for args in "--precision fp32 --bodies 16384" "--precision fp32 --bodies 65536" "--precision fp32 --bodies 262144" \
+                  "--precision fp32 --bodies 1048576" "--precision fp64 --bodies 262144"; do
+        for kernel in naive tiled fast; do
+          steps=10; [[ "$args" == *1048576* && $kernel != fast ]] && steps=3
+          $nbody --backend cuda --benchmark --numgpus 1 --kernel $kernel $args --steps $steps --warmup 2 \
+            --json "$OUT/bench-$kernel-${args//[ -]/_}.json" >"$OUT/tmp.txt" 2>&1 || { cat "$OUT/tmp.txt"; status=1; }
+          printf '%-6s %-40s %s | %s\n' $kernel "$args" "$(grep 'interactions' "$OUT/tmp.txt")" "$(grep 'step time' "$OUT/tmp.txt")"
+        done
+      done
+      $nbody --backend cuda --benchmark --numgpus 1 --precision fp64 --fp64-rsqrt precise --bodies 262144 --steps 10 \
+        | grep -E 'backend|interactions'
+      nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv
+      ;;
+    validate)
+      step "validate"
+      for p in fp32 fp64; do for k in fast tiled naive; do
+        $nbody --backend cuda --validate --kernel $k --precision $p --bodies 65536 | grep -E 'L2|PASS|FAIL' | tr '\n' ' '; echo " ($k $p)"
+      done; done
+      ;;
+    *) echo "unknown stage $stage"; exit 2 ;;
+  esac
+done
+exit $status

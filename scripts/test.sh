@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# scripts/test.sh - install what is missing, build, and run every test. GPU tests (labels gpu,
+# multigpu) report "skipped" where no CUDA device is visible.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh -DBUILD_TESTING=ON
+cd "${NBODY_BUILD_DIR:-build}"
+ctest --output-on-failure --parallel "$(nproc)" "$@"
