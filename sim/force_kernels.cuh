@@ -14,15 +14,11 @@
 
 namespace nbody::sim::kernels {
 
-// 1/sqrt policies. Hardware: rsqrtf (MUFU.RSQ) for float, CUDA's rsqrt() (within 1 ulp) for double.
-// NewtonFromFloat (double only): the fp32 hardware estimate (rel. error ~2^-23) refined by one
-// Newton-Raphson step y' = y + y/2 (1 - x y^2): rel. error ~1e-14, no slow double rsqrt.
-struct RsqrtHardware {
-  template <class Real>
-  __device__ static Real apply(Real x) {
-    return rsqrt_of(x);
-  }
-};
+// 1/sqrt policies. RsqrtDefault (pair_gravity.h): rsqrtf (MUFU.RSQ) for float, CUDA's rsqrt()
+// (within 1 ulp) for double. NewtonFromFloat (double only): the fp32 hardware estimate (rel.
+// error ~2^-23) refined by one Newton-Raphson step y' = y + y/2 (1 - x y^2): rel. error ~1e-14,
+// without the long double-precision rsqrt sequence.
+using RsqrtHardware = RsqrtDefault;
 struct RsqrtNewtonFromFloat {
   __device__ static double apply(double x) {
     double const y = static_cast<double>(rsqrtf(static_cast<float>(x)));
@@ -31,16 +27,11 @@ struct RsqrtNewtonFromFloat {
   }
 };
 
+// The one pair interaction (pair_gravity.h) on Real4 positions.
 template <class Real, class Rsqrt>
 __device__ __forceinline__ void interact(Real4<Real> const& pi, Real4<Real> const& pj, Real eps2, Real& ax, Real& ay,
                                          Real& az) {
-  Real const dx = pj.x - pi.x, dy = pj.y - pi.y, dz = pj.z - pi.z;
-  Real const r2 = dx * dx + dy * dy + dz * dz + eps2;
-  Real const inv_r = Rsqrt::apply(r2);
-  Real const s = pj.w * inv_r * inv_r * inv_r;
-  ax += s * dx;
-  ay += s * dy;
-  az += s * dz;
+  accumulate<Real, Rsqrt>(pj.x - pi.x, pj.y - pi.y, pj.z - pi.z, pj.w, eps2, ax, ay, az);
 }
 
 struct ForceArgs {

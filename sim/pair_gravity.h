@@ -24,14 +24,24 @@ NBODY_HOST_DEVICE inline double rsqrt_of(double x) {
 #endif
 }
 
+// The default 1/sqrt policy: rsqrt_of (hardware on the GPU, correctly rounded on the host).
+struct RsqrtDefault {
+  template <class Real>
+  NBODY_HOST_DEVICE static Real apply(Real x) {
+    return rsqrt_of(x);
+  }
+};
+
 // Adds the acceleration that body j (mass_j at offset (dx, dy, dz) from body i) gives body i,
 // with Plummer softening eps2 = softening^2 and G = 1 (Aarseth 2003, "Gravitational N-Body
 // Simulations", eq. 1.2 with softening). With eps2 > 0 the self term (dx = dy = dz = 0) adds 0.
-template <class Real>
-NBODY_HOST_DEVICE inline void accumulate(Real dx, Real dy, Real dz, Real mass_j, Real eps2, Real& ax,
-                                         Real& ay, Real& az) {
-  Real const r2 = dx * dx + dy * dy + dz * dz + eps2;
-  Real const inv_r = rsqrt_of(r2);
+// r2 is grouped so that eps2 enters the innermost multiply-add: 3 FMAs, no separate add
+// (13 GPU instructions per interaction in all).
+template <class Real, class Rsqrt = RsqrtDefault>
+NBODY_HOST_DEVICE inline void accumulate(Real dx, Real dy, Real dz, Real mass_j, Real eps2, Real& ax, Real& ay,
+                                         Real& az) {
+  Real const r2 = dx * dx + (dy * dy + (dz * dz + eps2));
+  Real const inv_r = Rsqrt::apply(r2);
   Real const s = mass_j * inv_r * inv_r * inv_r;
   ax += s * dx;
   ay += s * dy;
