@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/nbody-gpu}
-mkdir -p "$OUT"
+mkdir -p "$OUT/logs"
 prefix=/tmp/nbody-deps
 build=build-gpu
 nbody=$build/app/nbody
@@ -38,12 +38,13 @@ for stage in "$@"; do
     tests)
       step "GPU tests (ctest -L gpu)"
       (cd $build && ctest -L gpu --output-on-failure --parallel 4 >"$OUT/ctest-gpu.log" 2>&1); rc=$?
-      grep -E 'tests passed|tests failed|Failed|FAILED' "$OUT/ctest-gpu.log" | head -30
+      grep -E 'tests passed|tests failed|Failed|FAILED|Error|error' "$OUT/ctest-gpu.log" | head -30
+      [ $rc -eq 0 ] || tail -40 "$OUT/ctest-gpu.log"
       (cd $build && ./tests/gpu_tests --gtest_filter='GpuSimulation.*' 2>&1 | grep -E '^(max|GPU)') || true
       [ $rc -eq 0 ] || status=1
       step "all tests (ctest)"
-      (cd $build && ctest --parallel 8 >"$OUT/ctest-all.log" 2>&1) || status=1
-      tail -3 "$OUT/ctest-all.log"
+      (cd $build && ctest --parallel 8 --output-on-failure >"$OUT/ctest-all.log" 2>&1) || status=1
+      grep -E 'tests passed|\(Failed\)|Failure' "$OUT/ctest-all.log" | head -20
       ;;
     sanitize)
       step "compute-sanitizer on the GPU test binary (small cases)"
@@ -64,9 +65,11 @@ for stage in "$@"; do
                   "--precision fp32 --bodies 1048576" "--precision fp64 --bodies 262144"; do
         for kernel in naive tiled fast; do
           steps=10; [[ "$args" == *1048576* && $kernel != fast ]] && steps=3
+          name=$(echo "$kernel$args" | tr -c 'a-z0-9' '_')
           $nbody --backend cuda --benchmark --numgpus 1 --kernel $kernel $args --steps $steps --warmup 2 \
-            --json "$OUT/bench-$kernel-${args//[ -]/_}.json" >"$OUT/tmp.txt" 2>&1 || { cat "$OUT/tmp.txt"; status=1; }
-          printf '%-6s %-40s %s | %s\n' $kernel "$args" "$(grep 'interactions' "$OUT/tmp.txt")" "$(grep 'step time' "$OUT/tmp.txt")"
+            --json "$OUT/logs/bench-$name.json" >"$OUT/logs/bench-$name.txt" 2>&1 || { cat "$OUT/logs/bench-$name.txt"; status=1; }
+          printf '%-6s %-34s %s | %s\n' $kernel "$args" "$(grep -m1 'interactions' "$OUT/logs/bench-$name.txt" | sed 's/(N.*//')" \
+            "$(grep 'step time' "$OUT/logs/bench-$name.txt" | sed 's/ *step time *//')"
         done
       done
       $nbody --backend cuda --benchmark --numgpus 1 --precision fp64 --fp64-rsqrt precise --bodies 262144 --steps 10 \
@@ -82,4 +85,6 @@ for stage in "$@"; do
     *) echo "unknown stage $stage"; exit 2 ;;
   esac
 done
+# Everything under $OUT/logs comes back as one archive (the device tool returns few files).
+tar -czf "$OUT/logs.tar.gz" -C "$OUT" logs $(cd "$OUT" && ls *.log 2>/dev/null) && rm -rf "$OUT/logs" "$OUT"/*.log
 exit $status

@@ -22,6 +22,9 @@ const std::vector<std::string>& cpu_kernel_names() {
 
 namespace {
 
+// Below this many bodies an O(N) loop runs on one thread: waking a team costs more than it saves.
+constexpr long kParallelBodies = 16384;
+
 template <class Real>
 class CpuEngine final : public SliceEngine {
  public:
@@ -78,7 +81,7 @@ class CpuEngine final : public SliceEngine {
       }
       auto const end = static_cast<long>(s.end());
       const Real4<float>* pos = current().data();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (double(s.count) * double(config_.bodies) > 1e6)
       for (long i = static_cast<long>(s.begin); i < end; ++i) {
         float ax = 0, ay = 0, az = 0;
         for (std::size_t j = 0; j < config_.bodies; ++j)
@@ -93,7 +96,7 @@ class CpuEngine final : public SliceEngine {
   void kick(double dt) override {
     Real const h = Real(dt);
     auto const n = static_cast<long>(config_.slice.count);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kParallelBodies)
     for (long i = 0; i < n; ++i) {
       velocity_[i].x += acceleration_[i].x * h;
       velocity_[i].y += acceleration_[i].y * h;
@@ -104,7 +107,7 @@ class CpuEngine final : public SliceEngine {
   void damp(double factor) override {
     Real const f = Real(factor);
     auto const n = static_cast<long>(config_.slice.count);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kParallelBodies)
     for (long i = 0; i < n; ++i) {
       velocity_[i].x *= f;
       velocity_[i].y *= f;
@@ -117,7 +120,7 @@ class CpuEngine final : public SliceEngine {
     auto const n = static_cast<long>(config_.slice.count);
     Real4<Real>* out = next().data() + config_.slice.begin;
     const Real4<Real>* in = current().data() + config_.slice.begin;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > kParallelBodies)
     for (long i = 0; i < n; ++i) {
       out[i] = {in[i].x + velocity_[i].x * h, in[i].y + velocity_[i].y * h, in[i].z + velocity_[i].z * h, in[i].w};
     }

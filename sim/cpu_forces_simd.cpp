@@ -35,7 +35,7 @@ void SimdForces::accelerations(std::size_t begin, std::size_t count, float eps2,
   // in lane-block slot i % I and gets the same instruction sequence whatever the slice.
   auto const first_block = static_cast<long>(begin / I);
   auto const last_block = static_cast<long>((begin + count + I - 1) / I);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (double(count) * double(padded) > 1e6)
   for (long block = first_block; block < last_block; ++block) {
     std::size_t const i0 = std::size_t(block) * I;
     float xi[I], yi[I], zi[I];
