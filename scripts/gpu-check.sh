@@ -30,7 +30,7 @@ for stage in "$@"; do
       for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
       step "build"
       cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-        -DCMAKE_PREFIX_PATH="$prefix/usr" -DBUILD_TESTING=ON >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+        -DCMAKE_PREFIX_PATH="$prefix/usr" -DBUILD_TESTING=ON -DNBODY_BUILD_TOOLS=ON >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
       cmake --build $build --parallel "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E 'error|Error' -A3 "$OUT/build.log" | head -60; exit 1; }
       grep -E 'spill|bytes stack' "$OUT/build.log" | sort | uniq -c | head -20
       echo "build ok"
@@ -75,6 +75,10 @@ for stage in "$@"; do
       $nbody --backend cuda --benchmark --numgpus 1 --precision fp64 --fp64-rsqrt precise --bodies 262144 --steps 10 \
         | grep -E 'backend|interactions'
       nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv
+      ;;
+    sweep)
+      step "fast-kernel launch-shape sweep"
+      $build/kernel_sweep fp32 && $build/kernel_sweep fp64
       ;;
     validate)
       step "validate"

@@ -91,8 +91,8 @@ __global__ void tiled_forces(const Real4<Real>* __restrict__ pos, ForceArgs args
 // unrolled. With gridDim.y > 1 block row y computes only segment y and writes its partial sums
 // to partial[y * count + i] (for small N, where one segment-sweep per block cannot fill the GPU);
 // reduce_partials then adds them in segment order.
-template <class Real, class Rsqrt, int kBlock, int kBodies>
-__global__ void __launch_bounds__(kBlock) fast_forces(const Real4<Real>* __restrict__ pos, ForceArgs args, Real eps2,
+template <class Real, class Rsqrt, int kBlock, int kBodies, int kUnroll = 8, int kMinBlocks = 1>
+__global__ void __launch_bounds__(kBlock, kMinBlocks) fast_forces(const Real4<Real>* __restrict__ pos, ForceArgs args, Real eps2,
                                                       Real4<Real>* __restrict__ out) {
   __shared__ Real4<Real> tile[kBlock];
   int const base = blockIdx.x * kBlock * kBodies + threadIdx.x;
@@ -114,7 +114,7 @@ __global__ void __launch_bounds__(kBlock) fast_forces(const Real4<Real>* __restr
     for (int j0 = s * args.segment_length; j0 < j_end; j0 += kBlock) {
       tile[threadIdx.x] = pos[j0 + threadIdx.x];
       __syncthreads();
-#pragma unroll 8
+#pragma unroll kUnroll
       for (int k = 0; k < kBlock; ++k) {
         Real4<Real> const pj = tile[k];
 #pragma unroll
