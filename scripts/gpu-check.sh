@@ -80,6 +80,16 @@ for stage in "$@"; do
       step "fast-kernel launch-shape sweep"
       $build/kernel_sweep fp32 && $build/kernel_sweep fp64
       ;;
+    profile)
+      step "SASS and stall reasons of one fast-kernel shape"
+      cuobjdump -sass $build/kernel_sweep | awk '/Function :/ {f = /fast_forcesIfNS0_12RsqrtDefaultELi256ELi4ELi4ELi1ELb0E/} f' \
+        >"$OUT/logs/fast-sass.txt" 2>&1
+      awk '/FFMA|FMUL|FADD|MUFU|LDS|BAR|BRA|IADD|ISETP|LDG/ {print $2}' "$OUT/logs/fast-sass.txt" | sort | uniq -c | sort -rn | head -12
+      ncu --clock-control none --kernel-name regex:fast_forces --launch-count 1 \
+        --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis --section Occupancy \
+        $build/kernel_sweep one >"$OUT/logs/ncu.txt" 2>&1
+      grep -E 'Stall|Issued Warp|Eligible|No Eligible|Active Warps|Achieved Occupancy|Issue Slots Busy|Executed Ipc|Warp Cycles' "$OUT/logs/ncu.txt" | head -40
+      ;;
     validate)
       step "validate"
       for p in fp32 fp64; do for k in fast tiled naive; do

@@ -74,8 +74,8 @@ class CudaEngine final : public CudaSliceEngine {
     auto const& names = cuda_kernel_names();
     if (std::find(names.begin(), names.end(), kernel_) == names.end())
       throw InputError("--kernel " + kernel_ + ": not a GPU kernel; valid: fast, tiled, naive");
-    if (config.fp64_rsqrt != "newton" && config.fp64_rsqrt != "precise")
-      throw InputError("--fp64-rsqrt " + config.fp64_rsqrt + ": valid: newton, precise");
+    if (config.fp64_rsqrt != "newton" && config.fp64_rsqrt != "series" && config.fp64_rsqrt != "precise")
+      throw InputError("--fp64-rsqrt " + config.fp64_rsqrt + ": valid: series, newton, precise");
     block_ = config.block_size;
     if (kernel_ == "fast") {
       if (block_ != 0 && block_ != kFastBlock)
@@ -174,6 +174,7 @@ class CudaEngine final : public CudaSliceEngine {
     if (config_.slice.count == 0) return;
     if constexpr (std::is_same_v<Real, double>) {
       if (config_.fp64_rsqrt == "newton") return launch_forces<kernels::RsqrtNewtonFromFloat>();
+      if (config_.fp64_rsqrt == "series") return launch_forces<kernels::InvR3FromFloat>();
     }
     launch_forces<kernels::RsqrtHardware>();
   }
@@ -262,7 +263,10 @@ class CudaEngine final : public CudaSliceEngine {
   std::string kernel_name() const override {
     std::string name = kernel_;
     if (kernel_ != "fast") name += "/" + std::to_string(block_);
-    if (std::is_same_v<Real, double>) name += config_.fp64_rsqrt == "newton" ? " (rsqrt: fp32+Newton)" : " (rsqrt: double)";
+    if (std::is_same_v<Real, double>)
+      name += config_.fp64_rsqrt == "newton"   ? " (r^-3: fp32 seed + Newton step)"
+              : config_.fp64_rsqrt == "series" ? " (r^-3: fp32 seed + series)"
+                                               : " (r^-3: double rsqrt)";
     return name;
   }
   cudaStream_t stream() const override { return stream_.get(); }

@@ -14,16 +14,28 @@
 
 namespace nbody::sim::kernels {
 
-// 1/sqrt policies. RsqrtDefault (pair_gravity.h): rsqrtf (MUFU.RSQ) for float, CUDA's rsqrt()
-// (within 1 ulp) for double. NewtonFromFloat (double only): the fp32 hardware estimate (rel.
-// error ~2^-23) refined by one Newton-Raphson step y' = y + y/2 (1 - x y^2): rel. error ~1e-14,
-// without the long double-precision rsqrt sequence.
+// r^-3 policies. RsqrtDefault (pair_gravity.h): rsqrtf (MUFU.RSQ) for float, CUDA's rsqrt()
+// (within 1 ulp) for double. For double, the fp32 hardware estimate y0 (rel. error < 2^-22)
+// refined without a double rsqrt:
+//  - RsqrtNewtonFromFloat: one Newton-Raphson step y = y0 + y0/2 (1 - x y0^2), then y^3
+//    (7 double operations from y0 to r^-3);
+//  - InvR3FromFloat: r^-3 = y0^3 (1 - e)^(-3/2) ~ y0^3 (1 + 3e/2) with e = 1 - x y0^2, dropping
+//    15/8 e^2 < 2e-13 (6 double operations). The fp64 default.
 using RsqrtHardware = RsqrtDefault;
 struct RsqrtNewtonFromFloat {
-  __device__ static double apply(double x) {
-    double const y = static_cast<double>(rsqrtf(static_cast<float>(x)));
-    double const e = fma(-x * y, y, 1.0);
-    return fma(0.5 * y, e, y);
+  __device__ static double inv_r3(double x) {
+    double const y0 = static_cast<double>(rsqrtf(static_cast<float>(x)));
+    double const e = fma(-x * y0, y0, 1.0);
+    double const y = fma(0.5 * y0, e, y0);
+    return y * y * y;
+  }
+};
+struct InvR3FromFloat {
+  __device__ static double inv_r3(double x) {
+    double const y0 = static_cast<double>(rsqrtf(static_cast<float>(x)));
+    double const y2 = y0 * y0;
+    double const e = fma(-x, y2, 1.0);
+    return (y2 * y0) * fma(e, 1.5, 1.0);
   }
 };
 
@@ -91,10 +103,10 @@ __global__ void tiled_forces(const Real4<Real>* __restrict__ pos, ForceArgs args
 // unrolled. With gridDim.y > 1 block row y computes only segment y and writes its partial sums
 // to partial[y * count + i] (for small N, where one segment-sweep per block cannot fill the GPU);
 // reduce_partials then adds them in segment order.
-template <class Real, class Rsqrt, int kBlock, int kBodies, int kUnroll = 8, int kMinBlocks = 1>
+template <class Real, class Rsqrt, int kBlock, int kBodies, int kUnroll = 8, int kMinBlocks = 1, bool kPrefetch = false>
 __global__ void __launch_bounds__(kBlock, kMinBlocks) fast_forces(const Real4<Real>* __restrict__ pos, ForceArgs args, Real eps2,
                                                       Real4<Real>* __restrict__ out) {
-  __shared__ Real4<Real> tile[kBlock];
+  __shared__ Real4<Real> tiles[kPrefetch ? 2 : 1][kBlock];
   int const base = blockIdx.x * kBlock * kBodies + threadIdx.x;
   Real4<Real> pi[kBodies];
   Real ax[kBodies], ay[kBodies], az[kBodies];
@@ -110,17 +122,36 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks) fast_forces(const Real4<Re
     Real px[kBodies], py[kBodies], pz[kBodies];
 #pragma unroll
     for (int r = 0; r < kBodies; ++r) px[r] = py[r] = pz[r] = Real(0);
-    int const j_end = (s + 1) * args.segment_length;
-    for (int j0 = s * args.segment_length; j0 < j_end; j0 += kBlock) {
-      tile[threadIdx.x] = pos[j0 + threadIdx.x];
-      __syncthreads();
+    int const j_begin = s * args.segment_length, j_end = j_begin + args.segment_length;
+    if constexpr (kPrefetch) {
+      // Two tiles: the next tile's global load is in flight while this one is swept; one
+      // barrier per tile (it also protects the buffer the next store overwrites).
+      Real4<Real> next = pos[j_begin + threadIdx.x];
+      int buffer = 0;
+      for (int j0 = j_begin; j0 < j_end; j0 += kBlock, buffer ^= 1) {
+        tiles[buffer][threadIdx.x] = next;
+        __syncthreads();
+        if (j0 + kBlock < j_end) next = pos[j0 + kBlock + threadIdx.x];
 #pragma unroll kUnroll
-      for (int k = 0; k < kBlock; ++k) {
-        Real4<Real> const pj = tile[k];
+        for (int k = 0; k < kBlock; ++k) {
+          Real4<Real> const pj = tiles[buffer][k];
 #pragma unroll
-        for (int r = 0; r < kBodies; ++r) interact<Real, Rsqrt>(pi[r], pj, eps2, px[r], py[r], pz[r]);
+          for (int r = 0; r < kBodies; ++r) interact<Real, Rsqrt>(pi[r], pj, eps2, px[r], py[r], pz[r]);
+        }
       }
-      __syncthreads();
+      __syncthreads();  // the last tile is read before the next segment's first store
+    } else {
+      for (int j0 = j_begin; j0 < j_end; j0 += kBlock) {
+        tiles[0][threadIdx.x] = pos[j0 + threadIdx.x];
+        __syncthreads();
+#pragma unroll kUnroll
+        for (int k = 0; k < kBlock; ++k) {
+          Real4<Real> const pj = tiles[0][k];
+#pragma unroll
+          for (int r = 0; r < kBodies; ++r) interact<Real, Rsqrt>(pi[r], pj, eps2, px[r], py[r], pz[r]);
+        }
+        __syncthreads();
+      }
     }
 #pragma unroll
     for (int r = 0; r < kBodies; ++r) {

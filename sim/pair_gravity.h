@@ -24,11 +24,13 @@ NBODY_HOST_DEVICE inline double rsqrt_of(double x) {
 #endif
 }
 
-// The default 1/sqrt policy: rsqrt_of (hardware on the GPU, correctly rounded on the host).
+// The default policy for r^-3 = (r^2)^(-3/2): y = rsqrt_of(r^2) (hardware on the GPU, correctly
+// rounded on the host), then y * y * y.
 struct RsqrtDefault {
   template <class Real>
-  NBODY_HOST_DEVICE static Real apply(Real x) {
-    return rsqrt_of(x);
+  NBODY_HOST_DEVICE static Real inv_r3(Real r2) {
+    Real const y = rsqrt_of(r2);
+    return y * y * y;
   }
 };
 
@@ -41,8 +43,7 @@ template <class Real, class Rsqrt = RsqrtDefault>
 NBODY_HOST_DEVICE inline void accumulate(Real dx, Real dy, Real dz, Real mass_j, Real eps2, Real& ax, Real& ay,
                                          Real& az) {
   Real const r2 = dx * dx + (dy * dy + (dz * dz + eps2));
-  Real const inv_r = Rsqrt::apply(r2);
-  Real const s = mass_j * inv_r * inv_r * inv_r;
+  Real const s = mass_j * Rsqrt::inv_r3(r2);
   ax += s * dx;
   ay += s * dy;
   az += s * dz;
