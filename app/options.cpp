@@ -56,7 +56,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->capture_default_str();
   cli.add_option("--kernel", o.kernel, "force kernel: fast, tiled, naive (GPU); simd, reference (CPU)");
   cli.add_option("--block-size", o.block_size, "threads per block for the naive and tiled GPU kernels (default 256)");
-  cli.add_option("--fp64-rsqrt", o.fp64_rsqrt, "fp64 GPU 1/sqrt: newton (fp32 seed + Newton step) or precise")
+  cli.add_option("--fp64-rsqrt", o.fp64_rsqrt,
+                 "fp64 GPU r^-3 from the fp32 rsqrt: series (fastest), newton (one Newton step), or precise "
+                 "(double rsqrt)")
       ->capture_default_str();
   cli.add_option("--numgpus", o.numgpus, "devices to use (GPUs; with --backend cpu, host devices); default all GPUs");
   std::string gpus_text, weights_text;

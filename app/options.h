@@ -28,7 +28,7 @@ struct Options {
   std::string backend = "auto";
   std::string kernel;                      // "" = backend default
   int block_size = 0;
-  std::string fp64_rsqrt = "newton";
+  std::string fp64_rsqrt = "series";
   int numgpus = 0;                         // 0: all visible GPUs (CUDA) or 1 host device (CPU)
   std::vector<int> gpus;                   // explicit device list
   std::vector<double> weights;

@@ -29,7 +29,7 @@ struct SimulationConfig {
   sim::Precision precision = sim::Precision::fp32;
   std::string kernel;               // "" for the backend's default
   int block_size = 0;               // GPU kernels; 0 for the kernel's default
-  std::string fp64_rsqrt = "newton";  // fp64 GPU kernels: "newton" or "precise" (sim::EngineConfig)
+  std::string fp64_rsqrt = "series";  // fp64 GPU kernels: "series", "newton" or "precise" (sim::EngineConfig)
   double softening = 0.01;          // Plummer softening length
   std::vector<int> devices{0};      // CUDA ordinals; for the CPU backend only the count matters
   std::vector<double> weights;      // relative slice sizes per device; empty: equal

@@ -56,13 +56,22 @@ SegmentLayout segment_layout(std::size_t n) {
 
 namespace {
 
-constexpr int kFastBlock = 256;
 constexpr int kElementwiseBlock = 256;
 
+// Launch shape of the fast kernel, chosen by measurement (tools/kernel_sweep.cu, numbers in
+// docs/benchmarks.md): 4 bodies per thread in blocks of 256 for both precisions; fp32 with
+// unroll 8 and double-buffered tiles, fp64 with unroll 4 (its 237 registers leave no room).
+constexpr int kFastBlock = 256;
 template <class Real>
-constexpr int fast_bodies_per_thread() {
-  return std::is_same_v<Real, float> ? 4 : 2;
-}
+struct FastShape {
+  static constexpr int bodies = 4, unroll = 8;
+  static constexpr bool prefetch = true;
+};
+template <>
+struct FastShape<double> {
+  static constexpr int bodies = 4, unroll = 4;
+  static constexpr bool prefetch = false;
+};
 
 int blocks_for(std::size_t n, int block) { return int((n + std::size_t(block) - 1) / std::size_t(block)); }
 
@@ -102,7 +111,7 @@ class CudaEngine final : public CudaSliceEngine {
       throw InputError(s.str());
     }
 
-    std::size_t const fast_rows = std::size_t(kFastBlock) * fast_bodies_per_thread<Real>();
+    std::size_t const fast_rows = std::size_t(kFastBlock) * FastShape<Real>::bodies;
     int const fast_blocks = blocks_for(config.slice.count, int(fast_rows));
     split_ = kernel_ == "fast" && layout_.count > 1 && fast_blocks < 2 * multiprocessors_;
 
@@ -295,9 +304,10 @@ class CudaEngine final : public CudaSliceEngine {
           current().data(), args, eps2, acceleration_.data());
       NBODY_CHECK_LAUNCH();
     } else {
-      constexpr int kBodies = fast_bodies_per_thread<Real>();
-      dim3 const grid(blocks_for(args.count, kFastBlock * kBodies), split_ ? args.segments : 1);
-      kernels::fast_forces<Real, Rsqrt, kFastBlock, kBodies><<<grid, kFastBlock, 0, s>>>(
+      using Shape = FastShape<Real>;
+      dim3 const grid(blocks_for(args.count, kFastBlock * Shape::bodies), split_ ? args.segments : 1);
+      kernels::fast_forces<Real, Rsqrt, kFastBlock, Shape::bodies, Shape::unroll, 1, Shape::prefetch>
+          <<<grid, kFastBlock, 0, s>>>(
           current().data(), args, eps2, split_ ? partial_.data() : acceleration_.data());
       NBODY_CHECK_LAUNCH();
       if (split_) {

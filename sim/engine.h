@@ -34,9 +34,10 @@ struct EngineConfig {
   int block_size = 0;       // GPU threads per block; 0 for the kernel's default
   int device = 0;           // CUDA device ordinal (GPU engines)
   int cpu_threads = 0;      // OpenMP threads for this engine's loops; 0 for all
-  // fp64 GPU kernels: 1/sqrt as an fp32 hardware seed refined by one Newton step ("newton"),
-  // or CUDA's double rsqrt(), within 1 ulp ("precise").
-  std::string fp64_rsqrt = "newton";
+  // fp64 GPU kernels, how r^-3 is computed from r^2: from the fp32 hardware rsqrt by a
+  // first-order series ("series", fastest), by one Newton step ("newton"), or with CUDA's
+  // double rsqrt(), within 1 ulp ("precise"). See force_kernels.cuh.
+  std::string fp64_rsqrt = "series";
 };
 
 class SliceEngine {

@@ -65,14 +65,15 @@ void time_variant(const char* name, std::size_t n, int sms) {
 template <class Real, class Rsqrt>
 void sweep(const std::vector<std::size_t>& sizes, int sms) {
   for (std::size_t n : sizes) {
-    time_variant<Real, Rsqrt, 256, 4, 8, 1>("B256 R4 U8", n, sms);
-    time_variant<Real, Rsqrt, 256, 4, 4, 1>("B256 R4 U4", n, sms);
-    time_variant<Real, Rsqrt, 256, 4, 4, 1, true>("B256 R4 U4 prefetch", n, sms);
-    time_variant<Real, Rsqrt, 256, 4, 8, 1, true>("B256 R4 U8 prefetch", n, sms);
-    time_variant<Real, Rsqrt, 128, 4, 4, 1, true>("B128 R4 U4 prefetch", n, sms);
-    time_variant<Real, Rsqrt, 256, 2, 16, 1, true>("B256 R2 U16 prefetch", n, sms);
-    time_variant<Real, Rsqrt, 256, 4, 4, 2, true>("B256 R4 U4 M2 prefetch", n, sms);
-    time_variant<Real, Rsqrt, 256, 2, 16, 3>("B256 R2 U16 M3", n, sms);
+    time_variant<Real, Rsqrt, 256, 4, 8, 1, true>("B256 R4 U8 P", n, sms);
+    time_variant<Real, Rsqrt, 256, 4, 4, 3, true>("B256 R4 U4 M3 P", n, sms);
+    time_variant<Real, Rsqrt, 256, 4, 8, 3, true>("B256 R4 U8 M3 P", n, sms);
+    time_variant<Real, Rsqrt, 128, 4, 8, 6, true>("B128 R4 U8 M6 P", n, sms);
+    time_variant<Real, Rsqrt, 256, 3, 8, 3, true>("B256 R3 U8 M3 P", n, sms);
+    time_variant<Real, Rsqrt, 256, 4, 8, 4, true>("B256 R4 U8 M4 P", n, sms);
+    time_variant<Real, Rsqrt, 256, 2, 16, 4, true>("B256 R2 U16 M4 P", n, sms);
+    time_variant<Real, Rsqrt, 128, 8, 4, 4, true>("B128 R8 U4 M4 P", n, sms);
+    time_variant<Real, Rsqrt, 64, 4, 8, 12, true>("B64 R4 U8 M12 P", n, sms);
   }
 }
 
@@ -88,10 +89,11 @@ int main(int argc, char** argv) {
   } else if (precision == "fp32") {
     sweep<float, kernels::RsqrtHardware>({16384, 65536, 1u << 20}, p.multiProcessorCount);
   } else {
-    std::printf("-- r^-3: one Newton step, then cubed\n");
-    sweep<double, kernels::RsqrtNewtonFromFloat>({262144}, p.multiProcessorCount);
     std::printf("-- r^-3: y0^3 (1 + 3e/2)\n");
-    sweep<double, kernels::InvR3FromFloat>({65536, 262144}, p.multiProcessorCount);
+    time_variant<double, kernels::InvR3FromFloat, 256, 4, 4, 1>("B256 R4 U4", 262144, p.multiProcessorCount);
+    time_variant<double, kernels::InvR3FromFloat, 256, 4, 4, 1, true>("B256 R4 U4 P", 262144, p.multiProcessorCount);
+    time_variant<double, kernels::InvR3FromFloat, 128, 4, 4, 1>("B128 R4 U4", 262144, p.multiProcessorCount);
+    time_variant<double, kernels::InvR3FromFloat, 256, 4, 4, 1>("B256 R4 U4", 65536, p.multiProcessorCount);
   }
   return 0;
 }
