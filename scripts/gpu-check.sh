@@ -90,6 +90,26 @@ for stage in "$@"; do
         $build/kernel_sweep one >"$OUT/logs/ncu.txt" 2>&1
       grep -E 'Stall|Issued Warp|Eligible|No Eligible|Active Warps|Achieved Occupancy|Issue Slots Busy|Executed Ipc|Warp Cycles' "$OUT/logs/ncu.txt" | head -40
       ;;
+    multigpu)
+      gpus=$(nvidia-smi -L | wc -l)
+      step "multi-GPU tests on $gpus GPUs (ctest -L multigpu)"
+      (cd $build && ctest -L multigpu --output-on-failure >"$OUT/ctest-multigpu.log" 2>&1) || status=1
+      grep -E 'tests passed|Failed|Failure' "$OUT/ctest-multigpu.log" | head
+      step "compute-sanitizer over the peer and staged exchanges"
+      for x in peer staged; do
+        compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies 5000 --steps 4 \
+          --numgpus $gpus --exchange $x --threading workers -q >"$OUT/logs/sanitizer-$x.log" 2>&1
+        echo "memcheck, $x exchange, $gpus GPUs, workers: exit $? $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-$x.log")"
+      done
+      step "devices and the threading comparison"
+      $nbody --devices
+      $nbody --backend cuda --compare-threading --numgpus $gpus --bodies 65536,262144,1048576 --steps 10 -q \
+        --csv "$OUT/logs/compare.csv" --json "$OUT/logs/compare.json" || status=1
+      for x in peer staged; do
+        $nbody --backend cuda --benchmark --numgpus $gpus --bodies 1048576 --exchange $x --threading workers | \
+          grep -E 'backend|step time|per device|interactions'
+      done
+      ;;
     validate)
       step "validate"
       for p in fp32 fp64; do for k in fast tiled naive; do
