@@ -329,7 +329,8 @@ class CudaEngine final : public CudaSliceEngine {
     double const slots = double(std::max(1, per_sm) * multiprocessors_);
     auto fill = [&](double blocks) { return blocks / (std::ceil(blocks / slots) * slots); };
     double const whole = double(blocks_for(config_.slice.count, kFastBlock * FastShape<Real>::bodies));
-    return fill(whole * double(layout_.count)) > fill(whole);
+    // On a tie split too: many short blocks also even out SMs that would hold one block or two.
+    return fill(whole * double(layout_.count)) >= fill(whole);
   }
 
   DeviceBuffer<Real4<Real>>& current() { return positions_[current_]; }
