@@ -63,15 +63,13 @@ void SimdForces::accelerations(std::size_t begin, std::size_t count, float eps2,
     for (std::size_t k = 0; k < I; ++k) {
       std::size_t const i = i0 + k;
       if (i < begin || i >= begin + count) continue;
-      // Fixed pairwise reduction of the lanes: 8 -> 4 -> 2 -> 1.
-      for (std::size_t width = W / 2; width > 0; width /= 2) {
-        for (std::size_t l = 0; l < width; ++l) {
-          ax[k][l] += ax[k][l + width];
-          ay[k][l] += ay[k][l + width];
-          az[k][l] += az[k][l + width];
-        }
+      float sx = 0.0f, sy = 0.0f, sz = 0.0f;  // lanes in a fixed order
+      for (std::size_t l = 0; l < W; ++l) {
+        sx += ax[k][l];
+        sy += ay[k][l];
+        sz += az[k][l];
       }
-      acc[i - begin] = {ax[k][0], ay[k][0], az[k][0]};
+      acc[i - begin] = {sx, sy, sz};
     }
   }
 }
