@@ -20,13 +20,13 @@ int dispatch(nbody::app::Options& o) {
   using nbody::app::Mode;
   switch (o.mode) {
     case Mode::automatic:
-      if (display_available() && !o.quiet)
-        std::cerr << "notice: the viewer is not part of this version yet; running the headless benchmark\n";
-      else if (!o.quiet)
-        std::cerr << "notice: no display (DISPLAY/WAYLAND_DISPLAY unset); running the headless benchmark\n";
+      if (display_available() && nbody::app::viewer_available()) return nbody::app::run_viewer(o);
+      if (!o.quiet)
+        std::cerr << (display_available() ? "notice: this nbody was built without the viewer; running the headless benchmark\n"
+                                          : "notice: no display (DISPLAY/WAYLAND_DISPLAY unset); running the headless benchmark\n");
       return nbody::app::run_benchmark(o);
     case Mode::viewer:
-      throw nbody::InputError("--viewer: the viewer is not part of this version yet; use --run or --benchmark");
+      return nbody::app::run_viewer(o);
     case Mode::run:
       return nbody::app::run_simulation(o);
     case Mode::benchmark:

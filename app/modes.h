@@ -10,6 +10,8 @@ int run_benchmark(const Options& options);      // --benchmark
 int run_validate(const Options& options);       // --validate
 int run_devices(const Options& options);        // --devices
 int run_compare_threading(const Options& options);  // --compare-threading
+int run_viewer(const Options& options);         // --viewer, --offscreen (app/viewer.cpp)
+bool viewer_available();                        // built with the viewer's libraries
 
 // Set by SIGINT/SIGTERM; long runs stop at the next chunk boundary and save their state.
 bool interrupted();

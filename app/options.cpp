@@ -11,6 +11,11 @@
 #include "sim/scenarios.h"
 
 namespace nbody::app {
+
+const char* const kViewerKeys =
+    "space pause/resume, n single step, r reset, c colour mode, f fit to view, p screenshot,\n"
+    "  h hide/show HUD, F11 fullscreen, Esc quit; left drag orbit, right/middle drag pan, wheel zoom.";
+
 namespace {
 
 std::string join(const std::vector<std::string>& v) {
@@ -78,6 +83,23 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--tolerance", o.tolerance, "--validate: relative L2 error allowed (default 1e-5 fp32, 1e-12 fp64)");
   cli.add_flag("--quiet,-q", o.quiet, "print only results and errors");
 
+  auto* view = cli.add_option_group("Viewer", "the interactive viewer and its headless uses");
+  view->add_flag("--offscreen", o.offscreen, "render without a window through EGL (GPU servers); implies --viewer");
+  view->add_option("--screenshot", o.screenshot, "write a PNG after --frames frames, then exit");
+  view->add_option("--frames", o.frames, "frames to run before exiting (with --screenshot: default 1)");
+  view->add_option("--frames-dir", o.frames_dir, "write every frame as DIR/frame_00000.png (for movies)");
+  view->add_flag("--paused", o.paused, "start paused");
+  view->add_option("--width", o.width, "window or image width in pixels")->capture_default_str();
+  view->add_option("--height", o.height, "window or image height in pixels")->capture_default_str();
+  view->add_option("--color", o.color, "colour by: speed, type (and mass), device")->capture_default_str();
+  view->add_option("--point-size", o.point_size, "sprite size in pixels at the initial viewing distance")->capture_default_str();
+  view->add_option("--brightness", o.brightness, "sprite brightness")->capture_default_str();
+  view->add_flag("!--no-hud", o.hud, "hide the heads-up display");
+  view->add_option("--interop", o.interop, "positions into GL: auto, on (CUDA-GL interop or fail), off (host upload)")
+      ->capture_default_str();
+  view->add_option("--steps-per-frame", o.steps_per_frame, "simulation steps per frame")->capture_default_str();
+  cli.footer(std::string("Viewer keys: ") + kViewerKeys);
+
   try {
     cli.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -98,6 +120,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (devices) o.mode = Mode::devices;
   if (compare) o.mode = Mode::compare_threading;
   if (o.mode == Mode::automatic && !o.save.empty()) o.mode = Mode::run;
+  bool const viewer_output = o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || cli.count("--frames");
+  if (viewer_output && o.mode != Mode::automatic && o.mode != Mode::viewer)
+    throw InputError("--offscreen, --screenshot, --frames and --frames-dir belong to the viewer");
+  if (viewer_output) o.mode = Mode::viewer;
   o.bodies_given = cli.count("--bodies") > 0;
 
   // Comma lists, checked element by element so the message names the bad element.
@@ -177,6 +203,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
   require(o.tolerance >= 0, "--tolerance " + num(o.tolerance) + ": must be >= 0");
   require(o.gpus.empty() || cli.count("--numgpus") == 0 || int(o.gpus.size()) == o.numgpus,
           "--numgpus " + std::to_string(o.numgpus) + " and --gpus " + gpus_text + " disagree; give one of them");
+  require(o.width >= 16 && o.width <= 16384 && o.height >= 16 && o.height <= 16384,
+          "--width/--height " + std::to_string(o.width) + "x" + std::to_string(o.height) + ": each must be 16..16384");
+  require(o.color == "speed" || o.color == "type" || o.color == "device", "--color " + o.color + ": valid: speed, type, device");
+  require(o.interop == "auto" || o.interop == "on" || o.interop == "off", "--interop " + o.interop + ": valid: auto, on, off");
+  require(o.point_size > 0 && o.brightness > 0, "--point-size and --brightness must be > 0");
+  require(o.steps_per_frame >= 1, "--steps-per-frame " + std::to_string(o.steps_per_frame) + ": must be >= 1");
   if (!o.load.empty() && cli.count("--scenario"))
     throw InputError("--load and --scenario both given; the snapshot replaces the scenario");
   return o;

@@ -44,7 +44,22 @@ struct Options {
   std::string csv;
   double tolerance = 0.0;                  // --validate: 0 = precision default
   bool quiet = false;
+  // Viewer.
+  bool offscreen = false;                  // EGL, no window system
+  std::string screenshot;                  // write this PNG after --frames frames, then exit
+  std::uint64_t frames = 0;                // 0: run until closed (window) / 1 (offscreen)
+  std::string frames_dir;                  // one PNG per frame
+  bool paused = false;
+  int width = 1280, height = 800;
+  std::string color = "speed";
+  double point_size = 8.0, brightness = 0.6;
+  bool hud = true;
+  std::string interop = "auto";            // positions into GL: auto, on (required), off (host upload)
+  int steps_per_frame = 1;
 };
+
+// The viewer's keys, as --help and the HUD list them.
+extern const char* const kViewerKeys;
 
 // Parses argv. Returns the options, or std::nullopt after printing --help/--version (exit 0).
 // Throws InputError (one line naming the bad value and what is allowed) for bad input.

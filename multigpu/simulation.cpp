@@ -140,6 +140,12 @@ std::vector<std::vector<double>> Simulation::step_times_ms() {
   return t;
 }
 
+const void* Simulation::current_positions(int d) const {
+  return engines_.at(std::size_t(d))->positions_buffer(int(steps_done_ & 1));
+}
+
+std::size_t Simulation::bytes_per_body() const { return engines_.front()->bytes_per_body(); }
+
 std::string Simulation::kernel_name() const { return engines_.front()->kernel_name(); }
 
 std::string Simulation::describe() const {

@@ -62,6 +62,11 @@ class Simulation {
   void start_timing(std::size_t steps);
   std::vector<std::vector<double>> step_times_ms();
 
+  // Device (or host) memory of engine d's current positions, all N bodies as Real4 in the run's
+  // precision; valid until the next advance. For the viewer's CUDA-GL interop.
+  const void* current_positions(int d) const;
+  std::size_t bytes_per_body() const;
+
   double time() const { return time_; }
   std::uint64_t steps_done() const { return steps_done_; }
   std::size_t bodies() const { return bodies_; }

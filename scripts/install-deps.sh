@@ -9,6 +9,10 @@ packages=(
   libcli11-dev                       # command-line parsing
   nlohmann-json3-dev                 # JSON output (--json)
   libgtest-dev                       # unit tests (GoogleTest)
+  libglfw3-dev libglew-dev libglm-dev # viewer: window and input, GL loader, camera maths
+  libimgui-dev libstb-dev            # viewer: HUD widgets (Dear ImGui), PNG screenshots (stb_image_write)
+  libgl-dev libegl-dev               # viewer: OpenGL and EGL headers
+  xvfb xauth libgl1-mesa-dri         # viewer tests: a real X server in memory, Mesa's software GL
 )
 
 missing=()

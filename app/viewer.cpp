@@ -1,0 +1,337 @@
+// app/viewer.cpp - the viewer's main loop: a Simulation drawn through render/ (window or EGL).
+#include "app/modes.h"
+
+#ifdef NBODY_HAVE_VIEWER
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <memory>
+
+#include "app/setup.h"
+#include "multigpu/simulation.h"
+#include "render/body_renderer.h"
+#include "render/camera.h"
+#include "render/colors.h"
+#include "render/cuda_gl_interop.h"
+#include "render/hud.h"
+#include "render/screenshot.h"
+#include "render/surface.h"
+#include "sim/cuda_engine.h"
+#include "sim/errors.h"
+#include "sim/scenarios.h"
+
+namespace nbody::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+bool display_present() {
+  char const* x = std::getenv("DISPLAY");
+  char const* w = std::getenv("WAYLAND_DISPLAY");
+  return (x && *x) || (w && *w);
+}
+
+std::string timestamped_png() {
+  char buf[64];
+  std::time_t const now = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "nbody-%Y%m%d-%H%M%S.png", std::localtime(&now));
+  return buf;
+}
+
+class Viewer {
+ public:
+  explicit Viewer(const Options& o) : options_(o) {
+    if (!o.offscreen && !display_present())
+      throw InputError("--viewer: no display (DISPLAY and WAYLAND_DISPLAY are unset); use --offscreen for EGL "
+                       "rendering, or --benchmark");
+    if (!o.frames_dir.empty()) {
+      struct stat st {};
+      if (stat(o.frames_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw InputError("--frames-dir " + o.frames_dir + ": not an existing directory");
+    }
+    setup_ = make_setup(o, o.bodies.front());
+    surface_ = o.offscreen ? render::open_offscreen(o.width, o.height) : render::open_window(o.width, o.height, "nbody");
+    renderer_ = std::make_unique<render::BodyRenderer>();
+    hud_ = std::make_unique<render::Hud>(surface_->glfw_window());
+    controls_.dt = float(setup_.program.dt);
+    controls_.softening = float(o.softening);
+    controls_.point_size = float(o.point_size);
+    controls_.brightness = float(o.brightness);
+    controls_.color = render::parse_color_mode(o.color);
+    controls_.paused = o.paused;
+    controls_.hidden = !o.hud;
+    controls_.steps_per_frame = o.steps_per_frame;
+    controls_.threading = setup_.config.threading == multigpu::Threading::workers ? 1 : 0;
+    controls_.devices = int(setup_.config.devices.size());
+    auto const& names = sim::scenario_names();
+    for (std::size_t k = 0; k < names.size(); ++k)
+      if (names[k] == o.scenario) controls_.scenario = int(k);
+    scenarios_ = names;
+    if (!o.load.empty()) scenarios_.insert(scenarios_.begin(), "file: " + o.load), controls_.scenario = 0;
+    if (setup_.config.backend == multigpu::Backend::cuda) max_devices_ = int(sim::cuda_devices().size());
+    if (!o.quiet) std::cerr << "viewer: " << surface_->describe() << ", " << render::gl_description() << "\n";
+    start(setup_.bodies);
+  }
+
+  int run() {
+    std::uint64_t const frames = options_.frames ? options_.frames : (options_.offscreen || !options_.screenshot.empty() ? 1 : 0);
+    auto last = Clock::now();
+    for (std::uint64_t frame = 0; frames == 0 || frame < frames; ++frame) {
+      if (surface_->should_close() || quit_ || interrupted()) break;
+      float const frame_seconds = float(ms_since(last) * 1e-3);
+      last = Clock::now();
+      handle_input(surface_->poll());
+      apply_controls();
+      step();
+      auto const r0 = Clock::now();
+      draw(frame_seconds);
+      std::string const shot = next_screenshot(frame, frames);
+      if (!shot.empty()) render::write_png(shot, render::read_pixels(surface_->width(), surface_->height()),
+                                           surface_->width(), surface_->height());
+      stats_.render_ms = 0.9 * stats_.render_ms + 0.1 * ms_since(r0);
+      surface_->present();
+      stats_.fps = 0.9 * stats_.fps + 0.1 * (frame_seconds > 0 ? 1.0 / frame_seconds : 0.0);
+    }
+    if (!options_.screenshot.empty() && !options_.quiet) std::cerr << "viewer: wrote " << options_.screenshot << "\n";
+    return 0;
+  }
+
+ private:
+  void start(const sim::BodySet& bodies) {
+    sim_ = std::make_unique<multigpu::Simulation>(bodies, setup_.program, setup_.config);
+    types_ = bodies.type;
+    camera_.fit(bodies.pos_mass);
+    e0_ = 0;
+    energy_known_ = false;
+    frames_since_energy_ = 1 << 20;
+    colors_dirty_ = true;
+    choose_upload_path();
+    stats_.bodies = sim_->bodies();
+    stats_.backend = multigpu::to_string(setup_.config.backend);
+    stats_.kernel = sim_->kernel_name();
+    stats_.precision = sim::to_string(setup_.config.precision);
+    stats_.devices = std::to_string(setup_.config.devices.size());
+    stats_.threading = multigpu::to_string(setup_.config.threading);
+    stats_.help = kViewerKeys;
+  }
+
+  // CUDA-GL interop where the run is on a GPU in fp32 and the GL context shares with CUDA; host
+  // upload otherwise, said once in the log and always in the HUD.
+  void choose_upload_path() {
+    interop_.reset();
+    bool const possible = setup_.config.backend == multigpu::Backend::cuda &&
+                          setup_.config.precision == sim::Precision::fp32 && options_.interop != "off";
+    std::string why;
+    if (possible) {
+      try {
+        renderer_->resize(sim_->bodies());
+        interop_ = std::make_unique<render::CudaGlInterop>(renderer_->position_buffer(), setup_.config.devices.front());
+        stats_.upload = "CUDA-GL interop (GPU " + std::to_string(setup_.config.devices.front()) + ")";
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+    } else {
+      why = options_.interop == "off" ? "--interop off"
+            : setup_.config.backend == multigpu::Backend::cpu ? "CPU backend"
+                                                              : "fp64 positions";
+    }
+    if (!interop_) {
+      if (options_.interop == "on") throw RuntimeFailure("--interop on: CUDA-GL interop unavailable: " + why);
+      stats_.upload = "host upload (" + why + ")";
+    }
+    if (!options_.quiet && stats_.upload != announced_) std::cerr << "viewer: positions to GL by " << stats_.upload << "\n";
+    announced_ = stats_.upload;
+  }
+
+  void handle_input(const render::Input& in) {
+    if (in.escape) quit_ = true;
+    if (in.toggle_fullscreen) surface_->set_fullscreen(fullscreen_ = !fullscreen_);
+    if (!hud_->wants_keyboard()) {
+      for (char key : in.keys) {
+        switch (key) {
+          case ' ': controls_.paused = !controls_.paused; break;
+          case 'n': controls_.step_once = true; break;
+          case 'r': controls_.reset = true; break;
+          case 'c': controls_.color = render::next(controls_.color); break;
+          case 'f': camera_.fit(sim_->state().pos_mass); break;
+          case 'p': screenshot_requested_ = true; break;
+          case 'h': controls_.hidden = !controls_.hidden; break;
+          default: break;
+        }
+      }
+    }
+    if (!hud_->wants_mouse()) {
+      camera_.orbit(in.orbit_dx, in.orbit_dy);
+      camera_.pan(in.pan_dx, in.pan_dy, float(surface_->height()));
+      camera_.zoom(in.scroll);
+    }
+  }
+
+  // Live changes: rebuild the simulation from its current state (dt, softening, threading,
+  // device count), or restart a scenario (reset).
+  void apply_controls() {
+    if (controls_.color != shown_color_) colors_dirty_ = true;
+    surface_->set_vsync(controls_.vsync);
+    if (controls_.reset) {
+      controls_.reset = false;
+      Options o = options_;
+      bool const from_file = !options_.load.empty() && controls_.scenario == 0;
+      if (!from_file) {
+        o.load.clear();
+        o.scenario = scenarios_[std::size_t(controls_.scenario)];
+      }
+      o.dt = controls_.dt;
+      o.softening = controls_.softening;
+      setup_ = make_setup(o, o.bodies.front());
+      apply_device_controls();
+      start(setup_.bodies);
+    } else if (controls_.apply) {
+      controls_.apply = false;
+      sim::BodySet const state = sim_->state();
+      setup_.program = sim::make_step_program({setup_.program.integrator, double(controls_.dt), options_.damping});
+      setup_.config.softening = controls_.softening;
+      apply_device_controls();
+      auto const camera = camera_;
+      start(state);
+      camera_ = camera;  // a settings change keeps the view
+    }
+  }
+
+  void apply_device_controls() {
+    setup_.config.threading = controls_.threading ? multigpu::Threading::workers : multigpu::Threading::single;
+    if (setup_.config.backend == multigpu::Backend::cuda && controls_.devices >= 1 && controls_.devices <= max_devices_) {
+      setup_.config.devices.clear();
+      for (int d = 0; d < controls_.devices; ++d) setup_.config.devices.push_back(d);
+      setup_.config.weights.clear();
+    }
+  }
+
+  void step() {
+    if (controls_.paused && !controls_.step_once) return;
+    std::uint64_t const n = controls_.step_once ? 1 : std::uint64_t(controls_.steps_per_frame);
+    controls_.step_once = false;
+    auto const t0 = Clock::now();
+    sim_->advance(n);
+    sim_->synchronize();
+    double const per_step = ms_since(t0) / double(n);
+    stats_.step_ms = stats_.step_ms == 0 ? per_step : 0.8 * stats_.step_ms + 0.2 * per_step;
+    double const bodies = double(sim_->bodies());
+    stats_.interactions_per_s = bodies * bodies / (stats_.step_ms * 1e-3);
+    colors_dirty_ = colors_dirty_ || controls_.color == render::ColorMode::speed;
+  }
+
+  void draw(float frame_seconds) {
+    // The energy needs an O(N^2) pass: about once a second on a GPU, rarely on a CPU.
+    int const energy_every = setup_.config.backend == multigpu::Backend::cuda ? 60 : 600;
+    if (++frames_since_energy_ >= energy_every && sim_->bodies() <= (1u << 20)) {
+      frames_since_energy_ = 0;
+      double const e = sim_->diagnostics().total();
+      if (!energy_known_) e0_ = e, energy_known_ = true;
+      stats_.energy_error = sim::relative_energy_error(e, e0_);
+    }
+    stats_.energy_known = energy_known_;
+    stats_.time = sim_->time();
+    upload_bodies();
+    glViewport(0, 0, surface_->width(), surface_->height());
+    glClearColor(0.0f, 0.0f, 0.02f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    float const aspect = float(surface_->width()) / float(std::max(1, surface_->height()));
+    renderer_->draw(camera_.view(), camera_.projection(aspect), controls_.point_size, camera_.fitted_distance(),
+                    controls_.brightness);
+    hud_->draw(stats_, controls_, scenarios_, max_devices_, surface_->width(), surface_->height(), frame_seconds);
+  }
+
+  void upload_bodies() {
+    std::size_t const n = sim_->bodies();
+    sim::BodySet state;
+    bool const need_state = !interop_ || colors_dirty_;
+    if (need_state) state = sim_->state();
+    if (interop_) {
+      interop_->copy_from_device(sim_->current_positions(0), n * sim_->bytes_per_body());
+    } else {
+      positions_.resize(4 * n);
+      for (std::size_t i = 0; i < n; ++i) {
+        positions_[4 * i] = float(state.pos_mass[i].x);
+        positions_[4 * i + 1] = float(state.pos_mass[i].y);
+        positions_[4 * i + 2] = float(state.pos_mass[i].z);
+        positions_[4 * i + 3] = float(state.pos_mass[i].w);
+      }
+      renderer_->upload_positions(positions_.data(), n);
+    }
+    if (colors_dirty_) {
+      render::compute_colors(controls_.color, state, sim_->slices(), colors_);
+      renderer_->upload_colors(colors_);
+      shown_color_ = controls_.color;
+      colors_dirty_ = false;
+    }
+  }
+
+  std::string next_screenshot(std::uint64_t frame, std::uint64_t frames) {
+    if (!options_.frames_dir.empty()) {
+      char name[32];
+      std::snprintf(name, sizeof name, "/frame_%05llu.png", (unsigned long long)frame);
+      if (!options_.screenshot.empty() && frame + 1 == frames) return options_.screenshot;  // both wanted: last one
+      return options_.frames_dir + name;
+    }
+    if (!options_.screenshot.empty() && frame + 1 == frames) return options_.screenshot;
+    if (screenshot_requested_) {
+      screenshot_requested_ = false;
+      std::string const name = timestamped_png();
+      std::cerr << "viewer: screenshot " << name << "\n";
+      return name;
+    }
+    return "";
+  }
+
+  Options options_;
+  Setup setup_;
+  std::unique_ptr<render::Surface> surface_;
+  std::unique_ptr<render::BodyRenderer> renderer_;
+  std::unique_ptr<render::Hud> hud_;
+  std::unique_ptr<render::CudaGlInterop> interop_;
+  std::unique_ptr<multigpu::Simulation> sim_;
+  render::OrbitCamera camera_;
+  render::HudControls controls_;
+  render::HudStats stats_;
+  std::vector<std::string> scenarios_;
+  std::vector<sim::BodyType> types_;
+  std::vector<float> positions_;
+  std::vector<render::Rgba> colors_;
+  render::ColorMode shown_color_ = render::ColorMode::speed;
+  std::string announced_;
+  int max_devices_ = 1;
+  double e0_ = 0;
+  bool energy_known_ = false;
+  int frames_since_energy_ = 0;
+  bool colors_dirty_ = true, screenshot_requested_ = false, quit_ = false, fullscreen_ = false;
+};
+
+}  // namespace
+
+bool viewer_available() { return true; }
+
+int run_viewer(const Options& options) {
+  Viewer viewer(options);
+  return viewer.run();
+}
+
+}  // namespace nbody::app
+
+#else  // built without the viewer's libraries
+
+#include "sim/errors.h"
+
+namespace nbody::app {
+bool viewer_available() { return false; }
+int run_viewer(const Options&) {
+  throw InputError("--viewer: this nbody was built without the viewer (GLFW, GLEW, GLM, Dear ImGui and stb were "
+                   "not found); install them (scripts/install-deps.sh) and rebuild");
+}
+}  // namespace nbody::app
+
+#endif

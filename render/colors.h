@@ -1,0 +1,29 @@
+// render/colors.h - how bodies are coloured (GL-free): by speed, by type and mass, by owning device.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "sim/body_set.h"
+#include "sim/engine.h"
+
+namespace nbody::render {
+
+enum class ColorMode { speed, type, device };
+ColorMode next(ColorMode m);
+std::string to_string(ColorMode m);
+ColorMode parse_color_mode(const std::string& name);  // throws InputError naming the valid ones
+
+using Rgba = std::array<float, 4>;
+
+// Speed colour map for t in [0, 1]: deep blue (slow) through white to orange (fast).
+Rgba speed_color(float t);
+
+// One colour per body. Speeds are normalised by the 95th percentile speed; types: dark matter
+// dim violet, stars warm white (lighter stars a little bluer), gas cyan; devices: a distinct hue
+// per slice, so the partition is visible.
+void compute_colors(ColorMode mode, const sim::BodySet& bodies, const std::vector<sim::Slice>& slices,
+                    std::vector<Rgba>& out);
+
+}  // namespace nbody::render

@@ -1,0 +1,143 @@
+// render/glfw_surface.cpp - the platform side of the viewer: GLFW window, context and input.
+#include <GL/glew.h>
+#include <GLFW/glfw3.h>
+
+#include <cmath>
+#include <string>
+
+#include "render/surface.h"
+#include "sim/errors.h"
+
+namespace nbody::render {
+namespace {
+
+struct Pointer {
+  double x = 0, y = 0;
+  bool left = false, pan = false;
+  Input pending;
+};
+
+class GlfwSurface final : public Surface {
+ public:
+  GlfwSurface(int width, int height, const std::string& title) {
+    glfwSetErrorCallback([](int, const char* text) { last_error() = text; });
+    if (!glfwInit()) throw RuntimeFailure("cannot start GLFW: " + last_error());
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+    window_ = glfwCreateWindow(width, height, title.c_str(), nullptr, nullptr);
+    if (!window_) {
+      glfwTerminate();
+      throw RuntimeFailure("cannot open a window with an OpenGL 3.3 core context: " + last_error());
+    }
+    glfwMakeContextCurrent(window_);
+    glewExperimental = GL_TRUE;
+    GLenum const status = glewInit();
+    (void)glGetError();  // GLEW's probe on core profiles leaves an INVALID_ENUM behind
+    if (status != GLEW_OK) {
+      std::string const why = reinterpret_cast<const char*>(glewGetErrorString(status));
+      glfwDestroyWindow(window_);
+      glfwTerminate();
+      throw RuntimeFailure("cannot load OpenGL functions (GLEW): " + why);
+    }
+    glfwSwapInterval(1);
+    glfwSetWindowUserPointer(window_, &pointer_);
+    glfwSetCharCallback(window_, [](GLFWwindow* w, unsigned int c) {
+      if (c < 128) static_cast<Pointer*>(glfwGetWindowUserPointer(w))->pending.keys += char(c);
+    });
+    glfwSetKeyCallback(window_, [](GLFWwindow* w, int key, int, int action, int) {
+      auto& p = *static_cast<Pointer*>(glfwGetWindowUserPointer(w));
+      if (action != GLFW_PRESS) return;
+      if (key == GLFW_KEY_ESCAPE) p.pending.escape = true;
+      if (key == GLFW_KEY_F11) p.pending.toggle_fullscreen = true;
+    });
+    glfwSetScrollCallback(window_, [](GLFWwindow* w, double, double dy) {
+      static_cast<Pointer*>(glfwGetWindowUserPointer(w))->pending.scroll += float(dy);
+    });
+  }
+
+  ~GlfwSurface() override {
+    glfwDestroyWindow(window_);
+    glfwTerminate();
+  }
+
+  int width() const override {
+    int w = 0, h = 0;
+    glfwGetFramebufferSize(window_, &w, &h);
+    return w;
+  }
+  int height() const override {
+    int w = 0, h = 0;
+    glfwGetFramebufferSize(window_, &w, &h);
+    return h;
+  }
+  bool should_close() const override { return glfwWindowShouldClose(window_); }
+
+  Input poll() override {
+    glfwPollEvents();
+    double x = 0, y = 0;
+    glfwGetCursorPos(window_, &x, &y);
+    bool const left = glfwGetMouseButton(window_, GLFW_MOUSE_BUTTON_LEFT) == GLFW_PRESS;
+    bool const pan = glfwGetMouseButton(window_, GLFW_MOUSE_BUTTON_RIGHT) == GLFW_PRESS ||
+                     glfwGetMouseButton(window_, GLFW_MOUSE_BUTTON_MIDDLE) == GLFW_PRESS;
+    if (left && pointer_.left) {
+      pointer_.pending.orbit_dx += float(x - pointer_.x);
+      pointer_.pending.orbit_dy += float(y - pointer_.y);
+    }
+    if (pan && pointer_.pan) {
+      pointer_.pending.pan_dx += float(x - pointer_.x);
+      pointer_.pending.pan_dy += float(y - pointer_.y);
+    }
+    pointer_.x = x;
+    pointer_.y = y;
+    pointer_.left = left;
+    pointer_.pan = pan;
+    Input in = pointer_.pending;
+    pointer_.pending = Input{};
+    return in;
+  }
+
+  void present() override { glfwSwapBuffers(window_); }
+  void set_vsync(bool on) override { glfwSwapInterval(on ? 1 : 0); }
+
+  void set_fullscreen(bool on) override {
+    GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+    if (on && monitor) {
+      glfwGetWindowPos(window_, &saved_x_, &saved_y_);
+      glfwGetWindowSize(window_, &saved_w_, &saved_h_);
+      GLFWvidmode const* mode = glfwGetVideoMode(monitor);
+      glfwSetWindowMonitor(window_, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+    } else if (!on) {
+      glfwSetWindowMonitor(window_, nullptr, saved_x_, saved_y_, saved_w_, saved_h_, 0);
+    }
+  }
+
+  GLFWwindow* glfw_window() override { return window_; }
+  std::string describe() const override { return "GLFW window"; }
+
+ private:
+  static std::string& last_error() {
+    static std::string e = "unknown error";
+    return e;
+  }
+  GLFWwindow* window_ = nullptr;
+  Pointer pointer_;
+  int saved_x_ = 100, saved_y_ = 100, saved_w_ = 1280, saved_h_ = 800;
+};
+
+}  // namespace
+
+std::unique_ptr<Surface> open_window(int width, int height, const std::string& title) {
+  return std::make_unique<GlfwSurface>(width, height, title);
+}
+
+std::string gl_description() {
+  auto str = [](GLenum e) {
+    auto const* s = glGetString(e);
+    return s ? std::string(reinterpret_cast<const char*>(s)) : std::string("?");
+  };
+  return str(GL_RENDERER) + ", OpenGL " + str(GL_VERSION);
+}
+
+}  // namespace nbody::render

@@ -1,0 +1,45 @@
+// render/surface.h - where frames go: a GLFW window on a display, or an EGL pbuffer with no
+// window system at all (GPU servers). Both own a current OpenGL 3.3+ core context.
+#pragma once
+
+#include <memory>
+#include <string>
+
+struct GLFWwindow;
+
+namespace nbody::render {
+
+// Input gathered between two polls (platform side; the renderer never sees GLFW).
+struct Input {
+  std::string keys;              // characters typed: ' ', 'n', 'r', 'c', 'f', 'p', 'h'
+  bool escape = false;
+  float orbit_dx = 0, orbit_dy = 0;  // left drag, pixels
+  float pan_dx = 0, pan_dy = 0;      // right or middle drag, pixels
+  float scroll = 0;                  // wheel steps
+  bool toggle_fullscreen = false;    // F11
+};
+
+class Surface {
+ public:
+  virtual ~Surface() = default;
+  virtual int width() const = 0;   // framebuffer size in pixels
+  virtual int height() const = 0;
+  virtual bool should_close() const = 0;
+  virtual Input poll() = 0;
+  virtual void present() = 0;
+  virtual void set_vsync(bool on) = 0;
+  virtual void set_fullscreen(bool on) = 0;
+  virtual GLFWwindow* glfw_window() { return nullptr; }  // for the HUD's input backend
+  virtual std::string describe() const = 0;              // "GLFW window" / "EGL pbuffer (device ...)"
+};
+
+// A resizable window; throws RuntimeFailure when GLFW or the GL context cannot start.
+std::unique_ptr<Surface> open_window(int width, int height, const std::string& title);
+// An offscreen surface through EGL: an NVIDIA device if one is there (EGL_EXT_platform_device),
+// otherwise the default display (Mesa). Throws RuntimeFailure when EGL cannot give a context.
+std::unique_ptr<Surface> open_offscreen(int width, int height);
+
+// The GL renderer and version strings of the current context.
+std::string gl_description();
+
+}  // namespace nbody::render
