@@ -29,6 +29,21 @@ bool Hud::wants_keyboard() const { return ImGui::GetIO().WantCaptureKeyboard; }
 
 void Hud::draw(const HudStats& s, HudControls& c, const std::vector<std::string>& scenarios, int max_devices,
                int width, int height, float frame_seconds) {
+  if (first_frame_) {
+    // An auto-sized window is hidden on its first frame while it measures itself: lay out one
+    // frame without drawing it, so a single-frame screenshot shows the HUD too.
+    first_frame_ = false;
+    HudControls scratch = c;
+    layout(s, scratch, scenarios, max_devices, width, height, frame_seconds);
+    ImGui::Render();
+  }
+  layout(s, c, scenarios, max_devices, width, height, frame_seconds);
+  ImGui::Render();
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::string>& scenarios, int max_devices,
+                 int width, int height, float frame_seconds) {
   ImGui_ImplOpenGL3_NewFrame();
   if (platform_) {
     ImGui_ImplGlfw_NewFrame();
@@ -78,8 +93,6 @@ void Hud::draw(const HudStats& s, HudControls& c, const std::vector<std::string>
     ImGui::TextUnformatted(s.help.c_str());
     ImGui::End();
   }
-  ImGui::Render();
-  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 }
 
 }  // namespace nbody::render

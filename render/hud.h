@@ -52,7 +52,10 @@ class Hud {
   bool wants_keyboard() const;
 
  private:
+  void layout(const HudStats& stats, HudControls& controls, const std::vector<std::string>& scenarios, int max_devices,
+              int width, int height, float frame_seconds);
   bool platform_ = false;
+  bool first_frame_ = true;
 };
 
 }  // namespace nbody::render

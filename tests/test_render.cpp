@@ -1,0 +1,104 @@
+// tests/test_render.cpp - the viewer's GL-free parts: camera maths and colour maps.
+#include <gtest/gtest.h>
+
+#include <glm/glm.hpp>
+
+#include "render/camera.h"
+#include "render/colors.h"
+#include "sim/errors.h"
+#include "test_support.h"
+
+namespace nbody {
+namespace {
+
+// Normalised device coordinates of a world point.
+glm::vec3 ndc(const render::OrbitCamera& c, glm::vec3 p, float aspect = 1.6f) {
+  glm::vec4 const clip = c.projection(aspect) * c.view() * glm::vec4(p, 1.0f);
+  return glm::vec3(clip) / clip.w;
+}
+
+TEST(Camera, FitFramesTheBodies) {
+  auto const b = test::scenario("plummer", 2000);
+  render::OrbitCamera c;
+  c.fit(b.pos_mass);
+  std::size_t inside = 0;
+  for (auto const& p : b.pos_mass) {
+    glm::vec3 const q = ndc(c, glm::vec3(float(p.x), float(p.y), float(p.z)));
+    if (std::abs(q.x) <= 1 && std::abs(q.y) <= 1 && q.z > -1 && q.z < 1) ++inside;
+  }
+  EXPECT_GT(inside, b.size() * 85 / 100) << "most bodies on screen";
+  glm::vec3 const centre = ndc(c, c.target());
+  EXPECT_NEAR(centre.x, 0.0f, 1e-4f);
+  EXPECT_NEAR(centre.y, 0.0f, 1e-4f);
+  // Negative control: a far-away cluster is not framed by this camera.
+  glm::vec3 const far = ndc(c, glm::vec3(100, 0, 0));
+  EXPECT_FALSE(std::abs(far.x) <= 1 && std::abs(far.y) <= 1 && far.z > -1 && far.z < 1);
+}
+
+TEST(Camera, FitIgnoresAFewEscapers) {
+  auto b = test::scenario("plummer", 1000);
+  for (int k = 0; k < 20; ++k) b.pos_mass[std::size_t(k)].x = 1e4;  // 2% far away
+  render::OrbitCamera c;
+  c.fit(b.pos_mass);
+  EXPECT_LT(c.distance(), 20.0f);
+}
+
+TEST(Camera, OrbitKeepsDistancePanMovesTargetZoomScales) {
+  render::OrbitCamera c;
+  c.fit(glm::vec3(1, 2, 3), 2.0f);
+  float const d = c.distance();
+  glm::vec3 const eye = c.eye();
+  c.orbit(100, 40);
+  EXPECT_NEAR(glm::length(c.eye() - c.target()), d, 1e-4f * d);
+  EXPECT_GT(glm::length(c.eye() - eye), 0.1f);
+  glm::vec3 const target = c.target();
+  c.pan(50, 0, 800);
+  EXPECT_GT(glm::length(c.target() - target), 0.0f);
+  EXPECT_NEAR(glm::length(c.eye() - c.target()), d, 1e-3f * d);
+  c.zoom(3);
+  EXPECT_NEAR(c.distance(), d * 0.729f, 1e-3f * d);
+  c.zoom(-3);
+  EXPECT_NEAR(c.distance(), d, 1e-3f * d);
+  for (int k = 0; k < 100; ++k) c.orbit(0, 1000);  // pitch is clamped short of the pole
+  EXPECT_TRUE(std::isfinite(c.view()[0][0]));
+}
+
+TEST(Colors, SpeedMapRunsBlueToWhiteToOrange) {
+  auto const slow = render::speed_color(0.0f), mid = render::speed_color(0.5f), fast = render::speed_color(1.0f);
+  EXPECT_GT(slow[2], slow[0]);
+  EXPECT_FLOAT_EQ(mid[0], 1.0f);
+  EXPECT_FLOAT_EQ(mid[1], 1.0f);
+  EXPECT_FLOAT_EQ(mid[2], 1.0f);
+  EXPECT_GT(fast[0], fast[2]);
+  EXPECT_EQ(render::speed_color(-5.0f), slow);  // clamped
+  EXPECT_EQ(render::speed_color(7.0f), fast);
+}
+
+TEST(Colors, ModesColourByTypeAndByDevice) {
+  auto b = test::scenario("collision", 1000);  // dark central masses, stars in the disks
+  std::vector<render::Rgba> c;
+  render::compute_colors(render::ColorMode::type, b, {{0, b.size()}}, c);
+  ASSERT_EQ(c.size(), b.size());
+  std::size_t dark = 0;
+  for (std::size_t i = 0; i < b.size(); ++i)
+    if (b.type[i] == sim::BodyType::dark) {
+      ++dark;
+      EXPECT_GT(c[i][2], c[i][0]);  // violet
+    }
+  EXPECT_EQ(dark, 2u);
+  render::compute_colors(render::ColorMode::device, b, {{0, 400}, {400, 600}}, c);
+  EXPECT_EQ(c[0], c[399]);
+  EXPECT_NE(c[399], c[400]);
+  render::compute_colors(render::ColorMode::speed, b, {{0, b.size()}}, c);
+  EXPECT_NE(c[1], c[2]);
+}
+
+TEST(Colors, NamesRoundTripAndBadNamesAreRejected) {
+  for (auto m : {render::ColorMode::speed, render::ColorMode::type, render::ColorMode::device})
+    EXPECT_EQ(render::parse_color_mode(render::to_string(m)), m);
+  EXPECT_EQ(render::next(render::next(render::next(render::ColorMode::speed))), render::ColorMode::speed);
+  EXPECT_THROW(render::parse_color_mode("rainbow"), InputError);
+}
+
+}  // namespace
+}  // namespace nbody

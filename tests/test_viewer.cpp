@@ -1,0 +1,172 @@
+// tests/test_viewer.cpp - the viewer as a person sees it: real frames in a window under Xvfb
+// and offscreen through EGL, read back from the PNGs nbody writes (label gl).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <stb/stb_image.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace nbody {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Image {
+  int width = 0, height = 0;
+  std::vector<unsigned char> rgb;
+  bool lit(int x, int y) const {
+    auto const* p = &rgb[(std::size_t(y) * std::size_t(width) + std::size_t(x)) * 3];
+    return p[0] > 48 || p[1] > 48 || p[2] > 48;
+  }
+};
+
+Image load(const std::string& path) {
+  Image im;
+  int channels = 0;
+  unsigned char* data = stbi_load(path.c_str(), &im.width, &im.height, &channels, 3);
+  if (!data) return im;
+  im.rgb.assign(data, data + std::size_t(im.width) * std::size_t(im.height) * 3);
+  stbi_image_free(data);
+  return im;
+}
+
+bool have(const char* program) {
+  return std::system((std::string("command -v ") + program + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+class Viewer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("nbody-viewer-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    // Is the viewer built? (--viewer without one says so with exit 2.)
+    if (run("--offscreen --bodies 16 --frames 1 --screenshot " + file("probe.png")) == 2 &&
+        err().find("built without the viewer") != std::string::npos)
+      GTEST_SKIP() << "nbody was built without the viewer";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+  std::string err() const {
+    std::ifstream f(dir_ / "err");
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  }
+  // Runs nbody on the CPU backend with `args`, optionally inside `wrapper` (xvfb-run).
+  int run(const std::string& args, const std::string& wrapper = "") {
+    std::string const cmd = wrapper + " " + NBODY_EXECUTABLE + " --backend cpu " + args + " >" + file("out") + " 2>" +
+                            file("err") + " </dev/null";
+    int const status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  // Lit pixels: enough of them, and mostly in the middle half of the frame.
+  void expect_bodies_in_frame(const Image& im, const std::string& what) {
+    ASSERT_GT(im.width, 0) << what << ": no image";
+    std::size_t lit = 0, central = 0;
+    for (int y = 0; y < im.height; ++y)
+      for (int x = 0; x < im.width; ++x)
+        if (im.lit(x, y)) {
+          ++lit;
+          if (x > im.width / 4 && x < 3 * im.width / 4 && y > im.height / 4 && y < 3 * im.height / 4) ++central;
+        }
+    double const fraction = double(lit) / (double(im.width) * im.height);
+    std::printf("%s: %.2f%% of pixels lit, %.0f%% of those in the middle\n", what.c_str(), 100 * fraction,
+                100.0 * double(central) / double(std::max<std::size_t>(lit, 1)));
+    EXPECT_GT(fraction, 0.01) << what << ": blank picture";
+    EXPECT_LT(fraction, 0.9) << what << ": everything lit";
+    EXPECT_GT(central, lit / 2) << what << ": the bodies are not framed";
+  }
+
+  static std::size_t differing_pixels(const Image& a, const Image& b) {
+    if (a.rgb.size() != b.rgb.size()) return std::size_t(-1);
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < a.rgb.size(); i += 3)
+      if (a.rgb[i] != b.rgb[i] || a.rgb[i + 1] != b.rgb[i + 1] || a.rgb[i + 2] != b.rgb[i + 2]) ++n;
+    return n;
+  }
+
+  fs::path dir_;
+};
+
+constexpr const char* kXvfb = "xvfb-run -a -s '-screen 0 1024x768x24'";
+
+TEST_F(Viewer, WindowUnderXvfbShowsTheBodies) {
+  if (!have("xvfb-run")) GTEST_SKIP() << "xvfb-run not installed";
+  ASSERT_EQ(run("--viewer --bodies 4096 --no-hud --width 800 --height 600 --screenshot " + file("a.png") +
+                    " --frames 30",
+                kXvfb),
+            0)
+      << err();
+  EXPECT_NE(err().find("GLFW window"), std::string::npos) << err();
+  Image const im = load(file("a.png"));
+  EXPECT_EQ(im.width, 800);
+  EXPECT_EQ(im.height, 600);
+  expect_bodies_in_frame(im, "Xvfb window, Plummer 4096");
+}
+
+TEST_F(Viewer, RunningPicturesDifferPausedOnesDoNot) {
+  if (!have("xvfb-run")) GTEST_SKIP() << "xvfb-run not installed";
+  std::string const common = "--viewer --bodies 4096 --no-hud --width 640 --height 480 --steps-per-frame 5 ";
+  ASSERT_EQ(run(common + "--screenshot " + file("r2.png") + " --frames 2", kXvfb), 0) << err();
+  ASSERT_EQ(run(common + "--screenshot " + file("r30.png") + " --frames 30", kXvfb), 0) << err();
+  ASSERT_EQ(run(common + "--paused --screenshot " + file("p2.png") + " --frames 2", kXvfb), 0) << err();
+  ASSERT_EQ(run(common + "--paused --screenshot " + file("p30.png") + " --frames 30", kXvfb), 0) << err();
+  std::size_t const moved = differing_pixels(load(file("r2.png")), load(file("r30.png")));
+  std::size_t const still = differing_pixels(load(file("p2.png")), load(file("p30.png")));
+  std::printf("running: %zu pixels changed; paused: %zu\n", moved, still);
+  EXPECT_GT(moved, std::size_t(640 * 480 / 200));
+  EXPECT_EQ(still, 0u);
+}
+
+TEST_F(Viewer, OffscreenThroughEglWithoutAnyDisplay) {
+  ASSERT_EQ(run("--offscreen --scenario collision --bodies 8192 --width 640 --height 400 --no-hud --screenshot " +
+                    file("o.png") + " --frames 3",
+                "env -u DISPLAY -u WAYLAND_DISPLAY"),
+            0)
+      << err();
+  EXPECT_NE(err().find("EGL pbuffer"), std::string::npos) << err();
+  expect_bodies_in_frame(load(file("o.png")), "EGL offscreen, collision 8192");
+}
+
+TEST_F(Viewer, FramesDirGetsOnePngPerFrame) {
+  fs::create_directories(dir_ / "movie");
+  ASSERT_EQ(run("--offscreen --bodies 512 --width 320 --height 200 --frames 4 --frames-dir " + file("movie"),
+                "env -u DISPLAY"),
+            0)
+      << err();
+  for (int k = 0; k < 4; ++k) EXPECT_TRUE(fs::exists(dir_ / "movie" / ("frame_0000" + std::to_string(k) + ".png")));
+  EXPECT_FALSE(fs::exists(dir_ / "movie" / "frame_00004.png"));
+}
+
+TEST_F(Viewer, HudIsDrawnUnlessHidden) {
+  ASSERT_EQ(run("--offscreen --bodies 64 --width 640 --height 400 --screenshot " + file("hud.png"), "env -u DISPLAY"), 0)
+      << err();
+  ASSERT_EQ(run("--offscreen --bodies 64 --width 640 --height 400 --no-hud --screenshot " + file("bare.png"),
+                "env -u DISPLAY"),
+            0)
+      << err();
+  EXPECT_GT(differing_pixels(load(file("hud.png")), load(file("bare.png"))), std::size_t(640 * 400 / 50));
+}
+
+TEST_F(Viewer, NoDisplayIsAClearErrorAndTheDefaultModeFallsBack) {
+  EXPECT_EQ(run("--viewer --bodies 64", "env -u DISPLAY -u WAYLAND_DISPLAY"), 2);
+  EXPECT_NE(err().find("--viewer: no display"), std::string::npos) << err();
+  EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1", "env -u DISPLAY -u WAYLAND_DISPLAY"), 0) << err();
+  EXPECT_NE(err().find("notice: no display"), std::string::npos) << err();
+  EXPECT_EQ(run("--offscreen --bodies 64 --screenshot " + file("no-such-dir/x.png"), "env -u DISPLAY"), 2);
+  EXPECT_NE(err().find("cannot write the PNG"), std::string::npos) << err();
+  EXPECT_FALSE(fs::exists(file("no-such-dir/x.png.tmp")));
+  EXPECT_EQ(run("--offscreen --frames-dir " + file("missing") + " --bodies 64", "env -u DISPLAY"), 2);
+}
+
+}  // namespace
+}  // namespace nbody
