@@ -90,14 +90,22 @@ class Viewer {
       step();
       auto const r0 = Clock::now();
       draw(frame_seconds);
+      glFinish();  // render time: getting the positions to GL, drawing bodies and HUD, done on the GPU
+      double const render_ms = ms_since(r0);
+      stats_.render_ms = stats_.render_ms == 0 ? render_ms : 0.9 * stats_.render_ms + 0.1 * render_ms;
+      if (frame > 0) total_render_ms_ += render_ms, ++measured_frames_;  // the first frame sets things up
       std::string const shot = next_screenshot(frame, frames);
       if (!shot.empty()) render::write_png(shot, render::read_pixels(surface_->width(), surface_->height()),
                                            surface_->width(), surface_->height());
-      stats_.render_ms = 0.9 * stats_.render_ms + 0.1 * ms_since(r0);
       surface_->present();
       stats_.fps = 0.9 * stats_.fps + 0.1 * (frame_seconds > 0 ? 1.0 / frame_seconds : 0.0);
     }
     if (!options_.screenshot.empty() && !options_.quiet) std::cerr << "viewer: wrote " << options_.screenshot << "\n";
+    if (!options_.quiet && measured_frames_ > 0) {
+      std::fprintf(stderr, "viewer: N = %zu, %llu frames: step %.3f ms (mean of the last), render %.3f ms per frame (mean), %s\n",
+                   sim_->bodies(), (unsigned long long)(measured_frames_ + 1), stats_.step_ms,
+                   total_render_ms_ / double(measured_frames_), stats_.upload.c_str());
+    }
     return 0;
   }
 
@@ -306,6 +314,8 @@ class Viewer {
   std::string announced_;
   int max_devices_ = 1;
   double e0_ = 0;
+  double total_render_ms_ = 0;
+  std::uint64_t measured_frames_ = 0;
   bool energy_known_ = false;
   int frames_since_energy_ = 0;
   bool colors_dirty_ = true, screenshot_requested_ = false, quit_ = false, fullscreen_ = false;

@@ -12,6 +12,9 @@ OUT=${OUT:-/tmp/nbody-gpu}
 mkdir -p "$OUT/logs"
 prefix=/tmp/nbody-deps
 build=build-gpu
+export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+egl_vendor=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+[ -f $egl_vendor ] && export __EGL_VENDOR_LIBRARY_FILENAMES=$egl_vendor
 nbody=$build/app/nbody
 status=0
 
@@ -20,14 +23,23 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 for stage in "$@"; do
   case "$stage" in
     fetch)
-      mkdir -p .deps && (cd .deps && apt-get download libcli11-dev nlohmann-json3-dev libgtest-dev googletest)
+      mkdir -p .deps/gl .deps/viewer
+      (cd .deps && apt-get download libcli11-dev nlohmann-json3-dev libgtest-dev googletest)
+      # GL loaders (unpacked into / there: the NVIDIA driver brings the vendor libraries)
+      (cd .deps/gl && apt-get download libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
+      # the viewer's libraries and their runtime dependencies (unpacked into the private prefix)
+      (cd .deps/viewer && apt-get download libglfw3-dev libglfw3 libglew-dev libglew2.2 libglm-dev libimgui-dev \
+        libstb-dev libstb0 libegl-dev libgl-dev libglx-dev libopengl-dev libgles-dev libx11-6 libx11-data libxcb1 \
+        libxau6 libxdmcp6 libbsd0 libmd0)
       ;;
     build)
       step "environment"
       nvidia-smi --query-gpu=index,name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv
       nvidia-smi topo -m 2>/dev/null | head -12
       nproc; g++ --version | head -1; nvcc --version | tail -1; cmake --version | head -1
-      for f in .deps/*.deb; do dpkg -x "$f" "$prefix"; done
+      for f in .deps/*.deb .deps/viewer/*.deb .deps/gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" "$prefix"; done
+      for f in .deps/gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
+      ldconfig
       step "build"
       cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
         -DCMAKE_PREFIX_PATH="$prefix/usr" -DBUILD_TESTING=ON -DNBODY_BUILD_TOOLS=ON >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
@@ -109,6 +121,29 @@ for stage in "$@"; do
         $nbody --backend cuda --benchmark --numgpus $gpus --bodies 1048576 --exchange $x --threading workers | \
           grep -E 'backend|step time|per device|interactions'
       done
+      ;;
+    viewer)
+      step "viewer offscreen through EGL: CUDA-GL interop against host upload"
+      grep -E 'viewer:' "$OUT/configure.log" || true
+      common="--offscreen --backend cuda --scenario collision --bodies 16384 --no-hud --width 960 --height 600 --frames 3"
+      $nbody $common --interop on --screenshot "$OUT/logs/interop-on.png" 2>&1 | tail -3 || status=1
+      $nbody $common --interop off --screenshot "$OUT/logs/interop-off.png" 2>&1 | tail -3 || status=1
+      python3 -c "
+from PIL import Image, ImageChops
+a = Image.open('$OUT/logs/interop-on.png').convert('RGB'); b = Image.open('$OUT/logs/interop-off.png').convert('RGB')
+d = ImageChops.difference(a, b); lit = sum(1 for p in a.getdata() if max(p) > 48)
+print('interop vs host upload: %d of %d pixels differ; %d lit pixels' % (sum(1 for p in d.getdata() if max(p) > 0), a.width * a.height, lit))
+" || status=1
+      step "render time per frame (60 frames each)"
+      for n in 16384 131072; do for mode in on off; do
+        $nbody --offscreen --backend cuda --bodies $n --frames 60 --no-hud --interop $mode 2>&1 | grep 'N =' || status=1
+      done; done
+      step "pictures for the README"
+      $nbody --offscreen --backend cuda --load shared-data/galaxy_20K.bin --color type --width 1280 --height 720 \
+        --screenshot "$OUT/galaxy.png" 2>&1 | tail -1
+      $nbody --offscreen --backend cuda --scenario collision --bodies 131072 --steps-per-frame 20 --frames 40 \
+        --width 1280 --height 720 --screenshot "$OUT/collision.png" 2>&1 | tail -1
+      (cd $build && ctest -L gl --output-on-failure 2>&1 | grep -E 'tests passed|Failed|Skipped' | tail -8)
       ;;
     validate)
       step "validate"
