@@ -88,13 +88,13 @@ class Viewer {
       handle_input(surface_->poll());
       apply_controls();
       step();
+      std::string const shot = next_screenshot(frame, frames);
       auto const r0 = Clock::now();
-      draw(frame_seconds);
+      draw(frame_seconds, !shot.empty());
       glFinish();  // render time: getting the positions to GL, drawing bodies and HUD, done on the GPU
       double const render_ms = ms_since(r0);
       stats_.render_ms = stats_.render_ms == 0 ? render_ms : 0.9 * stats_.render_ms + 0.1 * render_ms;
       if (frame > 0) total_render_ms_ += render_ms, ++measured_frames_;  // the first frame sets things up
-      std::string const shot = next_screenshot(frame, frames);
       if (!shot.empty()) render::write_png(shot, render::read_pixels(surface_->width(), surface_->height()),
                                            surface_->width(), surface_->height());
       surface_->present();
@@ -114,9 +114,13 @@ class Viewer {
     sim_ = std::make_unique<multigpu::Simulation>(bodies, setup_.program, setup_.config);
     types_ = bodies.type;
     camera_.fit(bodies.pos_mass);
-    e0_ = 0;
-    energy_known_ = false;
-    frames_since_energy_ = 1 << 20;
+    // The energy takes an O(N^2) pass: tracked where that is quick (GPU up to 1M bodies, CPU up
+    // to 32K), measured at the start and then about once a second.
+    track_energy_ = setup_.config.backend == multigpu::Backend::cuda ? sim_->bodies() <= (1u << 20)
+                                                                      : sim_->bodies() <= 32768;
+    if (track_energy_) e0_ = sim_->diagnostics().total();
+    stats_.energy_error = 0;
+    frames_since_energy_ = 0;
     colors_dirty_ = true;
     choose_upload_path();
     stats_.bodies = sim_->bodies();
@@ -233,16 +237,13 @@ class Viewer {
     colors_dirty_ = colors_dirty_ || controls_.color == render::ColorMode::speed;
   }
 
-  void draw(float frame_seconds) {
-    // The energy needs an O(N^2) pass: about once a second on a GPU, rarely on a CPU.
+  void draw(float frame_seconds, bool screenshot) {
     int const energy_every = setup_.config.backend == multigpu::Backend::cuda ? 60 : 600;
-    if (++frames_since_energy_ >= energy_every && sim_->bodies() <= (1u << 20)) {
+    if (track_energy_ && (++frames_since_energy_ >= energy_every || screenshot)) {
       frames_since_energy_ = 0;
-      double const e = sim_->diagnostics().total();
-      if (!energy_known_) e0_ = e, energy_known_ = true;
-      stats_.energy_error = sim::relative_energy_error(e, e0_);
+      stats_.energy_error = sim::relative_energy_error(sim_->diagnostics().total(), e0_);
     }
-    stats_.energy_known = energy_known_;
+    stats_.energy_known = track_energy_;
     stats_.time = sim_->time();
     upload_bodies();
     glViewport(0, 0, surface_->width(), surface_->height());
@@ -314,9 +315,9 @@ class Viewer {
   std::string announced_;
   int max_devices_ = 1;
   double e0_ = 0;
+  bool track_energy_ = false;
   double total_render_ms_ = 0;
   std::uint64_t measured_frames_ = 0;
-  bool energy_known_ = false;
   int frames_since_energy_ = 0;
   bool colors_dirty_ = true, screenshot_requested_ = false, quit_ = false, fullscreen_ = false;
 };

@@ -65,7 +65,7 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     if (s.energy_known)
       ImGui::Text("t = %.4f   energy error %.3e", s.time, s.energy_error);
     else
-      ImGui::Text("t = %.4f", s.time);
+      ImGui::Text("t = %.4f   energy: not tracked at this N on this backend", s.time);
     ImGui::Separator();
     if (ImGui::Button(c.paused ? "Resume" : "Pause")) c.paused = !c.paused;
     ImGui::SameLine();
