@@ -98,7 +98,8 @@ class Viewer {
       if (!shot.empty()) render::write_png(shot, render::read_pixels(surface_->width(), surface_->height()),
                                            surface_->width(), surface_->height());
       surface_->present();
-      stats_.fps = 0.9 * stats_.fps + 0.1 * (frame_seconds > 0 ? 1.0 / frame_seconds : 0.0);
+      if (frame > 0 && frame_seconds > 0)  // frame 0 has no previous frame to measure from
+        stats_.fps = stats_.fps == 0 ? 1.0 / frame_seconds : 0.9 * stats_.fps + 0.1 / frame_seconds;
     }
     if (!options_.screenshot.empty() && !options_.quiet) std::cerr << "viewer: wrote " << options_.screenshot << "\n";
     if (!options_.quiet && measured_frames_ > 0) {
