@@ -196,7 +196,9 @@ class Viewer {
       bool const from_file = !options_.load.empty() && controls_.scenario == 0;
       if (!from_file) {
         o.load.clear();
-        o.scenario = scenarios_[std::size_t(controls_.scenario)];
+        std::string const scenario = scenarios_[std::size_t(controls_.scenario)];
+        if (scenario != o.scenario && !options_.softening_given) controls_.softening = float(default_softening(scenario));
+        o.scenario = scenario;
       }
       o.dt = controls_.dt;
       o.softening = controls_.softening;

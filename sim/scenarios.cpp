@@ -87,7 +87,8 @@ void append_disk(BodySet& b, std::size_t n, double mass, Vec3d centre, Vec3d vel
   constexpr double kScaleLength = 0.2;
   constexpr double kCut = 1.0;
   constexpr double kThickness = 0.02;
-  constexpr double kCoreRadius = 0.05;  // softens the central mass's pull in the velocity field
+  constexpr double kCoreRadius = 0.05;  // the central mass's softening assumed by the velocity field: run
+                                        // disks with --softening 0.05 (nbody's default for them)
   double const m_central = n == 1 ? mass : kCentralFraction * mass;
   b.append({centre.x, centre.y, centre.z, m_central}, velocity, BodyType::dark);
   if (n == 1) return;
