@@ -104,6 +104,27 @@ TEST(Schedulers, ManyShortAdvancesEqualOneLong) {
   EXPECT_DOUBLE_EQ(sim.time(), 10 * 0.01);
 }
 
+// The viewer switches threading model and device count live by rebuilding the simulation from its
+// state: the run must carry on exactly as if nothing had happened.
+TEST(Schedulers, SwitchingLayoutMidRunLosesNothing) {
+  auto const b = test::scenario("plummer", 700);
+  auto const program = sim::make_step_program({"leapfrog", 0.0, 1.0});
+  multigpu::SimulationConfig one;
+  one.backend = multigpu::Backend::cpu;
+  multigpu::Simulation straight(b, program, one);
+  straight.advance(20);
+
+  multigpu::Simulation first(b, program, one);
+  first.advance(10);
+  multigpu::SimulationConfig other = one;
+  other.devices = {0, 0, 0};
+  other.threading = multigpu::Threading::workers;
+  multigpu::Simulation second(first.state(), program, other);
+  second.advance(10);
+  EXPECT_TRUE(test::bitwise_equal(straight.state(), second.state()));
+  EXPECT_DOUBLE_EQ(second.time(), straight.time());
+}
+
 TEST(Schedulers, DiagnosticsDoNotDependOnTheLayout) {
   auto const b = test::scenario("plummer", 500);
   auto diag = [&](int devices, multigpu::Threading t) {
