@@ -118,7 +118,7 @@ Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64
 }
 
 void write_json(const Options& o, const json& j) {
-  if (!o.json.empty()) write_file_atomically(o.json, j.dump(2) + "\n");
+  if (!o.json.empty()) write_text_file(o.json, j.dump(2) + "\n");
 }
 
 }  // namespace
@@ -390,7 +390,7 @@ int run_compare_threading(const Options& o) {
   }
   if (probe.backend == multigpu::Backend::cpu)
     std::printf("(CPU backend: host devices run their steps synchronously, so 'enqueue' is the whole step)\n");
-  if (!o.csv.empty()) write_file_atomically(o.csv, csv.str());
+  if (!o.csv.empty()) write_text_file(o.csv, csv.str());
   write_json(o, j);
   return 0;
 }

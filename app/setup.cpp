@@ -10,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "sim/atomic_file.h"
 #include "sim/cuda_engine.h"
 #include "sim/errors.h"
 #include "sim/scenarios.h"
@@ -27,23 +28,13 @@ std::size_t available_host_memory() {
   return 0;
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  std::string const tmp = path + ".tmp";
-  {
+void write_text_file(const std::string& path, const std::string& text) {
+  sim::write_file_atomically(path, "output", [&](const std::string& tmp) {
     std::ofstream f(tmp, std::ios::trunc);
-    if (!f) throw InputError(path + ": cannot write: " + std::strerror(errno));
     f << text;
     f.flush();
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw RuntimeFailure(path + ": write failed (disk full?)");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int const err = errno;
-    std::remove(tmp.c_str());
-    throw RuntimeFailure(path + ": cannot move into place: " + std::strerror(err));
-  }
+    return bool(f);
+  });
 }
 
 multigpu::SimulationConfig make_config(const Options& o, std::size_t bodies) {

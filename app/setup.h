@@ -27,7 +27,7 @@ multigpu::SimulationConfig make_config(const Options& options, std::size_t bodie
 // The available bytes of host memory (MemAvailable), or 0 if unknown.
 std::size_t available_host_memory();
 
-// Writes `text` to path.tmp and renames it into place; throws on failure, leaving no partial file.
-void write_file_atomically(const std::string& path, const std::string& text);
+// Writes `text` whole or not at all (sim::write_file_atomically).
+void write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace nbody::app

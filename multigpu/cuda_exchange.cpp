@@ -11,9 +11,7 @@
 // step n. The same chain protects A's next buffer and every device's ring of two events.
 #include "multigpu/cuda_exchange.h"
 
-#include <condition_variable>
-#include <mutex>
-
+#include "multigpu/step_counters.h"
 #include "sim/cuda_engine.h"
 #include "sim/cuda_resources.h"
 #include "sim/errors.h"
@@ -43,7 +41,7 @@ namespace {
 
 class CudaExchange final : public Exchange {
  public:
-  CudaExchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode) {
+  CudaExchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode) : counters_(engines.size()) {
     for (auto* e : engines) {
       auto* cuda = dynamic_cast<sim::CudaSliceEngine*>(e);
       if (!cuda) throw std::logic_error("CUDA exchange needs CUDA engines");
@@ -80,7 +78,6 @@ class CudaExchange final : public Exchange {
               ordinal, std::max<std::size_t>(1, engines_[d]->config().slice.count * engines_[d]->bytes_per_body()));
       }
     }
-    recorded_.assign(engines_.size(), 0);
   }
 
   ~CudaExchange() override {
@@ -117,25 +114,12 @@ class CudaExchange final : public Exchange {
       }
     }
     NBODY_CUDA_CHECK(cudaEventRecord(me.sent[parity].get(), me.copy.get()));
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      recorded_[d] = step;
-    }
-    changed_.notify_all();
+    counters_.publish(d, step);  // the event of this step is recorded: peers may now wait on it
   }
 
   void acquire(int d, std::uint64_t step) override {
     if (engines_.size() == 1) return;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(lock, [&] {
-        if (aborted_) return true;
-        for (std::size_t p = 0; p < recorded_.size(); ++p)
-          if (int(p) != d && recorded_[p] < step) return false;
-        return true;
-      });
-      if (aborted_) throw RuntimeFailure("exchange aborted: another device failed");
-    }
+    counters_.wait_for_peers(d, step);
     sim::CudaSliceEngine& sink = *engines_[d];
     int const parity = int(step & 1);
     sim::DeviceGuard guard(sink.device());
@@ -153,19 +137,8 @@ class CudaExchange final : public Exchange {
     }
   }
 
-  void abort() override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      aborted_ = true;
-    }
-    changed_.notify_all();
-  }
-
-  void reset() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::fill(recorded_.begin(), recorded_.end(), 0);
-    aborted_ = false;
-  }
+  void abort() override { counters_.abort(); }
+  void reset() override { counters_.reset(); }
 
   std::string describe() const override {
     if (engines_.size() == 1) return "none (one device)";
@@ -181,10 +154,7 @@ class CudaExchange final : public Exchange {
   std::vector<sim::CudaSliceEngine*> engines_;
   std::vector<PerDevice> devices_;
   bool staged_ = false;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::vector<std::uint64_t> recorded_;
-  bool aborted_ = false;
+  StepCounters counters_;
 };
 
 }  // namespace

@@ -1,10 +1,8 @@
 // multigpu/host_exchange.cpp - the exchange between host-memory engines.
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
 
 #include "multigpu/exchange.h"
-#include "sim/errors.h"
+#include "multigpu/step_counters.h"
 
 namespace nbody::multigpu {
 namespace {
@@ -12,7 +10,7 @@ namespace {
 class HostExchange final : public Exchange {
  public:
   explicit HostExchange(std::vector<sim::SliceEngine*> engines)
-      : engines_(std::move(engines)), published_(engines_.size(), 0) {}
+      : engines_(std::move(engines)), counters_(engines_.size()) {}
 
   void publish(int device, std::uint64_t step) override {
     sim::SliceEngine& source = *engines_[device];
@@ -28,46 +26,18 @@ class HostExchange final : public Exchange {
       auto* to = static_cast<unsigned char*>(engines_[p]->positions_buffer(buffer)) + s.begin * bytes;
       std::memcpy(to, from, s.count * bytes);
     }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      published_[device] = step;
-    }
-    changed_.notify_all();
+    counters_.publish(device, step);
   }
 
-  void acquire(int device, std::uint64_t step) override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] {
-      if (aborted_) return true;
-      for (std::size_t p = 0; p < published_.size(); ++p)
-        if (int(p) != device && published_[p] < step) return false;
-      return true;
-    });
-    if (aborted_) throw RuntimeFailure("exchange aborted: another device failed");
-  }
-
-  void abort() override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      aborted_ = true;
-    }
-    changed_.notify_all();
-  }
-
-  void reset() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::fill(published_.begin(), published_.end(), 0);
-    aborted_ = false;
-  }
+  void acquire(int device, std::uint64_t step) override { counters_.wait_for_peers(device, step); }
+  void abort() override { counters_.abort(); }
+  void reset() override { counters_.reset(); }
 
   std::string describe() const override { return "host memcpy"; }
 
  private:
   std::vector<sim::SliceEngine*> engines_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::vector<std::uint64_t> published_;
-  bool aborted_ = false;
+  StepCounters counters_;
 };
 
 }  // namespace

@@ -4,11 +4,9 @@
 #include <GL/glew.h>
 #include <stb/stb_image_write.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 
-#include "sim/errors.h"
+#include "sim/atomic_file.h"
 
 namespace nbody::render {
 
@@ -24,16 +22,9 @@ std::vector<std::uint8_t> read_pixels(int width, int height) {
 }
 
 void write_png(const std::string& path, const std::vector<std::uint8_t>& rgb, int width, int height) {
-  std::string const tmp = path + ".tmp";
-  if (!stbi_write_png(tmp.c_str(), width, height, 3, rgb.data(), width * 3)) {
-    std::remove(tmp.c_str());
-    throw InputError(path + ": cannot write the PNG");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int const err = errno;
-    std::remove(tmp.c_str());
-    throw InputError(path + ": cannot move the PNG into place: " + std::strerror(err));
-  }
+  sim::write_file_atomically(path, "the PNG", [&](const std::string& tmp) {
+    return stbi_write_png(tmp.c_str(), width, height, 3, rgb.data(), width * 3) != 0;
+  });
 }
 
 }  // namespace nbody::render

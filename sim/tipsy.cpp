@@ -5,12 +5,12 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 
+#include "sim/atomic_file.h"
 #include "sim/errors.h"
 
 namespace nbody::sim {
@@ -167,22 +167,12 @@ void write_tipsy(const std::string& path, const BodySet& bodies, double softenin
     }
   }
 
-  std::string const tmp = path + ".tmp";
-  {
+  write_file_atomically(path, "snapshot", [&](const std::string& tmp) {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw InputError(path + ": cannot write snapshot: " + std::strerror(errno));
     f.write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
     f.flush();
-    if (!f) {
-      std::remove(tmp.c_str());
-      throw RuntimeFailure(path + ": writing the snapshot failed (disk full?)");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int const err = errno;
-    std::remove(tmp.c_str());
-    throw RuntimeFailure(path + ": cannot move the snapshot into place: " + std::strerror(err));
-  }
+    return bool(f);
+  });
 }
 
 }  // namespace nbody::sim
