@@ -113,7 +113,6 @@ class Viewer {
  private:
   void start(const sim::BodySet& bodies) {
     sim_ = std::make_unique<multigpu::Simulation>(bodies, setup_.program, setup_.config);
-    types_ = bodies.type;
     camera_.fit(bodies.pos_mass);
     // The energy takes an O(N^2) pass: tracked where that is quick (GPU up to 1M bodies, CPU up
     // to 32K), measured at the start and then about once a second.
@@ -311,7 +310,6 @@ class Viewer {
   render::HudControls controls_;
   render::HudStats stats_;
   std::vector<std::string> scenarios_;
-  std::vector<sim::BodyType> types_;
   std::vector<float> positions_;
   std::vector<render::Rgba> colors_;
   render::ColorMode shown_color_ = render::ColorMode::speed;

@@ -74,7 +74,6 @@ class Simulation {
   const sim::StepProgram& program() const { return program_; }
   const std::vector<sim::Slice>& slices() const { return slices_; }
   std::string kernel_name() const;
-  std::string exchange_name() const { return exchange_->describe(); }
   std::string describe() const;  // one line: backend, devices, kernel, precision, threading, exchange
 
  private:
