@@ -101,6 +101,13 @@ for stage in "$@"; do
         --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis --section Occupancy \
         $build/kernel_sweep one >"$OUT/logs/ncu.txt" 2>&1
       grep -E 'Stall|Issued Warp|Eligible|No Eligible|Active Warps|Achieved Occupancy|Issue Slots Busy|Executed Ipc|Warp Cycles' "$OUT/logs/ncu.txt" | head -40
+      # Why warps do not issue: cycles stalled per issued instruction, by reason.
+      reasons=$(for r in wait short_scoreboard long_scoreboard math_pipe_throttle dispatch_stall not_selected \
+                         selected barrier mio_throttle no_instruction branch_resolving lg_throttle tex_throttle \
+                         drain membar sleeping misc; do
+                  printf 'smsp__average_warps_issue_stalled_%s_per_issue_active.ratio,' $r; done)
+      ncu --clock-control none --kernel-name regex:fast_forces --launch-count 1 --metrics "${reasons%,}" \
+        $build/kernel_sweep one 2>&1 | grep -E 'stalled' | sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//'
       ;;
     multigpu)
       gpus=$(nvidia-smi -L | wc -l)
