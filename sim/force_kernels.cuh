@@ -103,15 +103,10 @@ __global__ void tiled_forces(const Real4<Real>* __restrict__ pos, ForceArgs args
 // unrolled. With gridDim.y > 1 block row y computes only segment y and writes its partial sums
 // to partial[y * count + i] (for small N, where one segment-sweep per block cannot fill the GPU);
 // reduce_partials then adds them in segment order.
-// kTiles: j-tiles of kBlock bodies staged per barrier (each thread loads kTiles of them), so the
-// barrier cost is shared by kTiles times as many interactions.
-template <class Real, class Rsqrt, int kBlock, int kBodies, int kUnroll = 8, int kMinBlocks = 1, bool kPrefetch = false,
-          int kTiles = 1>
+template <class Real, class Rsqrt, int kBlock, int kBodies, int kUnroll = 8, int kMinBlocks = 1, bool kPrefetch = false>
 __global__ void __launch_bounds__(kBlock, kMinBlocks) fast_forces(const Real4<Real>* __restrict__ pos, ForceArgs args, Real eps2,
                                                       Real4<Real>* __restrict__ out) {
-  constexpr int kTile = kBlock * kTiles;
-  static_assert(1024 % kTile == 0, "a tile must divide the segment length (a multiple of 1024)");
-  __shared__ Real4<Real> tiles[kPrefetch ? 2 : 1][kTile];
+  __shared__ Real4<Real> tiles[kPrefetch ? 2 : 1][kBlock];
   int const base = blockIdx.x * kBlock * kBodies + threadIdx.x;
   Real4<Real> pi[kBodies];
   Real ax[kBodies], ay[kBodies], az[kBodies];
@@ -131,20 +126,14 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks) fast_forces(const Real4<Re
     if constexpr (kPrefetch) {
       // Two tiles: the next tile's global load is in flight while this one is swept; one
       // barrier per tile (it also protects the buffer the next store overwrites).
-      Real4<Real> next[kTiles];
-#pragma unroll
-      for (int t = 0; t < kTiles; ++t) next[t] = pos[j_begin + t * kBlock + threadIdx.x];
+      Real4<Real> next = pos[j_begin + threadIdx.x];
       int buffer = 0;
-      for (int j0 = j_begin; j0 < j_end; j0 += kTile, buffer ^= 1) {
-#pragma unroll
-        for (int t = 0; t < kTiles; ++t) tiles[buffer][t * kBlock + threadIdx.x] = next[t];
+      for (int j0 = j_begin; j0 < j_end; j0 += kBlock, buffer ^= 1) {
+        tiles[buffer][threadIdx.x] = next;
         __syncthreads();
-        if (j0 + kTile < j_end) {
-#pragma unroll
-          for (int t = 0; t < kTiles; ++t) next[t] = pos[j0 + kTile + t * kBlock + threadIdx.x];
-        }
+        if (j0 + kBlock < j_end) next = pos[j0 + kBlock + threadIdx.x];
 #pragma unroll kUnroll
-        for (int k = 0; k < kTile; ++k) {
+        for (int k = 0; k < kBlock; ++k) {
           Real4<Real> const pj = tiles[buffer][k];
 #pragma unroll
           for (int r = 0; r < kBodies; ++r) interact<Real, Rsqrt>(pi[r], pj, eps2, px[r], py[r], pz[r]);
@@ -152,12 +141,11 @@ __global__ void __launch_bounds__(kBlock, kMinBlocks) fast_forces(const Real4<Re
       }
       __syncthreads();  // the last tile is read before the next segment's first store
     } else {
-      for (int j0 = j_begin; j0 < j_end; j0 += kTile) {
-#pragma unroll
-        for (int t = 0; t < kTiles; ++t) tiles[0][t * kBlock + threadIdx.x] = pos[j0 + t * kBlock + threadIdx.x];
+      for (int j0 = j_begin; j0 < j_end; j0 += kBlock) {
+        tiles[0][threadIdx.x] = pos[j0 + threadIdx.x];
         __syncthreads();
 #pragma unroll kUnroll
-        for (int k = 0; k < kTile; ++k) {
+        for (int k = 0; k < kBlock; ++k) {
           Real4<Real> const pj = tiles[0][k];
 #pragma unroll
           for (int r = 0; r < kBodies; ++r) interact<Real, Rsqrt>(pi[r], pj, eps2, px[r], py[r], pz[r]);

@@ -16,7 +16,7 @@ using namespace nbody::sim;
 
 namespace {
 
-template <class Real, class Rsqrt, int B, int R, int U, int M, bool P = false, int T = 1>
+template <class Real, class Rsqrt, int B, int R, int U, int M, bool P = false>
 void time_variant(const char* name, std::size_t n, int sms) {
   SegmentLayout const layout = segment_layout(n);
   std::vector<Real4<Real>> host(layout.padded(), Real4<Real>{0, 0, 0, 0});
@@ -33,7 +33,7 @@ void time_variant(const char* name, std::size_t n, int sms) {
   if (split) NBODY_CUDA_CHECK(cudaMalloc(&partial, layout.count * n * sizeof(Real4<Real>)));
   dim3 const grid(blocks, split ? args.segments : 1);
   auto launch = [&] {
-    kernels::fast_forces<Real, Rsqrt, B, R, U, M, P, T><<<grid, B>>>(pos, args, Real(1e-4), split ? partial : acc);
+    kernels::fast_forces<Real, Rsqrt, B, R, U, M, P><<<grid, B>>>(pos, args, Real(1e-4), split ? partial : acc);
     NBODY_CHECK_LAUNCH();
     if (split) {
       kernels::reduce_partials<Real><<<(n + 255) / 256, 256>>>(partial, args.segments, int(n), acc);
@@ -52,7 +52,7 @@ void time_variant(const char* name, std::size_t n, int sms) {
   float ms = 0;
   NBODY_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
   cudaFuncAttributes attr{};
-  NBODY_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernels::fast_forces<Real, Rsqrt, B, R, U, M, P, T>));
+  NBODY_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernels::fast_forces<Real, Rsqrt, B, R, U, M, P>));
   std::printf("%-22s N=%8zu  %.4e interactions/s  (%d regs, %s)\n", name, n, double(n) * double(n) / (ms / reps * 1e-3),
               attr.numRegs, split ? "split" : "whole");
   cudaFree(pos);
@@ -65,12 +65,15 @@ void time_variant(const char* name, std::size_t n, int sms) {
 template <class Real, class Rsqrt>
 void sweep(const std::vector<std::size_t>& sizes, int sms) {
   for (std::size_t n : sizes) {
-    time_variant<Real, Rsqrt, 256, 4, 8, 1, true>("B256 R4 U8 P (current)", n, sms);
-    time_variant<Real, Rsqrt, 256, 4, 8, 1, true, 2>("B256 R4 U8 P T2", n, sms);
-    time_variant<Real, Rsqrt, 256, 4, 8, 1, true, 4>("B256 R4 U8 P T4", n, sms);
-    time_variant<Real, Rsqrt, 256, 4, 4, 1, false, 4>("B256 R4 U4 T4", n, sms);
-    time_variant<Real, Rsqrt, 128, 4, 8, 1, true, 8>("B128 R4 U8 P T8", n, sms);
-    time_variant<Real, Rsqrt, 256, 4, 16, 1, true, 4>("B256 R4 U16 P T4", n, sms);
+    time_variant<Real, Rsqrt, 256, 4, 8, 1, true>("B256 R4 U8 P", n, sms);
+    time_variant<Real, Rsqrt, 256, 4, 4, 3, true>("B256 R4 U4 M3 P", n, sms);
+    time_variant<Real, Rsqrt, 256, 4, 8, 3, true>("B256 R4 U8 M3 P", n, sms);
+    time_variant<Real, Rsqrt, 128, 4, 8, 6, true>("B128 R4 U8 M6 P", n, sms);
+    time_variant<Real, Rsqrt, 256, 3, 8, 3, true>("B256 R3 U8 M3 P", n, sms);
+    time_variant<Real, Rsqrt, 256, 4, 8, 4, true>("B256 R4 U8 M4 P", n, sms);
+    time_variant<Real, Rsqrt, 256, 2, 16, 4, true>("B256 R2 U16 M4 P", n, sms);
+    time_variant<Real, Rsqrt, 128, 8, 4, 4, true>("B128 R8 U4 M4 P", n, sms);
+    time_variant<Real, Rsqrt, 64, 4, 8, 12, true>("B64 R4 U8 M12 P", n, sms);
   }
 }
 
@@ -81,12 +84,10 @@ int main(int argc, char** argv) {
   cudaDeviceProp p{};
   NBODY_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
   std::printf("%s, %d SMs\n", p.name, p.multiProcessorCount);
-  if (precision == "fp32only") {
-    sweep<float, kernels::RsqrtHardware>({65536, 1u << 20}, p.multiProcessorCount);
-  } else if (precision == "one") {  // one launch shape, for the profiler
+  if (precision == "one") {  // one launch shape, for the profiler
     time_variant<float, kernels::RsqrtHardware, 256, 4, 4, 1>("B256 R4 U4", 262144, p.multiProcessorCount);
   } else if (precision == "fp32") {
-    sweep<float, kernels::RsqrtHardware>({65536, 1u << 20}, p.multiProcessorCount);
+    sweep<float, kernels::RsqrtHardware>({16384, 65536, 1u << 20}, p.multiProcessorCount);
   } else {
     std::printf("-- r^-3: y0^3 (1 + 3e/2)\n");
     time_variant<double, kernels::InvR3FromFloat, 256, 4, 4, 1>("B256 R4 U4", 262144, p.multiProcessorCount);
