@@ -28,8 +28,14 @@ std::vector<CudaDeviceInfo> cuda_devices(std::string* why_none) {
   cudaError_t const status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
     (void)cudaGetLastError();  // clear the sticky-free error so later queries start clean
-    if (why_none)
-      *why_none = status != cudaSuccess ? std::string(cudaGetErrorString(status)) : "no CUDA device is visible";
+    if (why_none) {
+      if (status == cudaErrorInsufficientDriver)  // also what the runtime says when there is no driver at all
+        *why_none = "no NVIDIA driver, or one too old for CUDA " + std::to_string(CUDART_VERSION / 1000);
+      else if (status == cudaErrorNoDevice || status == cudaSuccess)
+        *why_none = "no CUDA device is visible";
+      else
+        *why_none = cudaGetErrorString(status);
+    }
     return {};
   }
   std::vector<CudaDeviceInfo> devices;
