@@ -26,11 +26,12 @@ std::string join(const std::vector<std::string>& v) {
 
 }  // namespace
 
-double default_softening(const std::string& scenario) {
-  return scenario == "disk" || scenario == "collision" ? 0.05 : 0.01;
-}
-
 std::optional<Options> parse_options(int argc, char** argv) {
+  auto num = [](double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+  };
   Options o;
   CLI::App cli{"nbody: gravitational N-body simulation on CPUs and one or more CUDA GPUs.\n"
                "With no mode option: the viewer where a display exists, else a headless benchmark.",
@@ -60,8 +61,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--dt", o.dt, "time step (default 0.01 for leapfrog, 0.016 for euler-damped)");
   cli.add_option("--damping", o.damping, "euler-damped velocity factor per step, in (0, 1]")->capture_default_str();
   cli.add_option("--softening", o.softening,
-                 "Plummer softening length, > 0 (default 0.01; 0.05 for disk and collision, whose disk model has a "
-                 "0.05 core around its central mass)");
+                 "Plummer softening length, > 0 (default " + num(sim::recommended_softening("plummer")) + "; " +
+                     num(sim::recommended_softening("disk")) +
+                     " for disk and collision, the core their disk model assumes around its central mass)");
   cli.add_option("--precision", o.precision, "fp32 or fp64")->capture_default_str();
   cli.add_option("--backend", o.backend, "auto (CUDA if a GPU is visible, else CPU), cuda or cpu")
       ->capture_default_str();
@@ -188,16 +190,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
   auto require = [](bool ok, const std::string& message) {
     if (!ok) throw InputError(message);
   };
-  auto num = [](double v) {
-    std::ostringstream s;
-    s << v;
-    return s.str();
-  };
   require(o.precision == "fp32" || o.precision == "fp64", "--precision " + o.precision + ": valid: fp32, fp64");
   require(o.backend == "auto" || o.backend == "cuda" || o.backend == "cpu",
           "--backend " + o.backend + ": valid: auto, cuda, cpu");
   o.softening_given = cli.count("--softening") > 0;
-  if (!o.softening_given) o.softening = o.load.empty() ? default_softening(o.scenario) : 0.01;
+  if (!o.softening_given) o.softening = o.load.empty() ? sim::recommended_softening(o.scenario) : 0.01;
   require(o.softening > 0 && std::isfinite(o.softening), "--softening " + num(o.softening) + ": must be > 0");
   require(o.dt >= 0 && std::isfinite(o.dt) && (cli.count("--dt") == 0 || o.dt > 0),
           "--dt " + num(o.dt) + ": must be a positive number");

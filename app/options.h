@@ -23,7 +23,7 @@ struct Options {
   std::string integrator = "leapfrog";
   double dt = 0.0;                         // 0: the integrator's default
   double damping = 0.995;
-  double softening = 0.01;                 // resolved by parse_options: see default_softening
+  double softening = 0.01;                 // resolved by parse_options: sim::recommended_softening
   bool softening_given = false;
   std::string precision = "fp32";
   std::string backend = "auto";
@@ -58,10 +58,6 @@ struct Options {
   std::string interop = "auto";            // positions into GL: auto, on (required), off (host upload)
   int steps_per_frame = 1;
 };
-
-// Softening when none is given: 0.05 for disk and collision (their disk model's central core),
-// 0.01 for the rest.
-double default_softening(const std::string& scenario);
 
 // The viewer's keys, as --help and the HUD list them.
 extern const char* const kViewerKeys;

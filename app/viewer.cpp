@@ -196,7 +196,7 @@ class Viewer {
       if (!from_file) {
         o.load.clear();
         std::string const scenario = scenarios_[std::size_t(controls_.scenario)];
-        if (scenario != o.scenario && !options_.softening_given) controls_.softening = float(default_softening(scenario));
+        if (scenario != o.scenario && !options_.softening_given) controls_.softening = float(sim::recommended_softening(scenario));
         o.scenario = scenario;
       }
       o.dt = controls_.dt;

@@ -75,13 +75,6 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
   scheduler_->for_each_device([&](int d) { engines_[d]->upload(initial); });
 }
 
-Simulation::~Simulation() {
-  try {
-    scheduler_.reset();
-  } catch (...) {  // destructors never throw
-  }
-}
-
 void Simulation::advance(std::uint64_t steps) {
   if (steps == 0) return;
   scheduler_->run(program_, steps_done_ + 1, steps);

@@ -41,7 +41,6 @@ struct SimulationConfig {
 class Simulation {
  public:
   Simulation(const sim::BodySet& initial, const sim::StepProgram& program, const SimulationConfig& config);
-  ~Simulation();
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
 

@@ -11,6 +11,7 @@ namespace nbody::sim {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
+constexpr double kDiskCoreRadius = 0.05;  // the central mass's softening assumed by the disk model
 
 // Portable random numbers: std::mt19937_64's sequence is fixed by the standard, but the
 // standard distributions are not, so the transforms to uniform and normal variates are ours.
@@ -87,8 +88,6 @@ void append_disk(BodySet& b, std::size_t n, double mass, Vec3d centre, Vec3d vel
   constexpr double kScaleLength = 0.2;
   constexpr double kCut = 1.0;
   constexpr double kThickness = 0.02;
-  constexpr double kCoreRadius = 0.05;  // the central mass's softening assumed by the velocity field: run
-                                        // disks with --softening 0.05 (nbody's default for them)
   double const m_central = n == 1 ? mass : kCentralFraction * mass;
   b.append({centre.x, centre.y, centre.z, m_central}, velocity, BodyType::dark);
   if (n == 1) return;
@@ -108,7 +107,7 @@ void append_disk(BodySet& b, std::size_t n, double mass, Vec3d centre, Vec3d vel
     } while (radius > kCut);
     double const phi = rng.uniform(0.0, 2.0 * kPi);
     double const z = kThickness * rng.normal();
-    double const r2 = radius * radius + kCoreRadius * kCoreRadius;
+    double const r2 = radius * radius + kDiskCoreRadius * kDiskCoreRadius;
     double const v_circ =
         std::sqrt(m_central * radius * radius / (r2 * std::sqrt(r2)) + enclosed(radius) / std::max(radius, 1e-3));
     double const dispersion = 0.05 * v_circ;
@@ -147,6 +146,10 @@ BodySet two_body(double e) {
 }
 
 }  // namespace
+
+double recommended_softening(const std::string& scenario) {
+  return scenario == "disk" || scenario == "collision" ? kDiskCoreRadius : 0.01;
+}
 
 const std::vector<std::string>& scenario_names() {
   static const std::vector<std::string> names{"plummer", "random-sphere", "disk", "collision", "two-body"};

@@ -19,6 +19,10 @@ struct ScenarioParams {
 // Names accepted by make_scenario, in the order --help lists them.
 const std::vector<std::string>& scenario_names();
 
+// The softening a scenario's model is built for: the disk model's velocity field assumes a 0.05
+// core around its central mass (disk, collision); 0.01 for the rest.
+double recommended_softening(const std::string& scenario);
+
 // Builds the named scenario with its centre of mass at rest at the origin. Throws InputError
 // naming the bad value for an unknown name or an invalid size/parameter.
 BodySet make_scenario(const ScenarioParams& params);
