@@ -14,7 +14,7 @@
 
 namespace nbody::sim::kernels {
 
-// r^-3 policies. RsqrtDefault (pair_gravity.h): rsqrtf (MUFU.RSQ) for float, CUDA's rsqrt()
+// m r^-3 policies. RsqrtDefault (pair_gravity.h): rsqrtf (MUFU.RSQ) for float, CUDA's rsqrt()
 // (within 1 ulp) for double. For double, the fp32 hardware estimate y0 (rel. error < 2^-22)
 // refined without a double rsqrt:
 //  - RsqrtNewtonFromFloat: one Newton-Raphson step y = y0 + y0/2 (1 - x y0^2), then y^3
@@ -23,19 +23,19 @@ namespace nbody::sim::kernels {
 //    15/8 e^2 < 2e-13 (6 double operations). The fp64 default.
 using RsqrtHardware = RsqrtDefault;
 struct RsqrtNewtonFromFloat {
-  __device__ static double inv_r3(double x) {
+  __device__ static double mass_over_r3(double m, double x) {
     double const y0 = static_cast<double>(rsqrtf(static_cast<float>(x)));
     double const e = fma(-x * y0, y0, 1.0);
     double const y = fma(0.5 * y0, e, y0);
-    return y * y * y;
+    return m * (y * y * y);
   }
 };
 struct InvR3FromFloat {
-  __device__ static double inv_r3(double x) {
+  __device__ static double mass_over_r3(double m, double x) {
     double const y0 = static_cast<double>(rsqrtf(static_cast<float>(x)));
     double const y2 = y0 * y0;
     double const e = fma(-x, y2, 1.0);
-    return (y2 * y0) * fma(e, 1.5, 1.0);
+    return m * ((y2 * y0) * fma(e, 1.5, 1.0));
   }
 };
 
@@ -102,9 +102,12 @@ __global__ void tiled_forces(const Real4<Real>* __restrict__ pos, ForceArgs args
 // so every j loaded from shared memory feeds kBodies independent interactions; the tile loop is
 // unrolled. With gridDim.y > 1 block row y computes only segment y and writes its partial sums
 // to partial[y * count + i] (for small N, where one segment-sweep per block cannot fill the GPU);
-// reduce_partials then adds them in segment order.
-template <class Real, class Rsqrt, int kBlock, int kBodies, int kUnroll = 8, int kMinBlocks = 1, bool kPrefetch = false>
-__global__ void __launch_bounds__(kBlock, kMinBlocks) fast_forces(const Real4<Real>* __restrict__ pos, ForceArgs args, Real eps2,
+// reduce_partials then adds them in segment order. kMaxRegisters caps the registers per thread
+// (255: no cap). The cap, and whether __launch_bounds__ is given at all, change how the compiler
+// allocates registers, and with that how often an instruction's operands collide in a register
+// bank: worth several percent here (docs/benchmarks.md), so the engine's shape fixes both.
+template <class Real, class Rsqrt, int kBlock, int kBodies, int kUnroll = 8, int kMaxRegisters = 255, bool kPrefetch = false>
+__global__ void __maxnreg__(kMaxRegisters) fast_forces(const Real4<Real>* __restrict__ pos, ForceArgs args, Real eps2,
                                                       Real4<Real>* __restrict__ out) {
   __shared__ Real4<Real> tiles[kPrefetch ? 2 : 1][kBlock];
   int const base = blockIdx.x * kBlock * kBodies + threadIdx.x;
