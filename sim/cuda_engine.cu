@@ -66,17 +66,17 @@ namespace {
 constexpr int kElementwiseBlock = 256;
 
 // Launch shape of the fast kernel, chosen by measurement (tools/kernel_sweep.cu, numbers in
-// docs/benchmarks.md): 4 bodies per thread in blocks of 256 for both precisions; fp32 with
-// unroll 8 and double-buffered tiles, fp64 with unroll 4 (its 237 registers leave no room).
-constexpr int kFastBlock = 256;
+// docs/benchmarks.md): 4 bodies per thread in blocks of 128, inner loop unrolled 4 times, no
+// register cap; fp32 double-buffers its tiles. Blocks of 128 rather than 256 keep 5 blocks
+// (20 warps) on each SM and halve the work in a block, so the last wave ends more evenly.
 template <class Real>
 struct FastShape {
-  static constexpr int bodies = 4, unroll = 8;
+  static constexpr int block = 128, bodies = 4, unroll = 4, max_registers = 255;
   static constexpr bool prefetch = true;
 };
 template <>
 struct FastShape<double> {
-  static constexpr int bodies = 4, unroll = 4;
+  static constexpr int block = 128, bodies = 4, unroll = 4, max_registers = 255;
   static constexpr bool prefetch = false;
 };
 
@@ -94,10 +94,11 @@ class CudaEngine final : public CudaSliceEngine {
       throw InputError("--fp64-rsqrt " + config.fp64_rsqrt + ": valid: series, newton, precise");
     block_ = config.block_size;
     if (kernel_ == "fast") {
-      if (block_ != 0 && block_ != kFastBlock)
+      if (block_ != 0 && block_ != FastShape<Real>::block)
         throw InputError("--block-size " + std::to_string(block_) + ": the fast kernel uses " +
-                         std::to_string(kFastBlock) + " threads per block; --block-size applies to naive and tiled");
-      block_ = kFastBlock;
+                         std::to_string(FastShape<Real>::block) +
+                         " threads per block; --block-size applies to naive and tiled");
+      block_ = FastShape<Real>::block;
     } else if (block_ == 0) {
       block_ = 256;
     } else if (block_ < 32 || block_ > 1024 || (block_ & (block_ - 1)) != 0) {
@@ -310,9 +311,9 @@ class CudaEngine final : public CudaSliceEngine {
       NBODY_CHECK_LAUNCH();
     } else {
       using Shape = FastShape<Real>;
-      dim3 const grid(blocks_for(args.count, kFastBlock * Shape::bodies), split_ ? args.segments : 1);
-      kernels::fast_forces<Real, Rsqrt, kFastBlock, Shape::bodies, Shape::unroll, 1, Shape::prefetch>
-          <<<grid, kFastBlock, 0, s>>>(
+      dim3 const grid(blocks_for(args.count, Shape::block * Shape::bodies), split_ ? args.segments : 1);
+      kernels::fast_forces<Real, Rsqrt, Shape::block, Shape::bodies, Shape::unroll, Shape::max_registers, Shape::prefetch>
+          <<<grid, Shape::block, 0, s>>>(
           current().data(), args, eps2, split_ ? partial_.data() : acceleration_.data());
       NBODY_CHECK_LAUNCH();
       if (split_) {
@@ -329,12 +330,13 @@ class CudaEngine final : public CudaSliceEngine {
   // leave almost no tail. Resident slots come from the occupancy calculator.
   bool split_fills_better() const {
     int per_sm = 0;
-    auto kernel = kernels::fast_forces<Real, kernels::RsqrtHardware, kFastBlock, FastShape<Real>::bodies,
-                                       FastShape<Real>::unroll, 1, FastShape<Real>::prefetch>;
-    NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kFastBlock, 0));
+    using Shape = FastShape<Real>;
+    auto kernel = kernels::fast_forces<Real, kernels::RsqrtHardware, Shape::block, Shape::bodies, Shape::unroll,
+                                       Shape::max_registers, Shape::prefetch>;
+    NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Shape::block, 0));
     double const slots = double(std::max(1, per_sm) * multiprocessors_);
     auto fill = [&](double blocks) { return blocks / (std::ceil(blocks / slots) * slots); };
-    double const whole = double(blocks_for(config_.slice.count, kFastBlock * FastShape<Real>::bodies));
+    double const whole = double(blocks_for(config_.slice.count, Shape::block * Shape::bodies));
     // On a tie split too: many short blocks also even out SMs that would hold one block or two.
     return fill(whole * double(layout_.count)) >= fill(whole);
   }

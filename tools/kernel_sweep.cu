@@ -1,11 +1,16 @@
 // tools/kernel_sweep.cu - times variants of the fast force kernel (bodies per thread, block
-// size, unroll depth, register cap) on one GPU, to choose the launch shape the engine uses.
+// size, unroll depth, double-buffered tiles, register cap) on one GPU, to choose the shape the
+// engine uses. The register cap matters beyond occupancy: it changes the compiler's register
+// allocation, and with it how often an instruction's operands collide in a register bank.
 // Developer tool: `kernel_sweep [fp32|fp64]`; prints interactions/s per variant and size.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "sim/cuda_check.h"
@@ -16,7 +21,7 @@ using namespace nbody::sim;
 
 namespace {
 
-template <class Real, class Rsqrt, int B, int R, int U, int M, bool P = false>
+template <class Real, class Rsqrt, int B, int R, int U, int M = 255, bool P = false>
 void time_variant(const char* name, std::size_t n, int sms) {
   SegmentLayout const layout = segment_layout(n);
   std::vector<Real4<Real>> host(layout.padded(), Real4<Real>{0, 0, 0, 0});
@@ -29,7 +34,12 @@ void time_variant(const char* name, std::size_t n, int sms) {
   NBODY_CUDA_CHECK(cudaMemcpy(pos, host.data(), host.size() * sizeof(Real4<Real>), cudaMemcpyHostToDevice));
   kernels::ForceArgs const args{int(layout.length), int(layout.count), 0, int(n)};
   int const blocks = int((n + B * R - 1) / (B * R));
-  bool const split = layout.count > 1 && blocks < 2 * sms;
+  // Split over segments when that fills the last wave better, as the engine decides.
+  int per_sm = 0;
+  NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernels::fast_forces<Real, Rsqrt, B, R, U, M, P>, B, 0));
+  double const slots = double(std::max(1, per_sm) * sms);
+  auto fill = [&](double b) { return b / (std::ceil(b / slots) * slots); };
+  bool const split = layout.count > 1 && fill(double(blocks) * double(layout.count)) >= fill(double(blocks));
   if (split) NBODY_CUDA_CHECK(cudaMalloc(&partial, layout.count * n * sizeof(Real4<Real>)));
   dim3 const grid(blocks, split ? args.segments : 1);
   auto launch = [&] {
@@ -53,8 +63,8 @@ void time_variant(const char* name, std::size_t n, int sms) {
   NBODY_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
   cudaFuncAttributes attr{};
   NBODY_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernels::fast_forces<Real, Rsqrt, B, R, U, M, P>));
-  std::printf("%-22s N=%8zu  %.4e interactions/s  (%d regs, %s)\n", name, n, double(n) * double(n) / (ms / reps * 1e-3),
-              attr.numRegs, split ? "split" : "whole");
+  std::printf("%-26s N=%8zu  %.4e interactions/s  (%d regs, %d blocks/SM, %s)\n", name, n,
+              double(n) * double(n) / (ms / reps * 1e-3), attr.numRegs, per_sm, split ? "split" : "whole");
   cudaFree(pos);
   cudaFree(acc);
   cudaFree(partial);
@@ -62,18 +72,52 @@ void time_variant(const char* name, std::size_t n, int sms) {
   cudaEventDestroy(b);
 }
 
+// Other groupings of m r^-3 = m y^3 (y = rsqrt(r^2)), to compare with RsqrtDefault's (m y)(y y).
+struct MassYYY {  // ((m y) y) y
+  __device__ static float mass_over_r3(float m, float r2) {
+    float const y = rsqrtf(r2);
+    return ((m * y) * y) * y;
+  }
+};
+struct YYMassY {  // (y y)(y m)
+  __device__ static float mass_over_r3(float m, float r2) {
+    float const y = rsqrtf(r2);
+    return (y * y) * (y * m);
+  }
+};
+struct MassCube {  // m ((y y) y): the grouping used before
+  __device__ static float mass_over_r3(float m, float r2) {
+    float const y = rsqrtf(r2);
+    return m * ((y * y) * y);
+  }
+};
+
+template <class Real, class Rsqrt, int B, int R, int U, int M, bool P>
+void row(const char* policy, std::size_t n, int sms) {
+  std::string const label = std::string(policy) + "B" + std::to_string(B) + " R" + std::to_string(R) + " U" +
+                            std::to_string(U) + (P ? " P" : "") + (M < 255 ? " M" + std::to_string(M) : "");
+  time_variant<Real, Rsqrt, B, R, U, M, P>(label.c_str(), n, sms);
+}
+
 template <class Real, class Rsqrt>
 void sweep(const std::vector<std::size_t>& sizes, int sms) {
   for (std::size_t n : sizes) {
-    time_variant<Real, Rsqrt, 256, 4, 8, 1, true>("B256 R4 U8 P", n, sms);
-    time_variant<Real, Rsqrt, 256, 4, 4, 3, true>("B256 R4 U4 M3 P", n, sms);
-    time_variant<Real, Rsqrt, 256, 4, 8, 3, true>("B256 R4 U8 M3 P", n, sms);
-    time_variant<Real, Rsqrt, 128, 4, 8, 6, true>("B128 R4 U8 M6 P", n, sms);
-    time_variant<Real, Rsqrt, 256, 3, 8, 3, true>("B256 R3 U8 M3 P", n, sms);
-    time_variant<Real, Rsqrt, 256, 4, 8, 4, true>("B256 R4 U8 M4 P", n, sms);
-    time_variant<Real, Rsqrt, 256, 2, 16, 4, true>("B256 R2 U16 M4 P", n, sms);
-    time_variant<Real, Rsqrt, 128, 8, 4, 4, true>("B128 R8 U4 M4 P", n, sms);
-    time_variant<Real, Rsqrt, 64, 4, 8, 12, true>("B64 R4 U8 M12 P", n, sms);
+    row<Real, Rsqrt, 128, 4, 4, 255, true>("", n, sms);  // the engine's shape
+    row<Real, Rsqrt, 128, 4, 4, 100, true>("", n, sms);
+    row<Real, Rsqrt, 128, 4, 4, 96, true>("", n, sms);
+    row<Real, Rsqrt, 128, 4, 4, 255, false>("", n, sms);
+    row<Real, Rsqrt, 128, 4, 8, 255, true>("", n, sms);
+    row<Real, Rsqrt, 128, 3, 4, 255, true>("", n, sms);
+    row<Real, Rsqrt, 128, 5, 4, 255, true>("", n, sms);
+    row<Real, Rsqrt, 64, 4, 4, 255, true>("", n, sms);
+    row<Real, Rsqrt, 256, 4, 4, 255, true>("", n, sms);
+    row<Real, Rsqrt, 256, 4, 8, 255, true>("", n, sms);
+    row<Real, Rsqrt, 512, 4, 4, 255, true>("", n, sms);
+    if constexpr (std::is_same_v<Real, float>) {
+      row<Real, MassYYY, 128, 4, 4, 255, true>("((my)y)y ", n, sms);
+      row<Real, YYMassY, 128, 4, 4, 255, true>("(yy)(ym) ", n, sms);
+      row<Real, MassCube, 128, 4, 4, 255, true>("m((yy)y) ", n, sms);
+    }
   }
 }
 
@@ -85,15 +129,15 @@ int main(int argc, char** argv) {
   NBODY_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
   std::printf("%s, %d SMs\n", p.name, p.multiProcessorCount);
   if (precision == "one") {  // one launch shape, for the profiler
-    time_variant<float, kernels::RsqrtHardware, 256, 4, 4, 1>("B256 R4 U4", 262144, p.multiProcessorCount);
+    time_variant<float, kernels::RsqrtHardware, 128, 4, 4, 255, true>("B128 R4 U4 P", 262144, p.multiProcessorCount);
   } else if (precision == "fp32") {
-    sweep<float, kernels::RsqrtHardware>({16384, 65536, 1u << 20}, p.multiProcessorCount);
+    sweep<float, kernels::RsqrtHardware>({65536, 1u << 20}, p.multiProcessorCount);
   } else {
     std::printf("-- r^-3: y0^3 (1 + 3e/2)\n");
-    time_variant<double, kernels::InvR3FromFloat, 256, 4, 4, 1>("B256 R4 U4", 262144, p.multiProcessorCount);
-    time_variant<double, kernels::InvR3FromFloat, 256, 4, 4, 1, true>("B256 R4 U4 P", 262144, p.multiProcessorCount);
-    time_variant<double, kernels::InvR3FromFloat, 128, 4, 4, 1>("B128 R4 U4", 262144, p.multiProcessorCount);
-    time_variant<double, kernels::InvR3FromFloat, 256, 4, 4, 1>("B256 R4 U4", 65536, p.multiProcessorCount);
+    time_variant<double, kernels::InvR3FromFloat, 128, 4, 4>("B128 R4 U4", 262144, p.multiProcessorCount);
+    time_variant<double, kernels::InvR3FromFloat, 128, 4, 4, 255, true>("B128 R4 U4 P", 262144, p.multiProcessorCount);
+    time_variant<double, kernels::InvR3FromFloat, 256, 4, 4>("B256 R4 U4", 262144, p.multiProcessorCount);
+    time_variant<double, kernels::InvR3FromFloat, 128, 4, 4>("B128 R4 U4", 65536, p.multiProcessorCount);
   }
   return 0;
 }
