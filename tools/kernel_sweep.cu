@@ -107,6 +107,7 @@ void sweep(const std::vector<std::size_t>& sizes, int sms) {
     row<Real, Rsqrt, 128, 4, 4, 96, true>("", n, sms);
     row<Real, Rsqrt, 128, 4, 4, 255, false>("", n, sms);
     row<Real, Rsqrt, 128, 4, 8, 255, true>("", n, sms);
+    row<Real, Rsqrt, 128, 4, 16, 255, true>("", n, sms);
     row<Real, Rsqrt, 128, 3, 4, 255, true>("", n, sms);
     row<Real, Rsqrt, 128, 5, 4, 255, true>("", n, sms);
     row<Real, Rsqrt, 64, 4, 4, 255, true>("", n, sms);
