@@ -67,18 +67,20 @@ constexpr int kElementwiseBlock = 256;
 
 // Launch shape of the fast kernel, chosen by measurement (tools/kernel_sweep.cu, numbers in
 // docs/benchmarks.md): 4 bodies per thread in blocks of 128, inner loop unrolled 4 times, no
-// register cap; fp32 double-buffers its tiles. Blocks of 128 rather than 256 keep 5 blocks
-// (20 warps) on each SM and halve the work in a block, so the last wave ends more evenly.
+// register cap. Blocks of 128 rather than 256 keep 5 blocks (20 warps) on each SM and halve the
+// work in a block, so the last wave ends more evenly. fp32 double-buffers its tiles; fp64 does
+// not, its registers leave no room for the prefetched body.
 template <class Real>
 struct FastShape {
   static constexpr int block = 128, bodies = 4, unroll = 4, max_registers = 255;
-  static constexpr bool prefetch = true;
+  static constexpr bool prefetch = std::is_same_v<Real, float>;
 };
-template <>
-struct FastShape<double> {
-  static constexpr int block = 128, bodies = 4, unroll = 4, max_registers = 255;
-  static constexpr bool prefetch = false;
-};
+
+template <class Real, class Rsqrt>
+constexpr auto fast_kernel() {
+  using S = FastShape<Real>;
+  return kernels::fast_forces<Real, Rsqrt, S::block, S::bodies, S::unroll, S::max_registers, S::prefetch>;
+}
 
 int blocks_for(std::size_t n, int block) { return int((n + std::size_t(block) - 1) / std::size_t(block)); }
 
@@ -119,7 +121,8 @@ class CudaEngine final : public CudaSliceEngine {
       throw InputError(s.str());
     }
 
-    if (kernel_ == "fast" && layout_.count > 1) split_ = split_fills_better();
+    if (kernel_ == "fast" && layout_.count > 1)
+      with_policy([&](auto policy) { split_ = split_fills_better<decltype(policy)>(); });
 
     stream_ = Stream(config.device);
     for (auto& p : positions_) p = DeviceBuffer<Real4<Real>>(config.device, layout_.padded());
@@ -187,11 +190,7 @@ class CudaEngine final : public CudaSliceEngine {
 
   void compute_forces() override {
     if (config_.slice.count == 0) return;
-    if constexpr (std::is_same_v<Real, double>) {
-      if (config_.fp64_rsqrt == "newton") return launch_forces<kernels::RsqrtNewtonFromFloat>();
-      if (config_.fp64_rsqrt == "series") return launch_forces<kernels::InvR3FromFloat>();
-    }
-    launch_forces<kernels::RsqrtHardware>();
+    with_policy([&](auto policy) { launch_forces<decltype(policy)>(); });
   }
 
   void kick(double dt) override {
@@ -294,6 +293,16 @@ class CudaEngine final : public CudaSliceEngine {
   }
 
  private:
+  // Calls f(policy) with the m r^-3 policy the run uses (--fp64-rsqrt for fp64).
+  template <class F>
+  void with_policy(F&& f) const {
+    if constexpr (std::is_same_v<Real, double>) {
+      if (config_.fp64_rsqrt == "newton") return f(kernels::RsqrtNewtonFromFloat{});
+      if (config_.fp64_rsqrt == "series") return f(kernels::InvR3FromFloat{});
+    }
+    f(kernels::RsqrtHardware{});
+  }
+
   template <class Rsqrt>
   void launch_forces() {
     DeviceGuard guard(config_.device);
@@ -312,9 +321,8 @@ class CudaEngine final : public CudaSliceEngine {
     } else {
       using Shape = FastShape<Real>;
       dim3 const grid(blocks_for(args.count, Shape::block * Shape::bodies), split_ ? args.segments : 1);
-      kernels::fast_forces<Real, Rsqrt, Shape::block, Shape::bodies, Shape::unroll, Shape::max_registers, Shape::prefetch>
-          <<<grid, Shape::block, 0, s>>>(
-          current().data(), args, eps2, split_ ? partial_.data() : acceleration_.data());
+      fast_kernel<Real, Rsqrt>()<<<grid, Shape::block, 0, s>>>(current().data(), args, eps2,
+                                                                split_ ? partial_.data() : acceleration_.data());
       NBODY_CHECK_LAUNCH();
       if (split_) {
         kernels::reduce_partials<Real><<<blocks_for(args.count, kElementwiseBlock), kElementwiseBlock, 0, s>>>(
@@ -327,13 +335,13 @@ class CudaEngine final : public CudaSliceEngine {
   // The fast kernel runs as whole sweeps (one block per group of bodies) or split into one block
   // per (group, segment). Both give the same bits; pick the grid whose last wave is fuller: e.g.
   // 342 blocks on 264 resident slots leave the second wave 30% full, 16 times as many blocks
-  // leave almost no tail. Resident slots come from the occupancy calculator.
+  // leave almost no tail. Resident slots come from the occupancy calculator, for the kernel the
+  // run launches (the fp64 policies use different numbers of registers).
+  template <class Rsqrt>
   bool split_fills_better() const {
     int per_sm = 0;
     using Shape = FastShape<Real>;
-    auto kernel = kernels::fast_forces<Real, kernels::RsqrtHardware, Shape::block, Shape::bodies, Shape::unroll,
-                                       Shape::max_registers, Shape::prefetch>;
-    NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Shape::block, 0));
+    NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_kernel<Real, Rsqrt>(), Shape::block, 0));
     double const slots = double(std::max(1, per_sm) * multiprocessors_);
     auto fill = [&](double blocks) { return blocks / (std::ceil(blocks / slots) * slots); };
     double const whole = double(blocks_for(config_.slice.count, Shape::block * Shape::bodies));

@@ -98,6 +98,19 @@ __global__ void tiled_forces(const Real4<Real>* __restrict__ pos, ForceArgs args
   if (t < args.count) acc[t] = {ax, ay, az, Real(0)};
 }
 
+// Adds the interactions of kBodies bodies with the kTile j-bodies of a shared-memory tile, in
+// tile order.
+template <class Real, class Rsqrt, int kTile, int kBodies, int kUnroll>
+__device__ __forceinline__ void sweep_tile(const Real4<Real>* tile, const Real4<Real> (&pi)[kBodies], Real eps2,
+                                           Real (&px)[kBodies], Real (&py)[kBodies], Real (&pz)[kBodies]) {
+#pragma unroll kUnroll
+  for (int k = 0; k < kTile; ++k) {
+    Real4<Real> const pj = tile[k];
+#pragma unroll
+    for (int r = 0; r < kBodies; ++r) interact<Real, Rsqrt>(pi[r], pj, eps2, px[r], py[r], pz[r]);
+  }
+}
+
 // fast: each thread integrates kBodies bodies (i = base + threadIdx.x + r * kBlock, coalesced),
 // so every j loaded from shared memory feeds kBodies independent interactions; the tile loop is
 // unrolled. With gridDim.y > 1 block row y computes only segment y and writes its partial sums
@@ -135,24 +148,14 @@ __global__ void __maxnreg__(kMaxRegisters) fast_forces(const Real4<Real>* __rest
         tiles[buffer][threadIdx.x] = next;
         __syncthreads();
         if (j0 + kBlock < j_end) next = pos[j0 + kBlock + threadIdx.x];
-#pragma unroll kUnroll
-        for (int k = 0; k < kBlock; ++k) {
-          Real4<Real> const pj = tiles[buffer][k];
-#pragma unroll
-          for (int r = 0; r < kBodies; ++r) interact<Real, Rsqrt>(pi[r], pj, eps2, px[r], py[r], pz[r]);
-        }
+        sweep_tile<Real, Rsqrt, kBlock, kBodies, kUnroll>(tiles[buffer], pi, eps2, px, py, pz);
       }
       __syncthreads();  // the last tile is read before the next segment's first store
     } else {
       for (int j0 = j_begin; j0 < j_end; j0 += kBlock) {
         tiles[0][threadIdx.x] = pos[j0 + threadIdx.x];
         __syncthreads();
-#pragma unroll kUnroll
-        for (int k = 0; k < kBlock; ++k) {
-          Real4<Real> const pj = tiles[0][k];
-#pragma unroll
-          for (int r = 0; r < kBodies; ++r) interact<Real, Rsqrt>(pi[r], pj, eps2, px[r], py[r], pz[r]);
-        }
+        sweep_tile<Real, Rsqrt, kBlock, kBodies, kUnroll>(tiles[0], pi, eps2, px, py, pz);
         __syncthreads();
       }
     }
