@@ -1,6 +1,5 @@
 // app/main.cpp - the nbody executable: parse options, pick the mode, report errors.
 #include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <iostream>
 
@@ -10,19 +9,13 @@
 
 namespace {
 
-bool display_available() {
-  char const* x = std::getenv("DISPLAY");
-  char const* w = std::getenv("WAYLAND_DISPLAY");
-  return (x && *x) || (w && *w);
-}
-
 int dispatch(nbody::app::Options& o) {
   using nbody::app::Mode;
   switch (o.mode) {
     case Mode::automatic:
-      if (display_available() && nbody::app::viewer_available()) return nbody::app::run_viewer(o);
+      if (nbody::app::display_available() && nbody::app::viewer_available()) return nbody::app::run_viewer(o);
       if (!o.quiet)
-        std::cerr << (display_available() ? "notice: this nbody was built without the viewer; running the headless benchmark\n"
+        std::cerr << (nbody::app::display_available() ? "notice: this nbody was built without the viewer; running the headless benchmark\n"
                                           : "notice: no display (DISPLAY/WAYLAND_DISPLAY unset); running the headless benchmark\n");
       return nbody::app::run_benchmark(o);
     case Mode::viewer:

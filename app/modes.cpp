@@ -11,6 +11,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -124,6 +125,12 @@ void write_json(const Options& o, const json& j) {
 }  // namespace
 
 bool interrupted() { return g_interrupted != 0; }
+
+bool display_available() {
+  char const* x = std::getenv("DISPLAY");
+  char const* w = std::getenv("WAYLAND_DISPLAY");
+  return (x && *x) || (w && *w);
+}
 
 void install_signal_handlers() {
   std::signal(SIGINT, on_signal);

@@ -12,6 +12,7 @@ int run_devices(const Options& options);        // --devices
 int run_compare_threading(const Options& options);  // --compare-threading
 int run_viewer(const Options& options);         // --viewer, --offscreen (app/viewer.cpp)
 bool viewer_available();                        // built with the viewer's libraries
+bool display_available();                       // DISPLAY or WAYLAND_DISPLAY is set
 
 // Set by SIGINT/SIGTERM; long runs stop at the next chunk boundary and save their state.
 bool interrupted();

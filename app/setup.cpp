@@ -49,8 +49,6 @@ multigpu::SimulationConfig make_config(const Options& o, std::size_t bodies) {
   c.exchange = multigpu::parse_exchange_mode(o.exchange);
   c.cpu_threads = o.threads;
 
-  // The host keeps the whole state in fp64 (positions, velocities, types) besides the engines.
-  std::size_t const host_state_bytes = bodies * (sizeof(sim::Real4<double>) + sizeof(sim::Vec3d) + 1);
   std::string why_none;
   auto const gpus = o.backend == "cpu" ? std::vector<sim::CudaDeviceInfo>{} : sim::cuda_devices(&why_none);
   if (o.backend == "cuda" && gpus.empty()) throw InputError("--backend cuda: no usable CUDA device (" + why_none + ")");
@@ -81,21 +79,20 @@ multigpu::SimulationConfig make_config(const Options& o, std::size_t bodies) {
     int const n = o.numgpus == 0 ? 1 : o.numgpus;
     c.devices.clear();
     for (int d = 0; d < n; ++d) c.devices.push_back(d);
-    std::size_t const need = multigpu::bytes_per_device(c, bodies) * c.devices.size() + host_state_bytes;
-    std::size_t const have = available_host_memory();
-    if (have > 0 && need > have) {
-      std::ostringstream s;
-      s << "--bodies " << bodies << ": needs " << (need >> 20) << " MiB of memory on " << c.devices.size()
-        << " host device(s), " << (have >> 20) << " MiB available";
-      throw InputError(s.str());
-    }
   }
-  if (c.backend == multigpu::Backend::cuda) {
-    std::size_t const have = available_host_memory();
-    if (have > 0 && host_state_bytes > have)
-      throw InputError("--bodies " + std::to_string(bodies) + ": the host copy of the state needs " +
-                       std::to_string(host_state_bytes >> 20) + " MiB, " + std::to_string(have >> 20) +
-                       " MiB available");
+  // Host memory: the host keeps the whole state in fp64 (positions, velocities, types), and the
+  // engines too where they run on the host.
+  std::size_t const host_state_bytes = bodies * (sizeof(sim::Real4<double>) + sizeof(sim::Vec3d) + 1);
+  bool const host_engines = c.backend == multigpu::Backend::cpu;
+  std::size_t const need =
+      host_state_bytes + (host_engines ? multigpu::bytes_per_device(c, bodies) * c.devices.size() : 0);
+  std::size_t const have = available_host_memory();
+  if (have > 0 && need > have) {
+    std::ostringstream s;
+    s << "--bodies " << bodies << ": needs " << (need >> 20) << " MiB of memory "
+      << (host_engines ? "on " + std::to_string(c.devices.size()) + " host device(s)" : "for the host copy of the state")
+      << ", " << (have >> 20) << " MiB available";
+    throw InputError(s.str());
   }
   if (!o.weights.empty() && o.weights.size() != c.devices.size())
     throw InputError("--weights: " + std::to_string(o.weights.size()) + " weights for " +

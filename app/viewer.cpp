@@ -30,12 +30,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-bool display_present() {
-  char const* x = std::getenv("DISPLAY");
-  char const* w = std::getenv("WAYLAND_DISPLAY");
-  return (x && *x) || (w && *w);
-}
-
 std::string timestamped_png() {
   char buf[64];
   std::time_t const now = std::time(nullptr);
@@ -46,7 +40,7 @@ std::string timestamped_png() {
 class Viewer {
  public:
   explicit Viewer(const Options& o) : options_(o) {
-    if (!o.offscreen && !display_present())
+    if (!o.offscreen && !display_available())
       throw InputError("--viewer: no display (DISPLAY and WAYLAND_DISPLAY are unset); use --offscreen for EGL "
                        "rendering, or --benchmark");
     if (!o.frames_dir.empty()) {
@@ -282,14 +276,15 @@ class Viewer {
     }
   }
 
+  // The PNG to write after this frame, if any: --screenshot on the last frame (it also takes the
+  // last frame of --frames-dir), every frame into --frames-dir, or the 'p' key's timestamped file.
   std::string next_screenshot(std::uint64_t frame, std::uint64_t frames) {
+    if (!options_.screenshot.empty() && frame + 1 == frames) return options_.screenshot;
     if (!options_.frames_dir.empty()) {
       char name[32];
       std::snprintf(name, sizeof name, "/frame_%05llu.png", (unsigned long long)frame);
-      if (!options_.screenshot.empty() && frame + 1 == frames) return options_.screenshot;  // both wanted: last one
       return options_.frames_dir + name;
     }
-    if (!options_.screenshot.empty() && frame + 1 == frames) return options_.screenshot;
     if (screenshot_requested_) {
       screenshot_requested_ = false;
       std::string const name = timestamped_png();
