@@ -14,13 +14,7 @@ constexpr double kFp32Bound = 1e-5;
 
 std::vector<sim::Vec3d> engine_accelerations(const sim::BodySet& b, sim::Precision precision, const std::string& kernel,
                                              sim::Slice slice) {
-  sim::EngineConfig c;
-  c.bodies = b.size();
-  c.slice = slice;
-  c.softening = kSoftening;
-  c.precision = precision;
-  c.kernel = kernel;
-  auto engine = sim::make_cpu_engine(c);
+  auto engine = sim::make_cpu_engine(test::engine_config(b, precision, kernel, kSoftening, slice));
   engine->upload(b);
   return engine->download_accelerations();
 }

@@ -38,12 +38,7 @@ const Reference& reference(const std::string& scenario, std::size_t n) {
 
 std::unique_ptr<sim::SliceEngine> engine(const sim::BodySet& b, const std::string& kernel, sim::Precision p,
                                          int block = 0, sim::Slice slice = {0, 0}, const std::string& rsqrt = "series") {
-  sim::EngineConfig c;
-  c.bodies = b.size();
-  c.slice = slice.count ? slice : sim::Slice{0, b.size()};
-  c.softening = kSoftening;
-  c.precision = p;
-  c.kernel = kernel;
+  sim::EngineConfig c = test::engine_config(b, p, kernel, kSoftening, slice);
   c.block_size = block;
   c.fp64_rsqrt = rsqrt;
   auto e = sim::make_cuda_engine(c);

@@ -9,6 +9,7 @@
 
 #include "sim/body_set.h"
 #include "sim/cpu_forces.h"
+#include "sim/engine.h"
 #include "sim/errors.h"
 #include "sim/scenarios.h"
 
@@ -37,6 +38,18 @@ inline std::vector<sim::Vec3d> reference_accelerations(const sim::BodySet& b, do
   std::vector<sim::Vec3d> a(b.size());
   sim::reference_accelerations(b.pos_mass.data(), b.size(), 0, b.size(), softening * softening, a.data());
   return a;
+}
+
+// An engine configuration for b's bodies computing `slice` (all bodies if empty).
+inline sim::EngineConfig engine_config(const sim::BodySet& b, sim::Precision precision, const std::string& kernel,
+                                       double softening, sim::Slice slice = {0, 0}) {
+  sim::EngineConfig c;
+  c.bodies = b.size();
+  c.slice = slice.count ? slice : sim::Slice{0, b.size()};
+  c.softening = softening;
+  c.precision = precision;
+  c.kernel = kernel;
+  return c;
 }
 
 // Rounds to the nearest float. Out of line on purpose: GCC 12.2 at -O2/-O3 drops some of the
