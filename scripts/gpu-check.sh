@@ -94,7 +94,7 @@ for stage in "$@"; do
       ;;
     profile)
       step "SASS and stall reasons of one fast-kernel shape"
-      cuobjdump -sass $build/kernel_sweep | awk '/Function :/ {f = /fast_forcesIfNS0_12RsqrtDefaultELi128ELi4ELi4ELi255ELb1E/} f' \
+      cuobjdump -sass $build/kernel_sweep | awk '/Function :/ {f = /fast_forcesIfNS0_12RsqrtDefaultELi128ENS1_9PairOrderILi4ELi4EJLi1ELi13E/} f' \
         >"$OUT/logs/fast-sass.txt" 2>&1
       awk '/FFMA|FMUL|FADD|MUFU|LDS|BAR|BRA|IADD|ISETP|LDG/ {print $2}' "$OUT/logs/fast-sass.txt" | sort | uniq -c | sort -rn | head -12
       ncu --clock-control none --kernel-name regex:fast_forces --launch-count 1 \

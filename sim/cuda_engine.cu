@@ -66,20 +66,23 @@ namespace {
 constexpr int kElementwiseBlock = 256;
 
 // Launch shape of the fast kernel, chosen by measurement (tools/kernel_sweep.cu, numbers in
-// docs/benchmarks.md): 4 bodies per thread in blocks of 128, inner loop unrolled 4 times, no
-// register cap. Blocks of 128 rather than 256 keep 5 blocks (20 warps) on each SM and halve the
-// work in a block, so the last wave ends more evenly. fp32 double-buffers its tiles; fp64 does
-// not, its registers leave no room for the prefetched body.
+// docs/benchmarks.md): 4 bodies per thread in blocks of 128, steps of 4 j-bodies, no register
+// cap. Blocks of 128 rather than 256 keep 5 blocks (20 warps) on each SM and halve the work in a
+// block, so the last wave ends more evenly. fp32 double-buffers its tiles and issues its pairs in
+// the measured order; fp64 does neither (its registers leave no room for the prefetched body).
 template <class Real>
 struct FastShape {
-  static constexpr int block = 128, bodies = 4, unroll = 4, max_registers = 255;
-  static constexpr bool prefetch = std::is_same_v<Real, float>;
+  static constexpr bool is_float = std::is_same_v<Real, float>;
+  static constexpr int block = 128, max_registers = 255;
+  static constexpr bool prefetch = is_float;
+  using Order = std::conditional_t<is_float, kernels::MeasuredOrder4x4, kernels::JMajorOrder<4, 4>>;
+  static constexpr int bodies = Order::bodies;
 };
 
 template <class Real, class Rsqrt>
 constexpr auto fast_kernel() {
   using S = FastShape<Real>;
-  return kernels::fast_forces<Real, Rsqrt, S::block, S::bodies, S::unroll, S::max_registers, S::prefetch>;
+  return kernels::fast_forces<Real, Rsqrt, S::block, typename S::Order, S::max_registers, S::prefetch>;
 }
 
 int blocks_for(std::size_t n, int block) { return int((n + std::size_t(block) - 1) / std::size_t(block)); }

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "sim/pair_gravity.h"
+#include "sim/pair_order.h"
 #include "sim/real4.h"
 
 namespace nbody::sim::kernels {
@@ -98,30 +99,63 @@ __global__ void tiled_forces(const Real4<Real>* __restrict__ pos, ForceArgs args
   if (t < args.count) acc[t] = {ax, ay, az, Real(0)};
 }
 
-// Adds the interactions of kBodies bodies with the kTile j-bodies of a shared-memory tile, in
-// tile order.
-template <class Real, class Rsqrt, int kTile, int kBodies, int kUnroll>
-__device__ __forceinline__ void sweep_tile(const Real4<Real>* tile, const Real4<Real> (&pi)[kBodies], Real eps2,
-                                           Real (&px)[kBodies], Real (&py)[kBodies], Real (&pz)[kBodies]) {
-#pragma unroll kUnroll
-  for (int k = 0; k < kTile; ++k) {
-    Real4<Real> const pj = tile[k];
-#pragma unroll
-    for (int r = 0; r < kBodies; ++r) interact<Real, Rsqrt>(pi[r], pj, eps2, px[r], py[r], pz[r]);
+// The distances of one step's pairs, between their two stages.
+template <class Real, int kPairs>
+struct StepPairs {
+  Real dx[kPairs], dy[kPairs], dz[kPairs], r2[kPairs];
+};
+
+template <class Real, class Rsqrt, int kBodies, int kToken, int kStep, int kPairs>
+__device__ __forceinline__ void pair_stage(const Real4<Real> (&pj)[kStep], const Real4<Real> (&pi)[kBodies], Real eps2,
+                                           StepPairs<Real, kPairs>& d, Real (&px)[kBodies], Real (&py)[kBodies],
+                                           Real (&pz)[kBodies]) {
+  constexpr int p = kToken % kForceStage, u = p / kBodies, r = p % kBodies;
+  if constexpr (kToken >= kForceStage) {
+    add_scaled(Rsqrt::mass_over_r3(pj[u].w, d.r2[p]), d.dx[p], d.dy[p], d.dz[p], px[r], py[r], pz[r]);
+  } else {
+    d.dx[p] = pj[u].x - pi[r].x;
+    d.dy[p] = pj[u].y - pi[r].y;
+    d.dz[p] = pj[u].z - pi[r].z;
+    d.r2[p] = softened_r2(d.dx[p], d.dy[p], d.dz[p], eps2);
   }
 }
 
-// fast: each thread integrates kBodies bodies (i = base + threadIdx.x + r * kBlock, coalesced),
-// so every j loaded from shared memory feeds kBodies independent interactions; the tile loop is
-// unrolled. With gridDim.y > 1 block row y computes only segment y and writes its partial sums
+template <class Real, class Rsqrt, int kBodies, int kStep, int... kTokens>
+__device__ __forceinline__ void run_step(PairOrder<kBodies, kStep, kTokens...>, const Real4<Real> (&pj)[kStep],
+                                         const Real4<Real> (&pi)[kBodies], Real eps2, Real (&px)[kBodies],
+                                         Real (&py)[kBodies], Real (&pz)[kBodies]) {
+  StepPairs<Real, kBodies * kStep> d;
+  (pair_stage<Real, Rsqrt, kBodies, kTokens>(pj, pi, eps2, d, px, py, pz), ...);
+}
+
+// Adds the interactions of Order::bodies bodies with the kTile j-bodies of a shared-memory tile,
+// Order::step j-bodies at a time.
+template <class Real, class Rsqrt, int kTile, class Order>
+__device__ __forceinline__ void sweep_tile(const Real4<Real>* tile, const Real4<Real> (&pi)[Order::bodies], Real eps2,
+                                           Real (&px)[Order::bodies], Real (&py)[Order::bodies],
+                                           Real (&pz)[Order::bodies]) {
+  static_assert(kTile % Order::step == 0, "the tile must hold whole steps");
+#pragma unroll 1
+  for (int k = 0; k < kTile; k += Order::step) {
+    Real4<Real> pj[Order::step];
+#pragma unroll
+    for (int u = 0; u < Order::step; ++u) pj[u] = tile[k + u];
+    run_step<Real, Rsqrt>(Order{}, pj, pi, eps2, px, py, pz);
+  }
+}
+
+// fast: each thread integrates kBodies = Order::bodies bodies (i = base + threadIdx.x + r * kBlock,
+// coalesced), so every j loaded from shared memory feeds kBodies independent interactions; the
+// tile is swept Order::step j-bodies at a time, their pairs issued in Order. With gridDim.y > 1 block row y computes only segment y and writes its partial sums
 // to partial[y * count + i] (for small N, where one segment-sweep per block cannot fill the GPU);
 // reduce_partials then adds them in segment order. kMaxRegisters caps the registers per thread
 // (255: no cap). The cap, and whether __launch_bounds__ is given at all, change how the compiler
 // allocates registers, and with that how often an instruction's operands collide in a register
 // bank: worth several percent here (docs/benchmarks.md), so the engine's shape fixes both.
-template <class Real, class Rsqrt, int kBlock, int kBodies, int kUnroll = 8, int kMaxRegisters = 255, bool kPrefetch = false>
+template <class Real, class Rsqrt, int kBlock, class Order, int kMaxRegisters = 255, bool kPrefetch = false>
 __global__ void __maxnreg__(kMaxRegisters) fast_forces(const Real4<Real>* __restrict__ pos, ForceArgs args, Real eps2,
                                                       Real4<Real>* __restrict__ out) {
+  constexpr int kBodies = Order::bodies;
   __shared__ Real4<Real> tiles[kPrefetch ? 2 : 1][kBlock];
   int const base = blockIdx.x * kBlock * kBodies + threadIdx.x;
   Real4<Real> pi[kBodies];
@@ -148,14 +182,14 @@ __global__ void __maxnreg__(kMaxRegisters) fast_forces(const Real4<Real>* __rest
         tiles[buffer][threadIdx.x] = next;
         __syncthreads();
         if (j0 + kBlock < j_end) next = pos[j0 + kBlock + threadIdx.x];
-        sweep_tile<Real, Rsqrt, kBlock, kBodies, kUnroll>(tiles[buffer], pi, eps2, px, py, pz);
+        sweep_tile<Real, Rsqrt, kBlock, Order>(tiles[buffer], pi, eps2, px, py, pz);
       }
       __syncthreads();  // the last tile is read before the next segment's first store
     } else {
       for (int j0 = j_begin; j0 < j_end; j0 += kBlock) {
         tiles[0][threadIdx.x] = pos[j0 + threadIdx.x];
         __syncthreads();
-        sweep_tile<Real, Rsqrt, kBlock, kBodies, kUnroll>(tiles[0], pi, eps2, px, py, pz);
+        sweep_tile<Real, Rsqrt, kBlock, Order>(tiles[0], pi, eps2, px, py, pz);
         __syncthreads();
       }
     }

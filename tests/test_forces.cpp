@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/cpu_engine.h"
+#include "sim/pair_order.h"
 #include "test_support.h"
 
 namespace nbody {
@@ -105,6 +106,36 @@ TEST(CpuForces, UnknownKernelIsRejectedWithTheValidOnes) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("simd, reference"), std::string::npos) << e.what();
   }
+}
+
+// The fast GPU kernel may issue a step's pairs in any order this check accepts; results stay
+// bitwise the same only if each body's forces are added in j order. 2 bodies x 2 j-bodies here:
+// pair p = 2 u + r.
+TEST(PairOrder, AcceptsOrdersThatKeepEachBodysSumInJOrder) {
+  using sim::kernels::kForceStage;
+  using sim::kernels::valid_pair_order;
+  constexpr int F = kForceStage;
+  EXPECT_TRUE((valid_pair_order<2, 2>({0, F + 0, 1, F + 1, 2, F + 2, 3, F + 3})));
+  EXPECT_TRUE((valid_pair_order<2, 2>({0, 1, 2, 3, F + 0, F + 1, F + 2, F + 3})));
+  EXPECT_TRUE((valid_pair_order<2, 2>({1, F + 1, 0, 3, F + 0, F + 3, 2, F + 2})));
+  EXPECT_TRUE((valid_pair_order<4, 4>(sim::kernels::MeasuredOrder4x4::tokens)));
+  EXPECT_TRUE((valid_pair_order<4, 4>(sim::kernels::JMajorOrder<4, 4>::tokens)));
+}
+
+TEST(PairOrder, RejectsOrdersThatBreakTheSumOrSkipAStage) {
+  using sim::kernels::kForceStage;
+  using sim::kernels::valid_pair_order;
+  constexpr int F = kForceStage;
+  // body 0: the force of j-body 1 (p = 2) before that of j-body 0 (p = 0)
+  EXPECT_FALSE((valid_pair_order<2, 2>({2, F + 2, 0, F + 0, 1, F + 1, 3, F + 3})));
+  // a force before its distance
+  EXPECT_FALSE((valid_pair_order<2, 2>({F + 0, 0, 1, F + 1, 2, F + 2, 3, F + 3})));
+  // a stage twice, another missing
+  EXPECT_FALSE((valid_pair_order<2, 2>({0, F + 0, 0, F + 1, 2, F + 2, 3, F + 3})));
+  // too few tokens; a pair that does not exist
+  EXPECT_FALSE((valid_pair_order<2, 2>({0, F + 0, 1, F + 1, 2, F + 2})));
+  EXPECT_FALSE((valid_pair_order<2, 2>({0, F + 0, 1, F + 1, 2, F + 2, 4, F + 4})));
+  EXPECT_FALSE((valid_pair_order<2, 2>({0, F + 0, 1, F + 1, 2, F + 2, 3, -1})));
 }
 
 }  // namespace

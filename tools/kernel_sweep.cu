@@ -1,6 +1,6 @@
 // tools/kernel_sweep.cu - times variants of the fast force kernel (bodies per thread, block
-// size, unroll depth, double-buffered tiles, register cap) on one GPU, to choose the shape the
-// engine uses. The register cap matters beyond occupancy: it changes the compiler's register
+// size, j-bodies per step and the order of their pairs, double-buffered tiles, register cap) on
+// one GPU, to choose the shape the engine uses. The register cap matters beyond occupancy: it changes the compiler's register
 // allocation, and with it how often an instruction's operands collide in a register bank.
 // Developer tool: `kernel_sweep [fp32|fp64]`; prints interactions/s per variant and size.
 #include <cuda_runtime.h>
@@ -21,8 +21,10 @@ using namespace nbody::sim;
 
 namespace {
 
-template <class Real, class Rsqrt, int B, int R, int U, int M = 255, bool P = false>
+template <class Real, class Rsqrt, int B, class Order, int M = 255, bool P = false>
 void time_variant(const char* name, std::size_t n, int sms) {
+  constexpr int R = Order::bodies;
+  auto const kernel = kernels::fast_forces<Real, Rsqrt, B, Order, M, P>;
   SegmentLayout const layout = segment_layout(n);
   std::vector<Real4<Real>> host(layout.padded(), Real4<Real>{0, 0, 0, 0});
   std::mt19937 rng(1);
@@ -36,14 +38,14 @@ void time_variant(const char* name, std::size_t n, int sms) {
   int const blocks = int((n + B * R - 1) / (B * R));
   // Split over segments when that fills the last wave better, as the engine decides.
   int per_sm = 0;
-  NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernels::fast_forces<Real, Rsqrt, B, R, U, M, P>, B, 0));
+  NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, B, 0));
   double const slots = double(std::max(1, per_sm) * sms);
   auto fill = [&](double b) { return b / (std::ceil(b / slots) * slots); };
   bool const split = layout.count > 1 && fill(double(blocks) * double(layout.count)) >= fill(double(blocks));
   if (split) NBODY_CUDA_CHECK(cudaMalloc(&partial, layout.count * n * sizeof(Real4<Real>)));
   dim3 const grid(blocks, split ? args.segments : 1);
   auto launch = [&] {
-    kernels::fast_forces<Real, Rsqrt, B, R, U, M, P><<<grid, B>>>(pos, args, Real(1e-4), split ? partial : acc);
+    kernel<<<grid, B>>>(pos, args, Real(1e-4), split ? partial : acc);
     NBODY_CHECK_LAUNCH();
     if (split) {
       kernels::reduce_partials<Real><<<(n + 255) / 256, 256>>>(partial, args.segments, int(n), acc);
@@ -62,7 +64,7 @@ void time_variant(const char* name, std::size_t n, int sms) {
   float ms = 0;
   NBODY_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
   cudaFuncAttributes attr{};
-  NBODY_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernels::fast_forces<Real, Rsqrt, B, R, U, M, P>));
+  NBODY_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
   std::printf("%-26s N=%8zu  %.4e interactions/s  (%d regs, %d blocks/SM, %s)\n", name, n,
               double(n) * double(n) / (ms / reps * 1e-3), attr.numRegs, per_sm, split ? "split" : "whole");
   cudaFree(pos);
@@ -92,17 +94,20 @@ struct MassCube {  // m ((y y) y): the grouping used before
   }
 };
 
-template <class Real, class Rsqrt, int B, int R, int U, int M, bool P>
-void row(const char* policy, std::size_t n, int sms) {
-  std::string const label = std::string(policy) + "B" + std::to_string(B) + " R" + std::to_string(R) + " U" +
+// One row; R bodies per thread, steps of U j-bodies, pairs in j order unless Order is given.
+template <class Real, class Rsqrt, int B, int R, int U, int M, bool P, class Order = kernels::JMajorOrder<R, U>>
+void row(const char* label_prefix, std::size_t n, int sms) {
+  std::string const label = std::string(label_prefix) + "B" + std::to_string(B) + " R" + std::to_string(R) + " U" +
                             std::to_string(U) + (P ? " P" : "") + (M < 255 ? " M" + std::to_string(M) : "");
-  time_variant<Real, Rsqrt, B, R, U, M, P>(label.c_str(), n, sms);
+  time_variant<Real, Rsqrt, B, Order, M, P>(label.c_str(), n, sms);
 }
 
 template <class Real, class Rsqrt>
 void sweep(const std::vector<std::size_t>& sizes, int sms) {
   for (std::size_t n : sizes) {
-    row<Real, Rsqrt, 128, 4, 4, 255, true>("", n, sms);  // the engine's shape
+    row<Real, Rsqrt, 128, 4, 4, 255, true, kernels::MeasuredOrder4x4>("measured order ", n, sms);  // fp32 engine
+    row<Real, Rsqrt, 128, 4, 4, 255, true>("", n, sms);
+    row<Real, Rsqrt, 128, 4, 4, 255, false, kernels::MeasuredOrder4x4>("measured order ", n, sms);
     row<Real, Rsqrt, 128, 4, 4, 100, true>("", n, sms);
     row<Real, Rsqrt, 128, 4, 4, 96, true>("", n, sms);
     row<Real, Rsqrt, 128, 4, 4, 255, false>("", n, sms);
@@ -130,15 +135,16 @@ int main(int argc, char** argv) {
   NBODY_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
   std::printf("%s, %d SMs\n", p.name, p.multiProcessorCount);
   if (precision == "one") {  // one launch shape, for the profiler
-    time_variant<float, kernels::RsqrtHardware, 128, 4, 4, 255, true>("B128 R4 U4 P", 262144, p.multiProcessorCount);
+    time_variant<float, kernels::RsqrtHardware, 128, kernels::MeasuredOrder4x4, 255, true>("measured order B128 R4 U4 P", 262144, p.multiProcessorCount);
   } else if (precision == "fp32") {
     sweep<float, kernels::RsqrtHardware>({65536, 1u << 20}, p.multiProcessorCount);
   } else {
     std::printf("-- r^-3: y0^3 (1 + 3e/2)\n");
-    time_variant<double, kernels::InvR3FromFloat, 128, 4, 4>("B128 R4 U4", 262144, p.multiProcessorCount);
-    time_variant<double, kernels::InvR3FromFloat, 128, 4, 4, 255, true>("B128 R4 U4 P", 262144, p.multiProcessorCount);
-    time_variant<double, kernels::InvR3FromFloat, 256, 4, 4>("B256 R4 U4", 262144, p.multiProcessorCount);
-    time_variant<double, kernels::InvR3FromFloat, 128, 4, 4>("B128 R4 U4", 65536, p.multiProcessorCount);
+    time_variant<double, kernels::InvR3FromFloat, 128, kernels::JMajorOrder<4, 4>>("B128 R4 U4", 262144, p.multiProcessorCount);
+    time_variant<double, kernels::InvR3FromFloat, 128, kernels::MeasuredOrder4x4>("measured order B128 R4 U4", 262144, p.multiProcessorCount);
+    time_variant<double, kernels::InvR3FromFloat, 128, kernels::JMajorOrder<4, 4>, 255, true>("B128 R4 U4 P", 262144, p.multiProcessorCount);
+    time_variant<double, kernels::InvR3FromFloat, 256, kernels::JMajorOrder<4, 4>>("B256 R4 U4", 262144, p.multiProcessorCount);
+    time_variant<double, kernels::InvR3FromFloat, 128, kernels::JMajorOrder<4, 4>>("B128 R4 U4", 65536, p.multiProcessorCount);
   }
   return 0;
 }
