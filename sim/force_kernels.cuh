@@ -9,6 +9,8 @@
 
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "sim/pair_gravity.h"
 #include "sim/pair_order.h"
 #include "sim/real4.h"
@@ -134,13 +136,25 @@ template <class Real, class Rsqrt, int kTile, class Order>
 __device__ __forceinline__ void sweep_tile(const Real4<Real>* tile, const Real4<Real> (&pi)[Order::bodies], Real eps2,
                                            Real (&px)[Order::bodies], Real (&py)[Order::bodies],
                                            Real (&pz)[Order::bodies]) {
-  static_assert(kTile % Order::step == 0, "the tile must hold whole steps");
-#pragma unroll 1
-  for (int k = 0; k < kTile; k += Order::step) {
-    Real4<Real> pj[Order::step];
+  constexpr int kBodies = Order::bodies, kStep = Order::step;
+  static_assert(kTile % kStep == 0, "the tile must hold whole steps");
+  if constexpr (std::is_same_v<Order, JMajorOrder<kBodies, kStep>>) {
+    // The plain loop nest, unrolled by the compiler. In fp64 this ran faster than loading a whole
+    // step's j-bodies first (CUDA's double rsqrt() branches, so the loads cannot move past it).
+#pragma unroll kStep
+    for (int k = 0; k < kTile; ++k) {
+      Real4<Real> const pj = tile[k];
 #pragma unroll
-    for (int u = 0; u < Order::step; ++u) pj[u] = tile[k + u];
-    run_step<Real, Rsqrt>(Order{}, pj, pi, eps2, px, py, pz);
+      for (int r = 0; r < kBodies; ++r) interact<Real, Rsqrt>(pi[r], pj, eps2, px[r], py[r], pz[r]);
+    }
+  } else {
+#pragma unroll 1
+    for (int k = 0; k < kTile; k += kStep) {
+      Real4<Real> pj[kStep];
+#pragma unroll
+      for (int u = 0; u < kStep; ++u) pj[u] = tile[k + u];
+      run_step<Real, Rsqrt>(Order{}, pj, pi, eps2, px, py, pz);
+    }
   }
 }
 
