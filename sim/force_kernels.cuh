@@ -160,9 +160,10 @@ __device__ __forceinline__ void sweep_tile(const Real4<Real>* tile, const Real4<
 
 // fast: each thread integrates kBodies = Order::bodies bodies (i = base + threadIdx.x + r * kBlock,
 // coalesced), so every j loaded from shared memory feeds kBodies independent interactions; the
-// tile is swept Order::step j-bodies at a time, their pairs issued in Order. With gridDim.y > 1 block row y computes only segment y and writes its partial sums
-// to partial[y * count + i] (for small N, where one segment-sweep per block cannot fill the GPU);
-// reduce_partials then adds them in segment order. kMaxRegisters caps the registers per thread
+// tile is swept Order::step j-bodies at a time, their pairs issued in Order. With gridDim.y > 1
+// block row y computes only segment y and writes its partial sums to partial[y * count + i] (for
+// small N, where one segment-sweep per block cannot fill the GPU); reduce_partials then adds them
+// in segment order. kMaxRegisters caps the registers per thread
 // (255: no cap). The cap, and whether __launch_bounds__ is given at all, change how the compiler
 // allocates registers, and with that how often an instruction's operands collide in a register
 // bank: worth several percent here (docs/benchmarks.md), so the engine's shape fixes both.

@@ -1,7 +1,7 @@
 // tools/kernel_sweep.cu - times variants of the fast force kernel (bodies per thread, block
 // size, j-bodies per step and the order of their pairs, double-buffered tiles, register cap) on
-// one GPU, to choose the shape the engine uses. The register cap matters beyond occupancy: it changes the compiler's register
-// allocation, and with it how often an instruction's operands collide in a register bank.
+// one GPU, to choose the shape the engine uses. The register cap and the pair order matter beyond
+// occupancy: they change how the compiler allocates registers and schedules the loop.
 // Developer tool: `kernel_sweep [fp32|fp64]`; prints interactions/s per variant and size.
 #include <cuda_runtime.h>
 
@@ -97,6 +97,7 @@ struct MassCube {  // m ((y y) y): the grouping used before
 // One row; R bodies per thread, steps of U j-bodies, pairs in j order unless Order is given.
 template <class Real, class Rsqrt, int B, int R, int U, int M, bool P, class Order = kernels::JMajorOrder<R, U>>
 void row(const char* label_prefix, std::size_t n, int sms) {
+  static_assert(Order::bodies == R && Order::step == U, "the label must describe the order");
   std::string const label = std::string(label_prefix) + "B" + std::to_string(B) + " R" + std::to_string(R) + " U" +
                             std::to_string(U) + (P ? " P" : "") + (M < 255 ? " M" + std::to_string(M) : "");
   time_variant<Real, Rsqrt, B, Order, M, P>(label.c_str(), n, sms);
