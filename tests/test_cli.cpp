@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "sim/tipsy.h"
+#include "test_support.h"
 
 namespace nbody {
 namespace {
@@ -34,10 +35,7 @@ std::string slurp(const fs::path& p) {
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("nbody-cli-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+    dir_ = test::fresh_test_dir("nbody-cli");
   }
   void TearDown() override { fs::remove_all(dir_); }
 

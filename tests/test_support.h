@@ -3,8 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <string>
 #include <vector>
 
 #include "sim/body_set.h"
@@ -85,6 +89,16 @@ inline ::testing::AssertionResult bitwise_equal(const sim::BodySet& a, const sim
     }
   }
   return ::testing::AssertionSuccess();
+}
+
+// A new empty directory for the running test, named after it: tests that run side by side (ctest
+// --parallel) never share one. The caller removes it.
+inline std::filesystem::path fresh_test_dir(const std::string& prefix) {
+  auto const dir = std::filesystem::temp_directory_path() /
+                   (prefix + "-" + std::to_string(::getpid()) + "-" +
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 }  // namespace nbody::test

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "test_support.h"
+
 namespace nbody {
 namespace {
 
@@ -42,10 +44,7 @@ bool have(const char* program) {
 class Viewer : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("nbody-viewer-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+    dir_ = test::fresh_test_dir("nbody-viewer");
     // Is the viewer built? (--viewer without one says so with exit 2.)
     if (run("--offscreen --bodies 16 --frames 1 --screenshot " + file("probe.png")) == 2 &&
         err().find("built without the viewer") != std::string::npos)
