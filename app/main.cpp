@@ -5,7 +5,7 @@
 
 #include "app/modes.h"
 #include "app/options.h"
-#include "sim/errors.h"
+#include "core/errors.h"
 
 namespace {
 

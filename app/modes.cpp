@@ -18,13 +18,14 @@
 
 #include "app/progress.h"
 #include "app/setup.h"
+#include "core/errors.h"
+#include "gpu/devices.h"
 #include "multigpu/cuda_exchange.h"
 #include "multigpu/simulation.h"
-#include "sim/cpu_forces.h"
-#include "sim/cuda_engine.h"
-#include "sim/diagnostics.h"
-#include "sim/errors.h"
-#include "sim/tipsy.h"
+#include "sim/engines/cuda_engine.h"
+#include "sim/io/tipsy.h"
+#include "sim/physics/diagnostics.h"
+#include "sim/physics/reference_forces.h"
 
 namespace nbody::app {
 namespace {
@@ -52,10 +53,10 @@ std::string cpu_model() {
 }
 
 std::string hardware(const multigpu::SimulationConfig& c, int threads) {
-  if (c.backend == multigpu::Backend::cpu)
+  if (c.backend == sim::Backend::cpu)
     return cpu_model() + ", " + std::to_string(threads) + " OpenMP thread(s)";
   std::string s;
-  auto const gpus = sim::cuda_devices();
+  auto const gpus = gpu::devices();
   for (int d : c.devices) s += (s.empty() ? "" : "; ") + gpus.at(std::size_t(d)).name;
   return s;
 }
@@ -71,7 +72,7 @@ double median(std::vector<double> v) {
 
 void print_diagnostics(const char* label, const sim::Diagnostics& d, double e0) {
   std::printf("  %-6s E = %.10e  (K = %.6e, W = %.6e)  energy error %.3e  |P| = %.3e\n", label, d.total(), d.kinetic,
-              d.potential, sim::relative_energy_error(d.total(), e0), sim::norm(d.momentum));
+              d.potential, sim::relative_energy_error(d.total(), e0), norm(d.momentum));
 }
 
 json diagnostics_json(const sim::Diagnostics& d, double e0) {
@@ -223,10 +224,10 @@ int run_benchmark(const Options& o) {
   write_json(o, {{"mode", "benchmark"},
                  {"bodies", sim.bodies()},
                  {"source", setup.source},
-                 {"backend", multigpu::to_string(setup.config.backend)},
+                 {"backend", sim::to_string(setup.config.backend)},
                  {"description", sim.describe()},
                  {"kernel", sim.kernel_name()},
-                 {"precision", sim::to_string(setup.config.precision)},
+                 {"precision", to_string(setup.config.precision)},
                  {"devices", setup.config.devices.size()},
                  {"threading", multigpu::to_string(setup.config.threading)},
                  {"hardware", hw},
@@ -254,7 +255,7 @@ int run_validate(const Options& o) {
   std::size_t const samples = std::min<std::size_t>(n, n <= 65536 ? 4096 : 1024);
   std::vector<std::size_t> index(samples);
   for (std::size_t k = 0; k < samples; ++k) index[k] = k * n / samples;  // spread evenly
-  std::vector<sim::Vec3d> ref(samples);
+  std::vector<Vec3d> ref(samples);
   double const eps2 = o.softening * o.softening;
 #pragma omp parallel for schedule(dynamic, 16)
   for (long k = 0; k < long(samples); ++k)
@@ -262,17 +263,17 @@ int run_validate(const Options& o) {
   double err2 = 0, ref2 = 0, worst = 0;
   bool finite = true;
   for (std::size_t k = 0; k < samples; ++k) {
-    sim::Vec3d const d = accel[index[k]] - ref[k];
+    Vec3d const d = accel[index[k]] - ref[k];
     finite = finite && std::isfinite(accel[index[k]].x) && std::isfinite(accel[index[k]].y) &&
              std::isfinite(accel[index[k]].z);
-    err2 += sim::dot(d, d);
-    ref2 += sim::dot(ref[k], ref[k]);
-    if (sim::norm(ref[k]) > 0) worst = std::max(worst, sim::norm(d) / sim::norm(ref[k]));
+    err2 += dot(d, d);
+    ref2 += dot(ref[k], ref[k]);
+    if (norm(ref[k]) > 0) worst = std::max(worst, norm(d) / norm(ref[k]));
   }
   double const l2 = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
   // fp32 summation error grows like sqrt(N): 1e-5 up to 4K bodies, scaled beyond.
   double const tolerance = o.tolerance > 0 ? o.tolerance
-                           : setup.config.precision == sim::Precision::fp64
+                           : setup.config.precision == Precision::fp64
                                ? 1e-12
                                : 1e-5 * std::max(1.0, std::sqrt(double(n) / 4096.0));
   bool const pass = finite && l2 < tolerance;
@@ -293,7 +294,7 @@ int run_validate(const Options& o) {
 
 int run_devices(const Options& o) {
   std::string why;
-  auto const devices = sim::cuda_devices(&why);
+  auto const devices = gpu::devices(&why);
   json j = {{"mode", "devices"}, {"devices", json::array()}};
   if (devices.empty()) {
     std::printf("no CUDA devices: %s\n", why.c_str());
@@ -314,7 +315,7 @@ int run_devices(const Options& o) {
   }
   std::vector<int> ordinals;
   for (auto const& d : devices) ordinals.push_back(d.ordinal);
-  auto const t = multigpu::query_topology(ordinals);
+  auto const t = gpu::query_topology(ordinals);
   std::printf("peer access (row can access column):\n      ");
   for (int b : ordinals) std::printf("%4d", b);
   std::printf("\n");
@@ -369,7 +370,7 @@ int run_compare_threading(const Options& o) {
     }
   }
   std::printf("nbody compare-threading: %s backend, %s, %llu warm-up + %llu timed steps per row\n",
-              multigpu::to_string(probe.backend).c_str(), o.precision.c_str(), (unsigned long long)o.warmup,
+              sim::to_string(probe.backend).c_str(), o.precision.c_str(), (unsigned long long)o.warmup,
               (unsigned long long)steps);
   std::printf("%-8s %4s %9s %12s %14s %8s %6s %12s  %s\n", "model", "devs", "N", "median ms", "interactions/s",
               "speed-up", "eff.", "enqueue ms", "per-device median ms");
@@ -395,7 +396,7 @@ int run_compare_threading(const Options& o) {
                          {"enqueue_ms_per_step", r.m.enqueue_ms_per_step},
                          {"device_median_step_ms", r.m.device_median_ms}});
   }
-  if (probe.backend == multigpu::Backend::cpu)
+  if (probe.backend == sim::Backend::cpu)
     std::printf("(CPU backend: host devices run their steps synchronously, so 'enqueue' is the whole step)\n");
   if (!o.csv.empty()) write_text_file(o.csv, csv.str());
   write_json(o, j);

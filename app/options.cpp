@@ -6,9 +6,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "sim/errors.h"
-#include "sim/integrator.h"
-#include "sim/scenarios.h"
+#include "core/errors.h"
+#include "sim/physics/integrator.h"
+#include "sim/physics/scenarios.h"
 
 namespace nbody::app {
 

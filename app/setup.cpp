@@ -10,11 +10,12 @@
 #include <iostream>
 #include <sstream>
 
-#include "sim/atomic_file.h"
-#include "sim/cuda_engine.h"
-#include "sim/errors.h"
-#include "sim/scenarios.h"
-#include "sim/tipsy.h"
+#include "core/atomic_file.h"
+#include "core/errors.h"
+#include "gpu/devices.h"
+#include "sim/engines/cuda_engine.h"
+#include "sim/io/tipsy.h"
+#include "sim/physics/scenarios.h"
 
 namespace nbody::app {
 
@@ -29,7 +30,7 @@ std::size_t available_host_memory() {
 }
 
 void write_text_file(const std::string& path, const std::string& text) {
-  sim::write_file_atomically(path, "output", [&](const std::string& tmp) {
+  write_file_atomically(path, "output", [&](const std::string& tmp) {
     std::ofstream f(tmp, std::ios::trunc);
     f << text;
     f.flush();
@@ -39,7 +40,7 @@ void write_text_file(const std::string& path, const std::string& text) {
 
 multigpu::SimulationConfig make_config(const Options& o, std::size_t bodies) {
   multigpu::SimulationConfig c;
-  c.precision = o.precision == "fp64" ? sim::Precision::fp64 : sim::Precision::fp32;
+  c.precision = o.precision == "fp64" ? Precision::fp64 : Precision::fp32;
   c.kernel = o.kernel;
   c.block_size = o.block_size;
   c.fp64_rsqrt = o.fp64_rsqrt;
@@ -50,13 +51,13 @@ multigpu::SimulationConfig make_config(const Options& o, std::size_t bodies) {
   c.cpu_threads = o.threads;
 
   std::string why_none;
-  auto const gpus = o.backend == "cpu" ? std::vector<sim::CudaDeviceInfo>{} : sim::cuda_devices(&why_none);
+  auto const gpus = o.backend == "cpu" ? std::vector<gpu::DeviceInfo>{} : gpu::devices(&why_none);
   if (o.backend == "cuda" && gpus.empty()) throw InputError("--backend cuda: no usable CUDA device (" + why_none + ")");
-  c.backend = gpus.empty() ? multigpu::Backend::cpu : multigpu::Backend::cuda;
+  c.backend = gpus.empty() ? sim::Backend::cpu : sim::Backend::cuda;
   if (o.backend == "auto" && gpus.empty() && !o.quiet)
     std::cerr << "notice: no CUDA device (" << why_none << "); running on the CPU\n";
 
-  if (c.backend == multigpu::Backend::cuda) {
+  if (c.backend == sim::Backend::cuda) {
     int const visible = int(gpus.size());
     if (!o.gpus.empty()) {
       for (int g : o.gpus)
@@ -82,8 +83,8 @@ multigpu::SimulationConfig make_config(const Options& o, std::size_t bodies) {
   }
   // Host memory: the host keeps the whole state in fp64 (positions, velocities, types), and the
   // engines too where they run on the host.
-  std::size_t const host_state_bytes = bodies * (sizeof(sim::Real4<double>) + sizeof(sim::Vec3d) + 1);
-  bool const host_engines = c.backend == multigpu::Backend::cpu;
+  std::size_t const host_state_bytes = bodies * (sizeof(Real4<double>) + sizeof(Vec3d) + 1);
+  bool const host_engines = c.backend == sim::Backend::cpu;
   std::size_t const need =
       host_state_bytes + (host_engines ? multigpu::bytes_per_device(c, bodies) * c.devices.size() : 0);
   std::size_t const have = available_host_memory();

@@ -5,8 +5,8 @@
 
 #include "app/options.h"
 #include "multigpu/simulation.h"
-#include "sim/body_set.h"
-#include "sim/integrator.h"
+#include "sim/physics/body_set.h"
+#include "sim/physics/integrator.h"
 
 namespace nbody::app {
 
@@ -27,7 +27,7 @@ multigpu::SimulationConfig make_config(const Options& options, std::size_t bodie
 // The available bytes of host memory (MemAvailable), or 0 if unknown.
 std::size_t available_host_memory();
 
-// Writes `text` whole or not at all (sim::write_file_atomically).
+// Writes `text` whole or not at all (write_file_atomically).
 void write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace nbody::app

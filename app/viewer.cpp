@@ -12,6 +12,8 @@
 #include <memory>
 
 #include "app/setup.h"
+#include "core/errors.h"
+#include "gpu/devices.h"
 #include "multigpu/simulation.h"
 #include "render/body_renderer.h"
 #include "render/camera.h"
@@ -20,9 +22,8 @@
 #include "render/hud.h"
 #include "render/screenshot.h"
 #include "render/surface.h"
-#include "sim/cuda_engine.h"
-#include "sim/errors.h"
-#include "sim/scenarios.h"
+#include "sim/engines/cuda_engine.h"
+#include "sim/physics/scenarios.h"
 
 namespace nbody::app {
 namespace {
@@ -67,7 +68,7 @@ class Viewer {
       if (names[k] == o.scenario) controls_.scenario = int(k);
     scenarios_ = names;
     if (!o.load.empty()) scenarios_.insert(scenarios_.begin(), "file: " + o.load), controls_.scenario = 0;
-    if (setup_.config.backend == multigpu::Backend::cuda) max_devices_ = int(sim::cuda_devices().size());
+    if (setup_.config.backend == sim::Backend::cuda) max_devices_ = int(gpu::devices().size());
     if (!o.quiet) std::cerr << "viewer: " << surface_->describe() << ", " << render::gl_description() << "\n";
     start(setup_.bodies);
   }
@@ -110,7 +111,7 @@ class Viewer {
     camera_.fit(bodies.pos_mass);
     // The energy takes an O(N^2) pass: tracked where that is quick (GPU up to 1M bodies, CPU up
     // to 32K), measured at the start and then about once a second.
-    track_energy_ = setup_.config.backend == multigpu::Backend::cuda ? sim_->bodies() <= (1u << 20)
+    track_energy_ = setup_.config.backend == sim::Backend::cuda ? sim_->bodies() <= (1u << 20)
                                                                       : sim_->bodies() <= 32768;
     if (track_energy_) e0_ = sim_->diagnostics().total();
     stats_.energy_error = 0;
@@ -118,9 +119,9 @@ class Viewer {
     colors_dirty_ = true;
     choose_upload_path();
     stats_.bodies = sim_->bodies();
-    stats_.backend = multigpu::to_string(setup_.config.backend);
+    stats_.backend = sim::to_string(setup_.config.backend);
     stats_.kernel = sim_->kernel_name();
-    stats_.precision = sim::to_string(setup_.config.precision);
+    stats_.precision = to_string(setup_.config.precision);
     stats_.devices = std::to_string(setup_.config.devices.size());
     stats_.threading = multigpu::to_string(setup_.config.threading);
     stats_.help = kViewerKeys;
@@ -130,8 +131,8 @@ class Viewer {
   // upload otherwise, said once in the log and always in the HUD.
   void choose_upload_path() {
     interop_.reset();
-    bool const possible = setup_.config.backend == multigpu::Backend::cuda &&
-                          setup_.config.precision == sim::Precision::fp32 && options_.interop != "off";
+    bool const possible = setup_.config.backend == sim::Backend::cuda &&
+                          setup_.config.precision == Precision::fp32 && options_.interop != "off";
     std::string why;
     if (possible) {
       try {
@@ -143,7 +144,7 @@ class Viewer {
       }
     } else {
       why = options_.interop == "off" ? "--interop off"
-            : setup_.config.backend == multigpu::Backend::cpu ? "CPU backend"
+            : setup_.config.backend == sim::Backend::cpu ? "CPU backend"
                                                               : "fp64 positions";
     }
     if (!interop_) {
@@ -212,7 +213,7 @@ class Viewer {
 
   void apply_device_controls() {
     setup_.config.threading = controls_.threading ? multigpu::Threading::workers : multigpu::Threading::single;
-    if (setup_.config.backend == multigpu::Backend::cuda && controls_.devices >= 1 && controls_.devices <= max_devices_) {
+    if (setup_.config.backend == sim::Backend::cuda && controls_.devices >= 1 && controls_.devices <= max_devices_) {
       setup_.config.devices.clear();
       for (int d = 0; d < controls_.devices; ++d) setup_.config.devices.push_back(d);
       setup_.config.weights.clear();
@@ -234,7 +235,7 @@ class Viewer {
   }
 
   void draw(float frame_seconds, bool screenshot) {
-    int const energy_every = setup_.config.backend == multigpu::Backend::cuda ? 60 : 600;
+    int const energy_every = setup_.config.backend == sim::Backend::cuda ? 60 : 600;
     if (track_energy_ && (++frames_since_energy_ >= energy_every || screenshot)) {
       frames_since_energy_ = 0;
       stats_.energy_error = sim::relative_energy_error(sim_->diagnostics().total(), e0_);
@@ -331,7 +332,7 @@ int run_viewer(const Options& options) {
 
 #else  // built without the viewer's libraries
 
-#include "sim/errors.h"
+#include "core/errors.h"
 
 namespace nbody::app {
 bool viewer_available() { return false; }

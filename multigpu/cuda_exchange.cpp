@@ -11,31 +11,13 @@
 // step n. The same chain protects A's next buffer and every device's ring of two events.
 #include "multigpu/cuda_exchange.h"
 
+#include "core/errors.h"
+#include "gpu/devices.h"
+#include "gpu/resources.h"
 #include "multigpu/step_counters.h"
-#include "sim/cuda_engine.h"
-#include "sim/cuda_resources.h"
-#include "sim/errors.h"
+#include "sim/engines/cuda_engine.h"
 
 namespace nbody::multigpu {
-
-bool Topology::all_pairs_peer() const {
-  for (auto const& row : can_access)
-    for (bool ok : row)
-      if (!ok) return false;
-  return true;
-}
-
-Topology query_topology(const std::vector<int>& devices) {
-  Topology t{devices, std::vector<std::vector<bool>>(devices.size(), std::vector<bool>(devices.size(), true))};
-  for (std::size_t a = 0; a < devices.size(); ++a)
-    for (std::size_t b = 0; b < devices.size(); ++b) {
-      if (devices[a] == devices[b]) continue;
-      int ok = 0;
-      NBODY_CUDA_CHECK(cudaDeviceCanAccessPeer(&ok, devices[a], devices[b]));
-      t.can_access[a][b] = ok != 0;
-    }
-  return t;
-}
 
 namespace {
 
@@ -49,12 +31,12 @@ class CudaExchange final : public Exchange {
     }
     std::vector<int> ordinals;
     for (auto* e : engines_) ordinals.push_back(e->device());
-    Topology const topology = query_topology(ordinals);
+    gpu::Topology const topology = gpu::query_topology(ordinals);
     if (mode == ExchangeMode::automatic) mode = topology.all_pairs_peer() ? ExchangeMode::peer : ExchangeMode::staged;
     staged_ = mode == ExchangeMode::staged;
     if (!staged_) {
       for (std::size_t a = 0; a < engines_.size(); ++a) {
-        sim::DeviceGuard guard(ordinals[a]);
+        gpu::DeviceGuard guard(ordinals[a]);
         for (std::size_t b = 0; b < engines_.size(); ++b) {
           if (ordinals[a] == ordinals[b] || !topology.can_access[a][b]) continue;
           cudaError_t const status = cudaDeviceEnablePeerAccess(ordinals[b], 0);
@@ -69,12 +51,12 @@ class CudaExchange final : public Exchange {
     for (std::size_t d = 0; d < engines_.size(); ++d) {
       PerDevice& p = devices_[d];
       int const ordinal = ordinals[d];
-      p.copy = sim::Stream(ordinal);
+      p.copy = gpu::Stream(ordinal);
       for (int k = 0; k < 2; ++k) {
-        p.ready[k] = sim::Event(ordinal, false);
-        p.sent[k] = sim::Event(ordinal, false);
+        p.ready[k] = gpu::SyncEvent(ordinal);
+        p.sent[k] = gpu::SyncEvent(ordinal);
         if (staged_)
-          p.pinned[k] = sim::PinnedBuffer<unsigned char>(
+          p.pinned[k] = gpu::PinnedBuffer<unsigned char>(
               ordinal, std::max<std::size_t>(1, engines_[d]->config().slice.count * engines_[d]->bytes_per_body()));
       }
     }
@@ -83,7 +65,7 @@ class CudaExchange final : public Exchange {
   ~CudaExchange() override {
     for (auto& p : devices_)
       if (p.copy.get()) {
-        sim::DeviceGuard guard(p.copy.device());
+        gpu::DeviceGuard guard(p.copy.device());
         (void)cudaStreamSynchronize(p.copy.get());
       }
   }
@@ -93,8 +75,8 @@ class CudaExchange final : public Exchange {
     sim::CudaSliceEngine& source = *engines_[d];
     PerDevice& me = devices_[d];
     int const parity = int(step & 1);
-    sim::DeviceGuard guard(source.device());
-    sim::Slice const s = source.config().slice;
+    gpu::DeviceGuard guard(source.device());
+    Slice const s = source.config().slice;
     std::size_t const bytes = s.count * source.bytes_per_body();
     std::size_t const offset = s.begin * source.bytes_per_body();
     auto const* from = static_cast<const unsigned char*>(source.positions_buffer(parity)) + offset;
@@ -122,12 +104,12 @@ class CudaExchange final : public Exchange {
     counters_.wait_for_peers(d, step);
     sim::CudaSliceEngine& sink = *engines_[d];
     int const parity = int(step & 1);
-    sim::DeviceGuard guard(sink.device());
+    gpu::DeviceGuard guard(sink.device());
     for (std::size_t p = 0; p < engines_.size(); ++p) {
       if (int(p) == d) continue;
       NBODY_CUDA_CHECK(cudaStreamWaitEvent(sink.stream(), devices_[p].sent[parity].get(), 0));
       if (staged_) {
-        sim::Slice const s = engines_[p]->config().slice;
+        Slice const s = engines_[p]->config().slice;
         std::size_t const bytes = s.count * sink.bytes_per_body();
         if (bytes == 0) continue;
         auto* to = static_cast<unsigned char*>(sink.positions_buffer(parity)) + s.begin * sink.bytes_per_body();
@@ -147,9 +129,9 @@ class CudaExchange final : public Exchange {
 
  private:
   struct PerDevice {
-    sim::Stream copy;  // declared first: outlives the events and buffers used on it
-    sim::Event ready[2], sent[2];
-    sim::PinnedBuffer<unsigned char> pinned[2];
+    gpu::Stream copy;  // declared first: outlives the events and buffers used on it
+    gpu::SyncEvent ready[2], sent[2];
+    gpu::PinnedBuffer<unsigned char> pinned[2];
   };
   std::vector<sim::CudaSliceEngine*> engines_;
   std::vector<PerDevice> devices_;

@@ -1,4 +1,4 @@
-// multigpu/cuda_exchange.h - the exchange between GPU engines, and the peer-access topology.
+// multigpu/cuda_exchange.h - the exchange between GPU engines.
 #pragma once
 
 #include <memory>
@@ -6,18 +6,8 @@
 #include <vector>
 
 #include "multigpu/exchange.h"
-#include "multigpu/simulation.h"
 
 namespace nbody::multigpu {
-
-// can_access[a][b]: device a can read and write device b's memory directly
-// (cudaDeviceCanAccessPeer). The diagonal is true.
-struct Topology {
-  std::vector<int> devices;
-  std::vector<std::vector<bool>> can_access;
-  bool all_pairs_peer() const;
-};
-Topology query_topology(const std::vector<int>& devices);
 
 // Publishes with cudaMemcpyPeerAsync on a per-device copy stream where peer access works (auto)
 // or always (peer); otherwise (staged) the slice goes device -> pinned host buffer -> each peer,

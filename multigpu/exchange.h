@@ -6,9 +6,15 @@
 #include <string>
 #include <vector>
 
-#include "sim/engine.h"
+#include "sim/engines/engine.h"
 
 namespace nbody::multigpu {
+
+// How slices travel between GPUs: peer copies where peer access works (auto), always peer
+// copies, or always staged through pinned host memory (for testing the fallback).
+enum class ExchangeMode { automatic, peer, staged };
+ExchangeMode parse_exchange_mode(const std::string& name);
+std::string to_string(ExchangeMode m);
 
 // After device d drifts its slice for step `step` (steps count from 1), `publish(d, step)` sends
 // that slice into every peer's next-positions buffer. Before device d swaps buffers and computes

@@ -15,7 +15,7 @@ class HostExchange final : public Exchange {
   void publish(int device, std::uint64_t step) override {
     sim::SliceEngine& source = *engines_[device];
     std::size_t const bytes = source.bytes_per_body();
-    sim::Slice const s = source.config().slice;
+    Slice const s = source.config().slice;
     int const buffer = int(step & 1);  // step n's positions live in buffer n % 2 everywhere
     auto const* from = static_cast<const unsigned char*>(source.positions_buffer(buffer)) + s.begin * bytes;
     for (std::size_t p = 0; p < engines_.size(); ++p) {

@@ -4,11 +4,11 @@
 #include <cmath>
 #include <sstream>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 
 namespace nbody::multigpu {
 
-std::vector<sim::Slice> make_partition(std::size_t n, std::size_t devices, const std::vector<double>& weights) {
+std::vector<Slice> make_partition(std::size_t n, std::size_t devices, const std::vector<double>& weights) {
   if (devices == 0) throw InputError("need at least one device");
   std::vector<double> w = weights.empty() ? std::vector<double>(devices, 1.0) : weights;
   if (w.size() != devices) {
@@ -25,7 +25,7 @@ std::vector<sim::Slice> make_partition(std::size_t n, std::size_t devices, const
     total += x;
   }
   // Boundaries at the rounded cumulative shares: contiguous, covering, sizes within one of exact.
-  std::vector<sim::Slice> slices(devices);
+  std::vector<Slice> slices(devices);
   double cumulative = 0.0;
   std::size_t begin = 0;
   for (std::size_t d = 0; d < devices; ++d) {

@@ -15,7 +15,7 @@
 #include <mutex>
 #include <thread>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 
 namespace nbody::multigpu {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "multigpu/exchange.h"
-#include "sim/engine.h"
-#include "sim/integrator.h"
+#include "sim/engines/engine.h"
+#include "sim/physics/integrator.h"
 
 namespace nbody::multigpu {
 

@@ -5,15 +5,11 @@
 #include <sstream>
 #include <thread>
 
+#include "core/errors.h"
 #include "multigpu/cuda_exchange.h"
 #include "multigpu/partition.h"
-#include "sim/cpu_engine.h"
-#include "sim/cuda_engine.h"
-#include "sim/errors.h"
 
 namespace nbody::multigpu {
-
-std::string to_string(Backend b) { return b == Backend::cpu ? "cpu" : "cuda"; }
 
 ExchangeMode parse_exchange_mode(const std::string& name) {
   if (name == "auto") return ExchangeMode::automatic;
@@ -39,7 +35,7 @@ std::size_t bytes_per_device(const SimulationConfig& config, std::size_t n) {
   e.bodies = n;
   e.slice = {0, n};
   e.precision = config.precision;
-  return config.backend == Backend::cpu ? sim::cpu_engine_bytes(e) : sim::cuda_engine_bytes(e);
+  return sim::engine_bytes(config.backend, e);
 }
 
 Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& program, const SimulationConfig& config)
@@ -50,7 +46,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
 
   std::size_t const device_count = config_.devices.size();
   int threads_per_engine = config_.cpu_threads;
-  if (config_.backend == Backend::cpu && config_.threading == Threading::workers) {
+  if (config_.backend == sim::Backend::cpu && config_.threading == Threading::workers) {
     // Each worker runs its own OpenMP team: share the cores instead of oversubscribing them.
     int const total = config_.cpu_threads > 0 ? config_.cpu_threads : int(std::max(1u, std::thread::hardware_concurrency()));
     threads_per_engine = std::max(1, total / int(device_count));
@@ -67,10 +63,10 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     e.fp64_rsqrt = config_.fp64_rsqrt;
     e.device = config_.devices[d];
     e.cpu_threads = threads_per_engine;
-    engines_.push_back(config_.backend == Backend::cpu ? sim::make_cpu_engine(e) : sim::make_cuda_engine(e));
+    engines_.push_back(sim::make_engine(config_.backend, e));
     raw.push_back(engines_.back().get());
   }
-  exchange_ = config_.backend == Backend::cpu ? make_host_exchange(raw) : make_cuda_exchange(raw, config_.exchange);
+  exchange_ = config_.backend == sim::Backend::cpu ? make_host_exchange(raw) : make_cuda_exchange(raw, config_.exchange);
   scheduler_ = make_scheduler(config_.threading, raw, *exchange_);
   scheduler_->for_each_device([&](int d) { engines_[d]->upload(initial); });
 }
@@ -114,8 +110,8 @@ sim::Diagnostics Simulation::diagnostics() {
   return sim::measure(state(), 0.5 * total);
 }
 
-std::vector<sim::Vec3d> Simulation::accelerations() {
-  std::vector<sim::Vec3d> all(bodies_);
+std::vector<Vec3d> Simulation::accelerations() {
+  std::vector<Vec3d> all(bodies_);
   scheduler_->for_each_device([&](int d) {
     auto const a = engines_[d]->download_accelerations();
     std::copy(a.begin(), a.end(), all.begin() + std::ptrdiff_t(slices_[d].begin));
@@ -143,13 +139,13 @@ std::string Simulation::kernel_name() const { return engines_.front()->kernel_na
 
 std::string Simulation::describe() const {
   std::ostringstream s;
-  s << to_string(config_.backend) << " x" << engines_.size();
-  if (config_.backend == Backend::cuda) {
+  s << sim::to_string(config_.backend) << " x" << engines_.size();
+  if (config_.backend == sim::Backend::cuda) {
     s << " (GPU";
     for (int d : config_.devices) s << ' ' << d;
     s << ')';
   }
-  s << ", kernel " << kernel_name() << ", " << sim::to_string(config_.precision) << ", threading "
+  s << ", kernel " << kernel_name() << ", " << to_string(config_.precision) << ", threading "
     << to_string(config_.threading);
   if (engines_.size() > 1) s << ", exchange " << exchange_->describe();
   return s.str();

@@ -8,25 +8,16 @@
 
 #include "multigpu/exchange.h"
 #include "multigpu/scheduler.h"
-#include "sim/body_set.h"
-#include "sim/diagnostics.h"
-#include "sim/engine.h"
-#include "sim/integrator.h"
+#include "sim/engines/engine.h"
+#include "sim/physics/body_set.h"
+#include "sim/physics/diagnostics.h"
+#include "sim/physics/integrator.h"
 
 namespace nbody::multigpu {
 
-enum class Backend { cpu, cuda };
-std::string to_string(Backend b);
-
-// How slices travel between GPUs: peer copies where peer access works (auto), always peer
-// copies, or always staged through pinned host memory (for testing the fallback).
-enum class ExchangeMode { automatic, peer, staged };
-ExchangeMode parse_exchange_mode(const std::string& name);
-std::string to_string(ExchangeMode m);
-
 struct SimulationConfig {
-  Backend backend = Backend::cpu;
-  sim::Precision precision = sim::Precision::fp32;
+  sim::Backend backend = sim::Backend::cpu;
+  Precision precision = Precision::fp32;
   std::string kernel;               // "" for the backend's default
   int block_size = 0;               // GPU kernels; 0 for the kernel's default
   std::string fp64_rsqrt = "series";  // fp64 GPU kernels: "series", "newton" or "precise" (sim::EngineConfig)
@@ -55,7 +46,7 @@ class Simulation {
   // Energies (potential by the backend's O(N^2) kernel), momentum, centre of mass; synchronises.
   sim::Diagnostics diagnostics();
   // Accelerations of all bodies from the current positions, in fp64 (synchronises).
-  std::vector<sim::Vec3d> accelerations();
+  std::vector<Vec3d> accelerations();
 
   // Per-step timing of the next `steps` steps; step_times_ms()[d][k] is device d's step k.
   void start_timing(std::size_t steps);
@@ -71,7 +62,7 @@ class Simulation {
   std::size_t bodies() const { return bodies_; }
   const SimulationConfig& config() const { return config_; }
   const sim::StepProgram& program() const { return program_; }
-  const std::vector<sim::Slice>& slices() const { return slices_; }
+  const std::vector<Slice>& slices() const { return slices_; }
   std::string kernel_name() const;
   std::string describe() const;  // one line: backend, devices, kernel, precision, threading, exchange
 
@@ -80,7 +71,7 @@ class Simulation {
   sim::StepProgram program_;
   std::size_t bodies_ = 0;
   std::vector<sim::BodyType> types_;
-  std::vector<sim::Slice> slices_;
+  std::vector<Slice> slices_;
   std::vector<std::unique_ptr<sim::SliceEngine>> engines_;
   std::unique_ptr<Exchange> exchange_;
   std::unique_ptr<Scheduler> scheduler_;  // declared last: its threads stop before the rest goes

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <vector>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 
 namespace nbody::multigpu {
 

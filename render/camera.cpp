@@ -14,7 +14,7 @@ void OrbitCamera::fit(glm::vec3 centre, float radius) {
   distance_ = fitted_distance_ = scale_ / std::sin(0.5f * kFovY) * 1.1f;
 }
 
-void OrbitCamera::fit(const std::vector<sim::Real4<double>>& bodies) {
+void OrbitCamera::fit(const std::vector<Real4<double>>& bodies) {
   if (bodies.empty()) return fit(glm::vec3(0.0f), 1.0f);
   std::vector<double> xs, ys, zs;
   for (auto const& p : bodies) {

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "sim/real4.h"
+#include "core/real4.h"
 
 namespace nbody::render {
 
@@ -15,7 +15,7 @@ class OrbitCamera {
   void fit(glm::vec3 centre, float radius);
   // Frames the bodies: centred on their median, radius the 90th percentile distance from it, so a
   // few escapers do not shrink the picture.
-  void fit(const std::vector<sim::Real4<double>>& bodies);
+  void fit(const std::vector<Real4<double>>& bodies);
 
   void orbit(float dx_pixels, float dy_pixels);                        // left drag
   void pan(float dx_pixels, float dy_pixels, float viewport_height);  // right or middle drag

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 
 namespace nbody::render {
 
@@ -34,13 +34,13 @@ Rgba speed_color(float t) {
   return {1.0f, 1.0f - 0.45f * u, 1.0f - 0.9f * u, 1.0f};
 }
 
-void compute_colors(ColorMode mode, const sim::BodySet& b, const std::vector<sim::Slice>& slices,
+void compute_colors(ColorMode mode, const sim::BodySet& b, const std::vector<Slice>& slices,
                     std::vector<Rgba>& out) {
   std::size_t const n = b.size();
   out.resize(n);
   if (mode == ColorMode::speed) {
     std::vector<float> speed(n);
-    for (std::size_t i = 0; i < n; ++i) speed[i] = float(sim::norm(b.velocity[i]));
+    for (std::size_t i = 0; i < n; ++i) speed[i] = float(norm(b.velocity[i]));
     std::vector<float> sorted = speed;
     float scale = 1.0f;
     if (n > 0) {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/body_set.h"
-#include "sim/engine.h"
+#include "sim/engines/engine.h"
+#include "sim/physics/body_set.h"
 
 namespace nbody::render {
 
@@ -23,7 +23,7 @@ Rgba speed_color(float t);
 // One colour per body. Speeds are normalised by the 95th percentile speed; types: dark matter
 // dim violet, stars warm white (lighter stars a little bluer), gas cyan; devices: a distinct hue
 // per slice, so the partition is visible.
-void compute_colors(ColorMode mode, const sim::BodySet& bodies, const std::vector<sim::Slice>& slices,
+void compute_colors(ColorMode mode, const sim::BodySet& bodies, const std::vector<Slice>& slices,
                     std::vector<Rgba>& out);
 
 }  // namespace nbody::render

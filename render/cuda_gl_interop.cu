@@ -3,41 +3,42 @@
 #include <cuda_gl_interop.h>
 #include <cuda_runtime.h>
 
+#include "gpu/check.h"
+#include "gpu/resources.h"
 #include "render/cuda_gl_interop.h"
-#include "sim/cuda_check.h"
-#include "sim/cuda_resources.h"
 
 namespace nbody::render {
 
+namespace {
+struct GraphicsResourceTraits {
+  using Handle = cudaGraphicsResource_t;
+  static constexpr Handle null = nullptr;
+  static void release(Handle h) noexcept { (void)cudaGraphicsUnregisterResource(h); }
+};
+}  // namespace
+
 struct CudaGlInterop::Impl {
-  int device = 0;
-  cudaGraphicsResource_t resource = nullptr;
+  gpu::CudaOwner<GraphicsResourceTraits> resource;
 };
 
 CudaGlInterop::CudaGlInterop(unsigned vbo, int device) : impl_(std::make_unique<Impl>()) {
-  impl_->device = device;
-  sim::DeviceGuard guard(device);
-  NBODY_CUDA_CHECK(cudaGraphicsGLRegisterBuffer(&impl_->resource, vbo, cudaGraphicsRegisterFlagsWriteDiscard));
+  gpu::DeviceGuard guard(device);
+  cudaGraphicsResource_t resource = nullptr;
+  NBODY_CUDA_CHECK(cudaGraphicsGLRegisterBuffer(&resource, vbo, cudaGraphicsRegisterFlagsWriteDiscard));
+  impl_->resource = gpu::CudaOwner<GraphicsResourceTraits>(resource, device);
 }
 
-CudaGlInterop::~CudaGlInterop() {
-  if (impl_ && impl_->resource) {
-    int previous = 0;
-    (void)cudaGetDevice(&previous);
-    (void)cudaSetDevice(impl_->device);
-    (void)cudaGraphicsUnregisterResource(impl_->resource);
-    (void)cudaSetDevice(previous);
-  }
-}
+CudaGlInterop::~CudaGlInterop() = default;
 
 void CudaGlInterop::copy_from_device(const void* device_positions, std::size_t bytes) {
-  sim::DeviceGuard guard(impl_->device);
-  NBODY_CUDA_CHECK(cudaGraphicsMapResources(1, &impl_->resource, 0));
+  gpu::DeviceGuard guard(impl_->resource.device());
+  cudaGraphicsResource_t resource = impl_->resource.get();
+  NBODY_CUDA_CHECK(cudaGraphicsMapResources(1, &resource, 0));
   void* mapped = nullptr;
   std::size_t size = 0;
-  cudaError_t status = cudaGraphicsResourceGetMappedPointer(&mapped, &size, impl_->resource);
+  cudaError_t status = cudaGraphicsResourceGetMappedPointer(&mapped, &size, resource);
   if (status == cudaSuccess) status = cudaMemcpy(mapped, device_positions, bytes < size ? bytes : size, cudaMemcpyDeviceToDevice);
-  cudaError_t const unmap = cudaGraphicsUnmapResources(1, &impl_->resource, 0);
+  cudaError_t const unmap = cudaGraphicsUnmapResources(1, &resource, 0);
   NBODY_CUDA_CHECK(status);
   NBODY_CUDA_CHECK(unmap);
 }

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.h"
 #include "render/surface.h"
-#include "sim/errors.h"
 
 namespace nbody::render {
 namespace {

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 
 namespace nbody::render {
 namespace {

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include "core/errors.h"
 #include "render/surface.h"
-#include "sim/errors.h"
 
 namespace nbody::render {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "sim/atomic_file.h"
+#include "core/atomic_file.h"
 
 namespace nbody::render {
 
@@ -22,7 +22,7 @@ std::vector<std::uint8_t> read_pixels(int width, int height) {
 }
 
 void write_png(const std::string& path, const std::vector<std::uint8_t>& rgb, int width, int height) {
-  sim::write_file_atomically(path, "the PNG", [&](const std::string& tmp) {
+  write_file_atomically(path, "the PNG", [&](const std::string& tmp) {
     return stbi_write_png(tmp.c_str(), width, height, 3, rgb.data(), width * 3) != 0;
   });
 }

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <thread>
 
-#include "sim/tipsy.h"
+#include "sim/io/tipsy.h"
 #include "test_support.h"
 
 namespace nbody {

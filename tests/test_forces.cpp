@@ -1,8 +1,9 @@
 // tests/test_forces.cpp - CPU force paths against the fp64 reference.
 #include <gtest/gtest.h>
 
-#include "sim/cpu_engine.h"
-#include "sim/pair_order.h"
+#include "engine_support.h"
+#include "sim/engines/cpu_engine.h"
+#include "sim/kernels/pair_order.h"
 #include "test_support.h"
 
 namespace nbody {
@@ -13,8 +14,8 @@ constexpr double kSoftening = 0.01;
 // these inputs; the design bound is 1e-5 up to 4K bodies.
 constexpr double kFp32Bound = 1e-5;
 
-std::vector<sim::Vec3d> engine_accelerations(const sim::BodySet& b, sim::Precision precision, const std::string& kernel,
-                                             sim::Slice slice) {
+std::vector<Vec3d> engine_accelerations(const sim::BodySet& b, Precision precision, const std::string& kernel,
+                                             Slice slice) {
   auto engine = sim::make_cpu_engine(test::engine_config(b, precision, kernel, kSoftening, slice));
   engine->upload(b);
   return engine->download_accelerations();
@@ -30,7 +31,7 @@ class CpuForces : public ::testing::TestWithParam<ForceCase> {};
 TEST_P(CpuForces, Fp32SimdMatchesFp64Reference) {
   auto const b = test::rounded_to_float(test::scenario(GetParam().scenario, GetParam().n));
   auto const ref = test::reference_accelerations(b, kSoftening);
-  auto const fast = engine_accelerations(b, sim::Precision::fp32, "simd", {0, b.size()});
+  auto const fast = engine_accelerations(b, Precision::fp32, "simd", {0, b.size()});
   double const err = test::relative_l2(fast, ref);
   EXPECT_LT(err, kFp32Bound) << GetParam().scenario << " N=" << GetParam().n;
   if (b.size() > 1) {
@@ -41,7 +42,7 @@ TEST_P(CpuForces, Fp32SimdMatchesFp64Reference) {
 TEST_P(CpuForces, Fp64EngineIsTheReference) {
   auto const b = test::scenario(GetParam().scenario, GetParam().n);
   auto const ref = test::reference_accelerations(b, kSoftening);
-  auto const a = engine_accelerations(b, sim::Precision::fp64, "simd", {0, b.size()});
+  auto const a = engine_accelerations(b, Precision::fp64, "simd", {0, b.size()});
   EXPECT_EQ(test::relative_l2(a, ref), 0.0);
 }
 
@@ -60,7 +61,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, CpuForces,
 
 TEST(CpuForces, SingleBodyFeelsNoForce) {
   auto const b = test::scenario("plummer", 1);
-  auto const a = engine_accelerations(b, sim::Precision::fp32, "simd", {0, 1});
+  auto const a = engine_accelerations(b, Precision::fp32, "simd", {0, 1});
   EXPECT_EQ(a[0].x, 0.0);
   EXPECT_EQ(a[0].y, 0.0);
   EXPECT_EQ(a[0].z, 0.0);
@@ -68,7 +69,7 @@ TEST(CpuForces, SingleBodyFeelsNoForce) {
 
 TEST(CpuForces, TwoBodiesPullEachOtherEqually) {
   auto const b = test::scenario("two-body", 2);
-  auto const a = engine_accelerations(b, sim::Precision::fp64, "reference", {0, 2});
+  auto const a = engine_accelerations(b, Precision::fp64, "reference", {0, 2});
   // Equal masses: equal and opposite accelerations, pointing at each other.
   EXPECT_DOUBLE_EQ(a[0].x, -a[1].x);
   EXPECT_GT(a[0].x * (b.pos_mass[1].x - b.pos_mass[0].x), 0.0);
@@ -77,12 +78,12 @@ TEST(CpuForces, TwoBodiesPullEachOtherEqually) {
 // Each body's result must not depend on which slice computes it (layout determinism).
 TEST(CpuForces, SimdResultDoesNotDependOnTheSlice) {
   auto const b = test::rounded_to_float(test::scenario("plummer", 1003));
-  auto const whole = engine_accelerations(b, sim::Precision::fp32, "simd", {0, b.size()});
-  for (sim::Slice s : {sim::Slice{0, 1}, sim::Slice{1, 5}, sim::Slice{3, 998}, sim::Slice{501, 502}, sim::Slice{1002, 1}}) {
-    auto const part = engine_accelerations(b, sim::Precision::fp32, "simd", s);
+  auto const whole = engine_accelerations(b, Precision::fp32, "simd", {0, b.size()});
+  for (Slice s : {Slice{0, 1}, Slice{1, 5}, Slice{3, 998}, Slice{501, 502}, Slice{1002, 1}}) {
+    auto const part = engine_accelerations(b, Precision::fp32, "simd", s);
     ASSERT_EQ(part.size(), s.count);
     for (std::size_t i = 0; i < s.count; ++i) {
-      EXPECT_EQ(std::memcmp(&part[i], &whole[s.begin + i], sizeof(sim::Vec3d)), 0)
+      EXPECT_EQ(std::memcmp(&part[i], &whole[s.begin + i], sizeof(Vec3d)), 0)
           << "body " << s.begin + i << " in slice [" << s.begin << ", " << s.end() << ")";
     }
   }
@@ -91,7 +92,7 @@ TEST(CpuForces, SimdResultDoesNotDependOnTheSlice) {
 TEST(CpuForces, Fp32ScalarKernelMatchesReference) {
   auto const b = test::rounded_to_float(test::scenario("plummer", 1000));
   auto const ref = test::reference_accelerations(b, kSoftening);
-  auto const a = engine_accelerations(b, sim::Precision::fp32, "reference", {0, b.size()});
+  auto const a = engine_accelerations(b, Precision::fp32, "reference", {0, b.size()});
   EXPECT_LT(test::relative_l2(a, ref), kFp32Bound);
 }
 

@@ -4,9 +4,11 @@
 
 #include <map>
 
+#include "engine_support.h"
+#include "gpu/devices.h"
 #include "multigpu/simulation.h"
-#include "sim/cuda_engine.h"
-#include "sim/diagnostics.h"
+#include "sim/engines/cuda_engine.h"
+#include "sim/physics/diagnostics.h"
 #include "test_support.h"
 
 namespace nbody {
@@ -14,14 +16,14 @@ namespace {
 
 constexpr double kSoftening = 0.01;
 
-bool have_gpu() { return !sim::cuda_devices().empty(); }
+bool have_gpu() { return !gpu::devices().empty(); }
 #define REQUIRE_GPU() \
   if (!have_gpu()) GTEST_SKIP() << "no CUDA device visible"
 
 // The reference for each (scenario, N), computed once: fp64 CPU forces on fp32-rounded inputs.
 struct Reference {
   sim::BodySet bodies;
-  std::vector<sim::Vec3d> acc;
+  std::vector<Vec3d> acc;
 };
 const Reference& reference(const std::string& scenario, std::size_t n) {
   static std::map<std::pair<std::string, std::size_t>, Reference> cache;
@@ -36,8 +38,8 @@ const Reference& reference(const std::string& scenario, std::size_t n) {
   return it->second;
 }
 
-std::unique_ptr<sim::SliceEngine> engine(const sim::BodySet& b, const std::string& kernel, sim::Precision p,
-                                         int block = 0, sim::Slice slice = {0, 0}, const std::string& rsqrt = "series") {
+std::unique_ptr<sim::SliceEngine> engine(const sim::BodySet& b, const std::string& kernel, Precision p,
+                                         int block = 0, Slice slice = {0, 0}, const std::string& rsqrt = "series") {
   sim::EngineConfig c = test::engine_config(b, p, kernel, kSoftening, slice);
   c.block_size = block;
   c.fp64_rsqrt = rsqrt;
@@ -47,7 +49,7 @@ std::unique_ptr<sim::SliceEngine> engine(const sim::BodySet& b, const std::strin
 }
 
 // Poisons the outputs, recomputes, and returns the accelerations; fails on any unwritten value.
-std::vector<sim::Vec3d> forces(sim::SliceEngine& e) {
+std::vector<Vec3d> forces(sim::SliceEngine& e) {
   dynamic_cast<sim::CudaSliceEngine&>(e).poison_outputs();
   e.compute_forces();
   auto a = e.download_accelerations();
@@ -62,13 +64,13 @@ std::vector<sim::Vec3d> forces(sim::SliceEngine& e) {
 
 struct KernelCase {
   std::string kernel;
-  sim::Precision precision;
+  Precision precision;
   std::string scenario;
   std::size_t n;
 };
 
 void PrintTo(const KernelCase& c, std::ostream* os) {
-  *os << c.kernel << ' ' << sim::to_string(c.precision) << ' ' << c.scenario << " N=" << c.n;
+  *os << c.kernel << ' ' << to_string(c.precision) << ' ' << c.scenario << " N=" << c.n;
 }
 
 class GpuForces : public ::testing::TestWithParam<KernelCase> {};
@@ -80,8 +82,8 @@ TEST_P(GpuForces, MatchTheFp64Reference) {
   auto e = engine(ref.bodies, c.kernel, c.precision);
   double const err = test::relative_l2(forces(*e), ref.acc);
   // fp32: 1e-5 up to 4K bodies, 5e-5 at 64K (summation error ~ sqrt(N)); fp64: 1e-12.
-  double const bound = c.precision == sim::Precision::fp64 ? 1e-12 : (c.n > 4097 ? 5e-5 : 1e-5);
-  EXPECT_LT(err, bound) << c.kernel << " " << sim::to_string(c.precision) << " " << c.scenario << " N=" << c.n;
+  double const bound = c.precision == Precision::fp64 ? 1e-12 : (c.n > 4097 ? 5e-5 : 1e-5);
+  EXPECT_LT(err, bound) << c.kernel << " " << to_string(c.precision) << " " << c.scenario << " N=" << c.n;
   if (c.n > 1) {
     EXPECT_GT(err, 0.0) << "bit-identical to the fp64 reference: suspicious";
   }
@@ -91,14 +93,14 @@ TEST_P(GpuForces, MatchTheFp64Reference) {
 std::vector<KernelCase> all_cases() {
   std::vector<KernelCase> v;
   for (std::string k : {"fast", "tiled", "naive"})
-    for (auto p : {sim::Precision::fp32, sim::Precision::fp64})
+    for (auto p : {Precision::fp32, Precision::fp64})
       for (std::string s : {"random-sphere", "plummer"})
         for (std::size_t n : {1u, 2u, 7u, 255u, 257u, 1000u, 4097u, 65536u}) v.push_back({k, p, s, n});
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, GpuForces, ::testing::ValuesIn(all_cases()), [](auto const& param_info) {
-  std::string s = param_info.param.kernel + "_" + sim::to_string(param_info.param.precision) + "_" + param_info.param.scenario + "_" +
+  std::string s = param_info.param.kernel + "_" + to_string(param_info.param.precision) + "_" + param_info.param.scenario + "_" +
                   std::to_string(param_info.param.n);
   for (auto& ch : s)
     if (ch == '-') ch = '_';
@@ -108,14 +110,14 @@ INSTANTIATE_TEST_SUITE_P(AllKernels, GpuForces, ::testing::ValuesIn(all_cases())
 // The canonical summation order makes every kernel, block size and slice give the same bits.
 TEST(GpuForces, KernelsBlockSizesAndSlicesAgreeBitwise) {
   REQUIRE_GPU();
-  for (auto p : {sim::Precision::fp32, sim::Precision::fp64}) {
+  for (auto p : {Precision::fp32, Precision::fp64}) {
     for (std::size_t n : {7u, 1000u, 20000u}) {
       auto const& ref = reference("plummer", n);
       auto const base = forces(*engine(ref.bodies, "fast", p));
-      auto same = [&](const std::vector<sim::Vec3d>& a, std::size_t offset, const std::string& what) {
+      auto same = [&](const std::vector<Vec3d>& a, std::size_t offset, const std::string& what) {
         for (std::size_t i = 0; i < a.size(); ++i)
-          if (std::memcmp(&a[i], &base[offset + i], sizeof(sim::Vec3d)) != 0) {
-            ADD_FAILURE() << what << " differs at body " << offset + i << " (N=" << n << ", " << sim::to_string(p) << ")";
+          if (std::memcmp(&a[i], &base[offset + i], sizeof(Vec3d)) != 0) {
+            ADD_FAILURE() << what << " differs at body " << offset + i << " (N=" << n << ", " << to_string(p) << ")";
             return;
           }
       };
@@ -123,7 +125,7 @@ TEST(GpuForces, KernelsBlockSizesAndSlicesAgreeBitwise) {
         same(forces(*engine(ref.bodies, "tiled", p, block)), 0, "tiled/" + std::to_string(block));
         same(forces(*engine(ref.bodies, "naive", p, block)), 0, "naive/" + std::to_string(block));
       }
-      sim::Slice const tail{n / 3, n - n / 3};
+      Slice const tail{n / 3, n - n / 3};
       same(forces(*engine(ref.bodies, "fast", p, 0, tail)), tail.begin, "fast on a slice");
       same(forces(*engine(ref.bodies, "tiled", p, 128, tail)), tail.begin, "tiled on a slice");
     }
@@ -136,7 +138,7 @@ TEST(GpuForces, EveryFp64InverseCubeMeetsTheBound) {
     auto const& ref = reference("plummer", n);
     for (std::string rsqrt : {"series", "newton", "precise"})
       for (std::string k : {"fast", "tiled", "naive"}) {
-        auto e = engine(ref.bodies, k, sim::Precision::fp64, 0, {0, 0}, rsqrt);
+        auto e = engine(ref.bodies, k, Precision::fp64, 0, {0, 0}, rsqrt);
         double const err = test::relative_l2(forces(*e), ref.acc);
         EXPECT_LT(err, 1e-12) << k << " " << rsqrt << " N=" << n;
         if (k == "fast") std::printf("fp64 %s, N=%zu: relative L2 error %.3e\n", rsqrt.c_str(), n, err);
@@ -144,11 +146,11 @@ TEST(GpuForces, EveryFp64InverseCubeMeetsTheBound) {
   }
 }
 
-multigpu::SimulationConfig gpu_config(sim::Precision p, std::vector<int> devices = {0},
+multigpu::SimulationConfig gpu_config(Precision p, std::vector<int> devices = {0},
                                       multigpu::Threading t = multigpu::Threading::single,
                                       multigpu::ExchangeMode x = multigpu::ExchangeMode::automatic) {
   multigpu::SimulationConfig c;
-  c.backend = multigpu::Backend::cuda;
+  c.backend = sim::Backend::cuda;
   c.precision = p;
   c.softening = kSoftening;
   c.devices = std::move(devices);
@@ -167,20 +169,20 @@ sim::BodySet run(const sim::BodySet& b, const multigpu::SimulationConfig& c, int
 TEST(GpuSimulation, SameRunTwiceIsBitwiseIdentical) {
   REQUIRE_GPU();
   auto const b = test::scenario("plummer", 5000);
-  for (auto p : {sim::Precision::fp32, sim::Precision::fp64}) {
+  for (auto p : {Precision::fp32, Precision::fp64}) {
     auto const first = run(b, gpu_config(p), 50);
     auto const second = run(b, gpu_config(p), 50);
     EXPECT_FALSE(test::bitwise_equal(first, b));
-    EXPECT_TRUE(test::bitwise_equal(first, second)) << sim::to_string(p);
+    EXPECT_TRUE(test::bitwise_equal(first, second)) << to_string(p);
   }
 }
 
 double max_position_difference(const sim::BodySet& a, const sim::BodySet& b) {
   double worst = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    sim::Vec3d const d{a.pos_mass[i].x - b.pos_mass[i].x, a.pos_mass[i].y - b.pos_mass[i].y,
+    Vec3d const d{a.pos_mass[i].x - b.pos_mass[i].x, a.pos_mass[i].y - b.pos_mass[i].y,
                        a.pos_mass[i].z - b.pos_mass[i].z};
-    worst = std::max(worst, sim::norm(d));
+    worst = std::max(worst, norm(d));
   }
   return worst;
 }
@@ -189,12 +191,12 @@ TEST(GpuSimulation, TrajectoriesAgreeWithTheCpuOver100Steps) {
   REQUIRE_GPU();
   auto const b = test::rounded_to_float(test::scenario("plummer", 2048));
   multigpu::SimulationConfig cpu;
-  cpu.backend = multigpu::Backend::cpu;
+  cpu.backend = sim::Backend::cpu;
   cpu.softening = kSoftening;
-  cpu.precision = sim::Precision::fp64;
+  cpu.precision = Precision::fp64;
   auto const reference = run(b, cpu, 100);
-  double const d64 = max_position_difference(run(b, gpu_config(sim::Precision::fp64), 100), reference);
-  double const d32 = max_position_difference(run(b, gpu_config(sim::Precision::fp32), 100), reference);
+  double const d64 = max_position_difference(run(b, gpu_config(Precision::fp64), 100), reference);
+  double const d32 = max_position_difference(run(b, gpu_config(Precision::fp32), 100), reference);
   std::printf("max position difference after 100 steps: fp64 GPU %.3e, fp32 GPU %.3e (system radius ~1)\n", d64, d32);
   EXPECT_LT(d64, 1e-9);
   EXPECT_LT(d32, 1e-3);
@@ -205,17 +207,17 @@ TEST(GpuSimulation, DiagnosticsMatchTheReference) {
   REQUIRE_GPU();
   auto const b = test::rounded_to_float(test::scenario("plummer", 3000));
   double const w = sim::reference_potential(b, kSoftening);
-  for (auto p : {sim::Precision::fp32, sim::Precision::fp64}) {
+  for (auto p : {Precision::fp32, Precision::fp64}) {
     multigpu::Simulation sim(b, sim::make_step_program({"leapfrog", 0.0, 1.0}), gpu_config(p));
     auto const d = sim.diagnostics();
-    EXPECT_NEAR(d.potential, w, (p == sim::Precision::fp64 ? 1e-13 : 1e-6) * std::abs(w)) << sim::to_string(p);
+    EXPECT_NEAR(d.potential, w, (p == Precision::fp64 ? 1e-13 : 1e-6) * std::abs(w)) << to_string(p);
   }
 }
 
 TEST(GpuSimulation, LeapfrogEnergyStaysBounded) {
   REQUIRE_GPU();
   auto const b = test::scenario("plummer", 2048);
-  multigpu::SimulationConfig c = gpu_config(sim::Precision::fp32);
+  multigpu::SimulationConfig c = gpu_config(Precision::fp32);
   c.softening = 0.05;
   multigpu::Simulation sim(b, sim::make_step_program({"leapfrog", 1.0 / 128, 1.0}), c);
   double const e0 = sim.diagnostics().total();
@@ -231,7 +233,7 @@ TEST(GpuSimulation, SlicesOnOneGpuMatchOneSliceBitwise) {
   REQUIRE_GPU();
   for (std::size_t n : {1000u, 4097u, 3u}) {
     auto const b = test::scenario("plummer", n);
-    for (auto p : {sim::Precision::fp32, sim::Precision::fp64}) {
+    for (auto p : {Precision::fp32, Precision::fp64}) {
       auto const one = run(b, gpu_config(p), 20);
       for (auto x : {multigpu::ExchangeMode::peer, multigpu::ExchangeMode::staged})
         for (auto t : {multigpu::Threading::single, multigpu::Threading::workers})
@@ -239,7 +241,7 @@ TEST(GpuSimulation, SlicesOnOneGpuMatchOneSliceBitwise) {
             auto const many = run(b, gpu_config(p, devs, t, x), 20);
             EXPECT_TRUE(test::bitwise_equal(one, many))
                 << devs.size() << " slices, " << multigpu::to_string(x) << ", " << multigpu::to_string(t)
-                << ", N=" << n << ", " << sim::to_string(p);
+                << ", N=" << n << ", " << to_string(p);
           }
     }
   }
@@ -248,17 +250,17 @@ TEST(GpuSimulation, SlicesOnOneGpuMatchOneSliceBitwise) {
 TEST(GpuSimulation, CpuAndGpuMultiDeviceCodeAgreeOnEulerDamped) {
   REQUIRE_GPU();
   auto const b = test::scenario("disk", 3000);
-  auto const one = run(b, gpu_config(sim::Precision::fp32), 30, "euler-damped");
-  auto const two = run(b, gpu_config(sim::Precision::fp32, {0, 0}, multigpu::Threading::workers), 30, "euler-damped");
+  auto const one = run(b, gpu_config(Precision::fp32), 30, "euler-damped");
+  auto const two = run(b, gpu_config(Precision::fp32, {0, 0}, multigpu::Threading::workers), 30, "euler-damped");
   EXPECT_TRUE(test::bitwise_equal(one, two));
 }
 
 TEST(GpuEngine, RejectsBadKernelAndBlockSize) {
   REQUIRE_GPU();
   auto const b = test::scenario("plummer", 10);
-  EXPECT_THROW(engine(b, "simd", sim::Precision::fp32), InputError);
-  EXPECT_THROW(engine(b, "tiled", sim::Precision::fp32, 100), InputError);
-  EXPECT_THROW(engine(b, "fast", sim::Precision::fp32, 64), InputError);  // the fast kernel fixes its own
+  EXPECT_THROW(engine(b, "simd", Precision::fp32), InputError);
+  EXPECT_THROW(engine(b, "tiled", Precision::fp32, 100), InputError);
+  EXPECT_THROW(engine(b, "fast", Precision::fp32, 64), InputError);  // the fast kernel fixes its own
 }
 
 }  // namespace

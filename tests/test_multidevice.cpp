@@ -2,9 +2,9 @@
 // any layout must give bitwise-identical results to one device.
 #include <gtest/gtest.h>
 
+#include "core/errors.h"
 #include "multigpu/partition.h"
 #include "multigpu/simulation.h"
-#include "sim/errors.h"
 #include "test_support.h"
 
 namespace nbody {
@@ -43,10 +43,10 @@ struct Layout {
   std::vector<double> weights;
 };
 
-sim::BodySet run(const sim::BodySet& b, const Layout& l, sim::Precision precision, const std::string& integrator,
+sim::BodySet run(const sim::BodySet& b, const Layout& l, Precision precision, const std::string& integrator,
                  int steps) {
   multigpu::SimulationConfig c;
-  c.backend = multigpu::Backend::cpu;
+  c.backend = sim::Backend::cpu;
   c.precision = precision;
   c.devices.assign(std::size_t(l.devices), 0);
   c.threading = l.threading;
@@ -58,7 +58,7 @@ sim::BodySet run(const sim::BodySet& b, const Layout& l, sim::Precision precisio
   return sim.state();
 }
 
-class Layouts : public ::testing::TestWithParam<std::tuple<std::size_t, sim::Precision, std::string>> {};
+class Layouts : public ::testing::TestWithParam<std::tuple<std::size_t, Precision, std::string>> {};
 
 TEST_P(Layouts, EveryLayoutMatchesOneDeviceBitwise) {
   auto const [n, precision, integrator] = GetParam();
@@ -78,14 +78,14 @@ TEST_P(Layouts, EveryLayoutMatchesOneDeviceBitwise) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cpu, Layouts,
-    ::testing::Values(std::make_tuple(std::size_t(1000), sim::Precision::fp32, std::string("leapfrog")),
-                      std::make_tuple(std::size_t(1001), sim::Precision::fp64, std::string("leapfrog")),
-                      std::make_tuple(std::size_t(997), sim::Precision::fp32, std::string("euler-damped")),
-                      std::make_tuple(std::size_t(3), sim::Precision::fp32, std::string("leapfrog")),
-                      std::make_tuple(std::size_t(2), sim::Precision::fp64, std::string("leapfrog"))),
+    ::testing::Values(std::make_tuple(std::size_t(1000), Precision::fp32, std::string("leapfrog")),
+                      std::make_tuple(std::size_t(1001), Precision::fp64, std::string("leapfrog")),
+                      std::make_tuple(std::size_t(997), Precision::fp32, std::string("euler-damped")),
+                      std::make_tuple(std::size_t(3), Precision::fp32, std::string("leapfrog")),
+                      std::make_tuple(std::size_t(2), Precision::fp64, std::string("leapfrog"))),
     [](auto const& param_info) {
       std::string s = "N" + std::to_string(std::get<0>(param_info.param)) + "_" +
-                      sim::to_string(std::get<1>(param_info.param)) + "_" + std::get<2>(param_info.param);
+                      to_string(std::get<1>(param_info.param)) + "_" + std::get<2>(param_info.param);
       for (auto& c : s)
         if (c == '-') c = '_';
       return s;
@@ -94,12 +94,12 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Schedulers, ManyShortAdvancesEqualOneLong) {
   auto const b = test::scenario("plummer", 300);
   multigpu::SimulationConfig c;
-  c.backend = multigpu::Backend::cpu;
+  c.backend = sim::Backend::cpu;
   c.devices = {0, 0, 0};
   c.threading = multigpu::Threading::workers;
   multigpu::Simulation sim(b, sim::make_step_program({"leapfrog", 0.0, 1.0}), c);
   for (int k = 0; k < 10; ++k) sim.advance(1);
-  auto const one = run(b, {1, multigpu::Threading::single, {}}, sim::Precision::fp32, "leapfrog", 10);
+  auto const one = run(b, {1, multigpu::Threading::single, {}}, Precision::fp32, "leapfrog", 10);
   EXPECT_TRUE(test::bitwise_equal(sim.state(), one));
   EXPECT_DOUBLE_EQ(sim.time(), 10 * 0.01);
 }
@@ -110,7 +110,7 @@ TEST(Schedulers, SwitchingLayoutMidRunLosesNothing) {
   auto const b = test::scenario("plummer", 700);
   auto const program = sim::make_step_program({"leapfrog", 0.0, 1.0});
   multigpu::SimulationConfig one;
-  one.backend = multigpu::Backend::cpu;
+  one.backend = sim::Backend::cpu;
   multigpu::Simulation straight(b, program, one);
   straight.advance(20);
 
@@ -129,7 +129,7 @@ TEST(Schedulers, DiagnosticsDoNotDependOnTheLayout) {
   auto const b = test::scenario("plummer", 500);
   auto diag = [&](int devices, multigpu::Threading t) {
     multigpu::SimulationConfig c;
-    c.backend = multigpu::Backend::cpu;
+    c.backend = sim::Backend::cpu;
     c.devices.assign(std::size_t(devices), 0);
     c.threading = t;
     multigpu::Simulation sim(b, sim::make_step_program({"leapfrog", 0.0, 1.0}), c);

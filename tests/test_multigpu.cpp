@@ -2,19 +2,20 @@
 // skipped with the reason where fewer than 2 GPUs are visible).
 #include <gtest/gtest.h>
 
+#include "gpu/devices.h"
 #include "multigpu/cuda_exchange.h"
 #include "multigpu/simulation.h"
-#include "sim/cuda_engine.h"
+#include "sim/engines/cuda_engine.h"
 #include "test_support.h"
 
 namespace nbody {
 namespace {
 
-int gpu_count() { return int(sim::cuda_devices().size()); }
+int gpu_count() { return int(gpu::devices().size()); }
 
-multigpu::SimulationConfig config(sim::Precision p, int gpus, multigpu::Threading t, multigpu::ExchangeMode x) {
+multigpu::SimulationConfig config(Precision p, int gpus, multigpu::Threading t, multigpu::ExchangeMode x) {
   multigpu::SimulationConfig c;
-  c.backend = multigpu::Backend::cuda;
+  c.backend = sim::Backend::cuda;
   c.precision = p;
   c.devices.clear();
   for (int d = 0; d < gpus; ++d) c.devices.push_back(d);
@@ -34,7 +35,7 @@ TEST(MultiGpu, EveryLayoutMatchesOneGpuBitwise) {
   if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpus << " visible";
   for (std::size_t n : {1000u, 65536u + 7u, 3u}) {
     auto const b = test::scenario("plummer", n);
-    for (auto p : {sim::Precision::fp32, sim::Precision::fp64}) {
+    for (auto p : {Precision::fp32, Precision::fp64}) {
       auto const one = run(b, config(p, 1, multigpu::Threading::single, multigpu::ExchangeMode::automatic), 20);
       for (int g : {2, 3, gpus}) {
         if (g > gpus) continue;
@@ -42,7 +43,7 @@ TEST(MultiGpu, EveryLayoutMatchesOneGpuBitwise) {
           for (auto t : {multigpu::Threading::single, multigpu::Threading::workers})
             EXPECT_TRUE(test::bitwise_equal(one, run(b, config(p, g, t, x), 20)))
                 << g << " GPUs, " << multigpu::to_string(x) << ", " << multigpu::to_string(t) << ", N=" << n << ", "
-                << sim::to_string(p);
+                << to_string(p);
       }
     }
   }
@@ -52,8 +53,8 @@ TEST(MultiGpu, ThousandStepsWithoutDriftBetweenLayouts) {
   int const gpus = gpu_count();
   if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpus << " visible";
   auto const b = test::scenario("plummer", 8192);
-  auto const one = run(b, config(sim::Precision::fp32, 1, multigpu::Threading::single, multigpu::ExchangeMode::automatic), 1000);
-  auto const all = run(b, config(sim::Precision::fp32, gpus, multigpu::Threading::workers, multigpu::ExchangeMode::automatic), 1000);
+  auto const one = run(b, config(Precision::fp32, 1, multigpu::Threading::single, multigpu::ExchangeMode::automatic), 1000);
+  auto const all = run(b, config(Precision::fp32, gpus, multigpu::Threading::workers, multigpu::ExchangeMode::automatic), 1000);
   EXPECT_TRUE(test::bitwise_equal(one, all));
 }
 
@@ -62,7 +63,7 @@ TEST(MultiGpu, TopologyIsReported) {
   if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpus << " visible";
   std::vector<int> d;
   for (int i = 0; i < gpus; ++i) d.push_back(i);
-  auto const t = multigpu::query_topology(d);
+  auto const t = gpu::query_topology(d);
   ASSERT_EQ(t.can_access.size(), std::size_t(gpus));
   for (int i = 0; i < gpus; ++i) EXPECT_TRUE(t.can_access[i][i]);
 }

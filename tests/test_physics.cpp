@@ -6,8 +6,8 @@
 #include <numeric>
 
 #include "multigpu/simulation.h"
-#include "sim/diagnostics.h"
-#include "sim/integrator.h"
+#include "sim/physics/diagnostics.h"
+#include "sim/physics/integrator.h"
 #include "test_support.h"
 
 namespace nbody {
@@ -15,9 +15,9 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-multigpu::SimulationConfig cpu_config(sim::Precision precision, double softening) {
+multigpu::SimulationConfig cpu_config(Precision precision, double softening) {
   multigpu::SimulationConfig c;
-  c.backend = multigpu::Backend::cpu;
+  c.backend = sim::Backend::cpu;
   c.precision = precision;
   c.softening = softening;
   return c;
@@ -33,7 +33,7 @@ sim::StepProgram explicit_euler(double dt) {
 // Relative energy error after every `every` steps, `samples` times.
 std::vector<double> energy_errors(const sim::BodySet& b, const sim::StepProgram& program, double softening,
                                   int samples, int every) {
-  multigpu::Simulation sim(b, program, cpu_config(sim::Precision::fp64, softening));
+  multigpu::Simulation sim(b, program, cpu_config(Precision::fp64, softening));
   double const e0 = sim.diagnostics().total();
   std::vector<double> errors;
   for (int k = 0; k < samples; ++k) {
@@ -50,28 +50,28 @@ double mean_of(std::vector<double>::const_iterator a, std::vector<double>::const
 
 TEST(Physics, MomentumIsConservedToRoundingInFp64) {
   auto const b = test::scenario("plummer", 1000);
-  multigpu::Simulation sim(b, leapfrog(0.01), cpu_config(sim::Precision::fp64, 0.01));
+  multigpu::Simulation sim(b, leapfrog(0.01), cpu_config(Precision::fp64, 0.01));
   sim.advance(20);
   auto const d = sim.diagnostics();
   double scale = 0;  // sum of |m v|: what rounding errors are relative to
   auto const s = sim.state();
-  for (std::size_t i = 0; i < s.size(); ++i) scale += s.pos_mass[i].w * sim::norm(s.velocity[i]);
-  std::printf("fp64 momentum |P| / sum m|v| = %.3e\n", sim::norm(d.momentum) / scale);
+  for (std::size_t i = 0; i < s.size(); ++i) scale += s.pos_mass[i].w * norm(s.velocity[i]);
+  std::printf("fp64 momentum |P| / sum m|v| = %.3e\n", norm(d.momentum) / scale);
   // measured 2.9e-17: pairwise forces are antisymmetric up to rounding of 1/sqrt and the sums
-  EXPECT_LT(sim::norm(d.momentum) / scale, 1e-14);
+  EXPECT_LT(norm(d.momentum) / scale, 1e-14);
 }
 
 TEST(Physics, MomentumIsConservedInTheFp32SimdPath) {
   auto const b = test::scenario("plummer", 1000);
-  multigpu::Simulation sim(b, leapfrog(0.01), cpu_config(sim::Precision::fp32, 0.01));
+  multigpu::Simulation sim(b, leapfrog(0.01), cpu_config(Precision::fp32, 0.01));
   sim.advance(20);
   auto const d = sim.diagnostics();
   double scale = 0;
   auto const s = sim.state();
-  for (std::size_t i = 0; i < s.size(); ++i) scale += s.pos_mass[i].w * sim::norm(s.velocity[i]);
-  std::printf("fp32 momentum |P| / sum m|v| = %.3e\n", sim::norm(d.momentum) / scale);
+  for (std::size_t i = 0; i < s.size(); ++i) scale += s.pos_mass[i].w * norm(s.velocity[i]);
+  std::printf("fp32 momentum |P| / sum m|v| = %.3e\n", norm(d.momentum) / scale);
   // measured 5.3e-9: fp32 forces are not exactly antisymmetric
-  EXPECT_LT(sim::norm(d.momentum) / scale, 1e-6);
+  EXPECT_LT(norm(d.momentum) / scale, 1e-6);
 }
 
 // Plummer sphere, 256 bodies, softening 0.05, dt = 1/128, t = 10 (several crossing times).
@@ -132,23 +132,23 @@ TEST(Physics, LeapfrogEnergyErrorIsSecondOrderInDt) {
 TEST(Physics, KeplerOrbitClosesAfterOnePeriod) {
   auto const b = binary();
   int const steps = 4000;
-  multigpu::Simulation sim(b, leapfrog(2 * kPi / steps), cpu_config(sim::Precision::fp64, kBinarySoftening));
+  multigpu::Simulation sim(b, leapfrog(2 * kPi / steps), cpu_config(Precision::fp64, kBinarySoftening));
   sim.advance(steps);
   auto const s = sim.state();
-  sim::Vec3d const start{b.pos_mass[0].x, b.pos_mass[0].y, b.pos_mass[0].z};
-  sim::Vec3d const end{s.pos_mass[0].x, s.pos_mass[0].y, s.pos_mass[0].z};
-  double const miss = sim::norm(end - start);
+  Vec3d const start{b.pos_mass[0].x, b.pos_mass[0].y, b.pos_mass[0].z};
+  Vec3d const end{s.pos_mass[0].x, s.pos_mass[0].y, s.pos_mass[0].z};
+  double const miss = norm(end - start);
   std::printf("Kepler: position after one period misses the start by %.3e\n", miss);
   EXPECT_LT(miss, 1e-4);  // measured 7.2e-6 (leapfrog phase error, O(dt^2))
   // Negative control: half a period later the body is far from its start (apocentre -> pericentre).
   sim.advance(steps / 2);
   auto const h = sim.state();
-  EXPECT_GT(sim::norm(sim::Vec3d{h.pos_mass[0].x, h.pos_mass[0].y, h.pos_mass[0].z} - start), 0.5);
+  EXPECT_GT(norm(Vec3d{h.pos_mass[0].x, h.pos_mass[0].y, h.pos_mass[0].z} - start), 0.5);
 }
 
 TEST(Physics, EulerDampedLosesKineticEnergy) {
   auto const b = test::scenario("random-sphere", 500);
-  multigpu::Simulation sim(b, sim::make_step_program({"euler-damped", 0.0, 0.9}), cpu_config(sim::Precision::fp32, 0.05));
+  multigpu::Simulation sim(b, sim::make_step_program({"euler-damped", 0.0, 0.9}), cpu_config(Precision::fp32, 0.05));
   double const k0 = sim.diagnostics().kinetic;
   sim.advance(50);
   double const k1 = sim.diagnostics().kinetic;

@@ -3,9 +3,9 @@
 
 #include <glm/glm.hpp>
 
+#include "core/errors.h"
 #include "render/camera.h"
 #include "render/colors.h"
-#include "sim/errors.h"
 #include "test_support.h"
 
 namespace nbody {

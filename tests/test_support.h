@@ -11,21 +11,20 @@
 #include <string>
 #include <vector>
 
-#include "sim/body_set.h"
-#include "sim/cpu_forces.h"
-#include "sim/engine.h"
-#include "sim/errors.h"
-#include "sim/scenarios.h"
+#include "core/errors.h"
+#include "sim/physics/body_set.h"
+#include "sim/physics/reference_forces.h"
+#include "sim/physics/scenarios.h"
 
 namespace nbody::test {
 
 // ||a - ref|| / ||ref|| over all components.
-inline double relative_l2(const std::vector<sim::Vec3d>& a, const std::vector<sim::Vec3d>& ref) {
+inline double relative_l2(const std::vector<Vec3d>& a, const std::vector<Vec3d>& ref) {
   double e = 0, r = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
-    sim::Vec3d const d = a[i] - ref[i];
-    e += sim::dot(d, d);
-    r += sim::dot(ref[i], ref[i]);
+    Vec3d const d = a[i] - ref[i];
+    e += dot(d, d);
+    r += dot(ref[i], ref[i]);
   }
   return r > 0 ? std::sqrt(e / r) : std::sqrt(e);
 }
@@ -38,22 +37,10 @@ inline sim::BodySet scenario(const std::string& name, std::size_t n, std::uint64
   return sim::make_scenario(p);
 }
 
-inline std::vector<sim::Vec3d> reference_accelerations(const sim::BodySet& b, double softening) {
-  std::vector<sim::Vec3d> a(b.size());
+inline std::vector<Vec3d> reference_accelerations(const sim::BodySet& b, double softening) {
+  std::vector<Vec3d> a(b.size());
   sim::reference_accelerations(b.pos_mass.data(), b.size(), 0, b.size(), softening * softening, a.data());
   return a;
-}
-
-// An engine configuration for b's bodies computing `slice` (all bodies if empty).
-inline sim::EngineConfig engine_config(const sim::BodySet& b, sim::Precision precision, const std::string& kernel,
-                                       double softening, sim::Slice slice = {0, 0}) {
-  sim::EngineConfig c;
-  c.bodies = b.size();
-  c.slice = slice.count ? slice : sim::Slice{0, b.size()};
-  c.softening = softening;
-  c.precision = precision;
-  c.kernel = kernel;
-  return c;
 }
 
 // Rounds to the nearest float. Out of line on purpose: GCC 12.2 at -O2/-O3 drops some of the

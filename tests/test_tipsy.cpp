@@ -7,8 +7,8 @@
 #include <fstream>
 #include <iterator>
 
-#include "sim/errors.h"
-#include "sim/tipsy.h"
+#include "core/errors.h"
+#include "sim/io/tipsy.h"
 #include "test_support.h"
 
 namespace nbody {

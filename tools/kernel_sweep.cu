@@ -13,10 +13,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "sim/cuda_check.h"
-#include "sim/cuda_engine.h"
-#include "sim/force_kernels.cuh"
+#include "gpu/check.h"
+#include "sim/engines/cuda_engine.h"
+#include "sim/kernels/fast.cuh"
+#include "sim/kernels/segments.h"
 
+using namespace nbody;
 using namespace nbody::sim;
 
 namespace {
@@ -25,7 +27,7 @@ template <class Real, class Rsqrt, int B, class Order, int M = 255, bool P = fal
 void time_variant(const char* name, std::size_t n, int sms) {
   constexpr int R = Order::bodies;
   auto const kernel = kernels::fast_forces<Real, Rsqrt, B, Order, M, P>;
-  SegmentLayout const layout = segment_layout(n);
+  kernels::SegmentLayout const layout = kernels::segment_layout(n);
   std::vector<Real4<Real>> host(layout.padded(), Real4<Real>{0, 0, 0, 0});
   std::mt19937 rng(1);
   std::uniform_real_distribution<double> u(-1, 1);

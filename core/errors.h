@@ -1,0 +1,19 @@
+// core/errors.h - the exception types the program distinguishes when it reports and exits.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace nbody {
+
+// Bad input from the user: an option value, a file, a size. `main` prints it and exits with 2.
+struct InputError : std::runtime_error {
+  explicit InputError(const std::string& what) : std::runtime_error(what) {}
+};
+
+// A failure of the machine or a library (CUDA, I/O after validation): exit code 1.
+struct RuntimeFailure : std::runtime_error {
+  explicit RuntimeFailure(const std::string& what) : std::runtime_error(what) {}
+};
+
+}  // namespace nbody

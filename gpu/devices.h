@@ -1,0 +1,31 @@
+// gpu/devices.h - the visible CUDA devices and which of them can reach each other's memory.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace nbody::gpu {
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  int multiprocessors = 0;
+  std::size_t memory_bytes = 0;
+  int major = 0, minor = 0;
+  int clock_mhz = 0;
+};
+
+// The visible CUDA devices; empty when there are none, with the reason in `why_none`.
+std::vector<DeviceInfo> devices(std::string* why_none = nullptr);
+
+// can_access[a][b]: device a can read and write device b's memory directly
+// (cudaDeviceCanAccessPeer). The diagonal is true, and so is a pair naming one device twice.
+struct Topology {
+  std::vector<int> devices;
+  std::vector<std::vector<bool>> can_access;
+  bool all_pairs_peer() const;
+};
+Topology query_topology(const std::vector<int>& devices);
+
+}  // namespace nbody::gpu

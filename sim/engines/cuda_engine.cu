@@ -1,0 +1,349 @@
+// sim/engines/cuda_engine.cu - the CUDA engine: device-resident state, kernel selection and launches.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <type_traits>
+
+#include "core/errors.h"
+#include "gpu/check.h"
+#include "gpu/devices.h"
+#include "gpu/resources.h"
+#include "sim/engines/cuda_engine.h"
+#include "sim/kernels/fast.cuh"
+#include "sim/kernels/integrate.cuh"
+#include "sim/kernels/naive.cuh"
+#include "sim/kernels/potential.cuh"
+#include "sim/kernels/segments.h"
+#include "sim/kernels/tiled.cuh"
+#include "sim/kernels/tuning.h"
+
+namespace nbody::sim {
+
+const std::vector<std::string>& cuda_kernel_names() {
+  static const std::vector<std::string> names{"fast", "tiled", "naive"};
+  return names;
+}
+
+namespace {
+
+using kernels::FastShape;
+using kernels::kElementwiseBlock;
+using kernels::SegmentLayout;
+
+template <class Real, class Rsqrt>
+constexpr auto fast_kernel() {
+  using S = FastShape<Real>;
+  return kernels::fast_forces<Real, Rsqrt, S::block, typename S::Order, S::max_registers, S::prefetch>;
+}
+
+int blocks_for(std::size_t n, int block) { return int((n + std::size_t(block) - 1) / std::size_t(block)); }
+
+template <class Real>
+class CudaEngine final : public CudaSliceEngine {
+ public:
+  explicit CudaEngine(const EngineConfig& config)
+      : config_(config), layout_(kernels::segment_layout(config.bodies)), kernel_(config.kernel.empty() ? "fast" : config.kernel) {
+    auto const& names = cuda_kernel_names();
+    if (std::find(names.begin(), names.end(), kernel_) == names.end())
+      throw InputError("--kernel " + kernel_ + ": not a GPU kernel; valid: fast, tiled, naive");
+    if (config.fp64_rsqrt != "newton" && config.fp64_rsqrt != "series" && config.fp64_rsqrt != "precise")
+      throw InputError("--fp64-rsqrt " + config.fp64_rsqrt + ": valid: series, newton, precise");
+    block_ = config.block_size;
+    if (kernel_ == "fast") {
+      if (block_ != 0 && block_ != FastShape<Real>::block)
+        throw InputError("--block-size " + std::to_string(block_) + ": the fast kernel uses " +
+                         std::to_string(FastShape<Real>::block) +
+                         " threads per block; --block-size applies to naive and tiled");
+      block_ = FastShape<Real>::block;
+    } else if (block_ == 0) {
+      block_ = kernels::kDefaultBlock;
+    } else if (block_ < 32 || block_ > 1024 || (block_ & (block_ - 1)) != 0) {
+      throw InputError("--block-size " + std::to_string(block_) + ": must be a power of two from 32 to 1024");
+    }
+
+    gpu::DeviceGuard guard(config.device);
+    cudaDeviceProp props{};
+    NBODY_CUDA_CHECK(cudaGetDeviceProperties(&props, config.device));
+    multiprocessors_ = props.multiProcessorCount;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    NBODY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    std::size_t const need = cuda_engine_bytes(config);
+    if (need > free_bytes) {
+      std::ostringstream s;
+      s << "--bodies " << config.bodies << ": needs " << (need >> 20) << " MiB on GPU " << config.device << " ("
+        << props.name << "), " << (free_bytes >> 20) << " MiB free";
+      throw InputError(s.str());
+    }
+
+    if (kernel_ == "fast" && layout_.count > 1)
+      with_policy([&](auto policy) { split_ = split_fills_better<decltype(policy)>(); });
+
+    stream_ = gpu::Stream(config.device);
+    for (auto& p : positions_) p = gpu::DeviceBuffer<Real4<Real>>(config.device, layout_.padded());
+    velocity_ = gpu::DeviceBuffer<Real4<Real>>(config.device, std::max<std::size_t>(config.slice.count, 1));
+    acceleration_ = gpu::DeviceBuffer<Real4<Real>>(config.device, std::max<std::size_t>(config.slice.count, 1));
+    if (split_) partial_ = gpu::DeviceBuffer<Real4<Real>>(config.device, layout_.count * config.slice.count);
+    potential_ = gpu::DeviceBuffer<double>(config.device, std::max<std::size_t>(config.slice.count, 1));
+  }
+
+  ~CudaEngine() override {
+    if (stream_.get()) (void)cudaStreamSynchronize(stream_.get());  // frees must not race running work
+  }
+
+  void bind_thread() override { NBODY_CUDA_CHECK(cudaSetDevice(config_.device)); }
+
+  void upload(const BodySet& b) override {
+    gpu::DeviceGuard guard(config_.device);
+    std::vector<Real4<Real>> host(layout_.padded(), Real4<Real>{0, 0, 0, 0});  // zero-mass padding
+    for (std::size_t j = 0; j < config_.bodies; ++j) {
+      auto const& p = b.pos_mass[j];
+      host[j] = {Real(p.x), Real(p.y), Real(p.z), Real(p.w)};
+    }
+    std::vector<Real4<Real>> v(std::max<std::size_t>(config_.slice.count, 1), Real4<Real>{0, 0, 0, 0});
+    for (std::size_t i = 0; i < config_.slice.count; ++i) {
+      auto const& u = b.velocity[config_.slice.begin + i];
+      v[i] = {Real(u.x), Real(u.y), Real(u.z), Real(0)};
+    }
+    // On the engine's stream, so the copies are ordered before the force kernel and after any
+    // work still queued (the stream is non-blocking: a plain cudaMemcpy would not order against it).
+    current_ = 0;
+    for (auto& p : positions_)
+      NBODY_CUDA_CHECK(cudaMemcpyAsync(p.data(), host.data(), host.size() * sizeof(Real4<Real>),
+                                       cudaMemcpyHostToDevice, stream_.get()));
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(velocity_.data(), v.data(), v.size() * sizeof(Real4<Real>),
+                                     cudaMemcpyHostToDevice, stream_.get()));
+    compute_forces();
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // `host` and `v` must outlive the copies
+  }
+
+  void download_slice(BodySet& b) override {
+    if (config_.slice.count == 0) return;
+    gpu::DeviceGuard guard(config_.device);
+    std::size_t const n = config_.slice.count;
+    std::vector<Real4<Real>> p(n), v(n);
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(p.data(), current().data() + config_.slice.begin, n * sizeof(Real4<Real>),
+                                     cudaMemcpyDeviceToHost, stream_.get()));
+    NBODY_CUDA_CHECK(
+        cudaMemcpyAsync(v.data(), velocity_.data(), n * sizeof(Real4<Real>), cudaMemcpyDeviceToHost, stream_.get()));
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    for (std::size_t i = 0; i < n; ++i) {
+      b.pos_mass[config_.slice.begin + i] = {p[i].x, p[i].y, p[i].z, p[i].w};
+      b.velocity[config_.slice.begin + i] = {v[i].x, v[i].y, v[i].z};
+    }
+  }
+
+  std::vector<Vec3d> download_accelerations() override {
+    std::size_t const n = config_.slice.count;
+    std::vector<Vec3d> out(n);
+    if (n == 0) return out;
+    gpu::DeviceGuard guard(config_.device);
+    std::vector<Real4<Real>> a(n);
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(a.data(), acceleration_.data(), n * sizeof(Real4<Real>), cudaMemcpyDeviceToHost,
+                                     stream_.get()));
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    for (std::size_t i = 0; i < n; ++i) out[i] = {a[i].x, a[i].y, a[i].z};
+    return out;
+  }
+
+  void compute_forces() override {
+    if (config_.slice.count == 0) return;
+    with_policy([&](auto policy) { launch_forces<decltype(policy)>(); });
+  }
+
+  void kick(double dt) override {
+    if (config_.slice.count == 0) return;
+    gpu::DeviceGuard guard(config_.device);
+    int const n = int(config_.slice.count);
+    kernels::kick<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(
+        velocity_.data(), acceleration_.data(), n, Real(dt));
+    NBODY_CHECK_LAUNCH();
+  }
+
+  void damp(double factor) override {
+    if (config_.slice.count == 0) return;
+    gpu::DeviceGuard guard(config_.device);
+    int const n = int(config_.slice.count);
+    kernels::damp<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(velocity_.data(), n,
+                                                                                                   Real(factor));
+    NBODY_CHECK_LAUNCH();
+  }
+
+  void drift(double dt) override {
+    if (config_.slice.count == 0) return;
+    gpu::DeviceGuard guard(config_.device);
+    int const n = int(config_.slice.count);
+    kernels::drift<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(
+        current().data(), next().data(), velocity_.data(), int(config_.slice.begin), n, Real(dt));
+    NBODY_CHECK_LAUNCH();
+  }
+
+  void swap_buffers() override { current_ ^= 1; }
+
+  void synchronize() override {
+    gpu::DeviceGuard guard(config_.device);
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
+
+  double slice_potential() override {
+    std::size_t const n = config_.slice.count;
+    if (n == 0) return 0.0;
+    gpu::DeviceGuard guard(config_.device);
+    double const eps2 = config_.softening * config_.softening;
+    kernels::slice_potential<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(
+        current().data(), int(config_.bodies), int(config_.slice.begin), int(n), eps2, potential_.data());
+    NBODY_CHECK_LAUNCH();
+    std::vector<double> phi(n);
+    NBODY_CUDA_CHECK(
+        cudaMemcpyAsync(phi.data(), potential_.data(), n * sizeof(double), cudaMemcpyDeviceToHost, stream_.get()));
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    double total = 0.0;
+    for (double x : phi) total += x;
+    return total;
+  }
+
+  void start_timing(std::size_t steps) override {
+    gpu::DeviceGuard guard(config_.device);
+    timing_.clear();
+    for (std::size_t k = 0; k <= steps; ++k) timing_.emplace_back(config_.device);
+    NBODY_CUDA_CHECK(cudaEventRecord(timing_[0].get(), stream_.get()));
+    marks_ = 1;
+  }
+
+  void mark_step_end() override {
+    if (marks_ >= timing_.size()) return;
+    NBODY_CUDA_CHECK(cudaEventRecord(timing_[marks_++].get(), stream_.get()));
+  }
+
+  std::vector<double> step_times_ms() override {
+    std::vector<double> t;
+    if (marks_ == 0) return t;
+    gpu::DeviceGuard guard(config_.device);
+    NBODY_CUDA_CHECK(cudaEventSynchronize(timing_[marks_ - 1].get()));
+    for (std::size_t k = 1; k < marks_; ++k) {
+      float ms = 0.0f;
+      NBODY_CUDA_CHECK(cudaEventElapsedTime(&ms, timing_[k - 1].get(), timing_[k].get()));
+      t.push_back(double(ms));
+    }
+    return t;
+  }
+
+  void* positions_buffer(int index) override { return positions_[index & 1].data(); }
+  std::size_t bytes_per_body() const override { return sizeof(Real4<Real>); }
+  int device() const override { return config_.device; }
+  const EngineConfig& config() const override { return config_; }
+  std::string kernel_name() const override {
+    std::string name = kernel_;
+    if (kernel_ != "fast") name += "/" + std::to_string(block_);
+    if (std::is_same_v<Real, double>)
+      name += config_.fp64_rsqrt == "newton"   ? " (r^-3: fp32 seed + Newton step)"
+              : config_.fp64_rsqrt == "series" ? " (r^-3: fp32 seed + series)"
+                                               : " (r^-3: double rsqrt)";
+    return name;
+  }
+  cudaStream_t stream() const override { return stream_.get(); }
+
+  void poison_outputs() override {
+    gpu::DeviceGuard guard(config_.device);
+    NBODY_CUDA_CHECK(cudaMemsetAsync(acceleration_.data(), 0xff, acceleration_.size() * sizeof(Real4<Real>), stream_.get()));
+    if (partial_.size())
+      NBODY_CUDA_CHECK(cudaMemsetAsync(partial_.data(), 0xff, partial_.size() * sizeof(Real4<Real>), stream_.get()));
+  }
+
+ private:
+  // Calls f(policy) with the m r^-3 policy the run uses (--fp64-rsqrt for fp64).
+  template <class F>
+  void with_policy(F&& f) const {
+    if constexpr (std::is_same_v<Real, double>) {
+      if (config_.fp64_rsqrt == "newton") return f(kernels::RsqrtNewtonFromFloat{});
+      if (config_.fp64_rsqrt == "series") return f(kernels::InvR3FromFloat{});
+    }
+    f(kernels::RsqrtHardware{});
+  }
+
+  template <class Rsqrt>
+  void launch_forces() {
+    gpu::DeviceGuard guard(config_.device);
+    kernels::ForceArgs const args{int(layout_.length), int(layout_.count), int(config_.slice.begin),
+                                  int(config_.slice.count)};
+    Real const eps2 = Real(config_.softening * config_.softening);
+    cudaStream_t const s = stream_.get();
+    if (kernel_ == "naive") {
+      kernels::naive_forces<Real, Rsqrt><<<blocks_for(args.count, block_), block_, 0, s>>>(current().data(), args, eps2,
+                                                                                           acceleration_.data());
+      NBODY_CHECK_LAUNCH();
+    } else if (kernel_ == "tiled") {
+      kernels::tiled_forces<Real, Rsqrt><<<blocks_for(args.count, block_), block_, block_ * sizeof(Real4<Real>), s>>>(
+          current().data(), args, eps2, acceleration_.data());
+      NBODY_CHECK_LAUNCH();
+    } else {
+      using Shape = FastShape<Real>;
+      dim3 const grid(blocks_for(args.count, Shape::block * Shape::bodies), split_ ? args.segments : 1);
+      fast_kernel<Real, Rsqrt>()<<<grid, Shape::block, 0, s>>>(current().data(), args, eps2,
+                                                                split_ ? partial_.data() : acceleration_.data());
+      NBODY_CHECK_LAUNCH();
+      if (split_) {
+        kernels::reduce_partials<Real><<<blocks_for(args.count, kElementwiseBlock), kElementwiseBlock, 0, s>>>(
+            partial_.data(), args.segments, args.count, acceleration_.data());
+        NBODY_CHECK_LAUNCH();
+      }
+    }
+  }
+
+  // The fast kernel runs as whole sweeps (one block per group of bodies) or split into one block
+  // per (group, segment). Both give the same bits; pick the grid whose last wave is fuller: e.g.
+  // 342 blocks on 264 resident slots leave the second wave 30% full, 16 times as many blocks
+  // leave almost no tail. Resident slots come from the occupancy calculator, for the kernel the
+  // run launches (the fp64 policies use different numbers of registers).
+  template <class Rsqrt>
+  bool split_fills_better() const {
+    int per_sm = 0;
+    using Shape = FastShape<Real>;
+    NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_kernel<Real, Rsqrt>(), Shape::block, 0));
+    double const slots = double(std::max(1, per_sm) * multiprocessors_);
+    auto fill = [&](double blocks) { return blocks / (std::ceil(blocks / slots) * slots); };
+    double const whole = double(blocks_for(config_.slice.count, Shape::block * Shape::bodies));
+    // On a tie split too: many short blocks also even out SMs that would hold one block or two.
+    return fill(whole * double(layout_.count)) >= fill(whole);
+  }
+
+  gpu::DeviceBuffer<Real4<Real>>& current() { return positions_[current_]; }
+  gpu::DeviceBuffer<Real4<Real>>& next() { return positions_[current_ ^ 1]; }
+
+  EngineConfig config_;
+  SegmentLayout layout_;
+  std::string kernel_;
+  int block_ = 256;
+  int multiprocessors_ = 0;
+  bool split_ = false;
+  // The stream is declared before the buffers, so it outlives what is freed after work on it.
+  gpu::Stream stream_;
+  gpu::DeviceBuffer<Real4<Real>> positions_[2];
+  int current_ = 0;
+  gpu::DeviceBuffer<Real4<Real>> velocity_, acceleration_, partial_;
+  gpu::DeviceBuffer<double> potential_;
+  std::vector<gpu::TimingEvent> timing_;
+  std::size_t marks_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<SliceEngine> make_cuda_engine(const EngineConfig& config) {
+  std::string why;
+  auto const devices = gpu::devices(&why);
+  if (devices.empty()) throw InputError("--backend cuda: no usable CUDA device (" + why + ")");
+  if (config.device < 0 || config.device >= int(devices.size()))
+    throw InputError("GPU " + std::to_string(config.device) + ": only " + std::to_string(devices.size()) +
+                     " CUDA devices are visible");
+  if (config.precision == Precision::fp32) return std::make_unique<CudaEngine<float>>(config);
+  return std::make_unique<CudaEngine<double>>(config);
+}
+
+std::size_t cuda_engine_bytes(const EngineConfig& config) {
+  std::size_t const real4 = config.precision == Precision::fp32 ? 16 : 32;
+  SegmentLayout const layout = kernels::segment_layout(config.bodies);
+  // two padded position buffers, velocity + acceleration (+ split partials, at most) + potential
+  return 2 * real4 * layout.padded() + (2 + layout.count) * real4 * config.slice.count + 8 * config.slice.count;
+}
+
+}  // namespace nbody::sim

@@ -1,0 +1,38 @@
+// sim/engines/cuda_engine.h - the CUDA backend's engine (plain C++ interface; the kernels live in
+// sim/kernels/, their launch shapes in sim/kernels/tuning.h).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/engines/engine.h"
+
+namespace nbody::sim {
+
+// GPU force kernels: "naive" (one body per thread, j from global memory), "tiled" (classic
+// shared-memory tiles of blockDim j-bodies) and "fast" (the default: several bodies per thread,
+// unrolled, segments spread over blocks when N is small). All keep the canonical summation order
+// (sim/kernels/segments.h).
+const std::vector<std::string>& cuda_kernel_names();
+
+// A GPU engine also exposes its compute stream to the exchange, which makes it wait for peers.
+class CudaSliceEngine : public SliceEngine {
+ public:
+  virtual cudaStream_t stream() const = 0;
+  // Fills the accelerations (and split partial sums) with NaN bytes, so a test can tell an
+  // element the next force pass did not write.
+  virtual void poison_outputs() = 0;
+};
+
+// Creates the engine on config.device (allocates there). Throws InputError for a bad kernel name
+// or block size and when the device lacks memory for N bodies; CudaError for CUDA failures.
+std::unique_ptr<SliceEngine> make_cuda_engine(const EngineConfig& config);
+
+// Bytes of device memory one engine with this config needs.
+std::size_t cuda_engine_bytes(const EngineConfig& config);
+
+}  // namespace nbody::sim

@@ -1,0 +1,101 @@
+// sim/engines/engine.h - one device's share of a simulation: the interface every backend implements.
+//
+// An engine holds the positions of all N bodies (double-buffered: current and next), and the
+// velocities and accelerations of its own contiguous slice. It knows nothing of other devices:
+// multigpu/ moves each engine's new slice into its peers' next buffers between `drift` and
+// `swap_buffers`. Step operations may be asynchronous (GPU streams); operations that return
+// host data synchronise.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/precision.h"
+#include "core/real4.h"
+#include "core/slice.h"
+#include "sim/physics/body_set.h"
+
+namespace nbody::sim {
+
+// Where an engine runs: host memory and OpenMP threads, or one CUDA device.
+enum class Backend { cpu, cuda };
+std::string to_string(Backend b);
+
+struct EngineConfig {
+  std::size_t bodies = 0;   // N, all bodies
+  Slice slice;              // the bodies this engine integrates
+  double softening = 0.01;  // Plummer softening length, simulation units
+  Precision precision = Precision::fp32;
+  std::string kernel;       // force kernel name; "" for the backend's default
+  int block_size = 0;       // GPU threads per block; 0 for the kernel's default
+  int device = 0;           // CUDA device ordinal (GPU engines)
+  int cpu_threads = 0;      // OpenMP threads for this engine's loops; 0 for all
+  // fp64 GPU kernels, how r^-3 is computed from r^2: from the fp32 hardware rsqrt by a
+  // first-order series ("series", fastest), by one Newton step ("newton"), or with CUDA's
+  // double rsqrt(), within 1 ulp ("precise"). See force_kernels.cuh.
+  std::string fp64_rsqrt = "series";
+};
+
+class SliceEngine {
+ public:
+  virtual ~SliceEngine() = default;
+  SliceEngine() = default;
+  SliceEngine(const SliceEngine&) = delete;
+  SliceEngine& operator=(const SliceEngine&) = delete;
+
+  // Called once on the host thread that will drive this engine (a worker binds its device here).
+  virtual void bind_thread() = 0;
+
+  // Loads all positions and the own slice's velocities, then computes the accelerations.
+  virtual void upload(const BodySet& bodies) = 0;
+  // Writes the own slice's current positions and velocities into `bodies` (synchronises).
+  virtual void download_slice(BodySet& bodies) = 0;
+  // The own slice's accelerations, in fp64 (synchronises).
+  virtual std::vector<Vec3d> download_accelerations() = 0;
+
+  // Step operations on the own slice (see StageKind).
+  virtual void compute_forces() = 0;
+  virtual void kick(double dt) = 0;
+  virtual void damp(double factor) = 0;
+  virtual void drift(double dt) = 0;  // writes the own slice of the next positions
+  virtual void swap_buffers() = 0;    // next becomes current
+  virtual void synchronize() = 0;
+
+  // m_i * sum_{j != i} -m_j / r_ij over the own slice, in fp64 (synchronises).
+  virtual double slice_potential() = 0;
+
+  // Per-step timing: prepare for `steps` markers (allocates here, not per step), mark the end of
+  // each step as it is enqueued, then read the step durations in ms (synchronises).
+  virtual void start_timing(std::size_t steps) = 0;
+  virtual void mark_step_end() = 0;
+  virtual std::vector<double> step_times_ms() = 0;
+
+  // For the exchange: one of the two full position arrays (host or device memory of `device()`).
+  // Counting steps from the last upload (which fills buffer 0), the positions after step n are
+  // in buffer n % 2 on every engine. A peer must address a buffer by that parity, never by
+  // "this engine's next buffer": the engine may not have swapped for the previous step yet.
+  virtual void* positions_buffer(int index) = 0;
+  virtual std::size_t bytes_per_body() const = 0;
+  virtual int device() const = 0;  // CUDA ordinal, or -1 for host memory
+
+  virtual const EngineConfig& config() const = 0;
+  virtual std::string kernel_name() const = 0;
+};
+
+}  // namespace nbody::sim
+
+namespace nbody::sim {
+
+// True when this nbody was built with the CUDA engine.
+bool cuda_built();
+
+// Creates the engine of `backend` for `config` (allocates). Throws InputError for what the user
+// can change (a kernel the backend lacks, too little memory, a build without CUDA).
+std::unique_ptr<SliceEngine> make_engine(Backend backend, const EngineConfig& config);
+
+// Bytes of memory (device memory for CUDA, host memory for the CPU) one engine of this config needs.
+std::size_t engine_bytes(Backend backend, const EngineConfig& config);
+
+}  // namespace nbody::sim

@@ -1,0 +1,43 @@
+// sim/kernels/integrate.cuh - the element-wise stages of a step program: kick, damp, drift.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "core/real4.h"
+
+namespace nbody::sim::kernels {
+
+template <class Real>
+__global__ void kick(Real4<Real>* __restrict__ vel, const Real4<Real>* __restrict__ acc, int count, Real dt) {
+  int const i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  Real4<Real> v = vel[i];
+  Real4<Real> const a = acc[i];
+  v.x += a.x * dt;
+  v.y += a.y * dt;
+  v.z += a.z * dt;
+  vel[i] = v;
+}
+
+template <class Real>
+__global__ void damp(Real4<Real>* __restrict__ vel, int count, Real factor) {
+  int const i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  Real4<Real> v = vel[i];
+  v.x *= factor;
+  v.y *= factor;
+  v.z *= factor;
+  vel[i] = v;
+}
+
+template <class Real>
+__global__ void drift(const Real4<Real>* __restrict__ current, Real4<Real>* __restrict__ next,
+                      const Real4<Real>* __restrict__ vel, int begin, int count, Real dt) {
+  int const i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  Real4<Real> const p = current[begin + i];
+  Real4<Real> const v = vel[i];
+  next[begin + i] = {p.x + v.x * dt, p.y + v.y * dt, p.z + v.z * dt, p.w};
+}
+
+}  // namespace nbody::sim::kernels

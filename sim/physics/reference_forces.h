@@ -1,0 +1,23 @@
+// sim/physics/reference_forces.h - the fp64 reference forces and the potential energy (CPU, O(N^2)).
+#pragma once
+
+#include <cstddef>
+
+#include "core/real4.h"
+
+namespace nbody::sim {
+
+// The fp64 reference: for each i in [begin, begin + count), sums body j's pull for j = 0..n-1 in
+// index order with correctly rounded arithmetic. OpenMP over i only, so the result for each i
+// does not depend on the thread count. The oracle for every other force path.
+void reference_accelerations(const Real4<double>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
+                             double eps2, Real3<double>* acc);
+
+// Sum over i in [begin, begin + count) of m_i * sum_{j != i} -m_j / sqrt(r_ij^2 + eps2); the total
+// potential energy of all bodies is half of this over i = 0..n-1. Accumulated in fp64.
+double reference_slice_potential(const Real4<double>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
+                                 double eps2);
+double slice_potential(const Real4<float>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
+                       double eps2);
+
+}  // namespace nbody::sim
