@@ -13,7 +13,6 @@
 #include "core/atomic_file.h"
 #include "core/errors.h"
 #include "gpu/devices.h"
-#include "sim/engines/cuda_engine.h"
 #include "sim/io/tipsy.h"
 #include "sim/physics/scenarios.h"
 

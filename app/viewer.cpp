@@ -22,7 +22,6 @@
 #include "render/hud.h"
 #include "render/screenshot.h"
 #include "render/surface.h"
-#include "sim/engines/cuda_engine.h"
 #include "sim/physics/scenarios.h"
 
 namespace nbody::app {

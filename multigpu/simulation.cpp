@@ -6,8 +6,10 @@
 #include <thread>
 
 #include "core/errors.h"
-#include "multigpu/cuda_exchange.h"
 #include "multigpu/partition.h"
+#if NBODY_HAVE_CUDA
+#include "multigpu/cuda_exchange.h"
+#endif
 
 namespace nbody::multigpu {
 
@@ -66,7 +68,10 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     engines_.push_back(sim::make_engine(config_.backend, e));
     raw.push_back(engines_.back().get());
   }
-  exchange_ = config_.backend == sim::Backend::cpu ? make_host_exchange(raw) : make_cuda_exchange(raw, config_.exchange);
+#if NBODY_HAVE_CUDA
+  if (config_.backend == sim::Backend::cuda) exchange_ = make_cuda_exchange(raw, config_.exchange);
+#endif
+  if (!exchange_) exchange_ = make_host_exchange(raw);  // engines in host memory
   scheduler_ = make_scheduler(config_.threading, raw, *exchange_);
   scheduler_->for_each_device([&](int d) { engines_[d]->upload(initial); });
 }

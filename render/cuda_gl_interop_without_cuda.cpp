@@ -1,0 +1,18 @@
+// render/cuda_gl_interop_without_cuda.cpp - a build without CUDA has no interop: the viewer uploads
+// positions from the host, and says why.
+#include "core/errors.h"
+#include "render/cuda_gl_interop.h"
+
+namespace nbody::render {
+
+struct CudaGlInterop::Impl {};
+
+CudaGlInterop::CudaGlInterop(unsigned, int) {
+  throw RuntimeFailure("CUDA-GL interop: this nbody was built without CUDA");
+}
+
+CudaGlInterop::~CudaGlInterop() = default;
+
+void CudaGlInterop::copy_from_device(const void*, std::size_t) {}
+
+}  // namespace nbody::render
