@@ -1,20 +1,22 @@
 // multigpu/cuda_exchange.cpp - peer and staged exchange of position slices between GPUs.
 //
-// Step n, device A owns [0, h), device B owns [h, N), parity p = n % 2 (step n's positions live
-// in buffer p on every device, whatever the host thread of B has enqueued so far):
+// Publication n (the n-th drift since the upload; a step makes one per drift stage), device A owns
+// [0, h), device B owns [h, N), parity p = n % 2 (publication n lives in buffer p on every device,
+// whatever the host thread of B has enqueued so far):
 //   A.compute: [drift A] -rec(ready_A[p])->
 //   A.copy   :            wait(ready_A[p]) [peer copy slice A -> B.buffer[p]] -rec(sent_A[p])->
 //   B.compute:                                       ... wait(sent_A[p]) [swap][forces B]
 // Staged: A.copy copies slice A -> pinned_A[p] (host) and records sent_A[p]; B.compute waits on
-// it and copies pinned_A[p] -> B.buffer[p]. Reusing pinned_A[p] at step n + 2 is safe: A gets there
-// only after waiting for B's slice of step n + 1, which B's stream produced after its copy of
-// step n. The same chain protects A's next buffer and every device's ring of two events.
+// it and copies pinned_A[p] -> B.buffer[p]. Reusing pinned_A[p] at publication n + 2 is safe: A gets
+// there only after waiting for B's slice of publication n + 1, which B's stream produced after its
+// copy of publication n. The same chain protects A's next buffer and every device's ring of two
+// events.
 #include "multigpu/cuda_exchange.h"
 
 #include "core/errors.h"
 #include "gpu/devices.h"
 #include "gpu/resources.h"
-#include "multigpu/step_counters.h"
+#include "multigpu/publication_counters.h"
 #include "sim/engines/cuda_engine.h"
 
 namespace nbody::multigpu {
@@ -70,11 +72,11 @@ class CudaExchange final : public Exchange {
       }
   }
 
-  void publish(int d, std::uint64_t step) override {
+  void publish(int d, std::uint64_t publication) override {
     if (engines_.size() == 1) return;
     sim::CudaSliceEngine& source = *engines_[d];
     PerDevice& me = devices_[d];
-    int const parity = int(step & 1);
+    int const parity = int(publication & 1);
     gpu::DeviceGuard guard(source.device());
     Slice const s = source.config().slice;
     std::size_t const bytes = s.count * source.bytes_per_body();
@@ -96,14 +98,14 @@ class CudaExchange final : public Exchange {
       }
     }
     NBODY_CUDA_CHECK(cudaEventRecord(me.sent[parity].get(), me.copy.get()));
-    counters_.publish(d, step);  // the event of this step is recorded: peers may now wait on it
+    counters_.publish(d, publication);  // its event is recorded: peers may now wait on it
   }
 
-  void acquire(int d, std::uint64_t step) override {
+  void acquire(int d, std::uint64_t publication) override {
     if (engines_.size() == 1) return;
-    counters_.wait_for_peers(d, step);
+    counters_.wait_for_peers(d, publication);
     sim::CudaSliceEngine& sink = *engines_[d];
-    int const parity = int(step & 1);
+    int const parity = int(publication & 1);
     gpu::DeviceGuard guard(sink.device());
     for (std::size_t p = 0; p < engines_.size(); ++p) {
       if (int(p) == d) continue;
@@ -136,7 +138,7 @@ class CudaExchange final : public Exchange {
   std::vector<sim::CudaSliceEngine*> engines_;
   std::vector<PerDevice> devices_;
   bool staged_ = false;
-  StepCounters counters_;
+  PublicationCounters counters_;
 };
 
 }  // namespace

@@ -11,10 +11,10 @@ namespace nbody::multigpu {
 
 // Publishes with cudaMemcpyPeerAsync on a per-device copy stream where peer access works (auto)
 // or always (peer); otherwise (staged) the slice goes device -> pinned host buffer -> each peer,
-// double-buffered by step parity. Completion is a CUDA event recorded by the producer that the
+// double-buffered by publication parity. Completion is a CUDA event recorded by the producer that the
 // consumer's stream waits on (cudaStreamWaitEvent); the host never waits for a device. Events
 // are a ring of two per device; a host-side counter per device makes sure a consumer thread
-// never enqueues a wait before the producer thread recorded that step's event.
+// never enqueues a wait before the producer thread recorded that publication's event.
 std::unique_ptr<Exchange> make_cuda_exchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode);
 
 }  // namespace nbody::multigpu

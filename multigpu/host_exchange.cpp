@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include "multigpu/exchange.h"
-#include "multigpu/step_counters.h"
+#include "multigpu/publication_counters.h"
 
 namespace nbody::multigpu {
 namespace {
@@ -12,24 +12,24 @@ class HostExchange final : public Exchange {
   explicit HostExchange(std::vector<sim::SliceEngine*> engines)
       : engines_(std::move(engines)), counters_(engines_.size()) {}
 
-  void publish(int device, std::uint64_t step) override {
+  void publish(int device, std::uint64_t publication) override {
     sim::SliceEngine& source = *engines_[device];
     std::size_t const bytes = source.bytes_per_body();
     Slice const s = source.config().slice;
-    int const buffer = int(step & 1);  // step n's positions live in buffer n % 2 everywhere
+    int const buffer = int(publication & 1);  // publication p lives in buffer p % 2 everywhere
     auto const* from = static_cast<const unsigned char*>(source.positions_buffer(buffer)) + s.begin * bytes;
     for (std::size_t p = 0; p < engines_.size(); ++p) {
       if (int(p) == device || s.count == 0) continue;
-      // Safe without a lock: peer p reads this buffer only after acquiring this step, and p's
-      // last reads of it (its forces of step n - 2) finished before p published step n - 1,
-      // which this device waited for before it could drift step n.
+      // Safe without a lock: peer p reads this buffer only after acquiring this publication, and
+      // p's last reads of it (its forces on publication n - 2) finished before p made publication
+      // n - 1, which this device waited for before it could drift publication n.
       auto* to = static_cast<unsigned char*>(engines_[p]->positions_buffer(buffer)) + s.begin * bytes;
       std::memcpy(to, from, s.count * bytes);
     }
-    counters_.publish(device, step);
+    counters_.publish(device, publication);
   }
 
-  void acquire(int device, std::uint64_t step) override { counters_.wait_for_peers(device, step); }
+  void acquire(int device, std::uint64_t publication) override { counters_.wait_for_peers(device, publication); }
   void abort() override { counters_.abort(); }
   void reset() override { counters_.reset(); }
 
@@ -37,7 +37,7 @@ class HostExchange final : public Exchange {
 
  private:
   std::vector<sim::SliceEngine*> engines_;
-  StepCounters counters_;
+  PublicationCounters counters_;
 };
 
 }  // namespace

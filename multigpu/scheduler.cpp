@@ -1,13 +1,14 @@
 // multigpu/scheduler.cpp - the single-thread and worker-thread schedulers.
 //
-// One step on two devices, A owning [0, h) and B owning [h, N) (leapfrog; Euler differs only in
-// its kick/damp stages):
-//   A: [kick A][drift A] -publish(A, n)-> ...acquire(A, n): wait for B's slice... [swap][forces A][kick A]
-//   B: [kick B][drift B] -publish(B, n)-> ...acquire(B, n): wait for A's slice... [swap][forces B][kick B]
-// publish enqueues the copies of the own new slice into every peer's next buffer and signals
-// (an event on GPUs, a counter on the host); acquire makes the device's own stream wait for that
-// signal. The single scheduler enqueues stage by stage across devices on one thread; the worker
-// scheduler lets each device's thread run whole steps, meeting only through acquire.
+// One step on two devices, A owning [0, h) and B owning [h, N) (leapfrog; other programs differ
+// in their kick/damp stages and in how many drift/forces pairs a step has):
+//   A: [kick A][drift A] -publish(A, p)-> ...acquire(A, p): wait for B's slice... [swap][forces A][kick A]
+//   B: [kick B][drift B] -publish(B, p)-> ...acquire(B, p): wait for A's slice... [swap][forces B][kick B]
+// p counts publications (drifts) since the upload. publish enqueues the copies of the own new
+// slice into every peer's buffer p % 2 and signals (an event on GPUs, a counter on the host);
+// acquire makes the device's own stream wait for that signal. The single scheduler enqueues stage
+// by stage across devices on one thread; the worker scheduler lets each device's thread run whole
+// steps, meeting only through acquire.
 #include "multigpu/scheduler.h"
 
 #include <condition_variable>
@@ -29,7 +30,10 @@ Threading parse_threading(const std::string& name) {
 
 namespace {
 
-void run_stage(sim::SliceEngine& engine, Exchange& exchange, int device, const sim::Stage& stage, std::uint64_t step) {
+// Runs one stage on one device. `publication` is the number of the device's latest drift: a drift
+// makes the next one, a forces stage acquires it.
+void run_stage(sim::SliceEngine& engine, Exchange& exchange, int device, const sim::Stage& stage,
+               std::uint64_t& publication) {
   switch (stage.kind) {
     case sim::StageKind::kick:
       engine.kick(stage.value);
@@ -39,10 +43,10 @@ void run_stage(sim::SliceEngine& engine, Exchange& exchange, int device, const s
       break;
     case sim::StageKind::drift:
       engine.drift(stage.value);
-      exchange.publish(device, step);
+      exchange.publish(device, ++publication);
       break;
     case sim::StageKind::forces:
-      exchange.acquire(device, step);
+      exchange.acquire(device, publication);
       engine.swap_buffers();
       engine.compute_forces();
       break;
@@ -56,10 +60,16 @@ class SingleThreadScheduler final : public Scheduler {
     for (auto* e : engines_) e->bind_thread();
   }
 
-  void run(const sim::StepProgram& program, std::uint64_t first_step, std::uint64_t steps) override {
-    for (std::uint64_t step = first_step; step < first_step + steps; ++step) {
-      for (auto const& stage : program.stages)
-        for (std::size_t d = 0; d < engines_.size(); ++d) run_stage(*engines_[d], exchange_, int(d), stage, step);
+  void run(const sim::StepProgram& program, std::uint64_t first_publication, std::uint64_t steps) override {
+    std::uint64_t publication = first_publication - 1;
+    for (std::uint64_t step = 0; step < steps; ++step) {
+      for (auto const& stage : program.stages) {
+        std::uint64_t const before = publication;
+        for (std::size_t d = 0; d < engines_.size(); ++d) {
+          publication = before;  // every device is at the same publication here
+          run_stage(*engines_[d], exchange_, int(d), stage, publication);
+        }
+      }
       for (auto* e : engines_) e->mark_step_end();
     }
   }
@@ -94,11 +104,12 @@ class WorkerThreadScheduler final : public Scheduler {
     for (auto& t : threads_) t.join();
   }
 
-  void run(const sim::StepProgram& program, std::uint64_t first_step, std::uint64_t steps) override {
+  void run(const sim::StepProgram& program, std::uint64_t first_publication, std::uint64_t steps) override {
     for_each_device([&](int d) {
       sim::SliceEngine& engine = *engines_[d];
-      for (std::uint64_t step = first_step; step < first_step + steps; ++step) {
-        for (auto const& stage : program.stages) run_stage(engine, exchange_, d, stage, step);
+      std::uint64_t publication = first_publication - 1;
+      for (std::uint64_t step = 0; step < steps; ++step) {
+        for (auto const& stage : program.stages) run_stage(engine, exchange_, d, stage, publication);
         engine.mark_step_end();
       }
     });

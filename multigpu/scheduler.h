@@ -20,9 +20,10 @@ Threading parse_threading(const std::string& name);  // throws InputError naming
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
-  // Enqueues steps first_step .. first_step + steps - 1 of `program` on every device. On GPUs it
-  // returns once everything is enqueued; the host does not wait for the devices.
-  virtual void run(const sim::StepProgram& program, std::uint64_t first_step, std::uint64_t steps) = 0;
+  // Enqueues `steps` steps of `program` on every device; the first drift makes publication
+  // `first_publication` (see Exchange), each further drift the next one. On GPUs it returns once
+  // everything is enqueued; the host does not wait for the devices.
+  virtual void run(const sim::StepProgram& program, std::uint64_t first_publication, std::uint64_t steps) = 0;
   // Runs task(d) for every device d on the thread that drives d, and waits for all of them.
   virtual void for_each_device(const std::function<void(int)>& task) = 0;
   virtual Threading threading() const = 0;

@@ -41,7 +41,8 @@ std::size_t bytes_per_device(const SimulationConfig& config, std::size_t n) {
 }
 
 Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& program, const SimulationConfig& config)
-    : config_(config), program_(program), bodies_(initial.size()), types_(initial.type), time_(initial.time) {
+    : config_(config), program_(program), bodies_(initial.size()), types_(initial.type), start_time_(initial.time) {
+  sim::validate(program_);  // the exchange relies on the step contract
   if (bodies_ == 0) throw InputError("no bodies to simulate");
   if (config_.devices.empty()) throw InputError("no devices to simulate on");
   slices_ = make_partition(bodies_, config_.devices.size(), config_.weights);
@@ -78,9 +79,9 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
 
 void Simulation::advance(std::uint64_t steps) {
   if (steps == 0) return;
-  scheduler_->run(program_, steps_done_ + 1, steps);
+  scheduler_->run(program_, publications_ + 1, steps);
   steps_done_ += steps;
-  time_ += double(steps) * program_.dt;
+  publications_ += steps * std::uint64_t(program_.drifts());
 }
 
 void Simulation::synchronize() {
@@ -91,20 +92,9 @@ sim::BodySet Simulation::state() {
   sim::BodySet b;
   b.resize(bodies_);
   b.type = types_;
-  b.time = time_;
+  b.time = time();
   scheduler_->for_each_device([&](int d) { engines_[d]->download_slice(b); });
   return b;
-}
-
-void Simulation::load_state(const sim::BodySet& bodies) {
-  if (bodies.size() != bodies_)
-    throw InputError("state has " + std::to_string(bodies.size()) + " bodies, simulation has " + std::to_string(bodies_));
-  synchronize();
-  exchange_->reset();
-  steps_done_ = 0;
-  time_ = bodies.time;
-  types_ = bodies.type;
-  scheduler_->for_each_device([&](int d) { engines_[d]->upload(bodies); });
 }
 
 sim::Diagnostics Simulation::diagnostics() {
@@ -135,7 +125,7 @@ std::vector<std::vector<double>> Simulation::step_times_ms() {
 }
 
 const void* Simulation::current_positions(int d) const {
-  return engines_.at(std::size_t(d))->positions_buffer(int(steps_done_ & 1));
+  return engines_.at(std::size_t(d))->positions_buffer(int(publications_ & 1));
 }
 
 std::size_t Simulation::bytes_per_body() const { return engines_.front()->bytes_per_body(); }

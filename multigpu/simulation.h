@@ -41,8 +41,6 @@ class Simulation {
 
   // The current state (synchronises): positions, velocities, types and time.
   sim::BodySet state();
-  // Replaces the state (same N); the step count starts again.
-  void load_state(const sim::BodySet& bodies);
   // Energies (potential by the backend's O(N^2) kernel), momentum, centre of mass; synchronises.
   sim::Diagnostics diagnostics();
   // Accelerations of all bodies from the current positions, in fp64 (synchronises).
@@ -57,7 +55,9 @@ class Simulation {
   const void* current_positions(int d) const;
   std::size_t bytes_per_body() const;
 
-  double time() const { return time_; }
+  // Simulation time: the initial state's time plus steps x dt, never a running sum, so it does
+  // not depend on how the steps were split into calls of advance().
+  double time() const { return start_time_ + double(steps_done_) * program_.dt; }
   std::uint64_t steps_done() const { return steps_done_; }
   std::size_t bodies() const { return bodies_; }
   const SimulationConfig& config() const { return config_; }
@@ -75,8 +75,9 @@ class Simulation {
   std::vector<std::unique_ptr<sim::SliceEngine>> engines_;
   std::unique_ptr<Exchange> exchange_;
   std::unique_ptr<Scheduler> scheduler_;  // declared last: its threads stop before the rest goes
-  double time_ = 0.0;
+  double start_time_ = 0.0;
   std::uint64_t steps_done_ = 0;
+  std::uint64_t publications_ = 0;  // drifts since the upload: the exchange's and the buffers' clock
 };
 
 // Bytes of memory one device of this configuration needs for n bodies.

@@ -81,6 +81,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::make_tuple(std::size_t(1000), Precision::fp32, std::string("leapfrog")),
                       std::make_tuple(std::size_t(1001), Precision::fp64, std::string("leapfrog")),
                       std::make_tuple(std::size_t(997), Precision::fp32, std::string("euler-damped")),
+                      std::make_tuple(std::size_t(1000), Precision::fp32, std::string("yoshida4")),
+                      std::make_tuple(std::size_t(5), Precision::fp64, std::string("yoshida4")),
                       std::make_tuple(std::size_t(3), Precision::fp32, std::string("leapfrog")),
                       std::make_tuple(std::size_t(2), Precision::fp64, std::string("leapfrog"))),
     [](auto const& param_info) {
@@ -90,6 +92,40 @@ INSTANTIATE_TEST_SUITE_P(
         if (c == '-') c = '_';
       return s;
     });
+
+// A program with two drift/forces pairs per step publishes twice per step: the exchange must key
+// its buffers on publications, not steps, or peers read stale slices (an exchange keyed on the
+// step number fails this test and the yoshida4 layouts above).
+TEST(StepContract, TwoDriftProgramMatchesOnOneAndThreeDevices) {
+  using K = sim::StageKind;
+  sim::StepProgram const dkd{"drift-kick-drift",
+                             0.01,
+                             {{K::drift, 0.005}, {K::forces}, {K::kick, 0.01}, {K::drift, 0.005}, {K::forces}}};
+  auto const b = test::scenario("plummer", 600);
+  auto run_on = [&](int devices, multigpu::Threading t) {
+    multigpu::SimulationConfig c;
+    c.backend = sim::Backend::cpu;
+    c.devices.assign(std::size_t(devices), 0);
+    c.threading = t;
+    c.cpu_threads = 2;
+    multigpu::Simulation sim(b, dkd, c);
+    sim.advance(7);
+    sim.advance(6);
+    return sim.state();
+  };
+  auto const one = run_on(1, multigpu::Threading::single);
+  ASSERT_FALSE(test::bitwise_equal(one, b)) << "nothing moved";
+  for (auto t : {multigpu::Threading::single, multigpu::Threading::workers})
+    EXPECT_TRUE(test::bitwise_equal(one, run_on(3, t))) << multigpu::to_string(t);
+}
+
+TEST(StepContract, ASimulationRefusesAnInvalidProgram) {
+  using K = sim::StageKind;
+  sim::StepProgram const lost_drift{"dkd-without-forces", 0.01, {{K::drift, 0.005}, {K::kick, 0.01}, {K::drift, 0.005}}};
+  multigpu::SimulationConfig c;
+  c.backend = sim::Backend::cpu;
+  EXPECT_THROW(multigpu::Simulation(test::scenario("plummer", 10), lost_drift, c), InputError);
+}
 
 TEST(Schedulers, ManyShortAdvancesEqualOneLong) {
   auto const b = test::scenario("plummer", 300);

@@ -73,9 +73,9 @@ class SliceEngine {
   virtual std::vector<double> step_times_ms() = 0;
 
   // For the exchange: one of the two full position arrays (host or device memory of `device()`).
-  // Counting steps from the last upload (which fills buffer 0), the positions after step n are
-  // in buffer n % 2 on every engine. A peer must address a buffer by that parity, never by
-  // "this engine's next buffer": the engine may not have swapped for the previous step yet.
+  // Counting publications (drift stages) from the last upload, which fills buffer 0, publication
+  // p is in buffer p % 2 on every engine. A peer must address a buffer by that parity, never by
+  // "this engine's next buffer": the engine may not have swapped for the previous one yet.
   virtual void* positions_buffer(int index) = 0;
   virtual std::size_t bytes_per_body() const = 0;
   virtual int device() const = 0;  // CUDA ordinal, or -1 for host memory

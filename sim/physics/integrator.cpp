@@ -1,4 +1,4 @@
-// sim/physics/integrator.cpp - the step programs of the integrators.
+// sim/physics/integrator.cpp - the step programs of the integrators, and the check of the grammar.
 #include "sim/physics/integrator.h"
 
 #include <cmath>
@@ -8,8 +8,64 @@
 
 namespace nbody::sim {
 
+std::string to_string(StageKind kind) {
+  switch (kind) {
+    case StageKind::kick:
+      return "kick";
+    case StageKind::damp:
+      return "damp";
+    case StageKind::drift:
+      return "drift";
+    case StageKind::forces:
+      return "forces";
+  }
+  return "?";
+}
+
+int StepProgram::drifts() const {
+  int n = 0;
+  for (auto const& s : stages) n += s.kind == StageKind::drift;
+  return n;
+}
+
+void validate(const StepProgram& program) {
+  auto fail = [&](std::size_t index, const std::string& rule) {
+    std::ostringstream s;
+    s << "step program '" << program.integrator << "'";
+    if (index < program.stages.size()) s << ", stage " << index + 1 << " (" << to_string(program.stages[index].kind) << ")";
+    s << ": " << rule;
+    throw InputError(s.str());
+  };
+  bool drifted = false;  // a drift waits for its forces stage
+  for (std::size_t k = 0; k < program.stages.size(); ++k) {
+    Stage const& stage = program.stages[k];
+    switch (stage.kind) {
+      case StageKind::kick:
+      case StageKind::drift:
+        if (!std::isfinite(stage.value)) fail(k, "its time is not a finite number");
+        if (stage.kind == StageKind::drift) {
+          if (drifted) fail(k, "a second drift before the forces stage of the first; drift and forces must alternate");
+          drifted = true;
+        }
+        break;
+      case StageKind::damp:
+        if (!(stage.value > 0.0 && stage.value <= 1.0)) fail(k, "a damping factor must be in (0, 1]");
+        break;
+      case StageKind::forces:
+        if (!drifted) fail(k, "no drift since the last forces stage; a forces stage must follow a drift");
+        drifted = false;
+        break;
+    }
+  }
+  if (program.drifts() == 0) fail(program.stages.size(), "no drift stage; a step is at least a drift and a forces stage");
+  if (drifted)
+    fail(program.stages.size(),
+         "the last drift has no forces stage after it; the accelerations at the end of a step must belong to the "
+         "current positions");
+}
+
 const std::vector<std::string>& integrator_names() {
-  static const std::vector<std::string> names{"leapfrog", "euler-damped"};
+  static const std::vector<std::string> names{"leapfrog", "yoshida4", "euler-damped"};
   return names;
 }
 
@@ -23,20 +79,28 @@ StepProgram make_step_program(const IntegratorParams& params) {
     throw InputError(s.str());
   }
   StepProgram p{params.name, dt, {}};
+  using K = StageKind;
   if (params.name == "leapfrog") {
-    p.stages = {{StageKind::kick, 0.5 * dt}, {StageKind::drift, dt}, {StageKind::forces}, {StageKind::kick, 0.5 * dt}};
+    p.stages = {{K::kick, 0.5 * dt}, {K::drift, dt}, {K::forces}, {K::kick, 0.5 * dt}};
+  } else if (params.name == "yoshida4") {
+    double const w1 = 1.0 / (2.0 - std::cbrt(2.0)), w0 = 1.0 - 2.0 * w1;
+    p.stages = {{K::kick, 0.5 * w1 * dt},        {K::drift, w1 * dt}, {K::forces},
+                {K::kick, 0.5 * (w1 + w0) * dt}, {K::drift, w0 * dt}, {K::forces},
+                {K::kick, 0.5 * (w0 + w1) * dt}, {K::drift, w1 * dt}, {K::forces},
+                {K::kick, 0.5 * w1 * dt}};
   } else if (params.name == "euler-damped") {
     if (!(params.damping > 0.0 && params.damping <= 1.0)) {
       std::ostringstream s;
       s << "--damping " << params.damping << ": must be in (0, 1]";
       throw InputError(s.str());
     }
-    p.stages = {{StageKind::kick, dt}, {StageKind::damp, params.damping}, {StageKind::drift, dt}, {StageKind::forces}};
+    p.stages = {{K::kick, dt}, {K::damp, params.damping}, {K::drift, dt}, {K::forces}};
   } else {
     std::string valid;
     for (auto const& n : integrator_names()) valid += (valid.empty() ? "" : ", ") + n;
     throw InputError("unknown integrator '" + params.name + "'; valid: " + valid);
   }
+  validate(p);
   return p;
 }
 

@@ -1,9 +1,8 @@
-// sim/physics/integrator.h - integrators as short programs of kick / drift / force stages.
+// sim/physics/integrator.h - integrators as short programs of kick / damp / drift / forces stages,
+// and the grammar every such program obeys.
 //
 // An integrator does not touch memory itself: it says which stages make one step, and every
 // backend (CPU, one GPU, many GPUs under either scheduler) runs the same program on its slice.
-// Invariant at every step boundary: the accelerations are those of the current positions
-// (backends compute them once at start), so both programs below end with a force stage.
 #pragma once
 
 #include <string>
@@ -13,11 +12,29 @@ namespace nbody::sim {
 
 enum class StageKind {
   kick,    // v += a * value
-  damp,    // v *= value
-  drift,   // x += v * value; the new positions of the own slice are published to peers
-  forces,  // wait for the peers' new positions, then a = accelerations of the own slice
+  damp,    // v *= value, value in (0, 1]
+  drift,   // x += v * value; publishes a new version of the positions (the own slice goes to peers)
+  forces,  // acquires every slice of the latest publication, then a = accelerations of those positions
 };
 
+// The step contract. A step program is
+//
+//     step   := update* (drift update* forces update*)+        update := kick | damp
+//
+// 1. Drift and forces alternate, beginning with a drift and ending with a forces stage. Each drift
+//    makes a publication: the engine writes the new positions into its other buffer, the exchange
+//    copies the own slice into that buffer on every peer. The forces stage that follows waits for
+//    every peer's slice of that publication, swaps buffers and evaluates the accelerations. A
+//    second drift before it would read the old positions and overwrite the first; a forces stage
+//    with no drift before it would swap to a stale buffer.
+// 2. The last drift is followed by a forces stage, so at every step boundary the accelerations
+//    belong to the current positions (backends compute them once at the start) and the next
+//    step's first kick uses them.
+// 3. Kick and drift values are finite times (they may be negative: the middle substep of a
+//    fourth-order composition moves backwards); damp factors are in (0, 1].
+// Publications are counted from the last upload, not steps: publication p lives in position buffer
+// p % 2 on every device, so a program with several drift/forces pairs per step is correct on any
+// layout.
 struct Stage {
   StageKind kind;
   double value = 0.0;
@@ -27,7 +44,15 @@ struct StepProgram {
   std::string integrator;
   double dt = 0.0;
   std::vector<Stage> stages;
+
+  // Drift stages per step: publications (and force evaluations) per step.
+  int drifts() const;
 };
+
+// Throws InputError naming the program, the stage and the rule it breaks.
+void validate(const StepProgram& program);
+
+std::string to_string(StageKind kind);
 
 struct IntegratorParams {
   std::string name = "leapfrog";
@@ -38,9 +63,13 @@ struct IntegratorParams {
 const std::vector<std::string>& integrator_names();
 double default_dt(const std::string& integrator);
 
-// Kick-drift-kick leapfrog (second order, symplectic):  K(dt/2) D(dt) F K(dt/2).
+// leapfrog: kick-drift-kick (second order, symplectic):  K(dt/2) D(dt) F K(dt/2).
+// yoshida4: three leapfrog substeps of w1 dt, w0 dt, w1 dt with w1 = 1 / (2 - 2^(1/3)),
+//   w0 = 1 - 2 w1 (Yoshida 1990, Phys. Lett. A 150, 262; fourth order, symplectic), the kicks
+//   between substeps merged: three drifts and three force evaluations per step.
 // euler-damped (the classic demo: v += a dt; v *= damping; x += v dt): K(dt) damp D(dt) F.
-// Throws InputError for an unknown name or a non-positive dt / damping out of range.
+// The result is validated. Throws InputError for an unknown name or a non-positive dt / damping
+// out of range.
 StepProgram make_step_program(const IntegratorParams& params);
 
 }  // namespace nbody::sim

@@ -1,5 +1,5 @@
-// multigpu/step_counters.h - which step each device has published, for devices driven by
-// different host threads: a consumer waits until every peer has published the step it needs.
+// multigpu/publication_counters.h - which publication each device has made, for devices driven by
+// different host threads: a consumer waits until every peer has made the publication it needs.
 #pragma once
 
 #include <algorithm>
@@ -12,25 +12,25 @@
 
 namespace nbody::multigpu {
 
-class StepCounters {
+class PublicationCounters {
  public:
-  explicit StepCounters(std::size_t devices) : published_(devices, 0) {}
+  explicit PublicationCounters(std::size_t devices) : published_(devices, 0) {}
 
-  void publish(int device, std::uint64_t step) {
+  void publish(int device, std::uint64_t publication) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      published_[std::size_t(device)] = step;
+      published_[std::size_t(device)] = publication;
     }
     changed_.notify_all();
   }
 
-  // Returns once every device but `device` has published `step`; throws after abort().
-  void wait_for_peers(int device, std::uint64_t step) {
+  // Returns once every device but `device` has made `publication`; throws after abort().
+  void wait_for_peers(int device, std::uint64_t publication) {
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [&] {
       if (aborted_) return true;
       for (std::size_t p = 0; p < published_.size(); ++p)
-        if (int(p) != device && published_[p] < step) return false;
+        if (int(p) != device && published_[p] < publication) return false;
       return true;
     });
     if (aborted_) throw RuntimeFailure("exchange aborted: another device failed");
