@@ -1,9 +1,12 @@
-// app/options.cpp - command-line parsing with CLI11.
+// app/options.cpp - command-line parsing with CLI11. Named values (precision, backend, kernel,
+// integrator, ...) are parsed once, by one CLI11 transformer per enum built from its name table.
 #include "app/options.h"
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <iostream>
+#include <regex>
 #include <sstream>
 
 #include "core/errors.h"
@@ -18,21 +21,58 @@ const char* const kViewerKeys =
 
 namespace {
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (auto const& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
+std::string num(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+// An option that takes one of E's names. The transformer turns the name into the enum's number,
+// which CLI11 stores in `value`; anything else is an error listing the valid names.
+template <class E>
+CLI::Option* add_named(CLI::App& app, const std::string& flag, E& value, const std::string& help) {
+  std::string joined;
+  for (auto const& n : all_names<E>()) joined += (joined.empty() ? "" : "|") + n;
+  CLI::Validator names(
+      [](std::string& text) -> std::string {
+        auto const v = from_name<E>(text);
+        if (!v) return text + ": valid: " + valid_names<E>();
+        text = std::to_string(static_cast<int>(*v));
+        return {};
+      },
+      joined, "name");
+  return app.add_option(flag, value, help)->transform(names)->default_str(name_of(value));
+}
+
+// Comma lists, checked element by element so the message names the bad element.
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) parts.push_back(item);
+  return parts;
+}
+
+std::size_t to_count(const std::string& item, const char* option) {
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(item, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used != item.size() || item.empty() || v <= 0 || v > (1LL << 30))
+    throw InputError(std::string(option) + " " + item + ": must be a whole number from 1 to 1073741824");
+  return std::size_t(v);
 }
 
 }  // namespace
 
 std::optional<Options> parse_options(int argc, char** argv) {
-  auto num = [](double v) {
-    std::ostringstream s;
-    s << v;
-    return s.str();
-  };
   Options o;
+  driver::InitialConditions& ic = o.run.initial;
+  driver::PhysicsChoice& physics = o.run.physics;
+  driver::DeviceChoice& dev = o.run.devices;
   CLI::App cli{"nbody: gravitational N-body simulation on CPUs and one or more CUDA GPUs.\n"
                "With no mode option: the viewer where a display exists, else a headless benchmark.",
                "nbody"};
@@ -50,45 +90,46 @@ std::optional<Options> parse_options(int argc, char** argv) {
   modes->require_option(0, 1);
 
   std::string bodies_text = "16384";
-  cli.add_option("--bodies,-n", bodies_text, "number of bodies (a comma list for --compare-threading)")
+  cli.add_option("--bodies,-n", bodies_text, "number of bodies (a comma list for --compare-threading; two-body: 2)")
       ->capture_default_str();
-  cli.add_option("--scenario", o.scenario, "initial conditions: " + join(sim::scenario_names()))->capture_default_str();
-  cli.add_option("--seed", o.seed, "random seed of the scenario")->capture_default_str();
-  cli.add_option("--eccentricity", o.eccentricity, "two-body orbit eccentricity, in [0, 1)")->capture_default_str();
-  cli.add_option("--load", o.load, "start from a tipsy snapshot (standard or little-endian) instead of a scenario");
-  cli.add_option("--integrator", o.integrator, "time integrator: " + join(sim::integrator_names()))
-      ->capture_default_str();
-  cli.add_option("--dt", o.dt, "time step (default 0.01 for leapfrog, 0.016 for euler-damped)");
-  cli.add_option("--damping", o.damping, "euler-damped velocity factor per step, in (0, 1]")->capture_default_str();
-  cli.add_option("--softening", o.softening,
-                 "Plummer softening length, > 0 (default " + num(sim::recommended_softening("plummer")) + "; " +
-                     num(sim::recommended_softening("disk")) +
+  add_named(cli, "--scenario", ic.scenario, "initial conditions (seeded with --seed)");
+  cli.add_option("--seed", ic.seed, "random seed of the scenario")->capture_default_str();
+  cli.add_option("--eccentricity", ic.eccentricity, "two-body orbit eccentricity, in [0, 1)")->capture_default_str();
+  cli.add_option("--load", ic.snapshot, "start from a tipsy snapshot (standard or little-endian) instead of a scenario");
+  add_named(cli, "--integrator", physics.integrator,
+            "time integrator: leapfrog (2nd order), yoshida4 (4th order, 3 force evaluations per step), "
+            "euler-damped (the classic demo)");
+  cli.add_option("--dt", physics.dt, "time step (default 0.01; 0.016 for euler-damped)");
+  cli.add_option("--damping", physics.damping, "euler-damped velocity factor per step, in (0, 1]")->capture_default_str();
+  cli.add_option("--softening", physics.softening,
+                 "Plummer softening length, > 0 (default " + num(sim::recommended_softening(sim::Scenario::plummer)) +
+                     "; " + num(sim::recommended_softening(sim::Scenario::disk)) +
                      " for disk and collision, the core their disk model assumes around its central mass)");
-  cli.add_option("--precision", o.precision, "fp32 or fp64")->capture_default_str();
-  cli.add_option("--backend", o.backend, "auto (CUDA if a GPU is visible, else CPU), cuda or cpu")
-      ->capture_default_str();
-  cli.add_option("--kernel", o.kernel, "force kernel: fast, tiled, naive (GPU); simd, reference (CPU)");
-  cli.add_option("--block-size", o.block_size, "threads per block for the naive and tiled GPU kernels (default 256)");
-  cli.add_option("--fp64-rsqrt", o.fp64_rsqrt,
-                 "fp64 GPU r^-3 from the fp32 rsqrt: series (fastest), newton (one Newton step), or precise "
-                 "(double rsqrt)")
-      ->capture_default_str();
-  cli.add_option("--numgpus", o.numgpus, "devices to use (GPUs; with --backend cpu, host devices); default all GPUs");
+  add_named(cli, "--precision", dev.precision, "floating-point precision");
+  add_named(cli, "--backend", dev.backend, "auto (CUDA if a GPU is visible, else CPU), cuda or cpu");
+  sim::Kernel kernel = sim::Kernel::fast;
+  add_named(cli, "--kernel", kernel, "force kernel: fast, tiled, naive (GPU); simd, reference (CPU)")
+      ->default_str("fast on a GPU, simd on the CPU");
+  cli.add_option("--block-size", dev.block_size, "threads per block for the naive and tiled GPU kernels (default 256)");
+  add_named(cli, "--fp64-rsqrt", dev.fp64_rsqrt,
+            "fp64 GPU r^-3 from the fp32 rsqrt: series (fastest), newton (one Newton step), or precise "
+            "(double rsqrt)");
+  cli.add_option("--numgpus", dev.count, "devices to use (GPUs; with --backend cpu, host devices); default all GPUs");
   std::string gpus_text, weights_text;
   cli.add_option("--gpus", gpus_text, "explicit GPU list, e.g. 0,2");
   cli.add_option("--weights", weights_text, "relative share of bodies per device, e.g. 1,1,2");
-  cli.add_option("--threading", o.threading, "multi-device scheduler: single (one host thread) or workers")
-      ->capture_default_str();
-  cli.add_option("--exchange", o.exchange, "slice exchange between GPUs: auto, peer or staged")->capture_default_str();
-  cli.add_option("--threads", o.threads, "CPU threads (default: all cores)");
+  add_named(cli, "--threading", dev.threading, "multi-device scheduler: single (one host thread) or workers");
+  add_named(cli, "--exchange", dev.exchange, "slice exchange between GPUs: auto, peer or staged");
+  cli.add_option("--threads", dev.cpu_threads, "CPU threads (default: all cores)");
   cli.add_option("--steps", o.steps, "steps to run (default: 1000 for --run, 10 timed for --benchmark)");
   cli.add_option("--warmup", o.warmup, "untimed steps before a benchmark")->capture_default_str();
-  cli.add_option("--save", o.save, "write the final state as a tipsy snapshot (written to FILE.tmp, then renamed)");
-  cli.add_option("--save-format", o.save_format, "snapshot byte order: standard (big-endian) or little-endian")
-      ->capture_default_str();
+  cli.add_option("--save", o.save, "write the final state as a tipsy snapshot (written whole or not at all)");
+  add_named(cli, "--save-format", o.save_format, "snapshot byte order: standard (big-endian) or little-endian");
   cli.add_option("--json", o.json, "also write the results as JSON to this file");
   cli.add_option("--csv", o.csv, "--compare-threading: also write the table as CSV");
-  cli.add_option("--tolerance", o.tolerance, "--validate: relative L2 error allowed (default 1e-5 fp32, 1e-12 fp64)");
+  cli.add_option("--tolerance", o.tolerance,
+                 "--validate: relative L2 error allowed (default 1e-12 fp64; fp32 1e-5 up to 4096 bodies, x sqrt(N/4096) "
+                 "beyond)");
   cli.add_flag("--quiet,-q", o.quiet, "print only results and errors");
 
   auto* view = cli.add_option_group("Viewer", "the interactive viewer and its headless uses");
@@ -99,12 +140,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
   view->add_flag("--paused", o.paused, "start paused");
   view->add_option("--width", o.width, "window or image width in pixels")->capture_default_str();
   view->add_option("--height", o.height, "window or image height in pixels")->capture_default_str();
-  view->add_option("--color", o.color, "colour by: speed, type (and mass), device")->capture_default_str();
+  add_named(*view, "--color", o.color, "colour by: speed, type (and mass), device");
   view->add_option("--point-size", o.point_size, "sprite size in pixels at the initial viewing distance")->capture_default_str();
   view->add_option("--brightness", o.brightness, "sprite brightness")->capture_default_str();
   view->add_flag("!--no-hud", o.hud, "hide the heads-up display");
-  view->add_option("--interop", o.interop, "positions into GL: auto, on (CUDA-GL interop or fail), off (host upload)")
-      ->capture_default_str();
+  add_named(*view, "--interop", o.interop, "positions into GL: auto, on (CUDA-GL interop or fail), off (host upload)");
   view->add_option("--steps-per-frame", o.steps_per_frame, "simulation steps per frame")->capture_default_str();
   cli.footer(std::string("Viewer keys: ") + kViewerKeys);
 
@@ -116,9 +156,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
   } catch (const CLI::CallForVersion&) {
     std::cout << cli.version() << '\n';
     return std::nullopt;
+  } catch (const CLI::ValidationError& e) {
+    // CLI11 says "--precision: fp16: valid: ..."; nbody's messages read "--precision fp16: valid: ...".
+    throw InputError(std::regex_replace(e.what(), std::regex("^(--[a-z0-9-]+): "), "$1 ") + " (see --help)");
   } catch (const CLI::ParseError& e) {
-    std::string what = e.what();
-    throw InputError(what + " (see --help)");
+    throw InputError(std::string(e.what()) + " (see --help)");
   }
 
   if (viewer) o.mode = Mode::viewer;
@@ -132,33 +174,15 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (viewer_output && o.mode != Mode::automatic && o.mode != Mode::viewer)
     throw InputError("--offscreen, --screenshot, --frames and --frames-dir belong to the viewer");
   if (viewer_output) o.mode = Mode::viewer;
-  o.bodies_given = cli.count("--bodies") > 0;
+  if (cli.count("--kernel")) dev.kernel = kernel;
 
-  // Comma lists, checked element by element so the message names the bad element.
-  auto split = [](const std::string& text) {
-    std::vector<std::string> parts;
-    std::stringstream ss(text);
-    std::string item;
-    while (std::getline(ss, item, ',')) parts.push_back(item);
-    return parts;
-  };
-  auto to_count = [](const std::string& item, const char* option) -> std::size_t {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(item, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used != item.size() || item.empty() || v <= 0 || v > (1LL << 30))
-      throw InputError(std::string(option) + " " + item + ": must be a whole number from 1 to 1073741824");
-    return std::size_t(v);
-  };
-  o.bodies.clear();
-  for (auto const& item : split(bodies_text)) o.bodies.push_back(to_count(item, "--bodies"));
-  if (o.bodies.empty()) throw InputError("--bodies: give a number of bodies");
-  if (o.bodies.size() > 1 && o.mode != Mode::compare_threading)
-    throw InputError("--bodies " + bodies_text + ": a list of sizes is only for --compare-threading");
+  if (cli.count("--bodies")) {
+    for (auto const& item : split(bodies_text)) o.sizes.push_back(to_count(item, "--bodies"));
+    if (o.sizes.empty()) throw InputError("--bodies: give a number of bodies");
+    if (o.sizes.size() > 1 && o.mode != Mode::compare_threading)
+      throw InputError("--bodies " + bodies_text + ": a list of sizes is only for --compare-threading");
+    ic.bodies = o.sizes.front();
+  }
   if (!gpus_text.empty()) {
     for (auto const& item : split(gpus_text)) {
       std::size_t used = 0;
@@ -169,7 +193,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
         used = 0;
       }
       if (used != item.size() || v < 0) throw InputError("--gpus " + gpus_text + ": '" + item + "' is not a GPU number");
-      o.gpus.push_back(v);
+      dev.gpus.push_back(v);
     }
   }
   if (!weights_text.empty()) {
@@ -181,40 +205,33 @@ std::optional<Options> parse_options(int argc, char** argv) {
       } catch (...) {
         used = 0;
       }
-      if (used != item.size() || !(v > 0))
+      if (used != item.size() || !(v > 0) || !std::isfinite(v))
         throw InputError("--weights " + weights_text + ": '" + item + "' is not a positive number");
-      o.weights.push_back(v);
+      dev.weights.push_back(v);
     }
   }
 
   auto require = [](bool ok, const std::string& message) {
     if (!ok) throw InputError(message);
   };
-  require(o.precision == "fp32" || o.precision == "fp64", "--precision " + o.precision + ": valid: fp32, fp64");
-  require(o.backend == "auto" || o.backend == "cuda" || o.backend == "cpu",
-          "--backend " + o.backend + ": valid: auto, cuda, cpu");
-  o.softening_given = cli.count("--softening") > 0;
-  if (!o.softening_given) o.softening = o.load.empty() ? sim::recommended_softening(o.scenario) : 0.01;
-  require(o.softening > 0 && std::isfinite(o.softening), "--softening " + num(o.softening) + ": must be > 0");
-  require(o.dt >= 0 && std::isfinite(o.dt) && (cli.count("--dt") == 0 || o.dt > 0),
-          "--dt " + num(o.dt) + ": must be a positive number");
-  require(cli.count("--numgpus") == 0 || o.numgpus >= 1, "--numgpus " + std::to_string(o.numgpus) + ": must be >= 1");
-  require(cli.count("--threads") == 0 || o.threads >= 1, "--threads " + std::to_string(o.threads) + ": must be >= 1");
-  require(cli.count("--block-size") == 0 || o.block_size >= 1,
-          "--block-size " + std::to_string(o.block_size) + ": must be a power of two from 32 to 1024");
+  require(cli.count("--softening") == 0 || (physics.softening > 0 && std::isfinite(physics.softening)),
+          "--softening " + num(physics.softening) + ": must be > 0");
+  require(physics.dt >= 0 && std::isfinite(physics.dt) && (cli.count("--dt") == 0 || physics.dt > 0),
+          "--dt " + num(physics.dt) + ": must be a positive number");
+  require(cli.count("--numgpus") == 0 || dev.count >= 1, "--numgpus " + std::to_string(dev.count) + ": must be >= 1");
+  require(cli.count("--threads") == 0 || dev.cpu_threads >= 1,
+          "--threads " + std::to_string(dev.cpu_threads) + ": must be >= 1");
+  require(cli.count("--block-size") == 0 || dev.block_size >= 1,
+          "--block-size " + std::to_string(dev.block_size) + ": must be a power of two from 32 to 1024");
   require(cli.count("--steps") == 0 || o.steps >= 1, "--steps 0: must be at least 1");
-  require(o.save_format == "standard" || o.save_format == "little-endian",
-          "--save-format " + o.save_format + ": valid: standard, little-endian");
   require(o.tolerance >= 0, "--tolerance " + num(o.tolerance) + ": must be >= 0");
-  require(o.gpus.empty() || cli.count("--numgpus") == 0 || int(o.gpus.size()) == o.numgpus,
-          "--numgpus " + std::to_string(o.numgpus) + " and --gpus " + gpus_text + " disagree; give one of them");
+  require(dev.gpus.empty() || cli.count("--numgpus") == 0 || int(dev.gpus.size()) == dev.count,
+          "--numgpus " + std::to_string(dev.count) + " and --gpus " + gpus_text + " disagree; give one of them");
   require(o.width >= 16 && o.width <= 16384 && o.height >= 16 && o.height <= 16384,
           "--width/--height " + std::to_string(o.width) + "x" + std::to_string(o.height) + ": each must be 16..16384");
-  require(o.color == "speed" || o.color == "type" || o.color == "device", "--color " + o.color + ": valid: speed, type, device");
-  require(o.interop == "auto" || o.interop == "on" || o.interop == "off", "--interop " + o.interop + ": valid: auto, on, off");
   require(o.point_size > 0 && o.brightness > 0, "--point-size and --brightness must be > 0");
   require(o.steps_per_frame >= 1, "--steps-per-frame " + std::to_string(o.steps_per_frame) + ": must be >= 1");
-  if (!o.load.empty() && cli.count("--scenario"))
+  if (!ic.snapshot.empty() && cli.count("--scenario"))
     throw InputError("--load and --scenario both given; the snapshot replaces the scenario");
   return o;
 }

@@ -1,49 +1,40 @@
 // app/options.h - the nbody command line: every option, its default, and its validation.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/enum_names.h"
+#include "driver/config.h"
+#include "render/color_mode.h"
+#include "sim/io/tipsy.h"
+
 namespace nbody::app {
 
 enum class Mode { automatic, viewer, run, benchmark, validate, devices, compare_threading };
 
+// How positions reach the viewer's vertex buffer: CUDA-GL interop where possible (auto), interop
+// or an error (on), always through host memory (off).
+enum class Interop { automatic, on, off };
+inline constexpr std::array<EnumName<Interop>, 3> kInteropNames{
+    {{Interop::automatic, "auto"}, {Interop::on, "on"}, {Interop::off, "off"}}};
+constexpr const auto& enum_names(Interop) { return kInteropNames; }
+
 struct Options {
   Mode mode = Mode::automatic;
-  // What to simulate.
-  std::vector<std::size_t> bodies{16384};  // several only for --compare-threading
-  bool bodies_given = false;
-  std::string scenario = "plummer";
-  std::uint64_t seed = 42;
-  double eccentricity = 0.5;
-  std::string load;                        // tipsy file to start from
-  // How.
-  std::string integrator = "leapfrog";
-  double dt = 0.0;                         // 0: the integrator's default
-  double damping = 0.995;
-  double softening = 0.01;                 // resolved by parse_options: sim::recommended_softening
-  bool softening_given = false;
-  std::string precision = "fp32";
-  std::string backend = "auto";
-  std::string kernel;                      // "" = backend default
-  int block_size = 0;
-  std::string fp64_rsqrt = "series";
-  int numgpus = 0;                         // 0: all visible GPUs (CUDA) or 1 host device (CPU)
-  std::vector<int> gpus;                   // explicit device list
-  std::vector<double> weights;
-  std::string threading = "single";
-  std::string exchange = "auto";
-  int threads = 0;                         // CPU threads; 0: all cores
+  driver::RunConfig run;                   // what to simulate, with which physics, on which devices
+  std::vector<std::size_t> sizes;          // --bodies as given: several only for --compare-threading
   // How long and what to write.
   std::uint64_t steps = 0;                 // 0: the mode's default
   std::uint64_t warmup = 2;
   std::string save;
-  std::string save_format = "standard";
+  sim::TipsyFormat save_format = sim::TipsyFormat::standard;
   std::string json;
   std::string csv;
-  double tolerance = 0.0;                  // --validate: 0 = precision default
+  double tolerance = 0.0;                  // --validate: 0 = sim::force_error_bound
   bool quiet = false;
   // Viewer.
   bool offscreen = false;                  // EGL, no window system
@@ -52,10 +43,10 @@ struct Options {
   std::string frames_dir;                  // one PNG per frame
   bool paused = false;
   int width = 1280, height = 800;
-  std::string color = "speed";
+  render::ColorMode color = render::ColorMode::speed;
   double point_size = 8.0, brightness = 0.6;
   bool hud = true;
-  std::string interop = "auto";            // positions into GL: auto, on (required), off (host upload)
+  Interop interop = Interop::automatic;
   int steps_per_frame = 1;
 };
 

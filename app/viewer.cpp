@@ -11,7 +11,7 @@
 #include <iostream>
 #include <memory>
 
-#include "app/setup.h"
+#include "driver/setup.h"
 #include "core/errors.h"
 #include "gpu/devices.h"
 #include "multigpu/simulation.h"
@@ -48,25 +48,26 @@ class Viewer {
       if (stat(o.frames_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         throw InputError("--frames-dir " + o.frames_dir + ": not an existing directory");
     }
-    setup_ = make_setup(o, o.bodies.front());
+    setup_ = driver::make_setup(o.run);
+    if (!o.quiet)
+      for (auto const& notice : setup_.notices) std::cerr << "notice: " << notice << "\n";
     surface_ = o.offscreen ? render::open_offscreen(o.width, o.height) : render::open_window(o.width, o.height, "nbody");
     renderer_ = std::make_unique<render::BodyRenderer>();
     hud_ = std::make_unique<render::Hud>(surface_->glfw_window());
     controls_.dt = float(setup_.program.dt);
-    controls_.softening = float(o.softening);
+    controls_.softening = float(setup_.config.softening);
     controls_.point_size = float(o.point_size);
     controls_.brightness = float(o.brightness);
-    controls_.color = render::parse_color_mode(o.color);
+    controls_.color = o.color;
     controls_.paused = o.paused;
     controls_.hidden = !o.hud;
     controls_.steps_per_frame = o.steps_per_frame;
     controls_.threading = setup_.config.threading == multigpu::Threading::workers ? 1 : 0;
     controls_.devices = int(setup_.config.devices.size());
-    auto const& names = sim::scenario_names();
-    for (std::size_t k = 0; k < names.size(); ++k)
-      if (names[k] == o.scenario) controls_.scenario = int(k);
-    scenarios_ = names;
-    if (!o.load.empty()) scenarios_.insert(scenarios_.begin(), "file: " + o.load), controls_.scenario = 0;
+    scenarios_ = all_names<sim::Scenario>();
+    controls_.scenario = int(o.run.initial.scenario);  // the table lists the scenarios in enum order
+    if (!o.run.initial.snapshot.empty())
+      scenarios_.insert(scenarios_.begin(), "file: " + o.run.initial.snapshot), controls_.scenario = 0;
     if (setup_.config.backend == sim::Backend::cuda) max_devices_ = int(gpu::devices().size());
     if (!o.quiet) std::cerr << "viewer: " << surface_->describe() << ", " << render::gl_description() << "\n";
     start(setup_.bodies);
@@ -118,11 +119,11 @@ class Viewer {
     colors_dirty_ = true;
     choose_upload_path();
     stats_.bodies = sim_->bodies();
-    stats_.backend = sim::to_string(setup_.config.backend);
+    stats_.backend = name_of(setup_.config.backend);
     stats_.kernel = sim_->kernel_name();
-    stats_.precision = to_string(setup_.config.precision);
+    stats_.precision = name_of(setup_.config.precision);
     stats_.devices = std::to_string(setup_.config.devices.size());
-    stats_.threading = multigpu::to_string(setup_.config.threading);
+    stats_.threading = name_of(setup_.config.threading);
     stats_.help = kViewerKeys;
   }
 
@@ -131,7 +132,7 @@ class Viewer {
   void choose_upload_path() {
     interop_.reset();
     bool const possible = setup_.config.backend == sim::Backend::cuda &&
-                          setup_.config.precision == Precision::fp32 && options_.interop != "off";
+                          setup_.config.precision == Precision::fp32 && options_.interop != Interop::off;
     std::string why;
     if (possible) {
       try {
@@ -142,12 +143,12 @@ class Viewer {
         why = e.what();
       }
     } else {
-      why = options_.interop == "off" ? "--interop off"
+      why = options_.interop == Interop::off ? "--interop off"
             : setup_.config.backend == sim::Backend::cpu ? "CPU backend"
                                                               : "fp64 positions";
     }
     if (!interop_) {
-      if (options_.interop == "on") throw RuntimeFailure("--interop on: CUDA-GL interop unavailable: " + why);
+      if (options_.interop == Interop::on) throw RuntimeFailure("--interop on: CUDA-GL interop unavailable: " + why);
       stats_.upload = "host upload (" + why + ")";
     }
     if (!options_.quiet && stats_.upload != announced_) std::cerr << "viewer: positions to GL by " << stats_.upload << "\n";
@@ -185,23 +186,25 @@ class Viewer {
     surface_->set_vsync(controls_.vsync);
     if (controls_.reset) {
       controls_.reset = false;
-      Options o = options_;
-      bool const from_file = !options_.load.empty() && controls_.scenario == 0;
+      driver::RunConfig run = options_.run;
+      bool const from_file = !run.initial.snapshot.empty() && controls_.scenario == 0;
       if (!from_file) {
-        o.load.clear();
-        std::string const scenario = scenarios_[std::size_t(controls_.scenario)];
-        if (scenario != o.scenario && !options_.softening_given) controls_.softening = float(sim::recommended_softening(scenario));
-        o.scenario = scenario;
+        run.initial.snapshot.clear();
+        auto const scenario = *from_name<sim::Scenario>(scenarios_[std::size_t(controls_.scenario)]);
+        if (scenario != run.initial.scenario && options_.run.physics.softening == 0)
+          controls_.softening = float(sim::recommended_softening(scenario));
+        run.initial.scenario = scenario;
       }
-      o.dt = controls_.dt;
-      o.softening = controls_.softening;
-      setup_ = make_setup(o, o.bodies.front());
+      run.physics.dt = controls_.dt;
+      run.physics.softening = controls_.softening;
+      setup_ = driver::make_setup(run);
       apply_device_controls();
       start(setup_.bodies);
     } else if (controls_.apply) {
       controls_.apply = false;
       sim::BodySet const state = sim_->state();
-      setup_.program = sim::make_step_program({setup_.program.integrator, double(controls_.dt), options_.damping});
+      setup_.program = sim::make_step_program(
+          {options_.run.physics.integrator, double(controls_.dt), options_.run.physics.damping});
       setup_.config.softening = controls_.softening;
       apply_device_controls();
       auto const camera = camera_;
@@ -295,7 +298,7 @@ class Viewer {
   }
 
   Options options_;
-  Setup setup_;
+  driver::Setup setup_;
   std::unique_ptr<render::Surface> surface_;
   std::unique_ptr<render::BodyRenderer> renderer_;
   std::unique_ptr<render::Hud> hud_;

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 
 #include "core/errors.h"
 
@@ -22,6 +23,15 @@ void write_file_atomically(const std::string& path, const std::string& what,
   errno = 0;
   if (!write(tmp)) fail("cannot write");
   if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot move into place");
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  write_file_atomically(path, "output", [&](const std::string& tmp) {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << text;
+    f.flush();
+    return bool(f);
+  });
 }
 
 }  // namespace nbody

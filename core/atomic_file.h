@@ -13,4 +13,7 @@ namespace nbody {
 void write_file_atomically(const std::string& path, const std::string& what,
                            const std::function<bool(const std::string& tmp_path)>& write);
 
+// Writes `text` to PATH the same way (JSON, CSV, reports).
+void write_text_file(const std::string& path, const std::string& text);
+
 }  // namespace nbody

@@ -1,11 +1,13 @@
 // multigpu/exchange.h - moving each device's new slice of positions to every peer.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "sim/engines/engine.h"
 
 namespace nbody::multigpu {
@@ -13,8 +15,9 @@ namespace nbody::multigpu {
 // How slices travel between GPUs: peer copies where peer access works (auto), always peer
 // copies, or always staged through pinned host memory (for testing the fallback).
 enum class ExchangeMode { automatic, peer, staged };
-ExchangeMode parse_exchange_mode(const std::string& name);
-std::string to_string(ExchangeMode m);
+inline constexpr std::array<EnumName<ExchangeMode>, 3> kExchangeModeNames{
+    {{ExchangeMode::automatic, "auto"}, {ExchangeMode::peer, "peer"}, {ExchangeMode::staged, "staged"}}};
+constexpr const auto& enum_names(ExchangeMode) { return kExchangeModeNames; }
 
 // Publications are numbered from 1 after the last upload (the upload itself is publication 0); every
 // drift stage makes the next one (sim/physics/integrator.h: the step contract). After device d

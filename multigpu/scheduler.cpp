@@ -20,14 +20,6 @@
 
 namespace nbody::multigpu {
 
-std::string to_string(Threading t) { return t == Threading::single ? "single" : "workers"; }
-
-Threading parse_threading(const std::string& name) {
-  if (name == "single") return Threading::single;
-  if (name == "workers") return Threading::workers;
-  throw InputError("--threading " + name + ": unknown threading model; valid: single, workers");
-}
-
 namespace {
 
 // Runs one stage on one device. `publication` is the number of the device's latest drift: a drift

@@ -1,21 +1,25 @@
 // multigpu/scheduler.h - who enqueues each device's work: one host thread, or one per device.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "multigpu/exchange.h"
 #include "sim/engines/engine.h"
 #include "sim/physics/integrator.h"
 
 namespace nbody::multigpu {
 
+// Who enqueues each device's work: one host thread for all (single), or one per device (workers).
 enum class Threading { single, workers };
-std::string to_string(Threading t);
-Threading parse_threading(const std::string& name);  // throws InputError naming the valid ones
+inline constexpr std::array<EnumName<Threading>, 2> kThreadingNames{
+    {{Threading::single, "single"}, {Threading::workers, "workers"}}};
+constexpr const auto& enum_names(Threading) { return kThreadingNames; }
 
 class Scheduler {
  public:

@@ -13,25 +13,6 @@
 
 namespace nbody::multigpu {
 
-ExchangeMode parse_exchange_mode(const std::string& name) {
-  if (name == "auto") return ExchangeMode::automatic;
-  if (name == "peer") return ExchangeMode::peer;
-  if (name == "staged") return ExchangeMode::staged;
-  throw InputError("--exchange " + name + ": unknown exchange; valid: auto, peer, staged");
-}
-
-std::string to_string(ExchangeMode m) {
-  switch (m) {
-    case ExchangeMode::automatic:
-      return "auto";
-    case ExchangeMode::peer:
-      return "peer";
-    case ExchangeMode::staged:
-      return "staged";
-  }
-  return "?";
-}
-
 std::size_t bytes_per_device(const SimulationConfig& config, std::size_t n) {
   sim::EngineConfig e;
   e.bodies = n;
@@ -134,14 +115,14 @@ std::string Simulation::kernel_name() const { return engines_.front()->kernel_na
 
 std::string Simulation::describe() const {
   std::ostringstream s;
-  s << sim::to_string(config_.backend) << " x" << engines_.size();
+  s << name_of(config_.backend) << " x" << engines_.size();
   if (config_.backend == sim::Backend::cuda) {
     s << " (GPU";
     for (int d : config_.devices) s << ' ' << d;
     s << ')';
   }
-  s << ", kernel " << kernel_name() << ", " << to_string(config_.precision) << ", threading "
-    << to_string(config_.threading);
+  s << ", kernel " << kernel_name() << ", " << name_of(config_.precision) << ", threading "
+    << name_of(config_.threading);
   if (engines_.size() > 1) s << ", exchange " << exchange_->describe();
   return s.str();
 }

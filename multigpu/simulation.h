@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,9 @@ namespace nbody::multigpu {
 struct SimulationConfig {
   sim::Backend backend = sim::Backend::cpu;
   Precision precision = Precision::fp32;
-  std::string kernel;               // "" for the backend's default
+  std::optional<sim::Kernel> kernel;  // none: the backend's default
   int block_size = 0;               // GPU kernels; 0 for the kernel's default
-  std::string fp64_rsqrt = "series";  // fp64 GPU kernels: "series", "newton" or "precise" (sim::EngineConfig)
+  sim::Fp64Rsqrt fp64_rsqrt = sim::Fp64Rsqrt::series;  // fp64 GPU kernels (sim::EngineConfig)
   double softening = 0.01;          // Plummer softening length
   std::vector<int> devices{0};      // CUDA ordinals; for the CPU backend only the count matters
   std::vector<double> weights;      // relative slice sizes per device; empty: equal

@@ -4,24 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/errors.h"
 
 namespace nbody::render {
-
-ColorMode next(ColorMode m) {
-  return m == ColorMode::speed ? ColorMode::type : m == ColorMode::type ? ColorMode::device : ColorMode::speed;
-}
-
-std::string to_string(ColorMode m) {
-  return m == ColorMode::speed ? "speed" : m == ColorMode::type ? "type" : "device";
-}
-
-ColorMode parse_color_mode(const std::string& name) {
-  if (name == "speed") return ColorMode::speed;
-  if (name == "type") return ColorMode::type;
-  if (name == "device") return ColorMode::device;
-  throw InputError("--color " + name + ": valid: speed, type, device");
-}
 
 Rgba speed_color(float t) {
   t = std::clamp(t, 0.0f, 1.0f);

@@ -2,18 +2,13 @@
 #pragma once
 
 #include <array>
-#include <string>
 #include <vector>
 
-#include "sim/engines/engine.h"
+#include "core/slice.h"
+#include "render/color_mode.h"
 #include "sim/physics/body_set.h"
 
 namespace nbody::render {
-
-enum class ColorMode { speed, type, device };
-ColorMode next(ColorMode m);
-std::string to_string(ColorMode m);
-ColorMode parse_color_mode(const std::string& name);  // throws InputError naming the valid ones
 
 using Rgba = std::array<float, 4>;
 

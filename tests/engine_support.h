@@ -1,15 +1,13 @@
 // tests/engine_support.h - building one engine's configuration in the engine tests.
 #pragma once
 
-#include <string>
-
 #include "sim/engines/engine.h"
 #include "sim/physics/body_set.h"
 
 namespace nbody::test {
 
 // An engine configuration for b's bodies computing `slice` (all bodies if empty).
-inline sim::EngineConfig engine_config(const sim::BodySet& b, Precision precision, const std::string& kernel,
+inline sim::EngineConfig engine_config(const sim::BodySet& b, Precision precision, sim::Kernel kernel,
                                        double softening, Slice slice = {0, 0}) {
   sim::EngineConfig c;
   c.bodies = b.size();

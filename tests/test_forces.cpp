@@ -10,11 +10,10 @@ namespace nbody {
 namespace {
 
 constexpr double kSoftening = 0.01;
-// fp32 SIMD path (rsqrt estimate + one Newton step, lane sums): measured 1.2e-7 .. 4.5e-7 on
-// these inputs; the design bound is 1e-5 up to 4K bodies.
-constexpr double kFp32Bound = 1e-5;
+// fp32 SIMD path (rsqrt estimate + one Newton step, lane sums): measured 1.2e-7 .. 4.5e-7 on these
+// inputs, against sim::force_error_bound (1e-5 up to 4096 bodies).
 
-std::vector<Vec3d> engine_accelerations(const sim::BodySet& b, Precision precision, const std::string& kernel,
+std::vector<Vec3d> engine_accelerations(const sim::BodySet& b, Precision precision, sim::Kernel kernel,
                                              Slice slice) {
   auto engine = sim::make_cpu_engine(test::engine_config(b, precision, kernel, kSoftening, slice));
   engine->upload(b);
@@ -31,9 +30,9 @@ class CpuForces : public ::testing::TestWithParam<ForceCase> {};
 TEST_P(CpuForces, Fp32SimdMatchesFp64Reference) {
   auto const b = test::rounded_to_float(test::scenario(GetParam().scenario, GetParam().n));
   auto const ref = test::reference_accelerations(b, kSoftening);
-  auto const fast = engine_accelerations(b, Precision::fp32, "simd", {0, b.size()});
+  auto const fast = engine_accelerations(b, Precision::fp32, sim::Kernel::simd, {0, b.size()});
   double const err = test::relative_l2(fast, ref);
-  EXPECT_LT(err, kFp32Bound) << GetParam().scenario << " N=" << GetParam().n;
+  EXPECT_LT(err, sim::force_error_bound(Precision::fp32, b.size())) << GetParam().scenario << " N=" << GetParam().n;
   if (b.size() > 1) {
     EXPECT_GT(err, 0.0) << "fp32 identical to fp64: the fast path is not what ran";
   }
@@ -42,7 +41,7 @@ TEST_P(CpuForces, Fp32SimdMatchesFp64Reference) {
 TEST_P(CpuForces, Fp64EngineIsTheReference) {
   auto const b = test::scenario(GetParam().scenario, GetParam().n);
   auto const ref = test::reference_accelerations(b, kSoftening);
-  auto const a = engine_accelerations(b, Precision::fp64, "simd", {0, b.size()});
+  auto const a = engine_accelerations(b, Precision::fp64, sim::Kernel::simd, {0, b.size()});
   EXPECT_EQ(test::relative_l2(a, ref), 0.0);
 }
 
@@ -61,7 +60,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, CpuForces,
 
 TEST(CpuForces, SingleBodyFeelsNoForce) {
   auto const b = test::scenario("plummer", 1);
-  auto const a = engine_accelerations(b, Precision::fp32, "simd", {0, 1});
+  auto const a = engine_accelerations(b, Precision::fp32, sim::Kernel::simd, {0, 1});
   EXPECT_EQ(a[0].x, 0.0);
   EXPECT_EQ(a[0].y, 0.0);
   EXPECT_EQ(a[0].z, 0.0);
@@ -69,7 +68,7 @@ TEST(CpuForces, SingleBodyFeelsNoForce) {
 
 TEST(CpuForces, TwoBodiesPullEachOtherEqually) {
   auto const b = test::scenario("two-body", 2);
-  auto const a = engine_accelerations(b, Precision::fp64, "reference", {0, 2});
+  auto const a = engine_accelerations(b, Precision::fp64, sim::Kernel::reference, {0, 2});
   // Equal masses: equal and opposite accelerations, pointing at each other.
   EXPECT_DOUBLE_EQ(a[0].x, -a[1].x);
   EXPECT_GT(a[0].x * (b.pos_mass[1].x - b.pos_mass[0].x), 0.0);
@@ -78,9 +77,9 @@ TEST(CpuForces, TwoBodiesPullEachOtherEqually) {
 // Each body's result must not depend on which slice computes it (layout determinism).
 TEST(CpuForces, SimdResultDoesNotDependOnTheSlice) {
   auto const b = test::rounded_to_float(test::scenario("plummer", 1003));
-  auto const whole = engine_accelerations(b, Precision::fp32, "simd", {0, b.size()});
+  auto const whole = engine_accelerations(b, Precision::fp32, sim::Kernel::simd, {0, b.size()});
   for (Slice s : {Slice{0, 1}, Slice{1, 5}, Slice{3, 998}, Slice{501, 502}, Slice{1002, 1}}) {
-    auto const part = engine_accelerations(b, Precision::fp32, "simd", s);
+    auto const part = engine_accelerations(b, Precision::fp32, sim::Kernel::simd, s);
     ASSERT_EQ(part.size(), s.count);
     for (std::size_t i = 0; i < s.count; ++i) {
       EXPECT_EQ(std::memcmp(&part[i], &whole[s.begin + i], sizeof(Vec3d)), 0)
@@ -92,15 +91,15 @@ TEST(CpuForces, SimdResultDoesNotDependOnTheSlice) {
 TEST(CpuForces, Fp32ScalarKernelMatchesReference) {
   auto const b = test::rounded_to_float(test::scenario("plummer", 1000));
   auto const ref = test::reference_accelerations(b, kSoftening);
-  auto const a = engine_accelerations(b, Precision::fp32, "reference", {0, b.size()});
-  EXPECT_LT(test::relative_l2(a, ref), kFp32Bound);
+  auto const a = engine_accelerations(b, Precision::fp32, sim::Kernel::reference, {0, b.size()});
+  EXPECT_LT(test::relative_l2(a, ref), sim::force_error_bound(Precision::fp32, b.size()));
 }
 
 TEST(CpuForces, UnknownKernelIsRejectedWithTheValidOnes) {
   sim::EngineConfig c;
   c.bodies = 4;
   c.slice = {0, 4};
-  c.kernel = "tiled";
+  c.kernel = sim::Kernel::tiled;
   try {
     sim::make_cpu_engine(c);
     FAIL() << "no exception";

@@ -38,8 +38,8 @@ const Reference& reference(const std::string& scenario, std::size_t n) {
   return it->second;
 }
 
-std::unique_ptr<sim::SliceEngine> engine(const sim::BodySet& b, const std::string& kernel, Precision p,
-                                         int block = 0, Slice slice = {0, 0}, const std::string& rsqrt = "series") {
+std::unique_ptr<sim::SliceEngine> engine(const sim::BodySet& b, sim::Kernel kernel, Precision p,
+                                         int block = 0, Slice slice = {0, 0}, sim::Fp64Rsqrt rsqrt = sim::Fp64Rsqrt::series) {
   sim::EngineConfig c = test::engine_config(b, p, kernel, kSoftening, slice);
   c.block_size = block;
   c.fp64_rsqrt = rsqrt;
@@ -63,14 +63,14 @@ std::vector<Vec3d> forces(sim::SliceEngine& e) {
 }
 
 struct KernelCase {
-  std::string kernel;
+  sim::Kernel kernel;
   Precision precision;
   std::string scenario;
   std::size_t n;
 };
 
 void PrintTo(const KernelCase& c, std::ostream* os) {
-  *os << c.kernel << ' ' << to_string(c.precision) << ' ' << c.scenario << " N=" << c.n;
+  *os << name_of(c.kernel) << ' ' << name_of(c.precision) << ' ' << c.scenario << " N=" << c.n;
 }
 
 class GpuForces : public ::testing::TestWithParam<KernelCase> {};
@@ -81,9 +81,8 @@ TEST_P(GpuForces, MatchTheFp64Reference) {
   auto const& ref = reference(c.scenario, c.n);
   auto e = engine(ref.bodies, c.kernel, c.precision);
   double const err = test::relative_l2(forces(*e), ref.acc);
-  // fp32: 1e-5 up to 4K bodies, 5e-5 at 64K (summation error ~ sqrt(N)); fp64: 1e-12.
-  double const bound = c.precision == Precision::fp64 ? 1e-12 : (c.n > 4097 ? 5e-5 : 1e-5);
-  EXPECT_LT(err, bound) << c.kernel << " " << to_string(c.precision) << " " << c.scenario << " N=" << c.n;
+  double const bound = sim::force_error_bound(c.precision, c.n);
+  EXPECT_LT(err, bound) << name_of(c.kernel) << " " << name_of(c.precision) << " " << c.scenario << " N=" << c.n;
   if (c.n > 1) {
     EXPECT_GT(err, 0.0) << "bit-identical to the fp64 reference: suspicious";
   }
@@ -92,7 +91,7 @@ TEST_P(GpuForces, MatchTheFp64Reference) {
 
 std::vector<KernelCase> all_cases() {
   std::vector<KernelCase> v;
-  for (std::string k : {"fast", "tiled", "naive"})
+  for (auto k : {sim::Kernel::fast, sim::Kernel::tiled, sim::Kernel::naive})
     for (auto p : {Precision::fp32, Precision::fp64})
       for (std::string s : {"random-sphere", "plummer"})
         for (std::size_t n : {1u, 2u, 7u, 255u, 257u, 1000u, 4097u, 65536u}) v.push_back({k, p, s, n});
@@ -100,7 +99,7 @@ std::vector<KernelCase> all_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, GpuForces, ::testing::ValuesIn(all_cases()), [](auto const& param_info) {
-  std::string s = param_info.param.kernel + "_" + to_string(param_info.param.precision) + "_" + param_info.param.scenario + "_" +
+  std::string s = name_of(param_info.param.kernel) + "_" + name_of(param_info.param.precision) + "_" + param_info.param.scenario + "_" +
                   std::to_string(param_info.param.n);
   for (auto& ch : s)
     if (ch == '-') ch = '_';
@@ -113,21 +112,21 @@ TEST(GpuForces, KernelsBlockSizesAndSlicesAgreeBitwise) {
   for (auto p : {Precision::fp32, Precision::fp64}) {
     for (std::size_t n : {7u, 1000u, 20000u}) {
       auto const& ref = reference("plummer", n);
-      auto const base = forces(*engine(ref.bodies, "fast", p));
+      auto const base = forces(*engine(ref.bodies, sim::Kernel::fast, p));
       auto same = [&](const std::vector<Vec3d>& a, std::size_t offset, const std::string& what) {
         for (std::size_t i = 0; i < a.size(); ++i)
           if (std::memcmp(&a[i], &base[offset + i], sizeof(Vec3d)) != 0) {
-            ADD_FAILURE() << what << " differs at body " << offset + i << " (N=" << n << ", " << to_string(p) << ")";
+            ADD_FAILURE() << what << " differs at body " << offset + i << " (N=" << n << ", " << name_of(p) << ")";
             return;
           }
       };
       for (int block : {32, 64, 256, 1024}) {
-        same(forces(*engine(ref.bodies, "tiled", p, block)), 0, "tiled/" + std::to_string(block));
-        same(forces(*engine(ref.bodies, "naive", p, block)), 0, "naive/" + std::to_string(block));
+        same(forces(*engine(ref.bodies, sim::Kernel::tiled, p, block)), 0, "tiled/" + std::to_string(block));
+        same(forces(*engine(ref.bodies, sim::Kernel::naive, p, block)), 0, "naive/" + std::to_string(block));
       }
       Slice const tail{n / 3, n - n / 3};
-      same(forces(*engine(ref.bodies, "fast", p, 0, tail)), tail.begin, "fast on a slice");
-      same(forces(*engine(ref.bodies, "tiled", p, 128, tail)), tail.begin, "tiled on a slice");
+      same(forces(*engine(ref.bodies, sim::Kernel::fast, p, 0, tail)), tail.begin, "fast on a slice");
+      same(forces(*engine(ref.bodies, sim::Kernel::tiled, p, 128, tail)), tail.begin, "tiled on a slice");
     }
   }
 }
@@ -136,12 +135,12 @@ TEST(GpuForces, EveryFp64InverseCubeMeetsTheBound) {
   REQUIRE_GPU();
   for (std::size_t n : {4097u, 65536u}) {
     auto const& ref = reference("plummer", n);
-    for (std::string rsqrt : {"series", "newton", "precise"})
-      for (std::string k : {"fast", "tiled", "naive"}) {
+    for (auto rsqrt : {sim::Fp64Rsqrt::series, sim::Fp64Rsqrt::newton, sim::Fp64Rsqrt::precise})
+      for (auto k : {sim::Kernel::fast, sim::Kernel::tiled, sim::Kernel::naive}) {
         auto e = engine(ref.bodies, k, Precision::fp64, 0, {0, 0}, rsqrt);
         double const err = test::relative_l2(forces(*e), ref.acc);
-        EXPECT_LT(err, 1e-12) << k << " " << rsqrt << " N=" << n;
-        if (k == "fast") std::printf("fp64 %s, N=%zu: relative L2 error %.3e\n", rsqrt.c_str(), n, err);
+        EXPECT_LT(err, 1e-12) << name_of(k) << " " << name_of(rsqrt) << " N=" << n;
+        if (k == sim::Kernel::fast) std::printf("fp64 %s, N=%zu: relative L2 error %.3e\n", name_of(rsqrt).c_str(), n, err);
       }
   }
 }
@@ -160,7 +159,7 @@ multigpu::SimulationConfig gpu_config(Precision p, std::vector<int> devices = {0
 }
 
 sim::BodySet run(const sim::BodySet& b, const multigpu::SimulationConfig& c, int steps,
-                 const std::string& integrator = "leapfrog") {
+                 sim::Integrator integrator = sim::Integrator::leapfrog) {
   multigpu::Simulation sim(b, sim::make_step_program({integrator, 0.0, 0.995}), c);
   sim.advance(std::uint64_t(steps));
   return sim.state();
@@ -173,7 +172,7 @@ TEST(GpuSimulation, SameRunTwiceIsBitwiseIdentical) {
     auto const first = run(b, gpu_config(p), 50);
     auto const second = run(b, gpu_config(p), 50);
     EXPECT_FALSE(test::bitwise_equal(first, b));
-    EXPECT_TRUE(test::bitwise_equal(first, second)) << to_string(p);
+    EXPECT_TRUE(test::bitwise_equal(first, second)) << name_of(p);
   }
 }
 
@@ -208,9 +207,9 @@ TEST(GpuSimulation, DiagnosticsMatchTheReference) {
   auto const b = test::rounded_to_float(test::scenario("plummer", 3000));
   double const w = sim::reference_potential(b, kSoftening);
   for (auto p : {Precision::fp32, Precision::fp64}) {
-    multigpu::Simulation sim(b, sim::make_step_program({"leapfrog", 0.0, 1.0}), gpu_config(p));
+    multigpu::Simulation sim(b, sim::make_step_program({sim::Integrator::leapfrog, 0.0, 1.0}), gpu_config(p));
     auto const d = sim.diagnostics();
-    EXPECT_NEAR(d.potential, w, (p == Precision::fp64 ? 1e-13 : 1e-6) * std::abs(w)) << to_string(p);
+    EXPECT_NEAR(d.potential, w, (p == Precision::fp64 ? 1e-13 : 1e-6) * std::abs(w)) << name_of(p);
   }
 }
 
@@ -219,7 +218,7 @@ TEST(GpuSimulation, LeapfrogEnergyStaysBounded) {
   auto const b = test::scenario("plummer", 2048);
   multigpu::SimulationConfig c = gpu_config(Precision::fp32);
   c.softening = 0.05;
-  multigpu::Simulation sim(b, sim::make_step_program({"leapfrog", 1.0 / 128, 1.0}), c);
+  multigpu::Simulation sim(b, sim::make_step_program({sim::Integrator::leapfrog, 1.0 / 128, 1.0}), c);
   double const e0 = sim.diagnostics().total();
   sim.advance(1280);
   double const err = sim::relative_energy_error(sim.diagnostics().total(), e0);
@@ -240,8 +239,8 @@ TEST(GpuSimulation, SlicesOnOneGpuMatchOneSliceBitwise) {
           for (std::vector<int> devs : {std::vector<int>{0, 0}, std::vector<int>{0, 0, 0, 0}}) {
             auto const many = run(b, gpu_config(p, devs, t, x), 20);
             EXPECT_TRUE(test::bitwise_equal(one, many))
-                << devs.size() << " slices, " << multigpu::to_string(x) << ", " << multigpu::to_string(t)
-                << ", N=" << n << ", " << to_string(p);
+                << devs.size() << " slices, " << name_of(x) << ", " << name_of(t)
+                << ", N=" << n << ", " << name_of(p);
           }
     }
   }
@@ -250,17 +249,17 @@ TEST(GpuSimulation, SlicesOnOneGpuMatchOneSliceBitwise) {
 TEST(GpuSimulation, CpuAndGpuMultiDeviceCodeAgreeOnEulerDamped) {
   REQUIRE_GPU();
   auto const b = test::scenario("disk", 3000);
-  auto const one = run(b, gpu_config(Precision::fp32), 30, "euler-damped");
-  auto const two = run(b, gpu_config(Precision::fp32, {0, 0}, multigpu::Threading::workers), 30, "euler-damped");
+  auto const one = run(b, gpu_config(Precision::fp32), 30, sim::Integrator::euler_damped);
+  auto const two = run(b, gpu_config(Precision::fp32, {0, 0}, multigpu::Threading::workers), 30, sim::Integrator::euler_damped);
   EXPECT_TRUE(test::bitwise_equal(one, two));
 }
 
 TEST(GpuEngine, RejectsBadKernelAndBlockSize) {
   REQUIRE_GPU();
   auto const b = test::scenario("plummer", 10);
-  EXPECT_THROW(engine(b, "simd", Precision::fp32), InputError);
-  EXPECT_THROW(engine(b, "tiled", Precision::fp32, 100), InputError);
-  EXPECT_THROW(engine(b, "fast", Precision::fp32, 64), InputError);  // the fast kernel fixes its own
+  EXPECT_THROW(engine(b, sim::Kernel::simd, Precision::fp32), InputError);
+  EXPECT_THROW(engine(b, sim::Kernel::tiled, Precision::fp32, 100), InputError);
+  EXPECT_THROW(engine(b, sim::Kernel::fast, Precision::fp32, 64), InputError);  // the fast kernel fixes its own
 }
 
 }  // namespace

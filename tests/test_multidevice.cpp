@@ -43,7 +43,7 @@ struct Layout {
   std::vector<double> weights;
 };
 
-sim::BodySet run(const sim::BodySet& b, const Layout& l, Precision precision, const std::string& integrator,
+sim::BodySet run(const sim::BodySet& b, const Layout& l, Precision precision, sim::Integrator integrator,
                  int steps) {
   multigpu::SimulationConfig c;
   c.backend = sim::Backend::cpu;
@@ -58,7 +58,7 @@ sim::BodySet run(const sim::BodySet& b, const Layout& l, Precision precision, co
   return sim.state();
 }
 
-class Layouts : public ::testing::TestWithParam<std::tuple<std::size_t, Precision, std::string>> {};
+class Layouts : public ::testing::TestWithParam<std::tuple<std::size_t, Precision, sim::Integrator>> {};
 
 TEST_P(Layouts, EveryLayoutMatchesOneDeviceBitwise) {
   auto const [n, precision, integrator] = GetParam();
@@ -69,7 +69,7 @@ TEST_P(Layouts, EveryLayoutMatchesOneDeviceBitwise) {
     for (auto threading : {multigpu::Threading::single, multigpu::Threading::workers}) {
       auto const s = run(b, {devices, threading, {}}, precision, integrator, 12);
       EXPECT_TRUE(test::bitwise_equal(one, s))
-          << devices << " devices, " << multigpu::to_string(threading) << ", N = " << n;
+          << devices << " devices, " << name_of(threading) << ", N = " << n;
     }
   }
   auto const weighted = run(b, {3, multigpu::Threading::workers, {1, 2, 5}}, precision, integrator, 12);
@@ -78,16 +78,16 @@ TEST_P(Layouts, EveryLayoutMatchesOneDeviceBitwise) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cpu, Layouts,
-    ::testing::Values(std::make_tuple(std::size_t(1000), Precision::fp32, std::string("leapfrog")),
-                      std::make_tuple(std::size_t(1001), Precision::fp64, std::string("leapfrog")),
-                      std::make_tuple(std::size_t(997), Precision::fp32, std::string("euler-damped")),
-                      std::make_tuple(std::size_t(1000), Precision::fp32, std::string("yoshida4")),
-                      std::make_tuple(std::size_t(5), Precision::fp64, std::string("yoshida4")),
-                      std::make_tuple(std::size_t(3), Precision::fp32, std::string("leapfrog")),
-                      std::make_tuple(std::size_t(2), Precision::fp64, std::string("leapfrog"))),
+    ::testing::Values(std::make_tuple(std::size_t(1000), Precision::fp32, sim::Integrator::leapfrog),
+                      std::make_tuple(std::size_t(1001), Precision::fp64, sim::Integrator::leapfrog),
+                      std::make_tuple(std::size_t(997), Precision::fp32, sim::Integrator::euler_damped),
+                      std::make_tuple(std::size_t(1000), Precision::fp32, sim::Integrator::yoshida4),
+                      std::make_tuple(std::size_t(5), Precision::fp64, sim::Integrator::yoshida4),
+                      std::make_tuple(std::size_t(3), Precision::fp32, sim::Integrator::leapfrog),
+                      std::make_tuple(std::size_t(2), Precision::fp64, sim::Integrator::leapfrog)),
     [](auto const& param_info) {
       std::string s = "N" + std::to_string(std::get<0>(param_info.param)) + "_" +
-                      to_string(std::get<1>(param_info.param)) + "_" + std::get<2>(param_info.param);
+                      name_of(std::get<1>(param_info.param)) + "_" + name_of(std::get<2>(param_info.param));
       for (auto& c : s)
         if (c == '-') c = '_';
       return s;
@@ -116,7 +116,7 @@ TEST(StepContract, TwoDriftProgramMatchesOnOneAndThreeDevices) {
   auto const one = run_on(1, multigpu::Threading::single);
   ASSERT_FALSE(test::bitwise_equal(one, b)) << "nothing moved";
   for (auto t : {multigpu::Threading::single, multigpu::Threading::workers})
-    EXPECT_TRUE(test::bitwise_equal(one, run_on(3, t))) << multigpu::to_string(t);
+    EXPECT_TRUE(test::bitwise_equal(one, run_on(3, t))) << name_of(t);
 }
 
 TEST(StepContract, ASimulationRefusesAnInvalidProgram) {
@@ -133,9 +133,9 @@ TEST(Schedulers, ManyShortAdvancesEqualOneLong) {
   c.backend = sim::Backend::cpu;
   c.devices = {0, 0, 0};
   c.threading = multigpu::Threading::workers;
-  multigpu::Simulation sim(b, sim::make_step_program({"leapfrog", 0.0, 1.0}), c);
+  multigpu::Simulation sim(b, sim::make_step_program({sim::Integrator::leapfrog, 0.0, 1.0}), c);
   for (int k = 0; k < 10; ++k) sim.advance(1);
-  auto const one = run(b, {1, multigpu::Threading::single, {}}, Precision::fp32, "leapfrog", 10);
+  auto const one = run(b, {1, multigpu::Threading::single, {}}, Precision::fp32, sim::Integrator::leapfrog, 10);
   EXPECT_TRUE(test::bitwise_equal(sim.state(), one));
   EXPECT_DOUBLE_EQ(sim.time(), 10 * 0.01);
 }
@@ -144,7 +144,7 @@ TEST(Schedulers, ManyShortAdvancesEqualOneLong) {
 // state: the run must carry on exactly as if nothing had happened.
 TEST(Schedulers, SwitchingLayoutMidRunLosesNothing) {
   auto const b = test::scenario("plummer", 700);
-  auto const program = sim::make_step_program({"leapfrog", 0.0, 1.0});
+  auto const program = sim::make_step_program({sim::Integrator::leapfrog, 0.0, 1.0});
   multigpu::SimulationConfig one;
   one.backend = sim::Backend::cpu;
   multigpu::Simulation straight(b, program, one);
@@ -168,7 +168,7 @@ TEST(Schedulers, DiagnosticsDoNotDependOnTheLayout) {
     c.backend = sim::Backend::cpu;
     c.devices.assign(std::size_t(devices), 0);
     c.threading = t;
-    multigpu::Simulation sim(b, sim::make_step_program({"leapfrog", 0.0, 1.0}), c);
+    multigpu::Simulation sim(b, sim::make_step_program({sim::Integrator::leapfrog, 0.0, 1.0}), c);
     sim.advance(3);
     return sim.diagnostics();
   };

@@ -25,7 +25,7 @@ multigpu::SimulationConfig config(Precision p, int gpus, multigpu::Threading t, 
 }
 
 sim::BodySet run(const sim::BodySet& b, const multigpu::SimulationConfig& c, int steps) {
-  multigpu::Simulation sim(b, sim::make_step_program({"leapfrog", 0.0, 1.0}), c);
+  multigpu::Simulation sim(b, sim::make_step_program({sim::Integrator::leapfrog, 0.0, 1.0}), c);
   sim.advance(std::uint64_t(steps));
   return sim.state();
 }
@@ -42,8 +42,8 @@ TEST(MultiGpu, EveryLayoutMatchesOneGpuBitwise) {
         for (auto x : {multigpu::ExchangeMode::peer, multigpu::ExchangeMode::staged})
           for (auto t : {multigpu::Threading::single, multigpu::Threading::workers})
             EXPECT_TRUE(test::bitwise_equal(one, run(b, config(p, g, t, x), 20)))
-                << g << " GPUs, " << multigpu::to_string(x) << ", " << multigpu::to_string(t) << ", N=" << n << ", "
-                << to_string(p);
+                << g << " GPUs, " << name_of(x) << ", " << name_of(t) << ", N=" << n << ", "
+                << name_of(p);
       }
     }
   }

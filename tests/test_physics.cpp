@@ -23,7 +23,7 @@ multigpu::SimulationConfig cpu_config(Precision precision, double softening) {
   return c;
 }
 
-sim::StepProgram leapfrog(double dt) { return sim::make_step_program({"leapfrog", dt, 1.0}); }
+sim::StepProgram leapfrog(double dt) { return sim::make_step_program({sim::Integrator::leapfrog, dt, 1.0}); }
 
 // x += v dt; v += a(x_old) dt: the first-order, non-symplectic method whose energy error grows.
 sim::StepProgram explicit_euler(double dt) {
@@ -111,20 +111,20 @@ constexpr double kBinarySoftening = 1e-4;
 
 sim::BodySet binary() {
   sim::ScenarioParams p;
-  p.name = "two-body";
+  p.scenario = sim::Scenario::two_body;
   p.bodies = 2;
   p.eccentricity = 0.5;
   return sim::make_scenario(p);
 }
 
-double max_energy_error_over_one_orbit(const std::string& integrator, int steps_per_orbit) {
+double max_energy_error_over_one_orbit(sim::Integrator integrator, int steps_per_orbit) {
   auto const program = sim::make_step_program({integrator, 2 * kPi / steps_per_orbit, 1.0});
   return max_of(energy_errors(binary(), program, kBinarySoftening, steps_per_orbit, 1));
 }
 
 TEST(Physics, LeapfrogEnergyErrorIsSecondOrderInDt) {
-  double const coarse = max_energy_error_over_one_orbit("leapfrog", 400);
-  double const fine = max_energy_error_over_one_orbit("leapfrog", 800);
+  double const coarse = max_energy_error_over_one_orbit(sim::Integrator::leapfrog, 400);
+  double const fine = max_energy_error_over_one_orbit(sim::Integrator::leapfrog, 800);
   std::printf("binary: max energy error %.3e (dt = T/400), %.3e (T/800), ratio %.3f\n", coarse, fine, coarse / fine);
   EXPECT_NEAR(coarse / fine, 4.0, 0.5);
 }
@@ -132,12 +132,12 @@ TEST(Physics, LeapfrogEnergyErrorIsSecondOrderInDt) {
 // Halving dt divides a fourth-order method's error by 16 (measured 2.02e-5 -> 1.27e-6, ratio 15.9);
 // the leapfrog test above is the negative control (ratio 4.0).
 TEST(Physics, YoshidaEnergyErrorIsFourthOrderInDt) {
-  double const coarse = max_energy_error_over_one_orbit("yoshida4", 200);
-  double const fine = max_energy_error_over_one_orbit("yoshida4", 400);
+  double const coarse = max_energy_error_over_one_orbit(sim::Integrator::yoshida4, 200);
+  double const fine = max_energy_error_over_one_orbit(sim::Integrator::yoshida4, 400);
   std::printf("binary, yoshida4: max energy error %.3e (dt = T/200), %.3e (T/400), ratio %.3f\n", coarse, fine,
               coarse / fine);
   EXPECT_NEAR(coarse / fine, 16.0, 3.0);
-  EXPECT_LT(coarse, max_energy_error_over_one_orbit("leapfrog", 200) / 10) << "not more accurate than leapfrog";
+  EXPECT_LT(coarse, max_energy_error_over_one_orbit(sim::Integrator::leapfrog, 200) / 10) << "not more accurate than leapfrog";
 }
 
 TEST(Physics, KeplerOrbitClosesAfterOnePeriod) {
@@ -159,7 +159,7 @@ TEST(Physics, KeplerOrbitClosesAfterOnePeriod) {
 
 TEST(Physics, EulerDampedLosesKineticEnergy) {
   auto const b = test::scenario("random-sphere", 500);
-  multigpu::Simulation sim(b, sim::make_step_program({"euler-damped", 0.0, 0.9}), cpu_config(Precision::fp32, 0.05));
+  multigpu::Simulation sim(b, sim::make_step_program({sim::Integrator::euler_damped, 0.0, 0.9}), cpu_config(Precision::fp32, 0.05));
   double const k0 = sim.diagnostics().kinetic;
   sim.advance(50);
   double const k1 = sim.diagnostics().kinetic;

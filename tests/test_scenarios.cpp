@@ -25,7 +25,7 @@ TEST_P(Scenarios, CentreOfMassAtRestAtOriginAndSeeded) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, Scenarios, ::testing::ValuesIn(sim::scenario_names()), [](auto const& param_info) {
+INSTANTIATE_TEST_SUITE_P(All, Scenarios, ::testing::ValuesIn(all_names<sim::Scenario>()), [](auto const& param_info) {
   std::string s = param_info.param;
   for (auto& c : s)
     if (c == '-') c = '_';
@@ -41,7 +41,7 @@ TEST(Scenarios, PlummerIsInVirialEquilibriumInHenonUnits) {
 }
 
 TEST(Scenarios, TwoBodyStartsAtApocentreOfTheRequestedOrbit) {
-  sim::ScenarioParams p{"two-body", 2, 42, 0.5};
+  sim::ScenarioParams p{sim::Scenario::two_body, 2, 42, 0.5};
   auto const b = sim::make_scenario(p);
   double const separation = b.pos_mass[0].x - b.pos_mass[1].x;
   EXPECT_DOUBLE_EQ(separation, 1.5);  // a (1 + e)
@@ -50,17 +50,18 @@ TEST(Scenarios, TwoBodyStartsAtApocentreOfTheRequestedOrbit) {
   EXPECT_NEAR(d.total(), -0.125, 1e-12);
 }
 
-TEST(Scenarios, BadInputNamesTheValue) {
-  EXPECT_THROW(test::scenario("nope", 10), InputError);
-  try {
-    test::scenario("plumer", 10);
-  } catch (const InputError& e) {
-    EXPECT_STREQ(e.what(), "unknown scenario 'plumer'; valid: plummer, random-sphere, disk, collision, two-body");
-  }
-  EXPECT_THROW(test::scenario("plummer", 0), InputError);
-  EXPECT_THROW(test::scenario("two-body", 3), InputError);
-  sim::ScenarioParams p{"two-body", 2, 1, 1.0};
-  EXPECT_THROW(sim::make_scenario(p), InputError);
+TEST(Scenarios, NamesRoundTripAndTheValidOnesAreListed) {
+  for (auto const& entry : sim::kScenarioNames) EXPECT_EQ(from_name<sim::Scenario>(entry.name), entry.value);
+  EXPECT_FALSE(from_name<sim::Scenario>("plumer").has_value());
+  EXPECT_EQ(valid_names<sim::Scenario>(), "plummer, random-sphere, disk, collision, two-body");
+}
+
+TEST(Scenarios, BadSizesAndParametersNameTheValue) {
+  EXPECT_TRUE(test::rejected_with([] { test::scenario("plummer", 0); }, "--bodies 0: need at least 1 body"));
+  EXPECT_TRUE(test::rejected_with([] { test::scenario("two-body", 3); },
+                                  "--bodies 3: the two-body scenario has exactly 2 bodies"));
+  EXPECT_TRUE(test::rejected_with([] { sim::make_scenario({sim::Scenario::two_body, 2, 1, 1.0}); },
+                                  "--eccentricity 1: must be in [0, 1)"));
 }
 
 TEST(Scenarios, DiskRotatesAndIsThin) {

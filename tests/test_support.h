@@ -18,6 +18,19 @@
 
 namespace nbody::test {
 
+// Passes when f() throws an InputError whose message contains `words`; fails, saying what happened,
+// when it throws another message or nothing at all.
+template <class F>
+::testing::AssertionResult rejected_with(F&& f, const std::string& words) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    if (std::string(e.what()).find(words) != std::string::npos) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "message '" << e.what() << "' lacks '" << words << "'";
+  }
+  return ::testing::AssertionFailure() << "accepted; expected an error with '" << words << "'";
+}
+
 // ||a - ref|| / ||ref|| over all components.
 inline double relative_l2(const std::vector<Vec3d>& a, const std::vector<Vec3d>& ref) {
   double e = 0, r = 0;
@@ -29,9 +42,10 @@ inline double relative_l2(const std::vector<Vec3d>& a, const std::vector<Vec3d>&
   return r > 0 ? std::sqrt(e / r) : std::sqrt(e);
 }
 
+// The named scenario ("plummer", "two-body", ...) of n bodies.
 inline sim::BodySet scenario(const std::string& name, std::size_t n, std::uint64_t seed = 42) {
   sim::ScenarioParams p;
-  p.name = name;
+  p.scenario = from_name<sim::Scenario>(name).value();
   p.bodies = n;
   p.seed = seed;
   return sim::make_scenario(p);

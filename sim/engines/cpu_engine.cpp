@@ -14,11 +14,6 @@
 
 namespace nbody::sim {
 
-const std::vector<std::string>& cpu_kernel_names() {
-  static const std::vector<std::string> names{"simd", "reference"};
-  return names;
-}
-
 namespace {
 
 // Below this many bodies an O(N) loop runs on one thread: waking a team costs more than it saves.
@@ -27,10 +22,7 @@ constexpr long kParallelBodies = 16384;
 template <class Real>
 class CpuEngine final : public SliceEngine {
  public:
-  explicit CpuEngine(const EngineConfig& config) : config_(config), kernel_(config.kernel) {
-    if (kernel_.empty()) kernel_ = "simd";
-    if (std::find(cpu_kernel_names().begin(), cpu_kernel_names().end(), kernel_) == cpu_kernel_names().end())
-      throw InputError("--kernel " + kernel_ + ": not a CPU kernel; valid: simd, reference");
+  explicit CpuEngine(const EngineConfig& config) : config_(config), kernel_(kernel_for(Backend::cpu, config)) {
     for (auto& p : positions_) p.resize(config.bodies);
     velocity_.resize(config.slice.count);
     acceleration_.resize(config.slice.count);
@@ -73,7 +65,7 @@ class CpuEngine final : public SliceEngine {
     Slice const s = config_.slice;
     double const eps2 = config_.softening * config_.softening;
     if constexpr (std::is_same_v<Real, float>) {
-      if (kernel_ == "simd") {
+      if (kernel_ == Kernel::simd) {
         simd_.load(current().data(), config_.bodies);
         simd_.accelerations(s.begin, s.count, float(eps2), acceleration_.data());
         return;
@@ -156,7 +148,7 @@ class CpuEngine final : public SliceEngine {
   std::size_t bytes_per_body() const override { return sizeof(Real4<Real>); }
   int device() const override { return -1; }
   const EngineConfig& config() const override { return config_; }
-  std::string kernel_name() const override { return kernel_; }
+  std::string kernel_name() const override { return name_of(kernel_); }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -164,7 +156,7 @@ class CpuEngine final : public SliceEngine {
   std::vector<Real4<Real>>& next() { return positions_[current_ ^ 1]; }
 
   EngineConfig config_;
-  std::string kernel_;
+  Kernel kernel_;
   std::vector<Real4<Real>> positions_[2];
   int current_ = 0;
   std::vector<Real3<Real>> velocity_, acceleration_;

@@ -7,10 +7,6 @@
 
 namespace nbody::sim {
 
-// CPU kernels: "simd" (fp32 default: the SIMD fast path; fp64: the reference, parallel over i)
-// and "reference" (the fp64 reference arithmetic in the engine's precision).
-const std::vector<std::string>& cpu_kernel_names();
-
 std::unique_ptr<SliceEngine> make_cpu_engine(const EngineConfig& config);
 
 // Bytes of host memory one CPU engine with this config needs.

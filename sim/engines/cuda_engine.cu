@@ -20,11 +20,6 @@
 
 namespace nbody::sim {
 
-const std::vector<std::string>& cuda_kernel_names() {
-  static const std::vector<std::string> names{"fast", "tiled", "naive"};
-  return names;
-}
-
 namespace {
 
 using kernels::FastShape;
@@ -43,14 +38,9 @@ template <class Real>
 class CudaEngine final : public CudaSliceEngine {
  public:
   explicit CudaEngine(const EngineConfig& config)
-      : config_(config), layout_(kernels::segment_layout(config.bodies)), kernel_(config.kernel.empty() ? "fast" : config.kernel) {
-    auto const& names = cuda_kernel_names();
-    if (std::find(names.begin(), names.end(), kernel_) == names.end())
-      throw InputError("--kernel " + kernel_ + ": not a GPU kernel; valid: fast, tiled, naive");
-    if (config.fp64_rsqrt != "newton" && config.fp64_rsqrt != "series" && config.fp64_rsqrt != "precise")
-      throw InputError("--fp64-rsqrt " + config.fp64_rsqrt + ": valid: series, newton, precise");
+      : config_(config), layout_(kernels::segment_layout(config.bodies)), kernel_(kernel_for(Backend::cuda, config)) {
     block_ = config.block_size;
-    if (kernel_ == "fast") {
+    if (kernel_ == Kernel::fast) {
       if (block_ != 0 && block_ != FastShape<Real>::block)
         throw InputError("--block-size " + std::to_string(block_) + ": the fast kernel uses " +
                          std::to_string(FastShape<Real>::block) +
@@ -76,7 +66,7 @@ class CudaEngine final : public CudaSliceEngine {
       throw InputError(s.str());
     }
 
-    if (kernel_ == "fast" && layout_.count > 1)
+    if (kernel_ == Kernel::fast && layout_.count > 1)
       with_policy([&](auto policy) { split_ = split_fills_better<decltype(policy)>(); });
 
     stream_ = gpu::Stream(config.device);
@@ -233,12 +223,12 @@ class CudaEngine final : public CudaSliceEngine {
   int device() const override { return config_.device; }
   const EngineConfig& config() const override { return config_; }
   std::string kernel_name() const override {
-    std::string name = kernel_;
-    if (kernel_ != "fast") name += "/" + std::to_string(block_);
+    std::string name = name_of(kernel_);
+    if (kernel_ != Kernel::fast) name += "/" + std::to_string(block_);
     if (std::is_same_v<Real, double>)
-      name += config_.fp64_rsqrt == "newton"   ? " (r^-3: fp32 seed + Newton step)"
-              : config_.fp64_rsqrt == "series" ? " (r^-3: fp32 seed + series)"
-                                               : " (r^-3: double rsqrt)";
+      name += config_.fp64_rsqrt == Fp64Rsqrt::newton   ? " (r^-3: fp32 seed + Newton step)"
+              : config_.fp64_rsqrt == Fp64Rsqrt::series ? " (r^-3: fp32 seed + series)"
+                                                        : " (r^-3: double rsqrt)";
     return name;
   }
   cudaStream_t stream() const override { return stream_.get(); }
@@ -255,8 +245,8 @@ class CudaEngine final : public CudaSliceEngine {
   template <class F>
   void with_policy(F&& f) const {
     if constexpr (std::is_same_v<Real, double>) {
-      if (config_.fp64_rsqrt == "newton") return f(kernels::RsqrtNewtonFromFloat{});
-      if (config_.fp64_rsqrt == "series") return f(kernels::InvR3FromFloat{});
+      if (config_.fp64_rsqrt == Fp64Rsqrt::newton) return f(kernels::RsqrtNewtonFromFloat{});
+      if (config_.fp64_rsqrt == Fp64Rsqrt::series) return f(kernels::InvR3FromFloat{});
     }
     f(kernels::RsqrtHardware{});
   }
@@ -268,11 +258,11 @@ class CudaEngine final : public CudaSliceEngine {
                                   int(config_.slice.count)};
     Real const eps2 = Real(config_.softening * config_.softening);
     cudaStream_t const s = stream_.get();
-    if (kernel_ == "naive") {
+    if (kernel_ == Kernel::naive) {
       kernels::naive_forces<Real, Rsqrt><<<blocks_for(args.count, block_), block_, 0, s>>>(current().data(), args, eps2,
                                                                                            acceleration_.data());
       NBODY_CHECK_LAUNCH();
-    } else if (kernel_ == "tiled") {
+    } else if (kernel_ == Kernel::tiled) {
       kernels::tiled_forces<Real, Rsqrt><<<blocks_for(args.count, block_), block_, block_ * sizeof(Real4<Real>), s>>>(
           current().data(), args, eps2, acceleration_.data());
       NBODY_CHECK_LAUNCH();
@@ -312,7 +302,7 @@ class CudaEngine final : public CudaSliceEngine {
 
   EngineConfig config_;
   SegmentLayout layout_;
-  std::string kernel_;
+  Kernel kernel_;
   int block_ = 256;
   int multiprocessors_ = 0;
   bool split_ = false;

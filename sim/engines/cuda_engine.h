@@ -13,12 +13,6 @@
 
 namespace nbody::sim {
 
-// GPU force kernels: "naive" (one body per thread, j from global memory), "tiled" (classic
-// shared-memory tiles of blockDim j-bodies) and "fast" (the default: several bodies per thread,
-// unrolled, segments spread over blocks when N is small). All keep the canonical summation order
-// (sim/kernels/segments.h).
-const std::vector<std::string>& cuda_kernel_names();
-
 // A GPU engine also exposes its compute stream to the exchange, which makes it wait for peers.
 class CudaSliceEngine : public SliceEngine {
  public:

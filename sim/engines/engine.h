@@ -7,11 +7,14 @@
 // host data synchronise.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/precision.h"
 #include "core/real4.h"
 #include "core/slice.h"
@@ -21,22 +24,48 @@ namespace nbody::sim {
 
 // Where an engine runs: host memory and OpenMP threads, or one CUDA device.
 enum class Backend { cpu, cuda };
-std::string to_string(Backend b);
+inline constexpr std::array<EnumName<Backend>, 2> kBackendNames{{{Backend::cpu, "cpu"}, {Backend::cuda, "cuda"}}};
+constexpr const auto& enum_names(Backend) { return kBackendNames; }
+
+// Force kernels. GPU: "fast" (the default: several bodies per thread, unrolled, segments spread
+// over blocks when N is small), "tiled" (classic shared-memory tiles of blockDim j-bodies), "naive"
+// (one body per thread, j from global memory); all keep the canonical summation order
+// (sim/kernels/segments.h). CPU: "simd" (the default; fp32 SIMD, in fp64 the reference
+// arithmetic parallel over i) and "reference" (the fp64 reference arithmetic in the engine's
+// precision).
+enum class Kernel { fast, tiled, naive, simd, reference };
+inline constexpr std::array<EnumName<Kernel>, 5> kKernelNames{{{Kernel::fast, "fast"},
+                                                               {Kernel::tiled, "tiled"},
+                                                               {Kernel::naive, "naive"},
+                                                               {Kernel::simd, "simd"},
+                                                               {Kernel::reference, "reference"}}};
+constexpr const auto& enum_names(Kernel) { return kKernelNames; }
+Backend backend_of(Kernel kernel);
+Kernel default_kernel(Backend backend);
+std::string kernel_names(Backend backend);  // "fast, tiled, naive"
+
+// fp64 GPU kernels, how r^-3 is computed from r^2: from the fp32 hardware rsqrt by a first-order
+// series ("series", fastest), by one Newton step ("newton"), or with CUDA's double rsqrt(),
+// within 1 ulp ("precise"). See sim/kernels/interaction.cuh.
+enum class Fp64Rsqrt { series, newton, precise };
+inline constexpr std::array<EnumName<Fp64Rsqrt>, 3> kFp64RsqrtNames{
+    {{Fp64Rsqrt::series, "series"}, {Fp64Rsqrt::newton, "newton"}, {Fp64Rsqrt::precise, "precise"}}};
+constexpr const auto& enum_names(Fp64Rsqrt) { return kFp64RsqrtNames; }
 
 struct EngineConfig {
   std::size_t bodies = 0;   // N, all bodies
   Slice slice;              // the bodies this engine integrates
   double softening = 0.01;  // Plummer softening length, simulation units
   Precision precision = Precision::fp32;
-  std::string kernel;       // force kernel name; "" for the backend's default
+  std::optional<Kernel> kernel;  // none: the backend's default
   int block_size = 0;       // GPU threads per block; 0 for the kernel's default
   int device = 0;           // CUDA device ordinal (GPU engines)
   int cpu_threads = 0;      // OpenMP threads for this engine's loops; 0 for all
-  // fp64 GPU kernels, how r^-3 is computed from r^2: from the fp32 hardware rsqrt by a
-  // first-order series ("series", fastest), by one Newton step ("newton"), or with CUDA's
-  // double rsqrt(), within 1 ulp ("precise"). See force_kernels.cuh.
-  std::string fp64_rsqrt = "series";
+  Fp64Rsqrt fp64_rsqrt = Fp64Rsqrt::series;
 };
+
+// The kernel `config` asks for on `backend` (its default if none); InputError if it has no such kernel.
+Kernel kernel_for(Backend backend, const EngineConfig& config);
 
 class SliceEngine {
  public:
@@ -81,7 +110,7 @@ class SliceEngine {
   virtual int device() const = 0;  // CUDA ordinal, or -1 for host memory
 
   virtual const EngineConfig& config() const = 0;
-  virtual std::string kernel_name() const = 0;
+  virtual std::string kernel_name() const = 0;  // the kernel and its launch shape, for reports
 };
 
 }  // namespace nbody::sim

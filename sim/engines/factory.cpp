@@ -8,7 +8,26 @@
 
 namespace nbody::sim {
 
-std::string to_string(Backend b) { return b == Backend::cpu ? "cpu" : "cuda"; }
+Backend backend_of(Kernel kernel) {
+  return kernel == Kernel::simd || kernel == Kernel::reference ? Backend::cpu : Backend::cuda;
+}
+
+Kernel default_kernel(Backend backend) { return backend == Backend::cpu ? Kernel::simd : Kernel::fast; }
+
+std::string kernel_names(Backend backend) {
+  std::string s;
+  for (auto const& k : enum_names(Kernel{}))
+    if (backend_of(k.value) == backend) s += (s.empty() ? "" : ", ") + std::string(k.name);
+  return s;
+}
+
+// The kernel a config asks for on `backend`, or InputError naming the ones it has.
+Kernel kernel_for(Backend backend, const EngineConfig& config) {
+  Kernel const k = config.kernel.value_or(default_kernel(backend));
+  if (backend_of(k) != backend)
+    throw InputError("--kernel " + name_of(k) + ": the " + name_of(backend) + " backend has " + kernel_names(backend));
+  return k;
+}
 
 #if NBODY_HAVE_CUDA
 bool cuda_built() { return true; }

@@ -1,7 +1,10 @@
 // sim/io/tipsy.h - reading and writing tipsy snapshot files.
 #pragma once
 
+#include <array>
 #include <string>
+
+#include "core/enum_names.h"
 
 #include "sim/physics/body_set.h"
 
@@ -11,6 +14,9 @@ namespace nbody::sim {
 // record; the Bonsai variant (e.g. galaxy_20K.bin from NVIDIA's samples) is little-endian and
 // stores an integer particle id in that place. Both have a 32-byte header (28 + 4 bytes pad).
 enum class TipsyFormat { standard, little_endian };
+inline constexpr std::array<EnumName<TipsyFormat>, 2> kTipsyFormatNames{
+    {{TipsyFormat::standard, "standard"}, {TipsyFormat::little_endian, "little-endian"}}};
+constexpr const auto& enum_names(TipsyFormat) { return kTipsyFormatNames; }
 
 struct TipsyInfo {
   TipsyFormat format = TipsyFormat::standard;

@@ -8,20 +8,6 @@
 
 namespace nbody::sim {
 
-std::string to_string(StageKind kind) {
-  switch (kind) {
-    case StageKind::kick:
-      return "kick";
-    case StageKind::damp:
-      return "damp";
-    case StageKind::drift:
-      return "drift";
-    case StageKind::forces:
-      return "forces";
-  }
-  return "?";
-}
-
 int StepProgram::drifts() const {
   int n = 0;
   for (auto const& s : stages) n += s.kind == StageKind::drift;
@@ -32,7 +18,7 @@ void validate(const StepProgram& program) {
   auto fail = [&](std::size_t index, const std::string& rule) {
     std::ostringstream s;
     s << "step program '" << program.integrator << "'";
-    if (index < program.stages.size()) s << ", stage " << index + 1 << " (" << to_string(program.stages[index].kind) << ")";
+    if (index < program.stages.size()) s << ", stage " << index + 1 << " (" << name_of(program.stages[index].kind) << ")";
     s << ": " << rule;
     throw InputError(s.str());
   };
@@ -64,41 +50,32 @@ void validate(const StepProgram& program) {
          "current positions");
 }
 
-const std::vector<std::string>& integrator_names() {
-  static const std::vector<std::string> names{"leapfrog", "yoshida4", "euler-damped"};
-  return names;
-}
-
-double default_dt(const std::string& integrator) { return integrator == "euler-damped" ? 0.016 : 0.01; }
+double default_dt(Integrator integrator) { return integrator == Integrator::euler_damped ? 0.016 : 0.01; }
 
 StepProgram make_step_program(const IntegratorParams& params) {
-  double const dt = params.dt == 0.0 ? default_dt(params.name) : params.dt;
+  double const dt = params.dt == 0.0 ? default_dt(params.integrator) : params.dt;
   if (!(dt > 0.0) || !std::isfinite(dt)) {
     std::ostringstream s;
     s << "--dt " << params.dt << ": must be a positive number";
     throw InputError(s.str());
   }
-  StepProgram p{params.name, dt, {}};
+  StepProgram p{name_of(params.integrator), dt, {}};
   using K = StageKind;
-  if (params.name == "leapfrog") {
+  if (params.integrator == Integrator::leapfrog) {
     p.stages = {{K::kick, 0.5 * dt}, {K::drift, dt}, {K::forces}, {K::kick, 0.5 * dt}};
-  } else if (params.name == "yoshida4") {
+  } else if (params.integrator == Integrator::yoshida4) {
     double const w1 = 1.0 / (2.0 - std::cbrt(2.0)), w0 = 1.0 - 2.0 * w1;
     p.stages = {{K::kick, 0.5 * w1 * dt},        {K::drift, w1 * dt}, {K::forces},
                 {K::kick, 0.5 * (w1 + w0) * dt}, {K::drift, w0 * dt}, {K::forces},
                 {K::kick, 0.5 * (w0 + w1) * dt}, {K::drift, w1 * dt}, {K::forces},
                 {K::kick, 0.5 * w1 * dt}};
-  } else if (params.name == "euler-damped") {
+  } else {
     if (!(params.damping > 0.0 && params.damping <= 1.0)) {
       std::ostringstream s;
       s << "--damping " << params.damping << ": must be in (0, 1]";
       throw InputError(s.str());
     }
     p.stages = {{K::kick, dt}, {K::damp, params.damping}, {K::drift, dt}, {K::forces}};
-  } else {
-    std::string valid;
-    for (auto const& n : integrator_names()) valid += (valid.empty() ? "" : ", ") + n;
-    throw InputError("unknown integrator '" + params.name + "'; valid: " + valid);
   }
   validate(p);
   return p;

@@ -5,8 +5,11 @@
 // backend (CPU, one GPU, many GPUs under either scheduler) runs the same program on its slice.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
+
+#include "core/enum_names.h"
 
 namespace nbody::sim {
 
@@ -52,24 +55,31 @@ struct StepProgram {
 // Throws InputError naming the program, the stage and the rule it breaks.
 void validate(const StepProgram& program);
 
-std::string to_string(StageKind kind);
+inline constexpr std::array<EnumName<StageKind>, 4> kStageKindNames{{{StageKind::kick, "kick"},
+                                                                     {StageKind::damp, "damp"},
+                                                                     {StageKind::drift, "drift"},
+                                                                     {StageKind::forces, "forces"}}};
+constexpr const auto& enum_names(StageKind) { return kStageKindNames; }
+
+enum class Integrator { leapfrog, yoshida4, euler_damped };
+inline constexpr std::array<EnumName<Integrator>, 3> kIntegratorNames{
+    {{Integrator::leapfrog, "leapfrog"}, {Integrator::yoshida4, "yoshida4"}, {Integrator::euler_damped, "euler-damped"}}};
+constexpr const auto& enum_names(Integrator) { return kIntegratorNames; }
 
 struct IntegratorParams {
-  std::string name = "leapfrog";
+  Integrator integrator = Integrator::leapfrog;
   double dt = 0.0;          // 0: the integrator's default (see default_dt)
   double damping = 0.995;   // euler-damped only: velocity factor per step, in (0, 1]
 };
 
-const std::vector<std::string>& integrator_names();
-double default_dt(const std::string& integrator);
+double default_dt(Integrator integrator);
 
 // leapfrog: kick-drift-kick (second order, symplectic):  K(dt/2) D(dt) F K(dt/2).
 // yoshida4: three leapfrog substeps of w1 dt, w0 dt, w1 dt with w1 = 1 / (2 - 2^(1/3)),
 //   w0 = 1 - 2 w1 (Yoshida 1990, Phys. Lett. A 150, 262; fourth order, symplectic), the kicks
 //   between substeps merged: three drifts and three force evaluations per step.
 // euler-damped (the classic demo: v += a dt; v *= damping; x += v dt): K(dt) damp D(dt) F.
-// The result is validated. Throws InputError for an unknown name or a non-positive dt / damping
-// out of range.
+// The result is validated. Throws InputError for a non-positive dt or a damping out of range.
 StepProgram make_step_program(const IntegratorParams& params);
 
 }  // namespace nbody::sim

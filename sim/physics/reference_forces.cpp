@@ -1,6 +1,7 @@
 // sim/physics/reference_forces.cpp - the fp64 reference forces and potentials (strict arithmetic, no fast-math).
 #include "sim/physics/reference_forces.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/physics/pair_gravity.h"
@@ -51,6 +52,11 @@ double reference_slice_potential(const Real4<double>* pos_mass, std::size_t n, s
 double slice_potential(const Real4<float>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
                        double eps2) {
   return potential(pos_mass, n, begin, count, eps2);
+}
+
+double force_error_bound(Precision precision, std::size_t n) {
+  if (precision == Precision::fp64) return 1e-12;
+  return 1e-5 * std::max(1.0, std::sqrt(double(n) / 4096.0));
 }
 
 }  // namespace nbody::sim

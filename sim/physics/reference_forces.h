@@ -3,6 +3,7 @@
 
 #include <cstddef>
 
+#include "core/precision.h"
 #include "core/real4.h"
 
 namespace nbody::sim {
@@ -19,5 +20,11 @@ double reference_slice_potential(const Real4<double>* pos_mass, std::size_t n, s
                                  double eps2);
 double slice_potential(const Real4<float>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
                        double eps2);
+
+// How far any engine's accelerations may be from the reference on the same positions, as a
+// relative L2 error over all bodies: 1e-12 in fp64; in fp32 1e-5 up to 4,096 bodies, growing like
+// sqrt(N) beyond (rounding in sums of N fp32 terms): 4e-5 at 65,536. The one bound --validate and
+// the tests use.
+double force_error_bound(Precision precision, std::size_t n);
 
 }  // namespace nbody::sim

@@ -147,41 +147,39 @@ BodySet two_body(double e) {
 
 }  // namespace
 
-double recommended_softening(const std::string& scenario) {
-  return scenario == "disk" || scenario == "collision" ? kDiskCoreRadius : 0.01;
+double recommended_softening(Scenario scenario) {
+  return scenario == Scenario::disk || scenario == Scenario::collision ? kDiskCoreRadius : 0.01;
 }
 
-const std::vector<std::string>& scenario_names() {
-  static const std::vector<std::string> names{"plummer", "random-sphere", "disk", "collision", "two-body"};
-  return names;
-}
+std::size_t default_bodies(Scenario scenario) { return scenario == Scenario::two_body ? 2 : 16384; }
 
 BodySet make_scenario(const ScenarioParams& params) {
   if (params.bodies == 0) throw InputError("--bodies 0: need at least 1 body");
   Random rng(params.seed);
   BodySet b;
-  std::string const& name = params.name;
-  if (name == "plummer") {
-    b = plummer(params.bodies, rng);
-  } else if (name == "random-sphere") {
-    b = random_sphere(params.bodies, rng);
-  } else if (name == "disk") {
-    append_disk(b, params.bodies, 1.0, {0, 0, 0}, {0, 0, 0}, 0.0, rng);
-  } else if (name == "collision") {
-    b = collision(params.bodies, rng);
-  } else if (name == "two-body") {
-    if (params.bodies != 2)
-      throw InputError("--bodies " + std::to_string(params.bodies) + ": the two-body scenario has exactly 2 bodies");
-    if (!(params.eccentricity >= 0.0 && params.eccentricity < 1.0)) {
-      std::ostringstream s;
-      s << "--eccentricity " << params.eccentricity << ": must be in [0, 1)";
-      throw InputError(s.str());
-    }
-    b = two_body(params.eccentricity);
-  } else {
-    std::string valid;
-    for (auto const& n : scenario_names()) valid += (valid.empty() ? "" : ", ") + n;
-    throw InputError("unknown scenario '" + name + "'; valid: " + valid);
+  switch (params.scenario) {
+    case Scenario::plummer:
+      b = plummer(params.bodies, rng);
+      break;
+    case Scenario::random_sphere:
+      b = random_sphere(params.bodies, rng);
+      break;
+    case Scenario::disk:
+      append_disk(b, params.bodies, 1.0, {0, 0, 0}, {0, 0, 0}, 0.0, rng);
+      break;
+    case Scenario::collision:
+      b = collision(params.bodies, rng);
+      break;
+    case Scenario::two_body:
+      if (params.bodies != 2)
+        throw InputError("--bodies " + std::to_string(params.bodies) + ": the two-body scenario has exactly 2 bodies");
+      if (!(params.eccentricity >= 0.0 && params.eccentricity < 1.0)) {
+        std::ostringstream s;
+        s << "--eccentricity " << params.eccentricity << ": must be in [0, 1)";
+        throw InputError(s.str());
+      }
+      b = two_body(params.eccentricity);
+      break;
   }
   move_to_centre_of_mass_frame(b);
   return b;

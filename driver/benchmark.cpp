@@ -1,0 +1,82 @@
+// driver/benchmark.cpp - measurement and the threading comparison.
+#include "driver/benchmark.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "driver/setup.h"
+
+namespace nbody::driver {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  std::size_t const m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+}  // namespace
+
+Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64_t steps) {
+  steps = std::max<std::uint64_t>(steps, 1);
+  sim.advance(warmup);
+  sim.synchronize();
+  sim.start_timing(steps);
+  auto const t0 = Clock::now();
+  sim.advance(steps);
+  double const enqueue = seconds_since(t0);
+  sim.synchronize();
+  double const wall = seconds_since(t0);
+  auto const per_device = sim.step_times_ms();
+  Measurement m;
+  std::vector<double> step_ms(steps, 0.0);
+  for (auto const& t : per_device) {
+    for (std::size_t k = 0; k < t.size() && k < step_ms.size(); ++k) step_ms[k] = std::max(step_ms[k], t[k]);
+    m.device_median_ms.push_back(median(t));
+  }
+  m.median_ms = median(step_ms);
+  m.min_ms = *std::min_element(step_ms.begin(), step_ms.end());
+  m.max_ms = *std::max_element(step_ms.begin(), step_ms.end());
+  m.wall_mean_ms = 1e3 * wall / double(steps);
+  m.enqueue_ms_per_step = 1e3 * enqueue / double(steps);
+  double const n = double(sim.bodies());
+  double const force_evaluations = double(sim.program().drifts());  // per step: 3 for yoshida4
+  m.interactions_per_s = force_evaluations * n * n / (m.median_ms * 1e-3);
+  m.gflops = 20.0 * m.interactions_per_s * 1e-9;
+  return m;
+}
+
+std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::vector<std::size_t>& sizes,
+                                             std::uint64_t warmup, std::uint64_t steps,
+                                             const std::function<void(const ComparisonRow&)>& on_row) {
+  std::vector<ComparisonRow> rows;
+  for (std::size_t n : sizes) {
+    RunConfig sized = base;
+    sized.initial.bodies = n;
+    Setup const setup = make_setup(sized);
+    int const max_devices = int(setup.config.devices.size());
+    for (auto model : {multigpu::Threading::single, multigpu::Threading::workers}) {
+      double one_device_ms = 0;
+      for (int g = 1; g <= max_devices; ++g) {
+        multigpu::SimulationConfig c = setup.config;
+        c.threading = model;
+        c.devices.resize(std::size_t(g));  // the first g devices (and weights) of the resolved list
+        if (!c.weights.empty()) c.weights.resize(std::size_t(g));
+        multigpu::Simulation sim(setup.bodies, setup.program, c);
+        Measurement const m = measure(sim, warmup, steps);
+        if (g == 1) one_device_ms = m.median_ms;
+        double const speedup = one_device_ms / m.median_ms;
+        rows.push_back({model, g, n, m, speedup, speedup / g});
+        if (on_row) on_row(rows.back());
+      }
+    }
+  }
+  return rows;
+}
+
+}  // namespace nbody::driver

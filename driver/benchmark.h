@@ -1,0 +1,43 @@
+// driver/benchmark.h - timing a simulation: warm-up, timed steps, medians and interactions/s; and
+// the comparison of the two threading models over device counts and sizes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "driver/config.h"
+#include "multigpu/simulation.h"
+
+namespace nbody::driver {
+
+struct Measurement {
+  double median_ms = 0, min_ms = 0, max_ms = 0;  // per step: CUDA events (GPU) or clocks (CPU)
+  double wall_mean_ms = 0;                        // host wall clock over the timed steps, per step
+  double enqueue_ms_per_step = 0;                 // host time to enqueue a step (GPU: the host's share)
+  std::vector<double> device_median_ms;           // per device: shows imbalance
+  double interactions_per_s = 0;                  // force evaluations x N^2 / median step time
+  double gflops = 0;                              // at 20 flops per interaction (the CUDA samples' count)
+};
+
+// Runs `warmup` untimed steps, then `steps` timed ones (at least 1). A step lasts until the slowest
+// device has finished it.
+Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std::uint64_t steps);
+
+struct ComparisonRow {
+  multigpu::Threading model;
+  int devices;
+  std::size_t bodies;
+  Measurement measurement;
+  double speedup;     // one device's median step over this row's
+  double efficiency;  // speedup / devices
+};
+
+// For each size and each threading model, measures 1, 2, ... up to the devices `base` resolves to
+// (its --gpus and --weights prefixes for fewer devices). `on_row` sees each row as it is measured.
+std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::vector<std::size_t>& sizes,
+                                             std::uint64_t warmup, std::uint64_t steps,
+                                             const std::function<void(const ComparisonRow&)>& on_row = {});
+
+}  // namespace nbody::driver

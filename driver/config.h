@@ -1,0 +1,69 @@
+// driver/config.h - a run described in types: what to simulate, with which physics, on which
+// devices. Front ends (the nbody command line, the viewer, tests, a future Python module) fill it
+// in; driver/setup.h turns it into bodies, a step program and a simulation configuration.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/enum_names.h"
+#include "core/precision.h"
+#include "multigpu/exchange.h"
+#include "multigpu/scheduler.h"
+#include "sim/engines/engine.h"
+#include "sim/physics/integrator.h"
+#include "sim/physics/scenarios.h"
+
+namespace nbody::driver {
+
+// The backend a user asks for: auto uses the GPUs and falls back to the CPU with a notice.
+enum class BackendChoice { automatic, cuda, cpu };
+inline constexpr std::array<EnumName<BackendChoice>, 3> kBackendChoiceNames{
+    {{BackendChoice::automatic, "auto"}, {BackendChoice::cuda, "cuda"}, {BackendChoice::cpu, "cpu"}}};
+constexpr const auto& enum_names(BackendChoice) { return kBackendChoiceNames; }
+
+// What to simulate: a seeded scenario, or the bodies of a snapshot file.
+struct InitialConditions {
+  sim::Scenario scenario = sim::Scenario::plummer;
+  std::size_t bodies = 0;    // 0: the scenario's default (16384; 2 for two-body), or the file's count
+  std::uint64_t seed = 42;
+  double eccentricity = 0.5;  // two-body only
+  std::string snapshot;      // a tipsy file to start from instead of the scenario
+};
+
+struct PhysicsChoice {
+  sim::Integrator integrator = sim::Integrator::leapfrog;
+  double dt = 0.0;           // 0: the integrator's default
+  double damping = 0.995;    // euler-damped only
+  double softening = 0.0;    // 0: the scenario's recommended softening (0.01 for a snapshot)
+};
+
+struct DeviceChoice {
+  BackendChoice backend = BackendChoice::automatic;
+  int count = 0;                     // 0: every visible GPU (CUDA) or one host device (CPU)
+  std::vector<int> gpus;             // explicit CUDA ordinals (instead of count)
+  std::vector<double> weights;       // relative slice sizes, one per device; empty: equal
+  multigpu::Threading threading = multigpu::Threading::single;
+  multigpu::ExchangeMode exchange = multigpu::ExchangeMode::automatic;
+  int cpu_threads = 0;               // OpenMP threads in all; 0: every core
+  Precision precision = Precision::fp32;
+  std::optional<sim::Kernel> kernel;  // none: the backend's default
+  int block_size = 0;                // naive and tiled GPU kernels; 0: their default
+  sim::Fp64Rsqrt fp64_rsqrt = sim::Fp64Rsqrt::series;
+};
+
+struct RunConfig {
+  InitialConditions initial;
+  PhysicsChoice physics;
+  DeviceChoice devices;
+};
+
+// The softening a run uses: the one asked for, else the scenario's recommended one (0.01 for a
+// snapshot, whose model is unknown).
+double resolved_softening(const RunConfig& config);
+
+}  // namespace nbody::driver

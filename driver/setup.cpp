@@ -1,0 +1,146 @@
+// driver/setup.cpp - devices, fallback, memory checks, initial state, step program.
+#include "driver/setup.h"
+
+#include <omp.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/errors.h"
+#include "gpu/devices.h"
+#include "sim/io/tipsy.h"
+#include "sim/physics/scenarios.h"
+
+namespace nbody::driver {
+
+double resolved_softening(const RunConfig& config) {
+  if (config.physics.softening > 0) return config.physics.softening;
+  return config.initial.snapshot.empty() ? sim::recommended_softening(config.initial.scenario) : 0.01;
+}
+
+std::size_t available_host_memory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  std::size_t kib = 0;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
+multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bodies, std::vector<std::string>* notices) {
+  DeviceChoice const& d = run.devices;
+  multigpu::SimulationConfig c;
+  c.precision = d.precision;
+  c.kernel = d.kernel;
+  c.block_size = d.block_size;
+  c.fp64_rsqrt = d.fp64_rsqrt;
+  c.softening = resolved_softening(run);
+  c.weights = d.weights;
+  c.threading = d.threading;
+  c.exchange = d.exchange;
+  c.cpu_threads = d.cpu_threads;
+
+  std::string why_none;
+  auto const gpus = d.backend == BackendChoice::cpu ? std::vector<gpu::DeviceInfo>{} : gpu::devices(&why_none);
+  if (d.backend == BackendChoice::cuda && gpus.empty()) {
+    if (!sim::cuda_built())
+      throw InputError("--backend cuda: this nbody was built without CUDA; rebuild where the CUDA toolkit (nvcc) is "
+                       "installed, or use --backend cpu");
+    throw InputError("--backend cuda: no usable CUDA device (" + why_none + ")");
+  }
+  c.backend = gpus.empty() ? sim::Backend::cpu : sim::Backend::cuda;
+  if (d.backend == BackendChoice::automatic && gpus.empty() && notices)
+    notices->push_back("no CUDA device (" + why_none + "); running on the CPU");
+  if (d.kernel) {
+    sim::EngineConfig probe;
+    probe.kernel = d.kernel;
+    (void)sim::kernel_for(c.backend, probe);  // a kernel the backend lacks fails here, before any work
+  }
+
+  if (c.backend == sim::Backend::cuda) {
+    int const visible = int(gpus.size());
+    if (!d.gpus.empty()) {
+      for (int g : d.gpus)
+        if (g < 0 || g >= visible)
+          throw InputError("--gpus: GPU " + std::to_string(g) + " does not exist; " + std::to_string(visible) +
+                           " CUDA devices are visible (0.." + std::to_string(visible - 1) + ")");
+      c.devices = d.gpus;
+    } else {
+      int const n = d.count == 0 ? visible : d.count;
+      if (n > visible)
+        throw InputError("--numgpus " + std::to_string(n) + ": only " + std::to_string(visible) +
+                         " CUDA devices are visible");
+      c.devices.clear();
+      for (int g = 0; g < n; ++g) c.devices.push_back(g);
+    }
+  } else {
+    if (!d.gpus.empty()) throw InputError("--gpus applies to the CUDA backend; use --numgpus for host devices");
+    c.devices.assign(std::size_t(d.count == 0 ? 1 : d.count), 0);
+  }
+  if (!d.weights.empty() && d.weights.size() != c.devices.size())
+    throw InputError("--weights: " + std::to_string(d.weights.size()) + " weights for " +
+                     std::to_string(c.devices.size()) + " devices; give one per device");
+
+  // Host memory: the host keeps the whole state in fp64 (positions, velocities, types), and the
+  // engines too where they run on the host.
+  std::size_t const host_state_bytes = bodies * (sizeof(Real4<double>) + sizeof(Vec3d) + 1);
+  bool const host_engines = c.backend == sim::Backend::cpu;
+  std::size_t const need =
+      host_state_bytes + (host_engines ? multigpu::bytes_per_device(c, bodies) * c.devices.size() : 0);
+  std::size_t const have = available_host_memory();
+  if (have > 0 && need > have) {
+    std::ostringstream s;
+    s << "--bodies " << bodies << ": needs " << (need >> 20) << " MiB of memory "
+      << (host_engines ? "on " + std::to_string(c.devices.size()) + " host device(s)" : "for the host copy of the state")
+      << ", " << (have >> 20) << " MiB available";
+    throw InputError(s.str());
+  }
+  return c;
+}
+
+Setup make_setup(const RunConfig& run) {
+  Setup s;
+  s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});  // cheap checks first
+  InitialConditions const& ic = run.initial;
+  if (!ic.snapshot.empty()) {
+    s.bodies = sim::read_tipsy(ic.snapshot);
+    if (ic.bodies != 0 && ic.bodies != s.bodies.size())
+      throw InputError("--bodies " + std::to_string(ic.bodies) + ": " + ic.snapshot + " holds " +
+                       std::to_string(s.bodies.size()) + " bodies; leave --bodies out with --load");
+    s.source = ic.snapshot;
+    s.config = resolve_devices(run, s.bodies.size(), &s.notices);
+  } else {
+    sim::ScenarioParams p;
+    p.scenario = ic.scenario;
+    p.bodies = ic.bodies != 0 ? ic.bodies : sim::default_bodies(ic.scenario);
+    p.seed = ic.seed;
+    p.eccentricity = ic.eccentricity;
+    s.config = resolve_devices(run, p.bodies, &s.notices);  // checks memory before the bodies are made
+    s.bodies = sim::make_scenario(p);
+    s.source = name_of(ic.scenario) + " (seed " + std::to_string(ic.seed) + ")";
+  }
+  return s;
+}
+
+namespace {
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+}  // namespace
+
+std::string hardware_description(const multigpu::SimulationConfig& c) {
+  if (c.backend == sim::Backend::cpu) {
+    int const threads = c.cpu_threads > 0 ? c.cpu_threads : omp_get_max_threads();
+    return cpu_model() + ", " + std::to_string(threads) + " OpenMP thread(s)";
+  }
+  std::string s;
+  auto const gpus = gpu::devices();
+  for (int d : c.devices) s += (s.empty() ? "" : "; ") + gpus.at(std::size_t(d)).name;
+  return s;
+}
+
+}  // namespace nbody::driver

@@ -1,0 +1,41 @@
+// driver/setup.h - from a RunConfig to what a Simulation needs: devices chosen (with the CPU
+// fallback), memory checked, bodies made or read, the step program built. Checks come before the
+// expensive work, so bad input fails fast.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "driver/config.h"
+#include "multigpu/simulation.h"
+#include "sim/physics/body_set.h"
+#include "sim/physics/integrator.h"
+
+namespace nbody::driver {
+
+struct Setup {
+  sim::BodySet bodies;
+  sim::StepProgram program;
+  multigpu::SimulationConfig config;
+  std::string source;                 // "plummer (seed 42)" or the snapshot's path
+  std::vector<std::string> notices;   // for the user: e.g. the fallback to the CPU and why
+};
+
+// Throws InputError for bad input (a kernel the backend lacks, a missing or corrupt file, more
+// GPUs than visible, too little memory) and RuntimeFailure for failures of the machine.
+Setup make_setup(const RunConfig& config);
+
+// The simulation configuration alone, for `bodies` bodies: backend and devices chosen, memory
+// checked. Notices go to `notices` when given.
+multigpu::SimulationConfig resolve_devices(const RunConfig& config, std::size_t bodies,
+                                           std::vector<std::string>* notices = nullptr);
+
+// Bytes of memory the host can still give (MemAvailable), or 0 if unknown.
+std::size_t available_host_memory();
+
+// One line naming the hardware a configuration runs on: the GPUs' names, or the CPU model and
+// OpenMP thread count.
+std::string hardware_description(const multigpu::SimulationConfig& config);
+
+}  // namespace nbody::driver

@@ -1,0 +1,138 @@
+// tests/test_driver.cpp - the driver library without the command line: a front end other than
+// app/ sets up, benchmarks and validates a run from typed configuration alone.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/errors.h"
+#include "driver/benchmark.h"
+#include "driver/setup.h"
+#include "driver/validation.h"
+#include "gpu/devices.h"
+#include "sim/physics/reference_forces.h"
+#include "test_support.h"
+
+namespace nbody {
+namespace {
+
+driver::RunConfig cpu_run(std::size_t bodies) {
+  driver::RunConfig run;
+  run.initial.bodies = bodies;
+  run.devices.backend = driver::BackendChoice::cpu;
+  run.devices.cpu_threads = 2;
+  return run;
+}
+
+TEST(Driver, SetupFollowsTheTypedConfiguration) {
+  driver::RunConfig run = cpu_run(0);
+  run.initial.scenario = sim::Scenario::disk;
+  run.devices.count = 3;
+  run.devices.threading = multigpu::Threading::workers;
+  run.physics.integrator = sim::Integrator::yoshida4;
+  auto const s = driver::make_setup(run);
+  EXPECT_EQ(s.bodies.size(), 16384u) << "the scenario's default size";
+  EXPECT_EQ(s.config.softening, 0.05) << "the disk model's recommended softening";
+  EXPECT_EQ(s.config.devices.size(), 3u);
+  EXPECT_EQ(s.config.threading, multigpu::Threading::workers);
+  EXPECT_EQ(s.program.integrator, "yoshida4");
+  EXPECT_EQ(s.program.drifts(), 3);
+  EXPECT_EQ(s.source, "disk (seed 42)");
+  EXPECT_TRUE(s.notices.empty());
+
+  run.initial.scenario = sim::Scenario::two_body;
+  run.initial.bodies = 0;
+  EXPECT_EQ(driver::make_setup(run).bodies.size(), 2u);
+}
+
+TEST(Driver, BadConfigurationsAreRefusedBeforeAnyWork) {
+  driver::RunConfig run = cpu_run(100);
+  run.devices.kernel = sim::Kernel::fast;
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "--kernel fast: the cpu backend has simd, reference"));
+  run = cpu_run(100);
+  run.devices.count = 3;
+  run.devices.weights = {1, 2};
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "--weights: 2 weights for 3 devices"));
+  run = cpu_run(100);
+  run.devices.gpus = {0};
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "--gpus applies to the CUDA backend"));
+  run = cpu_run(100);
+  run.initial.snapshot = "/nonexistent/galaxy.bin";
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "/nonexistent/galaxy.bin"));
+}
+
+TEST(Driver, AskingForCudaWithoutAGpuSaysWhy) {
+  std::string why;
+  if (!gpu::devices(&why).empty()) GTEST_SKIP() << "a GPU is visible here";
+  driver::RunConfig run = cpu_run(100);
+  run.devices.backend = driver::BackendChoice::cuda;
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "--backend cuda: "));
+  run.devices.backend = driver::BackendChoice::automatic;
+  auto const s = driver::make_setup(run);
+  EXPECT_EQ(s.config.backend, sim::Backend::cpu);
+  ASSERT_EQ(s.notices.size(), 1u);
+  EXPECT_NE(s.notices[0].find("running on the CPU"), std::string::npos) << s.notices[0];
+}
+
+TEST(Driver, MeasuresABenchmark) {
+  auto const s = driver::make_setup(cpu_run(512));
+  multigpu::Simulation sim(s.bodies, s.program, s.config);
+  auto const m = driver::measure(sim, 1, 3);
+  EXPECT_EQ(sim.steps_done(), 4u);
+  EXPECT_GT(m.median_ms, 0.0);
+  EXPECT_LE(m.min_ms, m.median_ms);
+  EXPECT_LE(m.median_ms, m.max_ms);
+  EXPECT_NEAR(m.interactions_per_s, 512.0 * 512.0 / (m.median_ms * 1e-3), 1e-6 * m.interactions_per_s);
+  EXPECT_NEAR(m.gflops, 20e-9 * m.interactions_per_s, 1e-9 * m.gflops);
+  ASSERT_EQ(m.device_median_ms.size(), 1u);
+}
+
+TEST(Driver, CountsEveryForceEvaluationOfAStep) {
+  driver::RunConfig run = cpu_run(256);
+  run.physics.integrator = sim::Integrator::yoshida4;
+  auto const s = driver::make_setup(run);
+  multigpu::Simulation sim(s.bodies, s.program, s.config);
+  auto const m = driver::measure(sim, 0, 2);
+  EXPECT_NEAR(m.interactions_per_s, 3 * 256.0 * 256.0 / (m.median_ms * 1e-3), 1e-6 * m.interactions_per_s);
+}
+
+TEST(Driver, ValidatesAndCanFail) {
+  for (auto precision : {Precision::fp32, Precision::fp64}) {
+    driver::RunConfig run = cpu_run(700);
+    run.devices.precision = precision;
+    auto const s = driver::make_setup(run);
+    multigpu::Simulation sim(s.bodies, s.program, s.config);
+    auto const r = driver::validate_forces(sim);
+    EXPECT_TRUE(r.pass) << name_of(precision) << ": L2 " << r.l2_relative_error;
+    EXPECT_EQ(r.samples, 700u);
+    EXPECT_EQ(r.tolerance, sim::force_error_bound(precision, 700));
+    if (precision == Precision::fp32) {
+      EXPECT_GT(r.l2_relative_error, 0.0) << "fp32 identical to the fp64 reference: not what ran";
+      // Negative control: fp32 cannot meet the fp64 bound.
+      EXPECT_FALSE(driver::validate_forces(sim, 1e-12).pass);
+    }
+  }
+}
+
+TEST(Driver, ComparesThreadingModelsOverDeviceCountsAndSizes) {
+  driver::RunConfig run = cpu_run(0);
+  run.devices.count = 2;
+  std::size_t seen = 0;
+  auto const rows = driver::compare_threading(run, {200, 301}, 0, 1, [&](const driver::ComparisonRow&) { ++seen; });
+  ASSERT_EQ(rows.size(), 2u * 2u * 2u);  // sizes x models x {1, 2} devices
+  EXPECT_EQ(seen, rows.size());
+  EXPECT_EQ(rows[0].devices, 1);
+  EXPECT_EQ(rows[0].speedup, 1.0);
+  EXPECT_EQ(rows[1].devices, 2);
+  EXPECT_EQ(rows[2].model, multigpu::Threading::workers);
+  EXPECT_EQ(rows[4].bodies, 301u);
+}
+
+TEST(Driver, ForceErrorBoundIsOneFunction) {
+  EXPECT_EQ(sim::force_error_bound(Precision::fp64, 1 << 20), 1e-12);
+  EXPECT_EQ(sim::force_error_bound(Precision::fp32, 1000), 1e-5);
+  EXPECT_EQ(sim::force_error_bound(Precision::fp32, 4096), 1e-5);
+  EXPECT_DOUBLE_EQ(sim::force_error_bound(Precision::fp32, 65536), 4e-5);
+}
+
+}  // namespace
+}  // namespace nbody
