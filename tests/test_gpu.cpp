@@ -226,32 +226,23 @@ TEST(GpuSimulation, LeapfrogEnergyStaysBounded) {
   EXPECT_LT(err, 1e-3);
 }
 
-// Several engines on one GPU run the whole multi-device path (events, copy streams, peer
-// copies and the staged fallback) on a single-GPU machine.
-TEST(GpuSimulation, SlicesOnOneGpuMatchOneSliceBitwise) {
-  REQUIRE_GPU();
-  for (std::size_t n : {1000u, 4097u, 3u}) {
-    auto const b = test::scenario("plummer", n);
-    for (auto p : {Precision::fp32, Precision::fp64}) {
-      auto const one = run(b, gpu_config(p), 20);
-      for (auto x : {multigpu::ExchangeMode::peer, multigpu::ExchangeMode::staged})
-        for (auto t : {multigpu::Threading::single, multigpu::Threading::workers})
-          for (std::vector<int> devs : {std::vector<int>{0, 0}, std::vector<int>{0, 0, 0, 0}}) {
-            auto const many = run(b, gpu_config(p, devs, t, x), 20);
-            EXPECT_TRUE(test::bitwise_equal(one, many))
-                << devs.size() << " slices, " << name_of(x) << ", " << name_of(t)
-                << ", N=" << n << ", " << name_of(p);
-          }
-    }
+// With automatic exchange the simulation uses peer copies exactly when every pair of its GPUs
+// can reach each other, and the matrix it decides by is symmetric with a true diagonal.
+TEST(GpuTopology, AutomaticExchangeFollowsThePeerMatrix) {
+  int const gpus = int(gpu::devices().size());
+  if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpus << " visible";
+  std::vector<int> all;
+  for (int d = 0; d < gpus; ++d) all.push_back(d);
+  auto const t = gpu::query_topology(all);
+  ASSERT_EQ(t.can_access.size(), std::size_t(gpus));
+  for (int a = 0; a < gpus; ++a) {
+    EXPECT_TRUE(t.can_access[a][a]);
+    for (int b = 0; b < gpus; ++b) EXPECT_EQ(t.can_access[a][b], t.can_access[b][a]) << a << " and " << b;
   }
-}
-
-TEST(GpuSimulation, CpuAndGpuMultiDeviceCodeAgreeOnEulerDamped) {
-  REQUIRE_GPU();
-  auto const b = test::scenario("disk", 3000);
-  auto const one = run(b, gpu_config(Precision::fp32), 30, sim::Integrator::euler_damped);
-  auto const two = run(b, gpu_config(Precision::fp32, {0, 0}, multigpu::Threading::workers), 30, sim::Integrator::euler_damped);
-  EXPECT_TRUE(test::bitwise_equal(one, two));
+  multigpu::Simulation sim(test::scenario("plummer", 100), sim::make_step_program({sim::Integrator::leapfrog, 0.0, 1.0}),
+                           gpu_config(Precision::fp32, all));
+  std::string const expected = t.all_pairs_peer() ? "exchange peer copies" : "exchange staged through pinned host memory";
+  EXPECT_NE(sim.describe().find(expected), std::string::npos) << sim.describe();
 }
 
 TEST(GpuEngine, RejectsBadKernelAndBlockSize) {

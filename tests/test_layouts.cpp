@@ -1,0 +1,192 @@
+// tests/test_layouts.cpp - the multi-device properties, written once and run on every backend: host
+// devices on the CPU, CUDA devices exchanging by peer copies, CUDA devices exchanging through pinned
+// host memory (and, later, MPI ranks). Compiled twice: layout_tests_cpu (label cpu) instantiates
+// the CPU backend, layout_tests_gpu (labels gpu, multigpu) the two CUDA ones; a CUDA backend skips
+// where no GPU is visible. With fewer GPUs than a layout's devices, the devices share GPUs (slices
+// on one GPU still run every copy, event and wait of the exchange).
+#include <gtest/gtest.h>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "gpu/devices.h"
+#include "multigpu/simulation.h"
+#include "sim/physics/integrator.h"
+#include "test_support.h"
+
+namespace nbody {
+namespace {
+
+using multigpu::Threading;
+
+// A backend: whether it can run here (empty: yes; else why not), and the configuration of
+// `devices` devices on it.
+struct Backend {
+  const char* name;
+  std::string (*unavailable)();
+  multigpu::SimulationConfig (*config)(int devices);
+  std::size_t long_run_bodies;  // the 1000-step run costs N^2 x 1000: smaller on the CPU
+};
+void PrintTo(const Backend& b, std::ostream* os) { *os << b.name; }
+
+class Layouts : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    std::string const why = GetParam().unavailable();
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+
+  static multigpu::SimulationConfig config(int devices, Threading threading, Precision precision = Precision::fp32,
+                                           std::vector<double> weights = {}) {
+    multigpu::SimulationConfig c = GetParam().config(devices);
+    c.threading = threading;
+    c.precision = precision;
+    c.weights = std::move(weights);
+    return c;
+  }
+
+  static sim::BodySet run(const sim::BodySet& b, const sim::StepProgram& program, const multigpu::SimulationConfig& c,
+                          int steps) {
+    multigpu::Simulation sim(b, program, c);
+    sim.advance(std::uint64_t(steps));
+    EXPECT_EQ(sim.steps_done(), std::uint64_t(steps));
+    return sim.state();
+  }
+};
+
+#if NBODY_LAYOUT_TESTS_CUDA
+std::string no_gpu() {
+  std::string why;
+  return gpu::devices(&why).empty() ? why : std::string{};
+}
+
+template <multigpu::ExchangeMode kMode>
+multigpu::SimulationConfig cuda_devices(int devices) {
+  int const gpus = int(gpu::devices().size());
+  multigpu::SimulationConfig c;
+  c.backend = sim::Backend::cuda;
+  c.exchange = kMode;
+  c.devices.clear();
+  for (int d = 0; d < devices; ++d) c.devices.push_back(d % gpus);  // distinct GPUs first
+  return c;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, Layouts,
+                         ::testing::Values(Backend{"peer", no_gpu, cuda_devices<multigpu::ExchangeMode::peer>, 8192},
+                                           Backend{"staged", no_gpu, cuda_devices<multigpu::ExchangeMode::staged>, 8192}),
+                         [](auto const& param_info) { return std::string(param_info.param.name); });
+#else
+multigpu::SimulationConfig host_devices(int devices) {
+  multigpu::SimulationConfig c;
+  c.backend = sim::Backend::cpu;
+  c.devices.assign(std::size_t(devices), 0);
+  c.cpu_threads = 2;
+  return c;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, Layouts,
+                         ::testing::Values(Backend{"host_devices", [] { return std::string{}; }, host_devices, 512}),
+                         [](auto const& param_info) { return std::string(param_info.param.name); });
+#endif
+
+sim::StepProgram program(sim::Integrator integrator) { return sim::make_step_program({integrator, 0.0, 0.995}); }
+
+// Determinism across layouts: 1 to 4 devices under both schedulers, and unequal weights, give
+// the positions and velocities of one device bit for bit, for N larger and smaller than the
+// device count, both precisions, and programs of one and three publications per step.
+TEST_P(Layouts, EveryLayoutMatchesOneDeviceBitwise) {
+  struct Case {
+    std::size_t n;
+    Precision precision;
+    sim::Integrator integrator;
+  };
+  std::vector<Case> cases{{1000, Precision::fp32, sim::Integrator::leapfrog},
+                          {1001, Precision::fp64, sim::Integrator::leapfrog},
+                          {997, Precision::fp32, sim::Integrator::euler_damped},
+                          {1000, Precision::fp32, sim::Integrator::yoshida4},
+                          {5, Precision::fp64, sim::Integrator::yoshida4},
+                          {3, Precision::fp32, sim::Integrator::leapfrog},
+                          {2, Precision::fp64, sim::Integrator::leapfrog}};
+  if (GetParam().long_run_bodies > 1000) cases.push_back({65536 + 7, Precision::fp32, sim::Integrator::leapfrog});
+  for (auto const& c : cases) {
+    auto const b = test::scenario("plummer", c.n);
+    auto const p = program(c.integrator);
+    auto const one = run(b, p, config(1, Threading::single, c.precision), 12);
+    ASSERT_FALSE(test::bitwise_equal(one, b)) << "nothing moved";
+    std::string const what = "N = " + std::to_string(c.n) + ", " + name_of(c.precision) + ", " + p.integrator;
+    for (int devices = 2; devices <= 4; ++devices)
+      for (auto threading : {Threading::single, Threading::workers})
+        EXPECT_TRUE(test::bitwise_equal(one, run(b, p, config(devices, threading, c.precision), 12)))
+            << devices << " devices, " << name_of(threading) << ", " << what;
+    EXPECT_TRUE(
+        test::bitwise_equal(one, run(b, p, config(3, Threading::workers, c.precision, {1, 2, 5}), 12)))
+        << "weighted 1,2,5, " << what;
+  }
+}
+
+// The step contract: a hand-written program with two drift/forces pairs per step publishes twice
+// per step; an exchange keyed on steps instead of publications fails this test.
+TEST_P(Layouts, TwoDriftProgramMatchesOnOneAndThreeDevices) {
+  using K = sim::StageKind;
+  sim::StepProgram const dkd{"drift-kick-drift",
+                             0.01,
+                             {{K::drift, 0.005}, {K::forces}, {K::kick, 0.01}, {K::drift, 0.005}, {K::forces}}};
+  auto const b = test::scenario("plummer", 600);
+  auto const one = run(b, dkd, config(1, Threading::single), 13);
+  ASSERT_FALSE(test::bitwise_equal(one, b)) << "nothing moved";
+  for (auto threading : {Threading::single, Threading::workers}) {
+    multigpu::Simulation sim(b, dkd, config(3, threading));
+    sim.advance(7);  // split, so the second call starts on an odd publication
+    sim.advance(6);
+    EXPECT_TRUE(test::bitwise_equal(one, sim.state())) << name_of(threading);
+  }
+}
+
+TEST_P(Layouts, ThousandStepsWithoutDriftBetweenLayouts) {
+  auto const b = test::scenario("plummer", GetParam().long_run_bodies);
+  auto const p = program(sim::Integrator::leapfrog);
+  auto const one = run(b, p, config(1, Threading::single), 1000);
+  EXPECT_TRUE(test::bitwise_equal(one, run(b, p, config(2, Threading::workers), 1000)));
+}
+
+TEST_P(Layouts, ManyShortAdvancesEqualOneLong) {
+  auto const b = test::scenario("plummer", 300);
+  auto const p = program(sim::Integrator::leapfrog);
+  multigpu::Simulation sim(b, p, config(3, Threading::workers));
+  for (int k = 0; k < 10; ++k) sim.advance(1);
+  EXPECT_TRUE(test::bitwise_equal(sim.state(), run(b, p, config(1, Threading::single), 10)));
+  EXPECT_EQ(sim.time(), 10 * 0.01);
+}
+
+// The viewer switches threading model and device count live by rebuilding the simulation from its
+// state: the run must carry on exactly as if nothing had happened.
+TEST_P(Layouts, SwitchingLayoutMidRunLosesNothing) {
+  auto const b = test::scenario("plummer", 700);
+  auto const p = program(sim::Integrator::leapfrog);
+  multigpu::Simulation straight(b, p, config(1, Threading::single));
+  straight.advance(20);
+  multigpu::Simulation first(b, p, config(1, Threading::single));
+  first.advance(10);
+  multigpu::Simulation second(first.state(), p, config(3, Threading::workers));
+  second.advance(10);
+  EXPECT_TRUE(test::bitwise_equal(straight.state(), second.state()));
+  EXPECT_EQ(second.time(), straight.time());
+}
+
+TEST_P(Layouts, DiagnosticsDoNotDependOnTheLayout) {
+  auto const b = test::scenario("plummer", 500);
+  auto diagnostics = [&](int devices, Threading t) {
+    multigpu::Simulation sim(b, program(sim::Integrator::leapfrog), config(devices, t));
+    sim.advance(3);
+    return sim.diagnostics();
+  };
+  auto const a = diagnostics(1, Threading::single);
+  auto const d = diagnostics(4, Threading::workers);
+  EXPECT_EQ(a.kinetic, d.kinetic);  // from the same bits, summed on the host in one order
+  EXPECT_NEAR(a.potential, d.potential, 1e-12 * std::abs(a.potential));  // slice sums grouped differently
+}
+
+}  // namespace
+}  // namespace nbody
