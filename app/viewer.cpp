@@ -19,6 +19,7 @@
 #include "render/camera.h"
 #include "render/colors.h"
 #include "render/cuda_gl_interop.h"
+#include "render/frame.h"
 #include "render/hud.h"
 #include "render/screenshot.h"
 #include "render/surface.h"
@@ -86,7 +87,7 @@ class Viewer {
       std::string const shot = next_screenshot(frame, frames);
       auto const r0 = Clock::now();
       draw(frame_seconds, !shot.empty());
-      glFinish();  // render time: getting the positions to GL, drawing bodies and HUD, done on the GPU
+      render::finish_frame();  // render time: getting the bodies to GL, drawing bodies and HUD, done on the GPU
       double const render_ms = ms_since(r0);
       stats_.render_ms = stats_.render_ms == 0 ? render_ms : 0.9 * stats_.render_ms + 0.1 * render_ms;
       if (frame > 0) total_render_ms_ += render_ms, ++measured_frames_;  // the first frame sets things up
@@ -137,7 +138,8 @@ class Viewer {
     if (possible) {
       try {
         renderer_->resize(sim_->bodies());
-        interop_ = std::make_unique<render::CudaGlInterop>(renderer_->position_buffer(), setup_.config.devices.front());
+        interop_ = std::make_unique<render::CudaGlInterop>(renderer_->position_buffer(), renderer_->color_buffer(),
+                                                           sim_->bodies(), setup_.config.devices.front());
         stats_.upload = "CUDA-GL interop (GPU " + std::to_string(setup_.config.devices.front()) + ")";
       } catch (const std::exception& e) {
         why = e.what();
@@ -245,22 +247,22 @@ class Viewer {
     stats_.energy_known = track_energy_;
     stats_.time = sim_->time();
     upload_bodies();
-    glViewport(0, 0, surface_->width(), surface_->height());
-    glClearColor(0.0f, 0.0f, 0.02f, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT);
+    render::begin_frame(surface_->width(), surface_->height());
     float const aspect = float(surface_->width()) / float(std::max(1, surface_->height()));
     renderer_->draw(camera_.view(), camera_.projection(aspect), controls_.point_size, camera_.fitted_distance(),
                     controls_.brightness);
     hud_->draw(stats_, controls_, scenarios_, max_devices_, surface_->width(), surface_->height(), frame_seconds);
   }
 
+  // Positions every frame, colours when they change (every step in speed mode). With interop the
+  // positions, and the speed colours, never leave the GPU; otherwise the state comes to the host.
   void upload_bodies() {
     std::size_t const n = sim_->bodies();
+    bool const gpu_colors = interop_ && controls_.color == render::ColorMode::speed;
     sim::BodySet state;
-    bool const need_state = !interop_ || colors_dirty_;
-    if (need_state) state = sim_->state();
+    if (!interop_ || (colors_dirty_ && !gpu_colors)) state = sim_->state();
     if (interop_) {
-      interop_->copy_from_device(sim_->current_positions(0), n * sim_->bytes_per_body());
+      interop_->copy_positions(sim_->current_positions(0), n * sim_->bytes_per_body());
     } else {
       positions_.resize(4 * n);
       for (std::size_t i = 0; i < n; ++i) {
@@ -272,8 +274,15 @@ class Viewer {
       renderer_->upload_positions(positions_.data(), n);
     }
     if (colors_dirty_) {
-      render::compute_colors(controls_.color, state, sim_->slices(), colors_);
-      renderer_->upload_colors(colors_);
+      if (gpu_colors) {
+        std::vector<render::DeviceVelocities> velocities;
+        for (std::size_t d = 0; d < sim_->slices().size(); ++d)
+          velocities.push_back({sim_->current_velocities(int(d)), sim_->device_ordinal(int(d)), sim_->slices()[d]});
+        interop_->color_by_speed(velocities);
+      } else {
+        render::compute_colors(controls_.color, state, sim_->slices(), colors_);
+        renderer_->upload_colors(colors_);
+      }
       shown_color_ = controls_.color;
       colors_dirty_ = false;
     }

@@ -111,6 +111,10 @@ const void* Simulation::current_positions(int d) const {
 
 std::size_t Simulation::bytes_per_body() const { return engines_.front()->bytes_per_body(); }
 
+const void* Simulation::current_velocities(int d) const { return engines_.at(std::size_t(d))->velocities_buffer(); }
+
+int Simulation::device_ordinal(int d) const { return engines_.at(std::size_t(d))->device(); }
+
 std::string Simulation::kernel_name() const { return engines_.front()->kernel_name(); }
 
 std::string Simulation::describe() const {

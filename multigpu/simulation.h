@@ -55,6 +55,10 @@ class Simulation {
   // precision; valid until the next advance. For the viewer's CUDA-GL interop.
   const void* current_positions(int d) const;
   std::size_t bytes_per_body() const;
+  // Engine d's own slice of velocities (sim::SliceEngine::velocities_buffer), and its CUDA
+  // ordinal (-1 for host memory). For the viewer's colour by speed on the GPU.
+  const void* current_velocities(int d) const;
+  int device_ordinal(int d) const;
 
   // Simulation time: the initial state's time plus steps x dt, never a running sum, so it does
   // not depend on how the steps were split into calls of advance().

@@ -20,6 +20,7 @@ class BodyRenderer {
   void upload_positions(const float* xyzw, std::size_t n);
   void upload_colors(const std::vector<Rgba>& colors);
   GLuint position_buffer() const { return positions_.get(); }  // for CUDA-GL interop
+  GLuint color_buffer() const { return colors_.get(); }
 
   // point_size: sprite diameter in pixels for a body at reference_depth from the eye.
   void draw(const glm::mat4& view, const glm::mat4& projection, float point_size, float reference_depth,

@@ -7,15 +7,11 @@
 
 namespace nbody::render {
 
-Rgba speed_color(float t) {
-  t = std::clamp(t, 0.0f, 1.0f);
-  // Piecewise linear: (0.15, 0.3, 1.0) -> (1, 1, 1) at 0.5 -> (1.0, 0.55, 0.1).
-  if (t < 0.5f) {
-    float const u = t / 0.5f;
-    return {0.15f + 0.85f * u, 0.3f + 0.7f * u, 1.0f, 1.0f};
-  }
-  float const u = (t - 0.5f) / 0.5f;
-  return {1.0f, 1.0f - 0.45f * u, 1.0f - 0.9f * u, 1.0f};
+float speed_scale(float* sample_speeds, std::size_t count) {
+  if (count == 0) return 1.0f;
+  std::size_t const k = std::min(count - 1, count * 95 / 100);
+  std::nth_element(sample_speeds, sample_speeds + k, sample_speeds + count);
+  return sample_speeds[k] > 0 ? sample_speeds[k] : 1.0f;
 }
 
 void compute_colors(ColorMode mode, const sim::BodySet& b, const std::vector<Slice>& slices,
@@ -23,16 +19,18 @@ void compute_colors(ColorMode mode, const sim::BodySet& b, const std::vector<Sli
   std::size_t const n = b.size();
   out.resize(n);
   if (mode == ColorMode::speed) {
+    // Velocities as the fp32 GPU engine holds them, so both paths see the same inputs.
     std::vector<float> speed(n);
-    for (std::size_t i = 0; i < n; ++i) speed[i] = float(norm(b.velocity[i]));
-    std::vector<float> sorted = speed;
-    float scale = 1.0f;
-    if (n > 0) {
-      std::size_t const k = std::min(n - 1, n * 95 / 100);
-      std::nth_element(sorted.begin(), sorted.begin() + std::ptrdiff_t(k), sorted.end());
-      scale = sorted[k] > 0 ? sorted[k] : 1.0f;
+    for (std::size_t i = 0; i < n; ++i)
+      speed[i] = speed_of(float(b.velocity[i].x), float(b.velocity[i].y), float(b.velocity[i].z));
+    std::size_t const stride = speed_sample_stride(n);
+    std::vector<float> sample;
+    for (std::size_t i = 0; i < n; i += stride) sample.push_back(speed[i]);
+    float const scale = speed_scale(sample.data(), sample.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      Color const c = speed_color(speed[i] / scale);
+      out[i] = {c.r, c.g, c.b, c.a};
     }
-    for (std::size_t i = 0; i < n; ++i) out[i] = speed_color(speed[i] / scale);
   } else if (mode == ColorMode::type) {
     double max_star = 0;
     for (std::size_t i = 0; i < n; ++i)

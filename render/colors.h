@@ -6,16 +6,15 @@
 
 #include "core/slice.h"
 #include "render/color_mode.h"
+#include "render/speed_colors.h"
 #include "sim/physics/body_set.h"
 
 namespace nbody::render {
 
 using Rgba = std::array<float, 4>;
 
-// Speed colour map for t in [0, 1]: deep blue (slow) through white to orange (fast).
-Rgba speed_color(float t);
-
-// One colour per body. Speeds are normalised by the 95th percentile speed; types: dark matter
+// One colour per body. Speeds are normalised as speed_colors.h says (the GPU path does the same);
+// types: dark matter
 // dim violet, stars warm white (lighter stars a little bluer), gas cyan; devices: a distinct hue
 // per slice, so the partition is visible.
 void compute_colors(ColorMode mode, const sim::BodySet& bodies, const std::vector<Slice>& slices,

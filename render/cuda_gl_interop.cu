@@ -1,46 +1,122 @@
-// render/cuda_gl_interop.cu - cudaGraphicsGLRegisterBuffer and a device-to-device copy per frame.
+// render/cuda_gl_interop.cu - cudaGraphicsGLRegisterBuffer, a device-to-device copy of the positions
+// per frame, and colour by speed computed where the velocities are.
 #include <GL/glew.h>
 #include <cuda_gl_interop.h>
 #include <cuda_runtime.h>
 
+#include <vector>
+
 #include "gpu/check.h"
 #include "gpu/resources.h"
 #include "render/cuda_gl_interop.h"
+#include "render/speed_colors.h"
 
 namespace nbody::render {
 
 namespace {
+
 struct GraphicsResourceTraits {
   using Handle = cudaGraphicsResource_t;
   static constexpr Handle null = nullptr;
   static void release(Handle h) noexcept { (void)cudaGraphicsUnregisterResource(h); }
 };
-}  // namespace
+using GraphicsResource = gpu::CudaOwner<GraphicsResourceTraits>;
 
-struct CudaGlInterop::Impl {
-  gpu::CudaOwner<GraphicsResourceTraits> resource;
-};
-
-CudaGlInterop::CudaGlInterop(unsigned vbo, int device) : impl_(std::make_unique<Impl>()) {
+GraphicsResource register_buffer(unsigned vbo, int device) {
   gpu::DeviceGuard guard(device);
   cudaGraphicsResource_t resource = nullptr;
   NBODY_CUDA_CHECK(cudaGraphicsGLRegisterBuffer(&resource, vbo, cudaGraphicsRegisterFlagsWriteDiscard));
-  impl_->resource = gpu::CudaOwner<GraphicsResourceTraits>(resource, device);
+  return GraphicsResource(resource, device);
+}
+
+// The buffer of `resource` mapped for CUDA while the object lives.
+class Mapped {
+ public:
+  explicit Mapped(const GraphicsResource& r) : resource_(r.get()) {
+    NBODY_CUDA_CHECK(cudaGraphicsMapResources(1, &resource_, 0));
+    cudaError_t const status = cudaGraphicsResourceGetMappedPointer(&pointer_, &bytes_, resource_);
+    if (status != cudaSuccess) {
+      (void)cudaGraphicsUnmapResources(1, &resource_, 0);
+      NBODY_CUDA_CHECK(status);
+    }
+  }
+  ~Mapped() { (void)cudaGraphicsUnmapResources(1, &resource_, 0); }
+  Mapped(const Mapped&) = delete;
+  Mapped& operator=(const Mapped&) = delete;
+  void* pointer() const { return pointer_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  cudaGraphicsResource_t resource_;
+  void* pointer_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+__global__ void sample_speeds(const float4* __restrict__ v, int n, int stride, float* __restrict__ out) {
+  int const k = blockIdx.x * blockDim.x + threadIdx.x;
+  long long const i = (long long)k * stride;
+  if (i < n) out[k] = speed_of(v[i].x, v[i].y, v[i].z);
+}
+
+__global__ void speed_colors(const float4* __restrict__ v, int n, float scale, float4* __restrict__ colors) {
+  int const i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  Color const c = speed_color(speed_of(v[i].x, v[i].y, v[i].z) / scale);
+  colors[i] = make_float4(c.r, c.g, c.b, c.a);
+}
+
+constexpr int kBlock = 256;
+int blocks(std::size_t n) { return int((n + kBlock - 1) / kBlock); }
+
+}  // namespace
+
+struct CudaGlInterop::Impl {
+  int device = 0;
+  std::size_t bodies = 0;
+  GraphicsResource positions, colors;
+  gpu::DeviceBuffer<float4> velocities;  // all N, gathered from every device
+  gpu::DeviceBuffer<float> sample;
+  std::vector<float> host_sample;
+};
+
+CudaGlInterop::CudaGlInterop(unsigned position_vbo, unsigned color_vbo, std::size_t bodies, int device)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->device = device;
+  impl_->bodies = bodies;
+  impl_->positions = register_buffer(position_vbo, device);
+  impl_->colors = register_buffer(color_vbo, device);
 }
 
 CudaGlInterop::~CudaGlInterop() = default;
 
-void CudaGlInterop::copy_from_device(const void* device_positions, std::size_t bytes) {
-  gpu::DeviceGuard guard(impl_->resource.device());
-  cudaGraphicsResource_t resource = impl_->resource.get();
-  NBODY_CUDA_CHECK(cudaGraphicsMapResources(1, &resource, 0));
-  void* mapped = nullptr;
-  std::size_t size = 0;
-  cudaError_t status = cudaGraphicsResourceGetMappedPointer(&mapped, &size, resource);
-  if (status == cudaSuccess) status = cudaMemcpy(mapped, device_positions, bytes < size ? bytes : size, cudaMemcpyDeviceToDevice);
-  cudaError_t const unmap = cudaGraphicsUnmapResources(1, &resource, 0);
-  NBODY_CUDA_CHECK(status);
-  NBODY_CUDA_CHECK(unmap);
+void CudaGlInterop::copy_positions(const void* device_positions, std::size_t bytes) {
+  gpu::DeviceGuard guard(impl_->device);
+  Mapped const mapped(impl_->positions);
+  NBODY_CUDA_CHECK(cudaMemcpy(mapped.pointer(), device_positions, bytes < mapped.bytes() ? bytes : mapped.bytes(),
+                              cudaMemcpyDeviceToDevice));
+}
+
+void CudaGlInterop::color_by_speed(const std::vector<DeviceVelocities>& slices) {
+  Impl& m = *impl_;
+  std::size_t const n = m.bodies;
+  if (n == 0) return;
+  gpu::DeviceGuard guard(m.device);
+  if (m.velocities.size() != n) m.velocities = gpu::DeviceBuffer<float4>(m.device, n);
+  for (auto const& s : slices)
+    if (s.slice.count)
+      NBODY_CUDA_CHECK(cudaMemcpyPeer(m.velocities.data() + s.slice.begin, m.device, s.data, s.device,
+                                      s.slice.count * sizeof(float4)));
+  std::size_t const stride = speed_sample_stride(n);
+  std::size_t const count = (n + stride - 1) / stride;
+  if (m.sample.size() != count) m.sample = gpu::DeviceBuffer<float>(m.device, count);
+  sample_speeds<<<blocks(count), kBlock>>>(m.velocities.data(), int(n), int(stride), m.sample.data());
+  NBODY_CHECK_LAUNCH();
+  m.host_sample.resize(count);
+  NBODY_CUDA_CHECK(cudaMemcpy(m.host_sample.data(), m.sample.data(), count * sizeof(float), cudaMemcpyDeviceToHost));
+  float const scale = speed_scale(m.host_sample.data(), count);
+  Mapped const mapped(m.colors);
+  speed_colors<<<blocks(n), kBlock>>>(m.velocities.data(), int(n), scale, static_cast<float4*>(mapped.pointer()));
+  NBODY_CHECK_LAUNCH();
 }
 
 }  // namespace nbody::render

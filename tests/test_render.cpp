@@ -63,15 +63,34 @@ TEST(Camera, OrbitKeepsDistancePanMovesTargetZoomScales) {
   EXPECT_TRUE(std::isfinite(c.view()[0][0]));
 }
 
+bool same(render::Color a, render::Color b) { return a.r == b.r && a.g == b.g && a.b == b.b && a.a == b.a; }
+
 TEST(Colors, SpeedMapRunsBlueToWhiteToOrange) {
   auto const slow = render::speed_color(0.0f), mid = render::speed_color(0.5f), fast = render::speed_color(1.0f);
-  EXPECT_GT(slow[2], slow[0]);
-  EXPECT_FLOAT_EQ(mid[0], 1.0f);
-  EXPECT_FLOAT_EQ(mid[1], 1.0f);
-  EXPECT_FLOAT_EQ(mid[2], 1.0f);
-  EXPECT_GT(fast[0], fast[2]);
-  EXPECT_EQ(render::speed_color(-5.0f), slow);  // clamped
-  EXPECT_EQ(render::speed_color(7.0f), fast);
+  EXPECT_GT(slow.b, slow.r);
+  EXPECT_FLOAT_EQ(mid.r, 1.0f);
+  EXPECT_FLOAT_EQ(mid.g, 1.0f);
+  EXPECT_FLOAT_EQ(mid.b, 1.0f);
+  EXPECT_GT(fast.r, fast.b);
+  EXPECT_TRUE(same(render::speed_color(-5.0f), slow));  // clamped
+  EXPECT_TRUE(same(render::speed_color(7.0f), fast));
+}
+
+// 10,000 bodies with speeds 0, 1, ..., 9999: the sample is every third body (3334 of them), whose
+// 95th percentile is 3 x 3167 = 9501; a body that fast is at the top of the map, one half as fast
+// in its middle.
+TEST(Colors, SpeedIsNormalisedByThe95thPercentileOfAFixedSample) {
+  sim::BodySet b;
+  for (int i = 0; i < 10000; ++i) b.append({0, 0, 0, 1e-4}, {double(i), 0, 0}, sim::BodyType::star);
+  EXPECT_EQ(render::speed_sample_stride(b.size()), 3u);
+  EXPECT_EQ(render::speed_sample_stride(4096), 1u);
+  std::vector<render::Rgba> c;
+  render::compute_colors(render::ColorMode::speed, b, {{0, b.size()}}, c);
+  auto const top = render::speed_color(1.0f), middle = render::speed_color(0.5f);
+  EXPECT_EQ(c[9501], (render::Rgba{top.r, top.g, top.b, top.a}));
+  EXPECT_EQ(c[9999], c[9501]) << "faster bodies are clamped to the top";
+  EXPECT_NE(c[9500], c[9501]);
+  EXPECT_NEAR(c[4750][2], middle.b, 1e-3);
 }
 
 TEST(Colors, ModesColourByTypeAndByDevice) {

@@ -145,6 +145,7 @@ class CpuEngine final : public SliceEngine {
   }
 
   void* positions_buffer(int index) override { return positions_[index & 1].data(); }
+  const void* velocities_buffer() const override { return velocity_.data(); }
   std::size_t bytes_per_body() const override { return sizeof(Real4<Real>); }
   int device() const override { return -1; }
   const EngineConfig& config() const override { return config_; }

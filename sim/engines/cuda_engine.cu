@@ -219,6 +219,7 @@ class CudaEngine final : public CudaSliceEngine {
   }
 
   void* positions_buffer(int index) override { return positions_[index & 1].data(); }
+  const void* velocities_buffer() const override { return velocity_.data(); }
   std::size_t bytes_per_body() const override { return sizeof(Real4<Real>); }
   int device() const override { return config_.device; }
   const EngineConfig& config() const override { return config_; }

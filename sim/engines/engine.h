@@ -106,6 +106,9 @@ class SliceEngine {
   // p is in buffer p % 2 on every engine. A peer must address a buffer by that parity, never by
   // "this engine's next buffer": the engine may not have swapped for the previous one yet.
   virtual void* positions_buffer(int index) = 0;
+  // The own slice's velocities where the engine keeps them: Real4 (w unused) in device memory on
+  // a GPU, Real3 in host memory on the CPU. For the viewer's colours; valid until the next step.
+  virtual const void* velocities_buffer() const = 0;
   virtual std::size_t bytes_per_body() const = 0;
   virtual int device() const = 0;  // CUDA ordinal, or -1 for host memory
 
