@@ -5,7 +5,7 @@
 # private prefix, never into /. Logs go to $OUT (default /tmp/nbody-gpu).
 #
 #   scripts/gpu-check.sh fetch                 # here: download the .debs into .deps/
-#   scripts/gpu-check.sh build tests sanitize  # there: any of build, tests, sanitize, bench-*
+#   scripts/gpu-check.sh build tests sanitize  # there: any of build, tests, sanitize, bench-*, before, ...
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/nbody-gpu}
@@ -52,7 +52,20 @@ for stage in "$@"; do
       (cd $build && ctest -L gpu --output-on-failure --parallel 4 >"$OUT/ctest-gpu.log" 2>&1); rc=$?
       grep -E 'tests passed|tests failed|Failed|FAILED|Error|error' "$OUT/ctest-gpu.log" | head -30
       [ $rc -eq 0 ] || tail -40 "$OUT/ctest-gpu.log"
-      (cd $build && ./tests/gpu_tests --gtest_filter='GpuSimulation.*' 2>&1 | grep -E '^(max|GPU)') || true
+      # Every measured error, for the bounds in the tests: printed lines and each case's relative_l2.
+      (cd $build && ./tests/gpu_tests --gtest_output=json:"$OUT/logs/gpu_tests.json" 2>&1 | \
+        grep -E '^(max|GPU|fp64|potential)') || true
+      python3 -c "
+import json, collections
+worst = collections.defaultdict(float)
+for suite in json.load(open('$OUT/logs/gpu_tests.json'))['testsuites']:
+    for t in suite['testsuite']:
+        if 'relative_l2' in t:
+            p = t.get('value_param', t['name'])
+            key = ' '.join(p.split()[:2]) + (' N<=4097' if int(p.split('N=')[1]) <= 4097 else ' N=65536')
+            worst[key] = max(worst[key], float(t['relative_l2']))
+for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
+" || true
       [ $rc -eq 0 ] || status=1
       step "all tests (ctest)"
       (cd $build && ctest --parallel 8 --output-on-failure >"$OUT/ctest-all.log" 2>&1) || status=1
@@ -60,11 +73,16 @@ for stage in "$@"; do
       ;;
     sanitize)
       step "compute-sanitizer on the GPU test binary (small cases)"
-      filter='AllKernels/GpuForces.*_7:AllKernels/GpuForces.*_257:AllKernels/GpuForces.*_1:GpuEngine.*:GpuSimulation.CpuAndGpuMultiDeviceCodeAgreeOnEulerDamped'
+      filter='AllKernels/GpuForces.*_7:AllKernels/GpuForces.*_257:AllKernels/GpuForces.*_1:GpuEngine.*'
+      layouts='*TwoDrift*:*ManyShort*:*SwitchingLayout*'
       for tool in memcheck racecheck; do
         compute-sanitizer --tool $tool --error-exitcode 99 $build/tests/gpu_tests --gtest_filter="$filter" \
           >"$OUT/sanitizer-$tool.log" 2>&1; rc=$?
         echo "$tool: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool.log" | tail -1); $(grep -E '^\[  (PASSED|FAILED)' "$OUT/sanitizer-$tool.log" | tr '\n' ' ')"
+        [ $rc -eq 0 ] || status=1
+        compute-sanitizer --tool $tool --error-exitcode 99 $build/tests/layout_tests_gpu --gtest_filter="$layouts" \
+          >"$OUT/sanitizer-$tool-layouts.log" 2>&1; rc=$?
+        echo "$tool, layouts: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer-$tool-layouts.log" | tail -1); $(grep -E '^\[  (PASSED|FAILED)' "$OUT/sanitizer-$tool-layouts.log" | tr '\n' ' ')"
         [ $rc -eq 0 ] || status=1
       done
       compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies 3000 --steps 4 \
@@ -87,6 +105,22 @@ for stage in "$@"; do
       $nbody --backend cuda --benchmark --numgpus 1 --precision fp64 --fp64-rsqrt precise --bodies 262144 --steps 10 \
         | grep -E 'backend|interactions'
       nvidia-smi --query-gpu=clocks.sm,power.draw,temperature.gpu --format=csv
+      ;;
+    before)
+      # The code before a change, from .before/before.tar (git archive of the commit to compare
+      # against): its nbody for the same measurements, and the machine code of both builds' kernels.
+      step "build the code before the change (.before/before.tar)"
+      rm -rf before-src && mkdir before-src && tar -xf .before/before.tar -C before-src
+      cmake -S before-src -B build-before -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DCMAKE_PREFIX_PATH="$prefix/usr" -DBUILD_TESTING=OFF >"$OUT/configure-before.log" 2>&1 || { tail -20 "$OUT/configure-before.log"; exit 1; }
+      cmake --build build-before --parallel "$(nproc)" --target nbody >"$OUT/build-before.log" 2>&1 || { tail -30 "$OUT/build-before.log"; exit 1; }
+      [ -x build-before/app/nbody ] && echo "before: built" || status=1
+      step "SASS of every kernel, before and after (tools/sass_fingerprint.py: hash of each kernel's code)"
+      python3 tools/sass_fingerprint.py build-before --source sim/cuda_engine.cu >"$OUT/logs/sass-before.txt" &&
+        python3 tools/sass_fingerprint.py $build >"$OUT/logs/sass-after.txt" || status=1
+      echo "kernels: $(wc -l <"$OUT/logs/sass-before.txt") before, $(wc -l <"$OUT/logs/sass-after.txt") after;" \
+        "identical: $(comm -12 <(sort "$OUT/logs/sass-before.txt") <(sort "$OUT/logs/sass-after.txt") | wc -l)"
+      diff "$OUT/logs/sass-before.txt" "$OUT/logs/sass-after.txt" | head -10
       ;;
     sweep)
       step "fast-kernel launch-shape sweep"
@@ -141,9 +175,14 @@ a = Image.open('$OUT/logs/interop-on.png').convert('RGB'); b = Image.open('$OUT/
 d = ImageChops.difference(a, b); lit = sum(1 for p in a.getdata() if max(p) > 48)
 print('interop vs host upload: %d of %d pixels differ; %d lit pixels' % (sum(1 for p in d.getdata() if max(p) > 0), a.width * a.height, lit))
 " || status=1
-      step "render time per frame (60 frames each)"
-      for n in 16384 131072; do for mode in on off; do
-        $nbody --offscreen --backend cuda --bodies $n --frames 60 --no-hud --interop $mode 2>&1 | grep 'N =' || status=1
+      step "render time per frame (60 frames each; 10 at 1M)"
+      for n in 16384 131072 1048576; do for mode in on off; do
+        frames=60; [ $n -gt 200000 ] && frames=10
+        $nbody --offscreen --backend cuda --bodies $n --frames $frames --no-hud --interop $mode 2>&1 | grep 'N =' || status=1
+        if [ -x build-before/app/nbody ] && [ $n -gt 200000 ]; then
+          echo -n "  before: "
+          build-before/app/nbody --offscreen --backend cuda --bodies $n --frames $frames --no-hud --interop $mode 2>&1 | grep 'N =' || status=1
+        fi
       done; done
       step "pictures for the README"
       $nbody --offscreen --backend cuda --load shared-data/galaxy_20K.bin --color type --width 1280 --height 720 \

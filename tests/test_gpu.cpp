@@ -209,6 +209,8 @@ TEST(GpuSimulation, DiagnosticsMatchTheReference) {
   for (auto p : {Precision::fp32, Precision::fp64}) {
     multigpu::Simulation sim(b, sim::make_step_program({sim::Integrator::leapfrog, 0.0, 1.0}), gpu_config(p));
     auto const d = sim.diagnostics();
+    std::printf("potential energy %s GPU vs fp64 reference: relative difference %.3e\n", name_of(p).c_str(),
+                std::abs(d.potential - w) / std::abs(w));
     EXPECT_NEAR(d.potential, w, (p == Precision::fp64 ? 1e-13 : 1e-6) * std::abs(w)) << name_of(p);
   }
 }
