@@ -1,28 +1,142 @@
-// core/atomic_file.cpp - temporary file plus rename.
+// core/atomic_file.cpp - a unique temporary file beside the target, fsync, rename, fsync of the folder.
 #include "core/atomic_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
-#include <cstdio>
-#include <cstring>
+#include <cstdint>
+#include <filesystem>
 #include <fstream>
+#include <random>
+#include <system_error>
 
 #include "core/errors.h"
+#include "core/output_path.h"
 
 namespace nbody {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string error_text(int err) { return std::generic_category().message(err); }
+
+// Failures of the machine; everything else (permissions, missing folders, read-only file systems,
+// names too long) the user fixes by choosing another path.
+[[noreturn]] void throw_for(int err, const std::string& message) {
+  if (err == ENOSPC || err == EIO || err == EDQUOT) throw RuntimeFailure(message);
+  throw InputError(message);
+}
+
+// A name beside PATH that no other writer uses: ".NAME." and 6 random letters. Beside PATH because a
+// rename is atomic only within one file system; hidden, so that listings and globs skip it. The pid is
+// mixed into every draw: a forked child inherits the generator's state, not its parent's names.
+std::string temporary_name(const fs::path& path) {
+  static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  thread_local std::mt19937_64 random_bits{(std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}()};
+  std::uint64_t bits = random_bits() ^ (std::uint64_t(::getpid()) * 0x9E3779B97F4A7C15ull);
+  std::string suffix(6, 'x');
+  for (char& c : suffix) {
+    c = kLetters[bits % 62];
+    bits /= 62;
+  }
+  return (path.parent_path() / ("." + path.filename().string() + "." + suffix)).string();
+}
+
+// The temporary file while it is ours: closed and removed on every way out, unless renamed into place
+// (or found replaced by someone else, whose file is not ours to remove). Never throws.
+class TemporaryFile {
+ public:
+  TemporaryFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  ~TemporaryFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (owned_) ::unlink(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_; }
+  // close() can report a deferred write error (NFS): 0, or -1 with errno set.
+  int close() {
+    int const rc = ::close(fd_);
+    fd_ = -1;
+    return rc;
+  }
+  void disown() { owned_ = false; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  bool owned_ = true;
+};
+
+// Creates the temporary file exclusively: never an existing file, never through a symbolic link.
+TemporaryFile create_temporary(const std::string& path, const std::string& what) {
+  for (int attempt = 0;; ++attempt) {
+    std::string name = temporary_name(path);
+    int const fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) return TemporaryFile(std::move(name), fd);
+    int const err = errno;
+    if (err != EEXIST || attempt == 100) {
+      throw_for(err, path + ": cannot write " + what + ": cannot create a temporary file " + name + ": " +
+                         error_text(err));
+    }
+  }
+}
+
+// Makes the rename durable. A folder the user may not read cannot be opened to be synced: then the
+// rename is left to the file system's own schedule, as most programs leave every rename.
+void sync_folder(const std::string& path, const std::string& what) {
+  std::string folder = fs::path(path).parent_path().string();
+  if (folder.empty()) folder = ".";
+  int const fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  int const rc = ::fsync(fd);
+  int const err = errno;
+  ::close(fd);
+  if (rc != 0 && err != EINVAL && err != EROFS) {  // EINVAL: a file system that cannot sync folders
+    throw RuntimeFailure(path + ": " + what + " written, but the folder " + folder + " could not be synced: " +
+                         error_text(err));
+  }
+}
+
+}  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& what,
                            const std::function<bool(const std::string& tmp_path)>& write) {
-  std::string const tmp = path + ".tmp";
-  auto fail = [&](const std::string& doing) {
-    int const err = errno;
-    std::remove(tmp.c_str());
-    std::string const message = path + ": " + doing + " " + what + ": " + (err ? std::strerror(err) : "failed");
-    if (err == ENOSPC || err == EIO || err == EDQUOT) throw RuntimeFailure(message);
-    throw InputError(message);
+  auto refuse_if_bad = [&] {
+    if (auto const problem = output_path_problem(path); !problem.empty())
+      throw InputError(path + ": cannot write " + what + ": " + problem);
   };
+  refuse_if_bad();
+  struct stat old {};
+  bool const replacing = ::lstat(path.c_str(), &old) == 0;  // a regular file: refuse_if_bad saw to that
+
+  TemporaryFile tmp = create_temporary(path, what);
+  auto fail = [&](const std::string& doing, int err) {
+    throw_for(err, path + ": " + doing + " " + what + ": " + (err ? error_text(err) : "failed"));
+  };
+  // Best effort: a file system without Unix permissions refuses, and the new file keeps the default.
+  if (replacing) static_cast<void>(::fchmod(tmp.fd(), old.st_mode & 0777));
+
   errno = 0;
-  if (!write(tmp)) fail("cannot write");
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot move into place");
+  if (!write(tmp.path())) fail("cannot write", errno);
+  // The writer opened the file by name: move it into place only if the name still holds the file
+  // created above, so that nothing but this writer's bytes ever becomes PATH.
+  struct stat created {}, named {};
+  if (::fstat(tmp.fd(), &created) != 0 || ::lstat(tmp.path().c_str(), &named) != 0 ||
+      created.st_dev != named.st_dev || created.st_ino != named.st_ino) {
+    tmp.disown();
+    throw InputError(path + ": cannot write " + what + ": the temporary file " + tmp.path() +
+                     " was replaced while it was written; is another program writing in its folder?");
+  }
+  if (::fsync(tmp.fd()) != 0) fail("cannot write", errno);
+  if (tmp.close() != 0) fail("cannot write", errno);
+  refuse_if_bad();  // the target may have become a link, a folder or read-only during the run
+  if (::rename(tmp.path().c_str(), path.c_str()) != 0) fail("cannot move into place", errno);
+  tmp.disown();
+  sync_folder(path, what);
 }
 
 void write_text_file(const std::string& path, const std::string& text) {

@@ -1,4 +1,4 @@
-// core/atomic_file.h - files are written whole or not at all: to PATH.tmp first, then renamed.
+// core/atomic_file.h - files are written whole or not at all: to a unique temporary file beside PATH, then renamed.
 #pragma once
 
 #include <functional>
@@ -6,10 +6,18 @@
 
 namespace nbody {
 
-// Calls write(tmp_path) to fill PATH.tmp (it returns false on failure, leaving errno set), then
-// renames it to PATH. On any failure the temporary file is removed and an exception names PATH
-// and `what`: InputError for what the user can fix (no such directory, no permission),
-// RuntimeFailure for the machine (disk full, I/O error).
+// Writes PATH whole or not at all, safely when several writers save to one PATH at once:
+//  1. refuses what check_output_path refuses (core/output_path.h: a symbolic link, a directory, a
+//     FIFO or device, a file the user may not write, a missing or unwritable folder);
+//  2. creates a temporary file of its own beside PATH (".NAME.XXXXXX", O_CREAT | O_EXCL | O_NOFOLLOW,
+//     mode 0666 less the umask; a file replaced keeps its permission bits);
+//  3. calls write(tmp_path) to fill it (it returns false on failure, leaving errno set);
+//  4. checks that the name still holds the file it created, fsyncs it, checks PATH again (it may have
+//     gone bad during the run), renames it over PATH and fsyncs the folder.
+// Readers of PATH see the old file or the new one, never a mixture; of concurrent writers, the last
+// rename wins whole. On any failure the temporary file is removed, PATH and everything else are left
+// as they were, and an exception names PATH and `what`: InputError for what the user can fix (no such
+// folder, no permission, a refused target), RuntimeFailure for the machine (disk full, I/O error).
 void write_file_atomically(const std::string& path, const std::string& what,
                            const std::function<bool(const std::string& tmp_path)>& write);
 

@@ -1,0 +1,116 @@
+// core/output_path.cpp - the refusals of output paths (lstat, stat, access only) and the same-file check.
+#include "core/output_path.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <system_error>
+
+#include "core/errors.h"
+
+namespace nbody {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string error_text(int err) { return std::generic_category().message(err); }
+
+// The folder that holds PATH, as the user wrote it: "." for a bare file name.
+std::string folder_of(const std::string& path) {
+  std::string const parent = fs::path(path).parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+// What an existing PATH (lstat'ed into `target`) is, when nbody must not replace it; "" for a regular
+// file the user may write.
+std::string target_problem(const std::string& path, const struct stat& target) {
+  mode_t const mode = target.st_mode;
+  if (S_ISLNK(mode)) {
+    std::error_code ec;
+    fs::path const to = fs::read_symlink(path, ec);
+    return "is a symbolic link" + (ec ? std::string() : " (to " + to.string() + ")") +
+           "; nbody replaces only regular files: name the file itself";
+  }
+  if (S_ISDIR(mode)) return "is a directory; name a file in it";
+  if (S_ISFIFO(mode)) return "is a FIFO, not a regular file";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "is a device, not a regular file";
+  if (S_ISSOCK(mode)) return "is a socket, not a regular file";
+  if (!S_ISREG(mode)) return "is not a regular file";
+  // Effective ids, as open() would use them. Root passes: it may write any file.
+  if (::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) != 0) {
+    int const err = errno;
+    if (err == EROFS) return "is on a read-only file system";
+    return "is read-only (" + error_text(err) + "); nbody does not replace a file you may not write";
+  }
+  return {};
+}
+
+// Why the folder of PATH cannot receive a new file (a temporary one, then renamed), or "".
+std::string folder_problem(const std::string& folder) {
+  struct stat dir {};
+  if (::stat(folder.c_str(), &dir) != 0) {
+    int const err = errno;
+    if (err == ENOENT) return "the folder " + folder + " does not exist";
+    if (err == ENOTDIR) return "the folder " + folder + " does not exist (a part of its path is a file)";
+    return "the folder " + folder + ": " + error_text(err);
+  }
+  if (!S_ISDIR(dir.st_mode)) return folder + " is not a folder";
+  if (::faccessat(AT_FDCWD, folder.c_str(), W_OK | X_OK, AT_EACCESS) != 0) {
+    int const err = errno;
+    if (err == EROFS) return "the folder " + folder + " is on a read-only file system";
+    return "the folder " + folder + " is not writable (" + error_text(err) + ")";
+  }
+  return {};
+}
+
+// One spelling per file: symlinks resolved, "." and ".." removed, relative paths made absolute.
+fs::path same_file_key(const std::string& path) {
+  std::error_code ec;
+  fs::path key = fs::weakly_canonical(path, ec);
+  if (!ec) return key;
+  key = fs::absolute(path, ec);
+  return (ec ? fs::path(path) : key).lexically_normal();
+}
+
+}  // namespace
+
+std::string output_path_problem(const std::string& path) {
+  if (path.empty()) return "the path is empty";
+  if (path.back() == '/') return "ends in '/': name a file, not a folder";
+  struct stat target {};
+  if (::lstat(path.c_str(), &target) == 0) {
+    if (auto problem = target_problem(path, target); !problem.empty()) return problem;
+  } else if (errno != ENOENT && errno != ENOTDIR) {  // those two: the folder check below says which part
+    int const err = errno;
+    if (err == EACCES) return "the folder " + folder_of(path) + " cannot be searched (" + error_text(err) + ")";
+    return error_text(err);  // a name too long, a loop of links
+  }
+  return folder_problem(folder_of(path));
+}
+
+void check_output_path(const std::string& path, const std::string& what) {
+  if (auto const problem = output_path_problem(path); !problem.empty()) throw InputError(what + " " + path + ": " + problem);
+}
+
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    auto const& [first_option, first_path] = outputs[i];
+    if (first_path.empty()) continue;
+    fs::path const first_key = same_file_key(first_path);
+    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
+      auto const& [option, path] = outputs[j];
+      if (path.empty()) continue;
+      std::error_code ec;
+      // Spellings first; then two existing names of one inode (hard links).
+      if (same_file_key(path) == first_key || fs::equivalent(first_path, path, ec)) {
+        throw InputError(first_option + " and " + option + " both name " + first_path +
+                         "; give each output its own file");
+      }
+    }
+  }
+}
+
+}  // namespace nbody

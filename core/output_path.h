@@ -1,0 +1,30 @@
+// core/output_path.h - output paths checked before any work: a file nbody may replace, in a folder it can write.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nbody {
+
+// Why nbody refuses to write PATH, in a few words ("is a symbolic link", "the folder /nope does not
+// exist"), or "" when PATH may be written. Refused: a symbolic link (even to a regular file: replacing
+// it would silently cut the link), a directory, a FIFO, device or socket, an existing file the user
+// may not write, a path ending in '/', and a folder that is missing, not a folder, or not writable.
+// Only looks (lstat, stat, access); never opens the target, so a FIFO cannot block it, and creates
+// nothing.
+std::string output_path_problem(const std::string& path);
+
+// Throws InputError "WHAT PATH: PROBLEM" when output_path_problem(path) finds one, e.g.
+// "--save /nope/out.bin: the folder /nope does not exist". Call it for every output option before
+// the work starts, so a bad path costs nothing; write_file_atomically applies the same refusals again
+// at the end, for a path that went bad during the run.
+void check_output_path(const std::string& path, const std::string& what);
+
+// Throws InputError when two outputs, given as (option, path), name one file, even through different
+// spellings ("r.bin", "./r.bin", "out/../r.bin", a symlinked folder, a hard link):
+// "--save and --json both name r.bin; give each output its own file". Empty paths (options not
+// given) are skipped.
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+
+}  // namespace nbody

@@ -1,0 +1,419 @@
+// tests/test_outputs.cpp - outputs written whole or not at all, refused targets, paths checked before the work.
+// Links only nbody::core: the two helpers it needs from test_support.h (which pulls in the physics
+// headers) are written here, fresh_dir() named as test::fresh_test_dir names its folders.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iterator>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/atomic_file.h"
+#include "core/errors.h"
+#include "core/output_path.h"
+
+namespace nbody {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A new empty folder for the running test, named after it (as test::fresh_test_dir); removed at the
+// end, its permissions restored first so that a test that made it unwritable cannot leave it behind.
+class FreshDir {
+ public:
+  FreshDir()
+      : path_(fs::temp_directory_path() / ("nbody-outputs-" + std::to_string(::getpid()) + "-" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~FreshDir() {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(path_, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (it->is_directory(ec) && !it->is_symlink(ec)) fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
+    }
+    fs::remove_all(path_, ec);
+  }
+  FreshDir(const FreshDir&) = delete;
+  FreshDir& operator=(const FreshDir&) = delete;
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  const fs::path& path() const { return path_; }
+
+  // Every name in the folder (hidden ones too), sorted: what a save left behind.
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (auto const& e : fs::directory_iterator(path_)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+ private:
+  fs::path path_;
+};
+
+using Names = std::vector<std::string>;
+
+// Passes when f() throws an InputError whose message contains `words` (as test::rejected_with).
+template <class F>
+::testing::AssertionResult rejected_with(F&& f, const std::string& words) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    if (std::string(e.what()).find(words) != std::string::npos) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "message '" << e.what() << "' lacks '" << words << "'";
+  }
+  return ::testing::AssertionFailure() << "accepted; expected an error with '" << words << "'";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+void spit(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << bytes;
+}
+
+bool write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  f.flush();
+  return bool(f);
+}
+
+// Root ignores permission bits: a read-only file or an unwritable folder stops only other users.
+bool running_as_root() { return ::geteuid() == 0; }
+
+// --- Whole or nothing ---------------------------------------------------------------------------
+
+TEST(OutputFile, ReplacesWholeAndLeavesNoTemporary) {
+  FreshDir dir;
+  std::string const path = dir.file("out.bin");
+  spit(path, "old");
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  std::string seen_tmp;
+  write_file_atomically(path, "snapshot", [&](const std::string& tmp) {
+    seen_tmp = tmp;
+    return write_bytes(tmp, "new contents");
+  });
+  EXPECT_EQ(slurp(path), "new contents");
+  EXPECT_EQ(dir.entries(), Names{"out.bin"});
+  // The temporary file was a hidden, unique name beside the target, not the shared "out.bin.tmp".
+  EXPECT_EQ(fs::path(seen_tmp).parent_path(), dir.path());
+  EXPECT_EQ(fs::path(seen_tmp).filename().string().rfind(".out.bin.", 0), 0u) << seen_tmp;
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u) << "the replaced file's permissions are kept";
+}
+
+TEST(OutputFile, FailingWriterLeavesOldFileWhole) {
+  FreshDir dir;
+  std::string const path = dir.file("out.bin");
+  spit(path, "old snapshot");
+  std::string const half(1 << 20, 'x');
+  // Disk full half-way: a failure of the machine.
+  EXPECT_THROW(write_file_atomically(path, "snapshot",
+                                     [&](const std::string& tmp) {
+                                       write_bytes(tmp, half);
+                                       errno = ENOSPC;
+                                       return false;
+                                     }),
+               RuntimeFailure);
+  EXPECT_EQ(slurp(path), "old snapshot");
+  EXPECT_EQ(dir.entries(), Names{"out.bin"});
+  // A writer that fails without saying why.
+  EXPECT_TRUE(rejected_with([&] { write_file_atomically(path, "snapshot", [&](const std::string& tmp) {
+                                    write_bytes(tmp, half);
+                                    errno = 0;
+                                    return false;
+                                  }); },
+                            "cannot write snapshot: failed"));
+  EXPECT_EQ(slurp(path), "old snapshot");
+  EXPECT_EQ(dir.entries(), Names{"out.bin"});
+  // A writer that throws: the exception passes through, the temporary file does not stay.
+  EXPECT_THROW(write_file_atomically(path, "snapshot",
+                                     [&](const std::string& tmp) -> bool {
+                                       write_bytes(tmp, half);
+                                       throw std::runtime_error("encoder crashed");
+                                     }),
+               std::runtime_error);
+  EXPECT_EQ(slurp(path), "old snapshot");
+  EXPECT_EQ(dir.entries(), Names{"out.bin"});
+}
+
+TEST(OutputFile, TargetThatTurnsBadDuringTheRunIsRefused) {
+  FreshDir dir;
+  std::string const path = dir.file("out.bin");
+  std::string const elsewhere = dir.file("elsewhere.bin");
+  spit(elsewhere, "keep");
+  // Checked at the start (nothing there yet), a symbolic link by the time the data is written.
+  EXPECT_TRUE(rejected_with([&] { write_file_atomically(path, "snapshot", [&](const std::string& tmp) {
+                                    fs::create_symlink(elsewhere, path);
+                                    return write_bytes(tmp, "new");
+                                  }); },
+                            "is a symbolic link"));
+  EXPECT_TRUE(fs::is_symlink(path));
+  EXPECT_EQ(slurp(elsewhere), "keep");
+  EXPECT_EQ(dir.entries(), (Names{"elsewhere.bin", "out.bin"}));
+}
+
+TEST(OutputFile, TemporaryFileSwappedByAnotherProgramIsNotMovedIntoPlace) {
+  FreshDir dir;
+  std::string const path = dir.file("out.bin");
+  spit(path, "old");
+  std::string seen_tmp;
+  EXPECT_TRUE(rejected_with([&] { write_file_atomically(path, "snapshot", [&](const std::string& tmp) {
+                                    seen_tmp = tmp;
+                                    write_bytes(tmp, "ours");
+                                    fs::remove(tmp);
+                                    spit(tmp, "planted");  // another inode under the same name
+                                    return true;
+                                  }); },
+                            "was replaced while it was written"));
+  EXPECT_EQ(slurp(path), "old");
+  EXPECT_EQ(slurp(seen_tmp), "planted") << "another program's file is not ours to remove";
+}
+
+// --- Refused targets: the check before the work, and the write itself ------------------------------
+
+TEST(OutputPath, AcceptsANewFileAndAWritableFileAndCreatesNothing) {  // the control for the refusals
+  FreshDir dir;
+  EXPECT_NO_THROW(check_output_path(dir.file("new.bin"), "--save"));
+  spit(dir.file("old.bin"), "old");
+  EXPECT_NO_THROW(check_output_path(dir.file("old.bin"), "--save"));
+  EXPECT_EQ(dir.entries(), Names{"old.bin"});
+  EXPECT_EQ(output_path_problem(dir.file("new.bin")), "");
+}
+
+TEST(OutputPath, RefusesASymbolicLinkAndLeavesItsTargetAlone) {
+  FreshDir dir;
+  std::string const real = dir.file("real.bin");
+  std::string const link = dir.file("link.bin");
+  spit(real, "keep");
+  fs::create_symlink(real, link);
+  EXPECT_TRUE(rejected_with([&] { check_output_path(link, "--save"); }, "--save " + link + ": is a symbolic link"));
+  EXPECT_TRUE(rejected_with([&] { write_text_file(link, "new"); }, "is a symbolic link"));
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(slurp(real), "keep");
+  // A dangling link: writing through it would create a file wherever it points.
+  std::string const dangling = dir.file("dangling.bin");
+  fs::create_symlink(dir.file("nowhere.bin"), dangling);
+  EXPECT_TRUE(rejected_with([&] { write_text_file(dangling, "new"); }, "is a symbolic link"));
+  EXPECT_FALSE(fs::exists(dir.file("nowhere.bin")));
+  EXPECT_EQ(dir.entries(), (Names{"dangling.bin", "link.bin", "real.bin"}));
+}
+
+TEST(OutputPath, RefusesADirectory) {
+  FreshDir dir;
+  std::string const sub = dir.file("frames");
+  fs::create_directory(sub);
+  EXPECT_TRUE(rejected_with([&] { check_output_path(sub, "--json"); }, "--json " + sub + ": is a directory"));
+  EXPECT_TRUE(rejected_with([&] { write_text_file(sub, "{}"); }, "is a directory"));
+  EXPECT_TRUE(rejected_with([&] { check_output_path(sub + "/", "--json"); }, "ends in '/'"));
+  EXPECT_TRUE(fs::is_directory(sub));
+  EXPECT_TRUE(fs::is_empty(sub));
+  EXPECT_EQ(dir.entries(), Names{"frames"});
+}
+
+TEST(OutputPath, RefusesAFifoWithoutBlocking) {
+  FreshDir dir;
+  std::string const fifo = dir.file("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0) << std::strerror(errno);
+  // Opening a FIFO for writing blocks until a reader comes; the refusal must come before any open.
+  auto refused = std::async(std::launch::async, [&] {
+    return rejected_with([&] { check_output_path(fifo, "--csv"); }, "--csv " + fifo + ": is a FIFO") &&
+           rejected_with([&] { write_text_file(fifo, "a,b\n"); }, "is a FIFO");
+  });
+  if (refused.wait_for(std::chrono::seconds(10)) == std::future_status::timeout) {
+    int const reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // releases a blocked writer
+    refused.wait();
+    if (reader >= 0) ::close(reader);
+    FAIL() << "writing to a FIFO blocked";
+  }
+  EXPECT_TRUE(refused.get());
+  EXPECT_EQ(dir.entries(), Names{"pipe"});
+}
+
+TEST(OutputPath, RefusesAReadOnlyFile) {
+  if (running_as_root()) GTEST_SKIP() << "running as root, which may write any file: a read-only mode stops no one";
+  FreshDir dir;
+  std::string const path = dir.file("done.bin");
+  spit(path, "keep");
+  ASSERT_EQ(::chmod(path.c_str(), 0444), 0);
+  EXPECT_TRUE(rejected_with([&] { check_output_path(path, "--save"); }, "--save " + path + ": is read-only"));
+  EXPECT_TRUE(rejected_with([&] { write_text_file(path, "new"); }, "is read-only"));
+  EXPECT_EQ(slurp(path), "keep");
+  EXPECT_EQ(dir.entries(), Names{"done.bin"});
+}
+
+TEST(OutputPath, RefusesAMissingFolder) {
+  FreshDir dir;
+  std::string const folder = dir.file("nope");
+  std::string const path = folder + "/out.bin";
+  // The whole message, as the user sees it after "error: ".
+  EXPECT_TRUE(rejected_with([&] { check_output_path(path, "--save"); },
+                            "--save " + path + ": the folder " + folder + " does not exist"));
+  // The write says what it was writing, as before ("cannot write snapshot").
+  EXPECT_TRUE(rejected_with([&] { write_file_atomically(path, "snapshot", [](const std::string&) { return true; }); },
+                            path + ": cannot write snapshot: the folder " + folder + " does not exist"));
+  spit(dir.file("file.txt"), "x");
+  EXPECT_TRUE(rejected_with([&] { check_output_path(dir.file("file.txt/out.bin"), "--save"); }, "is not a folder"));
+  EXPECT_EQ(dir.entries(), Names{"file.txt"});
+}
+
+TEST(OutputPath, RefusesAnUnwritableFolder) {
+  if (running_as_root()) GTEST_SKIP() << "running as root, which may write in any folder: its mode stops no one";
+  FreshDir dir;
+  std::string const folder = dir.file("locked");
+  fs::create_directory(folder);
+  ASSERT_EQ(::chmod(folder.c_str(), 0555), 0);
+  std::string const path = folder + "/out.bin";
+  EXPECT_TRUE(rejected_with([&] { check_output_path(path, "--save"); },
+                            "--save " + path + ": the folder " + folder + " is not writable"));
+  EXPECT_TRUE(rejected_with([&] { write_text_file(path, "new"); }, "is not writable"));
+  EXPECT_TRUE(fs::is_empty(folder));
+}
+
+// --- Two options, one file --------------------------------------------------------------------------
+
+TEST(OutputPath, RefusesTwoSpellingsOfOneFile) {
+  FreshDir dir;
+  std::string const plain = dir.file("r.bin");
+  fs::create_directory(dir.file("sub"));
+  fs::create_directory_symlink(dir.path(), dir.file("alias"));
+  std::string const relative = fs::relative(plain).string();  // from the working folder, not absolute
+  for (std::string const& other : {dir.file("./r.bin"), dir.file("sub/../r.bin"), dir.file("alias/r.bin"), relative}) {
+    EXPECT_TRUE(rejected_with([&] { check_distinct_outputs({{"--save", plain}, {"--json", other}}); },
+                              "--save and --json both name " + plain + "; give each output its own file"))
+        << other;
+  }
+  // Two names of one existing file (a hard link).
+  spit(plain, "x");
+  fs::create_hard_link(plain, dir.file("hard.bin"));
+  EXPECT_TRUE(rejected_with([&] { check_distinct_outputs({{"--csv", dir.file("hard.bin")}, {"--save", plain}}); },
+                            "--csv and --save both name"));
+}
+
+TEST(OutputPath, AcceptsDistinctFiles) {  // the control: the same-file check does not refuse everything
+  FreshDir dir;
+  EXPECT_NO_THROW(check_distinct_outputs({{"--save", dir.file("r.bin")},
+                                          {"--json", dir.file("r.json")},
+                                          {"--csv", ""},  // not given
+                                          {"--screenshot", ""},
+                                          {"--frames-dir", dir.file("sub/r.bin")}}));
+  EXPECT_EQ(dir.entries(), Names{});
+}
+
+// --- Concurrent saves to one path -------------------------------------------------------------------
+
+constexpr std::size_t kSaveBytes = 3u << 20;  // "a few MB": large enough that two writers overlap
+constexpr std::uint32_t kSavesPerWriter = 50;
+
+// One save's content: "NBODYSAV", writer and save numbers, then bytes that only that save produces,
+// so a file that mixes two saves, or stops short, is caught.
+std::string save_content(std::uint32_t writer, std::uint32_t save) {
+  std::string bytes(kSaveBytes, '\0');
+  std::memcpy(&bytes[0], "NBODYSAV", 8);
+  std::memcpy(&bytes[8], &writer, 4);
+  std::memcpy(&bytes[12], &save, 4);
+  std::uint64_t x = 0x9E3779B97F4A7C15ull * (std::uint64_t(writer) * 1000 + save + 1);
+  for (std::size_t i = 16; i + 8 <= bytes.size(); i += 8) {
+    x ^= x << 13;  // xorshift64 (Marsaglia 2003)
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::memcpy(&bytes[i], &x, 8);
+  }
+  return bytes;
+}
+
+::testing::AssertionResult one_whole_save(const std::string& bytes) {
+  if (bytes.size() != kSaveBytes) return ::testing::AssertionFailure() << bytes.size() << " bytes, not " << kSaveBytes;
+  if (bytes.compare(0, 8, "NBODYSAV") != 0) return ::testing::AssertionFailure() << "no header";
+  std::uint32_t writer = 0, save = 0;
+  std::memcpy(&writer, &bytes[8], 4);
+  std::memcpy(&save, &bytes[12], 4);
+  if (bytes != save_content(writer, save)) {
+    return ::testing::AssertionFailure() << "writer " << writer << "'s save " << save << " is not whole";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(OutputConcurrency, CheckerRejectsMixedAndTruncatedFiles) {  // the negative control of the test below
+  std::string const a = save_content(0, 7), b = save_content(1, 7);
+  EXPECT_TRUE(one_whole_save(a));
+  EXPECT_TRUE(one_whole_save(b));
+  std::string const mixed = a.substr(0, kSaveBytes / 2) + b.substr(kSaveBytes / 2);  // what a shared FILE.tmp made
+  EXPECT_FALSE(one_whole_save(mixed));
+  EXPECT_FALSE(one_whole_save(a.substr(0, kSaveBytes - 1)));
+  EXPECT_FALSE(one_whole_save(b + "x"));
+}
+
+TEST(OutputConcurrency, TwoWritersOnOnePathLeaveOneWholeSave) {
+  FreshDir dir;
+  std::string const path = dir.file("shared.bin");
+  std::mutex names_mutex;
+  std::set<std::string> tmp_names;
+  std::vector<std::string> failures;
+  std::atomic<int> writers_left{2};
+  auto writer = [&](std::uint32_t id) {
+    try {
+      for (std::uint32_t k = 0; k < kSavesPerWriter; ++k) {
+        std::string const content = save_content(id, k);
+        write_file_atomically(path, "snapshot", [&](const std::string& tmp) {
+          {
+            std::lock_guard<std::mutex> lock(names_mutex);
+            tmp_names.insert(tmp);
+          }
+          return write_bytes(tmp, content);
+        });
+      }
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(names_mutex);
+      failures.push_back("writer " + std::to_string(id) + ": " + e.what());
+    }
+    --writers_left;
+  };
+  // A reader meanwhile: every time it finds the file, it finds one whole save.
+  int reads = 0, broken_reads = 0;
+  std::string first_broken;
+  std::thread reader([&] {
+    while (writers_left > 0) {
+      std::string const bytes = slurp(path);
+      if (bytes.empty()) continue;  // before the first rename
+      ++reads;
+      if (auto whole = one_whole_save(bytes); !whole && broken_reads++ == 0) first_broken = whole.message();
+    }
+  });
+  std::thread first(writer, 0u), second(writer, 1u);
+  first.join();
+  second.join();
+  reader.join();
+
+  EXPECT_EQ(failures, Names{});
+  EXPECT_TRUE(one_whole_save(slurp(path)));
+  EXPECT_EQ(dir.entries(), Names{"shared.bin"});
+  EXPECT_EQ(tmp_names.size(), std::size_t(2 * kSavesPerWriter)) << "every save had a temporary file of its own";
+  EXPECT_EQ(broken_reads, 0) << "of " << reads << " reads; first: " << first_broken;
+  RecordProperty("reads_during_writes", reads);
+}
+
+}  // namespace
+}  // namespace nbody
