@@ -1,11 +1,22 @@
-// tests/test_tipsy.cpp - tipsy snapshots: round trips, the real galaxy_20K file, corrupt files.
+// tests/test_tipsy.cpp - tipsy snapshots: round trips, the real galaxy_20K file, corrupt and hostile files.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
+#include <limits>
 
 #include "core/errors.h"
 #include "sim/io/tipsy.h"
@@ -131,6 +142,7 @@ TEST(Tipsy, Galaxy20KLoadsAsItsReadmeDescribes) {
   for (std::size_t i = 2500; i < b.size(); ++i) z.push_back(std::abs(b.pos_mass[i].z));
   std::nth_element(z.begin(), z.begin() + std::ptrdiff_t(z.size() / 2), z.end());
   EXPECT_LT(z[z.size() / 2], 1.0);  // measured 0.69: thin
+  EXPECT_FALSE(info.softening.has_value());  // eps 0.44 (dark), 0.133 and 0.171 (stars): no one softening
 }
 
 TEST(Tipsy, CorruptFilesAreRejectedWithTheFileAndTheProblem) {
@@ -167,7 +179,246 @@ TEST(Tipsy, CorruptFilesAreRejectedWithTheFileAndTheProblem) {
   for (int k = 0; k < 4; ++k) bad[32 + 44 * 3 + 4 + std::size_t(k)] = char(0xff);  // star 3's x: NaN
   write_bytes(nan, bad);
   e = error_of(nan);
-  EXPECT_NE(e.find("star particle 3"), std::string::npos) << e;
+  EXPECT_EQ(e, nan + ": body 3: position x is nan; a snapshot must hold finite values");
+}
+
+// One line naming the file, in the project's words: nothing from the standard library's insides.
+::testing::AssertionResult is_one_line_naming(const std::string& message, const std::string& path) {
+  if (message.find(path) != 0) return ::testing::AssertionFailure() << "'" << message << "' does not start with " << path;
+  if (message.find('\n') != std::string::npos) return ::testing::AssertionFailure() << "'" << message << "' has several lines";
+  for (const char* internal : {"basic_", "std::", "bad_alloc", "vector", "underflow"}) {
+    if (message.find(internal) != std::string::npos) {
+      return ::testing::AssertionFailure() << "'" << message << "' shows '" << internal << "'";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Runs f on another thread and says whether it returned within `limit`. If it did not, `unblock`
+// is called until it does, so that a failing test ends instead of hanging.
+template <class F, class U>
+bool returns_within(std::chrono::milliseconds limit, F f, U unblock) {
+  auto done = std::async(std::launch::async, f);
+  bool const in_time = done.wait_for(limit) == std::future_status::ready;
+  while (done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) unblock();
+  done.get();  // rethrows what f threw
+  return in_time;
+}
+
+// When reading never ends (a device), nothing can unblock it: stop the test binary with a reason.
+void give_up(const char* what) {
+  std::fprintf(stderr, "%s: still reading after the time limit; stopping\n", what);
+  std::abort();
+}
+
+constexpr std::chrono::milliseconds kNoBlockLimit{5000};  // a refusal from stat takes well under 1 ms
+
+// Standard (big-endian) tipsy with only stars: record k starts at 32 + 44 k; mass pos[3] vel[3]
+// metals tform eps phi.
+constexpr std::size_t kStarRecord = 44;
+std::size_t star_field(std::size_t body, std::size_t field) { return 32 + kStarRecord * body + 4 * field; }
+
+void put_big_endian(std::vector<char>& raw, std::size_t at, std::uint32_t bits) {
+  for (int k = 0; k < 4; ++k) raw[at + std::size_t(k)] = char((bits >> (24 - 8 * k)) & 0xffu);
+}
+void put_big_endian(std::vector<char>& raw, std::size_t at, float value) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &value, 4);
+  put_big_endian(raw, at, bits);
+}
+void put_count(std::vector<char>& raw, std::size_t at, std::int32_t count) {
+  put_big_endian(raw, at, static_cast<std::uint32_t>(count));
+}
+constexpr std::size_t kNbodiesAt = 8, kNdarkAt = 20, kNstarAt = 24;  // header offsets
+
+// Ten stars in a standard file, to be spoiled by each test.
+class HostileTipsy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    sim::write_tipsy(dir_.file("good.bin"), test::rounded_to_float(test::scenario("plummer", 10)), 0.01);
+    raw_ = bytes_of(dir_.file("good.bin"));
+    ASSERT_EQ(raw_.size(), 32 + 10 * kStarRecord);
+  }
+  std::string write(const std::string& name, const std::vector<char>& raw) {
+    write_bytes(dir_.file(name), raw);
+    return dir_.file(name);
+  }
+  std::string with_float(const std::string& name, std::size_t body, std::size_t field, float value) {
+    auto raw = raw_;
+    put_big_endian(raw, star_field(body, field), value);
+    return write(name, raw);
+  }
+  TempDir dir_;
+  std::vector<char> raw_;
+};
+
+TEST_F(HostileTipsy, FifoIsRefusedWithoutBlocking) {
+  auto const dir = test::fresh_test_dir("nbody-tipsy");
+  std::string const fifo = (dir / "snap.fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  // A writer that opens and closes at once releases a reader waiting in open() (it then sees end of file).
+  auto release_reader = [&] {
+    int const fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+  };
+  // Negative control: a plain open for reading does block on a FIFO, and the guard sees it.
+  EXPECT_FALSE(returns_within(std::chrono::milliseconds(200), [&] { std::ifstream f(fifo); }, release_reader));
+
+  std::string message;
+  EXPECT_TRUE(returns_within(kNoBlockLimit, [&] { message = error_of(fifo); }, release_reader))
+      << "read_tipsy blocked on a FIFO";
+  EXPECT_EQ(message, fifo + ": not a regular file (a FIFO); give a tipsy snapshot file");
+  fs::remove_all(dir);
+}
+
+TEST_F(HostileTipsy, DirectoryIsRefusedByName) {
+  std::string const dir = dir_.file("snapshots");
+  fs::create_directories(dir);
+  std::string const message = error_of(dir);
+  EXPECT_EQ(message, dir + ": not a regular file (a directory); give a tipsy snapshot file");
+  EXPECT_TRUE(is_one_line_naming(message, dir));
+}
+
+TEST_F(HostileTipsy, DevZeroIsRefusedBeforeReading) {
+  if (!fs::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
+  std::string message;
+  returns_within(kNoBlockLimit, [&] { message = error_of("/dev/zero"); }, [] { give_up("read_tipsy(/dev/zero)"); });
+  EXPECT_EQ(message, "/dev/zero: not a regular file (a character device); give a tipsy snapshot file");
+  EXPECT_TRUE(test::rejected_with([] { sim::read_tipsy("/dev/null"); }, "/dev/null: not a regular file (a character device)"));
+}
+
+TEST_F(HostileTipsy, HeaderPromisingMoreBodiesThanTheFileHoldsIsRefused) {
+  auto raw = raw_;
+  put_count(raw, kNbodiesAt, 1010);
+  put_count(raw, kNstarAt, 1010);
+  std::string const more = write("more.bin", raw);
+  EXPECT_EQ(error_of(more), more + ": truncated tipsy file: header describes 1010 bodies (0 gas, 0 dark, 1010 star) in " +
+                                std::to_string(32 + 1010 * kStarRecord) + " bytes, file has 472");
+  // 2^30 bodies promised in 472 bytes: refused from the header and the size, nothing allocated.
+  put_count(raw, kNbodiesAt, 1 << 30);
+  put_count(raw, kNstarAt, 1 << 30);
+  std::string const billion = write("billion.bin", raw);
+  EXPECT_TRUE(test::rejected_with([&] { sim::read_tipsy(billion); },
+                                  billion + ": truncated tipsy file: header describes 1073741824 bodies"));
+}
+
+TEST_F(HostileTipsy, OversizedFileIsRefusedFromItsSizeWithoutReadingIt) {
+  // 4 GiB, sparse: reading it would take seconds and 4 GiB of memory; stat's size takes none.
+  std::string const path = write("huge.bin", raw_);
+  fs::resize_file(path, std::uintmax_t{4} << 30);
+  std::string message;
+  auto const start = std::chrono::steady_clock::now();
+  returns_within(kNoBlockLimit, [&] { message = error_of(path); }, [] { give_up("read_tipsy(huge.bin)"); });
+  double const seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(message, path + ": oversized tipsy file: header describes 10 bodies (0 gas, 0 dark, 10 star) in 472 "
+                            "bytes, file has 4294967296");
+  EXPECT_LT(seconds, 0.5);  // measured 0.0001 s
+}
+
+TEST_F(HostileTipsy, AbsurdHeaderCountsAreRefused) {
+  auto raw = raw_;
+  put_count(raw, kNbodiesAt, (1 << 30) + 1);
+  put_count(raw, kNstarAt, (1 << 30) + 1);
+  std::string path = write("too-many.bin", raw);
+  EXPECT_EQ(error_of(path), path + ": header says nbodies = 1073741825; nbody reads 1 to 1073741824 (2^30) bodies");
+
+  raw = raw_;
+  put_count(raw, kNbodiesAt, 0);
+  put_count(raw, kNstarAt, 0);
+  path = write("none.bin", raw);
+  EXPECT_EQ(error_of(path), path + ": header says nbodies = 0; nbody reads 1 to 1073741824 (2^30) bodies");
+
+  raw = raw_;
+  put_count(raw, kNdarkAt, -3);
+  put_count(raw, kNstarAt, 13);
+  path = write("negative.bin", raw);
+  EXPECT_EQ(error_of(path), path + ": header says ndark = -3; a count must be >= 0");
+
+  raw = raw_;
+  put_count(raw, kNdarkAt, std::numeric_limits<std::int32_t>::max());
+  path = write("overflow.bin", raw);  // 10 + 2^31-1 wraps in 32 bits; summed in 64
+  EXPECT_EQ(error_of(path), path + ": header counts do not add up: nsph 0 + ndark 2147483647 + nstar 10 = "
+                                   "2147483657, but nbodies = 10");
+
+  raw = raw_;
+  put_count(raw, 12, 4);  // ndim
+  path = write("ndim.bin", raw);
+  EXPECT_EQ(error_of(path), path + ": not a tipsy file: the header's ndim is 3 in neither byte order");
+}
+
+TEST_F(HostileTipsy, NanVelocityIsRefusedNamingBodyAndField) {
+  std::string const path = with_float("nan.bin", 3, 5, std::numeric_limits<float>::quiet_NaN());
+  std::string const message = error_of(path);
+  EXPECT_EQ(message, path + ": body 3: velocity y is nan; a snapshot must hold finite values");
+  EXPECT_TRUE(is_one_line_naming(message, path));
+  std::string const inf = with_float("inf.bin", 9, 3, -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(error_of(inf), inf + ": body 9: position z is -inf; a snapshot must hold finite values");
+}
+
+TEST_F(HostileTipsy, HugePositionIsRefused) {
+  std::string const path = with_float("huge.bin", 0, 1, 1e19f);
+  EXPECT_EQ(error_of(path), path + ": body 0: position x is 1e+19; nbody reads magnitudes up to 1e15");
+  // Negative control: the bound itself loads, 1% beyond it does not.
+  EXPECT_NO_THROW(sim::read_tipsy(with_float("at-bound.bin", 0, 4, -1e15f)));
+  EXPECT_TRUE(test::rejected_with([&] { sim::read_tipsy(with_float("beyond.bin", 0, 4, -1.01e15f)); },
+                                  "body 0: velocity x is -1.01e+15; nbody reads magnitudes up to 1e15"));
+}
+
+TEST_F(HostileTipsy, NegativeMassOrSofteningIsRefused) {
+  std::string const mass = with_float("mass.bin", 2, 0, -1.0f);
+  EXPECT_EQ(error_of(mass), mass + ": body 2: mass is -1; it must be >= 0");
+  std::string const eps = with_float("eps.bin", 4, 9, -0.01f);
+  EXPECT_EQ(error_of(eps), eps + ": body 4: eps is -0.01; it must be >= 0");
+  std::string const nan_eps = with_float("nan-eps.bin", 4, 9, std::numeric_limits<float>::quiet_NaN());
+  EXPECT_EQ(error_of(nan_eps), nan_eps + ": body 4: eps is nan; a snapshot must hold finite values");
+  // Negative control: a massless body and fields nbody does not read (metals, phi) load.
+  std::string const massless = with_float("massless.bin", 2, 0, 0.0f);
+  EXPECT_NO_THROW(sim::read_tipsy(massless));
+  std::string const phi = with_float("phi.bin", 2, 10, std::numeric_limits<float>::quiet_NaN());
+  EXPECT_NO_THROW(sim::read_tipsy(phi));
+}
+
+TEST_F(HostileTipsy, LittleEndianFilesAreCheckedAlike) {
+  auto b = test::rounded_to_float(test::scenario("plummer", 10));
+  b.velocity[6].y = std::numeric_limits<double>::quiet_NaN();
+  sim::write_tipsy(dir_.file("le.bin"), b, 0.01, sim::TipsyFormat::little_endian);
+  EXPECT_EQ(error_of(dir_.file("le.bin")), dir_.file("le.bin") + ": body 6: velocity y is nan; a snapshot must hold finite values");
+}
+
+TEST(Tipsy, SofteningRoundTripsInBothByteOrders) {
+  TempDir dir;
+  for (auto format : {sim::TipsyFormat::standard, sim::TipsyFormat::little_endian}) {
+    sim::write_tipsy(dir.file("snap.bin"), mixed_bodies(), 0.05, format);  // gas (hsmooth), dark and stars
+    sim::TipsyInfo info;
+    sim::read_tipsy(dir.file("snap.bin"), &info);
+    ASSERT_TRUE(info.softening.has_value());
+    EXPECT_EQ(*info.softening, double(0.05f));  // stored as a float
+  }
+  // No softening written (eps 0) reports none; a reused TipsyInfo forgets the last file's.
+  sim::TipsyInfo info;
+  sim::write_tipsy(dir.file("a.bin"), mixed_bodies(), 0.02);
+  sim::read_tipsy(dir.file("a.bin"), &info);
+  ASSERT_TRUE(info.softening.has_value());
+  sim::write_tipsy(dir.file("zero.bin"), mixed_bodies(), 0.0);
+  sim::read_tipsy(dir.file("zero.bin"), &info);
+  EXPECT_FALSE(info.softening.has_value());
+}
+
+TEST(Tipsy, MixedSofteningReportsNone) {
+  TempDir dir;
+  sim::write_tipsy(dir.file("snap.bin"), test::rounded_to_float(test::scenario("plummer", 10)), 0.01);
+  auto raw = bytes_of(dir.file("snap.bin"));
+  put_big_endian(raw, star_field(7, 9), 0.02f);  // star 7's eps
+  write_bytes(dir.file("mixed.bin"), raw);
+  sim::TipsyInfo info;
+  sim::read_tipsy(dir.file("mixed.bin"), &info);
+  EXPECT_EQ(info.star, 10u);
+  EXPECT_FALSE(info.softening.has_value());
+  // Negative control: the same file with star 7's eps put back reports it.
+  put_big_endian(raw, star_field(7, 9), 0.01f);
+  write_bytes(dir.file("same.bin"), raw);
+  sim::read_tipsy(dir.file("same.bin"), &info);
+  EXPECT_EQ(info.softening, std::optional<double>(double(0.01f)));
 }
 
 TEST(Tipsy, FailedWriteLeavesNothingBehind) {

@@ -1,14 +1,23 @@
 // sim/io/tipsy.cpp - tipsy snapshot I/O, both byte orders, validated before anything is used.
 #include "sim/io/tipsy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <iterator>
+#include <new>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
+#include <utility>
+#include <system_error>
+#include <vector>
 
 #include "core/atomic_file.h"
 #include "core/errors.h"
@@ -49,10 +58,6 @@ void store(std::vector<unsigned char>& out, T value, bool little) {
 struct Header {
   double time;
   std::int32_t nbodies, ndim, nsph, ndark, nstar;
-  bool plausible() const {
-    return ndim == 3 && nsph >= 0 && ndark >= 0 && nstar >= 0 && nbodies > 0 &&
-           static_cast<std::int64_t>(nsph) + ndark + nstar == nbodies && std::isfinite(time);
-  }
   std::uint64_t expected_bytes() const {
     return kHeaderBytes + 4 * (kGasFloats * std::uint64_t(nsph) + kDarkFloats * std::uint64_t(ndark) +
                                kStarFloats * std::uint64_t(nstar));
@@ -68,63 +73,229 @@ Header parse_header(const unsigned char* p, bool little) {
   throw InputError(path + ": " + problem);
 }
 
-}  // namespace
+[[noreturn]] void fail_machine(const std::string& path, const std::string& problem) {
+  throw RuntimeFailure(path + ": " + problem);
+}
 
-BodySet read_tipsy(const std::string& path, TipsyInfo* info) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
-  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) fail(path, "read error");
-  if (bytes.size() < kHeaderBytes) {
-    fail(path, "truncated tipsy header: " + std::to_string(bytes.size()) + " bytes, need " +
-                   std::to_string(kHeaderBytes));
+// A failed stat, open or read: what the user can fix (a wrong name, no permission) is bad input,
+// anything else (EIO, ENOMEM, ...) is the machine.
+[[noreturn]] void fail_errno(const std::string& path, const std::string& what, int error) {
+  std::string const problem = what + ": " + std::generic_category().message(error);
+  switch (error) {
+    case ENOENT: case ENOTDIR: case EACCES: case EPERM: case ELOOP: case ENAMETOOLONG:
+      fail(path, problem);
+    default:
+      fail_machine(path, problem);
+  }
+}
+
+const char* kind_of_file(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+[[noreturn]] void fail_not_regular(const std::string& path, mode_t mode) {
+  fail(path, std::string("not a regular file (") + kind_of_file(mode) + "); give a tipsy snapshot file");
+}
+
+// A file descriptor opened for reading, closed by its destructor; move-only in spirit, never copied.
+class ReadOnlyFile {
+ public:
+  // O_NONBLOCK: should the path have been replaced by a FIFO since it was checked, open returns
+  // at once instead of waiting for a writer, and the fstat below refuses it.
+  explicit ReadOnlyFile(const std::string& path)
+      : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) {
+    if (fd_ < 0) fail_errno(path_, "cannot open", errno);
+  }
+  ~ReadOnlyFile() { ::close(fd_); }
+  ReadOnlyFile(const ReadOnlyFile&) = delete;
+  ReadOnlyFile& operator=(const ReadOnlyFile&) = delete;
+
+  struct stat status() const {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) fail_errno(path_, "cannot stat", errno);
+    return st;
   }
 
-  Header const big = parse_header(bytes.data(), false);
-  Header const little = parse_header(bytes.data(), true);
-  bool is_little = false;
-  if (big.plausible() && big.expected_bytes() == bytes.size()) {
-    is_little = false;
-  } else if (little.plausible() && little.expected_bytes() == bytes.size()) {
-    is_little = true;
-  } else if (big.plausible() || little.plausible()) {
-    Header const& h = big.plausible() ? big : little;
+  // Reads up to n bytes; fewer only at the end of the file.
+  std::size_t read(unsigned char* dst, std::size_t n) {
+    std::size_t done = 0;
+    while (done < n) {
+      ssize_t const got = ::read(fd_, dst + done, n - done);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) fail_errno(path_, "read error", errno);
+      if (got == 0) break;
+      done += std::size_t(got);
+    }
+    return done;
+  }
+
+ private:
+  std::string path_;
+  int fd_;
+};
+
+// Which byte order the header is in: ndim is 3 in exactly one of them (0x00000003 read the other
+// way is 50331648), so a valid header never has two readings.
+bool header_is_little_endian(const std::string& path, const unsigned char* raw) {
+  bool const big = parse_header(raw, false).ndim == 3;
+  bool const little = parse_header(raw, true).ndim == 3;
+  if (!big && !little) fail(path, "not a tipsy file: the header's ndim is 3 in neither byte order");
+  return little;
+}
+
+std::string value_text(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
+// Refuses a header whose counts no tipsy writer produces, before they size anything.
+void check_header(const std::string& path, const Header& h) {
+  if (!std::isfinite(h.time)) fail(path, "header time is " + value_text(h.time) + "; a snapshot must hold finite values");
+  if (h.nbodies < 1 || h.nbodies > kTipsyMaxBodies) {
+    fail(path, "header says nbodies = " + std::to_string(h.nbodies) + "; nbody reads 1 to " +
+                   std::to_string(kTipsyMaxBodies) + " (2^30) bodies");
+  }
+  for (auto [name, count] : {std::pair{"nsph", h.nsph}, std::pair{"ndark", h.ndark}, std::pair{"nstar", h.nstar}}) {
+    if (count < 0) fail(path, "header says " + std::string(name) + " = " + std::to_string(count) + "; a count must be >= 0");
+  }
+  std::int64_t const sum = std::int64_t{h.nsph} + h.ndark + h.nstar;
+  if (sum != h.nbodies) {
+    fail(path, "header counts do not add up: nsph " + std::to_string(h.nsph) + " + ndark " + std::to_string(h.ndark) +
+                   " + nstar " + std::to_string(h.nstar) + " = " + std::to_string(sum) + ", but nbodies = " +
+                   std::to_string(h.nbodies));
+  }
+}
+
+// One tipsy particle family: its record length in floats and where its softening lies. A gas
+// particle has no eps; pkdgrav and gasoline take hsmooth as its softening, and write_tipsy writes it there.
+struct Family {
+  BodyType type;
+  std::size_t floats;
+  std::size_t eps_index;
+  const char* eps_name;
+};
+constexpr Family kGas{BodyType::gas, kGasFloats, 9, "hsmooth"};  // mass pos[3] vel[3] rho temp hsmooth
+constexpr Family kDark{BodyType::dark, kDarkFloats, 7, "eps"};   // mass pos[3] vel[3] eps
+constexpr Family kStar{BodyType::star, kStarFloats, 9, "eps"};   // mass pos[3] vel[3] metals tform eps
+
+// The problem with one loaded value, or nothing.
+std::optional<std::string> value_problem(const char* field, float x, bool non_negative) {
+  std::string const said = std::string(field) + " is " + value_text(double(x));
+  if (!std::isfinite(x)) return said + "; a snapshot must hold finite values";
+  if (non_negative && x < 0.0f) return said + "; it must be >= 0";
+  if (std::abs(double(x)) > kTipsyMaxMagnitude) return said + "; nbody reads magnitudes up to 1e15";
+  return std::nullopt;
+}
+
+constexpr std::size_t kChunkRecords = 1 << 16;  // records read per read(2): at most 3 MiB of buffer
+
+BodySet read_checked(const std::string& path, TipsyInfo* info) {
+  // stat before open: opening a FIFO for reading waits for a writer, a device never ends.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) fail_errno(path, "cannot open", errno);
+  if (!S_ISREG(st.st_mode)) fail_not_regular(path, st.st_mode);
+  ReadOnlyFile file(path);
+  st = file.status();  // the file opened, in case the path changed since
+  if (!S_ISREG(st.st_mode)) fail_not_regular(path, st.st_mode);
+  auto const file_bytes = std::uint64_t(st.st_size);
+
+  unsigned char raw[kHeaderBytes];
+  std::size_t const got = file.read(raw, kHeaderBytes);
+  if (got < kHeaderBytes) {
+    fail(path, "truncated tipsy header: " + std::to_string(got) + " bytes, need " + std::to_string(kHeaderBytes));
+  }
+  bool const little = header_is_little_endian(path, raw);
+  Header const h = parse_header(raw, little);
+  check_header(path, h);
+  if (h.expected_bytes() != file_bytes) {
     std::ostringstream s;
-    s << (bytes.size() < h.expected_bytes() ? "truncated" : "oversized") << " tipsy file: header describes "
+    s << (file_bytes < h.expected_bytes() ? "truncated" : "oversized") << " tipsy file: header describes "
       << h.nbodies << " bodies (" << h.nsph << " gas, " << h.ndark << " dark, " << h.nstar << " star) in "
-      << h.expected_bytes() << " bytes, file has " << bytes.size();
+      << h.expected_bytes() << " bytes, file has " << file_bytes;
     fail(path, s.str());
-  } else {
-    fail(path, "not a tipsy file: the header (either byte order) has no ndim = 3 with nbodies = nsph + ndark + nstar > 0");
   }
-  Header const& h = is_little ? little : big;
 
   BodySet b;
   b.time = h.time;
-  b.pos_mass.reserve(std::size_t(h.nbodies));
-  std::size_t offset = kHeaderBytes;
-  auto read_group = [&](std::int32_t count, std::size_t floats, BodyType type, const char* family) {
-    for (std::int32_t k = 0; k < count; ++k, offset += 4 * floats) {
-      float f[7];
-      for (int c = 0; c < 7; ++c) f[c] = load<float>(bytes.data() + offset + 4 * std::size_t(c), is_little);
-      bool const finite = std::all_of(f, f + 7, [](float x) { return std::isfinite(x); });
-      if (!finite || f[0] < 0.0f) {
-        fail(path, std::string(family) + " particle " + std::to_string(k) + " (body " + std::to_string(b.size()) +
-                       ") has " + (finite ? "a negative mass" : "a non-finite mass, position or velocity"));
+  try {
+    b.pos_mass.reserve(std::size_t(h.nbodies));
+    b.velocity.reserve(std::size_t(h.nbodies));
+    b.type.reserve(std::size_t(h.nbodies));
+  } catch (const std::bad_alloc&) {
+    fail_machine(path, "not enough memory for " + std::to_string(h.nbodies) + " bodies");
+  }
+
+  std::optional<float> first_eps;
+  bool same_eps = true;
+  std::vector<unsigned char> chunk;
+  std::uint64_t offset = kHeaderBytes;
+  for (auto [family, count] : {std::pair{kGas, h.nsph}, std::pair{kDark, h.ndark}, std::pair{kStar, h.nstar}}) {
+    std::size_t const record = 4 * family.floats;
+    for (std::size_t k0 = 0; k0 < std::size_t(count); k0 += kChunkRecords) {
+      std::size_t const n = std::min(kChunkRecords, std::size_t(count) - k0);
+      chunk.resize(n * record);
+      if (std::size_t const read = file.read(chunk.data(), chunk.size()); read < chunk.size()) {
+        fail(path, "truncated while being read: ended at byte " + std::to_string(offset + read) + " of " +
+                       std::to_string(file_bytes) + " (did the file change?)");
       }
-      b.append({f[1], f[2], f[3], f[0]}, {f[4], f[5], f[6]}, type);
+      offset += chunk.size();
+      for (std::size_t k = 0; k < n; ++k) {
+        const unsigned char* r = chunk.data() + k * record;
+        float f[7];
+        for (std::size_t c = 0; c < 7; ++c) f[c] = load<float>(r + 4 * c, little);
+        float const eps = load<float>(r + 4 * family.eps_index, little);
+        static constexpr const char* kNames[7] = {"mass",       "position x", "position y", "position z",
+                                                  "velocity x", "velocity y", "velocity z"};
+        auto problem = value_problem(kNames[0], f[0], true);
+        for (std::size_t c = 1; c < 7 && !problem; ++c) problem = value_problem(kNames[c], f[c], false);
+        if (!problem) problem = value_problem(family.eps_name, eps, true);
+        if (problem) fail(path, "body " + std::to_string(b.size()) + ": " + *problem);
+        if (!first_eps) first_eps = eps;
+        same_eps = same_eps && eps == *first_eps;
+        b.append({f[1], f[2], f[3], f[0]}, {f[4], f[5], f[6]}, family.type);
+      }
     }
-  };
-  read_group(h.nsph, kGasFloats, BodyType::gas, "gas");
-  read_group(h.ndark, kDarkFloats, BodyType::dark, "dark");
-  read_group(h.nstar, kStarFloats, BodyType::star, "star");
+  }
+  unsigned char extra = 0;
+  if (file.read(&extra, 1) != 0) fail(path, "grew while being read: longer than its " + std::to_string(file_bytes) + " bytes");
+
   if (info) {
-    info->format = is_little ? TipsyFormat::little_endian : TipsyFormat::standard;
+    info->format = little ? TipsyFormat::little_endian : TipsyFormat::standard;
     info->gas = std::size_t(h.nsph);
     info->dark = std::size_t(h.ndark);
     info->star = std::size_t(h.nstar);
+    info->softening.reset();
+    if (same_eps && first_eps && *first_eps > 0.0f) info->softening = double(*first_eps);
   }
   return b;
+}
+
+}  // namespace
+
+BodySet read_tipsy(const std::string& path, TipsyInfo* info) {
+  // Every refusal above is already one line naming the file; what the standard library throws
+  // (its messages name its internals) is turned into one too.
+  try {
+    return read_checked(path, info);
+  } catch (const InputError&) {
+    throw;
+  } catch (const RuntimeFailure&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    fail_machine(path, "not enough memory to read the snapshot");
+  } catch (const std::length_error&) {
+    fail_machine(path, "not enough memory to read the snapshot");
+  } catch (const std::exception&) {
+    fail_machine(path, "the snapshot could not be read");
+  }
 }
 
 void write_tipsy(const std::string& path, const BodySet& bodies, double softening, TipsyFormat format) {

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/enum_names.h"
@@ -21,10 +23,28 @@ constexpr const auto& enum_names(TipsyFormat) { return kTipsyFormatNames; }
 struct TipsyInfo {
   TipsyFormat format = TipsyFormat::standard;
   std::size_t gas = 0, dark = 0, star = 0;
+  // The Plummer softening the file gives, simulation units: set when every particle carries the
+  // same positive eps (as write_tipsy writes it), empty when they differ or are all zero. A gas
+  // particle's eps is its hsmooth field, as pkdgrav and gasoline read it.
+  std::optional<double> softening;
 };
 
-// Reads a tipsy file of either form, told apart by the header. Throws InputError naming the
-// file and the problem for a missing, truncated, oversized or inconsistent file.
+// The most bodies read_tipsy accepts (2^30): more is refused from the header, before any memory
+// is allocated for them.
+inline constexpr std::int64_t kTipsyMaxBodies = std::int64_t{1} << 30;
+// The largest |mass|, |position|, |velocity| or eps read_tipsy accepts: fp32 forces square
+// coordinate differences, and (2e15)^2 stays far below FLT_MAX (3.4e38) where 1e19 does not.
+inline constexpr double kTipsyMaxMagnitude = 1e15;
+
+// Reads a tipsy file of either form, told apart by the header's ndim (3 in one byte order only).
+// Refused, with an InputError of one line naming the file: a path that is not a regular file
+// (checked with stat before it is opened: a FIFO, a device or a directory is never read); a
+// header with ndim != 3, counts below 0, above kTipsyMaxBodies or not adding up; a file whose
+// size (from stat, before any particle is read) differs from what the header describes; a
+// particle whose mass, position, velocity or eps is not finite, beyond kTipsyMaxMagnitude, or a
+// negative mass or eps (the message names the body index and the field). A failure of the
+// machine (an I/O error, no memory for the bodies) is a RuntimeFailure naming the file.
+// Fields nbody does not use (rho, temp, metals, tform, phi or id) are not checked.
 BodySet read_tipsy(const std::string& path, TipsyInfo* info = nullptr);
 
 // Writes bodies grouped as tipsy requires (gas, then dark, then star; stable within a group),
