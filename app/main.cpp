@@ -6,6 +6,7 @@
 #include "app/modes.h"
 #include "app/options.h"
 #include "core/errors.h"
+#include "core/interrupt.h"
 
 namespace {
 
@@ -40,8 +41,12 @@ int main(int argc, char** argv) {
   try {
     auto options = nbody::app::parse_options(argc, argv);
     if (!options) return 0;
-    nbody::app::install_signal_handlers();
+    nbody::install_interrupt_handlers();
+    nbody::app::check_outputs(*options);
     return dispatch(*options);
+  } catch (const nbody::Interrupted& e) {
+    std::fprintf(stderr, "nbody: %s\n", e.what());
+    return nbody::interrupted_exit_code(e.signal);
   } catch (const nbody::InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

@@ -18,7 +18,10 @@
 #include "app/progress.h"
 #include "core/atomic_file.h"
 #include "core/errors.h"
+#include "core/interrupt.h"
+#include "core/output_path.h"
 #include "driver/benchmark.h"
+#include "driver/checkpoints.h"
 #include "driver/setup.h"
 #include "driver/validation.h"
 #include "gpu/devices.h"
@@ -31,9 +34,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
-
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_signal(int) { g_interrupted = 1; }
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -71,7 +71,13 @@ driver::Setup make_setup(const Options& o) {
 
 }  // namespace
 
-bool interrupted() { return g_interrupted != 0; }
+void check_outputs(const Options& o) {
+  std::vector<std::pair<std::string, std::string>> const outputs{
+      {"--save", o.save}, {"--checkpoint", o.checkpoint}, {"--json", o.json}, {"--csv", o.csv}, {"--screenshot", o.screenshot}};
+  for (auto const& [option, path] : outputs)
+    if (!path.empty()) check_output_path(path, option);
+  check_distinct_outputs(outputs);
+}
 
 bool display_available() {
   char const* x = std::getenv("DISPLAY");
@@ -79,51 +85,76 @@ bool display_available() {
   return (x && *x) || (w && *w);
 }
 
-void install_signal_handlers() {
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
-}
-
 int run_simulation(const Options& o) {
   driver::Setup setup = make_setup(o);
   std::uint64_t const steps = o.steps ? o.steps : 1000;
-  multigpu::Simulation sim(setup.bodies, setup.program, setup.config);
+  multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock);
   if (!o.quiet) {
     std::printf("nbody run: %zu bodies from %s\n  %s\n  %s, dt %g, %llu steps\n", sim.bodies(), setup.source.c_str(),
                 sim.describe().c_str(), setup.program.integrator.c_str(), setup.program.dt, (unsigned long long)steps);
   }
   sim::Diagnostics const start = sim.diagnostics();
-  double const e0 = start.total();
+  double const e0 = setup.initial_energy.value_or(start.total());  // a restart keeps the run's baseline
   if (!o.quiet) print_diagnostics("start", start, e0);
 
+  // Steps go in chunks of about 0.2 s (progress and Ctrl-C stay responsive, the GPU stays busy),
+  // cut at the steps where a checkpoint of the series falls due.
+  std::uint64_t const every = o.checkpoint_every;
   Progress progress(steps, !o.quiet && isatty(STDERR_FILENO));
   auto const t0 = Clock::now();
+  auto last_check = t0;
   std::uint64_t done = 0, chunk = 1;
-  while (done < steps && !interrupted()) {
-    std::uint64_t const n = std::min(chunk, steps - done);
+  while (done < steps && !interrupt_signal()) {
+    std::uint64_t n = std::min(chunk, steps - done);
+    if (every) n = std::min(n, every - sim.steps_done() % every);
     auto const c0 = Clock::now();
     sim.advance(n);
     sim.synchronize();
     done += n;
     progress.update(done);
-    // Aim for chunks of about 0.2 s: progress and Ctrl-C stay responsive, the GPU stays busy.
     double const per_step = seconds_since(c0) / double(n);
     chunk = std::max<std::uint64_t>(1, std::uint64_t(0.2 / std::max(per_step, 1e-9)));
+    if (every && sim.steps_done() % every == 0) {
+      std::string const path = driver::series_path(o.checkpoint, sim.steps_done());
+      driver::write_checkpoint(path, setup, sim, e0);
+      last_check = Clock::now();
+      if (!o.quiet) progress.note("checkpoint " + path);
+    } else if (seconds_since(last_check) > 10.0) {
+      driver::check_finite(sim.state(), sim.steps_done());  // a blown-up run stops with a clear error
+      last_check = Clock::now();
+    }
   }
   progress.finish();
   double const wall = seconds_since(t0);
+  int const stopped_by = interrupt_signal();
 
-  sim::Diagnostics const end = sim.diagnostics();
-  double const interactions = double(sim.program().drifts()) * double(sim.bodies()) * double(sim.bodies());
-  if (!o.quiet) {
-    print_diagnostics("end", end, e0);
-    std::printf("  time %.6g after %llu steps; %.3f s wall, %.2f steps/s, %.3e interactions/s\n", sim.time(),
-                (unsigned long long)done, wall, double(done) / wall, interactions * double(done) / wall);
+  // Save first: after an interrupt the state is what must not be lost. A state that is no longer
+  // finite is refused before it can replace anything.
+  sim::BodySet const final_state = sim.state();
+  driver::check_finite(final_state, sim.steps_done());
+  if (!o.checkpoint.empty()) {
+    driver::write_checkpoint(o.checkpoint, setup, sim, e0);
+    if (!o.quiet) std::printf("  checkpoint %s (step %llu)\n", o.checkpoint.c_str(), (unsigned long long)sim.steps_done());
   }
   if (!o.save.empty()) {
-    sim::write_tipsy(o.save, sim.state(), sim.config().softening, o.save_format);
+    sim::write_tipsy(o.save, final_state, sim.config().softening, o.save_format);
     if (!o.quiet) std::printf("  saved %s (%s tipsy)\n", o.save.c_str(), name_of(o.save_format).c_str());
   }
+  // The end energy is an O(N^2) pass worth about ten steps: after an interrupt the user wants out,
+  // and the saved state lets a restart measure it.
+  json end_json = nullptr;
+  double const interactions = double(sim.program().drifts()) * double(sim.bodies()) * double(sim.bodies());
+  if (!stopped_by) {
+    sim::Diagnostics const end = sim.diagnostics();
+    if (!o.quiet) print_diagnostics("end", end, e0);
+    end_json = diagnostics_json(end, e0);
+  } else if (!o.quiet) {
+    std::printf("  end energy not computed after the interrupt (an O(N^2) pass)\n");
+  }
+  if (!o.quiet)
+    std::printf("  time %.6g after %llu steps (step %llu of the run); %.3f s wall, %.2f steps/s, %.3e interactions/s\n",
+                sim.time(), (unsigned long long)done, (unsigned long long)sim.steps_done(), wall,
+                wall > 0 ? double(done) / wall : 0.0, wall > 0 ? interactions * double(done) / wall : 0.0);
   write_json(o, {{"mode", "run"},
                  {"bodies", sim.bodies()},
                  {"source", setup.source},
@@ -131,15 +162,18 @@ int run_simulation(const Options& o) {
                  {"integrator", setup.program.integrator},
                  {"dt", setup.program.dt},
                  {"steps", done},
-                 {"interrupted", interrupted()},
+                 {"step", sim.steps_done()},
+                 {"interrupted", stopped_by != 0},
                  {"time", sim.time()},
                  {"wall_seconds", wall},
                  {"start", diagnostics_json(start, e0)},
-                 {"end", diagnostics_json(end, e0)}});
-  if (interrupted()) {
-    std::fprintf(stderr, "interrupted after %llu of %llu steps%s\n", (unsigned long long)done,
-                 (unsigned long long)steps, o.save.empty() ? " (no --save given: state not written)" : "; state saved");
-    return 130;
+                 {"end", end_json}});
+  if (stopped_by) {
+    bool const saved = !o.save.empty() || !o.checkpoint.empty();
+    std::fprintf(stderr, "%s after %llu of %llu steps%s\n", Interrupted(stopped_by).what(), (unsigned long long)done,
+                 (unsigned long long)steps,
+                 saved ? "; state saved" : " (no --checkpoint or --save given: state not written)");
+    return interrupted_exit_code(stopped_by);
   }
   return 0;
 }

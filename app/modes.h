@@ -14,8 +14,8 @@ int run_viewer(const Options& options);         // --viewer, --offscreen (app/vi
 bool viewer_available();                        // built with the viewer's libraries
 bool display_available();                       // DISPLAY or WAYLAND_DISPLAY is set
 
-// Set by SIGINT/SIGTERM; long runs stop at the next chunk boundary and save their state.
-bool interrupted();
-void install_signal_handlers();
+// Refuses, before any work, an output path nbody could not or would not write, and two outputs
+// that name one file (InputError).
+void check_outputs(const Options& options);
 
 }  // namespace nbody::app

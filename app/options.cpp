@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <iostream>
 #include <regex>
 #include <sstream>
@@ -14,6 +16,12 @@
 #include "sim/physics/scenarios.h"
 
 namespace nbody::app {
+
+namespace {
+constexpr long long kMaxSteps = 1000000000000000LL;  // 1e15: far beyond any run, far below wrapping around
+constexpr long long kMaxDevices = 256;              // GPUs or host devices per process
+constexpr long long kMaxThreads = 1024;             // OpenMP threads: libgomp fails far above a machine's cores
+}  // namespace
 
 const char* const kViewerKeys =
     "space pause/resume, n single step, r reset, c colour mode, f fit to view, p screenshot,\n"
@@ -44,6 +52,43 @@ CLI::Option* add_named(CLI::App& app, const std::string& flag, E& value, const s
   return app.add_option(flag, value, help)->transform(names)->default_str(name_of(value));
 }
 
+// Validators that run on the text before CLI11 converts it, so "-1" is refused instead of wrapping
+// around in an unsigned option, and "nan" or "1e999" instead of slipping into the physics.
+CLI::Validator whole_number(long long min, long long max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        std::size_t used = 0;
+        long long v = 0;
+        try {
+          v = std::stoll(text, &used);
+        } catch (...) {
+          used = 0;
+        }
+        if (text.empty() || used != text.size() || v < min || v > max)
+          return text + ": must be a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+        return {};
+      },
+      "", "");
+}
+
+// A finite number in [min, max] (or (min, max] when `above_min`).
+CLI::Validator real_number(double min, double max, bool above_min, const std::string& what) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        std::size_t used = 0;
+        double v = 0;
+        try {
+          v = std::stod(text, &used);
+        } catch (...) {
+          used = 0;
+        }
+        bool const ok = !text.empty() && used == text.size() && std::isfinite(v) && (above_min ? v > min : v >= min) &&
+                        v <= max;
+        return ok ? std::string{} : text + ": must be " + what;
+      },
+      "", "");
+}
+
 // Comma lists, checked element by element so the message names the bad element.
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> parts;
@@ -64,6 +109,68 @@ std::size_t to_count(const std::string& item, const char* option) {
   if (used != item.size() || item.empty() || v <= 0 || v > (1LL << 30))
     throw InputError(std::string(option) + " " + item + ": must be a whole number from 1 to 1073741824");
   return std::size_t(v);
+}
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw InputError(message);
+}
+
+// The modes an option does something in. Giving one where it does nothing is an error: a user
+// who writes `--benchmark --save run.bin` expects a file that would never be written.
+void check_options_apply(const CLI::App& cli, Mode mode) {
+  using M = Mode;
+  struct Rule {
+    const char* option;
+    std::vector<Mode> modes;
+    const char* where;
+  };
+  std::vector<Mode> const viewer{M::viewer, M::automatic};
+  std::vector<Mode> const simulating{M::run, M::benchmark, M::validate, M::viewer, M::compare_threading, M::automatic};
+  static std::vector<Rule> const rules{
+      {"--save", {M::run}, "--run"},
+      {"--save-format", {M::run}, "--run (with --save)"},
+      {"--checkpoint", {M::run}, "--run"},
+      {"--checkpoint-every", {M::run}, "--run (with --checkpoint)"},
+      {"--csv", {M::compare_threading}, "--compare-threading"},
+      {"--tolerance", {M::validate}, "--validate"},
+      {"--warmup", {M::benchmark, M::compare_threading, M::automatic}, "--benchmark and --compare-threading"},
+      {"--steps", {M::run, M::benchmark, M::validate, M::compare_threading, M::automatic},
+       "--run, --benchmark, --validate and --compare-threading (the viewer takes --frames, --steps-per-frame)"},
+      {"--json", {M::run, M::benchmark, M::validate, M::devices, M::compare_threading, M::automatic},
+       "every mode but the viewer"},
+      {"--restart", {M::run, M::benchmark, M::validate, M::viewer, M::automatic}, "modes that simulate one run"},
+      {"--load", {M::run, M::benchmark, M::validate, M::viewer, M::automatic}, "modes that simulate one run"},
+  };
+  static const char* const viewer_options[] = {"--offscreen", "--screenshot", "--frames",     "--frames-dir",
+                                               "--paused",    "--width",      "--height",     "--color",
+                                               "--point-size", "--brightness", "--no-hud",     "--interop",
+                                               "--steps-per-frame"};
+  static const char* const simulation_options[] = {
+      "--bodies", "--scenario", "--seed",      "--eccentricity", "--integrator", "--dt",        "--damping",
+      "--softening", "--precision", "--kernel", "--block-size", "--fp64-rsqrt", "--weights", "--threading",
+      "--exchange"};
+  auto mode_flag = [&] {
+    switch (mode) {
+      case M::run: return "--run";
+      case M::benchmark: return "--benchmark";
+      case M::validate: return "--validate";
+      case M::devices: return "--devices";
+      case M::compare_threading: return "--compare-threading";
+      case M::viewer: return "the viewer";
+      case M::automatic: return "the default mode";
+    }
+    return "";
+  };
+  auto refuse = [&](const char* option, const std::string& where) {
+    throw InputError(std::string(option) + " does nothing with " + mode_flag() + "; it belongs to " + where);
+  };
+  auto applies = [&](const std::vector<Mode>& modes) { return std::find(modes.begin(), modes.end(), mode) != modes.end(); };
+  for (auto const& r : rules)
+    if (cli.count(r.option) && !applies(r.modes)) refuse(r.option, r.where);
+  for (const char* option : viewer_options)
+    if (cli.count(option) && !applies(viewer)) refuse(option, "the viewer");
+  for (const char* option : simulation_options)
+    if (cli.count(option) && !applies(simulating)) refuse(option, "modes that simulate");
 }
 
 }  // namespace
@@ -93,59 +200,92 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--bodies,-n", bodies_text, "number of bodies (a comma list for --compare-threading; two-body: 2)")
       ->capture_default_str();
   add_named(cli, "--scenario", ic.scenario, "initial conditions (seeded with --seed)");
-  cli.add_option("--seed", ic.seed, "random seed of the scenario")->capture_default_str();
-  cli.add_option("--eccentricity", ic.eccentricity, "two-body orbit eccentricity, in [0, 1)")->capture_default_str();
+  cli.add_option("--seed", ic.seed, "random seed of the scenario")
+      ->check(whole_number(0, std::numeric_limits<long long>::max()))
+      ->capture_default_str();
+  cli.add_option("--eccentricity", ic.eccentricity, "two-body orbit eccentricity, in [0, 1)")
+      ->check(real_number(0, 1, false, "a number in [0, 1)"))
+      ->capture_default_str();
   cli.add_option("--load", ic.snapshot, "start from a tipsy snapshot (standard or little-endian) instead of a scenario");
+  cli.add_option("--restart", ic.checkpoint,
+                 "continue a run from a --checkpoint file: bodies, step, time and every setting (an option given "
+                 "here overrides the file's, with a notice)");
   add_named(cli, "--integrator", physics.integrator,
             "time integrator: leapfrog (2nd order), yoshida4 (4th order, 3 force evaluations per step), "
             "euler-damped (the classic demo)");
-  cli.add_option("--dt", physics.dt, "time step (default 0.01; 0.016 for euler-damped)");
-  cli.add_option("--damping", physics.damping, "euler-damped velocity factor per step, in (0, 1]")->capture_default_str();
+  cli.add_option("--dt", physics.dt, "time step (default 0.01; 0.016 for euler-damped)")
+      ->check(real_number(0, 1e12, true, "a positive number (the time step)"));
+  cli.add_option("--damping", physics.damping, "euler-damped velocity factor per step, in (0, 1]")
+      ->check(real_number(0, 1, true, "in (0, 1]"))
+      ->capture_default_str();
   cli.add_option("--softening", physics.softening,
                  "Plummer softening length, > 0 (default " + num(sim::recommended_softening(sim::Scenario::plummer)) +
                      "; " + num(sim::recommended_softening(sim::Scenario::disk)) +
-                     " for disk and collision, the core their disk model assumes around its central mass)");
+                     " for disk and collision, the core their disk model assumes around its central mass)")
+      ->check(real_number(0, 1e12, true, "> 0 (a length)"));
   add_named(cli, "--precision", dev.precision, "floating-point precision");
   add_named(cli, "--backend", dev.backend, "auto (CUDA if a GPU is visible, else CPU), cuda or cpu");
   sim::Kernel kernel = sim::Kernel::fast;
   add_named(cli, "--kernel", kernel, "force kernel: fast, tiled, naive (GPU); simd, reference (CPU)")
       ->default_str("fast on a GPU, simd on the CPU");
-  cli.add_option("--block-size", dev.block_size, "threads per block for the naive and tiled GPU kernels (default 256)");
+  cli.add_option("--block-size", dev.block_size, "threads per block for the naive and tiled GPU kernels (default 256)")
+      ->check(whole_number(1, 1024));
   add_named(cli, "--fp64-rsqrt", dev.fp64_rsqrt,
             "fp64 GPU r^-3 from the fp32 rsqrt: series (fastest), newton (one Newton step), or precise "
             "(double rsqrt)");
-  cli.add_option("--numgpus", dev.count, "devices to use (GPUs; with --backend cpu, host devices); default all GPUs");
+  cli.add_option("--numgpus", dev.count, "devices to use (GPUs; with --backend cpu, host devices); default all GPUs")
+      ->check(whole_number(1, kMaxDevices));
   std::string gpus_text, weights_text;
   cli.add_option("--gpus", gpus_text, "explicit GPU list, e.g. 0,2");
   cli.add_option("--weights", weights_text, "relative share of bodies per device, e.g. 1,1,2");
   add_named(cli, "--threading", dev.threading, "multi-device scheduler: single (one host thread) or workers");
   add_named(cli, "--exchange", dev.exchange, "slice exchange between GPUs: auto, peer or staged");
-  cli.add_option("--threads", dev.cpu_threads, "CPU threads (default: all cores)");
-  cli.add_option("--steps", o.steps, "steps to run (default: 1000 for --run, 10 timed for --benchmark)");
-  cli.add_option("--warmup", o.warmup, "untimed steps before a benchmark")->capture_default_str();
+  cli.add_option("--threads", dev.cpu_threads, "CPU threads (default: all cores)")->check(whole_number(1, kMaxThreads));
+  cli.add_option("--steps", o.steps, "steps to run (default: 1000 for --run, 10 timed for --benchmark)")
+      ->check(whole_number(1, kMaxSteps));
+  cli.add_option("--warmup", o.warmup, "untimed steps before a benchmark")
+      ->check(whole_number(0, kMaxSteps))
+      ->capture_default_str();
   cli.add_option("--save", o.save, "write the final state as a tipsy snapshot (written whole or not at all)");
+  cli.add_option("--checkpoint", o.checkpoint,
+                 "write the final state as an HDF5 checkpoint (also on Ctrl-C); --restart continues it bit for bit");
+  cli.add_option("--checkpoint-every", o.checkpoint_every,
+                 "also write a checkpoint every K steps, named FILE_00000100.h5 after the step")
+      ->check(whole_number(1, kMaxSteps));
   add_named(cli, "--save-format", o.save_format, "snapshot byte order: standard (big-endian) or little-endian");
   cli.add_option("--json", o.json, "also write the results as JSON to this file");
   cli.add_option("--csv", o.csv, "--compare-threading: also write the table as CSV");
   cli.add_option("--tolerance", o.tolerance,
-                 "--validate: relative L2 error allowed (default 1e-12 fp64; fp32 1e-5 up to 4096 bodies, x sqrt(N/4096) "
-                 "beyond)");
+                 "--validate: relative L2 error allowed (default 1e-12 fp64; fp32 1e-5 up to 4096 bodies, x "
+                 "sqrt(N/4096) beyond)")
+      ->check(real_number(0, 1, true, "a number above 0, at most 1"));
   cli.add_flag("--quiet,-q", o.quiet, "print only results and errors");
 
   auto* view = cli.add_option_group("Viewer", "the interactive viewer and its headless uses");
   view->add_flag("--offscreen", o.offscreen, "render without a window through EGL (GPU servers); implies --viewer");
   view->add_option("--screenshot", o.screenshot, "write a PNG after --frames frames, then exit");
-  view->add_option("--frames", o.frames, "frames to run before exiting (with --screenshot: default 1)");
+  view->add_option("--frames", o.frames, "frames to run before exiting (with --screenshot: default 1)")
+      ->check(whole_number(1, kMaxSteps));
   view->add_option("--frames-dir", o.frames_dir, "write every frame as DIR/frame_00000.png (for movies)");
   view->add_flag("--paused", o.paused, "start paused");
-  view->add_option("--width", o.width, "window or image width in pixels")->capture_default_str();
-  view->add_option("--height", o.height, "window or image height in pixels")->capture_default_str();
+  view->add_option("--width", o.width, "window or image width in pixels")
+      ->check(whole_number(16, 16384))
+      ->capture_default_str();
+  view->add_option("--height", o.height, "window or image height in pixels")
+      ->check(whole_number(16, 16384))
+      ->capture_default_str();
   add_named(*view, "--color", o.color, "colour by: speed, type (and mass), device");
-  view->add_option("--point-size", o.point_size, "sprite size in pixels at the initial viewing distance")->capture_default_str();
-  view->add_option("--brightness", o.brightness, "sprite brightness")->capture_default_str();
+  view->add_option("--point-size", o.point_size, "sprite size in pixels at the initial viewing distance")
+      ->check(real_number(0, 1024, true, "a positive number of pixels, at most 1024"))
+      ->capture_default_str();
+  view->add_option("--brightness", o.brightness, "sprite brightness")
+      ->check(real_number(0, 1e6, true, "a positive number"))
+      ->capture_default_str();
   view->add_flag("!--no-hud", o.hud, "hide the heads-up display");
   add_named(*view, "--interop", o.interop, "positions into GL: auto, on (CUDA-GL interop or fail), off (host upload)");
-  view->add_option("--steps-per-frame", o.steps_per_frame, "simulation steps per frame")->capture_default_str();
+  view->add_option("--steps-per-frame", o.steps_per_frame, "simulation steps per frame")
+      ->check(whole_number(1, 1000000))
+      ->capture_default_str();
   cli.footer(std::string("Viewer keys: ") + kViewerKeys);
 
   try {
@@ -169,12 +309,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (validate) o.mode = Mode::validate;
   if (devices) o.mode = Mode::devices;
   if (compare) o.mode = Mode::compare_threading;
-  if (o.mode == Mode::automatic && !o.save.empty()) o.mode = Mode::run;
+  if (o.mode == Mode::automatic && (!o.save.empty() || !o.checkpoint.empty())) o.mode = Mode::run;
   bool const viewer_output = o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || cli.count("--frames");
-  if (viewer_output && o.mode != Mode::automatic && o.mode != Mode::viewer)
-    throw InputError("--offscreen, --screenshot, --frames and --frames-dir belong to the viewer");
-  if (viewer_output) o.mode = Mode::viewer;
-  if (cli.count("--kernel")) dev.kernel = kernel;
+  if (viewer_output && o.mode == Mode::automatic) o.mode = Mode::viewer;
+  check_options_apply(cli, o.mode);  if (cli.count("--kernel")) dev.kernel = kernel;
 
   if (cli.count("--bodies")) {
     for (auto const& item : split(bodies_text)) o.sizes.push_back(to_count(item, "--bodies"));
@@ -211,26 +349,15 @@ std::optional<Options> parse_options(int argc, char** argv) {
     }
   }
 
-  auto require = [](bool ok, const std::string& message) {
-    if (!ok) throw InputError(message);
-  };
-  require(cli.count("--softening") == 0 || (physics.softening > 0 && std::isfinite(physics.softening)),
-          "--softening " + num(physics.softening) + ": must be > 0");
-  require(physics.dt >= 0 && std::isfinite(physics.dt) && (cli.count("--dt") == 0 || physics.dt > 0),
-          "--dt " + num(physics.dt) + ": must be a positive number");
-  require(cli.count("--numgpus") == 0 || dev.count >= 1, "--numgpus " + std::to_string(dev.count) + ": must be >= 1");
-  require(cli.count("--threads") == 0 || dev.cpu_threads >= 1,
-          "--threads " + std::to_string(dev.cpu_threads) + ": must be >= 1");
-  require(cli.count("--block-size") == 0 || dev.block_size >= 1,
-          "--block-size " + std::to_string(dev.block_size) + ": must be a power of two from 32 to 1024");
-  require(cli.count("--steps") == 0 || o.steps >= 1, "--steps 0: must be at least 1");
-  require(o.tolerance >= 0, "--tolerance " + num(o.tolerance) + ": must be >= 0");
   require(dev.gpus.empty() || cli.count("--numgpus") == 0 || int(dev.gpus.size()) == dev.count,
           "--numgpus " + std::to_string(dev.count) + " and --gpus " + gpus_text + " disagree; give one of them");
-  require(o.width >= 16 && o.width <= 16384 && o.height >= 16 && o.height <= 16384,
-          "--width/--height " + std::to_string(o.width) + "x" + std::to_string(o.height) + ": each must be 16..16384");
-  require(o.point_size > 0 && o.brightness > 0, "--point-size and --brightness must be > 0");
-  require(o.steps_per_frame >= 1, "--steps-per-frame " + std::to_string(o.steps_per_frame) + ": must be >= 1");
+  if (cli.count("--checkpoint-every") && o.checkpoint.empty())
+    throw InputError("--checkpoint-every " + std::to_string(o.checkpoint_every) +
+                     ": give --checkpoint FILE too (the series is named after it)");
+  o.run.given = {cli.count("--integrator") > 0, cli.count("--dt") > 0, cli.count("--damping") > 0,
+                 cli.count("--softening") > 0, cli.count("--precision") > 0};
+  if (!ic.checkpoint.empty() && cli.count("--scenario"))
+    throw InputError("--restart and --scenario both given; the checkpoint holds the bodies");
   if (!ic.snapshot.empty() && cli.count("--scenario"))
     throw InputError("--load and --scenario both given; the snapshot replaces the scenario");
   return o;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 
 namespace nbody::app {
 
@@ -25,6 +26,13 @@ class Progress {
                  (unsigned long long)total_, 100.0 * double(done) / double(total_), rate, eta);
     std::fflush(stderr);
     shown_ = true;
+  }
+
+  // A line of its own above the progress display (a terminal), or just the line.
+  void note(const std::string& text) {
+    if (shown_) std::fputc('\n', stderr);
+    shown_ = false;
+    std::fprintf(stderr, "  %s\n", text.c_str());
   }
 
   void finish() {

@@ -11,8 +11,9 @@
 #include <iostream>
 #include <memory>
 
-#include "driver/setup.h"
 #include "core/errors.h"
+#include "core/interrupt.h"
+#include "driver/setup.h"
 #include "gpu/devices.h"
 #include "multigpu/simulation.h"
 #include "render/body_renderer.h"
@@ -71,14 +72,14 @@ class Viewer {
       scenarios_.insert(scenarios_.begin(), "file: " + o.run.initial.snapshot), controls_.scenario = 0;
     if (setup_.config.backend == sim::Backend::cuda) max_devices_ = int(gpu::devices().size());
     if (!o.quiet) std::cerr << "viewer: " << surface_->describe() << ", " << render::gl_description() << "\n";
-    start(setup_.bodies);
+    start(setup_.bodies, setup_.clock);
   }
 
   int run() {
     std::uint64_t const frames = options_.frames ? options_.frames : (options_.offscreen || !options_.screenshot.empty() ? 1 : 0);
     auto last = Clock::now();
     for (std::uint64_t frame = 0; frames == 0 || frame < frames; ++frame) {
-      if (surface_->should_close() || quit_ || interrupted()) break;
+      if (surface_->should_close() || quit_ || interrupt_signal()) break;
       float const frame_seconds = float(ms_since(last) * 1e-3);
       last = Clock::now();
       handle_input(surface_->poll());
@@ -91,24 +92,31 @@ class Viewer {
       double const render_ms = ms_since(r0);
       stats_.render_ms = stats_.render_ms == 0 ? render_ms : 0.9 * stats_.render_ms + 0.1 * render_ms;
       if (frame > 0) total_render_ms_ += render_ms, ++measured_frames_;  // the first frame sets things up
-      if (!shot.empty()) render::write_png(shot, render::read_pixels(surface_->width(), surface_->height()),
-                                           surface_->width(), surface_->height());
+      if (!shot.empty()) {
+        render::write_png(shot, render::read_pixels(surface_->width(), surface_->height()), surface_->width(),
+                          surface_->height());
+        if (shot == options_.screenshot) screenshot_written_ = true;
+      }
       surface_->present();
       if (frame > 0 && frame_seconds > 0)  // frame 0 has no previous frame to measure from
         stats_.fps = stats_.fps == 0 ? 1.0 / frame_seconds : 0.9 * stats_.fps + 0.1 / frame_seconds;
     }
-    if (!options_.screenshot.empty() && !options_.quiet) std::cerr << "viewer: wrote " << options_.screenshot << "\n";
+    if (screenshot_written_ && !options_.quiet) std::cerr << "viewer: wrote " << options_.screenshot << "\n";
     if (!options_.quiet && measured_frames_ > 0) {
       std::fprintf(stderr, "viewer: N = %zu, %llu frames: step %.3f ms (mean of the last), render %.3f ms per frame (mean), %s\n",
                    sim_->bodies(), (unsigned long long)(measured_frames_ + 1), stats_.step_ms,
                    total_render_ms_ / double(measured_frames_), stats_.upload.c_str());
     }
+    if (int const sig = interrupt_signal()) {
+      std::fprintf(stderr, "viewer: %s\n", Interrupted(sig).what());
+      return interrupted_exit_code(sig);
+    }
     return 0;
   }
 
  private:
-  void start(const sim::BodySet& bodies) {
-    sim_ = std::make_unique<multigpu::Simulation>(bodies, setup_.program, setup_.config);
+  void start(const sim::BodySet& bodies, multigpu::RunClock clock) {
+    sim_ = std::make_unique<multigpu::Simulation>(bodies, setup_.program, setup_.config, clock);
     camera_.fit(bodies.pos_mass);
     // The energy takes an O(N^2) pass: tracked where that is quick (GPU up to 1M bodies, CPU up
     // to 32K), measured at the start and then about once a second.
@@ -201,16 +209,19 @@ class Viewer {
       run.physics.softening = controls_.softening;
       setup_ = driver::make_setup(run);
       apply_device_controls();
-      start(setup_.bodies);
+      start(setup_.bodies, setup_.clock);
     } else if (controls_.apply) {
       controls_.apply = false;
       sim::BodySet const state = sim_->state();
+      // The same run on another layout keeps its clock; a new dt starts the clock again from now.
+      multigpu::RunClock clock = sim_->clock();
       setup_.program = sim::make_step_program(
           {options_.run.physics.integrator, double(controls_.dt), options_.run.physics.damping});
+      if (setup_.program.dt != sim_->program().dt) clock = {0, state.time};
       setup_.config.softening = controls_.softening;
       apply_device_controls();
       auto const camera = camera_;
-      start(state);
+      start(state, clock);
       camera_ = camera;  // a settings change keeps the view
     }
   }
@@ -328,6 +339,7 @@ class Viewer {
   std::uint64_t measured_frames_ = 0;
   int frames_since_energy_ = 0;
   bool colors_dirty_ = true, screenshot_requested_ = false, quit_ = false, fullscreen_ = false;
+  bool screenshot_written_ = false;
 };
 
 }  // namespace

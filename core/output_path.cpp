@@ -69,10 +69,11 @@ std::string folder_problem(const std::string& folder) {
 // One spelling per file: symlinks resolved, "." and ".." removed, relative paths made absolute.
 fs::path same_file_key(const std::string& path) {
   std::error_code ec;
-  fs::path key = fs::weakly_canonical(path, ec);
-  if (!ec) return key;
-  key = fs::absolute(path, ec);
-  return (ec ? fs::path(path) : key).lexically_normal();
+  // Absolute first: weakly_canonical leaves a relative path none of whose parts exist as it is.
+  fs::path const absolute = fs::absolute(path, ec);
+  if (ec) return fs::path(path).lexically_normal();
+  fs::path const canonical = fs::weakly_canonical(absolute, ec);
+  return (ec ? absolute : canonical).lexically_normal();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "core/interrupt.h"
 #include "driver/setup.h"
 
 namespace nbody::driver {
@@ -24,13 +25,24 @@ double median(std::vector<double> v) {
 
 Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64_t steps) {
   steps = std::max<std::uint64_t>(steps, 1);
-  sim.advance(warmup);
-  sim.synchronize();
+  // GPU steps are only enqueued by advance() and waited for interruptibly; CPU steps run inside
+  // advance(), so they go one at a time with a check for a signal between them.
+  bool const on_host = sim.config().backend == sim::Backend::cpu;
+  auto advance = [&](std::uint64_t n) {
+    for (std::uint64_t done = 0; done < n;) {
+      throw_if_interrupted();
+      std::uint64_t const chunk = on_host ? 1 : n;
+      sim.advance(chunk);
+      done += chunk;
+    }
+  };
+  advance(warmup);
+  sim.wait_interruptibly();
   sim.start_timing(steps);
   auto const t0 = Clock::now();
-  sim.advance(steps);
+  advance(steps);
   double const enqueue = seconds_since(t0);
-  sim.synchronize();
+  sim.wait_interruptibly();
   double const wall = seconds_since(t0);
   auto const per_device = sim.step_times_ms();
   Measurement m;

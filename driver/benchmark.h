@@ -22,7 +22,7 @@ struct Measurement {
 };
 
 // Runs `warmup` untimed steps, then `steps` timed ones (at least 1). A step lasts until the slowest
-// device has finished it.
+// device has finished it. Throws Interrupted (core/interrupt.h) within about a step of a signal.
 Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std::uint64_t steps);
 
 struct ComparisonRow {
@@ -34,7 +34,7 @@ struct ComparisonRow {
   double efficiency;  // speedup / devices
 };
 
-// For each size and each threading model, measures 1, 2, ... up to the devices `base` resolves to
+// For each size and each threading model (interruptible like measure()), measures 1, 2, ... up to the devices `base` resolves to
 // (its --gpus and --weights prefixes for fewer devices). `on_row` sees each row as it is measured.
 std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::vector<std::size_t>& sizes,
                                              std::uint64_t warmup, std::uint64_t steps,

@@ -33,6 +33,7 @@ struct InitialConditions {
   std::uint64_t seed = 42;
   double eccentricity = 0.5;  // two-body only
   std::string snapshot;      // a tipsy file to start from instead of the scenario
+  std::string checkpoint;    // a checkpoint to continue (--restart): bodies, clock and settings
 };
 
 struct PhysicsChoice {
@@ -56,10 +57,17 @@ struct DeviceChoice {
   sim::Fp64Rsqrt fp64_rsqrt = sim::Fp64Rsqrt::series;
 };
 
+// The settings a user named explicitly. Continuing a checkpoint restores every other one from it; a
+// named one overrides the checkpoint's, with a notice.
+struct GivenSettings {
+  bool integrator = false, dt = false, damping = false, softening = false, precision = false;
+};
+
 struct RunConfig {
   InitialConditions initial;
   PhysicsChoice physics;
   DeviceChoice devices;
+  GivenSettings given;
 };
 
 // The softening a run uses: the one asked for, else the scenario's recommended one (0.01 for a

@@ -8,6 +8,7 @@
 
 #include "core/errors.h"
 #include "gpu/devices.h"
+#include "sim/io/checkpoint.h"
 #include "sim/io/tipsy.h"
 #include "sim/physics/scenarios.h"
 
@@ -98,18 +99,79 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   return c;
 }
 
-Setup make_setup(const RunConfig& run) {
+namespace {
+
+std::string number(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+// A checkpoint's settings, restored into `run` where the user named none; a named one that
+// differs wins, with a notice.
+void restore_settings(const sim::RunRecord& saved, const std::string& path, RunConfig& run,
+                      std::vector<std::string>& notices) {
+  auto overrides = [&](const std::string& option, const std::string& given, const std::string& stored) {
+    if (given != stored) notices.push_back(option + " " + given + " overrides " + path + "'s " + stored);
+  };
+  auto const integrator = from_name<sim::Integrator>(saved.integrator);
+  if (!integrator)
+    throw InputError(path + ": integrator '" + saved.integrator + "' is not one this nbody has (" +
+                     valid_names<sim::Integrator>() + ")");
+  PhysicsChoice& p = run.physics;
+  if (run.given.integrator) overrides("--integrator", name_of(p.integrator), saved.integrator);
+  else p.integrator = *integrator;
+  if (run.given.dt) overrides("--dt", number(p.dt), number(saved.dt));
+  else p.dt = saved.dt;
+  if (run.given.damping) overrides("--damping", number(p.damping), number(saved.damping));
+  else p.damping = saved.damping;
+  if (run.given.softening) overrides("--softening", number(p.softening), number(saved.softening));
+  else p.softening = saved.softening;
+  if (run.given.precision) overrides("--precision", name_of(run.devices.precision), name_of(saved.precision));
+  else run.devices.precision = saved.precision;
+}
+
+}  // namespace
+
+Setup make_setup(const RunConfig& requested) {
   Setup s;
-  s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});  // cheap checks first
+  RunConfig run = requested;
   InitialConditions const& ic = run.initial;
-  if (!ic.snapshot.empty()) {
-    s.bodies = sim::read_tipsy(ic.snapshot);
+  if (!ic.checkpoint.empty() && !ic.snapshot.empty())
+    throw InputError("--restart and --load both given; a checkpoint already holds the bodies");
+  if (!ic.checkpoint.empty()) {
+    sim::Checkpoint checkpoint = sim::read_checkpoint(ic.checkpoint);
+    restore_settings(checkpoint.run, ic.checkpoint, run, s.notices);
+    if (ic.bodies != 0 && ic.bodies != checkpoint.bodies.size())
+      throw InputError("--bodies " + std::to_string(ic.bodies) + ": " + ic.checkpoint + " holds " +
+                       std::to_string(checkpoint.bodies.size()) + " bodies; leave --bodies out with --restart");
+    s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});
+    s.config = resolve_devices(run, checkpoint.bodies.size(), &s.notices);
+    s.clock = {checkpoint.run.step, checkpoint.run.start_time};
+    s.initial_energy = checkpoint.run.initial_energy;
+    s.scenario = checkpoint.run.scenario;
+    s.seed = checkpoint.run.seed;
+    s.bodies = std::move(checkpoint.bodies);
+    s.source = ic.checkpoint + " (step " + std::to_string(s.clock.step) + ", time " + number(s.bodies.time) + ")";
+  } else if (!ic.snapshot.empty()) {
+    s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});  // cheap checks first
+    sim::TipsyInfo info;
+    s.bodies = sim::read_tipsy(ic.snapshot, &info);
     if (ic.bodies != 0 && ic.bodies != s.bodies.size())
       throw InputError("--bodies " + std::to_string(ic.bodies) + ": " + ic.snapshot + " holds " +
                        std::to_string(s.bodies.size()) + " bodies; leave --bodies out with --load");
+    if (run.physics.softening == 0 && info.softening) {
+      run.physics.softening = *info.softening;
+      s.notices.push_back("softening " + number(*info.softening) + " from " + ic.snapshot + " (--softening overrides it)");
+    }
+    s.notices.push_back(ic.snapshot + " is a tipsy snapshot: float32 positions and velocities, no step count, "
+                        "integrator or time step; a --checkpoint file continues a run exactly");
     s.source = ic.snapshot;
+    s.scenario = "file:" + ic.snapshot;
     s.config = resolve_devices(run, s.bodies.size(), &s.notices);
+    s.clock = {0, s.bodies.time};
   } else {
+    s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});  // cheap checks first
     sim::ScenarioParams p;
     p.scenario = ic.scenario;
     p.bodies = ic.bodies != 0 ? ic.bodies : sim::default_bodies(ic.scenario);
@@ -118,7 +180,11 @@ Setup make_setup(const RunConfig& run) {
     s.config = resolve_devices(run, p.bodies, &s.notices);  // checks memory before the bodies are made
     s.bodies = sim::make_scenario(p);
     s.source = name_of(ic.scenario) + " (seed " + std::to_string(ic.seed) + ")";
+    s.scenario = name_of(ic.scenario);
+    s.seed = ic.seed;
+    s.clock = {0, s.bodies.time};
   }
+  s.damping = run.physics.damping;
   return s;
 }
 

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,12 +20,21 @@ struct Setup {
   sim::BodySet bodies;
   sim::StepProgram program;
   multigpu::SimulationConfig config;
-  std::string source;                 // "plummer (seed 42)" or the snapshot's path
+  multigpu::RunClock clock;           // step 0 at the bodies' time, or where a checkpoint left off
+  std::optional<double> initial_energy;  // a checkpoint's energy at step 0: the error's baseline
+  std::string source;                 // "plummer (seed 42)", the snapshot's path, or the checkpoint's
+  std::string scenario;               // what checkpoints record as the initial conditions
+  std::uint64_t seed = 0;
+  double damping = 1.0;               // euler-damped's factor, for checkpoints
   std::vector<std::string> notices;   // for the user: e.g. the fallback to the CPU and why
 };
 
 // Throws InputError for bad input (a kernel the backend lacks, a missing or corrupt file, more
-// GPUs than visible, too little memory) and RuntimeFailure for failures of the machine.
+// GPUs than visible, too little memory) and RuntimeFailure for failures of the machine. With a
+// checkpoint (initial.checkpoint) the run continues where it stopped: bodies, clock, energy
+// baseline, and every setting the config does not name (config.given) come from the file. A tipsy
+// snapshot gives the bodies and its softening (unless one is named), with a notice that it holds
+// no run settings and float32 values.
 Setup make_setup(const RunConfig& config);
 
 // The simulation configuration alone, for `bodies` bodies: backend and devices chosen, memory

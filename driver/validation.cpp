@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/interrupt.h"
 #include "sim/physics/reference_forces.h"
 
 namespace nbody::driver {
@@ -19,9 +20,15 @@ ValidationResult validate_forces(multigpu::Simulation& sim, double tolerance) {
   for (std::size_t k = 0; k < r.samples; ++k) index[k] = k * n / r.samples;  // spread evenly
   std::vector<Vec3d> ref(r.samples);
   double const eps2 = sim.config().softening * sim.config().softening;
-#pragma omp parallel for schedule(dynamic, 16)
-  for (long k = 0; k < long(r.samples); ++k)
-    sim::reference_accelerations(state.pos_mass.data(), n, index[std::size_t(k)], 1, eps2, &ref[std::size_t(k)]);
+  // In chunks, with a check for a signal between them: at N = 1M the reference takes minutes.
+  constexpr long kChunk = 64;
+  for (long first = 0; first < long(r.samples); first += kChunk) {
+    throw_if_interrupted();
+    long const last = std::min(long(r.samples), first + kChunk);
+#pragma omp parallel for schedule(dynamic, 4)
+    for (long k = first; k < last; ++k)
+      sim::reference_accelerations(state.pos_mass.data(), n, index[std::size_t(k)], 1, eps2, &ref[std::size_t(k)]);
+  }
   double err2 = 0, ref2 = 0;
   for (std::size_t k = 0; k < r.samples; ++k) {
     Vec3d const a = accel[index[k]];

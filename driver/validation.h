@@ -18,7 +18,8 @@ struct ValidationResult {
 
 // Compares the simulation's current accelerations with the fp64 reference, computed on the CPU
 // from the same positions for up to 4096 bodies (1024 above N = 65,536). `tolerance` 0 means
-// sim::force_error_bound for the run's precision and N.
+// sim::force_error_bound for the run's precision and N. Throws Interrupted within a short chunk of
+// reference work after a signal.
 ValidationResult validate_forces(multigpu::Simulation& simulation, double tolerance = 0);
 
 }  // namespace nbody::driver

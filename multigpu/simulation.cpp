@@ -2,10 +2,12 @@
 #include "multigpu/simulation.h"
 
 #include <algorithm>
+#include <chrono>
 #include <sstream>
 #include <thread>
 
 #include "core/errors.h"
+#include "core/interrupt.h"
 #include "multigpu/partition.h"
 #if NBODY_HAVE_CUDA
 #include "multigpu/cuda_exchange.h"
@@ -22,7 +24,16 @@ std::size_t bytes_per_device(const SimulationConfig& config, std::size_t n) {
 }
 
 Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& program, const SimulationConfig& config)
-    : config_(config), program_(program), bodies_(initial.size()), types_(initial.type), start_time_(initial.time) {
+    : Simulation(initial, program, config, RunClock{0, initial.time}) {}
+
+Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& program, const SimulationConfig& config,
+                       RunClock clock)
+    : config_(config),
+      program_(program),
+      bodies_(initial.size()),
+      types_(initial.type),
+      start_time_(clock.start_time),
+      steps_done_(clock.step) {
   sim::validate(program_);  // the exchange relies on the step contract
   if (bodies_ == 0) throw InputError("no bodies to simulate");
   if (config_.devices.empty()) throw InputError("no devices to simulate on");
@@ -67,6 +78,22 @@ void Simulation::advance(std::uint64_t steps) {
 
 void Simulation::synchronize() {
   scheduler_->for_each_device([&](int d) { engines_[d]->synchronize(); });
+}
+
+bool Simulation::idle() {
+  for (auto& e : engines_)
+    if (!e->idle()) return false;
+  return true;
+}
+
+void Simulation::wait_interruptibly() {
+  // The last stage of a step runs on each device's compute stream, after that device waited for
+  // every copy it needed: all compute streams idle means the step, copies included, is done.
+  while (!idle()) {
+    throw_if_interrupted();
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  synchronize();  // the worker threads have handed back, and errors surface
 }
 
 sim::BodySet Simulation::state() {

@@ -30,15 +30,32 @@ struct SimulationConfig {
   int cpu_threads = 0;              // OpenMP threads in all (CPU backend); 0: all cores
 };
 
+// A simulation's clock: the steps done since the run began and the time at step 0. time() is
+// start_time + step x dt, so a run continued from a checkpoint (or rebuilt on another layout) keeps
+// the same times, bit for bit, as one that never stopped.
+struct RunClock {
+  std::uint64_t step = 0;
+  double start_time = 0.0;
+};
+
 class Simulation {
  public:
+  // Starts at step 0 at the time of `initial`.
   Simulation(const sim::BodySet& initial, const sim::StepProgram& program, const SimulationConfig& config);
+  // Continues a run whose clock is `clock` (a restart, or the same run on another layout).
+  Simulation(const sim::BodySet& initial, const sim::StepProgram& program, const SimulationConfig& config,
+             RunClock clock);
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
 
   // Enqueues `steps` steps. GPU work may still be running when this returns.
   void advance(std::uint64_t steps);
   void synchronize();
+  // Waits like synchronize(), polling, and throws Interrupted (core/interrupt.h) as soon as a
+  // signal arrives: the work still queued on GPUs is then abandoned.
+  void wait_interruptibly();
+  // True when every device has finished the work enqueued so far (never waits).
+  bool idle();
 
   // The current state (synchronises): positions, velocities, types and time.
   sim::BodySet state();
@@ -63,7 +80,8 @@ class Simulation {
   // Simulation time: the initial state's time plus steps x dt, never a running sum, so it does
   // not depend on how the steps were split into calls of advance().
   double time() const { return start_time_ + double(steps_done_) * program_.dt; }
-  std::uint64_t steps_done() const { return steps_done_; }
+  std::uint64_t steps_done() const { return steps_done_; }  // since the run began (a restart's included)
+  RunClock clock() const { return {steps_done_, start_time_}; }
   std::size_t bodies() const { return bodies_; }
   const SimulationConfig& config() const { return config_; }
   const sim::StepProgram& program() const { return program_; }

@@ -6,6 +6,7 @@
 // on one GPU still run every copy, event and wait of the exchange).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "core/errors.h"
 #include "gpu/devices.h"
 #include "multigpu/simulation.h"
+#include "sim/io/checkpoint.h"
 #include "sim/physics/integrator.h"
 #include "test_support.h"
 
@@ -169,10 +171,47 @@ TEST_P(Layouts, SwitchingLayoutMidRunLosesNothing) {
   straight.advance(20);
   multigpu::Simulation first(b, p, config(1, Threading::single));
   first.advance(10);
-  multigpu::Simulation second(first.state(), p, config(3, Threading::workers));
+  multigpu::Simulation second(first.state(), p, config(3, Threading::workers), first.clock());
   second.advance(10);
   EXPECT_TRUE(test::bitwise_equal(straight.state(), second.state()));
   EXPECT_EQ(second.time(), straight.time());
+}
+
+// A checkpoint continues the run exactly: N steps straight equal N/2 steps, a checkpoint written and
+// read back, and N/2 more steps, bit for bit in the state and the time, in both precisions, with a
+// program of one and of three publications per step, on another device count and threading model.
+TEST_P(Layouts, RestartFromACheckpointIsBitForBit) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  auto const dir = test::fresh_test_dir("nbody-restart");
+  auto const b = test::scenario("plummer", 777);
+  for (auto precision : {Precision::fp32, Precision::fp64})
+    for (auto integrator : {sim::Integrator::leapfrog, sim::Integrator::yoshida4}) {
+      auto const p = program(integrator);
+      std::string const what = name_of(precision) + ", " + p.integrator;
+      multigpu::Simulation straight(b, p, config(1, Threading::single, precision));
+      straight.advance(16);
+
+      multigpu::Simulation first(b, p, config(2, Threading::single, precision));
+      first.advance(9);
+      sim::RunRecord record;
+      record.step = first.clock().step;
+      record.start_time = first.clock().start_time;
+      record.precision = precision;
+      record.integrator = p.integrator;
+      record.dt = p.dt;
+      record.softening = first.config().softening;
+      std::string const path = (dir / "restart.h5").string();
+      sim::write_checkpoint(path, first.state(), record);
+
+      sim::Checkpoint const c = sim::read_checkpoint(path);
+      multigpu::Simulation second(c.bodies, p, config(3, Threading::workers, precision),
+                                  multigpu::RunClock{c.run.step, c.run.start_time});
+      second.advance(7);
+      EXPECT_TRUE(test::bitwise_equal(straight.state(), second.state())) << what;
+      EXPECT_EQ(second.time(), straight.time()) << what;
+      EXPECT_EQ(second.steps_done(), 16u) << what;
+    }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_P(Layouts, DiagnosticsDoNotDependOnTheLayout) {

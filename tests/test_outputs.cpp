@@ -305,6 +305,12 @@ TEST(OutputPath, RefusesTwoSpellingsOfOneFile) {
                               "--save and --json both name " + plain + "; give each output its own file"))
         << other;
   }
+  // A bare name and ./name in the working folder, for a file that does not exist yet (weakly_canonical
+  // alone leaves the bare name relative).
+  std::string const bare = "nbody-output-test-" + std::to_string(::getpid()) + ".bin";
+  ASSERT_FALSE(fs::exists(bare));
+  EXPECT_TRUE(rejected_with([&] { check_distinct_outputs({{"--save", bare}, {"--json", "./" + bare}}); },
+                            "--save and --json both name " + bare));
   // Two names of one existing file (a hard link).
   spit(plain, "x");
   fs::create_hard_link(plain, dir.file("hard.bin"));

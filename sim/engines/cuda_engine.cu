@@ -175,6 +175,14 @@ class CudaEngine final : public CudaSliceEngine {
     NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   }
 
+  bool idle() override {
+    gpu::DeviceGuard guard(config_.device);
+    cudaError_t const status = cudaStreamQuery(stream_.get());
+    if (status == cudaErrorNotReady) return false;
+    NBODY_CUDA_CHECK(status);
+    return true;
+  }
+
   double slice_potential() override {
     std::size_t const n = config_.slice.count;
     if (n == 0) return 0.0;

@@ -91,6 +91,8 @@ class SliceEngine {
   virtual void drift(double dt) = 0;  // writes the own slice of the next positions
   virtual void swap_buffers() = 0;    // next becomes current
   virtual void synchronize() = 0;
+  // True when no work given to the engine is still running; never waits.
+  virtual bool idle() = 0;
 
   // m_i * sum_{j != i} -m_j / r_ij over the own slice, in fp64 (synchronises).
   virtual double slice_potential() = 0;

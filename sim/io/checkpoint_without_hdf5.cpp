@@ -1,0 +1,19 @@
+// sim/io/checkpoint_without_hdf5.cpp - a build without HDF5 has no checkpoints, and says so.
+#include "core/errors.h"
+#include "sim/io/checkpoint.h"
+
+namespace nbody::sim {
+
+namespace {
+[[noreturn]] void refuse(const std::string& path) {
+  throw InputError(path + ": checkpoints need HDF5, and this nbody was built without it (install libhdf5-dev, rebuild)");
+}
+}  // namespace
+
+bool checkpoints_built() { return false; }
+
+void write_checkpoint(const std::string& path, const BodySet&, const RunRecord&) { refuse(path); }
+
+Checkpoint read_checkpoint(const std::string& path) { refuse(path); }
+
+}  // namespace nbody::sim

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""tests/check_checkpoint.py - a checkpoint as a Python user meets it.
+
+h5py opens what `nbody --checkpoint` writes and finds the GADGET/SWIFT layout the README promises
+(Header attributes, PartType1 datasets in the run's precision, consistent time and step); and
+`nbody --restart` refuses checkpoints broken in the ways a hand-edited or foreign file is broken,
+with exit code 2 and a message naming the file. Exit 77 (skipped) where h5py is missing.
+
+    check_checkpoint.py NBODY_EXECUTABLE
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import h5py
+    import numpy as np
+except ImportError as e:
+    print(f"skipped: {e}")
+    sys.exit(77)
+
+nbody = sys.argv[1]
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(*args):
+    return subprocess.run([nbody, "--backend", "cpu", *args], capture_output=True, text=True, timeout=120)
+
+
+with tempfile.TemporaryDirectory() as d:
+    for precision, dtype in (("fp32", np.float32), ("fp64", np.float64)):
+        path = os.path.join(d, f"{precision}.h5")
+        r = run("--run", "--scenario", "disk", "--bodies", "300", "--steps", "7", "--precision", precision,
+                "--checkpoint", path, "-q")
+        check(r.returncode == 0, f"{precision}: nbody exited {r.returncode}: {r.stderr}")
+        with h5py.File(path, "r") as f:
+            h = f["Header"].attrs
+            check(list(h["NumPart_ThisFile"]) == [0, 300, 0, 0, 0, 0], f"{precision}: NumPart_ThisFile {h['NumPart_ThisFile']}")
+            check(list(h["NumPart_Total"]) == [0, 300, 0, 0, 0, 0], f"{precision}: NumPart_Total")
+            check(list(h["NumPart_Total_HighWord"]) == [0] * 6, f"{precision}: NumPart_Total_HighWord")
+            check(list(h["MassTable"]) == [0.0] * 6, f"{precision}: MassTable")
+            check(h["NumFilesPerSnapshot"] == 1 and h["Redshift"] == 0.0, f"{precision}: one file, no redshift")
+            check(h["Omega0"] == 0.0 and h["OmegaLambda"] == 0.0 and h["HubbleParam"] == 1.0, f"{precision}: cosmology")
+            check(h["Flag_DoublePrecision"] == (precision == "fp64"), f"{precision}: Flag_DoublePrecision")
+            check(h["Step"] == 7 and h["Dt"] == 0.01, f"{precision}: Step {h['Step']} Dt {h['Dt']}")
+            check(h["Time"] == h["StartTime"] + h["Step"] * h["Dt"], f"{precision}: Time is StartTime + Step x Dt")
+            check(h["Softening"] == 0.05, f"{precision}: the disk's softening {h['Softening']}")
+            check(h["Integrator"] == "leapfrog" and h["Precision"] == precision, f"{precision}: run settings")
+            check(h["Scenario"] == "disk" and h["Seed"] == 42, f"{precision}: scenario and seed")
+            check(np.isfinite(h["InitialEnergy"]) and h["InitialEnergy"] < 0, f"{precision}: InitialEnergy")
+            g = f["PartType1"]
+            for name, shape in (("Coordinates", (300, 3)), ("Velocities", (300, 3)), ("Masses", (300,))):
+                check(g[name].shape == shape and g[name].dtype == dtype,
+                      f"{precision}: {name} {g[name].shape} {g[name].dtype}")
+            check(abs(float(np.sum(g["Masses"][()])) - 1.0) < 1e-5, f"{precision}: total mass 1")
+            check(np.array_equal(g["ParticleIDs"][()], np.arange(300)), f"{precision}: ParticleIDs 0..N-1")
+            check(set(np.unique(g["BodyType"][()])) <= {0, 1, 2}, f"{precision}: BodyType")
+        r = run("--restart", path, "--run", "--steps", "1", "-q")
+        check(r.returncode == 0, f"{precision}: the checkpoint restarts ({r.stderr.strip()})")
+
+    # Broken checkpoints, each made from a good one with h5py.
+    good = os.path.join(d, "fp32.h5")
+
+    def broken(name, edit, words):
+        path = os.path.join(d, f"broken-{name}.h5")
+        shutil.copy(good, path)
+        with h5py.File(path, "r+") as f:
+            edit(f)
+        r = run("--restart", path, "--run", "--steps", "1")
+        message = r.stderr.strip()
+        check(r.returncode == 2, f"{name}: exit {r.returncode}, expected 2 ({message})")
+        check(message.startswith("error: ") and path in message and words in message and message.count("\n") == 0,
+              f"{name}: message '{message}' should name the file and say '{words}'")
+
+    def replace(f, name, data):
+        del f[name]
+        f[name] = data
+
+    broken("no-dt", lambda f: f["Header"].attrs.__delitem__("Dt"), "no Header/Dt attribute")
+    broken("flat-coordinates", lambda f: replace(f, "PartType1/Coordinates", np.zeros(900, np.float32)),
+           "PartType1/Coordinates has shape (900), expected (300, 3)")
+    broken("duplicate-id", lambda f: replace(f, "PartType1/ParticleIDs", np.zeros(300, np.uint64)),
+           "ParticleIDs must hold 0..299 once each; 0 appears twice")
+    broken("nan-velocity", lambda f: f["PartType1/Velocities"].__setitem__((5, 1), np.nan),
+           "body 5 has a value that is not finite")
+    broken("fp16", lambda f: f["Header"].attrs.__setitem__("Precision", "fp16"), "Header/Precision 'fp16'")
+    broken("unknown-integrator", lambda f: f["Header"].attrs.__setitem__("Integrator", "rk45"),
+           "integrator 'rk45' is not one this nbody has")
+    broken("too-many", lambda f: f["Header"].attrs.__setitem__("NumPart_Total", np.array([0, 0, 0, 0, 0, 0], np.uint32)),
+           "must be 1 to 1073741824")
+    broken("no-particles", lambda f: f.__delitem__("PartType1"), "no /PartType1 group")
+    with open(os.path.join(d, "not-hdf5.h5"), "w") as f:
+        f.write("not HDF5 at all\n")
+    r = run("--restart", os.path.join(d, "not-hdf5.h5"), "--run")
+    check(r.returncode == 2 and "not an HDF5 file" in r.stderr, f"a text file: {r.returncode} {r.stderr.strip()}")
+
+print("checkpoint layout and refusals:", "FAILED" if failures else "passed")
+sys.exit(1 if failures else 0)
