@@ -42,7 +42,8 @@ with tempfile.TemporaryDirectory() as d:
                 "--checkpoint", path, "-q")
         check(r.returncode == 0, f"{precision}: nbody exited {r.returncode}: {r.stderr}")
         with h5py.File(path, "r") as f:
-            h = f["Header"].attrs
+            # Strings are fixed-length ASCII, as in GADGET and SWIFT files: h5py gives bytes.
+            h = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["Header"].attrs.items()}
             check(list(h["NumPart_ThisFile"]) == [0, 300, 0, 0, 0, 0], f"{precision}: NumPart_ThisFile {h['NumPart_ThisFile']}")
             check(list(h["NumPart_Total"]) == [0, 300, 0, 0, 0, 0], f"{precision}: NumPart_Total")
             check(list(h["NumPart_Total_HighWord"]) == [0] * 6, f"{precision}: NumPart_Total_HighWord")
@@ -91,8 +92,8 @@ with tempfile.TemporaryDirectory() as d:
            "ParticleIDs must hold 0..299 once each; 0 appears twice")
     broken("nan-velocity", lambda f: f["PartType1/Velocities"].__setitem__((5, 1), np.nan),
            "body 5 has a value that is not finite")
-    broken("fp16", lambda f: f["Header"].attrs.__setitem__("Precision", "fp16"), "Header/Precision 'fp16'")
-    broken("unknown-integrator", lambda f: f["Header"].attrs.__setitem__("Integrator", "rk45"),
+    broken("fp16", lambda f: f["Header"].attrs.__setitem__("Precision", np.bytes_(b"fp16")), "Header/Precision 'fp16'")
+    broken("unknown-integrator", lambda f: f["Header"].attrs.__setitem__("Integrator", "rk45"),  # a str: variable-length
            "integrator 'rk45' is not one this nbody has")
     broken("too-many", lambda f: f["Header"].attrs.__setitem__("NumPart_Total", np.array([0, 0, 0, 0, 0, 0], np.uint32)),
            "must be 1 to 1073741824")

@@ -65,12 +65,13 @@ struct Writer {
   void number(hid_t loc, const char* name, double v) { attribute(loc, name, H5T_NATIVE_DOUBLE, &v); }
   void number(hid_t loc, const char* name, std::int32_t v) { attribute(loc, name, H5T_NATIVE_INT32, &v); }
   void number(hid_t loc, const char* name, std::uint64_t v) { attribute(loc, name, H5T_NATIVE_UINT64, &v); }
+  // Fixed-length, null-terminated ASCII, as GADGET and SWIFT write their strings (yt, for one,
+  // decodes Header/Code as bytes).
   void text(hid_t loc, const char* name, const std::string& v) {
     if (!ok) return;
     Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-    ok = type.ok() && H5Tset_size(type.get(), H5T_VARIABLE) >= 0 && H5Tset_cset(type.get(), H5T_CSET_UTF8) >= 0;
-    char const* c = v.c_str();
-    attribute(loc, name, type.get(), &c);
+    ok = type.ok() && H5Tset_size(type.get(), v.size() + 1) >= 0 && H5Tset_strpad(type.get(), H5T_STR_NULLTERM) >= 0;
+    attribute(loc, name, type.get(), v.c_str());
   }
 
   void dataset(hid_t group, const char* name, hid_t file_type, hid_t memory_type, const void* data, hsize_t rows,
@@ -190,19 +191,23 @@ class Reader {
     return v;
   }
 
+  // A string attribute, fixed-length (as nbody writes it) or variable-length (as h5py writes a str).
   std::string text(const char* name) const {
     Handle a = open_attribute("Header", name);
     Handle type(H5Aget_type(a.get()), H5Tclose);
-    if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) <= 0)
-      fail(std::string("Header/") + name + " is not a string");
-    Handle memory(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(memory.get(), H5T_VARIABLE);
-    H5Tset_cset(memory.get(), H5Tget_cset(type.get()));
-    char* c = nullptr;
-    if (H5Aread(a.get(), memory.get(), &c) < 0 || !c) fail(std::string("cannot read Header/") + name);
-    std::string s(c);
-    H5free_memory(c);
-    return s;
+    if (H5Tget_class(type.get()) != H5T_STRING) fail(std::string("Header/") + name + " is not a string");
+    if (H5Tis_variable_str(type.get()) > 0) {
+      char* c = nullptr;
+      if (H5Aread(a.get(), type.get(), &c) < 0 || !c) fail(std::string("cannot read Header/") + name);
+      std::string s(c);
+      H5free_memory(c);
+      return s;
+    }
+    std::size_t const size = H5Tget_size(type.get());
+    if (size == 0 || size > 4096) fail(std::string("Header/") + name + " is not a short string");
+    std::vector<char> buffer(size + 1, '\0');
+    if (H5Aread(a.get(), type.get(), buffer.data()) < 0) fail(std::string("cannot read Header/") + name);
+    return std::string(buffer.data());  // up to the first null: null-terminated or null-padded
   }
 
   // A dataset of `columns` values per body (1: a vector), read into `out` as `memory_type`.
