@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <stdexcept>
 
 #include "app/modes.h"
 #include "app/options.h"
@@ -38,6 +39,7 @@ int dispatch(nbody::app::Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // reports reach a file or a pipe line by line, as they happen
   try {
     auto options = nbody::app::parse_options(argc, argv);
     if (!options) return 0;
@@ -50,11 +52,18 @@ int main(int argc, char** argv) {
   } catch (const nbody::InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
+  } catch (const nbody::RuntimeFailure& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "error: out of memory (try fewer --bodies)\n");
     return 1;
+  } catch (const std::length_error&) {  // a size beyond what a container can hold: the same cause
+    std::fprintf(stderr, "error: out of memory (try fewer --bodies)\n");
+    return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+    // Not one of nbody's own messages, which never show library internals: say what is known.
+    std::fprintf(stderr, "error: unexpected failure (%s); please report it with the command line\n", e.what());
     return 1;
   }
 }

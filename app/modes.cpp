@@ -227,7 +227,7 @@ int run_benchmark(const Options& o) {
 int run_validate(const Options& o) {
   driver::Setup setup = make_setup(o);
   multigpu::Simulation sim(setup.bodies, setup.program, setup.config);
-  if (o.steps) sim.advance(o.steps);  // validate on an evolved state if asked
+  if (o.steps) driver::advance_interruptibly(sim, o.steps);  // validate on an evolved state if asked
   driver::ValidationResult const r = driver::validate_forces(sim, o.tolerance);
   std::printf("nbody validate: %zu bodies from %s\n  %s\n", r.bodies, setup.source.c_str(), sim.describe().c_str());
   std::printf("  %zu bodies sampled against the fp64 CPU reference\n", r.samples);

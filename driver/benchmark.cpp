@@ -23,25 +23,34 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+namespace {
+
+// Enqueues `n` steps: GPU steps are only enqueued by advance(), CPU steps run inside it, so those
+// go one at a time with a check for a signal between them.
+void enqueue(multigpu::Simulation& sim, std::uint64_t n) {
+  bool const on_host = sim.config().backend == sim::Backend::cpu;
+  for (std::uint64_t done = 0; done < n;) {
+    throw_if_interrupted();
+    std::uint64_t const chunk = on_host ? 1 : n - done;
+    sim.advance(chunk);
+    done += chunk;
+  }
+}
+
+}  // namespace
+
+void advance_interruptibly(multigpu::Simulation& sim, std::uint64_t steps) {
+  enqueue(sim, steps);
+  sim.wait_interruptibly();
+}
+
 Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64_t steps) {
   steps = std::max<std::uint64_t>(steps, 1);
-  // GPU steps are only enqueued by advance() and waited for interruptibly; CPU steps run inside
-  // advance(), so they go one at a time with a check for a signal between them.
-  bool const on_host = sim.config().backend == sim::Backend::cpu;
-  auto advance = [&](std::uint64_t n) {
-    for (std::uint64_t done = 0; done < n;) {
-      throw_if_interrupted();
-      std::uint64_t const chunk = on_host ? 1 : n;
-      sim.advance(chunk);
-      done += chunk;
-    }
-  };
-  advance(warmup);
-  sim.wait_interruptibly();
+  advance_interruptibly(sim, warmup);
   sim.start_timing(steps);
   auto const t0 = Clock::now();
-  advance(steps);
-  double const enqueue = seconds_since(t0);
+  enqueue(sim, steps);
+  double const enqueue_seconds = seconds_since(t0);
   sim.wait_interruptibly();
   double const wall = seconds_since(t0);
   auto const per_device = sim.step_times_ms();
@@ -55,7 +64,7 @@ Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64
   m.min_ms = *std::min_element(step_ms.begin(), step_ms.end());
   m.max_ms = *std::max_element(step_ms.begin(), step_ms.end());
   m.wall_mean_ms = 1e3 * wall / double(steps);
-  m.enqueue_ms_per_step = 1e3 * enqueue / double(steps);
+  m.enqueue_ms_per_step = 1e3 * enqueue_seconds / double(steps);
   double const n = double(sim.bodies());
   double const force_evaluations = double(sim.program().drifts());  // per step: 3 for yoshida4
   m.interactions_per_s = force_evaluations * n * n / (m.median_ms * 1e-3);

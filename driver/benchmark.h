@@ -21,6 +21,11 @@ struct Measurement {
   double gflops = 0;                              // at 20 flops per interaction (the CUDA samples' count)
 };
 
+// Advances `steps` steps and waits for them, stopping with Interrupted within about a step of a
+// signal: CPU steps one at a time with a check between, GPU steps enqueued at once and waited for
+// by polling.
+void advance_interruptibly(multigpu::Simulation& simulation, std::uint64_t steps);
+
 // Runs `warmup` untimed steps, then `steps` timed ones (at least 1). A step lasts until the slowest
 // device has finished it. Throws Interrupted (core/interrupt.h) within about a step of a signal.
 Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std::uint64_t steps);

@@ -3,7 +3,9 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "core/errors.h"
@@ -19,13 +21,63 @@ double resolved_softening(const RunConfig& config) {
   return config.initial.snapshot.empty() ? sim::recommended_softening(config.initial.scenario) : 0.01;
 }
 
+namespace {
+
+std::optional<std::size_t> read_bytes(const std::string& file) {
+  std::ifstream f(file);
+  std::string text;
+  if (!(f >> text) || text == "max") return std::nullopt;  // cgroup v2 writes "max" for no limit
+  try {
+    return std::size_t(std::stoull(text));
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+// What the memory cgroups of this process still allow: the least, over its cgroup and every
+// ancestor up to the mount's root, of limit minus usage (v2: memory.max, memory.current; v1:
+// memory.limit_in_bytes, memory.usage_in_bytes). Empty when there is no limit or nothing to read.
+// Inside a container the path /proc/self/cgroup names may not exist under the mount (a cgroup
+// namespace); then the mount's root is the process's own cgroup.
+std::optional<std::size_t> cgroup_memory_left() {
+  std::ifstream self("/proc/self/cgroup");
+  std::string line;
+  std::optional<std::size_t> left;
+  while (std::getline(self, line)) {
+    std::size_t const first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    std::string const controllers = line.substr(first + 1, second - first - 1);
+    std::string const path = line.substr(second + 1);
+    bool const v2 = line.compare(0, first, "0") == 0 && controllers.empty();
+    bool const v1 = (',' + controllers + ',').find(",memory,") != std::string::npos;
+    if (!v1 && !v2) continue;
+    std::string const mount = v1 ? "/sys/fs/cgroup/memory" : "/sys/fs/cgroup";
+    std::string const limit_file = v1 ? "/memory.limit_in_bytes" : "/memory.max";
+    std::string const usage_file = v1 ? "/memory.usage_in_bytes" : "/memory.current";
+    std::string dir = mount + path;
+    if (!std::ifstream(dir + usage_file)) dir = mount;
+    while (true) {
+      auto const limit = read_bytes(dir + limit_file);
+      auto const usage = read_bytes(dir + usage_file);
+      if (limit && usage && *limit < (std::size_t(1) << 60))  // v1 writes a huge number for no limit
+        left = std::min(left.value_or(*limit), *limit > *usage ? *limit - *usage : 0);
+      if (dir.size() <= mount.size()) break;
+      dir = dir.substr(0, dir.find_last_of('/'));
+    }
+  }
+  return left;
+}
+
+}  // namespace
+
 std::size_t available_host_memory() {
   std::ifstream meminfo("/proc/meminfo");
   std::string key, unit;
-  std::size_t kib = 0;
+  std::size_t kib = 0, available = 0;
   while (meminfo >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  return 0;
+    if (key == "MemAvailable:") available = kib * 1024;
+  if (auto const cgroup = cgroup_memory_left()) available = available ? std::min(available, *cgroup) : *cgroup;
+  return available;
 }
 
 multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bodies, std::vector<std::string>* notices) {

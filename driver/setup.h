@@ -42,7 +42,8 @@ Setup make_setup(const RunConfig& config);
 multigpu::SimulationConfig resolve_devices(const RunConfig& config, std::size_t bodies,
                                            std::vector<std::string>* notices = nullptr);
 
-// Bytes of memory the host can still give (MemAvailable), or 0 if unknown.
+// Bytes of memory this process can still get: the least of the kernel's MemAvailable and what its
+// memory cgroups (a container's limit) still allow; 0 if neither is known.
 std::size_t available_host_memory();
 
 // One line naming the hardware a configuration runs on: the GPUs' names, or the CPU model and

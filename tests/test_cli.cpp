@@ -1,6 +1,7 @@
 // tests/test_cli.cpp - the nbody executable as a user meets it: bad input, outputs, Ctrl-C.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "sim/io/checkpoint.h"
 #include "sim/io/tipsy.h"
 #include "test_support.h"
 
@@ -218,6 +220,135 @@ TEST_F(Cli, InterruptedRunSavesAStateItCanRestartFrom) {
   EXPECT_GT(b.time, 0.0);
   Result const again = nbody("--load " + snap + " --run --steps 2");
   EXPECT_EQ(again.code, 0) << again.err;
+}
+
+// Hostile and mistaken command lines, one per row: each is refused with exit code 2 and one line
+// that names the bad value (or file) and what is allowed, before any work is done.
+TEST_F(Cli, HostileInputIsRefusedUpFront) {
+  std::string const dir = dir_.string();
+  fs::create_directory(dir_ / "folder");
+  ASSERT_EQ(::mkfifo(file("fifo").c_str(), 0600), 0);
+  std::ofstream(file("real.bin")) << "x";
+  fs::create_symlink(file("real.bin"), file("link.bin"));
+  struct Row {
+    std::string args, words;
+  };
+  std::vector<Row> const rows{
+      // Counts are checked as signed text: nothing wraps around to 2^64 - 1.
+      {"--run --steps -1", "--steps -1: must be a whole number from 1 to"},
+      {"--benchmark --warmup -1", "--warmup -1: must be a whole number from 0 to"},
+      {"--validate --steps -1", "--steps -1: must be a whole number from 1 to"},
+      {"--run --seed -3", "--seed -3: must be a whole number from 0 to"},
+      {"--run --threads 100000", "--threads 100000: must be a whole number from 1 to 1024"},
+      {"--run --numgpus 1000000", "--numgpus 1000000: must be a whole number from 1 to 256"},
+      {"--run --bodies 1073741825", "--bodies 1073741825: must be a whole number from 1 to 1073741824"},
+      {"--run --gpus -1", "--gpus -1: '-1' is not a GPU number"},
+      // Values that are not finite, or not physical.
+      {"--run --dt 1e400", "--dt 1e400: must be a positive number"},
+      {"--run --dt nan", "--dt nan: must be a positive number"},
+      {"--run --dt inf", "--dt inf: must be a positive number"},
+      {"--run --softening 0", "--softening 0: must be > 0"},
+      {"--run --softening -inf", "--softening -inf: must be > 0"},
+      {"--run --integrator euler-damped --damping nan", "--damping nan: must be in (0, 1]"},
+      {"--run --scenario two-body --eccentricity nan", "--eccentricity nan: must be a number in [0, 1)"},
+      {"--validate --tolerance nan", "--tolerance nan: must be a number above 0"},
+      {"--run --numgpus 2 --weights 1,nan", "--weights 1,nan: 'nan' is not a positive number"},
+      // Files that are not snapshots: refused without reading them (a FIFO would block forever).
+      {"--run --load /dev/zero", "/dev/zero: not a regular file (a character device)"},
+      {"--run --load " + file("folder"), file("folder") + ": not a regular file (a directory)"},
+      {"--run --load " + file("fifo"), file("fifo") + ": not a regular file (a FIFO)"},
+      {"--run --restart /dev/zero", "/dev/zero: not a regular file"},
+      {"--run --restart " + file("missing.h5"), file("missing.h5") + ": cannot open"},
+      {"--run --restart " + file("real.bin"), file("real.bin") + ": not an HDF5 file"},
+      {"--run --restart " + file("a.h5") + " --load " + file("b.bin"), "--restart and --load both given"},
+      // Outputs a user would not expect to be replaced, or that two options share.
+      {"--run --save " + file("link.bin"), "--save " + file("link.bin") + ": is a symbolic link"},
+      {"--run --save " + file("fifo"), "--save " + file("fifo") + ": is a FIFO"},
+      {"--benchmark --json " + file("folder"), "--json " + file("folder") + ": is a directory"},
+      {"--run --save " + file("r.bin") + " --json " + dir + "/./r.bin", "--save and --json both name"},
+      {"--run --checkpoint " + file("c.h5") + " --save " + dir + "/../" + dir_.filename().string() + "/c.h5",
+       "--save and --checkpoint both name"},
+      {"--run --checkpoint-every 5", "--checkpoint-every 5: give --checkpoint FILE too"},
+      // Options that would do nothing in the chosen mode.
+      {"--benchmark --save " + file("x.bin"), "--save does nothing with --benchmark; it belongs to --run"},
+      {"--benchmark --checkpoint " + file("x.h5"), "--checkpoint does nothing with --benchmark"},
+      {"--run --csv " + file("x.csv"), "--csv does nothing with --run; it belongs to --compare-threading"},
+      {"--run --tolerance 1e-3", "--tolerance does nothing with --run; it belongs to --validate"},
+      {"--run --warmup 3", "--warmup does nothing with --run"},
+      {"--viewer --steps 3", "--steps does nothing with the viewer"},
+      {"--run --width 640", "--width does nothing with --run; it belongs to the viewer"},
+      {"--devices --bodies 10", "--bodies does nothing with --devices"},
+      {"--compare-threading --load " + file("real.bin"), "--load does nothing with --compare-threading"},
+  };
+  for (auto const& row : rows) {
+    Result const r = nbody(row.args);
+    EXPECT_EQ(r.code, 2) << row.args << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << row.args << ": " << r.err;
+    EXPECT_NE(r.err.find(row.words), std::string::npos) << row.args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    EXPECT_EQ(r.out, "") << row.args << ": work started";
+    for (const char* internal : {"basic_filebuf", "std::", "vector", "what()"})
+      EXPECT_EQ(r.err.find(internal), std::string::npos) << row.args << ": " << r.err;
+  }
+  EXPECT_EQ(slurp(file("real.bin")), "x") << "the symlink's target was touched";
+}
+
+// A run that blows up stops with an error naming the step and the likely cause, and writes nothing.
+TEST_F(Cli, ARunThatBecomesNonFiniteStopsWithoutWritingIt) {
+  Result const r = nbody("--run --bodies 64 --dt 1e12 --steps 100 -q --save " + file("nan.bin"));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("the state is no longer finite at step 100"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--dt, --softening"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(file("nan.bin")));
+}
+
+// Restart from a checkpoint through the command line: every setting comes back from the file (the
+// disk's softening 0.05 and euler-damped's damping with no option given), the result equals an
+// uninterrupted run bit for bit, and an option given with --restart overrides the file, saying so.
+TEST_F(Cli, RestartContinuesBitForBitWithEverySetting) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  std::string const common = " --scenario disk --bodies 700 --integrator euler-damped --damping 0.99 -q";
+  ASSERT_EQ(nbody("--run --steps 30 --checkpoint " + file("straight.h5") + common).code, 0);
+  ASSERT_EQ(nbody("--run --steps 12 --checkpoint " + file("half.h5") + common).code, 0);
+  Result const again = nbody("--run --steps 18 --restart " + file("half.h5") + " --checkpoint " + file("again.h5"));
+  ASSERT_EQ(again.code, 0) << again.err;
+  auto const a = sim::read_checkpoint(file("straight.h5")), b = sim::read_checkpoint(file("again.h5"));
+  EXPECT_TRUE(test::bitwise_equal(a.bodies, b.bodies));
+  EXPECT_EQ(a.bodies.time, b.bodies.time);
+  EXPECT_EQ(b.run.step, 30u);
+  EXPECT_EQ(b.run.softening, 0.05);
+  EXPECT_EQ(b.run.damping, 0.99);
+  EXPECT_EQ(b.run.integrator, "euler-damped");
+  EXPECT_EQ(b.run.initial_energy, a.run.initial_energy) << "the energy error keeps its baseline";
+  Result const overridden = nbody("--run --steps 1 --restart " + file("half.h5") + " --dt 0.02");
+  EXPECT_EQ(overridden.code, 0) << overridden.err;
+  EXPECT_NE(overridden.err.find("notice: --dt 0.02 overrides " + file("half.h5") + "'s 0.01"), std::string::npos)
+      << overridden.err;
+  // Negative control: the overridden dt gives another state than the file's own settings would.
+  ASSERT_EQ(nbody("--run --steps 18 --restart " + file("half.h5") + " --dt 0.02 --checkpoint " + file("other.h5")).code, 0);
+  EXPECT_FALSE(test::bitwise_equal(a.bodies, sim::read_checkpoint(file("other.h5")).bodies));
+}
+
+// A series: --checkpoint-every K writes FILE_<step> every K steps of the run, and FILE at the end.
+TEST_F(Cli, CheckpointSeriesIsNamedAfterTheStep) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  Result const r = nbody("--run --bodies 100 --steps 25 -q --checkpoint " + file("s.h5") + " --checkpoint-every 10");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (auto const& name : {"s_00000010.h5", "s_00000020.h5", "s.h5"}) EXPECT_TRUE(fs::exists(file(name))) << name;
+  EXPECT_FALSE(fs::exists(file("s_00000025.h5")));
+  EXPECT_EQ(sim::read_checkpoint(file("s_00000020.h5")).run.step, 20u);
+  EXPECT_EQ(sim::read_checkpoint(file("s.h5")).run.step, 25u);
+}
+
+// A tipsy snapshot carries its softening: a disk restarted from one keeps 0.05 without the option,
+// and the user is told that tipsy holds no run settings.
+TEST_F(Cli, TipsySofteningIsUsedAndItsLimitsAreStated) {
+  ASSERT_EQ(nbody("--run --scenario disk --bodies 300 --steps 2 -q --save " + file("d.bin")).code, 0);
+  Result const r = nbody("--run --steps 1 --load " + file("d.bin"));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("notice: softening 0.05 from " + file("d.bin")), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is a tipsy snapshot: float32 positions and velocities, no step count"), std::string::npos)
+      << r.err;
 }
 
 TEST_F(Cli, HelpListsOptionsWithDefaults) {

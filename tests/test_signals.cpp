@@ -1,0 +1,201 @@
+// tests/test_signals.cpp - every mode of nbody can be stopped: Ctrl-C (SIGINT) ends it within about
+// a step with exit code 130, SIGTERM and SIGHUP with 143, a second Ctrl-C at once; an interrupted
+// run saves its checkpoint first. Each case starts nbody on the CPU with work that would take minutes.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu/devices.h"
+#include "sim/io/checkpoint.h"
+#include "test_support.h"
+
+namespace nbody {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// nbody started with `args` (on the CPU backend unless `args` names one), its output in files,
+// without DISPLAY.
+class Process {
+ public:
+  Process(const std::vector<std::string>& args, const fs::path& dir) : out_(dir / "out"), err_(dir / "err") {
+    bool const backend_given = std::find(args.begin(), args.end(), "--backend") != args.end();
+    pid_ = fork();
+    if (pid_ == 0) {
+      if (!freopen(out_.c_str(), "w", stdout) || !freopen(err_.c_str(), "w", stderr)) _exit(126);
+      unsetenv("DISPLAY");
+      unsetenv("WAYLAND_DISPLAY");
+      std::vector<char*> argv{const_cast<char*>(NBODY_EXECUTABLE)};
+      if (!backend_given) argv.insert(argv.end(), {const_cast<char*>("--backend"), const_cast<char*>("cpu")});
+      for (auto const& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execv(NBODY_EXECUTABLE, argv.data());
+      _exit(127);
+    }
+  }
+  ~Process() {
+    if (pid_ > 0 && !reaped_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  void send(int sig) const { kill(pid_, sig); }
+
+  // The exit code, or -1 if it has not ended within `limit` (then it is killed).
+  int wait(std::chrono::milliseconds limit) {
+    auto const deadline = Clock::now() + limit;
+    int status = 0;
+    while (Clock::now() < deadline) {
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        reaped_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return -1;
+  }
+
+  // Waits until the first line reaches stdout (the work has begun) or `limit` passes.
+  bool started(std::chrono::milliseconds limit) const {
+    auto const deadline = Clock::now() + limit;
+    while (Clock::now() < deadline) {
+      if (fs::exists(out_) && fs::file_size(out_) > 0) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+  std::string err() const {
+    std::ifstream f(err_);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  }
+
+ private:
+  fs::path out_, err_;
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+};
+
+class Signals : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = test::fresh_test_dir("nbody-signals"); }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Starts nbody, lets it work for `after`, sends `sig`, and returns the exit code and the time it
+  // took to exit after the signal.
+  std::pair<int, double> stop(const std::vector<std::string>& args, int sig,
+                              std::chrono::milliseconds after = std::chrono::milliseconds(1200)) {
+    Process p(args, dir_);
+    std::this_thread::sleep_for(after);
+    auto const t0 = Clock::now();
+    p.send(sig);
+    int const code = p.wait(std::chrono::seconds(20));
+    err_ = p.err();
+    return {code, std::chrono::duration<double>(Clock::now() - t0).count()};
+  }
+
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+
+  fs::path dir_;
+  std::string err_;
+};
+
+// Modes whose work is long: minutes at these sizes on a CPU; a step takes well under a second.
+struct ModeCase {
+  const char* name;
+  std::vector<std::string> args;
+};
+
+std::vector<ModeCase> long_modes() {
+  return {{"benchmark", {"--benchmark", "--bodies", "8192", "--steps", "100000"}},
+          {"default_mode_without_display", {"--bodies", "8192", "--steps", "100000"}},
+          {"validate", {"--validate", "--bodies", "8192", "--steps", "100000"}},
+          {"compare_threading", {"--compare-threading", "--numgpus", "2", "--bodies", "8192", "--steps", "100000"}},
+          {"run", {"--run", "--bodies", "8192", "--steps", "100000000"}}};
+}
+
+TEST_F(Signals, EveryModeStopsOnCtrlCWithinAboutAStep) {
+  for (auto const& m : long_modes()) {
+    auto const [code, seconds] = stop(m.args, SIGINT);
+    EXPECT_EQ(code, 130) << m.name << ": " << err_;
+    EXPECT_LT(seconds, 5.0) << m.name << " took " << seconds << " s to stop";
+    EXPECT_NE(err_.find("interrupted (Ctrl-C)"), std::string::npos) << m.name << ": " << err_;
+  }
+}
+
+TEST_F(Signals, TerminateAndHangUpExitWith143) {
+  for (int sig : {SIGTERM, SIGHUP}) {
+    auto const [code, seconds] = stop({"--benchmark", "--bodies", "8192", "--steps", "100000"}, sig);
+    EXPECT_EQ(code, 143) << sig << ": " << err_;
+    EXPECT_LT(seconds, 5.0);
+    EXPECT_NE(err_.find("terminated (SIGTERM)"), std::string::npos) << err_;
+  }
+}
+
+// A step of a 65,536-body run on one CPU thread lasts seconds; the second Ctrl-C does not wait for it.
+TEST_F(Signals, ASecondCtrlCExitsAtOnce) {
+  Process p({"--benchmark", "--bodies", "65536", "--threads", "1", "--steps", "100"}, dir_);
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  p.send(SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto const t0 = Clock::now();
+  p.send(SIGINT);
+  EXPECT_EQ(p.wait(std::chrono::seconds(5)), 130) << p.err();
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 1.0);
+}
+
+// An interrupted run writes its checkpoint (and snapshot) first, and the checkpoint continues it.
+TEST_F(Signals, AnInterruptedRunSavesItsCheckpointFirst) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  Process p({"--run", "--bodies", "4096", "--steps", "100000000", "--checkpoint", file("stop.h5")}, dir_);
+  ASSERT_TRUE(p.started(std::chrono::seconds(10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  p.send(SIGINT);
+  EXPECT_EQ(p.wait(std::chrono::seconds(10)), 130) << p.err();
+  EXPECT_NE(p.err().find("; state saved"), std::string::npos) << p.err();
+  sim::Checkpoint const c = sim::read_checkpoint(file("stop.h5"));
+  EXPECT_EQ(c.bodies.size(), 4096u);
+  EXPECT_GT(c.run.step, 0u);
+  EXPECT_EQ(c.bodies.time, c.run.start_time + double(c.run.step) * c.run.dt);
+}
+
+// On a GPU a step is enqueued at once and waited for by polling: Ctrl-C stops a benchmark whose steps
+// take half a second within about one kernel.
+TEST_F(Signals, AGpuBenchmarkStopsWithinAboutAKernel) {
+  std::string why;
+  if (gpu::devices(&why).empty()) GTEST_SKIP() << why;
+  Process p({"--backend", "cuda", "--benchmark", "--bodies", "1048576", "--steps", "1000"}, dir_);
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  auto const t0 = Clock::now();
+  p.send(SIGINT);
+  EXPECT_EQ(p.wait(std::chrono::seconds(10)), 130) << p.err();
+  double const seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf("GPU benchmark, N = 1,048,576: exit %.2f s after Ctrl-C\n", seconds);
+  EXPECT_LT(seconds, 2.0);
+}
+
+// The viewer offscreen (EGL; Mesa on a machine without a GPU) stops on Ctrl-C between frames.
+TEST_F(Signals, TheViewerStopsOnCtrlC) {
+  Process probe({"--offscreen", "--bodies", "16", "--frames", "1", "--screenshot", file("probe.png")}, dir_);
+  if (probe.wait(std::chrono::seconds(30)) != 0) GTEST_SKIP() << "no offscreen viewer here: " << probe.err();
+  auto const [code, seconds] = stop({"--offscreen", "--bodies", "4096", "--frames", "100000000"}, SIGINT);
+  EXPECT_EQ(code, 130) << err_;
+  EXPECT_LT(seconds, 5.0);
+}
+
+}  // namespace
+}  // namespace nbody
