@@ -25,6 +25,10 @@ for stage in "$@"; do
     fetch)
       mkdir -p .deps/gl .deps/viewer
       (cd .deps && apt-get download libcli11-dev nlohmann-json3-dev libgtest-dev googletest)
+      # HDF5 for checkpoints, with the libraries it links that the GPU image may lack
+      mkdir -p .deps/hdf5
+      (cd .deps/hdf5 && apt-get download libhdf5-dev libhdf5-103-1 libsz2 libaec0 libcurl4 libnghttp2-14 librtmp1 \
+        libssh2-1 libpsl5 libldap-2.5-0 libbrotli1 libsasl2-2 libsasl2-modules-db)
       # GL loaders (unpacked into / there: the NVIDIA driver brings the vendor libraries)
       (cd .deps/gl && apt-get download libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
       # the viewer's libraries and their runtime dependencies (unpacked into the private prefix)
@@ -37,12 +41,14 @@ for stage in "$@"; do
       nvidia-smi --query-gpu=index,name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv
       nvidia-smi topo -m 2>/dev/null | head -12
       nproc; g++ --version | head -1; nvcc --version | tail -1; cmake --version | head -1
-      for f in .deps/*.deb .deps/viewer/*.deb .deps/gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" "$prefix"; done
+      for f in .deps/*.deb .deps/viewer/*.deb .deps/gl/*.deb .deps/hdf5/*.deb; do [ -f "$f" ] && dpkg -x "$f" "$prefix"; done
       for f in .deps/gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
       ldconfig
       step "build"
       cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-        -DCMAKE_PREFIX_PATH="$prefix/usr" -DBUILD_TESTING=ON -DNBODY_BUILD_TOOLS=ON >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+        -DCMAKE_PREFIX_PATH="$prefix/usr" -DBUILD_TESTING=ON -DNBODY_BUILD_TOOLS=ON -DNBODY_WITH_HDF5=ON \
+        >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+      ldd "$(find "$prefix" -name 'libhdf5_serial.so.103*' | head -1)" | grep 'not found' || echo "hdf5: every library found"
       cmake --build $build --parallel "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E 'error|Error' -A3 "$OUT/build.log" | head -60; exit 1; }
       grep -E 'spill|bytes stack' "$OUT/build.log" | sort | uniq -c | head -20
       echo "build ok"
