@@ -1,5 +1,6 @@
 // app/main.cpp - the nbody executable: parse options, pick the mode, report errors.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <stdexcept>
@@ -48,7 +49,10 @@ int main(int argc, char** argv) {
     return dispatch(*options);
   } catch (const nbody::Interrupted& e) {
     std::fprintf(stderr, "nbody: %s\n", e.what());
-    return nbody::interrupted_exit_code(e.signal);
+    // Out at once: what had to be saved is saved, and the runtime's exit handlers could wait for
+    // GPU work that was given up.
+    std::fflush(nullptr);
+    std::_Exit(nbody::interrupted_exit_code(e.signal));
   } catch (const nbody::InputError& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;

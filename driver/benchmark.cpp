@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "core/interrupt.h"
 #include "driver/setup.h"
 
 namespace nbody::driver {
@@ -25,13 +24,17 @@ double median(std::vector<double> v) {
 
 namespace {
 
-// Enqueues `n` steps: GPU steps are only enqueued by advance(), CPU steps run inside it, so those
-// go one at a time with a check for a signal between them.
-void enqueue(multigpu::Simulation& sim, std::uint64_t n) {
+// Enqueues `n` steps in chunks, checking for a signal between them. CPU steps run inside advance(),
+// so they go one at a time. GPU steps are only enqueued, but a full launch queue (about a thousand
+// launches, some hundred steps) makes the host wait inside a launch until a kernel finishes; so
+// chunks hold at most about 50 ms of steps, by `step_seconds` (0: unknown, one step a chunk).
+void enqueue(multigpu::Simulation& sim, std::uint64_t n, double step_seconds) {
   bool const on_host = sim.config().backend == sim::Backend::cpu;
+  std::uint64_t const per_chunk =
+      on_host || step_seconds <= 0 ? 1 : std::clamp<std::uint64_t>(std::uint64_t(0.05 / step_seconds), 1, 256);
   for (std::uint64_t done = 0; done < n;) {
-    throw_if_interrupted();
-    std::uint64_t const chunk = on_host ? 1 : n - done;
+    sim.stop_if_interrupted();
+    std::uint64_t const chunk = std::min(per_chunk, n - done);
     sim.advance(chunk);
     done += chunk;
   }
@@ -40,16 +43,18 @@ void enqueue(multigpu::Simulation& sim, std::uint64_t n) {
 }  // namespace
 
 void advance_interruptibly(multigpu::Simulation& sim, std::uint64_t steps) {
-  enqueue(sim, steps);
+  enqueue(sim, steps, 0.0);
   sim.wait_interruptibly();
 }
 
 Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64_t steps) {
   steps = std::max<std::uint64_t>(steps, 1);
+  auto const w0 = Clock::now();
   advance_interruptibly(sim, warmup);
+  double const warmup_step_seconds = warmup ? seconds_since(w0) / double(warmup) : 0.0;
   sim.start_timing(steps);
   auto const t0 = Clock::now();
-  enqueue(sim, steps);
+  enqueue(sim, steps, warmup_step_seconds);
   double const enqueue_seconds = seconds_since(t0);
   sim.wait_interruptibly();
   double const wall = seconds_since(t0);

@@ -59,6 +59,10 @@ class CudaOwner {
 
   Handle get() const { return handle_; }
   int device() const { return device_; }
+  // Lets go of the handle without releasing it: for work abandoned on a device (an interrupt), whose
+  // memory and streams a release would wait for. The process is about to exit and the driver
+  // reclaims them.
+  void forget() noexcept { handle_ = Traits::null; }
   void reset() noexcept {
     if (handle_ != Traits::null) {
       DeviceGuard guard(device_, std::nothrow);

@@ -65,6 +65,7 @@ class CudaExchange final : public Exchange {
   }
 
   ~CudaExchange() override {
+    if (abandoned_) return;
     for (auto& p : devices_)
       if (p.copy.get()) {
         gpu::DeviceGuard guard(p.copy.device());
@@ -123,6 +124,14 @@ class CudaExchange final : public Exchange {
 
   void abort() override { counters_.abort(); }
   void reset() override { counters_.reset(); }
+  void abandon() override {
+    abandoned_ = true;
+    counters_.abort();
+    for (auto& p : devices_) {
+      p.copy.forget();
+      for (int k = 0; k < 2; ++k) p.ready[k].forget(), p.sent[k].forget(), p.pinned[k].forget();
+    }
+  }
 
   std::string describe() const override {
     if (engines_.size() == 1) return "none (one device)";
@@ -138,6 +147,7 @@ class CudaExchange final : public Exchange {
   std::vector<sim::CudaSliceEngine*> engines_;
   std::vector<PerDevice> devices_;
   bool staged_ = false;
+  bool abandoned_ = false;
   PublicationCounters counters_;
 };
 

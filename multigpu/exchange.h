@@ -35,6 +35,8 @@ class Exchange {
   virtual void abort() = 0;
   // Starts the publication count again (after a re-upload); no step may be in flight.
   virtual void reset() = 0;
+  // Gives up the copies still queued (after an interrupt; see SliceEngine::abandon).
+  virtual void abandon() = 0;
   virtual std::string describe() const = 0;
 };
 

@@ -32,6 +32,7 @@ class HostExchange final : public Exchange {
   void acquire(int device, std::uint64_t publication) override { counters_.wait_for_peers(device, publication); }
   void abort() override { counters_.abort(); }
   void reset() override { counters_.reset(); }
+  void abandon() override {}
 
   std::string describe() const override { return "host memcpy"; }
 

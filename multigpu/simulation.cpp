@@ -86,11 +86,21 @@ bool Simulation::idle() {
   return true;
 }
 
+void Simulation::stop_if_interrupted() {
+  int const sig = interrupt_signal();
+  if (!sig) return;
+  // The process is on its way out: the steps still queued are given up, not waited for (freeing
+  // device memory would wait for all of them: minutes at large N).
+  for (auto& e : engines_) e->abandon();
+  exchange_->abandon();
+  throw Interrupted(sig);
+}
+
 void Simulation::wait_interruptibly() {
   // The last stage of a step runs on each device's compute stream, after that device waited for
   // every copy it needed: all compute streams idle means the step, copies included, is done.
   while (!idle()) {
-    throw_if_interrupted();
+    stop_if_interrupted();
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   synchronize();  // the worker threads have handed back, and errors surface

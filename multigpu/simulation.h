@@ -52,10 +52,14 @@ class Simulation {
   void advance(std::uint64_t steps);
   void synchronize();
   // Waits like synchronize(), polling, and throws Interrupted (core/interrupt.h) as soon as a
-  // signal arrives: the work still queued on GPUs is then abandoned.
+  // signal arrives: the work still queued on GPUs is then abandoned (sim::SliceEngine::abandon), so
+  // the simulation can only be destroyed, quickly, on the way to the process's exit.
   void wait_interruptibly();
   // True when every device has finished the work enqueued so far (never waits).
   bool idle();
+  // If a signal arrived (core/interrupt.h): gives up the work still queued on the devices and throws
+  // Interrupted. The simulation can then only be destroyed, quickly, on the way to the exit.
+  void stop_if_interrupted();
 
   // The current state (synchronises): positions, velocities, types and time.
   sim::BodySet state();

@@ -28,7 +28,7 @@ for stage in "$@"; do
       # HDF5 for checkpoints, with the libraries it links that the GPU image may lack
       mkdir -p .deps/hdf5
       (cd .deps/hdf5 && apt-get download libhdf5-dev libhdf5-103-1 libsz2 libaec0 libcurl4 libnghttp2-14 librtmp1 \
-        libssh2-1 libpsl5 libldap-2.5-0 libbrotli1 libsasl2-2 libsasl2-modules-db)
+        libssh2-1 libpsl5 libldap-2.5-0 libbrotli1 libsasl2-2 libsasl2-modules-db libunistring2)
       # GL loaders (unpacked into / there: the NVIDIA driver brings the vendor libraries)
       (cd .deps/gl && apt-get download libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
       # the viewer's libraries and their runtime dependencies (unpacked into the private prefix)

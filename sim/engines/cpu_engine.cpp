@@ -120,6 +120,7 @@ class CpuEngine final : public SliceEngine {
   void swap_buffers() override { current_ ^= 1; }
   void synchronize() override {}
   bool idle() override { return true; }  // CPU stages run to completion when called
+  void abandon() override {}              // nothing runs after a call returns
 
   double slice_potential() override {
     double const eps2 = config_.softening * config_.softening;

@@ -78,7 +78,17 @@ class CudaEngine final : public CudaSliceEngine {
   }
 
   ~CudaEngine() override {
+    if (abandoned_) return;
     if (stream_.get()) (void)cudaStreamSynchronize(stream_.get());  // frees must not race running work
+  }
+
+  void abandon() override {
+    abandoned_ = true;
+    stream_.forget();  // cudaFree and the stream's destruction would wait for the queued steps
+    for (auto& p : positions_) p.forget();
+    for (auto* b : {&velocity_, &acceleration_, &partial_}) b->forget();
+    potential_.forget();
+    for (auto& e : timing_) e.forget();
   }
 
   void bind_thread() override { NBODY_CUDA_CHECK(cudaSetDevice(config_.device)); }
@@ -323,6 +333,7 @@ class CudaEngine final : public CudaSliceEngine {
   gpu::DeviceBuffer<double> potential_;
   std::vector<gpu::TimingEvent> timing_;
   std::size_t marks_ = 0;
+  bool abandoned_ = false;
 };
 
 }  // namespace

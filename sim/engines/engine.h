@@ -93,6 +93,9 @@ class SliceEngine {
   virtual void synchronize() = 0;
   // True when no work given to the engine is still running; never waits.
   virtual bool idle() = 0;
+  // Gives up the work still queued (after an interrupt): the engine's destructor then neither waits
+  // for it nor frees what it may still use. Only a process about to exit should call it.
+  virtual void abandon() = 0;
 
   // m_i * sum_{j != i} -m_j / r_ij over the own slice, in fp64 (synchronises).
   virtual double slice_potential() = 0;
