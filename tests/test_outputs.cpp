@@ -27,6 +27,7 @@
 #include "core/atomic_file.h"
 #include "core/errors.h"
 #include "core/output_path.h"
+#include "rejection.h"
 
 namespace nbody {
 namespace {
@@ -70,17 +71,7 @@ class FreshDir {
 
 using Names = std::vector<std::string>;
 
-// Passes when f() throws an InputError whose message contains `words` (as test::rejected_with).
-template <class F>
-::testing::AssertionResult rejected_with(F&& f, const std::string& words) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    if (std::string(e.what()).find(words) != std::string::npos) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "message '" << e.what() << "' lacks '" << words << "'";
-  }
-  return ::testing::AssertionFailure() << "accepted; expected an error with '" << words << "'";
-}
+using test::rejected_with;
 
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

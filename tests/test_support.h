@@ -12,24 +12,12 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "rejection.h"
 #include "sim/physics/body_set.h"
 #include "sim/physics/reference_forces.h"
 #include "sim/physics/scenarios.h"
 
 namespace nbody::test {
-
-// Passes when f() throws an InputError whose message contains `words`; fails, saying what happened,
-// when it throws another message or nothing at all.
-template <class F>
-::testing::AssertionResult rejected_with(F&& f, const std::string& words) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    if (std::string(e.what()).find(words) != std::string::npos) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "message '" << e.what() << "' lacks '" << words << "'";
-  }
-  return ::testing::AssertionFailure() << "accepted; expected an error with '" << words << "'";
-}
 
 // ||a - ref|| / ||ref|| over all components.
 inline double relative_l2(const std::vector<Vec3d>& a, const std::vector<Vec3d>& ref) {
