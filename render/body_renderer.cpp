@@ -1,22 +1,9 @@
-// render/body_renderer.cpp - point sprites with soft falloff and additive blending.
+// render/body_renderer.cpp - point sprites with soft falloff and additive blending of linear radiance.
 #include "render/body_renderer.h"
 
 #include <glm/gtc/type_ptr.hpp>
 
 namespace nbody::render {
-
-namespace {
-GLuint make_buffer() {
-  GLuint b = 0;
-  glGenBuffers(1, &b);
-  return b;
-}
-GLuint make_vertex_array() {
-  GLuint a = 0;
-  glGenVertexArrays(1, &a);
-  return a;
-}
-}  // namespace
 
 BodyRenderer::BodyRenderer()
     : program_(load_program(assets_dir() + "/shaders/bodies.vert", assets_dir() + "/shaders/bodies.frag")),
@@ -60,7 +47,7 @@ void BodyRenderer::draw(const glm::mat4& view, const glm::mat4& projection, floa
                         float brightness) {
   glEnable(GL_PROGRAM_POINT_SIZE);
   glEnable(GL_BLEND);
-  glBlendFunc(GL_ONE, GL_ONE);  // additive: dense regions glow
+  glBlendFunc(GL_ONE, GL_ONE);  // additive: radiance sums, dense regions glow (float targets do not clamp)
   glDisable(GL_DEPTH_TEST);
   glUseProgram(program_.get());
   glUniformMatrix4fv(glGetUniformLocation(program_.get(), "view"), 1, GL_FALSE, glm::value_ptr(view));

@@ -1,4 +1,5 @@
-// render/body_renderer.h - draws N bodies as additive point sprites from two vertex buffers.
+// render/body_renderer.h - draws N bodies as additive point sprites from two vertex buffers: linear
+// radiance meant for HdrPipeline's float target (render/hdr.h), which tone maps it.
 #pragma once
 
 #include <glm/glm.hpp>
@@ -22,7 +23,10 @@ class BodyRenderer {
   GLuint position_buffer() const { return positions_.get(); }  // for CUDA-GL interop
   GLuint color_buffer() const { return colors_.get(); }
 
-  // point_size: sprite diameter in pixels for a body at reference_depth from the eye.
+  // point_size: sprite diameter in pixels for a body at reference_depth from the eye. brightness:
+  // linear radiance at a sprite's centre for a white body (colours are sRGB values, decoded to linear
+  // in the shader); sprites add up without limit in a float target and are tone mapped afterwards.
+  // Drawn into the 8-bit default framebuffer instead, sums above 1 clip.
   void draw(const glm::mat4& view, const glm::mat4& projection, float point_size, float reference_depth,
             float brightness);
 

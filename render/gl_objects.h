@@ -38,10 +38,37 @@ class GlName {
 inline void delete_buffer(GLuint n) { glDeleteBuffers(1, &n); }
 inline void delete_vertex_array(GLuint n) { glDeleteVertexArrays(1, &n); }
 inline void delete_program(GLuint n) { glDeleteProgram(n); }
+inline void delete_framebuffer(GLuint n) { glDeleteFramebuffers(1, &n); }
+inline void delete_texture(GLuint n) { glDeleteTextures(1, &n); }
 
 using Buffer = GlName<delete_buffer>;
 using VertexArray = GlName<delete_vertex_array>;
 using Program = GlName<delete_program>;
+using Framebuffer = GlName<delete_framebuffer>;
+using Texture = GlName<delete_texture>;
+
+// New names, owned from the moment they exist: owners call these in their member initialisers.
+// They need a current context.
+inline Buffer make_buffer() {
+  GLuint n = 0;
+  glGenBuffers(1, &n);
+  return Buffer(n);
+}
+inline VertexArray make_vertex_array() {
+  GLuint n = 0;
+  glGenVertexArrays(1, &n);
+  return VertexArray(n);
+}
+inline Framebuffer make_framebuffer() {
+  GLuint n = 0;
+  glGenFramebuffers(1, &n);
+  return Framebuffer(n);
+}
+inline Texture make_texture() {
+  GLuint n = 0;
+  glGenTextures(1, &n);
+  return Texture(n);
+}
 
 // Compiles and links a program from two shader files; throws RuntimeFailure with the GL log.
 Program load_program(const std::string& vertex_path, const std::string& fragment_path);

@@ -1,5 +1,6 @@
 #version 330 core
-// assets/shaders/bodies.frag - soft round sprite, added to what is already there.
+// assets/shaders/bodies.frag - soft round sprite: linear radiance, added to what is already there
+// (blending GL_ONE, GL_ONE; in the HDR target nothing clips until the tone curve).
 in vec4 body_color;
 out vec4 fragment;
 
