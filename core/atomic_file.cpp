@@ -29,20 +29,6 @@ std::string error_text(int err) { return std::generic_category().message(err); }
   throw InputError(message);
 }
 
-// A name beside PATH that no other writer uses: ".NAME." and 6 random letters. Beside PATH because a
-// rename is atomic only within one file system; hidden, so that listings and globs skip it. The pid is
-// mixed into every draw: a forked child inherits the generator's state, not its parent's names.
-std::string temporary_name(const fs::path& path) {
-  static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  thread_local std::mt19937_64 random_bits{(std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}()};
-  std::uint64_t bits = random_bits() ^ (std::uint64_t(::getpid()) * 0x9E3779B97F4A7C15ull);
-  std::string suffix(6, 'x');
-  for (char& c : suffix) {
-    c = kLetters[bits % 62];
-    bits /= 62;
-  }
-  return (path.parent_path() / ("." + path.filename().string() + "." + suffix)).string();
-}
 
 // The temporary file while it is ours: closed and removed on every way out, unless renamed into place
 // (or found replaced by someone else, whose file is not ours to remove). Never throws.
@@ -102,6 +88,24 @@ void sync_folder(const std::string& path, const std::string& what) {
 }
 
 }  // namespace
+
+// Beside PATH because a rename is atomic only within one file system; hidden, so that listings and
+// globs skip it. The pid is mixed into every draw: a forked child inherits the generator's state, not
+// its parent's names.
+std::string temporary_name(const std::string& path, bool keep_extension) {
+  static constexpr char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  thread_local std::mt19937_64 random_bits{(std::uint64_t(std::random_device{}()) << 32) ^ std::random_device{}()};
+  std::uint64_t bits = random_bits() ^ (std::uint64_t(::getpid()) * 0x9E3779B97F4A7C15ull);
+  std::string suffix(6, 'x');
+  for (char& c : suffix) {
+    c = kLetters[bits % 62];
+    bits /= 62;
+  }
+  fs::path const p(path);
+  std::string const extension = keep_extension ? p.extension().string() : std::string();
+  return (p.parent_path() / ("." + p.filename().string() + "." + suffix + extension)).string();
+}
+
 
 void write_file_atomically(const std::string& path, const std::string& what,
                            const std::function<bool(const std::string& tmp_path)>& write) {

@@ -21,6 +21,10 @@ namespace nbody {
 void write_file_atomically(const std::string& path, const std::string& what,
                            const std::function<bool(const std::string& tmp_path)>& write);
 
+// A name beside PATH that no other writer uses: ".NAME." and 6 random letters, then PATH's extension
+// when `keep_extension` (for a tool that goes by the ending, as ffmpeg does).
+std::string temporary_name(const std::string& path, bool keep_extension = false);
+
 // Writes `text` to PATH the same way (JSON, CSV, reports).
 void write_text_file(const std::string& path, const std::string& text);
 

@@ -1,0 +1,379 @@
+// render/video_encoder.cpp - ffmpeg started with posix_spawn, raw frames on its stdin, its stderr in memory, a temporary file renamed into place.
+#include "render/video_encoder.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "core/atomic_file.h"
+#include "core/errors.h"
+#include "core/output_path.h"
+
+extern char** environ;  // the environment ffmpeg inherits (declared by no standard header)
+
+namespace nbody::render {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kMaxSide = 16384;      // pixels; far above any screen, and width * height * 3 fits easily
+constexpr double kMaxFps = 1000.0;   // frames per second
+constexpr const char* kOption = "--video";
+
+std::string error_text(int err) { return std::generic_category().message(err); }
+
+// A file descriptor, closed with its owner.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) {
+      reset();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd() { reset(); }
+  int get() const { return fd_; }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// The temporary output beside PATH while it is ours: removed with its owner unless moved into place.
+// The descriptor is kept to check, at the end, that the name still holds the file created here.
+class TemporaryFile {
+ public:
+  TemporaryFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  TemporaryFile(TemporaryFile&& other) noexcept
+      : path_(std::move(other.path_)), fd_(std::move(other.fd_)), owned_(std::exchange(other.owned_, false)) {}
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  ~TemporaryFile() {
+    if (owned_) ::unlink(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_.get(); }
+  void disown() { owned_ = false; }
+
+ private:
+  std::string path_;
+  UniqueFd fd_;
+  bool owned_ = true;
+};
+
+// The ffmpeg process: killed (SIGKILL: nothing it would still write is wanted) and reaped with its
+// owner unless wait() reaped it, so that no zombie is left behind.
+class ChildProcess {
+ public:
+  explicit ChildProcess(pid_t pid) : pid_(pid) {}
+  ChildProcess(ChildProcess&& other) noexcept : pid_(std::exchange(other.pid_, -1)) {}
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      static_cast<void>(wait());
+    }
+  }
+  // Waits for the process to end: its wait status, or -1 when it cannot be had (SIGCHLD ignored).
+  int wait() {
+    int status = 0;
+    pid_t rc;
+    do {
+      rc = ::waitpid(pid_, &status, 0);
+    } while (rc < 0 && errno == EINTR);  // Ctrl-C (nbody's handlers use no SA_RESTART): wait on
+    pid_ = -1;
+    return rc < 0 ? -1 : status;
+  }
+
+ private:
+  pid_t pid_;
+};
+
+// What a wait status says, for a message: "exit status 1", "killed by signal 9 (Killed)".
+std::string describe_status(int status) {
+  if (status == -1) return "exit status unknown";
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    return "killed by signal " + std::to_string(WTERMSIG(status)) + " (" + ::strsignal(WTERMSIG(status)) + ")";
+  }
+  return "wait status " + std::to_string(status);
+}
+
+// The last line ffmpeg wrote to its stderr (a memory file), trimmed; a placeholder when it wrote none.
+std::string last_line_of(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || st.st_size <= 0) return "(ffmpeg wrote no message)";
+  constexpr off_t kTail = 4096;  // bytes: more than any one line of ffmpeg's
+  off_t const start = std::max<off_t>(0, st.st_size - kTail);
+  std::string text(std::size_t(st.st_size - start), '\0');
+  ssize_t const n = ::pread(fd, text.data(), text.size(), start);
+  text.resize(n > 0 ? std::size_t(n) : 0);
+  // ffmpeg ends progress lines with '\r': either ends a line.
+  std::replace(text.begin(), text.end(), '\r', '\n');
+  std::size_t const last = text.find_last_not_of(" \t\n");
+  if (last == std::string::npos) return "(ffmpeg wrote no message)";
+  std::size_t const newline = text.find_last_of('\n', last);
+  std::size_t const first = newline == std::string::npos ? 0 : newline + 1;
+  return text.substr(first, last + 1 - first);
+}
+
+// PROGRAM's path as execvp would find it on PATH, or "" when it is on none of its folders.
+std::string find_on_path(const std::string& program) {
+  char const* env = std::getenv("PATH");
+  std::string const path = env ? env : "/bin:/usr/bin";  // glibc's default when PATH is unset
+  std::size_t begin = 0;
+  while (begin <= path.size()) {
+    std::size_t end = path.find(':', begin);
+    if (end == std::string::npos) end = path.size();
+    std::string folder = path.substr(begin, end - begin);
+    if (folder.empty()) folder = ".";  // an empty entry is the current folder (POSIX)
+    std::string const candidate = folder + "/" + program;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    begin = end + 1;
+  }
+  return {};
+}
+
+
+// Creates the temporary output exclusively (never an existing file, never through a symbolic link),
+// with the permission bits of the file it will replace, if any.
+TemporaryFile create_temporary(const std::string& path) {
+  struct stat old {};
+  bool const replacing = ::lstat(path.c_str(), &old) == 0;  // a regular file: check_output_path saw to it
+  for (int attempt = 0;; ++attempt) {
+    std::string name = temporary_name(path, true);
+    int const fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      if (replacing) static_cast<void>(::fchmod(fd, old.st_mode & 0777));  // best effort, as atomic_file
+      return TemporaryFile(std::move(name), fd);
+    }
+    int const err = errno;
+    if (err != EEXIST || attempt == 100) {
+      throw RuntimeFailure(std::string(kOption) + " " + path + ": cannot create a temporary file " + name + ": " +
+                           error_text(err));
+    }
+  }
+}
+
+// Frames per second as ffmpeg reads them ("15", "29.97"): it turns the decimal into a fraction.
+std::string rate_text(double fps) {
+  std::ostringstream s;
+  s.precision(10);
+  s << fps;
+  return s.str();
+}
+
+// Starts PROGRAM with ARGS (argv[0] first): stdin from `stdin_fd`, stdout to /dev/null, stderr to
+// `stderr_fd`, every other descriptor closed, default signal handling, an empty signal mask and a
+// process group of its own. Throws RuntimeFailure when it cannot be started.
+pid_t spawn(const std::string& path, const std::string& program, const std::vector<std::string>& args,
+            int stdin_fd, int stderr_fd) {
+  std::vector<char*> argv;
+  for (auto const& a : args) argv.push_back(const_cast<char*>(a.c_str()));  // posix_spawn's signature; not written
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attributes;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attributes);
+  posix_spawn_file_actions_adddup2(&actions, stdin_fd, STDIN_FILENO);  // dup2 clears O_CLOEXEC on the copy
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, stderr_fd, STDERR_FILENO);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+  // Descriptors that other code opened without O_CLOEXEC too (ours all have it).
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+#endif
+  // Signals: nbody may ignore or block some; exec keeps an ignored signal ignored and the mask as it
+  // is, so both are reset. Own process group: a Ctrl-C at the terminal would otherwise make ffmpeg
+  // close the video while nbody still means to finish it.
+  sigset_t defaults, empty;
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&defaults, sig);
+  sigemptyset(&empty);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setsigmask(&attributes, &empty);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
+
+  pid_t pid = -1;
+  int const err = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (err != 0) {
+    throw RuntimeFailure(std::string(kOption) + " " + path + ": cannot start " + program + ": " + error_text(err));
+  }
+  return pid;
+}
+
+// Writes all of `data` to a pipe: 0, or the errno of the write that failed (EPIPE: the reader is gone).
+// SIGPIPE is blocked in this thread for the write, and one that the write raised is taken off the
+// pending set before the mask is restored, so a dead reader is an error code, never a signal that
+// would end nbody. A SIGPIPE pending before the call (raised elsewhere) is left pending.
+int write_without_sigpipe(int fd, const std::uint8_t* data, std::size_t size) {
+  sigset_t pipe_only, old_mask, pending;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  sigemptyset(&pending);
+  sigpending(&pending);
+  bool const already_pending = sigismember(&pending, SIGPIPE) == 1;
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &old_mask);
+  int err = 0;
+  while (size > 0) {
+    ssize_t const n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;  // Ctrl-C: nbody stops at its next safe point, after this frame
+      err = errno;
+      break;
+    }
+    data += n;
+    size -= std::size_t(n);
+  }
+  if (err == EPIPE && !already_pending) {
+    struct timespec const no_wait {};
+    while (::sigtimedwait(&pipe_only, nullptr, &no_wait) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  return err;
+}
+
+}  // namespace
+
+// Declared in the order of creation; destroyed in reverse: ffmpeg killed and reaped first, then its
+// pipe and log closed, the temporary file removed last (unless moved into place).
+struct VideoEncoder::Session {
+  TemporaryFile output;
+  UniqueFd log;     // ffmpeg's stderr: a memory file (memfd), read back for the message of a failure
+  UniqueFd input;   // the write end of ffmpeg's stdin
+  ChildProcess ffmpeg;
+};
+
+VideoEncoder::VideoEncoder(const std::string& path, int width, int height, double fps)
+    : path_(path), width_(width), height_(height) {
+  std::string const where = std::string(kOption) + " " + path + ": ";
+  if (width < 1 || width > kMaxSide || height < 1 || height > kMaxSide) {
+    throw InputError(where + "frame size " + std::to_string(width) + " x " + std::to_string(height) +
+                     ": width and height must be 1 to " + std::to_string(kMaxSide) + " pixels");
+  }
+  if (!(fps > 0 && fps <= kMaxFps)) {
+    throw InputError(where + rate_text(fps) + " frames per second: must be above 0 and at most " +
+                     rate_text(kMaxFps));
+  }
+  check_output_path(path, kOption);
+  std::string const ffmpeg = find_on_path("ffmpeg");
+  if (ffmpeg.empty()) throw InputError(where + "ffmpeg not found on PATH; install it (Debian: ffmpeg)");
+
+  TemporaryFile output = create_temporary(path);
+  UniqueFd log(::memfd_create("nbody-ffmpeg-stderr", MFD_CLOEXEC));
+  if (log.get() < 0) throw RuntimeFailure(where + "cannot create a memory file for ffmpeg's messages: " + error_text(errno));
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) throw RuntimeFailure(where + "cannot create a pipe to ffmpeg: " + error_text(errno));
+  UniqueFd read_end(ends[0]), write_end(ends[1]);
+
+  std::vector<std::string> args = {
+      "ffmpeg", "-hide_banner", "-nostats", "-loglevel", "error",
+      "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", std::to_string(width) + "x" + std::to_string(height),
+      "-r", rate_text(fps), "-i", "-"};
+  if (encoded_width() != width || encoded_height() != height) {  // libx264 with yuv420p needs even sizes
+    args.insert(args.end(), {"-vf", "pad=" + std::to_string(encoded_width()) + ":" + std::to_string(encoded_height()) +
+                                        ":0:0:black"});
+  }
+  // "file:" so that a name with a colon ("a:b.mp4") is not taken for a protocol; -y because the
+  // temporary file exists (created above, to own the name); -f mp4 whatever the extension.
+  args.insert(args.end(), {"-c:v", "libx264", "-pix_fmt", "yuv420p", "-movflags", "+faststart", "-f", "mp4", "-y",
+                           "file:" + output.path()});
+  ChildProcess child(spawn(path, ffmpeg, args, read_end.get(), log.get()));
+  read_end.reset();  // ffmpeg's now: it sees the end of its input when write_end closes
+  session_.reset(new Session{std::move(output), std::move(log), std::move(write_end), std::move(child)});
+}
+
+VideoEncoder::~VideoEncoder() = default;  // Session's members kill, reap, close and remove
+
+void VideoEncoder::add_frame(const std::vector<std::uint8_t>& rgb) {
+  std::size_t const expected = std::size_t(width_) * std::size_t(height_) * 3;
+  if (rgb.size() != expected) {
+    throw std::invalid_argument("VideoEncoder::add_frame: a frame of " + std::to_string(rgb.size()) + " bytes for " +
+                                path_ + "; expected " + std::to_string(expected) + " (" + std::to_string(width_) +
+                                " x " + std::to_string(height_) + " x 3, RGB)");
+  }
+  if (!session_) throw std::logic_error("VideoEncoder::add_frame: the video " + path_ + " is already closed");
+  int const err = write_without_sigpipe(session_->input.get(), rgb.data(), rgb.size());
+  if (err == 0) {
+    ++frames_;
+    return;
+  }
+  auto const session = std::move(session_);  // closed whatever happens next: the temporary file goes
+  session->input.reset();
+  int const status = session->ffmpeg.wait();
+  std::string const doing = err == EPIPE ? "ffmpeg stopped reading" : "cannot write to ffmpeg (" + error_text(err) + ")";
+  throw RuntimeFailure(std::string(kOption) + " " + path_ + ": " + doing + " after " + std::to_string(frames_) +
+                       " frames (" + describe_status(status) + "): " + last_line_of(session->log.get()));
+}
+
+void VideoEncoder::finish() {
+  if (!session_) throw std::logic_error("VideoEncoder::finish: the video " + path_ + " is already closed");
+  auto const session = std::move(session_);  // closed whatever happens next
+  std::string const where = std::string(kOption) + " " + path_ + ": ";
+  session->input.reset();  // end of input: ffmpeg encodes what it holds, writes the index, exits
+  int const status = session->ffmpeg.wait();
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw RuntimeFailure(where + "ffmpeg failed (" + describe_status(status) + ") after " + std::to_string(frames_) +
+                         " frames: " + last_line_of(session->log.get()));
+  }
+  // Move into place only the file created here (the name could have been replaced in the meantime).
+  TemporaryFile& output = session->output;
+  struct stat created {}, named {};
+  if (::fstat(output.fd(), &created) != 0 || ::lstat(output.path().c_str(), &named) != 0 ||
+      created.st_dev != named.st_dev || created.st_ino != named.st_ino) {
+    output.disown();  // not ours to remove
+    throw RuntimeFailure(where + "the temporary file " + output.path() +
+                         " was replaced while ffmpeg wrote it; is another program writing in its folder?");
+  }
+  if (::fsync(output.fd()) != 0) throw RuntimeFailure(where + "cannot sync " + output.path() + ": " + error_text(errno));
+  check_output_path(path_, kOption);  // the target may have become a link, a folder or read-only meanwhile
+  if (::rename(output.path().c_str(), path_.c_str()) != 0) {
+    throw RuntimeFailure(where + "cannot move " + output.path() + " into place: " + error_text(errno));
+  }
+  output.disown();
+  // Makes the rename durable; a folder that cannot be opened or synced is left to the file system.
+  std::string folder = fs::path(path_).parent_path().string();
+  UniqueFd dir(::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() >= 0) static_cast<void>(::fsync(dir.get()));
+}
+
+std::uint64_t VideoEncoder::frames() const { return frames_; }
+int VideoEncoder::width() const { return width_; }
+int VideoEncoder::height() const { return height_; }
+int VideoEncoder::encoded_width() const { return width_ + (width_ & 1); }
+int VideoEncoder::encoded_height() const { return height_ + (height_ & 1); }
+
+}  // namespace nbody::render
