@@ -11,7 +11,15 @@ namespace nbody::render {
 void OrbitCamera::fit(glm::vec3 centre, float radius) {
   target_ = centre;
   scale_ = std::max(radius, 1e-6f);
-  distance_ = fitted_distance_ = scale_ / std::sin(0.5f * kFovY) * 1.1f;
+  // The narrower of the two half-angles: vertical, or horizontal when the view is taller than wide.
+  float const half_vertical = 0.5f * kFovY;
+  float const half_horizontal = std::atan(std::tan(half_vertical) * aspect_);
+  distance_ = fitted_distance_ = scale_ / std::sin(std::min(half_vertical, half_horizontal)) * 1.1f;
+}
+
+void OrbitCamera::look_from(float yaw, float pitch) {
+  yaw_ = yaw;
+  pitch_ = std::clamp(pitch, -1.55f, 1.55f);
 }
 
 void OrbitCamera::fit(const std::vector<Real4<double>>& bodies) {
@@ -26,10 +34,18 @@ void OrbitCamera::fit(const std::vector<Real4<double>>& bodies) {
     std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
     return v[v.size() / 2];
   };
-  glm::vec3 const c(float(median(xs)), float(median(ys)), float(median(zs)));
+  // The median resists escapers; a handful of bodies (a binary) has no meaningful one: their mean.
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return sum / double(v.size());
+  };
+  bool const few = bodies.size() < 16;
+  glm::vec3 const c = few ? glm::vec3(float(mean(xs)), float(mean(ys)), float(mean(zs)))
+                          : glm::vec3(float(median(xs)), float(median(ys)), float(median(zs)));
   std::vector<double> r;
   for (auto const& p : bodies) r.push_back(std::hypot(p.x - c.x, p.y - c.y, p.z - c.z));
-  std::size_t const k = std::min(r.size() - 1, r.size() * 9 / 10);
+  std::size_t const k = few ? r.size() - 1 : std::min(r.size() - 1, r.size() * 9 / 10);
   std::nth_element(r.begin(), r.begin() + std::ptrdiff_t(k), r.end());
   fit(c, float(std::max(r[k], 1e-3)));
 }

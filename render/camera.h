@@ -11,11 +11,21 @@ namespace nbody::render {
 
 class OrbitCamera {
  public:
+  // The view's width / height. Fitting frames a sphere within both the vertical and the horizontal
+  // field of view, so a tall window does not cut the bodies off at its sides.
+  void set_aspect(float aspect) { aspect_ = aspect > 0 ? aspect : 1.0f; }
+  float aspect() const { return aspect_; }
+
   // Frames a sphere: the camera looks at `centre` from far enough that `radius` fills the view.
   void fit(glm::vec3 centre, float radius);
   // Frames the bodies: centred on their median, radius the 90th percentile distance from it, so a
-  // few escapers do not shrink the picture.
+  // few escapers do not shrink the picture (under 16 bodies: their mean and the farthest one).
   void fit(const std::vector<Real4<double>>& bodies);
+
+  // Where the eye is around the target: yaw about +z from +x, pitch above the x-y plane (radians).
+  void look_from(float yaw, float pitch);
+  // Moves the target (follow mode keeps it on the bodies' centre), keeping the eye's offset.
+  void set_target(glm::vec3 target) { target_ = target; }
 
   void orbit(float dx_pixels, float dy_pixels);                        // left drag
   void pan(float dx_pixels, float dy_pixels, float viewport_height);  // right or middle drag
@@ -35,6 +45,7 @@ class OrbitCamera {
   float pitch_ = 0.5f;   // radians above the x-y plane
   float scale_ = 1.0f;   // fitted radius: sets the near and far planes
   float fitted_distance_ = 4.0f;
+  float aspect_ = 1.0f;
   static constexpr float kFovY = 0.7854f;  // 45 degrees
 };
 

@@ -4,6 +4,7 @@
 #include <cuda_gl_interop.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "gpu/check.h"
@@ -69,6 +70,50 @@ constexpr int kBlock = 256;
 int blocks(std::size_t n) { return int((n + kBlock - 1) / kBlock); }
 
 }  // namespace
+
+struct DeviceFrames::Impl {
+  int device = 0;
+  std::size_t bodies = 0;
+  gpu::DeviceBuffer<float4> positions[2], velocities[2];
+  int front = 0;
+};
+
+DeviceFrames::DeviceFrames(int device, std::size_t bodies) : impl_(std::make_unique<Impl>()) {
+  impl_->device = device;
+  impl_->bodies = bodies;
+  for (int k = 0; k < 2; ++k) {
+    impl_->positions[k] = gpu::DeviceBuffer<float4>(device, std::max<std::size_t>(bodies, 1));
+    impl_->velocities[k] = gpu::DeviceBuffer<float4>(device, std::max<std::size_t>(bodies, 1));
+  }
+}
+
+DeviceFrames::~DeviceFrames() = default;
+
+void DeviceFrames::capture(const void* positions, int positions_device, const std::vector<DeviceVelocities>& velocities) {
+  Impl& m = *impl_;
+  int const back = m.front ^ 1;
+  gpu::DeviceGuard guard(m.device);
+  NBODY_CUDA_CHECK(cudaMemcpyPeer(m.positions[back].data(), m.device, positions, positions_device,
+                                  m.bodies * sizeof(float4)));
+  for (auto const& v : velocities)
+    if (v.slice.count)
+      NBODY_CUDA_CHECK(cudaMemcpyPeer(m.velocities[back].data() + v.slice.begin, m.device, v.data, v.device,
+                                      v.slice.count * sizeof(float4)));
+  NBODY_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void DeviceFrames::flip() { impl_->front ^= 1; }
+
+void DeviceFrames::download(float* positions, float* velocities) const {
+  Impl const& m = *impl_;
+  gpu::DeviceGuard guard(m.device);
+  NBODY_CUDA_CHECK(cudaMemcpy(positions, m.positions[m.front].data(), m.bodies * sizeof(float4), cudaMemcpyDeviceToHost));
+  NBODY_CUDA_CHECK(cudaMemcpy(velocities, m.velocities[m.front].data(), m.bodies * sizeof(float4), cudaMemcpyDeviceToHost));
+}
+const void* DeviceFrames::positions() const { return impl_->positions[impl_->front].data(); }
+const void* DeviceFrames::velocities() const { return impl_->velocities[impl_->front].data(); }
+int DeviceFrames::device() const { return impl_->device; }
+std::size_t DeviceFrames::bodies() const { return impl_->bodies; }
 
 struct CudaGlInterop::Impl {
   int device = 0;

@@ -19,6 +19,36 @@ struct DeviceVelocities {
   Slice slice;
 };
 
+// The positions and velocities of one moment of a GPU simulation, copied on the GPUs into buffers
+// of one device, so that the simulation can go on stepping while the frame is drawn. Two frames:
+// the simulation's thread fills the back one (capture), then the two swap (flip) under the lock that
+// the drawing thread holds while it reads the front one.
+class DeviceFrames {
+ public:
+  DeviceFrames(int device, std::size_t bodies);
+  ~DeviceFrames();
+  DeviceFrames(const DeviceFrames&) = delete;
+  DeviceFrames& operator=(const DeviceFrames&) = delete;
+
+  // Copies all N positions (float4 x, y, z, m on `positions_device`) and every device's velocity
+  // slice into the back frame, and waits for the copies.
+  void capture(const void* positions, int positions_device, const std::vector<DeviceVelocities>& velocities);
+  void flip();
+
+  // Copies the front frame to the host: 4 floats a body each (x, y, z, m and vx, vy, vz, -).
+  void download(float* positions, float* velocities) const;
+
+  // The front frame: float4 positions and velocities of all N bodies, on device().
+  const void* positions() const;
+  const void* velocities() const;
+  int device() const;
+  std::size_t bodies() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 class CudaGlInterop {
  public:
   // Registers the viewer's position and colour vertex buffers (float4 each, `bodies` of them)

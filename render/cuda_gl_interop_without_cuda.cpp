@@ -5,6 +5,20 @@
 
 namespace nbody::render {
 
+struct DeviceFrames::Impl {};
+
+DeviceFrames::DeviceFrames(int, std::size_t) {
+  throw RuntimeFailure("GPU frames for the viewer: this nbody was built without CUDA");
+}
+DeviceFrames::~DeviceFrames() = default;
+void DeviceFrames::capture(const void*, int, const std::vector<DeviceVelocities>&) {}
+void DeviceFrames::flip() {}
+void DeviceFrames::download(float*, float*) const {}
+const void* DeviceFrames::positions() const { return nullptr; }
+const void* DeviceFrames::velocities() const { return nullptr; }
+int DeviceFrames::device() const { return 0; }
+std::size_t DeviceFrames::bodies() const { return 0; }
+
 struct CudaGlInterop::Impl {};
 
 CudaGlInterop::CudaGlInterop(unsigned, unsigned, std::size_t, int) {

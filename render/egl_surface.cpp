@@ -4,7 +4,10 @@
 #include <EGL/eglext.h>
 #include <GL/glew.h>
 
+#include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/errors.h"
@@ -56,6 +59,10 @@ class EglSurface final : public Surface {
   }
 
   ~EglSurface() override { release(); }
+
+  void wait_events(double seconds) override {
+    std::this_thread::sleep_for(std::chrono::duration<double>(std::min(seconds, 0.01)));  // no input here
+  }
 
   int width() const override { return width_; }
   int height() const override { return height_; }

@@ -11,9 +11,10 @@
 namespace nbody::render {
 namespace {
 
+// Raw input between two polls, filled by GLFW's callbacks as events arrive.
 struct Pointer {
   double x = 0, y = 0;
-  bool left = false, pan = false;
+  bool left = false, pan = false;  // which buttons are down
   Input pending;
 };
 
@@ -21,7 +22,7 @@ class GlfwSurface final : public Surface {
  public:
   GlfwSurface(int width, int height, const std::string& title) {
     glfwSetErrorCallback([](int, const char* text) { last_error() = text; });
-    if (!glfwInit()) throw RuntimeFailure("cannot start GLFW: " + last_error());
+    if (!glfwInit()) throw WindowUnavailable("cannot open a window: " + last_error());
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
@@ -29,7 +30,7 @@ class GlfwSurface final : public Surface {
     window_ = glfwCreateWindow(width, height, title.c_str(), nullptr, nullptr);
     if (!window_) {
       glfwTerminate();
-      throw RuntimeFailure("cannot open a window with an OpenGL 3.3 core context: " + last_error());
+      throw WindowUnavailable("cannot open a window with an OpenGL 3.3 core context: " + last_error());
     }
     glfwMakeContextCurrent(window_);
     glewExperimental = GL_TRUE;
@@ -55,6 +56,21 @@ class GlfwSurface final : public Surface {
     glfwSetScrollCallback(window_, [](GLFWwindow* w, double, double dy) {
       static_cast<Pointer*>(glfwGetWindowUserPointer(w))->pending.scroll += float(dy);
     });
+    // Drags add up motion event by event, so one shorter than a frame still moves the camera.
+    glfwSetMouseButtonCallback(window_, [](GLFWwindow* w, int button, int action, int) {
+      auto& p = *static_cast<Pointer*>(glfwGetWindowUserPointer(w));
+      bool const down = action == GLFW_PRESS;
+      if (button == GLFW_MOUSE_BUTTON_LEFT) p.left = down;
+      if (button == GLFW_MOUSE_BUTTON_RIGHT || button == GLFW_MOUSE_BUTTON_MIDDLE) p.pan = down;
+      glfwGetCursorPos(w, &p.x, &p.y);
+    });
+    glfwSetCursorPosCallback(window_, [](GLFWwindow* w, double x, double y) {
+      auto& p = *static_cast<Pointer*>(glfwGetWindowUserPointer(w));
+      if (p.left) p.pending.orbit_dx += float(x - p.x), p.pending.orbit_dy += float(y - p.y);
+      if (p.pan) p.pending.pan_dx += float(x - p.x), p.pending.pan_dy += float(y - p.y);
+      p.x = x;
+      p.y = y;
+    });
   }
 
   ~GlfwSurface() override {
@@ -76,27 +92,12 @@ class GlfwSurface final : public Surface {
 
   Input poll() override {
     glfwPollEvents();
-    double x = 0, y = 0;
-    glfwGetCursorPos(window_, &x, &y);
-    bool const left = glfwGetMouseButton(window_, GLFW_MOUSE_BUTTON_LEFT) == GLFW_PRESS;
-    bool const pan = glfwGetMouseButton(window_, GLFW_MOUSE_BUTTON_RIGHT) == GLFW_PRESS ||
-                     glfwGetMouseButton(window_, GLFW_MOUSE_BUTTON_MIDDLE) == GLFW_PRESS;
-    if (left && pointer_.left) {
-      pointer_.pending.orbit_dx += float(x - pointer_.x);
-      pointer_.pending.orbit_dy += float(y - pointer_.y);
-    }
-    if (pan && pointer_.pan) {
-      pointer_.pending.pan_dx += float(x - pointer_.x);
-      pointer_.pending.pan_dy += float(y - pointer_.y);
-    }
-    pointer_.x = x;
-    pointer_.y = y;
-    pointer_.left = left;
-    pointer_.pan = pan;
     Input in = pointer_.pending;
     pointer_.pending = Input{};
     return in;
   }
+
+  void wait_events(double seconds) override { glfwWaitEventsTimeout(seconds); }
 
   void present() override { glfwSwapBuffers(window_); }
   void set_vsync(bool on) override { glfwSwapInterval(on ? 1 : 0); }

@@ -5,7 +5,10 @@
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 namespace nbody::render {
 
@@ -16,6 +19,8 @@ Hud::Hud(GLFWwindow* window) {
   ImGui::StyleColorsDark();
   if (window) platform_ = ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330");
+  char const* trace = std::getenv("NBODY_TRACE_UI");
+  trace_ = trace && *trace && std::string(trace) != "0";
 }
 
 Hud::~Hud() {
@@ -53,46 +58,121 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     io.DeltaTime = frame_seconds > 0 ? frame_seconds : 1.0f / 60.0f;
   }
   ImGui::NewFrame();
-  if (!c.hidden) {
-    ImGui::SetNextWindowPos(ImVec2(10, 10), ImGuiCond_FirstUseEver);
-    ImGui::SetNextWindowBgAlpha(0.75f);
-    ImGui::Begin("nbody", nullptr, ImGuiWindowFlags_AlwaysAutoResize);
-    ImGui::Text("%.1f FPS   step %.3f ms   render %.3f ms", s.fps, s.step_ms, s.render_ms);
-    ImGui::Text("%.3e interactions/s   N = %zu", s.interactions_per_s, s.bodies);
-    ImGui::Text("%s, %s, %s", s.backend.c_str(), s.kernel.c_str(), s.precision.c_str());
-    ImGui::Text("devices: %s   threading: %s", s.devices.c_str(), s.threading.c_str());
-    ImGui::Text("positions to GL: %s", s.upload.c_str());
-    if (s.energy_known)
-      ImGui::Text("t = %.4f   energy error %.3e", s.time, s.energy_error);
-    else
-      ImGui::Text("t = %.4f   energy: not tracked at this N on this backend", s.time);
-    ImGui::Separator();
+  if (c.hidden) return;
+  // The last widget's rectangle on stderr whenever it moves, when NBODY_TRACE_UI is set: tests that
+  // drive the viewer with synthetic clicks find the widgets there (the newest line for a label is
+  // where it is now) instead of guessing.
+  auto trace = [&](const char* label) {
+    if (!trace_) return;
+    ImVec2 const lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
+    std::array<int, 4> const rect{int(lo.x), int(lo.y), int(hi.x - lo.x), int(hi.y - lo.y)};
+    auto [it, added] = traced_.try_emplace(label, rect);
+    if (!added && it->second == rect) return;
+    it->second = rect;
+    std::fprintf(stderr, "ui: %s %d %d %d %d\n", label, rect[0], rect[1], rect[2], rect[3]);
+  };
+  // A narrow panel in the corner: the middle of the view stays on the bodies.
+  float const panel = std::min(330.0f, 0.45f * float(width));
+  ImGui::SetNextWindowPos(ImVec2(8, 8), ImGuiCond_Always);
+  ImGui::SetNextWindowSizeConstraints(ImVec2(panel, 0), ImVec2(panel, 0.95f * float(height)));
+  ImGui::SetNextWindowBgAlpha(0.6f);
+  ImGui::Begin("nbody", nullptr,
+               ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoMove |
+                   ImGuiWindowFlags_NoSavedSettings);
+  ImGui::PushTextWrapPos(0.0f);
+  ImGui::Text("%.0f FPS   %.3g steps/s%s", s.fps, s.steps_per_s, s.paused ? "   paused" : "");
+  ImGui::Text("step %.3g ms   render %.3g ms", s.step_ms, s.render_ms);
+  ImGui::Text("N = %zu   %.3e interactions/s", s.bodies, s.interactions_per_s);
+  ImGui::TextUnformatted(s.source.c_str());
+  if (s.energy_error)
+    ImGui::Text("t = %.4g   |dE/E| = %.1e at t = %.4g", s.time, *s.energy_error, s.energy_time);
+  else if (s.energy_tracked)
+    ImGui::Text("t = %.4g   energy error: measuring", s.time);
+  else
+    ImGui::Text("t = %.4g   energy: not tracked at this N", s.time);
+  if (!s.messages.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.4f, 1.0f));
+    ImGui::TextUnformatted(s.messages.back().c_str());
+    ImGui::PopStyleColor();
+  }
+  ImGui::PopTextWrapPos();
+
+  bool const simulation_open = ImGui::CollapsingHeader("Simulation");
+  trace("Simulation");
+  if (simulation_open) {
     if (ImGui::Button(c.paused ? "Resume" : "Pause")) c.paused = !c.paused;
     ImGui::SameLine();
     if (ImGui::Button("Step")) c.step_once = true;
     ImGui::SameLine();
     if (ImGui::Button("Reset")) c.reset = true;
-    std::vector<const char*> names;
-    for (auto const& n : scenarios) names.push_back(n.c_str());
-    if (!names.empty() && ImGui::Combo("scenario", &c.scenario, names.data(), int(names.size()))) c.reset = true;
+    ImGui::SameLine();
+    if (ImGui::Button("Save")) c.save = true;
+    trace("Save");
+    if (!scenarios.empty() &&
+        ImGui::BeginCombo("scenario", scenarios[std::size_t(std::clamp(c.scenario, 0, int(scenarios.size()) - 1))].c_str())) {
+      for (std::size_t k = 0; k < scenarios.size(); ++k) {
+        if (ImGui::Selectable(scenarios[k].c_str(), int(k) == c.scenario)) c.scenario = int(k), c.reset = true;
+        trace(scenarios[k].c_str());
+      }
+      ImGui::EndCombo();
+    }
+    trace("scenario");
+    ImGui::InputInt("N", &c.bodies, 0, 0);
+    trace("N");
+    if (ImGui::IsItemDeactivatedAfterEdit()) c.reset = true;
     ImGui::SliderFloat("dt", &c.dt, 1e-4f, 0.05f, "%.4f", ImGuiSliderFlags_Logarithmic);
+    trace("dt");
     if (ImGui::IsItemDeactivatedAfterEdit()) c.apply = true;
     ImGui::SliderFloat("softening", &c.softening, 1e-4f, 0.5f, "%.4f", ImGuiSliderFlags_Logarithmic);
     if (ImGui::IsItemDeactivatedAfterEdit()) c.apply = true;
-    ImGui::SliderInt("steps/frame", &c.steps_per_frame, 1, 50);
-    ImGui::SliderFloat("point size", &c.point_size, 0.5f, 64.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
-    ImGui::SliderFloat("brightness", &c.brightness, 0.05f, 2.0f);
+    if (c.damping_applies) {
+      ImGui::SliderFloat("damping", &c.damping, 0.9f, 1.0f, "%.4f");
+      if (ImGui::IsItemDeactivatedAfterEdit()) c.apply = true;
+    }
+    if (ImGui::Combo("precision", &c.precision, "fp32\0fp64\0")) c.apply = true;
+    ImGui::SliderInt("steps/update", &c.steps_per_update, 1, 50);
+  }
+  bool const view_open = ImGui::CollapsingHeader("View");
+  trace("View");
+  if (view_open) {
     int color = int(c.color);
     if (ImGui::Combo("colour", &color, "speed\0type / mass\0owning device\0")) c.color = ColorMode(color);
-    if (max_devices > 1) {
-      if (ImGui::Combo("threading", &c.threading, "single\0workers\0")) c.apply = true;
-      if (ImGui::SliderInt("devices", &c.devices, 1, max_devices)) c.apply = true;
-    }
+    ImGui::SliderFloat("point size", &c.point_size, 0.5f, 64.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
+    ImGui::SliderFloat("brightness", &c.brightness, 0.05f, 20.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
+    ImGui::Checkbox("auto exposure", &c.auto_exposure);
+    ImGui::SameLine();
+    ImGui::Text("(%.3g)", s.exposure);
+    ImGui::SliderFloat(c.auto_exposure ? "exposure x" : "exposure", &c.exposure, 0.01f, 100.0f, "%.2f",
+                       ImGuiSliderFlags_Logarithmic);
+    ImGui::Checkbox("trails", &c.trails);
+    ImGui::SameLine();
+    ImGui::Checkbox("follow", &c.follow);
+    ImGui::SameLine();
     ImGui::Checkbox("vsync", &c.vsync);
-    ImGui::Separator();
-    ImGui::TextUnformatted(s.help.c_str());
-    ImGui::End();
+    if (ImGui::Button("Screenshot")) c.screenshot = true;
   }
+  bool const devices_open = max_devices > 1 && ImGui::CollapsingHeader("Devices");
+  if (max_devices > 1) trace("Devices");
+  if (devices_open) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(s.description.c_str());
+    ImGui::TextUnformatted(("positions to GL: " + s.upload).c_str());
+    ImGui::PopTextWrapPos();
+    if (ImGui::Combo("threading", &c.threading, "single\0workers\0")) c.apply = true;
+    if (ImGui::SliderInt("devices", &c.devices, 1, max_devices)) c.apply = true;
+  }
+  bool const keys_open = ImGui::CollapsingHeader("Keys");
+  trace("Keys");
+  if (keys_open) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(s.help.c_str());
+    if (max_devices <= 1) {
+      ImGui::TextUnformatted(s.description.c_str());
+      ImGui::TextUnformatted(("positions to GL: " + s.upload).c_str());
+    }
+    ImGui::PopTextWrapPos();
+  }
+  ImGui::End();
 }
 
 }  // namespace nbody::render

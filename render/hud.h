@@ -1,6 +1,10 @@
-// render/hud.h - the heads-up display: statistics and live controls (Dear ImGui).
+// render/hud.h - the heads-up display: a compact panel of statistics in the corner, the controls in
+// collapsed sections below it (Dear ImGui).
 #pragma once
 
+#include <array>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,31 +15,49 @@ struct GLFWwindow;
 namespace nbody::render {
 
 struct HudStats {
-  double fps = 0, step_ms = 0, render_ms = 0, interactions_per_s = 0;
+  double fps = 0;                  // over the last second
+  double steps_per_s = 0, step_ms = 0, render_ms = 0, interactions_per_s = 0;
   std::size_t bodies = 0;
-  std::string backend, kernel, precision, devices, threading, upload;
-  double time = 0, energy_error = 0;
-  bool energy_known = false;
-  std::string help;  // key help, shown at the bottom
+  std::string source;              // the scenario, or the file's name
+  std::string description;         // backend, devices, kernel, precision, threading
+  std::string upload;              // how positions reach GL
+  double time = 0;
+  std::optional<double> energy_error;  // with the time it was measured at
+  double energy_time = 0;
+  bool energy_tracked = true;
+  bool paused = false;
+  float exposure = 1;              // the tone mapper's, last frame
+  std::vector<std::string> messages;  // recent notices and errors, newest last
+  std::string help;                // the keys
 };
 
 // Values the user edits in the HUD; the viewer applies them and clears the one-shot flags.
 struct HudControls {
   bool paused = false;
   bool step_once = false;     // one-shot
-  bool reset = false;         // one-shot: restart the scenario with the settings below
-  bool apply = false;         // one-shot: rebuild the simulation from its current state
+  bool reset = false;         // one-shot: start the scenario again with the settings below
+  bool apply = false;         // one-shot: the current state with the settings below
+  bool save = false;          // one-shot: a checkpoint of the current state
+  bool screenshot = false;    // one-shot
   int scenario = 0;           // index into the scenario names
+  int bodies = 16384;         // N for the next reset
   float dt = 0.01f;
   float softening = 0.01f;
-  int steps_per_frame = 1;
+  float damping = 0.995f;
+  bool damping_applies = false;  // euler-damped only
+  int precision = 0;          // 0 fp32, 1 fp64
+  int steps_per_update = 1;
   float point_size = 8.0f;
-  float brightness = 0.6f;
+  float brightness = 1.0f;
+  bool auto_exposure = true;
+  float exposure = 1.0f;      // a factor on the automatic exposure, or the exposure itself
   ColorMode color = ColorMode::speed;
   int threading = 0;          // 0 single, 1 workers
   int devices = 1;
   bool vsync = true;
   bool hidden = false;
+  bool follow = false;        // the camera keeps the bodies' centre in view
+  bool trails = false;
 };
 
 class Hud {
@@ -56,6 +78,8 @@ class Hud {
               int width, int height, float frame_seconds);
   bool platform_ = false;
   bool first_frame_ = true;
+  bool trace_ = false;  // NBODY_TRACE_UI set: each widget's place is logged once (for tests that click it)
+  std::map<std::string, std::array<int, 4>> traced_;  // label -> x, y, width, height last reported
 };
 
 }  // namespace nbody::render

@@ -5,13 +5,16 @@
 #include <memory>
 #include <string>
 
+#include "core/errors.h"
+
 struct GLFWwindow;
 
 namespace nbody::render {
 
-// Input gathered between two polls (platform side; the renderer never sees GLFW).
+// Input gathered between two polls (platform side; the renderer never sees GLFW). Events arrive
+// through callbacks, so a key pressed or a drag made between two frames is never lost.
 struct Input {
-  std::string keys;              // characters typed: ' ', 'n', 'r', 'c', 'f', 'p', 'h'
+  std::string keys;              // characters typed (render/input.h says which mean what)
   bool escape = false;
   float orbit_dx = 0, orbit_dy = 0;  // left drag, pixels
   float pan_dx = 0, pan_dy = 0;      // right or middle drag, pixels
@@ -26,6 +29,8 @@ class Surface {
   virtual int height() const = 0;
   virtual bool should_close() const = 0;
   virtual Input poll() = 0;
+  // Sleeps until an input event arrives or `seconds` pass (a paused viewer need not spin).
+  virtual void wait_events(double seconds) = 0;
   virtual void present() = 0;
   virtual void set_vsync(bool on) = 0;
   virtual void set_fullscreen(bool on) = 0;
@@ -33,7 +38,13 @@ class Surface {
   virtual std::string describe() const = 0;              // "GLFW window" / "EGL pbuffer (device ...)"
 };
 
-// A resizable window; throws RuntimeFailure when GLFW or the GL context cannot start.
+// No window can be opened (no display server answers, or no OpenGL 3.3 context): the default mode
+// falls back to the benchmark.
+struct WindowUnavailable : RuntimeFailure {
+  explicit WindowUnavailable(const std::string& what) : RuntimeFailure(what) {}
+};
+
+// A resizable window; throws WindowUnavailable when GLFW or the GL context cannot start.
 std::unique_ptr<Surface> open_window(int width, int height, const std::string& title);
 // An offscreen surface through EGL: an NVIDIA device if one is there (EGL_EXT_platform_device),
 // otherwise the default display (Mesa). Throws RuntimeFailure when EGL cannot give a context.

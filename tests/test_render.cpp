@@ -6,6 +6,7 @@
 #include "core/errors.h"
 #include "render/camera.h"
 #include "render/colors.h"
+#include "render/input.h"
 #include "test_support.h"
 
 namespace nbody {
@@ -33,6 +34,22 @@ TEST(Camera, FitFramesTheBodies) {
   // Negative control: a far-away cluster is not framed by this camera.
   glm::vec3 const far = ndc(c, glm::vec3(100, 0, 0));
   EXPECT_FALSE(std::abs(far.x) <= 1 && std::abs(far.y) <= 1 && far.z > -1 && far.z < 1);
+}
+
+// A sphere fitted in a tall, narrow view (aspect 0.4) stays inside its sides too: fitting only the
+// vertical field of view (45 degrees) would put the sphere's edge at x = +-2.3 in NDC.
+TEST(Camera, FitUsesTheNarrowerFieldOfView) {
+  for (float aspect : {0.4f, 1.0f, 2.5f}) {
+    render::OrbitCamera c;
+    c.set_aspect(aspect);
+    c.look_from(0.0f, 0.0f);  // eye on +x: the sphere's y and z extents are its screen extents
+    c.fit(glm::vec3(0.0f), 1.0f);
+    glm::vec3 const side = ndc(c, glm::vec3(0, 1, 0), aspect), top = ndc(c, glm::vec3(0, 0, 1), aspect);
+    EXPECT_LT(std::abs(side.x), 1.0f) << "aspect " << aspect;
+    EXPECT_LT(std::abs(top.y), 1.0f) << "aspect " << aspect;
+    // ... and fills the narrower direction: not framed from needlessly far away.
+    EXPECT_GT(std::max(std::abs(side.x), std::abs(top.y)), 0.8f) << "aspect " << aspect;
+  }
 }
 
 TEST(Camera, FitIgnoresAFewEscapers) {
@@ -118,6 +135,41 @@ TEST(Colors, NamesRoundTripAndBadNamesAreRejected) {
   EXPECT_EQ(render::next(render::next(render::next(render::ColorMode::speed))), render::ColorMode::speed);
   EXPECT_NE(render::next(render::ColorMode::speed), render::ColorMode::speed);
   EXPECT_FALSE(from_name<render::ColorMode>("rainbow").has_value());
+}
+
+// Keys go to the HUD first: Esc cancelling an edit in a HUD field, or 'q' typed into it, must not
+// quit the viewer; the same keys quit when the HUD does not want the keyboard.
+TEST(Input, KeysGoToTheHudFirst) {
+  render::Input in;
+  in.escape = true;
+  in.keys = "q";
+  EXPECT_FALSE(render::route(in, true, false).quit);
+  EXPECT_TRUE(render::route(in, false, false).quit);
+  in = render::Input{};
+  in.escape = true;
+  EXPECT_TRUE(render::route(in, false, false).quit);
+  in.toggle_fullscreen = true;
+  EXPECT_TRUE(render::route(in, true, true).toggle_fullscreen) << "F11 is the window's, never the HUD's";
+}
+
+TEST(Input, KeysMapToCommandsAndMouseMovesTheCameraUnlessOverTheHud) {
+  render::Input in;
+  in.keys = "nrcfpshot ";
+  in.orbit_dx = 5;
+  in.pan_dy = -3;
+  in.scroll = 2;
+  auto const c = render::route(in, false, false);
+  EXPECT_TRUE(c.step && c.reset && c.next_color && c.fit && c.screenshot && c.save && c.toggle_hud &&
+              c.toggle_follow && c.toggle_trails && c.toggle_pause);
+  EXPECT_FALSE(c.quit);
+  EXPECT_EQ(c.orbit_dx, 5);
+  EXPECT_EQ(c.pan_dy, -3);
+  EXPECT_EQ(c.zoom, 2);
+  auto const over_hud = render::route(in, false, true);
+  EXPECT_EQ(over_hud.orbit_dx, 0);
+  EXPECT_EQ(over_hud.zoom, 0);
+  in.keys = "  ";  // pressed twice between two frames: paused and resumed
+  EXPECT_FALSE(render::route(in, false, false).toggle_pause);
 }
 
 }  // namespace
