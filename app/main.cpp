@@ -16,11 +16,7 @@ int dispatch(nbody::app::Options& o) {
   using nbody::app::Mode;
   switch (o.mode) {
     case Mode::automatic:
-      if (nbody::app::display_available() && nbody::app::viewer_available()) return nbody::app::run_viewer(o);
-      if (!o.quiet)
-        std::cerr << (nbody::app::display_available() ? "notice: this nbody was built without the viewer; running the headless benchmark\n"
-                                          : "notice: no display (DISPLAY/WAYLAND_DISPLAY unset); running the headless benchmark\n");
-      return nbody::app::run_benchmark(o);
+      return nbody::app::run_default_mode(o);
     case Mode::viewer:
       return nbody::app::run_viewer(o);
     case Mode::run:

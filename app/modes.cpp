@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -73,10 +74,17 @@ driver::Setup make_setup(const Options& o) {
 
 void check_outputs(const Options& o) {
   std::vector<std::pair<std::string, std::string>> const outputs{
-      {"--save", o.save}, {"--checkpoint", o.checkpoint}, {"--json", o.json}, {"--csv", o.csv}, {"--screenshot", o.screenshot}};
+      {"--save", o.save},         {"--checkpoint", o.checkpoint}, {"--json", o.json},
+      {"--csv", o.csv},           {"--screenshot", o.screenshot}, {"--video", o.video}};
   for (auto const& [option, path] : outputs)
     if (!path.empty()) check_output_path(path, option);
   check_distinct_outputs(outputs);
+  // The folder the viewer's 'p' and 's' keys write into: one that is missing or read-only is found
+  // now, not when a picture of the moment is lost.
+  if (!o.screenshot_dir.empty()) {
+    std::string const why = output_path_problem((std::filesystem::path(o.screenshot_dir) / "nbody.png").string());
+    if (!why.empty()) throw InputError("--screenshot-dir " + o.screenshot_dir + ": " + why);
+  }
 }
 
 bool display_available() {

@@ -11,6 +11,9 @@ int run_validate(const Options& options);       // --validate
 int run_devices(const Options& options);        // --devices
 int run_compare_threading(const Options& options);  // --compare-threading
 int run_viewer(const Options& options);         // --viewer, --offscreen (app/viewer.cpp)
+// No mode named: the viewer where a window opens, else (no display, a stale DISPLAY, no viewer
+// built) the benchmark, with a notice saying why.
+int run_default_mode(const Options& options);
 bool viewer_available();                        // built with the viewer's libraries
 bool display_available();                       // DISPLAY or WAYLAND_DISPLAY is set
 

@@ -24,8 +24,9 @@ constexpr long long kMaxThreads = 1024;             // OpenMP threads: libgomp f
 }  // namespace
 
 const char* const kViewerKeys =
-    "space pause/resume, n single step, r reset, c colour mode, f fit to view, p screenshot,\n"
-    "  h hide/show HUD, F11 fullscreen, Esc quit; left drag orbit, right/middle drag pan, wheel zoom.";
+    "space pause/resume, n single step, r reset, c colour mode, f fit to view, o follow the bodies,\n"
+    "  t trails, p screenshot, s save a checkpoint, h hide/show HUD, F11 fullscreen, Esc or q quit;\n"
+    "  left drag orbit, right/middle drag pan, wheel zoom.";
 
 namespace {
 
@@ -141,10 +142,10 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       {"--restart", {M::run, M::benchmark, M::validate, M::viewer, M::automatic}, "modes that simulate one run"},
       {"--load", {M::run, M::benchmark, M::validate, M::viewer, M::automatic}, "modes that simulate one run"},
   };
-  static const char* const viewer_options[] = {"--offscreen", "--screenshot", "--frames",     "--frames-dir",
-                                               "--paused",    "--width",      "--height",     "--color",
-                                               "--point-size", "--brightness", "--no-hud",     "--interop",
-                                               "--steps-per-frame"};
+  static const char* const viewer_options[] = {
+      "--offscreen",  "--screenshot", "--frames",  "--frames-dir", "--screenshot-dir", "--video", "--video-fps",
+      "--video-hud",  "--paused",     "--width",   "--height",     "--color",          "--point-size",
+      "--brightness", "--no-hud",     "--interop", "--steps-per-frame"};
   static const char* const simulation_options[] = {
       "--bodies", "--scenario", "--seed",      "--eccentricity", "--integrator", "--dt",        "--damping",
       "--softening", "--precision", "--kernel", "--block-size", "--fp64-rsqrt", "--weights", "--threading",
@@ -266,7 +267,15 @@ std::optional<Options> parse_options(int argc, char** argv) {
   view->add_option("--screenshot", o.screenshot, "write a PNG after --frames frames, then exit");
   view->add_option("--frames", o.frames, "frames to run before exiting (with --screenshot: default 1)")
       ->check(whole_number(1, kMaxSteps));
-  view->add_option("--frames-dir", o.frames_dir, "write every frame as DIR/frame_00000.png (for movies)");
+  view->add_option("--frames-dir", o.frames_dir, "write every frame as DIR/frame_00000.png (DIR is created)");
+  view->add_option("--screenshot-dir", o.screenshot_dir,
+                   "where the 'p' key's screenshots and the 's' key's checkpoints go (default: $XDG_PICTURES_DIR, "
+                   "~/Pictures, else the current folder)");
+  view->add_option("--video", o.video, "record the frames into an MP4 file through ffmpeg (written whole at the end)");
+  view->add_option("--video-fps", o.video_fps, "frames per second of --video")
+      ->check(real_number(0, 1000, true, "a number of frames per second above 0, at most 1000"))
+      ->capture_default_str();
+  view->add_flag("--video-hud", o.video_hud, "show the HUD in --video too");
   view->add_flag("--paused", o.paused, "start paused");
   view->add_option("--width", o.width, "window or image width in pixels")
       ->check(whole_number(16, 16384))
@@ -275,10 +284,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->check(whole_number(16, 16384))
       ->capture_default_str();
   add_named(*view, "--color", o.color, "colour by: speed, type (and mass), device");
-  view->add_option("--point-size", o.point_size, "sprite size in pixels at the initial viewing distance")
-      ->check(real_number(0, 1024, true, "a positive number of pixels, at most 1024"))
-      ->capture_default_str();
-  view->add_option("--brightness", o.brightness, "sprite brightness")
+  view->add_option("--point-size", o.point_size,
+                   "sprite size in pixels at the initial viewing distance (default: from N, 24 for a few bodies, 2 "
+                   "for a million)")
+      ->check(real_number(0, 1024, true, "a positive number of pixels, at most 1024"));
+  view->add_option("--brightness", o.brightness, "sprite brightness (light each body adds)")
       ->check(real_number(0, 1e6, true, "a positive number"))
       ->capture_default_str();
   view->add_flag("!--no-hud", o.hud, "hide the heads-up display");
@@ -310,7 +320,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (devices) o.mode = Mode::devices;
   if (compare) o.mode = Mode::compare_threading;
   if (o.mode == Mode::automatic && (!o.save.empty() || !o.checkpoint.empty())) o.mode = Mode::run;
-  bool const viewer_output = o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || cli.count("--frames");
+  bool const viewer_output =
+      o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || cli.count("--frames");
   if (viewer_output && o.mode == Mode::automatic) o.mode = Mode::viewer;
   check_options_apply(cli, o.mode);  if (cli.count("--kernel")) dev.kernel = kernel;
 

@@ -42,11 +42,16 @@ struct Options {
   bool offscreen = false;                  // EGL, no window system
   std::string screenshot;                  // write this PNG after --frames frames, then exit
   std::uint64_t frames = 0;                // 0: run until closed (window) / 1 (offscreen)
-  std::string frames_dir;                  // one PNG per frame
+  std::string frames_dir;                  // one PNG per frame (created if missing)
+  std::string screenshot_dir;              // where 'p' screenshots and 's' checkpoints go; "": the default
+  std::string video;                       // record the frames into this MP4 (through ffmpeg)
+  double video_fps = 30;
+  bool video_hud = false;                  // the HUD in the video too
   bool paused = false;
   int width = 1280, height = 800;
   render::ColorMode color = render::ColorMode::speed;
-  double point_size = 8.0, brightness = 0.6;
+  double point_size = 0.0;                 // 0: chosen from N (larger for few bodies)
+  double brightness = 1.0;
   bool hud = true;
   Interop interop = Interop::automatic;
   int steps_per_frame = 1;

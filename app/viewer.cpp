@@ -1,42 +1,104 @@
-// app/viewer.cpp - the viewer's main loop: a Simulation drawn through render/ (window or EGL).
+// app/viewer.cpp - the viewer: a LiveSimulation (app/live_simulation.h) drawn through render/ in a
+// window or an EGL pbuffer. Interactive, the simulation runs on its own thread and the render loop
+// draws the latest completed frame at the display's rate; recording (--offscreen, --screenshot,
+// --frames, --frames-dir, --video), every frame is one batch of steps, so pictures are the same run
+// after run. Nothing the user does in the viewer ends it but quitting: a change that cannot be
+// made, a screenshot that cannot be written, becomes a message in the HUD and the log.
 #include "app/modes.h"
 
 #ifdef NBODY_HAVE_VIEWER
 
-#include <sys/stat.h>
-
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <deque>
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <thread>
 
+#include "app/live_simulation.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
+#include "core/output_path.h"
 #include "driver/setup.h"
 #include "gpu/devices.h"
-#include "multigpu/simulation.h"
 #include "render/body_renderer.h"
 #include "render/camera.h"
 #include "render/colors.h"
 #include "render/cuda_gl_interop.h"
+#include "render/exposure.h"
 #include "render/frame.h"
+#include "render/hdr.h"
 #include "render/hud.h"
+#include "render/input.h"
 #include "render/screenshot.h"
 #include "render/surface.h"
+#include "render/trails.h"
+#include "render/video_encoder.h"
+#include "sim/io/checkpoint.h"
 #include "sim/physics/scenarios.h"
 
 namespace nbody::app {
 namespace {
 
+namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::string timestamped_png() {
-  char buf[64];
+constexpr double kPi = 3.14159265358979323846;
+
+// Where screenshots and checkpoints from the keys go: --screenshot-dir, else the user's pictures
+// folder ($XDG_PICTURES_DIR, ~/Pictures), else the current folder.
+std::string output_folder(const std::string& given) {
+  if (!given.empty()) return given;
+  std::error_code ec;
+  if (char const* xdg = std::getenv("XDG_PICTURES_DIR"); xdg && *xdg && fs::is_directory(xdg, ec)) return xdg;
+  if (char const* home = std::getenv("HOME"); home && *home && fs::is_directory(fs::path(home) / "Pictures", ec))
+    return (fs::path(home) / "Pictures").string();
+  return ".";
+}
+
+// folder/nbody-YYYYMMDD-HHMMSS.ext, with -2, -3 ... when that name is taken.
+std::string timestamped(const std::string& folder, const char* extension) {
+  char stamp[32];
   std::time_t const now = std::time(nullptr);
-  std::strftime(buf, sizeof buf, "nbody-%Y%m%d-%H%M%S.png", std::localtime(&now));
-  return buf;
+  std::strftime(stamp, sizeof stamp, "nbody-%Y%m%d-%H%M%S", std::localtime(&now));
+  std::string path = (fs::path(folder) / (std::string(stamp) + extension)).string();
+  std::error_code ec;
+  for (int k = 2; fs::exists(path, ec); ++k)
+    path = (fs::path(folder) / (std::string(stamp) + "-" + std::to_string(k) + extension)).string();
+  return path;
+}
+
+// Sprites large enough to see two bodies and small enough not to merge a million into a blur.
+float default_point_size(std::size_t bodies) {
+  return float(std::clamp(64.0 / std::pow(double(std::max<std::size_t>(bodies, 1)), 0.25), 2.0, 24.0));
+}
+
+// Trail frames: up to 256, within 256 MiB of GPU memory (length x N x 16 bytes).
+int trail_length(std::size_t bodies) {
+  std::size_t const budget = std::size_t(256) << 20;
+  return int(std::clamp<std::size_t>(budget / (render::TrailRenderer::kBytesPerBody * std::max<std::size_t>(bodies, 1)),
+                                     2, 256));
+}
+
+// The view each scenario's story is best seen from (yaw about +z from +x, pitch above the plane).
+void look_at_scenario(render::OrbitCamera& camera, const std::string& source) {
+  auto const scenario = from_name<sim::Scenario>(source.substr(0, source.find(' ')));
+  if (!scenario) return camera.look_from(0.0f, 0.5f);
+  switch (*scenario) {
+    case sim::Scenario::collision:  // the disks approach along x: seen from the side, a little above
+      return camera.look_from(float(-kPi / 2), 0.3f);
+    case sim::Scenario::disk:  // inclined, so both its plane and its thickness show
+      return camera.look_from(float(-kPi / 2), 0.6f);
+    case sim::Scenario::two_body:  // the orbit's plane, from above
+      return camera.look_from(float(-kPi / 2), 1.35f);
+    default:
+      return camera.look_from(0.6f, 0.4f);
+  }
 }
 
 class Viewer {
@@ -46,67 +108,145 @@ class Viewer {
       throw InputError("--viewer: no display (DISPLAY and WAYLAND_DISPLAY are unset); use --offscreen for EGL "
                        "rendering, or --benchmark");
     if (!o.frames_dir.empty()) {
-      struct stat st {};
-      if (stat(o.frames_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-        throw InputError("--frames-dir " + o.frames_dir + ": not an existing directory");
+      std::error_code ec;
+      fs::create_directories(o.frames_dir, ec);
+      if (ec || !fs::is_directory(o.frames_dir))
+        throw InputError("--frames-dir " + o.frames_dir + ": cannot create the folder (" + ec.message() + ")");
+      check_output_path((fs::path(o.frames_dir) / "frame_00000.png").string(), "--frames-dir");
     }
-    setup_ = driver::make_setup(o.run);
-    if (!o.quiet)
-      for (auto const& notice : setup_.notices) std::cerr << "notice: " << notice << "\n";
+    recording_ = o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || o.frames > 0;
+    // The window first: where none can open, the default mode falls back before any other work.
     surface_ = o.offscreen ? render::open_offscreen(o.width, o.height) : render::open_window(o.width, o.height, "nbody");
+    driver::Setup setup = driver::make_setup(o.run);
+    for (auto const& notice : setup.notices) log("notice: " + notice);
     renderer_ = std::make_unique<render::BodyRenderer>();
+    hdr_ = std::make_unique<render::HdrPipeline>();
     hud_ = std::make_unique<render::Hud>(surface_->glfw_window());
-    controls_.dt = float(setup_.program.dt);
-    controls_.softening = float(setup_.config.softening);
-    controls_.point_size = float(o.point_size);
+    if (!o.video.empty()) video_ = std::make_unique<render::VideoEncoder>(o.video, o.width, o.height, o.video_fps);
+    folder_ = output_folder(o.screenshot_dir);
+
+    controls_.dt = float(setup.program.dt);
+    controls_.softening = float(setup.config.softening);
+    controls_.damping = float(o.run.physics.damping);
+    controls_.damping_applies = o.run.physics.integrator == sim::Integrator::euler_damped;
+    controls_.precision = setup.config.precision == Precision::fp64 ? 1 : 0;
+    controls_.point_size = float(o.point_size > 0 ? o.point_size : default_point_size(setup.bodies.size()));
     controls_.brightness = float(o.brightness);
     controls_.color = o.color;
     controls_.paused = o.paused;
     controls_.hidden = !o.hud;
-    controls_.steps_per_frame = o.steps_per_frame;
-    controls_.threading = setup_.config.threading == multigpu::Threading::workers ? 1 : 0;
-    controls_.devices = int(setup_.config.devices.size());
+    controls_.steps_per_update = o.steps_per_frame;
+    // Two bodies tell their story through their orbits: trails on, and a few steps a frame so the
+    // trail spans an orbit.
+    bool const two_body = setup.source.rfind("two-body", 0) == 0;
+    controls_.trails = two_body;
+    if (two_body && o.steps_per_frame == 1) controls_.steps_per_update = 4;
+    controls_.threading = setup.config.threading == multigpu::Threading::workers ? 1 : 0;
+    controls_.devices = int(setup.config.devices.size());
+    controls_.bodies = int(setup.bodies.size());
     scenarios_ = all_names<sim::Scenario>();
     controls_.scenario = int(o.run.initial.scenario);  // the table lists the scenarios in enum order
-    if (!o.run.initial.snapshot.empty())
-      scenarios_.insert(scenarios_.begin(), "file: " + o.run.initial.snapshot), controls_.scenario = 0;
-    if (setup_.config.backend == sim::Backend::cuda) max_devices_ = int(gpu::devices().size());
+    std::string const file = !o.run.initial.checkpoint.empty() ? o.run.initial.checkpoint : o.run.initial.snapshot;
+    if (!file.empty()) scenarios_.insert(scenarios_.begin(), "file: " + fs::path(file).filename().string()), controls_.scenario = 0;
+    max_devices_ = setup.config.backend == sim::Backend::cuda
+                       ? int(gpu::devices().size())
+                       : std::max(int(setup.config.devices.size()), int(std::min(8u, std::thread::hardware_concurrency())));
+
+    // CUDA-GL interop where the run is on a GPU in fp32 and the GL context shares with CUDA: then the
+    // frames stay on that GPU.
+    std::optional<int> frames_device;
+    if (setup.config.backend == sim::Backend::cuda && o.interop != Interop::off) {
+      try {  // can this GL context share buffers with CUDA at all?
+        renderer_->resize(setup.bodies.size());
+        render::CudaGlInterop probe(renderer_->position_buffer(), renderer_->color_buffer(), setup.bodies.size(),
+                                    setup.config.devices.front());
+        frames_device = setup.config.devices.front();
+      } catch (const std::exception& e) {
+        if (o.interop == Interop::on) throw RuntimeFailure(std::string("--interop on: CUDA-GL interop unavailable: ") + e.what());
+        interop_failure_ = e.what();
+      }
+    }
+    // The energy is an O(N^2) pass: tracked where it is quick enough to keep a cadence.
+    bool const track_energy = setup.config.backend == sim::Backend::cuda ? setup.bodies.size() <= (1u << 20)
+                                                                          : setup.bodies.size() <= 65536;
+    energy_tracked_ = track_energy;
+    camera_.set_aspect(aspect());
+    look_at_scenario(camera_, setup.source);
+    camera_.fit(setup.bodies.pos_mass);
+    live_ = std::make_unique<LiveSimulation>(std::move(setup), o.run, frames_device, track_energy);
+    live_->set_paused(o.paused);
+    live_->set_steps_per_update(controls_.steps_per_update);
     if (!o.quiet) std::cerr << "viewer: " << surface_->describe() << ", " << render::gl_description() << "\n";
-    start(setup_.bodies, setup_.clock);
+    new_generation(live_->stats());
+    if (!recording_) live_->start();
   }
 
   int run() {
-    std::uint64_t const frames = options_.frames ? options_.frames : (options_.offscreen || !options_.screenshot.empty() ? 1 : 0);
+    // --frames, else one frame offscreen or for a --screenshot, else until the window closes.
+    std::uint64_t const frames =
+        options_.frames ? options_.frames : (options_.offscreen || !options_.screenshot.empty() ? 1 : 0);
     auto last = Clock::now();
+    std::deque<Clock::time_point> recent;  // frame times of the last second, for FPS
+    double total_render_ms = 0;
+    std::uint64_t measured = 0, drawn = 0;
     for (std::uint64_t frame = 0; frames == 0 || frame < frames; ++frame) {
       if (surface_->should_close() || quit_ || interrupt_signal()) break;
-      float const frame_seconds = float(ms_since(last) * 1e-3);
+      // A recording's frames are a fixed time apart (the video's, else 1/60 s) whatever the machine
+      // took to make them: the exposure adapts alike on every run, so the pictures are the same.
+      float const frame_seconds =
+          recording_ ? float(1.0 / (video_ ? options_.video_fps : 60.0)) : float(seconds_since(last));
       last = Clock::now();
-      handle_input(surface_->poll());
+      handle(render::route(surface_->poll(), hud_->wants_keyboard(), hud_->wants_mouse()));
       apply_controls();
-      step();
-      std::string const shot = next_screenshot(frame, frames);
+      if (recording_) live_->update();  // one batch of steps per frame
+      collect_messages();
+      LiveStats const stats = live_->stats();
+      if (stats.generation != generation_) new_generation(stats);
+      update_follow();
+
       auto const r0 = Clock::now();
-      draw(frame_seconds, !shot.empty());
-      render::finish_frame();  // render time: getting the bodies to GL, drawing bodies and HUD, done on the GPU
-      double const render_ms = ms_since(r0);
-      stats_.render_ms = stats_.render_ms == 0 ? render_ms : 0.9 * stats_.render_ms + 0.1 * render_ms;
-      if (frame > 0) total_render_ms_ += render_ms, ++measured_frames_;  // the first frame sets things up
-      if (!shot.empty()) {
-        render::write_png(shot, render::read_pixels(surface_->width(), surface_->height()), surface_->width(),
-                          surface_->height());
-        if (shot == options_.screenshot) screenshot_written_ = true;
+      upload_frame();
+      camera_.set_aspect(aspect());
+      if (!exposure_settled_) {  // the first frame of a scene: measured before it is shown
+        draw_scene(0.0f);
+        exposure_settled_ = true;
       }
+      draw_scene(frame_seconds);
+      if (video_ && !options_.video_hud) record_video();
+      hud_->draw(hud_stats(stats), controls_, scenarios_, max_devices_, surface_->width(), surface_->height(),
+                 frame_seconds);
+      if (video_ && options_.video_hud) record_video();
+      render::finish_frame();  // render time: bodies to GL, the bodies and the HUD drawn, done on the GPU
+      double const render_ms = 1e3 * seconds_since(r0);
+      render_ms_ = render_ms_ == 0 ? render_ms : 0.9 * render_ms_ + 0.1 * render_ms;
+      if (frame > 0) total_render_ms += render_ms, ++measured;  // the first frame sets things up
+      write_pictures(frame, frames);
       surface_->present();
-      if (frame > 0 && frame_seconds > 0)  // frame 0 has no previous frame to measure from
-        stats_.fps = stats_.fps == 0 ? 1.0 / frame_seconds : 0.9 * stats_.fps + 0.1 / frame_seconds;
+      ++drawn;
+
+      recent.push_back(Clock::now());
+      while (recent.size() > 1 && std::chrono::duration<double>(recent.back() - recent.front()).count() > 1.0)
+        recent.pop_front();
+      fps_ = recent.size() > 1
+                 ? double(recent.size() - 1) / std::chrono::duration<double>(recent.back() - recent.front()).count()
+                 : 0.0;
+      // Interactive: at most about 60 frames a second (a display without vsync, or Xvfb, would spin),
+      // sleeping until input arrives.
+      if (!recording_) surface_->wait_events(std::max(0.0, 1.0 / 60.0 - seconds_since(last)));
     }
     if (screenshot_written_ && !options_.quiet) std::cerr << "viewer: wrote " << options_.screenshot << "\n";
-    if (!options_.quiet && measured_frames_ > 0) {
-      std::fprintf(stderr, "viewer: N = %zu, %llu frames: step %.3f ms (mean of the last), render %.3f ms per frame (mean), %s\n",
-                   sim_->bodies(), (unsigned long long)(measured_frames_ + 1), stats_.step_ms,
-                   total_render_ms_ / double(measured_frames_), stats_.upload.c_str());
+    if (video_) {
+      video_->finish();  // an interrupted recording still keeps the frames it has
+      if (!options_.quiet)
+        std::cerr << "viewer: wrote " << options_.video << " (" << video_->frames() << " frames)\n";
     }
+    LiveStats const stats = live_->stats();
+    if (!options_.quiet && measured > 0)
+      std::fprintf(stderr, "viewer: N = %zu, %llu frames: step %.3f ms (mean of the last), render %.3f ms per frame "
+                   "(mean), %s\n",
+                   stats.bodies, (unsigned long long)drawn, stats.step_ms, total_render_ms / double(measured),
+                   upload_.c_str());
+    live_.reset();  // stops the simulation thread (after the step in progress)
     if (int const sig = interrupt_signal()) {
       std::fprintf(stderr, "viewer: %s\n", Interrupted(sig).what());
       return interrupted_exit_code(sig);
@@ -115,231 +255,360 @@ class Viewer {
   }
 
  private:
-  void start(const sim::BodySet& bodies, multigpu::RunClock clock) {
-    sim_ = std::make_unique<multigpu::Simulation>(bodies, setup_.program, setup_.config, clock);
-    camera_.fit(bodies.pos_mass);
-    // The energy takes an O(N^2) pass: tracked where that is quick (GPU up to 1M bodies, CPU up
-    // to 32K), measured at the start and then about once a second.
-    track_energy_ = setup_.config.backend == sim::Backend::cuda ? sim_->bodies() <= (1u << 20)
-                                                                      : sim_->bodies() <= 32768;
-    if (track_energy_) e0_ = sim_->diagnostics().total();
-    stats_.energy_error = 0;
-    frames_since_energy_ = 0;
-    colors_dirty_ = true;
-    choose_upload_path();
-    stats_.bodies = sim_->bodies();
-    stats_.backend = name_of(setup_.config.backend);
-    stats_.kernel = sim_->kernel_name();
-    stats_.precision = name_of(setup_.config.precision);
-    stats_.devices = std::to_string(setup_.config.devices.size());
-    stats_.threading = name_of(setup_.config.threading);
-    stats_.help = kViewerKeys;
+  float aspect() const { return float(surface_->width()) / float(std::max(1, surface_->height())); }
+
+  // The bodies (and their trails) into the HDR target, tone mapped into the window with the automatic
+  // exposure (or the HUD's own). When nothing that shapes the scene changed since the last frame (no
+  // new positions or colours, the same camera, sprites and window) the target is shown again as it
+  // is: while a long step runs, a frame costs one full-screen pass, not every sprite again.
+  void draw_scene(float seconds) {
+    glm::mat4 const view = camera_.view(), projection = camera_.projection(aspect());
+    SceneKey const key{view, projection, controls_.point_size, controls_.brightness, controls_.trails,
+                       surface_->width(), surface_->height()};
+    exposure_.set_manual_factor(controls_.auto_exposure ? controls_.exposure : 1.0f);
+    if (!scene_changed_ && key == shown_scene_) {
+      float const automatic = exposure_.update(hdr_->average_luminance(), seconds);
+      shown_exposure_ = hdr_->show_again(controls_.auto_exposure ? automatic : controls_.exposure);
+      return;
+    }
+    hdr_->begin(surface_->width(), surface_->height());
+    if (controls_.trails && trails_) trails_->draw(view, projection, renderer_->color_buffer(), 0.5f * controls_.brightness);
+    renderer_->draw(view, projection, controls_.point_size, camera_.fitted_distance(), controls_.brightness);
+    float const automatic = exposure_.update(hdr_->average_luminance(), seconds);
+    shown_exposure_ = hdr_->end(controls_.auto_exposure ? automatic : controls_.exposure);
+    shown_scene_ = key;
+    scene_changed_ = false;
   }
 
-  // CUDA-GL interop where the run is on a GPU in fp32 and the GL context shares with CUDA; host
-  // upload otherwise, said once in the log and always in the HUD.
-  void choose_upload_path() {
+  // The frame, as drawn so far, into --video; a window resized mid-recording ends the video there.
+  void record_video() {
+    int const w = surface_->width(), h = surface_->height();
+    if (w != video_->width() || h != video_->height()) {
+      tell("the window changed size: --video ends here, with " + std::to_string(video_->frames()) + " frames");
+      video_->finish();
+      video_.reset();
+      return;
+    }
+    video_->add_frame(render::read_pixels(w, h));
+  }
+
+  void log(const std::string& text) {
+    if (!options_.quiet) std::cerr << text << "\n";
+  }
+
+  // A message for the HUD (shown a few seconds) and the log.
+  void tell(const std::string& text) {
+    log("viewer: " + text);
+    messages_.push_back({text, Clock::now()});
+    if (messages_.size() > 5) messages_.pop_front();
+  }
+
+  void collect_messages() {
+    for (auto const& m : live_->take_messages()) tell(m);
+    while (!messages_.empty() && seconds_since(messages_.front().second) > 8.0) messages_.pop_front();
+  }
+
+  void handle(const render::Commands& c) {
+    if (c.quit) quit_ = true;
+    if (c.toggle_fullscreen) surface_->set_fullscreen(fullscreen_ = !fullscreen_);
+    if (c.toggle_pause) controls_.paused = !controls_.paused;
+    if (c.step) controls_.step_once = true;
+    if (c.reset) controls_.reset = true;
+    if (c.next_color) controls_.color = render::next(controls_.color);
+    if (c.fit) camera_.fit(live_->state().pos_mass);
+    if (c.screenshot) controls_.screenshot = true;
+    if (c.save) controls_.save = true;
+    if (c.toggle_hud) controls_.hidden = !controls_.hidden;
+    if (c.toggle_follow) controls_.follow = !controls_.follow;
+    if (c.toggle_trails) controls_.trails = !controls_.trails;
+    camera_.orbit(c.orbit_dx, c.orbit_dy);
+    camera_.pan(c.pan_dx, c.pan_dy, float(surface_->height()));
+    camera_.zoom(c.zoom);
+  }
+
+  // The HUD's edits to requests for the simulation (applied between two of its steps).
+  void apply_controls() {
+    surface_->set_vsync(controls_.vsync);
+    if (controls_.paused != live_->paused()) live_->set_paused(controls_.paused);
+    if (controls_.step_once) controls_.step_once = false, live_->step_once();
+    live_->set_steps_per_update(controls_.steps_per_update);
+    live_->want_centre(controls_.follow);
+    if (controls_.color != shown_color_) colors_dirty_ = true;
+    if (controls_.screenshot) {
+      controls_.screenshot = false;
+      screenshot_requested_ = true;
+    }
+    if (controls_.save) {
+      controls_.save = false;
+      Change change;
+      change.kind = Change::Kind::save;
+      change.path = timestamped(folder_, sim::checkpoints_built() ? ".h5" : ".bin");
+      if (!sim::checkpoints_built())
+        tell("checkpoints need HDF5 (this nbody was built without it); nothing saved");
+      else
+        live_->request(change);
+    }
+    if (controls_.reset) {
+      controls_.reset = false;
+      reset();
+    } else if (controls_.apply) {
+      controls_.apply = false;
+      Change change;
+      change.kind = Change::Kind::settings;
+      change.run = settings();
+      live_->request(change);
+    }
+  }
+
+  // The settings the HUD shows, on top of those running now.
+  driver::RunConfig settings() const {
+    driver::RunConfig run = running_;
+    run.physics.dt = controls_.dt;
+    run.physics.softening = controls_.softening;
+    run.physics.damping = controls_.damping;
+    run.devices.precision = controls_.precision ? Precision::fp64 : Precision::fp32;
+    run.devices.threading = controls_.threading ? multigpu::Threading::workers : multigpu::Threading::single;
+    if (controls_.devices >= 1 && controls_.devices <= max_devices_) {
+      run.devices.count = controls_.devices;
+      run.devices.gpus.clear();
+      run.devices.weights.clear();
+    }
+    return run;
+  }
+
+  // A new start: the scenario (or file) chosen in the HUD with a body count it accepts.
+  void reset() {
+    driver::RunConfig run = settings();
+    bool const from_file = scenarios_.front().rfind("file: ", 0) == 0 && controls_.scenario == 0;
+    if (from_file) {
+      run.initial = options_.run.initial;  // the file again, as loaded
+    } else {
+      run.initial.snapshot.clear();
+      run.initial.checkpoint.clear();
+      auto const scenario = *from_name<sim::Scenario>(scenarios_[std::size_t(controls_.scenario)]);
+      bool const changed = scenario != running_.initial.scenario || !running_.initial.snapshot.empty() ||
+                           !running_.initial.checkpoint.empty();
+      std::size_t bodies = std::size_t(std::max(1, controls_.bodies));
+      if (scenario == sim::Scenario::two_body) {
+        if (bodies != 2) tell("two-body has exactly 2 bodies; starting it with 2");
+        bodies = 2;
+      } else if (changed && bodies == 2) {
+        bodies = sim::default_bodies(scenario);
+      }
+      if (changed && options_.run.physics.softening == 0) {
+        controls_.softening = float(sim::recommended_softening(scenario));
+        run.physics.softening = controls_.softening;
+      }
+      run.initial.scenario = scenario;
+      run.initial.bodies = bodies;
+      controls_.bodies = int(bodies);
+    }
+    reset_view_ = true;
+    Change change;
+    change.kind = Change::Kind::reset;
+    change.run = run;
+    live_->request(change);
+  }
+
+  // A new simulation (first, or after a reset or a settings change): buffers sized for its N, the
+  // way to GL chosen again, the HUD's controls set to what now runs.
+  void new_generation(const LiveStats& stats) {
+    generation_ = stats.generation;
+    running_ = stats.run;
+    source_ = stats.source;
+    renderer_->resize(stats.bodies);
+    int const length = trail_length(stats.bodies);
+    if (!trails_ || trails_->length() != length) trails_ = std::make_unique<render::TrailRenderer>(length);
+    trails_->resize(stats.bodies);
+    trails_->clear();
+    exposure_.reset();
+    exposure_settled_ = false;
+    colors_dirty_ = true;
+    last_frame_ = ~std::uint64_t{0};
+    choose_upload_path(stats);
+    controls_.bodies = int(stats.bodies);
+    controls_.dt = float(stats.dt);
+    controls_.softening = float(stats.softening);
+    controls_.devices = int(stats.devices);
+    controls_.precision = stats.run.devices.precision == Precision::fp64 ? 1 : 0;
+    controls_.damping_applies = stats.run.physics.integrator == sim::Integrator::euler_damped;
+    if (reset_view_) {
+      reset_view_ = false;
+      look_at_scenario(camera_, stats.source);
+      camera_.fit(live_->state().pos_mass);
+      if (options_.point_size == 0) controls_.point_size = default_point_size(stats.bodies);
+    }
+  }
+
+  // CUDA-GL interop when the simulation's frames are on a GPU; host upload otherwise, said in the
+  // log and the HUD.
+  void choose_upload_path(const LiveStats& stats) {
     interop_.reset();
-    bool const possible = setup_.config.backend == sim::Backend::cuda &&
-                          setup_.config.precision == Precision::fp32 && options_.interop != Interop::off;
     std::string why;
-    if (possible) {
+    if (live_->device_frames()) {
       try {
-        renderer_->resize(sim_->bodies());
+        int device = 0;
+        live_->with_device_frames([&](const render::DeviceFrames& f) { device = f.device(); });
         interop_ = std::make_unique<render::CudaGlInterop>(renderer_->position_buffer(), renderer_->color_buffer(),
-                                                           sim_->bodies(), setup_.config.devices.front());
-        stats_.upload = "CUDA-GL interop (GPU " + std::to_string(setup_.config.devices.front()) + ")";
+                                                           stats.bodies, device);
+        upload_ = "CUDA-GL interop (GPU " + std::to_string(device) + ")";
       } catch (const std::exception& e) {
         why = e.what();
       }
     } else {
-      why = options_.interop == Interop::off ? "--interop off"
-            : setup_.config.backend == sim::Backend::cpu ? "CPU backend"
-                                                              : "fp64 positions";
+      why = options_.interop == Interop::off                                  ? "--interop off"
+            : !interop_failure_.empty()                                        ? interop_failure_
+            : running_.devices.precision == Precision::fp64                    ? "fp64 positions"
+                                                                               : "CPU backend";
     }
     if (!interop_) {
       if (options_.interop == Interop::on) throw RuntimeFailure("--interop on: CUDA-GL interop unavailable: " + why);
-      stats_.upload = "host upload (" + why + ")";
+      upload_ = "host upload (" + why + ")";
     }
-    if (!options_.quiet && stats_.upload != announced_) std::cerr << "viewer: positions to GL by " << stats_.upload << "\n";
-    announced_ = stats_.upload;
+    if (upload_ != announced_) log("viewer: positions to GL by " + upload_);
+    announced_ = upload_;
   }
 
-  void handle_input(const render::Input& in) {
-    if (in.escape) quit_ = true;
-    if (in.toggle_fullscreen) surface_->set_fullscreen(fullscreen_ = !fullscreen_);
-    if (!hud_->wants_keyboard()) {
-      for (char key : in.keys) {
-        switch (key) {
-          case ' ': controls_.paused = !controls_.paused; break;
-          case 'n': controls_.step_once = true; break;
-          case 'r': controls_.reset = true; break;
-          case 'c': controls_.color = render::next(controls_.color); break;
-          case 'f': camera_.fit(sim_->state().pos_mass); break;
-          case 'p': screenshot_requested_ = true; break;
-          case 'h': controls_.hidden = !controls_.hidden; break;
-          default: break;
-        }
-      }
-    }
-    if (!hud_->wants_mouse()) {
-      camera_.orbit(in.orbit_dx, in.orbit_dy);
-      camera_.pan(in.pan_dx, in.pan_dy, float(surface_->height()));
-      camera_.zoom(in.scroll);
-    }
+  void update_follow() {
+    if (!controls_.follow) return;
+    if (auto const c = live_->centre()) camera_.set_target(glm::vec3(float(c->x), float(c->y), float(c->z)));
   }
 
-  // Live changes: rebuild the simulation from its current state (dt, softening, threading,
-  // device count), or restart a scenario (reset).
-  void apply_controls() {
-    if (controls_.color != shown_color_) colors_dirty_ = true;
-    surface_->set_vsync(controls_.vsync);
-    if (controls_.reset) {
-      controls_.reset = false;
-      driver::RunConfig run = options_.run;
-      bool const from_file = !run.initial.snapshot.empty() && controls_.scenario == 0;
-      if (!from_file) {
-        run.initial.snapshot.clear();
-        auto const scenario = *from_name<sim::Scenario>(scenarios_[std::size_t(controls_.scenario)]);
-        if (scenario != run.initial.scenario && options_.run.physics.softening == 0)
-          controls_.softening = float(sim::recommended_softening(scenario));
-        run.initial.scenario = scenario;
-      }
-      run.physics.dt = controls_.dt;
-      run.physics.softening = controls_.softening;
-      setup_ = driver::make_setup(run);
-      apply_device_controls();
-      start(setup_.bodies, setup_.clock);
-    } else if (controls_.apply) {
-      controls_.apply = false;
-      sim::BodySet const state = sim_->state();
-      // The same run on another layout keeps its clock; a new dt starts the clock again from now.
-      multigpu::RunClock clock = sim_->clock();
-      setup_.program = sim::make_step_program(
-          {options_.run.physics.integrator, double(controls_.dt), options_.run.physics.damping});
-      if (setup_.program.dt != sim_->program().dt) clock = {0, state.time};
-      setup_.config.softening = controls_.softening;
-      apply_device_controls();
-      auto const camera = camera_;
-      start(state, clock);
-      camera_ = camera;  // a settings change keeps the view
-    }
-  }
-
-  void apply_device_controls() {
-    setup_.config.threading = controls_.threading ? multigpu::Threading::workers : multigpu::Threading::single;
-    if (setup_.config.backend == sim::Backend::cuda && controls_.devices >= 1 && controls_.devices <= max_devices_) {
-      setup_.config.devices.clear();
-      for (int d = 0; d < controls_.devices; ++d) setup_.config.devices.push_back(d);
-      setup_.config.weights.clear();
-    }
-  }
-
-  void step() {
-    if (controls_.paused && !controls_.step_once) return;
-    std::uint64_t const n = controls_.step_once ? 1 : std::uint64_t(controls_.steps_per_frame);
-    controls_.step_once = false;
-    auto const t0 = Clock::now();
-    sim_->advance(n);
-    sim_->synchronize();
-    double const per_step = ms_since(t0) / double(n);
-    stats_.step_ms = stats_.step_ms == 0 ? per_step : 0.8 * stats_.step_ms + 0.2 * per_step;
-    double const bodies = double(sim_->bodies());
-    stats_.interactions_per_s = bodies * bodies / (stats_.step_ms * 1e-3);
-    colors_dirty_ = colors_dirty_ || controls_.color == render::ColorMode::speed;
-  }
-
-  void draw(float frame_seconds, bool screenshot) {
-    int const energy_every = setup_.config.backend == sim::Backend::cuda ? 60 : 600;
-    if (track_energy_ && (++frames_since_energy_ >= energy_every || screenshot)) {
-      frames_since_energy_ = 0;
-      stats_.energy_error = sim::relative_energy_error(sim_->diagnostics().total(), e0_);
-    }
-    stats_.energy_known = track_energy_;
-    stats_.time = sim_->time();
-    upload_bodies();
-    render::begin_frame(surface_->width(), surface_->height());
-    float const aspect = float(surface_->width()) / float(std::max(1, surface_->height()));
-    renderer_->draw(camera_.view(), camera_.projection(aspect), controls_.point_size, camera_.fitted_distance(),
-                    controls_.brightness);
-    hud_->draw(stats_, controls_, scenarios_, max_devices_, surface_->width(), surface_->height(), frame_seconds);
-  }
-
-  // Positions every frame, colours when they change (every step in speed mode). With interop the
-  // positions, and the speed colours, never leave the GPU; otherwise the state comes to the host.
-  void upload_bodies() {
-    std::size_t const n = sim_->bodies();
-    bool const gpu_colors = interop_ && controls_.color == render::ColorMode::speed;
-    sim::BodySet state;
-    if (!interop_ || (colors_dirty_ && !gpu_colors)) state = sim_->state();
+  // Positions every new frame, colours when they change (every frame in speed mode). With interop
+  // the positions and speed colours never leave the GPU.
+  void upload_frame() {
+    std::uint64_t const frame = live_->frame_number();
+    bool const new_frame = frame != last_frame_;
+    bool const colors_uploaded = colors_dirty_;
+    last_frame_ = frame;
+    bool const speed = controls_.color == render::ColorMode::speed;
     if (interop_) {
-      interop_->copy_positions(sim_->current_positions(0), n * sim_->bytes_per_body());
-    } else {
-      positions_.resize(4 * n);
-      for (std::size_t i = 0; i < n; ++i) {
-        positions_[4 * i] = float(state.pos_mass[i].x);
-        positions_[4 * i + 1] = float(state.pos_mass[i].y);
-        positions_[4 * i + 2] = float(state.pos_mass[i].z);
-        positions_[4 * i + 3] = float(state.pos_mass[i].w);
-      }
-      renderer_->upload_positions(positions_.data(), n);
-    }
-    if (colors_dirty_) {
-      if (gpu_colors) {
-        std::vector<render::DeviceVelocities> velocities;
-        for (std::size_t d = 0; d < sim_->slices().size(); ++d)
-          velocities.push_back({sim_->current_velocities(int(d)), sim_->device_ordinal(int(d)), sim_->slices()[d]});
-        interop_->color_by_speed(velocities);
-      } else {
-        render::compute_colors(controls_.color, state, sim_->slices(), colors_);
+      live_->with_device_frames([&](const render::DeviceFrames& f) {
+        if (new_frame) interop_->copy_positions(f.positions(), f.bodies() * 4 * sizeof(float));
+        if (speed && (new_frame || colors_dirty_)) {
+          interop_->color_by_speed({{f.velocities(), f.device(), Slice{0, f.bodies()}}});
+          colors_dirty_ = false;
+        }
+      });
+      if (colors_dirty_) {  // type and device colours do not move: from the host copy, once
+        std::vector<Slice> const slices = live_->stats().slices;
+        live_->with_host_frame([&](const sim::BodySet& b) { render::compute_colors(controls_.color, b, slices, colors_); });
         renderer_->upload_colors(colors_);
+        colors_dirty_ = false;
       }
-      shown_color_ = controls_.color;
+    } else if (new_frame || colors_dirty_) {
+      std::vector<Slice> const slices = live_->stats().slices;
+      live_->with_host_frame([&](const sim::BodySet& b) {
+        std::size_t const n = b.size();
+        positions_.resize(4 * n);
+        for (std::size_t i = 0; i < n; ++i) {
+          positions_[4 * i] = float(b.pos_mass[i].x);
+          positions_[4 * i + 1] = float(b.pos_mass[i].y);
+          positions_[4 * i + 2] = float(b.pos_mass[i].z);
+          positions_[4 * i + 3] = float(b.pos_mass[i].w);
+        }
+        if (speed || colors_dirty_) render::compute_colors(controls_.color, b, slices, colors_);
+      });
+      renderer_->upload_positions(positions_.data(), positions_.size() / 4);
+      if (speed || colors_dirty_) renderer_->upload_colors(colors_);
       colors_dirty_ = false;
     }
+    shown_color_ = controls_.color;
+    if (new_frame && trails_) trails_->record(renderer_->position_buffer(), live_->stats().bodies);
+    if (new_frame || colors_uploaded) scene_changed_ = true;
   }
 
-  // The PNG to write after this frame, if any: --screenshot on the last frame (it also takes the
-  // last frame of --frames-dir), every frame into --frames-dir, or the 'p' key's timestamped file.
-  std::string next_screenshot(std::uint64_t frame, std::uint64_t frames) {
-    if (!options_.screenshot.empty() && frame + 1 == frames) return options_.screenshot;
+  render::HudStats hud_stats(const LiveStats& s) const {
+    render::HudStats h;
+    h.fps = fps_;
+    h.steps_per_s = s.steps_per_s;
+    h.step_ms = s.step_ms;
+    h.render_ms = render_ms_;
+    h.interactions_per_s = s.interactions_per_s;
+    h.bodies = s.bodies;
+    h.source = source_.find('/') == std::string::npos ? source_ : fs::path(source_).filename().string();
+    h.description = s.description;
+    h.upload = upload_;
+    h.time = s.time;
+    h.energy_error = s.energy_error;
+    h.energy_time = s.energy_time;
+    h.energy_tracked = energy_tracked_;
+    h.paused = s.paused;
+    h.exposure = shown_exposure_;
+    for (auto const& m : messages_) h.messages.push_back(m.first);
+    h.help = kViewerKeys;
+    return h;
+  }
+
+  // --screenshot on the last frame, every frame into --frames-dir, and the 'p' key's picture into
+  // the output folder. A picture that cannot be written is a message, never the end of the session.
+  void write_pictures(std::uint64_t frame, std::uint64_t frames) {
+    int const w = surface_->width(), h = surface_->height();
+    bool const last = !options_.screenshot.empty() && frame + 1 == frames;
+    if (!last && options_.frames_dir.empty() && !screenshot_requested_) return;
+    auto const pixels = render::read_pixels(w, h);
+    if (last) {
+      render::write_png(options_.screenshot, pixels, w, h);
+      screenshot_written_ = true;
+    }
     if (!options_.frames_dir.empty()) {
       char name[32];
-      std::snprintf(name, sizeof name, "/frame_%05llu.png", (unsigned long long)frame);
-      return options_.frames_dir + name;
+      std::snprintf(name, sizeof name, "frame_%05llu.png", (unsigned long long)frame);
+      render::write_png((fs::path(options_.frames_dir) / name).string(), pixels, w, h);
     }
     if (screenshot_requested_) {
       screenshot_requested_ = false;
-      std::string const name = timestamped_png();
-      std::cerr << "viewer: screenshot " << name << "\n";
-      return name;
+      std::string const path = timestamped(folder_, ".png");
+      try {
+        render::write_png(path, pixels, w, h);
+        tell("screenshot " + path);
+      } catch (const std::exception& e) {
+        tell(std::string("screenshot not written: ") + e.what() + " (--screenshot-dir chooses the folder)");
+      }
     }
-    return "";
   }
 
   Options options_;
-  driver::Setup setup_;
+  bool recording_ = false;
   std::unique_ptr<render::Surface> surface_;
   std::unique_ptr<render::BodyRenderer> renderer_;
   std::unique_ptr<render::Hud> hud_;
+  std::unique_ptr<render::HdrPipeline> hdr_;
+  std::unique_ptr<render::TrailRenderer> trails_;
+  std::unique_ptr<render::VideoEncoder> video_;
+  render::AutoExposure exposure_;
   std::unique_ptr<render::CudaGlInterop> interop_;
-  std::unique_ptr<multigpu::Simulation> sim_;
+  std::unique_ptr<LiveSimulation> live_;
   render::OrbitCamera camera_;
   render::HudControls controls_;
-  render::HudStats stats_;
   std::vector<std::string> scenarios_;
+  driver::RunConfig running_;
+  std::string source_, folder_, upload_, announced_, interop_failure_;
   std::vector<float> positions_;
   std::vector<render::Rgba> colors_;
   render::ColorMode shown_color_ = render::ColorMode::speed;
-  std::string announced_;
+  std::deque<std::pair<std::string, Clock::time_point>> messages_;
   int max_devices_ = 1;
-  double e0_ = 0;
-  bool track_energy_ = false;
-  double total_render_ms_ = 0;
-  std::uint64_t measured_frames_ = 0;
-  int frames_since_energy_ = 0;
+  std::uint64_t generation_ = 0, last_frame_ = ~std::uint64_t{0};
+  double fps_ = 0, render_ms_ = 0;
+  float shown_exposure_ = 1.0f;
+  bool exposure_settled_ = false;
+  // What the HDR target holds: drawn with this camera and these sprite settings, at this size.
+  struct SceneKey {
+    glm::mat4 view{1.0f}, projection{1.0f};
+    float point_size = 0, brightness = 0;
+    bool trails = false;
+    int width = 0, height = 0;
+    bool operator==(const SceneKey& o) const {
+      return view == o.view && projection == o.projection && point_size == o.point_size &&
+             brightness == o.brightness && trails == o.trails && width == o.width && height == o.height;
+    }
+  };
+  SceneKey shown_scene_;
+  bool scene_changed_ = true;  // new positions or colours since the target was drawn
+  bool energy_tracked_ = true;
   bool colors_dirty_ = true, screenshot_requested_ = false, quit_ = false, fullscreen_ = false;
-  bool screenshot_written_ = false;
+  bool screenshot_written_ = false, reset_view_ = false;
 };
 
 }  // namespace
@@ -351,9 +620,26 @@ int run_viewer(const Options& options) {
   return viewer.run();
 }
 
+int run_default_mode(const Options& options) {
+  if (display_available()) {
+    try {
+      return run_viewer(options);
+    } catch (const render::WindowUnavailable& e) {
+      // A DISPLAY left over from another session, a server gone: the benchmark, as without a display.
+      if (!options.quiet) std::cerr << "notice: " << e.what() << "; running the headless benchmark\n";
+      return run_benchmark(options);
+    }
+  }
+  if (!options.quiet)
+    std::cerr << "notice: no display (DISPLAY/WAYLAND_DISPLAY unset); running the headless benchmark\n";
+  return run_benchmark(options);
+}
+
 }  // namespace nbody::app
 
 #else  // built without the viewer's libraries
+
+#include <iostream>
 
 #include "core/errors.h"
 
@@ -362,6 +648,12 @@ bool viewer_available() { return false; }
 int run_viewer(const Options&) {
   throw InputError("--viewer: this nbody was built without the viewer (GLFW, GLEW, GLM, Dear ImGui and stb were "
                    "not found); install them (scripts/install-deps.sh) and rebuild");
+}
+int run_default_mode(const Options& options) {
+  if (!options.quiet)
+    std::cerr << (display_available() ? "notice: this nbody was built without the viewer; running the headless benchmark\n"
+                                      : "notice: no display (DISPLAY/WAYLAND_DISPLAY unset); running the headless benchmark\n");
+  return run_benchmark(options);
 }
 }  // namespace nbody::app
 

@@ -13,8 +13,10 @@ packages=(
   libimgui-dev libstb-dev            # viewer: HUD widgets (Dear ImGui), PNG screenshots (stb_image_write)
   libgl-dev libegl-dev               # viewer: OpenGL and EGL headers
   xvfb xauth libgl1-mesa-dri         # viewer tests: a real X server in memory, Mesa's software GL
+  xdotool                            # viewer tests: synthetic keys and mouse in that X server
   libhdf5-dev                        # checkpoints (HDF5, the GADGET/SWIFT layout)
   python3 python3-h5py               # the test that reads a checkpoint as Python users will
+  ffmpeg                             # --video: H.264 MP4 recording (ffmpeg), and ffprobe for its tests
 )
 
 missing=()

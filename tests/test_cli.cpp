@@ -134,6 +134,17 @@ TEST_F(Cli, BadOutputPathIsRefusedBeforeTheRun) {
   EXPECT_EQ(r.out, "") << "the run started";
 }
 
+// The viewer's keys write into --screenshot-dir: a folder that is missing is refused at the start.
+TEST_F(Cli, MissingScreenshotFolderIsRefusedAtTheStart) {
+  Result const r = nbody("--viewer --bodies 10 --screenshot-dir " + file("no-such-dir"));
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--screenshot-dir " + file("no-such-dir") + ": the folder " + file("no-such-dir") +
+                       " does not exist"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("viewer:"), std::string::npos) << "the viewer started: " << r.err;
+}
+
 TEST_F(Cli, RunSavesASnapshotThatRestarts) {
   Result const r = nbody("--run --bodies 64 --steps 5 --save " + file("a.bin") + " --json " + file("a.json"));
   ASSERT_EQ(r.code, 0) << r.err;

@@ -6,6 +6,7 @@
 
 #include <stb/stb_image.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -126,6 +127,17 @@ TEST_F(Viewer, RunningPicturesDifferPausedOnesDoNot) {
   EXPECT_EQ(still, 0u);
 }
 
+// A recording is a function of its command: the same run twice gives the same picture, however long
+// each frame took to make (the exposure adapts per frame of the recording, not per second of wall
+// time). The runs take different times: the second computes on one thread.
+TEST_F(Viewer, TheSameRecordingTwiceIsTheSamePicture) {
+  std::string const common = "--offscreen --scenario collision --bodies 4096 --no-hud --width 480 --height 320 "
+                             "--frames 40 --screenshot ";
+  ASSERT_EQ(run(common + file("a.png"), "env -u DISPLAY"), 0) << err();
+  ASSERT_EQ(run(common + file("b.png") + " --threads 1", "env -u DISPLAY"), 0) << err();
+  EXPECT_EQ(differing_pixels(load(file("a.png")), load(file("b.png"))), 0u);
+}
+
 TEST_F(Viewer, OffscreenThroughEglWithoutAnyDisplay) {
   ASSERT_EQ(run("--offscreen --scenario collision --bodies 8192 --width 640 --height 400 --no-hud --screenshot " +
                     file("o.png") + " --frames 3",
@@ -156,16 +168,71 @@ TEST_F(Viewer, HudIsDrawnUnlessHidden) {
   EXPECT_GT(differing_pixels(load(file("hud.png")), load(file("bare.png"))), std::size_t(640 * 400 / 50));
 }
 
+// The core of galaxy_20K at the defaults: bright and shaded, not a disc burnt to white. Measured
+// (llvmpipe, 640 x 480) in the 80 x 80 pixels around the centre: 3.8% of pixels with a channel
+// >= 250 (10.0% with the log-normal white point before), 99.7% with a channel >= 128.
+TEST_F(Viewer, GalaxyCoreKeepsItsStructureAtTheDefaults) {
+  std::string const galaxy = std::string(NBODY_SHARED_DATA_DIR) + "/galaxy_20K.bin";
+  if (!fs::exists(galaxy)) GTEST_SKIP() << galaxy << " not found (it lives in ../shared/data)";
+  ASSERT_EQ(run("--offscreen --load " + galaxy + " --no-hud --width 640 --height 480 --screenshot " + file("g.png"),
+                "env -u DISPLAY"),
+            0)
+      << err();
+  Image const im = load(file("g.png"));
+  ASSERT_EQ(im.width, 640);
+  std::size_t saturated = 0, bright = 0, all = 0;
+  for (int y = im.height / 2 - 40; y < im.height / 2 + 40; ++y)
+    for (int x = im.width / 2 - 40; x < im.width / 2 + 40; ++x, ++all) {
+      auto const* p = &im.rgb[(std::size_t(y) * std::size_t(im.width) + std::size_t(x)) * 3];
+      int const m = std::max({p[0], p[1], p[2]});
+      saturated += m >= 250 ? 1 : 0;
+      bright += m >= 128 ? 1 : 0;
+    }
+  double const saturated_share = double(saturated) / double(all), bright_share = double(bright) / double(all);
+  std::printf("galaxy_20K core: %.1f%% saturated, %.1f%% with a channel >= 128\n", 100 * saturated_share,
+              100 * bright_share);
+  EXPECT_LT(saturated_share, 0.07);
+  EXPECT_GT(bright_share, 0.9) << "the core is not saturated because it is dark";
+}
+
+// A movie as the README makes it: every frame in an H.264 MP4 that ffprobe reads, at the rate asked.
+TEST_F(Viewer, VideoHasEveryFrameAtTheRateAsked) {
+  if (!have("ffmpeg") || !have("ffprobe")) GTEST_SKIP() << "needs ffmpeg and ffprobe (Debian: ffmpeg)";
+  ASSERT_EQ(run("--offscreen --scenario collision --bodies 2048 --width 320 --height 240 --frames 30 --video-fps 24 "
+                "--video " + file("c.mp4"),
+                "env -u DISPLAY"),
+            0)
+      << err();
+  EXPECT_NE(err().find("viewer: wrote " + file("c.mp4") + " (30 frames)"), std::string::npos) << err();
+  std::string const probe = "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+                            "stream=codec_name,width,height,r_frame_rate,nb_read_frames -of csv=p=0 " +
+                            file("c.mp4") + " >" + file("probe.txt");
+  ASSERT_EQ(std::system(probe.c_str()), 0);
+  std::ifstream f(file("probe.txt"));
+  std::string line;
+  std::getline(f, line);
+  EXPECT_EQ(line, "h264,320,240,24/1,30");
+}
+
 TEST_F(Viewer, NoDisplayIsAClearErrorAndTheDefaultModeFallsBack) {
   EXPECT_EQ(run("--viewer --bodies 64", "env -u DISPLAY -u WAYLAND_DISPLAY"), 2);
   EXPECT_NE(err().find("--viewer: no display"), std::string::npos) << err();
   EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1", "env -u DISPLAY -u WAYLAND_DISPLAY"), 0) << err();
   EXPECT_NE(err().find("notice: no display"), std::string::npos) << err();
+  // A DISPLAY whose server is gone (left over from another session): the same fallback, saying why.
+  EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 0) << err();
+  EXPECT_NE(err().find("notice: cannot open a window"), std::string::npos) << err();
+  EXPECT_NE(err().find("running the headless benchmark"), std::string::npos) << err();
   // A screenshot path nbody cannot write is refused before the first frame.
   EXPECT_EQ(run("--offscreen --bodies 64 --screenshot " + file("no-such-dir/x.png"), "env -u DISPLAY"), 2);
   EXPECT_NE(err().find("--screenshot " + file("no-such-dir/x.png") + ": the folder"), std::string::npos) << err();
   EXPECT_EQ(err().find("viewer:"), std::string::npos) << "the viewer started: " << err();
-  EXPECT_EQ(run("--offscreen --frames-dir " + file("missing") + " --bodies 64", "env -u DISPLAY"), 2);
+  // --frames-dir makes its folder; one it cannot make is refused before the first frame.
+  EXPECT_EQ(run("--offscreen --frames 2 --frames-dir " + file("made/here") + " --bodies 64", "env -u DISPLAY"), 0) << err();
+  EXPECT_TRUE(fs::exists(file("made/here/frame_00001.png")));
+  std::ofstream(file("plain")) << "x";
+  EXPECT_EQ(run("--offscreen --frames-dir " + file("plain/sub") + " --bodies 64", "env -u DISPLAY"), 2);
+  EXPECT_NE(err().find("--frames-dir " + file("plain/sub") + ": cannot create the folder"), std::string::npos) << err();
 }
 
 }  // namespace

@@ -1,0 +1,290 @@
+// app/live_simulation.cpp - the viewer's simulation thread.
+#include "app/live_simulation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <sstream>
+
+#include "core/errors.h"
+#include "core/interrupt.h"
+#include "driver/checkpoints.h"
+#include "sim/physics/diagnostics.h"
+
+namespace nbody::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double now_seconds() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+
+double median(std::vector<double>& v) {
+  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+Vec3d median_position(const sim::BodySet& b) {
+  std::vector<double> x(b.size()), y(b.size()), z(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) x[i] = b.pos_mass[i].x, y[i] = b.pos_mass[i].y, z[i] = b.pos_mass[i].z;
+  return {median(x), median(y), median(z)};
+}
+
+}  // namespace
+
+LiveSimulation::LiveSimulation(driver::Setup setup, driver::RunConfig run, std::optional<int> frames_device,
+                               bool track_energy)
+    : run_(std::move(run)), frames_device_(frames_device), track_energy_(track_energy), wall_origin_(now_seconds()) {
+  sim::BodySet const bodies = setup.bodies;
+  multigpu::RunClock const clock = setup.clock;
+  rebuild(bodies, setup, clock);
+}
+
+LiveSimulation::~LiveSimulation() {
+  stop_ = true;
+  control_changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LiveSimulation::start() { thread_ = std::thread([this] { run_thread(); }); }
+
+void LiveSimulation::set_paused(bool paused) {
+  paused_ = paused;
+  control_changed_.notify_all();
+}
+
+void LiveSimulation::step_once() {
+  step_once_ = true;
+  control_changed_.notify_all();
+}
+
+void LiveSimulation::set_steps_per_update(int steps) { steps_per_update_ = std::max(1, steps); }
+
+void LiveSimulation::request(Change change) {
+  {
+    std::lock_guard<std::mutex> lock(control_mutex_);
+    changes_.push_back(std::move(change));
+  }
+  control_changed_.notify_all();
+}
+
+std::vector<std::string> LiveSimulation::take_messages() {
+  std::lock_guard<std::mutex> lock(control_mutex_);
+  std::vector<std::string> m;
+  m.swap(messages_);
+  return m;
+}
+
+void LiveSimulation::message(const std::string& text) {
+  std::lock_guard<std::mutex> lock(control_mutex_);
+  messages_.push_back(text);
+}
+
+LiveStats LiveSimulation::stats() const {
+  std::lock_guard<std::mutex> lock(frame_mutex_);
+  LiveStats s = stats_;
+  s.paused = paused_;
+  return s;
+}
+
+std::optional<Vec3d> LiveSimulation::centre() const {
+  std::lock_guard<std::mutex> lock(frame_mutex_);
+  return centre_;
+}
+
+sim::BodySet LiveSimulation::state() {
+  if (!device_frames()) {
+    sim::BodySet b;
+    with_host_frame([&](const sim::BodySet& frame) { b = frame; });
+    return b;
+  }
+  // Positions and velocities from the front device frame, types and masses from the host copy.
+  sim::BodySet b;
+  with_host_frame([&](const sim::BodySet& frame) { b = frame; });
+  std::vector<float> p(4 * b.size()), v(4 * b.size());
+  with_device_frames([&](const render::DeviceFrames& f) { f.download(p.data(), v.data()); });
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    b.pos_mass[i] = {p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]};
+    b.velocity[i] = {v[4 * i], v[4 * i + 1], v[4 * i + 2]};
+  }
+  return b;
+}
+
+void LiveSimulation::run_thread() {
+  while (!stop_) {
+    {
+      std::unique_lock<std::mutex> lock(control_mutex_);
+      control_changed_.wait_for(lock, std::chrono::milliseconds(100),
+                                [&] { return stop_ || !changes_.empty() || !paused_ || step_once_; });
+    }
+    if (stop_) break;
+    try {
+      update();
+    } catch (const Interrupted&) {
+      return;  // Ctrl-C during an energy pass: the render loop sees the signal and closes the viewer
+    }
+  }
+}
+
+void LiveSimulation::update() {
+  for (;;) {
+    Change change;
+    {
+      std::lock_guard<std::mutex> lock(control_mutex_);
+      if (changes_.empty()) break;
+      change = std::move(changes_.front());
+      changes_.pop_front();
+    }
+    try {
+      apply(change);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const std::exception& e) {
+      // The run carries on as it was: a change that cannot be made is only a message.
+      message(std::string("could not apply the change: ") + e.what());
+    }
+  }
+  bool const once = step_once_.exchange(false);
+  if (paused_ && !once) return;
+  std::uint64_t const steps = once ? 1 : std::uint64_t(steps_per_update_.load());
+  try {
+    auto const t0 = Clock::now();
+    sim_->advance(steps);
+    sim_->synchronize();
+    double const seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    capture(1e3 * seconds / double(steps), steps);
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const std::exception& e) {
+    paused_ = true;
+    message(std::string("paused: ") + e.what());
+  }
+}
+
+void LiveSimulation::apply(const Change& change) {
+  switch (change.kind) {
+    case Change::Kind::reset: {
+      driver::Setup setup = driver::make_setup(change.run);
+      for (auto const& n : setup.notices) message(n);
+      run_ = change.run;
+      sim::BodySet const bodies = setup.bodies;
+      rebuild(bodies, setup, setup.clock);
+      message("started " + setup.source + ", " + std::to_string(bodies.size()) + " bodies");
+      break;
+    }
+    case Change::Kind::settings: {
+      // The same state and clock on the new settings; a new dt starts the clock again from now.
+      driver::RunConfig run = change.run;
+      driver::Setup setup = setup_;
+      setup.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});
+      std::vector<std::string> notices;
+      setup.config = driver::resolve_devices(run, sim_->bodies(), &notices);
+      for (auto const& n : notices) message(n);
+      setup.damping = run.physics.damping;
+      sim::BodySet const state = sim_->state();
+      multigpu::RunClock clock = sim_->clock();
+      if (setup.program.dt != sim_->program().dt) clock = {0, state.time};
+      run_ = run;
+      rebuild(state, setup, clock);
+      message("now " + sim_->describe() + ", dt " + std::to_string(setup.program.dt));
+      break;
+    }
+    case Change::Kind::save:
+      driver::write_checkpoint(change.path, setup_, *sim_, e0_);
+      message("saved " + change.path);
+      break;
+  }
+}
+
+void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& setup, multigpu::RunClock clock) {
+  auto next = std::make_unique<multigpu::Simulation>(bodies, setup.program, setup.config, clock);
+  bool const on_device =
+      frames_device_ && setup.config.backend == sim::Backend::cuda && setup.config.precision == Precision::fp32;
+  std::unique_ptr<render::DeviceFrames> frames;
+  if (on_device) frames = std::make_unique<render::DeviceFrames>(*frames_device_, bodies.size());
+  sim_.reset();  // its device memory goes before the next one's frames are filled
+  sim_ = std::move(next);
+  setup_ = setup;
+  setup_.bodies = sim::BodySet{};  // the simulation holds the state now
+  e0_ = setup.initial_energy;
+  if (track_energy_ && !e0_) {
+    auto const t0 = Clock::now();
+    e0_ = sim_->diagnostics().total();
+    energy_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+    last_energy_wall_ = now_seconds() - wall_origin_;
+  }
+  {
+    std::lock_guard<std::mutex> lock(frame_mutex_);
+    device_frames_ = std::move(frames);
+    host_frames_[0] = host_frames_[1] = bodies;
+    stats_ = LiveStats{};
+    stats_.generation = ++generation_;
+    stats_.bodies = bodies.size();
+    stats_.description = sim_->describe();
+    stats_.source = setup.source;
+    stats_.run = run_;
+    stats_.dt = sim_->program().dt;
+    stats_.softening = sim_->config().softening;
+    stats_.devices = sim_->config().devices.size();
+    stats_.slices = sim_->slices();
+    stats_.time = sim_->time();
+    stats_.step = sim_->steps_done();
+  }
+  capture(0.0, 0);
+}
+
+void LiveSimulation::capture(double step_ms, std::uint64_t steps) {
+  // The frame: on the GPU, a device-to-device copy; on the host, the state downloaded.
+  bool const on_device = device_frames_ != nullptr;
+  sim::BodySet state;
+  if (!on_device) state = sim_->state();
+  if (on_device) {
+    std::vector<render::DeviceVelocities> velocities;
+    for (std::size_t d = 0; d < sim_->slices().size(); ++d)
+      velocities.push_back({sim_->current_velocities(int(d)), sim_->device_ordinal(int(d)), sim_->slices()[d]});
+    device_frames_->capture(sim_->current_positions(0), sim_->device_ordinal(0), velocities);
+  }
+  std::optional<Vec3d> centre;
+  if (want_centre_) {
+    if (on_device) state = sim_->state();  // the follow camera's centre needs positions on the host
+    centre = median_position(state);
+  }
+  // Energy: measured when the last pass is a small share of the time since (a tenth at most).
+  std::optional<double> energy_error;
+  double const wall = now_seconds() - wall_origin_;
+  if (track_energy_ && e0_ && steps > 0 && wall - last_energy_wall_ > std::max(1.0, 10.0 * energy_seconds_)) {
+    auto const t0 = Clock::now();
+    double const e = sim_->diagnostics().total();
+    energy_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
+    last_energy_wall_ = now_seconds() - wall_origin_;
+    if (!std::isfinite(e)) {
+      paused_ = true;
+      message("paused: the state is no longer finite at step " + std::to_string(sim_->steps_done()) +
+              "; the time step is too long or the softening too small (dt, softening)");
+    }
+    energy_error = sim::relative_energy_error(e, *e0_);
+  }
+  std::lock_guard<std::mutex> lock(frame_mutex_);
+  if (on_device) {
+    device_frames_->flip();
+  } else {
+    host_frames_[front_ ^ 1] = std::move(state);
+    front_ ^= 1;
+  }
+  if (centre) centre_ = centre;
+  stats_.step = sim_->steps_done();
+  stats_.time = sim_->time();
+  if (steps > 0) {
+    stats_.step_ms = stats_.step_ms == 0 ? step_ms : 0.8 * stats_.step_ms + 0.2 * step_ms;
+    stats_.steps_per_s = stats_.step_ms > 0 ? 1e3 / stats_.step_ms : 0;
+    double const n = double(sim_->bodies());
+    stats_.interactions_per_s = double(sim_->program().drifts()) * n * n * stats_.steps_per_s;
+  }
+  if (energy_error) {
+    stats_.energy_error = energy_error;
+    stats_.energy_time = sim_->time();
+  }
+  ++frame_number_;
+}
+
+}  // namespace nbody::app

@@ -1,0 +1,149 @@
+// app/live_simulation.h - the viewer's simulation: it advances on a thread of its own while the
+// render loop draws the latest completed frame at the display's rate, so a step of seconds never
+// blocks a key, a drag or the HUD. Changes from the HUD (scenario, N, dt, softening, damping,
+// precision, threading, device count) are applied between two steps; a change that cannot be made
+// (bad input) becomes a message and the run carries on as it was.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/real4.h"
+#include "core/slice.h"
+#include "driver/config.h"
+#include "driver/setup.h"
+#include "multigpu/simulation.h"
+#include "render/cuda_gl_interop.h"
+
+namespace nbody::app {
+
+// What the viewer asks for; applied by the simulation between two steps.
+struct Change {
+  enum class Kind {
+    reset,     // build `run` afresh: scenario, N, physics, devices
+    settings,  // the current state, with `run`'s physics and devices (dt, softening, threading...)
+    save,      // a checkpoint of the current state to `path`
+  };
+  Kind kind = Kind::settings;
+  driver::RunConfig run;
+  std::string path;
+};
+
+// What the HUD shows of the simulation, as of the latest frame.
+struct LiveStats {
+  std::size_t bodies = 0;
+  std::uint64_t step = 0;              // steps since the run began
+  double time = 0;
+  double step_ms = 0;                  // wall time per step, recent mean
+  double steps_per_s = 0;
+  double interactions_per_s = 0;
+  std::optional<double> energy_error;  // |E - E0| / |E0|, measured on a cadence
+  double energy_time = 0;              // the simulation time it was measured at
+  bool paused = false;
+  std::string description;             // backend, devices, kernel, precision, threading
+  std::string source;                  // where the bodies came from
+  driver::RunConfig run;               // the settings running now
+  double dt = 0, softening = 0;
+  std::size_t devices = 1;
+  std::vector<Slice> slices;
+  std::uint64_t generation = 0;        // a new simulation (new N, layout, scenario) changes it
+};
+
+class LiveSimulation {
+ public:
+  // `frames_device`: capture frames in the memory of that GPU (for CUDA-GL interop) rather than
+  // on the host; only for an fp32 CUDA run.
+  LiveSimulation(driver::Setup setup, driver::RunConfig run, std::optional<int> frames_device, bool track_energy);
+  ~LiveSimulation();  // stops the thread (after the step in progress)
+  LiveSimulation(const LiveSimulation&) = delete;
+  LiveSimulation& operator=(const LiveSimulation&) = delete;
+
+  // From now on the simulation advances on its own thread (the interactive viewer).
+  void start();
+  // Or, without a thread: applies the changes asked for and advances one batch of steps on the
+  // caller's thread, then captures the frame (recording: every frame one batch).
+  void update();
+
+  void set_paused(bool paused);
+  bool paused() const { return paused_; }
+  void step_once();
+  void set_steps_per_update(int steps);
+  void request(Change change);
+  void want_centre(bool on) { want_centre_ = on; }
+
+  // Notices and errors since the last call, for the HUD and the log.
+  std::vector<std::string> take_messages();
+
+  LiveStats stats() const;
+  // A number that grows with every captured frame.
+  std::uint64_t frame_number() const { return frame_number_; }
+  // The latest frame's bodies on the host (positions, velocities, types); with device frames only
+  // the types and masses are current (positions and velocities are those of the generation's start).
+  template <class F>
+  void with_host_frame(F&& f) const {
+    std::lock_guard<std::mutex> lock(frame_mutex_);
+    f(host_frames_[front_]);
+  }
+  // The latest frame on the GPU (device frames only).
+  template <class F>
+  void with_device_frames(F&& f) const {
+    std::lock_guard<std::mutex> lock(frame_mutex_);
+    if (device_frames_) f(*device_frames_);
+  }
+  // True while frames are captured on the GPU (an fp32 CUDA run with a frames device).
+  bool device_frames() const {
+    std::lock_guard<std::mutex> lock(frame_mutex_);
+    return device_frames_ != nullptr;
+  }
+  // The bodies' centre (median position), kept while want_centre(true).
+  std::optional<Vec3d> centre() const;
+  // A host copy of the current state (downloads a GPU run's; for fitting the camera).
+  sim::BodySet state();
+
+ private:
+  void run_thread();
+  void apply(const Change& change);
+  void rebuild(const sim::BodySet& bodies, const driver::Setup& setup, multigpu::RunClock clock);
+  void capture(double step_ms, std::uint64_t steps);
+  void message(const std::string& text);
+
+  driver::Setup setup_;          // the settings and origin of the current simulation
+  driver::RunConfig run_;
+  std::optional<int> frames_device_;
+  bool track_energy_;
+  std::unique_ptr<multigpu::Simulation> sim_;
+
+  mutable std::mutex control_mutex_;
+  std::condition_variable control_changed_;
+  std::deque<Change> changes_;
+  std::vector<std::string> messages_;
+  std::atomic<bool> paused_{false}, step_once_{false}, stop_{false}, want_centre_{false};
+  std::atomic<int> steps_per_update_{1};
+
+  mutable std::mutex frame_mutex_;
+  sim::BodySet host_frames_[2];
+  int front_ = 0;
+  std::unique_ptr<render::DeviceFrames> device_frames_;
+  LiveStats stats_;
+  std::optional<Vec3d> centre_;
+  std::atomic<std::uint64_t> frame_number_{0};
+  std::uint64_t generation_ = 0;
+
+  // Energy on a cadence that never takes more than about a tenth of the simulation's time.
+  std::optional<double> e0_;
+  double energy_seconds_ = 0;  // how long the last energy pass took
+  double last_energy_wall_ = -1e9;
+  double wall_origin_ = 0;
+
+  std::thread thread_;  // last: stops before the rest goes
+};
+
+}  // namespace nbody::app

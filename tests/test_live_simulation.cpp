@@ -1,0 +1,153 @@
+// tests/test_live_simulation.cpp - the viewer's simulation: threading and device-count switches
+// applied between steps, on its own thread or batch by batch, keep the state bit for bit equal to a
+// run that never switched; a change that cannot be made is a message and the run goes on. On the
+// CPU (host devices) and on CUDA with two GPUs (skipped with fewer).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "app/live_simulation.h"
+#include "driver/setup.h"
+#include "gpu/devices.h"
+#include "multigpu/simulation.h"
+
+namespace nbody {
+namespace {
+
+using app::Change;
+using app::LiveSimulation;
+using multigpu::Threading;
+
+struct Backend {
+  const char* name;
+  driver::BackendChoice choice;
+  std::size_t bodies;
+};
+void PrintTo(const Backend& b, std::ostream* os) { *os << b.name; }
+
+class LiveSwitches : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam().choice == driver::BackendChoice::cuda && gpu::devices().size() < 2)
+      GTEST_SKIP() << "needs two CUDA devices (" << gpu::devices().size() << " visible)";
+    run_.initial.scenario = sim::Scenario::plummer;
+    run_.initial.bodies = GetParam().bodies;
+    run_.devices.backend = GetParam().choice;
+    run_.devices.count = 1;
+  }
+
+  driver::RunConfig with(int devices, Threading threading) const {
+    driver::RunConfig r = run_;
+    r.devices.count = devices;
+    r.devices.threading = threading;
+    return r;
+  }
+
+  static Change settings(const driver::RunConfig& run) {
+    Change c;
+    c.kind = Change::Kind::settings;
+    c.run = run;
+    return c;
+  }
+
+  // The state after `steps` steps of a run that never switched.
+  sim::BodySet reference(std::uint64_t steps) const {
+    driver::Setup const setup = driver::make_setup(run_);
+    multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock);
+    sim.advance(steps);
+    return sim.state();
+  }
+
+  static void expect_bitwise(const sim::BodySet& a, const sim::BodySet& b) {
+    ASSERT_EQ(a.size(), b.size());
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      auto const& p = a.pos_mass[i];
+      auto const& q = b.pos_mass[i];
+      auto const& v = a.velocity[i];
+      auto const& w = b.velocity[i];
+      if (p.x != q.x || p.y != q.y || p.z != q.z || p.w != q.w || v.x != w.x || v.y != w.y || v.z != w.z) ++differing;
+    }
+    EXPECT_EQ(differing, 0u) << "bodies that differ from the run that never switched";
+    EXPECT_EQ(a.time, b.time);
+  }
+
+  driver::RunConfig run_;
+};
+
+// Batch by batch (as a recording does): 1 device, 2 devices with worker threads, 1 again.
+TEST_P(LiveSwitches, DeviceCountAndThreadingSwitchesKeepTheStateBitForBit) {
+  LiveSimulation live(driver::make_setup(run_), run_, std::nullopt, false);
+  live.set_steps_per_update(4);
+  live.update();
+  live.request(settings(with(2, Threading::workers)));
+  live.update();
+  EXPECT_EQ(live.stats().devices, 2u);
+  live.request(settings(with(2, Threading::single)));
+  live.update();
+  live.request(settings(with(1, Threading::single)));
+  live.update();
+  EXPECT_EQ(live.stats().devices, 1u);
+  EXPECT_EQ(live.stats().step, 16u);
+  for (auto const& m : live.take_messages()) std::printf("message: %s\n", m.c_str());
+  expect_bitwise(live.state(), reference(16));
+}
+
+// On its own thread, with the switches asked for while it runs: wherever they land, the state at
+// the step it pauses on is the unswitched run's.
+TEST_P(LiveSwitches, SwitchesWhileRunningOnItsThreadKeepTheStateBitForBit) {
+  LiveSimulation live(driver::make_setup(run_), run_, std::nullopt, false);
+  live.set_steps_per_update(2);
+  live.start();
+  auto wait_for_step = [&](std::uint64_t step) {
+    auto const end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (live.stats().step < step && std::chrono::steady_clock::now() < end)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  };
+  wait_for_step(4);
+  live.request(settings(with(2, Threading::workers)));
+  wait_for_step(live.stats().step + 6);
+  live.request(settings(with(1, Threading::single)));
+  wait_for_step(live.stats().step + 6);
+  live.set_paused(true);
+  // Paused once two looks a while apart see the same step.
+  std::uint64_t step = live.stats().step;
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if (live.stats().step == step) break;
+    step = live.stats().step;
+  }
+  EXPECT_EQ(live.stats().devices, 1u);
+  ASSERT_GE(step, 16u);
+  expect_bitwise(live.state(), reference(step));
+}
+
+// A change that cannot be made (a negative time step) is a message; the run goes on with the
+// settings it had.
+TEST_P(LiveSwitches, ImpossibleChangeIsAMessageAndTheRunGoesOn) {
+  LiveSimulation live(driver::make_setup(run_), run_, std::nullopt, false);
+  live.update();
+  driver::RunConfig bad = run_;
+  bad.physics.dt = -1.0;
+  live.request(settings(bad));
+  live.update();
+  std::string all;
+  for (auto const& m : live.take_messages()) all += m + "\n";
+  EXPECT_NE(all.find("could not apply the change"), std::string::npos) << all;
+  EXPECT_EQ(live.stats().step, 2u) << "the run went on";
+  expect_bitwise(live.state(), reference(2));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, LiveSwitches,
+                         ::testing::Values(Backend{"cpu", driver::BackendChoice::cpu, 1024},
+                                           Backend{"cuda", driver::BackendChoice::cuda, 16384}),
+                         [](const ::testing::TestParamInfo<Backend>& p) { return std::string(p.param.name); });
+
+}  // namespace
+}  // namespace nbody

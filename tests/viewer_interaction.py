@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""The interactive viewer driven as a person drives it: a window in an Xvfb of its own, keys and
+clicks from xdotool, widgets found where the viewer says they are (NBODY_TRACE_UI=1 prints
+"ui: LABEL X Y WIDTH HEIGHT" whenever a widget moves).
+
+usage: viewer_interaction.py NBODY CASE
+exit status: 0 passed, 1 failed, 77 skipped (no Xvfb or xdotool).
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIPPED = 77
+WIDTH, HEIGHT = 960, 640
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(condition, what):
+    if not condition:
+        raise Failure(what)
+
+
+class Viewer:
+    """One nbody viewer in one Xvfb; the log is its stderr."""
+
+    def __init__(self, nbody, args, folder):
+        self.folder = folder
+        read_end, write_end = os.pipe()
+        self.xvfb = subprocess.Popen(
+            ["Xvfb", "-displayfd", str(write_end), "-screen", "0", f"{WIDTH}x{HEIGHT}x24", "-nolisten", "tcp"],
+            pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(write_end)
+        with os.fdopen(read_end) as f:
+            number = f.readline().strip()
+        expect(number, "Xvfb did not start")
+        self.env = dict(os.environ, DISPLAY=":" + number, NBODY_TRACE_UI="1")
+        self.env.pop("WAYLAND_DISPLAY", None)
+        self.log_path = os.path.join(folder, "stderr.txt")
+        self.log_file = open(self.log_path, "w")
+        self.command = [nbody, "--viewer", "--width", str(WIDTH), "--height", str(HEIGHT)] + args
+        self.proc = subprocess.Popen(self.command, env=self.env, stdout=subprocess.DEVNULL, stderr=self.log_file)
+        self.wait_for(lambda: self.widget("Keys"), 60, "the HUD never appeared")
+        # The pointer enters the window once, as a person's would, away from the HUD.
+        self.xdotool("mousemove", str(WIDTH - 20), str(HEIGHT - 20))
+        time.sleep(0.3)
+
+    def log(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def widget(self, label):
+        """(x, y) of the middle of LABEL's newest rectangle, or None."""
+        where = None
+        for m in re.finditer(r"^ui: (.+) (-?\d+) (-?\d+) (\d+) (\d+)$", self.log(), re.M):
+            if m.group(1) == label:
+                x, y, w, h = (int(m.group(k)) for k in range(2, 6))
+                where = (x + w // 2, y + h // 2)
+        return where
+
+    def wait_for(self, condition, seconds, what):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if condition():
+                return
+            if self.proc.poll() is not None:
+                raise Failure(f"{what}: nbody exited with {self.proc.returncode}\n{self.log()}")
+            time.sleep(0.1)
+        raise Failure(f"{what} (waited {seconds} s)\n{self.log()}")
+
+    def xdotool(self, *args):
+        subprocess.run(["xdotool"] + list(args), env=self.env, check=True)
+
+    def click_at(self, x, y, button=1):
+        self.xdotool("mousemove", str(x), str(y))
+        time.sleep(0.2)
+        self.xdotool("mousedown", str(button))
+        time.sleep(0.2)  # held across a few frames, as a finger would
+        self.xdotool("mouseup", str(button))
+        time.sleep(0.5)
+
+    def click(self, label):
+        self.wait_for(lambda: self.widget(label), 10, f"no widget {label!r}")
+        self.click_at(*self.widget(label))
+
+    def drag(self, x0, y0, x1, y1, button=1):
+        self.xdotool("mousemove", str(x0), str(y0))
+        time.sleep(0.2)
+        self.xdotool("mousedown", str(button))
+        for k in range(1, 11):
+            self.xdotool("mousemove", str(x0 + (x1 - x0) * k // 10), str(y0 + (y1 - y0) * k // 10))
+            time.sleep(0.05)
+        self.xdotool("mouseup", str(button))
+        time.sleep(0.5)
+
+    def key(self, name):
+        self.xdotool("key", name)
+        time.sleep(0.5)
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def wait_exit(self, seconds=30):
+        try:
+            return self.proc.wait(seconds)
+        except subprocess.TimeoutExpired:
+            raise Failure(f"nbody still running {seconds} s later\n{self.log()}")
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log_file.close()
+        self.xvfb.terminate()
+        self.xvfb.wait()
+
+
+def summary(log):
+    """(bodies, frames, step ms) from the viewer's closing line."""
+    m = re.search(r"viewer: N = (\d+), (\d+) frames: step ([0-9.]+) ms", log)
+    expect(m, "no closing summary in the log:\n" + log)
+    return int(m.group(1)), int(m.group(2)), float(m.group(3))
+
+
+def pngs(folder):
+    return sorted(f for f in os.listdir(folder) if f.endswith(".png"))
+
+
+def gray_pixels(path):
+    """The picture as 8-bit grey bytes, read by ffmpeg."""
+    return subprocess.run(["ffmpeg", "-loglevel", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "gray", "-"],
+                          check=True, stdout=subprocess.PIPE).stdout
+
+
+def differing(a, b):
+    expect(len(a) == len(b), "pictures of different sizes")
+    return sum(1 for x, y in zip(a, b) if abs(x - y) > 8)
+
+
+# Escape in a text field ends the edit, not the session; so does a 'q' typed into it. The same keys
+# outside the field do quit: the control that shows they reach the viewer at all.
+def escape_in_a_text_field(nbody, folder):
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "512"], folder)
+    try:
+        v.click("Simulation")
+        v.click("N")
+        v.key("q")
+        v.key("Escape")
+        time.sleep(1)
+        expect(v.alive(), "Escape in the N field closed the viewer\n" + v.log())
+        v.click_at(WIDTH - 100, HEIGHT - 100)  # on the bodies: the field lets go of the keyboard
+        v.key("Escape")
+        expect(v.wait_exit(20) == 0, "Escape outside the HUD: exit status " + str(v.proc.returncode))
+        expect(summary(v.log())[0] == 512, "N changed although the edit was cancelled")
+    finally:
+        v.close()
+
+
+# 'p' into a folder that went away is a message in the HUD; the session goes on, and the next 'p'
+# into the folder, once it is back, writes the picture.
+def screenshot_that_cannot_be_written(nbody, folder):
+    pictures = os.path.join(folder, "pictures")
+    os.mkdir(pictures)
+    v = Viewer(nbody, ["--scenario", "disk", "--bodies", "1000", "--screenshot-dir", pictures], folder)
+    try:
+        os.rmdir(pictures)
+        v.key("p")
+        v.wait_for(lambda: "screenshot not written" in v.log(), 10, "no message about the lost screenshot")
+        time.sleep(0.5)
+        expect(v.alive(), "a screenshot that failed closed the viewer\n" + v.log())
+        os.mkdir(pictures)
+        v.key("p")
+        v.wait_for(lambda: len(pngs(pictures)) == 1, 10, "the second 'p' wrote no picture")
+        v.key("q")
+        expect(v.wait_exit() == 0, "q: exit status " + str(v.proc.returncode))
+    finally:
+        v.close()
+
+
+# The scenario list in the HUD: two-body chosen, the session goes on with two bodies.
+def scenario_switch(nbody, folder):
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "2048"], folder)
+    try:
+        v.click("Simulation")
+        v.click("scenario")
+        v.click("two-body")
+        time.sleep(1.5)
+        expect(v.alive(), "switching to two-body closed the viewer\n" + v.log())
+        v.key("q")
+        expect(v.wait_exit() == 0, "q: exit status " + str(v.proc.returncode))
+        bodies, frames, _ = summary(v.log())
+        expect(bodies == 2, f"after the switch N = {bodies}, not 2")
+    finally:
+        v.close()
+
+
+# Steps of about two seconds (fp64 on one thread): the window keeps drawing meanwhile (the
+# simulation has a thread of its own, and a frame with nothing new re-shows the last picture), tens
+# of frames per step. The frame rate itself is a benchmark (docs/benchmarks.md), not asserted here.
+def redraws_during_a_slow_step(nbody, folder):
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "24000", "--precision", "fp64", "--threads", "1"],
+               folder)
+    try:
+        seconds = 10
+        time.sleep(seconds)
+        v.proc.send_signal(signal.SIGINT)
+        expect(v.wait_exit() == 130, "Ctrl-C: exit status " + str(v.proc.returncode))
+        _, frames, step_ms = summary(v.log())
+        fps = frames / seconds
+        print(f"step {step_ms:.0f} ms, {frames} frames in about {seconds} s ({fps:.1f} per second)")
+        expect(step_ms > 500, f"a step took {step_ms} ms: too fast to show anything (more --bodies)")
+        expect(fps * step_ms / 1e3 >= 10, f"{fps:.1f} frames per second with {step_ms:.0f} ms steps")
+    finally:
+        v.close()
+
+
+# Paused, a drag turns the camera: the picture changes although no body moves. Control: two
+# pictures without a drag between them are the same.
+def drag_while_paused(nbody, folder):
+    pictures = os.path.join(folder, "pictures")
+    os.mkdir(pictures)
+    v = Viewer(nbody, ["--scenario", "collision", "--bodies", "2000", "--paused", "--screenshot-dir", pictures],
+               folder)
+    try:
+        v.key("h")  # the HUD hidden: its numbers change from frame to frame
+        time.sleep(2)  # the automatic exposure settles
+        for expected in (1, 2):
+            v.key("p")
+            v.wait_for(lambda: len(pngs(pictures)) == expected, 10, "'p' wrote no picture")
+        v.drag(WIDTH // 2, HEIGHT // 2, WIDTH // 2 + 200, HEIGHT // 2 + 60)
+        time.sleep(2)
+        v.key("p")
+        v.wait_for(lambda: len(pngs(pictures)) == 3, 10, "'p' wrote no picture")
+        v.key("q")
+        expect(v.wait_exit() == 0, "q: exit status " + str(v.proc.returncode))
+        first, second, dragged = (gray_pixels(os.path.join(pictures, p)) for p in pngs(pictures))
+        still = differing(first, second)
+        moved = differing(second, dragged)
+        print(f"pixels changed: {still} without a drag, {moved} after it")
+        expect(still < len(first) // 1000, f"{still} pixels changed while paused without a drag")
+        expect(moved > len(first) // 100, f"the drag changed only {moved} pixels")
+    finally:
+        v.close()
+
+
+CASES = {f.__name__: f for f in (escape_in_a_text_field, screenshot_that_cannot_be_written, scenario_switch,
+                                  redraws_during_a_slow_step, drag_while_paused)}
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[2] not in CASES:
+        print(__doc__ + "cases: " + ", ".join(CASES), file=sys.stderr)
+        return 2
+    for tool in ("Xvfb", "xdotool", "ffmpeg"):
+        if not shutil.which(tool):
+            print(f"skipped: needs {tool} (scripts/install-deps.sh installs it)")
+            return SKIPPED
+    folder = tempfile.mkdtemp(prefix="nbody-ui-")
+    try:
+        CASES[sys.argv[2]](os.path.abspath(sys.argv[1]), folder)
+    except Failure as e:
+        print("FAILED: " + str(e), file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    print("passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
