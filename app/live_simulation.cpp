@@ -34,10 +34,10 @@ Vec3d median_position(const sim::BodySet& b) {
 
 LiveSimulation::LiveSimulation(driver::Setup setup, driver::RunConfig run, std::optional<int> frames_device,
                                bool track_energy)
-    : run_(std::move(run)), frames_device_(frames_device), track_energy_(track_energy), wall_origin_(now_seconds()) {
+    : frames_device_(frames_device), track_energy_(track_energy), wall_origin_(now_seconds()) {
   sim::BodySet const bodies = setup.bodies;
   multigpu::RunClock const clock = setup.clock;
-  rebuild(bodies, setup, clock);
+  rebuild(bodies, setup, clock, run);
 }
 
 LiveSimulation::~LiveSimulation() {
@@ -46,7 +46,14 @@ LiveSimulation::~LiveSimulation() {
   if (thread_.joinable()) thread_.join();
 }
 
-void LiveSimulation::start() { thread_ = std::thread([this] { run_thread(); }); }
+void LiveSimulation::start() {
+  threaded_ = true;
+  thread_ = std::thread([this] { run_thread(); });
+}
+
+void LiveSimulation::frame_shown() {
+  if (frame_pending_.exchange(false)) control_changed_.notify_all();
+}
 
 void LiveSimulation::set_paused(bool paused) {
   paused_ = paused;
@@ -93,16 +100,13 @@ std::optional<Vec3d> LiveSimulation::centre() const {
 }
 
 sim::BodySet LiveSimulation::state() {
-  if (!device_frames()) {
-    sim::BodySet b;
-    with_host_frame([&](const sim::BodySet& frame) { b = frame; });
-    return b;
-  }
+  // One lock for the host copy and the device download: both of one generation, one size.
+  std::lock_guard<std::mutex> lock(frame_mutex_);
+  sim::BodySet b = host_frames_[front_];
+  if (!device_frames_) return b;
   // Positions and velocities from the front device frame, types and masses from the host copy.
-  sim::BodySet b;
-  with_host_frame([&](const sim::BodySet& frame) { b = frame; });
   std::vector<float> p(4 * b.size()), v(4 * b.size());
-  with_device_frames([&](const render::DeviceFrames& f) { f.download(p.data(), v.data()); });
+  device_frames_->download(p.data(), v.data());
   for (std::size_t i = 0; i < b.size(); ++i) {
     b.pos_mass[i] = {p[4 * i], p[4 * i + 1], p[4 * i + 2], p[4 * i + 3]};
     b.velocity[i] = {v[4 * i], v[4 * i + 1], v[4 * i + 2]};
@@ -114,8 +118,9 @@ void LiveSimulation::run_thread() {
   while (!stop_) {
     {
       std::unique_lock<std::mutex> lock(control_mutex_);
-      control_changed_.wait_for(lock, std::chrono::milliseconds(100),
-                                [&] { return stop_ || !changes_.empty() || !paused_ || step_once_; });
+      control_changed_.wait_for(lock, std::chrono::milliseconds(100), [&] {
+        return stop_ || !changes_.empty() || step_once_ || (!paused_ && !frame_pending_);
+      });
     }
     if (stop_) break;
     try {
@@ -142,10 +147,13 @@ void LiveSimulation::update() {
     } catch (const std::exception& e) {
       // The run carries on as it was: a change that cannot be made is only a message.
       message(std::string("could not apply the change: ") + e.what());
+      std::lock_guard<std::mutex> lock(frame_mutex_);
+      ++stats_.refused;
     }
   }
   bool const once = step_once_.exchange(false);
   if (paused_ && !once) return;
+  if (threaded_ && frame_pending_ && !once) return;  // the last frame is not shown yet
   std::uint64_t const steps = once ? 1 : std::uint64_t(steps_per_update_.load());
   try {
     auto const t0 = Clock::now();
@@ -166,9 +174,8 @@ void LiveSimulation::apply(const Change& change) {
     case Change::Kind::reset: {
       driver::Setup setup = driver::make_setup(change.run);
       for (auto const& n : setup.notices) message(n);
-      run_ = change.run;
       sim::BodySet const bodies = setup.bodies;
-      rebuild(bodies, setup, setup.clock);
+      rebuild(bodies, setup, setup.clock, change.run);
       message("started " + setup.source + ", " + std::to_string(bodies.size()) + " bodies");
       break;
     }
@@ -184,8 +191,7 @@ void LiveSimulation::apply(const Change& change) {
       sim::BodySet const state = sim_->state();
       multigpu::RunClock clock = sim_->clock();
       if (setup.program.dt != sim_->program().dt) clock = {0, state.time};
-      run_ = run;
-      rebuild(state, setup, clock);
+      rebuild(state, setup, clock, run);
       message("now " + sim_->describe() + ", dt " + std::to_string(setup.program.dt));
       break;
     }
@@ -196,29 +202,38 @@ void LiveSimulation::apply(const Change& change) {
   }
 }
 
-void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& setup, multigpu::RunClock clock) {
+void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& setup, multigpu::RunClock clock,
+                             const driver::RunConfig& run) {
+  // Everything of the new simulation first (while the old one still exists: both are in memory for
+  // a moment); nothing of the old is touched until all of it succeeded.
   auto next = std::make_unique<multigpu::Simulation>(bodies, setup.program, setup.config, clock);
   bool const on_device =
       frames_device_ && setup.config.backend == sim::Backend::cuda && setup.config.precision == Precision::fp32;
   std::unique_ptr<render::DeviceFrames> frames;
   if (on_device) frames = std::make_unique<render::DeviceFrames>(*frames_device_, bodies.size());
-  sim_.reset();  // its device memory goes before the next one's frames are filled
+  std::optional<double> e0 = setup.initial_energy;
+  double energy_seconds = energy_seconds_, last_energy_wall = last_energy_wall_;
+  if (track_energy_ && !e0) {
+    auto const t0 = Clock::now();
+    e0 = next->diagnostics().total();
+    energy_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    last_energy_wall = now_seconds() - wall_origin_;
+  }
+  std::uint64_t const refused = stats().refused;
   sim_ = std::move(next);
+  run_ = run;
   setup_ = setup;
   setup_.bodies = sim::BodySet{};  // the simulation holds the state now
-  e0_ = setup.initial_energy;
-  if (track_energy_ && !e0_) {
-    auto const t0 = Clock::now();
-    e0_ = sim_->diagnostics().total();
-    energy_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
-    last_energy_wall_ = now_seconds() - wall_origin_;
-  }
+  e0_ = e0;
+  energy_seconds_ = energy_seconds;
+  last_energy_wall_ = last_energy_wall;
   {
     std::lock_guard<std::mutex> lock(frame_mutex_);
     device_frames_ = std::move(frames);
     host_frames_[0] = host_frames_[1] = bodies;
     stats_ = LiveStats{};
     stats_.generation = ++generation_;
+    stats_.refused = refused;
     stats_.bodies = bodies.size();
     stats_.description = sim_->describe();
     stats_.source = setup.source;
@@ -245,7 +260,9 @@ void LiveSimulation::capture(double step_ms, std::uint64_t steps) {
     device_frames_->capture(sim_->current_positions(0), sim_->device_ordinal(0), velocities);
   }
   std::optional<Vec3d> centre;
-  if (want_centre_) {
+  double const now = now_seconds() - wall_origin_;
+  if (want_centre_ && (steps == 0 || now - last_centre_wall_ > 0.2)) {
+    last_centre_wall_ = now;
     if (on_device) state = sim_->state();  // the follow camera's centre needs positions on the host
     centre = median_position(state);
   }
@@ -285,6 +302,7 @@ void LiveSimulation::capture(double step_ms, std::uint64_t steps) {
     stats_.energy_time = sim_->time();
   }
   ++frame_number_;
+  frame_pending_ = true;
 }
 
 }  // namespace nbody::app

@@ -55,6 +55,7 @@ struct LiveStats {
   std::size_t devices = 1;
   std::vector<Slice> slices;
   std::uint64_t generation = 0;        // a new simulation (new N, layout, scenario) changes it
+  std::uint64_t refused = 0;           // changes that could not be made, so far
 };
 
 class LiveSimulation {
@@ -66,8 +67,13 @@ class LiveSimulation {
   LiveSimulation(const LiveSimulation&) = delete;
   LiveSimulation& operator=(const LiveSimulation&) = delete;
 
-  // From now on the simulation advances on its own thread (the interactive viewer).
+  // From now on the simulation advances on its own thread (the interactive viewer): a batch of
+  // steps_per_update steps, then it waits until the frame it captured has been shown (frame_shown)
+  // before the next batch, so a fast simulation moves at steps per frame and a slow one, whose
+  // batch outlasts a frame, never waits.
   void start();
+  // The render loop took the latest frame: the thread may go on.
+  void frame_shown();
   // Or, without a thread: applies the changes asked for and advances one batch of steps on the
   // caller's thread, then captures the frame (recording: every frame one batch).
   void update();
@@ -92,6 +98,13 @@ class LiveSimulation {
     std::lock_guard<std::mutex> lock(frame_mutex_);
     f(host_frames_[front_]);
   }
+  // The latest frame as one consistent whole: f(generation, host frame, device frames or null). A
+  // frame of a newer generation than the caller knows may have sizes it has not allocated for.
+  template <class F>
+  void with_frame(F&& f) const {
+    std::lock_guard<std::mutex> lock(frame_mutex_);
+    f(stats_.generation, host_frames_[front_], static_cast<const render::DeviceFrames*>(device_frames_.get()));
+  }
   // The latest frame on the GPU (device frames only).
   template <class F>
   void with_device_frames(F&& f) const {
@@ -111,7 +124,8 @@ class LiveSimulation {
  private:
   void run_thread();
   void apply(const Change& change);
-  void rebuild(const sim::BodySet& bodies, const driver::Setup& setup, multigpu::RunClock clock);
+  void rebuild(const sim::BodySet& bodies, const driver::Setup& setup, multigpu::RunClock clock,
+               const driver::RunConfig& run);
   void capture(double step_ms, std::uint64_t steps);
   void message(const std::string& text);
 
@@ -126,6 +140,7 @@ class LiveSimulation {
   std::deque<Change> changes_;
   std::vector<std::string> messages_;
   std::atomic<bool> paused_{false}, step_once_{false}, stop_{false}, want_centre_{false};
+  std::atomic<bool> threaded_{false}, frame_pending_{false};  // pacing: see start()
   std::atomic<int> steps_per_update_{1};
 
   mutable std::mutex frame_mutex_;
@@ -142,6 +157,7 @@ class LiveSimulation {
   double energy_seconds_ = 0;  // how long the last energy pass took
   double last_energy_wall_ = -1e9;
   double wall_origin_ = 0;
+  double last_centre_wall_ = -1e9;  // the follow camera's centre: a few times a second at most
 
   std::thread thread_;  // last: stops before the rest goes
 };

@@ -174,9 +174,10 @@ class Viewer {
     look_at_scenario(camera_, setup.source);
     camera_.fit(setup.bodies.pos_mass);
     live_ = std::make_unique<LiveSimulation>(std::move(setup), o.run, frames_device, track_energy);
-    live_->set_paused(o.paused);
+    live_->set_paused(requested_pause_ = o.paused);
     live_->set_steps_per_update(controls_.steps_per_update);
     if (!o.quiet) std::cerr << "viewer: " << surface_->describe() << ", " << render::gl_description() << "\n";
+    first_generation_ = live_->stats().generation;
     new_generation(live_->stats());
     if (!recording_) live_->start();
   }
@@ -202,6 +203,7 @@ class Viewer {
       collect_messages();
       LiveStats const stats = live_->stats();
       if (stats.generation != generation_) new_generation(stats);
+      else if (stats.refused != refused_) resync(stats);
       update_follow();
 
       auto const r0 = Clock::now();
@@ -310,7 +312,7 @@ class Viewer {
 
   void handle(const render::Commands& c) {
     if (c.quit) quit_ = true;
-    if (c.toggle_fullscreen) surface_->set_fullscreen(fullscreen_ = !fullscreen_);
+    if (c.toggle_fullscreen && surface_->set_fullscreen(!fullscreen_)) fullscreen_ = !fullscreen_;
     if (c.toggle_pause) controls_.paused = !controls_.paused;
     if (c.step) controls_.step_once = true;
     if (c.reset) controls_.reset = true;
@@ -328,8 +330,11 @@ class Viewer {
 
   // The HUD's edits to requests for the simulation (applied between two of its steps).
   void apply_controls() {
-    surface_->set_vsync(controls_.vsync);
-    if (controls_.paused != live_->paused()) live_->set_paused(controls_.paused);
+    if (controls_.vsync != vsync_) surface_->set_vsync(vsync_ = controls_.vsync);
+    // The simulation pauses itself on a failure (a state no longer finite): that pause stands until
+    // the user resumes, and the HUD shows it.
+    if (live_->paused() != requested_pause_) controls_.paused = requested_pause_ = live_->paused();
+    if (controls_.paused != requested_pause_) live_->set_paused(requested_pause_ = controls_.paused);
     if (controls_.step_once) controls_.step_once = false, live_->step_once();
     live_->set_steps_per_update(controls_.steps_per_update);
     live_->want_centre(controls_.follow);
@@ -363,9 +368,13 @@ class Viewer {
   // The settings the HUD shows, on top of those running now.
   driver::RunConfig settings() const {
     driver::RunConfig run = running_;
-    run.physics.dt = controls_.dt;
-    run.physics.softening = controls_.softening;
-    run.physics.damping = controls_.damping;
+    // The HUD holds floats: a value the user did not touch keeps its exact double (a dt of 0.01
+    // stays 0.01, and the clock runs on).
+    if (controls_.dt != float(running_dt_)) run.physics.dt = controls_.dt;
+    else run.physics.dt = running_dt_;
+    if (controls_.softening != float(running_softening_)) run.physics.softening = controls_.softening;
+    else run.physics.softening = running_softening_;
+    if (controls_.damping != float(running_.physics.damping)) run.physics.damping = controls_.damping;
     run.devices.precision = controls_.precision ? Precision::fp64 : Precision::fp32;
     run.devices.threading = controls_.threading ? multigpu::Threading::workers : multigpu::Threading::single;
     if (controls_.devices >= 1 && controls_.devices <= max_devices_) {
@@ -388,7 +397,13 @@ class Viewer {
       auto const scenario = *from_name<sim::Scenario>(scenarios_[std::size_t(controls_.scenario)]);
       bool const changed = scenario != running_.initial.scenario || !running_.initial.snapshot.empty() ||
                            !running_.initial.checkpoint.empty();
-      std::size_t bodies = std::size_t(std::max(1, controls_.bodies));
+      if (controls_.bodies < 1) {
+        tell("N = " + std::to_string(controls_.bodies) + " is not a body count (at least 1); N stays " +
+             std::to_string(live_->stats().bodies));
+        controls_.bodies = int(live_->stats().bodies);
+        return;
+      }
+      std::size_t bodies = std::size_t(controls_.bodies);
       if (scenario == sim::Scenario::two_body) {
         if (bodies != 2) tell("two-body has exactly 2 bodies; starting it with 2");
         bodies = 2;
@@ -402,6 +417,10 @@ class Viewer {
       run.initial.scenario = scenario;
       run.initial.bodies = bodies;
       controls_.bodies = int(bodies);
+      if (changed) {  // the binary's story is its orbits: trails, and a few steps a frame
+        controls_.trails = scenario == sim::Scenario::two_body;
+        if (options_.steps_per_frame == 1) controls_.steps_per_update = controls_.trails ? 4 : 1;
+      }
     }
     reset_view_ = true;
     Change change;
@@ -414,8 +433,13 @@ class Viewer {
   // way to GL chosen again, the HUD's controls set to what now runs.
   void new_generation(const LiveStats& stats) {
     generation_ = stats.generation;
+    refused_ = stats.refused;
     running_ = stats.run;
+    running_dt_ = stats.dt;
+    running_softening_ = stats.softening;
     source_ = stats.source;
+    slices_ = stats.slices;
+    interop_.reset();  // CUDA lets go of the GL buffers before they are reallocated
     renderer_->resize(stats.bodies);
     int const length = trail_length(stats.bodies);
     if (!trails_ || trails_->length() != length) trails_ = std::make_unique<render::TrailRenderer>(length);
@@ -431,6 +455,7 @@ class Viewer {
     controls_.softening = float(stats.softening);
     controls_.devices = int(stats.devices);
     controls_.precision = stats.run.devices.precision == Precision::fp64 ? 1 : 0;
+    controls_.threading = stats.run.devices.threading == multigpu::Threading::workers ? 1 : 0;
     controls_.damping_applies = stats.run.physics.integrator == sim::Integrator::euler_damped;
     if (reset_view_) {
       reset_view_ = false;
@@ -438,6 +463,27 @@ class Viewer {
       camera_.fit(live_->state().pos_mass);
       if (options_.point_size == 0) controls_.point_size = default_point_size(stats.bodies);
     }
+  }
+
+  // A change was refused (a message says why): the HUD shows again what runs, and a view reset that
+  // was waiting for the new run is dropped.
+  void resync(const LiveStats& stats) {
+    refused_ = stats.refused;
+    reset_view_ = false;
+    controls_.bodies = int(stats.bodies);
+    controls_.dt = float(stats.dt);
+    controls_.softening = float(stats.softening);
+    controls_.damping = float(stats.run.physics.damping);
+    controls_.devices = int(stats.devices);
+    controls_.precision = stats.run.devices.precision == Precision::fp64 ? 1 : 0;
+    controls_.threading = stats.run.devices.threading == multigpu::Threading::workers ? 1 : 0;
+    for (std::size_t k = 0; k < scenarios_.size(); ++k)
+      if (scenarios_[k] == name_of(stats.run.initial.scenario) && stats.run.initial.snapshot.empty() &&
+          stats.run.initial.checkpoint.empty())
+        controls_.scenario = int(k);
+    if (scenarios_.front().rfind("file: ", 0) == 0 &&
+        (!stats.run.initial.snapshot.empty() || !stats.run.initial.checkpoint.empty()))
+      controls_.scenario = 0;
   }
 
   // CUDA-GL interop when the simulation's frames are on a GPU; host upload otherwise, said in the
@@ -462,8 +508,11 @@ class Viewer {
                                                                                : "CPU backend";
     }
     if (!interop_) {
-      if (options_.interop == Interop::on) throw RuntimeFailure("--interop on: CUDA-GL interop unavailable: " + why);
+      // At the start --interop on insists; later (fp64 chosen in the HUD, say) it is a message.
+      if (options_.interop == Interop::on && generation_ == first_generation_)
+        throw RuntimeFailure("--interop on: CUDA-GL interop unavailable: " + why);
       upload_ = "host upload (" + why + ")";
+      if (options_.interop == Interop::on) tell("--interop on: now by host upload (" + why + ")");
     }
     if (upload_ != announced_) log("viewer: positions to GL by " + upload_);
     announced_ = upload_;
@@ -477,44 +526,46 @@ class Viewer {
   // Positions every new frame, colours when they change (every frame in speed mode). With interop
   // the positions and speed colours never leave the GPU.
   void upload_frame() {
-    std::uint64_t const frame = live_->frame_number();
-    bool const new_frame = frame != last_frame_;
-    bool const colors_uploaded = colors_dirty_;
-    last_frame_ = frame;
     bool const speed = controls_.color == render::ColorMode::speed;
-    if (interop_) {
-      live_->with_device_frames([&](const render::DeviceFrames& f) {
-        if (new_frame) interop_->copy_positions(f.positions(), f.bodies() * 4 * sizeof(float));
+    bool const colors_uploaded = colors_dirty_;
+    bool new_frame = false;
+    std::size_t bodies = 0;
+    // One lock for the whole frame: positions, velocities and sizes all of one generation. A frame
+    // of a newer one waits for the next loop, which allocates for it first.
+    live_->with_frame([&](std::uint64_t generation, const sim::BodySet& b, const render::DeviceFrames* f) {
+      if (generation != generation_) return;
+      std::uint64_t const frame = live_->frame_number();
+      new_frame = frame != last_frame_;
+      last_frame_ = frame;
+      bodies = b.size();
+      if (interop_ && f) {
+        if (new_frame) interop_->copy_positions(f->positions(), f->bodies() * 4 * sizeof(float));
         if (speed && (new_frame || colors_dirty_)) {
-          interop_->color_by_speed({{f.velocities(), f.device(), Slice{0, f.bodies()}}});
+          interop_->color_by_speed({{f->velocities(), f->device(), Slice{0, f->bodies()}}});
           colors_dirty_ = false;
         }
-      });
-      if (colors_dirty_) {  // type and device colours do not move: from the host copy, once
-        std::vector<Slice> const slices = live_->stats().slices;
-        live_->with_host_frame([&](const sim::BodySet& b) { render::compute_colors(controls_.color, b, slices, colors_); });
-        renderer_->upload_colors(colors_);
-        colors_dirty_ = false;
-      }
-    } else if (new_frame || colors_dirty_) {
-      std::vector<Slice> const slices = live_->stats().slices;
-      live_->with_host_frame([&](const sim::BodySet& b) {
-        std::size_t const n = b.size();
-        positions_.resize(4 * n);
-        for (std::size_t i = 0; i < n; ++i) {
+        if (colors_dirty_) {  // type and device colours do not move: from the host copy, once
+          render::compute_colors(controls_.color, b, slices_, colors_);
+          renderer_->upload_colors(colors_);
+          colors_dirty_ = false;
+        }
+      } else if (!interop_ && (new_frame || colors_dirty_)) {
+        positions_.resize(4 * bodies);
+        for (std::size_t i = 0; i < bodies; ++i) {
           positions_[4 * i] = float(b.pos_mass[i].x);
           positions_[4 * i + 1] = float(b.pos_mass[i].y);
           positions_[4 * i + 2] = float(b.pos_mass[i].z);
           positions_[4 * i + 3] = float(b.pos_mass[i].w);
         }
-        if (speed || colors_dirty_) render::compute_colors(controls_.color, b, slices, colors_);
-      });
-      renderer_->upload_positions(positions_.data(), positions_.size() / 4);
-      if (speed || colors_dirty_) renderer_->upload_colors(colors_);
-      colors_dirty_ = false;
-    }
+        if (speed || colors_dirty_) render::compute_colors(controls_.color, b, slices_, colors_);
+        renderer_->upload_positions(positions_.data(), bodies);
+        if (speed || colors_dirty_) renderer_->upload_colors(colors_);
+        colors_dirty_ = false;
+      }
+    });
+    live_->frame_shown();
     shown_color_ = controls_.color;
-    if (new_frame && trails_) trails_->record(renderer_->position_buffer(), live_->stats().bodies);
+    if (new_frame && trails_) trails_->record(renderer_->position_buffer(), bodies);
     if (new_frame || colors_uploaded) scene_changed_ = true;
   }
 
@@ -585,10 +636,14 @@ class Viewer {
   driver::RunConfig running_;
   std::string source_, folder_, upload_, announced_, interop_failure_;
   std::vector<float> positions_;
+  std::vector<Slice> slices_;  // the running simulation's slices, for colour by device
   std::vector<render::Rgba> colors_;
   render::ColorMode shown_color_ = render::ColorMode::speed;
   std::deque<std::pair<std::string, Clock::time_point>> messages_;
   int max_devices_ = 1;
+  std::uint64_t refused_ = 0, first_generation_ = 0;
+  double running_dt_ = 0, running_softening_ = 0;  // exact, where the HUD has floats
+  bool requested_pause_ = false, vsync_ = true;
   std::uint64_t generation_ = 0, last_frame_ = ~std::uint64_t{0};
   double fps_ = 0, render_ms_ = 0;
   float shown_exposure_ = 1.0f;

@@ -70,7 +70,7 @@ class EglSurface final : public Surface {
   Input poll() override { return {}; }
   void present() override { glFinish(); }
   void set_vsync(bool) override {}
-  void set_fullscreen(bool) override {}
+  bool set_fullscreen(bool) override { return false; }
   std::string describe() const override { return "EGL pbuffer (" + source_ + ")"; }
 
  private:

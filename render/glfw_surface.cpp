@@ -102,16 +102,19 @@ class GlfwSurface final : public Surface {
   void present() override { glfwSwapBuffers(window_); }
   void set_vsync(bool on) override { glfwSwapInterval(on ? 1 : 0); }
 
-  void set_fullscreen(bool on) override {
+  bool set_fullscreen(bool on) override {
     GLFWmonitor* monitor = glfwGetPrimaryMonitor();
-    if (on && monitor) {
+    if (on && !monitor) return false;
+    if (on) {
       glfwGetWindowPos(window_, &saved_x_, &saved_y_);
       glfwGetWindowSize(window_, &saved_w_, &saved_h_);
       GLFWvidmode const* mode = glfwGetVideoMode(monitor);
+      if (!mode) return false;
       glfwSetWindowMonitor(window_, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
-    } else if (!on) {
+    } else {
       glfwSetWindowMonitor(window_, nullptr, saved_x_, saved_y_, saved_w_, saved_h_, 0);
     }
+    return true;
   }
 
   GLFWwindow* glfw_window() override { return window_; }

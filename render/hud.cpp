@@ -90,11 +90,6 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     ImGui::Text("t = %.4g   energy error: measuring", s.time);
   else
     ImGui::Text("t = %.4g   energy: not tracked at this N", s.time);
-  if (!s.messages.empty()) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.4f, 1.0f));
-    ImGui::TextUnformatted(s.messages.back().c_str());
-    ImGui::PopStyleColor();
-  }
   ImGui::PopTextWrapPos();
 
   bool const simulation_open = ImGui::CollapsingHeader("Simulation");
@@ -142,7 +137,8 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     ImGui::Checkbox("auto exposure", &c.auto_exposure);
     ImGui::SameLine();
     ImGui::Text("(%.3g)", s.exposure);
-    ImGui::SliderFloat(c.auto_exposure ? "exposure x" : "exposure", &c.exposure, 0.01f, 100.0f, "%.2f",
+    // The range AutoExposure accepts for its factor (kMinManual, kMaxManual).
+    ImGui::SliderFloat(c.auto_exposure ? "exposure x" : "exposure", &c.exposure, 1.0f / 64.0f, 64.0f, "%.3f",
                        ImGuiSliderFlags_Logarithmic);
     ImGui::Checkbox("trails", &c.trails);
     ImGui::SameLine();
@@ -159,7 +155,8 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     ImGui::TextUnformatted(("positions to GL: " + s.upload).c_str());
     ImGui::PopTextWrapPos();
     if (ImGui::Combo("threading", &c.threading, "single\0workers\0")) c.apply = true;
-    if (ImGui::SliderInt("devices", &c.devices, 1, max_devices)) c.apply = true;
+    ImGui::SliderInt("devices", &c.devices, 1, max_devices);
+    if (ImGui::IsItemDeactivatedAfterEdit()) c.apply = true;  // once, when the drag ends
   }
   bool const keys_open = ImGui::CollapsingHeader("Keys");
   trace("Keys");
@@ -170,6 +167,14 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
       ImGui::TextUnformatted(s.description.c_str());
       ImGui::TextUnformatted(("positions to GL: " + s.upload).c_str());
     }
+    ImGui::PopTextWrapPos();
+  }
+  // Messages last, below every control: one appearing never moves a widget under the pointer.
+  if (!s.messages.empty()) {
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.4f, 1.0f));
+    ImGui::TextUnformatted(s.messages.back().c_str());
+    ImGui::PopStyleColor();
     ImGui::PopTextWrapPos();
   }
   ImGui::End();

@@ -33,7 +33,9 @@ class Surface {
   virtual void wait_events(double seconds) = 0;
   virtual void present() = 0;
   virtual void set_vsync(bool on) = 0;
-  virtual void set_fullscreen(bool on) = 0;
+  // Fullscreen on the primary monitor, or back to the window: false where that cannot be (no
+  // monitor, no window), and nothing changes then.
+  virtual bool set_fullscreen(bool on) = 0;
   virtual GLFWwindow* glfw_window() { return nullptr; }  // for the HUD's input backend
   virtual std::string describe() const = 0;              // "GLFW window" / "EGL pbuffer (device ...)"
 };

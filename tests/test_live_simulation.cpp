@@ -107,8 +107,10 @@ TEST_P(LiveSwitches, SwitchesWhileRunningOnItsThreadKeepTheStateBitForBit) {
   live.start();
   auto wait_for_step = [&](std::uint64_t step) {
     auto const end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (live.stats().step < step && std::chrono::steady_clock::now() < end)
+    while (live.stats().step < step && std::chrono::steady_clock::now() < end) {
+      live.frame_shown();  // as the render loop does: the thread goes on after each frame is taken
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
   };
   wait_for_step(4);
   live.request(settings(with(2, Threading::workers)));
@@ -119,6 +121,7 @@ TEST_P(LiveSwitches, SwitchesWhileRunningOnItsThreadKeepTheStateBitForBit) {
   // Paused once two looks a while apart see the same step.
   std::uint64_t step = live.stats().step;
   for (;;) {
+    live.frame_shown();
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     if (live.stats().step == step) break;
     step = live.stats().step;
@@ -126,6 +129,31 @@ TEST_P(LiveSwitches, SwitchesWhileRunningOnItsThreadKeepTheStateBitForBit) {
   EXPECT_EQ(live.stats().devices, 1u);
   ASSERT_GE(step, 16u);
   expect_bitwise(live.state(), reference(step));
+}
+
+// On its thread the simulation moves a batch per frame shown: without a frame taken it waits, so a
+// fast simulation runs at steps per frame, not as fast as the CPU can go.
+TEST_P(LiveSwitches, OnItsThreadItStepsOneBatchPerFrameShown) {
+  LiveSimulation live(driver::make_setup(run_), run_, std::nullopt, false);
+  live.set_steps_per_update(3);
+  live.start();
+  auto settle = [&] {
+    std::uint64_t step = live.stats().step;
+    for (int k = 0; k < 100; ++k) {  // until two looks 100 ms apart agree (at most 10 s)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (live.stats().step == step) return step;
+      step = live.stats().step;
+    }
+    return step;
+  };
+  EXPECT_EQ(settle(), 0u) << "the first frame was never shown";
+  live.frame_shown();
+  EXPECT_EQ(settle(), 3u);
+  live.frame_shown();
+  EXPECT_EQ(settle(), 6u);
+  live.set_paused(true);
+  live.frame_shown();
+  EXPECT_EQ(settle(), 6u) << "paused";
 }
 
 // A change that cannot be made (a negative time step) is a message; the run goes on with the

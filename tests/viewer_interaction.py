@@ -101,8 +101,11 @@ class Viewer:
         time.sleep(0.5)
 
     def key(self, name):
-        self.xdotool("key", name)
-        time.sleep(0.5)
+        # Held for a tenth of a second, as a finger holds it: the HUD reads keys once a frame.
+        self.xdotool("keydown", name)
+        time.sleep(0.1)
+        self.xdotool("keyup", name)
+        time.sleep(0.4)
 
     def alive(self):
         return self.proc.poll() is None
@@ -201,6 +204,25 @@ def scenario_switch(nbody, folder):
         v.close()
 
 
+# A body count that is not one, typed into N: a message, and the run goes on with its own N.
+def bad_body_count(nbody, folder):
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "1000"], folder)
+    try:
+        v.click("Simulation")
+        v.click("N")
+        v.key("ctrl+a")
+        for key in ("minus", "7", "Return"):
+            v.key(key)
+        v.wait_for(lambda: "-7 is not a body count" in v.log(), 10, "no message about N = -7")
+        expect(v.alive(), "N = -7 closed the viewer\n" + v.log())
+        v.click_at(WIDTH - 100, HEIGHT - 100)
+        v.key("q")
+        expect(v.wait_exit() == 0, "q: exit status " + str(v.proc.returncode))
+        expect(summary(v.log())[0] == 1000, "N changed")
+    finally:
+        v.close()
+
+
 # Steps of about two seconds (fp64 on one thread): the window keeps drawing meanwhile (the
 # simulation has a thread of its own, and a frame with nothing new re-shows the last picture), tens
 # of frames per step. The frame rate itself is a benchmark (docs/benchmarks.md), not asserted here.
@@ -251,7 +273,7 @@ def drag_while_paused(nbody, folder):
 
 
 CASES = {f.__name__: f for f in (escape_in_a_text_field, screenshot_that_cannot_be_written, scenario_switch,
-                                  redraws_during_a_slow_step, drag_while_paused)}
+                                  bad_body_count, redraws_during_a_slow_step, drag_while_paused)}
 
 
 def main():
