@@ -7,34 +7,22 @@
 #include <exception>
 #include <sstream>
 
+#include "core/clock.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "driver/checkpoints.h"
+#include "render/camera.h"
 #include "sim/physics/diagnostics.h"
 
 namespace nbody::app {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double now_seconds() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
-
-double median(std::vector<double>& v) {
-  std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
-Vec3d median_position(const sim::BodySet& b) {
-  std::vector<double> x(b.size()), y(b.size()), z(b.size());
-  for (std::size_t i = 0; i < b.size(); ++i) x[i] = b.pos_mass[i].x, y[i] = b.pos_mass[i].y, z[i] = b.pos_mass[i].z;
-  return {median(x), median(y), median(z)};
-}
 
 }  // namespace
 
 LiveSimulation::LiveSimulation(driver::Setup setup, driver::RunConfig run, std::optional<int> frames_device,
                                bool track_energy)
-    : frames_device_(frames_device), track_energy_(track_energy), wall_origin_(now_seconds()) {
+    : frames_device_(frames_device), track_energy_(track_energy), origin_(Clock::now()) {
   sim::BodySet const bodies = setup.bodies;
   multigpu::RunClock const clock = setup.clock;
   rebuild(bodies, setup, clock, run);
@@ -159,7 +147,7 @@ void LiveSimulation::update() {
     auto const t0 = Clock::now();
     sim_->advance(steps);
     sim_->synchronize();
-    double const seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    double const seconds = seconds_since(t0);
     capture(1e3 * seconds / double(steps), steps);
   } catch (const Interrupted&) {
     throw;
@@ -216,8 +204,8 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
   if (track_energy_ && !e0) {
     auto const t0 = Clock::now();
     e0 = next->diagnostics().total();
-    energy_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    last_energy_wall = now_seconds() - wall_origin_;
+    energy_seconds = seconds_since(t0);
+    last_energy_wall = seconds_since(origin_);
   }
   std::uint64_t const refused = stats().refused;
   sim_ = std::move(next);
@@ -249,31 +237,33 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
 }
 
 void LiveSimulation::capture(double step_ms, std::uint64_t steps) {
-  // The frame: on the GPU, a device-to-device copy; on the host, the state downloaded.
+  // The frame: on the GPU, a device-to-device copy; on the host, the state downloaded into the back
+  // frame (only this thread writes it; readers see the front one, under the lock), in its storage.
   bool const on_device = device_frames_ != nullptr;
-  sim::BodySet state;
-  if (!on_device) state = sim_->state();
+  sim::BodySet& back = host_frames_[front_ ^ 1];
   if (on_device) {
-    std::vector<render::DeviceVelocities> velocities;
+    velocities_.clear();
     for (std::size_t d = 0; d < sim_->slices().size(); ++d)
-      velocities.push_back({sim_->current_velocities(int(d)), sim_->device_ordinal(int(d)), sim_->slices()[d]});
-    device_frames_->capture(sim_->current_positions(0), sim_->device_ordinal(0), velocities);
+      velocities_.push_back({sim_->current_velocities(int(d)), sim_->device_ordinal(int(d)), sim_->slices()[d]});
+    device_frames_->capture(sim_->current_positions(0), sim_->device_ordinal(0), velocities_);
+  } else {
+    sim_->state(back);
   }
   std::optional<Vec3d> centre;
-  double const now = now_seconds() - wall_origin_;
+  double const now = seconds_since(origin_);
   if (want_centre_ && (steps == 0 || now - last_centre_wall_ > 0.2)) {
     last_centre_wall_ = now;
-    if (on_device) state = sim_->state();  // the follow camera's centre needs positions on the host
-    centre = median_position(state);
+    if (on_device) sim_->state(centre_state_);  // the follow camera's centre needs positions on the host
+    centre = render::centre_of(on_device ? centre_state_.pos_mass : back.pos_mass);
   }
   // Energy: measured when the last pass is a small share of the time since (a tenth at most).
   std::optional<double> energy_error;
-  double const wall = now_seconds() - wall_origin_;
+  double const wall = seconds_since(origin_);
   if (track_energy_ && e0_ && steps > 0 && wall - last_energy_wall_ > std::max(1.0, 10.0 * energy_seconds_)) {
     auto const t0 = Clock::now();
     double const e = sim_->diagnostics().total();
-    energy_seconds_ = std::chrono::duration<double>(Clock::now() - t0).count();
-    last_energy_wall_ = now_seconds() - wall_origin_;
+    energy_seconds_ = seconds_since(t0);
+    last_energy_wall_ = seconds_since(origin_);
     if (!std::isfinite(e)) {
       paused_ = true;
       message("paused: the state is no longer finite at step " + std::to_string(sim_->steps_done()) +
@@ -285,7 +275,6 @@ void LiveSimulation::capture(double step_ms, std::uint64_t steps) {
   if (on_device) {
     device_frames_->flip();
   } else {
-    host_frames_[front_ ^ 1] = std::move(state);
     front_ ^= 1;
   }
   if (centre) centre_ = centre;

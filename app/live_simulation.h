@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/real4.h"
 #include "core/slice.h"
 #include "driver/config.h"
@@ -91,30 +92,15 @@ class LiveSimulation {
   LiveStats stats() const;
   // A number that grows with every captured frame.
   std::uint64_t frame_number() const { return frame_number_; }
-  // The latest frame's bodies on the host (positions, velocities, types); with device frames only
-  // the types and masses are current (positions and velocities are those of the generation's start).
-  template <class F>
-  void with_host_frame(F&& f) const {
-    std::lock_guard<std::mutex> lock(frame_mutex_);
-    f(host_frames_[front_]);
-  }
-  // The latest frame as one consistent whole: f(generation, host frame, device frames or null). A
-  // frame of a newer generation than the caller knows may have sizes it has not allocated for.
+  // The latest frame as one consistent whole: f(generation, host frame, device frames or null). The
+  // host frame holds positions, velocities and types; with device frames only its types and masses
+  // are current (the rest is the generation's start), and the device frames hold positions and
+  // velocities. A frame of a newer generation than the caller knows may have sizes it has not
+  // allocated for.
   template <class F>
   void with_frame(F&& f) const {
     std::lock_guard<std::mutex> lock(frame_mutex_);
     f(stats_.generation, host_frames_[front_], static_cast<const render::DeviceFrames*>(device_frames_.get()));
-  }
-  // The latest frame on the GPU (device frames only).
-  template <class F>
-  void with_device_frames(F&& f) const {
-    std::lock_guard<std::mutex> lock(frame_mutex_);
-    if (device_frames_) f(*device_frames_);
-  }
-  // True while frames are captured on the GPU (an fp32 CUDA run with a frames device).
-  bool device_frames() const {
-    std::lock_guard<std::mutex> lock(frame_mutex_);
-    return device_frames_ != nullptr;
   }
   // The bodies' centre (median position), kept while want_centre(true).
   std::optional<Vec3d> centre() const;
@@ -147,6 +133,8 @@ class LiveSimulation {
   sim::BodySet host_frames_[2];
   int front_ = 0;
   std::unique_ptr<render::DeviceFrames> device_frames_;
+  std::vector<render::DeviceVelocities> velocities_;  // capture's scratch (simulation thread)
+  sim::BodySet centre_state_;                         // the same, for the follow centre of a GPU run
   LiveStats stats_;
   std::optional<Vec3d> centre_;
   std::atomic<std::uint64_t> frame_number_{0};
@@ -156,7 +144,7 @@ class LiveSimulation {
   std::optional<double> e0_;
   double energy_seconds_ = 0;  // how long the last energy pass took
   double last_energy_wall_ = -1e9;
-  double wall_origin_ = 0;
+  Clock::time_point origin_;  // the cadences count wall time from here
   double last_centre_wall_ = -1e9;  // the follow camera's centre: a few times a second at most
 
   std::thread thread_;  // last: stops before the rest goes

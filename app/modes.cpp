@@ -18,6 +18,7 @@
 
 #include "app/progress.h"
 #include "core/atomic_file.h"
+#include "core/clock.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "core/output_path.h"
@@ -33,10 +34,8 @@
 namespace nbody::app {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::string fmt(const char* format, double v) {
   char buf[64];

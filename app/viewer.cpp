@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "app/live_simulation.h"
+#include "core/clock.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "core/output_path.h"
@@ -45,8 +46,6 @@ namespace nbody::app {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 constexpr double kPi = 3.14159265358979323846;
 
@@ -491,10 +490,12 @@ class Viewer {
   void choose_upload_path(const LiveStats& stats) {
     interop_.reset();
     std::string why;
-    if (live_->device_frames()) {
+    int device = -1;  // where the frames are captured, for an fp32 CUDA run with interop
+    live_->with_frame([&](std::uint64_t, const sim::BodySet&, const render::DeviceFrames* f) {
+      if (f) device = f->device();
+    });
+    if (device >= 0) {
       try {
-        int device = 0;
-        live_->with_device_frames([&](const render::DeviceFrames& f) { device = f.device(); });
         interop_ = std::make_unique<render::CudaGlInterop>(renderer_->position_buffer(), renderer_->color_buffer(),
                                                            stats.bodies, device);
         upload_ = "CUDA-GL interop (GPU " + std::to_string(device) + ")";
@@ -541,7 +542,7 @@ class Viewer {
       if (interop_ && f) {
         if (new_frame) interop_->copy_positions(f->positions(), f->bodies() * 4 * sizeof(float));
         if (speed && (new_frame || colors_dirty_)) {
-          interop_->color_by_speed({{f->velocities(), f->device(), Slice{0, f->bodies()}}});
+          interop_->color_by_speed(f->velocities());
           colors_dirty_ = false;
         }
         if (colors_dirty_) {  // type and device colours do not move: from the host copy, once

@@ -2,16 +2,12 @@
 #include "driver/benchmark.h"
 
 #include <algorithm>
-#include <chrono>
 
+#include "core/clock.h"
 #include "driver/setup.h"
 
 namespace nbody::driver {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0.0;

@@ -108,11 +108,15 @@ void Simulation::wait_interruptibly() {
 
 sim::BodySet Simulation::state() {
   sim::BodySet b;
-  b.resize(bodies_);
-  b.type = types_;
-  b.time = time();
-  scheduler_->for_each_device([&](int d) { engines_[d]->download_slice(b); });
+  state(b);
   return b;
+}
+
+void Simulation::state(sim::BodySet& into) {
+  into.resize(bodies_);
+  into.type = types_;
+  into.time = time();
+  scheduler_->for_each_device([&](int d) { engines_[d]->download_slice(into); });
 }
 
 sim::Diagnostics Simulation::diagnostics() {

@@ -63,6 +63,9 @@ class Simulation {
 
   // The current state (synchronises): positions, velocities, types and time.
   sim::BodySet state();
+  // The same into `into`, reusing its storage when it already holds this many bodies (a viewer
+  // capturing frame after frame allocates nothing).
+  void state(sim::BodySet& into);
   // Energies (potential by the backend's O(N^2) kernel), momentum, centre of mass; synchronises.
   sim::Diagnostics diagnostics();
   // Accelerations of all bodies from the current positions, in fp64 (synchronises).

@@ -22,29 +22,38 @@ void OrbitCamera::look_from(float yaw, float pitch) {
   pitch_ = std::clamp(pitch, -1.55f, 1.55f);
 }
 
-void OrbitCamera::fit(const std::vector<Real4<double>>& bodies) {
-  if (bodies.empty()) return fit(glm::vec3(0.0f), 1.0f);
+Vec3d centre_of(const std::vector<Real4<double>>& bodies) {
+  if (bodies.empty()) return {0, 0, 0};
   std::vector<double> xs, ys, zs;
+  xs.reserve(bodies.size()), ys.reserve(bodies.size()), zs.reserve(bodies.size());
   for (auto const& p : bodies) {
     xs.push_back(p.x);
     ys.push_back(p.y);
     zs.push_back(p.z);
   }
+  if (bodies.size() < 16) {
+    auto mean = [](const std::vector<double>& v) {
+      double sum = 0;
+      for (double x : v) sum += x;
+      return sum / double(v.size());
+    };
+    return {mean(xs), mean(ys), mean(zs)};
+  }
   auto median = [](std::vector<double>& v) {
     std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());
     return v[v.size() / 2];
   };
-  // The median resists escapers; a handful of bodies (a binary) has no meaningful one: their mean.
-  auto mean = [](const std::vector<double>& v) {
-    double sum = 0;
-    for (double x : v) sum += x;
-    return sum / double(v.size());
-  };
-  bool const few = bodies.size() < 16;
-  glm::vec3 const c = few ? glm::vec3(float(mean(xs)), float(mean(ys)), float(mean(zs)))
-                          : glm::vec3(float(median(xs)), float(median(ys)), float(median(zs)));
+  return {median(xs), median(ys), median(zs)};
+}
+
+void OrbitCamera::fit(const std::vector<Real4<double>>& bodies) {
+  if (bodies.empty()) return fit(glm::vec3(0.0f), 1.0f);
+  Vec3d const centre = centre_of(bodies);
+  glm::vec3 const c(float(centre.x), float(centre.y), float(centre.z));
   std::vector<double> r;
+  r.reserve(bodies.size());
   for (auto const& p : bodies) r.push_back(std::hypot(p.x - c.x, p.y - c.y, p.z - c.z));
+  bool const few = bodies.size() < 16;
   std::size_t const k = few ? r.size() - 1 : std::min(r.size() - 1, r.size() * 9 / 10);
   std::nth_element(r.begin(), r.begin() + std::ptrdiff_t(k), r.end());
   fit(c, float(std::max(r[k], 1e-3)));

@@ -9,6 +9,10 @@
 
 namespace nbody::render {
 
+// Where the bodies are, for the camera to look at: their median position, which a few escapers do
+// not move; under 16 bodies (a binary) their mean, since a median of two is one of them.
+Vec3d centre_of(const std::vector<Real4<double>>& bodies);
+
 class OrbitCamera {
  public:
   // The view's width / height. Fitting frames a sphere within both the vertical and the horizontal

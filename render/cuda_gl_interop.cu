@@ -119,7 +119,6 @@ struct CudaGlInterop::Impl {
   int device = 0;
   std::size_t bodies = 0;
   GraphicsResource positions, colors;
-  gpu::DeviceBuffer<float4> velocities;  // all N, gathered from every device
   gpu::DeviceBuffer<float> sample;
   std::vector<float> host_sample;
 };
@@ -141,26 +140,22 @@ void CudaGlInterop::copy_positions(const void* device_positions, std::size_t byt
                               cudaMemcpyDeviceToDevice));
 }
 
-void CudaGlInterop::color_by_speed(const std::vector<DeviceVelocities>& slices) {
+void CudaGlInterop::color_by_speed(const void* device_velocities) {
   Impl& m = *impl_;
   std::size_t const n = m.bodies;
   if (n == 0) return;
   gpu::DeviceGuard guard(m.device);
-  if (m.velocities.size() != n) m.velocities = gpu::DeviceBuffer<float4>(m.device, n);
-  for (auto const& s : slices)
-    if (s.slice.count)
-      NBODY_CUDA_CHECK(cudaMemcpyPeer(m.velocities.data() + s.slice.begin, m.device, s.data, s.device,
-                                      s.slice.count * sizeof(float4)));
+  auto const* velocities = static_cast<const float4*>(device_velocities);
   std::size_t const stride = speed_sample_stride(n);
   std::size_t const count = (n + stride - 1) / stride;
   if (m.sample.size() != count) m.sample = gpu::DeviceBuffer<float>(m.device, count);
-  sample_speeds<<<blocks(count), kBlock>>>(m.velocities.data(), int(n), int(stride), m.sample.data());
+  sample_speeds<<<blocks(count), kBlock>>>(velocities, int(n), int(stride), m.sample.data());
   NBODY_CHECK_LAUNCH();
   m.host_sample.resize(count);
   NBODY_CUDA_CHECK(cudaMemcpy(m.host_sample.data(), m.sample.data(), count * sizeof(float), cudaMemcpyDeviceToHost));
   float const scale = speed_scale(m.host_sample.data(), count);
   Mapped const mapped(m.colors);
-  speed_colors<<<blocks(n), kBlock>>>(m.velocities.data(), int(n), scale, static_cast<float4*>(mapped.pointer()));
+  speed_colors<<<blocks(n), kBlock>>>(velocities, int(n), scale, static_cast<float4*>(mapped.pointer()));
   NBODY_CHECK_LAUNCH();
 }
 

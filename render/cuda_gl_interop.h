@@ -63,9 +63,9 @@ class CudaGlInterop {
   void copy_positions(const void* device_positions, std::size_t bytes);
 
   // Colours every body by speed on the GPU, as render/speed_colors.h defines it (the same bits as
-  // the host path): velocities held by other devices are copied to this one first, and only the
-  // speed sample for the normalisation comes back to the host.
-  void color_by_speed(const std::vector<DeviceVelocities>& slices);
+  // the host path), from all N velocities (float4) in the interop device's memory, as DeviceFrames
+  // gathers them; only the speed sample for the normalisation comes back to the host.
+  void color_by_speed(const void* device_velocities);
 
  private:
   struct Impl;

@@ -29,6 +29,6 @@ CudaGlInterop::~CudaGlInterop() = default;
 
 void CudaGlInterop::copy_positions(const void*, std::size_t) {}
 
-void CudaGlInterop::color_by_speed(const std::vector<DeviceVelocities>&) {}
+void CudaGlInterop::color_by_speed(const void*) {}
 
 }  // namespace nbody::render

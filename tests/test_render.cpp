@@ -60,6 +60,22 @@ TEST(Camera, FitIgnoresAFewEscapers) {
   EXPECT_LT(c.distance(), 20.0f);
 }
 
+// The centre the camera fits on and follow mode follows: a binary's is between its two bodies (a
+// median of two would be one of them); many bodies' ignores a few escapers.
+TEST(Camera, CentreOfABinaryIsBetweenItsBodiesAndEscapersDoNotMoveAClusters) {
+  std::vector<Real4<double>> binary{{-1.0, 2.0, 0.0, 1.0}, {3.0, 2.0, 4.0, 1.0}};
+  Vec3d const c = render::centre_of(binary);
+  EXPECT_EQ(c.x, 1.0);
+  EXPECT_EQ(c.y, 2.0);
+  EXPECT_EQ(c.z, 2.0);
+  auto b = test::scenario("plummer", 1001);
+  Vec3d const before = render::centre_of(b.pos_mass);
+  for (int k = 0; k < 20; ++k) b.pos_mass[std::size_t(k)].x = 1e4;  // 2% far away
+  Vec3d const after = render::centre_of(b.pos_mass);
+  EXPECT_LT(std::abs(after.x - before.x), 0.1);
+  EXPECT_LT(std::abs(before.x), 0.2);
+}
+
 TEST(Camera, OrbitKeepsDistancePanMovesTargetZoomScales) {
   render::OrbitCamera c;
   c.fit(glm::vec3(1, 2, 3), 2.0f);
