@@ -9,6 +9,7 @@
 #include <limits>
 #include <iostream>
 #include <regex>
+#include <optional>
 #include <sstream>
 
 #include "core/errors.h"
@@ -55,17 +56,22 @@ CLI::Option* add_named(CLI::App& app, const std::string& flag, E& value, const s
 
 // Validators that run on the text before CLI11 converts it, so "-1" is refused instead of wrapping
 // around in an unsigned option, and "nan" or "1e999" instead of slipping into the physics.
+// The whole text as an integer, or nothing: empty, other characters after the digits, out of range.
+std::optional<long long> parse_whole(const std::string& text) {
+  std::size_t used = 0;
+  try {
+    long long const v = std::stoll(text, &used);
+    if (used == text.size()) return v;
+  } catch (...) {
+  }
+  return std::nullopt;
+}
+
 CLI::Validator whole_number(long long min, long long max) {
   return CLI::Validator(
       [min, max](std::string& text) -> std::string {
-        std::size_t used = 0;
-        long long v = 0;
-        try {
-          v = std::stoll(text, &used);
-        } catch (...) {
-          used = 0;
-        }
-        if (text.empty() || used != text.size() || v < min || v > max)
+        auto const v = parse_whole(text);
+        if (!v || *v < min || *v > max)
           return text + ": must be a whole number from " + std::to_string(min) + " to " + std::to_string(max);
         return {};
       },
@@ -100,16 +106,10 @@ std::vector<std::string> split(const std::string& text) {
 }
 
 std::size_t to_count(const std::string& item, const char* option) {
-  std::size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(item, &used);
-  } catch (...) {
-    used = 0;
-  }
-  if (used != item.size() || item.empty() || v <= 0 || v > (1LL << 30))
+  auto const v = parse_whole(item);
+  if (!v || *v <= 0 || *v > (1LL << 30))
     throw InputError(std::string(option) + " " + item + ": must be a whole number from 1 to 1073741824");
-  return std::size_t(v);
+  return std::size_t(*v);
 }
 
 void require(bool ok, const std::string& message) {
