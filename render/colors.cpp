@@ -2,8 +2,8 @@
 #include "render/colors.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-
 
 namespace nbody::render {
 
@@ -19,16 +19,17 @@ void compute_colors(ColorMode mode, const sim::BodySet& b, const std::vector<Sli
   std::size_t const n = b.size();
   out.resize(n);
   if (mode == ColorMode::speed) {
-    // Velocities as the fp32 GPU engine holds them, so both paths see the same inputs.
-    std::vector<float> speed(n);
+    // Velocities as the fp32 GPU engine holds them, so both paths see the same inputs. Each speed
+    // waits in its own colour's first channel: frame after frame, nothing of size N is allocated.
     for (std::size_t i = 0; i < n; ++i)
-      speed[i] = speed_of(float(b.velocity[i].x), float(b.velocity[i].y), float(b.velocity[i].z));
+      out[i][0] = speed_of(float(b.velocity[i].x), float(b.velocity[i].y), float(b.velocity[i].z));
     std::size_t const stride = speed_sample_stride(n);
-    std::vector<float> sample;
-    for (std::size_t i = 0; i < n; i += stride) sample.push_back(speed[i]);
-    float const scale = speed_scale(sample.data(), sample.size());
+    std::array<float, kSpeedSample> sample;
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < n; i += stride) sample[count++] = out[i][0];
+    float const scale = speed_scale(sample.data(), count);
     for (std::size_t i = 0; i < n; ++i) {
-      Color const c = speed_color(speed[i] / scale);
+      Color const c = speed_color(out[i][0] / scale);
       out[i] = {c.r, c.g, c.b, c.a};
     }
   } else if (mode == ColorMode::type) {
