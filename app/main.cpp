@@ -3,12 +3,17 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
 #include <stdexcept>
 
 #include "app/modes.h"
 #include "app/options.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
+#include "core/ranks.h"
+#include "mpi/mpi_ranks.h"
 
 namespace {
 
@@ -33,37 +38,86 @@ int dispatch(nbody::app::Options& o) {
   return 1;
 }
 
+// Every rank must be started with the same options: a run whose ranks disagree is refused before
+// any work (by every rank, with one message).
+void check_same_options(const nbody::Ranks& ranks, int argc, char** argv) {
+  std::string mine;
+  for (int i = 1; i < argc; ++i) mine += std::string(argv[i]) + '\0';
+  auto const all = ranks.all_gather(mine);
+  for (std::size_t r = 1; r < all.size(); ++r)
+    if (all[r] != all[0])
+      throw nbody::JobFailure("rank " + std::to_string(r) + " was started with other options than rank 0; every rank of "
+                              "one run needs the same options", 2);
+}
+
+// A failure that only this rank knows of, in a run of several: the others may be waiting for it in
+// a collective call, so the whole run ends here (MPI_Abort), with the message naming the rank.
+[[noreturn]] void end_run(const nbody::Ranks& ranks, const std::string& message, int code) {
+  std::fprintf(stderr, "error: rank %d of %d (%s): %s\n", ranks.rank(), ranks.size(), ranks.host().c_str(),
+               message.c_str());
+  std::fflush(nullptr);
+  ranks.abort(code);
+  std::_Exit(code);  // abort() does not return; this says so to the compiler
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // reports reach a file or a pipe line by line, as they happen
+  std::unique_ptr<nbody::Ranks> mpi;
   try {
-    auto options = nbody::app::parse_options(argc, argv);
+    mpi = nbody::mpi::start(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return dynamic_cast<const nbody::InputError*>(&e) ? 2 : 1;
+  }
+  nbody::Ranks const& ranks = nbody::world();
+  bool const several = ranks.size() > 1;
+  // Rank 0 reports; the others' reports would repeat it (their errors still reach stderr).
+  if (ranks.rank() != 0 && !std::freopen("/dev/null", "w", stdout)) return 1;
+  try {
+    if (several) check_same_options(ranks, argc, argv);
+    std::optional<nbody::app::Options> options;
+    nbody::agree(ranks, [&] { options = nbody::app::parse_options(argc, argv); });
     if (!options) return 0;
     nbody::install_interrupt_handlers();
-    nbody::app::check_outputs(*options);
-    return dispatch(*options);
+    nbody::agree(ranks, [&] {
+      if (ranks.rank() == 0) nbody::app::check_outputs(*options);  // rank 0 writes every output
+    });
+    int const code = dispatch(*options);
+    if (several) ranks.max(0);  // no rank finalises MPI while another still needs it
+    return code;
+  } catch (const nbody::JobFailure& e) {
+    // Every rank knows of it: rank 0 says it once, and the ranks end together.
+    if (ranks.rank() == 0) std::fprintf(stderr, "error: %s\n", e.what());
+    return e.exit_code;
   } catch (const nbody::Interrupted& e) {
-    std::fprintf(stderr, "nbody: %s\n", e.what());
+    if (ranks.rank() == 0) std::fprintf(stderr, "nbody: %s\n", e.what());
     // Out at once: what had to be saved is saved, and the runtime's exit handlers could wait for
     // GPU work that was given up.
     std::fflush(nullptr);
     std::_Exit(nbody::interrupted_exit_code(e.signal));
   } catch (const nbody::InputError& e) {
+    if (several) end_run(ranks, e.what(), 2);
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
   } catch (const nbody::RuntimeFailure& e) {
+    if (several) end_run(ranks, e.what(), 1);
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   } catch (const std::bad_alloc&) {
+    if (several) end_run(ranks, "out of memory (try fewer --bodies)", 1);
     std::fprintf(stderr, "error: out of memory (try fewer --bodies)\n");
     return 1;
   } catch (const std::length_error&) {  // a size beyond what a container can hold: the same cause
+    if (several) end_run(ranks, "out of memory (try fewer --bodies)", 1);
     std::fprintf(stderr, "error: out of memory (try fewer --bodies)\n");
     return 1;
   } catch (const std::exception& e) {
     // Not one of nbody's own messages, which never show library internals: say what is known.
-    std::fprintf(stderr, "error: unexpected failure (%s); please report it with the command line\n", e.what());
+    std::string const what = std::string("unexpected failure (") + e.what() + "); please report it with the command line";
+    if (several) end_run(ranks, what, 1);
+    std::fprintf(stderr, "error: %s\n", what.c_str());
     return 1;
   }
 }

@@ -22,6 +22,7 @@
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "core/output_path.h"
+#include "core/ranks.h"
 #include "driver/benchmark.h"
 #include "driver/checkpoints.h"
 #include "driver/setup.h"
@@ -57,14 +58,23 @@ json diagnostics_json(const sim::Diagnostics& d, double e0) {
           {"centre_of_mass", {d.centre_of_mass.x, d.centre_of_mass.y, d.centre_of_mass.z}}};
 }
 
+// Rank 0 writes every output of a run (the others hold the same results).
+bool writes_outputs() { return world().rank() == 0; }
+
 void write_json(const Options& o, const json& j) {
-  if (!o.json.empty()) write_text_file(o.json, j.dump(2) + "\n");
+  if (!o.json.empty() && writes_outputs()) write_text_file(o.json, j.dump(2) + "\n");
+}
+
+// The smallest of every rank's `n`: a count of steps all ranks take together.
+std::uint64_t agreed_min(std::uint64_t n) {
+  return std::uint64_t(-world().max(-int(std::min<std::uint64_t>(n, std::uint64_t(1) << 30))));
 }
 
 // The driver's setup, with its notices printed unless --quiet.
 driver::Setup make_setup(const Options& o) {
-  driver::Setup setup = driver::make_setup(o.run);
-  if (!o.quiet)
+  driver::Setup setup;
+  agree(world(), [&] { setup = driver::make_setup(o.run); });
+  if (!o.quiet && writes_outputs())
     for (auto const& notice : setup.notices) std::cerr << "notice: " << notice << "\n";
   return setup;
 }
@@ -107,11 +117,12 @@ int run_simulation(const Options& o) {
   // Steps go in chunks of about 0.2 s (progress and Ctrl-C stay responsive, the GPU stays busy),
   // cut at the steps where a checkpoint of the series falls due.
   std::uint64_t const every = o.checkpoint_every;
-  Progress progress(steps, !o.quiet && isatty(STDERR_FILENO));
+  Progress progress(steps, !o.quiet && writes_outputs() && isatty(STDERR_FILENO));
   auto const t0 = Clock::now();
   auto last_check = t0;
   std::uint64_t done = 0, chunk = 1;
-  while (done < steps && !interrupt_signal()) {
+  Ranks const& ranks = world();  // with several, each decision below is taken together
+  while (done < steps && !ranks.max(interrupt_signal())) {
     std::uint64_t n = std::min(chunk, steps - done);
     if (every) n = std::min(n, every - sim.steps_done() % every);
     auto const c0 = Clock::now();
@@ -120,20 +131,20 @@ int run_simulation(const Options& o) {
     done += n;
     progress.update(done);
     double const per_step = seconds_since(c0) / double(n);
-    chunk = std::max<std::uint64_t>(1, std::uint64_t(0.2 / std::max(per_step, 1e-9)));
+    chunk = agreed_min(std::max<std::uint64_t>(1, std::uint64_t(0.2 / std::max(per_step, 1e-9))));
     if (every && sim.steps_done() % every == 0) {
       std::string const path = driver::series_path(o.checkpoint, sim.steps_done());
       driver::write_checkpoint(path, setup, sim, e0);
       last_check = Clock::now();
       if (!o.quiet) progress.note("checkpoint " + path);
-    } else if (seconds_since(last_check) > 10.0) {
+    } else if (ranks.max(seconds_since(last_check) > 10.0)) {
       driver::check_finite(sim.state(), sim.steps_done());  // a blown-up run stops with a clear error
       last_check = Clock::now();
     }
   }
   progress.finish();
   double const wall = seconds_since(t0);
-  int const stopped_by = interrupt_signal();
+  int const stopped_by = ranks.max(interrupt_signal());
 
   // Save first: after an interrupt the state is what must not be lost. A state that is no longer
   // finite is refused before it can replace anything.
@@ -144,7 +155,7 @@ int run_simulation(const Options& o) {
     if (!o.quiet) std::printf("  checkpoint %s (step %llu)\n", o.checkpoint.c_str(), (unsigned long long)sim.steps_done());
   }
   if (!o.save.empty()) {
-    sim::write_tipsy(o.save, final_state, sim.config().softening, o.save_format);
+    if (writes_outputs()) sim::write_tipsy(o.save, final_state, sim.config().softening, o.save_format);
     if (!o.quiet) std::printf("  saved %s (%s tipsy)\n", o.save.c_str(), name_of(o.save_format).c_str());
   }
   // The end energy is an O(N^2) pass worth about ten steps: after an interrupt the user wants out,
@@ -177,7 +188,8 @@ int run_simulation(const Options& o) {
                  {"end", end_json}});
   if (stopped_by) {
     bool const saved = !o.save.empty() || !o.checkpoint.empty();
-    std::fprintf(stderr, "%s after %llu of %llu steps%s\n", Interrupted(stopped_by).what(), (unsigned long long)done,
+    if (writes_outputs())
+      std::fprintf(stderr, "%s after %llu of %llu steps%s\n", Interrupted(stopped_by).what(), (unsigned long long)done,
                  (unsigned long long)steps,
                  saved ? "; state saved" : " (no --checkpoint or --save given: state not written)");
     return interrupted_exit_code(stopped_by);
@@ -294,11 +306,12 @@ int run_compare_threading(const Options& o) {
   std::vector<std::size_t> const sizes =
       o.sizes.empty() ? std::vector<std::size_t>{sim::default_bodies(o.run.initial.scenario)} : o.sizes;
   std::vector<std::string> notices;
-  multigpu::SimulationConfig const probe = driver::resolve_devices(o.run, sizes.front(), &notices);
-  if (!o.quiet)
+  multigpu::SimulationConfig probe;
+  agree(world(), [&] { probe = driver::resolve_devices(o.run, sizes.front(), &notices); });
+  if (!o.quiet && writes_outputs())
     for (auto const& notice : notices) std::cerr << "notice: " << notice << "\n";
   auto const rows = driver::compare_threading(o.run, sizes, o.warmup, steps, [&](const driver::ComparisonRow& r) {
-    if (!o.quiet)
+    if (!o.quiet && writes_outputs())
       std::fprintf(stderr, "  measured %s, %d device(s), N = %zu: %.4f ms\n", name_of(r.model).c_str(), r.devices,
                    r.bodies, r.measurement.median_ms);
   });
@@ -332,7 +345,7 @@ int run_compare_threading(const Options& o) {
   }
   if (probe.backend == sim::Backend::cpu)
     std::printf("(CPU backend: host devices run their steps synchronously, so 'enqueue' is the whole step)\n");
-  if (!o.csv.empty()) write_text_file(o.csv, csv.str());
+  if (!o.csv.empty() && writes_outputs()) write_text_file(o.csv, csv.str());
   write_json(o, j);
   return 0;
 }

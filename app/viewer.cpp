@@ -24,6 +24,7 @@
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "core/output_path.h"
+#include "core/ranks.h"
 #include "driver/setup.h"
 #include "gpu/devices.h"
 #include "render/body_renderer.h"
@@ -672,12 +673,15 @@ class Viewer {
 bool viewer_available() { return true; }
 
 int run_viewer(const Options& options) {
+  if (world().size() > 1)
+    throw JobFailure("--viewer runs in one process; start it without mpirun (--run, --benchmark, --validate and "
+                     "--compare-threading run over MPI ranks)", 2);
   Viewer viewer(options);
   return viewer.run();
 }
 
 int run_default_mode(const Options& options) {
-  if (display_available()) {
+  if (display_available() && world().size() == 1) {
     try {
       return run_viewer(options);
     } catch (const render::WindowUnavailable& e) {

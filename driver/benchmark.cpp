@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/clock.h"
+#include "core/ranks.h"
 #include "driver/setup.h"
 
 namespace nbody::driver {
@@ -76,24 +77,53 @@ Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64
 std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::vector<std::size_t>& sizes,
                                              std::uint64_t warmup, std::uint64_t steps,
                                              const std::function<void(const ComparisonRow&)>& on_row) {
+  Ranks const& ranks = world();
   std::vector<ComparisonRow> rows;
   for (std::size_t n : sizes) {
     RunConfig sized = base;
     sized.initial.bodies = n;
-    Setup const setup = make_setup(sized);
+    Setup setup;
+    agree(ranks, [&] { setup = make_setup(sized); });
     int const max_devices = int(setup.config.devices.size());
     for (auto model : {multigpu::Threading::single, multigpu::Threading::workers}) {
       double one_device_ms = 0;
+      if (ranks.size() > 1) {
+        // The one-device figure: rank 0's first device alone while the other ranks wait.
+        Measurement m;
+        agree(ranks, [&] {
+          if (ranks.rank() != 0) return;
+          multigpu::SimulationConfig c = setup.config;
+          c.ranks = &solo_ranks();
+          c.threading = model;
+          c.devices.resize(1);
+          c.weights.clear();
+          multigpu::Simulation sim(setup.bodies, setup.program, c);
+          m = measure(sim, warmup, steps);
+        });
+        double median = m.median_ms;  // rank 0's, to every rank
+        std::vector<std::size_t> counts(std::size_t(ranks.size()), 0), offsets(counts.size(), 0);
+        counts[0] = 1;
+        ranks.all_gather_in_place(&median, sizeof median, counts, offsets);
+        m.median_ms = one_device_ms = median;
+        rows.push_back({model, 1, n, m, 1.0, 1.0});
+        if (on_row) on_row(rows.back());
+      }
       for (int g = 1; g <= max_devices; ++g) {
         multigpu::SimulationConfig c = setup.config;
         c.threading = model;
         c.devices.resize(std::size_t(g));  // the first g devices (and weights) of the resolved list
-        if (!c.weights.empty()) c.weights.resize(std::size_t(g));
+        if (!c.weights.empty()) {
+          // One rank: a prefix of the weights. Several: they span every rank's devices, so fewer
+          // devices per rank go without them.
+          if (ranks.size() == 1) c.weights.resize(std::size_t(g));
+          else if (g < max_devices) c.weights.clear();
+        }
         multigpu::Simulation sim(setup.bodies, setup.program, c);
         Measurement const m = measure(sim, warmup, steps);
-        if (g == 1) one_device_ms = m.median_ms;
+        int const devices = int(sim.all_slices().size());
+        if (devices == 1) one_device_ms = m.median_ms;
         double const speedup = one_device_ms / m.median_ms;
-        rows.push_back({model, g, n, m, speedup, speedup / g});
+        rows.push_back({model, devices, n, m, speedup, speedup / devices});
         if (on_row) on_row(rows.back());
       }
     }

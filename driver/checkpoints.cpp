@@ -51,9 +51,9 @@ void check_finite(const sim::BodySet& state, std::uint64_t step) {
 
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& sim,
                       std::optional<double> initial_energy) {
-  sim::BodySet const state = sim.state();
+  sim::BodySet const state = sim.state();  // every rank takes part; rank 0 writes
   check_finite(state, sim.steps_done());
-  sim::write_checkpoint(path, state, run_record(setup, sim, initial_energy));
+  if (sim.ranks().rank() == 0) sim::write_checkpoint(path, state, run_record(setup, sim, initial_energy));
 }
 
 }  // namespace nbody::driver

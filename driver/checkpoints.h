@@ -24,7 +24,8 @@ std::string series_path(const std::string& path, std::uint64_t step);
 // replace good files with one nbody refuses to load.
 void check_finite(const sim::BodySet& state, std::uint64_t step);
 
-// Downloads the state, checks it, and writes the checkpoint whole or not at all.
+// Downloads the state, checks it, and writes the checkpoint whole or not at all. With several ranks
+// every rank takes part (the state is gathered) and rank 0 writes.
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& simulation,
                       std::optional<double> initial_energy);
 

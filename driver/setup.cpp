@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/ranks.h"
 #include "gpu/devices.h"
 #include "sim/io/checkpoint.h"
 #include "sim/io/tipsy.h"
@@ -110,6 +111,12 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
     (void)sim::kernel_for(c.backend, probe);  // a kernel the backend lacks fails here, before any work
   }
 
+  // With several ranks on a host, each takes its share of the host: its own GPUs (by local rank),
+  // and its share of the cores.
+  Ranks const& ranks = world();
+  int const local_rank = ranks.local_rank(), local_ranks = ranks.local_size();
+  std::string const per_rank = ranks.size() > 1 ? " for each of " + std::to_string(local_ranks) + " ranks on host " +
+                                                      ranks.host() : std::string();
   if (c.backend == sim::Backend::cuda) {
     int const visible = int(gpus.size());
     if (!d.gpus.empty()) {
@@ -118,6 +125,16 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
           throw InputError("--gpus: GPU " + std::to_string(g) + " does not exist; " + std::to_string(visible) +
                            " CUDA devices are visible (0.." + std::to_string(visible - 1) + ")");
       c.devices = d.gpus;
+    } else if (local_ranks > 1) {
+      int const n = d.count == 0 ? visible / local_ranks : d.count;
+      if (n == 0)
+        throw InputError(std::to_string(local_ranks) + " ranks on host " + ranks.host() + " share " +
+                         std::to_string(visible) + " CUDA device(s); start at most one rank per GPU there");
+      if (n * local_ranks > visible)
+        throw InputError("--numgpus " + std::to_string(n) + per_rank + ": needs " + std::to_string(n * local_ranks) +
+                         " CUDA devices, " + std::to_string(visible) + " are visible");
+      c.devices.clear();
+      for (int g = 0; g < n; ++g) c.devices.push_back(local_rank * n + g);
     } else {
       int const n = d.count == 0 ? visible : d.count;
       if (n > visible)
@@ -129,8 +146,10 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   } else {
     if (!d.gpus.empty()) throw InputError("--gpus applies to the CUDA backend; use --numgpus for host devices");
     c.devices.assign(std::size_t(d.count == 0 ? 1 : d.count), 0);
+    if (c.cpu_threads == 0 && local_ranks > 1) c.cpu_threads = std::max(1, omp_get_num_procs() / local_ranks);
   }
-  if (!d.weights.empty() && d.weights.size() != c.devices.size())
+  // With several ranks the weights cover every rank's devices: the simulation checks them.
+  if (world().size() == 1 && !d.weights.empty() && d.weights.size() != c.devices.size())
     throw InputError("--weights: " + std::to_string(d.weights.size()) + " weights for " +
                      std::to_string(c.devices.size()) + " devices; give one per device");
 

@@ -17,6 +17,7 @@
 #include "gpu/devices.h"
 #include "gpu/resources.h"
 #include "multigpu/publication_counters.h"
+#include "multigpu/rank_exchange.h"
 #include "sim/engines/cuda_engine.h"
 
 namespace nbody::multigpu {
@@ -151,7 +152,98 @@ class CudaExchange final : public Exchange {
   PublicationCounters counters_;
 };
 
+// GPU engines meet host memory through pinned buffers: each device copies its slice out on a copy
+// stream of its own once its drift is done (an event), and copies the other ranks' ranges in on its
+// compute stream, ahead of its forces.
+class CudaStaging final : public HostStaging {
+ public:
+  explicit CudaStaging(const std::vector<sim::SliceEngine*>& engines) {
+    for (auto* e : engines) {
+      auto* cuda = dynamic_cast<sim::CudaSliceEngine*>(e);
+      if (!cuda) throw std::logic_error("CUDA staging needs CUDA engines");
+      engines_.push_back(cuda);
+    }
+    bytes_ = engines_.front()->bytes_per_body();
+    std::size_t const all = engines_.front()->config().bodies * bytes_;
+    for (auto& b : buffers_) b = gpu::PinnedBuffer<unsigned char>(engines_.front()->device(), all);
+    devices_.resize(engines_.size());
+    for (std::size_t d = 0; d < engines_.size(); ++d) {
+      int const ordinal = engines_[d]->device();
+      devices_[d].out = gpu::Stream(ordinal);
+      for (int k = 0; k < 2; ++k) {
+        devices_[d].drifted[k] = gpu::SyncEvent(ordinal);
+        devices_[d].landed[k] = gpu::SyncEvent(ordinal);
+      }
+    }
+  }
+  ~CudaStaging() override {
+    if (abandoned_) return;
+    for (auto& p : devices_) {
+      gpu::DeviceGuard guard(p.out.device());
+      (void)cudaStreamSynchronize(p.out.get());
+    }
+  }
+
+  void* host_buffer(int parity) override { return buffers_[parity & 1].data(); }
+
+  void stage_out(int d, std::uint64_t publication) override {
+    sim::CudaSliceEngine& e = *engines_[std::size_t(d)];
+    PerDevice& me = devices_[std::size_t(d)];
+    int const parity = int(publication & 1);
+    Slice const s = e.config().slice;
+    gpu::DeviceGuard guard(e.device());
+    NBODY_CUDA_CHECK(cudaEventRecord(me.drifted[parity].get(), e.stream()));
+    NBODY_CUDA_CHECK(cudaStreamWaitEvent(me.out.get(), me.drifted[parity].get(), 0));
+    if (s.count)
+      NBODY_CUDA_CHECK(cudaMemcpyAsync(buffers_[parity].data() + s.begin * bytes_,
+                                       static_cast<const unsigned char*>(e.positions_buffer(parity)) + s.begin * bytes_,
+                                       s.count * bytes_, cudaMemcpyDeviceToHost, me.out.get()));
+    NBODY_CUDA_CHECK(cudaEventRecord(me.landed[parity].get(), me.out.get()));
+  }
+
+  void wait_out(int d, std::uint64_t publication) override {
+    PerDevice& me = devices_[std::size_t(d)];
+    gpu::DeviceGuard guard(me.out.device());
+    NBODY_CUDA_CHECK(cudaEventSynchronize(me.landed[publication & 1].get()));
+  }
+
+  void stage_in(int d, std::uint64_t publication, Slice bodies) override {
+    sim::CudaSliceEngine& e = *engines_[std::size_t(d)];
+    int const parity = int(publication & 1);
+    gpu::DeviceGuard guard(e.device());
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(static_cast<unsigned char*>(e.positions_buffer(parity)) + bodies.begin * bytes_,
+                                     buffers_[parity].data() + bodies.begin * bytes_, bodies.count * bytes_,
+                                     cudaMemcpyHostToDevice, e.stream()));
+  }
+
+  void abandon() override {
+    abandoned_ = true;
+    for (auto& p : devices_) {
+      p.out.forget();
+      for (int k = 0; k < 2; ++k) p.drifted[k].forget(), p.landed[k].forget();
+    }
+    for (auto& b : buffers_) b.forget();
+  }
+
+  const char* describe() const override { return "staged through pinned host memory"; }
+
+ private:
+  struct PerDevice {
+    gpu::Stream out;  // declared first: outlives the events used on it
+    gpu::SyncEvent drifted[2], landed[2];
+  };
+  std::vector<sim::CudaSliceEngine*> engines_;
+  std::vector<PerDevice> devices_;
+  gpu::PinnedBuffer<unsigned char> buffers_[2];
+  std::size_t bytes_ = 0;
+  bool abandoned_ = false;
+};
+
 }  // namespace
+
+std::unique_ptr<HostStaging> make_cuda_staging(const std::vector<sim::SliceEngine*>& engines) {
+  return std::make_unique<CudaStaging>(engines);
+}
 
 std::unique_ptr<Exchange> make_cuda_exchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode) {
   return std::make_unique<CudaExchange>(engines, mode);

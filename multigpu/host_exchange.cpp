@@ -3,6 +3,7 @@
 
 #include "multigpu/exchange.h"
 #include "multigpu/publication_counters.h"
+#include "multigpu/rank_exchange.h"
 
 namespace nbody::multigpu {
 namespace {
@@ -41,7 +42,42 @@ class HostExchange final : public Exchange {
   PublicationCounters counters_;
 };
 
+// Host engines meet host memory with plain copies, done when the call returns.
+class HostStagingImpl final : public HostStaging {
+ public:
+  explicit HostStagingImpl(std::vector<sim::SliceEngine*> engines) : engines_(std::move(engines)) {
+    bytes_ = engines_.front()->bytes_per_body();
+    for (auto& b : buffers_) b.resize(engines_.front()->config().bodies * bytes_);
+  }
+  void* host_buffer(int parity) override { return buffers_[parity & 1].data(); }
+  void stage_out(int d, std::uint64_t publication) override {
+    int const parity = int(publication & 1);
+    Slice const s = engines_[std::size_t(d)]->config().slice;
+    if (s.count == 0) return;
+    std::memcpy(buffers_[parity].data() + s.begin * bytes_,
+                static_cast<const unsigned char*>(engines_[std::size_t(d)]->positions_buffer(parity)) + s.begin * bytes_,
+                s.count * bytes_);
+  }
+  void wait_out(int, std::uint64_t) override {}
+  void stage_in(int d, std::uint64_t publication, Slice bodies) override {
+    int const parity = int(publication & 1);
+    std::memcpy(static_cast<unsigned char*>(engines_[std::size_t(d)]->positions_buffer(parity)) + bodies.begin * bytes_,
+                buffers_[parity].data() + bodies.begin * bytes_, bodies.count * bytes_);
+  }
+  void abandon() override {}
+  const char* describe() const override { return "through host memory"; }
+
+ private:
+  std::vector<sim::SliceEngine*> engines_;
+  std::size_t bytes_ = 0;
+  std::vector<unsigned char> buffers_[2];
+};
+
 }  // namespace
+
+std::unique_ptr<HostStaging> make_host_staging(const std::vector<sim::SliceEngine*>& engines) {
+  return std::make_unique<HostStagingImpl>(engines);
+}
 
 std::unique_ptr<Exchange> make_host_exchange(const std::vector<sim::SliceEngine*>& engines) {
   return std::make_unique<HostExchange>(engines);

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "multigpu/partition.h"
+#include "multigpu/rank_exchange.h"
 #if NBODY_HAVE_CUDA
 #include "multigpu/cuda_exchange.h"
 #endif
@@ -32,41 +33,104 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       program_(program),
       bodies_(initial.size()),
       types_(initial.type),
+      ranks_(config.ranks ? config.ranks : &world()),
       start_time_(clock.start_time),
       steps_done_(clock.step) {
-  sim::validate(program_);  // the exchange relies on the step contract
-  if (bodies_ == 0) throw InputError("no bodies to simulate");
-  if (config_.devices.empty()) throw InputError("no devices to simulate on");
-  slices_ = make_partition(bodies_, config_.devices.size(), config_.weights);
-
+  Ranks const& ranks = *ranks_;
+  agree(ranks, [&] {
+    sim::validate(program_);  // the exchange relies on the step contract
+    if (bodies_ == 0) throw InputError("no bodies to simulate");
+    if (config_.devices.empty()) throw InputError("no devices to simulate on");
+  });
   std::size_t const device_count = config_.devices.size();
-  int threads_per_engine = config_.cpu_threads;
-  if (config_.backend == sim::Backend::cpu && config_.threading == Threading::workers) {
-    // Each worker runs its own OpenMP team: share the cores instead of oversubscribing them.
-    int const total = config_.cpu_threads > 0 ? config_.cpu_threads : int(std::max(1u, std::thread::hardware_concurrency()));
-    threads_per_engine = std::max(1, total / int(device_count));
+  std::string devices_text;
+  for (int d : config_.devices) devices_text += (devices_text.empty() ? "" : " ") + std::to_string(d);
+  if (ranks.size() == 1) {
+    rank_devices_ = {device_count};
+    rank_devices_text_ = {devices_text};
+  } else {
+    // Every rank must simulate the same thing; each brings its own devices.
+    std::ostringstream what;
+    what.precision(17);
+    what << bodies_ << " bodies, " << name_of(config_.backend) << ' ' << name_of(config_.precision) << ", "
+         << program_.integrator << " dt " << program_.dt << ", softening " << config_.softening << ", step "
+         << clock.step << ", threading " << name_of(config_.threading);
+    auto const all = ranks.all_gather(what.str() + '|' + std::to_string(device_count) + '|' + devices_text);
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      std::size_t const bar = all[r].find('|'), bar2 = all[r].find('|', bar + 1);
+      rank_devices_.push_back(std::size_t(std::stoul(all[r].substr(bar + 1, bar2 - bar - 1))));
+      rank_devices_text_.push_back(all[r].substr(bar2 + 1));
+    }
+    agree(ranks, [&] {
+      for (std::size_t r = 1; r < all.size(); ++r) {
+        std::string const theirs = all[r].substr(0, all[r].find('|')), first = all[0].substr(0, all[0].find('|'));
+        if (theirs != first)
+          throw InputError("rank " + std::to_string(r) + " would simulate " + theirs + ", rank 0 " + first +
+                           "; start every rank with the same options");
+      }
+    });
   }
-  std::vector<sim::SliceEngine*> raw;
-  for (std::size_t d = 0; d < device_count; ++d) {
-    sim::EngineConfig e;
-    e.bodies = bodies_;
-    e.slice = slices_[d];
-    e.softening = config_.softening;
-    e.precision = config_.precision;
-    e.kernel = config_.kernel;
-    e.block_size = config_.block_size;
-    e.fp64_rsqrt = config_.fp64_rsqrt;
-    e.device = config_.devices[d];
-    e.cpu_threads = threads_per_engine;
-    engines_.push_back(sim::make_engine(config_.backend, e));
-    raw.push_back(engines_.back().get());
+  std::size_t total_devices = 0, first_device = 0;
+  for (std::size_t r = 0; r < rank_devices_.size(); ++r) {
+    if (int(r) == ranks.rank()) first_device = total_devices;
+    total_devices += rank_devices_[r];
   }
+  agree(ranks, [&] {
+    if (!config_.weights.empty() && config_.weights.size() != total_devices)
+      throw InputError("--weights: " + std::to_string(config_.weights.size()) + " weights for " +
+                       std::to_string(total_devices) + " devices" +
+                       (ranks.size() > 1 ? " over " + std::to_string(ranks.size()) + " ranks" : std::string()) +
+                       "; give one per device");
+    all_slices_ = make_partition(bodies_, total_devices, config_.weights);
+  });
+  slices_.assign(all_slices_.begin() + std::ptrdiff_t(first_device),
+                 all_slices_.begin() + std::ptrdiff_t(first_device + device_count));
+  for (std::size_t r = 0, d = 0; r < rank_devices_.size(); ++r) {
+    Slice range{all_slices_[d].begin, 0};
+    for (std::size_t k = 0; k < rank_devices_[r]; ++k, ++d) range.count += all_slices_[d].count;
+    rank_ranges_.push_back(range);
+  }
+
+  agree(ranks, [&] {
+    int threads_per_engine = config_.cpu_threads;
+    if (config_.backend == sim::Backend::cpu && config_.threading == Threading::workers) {
+      // Each worker runs its own OpenMP team: share the cores instead of oversubscribing them.
+      int const total = config_.cpu_threads > 0 ? config_.cpu_threads : int(std::max(1u, std::thread::hardware_concurrency()));
+      threads_per_engine = std::max(1, total / int(device_count));
+    }
+    std::vector<sim::SliceEngine*> raw;
+    for (std::size_t d = 0; d < device_count; ++d) {
+      sim::EngineConfig e;
+      e.bodies = bodies_;
+      e.slice = slices_[d];
+      e.softening = config_.softening;
+      e.precision = config_.precision;
+      e.kernel = config_.kernel;
+      e.block_size = config_.block_size;
+      e.fp64_rsqrt = config_.fp64_rsqrt;
+      e.device = config_.devices[d];
+      e.cpu_threads = threads_per_engine;
+      engines_.push_back(sim::make_engine(config_.backend, e));
+      raw.push_back(engines_.back().get());
+    }
+    std::unique_ptr<Exchange> local;
+    std::unique_ptr<HostStaging> staging;
 #if NBODY_HAVE_CUDA
-  if (config_.backend == sim::Backend::cuda) exchange_ = make_cuda_exchange(raw, config_.exchange);
+    if (config_.backend == sim::Backend::cuda) {
+      local = make_cuda_exchange(raw, config_.exchange);
+      if (ranks.size() > 1) staging = make_cuda_staging(raw);
+    }
 #endif
-  if (!exchange_) exchange_ = make_host_exchange(raw);  // engines in host memory
-  scheduler_ = make_scheduler(config_.threading, raw, *exchange_);
-  scheduler_->for_each_device([&](int d) { engines_[d]->upload(initial); });
+    if (!local) local = make_host_exchange(raw);  // engines in host memory
+    if (ranks.size() > 1 && !staging) staging = make_host_staging(raw);
+    if (ranks.size() > 1)
+      exchange_ = make_rank_exchange(ranks, std::move(local), std::move(staging), rank_ranges_,
+                                     raw.front()->bytes_per_body(), device_count);
+    else
+      exchange_ = std::move(local);
+    scheduler_ = make_scheduler(config_.threading, raw, *exchange_);
+    scheduler_->for_each_device([&](int d) { engines_[d]->upload(initial); });
+  });
 }
 
 void Simulation::advance(std::uint64_t steps) {
@@ -117,13 +181,34 @@ void Simulation::state(sim::BodySet& into) {
   into.type = types_;
   into.time = time();
   scheduler_->for_each_device([&](int d) { engines_[d]->download_slice(into); });
+  if (ranks_->size() > 1) {
+    std::vector<std::size_t> counts, offsets;
+    for (auto const& r : rank_ranges_) counts.push_back(r.count), offsets.push_back(r.begin);
+    ranks_->all_gather_in_place(into.pos_mass.data(), sizeof(into.pos_mass[0]), counts, offsets);
+    ranks_->all_gather_in_place(into.velocity.data(), sizeof(into.velocity[0]), counts, offsets);
+  }
+}
+
+std::vector<double> Simulation::gather_per_device(const std::vector<double>& mine, std::size_t per_device) const {
+  std::vector<std::size_t> counts, offsets;
+  std::size_t total = 0;
+  for (std::size_t devices : rank_devices_) {
+    offsets.push_back(total);
+    counts.push_back(devices * per_device);
+    total += devices * per_device;
+  }
+  std::vector<double> all(total);
+  std::copy(mine.begin(), mine.end(), all.begin() + std::ptrdiff_t(offsets[std::size_t(ranks_->rank())]));
+  ranks_->all_gather_in_place(all.data(), sizeof(double), counts, offsets);
+  return all;
 }
 
 sim::Diagnostics Simulation::diagnostics() {
   std::vector<double> potential(engines_.size(), 0.0);
   scheduler_->for_each_device([&](int d) { potential[d] = engines_[d]->slice_potential(); });
+  if (ranks_->size() > 1) potential = gather_per_device(potential, 1);
   double total = 0.0;
-  for (double p : potential) total += p;  // fixed order: the same sum for either scheduler
+  for (double p : potential) total += p;  // fixed order, every device of every rank: the same sum for any scheduler
   return sim::measure(state(), 0.5 * total);
 }
 
@@ -133,6 +218,11 @@ std::vector<Vec3d> Simulation::accelerations() {
     auto const a = engines_[d]->download_accelerations();
     std::copy(a.begin(), a.end(), all.begin() + std::ptrdiff_t(slices_[d].begin));
   });
+  if (ranks_->size() > 1) {
+    std::vector<std::size_t> counts, offsets;
+    for (auto const& r : rank_ranges_) counts.push_back(r.count), offsets.push_back(r.begin);
+    ranks_->all_gather_in_place(all.data(), sizeof(Vec3d), counts, offsets);
+  }
   return all;
 }
 
@@ -143,7 +233,19 @@ void Simulation::start_timing(std::size_t steps) {
 std::vector<std::vector<double>> Simulation::step_times_ms() {
   std::vector<std::vector<double>> t(engines_.size());
   scheduler_->for_each_device([&](int d) { t[d] = engines_[d]->step_times_ms(); });
-  return t;
+  if (ranks_->size() == 1) return t;
+  // Every rank timed the same number of steps on each of its devices.
+  std::size_t const steps = ranks_->max(int(t.empty() ? 0 : t.front().size()));
+  std::vector<double> mine;
+  for (auto& d : t) {
+    d.resize(steps, 0.0);
+    mine.insert(mine.end(), d.begin(), d.end());
+  }
+  std::vector<double> const all = gather_per_device(mine, steps);
+  std::vector<std::vector<double>> out;
+  for (std::size_t k = 0; k + steps <= all.size() && steps > 0; k += steps)
+    out.emplace_back(all.begin() + std::ptrdiff_t(k), all.begin() + std::ptrdiff_t(k + steps));
+  return out;
 }
 
 const void* Simulation::current_positions(int d) const {
@@ -160,15 +262,22 @@ std::string Simulation::kernel_name() const { return engines_.front()->kernel_na
 
 std::string Simulation::describe() const {
   std::ostringstream s;
-  s << name_of(config_.backend) << " x" << engines_.size();
-  if (config_.backend == sim::Backend::cuda) {
+  s << name_of(config_.backend) << " x" << all_slices_.size();
+  if (ranks_->size() > 1) {
+    s << " over " << ranks_->describe() << " (";
+    for (std::size_t r = 0; r < rank_devices_.size(); ++r)
+      s << (r ? "; " : "") << "rank " << r << ": "
+        << (config_.backend == sim::Backend::cuda ? "GPU " + rank_devices_text_[r]
+                                                  : std::to_string(rank_devices_[r]) + " host device(s)");
+    s << ')';
+  } else if (config_.backend == sim::Backend::cuda) {
     s << " (GPU";
     for (int d : config_.devices) s << ' ' << d;
     s << ')';
   }
   s << ", kernel " << kernel_name() << ", " << name_of(config_.precision) << ", threading "
     << name_of(config_.threading);
-  if (engines_.size() > 1) s << ", exchange " << exchange_->describe();
+  if (all_slices_.size() > 1) s << ", exchange " << exchange_->describe();
   return s.str();
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ranks.h"
 #include "multigpu/exchange.h"
 #include "multigpu/scheduler.h"
 #include "sim/engines/engine.h"
@@ -28,6 +29,9 @@ struct SimulationConfig {
   Threading threading = Threading::single;
   ExchangeMode exchange = ExchangeMode::automatic;
   int cpu_threads = 0;              // OpenMP threads in all (CPU backend); 0: all cores
+  // The processes the simulation spans; null: world() (core/ranks.h). Each rank gives its own
+  // `devices`; `weights` then has one entry per device of every rank, in rank order.
+  const Ranks* ranks = nullptr;
 };
 
 // A simulation's clock: the steps done since the run began and the time at step 0. time() is
@@ -38,6 +42,11 @@ struct RunClock {
   double start_time = 0.0;
 };
 
+// With several ranks, every rank constructs the simulation with the same bodies and program and
+// its own devices; the partition spans every device of every rank, in rank order. Then every call
+// that returns data (state, diagnostics, accelerations, step_times_ms) is collective: each rank
+// makes it, in the same order, and each gets the whole answer. advance() is not collective in its
+// count of calls, only in the steps: every rank must advance the same number of steps in all.
 class Simulation {
  public:
   // Starts at step 0 at the time of `initial`.
@@ -92,16 +101,25 @@ class Simulation {
   std::size_t bodies() const { return bodies_; }
   const SimulationConfig& config() const { return config_; }
   const sim::StepProgram& program() const { return program_; }
-  const std::vector<Slice>& slices() const { return slices_; }
+  const std::vector<Slice>& slices() const { return slices_; }          // this rank's devices'
+  const std::vector<Slice>& all_slices() const { return all_slices_; }  // every device of every rank
+  const Ranks& ranks() const { return *ranks_; }
   std::string kernel_name() const;
-  std::string describe() const;  // one line: backend, devices, kernel, precision, threading, exchange
+  std::string describe() const;  // one line: backend, ranks, devices, kernel, precision, threading, exchange
 
  private:
+  // Each rank's `per_device` values for each of its devices, gathered in device order.
+  std::vector<double> gather_per_device(const std::vector<double>& mine, std::size_t per_device) const;
+
   SimulationConfig config_;
   sim::StepProgram program_;
   std::size_t bodies_ = 0;
   std::vector<sim::BodyType> types_;
-  std::vector<Slice> slices_;
+  const Ranks* ranks_ = nullptr;
+  std::vector<Slice> slices_, all_slices_;
+  std::vector<Slice> rank_ranges_;           // bodies of each rank (its devices' slices together)
+  std::vector<std::size_t> rank_devices_;    // devices of each rank
+  std::vector<std::string> rank_devices_text_;  // "GPU 0 1" per rank, for describe()
   std::vector<std::unique_ptr<sim::SliceEngine>> engines_;
   std::unique_ptr<Exchange> exchange_;
   std::unique_ptr<Scheduler> scheduler_;  // declared last: its threads stop before the rest goes

@@ -1,0 +1,100 @@
+// core/ranks.cpp - one process as a run of one rank, and the world pointer.
+#include "core/ranks.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <new>
+
+#include "core/errors.h"
+#include "core/interrupt.h"
+
+namespace nbody {
+namespace {
+
+class DoneGather final : public PendingGather {
+ public:
+  bool test() override { return true; }
+};
+
+class SoloRanks final : public Ranks {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  int local_rank() const override { return 0; }
+  int local_size() const override { return 1; }
+  std::string host() const override {
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    return name;
+  }
+  std::string describe() const override { return "one process"; }
+  std::vector<std::string> all_gather(const std::string& mine) const override { return {mine}; }
+  void all_gather_in_place(void*, std::size_t, const std::vector<std::size_t>&,
+                           const std::vector<std::size_t>&) const override {}
+  std::unique_ptr<PendingGather> start_all_gather(void*, std::size_t, const std::vector<std::size_t>&,
+                                                  const std::vector<std::size_t>&) const override {
+    return std::make_unique<DoneGather>();
+  }
+  int max(int value) const override { return value; }
+  [[noreturn]] void abort(int exit_code) const override { std::_Exit(exit_code); }
+};
+
+const Ranks* g_world = nullptr;
+
+}  // namespace
+
+const Ranks& solo_ranks() {
+  static const SoloRanks solo;
+  return solo;
+}
+
+const Ranks& world() { return g_world ? *g_world : solo_ranks(); }
+
+void set_world(const Ranks* ranks) { g_world = ranks; }
+
+void agree(const Ranks& ranks, const std::function<void()>& step) {
+  if (ranks.size() == 1) return step();
+  // Each rank's outcome travels as "<exit code> <host> <message>"; an empty string is success.
+  std::string outcome;
+  try {
+    step();
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const JobFailure& e) {
+    outcome = std::to_string(e.exit_code) + " " + e.what();
+  } catch (const InputError& e) {
+    outcome = std::string("2 ") + e.what();
+  } catch (const std::bad_alloc&) {
+    outcome = "1 out of memory (try fewer --bodies)";
+  } catch (const std::exception& e) {
+    outcome = std::string("1 ") + e.what();
+  }
+  if (!outcome.empty()) {
+    std::size_t const space = outcome.find(' ');
+    outcome.insert(space + 1, ranks.host() + " ");
+  }
+  auto const all = ranks.all_gather(outcome);
+  int first = -1, failed = 0;
+  for (int r = 0; r < int(all.size()); ++r) {
+    if (all[std::size_t(r)].empty()) continue;
+    ++failed;
+    if (first < 0) first = r;
+  }
+  if (first < 0) return;
+  std::string const& o = all[std::size_t(first)];
+  std::size_t const space = o.find(' '), host_end = o.find(' ', space + 1);
+  int const code = std::atoi(o.substr(0, space).c_str());
+  std::string const host = o.substr(space + 1, host_end - space - 1);
+  std::string message = o.substr(host_end + 1);
+  bool same_message = true;
+  for (auto const& a : all)
+    if (!a.empty() && a.substr(a.find(' ', a.find(' ') + 1)) != o.substr(host_end)) same_message = false;
+  if (failed < ranks.size() || !same_message) {
+    message = "rank " + std::to_string(first) + " of " + std::to_string(ranks.size()) + " (" + host + "): " + message;
+    if (failed > 1) message += " (and " + std::to_string(failed - 1) + " more rank(s) failed)";
+  }
+  throw JobFailure(message, code);
+}
+
+}  // namespace nbody

@@ -1,0 +1,193 @@
+// mpi/mpi_ranks.cpp - core/ranks.h on MPI.
+//
+// Every MPI call goes through one mutex, so the library needs only MPI_THREAD_SERIALIZED: the
+// simulation's communication thread tests its gathers while the main thread may make a collective
+// call between runs. A non-blocking gather is completed by polling MPI_Test, never by a blocking
+// wait that would hold the mutex.
+#include <mpi.h>
+
+#include <climits>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "core/errors.h"
+#include "mpi/mpi_ranks.h"
+
+namespace nbody::mpi {
+namespace {
+
+std::mutex g_mpi;  // every MPI call holds it
+
+void check(int status, const char* what) {
+  if (status == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  MPI_Error_string(status, text, &length);
+  throw RuntimeFailure(std::string("MPI: ") + what + " failed: " + text);
+}
+
+// MPI counts are ints: a piece of more units than that does not fit one call.
+std::vector<int> to_ints(const std::vector<std::size_t>& v, const char* what) {
+  std::vector<int> out;
+  for (std::size_t x : v) {
+    if (x > std::size_t(INT_MAX))
+      throw RuntimeFailure(std::string("MPI: ") + what + " of " + std::to_string(x) + " units is more than one call can move");
+    out.push_back(int(x));
+  }
+  return out;
+}
+
+// A contiguous type of `unit` bytes (one body's position), so counts are bodies, not bytes.
+MPI_Datatype unit_type(std::size_t unit) {
+  static std::map<std::size_t, MPI_Datatype> types;  // under g_mpi
+  auto it = types.find(unit);
+  if (it != types.end()) return it->second;
+  MPI_Datatype t;
+  check(MPI_Type_contiguous(int(unit), MPI_BYTE, &t), "MPI_Type_contiguous");
+  check(MPI_Type_commit(&t), "MPI_Type_commit");
+  return types[unit] = t;
+}
+
+class MpiGather final : public PendingGather {
+ public:
+  MpiGather(void* buffer, std::size_t unit, const std::vector<std::size_t>& counts,
+            const std::vector<std::size_t>& offsets, MPI_Comm comm)
+      : counts_(to_ints(counts, "a gather")), offsets_(to_ints(offsets, "an offset")) {
+    std::lock_guard<std::mutex> lock(g_mpi);
+    check(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer, counts_.data(), offsets_.data(), unit_type(unit),
+                          comm, &request_),
+          "MPI_Iallgatherv");
+  }
+  ~MpiGather() override {
+    // A gather still in flight is only left behind on the way out (an interrupt, a failure).
+    if (!done_) {
+      std::lock_guard<std::mutex> lock(g_mpi);
+      int flag = 0;
+      MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
+    }
+  }
+  bool test() override {
+    if (done_) return true;
+    std::lock_guard<std::mutex> lock(g_mpi);
+    int flag = 0;
+    check(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+    done_ = flag != 0;
+    return done_;
+  }
+
+ private:
+  std::vector<int> counts_, offsets_;  // must live until the gather completes
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  bool done_ = false;
+};
+
+// The MPI world; the world of core/ranks.h for as long as it lives.
+class MpiRanks final : public Ranks {
+ public:
+  MpiRanks(int& argc, char**& argv) {
+    int provided = 0;
+    check(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+    if (provided < MPI_THREAD_SERIALIZED) {
+      MPI_Finalize();
+      throw RuntimeFailure("MPI: this MPI library cannot be called from more than one thread (MPI_THREAD_SERIALIZED)");
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    MPI_Comm node;
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
+          "MPI_Comm_split_type");
+    MPI_Comm_rank(node, &local_rank_);
+    MPI_Comm_size(node, &local_size_);
+    MPI_Comm_free(&node);
+    char name[MPI_MAX_PROCESSOR_NAME] = {};
+    int length = 0;
+    MPI_Get_processor_name(name, &length);
+    host_ = std::string(name, std::size_t(length));
+    auto const hosts = all_gather(host_);
+    hosts_ = std::set<std::string>(hosts.begin(), hosts.end()).size();
+    set_world(this);
+  }
+  ~MpiRanks() override {
+    set_world(nullptr);
+    std::lock_guard<std::mutex> lock(g_mpi);
+    MPI_Finalize();
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int local_rank() const override { return local_rank_; }
+  int local_size() const override { return local_size_; }
+  std::string host() const override { return host_; }
+  std::string describe() const override {
+    return "MPI, " + std::to_string(size_) + (size_ == 1 ? " rank" : " ranks") + " on " + std::to_string(hosts_) +
+           (hosts_ == 1 ? " host" : " hosts");
+  }
+
+  std::vector<std::string> all_gather(const std::string& mine) const override {
+    std::lock_guard<std::mutex> lock(g_mpi);
+    int const length = int(mine.size());
+    std::vector<int> lengths(static_cast<std::size_t>(size_)), offsets(static_cast<std::size_t>(size_));
+    check(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather");
+    std::size_t total = 0;
+    for (int r = 0; r < size_; ++r) {
+      offsets[std::size_t(r)] = int(total);
+      total += std::size_t(lengths[std::size_t(r)]);
+    }
+    std::string all(total, '\0');
+    check(MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
+                         MPI_COMM_WORLD),
+          "MPI_Allgatherv");
+    std::vector<std::string> out;
+    for (int r = 0; r < size_; ++r)
+      out.push_back(all.substr(std::size_t(offsets[std::size_t(r)]), std::size_t(lengths[std::size_t(r)])));
+    return out;
+  }
+
+  void all_gather_in_place(void* buffer, std::size_t unit, const std::vector<std::size_t>& counts,
+                           const std::vector<std::size_t>& offsets) const override {
+    auto const c = to_ints(counts, "a gather");
+    auto const o = to_ints(offsets, "an offset");
+    std::lock_guard<std::mutex> lock(g_mpi);
+    check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer, c.data(), o.data(), unit_type(unit),
+                         MPI_COMM_WORLD),
+          "MPI_Allgatherv");
+  }
+
+  std::unique_ptr<PendingGather> start_all_gather(void* buffer, std::size_t unit,
+                                                  const std::vector<std::size_t>& counts,
+                                                  const std::vector<std::size_t>& offsets) const override {
+    return std::make_unique<MpiGather>(buffer, unit, counts, offsets, MPI_COMM_WORLD);
+  }
+
+  int max(int value) const override {
+    std::lock_guard<std::mutex> lock(g_mpi);
+    int out = 0;
+    check(MPI_Allreduce(&value, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    return out;
+  }
+
+  [[noreturn]] void abort(int exit_code) const override {
+    // No lock: another thread may hold it inside a call that will never return.
+    MPI_Abort(MPI_COMM_WORLD, exit_code);
+    std::_Exit(exit_code);
+  }
+
+ private:
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  std::size_t hosts_ = 1;
+  std::string host_;
+};
+
+}  // namespace
+
+bool mpi_built() { return true; }
+
+std::unique_ptr<Ranks> start(int& argc, char**& argv) {
+  if (!launched_by_mpi()) return nullptr;
+  return std::make_unique<MpiRanks>(argc, argv);
+}
+
+}  // namespace nbody::mpi

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""tests/mpi_cli.py - the nbody command under mpirun, as a user runs it.
+
+    mpi_cli.py NBODY MPIRUN CASE
+
+same_results_as_one_process  2 ranks x 2 host devices, then a restart on 3 ranks: the checkpoints
+                             hold the positions of one process, bit for bit; rank 0 alone reports
+                             and writes.
+options_that_differ          ranks started with other options: one message, exit status 2.
+rank_killed                  a rank killed mid-run ends the job with a message, never a hang.
+interrupt                    Ctrl-C to the job: every rank stops, the checkpoint is written.
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+nbody, mpirun, case = sys.argv[1], sys.argv[2], sys.argv[3]
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def mpi(ranks, *args):
+    return [mpirun, "-np", str(ranks), "--oversubscribe", nbody, "--backend", "cpu", *args]
+
+
+def run(cmd, timeout=240):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    print("$", " ".join(cmd), "->", r.returncode)
+    print(r.stdout[-3000:], r.stderr[-3000:])
+    return r
+
+
+with tempfile.TemporaryDirectory() as d:
+    p = lambda name: os.path.join(d, name)
+
+    if case == "same_results_as_one_process":
+        try:
+            import h5py
+            import numpy as np
+        except ImportError as e:
+            print(f"skipped: {e}")
+            sys.exit(77)
+        common = ["--run", "--bodies", "1501", "--softening", "0.05", "--threads", "1"]
+        one = run([nbody, "--backend", "cpu", *common, "--steps", "30", "--checkpoint", p("one.h5")])
+        many = run(mpi(2, *common, "--numgpus", "2", "--steps", "30", "--checkpoint", p("many.h5"),
+                       "--json", p("many.json")))
+        check(one.returncode == 0 and many.returncode == 0, "both runs succeed")
+        check(many.stdout.count("nbody run:") == 1, "rank 0 alone reports")
+        check("cpu x4 over MPI, 2 ranks" in many.stdout, "the report names the ranks and devices")
+        check(sorted(os.listdir(d)) == ["many.h5", "many.json", "one.h5"], "no stray outputs: " + str(os.listdir(d)))
+
+        def positions(path):
+            with h5py.File(path, "r") as f:
+                return np.array(f["PartType1/Coordinates"]), np.array(f["PartType1/Velocities"])
+
+        def same(a, b, what):
+            pa, va = positions(a)
+            pb, vb = positions(b)
+            check(pa.tobytes() == pb.tobytes() and va.tobytes() == vb.tobytes(), what)
+
+        same(p("one.h5"), p("many.h5"), "2 ranks x 2 devices: the positions of one process, bit for bit")
+        # Continue each on another layout: 3 ranks, and one process on 2 devices.
+        more = ["--run", "--threads", "1", "--steps", "20"]
+        a = run(mpi(3, "--restart", p("many.h5"), *more, "--threading", "workers", "--checkpoint", p("many2.h5")))
+        b = run([nbody, "--backend", "cpu", "--restart", p("one.h5"), *more, "--numgpus", "2",
+                 "--checkpoint", p("one2.h5")])
+        check(a.returncode == 0 and b.returncode == 0, "both restarts succeed")
+        same(p("one2.h5"), p("many2.h5"), "restarted on 3 ranks: still the positions of one process")
+
+    elif case == "options_that_differ":
+        r = run([mpirun, "-np", "1", "--oversubscribe", nbody, "--run", "--backend", "cpu", "--bodies", "100", ":",
+                 "-np", "1", "--oversubscribe", nbody, "--run", "--backend", "cpu", "--bodies", "200"])
+        check(r.returncode != 0, "refused")
+        check(r.stderr.count("started with other options than rank 0") == 1, "one message says why")
+        check("nbody run:" not in r.stdout, "no work started")
+        # The same mistake every rank makes alike: one message, not one per rank.
+        r = run(mpi(3, "--run", "--bodies", "0"))
+        check(r.returncode != 0 and r.stderr.count("--bodies 0") == 1, "a bad value is reported once")
+        # A bad value for the ranks together: weights for fewer devices than the ranks have.
+        r = run(mpi(2, "--run", "--bodies", "100", "--weights", "1,2,3"))
+        check(r.returncode != 0 and "3 weights for 2 devices over 2 ranks" in r.stderr, "weights over every rank")
+
+    elif case == "rank_killed":
+        job = subprocess.Popen(mpi(2, "--run", "--bodies", "20000", "--steps", "1000000", "--threads", "1"),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        time.sleep(4)
+        ranks = subprocess.run(["pgrep", "-f", "-P", str(job.pid), nbody], capture_output=True, text=True).stdout.split()
+        check(len(ranks) == 2, f"two ranks run under mpirun: {ranks}")
+        if ranks:
+            os.kill(int(ranks[-1]), signal.SIGKILL)
+        try:
+            out, err = job.communicate(timeout=60)
+            print(out[-2000:], err[-2000:])
+            check(job.returncode != 0, "the job fails")
+            check("signal 9" in err or "Killed" in err or "killed" in err, "mpirun says a rank was killed")
+        except subprocess.TimeoutExpired:
+            os.killpg(job.pid, signal.SIGKILL)
+            check(False, "the job ended within 60 s of a rank's death (it hung)")
+
+    elif case == "interrupt":
+        job = subprocess.Popen(mpi(2, "--run", "--bodies", "20000", "--steps", "1000000", "--threads", "1",
+                                   "--checkpoint", p("stop.h5")),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        time.sleep(5)
+        os.killpg(job.pid, signal.SIGINT)  # what Ctrl-C in the terminal does: the whole foreground group
+        try:
+            out, err = job.communicate(timeout=60)
+            print(out[-2000:], err[-2000:])
+            check(job.returncode != 0, "an interrupted job does not report success")
+            check("checkpoint " + p("stop.h5") in out, "the checkpoint was written")
+            check(os.path.exists(p("stop.h5")), "the checkpoint exists")
+            stopped = [l for l in err.splitlines() if "after" in l and "steps" in l and "state saved" in l]
+            check(len(stopped) == 1, "one line says where the run stopped")
+        except subprocess.TimeoutExpired:
+            os.killpg(job.pid, signal.SIGKILL)
+            check(False, "the job stopped within 60 s of Ctrl-C")
+        if os.path.exists(p("stop.h5")):
+            r = run(mpi(2, "--restart", p("stop.h5"), "--run", "--steps", "2", "--threads", "1"))
+            check(r.returncode == 0, "the checkpoint continues")
+    else:
+        print("unknown case", case)
+        sys.exit(2)
+
+print("FAILED:" if failures else "ok", *failures, sep="\n  ")
+sys.exit(1 if failures else 0)
