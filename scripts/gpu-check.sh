@@ -12,7 +12,12 @@ OUT=${OUT:-/tmp/nbody-gpu}
 mkdir -p "$OUT/logs"
 prefix=/tmp/nbody-deps
 build=build-gpu
-export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu:$prefix/usr/lib/x86_64-linux-gnu/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Open MPI unpacked into the private prefix finds its components and help files there.
+export OPAL_PREFIX="$prefix/usr" PATH="$prefix/usr/bin:$PATH"
+export PMIX_MCA_mca_base_component_path="$prefix/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix"
+export PMIX_MCA_pcompress_base_silence_warning=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 egl_vendor=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 [ -f $egl_vendor ] && export __EGL_VENDOR_LIBRARY_FILENAMES=$egl_vendor
 nbody=$build/app/nbody
@@ -32,6 +37,12 @@ for stage in "$@"; do
       # GL loaders (unpacked into / there: the NVIDIA driver brings the vendor libraries)
       (cd .deps/gl && apt-get download libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2)
       # the viewer's libraries and their runtime dependencies (unpacked into the private prefix)
+      # Open MPI and the libraries it loads (unpacked into the private prefix, relocated by OPAL_PREFIX)
+      mkdir -p .deps/mpi
+      (cd .deps/mpi && apt-get download libopenmpi3 libopenmpi-dev openmpi-bin openmpi-common libpmix2 \
+        libevent-core-2.1-7 libevent-pthreads-2.1-7 libevent-2.1-7 libhwloc15 libfabric1 libucx0 libibverbs1 librdmacm1 \
+        libnl-3-200 libnl-route-3-200 libpsm-infinipath1 libpsm2-2 libnuma1 libpciaccess0 libxnvctrl0 libltdl7 libmunge2 \
+        libxext6)
       (cd .deps/viewer && apt-get download libglfw3-dev libglfw3 libglew-dev libglew2.2 libglm-dev libimgui-dev \
         libstb-dev libstb0 libegl-dev libgl-dev libglx-dev libopengl-dev libgles-dev libx11-6 libx11-data libxcb1 \
         libxau6 libxdmcp6 libbsd0 libmd0)
@@ -41,13 +52,19 @@ for stage in "$@"; do
       nvidia-smi --query-gpu=index,name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv
       nvidia-smi topo -m 2>/dev/null | head -12
       nproc; g++ --version | head -1; nvcc --version | tail -1; cmake --version | head -1
-      for f in .deps/*.deb .deps/viewer/*.deb .deps/gl/*.deb .deps/hdf5/*.deb; do [ -f "$f" ] && dpkg -x "$f" "$prefix"; done
+      for f in .deps/*.deb .deps/viewer/*.deb .deps/gl/*.deb .deps/hdf5/*.deb .deps/mpi/*.deb; do [ -f "$f" ] && dpkg -x "$f" "$prefix"; done
+      # The names Debian's alternatives would give Open MPI's programs
+      for tool in mpirun mpiexec mpicxx; do
+        [ -e "$prefix/usr/bin/$tool.openmpi" ] && ln -sf "$tool.openmpi" "$prefix/usr/bin/$tool"
+      done
+      mpi_args=(); [ -x "$prefix/usr/bin/mpicxx" ] && mpi_args=(-DNBODY_WITH_MPI=ON -DMPI_CXX_COMPILER="$prefix/usr/bin/mpicxx")
       for f in .deps/gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
       ldconfig
       step "build"
       cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-        -DCMAKE_PREFIX_PATH="$prefix/usr" -DBUILD_TESTING=ON -DNBODY_BUILD_TOOLS=ON -DNBODY_WITH_HDF5=ON \
+        -DCMAKE_PREFIX_PATH="$prefix/usr" -DBUILD_TESTING=ON -DNBODY_BUILD_TOOLS=ON -DNBODY_WITH_HDF5=ON "${mpi_args[@]}" \
         >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+      grep -E 'MPI' "$OUT/configure.log" | head -3
       ldd "$(find "$prefix" -name 'libhdf5_serial.so.103*' | head -1)" | grep 'not found' || echo "hdf5: every library found"
       cmake --build $build --parallel "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E 'error|Error' -A3 "$OUT/build.log" | head -60; exit 1; }
       grep -E 'spill|bytes stack' "$OUT/build.log" | sort | uniq -c | head -20
@@ -168,6 +185,30 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
         $nbody --backend cuda --benchmark --numgpus $gpus --bodies 1048576 --exchange $x --threading workers | \
           grep -E 'backend|step time|per device|interactions'
       done
+      ;;
+    mpi)
+      gpus=$(nvidia-smi -L | wc -l)
+      step "MPI tests (ctest -L mpi), $gpus GPUs"
+      mpirun --version | head -1
+      (cd $build && ctest -L mpi -V >"$OUT/ctest-mpi.log" 2>&1) || status=1
+      grep -E 'tests passed|Failed|Failure|FAIL:|skipped|identical|DIFFERENT' "$OUT/ctest-mpi.log" | head -20
+      step "MPI benchmarks: 2 ranks x 1 GPU against 1 rank x 2 GPUs"
+      for n in 262144 1048576; do
+        steps=10; [ $n -lt 500000 ] && steps=50
+        $nbody --backend cuda --benchmark --numgpus 2 --bodies $n --steps $steps --json "$OUT/logs/mpi-1x2-$n.json" | \
+          grep -E 'backend|step time|interactions'
+        mpirun -np 2 $nbody --backend cuda --benchmark --bodies $n --steps $steps --json "$OUT/logs/mpi-2x1-$n.json" | \
+          grep -E 'backend|step time|interactions'
+      done
+      step "compute-sanitizer over the exchange between ranks (2 ranks x 1 GPU, then 2 ranks sharing GPU 0 as 2 slices each)"
+      mpirun -np 2 compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies 5000 \
+        --steps 4 -q >"$OUT/logs/sanitizer-mpi.log" 2>&1
+      echo "memcheck, 2 ranks: exit $? $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-mpi.log" | tr '\n' ' ')"
+      mpirun -np 2 compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies 5000 \
+        --steps 4 --gpus 0,0 --threading workers -q >"$OUT/logs/sanitizer-mpi-workers.log" 2>&1
+      echo "memcheck, 2 ranks x 2 slices, workers: exit $? $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-mpi-workers.log" | tr '\n' ' ')"
+      step "MPI all-gather between 2 ranks: latency and bandwidth"
+      [ -x $build/mpi_gather_bench ] && mpirun -np 2 $build/mpi_gather_bench | tee "$OUT/logs/mpi-gather.txt"
       ;;
     viewer)
       step "viewer offscreen through EGL: CUDA-GL interop against host upload"

@@ -9,7 +9,10 @@ same_results_as_one_process  2 ranks x 2 host devices, then a restart on 3 ranks
 options_that_differ          ranks started with other options: one message, exit status 2.
 rank_killed                  a rank killed mid-run ends the job with a message, never a hang.
 interrupt                    Ctrl-C to the job: every rank stops, the checkpoint is written.
+gpu_layouts                  (2 GPUs) 2 ranks x 1 GPU, 1 rank x 2 GPUs and 1 GPU: the same positions,
+                             bit for bit, at N = 1,000 and 65,536 over 100 steps.
 """
+import json
 import os
 import signal
 import subprocess
@@ -125,6 +128,41 @@ with tempfile.TemporaryDirectory() as d:
         if os.path.exists(p("stop.h5")):
             r = run(mpi(2, "--restart", p("stop.h5"), "--run", "--steps", "2", "--threads", "1"))
             check(r.returncode == 0, "the checkpoint continues")
+    elif case == "gpu_layouts":
+        try:
+            import h5py
+            import numpy as np
+        except ImportError as e:
+            print(f"skipped: {e}")
+            sys.exit(77)
+        subprocess.run([nbody, "--devices", "--json", p("devices.json")], capture_output=True, timeout=60)
+        gpus = len(json.load(open(p("devices.json")))["devices"]) if os.path.exists(p("devices.json")) else 0
+        if gpus < 2:
+            print(f"skipped: {gpus} CUDA device(s), 2 needed")
+            sys.exit(77)
+
+        def state(path):
+            with h5py.File(path, "r") as f:
+                return np.array(f["PartType1/Coordinates"]).tobytes() + np.array(f["PartType1/Velocities"]).tobytes()
+
+        for n in (1000, 65536):
+            common = ["--backend", "cuda", "--run", "--bodies", str(n), "--steps", "100"]
+            layouts = {
+                "1 GPU": [nbody, *common, "--numgpus", "1"],
+                "1 rank x 2 GPUs": [nbody, *common, "--numgpus", "2"],
+                "2 ranks x 1 GPU": [mpirun, "-np", "2", nbody, *common],
+                "2 ranks x 1 GPU, workers": [mpirun, "-np", "2", nbody, *common, "--threading", "workers"],
+            }
+            states = {}
+            for name, cmd in layouts.items():
+                out = p(f"{n}-{len(states)}.h5")
+                r = run([*cmd, "--checkpoint", out])
+                check(r.returncode == 0, f"N={n}, {name}: runs")
+                if r.returncode == 0:
+                    states[name] = state(out)
+            for name, s in states.items():
+                check(s == states["1 GPU"], f"N={n}, {name}: bitwise the positions and velocities of 1 GPU")
+                print(f"N={n}, {name}: {'identical' if s == states['1 GPU'] else 'DIFFERENT'}")
     else:
         print("unknown case", case)
         sys.exit(2)
