@@ -210,6 +210,15 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
       step "MPI all-gather between 2 ranks: latency and bandwidth"
       [ -x $build/mpi_gather_bench ] && mpirun -np 2 $build/mpi_gather_bench | tee "$OUT/logs/mpi-gather.txt"
       ;;
+    bench-small)
+      # One GPU over N: the rates tools/scaling_model.py starts from, and the cost of a small step.
+      step "one GPU over N"
+      for n in 1024 4096 16384 65536 262144 1048576; do
+        steps=200; [ $n -ge 262144 ] && steps=10
+        $nbody --backend cuda --benchmark --numgpus 1 --bodies $n --steps $steps | grep -E 'step time|interactions' | \
+          sed "s/^/N = $n: /"
+      done
+      ;;
     viewer)
       step "viewer offscreen through EGL: CUDA-GL interop against host upload"
       grep -E 'viewer:' "$OUT/configure.log" 2>/dev/null || true
