@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <sstream>
 
+#include "app/run_config_json.h"
 #include "core/clock.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
@@ -15,14 +17,15 @@
 #include "sim/physics/diagnostics.h"
 
 namespace nbody::app {
-namespace {
-
-
-}  // namespace
 
 LiveSimulation::LiveSimulation(driver::Setup setup, driver::RunConfig run, std::optional<int> frames_device,
                                bool track_energy)
-    : frames_device_(frames_device), track_energy_(track_energy), origin_(Clock::now()) {
+    : ranks_(world()),
+      leads_(ranks_.rank() == 0),
+      // Every rank's bodies in one frame: a host copy gathered from the ranks.
+      frames_device_(ranks_.size() > 1 ? std::nullopt : frames_device),
+      track_energy_(track_energy),
+      origin_(Clock::now()) {
   sim::BodySet const bodies = setup.bodies;
   multigpu::RunClock const clock = setup.clock;
   rebuild(bodies, setup, clock, run);
@@ -32,6 +35,44 @@ LiveSimulation::~LiveSimulation() {
   stop_ = true;
   control_changed_.notify_all();
   if (thread_.joinable()) thread_.join();
+  if (leads_ && ranks_.size() > 1) {
+    Plan stop;
+    stop.stop = true;
+    try {
+      send(stop);
+    } catch (...) {  // a destructor does not throw; the followers then end with the job
+    }
+  }
+}
+
+void LiveSimulation::send(const Plan& plan) {
+  if (ranks_.size() == 1) return;
+  nlohmann::json j = {{"steps", plan.steps}, {"energy", plan.energy}, {"stop", plan.stop}, {"changes", nlohmann::json::array()}};
+  for (auto const& c : plan.changes)
+    j["changes"].push_back({{"kind", int(c.kind)}, {"path", c.path}, {"run", to_json(c.run)}});
+  (void)ranks_.all_gather(j.dump());
+}
+
+LiveSimulation::Plan LiveSimulation::receive() {
+  std::string const text = ranks_.all_gather(std::string())[0];  // rank 0's plan
+  auto const j = nlohmann::json::parse(text);
+  Plan plan;
+  plan.steps = j.at("steps").get<std::uint64_t>();
+  plan.energy = j.at("energy").get<bool>();
+  plan.stop = j.at("stop").get<bool>();
+  for (auto const& c : j.at("changes"))
+    plan.changes.push_back({Change::Kind(c.at("kind").get<int>()), run_config_from_json(c.at("run")), c.at("path").get<std::string>()});
+  return plan;
+}
+
+int LiveSimulation::follow() {
+  for (;;) {
+    Plan const plan = receive();
+    if (plan.stop) break;
+    execute(plan);
+    take_messages();  // rank 0 reports
+  }
+  return interrupt_signal() ? interrupted_exit_code(interrupt_signal()) : 0;
 }
 
 void LiveSimulation::start() {
@@ -120,38 +161,53 @@ void LiveSimulation::run_thread() {
 }
 
 void LiveSimulation::update() {
-  for (;;) {
-    Change change;
-    {
-      std::lock_guard<std::mutex> lock(control_mutex_);
-      if (changes_.empty()) break;
-      change = std::move(changes_.front());
-      changes_.pop_front();
-    }
+  Plan plan;
+  {
+    std::lock_guard<std::mutex> lock(control_mutex_);
+    plan.changes.assign(std::make_move_iterator(changes_.begin()), std::make_move_iterator(changes_.end()));
+    changes_.clear();
+  }
+  bool const once = step_once_.exchange(false);
+  bool const waits = (paused_ && !once) || (threaded_ && frame_pending_ && !once);  // paused, or the last frame unseen
+  if (!waits) plan.steps = once ? 1 : std::uint64_t(steps_per_update_.load());
+  // Energy: measured when the last pass is a small share of the time since (a tenth at most).
+  plan.energy = track_energy_ && e0_ && plan.steps > 0 &&
+                seconds_since(origin_) - last_energy_wall_ > std::max(1.0, 10.0 * energy_seconds_);
+  if (plan.changes.empty() && plan.steps == 0) return;
+  send(plan);
+  execute(plan);
+}
+
+void LiveSimulation::execute(const Plan& plan) {
+  for (auto const& change : plan.changes) {
     try {
       apply(change);
     } catch (const Interrupted&) {
       throw;
     } catch (const std::exception& e) {
-      // The run carries on as it was: a change that cannot be made is only a message.
+      // The run carries on as it was: a change that cannot be made is only a message. With several
+      // ranks every rank refuses it alike (agree()).
       message(std::string("could not apply the change: ") + e.what());
       std::lock_guard<std::mutex> lock(frame_mutex_);
       ++stats_.refused;
     }
   }
-  bool const once = step_once_.exchange(false);
-  if (paused_ && !once) return;
-  if (threaded_ && frame_pending_ && !once) return;  // the last frame is not shown yet
-  std::uint64_t const steps = once ? 1 : std::uint64_t(steps_per_update_.load());
+  if (plan.steps == 0) return;
   try {
     auto const t0 = Clock::now();
-    sim_->advance(steps);
+    sim_->advance(plan.steps);
     sim_->synchronize();
     double const seconds = seconds_since(t0);
-    capture(1e3 * seconds / double(steps), steps);
+    capture(1e3 * seconds / double(plan.steps), plan.steps, plan.energy);
   } catch (const Interrupted&) {
     throw;
   } catch (const std::exception& e) {
+    // Alone, the viewer pauses and says why. The other ranks of a run cannot learn of it in time
+    // (they wait in the exchange): the run ends.
+    if (ranks_.size() > 1) {
+      std::fprintf(stderr, "error: rank %d of %d: %s\n", ranks_.rank(), ranks_.size(), e.what());
+      ranks_.abort(1);
+    }
     paused_ = true;
     message(std::string("paused: ") + e.what());
   }
@@ -160,7 +216,8 @@ void LiveSimulation::update() {
 void LiveSimulation::apply(const Change& change) {
   switch (change.kind) {
     case Change::Kind::reset: {
-      driver::Setup setup = driver::make_setup(change.run);
+      driver::Setup setup;
+      agree(ranks_, [&] { setup = driver::make_setup(change.run); });
       for (auto const& n : setup.notices) message(n);
       sim::BodySet const bodies = setup.bodies;
       rebuild(bodies, setup, setup.clock, change.run);
@@ -171,9 +228,11 @@ void LiveSimulation::apply(const Change& change) {
       // The same state and clock on the new settings; a new dt starts the clock again from now.
       driver::RunConfig run = change.run;
       driver::Setup setup = setup_;
-      setup.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});
       std::vector<std::string> notices;
-      setup.config = driver::resolve_devices(run, sim_->bodies(), &notices);
+      agree(ranks_, [&] {
+        setup.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});
+        setup.config = driver::resolve_devices(run, sim_->bodies(), &notices);
+      });
       for (auto const& n : notices) message(n);
       setup.damping = run.physics.damping;
       sim::BodySet const state = sim_->state();
@@ -229,14 +288,14 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
     stats_.dt = sim_->program().dt;
     stats_.softening = sim_->config().softening;
     stats_.devices = sim_->config().devices.size();
-    stats_.slices = sim_->slices();
+    stats_.slices = sim_->all_slices();  // every rank's: colour by device shows the ranks' slices
     stats_.time = sim_->time();
     stats_.step = sim_->steps_done();
   }
-  capture(0.0, 0);
+  capture(0.0, 0, false);
 }
 
-void LiveSimulation::capture(double step_ms, std::uint64_t steps) {
+void LiveSimulation::capture(double step_ms, std::uint64_t steps, bool energy) {
   // The frame: on the GPU, a device-to-device copy; on the host, the state downloaded into the back
   // frame (only this thread writes it; readers see the front one, under the lock), in its storage.
   bool const on_device = device_frames_ != nullptr;
@@ -256,10 +315,9 @@ void LiveSimulation::capture(double step_ms, std::uint64_t steps) {
     if (on_device) sim_->state(centre_state_);  // the follow camera's centre needs positions on the host
     centre = render::centre_of(on_device ? centre_state_.pos_mass : back.pos_mass);
   }
-  // Energy: measured when the last pass is a small share of the time since (a tenth at most).
+  // Energy: on the cadence update() planned (every rank measures together).
   std::optional<double> energy_error;
-  double const wall = seconds_since(origin_);
-  if (track_energy_ && e0_ && steps > 0 && wall - last_energy_wall_ > std::max(1.0, 10.0 * energy_seconds_)) {
+  if (energy) {
     auto const t0 = Clock::now();
     double const e = sim_->diagnostics().total();
     energy_seconds_ = seconds_since(t0);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/ranks.h"
 #include "core/real4.h"
 #include "core/slice.h"
 #include "driver/config.h"
@@ -79,6 +80,12 @@ class LiveSimulation {
   // caller's thread, then captures the frame (recording: every frame one batch).
   void update();
 
+  // In a run of several MPI ranks rank 0 leads: each update() sends the other ranks its plan (the
+  // changes, the steps, whether to measure the energy), and they, in follow(), carry out the same
+  // plans until rank 0's simulation ends. Frames then come by host copy, gathered from every rank.
+  // Returns the follower's exit code.
+  int follow();
+
   void set_paused(bool paused);
   bool paused() const { return paused_; }
   void step_once();
@@ -108,13 +115,25 @@ class LiveSimulation {
   sim::BodySet state();
 
  private:
+  // One update's work, decided by rank 0 and carried out alike by every rank.
+  struct Plan {
+    std::vector<Change> changes;
+    std::uint64_t steps = 0;  // 0: none (paused, or the last frame not yet shown)
+    bool energy = false;      // measure the energy after the steps
+    bool stop = false;        // the viewer closed: followers return
+  };
   void run_thread();
+  void execute(const Plan& plan);
+  void send(const Plan& plan);  // rank 0 to the others, when there are others
+  Plan receive();
   void apply(const Change& change);
   void rebuild(const sim::BodySet& bodies, const driver::Setup& setup, multigpu::RunClock clock,
                const driver::RunConfig& run);
-  void capture(double step_ms, std::uint64_t steps);
+  void capture(double step_ms, std::uint64_t steps, bool energy);
   void message(const std::string& text);
 
+  const Ranks& ranks_;
+  bool leads_ = true;            // rank 0 (or the only rank): takes the user's changes, plans
   driver::Setup setup_;          // the settings and origin of the current simulation
   driver::RunConfig run_;
   std::optional<int> frames_device_;

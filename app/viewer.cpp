@@ -101,6 +101,11 @@ void look_at_scenario(render::OrbitCamera& camera, const std::string& source) {
   }
 }
 
+// The energy is an O(N^2) pass: tracked where it is quick enough to keep a cadence.
+bool tracks_energy(const driver::Setup& setup) {
+  return setup.config.backend == sim::Backend::cuda ? setup.bodies.size() <= (1u << 20) : setup.bodies.size() <= 65536;
+}
+
 class Viewer {
  public:
   explicit Viewer(const Options& o) : options_(o) {
@@ -117,7 +122,8 @@ class Viewer {
     recording_ = o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || o.frames > 0;
     // The window first: where none can open, the default mode falls back before any other work.
     surface_ = o.offscreen ? render::open_offscreen(o.width, o.height) : render::open_window(o.width, o.height, "nbody");
-    driver::Setup setup = driver::make_setup(o.run);
+    driver::Setup setup;
+    agree(world(), [&] { setup = driver::make_setup(o.run); });  // the other ranks follow (follow_viewer)
     for (auto const& notice : setup.notices) log("notice: " + notice);
     renderer_ = std::make_unique<render::BodyRenderer>();
     hdr_ = std::make_unique<render::HdrPipeline>();
@@ -155,7 +161,7 @@ class Viewer {
     // CUDA-GL interop where the run is on a GPU in fp32 and the GL context shares with CUDA: then the
     // frames stay on that GPU.
     std::optional<int> frames_device;
-    if (setup.config.backend == sim::Backend::cuda && o.interop != Interop::off) {
+    if (setup.config.backend == sim::Backend::cuda && o.interop != Interop::off && world().size() == 1) {
       try {  // can this GL context share buffers with CUDA at all?
         renderer_->resize(setup.bodies.size());
         render::CudaGlInterop probe(renderer_->position_buffer(), renderer_->color_buffer(), setup.bodies.size(),
@@ -166,9 +172,7 @@ class Viewer {
         interop_failure_ = e.what();
       }
     }
-    // The energy is an O(N^2) pass: tracked where it is quick enough to keep a cadence.
-    bool const track_energy = setup.config.backend == sim::Backend::cuda ? setup.bodies.size() <= (1u << 20)
-                                                                          : setup.bodies.size() <= 65536;
+    bool const track_energy = tracks_energy(setup);
     energy_tracked_ = track_energy;
     camera_.set_aspect(aspect());
     look_at_scenario(camera_, setup.source);
@@ -672,10 +676,19 @@ class Viewer {
 
 bool viewer_available() { return true; }
 
+namespace {
+// Ranks other than 0 of an MPI run: no window; the same simulation, carrying out rank 0's plans.
+int follow_viewer(const Options& o) {
+  driver::Setup setup;
+  agree(world(), [&] { setup = driver::make_setup(o.run); });
+  bool const track_energy = tracks_energy(setup);
+  LiveSimulation live(std::move(setup), o.run, std::nullopt, track_energy);
+  return live.follow();
+}
+}  // namespace
+
 int run_viewer(const Options& options) {
-  if (world().size() > 1)
-    throw JobFailure("--viewer runs in one process; start it without mpirun (--run, --benchmark, --validate and "
-                     "--compare-threading run over MPI ranks)", 2);
+  if (world().rank() != 0) return follow_viewer(options);
   Viewer viewer(options);
   return viewer.run();
 }

@@ -9,6 +9,8 @@ same_results_as_one_process  2 ranks x 2 host devices, then a restart on 3 ranks
 options_that_differ          ranks started with other options: one message, exit status 2.
 rank_killed                  a rank killed mid-run ends the job with a message, never a hang.
 interrupt                    Ctrl-C to the job: every rank stops, the checkpoint is written.
+viewer_offscreen             the viewer on rank 0, the others following: the picture of 2 ranks x 2
+                             devices is the picture of one process on 4, pixel for pixel.
 gpu_layouts                  (2 GPUs) 2 ranks x 1 GPU, 1 rank x 2 GPUs and 1 GPU: the same positions,
                              bit for bit, at N = 1,000 and 65,536 over 100 steps.
 """
@@ -128,6 +130,19 @@ with tempfile.TemporaryDirectory() as d:
         if os.path.exists(p("stop.h5")):
             r = run(mpi(2, "--restart", p("stop.h5"), "--run", "--steps", "2", "--threads", "1"))
             check(r.returncode == 0, "the checkpoint continues")
+    elif case == "viewer_offscreen":
+        common = ["--offscreen", "--bodies", "3000", "--frames", "12", "--steps-per-frame", "3", "--threads", "1",
+                  "--color", "device", "--no-hud", "--width", "640", "--height", "400"]
+        one = run([nbody, "--backend", "cpu", *common, "--numgpus", "4", "--screenshot", p("one.png")])
+        if one.returncode != 0:
+            print("skipped: the viewer does not render offscreen here:", one.stderr.strip()[-300:])
+            sys.exit(77)
+        many = run(mpi(2, *common, "--numgpus", "2", "--screenshot", p("many.png")))
+        check(many.returncode == 0, "2 ranks render")
+        check(many.stderr.count("viewer: wrote") == 1, "rank 0 alone draws and writes")
+        check(os.path.exists(p("many.png")) and open(p("one.png"), "rb").read() == open(p("many.png"), "rb").read(),
+              "2 ranks x 2 devices: the picture of one process on 4 devices")
+
     elif case == "gpu_layouts":
         try:
             import h5py

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "app/live_simulation.h"
+#include "app/run_config_json.h"
+#include "core/errors.h"
 #include "driver/setup.h"
 #include "gpu/devices.h"
 #include "multigpu/simulation.h"
@@ -179,3 +181,42 @@ INSTANTIATE_TEST_SUITE_P(Backends, LiveSwitches,
 
 }  // namespace
 }  // namespace nbody
+
+namespace nbody::app {
+namespace {
+
+// What the viewer's rank 0 sends the other ranks: every field of a RunConfig comes back as it went.
+TEST(RunConfigJson, EveryFieldSurvivesTheTrip) {
+  driver::RunConfig r;
+  r.initial = {sim::Scenario::collision, 1234, 7, 0.25, "in.bin", "run.h5"};
+  r.physics = {sim::Integrator::yoshida4, 0.003, 0.9, 0.02};
+  r.devices.backend = driver::BackendChoice::cpu;
+  r.devices.count = 3;
+  r.devices.gpus = {0, 2};
+  r.devices.weights = {1, 2.5};
+  r.devices.threading = multigpu::Threading::workers;
+  r.devices.exchange = multigpu::ExchangeMode::staged;
+  r.devices.cpu_threads = 5;
+  r.devices.precision = Precision::fp64;
+  r.devices.kernel = sim::Kernel::tiled;
+  r.devices.block_size = 128;
+  r.devices.fp64_rsqrt = sim::Fp64Rsqrt::precise;
+  r.given = {true, false, true, false, true};
+  auto const j = to_json(r);
+  driver::RunConfig const b = run_config_from_json(nlohmann::json::parse(j.dump()));
+  EXPECT_EQ(to_json(b), j);
+  EXPECT_EQ(b.initial.checkpoint, "run.h5");
+  EXPECT_EQ(b.physics.dt, 0.003);
+  EXPECT_EQ(b.devices.weights, r.devices.weights);
+  ASSERT_TRUE(b.devices.kernel);
+  EXPECT_EQ(*b.devices.kernel, sim::Kernel::tiled);
+  EXPECT_TRUE(b.given.precision);
+  driver::RunConfig none;  // no kernel named: none comes back
+  EXPECT_FALSE(run_config_from_json(to_json(none)).devices.kernel);
+  auto broken = j;
+  broken["devices"]["threading"] = "many";
+  EXPECT_THROW(run_config_from_json(broken), RuntimeFailure);
+}
+
+}  // namespace
+}  // namespace nbody::app
