@@ -170,9 +170,12 @@ class CudaStaging final : public HostStaging {
     for (std::size_t d = 0; d < engines_.size(); ++d) {
       int const ordinal = engines_[d]->device();
       devices_[d].out = gpu::Stream(ordinal);
+      devices_[d].in = gpu::Stream(ordinal);
       for (int k = 0; k < 2; ++k) {
         devices_[d].drifted[k] = gpu::SyncEvent(ordinal);
         devices_[d].landed[k] = gpu::SyncEvent(ordinal);
+        devices_[d].free[k] = gpu::SyncEvent(ordinal);
+        devices_[d].landed_in[k] = gpu::SyncEvent(ordinal);
       }
     }
   }
@@ -181,6 +184,7 @@ class CudaStaging final : public HostStaging {
     for (auto& p : devices_) {
       gpu::DeviceGuard guard(p.out.device());
       (void)cudaStreamSynchronize(p.out.get());
+      (void)cudaStreamSynchronize(p.in.get());
     }
   }
 
@@ -207,20 +211,42 @@ class CudaStaging final : public HostStaging {
     NBODY_CUDA_CHECK(cudaEventSynchronize(me.landed[publication & 1].get()));
   }
 
+  // The other ranks' bodies go in on a stream of their own, alongside the forces on this rank's: the
+  // copies wait only for what came before those forces (the buffer's last readers), and the forces
+  // on the rest wait for the copies.
+  void input_may_start(int d, std::uint64_t publication) override {
+    sim::CudaSliceEngine& e = *engines_[std::size_t(d)];
+    PerDevice& me = devices_[std::size_t(d)];
+    gpu::DeviceGuard guard(e.device());
+    cudaEvent_t const free = me.free[publication & 1].get();
+    NBODY_CUDA_CHECK(cudaEventRecord(free, e.stream()));
+    NBODY_CUDA_CHECK(cudaStreamWaitEvent(me.in.get(), free, 0));
+  }
+
   void stage_in(int d, std::uint64_t publication, Slice bodies) override {
     sim::CudaSliceEngine& e = *engines_[std::size_t(d)];
     int const parity = int(publication & 1);
     gpu::DeviceGuard guard(e.device());
     NBODY_CUDA_CHECK(cudaMemcpyAsync(static_cast<unsigned char*>(e.positions_buffer(parity)) + bodies.begin * bytes_,
                                      buffers_[parity].data() + bodies.begin * bytes_, bodies.count * bytes_,
-                                     cudaMemcpyHostToDevice, e.stream()));
+                                     cudaMemcpyHostToDevice, devices_[std::size_t(d)].in.get()));
+  }
+
+  void input_done(int d, std::uint64_t publication) override {
+    sim::CudaSliceEngine& e = *engines_[std::size_t(d)];
+    PerDevice& me = devices_[std::size_t(d)];
+    gpu::DeviceGuard guard(e.device());
+    cudaEvent_t const landed = me.landed_in[publication & 1].get();
+    NBODY_CUDA_CHECK(cudaEventRecord(landed, me.in.get()));
+    NBODY_CUDA_CHECK(cudaStreamWaitEvent(e.stream(), landed, 0));
   }
 
   void abandon() override {
     abandoned_ = true;
     for (auto& p : devices_) {
       p.out.forget();
-      for (int k = 0; k < 2; ++k) p.drifted[k].forget(), p.landed[k].forget();
+      p.in.forget();
+      for (int k = 0; k < 2; ++k) p.drifted[k].forget(), p.landed[k].forget(), p.free[k].forget(), p.landed_in[k].forget();
     }
     for (auto& b : buffers_) b.forget();
   }
@@ -229,8 +255,8 @@ class CudaStaging final : public HostStaging {
 
  private:
   struct PerDevice {
-    gpu::Stream out;  // declared first: outlives the events used on it
-    gpu::SyncEvent drifted[2], landed[2];
+    gpu::Stream out, in;  // declared first: outlive the events used on them
+    gpu::SyncEvent drifted[2], landed[2], free[2], landed_in[2];
   };
   std::vector<sim::CudaSliceEngine*> engines_;
   std::vector<PerDevice> devices_;

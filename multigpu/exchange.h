@@ -4,10 +4,12 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/enum_names.h"
+#include "core/slice.h"
 #include "sim/engines/engine.h"
 
 namespace nbody::multigpu {
@@ -30,6 +32,11 @@ class Exchange {
   virtual ~Exchange() = default;
   virtual void publish(int device, std::uint64_t publication) = 0;
   virtual void acquire(int device, std::uint64_t publication) = 0;
+  // Where some bodies arrive later (from other ranks): the bodies present once acquire(d, p)
+  // returned, and acquire_rest(d, p), which makes d's further work wait for the others too. Here
+  // every body is present after acquire: none.
+  virtual std::optional<Slice> ready_early(int /*device*/) const { return std::nullopt; }
+  virtual void acquire_rest(int /*device*/, std::uint64_t /*publication*/) {}
   // Makes every current and future acquire give up (throw), so a failing worker cannot leave
   // the others waiting forever.
   virtual void abort() = 0;

@@ -59,6 +59,8 @@ class HostStagingImpl final : public HostStaging {
                 s.count * bytes_);
   }
   void wait_out(int, std::uint64_t) override {}
+  void input_may_start(int, std::uint64_t) override {}
+  void input_done(int, std::uint64_t) override {}
   void stage_in(int d, std::uint64_t publication, Slice bodies) override {
     int const parity = int(publication & 1);
     std::memcpy(static_cast<unsigned char*>(engines_[std::size_t(d)]->positions_buffer(parity)) + bodies.begin * bytes_,

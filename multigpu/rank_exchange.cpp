@@ -62,8 +62,16 @@ class RankExchange final : public Exchange {
     changed_.notify_all();
   }
 
+  // acquire: this rank's bodies (the local exchange); acquire_rest: the other ranks'. Forces on
+  // segments of this rank's bodies run between the two, while the gather is in flight.
   void acquire(int d, std::uint64_t publication) override {
     local_->acquire(d, publication);
+    staging_->input_may_start(d, publication);
+  }
+
+  std::optional<Slice> ready_early(int) const override { return ranges_[std::size_t(ranks_.rank())]; }
+
+  void acquire_rest(int d, std::uint64_t publication) override {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       changed_.wait(lock, [&] { return aborted_ || arrived_ >= publication; });
@@ -71,6 +79,7 @@ class RankExchange final : public Exchange {
     }
     if (before_.count) staging_->stage_in(d, publication, before_);
     if (after_.count) staging_->stage_in(d, publication, after_);
+    staging_->input_done(d, publication);
   }
 
   void abort() override {

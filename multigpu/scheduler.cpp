@@ -22,6 +22,22 @@ namespace nbody::multigpu {
 
 namespace {
 
+// A forces stage in two halves: what the bodies already here allow (with bodies still to come from
+// other ranks: the segments of this rank's own), then the rest once everything has arrived. The
+// single scheduler starts every device's before it finishes any, so no device's early forces wait
+// behind another's gather.
+void start_forces(sim::SliceEngine& engine, Exchange& exchange, int device, std::uint64_t publication) {
+  exchange.acquire(device, publication);
+  engine.swap_buffers();
+  if (auto const ready = exchange.ready_early(device)) engine.compute_forces_ready(*ready);
+}
+
+void finish_forces(sim::SliceEngine& engine, Exchange& exchange, int device, std::uint64_t publication) {
+  if (!exchange.ready_early(device)) return engine.compute_forces();
+  exchange.acquire_rest(device, publication);
+  engine.compute_forces_rest();
+}
+
 // Runs one stage on one device. `publication` is the number of the device's latest drift: a drift
 // makes the next one, a forces stage acquires it.
 void run_stage(sim::SliceEngine& engine, Exchange& exchange, int device, const sim::Stage& stage,
@@ -38,9 +54,8 @@ void run_stage(sim::SliceEngine& engine, Exchange& exchange, int device, const s
       exchange.publish(device, ++publication);
       break;
     case sim::StageKind::forces:
-      exchange.acquire(device, publication);
-      engine.swap_buffers();
-      engine.compute_forces();
+      start_forces(engine, exchange, device, publication);
+      finish_forces(engine, exchange, device, publication);
       break;
   }
 }
@@ -56,6 +71,11 @@ class SingleThreadScheduler final : public Scheduler {
     std::uint64_t publication = first_publication - 1;
     for (std::uint64_t step = 0; step < steps; ++step) {
       for (auto const& stage : program.stages) {
+        if (stage.kind == sim::StageKind::forces) {
+          for (std::size_t d = 0; d < engines_.size(); ++d) start_forces(*engines_[d], exchange_, int(d), publication);
+          for (std::size_t d = 0; d < engines_.size(); ++d) finish_forces(*engines_[d], exchange_, int(d), publication);
+          continue;
+        }
         std::uint64_t const before = publication;
         for (std::size_t d = 0; d < engines_.size(); ++d) {
           publication = before;  // every device is at the same publication here

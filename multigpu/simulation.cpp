@@ -110,6 +110,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       e.fp64_rsqrt = config_.fp64_rsqrt;
       e.device = config_.devices[d];
       e.cpu_threads = threads_per_engine;
+      e.split_forces = ranks.size() > 1;  // forces on the rank's own bodies while the others' travel
       engines_.push_back(sim::make_engine(config_.backend, e));
       raw.push_back(engines_.back().get());
     }

@@ -12,7 +12,7 @@ interrupt                    Ctrl-C to the job: every rank stops, the checkpoint
 viewer_offscreen             the viewer on rank 0, the others following: the picture of 2 ranks x 2
                              devices is the picture of one process on 4, pixel for pixel.
 gpu_layouts                  (2 GPUs) 2 ranks x 1 GPU, 1 rank x 2 GPUs and 1 GPU: the same positions,
-                             bit for bit, at N = 1,000 and 65,536 over 100 steps.
+                             bit for bit, at N = 1,000, 65,536 and 100,000 over 100 steps.
 """
 import json
 import os
@@ -160,13 +160,18 @@ with tempfile.TemporaryDirectory() as d:
             with h5py.File(path, "r") as f:
                 return np.array(f["PartType1/Coordinates"]).tobytes() + np.array(f["PartType1/Velocities"]).tobytes()
 
-        for n in (1000, 65536):
+        # 1,000: one segment of j (nothing to overlap); 65,536 and 100,000: each rank's forces start on
+        # the segments of its own bodies while the others' travel (100,000: segments that straddle
+        # the ranks' boundary wait).
+        for n in (1000, 65536, 100000):
             common = ["--backend", "cuda", "--run", "--bodies", str(n), "--steps", "100"]
             layouts = {
                 "1 GPU": [nbody, *common, "--numgpus", "1"],
                 "1 rank x 2 GPUs": [nbody, *common, "--numgpus", "2"],
                 "2 ranks x 1 GPU": [mpirun, "-np", "2", nbody, *common],
                 "2 ranks x 1 GPU, workers": [mpirun, "-np", "2", nbody, *common, "--threading", "workers"],
+                "2 ranks x 2 slices of GPU 0, workers": [mpirun, "-np", "2", nbody, *common, "--gpus", "0,0",
+                                                         "--threading", "workers"],
             }
             states = {}
             for name, cmd in layouts.items():

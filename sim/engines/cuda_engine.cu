@@ -73,7 +73,8 @@ class CudaEngine final : public CudaSliceEngine {
     for (auto& p : positions_) p = gpu::DeviceBuffer<Real4<Real>>(config.device, layout_.padded());
     velocity_ = gpu::DeviceBuffer<Real4<Real>>(config.device, std::max<std::size_t>(config.slice.count, 1));
     acceleration_ = gpu::DeviceBuffer<Real4<Real>>(config.device, std::max<std::size_t>(config.slice.count, 1));
-    if (split_) partial_ = gpu::DeviceBuffer<Real4<Real>>(config.device, layout_.count * config.slice.count);
+    if (split_ || (config.split_forces && kernel_ == Kernel::fast && layout_.count > 1))
+      partial_ = gpu::DeviceBuffer<Real4<Real>>(config.device, layout_.count * config.slice.count);
     potential_ = gpu::DeviceBuffer<double>(config.device, std::max<std::size_t>(config.slice.count, 1));
   }
 
@@ -144,6 +145,36 @@ class CudaEngine final : public CudaSliceEngine {
     NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     for (std::size_t i = 0; i < n; ++i) out[i] = {a[i].x, a[i].y, a[i].z};
     return out;
+  }
+
+  // The fast kernel sums each segment of j into its own partial: the segments made only of ready
+  // bodies (a contiguous run of them) go first, the others once they have arrived, and the partials
+  // are added in segment order as always.
+  void compute_forces_ready(Slice ready) override {
+    ready_segments_ = {0, 0};
+    std::size_t const length = layout_.length, n = config_.bodies;
+    if (kernel_ != Kernel::fast || layout_.count < 2 || config_.slice.count == 0 || !partial_.data()) return;
+    if (ready.begin == 0 && ready.end() >= n) return;  // everything is here: compute_forces_rest() does it whole
+    // Segment s holds bodies [s L, (s + 1) L); beyond N it is zero-mass padding, always present.
+    std::size_t const first = (ready.begin + length - 1) / length;
+    std::size_t const last = ready.end() >= n ? layout_.count : ready.end() / length;
+    if (first >= last) return;
+    ready_segments_ = {first, last - first};
+    with_policy([&](auto policy) { launch_segments<decltype(policy)>(first, last); });
+  }
+
+  void compute_forces_rest() override {
+    if (ready_segments_.count == 0) return compute_forces();
+    with_policy([&](auto policy) {
+      launch_segments<decltype(policy)>(0, ready_segments_.begin);
+      launch_segments<decltype(policy)>(ready_segments_.end(), layout_.count);
+    });
+    gpu::DeviceGuard guard(config_.device);
+    kernels::reduce_partials<Real><<<blocks_for(config_.slice.count, kElementwiseBlock), kElementwiseBlock, 0,
+                                     stream_.get()>>>(partial_.data(), int(layout_.count), int(config_.slice.count),
+                                                      acceleration_.data());
+    NBODY_CHECK_LAUNCH();
+    ready_segments_ = {0, 0};
   }
 
   void compute_forces() override {
@@ -299,6 +330,24 @@ class CudaEngine final : public CudaSliceEngine {
     }
   }
 
+  // The fast kernel over segments [first, last) only, into their partials: the kernel sees positions
+  // and partials from segment `first` on, as if they were a layout of last - first segments (one
+  // segment launches unsplit, which sums it the same way).
+  template <class Rsqrt>
+  void launch_segments(std::size_t first, std::size_t last) {
+    if (first >= last) return;
+    gpu::DeviceGuard guard(config_.device);
+    using Shape = FastShape<Real>;
+    std::size_t const offset = first * layout_.length;
+    kernels::ForceArgs const args{int(layout_.length), int(last - first), int(config_.slice.begin) - int(offset),
+                                  int(config_.slice.count)};
+    Real const eps2 = Real(config_.softening * config_.softening);
+    dim3 const grid(blocks_for(args.count, Shape::block * Shape::bodies), unsigned(last - first));
+    fast_kernel<Real, Rsqrt>()<<<grid, Shape::block, 0, stream_.get()>>>(
+        current().data() + offset, args, eps2, partial_.data() + first * config_.slice.count);
+    NBODY_CHECK_LAUNCH();
+  }
+
   // The fast kernel runs as whole sweeps (one block per group of bodies) or split into one block
   // per (group, segment). Both give the same bits; pick the grid whose last wave is fuller: e.g.
   // 342 blocks on 264 resident slots leave the second wave 30% full, 16 times as many blocks
@@ -325,6 +374,7 @@ class CudaEngine final : public CudaSliceEngine {
   int block_ = 256;
   int multiprocessors_ = 0;
   bool split_ = false;
+  Slice ready_segments_;  // segments computed by compute_forces_ready, awaiting the rest
   // The stream is declared before the buffers, so it outlives what is freed after work on it.
   gpu::Stream stream_;
   gpu::DeviceBuffer<Real4<Real>> positions_[2];

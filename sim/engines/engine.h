@@ -62,6 +62,7 @@ struct EngineConfig {
   int device = 0;           // CUDA device ordinal (GPU engines)
   int cpu_threads = 0;      // OpenMP threads for this engine's loops; 0 for all
   Fp64Rsqrt fp64_rsqrt = Fp64Rsqrt::series;
+  bool split_forces = false;  // compute_forces_ready/_rest will be used: keep room for partial sums
 };
 
 // The kernel `config` asks for on `backend` (its default if none); InputError if it has no such kernel.
@@ -86,6 +87,12 @@ class SliceEngine {
 
   // Step operations on the own slice (see StageKind).
   virtual void compute_forces() = 0;
+  // The forces in two parts, for an exchange that delivers some bodies later (another rank's):
+  // first what the bodies in `ready` (already in the current buffer) allow, then, once every body
+  // has arrived, the rest. The result is compute_forces()'s, bit for bit. An engine that cannot
+  // split computes nothing in the first part and everything in the second.
+  virtual void compute_forces_ready(Slice /*ready*/) {}
+  virtual void compute_forces_rest() { compute_forces(); }
   virtual void kick(double dt) = 0;
   virtual void damp(double factor) = 0;
   virtual void drift(double dt) = 0;  // writes the own slice of the next positions
