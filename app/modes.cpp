@@ -227,6 +227,7 @@ int run_benchmark(const Options& o) {
                  {"precision", name_of(setup.config.precision)},
                  {"devices", setup.config.devices.size()},
                  {"threading", name_of(setup.config.threading)},
+                 {"launch", name_of(setup.config.launch)},
                  {"hardware", hw},
                  {"integrator", setup.program.integrator},
                  {"force_evaluations_per_step", setup.program.drifts()},
@@ -303,37 +304,44 @@ int run_devices(const Options& o) {
 
 int run_compare_threading(const Options& o) {
   std::uint64_t const steps = o.steps ? o.steps : 10;
-  std::vector<std::size_t> const sizes =
-      o.sizes.empty() ? std::vector<std::size_t>{sim::default_bodies(o.run.initial.scenario)} : o.sizes;
   std::vector<std::string> notices;
   multigpu::SimulationConfig probe;
-  agree(world(), [&] { probe = driver::resolve_devices(o.run, sizes.front(), &notices); });
+  agree(world(), [&] { probe = driver::resolve_devices(o.run, 1024, &notices); });
+  // By default small N, where a step is mostly launch overhead and the ways of driving the devices
+  // differ, beside large N, where they do not (the CPU backend: the small sizes only).
+  std::vector<std::size_t> const sizes =
+      !o.sizes.empty() ? o.sizes
+      : probe.backend == sim::Backend::cuda
+          ? std::vector<std::size_t>{1024, 4096, 16384, 65536, 262144, 1048576}
+          : std::vector<std::size_t>{1024, 4096, 16384};
   if (!o.quiet && writes_outputs())
     for (auto const& notice : notices) std::cerr << "notice: " << notice << "\n";
   auto const rows = driver::compare_threading(o.run, sizes, o.warmup, steps, [&](const driver::ComparisonRow& r) {
     if (!o.quiet && writes_outputs())
-      std::fprintf(stderr, "  measured %s, %d device(s), N = %zu: %.4f ms\n", name_of(r.model).c_str(), r.devices,
-                   r.bodies, r.measurement.median_ms);
+      std::fprintf(stderr, "  measured %s/%s, %d device(s), N = %zu: %.4f ms\n", name_of(r.model).c_str(),
+                   name_of(r.launch).c_str(), r.devices, r.bodies, r.measurement.median_ms);
   });
   std::printf("nbody compare-threading: %s backend, %s, %llu warm-up + %llu timed steps per row\n",
               name_of(probe.backend).c_str(), name_of(probe.precision).c_str(), (unsigned long long)o.warmup,
               (unsigned long long)steps);
-  std::printf("%-8s %4s %9s %12s %14s %8s %6s %12s  %s\n", "model", "devs", "N", "median ms", "interactions/s",
-              "speed-up", "eff.", "enqueue ms", "per-device median ms");
+  std::printf("%-8s %-6s %4s %9s %12s %14s %8s %6s %12s  %s\n", "model", "launch", "devs", "N", "median ms",
+              "interactions/s", "speed-up", "eff.", "enqueue ms", "per-device median ms");
   std::ostringstream csv;
-  csv << "model,devices,bodies,median_step_ms,interactions_per_s,speedup,efficiency,enqueue_ms_per_step,"
+  csv << "model,launch,devices,bodies,median_step_ms,interactions_per_s,speedup,efficiency,enqueue_ms_per_step,"
          "device_median_ms\n";
   json j = {{"mode", "compare-threading"}, {"rows", json::array()}};
   for (auto const& r : rows) {
     driver::Measurement const& m = r.measurement;
     std::string per;
     for (double t : m.device_median_ms) per += fmt("%.4f ", t);
-    std::string const model = name_of(r.model);
-    std::printf("%-8s %4d %9zu %12.4f %14.4e %7.2fx %5.0f%% %12.4f  %s\n", model.c_str(), r.devices, r.bodies,
-                m.median_ms, m.interactions_per_s, r.speedup, 100 * r.efficiency, m.enqueue_ms_per_step, per.c_str());
-    csv << model << ',' << r.devices << ',' << r.bodies << ',' << m.median_ms << ',' << m.interactions_per_s << ','
+    std::string const model = name_of(r.model), launch = name_of(r.launch);
+    std::printf("%-8s %-6s %4d %9zu %12.4f %14.4e %7.2fx %5.0f%% %12.4f  %s\n", model.c_str(), launch.c_str(),
+                r.devices, r.bodies, m.median_ms, m.interactions_per_s, r.speedup, 100 * r.efficiency,
+                m.enqueue_ms_per_step, per.c_str());
+    csv << model << ',' << launch << ',' << r.devices << ',' << r.bodies << ',' << m.median_ms << ',' << m.interactions_per_s << ','
         << r.speedup << ',' << r.efficiency << ',' << m.enqueue_ms_per_step << ",\"" << per << "\"\n";
     j["rows"].push_back({{"model", model},
+                         {"launch", launch},
                          {"devices", r.devices},
                          {"bodies", r.bodies},
                          {"median_step_ms", m.median_ms},

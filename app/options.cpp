@@ -148,7 +148,7 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       "--brightness", "--no-hud",     "--interop", "--steps-per-frame"};
   static const char* const simulation_options[] = {
       "--bodies", "--scenario", "--seed",      "--eccentricity", "--integrator", "--dt",        "--damping",
-      "--softening", "--precision", "--kernel", "--block-size", "--fp64-rsqrt", "--weights", "--threading",
+      "--softening", "--precision", "--kernel", "--block-size", "--fp64-rsqrt", "--weights", "--threading", "--launch",
       "--exchange"};
   auto mode_flag = [&] {
     switch (mode) {
@@ -240,6 +240,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--gpus", gpus_text, "explicit GPU list, e.g. 0,2");
   cli.add_option("--weights", weights_text, "relative share of bodies per device, e.g. 1,1,2");
   add_named(cli, "--threading", dev.threading, "multi-device scheduler: single (one host thread) or workers");
+  add_named(cli, "--launch", dev.launch,
+            "GPU steps: stream (kernel by kernel) or graph (blocks of 16 steps captured once as a CUDA graph and "
+            "replayed; needs --threading single)");
   add_named(cli, "--exchange", dev.exchange, "slice exchange between GPUs: auto, peer or staged");
   cli.add_option("--threads", dev.cpu_threads, "CPU threads (default: all cores)")->check(whole_number(1, kMaxThreads));
   cli.add_option("--steps", o.steps, "steps to run (default: 1000 for --run, 10 timed for --benchmark)")

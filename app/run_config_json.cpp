@@ -27,7 +27,7 @@ nlohmann::json to_json(const driver::RunConfig& r) {
            {{"integrator", name_of(p.integrator)}, {"dt", p.dt}, {"damping", p.damping}, {"softening", p.softening}}},
           {"devices",
            {{"backend", name_of(d.backend)}, {"count", d.count}, {"gpus", d.gpus}, {"weights", d.weights},
-            {"threading", name_of(d.threading)}, {"exchange", name_of(d.exchange)}, {"cpu_threads", d.cpu_threads},
+            {"threading", name_of(d.threading)}, {"launch", name_of(d.launch)}, {"exchange", name_of(d.exchange)}, {"cpu_threads", d.cpu_threads},
             {"precision", name_of(d.precision)}, {"kernel", d.kernel ? name_of(*d.kernel) : std::string()},
             {"block_size", d.block_size}, {"fp64_rsqrt", name_of(d.fp64_rsqrt)}}},
           {"given",
@@ -56,6 +56,7 @@ driver::RunConfig run_config_from_json(const nlohmann::json& j) {
     r.devices.gpus = d.at("gpus").get<std::vector<int>>();
     r.devices.weights = d.at("weights").get<std::vector<double>>();
     r.devices.threading = enum_from<multigpu::Threading>(d.at("threading"));
+    r.devices.launch = enum_from<multigpu::Launch>(d.at("launch"));
     r.devices.exchange = enum_from<multigpu::ExchangeMode>(d.at("exchange"));
     r.devices.cpu_threads = d.at("cpu_threads").get<int>();
     r.devices.precision = enum_from<Precision>(d.at("precision"));

@@ -85,7 +85,11 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
     Setup setup;
     agree(ranks, [&] { setup = make_setup(sized); });
     int const max_devices = int(setup.config.devices.size());
-    for (auto model : {multigpu::Threading::single, multigpu::Threading::workers}) {
+    std::vector<std::pair<multigpu::Threading, multigpu::Launch>> ways{
+        {multigpu::Threading::single, multigpu::Launch::stream}, {multigpu::Threading::workers, multigpu::Launch::stream}};
+    if (setup.config.backend == sim::Backend::cuda && ranks.size() == 1)
+      ways.push_back({multigpu::Threading::single, multigpu::Launch::graph});
+    for (auto [model, launch] : ways) {
       double one_device_ms = 0;
       if (ranks.size() > 1) {
         // The one-device figure: rank 0's first device alone while the other ranks wait.
@@ -95,6 +99,7 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
           multigpu::SimulationConfig c = setup.config;
           c.ranks = &solo_ranks();
           c.threading = model;
+          c.launch = launch;
           c.devices.resize(1);
           c.weights.clear();
           multigpu::Simulation sim(setup.bodies, setup.program, c);
@@ -105,12 +110,13 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
         counts[0] = 1;
         ranks.all_gather_in_place(&median, sizeof median, counts, offsets);
         m.median_ms = one_device_ms = median;
-        rows.push_back({model, 1, n, m, 1.0, 1.0});
+        rows.push_back({model, launch, 1, n, m, 1.0, 1.0});
         if (on_row) on_row(rows.back());
       }
       for (int g = 1; g <= max_devices; ++g) {
         multigpu::SimulationConfig c = setup.config;
         c.threading = model;
+        c.launch = launch;
         c.devices.resize(std::size_t(g));  // the first g devices (and weights) of the resolved list
         if (!c.weights.empty()) {
           // One rank: a prefix of the weights. Several: they span every rank's devices, so fewer
@@ -123,7 +129,7 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
         int const devices = int(sim.all_slices().size());
         if (devices == 1) one_device_ms = m.median_ms;
         double const speedup = one_device_ms / m.median_ms;
-        rows.push_back({model, devices, n, m, speedup, speedup / devices});
+        rows.push_back({model, launch, devices, n, m, speedup, speedup / devices});
         if (on_row) on_row(rows.back());
       }
     }

@@ -32,6 +32,7 @@ Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std:
 
 struct ComparisonRow {
   multigpu::Threading model;
+  multigpu::Launch launch;
   int devices;
   std::size_t bodies;
   Measurement measurement;
@@ -39,8 +40,10 @@ struct ComparisonRow {
   double efficiency;  // speedup / devices
 };
 
-// For each size and each threading model (interruptible like measure()), measures 1, 2, ... up to the devices `base` resolves to
-// (its --gpus and --weights prefixes for fewer devices). `on_row` sees each row as it is measured.
+// For each size and each way of driving the devices (interruptible like measure()): the two
+// threading models launching on streams, and on GPUs in one process CUDA graphs (single thread),
+// measures 1, 2, ... up to the devices `base` resolves to (its --gpus and --weights prefixes for
+// fewer devices). `on_row` sees each row as it is measured.
 std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::vector<std::size_t>& sizes,
                                              std::uint64_t warmup, std::uint64_t steps,
                                              const std::function<void(const ComparisonRow&)>& on_row = {});

@@ -14,6 +14,7 @@
 #include "core/precision.h"
 #include "multigpu/exchange.h"
 #include "multigpu/scheduler.h"
+#include "multigpu/simulation.h"
 #include "sim/engines/engine.h"
 #include "sim/physics/integrator.h"
 #include "sim/physics/scenarios.h"
@@ -49,6 +50,7 @@ struct DeviceChoice {
   std::vector<int> gpus;             // explicit CUDA ordinals (instead of count)
   std::vector<double> weights;       // relative slice sizes, one per device; empty: equal
   multigpu::Threading threading = multigpu::Threading::single;
+  multigpu::Launch launch = multigpu::Launch::stream;
   multigpu::ExchangeMode exchange = multigpu::ExchangeMode::automatic;
   int cpu_threads = 0;               // OpenMP threads in all; 0: every core
   Precision precision = Precision::fp32;

@@ -91,6 +91,7 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   c.softening = resolved_softening(run);
   c.weights = d.weights;
   c.threading = d.threading;
+  c.launch = d.launch;
   c.exchange = d.exchange;
   c.cpu_threads = d.cpu_threads;
 

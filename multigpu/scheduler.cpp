@@ -67,7 +67,8 @@ class SingleThreadScheduler final : public Scheduler {
     for (auto* e : engines_) e->bind_thread();
   }
 
-  void run(const sim::StepProgram& program, std::uint64_t first_publication, std::uint64_t steps) override {
+  void run(const sim::StepProgram& program, std::uint64_t first_publication, std::uint64_t steps,
+           bool mark_steps) override {
     std::uint64_t publication = first_publication - 1;
     for (std::uint64_t step = 0; step < steps; ++step) {
       for (auto const& stage : program.stages) {
@@ -82,7 +83,8 @@ class SingleThreadScheduler final : public Scheduler {
           run_stage(*engines_[d], exchange_, int(d), stage, publication);
         }
       }
-      for (auto* e : engines_) e->mark_step_end();
+      if (mark_steps)
+        for (auto* e : engines_) e->mark_step_end();
     }
   }
 
@@ -116,13 +118,14 @@ class WorkerThreadScheduler final : public Scheduler {
     for (auto& t : threads_) t.join();
   }
 
-  void run(const sim::StepProgram& program, std::uint64_t first_publication, std::uint64_t steps) override {
+  void run(const sim::StepProgram& program, std::uint64_t first_publication, std::uint64_t steps,
+           bool mark_steps) override {
     for_each_device([&](int d) {
       sim::SliceEngine& engine = *engines_[d];
       std::uint64_t publication = first_publication - 1;
       for (std::uint64_t step = 0; step < steps; ++step) {
         for (auto const& stage : program.stages) run_stage(engine, exchange_, d, stage, publication);
-        engine.mark_step_end();
+        if (mark_steps) engine.mark_step_end();
       }
     });
   }

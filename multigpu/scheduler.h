@@ -27,7 +27,9 @@ class Scheduler {
   // Enqueues `steps` steps of `program` on every device; the first drift makes publication
   // `first_publication` (see Exchange), each further drift the next one. On GPUs it returns once
   // everything is enqueued; the host does not wait for the devices.
-  virtual void run(const sim::StepProgram& program, std::uint64_t first_publication, std::uint64_t steps) = 0;
+  // `mark_steps`: mark each step's end for the engines' timing (not inside a graph capture).
+  virtual void run(const sim::StepProgram& program, std::uint64_t first_publication, std::uint64_t steps,
+                   bool mark_steps = true) = 0;
   // Runs task(d) for every device d on the thread that drives d, and waits for all of them.
   virtual void for_each_device(const std::function<void(int)>& task) = 0;
   virtual Threading threading() const = 0;

@@ -41,6 +41,16 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     sim::validate(program_);  // the exchange relies on the step contract
     if (bodies_ == 0) throw InputError("no bodies to simulate");
     if (config_.devices.empty()) throw InputError("no devices to simulate on");
+    if (config_.launch == Launch::graph) {
+      if (config_.backend != sim::Backend::cuda)
+        throw InputError("--launch graph: CUDA graphs need the CUDA backend (the CPU backend runs its steps as called)");
+      if (config_.threading != Threading::single)
+        throw InputError("--launch graph needs --threading single: one graph holds every device's steps, launched "
+                         "from one host thread");
+      if (ranks.size() > 1)
+        throw InputError("--launch graph: the exchange between MPI ranks runs on the host, outside any graph; use "
+                         "--launch stream with mpirun");
+    }
   });
   std::size_t const device_count = config_.devices.size();
   std::string devices_text;
@@ -131,14 +141,38 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       exchange_ = std::move(local);
     scheduler_ = make_scheduler(config_.threading, raw, *exchange_);
     scheduler_->for_each_device([&](int d) { engines_[d]->upload(initial); });
+    if (config_.launch == Launch::graph)
+      for (auto& g : graphs_) g = make_step_graph(raw);
   });
 }
 
 void Simulation::advance(std::uint64_t steps) {
   if (steps == 0) return;
-  scheduler_->run(program_, publications_ + 1, steps);
+  std::uint64_t const drifts = std::uint64_t(program_.drifts());
+  if (config_.launch == Launch::graph) {
+    // Whole blocks replay the graph of their starting parity (captured the first time: capturing
+    // enqueues nothing, so the block is then launched like every later one); what is left goes
+    // step by step. A timing mark follows each launch and the single steps.
+    for (; steps >= kGraphSteps; steps -= kGraphSteps) {
+      StepGraph& graph = *graphs_[publications_ & 1];
+      // A replay leaves the host's record of publications behind; the single scheduler makes every
+      // device's publication before any device acquires it, so the steps after need no more.
+      if (!graph_captured_[publications_ & 1]) {
+        std::uint64_t const first = publications_ + 1;
+        graph.capture([&] { scheduler_->run(program_, first, kGraphSteps, false); });
+        graph_captured_[publications_ & 1] = true;
+      }
+      graph.launch();
+      steps_done_ += kGraphSteps;
+      publications_ += kGraphSteps * drifts;
+      if (graph_timing_) graphs_[0]->mark(), graph_interval_steps_.push_back(kGraphSteps);
+    }
+    if (steps == 0) return;
+  }
+  scheduler_->run(program_, publications_ + 1, steps, config_.launch == Launch::stream);
   steps_done_ += steps;
-  publications_ += steps * std::uint64_t(program_.drifts());
+  publications_ += steps * drifts;
+  if (graph_timing_) graphs_[0]->mark(), graph_interval_steps_.push_back(steps);
 }
 
 void Simulation::synchronize() {
@@ -228,11 +262,30 @@ std::vector<Vec3d> Simulation::accelerations() {
 }
 
 void Simulation::start_timing(std::size_t steps) {
+  if (config_.launch == Launch::graph) {
+    // Steps in a graph cannot be marked one by one: marks go between launches (a block, or the
+    // single steps of one advance()), and a step's time is its interval's mean.
+    graphs_[0]->start_timing(steps + 2);
+    graph_interval_steps_.clear();
+    graph_interval_steps_.reserve(steps + 1);
+    graph_timing_ = true;
+    graphs_[0]->mark();
+    return;
+  }
   scheduler_->for_each_device([&](int d) { engines_[d]->start_timing(steps); });
 }
 
 std::vector<std::vector<double>> Simulation::step_times_ms() {
   std::vector<std::vector<double>> t(engines_.size());
+  if (config_.launch == Launch::graph) {
+    graph_timing_ = false;
+    auto const intervals = graphs_[0]->intervals_ms();
+    std::vector<double> per_step;
+    for (std::size_t k = 0; k < intervals.size() && k < graph_interval_steps_.size(); ++k)
+      per_step.insert(per_step.end(), graph_interval_steps_[k], intervals[k] / double(graph_interval_steps_[k]));
+    for (auto& device : t) device = per_step;  // a graph's steps end together on every device
+    return t;
+  }
   scheduler_->for_each_device([&](int d) { t[d] = engines_[d]->step_times_ms(); });
   if (ranks_->size() == 1) return t;
   // Every rank timed the same number of steps on each of its devices.
@@ -278,6 +331,7 @@ std::string Simulation::describe() const {
   }
   s << ", kernel " << kernel_name() << ", " << name_of(config_.precision) << ", threading "
     << name_of(config_.threading);
+  if (config_.launch == Launch::graph) s << ", CUDA graphs of " << kGraphSteps << " steps";
   if (all_slices_.size() > 1) s << ", exchange " << exchange_->describe();
   return s.str();
 }

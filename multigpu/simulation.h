@@ -1,6 +1,7 @@
 // multigpu/simulation.h - one simulation over one or more devices: what the app drives.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -10,12 +11,22 @@
 #include "core/ranks.h"
 #include "multigpu/exchange.h"
 #include "multigpu/scheduler.h"
+#include "multigpu/step_graph.h"
 #include "sim/engines/engine.h"
 #include "sim/physics/body_set.h"
 #include "sim/physics/diagnostics.h"
 #include "sim/physics/integrator.h"
 
 namespace nbody::multigpu {
+
+// How steps reach the GPUs: launched one by one on streams, or captured as a CUDA graph of a block
+// of steps (kGraphSteps) once and replayed (one launch per block; GPU backend, one host thread).
+enum class Launch { stream, graph };
+inline constexpr std::array<EnumName<Launch>, 2> kLaunchNames{{{Launch::stream, "stream"}, {Launch::graph, "graph"}}};
+constexpr const auto& enum_names(Launch) { return kLaunchNames; }
+// Steps per graph: a multiple of 2, so a block makes an even number of publications and leaves
+// every buffer where it found it (the graph replays from the same buffers).
+inline constexpr std::uint64_t kGraphSteps = 16;
 
 struct SimulationConfig {
   sim::Backend backend = sim::Backend::cpu;
@@ -27,6 +38,7 @@ struct SimulationConfig {
   std::vector<int> devices{0};      // CUDA ordinals; for the CPU backend only the count matters
   std::vector<double> weights;      // relative slice sizes per device; empty: equal
   Threading threading = Threading::single;
+  Launch launch = Launch::stream;
   ExchangeMode exchange = ExchangeMode::automatic;
   int cpu_threads = 0;              // OpenMP threads in all (CPU backend); 0: all cores
   // The processes the simulation spans; null: world() (core/ranks.h). Each rank gives its own
@@ -122,7 +134,13 @@ class Simulation {
   std::vector<std::string> rank_devices_text_;  // "GPU 0 1" per rank, for describe()
   std::vector<std::unique_ptr<sim::SliceEngine>> engines_;
   std::unique_ptr<Exchange> exchange_;
-  std::unique_ptr<Scheduler> scheduler_;  // declared last: its threads stop before the rest goes
+  std::unique_ptr<Scheduler> scheduler_;  // its threads stop before the rest goes
+  // --launch graph: one graph per buffer parity it starts from (a run whose blocks are interleaved
+  // with single steps may start a block from either), and the timing of what advance() launched.
+  std::unique_ptr<StepGraph> graphs_[2];
+  bool graph_captured_[2] = {false, false};
+  bool graph_timing_ = false;
+  std::vector<std::uint64_t> graph_interval_steps_;  // steps between consecutive timing marks
   double start_time_ = 0.0;
   std::uint64_t steps_done_ = 0;
   std::uint64_t publications_ = 0;  // drifts since the upload: the exchange's and the buffers' clock

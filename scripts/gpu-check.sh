@@ -212,12 +212,22 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
       ;;
     bench-small)
       # One GPU over N: the rates tools/scaling_model.py starts from, and the cost of a small step.
-      step "one GPU over N"
+      step "one GPU over N, stream launches and CUDA graphs"
       for n in 1024 4096 16384 65536 262144 1048576; do
-        steps=200; [ $n -ge 262144 ] && steps=10
-        $nbody --backend cuda --benchmark --numgpus 1 --bodies $n --steps $steps | grep -E 'step time|interactions' | \
-          sed "s/^/N = $n: /"
+        steps=2000; [ $n -ge 65536 ] && steps=200; [ $n -ge 262144 ] && steps=10
+        for launch in stream graph; do
+          $nbody --backend cuda --benchmark --numgpus 1 --bodies $n --steps $steps --launch $launch \
+            --json "$OUT/logs/small-$n-$launch.json" | grep -E 'step time|interactions' | sed "s/^/N = $n, $launch: /"
+        done
       done
+      step "--run against the benchmark (20,000 steps)"
+      for n in 1024 4096; do for launch in stream graph; do
+        $nbody --backend cuda --run --numgpus 1 --bodies $n --steps 20000 --launch $launch | grep -E 'wall' | \
+          sed "s/^/N = $n, $launch: /"
+      done; done
+      step "threading models and launch modes, 2 GPUs, small N"
+      $nbody --backend cuda --compare-threading --bodies 1024,4096,16384,65536 --steps 400 -q \
+        --csv "$OUT/logs/compare-small.csv" --json "$OUT/logs/compare-small.json" || status=1
       ;;
     viewer)
       step "viewer offscreen through EGL: CUDA-GL interop against host upload"

@@ -254,6 +254,65 @@ TEST(GpuTopology, AutomaticExchangeFollowsThePeerMatrix) {
   EXPECT_NE(sim.describe().find(expected), std::string::npos) << sim.describe();
 }
 
+
+// --launch graph replays blocks of steps captured once; the same calls on streams give the same
+// bits, for every kernel and precision, on one GPU, on two slices of one GPU (peer and staged
+// exchanges captured too) and on two GPUs where there are. The calls cross block boundaries and
+// start blocks from both buffer parities (43 steps before the 16), so both graphs are used.
+sim::BodySet advance_in_calls(const sim::BodySet& b, multigpu::SimulationConfig c, multigpu::Launch launch,
+                              sim::Integrator integrator) {
+  c.launch = launch;
+  multigpu::Simulation sim(b, sim::make_step_program({integrator, 0.0, 0.995}), c);
+  for (std::uint64_t steps : {3, 40, 16, 5, 32}) sim.advance(steps);
+  return sim.state();
+}
+
+TEST(GpuGraphs, ReplaysGiveTheBitsOfStreamLaunches) {
+  REQUIRE_GPU();
+  auto const b = test::scenario("plummer", 3001);
+  std::vector<std::pair<std::string, multigpu::SimulationConfig>> layouts{
+      {"1 GPU", gpu_config(Precision::fp32)},
+      {"2 slices of GPU 0, peer", gpu_config(Precision::fp32, {0, 0}, multigpu::Threading::single, multigpu::ExchangeMode::peer)},
+      {"2 slices of GPU 0, staged",
+       gpu_config(Precision::fp32, {0, 0}, multigpu::Threading::single, multigpu::ExchangeMode::staged)}};
+  if (gpu::devices().size() >= 2) layouts.push_back({"2 GPUs", gpu_config(Precision::fp32, {0, 1})});
+  for (auto const& [layout, base] : layouts)
+    for (auto kernel : {sim::Kernel::fast, sim::Kernel::tiled, sim::Kernel::naive})
+      for (auto p : {Precision::fp32, Precision::fp64})
+        for (auto integrator : {sim::Integrator::leapfrog, sim::Integrator::yoshida4}) {
+          multigpu::SimulationConfig c = base;
+          c.kernel = kernel;
+          c.precision = p;
+          auto const streams = advance_in_calls(b, c, multigpu::Launch::stream, integrator);
+          auto const graphs = advance_in_calls(b, c, multigpu::Launch::graph, integrator);
+          EXPECT_FALSE(test::bitwise_equal(streams, b));
+          EXPECT_TRUE(test::bitwise_equal(graphs, streams))
+              << layout << ", " << name_of(kernel) << ", " << name_of(p) << ", " << name_of(integrator);
+        }
+}
+
+TEST(GpuGraphs, StepTimesCoverEveryStepAndWrongUsesAreRefused) {
+  REQUIRE_GPU();
+  auto const b = test::scenario("plummer", 2048);
+  auto const program = sim::make_step_program({sim::Integrator::leapfrog, 0.0, 1.0});
+  multigpu::SimulationConfig c = gpu_config(Precision::fp32, {0, 0});
+  c.launch = multigpu::Launch::graph;
+  multigpu::Simulation sim(b, program, c);
+  sim.advance(2);
+  sim.start_timing(37);
+  sim.advance(32);  // two graphs
+  sim.advance(5);   // single steps
+  sim.synchronize();
+  auto const t = sim.step_times_ms();
+  ASSERT_EQ(t.size(), 2u);
+  ASSERT_EQ(t[0].size(), 37u);
+  for (double ms : t[0]) EXPECT_GT(ms, 0.0);
+  EXPECT_EQ(t[0][0], t[0][15]);  // one block's steps share its mean
+  EXPECT_NE(sim.describe().find("CUDA graphs"), std::string::npos) << sim.describe();
+  c.threading = multigpu::Threading::workers;
+  EXPECT_THROW(multigpu::Simulation(b, program, c), InputError);
+}
+
 TEST(GpuEngine, RejectsBadKernelAndBlockSize) {
   REQUIRE_GPU();
   auto const b = test::scenario("plummer", 10);

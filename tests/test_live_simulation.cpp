@@ -195,6 +195,7 @@ TEST(RunConfigJson, EveryFieldSurvivesTheTrip) {
   r.devices.gpus = {0, 2};
   r.devices.weights = {1, 2.5};
   r.devices.threading = multigpu::Threading::workers;
+  r.devices.launch = multigpu::Launch::graph;
   r.devices.exchange = multigpu::ExchangeMode::staged;
   r.devices.cpu_threads = 5;
   r.devices.precision = Precision::fp64;

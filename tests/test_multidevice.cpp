@@ -47,3 +47,21 @@ TEST(StepContract, ASimulationRefusesAnInvalidProgram) {
 
 }  // namespace
 }  // namespace nbody
+
+namespace nbody {
+namespace {
+
+TEST(Launch, GraphsNeedTheCudaBackend) {
+  multigpu::SimulationConfig c;
+  c.backend = sim::Backend::cpu;
+  c.launch = multigpu::Launch::graph;
+  try {
+    multigpu::Simulation(test::scenario("plummer", 10), sim::make_step_program({sim::Integrator::leapfrog, 0.01, 1.0}), c);
+    FAIL() << "graphs on the CPU backend were accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--launch graph"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace nbody
