@@ -94,8 +94,9 @@ class CudaExchange final : public Exchange {
         for (std::size_t p = 0; p < engines_.size(); ++p) {
           if (int(p) == d) continue;
           auto* to = static_cast<unsigned char*>(engines_[p]->positions_buffer(parity)) + offset;
-          NBODY_CUDA_CHECK(
-              cudaMemcpyPeerAsync(to, engines_[p]->device(), from, source.device(), bytes, me.copy.get()));
+          // Unified addressing finds both devices (a peer copy where access is enabled); unlike
+          // cudaMemcpyPeerAsync it can be captured into a CUDA graph.
+          NBODY_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, me.copy.get()));
         }
       }
     }
