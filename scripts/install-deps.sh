@@ -18,7 +18,7 @@ packages=(
   python3 python3-h5py               # the test that reads a checkpoint as Python users will
   ffmpeg                             # --video: H.264 MP4 recording (ffmpeg), and ffprobe for its tests
   libopenmpi-dev openmpi-bin         # one simulation over many hosts (MPI ranks) and mpirun for its tests
-  python3-matplotlib                 # tools/scaling_model.py's plot
+  python3-matplotlib                 # the plots (tools/plot_benchmarks.py, tools/scaling_model.py)
 )
 
 missing=()

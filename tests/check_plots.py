@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""tests/check_plots.py - tools/plot_benchmarks.py on what nbody writes: a few CPU benchmarks and a
+threading comparison become PNGs; a file of the wrong kind is refused. Exit 77 without matplotlib.
+
+    check_plots.py NBODY_EXECUTABLE PLOT_SCRIPT
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import matplotlib  # noqa: F401
+except ImportError as e:
+    print(f"skipped: {e}")
+    sys.exit(77)
+
+nbody, script = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(*args):
+    r = subprocess.run(list(args), capture_output=True, text=True, timeout=300)
+    print("$", " ".join(args), "->", r.returncode, r.stdout[-500:], r.stderr[-500:])
+    return r
+
+
+with tempfile.TemporaryDirectory() as d:
+    p = lambda name: os.path.join(d, name)
+    benches = []
+    for n in (256, 1024):
+        out = p(f"bench-{n}.json")
+        check(run(nbody, "--backend", "cpu", "--benchmark", "--bodies", str(n), "--steps", "3", "--json", out)
+              .returncode == 0, f"benchmark N={n}")
+        benches.append(out)
+    check(run(nbody, "--backend", "cpu", "--compare-threading", "--numgpus", "2", "--bodies", "256,512", "--steps", "2",
+              "-q", "--json", p("compare.json"), "--csv", p("compare.csv")).returncode == 0, "compare-threading")
+    for kind, inputs in (("rate", benches), ("threading", [p("compare.json")]), ("gpus", [p("compare.csv")])):
+        png = p(f"{kind}.png")
+        r = run(sys.executable, script, kind, png, *inputs)
+        check(r.returncode == 0, f"{kind}: the script succeeds")
+        check(os.path.exists(png) and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n", f"{kind}: a PNG is written")
+    r = run(sys.executable, script, "rate", p("wrong.png"), p("compare.json"))
+    check(r.returncode != 0 and "not a --benchmark result" in r.stderr, "a comparison is refused as a benchmark")
+    check(not os.path.exists(p("wrong.png")), "nothing written for the wrong input")
+
+print("FAILED:" if failures else "ok", *failures, sep="\n  ")
+sys.exit(1 if failures else 0)
