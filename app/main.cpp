@@ -92,7 +92,14 @@ int main(int argc, char** argv) {
     if (ranks.rank() == 0) std::fprintf(stderr, "error: %s\n", e.what());
     return e.exit_code;
   } catch (const nbody::Interrupted& e) {
-    if (ranks.rank() == 0) std::fprintf(stderr, "nbody: %s\n", e.what());
+    if (ranks.rank() == 0 || !several) std::fprintf(stderr, "nbody: %s\n", e.what());
+    if (several) {
+      // This rank stops where it noticed the signal; the others may be waiting for it in the
+      // exchange, and not every launcher ends them: the job ends here. (--run stops all ranks at one
+      // step by itself and returns normally.)
+      std::fflush(nullptr);
+      ranks.abort(nbody::interrupted_exit_code(e.signal));
+    }
     // Out at once: what had to be saved is saved, and the runtime's exit handlers could wait for
     // GPU work that was given up.
     std::fflush(nullptr);

@@ -138,7 +138,8 @@ int run_simulation(const Options& o) {
       last_check = Clock::now();
       if (!o.quiet) progress.note("checkpoint " + path);
     } else if (ranks.max(seconds_since(last_check) > 10.0)) {
-      driver::check_finite(sim.state(), sim.steps_done());  // a blown-up run stops with a clear error
+      sim::BodySet const now = sim.state();
+      agree(ranks, [&] { driver::check_finite(now, sim.steps_done()); });  // a blown-up run stops with a clear error
       last_check = Clock::now();
     }
   }
@@ -149,13 +150,15 @@ int run_simulation(const Options& o) {
   // Save first: after an interrupt the state is what must not be lost. A state that is no longer
   // finite is refused before it can replace anything.
   sim::BodySet const final_state = sim.state();
-  driver::check_finite(final_state, sim.steps_done());
+  agree(ranks, [&] { driver::check_finite(final_state, sim.steps_done()); });
   if (!o.checkpoint.empty()) {
     driver::write_checkpoint(o.checkpoint, setup, sim, e0);
     if (!o.quiet) std::printf("  checkpoint %s (step %llu)\n", o.checkpoint.c_str(), (unsigned long long)sim.steps_done());
   }
   if (!o.save.empty()) {
-    if (writes_outputs()) sim::write_tipsy(o.save, final_state, sim.config().softening, o.save_format);
+    agree(ranks, [&] {
+      if (writes_outputs()) sim::write_tipsy(o.save, final_state, sim.config().softening, o.save_format);
+    });
     if (!o.quiet) std::printf("  saved %s (%s tipsy)\n", o.save.c_str(), name_of(o.save_format).c_str());
   }
   // The end energy is an O(N^2) pass worth about ten steps: after an interrupt the user wants out,
@@ -225,7 +228,7 @@ int run_benchmark(const Options& o) {
                  {"description", sim.describe()},
                  {"kernel", sim.kernel_name()},
                  {"precision", name_of(setup.config.precision)},
-                 {"devices", setup.config.devices.size()},
+                 {"devices", sim.all_slices().size()},
                  {"threading", name_of(setup.config.threading)},
                  {"launch", name_of(setup.config.launch)},
                  {"hardware", hw},

@@ -27,8 +27,11 @@ namespace {
 // chunks hold at most about 50 ms of steps, by `step_seconds` (0: unknown, one step a chunk).
 void enqueue(multigpu::Simulation& sim, std::uint64_t n, double step_seconds) {
   bool const on_host = sim.config().backend == sim::Backend::cpu;
-  std::uint64_t const per_chunk =
+  std::uint64_t per_chunk =
       on_host || step_seconds <= 0 ? 1 : std::clamp<std::uint64_t>(std::uint64_t(0.05 / step_seconds), 1, 256);
+  // With graphs, whole blocks: a chunk that is not one would run its last steps one by one.
+  if (sim.config().launch == multigpu::Launch::graph && per_chunk >= multigpu::kGraphSteps)
+    per_chunk -= per_chunk % multigpu::kGraphSteps;
   for (std::uint64_t done = 0; done < n;) {
     sim.stop_if_interrupted();
     std::uint64_t const chunk = std::min(per_chunk, n - done);
@@ -47,8 +50,17 @@ void advance_interruptibly(multigpu::Simulation& sim, std::uint64_t steps) {
 Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64_t steps) {
   steps = std::max<std::uint64_t>(steps, 1);
   auto const w0 = Clock::now();
+  if (sim.config().launch == multigpu::Launch::graph) {
+    // Both graphs (one per starting buffer parity) are captured before the timing starts.
+    advance_interruptibly(sim, multigpu::kGraphSteps);
+    advance_interruptibly(sim, 1);
+    advance_interruptibly(sim, multigpu::kGraphSteps);
+    warmup = warmup > 2 * multigpu::kGraphSteps + 1 ? warmup - (2 * multigpu::kGraphSteps + 1) : 0;
+  }
   advance_interruptibly(sim, warmup);
-  double const warmup_step_seconds = warmup ? seconds_since(w0) / double(warmup) : 0.0;
+  double const warmup_step_seconds =
+      sim.config().launch == multigpu::Launch::graph ? seconds_since(w0) / double(warmup + 2 * multigpu::kGraphSteps + 1)
+      : warmup ? seconds_since(w0) / double(warmup) : 0.0;
   sim.start_timing(steps);
   auto const t0 = Clock::now();
   enqueue(sim, steps, warmup_step_seconds);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/ranks.h"
 
 namespace nbody::driver {
 
@@ -52,8 +53,11 @@ void check_finite(const sim::BodySet& state, std::uint64_t step) {
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& sim,
                       std::optional<double> initial_energy) {
   sim::BodySet const state = sim.state();  // every rank takes part; rank 0 writes
-  check_finite(state, sim.steps_done());
-  if (sim.ranks().rank() == 0) sim::write_checkpoint(path, state, run_record(setup, sim, initial_energy));
+  // Every rank sees the same state and the outcome of rank 0's write: one message, a clean end.
+  agree(sim.ranks(), [&] {
+    check_finite(state, sim.steps_done());
+    if (sim.ranks().rank() == 0) sim::write_checkpoint(path, state, run_record(setup, sim, initial_energy));
+  });
 }
 
 }  // namespace nbody::driver

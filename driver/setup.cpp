@@ -126,11 +126,25 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
           throw InputError("--gpus: GPU " + std::to_string(g) + " does not exist; " + std::to_string(visible) +
                            " CUDA devices are visible (0.." + std::to_string(visible - 1) + ")");
       c.devices = d.gpus;
+    } else if (local_ranks > 1 && visible < local_ranks) {
+      // Fewer GPUs visible than ranks on the host: the launcher gave each rank its own (srun
+      // --gpus-per-task, CUDA_VISIBLE_DEVICES per rank), or they share; either way, use what is visible.
+      int const n = d.count == 0 ? visible : d.count;
+      if (n > visible)
+        throw InputError("--numgpus " + std::to_string(n) + ": only " + std::to_string(visible) +
+                         " CUDA devices are visible to rank " + std::to_string(ranks.rank()));
+      c.devices.clear();
+      for (int g = 0; g < n; ++g) c.devices.push_back(g);
+      if (notices)
+        notices->push_back(std::to_string(visible) + " CUDA device(s) visible to each of " +
+                           std::to_string(local_ranks) + " ranks on host " + ranks.host() +
+                           ": each rank uses what it sees (ranks that share a GPU share its time)");
     } else if (local_ranks > 1) {
       int const n = d.count == 0 ? visible / local_ranks : d.count;
-      if (n == 0)
-        throw InputError(std::to_string(local_ranks) + " ranks on host " + ranks.host() + " share " +
-                         std::to_string(visible) + " CUDA device(s); start at most one rank per GPU there");
+      if (d.count == 0 && visible % local_ranks != 0 && notices)
+        notices->push_back(std::to_string(visible % local_ranks) + " of the " + std::to_string(visible) +
+                           " GPUs on host " + ranks.host() + " are left idle: " + std::to_string(local_ranks) +
+                           " ranks take " + std::to_string(n) + " each (--gpus chooses others)");
       if (n * local_ranks > visible)
         throw InputError("--numgpus " + std::to_string(n) + per_rank + ": needs " + std::to_string(n * local_ranks) +
                          " CUDA devices, " + std::to_string(visible) + " are visible");

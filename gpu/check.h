@@ -26,14 +26,20 @@ struct CudaError : RuntimeFailure {
       ::nbody::gpu::throw_cuda_error(nbody_cuda_status_, #call, __FILE__, __LINE__);       \
   } while (0)
 
+namespace nbody::gpu {
+// True on a thread while it captures a CUDA graph (multigpu/step_graph.h), where synchronising is
+// not allowed: Debug builds then skip their per-launch synchronisation.
+inline thread_local bool capturing = false;
+}  // namespace nbody::gpu
+
 // After every kernel launch: the launch error (bad configuration, no kernel image for this
 // device). Debug builds also synchronise the device so asynchronous faults surface at the launch.
 #ifdef NDEBUG
 #define NBODY_CHECK_LAUNCH() NBODY_CUDA_CHECK(cudaPeekAtLastError())
 #else
-#define NBODY_CHECK_LAUNCH()                      \
-  do {                                            \
-    NBODY_CUDA_CHECK(cudaPeekAtLastError());      \
-    NBODY_CUDA_CHECK(cudaDeviceSynchronize());    \
+#define NBODY_CHECK_LAUNCH()                                                        \
+  do {                                                                              \
+    NBODY_CUDA_CHECK(cudaPeekAtLastError());                                        \
+    if (!::nbody::gpu::capturing) NBODY_CUDA_CHECK(cudaDeviceSynchronize());       \
   } while (0)
 #endif

@@ -40,6 +40,10 @@ class CudaStepGraph final : public StepGraph {
     // the work enqueued before it.
     join_others_into_origin();
     NBODY_CUDA_CHECK(cudaStreamBeginCapture(origin, cudaStreamCaptureModeThreadLocal));
+    struct Capturing {
+      Capturing() { gpu::capturing = true; }
+      ~Capturing() { gpu::capturing = false; }
+    } capturing;
     try {
       NBODY_CUDA_CHECK(cudaEventRecord(fork_.get(), origin));
       for (std::size_t d = 1; d < engines_.size(); ++d) {

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <thread>
 
@@ -92,6 +93,11 @@ class RankExchange final : public Exchange {
   }
 
   void reset() override {
+    // A reset follows a failure on a worker: the other ranks are mid-step and cannot restart with
+    // this one (nor can a gather it gave up be taken back), so the job ends.
+    std::fprintf(stderr, "error: rank %d of %d: a device failed during a step; ending the run\n", ranks_.rank(),
+                 ranks_.size());
+    ranks_.abort(1);
     local_->reset();
     std::lock_guard<std::mutex> lock(mutex_);
     std::fill(published_.begin(), published_.end(), 0);

@@ -11,7 +11,8 @@ rank_killed                  a rank killed mid-run ends the job with a message, 
 interrupt                    Ctrl-C to the job: every rank stops, the checkpoint is written.
 viewer_offscreen             the viewer on rank 0, the others following: the picture of 2 ranks x 2
                              devices is the picture of one process on 4, pixel for pixel.
-gpu_layouts                  (2 GPUs) 2 ranks x 1 GPU, 1 rank x 2 GPUs and 1 GPU: the same positions,
+gpu_layouts                  (GPUs) 2 ranks x 1 GPU, 1 rank x 2 GPUs (with 2 GPUs), ranks sharing GPU 0 and
+                             1 GPU: the same positions,
                              bit for bit, at N = 1,000, 65,536 and 100,000 over 100 steps.
 """
 import json
@@ -111,8 +112,11 @@ with tempfile.TemporaryDirectory() as d:
             check(False, "the job ended within 60 s of a rank's death (it hung)")
 
     elif case == "interrupt":
-        job = subprocess.Popen(mpi(2, "--run", "--bodies", "20000", "--steps", "1000000", "--threads", "1",
-                                   "--checkpoint", p("stop.h5")),
+        # Open MPI's mpirun passes Ctrl-C on as SIGTERM and kills the ranks after its grace time (1 s by
+        # default): a slow build's step may need longer, as the README says.
+        cmd = mpi(2, "--run", "--bodies", "20000", "--steps", "1000000", "--threads", "1", "--checkpoint", p("stop.h5"))
+        cmd[1:1] = ["--mca", "odls_base_sigkill_timeout", "30"]
+        job = subprocess.Popen(cmd,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         time.sleep(5)
         os.killpg(job.pid, signal.SIGINT)  # what Ctrl-C in the terminal does: the whole foreground group
@@ -152,8 +156,8 @@ with tempfile.TemporaryDirectory() as d:
             sys.exit(77)
         subprocess.run([nbody, "--devices", "--json", p("devices.json")], capture_output=True, timeout=60)
         gpus = len(json.load(open(p("devices.json")))["devices"]) if os.path.exists(p("devices.json")) else 0
-        if gpus < 2:
-            print(f"skipped: {gpus} CUDA device(s), 2 needed")
+        if gpus < 1:
+            print("skipped: no CUDA device")
             sys.exit(77)
 
         def state(path):
@@ -167,12 +171,16 @@ with tempfile.TemporaryDirectory() as d:
             common = ["--backend", "cuda", "--run", "--bodies", str(n), "--steps", "100"]
             layouts = {
                 "1 GPU": [nbody, *common, "--numgpus", "1"],
-                "1 rank x 2 GPUs": [nbody, *common, "--numgpus", "2"],
-                "2 ranks x 1 GPU": [mpirun, "-np", "2", nbody, *common],
-                "2 ranks x 1 GPU, workers": [mpirun, "-np", "2", nbody, *common, "--threading", "workers"],
+                "2 ranks sharing GPU 0": [mpirun, "-np", "2", nbody, *common, "--gpus", "0"],
                 "2 ranks x 2 slices of GPU 0, workers": [mpirun, "-np", "2", nbody, *common, "--gpus", "0,0",
                                                          "--threading", "workers"],
             }
+            if gpus >= 2:
+                layouts.update({
+                    "1 rank x 2 GPUs": [nbody, *common, "--numgpus", "2"],
+                    "2 ranks x 1 GPU": [mpirun, "-np", "2", nbody, *common],
+                    "2 ranks x 1 GPU, workers": [mpirun, "-np", "2", nbody, *common, "--threading", "workers"],
+                })
             states = {}
             for name, cmd in layouts.items():
                 out = p(f"{n}-{len(states)}.h5")

@@ -307,7 +307,6 @@ TEST(GpuGraphs, StepTimesCoverEveryStepAndWrongUsesAreRefused) {
   ASSERT_EQ(t.size(), 2u);
   ASSERT_EQ(t[0].size(), 37u);
   for (double ms : t[0]) EXPECT_GT(ms, 0.0);
-  EXPECT_EQ(t[0][0], t[0][15]);  // one block's steps share its mean
   EXPECT_NE(sim.describe().find("CUDA graphs"), std::string::npos) << sim.describe();
   c.threading = multigpu::Threading::workers;
   EXPECT_THROW(multigpu::Simulation(b, program, c), InputError);

@@ -91,8 +91,10 @@ TEST(Ranks, DiagnosticsAndAccelerationsAreEveryRanksAndAgree) {
     spread.synchronize();
     return spread.step_times_ms();
   }();
-  ASSERT_EQ(spread.all_slices().size(), std::size_t(2 * world().size()));
-  ASSERT_EQ(t.size(), spread.all_slices().size());  // every device of every rank
+  // EXPECT, not ASSERT, up to the last collective call: a rank that returned early would leave the
+  // others waiting in it.
+  EXPECT_EQ(spread.all_slices().size(), std::size_t(2 * world().size()));
+  EXPECT_EQ(t.size(), spread.all_slices().size());  // every device of every rank
   for (auto const& device : t) EXPECT_EQ(device.size(), 2u);
 
   // The same layout of devices in one process: the potential's partial sums go in the same order.
@@ -105,8 +107,10 @@ TEST(Ranks, DiagnosticsAndAccelerationsAreEveryRanksAndAgree) {
   EXPECT_EQ(d.potential, e.potential);
   EXPECT_EQ(d.kinetic, e.kinetic);
   auto const b = one.accelerations();
-  ASSERT_EQ(a.size(), b.size());
-  EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(Vec3d)));
+  EXPECT_EQ(a.size(), b.size());
+  if (a.size() == b.size()) {
+    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(Vec3d)));
+  }
 
   // Every rank holds the same answer: rank 0's energy, compared on every rank.
   std::string const mine(reinterpret_cast<const char*>(&d.potential), sizeof d.potential);
