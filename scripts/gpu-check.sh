@@ -213,9 +213,11 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
     bench-small)
       # One GPU over N: the rates tools/scaling_model.py starts from, and the cost of a small step.
       step "one GPU over N, stream launches and CUDA graphs"
+      # (graphs time whole 16-step blocks and capture two in warm-up: none at 1M, where they cannot matter)
       for n in 1024 4096 16384 65536 262144 1048576; do
-        steps=2000; [ $n -ge 65536 ] && steps=200; [ $n -ge 262144 ] && steps=10
-        for launch in stream graph; do
+        steps=2000; [ $n -ge 65536 ] && steps=208; [ $n -ge 262144 ] && steps=32; [ $n -ge 1048576 ] && steps=10
+        launches="stream graph"; [ $n -ge 1048576 ] && launches=stream
+        for launch in $launches; do
           $nbody --backend cuda --benchmark --numgpus 1 --bodies $n --steps $steps --launch $launch \
             --json "$OUT/logs/small-$n-$launch.json" | grep -E 'step time|interactions' | sed "s/^/N = $n, $launch: /"
         done
