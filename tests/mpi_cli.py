@@ -114,7 +114,7 @@ with tempfile.TemporaryDirectory() as d:
     elif case == "interrupt":
         # Open MPI's mpirun passes Ctrl-C on as SIGTERM and kills the ranks after its grace time (1 s by
         # default): a slow build's step may need longer, as the README says.
-        cmd = mpi(2, "--run", "--bodies", "20000", "--steps", "1000000", "--threads", "1", "--checkpoint", p("stop.h5"))
+        cmd = mpi(2, "--run", "--bodies", "8000", "--steps", "1000000", "--threads", "1", "--checkpoint", p("stop.h5"))
         cmd[1:1] = ["--mca", "odls_base_sigkill_timeout", "30"]
         job = subprocess.Popen(cmd,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
