@@ -112,10 +112,10 @@ with tempfile.TemporaryDirectory() as d:
             check(False, "the job ended within 60 s of a rank's death (it hung)")
 
     elif case == "interrupt":
-        # Open MPI's mpirun passes Ctrl-C on as SIGTERM and kills the ranks after its grace time (1 s by
-        # default): a slow build's step may need longer, as the README says.
+        # Open MPI's mpirun passes Ctrl-C on as SIGTERM after its kill timeout (1 s by default) and kills
+        # the ranks soon after: a sanitizer build's step may need longer, as the README says.
         cmd = mpi(2, "--run", "--bodies", "8000", "--steps", "1000000", "--threads", "1", "--checkpoint", p("stop.h5"))
-        cmd[1:1] = ["--mca", "odls_base_sigkill_timeout", "30"]
+        cmd[1:1] = ["--mca", "odls_base_sigkill_timeout", "5"]
         job = subprocess.Popen(cmd,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         time.sleep(5)
