@@ -13,12 +13,16 @@ case "$kind" in
     flags="-fsanitize=thread -g -O1"
     # The viewer too: its simulation thread (LiveSwitches) hands frames to the render loop.
     viewer=AUTO
-    tests='(^Cpu/Layouts|^StepContract|^Partition|^Driver|^Backends/LiveSwitches)\.'
+    tests='(^Cpu/Layouts|^StepContract|^Partition|^Driver|^Backends/LiveSwitches|^Mpi)\.'
+    # The MPI tests (the exchange's communication thread, ranks with worker threads): Open MPI is not
+    # built for ThreadSanitizer, so what happens inside it is suppressed (tests/tsan_mpi.supp) and its
+    # plugins stay loaded, so their frames can be recognised.
+    export OMPI_MCA_mca_base_component_disable_dlclose=1 PMIX_MCA_mca_base_component_disable_dlclose=1
     # libgomp is not built for ThreadSanitizer: its barriers are invisible to it, so threads of one
     # OpenMP team would look racy. OMP_THREAD_LIMIT=1 (it overrides omp_set_num_threads) keeps the check on what this project's
     # own threads (the scheduler's workers, the exchange) do.
     export OMP_THREAD_LIMIT=1
-    export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+    export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan_mpi.supp ${TSAN_OPTIONS:-}"
     ;;
   address)
     flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g -O1"
