@@ -79,6 +79,48 @@ driver::Setup make_setup(const Options& o) {
   return setup;
 }
 
+// After the comparison table, per size: which way of driving the devices was fastest, and why the
+// others lost, from the measurements themselves (how much of a stream step the host spent enqueuing
+// it; how far apart the ways were; whether more devices helped).
+void print_verdicts(const std::vector<driver::ComparisonRow>& rows, bool gpu) {
+  std::vector<std::size_t> sizes;
+  for (auto const& r : rows)
+    if (std::find(sizes.begin(), sizes.end(), r.bodies) == sizes.end()) sizes.push_back(r.bodies);
+  std::printf("fastest, per N:\n");
+  for (std::size_t n : sizes) {
+    const driver::ComparisonRow* best = nullptr;
+    const driver::ComparisonRow* best_one = nullptr;
+    for (auto const& r : rows) {
+      if (r.bodies != n) continue;
+      if (!best || r.measurement.median_ms < best->measurement.median_ms) best = &r;
+      if (r.devices == 1 && (!best_one || r.measurement.median_ms < best_one->measurement.median_ms)) best_one = &r;
+    }
+    std::printf("  N = %zu: %s/%s on %d device(s), %.4f ms a step.", n, name_of(best->model).c_str(),
+                name_of(best->launch).c_str(), best->devices, best->measurement.median_ms);
+    double slowest = best->measurement.median_ms;
+    const driver::ComparisonRow* stream = nullptr;  // single/stream at the best device count
+    for (auto const& r : rows) {
+      if (r.bodies != n || r.devices != best->devices) continue;
+      slowest = std::max(slowest, r.measurement.median_ms);
+      if (r.model == multigpu::Threading::single && r.launch == multigpu::Launch::stream) stream = &r;
+    }
+    double const spread = 100.0 * (slowest / best->measurement.median_ms - 1.0);
+    if (gpu && stream && stream->measurement.enqueue_ms_per_step > 0.5 * stream->measurement.median_ms)
+      std::printf(" Launch-bound: with streams the host needs %.0f%% of a step to enqueue it (the ways differ by up "
+                  "to %.0f%%).",
+                  100.0 * stream->measurement.enqueue_ms_per_step / stream->measurement.median_ms, spread);
+    else
+      std::printf(" %s: the ways of driving the devices are within %.0f%% of each other.",
+                  gpu ? "Device-bound" : "Compute-bound", spread);
+    if (best_one && best->devices == 1 && rows.back().devices > 1)
+      std::printf(" More devices were slower: the exchange and %s outweigh the forces they share.",
+                  gpu ? "the launches" : "the hand-offs between threads");
+    else if (best_one && best->devices > 1)
+      std::printf(" %d devices: %.2fx one.", best->devices, best_one->measurement.median_ms / best->measurement.median_ms);
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 void check_outputs(const Options& o) {
@@ -356,6 +398,7 @@ int run_compare_threading(const Options& o) {
   }
   if (probe.backend == sim::Backend::cpu)
     std::printf("(CPU backend: host devices run their steps synchronously, so 'enqueue' is the whole step)\n");
+  print_verdicts(rows, probe.backend == sim::Backend::cuda);
   if (!o.csv.empty() && writes_outputs()) write_text_file(o.csv, csv.str());
   write_json(o, j);
   return 0;

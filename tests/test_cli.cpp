@@ -206,6 +206,10 @@ TEST_F(Cli, CompareThreadingWritesOneRowPerModelDeviceCountAndSize) {
   std::string const csv = slurp(file("c.csv"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 * 2 * 2) << csv;
   EXPECT_NE(r.out.find("workers"), std::string::npos);
+  // And per size, which way was fastest and why.
+  EXPECT_NE(r.out.find("fastest, per N:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  N = 256: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  N = 300: "), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, InterruptedRunSavesAStateItCanRestartFrom) {
