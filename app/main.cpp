@@ -50,14 +50,19 @@ void check_same_options(const nbody::Ranks& ranks, int argc, char** argv) {
                               "one run needs the same options", 2);
 }
 
-// A failure that only this rank knows of, in a run of several: the others may be waiting for it in
-// a collective call, so the whole run ends here (MPI_Abort), with the message naming the rank.
-[[noreturn]] void end_run(const nbody::Ranks& ranks, const std::string& message, int code) {
+// Reports a failure and gives its exit code. Alone, that is all. In a run of several ranks only this
+// rank knows of it, and the others may be waiting for it in a collective call: the whole run ends
+// here (MPI_Abort), with the message naming the rank.
+int fail(const nbody::Ranks& ranks, const std::string& message, int code) {
+  if (ranks.size() == 1) {
+    std::fprintf(stderr, "error: %s\n", message.c_str());
+    return code;
+  }
   std::fprintf(stderr, "error: rank %d of %d (%s): %s\n", ranks.rank(), ranks.size(), ranks.host().c_str(),
                message.c_str());
   std::fflush(nullptr);
   ranks.abort(code);
-  std::_Exit(code);  // abort() does not return; this says so to the compiler
+  return code;
 }
 
 }  // namespace
@@ -105,26 +110,15 @@ int main(int argc, char** argv) {
     std::fflush(nullptr);
     std::_Exit(nbody::interrupted_exit_code(e.signal));
   } catch (const nbody::InputError& e) {
-    if (several) end_run(ranks, e.what(), 2);
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
+    return fail(ranks, e.what(), 2);
   } catch (const nbody::RuntimeFailure& e) {
-    if (several) end_run(ranks, e.what(), 1);
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 1;
+    return fail(ranks, e.what(), 1);
   } catch (const std::bad_alloc&) {
-    if (several) end_run(ranks, "out of memory (try fewer --bodies)", 1);
-    std::fprintf(stderr, "error: out of memory (try fewer --bodies)\n");
-    return 1;
+    return fail(ranks, "out of memory (try fewer --bodies)", 1);
   } catch (const std::length_error&) {  // a size beyond what a container can hold: the same cause
-    if (several) end_run(ranks, "out of memory (try fewer --bodies)", 1);
-    std::fprintf(stderr, "error: out of memory (try fewer --bodies)\n");
-    return 1;
+    return fail(ranks, "out of memory (try fewer --bodies)", 1);
   } catch (const std::exception& e) {
     // Not one of nbody's own messages, which never show library internals: say what is known.
-    std::string const what = std::string("unexpected failure (") + e.what() + "); please report it with the command line";
-    if (several) end_run(ranks, what, 1);
-    std::fprintf(stderr, "error: %s\n", what.c_str());
-    return 1;
+    return fail(ranks, std::string("unexpected failure (") + e.what() + "); please report it with the command line", 1);
   }
 }

@@ -38,9 +38,8 @@ class RankExchange final : public Exchange {
       offsets_.push_back(r.begin);
     }
     Slice const mine = ranges_[std::size_t(ranks_.rank())];
-    bodies_ = ranges_.back().end();
     before_ = {0, mine.begin};
-    after_ = {mine.end(), bodies_ - mine.end()};
+    after_ = {mine.end(), ranges_.back().end() - mine.end()};
     thread_ = std::thread([this] { communicate(); });
   }
 
@@ -161,7 +160,7 @@ class RankExchange final : public Exchange {
   std::unique_ptr<HostStaging> staging_;
   std::vector<Slice> ranges_;
   std::vector<std::size_t> counts_, offsets_;
-  std::size_t bytes_ = 0, bodies_ = 0;
+  std::size_t bytes_ = 0;
   Slice before_, after_;  // the other ranks' bodies: before and after this rank's range
 
   std::mutex mutex_;

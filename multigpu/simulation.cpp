@@ -115,6 +115,8 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     Slice range{all_slices_[d].begin, 0};
     for (std::size_t k = 0; k < rank_devices_[r]; ++k, ++d) range.count += all_slices_[d].count;
     rank_ranges_.push_back(range);
+    rank_counts_.push_back(range.count);
+    rank_offsets_.push_back(range.begin);
   }
 
   agree(ranks, [&] {
@@ -233,10 +235,8 @@ void Simulation::state(sim::BodySet& into) {
   into.time = time();
   scheduler_->for_each_device([&](int d) { engines_[d]->download_slice(into); });
   if (ranks_->size() > 1) {
-    std::vector<std::size_t> counts, offsets;
-    for (auto const& r : rank_ranges_) counts.push_back(r.count), offsets.push_back(r.begin);
-    ranks_->all_gather_in_place(into.pos_mass.data(), sizeof(into.pos_mass[0]), counts, offsets);
-    ranks_->all_gather_in_place(into.velocity.data(), sizeof(into.velocity[0]), counts, offsets);
+    ranks_->all_gather_in_place(into.pos_mass.data(), sizeof(into.pos_mass[0]), rank_counts_, rank_offsets_);
+    ranks_->all_gather_in_place(into.velocity.data(), sizeof(into.velocity[0]), rank_counts_, rank_offsets_);
   }
 }
 
@@ -270,9 +270,7 @@ std::vector<Vec3d> Simulation::accelerations() {
     std::copy(a.begin(), a.end(), all.begin() + std::ptrdiff_t(slices_[d].begin));
   });
   if (ranks_->size() > 1) {
-    std::vector<std::size_t> counts, offsets;
-    for (auto const& r : rank_ranges_) counts.push_back(r.count), offsets.push_back(r.begin);
-    ranks_->all_gather_in_place(all.data(), sizeof(Vec3d), counts, offsets);
+    ranks_->all_gather_in_place(all.data(), sizeof(Vec3d), rank_counts_, rank_offsets_);
   }
   return all;
 }

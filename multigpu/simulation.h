@@ -130,6 +130,7 @@ class Simulation {
   const Ranks* ranks_ = nullptr;
   std::vector<Slice> slices_, all_slices_;
   std::vector<Slice> rank_ranges_;           // bodies of each rank (its devices' slices together)
+  std::vector<std::size_t> rank_counts_, rank_offsets_;  // the same, as a gather of bodies takes them
   std::vector<std::size_t> rank_devices_;    // devices of each rank
   std::vector<std::string> rank_devices_text_;  // "GPU 0 1" per rank, for describe()
   std::vector<std::unique_ptr<sim::SliceEngine>> engines_;
