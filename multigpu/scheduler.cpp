@@ -38,10 +38,22 @@ void finish_forces(sim::SliceEngine& engine, Exchange& exchange, int device, std
   engine.compute_forces_rest();
 }
 
-// Runs one stage on one device. `publication` is the number of the device's latest drift: a drift
-// makes the next one, a forces stage acquires it.
-void run_stage(sim::SliceEngine& engine, Exchange& exchange, int device, const sim::Stage& stage,
-               std::uint64_t& publication) {
+// A kick directly before a drift runs with it, as one pass over the slice (kick_drift).
+bool fused_with_next(const std::vector<sim::Stage>& stages, std::size_t k) {
+  return stages[k].kind == sim::StageKind::kick && k + 1 < stages.size() && stages[k + 1].kind == sim::StageKind::drift;
+}
+
+// Runs stage k of `stages` on one device, and the drift after it when fused_with_next(stages, k).
+// `publication` is the number of the device's latest drift: a drift makes the next one, a forces
+// stage acquires it.
+void run_stage(sim::SliceEngine& engine, Exchange& exchange, int device, const std::vector<sim::Stage>& stages,
+               std::size_t k, std::uint64_t& publication) {
+  sim::Stage const& stage = stages[k];
+  if (fused_with_next(stages, k)) {
+    engine.kick_drift(stage.value, stages[k + 1].value);
+    exchange.publish(device, ++publication);
+    return;
+  }
   switch (stage.kind) {
     case sim::StageKind::kick:
       engine.kick(stage.value);
@@ -71,8 +83,9 @@ class SingleThreadScheduler final : public Scheduler {
            bool mark_steps) override {
     std::uint64_t publication = first_publication - 1;
     for (std::uint64_t step = 0; step < steps; ++step) {
-      for (auto const& stage : program.stages) {
-        if (stage.kind == sim::StageKind::forces) {
+      auto const& stages = program.stages;
+      for (std::size_t k = 0; k < stages.size(); k += fused_with_next(stages, k) ? 2 : 1) {
+        if (stages[k].kind == sim::StageKind::forces) {
           for (std::size_t d = 0; d < engines_.size(); ++d) start_forces(*engines_[d], exchange_, int(d), publication);
           for (std::size_t d = 0; d < engines_.size(); ++d) finish_forces(*engines_[d], exchange_, int(d), publication);
           continue;
@@ -80,7 +93,7 @@ class SingleThreadScheduler final : public Scheduler {
         std::uint64_t const before = publication;
         for (std::size_t d = 0; d < engines_.size(); ++d) {
           publication = before;  // every device is at the same publication here
-          run_stage(*engines_[d], exchange_, int(d), stage, publication);
+          run_stage(*engines_[d], exchange_, int(d), stages, k, publication);
         }
       }
       if (mark_steps)
@@ -124,7 +137,9 @@ class WorkerThreadScheduler final : public Scheduler {
       sim::SliceEngine& engine = *engines_[d];
       std::uint64_t publication = first_publication - 1;
       for (std::uint64_t step = 0; step < steps; ++step) {
-        for (auto const& stage : program.stages) run_stage(engine, exchange_, d, stage, publication);
+        auto const& stages = program.stages;
+        for (std::size_t k = 0; k < stages.size(); k += fused_with_next(stages, k) ? 2 : 1)
+          run_stage(engine, exchange_, d, stages, k, publication);
         if (mark_steps) engine.mark_step_end();
       }
     });

@@ -2,12 +2,13 @@
 // size, j-bodies per step and the order of their pairs, double-buffered tiles, register cap) on
 // one GPU, to choose the shape the engine uses. The register cap and the pair order matter beyond
 // occupancy: they change how the compiler allocates registers and schedules the loop.
-// Developer tool: `kernel_sweep [fp32|fp64]`; prints interactions/s per variant and size.
+// Developer tool: `kernel_sweep [fp32|fp64|small|small-fp64]`; prints interactions/s per variant and size.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -47,7 +48,7 @@ void time_variant(const char* name, std::size_t n, int sms) {
   if (split) NBODY_CUDA_CHECK(cudaMalloc(&partial, layout.count * n * sizeof(Real4<Real>)));
   dim3 const grid(blocks, split ? args.segments : 1);
   auto launch = [&] {
-    kernel<<<grid, B>>>(pos, args, Real(1e-4), split ? partial : acc);
+    kernel<<<grid, B>>>(pos, args, Real(1e-4), split ? partial : acc, acc, nullptr);
     NBODY_CHECK_LAUNCH();
     if (split) {
       kernels::reduce_partials<Real><<<(n + 255) / 256, 256>>>(partial, args.segments, int(n), acc);
@@ -130,6 +131,114 @@ void sweep(const std::vector<std::size_t>& sizes, int sms) {
   }
 }
 
+// Small N: the step is a handful of launches, so time the force stage as a step replays it, in a
+// CUDA graph: the split kernel (one block per group of bodies and segment of length L) and the
+// sum of its partials, by reduce_partials or folded into the kernel (F). Prints us per force
+// stage for each launch shape and segment length.
+template <class Real, int B, int R, bool P, bool F>
+void time_small(std::size_t n, std::size_t length, const char* note = "") {
+  using Order = std::conditional_t<R == 4 && std::is_same_v<Real, float>, kernels::MeasuredOrder4x4,
+                                   kernels::JMajorOrder<R, 4>>;
+  if (length % B != 0) return;  // a tile may not straddle two segments
+  auto const kernel = kernels::fast_forces<Real, kernels::RsqrtHardware, B, Order, 255, P, F>;
+  std::size_t const count = (n + length - 1) / length;
+  std::vector<Real4<Real>> host(length * count, Real4<Real>{0, 0, 0, 0});
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (std::size_t i = 0; i < n; ++i) host[i] = {Real(u(rng)), Real(u(rng)), Real(u(rng)), Real(1.0 / n)};
+  Real4<Real>*pos = nullptr, *acc = nullptr, *partial = nullptr;
+  unsigned* arrivals = nullptr;
+  int const blocks = int((n + B * R - 1) / (B * R));
+  NBODY_CUDA_CHECK(cudaMalloc(&pos, host.size() * sizeof(Real4<Real>)));
+  NBODY_CUDA_CHECK(cudaMalloc(&acc, n * sizeof(Real4<Real>)));
+  NBODY_CUDA_CHECK(cudaMalloc(&partial, count * n * sizeof(Real4<Real>)));
+  NBODY_CUDA_CHECK(cudaMalloc(&arrivals, blocks * sizeof(unsigned)));
+  NBODY_CUDA_CHECK(cudaMemset(arrivals, 0, blocks * sizeof(unsigned)));
+  NBODY_CUDA_CHECK(cudaMemcpy(pos, host.data(), host.size() * sizeof(Real4<Real>), cudaMemcpyHostToDevice));
+  kernels::ForceArgs const args{int(length), int(count), 0, int(n)};
+  cudaStream_t stream;
+  NBODY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  dim3 const grid(blocks, unsigned(count));
+  bool const split = count > 1;
+  auto launch = [&] {
+    kernel<<<grid, B, 0, stream>>>(pos, args, Real(1e-4), split ? partial : acc, acc, arrivals);
+    NBODY_CHECK_LAUNCH();
+    if (split && !F) {
+      kernels::reduce_partials<Real><<<(n + 255) / 256, 256, 0, stream>>>(partial, args.segments, int(n), acc);
+      NBODY_CHECK_LAUNCH();
+    }
+  };
+  int const kLaunches = n >= 262144 ? 4 : 100, kReplays = n >= 262144 ? 2 : 5;
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  NBODY_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  for (int r = 0; r < kLaunches; ++r) launch();
+  NBODY_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  NBODY_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  NBODY_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  // The result must be the reference order's (reduce_partials over the same partials) bit for bit.
+  std::vector<Real4<Real>> got(n), want(n);
+  NBODY_CUDA_CHECK(cudaMemcpyAsync(got.data(), acc, n * sizeof(Real4<Real>), cudaMemcpyDeviceToHost, stream));
+  if (split) {
+    kernels::reduce_partials<Real><<<(n + 255) / 256, 256, 0, stream>>>(partial, args.segments, int(n), acc);
+    NBODY_CHECK_LAUNCH();
+  }
+  NBODY_CUDA_CHECK(cudaMemcpyAsync(want.data(), acc, n * sizeof(Real4<Real>), cudaMemcpyDeviceToHost, stream));
+  NBODY_CUDA_CHECK(cudaStreamSynchronize(stream));
+  bool const same = std::memcmp(got.data(), want.data(), n * sizeof(Real4<Real>)) == 0;
+  cudaEvent_t a, b;
+  NBODY_CUDA_CHECK(cudaEventCreate(&a));
+  NBODY_CUDA_CHECK(cudaEventCreate(&b));
+  NBODY_CUDA_CHECK(cudaEventRecord(a, stream));
+  for (int r = 0; r < kReplays; ++r) NBODY_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  NBODY_CUDA_CHECK(cudaEventRecord(b, stream));
+  NBODY_CUDA_CHECK(cudaEventSynchronize(b));
+  float ms = 0;
+  NBODY_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+  double const us = ms * 1e3 / (kLaunches * kReplays);
+  std::printf("small N=%6zu L=%5zu S=%3zu B%-4d R%d%s%s %8.2f us %.3e interactions/s%s %s\n", n, length, count, B, R,
+              P ? " P" : "  ", F ? " F" : "  ", us, double(n) * double(n) / (us * 1e-6), same ? "" : " RESULT DIFFERS",
+              note);
+  NBODY_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  NBODY_CUDA_CHECK(cudaGraphDestroy(graph));
+  cudaFree(pos);
+  cudaFree(acc);
+  cudaFree(partial);
+  cudaFree(arrivals);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  cudaStreamDestroy(stream);
+}
+
+template <class Real, int B, int R, bool P>
+void small_shapes(std::size_t n, std::size_t length) {
+  time_small<Real, B, R, P, false>(n, length);
+  time_small<Real, B, R, P, true>(n, length);
+}
+
+template <class Real>
+void sweep_small(const std::vector<std::size_t>& sizes) {
+  for (std::size_t n : sizes) {
+    auto const today = kernels::segment_layout(n);
+    std::printf("-- N = %zu, the engine's layout: L = %zu, %zu segments\n", n, today.length, today.count);
+    for (std::size_t length = 32; length <= 1024; length *= 2) {
+      if ((n + length - 1) / length > 128 || length > n) continue;
+      small_shapes<Real, 32, 1, false>(n, length);
+      small_shapes<Real, 32, 2, false>(n, length);
+      small_shapes<Real, 64, 1, false>(n, length);
+      small_shapes<Real, 64, 2, false>(n, length);
+      small_shapes<Real, 64, 4, false>(n, length);
+      small_shapes<Real, 64, 4, true>(n, length);
+      small_shapes<Real, 128, 1, false>(n, length);
+      small_shapes<Real, 128, 2, false>(n, length);
+      small_shapes<Real, 128, 4, false>(n, length);
+      small_shapes<Real, 128, 4, true>(n, length);
+      small_shapes<Real, 256, 1, false>(n, length);
+      small_shapes<Real, 256, 2, false>(n, length);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -137,7 +246,17 @@ int main(int argc, char** argv) {
   cudaDeviceProp p{};
   NBODY_CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
   std::printf("%s, %d SMs\n", p.name, p.multiProcessorCount);
-  if (precision == "one") {  // one launch shape, for the profiler
+  if (precision == "small") {
+    sweep_small<float>({1024, 2048, 4096, 8192, 16384});
+    // The large-N shape with its reduction folded in, on the engine's layouts.
+    for (std::size_t n : {16384u, 65536u, 262144u, 1u << 20}) {
+      std::size_t const length = kernels::segment_layout(n).length;
+      time_small<float, 128, 4, true, false>(n, length, "(the large-N shape)");
+      time_small<float, 128, 4, true, true>(n, length, "(the large-N shape)");
+    }
+  } else if (precision == "small-fp64") {
+    sweep_small<double>({1024, 4096, 16384});
+  } else if (precision == "one") {  // one launch shape, for the profiler
     time_variant<float, kernels::RsqrtHardware, 128, kernels::MeasuredOrder4x4, 255, true>("measured order B128 R4 U4 P", 262144, p.multiProcessorCount);
   } else if (precision == "fp32") {
     sweep<float, kernels::RsqrtHardware>({65536, 1u << 20}, p.multiProcessorCount);

@@ -54,7 +54,7 @@ def plot_rate(out, paths):
         b = json.load(open(p))
         if b.get("mode") != "benchmark":
             raise SystemExit(f"{p}: not a --benchmark result (mode {b.get('mode')!r})")
-        label = f"{b['kernel'].split()[0]} ({b.get('launch', 'stream')}, {b['devices']} device{'s' if b['devices'] > 1 else ''})"
+        label = f"{b['kernel'].replace('/small-N', '').split()[0]} ({b.get('launch', 'stream')}, {b['devices']} device{'s' if b['devices'] > 1 else ''})"
         lines[label][b["bodies"]] = b["interactions_per_second"]
         hardware.add(b.get("hardware", ""))
     fig, ax = plt.subplots(figsize=(7.5, 4.5))

@@ -25,11 +25,12 @@ namespace {
 using kernels::FastShape;
 using kernels::kElementwiseBlock;
 using kernels::SegmentLayout;
+using kernels::SmallFastShape;
 
-template <class Real, class Rsqrt>
+template <class Real, class Rsqrt, class Shape, bool kFold = false>
 constexpr auto fast_kernel() {
-  using S = FastShape<Real>;
-  return kernels::fast_forces<Real, Rsqrt, S::block, typename S::Order, S::max_registers, S::prefetch>;
+  return kernels::fast_forces<Real, Rsqrt, Shape::block, typename Shape::Order, Shape::max_registers, Shape::prefetch,
+                              kFold>;
 }
 
 int blocks_for(std::size_t n, int block) { return int((n + std::size_t(block) - 1) / std::size_t(block)); }
@@ -40,12 +41,12 @@ class CudaEngine final : public CudaSliceEngine {
   explicit CudaEngine(const EngineConfig& config)
       : config_(config), layout_(kernels::segment_layout(config.bodies)), kernel_(kernel_for(Backend::cuda, config)) {
     block_ = config.block_size;
+    small_ = layout_.length < kernels::kSegmentAlign;
     if (kernel_ == Kernel::fast) {
-      if (block_ != 0 && block_ != FastShape<Real>::block)
-        throw InputError("--block-size " + std::to_string(block_) + ": the fast kernel uses " +
-                         std::to_string(FastShape<Real>::block) +
-                         " threads per block; --block-size applies to naive and tiled");
-      block_ = FastShape<Real>::block;
+      if (block_ != 0)
+        throw InputError("--block-size " + std::to_string(block_) +
+                         ": the fast kernel chooses its own launch shape; --block-size applies to naive and tiled");
+      block_ = small_ ? SmallFastShape<Real>::block : FastShape<Real>::block;
     } else if (block_ == 0) {
       block_ = kernels::kDefaultBlock;
     } else if (block_ < 32 || block_ > 1024 || (block_ & (block_ - 1)) != 0) {
@@ -67,7 +68,13 @@ class CudaEngine final : public CudaSliceEngine {
     }
 
     if (kernel_ == Kernel::fast && layout_.count > 1)
-      with_policy([&](auto policy) { split_ = split_fills_better<decltype(policy)>(); });
+      with_policy([&](auto policy) {
+        with_shape([&](auto shape) {
+          using Shape = decltype(shape);
+          split_ = small_ || split_fills_better<decltype(policy), Shape>();
+          fold_ = split_ && Shape::fold_reduce;
+        });
+      });
 
     stream_ = gpu::Stream(config.device);
     for (auto& p : positions_) p = gpu::DeviceBuffer<Real4<Real>>(config.device, layout_.padded());
@@ -76,6 +83,13 @@ class CudaEngine final : public CudaSliceEngine {
     if (split_ || (config.split_forces && kernel_ == Kernel::fast && layout_.count > 1))
       partial_ = gpu::DeviceBuffer<Real4<Real>>(config.device, layout_.count * config.slice.count);
     potential_ = gpu::DeviceBuffer<double>(config.device, std::max<std::size_t>(config.slice.count, 1));
+    if (fold_) {
+      with_shape([&](auto shape) {
+        using Shape = decltype(shape);
+        arrivals_ = gpu::DeviceBuffer<unsigned>(config.device, std::size_t(blocks_for(config.slice.count, Shape::block * Shape::bodies)));
+      });
+      NBODY_CUDA_CHECK(cudaMemsetAsync(arrivals_.data(), 0, arrivals_.size() * sizeof(unsigned), stream_.get()));
+    }
   }
 
   ~CudaEngine() override {
@@ -89,6 +103,7 @@ class CudaEngine final : public CudaSliceEngine {
     for (auto& p : positions_) p.forget();
     for (auto* b : {&velocity_, &acceleration_, &partial_}) b->forget();
     potential_.forget();
+    arrivals_.forget();
     for (auto& e : timing_) e.forget();
   }
 
@@ -209,6 +224,16 @@ class CudaEngine final : public CudaSliceEngine {
     NBODY_CHECK_LAUNCH();
   }
 
+  void kick_drift(double kick_dt, double drift_dt) override {
+    if (config_.slice.count == 0) return;
+    gpu::DeviceGuard guard(config_.device);
+    int const n = int(config_.slice.count);
+    kernels::kick_drift<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(
+        current().data(), next().data(), velocity_.data(), acceleration_.data(), int(config_.slice.begin), n,
+        Real(kick_dt), Real(drift_dt));
+    NBODY_CHECK_LAUNCH();
+  }
+
   void swap_buffers() override { current_ ^= 1; }
 
   void synchronize() override {
@@ -275,6 +300,7 @@ class CudaEngine final : public CudaSliceEngine {
   std::string kernel_name() const override {
     std::string name = name_of(kernel_);
     if (kernel_ != Kernel::fast) name += "/" + std::to_string(block_);
+    if (kernel_ == Kernel::fast && small_) name += "/small-N";
     if (std::is_same_v<Real, double>)
       name += config_.fp64_rsqrt == Fp64Rsqrt::newton   ? " (r^-3: fp32 seed + Newton step)"
               : config_.fp64_rsqrt == Fp64Rsqrt::series ? " (r^-3: fp32 seed + series)"
@@ -317,16 +343,26 @@ class CudaEngine final : public CudaSliceEngine {
           current().data(), args, eps2, acceleration_.data());
       NBODY_CHECK_LAUNCH();
     } else {
-      using Shape = FastShape<Real>;
-      dim3 const grid(blocks_for(args.count, Shape::block * Shape::bodies), split_ ? args.segments : 1);
-      fast_kernel<Real, Rsqrt>()<<<grid, Shape::block, 0, s>>>(current().data(), args, eps2,
-                                                                split_ ? partial_.data() : acceleration_.data());
-      NBODY_CHECK_LAUNCH();
-      if (split_) {
-        kernels::reduce_partials<Real><<<blocks_for(args.count, kElementwiseBlock), kElementwiseBlock, 0, s>>>(
-            partial_.data(), args.segments, args.count, acceleration_.data());
+      with_shape([&](auto shape) {
+        using Shape = decltype(shape);
+        dim3 const grid(blocks_for(args.count, Shape::block * Shape::bodies), split_ ? args.segments : 1);
+        if constexpr (Shape::fold_reduce) {
+          if (fold_) {
+            fast_kernel<Real, Rsqrt, Shape, true>()<<<grid, Shape::block, 0, s>>>(
+                current().data(), args, eps2, partial_.data(), acceleration_.data(), arrivals_.data());
+            NBODY_CHECK_LAUNCH();
+            return;
+          }
+        }
+        fast_kernel<Real, Rsqrt, Shape>()<<<grid, Shape::block, 0, s>>>(
+            current().data(), args, eps2, split_ ? partial_.data() : acceleration_.data(), nullptr, nullptr);
         NBODY_CHECK_LAUNCH();
-      }
+        if (split_) {
+          kernels::reduce_partials<Real><<<blocks_for(args.count, kElementwiseBlock), kElementwiseBlock, 0, s>>>(
+              partial_.data(), args.segments, args.count, acceleration_.data());
+          NBODY_CHECK_LAUNCH();
+        }
+      });
     }
   }
 
@@ -337,15 +373,17 @@ class CudaEngine final : public CudaSliceEngine {
   void launch_segments(std::size_t first, std::size_t last) {
     if (first >= last) return;
     gpu::DeviceGuard guard(config_.device);
-    using Shape = FastShape<Real>;
     std::size_t const offset = first * layout_.length;
     kernels::ForceArgs const args{int(layout_.length), int(last - first), int(config_.slice.begin) - int(offset),
                                   int(config_.slice.count)};
     Real const eps2 = Real(config_.softening * config_.softening);
-    dim3 const grid(blocks_for(args.count, Shape::block * Shape::bodies), unsigned(last - first));
-    fast_kernel<Real, Rsqrt>()<<<grid, Shape::block, 0, stream_.get()>>>(
-        current().data() + offset, args, eps2, partial_.data() + first * config_.slice.count);
-    NBODY_CHECK_LAUNCH();
+    with_shape([&](auto shape) {
+      using Shape = decltype(shape);
+      dim3 const grid(blocks_for(args.count, Shape::block * Shape::bodies), unsigned(last - first));
+      fast_kernel<Real, Rsqrt, Shape>()<<<grid, Shape::block, 0, stream_.get()>>>(
+          current().data() + offset, args, eps2, partial_.data() + first * config_.slice.count, nullptr, nullptr);
+      NBODY_CHECK_LAUNCH();
+    });
   }
 
   // The fast kernel runs as whole sweeps (one block per group of bodies) or split into one block
@@ -353,16 +391,23 @@ class CudaEngine final : public CudaSliceEngine {
   // 342 blocks on 264 resident slots leave the second wave 30% full, 16 times as many blocks
   // leave almost no tail. Resident slots come from the occupancy calculator, for the kernel the
   // run launches (the fp64 policies use different numbers of registers).
-  template <class Rsqrt>
+  template <class Rsqrt, class Shape>
   bool split_fills_better() const {
     int per_sm = 0;
-    using Shape = FastShape<Real>;
-    NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_kernel<Real, Rsqrt>(), Shape::block, 0));
+    NBODY_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fast_kernel<Real, Rsqrt, Shape>(), Shape::block, 0));
     double const slots = double(std::max(1, per_sm) * multiprocessors_);
     auto fill = [&](double blocks) { return blocks / (std::ceil(blocks / slots) * slots); };
     double const whole = double(blocks_for(config_.slice.count, Shape::block * Shape::bodies));
     // On a tie split too: many short blocks also even out SMs that would hold one block or two.
     return fill(whole * double(layout_.count)) >= fill(whole);
+  }
+
+  // Calls f(shape) with the fast kernel's launch shape for this N.
+  template <class F>
+  void with_shape(F&& f) const {
+    if (small_) return f(SmallFastShape<Real>{});
+    f(FastShape<Real>{});
   }
 
   gpu::DeviceBuffer<Real4<Real>>& current() { return positions_[current_]; }
@@ -373,7 +418,9 @@ class CudaEngine final : public CudaSliceEngine {
   Kernel kernel_;
   int block_ = 256;
   int multiprocessors_ = 0;
-  bool split_ = false;
+  bool small_ = false;  // segments shorter than kSegmentAlign: the small-N launch shape
+  bool split_ = false;  // one block per (group of bodies, segment), partials summed after
+  bool fold_ = false;   // ... by the kernel's last block of each group (arrivals_ counts them)
   Slice ready_segments_;  // segments computed by compute_forces_ready, awaiting the rest
   // The stream is declared before the buffers, so it outlives what is freed after work on it.
   gpu::Stream stream_;
@@ -381,6 +428,7 @@ class CudaEngine final : public CudaSliceEngine {
   int current_ = 0;
   gpu::DeviceBuffer<Real4<Real>> velocity_, acceleration_, partial_;
   gpu::DeviceBuffer<double> potential_;
+  gpu::DeviceBuffer<unsigned> arrivals_;
   std::vector<gpu::TimingEvent> timing_;
   std::size_t marks_ = 0;
   bool abandoned_ = false;

@@ -96,6 +96,11 @@ class SliceEngine {
   virtual void kick(double dt) = 0;
   virtual void damp(double factor) = 0;
   virtual void drift(double dt) = 0;  // writes the own slice of the next positions
+  // kick(kick_dt) then drift(drift_dt), bit for bit, in one pass where the engine can.
+  virtual void kick_drift(double kick_dt, double drift_dt) {
+    kick(kick_dt);
+    drift(drift_dt);
+  }
   virtual void swap_buffers() = 0;    // next becomes current
   virtual void synchronize() = 0;
   // True when no work given to the engine is still running; never waits.

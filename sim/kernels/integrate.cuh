@@ -1,4 +1,5 @@
-// sim/kernels/integrate.cuh - the element-wise stages of a step program: kick, damp, drift.
+// sim/kernels/integrate.cuh - the element-wise stages of a step program: kick, damp, drift, and a
+// kick followed by a drift in one pass.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -38,6 +39,23 @@ __global__ void drift(const Real4<Real>* __restrict__ current, Real4<Real>* __re
   Real4<Real> const p = current[begin + i];
   Real4<Real> const v = vel[i];
   next[begin + i] = {p.x + v.x * dt, p.y + v.y * dt, p.z + v.z * dt, p.w};
+}
+
+// kick then drift in one pass: the same operations on the same values as the two kernels.
+template <class Real>
+__global__ void kick_drift(const Real4<Real>* __restrict__ current, Real4<Real>* __restrict__ next,
+                           Real4<Real>* __restrict__ vel, const Real4<Real>* __restrict__ acc, int begin, int count,
+                           Real kick_dt, Real drift_dt) {
+  int const i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= count) return;
+  Real4<Real> v = vel[i];
+  Real4<Real> const a = acc[i];
+  v.x += a.x * kick_dt;
+  v.y += a.y * kick_dt;
+  v.z += a.z * kick_dt;
+  vel[i] = v;
+  Real4<Real> const p = current[begin + i];
+  next[begin + i] = {p.x + v.x * drift_dt, p.y + v.y * drift_dt, p.z + v.z * drift_dt, p.w};
 }
 
 }  // namespace nbody::sim::kernels

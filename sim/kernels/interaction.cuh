@@ -48,7 +48,7 @@ __device__ __forceinline__ void interact(Real4<Real> const& pi, Real4<Real> cons
 }
 
 struct ForceArgs {
-  int segment_length;  // bodies per segment (a multiple of 1024)
+  int segment_length;  // bodies per segment (segments.h)
   int segments;        // number of segments; positions hold segment_length * segments bodies
   int begin;           // first body of the slice
   int count;           // bodies in the slice

@@ -25,6 +25,21 @@ struct FastShape {
   static constexpr bool prefetch = is_float;
   using Order = std::conditional_t<is_float, MeasuredOrder4x4, JMajorOrder<4, 4>>;
   static constexpr int bodies = Order::bodies;
+  static constexpr bool fold_reduce = false;  // split launches sum their partials in reduce_partials
+};
+
+// The fast kernel where segments are shorter than kSegmentAlign (N <= 8,192, segments.h): a
+// block no longer than the shortest segment, one body per thread, one block per (group, segment),
+// and the partial sums added by the kernel's last block instead of a launch of their own. A step
+// there is a few microseconds of arithmetic: the GPU must be filled by many short blocks, and
+// every launch saved counts (`kernel_sweep small`, docs/benchmarks.md).
+template <class Real>
+struct SmallFastShape {
+  static constexpr int block = 64, max_registers = 255;
+  static constexpr bool prefetch = false;
+  using Order = JMajorOrder<1, 4>;
+  static constexpr int bodies = Order::bodies;
+  static constexpr bool fold_reduce = true;
 };
 
 }  // namespace nbody::sim::kernels
