@@ -112,9 +112,9 @@ INSTANTIATE_TEST_SUITE_P(AllKernels, GpuForces, ::testing::ValuesIn(all_cases())
 });
 
 // The canonical summation order makes every kernel, block size and slice give the same bits: with
-// segments of 64 bodies (N = 7, 1000), 128, 512 (shorter than most blocks) and 2048 (N = 20000).
-// The small-N fast kernel sums its partials in its last block: a second launch must find its
-// counters reset and write every body again.
+// segments of 64 bodies (N = 7, 1000), 128, 512 (shorter than most blocks) and 2048 (N = 20000),
+// which the fast kernel runs in its small-N and large-N launch shapes. Launched again, it writes
+// every body again.
 TEST(GpuForces, KernelsBlockSizesAndSlicesAgreeBitwise) {
   REQUIRE_GPU();
   for (auto p : {Precision::fp32, Precision::fp64}) {

@@ -27,10 +27,9 @@ using kernels::kElementwiseBlock;
 using kernels::SegmentLayout;
 using kernels::SmallFastShape;
 
-template <class Real, class Rsqrt, class Shape, bool kFold = false>
+template <class Real, class Rsqrt, class Shape>
 constexpr auto fast_kernel() {
-  return kernels::fast_forces<Real, Rsqrt, Shape::block, typename Shape::Order, Shape::max_registers, Shape::prefetch,
-                              kFold>;
+  return kernels::fast_forces<Real, Rsqrt, Shape::block, typename Shape::Order, Shape::max_registers, Shape::prefetch>;
 }
 
 int blocks_for(std::size_t n, int block) { return int((n + std::size_t(block) - 1) / std::size_t(block)); }
@@ -41,12 +40,12 @@ class CudaEngine final : public CudaSliceEngine {
   explicit CudaEngine(const EngineConfig& config)
       : config_(config), layout_(kernels::segment_layout(config.bodies)), kernel_(kernel_for(Backend::cuda, config)) {
     block_ = config.block_size;
-    small_ = layout_.length < kernels::kSegmentAlign;
+    small_ = layout_.length <= kernels::kSmallShapeLongestSegment;
     if (kernel_ == Kernel::fast) {
       if (block_ != 0)
         throw InputError("--block-size " + std::to_string(block_) +
                          ": the fast kernel chooses its own launch shape; --block-size applies to naive and tiled");
-      block_ = small_ ? SmallFastShape<Real>::block : FastShape<Real>::block;
+      with_shape([&](auto shape) { block_ = decltype(shape)::block; });
     } else if (block_ == 0) {
       block_ = kernels::kDefaultBlock;
     } else if (block_ < 32 || block_ > 1024 || (block_ & (block_ - 1)) != 0) {
@@ -69,11 +68,7 @@ class CudaEngine final : public CudaSliceEngine {
 
     if (kernel_ == Kernel::fast && layout_.count > 1)
       with_policy([&](auto policy) {
-        with_shape([&](auto shape) {
-          using Shape = decltype(shape);
-          split_ = small_ || split_fills_better<decltype(policy), Shape>();
-          fold_ = split_ && Shape::fold_reduce;
-        });
+        with_shape([&](auto shape) { split_ = small_ || split_fills_better<decltype(policy), decltype(shape)>(); });
       });
 
     stream_ = gpu::Stream(config.device);
@@ -83,13 +78,6 @@ class CudaEngine final : public CudaSliceEngine {
     if (split_ || (config.split_forces && kernel_ == Kernel::fast && layout_.count > 1))
       partial_ = gpu::DeviceBuffer<Real4<Real>>(config.device, layout_.count * config.slice.count);
     potential_ = gpu::DeviceBuffer<double>(config.device, std::max<std::size_t>(config.slice.count, 1));
-    if (fold_) {
-      with_shape([&](auto shape) {
-        using Shape = decltype(shape);
-        arrivals_ = gpu::DeviceBuffer<unsigned>(config.device, std::size_t(blocks_for(config.slice.count, Shape::block * Shape::bodies)));
-      });
-      NBODY_CUDA_CHECK(cudaMemsetAsync(arrivals_.data(), 0, arrivals_.size() * sizeof(unsigned), stream_.get()));
-    }
   }
 
   ~CudaEngine() override {
@@ -103,7 +91,6 @@ class CudaEngine final : public CudaSliceEngine {
     for (auto& p : positions_) p.forget();
     for (auto* b : {&velocity_, &acceleration_, &partial_}) b->forget();
     potential_.forget();
-    arrivals_.forget();
     for (auto& e : timing_) e.forget();
   }
 
@@ -346,16 +333,8 @@ class CudaEngine final : public CudaSliceEngine {
       with_shape([&](auto shape) {
         using Shape = decltype(shape);
         dim3 const grid(blocks_for(args.count, Shape::block * Shape::bodies), split_ ? args.segments : 1);
-        if constexpr (Shape::fold_reduce) {
-          if (fold_) {
-            fast_kernel<Real, Rsqrt, Shape, true>()<<<grid, Shape::block, 0, s>>>(
-                current().data(), args, eps2, partial_.data(), acceleration_.data(), arrivals_.data());
-            NBODY_CHECK_LAUNCH();
-            return;
-          }
-        }
         fast_kernel<Real, Rsqrt, Shape>()<<<grid, Shape::block, 0, s>>>(
-            current().data(), args, eps2, split_ ? partial_.data() : acceleration_.data(), nullptr, nullptr);
+            current().data(), args, eps2, split_ ? partial_.data() : acceleration_.data());
         NBODY_CHECK_LAUNCH();
         if (split_) {
           kernels::reduce_partials<Real><<<blocks_for(args.count, kElementwiseBlock), kElementwiseBlock, 0, s>>>(
@@ -381,7 +360,7 @@ class CudaEngine final : public CudaSliceEngine {
       using Shape = decltype(shape);
       dim3 const grid(blocks_for(args.count, Shape::block * Shape::bodies), unsigned(last - first));
       fast_kernel<Real, Rsqrt, Shape>()<<<grid, Shape::block, 0, stream_.get()>>>(
-          current().data() + offset, args, eps2, partial_.data() + first * config_.slice.count, nullptr, nullptr);
+          current().data() + offset, args, eps2, partial_.data() + first * config_.slice.count);
       NBODY_CHECK_LAUNCH();
     });
   }
@@ -403,10 +382,15 @@ class CudaEngine final : public CudaSliceEngine {
     return fill(whole * double(layout_.count)) >= fill(whole);
   }
 
-  // Calls f(shape) with the fast kernel's launch shape for this N.
+  // Calls f(shape) with the fast kernel's launch shape for this N: for short segments, blocks of
+  // one segment's length.
   template <class F>
   void with_shape(F&& f) const {
-    if (small_) return f(SmallFastShape<Real>{});
+    if (small_) {
+      if (layout_.length == 64) return f(SmallFastShape<Real, 64>{});
+      if (layout_.length == 128) return f(SmallFastShape<Real, 128>{});
+      return f(SmallFastShape<Real, 256>{});
+    }
     f(FastShape<Real>{});
   }
 
@@ -418,9 +402,8 @@ class CudaEngine final : public CudaSliceEngine {
   Kernel kernel_;
   int block_ = 256;
   int multiprocessors_ = 0;
-  bool small_ = false;  // segments shorter than kSegmentAlign: the small-N launch shape
-  bool split_ = false;  // one block per (group of bodies, segment), partials summed after
-  bool fold_ = false;   // ... by the kernel's last block of each group (arrivals_ counts them)
+  bool small_ = false;  // segments of at most kSmallShapeLongestSegment: the small-N launch shape
+  bool split_ = false;  // one block per (group of bodies, segment), then reduce_partials
   Slice ready_segments_;  // segments computed by compute_forces_ready, awaiting the rest
   // The stream is declared before the buffers, so it outlives what is freed after work on it.
   gpu::Stream stream_;
@@ -428,7 +411,6 @@ class CudaEngine final : public CudaSliceEngine {
   int current_ = 0;
   gpu::DeviceBuffer<Real4<Real>> velocity_, acceleration_, partial_;
   gpu::DeviceBuffer<double> potential_;
-  gpu::DeviceBuffer<unsigned> arrivals_;
   std::vector<gpu::TimingEvent> timing_;
   std::size_t marks_ = 0;
   bool abandoned_ = false;

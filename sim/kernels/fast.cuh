@@ -73,17 +73,13 @@ __device__ __forceinline__ void sweep_tile(const Real4<Real>* tile, const Real4<
 // tile is swept Order::step j-bodies at a time, their pairs issued in Order. With gridDim.y > 1
 // block row y computes only segment y and writes its partial sums to partial[y * count + i] (for
 // small N, where one segment-sweep per block cannot fill the GPU); reduce_partials then adds them
-// in segment order, or, with kFoldReduce, the last block of each group to finish (counted in
-// arrivals[blockIdx.x], which it resets) adds them itself into acc: one launch fewer a step, where
-// a step is short enough for a launch to matter. kMaxRegisters caps the registers per thread
+// in segment order. kMaxRegisters caps the registers per thread
 // (255: no cap). The cap, and whether __launch_bounds__ is given at all, change how the compiler
 // allocates registers, and with that how often an instruction's operands collide in a register
 // bank: worth several percent here (docs/benchmarks.md), so the engine's shape fixes both.
-template <class Real, class Rsqrt, int kBlock, class Order, int kMaxRegisters = 255, bool kPrefetch = false,
-          bool kFoldReduce = false>
+template <class Real, class Rsqrt, int kBlock, class Order, int kMaxRegisters = 255, bool kPrefetch = false>
 __global__ void __maxnreg__(kMaxRegisters) fast_forces(const Real4<Real>* __restrict__ pos, ForceArgs args, Real eps2,
-                                                      Real4<Real>* __restrict__ out, Real4<Real>* __restrict__ acc,
-                                                      unsigned* __restrict__ arrivals) {
+                                                      Real4<Real>* __restrict__ out) {
   constexpr int kBodies = Order::bodies;
   __shared__ Real4<Real> tiles[kPrefetch ? 2 : 1][kBlock];
   int const base = blockIdx.x * kBlock * kBodies + threadIdx.x;
@@ -134,34 +130,6 @@ __global__ void __maxnreg__(kMaxRegisters) fast_forces(const Real4<Real>* __rest
   for (int r = 0; r < kBodies; ++r) {
     int const i = base + r * kBlock;
     if (i < args.count) dst[i] = {ax[r], ay[r], az[r], Real(0)};
-  }
-  if constexpr (kFoldReduce) {
-    if (!split) return;
-    // The pattern of CUDA's threadFenceReduction sample: every block makes its partials visible
-    // device-wide before it counts itself in; the block that counts last reads them all from L2.
-    __shared__ bool last;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      last = atomicAdd(&arrivals[blockIdx.x], 1u) == gridDim.y - 1;
-      if (last) arrivals[blockIdx.x] = 0;  // ready for the next launch
-    }
-    __syncthreads();
-    if (!last) return;
-    __threadfence();
-#pragma unroll
-    for (int r = 0; r < kBodies; ++r) {
-      int const i = base + r * kBlock;
-      if (i >= args.count) continue;
-      Real sx = 0, sy = 0, sz = 0;
-      for (int s = 0; s < int(gridDim.y); ++s) {
-        Real const* p = &out[std::size_t(s) * args.count + i].x;
-        sx += __ldcg(p);
-        sy += __ldcg(p + 1);
-        sz += __ldcg(p + 2);
-      }
-      acc[i] = {sx, sy, sz, Real(0)};
-    }
   }
 }
 

@@ -3,6 +3,7 @@
 // the SASS: re-measure the kernels.
 #pragma once
 
+#include <cstddef>
 #include <type_traits>
 
 #include "sim/kernels/pair_order.h"
@@ -25,21 +26,20 @@ struct FastShape {
   static constexpr bool prefetch = is_float;
   using Order = std::conditional_t<is_float, MeasuredOrder4x4, JMajorOrder<4, 4>>;
   static constexpr int bodies = Order::bodies;
-  static constexpr bool fold_reduce = false;  // split launches sum their partials in reduce_partials
 };
 
-// The fast kernel where segments are shorter than kSegmentAlign (N <= 8,192, segments.h): a
-// block no longer than the shortest segment, one body per thread, one block per (group, segment),
-// and the partial sums added by the kernel's last block instead of a launch of their own. A step
-// there is a few microseconds of arithmetic: the GPU must be filled by many short blocks, and
-// every launch saved counts (`kernel_sweep small`, docs/benchmarks.md).
-template <class Real>
+// The fast kernel where segments are short (N <= 4,096 in segments.h): one body per thread, in
+// blocks as long as a segment, one block per (body group, segment). A step there is a few
+// microseconds of arithmetic; only many short blocks fill the GPU. Measured on an H200 by
+// `kernel_sweep small` (docs/benchmarks.md): N = 1,024, 4.1 us per force stage against 40.6 us
+// for the large-N shape on 1,024-body segments; from segments of 512 the large-N shape is faster.
+inline constexpr std::size_t kSmallShapeLongestSegment = 256;
+template <class Real, int kBlock>
 struct SmallFastShape {
-  static constexpr int block = 64, max_registers = 255;
+  static constexpr int block = kBlock, max_registers = 255;
   static constexpr bool prefetch = false;
   using Order = JMajorOrder<1, 4>;
   static constexpr int bodies = Order::bodies;
-  static constexpr bool fold_reduce = true;
 };
 
 }  // namespace nbody::sim::kernels
