@@ -243,6 +243,10 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
             --json "$OUT/logs/small-$n-$launch.json" | grep -E 'step time|interactions' | sed "s/^/N = $n, $launch: /"
         done
       done
+      for n in 1024 4096; do
+        $nbody --backend cuda --benchmark --numgpus 1 --bodies $n --steps 2000 --launch graph --precision fp64 | \
+          grep -E 'step time' | sed "s/^/N = $n, graph, fp64: /"
+      done
       step "--run against the benchmark (20,000 steps)"
       for n in 1024 4096; do for launch in stream graph; do
         $nbody --backend cuda --run --numgpus 1 --bodies $n --steps 20000 --launch $launch | grep -E 'wall' | \
