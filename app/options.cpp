@@ -243,7 +243,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   add_named(cli, "--launch", dev.launch,
             "GPU steps: stream (kernel by kernel) or graph (blocks of 16 steps captured once as a CUDA graph and "
             "replayed; needs --threading single)");
-  add_named(cli, "--exchange", dev.exchange, "slice exchange between GPUs: auto, peer or staged");
+  add_named(cli, "--exchange", dev.exchange,
+            "slice exchange between GPUs: auto, peer (copies), staged (through host memory) or direct (the drift kernel stores into peers)");
   cli.add_option("--threads", dev.cpu_threads, "CPU threads (default: all cores)")->check(whole_number(1, kMaxThreads));
   cli.add_option("--steps", o.steps, "steps to run (default: 1000 for --run, 10 timed for --benchmark)")
       ->check(whole_number(1, kMaxSteps));

@@ -11,6 +11,9 @@
 // there only after waiting for B's slice of publication n + 1, which B's stream produced after its
 // copy of publication n. The same chain protects A's next buffer and every device's ring of two
 // events.
+// Direct: A's drift kernel itself stores slice A into B.buffer[p] as well as its own; B.compute
+// waits on ready_A[p]. A reaches the drift of publication n + 2 only after waiting for B's slice of
+// n + 1, which B drifted after its forces on n: B no longer reads buffer p when A writes it.
 #include "multigpu/cuda_exchange.h"
 
 #include "core/errors.h"
@@ -37,6 +40,10 @@ class CudaExchange final : public Exchange {
     gpu::Topology const topology = gpu::query_topology(ordinals);
     if (mode == ExchangeMode::automatic) mode = topology.all_pairs_peer() ? ExchangeMode::peer : ExchangeMode::staged;
     staged_ = mode == ExchangeMode::staged;
+    direct_ = mode == ExchangeMode::direct;
+    if (direct_ && !topology.all_pairs_peer())
+      throw InputError("--exchange direct: needs every pair of GPUs to reach each other's memory (peer access); "
+                       "use --exchange peer or staged");
     if (!staged_) {
       for (std::size_t a = 0; a < engines_.size(); ++a) {
         gpu::DeviceGuard guard(ordinals[a]);
@@ -50,6 +57,13 @@ class CudaExchange final : public Exchange {
         }
       }
     }
+    if (direct_ && engines_.size() > 1)
+      for (std::size_t d = 0; d < engines_.size(); ++d) {
+        std::vector<std::array<void*, 2>> peers;
+        for (std::size_t p = 0; p < engines_.size(); ++p)
+          if (p != d) peers.push_back({engines_[p]->positions_buffer(0), engines_[p]->positions_buffer(1)});
+        engines_[d]->set_drift_peers(peers);
+      }
     devices_.resize(engines_.size());
     for (std::size_t d = 0; d < engines_.size(); ++d) {
       PerDevice& p = devices_[d];
@@ -85,6 +99,10 @@ class CudaExchange final : public Exchange {
     std::size_t const offset = s.begin * source.bytes_per_body();
     auto const* from = static_cast<const unsigned char*>(source.positions_buffer(parity)) + offset;
     NBODY_CUDA_CHECK(cudaEventRecord(me.ready[parity].get(), source.stream()));
+    if (direct_) {  // the drift has stored the slice everywhere: its end is the publication
+      counters_.publish(d, publication);
+      return;
+    }
     NBODY_CUDA_CHECK(cudaStreamWaitEvent(me.copy.get(), me.ready[parity].get(), 0));
     if (bytes > 0) {
       if (staged_) {
@@ -112,7 +130,8 @@ class CudaExchange final : public Exchange {
     gpu::DeviceGuard guard(sink.device());
     for (std::size_t p = 0; p < engines_.size(); ++p) {
       if (int(p) == d) continue;
-      NBODY_CUDA_CHECK(cudaStreamWaitEvent(sink.stream(), devices_[p].sent[parity].get(), 0));
+      auto const& from = devices_[p];
+      NBODY_CUDA_CHECK(cudaStreamWaitEvent(sink.stream(), (direct_ ? from.ready : from.sent)[parity].get(), 0));
       if (staged_) {
         Slice const s = engines_[p]->config().slice;
         std::size_t const bytes = s.count * sink.bytes_per_body();
@@ -137,7 +156,7 @@ class CudaExchange final : public Exchange {
 
   std::string describe() const override {
     if (engines_.size() == 1) return "none (one device)";
-    return staged_ ? "staged through pinned host memory" : "peer copies";
+    return staged_ ? "staged through pinned host memory" : direct_ ? "direct stores into peers" : "peer copies";
   }
 
  private:
@@ -149,6 +168,7 @@ class CudaExchange final : public Exchange {
   std::vector<sim::CudaSliceEngine*> engines_;
   std::vector<PerDevice> devices_;
   bool staged_ = false;
+  bool direct_ = false;  // drift kernels store into the peers' buffers themselves
   bool abandoned_ = false;
   PublicationCounters counters_;
 };

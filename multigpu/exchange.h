@@ -15,10 +15,14 @@
 namespace nbody::multigpu {
 
 // How slices travel between GPUs: peer copies where peer access works (auto), always peer
-// copies, or always staged through pinned host memory (for testing the fallback).
-enum class ExchangeMode { automatic, peer, staged };
-inline constexpr std::array<EnumName<ExchangeMode>, 3> kExchangeModeNames{
-    {{ExchangeMode::automatic, "auto"}, {ExchangeMode::peer, "peer"}, {ExchangeMode::staged, "staged"}}};
+// copies, always staged through pinned host memory (for testing the fallback), or direct: the
+// drift kernel stores each new position into every peer's buffer itself (over NVLink), so no copy
+// and no copy stream stand between one device's drift and another's forces.
+enum class ExchangeMode { automatic, peer, staged, direct };
+inline constexpr std::array<EnumName<ExchangeMode>, 4> kExchangeModeNames{{{ExchangeMode::automatic, "auto"},
+                                                                          {ExchangeMode::peer, "peer"},
+                                                                          {ExchangeMode::staged, "staged"},
+                                                                          {ExchangeMode::direct, "direct"}}};
 constexpr const auto& enum_names(ExchangeMode) { return kExchangeModeNames; }
 
 // Publications are numbered from 1 after the last upload (the upload itself is publication 0); every

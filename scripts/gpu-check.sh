@@ -129,6 +129,28 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
         echo "memcheck, --launch graph, N = $n, $gpus GPUs: exit $? $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-graph-$n.log")"
       done
       ;;
+    bench-exchange)
+      # Every device's drift storing into its peers (direct) against peer copies, over N.
+      gpus=$(nvidia-smi -L | wc -l)
+      step "exchange modes on $gpus GPUs over N: peer copies against direct stores"
+      for x in direct peer; do for t in workers single; do
+        timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies 5000 \
+          --steps 20 --numgpus $gpus --exchange $x --threading $t -q >"$OUT/logs/sanitizer-$x-$t.log" 2>&1
+        echo "memcheck, $x exchange, $t: exit $? $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-$x-$t.log")"
+      done; done
+      for n in 1024 4096 16384 65536 262144 1048576; do
+        steps=2000; [ $n -ge 65536 ] && steps=208; [ $n -ge 262144 ] && steps=32; [ $n -ge 1048576 ] && steps=10
+        launches="stream graph"; [ $n -ge 1048576 ] && launches=stream
+        for launch in $launches; do for x in peer direct; do
+          $nbody --backend cuda --benchmark --numgpus $gpus --bodies $n --steps $steps --launch $launch --exchange $x \
+            --json "$OUT/logs/exchange-$n-$launch-$x.json" | grep -E 'step time' | sed "s/^/N = $n, $launch, $x: /"
+        done; done
+        for t in workers; do for x in peer direct; do
+          $nbody --backend cuda --benchmark --numgpus $gpus --bodies $n --steps $steps --threading $t --exchange $x \
+            | grep -E 'step time' | sed "s/^/N = $n, $t, $x: /"
+        done; done
+      done
+      ;;
     sweep-small)
       step "small-N launch shapes and segment lengths (kernel_sweep small)"
       $build/kernel_sweep small | tee "$OUT/logs/sweep-small.txt"

@@ -79,7 +79,7 @@ TEST_F(Cli, BadNamesListTheValidOnes) {
   expect_input_error("--precision fp16 --run", "--precision fp16: valid: fp32, fp64");
   expect_input_error("--backend tpu --run", "--backend tpu: valid: auto, cuda, cpu", false);
   expect_input_error("--threading fancy --run --bodies 10", "--threading fancy: valid: single, workers");
-  expect_input_error("--exchange carrier-pigeon --run --bodies 10", "--exchange carrier-pigeon: valid: auto, peer, staged");
+  expect_input_error("--exchange carrier-pigeon --run --bodies 10", "--exchange carrier-pigeon: valid: auto, peer, staged, direct");
   expect_input_error("--kernel fastest --run --bodies 10", "--kernel fastest: valid: fast, tiled, naive, simd, reference");
   expect_input_error("--kernel tiled --run --bodies 10", "--kernel tiled: the cpu backend has simd, reference");
   expect_input_error("--fp64-rsqrt exact --run --bodies 10", "--fp64-rsqrt exact: valid: series, newton, precise");

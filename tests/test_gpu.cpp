@@ -279,8 +279,14 @@ TEST(GpuGraphs, ReplaysGiveTheBitsOfStreamLaunches) {
       {"1 GPU", gpu_config(Precision::fp32)},
       {"2 slices of GPU 0, peer", gpu_config(Precision::fp32, {0, 0}, multigpu::Threading::single, multigpu::ExchangeMode::peer)},
       {"2 slices of GPU 0, staged",
-       gpu_config(Precision::fp32, {0, 0}, multigpu::Threading::single, multigpu::ExchangeMode::staged)}};
-  if (gpu::devices().size() >= 2) layouts.push_back({"2 GPUs", gpu_config(Precision::fp32, {0, 1})});
+       gpu_config(Precision::fp32, {0, 0}, multigpu::Threading::single, multigpu::ExchangeMode::staged)},
+      {"2 slices of GPU 0, direct",
+       gpu_config(Precision::fp32, {0, 0}, multigpu::Threading::single, multigpu::ExchangeMode::direct)}};
+  if (gpu::devices().size() >= 2) {
+    layouts.push_back({"2 GPUs", gpu_config(Precision::fp32, {0, 1})});
+    layouts.push_back(
+        {"2 GPUs, direct", gpu_config(Precision::fp32, {0, 1}, multigpu::Threading::single, multigpu::ExchangeMode::direct)});
+  }
   for (auto const& [layout, base] : layouts)
     for (auto kernel : {sim::Kernel::fast, sim::Kernel::tiled, sim::Kernel::naive})
       for (auto p : {Precision::fp32, Precision::fp64})

@@ -77,7 +77,8 @@ multigpu::SimulationConfig cuda_devices(int devices) {
 
 INSTANTIATE_TEST_SUITE_P(Cuda, Layouts,
                          ::testing::Values(Backend{"peer", no_gpu, cuda_devices<multigpu::ExchangeMode::peer>, 8192},
-                                           Backend{"staged", no_gpu, cuda_devices<multigpu::ExchangeMode::staged>, 8192}),
+                                           Backend{"staged", no_gpu, cuda_devices<multigpu::ExchangeMode::staged>, 8192},
+                                           Backend{"direct", no_gpu, cuda_devices<multigpu::ExchangeMode::direct>, 8192}),
                          [](auto const& param_info) { return std::string(param_info.param.name); });
 #else
 multigpu::SimulationConfig host_devices(int devices) {

@@ -207,7 +207,7 @@ class CudaEngine final : public CudaSliceEngine {
     gpu::DeviceGuard guard(config_.device);
     int const n = int(config_.slice.count);
     kernels::drift<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(
-        current().data(), next().data(), velocity_.data(), int(config_.slice.begin), n, Real(dt));
+        current().data(), next().data(), velocity_.data(), int(config_.slice.begin), n, Real(dt), peers_[current_ ^ 1]);
     NBODY_CHECK_LAUNCH();
   }
 
@@ -217,7 +217,7 @@ class CudaEngine final : public CudaSliceEngine {
     int const n = int(config_.slice.count);
     kernels::kick_drift<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(
         current().data(), next().data(), velocity_.data(), acceleration_.data(), int(config_.slice.begin), n,
-        Real(kick_dt), Real(drift_dt));
+        Real(kick_dt), Real(drift_dt), peers_[current_ ^ 1]);
     NBODY_CHECK_LAUNCH();
   }
 
@@ -295,6 +295,16 @@ class CudaEngine final : public CudaSliceEngine {
     return name;
   }
   cudaStream_t stream() const override { return stream_.get(); }
+
+  void set_drift_peers(const std::vector<std::array<void*, 2>>& peers) override {
+    if (peers.size() > std::size_t(kernels::PeerTargets<Real>::kMax))
+      throw InputError("--exchange direct: " + std::to_string(peers.size() + 1) + " devices; at most " +
+                       std::to_string(kernels::PeerTargets<Real>::kMax + 1));
+    for (int k = 0; k < 2; ++k) {
+      peers_[k] = {};
+      for (auto const& p : peers) peers_[k].to[peers_[k].count++] = static_cast<Real4<Real>*>(p[std::size_t(k)]);
+    }
+  }
 
   void poison_outputs() override {
     gpu::DeviceGuard guard(config_.device);
@@ -409,6 +419,7 @@ class CudaEngine final : public CudaSliceEngine {
   gpu::Stream stream_;
   gpu::DeviceBuffer<Real4<Real>> positions_[2];
   int current_ = 0;
+  kernels::PeerTargets<Real> peers_[2];  // by buffer index: where drifts also store (direct exchange)
   gpu::DeviceBuffer<Real4<Real>> velocity_, acceleration_, partial_;
   gpu::DeviceBuffer<double> potential_;
   std::vector<gpu::TimingEvent> timing_;

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -20,6 +21,10 @@ class CudaSliceEngine : public SliceEngine {
   // Fills the accelerations (and split partial sums) with NaN bytes, so a test can tell an
   // element the next force pass did not write.
   virtual void poison_outputs() = 0;
+  // For the direct exchange: the other devices' position buffers (index 0 and 1, as
+  // positions_buffer) that every drift also stores the own slice's new positions into. Empty by
+  // default. InputError if there are more than the kernels take.
+  virtual void set_drift_peers(const std::vector<std::array<void*, 2>>& peers) = 0;
 };
 
 // Creates the engine on config.device (allocates there). Throws InputError for a bad kernel name
