@@ -105,7 +105,10 @@ void print_verdicts(const std::vector<driver::ComparisonRow>& rows, bool gpu) {
       if (r.model == multigpu::Threading::single && r.launch == multigpu::Launch::stream) stream = &r;
     }
     double const spread = 100.0 * (slowest / best->measurement.median_ms - 1.0);
-    if (gpu && stream && stream->measurement.enqueue_ms_per_step > 0.5 * stream->measurement.median_ms)
+    // A host that enqueues for most of a step may only be waiting for room in a full launch queue:
+    // launch-bound only where the ways of launching also differ.
+    if (gpu && stream && stream->measurement.enqueue_ms_per_step > 0.5 * stream->measurement.median_ms &&
+        spread >= 5.0)
       std::printf(" Launch-bound: with streams the host needs %.0f%% of a step to enqueue it (the ways differ by up "
                   "to %.0f%%).",
                   100.0 * stream->measurement.enqueue_ms_per_step / stream->measurement.median_ms, spread);

@@ -38,7 +38,12 @@ class CudaExchange final : public Exchange {
     std::vector<int> ordinals;
     for (auto* e : engines_) ordinals.push_back(e->device());
     gpu::Topology const topology = gpu::query_topology(ordinals);
-    if (mode == ExchangeMode::automatic) mode = topology.all_pairs_peer() ? ExchangeMode::peer : ExchangeMode::staged;
+    // Direct stores where every pair has peer access: never slower than copies (equal at large N,
+    // 40% less a step at N = 4,096 on 2 x H200 with graphs; docs/benchmarks.md).
+    if (mode == ExchangeMode::automatic) {
+      bool const few = engines_.size() <= std::size_t(sim::kMaxDriftPeers) + 1;
+      mode = !topology.all_pairs_peer() ? ExchangeMode::staged : few ? ExchangeMode::direct : ExchangeMode::peer;
+    }
     staged_ = mode == ExchangeMode::staged;
     direct_ = mode == ExchangeMode::direct;
     if (direct_ && !topology.all_pairs_peer())

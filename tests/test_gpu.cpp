@@ -240,8 +240,8 @@ TEST(GpuSimulation, LeapfrogEnergyStaysBounded) {
   EXPECT_LT(err, 1e-4);  // measured 2.35e-6 (H100, H200); the CPU's explicit Euler control breaks 2e-4 in 80 steps
 }
 
-// With automatic exchange the simulation uses peer copies exactly when every pair of its GPUs
-// can reach each other, and the matrix it decides by is symmetric with a true diagonal.
+// With automatic exchange the simulation stores directly into its peers exactly when every pair of
+// its GPUs can reach each other, and the matrix it decides by is symmetric with a true diagonal.
 TEST(GpuTopology, AutomaticExchangeFollowsThePeerMatrix) {
   int const gpus = int(gpu::devices().size());
   if (gpus < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpus << " visible";
@@ -255,7 +255,8 @@ TEST(GpuTopology, AutomaticExchangeFollowsThePeerMatrix) {
   }
   multigpu::Simulation sim(test::scenario("plummer", 100), sim::make_step_program({sim::Integrator::leapfrog, 0.0, 1.0}),
                            gpu_config(Precision::fp32, all));
-  std::string const expected = t.all_pairs_peer() ? "exchange peer copies" : "exchange staged through pinned host memory";
+  std::string const expected =
+      t.all_pairs_peer() ? "exchange direct stores into peers" : "exchange staged through pinned host memory";
   EXPECT_NE(sim.describe().find(expected), std::string::npos) << sim.describe();
 }
 

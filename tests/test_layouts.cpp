@@ -1,7 +1,7 @@
 // tests/test_layouts.cpp - the multi-device properties, written once and run on every backend: host
-// devices on the CPU, CUDA devices exchanging by peer copies, CUDA devices exchanging through pinned
-// host memory (and, later, MPI ranks). Compiled twice: layout_tests_cpu (label cpu) instantiates
-// the CPU backend, layout_tests_gpu (labels gpu, multigpu) the two CUDA ones; a CUDA backend skips
+// devices on the CPU, CUDA devices exchanging by peer copies, through pinned host memory, and by
+// the drift's direct stores. Compiled twice: layout_tests_cpu (label cpu) instantiates the CPU
+// backend, layout_tests_gpu (labels gpu, multigpu) the three CUDA ones; a CUDA backend skips
 // where no GPU is visible. With fewer GPUs than a layout's devices, the devices share GPUs (slices
 // on one GPU still run every copy, event and wait of the exchange).
 #include <gtest/gtest.h>

@@ -297,9 +297,10 @@ class CudaEngine final : public CudaSliceEngine {
   cudaStream_t stream() const override { return stream_.get(); }
 
   void set_drift_peers(const std::vector<std::array<void*, 2>>& peers) override {
-    if (peers.size() > std::size_t(kernels::PeerTargets<Real>::kMax))
+    static_assert(kernels::PeerTargets<Real>::kMax == kMaxDriftPeers);
+    if (peers.size() > std::size_t(kMaxDriftPeers))
       throw InputError("--exchange direct: " + std::to_string(peers.size() + 1) + " devices; at most " +
-                       std::to_string(kernels::PeerTargets<Real>::kMax + 1));
+                       std::to_string(kMaxDriftPeers + 1));
     for (int k = 0; k < 2; ++k) {
       peers_[k] = {};
       for (auto const& p : peers) peers_[k].to[peers_[k].count++] = static_cast<Real4<Real>*>(p[std::size_t(k)]);

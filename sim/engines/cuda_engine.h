@@ -14,6 +14,9 @@
 
 namespace nbody::sim {
 
+// The most peers a drift kernel stores into (the direct exchange): 16 devices in one process.
+inline constexpr int kMaxDriftPeers = 15;
+
 // A GPU engine also exposes its compute stream to the exchange, which makes it wait for peers.
 class CudaSliceEngine : public SliceEngine {
  public:
