@@ -29,8 +29,7 @@ namespace {
 
 class CudaExchange final : public Exchange {
  public:
-  CudaExchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode, bool own_slice_first)
-      : own_slice_first_(own_slice_first && engines.size() > 1), counters_(engines.size()) {
+  CudaExchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode) : counters_(engines.size()) {
     for (auto* e : engines) {
       auto* cuda = dynamic_cast<sim::CudaSliceEngine*>(e);
       if (!cuda) throw std::logic_error("CUDA exchange needs CUDA engines");
@@ -131,16 +130,22 @@ class CudaExchange final : public Exchange {
   void acquire(int d, std::uint64_t publication) override {
     if (engines_.size() == 1) return;
     counters_.wait_for_peers(d, publication);
-    if (!own_slice_first_) wait_for_peers(d, publication);
-  }
-
-  std::optional<Slice> ready_early(int d) const override {
-    if (!own_slice_first_) return std::nullopt;
-    return engines_[std::size_t(d)]->config().slice;
-  }
-
-  void acquire_rest(int d, std::uint64_t publication) override {
-    if (own_slice_first_) wait_for_peers(d, publication);
+    sim::CudaSliceEngine& sink = *engines_[d];
+    int const parity = int(publication & 1);
+    gpu::DeviceGuard guard(sink.device());
+    for (std::size_t p = 0; p < engines_.size(); ++p) {
+      if (int(p) == d) continue;
+      auto const& from = devices_[p];
+      NBODY_CUDA_CHECK(cudaStreamWaitEvent(sink.stream(), (direct_ ? from.ready : from.sent)[parity].get(), 0));
+      if (staged_) {
+        Slice const s = engines_[p]->config().slice;
+        std::size_t const bytes = s.count * sink.bytes_per_body();
+        if (bytes == 0) continue;
+        auto* to = static_cast<unsigned char*>(sink.positions_buffer(parity)) + s.begin * sink.bytes_per_body();
+        NBODY_CUDA_CHECK(
+            cudaMemcpyAsync(to, devices_[p].pinned[parity].data(), bytes, cudaMemcpyHostToDevice, sink.stream()));
+      }
+    }
   }
 
   void abort() override { counters_.abort(); }
@@ -160,27 +165,6 @@ class CudaExchange final : public Exchange {
   }
 
  private:
-  // Makes device d's stream wait for every peer's slice of `publication` (after the host-side
-  // counters said their events are recorded); staged slices are copied in on that stream.
-  void wait_for_peers(int d, std::uint64_t publication) {
-    sim::CudaSliceEngine& sink = *engines_[d];
-    int const parity = int(publication & 1);
-    gpu::DeviceGuard guard(sink.device());
-    for (std::size_t p = 0; p < engines_.size(); ++p) {
-      if (int(p) == d) continue;
-      auto const& from = devices_[p];
-      NBODY_CUDA_CHECK(cudaStreamWaitEvent(sink.stream(), (direct_ ? from.ready : from.sent)[parity].get(), 0));
-      if (staged_) {
-        Slice const s = engines_[p]->config().slice;
-        std::size_t const bytes = s.count * sink.bytes_per_body();
-        if (bytes == 0) continue;
-        auto* to = static_cast<unsigned char*>(sink.positions_buffer(parity)) + s.begin * sink.bytes_per_body();
-        NBODY_CUDA_CHECK(
-            cudaMemcpyAsync(to, devices_[p].pinned[parity].data(), bytes, cudaMemcpyHostToDevice, sink.stream()));
-      }
-    }
-  }
-
   struct PerDevice {
     gpu::Stream copy;  // declared first: outlives the events and buffers used on it
     gpu::SyncEvent ready[2], sent[2];
@@ -190,7 +174,6 @@ class CudaExchange final : public Exchange {
   std::vector<PerDevice> devices_;
   bool staged_ = false;
   bool direct_ = false;  // drift kernels store into the peers' buffers themselves
-  bool const own_slice_first_;  // forces start on the own slice; the peers' waits come in acquire_rest
   bool abandoned_ = false;
   PublicationCounters counters_;
 };
@@ -314,9 +297,8 @@ std::unique_ptr<HostStaging> make_cuda_staging(const std::vector<sim::SliceEngin
   return std::make_unique<CudaStaging>(engines);
 }
 
-std::unique_ptr<Exchange> make_cuda_exchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode,
-                                             bool own_slice_first) {
-  return std::make_unique<CudaExchange>(engines, mode, own_slice_first);
+std::unique_ptr<Exchange> make_cuda_exchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode) {
+  return std::make_unique<CudaExchange>(engines, mode);
 }
 
 }  // namespace nbody::multigpu

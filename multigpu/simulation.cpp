@@ -138,8 +138,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       e.fp64_rsqrt = config_.fp64_rsqrt;
       e.device = config_.devices[d];
       e.cpu_threads = threads_per_engine;
-      // forces on the own bodies (the rank's, or with one rank the device's) while the others' travel
-      e.split_forces = ranks.size() > 1 || device_count > 1;
+      e.split_forces = ranks.size() > 1;  // forces on the rank's own bodies while the others' travel
       engines_.push_back(sim::make_engine(config_.backend, e));
       raw.push_back(engines_.back().get());
     }
@@ -147,7 +146,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     std::unique_ptr<HostStaging> staging;
 #if NBODY_HAVE_CUDA
     if (config_.backend == sim::Backend::cuda) {
-      local = make_cuda_exchange(raw, config_.exchange, /*own_slice_first=*/ranks.size() == 1);
+      local = make_cuda_exchange(raw, config_.exchange);
       if (ranks.size() > 1) staging = make_cuda_staging(raw);
     }
 #endif
