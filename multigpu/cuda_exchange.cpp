@@ -91,6 +91,13 @@ class CudaExchange final : public Exchange {
         gpu::DeviceGuard guard(p.copy.device());
         (void)cudaStreamSynchronize(p.copy.get());
       }
+    // Direct stores come from the peers' compute streams. After a failure a drift may still be
+    // storing into a device whose engine is freed next (the exchange goes first): wait for all.
+    if (direct_)
+      for (auto* e : engines_) {
+        gpu::DeviceGuard guard(e->device());
+        (void)cudaStreamSynchronize(e->stream());
+      }
   }
 
   void publish(int d, std::uint64_t publication) override {

@@ -14,10 +14,11 @@
 
 namespace nbody::multigpu {
 
-// How slices travel between GPUs: peer copies where peer access works (auto), always peer
-// copies, always staged through pinned host memory (for testing the fallback), or direct: the
-// drift kernel stores each new position into every peer's buffer itself (over NVLink), so no copy
-// and no copy stream stand between one device's drift and another's forces.
+// How slices travel between GPUs: auto (direct where every pair has peer access, for up to 16
+// devices; peer beyond; staged where some pair lacks peer access), direct (the drift kernel stores
+// each new position into every peer's buffer itself, over NVLink: no copy and no copy stream
+// between one device's drift and another's forces), peer copies after the drift, or staged
+// through pinned host memory (the fallback, and for testing it).
 enum class ExchangeMode { automatic, peer, staged, direct };
 inline constexpr std::array<EnumName<ExchangeMode>, 4> kExchangeModeNames{{{ExchangeMode::automatic, "auto"},
                                                                           {ExchangeMode::peer, "peer"},

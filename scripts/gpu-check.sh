@@ -113,10 +113,11 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
       echo "memcheck, staged exchange over 3 slices: exit $? $(grep 'ERROR SUMMARY' "$OUT/sanitizer-exchange.log")"
       ;;
     sanitize-small)
-      # The small-N paths: the fast kernel that sums its own partials, fused kick+drift, CUDA graphs.
+      # The small-N paths: short segments (small-N fast shape, tiled blocks longer than a segment),
+      # fused kick+drift, CUDA graphs.
       step "compute-sanitizer over small N and CUDA graphs"
       for tool in memcheck racecheck synccheck; do
-        filter='GpuEngine.*'; [ $tool = memcheck ] && filter='GpuGraphs.StepTimes*:GpuEngine.*:GpuForces.KernelsBlockSizes*'
+        filter='GpuEngine.*:GpuForces.KernelsBlockSizes*'; [ $tool = memcheck ] && filter="GpuGraphs.StepTimes*:$filter"
         timeout 300 compute-sanitizer --tool $tool --error-exitcode 99 $build/tests/gpu_tests --gtest_filter="$filter" \
           >"$OUT/logs/sanitizer-small-$tool.log" 2>&1; rc=$?
         echo "$tool: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/logs/sanitizer-small-$tool.log" | tail -1); $(grep -E '^\[  (PASSED|FAILED)' "$OUT/logs/sanitizer-small-$tool.log" | tr '\n' ' ')"
@@ -125,8 +126,9 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
       gpus=$(nvidia-smi -L | wc -l)
       for n in 1000 4096 16384; do
         timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies $n --steps 40 \
-          --numgpus $gpus --launch graph -q >"$OUT/logs/sanitizer-graph-$n.log" 2>&1
-        echo "memcheck, --launch graph, N = $n, $gpus GPUs: exit $? $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-graph-$n.log")"
+          --numgpus $gpus --launch graph -q >"$OUT/logs/sanitizer-graph-$n.log" 2>&1; rc=$?
+        echo "memcheck, --launch graph, N = $n, $gpus GPUs: exit $rc $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-graph-$n.log")"
+        [ $rc -eq 0 ] || status=1
       done
       ;;
     bench-exchange)
@@ -135,8 +137,9 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
       step "exchange modes on $gpus GPUs over N: peer copies against direct stores"
       for x in direct peer; do for t in workers single; do
         timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies 5000 \
-          --steps 20 --numgpus $gpus --exchange $x --threading $t -q >"$OUT/logs/sanitizer-$x-$t.log" 2>&1
-        echo "memcheck, $x exchange, $t: exit $? $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-$x-$t.log")"
+          --steps 20 --numgpus $gpus --exchange $x --threading $t -q >"$OUT/logs/sanitizer-$x-$t.log" 2>&1; rc=$?
+        echo "memcheck, $x exchange, $t: exit $rc $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-$x-$t.log")"
+        [ $rc -eq 0 ] || status=1
       done; done
       for n in 1024 4096 16384 65536 262144 1048576; do
         steps=2000; [ $n -ge 65536 ] && steps=208; [ $n -ge 262144 ] && steps=32; [ $n -ge 1048576 ] && steps=10
@@ -214,17 +217,18 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
       step "multi-GPU tests on $gpus GPUs (ctest -L multigpu)"
       (cd $build && ctest -L multigpu --output-on-failure >"$OUT/ctest-multigpu.log" 2>&1) || status=1
       grep -E 'tests passed|Failed|Failure' "$OUT/ctest-multigpu.log" | head
-      step "compute-sanitizer over the peer and staged exchanges"
-      for x in peer staged; do
+      step "compute-sanitizer over the direct, peer and staged exchanges"
+      for x in direct peer staged; do
         compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies 5000 --steps 4 \
-          --numgpus $gpus --exchange $x --threading workers -q >"$OUT/logs/sanitizer-$x.log" 2>&1
-        echo "memcheck, $x exchange, $gpus GPUs, workers: exit $? $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-$x.log")"
+          --numgpus $gpus --exchange $x --threading workers -q >"$OUT/logs/sanitizer-$x.log" 2>&1; rc=$?
+        echo "memcheck, $x exchange, $gpus GPUs, workers: exit $rc $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-$x.log")"
+        [ $rc -eq 0 ] || status=1
       done
       step "devices and the threading comparison"
       $nbody --devices
       $nbody --backend cuda --compare-threading --numgpus $gpus --bodies 65536,262144,1048576 --steps 10 -q \
         --csv "$OUT/logs/compare.csv" --json "$OUT/logs/compare.json" || status=1
-      for x in peer staged; do
+      for x in direct peer staged; do
         $nbody --backend cuda --benchmark --numgpus $gpus --bodies 1048576 --exchange $x --threading workers | \
           grep -E 'backend|step time|per device|interactions'
       done

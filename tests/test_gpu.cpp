@@ -112,13 +112,13 @@ INSTANTIATE_TEST_SUITE_P(AllKernels, GpuForces, ::testing::ValuesIn(all_cases())
 });
 
 // The canonical summation order makes every kernel, block size and slice give the same bits: with
-// segments of 64 bodies (N = 7, 1000), 128, 512 (shorter than most blocks) and 2048 (N = 20000),
-// which the fast kernel runs in its small-N and large-N launch shapes. Launched again, it writes
-// every body again.
+// segments of 64 bodies (N = 7, 1000), 128 (2048), 256 (3000), 512 (4097) and 2048 (20000): the fast
+// kernel's small-N shapes (blocks of 64, 128 and 256) and its large-N shape, and tiled blocks
+// longer than a segment. Launched again, the fast kernel writes every body again.
 TEST(GpuForces, KernelsBlockSizesAndSlicesAgreeBitwise) {
   REQUIRE_GPU();
   for (auto p : {Precision::fp32, Precision::fp64}) {
-    for (std::size_t n : {7u, 1000u, 2048u, 4097u, 20000u}) {
+    for (std::size_t n : {7u, 1000u, 2048u, 3000u, 4097u, 20000u}) {
       auto const& ref = reference("plummer", n);
       auto const fast = engine(ref.bodies, sim::Kernel::fast, p);
       auto const base = forces(*fast);
@@ -284,7 +284,8 @@ TEST(GpuGraphs, ReplaysGiveTheBitsOfStreamLaunches) {
       {"2 slices of GPU 0, direct",
        gpu_config(Precision::fp32, {0, 0}, multigpu::Threading::single, multigpu::ExchangeMode::direct)}};
   if (gpu::devices().size() >= 2) {
-    layouts.push_back({"2 GPUs", gpu_config(Precision::fp32, {0, 1})});
+    layouts.push_back(
+        {"2 GPUs, peer", gpu_config(Precision::fp32, {0, 1}, multigpu::Threading::single, multigpu::ExchangeMode::peer)});
     layouts.push_back(
         {"2 GPUs, direct", gpu_config(Precision::fp32, {0, 1}, multigpu::Threading::single, multigpu::ExchangeMode::direct)});
   }
@@ -324,8 +325,8 @@ TEST(GpuGraphs, StepTimesCoverEveryStepAndWrongUsesAreRefused) {
   EXPECT_THROW(multigpu::Simulation(b, program, c), InputError);
 }
 
-// The fused kick+drift pass gives the bits of a kick and then a drift, and so do whole steps:
-// the schedulers fuse every kick that comes just before a drift.
+// The fused kick+drift pass gives the bits of a kick and then a drift (the schedulers fuse every
+// kick that comes just before a drift; the layout and graph tests run whole steps through it).
 TEST(GpuEngine, KickDriftInOnePassIsAKickThenADrift) {
   REQUIRE_GPU();
   auto const b = test::scenario("plummer", 3001);
