@@ -117,10 +117,19 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
       # fused kick+drift, CUDA graphs.
       step "compute-sanitizer over small N and CUDA graphs"
       for tool in memcheck racecheck synccheck; do
-        filter='GpuEngine.*:GpuForces.KernelsBlockSizes*'; [ $tool = memcheck ] && filter="GpuGraphs.StepTimes*:$filter"
+        # (the bitwise test's N = 20,000 takes minutes under racecheck: memcheck only)
+        filter='GpuEngine.*'; [ $tool = memcheck ] && filter='GpuGraphs.StepTimes*:GpuEngine.*:GpuForces.KernelsBlockSizes*'
         timeout 300 compute-sanitizer --tool $tool --error-exitcode 99 $build/tests/gpu_tests --gtest_filter="$filter" \
           >"$OUT/logs/sanitizer-small-$tool.log" 2>&1; rc=$?
         echo "$tool: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/logs/sanitizer-small-$tool.log" | tail -1); $(grep -E '^\[  (PASSED|FAILED)' "$OUT/logs/sanitizer-small-$tool.log" | tr '\n' ' ')"
+        [ $rc -eq 0 ] || status=1
+      done
+      # Tiled blocks longer than the 64-body segments of N = 1,000, and the small-N fast shape's blocks of 256.
+      for run in "--kernel tiled --block-size 1024 --bodies 1000" "--kernel tiled --block-size 256 --bodies 1000" \
+                 "--bodies 3000"; do
+        timeout 60 compute-sanitizer --tool racecheck --error-exitcode 99 $nbody --backend cuda --run $run --steps 2 -q \
+          >"$OUT/logs/racecheck-run.log" 2>&1; rc=$?
+        echo "racecheck, nbody --run $run: exit $rc $(grep 'RACECHECK SUMMARY' "$OUT/logs/racecheck-run.log")"
         [ $rc -eq 0 ] || status=1
       done
       gpus=$(nvidia-smi -L | wc -l)
