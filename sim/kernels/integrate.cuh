@@ -24,16 +24,26 @@ __device__ __forceinline__ void store_position(Real4<Real>* __restrict__ next, c
   for (int k = 0; k < peers.count; ++k) peers.to[k][j] = p;
 }
 
+// The arithmetic of a kick and of a drift, written once: the kernels below, fused or not, must
+// give the same bits.
+template <class Real>
+__device__ __forceinline__ Real4<Real> kicked(Real4<Real> v, Real4<Real> a, Real dt) {
+  v.x += a.x * dt;
+  v.y += a.y * dt;
+  v.z += a.z * dt;
+  return v;
+}
+
+template <class Real>
+__device__ __forceinline__ Real4<Real> drifted(Real4<Real> p, Real4<Real> v, Real dt) {
+  return {p.x + v.x * dt, p.y + v.y * dt, p.z + v.z * dt, p.w};
+}
+
 template <class Real>
 __global__ void kick(Real4<Real>* __restrict__ vel, const Real4<Real>* __restrict__ acc, int count, Real dt) {
   int const i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
-  Real4<Real> v = vel[i];
-  Real4<Real> const a = acc[i];
-  v.x += a.x * dt;
-  v.y += a.y * dt;
-  v.z += a.z * dt;
-  vel[i] = v;
+  vel[i] = kicked(vel[i], acc[i], dt);
 }
 
 template <class Real>
@@ -52,9 +62,7 @@ __global__ void drift(const Real4<Real>* __restrict__ current, Real4<Real>* __re
                       const Real4<Real>* __restrict__ vel, int begin, int count, Real dt, PeerTargets<Real> peers) {
   int const i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
-  Real4<Real> const p = current[begin + i];
-  Real4<Real> const v = vel[i];
-  store_position(next, peers, begin + i, {p.x + v.x * dt, p.y + v.y * dt, p.z + v.z * dt, p.w});
+  store_position(next, peers, begin + i, drifted(current[begin + i], vel[i], dt));
 }
 
 // kick then drift in one pass: the same operations on the same values as the two kernels.
@@ -64,14 +72,9 @@ __global__ void kick_drift(const Real4<Real>* __restrict__ current, Real4<Real>*
                            Real kick_dt, Real drift_dt, PeerTargets<Real> peers) {
   int const i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
-  Real4<Real> v = vel[i];
-  Real4<Real> const a = acc[i];
-  v.x += a.x * kick_dt;
-  v.y += a.y * kick_dt;
-  v.z += a.z * kick_dt;
+  Real4<Real> const v = kicked(vel[i], acc[i], kick_dt);
   vel[i] = v;
-  Real4<Real> const p = current[begin + i];
-  store_position(next, peers, begin + i, {p.x + v.x * drift_dt, p.y + v.y * drift_dt, p.z + v.z * drift_dt, p.w});
+  store_position(next, peers, begin + i, drifted(current[begin + i], v, drift_dt));
 }
 
 }  // namespace nbody::sim::kernels
