@@ -4,6 +4,8 @@
 #include "engine_support.h"
 #include "sim/engines/cpu_engine.h"
 #include "sim/kernels/pair_order.h"
+#include "sim/kernels/segments.h"
+#include "sim/kernels/tuning.h"
 #include "test_support.h"
 
 namespace nbody {
@@ -136,6 +138,39 @@ TEST(PairOrder, RejectsOrdersThatBreakTheSumOrSkipAStage) {
   EXPECT_FALSE((valid_pair_order<2, 2>({0, F + 0, 1, F + 1, 2, F + 2})));
   EXPECT_FALSE((valid_pair_order<2, 2>({0, F + 0, 1, F + 1, 2, F + 2, 4, F + 4})));
   EXPECT_FALSE((valid_pair_order<2, 2>({0, F + 0, 1, F + 1, 2, F + 2, 3, -1})));
+}
+
+// The canonical segments every GPU kernel sums by: they cover N, there are at most 16, a tile of any
+// block size (or, where the segment is shorter, the segment) never straddles two, and the fast
+// kernel's launch shape fits them. From 8,193 bodies on they are those of before small N had its
+// own (a multiple of 1,024 bodies), so large N keeps its bits.
+TEST(Segments, CoverNAndFitEveryTileForAnyN) {
+  using namespace sim::kernels;
+  for (std::size_t n = 1; n <= 300000; n += n < 20000 ? 1 : 997) {
+    SegmentLayout const l = segment_layout(n);
+    ASSERT_GE(l.padded(), n) << n;
+    ASSERT_LT(l.padded() - l.length, n) << n << ": a segment of padding only";
+    ASSERT_LE(l.count, kMaxSegments) << n;
+    if (n > 8192) {
+      std::size_t const share = (n + kMaxSegments - 1) / kMaxSegments;
+      ASSERT_EQ(l.length, std::max(kSegmentAlign, (share + kSegmentAlign - 1) / kSegmentAlign * kSegmentAlign)) << n;
+    } else {
+      ASSERT_GE(l.length, kMinSegment) << n;
+      ASSERT_LE(l.length, kSegmentAlign / 2) << n;
+      ASSERT_EQ(l.length & (l.length - 1), 0u) << n << ": not a power of two";
+      for (std::size_t block = 32; block <= 1024; block *= 2)  // tiled and naive --block-size
+        ASSERT_EQ(std::max(l.length, block) % std::min(l.length, block), 0u) << n << ", block " << block;
+    }
+    // The fast kernel: its small shape's blocks are one segment long, its large shape's divide one.
+    if (l.length <= kSmallShapeLongestSegment)
+      EXPECT_TRUE(l.length == 64 || l.length == 128 || l.length == 256) << n;
+    else
+      ASSERT_EQ(l.length % std::size_t(FastShape<float>::block), 0u) << n;
+  }
+  EXPECT_EQ(segment_layout(1024).length, 64u);
+  EXPECT_EQ(segment_layout(4096).length, 256u);
+  EXPECT_EQ(segment_layout(16384).length, 1024u);
+  EXPECT_EQ(segment_layout(1048576).length, 65536u);
 }
 
 }  // namespace
