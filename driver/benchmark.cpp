@@ -50,17 +50,19 @@ void advance_interruptibly(multigpu::Simulation& sim, std::uint64_t steps) {
 Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64_t steps) {
   steps = std::max<std::uint64_t>(steps, 1);
   auto const w0 = Clock::now();
+  std::uint64_t warmed = 0;  // warm-up steps run so far
   if (sim.config().launch == multigpu::Launch::graph) {
     // Both graphs (one per starting buffer parity) are captured before the timing starts.
     advance_interruptibly(sim, multigpu::kGraphSteps);
     advance_interruptibly(sim, 1);
     advance_interruptibly(sim, multigpu::kGraphSteps);
-    warmup = warmup > 2 * multigpu::kGraphSteps + 1 ? warmup - (2 * multigpu::kGraphSteps + 1) : 0;
+    warmed = 2 * multigpu::kGraphSteps + 1;
   }
-  advance_interruptibly(sim, warmup);
-  double const warmup_step_seconds =
-      sim.config().launch == multigpu::Launch::graph ? seconds_since(w0) / double(warmup + 2 * multigpu::kGraphSteps + 1)
-      : warmup ? seconds_since(w0) / double(warmup) : 0.0;
+  if (warmup > warmed) {
+    advance_interruptibly(sim, warmup - warmed);
+    warmed = warmup;
+  }
+  double const warmup_step_seconds = warmed ? seconds_since(w0) / double(warmed) : 0.0;
   sim.start_timing(steps);
   auto const t0 = Clock::now();
   enqueue(sim, steps, warmup_step_seconds);

@@ -40,7 +40,6 @@ class CudaEngine final : public CudaSliceEngine {
   explicit CudaEngine(const EngineConfig& config)
       : config_(config), layout_(kernels::segment_layout(config.bodies)), kernel_(kernel_for(Backend::cuda, config)) {
     block_ = config.block_size;
-    small_ = layout_.length <= kernels::kSmallShapeLongestSegment;
     if (kernel_ == Kernel::fast) {
       if (block_ != 0)
         throw InputError("--block-size " + std::to_string(block_) +
@@ -68,7 +67,7 @@ class CudaEngine final : public CudaSliceEngine {
 
     if (kernel_ == Kernel::fast && layout_.count > 1)
       with_policy([&](auto policy) {
-        with_shape([&](auto shape) { split_ = small_ || split_fills_better<decltype(policy), decltype(shape)>(); });
+        with_shape([&](auto shape) { split_ = small() || split_fills_better<decltype(policy), decltype(shape)>(); });
       });
 
     stream_ = gpu::Stream(config.device);
@@ -287,7 +286,7 @@ class CudaEngine final : public CudaSliceEngine {
   std::string kernel_name() const override {
     std::string name = name_of(kernel_);
     if (kernel_ != Kernel::fast) name += "/" + std::to_string(block_);
-    if (kernel_ == Kernel::fast && small_) name += "/small-N";
+    if (kernel_ == Kernel::fast && small()) name += "/small-N";
     if (std::is_same_v<Real, double>)
       name += config_.fp64_rsqrt == Fp64Rsqrt::newton   ? " (r^-3: fp32 seed + Newton step)"
               : config_.fp64_rsqrt == Fp64Rsqrt::series ? " (r^-3: fp32 seed + series)"
@@ -397,13 +396,16 @@ class CudaEngine final : public CudaSliceEngine {
   // one segment's length.
   template <class F>
   void with_shape(F&& f) const {
-    if (small_) {
+    if (small()) {
       if (layout_.length == 64) return f(SmallFastShape<Real, 64>{});
       if (layout_.length == 128) return f(SmallFastShape<Real, 128>{});
       return f(SmallFastShape<Real, 256>{});
     }
     f(FastShape<Real>{});
   }
+
+  // Segments of at most kSmallShapeLongestSegment: the fast kernel's small-N launch shape.
+  bool small() const { return layout_.length <= kernels::kSmallShapeLongestSegment; }
 
   gpu::DeviceBuffer<Real4<Real>>& current() { return positions_[current_]; }
   gpu::DeviceBuffer<Real4<Real>>& next() { return positions_[current_ ^ 1]; }
@@ -413,7 +415,6 @@ class CudaEngine final : public CudaSliceEngine {
   Kernel kernel_;
   int block_ = 256;
   int multiprocessors_ = 0;
-  bool small_ = false;  // segments of at most kSmallShapeLongestSegment: the small-N launch shape
   bool split_ = false;  // one block per (group of bodies, segment), then reduce_partials
   Slice ready_segments_;  // segments computed by compute_forces_ready, awaiting the rest
   // The stream is declared before the buffers, so it outlives what is freed after work on it.
