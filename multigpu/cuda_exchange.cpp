@@ -11,10 +11,15 @@
 // there only after waiting for B's slice of publication n + 1, which B's stream produced after its
 // copy of publication n. The same chain protects A's next buffer and every device's ring of two
 // events.
-// Direct: A's drift kernel itself stores slice A into B.buffer[p] as well as its own; B.compute
-// waits on ready_A[p]. A reaches the drift of publication n + 2 only after waiting for B's slice of
-// n + 1, which B drifted after its forces on n: B no longer reads buffer p when A writes it.
+// Direct: A's drift kernel itself stores slice A into B.buffer[p] as well as its own. On distinct
+// GPUs the drift then announces itself in B's memory and B's force kernel waits for that
+// (sim/kernels/drift_signal.cuh): no event, and nothing here per step. Engines sharing a GPU use
+// the events: B.compute waits on ready_A[p]. Either way A reaches the drift of publication n + 2
+// only after waiting for B's slice of n + 1, which B drifted after its forces on n: B no longer
+// reads buffer p when A writes it.
 #include "multigpu/cuda_exchange.h"
+
+#include <algorithm>
 
 #include "core/errors.h"
 #include "gpu/devices.h"
@@ -22,6 +27,7 @@
 #include "multigpu/publication_counters.h"
 #include "multigpu/rank_exchange.h"
 #include "sim/engines/cuda_engine.h"
+#include "sim/kernels/drift_signal.h"
 
 namespace nbody::multigpu {
 
@@ -62,13 +68,9 @@ class CudaExchange final : public Exchange {
         }
       }
     }
-    if (direct_ && engines_.size() > 1)
-      for (std::size_t d = 0; d < engines_.size(); ++d) {
-        std::vector<std::array<void*, 2>> peers;
-        for (std::size_t p = 0; p < engines_.size(); ++p)
-          if (p != d) peers.push_back({engines_[p]->positions_buffer(0), engines_[p]->positions_buffer(1)});
-        engines_[d]->set_drift_peers(peers);
-      }
+    std::vector<int> sorted = ordinals;
+    std::sort(sorted.begin(), sorted.end());
+    signals_ = direct_ && engines_.size() > 1 && std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
     devices_.resize(engines_.size());
     for (std::size_t d = 0; d < engines_.size(); ++d) {
       PerDevice& p = devices_[d];
@@ -81,11 +83,30 @@ class CudaExchange final : public Exchange {
           p.pinned[k] = gpu::PinnedBuffer<unsigned char>(
               ordinal, std::max<std::size_t>(1, engines_[d]->config().slice.count * engines_[d]->bytes_per_body()));
       }
+      if (signals_) {
+        p.signal = gpu::DeviceBuffer<sim::kernels::DriftSignal>(ordinal, 1);
+        gpu::DeviceGuard guard(ordinal);
+        NBODY_CUDA_CHECK(cudaMemset(p.signal.data(), 0, sizeof(sim::kernels::DriftSignal)));
+      }
     }
+    if (direct_ && engines_.size() > 1)
+      for (std::size_t d = 0; d < engines_.size(); ++d) {
+        std::vector<std::array<void*, 2>> peers;
+        sim::CudaSliceEngine::DriftSignalLinks links;
+        if (signals_) links.own = devices_[d].signal.data();
+        for (std::size_t p = 0; p < engines_.size(); ++p) {
+          if (p == d) continue;
+          peers.push_back({engines_[p]->positions_buffer(0), engines_[p]->positions_buffer(1)});
+          // Peer p counts its peers in device order without itself: d is its d-th, or (d-1)-th.
+          if (signals_) links.slots.push_back(&devices_[p].signal.data()->arrived[d < p ? d : d - 1]);
+        }
+        engines_[d]->set_drift_peers(peers, links);
+      }
   }
 
   ~CudaExchange() override {
     if (abandoned_) return;
+    release_waiting_kernels();  // none should wait; after a failure a peer's drift may never come
     for (auto& p : devices_)
       if (p.copy.get()) {
         gpu::DeviceGuard guard(p.copy.device());
@@ -101,7 +122,7 @@ class CudaExchange final : public Exchange {
   }
 
   void publish(int d, std::uint64_t publication) override {
-    if (engines_.size() == 1) return;
+    if (engines_.size() == 1 || signals_) return;
     sim::CudaSliceEngine& source = *engines_[d];
     PerDevice& me = devices_[d];
     int const parity = int(publication & 1);
@@ -135,7 +156,7 @@ class CudaExchange final : public Exchange {
   }
 
   void acquire(int d, std::uint64_t publication) override {
-    if (engines_.size() == 1) return;
+    if (engines_.size() == 1 || signals_) return;
     counters_.wait_for_peers(d, publication);
     sim::CudaSliceEngine& sink = *engines_[d];
     int const parity = int(publication & 1);
@@ -155,32 +176,67 @@ class CudaExchange final : public Exchange {
     }
   }
 
-  void abort() override { counters_.abort(); }
-  void reset() override { counters_.reset(); }
+  // A failed device's peers may be waiting for its drift on the GPU: let them through (their
+  // forces are then wrong, and the failure is reported).
+  void abort() override {
+    counters_.abort();
+    release_waiting_kernels();
+  }
+
+  // Called with no step in flight, or after abort(): the kernels it released finish, then the
+  // counts start from zero. A device that cannot finish has failed, and that failure is reported
+  // by whoever called abort(): reset() itself does not throw for it.
+  void reset() override {
+    counters_.reset();
+    if (!signals_) return;
+    for (std::size_t d = 0; d < engines_.size(); ++d) {
+      gpu::DeviceGuard guard(engines_[d]->device(), std::nothrow);
+      if (cudaStreamSynchronize(engines_[d]->stream()) == cudaSuccess &&
+          cudaStreamSynchronize(devices_[d].copy.get()) == cudaSuccess)
+        (void)cudaMemset(devices_[d].signal.data(), 0, sizeof(sim::kernels::DriftSignal));
+    }
+  }
+
   void abandon() override {
     abandoned_ = true;
     counters_.abort();
     for (auto& p : devices_) {
       p.copy.forget();
+      p.signal.forget();
       for (int k = 0; k < 2; ++k) p.ready[k].forget(), p.sent[k].forget(), p.pinned[k].forget();
     }
   }
 
   std::string describe() const override {
     if (engines_.size() == 1) return "none (one device)";
-    return staged_ ? "staged through pinned host memory" : direct_ ? "direct stores into peers" : "peer copies";
+    if (staged_) return "staged through pinned host memory";
+    if (!direct_) return "peer copies";
+    return signals_ ? "direct stores into peers, flags in device memory" : "direct stores into peers";
   }
 
  private:
+  // All ones in every `arrived`: any count a force kernel waits for is reached. Never throws (a
+  // failure path calls it); runs on the copy streams, beside a compute stream that may be waiting.
+  void release_waiting_kernels() noexcept {
+    if (!signals_) return;
+    for (auto& p : devices_) {
+      if (!p.signal.data()) continue;
+      gpu::DeviceGuard guard(p.copy.device(), std::nothrow);
+      (void)cudaMemsetAsync(p.signal.data()->arrived, 0xff, sizeof(p.signal.data()->arrived), p.copy.get());
+    }
+  }
+
   struct PerDevice {
     gpu::Stream copy;  // declared first: outlives the events and buffers used on it
     gpu::SyncEvent ready[2], sent[2];
     gpu::PinnedBuffer<unsigned char> pinned[2];
+    gpu::DeviceBuffer<sim::kernels::DriftSignal> signal;  // signals_ only
   };
   std::vector<sim::CudaSliceEngine*> engines_;
   std::vector<PerDevice> devices_;
   bool staged_ = false;
   bool direct_ = false;  // drift kernels store into the peers' buffers themselves
+  bool signals_ = false;  // ... and announce it in device memory (distinct GPUs; drift_signal.cuh)
   bool abandoned_ = false;
   PublicationCounters counters_;
 };

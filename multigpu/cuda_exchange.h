@@ -9,12 +9,14 @@
 
 namespace nbody::multigpu {
 
-// Publishes with cudaMemcpyPeerAsync on a per-device copy stream where peer access works (auto)
-// or always (peer); otherwise (staged) the slice goes device -> pinned host buffer -> each peer,
-// double-buffered by publication parity. Completion is a CUDA event recorded by the producer that the
-// consumer's stream waits on (cudaStreamWaitEvent); the host never waits for a device. Events
-// are a ring of two per device; a host-side counter per device makes sure a consumer thread
-// never enqueues a wait before the producer thread recorded that publication's event.
+// Direct (auto, where every pair has peer access): each drift kernel stores into the peers' buffers
+// itself; on distinct GPUs it then raises a flag in each peer's memory that the peer's force kernel
+// waits for (sim/kernels/drift_signal.cuh). Peer: copies on a per-device copy stream; staged: the
+// slice goes device -> pinned host buffer -> each peer, double-buffered by publication parity.
+// Without flags, completion is a CUDA event recorded by the producer that the consumer's stream
+// waits on (cudaStreamWaitEvent); the host never waits for a device. Events are a ring of two per
+// device; a host-side counter per device makes sure a consumer thread never enqueues a wait before
+// the producer thread recorded that publication's event.
 std::unique_ptr<Exchange> make_cuda_exchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode);
 
 }  // namespace nbody::multigpu

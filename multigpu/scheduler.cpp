@@ -79,8 +79,31 @@ class SingleThreadScheduler final : public Scheduler {
     for (auto* e : engines_) e->bind_thread();
   }
 
+  // A failure part-way through a stage leaves the devices enqueued before it waiting for the
+  // others: aborting the exchange lets them through, as a failing worker does.
   void run(const sim::StepProgram& program, std::uint64_t first_publication, std::uint64_t steps,
            bool mark_steps) override {
+    try {
+      enqueue(program, first_publication, steps, mark_steps);
+    } catch (...) {
+      exchange_.abort();
+      try {
+        exchange_.reset();
+      } catch (...) {  // the first failure is the one to report
+      }
+      throw;
+    }
+  }
+
+  void for_each_device(const std::function<void(int)>& task) override {
+    for (std::size_t d = 0; d < engines_.size(); ++d) task(int(d));
+  }
+
+  Threading threading() const override { return Threading::single; }
+
+ private:
+  void enqueue(const sim::StepProgram& program, std::uint64_t first_publication, std::uint64_t steps,
+               bool mark_steps) {
     std::uint64_t publication = first_publication - 1;
     for (std::uint64_t step = 0; step < steps; ++step) {
       auto const& stages = program.stages;
@@ -101,13 +124,6 @@ class SingleThreadScheduler final : public Scheduler {
     }
   }
 
-  void for_each_device(const std::function<void(int)>& task) override {
-    for (std::size_t d = 0; d < engines_.size(); ++d) task(int(d));
-  }
-
-  Threading threading() const override { return Threading::single; }
-
- private:
   std::vector<sim::SliceEngine*> engines_;
   Exchange& exchange_;
 };

@@ -2,10 +2,13 @@
 // where no CUDA device is visible).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
+#include <thread>
 
 #include "engine_support.h"
 #include "gpu/devices.h"
+#include "multigpu/cuda_exchange.h"
 #include "multigpu/simulation.h"
 #include "sim/engines/cuda_engine.h"
 #include "sim/physics/diagnostics.h"
@@ -260,6 +263,62 @@ TEST(GpuTopology, AutomaticExchangeFollowsThePeerMatrix) {
   EXPECT_NE(sim.describe().find(expected), std::string::npos) << sim.describe();
 }
 
+// On two GPUs the direct exchange orders each device's forces after its peers' drifts by flags in
+// device memory. A force kernel whose peer never drifts waits on the GPU; abort() (what a failing
+// peer's thread calls) lets it through, and after reset() a step runs as on one GPU, bit for bit.
+bool idle_within(sim::SliceEngine& e, std::chrono::seconds limit) {
+  auto const deadline = std::chrono::steady_clock::now() + limit;
+  while (!e.idle())
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    else std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return true;
+}
+
+TEST(GpuExchange, AbortReleasesAForceKernelWaitingForAPeerAndResetCountsAgain) {
+  if (gpu::devices().size() < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpu::devices().size() << " visible";
+  if (!gpu::query_topology({0, 1}).all_pairs_peer()) GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
+  auto const b = test::scenario("plummer", 4096);
+  std::vector<std::unique_ptr<sim::SliceEngine>> engines;
+  for (int d = 0; d < 2; ++d) {
+    sim::EngineConfig c = test::engine_config(b, Precision::fp32, sim::Kernel::fast, kSoftening, {2048u * d, 2048});
+    c.device = d;
+    engines.push_back(sim::make_cuda_engine(c));
+    engines.back()->upload(b);
+  }
+  auto exchange = multigpu::make_cuda_exchange({engines[0].get(), engines[1].get()}, multigpu::ExchangeMode::direct);
+  EXPECT_EQ(exchange->describe(), "direct stores into peers, flags in device memory");
+
+  sim::SliceEngine& waiting = *engines[0];
+  waiting.drift(0.01);
+  waiting.swap_buffers();
+  waiting.compute_forces();  // device 1 has not drifted
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(waiting.idle()) << "the force kernel did not wait for its peer";
+  exchange->abort();
+  ASSERT_TRUE(idle_within(waiting, std::chrono::seconds(10))) << "abort() left the force kernel waiting";
+  waiting.synchronize();
+
+  exchange->reset();
+  auto one = engine(b, sim::Kernel::fast, Precision::fp32);
+  for (auto* e : {engines[0].get(), engines[1].get(), one.get()}) e->upload(b);
+  for (auto* e : {engines[0].get(), engines[1].get(), one.get()}) e->kick_drift(0.01, 0.02);
+  for (auto* e : {engines[0].get(), engines[1].get(), one.get()}) e->swap_buffers(), e->compute_forces();
+  for (auto& e : engines) ASSERT_TRUE(idle_within(*e, std::chrono::seconds(10))) << "a step after reset() hung";
+  sim::BodySet split = b, whole = b;
+  for (auto& e : engines) e->download_slice(split);
+  one->download_slice(whole);
+  EXPECT_FALSE(test::bitwise_equal(whole, b));
+  EXPECT_TRUE(test::bitwise_equal(split, whole));
+  std::vector<Vec3d> a = engines[0]->download_accelerations(), a1 = engines[1]->download_accelerations();
+  a.insert(a.end(), a1.begin(), a1.end());
+  auto const reference = one->download_accelerations();
+  ASSERT_EQ(a.size(), reference.size());
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!(a[i].x == reference[i].x && a[i].y == reference[i].y && a[i].z == reference[i].z)) {
+      ADD_FAILURE() << "acceleration " << i << " differs from one GPU's";
+      break;
+    }
+}
 
 // --launch graph replays blocks of steps captured once; the same calls on streams give the same
 // bits, for every kernel and precision, on one GPU, on two slices of one GPU (peer and staged

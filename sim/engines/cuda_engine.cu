@@ -201,20 +201,24 @@ class CudaEngine final : public CudaSliceEngine {
     NBODY_CHECK_LAUNCH();
   }
 
+  // A drift that announces itself runs even on an empty slice: its peers wait for the count.
+  bool drift_skipped() const { return config_.slice.count == 0 && !wait_.own; }
+  int drift_blocks() const { return std::max(1, blocks_for(config_.slice.count, kElementwiseBlock)); }
+
   void drift(double dt) override {
-    if (config_.slice.count == 0) return;
+    if (drift_skipped()) return;
     gpu::DeviceGuard guard(config_.device);
     int const n = int(config_.slice.count);
-    kernels::drift<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(
+    kernels::drift<Real><<<drift_blocks(), kElementwiseBlock, 0, stream_.get()>>>(
         current().data(), next().data(), velocity_.data(), int(config_.slice.begin), n, Real(dt), peers_[current_ ^ 1]);
     NBODY_CHECK_LAUNCH();
   }
 
   void kick_drift(double kick_dt, double drift_dt) override {
-    if (config_.slice.count == 0) return;
+    if (drift_skipped()) return;
     gpu::DeviceGuard guard(config_.device);
     int const n = int(config_.slice.count);
-    kernels::kick_drift<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(
+    kernels::kick_drift<Real><<<drift_blocks(), kElementwiseBlock, 0, stream_.get()>>>(
         current().data(), next().data(), velocity_.data(), acceleration_.data(), int(config_.slice.begin), n,
         Real(kick_dt), Real(drift_dt), peers_[current_ ^ 1]);
     NBODY_CHECK_LAUNCH();
@@ -295,15 +299,22 @@ class CudaEngine final : public CudaSliceEngine {
   }
   cudaStream_t stream() const override { return stream_.get(); }
 
-  void set_drift_peers(const std::vector<std::array<void*, 2>>& peers) override {
+  void set_drift_peers(const std::vector<std::array<void*, 2>>& peers, const DriftSignalLinks& signal) override {
     static_assert(kernels::PeerTargets<Real>::kMax == kMaxDriftPeers);
     if (peers.size() > std::size_t(kMaxDriftPeers))
       throw InputError("--exchange direct: " + std::to_string(peers.size() + 1) + " devices; at most " +
                        std::to_string(kMaxDriftPeers + 1));
+    if (signal.own && signal.slots.size() != peers.size())
+      throw std::logic_error("set_drift_peers: one signal slot per peer");
+    auto* const own = static_cast<kernels::DriftSignal*>(signal.own);
     for (int k = 0; k < 2; ++k) {
       peers_[k] = {};
       for (auto const& p : peers) peers_[k].to[peers_[k].count++] = static_cast<Real4<Real>*>(p[std::size_t(k)]);
+      if (!own) continue;
+      peers_[k].announce.own = own;
+      for (auto* slot : signal.slots) peers_[k].announce.slots[peers_[k].announce.count++] = slot;
     }
+    wait_ = {own, own ? int(signal.slots.size()) : 0};
   }
 
   void poison_outputs() override {
@@ -328,7 +339,7 @@ class CudaEngine final : public CudaSliceEngine {
   void launch_forces() {
     gpu::DeviceGuard guard(config_.device);
     kernels::ForceArgs const args{int(layout_.length), int(layout_.count), int(config_.slice.begin),
-                                  int(config_.slice.count)};
+                                  int(config_.slice.count), wait_};
     Real const eps2 = Real(config_.softening * config_.softening);
     cudaStream_t const s = stream_.get();
     if (kernel_ == Kernel::naive) {
@@ -364,7 +375,7 @@ class CudaEngine final : public CudaSliceEngine {
     gpu::DeviceGuard guard(config_.device);
     std::size_t const offset = first * layout_.length;
     kernels::ForceArgs const args{int(layout_.length), int(last - first), int(config_.slice.begin) - int(offset),
-                                  int(config_.slice.count)};
+                                  int(config_.slice.count), wait_};
     Real const eps2 = Real(config_.softening * config_.softening);
     with_shape([&](auto shape) {
       using Shape = decltype(shape);
@@ -422,6 +433,7 @@ class CudaEngine final : public CudaSliceEngine {
   gpu::DeviceBuffer<Real4<Real>> positions_[2];
   int current_ = 0;
   kernels::PeerTargets<Real> peers_[2];  // by buffer index: where drifts also store (direct exchange)
+  kernels::PeerWait wait_;                // what force kernels wait for (direct exchange with signals)
   gpu::DeviceBuffer<Real4<Real>> velocity_, acceleration_, partial_;
   gpu::DeviceBuffer<double> potential_;
   std::vector<gpu::TimingEvent> timing_;

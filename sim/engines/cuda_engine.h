@@ -26,8 +26,15 @@ class CudaSliceEngine : public SliceEngine {
   virtual void poison_outputs() = 0;
   // For the direct exchange: the other devices' position buffers (index 0 and 1, as
   // positions_buffer) that every drift also stores the own slice's new positions into. Empty by
-  // default. InputError if there are more than the kernels take.
-  virtual void set_drift_peers(const std::vector<std::array<void*, 2>>& peers) = 0;
+  // default. InputError if there are more than the kernels take. With `signal.own` set, drifts
+  // announce themselves and force kernels wait for the peers' in device memory
+  // (sim/kernels/drift_signal.cuh): `own` is this device's kernels::DriftSignal, `slots[k]` where
+  // this device's drifts are counted in peer k's (in the order of `peers`).
+  struct DriftSignalLinks {
+    void* own = nullptr;
+    std::vector<unsigned long long*> slots;
+  };
+  virtual void set_drift_peers(const std::vector<std::array<void*, 2>>& peers, const DriftSignalLinks& signal) = 0;
 };
 
 // Creates the engine on config.device (allocates there). Throws InputError for a bad kernel name

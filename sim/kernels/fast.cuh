@@ -81,6 +81,7 @@ template <class Real, class Rsqrt, int kBlock, class Order, int kMaxRegisters = 
 __global__ void __maxnreg__(kMaxRegisters) fast_forces(const Real4<Real>* __restrict__ pos, ForceArgs args, Real eps2,
                                                       Real4<Real>* __restrict__ out) {
   constexpr int kBodies = Order::bodies;
+  await_peers(args.wait);
   __shared__ Real4<Real> tiles[kPrefetch ? 2 : 1][kBlock];
   int const base = blockIdx.x * kBlock * kBodies + threadIdx.x;
   Real4<Real> pi[kBodies];

@@ -5,16 +5,19 @@
 #include <cuda_runtime.h>
 
 #include "core/real4.h"
+#include "sim/kernels/drift_signal.cuh"
 
 namespace nbody::sim::kernels {
 
 // Other devices' position buffers a drift also stores its new positions into (the direct
-// exchange: stores over NVLink instead of a copy after the kernel). Same indexing as `next`.
+// exchange: stores over NVLink instead of a copy after the kernel; same indexing as `next`), and
+// how it tells them the stores have landed, where flags in device memory do (drift_signal.cuh).
 template <class Real>
 struct PeerTargets {
-  static constexpr int kMax = 15;
+  static constexpr int kMax = kMaxSignalPeers;
   Real4<Real>* to[kMax] = {};
   int count = 0;
+  DriftAnnouncement announce;
 };
 
 template <class Real>
@@ -61,8 +64,8 @@ template <class Real>
 __global__ void drift(const Real4<Real>* __restrict__ current, Real4<Real>* __restrict__ next,
                       const Real4<Real>* __restrict__ vel, int begin, int count, Real dt, PeerTargets<Real> peers) {
   int const i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  store_position(next, peers, begin + i, drifted(current[begin + i], vel[i], dt));
+  if (i < count) store_position(next, peers, begin + i, drifted(current[begin + i], vel[i], dt));
+  announce_drift(peers.announce);
 }
 
 // kick then drift in one pass: the same operations on the same values as the two kernels.
@@ -71,10 +74,12 @@ __global__ void kick_drift(const Real4<Real>* __restrict__ current, Real4<Real>*
                            Real4<Real>* __restrict__ vel, const Real4<Real>* __restrict__ acc, int begin, int count,
                            Real kick_dt, Real drift_dt, PeerTargets<Real> peers) {
   int const i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  Real4<Real> const v = kicked(vel[i], acc[i], kick_dt);
-  vel[i] = v;
-  store_position(next, peers, begin + i, drifted(current[begin + i], v, drift_dt));
+  if (i < count) {
+    Real4<Real> const v = kicked(vel[i], acc[i], kick_dt);
+    vel[i] = v;
+    store_position(next, peers, begin + i, drifted(current[begin + i], v, drift_dt));
+  }
+  announce_drift(peers.announce);
 }
 
 }  // namespace nbody::sim::kernels

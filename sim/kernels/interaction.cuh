@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 
 #include "core/real4.h"
+#include "sim/kernels/drift_signal.cuh"
 #include "sim/physics/pair_gravity.h"
 
 namespace nbody::sim::kernels {
@@ -52,6 +53,7 @@ struct ForceArgs {
   int segments;        // number of segments; positions hold segment_length * segments bodies
   int begin;           // first body of the slice
   int count;           // bodies in the slice
+  PeerWait wait = {};  // peers' drifts to wait for before reading positions (drift_signal.cuh)
 };
 
 }  // namespace nbody::sim::kernels

@@ -11,8 +11,9 @@ namespace nbody::sim::kernels {
 template <class Real, class Rsqrt>
 __global__ void naive_forces(const Real4<Real>* __restrict__ pos, ForceArgs args, Real eps2,
                              Real4<Real>* __restrict__ acc) {
+  await_peers(args.wait);
   int const t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= args.count) return;  // this kernel has no barrier
+  if (t >= args.count) return;  // no barrier after this
   Real4<Real> const pi = pos[args.begin + t];
   Real ax = 0, ay = 0, az = 0;
   for (int s = 0; s < args.segments; ++s) {
