@@ -32,24 +32,38 @@ void start_forces(sim::SliceEngine& engine, Exchange& exchange, int device, std:
   if (auto const ready = exchange.ready_early(device)) engine.compute_forces_ready(*ready);
 }
 
-void finish_forces(sim::SliceEngine& engine, Exchange& exchange, int device, std::uint64_t publication) {
-  if (!exchange.ready_early(device)) return engine.compute_forces();
+// `kick` (a kick stage's time, or none): the kick right after the forces, fused with them.
+void finish_forces(sim::SliceEngine& engine, Exchange& exchange, int device, std::uint64_t publication,
+                   const double* kick) {
+  if (!exchange.ready_early(device)) return kick ? engine.compute_forces_kick(*kick) : engine.compute_forces();
   exchange.acquire_rest(device, publication);
   engine.compute_forces_rest();
+  if (kick) engine.kick(*kick);
 }
 
-// A kick directly before a drift runs with it, as one pass over the slice (kick_drift).
+// A kick directly before a drift runs with it, as one pass over the slice (kick_drift); a kick
+// directly after a forces stage runs with the forces (compute_forces_kick). Pairs are taken from
+// the left: in kick, drift, forces, kick the drift goes with the first kick, the second kick with
+// the forces.
 bool fused_with_next(const std::vector<sim::Stage>& stages, std::size_t k) {
-  return stages[k].kind == sim::StageKind::kick && k + 1 < stages.size() && stages[k + 1].kind == sim::StageKind::drift;
+  if (k + 1 >= stages.size()) return false;
+  sim::StageKind const a = stages[k].kind, b = stages[k + 1].kind;
+  return (a == sim::StageKind::kick && b == sim::StageKind::drift) ||
+         (a == sim::StageKind::forces && b == sim::StageKind::kick);
 }
 
-// Runs stage k of `stages` on one device, and the drift after it when fused_with_next(stages, k).
+// The time of the kick fused with forces stage k, or null.
+const double* fused_kick(const std::vector<sim::Stage>& stages, std::size_t k) {
+  return fused_with_next(stages, k) ? &stages[k + 1].value : nullptr;
+}
+
+// Runs stage k of `stages` on one device, and the stage after it when fused_with_next(stages, k).
 // `publication` is the number of the device's latest drift: a drift makes the next one, a forces
 // stage acquires it.
 void run_stage(sim::SliceEngine& engine, Exchange& exchange, int device, const std::vector<sim::Stage>& stages,
                std::size_t k, std::uint64_t& publication) {
   sim::Stage const& stage = stages[k];
-  if (fused_with_next(stages, k)) {
+  if (stage.kind == sim::StageKind::kick && fused_with_next(stages, k)) {
     engine.kick_drift(stage.value, stages[k + 1].value);
     exchange.publish(device, ++publication);
     return;
@@ -67,7 +81,7 @@ void run_stage(sim::SliceEngine& engine, Exchange& exchange, int device, const s
       break;
     case sim::StageKind::forces:
       start_forces(engine, exchange, device, publication);
-      finish_forces(engine, exchange, device, publication);
+      finish_forces(engine, exchange, device, publication, fused_kick(stages, k));
       break;
   }
 }
@@ -110,7 +124,8 @@ class SingleThreadScheduler final : public Scheduler {
       for (std::size_t k = 0; k < stages.size(); k += fused_with_next(stages, k) ? 2 : 1) {
         if (stages[k].kind == sim::StageKind::forces) {
           for (std::size_t d = 0; d < engines_.size(); ++d) start_forces(*engines_[d], exchange_, int(d), publication);
-          for (std::size_t d = 0; d < engines_.size(); ++d) finish_forces(*engines_[d], exchange_, int(d), publication);
+          for (std::size_t d = 0; d < engines_.size(); ++d)
+            finish_forces(*engines_[d], exchange_, int(d), publication, fused_kick(stages, k));
           continue;
         }
         std::uint64_t const before = publication;

@@ -408,6 +408,36 @@ TEST(GpuEngine, KickDriftInOnePassIsAKickThenADrift) {
   }
 }
 
+// So does the kick folded into the forces' reduction: the same bits as the forces and then a
+// kick, where the forces are split (small N, and large N's split launch) and where they are not
+// (tiled: the plain two passes).
+TEST(GpuEngine, ForcesThenKickInOnePassIsTheForcesThenAKick) {
+  REQUIRE_GPU();
+  for (std::size_t n : {1000u, 3001u, 20000u})
+    for (auto kernel : {sim::Kernel::fast, sim::Kernel::tiled})
+      for (auto p : {Precision::fp32, Precision::fp64}) {
+        auto const b = test::scenario("plummer", n);
+        auto separate = engine(b, kernel, p), fused = engine(b, kernel, p);
+        for (double h : {0.01, -0.003}) {
+          separate->compute_forces();
+          separate->kick(h);
+          fused->compute_forces_kick(h);
+        }
+        sim::BodySet a = b, c = b;
+        separate->download_slice(a);
+        fused->download_slice(c);
+        EXPECT_FALSE(test::bitwise_equal(a, b));
+        EXPECT_TRUE(test::bitwise_equal(a, c)) << n << ", " << name_of(kernel) << ", " << name_of(p);
+        auto const fa = separate->download_accelerations(), fc = fused->download_accelerations();
+        ASSERT_EQ(fa.size(), fc.size());
+        for (std::size_t i = 0; i < fa.size(); ++i)
+          if (!(fa[i].x == fc[i].x && fa[i].y == fc[i].y && fa[i].z == fc[i].z)) {
+            ADD_FAILURE() << "acceleration " << i << " differs: " << n << ", " << name_of(kernel) << ", " << name_of(p);
+            break;
+          }
+      }
+}
+
 TEST(GpuEngine, RejectsBadKernelAndBlockSize) {
   REQUIRE_GPU();
   auto const b = test::scenario("plummer", 10);

@@ -180,7 +180,15 @@ class CudaEngine final : public CudaSliceEngine {
 
   void compute_forces() override {
     if (config_.slice.count == 0) return;
-    with_policy([&](auto policy) { launch_forces<decltype(policy)>(); });
+    with_policy([&](auto policy) { launch_forces<decltype(policy)>(nullptr); });
+  }
+
+  // Split forces end in reduce_partials, which kicks as well: one launch fewer a step.
+  void compute_forces_kick(double dt) override {
+    if (config_.slice.count == 0) return;
+    if (!(kernel_ == Kernel::fast && split_)) return SliceEngine::compute_forces_kick(dt);
+    double const kick_dt = dt;
+    with_policy([&](auto policy) { launch_forces<decltype(policy)>(&kick_dt); });
   }
 
   void kick(double dt) override {
@@ -335,8 +343,9 @@ class CudaEngine final : public CudaSliceEngine {
     f(kernels::RsqrtHardware{});
   }
 
+  // The forces; with `kick_dt` (split fast kernel only), the kick after them in the reduction.
   template <class Rsqrt>
-  void launch_forces() {
+  void launch_forces(const double* kick_dt) {
     gpu::DeviceGuard guard(config_.device);
     kernels::ForceArgs const args{int(layout_.length), int(layout_.count), int(config_.slice.begin),
                                   int(config_.slice.count), wait_};
@@ -359,7 +368,8 @@ class CudaEngine final : public CudaSliceEngine {
         NBODY_CHECK_LAUNCH();
         if (split_) {
           kernels::reduce_partials<Real><<<blocks_for(args.count, kElementwiseBlock), kElementwiseBlock, 0, s>>>(
-              partial_.data(), args.segments, args.count, acceleration_.data());
+              partial_.data(), args.segments, args.count, acceleration_.data(), kick_dt ? velocity_.data() : nullptr,
+              Real(kick_dt ? *kick_dt : 0.0));
           NBODY_CHECK_LAUNCH();
         }
       });

@@ -6,6 +6,7 @@
 
 #include <type_traits>
 
+#include "sim/kernels/integrate.cuh"
 #include "sim/kernels/interaction.cuh"
 #include "sim/kernels/pair_order.h"
 
@@ -135,10 +136,12 @@ __global__ void __maxnreg__(kMaxRegisters) fast_forces(const Real4<Real>* __rest
 }
 
 // Adds the per-segment partial sums of each body in segment order, starting from 0 like the
-// unsplit kernels do.
+// unsplit kernels do; with `vel`, then kicks the body by dt as the kick kernel would (a kick right
+// after the forces, without a pass of its own).
 template <class Real>
 __global__ void reduce_partials(const Real4<Real>* __restrict__ partial, int segments, int count,
-                                Real4<Real>* __restrict__ acc) {
+                                Real4<Real>* __restrict__ acc, Real4<Real>* __restrict__ vel = nullptr,
+                                Real dt = Real(0)) {
   int const i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
   Real ax = 0, ay = 0, az = 0;
@@ -148,7 +151,9 @@ __global__ void reduce_partials(const Real4<Real>* __restrict__ partial, int seg
     ay += p.y;
     az += p.z;
   }
-  acc[i] = {ax, ay, az, Real(0)};
+  Real4<Real> const a{ax, ay, az, Real(0)};
+  acc[i] = a;
+  if (vel) vel[i] = kicked(vel[i], a, dt);
 }
 
 }  // namespace nbody::sim::kernels
