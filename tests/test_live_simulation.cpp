@@ -4,6 +4,7 @@
 // CPU (host devices) and on CUDA with two GPUs (skipped with fewer).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -99,6 +100,25 @@ TEST_P(LiveSwitches, DeviceCountAndThreadingSwitchesKeepTheStateBitForBit) {
   EXPECT_EQ(live.stats().step, 16u);
   for (auto const& m : live.take_messages()) std::printf("message: %s\n", m.c_str());
   expect_bitwise(live.state(), reference(16));
+}
+
+// From every device (up to 4) to half of them and back, as on a 4-GPU machine 4 -> 2 -> 4.
+TEST_P(LiveSwitches, FromAllDevicesToHalfAndBackKeepsTheStateBitForBit) {
+  int const all = GetParam().choice == driver::BackendChoice::cuda ? std::min(4, int(gpu::devices().size())) : 4;
+  driver::RunConfig const start = with(all, Threading::single);
+  LiveSimulation live(driver::make_setup(start), start, std::nullopt, false);
+  live.set_steps_per_update(4);
+  live.update();
+  EXPECT_EQ(live.stats().devices, std::size_t(all));
+  live.request(settings(with(all / 2, Threading::single)));
+  live.update();
+  EXPECT_EQ(live.stats().devices, std::size_t(all / 2));
+  live.request(settings(with(all, Threading::workers)));
+  live.update();
+  EXPECT_EQ(live.stats().devices, std::size_t(all));
+  EXPECT_EQ(live.stats().step, 12u);
+  for (auto const& m : live.take_messages()) std::printf("message: %s\n", m.c_str());
+  expect_bitwise(live.state(), reference(12));
 }
 
 // On its own thread, with the switches asked for while it runs: wherever they land, the state at
