@@ -226,17 +226,28 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
       step "multi-GPU tests on $gpus GPUs (ctest -L multigpu)"
       (cd $build && ctest -L multigpu --output-on-failure >"$OUT/ctest-multigpu.log" 2>&1) || status=1
       grep -E 'tests passed|Failed|Failure' "$OUT/ctest-multigpu.log" | head
-      step "compute-sanitizer over the direct, peer and staged exchanges"
-      for x in direct peer staged; do
-        compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies 5000 --steps 4 \
-          --numgpus $gpus --exchange $x --threading workers -q >"$OUT/logs/sanitizer-$x.log" 2>&1; rc=$?
-        echo "memcheck, $x exchange, $gpus GPUs, workers: exit $rc $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-$x.log")"
+      step "compute-sanitizer over every exchange, threading model and launch mode"
+      for x in direct peer staged; do for t in single workers; do for l in stream graph; do
+        [ $t = workers ] && [ $l = graph ] && continue  # graphs are captured by the single thread
+        timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies 5000 \
+          --steps 40 --numgpus $gpus --exchange $x --threading $t --launch $l -q >"$OUT/logs/sanitizer-$x-$t-$l.log" 2>&1
+        rc=$?
+        echo "memcheck, $x exchange, $gpus GPUs, $t, $l: exit $rc $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-$x-$t-$l.log")"
         [ $rc -eq 0 ] || status=1
-      done
+      done; done; done
+      # A device waiting on the GPU for a peer that never drifts is let through by abort()
+      timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 $build/tests/gpu_tests \
+        --gtest_filter='GpuExchange.*' >"$OUT/logs/sanitizer-exchange-abort.log" 2>&1; rc=$?
+      echo "memcheck, GpuExchange (abort while a device waits): exit $rc $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-exchange-abort.log")"
+      [ $rc -eq 0 ] || status=1
       step "devices and the threading comparison"
       $nbody --devices
-      $nbody --backend cuda --compare-threading --numgpus $gpus --bodies 65536,262144,1048576 --steps 10 -q \
+      $nbody --backend cuda --compare-threading --numgpus $gpus --bodies 1024,4096,16384,65536 --steps 400 -q \
+        --csv "$OUT/logs/compare-small-all.csv" --json "$OUT/logs/compare-small-all.json" || status=1
+      $nbody --backend cuda --compare-threading --numgpus $gpus --bodies 262144,1048576 --steps 10 -q \
         --csv "$OUT/logs/compare.csv" --json "$OUT/logs/compare.json" || status=1
+      $nbody --offscreen --backend cuda --numgpus $gpus --scenario collision --bodies 65536 --color device --frames 60 \
+        --width 1280 --height 720 --screenshot "$OUT/logs/colour-by-device.png" 2>&1 | tail -1 || status=1
       for x in direct peer staged; do
         $nbody --backend cuda --benchmark --numgpus $gpus --bodies 1048576 --exchange $x --threading workers | \
           grep -E 'backend|step time|per device|interactions'
