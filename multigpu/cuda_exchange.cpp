@@ -12,14 +12,15 @@
 // copy of publication n. The same chain protects A's next buffer and every device's ring of two
 // events.
 // Direct: A's drift kernel itself stores slice A into B.buffer[p] as well as its own. On distinct
-// GPUs the drift then announces itself in B's memory and B's force kernel waits for that
+// GPUs the drift then announces itself in B's memory and B's force kernel waits for that on the GPU
 // (sim/kernels/drift_signal.cuh): no event, and nothing here per step. Engines sharing a GPU use
-// the events: B.compute waits on ready_A[p]. Either way A reaches the drift of publication n + 2
-// only after waiting for B's slice of n + 1, which B drifted after its forces on n: B no longer
-// reads buffer p when A writes it.
+// the events: B.compute waits on ready_A[p]. Either way A's drift of publication n + 2 follows, on
+// A's stream, A's forces on n + 1, which waited for B's slice of n + 1, which B drifted after its
+// forces on n: B no longer reads buffer p when A writes it.
 #include "multigpu/cuda_exchange.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "core/errors.h"
 #include "gpu/devices.h"
@@ -83,17 +84,24 @@ class CudaExchange final : public Exchange {
           p.pinned[k] = gpu::PinnedBuffer<unsigned char>(
               ordinal, std::max<std::size_t>(1, engines_[d]->config().slice.count * engines_[d]->bytes_per_body()));
       }
-      if (signals_) {
-        p.signal = gpu::DeviceBuffer<sim::kernels::DriftSignal>(ordinal, 1);
+      if (signals_) p.signal = gpu::DeviceBuffer<sim::kernels::DriftSignal>(ordinal, 1);
+    }
+    if (signals_) {
+      released_ = gpu::PinnedBuffer<unsigned int>(ordinals.front(), 1);
+      *released_.data() = 0;
+      for (int ordinal : ordinals) {  // pinned memory is mapped for every device (unified addressing)
         gpu::DeviceGuard guard(ordinal);
-        NBODY_CUDA_CHECK(cudaMemset(p.signal.data(), 0, sizeof(sim::kernels::DriftSignal)));
+        void* mapped = nullptr;
+        NBODY_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, released_.data(), 0));
+        if (mapped != released_.data()) throw std::logic_error("direct exchange: pinned memory not at its host address");
       }
+      zero_signals();
     }
     if (direct_ && engines_.size() > 1)
       for (std::size_t d = 0; d < engines_.size(); ++d) {
         std::vector<std::array<void*, 2>> peers;
         sim::CudaSliceEngine::DriftSignalLinks links;
-        if (signals_) links.own = devices_[d].signal.data();
+        if (signals_) links.own = devices_[d].signal.data(), links.released = released_.data();
         for (std::size_t p = 0; p < engines_.size(); ++p) {
           if (p == d) continue;
           peers.push_back({engines_[p]->positions_buffer(0), engines_[p]->positions_buffer(1)});
@@ -156,7 +164,11 @@ class CudaExchange final : public Exchange {
   }
 
   void acquire(int d, std::uint64_t publication) override {
-    if (engines_.size() == 1 || signals_) return;
+    if (engines_.size() == 1) return;
+    if (signals_) {  // the force kernel waits on the GPU; here only a failed peer stops the run
+      if (aborted_.load(std::memory_order_acquire)) throw RuntimeFailure("exchange aborted: another device failed");
+      return;
+    }
     counters_.wait_for_peers(d, publication);
     sim::CudaSliceEngine& sink = *engines_[d];
     int const parity = int(publication & 1);
@@ -176,30 +188,42 @@ class CudaExchange final : public Exchange {
     }
   }
 
-  // A failed device's peers may be waiting for its drift on the GPU: let them through (their
-  // forces are then wrong, and the failure is reported).
+  // A failed device's peers may be waiting for its drift on the GPU: their waits are given up
+  // (their forces are then wrong, and the failure is reported), and their host threads stop at
+  // their next acquire.
   void abort() override {
+    aborted_.store(true, std::memory_order_release);
     counters_.abort();
     release_waiting_kernels();
   }
 
-  // Called with no step in flight, or after abort(): the kernels it released finish, then the
-  // counts start from zero. A device that cannot finish has failed, and that failure is reported
-  // by whoever called abort(): reset() itself does not throw for it.
+  // Called with no step in flight, or after abort(): every device finishes what it was given (the
+  // kernels abort() released included), then the counts start from zero on every device. A device
+  // that cannot finish has failed, and that failure is reported by whoever called abort():
+  // reset() itself does not throw for it.
   void reset() override {
     counters_.reset();
     if (!signals_) return;
+    bool finished = true;
     for (std::size_t d = 0; d < engines_.size(); ++d) {
       gpu::DeviceGuard guard(engines_[d]->device(), std::nothrow);
-      if (cudaStreamSynchronize(engines_[d]->stream()) == cudaSuccess &&
-          cudaStreamSynchronize(devices_[d].copy.get()) == cudaSuccess)
-        (void)cudaMemset(devices_[d].signal.data(), 0, sizeof(sim::kernels::DriftSignal));
+      finished = cudaStreamSynchronize(engines_[d]->stream()) == cudaSuccess && finished;
+      finished = cudaStreamSynchronize(devices_[d].copy.get()) == cudaSuccess && finished;
     }
+    if (!finished) return;
+    try {
+      zero_signals();
+    } catch (const std::exception&) {  // as above: the failure that matters is already on its way
+      return;
+    }
+    *released_.data() = 0;
+    aborted_.store(false, std::memory_order_release);
   }
 
   void abandon() override {
     abandoned_ = true;
     counters_.abort();
+    released_.forget();
     for (auto& p : devices_) {
       p.copy.forget();
       p.signal.forget();
@@ -215,14 +239,22 @@ class CudaExchange final : public Exchange {
   }
 
  private:
-  // All ones in every `arrived`: any count a force kernel waits for is reached. Never throws (a
-  // failure path calls it); runs on the copy streams, beside a compute stream that may be waiting.
+  // Gives up every wait on the GPU, now and until reset(): a plain store into mapped host memory,
+  // which needs neither a CUDA call nor a free multiprocessor (waiting kernels may fill them all).
   void release_waiting_kernels() noexcept {
-    if (!signals_) return;
-    for (auto& p : devices_) {
-      if (!p.signal.data()) continue;
-      gpu::DeviceGuard guard(p.copy.device(), std::nothrow);
-      (void)cudaMemsetAsync(p.signal.data()->arrived, 0xff, sizeof(p.signal.data()->arrived), p.copy.get());
+    if (released_.data()) __atomic_store_n(released_.data(), 1u, __ATOMIC_RELEASE);
+  }
+
+  // Every device's counts to zero, on its compute stream (ordered with its kernels), and waits.
+  void zero_signals() {
+    for (std::size_t d = 0; d < engines_.size(); ++d) {
+      gpu::DeviceGuard guard(engines_[d]->device());
+      NBODY_CUDA_CHECK(
+          cudaMemsetAsync(devices_[d].signal.data(), 0, sizeof(sim::kernels::DriftSignal), engines_[d]->stream()));
+    }
+    for (auto* e : engines_) {
+      gpu::DeviceGuard guard(e->device());
+      NBODY_CUDA_CHECK(cudaStreamSynchronize(e->stream()));
     }
   }
 
@@ -237,6 +269,8 @@ class CudaExchange final : public Exchange {
   bool staged_ = false;
   bool direct_ = false;  // drift kernels store into the peers' buffers themselves
   bool signals_ = false;  // ... and announce it in device memory (distinct GPUs; drift_signal.cuh)
+  gpu::PinnedBuffer<unsigned int> released_;  // signals_: set, every wait on the GPU gives up
+  std::atomic<bool> aborted_{false};
   bool abandoned_ = false;
   PublicationCounters counters_;
 };

@@ -41,15 +41,15 @@ void finish_forces(sim::SliceEngine& engine, Exchange& exchange, int device, std
   if (kick) engine.kick(*kick);
 }
 
-// A kick directly before a drift runs with it, as one pass over the slice (kick_drift); a kick
-// directly after a forces stage runs with the forces (compute_forces_kick). Pairs are taken from
-// the left: in kick, drift, forces, kick the drift goes with the first kick, the second kick with
-// the forces.
+// A kick directly before a drift runs with it, as one pass over the slice (kick_drift). A kick
+// directly after a forces stage and not before a drift (leapfrog's last) runs with the forces
+// (compute_forces_kick): a kick between forces and a drift goes with the drift, which saves a pass
+// on every engine, where folding it into the forces saves one only where they are split.
 bool fused_with_next(const std::vector<sim::Stage>& stages, std::size_t k) {
-  if (k + 1 >= stages.size()) return false;
-  sim::StageKind const a = stages[k].kind, b = stages[k + 1].kind;
-  return (a == sim::StageKind::kick && b == sim::StageKind::drift) ||
-         (a == sim::StageKind::forces && b == sim::StageKind::kick);
+  using sim::StageKind;
+  auto is = [&](std::size_t i, StageKind kind) { return i < stages.size() && stages[i].kind == kind; };
+  if (is(k, StageKind::kick)) return is(k + 1, StageKind::drift);
+  return is(k, StageKind::forces) && is(k + 1, StageKind::kick) && !is(k + 2, StageKind::drift);
 }
 
 // The time of the kick fused with forces stage k, or null.
@@ -93,31 +93,8 @@ class SingleThreadScheduler final : public Scheduler {
     for (auto* e : engines_) e->bind_thread();
   }
 
-  // A failure part-way through a stage leaves the devices enqueued before it waiting for the
-  // others: aborting the exchange lets them through, as a failing worker does.
   void run(const sim::StepProgram& program, std::uint64_t first_publication, std::uint64_t steps,
            bool mark_steps) override {
-    try {
-      enqueue(program, first_publication, steps, mark_steps);
-    } catch (...) {
-      exchange_.abort();
-      try {
-        exchange_.reset();
-      } catch (...) {  // the first failure is the one to report
-      }
-      throw;
-    }
-  }
-
-  void for_each_device(const std::function<void(int)>& task) override {
-    for (std::size_t d = 0; d < engines_.size(); ++d) task(int(d));
-  }
-
-  Threading threading() const override { return Threading::single; }
-
- private:
-  void enqueue(const sim::StepProgram& program, std::uint64_t first_publication, std::uint64_t steps,
-               bool mark_steps) {
     std::uint64_t publication = first_publication - 1;
     for (std::uint64_t step = 0; step < steps; ++step) {
       auto const& stages = program.stages;
@@ -139,6 +116,13 @@ class SingleThreadScheduler final : public Scheduler {
     }
   }
 
+  void for_each_device(const std::function<void(int)>& task) override {
+    for (std::size_t d = 0; d < engines_.size(); ++d) task(int(d));
+  }
+
+  Threading threading() const override { return Threading::single; }
+
+ private:
   std::vector<sim::SliceEngine*> engines_;
   Exchange& exchange_;
 };

@@ -264,8 +264,11 @@ TEST(GpuTopology, AutomaticExchangeFollowsThePeerMatrix) {
 }
 
 // On two GPUs the direct exchange orders each device's forces after its peers' drifts by flags in
-// device memory. A force kernel whose peer never drifts waits on the GPU; abort() (what a failing
-// peer's thread calls) lets it through, and after reset() a step runs as on one GPU, bit for bit.
+// device memory. Device 0's step is enqueued first, from a thread of its own (a debug build
+// synchronises after each launch), and device 1 drifts only 100 ms later: device 0's forces must
+// have waited for it to give one GPU's bits. A peer that never drifts: abort() (what a failing
+// peer's thread calls) gives the wait up for good, later announcements notwithstanding, and stops
+// the host threads at their next acquire; after reset() the devices count from zero again.
 bool idle_within(sim::SliceEngine& e, std::chrono::seconds limit) {
   auto const deadline = std::chrono::steady_clock::now() + limit;
   while (!e.idle())
@@ -274,50 +277,76 @@ bool idle_within(sim::SliceEngine& e, std::chrono::seconds limit) {
   return true;
 }
 
-TEST(GpuExchange, AbortReleasesAForceKernelWaitingForAPeerAndResetCountsAgain) {
+void leapfrog_start(sim::SliceEngine& e) {
+  e.kick_drift(0.01, 0.02);
+  e.swap_buffers();
+  e.compute_forces();
+}
+
+void expect_same_bits(std::vector<sim::SliceEngine*> split, sim::SliceEngine& whole, const sim::BodySet& b,
+                      const char* when) {
+  sim::BodySet s = b, w = b;
+  std::vector<Vec3d> a;
+  for (auto* e : split) {
+    e->download_slice(s);
+    auto const part = e->download_accelerations();
+    a.insert(a.end(), part.begin(), part.end());
+  }
+  whole.download_slice(w);
+  auto const reference = whole.download_accelerations();
+  EXPECT_FALSE(test::bitwise_equal(w, b)) << when;
+  EXPECT_TRUE(test::bitwise_equal(s, w)) << when;
+  ASSERT_EQ(a.size(), reference.size()) << when;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!(a[i].x == reference[i].x && a[i].y == reference[i].y && a[i].z == reference[i].z)) {
+      ADD_FAILURE() << when << ": acceleration " << i << " differs from one GPU's";
+      break;
+    }
+}
+
+TEST(GpuExchange, ForcesWaitForThePeersDriftAndAbortGivesTheWaitUp) {
   if (gpu::devices().size() < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpu::devices().size() << " visible";
   if (!gpu::query_topology({0, 1}).all_pairs_peer()) GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
   auto const b = test::scenario("plummer", 4096);
-  std::vector<std::unique_ptr<sim::SliceEngine>> engines;
+  std::vector<std::unique_ptr<sim::SliceEngine>> owned;
   for (int d = 0; d < 2; ++d) {
     sim::EngineConfig c = test::engine_config(b, Precision::fp32, sim::Kernel::fast, kSoftening, {2048u * d, 2048});
     c.device = d;
-    engines.push_back(sim::make_cuda_engine(c));
-    engines.back()->upload(b);
+    owned.push_back(sim::make_cuda_engine(c));
+    owned.back()->upload(b);
   }
-  auto exchange = multigpu::make_cuda_exchange({engines[0].get(), engines[1].get()}, multigpu::ExchangeMode::direct);
+  sim::SliceEngine &first = *owned[0], &second = *owned[1];
+  auto exchange = multigpu::make_cuda_exchange({&first, &second}, multigpu::ExchangeMode::direct);
   EXPECT_EQ(exchange->describe(), "direct stores into peers, flags in device memory");
+  auto one = engine(b, sim::Kernel::fast, Precision::fp32);
 
-  sim::SliceEngine& waiting = *engines[0];
-  waiting.drift(0.01);
-  waiting.swap_buffers();
-  waiting.compute_forces();  // device 1 has not drifted
+  auto step_first_device_first = [&](const char* when) {
+    std::thread early([&] { leapfrog_start(first); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_FALSE(first.idle()) << when << ": device 0's forces did not wait for device 1's drift";
+    leapfrog_start(second);
+    early.join();
+    ASSERT_TRUE(idle_within(first, std::chrono::seconds(10))) << when;
+    leapfrog_start(*one);
+    expect_same_bits({&first, &second}, *one, b, when);
+  };
+  step_first_device_first("first step");
+
+  std::thread waiting([&] { leapfrog_start(first); });  // device 1 never drifts this step
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_FALSE(waiting.idle()) << "the force kernel did not wait for its peer";
+  EXPECT_FALSE(first.idle()) << "the force kernel did not wait for its peer";
   exchange->abort();
-  ASSERT_TRUE(idle_within(waiting, std::chrono::seconds(10))) << "abort() left the force kernel waiting";
-  waiting.synchronize();
+  bool const released = idle_within(first, std::chrono::seconds(10));
+  waiting.join();
+  ASSERT_TRUE(released) << "abort() left the force kernel waiting";
+  EXPECT_THROW(exchange->acquire(0, 3), RuntimeFailure);
+  leapfrog_start(second);  // announces a count below device 0's next: the wait must stay given up
+  leapfrog_start(first);
+  EXPECT_TRUE(idle_within(first, std::chrono::seconds(10))) << "an announcement after abort() undid it";
 
   exchange->reset();
-  auto one = engine(b, sim::Kernel::fast, Precision::fp32);
-  for (auto* e : {engines[0].get(), engines[1].get(), one.get()}) e->upload(b);
-  for (auto* e : {engines[0].get(), engines[1].get(), one.get()}) e->kick_drift(0.01, 0.02);
-  for (auto* e : {engines[0].get(), engines[1].get(), one.get()}) e->swap_buffers(), e->compute_forces();
-  for (auto& e : engines) ASSERT_TRUE(idle_within(*e, std::chrono::seconds(10))) << "a step after reset() hung";
-  sim::BodySet split = b, whole = b;
-  for (auto& e : engines) e->download_slice(split);
-  one->download_slice(whole);
-  EXPECT_FALSE(test::bitwise_equal(whole, b));
-  EXPECT_TRUE(test::bitwise_equal(split, whole));
-  std::vector<Vec3d> a = engines[0]->download_accelerations(), a1 = engines[1]->download_accelerations();
-  a.insert(a.end(), a1.begin(), a1.end());
-  auto const reference = one->download_accelerations();
-  ASSERT_EQ(a.size(), reference.size());
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (!(a[i].x == reference[i].x && a[i].y == reference[i].y && a[i].z == reference[i].z)) {
-      ADD_FAILURE() << "acceleration " << i << " differs from one GPU's";
-      break;
-    }
+  for (auto* e : {&first, &second, one.get()}) e->upload(b);
+  step_first_device_first("after reset()");
 }
 
 // --launch graph replays blocks of steps captured once; the same calls on streams give the same
@@ -409,8 +438,8 @@ TEST(GpuEngine, KickDriftInOnePassIsAKickThenADrift) {
 }
 
 // So does the kick folded into the forces' reduction: the same bits as the forces and then a
-// kick, where the forces are split (small N, and large N's split launch) and where they are not
-// (tiled: the plain two passes).
+// kick, where the forces are split (small N; and N = 20,000, whose 40 blocks would leave most of an
+// H100's or H200's 132 SMs idle unsplit) and where they are not (tiled: the plain two passes).
 TEST(GpuEngine, ForcesThenKickInOnePassIsTheForcesThenAKick) {
   REQUIRE_GPU();
   for (std::size_t n : {1000u, 3001u, 20000u})

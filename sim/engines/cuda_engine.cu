@@ -312,8 +312,8 @@ class CudaEngine final : public CudaSliceEngine {
     if (peers.size() > std::size_t(kMaxDriftPeers))
       throw InputError("--exchange direct: " + std::to_string(peers.size() + 1) + " devices; at most " +
                        std::to_string(kMaxDriftPeers + 1));
-    if (signal.own && signal.slots.size() != peers.size())
-      throw std::logic_error("set_drift_peers: one signal slot per peer");
+    if (signal.own && (signal.slots.size() != peers.size() || !signal.released))
+      throw std::logic_error("set_drift_peers: one signal slot per peer, and the release word");
     auto* const own = static_cast<kernels::DriftSignal*>(signal.own);
     for (int k = 0; k < 2; ++k) {
       peers_[k] = {};
@@ -322,7 +322,7 @@ class CudaEngine final : public CudaSliceEngine {
       peers_[k].announce.own = own;
       for (auto* slot : signal.slots) peers_[k].announce.slots[peers_[k].announce.count++] = slot;
     }
-    wait_ = {own, own ? int(signal.slots.size()) : 0};
+    wait_ = {own, own ? int(signal.slots.size()) : 0, own ? signal.released : nullptr};
   }
 
   void poison_outputs() override {

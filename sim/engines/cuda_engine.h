@@ -29,10 +29,12 @@ class CudaSliceEngine : public SliceEngine {
   // default. InputError if there are more than the kernels take. With `signal.own` set, drifts
   // announce themselves and force kernels wait for the peers' in device memory
   // (sim/kernels/drift_signal.cuh): `own` is this device's kernels::DriftSignal, `slots[k]` where
-  // this device's drifts are counted in peer k's (in the order of `peers`).
+  // this device's drifts are counted in peer k's (in the order of `peers`), `released` the mapped
+  // host word that gives up every wait once set.
   struct DriftSignalLinks {
     void* own = nullptr;
     std::vector<unsigned long long*> slots;
+    const unsigned int* released = nullptr;
   };
   virtual void set_drift_peers(const std::vector<std::array<void*, 2>>& peers, const DriftSignalLinks& signal) = 0;
 };
