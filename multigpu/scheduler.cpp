@@ -41,17 +41,6 @@ void finish_forces(sim::SliceEngine& engine, Exchange& exchange, int device, std
   if (kick) engine.kick(*kick);
 }
 
-// A kick directly before a drift runs with it, as one pass over the slice (kick_drift). A kick
-// directly after a forces stage and not before a drift (leapfrog's last) runs with the forces
-// (compute_forces_kick): a kick between forces and a drift goes with the drift, which saves a pass
-// on every engine, where folding it into the forces saves one only where they are split.
-bool fused_with_next(const std::vector<sim::Stage>& stages, std::size_t k) {
-  using sim::StageKind;
-  auto is = [&](std::size_t i, StageKind kind) { return i < stages.size() && stages[i].kind == kind; };
-  if (is(k, StageKind::kick)) return is(k + 1, StageKind::drift);
-  return is(k, StageKind::forces) && is(k + 1, StageKind::kick) && !is(k + 2, StageKind::drift);
-}
-
 // The time of the kick fused with forces stage k, or null.
 const double* fused_kick(const std::vector<sim::Stage>& stages, std::size_t k) {
   return fused_with_next(stages, k) ? &stages[k + 1].value : nullptr;
@@ -228,6 +217,15 @@ class WorkerThreadScheduler final : public Scheduler {
 };
 
 }  // namespace
+
+// A kick between a forces stage and a drift goes with the drift: kick_drift saves a pass on every
+// engine, folding the kick into the forces only where they are split.
+bool fused_with_next(const std::vector<sim::Stage>& stages, std::size_t k) {
+  using sim::StageKind;
+  auto is = [&](std::size_t i, StageKind kind) { return i < stages.size() && stages[i].kind == kind; };
+  if (is(k, StageKind::kick)) return is(k + 1, StageKind::drift);
+  return is(k, StageKind::forces) && is(k + 1, StageKind::kick) && !is(k + 2, StageKind::drift);
+}
 
 std::unique_ptr<Scheduler> make_scheduler(Threading threading, std::vector<sim::SliceEngine*> engines,
                                           Exchange& exchange) {

@@ -35,6 +35,11 @@ class Scheduler {
   virtual Threading threading() const = 0;
 };
 
+// Whether stage k runs in one pass with stage k + 1: a kick with the drift right after it
+// (SliceEngine::kick_drift), and a kick right after a forces stage, where it is not right before a
+// drift, with the forces (compute_forces_kick). Fused or not, the results are the same bits.
+bool fused_with_next(const std::vector<sim::Stage>& stages, std::size_t k);
+
 // Both schedulers call the same per-device stage code (run_stage), so they enqueue identical
 // work and give bitwise-identical results.
 std::unique_ptr<Scheduler> make_scheduler(Threading threading, std::vector<sim::SliceEngine*> engines,

@@ -2,13 +2,35 @@
 // The properties of every layout (bitwise equal to one device) are in test_layouts.cpp.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "core/errors.h"
 #include "multigpu/partition.h"
+#include "multigpu/scheduler.h"
 #include "multigpu/simulation.h"
 #include "test_support.h"
 
 namespace nbody {
 namespace {
+
+// The passes a step takes: a kick runs with the drift after it, and the last kick, after a forces
+// stage, with the forces; a kick between forces and a drift goes with the drift.
+std::string passes(sim::Integrator integrator) {
+  auto const stages = sim::make_step_program({integrator, 0.0, 0.995}).stages;
+  std::string out;
+  for (std::size_t k = 0; k < stages.size(); ++k) {
+    if (!out.empty()) out += ' ';
+    out += name_of(stages[k].kind);
+    if (multigpu::fused_with_next(stages, k)) out += '+' + std::string(name_of(stages[++k].kind));
+  }
+  return out;
+}
+
+TEST(StageFusion, KickWithTheDriftAfterItAndTheLastKickWithTheForces) {
+  EXPECT_EQ(passes(sim::Integrator::leapfrog), "kick+drift forces+kick");
+  EXPECT_EQ(passes(sim::Integrator::yoshida4), "kick+drift forces kick+drift forces kick+drift forces+kick");
+  EXPECT_EQ(passes(sim::Integrator::euler_damped), "kick damp drift forces");
+}
 
 TEST(Partition, CoversEverythingContiguously) {
   for (std::size_t n : {0u, 1u, 2u, 3u, 7u, 1000u, 1001u}) {
