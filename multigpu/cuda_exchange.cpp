@@ -115,6 +115,12 @@ class CudaExchange final : public Exchange {
   ~CudaExchange() override {
     if (abandoned_) return;
     release_waiting_kernels();  // none should wait; after a failure a peer's drift may never come
+    for (auto* e : engines_) {  // the engines outlive this exchange: no drift may use its memory
+      try {
+        if (direct_) e->set_drift_peers({}, {});
+      } catch (const std::exception&) {  // a destructor does not throw; nothing was allocated
+      }
+    }
     for (auto& p : devices_)
       if (p.copy.get()) {
         gpu::DeviceGuard guard(p.copy.device());
@@ -216,13 +222,14 @@ class CudaExchange final : public Exchange {
     } catch (const std::exception&) {  // as above: the failure that matters is already on its way
       return;
     }
-    *released_.data() = 0;
+    __atomic_store_n(released_.data(), 0u, __ATOMIC_RELEASE);
     aborted_.store(false, std::memory_order_release);
   }
 
   void abandon() override {
     abandoned_ = true;
     counters_.abort();
+    release_waiting_kernels();
     released_.forget();
     for (auto& p : devices_) {
       p.copy.forget();

@@ -164,7 +164,26 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
   });
 }
 
+template <class F>
+auto Simulation::guarded(F&& work) -> decltype(work()) {
+  try {
+    return work();
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const std::exception& e) {
+    exchange_->abort();
+    if (failure_.empty()) failure_ = e.what();
+    throw;
+  }
+}
+
 void Simulation::advance(std::uint64_t steps) {
+  if (!failure_.empty())
+    throw RuntimeFailure("the simulation stopped at an error and cannot go on (" + failure_ + "); start it again");
+  guarded([&] { advance_unguarded(steps); });
+}
+
+void Simulation::advance_unguarded(std::uint64_t steps) {
   if (steps == 0) return;
   std::uint64_t const drifts = std::uint64_t(program_.drifts());
   if (config_.launch == Launch::graph) {
@@ -194,13 +213,27 @@ void Simulation::advance(std::uint64_t steps) {
 }
 
 void Simulation::synchronize() {
-  scheduler_->for_each_device([&](int d) { engines_[d]->synchronize(); });
+  // Several devices are polled first: blocking on one while it waits on the GPU for a failed peer
+  // would never return, and the failure would never be seen. Briefly by spinning, so that a step
+  // of microseconds is not timed in sleeps.
+  if (engines_.size() > 1) {
+    auto const start = std::chrono::steady_clock::now();
+    while (!idle()) {
+      if (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1))
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+  guarded([&] { scheduler_->for_each_device([&](int d) { engines_[d]->synchronize(); }); });
 }
 
 bool Simulation::idle() {
-  for (auto& e : engines_)
-    if (!e->idle()) return false;
-  return true;
+  return guarded([&] {
+    bool all = true;
+    for (auto& e : engines_) all = e->idle() && all;  // every device, so that any failure shows
+    return all;
+  });
 }
 
 void Simulation::stop_if_interrupted() {

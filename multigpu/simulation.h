@@ -69,14 +69,20 @@ class Simulation {
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
 
-  // Enqueues `steps` steps. GPU work may still be running when this returns.
+  // Enqueues `steps` steps. GPU work may still be running when this returns. After a failure here
+  // or in synchronize()/idle() the devices may be part-way through a step: the simulation refuses
+  // to step again (RuntimeFailure naming the first failure) rather than hang or compute from a
+  // torn state.
   void advance(std::uint64_t steps);
+  // Waits for every device. A failure on any of them surfaces here even while another waits on
+  // the GPU for it: that wait is given up (Exchange::abort).
   void synchronize();
   // Waits like synchronize(), polling, and throws Interrupted (core/interrupt.h) as soon as a
   // signal arrives: the work still queued on GPUs is then abandoned (sim::SliceEngine::abandon), so
   // the simulation can only be destroyed, quickly, on the way to the process's exit.
   void wait_interruptibly();
-  // True when every device has finished the work enqueued so far (never waits).
+  // True when every device has finished the work enqueued so far (never waits). Asks every
+  // device, so a failure anywhere is thrown.
   bool idle();
   // If a signal arrived (core/interrupt.h): gives up the work still queued on the devices and throws
   // Interrupted. The simulation can then only be destroyed, quickly, on the way to the exit.
@@ -120,6 +126,7 @@ class Simulation {
   std::string describe() const;  // one line: backend, ranks, devices, kernel, precision, threading, exchange
 
  private:
+  void advance_unguarded(std::uint64_t steps);
   // Each rank's `per_device` values for each of its devices, gathered in device order.
   std::vector<double> gather_per_device(const std::vector<double>& mine, std::size_t per_device) const;
 
@@ -145,6 +152,11 @@ class Simulation {
   double start_time_ = 0.0;
   std::uint64_t steps_done_ = 0;
   std::uint64_t publications_ = 0;  // drifts since the upload: the exchange's and the buffers' clock
+  std::string failure_;  // the first failure of a step, if any: no step runs after it
+
+  // Runs `work`; a failure lets every device waiting for a peer go, and stops further steps.
+  template <class F>
+  auto guarded(F&& work) -> decltype(work());
 };
 
 // Bytes of memory one device of this configuration needs for n bodies.

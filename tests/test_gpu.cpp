@@ -304,6 +304,35 @@ void expect_same_bits(std::vector<sim::SliceEngine*> split, sim::SliceEngine& wh
     }
 }
 
+// A thread that runs one device's leapfrog_start. Whatever happens in the test, it is joined: on
+// the way out of a failed test the exchange's waits are given up first, so the join cannot hang.
+class DeviceThread {
+ public:
+  DeviceThread(sim::SliceEngine& e, multigpu::Exchange& exchange) : exchange_(exchange) {
+    thread_ = std::thread([this, &e] {
+      try {
+        leapfrog_start(e);
+      } catch (const std::exception& x) {
+        error_ = x.what();
+      }
+    });
+  }
+  ~DeviceThread() {
+    if (!thread_.joinable()) return;
+    exchange_.abort();
+    thread_.join();
+  }
+  std::string join() {
+    thread_.join();
+    return error_;
+  }
+
+ private:
+  multigpu::Exchange& exchange_;
+  std::thread thread_;
+  std::string error_;
+};
+
 TEST(GpuExchange, ForcesWaitForThePeersDriftAndAbortGivesTheWaitUp) {
   if (gpu::devices().size() < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpu::devices().size() << " visible";
   if (!gpu::query_topology({0, 1}).all_pairs_peer()) GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
@@ -321,28 +350,31 @@ TEST(GpuExchange, ForcesWaitForThePeersDriftAndAbortGivesTheWaitUp) {
   auto one = engine(b, sim::Kernel::fast, Precision::fp32);
 
   auto step_first_device_first = [&](const char* when) {
-    std::thread early([&] { leapfrog_start(first); });
+    DeviceThread early(first, *exchange);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     EXPECT_FALSE(first.idle()) << when << ": device 0's forces did not wait for device 1's drift";
     leapfrog_start(second);
-    early.join();
-    ASSERT_TRUE(idle_within(first, std::chrono::seconds(10))) << when;
+    EXPECT_EQ(early.join(), "") << when;
+    EXPECT_TRUE(idle_within(first, std::chrono::seconds(10))) << when;
     leapfrog_start(*one);
     expect_same_bits({&first, &second}, *one, b, when);
   };
   step_first_device_first("first step");
+  if (HasFailure()) return;
 
-  std::thread waiting([&] { leapfrog_start(first); });  // device 1 never drifts this step
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_FALSE(first.idle()) << "the force kernel did not wait for its peer";
-  exchange->abort();
-  bool const released = idle_within(first, std::chrono::seconds(10));
-  waiting.join();
-  ASSERT_TRUE(released) << "abort() left the force kernel waiting";
+  {
+    DeviceThread waiting(first, *exchange);  // device 1 never drifts this step
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(first.idle()) << "the force kernel did not wait for its peer";
+    exchange->abort();
+    EXPECT_TRUE(idle_within(first, std::chrono::seconds(10))) << "abort() left the force kernel waiting";
+    EXPECT_EQ(waiting.join(), "");
+  }
   EXPECT_THROW(exchange->acquire(0, 3), RuntimeFailure);
   leapfrog_start(second);  // announces a count below device 0's next: the wait must stay given up
   leapfrog_start(first);
   EXPECT_TRUE(idle_within(first, std::chrono::seconds(10))) << "an announcement after abort() undid it";
+  if (HasFailure()) return;
 
   exchange->reset();
   for (auto* e : {&first, &second, one.get()}) e->upload(b);

@@ -40,7 +40,7 @@ struct PeerWait {
   const unsigned int* released = nullptr;  // pinned host memory, mapped
 };
 
-inline constexpr unsigned long long kPollHostAfterNs = 20000;
+inline constexpr unsigned long long kPollHostAfterNs = 20000, kPollHostEveryNs = 10000;
 inline constexpr unsigned long long kStallSeconds = 600;
 
 // Every thread of every block calls it, after its last store; no thread may have returned before.
@@ -79,16 +79,20 @@ __device__ __forceinline__ void await_peers(const PeerWait& w) {
   if (threadIdx.x == 0) {
     unsigned long long const target = w.own->epoch;
     unsigned long long const start = global_nanoseconds();
+    unsigned long long host_check = kPollHostAfterNs;  // the host word is read over the bus: rarely
     for (int k = 0; k < w.peers; ++k) {
       cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> arrived(
           const_cast<unsigned long long&>(w.own->arrived[k]));
       while (arrived.load(cuda::memory_order_acquire) < target) {
         __nanosleep(32);
         unsigned long long const waited = global_nanoseconds() - start;
-        if (waited < kPollHostAfterNs) continue;
+        if (waited < host_check) continue;
+        host_check = waited + kPollHostEveryNs;
         if (cuda::atomic_ref<unsigned int, cuda::thread_scope_system>(const_cast<unsigned int&>(*w.released))
-                .load(cuda::memory_order_relaxed) != 0)
-          break;  // given up on: the forces are wrong, and the host reports why
+                .load(cuda::memory_order_relaxed) != 0) {
+          host_check = 0;  // the other peers' waits end at once too
+          break;           // given up on: the forces are wrong, and the host reports why
+        }
         if (waited > kStallSeconds * 1000000000ull) {
           printf("nbody: a GPU waited %llu s for a peer GPU's positions (drift %llu); giving up\n", kStallSeconds,
                  target);
