@@ -115,12 +115,13 @@ class CudaExchange final : public Exchange {
   ~CudaExchange() override {
     if (abandoned_) return;
     release_waiting_kernels();  // none should wait; after a failure a peer's drift may never come
-    for (auto* e : engines_) {  // the engines outlive this exchange: no drift may use its memory
-      try {
-        if (direct_) e->set_drift_peers({}, {});
-      } catch (const std::exception&) {  // a destructor does not throw; nothing was allocated
+    if (direct_)
+      for (auto* e : engines_) {  // the engines outlive this exchange: no drift may use its memory
+        try {
+          e->set_drift_peers({}, {});
+        } catch (const std::exception&) {  // a destructor does not throw; nothing was allocated
+        }
       }
-    }
     for (auto& p : devices_)
       if (p.copy.get()) {
         gpu::DeviceGuard guard(p.copy.device());

@@ -314,7 +314,7 @@ class CudaEngine final : public CudaSliceEngine {
                        std::to_string(kMaxDriftPeers + 1));
     if (signal.own && (signal.slots.size() != peers.size() || !signal.released))
       throw std::logic_error("set_drift_peers: one signal slot per peer, and the release word");
-    auto* const own = static_cast<kernels::DriftSignal*>(signal.own);
+    kernels::DriftSignal* const own = signal.own;
     for (int k = 0; k < 2; ++k) {
       peers_[k] = {};
       for (auto const& p : peers) peers_[k].to[peers_[k].count++] = static_cast<Real4<Real>*>(p[std::size_t(k)]);

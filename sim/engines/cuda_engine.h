@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "sim/engines/engine.h"
+#include "sim/kernels/drift_signal.h"
 
 namespace nbody::sim {
 
 // The most peers a drift kernel stores into (the direct exchange): 16 devices in one process.
-inline constexpr int kMaxDriftPeers = 15;
+inline constexpr int kMaxDriftPeers = kernels::kMaxSignalPeers;
 
 // A GPU engine also exposes its compute stream to the exchange, which makes it wait for peers.
 class CudaSliceEngine : public SliceEngine {
@@ -32,7 +33,7 @@ class CudaSliceEngine : public SliceEngine {
   // this device's drifts are counted in peer k's (in the order of `peers`), `released` the mapped
   // host word that gives up every wait once set.
   struct DriftSignalLinks {
-    void* own = nullptr;
+    kernels::DriftSignal* own = nullptr;
     std::vector<unsigned long long*> slots;
     const unsigned int* released = nullptr;
   };
