@@ -47,6 +47,20 @@ void advance_interruptibly(multigpu::Simulation& sim, std::uint64_t steps) {
   sim.wait_interruptibly();
 }
 
+std::vector<double> slowest_device_steps(const std::vector<std::vector<double>>& per_device, std::size_t steps) {
+  std::vector<double> finished(steps, 0.0);  // when the last device had finished step k
+  for (auto const& t : per_device) {
+    double clock = 0.0;
+    for (std::size_t k = 0; k < steps; ++k) {
+      if (k < t.size()) clock += t[k];
+      finished[k] = std::max(finished[k], clock);
+    }
+  }
+  std::vector<double> step(steps, 0.0);
+  for (std::size_t k = 0; k < steps; ++k) step[k] = finished[k] - (k ? finished[k - 1] : 0.0);
+  return step;
+}
+
 Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64_t steps) {
   steps = std::max<std::uint64_t>(steps, 1);
   auto const w0 = Clock::now();
@@ -71,11 +85,8 @@ Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64
   double const wall = seconds_since(t0);
   auto const per_device = sim.step_times_ms();
   Measurement m;
-  std::vector<double> step_ms(steps, 0.0);
-  for (auto const& t : per_device) {
-    for (std::size_t k = 0; k < t.size() && k < step_ms.size(); ++k) step_ms[k] = std::max(step_ms[k], t[k]);
-    m.device_median_ms.push_back(median(t));
-  }
+  std::vector<double> step_ms = slowest_device_steps(per_device, steps);
+  for (auto const& t : per_device) m.device_median_ms.push_back(median(t));
   m.median_ms = median(step_ms);
   m.min_ms = *std::min_element(step_ms.begin(), step_ms.end());
   m.max_ms = *std::max_element(step_ms.begin(), step_ms.end());

@@ -26,8 +26,16 @@ struct Measurement {
 // by polling.
 void advance_interruptibly(multigpu::Simulation& simulation, std::uint64_t steps);
 
+// Step k of several devices, from their own step times (each device's counted from the start of
+// the timing, when all were idle): from the moment the last device finished step k - 1 to the
+// moment the last finished step k. Not the longest of the devices' step k: where the devices take
+// turns waiting for each other (as launch-bound steps on several GPUs do), every step would be
+// some device's long one, and the median would be far above the wall clock's mean.
+std::vector<double> slowest_device_steps(const std::vector<std::vector<double>>& per_device, std::size_t steps);
+
 // Runs `warmup` untimed steps, then `steps` timed ones (at least 1). A step lasts until the slowest
-// device has finished it. Throws Interrupted (core/interrupt.h) within about a step of a signal.
+// device has finished it (slowest_device_steps). Throws Interrupted (core/interrupt.h) within
+// about a step of a signal.
 Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std::uint64_t steps);
 
 struct ComparisonRow {

@@ -86,6 +86,21 @@ TEST(Driver, MeasuresABenchmark) {
   ASSERT_EQ(m.device_median_ms.size(), 1u);
 }
 
+// Two devices that take turns waiting for each other: each has a long step wherever the other has
+// a short one. A step is what the slower of them needs beyond the previous step, so the steps add
+// up to the time both took, and the median is the wall clock's, not the longer device's.
+TEST(Driver, AStepLastsUntilTheLastDeviceHasFinishedIt) {
+  std::vector<std::vector<double>> const turns{{1, 3, 1, 3, 1, 3}, {3, 1, 3, 1, 3, 1}};
+  auto const step = driver::slowest_device_steps(turns, 6);
+  EXPECT_EQ(step, (std::vector<double>{3, 1, 3, 1, 3, 1}));
+  double total = 0;
+  for (double t : step) total += t;
+  EXPECT_EQ(total, 12.0);
+  // One device: its own steps. A device that recorded fewer steps adds nothing after its last.
+  EXPECT_EQ(driver::slowest_device_steps({{2, 5, 1}}, 3), (std::vector<double>{2, 5, 1}));
+  EXPECT_EQ(driver::slowest_device_steps({{2, 5, 1}, {4}}, 3), (std::vector<double>{4, 3, 1}));
+}
+
 TEST(Driver, CountsEveryForceEvaluationOfAStep) {
   driver::RunConfig run = cpu_run(256);
   run.physics.integrator = sim::Integrator::yoshida4;
