@@ -25,6 +25,18 @@ status=0
 
 step() { echo; echo "=== $* ($(date +%T))"; }
 
+# `sanitized LIMIT compute-sanitizer ...`: a sanitizer run that may not outlast LIMIT seconds. One
+# that does is killed with whatever it started, so that no process of it shares the GPU with the
+# measurements after it (a leftover once made a later comparison three times slower). 124: timed out.
+sanitized() {
+  local limit=$1; shift
+  timeout -k 10 "$limit" "$@"; local rc=$?
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    pkill -KILL -f -- "$build/(app|tests)/" 2>/dev/null; sleep 1; rc=124
+  fi
+  return $rc
+}
+
 for stage in "$@"; do
   case "$stage" in
     fetch)
@@ -119,7 +131,7 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
       for tool in memcheck racecheck synccheck; do
         # (the bitwise test's N = 20,000 takes minutes under racecheck: memcheck only)
         filter='GpuEngine.*'; [ $tool = memcheck ] && filter='GpuGraphs.StepTimes*:GpuEngine.*:GpuForces.KernelsBlockSizes*'
-        timeout 300 compute-sanitizer --tool $tool --error-exitcode 99 $build/tests/gpu_tests --gtest_filter="$filter" \
+        sanitized 300 compute-sanitizer --tool $tool --error-exitcode 99 $build/tests/gpu_tests --gtest_filter="$filter" \
           >"$OUT/logs/sanitizer-small-$tool.log" 2>&1; rc=$?
         echo "$tool: exit $rc; $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/logs/sanitizer-small-$tool.log" | tail -1); $(grep -E '^\[  (PASSED|FAILED)' "$OUT/logs/sanitizer-small-$tool.log" | tr '\n' ' ')"
         [ $rc -eq 0 ] || status=1
@@ -127,14 +139,14 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
       # Tiled blocks longer than the 64-body segments of N = 1,000, and the small-N fast shape's blocks of 256.
       for run in "--kernel tiled --block-size 1024 --bodies 1000" "--kernel tiled --block-size 256 --bodies 1000" \
                  "--bodies 3000"; do
-        timeout 60 compute-sanitizer --tool racecheck --error-exitcode 99 $nbody --backend cuda --run $run --steps 2 -q \
+        sanitized 60 compute-sanitizer --tool racecheck --error-exitcode 99 $nbody --backend cuda --run $run --steps 2 -q \
           >"$OUT/logs/racecheck-run.log" 2>&1; rc=$?
         echo "racecheck, nbody --run $run: exit $rc $(grep 'RACECHECK SUMMARY' "$OUT/logs/racecheck-run.log")"
         [ $rc -eq 0 ] || status=1
       done
       gpus=$(nvidia-smi -L | wc -l)
       for n in 1000 4096 16384; do
-        timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies $n --steps 40 \
+        sanitized 120 compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies $n --steps 40 \
           --numgpus $gpus --launch graph -q >"$OUT/logs/sanitizer-graph-$n.log" 2>&1; rc=$?
         echo "memcheck, --launch graph, N = $n, $gpus GPUs: exit $rc $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-graph-$n.log")"
         [ $rc -eq 0 ] || status=1
@@ -145,7 +157,7 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
       gpus=$(nvidia-smi -L | wc -l)
       step "exchange modes on $gpus GPUs over N: peer copies against direct stores"
       for x in direct peer; do for t in workers single; do
-        timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies 5000 \
+        sanitized 120 compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies 5000 \
           --steps 20 --numgpus $gpus --exchange $x --threading $t -q >"$OUT/logs/sanitizer-$x-$t.log" 2>&1; rc=$?
         echo "memcheck, $x exchange, $t: exit $rc $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-$x-$t.log")"
         [ $rc -eq 0 ] || status=1
@@ -229,14 +241,14 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
       step "compute-sanitizer over every exchange, threading model and launch mode"
       for x in direct peer staged; do for t in single workers; do for l in stream graph; do
         [ $t = workers ] && [ $l = graph ] && continue  # graphs are captured by the single thread
-        timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies 5000 \
+        sanitized 120 compute-sanitizer --tool memcheck --error-exitcode 99 $nbody --backend cuda --run --bodies 5000 \
           --steps 40 --numgpus $gpus --exchange $x --threading $t --launch $l -q >"$OUT/logs/sanitizer-$x-$t-$l.log" 2>&1
         rc=$?
         echo "memcheck, $x exchange, $gpus GPUs, $t, $l: exit $rc $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-$x-$t-$l.log")"
         [ $rc -eq 0 ] || status=1
       done; done; done
       # A device waiting on the GPU for a peer that never drifts is let through by abort()
-      timeout 120 compute-sanitizer --tool memcheck --error-exitcode 99 $build/tests/gpu_tests \
+      sanitized 120 compute-sanitizer --tool memcheck --error-exitcode 99 $build/tests/gpu_tests \
         --gtest_filter='GpuExchange.*' >"$OUT/logs/sanitizer-exchange-abort.log" 2>&1; rc=$?
       echo "memcheck, GpuExchange (abort while a device waits): exit $rc $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-exchange-abort.log")"
       [ $rc -eq 0 ] || status=1
