@@ -5,7 +5,7 @@
 # private prefix, never into /. Logs go to $OUT (default /tmp/nbody-gpu).
 #
 #   scripts/gpu-check.sh fetch                 # here: download the .debs into .deps/
-#   scripts/gpu-check.sh build tests sanitize  # there: any of build, tests, sanitize, bench-*, before, ...
+#   scripts/gpu-check.sh build tests sanitize  # there: any of build, tests, sanitize, bench-*, before, stress, ...
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/nbody-gpu}
@@ -84,9 +84,9 @@ for stage in "$@"; do
       ;;
     tests)
       step "GPU tests (ctest -L gpu)"
-      (cd $build && ctest -L gpu --output-on-failure --parallel 4 >"$OUT/ctest-gpu.log" 2>&1); rc=$?
-      grep -E 'tests passed|tests failed|Failed|FAILED|Error|error' "$OUT/ctest-gpu.log" | head -30
-      [ $rc -eq 0 ] || tail -40 "$OUT/ctest-gpu.log"
+      (cd $build && ctest -L gpu --output-on-failure --parallel 4 >"$OUT/logs/ctest-gpu.log" 2>&1); rc=$?
+      grep -E 'tests passed|tests failed|Failed|FAILED|Error|error' "$OUT/logs/ctest-gpu.log" | head -30
+      [ $rc -eq 0 ] || tail -40 "$OUT/logs/ctest-gpu.log"
       # Every measured error, for the bounds in the tests: printed lines and each case's relative_l2.
       (cd $build && ./tests/gpu_tests --gtest_output=json:"$OUT/logs/gpu_tests.json" 2>&1 | \
         grep -E '^(max|GPU|fp64|potential)') || true
@@ -103,8 +103,8 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
 " || true
       [ $rc -eq 0 ] || status=1
       step "all tests (ctest)"
-      (cd $build && ctest --parallel 8 --output-on-failure >"$OUT/ctest-all.log" 2>&1) || status=1
-      grep -E 'tests passed|\(Failed\)|Failure' "$OUT/ctest-all.log" | head -20
+      (cd $build && ctest --parallel 8 --output-on-failure >"$OUT/logs/ctest-all.log" 2>&1) || status=1
+      grep -E 'tests passed|\(Failed\)|Failure' "$OUT/logs/ctest-all.log" | head -20
       ;;
     sanitize)
       step "compute-sanitizer on the GPU test binary (small cases)"
@@ -236,8 +236,8 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
     multigpu)
       gpus=$(nvidia-smi -L | wc -l)
       step "multi-GPU tests on $gpus GPUs (ctest -L multigpu)"
-      (cd $build && ctest -L multigpu --output-on-failure >"$OUT/ctest-multigpu.log" 2>&1) || status=1
-      grep -E 'tests passed|Failed|Failure' "$OUT/ctest-multigpu.log" | head
+      (cd $build && ctest -L multigpu --output-on-failure >"$OUT/logs/ctest-multigpu.log" 2>&1) || status=1
+      grep -E 'tests passed|Failed|Failure' "$OUT/logs/ctest-multigpu.log" | head
       step "compute-sanitizer over every exchange, threading model and launch mode"
       for x in direct peer staged; do for t in single workers; do for l in stream graph; do
         [ $t = workers ] && [ $l = graph ] && continue  # graphs are captured by the single thread
@@ -265,12 +265,25 @@ for k in sorted(worst): print('worst relative L2 %-26s %.3e' % (k, worst[k]))
           grep -E 'backend|step time|per device|interactions'
       done
       ;;
+    stress)
+      # An ordering defect between GPUs shows as different bits only now and then: the bitwise
+      # multi-GPU tests and the MPI layouts, again and again, each failure's log kept.
+      step "the bitwise multi-GPU tests, repeated (ctest -L multigpu --repeat until-fail:10)"
+      (cd $build && ctest -L multigpu --repeat until-fail:10 --output-on-failure >"$OUT/logs/stress-multigpu.log" 2>&1) || status=1
+      grep -E 'tests passed|Failed|Failure' "$OUT/logs/stress-multigpu.log" | tail -5
+      step "the MPI and GPU layouts, three times"
+      for k in 1 2 3; do
+        (cd $build && ctest -R MpiGpu.gpu_layouts -V >"$OUT/logs/stress-mpigpu-$k.log" 2>&1) || status=1
+        echo "run $k: $(grep -c ' identical' "$OUT/logs/stress-mpigpu-$k.log") identical, \
+$(grep -cE 'DIFFERENT|FAIL:' "$OUT/logs/stress-mpigpu-$k.log") failed"
+      done
+      ;;
     mpi)
       gpus=$(nvidia-smi -L | wc -l)
       step "MPI tests (ctest -L mpi), $gpus GPUs"
       mpirun --version | head -1
-      (cd $build && ctest -L mpi -V >"$OUT/ctest-mpi.log" 2>&1) || status=1
-      grep -E 'tests passed|Failed|Failure|FAIL:|skipped|identical|DIFFERENT' "$OUT/ctest-mpi.log" | head -20
+      (cd $build && ctest -L mpi -V >"$OUT/logs/ctest-mpi.log" 2>&1) || status=1
+      grep -E 'tests passed|Failed|Failure|FAIL:|skipped|identical|DIFFERENT' "$OUT/logs/ctest-mpi.log" | head -20
       step "MPI benchmarks: 2 ranks x 1 GPU against 1 rank x 2 GPUs"
       for n in 262144 1048576; do
         steps=10; [ $n -lt 500000 ] && steps=50
