@@ -12,11 +12,12 @@
 // copy of publication n. The same chain protects A's next buffer and every device's ring of two
 // events.
 // Direct: A's drift kernel itself stores slice A into B.buffer[p] as well as its own. On distinct
-// GPUs the drift then announces itself in B's memory and B's force kernel waits for that on the GPU
-// (sim/kernels/drift_signal.cuh): no event, and nothing here per step. Engines sharing a GPU use
-// the events: B.compute waits on ready_A[p]. Either way A's drift of publication n + 2 follows, on
-// A's stream, A's forces on n + 1, which waited for B's slice of n + 1, which B drifted after its
-// forces on n: B no longer reads buffer p when A writes it.
+// GPUs A's next force kernel then announces the drift in B's memory, and B's force kernel waits for
+// that on the GPU (sim/kernels/drift_signal.cuh): no event, and nothing here per step. Engines
+// sharing a GPU use the events: B.compute waits on ready_A[p]. Either way A's drift of publication
+// n + 2 follows, on A's stream, A's forces on n + 1, which waited for B's slice of n + 1 (B
+// announces it from its forces on n + 1), which B drifted after its forces on n: B no longer reads
+// buffer p when A writes it.
 #include "multigpu/cuda_exchange.h"
 
 #include <algorithm>

@@ -209,8 +209,8 @@ class CudaEngine final : public CudaSliceEngine {
     NBODY_CHECK_LAUNCH();
   }
 
-  // A drift that announces itself runs even on an empty slice: its peers wait for the count.
-  bool drift_skipped() const { return config_.slice.count == 0 && !wait_.own; }
+  // A drift that counts itself runs even on an empty slice: its peers wait for the count.
+  bool drift_skipped() const { return config_.slice.count == 0 && !wait_.announce.own; }
   int drift_blocks() const { return std::max(1, blocks_for(config_.slice.count, kElementwiseBlock)); }
 
   void drift(double dt) override {
@@ -314,15 +314,17 @@ class CudaEngine final : public CudaSliceEngine {
                        std::to_string(kMaxDriftPeers + 1));
     if (signal.own && (signal.slots.size() != peers.size() || !signal.released))
       throw std::logic_error("set_drift_peers: one signal slot per peer, and the release word");
-    kernels::DriftSignal* const own = signal.own;
+    kernels::DriftAnnouncement announce;
+    if (signal.own) {
+      announce.own = signal.own;
+      for (auto* slot : signal.slots) announce.slots[announce.count++] = slot;
+    }
     for (int k = 0; k < 2; ++k) {
       peers_[k] = {};
       for (auto const& p : peers) peers_[k].to[peers_[k].count++] = static_cast<Real4<Real>*>(p[std::size_t(k)]);
-      if (!own) continue;
-      peers_[k].announce.own = own;
-      for (auto* slot : signal.slots) peers_[k].announce.slots[peers_[k].announce.count++] = slot;
+      peers_[k].announce = announce;
     }
-    wait_ = {own, own ? int(signal.slots.size()) : 0, own ? signal.released : nullptr};
+    wait_ = {announce, signal.own ? signal.released : nullptr};
   }
 
   void poison_outputs() override {
@@ -443,7 +445,7 @@ class CudaEngine final : public CudaSliceEngine {
   gpu::DeviceBuffer<Real4<Real>> positions_[2];
   int current_ = 0;
   kernels::PeerTargets<Real> peers_[2];  // by buffer index: where drifts also store (direct exchange)
-  kernels::PeerWait wait_;                // what force kernels wait for (direct exchange with signals)
+  kernels::PeerWait wait_;                // what force kernels announce and wait for (direct exchange with signals)
   gpu::DeviceBuffer<Real4<Real>> velocity_, acceleration_, partial_;
   gpu::DeviceBuffer<double> potential_;
   std::vector<gpu::TimingEvent> timing_;

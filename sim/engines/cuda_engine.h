@@ -28,10 +28,10 @@ class CudaSliceEngine : public SliceEngine {
   // For the direct exchange: the other devices' position buffers (index 0 and 1, as
   // positions_buffer) that every drift also stores the own slice's new positions into. Empty by
   // default. InputError if there are more than the kernels take. With `signal.own` set, drifts
-  // announce themselves and force kernels wait for the peers' in device memory
-  // (sim/kernels/drift_signal.cuh): `own` is this device's kernels::DriftSignal, `slots[k]` where
-  // this device's drifts are counted in peer k's (in the order of `peers`), `released` the mapped
-  // host word that gives up every wait once set.
+  // count themselves, and force kernels announce the count to the peers and wait for theirs, in
+  // device memory (sim/kernels/drift_signal.cuh): `own` is this device's kernels::DriftSignal,
+  // `slots[k]` where this device's drifts are counted in peer k's (in the order of `peers`),
+  // `released` the mapped host word that gives up every wait once set.
   struct DriftSignalLinks {
     kernels::DriftSignal* own = nullptr;
     std::vector<unsigned long long*> slots;

@@ -1,13 +1,15 @@
 // sim/kernels/drift_signal.cuh - device-side signalling of the direct exchange between GPUs.
 //
-// A drift kernel that stores into its peers (integrate.cuh) ends with announce_drift: each block,
-// once its stores are done, orders them before its ticket at device scope; the block that takes
-// the last ticket counts the drift in its device's `epoch` and releases the new count, at system
-// scope, into this device's slot of every peer's `arrived`. A force kernel begins with
-// await_peers: its `epoch` is the drifts it has made itself (the previous kernel on its stream
-// counted the last), and it waits until every peer has announced as many, before any thread reads
-// a position. So no host thread, event or copy stands between one device's drift and another's
-// forces, and a captured graph holds one independent chain per device.
+// A drift kernel that stores into its peers (integrate.cuh) counts itself in its device's
+// `epoch` and ends; its stores have landed when it has ended, as for any kernel. The next force
+// kernel on the same stream announces that count, at its start, into this device's slot of every
+// peer's `arrived`, and waits until every peer has announced as many before any of its threads
+// reads a peer's position. So the announcement needs no fence: the kernel boundary already orders
+// the drift's stores before it, and a release inside the drift cost its device about 2 us a step
+// on 2 x H200 (docs/benchmarks.md). Every block announces (the same count, so any block may be the
+// first to run), and a block whose segment lies in its own slice does not wait: it sums its own
+// bodies while the peers' announcements travel. No host thread, event or copy stands between one
+// device's drift and another's forces, and a captured graph holds one independent chain per device.
 //
 // Only for engines on distinct GPUs: a force kernel spinning on a GPU that must also run the
 // peer's drift could hold the very multiprocessors that drift needs. A peer that never announces
@@ -25,44 +27,37 @@
 
 namespace nbody::sim::kernels {
 
-// Where a drift announces itself: its own signal, and its slot in each peer's `arrived`.
+// This device's signal, and its slot in each peer's `arrived`.
 struct DriftAnnouncement {
-  DriftSignal* own = nullptr;  // null: this drift stores into no peer (or events order the exchange)
+  DriftSignal* own = nullptr;  // null: no peer reads this device's stores (or events order the exchange)
   unsigned long long* slots[kMaxSignalPeers] = {};
   int count = 0;
 };
 
-// What a force kernel waits for: its own device's signal, with `peers` slots of `arrived` in use,
-// unless the host has set `*released`.
+// What a force kernel announces and waits for: its own device's count, into `announce.slots`,
+// and as many from each of its `announce.count` peers, unless the host has set `*released`.
 struct PeerWait {
-  const DriftSignal* own = nullptr;  // null: nothing to wait for here
-  int peers = 0;
+  DriftAnnouncement announce;  // announce.own null: nothing to announce or wait for here
   const unsigned int* released = nullptr;  // pinned host memory, mapped
 };
 
 inline constexpr unsigned long long kPollHostAfterNs = 20000, kPollHostEveryNs = 10000;
 inline constexpr unsigned long long kStallSeconds = 600;
 
-// Every thread of every block calls it, after its last store; no thread may have returned before.
-// One release at system scope per drift, by the last block, covers every block's stores: each
-// block orders its stores before its ticket at device scope, the last block acquires them all
-// through the ticket, and its release is cumulative. A system-scope fence in every block as well
-// cost 2 us more a step on 2 x H200 at N = 1,024 to 4,096 (docs/benchmarks.md).
-__device__ __forceinline__ void announce_drift(const DriftAnnouncement& a) {
-  if (a.own == nullptr) return;
-  __syncthreads();
-  if (threadIdx.x != 0) return;
-  cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_device);
-  unsigned const done = cuda::atomic_ref<unsigned, cuda::thread_scope_device>(a.own->ticket).fetch_add(
-      1u, cuda::memory_order_relaxed);
-  if (done + 1 != gridDim.x) return;
-  cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
-  a.own->ticket = 0;  // the next drift starts after this kernel has ended
-  unsigned long long const epoch = a.own->epoch + 1;
-  a.own->epoch = epoch;
+__device__ __forceinline__ void announce_count(const DriftAnnouncement& a, unsigned long long epoch) {
   for (int k = 0; k < a.count; ++k)
     cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>(*a.slots[k]).store(epoch,
-                                                                                      cuda::memory_order_release);
+                                                                                      cuda::memory_order_relaxed);
+}
+
+// Every thread of a drift kernel calls it. The count is read by the next kernel on this stream.
+// A drift of an empty slice stores nothing, and no force kernel of its device runs to announce
+// it: it announces itself.
+__device__ __forceinline__ void count_drift(const DriftAnnouncement& a, int count) {
+  if (a.own == nullptr || blockIdx.x != 0 || threadIdx.x != 0) return;
+  unsigned long long const epoch = a.own->epoch + 1;
+  a.own->epoch = epoch;
+  if (count == 0) announce_count(a, epoch);
 }
 
 __device__ __forceinline__ unsigned long long global_nanoseconds() {
@@ -71,18 +66,22 @@ __device__ __forceinline__ unsigned long long global_nanoseconds() {
   return t;
 }
 
-// Every thread of every block calls it, before reading any position. Thread 0 polls with acquire
-// loads, which order every thread's later loads after the peers' stores (through the barrier). A
-// system-scope acquire fence after relaxed polling instead cost 0.7-1.4 us a step on 2 x H200.
-__device__ __forceinline__ void await_peers(const PeerWait& w) {
-  if (w.own == nullptr) return;
+// Every thread of every block of a force kernel calls it, before reading any position; a block
+// that reads peers' positions passes `needs_peers`. Thread 0 announces this device's count, then
+// polls with acquire loads, which order every thread's later loads after the peers' stores
+// (through the barrier). A system-scope acquire fence after relaxed polling instead cost 0.7-1.4
+// us a step on 2 x H200.
+__device__ __forceinline__ void meet_peers(const PeerWait& w, bool needs_peers) {
+  DriftSignal const* const own = w.announce.own;
+  if (own == nullptr) return;
   if (threadIdx.x == 0) {
-    unsigned long long const target = w.own->epoch;
-    unsigned long long const start = global_nanoseconds();
+    unsigned long long const target = own->epoch;
+    announce_count(w.announce, target);
+    unsigned long long const start = needs_peers ? global_nanoseconds() : 0;
     unsigned long long host_check = kPollHostAfterNs;  // the host word is read over the bus: rarely
-    for (int k = 0; k < w.peers; ++k) {
+    for (int k = 0; needs_peers && k < w.announce.count; ++k) {
       cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> arrived(
-          const_cast<unsigned long long&>(w.own->arrived[k]));
+          const_cast<unsigned long long&>(own->arrived[k]));
       while (arrived.load(cuda::memory_order_acquire) < target) {
         __nanosleep(32);
         unsigned long long const waited = global_nanoseconds() - start;

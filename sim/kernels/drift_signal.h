@@ -10,9 +10,8 @@ inline constexpr int kMaxSignalPeers = 15;
 
 // One per device, in its own memory, zeroed before the first step.
 struct DriftSignal {
-  unsigned long long epoch;                      // drifts this device has finished, stores everywhere included
-  unsigned int ticket;                           // blocks of the drift in progress that finished their stores
-  unsigned long long arrived[kMaxSignalPeers];   // arrived[k]: drifts peer k has finished (peer k writes it)
+  unsigned long long epoch;                      // drifts this device has finished
+  unsigned long long arrived[kMaxSignalPeers];   // arrived[k]: drifts of peer k that have landed here (peer k writes it)
 };
 
 }  // namespace nbody::sim::kernels

@@ -11,7 +11,7 @@ namespace nbody::sim::kernels {
 
 // Other devices' position buffers a drift also stores its new positions into (the direct
 // exchange: stores over NVLink instead of a copy after the kernel; same indexing as `next`), and
-// how it tells them the stores have landed, where flags in device memory do (drift_signal.cuh).
+// where it counts itself, where flags in device memory tell the peers (drift_signal.cuh).
 template <class Real>
 struct PeerTargets {
   static constexpr int kMax = kMaxSignalPeers;
@@ -65,7 +65,7 @@ __global__ void drift(const Real4<Real>* __restrict__ current, Real4<Real>* __re
                       const Real4<Real>* __restrict__ vel, int begin, int count, Real dt, PeerTargets<Real> peers) {
   int const i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < count) store_position(next, peers, begin + i, drifted(current[begin + i], vel[i], dt));
-  announce_drift(peers.announce);
+  count_drift(peers.announce, count);
 }
 
 // kick then drift in one pass: the same operations on the same values as the two kernels.
@@ -79,7 +79,7 @@ __global__ void kick_drift(const Real4<Real>* __restrict__ current, Real4<Real>*
     vel[i] = v;
     store_position(next, peers, begin + i, drifted(current[begin + i], v, drift_dt));
   }
-  announce_drift(peers.announce);
+  count_drift(peers.announce, count);
 }
 
 }  // namespace nbody::sim::kernels
