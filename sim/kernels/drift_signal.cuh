@@ -1,19 +1,21 @@
 // sim/kernels/drift_signal.cuh - device-side signalling of the direct exchange between GPUs.
 //
 // A drift kernel that stores into its peers (integrate.cuh) counts itself in its device's
-// `epoch` and ends; its stores have landed when it has ended, as for any kernel. The next force
-// kernel on the same stream announces that count, at its start, into this device's slot of every
-// peer's `arrived`, and waits until every peer has announced as many before any of its threads
-// reads a peer's position. So the announcement needs no fence: the kernel boundary already orders
-// the drift's stores before it, and a release inside the drift cost its device about 2 us a step
-// on 2 x H200 (docs/benchmarks.md). Every block announces (the same count, so any block may be the
-// first to run), and a block whose segment lies in its own slice does not wait: it sums its own
-// bodies while the peers' announcements travel. No host thread, event or copy stands between one
-// device's drift and another's forces, and a captured graph holds one independent chain per device.
+// `epoch` and ends. The first block of the next force kernel on the same stream to begin (a
+// ticket in `starters`, which the drift zeroed) announces that count into this device's slot of
+// every peer's `arrived`, with one release at system scope: stream order puts the drift's stores
+// before it, and the release is cumulative. Only that block pays for the release; the others go
+// on at once. Every block waits until each peer has announced as many before any of its threads
+// reads a peer's position, except a block whose segment lies in its own slice: it sums its own
+// bodies while the announcements travel. The drift itself releasing cost its device about 2 us a
+// step on 2 x H200, and a release by every force block 1.5 us (docs/benchmarks.md). No host
+// thread, event or copy stands between one device's drift and another's forces, and a captured
+// graph holds one independent chain per device.
 //
 // Only for engines on distinct GPUs: a force kernel spinning on a GPU that must also run the
-// peer's drift could hold the very multiprocessors that drift needs. A peer that never announces
-// (a failed run) is given up on through `released`, a word in pinned host memory the host sets
+// peer's drift could hold the very multiprocessors that drift needs. The announcing block is one
+// that runs, so no wait depends on a block that has not begun. A peer that never announces (a
+// failed run) is given up on through `released`, a word in pinned host memory the host sets
 // without any CUDA call and a wait reads once it has lasted kPollHostAfterNs; a wait of
 // kStallSeconds, which only a defect can cause, traps with a message instead of hanging.
 #pragma once
@@ -45,18 +47,20 @@ inline constexpr unsigned long long kPollHostAfterNs = 20000, kPollHostEveryNs =
 inline constexpr unsigned long long kStallSeconds = 600;
 
 __device__ __forceinline__ void announce_count(const DriftAnnouncement& a, unsigned long long epoch) {
+  cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
   for (int k = 0; k < a.count; ++k)
     cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>(*a.slots[k]).store(epoch,
                                                                                       cuda::memory_order_relaxed);
 }
 
-// Every thread of a drift kernel calls it. The count is read by the next kernel on this stream.
-// A drift of an empty slice stores nothing, and no force kernel of its device runs to announce
-// it: it announces itself.
+// Every thread of a drift kernel calls it. The count and the zeroed tickets are read by the next
+// kernel on this stream. A drift of an empty slice stores nothing, and no force kernel of its
+// device runs to announce it: it announces itself.
 __device__ __forceinline__ void count_drift(const DriftAnnouncement& a, int count) {
   if (a.own == nullptr || blockIdx.x != 0 || threadIdx.x != 0) return;
   unsigned long long const epoch = a.own->epoch + 1;
   a.own->epoch = epoch;
+  a.own->starters = 0;
   if (count == 0) announce_count(a, epoch);
 }
 
@@ -67,8 +71,8 @@ __device__ __forceinline__ unsigned long long global_nanoseconds() {
 }
 
 // Every thread of every block of a force kernel calls it, before reading any position; a block
-// that reads peers' positions passes `needs_peers`. Thread 0 announces this device's count, then
-// polls with acquire loads, which order every thread's later loads after the peers' stores
+// that reads peers' positions passes `needs_peers`. Thread 0 of the first block to begin announces
+// this device's count; thread 0 of every block that needs the peers then polls with acquire loads, which order every thread's later loads after the peers' stores
 // (through the barrier). A system-scope acquire fence after relaxed polling instead cost 0.7-1.4
 // us a step on 2 x H200.
 __device__ __forceinline__ void meet_peers(const PeerWait& w, bool needs_peers) {
@@ -76,7 +80,9 @@ __device__ __forceinline__ void meet_peers(const PeerWait& w, bool needs_peers) 
   if (own == nullptr) return;
   if (threadIdx.x == 0) {
     unsigned long long const target = own->epoch;
-    announce_count(w.announce, target);
+    unsigned const ticket = cuda::atomic_ref<unsigned, cuda::thread_scope_device>(w.announce.own->starters)
+                                .fetch_add(1u, cuda::memory_order_relaxed);
+    if (ticket == 0) announce_count(w.announce, target);
     unsigned long long const start = needs_peers ? global_nanoseconds() : 0;
     unsigned long long host_check = kPollHostAfterNs;  // the host word is read over the bus: rarely
     for (int k = 0; needs_peers && k < w.announce.count; ++k) {

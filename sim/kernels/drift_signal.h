@@ -11,6 +11,7 @@ inline constexpr int kMaxSignalPeers = 15;
 // One per device, in its own memory, zeroed before the first step.
 struct DriftSignal {
   unsigned long long epoch;                      // drifts this device has finished
+  unsigned int starters;                         // blocks of force kernels begun since the last drift
   unsigned long long arrived[kMaxSignalPeers];   // arrived[k]: drifts of peer k that have landed here (peer k writes it)
 };
 
