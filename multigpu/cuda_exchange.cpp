@@ -17,7 +17,12 @@
 // sharing a GPU use the events: B.compute waits on ready_A[p]. Either way A's drift of publication
 // n + 2 follows, on A's stream, A's forces on n + 1, which waited for B's slice of n + 1 (B
 // announces it from its forces on n + 1), which B drifted after its forces on n: B no longer reads
-// buffer p when A writes it.
+// buffer p when A writes it. Two things that rests on:
+// - Not every block of a force kernel waits (one whose segment is in its own slice does not), but
+//   every forces stage of a device with bodies has a block that reads another slice, and that block
+//   waits for every peer: each stage covers all segments (one launch, or the ready and rest ones).
+// - A device's announcement needs its host thread to have enqueued its force kernel, not only its
+//   drift: nothing between a drift and its forces may wait on the host for a peer's forces.
 #include "multigpu/cuda_exchange.h"
 
 #include <algorithm>

@@ -72,9 +72,9 @@ __device__ __forceinline__ unsigned long long global_nanoseconds() {
 
 // Every thread of every block of a force kernel calls it, before reading any position; a block
 // that reads peers' positions passes `needs_peers`. Thread 0 of the first block to begin announces
-// this device's count; thread 0 of every block that needs the peers then polls with acquire loads, which order every thread's later loads after the peers' stores
-// (through the barrier). A system-scope acquire fence after relaxed polling instead cost 0.7-1.4
-// us a step on 2 x H200.
+// this device's count; thread 0 of every block that needs the peers then polls with acquire loads,
+// which order every thread's later loads after the peers' stores (through the barrier). A
+// system-scope acquire fence after relaxed polling instead cost 0.7-1.4 us a step on 2 x H200.
 __device__ __forceinline__ void meet_peers(const PeerWait& w, bool needs_peers) {
   DriftSignal const* const own = w.announce.own;
   if (own == nullptr) return;
