@@ -70,15 +70,18 @@ __device__ __forceinline__ unsigned long long global_nanoseconds() {
   return t;
 }
 
-// Every thread of every block of a force kernel calls it, before reading any position; a block
-// that reads peers' positions passes `needs_peers`. Thread 0 of the first block to begin announces
-// this device's count; thread 0 of every block that needs the peers then polls with acquire loads,
-// which order every thread's later loads after the peers' stores (through the barrier). A
-// system-scope acquire fence after relaxed polling instead cost 0.7-1.4 us a step on 2 x H200.
-__device__ __forceinline__ void meet_peers(const PeerWait& w, bool needs_peers) {
+// Every thread of every block of a force kernel calls it, before reading any position;
+// `reads_peers()` says whether this block reads peers' positions. Thread 0 of the first block to
+// begin announces this device's count; thread 0 of every block that reads the peers then polls
+// with acquire loads, which order every thread's later loads after the peers' stores (through the
+// barrier). A system-scope acquire fence after relaxed polling instead cost 0.7-1.4 us a step on
+// 2 x H200.
+template <class ReadsPeers>
+__device__ __forceinline__ void meet_peers(const PeerWait& w, ReadsPeers reads_peers) {
   DriftSignal const* const own = w.announce.own;
   if (own == nullptr) return;
   if (threadIdx.x == 0) {
+    bool const needs_peers = reads_peers();
     unsigned long long const target = own->epoch;
     unsigned const ticket = cuda::atomic_ref<unsigned, cuda::thread_scope_device>(w.announce.own->starters)
                                 .fetch_add(1u, cuda::memory_order_relaxed);

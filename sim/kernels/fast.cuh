@@ -82,12 +82,15 @@ template <class Real, class Rsqrt, int kBlock, class Order, int kMaxRegisters = 
 __global__ void __maxnreg__(kMaxRegisters) fast_forces(const Real4<Real>* __restrict__ pos, ForceArgs args, Real eps2,
                                                       Real4<Real>* __restrict__ out) {
   constexpr int kBodies = Order::bodies;
-  bool const split = gridDim.y > 1;
-  int const s_begin = split ? int(blockIdx.y) : 0;
-  int const s_end = split ? s_begin + 1 : args.segments;
-  // A block whose segments all lie in its own slice reads no peer's position.
-  meet_peers(args.wait, s_begin * args.segment_length < args.begin ||
-                            s_end * args.segment_length > args.begin + args.count);
+  // A block whose segments all lie in its own slice reads no peer's position. (Worked out inside
+  // meet_peers, by one thread: values live across it would change how the loop below is
+  // allocated, and with it the one-GPU kernel, which meets no peer.)
+  meet_peers(args.wait, [&] {
+    bool const split = gridDim.y > 1;
+    int const s_begin = split ? int(blockIdx.y) : 0;
+    int const s_end = split ? s_begin + 1 : args.segments;
+    return s_begin * args.segment_length < args.begin || s_end * args.segment_length > args.begin + args.count;
+  });
   __shared__ Real4<Real> tiles[kPrefetch ? 2 : 1][kBlock];
   int const base = blockIdx.x * kBlock * kBodies + threadIdx.x;
   Real4<Real> pi[kBodies];
@@ -97,6 +100,9 @@ __global__ void __maxnreg__(kMaxRegisters) fast_forces(const Real4<Real>* __rest
     pi[r] = pos[args.begin + min(base + r * kBlock, args.count - 1)];
     ax[r] = ay[r] = az[r] = Real(0);
   }
+  bool const split = gridDim.y > 1;
+  int const s_begin = split ? int(blockIdx.y) : 0;
+  int const s_end = split ? s_begin + 1 : args.segments;
   for (int s = s_begin; s < s_end; ++s) {
     Real px[kBodies], py[kBodies], pz[kBodies];
 #pragma unroll
