@@ -13,7 +13,9 @@
 // graph holds one independent chain per device.
 //
 // Only for engines on distinct GPUs: a force kernel spinning on a GPU that must also run the
-// peer's drift could hold the very multiprocessors that drift needs. The announcing block is one
+// peer's drift could hold the very multiprocessors that drift needs. Likewise each GPU must run
+// its kernels on its own: under compute-sanitizer's racecheck a tiled run on 2 GPUs did not
+// progress (scripts/gpu-check.sh runs racecheck with --exchange peer). The announcing block is one
 // that runs, so no wait depends on a block that has not begun. A peer that never announces (a
 // failed run) is given up on through `released`, a word in pinned host memory the host sets
 // without any CUDA call and a wait reads once it has lasted kPollHostAfterNs; a wait of
