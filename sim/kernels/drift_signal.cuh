@@ -80,19 +80,18 @@ __device__ __forceinline__ unsigned long long global_nanoseconds() {
 // 2 x H200.
 template <class ReadsPeers>
 __device__ __forceinline__ void meet_peers(const PeerWait& w, ReadsPeers reads_peers) {
-  DriftSignal const* const own = w.announce.own;
+  DriftSignal* const own = w.announce.own;
   if (own == nullptr) return;
   if (threadIdx.x == 0) {
     bool const needs_peers = reads_peers();
     unsigned long long const target = own->epoch;
-    unsigned const ticket = cuda::atomic_ref<unsigned, cuda::thread_scope_device>(w.announce.own->starters)
+    unsigned const ticket = cuda::atomic_ref<unsigned, cuda::thread_scope_device>(own->starters)
                                 .fetch_add(1u, cuda::memory_order_relaxed);
     if (ticket == 0) announce_count(w.announce, target);
     unsigned long long const start = needs_peers ? global_nanoseconds() : 0;
     unsigned long long host_check = kPollHostAfterNs;  // the host word is read over the bus: rarely
     for (int k = 0; needs_peers && k < w.announce.count; ++k) {
-      cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> arrived(
-          const_cast<unsigned long long&>(own->arrived[k]));
+      cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> arrived(own->arrived[k]);
       while (arrived.load(cuda::memory_order_acquire) < target) {
         __nanosleep(32);
         unsigned long long const waited = global_nanoseconds() - start;
