@@ -225,7 +225,7 @@ void LiveSimulation::apply(const Change& change) {
       break;
     }
     case Change::Kind::settings: {
-      // The same state and clock on the new settings; a new dt starts the clock again from now.
+      // The same state and clock on the new settings; a new dt goes on from the time reached.
       driver::RunConfig run = change.run;
       driver::Setup setup = setup_;
       std::vector<std::string> notices;
@@ -237,7 +237,7 @@ void LiveSimulation::apply(const Change& change) {
       setup.damping = run.physics.damping;
       sim::BodySet const state = sim_->state();
       multigpu::RunClock clock = sim_->clock();
-      if (setup.program.dt != sim_->program().dt) clock = {0, state.time};
+      if (setup.program.dt != sim_->program().dt) clock = clock.with_new_dt(sim_->program().dt);
       rebuild(state, setup, clock, run);
       message("now " + sim_->describe() + ", dt " + std::to_string(setup.program.dt));
       break;

@@ -108,7 +108,8 @@ std::string temporary_name(const std::string& path, bool keep_extension) {
 
 
 void write_file_atomically(const std::string& path, const std::string& what,
-                           const std::function<bool(const std::string& tmp_path)>& write) {
+                           const std::function<bool(const std::string& tmp_path)>& write,
+                           const std::function<void(const std::string& tmp_path)>& verify) {
   auto refuse_if_bad = [&] {
     if (auto const problem = output_path_problem(path); !problem.empty())
       throw InputError(path + ": cannot write " + what + ": " + problem);
@@ -137,6 +138,7 @@ void write_file_atomically(const std::string& path, const std::string& what,
   }
   if (::fsync(tmp.fd()) != 0) fail("cannot write", errno);
   if (tmp.close() != 0) fail("cannot write", errno);
+  if (verify) verify(tmp.path());  // what reached the disk, read back: a hole or a short write stops here
   refuse_if_bad();  // the target may have become a link, a folder or read-only during the run
   if (::rename(tmp.path().c_str(), path.c_str()) != 0) fail("cannot move into place", errno);
   tmp.disown();

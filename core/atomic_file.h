@@ -12,14 +12,17 @@ namespace nbody {
 //  2. creates a temporary file of its own beside PATH (".NAME.XXXXXX", O_CREAT | O_EXCL | O_NOFOLLOW,
 //     mode 0666 less the umask; a file replaced keeps its permission bits);
 //  3. calls write(tmp_path) to fill it (it returns false on failure, leaving errno set);
-//  4. checks that the name still holds the file it created, fsyncs it, checks PATH again (it may have
-//     gone bad during the run), renames it over PATH and fsyncs the folder.
+//  4. checks that the name still holds the file it created, fsyncs and closes it, calls
+//     verify(tmp_path) when given (it reads the file back and throws if it is not what was written),
+//     checks PATH again (it may have gone bad during the run), renames it over PATH and fsyncs the
+//     folder.
 // Readers of PATH see the old file or the new one, never a mixture; of concurrent writers, the last
 // rename wins whole. On any failure the temporary file is removed, PATH and everything else are left
 // as they were, and an exception names PATH and `what`: InputError for what the user can fix (no such
 // folder, no permission, a refused target), RuntimeFailure for the machine (disk full, I/O error).
 void write_file_atomically(const std::string& path, const std::string& what,
-                           const std::function<bool(const std::string& tmp_path)>& write);
+                           const std::function<bool(const std::string& tmp_path)>& write,
+                           const std::function<void(const std::string& tmp_path)>& verify = {});
 
 // A name beside PATH that no other writer uses: ".NAME." and 6 random letters, then PATH's extension
 // when `keep_extension` (for a tool that goes by the ending, as ffmpeg does).

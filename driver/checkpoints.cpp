@@ -15,6 +15,8 @@ sim::RunRecord run_record(const Setup& setup, const multigpu::Simulation& sim, s
   multigpu::RunClock const clock = sim.clock();
   r.step = clock.step;
   r.start_time = clock.start_time;
+  r.dt_since_step = clock.dt_since_step;
+  r.dt_since_time = clock.dt_since_time;
   r.precision = sim.config().precision;
   r.integrator = sim.program().integrator;
   r.dt = sim.program().dt;

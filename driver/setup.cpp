@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "core/bounds.h"
 #include "core/errors.h"
 #include "core/ranks.h"
 #include "gpu/devices.h"
@@ -81,7 +82,8 @@ std::size_t available_host_memory() {
   return available;
 }
 
-multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bodies, std::vector<std::string>* notices) {
+multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bodies, std::vector<std::string>* notices,
+                                           const std::string& count_label, std::size_t extra_bytes) {
   DeviceChoice const& d = run.devices;
   multigpu::SimulationConfig c;
   c.precision = d.precision;
@@ -172,12 +174,12 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   // engines too where they run on the host.
   std::size_t const host_state_bytes = bodies * (sizeof(Real4<double>) + sizeof(Vec3d) + 1);
   bool const host_engines = c.backend == sim::Backend::cpu;
-  std::size_t const need =
-      host_state_bytes + (host_engines ? multigpu::bytes_per_device(c, bodies) * c.devices.size() : 0);
+  std::size_t const need = host_state_bytes + extra_bytes +
+                           (host_engines ? multigpu::bytes_per_device(c, bodies) * c.devices.size() : 0);
   std::size_t const have = available_host_memory();
   if (have > 0 && need > have) {
     std::ostringstream s;
-    s << "--bodies " << bodies << ": needs " << (need >> 20) << " MiB of memory "
+    s << (count_label.empty() ? "--bodies " + std::to_string(bodies) : count_label) << ": needs " << (need >> 20) << " MiB of memory "
       << (host_engines ? "on " + std::to_string(c.devices.size()) + " host device(s)" : "for the host copy of the state")
       << ", " << (have >> 20) << " MiB available";
     throw InputError(s.str());
@@ -191,6 +193,14 @@ std::string number(double v) {
   std::ostringstream s;
   s << v;
   return s.str();
+}
+
+// The softening the run will use, in its precision: one whose pair term overflows is refused now,
+// not as a NaN at the first step.
+void check_softening(const RunConfig& run) {
+  double const softening = resolved_softening(run);
+  if (auto const why = softening_problem(softening, run.devices.precision); !why.empty())
+    throw InputError("--softening " + number(softening) + ": " + why);
 }
 
 // A checkpoint's settings, restored into `run` where the user named none; a named one that
@@ -226,18 +236,31 @@ Setup make_setup(const RunConfig& requested) {
   if (!ic.checkpoint.empty() && !ic.snapshot.empty())
     throw InputError("--restart and --load both given; a checkpoint already holds the bodies");
   if (!ic.checkpoint.empty()) {
-    sim::Checkpoint checkpoint = sim::read_checkpoint(ic.checkpoint);
-    restore_settings(checkpoint.run, ic.checkpoint, run, s.notices);
-    if (ic.bodies != 0 && ic.bodies != checkpoint.bodies.size())
+    // The header first: settings, bounds and the body count, so that memory is checked before the
+    // bodies are read (a small file may declare a billion of them).
+    sim::CheckpointHeader const header = sim::read_checkpoint_header(ic.checkpoint);
+    sim::RunRecord const& saved = header.run;
+    restore_settings(saved, ic.checkpoint, run, s.notices);
+    if (ic.bodies != 0 && ic.bodies != header.bodies)
       throw InputError("--bodies " + std::to_string(ic.bodies) + ": " + ic.checkpoint + " holds " +
-                       std::to_string(checkpoint.bodies.size()) + " bodies; leave --bodies out with --restart");
+                       std::to_string(header.bodies) + " bodies; leave --bodies out with --restart");
     s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});
-    s.config = resolve_devices(run, checkpoint.bodies.size(), &s.notices);
-    s.clock = {checkpoint.run.step, checkpoint.run.start_time};
-    s.initial_energy = checkpoint.run.initial_energy;
-    s.scenario = checkpoint.run.scenario;
-    s.seed = checkpoint.run.seed;
+    check_softening(run);
+    // Reading keeps the file's values beside the state for a moment: row indices and one chunk.
+    s.config = resolve_devices(run, std::size_t(header.bodies), &s.notices,
+                               ic.checkpoint + " holds " + std::to_string(header.bodies) + " bodies",
+                               std::size_t(header.bodies) * sizeof(std::uint64_t));
+    sim::Checkpoint checkpoint = sim::read_checkpoint(ic.checkpoint);
+    if (!checkpoint.verified)
+      s.notices.push_back(ic.checkpoint + " has no checksum (written by hand, or by an older nbody): read unverified");
+    s.clock = {saved.step, saved.start_time, saved.dt_since_step, saved.dt_since_time};
+    // A new dt goes on from the time reached, not from step 0 at the new rate.
+    if (s.program.dt != saved.dt) s.clock = s.clock.with_new_dt(saved.dt);
+    s.initial_energy = saved.initial_energy;
+    s.scenario = saved.scenario;
+    s.seed = saved.seed;
     s.bodies = std::move(checkpoint.bodies);
+    s.bodies.time = s.clock.time(s.program.dt);
     s.source = ic.checkpoint + " (step " + std::to_string(s.clock.step) + ", time " + number(s.bodies.time) + ")";
   } else if (!ic.snapshot.empty()) {
     s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});  // cheap checks first
@@ -255,6 +278,7 @@ Setup make_setup(const RunConfig& requested) {
     s.source = ic.snapshot;
     s.scenario = "file:" + ic.snapshot;
     s.config = resolve_devices(run, s.bodies.size(), &s.notices);
+    check_softening(run);
     s.clock = {0, s.bodies.time};
   } else {
     s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});  // cheap checks first
@@ -263,6 +287,7 @@ Setup make_setup(const RunConfig& requested) {
     p.bodies = ic.bodies != 0 ? ic.bodies : sim::default_bodies(ic.scenario);
     p.seed = ic.seed;
     p.eccentricity = ic.eccentricity;
+    check_softening(run);
     s.config = resolve_devices(run, p.bodies, &s.notices);  // checks memory before the bodies are made
     s.bodies = sim::make_scenario(p);
     s.source = name_of(ic.scenario) + " (seed " + std::to_string(ic.seed) + ")";

@@ -38,9 +38,12 @@ struct Setup {
 Setup make_setup(const RunConfig& config);
 
 // The simulation configuration alone, for `bodies` bodies: backend and devices chosen, memory
-// checked. Notices go to `notices` when given.
+// checked (the state, the host engines' buffers and `extra_bytes` more); a message about memory
+// begins with `count_label` ("--bodies N" when empty, or "FILE holds N bodies"). Notices go to
+// `notices` when given.
 multigpu::SimulationConfig resolve_devices(const RunConfig& config, std::size_t bodies,
-                                           std::vector<std::string>* notices = nullptr);
+                                           std::vector<std::string>* notices = nullptr,
+                                           const std::string& count_label = "", std::size_t extra_bytes = 0);
 
 // Bytes of memory this process can still get: the least of the kernel's MemAvailable and what its
 // memory cgroups (a container's limit) still allow; 0 if neither is known.

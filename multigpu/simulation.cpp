@@ -49,8 +49,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       bodies_(initial.size()),
       types_(initial.type),
       ranks_(config.ranks ? config.ranks : &world()),
-      start_time_(clock.start_time),
-      steps_done_(clock.step) {
+      clock_(clock) {
   Ranks const& ranks = *ranks_;
   agree(ranks, [&] {
     sim::validate(program_);  // the exchange relies on the step contract
@@ -200,14 +199,14 @@ void Simulation::advance_unguarded(std::uint64_t steps) {
         graph_captured_[publications_ & 1] = true;
       }
       graph.launch();
-      steps_done_ += kGraphSteps;
+      clock_.step += kGraphSteps;
       publications_ += kGraphSteps * drifts;
       if (graph_timing_) graphs_[0]->mark(), graph_interval_steps_.push_back(kGraphSteps);
     }
     if (steps == 0) return;
   }
   scheduler_->run(program_, publications_ + 1, steps, config_.launch == Launch::stream);
-  steps_done_ += steps;
+  clock_.step += steps;
   publications_ += steps * drifts;
   if (graph_timing_) graphs_[0]->mark(), graph_interval_steps_.push_back(steps);
 }

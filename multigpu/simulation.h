@@ -46,12 +46,26 @@ struct SimulationConfig {
   const Ranks* ranks = nullptr;
 };
 
-// A simulation's clock: the steps done since the run began and the time at step 0. time() is
-// start_time + step x dt, so a run continued from a checkpoint (or rebuilt on another layout) keeps
-// the same times, bit for bit, as one that never stopped.
+// A simulation's clock: the steps done since the run began, the time at step 0, and the step from
+// which the current dt applies with the time then. time() is dt_since_time + (step - dt_since_step)
+// x dt, so a run continued from a checkpoint (or rebuilt on another layout) keeps the same times,
+// bit for bit, as one that never stopped, and one continued with another dt goes on from the time
+// it had reached.
 struct RunClock {
   std::uint64_t step = 0;
   double start_time = 0.0;
+  std::uint64_t dt_since_step = 0;
+  double dt_since_time = 0.0;
+
+  RunClock() = default;
+  // Step `step` of a run that began at `start_time` with the dt it still has.
+  RunClock(std::uint64_t step_, double start_time_) : step(step_), start_time(start_time_), dt_since_time(start_time_) {}
+  RunClock(std::uint64_t step_, double start_time_, std::uint64_t dt_since_step_, double dt_since_time_)
+      : step(step_), start_time(start_time_), dt_since_step(dt_since_step_), dt_since_time(dt_since_time_) {}
+
+  double time(double dt) const { return dt_since_time + double(step - dt_since_step) * dt; }
+  // The same clock from now on with a time step other than `old_dt`.
+  RunClock with_new_dt(double old_dt) const { return {step, start_time, step, time(old_dt)}; }
 };
 
 // With several ranks, every rank constructs the simulation with the same bodies and program and
@@ -113,9 +127,9 @@ class Simulation {
 
   // Simulation time: the initial state's time plus steps x dt, never a running sum, so it does
   // not depend on how the steps were split into calls of advance().
-  double time() const { return start_time_ + double(steps_done_) * program_.dt; }
-  std::uint64_t steps_done() const { return steps_done_; }  // since the run began (a restart's included)
-  RunClock clock() const { return {steps_done_, start_time_}; }
+  double time() const { return clock_.time(program_.dt); }
+  std::uint64_t steps_done() const { return clock_.step; }  // since the run began (a restart's included)
+  RunClock clock() const { return clock_; }
   std::size_t bodies() const { return bodies_; }
   const SimulationConfig& config() const { return config_; }
   const sim::StepProgram& program() const { return program_; }
@@ -149,8 +163,7 @@ class Simulation {
   bool graph_captured_[2] = {false, false};
   bool graph_timing_ = false;
   std::vector<std::uint64_t> graph_interval_steps_;  // steps between consecutive timing marks
-  double start_time_ = 0.0;
-  std::uint64_t steps_done_ = 0;
+  RunClock clock_;
   std::uint64_t publications_ = 0;  // drifts since the upload: the exchange's and the buffers' clock
   std::string failure_;  // the first failure of a step, if any: no step runs after it
 

@@ -1,18 +1,30 @@
-// sim/io/checkpoint.cpp - HDF5 checkpoints through the HDF5 C API.
+// sim/io/checkpoint.cpp - HDF5 checkpoints through the HDF5 C API: written in chunks with every call
+// checked and read back before they are published; read with every link, layout, count and setting
+// checked, in chunks, and the checksum compared.
 #include "sim/io/checkpoint.h"
 
+#include <fcntl.h>
 #include <hdf5.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "core/atomic_file.h"
+#include "core/bounds.h"
 #include "core/errors.h"
+#include "core/interrupt.h"
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the checksum hashes values in the host's byte order");
 
 namespace nbody::sim {
 
@@ -21,35 +33,100 @@ bool checkpoints_built() { return true; }
 namespace {
 
 constexpr const char* kCode = "nbody 0.1.0";
-constexpr std::uint64_t kMaxBodies = std::uint64_t{1} << 30;
+// Rows written or read per HDF5 call: buffers stay small whatever N, and an interrupt is seen
+// within one chunk (about 4 MB of fp64 coordinates).
+constexpr hsize_t kRowsPerChunk = 1 << 17;
 
-// An HDF5 identifier closed by its own close function when the owner goes.
+// An HDF5 identifier closed by its own close function when the owner goes, or by close(), which
+// says whether the close succeeded (a file's close writes what HDF5 still held).
 class Handle {
  public:
-  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  ~Handle() {
-    if (id_ >= 0) close_(id_);
-  }
+  Handle(hid_t id, herr_t (*closer)(hid_t)) : id_(id), close_(closer) {}
+  ~Handle() { close(); }
   Handle(Handle&& o) noexcept : id_(std::exchange(o.id_, -1)), close_(o.close_) {}
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
   Handle& operator=(Handle&&) = delete;
   hid_t get() const { return id_; }
   bool ok() const { return id_ >= 0; }
+  bool close() {
+    herr_t const rc = id_ >= 0 ? close_(id_) : 0;
+    id_ = -1;
+    return rc >= 0;
+  }
 
  private:
   hid_t id_;
   herr_t (*close_)(hid_t);
 };
 
-// HDF5 prints a stack of errors to stderr by default; nbody reports its own one line instead.
+// HDF5 prints a stack of errors to stderr by default; nbody reports its own one line instead. A file
+// can also name a filter that HDF5 would load as a plugin from HDF5_PLUGIN_PATH: checkpoints use
+// none, and opening a file must not load code.
+//
+// HDF5 also closes at exit what is still open, and a file whose close failed (a full disk) crashes
+// it there (HDF5 1.10: a segmentation fault in H5F__close_cb): the library is left to the process's
+// end instead. Writes reserve their blocks first (reserve_blocks), so that close rarely fails at all.
 void quiet_hdf5() {
   static bool const done = [] {
+    H5dont_atexit();  // before any other call: it takes effect only before the library starts
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    H5PLset_loading_state(0);
     return true;
   }();
   (void)done;
 }
+
+// FNV-1a, 64-bit (Fowler, Noll and Vo's offset basis and prime): a few lines in any language, so a
+// checkpoint can be verified without nbody.
+class Fnv1a {
+ public:
+  void bytes(const void* data, std::size_t n) {
+    auto const* p = static_cast<const unsigned char*>(data);
+    std::uint64_t h = h_;
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+    h_ = h;
+  }
+  template <class T>
+  void value(T v) {
+    static_assert(std::is_arithmetic_v<T>);
+    bytes(&v, sizeof v);
+  }
+  void text(const std::string& s) {
+    bytes(s.data(), s.size());
+    value(std::uint8_t{0});
+  }
+  std::uint64_t get() const { return h_; }
+
+ private:
+  std::uint64_t h_ = 0xcbf29ce484222325ull;
+};
+
+double time_of(const RunRecord& r) { return r.dt_since_time + double(r.step - r.dt_since_step) * r.dt; }
+
+// The run's part of the checksum (checkpoint.h gives the order).
+void hash_record(Fnv1a& h, const RunRecord& r, std::uint64_t bodies) {
+  h.value(bodies);
+  h.value(r.step);
+  h.value(r.dt_since_step);
+  h.value(r.seed);
+  for (double v : {r.start_time, r.dt_since_time, r.dt, r.softening, r.damping}) h.value(v);
+  h.value(std::uint8_t{r.initial_energy.has_value()});
+  if (r.initial_energy) h.value(*r.initial_energy);
+  h.text(name_of(r.precision));
+  h.text(r.integrator);
+  h.text(r.scenario);
+}
+
+// The datasets, in the checksum's order: name, values per body, type in the file (fp: the run's
+// precision), type in memory.
+struct Column {
+  const char* name;
+  hsize_t columns;
+  bool fp;
+};
+constexpr Column kParticleIds{"ParticleIDs", 1, false}, kBodyType{"BodyType", 1, false},
+    kCoordinates{"Coordinates", 3, true}, kVelocities{"Velocities", 3, true}, kMasses{"Masses", 1, true};
 
 // Writing ------------------------------------------------------------------------------------
 
@@ -60,7 +137,7 @@ struct Writer {
     if (!ok) return;
     Handle space(count == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &count, nullptr), H5Sclose);
     Handle attr(H5Acreate2(loc, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-    ok = attr.ok() && H5Awrite(attr.get(), type, value) >= 0;
+    ok = attr.ok() && H5Awrite(attr.get(), type, value) >= 0 && attr.close() && space.close();
   }
   void number(hid_t loc, const char* name, double v) { attribute(loc, name, H5T_NATIVE_DOUBLE, &v); }
   void number(hid_t loc, const char* name, std::int32_t v) { attribute(loc, name, H5T_NATIVE_INT32, &v); }
@@ -74,24 +151,73 @@ struct Writer {
     attribute(loc, name, type.get(), v.c_str());
   }
 
-  void dataset(hid_t group, const char* name, hid_t file_type, hid_t memory_type, const void* data, hsize_t rows,
-               hsize_t columns) {
+  // A dataset of `rows` x `columns` values, written a chunk of rows at a time: fill(first, count,
+  // buffer) puts rows [first, first + count) into `buffer`, which then goes into the checksum.
+  template <class T, class Fill>
+  void dataset(hid_t group, const Column& c, hid_t file_type, hid_t memory_type, hsize_t rows, Fnv1a& hash,
+               Fill&& fill) {
     if (!ok) return;
-    hsize_t const dims[2] = {rows, columns};
-    Handle space(H5Screate_simple(columns == 1 ? 1 : 2, dims, nullptr), H5Sclose);
-    Handle set(H5Dcreate2(group, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
-    ok = set.ok() && (rows == 0 || H5Dwrite(set.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0);
+    hsize_t const dims[2] = {rows, c.columns};
+    int const rank = c.columns == 1 ? 1 : 2;
+    Handle space(H5Screate_simple(rank, dims, nullptr), H5Sclose);
+    Handle set(H5Dcreate2(group, c.name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+    ok = space.ok() && set.ok();
+    std::vector<T> buffer(std::size_t(std::min(rows, kRowsPerChunk) * c.columns));
+    for (hsize_t first = 0; ok && first < rows; first += kRowsPerChunk) {
+      hsize_t const count[2] = {std::min(kRowsPerChunk, rows - first), c.columns};
+      hsize_t const start[2] = {first, 0};
+      fill(std::size_t(first), std::size_t(count[0]), buffer.data());
+      hash.bytes(buffer.data(), std::size_t(count[0] * c.columns) * sizeof(T));
+      Handle memory(H5Screate_simple(rank, count, nullptr), H5Sclose);
+      ok = memory.ok() && H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) >= 0 &&
+           H5Dwrite(set.get(), memory_type, memory.get(), space.get(), H5P_DEFAULT, buffer.data()) >= 0;
+    }
+    ok = ok && set.close() && space.close();
   }
 };
 
-bool write_file(const std::string& path, const BodySet& b, const RunRecord& run) {
+// A file access property list: HDF5's 1.8 format (superblock and object headers carry checksums of
+// their own, so a damaged structure is refused by HDF5 before nbody reads a value), and a close of
+// the file that closes every object still open in it.
+Handle file_access() {
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (fapl.ok() && H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18) >= 0 &&
+      H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG) >= 0)
+    return fapl;
+  return Handle(-1, H5Pclose);
+}
+
+// Reserves the disk blocks of a file about to be written with about `bytes`, beyond its end (its
+// size is unchanged): a disk without room for it fails here, before HDF5 holds any data it could
+// not write, and HDF5's writes and close then land in blocks that are already the file's. File
+// systems that cannot reserve (some network ones) go on without.
+bool reserve_blocks(const std::string& path, std::uint64_t bytes) {
+  int const fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  int const rc = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, off_t(bytes));
+  int const err = errno;
+  ::close(fd);
+  errno = err;
+  return rc == 0 || err == EOPNOTSUPP || err == ENOSYS || err == EINVAL;
+}
+
+// Writes the file; returns false on any failure (errno as the failing call left it). `checksum`
+// gets the value written into Header/Checksum.
+bool write_file(const std::string& path, const BodySet& b, const RunRecord& run, std::uint64_t& checksum) {
   std::size_t const n = b.size();
-  Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  Handle fapl = file_access();
+  if (!fapl.ok()) return false;
+  Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
   if (!file.ok()) return false;
+  // The datasets' bytes, and 16 KiB for HDF5's structures (measured: 8.5 KB).
+  std::size_t const real_bytes = run.precision == Precision::fp64 ? 8 : 4;
+  if (!reserve_blocks(path, std::uint64_t(n) * (7 * real_bytes + 8 + 1) + (16u << 10))) return false;
   Writer w;
+  Fnv1a hash;
+  hash_record(hash, run, n);
+  Handle header(H5Gcreate2(file.get(), "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  if (!header.ok()) return false;
   {
-    Handle header(H5Gcreate2(file.get(), "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-    if (!header.ok()) return false;
     hid_t const h = header.get();
     std::uint32_t const low = std::uint32_t(n & 0xffffffffu), high = std::uint32_t(std::uint64_t(n) >> 32);
     std::uint32_t const counts[6] = {0, low, 0, 0, 0, 0}, highs[6] = {0, high, 0, 0, 0, 0};
@@ -102,7 +228,7 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run)
     w.attribute(h, "MassTable", H5T_NATIVE_DOUBLE, mass_table, 6);
     double extent = 0;
     for (auto const& p : b.pos_mass) extent = std::max({extent, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
-    w.number(h, "Time", run.start_time + double(run.step) * run.dt);
+    w.number(h, "Time", time_of(run));
     w.number(h, "Redshift", 0.0);
     w.number(h, "BoxSize", 2.0 * extent);  // the bodies are centred on the origin, not in [0, BoxSize)
     w.number(h, "NumFilesPerSnapshot", std::int32_t{1});
@@ -114,6 +240,8 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run)
     w.number(h, "Flag_DoublePrecision", std::int32_t{run.precision == Precision::fp64});
     w.number(h, "Step", run.step);
     w.number(h, "StartTime", run.start_time);
+    w.number(h, "DtSinceStep", run.dt_since_step);
+    w.number(h, "DtSinceTime", run.dt_since_time);
     w.text(h, "Precision", name_of(run.precision));
     w.text(h, "Integrator", run.integrator);
     w.number(h, "Dt", run.dt);
@@ -127,29 +255,46 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run)
   {
     Handle group(H5Gcreate2(file.get(), "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
     if (!group.ok()) return false;
-    std::vector<double> coordinates(3 * n), velocities(3 * n), masses(n);
-    std::vector<std::uint64_t> ids(n);
-    std::vector<std::uint8_t> types(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      coordinates[3 * i] = b.pos_mass[i].x;
-      coordinates[3 * i + 1] = b.pos_mass[i].y;
-      coordinates[3 * i + 2] = b.pos_mass[i].z;
-      velocities[3 * i] = b.velocity[i].x;
-      velocities[3 * i + 1] = b.velocity[i].y;
-      velocities[3 * i + 2] = b.velocity[i].z;
-      masses[i] = b.pos_mass[i].w;
-      ids[i] = i;
-      types[i] = std::uint8_t(b.type[i]);
-    }
-    // In the run's precision: HDF5 converts the doubles, exactly for an fp32 run's values.
-    hid_t const real = run.precision == Precision::fp64 ? H5T_IEEE_F64LE : H5T_IEEE_F32LE;
-    w.dataset(group.get(), "Coordinates", real, H5T_NATIVE_DOUBLE, coordinates.data(), n, 3);
-    w.dataset(group.get(), "Velocities", real, H5T_NATIVE_DOUBLE, velocities.data(), n, 3);
-    w.dataset(group.get(), "Masses", real, H5T_NATIVE_DOUBLE, masses.data(), n, 1);
-    w.dataset(group.get(), "ParticleIDs", H5T_STD_U64LE, H5T_NATIVE_UINT64, ids.data(), n, 1);
-    w.dataset(group.get(), "BodyType", H5T_STD_U8LE, H5T_NATIVE_UINT8, types.data(), n, 1);
+    hid_t const g = group.get();
+    // In the run's precision. Values are rounded to it here, so that the checksum hashes exactly
+    // what the file holds (an fp32 run's values are floats already: nothing changes).
+    bool const fp64 = run.precision == Precision::fp64;
+    hid_t const real = fp64 ? H5T_IEEE_F64LE : H5T_IEEE_F32LE;
+    auto stored = [fp64](double v) { return fp64 ? v : double(float(v)); };
+    w.dataset<std::uint64_t>(g, kParticleIds, H5T_STD_U64LE, H5T_NATIVE_UINT64, n, hash,
+                             [](std::size_t first, std::size_t count, std::uint64_t* out) {
+                               for (std::size_t i = 0; i < count; ++i) out[i] = first + i;
+                             });
+    w.dataset<std::uint8_t>(g, kBodyType, H5T_STD_U8LE, H5T_NATIVE_UINT8, n, hash,
+                            [&](std::size_t first, std::size_t count, std::uint8_t* out) {
+                              for (std::size_t i = 0; i < count; ++i) out[i] = std::uint8_t(b.type[first + i]);
+                            });
+    w.dataset<double>(g, kCoordinates, real, H5T_NATIVE_DOUBLE, n, hash,
+                      [&](std::size_t first, std::size_t count, double* out) {
+                        for (std::size_t i = 0; i < count; ++i) {
+                          auto const& p = b.pos_mass[first + i];
+                          out[3 * i] = stored(p.x), out[3 * i + 1] = stored(p.y), out[3 * i + 2] = stored(p.z);
+                        }
+                      });
+    w.dataset<double>(g, kVelocities, real, H5T_NATIVE_DOUBLE, n, hash,
+                      [&](std::size_t first, std::size_t count, double* out) {
+                        for (std::size_t i = 0; i < count; ++i) {
+                          auto const& v = b.velocity[first + i];
+                          out[3 * i] = stored(v.x), out[3 * i + 1] = stored(v.y), out[3 * i + 2] = stored(v.z);
+                        }
+                      });
+    w.dataset<double>(g, kMasses, real, H5T_NATIVE_DOUBLE, n, hash,
+                      [&](std::size_t first, std::size_t count, double* out) {
+                        for (std::size_t i = 0; i < count; ++i) out[i] = stored(b.pos_mass[first + i].w);
+                      });
+    w.ok = w.ok && group.close();
   }
-  return w.ok && H5Fflush(file.get(), H5F_SCOPE_GLOBAL) >= 0;
+  checksum = hash.get();
+  w.number(header.get(), "Checksum", checksum);
+  // Every close checked: the file's close writes the metadata HDF5 still held, and a full disk
+  // may first show there.
+  bool const closed = header.close() && w.ok;
+  return file.close() && closed;
 }
 
 // Reading ------------------------------------------------------------------------------------
@@ -162,8 +307,18 @@ class Reader {
     throw InputError(path_ + ": " + problem + " (not a checkpoint nbody can continue)");
   }
 
+  // Every object nbody reads is reached through hard links only: a soft link, an external link
+  // (another file) or a user-defined one could point the reader at anything.
+  void require_object(const std::string& where, const char* kind) const {
+    if (H5Lexists(file_, where.c_str(), H5P_DEFAULT) <= 0) fail("no /" + where + " " + kind);
+    H5L_info_t info{};
+    if (H5Lget_info(file_, where.c_str(), &info, H5P_DEFAULT) < 0) fail("cannot read the link /" + where);
+    if (info.type != H5L_TYPE_HARD)
+      fail("/" + where + " is a link to another object or file; nbody reads only what a checkpoint holds itself");
+  }
+
   Handle open_attribute(const char* group, const char* name) const {
-    if (H5Lexists(file_, group, H5P_DEFAULT) <= 0) fail(std::string("no /") + group + " group");
+    require_object(group, "group");
     if (!has_attribute(group, name)) fail(std::string("no ") + group + "/" + name + " attribute");
     Handle a(H5Aopen_by_name(file_, group, name, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
     if (!a.ok()) fail(std::string("cannot read ") + group + "/" + name);
@@ -185,10 +340,39 @@ class Reader {
     return v;
   }
 
+  // A whole number from 0 to `max`, stored as an integer: a negative, fractional or too large value
+  // is refused rather than wrapped or truncated by HDF5's conversion.
+  std::uint64_t whole(const char* name, std::uint64_t max) const {
+    std::uint64_t v = 0;
+    {
+      Handle a = open_attribute("Header", name);
+      Handle type(H5Aget_type(a.get()), H5Tclose);
+      if (H5Tget_class(type.get()) != H5T_INTEGER) fail(std::string("Header/") + name + " is not a whole number");
+      if (H5Tget_sign(type.get()) == H5T_SGN_2) {
+        auto const s = scalar<std::int64_t>(name, H5T_NATIVE_INT64);
+        if (s < 0) fail(std::string("Header/") + name + " is " + std::to_string(s) + "; must be 0 or more");
+        v = std::uint64_t(s);
+      } else {
+        v = scalar<std::uint64_t>(name, H5T_NATIVE_UINT64);
+      }
+    }
+    if (v > max)
+      fail(std::string("Header/") + name + " is " + std::to_string(v) + "; must be at most " + std::to_string(max));
+    return v;
+  }
+
   double finite(const char* name) const {
     double const v = scalar<double>(name, H5T_NATIVE_DOUBLE);
     if (!std::isfinite(v)) fail(std::string("Header/") + name + " is not a finite number");
     return v;
+  }
+
+  // Six counts, one per GADGET particle type.
+  void counts(const char* name, std::uint32_t (&out)[6]) const {
+    Handle a = open_attribute("Header", name);
+    Handle space(H5Aget_space(a.get()), H5Sclose);
+    if (H5Sget_simple_extent_npoints(space.get()) != 6 || H5Aread(a.get(), H5T_NATIVE_UINT32, out) < 0)
+      fail(std::string("Header/") + name + " is not 6 counts");
   }
 
   // A string attribute, fixed-length (as nbody writes it) or variable-length (as h5py writes a str).
@@ -201,6 +385,7 @@ class Reader {
       if (H5Aread(a.get(), type.get(), &c) < 0 || !c) fail(std::string("cannot read Header/") + name);
       std::string s(c);
       H5free_memory(c);
+      if (s.size() > 4096) fail(std::string("Header/") + name + " is not a short string");
       return s;
     }
     std::size_t const size = H5Tget_size(type.get());
@@ -210,33 +395,50 @@ class Reader {
     return std::string(buffer.data());  // up to the first null: null-terminated or null-padded
   }
 
-  // A dataset of `columns` values per body (1: a vector), read into `out` as `memory_type`.
-  template <class T>
-  void dataset(const char* name, hsize_t bodies, hsize_t columns, hid_t memory_type, std::vector<T>& out) const {
-    std::string const where = std::string("PartType1/") + name;
-    if (H5Lexists(file_, "PartType1", H5P_DEFAULT) <= 0) fail("no /PartType1 group");
-    if (H5Lexists(file_, where.c_str(), H5P_DEFAULT) <= 0) fail("no " + where + " dataset");
+  // Reads dataset `c` (`bodies` rows) a chunk at a time as `memory_type`: each(first, count, rows).
+  // Its shape, its storage (inside this file, not external or virtual) and its type are checked
+  // before anything is read.
+  // An interruptible read (a restart's start-up) throws Interrupted between chunks after a signal.
+  template <class T, class Each>
+  void rows(const Column& c, hsize_t bodies, hid_t memory_type, bool interruptible, Each&& each) const {
+    std::string const where = std::string("PartType1/") + c.name;
+    require_object("PartType1", "group");
+    require_object(where, "dataset");
     Handle set(H5Dopen2(file_, where.c_str(), H5P_DEFAULT), H5Dclose);
     if (!set.ok()) fail("cannot open " + where);
+    {
+      Handle dcpl(H5Dget_create_plist(set.get()), H5Pclose);
+      if (!dcpl.ok()) fail("cannot read how " + where + " is stored");
+      if (H5Pget_layout(dcpl.get()) == H5D_VIRTUAL) fail(where + " is a virtual dataset (its values live in other files)");
+      if (H5Pget_external_count(dcpl.get()) != 0) fail(where + " is stored in external files");
+    }
     Handle space(H5Dget_space(set.get()), H5Sclose);
     int const rank = H5Sget_simple_extent_ndims(space.get());
     hsize_t dims[2] = {0, 0};
-    if (rank < 1 || rank > 2 || H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0 ||
-        dims[0] != bodies || (rank == 2 ? dims[1] : 1) != columns || (columns > 1 && rank != 2)) {
+    if (rank < 1 || rank > 2 || H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0 || dims[0] != bodies ||
+        (rank == 2 ? dims[1] : 1) != c.columns || (c.columns > 1 && rank != 2)) {
       std::ostringstream s;
       s << where << " has shape (" << dims[0];
       if (rank == 2) s << ", " << dims[1];
       s << "), expected (" << bodies;
-      if (columns > 1) s << ", " << columns;
+      if (c.columns > 1) s << ", " << c.columns;
       s << ")";
       fail(s.str());
     }
     Handle type(H5Dget_type(set.get()), H5Tclose);
     H5T_class_t const cls = H5Tget_class(type.get());
     if (cls != H5T_FLOAT && cls != H5T_INTEGER) fail(where + " does not hold numbers");
-    out.resize(bodies * columns);
-    if (bodies && H5Dread(set.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
-      fail("cannot read " + where);
+    std::vector<T> buffer(std::size_t(std::min(bodies, kRowsPerChunk) * c.columns));
+    for (hsize_t first = 0; first < bodies; first += kRowsPerChunk) {
+      if (interruptible) throw_if_interrupted();
+      hsize_t const count[2] = {std::min(kRowsPerChunk, bodies - first), c.columns};
+      hsize_t const start[2] = {first, 0};
+      Handle memory(H5Screate_simple(rank, count, nullptr), H5Sclose);
+      if (!memory.ok() || H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
+          H5Dread(set.get(), memory_type, memory.get(), space.get(), H5P_DEFAULT, buffer.data()) < 0)
+        fail("cannot read " + where);
+      each(std::size_t(first), std::size_t(count[0]), buffer.data());
+    }
   }
 
  private:
@@ -244,92 +446,213 @@ class Reader {
   hid_t file_;
 };
 
-}  // namespace
+// The header's values, every one checked against the command line's bounds, and the stored checksum
+// (none for a file written without one).
+struct Header {
+  CheckpointHeader info;
+  std::optional<std::uint64_t> checksum;
+};
 
-void write_checkpoint(const std::string& path, const BodySet& bodies, const RunRecord& run) {
-  quiet_hdf5();
-  write_file_atomically(path, "checkpoint", [&](const std::string& tmp) { return write_file(tmp, bodies, run); });
-}
-
-Checkpoint read_checkpoint(const std::string& path) {
-  quiet_hdf5();
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file; give a checkpoint written by --checkpoint");
-  if (H5Fis_hdf5(path.c_str()) <= 0)
-    throw InputError(path + ": not an HDF5 file; --restart takes a checkpoint written by --checkpoint");
-  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!file.ok()) throw InputError(path + ": cannot open the HDF5 file");
-  Reader r(path, file.get());
-
-  Checkpoint c;
-  RunRecord& run = c.run;
+Header read_header(const Reader& r) {
+  Header h;
+  RunRecord& run = h.info.run;
   std::uint32_t counts[6] = {}, highs[6] = {};
-  {
-    Handle a = r.open_attribute("Header", "NumPart_Total");
-    Handle space(H5Aget_space(a.get()), H5Sclose);
-    if (H5Sget_simple_extent_npoints(space.get()) != 6 || H5Aread(a.get(), H5T_NATIVE_UINT32, counts) < 0)
-      r.fail("Header/NumPart_Total is not 6 counts");
-  }
-  if (r.has_attribute("Header", "NumPart_Total_HighWord")) {
-    Handle a = r.open_attribute("Header", "NumPart_Total_HighWord");
-    Handle space(H5Aget_space(a.get()), H5Sclose);
-    if (H5Sget_simple_extent_npoints(space.get()) != 6 || H5Aread(a.get(), H5T_NATIVE_UINT32, highs) < 0)
-      r.fail("Header/NumPart_Total_HighWord is not 6 counts");
-  }
+  r.counts("NumPart_Total", counts);
+  if (r.has_attribute("Header", "NumPart_Total_HighWord")) r.counts("NumPart_Total_HighWord", highs);
   for (int t = 0; t < 6; ++t)
     if (t != 1 && (counts[t] || highs[t]))
       r.fail("bodies of particle type " + std::to_string(t) + " (nbody writes PartType1 only)");
   std::uint64_t const bodies = (std::uint64_t(highs[1]) << 32) | counts[1];
   if (bodies == 0 || bodies > kMaxBodies)
-    r.fail("Header/NumPart_Total says " + std::to_string(bodies) + " bodies; must be 1 to 1073741824");
+    r.fail("Header/NumPart_Total says " + std::to_string(bodies) + " bodies; must be 1 to " +
+           std::to_string(kMaxBodies));
+  if (r.has_attribute("Header", "NumPart_ThisFile")) {
+    std::uint32_t this_file[6] = {};
+    r.counts("NumPart_ThisFile", this_file);
+    if (!std::equal(this_file, this_file + 6, counts) || highs[1] != 0)
+      r.fail("Header/NumPart_ThisFile disagrees with NumPart_Total (nbody writes every body into one file)");
+  }
+  h.info.bodies = bodies;
 
-  run.step = r.scalar<std::uint64_t>("Step", H5T_NATIVE_UINT64);
+  run.step = r.whole("Step", kMaxSteps);
   run.start_time = r.finite("StartTime");
+  bool const dt_changed = r.has_attribute("Header", "DtSinceStep") || r.has_attribute("Header", "DtSinceTime");
+  run.dt_since_step = dt_changed ? r.whole("DtSinceStep", run.step) : 0;
+  run.dt_since_time = dt_changed ? r.finite("DtSinceTime") : run.start_time;
   std::string const precision = r.text("Precision");
   auto const p = from_name<Precision>(precision);
   if (!p) r.fail("Header/Precision '" + precision + "' is not fp32 or fp64");
   run.precision = *p;
   run.integrator = r.text("Integrator");
   run.dt = r.finite("Dt");
-  run.softening = r.finite("Softening");
-  run.damping = r.finite("Damping");
-  if (!(run.dt > 0)) r.fail("Header/Dt must be positive");
-  if (!(run.softening > 0)) r.fail("Header/Softening must be positive");
-  run.scenario = r.text("Scenario");
-  run.seed = r.scalar<std::uint64_t>("Seed", H5T_NATIVE_UINT64);
-  if (r.has_attribute("Header", "InitialEnergy")) run.initial_energy = r.finite("InitialEnergy");
-
-  std::vector<double> coordinates, velocities, masses;
-  std::vector<std::uint64_t> ids;
-  std::vector<std::uint8_t> types;
-  r.dataset("Coordinates", bodies, 3, H5T_NATIVE_DOUBLE, coordinates);
-  r.dataset("Velocities", bodies, 3, H5T_NATIVE_DOUBLE, velocities);
-  r.dataset("Masses", bodies, 1, H5T_NATIVE_DOUBLE, masses);
-  r.dataset("ParticleIDs", bodies, 1, H5T_NATIVE_UINT64, ids);
-  r.dataset("BodyType", bodies, 1, H5T_NATIVE_UINT8, types);
-
-  BodySet& b = c.bodies;
-  b.resize(std::size_t(bodies));
-  std::vector<bool> seen(std::size_t(bodies), false);
-  for (std::size_t k = 0; k < bodies; ++k) {
-    std::uint64_t const i = ids[k];
-    if (i >= bodies || seen[i])
-      r.fail("ParticleIDs must hold 0.." + std::to_string(bodies - 1) + " once each; " + std::to_string(i) +
-             (i >= bodies ? " is out of range" : " appears twice"));
-    seen[i] = true;
-    double const values[7] = {coordinates[3 * k], coordinates[3 * k + 1], coordinates[3 * k + 2], masses[k],
-                              velocities[3 * k], velocities[3 * k + 1], velocities[3 * k + 2]};
-    for (double v : values)
-      if (!std::isfinite(v)) r.fail("body " + std::to_string(i) + " has a value that is not finite");
-    if (masses[k] < 0) r.fail("body " + std::to_string(i) + " has a negative mass");
-    if (types[k] > 2)
-      r.fail("body " + std::to_string(i) + ": BodyType " + std::to_string(types[k]) + " is not 0, 1 or 2");
-    b.pos_mass[i] = {values[0], values[1], values[2], values[3]};
-    b.velocity[i] = {values[4], values[5], values[6]};
-    b.type[i] = BodyType(types[k]);
+  if (auto const why = dt_problem(run.dt); !why.empty()) {
+    std::ostringstream s;
+    s << "Header/Dt " << run.dt << " " << why;
+    r.fail(s.str());
   }
-  b.time = run.start_time + double(run.step) * run.dt;
+  run.softening = r.finite("Softening");
+  if (auto const why = softening_problem(run.softening, run.precision); !why.empty()) {
+    std::ostringstream s;
+    s << "Header/Softening " << run.softening << " " << why;
+    r.fail(s.str());
+  }
+  run.damping = r.finite("Damping");
+  if (auto const why = damping_problem(run.damping); !why.empty()) {
+    std::ostringstream s;
+    s << "Header/Damping " << run.damping << " " << why;
+    r.fail(s.str());
+  }
+  run.scenario = r.text("Scenario");
+  run.seed = r.whole("Seed", std::uint64_t(std::numeric_limits<long long>::max()));
+  if (r.has_attribute("Header", "InitialEnergy")) run.initial_energy = r.finite("InitialEnergy");
+  double const time = time_of(run);
+  if (!std::isfinite(time)) r.fail("the time it reached is not finite");
+  if (r.has_attribute("Header", "Time") && r.finite("Time") != time) {
+    std::ostringstream s;
+    s.precision(17);
+    s << "Header/Time " << r.finite("Time") << " disagrees with the time its step and dt give, " << time;
+    r.fail(s.str());
+  }
+  if (r.has_attribute("Header", "Checksum")) h.checksum = r.scalar<std::uint64_t>("Checksum", H5T_NATIVE_UINT64);
+  return h;
+}
+
+// Reads every dataset in the checksum's order and returns the checksum of the header and the
+// bodies. With `into` (a restart: interruptible), the bodies are checked (IDs 0..N-1 once each, finite values, masses >= 0,
+// known types) and put in place.
+std::uint64_t read_bodies(const Reader& r, const CheckpointHeader& header, BodySet* into) {
+  std::uint64_t const n = header.bodies;
+  Fnv1a hash;
+  hash_record(hash, header.run, n);
+  std::vector<std::uint64_t> ids;  // row -> body, when the bodies are kept
+  if (into) {
+    into->resize(std::size_t(n));
+    ids.resize(std::size_t(n));
+  }
+  std::vector<bool> seen(into ? std::size_t(n) : 0, false);
+  r.rows<std::uint64_t>(kParticleIds, n, H5T_NATIVE_UINT64, into != nullptr,
+                        [&](std::size_t first, std::size_t count, const std::uint64_t* v) {
+                          hash.bytes(v, count * sizeof *v);
+                          if (!into) return;
+                          for (std::size_t k = 0; k < count; ++k) {
+                            std::uint64_t const i = v[k];
+                            if (i >= n || seen[i])
+                              r.fail("ParticleIDs must hold 0.." + std::to_string(n - 1) + " once each; " +
+                                     std::to_string(i) + (i >= n ? " is out of range" : " appears twice"));
+                            seen[i] = true;
+                            ids[first + k] = i;
+                          }
+                        });
+  r.rows<std::uint8_t>(kBodyType, n, H5T_NATIVE_UINT8, into != nullptr, [&](std::size_t first, std::size_t count, const std::uint8_t* v) {
+    hash.bytes(v, count * sizeof *v);
+    if (!into) return;
+    for (std::size_t k = 0; k < count; ++k) {
+      if (v[k] > 2)
+        r.fail("body " + std::to_string(ids[first + k]) + ": BodyType " + std::to_string(v[k]) + " is not 0, 1 or 2");
+      into->type[ids[first + k]] = BodyType(v[k]);
+    }
+  });
+  auto finite_row = [&](std::size_t first, std::size_t k, const double* v, std::size_t columns) {
+    for (std::size_t c = 0; c < columns; ++c)
+      if (!std::isfinite(v[columns * k + c]))
+        r.fail("body " + std::to_string(ids[first + k]) + " has a value that is not finite");
+  };
+  r.rows<double>(kCoordinates, n, H5T_NATIVE_DOUBLE, into != nullptr, [&](std::size_t first, std::size_t count, const double* v) {
+    hash.bytes(v, count * 3 * sizeof *v);
+    if (!into) return;
+    for (std::size_t k = 0; k < count; ++k) {
+      finite_row(first, k, v, 3);
+      auto& p = into->pos_mass[ids[first + k]];
+      p.x = v[3 * k], p.y = v[3 * k + 1], p.z = v[3 * k + 2];
+    }
+  });
+  r.rows<double>(kVelocities, n, H5T_NATIVE_DOUBLE, into != nullptr, [&](std::size_t first, std::size_t count, const double* v) {
+    hash.bytes(v, count * 3 * sizeof *v);
+    if (!into) return;
+    for (std::size_t k = 0; k < count; ++k) {
+      finite_row(first, k, v, 3);
+      into->velocity[ids[first + k]] = {v[3 * k], v[3 * k + 1], v[3 * k + 2]};
+    }
+  });
+  r.rows<double>(kMasses, n, H5T_NATIVE_DOUBLE, into != nullptr, [&](std::size_t first, std::size_t count, const double* v) {
+    hash.bytes(v, count * sizeof *v);
+    if (!into) return;
+    for (std::size_t k = 0; k < count; ++k) {
+      finite_row(first, k, v, 1);
+      if (v[k] < 0) r.fail("body " + std::to_string(ids[first + k]) + " has a negative mass");
+      into->pos_mass[ids[first + k]].w = v[k];
+    }
+  });
+  return hash.get();
+}
+
+// The checks of a file before HDF5 opens it: a regular file (not a FIFO that would block, not a
+// device), and HDF5.
+Handle open_file(const std::string& path) {
+  quiet_hdf5();
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file; give a checkpoint written by --checkpoint");
+  if (H5Fis_hdf5(path.c_str()) <= 0)
+    throw InputError(path + ": not an HDF5 file; --restart takes a checkpoint written by --checkpoint");
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (!fapl.ok() || H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG) < 0)
+    throw RuntimeFailure(path + ": cannot set up HDF5 to read it");
+  Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
+  if (!file.ok()) throw InputError(path + ": cannot open the HDF5 file (damaged, or not one HDF5 can read)");
+  return file;
+}
+
+std::string hex(std::uint64_t v) {
+  std::ostringstream s;
+  s << std::hex << v;
+  return s.str();
+}
+
+}  // namespace
+
+void write_checkpoint(const std::string& path, const BodySet& bodies, const RunRecord& run) {
+  quiet_hdf5();
+  std::uint64_t checksum = 0;
+  write_file_atomically(
+      path, "checkpoint", [&](const std::string& tmp) { return write_file(tmp, bodies, run, checksum); },
+      [&](const std::string& tmp) {
+        // What is on the disk now, read back whole: the header's checksum and the one of the values
+        // read must both be the one computed while writing.
+        auto fail = [&](const std::string& why) {
+          throw RuntimeFailure(path + ": cannot write checkpoint: " + why +
+                               "; the disk may be full or failing (nothing was replaced)");
+        };
+        try {
+          Handle file = open_file(tmp);
+          Reader r(tmp, file.get());
+          Header const h = read_header(r);
+          if (h.checksum != checksum) fail("the file read back has another checksum in its header");
+          if (read_bodies(r, h.info, nullptr) != checksum) fail("the values read back differ from those written");
+          if (!file.close()) fail("the file read back cannot be closed");
+        } catch (const InputError& e) {
+          fail(std::string("the file read back is not whole (") + e.what() + ")");
+        }
+      });
+}
+
+CheckpointHeader read_checkpoint_header(const std::string& path) {
+  Handle file = open_file(path);
+  return read_header(Reader(path, file.get())).info;
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  Handle file = open_file(path);
+  Reader r(path, file.get());
+  Header const h = read_header(r);
+  Checkpoint c;
+  c.run = h.info.run;
+  std::uint64_t const checksum = read_bodies(r, h.info, &c.bodies);
+  if (h.checksum && *h.checksum != checksum)
+    r.fail("its checksum is " + hex(*h.checksum) + " but its contents give " + hex(checksum) +
+           ": the file changed after nbody wrote it (damaged; or edited on purpose: then delete Header/Checksum)");
+  c.verified = h.checksum.has_value();
+  c.bodies.time = time_of(c.run);
   return c;
 }
 

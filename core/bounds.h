@@ -1,0 +1,58 @@
+// core/bounds.h - the limits on a run's settings, one definition for every door they come in by:
+// the command line, a checkpoint's header, the viewer's fields and (later) Python.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "core/precision.h"
+
+namespace nbody {
+
+inline constexpr std::uint64_t kMaxBodies = std::uint64_t{1} << 30;  // 1,073,741,824: indices fit in 32 bits
+inline constexpr std::uint64_t kMaxSteps = 1000000000000000ull;      // 1e15: far beyond any run, far below wrapping
+inline constexpr double kMaxDt = 1e12;                               // simulation time units
+inline constexpr double kMaxSoftening = 1e12;                        // simulation length units
+
+// Why `dt` cannot be a time step, or "": it must be a positive, normal number (a subnormal one has
+// lost its precision, and time would advance by a rounding error) of at most kMaxDt.
+inline std::string dt_problem(double dt) {
+  if (!std::isfinite(dt) || !(dt > 0) || dt > kMaxDt) return "must be a positive number of at most 1e12";
+  if (dt < std::numeric_limits<double>::min()) return "is too small to advance time (below 2.2e-308)";
+  return {};
+}
+
+// The smallest softening `precision` computes with. A body's pair with itself computes
+// 0 x m (eps^2)^(-3/2): in fp32 that is 0 only while eps^-3 is finite (eps above 1.4e-13), else
+// 0 x inf = NaN at the first step; the fp64 GPU kernels seed (eps^2)^(-1/2) from the fp32 rsqrt, so
+// eps^2 must be a normal float there (eps above 1.1e-19). Twice those, so that masses of a few units
+// keep the term finite too: 2.9e-13 (fp32) and 2.2e-19 (fp64).
+inline double smallest_softening(Precision precision) {
+  if (precision == Precision::fp32) return 2.0 * std::cbrt(1.0 / double(std::numeric_limits<float>::max()));
+  return 2.0 * std::sqrt(double(std::numeric_limits<float>::min()));
+}
+
+// Why `softening` cannot be used in `precision`, or "".
+inline std::string softening_problem(double softening, Precision precision) {
+  if (!std::isfinite(softening) || !(softening > 0) || softening > kMaxSoftening)
+    return "must be a positive length of at most 1e12";
+  if (softening < smallest_softening(precision)) {
+    std::ostringstream s;
+    s << std::setprecision(2) << "is too small for " << name_of(precision)
+      << ": a body's pair with itself overflows to NaN below " << smallest_softening(precision);
+    return s.str();
+  }
+  return {};
+}
+
+// Why `damping` cannot be euler-damped's factor per step, or "": it must be in (0, 1].
+inline std::string damping_problem(double damping) {
+  if (!std::isfinite(damping) || !(damping > 0) || damping > 1) return "must be in (0, 1]";
+  return {};
+}
+
+}  // namespace nbody
