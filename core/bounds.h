@@ -22,7 +22,7 @@ inline constexpr double kMaxSoftening = 1e12;                        // simulati
 // lost its precision, and time would advance by a rounding error) of at most kMaxDt.
 inline std::string dt_problem(double dt) {
   if (!std::isfinite(dt) || !(dt > 0) || dt > kMaxDt) return "must be a positive number of at most 1e12";
-  if (dt < std::numeric_limits<double>::min()) return "is too small to advance time (below 2.2e-308)";
+  if (dt < std::numeric_limits<double>::min()) return "too small to advance time (below 2.2e-308)";
   return {};
 }
 
@@ -42,7 +42,7 @@ inline std::string softening_problem(double softening, Precision precision) {
     return "must be a positive length of at most 1e12";
   if (softening < smallest_softening(precision)) {
     std::ostringstream s;
-    s << std::setprecision(2) << "is too small for " << name_of(precision)
+    s << std::setprecision(2) << "too small for " << name_of(precision)
       << ": a body's pair with itself overflows to NaN below " << smallest_softening(precision);
     return s.str();
   }

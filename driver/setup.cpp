@@ -91,6 +91,13 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   c.block_size = d.block_size;
   c.fp64_rsqrt = d.fp64_rsqrt;
   c.softening = resolved_softening(run);
+  // One whose pair term overflows in this precision is refused now, not as a NaN at the first step.
+  if (auto const why = softening_problem(c.softening, c.precision); !why.empty()) {
+    std::ostringstream s;
+    s << (run.given.softening ? "--softening " : "the softening ") << c.softening << ": " << why
+      << (run.given.softening ? "" : "; give a larger --softening");
+    throw InputError(s.str());
+  }
   c.weights = d.weights;
   c.threading = d.threading;
   c.launch = d.launch;
@@ -195,14 +202,6 @@ std::string number(double v) {
   return s.str();
 }
 
-// The softening the run will use, in its precision: one whose pair term overflows is refused now,
-// not as a NaN at the first step.
-void check_softening(const RunConfig& run) {
-  double const softening = resolved_softening(run);
-  if (auto const why = softening_problem(softening, run.devices.precision); !why.empty())
-    throw InputError("--softening " + number(softening) + ": " + why);
-}
-
 // A checkpoint's settings, restored into `run` where the user named none; a named one that
 // differs wins, with a notice.
 void restore_settings(const sim::RunRecord& saved, const std::string& path, RunConfig& run,
@@ -245,7 +244,6 @@ Setup make_setup(const RunConfig& requested) {
       throw InputError("--bodies " + std::to_string(ic.bodies) + ": " + ic.checkpoint + " holds " +
                        std::to_string(header.bodies) + " bodies; leave --bodies out with --restart");
     s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});
-    check_softening(run);
     // Reading keeps the file's values beside the state for a moment: row indices and one chunk.
     s.config = resolve_devices(run, std::size_t(header.bodies), &s.notices,
                                ic.checkpoint + " holds " + std::to_string(header.bodies) + " bodies",
@@ -278,7 +276,6 @@ Setup make_setup(const RunConfig& requested) {
     s.source = ic.snapshot;
     s.scenario = "file:" + ic.snapshot;
     s.config = resolve_devices(run, s.bodies.size(), &s.notices);
-    check_softening(run);
     s.clock = {0, s.bodies.time};
   } else {
     s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});  // cheap checks first
@@ -287,7 +284,6 @@ Setup make_setup(const RunConfig& requested) {
     p.bodies = ic.bodies != 0 ? ic.bodies : sim::default_bodies(ic.scenario);
     p.seed = ic.seed;
     p.eccentricity = ic.eccentricity;
-    check_softening(run);
     s.config = resolve_devices(run, p.bodies, &s.notices);  // checks memory before the bodies are made
     s.bodies = sim::make_scenario(p);
     s.source = name_of(ic.scenario) + " (seed " + std::to_string(ic.seed) + ")";

@@ -487,19 +487,19 @@ Header read_header(const Reader& r) {
   run.dt = r.finite("Dt");
   if (auto const why = dt_problem(run.dt); !why.empty()) {
     std::ostringstream s;
-    s << "Header/Dt " << run.dt << " " << why;
+    s << "Header/Dt " << run.dt << ": " << why;
     r.fail(s.str());
   }
   run.softening = r.finite("Softening");
   if (auto const why = softening_problem(run.softening, run.precision); !why.empty()) {
     std::ostringstream s;
-    s << "Header/Softening " << run.softening << " " << why;
+    s << "Header/Softening " << run.softening << ": " << why;
     r.fail(s.str());
   }
   run.damping = r.finite("Damping");
   if (auto const why = damping_problem(run.damping); !why.empty()) {
     std::ostringstream s;
-    s << "Header/Damping " << run.damping << " " << why;
+    s << "Header/Damping " << run.damping << ": " << why;
     r.fail(s.str());
   }
   run.scenario = r.text("Scenario");
