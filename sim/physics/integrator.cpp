@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/bounds.h"
 #include "core/errors.h"
 
 namespace nbody::sim {
@@ -54,9 +55,9 @@ double default_dt(Integrator integrator) { return integrator == Integrator::eule
 
 StepProgram make_step_program(const IntegratorParams& params) {
   double const dt = params.dt == 0.0 ? default_dt(params.integrator) : params.dt;
-  if (!(dt > 0.0) || !std::isfinite(dt)) {
+  if (auto const why = dt_problem(dt); !why.empty()) {
     std::ostringstream s;
-    s << "--dt " << params.dt << ": must be a positive number";
+    s << "--dt " << params.dt << ": " << why;
     throw InputError(s.str());
   }
   StepProgram p{name_of(params.integrator), dt, {}};
@@ -70,9 +71,9 @@ StepProgram make_step_program(const IntegratorParams& params) {
                 {K::kick, 0.5 * (w0 + w1) * dt}, {K::drift, w1 * dt}, {K::forces},
                 {K::kick, 0.5 * w1 * dt}};
   } else {
-    if (!(params.damping > 0.0 && params.damping <= 1.0)) {
+    if (auto const why = damping_problem(params.damping); !why.empty()) {
       std::ostringstream s;
-      s << "--damping " << params.damping << ": must be in (0, 1]";
+      s << "--damping " << params.damping << ": " << why;
       throw InputError(s.str());
     }
     p.stages = {{K::kick, dt}, {K::damp, params.damping}, {K::drift, dt}, {K::forces}};
