@@ -25,6 +25,7 @@ TEST(StepContract, EveryIntegratorsProgramIsValid) {
   EXPECT_EQ(sim::make_step_program({sim::Integrator::leapfrog, 0.0, 1.0}).drifts(), 1);
   EXPECT_EQ(sim::make_step_program({sim::Integrator::euler_damped, 0.0, 0.9}).drifts(), 1);
   EXPECT_EQ(sim::make_step_program({sim::Integrator::yoshida4, 0.0, 1.0}).drifts(), 3);
+  EXPECT_EQ(sim::make_step_program({sim::Integrator::omelyan4, 0.0, 1.0}).drifts(), 4);
 }
 
 TEST(StepContract, AcceptsWhatTheGrammarAllows) {
@@ -56,24 +57,26 @@ TEST(StepContract, RejectsEachBrokenRuleByName) {
                             "stage 1 (damp): a damping factor must be in (0, 1]"));
 }
 
-TEST(StepContract, YoshidaSubstepsAddUpToOneStep) {
+TEST(StepContract, FourthOrderSubstepsAddUpToOneStep) {
   double const dt = 0.02;
-  auto const p = sim::make_step_program({sim::Integrator::yoshida4, dt, 1.0});
-  double drift = 0, kick = 0;
-  bool backwards = false;
-  for (auto const& s : p.stages) {
-    if (s.kind == K::drift) drift += s.value, backwards = backwards || s.value < 0;
-    if (s.kind == K::kick) kick += s.value;
+  for (auto const integrator : {sim::Integrator::yoshida4, sim::Integrator::omelyan4}) {
+    auto const p = sim::make_step_program({integrator, dt, 1.0});
+    double drift = 0, kick = 0;
+    bool backwards = false;
+    for (auto const& s : p.stages) {
+      if (s.kind == K::drift) drift += s.value, backwards = backwards || s.value < 0;
+      if (s.kind == K::kick) kick += s.value;
+    }
+    EXPECT_NEAR(drift, dt, 1e-15) << p.integrator;
+    EXPECT_NEAR(kick, dt, 1e-15) << p.integrator;
+    EXPECT_TRUE(backwards) << p.integrator << ": a fourth-order composition has a substep that goes backwards";
   }
-  EXPECT_NEAR(drift, dt, 1e-15);
-  EXPECT_NEAR(kick, dt, 1e-15);
-  EXPECT_TRUE(backwards) << "the middle substep of the fourth-order composition goes backwards";
 }
 
 TEST(Integrator, NamesRoundTrip) {
   for (auto const& entry : sim::kIntegratorNames) EXPECT_EQ(from_name<sim::Integrator>(entry.name), entry.value);
   EXPECT_FALSE(from_name<sim::Integrator>("leapfrg").has_value());
-  EXPECT_EQ(valid_names<sim::Integrator>(), "leapfrog, yoshida4, euler-damped");
+  EXPECT_EQ(valid_names<sim::Integrator>(), "leapfrog, yoshida4, omelyan4, euler-damped");
 }
 
 TEST(Integrator, RejectsNonPositiveDtAndBadDamping) {

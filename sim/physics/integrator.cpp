@@ -70,6 +70,16 @@ StepProgram make_step_program(const IntegratorParams& params) {
                 {K::kick, 0.5 * (w1 + w0) * dt}, {K::drift, w0 * dt}, {K::forces},
                 {K::kick, 0.5 * (w0 + w1) * dt}, {K::drift, w1 * dt}, {K::forces},
                 {K::kick, 0.5 * w1 * dt}};
+  } else if (params.integrator == Integrator::omelyan4) {
+    // PEFRL's coefficients (Omelyan, Mryglod & Folk 2002, eq. 20), with kicks and drifts exchanged:
+    // the fourth-order conditions are the same either way, and this arrangement measured more
+    // accurate here than their velocity version's own coefficients.
+    double const xi = 0.1644986515575760, lambda = -0.02094333910398989, chi = 1.235692651138917;
+    double const middle = 1.0 - 2.0 * (chi + xi), outer = 0.5 * (1.0 - 2.0 * lambda);
+    p.stages = {{K::kick, xi * dt},     {K::drift, outer * dt},  {K::forces}, {K::kick, chi * dt},
+                {K::drift, lambda * dt}, {K::forces},             {K::kick, middle * dt}, {K::drift, lambda * dt},
+                {K::forces},             {K::kick, chi * dt},      {K::drift, outer * dt}, {K::forces},
+                {K::kick, xi * dt}};
   } else {
     if (auto const why = damping_problem(params.damping); !why.empty()) {
       std::ostringstream s;

@@ -61,9 +61,11 @@ inline constexpr std::array<EnumName<StageKind>, 4> kStageKindNames{{{StageKind:
                                                                      {StageKind::forces, "forces"}}};
 constexpr const auto& enum_names(StageKind) { return kStageKindNames; }
 
-enum class Integrator { leapfrog, yoshida4, euler_damped };
-inline constexpr std::array<EnumName<Integrator>, 3> kIntegratorNames{
-    {{Integrator::leapfrog, "leapfrog"}, {Integrator::yoshida4, "yoshida4"}, {Integrator::euler_damped, "euler-damped"}}};
+enum class Integrator { leapfrog, yoshida4, omelyan4, euler_damped };
+inline constexpr std::array<EnumName<Integrator>, 4> kIntegratorNames{{{Integrator::leapfrog, "leapfrog"},
+                                                                       {Integrator::yoshida4, "yoshida4"},
+                                                                       {Integrator::omelyan4, "omelyan4"},
+                                                                       {Integrator::euler_damped, "euler-damped"}}};
 constexpr const auto& enum_names(Integrator) { return kIntegratorNames; }
 
 struct IntegratorParams {
@@ -78,6 +80,13 @@ double default_dt(Integrator integrator);
 // yoshida4: three leapfrog substeps of w1 dt, w0 dt, w1 dt with w1 = 1 / (2 - 2^(1/3)),
 //   w0 = 1 - 2 w1 (Yoshida 1990, Phys. Lett. A 150, 262; fourth order, symplectic), the kicks
 //   between substeps merged: three drifts and three force evaluations per step.
+// omelyan4: the optimised four-stage, fourth-order composition of Omelyan, Mryglod & Folk 2002
+//   (Comput. Phys. Commun. 146, 188; their PEFRL coefficients xi, lambda, chi), with kicks and drifts
+//   exchanged so that it begins and ends with a kick, whose forces the steps share:
+//   K(xi) D((1-2 lambda)/2) F K(chi) D(lambda) F K(1-2(chi+xi)) D(lambda) F K(chi) D((1-2 lambda)/2) F K(xi),
+//   in units of dt. Four force evaluations a step; at equal evaluations its energy error is 3-8
+//   times smaller than REBOUND's order-4 leapfrog and 12-14 times smaller than yoshida4's (Kepler
+//   orbits with e = 0.5 and 0.9, a hierarchical triple: tests/test_physics.cpp).
 // euler-damped (the classic demo: v += a dt; v *= damping; x += v dt): K(dt) damp D(dt) F.
 // The result is validated. Throws InputError for a non-positive dt or a damping out of range.
 StepProgram make_step_program(const IntegratorParams& params);
