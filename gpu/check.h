@@ -28,18 +28,32 @@ struct CudaError : RuntimeFailure {
 
 namespace nbody::gpu {
 // True on a thread while it captures a CUDA graph (multigpu/step_graph.h), where synchronising is
-// not allowed: Debug builds then skip their per-launch synchronisation.
+// not allowed: the per-launch synchronisation of NBODY_DEBUG_SYNC is then skipped.
 inline thread_local bool capturing = false;
+
+// Whether NBODY_DEBUG_SYNC is set in the environment (to anything but "" or "0"), read once per
+// process: every checked launch then waits for its stream, so an asynchronous fault surfaces at
+// the launch that caused it (as CUB_DEBUG_SYNC does for CCCL). Off by default in every build type:
+// a wait on the host after a launch can stand between one GPU's drift and the peer's forces that
+// wait for it on the GPU (multigpu/exchange_choice.h), and it serialises what should overlap.
+bool debug_sync();
+
+// What NBODY_CHECK_LAUNCH expands to: the launch error, and with debug_sync() a wait for `stream`
+// (only that stream: other streams, and other threads' GPUs, go on).
+struct LaunchCheck {
+  const char* file;
+  int line;
+  void operator()(cudaStream_t stream = nullptr) const {
+    cudaError_t const launched = cudaPeekAtLastError();
+    if (launched != cudaSuccess) throw_cuda_error(launched, "cudaPeekAtLastError() after a launch", file, line);
+    if (capturing || !debug_sync()) return;
+    cudaError_t const ran = cudaStreamSynchronize(stream);
+    if (ran != cudaSuccess) throw_cuda_error(ran, "cudaStreamSynchronize(launch stream) (NBODY_DEBUG_SYNC)", file, line);
+  }
+};
 }  // namespace nbody::gpu
 
-// After every kernel launch: the launch error (bad configuration, no kernel image for this
-// device). Debug builds also synchronise the device so asynchronous faults surface at the launch.
-#ifdef NDEBUG
-#define NBODY_CHECK_LAUNCH() NBODY_CUDA_CHECK(cudaPeekAtLastError())
-#else
-#define NBODY_CHECK_LAUNCH()                                                        \
-  do {                                                                              \
-    NBODY_CUDA_CHECK(cudaPeekAtLastError());                                        \
-    if (!::nbody::gpu::capturing) NBODY_CUDA_CHECK(cudaDeviceSynchronize());       \
-  } while (0)
-#endif
+// After every kernel launch, given the stream it was launched on (none: the default stream):
+// the launch error (bad configuration, no kernel image for this device), and under
+// NBODY_DEBUG_SYNC=1 a synchronisation of that stream, so asynchronous faults surface there.
+#define NBODY_CHECK_LAUNCH(...) (::nbody::gpu::LaunchCheck{__FILE__, __LINE__}(__VA_ARGS__))

@@ -28,7 +28,12 @@ std::vector<DeviceInfo> devices(std::string* why_none) {
     NBODY_CUDA_CHECK(cudaGetDeviceProperties(&p, d));
     int clock_khz = 0;
     NBODY_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, d));
-    list.push_back({d, p.name, p.multiProcessorCount, p.totalGlobalMem, p.major, p.minor, clock_khz / 1000});
+    list.push_back({d, p.name, p.multiProcessorCount, p.totalGlobalMem, p.major, p.minor, clock_khz / 1000, {}});
+    static char const kHex[] = "0123456789abcdef";
+    for (char byte : p.uuid.bytes) {
+      list.back().uuid += kHex[(unsigned char)byte >> 4];
+      list.back().uuid += kHex[(unsigned char)byte & 15];
+    }
   }
   return list;
 }

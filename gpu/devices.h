@@ -14,6 +14,7 @@ struct DeviceInfo {
   std::size_t memory_bytes = 0;
   int major = 0, minor = 0;
   int clock_mhz = 0;
+  std::string uuid;  // the GPU's own identity (hex), the same in every process whatever CUDA_VISIBLE_DEVICES says
 };
 
 // The visible CUDA devices; empty when there are none, with the reason in `why_none`.

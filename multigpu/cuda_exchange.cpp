@@ -17,12 +17,18 @@
 // sharing a GPU use the events: B.compute waits on ready_A[p]. Either way A's drift of publication
 // n + 2 follows, on A's stream, A's forces on n + 1, which waited for B's slice of n + 1 (B
 // announces it from its forces on n + 1), which B drifted after its forces on n: B no longer reads
-// buffer p when A writes it. Two things that rests on:
+// buffer p when A writes it. Three things that rests on:
 // - Not every block of a force kernel waits (one whose segment is in its own slice does not), but
 //   every forces stage of a device with bodies has a block that reads another slice, and that block
 //   waits for every peer: each stage covers all segments (one launch, or the ready and rest ones).
 // - A device's announcement needs its host thread to have enqueued its force kernel, not only its
-//   drift: nothing between a drift and its forces may wait on the host for a peer's forces.
+//   drift: nothing between a drift and its forces may wait on the host for a peer's forces. Where
+//   something may (NBODY_DEBUG_SYNC with one thread, CUDA_LAUNCH_BLOCKING, GPUs shared with other
+//   processes), auto picks peer copies and an explicit direct is refused (exchange_choice.h).
+// - The announcement's release is made by the force kernel after the drift kernel on the same
+//   stream, and covers the drift's stores because kernels of one stream run in order: the CUDA
+//   programming guide promises that order, the PTX memory model does not state it
+//   (docs/exchange.md).
 #include "multigpu/cuda_exchange.h"
 
 #include <algorithm>
@@ -42,7 +48,8 @@ namespace {
 
 class CudaExchange final : public Exchange {
  public:
-  CudaExchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode) : counters_(engines.size()) {
+  CudaExchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode, ExchangeConditions conditions)
+      : counters_(engines.size()) {
     for (auto* e : engines) {
       auto* cuda = dynamic_cast<sim::CudaSliceEngine*>(e);
       if (!cuda) throw std::logic_error("CUDA exchange needs CUDA engines");
@@ -51,17 +58,17 @@ class CudaExchange final : public Exchange {
     std::vector<int> ordinals;
     for (auto* e : engines_) ordinals.push_back(e->device());
     gpu::Topology const topology = gpu::query_topology(ordinals);
-    // Direct stores where every pair has peer access: never slower than copies (equal at large N,
-    // 40% less a step at N = 4,096 on 2 x H200 with graphs; docs/benchmarks.md).
-    if (mode == ExchangeMode::automatic) {
-      bool const few = engines_.size() <= std::size_t(sim::kMaxDriftPeers) + 1;
-      mode = !topology.all_pairs_peer() ? ExchangeMode::staged : few ? ExchangeMode::direct : ExchangeMode::peer;
-    }
+    std::vector<int> sorted = ordinals;
+    std::sort(sorted.begin(), sorted.end());
+    bool const distinct = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+    conditions.devices = engines_.size();
+    conditions.all_pairs_peer = topology.all_pairs_peer();
+    conditions.distinct_gpus = distinct;
+    bool const automatic = mode == ExchangeMode::automatic;
+    mode = choose_exchange(mode, conditions);
+    if (automatic && mode == ExchangeMode::peer) not_direct_because_ = direct_exchange_hazard(conditions);
     staged_ = mode == ExchangeMode::staged;
     direct_ = mode == ExchangeMode::direct;
-    if (direct_ && !topology.all_pairs_peer())
-      throw InputError("--exchange direct: needs every pair of GPUs to reach each other's memory (peer access); "
-                       "use --exchange peer or staged");
     if (!staged_) {
       for (std::size_t a = 0; a < engines_.size(); ++a) {
         gpu::DeviceGuard guard(ordinals[a]);
@@ -75,9 +82,7 @@ class CudaExchange final : public Exchange {
         }
       }
     }
-    std::vector<int> sorted = ordinals;
-    std::sort(sorted.begin(), sorted.end());
-    signals_ = direct_ && engines_.size() > 1 && std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+    signals_ = direct_ && engines_.size() > 1 && distinct;
     devices_.resize(engines_.size());
     for (std::size_t d = 0; d < engines_.size(); ++d) {
       PerDevice& p = devices_[d];
@@ -248,7 +253,7 @@ class CudaExchange final : public Exchange {
   std::string describe() const override {
     if (engines_.size() == 1) return "none (one device)";
     if (staged_) return "staged through pinned host memory";
-    if (!direct_) return "peer copies";
+    if (!direct_) return not_direct_because_.empty() ? "peer copies" : "peer copies (not direct: " + not_direct_because_ + ")";
     return signals_ ? "direct stores into peers, flags in device memory" : "direct stores into peers";
   }
 
@@ -286,6 +291,7 @@ class CudaExchange final : public Exchange {
   gpu::PinnedBuffer<unsigned int> released_;  // signals_: set, every wait on the GPU gives up
   std::atomic<bool> aborted_{false};
   bool abandoned_ = false;
+  std::string not_direct_because_;  // auto chose peer copies over direct stores for this reason
   PublicationCounters counters_;
 };
 
@@ -408,8 +414,9 @@ std::unique_ptr<HostStaging> make_cuda_staging(const std::vector<sim::SliceEngin
   return std::make_unique<CudaStaging>(engines);
 }
 
-std::unique_ptr<Exchange> make_cuda_exchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode) {
-  return std::make_unique<CudaExchange>(engines, mode);
+std::unique_ptr<Exchange> make_cuda_exchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode,
+                                             const ExchangeConditions& conditions) {
+  return std::make_unique<CudaExchange>(engines, mode, conditions);
 }
 
 }  // namespace nbody::multigpu

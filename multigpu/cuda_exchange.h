@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "multigpu/exchange.h"
+#include "multigpu/exchange_choice.h"
 
 namespace nbody::multigpu {
 
@@ -17,6 +18,10 @@ namespace nbody::multigpu {
 // waits on (cudaStreamWaitEvent); the host never waits for a device. Events are a ring of two per
 // device; a host-side counter per device makes sure a consumer thread never enqueues a wait before
 // the producer thread recorded that publication's event.
-std::unique_ptr<Exchange> make_cuda_exchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode);
+// `conditions`: what the process knows of its environment and its ranks
+// (process_exchange_conditions() and the simulation's); the exchange adds the devices' topology and
+// picks with choose_exchange(), throwing its InputError for a direct exchange it refuses.
+std::unique_ptr<Exchange> make_cuda_exchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode,
+                                             const ExchangeConditions& conditions);
 
 }  // namespace nbody::multigpu

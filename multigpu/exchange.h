@@ -15,7 +15,8 @@
 namespace nbody::multigpu {
 
 // How slices travel between GPUs: auto (direct where every pair has peer access, for up to 16
-// devices; peer beyond; staged where some pair lacks peer access), direct (the drift kernel stores
+// devices, unless a host wait can stand between a drift and its forces: exchange_choice.h; peer
+// beyond or then; staged where some pair lacks peer access), direct (the drift kernel stores
 // each new position into every peer's buffer itself, over NVLink: no copy and no copy stream
 // between one device's drift and another's forces), peer copies after the drift, or staged
 // through pinned host memory (the fallback, and for testing it).

@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "core/errors.h"
 #include "core/interrupt.h"
+#include "gpu/devices.h"
+#include "multigpu/exchange_choice.h"
 #include "multigpu/partition.h"
 #include "multigpu/rank_exchange.h"
 #if NBODY_HAVE_CUDA
@@ -37,6 +40,47 @@ std::uint64_t state_hash(const sim::BodySet& b) {
   add(b.velocity.data(), b.velocity.size() * sizeof(b.velocity[0]));
   return h;
 }
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(text);
+  while (std::getline(in, part, separator))
+    if (!part.empty()) parts.push_back(part);
+  return parts;
+}
+
+// Which ranks on this host share GPUs with this one (by the GPUs' UUIDs, which every process sees
+// alike whatever CUDA_VISIBLE_DEVICES gives it): a GPU-side wait for a peer could then be stuck
+// behind another rank's (exchange_choice.h). Collective.
+void add_host_sharing(const Ranks& ranks, const std::vector<int>& devices, ExchangeConditions& c) {
+  auto const visible = gpu::devices();
+  std::string mine = ranks.host() + '\n';
+  for (auto const& v : visible) mine += v.uuid + ' ';
+  mine += '\n';
+  for (int d : devices) mine += (d >= 0 && d < int(visible.size()) ? visible[std::size_t(d)].uuid : "-") + ' ';
+  auto const all = ranks.all_gather(mine);
+  std::vector<std::string> const own = split(all[std::size_t(ranks.rank())], '\n');
+  std::set<std::string> host_gpus;
+  c.local_ranks = 0;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    auto const theirs = split(all[r], '\n');
+    if (theirs.empty() || own.empty() || theirs[0] != own[0]) continue;
+    ++c.local_ranks;
+    if (theirs.size() > 1)
+      for (auto const& u : split(theirs[1], ' ')) host_gpus.insert(u);
+    if (int(r) == ranks.rank() || theirs.size() < 3 || own.size() < 3 || !c.shared_gpu.empty()) continue;
+    auto const used = split(theirs[2], ' ');
+    auto const mine_used = split(own[2], ' ');
+    for (std::size_t k = 0; k < mine_used.size() && k < devices.size(); ++k)
+      if (mine_used[k] != "-" && std::find(used.begin(), used.end(), mine_used[k]) != used.end()) {
+        c.shared_gpu = "GPU " + std::to_string(devices[k]) + " of rank " + std::to_string(ranks.rank()) +
+                       " is also used by rank " + std::to_string(r);
+        break;
+      }
+  }
+  c.host_gpus = int(host_gpus.size());
+}
 }  // namespace
 
 Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& program, const SimulationConfig& config)
@@ -52,6 +96,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       clock_(clock) {
   Ranks const& ranks = *ranks_;
   agree(ranks, [&] {
+    watchdog_ = Watchdog(watchdog_seconds(config_.watchdog_seconds));
     sim::validate(program_);  // the exchange relies on the step contract
     if (bodies_ == 0) throw InputError("no bodies to simulate");
     if (config_.devices.empty()) throw InputError("no devices to simulate on");
@@ -118,6 +163,8 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     rank_offsets_.push_back(range.begin);
   }
 
+  ExchangeConditions conditions;
+  if (config_.backend == sim::Backend::cuda && ranks.size() > 1) add_host_sharing(ranks, config_.devices, conditions);
   agree(ranks, [&] {
     int threads_per_engine = config_.cpu_threads;
     if (config_.backend == sim::Backend::cpu && config_.threading == Threading::workers) {
@@ -145,7 +192,12 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     std::unique_ptr<HostStaging> staging;
 #if NBODY_HAVE_CUDA
     if (config_.backend == sim::Backend::cuda) {
-      local = make_cuda_exchange(raw, config_.exchange);
+      ExchangeConditions here = process_exchange_conditions();
+      here.one_host_thread = config_.threading == Threading::single;
+      here.local_ranks = conditions.local_ranks;
+      here.host_gpus = conditions.host_gpus;
+      here.shared_gpu = conditions.shared_gpu;
+      local = make_cuda_exchange(raw, config_.exchange, here);
       if (ranks.size() > 1) staging = make_cuda_staging(raw);
     }
 #endif
@@ -157,7 +209,12 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     else
       exchange_ = std::move(local);
     scheduler_ = make_scheduler(config_.threading, raw, *exchange_);
+    // The upload computes the first forces and waits for them: a first, generous guess of a step's
+    // time for the watchdog, until steps have been timed.
+    auto const start = std::chrono::steady_clock::now();
     scheduler_->for_each_device([&](int d) { engines_[d]->upload(initial); });
+    double const upload = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    watchdog_.set_step_estimate(upload * std::max(1, program_.drifts()));
     if (config_.launch == Launch::graph)
       for (auto& g : graphs_) g = make_step_graph(raw);
   });
@@ -184,6 +241,7 @@ void Simulation::advance(std::uint64_t steps) {
 
 void Simulation::advance_unguarded(std::uint64_t steps) {
   if (steps == 0) return;
+  watchdog_.enqueued(steps_done_ + 1, steps);
   std::uint64_t const drifts = std::uint64_t(program_.drifts());
   if (config_.launch == Launch::graph) {
     // Whole blocks replay the graph of their starting parity (captured the first time: capturing
@@ -212,25 +270,72 @@ void Simulation::advance_unguarded(std::uint64_t steps) {
 }
 
 void Simulation::synchronize() {
-  // Several devices are polled first: blocking on one while it waits on the GPU for a failed peer
-  // would never return, and the failure would never be seen. Briefly by spinning, so that a step
-  // of microseconds is not timed in sleeps.
-  if (engines_.size() > 1) {
-    auto const start = std::chrono::steady_clock::now();
-    while (!idle()) {
-      if (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1))
-        std::this_thread::yield();
-      else
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
+  check_usable();
+  guarded([&] {
+    wait_for_devices({});
+    scheduler_->for_each_device([&](int d) { engines_[d]->synchronize(); });  // worker threads hand back, errors surface
+  });
+}
+
+// Polls rather than blocks: blocking on one device while it waits on the GPU for a failed peer
+// would never return, and the failure would never be seen; and a wait needs its bound.
+void Simulation::wait_for_devices(const std::function<void()>& poll) {
+  watchdog_.wait(
+      engines_.size(), [&](std::size_t d) { return engines_[d]->idle(); }, [&](std::size_t d) { return device_name(d); },
+      [&] { watchdog_expired_give_up(); }, poll);
+}
+
+// The waits on the GPUs are let go (their forces are then wrong); devices that still do not finish
+// within a few seconds are abandoned, so that destroying the simulation does not wait for them.
+void Simulation::watchdog_expired_give_up() {
+  exchange_->abort();
+  auto const grace = std::chrono::duration<double>(std::min(5.0, watchdog_.margin_seconds()));
+  auto const start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < grace) {
+    bool all = true;
+    for (auto& e : engines_) {
+      try {
+        all = e->idle() && all;
+      } catch (const std::exception&) {  // a failed device is done with; the watchdog reports the stall
+      }
     }
+    if (all) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  guarded([&] { scheduler_->for_each_device([&](int d) { engines_[d]->synchronize(); }); });
+  for (auto& e : engines_) e->abandon();
+  exchange_->abandon();
+  abandoned_ = true;
+}
+
+void Simulation::watchdog_expired() {
+  std::vector<std::string> busy;
+  for (std::size_t d = 0; d < engines_.size(); ++d)
+    if (!engines_[d]->idle()) busy.push_back(device_name(d));
+  if (busy.empty()) return watchdog_.finished();
+  watchdog_.expire(busy, [&] { watchdog_expired_give_up(); });
+}
+
+std::string Simulation::device_name(std::size_t d) const {
+  int const ordinal = engines_[d]->device();
+  std::string name = ordinal >= 0 ? "GPU " + std::to_string(ordinal) : "host device " + std::to_string(d);
+  if (ranks_->size() > 1) name += " of rank " + std::to_string(ranks_->rank());
+  return name;
+}
+
+void Simulation::check_usable() const {
+  if (abandoned_)
+    throw RuntimeFailure("the simulation's devices were given up (" + failure_ + "); it can only be destroyed");
 }
 
 bool Simulation::idle() {
+  check_usable();
   return guarded([&] {
     bool all = true;
     for (auto& e : engines_) all = e->idle() && all;  // every device, so that any failure shows
+    if (all)
+      watchdog_.finished();
+    else if (watchdog_.overdue())
+      watchdog_expired();
     return all;
   });
 }
@@ -248,10 +353,8 @@ void Simulation::stop_if_interrupted() {
 void Simulation::wait_interruptibly() {
   // The last stage of a step runs on each device's compute stream, after that device waited for
   // every copy it needed: all compute streams idle means the step, copies included, is done.
-  while (!idle()) {
-    stop_if_interrupted();
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
+  check_usable();
+  guarded([&] { wait_for_devices([&] { stop_if_interrupted(); }); });
   synchronize();  // the worker threads have handed back, and errors surface
 }
 
@@ -262,6 +365,8 @@ sim::BodySet Simulation::state() {
 }
 
 void Simulation::state(sim::BodySet& into) {
+  check_usable();
+  guarded([&] { wait_for_devices({}); });  // bounded, before the downloads' own waits
   into.resize(bodies_);
   into.type = types_;
   into.time = time();
@@ -287,6 +392,8 @@ std::vector<double> Simulation::gather_per_device(const std::vector<double>& min
 }
 
 sim::Diagnostics Simulation::diagnostics() {
+  check_usable();
+  guarded([&] { wait_for_devices({}); });
   std::vector<double> potential(engines_.size(), 0.0);
   scheduler_->for_each_device([&](int d) { potential[d] = engines_[d]->slice_potential(); });
   if (ranks_->size() > 1) potential = gather_per_device(potential, 1);
@@ -296,6 +403,8 @@ sim::Diagnostics Simulation::diagnostics() {
 }
 
 std::vector<Vec3d> Simulation::accelerations() {
+  check_usable();
+  guarded([&] { wait_for_devices({}); });
   std::vector<Vec3d> all(bodies_);
   scheduler_->for_each_device([&](int d) {
     auto const a = engines_[d]->download_accelerations();
@@ -322,6 +431,8 @@ void Simulation::start_timing(std::size_t steps) {
 }
 
 std::vector<std::vector<double>> Simulation::step_times_ms() {
+  check_usable();
+  guarded([&] { wait_for_devices({}); });
   std::vector<std::vector<double>> t(engines_.size());
   if (config_.launch == Launch::graph) {
     graph_timing_ = false;

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 #include "multigpu/exchange.h"
 #include "multigpu/scheduler.h"
 #include "multigpu/step_graph.h"
+#include "multigpu/watchdog.h"
 #include "sim/engines/engine.h"
 #include "sim/physics/body_set.h"
 #include "sim/physics/diagnostics.h"
@@ -41,6 +43,10 @@ struct SimulationConfig {
   Launch launch = Launch::stream;
   ExchangeMode exchange = ExchangeMode::automatic;
   int cpu_threads = 0;              // OpenMP threads in all (CPU backend); 0: all cores
+  // How long a wait for the devices may outlast the steps it waits for, in seconds, before the
+  // run ends naming the device that has not finished (multigpu/watchdog.h); 0:
+  // NBODY_WATCHDOG_SECONDS, else max(60 s, 100 x the median step time).
+  double watchdog_seconds = 0.0;
   // The processes the simulation spans; null: world() (core/ranks.h). Each rank gives its own
   // `devices`; `weights` then has one entry per device of every rank, in rank order.
   const Ranks* ranks = nullptr;
@@ -89,14 +95,18 @@ class Simulation {
   // torn state.
   void advance(std::uint64_t steps);
   // Waits for every device. A failure on any of them surfaces here even while another waits on
-  // the GPU for it: that wait is given up (Exchange::abort).
+  // the GPU for it: that wait is given up (Exchange::abort). The wait is bounded (multigpu/
+  // watchdog.h): past its bound it gives up the waits on the GPUs and throws RuntimeFailure naming
+  // each device that has not finished; a device that does not finish even then is abandoned (as on
+  // an interrupt), and the simulation can only be destroyed. Every call below that synchronises
+  // waits here first.
   void synchronize();
   // Waits like synchronize(), polling, and throws Interrupted (core/interrupt.h) as soon as a
   // signal arrives: the work still queued on GPUs is then abandoned (sim::SliceEngine::abandon), so
   // the simulation can only be destroyed, quickly, on the way to the process's exit.
   void wait_interruptibly();
   // True when every device has finished the work enqueued so far (never waits). Asks every
-  // device, so a failure anywhere is thrown.
+  // device, so a failure anywhere is thrown, and so is the watchdog's, once the steps are overdue.
   bool idle();
   // If a signal arrived (core/interrupt.h): gives up the work still queued on the devices and throws
   // Interrupted. The simulation can then only be destroyed, quickly, on the way to the exit.
@@ -141,6 +151,12 @@ class Simulation {
 
  private:
   void advance_unguarded(std::uint64_t steps);
+  // The bounded wait for every device behind synchronize() and wait_interruptibly().
+  void wait_for_devices(const std::function<void()>& poll);
+  void watchdog_expired();          // idle() found the steps overdue: throws, unless all finished just now
+  void watchdog_expired_give_up();  // lets go of the GPU-side waits; abandons devices that still do not finish
+  std::string device_name(std::size_t d) const;  // "GPU 1" (CUDA ordinal) or "host device 1"
+  void check_usable() const;  // RuntimeFailure once the devices were abandoned
   // Each rank's `per_device` values for each of its devices, gathered in device order.
   std::vector<double> gather_per_device(const std::vector<double>& mine, std::size_t per_device) const;
 
@@ -166,6 +182,8 @@ class Simulation {
   RunClock clock_;
   std::uint64_t publications_ = 0;  // drifts since the upload: the exchange's and the buffers' clock
   std::string failure_;  // the first failure of a step, if any: no step runs after it
+  Watchdog watchdog_;
+  bool abandoned_ = false;  // the engines' queued work was given up: nothing but destruction is left
 
   // Runs `work`; a failure lets every device waiting for a peer go, and stops further steps.
   template <class F>

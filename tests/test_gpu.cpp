@@ -2,14 +2,18 @@
 // where no CUDA device is visible).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <thread>
 
 #include "engine_support.h"
+#include "gpu/check.h"
 #include "gpu/devices.h"
 #include "multigpu/cuda_exchange.h"
 #include "multigpu/simulation.h"
+#include "multigpu/watchdog.h"
 #include "sim/engines/cuda_engine.h"
 #include "sim/physics/diagnostics.h"
 #include "test_support.h"
@@ -345,7 +349,8 @@ TEST(GpuExchange, ForcesWaitForThePeersDriftAndAbortGivesTheWaitUp) {
     owned.back()->upload(b);
   }
   sim::SliceEngine &first = *owned[0], &second = *owned[1];
-  auto exchange = multigpu::make_cuda_exchange({&first, &second}, multigpu::ExchangeMode::direct);
+  // Each device is driven by a thread of its own here: no condition of the process applies.
+  auto exchange = multigpu::make_cuda_exchange({&first, &second}, multigpu::ExchangeMode::direct, {});
   EXPECT_EQ(exchange->describe(), "direct stores into peers, flags in device memory");
   auto one = engine(b, sim::Kernel::fast, Precision::fp32);
 
@@ -391,6 +396,132 @@ sim::BodySet advance_in_calls(const sim::BodySet& b, multigpu::SimulationConfig 
   multigpu::Simulation sim(b, sim::make_step_program({integrator, 0.0, 0.995}), c);
   for (std::uint64_t steps : {3, 40, 16, 5, 32}) sim.advance(steps);
   return sim.state();
+}
+
+// A stream held by a host function until released: a device that does not finish, without a
+// kernel of the test's own (cudaLaunchHostFunc; the function makes no CUDA call).
+class StreamHold {
+ public:
+  explicit StreamHold(cudaStream_t stream) { NBODY_CUDA_CHECK(cudaLaunchHostFunc(stream, &StreamHold::hold, this)); }
+  ~StreamHold() { release(); }
+  void release() { released_.store(true); }
+
+ private:
+  static void CUDART_CB hold(void* self) {
+    while (!static_cast<StreamHold*>(self)->released_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::atomic<bool> released_{false};
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// A checked launch waits for nothing unless NBODY_DEBUG_SYNC is set, and then only for its own
+// stream: with another stream of the same GPU held for 2 s, a launch behind the hold returns at
+// once, and with NBODY_DEBUG_SYNC=1 (the gpu-debug-sync ctest entry) a launch on a free stream
+// returns finished while the hold lasts. A whole-device synchronisation would take the 2 s.
+TEST(GpuLaunchCheck, SynchronisesOnlyWhenAskedAndOnlyTheLaunchStream) {
+  REQUIRE_GPU();
+  auto const b = test::scenario("plummer", 1024);
+  auto held = engine(b, sim::Kernel::fast, Precision::fp32), free = engine(b, sim::Kernel::fast, Precision::fp32);
+  constexpr double kHoldSeconds = 2.0, kPromptSeconds = 1.0;  // a launch takes microseconds
+  StreamHold hold(dynamic_cast<sim::CudaSliceEngine&>(*held).stream());
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::duration<double>(kHoldSeconds));
+    hold.release();
+  });
+  auto const start = std::chrono::steady_clock::now();
+  if (gpu::debug_sync()) {
+    free->compute_forces();
+    EXPECT_TRUE(free->idle()) << "NBODY_DEBUG_SYNC=1 did not wait for the launch's stream";
+  } else {
+    held->compute_forces();
+    EXPECT_FALSE(held->idle());
+  }
+  double const took = seconds_since(start);
+  releaser.join();
+  held->synchronize();
+  EXPECT_LT(took, kPromptSeconds) << "the launch check waited for another stream (or, without NBODY_DEBUG_SYNC, at all)";
+}
+
+// The watchdog on a GPU that does not finish: after the bound it names the GPU and the steps, and
+// gives up (here: releases the hold), so the device finishes.
+TEST(GpuWatchdog, NamesTheGpuThatHasNotFinished) {
+  REQUIRE_GPU();
+  auto const b = test::scenario("plummer", 1024);
+  auto e = engine(b, sim::Kernel::fast, Precision::fp32);
+  auto hold = std::make_unique<StreamHold>(dynamic_cast<sim::CudaSliceEngine&>(*e).stream());
+  e->compute_forces();
+  multigpu::Watchdog w(0.3);
+  w.enqueued(12, 1);
+  auto const start = std::chrono::steady_clock::now();
+  try {
+    w.wait(
+        1, [&](std::size_t) { return e->idle(); }, [&](std::size_t) { return "GPU " + std::to_string(e->device()); },
+        [&] { hold->release(); });
+    ADD_FAILURE() << "a GPU that did not finish was waited for";
+  } catch (const RuntimeFailure& x) {
+    EXPECT_EQ(std::string(x.what()).rfind("GPU 0 has not finished step 12 after ", 0), 0u) << x.what();
+  }
+  EXPECT_LT(seconds_since(start), 3.0);  // the bound is 0.3 s
+  EXPECT_TRUE(idle_within(*e, std::chrono::seconds(10)));
+}
+
+// Two GPUs, direct exchange: device 0's forces wait on the GPU for device 1's drift, which never
+// comes. The watchdog names the device, and giving up through the exchange lets the kernel end.
+TEST(GpuWatchdog, GivesUpAGpuWaitingForAPeerThatNeverDrifts) {
+  if (gpu::devices().size() < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpu::devices().size() << " visible";
+  if (!gpu::query_topology({0, 1}).all_pairs_peer()) GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
+  auto const b = test::scenario("plummer", 4096);
+  std::vector<std::unique_ptr<sim::SliceEngine>> owned;
+  for (int d = 0; d < 2; ++d) {
+    sim::EngineConfig c = test::engine_config(b, Precision::fp32, sim::Kernel::fast, kSoftening, {2048u * d, 2048});
+    c.device = d;
+    owned.push_back(sim::make_cuda_engine(c));
+    owned.back()->upload(b);
+  }
+  auto exchange = multigpu::make_cuda_exchange({owned[0].get(), owned[1].get()}, multigpu::ExchangeMode::direct, {});
+  DeviceThread waiting(*owned[0], *exchange);  // device 1 never drifts
+  multigpu::Watchdog w(0.3);
+  w.enqueued(1, 1);
+  auto const start = std::chrono::steady_clock::now();
+  try {
+    w.wait(
+        2, [&](std::size_t d) { return owned[d]->idle(); }, [&](std::size_t d) { return "GPU " + std::to_string(d); },
+        [&] { exchange->abort(); });
+    ADD_FAILURE() << "a GPU waiting for its peer was waited for";
+  } catch (const RuntimeFailure& x) {
+    EXPECT_EQ(std::string(x.what()).rfind("GPU 0 has not finished step 1 after ", 0), 0u) << x.what();
+  }
+  EXPECT_LT(seconds_since(start), 3.0);  // the bound is 0.3 s
+  EXPECT_TRUE(idle_within(*owned[0], std::chrono::seconds(10))) << "the wait on the GPU was not given up";
+  EXPECT_EQ(waiting.join(), "");
+}
+
+// Where a launch waits on the host (CUDA_LAUNCH_BLOCKING=1), auto takes peer copies and says why,
+// and an explicit direct exchange is refused with the reason. The variable is read when the
+// exchange is chosen; set after CUDA started it blocks nothing, which is all the test needs.
+TEST(GpuTopology, NoDirectExchangeWhereALaunchCanWaitOnTheHost) {
+  if (gpu::devices().size() < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpu::devices().size() << " visible";
+  if (!gpu::query_topology({0, 1}).all_pairs_peer()) GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
+  setenv("CUDA_LAUNCH_BLOCKING", "1", 1);
+  auto const program = sim::make_step_program({sim::Integrator::leapfrog, 0.0, 1.0});
+  auto config = gpu_config(Precision::fp32, {0, 1});
+  {
+    multigpu::Simulation sim(test::scenario("plummer", 100), program, config);
+    EXPECT_NE(sim.describe().find("exchange peer copies (not direct: CUDA_LAUNCH_BLOCKING=1"), std::string::npos)
+        << sim.describe();
+  }
+  config.exchange = multigpu::ExchangeMode::direct;
+  try {
+    multigpu::Simulation sim(test::scenario("plummer", 100), program, config);
+    ADD_FAILURE() << "--exchange direct was taken under CUDA_LAUNCH_BLOCKING=1";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--exchange direct: CUDA_LAUNCH_BLOCKING=1 makes each launch wait", 0), 0u)
+        << e.what();
+  }
+  unsetenv("CUDA_LAUNCH_BLOCKING");
 }
 
 TEST(GpuGraphs, ReplaysGiveTheBitsOfStreamLaunches) {

@@ -174,7 +174,7 @@ class CudaEngine final : public CudaSliceEngine {
     kernels::reduce_partials<Real><<<blocks_for(config_.slice.count, kElementwiseBlock), kElementwiseBlock, 0,
                                      stream_.get()>>>(partial_.data(), int(layout_.count), int(config_.slice.count),
                                                       acceleration_.data());
-    NBODY_CHECK_LAUNCH();
+    NBODY_CHECK_LAUNCH(stream_.get());
     ready_segments_ = {0, 0};
   }
 
@@ -197,7 +197,7 @@ class CudaEngine final : public CudaSliceEngine {
     int const n = int(config_.slice.count);
     kernels::kick<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(
         velocity_.data(), acceleration_.data(), n, Real(dt));
-    NBODY_CHECK_LAUNCH();
+    NBODY_CHECK_LAUNCH(stream_.get());
   }
 
   void damp(double factor) override {
@@ -206,7 +206,7 @@ class CudaEngine final : public CudaSliceEngine {
     int const n = int(config_.slice.count);
     kernels::damp<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(velocity_.data(), n,
                                                                                                    Real(factor));
-    NBODY_CHECK_LAUNCH();
+    NBODY_CHECK_LAUNCH(stream_.get());
   }
 
   // A drift that counts itself runs even on an empty slice: its peers wait for the count.
@@ -219,7 +219,7 @@ class CudaEngine final : public CudaSliceEngine {
     int const n = int(config_.slice.count);
     kernels::drift<Real><<<drift_blocks(), kElementwiseBlock, 0, stream_.get()>>>(
         current().data(), next().data(), velocity_.data(), int(config_.slice.begin), n, Real(dt), peers_[current_ ^ 1]);
-    NBODY_CHECK_LAUNCH();
+    NBODY_CHECK_LAUNCH(stream_.get());
   }
 
   void kick_drift(double kick_dt, double drift_dt) override {
@@ -229,7 +229,7 @@ class CudaEngine final : public CudaSliceEngine {
     kernels::kick_drift<Real><<<drift_blocks(), kElementwiseBlock, 0, stream_.get()>>>(
         current().data(), next().data(), velocity_.data(), acceleration_.data(), int(config_.slice.begin), n,
         Real(kick_dt), Real(drift_dt), peers_[current_ ^ 1]);
-    NBODY_CHECK_LAUNCH();
+    NBODY_CHECK_LAUNCH(stream_.get());
   }
 
   void swap_buffers() override { current_ ^= 1; }
@@ -254,7 +254,7 @@ class CudaEngine final : public CudaSliceEngine {
     double const eps2 = config_.softening * config_.softening;
     kernels::slice_potential<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(
         current().data(), int(config_.bodies), int(config_.slice.begin), int(n), eps2, potential_.data());
-    NBODY_CHECK_LAUNCH();
+    NBODY_CHECK_LAUNCH(stream_.get());
     std::vector<double> phi(n);
     NBODY_CUDA_CHECK(
         cudaMemcpyAsync(phi.data(), potential_.data(), n * sizeof(double), cudaMemcpyDeviceToHost, stream_.get()));
@@ -335,14 +335,20 @@ class CudaEngine final : public CudaSliceEngine {
   }
 
  private:
-  // Calls f(policy) with the m r^-3 policy the run uses (--fp64-rsqrt for fp64).
+  // Calls f(policy) with the m r^-3 policy the run uses (--fp64-rsqrt for fp64), wrapped in
+  // kernels::FromPeers where peer GPUs store into the positions while force kernels read them (the
+  // direct exchange between distinct GPUs): those kernels load positions coherently.
   template <class F>
   void with_policy(F&& f) const {
+    auto const pick = [&](auto policy) {
+      if (wait_.announce.own) return f(kernels::FromPeers<decltype(policy)>{});
+      f(policy);
+    };
     if constexpr (std::is_same_v<Real, double>) {
-      if (config_.fp64_rsqrt == Fp64Rsqrt::newton) return f(kernels::RsqrtNewtonFromFloat{});
-      if (config_.fp64_rsqrt == Fp64Rsqrt::series) return f(kernels::InvR3FromFloat{});
+      if (config_.fp64_rsqrt == Fp64Rsqrt::newton) return pick(kernels::RsqrtNewtonFromFloat{});
+      if (config_.fp64_rsqrt == Fp64Rsqrt::series) return pick(kernels::InvR3FromFloat{});
     }
-    f(kernels::RsqrtHardware{});
+    pick(kernels::RsqrtHardware{});
   }
 
   // The forces; with `kick_dt` (split fast kernel only), the kick after them in the reduction.
@@ -356,23 +362,23 @@ class CudaEngine final : public CudaSliceEngine {
     if (kernel_ == Kernel::naive) {
       kernels::naive_forces<Real, Rsqrt><<<blocks_for(args.count, block_), block_, 0, s>>>(current().data(), args, eps2,
                                                                                            acceleration_.data());
-      NBODY_CHECK_LAUNCH();
+      NBODY_CHECK_LAUNCH(stream_.get());
     } else if (kernel_ == Kernel::tiled) {
       kernels::tiled_forces<Real, Rsqrt><<<blocks_for(args.count, block_), block_, block_ * sizeof(Real4<Real>), s>>>(
           current().data(), args, eps2, acceleration_.data());
-      NBODY_CHECK_LAUNCH();
+      NBODY_CHECK_LAUNCH(stream_.get());
     } else {
       with_shape([&](auto shape) {
         using Shape = decltype(shape);
         dim3 const grid(blocks_for(args.count, Shape::block * Shape::bodies), split_ ? args.segments : 1);
         fast_kernel<Real, Rsqrt, Shape>()<<<grid, Shape::block, 0, s>>>(
             current().data(), args, eps2, split_ ? partial_.data() : acceleration_.data());
-        NBODY_CHECK_LAUNCH();
+        NBODY_CHECK_LAUNCH(stream_.get());
         if (split_) {
           kernels::reduce_partials<Real><<<blocks_for(args.count, kElementwiseBlock), kElementwiseBlock, 0, s>>>(
               partial_.data(), args.segments, args.count, acceleration_.data(), kick_dt ? velocity_.data() : nullptr,
               Real(kick_dt ? *kick_dt : 0.0));
-          NBODY_CHECK_LAUNCH();
+          NBODY_CHECK_LAUNCH(stream_.get());
         }
       });
     }
@@ -394,7 +400,7 @@ class CudaEngine final : public CudaSliceEngine {
       dim3 const grid(blocks_for(args.count, Shape::block * Shape::bodies), unsigned(last - first));
       fast_kernel<Real, Rsqrt, Shape>()<<<grid, Shape::block, 0, stream_.get()>>>(
           current().data() + offset, args, eps2, partial_.data() + first * config_.slice.count);
-      NBODY_CHECK_LAUNCH();
+      NBODY_CHECK_LAUNCH(stream_.get());
     });
   }
 

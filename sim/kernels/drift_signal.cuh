@@ -15,17 +15,24 @@
 // Only for engines on distinct GPUs: a force kernel spinning on a GPU that must also run the
 // peer's drift could hold the very multiprocessors that drift needs. Likewise each GPU must run
 // its kernels on its own: under compute-sanitizer's racecheck a tiled run on 2 GPUs did not
-// progress (scripts/gpu-check.sh runs racecheck with --exchange peer). The announcing block is one
+// progress (scripts/gpu-check.sh runs racecheck with --exchange peer). So `auto` never picks this
+// exchange, and an explicit one is refused, where a host wait can stand between a drift and its
+// forces or GPUs may be shared between processes (multigpu/exchange_choice.h: NBODY_DEBUG_SYNC with
+// one host thread, CUDA_LAUNCH_BLOCKING=1, MPS, ranks on one host sharing GPUs). The announcing block is one
 // that runs, so no wait depends on a block that has not begun. A peer that never announces (a
 // failed run) is given up on through `released`, a word in pinned host memory the host sets
 // without any CUDA call and a wait reads once it has lasted kPollHostAfterNs; a wait of
-// kStallSeconds, which only a defect can cause, traps with a message instead of hanging.
+// kStallSeconds, which only a defect can cause, traps with a message instead of hanging; the
+// host's watchdog (multigpu/watchdog.h) sets `released` long before that. The release's reliance on
+// stream order between the drift and the force kernel is written down in docs/exchange.md.
 #pragma once
 
 #include <cuda/atomic>
 #include <cuda_runtime.h>
 
 #include <cstdio>
+
+#include "core/real4.h"
 
 #include "sim/kernels/drift_signal.h"
 
@@ -111,6 +118,38 @@ __device__ __forceinline__ void meet_peers(const PeerWait& w, ReadsPeers reads_p
     }
   }
   __syncthreads();
+}
+
+// Loads of positions a peer GPU stores into (the direct exchange's force kernels, the
+// instantiations with a FromPeers policy): an ordinary coherent load (ld.global), which the PTX memory model
+// orders after meet_peers' acquire through the barrier, and never the read-only path
+// (ld.global.nc) the compiler takes for a `const __restrict__` pointer: for that path the model
+// promises nothing, and a block that sums its own slice without waiting may have cached a line a
+// peer is still storing into. Volatile, so the load stays after the barrier; other blocks' own
+// stores and the one-GPU kernels are untouched (they keep ld.global.nc). The price of this against
+// the read-only path is measured on a GPU (docs/exchange.md).
+// A force kernel's m r^-3 policy wrapped in FromPeers is the same arithmetic with these loads:
+// the kernels' instantiations for the direct exchange between GPUs. (A wrapper rather than a new
+// template parameter, so that the one-GPU kernels keep their names and their machine code.)
+template <class Rsqrt>
+struct FromPeers : Rsqrt {};
+template <class Rsqrt>
+inline constexpr bool kFromPeers = false;
+template <class Rsqrt>
+inline constexpr bool kFromPeers<FromPeers<Rsqrt>> = true;
+
+// Kernels write `kFromPeers<Rsqrt> ? load_coherent(pos + j) : pos[j]`: `pos[j]` itself in the
+// one-GPU kernels, whose machine code a helper taking the pointer would change.
+template <class Real>
+__device__ __forceinline__ Real4<Real> load_coherent(const Real4<Real>* p) {
+  Real4<Real> v;
+  if constexpr (sizeof(Real) == 4) {
+    asm volatile("ld.global.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  } else {
+    asm volatile("ld.global.v2.f64 {%0, %1}, [%2];" : "=d"(v.x), "=d"(v.y) : "l"(p));
+    asm volatile("ld.global.v2.f64 {%0, %1}, [%2];" : "=d"(v.z), "=d"(v.w) : "l"(&p->z));
+  }
+  return v;
 }
 
 }  // namespace nbody::sim::kernels

@@ -97,7 +97,8 @@ __global__ void __maxnreg__(kMaxRegisters) fast_forces(const Real4<Real>* __rest
   Real ax[kBodies], ay[kBodies], az[kBodies];
 #pragma unroll
   for (int r = 0; r < kBodies; ++r) {
-    pi[r] = pos[args.begin + min(base + r * kBlock, args.count - 1)];
+    int const i = args.begin + min(base + r * kBlock, args.count - 1);
+    pi[r] = kFromPeers<Rsqrt> ? load_coherent(pos + i) : pos[i];
     ax[r] = ay[r] = az[r] = Real(0);
   }
   bool const split = gridDim.y > 1;
@@ -111,18 +112,21 @@ __global__ void __maxnreg__(kMaxRegisters) fast_forces(const Real4<Real>* __rest
     if constexpr (kPrefetch) {
       // Two tiles: the next tile's global load is in flight while this one is swept; one
       // barrier per tile (it also protects the buffer the next store overwrites).
-      Real4<Real> next = pos[j_begin + threadIdx.x];
+      auto const first = j_begin + threadIdx.x;  // unsigned, as the index always was
+      Real4<Real> next = kFromPeers<Rsqrt> ? load_coherent(pos + first) : pos[first];
       int buffer = 0;
       for (int j0 = j_begin; j0 < j_end; j0 += kBlock, buffer ^= 1) {
         tiles[buffer][threadIdx.x] = next;
         __syncthreads();
-        if (j0 + kBlock < j_end) next = pos[j0 + kBlock + threadIdx.x];
+        auto const j = j0 + kBlock + threadIdx.x;
+        if (j0 + kBlock < j_end) next = kFromPeers<Rsqrt> ? load_coherent(pos + j) : pos[j];
         sweep_tile<Real, Rsqrt, kBlock, Order>(tiles[buffer], pi, eps2, px, py, pz);
       }
       __syncthreads();  // the last tile is read before the next segment's first store
     } else {
       for (int j0 = j_begin; j0 < j_end; j0 += kBlock) {
-        tiles[0][threadIdx.x] = pos[j0 + threadIdx.x];
+        auto const j = j0 + threadIdx.x;
+        tiles[0][threadIdx.x] = kFromPeers<Rsqrt> ? load_coherent(pos + j) : pos[j];
         __syncthreads();
         sweep_tile<Real, Rsqrt, kBlock, Order>(tiles[0], pi, eps2, px, py, pz);
         __syncthreads();

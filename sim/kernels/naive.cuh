@@ -14,12 +14,16 @@ __global__ void naive_forces(const Real4<Real>* __restrict__ pos, ForceArgs args
   meet_peers(args.wait, [] { return true; });
   int const t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= args.count) return;  // no barrier after this
-  Real4<Real> const pi = pos[args.begin + t];
+  Real4<Real> const pi = kFromPeers<Rsqrt> ? load_coherent(pos + args.begin + t) : pos[args.begin + t];
   Real ax = 0, ay = 0, az = 0;
   for (int s = 0; s < args.segments; ++s) {
     Real px = 0, py = 0, pz = 0;
     int const j_end = (s + 1) * args.segment_length;
-    for (int j = s * args.segment_length; j < j_end; ++j) interact<Real, Rsqrt>(pi, pos[j], eps2, px, py, pz);
+    for (int j = s * args.segment_length; j < j_end; ++j)
+      if constexpr (kFromPeers<Rsqrt>)
+        interact<Real, Rsqrt>(pi, load_coherent(pos + j), eps2, px, py, pz);
+      else
+        interact<Real, Rsqrt>(pi, pos[j], eps2, px, py, pz);
     ax += px;
     ay += py;
     az += pz;

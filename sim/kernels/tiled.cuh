@@ -17,13 +17,15 @@ __global__ void tiled_forces(const Real4<Real>* __restrict__ pos, ForceArgs args
   auto* tile = reinterpret_cast<Real4<Real>*>(shared_bytes);
   int const tile_size = min(int(blockDim.x), args.segment_length);
   int const t = blockIdx.x * blockDim.x + threadIdx.x;
-  Real4<Real> const pi = pos[args.begin + min(t, args.count - 1)];
+  int const i = args.begin + min(t, args.count - 1);
+  Real4<Real> const pi = kFromPeers<Rsqrt> ? load_coherent(pos + i) : pos[i];
   Real ax = 0, ay = 0, az = 0;
   for (int s = 0; s < args.segments; ++s) {
     Real px = 0, py = 0, pz = 0;
     int const j_end = (s + 1) * args.segment_length;
     for (int j0 = s * args.segment_length; j0 < j_end; j0 += tile_size) {
-      if (int(threadIdx.x) < tile_size) tile[threadIdx.x] = pos[j0 + threadIdx.x];
+      auto const j = j0 + threadIdx.x;
+      if (int(threadIdx.x) < tile_size) tile[threadIdx.x] = kFromPeers<Rsqrt> ? load_coherent(pos + j) : pos[j];
       __syncthreads();
       for (int k = 0; k < tile_size; ++k) interact<Real, Rsqrt>(pi, tile[k], eps2, px, py, pz);
       __syncthreads();
