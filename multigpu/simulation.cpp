@@ -241,7 +241,7 @@ void Simulation::advance(std::uint64_t steps) {
 
 void Simulation::advance_unguarded(std::uint64_t steps) {
   if (steps == 0) return;
-  watchdog_.enqueued(steps_done_ + 1, steps);
+  watchdog_.enqueued(clock_.step + 1, steps);
   std::uint64_t const drifts = std::uint64_t(program_.drifts());
   if (config_.launch == Launch::graph) {
     // Whole blocks replay the graph of their starting parity (captured the first time: capturing
