@@ -89,9 +89,9 @@ TEST_F(Cli, BadNamesListTheValidOnes) {
 }
 
 TEST_F(Cli, BadPhysicsValuesAreRejected) {
-  expect_input_error("--softening 0 --run", "--softening 0: must be > 0");
-  expect_input_error("--dt -1 --run", "--dt -1: must be a positive number");
-  expect_input_error("--integrator euler-damped --damping 2 --run", "--damping 2: must be in (0, 1]");
+  expect_input_error("--softening 0 --run", "--softening 0: must be a length in (0, 1e+12]");
+  expect_input_error("--dt -1 --run", "--dt -1: must be a time step in (0, 1e+12]");
+  expect_input_error("--integrator euler-damped --damping 2 --run", "--damping 2: must be a factor in (0, 1]");
   expect_input_error("--scenario two-body --bodies 5 --run", "two-body scenario has exactly 2 bodies");
   expect_input_error("--scenario two-body --eccentricity 1.2 --run", "--eccentricity 1.2: must be a number in [0, 1)");
 }
@@ -259,14 +259,14 @@ TEST_F(Cli, HostileInputIsRefusedUpFront) {
       {"--run --bodies 1073741825", "--bodies 1073741825: must be a whole number from 1 to 1073741824"},
       {"--run --gpus -1", "--gpus -1: '-1' is not a GPU number"},
       // Values that are not finite, or not physical.
-      {"--run --dt 1e400", "--dt 1e400: must be a positive number"},
-      {"--run --dt nan", "--dt nan: must be a positive number"},
-      {"--run --dt inf", "--dt inf: must be a positive number"},
-      {"--run --softening 0", "--softening 0: must be > 0"},
-      {"--run --softening -inf", "--softening -inf: must be > 0"},
-      {"--run --integrator euler-damped --damping nan", "--damping nan: must be in (0, 1]"},
+      {"--run --dt 1e400", "--dt 1e400: must be a time step in (0, 1e+12]"},
+      {"--run --dt nan", "--dt nan: must be a time step in (0, 1e+12]"},
+      {"--run --dt inf", "--dt inf: must be a time step in (0, 1e+12]"},
+      {"--run --softening 0", "--softening 0: must be a length in (0, 1e+12]"},
+      {"--run --softening -inf", "--softening -inf: must be a length in (0, 1e+12]"},
+      {"--run --integrator euler-damped --damping nan", "--damping nan: must be a factor in (0, 1]"},
       {"--run --scenario two-body --eccentricity nan", "--eccentricity nan: must be a number in [0, 1)"},
-      {"--validate --tolerance nan", "--tolerance nan: must be a number above 0"},
+      {"--validate --tolerance nan", "--tolerance nan: must be a relative error in (0, 1]"},
       {"--run --numgpus 2 --weights 1,nan", "--weights 1,nan: 'nan' is not a positive number"},
       // Files that are not snapshots: refused without reading them (a FIFO would block forever).
       {"--run --load /dev/zero", "/dev/zero: not a regular file (a character device)"},
@@ -306,6 +306,58 @@ TEST_F(Cli, HostileInputIsRefusedUpFront) {
       EXPECT_EQ(r.err.find(internal), std::string::npos) << row.args << ": " << r.err;
   }
   EXPECT_EQ(slurp(file("real.bin")), "x") << "the symlink's target was touched";
+}
+
+// An empty path or list element is refused, never taken as "no file" or "no element": '--restart' ''
+// used to run a fresh scenario, '--save' '' to write nothing, '--weights 1,1,' to drop the last.
+TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
+  struct Row {
+    std::string args, words;
+  };
+  std::vector<Row> const rows{
+      {"--run --restart ''", "--restart '': the path is empty; name a file"},
+      {"--run --load ''", "--load '': the path is empty; name a file"},
+      {"--run --save ''", "--save '': the path is empty; name a file"},
+      {"--run --json ''", "--json '': the path is empty"},
+      {"--run --checkpoint ''", "--checkpoint '': the path is empty"},
+      {"--compare-threading --csv ''", "--csv '': the path is empty"},
+      {"--offscreen --screenshot ''", "--screenshot '': the path is empty"},
+      {"--offscreen --video ''", "--video '': the path is empty"},
+      {"--offscreen --frames-dir ''", "--frames-dir '': the path is empty; name a folder"},
+      {"--viewer --screenshot-dir ''", "--screenshot-dir '': the path is empty; name a folder"},
+      {"--run --weights ''", "--weights '': the list is empty"},
+      {"--run --numgpus 2 --weights 1,1,", "--weights 1,1,: an empty element"},
+      {"--run --numgpus 2 --weights ,1,1", "--weights ,1,1: an empty element"},
+      {"--run --gpus ''", "--gpus '': the list is empty"},
+      {"--run --gpus 0,,1", "--gpus 0,,1: an empty element"},
+      {"--compare-threading --bodies 256,", "--bodies 256,: an empty element"},
+      {"--run --bodies ''", "--bodies '': the list is empty"},
+  };
+  for (auto const& row : rows) {
+    // Short work if the refusal were missing: one step, or one frame.
+    bool const viewer = row.args.find("--offscreen") != std::string::npos || row.args.find("--viewer") != std::string::npos;
+    Result const r = nbody(row.args + (viewer ? " --bodies 16 --frames 1" : " --steps 1"));
+    EXPECT_EQ(r.code, 2) << row.args << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("error: " + row.words, 0), 0u) << row.args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    EXPECT_EQ(r.out, "") << row.args << ": work started";
+  }
+}
+
+// A refused value is told the rule itself: the bounds the check uses, not a looser summary.
+TEST_F(Cli, RangeMessagesStateTheRealBounds) {
+  expect_input_error("--run --dt 1e30", "--dt 1e30: must be a time step in (0, 1e+12]");
+  expect_input_error("--run --softening 1e13", "--softening 1e13: must be a length in (0, 1e+12]");
+  expect_input_error("--viewer --brightness 1e7", "--brightness 1e7: must be a brightness in (0, 1e+06]");
+  expect_input_error("--run --scenario two-body --eccentricity 1", "--eccentricity 1: must be a number in [0, 1)");
+  // Weights whose running sum overflows the partition's arithmetic (it ran out of memory, blaming
+  // --bodies) are refused as such; a small one still is not a positive number.
+  expect_input_error("--run --numgpus 2 --bodies 100 --weights 1e308,1e308",
+                     "--weights 1e308,1e308: '1e308' is too large; each weight is a relative share in (0, 1e+12]");
+  expect_input_error("--run --numgpus 2 --weights 1,0", "--weights 1,0: '0' is not a positive number");
+  // Negative control: the bounds themselves are accepted.
+  EXPECT_EQ(nbody("--run --bodies 16 --steps 1 -q --numgpus 2 --weights 1e12,1").code, 0);
+  EXPECT_EQ(nbody("--run --bodies 16 --steps 1 -q --softening 1e12").code, 0);
 }
 
 // A run that blows up stops with an error naming the step and the likely cause, and writes nothing.
