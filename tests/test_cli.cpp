@@ -407,6 +407,107 @@ TEST_F(Cli, CheckpointSeriesIsNamedAfterTheStep) {
   EXPECT_EQ(sim::read_checkpoint(file("s.h5")).run.step, 25u);
 }
 
+// Every name of a series is checked before the run like the other outputs: a directory where a
+// checkpoint falls due stopped the run half way (exit 2), losing the final --checkpoint and --save.
+TEST_F(Cli, PeriodicCheckpointNamesAreCheckedBeforeTheRun) {
+  fs::create_directory(dir_ / "pd_00000050.h5");
+  std::string const series = " --checkpoint " + file("pd.h5") + " --checkpoint-every 50 --save " + file("pd.bin");
+  expect_input_error("--run --bodies 256 --steps 200" + series,
+                     "--checkpoint-every 50 writes " + file("pd_00000050.h5") + ": is a directory");
+  EXPECT_EQ(nbody("--run --bodies 256 --steps 200" + series).out, "") << "the run started";
+  // Too many names to look at each (2,000,000 here): the ones the folder holds are still found.
+  fs::create_directory(dir_ / "pd_01999950.h5");
+  fs::remove(dir_ / "pd_00000050.h5");
+  expect_input_error("--run --bodies 16 --steps 2000000" + series,
+                     "--checkpoint-every 50 writes " + file("pd_01999950.h5") + ": is a directory");
+  // Another output named like a checkpoint of the series would be replaced by it.
+  fs::remove(dir_ / "pd_01999950.h5");
+  expect_input_error("--run --bodies 16 --steps 100 --checkpoint " + file("pd.h5") + " --checkpoint-every 50 --save " +
+                         file("pd_00000100.h5"),
+                     "both name " + file("pd_00000100.h5"));
+  // Negative control: a directory named for a step the run does not reach stops nothing.
+  fs::create_directory(dir_ / "pd_00000250.h5");
+  Result const r = nbody("--run --bodies 16 --steps 200 -q" + series);
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// A restart's series starts after its step: only the names it will write are checked.
+TEST_F(Cli, ARestartsSeriesIsCheckedFromItsStep) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  ASSERT_EQ(nbody("--run --bodies 64 --steps 30 -q --checkpoint " + file("r.h5")).code, 0);
+  fs::create_directory(dir_ / "s_00000020.h5");  // before the restart's step: never written
+  Result const ok = nbody("--run --restart " + file("r.h5") + " --steps 30 -q --checkpoint " + file("s.h5") +
+                          " --checkpoint-every 20");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_TRUE(fs::exists(file("s_00000040.h5")));
+  EXPECT_TRUE(fs::exists(file("s_00000060.h5")));
+  fs::remove(file("s_00000040.h5"));
+  fs::remove(file("s_00000060.h5"));
+  fs::create_directory(dir_ / "s_00000060.h5");
+  expect_input_error("--run --restart " + file("r.h5") + " --steps 30 --checkpoint " + file("s.h5") +
+                         " --checkpoint-every 20",
+                     "--checkpoint-every 20 writes " + file("s_00000060.h5") + ": is a directory");
+  EXPECT_FALSE(fs::exists(file("s_00000040.h5"))) << "the run started";
+}
+
+// A checkpoint of the series that still cannot be written (here its name became a directory during
+// the run) costs only itself: one warning, the run goes on, the final outputs are written, and the
+// exit code (1) and a closing line say which were lost.
+TEST_F(Cli, APeriodicCheckpointThatFailsDuringTheRunCostsOnlyItself) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  std::string const first = file("pd_00001000.h5");
+  pid_t const pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::string const out = file("out"), err = file("err"), checkpoint = file("pd.h5"), save = file("pd.bin");
+    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
+    // 1,000 steps between checkpoints: about 0.5 s at N = 2048 on two cores, ample to make the
+    // directory before step 2000 once step 1000's file appears.
+    execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "--bodies", "2048", "--steps", "3000", "-q",
+          "--checkpoint", checkpoint.c_str(), "--checkpoint-every", "1000", "--save", save.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!fs::exists(first) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  fs::create_directory(dir_ / "pd_00002000.h5");
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  std::string const err = slurp(dir_ / "err");
+  EXPECT_EQ(WEXITSTATUS(status), 1) << err;
+  EXPECT_NE(err.find("warning: periodic checkpoint not written: " + file("pd_00002000.h5")), std::string::npos) << err;
+  EXPECT_NE(err.find("error: 1 of 3 periodic checkpoints not written (" + file("pd_00002000.h5")), std::string::npos)
+      << err;
+  EXPECT_EQ(sim::read_checkpoint(file("pd_00003000.h5")).run.step, 3000u);
+  EXPECT_EQ(sim::read_checkpoint(file("pd.h5")).run.step, 3000u);
+  EXPECT_EQ(sim::read_tipsy(file("pd.bin")).size(), 2048u);
+}
+
+// Out of memory is said with what was being done; fewer --bodies is advice only for a user who gave
+// --bodies. 256 host devices of the default 16,384 bodies, with 120 MB of address space: the
+// allocation fails in setup, after every check of the options passed.
+TEST_F(Cli, OutOfMemoryBlamesOnlyWhatTheUserGave) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizers reserve more address space than the limit";
+#endif
+  auto limited = [&](const std::string& args) {
+    std::string const cmd = "ulimit -v 120000; " + std::string(NBODY_EXECUTABLE) +
+                            " --backend cpu --run --numgpus 256 --steps 1 -q " + args + " >" + file("out") + " 2>" +
+                            file("err") + " </dev/null";
+    int const status = std::system(("bash -c '" + cmd + "'").c_str());
+    return Result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "out"), slurp(dir_ / "err")};
+  };
+  Result const plain = limited("");
+  if (plain.err.find("out of memory") == std::string::npos) GTEST_SKIP() << "no allocation failed here: " << plain.err;
+  EXPECT_EQ(plain.code, 1) << plain.err;
+  EXPECT_EQ(plain.err, "error: out of memory (--run with the default number of bodies)\n");
+  Result const given = limited("--bodies 16384");
+  EXPECT_EQ(given.code, 1) << given.err;
+  EXPECT_EQ(given.err, "error: out of memory (--run with --bodies 16384; try fewer --bodies)\n");
+}
+
 // A tipsy snapshot carries its softening: a disk restarted from one keeps 0.05 without the option,
 // and the user is told that tipsy holds no run settings.
 TEST_F(Cli, TipsySofteningIsUsedAndItsLimitsAreStated) {
