@@ -65,6 +65,29 @@ int fail(const nbody::Ranks& ranks, const std::string& message, int code) {
   return code;
 }
 
+// What ran out of memory, as far as the command line tells: the mode and where the bodies came from.
+// Fewer --bodies is suggested only to a user who gave --bodies.
+std::string out_of_memory(const std::optional<nbody::app::Options>& o) {
+  using nbody::app::Mode;
+  if (!o) return "out of memory while reading the command line";
+  const char* mode = "";
+  switch (o->mode) {
+    case Mode::automatic: mode = "the default mode"; break;
+    case Mode::viewer: mode = "the viewer"; break;
+    case Mode::run: mode = "--run"; break;
+    case Mode::benchmark: mode = "--benchmark"; break;
+    case Mode::validate: mode = "--validate"; break;
+    case Mode::devices: mode = "--devices"; break;
+    case Mode::compare_threading: mode = "--compare-threading"; break;
+  }
+  auto const& initial = o->run.initial;
+  std::string const from = !initial.checkpoint.empty() ? "with --restart " + initial.checkpoint
+                           : !initial.snapshot.empty() ? "with --load " + initial.snapshot
+                           : o->sizes.empty()          ? std::string("with the default number of bodies")
+                                                       : "with --bodies " + std::to_string(o->sizes.back());
+  return std::string("out of memory (") + mode + " " + from + (o->sizes.empty() ? ")" : "; try fewer --bodies)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,11 +103,12 @@ int main(int argc, char** argv) {
   bool const several = ranks.size() > 1;
   // Rank 0 reports; the others' reports would repeat it (their errors still reach stderr).
   if (ranks.rank() != 0 && !std::freopen("/dev/null", "w", stdout)) return 1;
+  std::optional<nbody::app::Options> options;
   try {
     if (several) check_same_options(ranks, argc, argv);
-    std::optional<nbody::app::Options> options;
     nbody::agree(ranks, [&] { options = nbody::app::parse_options(argc, argv); });
     if (!options) return 0;
+    nbody::app::note_unwritten_outputs(*options);
     nbody::install_interrupt_handlers();
     nbody::agree(ranks, [&] {
       if (ranks.rank() == 0) nbody::app::check_outputs(*options);  // rank 0 writes every output
@@ -114,9 +138,9 @@ int main(int argc, char** argv) {
   } catch (const nbody::RuntimeFailure& e) {
     return fail(ranks, e.what(), 1);
   } catch (const std::bad_alloc&) {
-    return fail(ranks, "out of memory (try fewer --bodies)", 1);
+    return fail(ranks, out_of_memory(options), 1);
   } catch (const std::length_error&) {  // a size beyond what a container can hold: the same cause
-    return fail(ranks, "out of memory (try fewer --bodies)", 1);
+    return fail(ranks, out_of_memory(options), 1);
   } catch (const std::exception& e) {
     // Not one of nbody's own messages, which never show library internals: say what is known.
     return fail(ranks, std::string("unexpected failure (") + e.what() + "); please report it with the command line", 1);

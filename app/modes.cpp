@@ -13,8 +13,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <iostream>
+#include <memory>
+#include <thread>
+#include <optional>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "app/progress.h"
 #include "core/atomic_file.h"
@@ -36,6 +43,7 @@ namespace nbody::app {
 namespace {
 
 using json = nlohmann::json;
+namespace fs = std::filesystem;
 
 
 std::string fmt(const char* format, double v) {
@@ -124,7 +132,109 @@ void print_verdicts(const std::vector<driver::ComparisonRow>& rows, bool gpu) {
   }
 }
 
+// Runs `work` on a thread of its own and returns its result, or throws Interrupted as soon as a
+// signal arrives (polled every 20 ms), leaving the work running. For work that cannot poll for a
+// signal itself, in a mode that writes nothing until the work is done: the process must end after
+// the Interrupted (main exits with std::_Exit, which does not wait for the thread).
+template <class F>
+auto finish_unless_interrupted(F work) -> decltype(work()) {
+  using Result = decltype(work());
+  // The state the work reports into outlives this call: the thread holds it until it ends.
+  auto task = std::make_shared<std::packaged_task<Result()>>(std::move(work));
+  std::future<Result> result = task->get_future();
+  std::thread([task] { (*task)(); }).detach();
+  while (result.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) throw_if_interrupted();
+  return result.get();
+}
+
+// Where a series name holds its step: "out/run_00000100.h5" is "out/run_", the digits, ".h5".
+// Found from driver::series_path itself, so the two cannot disagree.
+struct SeriesName {
+  std::string prefix, suffix;  // file names only, without the folder
+};
+
+SeriesName series_name(const std::string& checkpoint) {
+  std::string const zeros = fs::path(driver::series_path(checkpoint, 0)).filename().string();
+  std::string const ones = fs::path(driver::series_path(checkpoint, 11111111)).filename().string();
+  std::size_t start = 0;
+  while (start < zeros.size() && zeros[start] == ones[start]) ++start;
+  return {zeros.substr(0, start), zeros.substr(std::min(zeros.size(), start + 8))};
+}
+
+// The step a file name of the series stands for, if it is one.
+std::optional<std::uint64_t> series_step(const std::string& checkpoint, const SeriesName& n, const std::string& file) {
+  if (file.size() <= n.prefix.size() + n.suffix.size() || file.compare(0, n.prefix.size(), n.prefix) != 0 ||
+      file.compare(file.size() - n.suffix.size(), n.suffix.size(), n.suffix) != 0)
+    return std::nullopt;
+  std::string const digits = file.substr(n.prefix.size(), file.size() - n.prefix.size() - n.suffix.size());
+  if (digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  std::uint64_t const step = std::stoull(digits);
+  if (fs::path(driver::series_path(checkpoint, step)).filename().string() != file) return std::nullopt;  // "_0100"
+  return step;
+}
+
+// Looking at every name of a long series would cost more than the run's start; beyond this many,
+// the names that exist are found by reading the folder instead.
+constexpr std::uint64_t kSeriesNamesChecked = 10000;
+
+// Every checkpoint --checkpoint-every will write in steps (first, last], checked before the run like
+// the other outputs: none may be a directory, a symlink, a FIFO or a file the user may not write,
+// and none may be another output's file. A name that does not exist yet can only fail through its
+// folder, which all names share, or through its length: past kSeriesNamesChecked names, the first
+// and the last (longest) are checked, and of the others only those the folder already holds, so
+// what is said holds for every name.
+void check_series(const Options& o, std::uint64_t first, std::uint64_t last) {
+  std::uint64_t const every = o.checkpoint_every;
+  if (!every || last / every == first / every) return;  // no checkpoint of the series falls due
+  std::string const what = "--checkpoint-every " + std::to_string(every) + " writes";
+  std::uint64_t const first_due = (first / every + 1) * every, count = last / every - first / every;
+  auto due = [&](std::uint64_t step) { return step > first && step <= last && step % every == 0; };
+  if (count <= kSeriesNamesChecked) {
+    for (std::uint64_t step = first_due; step <= last; step += every)
+      check_output_path(driver::series_path(o.checkpoint, step), what);
+  } else {
+    // The first and the last: the last has the longest name (a step past 99,999,999 has more digits).
+    check_output_path(driver::series_path(o.checkpoint, first_due), what);
+    check_output_path(driver::series_path(o.checkpoint, last / every * every), what);
+    SeriesName const name = series_name(o.checkpoint);
+    fs::path const folder = fs::path(driver::series_path(o.checkpoint, first_due)).parent_path();
+    std::error_code ec;
+    for (fs::directory_iterator it(folder.empty() ? fs::path(".") : folder, ec), end; !ec && it != end; it.increment(ec)) {
+      auto const step = series_step(o.checkpoint, name, it->path().filename().string());
+      if (step && due(*step)) check_output_path(driver::series_path(o.checkpoint, *step), what);
+    }
+  }
+  // Another output named like a checkpoint of the series would be replaced by it, or replace it.
+  SeriesName const name = series_name(o.checkpoint);
+  for (auto const& [option, path] : {std::pair<std::string, std::string>{"--save", o.save}, {"--json", o.json}}) {
+    if (path.empty()) continue;
+    auto const step = series_step(o.checkpoint, name, fs::path(path).filename().string());
+    if (step && due(*step))
+      check_distinct_outputs({{"--checkpoint-every " + std::to_string(every), driver::series_path(o.checkpoint, *step)},
+                              {option, path}});
+  }
+}
+
+// What a second Ctrl-C leaves unwritten, (option, path) with "" for an output not given, as the
+// line the signal handler prints: "nbody: second interrupt: exiting now; --checkpoint a.h5 and
+// --save b.bin are not written".
+void note_unwritten(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::vector<std::string> named;
+  for (auto const& [option, path] : outputs)
+    if (!path.empty()) named.push_back(option + " " + path);
+  std::string text = "nbody: second interrupt: exiting now";
+  for (std::size_t k = 0; k < named.size(); ++k)
+    text += (k == 0 ? "; " : k + 1 == named.size() ? " and " : ", ") + named[k];
+  if (!named.empty()) text += named.size() == 1 ? " is not written" : " are not written";
+  set_second_interrupt_note(text);
+}
+
 }  // namespace
+
+void note_unwritten_outputs(const Options& o) {
+  note_unwritten({{"--checkpoint", o.checkpoint}, {"--save", o.save}, {"--json", o.json}, {"--csv", o.csv},
+                  {"--screenshot", o.screenshot}, {"--video", o.video}});
+}
 
 void check_outputs(const Options& o) {
   std::vector<std::pair<std::string, std::string>> const outputs{
@@ -150,19 +260,35 @@ bool display_available() {
 int run_simulation(const Options& o) {
   driver::Setup setup = make_setup(o);
   std::uint64_t const steps = o.steps ? o.steps : 1000;
+  // Every checkpoint of the series is named now: one that cannot be written stops nothing half way.
+  agree(world(), [&] {
+    if (writes_outputs()) check_series(o, setup.clock.step, setup.clock.step + steps);
+  });
   multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock);
   if (!o.quiet) {
     std::printf("nbody run: %zu bodies from %s\n  %s\n  %s, dt %g, %llu steps\n", sim.bodies(), setup.source.c_str(),
                 sim.describe().c_str(), setup.program.integrator.c_str(), setup.program.dt, (unsigned long long)steps);
   }
-  sim::Diagnostics const start = sim.diagnostics();
-  double const e0 = setup.initial_energy.value_or(start.total());  // a restart keeps the run's baseline
-  if (!o.quiet) print_diagnostics("start", start, e0);
+  // The start energy is an O(N^2) pass (seconds at large N on a CPU), which stops at a signal: the
+  // state is then saved as after an interrupted step. With several ranks a rank may already wait for
+  // the others' energies: the run ends there, as any interrupted collective call does (app/main.cpp).
+  std::optional<sim::Diagnostics> start;
+  try {
+    start = sim.diagnostics();
+  } catch (const Interrupted&) {
+    if (world().size() > 1) throw;
+  }
+  // A restart keeps the run's baseline; without one, the baseline is unknown until a restart measures it.
+  std::optional<double> const e0 = start ? setup.initial_energy.value_or(start->total()) : setup.initial_energy;
+  if (!o.quiet && start) print_diagnostics("start", *start, e0.value_or(start->total()));
+  if (!o.quiet && !start) std::printf("  start energy not computed: interrupted\n");
 
   // Steps go in chunks of about 0.2 s (progress and Ctrl-C stay responsive, the GPU stays busy),
   // cut at the steps where a checkpoint of the series falls due.
   std::uint64_t const every = o.checkpoint_every;
   Progress progress(steps, !o.quiet && writes_outputs() && isatty(STDERR_FILENO));
+  std::vector<std::string> lost;     // checkpoints of the series that could not be written
+  std::uint64_t series_written = 0;
   auto const t0 = Clock::now();
   auto last_check = t0;
   std::uint64_t done = 0, chunk = 1;
@@ -179,9 +305,22 @@ int run_simulation(const Options& o) {
     chunk = agreed_min(std::max<std::uint64_t>(1, std::uint64_t(0.2 / std::max(per_step, 1e-9))));
     if (every && sim.steps_done() % every == 0) {
       std::string const path = driver::series_path(o.checkpoint, sim.steps_done());
-      driver::write_checkpoint(path, setup, sim, e0);
+      // A blown-up run still stops here; a file that cannot be written (the disk filled up, the name
+      // became a directory) costs only itself: the run goes on to its final outputs.
+      sim::BodySet const now = sim.state();
+      agree(ranks, [&] { driver::check_finite(now, sim.steps_done()); });
+      try {
+        driver::write_checkpoint(path, setup, sim, e0);
+        ++series_written;
+        if (!o.quiet) progress.note("checkpoint " + path);
+      } catch (const Interrupted&) {
+        throw;
+      } catch (const std::runtime_error& e) {  // InputError, RuntimeFailure; JobFailure with several ranks
+        lost.push_back(path);
+        if (writes_outputs()) progress.warn(std::string("warning: periodic checkpoint not written: ") + e.what() +
+                                            "; the run goes on");
+      }
       last_check = Clock::now();
-      if (!o.quiet) progress.note("checkpoint " + path);
     } else if (ranks.max(seconds_since(last_check) > 10.0)) {
       sim::BodySet const now = sim.state();
       agree(ranks, [&] { driver::check_finite(now, sim.steps_done()); });  // a blown-up run stops with a clear error
@@ -198,12 +337,14 @@ int run_simulation(const Options& o) {
   agree(ranks, [&] { driver::check_finite(final_state, sim.steps_done()); });
   if (!o.checkpoint.empty()) {
     driver::write_checkpoint(o.checkpoint, setup, sim, e0);
+    note_unwritten({{"--save", o.save}, {"--json", o.json}});
     if (!o.quiet) std::printf("  checkpoint %s (step %llu)\n", o.checkpoint.c_str(), (unsigned long long)sim.steps_done());
   }
   if (!o.save.empty()) {
     agree(ranks, [&] {
       if (writes_outputs()) sim::write_tipsy(o.save, final_state, sim.config().softening, o.save_format);
     });
+    note_unwritten({{"--json", o.json}});
     if (!o.quiet) std::printf("  saved %s (%s tipsy)\n", o.save.c_str(), name_of(o.save_format).c_str());
   }
   // The end energy is an O(N^2) pass worth about ten steps: after an interrupt the user wants out,
@@ -212,8 +353,8 @@ int run_simulation(const Options& o) {
   double const interactions = double(sim.program().drifts()) * double(sim.bodies()) * double(sim.bodies());
   if (!stopped_by) {
     sim::Diagnostics const end = sim.diagnostics();
-    if (!o.quiet) print_diagnostics("end", end, e0);
-    end_json = diagnostics_json(end, e0);
+    if (!o.quiet) print_diagnostics("end", end, e0.value_or(end.total()));
+    end_json = diagnostics_json(end, e0.value_or(end.total()));
   } else if (!o.quiet) {
     std::printf("  end energy not computed after the interrupt (an O(N^2) pass)\n");
   }
@@ -232,8 +373,20 @@ int run_simulation(const Options& o) {
                  {"interrupted", stopped_by != 0},
                  {"time", sim.time()},
                  {"wall_seconds", wall},
-                 {"start", diagnostics_json(start, e0)},
-                 {"end", end_json}});
+                 {"start", start ? diagnostics_json(*start, e0.value_or(start->total())) : json(nullptr)},
+                 {"end", end_json},
+                 {"checkpoints_not_written", lost}});
+  note_unwritten({});
+  // Checkpoints the user asked for are missing: the run's other outputs are whole, but the exit code
+  // says that not everything was written (1), unless an interrupt's code says more.
+  if (!lost.empty() && writes_outputs()) {
+    std::string names;
+    for (std::size_t k = 0; k < std::min<std::size_t>(lost.size(), 3); ++k) names += (k ? ", " : "") + lost[k];
+    if (lost.size() > 3) names += " and " + std::to_string(lost.size() - 3) + " more";
+    std::fprintf(stderr, "error: %zu of %llu periodic checkpoints not written (%s; see the warnings above); the run "
+                 "and its final outputs are complete\n",
+                 lost.size(), (unsigned long long)(lost.size() + series_written), names.c_str());
+  }
   if (stopped_by) {
     bool const saved = !o.save.empty() || !o.checkpoint.empty();
     if (writes_outputs())
@@ -242,7 +395,7 @@ int run_simulation(const Options& o) {
                  saved ? "; state saved" : " (no --checkpoint or --save given: state not written)");
     return interrupted_exit_code(stopped_by);
   }
-  return 0;
+  return lost.empty() ? 0 : 1;
 }
 
 int run_benchmark(const Options& o) {
@@ -294,17 +447,27 @@ int run_benchmark(const Options& o) {
 
 int run_validate(const Options& o) {
   driver::Setup setup = make_setup(o);
-  multigpu::Simulation sim(setup.bodies, setup.program, setup.config);
-  if (o.steps) driver::advance_interruptibly(sim, o.steps);  // validate on an evolved state if asked
-  driver::ValidationResult const r = driver::validate_forces(sim, o.tolerance);
-  std::printf("nbody validate: %zu bodies from %s\n  %s\n", r.bodies, setup.source.c_str(), sim.describe().c_str());
+  // The work runs on a thread of its own, which the main thread waits for while it polls for a
+  // signal: the simulation's start (its first forces are a whole step's work, which no check
+  // interrupts: 7 s at N = 262,144 on two cores) and the reference alike. On a signal the work is
+  // left running and the process exits from main (std::_Exit): --validate writes nothing before
+  // its results, so nothing is lost.
+  // The work owns what it uses (moved or copied in): after an interrupt it may outlive this frame.
+  std::string const source = setup.source;
+  auto const [r, description] = finish_unless_interrupted(
+      [setup = std::move(setup), steps = o.steps, tolerance = o.tolerance]() -> std::pair<driver::ValidationResult, std::string> {
+        multigpu::Simulation sim(setup.bodies, setup.program, setup.config);
+        if (steps) driver::advance_interruptibly(sim, steps);  // validate on an evolved state if asked
+        return {driver::validate_forces(sim, tolerance), sim.describe()};
+      });
+  std::printf("nbody validate: %zu bodies from %s\n  %s\n", r.bodies, source.c_str(), description.c_str());
   std::printf("  %zu bodies sampled against the fp64 CPU reference\n", r.samples);
   std::printf("  max relative error  %.3e\n  L2 relative error   %.3e  (tolerance %.1e)\n  %s\n", r.max_relative_error,
               r.l2_relative_error, r.tolerance,
               r.pass ? "PASS" : (r.finite ? "FAIL: above tolerance" : "FAIL: non-finite accelerations"));
   write_json(o, {{"mode", "validate"},
                  {"bodies", r.bodies},
-                 {"description", sim.describe()},
+                 {"description", description},
                  {"samples", r.samples},
                  {"max_relative_error", r.max_relative_error},
                  {"l2_relative_error", r.l2_relative_error},

@@ -17,6 +17,10 @@ int run_default_mode(const Options& options);
 bool viewer_available();                        // built with the viewer's libraries
 bool display_available();                       // DISPLAY or WAYLAND_DISPLAY is set
 
+// Sets the line a second Ctrl-C prints before exiting at once: the outputs of `options` it leaves
+// unwritten. The modes update it as they write them.
+void note_unwritten_outputs(const Options& options);
+
 // Refuses, before any work, an output path nbody could not or would not write, and two outputs
 // that name one file (InputError).
 void check_outputs(const Options& options);

@@ -11,6 +11,7 @@
 #include <regex>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "core/errors.h"
 #include "sim/physics/integrator.h"
@@ -78,32 +79,65 @@ CLI::Validator whole_number(long long min, long long max) {
       "", "");
 }
 
-// A finite number in [min, max] (or (min, max] when `above_min`).
-CLI::Validator real_number(double min, double max, bool above_min, const std::string& what) {
+// How a real option's bounds read in a message: "(0, 1e+12]" for above 0 and at most 1e12.
+enum class Ends { closed, above_min, below_max };
+
+std::string interval(double min, double max, Ends ends) {
+  return (ends == Ends::above_min ? "(" : "[") + num(min) + ", " + num(max) + (ends == Ends::below_max ? ")" : "]");
+}
+
+bool in_interval(double v, double min, double max, Ends ends) {
+  return std::isfinite(v) && (ends == Ends::above_min ? v > min : v >= min) && (ends == Ends::below_max ? v < max : v <= max);
+}
+
+// The whole text as a number, or nothing.
+std::optional<double> parse_real(const std::string& text) {
+  std::size_t used = 0;
+  try {
+    double const v = std::stod(text, &used);
+    if (!text.empty() && used == text.size()) return v;
+  } catch (...) {
+  }
+  return std::nullopt;
+}
+
+// A finite number within its bounds. The message states the bounds themselves, written from the
+// numbers the check uses, so it cannot drift from the rule: "--dt 1e30: must be a time step in (0, 1e+12]".
+CLI::Validator real_number(double min, double max, Ends ends, const std::string& what) {
   return CLI::Validator(
       [=](std::string& text) -> std::string {
-        std::size_t used = 0;
-        double v = 0;
-        try {
-          v = std::stod(text, &used);
-        } catch (...) {
-          used = 0;
-        }
-        bool const ok = !text.empty() && used == text.size() && std::isfinite(v) && (above_min ? v > min : v >= min) &&
-                        v <= max;
-        return ok ? std::string{} : text + ": must be " + what;
+        auto const v = parse_real(text);
+        return v && in_interval(*v, min, max, ends) ? std::string{}
+                                                    : text + ": must be " + what + " in " + interval(min, max, ends);
       },
       "", "");
 }
 
 // Comma lists, checked element by element so the message names the bad element.
+// Every element, empty ones included ("1,,2" and "1,1," have an empty one), so none is dropped unseen.
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> parts;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) parts.push_back(item);
+  std::size_t begin = 0;
+  for (std::size_t comma; (comma = text.find(',', begin)) != std::string::npos; begin = comma + 1)
+    parts.push_back(text.substr(begin, comma - begin));
+  parts.push_back(text.substr(begin));
   return parts;
 }
+
+// The elements of a list option, refusing an empty list or an empty element with one line that says so.
+std::vector<std::string> list_items(const std::string& text, const char* option, const char* example) {
+  if (text.empty()) throw InputError(std::string(option) + " '': the list is empty; give e.g. " + example);
+  auto const parts = split(text);
+  for (auto const& item : parts)
+    if (item.empty())
+      throw InputError(std::string(option) + " " + text + ": an empty element (two commas, or one at an end); give e.g. " +
+                       example);
+  return parts;
+}
+
+// Relative shares of bodies per device: the partition multiplies N by their running sum, which must
+// stay finite (1e308,1e308 would overflow it), so each is bounded like the other real options.
+constexpr double kMaxWeight = 1e12;
 
 std::size_t to_count(const std::string& item, const char* option) {
   auto const v = parse_whole(item);
@@ -205,7 +239,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->check(whole_number(0, std::numeric_limits<long long>::max()))
       ->capture_default_str();
   cli.add_option("--eccentricity", ic.eccentricity, "two-body orbit eccentricity, in [0, 1)")
-      ->check(real_number(0, 1, false, "a number in [0, 1)"))
+      ->check(real_number(0, 1, Ends::below_max, "a number"))
       ->capture_default_str();
   cli.add_option("--load", ic.snapshot, "start from a tipsy snapshot (standard or little-endian) instead of a scenario");
   cli.add_option("--restart", ic.checkpoint,
@@ -215,15 +249,15 @@ std::optional<Options> parse_options(int argc, char** argv) {
             "time integrator: leapfrog (2nd order), yoshida4 (4th order, 3 force evaluations per step), "
             "euler-damped (the classic demo)");
   cli.add_option("--dt", physics.dt, "time step (default 0.01; 0.016 for euler-damped)")
-      ->check(real_number(0, 1e12, true, "a positive number (the time step)"));
+      ->check(real_number(0, 1e12, Ends::above_min, "a time step"));
   cli.add_option("--damping", physics.damping, "euler-damped velocity factor per step, in (0, 1]")
-      ->check(real_number(0, 1, true, "in (0, 1]"))
+      ->check(real_number(0, 1, Ends::above_min, "a factor"))
       ->capture_default_str();
   cli.add_option("--softening", physics.softening,
                  "Plummer softening length, > 0 (default " + num(sim::recommended_softening(sim::Scenario::plummer)) +
                      "; " + num(sim::recommended_softening(sim::Scenario::disk)) +
                      " for disk and collision, the core their disk model assumes around its central mass)")
-      ->check(real_number(0, 1e12, true, "> 0 (a length)"));
+      ->check(real_number(0, 1e12, Ends::above_min, "a length"));
   add_named(cli, "--precision", dev.precision, "floating-point precision");
   add_named(cli, "--backend", dev.backend, "auto (CUDA if a GPU is visible, else CPU), cuda or cpu");
   sim::Kernel kernel = sim::Kernel::fast;
@@ -263,7 +297,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--tolerance", o.tolerance,
                  "--validate: relative L2 error allowed (default 1e-12 fp64; fp32 1e-5 up to 4096 bodies, x "
                  "sqrt(N/4096) beyond)")
-      ->check(real_number(0, 1, true, "a number above 0, at most 1"));
+      ->check(real_number(0, 1, Ends::above_min, "a relative error"));
   cli.add_flag("--quiet,-q", o.quiet, "print only results and errors");
 
   auto* view = cli.add_option_group("Viewer", "the interactive viewer and its headless uses");
@@ -277,7 +311,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
                    "~/Pictures, else the current folder)");
   view->add_option("--video", o.video, "record the frames into an MP4 file through ffmpeg (written whole at the end)");
   view->add_option("--video-fps", o.video_fps, "frames per second of --video")
-      ->check(real_number(0, 1000, true, "a number of frames per second above 0, at most 1000"))
+      ->check(real_number(0, 1000, Ends::above_min, "a number of frames per second"))
       ->capture_default_str();
   view->add_flag("--video-hud", o.video_hud, "show the HUD in --video too");
   view->add_flag("--paused", o.paused, "start paused");
@@ -291,9 +325,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   view->add_option("--point-size", o.point_size,
                    "sprite size in pixels at the initial viewing distance (default: from N, 24 for a few bodies, 2 "
                    "for a million)")
-      ->check(real_number(0, 1024, true, "a positive number of pixels, at most 1024"));
+      ->check(real_number(0, 1024, Ends::above_min, "a number of pixels"));
   view->add_option("--brightness", o.brightness, "sprite brightness (light each body adds)")
-      ->check(real_number(0, 1e6, true, "a positive number"))
+      ->check(real_number(0, 1e6, Ends::above_min, "a brightness"))
       ->capture_default_str();
   view->add_flag("!--no-hud", o.hud, "hide the heads-up display");
   add_named(*view, "--interop", o.interop, "positions into GL: auto, on (CUDA-GL interop or fail), off (host upload)");
@@ -327,40 +361,44 @@ std::optional<Options> parse_options(int argc, char** argv) {
   bool const viewer_output =
       o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || cli.count("--frames");
   if (viewer_output && o.mode == Mode::automatic) o.mode = Mode::viewer;
-  check_options_apply(cli, o.mode);  if (cli.count("--kernel")) dev.kernel = kernel;
+  check_options_apply(cli, o.mode);
+  if (cli.count("--kernel")) dev.kernel = kernel;
+
+  // A path option given as "" would run without its input or skip its output unseen.
+  std::pair<const char*, const std::string*> const paths[] = {
+      {"--load", &ic.snapshot},      {"--restart", &ic.checkpoint}, {"--save", &o.save},
+      {"--checkpoint", &o.checkpoint}, {"--json", &o.json},         {"--csv", &o.csv},
+      {"--screenshot", &o.screenshot}, {"--video", &o.video},       {"--frames-dir", &o.frames_dir},
+      {"--screenshot-dir", &o.screenshot_dir}};
+  for (auto const& [option, path] : paths)
+    if (cli.count(option) && path->empty())
+      throw InputError(std::string(option) + " '': the path is empty; name a " +
+                       (std::string(option).find("-dir") != std::string::npos ? "folder" : "file"));
 
   if (cli.count("--bodies")) {
-    for (auto const& item : split(bodies_text)) o.sizes.push_back(to_count(item, "--bodies"));
-    if (o.sizes.empty()) throw InputError("--bodies: give a number of bodies");
+    for (auto const& item : list_items(bodies_text, "--bodies", "4096 or 1024,4096"))
+      o.sizes.push_back(to_count(item, "--bodies"));
     if (o.sizes.size() > 1 && o.mode != Mode::compare_threading)
       throw InputError("--bodies " + bodies_text + ": a list of sizes is only for --compare-threading");
     ic.bodies = o.sizes.front();
   }
-  if (!gpus_text.empty()) {
-    for (auto const& item : split(gpus_text)) {
-      std::size_t used = 0;
-      int v = -1;
-      try {
-        v = std::stoi(item, &used);
-      } catch (...) {
-        used = 0;
-      }
-      if (used != item.size() || v < 0) throw InputError("--gpus " + gpus_text + ": '" + item + "' is not a GPU number");
-      dev.gpus.push_back(v);
+  if (cli.count("--gpus")) {
+    for (auto const& item : list_items(gpus_text, "--gpus", "0,2")) {
+      auto const v = parse_whole(item);
+      if (!v || *v < 0 || *v > std::numeric_limits<int>::max())
+        throw InputError("--gpus " + gpus_text + ": '" + item + "' is not a GPU number");
+      dev.gpus.push_back(int(*v));
     }
   }
-  if (!weights_text.empty()) {
-    for (auto const& item : split(weights_text)) {
-      std::size_t used = 0;
-      double v = 0;
-      try {
-        v = std::stod(item, &used);
-      } catch (...) {
-        used = 0;
-      }
-      if (used != item.size() || !(v > 0) || !std::isfinite(v))
+  if (cli.count("--weights")) {
+    for (auto const& item : list_items(weights_text, "--weights", "1,1,2")) {
+      auto const v = parse_real(item);
+      if (!v || !(*v > 0))
         throw InputError("--weights " + weights_text + ": '" + item + "' is not a positive number");
-      dev.weights.push_back(v);
+      if (!in_interval(*v, 0, kMaxWeight, Ends::above_min))
+        throw InputError("--weights " + weights_text + ": '" + item + "' is too large; each weight is a relative share in " +
+                         interval(0, kMaxWeight, Ends::above_min));
+      dev.weights.push_back(*v);
     }
   }
 

@@ -35,6 +35,13 @@ class Progress {
     std::fprintf(stderr, "  %s\n", text.c_str());
   }
 
+  // A line printed as it is (a warning), below the progress display, which the next update redraws.
+  void warn(const std::string& text) {
+    if (shown_) std::fputc('\n', stderr);
+    shown_ = false;
+    std::fprintf(stderr, "%s\n", text.c_str());
+  }
+
   void finish() {
     if (shown_) std::fputc('\n', stderr);
     shown_ = false;

@@ -240,6 +240,9 @@ class Viewer {
       // sleeping until input arrives.
       if (!recording_) surface_->wait_events(std::max(0.0, 1.0 / 60.0 - seconds_since(last)));
     }
+    // Interrupted before the last frame: --screenshot still gets a picture, of the latest state, as
+    // --video keeps the frames it has.
+    if (interrupt_signal() && !options_.screenshot.empty() && !screenshot_written_) write_interrupted_screenshot();
     if (screenshot_written_ && !options_.quiet) std::cerr << "viewer: wrote " << options_.screenshot << "\n";
     if (video_) {
       video_->finish();  // an interrupted recording still keeps the frames it has
@@ -622,6 +625,31 @@ class Viewer {
       } catch (const std::exception& e) {
         tell(std::string("screenshot not written: ") + e.what() + " (--screenshot-dir chooses the folder)");
       }
+    }
+  }
+
+  // The latest completed positions drawn once more (the buffer last shown need not hold its picture
+  // after present) and written as --screenshot. A failure is said, not thrown: the interrupt's exit
+  // code and the other outputs come first.
+  void write_interrupted_screenshot() {
+    try {
+      upload_frame();
+      camera_.set_aspect(aspect());
+      if (!exposure_settled_) {
+        draw_scene(0.0f);
+        exposure_settled_ = true;
+      }
+      scene_changed_ = true;  // draw it, not the target kept from the last frame
+      draw_scene(0.0f);
+      hud_->draw(hud_stats(live_->stats()), controls_, scenarios_, max_devices_, surface_->width(), surface_->height(),
+                 0.0f);
+      render::finish_frame();
+      int const w = surface_->width(), h = surface_->height();
+      render::write_png(options_.screenshot, render::read_pixels(w, h), w, h);
+      screenshot_written_ = true;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "viewer: --screenshot %s not written after the interrupt: %s\n", options_.screenshot.c_str(),
+                   e.what());
     }
   }
 

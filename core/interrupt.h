@@ -3,14 +3,18 @@
 // The first SIGINT, SIGTERM or SIGHUP (handled as SIGTERM) is recorded; every mode stops at its
 // next safe point (between steps, chunks of steps or kernel launches), writes what it must keep,
 // and exits with 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM and SIGHUP. A second one ends
-// the process at once, from the handler, with the same status. Header-only: the flag is one
-// process-wide atomic, which a signal handler may set (it is lock-free).
+// the process at once, from the handler, with the same status, after one line saying what that
+// skips (set_second_interrupt_note). Header-only: the flag is one process-wide atomic, which a
+// signal handler may set (it is lock-free).
 #pragma once
 
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -27,9 +31,26 @@ namespace detail {
 inline std::atomic<int> interrupt_signal{0};
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free flag");
 
+// The line a second signal prints before the exit, in fixed buffers: the handler may only write(2)
+// it. Two buffers: a new line is written into the one not shown, then published, so a handler that
+// runs meanwhile (on another thread) writes the old line whole.
+struct SecondNote {
+  char text[1024];
+  std::size_t length;
+};
+inline SecondNote second_notes[2];
+inline std::atomic<int> second_note_shown{-1};  // index into second_notes; -1: none
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler reads which note is shown");
+
 extern "C" inline void on_interrupt_signal(int sig) {
   int const recorded = sig == SIGINT ? SIGINT : SIGTERM;
-  if (interrupt_signal.exchange(recorded) != 0) _exit(128 + recorded);  // the second one: at once
+  if (interrupt_signal.exchange(recorded) != 0) {  // the second one: at once, saying what it skips
+    if (int const shown = second_note_shown.load(std::memory_order_acquire); shown >= 0) {
+      ssize_t const written = write(STDERR_FILENO, second_notes[shown].text, second_notes[shown].length);
+      (void)written;  // nothing to do about a failed write on the way out
+    }
+    _exit(128 + recorded);
+  }
 }
 }  // namespace detail
 
@@ -41,6 +62,24 @@ inline void install_interrupt_handlers() {
   sigemptyset(&action.sa_mask);
   action.sa_flags = 0;
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &action, nullptr);
+}
+
+// Sets the line a second signal prints before ending the process at once (a newline is added),
+// e.g. "nbody: second interrupt: exiting now; --checkpoint run.h5 is not written". Long text is cut
+// to the buffer. Call it from one thread, before and during the work, as what is left to write
+// changes; "" prints nothing.
+inline void set_second_interrupt_note(const std::string& text) {
+  if (text.empty()) {
+    detail::second_note_shown.store(-1, std::memory_order_release);
+    return;
+  }
+  int const next = detail::second_note_shown.load(std::memory_order_relaxed) == 0 ? 1 : 0;
+  detail::SecondNote& note = detail::second_notes[next];
+  std::size_t const n = std::min(text.size(), sizeof note.text - 1);
+  std::memcpy(note.text, text.data(), n);
+  note.text[n] = '\n';
+  note.length = n + 1;
+  detail::second_note_shown.store(next, std::memory_order_release);
 }
 
 // The signal that arrived (SIGINT or SIGTERM), or 0.

@@ -66,7 +66,7 @@ void agree(const Ranks& ranks, const std::function<void()>& step) {
   } catch (const InputError& e) {
     outcome = std::string("2 ") + e.what();
   } catch (const std::bad_alloc&) {
-    outcome = "1 out of memory (try fewer --bodies)";
+    outcome = "1 out of memory";  // the options are not known here: no advice on them
   } catch (const std::exception& e) {
     outcome = std::string("1 ") + e.what();
   }

@@ -89,9 +89,9 @@ TEST_F(Cli, BadNamesListTheValidOnes) {
 }
 
 TEST_F(Cli, BadPhysicsValuesAreRejected) {
-  expect_input_error("--softening 0 --run", "--softening 0: must be > 0");
-  expect_input_error("--dt -1 --run", "--dt -1: must be a positive number");
-  expect_input_error("--integrator euler-damped --damping 2 --run", "--damping 2: must be in (0, 1]");
+  expect_input_error("--softening 0 --run", "--softening 0: must be a length in (0, 1e+12]");
+  expect_input_error("--dt -1 --run", "--dt -1: must be a time step in (0, 1e+12]");
+  expect_input_error("--integrator euler-damped --damping 2 --run", "--damping 2: must be a factor in (0, 1]");
   expect_input_error("--scenario two-body --bodies 5 --run", "two-body scenario has exactly 2 bodies");
   expect_input_error("--scenario two-body --eccentricity 1.2 --run", "--eccentricity 1.2: must be a number in [0, 1)");
 }
@@ -259,14 +259,14 @@ TEST_F(Cli, HostileInputIsRefusedUpFront) {
       {"--run --bodies 1073741825", "--bodies 1073741825: must be a whole number from 1 to 1073741824"},
       {"--run --gpus -1", "--gpus -1: '-1' is not a GPU number"},
       // Values that are not finite, or not physical.
-      {"--run --dt 1e400", "--dt 1e400: must be a positive number"},
-      {"--run --dt nan", "--dt nan: must be a positive number"},
-      {"--run --dt inf", "--dt inf: must be a positive number"},
-      {"--run --softening 0", "--softening 0: must be > 0"},
-      {"--run --softening -inf", "--softening -inf: must be > 0"},
-      {"--run --integrator euler-damped --damping nan", "--damping nan: must be in (0, 1]"},
+      {"--run --dt 1e400", "--dt 1e400: must be a time step in (0, 1e+12]"},
+      {"--run --dt nan", "--dt nan: must be a time step in (0, 1e+12]"},
+      {"--run --dt inf", "--dt inf: must be a time step in (0, 1e+12]"},
+      {"--run --softening 0", "--softening 0: must be a length in (0, 1e+12]"},
+      {"--run --softening -inf", "--softening -inf: must be a length in (0, 1e+12]"},
+      {"--run --integrator euler-damped --damping nan", "--damping nan: must be a factor in (0, 1]"},
       {"--run --scenario two-body --eccentricity nan", "--eccentricity nan: must be a number in [0, 1)"},
-      {"--validate --tolerance nan", "--tolerance nan: must be a number above 0"},
+      {"--validate --tolerance nan", "--tolerance nan: must be a relative error in (0, 1]"},
       {"--run --numgpus 2 --weights 1,nan", "--weights 1,nan: 'nan' is not a positive number"},
       // Files that are not snapshots: refused without reading them (a FIFO would block forever).
       {"--run --load /dev/zero", "/dev/zero: not a regular file (a character device)"},
@@ -306,6 +306,58 @@ TEST_F(Cli, HostileInputIsRefusedUpFront) {
       EXPECT_EQ(r.err.find(internal), std::string::npos) << row.args << ": " << r.err;
   }
   EXPECT_EQ(slurp(file("real.bin")), "x") << "the symlink's target was touched";
+}
+
+// An empty path or list element is refused, never taken as "no file" or "no element": '--restart' ''
+// used to run a fresh scenario, '--save' '' to write nothing, '--weights 1,1,' to drop the last.
+TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
+  struct Row {
+    std::string args, words;
+  };
+  std::vector<Row> const rows{
+      {"--run --restart ''", "--restart '': the path is empty; name a file"},
+      {"--run --load ''", "--load '': the path is empty; name a file"},
+      {"--run --save ''", "--save '': the path is empty; name a file"},
+      {"--run --json ''", "--json '': the path is empty"},
+      {"--run --checkpoint ''", "--checkpoint '': the path is empty"},
+      {"--compare-threading --csv ''", "--csv '': the path is empty"},
+      {"--offscreen --screenshot ''", "--screenshot '': the path is empty"},
+      {"--offscreen --video ''", "--video '': the path is empty"},
+      {"--offscreen --frames-dir ''", "--frames-dir '': the path is empty; name a folder"},
+      {"--viewer --screenshot-dir ''", "--screenshot-dir '': the path is empty; name a folder"},
+      {"--run --weights ''", "--weights '': the list is empty"},
+      {"--run --numgpus 2 --weights 1,1,", "--weights 1,1,: an empty element"},
+      {"--run --numgpus 2 --weights ,1,1", "--weights ,1,1: an empty element"},
+      {"--run --gpus ''", "--gpus '': the list is empty"},
+      {"--run --gpus 0,,1", "--gpus 0,,1: an empty element"},
+      {"--compare-threading --bodies 256,", "--bodies 256,: an empty element"},
+      {"--run --bodies ''", "--bodies '': the list is empty"},
+  };
+  for (auto const& row : rows) {
+    // Short work if the refusal were missing: one step, or one frame.
+    bool const viewer = row.args.find("--offscreen") != std::string::npos || row.args.find("--viewer") != std::string::npos;
+    Result const r = nbody(row.args + (viewer ? " --bodies 16 --frames 1" : " --steps 1"));
+    EXPECT_EQ(r.code, 2) << row.args << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("error: " + row.words, 0), 0u) << row.args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
+    EXPECT_EQ(r.out, "") << row.args << ": work started";
+  }
+}
+
+// A refused value is told the rule itself: the bounds the check uses, not a looser summary.
+TEST_F(Cli, RangeMessagesStateTheRealBounds) {
+  expect_input_error("--run --dt 1e30", "--dt 1e30: must be a time step in (0, 1e+12]");
+  expect_input_error("--run --softening 1e13", "--softening 1e13: must be a length in (0, 1e+12]");
+  expect_input_error("--viewer --brightness 1e7", "--brightness 1e7: must be a brightness in (0, 1e+06]");
+  expect_input_error("--run --scenario two-body --eccentricity 1", "--eccentricity 1: must be a number in [0, 1)");
+  // Weights whose running sum overflows the partition's arithmetic (it ran out of memory, blaming
+  // --bodies) are refused as such; a small one still is not a positive number.
+  expect_input_error("--run --numgpus 2 --bodies 100 --weights 1e308,1e308",
+                     "--weights 1e308,1e308: '1e308' is too large; each weight is a relative share in (0, 1e+12]");
+  expect_input_error("--run --numgpus 2 --weights 1,0", "--weights 1,0: '0' is not a positive number");
+  // Negative control: the bounds themselves are accepted.
+  EXPECT_EQ(nbody("--run --bodies 16 --steps 1 -q --numgpus 2 --weights 1e12,1").code, 0);
+  EXPECT_EQ(nbody("--run --bodies 16 --steps 1 -q --softening 1e12").code, 0);
 }
 
 // A run that blows up stops with an error naming the step and the likely cause, and writes nothing.
@@ -353,6 +405,107 @@ TEST_F(Cli, CheckpointSeriesIsNamedAfterTheStep) {
   EXPECT_FALSE(fs::exists(file("s_00000025.h5")));
   EXPECT_EQ(sim::read_checkpoint(file("s_00000020.h5")).run.step, 20u);
   EXPECT_EQ(sim::read_checkpoint(file("s.h5")).run.step, 25u);
+}
+
+// Every name of a series is checked before the run like the other outputs: a directory where a
+// checkpoint falls due stopped the run half way (exit 2), losing the final --checkpoint and --save.
+TEST_F(Cli, PeriodicCheckpointNamesAreCheckedBeforeTheRun) {
+  fs::create_directory(dir_ / "pd_00000050.h5");
+  std::string const series = " --checkpoint " + file("pd.h5") + " --checkpoint-every 50 --save " + file("pd.bin");
+  expect_input_error("--run --bodies 256 --steps 200" + series,
+                     "--checkpoint-every 50 writes " + file("pd_00000050.h5") + ": is a directory");
+  EXPECT_EQ(nbody("--run --bodies 256 --steps 200" + series).out, "") << "the run started";
+  // Too many names to look at each (2,000,000 here): the ones the folder holds are still found.
+  fs::create_directory(dir_ / "pd_01999950.h5");
+  fs::remove(dir_ / "pd_00000050.h5");
+  expect_input_error("--run --bodies 16 --steps 2000000" + series,
+                     "--checkpoint-every 50 writes " + file("pd_01999950.h5") + ": is a directory");
+  // Another output named like a checkpoint of the series would be replaced by it.
+  fs::remove(dir_ / "pd_01999950.h5");
+  expect_input_error("--run --bodies 16 --steps 100 --checkpoint " + file("pd.h5") + " --checkpoint-every 50 --save " +
+                         file("pd_00000100.h5"),
+                     "both name " + file("pd_00000100.h5"));
+  // Negative control: a directory named for a step the run does not reach stops nothing.
+  fs::create_directory(dir_ / "pd_00000250.h5");
+  Result const r = nbody("--run --bodies 16 --steps 200 -q" + series);
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// A restart's series starts after its step: only the names it will write are checked.
+TEST_F(Cli, ARestartsSeriesIsCheckedFromItsStep) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  ASSERT_EQ(nbody("--run --bodies 64 --steps 30 -q --checkpoint " + file("r.h5")).code, 0);
+  fs::create_directory(dir_ / "s_00000020.h5");  // before the restart's step: never written
+  Result const ok = nbody("--run --restart " + file("r.h5") + " --steps 30 -q --checkpoint " + file("s.h5") +
+                          " --checkpoint-every 20");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_TRUE(fs::exists(file("s_00000040.h5")));
+  EXPECT_TRUE(fs::exists(file("s_00000060.h5")));
+  fs::remove(file("s_00000040.h5"));
+  fs::remove(file("s_00000060.h5"));
+  fs::create_directory(dir_ / "s_00000060.h5");
+  expect_input_error("--run --restart " + file("r.h5") + " --steps 30 --checkpoint " + file("s.h5") +
+                         " --checkpoint-every 20",
+                     "--checkpoint-every 20 writes " + file("s_00000060.h5") + ": is a directory");
+  EXPECT_FALSE(fs::exists(file("s_00000040.h5"))) << "the run started";
+}
+
+// A checkpoint of the series that still cannot be written (here its name became a directory during
+// the run) costs only itself: one warning, the run goes on, the final outputs are written, and the
+// exit code (1) and a closing line say which were lost.
+TEST_F(Cli, APeriodicCheckpointThatFailsDuringTheRunCostsOnlyItself) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  std::string const first = file("pd_00001000.h5");
+  pid_t const pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::string const out = file("out"), err = file("err"), checkpoint = file("pd.h5"), save = file("pd.bin");
+    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
+    // 1,000 steps between checkpoints: about 0.5 s at N = 2048 on two cores, ample to make the
+    // directory before step 2000 once step 1000's file appears.
+    execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "--bodies", "2048", "--steps", "3000", "-q",
+          "--checkpoint", checkpoint.c_str(), "--checkpoint-every", "1000", "--save", save.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!fs::exists(first) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  fs::create_directory(dir_ / "pd_00002000.h5");
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  std::string const err = slurp(dir_ / "err");
+  EXPECT_EQ(WEXITSTATUS(status), 1) << err;
+  EXPECT_NE(err.find("warning: periodic checkpoint not written: " + file("pd_00002000.h5")), std::string::npos) << err;
+  EXPECT_NE(err.find("error: 1 of 3 periodic checkpoints not written (" + file("pd_00002000.h5")), std::string::npos)
+      << err;
+  EXPECT_EQ(sim::read_checkpoint(file("pd_00003000.h5")).run.step, 3000u);
+  EXPECT_EQ(sim::read_checkpoint(file("pd.h5")).run.step, 3000u);
+  EXPECT_EQ(sim::read_tipsy(file("pd.bin")).size(), 2048u);
+}
+
+// Out of memory is said with what was being done; fewer --bodies is advice only for a user who gave
+// --bodies. 256 host devices of the default 16,384 bodies, with 120 MB of address space: the
+// allocation fails in setup, after every check of the options passed.
+TEST_F(Cli, OutOfMemoryBlamesOnlyWhatTheUserGave) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "sanitizers reserve more address space than the limit";
+#endif
+  auto limited = [&](const std::string& args) {
+    std::string const cmd = "ulimit -v 120000; " + std::string(NBODY_EXECUTABLE) +
+                            " --backend cpu --run --numgpus 256 --steps 1 -q " + args + " >" + file("out") + " 2>" +
+                            file("err") + " </dev/null";
+    int const status = std::system(("bash -c '" + cmd + "'").c_str());
+    return Result{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir_ / "out"), slurp(dir_ / "err")};
+  };
+  Result const plain = limited("");
+  if (plain.err.find("out of memory") == std::string::npos) GTEST_SKIP() << "no allocation failed here: " << plain.err;
+  EXPECT_EQ(plain.code, 1) << plain.err;
+  EXPECT_EQ(plain.err, "error: out of memory (--run with the default number of bodies)\n");
+  Result const given = limited("--bodies 16384");
+  EXPECT_EQ(given.code, 1) << given.err;
+  EXPECT_EQ(given.err, "error: out of memory (--run with --bodies 16384; try fewer --bodies)\n");
 }
 
 // A tipsy snapshot carries its softening: a disk restarted from one keeps 0.05 without the option,
