@@ -13,6 +13,7 @@
 #include <sstream>
 #include <utility>
 
+#include "core/bounds.h"
 #include "core/errors.h"
 #include "sim/physics/integrator.h"
 #include "sim/physics/scenarios.h"
@@ -20,7 +21,7 @@
 namespace nbody::app {
 
 namespace {
-constexpr long long kMaxSteps = 1000000000000000LL;  // 1e15: far beyond any run, far below wrapping around
+constexpr long long kMaxSteps = static_cast<long long>(nbody::kMaxSteps);  // the bound a checkpoint's Step has too
 constexpr long long kMaxDevices = 256;              // GPUs or host devices per process
 constexpr long long kMaxThreads = 1024;             // OpenMP threads: libgomp fails far above a machine's cores
 }  // namespace
@@ -141,7 +142,7 @@ constexpr double kMaxWeight = 1e12;
 
 std::size_t to_count(const std::string& item, const char* option) {
   auto const v = parse_whole(item);
-  if (!v || *v <= 0 || *v > (1LL << 30))
+  if (!v || *v <= 0 || std::uint64_t(*v) > kMaxBodies)
     throw InputError(std::string(option) + " " + item + ": must be a whole number from 1 to 1073741824");
   return std::size_t(*v);
 }
@@ -246,10 +247,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "continue a run from a --checkpoint file: bodies, step, time and every setting (an option given "
                  "here overrides the file's, with a notice)");
   add_named(cli, "--integrator", physics.integrator,
-            "time integrator: leapfrog (2nd order), yoshida4 (4th order, 3 force evaluations per step), "
+            "time integrator: leapfrog (2nd order), omelyan4 (4th order, 4 force evaluations per step, the most "
+            "accurate at equal cost), yoshida4 (4th order, 3 force evaluations per step), "
             "euler-damped (the classic demo)");
   cli.add_option("--dt", physics.dt, "time step (default 0.01; 0.016 for euler-damped)")
-      ->check(real_number(0, 1e12, Ends::above_min, "a time step"));
+      ->check(real_number(0, kMaxDt, Ends::above_min, "a time step"));
   cli.add_option("--damping", physics.damping, "euler-damped velocity factor per step, in (0, 1]")
       ->check(real_number(0, 1, Ends::above_min, "a factor"))
       ->capture_default_str();
@@ -257,7 +259,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "Plummer softening length, > 0 (default " + num(sim::recommended_softening(sim::Scenario::plummer)) +
                      "; " + num(sim::recommended_softening(sim::Scenario::disk)) +
                      " for disk and collision, the core their disk model assumes around its central mass)")
-      ->check(real_number(0, 1e12, Ends::above_min, "a length"));
+      ->check(real_number(0, kMaxSoftening, Ends::above_min, "a length"));
   add_named(cli, "--precision", dev.precision, "floating-point precision");
   add_named(cli, "--backend", dev.backend, "auto (CUDA if a GPU is visible, else CPU), cuda or cpu");
   sim::Kernel kernel = sim::Kernel::fast;
