@@ -1,9 +1,12 @@
 // gpu/check.cpp - the exception behind NBODY_CUDA_CHECK.
 #include "gpu/check.h"
 
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 namespace nbody::gpu {
 
@@ -27,6 +30,38 @@ bool debug_sync() {
     return value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
   }();
   return on;
+}
+
+}  // namespace nbody::gpu
+
+namespace nbody::gpu {
+
+double debug_sync_seconds() {
+  static double const seconds = [] {
+    const char* text = std::getenv("NBODY_WATCHDOG_SECONDS");
+    char* end = nullptr;
+    double const v = text ? std::strtod(text, &end) : 0.0;
+    return text && end != text && *end == '\0' && std::isfinite(v) && v > 0 ? v : 60.0;
+  }();
+  return seconds;
+}
+
+void debug_sync_wait(cudaStream_t stream, const char* file, int line) {
+  auto const start = std::chrono::steady_clock::now();
+  auto const limit = std::chrono::duration<double>(debug_sync_seconds());
+  while (true) {
+    cudaError_t const state = cudaStreamQuery(stream);
+    if (state == cudaSuccess) return;
+    if (state != cudaErrorNotReady) throw_cuda_error(state, "cudaStreamQuery(launch stream) (NBODY_DEBUG_SYNC)", file, line);
+    if (std::chrono::steady_clock::now() - start > limit) {
+      std::ostringstream s;
+      s << "NBODY_DEBUG_SYNC: the launch at " << file << ':' << line << " has not finished after "
+        << debug_sync_seconds() << " s; its stream waits for work that would be enqueued after it (a GPU waiting "
+        << "for a peer, or a held stream): unset NBODY_DEBUG_SYNC, or use --threading workers";
+      throw RuntimeFailure(s.str());
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
 }
 
 }  // namespace nbody::gpu

@@ -38,6 +38,15 @@ inline thread_local bool capturing = false;
 // wait for it on the GPU (multigpu/exchange_choice.h), and it serialises what should overlap.
 bool debug_sync();
 
+// How long NBODY_DEBUG_SYNC waits for a launch's stream: NBODY_WATCHDOG_SECONDS when set to a positive
+// number, else 60 s (the watchdog's floor). A launch queued behind work that this same thread would
+// enqueue only later never finishes; the bound turns that into an error naming the launch.
+double debug_sync_seconds();
+
+// The wait of NBODY_DEBUG_SYNC: polls `stream` until it is idle (its error, if any, is thrown), at
+// most debug_sync_seconds().
+void debug_sync_wait(cudaStream_t stream, const char* file, int line);
+
 // What NBODY_CHECK_LAUNCH expands to: the launch error, and with debug_sync() a wait for `stream`
 // (only that stream: other streams, and other threads' GPUs, go on).
 struct LaunchCheck {
@@ -47,8 +56,7 @@ struct LaunchCheck {
     cudaError_t const launched = cudaPeekAtLastError();
     if (launched != cudaSuccess) throw_cuda_error(launched, "cudaPeekAtLastError() after a launch", file, line);
     if (capturing || !debug_sync()) return;
-    cudaError_t const ran = cudaStreamSynchronize(stream);
-    if (ran != cudaSuccess) throw_cuda_error(ran, "cudaStreamSynchronize(launch stream) (NBODY_DEBUG_SYNC)", file, line);
+    debug_sync_wait(stream, file, line);
   }
 };
 }  // namespace nbody::gpu

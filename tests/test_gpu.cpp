@@ -447,8 +447,32 @@ TEST(GpuLaunchCheck, SynchronisesOnlyWhenAskedAndOnlyTheLaunchStream) {
 
 // The watchdog on a GPU that does not finish: after the bound it names the GPU and the steps, and
 // gives up (here: releases the hold), so the device finishes.
+// Under NBODY_DEBUG_SYNC (the gpu-debug-sync ctest entry sets NBODY_WATCHDOG_SECONDS=1 beside it), a
+// launch behind a stream held for 20 s cannot finish: the wait gives up after the bound, naming the
+// launch, instead of waiting as long as the hold (or forever, behind a peer that never drifts).
+TEST(GpuLaunchCheck, ADebugSyncThatCannotFinishIsBounded) {
+  REQUIRE_GPU();
+  if (!gpu::debug_sync()) GTEST_SKIP() << "runs under NBODY_DEBUG_SYNC=1";
+  auto const b = test::scenario("plummer", 1024);
+  auto e = engine(b, sim::Kernel::fast, Precision::fp32);
+  auto hold = std::make_unique<StreamHold>(dynamic_cast<sim::CudaSliceEngine&>(*e).stream());
+  auto const start = std::chrono::steady_clock::now();
+  try {
+    e->compute_forces();
+    ADD_FAILURE() << "a launch behind a held stream returned under NBODY_DEBUG_SYNC";
+  } catch (const RuntimeFailure& x) {
+    EXPECT_NE(std::string(x.what()).find("NBODY_DEBUG_SYNC: the launch at "), std::string::npos) << x.what();
+  }
+  double const took = seconds_since(start);
+  EXPECT_NEAR(took, gpu::debug_sync_seconds(), 2.0);
+  EXPECT_LT(took, 10.0) << "the ctest entry sets a bound of 1 s";
+  hold->release();
+  EXPECT_TRUE(idle_within(*e, std::chrono::seconds(10)));
+}
+
 TEST(GpuWatchdog, NamesTheGpuThatHasNotFinished) {
   REQUIRE_GPU();
+  if (gpu::debug_sync()) GTEST_SKIP() << "the launch behind the held stream would wait under NBODY_DEBUG_SYNC";
   auto const b = test::scenario("plummer", 1024);
   auto e = engine(b, sim::Kernel::fast, Precision::fp32);
   auto hold = std::make_unique<StreamHold>(dynamic_cast<sim::CudaSliceEngine&>(*e).stream());
