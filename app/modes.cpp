@@ -293,39 +293,68 @@ int run_simulation(const Options& o) {
   auto last_check = t0;
   std::uint64_t done = 0, chunk = 1;
   Ranks const& ranks = world();  // with several, each decision below is taken together
-  while (done < steps && !ranks.max(interrupt_signal())) {
-    std::uint64_t n = std::min(chunk, steps - done);
-    if (every) n = std::min(n, every - sim.steps_done() % every);
-    auto const c0 = Clock::now();
-    sim.advance(n);
-    sim.synchronize();
-    done += n;
-    progress.update(done);
-    double const per_step = seconds_since(c0) / double(n);
-    chunk = agreed_min(std::max<std::uint64_t>(1, std::uint64_t(0.2 / std::max(per_step, 1e-9))));
-    if (every && sim.steps_done() % every == 0) {
-      std::string const path = driver::series_path(o.checkpoint, sim.steps_done());
-      // A blown-up run still stops here; a file that cannot be written (the disk filled up, the name
-      // became a directory) costs only itself: the run goes on to its final outputs.
-      sim::BodySet const now = sim.state();
-      agree(ranks, [&] { driver::check_finite(now, sim.steps_done()); });
-      try {
-        driver::write_checkpoint(path, setup, sim, e0);
-        ++series_written;
-        if (!o.quiet) progress.note("checkpoint " + path);
-      } catch (const Interrupted&) {
-        throw;
-      } catch (const std::runtime_error& e) {  // InputError, RuntimeFailure; JobFailure with several ranks
-        lost.push_back(path);
-        if (writes_outputs()) progress.warn(std::string("warning: periodic checkpoint not written: ") + e.what() +
-                                            "; the run goes on");
+  // The last state checked sound, with its record: what is left to save when a device stalls (the
+  // watchdog) or fails, or the run blows up, since the devices' state may then be torn. One process
+  // only: with several ranks a failure on one ends the job (core/ranks.h).
+  struct Kept {
+    sim::BodySet state;
+    sim::RunRecord record;
+  };
+  std::optional<Kept> kept;
+  auto keep = [&](const sim::BodySet& state) {
+    if (!o.checkpoint.empty() && ranks.size() == 1) kept = Kept{state, driver::run_record(setup, sim, e0)};
+  };
+  keep(setup.bodies);
+  try {
+    while (done < steps && !ranks.max(interrupt_signal())) {
+      std::uint64_t n = std::min(chunk, steps - done);
+      if (every) n = std::min(n, every - sim.steps_done() % every);
+      auto const c0 = Clock::now();
+      sim.advance(n);
+      sim.synchronize();
+      done += n;
+      progress.update(done);
+      double const per_step = seconds_since(c0) / double(n);
+      chunk = agreed_min(std::max<std::uint64_t>(1, std::uint64_t(0.2 / std::max(per_step, 1e-9))));
+      if (every && sim.steps_done() % every == 0) {
+        std::string const path = driver::series_path(o.checkpoint, sim.steps_done());
+        // A blown-up run still stops here; a file that cannot be written (the disk filled up, the name
+        // became a directory) costs only itself: the run goes on to its final outputs.
+        sim::BodySet const now = sim.state();
+        agree(ranks, [&] { driver::check_finite(now, sim.steps_done()); });
+        keep(now);
+        try {
+          driver::write_checkpoint(path, setup, sim, e0);
+          ++series_written;
+          if (!o.quiet) progress.note("checkpoint " + path);
+        } catch (const Interrupted&) {
+          throw;
+        } catch (const std::runtime_error& e) {  // InputError, RuntimeFailure; JobFailure with several ranks
+          lost.push_back(path);
+          if (writes_outputs()) progress.warn(std::string("warning: periodic checkpoint not written: ") + e.what() +
+                                              "; the run goes on");
+        }
+        last_check = Clock::now();
+      } else if (ranks.max(seconds_since(last_check) > 10.0)) {
+        sim::BodySet const now = sim.state();
+        agree(ranks, [&] { driver::check_finite(now, sim.steps_done()); });  // a blown-up run stops with a clear error
+        keep(now);
+        last_check = Clock::now();
       }
-      last_check = Clock::now();
-    } else if (ranks.max(seconds_since(last_check) > 10.0)) {
-      sim::BodySet const now = sim.state();
-      agree(ranks, [&] { driver::check_finite(now, sim.steps_done()); });  // a blown-up run stops with a clear error
-      last_check = Clock::now();
     }
+  } catch (const RuntimeFailure& e) {
+    if (!kept) throw;
+    progress.finish();
+    // The run cannot go on; the last sound state is saved where the final one would have gone.
+    std::fprintf(stderr, "error: %s\n", e.what());
+    try {
+      sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
+      std::fprintf(stderr, "  checkpoint %s holds step %llu, the last state checked before the failure\n",
+                   o.checkpoint.c_str(), (unsigned long long)kept->record.step);
+    } catch (const std::exception& w) {
+      std::fprintf(stderr, "  and the last sound state could not be saved either: %s\n", w.what());
+    }
+    return 1;
   }
   progress.finish();
   double const wall = seconds_since(t0);

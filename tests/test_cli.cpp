@@ -369,6 +369,21 @@ TEST_F(Cli, ARunThatBecomesNonFiniteStopsWithoutWritingIt) {
   EXPECT_FALSE(fs::exists(file("nan.bin")));
 }
 
+// Where the run cannot go on (it blew up; a GPU stalled past the watchdog), the last state checked
+// sound goes where the final checkpoint would have: here step 0, checked before the run, since the
+// state is no longer finite at the first check (step 50). It restarts.
+TEST_F(Cli, ARunThatCannotGoOnSavesItsLastSoundState) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  Result const r =
+      nbody("--run --bodies 64 --dt 1e12 --steps 100 -q --checkpoint-every 50 --checkpoint " + file("kept.h5"));
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("the state is no longer finite at step 50"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("holds step 0, the last state checked before the failure"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(file("kept_00000050.h5")));
+  ASSERT_TRUE(fs::exists(file("kept.h5")));
+  EXPECT_EQ(nbody("--run --steps 1 -q --dt 0.01 --restart " + file("kept.h5")).code, 0);
+}
+
 // Restart from a checkpoint through the command line: every setting comes back from the file (the
 // disk's softening 0.05 and euler-damped's damping with no option given), the result equals an
 // uninterrupted run bit for bit, and an option given with --restart overrides the file, saying so.
