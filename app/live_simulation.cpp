@@ -17,6 +17,13 @@
 #include "sim/physics/diagnostics.h"
 
 namespace nbody::app {
+namespace {
+
+// How often a paused viewer on rank 0 tells the other ranks it is still there: far inside the
+// bound on their wait (NBODY_RANK_TIMEOUT, 900 s by default; tests set a few seconds).
+constexpr double kKeepAliveSeconds = 1.0;
+
+}  // namespace
 
 LiveSimulation::LiveSimulation(driver::Setup setup, driver::RunConfig run, std::optional<int> frames_device,
                                bool track_energy)
@@ -173,7 +180,11 @@ void LiveSimulation::update() {
   // Energy: measured when the last pass is a small share of the time since (a tenth at most).
   plan.energy = track_energy_ && e0_ && plan.steps > 0 &&
                 seconds_since(origin_) - last_energy_wall_ > std::max(1.0, 10.0 * energy_seconds_);
-  if (plan.changes.empty() && plan.steps == 0) return;
+  // The other ranks wait for each plan in a collective call, which gives up after NBODY_RANK_TIMEOUT
+  // (mpi/mpi_ranks.cpp): a paused viewer still sends an empty plan now and then.
+  bool const keep_alive = ranks_.size() > 1 && seconds_since(origin_) - last_plan_wall_ > kKeepAliveSeconds;
+  if (plan.changes.empty() && plan.steps == 0 && !keep_alive) return;
+  last_plan_wall_ = seconds_since(origin_);
   send(plan);
   execute(plan);
 }

@@ -163,6 +163,7 @@ class LiveSimulation {
   std::optional<double> e0_;
   double energy_seconds_ = 0;  // how long the last energy pass took
   double last_energy_wall_ = -1e9;
+  double last_plan_wall_ = 0;  // when the last plan went to the other ranks
   Clock::time_point origin_;  // the cadences count wall time from here
   double last_centre_wall_ = -1e9;  // the follow camera's centre: a few times a second at most
 

@@ -13,6 +13,7 @@
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "core/ranks.h"
+#include "mpi/build_fingerprint.h"
 #include "mpi/mpi_ranks.h"
 
 namespace {
@@ -36,18 +37,6 @@ int dispatch(nbody::app::Options& o) {
       return nbody::app::run_compare_threading(o);
   }
   return 1;
-}
-
-// Every rank must be started with the same options: a run whose ranks disagree is refused before
-// any work (by every rank, with one message).
-void check_same_options(const nbody::Ranks& ranks, int argc, char** argv) {
-  std::string mine;
-  for (int i = 1; i < argc; ++i) mine += std::string(argv[i]) + '\0';
-  auto const all = ranks.all_gather(mine);
-  for (std::size_t r = 1; r < all.size(); ++r)
-    if (all[r] != all[0])
-      throw nbody::JobFailure("rank " + std::to_string(r) + " was started with other options than rank 0; every rank of "
-                              "one run needs the same options", 2);
 }
 
 // Reports a failure and gives its exit code. Alone, that is all. In a run of several ranks only this
@@ -105,7 +94,8 @@ int main(int argc, char** argv) {
   if (ranks.rank() != 0 && !std::freopen("/dev/null", "w", stdout)) return 1;
   std::optional<nbody::app::Options> options;
   try {
-    if (several) check_same_options(ranks, argc, argv);
+    // Every rank must run the same build with the same options: refused before any work otherwise.
+    if (several) nbody::mpi::check_same_build_and_options(ranks, argc, argv);
     nbody::agree(ranks, [&] { options = nbody::app::parse_options(argc, argv); });
     if (!options) return 0;
     nbody::app::note_unwritten_outputs(*options);

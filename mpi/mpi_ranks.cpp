@@ -4,13 +4,22 @@
 // simulation's communication thread tests its gathers while the main thread may make a collective
 // call between runs. A non-blocking gather is completed by polling MPI_Test, never by a blocking
 // wait that would hold the mutex.
+//
+// Every collective is non-blocking and polled against a deadline (NBODY_RANK_TIMEOUT seconds,
+// default kDefaultRankTimeout): a rank that stopped (SIGSTOP, a debugger, a GPU wait that never
+// ends) would otherwise hold every other rank in its next collective call forever. At the deadline
+// the waiting rank says what it waited in and ends the job.
 #include <mpi.h>
 
+#include <chrono>
 #include <climits>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "core/errors.h"
 #include "mpi/mpi_ranks.h"
@@ -19,6 +28,65 @@ namespace nbody::mpi {
 namespace {
 
 std::mutex g_mpi;  // every MPI call holds it
+
+// Generous: ranks wait in collectives for each other's steps, checkpoint writes and start-up work.
+constexpr double kDefaultRankTimeout = 900.0;
+
+using Clock = std::chrono::steady_clock;
+
+// NBODY_RANK_TIMEOUT: how long one collective call may wait for the other ranks, in seconds.
+double rank_timeout_from_environment() {
+  char const* v = std::getenv("NBODY_RANK_TIMEOUT");
+  if (!v || !*v) return kDefaultRankTimeout;
+  char* end = nullptr;
+  double const seconds = std::strtod(v, &end);
+  if (*end != '\0' || !std::isfinite(seconds) || seconds <= 0 || seconds > 1e9)
+    throw InputError(std::string("NBODY_RANK_TIMEOUT=") + v +
+                     ": must be a number of seconds above 0 and at most 1e9 (how long a rank waits for the others; default " +
+                     std::to_string(int(kDefaultRankTimeout)) + ")");
+  return seconds;
+}
+
+// A rank waited past the deadline: it says so and ends the job (the others may be stopped, so
+// nothing can be agreed with them).
+[[noreturn]] void give_up_waiting(int rank, int size, double seconds, const char* what) {
+  std::fprintf(stderr,
+               "error: rank %d of %d: waited %g s for the other ranks in %s; a rank has stopped or hangs "
+               "(NBODY_RANK_TIMEOUT sets this bound in seconds); ending the job\n",
+               rank, size, seconds, what);
+  std::fflush(nullptr);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);
+}
+
+// Polls `request` until it completes, taking the mutex only for each test. At first the polls
+// follow each other at once (a collective whose ranks are all there completes in microseconds);
+// after a millisecond they are spaced, so that a long wait leaves the core to the rank's work.
+void wait_bounded(MPI_Request& request, int rank, int size, double timeout, const char* what) {
+  auto const start = Clock::now();
+  auto const deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(g_mpi);
+      int flag = 0;
+      int const status = MPI_Test(&request, &flag, MPI_STATUS_IGNORE);
+      if (status != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING] = {};
+        int length = 0;
+        MPI_Error_string(status, text, &length);
+        throw RuntimeFailure(std::string("MPI: waiting in ") + what + " failed: " + text);
+      }
+      if (flag) return;
+    }
+    auto const now = Clock::now();
+    if (now > deadline) give_up_waiting(rank, size, timeout, what);
+    if (now - start < std::chrono::milliseconds(1)) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+}
 
 void check(int status, const char* what) {
   if (status == MPI_SUCCESS) return;
@@ -53,8 +121,13 @@ MPI_Datatype unit_type(std::size_t unit) {
 class MpiGather final : public PendingGather {
  public:
   MpiGather(void* buffer, std::size_t unit, const std::vector<std::size_t>& counts,
-            const std::vector<std::size_t>& offsets, MPI_Comm comm)
-      : counts_(to_ints(counts, "a gather")), offsets_(to_ints(offsets, "an offset")) {
+            const std::vector<std::size_t>& offsets, MPI_Comm comm, int rank, int size, double timeout)
+      : counts_(to_ints(counts, "a gather")),
+        offsets_(to_ints(offsets, "an offset")),
+        rank_(rank),
+        size_(size),
+        timeout_(timeout),
+        deadline_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout))) {
     std::lock_guard<std::mutex> lock(g_mpi);
     check(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer, counts_.data(), offsets_.data(), unit_type(unit),
                           comm, &request_),
@@ -70,10 +143,14 @@ class MpiGather final : public PendingGather {
   }
   bool test() override {
     if (done_) return true;
-    std::lock_guard<std::mutex> lock(g_mpi);
-    int flag = 0;
-    check(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "MPI_Test");
-    done_ = flag != 0;
+    {
+      std::lock_guard<std::mutex> lock(g_mpi);
+      int flag = 0;
+      check(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+      done_ = flag != 0;
+    }
+    if (!done_ && Clock::now() > deadline_)
+      give_up_waiting(rank_, size_, timeout_, "the exchange of positions between steps (an all-gather)");
     return done_;
   }
 
@@ -81,12 +158,15 @@ class MpiGather final : public PendingGather {
   std::vector<int> counts_, offsets_;  // must live until the gather completes
   MPI_Request request_ = MPI_REQUEST_NULL;
   bool done_ = false;
+  int rank_, size_;
+  double timeout_;
+  Clock::time_point deadline_;
 };
 
 // The MPI world; the world of core/ranks.h for as long as it lives.
 class MpiRanks final : public Ranks {
  public:
-  MpiRanks(int& argc, char**& argv) {
+  MpiRanks(int& argc, char**& argv) : timeout_(rank_timeout_from_environment()) {
     int provided = 0;
     check(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
     if (provided < MPI_THREAD_SERIALIZED) {
@@ -127,19 +207,29 @@ class MpiRanks final : public Ranks {
   }
 
   std::vector<std::string> all_gather(const std::string& mine) const override {
-    std::lock_guard<std::mutex> lock(g_mpi);
+    static constexpr const char* what = "a collective call that agrees on options, outcomes or plans (an all-gather)";
     int const length = int(mine.size());
     std::vector<int> lengths(static_cast<std::size_t>(size_)), offsets(static_cast<std::size_t>(size_));
-    check(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather");
+    MPI_Request request = MPI_REQUEST_NULL;
+    {
+      std::lock_guard<std::mutex> lock(g_mpi);
+      check(MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD, &request),
+            "MPI_Iallgather");
+    }
+    wait_bounded(request, rank_, size_, timeout_, what);
     std::size_t total = 0;
     for (int r = 0; r < size_; ++r) {
       offsets[std::size_t(r)] = int(total);
       total += std::size_t(lengths[std::size_t(r)]);
     }
     std::string all(total, '\0');
-    check(MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
-                         MPI_COMM_WORLD),
-          "MPI_Allgatherv");
+    {
+      std::lock_guard<std::mutex> lock(g_mpi);
+      check(MPI_Iallgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
+                            MPI_COMM_WORLD, &request),
+            "MPI_Iallgatherv");
+    }
+    wait_bounded(request, rank_, size_, timeout_, what);
     std::vector<std::string> out;
     for (int r = 0; r < size_; ++r)
       out.push_back(all.substr(std::size_t(offsets[std::size_t(r)]), std::size_t(lengths[std::size_t(r)])));
@@ -150,22 +240,31 @@ class MpiRanks final : public Ranks {
                            const std::vector<std::size_t>& offsets) const override {
     auto const c = to_ints(counts, "a gather");
     auto const o = to_ints(offsets, "an offset");
-    std::lock_guard<std::mutex> lock(g_mpi);
-    check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer, c.data(), o.data(), unit_type(unit),
-                         MPI_COMM_WORLD),
-          "MPI_Allgatherv");
+    MPI_Request request = MPI_REQUEST_NULL;
+    {
+      std::lock_guard<std::mutex> lock(g_mpi);
+      check(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer, c.data(), o.data(), unit_type(unit),
+                            MPI_COMM_WORLD, &request),
+            "MPI_Iallgatherv");
+    }
+    wait_bounded(request, rank_, size_, timeout_, "a gather of every rank's bodies or results (an all-gather)");
   }
 
   std::unique_ptr<PendingGather> start_all_gather(void* buffer, std::size_t unit,
                                                   const std::vector<std::size_t>& counts,
                                                   const std::vector<std::size_t>& offsets) const override {
-    return std::make_unique<MpiGather>(buffer, unit, counts, offsets, MPI_COMM_WORLD);
+    return std::make_unique<MpiGather>(buffer, unit, counts, offsets, MPI_COMM_WORLD, rank_, size_, timeout_);
   }
 
   int max(int value) const override {
-    std::lock_guard<std::mutex> lock(g_mpi);
     int out = 0;
-    check(MPI_Allreduce(&value, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+    MPI_Request request = MPI_REQUEST_NULL;
+    {
+      std::lock_guard<std::mutex> lock(g_mpi);
+      check(MPI_Iallreduce(&value, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &request), "MPI_Iallreduce");
+    }
+    wait_bounded(request, rank_, size_, timeout_,
+                 "a collective call that agrees on interrupts, step counts or the end of the run (a maximum)");
     return out;
   }
 
@@ -176,6 +275,7 @@ class MpiRanks final : public Ranks {
   }
 
  private:
+  double timeout_;  // seconds a collective call may wait for the other ranks
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::size_t hosts_ = 1;
   std::string host_;

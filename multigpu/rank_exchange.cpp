@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
+#include <exception>
 #include <mutex>
 #include <thread>
 
@@ -93,9 +94,18 @@ class RankExchange final : public Exchange {
 
   void reset() override {
     // A reset follows a failure on a worker: the other ranks are mid-step and cannot restart with
-    // this one (nor can a gather it gave up be taken back), so the job ends.
-    std::fprintf(stderr, "error: rank %d of %d: a device failed during a step; ending the run\n", ranks_.rank(),
-                 ranks_.size());
+    // this one (nor can a gather it gave up be taken back), so the job ends, saying why (the
+    // scheduler resets inside the handler of the worker's failure).
+    std::string what = "a device failed during a step";
+    try {
+      if (auto const failure = std::current_exception()) std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    std::fprintf(stderr, "error: rank %d of %d (%s): %s (a device's worker failed during a step; ending the run)\n",
+                 ranks_.rank(), ranks_.size(), ranks_.host().c_str(), what.c_str());
+    std::fflush(nullptr);
     ranks_.abort(1);
     local_->reset();
     std::lock_guard<std::mutex> lock(mutex_);

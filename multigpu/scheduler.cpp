@@ -162,8 +162,14 @@ class WorkerThreadScheduler final : public Scheduler {
       std::exception_ptr e = error_;
       error_ = nullptr;
       lock.unlock();
-      exchange_.reset();
-      std::rethrow_exception(e);
+      // reset() inside the handler: an exchange that must end the job there (between ranks) can
+      // still report the failure itself (std::current_exception).
+      try {
+        std::rethrow_exception(e);
+      } catch (...) {
+        exchange_.reset();
+        throw;
+      }
     }
   }
 

@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """tests/mpi_cli.py - the nbody command under mpirun, as a user runs it.
 
-    mpi_cli.py NBODY MPIRUN CASE
+    mpi_cli.py NBODY MPIRUN CASE [MPI_TESTS]
 
 same_results_as_one_process  2 ranks x 2 host devices, then a restart on 3 ranks: the checkpoints
                              hold the positions of one process, bit for bit; rank 0 alone reports
                              and writes.
 options_that_differ          ranks started with other options: one message, exit status 2.
+another_build                a rank running another build (a copy of nbody whose build fingerprint says
+                             another compiler version): refused before any work, naming the rank and
+                             what differs, exit status 2.
 rank_killed                  a rank killed mid-run ends the job with a message, never a hang.
+rank_stopped                 a rank stopped (SIGSTOP) mid-run: the others wait NBODY_RANK_TIMEOUT seconds,
+                             say what they waited in and end the job.
+worker_failure               a worker thread failing on one rank (MPI_TESTS, a failure injected into its
+                             scheduler): the job ends and that rank's own error is printed.
 interrupt                    Ctrl-C to the job: every rank stops, the checkpoint is written.
 viewer_offscreen             the viewer on rank 0, the others following: the picture of 2 ranks x 2
                              devices is the picture of one process on 4, pixel for pixel.
@@ -24,6 +31,7 @@ import tempfile
 import time
 
 nbody, mpirun, case = sys.argv[1], sys.argv[2], sys.argv[3]
+mpi_tests = sys.argv[4] if len(sys.argv) > 4 else None
 failures = []
 
 
@@ -93,6 +101,92 @@ with tempfile.TemporaryDirectory() as d:
         # A bad value for the ranks together: weights for fewer devices than the ranks have.
         r = run(mpi(2, "--run", "--bodies", "100", "--weights", "1,2,3"))
         check(r.returncode != 0 and "3 weights for 2 devices over 2 ranks" in r.stderr, "weights over every rank")
+
+    elif case == "another_build":
+        # Another build, as a rank on another host built with -march=native or another compiler
+        # would be: this nbody with one digit of the compiler's version in its fingerprint changed.
+        data = bytearray(open(nbody, "rb").read())
+        at = data.find(b"nbody build fingerprint: ")
+        check(at >= 0, "the binary holds its build fingerprint")
+        if at < 0:
+            sys.exit(1)
+        digit = data.index(b"compiler=", at)
+        while not chr(data[digit]).isdigit():
+            digit += 1
+        data[digit] = ord(str((int(chr(data[digit])) + 1) % 10))
+        other = p("nbody-other-build")
+        open(other, "wb").write(data)
+        os.chmod(other, 0o755)
+        common = ["--run", "--backend", "cpu", "--bodies", "100", "--steps", "2"]
+        r = run([mpirun, "-np", "1", "--oversubscribe", nbody, *common, ":", "-np", "1", "--oversubscribe", other, *common])
+        check(r.returncode == 2, "refused with exit status 2")
+        check(r.stderr.count("rank 1 runs another nbody build than rank 0 (compiler: ") == 1,
+              "one message names the rank and what differs")
+        check("nbody run:" not in r.stdout, "no work started")
+        # The same build with other options: the options are still compared, and the message says which.
+        r = run([mpirun, "-np", "1", "--oversubscribe", nbody, *common, ":", "-np", "1", "--oversubscribe", nbody,
+                 *common[:-1], "3"])
+        check(r.returncode == 2 and "argument 7: '2' on rank 0, '3' on rank 1" in r.stderr,
+              "other options: refused, naming the first that differs")
+
+    elif case == "rank_stopped":
+        timeout = 3  # seconds; a step here takes milliseconds (under ASan tens of them)
+        env = dict(os.environ, NBODY_RANK_TIMEOUT=str(timeout))
+        r = subprocess.run(mpi(2, "--run", "--bodies", "100", "--steps", "2"), capture_output=True, text=True,
+                           timeout=120, env=dict(env, NBODY_RANK_TIMEOUT="soon"))
+        check(r.returncode == 2 and "NBODY_RANK_TIMEOUT=soon: must be a number of seconds" in r.stderr,
+              "a bad NBODY_RANK_TIMEOUT is refused: " + r.stderr[-300:])
+        job = subprocess.Popen(mpi(2, "--run", "--bodies", "3000", "--steps", "100000000", "--threads", "1"),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               env=env)
+        time.sleep(4)
+
+        def rank_of(pid):
+            try:
+                environ = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+            except OSError:
+                return None
+            for v in environ:
+                if v.startswith(b"OMPI_COMM_WORLD_RANK="):
+                    return int(v.split(b"=")[1])
+            return None
+
+        children = subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True, text=True).stdout.split()
+        stopped = [int(c) for c in children if rank_of(c) == 1]
+        check(len(stopped) == 1, f"rank 1 found among mpirun's children {children}")
+        try:
+            if stopped:
+                os.kill(stopped[0], signal.SIGSTOP)
+            start = time.monotonic()
+            out, err = job.communicate(timeout=timeout + 60)
+            seconds = time.monotonic() - start
+            print(out[-2000:], err[-2000:])
+            print(f"the job ended {seconds:.1f} s after rank 1 stopped")
+            check(job.returncode != 0, "the job fails")
+            check(f"rank 0 of 2: waited {timeout} s for the other ranks in " in err, "rank 0 says what it waited in")
+            check(seconds < timeout + 30, f"the job ended within {timeout} + 30 s of the stop")
+        except subprocess.TimeoutExpired:
+            os.killpg(job.pid, signal.SIGKILL)
+            check(False, f"the job ended within {timeout} + 60 s of a rank's stop (it hung)")
+        finally:
+            for pid in stopped:  # whatever is left of the stopped rank goes too
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+    elif case == "worker_failure":
+        if not mpi_tests:
+            print("skipped: no mpi_tests program given")
+            sys.exit(77)
+        start = time.monotonic()
+        r = run([mpirun, "-np", "2", "--oversubscribe", mpi_tests, "--gtest_also_run_disabled_tests",
+                 "--gtest_filter=Ranks.DISABLED_AWorkerFailureEndsTheJobWithItsError"], timeout=120)
+        check(r.returncode != 0, "the job fails")
+        check("error: rank 1 of 2" in r.stderr and "device 1 of rank 1: a failure injected into its worker" in r.stderr,
+              "the failing rank prints its own error")
+        check("went on after a worker" not in r.stderr + r.stdout, "no rank went on")
+        check(time.monotonic() - start < 60, "the job ended within 60 s")
 
     elif case == "rank_killed":
         job = subprocess.Popen(mpi(2, "--run", "--bodies", "20000", "--steps", "1000000", "--threads", "1"),

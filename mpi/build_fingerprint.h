@@ -1,0 +1,23 @@
+// mpi/build_fingerprint.h - what makes two nbody builds compute the same bits, and the check that
+// every rank of a run was started with the same build and the same options.
+#pragma once
+
+#include <string>
+
+#include "core/ranks.h"
+
+namespace nbody::mpi {
+
+// One line of "key=value" fields separated by "; ": nbody's version, the C++ compiler and its
+// version, the build type and compile flags, the CPU target of the vectorised force path (the
+// instruction-set extensions -march=native chose, or the portable baseline) and the CUDA compiler,
+// architectures and flags (or no CUDA). Two builds whose results may differ in the last bit differ
+// here; the same build on two hosts gives the same line.
+const char* build_fingerprint();
+
+// Every rank's build fingerprint and arguments (argv[1..]) must be rank 0's: otherwise every rank
+// throws JobFailure (exit code 2) naming the ranks and what differs, before any work. One rank:
+// nothing to compare.
+void check_same_build_and_options(const Ranks& ranks, int argc, char** argv);
+
+}  // namespace nbody::mpi
