@@ -109,9 +109,11 @@ void write_bytes(const std::string& path, const Bytes& b) {
 }
 
 // Where the file states the body count: the NumPart_ThisFile and NumPart_Total attributes (6
-// 32-bit counts, the bodies second) and each dataset's extent and maximum extent (HDF5's version 1
-// dataspace message: version 1, rank, flag 1 = maxima present, 5 reserved bytes, then 8-byte
-// lengths). Found by their bytes, not by parsing HDF5: the base file is nbody's own.
+// 32-bit counts, the bodies second) and each dataset's extent and maximum extent (HDF5's dataspace
+// message: version 1, rank, flag 1 = maxima present, 5 reserved bytes, then 8-byte lengths; or, in
+// the 1.8 format nbody writes, version 2, rank, flags, type 1 = simple, then the lengths). Found by
+// their bytes, not by parsing HDF5: the base file is nbody's own. (In the 1.8 format the object
+// headers carry checksums, so HDF5 itself refuses most of these rewrites.)
 struct CountPlaces {
   std::vector<std::size_t> u32, u64;
 };
@@ -129,10 +131,13 @@ CountPlaces body_count_places(const Bytes& raw) {
         raw[i] == kBodies && raw[i + 1] == 0 && raw[i + 2] == 0 && raw[i + 3] == 0)
       at.u32.push_back(i);
     unsigned char const rank = raw[i + 1];
-    if (raw[i] == 1 && (rank == 1 || rank == 2) && raw[i + 2] == 1 && u64_at(i) >> 24 == 0 && u64_at(i + 8) == kBodies &&
-        u64_at(i + 8 + 8 * rank) == kBodies) {
-      at.u64.push_back(i + 8);
-      at.u64.push_back(i + 8 + 8 * rank);
+    if (rank != 1 && rank != 2) continue;
+    std::size_t lengths = 0;  // where the 8-byte lengths begin, for a dataspace message at i
+    if (raw[i] == 1 && raw[i + 2] == 1 && u64_at(i) >> 24 == 0) lengths = i + 8;
+    if (raw[i] == 2 && (raw[i + 2] & 1) && raw[i + 3] == 1) lengths = i + 4;
+    if (lengths && u64_at(lengths) == kBodies && u64_at(lengths + 8 * rank) == kBodies) {
+      at.u64.push_back(lengths);
+      at.u64.push_back(lengths + 8 * rank);
     }
   }
   return at;
