@@ -98,15 +98,8 @@ const char* mutation_name(Mutation m) {
   return "?";
 }
 
-Bytes bytes_of(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::string& path, const Bytes& b) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
-}
+using test::bytes_of;
+using test::write_bytes;
 
 // Where the file states the body count: the NumPart_ThisFile and NumPart_Total attributes (6
 // 32-bit counts, the bodies second) and each dataset's extent and maximum extent (HDF5's dataspace

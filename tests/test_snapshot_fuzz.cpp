@@ -75,15 +75,8 @@ sim::BodySet fuzz_bodies() {
 }
 constexpr std::size_t kGas = 1, kDark = 9, kStar = 30;
 
-Bytes bytes_of(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::string& path, const Bytes& b) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
-}
+using test::bytes_of;
+using test::write_bytes;
 
 template <class T>
 void put(Bytes& raw, std::size_t at, T value, bool little) {

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -78,6 +80,17 @@ inline ::testing::AssertionResult bitwise_equal(const sim::BodySet& a, const sim
     }
   }
   return ::testing::AssertionSuccess();
+}
+
+// A whole file's bytes, and a file written from bytes (the fuzzers' mutants).
+inline std::vector<unsigned char> bytes_of(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+inline void write_bytes(const std::string& path, const std::vector<unsigned char>& b) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
 }
 
 // A new empty directory for the running test, named after it: tests that run side by side (ctest
