@@ -259,7 +259,7 @@ bool display_available() {
 
 int run_simulation(const Options& o) {
   driver::Setup setup = make_setup(o);
-  std::uint64_t const steps = o.steps ? o.steps : 1000;
+  std::uint64_t const steps = o.steps.value_or(1000);
   // Every checkpoint of the series is named now: one that cannot be written stops nothing half way.
   agree(world(), [&] {
     if (writes_outputs()) check_series(o, setup.clock.step, setup.clock.step + steps);
@@ -429,7 +429,7 @@ int run_simulation(const Options& o) {
 
 int run_benchmark(const Options& o) {
   driver::Setup setup = make_setup(o);
-  std::uint64_t const steps = o.steps ? o.steps : 10;
+  std::uint64_t const steps = o.steps.value_or(10);
   multigpu::Simulation sim(setup.bodies, setup.program, setup.config);
   driver::Measurement const m = driver::measure(sim, o.warmup, steps);
   std::string const hw = driver::hardware_description(setup.config);
@@ -484,7 +484,7 @@ int run_validate(const Options& o) {
   // The work owns what it uses (moved or copied in): after an interrupt it may outlive this frame.
   std::string const source = setup.source;
   auto const [r, description] = finish_unless_interrupted(
-      [setup = std::move(setup), steps = o.steps, tolerance = o.tolerance]() -> std::pair<driver::ValidationResult, std::string> {
+      [setup = std::move(setup), steps = o.steps.value_or(0), tolerance = o.tolerance]() -> std::pair<driver::ValidationResult, std::string> {
         multigpu::Simulation sim(setup.bodies, setup.program, setup.config);
         if (steps) driver::advance_interruptibly(sim, steps);  // validate on an evolved state if asked
         return {driver::validate_forces(sim, tolerance), sim.describe()};
@@ -543,7 +543,7 @@ int run_devices(const Options& o) {
 }
 
 int run_compare_threading(const Options& o) {
-  std::uint64_t const steps = o.steps ? o.steps : 10;
+  std::uint64_t const steps = o.steps.value_or(10);
   std::vector<std::string> notices;
   multigpu::SimulationConfig probe;
   agree(world(), [&] { probe = driver::resolve_devices(o.run, 1024, &notices); });

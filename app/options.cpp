@@ -282,8 +282,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
   add_named(cli, "--exchange", dev.exchange,
             "slice exchange between GPUs: auto, peer (copies), staged (through host memory) or direct (the drift kernel stores into peers)");
   cli.add_option("--threads", dev.cpu_threads, "CPU threads (default: all cores)")->check(whole_number(1, kMaxThreads));
-  cli.add_option("--steps", o.steps, "steps to run (default: 1000 for --run, 10 timed for --benchmark)")
-      ->check(whole_number(1, kMaxSteps));
+  std::uint64_t steps = 0;
+  cli.add_option("--steps", steps,
+                 "steps to run (default: 1000 for --run, 10 timed for --benchmark; --run --steps 0 writes the "
+                 "initial state)")
+      ->check(whole_number(0, kMaxSteps));
   cli.add_option("--warmup", o.warmup, "untimed steps before a benchmark")
       ->check(whole_number(0, kMaxSteps))
       ->capture_default_str();
@@ -364,6 +367,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
       o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || cli.count("--frames");
   if (viewer_output && o.mode == Mode::automatic) o.mode = Mode::viewer;
   check_options_apply(cli, o.mode);
+  if (cli.count("--steps")) {
+    if (steps == 0 && o.mode != Mode::run)
+      throw InputError("--steps 0: only --run takes no steps (to write the initial state with --checkpoint or --save)");
+    o.steps = steps;
+  }
   if (cli.count("--kernel")) dev.kernel = kernel;
 
   // A path option given as "" would run without its input or skip its output unseen.

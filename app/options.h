@@ -28,7 +28,7 @@ struct Options {
   driver::RunConfig run;                   // what to simulate, with which physics, on which devices
   std::vector<std::size_t> sizes;          // --bodies as given: several only for --compare-threading
   // How long and what to write.
-  std::uint64_t steps = 0;                 // 0: the mode's default
+  std::optional<std::uint64_t> steps;      // none: the mode's default; 0 (--run only): the initial state
   std::uint64_t warmup = 2;
   std::string save;
   sim::TipsyFormat save_format = sim::TipsyFormat::standard;

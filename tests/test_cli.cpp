@@ -67,7 +67,7 @@ TEST_F(Cli, BadCountsAreRejected) {
   expect_input_error("--bodies 12x", "--bodies 12x");
   expect_input_error("--bodies=-5", "--bodies -5: must be a whole number");
   expect_input_error("--bodies 100,200 --benchmark", "only for --compare-threading");
-  expect_input_error("--steps 0 --run", "--steps 0: must be a whole number from 1 to");
+  expect_input_error("--steps 0 --benchmark", "--steps 0: only --run takes no steps");
   expect_input_error("--steps abc --run", "--steps");
   expect_input_error("--numgpus 0", "--numgpus 0: must be a whole number from 1 to 256");
   expect_input_error("--threads 0", "--threads 0: must be a whole number from 1 to 1024");
@@ -250,9 +250,9 @@ TEST_F(Cli, HostileInputIsRefusedUpFront) {
   };
   std::vector<Row> const rows{
       // Counts are checked as signed text: nothing wraps around to 2^64 - 1.
-      {"--run --steps -1", "--steps -1: must be a whole number from 1 to"},
+      {"--run --steps -1", "--steps -1: must be a whole number from 0 to"},
       {"--benchmark --warmup -1", "--warmup -1: must be a whole number from 0 to"},
-      {"--validate --steps -1", "--steps -1: must be a whole number from 1 to"},
+      {"--validate --steps -1", "--steps -1: must be a whole number from 0 to"},
       {"--run --seed -3", "--seed -3: must be a whole number from 0 to"},
       {"--run --threads 100000", "--threads 100000: must be a whole number from 1 to 1024"},
       {"--run --numgpus 1000000", "--numgpus 1000000: must be a whole number from 1 to 256"},
@@ -382,6 +382,24 @@ TEST_F(Cli, ARunThatCannotGoOnSavesItsLastSoundState) {
   EXPECT_FALSE(fs::exists(file("kept_00000050.h5")));
   ASSERT_TRUE(fs::exists(file("kept.h5")));
   EXPECT_EQ(nbody("--run --steps 1 -q --dt 0.01 --restart " + file("kept.h5")).code, 0);
+}
+
+// --run --steps 0 writes a scenario's initial state, which continues exactly as a run that never
+// stopped: 7 steps from it equal 7 steps from the scenario, bit for bit. Other modes refuse 0 steps.
+TEST_F(Cli, ZeroStepsWritesTheInitialStateThatContinuesBitForBit) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  std::string const common = " --scenario disk --bodies 300 -q";
+  Result const initial = nbody("--run --steps 0 --checkpoint " + file("zero.h5") + " --save " + file("zero.bin") + common);
+  ASSERT_EQ(initial.code, 0) << initial.err;
+  sim::Checkpoint const zero = sim::read_checkpoint(file("zero.h5"));
+  EXPECT_EQ(zero.run.step, 0u);
+  EXPECT_TRUE(test::bitwise_equal(zero.bodies, test::rounded_to_float(test::scenario("disk", 300))));  // an fp32 run
+  EXPECT_EQ(sim::read_tipsy(file("zero.bin")).size(), 300u);
+  ASSERT_EQ(nbody("--run --steps 7 --checkpoint " + file("direct.h5") + common).code, 0);
+  ASSERT_EQ(nbody("--run --steps 7 -q --restart " + file("zero.h5") + " --checkpoint " + file("via.h5")).code, 0);
+  EXPECT_TRUE(test::bitwise_equal(sim::read_checkpoint(file("via.h5")).bodies,
+                                  sim::read_checkpoint(file("direct.h5")).bodies));
+  expect_input_error("--benchmark --steps 0", "--steps 0: only --run takes no steps");
 }
 
 // Restart from a checkpoint through the command line: every setting comes back from the file (the
