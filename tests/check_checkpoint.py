@@ -62,6 +62,9 @@ with tempfile.TemporaryDirectory() as d:
                 check(g[name].shape == shape and g[name].dtype == dtype,
                       f"{precision}: {name} {g[name].shape} {g[name].dtype}")
             check(abs(float(np.sum(g["Masses"][()])) - 1.0) < 1e-5, f"{precision}: total mass 1")
+            # yt's box as the README builds it keeps every body: strictly inside the cube of side BoxSize.
+            extent = float(np.max(np.abs(g["Coordinates"][()])))
+            check(extent < h["BoxSize"] / 2 <= 1.1 * extent, f"{precision}: BoxSize {h['BoxSize']}, extent {extent}")
             check(np.array_equal(g["ParticleIDs"][()], np.arange(300)), f"{precision}: ParticleIDs 0..N-1")
             check(set(np.unique(g["BodyType"][()])) <= {0, 1, 2}, f"{precision}: BodyType")
         r = run("--restart", path, "--run", "--steps", "1", "-q")

@@ -187,6 +187,16 @@ Handle file_access() {
   return Handle(-1, H5Pclose);
 }
 
+// The bodies are centred on the origin, not in [0, BoxSize): a cube of side BoxSize centred there
+// holds every one strictly inside (a reader that keeps [-BoxSize/2, BoxSize/2) would drop a body on
+// the edge), rounded up to two significant digits: 9.87 -> 20, 20 -> 21.
+double box_size(double extent) {
+  double const side = 2.0 * extent;
+  if (!(side > 0)) return 1.0;
+  double const unit = std::pow(10.0, std::floor(std::log10(side)) - 1);
+  return (std::floor(side / unit) + 1) * unit;
+}
+
 // Reserves the disk blocks of a file about to be written with about `bytes`, beyond its end (its
 // size is unchanged): a disk without room for it fails here, before HDF5 holds any data it could
 // not write, and HDF5's writes and close then land in blocks that are already the file's. File
@@ -230,7 +240,7 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
     for (auto const& p : b.pos_mass) extent = std::max({extent, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
     w.number(h, "Time", time_of(run));
     w.number(h, "Redshift", 0.0);
-    w.number(h, "BoxSize", 2.0 * extent);  // the bodies are centred on the origin, not in [0, BoxSize)
+    w.number(h, "BoxSize", box_size(extent));
     w.number(h, "NumFilesPerSnapshot", std::int32_t{1});
     w.number(h, "Omega0", 0.0);
     w.number(h, "OmegaLambda", 0.0);
