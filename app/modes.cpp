@@ -301,8 +301,20 @@ int run_simulation(const Options& o) {
     sim::RunRecord record;
   };
   std::optional<Kept> kept;
+  // Copied in place (its buffers are reused), and only while the machine has room for it twice over:
+  // a copy must never be what ends the run it is kept for.
   auto keep = [&](const sim::BodySet& state) {
-    if (!o.checkpoint.empty() && ranks.size() == 1) kept = Kept{state, driver::run_record(setup, sim, e0)};
+    if (o.checkpoint.empty() || ranks.size() > 1) return;
+    std::size_t const bytes = state.size() * (sizeof(Real4<double>) + sizeof(Vec3d) + 1);
+    std::size_t const have = driver::available_host_memory();
+    if (!kept && have > 0 && have < 2 * bytes) return;
+    try {
+      if (!kept) kept.emplace();
+      kept->state = state;
+      kept->record = driver::run_record(setup, sim, e0);
+    } catch (const std::bad_alloc&) {
+      kept.reset();
+    }
   };
   keep(setup.bodies);
   try {

@@ -138,7 +138,7 @@ void write_file_atomically(const std::string& path, const std::string& what,
   }
   if (::fsync(tmp.fd()) != 0) fail("cannot write", errno);
   if (tmp.close() != 0) fail("cannot write", errno);
-  if (verify) verify(tmp.path());  // what reached the disk, read back: a hole or a short write stops here
+  if (verify) verify(tmp.path());  // the file as the system now holds it: a hole or a short write stops here
   refuse_if_bad();  // the target may have become a link, a folder or read-only during the run
   if (::rename(tmp.path().c_str(), path.c_str()) != 0) fail("cannot move into place", errno);
   tmp.disown();

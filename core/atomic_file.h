@@ -13,7 +13,8 @@ namespace nbody {
 //     mode 0666 less the umask; a file replaced keeps its permission bits);
 //  3. calls write(tmp_path) to fill it (it returns false on failure, leaving errno set);
 //  4. checks that the name still holds the file it created, fsyncs and closes it, calls
-//     verify(tmp_path) when given (it reads the file back and throws if it is not what was written),
+//     verify(tmp_path) when given (it reads the file back, as the system holds it after the fsync,
+//     and throws if it is not what was written: holes and short writes, not media errors),
 //     checks PATH again (it may have gone bad during the run), renames it over PATH and fsyncs the
 //     folder.
 // Readers of PATH see the old file or the new one, never a mixture; of concurrent writers, the last

@@ -249,6 +249,9 @@ Setup make_setup(const RunConfig& requested) {
                                ic.checkpoint + " holds " + std::to_string(header.bodies) + " bodies",
                                std::size_t(header.bodies) * sizeof(std::uint64_t));
     sim::Checkpoint checkpoint = sim::read_checkpoint(ic.checkpoint);
+    // The file is opened twice; another run may have replaced it (atomically) in between.
+    if (checkpoint.bodies.size() != header.bodies || checkpoint.run != saved)
+      throw InputError(ic.checkpoint + ": the file changed while it was read (another run writes it?); try again");
     if (!checkpoint.verified)
       s.notices.push_back(ic.checkpoint + " has no checksum (written by hand, or by an older nbody): read unverified");
     s.clock = {saved.step, saved.start_time, saved.dt_since_step, saved.dt_since_time};

@@ -74,7 +74,13 @@ void wait_bounded(MPI_Request& request, int rank, int size, double timeout, cons
         char text[MPI_MAX_ERROR_STRING] = {};
         int length = 0;
         MPI_Error_string(status, text, &length);
-        throw RuntimeFailure(std::string("MPI: waiting in ") + what + " failed: " + text);
+        // The request may still be pending, into buffers the caller would free while unwinding: the
+        // job ends here instead.
+        std::fprintf(stderr, "error: rank %d of %d: MPI: waiting in %s failed: %s; ending the job\n", rank, size, what,
+                     text);
+        std::fflush(nullptr);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        std::_Exit(1);
       }
       if (flag) return;
     }

@@ -33,6 +33,9 @@ case "$kind" in
     # recognised only with its plugins kept loaded and stacks unwound through its libraries, which
     # is slow: the MPI tests run apart, with those settings.
     mpi_lsan="suppressions=$PWD/tests/lsan.supp:fast_unwind_on_malloc=0"
+    # HDF5 keeps an object header's buffer when a damaged file fails its checksum (tests/lsan_hdf5.supp);
+    # the pass of the other tests, which refuse such files on purpose, does not count it as nbody's.
+    plain_lsan="suppressions=$PWD/tests/lsan_hdf5.supp"
     export OMPI_MCA_mca_base_component_disable_dlclose=1 PMIX_MCA_mca_base_component_disable_dlclose=1
     ;;
   *)
@@ -59,7 +62,8 @@ if [ "$kind" = address ]; then
       exit 1
     fi
   fi
-  [ "$plain" = 0 ] || ctest --no-tests=error --output-on-failure --parallel "$(nproc)" -LE 'gl|mpi' -R "$tests" "$@"
+  [ "$plain" = 0 ] || LSAN_OPTIONS="$plain_lsan ${LSAN_OPTIONS:-}" \
+    ctest --no-tests=error --output-on-failure --parallel "$(nproc)" -LE 'gl|mpi' -R "$tests" "$@"
   [ "$mpi" = 0 ] || LSAN_OPTIONS="$mpi_lsan ${LSAN_OPTIONS:-}" ctest --no-tests=error --output-on-failure -L mpi -R "$tests" "$@"
 else
   ctest --no-tests=error --output-on-failure --parallel "$(nproc)" -LE gl -R "$tests" "$@"

@@ -337,7 +337,10 @@ class Reader {
 
   bool has_attribute(const char* group, const char* name) const {
     Handle g(H5Gopen2(file_, group, H5P_DEFAULT), H5Gclose);
-    return g.ok() && H5Aexists(g.get(), name) > 0;
+    if (!g.ok()) fail(std::string("cannot open /") + group + " (the file is damaged)");
+    htri_t const exists = H5Aexists(g.get(), name);
+    if (exists < 0) fail(std::string("cannot read the attributes of /") + group + " (the file is damaged)");
+    return exists > 0;
   }
 
   template <class T>
@@ -415,7 +418,7 @@ class Reader {
     require_object("PartType1", "group");
     require_object(where, "dataset");
     Handle set(H5Dopen2(file_, where.c_str(), H5P_DEFAULT), H5Dclose);
-    if (!set.ok()) fail("cannot open " + where);
+    if (!set.ok()) fail("cannot open " + where + " (the file is damaged)");
     {
       Handle dcpl(H5Dget_create_plist(set.get()), H5Pclose);
       if (!dcpl.ok()) fail("cannot read how " + where + " is stored");

@@ -19,8 +19,8 @@
 // Checksum (uint64) is FNV-1a (64-bit) over, in this order and little-endian: N, Step, DtSinceStep,
 // Seed (uint64); StartTime, DtSinceTime, Dt, Softening, Damping (float64); one byte 1 and
 // InitialEnergy (float64), or one byte 0; Precision, Integrator and Scenario, each followed by a zero
-// byte; then Coordinates, Velocities and Masses as float64 row by row, ParticleIDs as uint64 and
-// BodyType as uint8, each dataset whole before the next. A file without it (written by hand, or by an
+// byte; then, each dataset whole before the next and row by row, ParticleIDs as uint64, BodyType as
+// uint8, and Coordinates, Velocities and Masses as float64. A file without it (written by hand, or by an
 // nbody before it) is read unverified; one whose checksum disagrees is refused.
 #pragma once
 
@@ -47,6 +47,14 @@ struct RunRecord {
   std::string scenario;          // the initial conditions: a scenario's name, or "file:" and a path
   std::uint64_t seed = 0;
   std::optional<double> initial_energy;  // E at step 0, the baseline of the energy error
+
+  bool operator==(const RunRecord& o) const {
+    return step == o.step && start_time == o.start_time && dt_since_step == o.dt_since_step &&
+           dt_since_time == o.dt_since_time && precision == o.precision && integrator == o.integrator && dt == o.dt &&
+           softening == o.softening && damping == o.damping && scenario == o.scenario && seed == o.seed &&
+           initial_energy == o.initial_energy;
+  }
+  bool operator!=(const RunRecord& o) const { return !(*this == o); }
 };
 
 struct Checkpoint {
