@@ -318,7 +318,10 @@ void Simulation::watchdog_expired() {
 std::string Simulation::device_name(std::size_t d) const {
   int const ordinal = engines_[d]->device();
   std::string name = ordinal >= 0 ? "GPU " + std::to_string(ordinal) : "host device " + std::to_string(d);
-  if (ranks_->size() > 1) name += " of rank " + std::to_string(ranks_->rank());
+  // With several ranks a device's steps also wait for the other ranks' slices: a rank that stopped
+  // holds them up as a stalled GPU would (the ranks' own bound, NBODY_RANK_TIMEOUT, may be longer).
+  if (ranks_->size() > 1)
+    name += " of rank " + std::to_string(ranks_->rank()) + " (or a rank whose slices its steps wait for)";
   return name;
 }
 
