@@ -55,6 +55,9 @@ std::string fmt(const char* format, double v) {
 void print_diagnostics(const char* label, const sim::Diagnostics& d, double e0) {
   std::printf("  %-6s E = %.10e  (K = %.6e, W = %.6e)  energy error %.3e  |P| = %.3e\n", label, d.total(), d.kinetic,
               d.potential, sim::relative_energy_error(d.total(), e0), norm(d.momentum));
+  std::printf("         |L| = %.6e  2K/|W| = %.4f  Lagrangian radii (10, 50, 90%% of the mass) %.4g, %.4g, %.4g\n",
+              norm(d.angular_momentum), d.virial_ratio(), d.lagrangian_radii[0], d.lagrangian_radii[1],
+              d.lagrangian_radii[2]);
 }
 
 json diagnostics_json(const sim::Diagnostics& d, double e0) {
@@ -63,7 +66,11 @@ json diagnostics_json(const sim::Diagnostics& d, double e0) {
           {"total", d.total()},
           {"relative_energy_error", sim::relative_energy_error(d.total(), e0)},
           {"momentum", {d.momentum.x, d.momentum.y, d.momentum.z}},
-          {"centre_of_mass", {d.centre_of_mass.x, d.centre_of_mass.y, d.centre_of_mass.z}}};
+          {"angular_momentum", {d.angular_momentum.x, d.angular_momentum.y, d.angular_momentum.z}},
+          {"centre_of_mass", {d.centre_of_mass.x, d.centre_of_mass.y, d.centre_of_mass.z}},
+          {"virial_ratio", d.virial_ratio()},
+          {"lagrangian_radii", {{"r10", d.lagrangian_radii[0]}, {"r50", d.lagrangian_radii[1]},
+                                {"r90", d.lagrangian_radii[2]}}}};
 }
 
 // Rank 0 writes every output of a run (the others hold the same results).

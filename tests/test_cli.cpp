@@ -154,6 +154,12 @@ TEST_F(Cli, RunSavesASnapshotThatRestarts) {
   auto const j = nlohmann::json::parse(slurp(file("a.json")));
   EXPECT_EQ(j["steps"], 5);
   EXPECT_LT(j["end"]["relative_energy_error"].get<double>(), 1e-3);
+  // The summary's structure quantities: angular momentum, virial ratio and Lagrangian radii.
+  EXPECT_EQ(j["end"]["angular_momentum"].size(), 3u);
+  EXPECT_NEAR(j["start"]["virial_ratio"].get<double>(), 1.0, 0.3);  // a 64-body Plummer sphere
+  auto const& radii = j["end"]["lagrangian_radii"];
+  EXPECT_LT(radii["r10"].get<double>(), radii["r50"].get<double>());
+  EXPECT_LT(radii["r50"].get<double>(), radii["r90"].get<double>());
   Result const again = nbody("--load " + file("a.bin") + " --steps 5 --save " + file("b.bin"));
   ASSERT_EQ(again.code, 0) << again.err;
   EXPECT_DOUBLE_EQ(sim::read_tipsy(file("b.bin")).time, 0.1);

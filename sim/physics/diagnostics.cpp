@@ -1,11 +1,18 @@
 // sim/physics/diagnostics.cpp - conserved quantities.
 #include "sim/physics/diagnostics.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "sim/physics/reference_forces.h"
 
 namespace nbody::sim {
+
+namespace {
+Vec3d cross(Vec3d a, Vec3d b) { return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x}; }
+}  // namespace
 
 Diagnostics measure(const BodySet& b, double potential) {
   Diagnostics d;
@@ -17,6 +24,22 @@ Diagnostics measure(const BodySet& b, double potential) {
     d.mass += m;
   }
   d.centre_of_mass = centre_of_mass(b);
+  Vec3d const v_cm = centre_of_mass_velocity(b);
+  std::vector<std::pair<double, double>> by_distance(b.size());  // (r^2 from the centre of mass, m)
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    auto const& p = b.pos_mass[i];
+    Vec3d const x = Vec3d{p.x, p.y, p.z} - d.centre_of_mass;
+    d.angular_momentum = d.angular_momentum + p.w * cross(x, b.velocity[i] - v_cm);
+    by_distance[i] = {dot(x, x), p.w};
+  }
+  std::sort(by_distance.begin(), by_distance.end());
+  double enclosed = 0.0;
+  std::size_t next = 0;
+  for (auto const& [r2, m] : by_distance) {
+    enclosed += m;
+    while (next < kLagrangianFractions.size() && enclosed >= kLagrangianFractions[next] * d.mass)
+      d.lagrangian_radii[next++] = std::sqrt(r2);
+  }
   return d;
 }
 

@@ -1,5 +1,10 @@
-// sim/physics/diagnostics.h - conserved quantities of a state: energies, momentum, centre of mass.
+// sim/physics/diagnostics.h - what a state says of the system: energies, momentum, angular momentum,
+// centre of mass, virial ratio and Lagrangian radii.
 #pragma once
+
+#include <array>
+
+#include <cmath>
 
 #include "sim/physics/body_set.h"
 
@@ -10,12 +15,20 @@ struct Diagnostics {
   double potential = 0.0;  // sum over pairs of -m_i m_j / sqrt(r^2 + eps^2) (softened, G = 1)
   double total() const { return kinetic + potential; }
   Vec3d momentum{0, 0, 0};
+  Vec3d angular_momentum{0, 0, 0};  // sum m (x - X) x (v - V), about the centre of mass X moving with V
   Vec3d centre_of_mass{0, 0, 0};
   double mass = 0.0;
+  // 2K / |W|: 1 in virial equilibrium (a Plummer sphere in Henon units), 0 for a cold start.
+  double virial_ratio() const { return potential != 0.0 ? 2.0 * kinetic / std::abs(potential) : 0.0; }
+  // Radii about the centre of mass that hold kLagrangianFractions of the mass (the nearest bodies'
+  // masses added until the fraction is reached). A Plummer sphere in Henon units: 0.309, 0.769, 2.18.
+  std::array<double, 3> lagrangian_radii{0, 0, 0};
 };
 
-// Kinetic energy, momentum and centre of mass from `bodies`; `potential` computed elsewhere
-// (a backend's O(N^2) potential kernel, or reference_potential).
+inline constexpr std::array<double, 3> kLagrangianFractions{0.1, 0.5, 0.9};
+
+// Everything but the potential from `bodies` (O(N log N): the Lagrangian radii sort the distances);
+// `potential` computed elsewhere (a backend's O(N^2) potential kernel, or reference_potential).
 Diagnostics measure(const BodySet& bodies, double potential);
 
 // The fp64 reference potential energy of all bodies (O(N^2) on the CPU).

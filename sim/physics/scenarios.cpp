@@ -60,7 +60,7 @@ BodySet plummer(std::size_t n, Random& rng) {
   double const speed = 1.0 / std::sqrt(length);
   for (std::size_t i = 0; i < n; ++i) {
     double r = 0.0;
-    do {  // cut the rare far outliers (the 0.1% of mass beyond ~10 scale lengths is resampled)
+    do {  // cut the far outliers: radii beyond 10 scale lengths (1.5% of the mass) are drawn again
       double x1 = rng.uniform();
       while (x1 <= 0.0) x1 = rng.uniform();
       r = 1.0 / std::sqrt(std::pow(x1, -2.0 / 3.0) - 1.0);
