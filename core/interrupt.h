@@ -33,7 +33,8 @@ static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a
 
 // The line a second signal prints before the exit, in fixed buffers: the handler may only write(2)
 // it. Two buffers: a new line is written into the one not shown, then published, so a handler that
-// runs meanwhile (on another thread) writes the old line whole.
+// runs meanwhile (on another thread) writes the old line whole, unless two more updates come
+// during its write (then the line may be torn: harmless on the way to _exit).
 struct SecondNote {
   char text[1024];
   std::size_t length;

@@ -337,17 +337,25 @@ class DeviceThread {
   std::string error_;
 };
 
-TEST(GpuExchange, ForcesWaitForThePeersDriftAndAbortGivesTheWaitUp) {
-  if (gpu::devices().size() < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpu::devices().size() << " visible";
-  if (!gpu::query_topology({0, 1}).all_pairs_peer()) GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
-  auto const b = test::scenario("plummer", 4096);
+// Engines for the two halves of `b` on GPUs 0 and 1, uploaded: the direct exchange's two sides.
+std::vector<std::unique_ptr<sim::SliceEngine>> halves_on_two_gpus(const sim::BodySet& b) {
   std::vector<std::unique_ptr<sim::SliceEngine>> owned;
+  std::uint32_t const half = std::uint32_t(b.size() / 2);
   for (int d = 0; d < 2; ++d) {
-    sim::EngineConfig c = test::engine_config(b, Precision::fp32, sim::Kernel::fast, kSoftening, {2048u * d, 2048});
+    sim::EngineConfig c =
+        test::engine_config(b, Precision::fp32, sim::Kernel::fast, kSoftening, {half * std::uint32_t(d), half});
     c.device = d;
     owned.push_back(sim::make_cuda_engine(c));
     owned.back()->upload(b);
   }
+  return owned;
+}
+
+TEST(GpuExchange, ForcesWaitForThePeersDriftAndAbortGivesTheWaitUp) {
+  if (gpu::devices().size() < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpu::devices().size() << " visible";
+  if (!gpu::query_topology({0, 1}).all_pairs_peer()) GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
+  auto const b = test::scenario("plummer", 4096);
+  auto owned = halves_on_two_gpus(b);
   sim::SliceEngine &first = *owned[0], &second = *owned[1];
   // Each device is driven by a thread of its own here: no condition of the process applies.
   auto exchange = multigpu::make_cuda_exchange({&first, &second}, multigpu::ExchangeMode::direct, {});
@@ -498,13 +506,7 @@ TEST(GpuWatchdog, GivesUpAGpuWaitingForAPeerThatNeverDrifts) {
   if (gpu::devices().size() < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpu::devices().size() << " visible";
   if (!gpu::query_topology({0, 1}).all_pairs_peer()) GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
   auto const b = test::scenario("plummer", 4096);
-  std::vector<std::unique_ptr<sim::SliceEngine>> owned;
-  for (int d = 0; d < 2; ++d) {
-    sim::EngineConfig c = test::engine_config(b, Precision::fp32, sim::Kernel::fast, kSoftening, {2048u * d, 2048});
-    c.device = d;
-    owned.push_back(sim::make_cuda_engine(c));
-    owned.back()->upload(b);
-  }
+  auto owned = halves_on_two_gpus(b);
   auto exchange = multigpu::make_cuda_exchange({owned[0].get(), owned[1].get()}, multigpu::ExchangeMode::direct, {});
   DeviceThread waiting(*owned[0], *exchange);  // device 1 never drifts
   multigpu::Watchdog w(0.3);
