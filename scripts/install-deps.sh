@@ -15,7 +15,7 @@ packages=(
   xvfb xauth libgl1-mesa-dri         # viewer tests: a real X server in memory, Mesa's software GL
   xdotool                            # viewer tests: synthetic keys and mouse in that X server
   libhdf5-dev                        # checkpoints (HDF5, the GADGET/SWIFT layout)
-  python3 python3-h5py               # the test that reads a checkpoint as Python users will
+  python3 python3-h5py python3-venv  # the tests that read nbody's files as Python users will; the venv for what PyPI adds
   ffmpeg                             # --video: H.264 MP4 recording (ffmpeg), and ffprobe for its tests
   libopenmpi-dev openmpi-bin         # one simulation over many hosts (MPI ranks) and mpirun for its tests
   python3-matplotlib                 # the plots (tools/plot_benchmarks.py, tools/scaling_model.py)
