@@ -20,6 +20,10 @@ inline constexpr std::array<EnumName<Scenario>, 5> kScenarioNames{{{Scenario::pl
                                                                    {Scenario::two_body, "two-body"}}};
 constexpr const auto& enum_names(Scenario) { return kScenarioNames; }
 
+// The Plummer sphere's bodies lie inside the radius that holds this fraction of its mass (38.7 scale
+// lengths): the far tail is cut, as NEMO's mkplummer and Starlab do.
+inline constexpr double kPlummerMassCut = 0.999;
+
 struct ScenarioParams {
   Scenario scenario = Scenario::plummer;
   std::size_t bodies = 16384;
