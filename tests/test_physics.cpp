@@ -98,7 +98,9 @@ TEST(Physics, LagrangianRadiiOfAPlummerSphereMatchItsProfile) {
     std::printf("Plummer N = 262144: r(%.0f%%) = %.4f, profile %.4f, cut at 10 a %.4f\n", 100 * f, r, radius(f),
                 radius(f * cut_at_10a));
     EXPECT_NEAR(r / radius(f), 1.0, tolerance[k]) << f;
-    if (k > 0) EXPECT_GT(std::abs(r / radius(f * cut_at_10a) - 1.0), tolerance[k]) << "the negative control, " << f;
+    if (k > 0) {
+      EXPECT_GT(std::abs(r / radius(f * cut_at_10a) - 1.0), tolerance[k]) << "the negative control, " << f;
+    }
   }
   EXPECT_NEAR(radius(0.5), 0.769, 0.0005);
   auto const b = test::scenario("plummer", 16384);
