@@ -328,9 +328,11 @@ void LiveSimulation::capture(double step_ms, std::uint64_t steps, bool energy) {
   }
   // Energy: on the cadence update() planned (every rank measures together).
   std::optional<double> energy_error;
+  sim::Diagnostics measured;
   if (energy) {
     auto const t0 = Clock::now();
-    double const e = sim_->diagnostics().total();
+    measured = sim_->diagnostics();
+    double const e = measured.total();
     energy_seconds_ = seconds_since(t0);
     last_energy_wall_ = seconds_since(origin_);
     if (!std::isfinite(e)) {
@@ -358,6 +360,8 @@ void LiveSimulation::capture(double step_ms, std::uint64_t steps, bool energy) {
   if (energy_error) {
     stats_.energy_error = energy_error;
     stats_.energy_time = sim_->time();
+    stats_.virial_ratio = measured.virial_ratio();
+    stats_.lagrangian_radii = measured.lagrangian_radii;
   }
   ++frame_number_;
   frame_pending_ = true;

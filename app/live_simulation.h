@@ -5,6 +5,7 @@
 // (bad input) becomes a message and the run carries on as it was.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -49,6 +50,9 @@ struct LiveStats {
   double interactions_per_s = 0;
   std::optional<double> energy_error;  // |E - E0| / |E0|, measured on a cadence
   double energy_time = 0;              // the simulation time it was measured at
+  // Measured with the energy: 2K/|W| and the radii holding 10, 50 and 90% of the mass.
+  std::optional<double> virial_ratio;
+  std::array<double, 3> lagrangian_radii{0, 0, 0};
   bool paused = false;
   std::string description;             // backend, devices, kernel, precision, threading
   std::string source;                  // where the bodies came from

@@ -32,6 +32,8 @@
 #include "core/ranks.h"
 #include "driver/benchmark.h"
 #include "driver/checkpoints.h"
+#include "driver/diagnostics_series.h"
+#include "driver/run.h"
 #include "driver/setup.h"
 #include "driver/validation.h"
 #include "gpu/devices.h"
@@ -60,29 +62,13 @@ void print_diagnostics(const char* label, const sim::Diagnostics& d, double e0) 
               d.lagrangian_radii[2]);
 }
 
-json diagnostics_json(const sim::Diagnostics& d, double e0) {
-  return {{"kinetic", d.kinetic},
-          {"potential", d.potential},
-          {"total", d.total()},
-          {"relative_energy_error", sim::relative_energy_error(d.total(), e0)},
-          {"momentum", {d.momentum.x, d.momentum.y, d.momentum.z}},
-          {"angular_momentum", {d.angular_momentum.x, d.angular_momentum.y, d.angular_momentum.z}},
-          {"centre_of_mass", {d.centre_of_mass.x, d.centre_of_mass.y, d.centre_of_mass.z}},
-          {"virial_ratio", d.virial_ratio()},
-          {"lagrangian_radii", {{"r10", d.lagrangian_radii[0]}, {"r50", d.lagrangian_radii[1]},
-                                {"r90", d.lagrangian_radii[2]}}}};
-}
+using driver::diagnostics_json;
 
 // Rank 0 writes every output of a run (the others hold the same results).
 bool writes_outputs() { return world().rank() == 0; }
 
 void write_json(const Options& o, const json& j) {
   if (!o.json.empty() && writes_outputs()) write_text_file(o.json, j.dump(2) + "\n");
-}
-
-// The smallest of every rank's `n`: a count of steps all ranks take together.
-std::uint64_t agreed_min(std::uint64_t n) {
-  return std::uint64_t(-world().max(-int(std::min<std::uint64_t>(n, std::uint64_t(1) << 30))));
 }
 
 // The driver's setup, with its notices printed unless --quiet.
@@ -154,74 +140,6 @@ auto finish_unless_interrupted(F work) -> decltype(work()) {
   return result.get();
 }
 
-// Where a series name holds its step: "out/run_00000100.h5" is "out/run_", the digits, ".h5".
-// Found from driver::series_path itself, so the two cannot disagree.
-struct SeriesName {
-  std::string prefix, suffix;  // file names only, without the folder
-};
-
-SeriesName series_name(const std::string& checkpoint) {
-  std::string const zeros = fs::path(driver::series_path(checkpoint, 0)).filename().string();
-  std::string const ones = fs::path(driver::series_path(checkpoint, 11111111)).filename().string();
-  std::size_t start = 0;
-  while (start < zeros.size() && zeros[start] == ones[start]) ++start;
-  return {zeros.substr(0, start), zeros.substr(std::min(zeros.size(), start + 8))};
-}
-
-// The step a file name of the series stands for, if it is one.
-std::optional<std::uint64_t> series_step(const std::string& checkpoint, const SeriesName& n, const std::string& file) {
-  if (file.size() <= n.prefix.size() + n.suffix.size() || file.compare(0, n.prefix.size(), n.prefix) != 0 ||
-      file.compare(file.size() - n.suffix.size(), n.suffix.size(), n.suffix) != 0)
-    return std::nullopt;
-  std::string const digits = file.substr(n.prefix.size(), file.size() - n.prefix.size() - n.suffix.size());
-  if (digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  std::uint64_t const step = std::stoull(digits);
-  if (fs::path(driver::series_path(checkpoint, step)).filename().string() != file) return std::nullopt;  // "_0100"
-  return step;
-}
-
-// Looking at every name of a long series would cost more than the run's start; beyond this many,
-// the names that exist are found by reading the folder instead.
-constexpr std::uint64_t kSeriesNamesChecked = 10000;
-
-// Every checkpoint --checkpoint-every will write in steps (first, last], checked before the run like
-// the other outputs: none may be a directory, a symlink, a FIFO or a file the user may not write,
-// and none may be another output's file. A name that does not exist yet can only fail through its
-// folder, which all names share, or through its length: past kSeriesNamesChecked names, the first
-// and the last (longest) are checked, and of the others only those the folder already holds, so
-// what is said holds for every name.
-void check_series(const Options& o, std::uint64_t first, std::uint64_t last) {
-  std::uint64_t const every = o.checkpoint_every;
-  if (!every || last / every == first / every) return;  // no checkpoint of the series falls due
-  std::string const what = "--checkpoint-every " + std::to_string(every) + " writes";
-  std::uint64_t const first_due = (first / every + 1) * every, count = last / every - first / every;
-  auto due = [&](std::uint64_t step) { return step > first && step <= last && step % every == 0; };
-  if (count <= kSeriesNamesChecked) {
-    for (std::uint64_t step = first_due; step <= last; step += every)
-      check_output_path(driver::series_path(o.checkpoint, step), what);
-  } else {
-    // The first and the last: the last has the longest name (a step past 99,999,999 has more digits).
-    check_output_path(driver::series_path(o.checkpoint, first_due), what);
-    check_output_path(driver::series_path(o.checkpoint, last / every * every), what);
-    SeriesName const name = series_name(o.checkpoint);
-    fs::path const folder = fs::path(driver::series_path(o.checkpoint, first_due)).parent_path();
-    std::error_code ec;
-    for (fs::directory_iterator it(folder.empty() ? fs::path(".") : folder, ec), end; !ec && it != end; it.increment(ec)) {
-      auto const step = series_step(o.checkpoint, name, it->path().filename().string());
-      if (step && due(*step)) check_output_path(driver::series_path(o.checkpoint, *step), what);
-    }
-  }
-  // Another output named like a checkpoint of the series would be replaced by it, or replace it.
-  SeriesName const name = series_name(o.checkpoint);
-  for (auto const& [option, path] : {std::pair<std::string, std::string>{"--save", o.save}, {"--json", o.json}}) {
-    if (path.empty()) continue;
-    auto const step = series_step(o.checkpoint, name, fs::path(path).filename().string());
-    if (step && due(*step))
-      check_distinct_outputs({{"--checkpoint-every " + std::to_string(every), driver::series_path(o.checkpoint, *step)},
-                              {option, path}});
-  }
-}
-
 // What a second Ctrl-C leaves unwritten, (option, path) with "" for an output not given, as the
 // line the signal handler prints: "nbody: second interrupt: exiting now; --checkpoint a.h5 and
 // --save b.bin are not written".
@@ -239,14 +157,15 @@ void note_unwritten(const std::vector<std::pair<std::string, std::string>>& outp
 }  // namespace
 
 void note_unwritten_outputs(const Options& o) {
-  note_unwritten({{"--checkpoint", o.checkpoint}, {"--save", o.save}, {"--json", o.json}, {"--csv", o.csv},
-                  {"--screenshot", o.screenshot}, {"--video", o.video}});
+  note_unwritten({{"--checkpoint", o.checkpoint}, {"--save", o.save}, {"--diagnostics", o.diagnostics},
+                  {"--json", o.json}, {"--csv", o.csv}, {"--screenshot", o.screenshot}, {"--video", o.video}});
 }
 
 void check_outputs(const Options& o) {
   std::vector<std::pair<std::string, std::string>> const outputs{
-      {"--save", o.save},         {"--checkpoint", o.checkpoint}, {"--json", o.json},
-      {"--csv", o.csv},           {"--screenshot", o.screenshot}, {"--video", o.video}};
+      {"--save", o.save},         {"--checkpoint", o.checkpoint}, {"--diagnostics", o.diagnostics},
+      {"--json", o.json},         {"--csv", o.csv},               {"--screenshot", o.screenshot},
+      {"--video", o.video}};
   for (auto const& [option, path] : outputs)
     if (!path.empty()) check_output_path(path, option);
   check_distinct_outputs(outputs);
@@ -264,186 +183,128 @@ bool display_available() {
   return (x && *x) || (w && *w);
 }
 
+// How the command line follows a run: a progress line on a terminal, notes and warnings on stderr,
+// the start's diagnostics on stdout, the second Ctrl-C's note kept up to date.
+class CliRunObserver : public driver::RunObserver {
+ public:
+  CliRunObserver(const Options& o, std::uint64_t steps)
+      : o_(o), progress_(steps, !o.quiet && writes_outputs() && isatty(STDERR_FILENO)) {}
+  void started(const std::optional<sim::Diagnostics>& start, std::optional<double> e0) override {
+    if (!o_.quiet && start) print_diagnostics("start", *start, e0.value_or(start->total()));
+    if (!o_.quiet && !start) std::printf("  start energy not computed: interrupted\n");
+    std::fflush(stdout);
+  }
+  void progress(std::uint64_t done, std::uint64_t) override { progress_.update(done); }
+  void note(const std::string& text) override {
+    if (!o_.quiet && writes_outputs()) progress_.note(text);
+  }
+  void warning(const std::string& text) override {
+    if (writes_outputs()) progress_.warn(text);
+  }
+  void unwritten(const std::vector<std::pair<std::string, std::string>>& outputs) override {
+    auto all = outputs;
+    all.emplace_back("--json", o_.json);
+    note_unwritten(all);
+  }
+  void finish() { progress_.finish(); }
+
+ private:
+  const Options& o_;
+  Progress progress_;
+};
+
 int run_simulation(const Options& o) {
   driver::Setup setup = make_setup(o);
   std::uint64_t const steps = o.steps.value_or(1000);
-  // Every checkpoint of the series is named now: one that cannot be written stops nothing half way.
+  driver::RunOutputs outputs;
+  outputs.checkpoint = o.checkpoint;
+  outputs.checkpoint_every = o.checkpoint_every;
+  outputs.save = o.save;
+  outputs.save_format = o.save_format;
+  outputs.diagnostics = o.diagnostics;
+  outputs.diagnostics_every = o.diagnostics_every;
+  // Every file of the series is named now: one that cannot be written stops nothing half way.
   agree(world(), [&] {
-    if (writes_outputs()) check_series(o, setup.clock.step, setup.clock.step + steps);
+    if (writes_outputs()) driver::check_run_outputs(outputs, setup.clock.step, setup.clock.step + steps);
   });
   multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock);
   if (!o.quiet) {
     std::printf("nbody run: %zu bodies from %s\n  %s\n  %s, dt %g, %llu steps\n", sim.bodies(), setup.source.c_str(),
                 sim.describe().c_str(), setup.program.integrator.c_str(), setup.program.dt, (unsigned long long)steps);
   }
-  // The start energy is an O(N^2) pass (seconds at large N on a CPU), which stops at a signal: the
-  // state is then saved as after an interrupted step. With several ranks a rank may already wait for
-  // the others' energies: the run ends there, as any interrupted collective call does (app/main.cpp).
-  std::optional<sim::Diagnostics> start;
-  try {
-    start = sim.diagnostics();
-  } catch (const Interrupted&) {
-    if (world().size() > 1) throw;
-  }
-  // A restart keeps the run's baseline; without one, the baseline is unknown until a restart measures it.
-  std::optional<double> const e0 = start ? setup.initial_energy.value_or(start->total()) : setup.initial_energy;
-  if (!o.quiet && start) print_diagnostics("start", *start, e0.value_or(start->total()));
-  if (!o.quiet && !start) std::printf("  start energy not computed: interrupted\n");
-
-  // Steps go in chunks of about 0.2 s (progress and Ctrl-C stay responsive, the GPU stays busy),
-  // cut at the steps where a checkpoint of the series falls due.
-  std::uint64_t const every = o.checkpoint_every;
-  Progress progress(steps, !o.quiet && writes_outputs() && isatty(STDERR_FILENO));
-  std::vector<std::string> lost;     // checkpoints of the series that could not be written
-  std::uint64_t series_written = 0;
-  auto const t0 = Clock::now();
-  auto last_check = t0;
-  std::uint64_t done = 0, chunk = 1;
-  Ranks const& ranks = world();  // with several, each decision below is taken together
-  // The last state checked sound, with its record: what is left to save when a device stalls (the
-  // watchdog) or fails, or the run blows up, since the devices' state may then be torn. One process
-  // only: with several ranks a failure on one ends the job (core/ranks.h).
-  struct Kept {
-    sim::BodySet state;
-    sim::RunRecord record;
-  };
-  std::optional<Kept> kept;
-  // Copied in place (its buffers are reused), and only while the machine has room for it twice over:
-  // a copy must never be what ends the run it is kept for.
-  auto keep = [&](const sim::BodySet& state) {
-    if (o.checkpoint.empty() || ranks.size() > 1) return;
-    std::size_t const bytes = state.size() * (sizeof(Real4<double>) + sizeof(Vec3d) + 1);
-    std::size_t const have = driver::available_host_memory();
-    if (!kept && have > 0 && have < 2 * bytes) return;
-    try {
-      if (!kept) kept.emplace();
-      kept->state = state;
-      kept->record = driver::run_record(setup, sim, e0);
-    } catch (const std::bad_alloc&) {
-      kept.reset();
-    }
-  };
-  keep(setup.bodies);
-  try {
-    while (done < steps && !ranks.max(interrupt_signal())) {
-      std::uint64_t n = std::min(chunk, steps - done);
-      if (every) n = std::min(n, every - sim.steps_done() % every);
-      auto const c0 = Clock::now();
-      sim.advance(n);
-      sim.synchronize();
-      done += n;
-      progress.update(done);
-      double const per_step = seconds_since(c0) / double(n);
-      chunk = agreed_min(std::max<std::uint64_t>(1, std::uint64_t(0.2 / std::max(per_step, 1e-9))));
-      if (every && sim.steps_done() % every == 0) {
-        std::string const path = driver::series_path(o.checkpoint, sim.steps_done());
-        // A blown-up run still stops here; a file that cannot be written (the disk filled up, the name
-        // became a directory) costs only itself: the run goes on to its final outputs.
-        sim::BodySet const now = sim.state();
-        agree(ranks, [&] { driver::check_finite(now, sim.steps_done()); });
-        keep(now);
-        try {
-          driver::write_checkpoint(path, setup, sim, e0);
-          ++series_written;
-          if (!o.quiet) progress.note("checkpoint " + path);
-        } catch (const Interrupted&) {
-          throw;
-        } catch (const std::runtime_error& e) {  // InputError, RuntimeFailure; JobFailure with several ranks
-          lost.push_back(path);
-          if (writes_outputs()) progress.warn(std::string("warning: periodic checkpoint not written: ") + e.what() +
-                                              "; the run goes on");
-        }
-        last_check = Clock::now();
-      } else if (ranks.max(seconds_since(last_check) > 10.0)) {
-        sim::BodySet const now = sim.state();
-        agree(ranks, [&] { driver::check_finite(now, sim.steps_done()); });  // a blown-up run stops with a clear error
-        keep(now);
-        last_check = Clock::now();
-      }
-    }
-  } catch (const RuntimeFailure& e) {
-    if (!kept) throw;
-    progress.finish();
-    // The run cannot go on; the last sound state is saved where the final one would have gone.
-    std::fprintf(stderr, "error: %s\n", e.what());
-    try {
-      sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
+  CliRunObserver observer(o, steps);
+  driver::RunResult const r = driver::run(setup, sim, outputs, steps, observer);
+  observer.finish();
+  if (r.failure) {
+    std::fprintf(stderr, "error: %s\n", r.failure->c_str());
+    if (r.saved_step)
       std::fprintf(stderr, "  checkpoint %s holds step %llu, the last state checked before the failure\n",
-                   o.checkpoint.c_str(), (unsigned long long)kept->record.step);
-    } catch (const std::exception& w) {
-      std::fprintf(stderr, "  and the last sound state could not be saved either: %s\n", w.what());
-    }
+                   o.checkpoint.c_str(), (unsigned long long)*r.saved_step);
+    else
+      std::fprintf(stderr, "  and the last sound state could not be saved either: %s\n", r.save_failure.c_str());
     return 1;
   }
-  progress.finish();
-  double const wall = seconds_since(t0);
-  int const stopped_by = ranks.max(interrupt_signal());
-
-  // Save first: after an interrupt the state is what must not be lost. A state that is no longer
-  // finite is refused before it can replace anything.
-  sim::BodySet const final_state = sim.state();
-  agree(ranks, [&] { driver::check_finite(final_state, sim.steps_done()); });
-  if (!o.checkpoint.empty()) {
-    driver::write_checkpoint(o.checkpoint, setup, sim, e0);
-    note_unwritten({{"--save", o.save}, {"--json", o.json}});
-    if (!o.quiet) std::printf("  checkpoint %s (step %llu)\n", o.checkpoint.c_str(), (unsigned long long)sim.steps_done());
+  std::optional<double> const e0 = r.initial_energy;
+  if (!o.quiet) {
+    if (!o.checkpoint.empty())
+      std::printf("  checkpoint %s (step %llu)\n", o.checkpoint.c_str(), (unsigned long long)sim.steps_done());
+    if (!o.save.empty()) std::printf("  saved %s (%s tipsy)\n", o.save.c_str(), name_of(o.save_format).c_str());
+    if (!o.diagnostics.empty() && r.diagnostics_failure.empty())
+      std::printf("  diagnostics %s (%llu samples)\n", o.diagnostics.c_str(), (unsigned long long)r.diagnostics_samples);
+    if (r.end)
+      print_diagnostics("end", *r.end, e0.value_or(r.end->total()));
+    else
+      std::printf("  end energy not computed after the interrupt (an O(N^2) pass)\n");
   }
-  if (!o.save.empty()) {
-    agree(ranks, [&] {
-      if (writes_outputs()) sim::write_tipsy(o.save, final_state, sim.config().softening, o.save_format);
-    });
-    note_unwritten({{"--json", o.json}});
-    if (!o.quiet) std::printf("  saved %s (%s tipsy)\n", o.save.c_str(), name_of(o.save_format).c_str());
-  }
-  // The end energy is an O(N^2) pass worth about ten steps: after an interrupt the user wants out,
-  // and the saved state lets a restart measure it.
-  json end_json = nullptr;
   double const interactions = double(sim.program().drifts()) * double(sim.bodies()) * double(sim.bodies());
-  if (!stopped_by) {
-    sim::Diagnostics const end = sim.diagnostics();
-    if (!o.quiet) print_diagnostics("end", end, e0.value_or(end.total()));
-    end_json = diagnostics_json(end, e0.value_or(end.total()));
-  } else if (!o.quiet) {
-    std::printf("  end energy not computed after the interrupt (an O(N^2) pass)\n");
-  }
+  double const wall = r.wall_seconds;
   if (!o.quiet)
     std::printf("  time %.6g after %llu steps (step %llu of the run); %.3f s wall, %.2f steps/s, %.3e interactions/s\n",
-                sim.time(), (unsigned long long)done, (unsigned long long)sim.steps_done(), wall,
-                wall > 0 ? double(done) / wall : 0.0, wall > 0 ? interactions * double(done) / wall : 0.0);
+                sim.time(), (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,
+                wall > 0 ? double(r.steps) / wall : 0.0, wall > 0 ? interactions * double(r.steps) / wall : 0.0);
   write_json(o, {{"mode", "run"},
                  {"bodies", sim.bodies()},
                  {"source", setup.source},
                  {"backend", sim.describe()},
                  {"integrator", setup.program.integrator},
                  {"dt", setup.program.dt},
-                 {"steps", done},
+                 {"steps", r.steps},
                  {"step", sim.steps_done()},
-                 {"interrupted", stopped_by != 0},
+                 {"interrupted", r.stopped_by != 0},
                  {"time", sim.time()},
                  {"wall_seconds", wall},
-                 {"start", start ? diagnostics_json(*start, e0.value_or(start->total())) : json(nullptr)},
-                 {"end", end_json},
-                 {"checkpoints_not_written", lost}});
+                 {"start", r.start ? diagnostics_json(*r.start, e0.value_or(r.start->total())) : json(nullptr)},
+                 {"end", r.end ? diagnostics_json(*r.end, e0.value_or(r.end->total())) : json(nullptr)},
+                 {"diagnostics_samples", r.diagnostics_samples},
+                 {"checkpoints_not_written", r.checkpoints_not_written}});
   note_unwritten({});
-  // Checkpoints the user asked for are missing: the run's other outputs are whole, but the exit code
-  // says that not everything was written (1), unless an interrupt's code says more.
-  if (!lost.empty() && writes_outputs()) {
+  // Outputs the user asked for are missing: the run's other outputs are whole, but the exit code says
+  // that not everything was written (1), unless an interrupt's code says more.
+  bool lost = false;
+  if (!r.checkpoints_not_written.empty() && writes_outputs()) {
+    auto const& missing = r.checkpoints_not_written;
     std::string names;
-    for (std::size_t k = 0; k < std::min<std::size_t>(lost.size(), 3); ++k) names += (k ? ", " : "") + lost[k];
-    if (lost.size() > 3) names += " and " + std::to_string(lost.size() - 3) + " more";
+    for (std::size_t k = 0; k < std::min<std::size_t>(missing.size(), 3); ++k) names += (k ? ", " : "") + missing[k];
+    if (missing.size() > 3) names += " and " + std::to_string(missing.size() - 3) + " more";
     std::fprintf(stderr, "error: %zu of %llu periodic checkpoints not written (%s; see the warnings above); the run "
                  "and its final outputs are complete\n",
-                 lost.size(), (unsigned long long)(lost.size() + series_written), names.c_str());
+                 missing.size(), (unsigned long long)(missing.size() + r.checkpoints_written), names.c_str());
+    lost = true;
   }
-  if (stopped_by) {
+  if (!r.diagnostics_failure.empty() && writes_outputs()) {
+    std::fprintf(stderr, "error: the diagnostics series %s is incomplete (%s); the rows taken are in %s\n",
+                 o.diagnostics.c_str(), r.diagnostics_failure.c_str(), driver::partial_path(o.diagnostics).c_str());
+    lost = true;
+  }
+  if (r.stopped_by) {
     bool const saved = !o.save.empty() || !o.checkpoint.empty();
     if (writes_outputs())
-      std::fprintf(stderr, "%s after %llu of %llu steps%s\n", Interrupted(stopped_by).what(), (unsigned long long)done,
-                 (unsigned long long)steps,
-                 saved ? "; state saved" : " (no --checkpoint or --save given: state not written)");
-    return interrupted_exit_code(stopped_by);
+      std::fprintf(stderr, "%s after %llu of %llu steps%s\n", Interrupted(r.stopped_by).what(),
+                   (unsigned long long)r.steps, (unsigned long long)steps,
+                   saved ? "; state saved" : " (no --checkpoint or --save given: state not written)");
+    return interrupted_exit_code(r.stopped_by);
   }
-  return lost.empty() ? 0 : 1;
+  return lost ? 1 : 0;
 }
 
 int run_benchmark(const Options& o) {

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <utility>
 
+#include "driver/diagnostics_series.h"
 #include "core/bounds.h"
 #include "core/errors.h"
 #include "sim/physics/integrator.h"
@@ -167,6 +168,8 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       {"--save-format", {M::run}, "--run (with --save)"},
       {"--checkpoint", {M::run}, "--run"},
       {"--checkpoint-every", {M::run}, "--run (with --checkpoint)"},
+      {"--diagnostics", {M::run}, "--run"},
+      {"--diagnostics-every", {M::run}, "--run (with --diagnostics)"},
       {"--csv", {M::compare_threading}, "--compare-threading"},
       {"--tolerance", {M::validate}, "--validate"},
       {"--warmup", {M::benchmark, M::compare_threading, M::automatic}, "--benchmark and --compare-threading"},
@@ -296,6 +299,13 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--checkpoint-every", o.checkpoint_every,
                  "also write a checkpoint every K steps, named FILE_00000100.h5 after the step")
       ->check(whole_number(1, kMaxSteps));
+  cli.add_option("--diagnostics", o.diagnostics,
+                 "write diagnostics over time to FILE: .csv, or .jsonl for JSON lines (energies, energy error, "
+                 "momentum, angular momentum, centre of mass, virial ratio, Lagrangian radii)");
+  cli.add_option("--diagnostics-every", o.diagnostics_every,
+                 "a diagnostics sample every K steps, and at the start and the end (default 100; each costs about "
+                 "one force evaluation)")
+      ->check(whole_number(1, kMaxSteps));
   add_named(cli, "--save-format", o.save_format, "snapshot byte order: standard (big-endian) or little-endian");
   cli.add_option("--json", o.json, "also write the results as JSON to this file");
   cli.add_option("--csv", o.csv, "--compare-threading: also write the table as CSV");
@@ -417,6 +427,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (cli.count("--checkpoint-every") && o.checkpoint.empty())
     throw InputError("--checkpoint-every " + std::to_string(o.checkpoint_every) +
                      ": give --checkpoint FILE too (the series is named after it)");
+  if (cli.count("--diagnostics-every") && o.diagnostics.empty())
+    throw InputError("--diagnostics-every " + std::to_string(o.diagnostics_every) +
+                     ": give --diagnostics FILE too (where the samples go)");
+  if (!o.diagnostics.empty()) driver::series_format(o.diagnostics);
   o.run.given = {cli.count("--integrator") > 0, cli.count("--dt") > 0, cli.count("--damping") > 0,
                  cli.count("--softening") > 0, cli.count("--precision") > 0};
   if (!ic.checkpoint.empty() && cli.count("--scenario"))

@@ -34,6 +34,8 @@ struct Options {
   sim::TipsyFormat save_format = sim::TipsyFormat::standard;
   std::string checkpoint;                  // HDF5 checkpoint of the final (or interrupted) state
   std::uint64_t checkpoint_every = 0;      // also a series every K steps; 0: none
+  std::string diagnostics;                 // diagnostics over time (.csv or .jsonl)
+  std::uint64_t diagnostics_every = 0;     // a sample every K steps; 0: driver::kDefaultDiagnosticsEvery
   std::string json;
   std::string csv;
   double tolerance = 0.0;                  // --validate: 0 = sim::force_error_bound

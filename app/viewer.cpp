@@ -592,6 +592,8 @@ class Viewer {
     h.time = s.time;
     h.energy_error = s.energy_error;
     h.energy_time = s.energy_time;
+    h.virial_ratio = s.virial_ratio;
+    h.lagrangian_radii = s.lagrangian_radii;
     h.energy_tracked = energy_tracked_;
     h.paused = s.paused;
     h.exposure = shown_exposure_;

@@ -395,6 +395,12 @@ std::vector<double> Simulation::gather_per_device(const std::vector<double>& min
 }
 
 sim::Diagnostics Simulation::diagnostics() {
+  sim::BodySet now;
+  double const potential = sample(now);
+  return sim::measure(now, potential);
+}
+
+double Simulation::sample(sim::BodySet& into) {
   check_usable();
   guarded([&] { wait_for_devices({}); });
   std::vector<double> potential(engines_.size(), 0.0);
@@ -402,7 +408,8 @@ sim::Diagnostics Simulation::diagnostics() {
   if (ranks_->size() > 1) potential = gather_per_device(potential, 1);
   double total = 0.0;
   for (double p : potential) total += p;  // fixed order, every device of every rank: the same sum for any scheduler
-  return sim::measure(state(), 0.5 * total);
+  state(into);
+  return 0.5 * total;
 }
 
 std::vector<Vec3d> Simulation::accelerations() {

@@ -117,8 +117,14 @@ class Simulation {
   // The same into `into`, reusing its storage when it already holds this many bodies (a viewer
   // capturing frame after frame allocates nothing).
   void state(sim::BodySet& into);
-  // Energies (potential by the backend's O(N^2) kernel), momentum, centre of mass; synchronises.
+  // Energies (potential by the backend's O(N^2) kernel), momentum, angular momentum, centre of mass,
+  // virial ratio, Lagrangian radii; synchronises. sim::measure(state, sample(state)), in one call.
   sim::Diagnostics diagnostics();
+  // What diagnostics() needs from the devices, and no more: the current state into `into` (its
+  // storage reused) and the potential energy, computed by the devices where the bodies live
+  // (synchronises). A diagnostics series takes a sample at its step, lets the next steps run, and
+  // measures the sample on the host while they do (sim::measure).
+  double sample(sim::BodySet& into);
   // Accelerations of all bodies from the current positions, in fp64 (synchronises).
   std::vector<Vec3d> accelerations();
 

@@ -90,6 +90,9 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     ImGui::Text("t = %.4g   energy error: measuring", s.time);
   else
     ImGui::Text("t = %.4g   energy: not tracked at this N", s.time);
+  if (s.virial_ratio)
+    ImGui::Text("2K/|W| = %.3f   r10/50/90 = %.3g %.3g %.3g", *s.virial_ratio, s.lagrangian_radii[0],
+                s.lagrangian_radii[1], s.lagrangian_radii[2]);
   ImGui::PopTextWrapPos();
 
   bool const simulation_open = ImGui::CollapsingHeader("Simulation");

@@ -24,6 +24,8 @@ struct HudStats {
   double time = 0;
   std::optional<double> energy_error;  // with the time it was measured at
   double energy_time = 0;
+  std::optional<double> virial_ratio;         // measured with the energy, with
+  std::array<double, 3> lagrangian_radii{};   // the radii holding 10, 50 and 90% of the mass
   bool energy_tracked = true;
   bool paused = false;
   float exposure = 1;              // the tone mapper's, last frame

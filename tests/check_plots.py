@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""tests/check_plots.py - tools/plot_benchmarks.py on what nbody writes: a few CPU benchmarks and a
-threading comparison become PNGs; a file of the wrong kind is refused. Exit 77 without matplotlib.
+"""tests/check_plots.py - the plotting tools on what nbody writes: a few CPU benchmarks and a
+threading comparison become PNGs (tools/plot_benchmarks.py), and so do diagnostics series in CSV
+and JSON lines (tools/plot_diagnostics.py); a file of the wrong kind is refused. Exit 77 without
+matplotlib.
 
-    check_plots.py NBODY_EXECUTABLE PLOT_SCRIPT
+    check_plots.py NBODY_EXECUTABLE PLOT_SCRIPT DIAGNOSTICS_PLOT_SCRIPT
 """
 import os
 import subprocess
@@ -15,7 +17,7 @@ except ImportError as e:
     print(f"skipped: {e}")
     sys.exit(77)
 
-nbody, script = sys.argv[1], sys.argv[2]
+nbody, script, diagnostics_script = sys.argv[1], sys.argv[2], sys.argv[3]
 failures = []
 
 
@@ -49,6 +51,17 @@ with tempfile.TemporaryDirectory() as d:
     r = run(sys.executable, script, "rate", p("wrong.png"), p("compare.json"))
     check(r.returncode != 0 and "not a --benchmark result" in r.stderr, "a comparison is refused as a benchmark")
     check(not os.path.exists(p("wrong.png")), "nothing written for the wrong input")
+
+    for ext in ("csv", "jsonl"):
+        check(run(nbody, "--backend", "cpu", "--run", "--bodies", "128", "--steps", "60", "--diagnostics-every", "10",
+                  "-q", "--diagnostics", p(f"series.{ext}")).returncode == 0, f"a diagnostics series as {ext}")
+    r = run(sys.executable, diagnostics_script, p("series.png"), p("series.csv"), p("series.jsonl"))
+    check(r.returncode == 0, "diagnostics: the script succeeds on CSV and JSON lines")
+    check(os.path.exists(p("series.png")) and open(p("series.png"), "rb").read(8) == b"\x89PNG\r\n\x1a\n",
+          "diagnostics: a PNG is written")
+    r = run(sys.executable, diagnostics_script, p("wrong-series.png"), p("compare.csv"))
+    check(r.returncode != 0 and "not a diagnostics series" in r.stderr, "a comparison is refused as a series")
+    check(not os.path.exists(p("wrong-series.png")), "nothing written for the wrong series")
 
 print("FAILED:" if failures else "ok", *failures, sep="\n  ")
 sys.exit(1 if failures else 0)

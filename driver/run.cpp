@@ -1,0 +1,314 @@
+// driver/run.cpp - the run loop and its outputs.
+#include "driver/run.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <new>
+
+#include "core/clock.h"
+#include "core/errors.h"
+#include "core/interrupt.h"
+#include "core/output_path.h"
+#include "core/ranks.h"
+#include "driver/checkpoints.h"
+#include "driver/diagnostics_series.h"
+#include "sim/io/checkpoint.h"
+
+namespace nbody::driver {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Where a series name holds its step: "out/run_00000100.h5" is "out/run_", the digits, ".h5".
+// Found from series_path itself, so the two cannot disagree.
+struct SeriesName {
+  std::string prefix, suffix;  // file names only, without the folder
+};
+
+SeriesName series_name(const std::string& checkpoint) {
+  std::string const zeros = fs::path(series_path(checkpoint, 0)).filename().string();
+  std::string const ones = fs::path(series_path(checkpoint, 11111111)).filename().string();
+  std::size_t start = 0;
+  while (start < zeros.size() && zeros[start] == ones[start]) ++start;
+  return {zeros.substr(0, start), zeros.substr(std::min(zeros.size(), start + 8))};
+}
+
+// The step a file name of the series stands for, if it is one.
+std::optional<std::uint64_t> series_step(const std::string& checkpoint, const SeriesName& n, const std::string& file) {
+  if (file.size() <= n.prefix.size() + n.suffix.size() || file.compare(0, n.prefix.size(), n.prefix) != 0 ||
+      file.compare(file.size() - n.suffix.size(), n.suffix.size(), n.suffix) != 0)
+    return std::nullopt;
+  std::string const digits = file.substr(n.prefix.size(), file.size() - n.prefix.size() - n.suffix.size());
+  if (digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  std::uint64_t const step = std::stoull(digits);
+  if (fs::path(series_path(checkpoint, step)).filename().string() != file) return std::nullopt;  // "_0100"
+  return step;
+}
+
+// Looking at every name of a long series would cost more than the run's start; beyond this many,
+// the names that exist are found by reading the folder instead.
+constexpr std::uint64_t kSeriesNamesChecked = 10000;
+
+// Every checkpoint the series will write in steps (first, last]: none may be a directory, a symlink,
+// a FIFO or a file the user may not write, and none may be another output's file. A name that does
+// not exist yet can only fail through its folder, which all names share, or through its length: past
+// kSeriesNamesChecked names, the first and the last (longest) are checked, and of the others only
+// those the folder already holds, so what is said holds for every name.
+void check_checkpoint_series(const RunOutputs& o, std::uint64_t first, std::uint64_t last) {
+  std::uint64_t const every = o.checkpoint_every;
+  if (!every || o.checkpoint.empty() || last / every == first / every) return;  // none falls due
+  std::string const what = "--checkpoint-every " + std::to_string(every) + " writes";
+  std::uint64_t const first_due = (first / every + 1) * every, count = last / every - first / every;
+  auto due = [&](std::uint64_t step) { return step > first && step <= last && step % every == 0; };
+  SeriesName const name = series_name(o.checkpoint);
+  if (count <= kSeriesNamesChecked) {
+    for (std::uint64_t step = first_due; step <= last; step += every)
+      check_output_path(series_path(o.checkpoint, step), what);
+  } else {
+    // The first and the last: the last has the longest name (a step past 99,999,999 has more digits).
+    check_output_path(series_path(o.checkpoint, first_due), what);
+    check_output_path(series_path(o.checkpoint, last / every * every), what);
+    fs::path const folder = fs::path(series_path(o.checkpoint, first_due)).parent_path();
+    std::error_code ec;
+    for (fs::directory_iterator it(folder.empty() ? fs::path(".") : folder, ec), end; !ec && it != end; it.increment(ec)) {
+      auto const step = series_step(o.checkpoint, name, it->path().filename().string());
+      if (step && due(*step)) check_output_path(series_path(o.checkpoint, *step), what);
+    }
+  }
+  // Another output named like a checkpoint of the series would be replaced by it, or replace it.
+  for (auto const& [option, path] :
+       {std::pair<std::string, std::string>{"--save", o.save}, {"--diagnostics", o.diagnostics}}) {
+    if (path.empty()) continue;
+    auto const step = series_step(o.checkpoint, name, fs::path(path).filename().string());
+    if (step && due(*step))
+      check_distinct_outputs({{"--checkpoint-every " + std::to_string(every), series_path(o.checkpoint, *step)},
+                              {option, path}});
+  }
+}
+
+// A sample of the diagnostics series, taken at its step and measured later, while the devices
+// run the next steps.
+struct PendingSample {
+  bool taken = false;
+  std::uint64_t step = 0;
+  double time = 0.0, wall = 0.0, potential = 0.0;
+  sim::BodySet state;  // reused from sample to sample
+};
+
+// Gives the series its name; a series that cannot be published keeps its rows in the partial file.
+void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result, RunObserver& observer) {
+  if (!series) return;
+  try {
+    series->close();
+  } catch (const std::runtime_error& e) {
+    result.diagnostics_failure = e.what();
+    observer.warning(std::string("warning: ") + e.what());
+  }
+  series.reset();
+}
+
+}  // namespace
+
+void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last) {
+  check_checkpoint_series(o, first, last);
+  if (!o.diagnostics.empty()) {
+    series_format(o.diagnostics);
+    check_output_path(o.diagnostics, "--diagnostics");
+    check_output_path(partial_path(o.diagnostics), "--diagnostics");
+  }
+}
+
+RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std::uint64_t steps,
+              RunObserver& observer) {
+  Ranks const& ranks = sim.ranks();  // with several, each decision below is taken together
+  bool const writer = ranks.rank() == 0;
+  RunResult result;
+
+  // The series file is opened before the first step: a name that cannot be written costs nothing.
+  std::unique_ptr<DiagnosticsSeries> series;
+  std::uint64_t const sample_every = o.diagnostics.empty() ? 0 : o.diagnostics_every ? o.diagnostics_every
+                                                                                       : kDefaultDiagnosticsEvery;
+  agree(ranks, [&] {
+    if (writer && !o.diagnostics.empty()) series = std::make_unique<DiagnosticsSeries>(o.diagnostics);
+  });
+
+  // The start energy is an O(N^2) pass (seconds at large N on a CPU), which stops at a signal: the
+  // state is then saved as after an interrupted step. With several ranks a rank may already wait for
+  // the others' energies: the run ends there, as any interrupted collective call does.
+  try {
+    result.start = sim.diagnostics();
+  } catch (const Interrupted&) {
+    if (ranks.size() > 1) throw;
+  }
+  // A restart keeps the run's baseline; without one, the baseline is unknown until a restart measures it.
+  result.initial_energy = result.start ? setup.initial_energy.value_or(result.start->total()) : setup.initial_energy;
+  observer.started(result.start, result.initial_energy);
+  auto const t0 = Clock::now();
+  // The step of the last sample, and what it measured (every rank measures; rank 0 writes).
+  std::uint64_t last_sample_step = ~std::uint64_t(0);
+  sim::Diagnostics last_sample;
+  // A row that cannot be written (the disk filled up) costs the rest of the series, not the run:
+  // the rows so far stay in the partial file, and the run goes on to its other outputs.
+  auto write_row = [&](std::uint64_t step, double time, double wall, const sim::Diagnostics& d) {
+    last_sample_step = step;
+    last_sample = d;
+    ++result.diagnostics_samples;
+    if (!series) return;
+    try {
+      series->write({step, time, wall, d, result.initial_energy.value_or(d.total())});
+    } catch (const std::runtime_error& e) {
+      result.diagnostics_failure = e.what();
+      observer.warning(std::string("warning: diagnostics series stopped: ") + e.what() + "; the run goes on");
+      series.reset();
+    }
+  };
+  if (result.start && sample_every) write_row(sim.steps_done(), sim.time(), 0.0, *result.start);
+
+  // Steps go in chunks of about 0.2 s (progress and signals stay responsive, the GPU stays busy),
+  // cut at the steps where a checkpoint, a sample or a visit falls due.
+  std::uint64_t const every = o.checkpoint.empty() ? 0 : o.checkpoint_every;
+  std::uint64_t const visit_every = observer.visit_every();
+  auto last_check = t0;
+  std::uint64_t done = 0, chunk = 1;
+  PendingSample pending;
+  auto measure_pending = [&] {
+    if (!pending.taken) return;
+    pending.taken = false;
+    write_row(pending.step, pending.time, pending.wall, sim::measure(pending.state, pending.potential));
+  };
+  // The last state checked sound, with its record: what is left to save when a device stalls (the
+  // watchdog) or fails, or the run blows up, since the devices' state may then be torn. One process
+  // only: with several ranks a failure on one ends the job (core/ranks.h).
+  struct Kept {
+    sim::BodySet state;
+    sim::RunRecord record;
+  };
+  std::optional<Kept> kept;
+  // Copied in place (its buffers are reused), and only while the machine has room for it twice over:
+  // a copy must never be what ends the run it is kept for.
+  auto keep = [&](const sim::BodySet& state) {
+    if (o.checkpoint.empty() || ranks.size() > 1) return;
+    std::size_t const bytes = state.size() * (sizeof(Real4<double>) + sizeof(Vec3d) + 1);
+    std::size_t const have = available_host_memory();
+    if (!kept && have > 0 && have < 2 * bytes) return;
+    try {
+      if (!kept) kept.emplace();
+      kept->state = state;
+      kept->record = run_record(setup, sim, result.initial_energy);
+    } catch (const std::bad_alloc&) {
+      kept.reset();
+    }
+  };
+  keep(setup.bodies);
+  auto due = [](std::uint64_t k, std::uint64_t step) { return k && step % k == 0; };
+  auto until_due = [](std::uint64_t k, std::uint64_t step) { return k ? k - step % k : ~std::uint64_t(0); };
+  try {
+    while (done < steps && !ranks.max(interrupt_signal())) {
+      std::uint64_t const at = sim.steps_done();
+      std::uint64_t const n = std::min({chunk, steps - done, until_due(every, at), until_due(sample_every, at),
+                                        until_due(visit_every, at)});
+      auto const c0 = Clock::now();
+      sim.advance(n);
+      measure_pending();  // on the host while the devices run the steps just enqueued
+      sim.synchronize();
+      done += n;
+      observer.progress(done, steps);
+      double const per_step = seconds_since(c0) / double(n);
+      std::uint64_t const mine = std::max<std::uint64_t>(1, std::uint64_t(0.2 / std::max(per_step, 1e-9)));
+      chunk = std::uint64_t(-ranks.max(-int(std::min<std::uint64_t>(mine, std::uint64_t(1) << 30))));
+      std::uint64_t const now_step = sim.steps_done();
+      if (due(sample_every, now_step)) {
+        pending.potential = sim.sample(pending.state);
+        pending.step = now_step;
+        pending.time = sim.time();
+        pending.wall = seconds_since(t0);
+        pending.taken = true;
+        agree(ranks, [&] { check_finite(pending.state, now_step); });
+        keep(pending.state);
+      }
+      if (due(every, now_step)) {
+        std::string const path = series_path(o.checkpoint, now_step);
+        // A blown-up run still stops here; a file that cannot be written (the disk filled up, the name
+        // became a directory) costs only itself: the run goes on to its final outputs.
+        sim::BodySet const now = sim.state();
+        agree(ranks, [&] { check_finite(now, now_step); });
+        keep(now);
+        try {
+          write_checkpoint(path, setup, sim, result.initial_energy);
+          ++result.checkpoints_written;
+          observer.note("checkpoint " + path);
+        } catch (const Interrupted&) {
+          throw;
+        } catch (const std::runtime_error& e) {  // InputError, RuntimeFailure; JobFailure with several ranks
+          result.checkpoints_not_written.push_back(path);
+          observer.warning(std::string("warning: periodic checkpoint not written: ") + e.what() + "; the run goes on");
+        }
+        last_check = Clock::now();
+      } else if (ranks.max(seconds_since(last_check) > 10.0)) {
+        sim::BodySet const now = sim.state();
+        agree(ranks, [&] { check_finite(now, now_step); });  // a blown-up run stops with a clear error
+        keep(now);
+        last_check = Clock::now();
+      }
+      if (due(visit_every, now_step) && ranks.max(observer.visit(sim) ? 1 : 0)) {
+        result.stopped_by_visit = true;
+        break;
+      }
+    }
+    measure_pending();
+  } catch (const RuntimeFailure& e) {
+    close_series(series, result, observer);
+    if (!kept) throw;
+    // The run cannot go on; the last sound state is saved where the final one would have gone.
+    result.failure = e.what();
+    result.steps = done;
+    result.wall_seconds = seconds_since(t0);
+    try {
+      sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
+      result.saved_step = kept->record.step;
+    } catch (const std::exception& w) {
+      result.save_failure = w.what();
+    }
+    return result;
+  }
+  result.steps = done;
+  result.wall_seconds = seconds_since(t0);
+  result.stopped_by = ranks.max(interrupt_signal());
+
+  // Save first: after an interrupt the state is what must not be lost. A state that is no longer
+  // finite is refused before it can replace anything.
+  sim::BodySet const final_state = sim.state();
+  agree(ranks, [&] { check_finite(final_state, sim.steps_done()); });
+  std::vector<std::pair<std::string, std::string>> left{{"--checkpoint", o.checkpoint}, {"--save", o.save},
+                                                        {"--diagnostics", o.diagnostics}};
+  auto written = [&](const char* option) {
+    left.erase(std::remove_if(left.begin(), left.end(), [&](auto const& p) { return p.first == option; }), left.end());
+    observer.unwritten(left);
+  };
+  if (!o.checkpoint.empty()) {
+    write_checkpoint(o.checkpoint, setup, sim, result.initial_energy);
+    written("--checkpoint");
+  }
+  if (!o.save.empty()) {
+    agree(ranks, [&] {
+      if (writer) sim::write_tipsy(o.save, final_state, sim.config().softening, o.save_format);
+    });
+    written("--save");
+  }
+  // The end energy is an O(N^2) pass worth about ten steps: after an interrupt the user wants out,
+  // and the saved state lets a restart measure it. The series' last row is the end itself.
+  if (!result.stopped_by) {
+    if (last_sample_step == sim.steps_done()) {
+      result.end = last_sample;
+    } else {
+      result.end = sim.diagnostics();
+      if (sample_every) write_row(sim.steps_done(), sim.time(), result.wall_seconds, *result.end);
+    }
+  }
+  close_series(series, result, observer);
+  written("--diagnostics");
+  return result;
+}
+
+}  // namespace nbody::driver

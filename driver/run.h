@@ -1,0 +1,80 @@
+// driver/run.h - a run from its setup to its outputs, the same from every front end (the command
+// line, Python, a server): the steps in chunks that stay responsive to a signal, the series due at
+// their steps (checkpoints, diagnostics), the last sound state kept against a failure, and the
+// final checkpoint and tipsy file. The front end says how it reports (RunObserver) and reads the
+// outcome (RunResult); nothing here prints.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "driver/setup.h"
+#include "multigpu/simulation.h"
+#include "sim/io/tipsy.h"
+#include "sim/physics/diagnostics.h"
+
+namespace nbody::driver {
+
+// What a run writes; "" for a file not wanted.
+struct RunOutputs {
+  std::string checkpoint;              // the final (or interrupted) state, HDF5
+  std::uint64_t checkpoint_every = 0;  // also one every K steps, named by driver::series_path; 0: none
+  std::string save;                    // the final state as tipsy
+  sim::TipsyFormat save_format = sim::TipsyFormat::standard;
+  std::string diagnostics;             // diagnostics over time: .csv or .jsonl (driver/diagnostics_series.h)
+  std::uint64_t diagnostics_every = 0;  // a sample every K steps, and at the start and the end; 0: the default
+};
+
+// How a front end follows a run. Every call comes from the thread that called run(); with several
+// ranks, on every rank (a front end reports on rank 0).
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  // The start's diagnostics (none when a signal interrupted them) and the energy baseline.
+  virtual void started(const std::optional<sim::Diagnostics>& /*start*/, std::optional<double> /*e0*/) {}
+  virtual void progress(std::uint64_t /*done*/, std::uint64_t /*total*/) {}
+  virtual void note(const std::string& /*text*/) {}     // a file of a series written
+  virtual void warning(const std::string& /*text*/) {}  // an output lost; the run goes on
+  // The outputs, as (option, path), a process ending now would leave unwritten.
+  virtual void unwritten(const std::vector<std::pair<std::string, std::string>>& /*outputs*/) {}
+  // Steps between calls of visit(): the run stops at each multiple of it (of steps since the run
+  // began) and asks whether to go on; 0: never.
+  virtual std::uint64_t visit_every() const { return 0; }
+  // True stops the run there (its outputs are written as at the end). The simulation may be read.
+  virtual bool visit(multigpu::Simulation& /*simulation*/) { return false; }
+};
+
+struct RunResult {
+  std::uint64_t steps = 0;     // steps this run made
+  double wall_seconds = 0.0;   // of the steps, outputs of the series included
+  int stopped_by = 0;          // the signal that interrupted the run, or 0
+  bool stopped_by_visit = false;  // RunObserver::visit asked to stop
+  std::optional<sim::Diagnostics> start, end;  // none when a signal interrupted their O(N^2) pass
+  std::optional<double> initial_energy;       // the baseline of the relative energy error
+  std::vector<std::string> checkpoints_not_written;  // of the series, each with a warning
+  std::uint64_t checkpoints_written = 0;
+  std::uint64_t diagnostics_samples = 0;
+  std::string diagnostics_failure;  // why the series stopped early, or could not take its name
+  // A failure that ended the run (a stalled device, a state no longer finite), with the last sound
+  // state saved to outputs.checkpoint at `saved_step`; the front end reports it and exits 1.
+  std::optional<std::string> failure;
+  std::optional<std::uint64_t> saved_step;
+  std::string save_failure;  // why that state could not be saved either
+};
+
+// Refuses (InputError), before any work, outputs of a run from `first` to `last` steps that could not
+// be written: each checkpoint of the series (its name, and that it is no other output's file), the
+// diagnostics series. The final outputs' own paths are the front end's to check with its others.
+void check_run_outputs(const RunOutputs& outputs, std::uint64_t first, std::uint64_t last);
+
+// Runs `steps` steps of `simulation` (built from `setup`) and writes `outputs`. A signal (core/
+// interrupt.h) ends the steps early and the outputs are still written (stopped_by says so; the end's
+// diagnostics are then skipped). Throws for what ends a run without outputs: bad input, and a
+// failure with nothing sound to save.
+RunResult run(const Setup& setup, multigpu::Simulation& simulation, const RunOutputs& outputs, std::uint64_t steps,
+              RunObserver& observer);
+
+}  // namespace nbody::driver

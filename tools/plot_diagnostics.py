@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""tools/plot_diagnostics.py - a diagnostics series (nbody --run --diagnostics FILE) as a picture.
+
+    plot_diagnostics.py OUT.png SERIES [SERIES...]
+
+Four panels against simulation time, one line (or set of lines) per series: the relative energy
+error |E - E0| / |E0| (log scale), the virial ratio 2K/|W|, the Lagrangian radii holding 10, 50 and
+90% of the mass, and the drift of the angular momentum |L - L0| / |L0| (log scale; a leapfrog keeps
+it to rounding). Reads .csv and .jsonl (JSON lines) series as nbody writes them; with several
+series, the legend names each by its file.
+
+Needs matplotlib (Debian: python3-matplotlib).
+"""
+import csv
+import json
+import math
+import os
+import sys
+
+
+def load(path):
+    """A series as a dict of column name -> list of floats; vectors as name_x, name_y, name_z."""
+    needed = ("time", "relative_energy_error", "virial_ratio", "r10", "r50", "r90", "angular_momentum_x")
+    wrong = SystemExit(f"{path}: not a diagnostics series written by nbody --diagnostics "
+                       f"(columns {', '.join(needed)} expected)")
+    rows = []
+    try:
+        if path.endswith(".csv"):
+            with open(path, newline="") as f:
+                reader = csv.DictReader(f)
+                if any(k not in (reader.fieldnames or []) for k in needed):
+                    raise wrong
+                rows = [{k: float(v) for k, v in r.items()} for r in reader]
+        elif path.endswith(".jsonl") or path.endswith(".json"):
+            with open(path) as f:
+                for line in f:
+                    if not line.strip():
+                        continue
+                    r = json.loads(line)
+                    flat = {}
+                    for k, v in r.items():
+                        if isinstance(v, list):
+                            for axis, x in zip("xyz", v):
+                                flat[f"{k}_{axis}"] = float(x)
+                        elif isinstance(v, dict):
+                            flat.update({kk: float(vv) for kk, vv in v.items()})
+                        else:
+                            flat[k] = float(v)
+                    rows.append(flat)
+        else:
+            raise SystemExit(f"{path}: not a diagnostics series (name a .csv or .jsonl file)")
+    except (OSError, ValueError, KeyError) as e:
+        raise SystemExit(f"{path}: cannot read a diagnostics series: {e}")
+    if not rows or any(k not in rows[0] for k in needed):
+        raise wrong
+    return {k: [r[k] for r in rows] for k in rows[0]}
+
+
+def angular_momentum_drift(s):
+    lx, ly, lz = s["angular_momentum_x"], s["angular_momentum_y"], s["angular_momentum_z"]
+    l0 = (lx[0], ly[0], lz[0])
+    norm0 = math.sqrt(sum(c * c for c in l0))
+    drift = []
+    for x, y, z in zip(lx, ly, lz):
+        d = math.sqrt((x - l0[0]) ** 2 + (y - l0[1]) ** 2 + (z - l0[2]) ** 2)
+        drift.append(d / norm0 if norm0 > 0 else d)
+    return drift
+
+
+def positive(t, values):
+    """The points of (t, values) with a positive value, for a log scale."""
+    kept = [(x, y) for x, y in zip(t, values) if y > 0]
+    return [x for x, _ in kept], [y for _, y in kept]
+
+
+def main(argv):
+    if len(argv) < 3:
+        raise SystemExit(__doc__)
+    out, paths = argv[1], argv[2:]
+    series = [(os.path.basename(p), load(p)) for p in paths]
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5), sharex=True)
+    (energy, virial), (radii, angular) = axes
+    for name, s in series:
+        t = s["time"]
+        label = name if len(series) > 1 else None
+        # Zeros (the first sample's, by definition) have no place on a log scale: they are left out.
+        energy.plot(*positive(t, s["relative_energy_error"]), label=label)
+        virial.plot(t, s["virial_ratio"], label=label)
+        for key, style in (("r10", ":"), ("r50", "-"), ("r90", "--")):
+            radii.plot(t, s[key], style, label=f"{key[1:]}%" + (f" {name}" if label else ""))
+        angular.plot(*positive(t, angular_momentum_drift(s)), label=label)
+    energy.set_yscale("log")
+    energy.set_ylabel("|E - E0| / |E0|")
+    energy.set_title("energy error")
+    virial.axhline(1.0, color="grey", lw=0.8, ls=":")
+    virial.set_ylabel("2K / |W|")
+    virial.set_title("virial ratio")
+    radii.set_ylabel("radius")
+    radii.set_title("Lagrangian radii (10, 50, 90% of the mass)")
+    radii.legend(fontsize="small")
+    angular.set_yscale("log")
+    angular.set_ylabel("|L - L0| / |L0|")
+    angular.set_title("angular momentum drift")
+    for ax in (radii, angular):
+        ax.set_xlabel("time")
+    if len(series) > 1:
+        energy.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
