@@ -172,11 +172,6 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   auto last_check = t0;
   std::uint64_t done = 0, chunk = 1;
   PendingSample pending;
-  auto measure_pending = [&] {
-    if (!pending.taken) return;
-    pending.taken = false;
-    write_row(pending.step, pending.time, pending.wall, sim::measure(pending.state, pending.potential));
-  };
   // The last state checked sound, with its record: what is left to save when a device stalls (the
   // watchdog) or fails, or the run blows up, since the devices' state may then be torn. One process
   // only: with several ranks a failure on one ends the job (core/ranks.h).
@@ -201,6 +196,13 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     }
   };
   keep(setup.bodies);
+  auto measure_pending = [&] {
+    if (!pending.taken) return;
+    pending.taken = false;
+    agree(ranks, [&] { check_finite(pending.state, pending.step); });  // a blown-up run stops with a clear error
+    keep(pending.state);
+    write_row(pending.step, pending.time, pending.wall, sim::measure(pending.state, pending.potential));
+  };
   auto due = [](std::uint64_t k, std::uint64_t step) { return k && step % k == 0; };
   auto until_due = [](std::uint64_t k, std::uint64_t step) { return k ? k - step % k : ~std::uint64_t(0); };
   try {
@@ -223,9 +225,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
         pending.step = now_step;
         pending.time = sim.time();
         pending.wall = seconds_since(t0);
-        pending.taken = true;
-        agree(ranks, [&] { check_finite(pending.state, now_step); });
-        keep(pending.state);
+        pending.taken = true;  // checked, kept and measured while the next steps run
       }
       if (due(every, now_step)) {
         std::string const path = series_path(o.checkpoint, now_step);

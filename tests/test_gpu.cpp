@@ -234,6 +234,29 @@ TEST(GpuSimulation, DiagnosticsMatchTheReference) {
   }
 }
 
+// The potential pass counts each pair once, from body i to the n/2 bodies after it (cyclically),
+// half-weighted at n/2 for even n: sizes around the pass's tile (256) and its edge cases, on one
+// slice and on three slices of one GPU (the pairs of a slice reach into the others).
+TEST(GpuSimulation, PotentialCountsEveryPairOnceAtAnySize) {
+  REQUIRE_GPU();
+  for (std::size_t n : {1, 2, 3, 4, 7, 255, 256, 257, 512, 1001}) {
+    auto const b = test::rounded_to_float(test::scenario("random-sphere", n));
+    double const w = sim::reference_potential(b, kSoftening);
+    for (int engines : {1, 3}) {
+      if (std::size_t(engines) > n) continue;
+      multigpu::SimulationConfig c = gpu_config(Precision::fp64);
+      c.devices.assign(std::size_t(engines), c.devices.front());
+      multigpu::Simulation sim(b, sim::make_step_program({sim::Integrator::leapfrog, 0.0, 1.0}), c);
+      double const got = sim.diagnostics().potential;
+      if (n == 1) {
+        EXPECT_EQ(got, 0.0);
+      } else {
+        EXPECT_NEAR(got, w, 1e-13 * std::abs(w)) << "N = " << n << ", " << engines << " slices";
+      }
+    }
+  }
+}
+
 TEST(GpuSimulation, LeapfrogEnergyStaysBounded) {
   REQUIRE_GPU();
   auto const b = test::scenario("plummer", 2048);

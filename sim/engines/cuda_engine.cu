@@ -252,16 +252,18 @@ class CudaEngine final : public CudaSliceEngine {
     if (n == 0) return 0.0;
     gpu::DeviceGuard guard(config_.device);
     double const eps2 = config_.softening * config_.softening;
-    kernels::slice_potential<Real><<<blocks_for(n, kElementwiseBlock), kElementwiseBlock, 0, stream_.get()>>>(
-        current().data(), int(config_.bodies), int(config_.slice.begin), int(n), eps2, potential_.data());
+    kernels::slice_potential<Real>
+        <<<blocks_for(n, kernels::kPotentialBlock), kernels::kPotentialBlock, 0, stream_.get()>>>(
+            current().data(), int(config_.bodies), int(config_.slice.begin), int(n), eps2, potential_.data());
     NBODY_CHECK_LAUNCH(stream_.get());
-    std::vector<double> phi(n);
-    NBODY_CUDA_CHECK(
-        cudaMemcpyAsync(phi.data(), potential_.data(), n * sizeof(double), cudaMemcpyDeviceToHost, stream_.get()));
+    potential_host_.resize(n);
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(potential_host_.data(), potential_.data(), n * sizeof(double),
+                                     cudaMemcpyDeviceToHost, stream_.get()));
     NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     double total = 0.0;
-    for (double x : phi) total += x;
-    return total;
+    for (double x : potential_host_) total += x;
+    // The kernel counts each pair once, from one of its bodies; the engine's sum counts it from both.
+    return 2.0 * total;
   }
 
   void start_timing(std::size_t steps) override {
@@ -454,6 +456,7 @@ class CudaEngine final : public CudaSliceEngine {
   kernels::PeerWait wait_;                // what force kernels announce and wait for (direct exchange with signals)
   gpu::DeviceBuffer<Real4<Real>> velocity_, acceleration_, partial_;
   gpu::DeviceBuffer<double> potential_;
+  std::vector<double> potential_host_;  // the slice's terms, summed on the host in body order
   std::vector<gpu::TimingEvent> timing_;
   std::size_t marks_ = 0;
   bool abandoned_ = false;

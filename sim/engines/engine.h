@@ -114,7 +114,10 @@ class SliceEngine {
   // for it nor frees what it may still use. Only a process about to exit should call it.
   virtual void abandon() = 0;
 
-  // m_i * sum_{j != i} -m_j / r_ij over the own slice, in fp64 (synchronises).
+  // The own slice's share of twice the potential energy, in fp64 (synchronises): summed over the
+  // slices of a layout, sum_i m_i sum_{j != i} -m_j / r_ij. An engine may count each pair twice from
+  // its two bodies (the CPU) or once, doubled, from one of them (CUDA: half the work), so only the
+  // sum over all slices has a meaning.
   virtual double slice_potential() = 0;
 
   // Per-step timing: prepare for `steps` markers (allocates here, not per step), mark the end of
