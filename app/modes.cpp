@@ -240,7 +240,7 @@ void note_unwritten(const std::vector<std::pair<std::string, std::string>>& outp
 
 void note_unwritten_outputs(const Options& o) {
   note_unwritten({{"--checkpoint", o.checkpoint}, {"--save", o.save}, {"--json", o.json}, {"--csv", o.csv},
-                  {"--screenshot", o.screenshot}, {"--video", o.video}});
+                  {"--screenshot", o.screenshot}, {"--video", o.video}, {"--snapshots", o.snapshots.base}});
 }
 
 void check_outputs(const Options& o) {
@@ -270,6 +270,9 @@ int run_simulation(const Options& o) {
   // Every checkpoint of the series is named now: one that cannot be written stops nothing half way.
   agree(world(), [&] {
     if (writes_outputs()) check_series(o, setup.clock.step, setup.clock.step + steps);
+    if (writes_outputs())
+      o.snapshots.check(setup.clock.step, setup.clock.step + steps,
+                        {{"--checkpoint", o.checkpoint}, {"--save", o.save}, {"--json", o.json}});
   });
   multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock);
   if (!o.quiet) {
@@ -324,10 +327,29 @@ int run_simulation(const Options& o) {
     }
   };
   keep(setup.bodies);
+  // Snapshots for analysis: the start, every --snapshot-every steps, the end; one that cannot be
+  // written costs only itself, as a checkpoint of the series does.
+  std::optional<std::uint64_t> snapshot_at;
+  auto snapshot = [&] {
+    if (!o.snapshots.enabled() || snapshot_at == sim.steps_done()) return;
+    std::string const path = o.snapshots.path(sim.steps_done());
+    try {
+      driver::write_snapshot(path, setup, sim, o.snapshots.precision);
+      snapshot_at = sim.steps_done();
+      if (!o.quiet) progress.note("snapshot " + path);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      lost.push_back(path);
+      if (writes_outputs()) progress.warn(std::string("warning: snapshot not written: ") + e.what() + "; the run goes on");
+    }
+  };
   try {
+    snapshot();
     while (done < steps && !ranks.max(interrupt_signal())) {
       std::uint64_t n = std::min(chunk, steps - done);
       if (every) n = std::min(n, every - sim.steps_done() % every);
+      n = o.snapshots.steps_to_next(sim.steps_done(), n);
       auto const c0 = Clock::now();
       sim.advance(n);
       sim.synchronize();
@@ -360,7 +382,9 @@ int run_simulation(const Options& o) {
         keep(now);
         last_check = Clock::now();
       }
+      if (o.snapshots.due(sim.steps_done())) snapshot();
     }
+    snapshot();  // the end, or where an interrupt stopped the run
   } catch (const RuntimeFailure& e) {
     if (!kept) throw;
     progress.finish();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/enum_names.h"
+#include "driver/checkpoints.h"
 #include "driver/config.h"
 #include "render/color_mode.h"
 #include "sim/io/tipsy.h"
@@ -34,6 +35,7 @@ struct Options {
   sim::TipsyFormat save_format = sim::TipsyFormat::standard;
   std::string checkpoint;                  // HDF5 checkpoint of the final (or interrupted) state
   std::uint64_t checkpoint_every = 0;      // also a series every K steps; 0: none
+  driver::SnapshotSeries snapshots;        // HDF5 snapshots for analysis: start, end, every K steps
   std::string json;
   std::string csv;
   double tolerance = 0.0;                  // --validate: 0 = sim::force_error_bound
