@@ -67,7 +67,10 @@ double parse_scale(const std::string& text, const char* option, const UnitName (
 
 }  // namespace
 
-double Units::time_s() const { return std::sqrt(length_cm * length_cm * length_cm / (kGravitationalConstantCgs * mass_g)); }
+double Units::time_s() const {
+  if (!physical()) return 1.0;  // no scale: the files state 1 for every unit
+  return std::sqrt(length_cm * length_cm * length_cm / (kGravitationalConstantCgs * mass_g));
+}
 
 std::string Units::describe() const { return physical() ? mass + ", " + length : "N-body (Henon) units"; }
 
