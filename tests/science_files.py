@@ -231,5 +231,25 @@ with tempfile.TemporaryDirectory() as d:
                 check(np.array_equal(mine[key][order], g[name][()][rows]),
                       f"format 1 continued by this nbody: {group} {name} differ from the old build's")
 
+    # Bad units and series options: one line naming the value and what is allowed, exit 2, nothing written.
+    for args, words in ((("--mass-unit", "1e5suns", "--length-unit", "1pc"), ("--mass-unit '1e5suns'", "Msun, Mjup")),
+                        (("--mass-unit", "-3Msun", "--length-unit", "1pc"), ("'-3Msun'", "positive")),
+                        (("--mass-unit", "1e5Msun", "--length-unit", "1 parsec"), ("'1 parsec'", "kpc, pc, au")),
+                        (("--mass-unit", "1e5Msun"), ("give --length-unit too",)),
+                        (("--snapshot-every", "5"), ("--snapshot-every", "give --snapshots")),
+                        (("--snapshots", p("nope/x")), ("--snapshots", "does not exist"))):
+        r = subprocess.run([nbody, "--backend", "cpu", "--run", "--bodies", "64", "--steps", "2", *args],
+                           capture_output=True, text=True, timeout=60)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 2 and len(lines) == 1 and all(w in lines[0] for w in words),
+              f"{' '.join(args)}: exit {r.returncode}, {r.stderr.strip()!r}")
+    # A restart that names other units relabels the rest of the run, with a notice.
+    r = subprocess.run([nbody, "--backend", "cpu", "--run", "--restart", p("N-body-fp64.h5"), "--steps", "1",
+                        "--mass-unit", "1Msun", "--length-unit", "1au", "--checkpoint", p("relabelled.h5")],
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and "notice: --mass-unit and --length-unit 1Msun, 1au overrides" in r.stderr,
+          f"a restart with other units: {r.returncode} {r.stderr.strip()}")
+    check(os.path.exists(p("relabelled.h5")) and raw(p("relabelled.h5"))[1]["LengthUnit"] == b"1au", "relabelled units")
+
 print("science files:", "FAILED" if failures else "passed")
 sys.exit(1 if failures else 0)
