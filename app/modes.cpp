@@ -158,7 +158,8 @@ void note_unwritten(const std::vector<std::pair<std::string, std::string>>& outp
 
 void note_unwritten_outputs(const Options& o) {
   note_unwritten({{"--checkpoint", o.checkpoint}, {"--save", o.save}, {"--diagnostics", o.diagnostics},
-                  {"--json", o.json}, {"--csv", o.csv}, {"--screenshot", o.screenshot}, {"--video", o.video}});
+                  {"--snapshots", o.snapshots.base}, {"--json", o.json}, {"--csv", o.csv}, {"--screenshot", o.screenshot},
+                  {"--video", o.video}});
 }
 
 void check_outputs(const Options& o) {
@@ -166,6 +167,7 @@ void check_outputs(const Options& o) {
       {"--save", o.save},         {"--checkpoint", o.checkpoint}, {"--diagnostics", o.diagnostics},
       {"--json", o.json},         {"--csv", o.csv},               {"--screenshot", o.screenshot},
       {"--video", o.video}};
+  // Snapshot names are checked with the run's series (driver::check_run_outputs): they hold the step.
   for (auto const& [option, path] : outputs)
     if (!path.empty()) check_output_path(path, option);
   check_distinct_outputs(outputs);
@@ -223,9 +225,11 @@ int run_simulation(const Options& o) {
   outputs.save_format = o.save_format;
   outputs.diagnostics = o.diagnostics;
   outputs.diagnostics_every = o.diagnostics_every;
+  outputs.snapshots = o.snapshots;
   // Every file of the series is named now: one that cannot be written stops nothing half way.
   agree(world(), [&] {
-    if (writes_outputs()) driver::check_run_outputs(outputs, setup.clock.step, setup.clock.step + steps);
+    if (writes_outputs())
+      driver::check_run_outputs(outputs, setup.clock.step, setup.clock.step + steps, {{"--json", o.json}});
   });
   multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock);
   if (!o.quiet) {
@@ -276,7 +280,9 @@ int run_simulation(const Options& o) {
                  {"start", r.start ? diagnostics_json(*r.start, e0.value_or(r.start->total())) : json(nullptr)},
                  {"end", r.end ? diagnostics_json(*r.end, e0.value_or(r.end->total())) : json(nullptr)},
                  {"diagnostics_samples", r.diagnostics_samples},
-                 {"checkpoints_not_written", r.checkpoints_not_written}});
+                 {"checkpoints_not_written", r.checkpoints_not_written},
+                 {"snapshots_written", r.snapshots_written},
+                 {"snapshots_not_written", r.snapshots_not_written}});
   note_unwritten({});
   // Outputs the user asked for are missing: the run's other outputs are whole, but the exit code says
   // that not everything was written (1), unless an interrupt's code says more.
@@ -289,6 +295,16 @@ int run_simulation(const Options& o) {
     std::fprintf(stderr, "error: %zu of %llu periodic checkpoints not written (%s; see the warnings above); the run "
                  "and its final outputs are complete\n",
                  missing.size(), (unsigned long long)(missing.size() + r.checkpoints_written), names.c_str());
+    lost = true;
+  }
+  if (!r.snapshots_not_written.empty() && writes_outputs()) {
+    auto const& missing = r.snapshots_not_written;
+    std::string names;
+    for (std::size_t k = 0; k < std::min<std::size_t>(missing.size(), 3); ++k) names += (k ? ", " : "") + missing[k];
+    if (missing.size() > 3) names += " and " + std::to_string(missing.size() - 3) + " more";
+    std::fprintf(stderr, "error: %zu of %llu snapshots not written (%s; see the warnings above); the run and its "
+                 "final outputs are complete\n",
+                 missing.size(), (unsigned long long)(missing.size() + r.snapshots_written), names.c_str());
     lost = true;
   }
   if (!r.diagnostics_failure.empty() && writes_outputs()) {

@@ -170,6 +170,11 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       {"--checkpoint-every", {M::run}, "--run (with --checkpoint)"},
       {"--diagnostics", {M::run}, "--run"},
       {"--diagnostics-every", {M::run}, "--run (with --diagnostics)"},
+      {"--snapshots", {M::run}, "--run"},
+      {"--snapshot-every", {M::run}, "--run (with --snapshots)"},
+      {"--snapshot-precision", {M::run}, "--run (with --snapshots)"},
+      {"--mass-unit", {M::run, M::viewer, M::automatic}, "--run and the viewer (the units their files state)"},
+      {"--length-unit", {M::run, M::viewer, M::automatic}, "--run and the viewer (the units their files state)"},
       {"--csv", {M::compare_threading}, "--compare-threading"},
       {"--tolerance", {M::validate}, "--validate"},
       {"--warmup", {M::benchmark, M::compare_threading, M::automatic}, "--benchmark and --compare-threading"},
@@ -306,6 +311,20 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "a diagnostics sample every K steps, and at the start and the end (default 100; each costs about "
                  "one force evaluation)")
       ->check(whole_number(1, kMaxSteps));
+  cli.add_option("--snapshots", o.snapshots.base,
+                 "write HDF5 snapshots for analysis (yt, pynbody): the start, the end and every --snapshot-every "
+                 "steps, named BASE_00000100.hdf5 after the step");
+  cli.add_option("--snapshot-every", o.snapshots.every, "also a snapshot every K steps (with --snapshots)")
+      ->check(whole_number(1, kMaxSteps));
+  add_named(cli, "--snapshot-precision", o.snapshots.precision,
+            "snapshot values: fp32 (default, light) or fp64 (every bit of the run)");
+  std::string mass_unit, length_unit;
+  cli.add_option("--mass-unit", mass_unit,
+                 std::string("the mass of one simulation unit, for the files (e.g. 1e5Msun; units: ") +
+                     sim::kMassUnitNames + "); default: N-body units, no physical scale");
+  cli.add_option("--length-unit", length_unit,
+                 std::string("the length of one simulation unit, for the files (e.g. 1pc; units: ") +
+                     sim::kLengthUnitNames + "); the time unit is sqrt(L^3/(G M))");
   add_named(cli, "--save-format", o.save_format, "snapshot byte order: standard (big-endian) or little-endian");
   cli.add_option("--json", o.json, "also write the results as JSON to this file");
   cli.add_option("--csv", o.csv, "--compare-threading: also write the table as CSV");
@@ -372,14 +391,16 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (validate) o.mode = Mode::validate;
   if (devices) o.mode = Mode::devices;
   if (compare) o.mode = Mode::compare_threading;
-  if (o.mode == Mode::automatic && (!o.save.empty() || !o.checkpoint.empty())) o.mode = Mode::run;
+  if (o.mode == Mode::automatic && (!o.save.empty() || !o.checkpoint.empty() || !o.snapshots.base.empty()))
+    o.mode = Mode::run;
   bool const viewer_output =
       o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || cli.count("--frames");
   if (viewer_output && o.mode == Mode::automatic) o.mode = Mode::viewer;
   check_options_apply(cli, o.mode);
   if (cli.count("--steps")) {
     if (steps == 0 && o.mode != Mode::run)
-      throw InputError("--steps 0: only --run takes no steps (to write the initial state with --checkpoint or --save)");
+      throw InputError("--steps 0: only --run takes no steps (to write the initial state with --checkpoint, --snapshots "
+                       "or --save)");
     o.steps = steps;
   }
   if (cli.count("--kernel")) dev.kernel = kernel;
@@ -389,7 +410,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
       {"--load", &ic.snapshot},      {"--restart", &ic.checkpoint}, {"--save", &o.save},
       {"--checkpoint", &o.checkpoint}, {"--json", &o.json},         {"--csv", &o.csv},
       {"--screenshot", &o.screenshot}, {"--video", &o.video},       {"--frames-dir", &o.frames_dir},
-      {"--screenshot-dir", &o.screenshot_dir}};
+      {"--screenshot-dir", &o.screenshot_dir}, {"--snapshots", &o.snapshots.base}};
   for (auto const& [option, path] : paths)
     if (cli.count(option) && path->empty())
       throw InputError(std::string(option) + " '': the path is empty; name a " +
@@ -431,8 +452,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
     throw InputError("--diagnostics-every " + std::to_string(o.diagnostics_every) +
                      ": give --diagnostics FILE too (where the samples go)");
   if (!o.diagnostics.empty()) driver::series_format(o.diagnostics);
-  o.run.given = {cli.count("--integrator") > 0, cli.count("--dt") > 0, cli.count("--damping") > 0,
-                 cli.count("--softening") > 0, cli.count("--precision") > 0};
+  for (const char* option : {"--snapshot-every", "--snapshot-precision"})
+    if (cli.count(option) && o.snapshots.base.empty())
+      throw InputError(std::string(option) + ": give --snapshots BASE too (the series is named after it)");
+  o.run.units = sim::parse_units(mass_unit, length_unit);
+  o.run.given = {cli.count("--integrator") > 0, cli.count("--dt") > 0,        cli.count("--damping") > 0,
+                 cli.count("--softening") > 0,  cli.count("--precision") > 0, o.run.units.physical()};
   if (!ic.checkpoint.empty() && cli.count("--scenario"))
     throw InputError("--restart and --scenario both given; the checkpoint holds the bodies");
   if (!ic.snapshot.empty() && cli.count("--scenario"))

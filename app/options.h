@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/enum_names.h"
+#include "driver/checkpoints.h"
 #include "driver/config.h"
 #include "render/color_mode.h"
 #include "sim/io/tipsy.h"
@@ -36,6 +37,7 @@ struct Options {
   std::uint64_t checkpoint_every = 0;      // also a series every K steps; 0: none
   std::string diagnostics;                 // diagnostics over time (.csv or .jsonl)
   std::uint64_t diagnostics_every = 0;     // a sample every K steps; 0: driver::kDefaultDiagnosticsEvery
+  driver::SnapshotSeries snapshots;        // HDF5 snapshots for analysis: start, end, every K steps
   std::string json;
   std::string csv;
   double tolerance = 0.0;                  // --validate: 0 = sim::force_error_bound

@@ -1,11 +1,14 @@
-// driver/checkpoints.h - checkpoints of a running simulation: what they record, the names of a
-// series, and the check that a state is still worth keeping.
+// driver/checkpoints.h - checkpoints and snapshots of a running simulation: what they record, the
+// names of a series, and the check that a state is still worth keeping.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "core/precision.h"
 #include "driver/setup.h"
 #include "multigpu/simulation.h"
 #include "sim/io/checkpoint.h"
@@ -28,5 +31,34 @@ void check_finite(const sim::BodySet& state, std::uint64_t step);
 // every rank takes part (the state is gathered) and rank 0 writes.
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& simulation,
                       std::optional<double> initial_energy);
+
+// Downloads the state and writes a snapshot for analysis (sim/io/checkpoint.h: the bodies in their
+// particle groups, the time, step and units) whole or not at all, its values in `precision`. With
+// several ranks every rank takes part and rank 0 writes.
+void write_snapshot(const std::string& path, const Setup& setup, multigpu::Simulation& simulation,
+                    Precision precision);
+
+// A series of snapshots (--snapshots BASE, --snapshot-every K): the state at the start of a run, at
+// its end, and every K steps between, each named after its step ("out/snap" ->
+// "out/snap_00000100.hdf5"; a BASE ending in .hdf5 or .h5 keeps that ending).
+struct SnapshotSeries {
+  std::string base;                      // empty: no snapshots
+  std::uint64_t every = 0;               // 0: the start and the end only
+  Precision precision = Precision::fp32;  // of the values written
+
+  bool enabled() const { return !base.empty(); }
+  std::string path(std::uint64_t step) const;
+  // Whether a periodic snapshot falls due at `step`.
+  bool due(std::uint64_t step) const { return enabled() && every != 0 && step % every == 0; }
+  // Steps from `step` to the next periodic snapshot (the count itself when none falls due).
+  std::uint64_t steps_to_next(std::uint64_t step, std::uint64_t count) const {
+    return due_any() ? std::min(count, every - step % every) : count;
+  }
+  bool due_any() const { return enabled() && every != 0; }
+  // Every name a run from step `first` to `last` writes, checked before the run like the other
+  // outputs (core/output_path.h), and none the same file as one of `others` (option, path).
+  void check(std::uint64_t first, std::uint64_t last,
+             const std::vector<std::pair<std::string, std::string>>& others) const;
+};
 
 }  // namespace nbody::driver

@@ -16,6 +16,7 @@
 #include "multigpu/scheduler.h"
 #include "multigpu/simulation.h"
 #include "sim/engines/engine.h"
+#include "sim/io/units.h"
 #include "sim/physics/integrator.h"
 #include "sim/physics/scenarios.h"
 
@@ -62,7 +63,7 @@ struct DeviceChoice {
 // The settings a user named explicitly. Continuing a checkpoint restores every other one from it; a
 // named one overrides the checkpoint's, with a notice.
 struct GivenSettings {
-  bool integrator = false, dt = false, damping = false, softening = false, precision = false;
+  bool integrator = false, dt = false, damping = false, softening = false, precision = false, units = false;
 };
 
 struct RunConfig {
@@ -70,6 +71,7 @@ struct RunConfig {
   PhysicsChoice physics;
   DeviceChoice devices;
   GivenSettings given;
+  sim::Units units;  // what the files call one unit of mass and length (sim::parse_units); the run stays G = 1
 };
 
 // The softening a run uses: the one asked for, else the scenario's recommended one (0.01 for a

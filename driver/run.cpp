@@ -110,8 +110,14 @@ void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result,
 
 }  // namespace
 
-void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last) {
+void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last,
+                       const std::vector<std::pair<std::string, std::string>>& others) {
   check_checkpoint_series(o, first, last);
+  if (o.snapshots.enabled()) {
+    auto all = others;
+    all.insert(all.end(), {{"--checkpoint", o.checkpoint}, {"--save", o.save}, {"--diagnostics", o.diagnostics}});
+    o.snapshots.check(first, last, all);
+  }
   if (!o.diagnostics.empty()) {
     series_format(o.diagnostics);
     check_output_path(o.diagnostics, "--diagnostics");
@@ -203,13 +209,32 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     keep(pending.state);
     write_row(pending.step, pending.time, pending.wall, sim::measure(pending.state, pending.potential));
   };
+  // Snapshots for analysis: the start, every K steps, the end; one that cannot be written costs only
+  // itself, as a checkpoint of the series does.
+  std::optional<std::uint64_t> snapshot_at;
+  auto snapshot = [&] {
+    if (!o.snapshots.enabled() || snapshot_at == sim.steps_done()) return;
+    std::string const path = o.snapshots.path(sim.steps_done());
+    try {
+      write_snapshot(path, setup, sim, o.snapshots.precision);
+      snapshot_at = sim.steps_done();
+      ++result.snapshots_written;
+      observer.note("snapshot " + path);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const std::runtime_error& e) {  // InputError, RuntimeFailure; JobFailure with several ranks
+      result.snapshots_not_written.push_back(path);
+      observer.warning(std::string("warning: snapshot not written: ") + e.what() + "; the run goes on");
+    }
+  };
   auto due = [](std::uint64_t k, std::uint64_t step) { return k && step % k == 0; };
   auto until_due = [](std::uint64_t k, std::uint64_t step) { return k ? k - step % k : ~std::uint64_t(0); };
   try {
+    snapshot();
     while (done < steps && !ranks.max(interrupt_signal())) {
       std::uint64_t const at = sim.steps_done();
-      std::uint64_t const n = std::min({chunk, steps - done, until_due(every, at), until_due(sample_every, at),
-                                        until_due(visit_every, at)});
+      std::uint64_t const n = o.snapshots.steps_to_next(
+          at, std::min({chunk, steps - done, until_due(every, at), until_due(sample_every, at), until_due(visit_every, at)}));
       auto const c0 = Clock::now();
       sim.advance(n);
       measure_pending();  // on the host while the devices run the steps just enqueued
@@ -251,12 +276,14 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
         keep(now);
         last_check = Clock::now();
       }
+      if (o.snapshots.due(now_step)) snapshot();
       if (due(visit_every, now_step) && ranks.max(observer.visit(sim) ? 1 : 0)) {
         result.stopped_by_visit = true;
         break;
       }
     }
     measure_pending();
+    snapshot();  // the end, or where an interrupt or a visit stopped the run
   } catch (const RuntimeFailure& e) {
     close_series(series, result, observer);
     if (!kept) throw;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "driver/checkpoints.h"
 #include "driver/setup.h"
 #include "multigpu/simulation.h"
 #include "sim/io/tipsy.h"
@@ -26,6 +27,7 @@ struct RunOutputs {
   sim::TipsyFormat save_format = sim::TipsyFormat::standard;
   std::string diagnostics;             // diagnostics over time: .csv or .jsonl (driver/diagnostics_series.h)
   std::uint64_t diagnostics_every = 0;  // a sample every K steps, and at the start and the end; 0: the default
+  SnapshotSeries snapshots;            // HDF5 snapshots for analysis: the start, every K steps, the end
 };
 
 // How a front end follows a run. Every call comes from the thread that called run(); with several
@@ -56,6 +58,8 @@ struct RunResult {
   std::optional<double> initial_energy;       // the baseline of the relative energy error
   std::vector<std::string> checkpoints_not_written;  // of the series, each with a warning
   std::uint64_t checkpoints_written = 0;
+  std::vector<std::string> snapshots_not_written;  // each with a warning
+  std::uint64_t snapshots_written = 0;
   std::uint64_t diagnostics_samples = 0;
   std::string diagnostics_failure;  // why the series stopped early, or could not take its name
   // A failure that ended the run (a stalled device, a state no longer finite), with the last sound
@@ -66,9 +70,11 @@ struct RunResult {
 };
 
 // Refuses (InputError), before any work, outputs of a run from `first` to `last` steps that could not
-// be written: each checkpoint of the series (its name, and that it is no other output's file), the
-// diagnostics series. The final outputs' own paths are the front end's to check with its others.
-void check_run_outputs(const RunOutputs& outputs, std::uint64_t first, std::uint64_t last);
+// be written: each checkpoint and snapshot of the series (its name, and that it is no other output's
+// file, the front end's `others` (option, path) included), the diagnostics series. The final
+// outputs' own paths are the front end's to check with its others.
+void check_run_outputs(const RunOutputs& outputs, std::uint64_t first, std::uint64_t last,
+                       const std::vector<std::pair<std::string, std::string>>& others = {});
 
 // Runs `steps` steps of `simulation` (built from `setup`) and writes `outputs`. A signal (core/
 // interrupt.h) ends the steps early and the outputs are still written (stopped_by says so; the end's

@@ -224,6 +224,9 @@ void restore_settings(const sim::RunRecord& saved, const std::string& path, RunC
   else p.softening = saved.softening;
   if (run.given.precision) overrides("--precision", name_of(run.devices.precision), name_of(saved.precision));
   else run.devices.precision = saved.precision;
+  // Units are what the files say, not physics: new ones relabel the rest of the run, with a notice.
+  if (run.given.units) overrides("--mass-unit and --length-unit", run.units.describe(), saved.units.describe());
+  else run.units = saved.units;
 }
 
 }  // namespace
@@ -295,6 +298,7 @@ Setup make_setup(const RunConfig& requested) {
     s.clock = {0, s.bodies.time};
   }
   s.damping = run.physics.damping;
+  s.units = run.units;
   return s;
 }
 

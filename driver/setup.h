@@ -11,6 +11,7 @@
 
 #include "driver/config.h"
 #include "multigpu/simulation.h"
+#include "sim/io/units.h"
 #include "sim/physics/body_set.h"
 #include "sim/physics/integrator.h"
 
@@ -26,6 +27,7 @@ struct Setup {
   std::string scenario;               // what checkpoints record as the initial conditions
   std::uint64_t seed = 0;
   double damping = 1.0;               // euler-damped's factor, for checkpoints
+  sim::Units units;                   // the files' units: the config's, or a checkpoint's unless named
   std::vector<std::string> notices;   // for the user: e.g. the fallback to the CPU and why
 };
 

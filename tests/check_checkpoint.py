@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """tests/check_checkpoint.py - a checkpoint as a Python user meets it.
 
-h5py opens what `nbody --checkpoint` writes and finds the GADGET/SWIFT layout the README promises
-(Header attributes, PartType1 datasets in the run's precision, consistent time and step); and
-`nbody --restart` refuses checkpoints broken in the ways a hand-edited or foreign file is broken,
-with exit code 2 and a message naming the file. Exit 77 (skipped) where h5py is missing.
+h5py opens what `nbody --checkpoint` writes and finds the SWIFT layout the README promises (Header
+attributes, the dark matter in PartType1 and the stars in PartType4, values in the run's precision,
+coordinates shifted into the box, consistent time and step); and `nbody --restart` refuses checkpoints
+broken in the ways a hand-edited or foreign file is broken, with exit code 2 and a message naming the
+file. Exit 77 (skipped) where h5py is missing.
 
     check_checkpoint.py NBODY_EXECUTABLE
 """
@@ -44,29 +45,41 @@ with tempfile.TemporaryDirectory() as d:
         with h5py.File(path, "r") as f:
             # Strings are fixed-length ASCII, as in GADGET and SWIFT files: h5py gives bytes.
             h = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["Header"].attrs.items()}
-            check(list(h["NumPart_ThisFile"]) == [0, 300, 0, 0, 0, 0], f"{precision}: NumPart_ThisFile {h['NumPart_ThisFile']}")
-            check(list(h["NumPart_Total"]) == [0, 300, 0, 0, 0, 0], f"{precision}: NumPart_Total")
+            # The disk: its central mass is dark matter (body 0), its 299 stars follow.
+            check(list(h["NumPart_ThisFile"]) == [0, 1, 0, 0, 299, 0], f"{precision}: NumPart_ThisFile {h['NumPart_ThisFile']}")
+            check(list(h["NumPart_Total"]) == [0, 1, 0, 0, 299, 0], f"{precision}: NumPart_Total")
             check(list(h["NumPart_Total_HighWord"]) == [0] * 6, f"{precision}: NumPart_Total_HighWord")
             check(list(h["MassTable"]) == [0.0] * 6, f"{precision}: MassTable")
             check(h["NumFilesPerSnapshot"] == 1 and h["Redshift"] == 0.0, f"{precision}: one file, no redshift")
             check(h["Omega0"] == 0.0 and h["OmegaLambda"] == 0.0 and h["HubbleParam"] == 1.0, f"{precision}: cosmology")
             check(h["Flag_DoublePrecision"] == (precision == "fp64"), f"{precision}: Flag_DoublePrecision")
+            check(h["Code"] == "SWIFT" and f["Code"].attrs["Code"].decode().startswith("nbody"), f"{precision}: Code")
+            check(h["NbodyFormat"] == 2 and h["NbodyFile"] == "checkpoint", f"{precision}: format")
             check(h["Step"] == 7 and h["Dt"] == 0.01, f"{precision}: Step {h['Step']} Dt {h['Dt']}")
             check(h["Time"] == h["StartTime"] + h["Step"] * h["Dt"], f"{precision}: Time is StartTime + Step x Dt")
             check(h["Softening"] == 0.05, f"{precision}: the disk's softening {h['Softening']}")
             check(h["Integrator"] == "leapfrog" and h["Precision"] == precision, f"{precision}: run settings")
             check(h["Scenario"] == "disk" and h["Seed"] == 42, f"{precision}: scenario and seed")
+            check(h["MassUnit"] == "" and h["LengthUnit"] == "", f"{precision}: N-body units")
             check(np.isfinite(h["InitialEnergy"]) and h["InitialEnergy"] < 0, f"{precision}: InitialEnergy")
-            g = f["PartType1"]
-            for name, shape in (("Coordinates", (300, 3)), ("Velocities", (300, 3)), ("Masses", (300,))):
-                check(g[name].shape == shape and g[name].dtype == dtype,
-                      f"{precision}: {name} {g[name].shape} {g[name].dtype}")
-            check(abs(float(np.sum(g["Masses"][()])) - 1.0) < 1e-5, f"{precision}: total mass 1")
-            # yt's box as the README builds it keeps every body: strictly inside the cube of side BoxSize.
-            extent = float(np.max(np.abs(g["Coordinates"][()])))
-            check(extent < h["BoxSize"] / 2 <= 1.1 * extent, f"{precision}: BoxSize {h['BoxSize']}, extent {extent}")
-            check(np.array_equal(g["ParticleIDs"][()], np.arange(300)), f"{precision}: ParticleIDs 0..N-1")
-            check(set(np.unique(g["BodyType"][()])) <= {0, 1, 2}, f"{precision}: BodyType")
+            ids = []
+            for group, n in (("PartType1", 1), ("PartType4", 299)):
+                g = f[group]
+                for name, shape in (("Coordinates", (n, 3)), ("CoordinateRoundoff", (n, 3)), ("Velocities", (n, 3)),
+                                    ("Masses", (n,))):
+                    check(g[name].shape == shape and g[name].dtype == dtype,
+                          f"{precision}: {group}/{name} {g[name].shape} {g[name].dtype}")
+                ids += list(g["ParticleIDs"][()])
+                # Every body strictly inside [0, BoxSize) (yt's default box), its position recovered exactly.
+                x = g["Coordinates"][()]
+                check(np.all(x > 0) and np.all(x < h["BoxSize"]), f"{precision}: {group} inside [0, BoxSize)")
+                centred = (x - dtype(h["Shift"][0])) + g["CoordinateRoundoff"][()]
+                check(np.all(np.abs(centred) < h["Shift"][0]), f"{precision}: {group} within the shift")
+            check(ids == list(range(300)), f"{precision}: ParticleIDs 0..N-1 in body order")
+            masses = np.concatenate([f[g]["Masses"][()] for g in ("PartType1", "PartType4")])
+            check(abs(float(np.sum(masses)) - 1.0) < 1e-5, f"{precision}: total mass 1")
+            check(list(h["BoxSize"]) == [h["BoxSize"][0]] * 3 and list(h["Shift"]) == [h["BoxSize"][0] / 2] * 3,
+                  f"{precision}: BoxSize {h['BoxSize']}, Shift {h['Shift']}")
         r = run("--restart", path, "--run", "--steps", "1", "-q")
         check(r.returncode == 0, f"{precision}: the checkpoint restarts ({r.stderr.strip()})")
 
@@ -89,18 +102,28 @@ with tempfile.TemporaryDirectory() as d:
         f[name] = data
 
     broken("no-dt", lambda f: f["Header"].attrs.__delitem__("Dt"), "no Header/Dt attribute")
-    broken("flat-coordinates", lambda f: replace(f, "PartType1/Coordinates", np.zeros(900, np.float32)),
-           "PartType1/Coordinates has shape (900), expected (300, 3)")
-    broken("duplicate-id", lambda f: replace(f, "PartType1/ParticleIDs", np.zeros(300, np.uint64)),
+    broken("flat-coordinates", lambda f: replace(f, "PartType4/Coordinates", np.zeros(897, np.float32)),
+           "PartType4/Coordinates has shape (897), expected (299, 3)")
+    broken("duplicate-id", lambda f: replace(f, "PartType4/ParticleIDs", np.zeros(299, np.uint64)),
            "ParticleIDs must hold 0..299 once each; 0 appears twice")
-    broken("nan-velocity", lambda f: f["PartType1/Velocities"].__setitem__((5, 1), np.nan),
+    broken("id-out-of-range", lambda f: replace(f, "PartType1/ParticleIDs", np.array([300], np.uint64)),
+           "ParticleIDs must hold 0..299 once each; 300 is out of range")
+    broken("nan-velocity", lambda f: f["PartType4/Velocities"].__setitem__((4, 1), np.nan),
            "body 5 has a value that is not finite")
+    broken("nan-roundoff", lambda f: f["PartType4/CoordinateRoundoff"].__setitem__((4, 1), np.nan),
+           "body 5 has a value that is not finite")
+    broken("shift", lambda f: f["Header"].attrs.__setitem__("Shift", np.array([1.0, 2.0, 1.0])),
+           "Header/Shift is not 3 equal finite numbers")
+    broken("type-2", lambda f: f["Header"].attrs.__setitem__("NumPart_Total", np.array([0, 1, 1, 0, 299, 0], np.uint32)),
+           "bodies of particle type 2")
+    broken("units", lambda f: f["Header"].attrs.__setitem__("MassUnit", np.bytes_(b"1e5 suns")),
+           "Header/MassUnit '1e5 suns'")
     broken("fp16", lambda f: f["Header"].attrs.__setitem__("Precision", np.bytes_(b"fp16")), "Header/Precision 'fp16'")
     broken("unknown-integrator", lambda f: f["Header"].attrs.__setitem__("Integrator", "rk45"),  # a str: variable-length
            "integrator 'rk45' is not one this nbody has")
     broken("too-many", lambda f: f["Header"].attrs.__setitem__("NumPart_Total", np.array([0, 0, 0, 0, 0, 0], np.uint32)),
            "must be 1 to 1073741824")
-    broken("no-particles", lambda f: f.__delitem__("PartType1"), "no /PartType1 group")
+    broken("no-particles", lambda f: f.__delitem__("PartType4"), "no /PartType4 group")
     with open(os.path.join(d, "not-hdf5.h5"), "w") as f:
         f.write("not HDF5 at all\n")
     r = run("--restart", os.path.join(d, "not-hdf5.h5"), "--run")

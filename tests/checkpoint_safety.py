@@ -71,7 +71,7 @@ def refused(path, r, *words):
 
 def datasets(path):
     with h5py.File(path, "r") as f:
-        return {k: f["PartType1"][k][()] for k in f["PartType1"]}
+        return {f"{g}/{k}": f[g][k][()] for g in f if g.startswith("PartType") for k in f[g]}
 
 
 def same_state(a, b):
@@ -101,10 +101,10 @@ def unmount(where):
 
 
 def full_disk(d):
-    # The sizes a 200 KiB disk cannot hold whole, found by trying: fp32 5,500-7,000 bodies, fp64
-    # 3,500-4,096 (a file is 37 or 65 bytes a body, and 8.5 KB).
-    sizes = [("fp32", n) for n in (1000, 4000, 5000, 5500, 6000, 7000)] + \
-            [("fp64", n) for n in (1000, 2000, 3500, 4096)]
+    # Sizes about those a 200 KiB disk cannot hold whole (a file is 48 or 88 bytes a body, and 26 KB:
+    # fp32 up to about 3,600 bodies fit, fp64 up to about 2,000), and beyond.
+    sizes = [("fp32", n) for n in (1000, 3000, 3500, 3700, 4000, 5000)] + \
+            [("fp64", n) for n in (1000, 1800, 2000, 2200, 3500)]
     disk = os.path.join(d, "disk")
     os.mkdir(disk)
     limit = None
@@ -165,12 +165,12 @@ def with_count(good, path, n, chunked=True):
     """A copy of `good` that declares `n` bodies, with datasets of that shape and no data."""
     shutil.copy(good, path)
     with h5py.File(path, "r+") as f:
-        counts = np.array([0, n & 0xffffffff, 0, 0, 0, 0], np.uint32)
+        counts = np.array([0, 0, 0, 0, n & 0xffffffff, 0], np.uint32)  # the plummer sphere: stars
         f["Header"].attrs["NumPart_Total"] = counts
         f["Header"].attrs["NumPart_ThisFile"] = counts
-        g = f["PartType1"]
-        for name, cols, dtype in (("Coordinates", 3, "f4"), ("Velocities", 3, "f4"), ("Masses", 1, "f4"),
-                                  ("ParticleIDs", 1, "u8"), ("BodyType", 1, "u1")):
+        g = f["PartType4"]
+        for name, cols, dtype in (("Coordinates", 3, "f4"), ("CoordinateRoundoff", 3, "f4"), ("Velocities", 3, "f4"),
+                                  ("Masses", 1, "f4"), ("ParticleIDs", 1, "u8")):
             del g[name]
             shape = (n, cols) if cols > 1 else (n,)
             g.create_dataset(name, shape=shape, dtype=dtype, chunks=(min(n, 65536),) + shape[1:] if chunked else None)
@@ -270,8 +270,8 @@ def hostile(d):
 
     def external(target):
         def edit(f):
-            del f["PartType1/Coordinates"]
-            f["PartType1"].create_dataset("Coordinates", shape=(n, 3), dtype="f4",
+            del f["PartType4/Coordinates"]
+            f["PartType4"].create_dataset("Coordinates", shape=(n, 3), dtype="f4",
                                           external=[(target, 0, h5py.h5f.UNLIMITED)])
         return edit
 
@@ -280,12 +280,12 @@ def hostile(d):
     for name, edit, words in (
             ("external-fifo", external(fifo), "stored in external files"),
             ("external-passwd", external("/etc/passwd"), "stored in external files"),
-            ("external-link", lambda f: (f.__delitem__("PartType1"),
-                                         f.__setitem__("PartType1", h5py.ExternalLink(good, "PartType1"))),
-             "/PartType1 is a link"),
-            ("soft-link", lambda f: (f.move("PartType1/Masses", "Elsewhere"),
-                                     f["PartType1"].__setitem__("Masses", h5py.SoftLink("/Elsewhere"))),
-             "/PartType1/Masses is a link"),
+            ("external-link", lambda f: (f.__delitem__("PartType4"),
+                                         f.__setitem__("PartType4", h5py.ExternalLink(good, "PartType4"))),
+             "/PartType4 is a link"),
+            ("soft-link", lambda f: (f.move("PartType4/Masses", "Elsewhere"),
+                                     f["PartType4"].__setitem__("Masses", h5py.SoftLink("/Elsewhere"))),
+             "/PartType4/Masses is a link"),
     ):
         path = variant(name, edit)
         t0 = time.monotonic()
@@ -300,8 +300,8 @@ def hostile(d):
             s["v"] = np.zeros(n, np.float32)
         layout = h5py.VirtualLayout(shape=(n,), dtype="f4")
         layout[:] = h5py.VirtualSource(source, "v", shape=(n,))
-        del f["PartType1/Masses"]
-        f["PartType1"].create_virtual_dataset("Masses", layout)
+        del f["PartType4/Masses"]
+        f["PartType4"].create_virtual_dataset("Masses", layout)
     path = variant("virtual", virtual)
     refused(path, run("--run", "--restart", path, "--steps", "1"), "virtual dataset")
 
@@ -347,32 +347,97 @@ def fnv1a(chunks):
 
 
 def documented_checksum(path):
-    """Header/Checksum as checkpoint.h documents it, from h5py's reading alone."""
+    """Header/Checksum as checkpoint.h documents it, from h5py's reading alone (either format)."""
     with h5py.File(path, "r") as f:
         a = f["Header"].attrs
         text = lambda k: (a[k].decode() if isinstance(a[k], bytes) else str(a[k])).encode() + b"\0"
-        n = int(a["NumPart_Total"][1])
-        parts = [struct.pack("<QQQQ", n, int(a["Step"]), int(a["DtSinceStep"]), int(a["Seed"])),
-                 struct.pack("<5d", *(float(a[k]) for k in ("StartTime", "DtSinceTime", "Dt", "Softening", "Damping")))]
+        version = int(a["NbodyFormat"]) if "NbodyFormat" in a else 1
+        counts = [int(c) for c in a["NumPart_Total"]]
+        parts = [struct.pack("<Q", 2)] if version == 2 else []
+        parts += [struct.pack("<QQQQ", sum(counts), int(a["Step"]), int(a["DtSinceStep"]), int(a["Seed"])),
+                  struct.pack("<5d", *(float(a[k]) for k in ("StartTime", "DtSinceTime", "Dt", "Softening", "Damping")))]
         parts.append(struct.pack("<Bd", 1, float(a["InitialEnergy"])) if "InitialEnergy" in a else b"\0")
         parts += [text("Precision"), text("Integrator"), text("Scenario")]
-        g = f["PartType1"]
-        parts += [g["ParticleIDs"][()].astype("<u8").tobytes(), g["BodyType"][()].astype("u1").tobytes()]
-        parts += [g[k][()].astype("<f8").tobytes() for k in ("Coordinates", "Velocities", "Masses")]
+        if version == 1:
+            g = f["PartType1"]
+            parts += [g["ParticleIDs"][()].astype("<u8").tobytes(), g["BodyType"][()].astype("u1").tobytes()]
+            parts += [g[k][()].astype("<f8").tobytes() for k in ("Coordinates", "Velocities", "Masses")]
+            return fnv1a(parts), int(a["Checksum"])
+        u = f["Units"].attrs
+        parts += [text("MassUnit"), text("LengthUnit")]
+        parts.append(struct.pack("<4d", float(u["Unit length in cgs (U_L)"]), float(u["Unit mass in cgs (U_M)"]),
+                                 float(u["Unit time in cgs (U_t)"]), float(a["Shift"][0])))
+        for t in (0, 1, 4):
+            if counts[t] == 0:
+                continue
+            g = f[f"PartType{t}"]
+            parts += [struct.pack("<Q", counts[t]), g["ParticleIDs"][()].astype("<u8").tobytes()]
+            parts += [g[k][()].astype("<f8").tobytes()
+                      for k in ("Coordinates", "CoordinateRoundoff", "Velocities", "Masses")]
         return fnv1a(parts), int(a["Checksum"])
+
+
+def write_format1(path, source):
+    """`source` (a format 2 checkpoint) rewritten in format 1, with format 1's checksum: the layout of
+    nbody before particle families and units (tests/science_files.py restarts such files too)."""
+    with h5py.File(source, "r") as f, h5py.File(path, "w", libver=("v108", "v108")) as o:
+        a = f["Header"].attrs
+        counts = [int(c) for c in a["NumPart_Total"]]
+        shift = a["Shift"][0]
+        rows = {}
+        for t, body_type in ((0, 0), (1, 1), (4, 2)):
+            if counts[t]:
+                g = f[f"PartType{t}"]
+                dtype = g["Coordinates"].dtype
+                x = (g["Coordinates"][()] - dtype.type(shift)) + g["CoordinateRoundoff"][()]
+                for k, i in enumerate(g["ParticleIDs"][()]):
+                    rows[int(i)] = (body_type, x[k], g["Velocities"][k], g["Masses"][k])
+        n = len(rows)
+        h = o.create_group("Header")
+        for k in ("Time", "Step", "StartTime", "DtSinceStep", "DtSinceTime", "Precision", "Integrator", "Dt",
+                  "Softening", "Damping", "Scenario", "Seed", "InitialEnergy", "Redshift", "NumFilesPerSnapshot",
+                  "MassTable", "Flag_DoublePrecision"):
+            h.attrs[k] = a[k]
+        h.attrs["NumPart_ThisFile"] = h.attrs["NumPart_Total"] = np.array([0, n, 0, 0, 0, 0], np.uint32)
+        h.attrs["Code"] = np.bytes_(b"nbody 0.1.0")
+        g = o.create_group("PartType1")
+        g["ParticleIDs"] = np.arange(n, dtype=np.uint64)
+        g["BodyType"] = np.array([rows[i][0] for i in range(n)], np.uint8)
+        g["Coordinates"] = np.array([rows[i][1] for i in range(n)])
+        g["Velocities"] = np.array([rows[i][2] for i in range(n)])
+        g["Masses"] = np.array([rows[i][3] for i in range(n)])
+    computed, _ = documented_checksum_format1(path)
+    with h5py.File(path, "r+") as o:
+        o["Header"].attrs["Checksum"] = np.uint64(computed)
+
+
+def documented_checksum_format1(path):
+    with h5py.File(path, "r+") as f:
+        f["Header"].attrs["Checksum"] = np.uint64(0)
+    return documented_checksum(path)
 
 
 def checksum(d):
     for precision in ("fp32", "fp64"):
-        path = make_good(d, precision=precision, bodies=100, name=f"{precision}.h5")
-        computed, stored = documented_checksum(path)
-        check(computed == stored, f"{precision}: Header/Checksum {stored:x}, the documented FNV-1a gives {computed:x}")
+        for scenario, units in (("plummer", ()), ("disk", ("--mass-unit", "1e5Msun", "--length-unit", "1pc"))):
+            path = make_good(d, precision=precision, bodies=100, name=f"{precision}-{scenario}.h5",
+                             extra=("--scenario", scenario, *units))
+            computed, stored = documented_checksum(path)
+            check(computed == stored, f"{precision} {scenario}: Header/Checksum {stored:x}, the documented FNV-1a "
+                                      f"gives {computed:x}")
+    # Format 1 (every body in PartType1 with a BodyType), as nbody wrote it before particle families.
+    old = os.path.join(d, "format1.h5")
+    write_format1(old, os.path.join(d, "fp64-disk.h5"))
+    computed, stored = documented_checksum(old)
+    check(computed == stored, "the format 1 recipe")
+    r = run("--run", "--restart", old, "--steps", "1")
+    check(r.returncode == 0 and "read unverified" not in r.stderr, f"format 1 restarts verified: {r.stderr.strip()}")
     # Edited on purpose, checksum kept: refused, saying how to proceed; checksum deleted: accepted,
     # with a notice that it was not verified.
     path = os.path.join(d, "edited.h5")
-    shutil.copy(os.path.join(d, "fp32.h5"), path)
+    shutil.copy(os.path.join(d, "fp32-plummer.h5"), path)
     with h5py.File(path, "r+") as f:
-        f["PartType1/Velocities"][0, 0] += 0.25
+        f["PartType4/Velocities"][0, 0] += 0.25
     refused(path, run("--run", "--restart", path, "--steps", "1"), "checksum", "delete Header/Checksum")
     with h5py.File(path, "r+") as f:
         del f["Header"].attrs["Checksum"]

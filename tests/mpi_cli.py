@@ -73,7 +73,7 @@ with tempfile.TemporaryDirectory() as d:
 
         def positions(path):
             with h5py.File(path, "r") as f:
-                return np.array(f["PartType1/Coordinates"]), np.array(f["PartType1/Velocities"])
+                return np.array(f["PartType4/Coordinates"]), np.array(f["PartType4/Velocities"])
 
         def same(a, b, what):
             pa, va = positions(a)
@@ -256,7 +256,7 @@ with tempfile.TemporaryDirectory() as d:
 
         def state(path):
             with h5py.File(path, "r") as f:
-                return np.array(f["PartType1/Coordinates"]).tobytes() + np.array(f["PartType1/Velocities"]).tobytes()
+                return np.array(f["PartType4/Coordinates"]).tobytes() + np.array(f["PartType4/Velocities"]).tobytes()
 
         # 1,000: one segment of j (nothing to overlap); 65,536 and 100,000: each rank's forces start on
         # the segments of its own bodies while the others' travel (100,000: segments that straddle

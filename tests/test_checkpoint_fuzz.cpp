@@ -102,7 +102,7 @@ using test::bytes_of;
 using test::write_bytes;
 
 // Where the file states the body count: the NumPart_ThisFile and NumPart_Total attributes (6
-// 32-bit counts, the bodies second) and each dataset's extent and maximum extent (HDF5's dataspace
+// 32-bit counts; the plummer sphere's bodies are stars, the fifth) and each dataset's extent and maximum extent (HDF5's dataspace
 // message: version 1, rank, flag 1 = maxima present, 5 reserved bytes, then 8-byte lengths; or, in
 // the 1.8 format nbody writes, version 2, rank, flags, type 1 = simple, then the lengths). Found by
 // their bytes, not by parsing HDF5: the base file is nbody's own. (In the 1.8 format the object
@@ -119,10 +119,12 @@ CountPlaces body_count_places(const Bytes& raw) {
     return v;
   };
   for (std::size_t i = 0; i + 8 + 4 * 8 <= raw.size(); ++i) {
-    // 6 counts: the dataspace's one length, 6, then 0 gas and kBodies of PartType1.
-    if (i >= 12 && u64_at(i - 12) == 6 && raw[i - 4] == 0 && raw[i - 3] == 0 && raw[i - 2] == 0 && raw[i - 1] == 0 &&
-        raw[i] == kBodies && raw[i + 1] == 0 && raw[i + 2] == 0 && raw[i + 3] == 0)
-      at.u32.push_back(i);
+    // 6 counts: the dataspace's one length, 6, then 0, 0, 0, 0, kBodies of PartType4, 0.
+    if (i >= 8 && u64_at(i - 8) == 6) {
+      bool counts = true;
+      for (std::size_t b = 0; b < 24; ++b) counts = counts && raw[i + b] == (b == 16 ? kBodies : 0);
+      if (counts) at.u32.push_back(i + 16);
+    }
     unsigned char const rank = raw[i + 1];
     if (rank != 1 && rank != 2) continue;
     std::size_t lengths = 0;  // where the 8-byte lengths begin, for a dataspace message at i
@@ -347,7 +349,8 @@ TEST_F(CheckpointFuzz, SoundnessCheckAndChildCatchBadReads) {  // negative contr
   EXPECT_EQ(read_mutant(path, seconds, why), Outcome::loaded) << why;
   EXPECT_EQ(read_mutant((dir / "absent.h5").string(), seconds, why), Outcome::refused) << why;
   // The places the declared-size mutation rewrites: NumPart_ThisFile and NumPart_Total, and the
-  // five datasets' extents and maximum extents.
+  // five datasets' extents and maximum extents (ParticleIDs, Coordinates, CoordinateRoundoff,
+  // Velocities, Masses).
   auto const places = body_count_places(bytes_of(path));
   EXPECT_EQ(places.u32.size(), 2u);
   EXPECT_EQ(places.u64.size(), 10u);

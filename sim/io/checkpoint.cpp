@@ -1,6 +1,6 @@
-// sim/io/checkpoint.cpp - HDF5 checkpoints through the HDF5 C API: written in chunks with every call
-// checked and read back before they are published; read with every link, layout, count and setting
-// checked, in chunks, and the checksum compared.
+// sim/io/checkpoint.cpp - HDF5 checkpoints and snapshots through the HDF5 C API: written in chunks
+// with every call checked (checkpoints are read back before they are published); read with every
+// link, layout, count and setting checked, in chunks, and the checksum compared.
 #include "sim/io/checkpoint.h"
 
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -27,6 +28,7 @@
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the checksum hashes values in the host's byte order");
 
 namespace nbody::sim {
+
 
 bool checkpoints_built() { return true; }
 
@@ -102,10 +104,16 @@ class Fnv1a {
   std::uint64_t h_ = 0xcbf29ce484222325ull;
 };
 
+
 double time_of(const RunRecord& r) { return r.dt_since_time + double(r.step - r.dt_since_step) * r.dt; }
 
-// The run's part of the checksum (checkpoint.h gives the order).
-void hash_record(Fnv1a& h, const RunRecord& r, std::uint64_t bodies) {
+constexpr std::uint64_t kFormat = 2;  // checkpoint.h: the layout with particle families and units
+
+// The run's part of the checksum (checkpoint.h gives the order). Format 2 adds the units and the
+// shift; `units` are U_L, U_M, U_t as the file states them.
+void hash_record(Fnv1a& h, const RunRecord& r, std::uint64_t bodies, int format, const double (&units)[3] = {},
+                 double shift = 0) {
+  if (format >= 2) h.value(kFormat);
   h.value(bodies);
   h.value(r.step);
   h.value(r.dt_since_step);
@@ -116,17 +124,62 @@ void hash_record(Fnv1a& h, const RunRecord& r, std::uint64_t bodies) {
   h.text(name_of(r.precision));
   h.text(r.integrator);
   h.text(r.scenario);
+  if (format < 2) return;
+  h.text(r.units.mass);
+  h.text(r.units.length);
+  for (double v : units) h.value(v);
+  h.value(shift);
 }
 
-// The datasets, in the checksum's order: name, values per body, type in the file (fp: the run's
-// precision), type in memory.
+// The particle groups, as GADGET and SWIFT number them (and pynbody and yt name their families).
+struct Family {
+  BodyType type;
+  int part_type;
+  const char* group;
+};
+constexpr Family kFamilies[] = {
+    {BodyType::gas, 0, "PartType0"}, {BodyType::dark, 1, "PartType1"}, {BodyType::star, 4, "PartType4"}};
+
+// The datasets: name, values per body, whether they hold reals (in the file's precision), and the
+// powers of length, mass and time of their unit (SWIFT's exponent attributes).
 struct Column {
   const char* name;
   hsize_t columns;
   bool fp;
+  double length, mass, time;
 };
-constexpr Column kParticleIds{"ParticleIDs", 1, false}, kBodyType{"BodyType", 1, false},
-    kCoordinates{"Coordinates", 3, true}, kVelocities{"Velocities", 3, true}, kMasses{"Masses", 1, true};
+constexpr Column kParticleIds{"ParticleIDs", 1, false, 0, 0, 0}, kBodyType{"BodyType", 1, false, 0, 0, 0},
+    kCoordinates{"Coordinates", 3, true, 1, 0, 0}, kRoundoff{"CoordinateRoundoff", 3, true, 1, 0, 0},
+    kVelocities{"Velocities", 3, true, 1, 0, -1}, kMasses{"Masses", 1, true, 0, 1, 0},
+    kSmoothingLengths{"SmoothingLengths", 1, true, 1, 0, 0};
+
+// Bodies are centred on the origin; SWIFT's readers keep those inside [0, BoxSize) (yt drops the
+// others). The box is the smallest side of the form m x 2^k (m = 4..7: 1, 1.25, 1.5, 1.75, 2, 2.5,
+// ...) with room for every body, and a margin that rounding cannot cross; such a side and its half
+// are exact in float32 and float64, so the shift by half of it can be undone exactly.
+double box_side(double extent) {
+  double const need = 2.0 * extent * (1.0 + std::ldexp(1.0, -16));
+  if (!(need > 0)) return 1.0;
+  int e = 0;
+  (void)std::frexp(need, &e);  // need in [2^(e-1), 2^e)
+  for (int m = 4; m < 8; ++m)
+    if (std::ldexp(double(m), e - 3) > need) return std::ldexp(double(m), e - 3);
+  return std::ldexp(1.0, e);
+}
+
+// A coordinate x with |x| < c, shifted: s = x + c rounded, and r what the rounding took, so that
+// (s - c) + r is x again, exactly, in T's arithmetic. For s in [c/2, 2c], s - c is exact (Sterbenz's
+// lemma) and x - (s - c) is the sum's rounding error, which is exact too; for x in [-c, -c/2] the sum
+// itself is exact and r is 0.
+template <class T>
+void shift_exactly(T x, T c, T& s, T& r) {
+  s = x + c;
+  r = x - (s - c);
+}
+template <class T>
+T unshift(T s, T c, T r) {
+  return (s - c) + r;
+}
 
 // Writing ------------------------------------------------------------------------------------
 
@@ -150,12 +203,18 @@ struct Writer {
     ok = type.ok() && H5Tset_size(type.get(), v.size() + 1) >= 0 && H5Tset_strpad(type.get(), H5T_STR_NULLTERM) >= 0;
     attribute(loc, name, type.get(), v.c_str());
   }
+  Handle group(hid_t loc, const char* name) {
+    Handle g(ok ? H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1, H5Gclose);
+    ok = ok && g.ok();
+    return g;
+  }
 
   // A dataset of `rows` x `columns` values, written a chunk of rows at a time: fill(first, count,
-  // buffer) puts rows [first, first + count) into `buffer`, which then goes into the checksum.
+  // buffer) puts rows [first, first + count) into `buffer`, which then goes into the checksum
+  // (when `hash`). SWIFT's unit exponents go on it as attributes (all 0 in N-body units).
   template <class T, class Fill>
-  void dataset(hid_t group, const Column& c, hid_t file_type, hid_t memory_type, hsize_t rows, Fnv1a& hash,
-               Fill&& fill) {
+  void dataset(hid_t group, const Column& c, hid_t file_type, hid_t memory_type, hsize_t rows, bool physical,
+               Fnv1a* hash, Fill&& fill) {
     if (!ok) return;
     hsize_t const dims[2] = {rows, c.columns};
     int const rank = c.columns == 1 ? 1 : 2;
@@ -167,10 +226,20 @@ struct Writer {
       hsize_t const count[2] = {std::min(kRowsPerChunk, rows - first), c.columns};
       hsize_t const start[2] = {first, 0};
       fill(std::size_t(first), std::size_t(count[0]), buffer.data());
-      hash.bytes(buffer.data(), std::size_t(count[0] * c.columns) * sizeof(T));
+      if (hash) hash->bytes(buffer.data(), std::size_t(count[0] * c.columns) * sizeof(T));
       Handle memory(H5Screate_simple(rank, count, nullptr), H5Sclose);
       ok = memory.ok() && H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) >= 0 &&
            H5Dwrite(set.get(), memory_type, memory.get(), space.get(), H5P_DEFAULT, buffer.data()) >= 0;
+    }
+    if (ok) {
+      double const zero = 0;
+      number(set.get(), "U_L exponent", physical ? c.length : zero);
+      number(set.get(), "U_M exponent", physical ? c.mass : zero);
+      number(set.get(), "U_t exponent", physical ? c.time : zero);
+      number(set.get(), "U_I exponent", zero);
+      number(set.get(), "U_T exponent", zero);
+      number(set.get(), "a-scale exponent", zero);
+      number(set.get(), "h-scale exponent", zero);
     }
     ok = ok && set.close() && space.close();
   }
@@ -187,16 +256,6 @@ Handle file_access() {
   return Handle(-1, H5Pclose);
 }
 
-// The bodies are centred on the origin, not in [0, BoxSize): a cube of side BoxSize centred there
-// holds every one strictly inside (a reader that keeps [-BoxSize/2, BoxSize/2) would drop a body on
-// the edge), rounded up to two significant digits: 9.87 -> 20, 20 -> 21.
-double box_size(double extent) {
-  double const side = 2.0 * extent;
-  if (!(side > 0)) return 1.0;
-  double const unit = std::pow(10.0, std::floor(std::log10(side)) - 1);
-  return (std::floor(side / unit) + 1) * unit;
-}
-
 // Reserves the disk blocks of a file about to be written with about `bytes`, beyond its end (its
 // size is unchanged): a disk without room for it fails here, before HDF5 holds any data it could
 // not write, and HDF5's writes and close then land in blocks that are already the file's. File
@@ -211,102 +270,199 @@ bool reserve_blocks(const std::string& path, std::uint64_t bytes) {
   return rc == 0 || err == EOPNOTSUPP || err == ENOSYS || err == EINVAL;
 }
 
-// Writes the file; returns false on any failure (errno as the failing call left it). `checksum`
-// gets the value written into Header/Checksum.
-bool write_file(const std::string& path, const BodySet& b, const RunRecord& run, std::uint64_t& checksum) {
+// The SWIFT unit attributes: U_L, U_M, U_t, as written and hashed.
+void unit_values(const Units& u, double (&out)[3]) {
+  out[0] = u.length_cm;
+  out[1] = u.mass_g;
+  out[2] = u.time_s();
+}
+
+// The bodies of each family, in index order: rows of its particle group.
+std::vector<std::vector<std::uint32_t>> family_rows(const BodySet& b) {
+  std::vector<std::vector<std::uint32_t>> rows(std::size(kFamilies));
+  for (std::size_t i = 0; i < b.size(); ++i)
+    for (std::size_t f = 0; f < std::size(kFamilies); ++f)
+      if (b.type[i] == kFamilies[f].type) rows[f].push_back(std::uint32_t(i));
+  return rows;
+}
+
+// Writes a checkpoint (`checkpoint`: every setting, the exact state, a checksum) or a snapshot
+// (`values`: the precision of its reals); returns false on any failure (errno as the failing call
+// left it). `checksum` gets the value written into Header/Checksum.
+bool write_file(const std::string& path, const BodySet& b, const RunRecord& run, bool checkpoint, Precision values,
+                std::uint64_t& checksum) {
   std::size_t const n = b.size();
   Handle fapl = file_access();
   if (!fapl.ok()) return false;
   Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
   if (!file.ok()) return false;
-  // The datasets' bytes, and 16 KiB for HDF5's structures (measured: 8.5 KB).
-  std::size_t const real_bytes = run.precision == Precision::fp64 ? 8 : 4;
-  if (!reserve_blocks(path, std::uint64_t(n) * (7 * real_bytes + 8 + 1) + (16u << 10))) return false;
+  // The datasets' bytes, and 64 KiB for HDF5's structures and attributes (measured: 24 KB).
+  std::size_t const real_bytes = values == Precision::fp64 ? 8 : 4;
+  if (!reserve_blocks(path, std::uint64_t(n) * ((checkpoint ? 10 : 7) * real_bytes + 8 + 4) + (64u << 10)))
+    return false;
+  double extent = 0;
+  for (auto const& p : b.pos_mass) extent = std::max({extent, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
+  double const side = box_side(extent), shift = side / 2;
+  if (!std::isfinite(side) || (values == Precision::fp32 && !std::isfinite(float(side)))) {
+    errno = ERANGE;  // positions too large to be shifted into a box in this precision
+    return false;
+  }
+  double units[3];
+  unit_values(run.units, units);
+  bool const physical = run.units.physical();
+  auto const rows = family_rows(b);
+
   Writer w;
   Fnv1a hash;
-  hash_record(hash, run, n);
-  Handle header(H5Gcreate2(file.get(), "Header", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-  if (!header.ok()) return false;
+  if (checkpoint) hash_record(hash, run, n, 2, units, shift);
+  Handle header = w.group(file.get(), "Header");
   {
     hid_t const h = header.get();
-    std::uint32_t const low = std::uint32_t(n & 0xffffffffu), high = std::uint32_t(std::uint64_t(n) >> 32);
-    std::uint32_t const counts[6] = {0, low, 0, 0, 0, 0}, highs[6] = {0, high, 0, 0, 0, 0};
+    std::uint32_t counts[6] = {}, highs[6] = {};
+    for (std::size_t f = 0; f < std::size(kFamilies); ++f) {
+      counts[kFamilies[f].part_type] = std::uint32_t(rows[f].size() & 0xffffffffu);
+      highs[kFamilies[f].part_type] = std::uint32_t(std::uint64_t(rows[f].size()) >> 32);
+    }
     double const mass_table[6] = {0, 0, 0, 0, 0, 0};
+    double const box[3] = {side, side, side}, shifts[3] = {shift, shift, shift};
+    w.text(h, "Code", "SWIFT");
+    w.number(h, "Dimension", std::int32_t{3});
     w.attribute(h, "NumPart_ThisFile", H5T_NATIVE_UINT32, counts, 6);
     w.attribute(h, "NumPart_Total", H5T_NATIVE_UINT32, counts, 6);
     w.attribute(h, "NumPart_Total_HighWord", H5T_NATIVE_UINT32, highs, 6);
     w.attribute(h, "MassTable", H5T_NATIVE_DOUBLE, mass_table, 6);
-    double extent = 0;
-    for (auto const& p : b.pos_mass) extent = std::max({extent, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
     w.number(h, "Time", time_of(run));
     w.number(h, "Redshift", 0.0);
-    w.number(h, "BoxSize", box_size(extent));
+    w.number(h, "Scale-factor", 1.0);
+    w.attribute(h, "BoxSize", H5T_NATIVE_DOUBLE, box, 3);
+    w.attribute(h, "Shift", H5T_NATIVE_DOUBLE, shifts, 3);
     w.number(h, "NumFilesPerSnapshot", std::int32_t{1});
     w.number(h, "Omega0", 0.0);
     w.number(h, "OmegaLambda", 0.0);
     w.number(h, "HubbleParam", 1.0);
     for (const char* flag : {"Flag_Sfr", "Flag_Cooling", "Flag_StellarAge", "Flag_Metals", "Flag_Feedback"})
       w.number(h, flag, std::int32_t{0});
-    w.number(h, "Flag_DoublePrecision", std::int32_t{run.precision == Precision::fp64});
+    w.number(h, "Flag_DoublePrecision", std::int32_t{values == Precision::fp64});
+    w.number(h, "NbodyFormat", kFormat);
+    w.text(h, "NbodyFile", checkpoint ? "checkpoint" : "snapshot");
     w.number(h, "Step", run.step);
-    w.number(h, "StartTime", run.start_time);
-    w.number(h, "DtSinceStep", run.dt_since_step);
-    w.number(h, "DtSinceTime", run.dt_since_time);
-    w.text(h, "Precision", name_of(run.precision));
-    w.text(h, "Integrator", run.integrator);
-    w.number(h, "Dt", run.dt);
-    w.number(h, "Softening", run.softening);
-    w.number(h, "Damping", run.damping);
-    w.text(h, "Scenario", run.scenario);
-    w.number(h, "Seed", run.seed);
-    if (run.initial_energy) w.number(h, "InitialEnergy", *run.initial_energy);
-    w.text(h, "Code", kCode);
+    w.text(h, "MassUnit", run.units.mass);
+    w.text(h, "LengthUnit", run.units.length);
+    if (checkpoint) {
+      w.number(h, "StartTime", run.start_time);
+      w.number(h, "DtSinceStep", run.dt_since_step);
+      w.number(h, "DtSinceTime", run.dt_since_time);
+      w.text(h, "Precision", name_of(run.precision));
+      w.text(h, "Integrator", run.integrator);
+      w.number(h, "Dt", run.dt);
+      w.number(h, "Softening", run.softening);
+      w.number(h, "Damping", run.damping);
+      w.text(h, "Scenario", run.scenario);
+      w.number(h, "Seed", run.seed);
+      if (run.initial_energy) w.number(h, "InitialEnergy", *run.initial_energy);
+    }
+  }
+  // What SWIFT's readers require besides the header: its unit groups, and the flags that say the
+  // run is neither cosmological nor periodic.
+  for (const char* name : {"Units", "InternalCodeUnits"}) {
+    Handle g = w.group(file.get(), name);
+    w.number(g.get(), "Unit length in cgs (U_L)", units[0]);
+    w.number(g.get(), "Unit mass in cgs (U_M)", units[1]);
+    w.number(g.get(), "Unit time in cgs (U_t)", units[2]);
+    w.number(g.get(), "Unit current in cgs (U_I)", 1.0);
+    w.number(g.get(), "Unit temperature in cgs (U_T)", 1.0);
+    w.ok = w.ok && g.close();
   }
   {
-    Handle group(H5Gcreate2(file.get(), "PartType1", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-    if (!group.ok()) return false;
+    Handle policy = w.group(file.get(), "Policy");
+    w.number(policy.get(), "cosmological integration", std::int32_t{0});
+    w.number(policy.get(), "self gravity", std::int32_t{1});
+    Handle cosmology = w.group(file.get(), "Cosmology");
+    w.number(cosmology.get(), "Cosmological run", std::int32_t{0});
+    Handle parameters = w.group(file.get(), "Parameters");
+    w.text(parameters.get(), "InitialConditions:periodic", "0");
+    Handle code = w.group(file.get(), "Code");
+    w.text(code.get(), "Code", kCode);
+    Handle hydro = w.group(file.get(), "HydroScheme"), subgrid = w.group(file.get(), "SubgridScheme");
+    w.ok = w.ok && policy.close() && cosmology.close() && parameters.close() && code.close() && hydro.close() &&
+           subgrid.close();
+  }
+  bool const fp64 = values == Precision::fp64;
+  hid_t const real = fp64 ? H5T_IEEE_F64LE : H5T_IEEE_F32LE;
+  // Values are rounded to the file's precision here, so that the checksum hashes exactly what the
+  // file holds (an fp32 run's values are floats already: nothing changes).
+  auto stored = [fp64](double v) { return fp64 ? v : double(float(v)); };
+  Fnv1a* const hashed = checkpoint ? &hash : nullptr;
+  bool exact = true;  // every shifted coordinate of a checkpoint comes back exactly
+  for (std::size_t f = 0; f < std::size(kFamilies) && w.ok; ++f) {
+    std::vector<std::uint32_t> const& at = rows[f];
+    if (at.empty()) continue;
+    hsize_t const count = at.size();
+    if (hashed) hashed->value(std::uint64_t(count));
+    Handle group = w.group(file.get(), kFamilies[f].group);
     hid_t const g = group.get();
-    // In the run's precision. Values are rounded to it here, so that the checksum hashes exactly
-    // what the file holds (an fp32 run's values are floats already: nothing changes).
-    bool const fp64 = run.precision == Precision::fp64;
-    hid_t const real = fp64 ? H5T_IEEE_F64LE : H5T_IEEE_F32LE;
-    auto stored = [fp64](double v) { return fp64 ? v : double(float(v)); };
-    w.dataset<std::uint64_t>(g, kParticleIds, H5T_STD_U64LE, H5T_NATIVE_UINT64, n, hash,
-                             [](std::size_t first, std::size_t count, std::uint64_t* out) {
-                               for (std::size_t i = 0; i < count; ++i) out[i] = first + i;
+    w.dataset<std::uint64_t>(g, kParticleIds, H5T_STD_U64LE, H5T_NATIVE_UINT64, count, physical, hashed,
+                             [&](std::size_t first, std::size_t k, std::uint64_t* out) {
+                               for (std::size_t i = 0; i < k; ++i) out[i] = at[first + i];
                              });
-    w.dataset<std::uint8_t>(g, kBodyType, H5T_STD_U8LE, H5T_NATIVE_UINT8, n, hash,
-                            [&](std::size_t first, std::size_t count, std::uint8_t* out) {
-                              for (std::size_t i = 0; i < count; ++i) out[i] = std::uint8_t(b.type[first + i]);
-                            });
-    w.dataset<double>(g, kCoordinates, real, H5T_NATIVE_DOUBLE, n, hash,
-                      [&](std::size_t first, std::size_t count, double* out) {
-                        for (std::size_t i = 0; i < count; ++i) {
-                          auto const& p = b.pos_mass[first + i];
-                          out[3 * i] = stored(p.x), out[3 * i + 1] = stored(p.y), out[3 * i + 2] = stored(p.z);
-                        }
+    // Shifted by half the box, with what rounding took kept beside (checkpoints), in the
+    // checkpoint's precision's own arithmetic; a snapshot rounds the shifted value once.
+    auto split = [&](std::size_t i, int axis, double& s, double& r) {
+      auto const& p = b.pos_mass[i];
+      double const x = axis == 0 ? p.x : axis == 1 ? p.y : p.z;
+      if (!checkpoint) {
+        s = stored(x + shift);
+        r = 0;
+      } else if (fp64) {
+        shift_exactly(x, shift, s, r);
+        exact = exact && unshift(s, shift, r) == x;
+      } else {
+        float fs = 0, fr = 0;
+        shift_exactly(float(x), float(shift), fs, fr);
+        exact = exact && unshift(fs, float(shift), fr) == float(x);
+        s = fs, r = fr;
+      }
+    };
+    w.dataset<double>(g, kCoordinates, real, H5T_NATIVE_DOUBLE, count, physical, hashed,
+                      [&](std::size_t first, std::size_t k, double* out) {
+                        double r = 0;
+                        for (std::size_t i = 0; i < k; ++i)
+                          for (int axis = 0; axis < 3; ++axis) split(at[first + i], axis, out[3 * i + axis], r);
                       });
-    w.dataset<double>(g, kVelocities, real, H5T_NATIVE_DOUBLE, n, hash,
-                      [&](std::size_t first, std::size_t count, double* out) {
-                        for (std::size_t i = 0; i < count; ++i) {
-                          auto const& v = b.velocity[first + i];
+    if (checkpoint)
+      w.dataset<double>(g, kRoundoff, real, H5T_NATIVE_DOUBLE, count, physical, hashed,
+                        [&](std::size_t first, std::size_t k, double* out) {
+                          double s = 0;
+                          for (std::size_t i = 0; i < k; ++i)
+                            for (int axis = 0; axis < 3; ++axis) split(at[first + i], axis, s, out[3 * i + axis]);
+                        });
+    w.dataset<double>(g, kVelocities, real, H5T_NATIVE_DOUBLE, count, physical, hashed,
+                      [&](std::size_t first, std::size_t k, double* out) {
+                        for (std::size_t i = 0; i < k; ++i) {
+                          auto const& v = b.velocity[at[first + i]];
                           out[3 * i] = stored(v.x), out[3 * i + 1] = stored(v.y), out[3 * i + 2] = stored(v.z);
                         }
                       });
-    w.dataset<double>(g, kMasses, real, H5T_NATIVE_DOUBLE, n, hash,
-                      [&](std::size_t first, std::size_t count, double* out) {
-                        for (std::size_t i = 0; i < count; ++i) out[i] = stored(b.pos_mass[first + i].w);
+    w.dataset<double>(g, kMasses, real, H5T_NATIVE_DOUBLE, count, physical, hashed,
+                      [&](std::size_t first, std::size_t k, double* out) {
+                        for (std::size_t i = 0; i < k; ++i) out[i] = stored(b.pos_mass[at[first + i]].w);
                       });
+    if (kFamilies[f].type == BodyType::gas)  // yt's SPH reader needs a smoothing length for gas
+      w.dataset<double>(g, kSmoothingLengths, real, H5T_NATIVE_DOUBLE, count, physical, nullptr,
+                        [&](std::size_t, std::size_t k, double* out) { std::fill_n(out, k, stored(run.softening)); });
     w.ok = w.ok && group.close();
   }
+  if (!exact) {
+    errno = EDOM;  // cannot happen (|x| < shift); checked so that a checkpoint never loses a bit
+    return false;
+  }
   checksum = hash.get();
-  w.number(header.get(), "Checksum", checksum);
+  if (checkpoint) w.number(header.get(), "Checksum", checksum);
   // Every close checked: the file's close writes the metadata HDF5 still held, and a full disk
   // may first show there.
   bool const closed = header.close() && w.ok;
   return file.close() && closed;
 }
-
 // Reading ------------------------------------------------------------------------------------
 
 class Reader {
@@ -344,12 +500,12 @@ class Reader {
   }
 
   template <class T>
-  T scalar(const char* name, hid_t memory_type) const {
-    Handle a = open_attribute("Header", name);
+  T scalar(const char* name, hid_t memory_type, const char* group = "Header") const {
+    Handle a = open_attribute(group, name);
     Handle space(H5Aget_space(a.get()), H5Sclose);
-    if (H5Sget_simple_extent_npoints(space.get()) != 1) fail(std::string("Header/") + name + " is not one value");
+    if (H5Sget_simple_extent_npoints(space.get()) != 1) fail(std::string(group) + "/" + name + " is not one value");
     T v{};
-    if (H5Aread(a.get(), memory_type, &v) < 0) fail(std::string("Header/") + name + " has the wrong type");
+    if (H5Aread(a.get(), memory_type, &v) < 0) fail(std::string(group) + "/" + name + " has the wrong type");
     return v;
   }
 
@@ -374,9 +530,9 @@ class Reader {
     return v;
   }
 
-  double finite(const char* name) const {
-    double const v = scalar<double>(name, H5T_NATIVE_DOUBLE);
-    if (!std::isfinite(v)) fail(std::string("Header/") + name + " is not a finite number");
+  double finite(const char* name, const char* group = "Header") const {
+    double const v = scalar<double>(name, H5T_NATIVE_DOUBLE, group);
+    if (!std::isfinite(v)) fail(std::string(group) + "/" + name + " is not a finite number");
     return v;
   }
 
@@ -386,6 +542,18 @@ class Reader {
     Handle space(H5Aget_space(a.get()), H5Sclose);
     if (H5Sget_simple_extent_npoints(space.get()) != 6 || H5Aread(a.get(), H5T_NATIVE_UINT32, out) < 0)
       fail(std::string("Header/") + name + " is not 6 counts");
+  }
+
+  // Three equal, finite values (SWIFT's BoxSize and Shift).
+  double three_equal(const char* name) const {
+    Handle a = open_attribute("Header", name);
+    Handle space(H5Aget_space(a.get()), H5Sclose);
+    double v[3] = {};
+    if (H5Sget_simple_extent_npoints(space.get()) != 3 || H5Aread(a.get(), H5T_NATIVE_DOUBLE, v) < 0)
+      fail(std::string("Header/") + name + " is not 3 numbers");
+    if (!std::isfinite(v[0]) || v[0] != v[1] || v[0] != v[2])
+      fail(std::string("Header/") + name + " is not 3 equal finite numbers");
+    return v[0];
   }
 
   // A string attribute, fixed-length (as nbody writes it) or variable-length (as h5py writes a str).
@@ -413,9 +581,10 @@ class Reader {
   // before anything is read.
   // An interruptible read (a restart's start-up) throws Interrupted between chunks after a signal.
   template <class T, class Each>
-  void rows(const Column& c, hsize_t bodies, hid_t memory_type, bool interruptible, Each&& each) const {
-    std::string const where = std::string("PartType1/") + c.name;
-    require_object("PartType1", "group");
+  void rows(const char* group, const Column& c, hsize_t bodies, hid_t memory_type, bool interruptible,
+            Each&& each) const {
+    std::string const where = std::string(group) + "/" + c.name;
+    require_object(group, "group");
     require_object(where, "dataset");
     Handle set(H5Dopen2(file_, where.c_str(), H5P_DEFAULT), H5Dclose);
     if (!set.ok()) fail("cannot open " + where + " (the file is damaged)");
@@ -460,29 +629,47 @@ class Reader {
 };
 
 // The header's values, every one checked against the command line's bounds, and the stored checksum
+
+// The header's values, every one checked against the command line's bounds, and the stored checksum
 // (none for a file written without one).
 struct Header {
   CheckpointHeader info;
+  int format = 2;
+  std::uint64_t counts[6] = {};  // bodies per particle type (format 1: all of type 1)
+  double units[3] = {};          // U_L, U_M, U_t as the file states them (format 2)
+  double shift = 0;              // half the box: Coordinates - shift is the position (format 2)
   std::optional<std::uint64_t> checksum;
 };
 
 Header read_header(const Reader& r) {
   Header h;
   RunRecord& run = h.info.run;
+  h.format = r.has_attribute("Header", "NbodyFormat") ? int(r.whole("NbodyFormat", 1000)) : 1;
+  if (h.format != 1 && h.format != 2)
+    r.fail("Header/NbodyFormat is " + std::to_string(h.format) + "; this nbody reads formats 1 and 2 (a newer nbody wrote it?)");
+  if (h.format == 2 && r.has_attribute("Header", "NbodyFile") && r.text("NbodyFile") != "checkpoint")
+    r.fail("it is an nbody " + r.text("NbodyFile") + " (bodies for analysis, no run settings); --restart takes a file "
+           "written by --checkpoint");
   std::uint32_t counts[6] = {}, highs[6] = {};
   r.counts("NumPart_Total", counts);
   if (r.has_attribute("Header", "NumPart_Total_HighWord")) r.counts("NumPart_Total_HighWord", highs);
-  for (int t = 0; t < 6; ++t)
-    if (t != 1 && (counts[t] || highs[t]))
-      r.fail("bodies of particle type " + std::to_string(t) + " (nbody writes PartType1 only)");
-  std::uint64_t const bodies = (std::uint64_t(highs[1]) << 32) | counts[1];
+  std::uint64_t bodies = 0;
+  for (int t = 0; t < 6; ++t) {
+    bool const used = h.format == 1 ? t == 1 : (t == 0 || t == 1 || t == 4);
+    if (!used && (counts[t] || highs[t]))
+      r.fail("bodies of particle type " + std::to_string(t) +
+             (h.format == 1 ? " (nbody wrote PartType1 only)" : " (nbody writes PartType0, 1 and 4 only)"));
+    h.counts[t] = (std::uint64_t(highs[t]) << 32) | counts[t];
+    if (h.counts[t] > kMaxBodies) bodies = kMaxBodies + 1;  // no sum that wraps
+    bodies += h.counts[t];
+  }
   if (bodies == 0 || bodies > kMaxBodies)
     r.fail("Header/NumPart_Total says " + std::to_string(bodies) + " bodies; must be 1 to " +
            std::to_string(kMaxBodies));
   if (r.has_attribute("Header", "NumPart_ThisFile")) {
     std::uint32_t this_file[6] = {};
     r.counts("NumPart_ThisFile", this_file);
-    if (!std::equal(this_file, this_file + 6, counts) || highs[1] != 0)
+    if (!std::equal(this_file, this_file + 6, counts) || std::any_of(highs, highs + 6, [](std::uint32_t v) { return v != 0; }))
       r.fail("Header/NumPart_ThisFile disagrees with NumPart_Total (nbody writes every body into one file)");
   }
   h.info.bodies = bodies;
@@ -518,6 +705,27 @@ Header read_header(const Reader& r) {
   run.scenario = r.text("Scenario");
   run.seed = r.whole("Seed", std::uint64_t(std::numeric_limits<long long>::max()));
   if (r.has_attribute("Header", "InitialEnergy")) run.initial_energy = r.finite("InitialEnergy");
+  if (h.format == 2) {
+    // The units as given, parsed again with the command line's rules; the numbers SWIFT's readers
+    // use, as the file states them (the checksum covers both).
+    std::string const mass = r.text("MassUnit"), length = r.text("LengthUnit");
+    try {
+      run.units = parse_units(mass, length);
+    } catch (const InputError& e) {
+      r.fail(std::string("Header/MassUnit '") + mass + "', LengthUnit '" + length + "': " + e.what());
+    }
+    h.units[0] = r.finite("Unit length in cgs (U_L)", "Units");
+    h.units[1] = r.finite("Unit mass in cgs (U_M)", "Units");
+    h.units[2] = r.finite("Unit time in cgs (U_t)", "Units");
+    h.shift = r.three_equal("Shift");
+    // Exact in the file's precision and positive, or the positions cannot be recovered exactly.
+    if (!(h.shift > 0) || (run.precision == Precision::fp32 && double(float(h.shift)) != h.shift)) {
+      std::ostringstream s;
+      s.precision(17);
+      s << "Header/Shift " << h.shift << " is not a positive number exact in " << name_of(run.precision);
+      r.fail(s.str());
+    }
+  }
   double const time = time_of(run);
   if (!std::isfinite(time)) r.fail("the time it reached is not finite");
   if (r.has_attribute("Header", "Time") && r.finite("Time") != time) {
@@ -531,71 +739,105 @@ Header read_header(const Reader& r) {
 }
 
 // Reads every dataset in the checksum's order and returns the checksum of the header and the
-// bodies. With `into` (a restart: interruptible), the bodies are checked (IDs 0..N-1 once each, finite values, masses >= 0,
-// known types) and put in place.
-std::uint64_t read_bodies(const Reader& r, const CheckpointHeader& header, BodySet* into) {
-  std::uint64_t const n = header.bodies;
+// bodies. With `into` (a restart: interruptible), the bodies are checked (IDs 0..N-1 once each over
+// all groups, finite values, masses >= 0, known types) and put in place.
+std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into) {
+  std::uint64_t const n = header.info.bodies;
+  Precision const precision = header.info.run.precision;
   Fnv1a hash;
-  hash_record(hash, header.run, n);
-  std::vector<std::uint64_t> ids;  // row -> body, when the bodies are kept
-  if (into) {
-    into->resize(std::size_t(n));
-    ids.resize(std::size_t(n));
-  }
+  hash_record(hash, header.info.run, n, header.format, header.units, header.shift);
+  if (into) into->resize(std::size_t(n));
   std::vector<bool> seen(into ? std::size_t(n) : 0, false);
-  r.rows<std::uint64_t>(kParticleIds, n, H5T_NATIVE_UINT64, into != nullptr,
-                        [&](std::size_t first, std::size_t count, const std::uint64_t* v) {
-                          hash.bytes(v, count * sizeof *v);
-                          if (!into) return;
-                          for (std::size_t k = 0; k < count; ++k) {
-                            std::uint64_t const i = v[k];
-                            if (i >= n || seen[i])
-                              r.fail("ParticleIDs must hold 0.." + std::to_string(n - 1) + " once each; " +
-                                     std::to_string(i) + (i >= n ? " is out of range" : " appears twice"));
-                            seen[i] = true;
-                            ids[first + k] = i;
-                          }
-                        });
-  r.rows<std::uint8_t>(kBodyType, n, H5T_NATIVE_UINT8, into != nullptr, [&](std::size_t first, std::size_t count, const std::uint8_t* v) {
-    hash.bytes(v, count * sizeof *v);
-    if (!into) return;
-    for (std::size_t k = 0; k < count; ++k) {
-      if (v[k] > 2)
-        r.fail("body " + std::to_string(ids[first + k]) + ": BodyType " + std::to_string(v[k]) + " is not 0, 1 or 2");
-      into->type[ids[first + k]] = BodyType(v[k]);
-    }
-  });
+  std::vector<std::uint32_t> ids;  // row of the group being read -> body, when the bodies are kept
+  bool const interruptible = into != nullptr;
   auto finite_row = [&](std::size_t first, std::size_t k, const double* v, std::size_t columns) {
     for (std::size_t c = 0; c < columns; ++c)
       if (!std::isfinite(v[columns * k + c]))
         r.fail("body " + std::to_string(ids[first + k]) + " has a value that is not finite");
   };
-  r.rows<double>(kCoordinates, n, H5T_NATIVE_DOUBLE, into != nullptr, [&](std::size_t first, std::size_t count, const double* v) {
-    hash.bytes(v, count * 3 * sizeof *v);
-    if (!into) return;
-    for (std::size_t k = 0; k < count; ++k) {
-      finite_row(first, k, v, 3);
-      auto& p = into->pos_mass[ids[first + k]];
-      p.x = v[3 * k], p.y = v[3 * k + 1], p.z = v[3 * k + 2];
+  for (Family const& family : kFamilies) {
+    if (header.format == 1 && family.part_type != 1) continue;
+    std::uint64_t const count = header.counts[family.part_type];
+    if (count == 0) continue;
+    if (header.format == 2) hash.value(count);
+    const char* const g = family.group;
+    if (into) ids.assign(std::size_t(count), 0);
+    r.rows<std::uint64_t>(g, kParticleIds, count, H5T_NATIVE_UINT64, interruptible,
+                          [&](std::size_t first, std::size_t k, const std::uint64_t* v) {
+                            hash.bytes(v, k * sizeof *v);
+                            if (!into) return;
+                            for (std::size_t j = 0; j < k; ++j) {
+                              std::uint64_t const i = v[j];
+                              if (i >= n || seen[i])
+                                r.fail("ParticleIDs must hold 0.." + std::to_string(n - 1) + " once each; " +
+                                       std::to_string(i) + (i >= n ? " is out of range" : " appears twice"));
+                              seen[i] = true;
+                              ids[first + j] = std::uint32_t(i);
+                              into->type[i] = family.type;
+                            }
+                          });
+    if (header.format == 1)
+      r.rows<std::uint8_t>(g, kBodyType, count, H5T_NATIVE_UINT8, interruptible,
+                           [&](std::size_t first, std::size_t k, const std::uint8_t* v) {
+                             hash.bytes(v, k * sizeof *v);
+                             if (!into) return;
+                             for (std::size_t j = 0; j < k; ++j) {
+                               if (v[j] > 2)
+                                 r.fail("body " + std::to_string(ids[first + j]) + ": BodyType " +
+                                        std::to_string(v[j]) + " is not 0, 1 or 2");
+                               into->type[ids[first + j]] = BodyType(v[j]);
+                             }
+                           });
+    r.rows<double>(g, kCoordinates, count, H5T_NATIVE_DOUBLE, interruptible,
+                   [&](std::size_t first, std::size_t k, const double* v) {
+                     hash.bytes(v, k * 3 * sizeof *v);
+                     if (!into) return;
+                     for (std::size_t j = 0; j < k; ++j) {
+                       finite_row(first, j, v, 3);
+                       auto& p = into->pos_mass[ids[first + j]];
+                       p.x = v[3 * j], p.y = v[3 * j + 1], p.z = v[3 * j + 2];
+                     }
+                   });
+    if (header.format == 2) {
+      // position = (Coordinates - Shift) + CoordinateRoundoff, in the file's precision's arithmetic.
+      double const c = header.shift;
+      auto back = [&](double s, double roundoff) {
+        return precision == Precision::fp64 ? unshift(s, c, roundoff)
+                                            : double(unshift(float(s), float(c), float(roundoff)));
+      };
+      r.rows<double>(g, kRoundoff, count, H5T_NATIVE_DOUBLE, interruptible,
+                     [&](std::size_t first, std::size_t k, const double* v) {
+                       hash.bytes(v, k * 3 * sizeof *v);
+                       if (!into) return;
+                       for (std::size_t j = 0; j < k; ++j) {
+                         finite_row(first, j, v, 3);
+                         auto& p = into->pos_mass[ids[first + j]];
+                         p.x = back(p.x, v[3 * j]), p.y = back(p.y, v[3 * j + 1]), p.z = back(p.z, v[3 * j + 2]);
+                         if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
+                           r.fail("body " + std::to_string(ids[first + j]) + " has a position that is not finite");
+                       }
+                     });
     }
-  });
-  r.rows<double>(kVelocities, n, H5T_NATIVE_DOUBLE, into != nullptr, [&](std::size_t first, std::size_t count, const double* v) {
-    hash.bytes(v, count * 3 * sizeof *v);
-    if (!into) return;
-    for (std::size_t k = 0; k < count; ++k) {
-      finite_row(first, k, v, 3);
-      into->velocity[ids[first + k]] = {v[3 * k], v[3 * k + 1], v[3 * k + 2]};
-    }
-  });
-  r.rows<double>(kMasses, n, H5T_NATIVE_DOUBLE, into != nullptr, [&](std::size_t first, std::size_t count, const double* v) {
-    hash.bytes(v, count * sizeof *v);
-    if (!into) return;
-    for (std::size_t k = 0; k < count; ++k) {
-      finite_row(first, k, v, 1);
-      if (v[k] < 0) r.fail("body " + std::to_string(ids[first + k]) + " has a negative mass");
-      into->pos_mass[ids[first + k]].w = v[k];
-    }
-  });
+    r.rows<double>(g, kVelocities, count, H5T_NATIVE_DOUBLE, interruptible,
+                   [&](std::size_t first, std::size_t k, const double* v) {
+                     hash.bytes(v, k * 3 * sizeof *v);
+                     if (!into) return;
+                     for (std::size_t j = 0; j < k; ++j) {
+                       finite_row(first, j, v, 3);
+                       into->velocity[ids[first + j]] = {v[3 * j], v[3 * j + 1], v[3 * j + 2]};
+                     }
+                   });
+    r.rows<double>(g, kMasses, count, H5T_NATIVE_DOUBLE, interruptible,
+                   [&](std::size_t first, std::size_t k, const double* v) {
+                     hash.bytes(v, k * sizeof *v);
+                     if (!into) return;
+                     for (std::size_t j = 0; j < k; ++j) {
+                       finite_row(first, j, v, 1);
+                       if (v[j] < 0) r.fail("body " + std::to_string(ids[first + j]) + " has a negative mass");
+                       into->pos_mass[ids[first + j]].w = v[j];
+                     }
+                   });
+  }
   return hash.get();
 }
 
@@ -628,7 +870,8 @@ void write_checkpoint(const std::string& path, const BodySet& bodies, const RunR
   quiet_hdf5();
   std::uint64_t checksum = 0;
   write_file_atomically(
-      path, "checkpoint", [&](const std::string& tmp) { return write_file(tmp, bodies, run, checksum); },
+      path, "checkpoint",
+      [&](const std::string& tmp) { return write_file(tmp, bodies, run, true, run.precision, checksum); },
       [&](const std::string& tmp) {
         // What is on the disk now, read back whole: the header's checksum and the one of the values
         // read must both be the one computed while writing.
@@ -641,10 +884,33 @@ void write_checkpoint(const std::string& path, const BodySet& bodies, const RunR
           Reader r(tmp, file.get());
           Header const h = read_header(r);
           if (h.checksum != checksum) fail("the file read back has another checksum in its header");
-          if (read_bodies(r, h.info, nullptr) != checksum) fail("the values read back differ from those written");
+          if (read_bodies(r, h, nullptr) != checksum) fail("the values read back differ from those written");
           if (!file.close()) fail("the file read back cannot be closed");
         } catch (const InputError& e) {
           fail(std::string("the file read back is not whole (") + e.what() + ")");
+        }
+      });
+}
+
+void write_snapshot(const std::string& path, const BodySet& bodies, const RunRecord& run, Precision precision) {
+  quiet_hdf5();
+  std::uint64_t unused = 0;
+  write_file_atomically(
+      path, "snapshot", [&](const std::string& tmp) { return write_file(tmp, bodies, run, false, precision, unused); },
+      [&](const std::string& tmp) {
+        // Read back as far as HDF5's own checksums of its structures go: the file opens and holds
+        // what its header says (the values themselves are not compared: a snapshot is no checkpoint).
+        try {
+          Handle file = open_file(tmp);
+          Reader r(tmp, file.get());
+          std::uint32_t counts[6] = {};
+          r.counts("NumPart_Total", counts);
+          std::uint64_t total = 0;
+          for (std::uint32_t c : counts) total += c;
+          if (total != bodies.size() || !file.close()) throw InputError("counts");
+        } catch (const InputError& e) {
+          throw RuntimeFailure(path + ": cannot write snapshot: the file read back is not whole (" +
+                               std::string(e.what()) + "); the disk may be full or failing (nothing was replaced)");
         }
       });
 }
@@ -660,7 +926,8 @@ Checkpoint read_checkpoint(const std::string& path) {
   Header const h = read_header(r);
   Checkpoint c;
   c.run = h.info.run;
-  std::uint64_t const checksum = read_bodies(r, h.info, &c.bodies);
+  c.format = h.format;
+  std::uint64_t const checksum = read_bodies(r, h, &c.bodies);
   if (h.checksum && *h.checksum != checksum)
     r.fail("its checksum is " + hex(*h.checksum) + " but its contents give " + hex(checksum) +
            ": the file changed after nbody wrote it (damaged; or edited on purpose: then delete Header/Checksum)");

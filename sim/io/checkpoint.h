@@ -1,27 +1,52 @@
-// sim/io/checkpoint.h - checkpoints: the exact state of a run and every setting needed to continue it
-// bit for bit, in HDF5, laid out like GADGET and SWIFT snapshots so that h5py, yt and pynbody read
-// them as they are.
+// sim/io/checkpoint.h - checkpoints and snapshots: the exact state of a run and every setting needed
+// to continue it bit for bit (checkpoints), or the bodies alone for analysis (snapshots), in HDF5
+// laid out as SWIFT writes its snapshots, so that h5py, yt and pynbody read them as they are, with
+// the run's units, time and particle families.
 //
-// Layout (one file, one particle type; HDF5's 1.8 file format, whose metadata carries checksums):
-//   /Header attributes   GADGET: NumPart_ThisFile, NumPart_Total, NumPart_Total_HighWord,
-//                        MassTable (zeros: masses are per particle), Time, Redshift (0), BoxSize,
-//                        NumFilesPerSnapshot (1), Omega0 / OmegaLambda (0: not cosmological),
-//                        HubbleParam (1), Flag_* (0), Flag_DoublePrecision;
-//                        the run: Step, StartTime, DtSinceStep, DtSinceTime, Precision, Integrator,
-//                        Dt, Softening, Damping, Scenario, Seed, InitialEnergy (when known), Code,
-//                        Checksum
-//   /PartType1/Coordinates (N x 3), Velocities (N x 3), Masses (N)   in the run's precision
-//   /PartType1/ParticleIDs (N, uint64)   the body's index: restart puts every body back in place
-//   /PartType1/BodyType    (N, uint8)    0 gas, 1 dark matter, 2 star (tipsy's families)
+// Layout (one file; HDF5's 1.8 file format, whose metadata carries checksums), format 2:
+//   /Header attributes   Code "SWIFT" (yt picks its reader by this name, and only that reader
+//                        takes a file's own units; /Code/Code names nbody), Dimension 3,
+//                        NumPart_ThisFile, NumPart_Total, NumPart_Total_HighWord (6 counts: gas,
+//                        dark matter, -, -, stars, -), MassTable (zeros), Time, Redshift 0,
+//                        Scale-factor 1, BoxSize (3 x side), Shift (3 x side / 2),
+//                        NumFilesPerSnapshot 1, Omega0 / OmegaLambda 0, HubbleParam 1, Flag_* 0,
+//                        Flag_DoublePrecision, NbodyFormat 2, NbodyFile "checkpoint" or "snapshot",
+//                        Step, MassUnit and LengthUnit (as given; empty in N-body units);
+//                        checkpoints also: StartTime, DtSinceStep, DtSinceTime, Precision,
+//                        Integrator, Dt, Softening, Damping, Scenario, Seed, InitialEnergy (when
+//                        known), Checksum
+//   /Units, /InternalCodeUnits   SWIFT's "Unit length in cgs (U_L)", "Unit mass in cgs (U_M)",
+//                        "Unit time in cgs (U_t)" = sqrt(U_L^3 / (G U_M)), "Unit current in cgs
+//                        (U_I)" and "Unit temperature in cgs (U_T)" (1); all 1 in N-body units
+//   /Policy, /Cosmology, /Parameters, /HydroScheme, /SubgridScheme, /Code   what SWIFT's readers
+//                        look for: not cosmological, not periodic
+//   /PartType0 (gas), /PartType1 (dark matter), /PartType4 (stars), those with bodies:
+//     Coordinates (n x 3)  the position plus Shift, so that every body lies inside [0, BoxSize)
+//     Velocities (n x 3), Masses (n)
+//     ParticleIDs (n, uint64)   the body's index in the run: a restart puts every body back
+//     CoordinateRoundoff (n x 3, checkpoints)   what rounding took from position + Shift:
+//                        position = (Coordinates - Shift) + CoordinateRoundoff, exactly, in the
+//                        run's precision (Sterbenz's lemma: |position| < Shift)
+//     SmoothingLengths (n, gas only)   the softening: yt requires one of gas
+//   Each dataset carries SWIFT's "U_L exponent", "U_M exponent", "U_t exponent" ... attributes
+//   (pynbody's units; all 0 in N-body units, so that it leaves the values dimensionless).
+//   Checkpoints hold values in the run's precision, snapshots in float32 or float64 as asked.
 // Time is DtSinceTime + (Step - DtSinceStep) x Dt, computed the same way by the run and the restart:
 // Dt has applied since step DtSinceStep (0, and DtSinceTime = StartTime, unless a restart changed it).
 //
-// Checksum (uint64) is FNV-1a (64-bit) over, in this order and little-endian: N, Step, DtSinceStep,
-// Seed (uint64); StartTime, DtSinceTime, Dt, Softening, Damping (float64); one byte 1 and
-// InitialEnergy (float64), or one byte 0; Precision, Integrator and Scenario, each followed by a zero
-// byte; then, each dataset whole before the next and row by row, ParticleIDs as uint64, BodyType as
-// uint8, and Coordinates, Velocities and Masses as float64. A file without it (written by hand, or by an
-// nbody before it) is read unverified; one whose checksum disagrees is refused.
+// Checksum (uint64) is FNV-1a (64-bit) over, in this order and little-endian: the format 2, N, Step,
+// DtSinceStep, Seed (uint64); StartTime, DtSinceTime, Dt, Softening, Damping (float64); one byte 1
+// and InitialEnergy (float64), or one byte 0; Precision, Integrator, Scenario, MassUnit and
+// LengthUnit, each followed by a zero byte; U_L, U_M, U_t and the shift (float64); then for each
+// particle group present, in the order PartType0, 1, 4: its count (uint64), and its datasets whole,
+// row by row, ParticleIDs as uint64, then Coordinates, CoordinateRoundoff, Velocities and Masses as
+// float64. A file without it (written by hand) is read unverified; one whose checksum disagrees is
+// refused.
+//
+// Format 1 (nbody before format 2; still read): every body in /PartType1 with a BodyType dataset
+// (uint8: 0 gas, 1 dark matter, 2 star), coordinates centred on the origin, Header/Code "nbody
+// 0.1.0", no units; its checksum is the one above without the format, the units, the shift, the
+// counts and CoordinateRoundoff, and with BodyType (uint8) after ParticleIDs.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +54,7 @@
 #include <string>
 
 #include "core/precision.h"
+#include "sim/io/units.h"
 #include "sim/physics/body_set.h"
 
 namespace nbody::sim {
@@ -47,12 +73,13 @@ struct RunRecord {
   std::string scenario;          // the initial conditions: a scenario's name, or "file:" and a path
   std::uint64_t seed = 0;
   std::optional<double> initial_energy;  // E at step 0, the baseline of the energy error
+  Units units;                   // what the files say one unit of mass and length is (format 1: N-body)
 
   bool operator==(const RunRecord& o) const {
     return step == o.step && start_time == o.start_time && dt_since_step == o.dt_since_step &&
            dt_since_time == o.dt_since_time && precision == o.precision && integrator == o.integrator && dt == o.dt &&
            softening == o.softening && damping == o.damping && scenario == o.scenario && seed == o.seed &&
-           initial_energy == o.initial_energy;
+           initial_energy == o.initial_energy && units == o.units;
   }
   bool operator!=(const RunRecord& o) const { return !(*this == o); }
 };
@@ -61,6 +88,7 @@ struct Checkpoint {
   BodySet bodies;  // bodies.time = dt_since_time + (step - dt_since_step) x dt
   RunRecord run;
   bool verified = false;  // the file had a checksum, and it matched
+  int format = 2;         // 1: written by an nbody before particle families and units
 };
 
 // What a checkpoint's header says, read and checked without reading the bodies: enough to decide
@@ -79,6 +107,10 @@ bool checkpoints_built();
 // PATH. Positions, velocities and masses go out in `run.precision`: in fp32 they are the engine's
 // floats, exactly.
 void write_checkpoint(const std::string& path, const BodySet& bodies, const RunRecord& run);
+
+// Writes a snapshot for analysis whole or not at all: the bodies in their particle groups, the
+// time, step and units of `run` (its other settings are not written), values in `precision`.
+void write_snapshot(const std::string& path, const BodySet& bodies, const RunRecord& run, Precision precision);
 
 // Reads and checks a checkpoint's header. Throws InputError naming the file and the problem: not a
 // regular file, not HDF5, not an nbody checkpoint (a missing group, dataset or attribute), a link to

@@ -14,6 +14,12 @@ bool checkpoints_built() { return false; }
 
 void write_checkpoint(const std::string& path, const BodySet&, const RunRecord&) { refuse(path); }
 
+void write_snapshot(const std::string& path, const BodySet&, const RunRecord&, Precision) {
+  throw InputError(path + ": snapshots need HDF5, and this nbody was built without it (install libhdf5-dev, rebuild)");
+}
+
+CheckpointHeader read_checkpoint_header(const std::string& path) { refuse(path); }
+
 Checkpoint read_checkpoint(const std::string& path) { refuse(path); }
 
 }  // namespace nbody::sim

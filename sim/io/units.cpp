@@ -1,0 +1,91 @@
+// sim/io/units.cpp - parsing "1e5Msun" and "2.5kpc", and the time unit that makes G = 1.
+#include "sim/io/units.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <utility>
+
+#include "core/errors.h"
+
+namespace nbody::sim {
+
+namespace {
+
+struct UnitName {
+  const char* name;
+  double cgs;
+};
+constexpr UnitName kMassUnits[] = {
+    {"Msun", kSolarMassGrams}, {"Mjup", kJupiterMassGrams}, {"Mearth", kEarthMassGrams}, {"kg", 1e3}, {"g", 1.0}};
+constexpr UnitName kLengthUnits[] = {{"Mpc", 1e6 * kParsecCm}, {"kpc", 1e3 * kParsecCm}, {"pc", kParsecCm},
+                                     {"au", kAstronomicalUnitCm}, {"km", 1e5}, {"m", 1e2}, {"cm", 1.0}};
+// A scale outside these bounds (in g or cm) is a typing error, and its powers would overflow the
+// time unit: (1e60)^3 fits a double.
+constexpr double kSmallestScale = 1e-30, kLargestScale = 1e60;
+
+// "1e5Msun", "1e5 Msun", "Msun", "2.5kpc": a positive finite number (1 when left out), optional
+// spaces, then one of `units` exactly (case matters: Mpc is not mpc).
+template <std::size_t N>
+double parse_scale(const std::string& text, const char* option, const UnitName (&units)[N], const char* allowed,
+                   const char* example) {
+  auto refuse = [&](const std::string& why) -> double {
+    throw InputError(std::string(option) + " '" + text + "': " + why + "; give a positive number and a unit (" +
+                     allowed + "), e.g. " + example);
+  };
+  std::size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' || text[i] == 'e' ||
+                             text[i] == 'E' || text[i] == '+' || text[i] == '-')) {
+    // An 'e' belongs to the number only when a digit or sign follows ("1e5"), not in "1earth".
+    if ((text[i] == 'e' || text[i] == 'E') &&
+        (i + 1 >= text.size() || !(std::isdigit(static_cast<unsigned char>(text[i + 1])) || text[i + 1] == '+' ||
+                                   text[i + 1] == '-')))
+      break;
+    ++i;
+  }
+  double number = 1.0;
+  if (i > 0) {
+    std::string const digits = text.substr(0, i);
+    char* end = nullptr;
+    errno = 0;
+    number = std::strtod(digits.c_str(), &end);
+    if (end != digits.c_str() + digits.size() || errno == ERANGE || !std::isfinite(number))
+      return refuse("'" + digits + "' is not a number");
+    if (!(number > 0)) return refuse("the number must be positive");
+  }
+  while (i < text.size() && text[i] == ' ') ++i;
+  std::string const name = text.substr(i);
+  for (auto const& u : units) {
+    if (name != u.name) continue;
+    double const scale = number * u.cgs;
+    if (!(scale >= kSmallestScale && scale <= kLargestScale)) return refuse("outside 1e-30 .. 1e60 in cgs");
+    return scale;
+  }
+  return refuse(name.empty() ? "no unit" : "unknown unit '" + name + "'");
+}
+
+}  // namespace
+
+double Units::time_s() const {
+  if (!physical()) return 1.0;  // no scale: the files state 1 for every unit
+  return std::sqrt(length_cm * length_cm * length_cm / (kGravitationalConstantCgs * mass_g));
+}
+
+std::string Units::describe() const { return physical() ? mass + ", " + length : "N-body (Henon) units"; }
+
+Units parse_units(const std::string& mass, const std::string& length) {
+  if (mass.empty() && length.empty()) return {};
+  if (mass.empty())
+    throw InputError("--length-unit '" + length + "': give --mass-unit too (the time unit sqrt(L^3/(G M)) needs both)");
+  if (length.empty())
+    throw InputError("--mass-unit '" + mass + "': give --length-unit too (the time unit sqrt(L^3/(G M)) needs both)");
+  Units u;
+  u.mass = mass;
+  u.length = length;
+  u.mass_g = parse_scale(mass, "--mass-unit", kMassUnits, kMassUnitNames, "1e5Msun");
+  u.length_cm = parse_scale(length, "--length-unit", kLengthUnits, kLengthUnitNames, "1pc");
+  return u;
+}
+
+}  // namespace nbody::sim

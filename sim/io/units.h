@@ -1,0 +1,49 @@
+// sim/io/units.h - the physical scale of a run's G = 1 units, as files state it: N-body (Hénon)
+// units with no scale, or a mass and a length unit from which the time and velocity units follow.
+#pragma once
+
+#include <string>
+
+namespace nbody::sim {
+
+// Constants in cgs. G: CODATA 2018. The solar, Jovian and terrestrial masses are the IAU 2015
+// nominal mass parameters (GM, Resolution B3) divided by that G; the astronomical unit is the IAU
+// 2012 definition and the parsec 648000/pi au (IAU 2015 B2).
+inline constexpr double kGravitationalConstantCgs = 6.67430e-8;  // cm^3 g^-1 s^-2
+inline constexpr double kSolarMassGrams = 1.3271244e26 / kGravitationalConstantCgs;
+inline constexpr double kJupiterMassGrams = 1.2668653e23 / kGravitationalConstantCgs;
+inline constexpr double kEarthMassGrams = 3.986004e20 / kGravitationalConstantCgs;
+inline constexpr double kAstronomicalUnitCm = 1.495978707e13;
+inline constexpr double kParsecCm = kAstronomicalUnitCm * 648000.0 / 3.14159265358979323846;
+
+// The scale of a run's units. The run itself is always in G = 1 units; this only says what one
+// unit of mass and length are, so that files can tell analysis tools (SWIFT's unit attributes).
+struct Units {
+  std::string mass;    // as given, e.g. "1e5Msun"; empty: N-body units
+  std::string length;  // as given, e.g. "1pc"; empty: N-body units
+  double mass_g = 1.0;     // grams in one mass unit (1 in N-body units: no scale)
+  double length_cm = 1.0;  // centimetres in one length unit (1 in N-body units)
+
+  bool physical() const { return !mass.empty(); }
+  // sqrt(L^3 / (G M)) in seconds: the time unit that makes G = 1 (1 in N-body units).
+  double time_s() const;
+  // L / T in cm/s (1 in N-body units).
+  double velocity_cm_per_s() const { return length_cm / time_s(); }
+  // "N-body (Henon) units" or "1e5Msun, 1pc".
+  std::string describe() const;
+
+  bool operator==(const Units& o) const { return mass == o.mass && length == o.length; }
+  bool operator!=(const Units& o) const { return !(*this == o); }
+};
+
+// The units named by a mass and a length ("1e5Msun", "1pc"): both, or neither (N-body units).
+// Throws InputError naming the option and the value, and what is allowed: a positive number
+// (optional, 1 when left out) followed by a unit of the list below, the whole scale within
+// 1e-30 .. 1e60 in cgs.
+Units parse_units(const std::string& mass, const std::string& length);
+
+// The units the options accept, for messages and --help.
+inline constexpr const char* kMassUnitNames = "Msun, Mjup, Mearth, kg, g";
+inline constexpr const char* kLengthUnitNames = "Mpc, kpc, pc, au, km, m, cm";
+
+}  // namespace nbody::sim
