@@ -304,7 +304,8 @@ class Engine {
 
   // Steps from now until the time reaches `t_end` (0 if it has): the clock's own arithmetic, so the
   // run stops at the first step whose time is at or past it.
-  std::uint64_t steps_to(double t_end) const {
+  std::uint64_t steps_to(double t_end) {
+    Busy busy(*this);
     multigpu::RunClock const c = sim_->clock();
     double const dt = sim_->program().dt;
     if (!std::isfinite(t_end)) throw InputError("t_end=" + std::to_string(t_end) + ": must be a finite time");
@@ -319,6 +320,7 @@ class Engine {
   }
 
   nb::ndarray<nb::numpy, double> positions() {
+    Busy busy(*this);
     sim::BodySet const& s = state();
     std::vector<double> v(3 * s.size());
     for (std::size_t i = 0; i < s.size(); ++i) {
@@ -329,6 +331,7 @@ class Engine {
     return to_numpy(std::move(v), s.size(), 3);
   }
   nb::ndarray<nb::numpy, double> velocities() {
+    Busy busy(*this);
     sim::BodySet const& s = state();
     std::vector<double> v(3 * s.size());
     for (std::size_t i = 0; i < s.size(); ++i) {
@@ -339,12 +342,14 @@ class Engine {
     return to_numpy(std::move(v), s.size(), 3);
   }
   nb::ndarray<nb::numpy, double> masses() {
+    Busy busy(*this);
     sim::BodySet const& s = state();
     std::vector<double> v(s.size());
     for (std::size_t i = 0; i < s.size(); ++i) v[i] = s.pos_mass[i].w;
     return to_numpy(std::move(v), s.size(), 0);
   }
   nb::ndarray<nb::numpy, std::uint8_t> types() {
+    Busy busy(*this);
     sim::BodySet const& s = state();
     std::vector<std::uint8_t> v(s.size());
     for (std::size_t i = 0; i < s.size(); ++i) v[i] = std::uint8_t(s.type[i]);
@@ -453,26 +458,73 @@ class Engine {
   }
 
   std::vector<std::string> take_notices() {
+    Busy busy(*this);
     std::vector<std::string> n;
     n.swap(notices_);
     return n;
   }
 
-  double time() const { return sim_->time(); }
-  std::uint64_t steps() const { return sim_->steps_done(); }
-  std::size_t bodies() const { return sim_->bodies(); }
-  double dt() const { return sim_->program().dt; }
-  double softening() const { return sim_->config().softening; }
-  double damping() const { return setup_.damping; }
-  double initial_energy() const { return e0_; }
-  std::string integrator() const { return sim_->program().integrator; }
-  std::string precision() const { return name_of(sim_->config().precision); }
-  std::string backend() const { return name_of(sim_->config().backend); }
-  std::string threading() const { return name_of(sim_->config().threading); }
-  std::string launch() const { return name_of(sim_->config().launch); }
-  std::size_t device_count() const { return sim_->config().devices.size(); }
-  std::string describe() const { return sim_->describe(); }
-  std::string source() const { return setup_.source; }
+  // Every reader takes its turn too: the simulation may be replaced by a change (configure).
+  double time() {
+    Busy busy(*this);
+    return sim_->time();
+  }
+  std::uint64_t steps() {
+    Busy busy(*this);
+    return sim_->steps_done();
+  }
+  std::size_t bodies() {
+    Busy busy(*this);
+    return sim_->bodies();
+  }
+  double dt() {
+    Busy busy(*this);
+    return sim_->program().dt;
+  }
+  double softening() {
+    Busy busy(*this);
+    return sim_->config().softening;
+  }
+  double damping() {
+    Busy busy(*this);
+    return setup_.damping;
+  }
+  double initial_energy() {
+    Busy busy(*this);
+    return e0_;
+  }
+  std::string integrator() {
+    Busy busy(*this);
+    return sim_->program().integrator;
+  }
+  std::string precision() {
+    Busy busy(*this);
+    return name_of(sim_->config().precision);
+  }
+  std::string backend() {
+    Busy busy(*this);
+    return name_of(sim_->config().backend);
+  }
+  std::string threading() {
+    Busy busy(*this);
+    return name_of(sim_->config().threading);
+  }
+  std::string launch() {
+    Busy busy(*this);
+    return name_of(sim_->config().launch);
+  }
+  std::size_t device_count() {
+    Busy busy(*this);
+    return sim_->config().devices.size();
+  }
+  std::string describe() {
+    Busy busy(*this);
+    return sim_->describe();
+  }
+  std::string source() {
+    Busy busy(*this);
+    return setup_.source;
+  }
 
  private:
   // Calls from two Python threads at once would race on the simulation while one runs without the
