@@ -13,6 +13,7 @@
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "driver/checkpoints.h"
+#include "driver/steering.h"
 #include "render/camera.h"
 #include "sim/physics/diagnostics.h"
 
@@ -237,19 +238,10 @@ void LiveSimulation::apply(const Change& change) {
     }
     case Change::Kind::settings: {
       // The same state and clock on the new settings; a new dt goes on from the time reached.
-      driver::RunConfig run = change.run;
-      driver::Setup setup = setup_;
       std::vector<std::string> notices;
-      agree(ranks_, [&] {
-        setup.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});
-        setup.config = driver::resolve_devices(run, sim_->bodies(), &notices);
-      });
+      driver::Setup const setup = driver::with_settings(setup_, *sim_, change.run, &notices);
       for (auto const& n : notices) message(n);
-      setup.damping = run.physics.damping;
-      sim::BodySet const state = sim_->state();
-      multigpu::RunClock clock = sim_->clock();
-      if (setup.program.dt != sim_->program().dt) clock = clock.with_new_dt(sim_->program().dt);
-      rebuild(state, setup, clock, run);
+      rebuild(setup.bodies, setup, setup.clock, change.run);
       message("now " + sim_->describe() + ", dt " + std::to_string(setup.program.dt));
       break;
     }

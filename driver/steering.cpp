@@ -1,0 +1,65 @@
+// driver/steering.cpp - settings and bodies changed between steps; runs from a front end's bodies.
+#include "driver/steering.h"
+
+#include <cmath>
+#include <sstream>
+#include <utility>
+
+#include "core/bounds.h"
+#include "core/errors.h"
+#include "core/ranks.h"
+
+namespace nbody::driver {
+
+std::string bodies_problem(const sim::BodySet& b) {
+  std::ostringstream s;
+  if (b.size() == 0) return "no bodies; give at least 1";
+  if (b.size() > kMaxBodies) {
+    s << b.size() << " bodies: at most " << kMaxBodies;
+    return s.str();
+  }
+  if (b.velocity.size() != b.size() || b.type.size() != b.size()) return "positions, velocities and types differ in count";
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    auto const& p = b.pos_mass[i];
+    auto const& v = b.velocity[i];
+    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) s << "body " << i << " has a position that is not finite";
+    else if (!std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z)) s << "body " << i << " has a velocity that is not finite";
+    else if (!std::isfinite(p.w) || !(p.w > 0)) s << "body " << i << " has mass " << p.w << "; masses must be positive and finite";
+    else continue;
+    return s.str();
+  }
+  if (!std::isfinite(b.time)) return "the time is not finite";
+  return {};
+}
+
+Setup setup_from_bodies(const RunConfig& requested, sim::BodySet bodies, const std::string& source) {
+  if (auto const why = bodies_problem(bodies); !why.empty()) throw InputError(source + ": " + why);
+  RunConfig run = requested;
+  if (run.physics.softening == 0) run.physics.softening = 0.01;
+  Setup s;
+  s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});
+  s.config = resolve_devices(run, bodies.size(), &s.notices);
+  s.clock = {0, bodies.time};
+  s.bodies = std::move(bodies);
+  s.source = source;
+  s.scenario = source;
+  s.damping = run.physics.damping;
+  return s;
+}
+
+Setup with_settings(const Setup& current, multigpu::Simulation& simulation, const RunConfig& run,
+                    std::vector<std::string>* notices) {
+  Setup s = current;
+  s.notices.clear();
+  agree(simulation.ranks(), [&] {
+    s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});
+    s.config = resolve_devices(run, simulation.bodies(), notices);
+  });
+  s.damping = run.physics.damping;
+  s.bodies = simulation.state();
+  s.clock = simulation.clock();
+  if (s.program.dt != simulation.program().dt) s.clock = s.clock.with_new_dt(simulation.program().dt);
+  return s;
+}
+
+}  // namespace nbody::driver

@@ -1,0 +1,690 @@
+// python/bindings.cpp - nbody._nbody: the Python module's native half. It only translates: Python
+// values into the driver's typed configuration (driver::RunConfig, with the command line's names
+// from core/enum_names.h and bounds from core/bounds.h), calls into the same libraries the command
+// line uses (driver::make_setup, multigpu::Simulation, driver/steering.h, the checkpoint and tipsy
+// writers), and results back into NumPy arrays and dicts. python/nbody/__init__.py is the public face.
+#include <Python.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/bounds.h"
+#include "core/clock.h"
+#include "core/enum_names.h"
+#include "core/errors.h"
+#include "core/interrupt.h"
+#include "core/output_path.h"
+#include "driver/checkpoints.h"
+#include "driver/config.h"
+#include "driver/setup.h"
+#include "driver/steering.h"
+#include "gpu/devices.h"
+#include "multigpu/simulation.h"
+#include "sim/io/checkpoint.h"
+#include "sim/io/tipsy.h"
+#include "sim/physics/diagnostics.h"
+#include "sim/physics/scenarios.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace nbody::python {
+namespace {
+
+// The command line's limits on counts it shares with Python (app/options.cpp).
+constexpr long long kMaxDevices = 256;
+constexpr long long kMaxThreads = 1024;
+constexpr double kMaxWeight = 1e12;
+// Steps between two looks at Python's signals, in wall time: Ctrl-C is answered within about this
+// long, or one step where a step takes longer; short enough to feel immediate, long enough that the
+// look (taking the GIL) costs nothing measurable.
+constexpr double kSignalCheckSeconds = 0.05;
+
+std::string shown(nb::handle value) { return nb::cast<std::string>(nb::repr(value)); }
+
+[[noreturn]] void type_error(const std::string& key, const std::string& expected, nb::handle value) {
+  throw nb::type_error((key + ": expected " + expected + ", got " + shown(value) + " (" +
+                        nb::cast<std::string>(nb::type_name(value.type())) + ")")
+                           .c_str());
+}
+
+// A whole number (a Python int or a NumPy integer; not a bool) within [min, max].
+long long whole(nb::handle value, const std::string& key, long long min, long long max) {
+  if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr())) type_error(key, "a whole number", value);
+  int overflow = 0;
+  nb::object index = nb::steal(PyNumber_Index(value.ptr()));
+  if (!index.is_valid()) throw nb::python_error();
+  long long const v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0 || v < min || v > max)
+    throw InputError(key + "=" + shown(value) + ": must be a whole number from " + std::to_string(min) + " to " +
+                     std::to_string(max));
+  return v;
+}
+
+// A real number (int, float, NumPy scalar; not a bool).
+double real(nb::handle value, const std::string& key) {
+  if (PyBool_Check(value.ptr()) || !(PyFloat_Check(value.ptr()) || PyIndex_Check(value.ptr()) ||
+                                     PyObject_HasAttrString(value.ptr(), "__float__")))
+    type_error(key, "a number", value);
+  double const v = PyFloat_AsDouble(value.ptr());
+  if (v == -1.0 && PyErr_Occurred()) throw nb::python_error();
+  return v;
+}
+
+// One of E's names, as the command line takes them ("precision='fp16': valid: fp32, fp64").
+template <class E>
+E named(nb::handle value, const std::string& key) {
+  if (!nb::isinstance<nb::str>(value)) type_error(key, "a name (" + valid_names<E>() + ")", value);
+  std::string const text = nb::cast<std::string>(value);
+  auto const e = from_name<E>(text);
+  if (!e) throw InputError(key + "='" + text + "': valid: " + valid_names<E>());
+  return *e;
+}
+
+std::vector<nb::handle> items(nb::handle value, const std::string& key, const char* expected) {
+  if (nb::isinstance<nb::str>(value) || !PySequence_Check(value.ptr())) type_error(key, expected, value);
+  std::vector<nb::handle> out;
+  for (nb::handle item : value) out.push_back(item);
+  if (out.empty()) throw InputError(key + "=" + shown(value) + ": the list is empty");
+  return out;
+}
+
+// The settings a simulation is made with (scenario and count only at the start); each name is the
+// keyword of nbody.Simulation, its meaning the command line's option of the same name.
+const char* const kStartKeys[] = {"scenario", "n", "seed", "eccentricity"};
+const char* const kSettingKeys[] = {"integrator", "dt",       "damping", "softening", "precision",  "backend",
+                                    "numgpus",    "gpus",     "weights", "threading", "launch",     "exchange",
+                                    "kernel",     "block_size", "fp64_rsqrt", "threads"};
+
+bool is_one_of(const std::string& key, const char* const* begin, const char* const* end) {
+  return std::find_if(begin, end, [&](const char* k) { return key == k; }) != end;
+}
+
+// Fills `run` from `options` (keyword -> value; None: the default, or unchanged). `start`: the
+// scenario keys are allowed too.
+void apply_options(driver::RunConfig& run, const nb::dict& options, bool start) {
+  driver::InitialConditions& ic = run.initial;
+  driver::PhysicsChoice& physics = run.physics;
+  driver::DeviceChoice& dev = run.devices;
+  std::optional<long long> numgpus;
+  std::optional<std::vector<int>> gpus;
+  for (auto [k, value] : options) {
+    std::string const key = nb::cast<std::string>(k);
+    bool const start_key = is_one_of(key, std::begin(kStartKeys), std::end(kStartKeys));
+    if (!start_key && !is_one_of(key, std::begin(kSettingKeys), std::end(kSettingKeys)))
+      throw nb::type_error(("unexpected keyword argument '" + key + "'").c_str());
+    if (start_key && !start)
+      throw nb::type_error(("'" + key + "' is where a simulation starts; it cannot change while it runs").c_str());
+    if (value.is_none()) continue;
+    if (key == "scenario") ic.scenario = named<sim::Scenario>(value, key);
+    else if (key == "n") ic.bodies = std::size_t(whole(value, key, 1, (long long)kMaxBodies));
+    else if (key == "seed") ic.seed = std::uint64_t(whole(value, key, 0, std::numeric_limits<long long>::max()));
+    else if (key == "eccentricity") {
+      double const e = real(value, key);
+      if (!(e >= 0 && e < 1)) throw InputError("eccentricity=" + shown(value) + ": must be a number in [0, 1)");
+      ic.eccentricity = e;
+    } else if (key == "integrator") {
+      physics.integrator = named<sim::Integrator>(value, key);
+      run.given.integrator = true;
+    } else if (key == "dt") {
+      double const dt = real(value, key);
+      if (auto const why = dt_problem(dt); !why.empty()) throw InputError("dt=" + shown(value) + ": " + why);
+      physics.dt = dt;
+      run.given.dt = true;
+    } else if (key == "damping") {
+      double const d = real(value, key);
+      if (auto const why = damping_problem(d); !why.empty()) throw InputError("damping=" + shown(value) + ": " + why);
+      physics.damping = d;
+      run.given.damping = true;
+    } else if (key == "softening") {
+      double const s = real(value, key);
+      // The precision's own lower bound is checked with the device choice (driver::resolve_devices).
+      if (!(std::isfinite(s) && s > 0 && s <= kMaxSoftening))
+        throw InputError("softening=" + shown(value) + ": must be a positive length of at most 1e12");
+      physics.softening = s;
+      run.given.softening = true;
+    } else if (key == "precision") {
+      dev.precision = named<Precision>(value, key);
+      run.given.precision = true;
+    } else if (key == "backend") dev.backend = named<driver::BackendChoice>(value, key);
+    else if (key == "numgpus") numgpus = whole(value, key, 1, kMaxDevices);
+    else if (key == "gpus") {
+      std::vector<int> list;
+      for (nb::handle g : items(value, key, "a list of GPU numbers"))
+        list.push_back(int(whole(g, key, 0, std::numeric_limits<int>::max())));
+      gpus = list;
+    } else if (key == "weights") {
+      dev.weights.clear();
+      for (nb::handle w : items(value, key, "a list of relative shares")) {
+        double const v = real(w, key);
+        if (!(std::isfinite(v) && v > 0 && v <= kMaxWeight))
+          throw InputError("weights=" + shown(value) + ": " + shown(w) + " is not a relative share in (0, 1e+12]");
+        dev.weights.push_back(v);
+      }
+    } else if (key == "threading") dev.threading = named<multigpu::Threading>(value, key);
+    else if (key == "launch") dev.launch = named<multigpu::Launch>(value, key);
+    else if (key == "exchange") dev.exchange = named<multigpu::ExchangeMode>(value, key);
+    else if (key == "kernel") dev.kernel = named<sim::Kernel>(value, key);
+    else if (key == "block_size") dev.block_size = int(whole(value, key, 1, 1024));
+    else if (key == "fp64_rsqrt") dev.fp64_rsqrt = named<sim::Fp64Rsqrt>(value, key);
+    else if (key == "threads") dev.cpu_threads = int(whole(value, key, 1, kMaxThreads));
+  }
+  if (numgpus && gpus && std::size_t(*numgpus) != gpus->size())
+    throw InputError("numgpus=" + std::to_string(*numgpus) + " and gpus with " + std::to_string(gpus->size()) +
+                     " GPUs disagree; give one of them");
+  if (gpus) {
+    dev.gpus = *gpus;
+    dev.count = int(gpus->size());
+  } else if (numgpus) {
+    dev.gpus.clear();
+    dev.count = int(*numgpus);
+  }
+}
+
+// A NumPy array that owns `values` (rows x cols, or a vector when cols is 0).
+template <class T>
+nb::ndarray<nb::numpy, T> to_numpy(std::vector<T> values, std::size_t rows, std::size_t cols) {
+  auto* heap = new std::vector<T>(std::move(values));
+  nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  if (cols == 0) return nb::ndarray<nb::numpy, T>(heap->data(), {rows}, owner);
+  return nb::ndarray<nb::numpy, T>(heap->data(), {rows, cols}, owner);
+}
+
+nb::ndarray<nb::numpy, double> vec3(const Vec3d& v) { return to_numpy<double>({v.x, v.y, v.z}, 3, 0); }
+
+using Rows3 = nb::ndarray<const double, nb::shape<-1, 3>, nb::c_contig, nb::device::cpu>;
+using Column = nb::ndarray<const double, nb::shape<-1>, nb::c_contig, nb::device::cpu>;
+
+// One simulation and what continues it: the setup it came from (settings and origin; its bodies
+// live in the simulation), the settings as given, the energy baseline.
+class Engine {
+ public:
+  static std::unique_ptr<Engine> create(const nb::dict& options) {
+    driver::RunConfig run;
+    run.devices.precision = Precision::fp64;  // Python's default: the state a script reads is fp64 throughout
+    apply_options(run, options, true);
+    driver::Setup setup;
+    {
+      nb::gil_scoped_release unlocked;
+      setup = driver::make_setup(run);
+    }
+    return std::make_unique<Engine>(std::move(setup), run);
+  }
+
+  static std::unique_ptr<Engine> from_arrays(Rows3 positions, Rows3 velocities, Column masses, double time,
+                                             const nb::dict& options) {
+    driver::RunConfig run;
+    run.devices.precision = Precision::fp64;
+    apply_options(run, options, false);
+    sim::BodySet bodies = to_bodies(positions, velocities, masses);
+    bodies.time = time;
+    driver::Setup setup;
+    {
+      nb::gil_scoped_release unlocked;
+      setup = driver::setup_from_bodies(run, std::move(bodies), "arrays");
+    }
+    return std::make_unique<Engine>(std::move(setup), run);
+  }
+
+  static std::unique_ptr<Engine> load(const std::string& path, const nb::dict& options) {
+    driver::RunConfig run;
+    run.devices.precision = Precision::fp64;
+    apply_options(run, options, false);
+    run.initial.snapshot = path;
+    driver::Setup setup;
+    {
+      nb::gil_scoped_release unlocked;
+      setup = driver::make_setup(run);
+    }
+    return std::make_unique<Engine>(std::move(setup), run);
+  }
+
+  // A checkpoint continued: every setting from the file unless `options` names it (then with a
+  // notice, as --restart does).
+  static std::unique_ptr<Engine> restart(const std::string& path, const nb::dict& options) {
+    driver::RunConfig run;
+    apply_options(run, options, false);
+    run.initial.checkpoint = path;
+    driver::Setup setup;
+    {
+      nb::gil_scoped_release unlocked;
+      setup = driver::make_setup(run);
+    }
+    return std::make_unique<Engine>(std::move(setup), run);
+  }
+
+  Engine(driver::Setup setup, const driver::RunConfig& run) : run_(run) {
+    notices_ = setup.notices;
+    nb::gil_scoped_release unlocked;
+    sim_ = std::make_unique<multigpu::Simulation>(setup.bodies, setup.program, setup.config, setup.clock);
+    setup.bodies = sim::BodySet{};  // the simulation holds the state now
+    setup_ = std::move(setup);
+    remember_settings();
+    // The baseline of the energy error: a checkpoint's, else the energy now (as the command line's --run).
+    e0_ = setup_.initial_energy ? *setup_.initial_energy : sim_->diagnostics().total();
+  }
+
+  // Steps `steps` steps with the GIL released, looking at Python's signals between chunks of about
+  // kSignalCheckSeconds: Ctrl-C raises KeyboardInterrupt there, after a whole step, the state intact.
+  void advance(std::uint64_t steps) {
+    Busy busy(*this);
+    std::uint64_t done = 0, chunk = 1;
+    while (done < steps) {
+      std::uint64_t const n = std::min(chunk, steps - done);
+      double seconds = 0;
+      {
+        nb::gil_scoped_release unlocked;
+        auto const t0 = Clock::now();
+        sim_->advance(n);
+        sim_->synchronize();
+        seconds = seconds_since(t0);
+      }
+      done += n;
+      state_valid_ = false;
+      if (PyErr_CheckSignals() != 0) throw nb::python_error();
+      double const per_step = seconds / double(n);
+      chunk = std::max<std::uint64_t>(1, std::uint64_t(kSignalCheckSeconds / std::max(per_step, 1e-9)));
+    }
+  }
+
+  // Steps from now until the time reaches `t_end` (0 if it has): the clock's own arithmetic, so the
+  // run stops at the first step whose time is at or past it.
+  std::uint64_t steps_to(double t_end) {
+    Busy busy(*this);
+    multigpu::RunClock const c = sim_->clock();
+    double const dt = sim_->program().dt;
+    if (!std::isfinite(t_end)) throw InputError("t_end=" + std::to_string(t_end) + ": must be a finite time");
+    if (c.time(dt) >= t_end) return 0;
+    double const estimate = std::ceil((t_end - c.time(dt)) / dt);
+    if (!(estimate < double(kMaxSteps))) throw InputError("t_end: more than 1e15 steps away at this dt");
+    auto time_after = [&](std::uint64_t k) { return multigpu::RunClock(c.step + k, c.start_time, c.dt_since_step, c.dt_since_time).time(dt); };
+    auto k = std::uint64_t(std::max(0.0, estimate));
+    while (time_after(k) < t_end) ++k;
+    while (k > 1 && time_after(k - 1) >= t_end) --k;
+    return k;
+  }
+
+  nb::ndarray<nb::numpy, double> positions() {
+    Busy busy(*this);
+    sim::BodySet const& s = state();
+    std::vector<double> v(3 * s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      v[3 * i] = s.pos_mass[i].x;
+      v[3 * i + 1] = s.pos_mass[i].y;
+      v[3 * i + 2] = s.pos_mass[i].z;
+    }
+    return to_numpy(std::move(v), s.size(), 3);
+  }
+  nb::ndarray<nb::numpy, double> velocities() {
+    Busy busy(*this);
+    sim::BodySet const& s = state();
+    std::vector<double> v(3 * s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      v[3 * i] = s.velocity[i].x;
+      v[3 * i + 1] = s.velocity[i].y;
+      v[3 * i + 2] = s.velocity[i].z;
+    }
+    return to_numpy(std::move(v), s.size(), 3);
+  }
+  nb::ndarray<nb::numpy, double> masses() {
+    Busy busy(*this);
+    sim::BodySet const& s = state();
+    std::vector<double> v(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) v[i] = s.pos_mass[i].w;
+    return to_numpy(std::move(v), s.size(), 0);
+  }
+  nb::ndarray<nb::numpy, std::uint8_t> types() {
+    Busy busy(*this);
+    sim::BodySet const& s = state();
+    std::vector<std::uint8_t> v(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) v[i] = std::uint8_t(s.type[i]);
+    return to_numpy(std::move(v), s.size(), 0);
+  }
+
+  // New positions, velocities or masses (an empty array: keep them) for the same bodies, at the same
+  // step and time: the simulation is rebuilt around them, and the energy baseline measured anew.
+  void set_bodies(std::optional<Rows3> positions, std::optional<Rows3> velocities, std::optional<Column> masses) {
+    Busy busy(*this);
+    sim::BodySet next = state();
+    std::size_t const n = next.size();
+    auto check_rows = [&](std::size_t rows, const char* name) {
+      if (rows != n)
+        throw InputError(std::string(name) + ": " + std::to_string(rows) + " rows for a simulation of " +
+                         std::to_string(n) + " bodies");
+    };
+    if (positions) {
+      check_rows(positions->shape(0), "positions");
+      for (std::size_t i = 0; i < n; ++i)
+        next.pos_mass[i] = {(*positions)(i, 0), (*positions)(i, 1), (*positions)(i, 2), next.pos_mass[i].w};
+    }
+    if (velocities) {
+      check_rows(velocities->shape(0), "velocities");
+      for (std::size_t i = 0; i < n; ++i) next.velocity[i] = {(*velocities)(i, 0), (*velocities)(i, 1), (*velocities)(i, 2)};
+    }
+    if (masses) {
+      check_rows(masses->shape(0), "masses");
+      for (std::size_t i = 0; i < n; ++i) next.pos_mass[i].w = (*masses)(i);
+    }
+    if (auto const why = driver::bodies_problem(next); !why.empty()) throw InputError(why);
+    nb::gil_scoped_release unlocked;
+    auto rebuilt = std::make_unique<multigpu::Simulation>(next, sim_->program(), sim_->config(), sim_->clock());
+    double const e0 = rebuilt->diagnostics().total();
+    sim_ = std::move(rebuilt);
+    e0_ = e0;
+    cached_ = std::move(next);
+    state_valid_ = true;
+  }
+
+  // Other settings (dt, softening, integrator, devices, threading...) from the next step on, the
+  // state and the clock kept bit for bit (driver/steering.h). Nothing changes when it throws.
+  void configure(const nb::dict& options) {
+    Busy busy(*this);
+    driver::RunConfig run = run_;
+    apply_options(run, options, false);
+    std::vector<std::string> notices;
+    nb::gil_scoped_release unlocked;
+    driver::Setup next = driver::with_settings(setup_, *sim_, run, &notices);
+    auto rebuilt = std::make_unique<multigpu::Simulation>(next.bodies, next.program, next.config, next.clock);
+    next.bodies = sim::BodySet{};
+    sim_ = std::move(rebuilt);
+    setup_ = std::move(next);
+    run_ = run;
+    remember_settings();
+    notices_.insert(notices_.end(), notices.begin(), notices.end());
+  }
+
+  double energy() {
+    Busy busy(*this);
+    nb::gil_scoped_release unlocked;
+    return sim_->diagnostics().total();
+  }
+
+  nb::dict diagnostics() {
+    Busy busy(*this);
+    sim::Diagnostics d;
+    {
+      nb::gil_scoped_release unlocked;
+      d = sim_->diagnostics();
+    }
+    nb::dict out;
+    out["time"] = sim_->time();
+    out["step"] = sim_->steps_done();
+    out["kinetic"] = d.kinetic;
+    out["potential"] = d.potential;
+    out["total"] = d.total();
+    out["initial_energy"] = e0_;
+    out["relative_energy_error"] = sim::relative_energy_error(d.total(), e0_);
+    out["momentum"] = vec3(d.momentum);
+    out["angular_momentum"] = vec3(d.angular_momentum);
+    out["centre_of_mass"] = vec3(d.centre_of_mass);
+    out["mass"] = d.mass;
+    out["virial_ratio"] = d.virial_ratio();
+    out["lagrangian_fractions"] = to_numpy<double>({sim::kLagrangianFractions.begin(), sim::kLagrangianFractions.end()}, 3, 0);
+    out["lagrangian_radii"] = to_numpy<double>({d.lagrangian_radii.begin(), d.lagrangian_radii.end()}, 3, 0);
+    return out;
+  }
+
+  void save(const std::string& path, const std::string& format) {
+    Busy busy(*this);
+    auto const f = from_name<sim::TipsyFormat>(format);
+    if (!f) throw InputError("format='" + format + "': valid: " + valid_names<sim::TipsyFormat>());
+    check_output_path(path, "save");
+    sim::BodySet const& s = state();
+    nb::gil_scoped_release unlocked;
+    driver::check_finite(s, sim_->steps_done());
+    sim::write_tipsy(path, s, sim_->config().softening, *f);
+  }
+
+  void checkpoint(const std::string& path) {
+    Busy busy(*this);
+    check_output_path(path, "checkpoint");
+    nb::gil_scoped_release unlocked;
+    driver::write_checkpoint(path, setup_, *sim_, e0_);
+  }
+
+  std::vector<std::string> take_notices() {
+    Busy busy(*this);
+    std::vector<std::string> n;
+    n.swap(notices_);
+    return n;
+  }
+
+  // Every reader takes its turn too: the simulation may be replaced by a change (configure).
+  double time() {
+    Busy busy(*this);
+    return sim_->time();
+  }
+  std::uint64_t steps() {
+    Busy busy(*this);
+    return sim_->steps_done();
+  }
+  std::size_t bodies() {
+    Busy busy(*this);
+    return sim_->bodies();
+  }
+  double dt() {
+    Busy busy(*this);
+    return sim_->program().dt;
+  }
+  double softening() {
+    Busy busy(*this);
+    return sim_->config().softening;
+  }
+  double damping() {
+    Busy busy(*this);
+    return setup_.damping;
+  }
+  double initial_energy() {
+    Busy busy(*this);
+    return e0_;
+  }
+  std::string integrator() {
+    Busy busy(*this);
+    return sim_->program().integrator;
+  }
+  std::string precision() {
+    Busy busy(*this);
+    return name_of(sim_->config().precision);
+  }
+  std::string backend() {
+    Busy busy(*this);
+    return name_of(sim_->config().backend);
+  }
+  std::string threading() {
+    Busy busy(*this);
+    return name_of(sim_->config().threading);
+  }
+  std::string launch() {
+    Busy busy(*this);
+    return name_of(sim_->config().launch);
+  }
+  std::size_t device_count() {
+    Busy busy(*this);
+    return sim_->config().devices.size();
+  }
+  std::string describe() {
+    Busy busy(*this);
+    return sim_->describe();
+  }
+  std::string source() {
+    Busy busy(*this);
+    return setup_.source;
+  }
+
+ private:
+  // Calls from two Python threads at once would race on the simulation while one runs without the
+  // GIL: the second is refused.
+  struct Busy {
+    explicit Busy(Engine& e) : engine(e) {
+      if (engine.busy_.exchange(true))
+        throw RuntimeFailure("this simulation is busy in another thread (one call at a time)");
+    }
+    ~Busy() { engine.busy_ = false; }
+    Engine& engine;
+  };
+
+  static sim::BodySet to_bodies(const Rows3& positions, const Rows3& velocities, const Column& masses) {
+    std::size_t const n = positions.shape(0);
+    if (velocities.shape(0) != n || masses.shape(0) != n)
+      throw InputError("positions, velocities and masses have " + std::to_string(n) + ", " +
+                       std::to_string(velocities.shape(0)) + " and " + std::to_string(masses.shape(0)) +
+                       " rows; give one row per body in each");
+    sim::BodySet b;
+    b.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      b.pos_mass[i] = {positions(i, 0), positions(i, 1), positions(i, 2), masses(i)};
+      b.velocity[i] = {velocities(i, 0), velocities(i, 1), velocities(i, 2)};
+      b.type[i] = sim::BodyType::star;
+    }
+    return b;
+  }
+
+  // The host copy of the current state, downloaded once per state.
+  const sim::BodySet& state() {
+    if (!state_valid_) {
+      nb::gil_scoped_release unlocked;
+      sim_->state(cached_);
+      state_valid_ = true;
+    }
+    return cached_;
+  }
+
+  // What the simulation resolved (the integrator's default dt, the scenario's softening) becomes
+  // the setting kept: a later change of one setting leaves the others as they run now.
+  void remember_settings() {
+    run_.physics.dt = sim_->program().dt;
+    run_.physics.softening = sim_->config().softening;
+    run_.physics.damping = setup_.damping;
+    run_.physics.integrator = *from_name<sim::Integrator>(sim_->program().integrator);
+    run_.devices.precision = sim_->config().precision;
+    run_.initial = driver::InitialConditions{};
+    state_valid_ = false;
+  }
+
+  driver::RunConfig run_;
+  driver::Setup setup_;
+  std::unique_ptr<multigpu::Simulation> sim_;
+  double e0_ = 0;
+  std::vector<std::string> notices_;
+  sim::BodySet cached_;
+  bool state_valid_ = false;
+  std::atomic<bool> busy_{false};
+};
+
+nb::list devices() {
+  std::string why_none;
+  auto const list = gpu::devices(&why_none);
+  std::vector<int> ordinals;
+  for (auto const& d : list) ordinals.push_back(d.ordinal);
+  gpu::Topology const topology = ordinals.empty() ? gpu::Topology{} : gpu::query_topology(ordinals);
+  nb::list out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    auto const& d = list[i];
+    nb::dict g;
+    g["ordinal"] = d.ordinal;
+    g["name"] = d.name;
+    g["multiprocessors"] = d.multiprocessors;
+    g["memory_bytes"] = d.memory_bytes;
+    g["compute_capability"] = nb::make_tuple(d.major, d.minor);
+    g["clock_mhz"] = d.clock_mhz;
+    g["uuid"] = d.uuid;
+    nb::list peers;
+    for (std::size_t j = 0; j < list.size(); ++j)
+      if (j != i && topology.can_access.at(i).at(j)) peers.append(list[j].ordinal);
+    g["peers"] = peers;
+    out.append(g);
+  }
+  return out;
+}
+
+std::string why_no_devices() {
+  std::string why;
+  if (gpu::devices(&why).empty()) return why;
+  return {};
+}
+
+}  // namespace
+}  // namespace nbody::python
+
+NB_MODULE(_nbody, m) {
+  using nbody::python::Engine;
+  m.doc() = "nbody's native engine; use the nbody package (nbody.Simulation) instead.";
+  // Bad input is a ValueError with the library's one-line message; a failure of the machine a
+  // RuntimeError; an interrupt seen by the library (a signal it recorded) a KeyboardInterrupt.
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const nbody::InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const nbody::Interrupted& e) {
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+    } catch (const nbody::RuntimeFailure& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+  nb::class_<Engine>(m, "Engine")
+      .def_static("create", &Engine::create, "options"_a)
+      .def_static("from_arrays", &Engine::from_arrays, "positions"_a, "velocities"_a, "masses"_a, "time"_a, "options"_a)
+      .def_static("load", &Engine::load, "path"_a, "options"_a)
+      .def_static("restart", &Engine::restart, "path"_a, "options"_a)
+      .def("advance", &Engine::advance, "steps"_a)
+      .def("steps_to", &Engine::steps_to, "t_end"_a)
+      .def("positions", &Engine::positions)
+      .def("velocities", &Engine::velocities)
+      .def("masses", &Engine::masses)
+      .def("types", &Engine::types)
+      .def("set_bodies", &Engine::set_bodies, "positions"_a.none(), "velocities"_a.none(), "masses"_a.none())
+      .def("configure", &Engine::configure, "options"_a)
+      .def("energy", &Engine::energy)
+      .def("diagnostics", &Engine::diagnostics)
+      .def("save", &Engine::save, "path"_a, "format"_a)
+      .def("checkpoint", &Engine::checkpoint, "path"_a)
+      .def("take_notices", &Engine::take_notices)
+      .def_prop_ro("time", &Engine::time)
+      .def_prop_ro("steps", &Engine::steps)
+      .def_prop_ro("bodies", &Engine::bodies)
+      .def_prop_ro("dt", &Engine::dt)
+      .def_prop_ro("softening", &Engine::softening)
+      .def_prop_ro("damping", &Engine::damping)
+      .def_prop_ro("initial_energy", &Engine::initial_energy)
+      .def_prop_ro("integrator", &Engine::integrator)
+      .def_prop_ro("precision", &Engine::precision)
+      .def_prop_ro("backend", &Engine::backend)
+      .def_prop_ro("threading", &Engine::threading)
+      .def_prop_ro("launch", &Engine::launch)
+      .def_prop_ro("device_count", &Engine::device_count)
+      .def_prop_ro("description", &Engine::describe)
+      .def_prop_ro("source", &Engine::source);
+  m.def("devices", &nbody::python::devices);
+  m.def("why_no_devices", &nbody::python::why_no_devices);
+  m.def("cuda_built", &nbody::sim::cuda_built);
+  m.def("checkpoints_built", &nbody::sim::checkpoints_built);
+  m.def("names", [](const std::string& what) -> std::vector<std::string> {
+    using namespace nbody;
+    if (what == "scenario") return all_names<sim::Scenario>();
+    if (what == "integrator") return all_names<sim::Integrator>();
+    if (what == "precision") return all_names<Precision>();
+    if (what == "backend") return all_names<driver::BackendChoice>();
+    if (what == "threading") return all_names<multigpu::Threading>();
+    if (what == "launch") return all_names<multigpu::Launch>();
+    if (what == "exchange") return all_names<multigpu::ExchangeMode>();
+    if (what == "kernel") return all_names<sim::Kernel>();
+    if (what == "fp64_rsqrt") return all_names<sim::Fp64Rsqrt>();
+    throw nbody::InputError("no names for '" + what + "'");
+  });
+}

@@ -1,0 +1,33 @@
+# python/nanobind.cmake - whether the Python module nbody._nbody is built, decided before the
+# libraries are defined: linking them into a shared object needs them compiled as position-
+# independent code. nanobind is found through the interpreter that has it (NBODY_PYTHON, the
+# environment scripts/python-env.sh makes; under pip, the interpreter scikit-build-core runs).
+set(NBODY_PYTHON "" CACHE FILEPATH "Python interpreter with the test requirements (scripts/python-env.sh)")
+set(NBODY_PYTHON_MODULE AUTO CACHE STRING "Build the Python module nbody._nbody: AUTO (if nanobind is found), ON, OFF")
+set_property(CACHE NBODY_PYTHON_MODULE PROPERTY STRINGS AUTO ON OFF)
+set(NBODY_PYTHON_MODULE_BUILT OFF)
+if(NOT NBODY_PYTHON_MODULE STREQUAL "OFF")
+  if(NBODY_PYTHON AND NOT SKBUILD)
+    set(Python_EXECUTABLE ${NBODY_PYTHON})
+  endif()
+  find_package(Python 3.8 COMPONENTS Interpreter Development.Module)
+  set(nbody_nanobind_why "no Python interpreter with its development headers was found")
+  if(Python_FOUND)
+    execute_process(COMMAND ${Python_EXECUTABLE} -m nanobind --cmake_dir OUTPUT_VARIABLE nbody_nanobind_dir
+                    OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE nbody_no_nanobind ERROR_QUIET)
+    set(nbody_nanobind_why "${Python_EXECUTABLE} has no nanobind (scripts/python-env.sh installs it)")
+    if(nbody_no_nanobind EQUAL 0)
+      find_package(nanobind CONFIG PATHS ${nbody_nanobind_dir} NO_DEFAULT_PATH)
+      if(nanobind_FOUND)
+        set(NBODY_PYTHON_MODULE_BUILT ON)
+      endif()
+    endif()
+  endif()
+  if(NBODY_PYTHON_MODULE AND NOT NBODY_PYTHON_MODULE STREQUAL "AUTO" AND NOT NBODY_PYTHON_MODULE_BUILT)
+    message(FATAL_ERROR "NBODY_PYTHON_MODULE=ON but ${nbody_nanobind_why}")
+  endif()
+endif()
+if(NBODY_PYTHON_MODULE_BUILT)
+  set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+endif()
+add_feature_info(PYTHON_MODULE NBODY_PYTHON_MODULE_BUILT "the Python module nbody (NBODY_PYTHON_MODULE=${NBODY_PYTHON_MODULE})")

@@ -1,0 +1,385 @@
+# python/nbody/__init__.py - nbody from Python: set up, run, inspect, steer and save simulations.
+"""nbody: gravitational N-body simulations on CPUs and NVIDIA GPUs, from Python.
+
+The same engine as the ``nbody`` command line (all-pairs, Plummer-softened, G = 1), with its options,
+defaults, names and error messages, and results bit for bit equal to it::
+
+    import nbody
+    sim = nbody.Simulation(scenario="plummer", n=4096)
+    sim.run(t_end=10.0, callback=lambda s: print(s.time, s.energy()), every=100)
+    sim.checkpoint("run.h5")            # `nbody --restart run.h5` or Simulation.restart continue it
+
+Bad input raises ``ValueError`` (a value out of range, a name nbody does not know, a bad file) or
+``TypeError`` (a value of the wrong kind), each naming the argument; a failure of the machine raises
+``RuntimeError``. Ctrl-C during ``step``/``run`` raises ``KeyboardInterrupt`` after the step in
+progress, with the state intact. See docs/python.md.
+"""
+
+import logging
+import math
+import numbers
+
+import numpy as np
+
+from . import _nbody
+
+__all__ = ["Simulation", "devices", "cuda_built", "checkpoints_built", "names"]
+
+_log = logging.getLogger("nbody")
+
+# Python's default body count: small enough for a laptop's CPU, large enough to be a cluster.
+DEFAULT_BODIES = 4096
+
+
+def devices():
+    """The visible CUDA devices, as a list of dicts.
+
+    Each has ``ordinal``, ``name``, ``multiprocessors``, ``memory_bytes``, ``compute_capability``
+    (major, minor), ``clock_mhz``, ``uuid`` and ``peers``: the ordinals of the other devices whose
+    memory it can reach directly (the peer-access matrix, row by row). Empty without a GPU, or in a
+    build without CUDA (``nbody.why_no_devices()`` says why).
+    """
+    return _nbody.devices()
+
+
+def why_no_devices():
+    """Why ``devices()`` is empty ("" when it is not)."""
+    return _nbody.why_no_devices()
+
+
+def cuda_built():
+    """True when this nbody was built with the CUDA engine."""
+    return _nbody.cuda_built()
+
+
+def checkpoints_built():
+    """True when this nbody was built with HDF5 (``checkpoint`` and ``restart`` need it)."""
+    return _nbody.checkpoints_built()
+
+
+def names(option):
+    """The names an option takes, e.g. ``names("integrator")``: the command line's own table."""
+    return list(_nbody.names(option))
+
+
+def _float_array(value, name, columns):
+    """``value`` as a C-contiguous float64 array of shape (N, columns) (or (N,) when columns is
+    None), checked: float64 or float32, at least one row, every value finite."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError(f"{name}: expected a float64 or float32 array, got {type(value).__name__}")
+    array = np.asarray(value)
+    if array.dtype not in (np.float64, np.float32):
+        raise TypeError(f"{name}: expected a float64 or float32 array, got dtype {array.dtype}")
+    expected = "(N, 3)" if columns else "(N,)"
+    if (columns and (array.ndim != 2 or array.shape[1] != columns)) or (not columns and array.ndim != 1):
+        raise ValueError(f"{name}: shape {array.shape}; expected {expected}")
+    if array.shape[0] == 0:
+        raise ValueError(f"{name}: no bodies; give at least 1")
+    bad = ~np.isfinite(array)
+    if bad.any():
+        row = int(np.argwhere(bad)[0][0])
+        raise ValueError(f"{name}: body {row} has a value that is not finite ({array[row]})")
+    return np.ascontiguousarray(array, dtype=np.float64)
+
+
+def _masses(value, name="masses"):
+    masses = _float_array(value, name, None)
+    if not (masses > 0).all():
+        row = int(np.argmax(~(masses > 0)))
+        raise ValueError(f"{name}: body {row} has mass {masses[row]}; masses must be positive")
+    return masses
+
+
+def _whole(value, name, low, high):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name}: expected a whole number, got {value!r} ({type(value).__name__})")
+    if not low <= value <= high:
+        raise ValueError(f"{name}={value}: must be a whole number from {low} to {high}")
+    return int(value)
+
+
+_MAX_STEPS = 10**15  # core/bounds.h kMaxSteps
+
+
+class Simulation:
+    """One N-body simulation, on the CPU or on one or more GPUs.
+
+    Arguments have the command line's names (``--bodies`` is ``n``, ``--threads`` is ``threads``,
+    ``--block-size`` is ``block_size``), meanings, defaults and checks, with two defaults of
+    Python's own: ``n`` 4096 (the command line: 16384) and ``precision`` "fp64" (the command line:
+    fp32), so that the arrays a script reads are the engine's own fp64 state.
+
+    scenario: "plummer", "random-sphere", "disk", "collision" or "two-body" (``names("scenario")``).
+    n: bodies (None: 4096; two-body has 2). seed: the scenario's random seed.
+    integrator: "leapfrog", "omelyan4", "yoshida4" or "euler-damped".
+    dt: time step (None: the integrator's default, 0.01; 0.016 for euler-damped).
+    softening: Plummer softening length (None: the scenario's, 0.01; 0.05 for disk and collision).
+    precision: "fp32" or "fp64". backend: "auto" (GPUs if visible, else the CPU), "cuda" or "cpu".
+    numgpus: devices to use (GPUs; with backend="cpu", host devices); None: every GPU, or one host
+    device. gpus: explicit GPU ordinals, e.g. [0, 2]. threading: "single" or "workers".
+    launch: "stream" or "graph". Keyword-only: eccentricity (two-body), damping (euler-damped),
+    exchange, kernel, block_size, fp64_rsqrt, weights, threads (the command line's options).
+
+    Other ways to make one: ``Simulation.from_arrays``, ``Simulation.load`` (tipsy) and
+    ``Simulation.restart`` (a checkpoint, continued bit for bit).
+    """
+
+    def __init__(self, scenario="plummer", n=None, seed=42, integrator="leapfrog", dt=None, softening=None,
+                 precision="fp64", backend="auto", numgpus=None, gpus=None, threading="single", launch="stream",
+                 *, eccentricity=0.5, damping=0.995, exchange="auto", kernel=None, block_size=None,
+                 fp64_rsqrt="series", weights=None, threads=None):
+        if n is None:
+            n = 2 if scenario == "two-body" else DEFAULT_BODIES
+        options = dict(scenario=scenario, n=n, seed=seed, integrator=integrator, dt=dt, softening=softening,
+                       precision=precision, backend=backend, numgpus=numgpus, gpus=gpus, threading=threading,
+                       launch=launch, eccentricity=eccentricity, damping=damping, exchange=exchange, kernel=kernel,
+                       block_size=block_size, fp64_rsqrt=fp64_rsqrt, weights=weights, threads=threads)
+        self._adopt(_nbody.Engine.create(options))
+
+    @classmethod
+    def from_arrays(cls, positions, velocities, masses, *, time=0.0, softening=0.01, **settings):
+        """A simulation of the bodies given as NumPy arrays, at step 0 of ``time``.
+
+        positions, velocities: (N, 3) arrays; masses: (N,); float64 or float32 (float32 values are
+        widened exactly). Every value must be finite and every mass positive: otherwise a
+        ``ValueError`` (a ``TypeError`` for another dtype) names the argument and the first bad body.
+        The arrays are copied. ``settings`` are Simulation's (integrator, dt, precision, backend,
+        numgpus, ...; not scenario, n or seed); softening defaults to 0.01 as for a snapshot.
+        """
+        positions = _float_array(positions, "positions", 3)
+        velocities = _float_array(velocities, "velocities", 3)
+        masses = _masses(masses)
+        for name, array in (("velocities", velocities), ("masses", masses)):
+            if array.shape[0] != positions.shape[0]:
+                raise ValueError(f"{name}: {array.shape[0]} bodies, positions has {positions.shape[0]}; "
+                                 "give one row per body in each")
+        if isinstance(time, bool) or not isinstance(time, numbers.Real) or not math.isfinite(time):
+            raise ValueError(f"time={time!r}: must be a finite number")
+        settings = cls._settings(settings)
+        settings["softening"] = softening
+        self = cls.__new__(cls)
+        self._adopt(_nbody.Engine.from_arrays(positions, velocities, masses, float(time), settings))
+        return self
+
+    @classmethod
+    def load(cls, path, **settings):
+        """A simulation of the bodies of a tipsy snapshot (standard or little-endian; float32 values,
+        no run settings): ``nbody --load PATH``. ``settings`` as in ``from_arrays``; the softening
+        defaults to the file's."""
+        self = cls.__new__(cls)
+        self._adopt(_nbody.Engine.load(cls._path(path, "path"), cls._settings(settings)))
+        return self
+
+    @classmethod
+    def restart(cls, path, **overrides):
+        """The run a checkpoint holds, continued bit for bit: bodies, step, time, energy baseline and
+        every setting (``nbody --restart PATH``). A setting named in ``overrides`` (dt, softening,
+        integrator, precision, devices...) replaces the file's, with a notice; a new dt goes on from
+        the time reached."""
+        self = cls.__new__(cls)
+        self._adopt(_nbody.Engine.restart(cls._path(path, "path"), cls._settings(overrides)))
+        return self
+
+    @staticmethod
+    def _settings(settings):
+        for key in ("scenario", "n", "seed", "eccentricity"):
+            if key in settings:
+                raise TypeError(f"'{key}' chooses a scenario; the bodies come from elsewhere here")
+        return dict(settings)
+
+    @staticmethod
+    def _path(path, name):
+        import os
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(f"{name}: expected a path, got {type(path).__name__}")
+        path = os.fspath(path)
+        if not path:
+            raise ValueError(f"{name} '': the path is empty; name a file")
+        return path
+
+    def _adopt(self, engine):
+        self._engine = engine
+        self.notices = []
+        self._take_notices()
+
+    def _take_notices(self):
+        for notice in self._engine.take_notices():
+            _log.info("%s", notice)
+            self.notices.append(notice)
+
+    # Running.
+
+    def step(self, k=1):
+        """Advances ``k`` steps (GIL released while the engine works). Ctrl-C raises
+        KeyboardInterrupt after the step in progress; the steps done until then are kept."""
+        self._engine.advance(_whole(k, "k", 0, _MAX_STEPS))
+
+    def run(self, steps=None, t_end=None, callback=None, every=1):
+        """Advances ``steps`` steps, or until the time reaches ``t_end`` (the first step at or past
+        it); give one of the two. ``callback(sim)`` is called every ``every`` steps of this run; when
+        it returns a true value the run stops there. Returns the number of steps done.
+        Ctrl-C raises KeyboardInterrupt within about a step, with the state intact."""
+        if (steps is None) == (t_end is None):
+            raise TypeError("run: give steps or t_end (one of them)")
+        if steps is not None:
+            total = _whole(steps, "steps", 0, _MAX_STEPS)
+        else:
+            if isinstance(t_end, bool) or not isinstance(t_end, numbers.Real) or not math.isfinite(t_end):
+                raise ValueError(f"t_end={t_end!r}: must be a finite time")
+            total = self._engine.steps_to(float(t_end))
+        every = _whole(every, "every", 1, _MAX_STEPS)
+        if callback is not None and not callable(callback):
+            raise TypeError(f"callback: expected a callable, got {type(callback).__name__}")
+        done = 0
+        while done < total:
+            n = min(every, total - done) if callback is not None else total - done
+            self._engine.advance(n)
+            done += n
+            if callback is not None and n == every and callback(self):
+                break
+        return done
+
+    def integrate(self, t_end, callback=None, every=1):
+        """REBOUND's name: ``run(t_end=t_end, ...)``."""
+        return self.run(t_end=t_end, callback=callback, every=every)
+
+    # The state. Each read is a fresh NumPy copy of the state at the current step (the state is
+    # downloaded from the devices once per step and kept until the next): writing into it changes
+    # nothing in the simulation; assign the whole array instead.
+
+    @property
+    def positions(self):
+        """(N, 3) float64 positions: a copy. Assign an (N, 3) array to move the bodies."""
+        return self._engine.positions()
+
+    @positions.setter
+    def positions(self, value):
+        self._engine.set_bodies(self._rows(value, "positions", 3), None, None)
+
+    @property
+    def velocities(self):
+        """(N, 3) float64 velocities: a copy. Assign an (N, 3) array to change them."""
+        return self._engine.velocities()
+
+    @velocities.setter
+    def velocities(self, value):
+        self._engine.set_bodies(None, self._rows(value, "velocities", 3), None)
+
+    @property
+    def masses(self):
+        """(N,) float64 masses: a copy. Assign an (N,) array of positive masses to change them."""
+        return self._engine.masses()
+
+    @masses.setter
+    def masses(self, value):
+        masses = _masses(value)
+        self._check_count(masses, "masses")
+        self._engine.set_bodies(None, None, masses)
+
+    @property
+    def ids(self):
+        """(N,) uint64 body identities: the index, as checkpoints store it (bodies never reorder)."""
+        return np.arange(self.n, dtype=np.uint64)
+
+    @property
+    def types(self):
+        """(N,) uint8 particle families, as tipsy's: 0 gas, 1 dark matter, 2 star (a copy)."""
+        return self._engine.types()
+
+    def _rows(self, value, name, columns):
+        array = _float_array(value, name, columns)
+        self._check_count(array, name)
+        return array
+
+    def _check_count(self, array, name):
+        if array.shape[0] != self.n:
+            raise ValueError(f"{name}: {array.shape[0]} rows for a simulation of {self.n} bodies")
+
+    @property
+    def n(self):
+        """The number of bodies."""
+        return self._engine.bodies
+
+    def __len__(self):
+        return self._engine.bodies
+
+    @property
+    def time(self):
+        """Simulation time: the start's plus steps x dt (never a running sum)."""
+        return self._engine.time
+
+    t = time
+
+    @property
+    def steps(self):
+        """Steps done since the run began (a restart's included)."""
+        return self._engine.steps
+
+    def energy(self):
+        """Total energy, kinetic plus potential (an O(N^2) pass, like a force evaluation)."""
+        return self._engine.energy()
+
+    def diagnostics(self):
+        """What the state says of the system, as the command line's --run reports it: a dict of
+        time, step, kinetic, potential, total, initial_energy, relative_energy_error (|E - E0| / |E0|,
+        E0 at the start of the run, or when bodies were last assigned), momentum, angular_momentum
+        (about the centre of mass), centre_of_mass, mass, virial_ratio (2K/|W|), lagrangian_radii
+        holding the lagrangian_fractions (0.1, 0.5, 0.9) of the mass."""
+        return self._engine.diagnostics()
+
+    # Settings: each assignment takes effect from the next step, the state and clock kept bit for
+    # bit (a new dt goes on from the time reached). A refused one changes nothing.
+
+    def configure(self, **settings):
+        """Changes several settings at once: integrator, dt, damping, softening, precision, backend,
+        numgpus, gpus, weights, threading, launch, exchange, kernel, block_size, fp64_rsqrt,
+        threads."""
+        self._engine.configure(dict(settings))
+        self._take_notices()
+
+    def _setting(name, doc):
+        def get(self):
+            return getattr(self._engine, name)
+
+        def put(self, value):
+            self.configure(**{name: value})
+
+        return property(get, put, doc=doc)
+
+    dt = _setting("dt", "The time step.")
+    softening = _setting("softening", "The Plummer softening length.")
+    integrator = _setting("integrator", "The integrator's name.")
+    damping = _setting("damping", "euler-damped's velocity factor per step.")
+    precision = _setting("precision", "fp32 or fp64.")
+    threading = _setting("threading", "single (one host thread) or workers (one per device).")
+    launch = _setting("launch", "stream or graph (CUDA graphs of 16 steps).")
+    numgpus = property(lambda self: self._engine.device_count,
+                       lambda self, value: self.configure(numgpus=value),
+                       doc="Devices the simulation is split over (GPUs, or host devices on the CPU).")
+    del _setting
+
+    @property
+    def backend(self):
+        """cpu or cuda: where the simulation runs."""
+        return self._engine.backend
+
+    @property
+    def description(self):
+        """One line: backend, devices, kernel, precision, threading."""
+        return self._engine.description
+
+    # Outputs: written whole or not at all.
+
+    def save(self, path, format="standard"):
+        """Writes the state as a tipsy snapshot (float32, no run settings): ``nbody --save``.
+        format: "standard" (big-endian) or "little-endian"."""
+        self._engine.save(self._path(path, "path"), format)
+
+    def checkpoint(self, path):
+        """Writes an HDF5 checkpoint (GADGET/SWIFT layout, the run's precision, every setting):
+        ``Simulation.restart`` or ``nbody --restart`` continue it bit for bit."""
+        self._engine.checkpoint(self._path(path, "path"))
+
+    def __repr__(self):
+        return (f"<nbody.Simulation n={self.n} t={self.time:g} steps={self.steps} {self.integrator} "
+                f"dt={self.dt:g} softening={self.softening:g} {self.description}>")

@@ -1,0 +1,92 @@
+# tests/python/test_build.py - every way to make a simulation, and the values each starts from.
+import numpy as np
+import pytest
+
+import nbody
+
+
+def test_scenario_with_the_command_lines_defaults():
+    sim = nbody.Simulation(n=64, backend="cpu")
+    assert (len(sim), sim.steps, sim.time) == (64, 0, 0.0)
+    assert (sim.integrator, sim.dt, sim.softening, sim.precision) == ("leapfrog", 0.01, 0.01, "fp64")
+    assert sim.backend == "cpu" and sim.numgpus == 1 and sim.threading == "single"
+    assert sim.positions.shape == (64, 3) and sim.velocities.shape == (64, 3) and sim.masses.shape == (64,)
+    assert sim.masses.sum() == pytest.approx(1.0)
+    assert list(sim.ids) == list(range(64))
+    # A disk's softening is its own (the command line's), euler-damped's dt too.
+    assert nbody.Simulation("disk", n=64, backend="cpu").softening == 0.05
+    assert nbody.Simulation(n=64, backend="cpu", integrator="euler-damped").dt == 0.016
+    assert len(nbody.Simulation("two-body", backend="cpu")) == 2
+
+
+def test_the_same_seed_makes_the_same_bodies_and_another_seed_others():
+    a, b, c = (nbody.Simulation(n=32, seed=s, backend="cpu") for s in (1, 1, 2))
+    assert np.array_equal(a.positions, b.positions) and not np.array_equal(a.positions, c.positions)
+
+
+def test_from_arrays_keeps_the_values_exactly(tmp_path):
+    rng = np.random.default_rng(3)
+    pos, vel, m = rng.normal(size=(50, 3)), 0.1 * rng.normal(size=(50, 3)), rng.uniform(0.5, 1.5, 50) / 50
+    sim = nbody.Simulation.from_arrays(pos, vel, m, time=2.5, backend="cpu")
+    assert np.array_equal(sim.positions, pos) and np.array_equal(sim.velocities, vel) and np.array_equal(sim.masses, m)
+    assert sim.time == 2.5 and sim.softening == 0.01
+    # float32 input is widened exactly.
+    sim32 = nbody.Simulation.from_arrays(pos.astype(np.float32), vel.astype(np.float32), m.astype(np.float32),
+                                         backend="cpu")
+    assert np.array_equal(sim32.positions, pos.astype(np.float32).astype(np.float64))
+
+
+def test_load_reads_what_save_wrote(tmp_path):
+    sim = nbody.Simulation(n=40, backend="cpu", softening=0.02)
+    sim.run(steps=3)
+    path = tmp_path / "s.bin"
+    sim.save(path)
+    loaded = nbody.Simulation.load(str(path), backend="cpu")
+    assert len(loaded) == 40 and loaded.softening == pytest.approx(0.02)
+    # tipsy holds float32 values.
+    assert np.array_equal(loaded.positions, sim.positions.astype(np.float32).astype(np.float64))
+    assert any("tipsy" in n for n in loaded.notices)
+
+
+def test_restart_continues_a_checkpoint_with_its_settings(tmp_path):
+    sim = nbody.Simulation(n=40, backend="cpu", integrator="omelyan4", dt=0.02, softening=0.03, precision="fp32")
+    sim.run(steps=5)
+    sim.checkpoint(tmp_path / "c.h5")
+    again = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
+    assert (again.steps, again.time, again.integrator, again.dt, again.softening, again.precision) == (
+        5, sim.time, "omelyan4", 0.02, 0.03, "fp32")
+    assert np.array_equal(again.positions, sim.positions) and np.array_equal(again.velocities, sim.velocities)
+    sim.run(steps=5)
+    again.run(steps=5)
+    assert np.array_equal(again.positions, sim.positions)
+    # A named setting overrides the file's, with a notice.
+    faster = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu", dt=0.01)
+    assert faster.dt == 0.01 and faster.time == pytest.approx(0.1) and any("overrides" in n for n in faster.notices)
+
+
+def test_diagnostics_report_what_the_command_line_does():
+    sim = nbody.Simulation(n=512, backend="cpu")
+    d = sim.diagnostics()
+    assert d["total"] == pytest.approx(d["kinetic"] + d["potential"]) and d["total"] == sim.energy()
+    assert d["relative_energy_error"] == 0.0 and d["mass"] == pytest.approx(1.0)
+    assert np.allclose(d["momentum"], 0, atol=1e-14) and np.allclose(d["centre_of_mass"], 0, atol=1e-14)
+    # A Plummer sphere in Henon units: virial ratio 1, half-mass radius 0.77 (sampling noise at N = 512).
+    assert d["virial_ratio"] == pytest.approx(1.0, abs=0.15)
+    assert d["lagrangian_radii"][1] == pytest.approx(0.769, rel=0.15)
+    assert list(d["lagrangian_fractions"]) == [0.1, 0.5, 0.9]
+    sim.run(steps=10)
+    assert 0 < sim.diagnostics()["relative_energy_error"] < 1e-3
+
+
+def test_devices_lists_what_is_visible():
+    listed = nbody.devices()
+    assert isinstance(listed, list)
+    if not listed:
+        assert nbody.why_no_devices()
+    for d in listed:
+        assert {"ordinal", "name", "memory_bytes", "peers"} <= set(d)
+
+
+def test_repr_says_what_runs():
+    r = repr(nbody.Simulation(n=16, backend="cpu"))
+    assert "n=16" in r and "leapfrog" in r and "cpu" in r

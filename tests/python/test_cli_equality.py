@@ -1,0 +1,116 @@
+# tests/python/test_cli_equality.py - bitwise the same from every door: a run from Python and the same
+# run from the command line (--run --checkpoint, read with h5py) hold the same bits, and each continues
+# the other's checkpoint as if the run had never stopped.
+import h5py
+import numpy as np
+import pytest
+
+import nbody
+
+pytestmark = pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+
+# One configuration per row: command-line options, and Python's keywords for the same run.
+CASES = [
+    (["--scenario", "plummer", "--bodies", 300, "--seed", 7, "--precision", "fp64"],
+     dict(scenario="plummer", n=300, seed=7, precision="fp64")),
+    (["--scenario", "disk", "--bodies", 257, "--precision", "fp32", "--integrator", "omelyan4", "--dt", 0.005],
+     dict(scenario="disk", n=257, precision="fp32", integrator="omelyan4", dt=0.005)),
+    (["--scenario", "collision", "--bodies", 200, "--precision", "fp64", "--integrator", "euler-damped"],
+     dict(scenario="collision", n=200, precision="fp64", integrator="euler-damped")),
+]
+
+
+def read(path):
+    with h5py.File(path, "r") as f:
+        g = f["PartType1"]
+        order = np.argsort(g["ParticleIDs"][:])
+        header = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["Header"].attrs.items()}
+        return ({k: g[k][:][order] for k in ("Coordinates", "Velocities", "Masses")}, header)
+
+
+def same_bits(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("cli_args,keywords", CASES)
+def test_run_equals_the_command_lines_run(tmp_path, cli, cli_args, keywords):
+    cli("--run", *cli_args, "--steps", 12, "--checkpoint", tmp_path / "cli.h5")
+    sim = nbody.Simulation(backend="cpu", **keywords)
+    assert sim.run(steps=12) == 12
+    sim.checkpoint(tmp_path / "py.h5")
+    want, want_header = read(tmp_path / "cli.h5")
+    got, got_header = read(tmp_path / "py.h5")
+    for key in want:
+        assert same_bits(got[key], want[key]), key
+    for key in ("Step", "Time", "Dt", "Softening", "Damping", "Integrator", "Precision", "Scenario", "Seed",
+                "InitialEnergy", "Checksum"):
+        assert got_header[key] == want_header[key], key
+    # The arrays Python hands out are the same state: fp32 values widened exactly.
+    assert np.array_equal(sim.positions, want["Coordinates"].astype(np.float64))
+    assert np.array_equal(sim.velocities, want["Velocities"].astype(np.float64))
+    assert sim.time == want_header["Time"]
+
+
+def test_several_devices_and_workers_give_the_same_bits(tmp_path, cli):
+    cli("--run", *CASES[0][0], "--steps", 12, "--checkpoint", tmp_path / "cli.h5")
+    sim = nbody.Simulation(backend="cpu", numgpus=3, threading="workers", **CASES[0][1])
+    sim.run(steps=12)
+    want, _ = read(tmp_path / "cli.h5")
+    assert same_bits(sim.positions, want["Coordinates"]) and same_bits(sim.velocities, want["Velocities"])
+
+
+def test_python_continues_the_command_lines_checkpoint_bit_for_bit(tmp_path, cli):
+    cli("--run", *CASES[1][0], "--steps", 8, "--checkpoint", tmp_path / "half.h5")
+    cli("--run", *CASES[1][0], "--steps", 16, "--checkpoint", tmp_path / "whole.h5")
+    sim = nbody.Simulation.restart(tmp_path / "half.h5", backend="cpu")
+    assert sim.steps == 8
+    sim.run(steps=8)
+    sim.checkpoint(tmp_path / "py.h5")
+    want, want_header = read(tmp_path / "whole.h5")
+    got, got_header = read(tmp_path / "py.h5")
+    for key in want:
+        assert same_bits(got[key], want[key]), key
+    assert got_header["Checksum"] == want_header["Checksum"]
+
+
+def test_the_command_line_continues_pythons_checkpoint_bit_for_bit(tmp_path, cli):
+    cli("--run", *CASES[0][0], "--steps", 16, "--checkpoint", tmp_path / "whole.h5")
+    sim = nbody.Simulation(backend="cpu", **CASES[0][1])
+    sim.run(steps=8)
+    sim.checkpoint(tmp_path / "py.h5")
+    cli("--run", "--restart", tmp_path / "py.h5", "--steps", 8, "--checkpoint", tmp_path / "continued.h5")
+    want, want_header = read(tmp_path / "whole.h5")
+    got, got_header = read(tmp_path / "continued.h5")
+    for key in want:
+        assert same_bits(got[key], want[key]), key
+    assert got_header["Checksum"] == want_header["Checksum"]
+
+
+def test_steering_keeps_the_state_bit_for_bit(tmp_path, cli):
+    """dt, softening and integrator changed between steps continue exactly as the command line's
+    restart with the same options does; a device count or threading change alters nothing."""
+    sim = nbody.Simulation(backend="cpu", **CASES[0][1])
+    sim.run(steps=6)
+    sim.checkpoint(tmp_path / "at6.h5")
+    sim.numgpus = 2
+    sim.threading = "workers"
+    sim.configure(dt=0.004, softening=0.02, integrator="yoshida4")
+    assert (sim.numgpus, sim.threading, sim.dt, sim.softening, sim.integrator) == (2, "workers", 0.004, 0.02, "yoshida4")
+    sim.run(steps=6)
+    cli("--run", "--restart", tmp_path / "at6.h5", "--dt", 0.004, "--softening", 0.02, "--integrator", "yoshida4",
+        "--steps", 6, "--checkpoint", tmp_path / "cli.h5")
+    want, want_header = read(tmp_path / "cli.h5")
+    assert same_bits(sim.positions, want["Coordinates"]) and same_bits(sim.velocities, want["Velocities"])
+    assert sim.time == want_header["Time"] and sim.steps == want_header["Step"] == 12
+
+
+def test_assigned_bodies_step_as_a_run_started_from_them():
+    sim = nbody.Simulation(n=100, backend="cpu")
+    sim.run(steps=4)
+    pos, vel, m = sim.positions * 1.01, sim.velocities * 0.99, sim.masses
+    sim.positions, sim.velocities = pos, vel
+    assert np.array_equal(sim.positions, pos) and sim.steps == 4
+    fresh = nbody.Simulation.from_arrays(pos, vel, m, time=sim.time, backend="cpu")
+    sim.run(steps=5)
+    fresh.run(steps=5)
+    assert np.array_equal(sim.positions, fresh.positions) and np.array_equal(sim.velocities, fresh.velocities)

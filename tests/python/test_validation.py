@@ -1,0 +1,114 @@
+# tests/python/test_validation.py - bad input is refused before any work, with the command line's rules
+# and a message naming the argument: ValueError for a bad value, TypeError for a value of the wrong kind.
+import numpy as np
+import pytest
+
+import nbody
+
+GOOD = dict(positions=np.zeros((4, 3)) + np.arange(4)[:, None], velocities=np.zeros((4, 3)), masses=np.full(4, 0.25))
+
+
+def from_arrays(**changes):
+    arrays = dict(GOOD, **changes)
+    return nbody.Simulation.from_arrays(arrays["positions"], arrays["velocities"], arrays["masses"], backend="cpu")
+
+
+@pytest.mark.parametrize("changes,error,message", [
+    (dict(positions=np.zeros((4, 2))), ValueError, r"positions: shape \(4, 2\); expected \(N, 3\)"),
+    (dict(velocities=np.zeros(12)), ValueError, r"velocities: shape \(12,\); expected \(N, 3\)"),
+    (dict(masses=np.full((4, 1), 0.25)), ValueError, r"masses: shape \(4, 1\); expected \(N,\)"),
+    (dict(positions=np.zeros((0, 3)), velocities=np.zeros((0, 3)), masses=np.zeros(0)), ValueError,
+     "positions: no bodies"),
+    (dict(velocities=np.zeros((3, 3))), ValueError, "velocities: 3 bodies, positions has 4"),
+    (dict(positions=np.where(np.eye(4, 3) > 0, np.nan, 1.0)), ValueError, "positions: body 0 has a value that is not finite"),
+    (dict(velocities=np.full((4, 3), np.inf)), ValueError, "velocities: body 0 has a value that is not finite"),
+    (dict(masses=np.array([0.25, 0.25, -1.0, 0.25])), ValueError, "masses: body 2 has mass -1.0; masses must be positive"),
+    (dict(masses=np.array([0.25, 0.0, 0.25, 0.25])), ValueError, "masses: body 1 has mass 0.0"),
+    (dict(masses=np.ones(4, dtype=np.int64)), TypeError, "masses: expected a float64 or float32 array, got dtype int64"),
+    (dict(positions="bodies.txt"), TypeError, "positions: expected a float64 or float32 array"),
+])
+def test_bad_arrays_are_refused_naming_the_argument(changes, error, message):
+    with pytest.raises(error, match=message):
+        from_arrays(**changes)
+
+
+@pytest.mark.parametrize("keywords,error,message", [
+    (dict(precision="fp16"), ValueError, "precision='fp16': valid: fp32, fp64"),
+    (dict(integrator="leapfrg"), ValueError, "integrator='leapfrg': valid: leapfrog, "),
+    (dict(scenario="galaxy"), ValueError, "scenario='galaxy': valid: plummer, "),
+    (dict(threading="many"), ValueError, "threading='many': valid: single, workers"),
+    (dict(n=0), ValueError, "n=0: must be a whole number from 1 to 1073741824"),
+    (dict(n=2.5), TypeError, "n: expected a whole number, got 2.5"),
+    (dict(n=True), TypeError, "n: expected a whole number"),
+    (dict(dt=-1.0), ValueError, "dt=-1.0: must be a positive number of at most 1e12"),
+    (dict(dt=float("nan")), ValueError, "dt=nan: must be a positive number"),
+    (dict(softening=0.0), ValueError, "softening=0.0: must be a positive length of at most 1e12"),
+    (dict(softening=1e-15, precision="fp32"), ValueError, "too small for fp32"),
+    (dict(damping=1.5), ValueError, r"damping=1.5: must be in \(0, 1\]"),
+    (dict(numgpus=0), ValueError, "numgpus=0: must be a whole number from 1 to 256"),
+    (dict(numgpus=2, gpus=[0]), ValueError, "numgpus=2 and gpus with 1 GPUs disagree"),
+    (dict(gpus=[0]), ValueError, "--gpus applies to the CUDA backend"),
+    (dict(weights=[1, -1]), ValueError, "is not a relative share"),
+    (dict(numgpus=2, weights=[1, 1, 1]), ValueError, "3 weights for 2 devices"),
+    (dict(seed=-1), ValueError, "seed=-1: must be a whole number from 0"),
+    (dict(scenario="two-body", n=3), ValueError, "the two-body scenario has exactly 2 bodies"),
+    (dict(precision=64), TypeError, "precision: expected a name"),
+])
+def test_bad_options_are_refused_with_the_command_lines_rules(keywords, error, message):
+    with pytest.raises(error, match=message):
+        nbody.Simulation(**dict(dict(n=16, backend="cpu"), **keywords))
+
+
+def test_asking_for_cuda_where_there_is_none_says_why():
+    if nbody.devices():
+        pytest.skip("a GPU is visible")
+    with pytest.raises(ValueError, match="--backend cuda: "):
+        nbody.Simulation(n=16, backend="cuda")
+
+
+def test_bad_files_are_refused_naming_them(tmp_path):
+    with pytest.raises(ValueError, match="nope.bin"):
+        nbody.Simulation.load(tmp_path / "nope.bin", backend="cpu")
+    (tmp_path / "junk.h5").write_bytes(b"not hdf5")
+    with pytest.raises(ValueError, match="junk.h5"):
+        nbody.Simulation.restart(tmp_path / "junk.h5", backend="cpu")
+    with pytest.raises(ValueError, match="path '': the path is empty"):
+        nbody.Simulation.load("")
+    with pytest.raises(TypeError, match="'n' chooses a scenario"):
+        nbody.Simulation.load(tmp_path / "x.bin", n=5)
+    sim = nbody.Simulation(n=8, backend="cpu")
+    with pytest.raises(ValueError, match="the folder .* does not exist"):
+        sim.checkpoint(tmp_path / "missing" / "c.h5")
+    with pytest.raises(ValueError, match="format='big': valid: standard, little-endian"):
+        sim.save(tmp_path / "s.bin", format="big")
+
+
+def test_a_refused_change_changes_nothing():
+    sim = nbody.Simulation(n=32, backend="cpu")
+    sim.run(steps=3)
+    before = (sim.positions, sim.dt, sim.softening, sim.integrator, sim.steps)
+    for change, error in ((dict(dt=0.0), ValueError), (dict(integrator="rk4"), ValueError),
+                          (dict(softening=-1.0), ValueError), (dict(numgpus=300), ValueError),
+                          (dict(n=10), TypeError), (dict(colour="red"), TypeError)):
+        with pytest.raises(error):
+            sim.configure(**change)
+    with pytest.raises(ValueError, match="positions: 5 rows for a simulation of 32 bodies"):
+        sim.positions = np.zeros((5, 3))
+    with pytest.raises(ValueError, match="masses: body 3 has mass"):
+        sim.masses = np.where(np.arange(32) == 3, -1.0, 1.0 / 32)
+    with pytest.raises(ValueError, match="velocities: body 0 has a value that is not finite"):
+        sim.velocities = np.full((32, 3), np.nan)
+    after = (sim.positions, sim.dt, sim.softening, sim.integrator, sim.steps)
+    assert np.array_equal(before[0], after[0]) and before[1:] == after[1:]
+
+
+def test_run_needs_steps_or_t_end_and_stops_at_t_end():
+    sim = nbody.Simulation(n=16, backend="cpu", dt=0.1)
+    with pytest.raises(TypeError, match="give steps or t_end"):
+        sim.run()
+    with pytest.raises(TypeError, match="give steps or t_end"):
+        sim.run(steps=1, t_end=1.0)
+    with pytest.raises(ValueError, match="steps=-1"):
+        sim.run(steps=-1)
+    assert sim.run(t_end=1.05) == 11 and sim.time >= 1.05 and sim.time - 0.1 < 1.05
+    assert sim.run(t_end=0.5) == 0
