@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <new>
 
@@ -87,13 +88,14 @@ void check_checkpoint_series(const RunOutputs& o, std::uint64_t first, std::uint
   }
 }
 
-// A sample of the diagnostics series, taken at its step and measured later, while the devices
-// run the next steps.
+// A sample of the diagnostics series, taken at its step and measured on a thread of its own while
+// the devices run the next steps (the host may wait in advance() for room in a launch queue).
 struct PendingSample {
   bool taken = false;
   std::uint64_t step = 0;
   double time = 0.0, wall = 0.0, potential = 0.0;
-  sim::BodySet state;  // reused from sample to sample
+  sim::BodySet state;  // reused from sample to sample; only the measuring thread reads it meanwhile
+  std::future<sim::Diagnostics> measured;
 };
 
 // Gives the series its name; a series that cannot be published keeps its rows in the partial file.
@@ -205,9 +207,10 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   auto measure_pending = [&] {
     if (!pending.taken) return;
     pending.taken = false;
+    sim::Diagnostics const measured = pending.measured.get();
     agree(ranks, [&] { check_finite(pending.state, pending.step); });  // a blown-up run stops with a clear error
     keep(pending.state);
-    write_row(pending.step, pending.time, pending.wall, sim::measure(pending.state, pending.potential));
+    write_row(pending.step, pending.time, pending.wall, measured);
   };
   // Snapshots for analysis: the start, every K steps, the end; one that cannot be written costs only
   // itself, as a checkpoint of the series does.
@@ -250,7 +253,8 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
         pending.step = now_step;
         pending.time = sim.time();
         pending.wall = seconds_since(t0);
-        pending.taken = true;  // checked, kept and measured while the next steps run
+        pending.taken = true;  // measured, checked and kept while the next steps run
+        pending.measured = std::async(std::launch::async, [&pending] { return sim::measure(pending.state, pending.potential); });
       }
       if (due(every, now_step)) {
         std::string const path = series_path(o.checkpoint, now_step);

@@ -31,7 +31,7 @@ import tempfile
 
 LOG_PAGES = {"docs/benchmarks.md"}
 # Options of other programs that the pages name at the start of an inline code span.
-FOREIGN = {"--mca": "mpirun (Open MPI)", "--no-tests": "ctest"}
+FOREIGN = {"--mca": "mpirun (Open MPI)", "--no-tests": "ctest", "--config-settings": "pip"}
 
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)", re.S)

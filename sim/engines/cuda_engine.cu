@@ -76,7 +76,8 @@ class CudaEngine final : public CudaSliceEngine {
     acceleration_ = gpu::DeviceBuffer<Real4<Real>>(config.device, std::max<std::size_t>(config.slice.count, 1));
     if (split_ || (config.split_forces && kernel_ == Kernel::fast && layout_.count > 1))
       partial_ = gpu::DeviceBuffer<Real4<Real>>(config.device, layout_.count * config.slice.count);
-    potential_ = gpu::DeviceBuffer<double>(config.device, std::max<std::size_t>(config.slice.count, 1));
+    potential_ = gpu::DeviceBuffer<double>(config.device,
+                                           std::max<std::size_t>(config.slice.count, 1) * kernels::kPotentialParts);
   }
 
   ~CudaEngine() override {
@@ -252,16 +253,17 @@ class CudaEngine final : public CudaSliceEngine {
     if (n == 0) return 0.0;
     gpu::DeviceGuard guard(config_.device);
     double const eps2 = config_.softening * config_.softening;
-    kernels::slice_potential<Real>
-        <<<blocks_for(n, kernels::kPotentialBlock), kernels::kPotentialBlock, 0, stream_.get()>>>(
-            current().data(), int(config_.bodies), int(config_.slice.begin), int(n), eps2, potential_.data());
+    dim3 const grid(unsigned(blocks_for(n, kernels::kPotentialBlock)), unsigned(kernels::kPotentialParts));
+    kernels::slice_potential<Real><<<grid, kernels::kPotentialBlock, 0, stream_.get()>>>(
+        current().data(), int(config_.bodies), int(config_.slice.begin), int(n), eps2, potential_.data());
     NBODY_CHECK_LAUNCH(stream_.get());
-    potential_host_.resize(n);
-    NBODY_CUDA_CHECK(cudaMemcpyAsync(potential_host_.data(), potential_.data(), n * sizeof(double),
+    potential_host_.resize(n * kernels::kPotentialParts);
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(potential_host_.data(), potential_.data(), potential_host_.size() * sizeof(double),
                                      cudaMemcpyDeviceToHost, stream_.get()));
     NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-    double total = 0.0;
-    for (double x : potential_host_) total += x;
+    double total = 0.0;  // body by body, each body's parts in order
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t p = 0; p < std::size_t(kernels::kPotentialParts); ++p) total += potential_host_[p * n + i];
     // The kernel counts each pair once, from one of its bodies; the engine's sum counts it from both.
     return 2.0 * total;
   }
@@ -479,7 +481,8 @@ std::size_t cuda_engine_bytes(const EngineConfig& config) {
   std::size_t const real4 = config.precision == Precision::fp32 ? 16 : 32;
   SegmentLayout const layout = kernels::segment_layout(config.bodies);
   // two padded position buffers, velocity + acceleration (+ split partials, at most) + potential
-  return 2 * real4 * layout.padded() + (2 + layout.count) * real4 * config.slice.count + 8 * config.slice.count;
+  return 2 * real4 * layout.padded() + (2 + layout.count) * real4 * config.slice.count +
+         8 * std::size_t(kernels::kPotentialParts) * config.slice.count;
 }
 
 }  // namespace nbody::sim

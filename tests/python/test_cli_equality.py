@@ -21,11 +21,19 @@ CASES = [
 
 
 def read(path):
+    """A checkpoint's bodies in body order (every family group, by ParticleIDs), its positions as the
+    run held them: (Coordinates - Shift) + CoordinateRoundoff, exactly (sim/io/checkpoint.h)."""
     with h5py.File(path, "r") as f:
-        g = f["PartType1"]
-        order = np.argsort(g["ParticleIDs"][:])
         header = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["Header"].attrs.items()}
-        return ({k: g[k][:][order] for k in ("Coordinates", "Velocities", "Masses")}, header)
+        groups = [f[g] for g in sorted(f) if g.startswith("PartType")]
+        ids = np.concatenate([g["ParticleIDs"][:] for g in groups])
+        order = np.argsort(ids)
+        x = np.concatenate([g["Coordinates"][:] for g in groups])
+        positions = (x - x.dtype.type(header["Shift"][0])) + np.concatenate([g["CoordinateRoundoff"][:] for g in groups])
+        bodies = {"Coordinates": positions}
+        for k in ("Velocities", "Masses"):
+            bodies[k] = np.concatenate([g[k][:] for g in groups])
+        return ({k: v[order] for k, v in bodies.items()}, header)
 
 
 def same_bits(a, b):
