@@ -287,26 +287,19 @@ int run_simulation(const Options& o) {
   // Outputs the user asked for are missing: the run's other outputs are whole, but the exit code says
   // that not everything was written (1), unless an interrupt's code says more.
   bool lost = false;
-  if (!r.checkpoints_not_written.empty() && writes_outputs()) {
-    auto const& missing = r.checkpoints_not_written;
+  // "error: 2 of 5 snapshots not written (a, b; see the warnings above)...": the first three named.
+  auto report_lost = [&](const std::vector<std::string>& missing, std::uint64_t written, const char* what) {
+    if (missing.empty() || !writes_outputs()) return;
     std::string names;
     for (std::size_t k = 0; k < std::min<std::size_t>(missing.size(), 3); ++k) names += (k ? ", " : "") + missing[k];
     if (missing.size() > 3) names += " and " + std::to_string(missing.size() - 3) + " more";
-    std::fprintf(stderr, "error: %zu of %llu periodic checkpoints not written (%s; see the warnings above); the run "
-                 "and its final outputs are complete\n",
-                 missing.size(), (unsigned long long)(missing.size() + r.checkpoints_written), names.c_str());
+    std::fprintf(stderr, "error: %zu of %llu %s not written (%s; see the warnings above); the run and its final "
+                 "outputs are complete\n",
+                 missing.size(), (unsigned long long)(missing.size() + written), what, names.c_str());
     lost = true;
-  }
-  if (!r.snapshots_not_written.empty() && writes_outputs()) {
-    auto const& missing = r.snapshots_not_written;
-    std::string names;
-    for (std::size_t k = 0; k < std::min<std::size_t>(missing.size(), 3); ++k) names += (k ? ", " : "") + missing[k];
-    if (missing.size() > 3) names += " and " + std::to_string(missing.size() - 3) + " more";
-    std::fprintf(stderr, "error: %zu of %llu snapshots not written (%s; see the warnings above); the run and its "
-                 "final outputs are complete\n",
-                 missing.size(), (unsigned long long)(missing.size() + r.snapshots_written), names.c_str());
-    lost = true;
-  }
+  };
+  report_lost(r.checkpoints_not_written, r.checkpoints_written, "periodic checkpoints");
+  report_lost(r.snapshots_not_written, r.snapshots_written, "snapshots");
   if (!r.diagnostics_failure.empty() && writes_outputs()) {
     std::fprintf(stderr, "error: the diagnostics series %s is incomplete (%s); the rows taken are in %s\n",
                  o.diagnostics.c_str(), r.diagnostics_failure.c_str(), driver::partial_path(o.diagnostics).c_str());

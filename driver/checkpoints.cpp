@@ -88,8 +88,36 @@ std::pair<std::string, std::string> snapshot_name(const std::string& base) {
 }
 
 // Looking at every name of a long series would cost more than the run's start; beyond this many,
-// the first and the last (the longest) are checked, and of the others those the folder already holds.
+// the names that exist are found by reading the folder instead.
 constexpr std::uint64_t kSeriesNamesChecked = 10000;
+
+// Where a series' file name holds its step: "out/run_00000100.h5" is "out/run_", the digits, ".h5".
+// Found from the series' own naming, so the two cannot disagree.
+struct SeriesName {
+  std::string prefix, suffix;  // file names only, without the folder
+};
+
+SeriesName series_name(const std::function<std::string(std::uint64_t)>& path_of) {
+  namespace fs = std::filesystem;
+  std::string const zeros = fs::path(path_of(0)).filename().string();
+  std::string const ones = fs::path(path_of(11111111)).filename().string();
+  std::size_t start = 0;
+  while (start < zeros.size() && zeros[start] == ones[start]) ++start;
+  return {zeros.substr(0, start), zeros.substr(std::min(zeros.size(), start + 8))};
+}
+
+// The step a file name of the series stands for, if it is one.
+std::optional<std::uint64_t> series_step(const std::function<std::string(std::uint64_t)>& path_of,
+                                         const SeriesName& n, const std::string& file) {
+  if (file.size() <= n.prefix.size() + n.suffix.size() || file.compare(0, n.prefix.size(), n.prefix) != 0 ||
+      file.compare(file.size() - n.suffix.size(), n.suffix.size(), n.suffix) != 0)
+    return std::nullopt;
+  std::string const digits = file.substr(n.prefix.size(), file.size() - n.prefix.size() - n.suffix.size());
+  if (digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  std::uint64_t const step = std::stoull(digits);
+  if (std::filesystem::path(path_of(step)).filename().string() != file) return std::nullopt;  // "_0100"
+  return step;
+}
 
 }  // namespace
 
@@ -100,40 +128,37 @@ std::string SnapshotSeries::path(std::uint64_t step) const {
   return prefix + digits + suffix;
 }
 
-void SnapshotSeries::check(std::uint64_t first, std::uint64_t last,
-                           const std::vector<std::pair<std::string, std::string>>& others) const {
-  if (!enabled()) return;
+void check_step_series(const std::function<std::string(std::uint64_t)>& path_of, std::uint64_t every,
+                       std::uint64_t first, std::uint64_t last, const std::vector<std::uint64_t>& also,
+                       const std::string& what, const std::vector<std::pair<std::string, std::string>>& others) {
   namespace fs = std::filesystem;
-  std::string const what = "--snapshots";
-  std::vector<std::uint64_t> steps{first, last};
+  auto due = [&](std::uint64_t step) {
+    return (every && step > first && step <= last && step % every == 0) ||
+           std::find(also.begin(), also.end(), step) != also.end();
+  };
+  std::vector<std::uint64_t> steps = also;
   std::uint64_t const first_due = every ? (first / every + 1) * every : 0;
-  std::uint64_t const count = every ? last / every - first / every : 0;
+  std::uint64_t const count = every && last >= first_due ? (last - first_due) / every + 1 : 0;
+  SeriesName const name = series_name(path_of);
   if (count <= kSeriesNamesChecked) {
-    for (std::uint64_t step = first_due; count && step <= last; step += every) steps.push_back(step);
+    for (std::uint64_t k = 0; k < count; ++k) steps.push_back(first_due + k * every);
   } else {
+    // The first and the last: the last has the longest name (a step past 99,999,999 has more digits).
     steps.push_back(first_due);
-    auto const [prefix, suffix] = snapshot_name(base);
-    fs::path const folder = fs::path(path(first)).parent_path();
-    std::string const stem = fs::path(prefix + "0").filename().string();
-    std::string const start = stem.substr(0, stem.size() - 1);
+    steps.push_back(last / every * every);
+    fs::path const folder = fs::path(path_of(first_due)).parent_path();
     std::error_code ec;
-    for (fs::directory_iterator it(folder.empty() ? fs::path(".") : folder, ec), end; !ec && it != end;
-         it.increment(ec)) {
-      std::string const name = it->path().filename().string();
-      if (name.size() <= start.size() + suffix.size() || name.compare(0, start.size(), start) != 0 ||
-          name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-        continue;
-      std::string const digits = name.substr(start.size(), name.size() - start.size() - suffix.size());
-      if (digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::uint64_t const step = std::stoull(digits);
-      if (step > first && step < last && step % every == 0) steps.push_back(step);
+    for (fs::directory_iterator it(folder.empty() ? fs::path(".") : folder, ec), end; !ec && it != end; it.increment(ec)) {
+      auto const step = series_step(path_of, name, it->path().filename().string());
+      if (step && due(*step)) steps.push_back(*step);
     }
   }
-  for (std::uint64_t step : steps) {
-    check_output_path(path(step), what);
-    // Another output of the run may not be one of the series' files.
-    for (auto const& [option, other] : others)
-      if (!other.empty()) check_distinct_outputs({{what + " (step " + std::to_string(step) + ")", path(step)}, {option, other}});
+  for (std::uint64_t step : steps) check_output_path(path_of(step), what);
+  // Another output named like a file of the series would be replaced by it, or replace it.
+  for (auto const& [option, path] : others) {
+    if (path.empty()) continue;
+    auto const step = series_step(path_of, name, fs::path(path).filename().string());
+    if (step && due(*step)) check_distinct_outputs({{what, path_of(*step)}, {option, path}});
   }
 }
 

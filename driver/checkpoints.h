@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -55,10 +56,17 @@ struct SnapshotSeries {
     return due_any() ? std::min(count, every - step % every) : count;
   }
   bool due_any() const { return enabled() && every != 0; }
-  // Every name a run from step `first` to `last` writes, checked before the run like the other
-  // outputs (core/output_path.h), and none the same file as one of `others` (option, path).
-  void check(std::uint64_t first, std::uint64_t last,
-             const std::vector<std::pair<std::string, std::string>>& others) const;
 };
+
+// The files of a series named after their steps by `path_of` (series_path for checkpoints,
+// SnapshotSeries::path): those at the multiples of `every` in (first, last] (none when 0) and at the
+// steps `also`, checked before the run like the other outputs (core/output_path.h), `what` naming the
+// option in a message; none may be a file of `others` (option, path). A name that does not exist yet
+// can only fail through its folder, which all names share, or through its length: past 10,000 names
+// the first and the last (longest) are checked, and of the others those the folder already holds, so
+// what is said holds for every name.
+void check_step_series(const std::function<std::string(std::uint64_t)>& path_of, std::uint64_t every,
+                       std::uint64_t first, std::uint64_t last, const std::vector<std::uint64_t>& also,
+                       const std::string& what, const std::vector<std::pair<std::string, std::string>>& others);
 
 }  // namespace nbody::driver

@@ -2,7 +2,7 @@
 #include "driver/run.h"
 
 #include <algorithm>
-#include <filesystem>
+#include <functional>
 #include <future>
 #include <memory>
 #include <new>
@@ -18,75 +18,6 @@
 
 namespace nbody::driver {
 namespace {
-
-namespace fs = std::filesystem;
-
-// Where a series name holds its step: "out/run_00000100.h5" is "out/run_", the digits, ".h5".
-// Found from series_path itself, so the two cannot disagree.
-struct SeriesName {
-  std::string prefix, suffix;  // file names only, without the folder
-};
-
-SeriesName series_name(const std::string& checkpoint) {
-  std::string const zeros = fs::path(series_path(checkpoint, 0)).filename().string();
-  std::string const ones = fs::path(series_path(checkpoint, 11111111)).filename().string();
-  std::size_t start = 0;
-  while (start < zeros.size() && zeros[start] == ones[start]) ++start;
-  return {zeros.substr(0, start), zeros.substr(std::min(zeros.size(), start + 8))};
-}
-
-// The step a file name of the series stands for, if it is one.
-std::optional<std::uint64_t> series_step(const std::string& checkpoint, const SeriesName& n, const std::string& file) {
-  if (file.size() <= n.prefix.size() + n.suffix.size() || file.compare(0, n.prefix.size(), n.prefix) != 0 ||
-      file.compare(file.size() - n.suffix.size(), n.suffix.size(), n.suffix) != 0)
-    return std::nullopt;
-  std::string const digits = file.substr(n.prefix.size(), file.size() - n.prefix.size() - n.suffix.size());
-  if (digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  std::uint64_t const step = std::stoull(digits);
-  if (fs::path(series_path(checkpoint, step)).filename().string() != file) return std::nullopt;  // "_0100"
-  return step;
-}
-
-// Looking at every name of a long series would cost more than the run's start; beyond this many,
-// the names that exist are found by reading the folder instead.
-constexpr std::uint64_t kSeriesNamesChecked = 10000;
-
-// Every checkpoint the series will write in steps (first, last]: none may be a directory, a symlink,
-// a FIFO or a file the user may not write, and none may be another output's file. A name that does
-// not exist yet can only fail through its folder, which all names share, or through its length: past
-// kSeriesNamesChecked names, the first and the last (longest) are checked, and of the others only
-// those the folder already holds, so what is said holds for every name.
-void check_checkpoint_series(const RunOutputs& o, std::uint64_t first, std::uint64_t last) {
-  std::uint64_t const every = o.checkpoint_every;
-  if (!every || o.checkpoint.empty() || last / every == first / every) return;  // none falls due
-  std::string const what = "--checkpoint-every " + std::to_string(every) + " writes";
-  std::uint64_t const first_due = (first / every + 1) * every, count = last / every - first / every;
-  auto due = [&](std::uint64_t step) { return step > first && step <= last && step % every == 0; };
-  SeriesName const name = series_name(o.checkpoint);
-  if (count <= kSeriesNamesChecked) {
-    for (std::uint64_t step = first_due; step <= last; step += every)
-      check_output_path(series_path(o.checkpoint, step), what);
-  } else {
-    // The first and the last: the last has the longest name (a step past 99,999,999 has more digits).
-    check_output_path(series_path(o.checkpoint, first_due), what);
-    check_output_path(series_path(o.checkpoint, last / every * every), what);
-    fs::path const folder = fs::path(series_path(o.checkpoint, first_due)).parent_path();
-    std::error_code ec;
-    for (fs::directory_iterator it(folder.empty() ? fs::path(".") : folder, ec), end; !ec && it != end; it.increment(ec)) {
-      auto const step = series_step(o.checkpoint, name, it->path().filename().string());
-      if (step && due(*step)) check_output_path(series_path(o.checkpoint, *step), what);
-    }
-  }
-  // Another output named like a checkpoint of the series would be replaced by it, or replace it.
-  for (auto const& [option, path] :
-       {std::pair<std::string, std::string>{"--save", o.save}, {"--diagnostics", o.diagnostics}}) {
-    if (path.empty()) continue;
-    auto const step = series_step(o.checkpoint, name, fs::path(path).filename().string());
-    if (step && due(*step))
-      check_distinct_outputs({{"--checkpoint-every " + std::to_string(every), series_path(o.checkpoint, *step)},
-                              {option, path}});
-  }
-}
 
 // A sample of the diagnostics series, taken at its step and measured on a thread of its own while
 // the devices run the next steps (the host may wait in advance() for room in a launch queue).
@@ -114,12 +45,14 @@ void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result,
 
 void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last,
                        const std::vector<std::pair<std::string, std::string>>& others) {
-  check_checkpoint_series(o, first, last);
-  if (o.snapshots.enabled()) {
-    auto all = others;
-    all.insert(all.end(), {{"--checkpoint", o.checkpoint}, {"--save", o.save}, {"--diagnostics", o.diagnostics}});
-    o.snapshots.check(first, last, all);
-  }
+  auto all = others;
+  all.insert(all.end(), {{"--checkpoint", o.checkpoint}, {"--save", o.save}, {"--diagnostics", o.diagnostics}});
+  if (o.checkpoint_every && !o.checkpoint.empty())
+    check_step_series([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, o.checkpoint_every, first,
+                      last, {}, "--checkpoint-every " + std::to_string(o.checkpoint_every) + " writes", all);
+  if (o.snapshots.enabled())
+    check_step_series([&](std::uint64_t step) { return o.snapshots.path(step); }, o.snapshots.every, first, last,
+                      {first, last}, "--snapshots", all);
   if (!o.diagnostics.empty()) {
     series_format(o.diagnostics);
     check_output_path(o.diagnostics, "--diagnostics");
@@ -214,21 +147,29 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   };
   // Snapshots for analysis: the start, every K steps, the end; one that cannot be written costs only
   // itself, as a checkpoint of the series does.
+  // A file of a series that cannot be written (the disk filled up, the name became a directory) costs
+  // only itself: a warning, and the run goes on to its final outputs.
+  auto series_file = [&](const std::string& path, const char* what, std::uint64_t& written,
+                         std::vector<std::string>& lost, const std::function<void()>& write) {
+    try {
+      write();
+      ++written;
+      observer.note(std::string(what) + " " + path);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const std::runtime_error& e) {  // InputError, RuntimeFailure; JobFailure with several ranks
+      lost.push_back(path);
+      observer.warning(std::string("warning: ") + what + " not written: " + e.what() + "; the run goes on");
+    }
+  };
   std::optional<std::uint64_t> snapshot_at;
   auto snapshot = [&] {
     if (!o.snapshots.enabled() || snapshot_at == sim.steps_done()) return;
     std::string const path = o.snapshots.path(sim.steps_done());
-    try {
+    series_file(path, "snapshot", result.snapshots_written, result.snapshots_not_written, [&] {
       write_snapshot(path, setup, sim, o.snapshots.precision);
       snapshot_at = sim.steps_done();
-      ++result.snapshots_written;
-      observer.note("snapshot " + path);
-    } catch (const Interrupted&) {
-      throw;
-    } catch (const std::runtime_error& e) {  // InputError, RuntimeFailure; JobFailure with several ranks
-      result.snapshots_not_written.push_back(path);
-      observer.warning(std::string("warning: snapshot not written: ") + e.what() + "; the run goes on");
-    }
+    });
   };
   auto due = [](std::uint64_t k, std::uint64_t step) { return k && step % k == 0; };
   auto until_due = [](std::uint64_t k, std::uint64_t step) { return k ? k - step % k : ~std::uint64_t(0); };
@@ -258,21 +199,11 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       }
       if (due(every, now_step)) {
         std::string const path = series_path(o.checkpoint, now_step);
-        // A blown-up run still stops here; a file that cannot be written (the disk filled up, the name
-        // became a directory) costs only itself: the run goes on to its final outputs.
         sim::BodySet const now = sim.state();
-        agree(ranks, [&] { check_finite(now, now_step); });
+        agree(ranks, [&] { check_finite(now, now_step); });  // a blown-up run still stops here
         keep(now);
-        try {
-          write_checkpoint(path, setup, sim, result.initial_energy);
-          ++result.checkpoints_written;
-          observer.note("checkpoint " + path);
-        } catch (const Interrupted&) {
-          throw;
-        } catch (const std::runtime_error& e) {  // InputError, RuntimeFailure; JobFailure with several ranks
-          result.checkpoints_not_written.push_back(path);
-          observer.warning(std::string("warning: periodic checkpoint not written: ") + e.what() + "; the run goes on");
-        }
+        series_file(path, "periodic checkpoint", result.checkpoints_written, result.checkpoints_not_written,
+                    [&] { write_checkpoint(path, setup, sim, result.initial_energy); });
         last_check = Clock::now();
       } else if (ranks.max(seconds_since(last_check) > 10.0)) {
         sim::BodySet const now = sim.state();

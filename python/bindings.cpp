@@ -207,6 +207,17 @@ nb::ndarray<nb::numpy, T> to_numpy(std::vector<T> values, std::size_t rows, std:
 
 nb::ndarray<nb::numpy, double> vec3(const Vec3d& v) { return to_numpy<double>({v.x, v.y, v.z}, 3, 0); }
 
+// An (n, 3) array of row(i) for each body i: a copy.
+template <class Row>
+nb::ndarray<nb::numpy, double> rows3(std::size_t n, Row row) {
+  std::vector<double> v(3 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Vec3d const r = row(i);
+    v[3 * i] = r.x, v[3 * i + 1] = r.y, v[3 * i + 2] = r.z;
+  }
+  return to_numpy(std::move(v), n, 3);
+}
+
 using Rows3 = nb::ndarray<const double, nb::shape<-1, 3>, nb::c_contig, nb::device::cpu>;
 using Column = nb::ndarray<const double, nb::shape<-1>, nb::c_contig, nb::device::cpu>;
 
@@ -322,24 +333,12 @@ class Engine {
   nb::ndarray<nb::numpy, double> positions() {
     Busy busy(*this);
     sim::BodySet const& s = state();
-    std::vector<double> v(3 * s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      v[3 * i] = s.pos_mass[i].x;
-      v[3 * i + 1] = s.pos_mass[i].y;
-      v[3 * i + 2] = s.pos_mass[i].z;
-    }
-    return to_numpy(std::move(v), s.size(), 3);
+    return rows3(s.size(), [&](std::size_t i) { return Vec3d{s.pos_mass[i].x, s.pos_mass[i].y, s.pos_mass[i].z}; });
   }
   nb::ndarray<nb::numpy, double> velocities() {
     Busy busy(*this);
     sim::BodySet const& s = state();
-    std::vector<double> v(3 * s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      v[3 * i] = s.velocity[i].x;
-      v[3 * i + 1] = s.velocity[i].y;
-      v[3 * i + 2] = s.velocity[i].z;
-    }
-    return to_numpy(std::move(v), s.size(), 3);
+    return rows3(s.size(), [&](std::size_t i) { return s.velocity[i]; });
   }
   nb::ndarray<nb::numpy, double> masses() {
     Busy busy(*this);
