@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <future>
 #include <memory>
 #include <new>
 
@@ -19,14 +18,13 @@
 namespace nbody::driver {
 namespace {
 
-// A sample of the diagnostics series, taken at its step and measured on a thread of its own while
-// the devices run the next steps (the host may wait in advance() for room in a launch queue).
+// A sample of the diagnostics series, begun at its step (Simulation::begin_sample) and ended and
+// measured on the host once the next steps are enqueued, while the devices run them.
 struct PendingSample {
   bool taken = false;
   std::uint64_t step = 0;
-  double time = 0.0, wall = 0.0, potential = 0.0;
-  sim::BodySet state;  // reused from sample to sample; only the measuring thread reads it meanwhile
-  std::future<sim::Diagnostics> measured;
+  double time = 0.0, wall = 0.0;
+  sim::BodySet state;  // reused from sample to sample
 };
 
 // Gives the series its name; a series that cannot be published keeps its rows in the partial file.
@@ -140,7 +138,8 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   auto measure_pending = [&] {
     if (!pending.taken) return;
     pending.taken = false;
-    sim::Diagnostics const measured = pending.measured.get();
+    double const potential = sim.end_sample(pending.state);
+    sim::Diagnostics const measured = sim::measure(pending.state, potential);
     agree(ranks, [&] { check_finite(pending.state, pending.step); });  // a blown-up run stops with a clear error
     keep(pending.state);
     write_row(pending.step, pending.time, pending.wall, measured);
@@ -190,12 +189,11 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       chunk = std::uint64_t(-ranks.max(-int(std::min<std::uint64_t>(mine, std::uint64_t(1) << 30))));
       std::uint64_t const now_step = sim.steps_done();
       if (due(sample_every, now_step)) {
-        pending.potential = sim.sample(pending.state);
+        sim.begin_sample();
         pending.step = now_step;
         pending.time = sim.time();
         pending.wall = seconds_since(t0);
-        pending.taken = true;  // measured, checked and kept while the next steps run
-        pending.measured = std::async(std::launch::async, [&pending] { return sim::measure(pending.state, pending.potential); });
+        pending.taken = true;  // ended, measured, checked and kept while the next steps run
       }
       if (due(every, now_step)) {
         std::string const path = series_path(o.checkpoint, now_step);

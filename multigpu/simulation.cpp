@@ -396,19 +396,34 @@ std::vector<double> Simulation::gather_per_device(const std::vector<double>& min
 
 sim::Diagnostics Simulation::diagnostics() {
   sim::BodySet now;
-  double const potential = sample(now);
+  begin_sample();
+  double const potential = end_sample(now);
   return sim::measure(now, potential);
 }
 
-double Simulation::sample(sim::BodySet& into) {
+void Simulation::begin_sample() {
   check_usable();
-  guarded([&] { wait_for_devices({}); });
+  guarded([&] {
+    wait_for_devices({});  // bounded, before the engines' own waits
+    scheduler_->for_each_device([&](int d) { engines_[d]->begin_sample(); });
+  });
+  sample_time_ = time();
+}
+
+double Simulation::end_sample(sim::BodySet& into) {
+  check_usable();
+  into.resize(bodies_);
+  into.type = types_;
+  into.time = sample_time_;
   std::vector<double> potential(engines_.size(), 0.0);
-  scheduler_->for_each_device([&](int d) { potential[d] = engines_[d]->slice_potential(); });
-  if (ranks_->size() > 1) potential = gather_per_device(potential, 1);
+  guarded([&] { scheduler_->for_each_device([&](int d) { potential[d] = engines_[d]->end_sample(into); }); });
+  if (ranks_->size() > 1) {
+    potential = gather_per_device(potential, 1);
+    ranks_->all_gather_in_place(into.pos_mass.data(), sizeof(into.pos_mass[0]), rank_counts_, rank_offsets_);
+    ranks_->all_gather_in_place(into.velocity.data(), sizeof(into.velocity[0]), rank_counts_, rank_offsets_);
+  }
   double total = 0.0;
   for (double p : potential) total += p;  // fixed order, every device of every rank: the same sum for any scheduler
-  state(into);
   return 0.5 * total;
 }
 

@@ -120,11 +120,15 @@ class Simulation {
   // Energies (potential by the backend's O(N^2) kernel), momentum, angular momentum, centre of mass,
   // virial ratio, Lagrangian radii; synchronises. sim::measure(state, sample(state)), in one call.
   sim::Diagnostics diagnostics();
-  // What diagnostics() needs from the devices, and no more: the current state into `into` (its
-  // storage reused) and the potential energy, computed by the devices where the bodies live
-  // (synchronises). A diagnostics series takes a sample at its step, lets the next steps run, and
-  // measures the sample on the host while they do (sim::measure).
-  double sample(sim::BodySet& into);
+  // What diagnostics() needs from the devices, and no more, in two halves: begin_sample() takes the
+  // current state and has the devices compute the potential energy where the bodies live (a GPU
+  // enqueues the pass and the copies, and goes on); end_sample() waits for those alone, writes the
+  // state into `into` (its storage reused) and returns the potential energy. A diagnostics series
+  // begins a sample at its step, enqueues the next steps, ends the sample and measures it on the host
+  // (sim::measure) while the devices run them. Both are collective. Between them, calls that
+  // synchronise may come; a second begin_sample() replaces the first.
+  void begin_sample();
+  double end_sample(sim::BodySet& into);
   // Accelerations of all bodies from the current positions, in fp64 (synchronises).
   std::vector<Vec3d> accelerations();
 
@@ -189,7 +193,8 @@ class Simulation {
   std::uint64_t publications_ = 0;  // drifts since the upload: the exchange's and the buffers' clock
   std::string failure_;  // the first failure of a step, if any: no step runs after it
   Watchdog watchdog_;
-  bool abandoned_ = false;  // the engines' queued work was given up: nothing but destruction is left
+  bool abandoned_ = false;
+  double sample_time_ = 0.0;  // the time begin_sample() took the state at  // the engines' queued work was given up: nothing but destruction is left
 
   // Runs `work`; a failure lets every device waiting for a peer go, and stops further steps.
   template <class F>

@@ -228,5 +228,30 @@ TEST_P(Layouts, DiagnosticsDoNotDependOnTheLayout) {
   EXPECT_NEAR(a.potential, d.potential, 1e-12 * std::abs(a.potential));  // slice sums grouped differently
 }
 
+// A diagnostics series begins a sample at its step and ends it after the next steps are enqueued:
+// the sample holds its own step's state and potential, bit for bit, on every layout and threading.
+TEST_P(Layouts, ASampleHoldsItsStepWhileTheNextStepsRun) {
+  auto const b = test::scenario("plummer", 500);
+  for (auto [devices, t] : {std::pair{1, Threading::single}, std::pair{3, Threading::workers}}) {
+    multigpu::Simulation at_step(b, program(sim::Integrator::leapfrog), config(devices, t));
+    at_step.advance(5);
+    sim::BodySet const want = at_step.state();
+    double const want_potential = at_step.diagnostics().potential;
+
+    multigpu::Simulation sampled(b, program(sim::Integrator::leapfrog), config(devices, t));
+    sampled.advance(5);
+    sampled.begin_sample();
+    sampled.advance(7);
+    sim::BodySet got;
+    double const potential = sampled.end_sample(got);
+    EXPECT_TRUE(test::bitwise_equal(got, want)) << devices << " devices";
+    EXPECT_EQ(got.time, want.time);
+    EXPECT_EQ(potential, want_potential);
+    sampled.synchronize();
+    EXPECT_EQ(sampled.steps_done(), 12u);
+    EXPECT_FALSE(test::bitwise_equal(sampled.state(), want)) << "the steps after the sample ran";
+  }
+}
+
 }  // namespace
 }  // namespace nbody

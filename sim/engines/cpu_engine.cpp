@@ -131,6 +131,25 @@ class CpuEngine final : public SliceEngine {
       return reference_slice_potential(current().data(), config_.bodies, s.begin, s.count, eps2);
   }
 
+  void begin_sample() override {
+    std::size_t const n = config_.slice.count;
+    sample_positions_.resize(n);
+    sample_velocities_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      sample_positions_[i] = current()[config_.slice.begin + i];
+      sample_velocities_[i] = velocity_[i];
+    }
+    sample_potential_ = slice_potential();
+  }
+  double end_sample(BodySet& b) override {
+    for (std::size_t i = 0; i < sample_positions_.size(); ++i) {
+      auto const& p = sample_positions_[i];
+      b.pos_mass[config_.slice.begin + i] = {p.x, p.y, p.z, p.w};
+      b.velocity[config_.slice.begin + i] = {sample_velocities_[i].x, sample_velocities_[i].y, sample_velocities_[i].z};
+    }
+    return sample_potential_;
+  }
+
   void start_timing(std::size_t steps) override {
     marks_.clear();
     marks_.reserve(steps + 1);
@@ -163,6 +182,10 @@ class CpuEngine final : public SliceEngine {
   std::vector<Real4<Real>> positions_[2];
   int current_ = 0;
   std::vector<Real3<Real>> velocity_, acceleration_;
+  // The last begin_sample()'s slice and potential, until end_sample().
+  std::vector<Real4<Real>> sample_positions_;
+  std::vector<Real3<Real>> sample_velocities_;
+  double sample_potential_ = 0.0;
   SimdForces simd_;
   std::vector<Clock::time_point> marks_;
 };

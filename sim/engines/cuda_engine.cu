@@ -91,6 +91,10 @@ class CudaEngine final : public CudaSliceEngine {
     for (auto& p : positions_) p.forget();
     for (auto* b : {&velocity_, &acceleration_, &partial_}) b->forget();
     potential_.forget();
+    sample_positions_.forget();  // a queued copy may still write into them
+    sample_velocities_.forget();
+    sample_potential_.forget();
+    sample_taken_.forget();
     for (auto& e : timing_) e.forget();
   }
 
@@ -252,20 +256,47 @@ class CudaEngine final : public CudaSliceEngine {
     std::size_t const n = config_.slice.count;
     if (n == 0) return 0.0;
     gpu::DeviceGuard guard(config_.device);
-    double const eps2 = config_.softening * config_.softening;
-    dim3 const grid(unsigned(blocks_for(n, kernels::kPotentialBlock)), unsigned(kernels::kPotentialParts));
-    kernels::slice_potential<Real><<<grid, kernels::kPotentialBlock, 0, stream_.get()>>>(
-        current().data(), int(config_.bodies), int(config_.slice.begin), int(n), eps2, potential_.data());
-    NBODY_CHECK_LAUNCH(stream_.get());
+    enqueue_potential();
     potential_host_.resize(n * kernels::kPotentialParts);
     NBODY_CUDA_CHECK(cudaMemcpyAsync(potential_host_.data(), potential_.data(), potential_host_.size() * sizeof(double),
                                      cudaMemcpyDeviceToHost, stream_.get()));
     NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-    double total = 0.0;  // body by body, each body's parts in order
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t p = 0; p < std::size_t(kernels::kPotentialParts); ++p) total += potential_host_[p * n + i];
-    // The kernel counts each pair once, from one of its bodies; the engine's sum counts it from both.
-    return 2.0 * total;
+    return potential_sum(potential_host_.data());
+  }
+
+  void begin_sample() override {
+    std::size_t const n = config_.slice.count;
+    if (n == 0) return;
+    gpu::DeviceGuard guard(config_.device);
+    if (sample_positions_.size() != n) {  // once per engine: pinned memory for the copies to overlap the steps
+      sample_positions_ = gpu::PinnedBuffer<Real4<Real>>(config_.device, n);
+      sample_velocities_ = gpu::PinnedBuffer<Real4<Real>>(config_.device, n);
+      sample_potential_ = gpu::PinnedBuffer<double>(config_.device, n * kernels::kPotentialParts);
+      sample_taken_ = gpu::SyncEvent(config_.device);
+    }
+    enqueue_potential();
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(sample_potential_.data(), potential_.data(), sample_potential_.size() * sizeof(double),
+                                     cudaMemcpyDeviceToHost, stream_.get()));
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(sample_positions_.data(), current().data() + config_.slice.begin,
+                                     n * sizeof(Real4<Real>), cudaMemcpyDeviceToHost, stream_.get()));
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(sample_velocities_.data(), velocity_.data(), n * sizeof(Real4<Real>),
+                                     cudaMemcpyDeviceToHost, stream_.get()));
+    NBODY_CUDA_CHECK(cudaEventRecord(sample_taken_.get(), stream_.get()));
+  }
+
+  double end_sample(BodySet& b) override {
+    std::size_t const n = config_.slice.count;
+    if (n == 0) return 0.0;
+    gpu::DeviceGuard guard(config_.device);
+    // Waits for the pass and the copies, which follow steps already finished: not for the steps after.
+    NBODY_CUDA_CHECK(cudaEventSynchronize(sample_taken_.get()));
+    Real4<Real> const* p = sample_positions_.data();
+    Real4<Real> const* v = sample_velocities_.data();
+    for (std::size_t i = 0; i < n; ++i) {
+      b.pos_mass[config_.slice.begin + i] = {p[i].x, p[i].y, p[i].z, p[i].w};
+      b.velocity[config_.slice.begin + i] = {v[i].x, v[i].y, v[i].z};
+    }
+    return potential_sum(sample_potential_.data());
   }
 
   void start_timing(std::size_t steps) override {
@@ -440,6 +471,25 @@ class CudaEngine final : public CudaSliceEngine {
   // Segments of at most kSmallShapeLongestSegment: the fast kernel's small-N launch shape.
   bool small() const { return layout_.length <= kernels::kSmallShapeLongestSegment; }
 
+  // The potential pass into potential_ (kPotentialParts rows of the slice's bodies).
+  void enqueue_potential() {
+    std::size_t const n = config_.slice.count;
+    double const eps2 = config_.softening * config_.softening;
+    dim3 const grid(unsigned(blocks_for(n, kernels::kPotentialBlock)), unsigned(kernels::kPotentialParts));
+    kernels::slice_potential<Real><<<grid, kernels::kPotentialBlock, 0, stream_.get()>>>(
+        current().data(), int(config_.bodies), int(config_.slice.begin), int(n), eps2, potential_.data());
+    NBODY_CHECK_LAUNCH(stream_.get());
+  }
+  // slice_potential()'s value from the pass's terms: body by body, each body's parts in order. The
+  // pass counts each pair once, from one of its bodies; the engine's sum counts it from both.
+  double potential_sum(const double* terms) const {
+    std::size_t const n = config_.slice.count;
+    double total = 0.0;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t p = 0; p < std::size_t(kernels::kPotentialParts); ++p) total += terms[p * n + i];
+    return 2.0 * total;
+  }
+
   gpu::DeviceBuffer<Real4<Real>>& current() { return positions_[current_]; }
   gpu::DeviceBuffer<Real4<Real>>& next() { return positions_[current_ ^ 1]; }
 
@@ -459,6 +509,10 @@ class CudaEngine final : public CudaSliceEngine {
   gpu::DeviceBuffer<Real4<Real>> velocity_, acceleration_, partial_;
   gpu::DeviceBuffer<double> potential_;
   std::vector<double> potential_host_;  // the slice's terms, summed on the host in body order
+  // begin_sample()'s copies, and the event that says they are done.
+  gpu::PinnedBuffer<Real4<Real>> sample_positions_, sample_velocities_;
+  gpu::PinnedBuffer<double> sample_potential_;
+  gpu::SyncEvent sample_taken_;
   std::vector<gpu::TimingEvent> timing_;
   std::size_t marks_ = 0;
   bool abandoned_ = false;

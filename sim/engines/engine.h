@@ -119,6 +119,13 @@ class SliceEngine {
   // its two bodies (the CPU) or once, doubled, from one of them (CUDA: half the work), so only the
   // sum over all slices has a meaning.
   virtual double slice_potential() = 0;
+  // The same and the own slice's state, in two halves, so that the devices need not wait for the
+  // host: begin_sample() takes them as they are now (a GPU engine enqueues the potential pass and
+  // the copies into pinned memory of its own, and returns; the CPU engine computes and copies at
+  // once); end_sample() waits for those alone, writes the slice's positions and velocities into
+  // `bodies` and returns what slice_potential() would have. Steps may be enqueued in between.
+  virtual void begin_sample() = 0;
+  virtual double end_sample(BodySet& bodies) = 0;
 
   // Per-step timing: prepare for `steps` markers (allocates here, not per step), mark the end of
   // each step as it is enqueued, then read the step durations in ms (synchronises).
