@@ -86,6 +86,9 @@ inline void set_second_interrupt_note(const std::string& text) {
 // The signal that arrived (SIGINT or SIGTERM), or 0.
 inline int interrupt_signal() { return detail::interrupt_signal.load(std::memory_order_relaxed); }
 
+// Forgets an interrupt that was answered, for a front end that goes on after one (Python's run).
+inline void clear_interrupt() { detail::interrupt_signal.store(0, std::memory_order_relaxed); }
+
 // Records an interrupt as a signal would (for front ends with their own way to stop, and tests).
 inline void request_interrupt(int sig = SIGINT) { detail::interrupt_signal.store(sig == SIGINT ? SIGINT : SIGTERM); }
 

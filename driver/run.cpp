@@ -72,14 +72,20 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     if (writer && !o.diagnostics.empty()) series = std::make_unique<DiagnosticsSeries>(o.diagnostics);
   });
 
-  // The start energy is an O(N^2) pass (seconds at large N on a CPU), which stops at a signal: the
-  // state is then saved as after an interrupted step. With several ranks a rank may already wait for
-  // the others' energies: the run ends there, as any interrupted collective call does.
-  try {
-    result.start = sim.diagnostics();
-  } catch (const Interrupted&) {
-    if (ranks.size() > 1) throw;
-  }
+  // An O(N^2) pass (the start's and the end's energies, a sample's potential: seconds at large N on a
+  // CPU) stops at a signal; the run then ends as at a signal between steps, its outputs written. With
+  // several ranks a rank may already wait for the others' part of the pass: the run ends there, as any
+  // interrupted collective call does. False when the pass was interrupted.
+  auto unless_interrupted = [&](const std::function<void()>& pass) {
+    try {
+      pass();
+      return true;
+    } catch (const Interrupted&) {
+      if (ranks.size() > 1) throw;
+      return false;
+    }
+  };
+  if (o.summary || sample_every) unless_interrupted([&] { result.start = sim.diagnostics(); });
   // A restart keeps the run's baseline; without one, the baseline is unknown until a restart measures it.
   result.initial_energy = result.start ? setup.initial_energy.value_or(result.start->total()) : setup.initial_energy;
   observer.started(result.start, result.initial_energy);
@@ -108,6 +114,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   // cut at the steps where a checkpoint, a sample or a visit falls due.
   std::uint64_t const every = o.checkpoint.empty() ? 0 : o.checkpoint_every;
   std::uint64_t const visit_every = observer.visit_every();
+  std::uint64_t const first_step = sim.steps_done();  // visits count this run's steps
   auto last_check = t0;
   std::uint64_t done = 0, chunk = 1;
   PendingSample pending;
@@ -134,7 +141,10 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       kept.reset();
     }
   };
-  keep(setup.bodies);
+  if (setup.bodies.size() == sim.bodies())
+    keep(setup.bodies);  // what the simulation was built from
+  else if (!o.checkpoint.empty())
+    keep(sim.state());  // a front end that keeps no copy (Python)
   auto measure_pending = [&] {
     if (!pending.taken) return;
     pending.taken = false;
@@ -177,7 +187,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     while (done < steps && !ranks.max(interrupt_signal())) {
       std::uint64_t const at = sim.steps_done();
       std::uint64_t const n = o.snapshots.steps_to_next(
-          at, std::min({chunk, steps - done, until_due(every, at), until_due(sample_every, at), until_due(visit_every, at)}));
+          at, std::min({chunk, steps - done, until_due(every, at), until_due(sample_every, at), until_due(visit_every, at - first_step)}));
       auto const c0 = Clock::now();
       sim.advance(n);
       measure_pending();  // on the host while the devices run the steps just enqueued
@@ -189,7 +199,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       chunk = std::uint64_t(-ranks.max(-int(std::min<std::uint64_t>(mine, std::uint64_t(1) << 30))));
       std::uint64_t const now_step = sim.steps_done();
       if (due(sample_every, now_step)) {
-        sim.begin_sample();
+        if (!unless_interrupted([&] { sim.begin_sample(); })) break;
         pending.step = now_step;
         pending.time = sim.time();
         pending.wall = seconds_since(t0);
@@ -210,7 +220,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
         last_check = Clock::now();
       }
       if (o.snapshots.due(now_step)) snapshot();
-      if (due(visit_every, now_step) && ranks.max(observer.visit(sim) ? 1 : 0)) {
+      if (due(visit_every, now_step - first_step) && ranks.max(observer.visit(sim) ? 1 : 0)) {
         result.stopped_by_visit = true;
         break;
       }
@@ -258,12 +268,13 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   }
   // The end energy is an O(N^2) pass worth about ten steps: after an interrupt the user wants out,
   // and the saved state lets a restart measure it. The series' last row is the end itself.
-  if (!result.stopped_by) {
+  if (!result.stopped_by && (o.summary || sample_every)) {
     if (last_sample_step == sim.steps_done()) {
       result.end = last_sample;
-    } else {
-      result.end = sim.diagnostics();
+    } else if (unless_interrupted([&] { result.end = sim.diagnostics(); })) {
       if (sample_every) write_row(sim.steps_done(), sim.time(), result.wall_seconds, *result.end);
+    } else {
+      result.stopped_by = interrupt_signal();
     }
   }
   close_series(series, result, observer);

@@ -28,6 +28,9 @@ struct RunOutputs {
   std::string diagnostics;             // diagnostics over time: .csv or .jsonl (driver/diagnostics_series.h)
   std::uint64_t diagnostics_every = 0;  // a sample every K steps, and at the start and the end; 0: the default
   SnapshotSeries snapshots;            // HDF5 snapshots for analysis: the start, every K steps, the end
+  // The start's and the end's diagnostics in the result (an O(N^2) pass each); without them and
+  // without a series, the run only steps and writes.
+  bool summary = true;
 };
 
 // How a front end follows a run. Every call comes from the thread that called run(); with several
@@ -42,8 +45,8 @@ class RunObserver {
   virtual void warning(const std::string& /*text*/) {}  // an output lost; the run goes on
   // The outputs, as (option, path), a process ending now would leave unwritten.
   virtual void unwritten(const std::vector<std::pair<std::string, std::string>>& /*outputs*/) {}
-  // Steps between calls of visit(): the run stops at each multiple of it (of steps since the run
-  // began) and asks whether to go on; 0: never.
+  // Steps between calls of visit(): the run stops after every so many of its steps (counted from
+  // its first) and asks whether to go on; 0: never.
   virtual std::uint64_t visit_every() const { return 0; }
   // True stops the run there (its outputs are written as at the end). The simulation may be read.
   virtual bool visit(multigpu::Simulation& /*simulation*/) { return false; }

@@ -3,9 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
+#include <filesystem>
 
 #include "core/errors.h"
+#include "core/interrupt.h"
 #include "driver/benchmark.h"
+#include "driver/run.h"
 #include "driver/setup.h"
 #include "driver/validation.h"
 #include "gpu/devices.h"
@@ -147,6 +151,34 @@ TEST(Driver, ForceErrorBoundIsOneFunction) {
   EXPECT_EQ(sim::force_error_bound(Precision::fp32, 1000), 1e-5);
   EXPECT_EQ(sim::force_error_bound(Precision::fp32, 4096), 1e-5);
   EXPECT_DOUBLE_EQ(sim::force_error_bound(Precision::fp32, 65536), 4e-5);
+}
+
+// A signal that arrives while the run is at a sample's step (its O(N^2) pass stops at a signal on
+// the CPU) ends the run as one between steps does: the outputs are written, and the result says so.
+TEST(Driver, ASignalAtASampleStillWritesTheRunsOutputs) {
+  struct InterruptAfterAChunk : driver::RunObserver {
+    void progress(std::uint64_t, std::uint64_t) override { request_interrupt(SIGINT); }
+  } observer;
+  auto const dir = test::fresh_test_dir("nbody-driver-run");
+  driver::Setup setup = driver::make_setup(cpu_run(256));
+  multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock);
+  driver::RunOutputs o;
+  o.diagnostics = (dir / "d.csv").string();
+  o.diagnostics_every = 1;
+  if (sim::checkpoints_built()) o.checkpoint = (dir / "stop.h5").string();
+  driver::RunResult r;
+  try {
+    r = driver::run(setup, sim, o, 1000, observer);
+  } catch (const Interrupted& e) {
+    ADD_FAILURE() << "the run ended without its outputs: " << e.what();
+  }
+  clear_interrupt();
+  EXPECT_EQ(r.stopped_by, SIGINT);
+  EXPECT_GE(r.steps, 1u);
+  EXPECT_LT(r.steps, 1000u);
+  EXPECT_TRUE(std::filesystem::exists(o.diagnostics));
+  if (!o.checkpoint.empty()) EXPECT_TRUE(std::filesystem::exists(o.checkpoint));
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

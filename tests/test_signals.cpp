@@ -231,6 +231,24 @@ TEST_F(Signals, AnInterruptedRunSavesItsCheckpointFirst) {
   EXPECT_EQ(c.bodies.time, c.run.start_time + double(c.run.step) * c.run.dt);
 }
 
+// With a diagnostics sample at every step, most of the run is potential passes: a signal that
+// lands in one ends the run like one between steps, with the checkpoint and the series written.
+TEST_F(Signals, AnInterruptedSampleStillSavesTheRunsOutputs) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  Process p({"--run", "--bodies", "4096", "--steps", "100000000", "--diagnostics-every", "1", "--diagnostics",
+             file("d.csv"), "--checkpoint", file("stop.h5")},
+            dir_);
+  ASSERT_TRUE(p.started(std::chrono::seconds(10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  p.send(SIGINT);
+  EXPECT_EQ(p.wait(std::chrono::seconds(10)), 130) << p.err();
+  EXPECT_NE(p.err().find("; state saved"), std::string::npos) << p.err();
+  sim::Checkpoint const c = sim::read_checkpoint(file("stop.h5"));
+  EXPECT_GT(c.run.step, 0u);
+  EXPECT_TRUE(fs::exists(file("d.csv"))) << "the series took its name";
+  EXPECT_FALSE(fs::exists(file("d.csv.partial")));
+}
+
 // On a GPU a step is enqueued at once and waited for by polling: Ctrl-C stops a benchmark whose steps
 // take half a second within about one kernel.
 TEST_F(Signals, AGpuBenchmarkStopsWithinAboutAKernel) {
