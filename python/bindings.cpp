@@ -31,6 +31,7 @@
 #include "core/output_path.h"
 #include "driver/checkpoints.h"
 #include "driver/config.h"
+#include "driver/run.h"
 #include "driver/setup.h"
 #include "driver/steering.h"
 #include "gpu/devices.h"
@@ -293,7 +294,7 @@ class Engine {
   // Steps `steps` steps with the GIL released, looking at Python's signals between chunks of about
   // kSignalCheckSeconds: Ctrl-C raises KeyboardInterrupt there, after a whole step, the state intact.
   void advance(std::uint64_t steps) {
-    Busy busy(*this);
+    Busy busy(*this, true);
     std::uint64_t done = 0, chunk = 1;
     while (done < steps) {
       std::uint64_t const n = std::min(chunk, steps - done);
@@ -311,6 +312,80 @@ class Engine {
       double const per_step = seconds / double(n);
       chunk = std::max<std::uint64_t>(1, std::uint64_t(kSignalCheckSeconds / std::max(per_step, 1e-9)));
     }
+  }
+
+  // `steps` steps through driver::run, the loop of the command line, with its outputs (a dict: the
+  // keys of driver::RunOutputs) and `callback(self)` after every `every` steps of this run; a true
+  // answer stops the run there. Python's signals are looked at between the loop's chunks (about
+  // 0.2 s): Ctrl-C stops the run as a signal stops `nbody --run` (its outputs written), and then
+  // raises KeyboardInterrupt. Returns what the run did (steps, samples, files not written...).
+  nb::dict run(std::uint64_t steps, nb::object callback, std::uint64_t every, nb::object self, const nb::dict& outputs) {
+    Busy busy(*this, true);
+    driver::RunOutputs o;
+    o.summary = false;
+    for (auto [key, value] : outputs) {
+      std::string const k = nb::cast<std::string>(key);
+      if (value.is_none()) continue;
+      if (k == "checkpoint") o.checkpoint = nb::cast<std::string>(value);
+      else if (k == "checkpoint_every") o.checkpoint_every = nb::cast<std::uint64_t>(value);
+      else if (k == "save") o.save = nb::cast<std::string>(value);
+      else if (k == "diagnostics") o.diagnostics = nb::cast<std::string>(value);
+      else if (k == "diagnostics_every") o.diagnostics_every = nb::cast<std::uint64_t>(value);
+      else if (k == "snapshots") o.snapshots.base = nb::cast<std::string>(value);
+      else if (k == "snapshot_every") o.snapshots.every = nb::cast<std::uint64_t>(value);
+      else if (k == "snapshot_precision") {
+        std::string const name = nb::cast<std::string>(value);
+        auto const p = from_name<Precision>(name);
+        if (!p) throw InputError("snapshot_precision='" + name + "': valid: " + valid_names<Precision>());
+        o.snapshots.precision = *p;
+      } else {
+        throw InputError("run: no output '" + k + "'");
+      }
+    }
+    if (o.checkpoint_every && o.checkpoint.empty())
+      throw InputError("checkpoint_every=" + std::to_string(o.checkpoint_every) + ": give checkpoint too");
+    if (o.diagnostics_every && o.diagnostics.empty())
+      throw InputError("diagnostics_every=" + std::to_string(o.diagnostics_every) + ": give diagnostics too");
+    if (o.snapshots.every && o.snapshots.base.empty())
+      throw InputError("snapshot_every=" + std::to_string(o.snapshots.every) + ": give snapshots too");
+    for (auto const& [option, path] : {std::pair<const char*, const std::string*>{"checkpoint", &o.checkpoint},
+                                       {"save", &o.save}, {"diagnostics", &o.diagnostics}})
+      if (!path->empty()) check_output_path(*path, option);
+    check_distinct_outputs({{"checkpoint", o.checkpoint}, {"save", o.save}, {"diagnostics", o.diagnostics}});
+    driver::check_run_outputs(o, sim_->steps_done(), sim_->steps_done() + steps);
+
+    PythonRun observer(*this, std::move(callback), every, std::move(self));
+    setup_.initial_energy = e0_;  // the baseline the energy error is measured from
+    driver::RunResult r;
+    {
+      nb::gil_scoped_release unlocked;
+      try {
+        r = driver::run(setup_, *sim_, o, steps, observer);
+      } catch (...) {
+        state_valid_ = false;
+        clear_interrupt();
+        throw;
+      }
+    }
+    state_valid_ = false;
+    clear_interrupt();
+    if (observer.error) observer.error->restore(), throw nb::python_error();
+    if (r.failure) {
+      std::string text = *r.failure;
+      if (r.saved_step) text += "; " + o.checkpoint + " holds step " + std::to_string(*r.saved_step) + ", the last state checked";
+      throw RuntimeFailure(text);
+    }
+    nb::dict out;
+    out["steps"] = r.steps;
+    out["wall_seconds"] = r.wall_seconds;
+    out["stopped_by_callback"] = r.stopped_by_visit;
+    out["diagnostics_samples"] = r.diagnostics_samples;
+    out["checkpoints_written"] = r.checkpoints_written;
+    out["checkpoints_not_written"] = r.checkpoints_not_written;
+    out["snapshots_written"] = r.snapshots_written;
+    out["snapshots_not_written"] = r.snapshots_not_written;
+    out["diagnostics_failure"] = r.diagnostics_failure;
+    return out;
   }
 
   // Steps from now until the time reaches `t_end` (0 if it has): the clock's own arithmetic, so the
@@ -358,7 +433,7 @@ class Engine {
   // New positions, velocities or masses (an empty array: keep them) for the same bodies, at the same
   // step and time: the simulation is rebuilt around them, and the energy baseline measured anew.
   void set_bodies(std::optional<Rows3> positions, std::optional<Rows3> velocities, std::optional<Column> masses) {
-    Busy busy(*this);
+    Busy busy(*this, true);
     sim::BodySet next = state();
     std::size_t const n = next.size();
     auto check_rows = [&](std::size_t rows, const char* name) {
@@ -392,7 +467,7 @@ class Engine {
   // Other settings (dt, softening, integrator, devices, threading...) from the next step on, the
   // state and the clock kept bit for bit (driver/steering.h). Nothing changes when it throws.
   void configure(const nb::dict& options) {
-    Busy busy(*this);
+    Busy busy(*this, true);
     driver::RunConfig run = run_;
     apply_options(run, options, false);
     std::vector<std::string> notices;
@@ -528,13 +603,68 @@ class Engine {
  private:
   // Calls from two Python threads at once would race on the simulation while one runs without the
   // GIL: the second is refused.
+  // One call at a time. Inside run()'s callback the simulation may be read (the run waits for the
+  // callback), not stepped or changed (`changes`).
   struct Busy {
-    explicit Busy(Engine& e) : engine(e) {
+    explicit Busy(Engine& e, bool changes = false) : engine(e) {
+      if (engine.in_callback_) {
+        if (changes)
+          throw InputError("the simulation cannot be stepped or changed inside its run callback; return True to "
+                           "stop the run, then change it");
+        nested = true;
+        return;
+      }
       if (engine.busy_.exchange(true))
         throw RuntimeFailure("this simulation is busy in another thread (one call at a time)");
     }
-    ~Busy() { engine.busy_ = false; }
+    ~Busy() {
+      if (!nested) engine.busy_ = false;
+    }
     Engine& engine;
+    bool nested = false;
+  };
+
+  // driver::run as Python follows it: the callback as visit(), Python's signals at each chunk.
+  class PythonRun : public driver::RunObserver {
+   public:
+    PythonRun(Engine& engine, nb::object callback, std::uint64_t every, nb::object self)
+        : engine_(engine), callback_(std::move(callback)), every_(every), self_(std::move(self)) {}
+    ~PythonRun() override {
+      nb::gil_scoped_acquire locked;  // the Python objects go with the GIL held
+      callback_.reset();
+      self_.reset();
+    }
+    void progress(std::uint64_t, std::uint64_t) override {
+      nb::gil_scoped_acquire locked;
+      if (!error && PyErr_CheckSignals() != 0) stop_with_python_error();
+    }
+    std::uint64_t visit_every() const override { return callback_.is_none() ? 0 : every_; }
+    bool visit(multigpu::Simulation&) override {
+      nb::gil_scoped_acquire locked;
+      if (error) return true;
+      engine_.state_valid_ = false;
+      engine_.in_callback_ = true;
+      bool stop = false;
+      try {
+        stop = nb::cast<bool>(nb::bool_(callback_(self_)));
+      } catch (nb::python_error& e) {
+        error.emplace(std::move(e));
+        stop = true;
+      }
+      engine_.in_callback_ = false;
+      return stop;
+    }
+    std::optional<nb::python_error> error;  // raised once the run has ended
+
+   private:
+    void stop_with_python_error() {
+      error.emplace();  // takes the raised exception (KeyboardInterrupt) out of the interpreter
+      request_interrupt();
+    }
+    Engine& engine_;
+    nb::object callback_;
+    std::uint64_t every_;
+    nb::object self_;
   };
 
   static sim::BodySet to_bodies(const Rows3& positions, const Rows3& velocities, const Column& masses) {
@@ -582,6 +712,7 @@ class Engine {
   std::vector<std::string> notices_;
   sim::BodySet cached_;
   bool state_valid_ = false;
+  bool in_callback_ = false;  // run() is calling its callback: reads only
   std::atomic<bool> busy_{false};
 };
 
@@ -642,6 +773,7 @@ NB_MODULE(_nbody, m) {
       .def_static("load", &Engine::load, "path"_a, "options"_a)
       .def_static("restart", &Engine::restart, "path"_a, "options"_a)
       .def("advance", &Engine::advance, "steps"_a)
+      .def("run", &Engine::run, "steps"_a, "callback"_a.none(), "every"_a, "self"_a, "outputs"_a)
       .def("steps_to", &Engine::steps_to, "t_end"_a)
       .def("positions", &Engine::positions)
       .def("velocities", &Engine::velocities)

@@ -214,11 +214,21 @@ class Simulation:
         KeyboardInterrupt after the step in progress; the steps done until then are kept."""
         self._engine.advance(_whole(k, "k", 0, _MAX_STEPS))
 
-    def run(self, steps=None, t_end=None, callback=None, every=1):
+    def run(self, steps=None, t_end=None, callback=None, every=1, *, diagnostics=None, diagnostics_every=None,
+            checkpoint=None, checkpoint_every=None, snapshots=None, snapshot_every=None, snapshot_precision=None,
+            save=None):
         """Advances ``steps`` steps, or until the time reaches ``t_end`` (the first step at or past
-        it); give one of the two. ``callback(sim)`` is called every ``every`` steps of this run; when
-        it returns a true value the run stops there. Returns the number of steps done.
-        Ctrl-C raises KeyboardInterrupt within about a step, with the state intact."""
+        it); give one of the two. ``callback(sim)`` is called after every ``every`` steps of this run
+        (it may read the simulation, not step or change it); when it returns a true value the run
+        stops there. Returns the number of steps done; ``sim.last_run`` holds what the run did.
+
+        It is the loop of ``nbody --run``, with its outputs, each written whole or not at all:
+        ``diagnostics`` (a .csv or .jsonl series, every ``diagnostics_every`` steps, default 100),
+        ``checkpoint`` (the final state; with ``checkpoint_every``, also a series named after the
+        step), ``snapshots`` (a base name: HDF5 snapshots at the start, the end and every
+        ``snapshot_every`` steps, ``snapshot_precision`` "fp32" or "fp64"), ``save`` (tipsy).
+        Ctrl-C stops the run within about 0.2 s and a step, writes those outputs, and raises
+        KeyboardInterrupt with the state intact; so does an exception in the callback."""
         if (steps is None) == (t_end is None):
             raise TypeError("run: give steps or t_end (one of them)")
         if steps is not None:
@@ -230,14 +240,17 @@ class Simulation:
         every = _whole(every, "every", 1, _MAX_STEPS)
         if callback is not None and not callable(callback):
             raise TypeError(f"callback: expected a callable, got {type(callback).__name__}")
-        done = 0
-        while done < total:
-            n = min(every, total - done) if callback is not None else total - done
-            self._engine.advance(n)
-            done += n
-            if callback is not None and n == every and callback(self):
-                break
-        return done
+        outputs = dict(diagnostics=diagnostics, checkpoint=checkpoint, snapshots=snapshots, save=save,
+                       snapshot_precision=snapshot_precision)
+        for name, value in (("diagnostics", diagnostics), ("checkpoint", checkpoint), ("snapshots", snapshots),
+                            ("save", save)):
+            if value is not None:
+                outputs[name] = self._path(value, name)
+        for name, value in (("diagnostics_every", diagnostics_every), ("checkpoint_every", checkpoint_every),
+                            ("snapshot_every", snapshot_every)):
+            outputs[name] = None if value is None else _whole(value, name, 1, _MAX_STEPS)
+        self.last_run = self._engine.run(total, callback, every, self, outputs)
+        return self.last_run["steps"]
 
     def integrate(self, t_end, callback=None, every=1):
         """REBOUND's name: ``run(t_end=t_end, ...)``."""

@@ -1,0 +1,91 @@
+# tests/python/test_run_outputs.py - sim.run is the command line's run loop (driver::run): the same
+# diagnostics series as `nbody --run --diagnostics`, the same checkpoints and snapshots, written
+# whole even when Ctrl-C or the callback ends the run; a callback may read, not step or change.
+import csv
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+
+import nbody
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_the_diagnostics_series_is_the_command_lines(cli, tmp_path):
+    cli("--run", "--bodies", 256, "--precision", "fp64", "--steps", 250, "--diagnostics-every", 100,
+        "--diagnostics", tmp_path / "cli.csv")
+    sim = nbody.Simulation(n=256, backend="cpu")
+    assert sim.run(steps=250, diagnostics=tmp_path / "py.csv", diagnostics_every=100) == 250
+    assert sim.last_run["diagnostics_samples"] == 4
+    assert not (tmp_path / "py.csv.partial").exists()
+    want, got = rows(tmp_path / "cli.csv"), rows(tmp_path / "py.csv")
+    assert [r["step"] for r in got] == ["0", "100", "200", "250"]
+    for w, g in zip(want, got):
+        w.pop("wall_seconds"), g.pop("wall_seconds")
+        assert w == g  # every column but the wall time, to the last digit
+    # The last row is the state the script reads.
+    assert float(got[-1]["total"]) == sim.diagnostics()["total"]
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_checkpoints_and_snapshots_of_a_run_restart_where_they_were_taken(tmp_path):
+    sim = nbody.Simulation(n=128, backend="cpu")
+    sim.run(steps=30, checkpoint=tmp_path / "c.h5", checkpoint_every=10, snapshots=tmp_path / "s",
+            snapshot_every=15)
+    assert sim.last_run["checkpoints_written"] == 3 and sim.last_run["snapshots_written"] == 3
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["c.h5", "c_00000010.h5", "c_00000020.h5", "c_00000030.h5",
+                     "s_00000000.hdf5", "s_00000015.hdf5", "s_00000030.hdf5"]
+    middle = nbody.Simulation.restart(tmp_path / "c_00000020.h5")
+    assert middle.steps == 20
+    middle.step(10)
+    assert np.array_equal(middle.positions, sim.positions)
+
+
+def test_a_callback_reads_but_may_not_step_and_its_error_ends_the_run(tmp_path):
+    sim = nbody.Simulation(n=64, backend="cpu")
+    seen = []
+
+    def reads(s):
+        seen.append((s.steps, s.diagnostics()["total"], s.positions.shape))
+
+    sim.run(steps=20, callback=reads, every=5)
+    assert [s for s, _, _ in seen] == [5, 10, 15, 20] and seen[0][2] == (64, 3)
+
+    def steps(s):
+        s.step(1)
+
+    with pytest.raises(ValueError, match="inside its run callback"):
+        sim.run(steps=20, callback=steps, every=5)
+    assert sim.steps == 25  # stopped where the callback was called; nothing stepped inside it
+
+    def fails(s):
+        raise ZeroDivisionError("the script's own error")
+
+    with pytest.raises(ZeroDivisionError):
+        sim.run(steps=20, callback=fails, every=4, diagnostics=tmp_path / "d.jsonl")
+    assert sim.steps == 29
+    assert (tmp_path / "d.jsonl").exists()  # the run's outputs are written before the error is raised
+    sim.step(1)  # and the simulation goes on
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_ctrl_c_writes_the_runs_outputs_and_raises(tmp_path):
+    sim = nbody.Simulation(n=1024, backend="cpu")
+    timer = threading.Timer(0.4, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        sim.run(steps=10**6, checkpoint=tmp_path / "stop.h5", diagnostics=tmp_path / "d.csv", diagnostics_every=5)
+    timer.join()
+    stopped = sim.steps
+    assert 0 < stopped < 10**6
+    assert nbody.Simulation.restart(tmp_path / "stop.h5").steps == stopped
+    assert int(rows(tmp_path / "d.csv")[-1]["step"]) <= stopped
+    # The interrupt was answered: the next run is not stopped by it.
+    assert sim.run(steps=3) == 3
