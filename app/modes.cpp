@@ -337,29 +337,7 @@ int run_benchmark(const Options& o) {
   }
   std::printf("  interactions  %.4e /s  (force evaluations x N^2 / median step time)\n", m.interactions_per_s);
   std::printf("  GFLOP/s       %.1f  (at 20 flops per interaction, the CUDA samples' convention)\n", m.gflops);
-  write_json(o, {{"mode", "benchmark"},
-                 {"bodies", sim.bodies()},
-                 {"source", setup.source},
-                 {"backend", name_of(setup.config.backend)},
-                 {"description", sim.describe()},
-                 {"kernel", sim.kernel_name()},
-                 {"precision", name_of(setup.config.precision)},
-                 {"devices", sim.all_slices().size()},
-                 {"threading", name_of(setup.config.threading)},
-                 {"launch", name_of(setup.config.launch)},
-                 {"hardware", hw},
-                 {"integrator", setup.program.integrator},
-                 {"force_evaluations_per_step", setup.program.drifts()},
-                 {"warmup_steps", o.warmup},
-                 {"timed_steps", steps},
-                 {"median_step_ms", m.median_ms},
-                 {"min_step_ms", m.min_ms},
-                 {"max_step_ms", m.max_ms},
-                 {"wall_mean_step_ms", m.wall_mean_ms},
-                 {"device_median_step_ms", m.device_median_ms},
-                 {"interactions_per_second", m.interactions_per_s},
-                 {"gflops", m.gflops},
-                 {"flops_per_interaction", 20}});
+  write_json(o, driver::benchmark_json(m, sim, setup.source, o.warmup, steps));
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/clock.h"
+#include "core/enum_names.h"
 #include "core/ranks.h"
 #include "driver/setup.h"
 
@@ -97,6 +98,34 @@ Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64
   m.interactions_per_s = force_evaluations * n * n / (m.median_ms * 1e-3);
   m.gflops = 20.0 * m.interactions_per_s * 1e-9;
   return m;
+}
+
+nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& sim, const std::string& source,
+                              std::uint64_t warmup, std::uint64_t steps) {
+  multigpu::SimulationConfig const& c = sim.config();
+  return {{"mode", "benchmark"},
+          {"bodies", sim.bodies()},
+          {"source", source},
+          {"backend", name_of(c.backend)},
+          {"description", sim.describe()},
+          {"kernel", sim.kernel_name()},
+          {"precision", name_of(c.precision)},
+          {"devices", sim.all_slices().size()},
+          {"threading", name_of(c.threading)},
+          {"launch", name_of(c.launch)},
+          {"hardware", hardware_description(c)},
+          {"integrator", sim.program().integrator},
+          {"force_evaluations_per_step", sim.program().drifts()},
+          {"warmup_steps", warmup},
+          {"timed_steps", steps},
+          {"median_step_ms", m.median_ms},
+          {"min_step_ms", m.min_ms},
+          {"max_step_ms", m.max_ms},
+          {"wall_mean_step_ms", m.wall_mean_ms},
+          {"device_median_step_ms", m.device_median_ms},
+          {"interactions_per_second", m.interactions_per_s},
+          {"gflops", m.gflops},
+          {"flops_per_interaction", 20}};
 }
 
 std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::vector<std::size_t>& sizes,

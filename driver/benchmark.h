@@ -1,10 +1,13 @@
-// driver/benchmark.h - timing a simulation: warm-up, timed steps, medians and interactions/s; and
-// the comparison of the two threading models over device counts and sizes.
+// driver/benchmark.h - timing a simulation: warm-up, timed steps, medians and interactions/s, and
+// its report as JSON; and the comparison of the two threading models over device counts and sizes.
 #pragma once
+
+#include <nlohmann/json.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "driver/config.h"
@@ -37,6 +40,12 @@ std::vector<double> slowest_device_steps(const std::vector<std::vector<double>>&
 // device has finished it (slowest_device_steps). Throws Interrupted (core/interrupt.h) within
 // about a step of a signal.
 Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std::uint64_t steps);
+
+// A benchmark's report, as `nbody --benchmark --json` writes it and Python's Simulation.benchmark
+// returns it: one function, so both give the same keys. `source` names where the bodies came from
+// (driver::Setup::source); `warmup` and `steps` are the counts measure() was given.
+nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& simulation, const std::string& source,
+                              std::uint64_t warmup, std::uint64_t steps);
 
 struct ComparisonRow {
   multigpu::Threading model;

@@ -13,8 +13,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <future>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -29,6 +31,7 @@
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "core/output_path.h"
+#include "driver/benchmark.h"
 #include "driver/checkpoints.h"
 #include "driver/config.h"
 #include "driver/run.h"
@@ -291,27 +294,94 @@ class Engine {
     e0_ = setup_.initial_energy ? *setup_.initial_energy : sim_->diagnostics().total();
   }
 
-  // Steps `steps` steps with the GIL released, looking at Python's signals between chunks of about
-  // kSignalCheckSeconds: Ctrl-C raises KeyboardInterrupt there, after a whole step, the state intact.
+  // Enqueues `steps` steps with the GIL released. On a GPU the last of them may still be running
+  // when this returns, as after multigpu::Simulation::advance: every read of the state waits for
+  // them (synchronize() alone too), and a loop of step() calls keeps the GPU busy without a round
+  // trip per step. One step costs the engine's enqueue and a look at Python's signals, nothing
+  // else: no clock, no wait. Longer calls go in chunks of about kSignalCheckSeconds, each waited
+  // for before the next is enqueued, so Ctrl-C raises KeyboardInterrupt within about a chunk, after
+  // a whole step, the state intact (steps already enqueued still complete).
   void advance(std::uint64_t steps) {
     Busy busy(*this, true);
+    if (steps == 0) return;
+    invalidate();
+    if (steps == 1) {
+      {
+        nb::gil_scoped_release unlocked;
+        sim_->advance(1);
+      }
+      if (PyErr_CheckSignals() != 0) throw nb::python_error();
+      return;
+    }
     std::uint64_t done = 0, chunk = 1;
     while (done < steps) {
       std::uint64_t const n = std::min(chunk, steps - done);
+      bool const last = done + n == steps;
       double seconds = 0;
       {
         nb::gil_scoped_release unlocked;
         auto const t0 = Clock::now();
         sim_->advance(n);
-        sim_->synchronize();
+        if (!last) sim_->synchronize();  // bounds the steps queued ahead of a Ctrl-C
         seconds = seconds_since(t0);
       }
       done += n;
-      state_valid_ = false;
       if (PyErr_CheckSignals() != 0) throw nb::python_error();
       double const per_step = seconds / double(n);
       chunk = std::max<std::uint64_t>(1, std::uint64_t(kSignalCheckSeconds / std::max(per_step, 1e-9)));
     }
+  }
+
+  // Waits for the steps enqueued so far (a failure in one of them is raised here).
+  void synchronize() {
+    Busy busy(*this);
+    nb::gil_scoped_release unlocked;
+    sim_->synchronize();
+  }
+
+  // `steps` timed steps after `warmup`, measured as `nbody --benchmark` measures them
+  // (driver::measure) and reported with its JSON keys (driver::benchmark_json), on a copy of the
+  // current state with the same settings: this simulation is neither advanced nor changed. The
+  // copy runs on a thread of its own while this one looks at Python's signals: Ctrl-C abandons it
+  // and raises KeyboardInterrupt.
+  nb::object benchmark(std::uint64_t steps, std::uint64_t warmup) {
+    Busy busy(*this);
+    if (steps < 1 || steps > kMaxSteps) throw InputError("steps=" + std::to_string(steps) + ": must be from 1 to 1e15");
+    if (warmup > kMaxSteps) throw InputError("warmup=" + std::to_string(warmup) + ": must be at most 1e15");
+    auto bodies = std::make_shared<sim::BodySet>(state());
+    sim::StepProgram const program = sim_->program();
+    multigpu::SimulationConfig const config = sim_->config();
+    multigpu::RunClock const clock = sim_->clock();
+    std::string const source = setup_.source;
+    clear_interrupt();
+    auto result = std::async(std::launch::async, [=]() -> std::string {
+      multigpu::Simulation copy(*bodies, program, config, clock);
+      driver::Measurement const m = driver::measure(copy, warmup, steps);
+      return driver::benchmark_json(m, copy, source, warmup, steps).dump();
+    });
+    std::optional<nb::python_error> interrupt;
+    for (;;) {
+      bool ready = false;
+      {
+        nb::gil_scoped_release unlocked;
+        ready = result.wait_for(std::chrono::duration<double>(kSignalCheckSeconds)) == std::future_status::ready;
+      }
+      if (ready) break;
+      if (!interrupt && PyErr_CheckSignals() != 0) {
+        interrupt.emplace();  // the KeyboardInterrupt, raised once the copy has given up
+        request_interrupt();
+      }
+    }
+    std::string text;
+    try {
+      text = result.get();
+    } catch (const Interrupted&) {
+      clear_interrupt();
+      if (!interrupt) throw;
+    }
+    clear_interrupt();
+    if (interrupt) interrupt->restore(), throw nb::python_error();
+    return nb::module_::import_("json").attr("loads")(text);
   }
 
   // `steps` steps through driver::run, the loop of the command line, with its outputs (a dict: the
@@ -362,12 +432,12 @@ class Engine {
       try {
         r = driver::run(setup_, *sim_, o, steps, observer);
       } catch (...) {
-        state_valid_ = false;
+        invalidate();
         clear_interrupt();
         throw;
       }
     }
-    state_valid_ = false;
+    invalidate();
     clear_interrupt();
     if (observer.error) observer.error->restore(), throw nb::python_error();
     if (r.failure) {
@@ -405,23 +475,61 @@ class Engine {
     return k;
   }
 
-  nb::ndarray<nb::numpy, double> positions() {
+  // The state's arrays as read-only NumPy views of the host copy of this step (state()), no copy
+  // of their own: every read at one step shares that memory, and each array keeps it alive, with
+  // this step's values, after the simulation has moved on (the next state goes to new memory).
+  nb::ndarray<nb::numpy, const double> positions() {
     Busy busy(*this);
     sim::BodySet const& s = state();
-    return rows3(s.size(), [&](std::size_t i) { return Vec3d{s.pos_mass[i].x, s.pos_mass[i].y, s.pos_mass[i].z}; });
+    return view(&s.pos_mass.data()->x, {s.size(), 3}, {4, 1});
   }
-  nb::ndarray<nb::numpy, double> velocities() {
+  nb::ndarray<nb::numpy, const double> velocities() {
     Busy busy(*this);
     sim::BodySet const& s = state();
-    return rows3(s.size(), [&](std::size_t i) { return s.velocity[i]; });
+    return view(&s.velocity.data()->x, {s.size(), 3}, {3, 1});
   }
-  nb::ndarray<nb::numpy, double> masses() {
+  nb::ndarray<nb::numpy, const double> masses() {
     Busy busy(*this);
     sim::BodySet const& s = state();
-    std::vector<double> v(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) v[i] = s.pos_mass[i].w;
-    return to_numpy(std::move(v), s.size(), 0);
+    return view(&s.pos_mass.data()->w, {s.size()}, {4});
   }
+  // The engine's own positions on its GPU, without a copy: a read-only (N, 3) DLPack tensor over
+  // the (x, y, z, m) rows of the current buffer (strides 4, 1), with what __cuda_array_interface__
+  // (version 3) says of the same memory. Valid for this state only (generation): the next step
+  // writes the other buffer and then makes it the current one, a change of settings or bodies
+  // frees it. Only for one GPU in one process: several devices each hold their own copy.
+  nb::tuple device_positions() {
+    Busy busy(*this);
+    multigpu::SimulationConfig const& c = sim_->config();
+    if (c.backend != sim::Backend::cuda)
+      throw InputError("device_positions: the simulation runs on the CPU (backend " + name_of(c.backend) +
+                       "); its state is in host memory: read positions instead");
+    if (sim_->all_slices().size() != 1)
+      throw InputError("device_positions: the simulation spans " + std::to_string(sim_->all_slices().size()) +
+                       " devices, each with its own copy of the positions; a device view needs numgpus=1 in one "
+                       "process (or read positions)");
+    {
+      nb::gil_scoped_release unlocked;
+      sim_->synchronize();  // the view needs no stream: the state is complete when it is handed out
+    }
+    std::size_t const n = sim_->bodies();
+    std::size_t const item = sim_->bytes_per_body() / 4;  // a Real4 row: 4 items of the run's precision
+    nb::dlpack::dtype const type = item == 8 ? nb::dtype<double>() : nb::dtype<float>();
+    void* data = const_cast<void*>(sim_->current_positions(0));
+    int const ordinal = sim_->device_ordinal(0);
+    nb::ndarray<nb::array_api, nb::ro> tensor(data, {n, 3}, nb::find(this), {4, 1}, type, nb::device::cuda::value,
+                                              ordinal);
+    nb::dict interface;
+    interface["shape"] = nb::make_tuple(n, 3);
+    interface["typestr"] = item == 8 ? "<f8" : "<f4";
+    interface["data"] = nb::make_tuple(reinterpret_cast<std::uintptr_t>(data), true);
+    interface["strides"] = nb::make_tuple(4 * item, item);
+    interface["version"] = 3;
+    interface["stream"] = nb::none();
+    return nb::make_tuple(tensor, interface, generation_, ordinal);
+  }
+  std::uint64_t generation() const { return generation_; }
+
   nb::ndarray<nb::numpy, std::uint8_t> types() {
     Busy busy(*this);
     sim::BodySet const& s = state();
@@ -460,7 +568,8 @@ class Engine {
     double const e0 = rebuilt->diagnostics().total();
     sim_ = std::move(rebuilt);
     e0_ = e0;
-    cached_ = std::move(next);
+    invalidate();
+    cached_ = std::make_shared<sim::BodySet>(std::move(next));
     state_valid_ = true;
   }
 
@@ -642,7 +751,7 @@ class Engine {
     bool visit(multigpu::Simulation&) override {
       nb::gil_scoped_acquire locked;
       if (error) return true;
-      engine_.state_valid_ = false;
+      engine_.invalidate();
       engine_.in_callback_ = true;
       bool stop = false;
       try {
@@ -683,14 +792,32 @@ class Engine {
     return b;
   }
 
-  // The host copy of the current state, downloaded once per state.
+  // The host copy of the current state, downloaded once per state: into the last one's memory,
+  // unless an array handed out still holds that (a view of it must keep its values).
   const sim::BodySet& state() {
     if (!state_valid_) {
+      if (!cached_ || cached_.use_count() > 1) cached_ = std::make_shared<sim::BodySet>();
       nb::gil_scoped_release unlocked;
-      sim_->state(cached_);
+      sim_->state(*cached_);
       state_valid_ = true;
     }
-    return cached_;
+    return *cached_;
+  }
+
+  // The state changed (a step, a rebuild): the host copy is stale, and so is a device view.
+  void invalidate() {
+    state_valid_ = false;
+    ++generation_;
+  }
+
+  // A read-only NumPy array over `data` (in cached_, strides in elements) that holds cached_.
+  nb::ndarray<nb::numpy, const double> view(const double* data, std::initializer_list<std::size_t> shape,
+                                            std::initializer_list<std::int64_t> strides) {
+    static_assert(sizeof(Real4<double>) == 4 * sizeof(double) && sizeof(Vec3d) == 3 * sizeof(double),
+                  "the views' strides assume packed rows");
+    auto* holder = new std::shared_ptr<const sim::BodySet>(cached_);
+    nb::capsule owner(holder, [](void* p) noexcept { delete static_cast<std::shared_ptr<const sim::BodySet>*>(p); });
+    return nb::ndarray<nb::numpy, const double>(data, shape, owner, strides);
   }
 
   // What the simulation resolved (the integrator's default dt, the scenario's softening) becomes
@@ -702,7 +829,7 @@ class Engine {
     run_.physics.integrator = *from_name<sim::Integrator>(sim_->program().integrator);
     run_.devices.precision = sim_->config().precision;
     run_.initial = driver::InitialConditions{};
-    state_valid_ = false;
+    invalidate();
   }
 
   driver::RunConfig run_;
@@ -710,8 +837,9 @@ class Engine {
   std::unique_ptr<multigpu::Simulation> sim_;
   double e0_ = 0;
   std::vector<std::string> notices_;
-  sim::BodySet cached_;
+  std::shared_ptr<sim::BodySet> cached_;  // state(); shared with the arrays that view it
   bool state_valid_ = false;
+  std::uint64_t generation_ = 0;  // counts the states: a device view is of one of them
   bool in_callback_ = false;  // run() is calling its callback: reads only
   std::atomic<bool> busy_{false};
 };
@@ -773,6 +901,10 @@ NB_MODULE(_nbody, m) {
       .def_static("load", &Engine::load, "path"_a, "options"_a)
       .def_static("restart", &Engine::restart, "path"_a, "options"_a)
       .def("advance", &Engine::advance, "steps"_a)
+      .def("synchronize", &Engine::synchronize)
+      .def("benchmark", &Engine::benchmark, "steps"_a, "warmup"_a)
+      .def("device_positions", &Engine::device_positions)
+      .def_prop_ro("generation", &Engine::generation)
       .def("run", &Engine::run, "steps"_a, "callback"_a.none(), "every"_a, "self"_a, "outputs"_a)
       .def("steps_to", &Engine::steps_to, "t_end"_a)
       .def("positions", &Engine::positions)

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _nbody
 
-__all__ = ["Simulation", "devices", "cuda_built", "checkpoints_built", "names"]
+__all__ = ["Simulation", "DeviceView", "devices", "cuda_built", "checkpoints_built", "names"]
 
 _log = logging.getLogger("nbody")
 
@@ -211,8 +211,28 @@ class Simulation:
 
     def step(self, k=1):
         """Advances ``k`` steps (GIL released while the engine works). Ctrl-C raises
-        KeyboardInterrupt after the step in progress; the steps done until then are kept."""
-        self._engine.advance(_whole(k, "k", 0, _MAX_STEPS))
+        KeyboardInterrupt after the step in progress; the steps done until then are kept.
+
+        On a GPU the steps are enqueued and the last of them may still run when ``step`` returns:
+        a loop of ``step()`` calls keeps the GPU busy with no wait per call. Every read of the state
+        (positions, energy, diagnostics, checkpoint...) waits for them; ``synchronize()`` waits
+        alone. A failure in such a step is raised by the next call that waits or steps."""
+        if k.__class__ is int and 0 <= k <= _MAX_STEPS:  # the common call, checked at no cost
+            self._engine.advance(k)
+        else:
+            self._engine.advance(_whole(k, "k", 0, _MAX_STEPS))
+
+    def synchronize(self):
+        """Waits for the steps enqueued so far (on the CPU they are done when ``step`` returns)."""
+        self._engine.synchronize()
+
+    def benchmark(self, steps=10, warmup=2):
+        """Times ``steps`` steps after ``warmup`` untimed ones as ``nbody --benchmark`` does, and
+        returns its ``--json`` report as a dict with the same keys (median_step_ms,
+        wall_mean_step_ms, interactions_per_second, gflops, description...). It runs on a copy of
+        the current state with the current settings: this simulation is neither advanced nor
+        changed (a GPU holds both while it runs). Ctrl-C raises KeyboardInterrupt."""
+        return self._engine.benchmark(_whole(steps, "steps", 1, _MAX_STEPS), _whole(warmup, "warmup", 0, _MAX_STEPS))
 
     def run(self, steps=None, t_end=None, callback=None, every=1, *, diagnostics=None, diagnostics_every=None,
             checkpoint=None, checkpoint_every=None, snapshots=None, snapshot_every=None, snapshot_precision=None,
@@ -256,14 +276,29 @@ class Simulation:
         """REBOUND's name: ``run(t_end=t_end, ...)``."""
         return self.run(t_end=t_end, callback=callback, every=every)
 
-    # The state. Each read is a fresh NumPy copy of the state at the current step (the state is
-    # downloaded from the devices once per step and kept until the next): writing into it changes
-    # nothing in the simulation; assign the whole array instead.
+    # The state. positions, velocities and masses are read-only NumPy views of one host copy of
+    # the state per step (downloaded from the devices at the first read after a step): reads at the
+    # same step share that memory, no copy each. A view is never invalidated: it keeps the values
+    # of its step after the simulation moves on (the next step's copy goes to new memory while an
+    # old array is alive). Writing into one is refused; assign a whole array to change the state,
+    # or edit np.array(sim.positions), a copy of your own.
 
     @property
     def positions(self):
-        """(N, 3) float64 positions: a copy. Assign an (N, 3) array to move the bodies."""
+        """(N, 3) float64 positions at the current step: a read-only view, no copy (rows 32 bytes
+        apart: ``np.ascontiguousarray`` makes a packed copy). It keeps this step's values after
+        later steps. Assign an (N, 3) array to move the bodies."""
         return self._engine.positions()
+
+    @property
+    def device_positions(self):
+        """The engine's own positions on its GPU, without a copy, as a ``DeviceView`` with
+        ``__cuda_array_interface__`` (version 3) and DLPack (``__dlpack__``): ``cupy.asarray(v)``,
+        ``torch.from_dlpack(v)``. (N, 3) in the run's precision (float32 or float64), read-only,
+        rows 4 values apart. Valid until the next step or change: the next step overwrites that
+        memory, a change of settings or bodies frees it; take it again after each step. Only for a
+        CUDA run on one GPU (``numgpus=1``) in one process: otherwise ``ValueError``."""
+        return DeviceView(self, *self._engine.device_positions())
 
     @positions.setter
     def positions(self, value):
@@ -271,7 +306,8 @@ class Simulation:
 
     @property
     def velocities(self):
-        """(N, 3) float64 velocities: a copy. Assign an (N, 3) array to change them."""
+        """(N, 3) float64 velocities at the current step: a read-only view, as ``positions``.
+        Assign an (N, 3) array to change them."""
         return self._engine.velocities()
 
     @velocities.setter
@@ -280,7 +316,8 @@ class Simulation:
 
     @property
     def masses(self):
-        """(N,) float64 masses: a copy. Assign an (N,) array of positive masses to change them."""
+        """(N,) float64 masses: a read-only view, as ``positions`` (8 values apart). Assign an (N,)
+        array of positive masses to change them."""
         return self._engine.masses()
 
     @masses.setter
@@ -396,3 +433,48 @@ class Simulation:
     def __repr__(self):
         return (f"<nbody.Simulation n={self.n} t={self.time:g} steps={self.steps} {self.integrator} "
                 f"dt={self.dt:g} softening={self.softening:g} {self.description}>")
+
+
+class DeviceView:
+    """A view of a simulation's state in GPU memory (``Simulation.device_positions``), for CuPy,
+    PyTorch, Numba or JAX without a copy. Valid for the state it was taken at: after the simulation
+    steps or changes, handing it on raises ``RuntimeError`` (a consumer that already holds the
+    memory sees it overwritten or freed). ``shape``, ``typestr``, ``pointer``, ``strides`` (bytes)
+    and ``device`` (the CUDA ordinal) describe it."""
+
+    def __init__(self, sim, tensor, interface, generation, device):
+        self._sim = sim
+        self._tensor = tensor
+        self._interface = interface
+        self._generation = generation
+        self.device = device
+        self.shape = interface["shape"]
+        self.typestr = interface["typestr"]
+        self.strides = interface["strides"]
+        self.pointer = interface["data"][0]
+
+    @property
+    def valid(self):
+        """True while the simulation is at the state this view was taken at."""
+        return self._sim._engine.generation == self._generation
+
+    def _check(self):
+        if not self.valid:
+            raise RuntimeError("this device view is of an earlier state (the simulation has stepped or changed "
+                               "since); take sim.device_positions again")
+
+    @property
+    def __cuda_array_interface__(self):
+        self._check()
+        return dict(self._interface)
+
+    def __dlpack__(self, *args, **kwargs):
+        self._check()
+        return self._tensor.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._tensor.__dlpack_device__()
+
+    def __repr__(self):
+        return (f"<nbody.DeviceView {self.shape} {self.typestr} on GPU {self.device} at {self.pointer:#x}"
+                f"{'' if self.valid else ' (stale)'}>")
