@@ -177,7 +177,9 @@ TEST(Driver, ASignalAtASampleStillWritesTheRunsOutputs) {
   EXPECT_GE(r.steps, 1u);
   EXPECT_LT(r.steps, 1000u);
   EXPECT_TRUE(std::filesystem::exists(o.diagnostics));
-  if (!o.checkpoint.empty()) EXPECT_TRUE(std::filesystem::exists(o.checkpoint));
+  if (!o.checkpoint.empty()) {
+    EXPECT_TRUE(std::filesystem::exists(o.checkpoint));
+  }
   std::filesystem::remove_all(dir);
 }
 
