@@ -58,6 +58,7 @@ struct DeviceChoice {
   std::optional<sim::Kernel> kernel;  // none: the backend's default
   int block_size = 0;                // naive and tiled GPU kernels; 0: their default
   sim::Fp64Rsqrt fp64_rsqrt = sim::Fp64Rsqrt::series;
+  const Ranks* ranks = nullptr;      // the processes the run spans (each its own devices); null: world()
 };
 
 // The settings a user named explicitly. Continuing a checkpoint restores every other one from it; a

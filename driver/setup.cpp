@@ -123,7 +123,8 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
 
   // With several ranks on a host, each takes its share of the host: its own GPUs (by local rank),
   // and its share of the cores.
-  Ranks const& ranks = world();
+  Ranks const& ranks = d.ranks ? *d.ranks : world();
+  c.ranks = d.ranks;
   int const local_rank = ranks.local_rank(), local_ranks = ranks.local_size();
   std::string const per_rank = ranks.size() > 1 ? " for each of " + std::to_string(local_ranks) + " ranks on host " +
                                                       ranks.host() : std::string();
@@ -173,7 +174,7 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
     if (c.cpu_threads == 0 && local_ranks > 1) c.cpu_threads = std::max(1, omp_get_num_procs() / local_ranks);
   }
   // With several ranks the weights cover every rank's devices: the simulation checks them.
-  if (world().size() == 1 && !d.weights.empty() && d.weights.size() != c.devices.size())
+  if (ranks.size() == 1 && !d.weights.empty() && d.weights.size() != c.devices.size())
     throw InputError("--weights: " + std::to_string(d.weights.size()) + " weights for " +
                      std::to_string(c.devices.size()) + " devices; give one per device");
 

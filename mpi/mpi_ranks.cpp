@@ -1,4 +1,4 @@
-// mpi/mpi_ranks.cpp - core/ranks.h on MPI.
+// mpi/mpi_ranks.cpp - core/ranks.h on MPI: over a communicator, and the world the launcher started.
 //
 // Every MPI call goes through one mutex, so the library needs only MPI_THREAD_SERIALIZED: the
 // simulation's communication thread tests its gathers while the main thread may make a collective
@@ -9,17 +9,22 @@
 // default kDefaultRankTimeout): a rank that stopped (SIGSTOP, a debugger, a GPU wait that never
 // ends) would otherwise hold every other rank in its next collective call forever. At the deadline
 // the waiting rank says what it waited in and ends the job.
+//
+// The ranks work on their own duplicate of the communicator they are given, so that their
+// messages never match a caller's (mpi4py's, an application's) on the same processes.
 #include <mpi.h>
 
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <type_traits>
 
 #include "core/errors.h"
 #include "mpi/mpi_ranks.h"
@@ -49,20 +54,20 @@ double rank_timeout_from_environment() {
 
 // A rank waited past the deadline: it says so and ends the job (the others may be stopped, so
 // nothing can be agreed with them).
-[[noreturn]] void give_up_waiting(int rank, int size, double seconds, const char* what) {
+[[noreturn]] void give_up_waiting(MPI_Comm comm, int rank, int size, double seconds, const char* what) {
   std::fprintf(stderr,
                "error: rank %d of %d: waited %g s for the other ranks in %s; a rank has stopped or hangs "
                "(NBODY_RANK_TIMEOUT sets this bound in seconds); ending the job\n",
                rank, size, seconds, what);
   std::fflush(nullptr);
-  MPI_Abort(MPI_COMM_WORLD, 1);
+  MPI_Abort(comm, 1);
   std::_Exit(1);
 }
 
 // Polls `request` until it completes, taking the mutex only for each test. At first the polls
 // follow each other at once (a collective whose ranks are all there completes in microseconds);
 // after a millisecond they are spaced, so that a long wait leaves the core to the rank's work.
-void wait_bounded(MPI_Request& request, int rank, int size, double timeout, const char* what) {
+void wait_bounded(MPI_Comm comm, MPI_Request& request, int rank, int size, double timeout, const char* what) {
   auto const start = Clock::now();
   auto const deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
   while (true) {
@@ -79,13 +84,13 @@ void wait_bounded(MPI_Request& request, int rank, int size, double timeout, cons
         std::fprintf(stderr, "error: rank %d of %d: MPI: waiting in %s failed: %s; ending the job\n", rank, size, what,
                      text);
         std::fflush(nullptr);
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        MPI_Abort(comm, 1);
         std::_Exit(1);
       }
       if (flag) return;
     }
     auto const now = Clock::now();
-    if (now > deadline) give_up_waiting(rank, size, timeout, what);
+    if (now > deadline) give_up_waiting(comm, rank, size, timeout, what);
     if (now - start < std::chrono::milliseconds(1)) {
       std::this_thread::yield();
     } else {
@@ -130,6 +135,7 @@ class MpiGather final : public PendingGather {
             const std::vector<std::size_t>& offsets, MPI_Comm comm, int rank, int size, double timeout)
       : counts_(to_ints(counts, "a gather")),
         offsets_(to_ints(offsets, "an offset")),
+        comm_(comm),
         rank_(rank),
         size_(size),
         timeout_(timeout),
@@ -156,7 +162,7 @@ class MpiGather final : public PendingGather {
       done_ = flag != 0;
     }
     if (!done_ && Clock::now() > deadline_)
-      give_up_waiting(rank_, size_, timeout_, "the exchange of positions between steps (an all-gather)");
+      give_up_waiting(comm_, rank_, size_, timeout_, "the exchange of positions between steps (an all-gather)");
     return done_;
   }
 
@@ -164,44 +170,53 @@ class MpiGather final : public PendingGather {
   std::vector<int> counts_, offsets_;  // must live until the gather completes
   MPI_Request request_ = MPI_REQUEST_NULL;
   bool done_ = false;
+  MPI_Comm comm_;
   int rank_, size_;
   double timeout_;
   Clock::time_point deadline_;
 };
 
-// The MPI world; the world of core/ranks.h for as long as it lives.
+// The processes of one communicator, which this object owns (the duplicate ranks_for made) and
+// frees. As the world (`world`), it is also core/ranks.h's world for as long as it lives, and
+// finalises MPI at the end.
 class MpiRanks final : public Ranks {
  public:
-  MpiRanks(int& argc, char**& argv) : timeout_(rank_timeout_from_environment()) {
-    int provided = 0;
-    check(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
-    if (provided < MPI_THREAD_SERIALIZED) {
-      MPI_Finalize();
-      throw RuntimeFailure("MPI: this MPI library cannot be called from more than one thread (MPI_THREAD_SERIALIZED)");
+  MpiRanks(MPI_Comm comm, double timeout, bool world) : comm_(comm), timeout_(timeout), world_(world) {
+    try {
+      {
+        std::lock_guard<std::mutex> lock(g_mpi);
+        MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+        MPI_Comm_rank(comm_, &rank_);
+        MPI_Comm_size(comm_, &size_);
+        MPI_Comm node;
+        check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+        MPI_Comm_rank(node, &local_rank_);
+        MPI_Comm_size(node, &local_size_);
+        MPI_Comm_free(&node);
+        char name[MPI_MAX_PROCESSOR_NAME] = {};
+        int length = 0;
+        MPI_Get_processor_name(name, &length);
+        host_ = std::string(name, std::size_t(length));
+      }
+      auto const hosts = all_gather(host_);
+      hosts_ = std::set<std::string>(hosts.begin(), hosts.end()).size();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(g_mpi);
+      MPI_Comm_free(&comm_);
+      throw;
     }
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    MPI_Comm node;
-    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
-          "MPI_Comm_split_type");
-    MPI_Comm_rank(node, &local_rank_);
-    MPI_Comm_size(node, &local_size_);
-    MPI_Comm_free(&node);
-    char name[MPI_MAX_PROCESSOR_NAME] = {};
-    int length = 0;
-    MPI_Get_processor_name(name, &length);
-    host_ = std::string(name, std::size_t(length));
-    auto const hosts = all_gather(host_);
-    hosts_ = std::set<std::string>(hosts.begin(), hosts.end()).size();
-    set_world(this);
+    if (world_) set_world(this);
   }
   ~MpiRanks() override {
-    set_world(nullptr);
+    if (world_) set_world(nullptr);
     std::lock_guard<std::mutex> lock(g_mpi);
-    MPI_Finalize();
+    // A communicator handed in by a caller may outlive MPI itself (mpi4py finalises it at the
+    // interpreter's exit, perhaps before the last simulation goes): nothing is left to free then.
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&comm_);
+    if (world_ && !finalized) MPI_Finalize();
   }
-
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   int local_rank() const override { return local_rank_; }
@@ -219,10 +234,10 @@ class MpiRanks final : public Ranks {
     MPI_Request request = MPI_REQUEST_NULL;
     {
       std::lock_guard<std::mutex> lock(g_mpi);
-      check(MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD, &request),
+      check(MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_, &request),
             "MPI_Iallgather");
     }
-    wait_bounded(request, rank_, size_, timeout_, what);
+    wait_bounded(comm_, request, rank_, size_, timeout_, what);
     std::size_t total = 0;
     for (int r = 0; r < size_; ++r) {
       offsets[std::size_t(r)] = int(total);
@@ -232,10 +247,10 @@ class MpiRanks final : public Ranks {
     {
       std::lock_guard<std::mutex> lock(g_mpi);
       check(MPI_Iallgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR,
-                            MPI_COMM_WORLD, &request),
+                            comm_, &request),
             "MPI_Iallgatherv");
     }
-    wait_bounded(request, rank_, size_, timeout_, what);
+    wait_bounded(comm_, request, rank_, size_, timeout_, what);
     std::vector<std::string> out;
     for (int r = 0; r < size_; ++r)
       out.push_back(all.substr(std::size_t(offsets[std::size_t(r)]), std::size_t(lengths[std::size_t(r)])));
@@ -250,16 +265,16 @@ class MpiRanks final : public Ranks {
     {
       std::lock_guard<std::mutex> lock(g_mpi);
       check(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer, c.data(), o.data(), unit_type(unit),
-                            MPI_COMM_WORLD, &request),
+                            comm_, &request),
             "MPI_Iallgatherv");
     }
-    wait_bounded(request, rank_, size_, timeout_, "a gather of every rank's bodies or results (an all-gather)");
+    wait_bounded(comm_, request, rank_, size_, timeout_, "a gather of every rank's bodies or results (an all-gather)");
   }
 
   std::unique_ptr<PendingGather> start_all_gather(void* buffer, std::size_t unit,
                                                   const std::vector<std::size_t>& counts,
                                                   const std::vector<std::size_t>& offsets) const override {
-    return std::make_unique<MpiGather>(buffer, unit, counts, offsets, MPI_COMM_WORLD, rank_, size_, timeout_);
+    return std::make_unique<MpiGather>(buffer, unit, counts, offsets, comm_, rank_, size_, timeout_);
   }
 
   int max(int value) const override {
@@ -267,33 +282,102 @@ class MpiRanks final : public Ranks {
     MPI_Request request = MPI_REQUEST_NULL;
     {
       std::lock_guard<std::mutex> lock(g_mpi);
-      check(MPI_Iallreduce(&value, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &request), "MPI_Iallreduce");
+      check(MPI_Iallreduce(&value, &out, 1, MPI_INT, MPI_MAX, comm_, &request), "MPI_Iallreduce");
     }
-    wait_bounded(request, rank_, size_, timeout_,
+    wait_bounded(comm_, request, rank_, size_, timeout_,
                  "a collective call that agrees on interrupts, step counts or the end of the run (a maximum)");
     return out;
   }
 
   [[noreturn]] void abort(int exit_code) const override {
     // No lock: another thread may hold it inside a call that will never return.
-    MPI_Abort(MPI_COMM_WORLD, exit_code);
+    MPI_Abort(comm_, exit_code);
     std::_Exit(exit_code);
   }
 
  private:
+  MPI_Comm comm_;   // this object's own duplicate
   double timeout_;  // seconds a collective call may wait for the other ranks
+  bool world_;      // core/ranks.h's world, and MPI finalised with it
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::size_t hosts_ = 1;
   std::string host_;
 };
 
+// An MPI_Comm from its value as an integer: a pointer in Open MPI, an int in MPICH.
+template <class Comm>
+Comm comm_from_handle(std::uintptr_t handle) {
+  if constexpr (std::is_pointer_v<Comm>) {
+    return reinterpret_cast<Comm>(handle);
+  } else {
+    return static_cast<Comm>(handle);
+  }
+}
+
+const char* thread_level_name(int level) {
+  if (level == MPI_THREAD_SINGLE) return "MPI_THREAD_SINGLE";
+  if (level == MPI_THREAD_FUNNELED) return "MPI_THREAD_FUNNELED";
+  if (level == MPI_THREAD_SERIALIZED) return "MPI_THREAD_SERIALIZED";
+  return "MPI_THREAD_MULTIPLE";
+}
+
+// The ranks of `comm`, over a duplicate of it; the world's when `world`.
+std::unique_ptr<Ranks> ranks_for(MPI_Comm comm, bool world) {
+  double const timeout = rank_timeout_from_environment();
+  MPI_Comm own = MPI_COMM_NULL;
+  {
+    std::lock_guard<std::mutex> lock(g_mpi);
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized)
+      throw InputError(std::string("MPI communicator: MPI is ") + (finalized ? "finalised" : "not initialised") +
+                       "; initialise it (mpi4py: from mpi4py import MPI) before handing in a communicator");
+    if (comm == MPI_COMM_NULL) throw InputError("MPI communicator: MPI_COMM_NULL; give one the simulation's ranks share");
+    int inter = 0;
+    check(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+    if (inter) throw InputError("MPI communicator: an intercommunicator; give an intracommunicator (MPI_COMM_WORLD, or one made by split)");
+    // The simulation's communication thread makes calls while the caller's thread may make others.
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_SERIALIZED)
+      throw InputError(std::string("MPI communicator: MPI was initialised with ") + thread_level_name(level) +
+                       "; nbody calls MPI from more than one thread and needs MPI_THREAD_SERIALIZED or more "
+                       "(mpi4py's default, mpi4py.rc.thread_level = \"multiple\", provides it)");
+    check(MPI_Comm_dup(comm, &own), "MPI_Comm_dup");
+  }
+  return std::make_unique<MpiRanks>(own, timeout, world);
+}
+
 }  // namespace
 
 bool mpi_built() { return true; }
 
+std::string library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  return std::string(text, std::size_t(length));
+}
+
+std::unique_ptr<Ranks> ranks_for_handle(std::uintptr_t comm) { return ranks_for(comm_from_handle<MPI_Comm>(comm), false); }
+
 std::unique_ptr<Ranks> start(int& argc, char**& argv) {
   if (!launched_by_mpi()) return nullptr;
-  return std::make_unique<MpiRanks>(argc, argv);
+  (void)rank_timeout_from_environment();  // a bad value is refused before MPI starts
+  int provided = 0;
+  check(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+  if (provided < MPI_THREAD_SERIALIZED) {
+    MPI_Finalize();
+    throw RuntimeFailure("MPI: this MPI library cannot be called from more than one thread (MPI_THREAD_SERIALIZED)");
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  try {
+    return ranks_for(MPI_COMM_WORLD, true);
+  } catch (...) {
+    MPI_Finalize();
+    throw;
+  }
 }
 
 }  // namespace nbody::mpi

@@ -16,4 +16,11 @@ std::unique_ptr<Ranks> start(int&, char**&) {
   return nullptr;
 }
 
+std::unique_ptr<Ranks> ranks_for_handle(std::uintptr_t) {
+  throw InputError("an MPI communicator was given, but this nbody was built without MPI; install libopenmpi-dev and "
+                   "rebuild (-DNBODY_WITH_MPI=ON), or leave the communicator out");
+}
+
+std::string library_version() { return {}; }
+
 }  // namespace nbody::mpi

@@ -31,6 +31,7 @@
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "core/output_path.h"
+#include "core/ranks.h"
 #include "driver/benchmark.h"
 #include "driver/checkpoints.h"
 #include "driver/config.h"
@@ -38,6 +39,7 @@
 #include "driver/setup.h"
 #include "driver/steering.h"
 #include "gpu/devices.h"
+#include "mpi/mpi_ranks.h"
 #include "multigpu/simulation.h"
 #include "sim/io/checkpoint.h"
 #include "sim/io/tipsy.h"
@@ -222,6 +224,17 @@ nb::ndarray<nb::numpy, double> rows3(std::size_t n, Row row) {
   return to_numpy(std::move(v), n, 3);
 }
 
+// The ranks a simulation spans: those of the caller's MPI communicator (`comm`, its MPI_Comm as an
+// integer; python/nbody/__init__.py takes it from mpi4py), or null for world(), which is this
+// process alone: the module never starts MPI itself (mpi4py does).
+std::unique_ptr<Ranks> ranks_for(const std::optional<std::uintptr_t>& comm) {
+  if (!comm) return nullptr;
+  nb::gil_scoped_release unlocked;  // collective: the other ranks may arrive later
+  return mpi::ranks_for_handle(*comm);
+}
+
+const Ranks& spanned(const std::unique_ptr<Ranks>& ranks) { return ranks ? *ranks : world(); }
+
 using Rows3 = nb::ndarray<const double, nb::shape<-1, 3>, nb::c_contig, nb::device::cpu>;
 using Column = nb::ndarray<const double, nb::shape<-1>, nb::c_contig, nb::device::cpu>;
 
@@ -229,61 +242,74 @@ using Column = nb::ndarray<const double, nb::shape<-1>, nb::c_contig, nb::device
 // live in the simulation), the settings as given, the energy baseline.
 class Engine {
  public:
-  static std::unique_ptr<Engine> create(const nb::dict& options) {
+  static std::unique_ptr<Engine> create(const nb::dict& options, std::optional<std::uintptr_t> comm) {
     driver::RunConfig run;
     run.devices.precision = Precision::fp64;  // Python's default: the state a script reads is fp64 throughout
     apply_options(run, options, true);
+    auto ranks = ranks_for(comm);
+    run.devices.ranks = ranks.get();
     driver::Setup setup;
     {
       nb::gil_scoped_release unlocked;
-      setup = driver::make_setup(run);
+      agree(spanned(ranks), [&] { setup = driver::make_setup(run); });
     }
-    return std::make_unique<Engine>(std::move(setup), run);
+    return std::make_unique<Engine>(std::move(setup), run, std::move(ranks));
   }
 
   static std::unique_ptr<Engine> from_arrays(Rows3 positions, Rows3 velocities, Column masses, double time,
-                                             const nb::dict& options) {
+                                             const nb::dict& options, std::optional<std::uintptr_t> comm) {
     driver::RunConfig run;
     run.devices.precision = Precision::fp64;
     apply_options(run, options, false);
     sim::BodySet bodies = to_bodies(positions, velocities, masses);
     bodies.time = time;
+    auto ranks = ranks_for(comm);
+    run.devices.ranks = ranks.get();
     driver::Setup setup;
     {
       nb::gil_scoped_release unlocked;
-      setup = driver::setup_from_bodies(run, std::move(bodies), "arrays");
+      agree(spanned(ranks), [&] { setup = driver::setup_from_bodies(run, std::move(bodies), "arrays"); });
     }
-    return std::make_unique<Engine>(std::move(setup), run);
+    return std::make_unique<Engine>(std::move(setup), run, std::move(ranks));
   }
 
-  static std::unique_ptr<Engine> load(const std::string& path, const nb::dict& options) {
+  static std::unique_ptr<Engine> load(const std::string& path, const nb::dict& options,
+                                      std::optional<std::uintptr_t> comm) {
     driver::RunConfig run;
     run.devices.precision = Precision::fp64;
     apply_options(run, options, false);
     run.initial.snapshot = path;
+    auto ranks = ranks_for(comm);
+    run.devices.ranks = ranks.get();
     driver::Setup setup;
     {
       nb::gil_scoped_release unlocked;
-      setup = driver::make_setup(run);
+      agree(spanned(ranks), [&] { setup = driver::make_setup(run); });
     }
-    return std::make_unique<Engine>(std::move(setup), run);
+    return std::make_unique<Engine>(std::move(setup), run, std::move(ranks));
   }
 
   // A checkpoint continued: every setting from the file unless `options` names it (then with a
   // notice, as --restart does).
-  static std::unique_ptr<Engine> restart(const std::string& path, const nb::dict& options) {
+  static std::unique_ptr<Engine> restart(const std::string& path, const nb::dict& options,
+                                         std::optional<std::uintptr_t> comm) {
     driver::RunConfig run;
     apply_options(run, options, false);
     run.initial.checkpoint = path;
+    auto ranks = ranks_for(comm);
+    run.devices.ranks = ranks.get();
     driver::Setup setup;
     {
       nb::gil_scoped_release unlocked;
-      setup = driver::make_setup(run);
+      agree(spanned(ranks), [&] { setup = driver::make_setup(run); });
     }
-    return std::make_unique<Engine>(std::move(setup), run);
+    return std::make_unique<Engine>(std::move(setup), run, std::move(ranks));
   }
 
-  Engine(driver::Setup setup, const driver::RunConfig& run) : run_(run) {
+  // With `ranks` (a communicator's), every rank makes the engine with the same arguments, and
+  // each call that reads or writes the state is collective: every rank makes it, in the same order.
+  Engine(driver::Setup setup, const driver::RunConfig& run, std::unique_ptr<Ranks> ranks = nullptr)
+      : ranks_(std::move(ranks)), run_(run) {
     notices_ = setup.notices;
     nb::gil_scoped_release unlocked;
     sim_ = std::make_unique<multigpu::Simulation>(setup.bodies, setup.program, setup.config, setup.clock);
@@ -305,7 +331,7 @@ class Engine {
     Busy busy(*this, true);
     if (steps == 0) return;
     invalidate();
-    if (steps == 1) {
+    if (steps == 1 && sim_->ranks().size() == 1) {  // with several ranks, the ranks agree on Ctrl-C below
       {
         nb::gil_scoped_release unlocked;
         sim_->advance(1);
@@ -326,9 +352,24 @@ class Engine {
         seconds = seconds_since(t0);
       }
       done += n;
-      if (PyErr_CheckSignals() != 0) throw nb::python_error();
+      bool const signalled = PyErr_CheckSignals() != 0;
       double const per_step = seconds / double(n);
       chunk = std::max<std::uint64_t>(1, std::uint64_t(kSignalCheckSeconds / std::max(per_step, 1e-9)));
+      Ranks const& ranks = sim_->ranks();
+      if (ranks.size() > 1) {
+        // Every rank stops after the same step (a signal seen by any stops all) and steps chunks of
+        // the same size (the smallest proposed), so that none waits for a step another will not take.
+        int any = 0;
+        {
+          nb::gil_scoped_release unlocked;
+          any = ranks.max(signalled ? 1 : 0);
+          chunk = std::uint64_t(-ranks.max(-int(std::min<std::uint64_t>(chunk, std::uint64_t(1) << 30))));
+        }
+        if (any && !signalled) PyErr_SetNone(PyExc_KeyboardInterrupt);
+        if (any) throw nb::python_error();
+      } else if (signalled) {
+        throw nb::python_error();
+      }
     }
   }
 
@@ -562,8 +603,10 @@ class Engine {
       check_rows(masses->shape(0), "masses");
       for (std::size_t i = 0; i < n; ++i) next.pos_mass[i].w = (*masses)(i);
     }
-    if (auto const why = driver::bodies_problem(next); !why.empty()) throw InputError(why);
     nb::gil_scoped_release unlocked;
+    agree(sim_->ranks(), [&] {
+      if (auto const why = driver::bodies_problem(next); !why.empty()) throw InputError(why);
+    });
     auto rebuilt = std::make_unique<multigpu::Simulation>(next, sim_->program(), sim_->config(), sim_->clock());
     double const e0 = rebuilt->diagnostics().total();
     sim_ = std::move(rebuilt);
@@ -629,8 +672,11 @@ class Engine {
     check_output_path(path, "save");
     sim::BodySet const& s = state();
     nb::gil_scoped_release unlocked;
-    driver::check_finite(s, sim_->steps_done());
-    sim::write_tipsy(path, s, sim_->config().softening, *f);
+    Ranks const& ranks = sim_->ranks();  // with several, rank 0 writes and every rank learns how it went
+    agree(ranks, [&] {
+      driver::check_finite(s, sim_->steps_done());
+      if (ranks.rank() == 0) sim::write_tipsy(path, s, sim_->config().softening, *f);
+    });
   }
 
   void checkpoint(const std::string& path) {
@@ -832,6 +878,9 @@ class Engine {
     invalidate();
   }
 
+  // The ranks of a caller's communicator (null: world()), which run_ and the simulation point to:
+  // first, so that it goes last.
+  std::unique_ptr<Ranks> ranks_;
   driver::RunConfig run_;
   driver::Setup setup_;
   std::unique_ptr<multigpu::Simulation> sim_;
@@ -893,13 +942,16 @@ NB_MODULE(_nbody, m) {
       PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
     } catch (const nbody::RuntimeFailure& e) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (const nbody::JobFailure& e) {  // a failure on any rank of a communicator, on every rank
+      PyErr_SetString(e.exit_code == 2 ? PyExc_ValueError : PyExc_RuntimeError, e.what());
     }
   });
   nb::class_<Engine>(m, "Engine")
-      .def_static("create", &Engine::create, "options"_a)
-      .def_static("from_arrays", &Engine::from_arrays, "positions"_a, "velocities"_a, "masses"_a, "time"_a, "options"_a)
-      .def_static("load", &Engine::load, "path"_a, "options"_a)
-      .def_static("restart", &Engine::restart, "path"_a, "options"_a)
+      .def_static("create", &Engine::create, "options"_a, "comm"_a.none() = nb::none())
+      .def_static("from_arrays", &Engine::from_arrays, "positions"_a, "velocities"_a, "masses"_a, "time"_a, "options"_a,
+                  "comm"_a.none() = nb::none())
+      .def_static("load", &Engine::load, "path"_a, "options"_a, "comm"_a.none() = nb::none())
+      .def_static("restart", &Engine::restart, "path"_a, "options"_a, "comm"_a.none() = nb::none())
       .def("advance", &Engine::advance, "steps"_a)
       .def("synchronize", &Engine::synchronize)
       .def("benchmark", &Engine::benchmark, "steps"_a, "warmup"_a)
@@ -937,6 +989,8 @@ NB_MODULE(_nbody, m) {
   m.def("why_no_devices", &nbody::python::why_no_devices);
   m.def("cuda_built", &nbody::sim::cuda_built);
   m.def("checkpoints_built", &nbody::sim::checkpoints_built);
+  m.def("mpi_built", &nbody::mpi::mpi_built);
+  m.def("mpi_library_version", &nbody::mpi::library_version);
   m.def("names", [](const std::string& what) -> std::vector<std::string> {
     using namespace nbody;
     if (what == "scenario") return all_names<sim::Scenario>();

@@ -18,6 +18,8 @@ packages=(
   python3 python3-h5py python3-venv  # the tests that read nbody's files as Python users will; the venv for what PyPI adds
   ffmpeg                             # --video: H.264 MP4 recording (ffmpeg), and ffprobe for its tests
   libopenmpi-dev openmpi-bin         # one simulation over many hosts (MPI ranks) and mpirun for its tests
+  python3-mpi4py                     # Python: Simulation(comm=...) over Open MPI ranks; built for Debian's Open MPI,
+                                     # needs no NumPy headers, so .venv's (pip, 2.x) NumPy works with it
   python3-matplotlib                 # the plots (tools/plot_benchmarks.py, tools/scaling_model.py)
 )
 

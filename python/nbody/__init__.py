@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _nbody
 
-__all__ = ["Simulation", "DeviceView", "devices", "cuda_built", "checkpoints_built", "names"]
+__all__ = ["Simulation", "DeviceView", "devices", "cuda_built", "checkpoints_built", "mpi_built", "names"]
 
 _log = logging.getLogger("nbody")
 
@@ -57,9 +57,41 @@ def checkpoints_built():
     return _nbody.checkpoints_built()
 
 
+def mpi_built():
+    """True when this nbody was built with MPI (``comm=`` needs it)."""
+    return _nbody.mpi_built()
+
+
 def names(option):
     """The names an option takes, e.g. ``names("integrator")``: the command line's own table."""
     return list(_nbody.names(option))
+
+
+def _comm_handle(comm):
+    """The MPI_Comm of an mpi4py communicator as an integer (None: this process alone), checked:
+    an mpi4py intracommunicator of the MPI library this nbody was built with."""
+    if comm is None:
+        return None
+    if not _nbody.mpi_built():
+        raise ValueError("comm: this nbody was built without MPI; install libopenmpi-dev and rebuild, "
+                         "or leave comm out")
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise TypeError(f"comm: expected an mpi4py communicator, and mpi4py cannot be imported ({e})") from None
+    if not isinstance(comm, MPI.Intracomm):
+        raise TypeError(f"comm: expected an mpi4py intracommunicator such as MPI.COMM_WORLD, got "
+                        f"{type(comm).__name__}")
+    if comm == MPI.COMM_NULL:
+        raise ValueError("comm: MPI.COMM_NULL; give the communicator whose ranks share the simulation")
+    # A handle means something only to the library that made it.
+    theirs = MPI.Get_library_version().strip("\0 \n")
+    ours = _nbody.mpi_library_version().strip("\0 \n")
+    if theirs != ours:
+        raise ValueError(f"comm: mpi4py runs on another MPI library ({theirs.splitlines()[0]}) than this nbody "
+                         f"({ours.splitlines()[0]}); use an mpi4py built for nbody's MPI (Debian: python3-mpi4py)")
+    handle = getattr(comm, "handle", None)  # mpi4py 4; 3.x has MPI._handleof
+    return int(handle if handle is not None else MPI._handleof(comm))
 
 
 def _float_array(value, name, columns):
@@ -122,19 +154,25 @@ class Simulation:
 
     Other ways to make one: ``Simulation.from_arrays``, ``Simulation.load`` (tipsy) and
     ``Simulation.restart`` (a checkpoint, continued bit for bit).
+
+    comm (keyword-only, here and in the other constructors): an mpi4py communicator, e.g.
+    ``MPI.COMM_WORLD``, whose ranks share the one simulation as under ``mpirun nbody`` (each its
+    own devices), bit for bit the results of one process. Every rank then makes the simulation with
+    the same arguments and makes every call that steps, reads or writes it, in the same order;
+    rank 0 writes the files. None: this process alone.
     """
 
     def __init__(self, scenario="plummer", n=None, seed=42, integrator="leapfrog", dt=None, softening=None,
                  precision="fp64", backend="auto", numgpus=None, gpus=None, threading="single", launch="stream",
                  *, eccentricity=0.5, damping=0.995, exchange="auto", kernel=None, block_size=None,
-                 fp64_rsqrt="series", weights=None, threads=None):
+                 fp64_rsqrt="series", weights=None, threads=None, comm=None):
         if n is None:
             n = 2 if scenario == "two-body" else DEFAULT_BODIES
         options = dict(scenario=scenario, n=n, seed=seed, integrator=integrator, dt=dt, softening=softening,
                        precision=precision, backend=backend, numgpus=numgpus, gpus=gpus, threading=threading,
                        launch=launch, eccentricity=eccentricity, damping=damping, exchange=exchange, kernel=kernel,
                        block_size=block_size, fp64_rsqrt=fp64_rsqrt, weights=weights, threads=threads)
-        self._adopt(_nbody.Engine.create(options))
+        self._adopt(_nbody.Engine.create(options, _comm_handle(comm)))
 
     @classmethod
     def from_arrays(cls, positions, velocities, masses, *, time=0.0, softening=0.01, **settings):
@@ -155,10 +193,11 @@ class Simulation:
                                  "give one row per body in each")
         if isinstance(time, bool) or not isinstance(time, numbers.Real) or not math.isfinite(time):
             raise ValueError(f"time={time!r}: must be a finite number")
+        comm = _comm_handle(settings.pop("comm", None))
         settings = cls._settings(settings)
         settings["softening"] = softening
         self = cls.__new__(cls)
-        self._adopt(_nbody.Engine.from_arrays(positions, velocities, masses, float(time), settings))
+        self._adopt(_nbody.Engine.from_arrays(positions, velocities, masses, float(time), settings, comm))
         return self
 
     @classmethod
@@ -166,8 +205,9 @@ class Simulation:
         """A simulation of the bodies of a tipsy snapshot (standard or little-endian; float32 values,
         no run settings): ``nbody --load PATH``. ``settings`` as in ``from_arrays``; the softening
         defaults to the file's."""
+        comm = _comm_handle(settings.pop("comm", None))
         self = cls.__new__(cls)
-        self._adopt(_nbody.Engine.load(cls._path(path, "path"), cls._settings(settings)))
+        self._adopt(_nbody.Engine.load(cls._path(path, "path"), cls._settings(settings), comm))
         return self
 
     @classmethod
@@ -176,8 +216,9 @@ class Simulation:
         every setting (``nbody --restart PATH``). A setting named in ``overrides`` (dt, softening,
         integrator, precision, devices...) replaces the file's, with a notice; a new dt goes on from
         the time reached."""
+        comm = _comm_handle(overrides.pop("comm", None))
         self = cls.__new__(cls)
-        self._adopt(_nbody.Engine.restart(cls._path(path, "path"), cls._settings(overrides)))
+        self._adopt(_nbody.Engine.restart(cls._path(path, "path"), cls._settings(overrides), comm))
         return self
 
     @staticmethod

@@ -1,0 +1,108 @@
+# tests/python/test_mpi4py.py - one simulation over the ranks of an mpi4py communicator
+# (Simulation(comm=...)): 2 ranks under mpirun on the CPU give the positions and velocities of one
+# process bit for bit (and its energy, on as many devices), and a checkpoint the 2 ranks wrote
+# continues in one process bit for bit. Run by pytest,
+# which starts this same file under mpirun (NBODY_MPIEXEC, set by CTest); each rank then runs
+# ranks_main().
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import nbody
+
+# Small enough for seconds on 2 shared cores; an odd count, so the ranks' shares differ.
+SETTINGS = dict(scenario="plummer", n=1001, seed=7, softening=0.05, backend="cpu", threads=1)
+
+
+def bits(a):
+    """The array's bit patterns: equal only when every value is bit for bit the same."""
+    return np.ascontiguousarray(a).view(np.uint64)
+
+
+def ranks_main(out_dir):
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    checkpoint = os.path.join(out_dir, "ranks.h5")
+
+    many = nbody.Simulation(**SETTINGS, comm=comm)
+    assert "2 ranks" in many.description, many.description
+    many.step(7)
+    result = many.run(steps=13, checkpoint=checkpoint)
+    assert result == 13, result
+    positions, velocities = many.positions, many.velocities
+    energy = many.diagnostics()["total"]
+    many.step(5)
+    later = many.positions
+
+    # One process: the same settings, every body here.
+    one = nbody.Simulation(**SETTINGS)
+    assert "2 ranks" not in one.description, one.description
+    one.step(20)
+    same_state = bool(np.array_equal(bits(one.positions), bits(positions)) and
+                      np.array_equal(bits(one.velocities), bits(velocities)))
+    # The energy is summed device by device: one process over as many devices (2) sums it alike.
+    two_devices = nbody.Simulation(**SETTINGS, numgpus=2)
+    two_devices.step(20)
+    same_energy = two_devices.diagnostics()["total"] == energy
+
+    # The checkpoint the ranks wrote (rank 0), continued by each rank alone.
+    comm.Barrier()
+    restarted = nbody.Simulation.restart(checkpoint, threads=1)
+    restart_steps = restarted.steps
+    same_restart = bool(np.array_equal(bits(restarted.positions), bits(positions)))
+    restarted.step(5)
+    same_continuation = bool(np.array_equal(bits(restarted.positions), bits(later)))
+
+    report = dict(rank=rank, size=comm.Get_size(), same_state=same_state, same_energy=same_energy,
+                  restart_steps=restart_steps, same_restart=same_restart, same_continuation=same_continuation)
+    reports = comm.gather(report, root=0)
+    if rank == 0:
+        print("REPORT " + json.dumps(reports), flush=True)
+
+
+def test_two_ranks_are_one_process_bit_for_bit(tmp_path):
+    if not nbody.mpi_built():
+        pytest.skip("this nbody was built without MPI (test_comm_refused_without_mpi covers that build)")
+    if not nbody.checkpoints_built():
+        pytest.skip("this nbody was built without HDF5: no checkpoints")
+    mpirun = os.environ.get("NBODY_MPIEXEC")
+    assert mpirun, "NBODY_MPIEXEC names no mpirun (CTest sets it in a build with MPI)"
+    # Open MPI refuses root unless told (CI containers); a rank that hangs ends the job within a minute.
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1",
+               NBODY_RANK_TIMEOUT="60")
+    r = subprocess.run([mpirun, "-np", "2", "--oversubscribe", sys.executable, __file__, str(tmp_path)],
+                       capture_output=True, text=True, timeout=240, env=env)
+    assert r.returncode == 0, f"mpirun exited {r.returncode}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    lines = [line for line in r.stdout.splitlines() if line.startswith("REPORT ")]
+    assert len(lines) == 1, r.stdout
+    reports = json.loads(lines[0][len("REPORT "):])
+    assert [p["rank"] for p in reports] == [0, 1] and all(p["size"] == 2 for p in reports), reports
+    for p in reports:
+        assert p["same_state"], f"rank {p['rank']}: 2 ranks' positions and velocities differ from one process's"
+        assert p["same_energy"], f"rank {p['rank']}: 2 ranks' energy differs from one process's on 2 devices"
+        assert p["restart_steps"] == 20, p
+        assert p["same_restart"], f"rank {p['rank']}: the 2 ranks' checkpoint restarts with other positions"
+        assert p["same_continuation"], f"rank {p['rank']}: the restarted run goes on differently from the 2 ranks"
+    assert sorted(os.listdir(tmp_path)) == ["ranks.h5"], os.listdir(tmp_path)
+
+
+def test_comm_must_be_an_mpi4py_communicator():
+    with pytest.raises((TypeError, ValueError), match="comm"):
+        nbody.Simulation(n=16, backend="cpu", comm="MPI_COMM_WORLD")
+
+
+def test_comm_refused_without_mpi():
+    if nbody.mpi_built():
+        pytest.skip("this nbody was built with MPI")
+    with pytest.raises(ValueError, match="built without MPI"):
+        nbody.Simulation(n=16, backend="cpu", comm=object())
+
+
+if __name__ == "__main__":
+    ranks_main(sys.argv[1])
