@@ -3,7 +3,9 @@
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <thread>
 #include <type_traits>
+#include <vector>
 
 #include "core/errors.h"
 #include "gpu/check.h"
@@ -95,6 +97,8 @@ class CudaEngine final : public CudaSliceEngine {
     sample_velocities_.forget();
     sample_potential_.forget();
     sample_taken_.forget();
+    download_positions_.forget();
+    download_velocities_.forget();
     for (auto& e : timing_) e.forget();
   }
 
@@ -124,20 +128,23 @@ class CudaEngine final : public CudaSliceEngine {
     NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // `host` and `v` must outlive the copies
   }
 
+  // Through pinned memory of the engine's own (allocated at the first download), and converted by
+  // several threads at large N: a state of 1M bodies reaches the host in a few milliseconds, which a
+  // script reading positions step after step notices.
   void download_slice(BodySet& b) override {
     if (config_.slice.count == 0) return;
     gpu::DeviceGuard guard(config_.device);
     std::size_t const n = config_.slice.count;
-    std::vector<Real4<Real>> p(n), v(n);
-    NBODY_CUDA_CHECK(cudaMemcpyAsync(p.data(), current().data() + config_.slice.begin, n * sizeof(Real4<Real>),
-                                     cudaMemcpyDeviceToHost, stream_.get()));
-    NBODY_CUDA_CHECK(
-        cudaMemcpyAsync(v.data(), velocity_.data(), n * sizeof(Real4<Real>), cudaMemcpyDeviceToHost, stream_.get()));
-    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-    for (std::size_t i = 0; i < n; ++i) {
-      b.pos_mass[config_.slice.begin + i] = {p[i].x, p[i].y, p[i].z, p[i].w};
-      b.velocity[config_.slice.begin + i] = {v[i].x, v[i].y, v[i].z};
+    if (download_positions_.size() != n) {
+      download_positions_ = gpu::PinnedBuffer<Real4<Real>>(config_.device, n);
+      download_velocities_ = gpu::PinnedBuffer<Real4<Real>>(config_.device, n);
     }
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(download_positions_.data(), current().data() + config_.slice.begin,
+                                     n * sizeof(Real4<Real>), cudaMemcpyDeviceToHost, stream_.get()));
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(download_velocities_.data(), velocity_.data(), n * sizeof(Real4<Real>),
+                                     cudaMemcpyDeviceToHost, stream_.get()));
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    copy_slice(download_positions_.data(), download_velocities_.data(), b);
   }
 
   std::vector<Vec3d> download_accelerations() override {
@@ -290,12 +297,7 @@ class CudaEngine final : public CudaSliceEngine {
     gpu::DeviceGuard guard(config_.device);
     // Waits for the pass and the copies, which follow steps already finished: not for the steps after.
     NBODY_CUDA_CHECK(cudaEventSynchronize(sample_taken_.get()));
-    Real4<Real> const* p = sample_positions_.data();
-    Real4<Real> const* v = sample_velocities_.data();
-    for (std::size_t i = 0; i < n; ++i) {
-      b.pos_mass[config_.slice.begin + i] = {p[i].x, p[i].y, p[i].z, p[i].w};
-      b.velocity[config_.slice.begin + i] = {v[i].x, v[i].y, v[i].z};
-    }
+    copy_slice(sample_positions_.data(), sample_velocities_.data(), b);
     return potential_sum(sample_potential_.data());
   }
 
@@ -471,6 +473,24 @@ class CudaEngine final : public CudaSliceEngine {
   // Segments of at most kSmallShapeLongestSegment: the fast kernel's small-N launch shape.
   bool small() const { return layout_.length <= kernels::kSmallShapeLongestSegment; }
 
+  // The slice's positions and velocities from host copies `p`, `v` into `b`, in fp64; split over up to
+  // 8 threads from 2^16 bodies (the writes, 56 bytes a body, are what costs).
+  void copy_slice(const Real4<Real>* p, const Real4<Real>* v, BodySet& b) const {
+    std::size_t const n = config_.slice.count, first = config_.slice.begin;
+    auto rows = [&](std::size_t from, std::size_t to) {
+      for (std::size_t i = from; i < to; ++i) {
+        b.pos_mass[first + i] = {p[i].x, p[i].y, p[i].z, p[i].w};
+        b.velocity[first + i] = {v[i].x, v[i].y, v[i].z};
+      }
+    };
+    std::size_t const parts = n < (std::size_t(1) << 16) ? 1 : std::min<std::size_t>(8, std::max<std::size_t>(1, std::thread::hardware_concurrency()));
+    if (parts == 1) return rows(0, n);
+    std::vector<std::thread> helpers;
+    for (std::size_t k = 1; k < parts; ++k) helpers.emplace_back(rows, k * n / parts, (k + 1) * n / parts);
+    rows(0, n / parts);
+    for (auto& t : helpers) t.join();
+  }
+
   // The potential pass into potential_ (kPotentialParts rows of the slice's bodies).
   void enqueue_potential() {
     std::size_t const n = config_.slice.count;
@@ -512,6 +532,7 @@ class CudaEngine final : public CudaSliceEngine {
   // begin_sample()'s copies, and the event that says they are done.
   gpu::PinnedBuffer<Real4<Real>> sample_positions_, sample_velocities_;
   gpu::PinnedBuffer<double> sample_potential_;
+  gpu::PinnedBuffer<Real4<Real>> download_positions_, download_velocities_;  // download_slice's
   gpu::SyncEvent sample_taken_;
   std::vector<gpu::TimingEvent> timing_;
   std::size_t marks_ = 0;
