@@ -163,7 +163,8 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   } else {
     if (!d.gpus.empty()) throw InputError("--gpus applies to the CUDA backend; use --numgpus for host devices");
     c.devices.assign(std::size_t(d.count == 0 ? 1 : d.count), 0);
-    if (c.engine.cpu_threads == 0 && local_ranks > 1) c.engine.cpu_threads = std::max(1, omp_get_num_procs() / local_ranks);
+    if (c.engine.cpu_threads == 0 && local_ranks > 1)
+      c.engine.cpu_threads = std::max(1, omp_get_num_procs() / local_ranks);
   }
   // With several ranks the weights cover every rank's devices: the simulation checks them.
   if (world().size() == 1 && !d.weights.empty() && d.weights.size() != c.devices.size())

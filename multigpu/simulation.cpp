@@ -169,7 +169,8 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     int threads_per_engine = config_.engine.cpu_threads;
     if (config_.backend == sim::Backend::cpu && config_.threading == Threading::workers) {
       // Each worker runs its own OpenMP team: share the cores instead of oversubscribing them.
-      int const total = config_.engine.cpu_threads > 0 ? config_.engine.cpu_threads : int(std::max(1u, std::thread::hardware_concurrency()));
+      int const total = config_.engine.cpu_threads > 0 ? config_.engine.cpu_threads
+                                                       : int(std::max(1u, std::thread::hardware_concurrency()));
       threads_per_engine = std::max(1, total / int(device_count));
     }
     std::vector<sim::SliceEngine*> raw;
