@@ -258,7 +258,7 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
   // a moment); nothing of the old is touched until all of it succeeded.
   auto next = std::make_unique<multigpu::Simulation>(bodies, setup.program, setup.config, clock);
   bool const on_device =
-      frames_device_ && setup.config.backend == sim::Backend::cuda && setup.config.precision == Precision::fp32;
+      frames_device_ && setup.config.backend == sim::Backend::cuda && setup.config.engine.precision == Precision::fp32;
   std::unique_ptr<render::DeviceFrames> frames;
   if (on_device) frames = std::make_unique<render::DeviceFrames>(*frames_device_, bodies.size());
   std::optional<double> e0 = setup.initial_energy;

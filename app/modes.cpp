@@ -429,7 +429,7 @@ int run_compare_threading(const Options& o) {
                    name_of(r.launch).c_str(), r.devices, r.bodies, r.measurement.median_ms);
   });
   std::printf("nbody compare-threading: %s backend, %s, %llu warm-up + %llu timed steps per row\n",
-              name_of(probe.backend).c_str(), name_of(probe.precision).c_str(), (unsigned long long)o.warmup,
+              name_of(probe.backend).c_str(), name_of(probe.engine.precision).c_str(), (unsigned long long)o.warmup,
               (unsigned long long)steps);
   std::printf("%-8s %-6s %4s %9s %12s %14s %8s %6s %12s  %s\n", "model", "launch", "devs", "N", "median ms",
               "interactions/s", "speed-up", "eff.", "enqueue ms", "per-device median ms");

@@ -268,14 +268,15 @@ std::optional<Options> parse_options(int argc, char** argv) {
                      "; " + num(sim::recommended_softening(sim::Scenario::disk)) +
                      " for disk and collision, the core their disk model assumes around its central mass)")
       ->check(real_number(0, kMaxSoftening, Ends::above_min, "a length"));
-  add_named(cli, "--precision", dev.precision, "floating-point precision");
+  add_named(cli, "--precision", dev.engine.precision, "floating-point precision");
   add_named(cli, "--backend", dev.backend, "auto (CUDA if a GPU is visible, else CPU), cuda or cpu");
   sim::Kernel kernel = sim::Kernel::fast;
   add_named(cli, "--kernel", kernel, "force kernel: fast, tiled, naive (GPU); simd, reference (CPU)")
       ->default_str("fast on a GPU, simd on the CPU");
-  cli.add_option("--block-size", dev.block_size, "threads per block for the naive and tiled GPU kernels (default 256)")
+  cli.add_option("--block-size", dev.engine.block_size,
+                 "threads per block for the naive and tiled GPU kernels (default 256)")
       ->check(whole_number(1, 1024));
-  add_named(cli, "--fp64-rsqrt", dev.fp64_rsqrt,
+  add_named(cli, "--fp64-rsqrt", dev.engine.fp64_rsqrt,
             "fp64 GPU r^-3 from the fp32 rsqrt: series (fastest), newton (one Newton step), or precise "
             "(double rsqrt)");
   cli.add_option("--numgpus", dev.count, "devices to use (GPUs; with --backend cpu, host devices); default all GPUs")
@@ -289,7 +290,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
             "replayed; needs --threading single)");
   add_named(cli, "--exchange", dev.exchange,
             "slice exchange between GPUs: auto, peer (copies), staged (through host memory) or direct (the drift kernel stores into peers)");
-  cli.add_option("--threads", dev.cpu_threads, "CPU threads (default: all cores)")->check(whole_number(1, kMaxThreads));
+  cli.add_option("--threads", dev.engine.cpu_threads, "CPU threads (default: all cores)")
+      ->check(whole_number(1, kMaxThreads));
   std::uint64_t steps = 0;
   cli.add_option("--steps", steps,
                  "steps to run (default: 1000 for --run, 10 timed for --benchmark; --run --steps 0 writes the "
@@ -403,7 +405,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
                        "or --save)");
     o.steps = steps;
   }
-  if (cli.count("--kernel")) dev.kernel = kernel;
+  if (cli.count("--kernel")) dev.engine.kernel = kernel;
 
   // A path option given as "" would run without its input or skip its output unseen.
   std::pair<const char*, const std::string*> const paths[] = {

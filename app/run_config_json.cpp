@@ -1,6 +1,9 @@
 // app/run_config_json.cpp - RunConfig <-> JSON, every field; enums by their names.
 #include "app/run_config_json.h"
 
+#include <optional>
+#include <type_traits>
+
 #include "core/errors.h"
 
 namespace nbody::app {
@@ -13,6 +16,29 @@ E enum_from(const nlohmann::json& j) {
   return *e;
 }
 
+template <class T>
+struct IsOptional : std::false_type {};
+template <class T>
+struct IsOptional<std::optional<T>> : std::true_type {};
+
+// One engine setting (sim::for_each_engine_setting) as JSON: an enum by its name, an unset optional
+// as "", a number as itself.
+template <class T>
+nlohmann::json setting_to_json(const T& value) {
+  if constexpr (std::is_enum_v<T>) return name_of(value);
+  else if constexpr (IsOptional<T>::value) return value ? setting_to_json(*value) : nlohmann::json("");
+  else return value;
+}
+
+template <class T>
+void setting_from_json(const nlohmann::json& j, T& value) {
+  if constexpr (std::is_enum_v<T>) value = enum_from<T>(j);
+  else if constexpr (IsOptional<T>::value) {
+    if (j.is_string() && j.get<std::string>().empty()) value.reset();
+    else setting_from_json(j, value.emplace());
+  } else value = j.get<T>();
+}
+
 }  // namespace
 
 nlohmann::json to_json(const driver::RunConfig& r) {
@@ -20,16 +46,17 @@ nlohmann::json to_json(const driver::RunConfig& r) {
   auto const& p = r.physics;
   auto const& d = r.devices;
   auto const& g = r.given;
+  nlohmann::json devices{{"backend", name_of(d.backend)}, {"count", d.count}, {"gpus", d.gpus}, {"weights", d.weights},
+                         {"threading", name_of(d.threading)}, {"launch", name_of(d.launch)},
+                         {"exchange", name_of(d.exchange)}};
+  sim::for_each_engine_setting(d.engine,
+                               [&](const char* name, const auto& value) { devices[name] = setting_to_json(value); });
   return {{"initial",
            {{"scenario", name_of(i.scenario)}, {"bodies", i.bodies}, {"seed", i.seed}, {"eccentricity", i.eccentricity},
             {"snapshot", i.snapshot}, {"checkpoint", i.checkpoint}}},
           {"physics",
            {{"integrator", name_of(p.integrator)}, {"dt", p.dt}, {"damping", p.damping}, {"softening", p.softening}}},
-          {"devices",
-           {{"backend", name_of(d.backend)}, {"count", d.count}, {"gpus", d.gpus}, {"weights", d.weights},
-            {"threading", name_of(d.threading)}, {"launch", name_of(d.launch)}, {"exchange", name_of(d.exchange)}, {"cpu_threads", d.cpu_threads},
-            {"precision", name_of(d.precision)}, {"kernel", d.kernel ? name_of(*d.kernel) : std::string()},
-            {"block_size", d.block_size}, {"fp64_rsqrt", name_of(d.fp64_rsqrt)}}},
+          {"devices", devices},
           {"given",
            {{"integrator", g.integrator}, {"dt", g.dt}, {"damping", g.damping}, {"softening", g.softening},
             {"precision", g.precision}}}};
@@ -58,11 +85,8 @@ driver::RunConfig run_config_from_json(const nlohmann::json& j) {
     r.devices.threading = enum_from<multigpu::Threading>(d.at("threading"));
     r.devices.launch = enum_from<multigpu::Launch>(d.at("launch"));
     r.devices.exchange = enum_from<multigpu::ExchangeMode>(d.at("exchange"));
-    r.devices.cpu_threads = d.at("cpu_threads").get<int>();
-    r.devices.precision = enum_from<Precision>(d.at("precision"));
-    if (!d.at("kernel").get<std::string>().empty()) r.devices.kernel = enum_from<sim::Kernel>(d.at("kernel"));
-    r.devices.block_size = d.at("block_size").get<int>();
-    r.devices.fp64_rsqrt = enum_from<sim::Fp64Rsqrt>(d.at("fp64_rsqrt"));
+    sim::for_each_engine_setting(r.devices.engine,
+                                 [&](const char* name, auto& value) { setting_from_json(d.at(name), value); });
     auto const& g = j.at("given");
     r.given.integrator = g.at("integrator").get<bool>();
     r.given.dt = g.at("dt").get<bool>();

@@ -135,7 +135,7 @@ class Viewer {
     controls_.softening = float(setup.config.softening);
     controls_.damping = float(o.run.physics.damping);
     controls_.damping_applies = o.run.physics.integrator == sim::Integrator::euler_damped;
-    controls_.precision = setup.config.precision == Precision::fp64 ? 1 : 0;
+    controls_.precision = setup.config.engine.precision == Precision::fp64 ? 1 : 0;
     controls_.point_size = float(o.point_size > 0 ? o.point_size : default_point_size(setup.bodies.size()));
     controls_.brightness = float(o.brightness);
     controls_.color = o.color;
@@ -382,7 +382,7 @@ class Viewer {
     if (controls_.softening != float(running_softening_)) run.physics.softening = controls_.softening;
     else run.physics.softening = running_softening_;
     if (controls_.damping != float(running_.physics.damping)) run.physics.damping = controls_.damping;
-    run.devices.precision = controls_.precision ? Precision::fp64 : Precision::fp32;
+    run.devices.engine.precision = controls_.precision ? Precision::fp64 : Precision::fp32;
     run.devices.threading = controls_.threading ? multigpu::Threading::workers : multigpu::Threading::single;
     if (controls_.devices >= 1 && controls_.devices <= max_devices_) {
       run.devices.count = controls_.devices;
@@ -461,7 +461,7 @@ class Viewer {
     controls_.dt = float(stats.dt);
     controls_.softening = float(stats.softening);
     controls_.devices = int(stats.devices);
-    controls_.precision = stats.run.devices.precision == Precision::fp64 ? 1 : 0;
+    controls_.precision = stats.run.devices.engine.precision == Precision::fp64 ? 1 : 0;
     controls_.threading = stats.run.devices.threading == multigpu::Threading::workers ? 1 : 0;
     controls_.damping_applies = stats.run.physics.integrator == sim::Integrator::euler_damped;
     if (reset_view_) {
@@ -482,7 +482,7 @@ class Viewer {
     controls_.softening = float(stats.softening);
     controls_.damping = float(stats.run.physics.damping);
     controls_.devices = int(stats.devices);
-    controls_.precision = stats.run.devices.precision == Precision::fp64 ? 1 : 0;
+    controls_.precision = stats.run.devices.engine.precision == Precision::fp64 ? 1 : 0;
     controls_.threading = stats.run.devices.threading == multigpu::Threading::workers ? 1 : 0;
     for (std::size_t k = 0; k < scenarios_.size(); ++k)
       if (scenarios_[k] == name_of(stats.run.initial.scenario) && stats.run.initial.snapshot.empty() &&
@@ -513,7 +513,7 @@ class Viewer {
     } else {
       why = options_.interop == Interop::off                                  ? "--interop off"
             : !interop_failure_.empty()                                        ? interop_failure_
-            : running_.devices.precision == Precision::fp64                    ? "fp64 positions"
+            : running_.devices.engine.precision == Precision::fp64                    ? "fp64 positions"
                                                                                : "CPU backend";
     }
     if (!interop_) {

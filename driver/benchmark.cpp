@@ -109,7 +109,7 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
           {"backend", name_of(c.backend)},
           {"description", sim.describe()},
           {"kernel", sim.kernel_name()},
-          {"precision", name_of(c.precision)},
+          {"precision", name_of(c.engine.precision)},
           {"devices", sim.all_slices().size()},
           {"threading", name_of(c.threading)},
           {"launch", name_of(c.launch)},

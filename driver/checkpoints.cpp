@@ -20,7 +20,7 @@ sim::RunRecord run_record(const Setup& setup, const multigpu::Simulation& sim, s
   r.start_time = clock.start_time;
   r.dt_since_step = clock.dt_since_step;
   r.dt_since_time = clock.dt_since_time;
-  r.precision = sim.config().precision;
+  r.precision = sim.config().engine.precision;
   r.integrator = sim.program().integrator;
   r.dt = sim.program().dt;
   r.softening = sim.config().softening;

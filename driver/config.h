@@ -6,7 +6,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,11 +52,8 @@ struct DeviceChoice {
   multigpu::Threading threading = multigpu::Threading::single;
   multigpu::Launch launch = multigpu::Launch::stream;
   multigpu::ExchangeMode exchange = multigpu::ExchangeMode::automatic;
-  int cpu_threads = 0;               // OpenMP threads in all; 0: every core
-  Precision precision = Precision::fp32;
-  std::optional<sim::Kernel> kernel;  // none: the backend's default
-  int block_size = 0;                // naive and tiled GPU kernels; 0: their default
-  sim::Fp64Rsqrt fp64_rsqrt = sim::Fp64Rsqrt::series;
+  // Precision, kernel, launch shape, CPU threads in all: passed whole to the simulation and its engines.
+  sim::EngineSettings engine;
   const Ranks* ranks = nullptr;      // the processes the run spans (each its own devices); null: world()
 };
 

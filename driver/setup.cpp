@@ -86,13 +86,10 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
                                            const std::string& count_label, std::size_t extra_bytes) {
   DeviceChoice const& d = run.devices;
   multigpu::SimulationConfig c;
-  c.precision = d.precision;
-  c.kernel = d.kernel;
-  c.block_size = d.block_size;
-  c.fp64_rsqrt = d.fp64_rsqrt;
+  c.engine = d.engine;
   c.softening = resolved_softening(run);
   // One whose pair term overflows in this precision is refused now, not as a NaN at the first step.
-  if (auto const why = softening_problem(c.softening, c.precision); !why.empty()) {
+  if (auto const why = softening_problem(c.softening, c.engine.precision); !why.empty()) {
     std::ostringstream s;
     s << (run.given.softening ? "--softening " : "the softening ") << c.softening << ": " << why
       << (run.given.softening ? "" : "; give a larger --softening");
@@ -102,7 +99,6 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   c.threading = d.threading;
   c.launch = d.launch;
   c.exchange = d.exchange;
-  c.cpu_threads = d.cpu_threads;
 
   std::string why_none;
   auto const gpus = d.backend == BackendChoice::cpu ? std::vector<gpu::DeviceInfo>{} : gpu::devices(&why_none);
@@ -115,11 +111,8 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   c.backend = gpus.empty() ? sim::Backend::cpu : sim::Backend::cuda;
   if (d.backend == BackendChoice::automatic && gpus.empty() && notices)
     notices->push_back("no CUDA device (" + why_none + "); running on the CPU");
-  if (d.kernel) {
-    sim::EngineConfig probe;
-    probe.kernel = d.kernel;
-    (void)sim::kernel_for(c.backend, probe);  // a kernel the backend lacks fails here, before any work
-  }
+  if (d.engine.kernel)
+    (void)sim::kernel_for(c.backend, d.engine);  // a kernel the backend lacks fails here, before any work
 
   // With several ranks on a host, each takes its share of the host: its own GPUs (by local rank),
   // and its share of the cores.
@@ -171,7 +164,8 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   } else {
     if (!d.gpus.empty()) throw InputError("--gpus applies to the CUDA backend; use --numgpus for host devices");
     c.devices.assign(std::size_t(d.count == 0 ? 1 : d.count), 0);
-    if (c.cpu_threads == 0 && local_ranks > 1) c.cpu_threads = std::max(1, omp_get_num_procs() / local_ranks);
+    if (c.engine.cpu_threads == 0 && local_ranks > 1)
+      c.engine.cpu_threads = std::max(1, omp_get_num_procs() / local_ranks);
   }
   // With several ranks the weights cover every rank's devices: the simulation checks them.
   if (ranks.size() == 1 && !d.weights.empty() && d.weights.size() != c.devices.size())
@@ -223,8 +217,8 @@ void restore_settings(const sim::RunRecord& saved, const std::string& path, RunC
   else p.damping = saved.damping;
   if (run.given.softening) overrides("--softening", number(p.softening), number(saved.softening));
   else p.softening = saved.softening;
-  if (run.given.precision) overrides("--precision", name_of(run.devices.precision), name_of(saved.precision));
-  else run.devices.precision = saved.precision;
+  if (run.given.precision) overrides("--precision", name_of(run.devices.engine.precision), name_of(saved.precision));
+  else run.devices.engine.precision = saved.precision;
   // Units are what the files say, not physics: new ones relabel the rest of the run, with a notice.
   if (run.given.units) overrides("--mass-unit and --length-unit", run.units.describe(), saved.units.describe());
   else run.units = saved.units;
@@ -315,7 +309,7 @@ std::string cpu_model() {
 
 std::string hardware_description(const multigpu::SimulationConfig& c) {
   if (c.backend == sim::Backend::cpu) {
-    int const threads = c.cpu_threads > 0 ? c.cpu_threads : omp_get_max_threads();
+    int const threads = c.engine.cpu_threads > 0 ? c.engine.cpu_threads : omp_get_max_threads();
     return cpu_model() + ", " + std::to_string(threads) + " OpenMP thread(s)";
   }
   std::string s;

@@ -39,7 +39,7 @@ ValidationResult validate_forces(multigpu::Simulation& sim, double tolerance) {
     if (norm(ref[k]) > 0) r.max_relative_error = std::max(r.max_relative_error, norm(d) / norm(ref[k]));
   }
   r.l2_relative_error = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
-  r.tolerance = tolerance > 0 ? tolerance : sim::force_error_bound(sim.config().precision, n);
+  r.tolerance = tolerance > 0 ? tolerance : sim::force_error_bound(sim.config().engine.precision, n);
   r.pass = r.finite && r.l2_relative_error < r.tolerance;
   return r;
 }

@@ -23,7 +23,7 @@ std::size_t bytes_per_device(const SimulationConfig& config, std::size_t n) {
   sim::EngineConfig e;
   e.bodies = n;
   e.slice = {0, n};
-  e.precision = config.precision;
+  e.engine = config.engine;
   return sim::engine_bytes(config.backend, e);
 }
 
@@ -121,7 +121,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     // Every rank must simulate the same thing; each brings its own devices.
     std::ostringstream what;
     what.precision(17);
-    what << bodies_ << " bodies, " << name_of(config_.backend) << ' ' << name_of(config_.precision) << ", "
+    what << bodies_ << " bodies, " << name_of(config_.backend) << ' ' << name_of(config_.engine.precision) << ", "
          << program_.integrator << " dt " << program_.dt << ", softening " << config_.softening << ", step "
          << clock.step << ", threading " << name_of(config_.threading) << ", initial state "
          << std::hex << state_hash(initial) << std::dec;
@@ -166,10 +166,11 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
   ExchangeConditions conditions;
   if (config_.backend == sim::Backend::cuda && ranks.size() > 1) add_host_sharing(ranks, config_.devices, conditions);
   agree(ranks, [&] {
-    int threads_per_engine = config_.cpu_threads;
+    int threads_per_engine = config_.engine.cpu_threads;
     if (config_.backend == sim::Backend::cpu && config_.threading == Threading::workers) {
       // Each worker runs its own OpenMP team: share the cores instead of oversubscribing them.
-      int const total = config_.cpu_threads > 0 ? config_.cpu_threads : int(std::max(1u, std::thread::hardware_concurrency()));
+      int const total = config_.engine.cpu_threads > 0 ? config_.engine.cpu_threads
+                                                       : int(std::max(1u, std::thread::hardware_concurrency()));
       threads_per_engine = std::max(1, total / int(device_count));
     }
     std::vector<sim::SliceEngine*> raw;
@@ -178,12 +179,9 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       e.bodies = bodies_;
       e.slice = slices_[d];
       e.softening = config_.softening;
-      e.precision = config_.precision;
-      e.kernel = config_.kernel;
-      e.block_size = config_.block_size;
-      e.fp64_rsqrt = config_.fp64_rsqrt;
+      e.engine = config_.engine;
+      e.engine.cpu_threads = threads_per_engine;
       e.device = config_.devices[d];
-      e.cpu_threads = threads_per_engine;
       e.split_forces = ranks.size() > 1;  // forces on the rank's own bodies while the others' travel
       engines_.push_back(sim::make_engine(config_.backend, e));
       raw.push_back(engines_.back().get());
@@ -511,7 +509,7 @@ std::string Simulation::describe() const {
     for (int d : config_.devices) s << ' ' << d;
     s << ')';
   }
-  s << ", kernel " << kernel_name() << ", " << name_of(config_.precision) << ", threading "
+  s << ", kernel " << kernel_name() << ", " << name_of(config_.engine.precision) << ", threading "
     << name_of(config_.threading);
   if (config_.launch == Launch::graph) s << ", CUDA graphs of " << kGraphSteps << " steps";
   if (all_slices_.size() > 1) s << ", exchange " << exchange_->describe();

@@ -32,17 +32,15 @@ inline constexpr std::uint64_t kGraphSteps = 16;
 
 struct SimulationConfig {
   sim::Backend backend = sim::Backend::cpu;
-  Precision precision = Precision::fp32;
-  std::optional<sim::Kernel> kernel;  // none: the backend's default
-  int block_size = 0;               // GPU kernels; 0 for the kernel's default
-  sim::Fp64Rsqrt fp64_rsqrt = sim::Fp64Rsqrt::series;  // fp64 GPU kernels (sim::EngineConfig)
+  // Given to every engine as it is (cpu_threads: the threads in all, which the simulation shares
+  // among its engines).
+  sim::EngineSettings engine;
   double softening = 0.01;          // Plummer softening length
   std::vector<int> devices{0};      // CUDA ordinals; for the CPU backend only the count matters
   std::vector<double> weights;      // relative slice sizes per device; empty: equal
   Threading threading = Threading::single;
   Launch launch = Launch::stream;
   ExchangeMode exchange = ExchangeMode::automatic;
-  int cpu_threads = 0;              // OpenMP threads in all (CPU backend); 0: all cores
   // How long a wait for the devices may outlast the steps it waits for, in seconds, before the
   // run ends naming the device that has not finished (multigpu/watchdog.h); 0:
   // NBODY_WATCHDOG_SECONDS, else max(60 s, 100 x the median step time).

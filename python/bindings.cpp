@@ -165,7 +165,7 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start) 
       physics.softening = s;
       run.given.softening = true;
     } else if (key == "precision") {
-      dev.precision = named<Precision>(value, key);
+      dev.engine.precision = named<Precision>(value, key);
       run.given.precision = true;
     } else if (key == "backend") dev.backend = named<driver::BackendChoice>(value, key);
     else if (key == "numgpus") numgpus = whole(value, key, 1, kMaxDevices);
@@ -185,10 +185,10 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start) 
     } else if (key == "threading") dev.threading = named<multigpu::Threading>(value, key);
     else if (key == "launch") dev.launch = named<multigpu::Launch>(value, key);
     else if (key == "exchange") dev.exchange = named<multigpu::ExchangeMode>(value, key);
-    else if (key == "kernel") dev.kernel = named<sim::Kernel>(value, key);
-    else if (key == "block_size") dev.block_size = int(whole(value, key, 1, 1024));
-    else if (key == "fp64_rsqrt") dev.fp64_rsqrt = named<sim::Fp64Rsqrt>(value, key);
-    else if (key == "threads") dev.cpu_threads = int(whole(value, key, 1, kMaxThreads));
+    else if (key == "kernel") dev.engine.kernel = named<sim::Kernel>(value, key);
+    else if (key == "block_size") dev.engine.block_size = int(whole(value, key, 1, 1024));
+    else if (key == "fp64_rsqrt") dev.engine.fp64_rsqrt = named<sim::Fp64Rsqrt>(value, key);
+    else if (key == "threads") dev.engine.cpu_threads = int(whole(value, key, 1, kMaxThreads));
   }
   if (numgpus && gpus && std::size_t(*numgpus) != gpus->size())
     throw InputError("numgpus=" + std::to_string(*numgpus) + " and gpus with " + std::to_string(gpus->size()) +
@@ -244,7 +244,7 @@ class Engine {
  public:
   static std::unique_ptr<Engine> create(const nb::dict& options, std::optional<std::uintptr_t> comm) {
     driver::RunConfig run;
-    run.devices.precision = Precision::fp64;  // Python's default: the state a script reads is fp64 throughout
+    run.devices.engine.precision = Precision::fp64;  // Python's default: the state a script reads is fp64 throughout
     apply_options(run, options, true);
     auto ranks = ranks_for(comm);
     run.devices.ranks = ranks.get();
@@ -259,7 +259,7 @@ class Engine {
   static std::unique_ptr<Engine> from_arrays(Rows3 positions, Rows3 velocities, Column masses, double time,
                                              const nb::dict& options, std::optional<std::uintptr_t> comm) {
     driver::RunConfig run;
-    run.devices.precision = Precision::fp64;
+    run.devices.engine.precision = Precision::fp64;
     apply_options(run, options, false);
     sim::BodySet bodies = to_bodies(positions, velocities, masses);
     bodies.time = time;
@@ -276,7 +276,7 @@ class Engine {
   static std::unique_ptr<Engine> load(const std::string& path, const nb::dict& options,
                                       std::optional<std::uintptr_t> comm) {
     driver::RunConfig run;
-    run.devices.precision = Precision::fp64;
+    run.devices.engine.precision = Precision::fp64;
     apply_options(run, options, false);
     run.initial.snapshot = path;
     auto ranks = ranks_for(comm);
@@ -728,7 +728,7 @@ class Engine {
   }
   std::string precision() {
     Busy busy(*this);
-    return name_of(sim_->config().precision);
+    return name_of(sim_->config().engine.precision);
   }
   std::string backend() {
     Busy busy(*this);
@@ -873,7 +873,7 @@ class Engine {
     run_.physics.softening = sim_->config().softening;
     run_.physics.damping = setup_.damping;
     run_.physics.integrator = *from_name<sim::Integrator>(sim_->program().integrator);
-    run_.devices.precision = sim_->config().precision;
+    run_.devices.engine.precision = sim_->config().engine.precision;
     run_.initial = driver::InitialConditions{};
     invalidate();
   }

@@ -13,8 +13,8 @@ inline sim::EngineConfig engine_config(const sim::BodySet& b, Precision precisio
   c.bodies = b.size();
   c.slice = slice.count ? slice : Slice{0, b.size()};
   c.softening = softening;
-  c.precision = precision;
-  c.kernel = kernel;
+  c.engine.precision = precision;
+  c.engine.kernel = kernel;
   return c;
 }
 

@@ -23,7 +23,7 @@ driver::RunConfig cpu_run(std::size_t bodies) {
   driver::RunConfig run;
   run.initial.bodies = bodies;
   run.devices.backend = driver::BackendChoice::cpu;
-  run.devices.cpu_threads = 2;
+  run.devices.engine.cpu_threads = 2;
   return run;
 }
 
@@ -48,9 +48,31 @@ TEST(Driver, SetupFollowsTheTypedConfiguration) {
   EXPECT_EQ(driver::make_setup(run).bodies.size(), 2u);
 }
 
+// The engine settings a front end gives arrive whole in the simulation's configuration and at its
+// engines, every one of them other than its default.
+TEST(Driver, ResolvedDevicesKeepEveryEngineSetting) {
+  driver::RunConfig run = cpu_run(64);
+  sim::EngineSettings& e = run.devices.engine;
+  e.precision = Precision::fp64;
+  e.kernel = sim::Kernel::reference;
+  e.block_size = 128;
+  e.fp64_rsqrt = sim::Fp64Rsqrt::precise;
+  e.cpu_threads = 3;
+  auto const s = driver::make_setup(run);
+  sim::EngineSettings const& got = s.config.engine;
+  EXPECT_EQ(got.precision, Precision::fp64);
+  EXPECT_EQ(got.kernel, sim::Kernel::reference);
+  EXPECT_EQ(got.block_size, 128);
+  EXPECT_EQ(got.fp64_rsqrt, sim::Fp64Rsqrt::precise);
+  EXPECT_EQ(got.cpu_threads, 3);
+  multigpu::Simulation sim(s.bodies, s.program, s.config, s.clock);
+  EXPECT_EQ(sim.config().engine.precision, Precision::fp64);
+  EXPECT_NE(sim.kernel_name().find("reference"), std::string::npos) << sim.kernel_name();
+}
+
 TEST(Driver, BadConfigurationsAreRefusedBeforeAnyWork) {
   driver::RunConfig run = cpu_run(100);
-  run.devices.kernel = sim::Kernel::fast;
+  run.devices.engine.kernel = sim::Kernel::fast;
   EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "--kernel fast: the cpu backend has simd, reference"));
   run = cpu_run(100);
   run.devices.count = 3;
@@ -117,7 +139,7 @@ TEST(Driver, CountsEveryForceEvaluationOfAStep) {
 TEST(Driver, ValidatesAndCanFail) {
   for (auto precision : {Precision::fp32, Precision::fp64}) {
     driver::RunConfig run = cpu_run(700);
-    run.devices.precision = precision;
+    run.devices.engine.precision = precision;
     auto const s = driver::make_setup(run);
     multigpu::Simulation sim(s.bodies, s.program, s.config);
     auto const r = driver::validate_forces(sim);

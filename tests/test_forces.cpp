@@ -101,7 +101,7 @@ TEST(CpuForces, UnknownKernelIsRejectedWithTheValidOnes) {
   sim::EngineConfig c;
   c.bodies = 4;
   c.slice = {0, 4};
-  c.kernel = sim::Kernel::tiled;
+  c.engine.kernel = sim::Kernel::tiled;
   try {
     sim::make_cpu_engine(c);
     FAIL() << "no exception";

@@ -48,8 +48,8 @@ const Reference& reference(const std::string& scenario, std::size_t n) {
 std::unique_ptr<sim::SliceEngine> engine(const sim::BodySet& b, sim::Kernel kernel, Precision p,
                                          int block = 0, Slice slice = {0, 0}, sim::Fp64Rsqrt rsqrt = sim::Fp64Rsqrt::series) {
   sim::EngineConfig c = test::engine_config(b, p, kernel, kSoftening, slice);
-  c.block_size = block;
-  c.fp64_rsqrt = rsqrt;
+  c.engine.block_size = block;
+  c.engine.fp64_rsqrt = rsqrt;
   auto e = sim::make_cuda_engine(c);
   e->upload(b);
   return e;
@@ -168,7 +168,7 @@ multigpu::SimulationConfig gpu_config(Precision p, std::vector<int> devices = {0
                                       multigpu::ExchangeMode x = multigpu::ExchangeMode::automatic) {
   multigpu::SimulationConfig c;
   c.backend = sim::Backend::cuda;
-  c.precision = p;
+  c.engine.precision = p;
   c.softening = kSoftening;
   c.devices = std::move(devices);
   c.threading = t;
@@ -210,7 +210,7 @@ TEST(GpuSimulation, TrajectoriesAgreeWithTheCpuOver100Steps) {
   multigpu::SimulationConfig cpu;
   cpu.backend = sim::Backend::cpu;
   cpu.softening = kSoftening;
-  cpu.precision = Precision::fp64;
+  cpu.engine.precision = Precision::fp64;
   auto const reference = run(b, cpu, 100);
   double const d64 = max_position_difference(run(b, gpu_config(Precision::fp64), 100), reference);
   double const d32 = max_position_difference(run(b, gpu_config(Precision::fp32), 100), reference);
@@ -594,8 +594,8 @@ TEST(GpuGraphs, ReplaysGiveTheBitsOfStreamLaunches) {
       for (auto p : {Precision::fp32, Precision::fp64})
         for (auto integrator : {sim::Integrator::leapfrog, sim::Integrator::yoshida4}) {
           multigpu::SimulationConfig c = base;
-          c.kernel = kernel;
-          c.precision = p;
+          c.engine.kernel = kernel;
+          c.engine.precision = p;
           auto const streams = advance_in_calls(b, c, multigpu::Launch::stream, integrator);
           auto const graphs = advance_in_calls(b, c, multigpu::Launch::graph, integrator);
           EXPECT_FALSE(test::bitwise_equal(streams, b));

@@ -44,7 +44,7 @@ class Layouts : public ::testing::TestWithParam<Backend> {
                                            std::vector<double> weights = {}) {
     multigpu::SimulationConfig c = GetParam().config(devices);
     c.threading = threading;
-    c.precision = precision;
+    c.engine.precision = precision;
     c.weights = std::move(weights);
     return c;
   }
@@ -85,7 +85,7 @@ multigpu::SimulationConfig host_devices(int devices) {
   multigpu::SimulationConfig c;
   c.backend = sim::Backend::cpu;
   c.devices.assign(std::size_t(devices), 0);
-  c.cpu_threads = 2;
+  c.engine.cpu_threads = 2;
   return c;
 }
 

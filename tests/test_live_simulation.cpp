@@ -217,11 +217,11 @@ TEST(RunConfigJson, EveryFieldSurvivesTheTrip) {
   r.devices.threading = multigpu::Threading::workers;
   r.devices.launch = multigpu::Launch::graph;
   r.devices.exchange = multigpu::ExchangeMode::staged;
-  r.devices.cpu_threads = 5;
-  r.devices.precision = Precision::fp64;
-  r.devices.kernel = sim::Kernel::tiled;
-  r.devices.block_size = 128;
-  r.devices.fp64_rsqrt = sim::Fp64Rsqrt::precise;
+  r.devices.engine.cpu_threads = 5;
+  r.devices.engine.precision = Precision::fp64;
+  r.devices.engine.kernel = sim::Kernel::tiled;
+  r.devices.engine.block_size = 128;
+  r.devices.engine.fp64_rsqrt = sim::Fp64Rsqrt::precise;
   r.given = {true, false, true, false, true};
   auto const j = to_json(r);
   driver::RunConfig const b = run_config_from_json(nlohmann::json::parse(j.dump()));
@@ -229,11 +229,11 @@ TEST(RunConfigJson, EveryFieldSurvivesTheTrip) {
   EXPECT_EQ(b.initial.checkpoint, "run.h5");
   EXPECT_EQ(b.physics.dt, 0.003);
   EXPECT_EQ(b.devices.weights, r.devices.weights);
-  ASSERT_TRUE(b.devices.kernel);
-  EXPECT_EQ(*b.devices.kernel, sim::Kernel::tiled);
+  ASSERT_TRUE(b.devices.engine.kernel);
+  EXPECT_EQ(*b.devices.engine.kernel, sim::Kernel::tiled);
   EXPECT_TRUE(b.given.precision);
   driver::RunConfig none;  // no kernel named: none comes back
-  EXPECT_FALSE(run_config_from_json(to_json(none)).devices.kernel);
+  EXPECT_FALSE(run_config_from_json(to_json(none)).devices.engine.kernel);
   auto broken = j;
   broken["devices"]["threading"] = "many";
   EXPECT_THROW(run_config_from_json(broken), RuntimeFailure);

@@ -39,7 +39,7 @@ class RanksLayout : public ::testing::TestWithParam<Layout> {};
 // The state after `steps` steps (taken in uneven calls of advance) on `config`.
 sim::BodySet evolve(const sim::BodySet& initial, const sim::StepProgram& program, multigpu::SimulationConfig config,
                     std::uint64_t steps) {
-  config.cpu_threads = 1;  // several ranks share this machine's cores
+  config.engine.cpu_threads = 1;  // several ranks share this machine's cores
   multigpu::Simulation s(initial, program, config);
   std::uint64_t done = 0;
   for (std::uint64_t chunk = 1; done < steps; chunk = chunk * 2 + 1) {
@@ -84,7 +84,7 @@ TEST(Ranks, DiagnosticsAndAccelerationsAreEveryRanksAndAgree) {
   sim::StepProgram const program = sim::make_step_program({sim::Integrator::leapfrog, 0.01, 1.0});
   multigpu::SimulationConfig c;
   c.backend = sim::Backend::cpu;
-  c.cpu_threads = 1;
+  c.engine.cpu_threads = 1;
   c.devices.assign(2, 0);
   multigpu::Simulation spread(initial, program, c);
   spread.advance(3);
@@ -146,7 +146,7 @@ TEST(Ranks, RanksThatWouldSimulateDifferentThingsAreRefused) {
   double const dt = world().rank() == 1 ? 0.02 : 0.01;
   multigpu::SimulationConfig c;
   c.backend = sim::Backend::cpu;
-  c.cpu_threads = 1;
+  c.engine.cpu_threads = 1;
   auto const make = [&] {
     multigpu::Simulation s(initial, sim::make_step_program({sim::Integrator::leapfrog, dt, 1.0}), c);
   };
@@ -168,7 +168,7 @@ TEST(Ranks, WeightsCoverEveryRanksDevices) {
   sim::StepProgram const program = sim::make_step_program({sim::Integrator::leapfrog, 0.01, 1.0});
   multigpu::SimulationConfig c;
   c.backend = sim::Backend::cpu;
-  c.cpu_threads = 1;
+  c.engine.cpu_threads = 1;
   c.weights.assign(std::size_t(world().size()), 1.0);
   c.weights.back() = 2.0;  // the last rank takes twice the bodies
   multigpu::Simulation s(initial, program, c);
@@ -204,7 +204,7 @@ TEST(Ranks, DISABLED_AWorkerFailureEndsTheJobWithItsError) {
     sim::EngineConfig e;
     e.bodies = bodies;
     e.slice = {mine.begin + mine.count * d / 2, mine.count * (d + 1) / 2 - mine.count * d / 2};
-    e.cpu_threads = 1;
+    e.engine.cpu_threads = 1;
     e.split_forces = true;
     engines.push_back(sim::make_engine(sim::Backend::cpu, e));
     raw.push_back(engines.back().get());

@@ -19,7 +19,7 @@ constexpr double kPi = 3.14159265358979323846;
 multigpu::SimulationConfig cpu_config(Precision precision, double softening) {
   multigpu::SimulationConfig c;
   c.backend = sim::Backend::cpu;
-  c.precision = precision;
+  c.engine.precision = precision;
   c.softening = softening;
   return c;
 }

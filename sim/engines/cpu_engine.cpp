@@ -22,14 +22,14 @@ constexpr long kParallelBodies = 16384;
 template <class Real>
 class CpuEngine final : public SliceEngine {
  public:
-  explicit CpuEngine(const EngineConfig& config) : config_(config), kernel_(kernel_for(Backend::cpu, config)) {
+  explicit CpuEngine(const EngineConfig& config) : config_(config), kernel_(kernel_for(Backend::cpu, config.engine)) {
     for (auto& p : positions_) p.resize(config.bodies);
     velocity_.resize(config.slice.count);
     acceleration_.resize(config.slice.count);
   }
 
   void bind_thread() override {
-    if (config_.cpu_threads > 0) omp_set_num_threads(config_.cpu_threads);
+    if (config_.engine.cpu_threads > 0) omp_set_num_threads(config_.engine.cpu_threads);
   }
 
   void upload(const BodySet& b) override {
@@ -193,15 +193,15 @@ class CpuEngine final : public SliceEngine {
 }  // namespace
 
 std::unique_ptr<SliceEngine> make_cpu_engine(const EngineConfig& config) {
-  if (config.precision == Precision::fp32) return std::make_unique<CpuEngine<float>>(config);
+  if (config.engine.precision == Precision::fp32) return std::make_unique<CpuEngine<float>>(config);
   return std::make_unique<CpuEngine<double>>(config);
 }
 
 std::size_t cpu_engine_bytes(const EngineConfig& config) {
-  std::size_t const real = config.precision == Precision::fp32 ? 4 : 8;
+  std::size_t const real = config.engine.precision == Precision::fp32 ? 4 : 8;
   // two position buffers of N, velocity and acceleration of the slice, SoA scratch (fp32)
   return 2 * 4 * real * config.bodies + 6 * real * config.slice.count +
-         (config.precision == Precision::fp32 ? 16 * config.bodies : 0);
+         (config.engine.precision == Precision::fp32 ? 16 * config.bodies : 0);
 }
 
 }  // namespace nbody::sim

@@ -40,8 +40,8 @@ template <class Real>
 class CudaEngine final : public CudaSliceEngine {
  public:
   explicit CudaEngine(const EngineConfig& config)
-      : config_(config), layout_(kernels::segment_layout(config.bodies)), kernel_(kernel_for(Backend::cuda, config)) {
-    block_ = config.block_size;
+      : config_(config), layout_(kernels::segment_layout(config.bodies)), kernel_(kernel_for(Backend::cuda, config.engine)) {
+    block_ = config.engine.block_size;
     if (kernel_ == Kernel::fast) {
       if (block_ != 0)
         throw InputError("--block-size " + std::to_string(block_) +
@@ -337,8 +337,8 @@ class CudaEngine final : public CudaSliceEngine {
     if (kernel_ != Kernel::fast) name += "/" + std::to_string(block_);
     if (kernel_ == Kernel::fast && small()) name += "/small-N";
     if (std::is_same_v<Real, double>)
-      name += config_.fp64_rsqrt == Fp64Rsqrt::newton   ? " (r^-3: fp32 seed + Newton step)"
-              : config_.fp64_rsqrt == Fp64Rsqrt::series ? " (r^-3: fp32 seed + series)"
+      name += config_.engine.fp64_rsqrt == Fp64Rsqrt::newton   ? " (r^-3: fp32 seed + Newton step)"
+              : config_.engine.fp64_rsqrt == Fp64Rsqrt::series ? " (r^-3: fp32 seed + series)"
                                                         : " (r^-3: double rsqrt)";
     return name;
   }
@@ -382,8 +382,8 @@ class CudaEngine final : public CudaSliceEngine {
       f(policy);
     };
     if constexpr (std::is_same_v<Real, double>) {
-      if (config_.fp64_rsqrt == Fp64Rsqrt::newton) return pick(kernels::RsqrtNewtonFromFloat{});
-      if (config_.fp64_rsqrt == Fp64Rsqrt::series) return pick(kernels::InvR3FromFloat{});
+      if (config_.engine.fp64_rsqrt == Fp64Rsqrt::newton) return pick(kernels::RsqrtNewtonFromFloat{});
+      if (config_.engine.fp64_rsqrt == Fp64Rsqrt::series) return pick(kernels::InvR3FromFloat{});
     }
     pick(kernels::RsqrtHardware{});
   }
@@ -548,12 +548,12 @@ std::unique_ptr<SliceEngine> make_cuda_engine(const EngineConfig& config) {
   if (config.device < 0 || config.device >= int(devices.size()))
     throw InputError("GPU " + std::to_string(config.device) + ": only " + std::to_string(devices.size()) +
                      " CUDA devices are visible");
-  if (config.precision == Precision::fp32) return std::make_unique<CudaEngine<float>>(config);
+  if (config.engine.precision == Precision::fp32) return std::make_unique<CudaEngine<float>>(config);
   return std::make_unique<CudaEngine<double>>(config);
 }
 
 std::size_t cuda_engine_bytes(const EngineConfig& config) {
-  std::size_t const real4 = config.precision == Precision::fp32 ? 16 : 32;
+  std::size_t const real4 = config.engine.precision == Precision::fp32 ? 16 : 32;
   SegmentLayout const layout = kernels::segment_layout(config.bodies);
   // two padded position buffers, velocity + acceleration (+ split partials, at most) + potential
   return 2 * real4 * layout.padded() + (2 + layout.count) * real4 * config.slice.count +

@@ -52,21 +52,43 @@ inline constexpr std::array<EnumName<Fp64Rsqrt>, 3> kFp64RsqrtNames{
     {{Fp64Rsqrt::series, "series"}, {Fp64Rsqrt::newton, "newton"}, {Fp64Rsqrt::precise, "precise"}}};
 constexpr const auto& enum_names(Fp64Rsqrt) { return kFp64RsqrtNames; }
 
+// How the engines compute, chosen once by the user and passed down whole: a front end fills it in
+// (driver::DeviceChoice::engine), the simulation keeps it (multigpu::SimulationConfig::engine), every
+// engine gets it (EngineConfig::engine). A new engine option is a field here, named in
+// for_each_engine_setting below; nothing between the front end and the engine copies fields one by one.
+struct EngineSettings {
+  Precision precision = Precision::fp32;
+  std::optional<Kernel> kernel;  // none: the backend's default
+  int block_size = 0;            // GPU threads per block (naive and tiled kernels); 0 for the kernel's default
+  Fp64Rsqrt fp64_rsqrt = Fp64Rsqrt::series;  // fp64 GPU kernels: how r^-3 is computed
+  // OpenMP threads; 0 for all cores. For a simulation (and the user) the threads in all; in an
+  // engine's own config, that engine's share (multigpu::Simulation divides them among workers).
+  int cpu_threads = 0;
+};
+
+// Calls f(name, field) for every field of `s` (EngineSettings, const or not), by the name the run
+// configuration's JSON gives it (app/run_config_json.cpp walks them here, so a new field is saved
+// and restored by the viewer without being listed again).
+template <class Settings, class F>
+void for_each_engine_setting(Settings& s, F&& f) {
+  f("precision", s.precision);
+  f("kernel", s.kernel);
+  f("block_size", s.block_size);
+  f("fp64_rsqrt", s.fp64_rsqrt);
+  f("cpu_threads", s.cpu_threads);
+}
+
 struct EngineConfig {
   std::size_t bodies = 0;   // N, all bodies
   Slice slice;              // the bodies this engine integrates
   double softening = 0.01;  // Plummer softening length, simulation units
-  Precision precision = Precision::fp32;
-  std::optional<Kernel> kernel;  // none: the backend's default
-  int block_size = 0;       // GPU threads per block; 0 for the kernel's default
+  EngineSettings engine;    // as the simulation was given them (cpu_threads: this engine's share)
   int device = 0;           // CUDA device ordinal (GPU engines)
-  int cpu_threads = 0;      // OpenMP threads for this engine's loops; 0 for all
-  Fp64Rsqrt fp64_rsqrt = Fp64Rsqrt::series;
   bool split_forces = false;  // compute_forces_ready/_rest will be used: keep room for partial sums
 };
 
-// The kernel `config` asks for on `backend` (its default if none); InputError if it has no such kernel.
-Kernel kernel_for(Backend backend, const EngineConfig& config);
+// The kernel `settings` ask for on `backend` (its default if none); InputError if it has no such kernel.
+Kernel kernel_for(Backend backend, const EngineSettings& settings);
 
 class SliceEngine {
  public:

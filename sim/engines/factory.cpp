@@ -21,9 +21,9 @@ std::string kernel_names(Backend backend) {
   return s;
 }
 
-// The kernel a config asks for on `backend`, or InputError naming the ones it has.
-Kernel kernel_for(Backend backend, const EngineConfig& config) {
-  Kernel const k = config.kernel.value_or(default_kernel(backend));
+// The kernel the settings ask for on `backend`, or InputError naming the ones it has.
+Kernel kernel_for(Backend backend, const EngineSettings& settings) {
+  Kernel const k = settings.kernel.value_or(default_kernel(backend));
   if (backend_of(k) != backend)
     throw InputError("--kernel " + name_of(k) + ": the " + name_of(backend) + " backend has " + kernel_names(backend));
   return k;
