@@ -6,6 +6,7 @@
 #
 #   scripts/gpu-check.sh fetch                 # here: download the .debs into .deps/
 #   scripts/gpu-check.sh build tests sanitize  # there: any of build, tests, sanitize, bench-*, before, stress, ...
+#   scripts/gpu-check.sh pyfetch               # here: nanobind and pytest into .pyhelp/ for the `python` stage
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/nbody-gpu}
@@ -75,12 +76,38 @@ for stage in "$@"; do
       step "build"
       cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
         -DCMAKE_PREFIX_PATH="$prefix/usr" -DBUILD_TESTING=ON -DNBODY_BUILD_TOOLS=ON -DNBODY_WITH_HDF5=ON "${mpi_args[@]}" \
+        -DNBODY_PYTHON_MODULE=OFF \
         >"$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
       grep -E 'MPI' "$OUT/configure.log" | head -3
       ldd "$(find "$prefix" -name 'libhdf5_serial.so.103*' | head -1)" | grep 'not found' || echo "hdf5: every library found"
       cmake --build $build --parallel "$(nproc)" >"$OUT/build.log" 2>&1 || { grep -E 'error|Error' -A3 "$OUT/build.log" | head -60; exit 1; }
       grep -E 'spill|bytes stack' "$OUT/build.log" | sort | uniq -c | head -20
       echo "build ok"
+      ;;
+    pyfetch)
+      # Here: what the Python stage needs from PyPI, copied from .venv (scripts/python-env.sh) into
+      # .pyhelp/ (pure Python and sources: any interpreter version), since the GPU machine has no PyPI.
+      site=$(.venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+      mkdir -p .pyhelp
+      for p in nanobind pytest _pytest pluggy iniconfig packaging py.py; do [ -e "$site/$p" ] && cp -r "$site/$p" .pyhelp/; done
+      du -sh .pyhelp
+      ;;
+    python)
+      # The Python module on the GPU, built with the system compiler (a toolchain in /opt with only a
+      # static libstdc++ would give the module a private copy beside NumPy's: python/CMakeLists.txt),
+      # its pytest suite, and its overhead against C++ (tools/python_overhead.py). Needs .pyhelp/.
+      step "Python module (build-python)"
+      export PYTHONPATH="$PWD/.pyhelp"
+      CXX=/usr/bin/g++ CC=/usr/bin/gcc CUDAHOSTCXX=/usr/bin/g++ cmake -S . -B build-python -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH="$prefix/usr" -DBUILD_TESTING=OFF -DNBODY_WITH_HDF5=ON \
+        -DNBODY_PYTHON="$(command -v python3)" -DNBODY_PYTHON_MODULE=ON >"$OUT/python-configure.log" 2>&1 &&
+      cmake --build build-python --parallel "$(nproc)" >"$OUT/python-build.log" 2>&1 || { tail -30 "$OUT/python-build.log"; status=1; continue; }
+      export PYTHONPATH="$PWD/build-python/python:$PWD/.pyhelp"
+      (cd tests/python && NBODY_EXECUTABLE="$PWD/../../build-python/app/nbody" python3 -m pytest -q -p no:cacheprovider . \
+        >"$OUT/logs/pytest.log" 2>&1); rc=$?; tail -3 "$OUT/logs/pytest.log"; [ $rc -eq 0 ] || status=1
+      for p in fp32 fp64; do
+        python3 tools/python_overhead.py --backend cuda --precision $p --nbody build-python/app/nbody 2>&1 | tail -11
+      done
       ;;
     tests)
       step "GPU tests (ctest -L gpu)"
