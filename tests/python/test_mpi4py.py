@@ -54,7 +54,7 @@ def ranks_main(out_dir):
 
     # The checkpoint the ranks wrote (rank 0), continued by each rank alone.
     comm.Barrier()
-    restarted = nbody.Simulation.restart(checkpoint, threads=1)
+    restarted = nbody.Simulation.restart(checkpoint, threads=1, backend="cpu")
     restart_steps = restarted.steps
     same_restart = bool(np.array_equal(bits(restarted.positions), bits(positions)))
     restarted.step(5)
