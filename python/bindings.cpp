@@ -115,7 +115,7 @@ std::vector<nb::handle> items(nb::handle value, const std::string& key, const ch
 const char* const kStartKeys[] = {"scenario", "n", "seed", "eccentricity"};
 const char* const kSettingKeys[] = {"integrator", "dt",       "damping", "softening", "precision",  "backend",
                                     "numgpus",    "gpus",     "weights", "threading", "launch",     "exchange",
-                                    "kernel",     "block_size", "fp64_rsqrt", "threads"};
+                                    "kernel",     "block_size", "fp64_rsqrt", "threads",    "mass_unit",  "length_unit"};
 
 bool is_one_of(const std::string& key, const char* const* begin, const char* const* end) {
   return std::find_if(begin, end, [&](const char* k) { return key == k; }) != end;
@@ -129,6 +129,7 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start) 
   driver::DeviceChoice& dev = run.devices;
   std::optional<long long> numgpus;
   std::optional<std::vector<int>> gpus;
+  std::optional<std::string> mass_unit, length_unit;
   for (auto [k, value] : options) {
     std::string const key = nb::cast<std::string>(k);
     bool const start_key = is_one_of(key, std::begin(kStartKeys), std::end(kStartKeys));
@@ -189,6 +190,13 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start) 
     else if (key == "block_size") dev.engine.block_size = int(whole(value, key, 1, 1024));
     else if (key == "fp64_rsqrt") dev.engine.fp64_rsqrt = named<sim::Fp64Rsqrt>(value, key);
     else if (key == "threads") dev.engine.cpu_threads = int(whole(value, key, 1, kMaxThreads));
+    else if (key == "mass_unit") mass_unit = nb::cast<std::string>(value);
+    else if (key == "length_unit") length_unit = nb::cast<std::string>(value);
+  }
+  // The files' units, as --mass-unit and --length-unit (both or neither; the run stays G = 1).
+  if (mass_unit || length_unit) {
+    run.units = sim::parse_units(mass_unit.value_or(""), length_unit.value_or(""));
+    run.given.units = run.units.physical();
   }
   if (numgpus && gpus && std::size_t(*numgpus) != gpus->size())
     throw InputError("numgpus=" + std::to_string(*numgpus) + " and gpus with " + std::to_string(gpus->size()) +

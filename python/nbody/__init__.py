@@ -150,7 +150,9 @@ class Simulation:
     numgpus: devices to use (GPUs; with backend="cpu", host devices); None: every GPU, or one host
     device. gpus: explicit GPU ordinals, e.g. [0, 2]. threading: "single" or "workers".
     launch: "stream" or "graph". Keyword-only: eccentricity (two-body), damping (euler-damped),
-    exchange, kernel, block_size, fp64_rsqrt, weights, threads (the command line's options).
+    exchange, kernel, block_size, fp64_rsqrt, weights, threads (the command line's options);
+    mass_unit and length_unit (e.g. "1e5Msun", "1pc": what the checkpoints and snapshots call one
+    unit, as --mass-unit and --length-unit; both or neither; the run stays in G = 1 units).
 
     Other ways to make one: ``Simulation.from_arrays``, ``Simulation.load`` (tipsy) and
     ``Simulation.restart`` (a checkpoint, continued bit for bit).
@@ -165,13 +167,14 @@ class Simulation:
     def __init__(self, scenario="plummer", n=None, seed=42, integrator="leapfrog", dt=None, softening=None,
                  precision="fp64", backend="auto", numgpus=None, gpus=None, threading="single", launch="stream",
                  *, eccentricity=0.5, damping=0.995, exchange="auto", kernel=None, block_size=None,
-                 fp64_rsqrt="series", weights=None, threads=None, comm=None):
+                 fp64_rsqrt="series", weights=None, threads=None, mass_unit=None, length_unit=None, comm=None):
         if n is None:
             n = 2 if scenario == "two-body" else DEFAULT_BODIES
         options = dict(scenario=scenario, n=n, seed=seed, integrator=integrator, dt=dt, softening=softening,
                        precision=precision, backend=backend, numgpus=numgpus, gpus=gpus, threading=threading,
                        launch=launch, eccentricity=eccentricity, damping=damping, exchange=exchange, kernel=kernel,
-                       block_size=block_size, fp64_rsqrt=fp64_rsqrt, weights=weights, threads=threads)
+                       block_size=block_size, fp64_rsqrt=fp64_rsqrt, weights=weights, threads=threads,
+                       mass_unit=mass_unit, length_unit=length_unit)
         self._adopt(_nbody.Engine.create(options, _comm_handle(comm)))
 
     @classmethod

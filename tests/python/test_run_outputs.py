@@ -89,3 +89,18 @@ def test_ctrl_c_writes_the_runs_outputs_and_raises(tmp_path):
     assert int(rows(tmp_path / "d.csv")[-1]["step"]) <= stopped
     # The interrupt was answered: the next run is not stopped by it.
     assert sim.run(steps=3) == 3
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_units_reach_the_files_as_from_the_command_line(cli, tmp_path):
+    import h5py
+
+    cli("--run", "--bodies", 64, "--precision", "fp64", "--steps", 3, "--mass-unit", "1e5Msun", "--length-unit", "1pc",
+        "--checkpoint", tmp_path / "cli.h5")
+    sim = nbody.Simulation(n=64, backend="cpu", mass_unit="1e5Msun", length_unit="1pc")
+    sim.run(steps=3, checkpoint=tmp_path / "py.h5")
+    with h5py.File(tmp_path / "cli.h5") as a, h5py.File(tmp_path / "py.h5") as b:
+        assert dict(a["Units"].attrs) == dict(b["Units"].attrs)
+        assert a["Units"].attrs["Unit length in cgs (U_L)"] == pytest.approx(3.0857e18, rel=1e-4)
+    with pytest.raises(ValueError, match="1e5Mparsec"):
+        nbody.Simulation(n=64, backend="cpu", mass_unit="1e5Mparsec", length_unit="1pc")
