@@ -154,8 +154,6 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     keep(pending.state);
     write_row(pending.step, pending.time, pending.wall, measured);
   };
-  // Snapshots for analysis: the start, every K steps, the end; one that cannot be written costs only
-  // itself, as a checkpoint of the series does.
   // A file of a series that cannot be written (the disk filled up, the name became a directory) costs
   // only itself: a warning, and the run goes on to its final outputs.
   auto series_file = [&](const std::string& path, const char* what, std::uint64_t& written,
@@ -171,6 +169,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       observer.warning(std::string("warning: ") + what + " not written: " + e.what() + "; the run goes on");
     }
   };
+  // Snapshots for analysis: the start, every K steps, the end.
   std::optional<std::uint64_t> snapshot_at;
   auto snapshot = [&] {
     if (!o.snapshots.enabled() || snapshot_at == sim.steps_done()) return;
