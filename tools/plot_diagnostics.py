@@ -16,6 +16,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 
 
 def load(path):
@@ -110,7 +111,19 @@ def main(argv):
     if len(series) > 1:
         energy.legend(fontsize="small")
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    # Whole or not at all: a temporary file beside OUT, renamed over it once written.
+    folder = os.path.dirname(os.path.abspath(out))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".", suffix=".png", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, dpi=110, format="png")
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # as a new file would have, not mkstemp's 0600
+        os.replace(tmp, out)
+    except BaseException:
+        os.unlink(tmp)
+        raise
     print(f"wrote {out}")
 
 
