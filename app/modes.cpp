@@ -217,7 +217,13 @@ class CliRunObserver : public driver::RunObserver {
 
 int run_simulation(const Options& o) {
   driver::Setup setup = make_setup(o);
-  std::uint64_t const steps = o.steps.value_or(1000);
+  std::uint64_t steps = o.steps.value_or(1000);
+  if (o.t_end) {
+    agree(world(), [&] { steps = driver::steps_to_time(setup.clock, setup.program.dt, *o.t_end); });
+    if (steps == 0 && !o.quiet && writes_outputs())
+      std::cerr << "notice: --t-end " << *o.t_end << ": the run is already at time " << setup.clock.time(setup.program.dt)
+                << "; no steps, the outputs hold its state\n";
+  }
   driver::RunOutputs outputs;
   outputs.checkpoint = o.checkpoint;
   outputs.checkpoint_every = o.checkpoint_every;

@@ -168,6 +168,7 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       {"--save-format", {M::run}, "--run (with --save)"},
       {"--checkpoint", {M::run}, "--run"},
       {"--checkpoint-every", {M::run}, "--run (with --checkpoint)"},
+      {"--t-end", {M::run}, "--run"},
       {"--diagnostics", {M::run}, "--run"},
       {"--diagnostics-every", {M::run}, "--run (with --diagnostics)"},
       {"--snapshots", {M::run}, "--run"},
@@ -297,6 +298,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "steps to run (default: 1000 for --run, 10 timed for --benchmark; --run --steps 0 writes the "
                  "initial state)")
       ->check(whole_number(0, kMaxSteps));
+  double t_end = 0.0;
+  cli.add_option("--t-end", t_end,
+                 "--run: to this simulation time (the first step at or past it) instead of --steps; a restart "
+                 "goes on from the time it reached")
+      ->check(real_number(-kMaxTime, kMaxTime, Ends::closed, "a time"));
   cli.add_option("--warmup", o.warmup, "untimed steps before a benchmark")
       ->check(whole_number(0, kMaxSteps))
       ->capture_default_str();
@@ -404,6 +410,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
       throw InputError("--steps 0: only --run takes no steps (to write the initial state with --checkpoint, --snapshots "
                        "or --save)");
     o.steps = steps;
+  }
+  if (cli.count("--t-end")) {
+    if (cli.count("--steps"))
+      throw InputError("--t-end " + cli.get_option("--t-end")->as<std::string>() + " and --steps " +
+                       std::to_string(steps) + " both given; give one of them");
+    o.t_end = t_end;
   }
   if (cli.count("--kernel")) dev.engine.kernel = kernel;
 

@@ -30,6 +30,7 @@ struct Options {
   std::vector<std::size_t> sizes;          // --bodies as given: several only for --compare-threading
   // How long and what to write.
   std::optional<std::uint64_t> steps;      // none: the mode's default; 0 (--run only): the initial state
+  std::optional<double> t_end;             // --run: to this time instead of a count of steps
   std::uint64_t warmup = 2;
   std::string save;
   sim::TipsyFormat save_format = sim::TipsyFormat::standard;

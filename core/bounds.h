@@ -17,6 +17,7 @@ inline constexpr std::uint64_t kMaxBodies = std::uint64_t{1} << 30;  // 1,073,74
 inline constexpr std::uint64_t kMaxSteps = 1000000000000000ull;      // 1e15: far beyond any run, far below wrapping
 inline constexpr double kMaxDt = 1e12;                               // simulation time units
 inline constexpr double kMaxSoftening = 1e12;                        // simulation length units
+inline constexpr double kMaxTime = 1e27;  // |time| a run can name (--t-end): kMaxSteps steps of kMaxDt
 
 // Why `dt` cannot be a time step, or "": it must be a positive, normal number (a subnormal one has
 // lost its precision, and time would advance by a rounding error) of at most kMaxDt.

@@ -2,10 +2,13 @@
 #include "driver/run.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <new>
 
+#include "core/bounds.h"
 #include "core/clock.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
@@ -40,6 +43,27 @@ void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result,
 }
 
 }  // namespace
+
+std::uint64_t steps_to_time(const multigpu::RunClock& c, double dt, double t_end, const std::string& option) {
+  auto text = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return std::string(buf);
+  };
+  if (!std::isfinite(t_end)) throw InputError(option + " " + text(t_end) + ": must be a finite time");
+  if (c.time(dt) >= t_end) return 0;
+  double const estimate = std::ceil((t_end - c.time(dt)) / dt);
+  if (!(estimate <= double(kMaxSteps)))
+    throw InputError(option + " " + text(t_end) + ": more than " + text(double(kMaxSteps)) + " steps of dt " + text(dt) +
+                     " away (the run is at time " + text(c.time(dt)) + ")");
+  auto time_after = [&](std::uint64_t k) {
+    return multigpu::RunClock(c.step + k, c.start_time, c.dt_since_step, c.dt_since_time).time(dt);
+  };
+  auto k = std::uint64_t(std::max(0.0, estimate));
+  while (time_after(k) < t_end) ++k;
+  while (k > 1 && time_after(k - 1) >= t_end) --k;
+  return k;
+}
 
 void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last,
                        const std::vector<std::pair<std::string, std::string>>& others) {

@@ -72,6 +72,13 @@ struct RunResult {
   std::string save_failure;  // why that state could not be saved either
 };
 
+// Steps from `clock` until the time reaches `t_end` (0 if it has): the clock's own arithmetic
+// (multigpu::RunClock::time), so a run of that many steps stops at the first step whose time is at or
+// past t_end, never one later. InputError naming `option` for a time that is not finite or is more
+// than kMaxSteps steps of `dt` away.
+std::uint64_t steps_to_time(const multigpu::RunClock& clock, double dt, double t_end,
+                            const std::string& option = "--t-end");
+
 // Refuses (InputError), before any work, outputs of a run from `first` to `last` steps that could not
 // be written: each checkpoint and snapshot of the series (its name, and that it is no other output's
 // file, the front end's `others` (option, path) included), the diagnostics series. The final

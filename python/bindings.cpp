@@ -507,21 +507,10 @@ class Engine {
     return out;
   }
 
-  // Steps from now until the time reaches `t_end` (0 if it has): the clock's own arithmetic, so the
-  // run stops at the first step whose time is at or past it.
+  // Steps from now until the time reaches `t_end` (0 if it has): driver::steps_to_time.
   std::uint64_t steps_to(double t_end) {
     Busy busy(*this);
-    multigpu::RunClock const c = sim_->clock();
-    double const dt = sim_->program().dt;
-    if (!std::isfinite(t_end)) throw InputError("t_end=" + std::to_string(t_end) + ": must be a finite time");
-    if (c.time(dt) >= t_end) return 0;
-    double const estimate = std::ceil((t_end - c.time(dt)) / dt);
-    if (!(estimate < double(kMaxSteps))) throw InputError("t_end: more than 1e15 steps away at this dt");
-    auto time_after = [&](std::uint64_t k) { return multigpu::RunClock(c.step + k, c.start_time, c.dt_since_step, c.dt_since_time).time(dt); };
-    auto k = std::uint64_t(std::max(0.0, estimate));
-    while (time_after(k) < t_end) ++k;
-    while (k > 1 && time_after(k - 1) >= t_end) --k;
-    return k;
+    return driver::steps_to_time(sim_->clock(), sim_->program().dt, t_end, "t_end");
   }
 
   // The state's arrays as read-only NumPy views of the host copy of this step (state()), no copy

@@ -165,6 +165,32 @@ TEST_F(Cli, RunSavesASnapshotThatRestarts) {
   EXPECT_DOUBLE_EQ(sim::read_tipsy(file("b.bin")).time, 0.1);
 }
 
+// --t-end runs to a time: the first step at or past it, by the clock's own arithmetic; a restart goes
+// on from the time it reached; a time already passed makes no steps.
+TEST_F(Cli, TEndRunsToTheFirstStepAtOrPastIt) {
+  Result const r = nbody("--run --bodies 64 --t-end 0.055 -q --json " + file("a.json") + " --checkpoint " + file("a.h5"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto const a = nlohmann::json::parse(slurp(file("a.json")));
+  EXPECT_EQ(a["steps"], 6);
+  EXPECT_DOUBLE_EQ(a["time"].get<double>(), 0.06);
+  if (sim::checkpoints_built()) {
+    Result const more = nbody("--run --restart " + file("a.h5") + " --t-end 0.1 -q --json " + file("b.json"));
+    ASSERT_EQ(more.code, 0) << more.err;
+    auto const b = nlohmann::json::parse(slurp(file("b.json")));
+    EXPECT_EQ(b["steps"], 4);
+    EXPECT_EQ(b["step"], 10);
+    EXPECT_GE(b["time"].get<double>(), 0.1);
+    Result const past = nbody("--run --restart " + file("a.h5") + " --t-end 0.01 --json " + file("c.json"));
+    ASSERT_EQ(past.code, 0) << past.err;
+    EXPECT_NE(past.err.find("--t-end 0.01: the run is already at time 0.06"), std::string::npos) << past.err;
+    EXPECT_EQ(nlohmann::json::parse(slurp(file("c.json")))["steps"], 0);
+  }
+  expect_input_error("--run --t-end 1 --steps 5", "--t-end 1 and --steps 5 both given");
+  expect_input_error("--run --t-end nan", "--t-end nan: must be a time in");
+  expect_input_error("--run --t-end 1e25", "--t-end 1e+25: more than 1e+15 steps of dt 0.01 away");
+  expect_input_error("--benchmark --t-end 1", "--t-end");
+}
+
 // The diagnostics series: a row at the start, every K steps and at the end; its last row is the
 // summary's end, to the bit; CSV and JSON lines say the same; two-body angular momentum holds to
 // rounding all along.

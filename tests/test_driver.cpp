@@ -175,6 +175,27 @@ TEST(Driver, ForceErrorBoundIsOneFunction) {
   EXPECT_DOUBLE_EQ(sim::force_error_bound(Precision::fp32, 65536), 4e-5);
 }
 
+// steps_to_time stops at the first step whose clock time is at or past t_end, never one later: with
+// times that decimal dt cannot hit exactly, and after a change of dt (the clock counts from it).
+TEST(Driver, StepsToATimeStopAtTheFirstStepAtOrPastIt) {
+  for (double dt : {0.01, 0.1, 1.0 / 3.0, 0.003}) {
+    multigpu::RunClock const clock(0, 0.0);
+    for (double t_end : {0.0, 0.05, 0.1, 0.3, 1.0, 2.7, 10.0}) {
+      std::uint64_t const k = driver::steps_to_time(clock, dt, t_end);
+      auto time_after = [&](std::uint64_t n) { return multigpu::RunClock(n, 0.0).time(dt); };
+      EXPECT_GE(time_after(k), t_end) << dt << " " << t_end;
+      if (k > 0) {
+        EXPECT_LT(time_after(k - 1), t_end) << dt << " " << t_end;
+      }
+    }
+  }
+  // 40 steps of 0.01, then dt 0.02 from time 0.4: to time 1 is 30 steps more.
+  multigpu::RunClock const changed = multigpu::RunClock(40, 0.0).with_new_dt(0.01);
+  EXPECT_EQ(driver::steps_to_time(changed, 0.02, 1.0), 30u);
+  EXPECT_EQ(driver::steps_to_time(changed, 0.02, 0.1), 0u);  // already past
+  EXPECT_TRUE(test::rejected_with([&] { driver::steps_to_time(changed, 0.02, 1e30); }, "--t-end 1e+30: more than"));
+}
+
 // A signal that arrives while the run is at a sample's step (its O(N^2) pass stops at a signal on
 // the CPU) ends the run as one between steps does: the outputs are written, and the result says so.
 TEST(Driver, ASignalAtASampleStillWritesTheRunsOutputs) {
