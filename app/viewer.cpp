@@ -21,6 +21,7 @@
 
 #include "app/live_simulation.h"
 #include "core/clock.h"
+#include "core/bounds.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "core/output_path.h"
@@ -149,7 +150,7 @@ class Viewer {
     if (two_body && o.steps_per_frame == 1) controls_.steps_per_update = 4;
     controls_.threading = setup.config.threading == multigpu::Threading::workers ? 1 : 0;
     controls_.devices = int(setup.config.devices.size());
-    controls_.bodies = int(setup.bodies.size());
+    controls_.bodies = std::int64_t(setup.bodies.size());
     scenarios_ = all_names<sim::Scenario>();
     controls_.scenario = int(o.run.initial.scenario);  // the table lists the scenarios in enum order
     std::string const file = !o.run.initial.checkpoint.empty() ? o.run.initial.checkpoint : o.run.initial.snapshot;
@@ -404,10 +405,10 @@ class Viewer {
       auto const scenario = *from_name<sim::Scenario>(scenarios_[std::size_t(controls_.scenario)]);
       bool const changed = scenario != running_.initial.scenario || !running_.initial.snapshot.empty() ||
                            !running_.initial.checkpoint.empty();
-      if (controls_.bodies < 1) {
-        tell("N = " + std::to_string(controls_.bodies) + " is not a body count (at least 1); N stays " +
-             std::to_string(live_->stats().bodies));
-        controls_.bodies = int(live_->stats().bodies);
+      if (controls_.bodies < 1 || std::uint64_t(controls_.bodies) > kMaxBodies) {
+        tell("N = " + std::to_string(controls_.bodies) + " is not a body count (1 to " + std::to_string(kMaxBodies) +
+             "); N stays " + std::to_string(live_->stats().bodies));
+        controls_.bodies = std::int64_t(live_->stats().bodies);
         return;
       }
       std::size_t bodies = std::size_t(controls_.bodies);
@@ -423,7 +424,7 @@ class Viewer {
       }
       run.initial.scenario = scenario;
       run.initial.bodies = bodies;
-      controls_.bodies = int(bodies);
+      controls_.bodies = std::int64_t(bodies);
       if (changed) {  // the binary's story is its orbits: trails, and a few steps a frame
         controls_.trails = scenario == sim::Scenario::two_body;
         if (options_.steps_per_frame == 1) controls_.steps_per_update = controls_.trails ? 4 : 1;
@@ -457,7 +458,7 @@ class Viewer {
     colors_dirty_ = true;
     last_frame_ = ~std::uint64_t{0};
     choose_upload_path(stats);
-    controls_.bodies = int(stats.bodies);
+    controls_.bodies = std::int64_t(stats.bodies);
     controls_.dt = float(stats.dt);
     controls_.softening = float(stats.softening);
     controls_.devices = int(stats.devices);
@@ -477,7 +478,7 @@ class Viewer {
   void resync(const LiveStats& stats) {
     refused_ = stats.refused;
     reset_view_ = false;
-    controls_.bodies = int(stats.bodies);
+    controls_.bodies = std::int64_t(stats.bodies);
     controls_.dt = float(stats.dt);
     controls_.softening = float(stats.softening);
     controls_.damping = float(stats.run.physics.damping);

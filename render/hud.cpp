@@ -30,7 +30,11 @@ Hud::~Hud() {
 }
 
 bool Hud::wants_mouse() const { return ImGui::GetIO().WantCaptureMouse; }
-bool Hud::wants_keyboard() const { return ImGui::GetIO().WantCaptureKeyboard; }
+// An open pop-up (a drop-down list) takes the keys too: Escape closes it, and never the viewer.
+bool Hud::wants_keyboard() const {
+  return ImGui::GetIO().WantCaptureKeyboard ||
+         ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel);
+}
 
 void Hud::draw(const HudStats& s, HudControls& c, const std::vector<std::string>& scenarios, int max_devices,
                int width, int height, float frame_seconds) {
@@ -115,7 +119,7 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
       ImGui::EndCombo();
     }
     trace("scenario");
-    ImGui::InputInt("N", &c.bodies, 0, 0);
+    ImGui::InputScalar("N", ImGuiDataType_S64, &c.bodies);
     trace("N");
     if (ImGui::IsItemDeactivatedAfterEdit()) c.reset = true;
     ImGui::SliderFloat("dt", &c.dt, 1e-4f, 0.05f, "%.4f", ImGuiSliderFlags_Logarithmic);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,7 +43,7 @@ struct HudControls {
   bool save = false;          // one-shot: a checkpoint of the current state
   bool screenshot = false;    // one-shot
   int scenario = 0;           // index into the scenario names
-  int bodies = 16384;         // N for the next reset
+  std::int64_t bodies = 16384;  // N for the next reset: 64 bits, so a long number typed stays itself
   float dt = 0.01f;
   float softening = 0.01f;
   float damping = 0.995f;

@@ -168,6 +168,24 @@ def escape_in_a_text_field(nbody, folder):
         v.close()
 
 
+# Escape with a drop-down list open closes the list, not the viewer; the same key on the bodies quits.
+def escape_in_a_popup(nbody, folder):
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "512"], folder)
+    try:
+        v.click("Simulation")
+        v.click("scenario")
+        v.wait_for(lambda: v.widget("two-body"), 10, "the scenario list did not open")
+        v.key("Escape")
+        time.sleep(1)
+        expect(v.alive(), "Escape in the open scenario list closed the viewer\n" + v.log())
+        v.click_at(WIDTH - 100, HEIGHT - 100)
+        v.key("Escape")
+        expect(v.wait_exit(20) == 0, "Escape outside the HUD: exit status " + str(v.proc.returncode))
+        expect(summary(v.log())[0] == 512, "N changed although no scenario was chosen")
+    finally:
+        v.close()
+
+
 # 'p' into a folder that went away is a message in the HUD; the session goes on, and the next 'p'
 # into the folder, once it is back, writes the picture.
 def screenshot_that_cannot_be_written(nbody, folder):
@@ -217,6 +235,14 @@ def bad_body_count(nbody, folder):
             v.key(key)
         v.wait_for(lambda: "-7 is not a body count" in v.log(), 10, "no message about N = -7")
         expect(v.alive(), "N = -7 closed the viewer\n" + v.log())
+        # More than nbody takes: said as typed, not wrapped round into another count.
+        v.click("N")
+        v.key("ctrl+a")
+        for key in "99999999999":
+            v.key(key)
+        v.key("Return")
+        v.wait_for(lambda: "N = 99999999999 is not a body count" in v.log(), 10, "no message about N = 99999999999")
+        expect(v.alive(), "N = 99999999999 closed the viewer\n" + v.log())
         v.click_at(WIDTH - 100, HEIGHT - 100)
         v.key("q")
         expect(v.wait_exit() == 0, "q: exit status " + str(v.proc.returncode))
@@ -274,7 +300,7 @@ def drag_while_paused(nbody, folder):
         v.close()
 
 
-CASES = {f.__name__: f for f in (escape_in_a_text_field, screenshot_that_cannot_be_written, scenario_switch,
+CASES = {f.__name__: f for f in (escape_in_a_text_field, escape_in_a_popup, screenshot_that_cannot_be_written, scenario_switch,
                                   bad_body_count, redraws_during_a_slow_step, drag_while_paused)}
 
 
