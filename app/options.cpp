@@ -405,6 +405,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
       o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || cli.count("--frames");
   if (viewer_output && o.mode == Mode::automatic) o.mode = Mode::viewer;
   check_options_apply(cli, o.mode);
+  // Offscreen, a frame nobody sees: a user asks for a picture, a movie or (with --frames) the
+  // renderer's timing, which the summary line reports.
+  if (o.offscreen && !cli.count("--screenshot") && !cli.count("--frames-dir") && !cli.count("--video") &&
+      !cli.count("--frames"))
+    throw InputError("--offscreen draws without a window and would show nothing: name what to write (--screenshot "
+                     "FILE.png, --frames-dir DIR or --video FILE.mp4), or --frames N to time the renderer");
   if (cli.count("--steps")) {
     if (steps == 0 && o.mode != Mode::run)
       throw InputError("--steps 0: only --run takes no steps (to write the initial state with --checkpoint, --snapshots "

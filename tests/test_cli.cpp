@@ -73,6 +73,11 @@ TEST_F(Cli, BadCountsAreRejected) {
   expect_input_error("--threads 0", "--threads 0: must be a whole number from 1 to 1024");
 }
 
+// --offscreen shows nothing on a screen: it needs something to write, or --frames to time the renderer.
+TEST_F(Cli, OffscreenWithNothingToWriteIsRefused) {
+  expect_input_error("--offscreen --bodies 64", "--offscreen draws without a window and would show nothing");
+}
+
 TEST_F(Cli, BadNamesListTheValidOnes) {
   expect_input_error("--scenario nope --run", "--scenario nope: valid: plummer, random-sphere, disk, collision, two-body");
   expect_input_error("--integrator leapfrg --run", "--integrator leapfrg: valid: leapfrog, yoshida4, omelyan4, euler-damped");
