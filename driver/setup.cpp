@@ -316,7 +316,7 @@ Setup make_setup(const RunConfig& requested) {
     if (ic.bodies != 0 && ic.bodies != s.bodies.size())
       throw InputError("--bodies " + std::to_string(ic.bodies) + ": " + ic.snapshot + " holds " +
                        std::to_string(s.bodies.size()) + " bodies; leave --bodies out with --load");
-    if (run.physics.softening == 0 && info.softening) {
+    if (run.physics.softening == 0 && !run.given.softening && info.softening) {
       run.physics.softening = *info.softening;
       s.notices.push_back("softening " + number(*info.softening) + " from " + ic.snapshot + " (--softening overrides it)");
     }
