@@ -282,7 +282,14 @@ std::optional<Options> parse_options(int argc, char** argv) {
                      "; " + num(sim::recommended_softening(sim::Scenario::disk)) +
                      " for disk and collision, the core their disk model assumes around its central mass); "
                      "hermite4 also takes 0 (no softening; close encounters are not regularised)")
-      ->check(real_number(0, kMaxSoftening, Ends::closed, "a length"));
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            auto const v = parse_real(text);
+            if (v && (*v == 0.0 || in_interval(*v, 0, kMaxSoftening, Ends::above_min))) return {};
+            return text + ": must be a length in " + interval(0, kMaxSoftening, Ends::above_min) +
+                   " (0 too with --integrator hermite4)";
+          },
+          "", ""));
   add_named(cli, "--precision", dev.engine.precision, "floating-point precision");
   add_named(cli, "--backend", dev.backend, "auto (CUDA if a GPU is visible, else CPU), cuda or cpu");
   sim::Kernel kernel = sim::Kernel::fast;
@@ -493,6 +500,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   o.run.given = {cli.count("--integrator") > 0, cli.count("--dt") > 0,        cli.count("--damping") > 0,
                  cli.count("--softening") > 0,  cli.count("--precision") > 0, o.run.units.physical(),
                  cli.count("--eta") > 0,        cli.count("--eta-start") > 0, cli.count("--dt-max") > 0};
+  if (o.run.given.softening && physics.softening == 0.0 && physics.integrator != sim::Integrator::hermite4)
+    throw InputError("--softening 0: must be a length in " + interval(0, kMaxSoftening, Ends::above_min) +
+                     "; 0 (no softening) only with --integrator hermite4");
   if (o.run.given.eta)
     if (auto const why = eta_problem(physics.hermite.eta, "--eta"); !why.empty()) throw InputError(why);
   if (o.run.given.eta_start)

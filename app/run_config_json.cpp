@@ -55,11 +55,12 @@ nlohmann::json to_json(const driver::RunConfig& r) {
            {{"scenario", name_of(i.scenario)}, {"bodies", i.bodies}, {"seed", i.seed}, {"eccentricity", i.eccentricity},
             {"snapshot", i.snapshot}, {"checkpoint", i.checkpoint}}},
           {"physics",
-           {{"integrator", name_of(p.integrator)}, {"dt", p.dt}, {"damping", p.damping}, {"softening", p.softening}}},
+           {{"integrator", name_of(p.integrator)}, {"dt", p.dt}, {"damping", p.damping}, {"softening", p.softening},
+            {"eta", p.hermite.eta}, {"eta_start", p.hermite.eta_start}, {"dt_max", p.hermite.dt_max}}},
           {"devices", devices},
           {"given",
            {{"integrator", g.integrator}, {"dt", g.dt}, {"damping", g.damping}, {"softening", g.softening},
-            {"precision", g.precision}}}};
+            {"precision", g.precision}, {"eta", g.eta}, {"eta_start", g.eta_start}, {"dt_max", g.dt_max}}}};
 }
 
 driver::RunConfig run_config_from_json(const nlohmann::json& j) {
@@ -77,6 +78,10 @@ driver::RunConfig run_config_from_json(const nlohmann::json& j) {
     r.physics.dt = p.at("dt").get<double>();
     r.physics.damping = p.at("damping").get<double>();
     r.physics.softening = p.at("softening").get<double>();
+    // hermite4's settings: absent from configurations saved before it, which keep the defaults.
+    r.physics.hermite.eta = p.value("eta", r.physics.hermite.eta);
+    r.physics.hermite.eta_start = p.value("eta_start", r.physics.hermite.eta_start);
+    r.physics.hermite.dt_max = p.value("dt_max", r.physics.hermite.dt_max);
     auto const& d = j.at("devices");
     r.devices.backend = enum_from<driver::BackendChoice>(d.at("backend"));
     r.devices.count = d.at("count").get<int>();
@@ -93,6 +98,9 @@ driver::RunConfig run_config_from_json(const nlohmann::json& j) {
     r.given.damping = g.at("damping").get<bool>();
     r.given.softening = g.at("softening").get<bool>();
     r.given.precision = g.at("precision").get<bool>();
+    r.given.eta = g.value("eta", false);
+    r.given.eta_start = g.value("eta_start", false);
+    r.given.dt_max = g.value("dt_max", false);
     return r;
   } catch (const nlohmann::json::exception& e) {
     throw RuntimeFailure(std::string("run configuration: ") + e.what());

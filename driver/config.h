@@ -44,7 +44,7 @@ struct PhysicsChoice {
   // 0: the scenario's recommended softening (0.01 for a snapshot), unless given (GivenSettings): hermite4
   // takes a given 0 (no softening, no regularisation).
   double softening = 0.0;
-  sim::hermite::HermiteParams hermite;  // hermite4 only: --eta, --eta-start, --dt-max
+  sim::hermite::HermiteParams hermite{};  // hermite4 only: --eta, --eta-start, --dt-max
 };
 
 // The integrator's parameters as the step program takes them (sim::make_step_program).

@@ -510,6 +510,9 @@ class Engine {
   // Steps from now until the time reaches `t_end` (0 if it has): driver::steps_to_time.
   std::uint64_t steps_to(double t_end) {
     Busy busy(*this);
+    // hermite4's block steps have no fixed length: a count of them cannot be known in advance.
+    if (sim_->block_steps())
+      throw InputError("t_end: hermite4 runs to a time from the nbody command (--t-end); here give steps");
     return driver::steps_to_time(sim_->clock(), sim_->program().dt, t_end, "t_end");
   }
 
