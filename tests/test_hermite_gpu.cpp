@@ -129,12 +129,13 @@ Errors errors(const std::vector<ForceJerk>& got, const std::vector<ForceJerk>& r
 }
 
 // Bounds of the relative L2 error against the direct fp64 loop. fp64: the same pair function and fp64 sums in
-// another order, with CUDA's double rsqrt (within 1 ulp). fp32: pair arithmetic in fp32 on fp64 differences. The
-// jerk is a difference of two terms of the same size and loses more in fp32. Measured values: see the
-// RecordProperty lines of each run (scripts/gpu-check.sh tests prints them); the bounds leave a factor ~10.
-constexpr double kFp64ForceBound = 1e-12;
-constexpr double kFp32AccelerationBound = 1e-5;
-constexpr double kFp32JerkBound = 1e-4;
+// another order, with CUDA's double rsqrt (within 1 ulp). fp32: pair arithmetic in fp32 on fp64 differences,
+// rsqrtf; the jerk, a difference of two terms of one size, loses more. The CPU engine's same arithmetic
+// (correctly rounded 1/sqrt) measured, worst over these cases: fp64 4.7e-15 (a, jerk, phi), fp32 6.5e-8 (a),
+// 3.9e-7 (jerk), 4.8e-8 (phi). The GPU's values are printed and recorded (RecordProperty) by each case.
+constexpr double kFp64ForceBound = 1e-13;
+constexpr double kFp32AccelerationBound = 1e-6;
+constexpr double kFp32JerkBound = 4e-6;
 
 struct ForceCase {
   Precision precision;
@@ -177,7 +178,7 @@ std::vector<ForceCase> force_cases() {
   for (auto p : {Precision::fp64, Precision::fp32})
     for (ForceCase c : {ForceCase{p, 1, 1, 0.01}, ForceCase{p, 7, 3, 0.0}, ForceCase{p, 1000, 16, 0.01},
                         ForceCase{p, 3000, 64, 1e-4}, ForceCase{p, 3000, 3000, 0.0}, ForceCase{p, 20000, 300, 0.01},
-                        ForceCase{p, 20000, 20000, 0.01}})
+                        ForceCase{p, 8192, 8192, 0.01}})
       v.push_back(c);
   return v;
 }
