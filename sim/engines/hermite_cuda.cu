@@ -301,7 +301,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         force_args(sums, k::ActiveCount{nullptr, unsigned(active_count_)}, nullptr), eps2());
     NBODY_CHECK_LAUNCH(stream_.get());
     k::hermite_span_groups<<<elementwise_grid(own_groups_ * active_count_), k::kHermiteBlock, 0, stream_.get()>>>(
-        sums, unsigned(active_count_));
+        sums, k::ActiveCount{nullptr, unsigned(active_count_)}, nullptr);
     NBODY_CHECK_LAUNCH(stream_.get());
     partials_ready_ = own_groups_ * active_count_;
     NBODY_CUDA_CHECK(cudaMemcpyAsync(partials_host_.data(), group_.data(), partials_ready_ * sizeof(ForceJerk),
@@ -328,8 +328,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   }
 
   // ---- one device: whole block steps on the GPU ----
-  // Each block step is five kernels that take every value they need from HermiteControl (the block time, the
-  // active count): next time -> predict + count -> active list -> forces -> corrector. Launched as graphs of
+  // Each block step is six kernels that take every value they need from HermiteControl (the block time, the
+  // active count): next time -> predict + count -> active list -> forces -> span sums to group partials (small
+  // blocks only) -> corrector. Launched as graphs of
   // kGraphSteps block steps (or kernel by kernel on the stream), in batches of kBatchSteps; after each batch
   // the control is copied to pinned memory, and the host looks at batch b's copy only once batch b + 1 is
   // queued, so the GPU never waits for the host. Steps past `blocks`, t_stop or a floor violation do nothing.
@@ -575,6 +576,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     k::ActiveCount const count{&ctl->active, 0};
     k::HermiteSums const sums = sums_for(true);
     k::hermite_forces<Real><<<force_grid_, k::kHermiteForceBlock, 0, s>>>(force_args(sums, count, ctl), eps2());
+    NBODY_CHECK_LAUNCH(s);
+    k::hermite_span_groups<<<elementwise_grid(own_groups_ * config_.bodies), k::kHermiteBlock, 0, s>>>(sums, count, ctl);
     NBODY_CHECK_LAUNCH(s);
     k::HermiteCorrectArgs c{};
     c.active = active_.data();

@@ -124,21 +124,19 @@ struct HermiteSums {
   bool fold_allowed;
   int fill_blocks;
 
+  // A body's total: the pass's own (fold_all), or its group partials added in group order (per_group; per_span
+  // once hermite_span_groups has made them).
   __device__ hk::ForceJerk total_of(unsigned k, unsigned active) const {
-    HermiteForceMode const mode = hermite_force_mode(active, groups, fold_allowed, fill_blocks);
-    if (mode == HermiteForceMode::fold_all) return total[k];
+    if (hermite_force_mode(active, groups, fold_allowed, fill_blocks) == HermiteForceMode::fold_all) return total[k];
     hk::ForceJerk sum{};
-    for (int g = 0; g < groups; ++g) {
-      if (mode == HermiteForceMode::per_group) {
-        hk::add_partial(sum, group[std::size_t(g) * active + k]);
-      } else {
-        hk::add_partial(sum, group_of_spans(g, k, active));
-      }
-    }
+#pragma unroll 4
+    for (int g = 0; g < groups; ++g) hk::add_partial(sum, group[std::size_t(g) * active + k]);
     return sum;
   }
+  // The loads are independent (only the adds are ordered): unrolled, several are in flight at once.
   __device__ hk::ForceJerk group_of_spans(int g, unsigned k, unsigned active) const {
     hk::ForceJerk p{};
+#pragma unroll 8
     for (int s = g * spans_per_group; s < (g + 1) * spans_per_group; ++s)
       hk::add_partial(p, span[std::size_t(s) * active + k]);
     return p;
@@ -230,9 +228,12 @@ __global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForc
   }
 }
 
-// Group partials from span sums (the protocol, where partials leave the device per group): [g][k] for every
-// own group g and active body k. Nothing to do unless the force pass wrote span sums.
-__global__ void hermite_span_groups(HermiteSums sums, unsigned active) {
+// Group partials from span sums: [g][k] for every own group g and active body k, one thread each (a body's
+// spans of one group are added in span order; the groups of one body run side by side). Nothing to do unless the
+// force pass wrote span sums. `ctl`: the single-device path (nothing once halted).
+__global__ void hermite_span_groups(HermiteSums sums, ActiveCount count, const HermiteControl* ctl) {
+  if (halted(ctl)) return;
+  unsigned const active = count.get();
   if (hermite_force_mode(active, sums.groups, sums.fold_allowed, sums.fill_blocks) != HermiteForceMode::per_span)
     return;
   unsigned long long const n = static_cast<unsigned long long>(sums.groups) * active;
