@@ -6,6 +6,8 @@
 // count) from a HermiteControl in device memory, so a whole block step runs, and is captured in a CUDA graph,
 // with launches sized by upper bounds and no value from the host.
 //
+// The canonical order below, with one addition for --precision fp32 on the GPU: kHermiteFp32Run.
+//
 // The canonical order (docs/architecture.md): for active body i, j runs over the groups of
 // kernels::segment_layout(N); each group over spans of hermite_span_length(group length) j-bodies; a span's
 // sum starts at zero and adds j in index order (the self pair and the zero-mass padding past N add +0 through
@@ -17,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/real4.h"
 #include "sim/physics/hermite_step.h"
@@ -99,6 +102,24 @@ struct HermiteSlice {
   int count;             // own bodies
 };
 
+// --precision fp32: the pair terms (fp32, on fp64 differences) of each run of kHermiteFp32Run j-bodies of a span,
+// in index order, are summed in fp32 from zero, and the run's sum is added to the span's fp64 sum: a fixed-length
+// fp32 sub-sum inside the canonical order (runs start at span starts; every span length is a multiple of 32). It
+// turns 7 fp32-to-fp64 conversions a pair, which Hopper issues at 16 a clock per SM, into 7 a run.
+inline constexpr int kHermiteFp32Run = 32;
+static_assert(kHermiteTile % kHermiteFp32Run == 0, "runs must not straddle tiles");
+
+template <class Real>
+__device__ __forceinline__ void add_run(hk::PairTerms<Real>& run, const hk::PairTerms<Real>& t) {
+  run.ax += t.ax;
+  run.ay += t.ay;
+  run.az += t.az;
+  run.jx += t.jx;
+  run.jy += t.jy;
+  run.jz += t.jz;
+  run.phi += t.phi;
+}
+
 // ---- how the force pass cuts its work: the same sums in every mode ----
 //  per_span:  one work item per (128 active bodies, own span), writing each span's sum: many short items, for
 //             small blocks (16 active bodies x 256 spans still fill the GPU);
@@ -164,6 +185,7 @@ template <class Real>
 __global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForceArgs args, double eps2_fp64) {
   if (halted(args.ctl)) return;
   __shared__ Real4<double> tile_pos[kHermiteTile], tile_vel[kHermiteTile];
+  __shared__ Real tile_mass[kHermiteTile];
   unsigned const active = args.count.get();
   int const groups = args.sums.groups, spg = args.sums.spans_per_group;
   HermiteForceMode const mode = hermite_force_mode(active, groups, args.sums.fold_allowed, args.sums.fill_blocks);
@@ -193,20 +215,33 @@ __global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForc
       int const j_begin = s * args.span_length, j_end = j_begin + args.span_length;
       for (int j0 = j_begin; j0 < j_end; j0 += kHermiteTile) {
         __syncthreads();  // every thread has read the previous tile
-        if (threadIdx.x < kHermiteTile)
-          tile_pos[threadIdx.x] = args.pos[j0 + int(threadIdx.x)];
-        else
+        if (threadIdx.x < kHermiteTile) {
+          Real4<double> const p = args.pos[j0 + int(threadIdx.x)];
+          tile_pos[threadIdx.x] = p;
+          tile_mass[threadIdx.x] = Real(p.w);  // converted once a tile, not once a pair
+        } else
           tile_vel[threadIdx.x - kHermiteTile] = args.vel[j0 + int(threadIdx.x) - kHermiteTile];
         __syncthreads();
         if (warp_busy) {
-#pragma unroll 4
-          for (int u = 0; u < kHermiteTile; ++u) {
+          auto const pair = [&](int u) {
             Real4<double> const pj = tile_pos[u], vj = tile_vel[u];
             int const j = j0 + u;
             bool const self = j >= args.slice_count || std::uint64_t(args.slice_begin + j) == b.index;
-            hk::add_terms(span, hk::pair_force_jerk<Real>(Real(pj.x - b.x), Real(pj.y - b.y), Real(pj.z - b.z),
-                                                          Real(vj.x - b.vx), Real(vj.y - b.vy), Real(vj.z - b.vz),
-                                                          Real(pj.w), eps2, self));
+            return hk::pair_force_jerk<Real>(Real(pj.x - b.x), Real(pj.y - b.y), Real(pj.z - b.z), Real(vj.x - b.vx),
+                                             Real(vj.y - b.vy), Real(vj.z - b.vz), tile_mass[u], eps2, self);
+          };
+          if constexpr (std::is_same_v<Real, double>) {
+#pragma unroll 4
+            for (int u = 0; u < kHermiteTile; ++u) hk::add_terms(span, pair(u));
+          } else {
+            // fp32 runs (see kHermiteFp32Run): summed in fp32 from zero in index order, each run then added to the
+            // fp64 span sum.
+            for (int r = 0; r < kHermiteTile; r += kHermiteFp32Run) {
+              hk::PairTerms<Real> run{0, 0, 0, 0, 0, 0, 0};
+#pragma unroll 4
+              for (int u = r; u < r + kHermiteFp32Run; ++u) add_run(run, pair(u));
+              hk::add_terms(span, run);
+            }
           }
         }
       }
