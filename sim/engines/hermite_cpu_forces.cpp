@@ -19,11 +19,12 @@ constexpr std::size_t W = kHermiteLanes;
 template <class Real>
 void block_group(const ActiveBody* active, const HermiteJBodies& jb, std::size_t begin, std::size_t end,
                  std::size_t span, Real eps2, ForceJerk* out, std::size_t stride, std::size_t lanes) {
-  double xi[W], yi[W], zi[W], vxi[W], vyi[W], vzi[W];
-  std::uint64_t idx[W];
+  // Indices as doubles (exact below 2^53): the lane's self test is then a compare of the lanes' own width.
+  double xi[W], yi[W], zi[W], vxi[W], vyi[W], vzi[W], idx[W];
   for (std::size_t l = 0; l < W; ++l) {
     ActiveBody const& b = active[l];
-    xi[l] = b.x, yi[l] = b.y, zi[l] = b.z, vxi[l] = b.vx, vyi[l] = b.vy, vzi[l] = b.vz, idx[l] = b.index;
+    xi[l] = b.x, yi[l] = b.y, zi[l] = b.z, vxi[l] = b.vx, vyi[l] = b.vy, vzi[l] = b.vz;
+    idx[l] = b.index == ~std::uint64_t(0) ? -1.0 : double(b.index);
   }
   double gax[W] = {}, gay[W] = {}, gaz[W] = {}, gjx[W] = {}, gjy[W] = {}, gjz[W] = {}, gphi[W] = {};
   for (std::size_t s0 = begin; s0 < end; s0 += span) {
@@ -34,11 +35,12 @@ void block_group(const ActiveBody* active, const HermiteJBodies& jb, std::size_t
       double const xj = jb.x[local], yj = jb.y[local], zj = jb.z[local];
       double const vxj = jb.vx[local], vyj = jb.vy[local], vzj = jb.vz[local];
       Real const mj = Real(jb.m[local]);
+      double const jd = double(j);
 #pragma omp simd
       for (std::size_t l = 0; l < W; ++l) {
         auto const t = hermite::pair_force_jerk<Real>(Real(xj - xi[l]), Real(yj - yi[l]), Real(zj - zi[l]),
                                                       Real(vxj - vxi[l]), Real(vyj - vyi[l]), Real(vzj - vzi[l]), mj,
-                                                      eps2, idx[l] == j);
+                                                      eps2, Real(idx[l] == jd ? 1.0 : 0.0));
         ax[l] += double(t.ax);
         ay[l] += double(t.ay);
         az[l] += double(t.az);
@@ -66,7 +68,9 @@ void hermite_partials(const ActiveBody* active, std::size_t count, const Hermite
   std::size_t const blocks = (count + W - 1) / W;
   std::size_t const span = hermite::hermite_span_length(group_length);
   auto const items = static_cast<long>(blocks * groups);
-  bool const parallel = double(count) * double(j.count) > 2e4 && items > 1;
+  // Below about a millisecond of work a parallel region costs more than it saves (and on a loaded machine a
+  // team waits for its slowest thread): one thread then.
+  bool const parallel = double(count) * double(j.count) > 1e6 && items > 1;
   int const team = threads > 0 ? threads : omp_get_max_threads();
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team) if (parallel)
   for (long item = 0; item < items; ++item) {

@@ -77,13 +77,14 @@ struct PairTerms {
   Real ax, ay, az, jx, jy, jz, phi;
 };
 
-// `self`: the pair of a body with itself, which adds +0 to every sum (softening 0 would give 0/0).
+// `self` is 1 for the pair of a body with itself and 0 otherwise: the self pair then gets unit distance and zero
+// mass, so it adds +0 to every sum (softening 0 would give 0/0); a factor, not a branch, so that the loop over
+// pairs vectorises. For any other pair r2 + 0 and m (1 - 0) are exact: the result is the formula's.
 template <class Real>
 NBODY_HOST_DEVICE inline PairTerms<Real> pair_force_jerk(Real dx, Real dy, Real dz, Real wx, Real wy, Real wz, Real m,
-                                                         Real eps2, bool self) {
-  Real const r2_raw = softened_r2(dx, dy, dz, eps2);
-  Real const r2 = self ? Real(1) : r2_raw;
-  Real const mass = self ? Real(0) : m;
+                                                         Real eps2, Real self) {
+  Real const r2 = softened_r2(dx, dy, dz, eps2) + self;
+  Real const mass = m * (Real(1) - self);
   Real const inv_r = rsqrt_of(r2);
   Real const inv_r2 = inv_r * inv_r;
   Real const m_inv_r = mass * inv_r;
