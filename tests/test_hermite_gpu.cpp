@@ -62,7 +62,7 @@ ForceJerk direct(const sim::BodySet& b, std::size_t i, double eps2) {
     auto const& vj = b.velocity[j];
     sim::hermite::add_terms(f, sim::hermite::pair_force_jerk<double>(pj.x - pi.x, pj.y - pi.y, pj.z - pi.z,
                                                                      vj.x - vi.x, vj.y - vi.y, vj.z - vi.z, pj.w,
-                                                                     eps2, j == i));
+                                                                     eps2, j == i ? 1.0 : 0.0));
   }
   return f;
 }

@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForc
             int const j = j0 + u;
             bool const self = j >= args.slice_count || std::uint64_t(args.slice_begin + j) == b.index;
             return hk::pair_force_jerk<Real>(Real(pj.x - b.x), Real(pj.y - b.y), Real(pj.z - b.z), Real(vj.x - b.vx),
-                                             Real(vj.y - b.vy), Real(vj.z - b.vz), tile_mass[u], eps2, self);
+                                             Real(vj.y - b.vy), Real(vj.z - b.vz), tile_mass[u], eps2, Real(self));
           };
           if constexpr (std::is_same_v<Real, double>) {
 #pragma unroll 4
