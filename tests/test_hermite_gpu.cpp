@@ -12,10 +12,12 @@
 #include <vector>
 
 #include "gpu/devices.h"
+#include "multigpu/simulation.h"
 #include "sim/engines/hermite_cuda.h"
 #include "sim/engines/hermite_engine.h"
 #include "sim/kernels/segments.h"
 #include "sim/physics/hermite.h"
+#include "sim/physics/integrator.h"
 #include "test_support.h"
 
 namespace nbody {
@@ -327,6 +329,40 @@ TEST(HermiteGpu, TwoGpusMatchOneEngineBitwise) {
     auto e0 = cuda_engine(c0), e1 = cuda_engine(c1);
     protocol_run({e0.get(), e1.get()}, b, kLayoutBlocks);
     EXPECT_TRUE(same_state(download({one.get()}, n), download({e0.get(), e1.get()}, n))) << name_of(p);
+  }
+}
+
+// Through multigpu::Simulation (what the CLI runs): GPU 0 cut into 2 and 3 devices, with one host thread or a
+// worker each, and two GPUs where there are, give the bits of one GPU (whose blocks run in advance_blocks).
+TEST(HermiteGpuSimulation, EveryLayoutOfTheGpusGivesTheBitsOfOne) {
+  REQUIRE_GPU();
+  sim::BodySet const b = test::scenario("plummer", kLayoutBodies);
+  sim::IntegratorParams ip;
+  ip.integrator = sim::Integrator::hermite4;
+  sim::StepProgram const program = sim::make_step_program(ip);
+  auto run = [&](std::vector<int> devices, multigpu::Threading threading, Precision p) {
+    multigpu::SimulationConfig c;
+    c.backend = sim::Backend::cuda;
+    c.engine.precision = p;
+    c.softening = 0.01;
+    c.devices = std::move(devices);
+    c.threading = threading;
+    multigpu::Simulation s(b, program, c, multigpu::RunClock{0, b.time}, nullptr);
+    s.advance(kLayoutBlocks);
+    EXPECT_EQ(s.steps_done(), kLayoutBlocks);
+    Downloaded d;
+    s.hermite_state(d.bodies, d.state);
+    return d;
+  };
+  for (auto p : {Precision::fp64, Precision::fp32}) {
+    Downloaded const one = run({0}, multigpu::Threading::single, p);
+    std::vector<std::vector<int>> layouts{{0, 0}, {0, 0, 0}};
+    if (gpu::devices().size() >= 2) layouts.push_back({0, 1});
+    for (auto const& devices : layouts)
+      for (auto threading : {multigpu::Threading::single, multigpu::Threading::workers})
+        EXPECT_TRUE(same_state(one, run(devices, threading, p)))
+            << devices.size() << " devices (" << (devices.back() == 1 ? "GPUs 0 and 1" : "slices of GPU 0") << "), "
+            << name_of(threading) << ", " << name_of(p);
   }
 }
 
