@@ -239,7 +239,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   double own_next_time() override {
     if (config_.slice.count == 0) return std::numeric_limits<double>::infinity();
     gpu::DeviceGuard guard(config_.device);
-    k::hermite_arm<<<1, 1, 0, stream_.get()>>>(ctl_.data(), 0.0, 0, false);
+    k::hermite_arm<<<1, 1, 0, stream_.get()>>>(ctl_.data(), 0.0, 0.0, 0, false);
     NBODY_CHECK_LAUNCH(stream_.get());
     k::hermite_next_time<<<elementwise_grid(config_.slice.count), k::kHermiteBlock, 0, stream_.get()>>>(
         slice(), ctl_.data(), false);
@@ -340,7 +340,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     if (blocks == 0 || config_.bodies == 0) return 0;
     gpu::DeviceGuard guard(config_.device);
     std::uint64_t const before = control().block_steps;
-    k::hermite_arm<<<1, 1, 0, stream_.get()>>>(ctl_.data(), t_stop, blocks, true);
+    k::hermite_arm<<<1, 1, 0, stream_.get()>>>(ctl_.data(), block_time_, t_stop, blocks, true);
     NBODY_CHECK_LAUNCH(stream_.get());
     if (graphs_ && !graph_.get()) graph_.capture(stream_.get(), [&] {
       for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step();

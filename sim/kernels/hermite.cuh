@@ -281,10 +281,12 @@ __global__ void hermite_span_groups(HermiteSums sums, ActiveCount count, const H
 
 // ---- the block's time, the predictor and the active list ----
 
-// Arms the control for a run of block steps (or clears the minimum before a search): the values are the host's.
-__global__ void hermite_arm(HermiteControl* ctl, double t_stop, unsigned long long steps, bool resume) {
+// Arms the control for a run of block steps from block time t (or clears the minimum before a search): the
+// values are the host's (the protocol may have moved the time since the last run).
+__global__ void hermite_arm(HermiteControl* ctl, double t, double t_stop, unsigned long long steps, bool resume) {
   ctl->next_key = time_key(INFINITY);
   if (resume) {
+    ctl->t = t;
     ctl->t_stop = t_stop;
     ctl->steps_left = steps;
     ctl->halted = 0;
