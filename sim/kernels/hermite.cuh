@@ -120,6 +120,39 @@ __device__ __forceinline__ void add_run(hk::PairTerms<Real>& run, const hk::Pair
   run.phi += t.phi;
 }
 
+struct HermiteForceArgs;
+
+// Adds the pairs of one tile of j-bodies to `span`, in index order. kSelf: some pair of the tile may be a body with
+// itself, or padding (pair_force_jerk's `self` factor); else every pair is a real one and `self` is the constant 0.
+template <class Real, bool kSelf, class Args>
+__device__ __forceinline__ void sweep_tile(const Real4<double>* tile_pos, const Real4<double>* tile_vel,
+                                           const Real* tile_mass, int j0, const Args& args, const hk::ActiveBody& b,
+                                           Real eps2, hk::ForceJerk& span) {
+  auto const pair = [&](int u) {
+    Real4<double> const pj = tile_pos[u], vj = tile_vel[u];
+    Real self = Real(0);
+    if constexpr (kSelf) {
+      int const j = j0 + u;
+      self = Real(j >= args.slice_count || std::uint64_t(args.slice_begin + j) == b.index);
+    }
+    return hk::pair_force_jerk<Real>(Real(pj.x - b.x), Real(pj.y - b.y), Real(pj.z - b.z), Real(vj.x - b.vx),
+                                     Real(vj.y - b.vy), Real(vj.z - b.vz), tile_mass[u], eps2, self);
+  };
+  if constexpr (std::is_same_v<Real, double>) {
+#pragma unroll 4
+    for (int u = 0; u < kHermiteTile; ++u) hk::add_terms(span, pair(u));
+  } else {
+    // fp32 runs (see kHermiteFp32Run): summed in fp32 from zero in index order, each run then added to the fp64
+    // span sum.
+    for (int r = 0; r < kHermiteTile; r += kHermiteFp32Run) {
+      hk::PairTerms<Real> run{0, 0, 0, 0, 0, 0, 0};
+#pragma unroll 4
+      for (int u = r; u < r + kHermiteFp32Run; ++u) add_run(run, pair(u));
+      hk::add_terms(span, run);
+    }
+  }
+}
+
 // ---- how the force pass cuts its work: the same sums in every mode ----
 //  per_span:  one work item per (128 active bodies, own span), writing each span's sum: many short items, for
 //             small blocks (16 active bodies x 256 spans still fill the GPU);
@@ -223,26 +256,15 @@ __global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForc
           tile_vel[threadIdx.x - kHermiteTile] = args.vel[j0 + int(threadIdx.x) - kHermiteTile];
         __syncthreads();
         if (warp_busy) {
-          auto const pair = [&](int u) {
-            Real4<double> const pj = tile_pos[u], vj = tile_vel[u];
-            int const j = j0 + u;
-            bool const self = j >= args.slice_count || std::uint64_t(args.slice_begin + j) == b.index;
-            return hk::pair_force_jerk<Real>(Real(pj.x - b.x), Real(pj.y - b.y), Real(pj.z - b.z), Real(vj.x - b.vx),
-                                             Real(vj.y - b.vy), Real(vj.z - b.vz), tile_mass[u], eps2, Real(self));
-          };
-          if constexpr (std::is_same_v<Real, double>) {
-#pragma unroll 4
-            for (int u = 0; u < kHermiteTile; ++u) hk::add_terms(span, pair(u));
-          } else {
-            // fp32 runs (see kHermiteFp32Run): summed in fp32 from zero in index order, each run then added to the
-            // fp64 span sum.
-            for (int r = 0; r < kHermiteTile; r += kHermiteFp32Run) {
-              hk::PairTerms<Real> run{0, 0, 0, 0, 0, 0, 0};
-#pragma unroll 4
-              for (int u = r; u < r + kHermiteFp32Run; ++u) add_run(run, pair(u));
-              hk::add_terms(span, run);
-            }
-          }
+          // A tile with no lane's own body and no padding calls the pair with self = 0 as a constant: m (1 - 0)
+          // folds to m, two operations fewer a pair; r2 + 0 stays (r2 >= +0, so it is r2 either way). Same bits.
+          bool const any_self = j0 + kHermiteTile > args.slice_count ||
+                                __any_sync(0xffffffffu, b.index - std::uint64_t(args.slice_begin + j0) <
+                                                            std::uint64_t(kHermiteTile));
+          if (any_self)
+            sweep_tile<Real, true>(tile_pos, tile_vel, tile_mass, j0, args, b, eps2, span);
+          else
+            sweep_tile<Real, false>(tile_pos, tile_vel, tile_mass, j0, args, b, eps2, span);
         }
       }
       if (mode == HermiteForceMode::per_span) {
