@@ -50,7 +50,7 @@ struct StepProgram {
   double dt = 0.0;  // hermite4: dt_max (each body chooses its own step)
   std::vector<Stage> stages;
   // Set for hermite4: block steps with individual time steps (multigpu/hermite_blocks.h), no stages.
-  std::optional<hermite::HermiteParams> hermite;
+  std::optional<hermite::HermiteParams> hermite{};
 
   // Drift stages per step: publications (and force evaluations) per step.
   int drifts() const;
@@ -74,6 +74,11 @@ inline constexpr std::array<EnumName<Integrator>, 5> kIntegratorNames{{{Integrat
 constexpr const auto& enum_names(Integrator) { return kIntegratorNames; }
 
 struct IntegratorParams {
+  IntegratorParams() = default;
+  // {integrator, dt, damping} as before hermite4's settings came, which then keep their defaults.
+  IntegratorParams(Integrator integrator_, double dt_ = 0.0, double damping_ = 0.995,
+                   const hermite::HermiteParams& hermite_ = {})
+      : integrator(integrator_), dt(dt_), damping(damping_), hermite(hermite_) {}
   Integrator integrator = Integrator::leapfrog;
   double dt = 0.0;          // 0: the integrator's default (see default_dt); hermite4: must be 0 (see dt_max)
   double damping = 0.995;   // euler-damped only: velocity factor per step, in (0, 1]
