@@ -191,8 +191,9 @@ INSTANTIATE_TEST_SUITE_P(Blocks, HermiteGpuForces, ::testing::ValuesIn(force_cas
          (c.softening == 0 ? "_eps0" : "");
 });
 
-// The same bodies' sums, bit for bit, whatever the block they are part of (16 bodies cut per span, every body
-// per group) and whatever grid the force kernel runs on (1 block, 7, as many as stay resident, far more).
+// The same bodies' sums, bit for bit, whatever the block they are part of and whatever grid the force kernel runs
+// on (1 block, 7, as many as stay resident, far more): at N = 20,000 (groups of 8 spans) 16 bodies are cut per
+// span on the resident grid and per group on 1 block, every body per group (sim/kernels/hermite.cuh).
 TEST(HermiteGpu, SumsDoNotDependOnTheBlockOrTheLaunchShape) {
   REQUIRE_GPU();
   for (auto p : {Precision::fp64, Precision::fp32}) {
@@ -282,8 +283,9 @@ Downloaded download(const std::vector<sim::HermiteEngine*>& engines, std::size_t
   return ::testing::AssertionSuccess();
 }
 
-// N = 3,000: 12 groups of 256 bodies; slices on group boundaries.
-constexpr std::size_t kLayoutBodies = 3000;
+// N = 5,000: 10 groups of 512 bodies, 2 spans each (so every way of cutting the force pass can occur); slices on
+// group boundaries.
+constexpr std::size_t kLayoutBodies = 5000;
 constexpr std::size_t kLayoutBlocks = 60;
 
 // One GPU cut into 2 and 3 engines gives the bits of one engine, through the same protocol.
@@ -296,7 +298,7 @@ TEST(HermiteGpu, SlicesOfOneGpuMatchOneEngineBitwise) {
     protocol_run({one.get()}, b, kLayoutBlocks);
     Downloaded const base = download({one.get()}, n);
     EXPECT_GT(base.state.time[0] + base.state.time[n - 1], 0.0) << "no body moved";
-    for (std::vector<std::size_t> cuts : {std::vector<std::size_t>{6 * L}, std::vector<std::size_t>{4 * L, 8 * L}}) {
+    for (std::vector<std::size_t> cuts : {std::vector<std::size_t>{5 * L}, std::vector<std::size_t>{3 * L, 7 * L}}) {
       std::vector<std::unique_ptr<sim::CudaHermiteEngine>> owned;
       std::vector<sim::HermiteEngine*> engines;
       std::size_t begin = 0;
@@ -367,7 +369,8 @@ TEST(HermiteGpuSimulation, EveryLayoutOfTheGpusGivesTheBitsOfOne) {
 }
 
 // advance_blocks on one engine, launched as graphs and kernel by kernel, with three force grids: the bits of the
-// protocol, and the same counters.
+// protocol, and the same counters. Small blocks are cut per span on the resident grid and on 100,000 blocks, and
+// folded whole on 1 block (the single-device mode); larger ones per group.
 TEST(HermiteGpu, AdvanceBlocksMatchesTheProtocolWithGraphsAndStreams) {
   REQUIRE_GPU();
   std::size_t const n = kLayoutBodies;

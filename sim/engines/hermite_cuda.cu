@@ -416,7 +416,6 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     force_grid_ = blocks > 0 ? blocks : resident_blocks_;
     graph_.reset();
-    allocate_sums();
   }
 
  private:
@@ -438,8 +437,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   bool fold_allowed() const { return config_.slice.count == config_.bodies; }
 
   k::HermiteSums sums_for(bool fold) {
-    return {span_.data(), group_.data(), total_.data(), int(own_groups_),
-            int(layout_.length / span_length_), fold, force_grid_};
+    k::HermiteCut const cut{int(own_groups_), int(layout_.length / span_length_), fold, unsigned(force_grid_),
+                            unsigned(most_active_per_span())};
+    return {span_.data(), group_.data(), total_.data(), cut};
   }
 
   k::HermiteForceArgs force_args(const k::HermiteSums& sums, k::ActiveCount count, const k::HermiteControl* ctl) {
@@ -447,13 +447,14 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
             int(span_length_), active_.data(), count, sums, ctl};
   }
 
-  // The most active bodies whose sums the force pass leaves per span (hermite_force_mode: tiles x groups below
-  // the grid), for the span buffer. Group partials may hold every body (the protocol's start and potential
-  // passes make every body active, on one device too); totals only on a device that holds every group.
+  // The most active bodies whose sums the force pass may leave per span (hermite_force_mode): a buffer of at most
+  // kSpanSumBytes, whole tiles. Group partials may hold every body (the protocol's start and potential passes make
+  // every body active, on one device too); totals only on a device that holds every group.
+  static constexpr std::size_t kSpanSumBytes = std::size_t(256) << 20;
   std::size_t most_active_per_span() const {
-    if (own_groups_ == 0) return 0;
-    std::size_t const tiles = std::size_t(std::max(force_grid_ - 1, 0)) / own_groups_;
-    return std::min(config_.bodies, tiles * k::kHermiteForceBlock);
+    if (spans() == 0) return 0;
+    std::size_t const fits = kSpanSumBytes / (spans() * kSumBytes) / k::kHermiteForceBlock * k::kHermiteForceBlock;
+    return std::min(config_.bodies, std::max<std::size_t>(fits, k::kHermiteForceBlock));
   }
   std::size_t spans() const { return own_groups_ * (layout_.length / span_length_); }
   std::size_t span_sums() const { return std::max<std::size_t>(most_active_per_span() * spans(), 1); }
@@ -465,7 +466,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   }
 
   void allocate_sums() {
-    span_ = gpu::DeviceBuffer<ForceJerk>(config_.device, span_sums());
+    if (!span_.data()) span_ = gpu::DeviceBuffer<ForceJerk>(config_.device, span_sums());
     if (!group_.data()) group_ = gpu::DeviceBuffer<ForceJerk>(config_.device, group_sums());
     if (!total_.data()) total_ = gpu::DeviceBuffer<ForceJerk>(config_.device, total_sums());
   }

@@ -158,14 +158,34 @@ __device__ __forceinline__ void sweep_tile(const Real4<double>* tile_pos, const 
 //             small blocks (16 active bodies x 256 spans still fill the GPU);
 //  per_group: one item per (128 active bodies, own group), spans folded in registers, writing group partials;
 //  fold_all:  one item per 128 active bodies over every group, writing totals (one device: every group own).
+// The choice: the way whose items fill the `slots` resident blocks best, wave by wave (a last wave a third full
+// costs as much as a full one), the coarser on a tie; per_span only for blocks its buffer holds, where a group has
+// several spans and where it fills 5% better (it writes and reads one sum a span). Integer arithmetic: every kernel decides alike.
 enum class HermiteForceMode : int { per_span, per_group, fold_all };
 
-NBODY_HOST_DEVICE inline HermiteForceMode hermite_force_mode(unsigned active, int groups, bool fold_allowed,
-                                                             int fill_blocks) {
+struct HermiteCut {
+  int groups;                // own groups
+  int spans_per_group;
+  bool fold_allowed;         // every group is own (one device)
+  unsigned slots;            // blocks of the force kernel's grid
+  unsigned span_capacity;    // the most active bodies the span buffer holds
+};
+
+NBODY_HOST_DEVICE inline HermiteForceMode hermite_force_mode(unsigned active, const HermiteCut& c) {
   unsigned long long const tiles = (active + kHermiteForceBlock - 1) / kHermiteForceBlock;
-  if (fold_allowed && tiles >= 2ull * unsigned(fill_blocks)) return HermiteForceMode::fold_all;
-  if (tiles * unsigned(groups) >= unsigned(fill_blocks)) return HermiteForceMode::per_group;
-  return HermiteForceMode::per_span;
+  unsigned long long const slots = c.slots > 0 ? c.slots : 1;
+  auto waves = [&](unsigned long long items) { return (items + slots - 1) / slots; };
+  // a fills at least as well as b, scaled: a / waves(a) x num >= b / waves(b) x den
+  auto fills = [&](unsigned long long a, unsigned long long b, unsigned long long num, unsigned long long den) {
+    return a * waves(b) * num >= b * waves(a) * den;
+  };
+  unsigned long long const group_items = tiles * unsigned(c.groups), span_items = group_items * unsigned(c.spans_per_group);
+  HermiteForceMode mode = HermiteForceMode::per_group;
+  unsigned long long items = group_items;
+  if (c.fold_allowed && fills(tiles, group_items, 1, 1)) mode = HermiteForceMode::fold_all, items = tiles;
+  if (active <= c.span_capacity && c.spans_per_group > 1 && !fills(items, span_items, 21, 20))
+    mode = HermiteForceMode::per_span;
+  return mode;
 }
 
 // Where the force pass leaves its sums, and how to read a body's total from them in the canonical order.
@@ -173,25 +193,22 @@ struct HermiteSums {
   hk::ForceJerk* span;   // [own span][active]
   hk::ForceJerk* group;  // [own group][active]
   hk::ForceJerk* total;  // [active]
-  int groups;            // own groups
-  int spans_per_group;
-  bool fold_allowed;
-  int fill_blocks;
+  HermiteCut cut;
 
   // A body's total: the pass's own (fold_all), or its group partials added in group order (per_group; per_span
   // once hermite_span_groups has made them).
   __device__ hk::ForceJerk total_of(unsigned k, unsigned active) const {
-    if (hermite_force_mode(active, groups, fold_allowed, fill_blocks) == HermiteForceMode::fold_all) return total[k];
+    if (hermite_force_mode(active, cut) == HermiteForceMode::fold_all) return total[k];
     hk::ForceJerk sum{};
 #pragma unroll 4
-    for (int g = 0; g < groups; ++g) hk::add_partial(sum, group[std::size_t(g) * active + k]);
+    for (int g = 0; g < cut.groups; ++g) hk::add_partial(sum, group[std::size_t(g) * active + k]);
     return sum;
   }
   // The loads are independent (only the adds are ordered): unrolled, several are in flight at once.
   __device__ hk::ForceJerk group_of_spans(int g, unsigned k, unsigned active) const {
     hk::ForceJerk p{};
 #pragma unroll 8
-    for (int s = g * spans_per_group; s < (g + 1) * spans_per_group; ++s)
+    for (int s = g * cut.spans_per_group; s < (g + 1) * cut.spans_per_group; ++s)
       hk::add_partial(p, span[std::size_t(s) * active + k]);
     return p;
   }
@@ -220,8 +237,8 @@ __global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForc
   __shared__ Real4<double> tile_pos[kHermiteTile], tile_vel[kHermiteTile];
   __shared__ Real tile_mass[kHermiteTile];
   unsigned const active = args.count.get();
-  int const groups = args.sums.groups, spg = args.sums.spans_per_group;
-  HermiteForceMode const mode = hermite_force_mode(active, groups, args.sums.fold_allowed, args.sums.fill_blocks);
+  int const groups = args.sums.cut.groups, spg = args.sums.cut.spans_per_group;
+  HermiteForceMode const mode = hermite_force_mode(active, args.sums.cut);
   unsigned const tiles = (active + kHermiteForceBlock - 1) / kHermiteForceBlock;
   unsigned const units = mode == HermiteForceMode::fold_all ? 1u
                          : mode == HermiteForceMode::per_group ? unsigned(groups)
@@ -291,9 +308,8 @@ __global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForc
 __global__ void hermite_span_groups(HermiteSums sums, ActiveCount count, const HermiteControl* ctl) {
   if (halted(ctl)) return;
   unsigned const active = count.get();
-  if (hermite_force_mode(active, sums.groups, sums.fold_allowed, sums.fill_blocks) != HermiteForceMode::per_span)
-    return;
-  unsigned long long const n = static_cast<unsigned long long>(sums.groups) * active;
+  if (hermite_force_mode(active, sums.cut) != HermiteForceMode::per_span) return;
+  unsigned long long const n = static_cast<unsigned long long>(sums.cut.groups) * active;
   for (unsigned long long q = blockIdx.x * blockDim.x + threadIdx.x; q < n; q += gridDim.x * blockDim.x) {
     int const g = int(q / active);
     unsigned const k = unsigned(q % active);
