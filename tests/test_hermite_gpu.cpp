@@ -297,7 +297,7 @@ TEST(HermiteGpu, SlicesOfOneGpuMatchOneEngineBitwise) {
     auto one = cuda_engine(config_for(n, p, 0.01));
     protocol_run({one.get()}, b, kLayoutBlocks);
     Downloaded const base = download({one.get()}, n);
-    EXPECT_GT(base.state.time[0] + base.state.time[n - 1], 0.0) << "no body moved";
+    EXPECT_GT(*std::max_element(base.state.time.begin(), base.state.time.end()), 0.0) << "no block step done";
     for (std::vector<std::size_t> cuts : {std::vector<std::size_t>{5 * L}, std::vector<std::size_t>{3 * L, 7 * L}}) {
       std::vector<std::unique_ptr<sim::CudaHermiteEngine>> owned;
       std::vector<sim::HermiteEngine*> engines;
