@@ -342,7 +342,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     std::uint64_t const before = control().block_steps;
     k::hermite_arm<<<1, 1, 0, stream_.get()>>>(ctl_.data(), block_time_, t_stop, blocks, true);
     NBODY_CHECK_LAUNCH(stream_.get());
-    if (graphs_ && !graph_.get()) graph_.capture(stream_.get(), [&] {
+    if (graphs_ && blocks >= kGraphSteps && !graph_.get()) graph_.capture(stream_.get(), [&] {
       for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step();
     });
     std::uint64_t enqueued = 0;
@@ -351,7 +351,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     while (!stop && enqueued < blocks) {
       std::uint64_t const steps = std::min<std::uint64_t>(kBatchSteps, blocks - enqueued);
       for (std::uint64_t s = 0; s < steps;) {
-        if (graphs_) {
+        if (graphs_ && steps - s >= kGraphSteps) {  // whole graphs; what is left step by step
           NBODY_CUDA_CHECK(cudaGraphLaunch(graph_.get(), stream_.get()));
           s += kGraphSteps;
         } else {
