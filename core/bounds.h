@@ -75,10 +75,10 @@ inline std::string eta_problem(double eta, const char* option = "--eta") {
 }
 
 // Why `dt_max` cannot be --dt-max, or "".
-inline std::string dt_max_problem(double dt_max) {
+inline std::string dt_max_problem(double dt_max, const char* option = "--dt-max") {
   if (!std::isfinite(dt_max) || !(dt_max >= kMinDtMax) || dt_max > kMaxDt) {
     std::ostringstream s;
-    s << "--dt-max " << dt_max << ": must be in [1e-09, 1e12]";
+    s << option << ' ' << dt_max << ": must be in [1e-09, 1e12]";
     return s.str();
   }
   return {};

@@ -213,8 +213,19 @@ void restore_settings(const sim::RunRecord& saved, const std::string& path, RunC
   PhysicsChoice& p = run.physics;
   if (run.given.integrator) overrides("--integrator", name_of(p.integrator), saved.integrator);
   else p.integrator = *integrator;
+  // hermite4 has no --dt (its Dt is dt_max): a switch to or from it leaves dt at the integrator's default.
+  bool const hermite_involved = *integrator == sim::Integrator::hermite4 || p.integrator == sim::Integrator::hermite4;
   if (run.given.dt) overrides("--dt", number(p.dt), number(saved.dt));
-  else p.dt = saved.dt;
+  else p.dt = hermite_involved ? 0.0 : saved.dt;
+  if (saved.hermite) {
+    auto restore = [&](bool given, const char* option, double& value, double stored) {
+      if (given) overrides(option, number(value), number(stored));
+      else value = stored;
+    };
+    restore(run.given.eta, "--eta", p.hermite.eta, saved.hermite->eta);
+    restore(run.given.eta_start, "--eta-start", p.hermite.eta_start, saved.hermite->eta_start);
+    restore(run.given.dt_max, "--dt-max", p.hermite.dt_max, saved.hermite->dt_max);
+  }
   if (run.given.damping) overrides("--damping", number(p.damping), number(saved.damping));
   else p.damping = saved.damping;
   if (run.given.softening) overrides("--softening", number(p.softening), number(saved.softening));
@@ -284,6 +295,18 @@ Setup make_setup(const RunConfig& requested) {
     s.seed = saved.seed;
     s.bodies = std::move(checkpoint.bodies);
     s.bodies.time = s.clock.time(s.program.dt);
+    if (s.program.hermite && checkpoint.hermite.started()) {
+      // hermite4 goes on from each body at its own time and its Hermite state, bit for bit.
+      for (std::size_t i = 0; i < s.bodies.size(); ++i) {
+        auto const& x = checkpoint.hermite.position[i];
+        s.bodies.pos_mass[i] = {x.x, x.y, x.z, s.bodies.pos_mass[i].w};
+        s.bodies.velocity[i] = checkpoint.hermite.velocity[i];
+      }
+      s.hermite = std::move(checkpoint.hermite);
+    } else if (s.program.hermite && saved.integrator != name_of(sim::Integrator::hermite4)) {
+      s.notices.push_back("hermite4 starts from " + ic.checkpoint + "'s " + saved.integrator +
+                          " state: every body's Hermite state begins as at t = 0");
+    }
     s.source = ic.checkpoint + " (step " + std::to_string(s.clock.step) + ", time " + number(s.bodies.time) + ")";
   } else if (!ic.snapshot.empty()) {
     check_integrator_options(run);
@@ -293,7 +316,7 @@ Setup make_setup(const RunConfig& requested) {
     if (ic.bodies != 0 && ic.bodies != s.bodies.size())
       throw InputError("--bodies " + std::to_string(ic.bodies) + ": " + ic.snapshot + " holds " +
                        std::to_string(s.bodies.size()) + " bodies; leave --bodies out with --load");
-    if (run.physics.softening == 0 && info.softening) {
+    if (run.physics.softening == 0 && !run.given.softening && info.softening) {
       run.physics.softening = *info.softening;
       s.notices.push_back("softening " + number(*info.softening) + " from " + ic.snapshot + " (--softening overrides it)");
     }

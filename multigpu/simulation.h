@@ -163,7 +163,10 @@ class Simulation {
   // Block steps, force evaluations, the step levels' histogram, interactions. Collective.
   sim::hermite::HermiteCounters hermite_counters();
   std::uint64_t steps_done() const { return clock_.step; }  // since the run began (a restart's included)
-  RunClock clock() const { return clock_; }
+  // hermite4: the block steps done, and the time reached as the time from which "dt" (dt_max) applies.
+  RunClock clock() const {
+    return hermite_ ? RunClock{clock_.step, clock_.start_time, clock_.step, time()} : clock_;
+  }
   std::size_t bodies() const { return bodies_; }
   const SimulationConfig& config() const { return config_; }
   const sim::StepProgram& program() const { return program_; }

@@ -290,13 +290,15 @@ TEST(Hermite, AStepBelowTheFloorStopsTheRunNamingThePair) {
   }
 }
 
-TEST(Hermite, PlummerEnergyShort) {
+// Plummer N = 1,024 in Henon units, eta 0.02, softening 0.01 and 1e-4: |dE/E| <= 1e-6 at t_end.
+void plummer_energy(double t_end) {
   for (double eps : {0.01, 1e-4}) {
     sim::BodySet const b = plummer(1024);
     multigpu::Simulation s(b, hermite_program(0.02, 0.01, 1.0 / 16), cpu_config(eps));
     double const e0 = energy(s);
-    s.set_time_limit(1.0);
+    s.set_time_limit(t_end);
     s.advance(std::uint64_t(1) << 40);
+    EXPECT_EQ(s.time(), t_end);
     double const e1 = energy(s);
     auto const c = s.hermite_counters();
     std::printf("eps %g: t %g, blocks %llu, evaluations/body %.1f, dE/E %.3e\n", eps, s.time(),
@@ -306,15 +308,29 @@ TEST(Hermite, PlummerEnergyShort) {
   }
 }
 
+// To t = 1 in CI (about 1 s). Measured: 3.3e-8 (softening 0.01), 1.0e-8 (1e-4); 2,361 and 3,725 block steps.
+TEST(Hermite, PlummerEnergyToTime1) { plummer_energy(1.0); }
+
+// To t = 10 (about 20 s on one core): NBODY_LONG_TESTS=1 runs it. Measured 2026-11-24 (see docs/benchmarks.md).
+TEST(Hermite, PlummerEnergyToTime10) {
+  if (!std::getenv("NBODY_LONG_TESTS")) GTEST_SKIP() << "set NBODY_LONG_TESTS=1 for the run to t = 10";
+  plummer_energy(10.0);
+}
+
 }  // namespace
 }  // namespace nbody
 
 namespace nbody {
 namespace {
 
-// Every body active at N = 1,024: the CPU force+jerk rate (interactions/s per core, fp64 and fp32).
+// Every body active at N = 1,024: the CPU force+jerk rate (interactions/s per core, fp64 and fp32), against the
+// issue's 5e8 per core in fp64. A timing, so opt-in (NBODY_BENCHMARK=1): on a shared machine it measures the
+// other users too. Measured 2026-11-24 on the 2-core AMD EPYC (Zen 5, AVX-512) dev machine, loaded by other
+// builds: fp64 9.8e8 - 1.7e9 per core on one thread (docs/benchmarks.md).
 TEST(HermiteBenchmark, ForceJerkRate) {
+  if (!std::getenv("NBODY_BENCHMARK")) GTEST_SKIP() << "set NBODY_BENCHMARK=1 to time the force+jerk pass";
   std::size_t const n = 1024;
+  double fp64_one_thread = 0;
   sim::BodySet const b = plummer(n);
   std::vector<sim::hermite::ActiveBody> active(n);
   std::vector<double> x(n), y(n), z(n), vx(n), vy(n), vz(n), m(n);
@@ -337,8 +353,10 @@ TEST(HermiteBenchmark, ForceJerkRate) {
       double const rate = double(reps) * double(n) * double(n) / s;
       std::printf("%s, %d thread(s): %.3e interactions/s (%.3e per thread)\n", fp32 ? "fp32" : "fp64", threads, rate,
                   rate / threads);
+      if (!fp32 && threads == 1) fp64_one_thread = rate;
     }
   }
+  EXPECT_GE(fp64_one_thread, 5e8);
 }
 
 }  // namespace

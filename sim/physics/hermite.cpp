@@ -31,7 +31,12 @@ std::string state_problem(const HermiteState& s, std::size_t bodies, const std::
       << s.acceleration.size() << " accelerations and " << s.jerk.size() << " jerks for " << bodies << " bodies";
     return m.str();
   }
-  if (!std::isfinite(s.epoch)) {
+  if ((!s.position.empty() && s.position.size() != bodies) || (!s.velocity.empty() && s.velocity.size() != bodies)) {
+    m << what << ": the Hermite state has " << s.position.size() << " positions and " << s.velocity.size()
+      << " velocities for " << bodies << " bodies";
+    return m.str();
+  }
+  if (!std::isfinite(s.epoch) || std::abs(s.epoch) > 1e27) {
     m << what << ": the Hermite epoch " << s.epoch << " is not a finite number";
     return m.str();
   }
@@ -46,8 +51,9 @@ std::string state_problem(const HermiteState& s, std::size_t bodies, const std::
         << dt;
       return m.str();
     }
-    if (!finite3(s.acceleration[i]) || !finite3(s.jerk[i])) {
-      m << what << ": body " << i << " has a Hermite acceleration or jerk that is not finite";
+    if (!finite3(s.acceleration[i]) || !finite3(s.jerk[i]) || (!s.position.empty() && !finite3(s.position[i])) ||
+        (!s.velocity.empty() && !finite3(s.velocity[i]))) {
+      m << what << ": body " << i << " has a Hermite position, velocity, acceleration or jerk that is not finite";
       return m.str();
     }
   }

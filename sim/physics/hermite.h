@@ -23,6 +23,9 @@ struct HermiteState {
   double epoch = 0.0;  // the simulation time at block time 0
   std::vector<Vec3d> acceleration, jerk;
   std::vector<double> time, step;
+  // Each body's position and velocity at its own time, for files (a checkpoint stores them beside the
+  // synchronised state; a simulation takes them in its initial BodySet). Empty where not needed.
+  std::vector<Vec3d> position, velocity;
 
   bool started() const { return !time.empty(); }
   std::size_t size() const { return time.size(); }
