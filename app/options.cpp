@@ -321,8 +321,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->check(whole_number(0, kMaxSteps));
   double t_end = 0.0;
   cli.add_option("--t-end", t_end,
-                 "--run: to this simulation time (the first step at or past it) instead of --steps; a restart "
-                 "goes on from the time it reached")
+                 "--run: to this simulation time (the first step at or past it; hermite4: every block step up to "
+                 "it) instead of --steps; a restart goes on from the time it reached")
       ->check(real_number(-kMaxTime, kMaxTime, Ends::closed, "a time"));
   cli.add_option("--warmup", o.warmup, "untimed steps before a benchmark")
       ->check(whole_number(0, kMaxSteps))
