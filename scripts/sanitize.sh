@@ -13,7 +13,8 @@ case "$kind" in
     flags="-fsanitize=thread -g -O1"
     # The viewer too: its simulation thread (LiveSwitches) hands frames to the render loop.
     viewer=AUTO
-    tests='(^Cpu/Layouts|^StepContract|^Partition|^Driver|^Backends/LiveSwitches|^Mpi)\.'
+    # hermite4's block steps under both threading models too (multigpu/hermite_blocks.cpp).
+    tests='(^Cpu/Layouts|^StepContract|^Partition|^Driver|^Backends/LiveSwitches|^Mpi)\.|^Hermite\.(EveryHostLayout|ContinuesBitForBit)'
     # The MPI tests (the exchange's communication thread, ranks with worker threads): Open MPI is not
     # built for ThreadSanitizer, so what happens inside it is suppressed (tests/tsan_mpi.supp) and its
     # plugins stay loaded, so their frames can be recognised.
