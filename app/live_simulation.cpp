@@ -301,7 +301,7 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
 void LiveSimulation::capture(double step_ms, std::uint64_t steps, bool energy) {
   // The frame: on the GPU, a device-to-device copy; on the host, the state downloaded into the back
   // frame (only this thread writes it; readers see the front one, under the lock), in its storage.
-  bool const on_device = device_frames_ != nullptr;
+  bool const on_device = device_frames_ != nullptr && !sim_->block_steps();  // hermite4: no device array
   sim::BodySet& back = host_frames_[front_ ^ 1];
   if (on_device) {
     velocities_.clear();

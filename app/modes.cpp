@@ -25,6 +25,7 @@
 
 #include "app/progress.h"
 #include "core/atomic_file.h"
+#include "core/bounds.h"
 #include "core/clock.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
@@ -218,7 +219,12 @@ class CliRunObserver : public driver::RunObserver {
 int run_simulation(const Options& o) {
   driver::Setup setup = make_setup(o);
   std::uint64_t steps = o.steps.value_or(1000);
-  if (o.t_end) {
+  bool const blocks = setup.program.hermite.has_value();
+  if (o.t_end && blocks) {
+    // Block steps are not known in advance: as many as it takes, none past the time (the simulation's limit).
+    agree(world(), [&] { (void)driver::steps_to_time(setup.clock, setup.program.dt, *o.t_end); });
+    steps = nbody::kMaxSteps - setup.clock.step;
+  } else if (o.t_end) {
     agree(world(), [&] { steps = driver::steps_to_time(setup.clock, setup.program.dt, *o.t_end); });
     if (steps == 0 && !o.quiet && writes_outputs())
       std::cerr << "notice: --t-end " << *o.t_end << ": the run is already at time " << setup.clock.time(setup.program.dt)
@@ -237,8 +243,18 @@ int run_simulation(const Options& o) {
     if (writes_outputs())
       driver::check_run_outputs(outputs, setup.clock.step, setup.clock.step + steps, {{"--json", o.json}});
   });
-  multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock);
-  if (!o.quiet) {
+  multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock, &setup.hermite);
+  if (o.t_end && blocks) sim.set_time_limit(*o.t_end);
+  if (!o.quiet && blocks) {
+    auto const& h = *setup.program.hermite;
+    std::printf("nbody run: %zu bodies from %s\n  %s\n  %s, eta %g, eta_start %g, dt_max %g, ", sim.bodies(),
+                setup.source.c_str(), sim.describe().c_str(), setup.program.integrator.c_str(), h.eta, h.eta_start,
+                h.dt_max);
+    if (o.t_end)
+      std::printf("block steps to time %g\n", *o.t_end);
+    else
+      std::printf("%llu block steps\n", (unsigned long long)steps);
+  } else if (!o.quiet) {
     std::printf("nbody run: %zu bodies from %s\n  %s\n  %s, dt %g, %llu steps\n", sim.bodies(), setup.source.c_str(),
                 sim.describe().c_str(), setup.program.integrator.c_str(), setup.program.dt, (unsigned long long)steps);
   }
@@ -268,11 +284,38 @@ int run_simulation(const Options& o) {
   }
   double const interactions = double(sim.program().drifts()) * double(sim.bodies()) * double(sim.bodies());
   double const wall = r.wall_seconds;
-  if (!o.quiet)
+  json hermite = nullptr;
+  if (blocks) {
+    // Counts of this run (a restart's start from zero): block steps, force evaluations, the levels of the steps
+    // that ended (level k: a step of dt_max's power of two x 2^-k) and the force+jerk interactions computed.
+    auto const c = sim.hermite_counters();
+    json levels = json::array();
+    int top = 0;
+    for (int k = 0; k < sim::hermite::kLevels; ++k)
+      if (c.levels[k]) top = k + 1;
+    for (int k = 0; k < top; ++k) levels.push_back(c.levels[k]);
+    hermite = {{"block_steps", c.block_steps},
+               {"force_evaluations", c.force_evaluations},
+               {"force_evaluations_per_body", double(c.force_evaluations) / double(sim.bodies())},
+               {"step_level_histogram", levels},
+               {"longest_step", sim::hermite::pow2_at_most(setup.program.hermite->dt_max)},
+               {"interactions", c.interactions},
+               {"interactions_per_second", wall > 0 ? double(c.interactions) / wall : 0.0},
+               {"eta", setup.program.hermite->eta},
+               {"eta_start", setup.program.hermite->eta_start},
+               {"dt_max", setup.program.hermite->dt_max}};
+    if (!o.quiet)
+      std::printf("  time %.6g after %llu block steps (%llu of the run); %.3f s wall, %.1f force evaluations per "
+                  "body, %.3e force+jerk interactions/s\n",
+                  sim.time(), (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,
+                  double(c.force_evaluations) / double(sim.bodies()), wall > 0 ? double(c.interactions) / wall : 0.0);
+  } else if (!o.quiet) {
     std::printf("  time %.6g after %llu steps (step %llu of the run); %.3f s wall, %.2f steps/s, %.3e interactions/s\n",
                 sim.time(), (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,
                 wall > 0 ? double(r.steps) / wall : 0.0, wall > 0 ? interactions * double(r.steps) / wall : 0.0);
+  }
   write_json(o, {{"mode", "run"},
+                 {"hermite4", hermite},
                  {"bodies", sim.bodies()},
                  {"source", setup.source},
                  {"backend", sim.describe()},

@@ -192,6 +192,7 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       "--brightness", "--no-hud",     "--interop", "--steps-per-frame"};
   static const char* const simulation_options[] = {
       "--bodies", "--scenario", "--seed",      "--eccentricity", "--integrator", "--dt",        "--damping",
+      "--eta",    "--eta-start", "--dt-max",
       "--softening", "--precision", "--kernel", "--block-size", "--fp64-rsqrt", "--weights", "--threading", "--launch",
       "--exchange"};
   auto mode_flag = [&] {
@@ -258,17 +259,30 @@ std::optional<Options> parse_options(int argc, char** argv) {
   add_named(cli, "--integrator", physics.integrator,
             "time integrator: leapfrog (2nd order), omelyan4 (4th order, 4 force evaluations per step, the most "
             "accurate at equal cost), yoshida4 (4th order, 3 force evaluations per step), "
-            "euler-damped (the classic demo)");
+            "euler-damped (the classic demo), hermite4 (4th-order Hermite with individual block time steps, for "
+            "collisional dynamics: one step is one block step)");
   cli.add_option("--dt", physics.dt, "time step (default 0.01; 0.016 for euler-damped)")
       ->check(real_number(0, kMaxDt, Ends::above_min, "a time step"));
+  // hermite4's settings: checked after parsing by core/bounds.h's rules (one definition for every door).
+  cli.add_option("--eta", physics.hermite.eta,
+                 "hermite4: Aarseth's accuracy parameter, inside the square root: dt = sqrt(eta (|a||a2| + |a1|^2) / "
+                 "(|a1||a3| + |a2|^2)), in (0, 100]")
+      ->capture_default_str();
+  cli.add_option("--eta-start", physics.hermite.eta_start,
+                 "hermite4: the start step eta_start |a| / |jerk|, in (0, 100]")
+      ->capture_default_str();
+  cli.add_option("--dt-max", physics.hermite.dt_max,
+                 "hermite4: the longest step (steps are powers of two at or below it), in [1e-09, 1e12]")
+      ->capture_default_str();
   cli.add_option("--damping", physics.damping, "euler-damped velocity factor per step, in (0, 1]")
       ->check(real_number(0, 1, Ends::above_min, "a factor"))
       ->capture_default_str();
   cli.add_option("--softening", physics.softening,
                  "Plummer softening length, > 0 (default " + num(sim::recommended_softening(sim::Scenario::plummer)) +
                      "; " + num(sim::recommended_softening(sim::Scenario::disk)) +
-                     " for disk and collision, the core their disk model assumes around its central mass)")
-      ->check(real_number(0, kMaxSoftening, Ends::above_min, "a length"));
+                     " for disk and collision, the core their disk model assumes around its central mass); "
+                     "hermite4 also takes 0 (no softening; close encounters are not regularised)")
+      ->check(real_number(0, kMaxSoftening, Ends::closed, "a length"));
   add_named(cli, "--precision", dev.engine.precision, "floating-point precision");
   add_named(cli, "--backend", dev.backend, "auto (CUDA if a GPU is visible, else CPU), cuda or cpu");
   sim::Kernel kernel = sim::Kernel::fast;
@@ -477,7 +491,14 @@ std::optional<Options> parse_options(int argc, char** argv) {
       throw InputError(std::string(option) + ": give --snapshots BASE too (the series is named after it)");
   o.run.units = sim::parse_units(mass_unit, length_unit);
   o.run.given = {cli.count("--integrator") > 0, cli.count("--dt") > 0,        cli.count("--damping") > 0,
-                 cli.count("--softening") > 0,  cli.count("--precision") > 0, o.run.units.physical()};
+                 cli.count("--softening") > 0,  cli.count("--precision") > 0, o.run.units.physical(),
+                 cli.count("--eta") > 0,        cli.count("--eta-start") > 0, cli.count("--dt-max") > 0};
+  if (o.run.given.eta)
+    if (auto const why = eta_problem(physics.hermite.eta, "--eta"); !why.empty()) throw InputError(why);
+  if (o.run.given.eta_start)
+    if (auto const why = eta_problem(physics.hermite.eta_start, "--eta-start"); !why.empty()) throw InputError(why);
+  if (o.run.given.dt_max)
+    if (auto const why = dt_max_problem(physics.hermite.dt_max); !why.empty()) throw InputError(why);
   if (!ic.checkpoint.empty() && cli.count("--scenario"))
     throw InputError("--restart and --scenario both given; the checkpoint holds the bodies");
   if (!ic.snapshot.empty() && cli.count("--scenario"))

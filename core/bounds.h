@@ -56,4 +56,32 @@ inline std::string damping_problem(double damping) {
   return {};
 }
 
+// hermite4's settings (sim/physics/hermite_step.h). eta and eta_start are accuracy parameters (Aarseth's
+// criterion has eta inside the square root): positive, at most kMaxEta (a step of 10 times the local
+// dynamical time, so that shared-step runs with a large eta are limited by --dt-max alone). dt_max is a time
+// in [kMinDtMax, kMaxDt]: the largest power of two at or below it is the longest step; the floor (2^-40 of a
+// time unit, and 2^-44 of the block time) stays far below the smallest.
+inline constexpr double kMaxEta = 100.0;
+inline constexpr double kMinDtMax = 1e-9;
+
+// Why `eta` cannot be --eta (or --eta-start: `option`), or "".
+inline std::string eta_problem(double eta, const char* option = "--eta") {
+  if (!std::isfinite(eta) || !(eta > 0) || eta > kMaxEta) {
+    std::ostringstream s;
+    s << option << ' ' << eta << ": must be in (0, 100]";
+    return s.str();
+  }
+  return {};
+}
+
+// Why `dt_max` cannot be --dt-max, or "".
+inline std::string dt_max_problem(double dt_max, const char* option = "--dt-max") {
+  if (!std::isfinite(dt_max) || !(dt_max >= kMinDtMax) || dt_max > kMaxDt) {
+    std::ostringstream s;
+    s << option << ' ' << dt_max << ": must be in [1e-09, 1e12]";
+    return s.str();
+  }
+  return {};
+}
+
 }  // namespace nbody

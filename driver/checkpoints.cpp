@@ -29,6 +29,7 @@ sim::RunRecord run_record(const Setup& setup, const multigpu::Simulation& sim, s
   r.seed = setup.seed;
   r.initial_energy = initial_energy;
   r.units = setup.units;
+  r.hermite = sim.program().hermite;
   return r;
 }
 
@@ -59,10 +60,21 @@ void check_finite(const sim::BodySet& state, std::uint64_t step) {
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& sim,
                       std::optional<double> initial_energy) {
   sim::BodySet const state = sim.state();  // every rank takes part; rank 0 writes
+  // hermite4: each body at its own time and its Hermite state too, to continue bit for bit.
+  sim::hermite::HermiteState hermite;
+  if (sim.block_steps()) {
+    sim::BodySet own;
+    sim.hermite_state(own, hermite);
+    hermite.position.resize(own.size());
+    hermite.velocity = own.velocity;
+    for (std::size_t i = 0; i < own.size(); ++i) hermite.position[i] = {own.pos_mass[i].x, own.pos_mass[i].y, own.pos_mass[i].z};
+  }
   // Every rank sees the same state and the outcome of rank 0's write: one message, a clean end.
   agree(sim.ranks(), [&] {
     check_finite(state, sim.steps_done());
-    if (sim.ranks().rank() == 0) sim::write_checkpoint(path, state, run_record(setup, sim, initial_energy));
+    if (sim.ranks().rank() == 0)
+      sim::write_checkpoint(path, state, run_record(setup, sim, initial_energy),
+                            sim.block_steps() ? &hermite : nullptr);
   });
 }
 

@@ -39,10 +39,18 @@ struct InitialConditions {
 
 struct PhysicsChoice {
   sim::Integrator integrator = sim::Integrator::leapfrog;
-  double dt = 0.0;           // 0: the integrator's default
+  double dt = 0.0;           // 0: the integrator's default (hermite4: none may be given; see hermite.dt_max)
   double damping = 0.995;    // euler-damped only
-  double softening = 0.0;    // 0: the scenario's recommended softening (0.01 for a snapshot)
+  // 0: the scenario's recommended softening (0.01 for a snapshot), unless given (GivenSettings): hermite4
+  // takes a given 0 (no softening, no regularisation).
+  double softening = 0.0;
+  sim::hermite::HermiteParams hermite;  // hermite4 only: --eta, --eta-start, --dt-max
 };
+
+// The integrator's parameters as the step program takes them (sim::make_step_program).
+inline sim::IntegratorParams integrator_params(const PhysicsChoice& p) {
+  return {p.integrator, p.dt, p.damping, p.hermite};
+}
 
 struct DeviceChoice {
   BackendChoice backend = BackendChoice::automatic;
@@ -61,6 +69,7 @@ struct DeviceChoice {
 // named one overrides the checkpoint's, with a notice.
 struct GivenSettings {
   bool integrator = false, dt = false, damping = false, softening = false, precision = false, units = false;
+  bool eta = false, eta_start = false, dt_max = false;  // hermite4's
 };
 
 struct RunConfig {

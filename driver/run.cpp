@@ -215,7 +215,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       sim.advance(n);
       measure_pending();  // on the host while the devices run the steps just enqueued
       sim.synchronize();
-      done += n;
+      done += sim.steps_done() - at;  // fewer than n where block steps reached their time limit
       observer.progress(done, steps);
       double const per_step = seconds_since(c0) / double(n);
       std::uint64_t const mine = std::max<std::uint64_t>(1, std::uint64_t(0.2 / std::max(per_step, 1e-9)));
@@ -247,6 +247,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
         result.stopped_by_visit = true;
         break;
       }
+      if (sim.stopped_at_time_limit()) break;  // block steps: the run's time reached
     }
     measure_pending();
     snapshot();  // the end, or where an interrupt or a visit stopped the run

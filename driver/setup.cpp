@@ -19,7 +19,7 @@
 namespace nbody::driver {
 
 double resolved_softening(const RunConfig& config) {
-  if (config.physics.softening > 0) return config.physics.softening;
+  if (config.physics.softening > 0 || config.given.softening) return config.physics.softening;
   return config.initial.snapshot.empty() ? sim::recommended_softening(config.initial.scenario) : 0.01;
 }
 
@@ -88,8 +88,10 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   multigpu::SimulationConfig c;
   c.engine = d.engine;
   c.softening = resolved_softening(run);
-  // One whose pair term overflows in this precision is refused now, not as a NaN at the first step.
-  if (auto const why = softening_problem(c.softening, c.engine.precision); !why.empty()) {
+  // One whose pair term overflows in this precision is refused now, not as a NaN at the first step. hermite4
+  // takes 0 too: it skips the self pair explicitly (and has no regularisation).
+  bool const unsoftened = run.physics.integrator == sim::Integrator::hermite4 && c.softening == 0.0;
+  if (auto const why = softening_problem(c.softening, c.engine.precision); !why.empty() && !unsoftened) {
     std::ostringstream s;
     s << (run.given.softening ? "--softening " : "the softening ") << c.softening << ": " << why
       << (run.given.softening ? "" : "; give a larger --softening");
@@ -211,8 +213,19 @@ void restore_settings(const sim::RunRecord& saved, const std::string& path, RunC
   PhysicsChoice& p = run.physics;
   if (run.given.integrator) overrides("--integrator", name_of(p.integrator), saved.integrator);
   else p.integrator = *integrator;
+  // hermite4 has no --dt (its Dt is dt_max): a switch to or from it leaves dt at the integrator's default.
+  bool const hermite_involved = *integrator == sim::Integrator::hermite4 || p.integrator == sim::Integrator::hermite4;
   if (run.given.dt) overrides("--dt", number(p.dt), number(saved.dt));
-  else p.dt = saved.dt;
+  else p.dt = hermite_involved ? 0.0 : saved.dt;
+  if (saved.hermite) {
+    auto restore = [&](bool given, const char* option, double& value, double stored) {
+      if (given) overrides(option, number(value), number(stored));
+      else value = stored;
+    };
+    restore(run.given.eta, "--eta", p.hermite.eta, saved.hermite->eta);
+    restore(run.given.eta_start, "--eta-start", p.hermite.eta_start, saved.hermite->eta_start);
+    restore(run.given.dt_max, "--dt-max", p.hermite.dt_max, saved.hermite->dt_max);
+  }
   if (run.given.damping) overrides("--damping", number(p.damping), number(saved.damping));
   else p.damping = saved.damping;
   if (run.given.softening) overrides("--softening", number(p.softening), number(saved.softening));
@@ -224,6 +237,27 @@ void restore_settings(const sim::RunRecord& saved, const std::string& path, RunC
   else run.units = saved.units;
 }
 
+}  // namespace
+
+namespace {
+// Options that mean nothing to the integrator chosen, refused with the reason (every front end's).
+void check_integrator_options(const RunConfig& run) {
+  bool const hermite = run.physics.integrator == sim::Integrator::hermite4;
+  GivenSettings const& g = run.given;
+  if (hermite && g.damping)
+    throw InputError("--damping " + number(run.physics.damping) +
+                     ": hermite4 does not damp velocities (only euler-damped has a damping factor)");
+  if (hermite && g.dt)
+    throw InputError("--dt " + number(run.physics.dt) + ": hermite4 chooses each body's step (a power of two up to "
+                     "--dt-max, from --eta); give --dt-max instead");
+  if (hermite && run.devices.engine.kernel)
+    throw InputError("--kernel " + name_of(*run.devices.engine.kernel) +
+                     ": hermite4 has its own force+jerk kernels; leave --kernel out");
+  if (!hermite && (g.eta || g.eta_start || g.dt_max))
+    throw InputError(std::string(g.eta ? "--eta" : g.eta_start ? "--eta-start" : "--dt-max") +
+                     ": applies to --integrator hermite4 only (" + name_of(run.physics.integrator) +
+                     " takes one --dt for every body)");
+}
 }  // namespace
 
 Setup make_setup(const RunConfig& requested) {
@@ -238,10 +272,11 @@ Setup make_setup(const RunConfig& requested) {
     sim::CheckpointHeader const header = sim::read_checkpoint_header(ic.checkpoint);
     sim::RunRecord const& saved = header.run;
     restore_settings(saved, ic.checkpoint, run, s.notices);
+    check_integrator_options(run);
     if (ic.bodies != 0 && ic.bodies != header.bodies)
       throw InputError("--bodies " + std::to_string(ic.bodies) + ": " + ic.checkpoint + " holds " +
                        std::to_string(header.bodies) + " bodies; leave --bodies out with --restart");
-    s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});
+    s.program = sim::make_step_program(integrator_params(run.physics));
     // Reading keeps the file's values beside the state for a moment: row indices and one chunk.
     s.config = resolve_devices(run, std::size_t(header.bodies), &s.notices,
                                ic.checkpoint + " holds " + std::to_string(header.bodies) + " bodies",
@@ -260,15 +295,28 @@ Setup make_setup(const RunConfig& requested) {
     s.seed = saved.seed;
     s.bodies = std::move(checkpoint.bodies);
     s.bodies.time = s.clock.time(s.program.dt);
+    if (s.program.hermite && checkpoint.hermite.started()) {
+      // hermite4 goes on from each body at its own time and its Hermite state, bit for bit.
+      for (std::size_t i = 0; i < s.bodies.size(); ++i) {
+        auto const& x = checkpoint.hermite.position[i];
+        s.bodies.pos_mass[i] = {x.x, x.y, x.z, s.bodies.pos_mass[i].w};
+        s.bodies.velocity[i] = checkpoint.hermite.velocity[i];
+      }
+      s.hermite = std::move(checkpoint.hermite);
+    } else if (s.program.hermite && saved.integrator != name_of(sim::Integrator::hermite4)) {
+      s.notices.push_back("hermite4 starts from " + ic.checkpoint + "'s " + saved.integrator +
+                          " state: every body's Hermite state begins as at t = 0");
+    }
     s.source = ic.checkpoint + " (step " + std::to_string(s.clock.step) + ", time " + number(s.bodies.time) + ")";
   } else if (!ic.snapshot.empty()) {
-    s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});  // cheap checks first
+    check_integrator_options(run);
+    s.program = sim::make_step_program(integrator_params(run.physics));  // cheap checks first
     sim::TipsyInfo info;
     s.bodies = sim::read_tipsy(ic.snapshot, &info);
     if (ic.bodies != 0 && ic.bodies != s.bodies.size())
       throw InputError("--bodies " + std::to_string(ic.bodies) + ": " + ic.snapshot + " holds " +
                        std::to_string(s.bodies.size()) + " bodies; leave --bodies out with --load");
-    if (run.physics.softening == 0 && info.softening) {
+    if (run.physics.softening == 0 && !run.given.softening && info.softening) {
       run.physics.softening = *info.softening;
       s.notices.push_back("softening " + number(*info.softening) + " from " + ic.snapshot + " (--softening overrides it)");
     }
@@ -279,7 +327,8 @@ Setup make_setup(const RunConfig& requested) {
     s.config = resolve_devices(run, s.bodies.size(), &s.notices);
     s.clock = {0, s.bodies.time};
   } else {
-    s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});  // cheap checks first
+    check_integrator_options(run);
+    s.program = sim::make_step_program(integrator_params(run.physics));  // cheap checks first
     sim::ScenarioParams p;
     p.scenario = ic.scenario;
     p.bodies = ic.bodies != 0 ? ic.bodies : sim::default_bodies(ic.scenario);

@@ -13,6 +13,7 @@
 #include "multigpu/simulation.h"
 #include "sim/io/units.h"
 #include "sim/physics/body_set.h"
+#include "sim/physics/hermite.h"
 #include "sim/physics/integrator.h"
 
 namespace nbody::driver {
@@ -27,6 +28,9 @@ struct Setup {
   std::string scenario;               // what checkpoints record as the initial conditions
   std::uint64_t seed = 0;
   double damping = 1.0;               // euler-damped's factor, for checkpoints
+  // hermite4 continued from a checkpoint that holds its per-body state (started()); else empty: every body
+  // starts as at t = 0 (a scenario, a tipsy file, a step-0 or another integrator's checkpoint).
+  sim::hermite::HermiteState hermite;
   sim::Units units;                   // the files' units: the config's, or a checkpoint's unless named
   std::vector<std::string> notices;   // for the user: e.g. the fallback to the CPU and why
 };

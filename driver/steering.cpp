@@ -37,7 +37,7 @@ Setup setup_from_bodies(const RunConfig& requested, sim::BodySet bodies, const s
   RunConfig run = requested;
   if (run.physics.softening == 0) run.physics.softening = 0.01;
   Setup s;
-  s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});
+  s.program = sim::make_step_program(integrator_params(run.physics));
   s.config = resolve_devices(run, bodies.size(), &s.notices);
   s.clock = {0, bodies.time};
   s.bodies = std::move(bodies);
@@ -52,7 +52,7 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
   Setup s = current;
   s.notices.clear();
   agree(simulation.ranks(), [&] {
-    s.program = sim::make_step_program({run.physics.integrator, run.physics.dt, run.physics.damping});
+    s.program = sim::make_step_program(integrator_params(run.physics));
     s.config = resolve_devices(run, simulation.bodies(), notices);
   });
   s.damping = run.physics.damping;

@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "core/errors.h"
@@ -116,14 +117,38 @@ class SingleThreadScheduler final : public Scheduler {
   Exchange& exchange_;
 };
 
+// Device threads with no stage program: for a simulation that drives its engines itself (Hermite's
+// block steps, multigpu/hermite_blocks.h). `bind(d)` runs once on device d's thread.
+class SingleThreadDevices final : public Scheduler {
+ public:
+  SingleThreadDevices(std::size_t devices, const std::function<void(int)>& bind) : devices_(devices) {
+    for (std::size_t d = 0; d < devices_; ++d) bind(int(d));
+  }
+  void run(const sim::StepProgram&, std::uint64_t, std::uint64_t, bool) override {
+    throw std::logic_error("SingleThreadDevices runs tasks, not step programs");
+  }
+  void for_each_device(const std::function<void(int)>& task) override {
+    for (std::size_t d = 0; d < devices_; ++d) task(int(d));
+  }
+  Threading threading() const override { return Threading::single; }
+
+ private:
+  std::size_t devices_;
+};
+
 // One persistent thread per device, bound to it once. The main thread hands every worker the
 // same job and waits until all have finished enqueuing it; a worker's exception aborts the
 // exchange (so no peer waits forever) and is rethrown on the main thread.
 class WorkerThreadScheduler final : public Scheduler {
  public:
   WorkerThreadScheduler(std::vector<sim::SliceEngine*> engines, Exchange& exchange)
-      : engines_(std::move(engines)), exchange_(exchange) {
+      : engines_(std::move(engines)), exchange_(&exchange) {
+    bind_ = [this](int d) { engines_[std::size_t(d)]->bind_thread(); };
     for (std::size_t d = 0; d < engines_.size(); ++d) threads_.emplace_back([this, d] { worker(int(d)); });
+  }
+  // Threads alone (no engines, no exchange), for SingleThreadDevices' uses.
+  WorkerThreadScheduler(std::size_t devices, std::function<void(int)> bind) : bind_(std::move(bind)) {
+    for (std::size_t d = 0; d < devices; ++d) threads_.emplace_back([this, d] { worker(int(d)); });
   }
 
   ~WorkerThreadScheduler() override {
@@ -137,13 +162,14 @@ class WorkerThreadScheduler final : public Scheduler {
 
   void run(const sim::StepProgram& program, std::uint64_t first_publication, std::uint64_t steps,
            bool mark_steps) override {
+    if (!exchange_) throw std::logic_error("device threads without engines run tasks, not step programs");
     for_each_device([&](int d) {
       sim::SliceEngine& engine = *engines_[d];
       std::uint64_t publication = first_publication - 1;
       for (std::uint64_t step = 0; step < steps; ++step) {
         auto const& stages = program.stages;
         for (std::size_t k = 0; k < stages.size(); k += fused_with_next(stages, k) ? 2 : 1)
-          run_stage(engine, exchange_, d, stages, k, publication);
+          run_stage(engine, *exchange_, d, stages, k, publication);
         if (mark_steps) engine.mark_step_end();
       }
     });
@@ -167,7 +193,7 @@ class WorkerThreadScheduler final : public Scheduler {
       try {
         std::rethrow_exception(e);
       } catch (...) {
-        exchange_.reset();
+        if (exchange_) exchange_->reset();
         throw;
       }
     }
@@ -179,7 +205,7 @@ class WorkerThreadScheduler final : public Scheduler {
   void worker(int device) {
     std::exception_ptr bind_error;
     try {
-      engines_[device]->bind_thread();
+      bind_(device);
     } catch (...) {
       bind_error = std::current_exception();
     }
@@ -201,7 +227,7 @@ class WorkerThreadScheduler final : public Scheduler {
           failure = std::current_exception();
         }
       }
-      if (failure) exchange_.abort();
+      if (failure && exchange_) exchange_->abort();
       {
         std::lock_guard<std::mutex> lock(mutex_);
         if (failure && !error_) error_ = failure;
@@ -211,7 +237,8 @@ class WorkerThreadScheduler final : public Scheduler {
   }
 
   std::vector<sim::SliceEngine*> engines_;
-  Exchange& exchange_;
+  Exchange* exchange_ = nullptr;  // null for threads alone
+  std::function<void(int)> bind_;
   std::vector<std::thread> threads_;
   std::mutex mutex_;
   std::condition_variable job_posted_, job_done_;
@@ -237,6 +264,12 @@ std::unique_ptr<Scheduler> make_scheduler(Threading threading, std::vector<sim::
                                           Exchange& exchange) {
   if (threading == Threading::single) return std::make_unique<SingleThreadScheduler>(std::move(engines), exchange);
   return std::make_unique<WorkerThreadScheduler>(std::move(engines), exchange);
+}
+
+std::unique_ptr<Scheduler> make_device_threads(Threading threading, std::size_t devices,
+                                               const std::function<void(int)>& bind) {
+  if (threading == Threading::single) return std::make_unique<SingleThreadDevices>(devices, bind);
+  return std::make_unique<WorkerThreadScheduler>(devices, bind);
 }
 
 }  // namespace nbody::multigpu

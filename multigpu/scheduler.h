@@ -45,4 +45,10 @@ bool fused_with_next(const std::vector<sim::Stage>& stages, std::size_t k);
 std::unique_ptr<Scheduler> make_scheduler(Threading threading, std::vector<sim::SliceEngine*> engines,
                                           Exchange& exchange);
 
+// Device threads alone, for a simulation that drives its engines itself (Hermite block steps): for_each_device
+// runs task(d) in turn on the caller's thread (single) or on device d's own worker (workers), where bind(d)
+// ran once first; run() throws (there is no step program).
+std::unique_ptr<Scheduler> make_device_threads(Threading threading, std::size_t devices,
+                                               const std::function<void(int)>& bind);
+
 }  // namespace nbody::multigpu

@@ -87,7 +87,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     : Simulation(initial, program, config, RunClock{0, initial.time}) {}
 
 Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& program, const SimulationConfig& config,
-                       RunClock clock)
+                       RunClock clock, const sim::hermite::HermiteState* hermite)
     : config_(config),
       program_(program),
       bodies_(initial.size()),
@@ -100,6 +100,9 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     sim::validate(program_);  // the exchange relies on the step contract
     if (bodies_ == 0) throw InputError("no bodies to simulate");
     if (config_.devices.empty()) throw InputError("no devices to simulate on");
+    if (program_.hermite && config_.launch == Launch::graph)
+      throw InputError("--launch graph: hermite4 runs its block steps itself (on one GPU the engine uses graphs of "
+                       "its own); use --launch stream");
     if (config_.launch == Launch::graph) {
       if (config_.backend != sim::Backend::cuda)
         throw InputError("--launch graph: CUDA graphs need the CUDA backend (the CPU backend runs its steps as called)");
@@ -151,7 +154,8 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
                        std::to_string(total_devices) + " devices" +
                        (ranks.size() > 1 ? " over " + std::to_string(ranks.size()) + " ranks" : std::string()) +
                        "; give one per device");
-    all_slices_ = make_partition(bodies_, total_devices, config_.weights);
+    all_slices_ = program_.hermite ? hermite_partition(bodies_, total_devices, config_.weights)
+                                   : make_partition(bodies_, total_devices, config_.weights);
   });
   slices_.assign(all_slices_.begin() + std::ptrdiff_t(first_device),
                  all_slices_.begin() + std::ptrdiff_t(first_device + device_count));
@@ -161,6 +165,29 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     rank_ranges_.push_back(range);
     rank_counts_.push_back(range.count);
     rank_offsets_.push_back(range.begin);
+  }
+
+  if (program_.hermite) {
+    // Block steps: engines of their own, driven by HermiteBlocks (no exchange, no step program).
+    agree(ranks, [&] {
+      if (hermite && hermite->started()) {
+        if (auto const why = sim::hermite::state_problem(*hermite, bodies_, "the Hermite state"); !why.empty())
+          throw InputError(why);
+      }
+      HermiteBlocksSetup h;
+      h.backend = config_.backend;
+      h.engine = config_.engine;
+      h.softening = config_.softening;
+      h.params = *program_.hermite;
+      h.devices = config_.devices;
+      h.threading = config_.threading;
+      h.all_slices = all_slices_;
+      h.rank_devices = rank_devices_;
+      h.ranks = ranks_;
+      sim::hermite::HermiteState const none;
+      hermite_ = std::make_unique<HermiteBlocks>(initial, hermite ? *hermite : none, h);
+    });
+    return;
   }
 
   ExchangeConditions conditions;
@@ -225,7 +252,7 @@ auto Simulation::guarded(F&& work) -> decltype(work()) {
   } catch (const Interrupted&) {
     throw;
   } catch (const std::exception& e) {
-    exchange_->abort();
+    if (exchange_) exchange_->abort();
     if (failure_.empty()) failure_ = e.what();
     throw;
   }
@@ -239,6 +266,15 @@ void Simulation::advance(std::uint64_t steps) {
 
 void Simulation::advance_unguarded(std::uint64_t steps) {
   if (steps == 0) return;
+  if (hermite_) {
+    // The time limit as a block time: the epoch plus a block time is exact only where it is representable,
+    // so compare like time() does.
+    double const limit = time_limit_ - hermite_->epoch();
+    std::uint64_t const done = hermite_->advance(steps, limit);
+    clock_.step += done;
+    at_time_limit_ = done < steps;
+    return;
+  }
   watchdog_.enqueued(clock_.step + 1, steps);
   std::uint64_t const drifts = std::uint64_t(program_.drifts());
   if (config_.launch == Launch::graph) {
@@ -268,6 +304,7 @@ void Simulation::advance_unguarded(std::uint64_t steps) {
 }
 
 void Simulation::synchronize() {
+  if (hermite_) return;  // its calls return when their work is done
   check_usable();
   guarded([&] {
     wait_for_devices({});
@@ -329,6 +366,7 @@ void Simulation::check_usable() const {
 }
 
 bool Simulation::idle() {
+  if (hermite_) return true;
   check_usable();
   return guarded([&] {
     bool all = true;
@@ -347,11 +385,12 @@ void Simulation::stop_if_interrupted() {
   // The process is on its way out: the steps still queued are given up, not waited for (freeing
   // device memory would wait for all of them: minutes at large N).
   for (auto& e : engines_) e->abandon();
-  exchange_->abandon();
+  if (exchange_) exchange_->abandon();
   throw Interrupted(sig);
 }
 
 void Simulation::wait_interruptibly() {
+  if (hermite_) return stop_if_interrupted();
   // The last stage of a step runs on each device's compute stream, after that device waited for
   // every copy it needed: all compute streams idle means the step, copies included, is done.
   check_usable();
@@ -366,6 +405,7 @@ sim::BodySet Simulation::state() {
 }
 
 void Simulation::state(sim::BodySet& into) {
+  if (hermite_) return guarded([&] { hermite_->state(into); });
   check_usable();
   guarded([&] { wait_for_devices({}); });  // bounded, before the downloads' own waits
   into.resize(bodies_);
@@ -400,6 +440,11 @@ sim::Diagnostics Simulation::diagnostics() {
 }
 
 void Simulation::begin_sample() {
+  if (hermite_) {
+    // Synchronised: every body predicted to the block time, and the potential of those positions.
+    guarded([&] { sample_potential_ = hermite_->state_and_potential(sample_state_); });
+    return;
+  }
   check_usable();
   guarded([&] {
     wait_for_devices({});  // bounded, before the engines' own waits
@@ -409,6 +454,10 @@ void Simulation::begin_sample() {
 }
 
 double Simulation::end_sample(sim::BodySet& into) {
+  if (hermite_) {
+    into = sample_state_;
+    return sample_potential_;
+  }
   check_usable();
   into.resize(bodies_);
   into.type = types_;
@@ -426,6 +475,7 @@ double Simulation::end_sample(sim::BodySet& into) {
 }
 
 std::vector<Vec3d> Simulation::accelerations() {
+  if (hermite_) return guarded([&] { return hermite_->accelerations(); });
   check_usable();
   guarded([&] { wait_for_devices({}); });
   std::vector<Vec3d> all(bodies_);
@@ -439,7 +489,18 @@ std::vector<Vec3d> Simulation::accelerations() {
   return all;
 }
 
+void Simulation::hermite_state(sim::BodySet& bodies, sim::hermite::HermiteState& state) {
+  if (!hermite_) throw std::logic_error("hermite_state() of a simulation without block steps");
+  guarded([&] { hermite_->own_time_state(bodies, state); });
+}
+
+sim::hermite::HermiteCounters Simulation::hermite_counters() {
+  if (!hermite_) return {};
+  return guarded([&] { return hermite_->counters(); });
+}
+
 void Simulation::start_timing(std::size_t steps) {
+  if (hermite_) throw InputError("hermite4: per-step device timing is not available; time whole runs (--json)");
   if (config_.launch == Launch::graph) {
     // Steps in a graph cannot be marked one by one: marks go between launches (a block, or the
     // single steps of one advance()), and a step's time is its interval's mean.
@@ -454,6 +515,7 @@ void Simulation::start_timing(std::size_t steps) {
 }
 
 std::vector<std::vector<double>> Simulation::step_times_ms() {
+  if (hermite_) return {};
   check_usable();
   guarded([&] { wait_for_devices({}); });
   std::vector<std::vector<double>> t(engines_.size());
@@ -483,16 +545,24 @@ std::vector<std::vector<double>> Simulation::step_times_ms() {
 }
 
 const void* Simulation::current_positions(int d) const {
+  if (hermite_) return nullptr;  // no full position array on any device (the viewer reads state())
   return engines_.at(std::size_t(d))->positions_buffer(int(publications_ & 1));
 }
 
-std::size_t Simulation::bytes_per_body() const { return engines_.front()->bytes_per_body(); }
+std::size_t Simulation::bytes_per_body() const { return hermite_ ? 0 : engines_.front()->bytes_per_body(); }
 
-const void* Simulation::current_velocities(int d) const { return engines_.at(std::size_t(d))->velocities_buffer(); }
+const void* Simulation::current_velocities(int d) const {
+  return hermite_ ? nullptr : engines_.at(std::size_t(d))->velocities_buffer();
+}
 
-int Simulation::device_ordinal(int d) const { return engines_.at(std::size_t(d))->device(); }
+int Simulation::device_ordinal(int d) const {
+  if (hermite_) return config_.backend == sim::Backend::cuda ? config_.devices.at(std::size_t(d)) : -1;
+  return engines_.at(std::size_t(d))->device();
+}
 
-std::string Simulation::kernel_name() const { return engines_.front()->kernel_name(); }
+std::string Simulation::kernel_name() const {
+  return hermite_ ? hermite_->kernel_name() : engines_.front()->kernel_name();
+}
 
 std::string Simulation::describe() const {
   std::ostringstream s;
@@ -512,7 +582,7 @@ std::string Simulation::describe() const {
   s << ", kernel " << kernel_name() << ", " << name_of(config_.engine.precision) << ", threading "
     << name_of(config_.threading);
   if (config_.launch == Launch::graph) s << ", CUDA graphs of " << kGraphSteps << " steps";
-  if (all_slices_.size() > 1) s << ", exchange " << exchange_->describe();
+  if (all_slices_.size() > 1) s << ", exchange " << (exchange_ ? exchange_->describe() : "host (block steps)");
   return s.str();
 }
 

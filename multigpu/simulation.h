@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "core/ranks.h"
 #include "multigpu/exchange.h"
+#include "multigpu/hermite_blocks.h"
 #include "multigpu/scheduler.h"
 #include "multigpu/step_graph.h"
 #include "multigpu/watchdog.h"
@@ -81,9 +83,11 @@ class Simulation {
  public:
   // Starts at step 0 at the time of `initial`.
   Simulation(const sim::BodySet& initial, const sim::StepProgram& program, const SimulationConfig& config);
-  // Continues a run whose clock is `clock` (a restart, or the same run on another layout).
+  // Continues a run whose clock is `clock` (a restart, or the same run on another layout). hermite4
+  // (program.hermite): `hermite` is the per-body state to continue (null or not started: every body starts as
+  // at t = 0, at the time of `initial`), and clock.step counts block steps.
   Simulation(const sim::BodySet& initial, const sim::StepProgram& program, const SimulationConfig& config,
-             RunClock clock);
+             RunClock clock, const sim::hermite::HermiteState* hermite = nullptr);
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
 
@@ -144,10 +148,25 @@ class Simulation {
   int device_ordinal(int d) const;
 
   // Simulation time: the initial state's time plus steps x dt, never a running sum, so it does
-  // not depend on how the steps were split into calls of advance().
-  double time() const { return clock_.time(program_.dt); }
+  // not depend on how the steps were split into calls of advance(). hermite4: the block time (plus the
+  // epoch), where state() predicts every body to.
+  double time() const { return hermite_ ? hermite_->time() : clock_.time(program_.dt); }
+
+  // ---- hermite4 (program().hermite): one step is one block step ----
+  bool block_steps() const { return bool(hermite_); }
+  // advance() does no block step past this simulation time (+inf: none). A run to a time sets it, advances
+  // "forever" and stops when stopped_at_time_limit() says so.
+  void set_time_limit(double t) { time_limit_ = t; }
+  bool stopped_at_time_limit() const { return at_time_limit_; }
+  // Each body at its own time and its Hermite state (what a checkpoint stores). Collective.
+  void hermite_state(sim::BodySet& bodies, sim::hermite::HermiteState& state);
+  // Block steps, force evaluations, the step levels' histogram, interactions. Collective.
+  sim::hermite::HermiteCounters hermite_counters();
   std::uint64_t steps_done() const { return clock_.step; }  // since the run began (a restart's included)
-  RunClock clock() const { return clock_; }
+  // hermite4: the block steps done, and the time reached as the time from which "dt" (dt_max) applies.
+  RunClock clock() const {
+    return hermite_ ? RunClock{clock_.step, clock_.start_time, clock_.step, time()} : clock_;
+  }
   std::size_t bodies() const { return bodies_; }
   const SimulationConfig& config() const { return config_; }
   const sim::StepProgram& program() const { return program_; }
@@ -181,6 +200,11 @@ class Simulation {
   std::vector<std::unique_ptr<sim::SliceEngine>> engines_;
   std::unique_ptr<Exchange> exchange_;
   std::unique_ptr<Scheduler> scheduler_;  // its threads stop before the rest goes
+  std::unique_ptr<HermiteBlocks> hermite_;  // hermite4's block steps, in place of the engines above
+  double time_limit_ = INFINITY;
+  bool at_time_limit_ = false;
+  double sample_potential_ = 0.0;  // hermite4: begin_sample()'s
+  sim::BodySet sample_state_;
   // --launch graph: one graph per buffer parity it starts from (a run whose blocks are interleaved
   // with single steps may start a block from either), and the timing of what advance() launched.
   std::unique_ptr<StepGraph> graphs_[2];

@@ -542,6 +542,8 @@ class Engine {
     if (c.backend != sim::Backend::cuda)
       throw InputError("device_positions: the simulation runs on the CPU (backend " + name_of(c.backend) +
                        "); its state is in host memory: read positions instead");
+    if (sim_->block_steps())
+      throw InputError("device_positions: hermite4 keeps no position array on the device (read positions)");
     if (sim_->all_slices().size() != 1)
       throw InputError("device_positions: the simulation spans " + std::to_string(sim_->all_slices().size()) +
                        " devices, each with its own copy of the positions; a device view needs numgpus=1 in one "

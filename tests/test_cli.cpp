@@ -80,7 +80,7 @@ TEST_F(Cli, OffscreenWithNothingToWriteIsRefused) {
 
 TEST_F(Cli, BadNamesListTheValidOnes) {
   expect_input_error("--scenario nope --run", "--scenario nope: valid: plummer, random-sphere, disk, collision, two-body");
-  expect_input_error("--integrator leapfrg --run", "--integrator leapfrg: valid: leapfrog, yoshida4, omelyan4, euler-damped");
+  expect_input_error("--integrator leapfrg --run", "--integrator leapfrg: valid: leapfrog, yoshida4, omelyan4, euler-damped, hermite4");
   expect_input_error("--precision fp16 --run", "--precision fp16: valid: fp32, fp64");
   expect_input_error("--backend tpu --run", "--backend tpu: valid: auto, cuda, cpu", false);
   expect_input_error("--threading fancy --run --bodies 10", "--threading fancy: valid: single, workers");

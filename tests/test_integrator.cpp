@@ -76,7 +76,7 @@ TEST(StepContract, FourthOrderSubstepsAddUpToOneStep) {
 TEST(Integrator, NamesRoundTrip) {
   for (auto const& entry : sim::kIntegratorNames) EXPECT_EQ(from_name<sim::Integrator>(entry.name), entry.value);
   EXPECT_FALSE(from_name<sim::Integrator>("leapfrg").has_value());
-  EXPECT_EQ(valid_names<sim::Integrator>(), "leapfrog, yoshida4, omelyan4, euler-damped");
+  EXPECT_EQ(valid_names<sim::Integrator>(), "leapfrog, yoshida4, omelyan4, euler-damped, hermite4");
 }
 
 TEST(Integrator, RejectsNonPositiveDtAndBadDamping) {

@@ -53,3 +53,21 @@ std::size_t engine_bytes(Backend backend, const EngineConfig& config) {
 #endif
 
 }  // namespace nbody::sim
+
+#include "sim/engines/hermite_engine.h"
+
+namespace nbody::sim {
+
+// The CUDA Hermite engine is built where the build defines NBODY_HAVE_HERMITE_CUDA (sim/engines/CMakeLists.txt).
+std::unique_ptr<HermiteEngine> make_hermite_engine(Backend backend, const HermiteEngineConfig& config) {
+  if (backend == Backend::cpu) return make_hermite_cpu_engine(config);
+#if NBODY_HAVE_HERMITE_CUDA
+  return make_hermite_cuda_engine(config);
+#else
+  throw InputError(cuda_built() ? "--integrator hermite4 --backend cuda: this nbody was built without the CUDA "
+                                  "Hermite engine; use --backend cpu"
+                                : "--backend cuda: this nbody was built without CUDA");
+#endif
+}
+
+}  // namespace nbody::sim

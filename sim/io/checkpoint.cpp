@@ -129,6 +129,10 @@ void hash_record(Fnv1a& h, const RunRecord& r, std::uint64_t bodies, int format,
   h.text(r.units.length);
   for (double v : units) h.value(v);
   h.value(shift);
+  if (r.hermite) {  // hermite4's settings (files of other integrators hash as before)
+    h.text("hermite4");
+    for (double v : {r.hermite->eta, r.hermite->eta_start, r.hermite->dt_max}) h.value(v);
+  }
 }
 
 // The particle groups, as GADGET and SWIFT number them (and pynbody and yt name their families).
@@ -152,6 +156,11 @@ constexpr Column kParticleIds{"ParticleIDs", 1, false, 0, 0, 0}, kBodyType{"Body
     kCoordinates{"Coordinates", 3, true, 1, 0, 0}, kRoundoff{"CoordinateRoundoff", 3, true, 1, 0, 0},
     kVelocities{"Velocities", 3, true, 1, 0, -1}, kMasses{"Masses", 1, true, 0, 1, 0},
     kSmoothingLengths{"SmoothingLengths", 1, true, 1, 0, 0};
+// hermite4's per-body state (/Hermite, every body in index order, float64): each body at its own time.
+constexpr Column kHermitePositions{"Positions", 3, true, 1, 0, 0}, kHermiteVelocities{"Velocities", 3, true, 1, 0, -1},
+    kHermiteAccelerations{"Accelerations", 3, true, 1, 0, -2}, kHermiteJerks{"Jerks", 3, true, 1, 0, -3},
+    kHermiteTimes{"Times", 1, true, 0, 0, 1}, kHermiteSteps{"Steps", 1, true, 0, 0, 1};
+constexpr const char* kHermiteGroup = "Hermite";
 
 // Bodies are centred on the origin; SWIFT's readers keep those inside [0, BoxSize) (yt drops the
 // others). The box is the smallest side of the form m x 2^k (m = 4..7: 1, 1.25, 1.5, 1.75, 2, 2.5,
@@ -290,7 +299,7 @@ std::vector<std::vector<std::uint32_t>> family_rows(const BodySet& b) {
 // (`values`: the precision of its reals); returns false on any failure (errno as the failing call
 // left it). `checksum` gets the value written into Header/Checksum.
 bool write_file(const std::string& path, const BodySet& b, const RunRecord& run, bool checkpoint, Precision values,
-                std::uint64_t& checksum) {
+                std::uint64_t& checksum, const hermite::HermiteState* hs = nullptr) {
   std::size_t const n = b.size();
   Handle fapl = file_access();
   if (!fapl.ok()) return false;
@@ -298,7 +307,8 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
   if (!file.ok()) return false;
   // The datasets' bytes, and 64 KiB for HDF5's structures and attributes (measured: 24 KB).
   std::size_t const real_bytes = values == Precision::fp64 ? 8 : 4;
-  if (!reserve_blocks(path, std::uint64_t(n) * ((checkpoint ? 10 : 7) * real_bytes + 8 + 4) + (64u << 10)))
+  if (!reserve_blocks(path, std::uint64_t(n) * ((checkpoint ? 10 : 7) * real_bytes + 8 + 4 + (hs ? 14 * 8 : 0)) +
+                                (64u << 10)))
     return false;
   double extent = 0;
   for (auto const& p : b.pos_mass) extent = std::max({extent, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
@@ -360,6 +370,11 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
       w.text(h, "Scenario", run.scenario);
       w.number(h, "Seed", run.seed);
       if (run.initial_energy) w.number(h, "InitialEnergy", *run.initial_energy);
+      if (run.hermite) {
+        w.number(h, "HermiteEta", run.hermite->eta);
+        w.number(h, "HermiteEtaStart", run.hermite->eta_start);
+        w.number(h, "HermiteDtMax", run.hermite->dt_max);
+      }
     }
   }
   // What SWIFT's readers require besides the header: its unit groups, and the flags that say the
@@ -456,6 +471,32 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
     errno = EDOM;  // cannot happen (|x| < shift); checked so that a checkpoint never loses a bit
     return false;
   }
+  if (checkpoint && hs && w.ok) {
+    // Every body in index order, float64: the state the run continues from, bit for bit.
+    hash.value(std::uint8_t{1});
+    hash.value(hs->epoch);
+    Handle group = w.group(file.get(), kHermiteGroup);
+    hid_t const g = group.get();
+    w.number(g, "Epoch", hs->epoch);
+    auto vectors = [&](const Column& c, const std::vector<Vec3d>& v) {
+      w.dataset<double>(g, c, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, physical, &hash,
+                        [&](std::size_t first, std::size_t k, double* out) {
+                          for (std::size_t i = 0; i < k; ++i)
+                            out[3 * i] = v[first + i].x, out[3 * i + 1] = v[first + i].y, out[3 * i + 2] = v[first + i].z;
+                        });
+    };
+    auto scalars = [&](const Column& c, const std::vector<double>& v) {
+      w.dataset<double>(g, c, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, physical, &hash,
+                        [&](std::size_t first, std::size_t k, double* out) { std::copy_n(v.begin() + first, k, out); });
+    };
+    vectors(kHermitePositions, hs->position);
+    vectors(kHermiteVelocities, hs->velocity);
+    vectors(kHermiteAccelerations, hs->acceleration);
+    vectors(kHermiteJerks, hs->jerk);
+    scalars(kHermiteTimes, hs->time);
+    scalars(kHermiteSteps, hs->step);
+    w.ok = w.ok && group.close();
+  }
   checksum = hash.get();
   if (checkpoint) w.number(header.get(), "Checksum", checksum);
   // Every close checked: the file's close writes the metadata HDF5 still held, and a full disk
@@ -489,6 +530,15 @@ class Reader {
     Handle a(H5Aopen_by_name(file_, group, name, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
     if (!a.ok()) fail(std::string("cannot read ") + group + "/" + name);
     return a;
+  }
+
+  // An object at the root (e.g. an optional group), reached through a hard link only.
+  bool has_object(const char* name) const {
+    htri_t const exists = H5Lexists(file_, name, H5P_DEFAULT);
+    if (exists < 0) fail(std::string("cannot read the link /") + name + " (the file is damaged)");
+    if (exists == 0) return false;
+    require_object(name, "object");
+    return true;
   }
 
   bool has_attribute(const char* group, const char* name) const {
@@ -691,7 +741,8 @@ Header read_header(const Reader& r) {
     r.fail(s.str());
   }
   run.softening = r.finite("Softening");
-  if (auto const why = softening_problem(run.softening, run.precision); !why.empty()) {
+  bool const unsoftened = run.integrator == "hermite4" && run.softening == 0.0;  // hermite4 takes 0
+  if (auto const why = softening_problem(run.softening, run.precision); !why.empty() && !unsoftened) {
     std::ostringstream s;
     s << "Header/Softening " << run.softening << ": " << why;
     r.fail(s.str());
@@ -705,6 +756,18 @@ Header read_header(const Reader& r) {
   run.scenario = r.text("Scenario");
   run.seed = r.whole("Seed", std::uint64_t(std::numeric_limits<long long>::max()));
   if (r.has_attribute("Header", "InitialEnergy")) run.initial_energy = r.finite("InitialEnergy");
+  if (r.has_attribute("Header", "HermiteEta") || run.integrator == "hermite4") {
+    // The settings with the command line's bounds (core/bounds.h), each named as the file has it.
+    hermite::HermiteParams hp;
+    hp.eta = r.finite("HermiteEta");
+    hp.eta_start = r.finite("HermiteEtaStart");
+    hp.dt_max = r.finite("HermiteDtMax");
+    for (auto const& why : {eta_problem(hp.eta, "Header/HermiteEta"),
+                            eta_problem(hp.eta_start, "Header/HermiteEtaStart"),
+                            dt_max_problem(hp.dt_max, "Header/HermiteDtMax")})
+      if (!why.empty()) r.fail(why);
+    run.hermite = hp;
+  }
   if (h.format == 2) {
     // The units as given, parsed again with the command line's rules; the numbers SWIFT's readers
     // use, as the file states them (the checksum covers both).
@@ -741,7 +804,8 @@ Header read_header(const Reader& r) {
 // Reads every dataset in the checksum's order and returns the checksum of the header and the
 // bodies. With `into` (a restart: interruptible), the bodies are checked (IDs 0..N-1 once each over
 // all groups, finite values, masses >= 0, known types) and put in place.
-std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into) {
+std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into,
+                          hermite::HermiteState* hermite_into = nullptr) {
   std::uint64_t const n = header.info.bodies;
   Precision const precision = header.info.run.precision;
   Fnv1a hash;
@@ -838,6 +902,44 @@ std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into) 
                      }
                    });
   }
+  // hermite4's per-body state (/Hermite) where the file has it: without it (a state saved after a failure) the
+  // run starts every body as at t = 0 from the synchronised bodies. Other integrators' files are read as before.
+  if (header.info.run.hermite && r.has_object(kHermiteGroup)) {
+    hermite::HermiteState local;
+    hermite::HermiteState& s = hermite_into ? *hermite_into : local;
+    s.epoch = r.finite("Epoch", kHermiteGroup);
+    hash.value(std::uint8_t{1});
+    hash.value(s.epoch);
+    bool const keep = hermite_into != nullptr;
+    if (keep) {
+      s.resize(std::size_t(n));
+      s.position.resize(std::size_t(n));
+      s.velocity.resize(std::size_t(n));
+    }
+    auto vectors = [&](const Column& c, std::vector<Vec3d>& out) {
+      r.rows<double>(kHermiteGroup, c, n, H5T_NATIVE_DOUBLE, interruptible,
+                     [&](std::size_t first, std::size_t k, const double* v) {
+                       hash.bytes(v, k * 3 * sizeof *v);
+                       if (keep)
+                         for (std::size_t j = 0; j < k; ++j) out[first + j] = {v[3 * j], v[3 * j + 1], v[3 * j + 2]};
+                     });
+    };
+    auto scalars = [&](const Column& c, std::vector<double>& out) {
+      r.rows<double>(kHermiteGroup, c, n, H5T_NATIVE_DOUBLE, interruptible,
+                     [&](std::size_t first, std::size_t k, const double* v) {
+                       hash.bytes(v, k * sizeof *v);
+                       if (keep) std::copy_n(v, k, out.begin() + std::ptrdiff_t(first));
+                     });
+    };
+    vectors(kHermitePositions, s.position);
+    vectors(kHermiteVelocities, s.velocity);
+    vectors(kHermiteAccelerations, s.acceleration);
+    vectors(kHermiteJerks, s.jerk);
+    scalars(kHermiteTimes, s.time);
+    scalars(kHermiteSteps, s.step);
+    if (keep)
+      if (auto const why = hermite::state_problem(s, std::size_t(n), "/Hermite"); !why.empty()) r.fail(why);
+  }
   return hash.get();
 }
 
@@ -866,12 +968,13 @@ std::string hex(std::uint64_t v) {
 
 }  // namespace
 
-void write_checkpoint(const std::string& path, const BodySet& bodies, const RunRecord& run) {
+void write_checkpoint(const std::string& path, const BodySet& bodies, const RunRecord& run,
+                      const hermite::HermiteState* hermite) {
   quiet_hdf5();
   std::uint64_t checksum = 0;
   write_file_atomically(
       path, "checkpoint",
-      [&](const std::string& tmp) { return write_file(tmp, bodies, run, true, run.precision, checksum); },
+      [&](const std::string& tmp) { return write_file(tmp, bodies, run, true, run.precision, checksum, hermite); },
       [&](const std::string& tmp) {
         // What is on the disk now, read back whole: the header's checksum and the one of the values
         // read must both be the one computed while writing.
@@ -927,7 +1030,7 @@ Checkpoint read_checkpoint(const std::string& path) {
   Checkpoint c;
   c.run = h.info.run;
   c.format = h.format;
-  std::uint64_t const checksum = read_bodies(r, h, &c.bodies);
+  std::uint64_t const checksum = read_bodies(r, h, &c.bodies, &c.hermite);
   if (h.checksum && *h.checksum != checksum)
     r.fail("its checksum is " + hex(*h.checksum) + " but its contents give " + hex(checksum) +
            ": the file changed after nbody wrote it (damaged; or edited on purpose: then delete Header/Checksum)");

@@ -43,6 +43,13 @@
 // float64. A file without it (written by hand) is read unverified; one whose checksum disagrees is
 // refused.
 //
+// hermite4 (format 2): Header/HermiteEta, HermiteEtaStart, HermiteDtMax (bounded like --eta, --eta-start,
+// --dt-max), and a group /Hermite (attribute Epoch: the time at block time 0) with float64 datasets over every
+// body in index order: Positions, Velocities (n x 3, at each body's own time), Accelerations, Jerks (n x 3),
+// Times, Steps (n, block times: Times a multiple of Steps, Steps powers of two). The checksum then goes on, after
+// LengthUnit's, U_L, U_M, U_t and the shift, with "hermite4" and a zero byte and the three settings (float64),
+// and after the particle groups with one byte 1, Epoch and the six datasets whole (float64).
+//
 // Format 1 (nbody before format 2; still read): every body in /PartType1 with a BodyType dataset
 // (uint8: 0 gas, 1 dark matter, 2 star), coordinates centred on the origin, Header/Code "nbody
 // 0.1.0", no units; its checksum is the one above without the format, the units, the shift, the
@@ -56,6 +63,7 @@
 #include "core/precision.h"
 #include "sim/io/units.h"
 #include "sim/physics/body_set.h"
+#include "sim/physics/hermite.h"
 
 namespace nbody::sim {
 
@@ -74,12 +82,21 @@ struct RunRecord {
   std::uint64_t seed = 0;
   std::optional<double> initial_energy;  // E at step 0, the baseline of the energy error
   Units units;                   // what the files say one unit of mass and length is (format 1: N-body)
+  // hermite4's settings (Header/HermiteEta, HermiteEtaStart, HermiteDtMax); none for other integrators. For a
+  // hermite4 run Dt is dt_max and DtSinceStep = Step, DtSinceTime = the time reached (block times do not come
+  // from a count of steps).
+  std::optional<hermite::HermiteParams> hermite;
 
+  bool same_hermite(const RunRecord& o) const {
+    return hermite.has_value() == o.hermite.has_value() &&
+           (!hermite || (hermite->eta == o.hermite->eta && hermite->eta_start == o.hermite->eta_start &&
+                         hermite->dt_max == o.hermite->dt_max));
+  }
   bool operator==(const RunRecord& o) const {
     return step == o.step && start_time == o.start_time && dt_since_step == o.dt_since_step &&
            dt_since_time == o.dt_since_time && precision == o.precision && integrator == o.integrator && dt == o.dt &&
            softening == o.softening && damping == o.damping && scenario == o.scenario && seed == o.seed &&
-           initial_energy == o.initial_energy && units == o.units;
+           initial_energy == o.initial_energy && units == o.units && same_hermite(o);
   }
   bool operator!=(const RunRecord& o) const { return !(*this == o); }
 };
@@ -87,6 +104,9 @@ struct RunRecord {
 struct Checkpoint {
   BodySet bodies;  // bodies.time = dt_since_time + (step - dt_since_step) x dt
   RunRecord run;
+  // A hermite4 run's per-body state (/Hermite), positions and velocities at each body's own time included;
+  // not started() when the file has none.
+  hermite::HermiteState hermite;
   bool verified = false;  // the file had a checksum, and it matched
   int format = 2;         // 1: written by an nbody before particle families and units
 };
@@ -106,7 +126,11 @@ bool checkpoints_built();
 // so that a disk that filled up, a short write or an I/O error never leaves a corrupt file under
 // PATH. Positions, velocities and masses go out in `run.precision`: in fp32 they are the engine's
 // floats, exactly.
-void write_checkpoint(const std::string& path, const BodySet& bodies, const RunRecord& run);
+// `hermite` (a hermite4 run's, its positions and velocities filled): written to /Hermite, in fp64 whatever the
+// run's precision, so that the run continues bit for bit; `bodies` are then its synchronised state (every body
+// predicted to the time reached). A hermite4 record without it restarts every body as at t = 0.
+void write_checkpoint(const std::string& path, const BodySet& bodies, const RunRecord& run,
+                      const hermite::HermiteState* hermite = nullptr);
 
 // Writes a snapshot for analysis whole or not at all: the bodies in their particle groups, the
 // time, step and units of `run` (its other settings are not written), values in `precision`.

@@ -12,7 +12,9 @@ namespace {
 
 bool checkpoints_built() { return false; }
 
-void write_checkpoint(const std::string& path, const BodySet&, const RunRecord&) { refuse(path); }
+void write_checkpoint(const std::string& path, const BodySet&, const RunRecord&, const hermite::HermiteState*) {
+  refuse(path);
+}
 
 void write_snapshot(const std::string& path, const BodySet&, const RunRecord&, Precision) {
   throw InputError(path + ": snapshots need HDF5, and this nbody was built without it (install libhdf5-dev, rebuild)");

@@ -16,6 +16,11 @@ int StepProgram::drifts() const {
 }
 
 void validate(const StepProgram& program) {
+  if (program.hermite) {
+    if (!program.stages.empty())
+      throw InputError("step program '" + program.integrator + "': block steps have no stages");
+    return;
+  }
   auto fail = [&](std::size_t index, const std::string& rule) {
     std::ostringstream s;
     s << "step program '" << program.integrator << "'";
@@ -51,9 +56,29 @@ void validate(const StepProgram& program) {
          "current positions");
 }
 
-double default_dt(Integrator integrator) { return integrator == Integrator::euler_damped ? 0.016 : 0.01; }
+std::string hermite_problem(const hermite::HermiteParams& p) {
+  if (auto why = eta_problem(p.eta, "--eta"); !why.empty()) return why;
+  if (auto why = eta_problem(p.eta_start, "--eta-start"); !why.empty()) return why;
+  return dt_max_problem(p.dt_max);
+}
+
+double default_dt(Integrator integrator) {
+  if (integrator == Integrator::hermite4) return hermite::HermiteParams{}.dt_max;
+  return integrator == Integrator::euler_damped ? 0.016 : 0.01;
+}
 
 StepProgram make_step_program(const IntegratorParams& params) {
+  if (params.integrator == Integrator::hermite4) {
+    if (params.dt != 0.0) {
+      std::ostringstream s;
+      s << "--dt " << params.dt << ": hermite4 chooses each body's step (a power of two up to --dt-max, from --eta)";
+      throw InputError(s.str());
+    }
+    if (auto const why = hermite_problem(params.hermite); !why.empty()) throw InputError(why);
+    StepProgram p{name_of(params.integrator), params.hermite.dt_max, {}};
+    p.hermite = params.hermite;
+    return p;
+  }
   double const dt = params.dt == 0.0 ? default_dt(params.integrator) : params.dt;
   if (auto const why = dt_problem(dt); !why.empty()) {
     std::ostringstream s;

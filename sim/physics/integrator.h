@@ -6,10 +6,12 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/enum_names.h"
+#include "sim/physics/hermite_step.h"
 
 namespace nbody::sim {
 
@@ -45,8 +47,10 @@ struct Stage {
 
 struct StepProgram {
   std::string integrator;
-  double dt = 0.0;
+  double dt = 0.0;  // hermite4: dt_max (each body chooses its own step)
   std::vector<Stage> stages;
+  // Set for hermite4: block steps with individual time steps (multigpu/hermite_blocks.h), no stages.
+  std::optional<hermite::HermiteParams> hermite{};
 
   // Drift stages per step: publications (and force evaluations) per step.
   int drifts() const;
@@ -61,20 +65,30 @@ inline constexpr std::array<EnumName<StageKind>, 4> kStageKindNames{{{StageKind:
                                                                      {StageKind::forces, "forces"}}};
 constexpr const auto& enum_names(StageKind) { return kStageKindNames; }
 
-enum class Integrator { leapfrog, yoshida4, omelyan4, euler_damped };
-inline constexpr std::array<EnumName<Integrator>, 4> kIntegratorNames{{{Integrator::leapfrog, "leapfrog"},
+enum class Integrator { leapfrog, yoshida4, omelyan4, euler_damped, hermite4 };
+inline constexpr std::array<EnumName<Integrator>, 5> kIntegratorNames{{{Integrator::leapfrog, "leapfrog"},
                                                                        {Integrator::yoshida4, "yoshida4"},
                                                                        {Integrator::omelyan4, "omelyan4"},
-                                                                       {Integrator::euler_damped, "euler-damped"}}};
+                                                                       {Integrator::euler_damped, "euler-damped"},
+                                                                       {Integrator::hermite4, "hermite4"}}};
 constexpr const auto& enum_names(Integrator) { return kIntegratorNames; }
 
 struct IntegratorParams {
+  IntegratorParams() = default;
+  // {integrator, dt, damping} as before hermite4's settings came, which then keep their defaults.
+  IntegratorParams(Integrator integrator_, double dt_ = 0.0, double damping_ = 0.995,
+                   const hermite::HermiteParams& hermite_ = {})
+      : integrator(integrator_), dt(dt_), damping(damping_), hermite(hermite_) {}
   Integrator integrator = Integrator::leapfrog;
-  double dt = 0.0;          // 0: the integrator's default (see default_dt)
+  double dt = 0.0;          // 0: the integrator's default (see default_dt); hermite4: must be 0 (see dt_max)
   double damping = 0.995;   // euler-damped only: velocity factor per step, in (0, 1]
+  hermite::HermiteParams hermite;  // hermite4 only: eta, eta_start, dt_max (core/bounds.h)
 };
 
 double default_dt(Integrator integrator);
+
+// Why `p` cannot be hermite4's settings (one line naming the option, the value and the range), or "".
+std::string hermite_problem(const hermite::HermiteParams& p);
 
 // leapfrog: kick-drift-kick (second order, symplectic):  K(dt/2) D(dt) F K(dt/2).
 // yoshida4: three leapfrog substeps of w1 dt, w0 dt, w1 dt with w1 = 1 / (2 - 2^(1/3)),
@@ -88,6 +102,9 @@ double default_dt(Integrator integrator);
 //   times smaller than REBOUND's order-4 leapfrog and 12-14 times smaller than yoshida4's (Kepler
 //   orbits with e = 0.5 and 0.9, a hierarchical triple: tests/test_physics.cpp).
 // euler-damped (the classic demo: v += a dt; v *= damping; x += v dt): K(dt) damp D(dt) F.
+// hermite4: 4th-order Hermite with individual block steps (Makino & Aarseth 1992; sim/physics/hermite_step.h):
+//   no stages; program.hermite holds its settings and program.dt its dt_max. InputError for a given dt or a
+//   setting out of its bounds (core/bounds.h).
 // The result is validated. Throws InputError for a non-positive dt or a damping out of range.
 StepProgram make_step_program(const IntegratorParams& params);
 

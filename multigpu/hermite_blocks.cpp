@@ -1,0 +1,302 @@
+// multigpu/hermite_blocks.cpp - Hermite block steps over devices and ranks.
+//
+// One block step on two devices A [0, h) and B [h, N) (whole groups each), any ranks:
+//   A, B: own_next_time -> t = the least (between ranks: a gather of each rank's least)
+//   A, B: predict(t), pack_active(t) -> the active list, A's then B's (index order; between ranks: gathered)
+//   A, B: set_active(list), partial_forces -> partials[group][k] (A's groups, then B's; between ranks: gathered)
+//   host: totals[k] = partials[0][k] + partials[1][k] + ... (group order, from zero), the same on every rank
+//   A, B: correct(their own bodies' totals, t)
+// Every step that touches a device runs on that device's thread (for_each_device: in turn, or each worker).
+#include "multigpu/hermite_blocks.h"
+
+#include <algorithm>
+#include <limits>
+#include <thread>
+
+#include "core/errors.h"
+#include "multigpu/partition.h"
+#include "sim/kernels/segments.h"
+
+namespace nbody::multigpu {
+
+using sim::hermite::ActiveBody;
+using sim::hermite::ForceJerk;
+
+std::vector<Slice> hermite_partition(std::size_t n, std::size_t devices, const std::vector<double>& weights) {
+  auto const layout = sim::kernels::segment_layout(n);
+  std::vector<Slice> const groups = make_partition(layout.count, devices, weights);
+  std::vector<Slice> slices;
+  for (Slice const& g : groups) {
+    std::size_t const begin = std::min(n, g.begin * layout.length), end = std::min(n, g.end() * layout.length);
+    slices.push_back({begin, end - begin});
+  }
+  return slices;
+}
+
+namespace {
+// Bodies a force pass with every body active takes at a time: its partials then need at most
+// 16 x 4096 x 64 bytes (4 MiB) whatever N.
+constexpr std::size_t kAllActiveChunk = 4096;
+}  // namespace
+
+HermiteBlocks::HermiteBlocks(const sim::BodySet& initial, const sim::hermite::HermiteState& state,
+                             const HermiteBlocksSetup& setup)
+    : setup_(setup),
+      ranks_(setup.ranks ? *setup.ranks : world()),
+      bodies_(initial.size()),
+      types_(initial.type) {
+  auto const layout = sim::kernels::segment_layout(bodies_);
+  groups_ = layout.count;
+  std::size_t first_device = 0;
+  for (std::size_t r = 0; r < setup_.rank_devices.size(); ++r) {
+    if (int(r) == ranks_.rank()) break;
+    first_device += setup_.rank_devices[r];
+  }
+  std::size_t const devices = setup_.devices.size();
+  slices_.assign(setup_.all_slices.begin() + std::ptrdiff_t(first_device),
+                 setup_.all_slices.begin() + std::ptrdiff_t(first_device + devices));
+  for (Slice const& s : slices_) first_group_.push_back(s.begin / layout.length);
+  for (std::size_t r = 0, d = 0; r < setup_.rank_devices.size(); ++r) {
+    std::size_t begin = setup_.all_slices[d].begin, count = 0, groups = 0;
+    for (std::size_t k = 0; k < setup_.rank_devices[r]; ++k, ++d) {
+      count += setup_.all_slices[d].count;
+      groups += (setup_.all_slices[d].count + layout.length - 1) / layout.length;
+    }
+    rank_counts_.push_back(count);
+    rank_offsets_.push_back(begin);
+    rank_group_counts_.push_back(groups);
+    rank_group_offsets_.push_back(begin / layout.length);
+  }
+  single_ = setup_.all_slices.size() == 1;
+  epoch_ = state.started() ? state.epoch : initial.time;
+
+  int threads_per_engine = setup_.engine.cpu_threads;
+  if (setup_.backend == sim::Backend::cpu && setup_.threading == Threading::workers) {
+    // Each worker runs its own OpenMP team: share the cores instead of oversubscribing them.
+    int const total = setup_.engine.cpu_threads > 0 ? setup_.engine.cpu_threads
+                                                    : int(std::max(1u, std::thread::hardware_concurrency()));
+    threads_per_engine = std::max(1, total / int(devices));
+  }
+  for (std::size_t d = 0; d < devices; ++d) {
+    sim::HermiteEngineConfig e;
+    e.bodies = bodies_;
+    e.slice = slices_[d];
+    e.softening = setup_.softening;
+    e.engine = setup_.engine;
+    e.engine.cpu_threads = threads_per_engine;
+    e.device = setup_.devices[d];
+    e.params = setup_.params;
+    engines_.push_back(sim::make_hermite_engine(setup_.backend, e));
+  }
+  threads_ = make_device_threads(setup_.threading, devices, [this](int d) { engines_[std::size_t(d)]->bind_thread(); });
+  active_.reserve(bodies_);
+  device_counts_.resize(devices);
+  device_offsets_.resize(devices);
+  std::size_t const rank_count = std::size_t(ranks_.size());
+  rank_active_.resize(rank_count);
+  active_counts_.resize(rank_count);
+  active_offsets_.resize(rank_count);
+  rank_ones_.assign(rank_count, 1);
+  for (std::size_t r = 0; r < rank_count; ++r) rank_index_.push_back(r);
+
+  if (state.started()) {
+    threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->upload(initial, state); });
+    // After a block at t, the bodies it corrected are at t and the others before it.
+    block_time_ = 0.0;
+    for (double t : state.time) block_time_ = std::max(block_time_, t);
+  } else {
+    threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->upload_unstarted(initial); });
+    block_time_ = 0.0;
+    gather_active(0.0, true);
+    force_pass(0.0, Pass::initialise, kAllActiveChunk);
+    check_floor();
+  }
+}
+
+void HermiteBlocks::gather_active(double t, bool all) {
+  threads_->for_each_device([&](int d) {
+    auto& e = *engines_[std::size_t(d)];
+    e.predict(t);
+    device_counts_[std::size_t(d)] = e.pack_active(t, all);
+  });
+  std::size_t local = 0;
+  for (std::size_t c : device_counts_) local += c;
+  std::size_t mine = 0, total = local;
+  if (ranks_.size() > 1) {
+    std::size_t const me = std::size_t(ranks_.rank());
+    rank_active_[me] = local;
+    ranks_.all_gather_in_place(rank_active_.data(), sizeof(std::uint64_t), rank_ones_, rank_index_);
+    total = 0;
+    for (std::size_t r = 0; r < rank_active_.size(); ++r) {
+      if (r == me) mine = total;
+      total += rank_active_[r];
+    }
+  }
+  active_.resize(total);
+  for (std::size_t d = 0, at = mine; d < engines_.size(); ++d) {
+    device_offsets_[d] = at;
+    std::copy_n(engines_[d]->own_active_data(), device_counts_[d], active_.begin() + std::ptrdiff_t(at));
+    at += device_counts_[d];
+  }
+  if (ranks_.size() > 1) {
+    for (std::size_t r = 0; r < rank_active_.size(); ++r) {
+      active_counts_[r] = rank_active_[r];
+      active_offsets_[r] = r ? active_offsets_[r - 1] + active_counts_[r - 1] : 0;
+    }
+    ranks_.all_gather_in_place(active_.data(), sizeof(ActiveBody), active_counts_, active_offsets_);
+  }
+}
+
+double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk) {
+  double sum = 0.0;
+  std::size_t const total = active_.size();
+  for (std::size_t c0 = 0; c0 < total; c0 += chunk) {
+    std::size_t const count = std::min(chunk, total - c0);
+    partials_.resize(groups_ * count);
+    totals_.assign(count, ForceJerk{});
+    threads_->for_each_device([&](int d) {
+      auto& e = *engines_[std::size_t(d)];
+      e.set_active(active_.data() + c0, count);
+      e.partial_forces();
+      std::size_t const groups = e.own_groups();
+      if (groups == 0) return;
+      const ForceJerk* p = e.partials();
+      std::copy_n(p, groups * count, partials_.begin() + std::ptrdiff_t(first_group_[std::size_t(d)] * count));
+    });
+    if (ranks_.size() > 1)
+      ranks_.all_gather_in_place(partials_.data(), count * sizeof(ForceJerk), rank_group_counts_, rank_group_offsets_);
+    // The canonical order's last stage: the groups' partials in group order, from zero (docs/architecture.md).
+    for (std::size_t g = 0; g < groups_; ++g)
+      for (std::size_t k = 0; k < count; ++k) sim::hermite::add_partial(totals_[k], partials_[g * count + k]);
+    if (pass == Pass::potential) {
+      for (std::size_t k = 0; k < count; ++k) sum += active_[c0 + k].m * totals_[k].phi;
+      continue;
+    }
+    threads_->for_each_device([&](int d) {
+      std::size_t const begin = std::max(device_offsets_[std::size_t(d)], c0);
+      std::size_t const end = std::min(device_offsets_[std::size_t(d)] + device_counts_[std::size_t(d)], c0 + count);
+      if (end <= begin) return;
+      auto& e = *engines_[std::size_t(d)];
+      if (pass == Pass::correct)
+        e.correct(totals_.data() + (begin - c0), end - begin, t);
+      else
+        e.initialise(totals_.data() + (begin - c0), end - begin, t);
+    });
+  }
+  return sum;
+}
+
+std::uint64_t HermiteBlocks::advance(std::uint64_t blocks, double t_stop) {
+  if (single_) {
+    auto& e = *engines_.front();
+    std::uint64_t const done = e.advance_blocks(blocks, t_stop);
+    block_time_ = e.block_time();
+    check_floor();
+    return done;
+  }
+  std::uint64_t done = 0;
+  std::vector<double> next(engines_.size());
+  std::vector<double> rank_next(std::size_t(ranks_.size()));
+  for (; done < blocks; ++done) {
+    threads_->for_each_device([&](int d) { next[std::size_t(d)] = engines_[std::size_t(d)]->own_next_time(); });
+    double t = std::numeric_limits<double>::infinity();
+    for (double x : next) t = std::min(t, x);
+    if (ranks_.size() > 1) {
+      rank_next[std::size_t(ranks_.rank())] = t;
+      ranks_.all_gather_in_place(rank_next.data(), sizeof(double), rank_ones_, rank_index_);
+      for (double x : rank_next) t = std::min(t, x);
+    }
+    if (!(t <= t_stop)) break;
+    gather_active(t, false);
+    force_pass(t, Pass::correct, active_.size() ? active_.size() : 1);
+    block_time_ = t;
+    ++blocks_done_;
+    check_floor();
+  }
+  return done;
+}
+
+void HermiteBlocks::check_floor() {
+  std::vector<std::int64_t> found(engines_.size());
+  threads_->for_each_device([&](int d) { found[std::size_t(d)] = engines_[std::size_t(d)]->floor_violation(); });
+  std::int64_t worst = -1;
+  for (std::int64_t v : found)
+    if (v >= 0 && (worst < 0 || v < worst)) worst = v;
+  // The lowest body any rank saw: max of -(index) over ranks, with "none" as the least value.
+  int const none = std::numeric_limits<int>::min();
+  int const mine = worst < 0 ? none : -int(worst);
+  int const any = ranks_.size() > 1 ? ranks_.max(mine) : mine;
+  if (any == none) return;
+  std::size_t const body = std::size_t(-std::int64_t(any));
+  sim::BodySet now, own;
+  sim::hermite::HermiteState hs;
+  state(now);
+  own_time_state(own, hs);
+  throw RuntimeFailure(sim::hermite::floor_message(now, body, hs.step[body],
+                                                   sim::hermite::step_floor(hs.time[body], setup_.params), time()));
+}
+
+void HermiteBlocks::state(sim::BodySet& into) {
+  into.resize(bodies_);
+  into.type = types_;
+  into.time = time();
+  threads_->for_each_device([&](int d) {
+    auto& e = *engines_[std::size_t(d)];
+    e.predict(block_time_);
+    e.download_predicted(into);
+  });
+  if (ranks_.size() > 1) {
+    ranks_.all_gather_in_place(into.pos_mass.data(), sizeof(into.pos_mass[0]), rank_counts_, rank_offsets_);
+    ranks_.all_gather_in_place(into.velocity.data(), sizeof(into.velocity[0]), rank_counts_, rank_offsets_);
+  }
+}
+
+double HermiteBlocks::state_and_potential(sim::BodySet& into) {
+  state(into);
+  gather_active(block_time_, true);
+  double const sum = force_pass(block_time_, Pass::potential, kAllActiveChunk);
+  potential_interactions_ += std::uint64_t(bodies_) * bodies_;
+  return 0.5 * sum;
+}
+
+void HermiteBlocks::own_time_state(sim::BodySet& b, sim::hermite::HermiteState& s) {
+  b.resize(bodies_);
+  b.type = types_;
+  b.time = time();
+  s.resize(bodies_);
+  s.epoch = epoch_;
+  threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->download(b, s); });
+  if (ranks_.size() > 1) {
+    ranks_.all_gather_in_place(b.pos_mass.data(), sizeof(b.pos_mass[0]), rank_counts_, rank_offsets_);
+    ranks_.all_gather_in_place(b.velocity.data(), sizeof(b.velocity[0]), rank_counts_, rank_offsets_);
+    ranks_.all_gather_in_place(s.acceleration.data(), sizeof(Vec3d), rank_counts_, rank_offsets_);
+    ranks_.all_gather_in_place(s.jerk.data(), sizeof(Vec3d), rank_counts_, rank_offsets_);
+    ranks_.all_gather_in_place(s.time.data(), sizeof(double), rank_counts_, rank_offsets_);
+    ranks_.all_gather_in_place(s.step.data(), sizeof(double), rank_counts_, rank_offsets_);
+  }
+}
+
+std::vector<Vec3d> HermiteBlocks::accelerations() {
+  sim::BodySet b;
+  sim::hermite::HermiteState s;
+  own_time_state(b, s);
+  return s.acceleration;
+}
+
+sim::hermite::HermiteCounters HermiteBlocks::counters() {
+  sim::hermite::HermiteCounters mine;
+  for (auto& e : engines_) mine += e->counters();
+  std::vector<sim::hermite::HermiteCounters> all(std::size_t(ranks_.size()));
+  all[std::size_t(ranks_.rank())] = mine;
+  if (ranks_.size() > 1)
+    ranks_.all_gather_in_place(all.data(), sizeof(sim::hermite::HermiteCounters), rank_ones_, rank_index_);
+  sim::hermite::HermiteCounters total;
+  for (auto const& c : all) total += c;
+  if (!single_) total.block_steps = blocks_done_;
+  total.interactions -= std::min(total.interactions, potential_interactions_);
+  return total;
+}
+
+std::string HermiteBlocks::kernel_name() const { return engines_.front()->kernel_name(); }
+
+}  // namespace nbody::multigpu

@@ -1,0 +1,103 @@
+// multigpu/hermite_blocks.h - Hermite block steps over every device of every rank: what multigpu::Simulation
+// runs when its program is hermite4 (one step = one block step).
+//
+// The j-bodies are divided among the devices in whole groups of the canonical order (docs/architecture.md);
+// each block step moves the active bodies to every device and the per-group partials back, in index and group
+// order, through host memory inside a process and Ranks::all_gather_in_place between ranks: O(active) bytes a
+// block. A single device of a single rank runs HermiteEngine::advance_blocks instead. Every layout, threading
+// model and rank count gives the same bits.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ranks.h"
+#include "core/slice.h"
+#include "multigpu/scheduler.h"
+#include "sim/engines/hermite_engine.h"
+#include "sim/physics/body_set.h"
+#include "sim/physics/hermite.h"
+
+namespace nbody::multigpu {
+
+// The slices of a Hermite run: `devices` slices of whole groups of kernels::segment_layout(n) (weighted as
+// make_partition weighs bodies; with more devices than groups some slices are empty).
+std::vector<Slice> hermite_partition(std::size_t n, std::size_t devices, const std::vector<double>& weights);
+
+struct HermiteBlocksSetup {
+  sim::Backend backend = sim::Backend::cpu;
+  sim::EngineSettings engine;  // cpu_threads: this rank's in all (shared among its workers)
+  double softening = 0.0;
+  sim::hermite::HermiteParams params;
+  std::vector<int> devices;            // this rank's (CUDA ordinals; for the CPU only the count matters)
+  Threading threading = Threading::single;
+  std::vector<Slice> all_slices;       // every device of every rank, in rank order (hermite_partition)
+  std::vector<std::size_t> rank_devices;  // devices of each rank
+  const Ranks* ranks = nullptr;
+};
+
+class HermiteBlocks {
+ public:
+  // Starts from `initial` (positions and velocities at its time, the epoch) with `state` when it holds a started
+  // Hermite state (continued bit for bit), else initialised as at t = 0 (a force pass and the start steps).
+  // Collective.
+  HermiteBlocks(const sim::BodySet& initial, const sim::hermite::HermiteState& state, const HermiteBlocksSetup& setup);
+
+  // Up to `blocks` block steps, none past block time `t_stop` (+inf: no limit); returns those done. A step below
+  // the floor ends in RuntimeFailure naming the pair. Collective.
+  std::uint64_t advance(std::uint64_t blocks, double t_stop);
+  double block_time() const { return block_time_; }
+  double epoch() const { return epoch_; }
+  double time() const { return epoch_ + block_time_; }
+
+  // Every body predicted to the block time (the synchronised state diagnostics and outputs show). Collective.
+  void state(sim::BodySet& into);
+  // The same and the potential energy 1/2 sum_i m_i phi_i of those positions (a force pass with every body
+  // active, chunked, in the canonical order). Collective.
+  double state_and_potential(sim::BodySet& into);
+  // Each body at its own time t_i, and its Hermite state: what a checkpoint stores to continue. Collective.
+  void own_time_state(sim::BodySet& bodies, sim::hermite::HermiteState& state);
+  // Accelerations at each body's own time (the Hermite state's). Collective.
+  std::vector<Vec3d> accelerations();
+  // Counts since the start, summed over every device of every rank. Collective.
+  sim::hermite::HermiteCounters counters();
+
+  const std::vector<Slice>& slices() const { return slices_; }
+  std::string kernel_name() const;
+
+ private:
+  enum class Pass { correct, initialise, potential };
+  // One force pass at block time t over the active list (every device's packed bodies, gathered), `count`
+  // bodies at a time; returns sum m phi over the list for Pass::potential.
+  double force_pass(double t, Pass pass, std::size_t chunk);
+  void gather_active(double t, bool all);
+  void check_floor();
+  std::size_t local_devices() const { return engines_.size(); }
+
+  HermiteBlocksSetup setup_;
+  const Ranks& ranks_;
+  std::size_t bodies_ = 0;
+  std::vector<sim::BodyType> types_;
+  std::vector<Slice> slices_;                 // this rank's devices'
+  std::vector<std::size_t> first_group_;      // global group index of each local device's first group
+  std::vector<std::size_t> rank_counts_, rank_offsets_;        // bodies of each rank
+  std::vector<std::size_t> rank_group_counts_, rank_group_offsets_;  // groups of each rank
+  std::size_t groups_ = 0;
+  double epoch_ = 0.0, block_time_ = 0.0;
+  bool single_ = false;  // one device in all: advance_blocks
+  std::vector<std::unique_ptr<sim::HermiteEngine>> engines_;
+  std::unique_ptr<Scheduler> threads_;
+  // Scratch kept between blocks (capacity for every body): no allocation per block once the largest was seen.
+  std::vector<sim::hermite::ActiveBody> active_;
+  std::vector<std::size_t> device_counts_, device_offsets_;  // this rank's devices' active bodies in active_
+  std::vector<std::uint64_t> rank_active_;                   // active bodies of each rank
+  std::vector<std::size_t> active_counts_, active_offsets_;  // the same as a gather takes them
+  std::vector<std::size_t> rank_ones_, rank_index_;          // one unit per rank, at the rank's index
+  std::vector<sim::hermite::ForceJerk> partials_, totals_;
+  std::uint64_t blocks_done_ = 0;  // by the multi-device protocol (the single engine counts its own)
+  std::uint64_t potential_interactions_ = 0;  // of the potential passes, which counters() leaves out
+};
+
+}  // namespace nbody::multigpu

@@ -1,0 +1,251 @@
+// sim/engines/hermite_cpu.cpp - the CPU Hermite engine: one host "device"'s j-slice, its predictor, the force
+// pass (hermite_cpu_forces.cpp) and the corrector, all from sim/physics/hermite_step.h.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/errors.h"
+#include "sim/engines/hermite_cpu_forces.h"
+#include "sim/engines/hermite_engine.h"
+#include "sim/kernels/segments.h"
+
+namespace nbody::sim {
+
+namespace {
+
+using hermite::ActiveBody;
+using hermite::ForceJerk;
+using hermite::V3;
+
+// Below this many bodies an O(N) loop runs on one thread: waking a team costs more than it saves.
+constexpr long kParallelBodies = 16384;
+
+class HermiteCpuEngine final : public HermiteEngine {
+ public:
+  explicit HermiteCpuEngine(const HermiteEngineConfig& config)
+      : config_(config), group_length_(kernels::segment_layout(config.bodies).length) {
+    Slice const s = config.slice;
+    if (s.end() > config.bodies || (s.begin % group_length_ != 0 && s.begin != config.bodies) ||
+        (s.end() % group_length_ != 0 && s.end() != config.bodies))
+      throw std::logic_error("Hermite CPU engine: the slice [" + std::to_string(s.begin) + ", " +
+                             std::to_string(s.end()) + ") is not a whole number of groups");
+    std::size_t const n = s.count;
+    x_.resize(n), v_.resize(n), a_.resize(n), j_.resize(n);
+    t_.resize(n), dt_.resize(n);
+    for (auto* p : {&px_, &py_, &pz_, &pvx_, &pvy_, &pvz_, &m_}) p->resize(n);
+    own_active_.reserve(n + kHermiteLanes);
+    active_.reserve(config.bodies + kHermiteLanes);
+  }
+
+  void bind_thread() override {
+    if (config_.engine.cpu_threads > 0) omp_set_num_threads(config_.engine.cpu_threads);
+  }
+
+  void upload(const BodySet& b, const hermite::HermiteState& state) override {
+    load_bodies(b);
+    Slice const s = config_.slice;
+    for (std::size_t i = 0; i < s.count; ++i) {
+      std::size_t const g = s.begin + i;
+      a_[i] = state.acceleration[g];
+      j_[i] = state.jerk[g];
+      t_[i] = state.time[g];
+      dt_[i] = state.step[g];
+    }
+    block_time_ = 0.0;
+    for (std::size_t i = 0; i < s.count; ++i) block_time_ = std::max(block_time_, t_[i]);
+  }
+
+  void upload_unstarted(const BodySet& b) override {
+    load_bodies(b);
+    std::fill(a_.begin(), a_.end(), V3{0, 0, 0});
+    std::fill(j_.begin(), j_.end(), V3{0, 0, 0});
+    std::fill(t_.begin(), t_.end(), 0.0);
+    std::fill(dt_.begin(), dt_.end(), 0.0);
+    block_time_ = 0.0;
+  }
+
+  void download(BodySet& b, hermite::HermiteState& state) override {
+    Slice const s = config_.slice;
+    for (std::size_t i = 0; i < s.count; ++i) {
+      std::size_t const g = s.begin + i;
+      b.pos_mass[g] = {x_[i].x, x_[i].y, x_[i].z, m_[i]};
+      b.velocity[g] = v_[i];
+      state.acceleration[g] = a_[i];
+      state.jerk[g] = j_[i];
+      state.time[g] = t_[i];
+      state.step[g] = dt_[i];
+    }
+  }
+
+  void download_predicted(BodySet& b) override {
+    Slice const s = config_.slice;
+    for (std::size_t i = 0; i < s.count; ++i) {
+      b.pos_mass[s.begin + i] = {px_[i], py_[i], pz_[i], m_[i]};
+      b.velocity[s.begin + i] = {pvx_[i], pvy_[i], pvz_[i]};
+    }
+  }
+
+  double own_next_time() override {
+    double t = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < t_.size(); ++i) t = std::min(t, t_[i] + dt_[i]);
+    return t;
+  }
+
+  void predict(double t) override {
+    auto const n = static_cast<long>(config_.slice.count);
+#pragma omp parallel for schedule(static) if (n > kParallelBodies)
+    for (long i = 0; i < n; ++i) {
+      V3 xp, vp;
+      hermite::predict(x_[i], v_[i], a_[i], j_[i], t - t_[i], xp, vp);
+      px_[i] = xp.x, py_[i] = xp.y, pz_[i] = xp.z;
+      pvx_[i] = vp.x, pvy_[i] = vp.y, pvz_[i] = vp.z;
+    }
+  }
+
+  std::size_t pack_active(double t, bool all) override {
+    own_active_.clear();
+    for (std::size_t i = 0; i < t_.size(); ++i)
+      if (all || t_[i] + dt_[i] == t)
+        own_active_.push_back({px_[i], py_[i], pz_[i], m_[i], pvx_[i], pvy_[i], pvz_[i], config_.slice.begin + i});
+    return own_active_.size();
+  }
+  const ActiveBody* own_active_data() const override { return own_active_.data(); }
+
+  void set_active(const ActiveBody* bodies, std::size_t count) override {
+    active_.assign(bodies, bodies + count);
+    // Pad to whole SIMD blocks with copies of a real body that matches no j (its results are dropped).
+    ActiveBody pad = count ? bodies[count - 1] : ActiveBody{0, 0, 0, 0, 0, 0, 0, 0};
+    pad.index = std::numeric_limits<std::uint64_t>::max();
+    while (active_.size() % kHermiteLanes) active_.push_back(pad);
+    active_count_ = count;
+    // The own active bodies form one run of the list (it is in index order): where it starts.
+    Slice const s = config_.slice;
+    own_first_ = std::size_t(std::lower_bound(active_.begin(), active_.begin() + long(count), s.begin,
+                                              [](const ActiveBody& b, std::size_t i) { return b.index < i; }) -
+                             active_.begin());
+  }
+
+  void partial_forces() override {
+    std::size_t const groups = own_groups();
+    partials_.resize(groups * active_count_);  // capacity kept: no allocation once the largest block was seen
+    if (groups == 0 || active_count_ == 0) return;
+    HermiteJBodies const jb{px_.data(),  py_.data(),  pz_.data(), pvx_.data(),
+                            pvy_.data(), pvz_.data(), m_.data(),  config_.slice.begin,
+                            config_.slice.count};
+    double const eps2 = config_.softening * config_.softening;
+    hermite_partials(active_.data(), active_count_, jb, group_length_, eps2,
+                     config_.engine.precision == Precision::fp32, config_.engine.cpu_threads, partials_.data());
+    counters_.interactions += std::uint64_t(active_count_) * config_.slice.count;
+  }
+  std::size_t own_groups() const override { return (config_.slice.count + group_length_ - 1) / group_length_; }
+  const ForceJerk* partials() override { return partials_.data(); }
+
+  void correct(const ForceJerk* totals, std::size_t count, double t) override {
+    for (std::size_t k = 0; k < count; ++k) {
+      std::size_t const i = local_of(own_first_ + k);
+      double const dt = t - t_[i];
+      double const wanted = hermite::correct(x_[i], v_[i], a_[i], j_[i], acceleration(totals[k]), jerk(totals[k]),
+                                             dt, config_.params);
+      ++counters_.levels[hermite::step_level(dt, config_.params)];
+      t_[i] = t;
+      dt_[i] = hermite::next_step(wanted, dt, t, config_.params);
+      note_floor(i, t);
+    }
+    counters_.force_evaluations += count;
+    block_time_ = t;
+  }
+
+  void initialise(const ForceJerk* totals, std::size_t count, double t) override {
+    for (std::size_t k = 0; k < count; ++k) {
+      std::size_t const i = local_of(own_first_ + k);
+      a_[i] = acceleration(totals[k]);
+      j_[i] = jerk(totals[k]);
+      t_[i] = t;
+      dt_[i] = hermite::start_step(a_[i], j_[i], t, config_.params);
+      note_floor(i, t);
+    }
+    block_time_ = t;
+  }
+
+  std::int64_t floor_violation() override { return floor_body_; }
+
+  std::uint64_t advance_blocks(std::uint64_t blocks, double t_stop) override {
+    if (config_.slice.count != config_.bodies)
+      throw std::logic_error("Hermite CPU engine: advance_blocks needs the whole system on one engine");
+    std::uint64_t done = 0;
+    while (done < blocks && floor_body_ < 0) {
+      double const t = own_next_time();
+      if (!(t <= t_stop)) break;
+      predict(t);
+      std::size_t const count = pack_active(t, false);
+      set_active(own_active_.data(), count);
+      partial_forces();
+      // One device holds every group: the totals are the partials added in group order, from zero.
+      totals_.assign(count, ForceJerk{});
+      for (std::size_t g = 0; g < own_groups(); ++g)
+        for (std::size_t k = 0; k < count; ++k) hermite::add_partial(totals_[k], partials_[g * count + k]);
+      correct(totals_.data(), count, t);
+      block_time_ = t;
+      ++done;
+    }
+    counters_.block_steps += done;
+    return done;
+  }
+
+  double block_time() const override { return block_time_; }
+  hermite::HermiteCounters counters() override { return counters_; }
+
+  void synchronize() override {}
+  bool idle() override { return true; }
+  void abandon() override {}
+  int device() const override { return -1; }
+  const HermiteEngineConfig& config() const override { return config_; }
+  std::string kernel_name() const override {
+    return std::string("hermite simd x") + std::to_string(kHermiteLanes) + " (" + name_of(config_.engine.precision) +
+           ")";
+  }
+
+ private:
+  void load_bodies(const BodySet& b) {
+    Slice const s = config_.slice;
+    for (std::size_t i = 0; i < s.count; ++i) {
+      auto const& p = b.pos_mass[s.begin + i];
+      x_[i] = {p.x, p.y, p.z};
+      m_[i] = p.w;
+      v_[i] = b.velocity[s.begin + i];
+      px_[i] = p.x, py_[i] = p.y, pz_[i] = p.z;
+      pvx_[i] = v_[i].x, pvy_[i] = v_[i].y, pvz_[i] = v_[i].z;
+    }
+    counters_ = {};
+    floor_body_ = -1;
+  }
+  std::size_t local_of(std::size_t active_position) const { return active_[active_position].index - config_.slice.begin; }
+  static V3 acceleration(const ForceJerk& f) { return {f.ax, f.ay, f.az}; }
+  static V3 jerk(const ForceJerk& f) { return {f.jx, f.jy, f.jz}; }
+  void note_floor(std::size_t i, double t) {
+    if (hermite::below_floor(dt_[i], t, config_.params) && floor_body_ < 0)
+      floor_body_ = std::int64_t(config_.slice.begin + i);
+  }
+
+  HermiteEngineConfig config_;
+  std::size_t group_length_;
+  std::vector<V3> x_, v_, a_, j_;         // own bodies at their own times
+  std::vector<double> t_, dt_;            // block time and step of each own body
+  std::vector<double> px_, py_, pz_, pvx_, pvy_, pvz_, m_;  // predicted, structure of arrays for the j loop
+  std::vector<ActiveBody> own_active_, active_;
+  std::size_t active_count_ = 0, own_first_ = 0;
+  std::vector<ForceJerk> partials_, totals_;
+  hermite::HermiteCounters counters_;
+  std::int64_t floor_body_ = -1;
+  double block_time_ = 0.0;
+};
+
+}  // namespace
+
+std::unique_ptr<HermiteEngine> make_hermite_cpu_engine(const HermiteEngineConfig& config) {
+  return std::make_unique<HermiteCpuEngine>(config);
+}
+
+}  // namespace nbody::sim

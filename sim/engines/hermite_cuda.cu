@@ -1,0 +1,640 @@
+// sim/engines/hermite_cuda.cu - the CUDA Hermite engine: the own slice's fp64 state on one device, the multi-device
+// protocol through pinned host memory, and whole block steps on the device (CUDA graphs) for a single GPU.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "core/errors.h"
+#include "gpu/check.h"
+#include "gpu/devices.h"
+#include "gpu/resources.h"
+#include "sim/engines/hermite_cuda.h"
+#include "sim/kernels/hermite.cuh"
+#include "sim/kernels/segments.h"
+
+namespace nbody::sim {
+
+namespace {
+
+using hermite::ActiveBody;
+using hermite::ForceJerk;
+namespace k = kernels;
+
+// Pinned host memory the kernels write into directly (the active list of pack_active): mapped into the device's
+// address space, so O(active) bytes cross the bus and no copy needs the count first.
+struct MappedMemoryTraits {
+  using Handle = void*;
+  static constexpr Handle null = nullptr;
+  static void* allocate(std::size_t bytes) {
+    void* p = nullptr;
+    NBODY_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocPortable | cudaHostAllocMapped));
+    return p;
+  }
+  static void release(Handle h) noexcept { (void)cudaFreeHost(h); }
+};
+template <class T>
+using MappedBuffer = gpu::Memory<T, MappedMemoryTraits>;
+
+template <class T>
+T* device_pointer(const MappedBuffer<T>& b) {
+  void* d = nullptr;
+  NBODY_CUDA_CHECK(cudaHostGetDevicePointer(&d, b.data(), 0));
+  return static_cast<T*>(d);
+}
+
+// An instantiated graph, destroyed on its device.
+class GraphExec {
+ public:
+  GraphExec() = default;
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+  ~GraphExec() { reset(); }
+  void reset() noexcept {
+    if (exec_) (void)cudaGraphExecDestroy(exec_);
+    exec_ = nullptr;
+  }
+  void forget() noexcept { exec_ = nullptr; }
+  cudaGraphExec_t get() const { return exec_; }
+  // Captures what `enqueue` puts on `stream` (which must be idle of other captures) and instantiates it.
+  template <class F>
+  void capture(cudaStream_t stream, F&& enqueue) {
+    reset();
+    NBODY_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph = nullptr;
+    gpu::capturing = true;
+    try {
+      enqueue();
+    } catch (...) {
+      gpu::capturing = false;
+      (void)cudaStreamEndCapture(stream, &graph);
+      if (graph) (void)cudaGraphDestroy(graph);
+      throw;
+    }
+    gpu::capturing = false;
+    NBODY_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    cudaError_t const made = cudaGraphInstantiate(&exec_, graph, 0);
+    (void)cudaGraphDestroy(graph);
+    NBODY_CUDA_CHECK(made);
+  }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+};
+
+// Block steps per captured graph, and graphs enqueued between two looks at the control: a look every 64 block
+// steps (about a millisecond at N = 65,536), one batch always queued behind the one being looked at.
+constexpr std::uint64_t kGraphSteps = 8;
+constexpr std::uint64_t kBatchSteps = 64;
+
+std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+template <class Real>
+class HermiteCudaEngine final : public CudaHermiteEngine {
+ public:
+  explicit HermiteCudaEngine(const HermiteEngineConfig& config)
+      : config_(config), layout_(k::segment_layout(config.bodies)) {
+    Slice const s = config.slice;
+    std::size_t const L = layout_.length;
+    if (s.end() > config.bodies || (s.begin % L != 0 && s.begin != config.bodies) ||
+        (s.end() % L != 0 && s.end() != config.bodies))
+      throw std::logic_error("Hermite CUDA engine: the slice [" + std::to_string(s.begin) + ", " +
+                             std::to_string(s.end()) + ") is not a whole number of groups");
+    span_length_ = hermite::hermite_span_length(L);
+    own_groups_ = ceil_div(s.count, L);
+    padded_ = std::max<std::size_t>(own_groups_ * L, 1);
+
+    gpu::DeviceGuard guard(config.device);
+    cudaDeviceProp props{};
+    NBODY_CUDA_CHECK(cudaGetDeviceProperties(&props, config.device));
+    int per_sm = 0;
+    NBODY_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k::hermite_forces<Real>, k::kHermiteForceBlock, 0));
+    resident_blocks_ = std::max(1, per_sm) * props.multiProcessorCount;
+    force_grid_ = resident_blocks_;
+    multiprocessors_ = props.multiProcessorCount;
+    list_blocks_ = int(std::clamp<std::size_t>(ceil_div(s.count, k::kHermiteBlock), 1, k::kHermiteMaxListBlocks));
+
+    std::size_t free_bytes = 0, total_bytes = 0;
+    NBODY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (std::size_t const need = device_bytes(); need > free_bytes) {
+      std::ostringstream m;
+      m << "--bodies " << config.bodies << ": the Hermite engine needs " << (need >> 20) << " MiB on GPU "
+        << config.device << " (" << props.name << "), " << (free_bytes >> 20) << " MiB free";
+      throw InputError(m.str());
+    }
+
+    stream_ = gpu::Stream(config.device);
+    for (auto* b : {&x_, &v_, &a_, &jerk_, &xp_, &vp_}) *b = gpu::DeviceBuffer<Real4<double>>(config.device, padded_);
+    t_ = gpu::DeviceBuffer<double>(config.device, padded_);
+    dt_ = gpu::DeviceBuffer<double>(config.device, padded_);
+    active_ = gpu::DeviceBuffer<ActiveBody>(config.device, std::max<std::size_t>(config.bodies, 1));
+    totals_in_ = gpu::DeviceBuffer<ForceJerk>(config.device, std::max<std::size_t>(s.count, 1));
+    allocate_sums();
+    ctl_ = gpu::DeviceBuffer<k::HermiteControl>(config.device, 1);
+    counts_ = gpu::DeviceBuffer<unsigned>(config.device, std::size_t(list_blocks_));
+    ctl_host_ = gpu::PinnedBuffer<k::HermiteControl>(config.device, 2);
+    own_active_ = MappedBuffer<ActiveBody>(config.device, std::max<std::size_t>(s.count, 1));
+    pack_count_ = MappedBuffer<unsigned>(config.device, 1);
+    own_active_device_ = device_pointer(own_active_);
+    pack_count_device_ = device_pointer(pack_count_);
+    active_staging_ = gpu::PinnedBuffer<ActiveBody>(config.device, std::max<std::size_t>(config.bodies, 1));
+    totals_staging_ = gpu::PinnedBuffer<ForceJerk>(config.device, std::max<std::size_t>(s.count, 1));
+    snapshot_taken_[0] = gpu::SyncEvent(config.device);
+    snapshot_taken_[1] = gpu::SyncEvent(config.device);
+    reset_control(0.0);
+  }
+
+  ~HermiteCudaEngine() override {
+    if (abandoned_) return;
+    if (stream_.get()) (void)cudaStreamSynchronize(stream_.get());  // frees must not race running work
+  }
+
+  void abandon() override {
+    abandoned_ = true;
+    stream_.forget();
+    graph_.forget();
+    for (auto* b : {&x_, &v_, &a_, &jerk_, &xp_, &vp_}) b->forget();
+    for (auto* b : {&t_, &dt_}) b->forget();
+    active_.forget();
+    for (auto* b : {&totals_in_, &span_, &group_, &total_}) b->forget();
+    ctl_.forget();
+    counts_.forget();
+    ctl_host_.forget();  // a queued copy may still write into the pinned buffers
+    own_active_.forget();
+    pack_count_.forget();
+    active_staging_.forget();
+    totals_staging_.forget();
+    partials_host_.forget();
+    for (auto& e : snapshot_taken_) e.forget();
+  }
+
+  void bind_thread() override { NBODY_CUDA_CHECK(cudaSetDevice(config_.device)); }
+
+  // ---- state in and out ----
+
+  void upload(const BodySet& b, const hermite::HermiteState& state) override {
+    std::size_t const n = config_.slice.count, first = config_.slice.begin;
+    std::vector<Real4<double>> a(n), j(n);
+    std::vector<double> t(n), dt(n);
+    double reached = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      Vec3d const ai = state.acceleration[first + i], ji = state.jerk[first + i];
+      a[i] = {ai.x, ai.y, ai.z, 0.0};
+      j[i] = {ji.x, ji.y, ji.z, 0.0};
+      t[i] = state.time[first + i];
+      dt[i] = state.step[first + i];
+      reached = std::max(reached, t[i]);
+    }
+    load(b, a, j, t, dt, reached);
+  }
+
+  void upload_unstarted(const BodySet& b) override {
+    std::size_t const n = config_.slice.count;
+    load(b, std::vector<Real4<double>>(n, Real4<double>{0, 0, 0, 0}), std::vector<Real4<double>>(n, Real4<double>{0, 0, 0, 0}),
+         std::vector<double>(n, 0.0), std::vector<double>(n, 0.0), 0.0);
+  }
+
+  void download(BodySet& b, hermite::HermiteState& state) override {
+    std::size_t const n = config_.slice.count, first = config_.slice.begin;
+    if (n == 0) return;
+    std::vector<Real4<double>> x(n), v(n), a(n), j(n);
+    std::vector<double> t(n), dt(n);
+    gpu::DeviceGuard guard(config_.device);
+    copy_out(x.data(), x_.data(), n);
+    copy_out(v.data(), v_.data(), n);
+    copy_out(a.data(), a_.data(), n);
+    copy_out(j.data(), jerk_.data(), n);
+    copy_out(t.data(), t_.data(), n);
+    copy_out(dt.data(), dt_.data(), n);
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    for (std::size_t i = 0; i < n; ++i) {
+      b.pos_mass[first + i] = x[i];
+      b.velocity[first + i] = {v[i].x, v[i].y, v[i].z};
+      state.acceleration[first + i] = {a[i].x, a[i].y, a[i].z};
+      state.jerk[first + i] = {j[i].x, j[i].y, j[i].z};
+      state.time[first + i] = t[i];
+      state.step[first + i] = dt[i];
+    }
+  }
+
+  void download_predicted(BodySet& b) override {
+    std::size_t const n = config_.slice.count, first = config_.slice.begin;
+    if (n == 0) return;
+    std::vector<Real4<double>> x(n), v(n);
+    gpu::DeviceGuard guard(config_.device);
+    copy_out(x.data(), xp_.data(), n);
+    copy_out(v.data(), vp_.data(), n);
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    for (std::size_t i = 0; i < n; ++i) {
+      b.pos_mass[first + i] = x[i];
+      b.velocity[first + i] = {v[i].x, v[i].y, v[i].z};
+    }
+  }
+
+  // ---- the multi-device protocol ----
+
+  double own_next_time() override {
+    if (config_.slice.count == 0) return std::numeric_limits<double>::infinity();
+    gpu::DeviceGuard guard(config_.device);
+    k::hermite_arm<<<1, 1, 0, stream_.get()>>>(ctl_.data(), 0.0, 0.0, 0, false);
+    NBODY_CHECK_LAUNCH(stream_.get());
+    k::hermite_next_time<<<elementwise_grid(config_.slice.count), k::kHermiteBlock, 0, stream_.get()>>>(
+        slice(), ctl_.data(), false);
+    NBODY_CHECK_LAUNCH(stream_.get());
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[0].next_key, &ctl_.data()->next_key, sizeof(unsigned long long),
+                                     cudaMemcpyDeviceToHost, stream_.get()));
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    return k::key_time(ctl_host_.data()[0].next_key);
+  }
+
+  void predict(double t) override {
+    if (config_.slice.count == 0) return;
+    gpu::DeviceGuard guard(config_.device);
+    k::hermite_predict<<<list_blocks_, k::kHermiteBlock, 0, stream_.get()>>>(slice(), {nullptr, t}, true, false,
+                                                                             nullptr);
+    NBODY_CHECK_LAUNCH(stream_.get());
+  }
+
+  std::size_t pack_active(double t, bool all) override {
+    if (config_.slice.count == 0) return 0;
+    gpu::DeviceGuard guard(config_.device);
+    k::BlockClock const clock{nullptr, t};
+    k::hermite_predict<<<list_blocks_, k::kHermiteBlock, 0, stream_.get()>>>(slice(), clock, false, all,
+                                                                             counts_.data());
+    NBODY_CHECK_LAUNCH(stream_.get());
+    k::hermite_compact<<<list_blocks_, k::kHermiteBlock, 0, stream_.get()>>>(slice(), clock, all, counts_.data(),
+                                                                             own_active_device_, pack_count_device_);
+    NBODY_CHECK_LAUNCH(stream_.get());
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // the list is in host memory now
+    return *pack_count_.data();
+  }
+
+  const ActiveBody* own_active_data() const override { return own_active_.data(); }
+
+  void set_active(const ActiveBody* bodies, std::size_t count) override {
+    if (count > config_.bodies) throw std::logic_error("Hermite CUDA engine: more active bodies than bodies");
+    gpu::DeviceGuard guard(config_.device);
+    // The staging buffer is free: every step synchronises (partials()) before the next set_active.
+    if (count) {
+      if (bodies != active_staging_.data()) std::memcpy(active_staging_.data(), bodies, count * sizeof(ActiveBody));
+      NBODY_CUDA_CHECK(cudaMemcpyAsync(active_.data(), active_staging_.data(), count * sizeof(ActiveBody),
+                                       cudaMemcpyHostToDevice, stream_.get()));
+    }
+    active_count_ = count;
+    // The list is in index order: the own bodies are one run of it.
+    Slice const s = config_.slice;
+    auto const below = [](const ActiveBody& b, std::size_t i) { return b.index < i; };
+    own_first_ = std::size_t(std::lower_bound(bodies, bodies + count, s.begin, below) - bodies);
+    own_count_ = std::size_t(std::lower_bound(bodies, bodies + count, s.end(), below) - bodies) - own_first_;
+  }
+
+  void partial_forces() override {
+    partials_ready_ = 0;
+    if (own_groups_ == 0 || active_count_ == 0) return;
+    gpu::DeviceGuard guard(config_.device);
+    ensure_partials_host(own_groups_ * active_count_);
+    k::HermiteSums const sums = sums_for(false);
+    k::hermite_forces<Real><<<force_grid_, k::kHermiteForceBlock, 0, stream_.get()>>>(
+        force_args(sums, k::ActiveCount{nullptr, unsigned(active_count_)}, nullptr), eps2());
+    NBODY_CHECK_LAUNCH(stream_.get());
+    k::hermite_span_groups<<<elementwise_grid(own_groups_ * active_count_), k::kHermiteBlock, 0, stream_.get()>>>(
+        sums, k::ActiveCount{nullptr, unsigned(active_count_)}, nullptr);
+    NBODY_CHECK_LAUNCH(stream_.get());
+    partials_ready_ = own_groups_ * active_count_;
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(partials_host_.data(), group_.data(), partials_ready_ * sizeof(ForceJerk),
+                                     cudaMemcpyDeviceToHost, stream_.get()));
+    host_interactions_ += std::uint64_t(active_count_) * config_.slice.count;
+  }
+
+  std::size_t own_groups() const override { return own_groups_; }
+
+  const ForceJerk* partials() override {
+    gpu::DeviceGuard guard(config_.device);
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    return partials_host_.data();
+  }
+
+  void correct(const ForceJerk* own_totals, std::size_t count, double t) override { finish(own_totals, count, t, false); }
+  void initialise(const ForceJerk* own_totals, std::size_t count, double t) override {
+    finish(own_totals, count, t, true);
+  }
+
+  std::int64_t floor_violation() override {
+    k::HermiteControl const c = control();
+    return c.floor_body == k::kNoBody ? -1 : std::int64_t(c.floor_body);
+  }
+
+  // ---- one device: whole block steps on the GPU ----
+  // Each block step is six kernels that take every value they need from HermiteControl (the block time, the
+  // active count): next time -> predict + count -> active list -> forces -> span sums to group partials (small
+  // blocks only) -> corrector. Launched as graphs of
+  // kGraphSteps block steps (or kernel by kernel on the stream), in batches of kBatchSteps; after each batch
+  // the control is copied to pinned memory, and the host looks at batch b's copy only once batch b + 1 is
+  // queued, so the GPU never waits for the host. Steps past `blocks`, t_stop or a floor violation do nothing.
+  std::uint64_t advance_blocks(std::uint64_t blocks, double t_stop) override {
+    if (config_.slice.count != config_.bodies)
+      throw std::logic_error("Hermite CUDA engine: advance_blocks needs the whole system on one engine");
+    if (blocks == 0 || config_.bodies == 0) return 0;
+    gpu::DeviceGuard guard(config_.device);
+    std::uint64_t const before = control().block_steps;
+    k::hermite_arm<<<1, 1, 0, stream_.get()>>>(ctl_.data(), block_time_, t_stop, blocks, true);
+    NBODY_CHECK_LAUNCH(stream_.get());
+    if (graphs_ && blocks >= kGraphSteps && !graph_.get()) graph_.capture(stream_.get(), [&] {
+      for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step();
+    });
+    std::uint64_t enqueued = 0;
+    int batch = 0;
+    bool stop = false;
+    while (!stop && enqueued < blocks) {
+      std::uint64_t const steps = std::min<std::uint64_t>(kBatchSteps, blocks - enqueued);
+      for (std::uint64_t s = 0; s < steps;) {
+        if (graphs_ && steps - s >= kGraphSteps) {  // whole graphs; what is left step by step
+          NBODY_CUDA_CHECK(cudaGraphLaunch(graph_.get(), stream_.get()));
+          s += kGraphSteps;
+        } else {
+          enqueue_block_step();
+          s += 1;
+        }
+      }
+      enqueued += steps;
+      int const parity = batch & 1;
+      if (batch > 0) {  // look at the previous batch's control while this one runs
+        NBODY_CUDA_CHECK(cudaEventSynchronize(snapshot_taken_[parity ^ 1].get()));
+        stop = ctl_host_.data()[parity ^ 1].halted != 0;
+      }
+      NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[parity], ctl_.data(), sizeof(k::HermiteControl),
+                                       cudaMemcpyDeviceToHost, stream_.get()));
+      NBODY_CUDA_CHECK(cudaEventRecord(snapshot_taken_[parity].get(), stream_.get()));
+      ++batch;
+    }
+    k::HermiteControl const c = control();
+    block_time_ = c.t;
+    return c.block_steps - before;
+  }
+
+  double block_time() const override { return block_time_; }
+
+  hermite::HermiteCounters counters() override {
+    k::HermiteControl const c = control();
+    hermite::HermiteCounters out;
+    out.block_steps = c.block_steps;
+    out.force_evaluations = c.force_evaluations;
+    out.interactions = c.interactions + host_interactions_;
+    for (int l = 0; l < hermite::kLevels; ++l) out.levels[l] = c.levels[l];
+    return out;
+  }
+
+  void synchronize() override {
+    gpu::DeviceGuard guard(config_.device);
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
+
+  bool idle() override {
+    gpu::DeviceGuard guard(config_.device);
+    cudaError_t const status = cudaStreamQuery(stream_.get());
+    if (status == cudaErrorNotReady) return false;
+    NBODY_CUDA_CHECK(status);
+    return true;
+  }
+
+  int device() const override { return config_.device; }
+  const HermiteEngineConfig& config() const override { return config_; }
+  std::string kernel_name() const override {
+    return std::string("hermite cuda ") + name_of(config_.engine.precision) + " (" +
+           std::to_string(k::kHermiteForceBlock) + " active bodies a block, j tiles of " +
+           std::to_string(k::kHermiteTile) + ", spans of " + std::to_string(span_length_) + ", " +
+           std::to_string(force_grid_) + " blocks; " + (graphs_ ? "graphs" : "stream") + ")";
+  }
+
+  void set_graph_launch(bool graphs) override { graphs_ = graphs; }
+  bool graph_launch() const override { return graphs_; }
+  void set_force_grid(int blocks) override {
+    gpu::DeviceGuard guard(config_.device);
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    force_grid_ = blocks > 0 ? blocks : resident_blocks_;
+    graph_.reset();
+  }
+
+ private:
+  static constexpr std::size_t kSumBytes = sizeof(ForceJerk);
+
+  double eps2() const { return config_.softening * config_.softening; }
+
+  k::HermiteSlice slice() {
+    return {x_.data(), v_.data(), a_.data(), jerk_.data(), t_.data(), dt_.data(), xp_.data(), vp_.data(),
+            int(config_.slice.begin), int(config_.slice.count)};
+  }
+
+  int elementwise_grid(std::size_t n) const {
+    return int(std::clamp<std::size_t>(ceil_div(n, k::kHermiteBlock), 1, std::size_t(4 * multiprocessors_)));
+  }
+
+  // Only a device that holds every group folds them itself (the single-device path); elsewhere the partials
+  // leave per group and are added across devices.
+  bool fold_allowed() const { return config_.slice.count == config_.bodies; }
+
+  k::HermiteSums sums_for(bool fold) {
+    k::HermiteCut const cut{int(own_groups_), int(layout_.length / span_length_), fold, unsigned(force_grid_),
+                            unsigned(most_active_per_span())};
+    return {span_.data(), group_.data(), total_.data(), cut};
+  }
+
+  k::HermiteForceArgs force_args(const k::HermiteSums& sums, k::ActiveCount count, const k::HermiteControl* ctl) {
+    return {xp_.data(), vp_.data(), int(config_.slice.begin), int(config_.slice.count), int(layout_.length),
+            int(span_length_), active_.data(), count, sums, ctl};
+  }
+
+  // The most active bodies whose sums the force pass may leave per span (hermite_force_mode): a buffer of at most
+  // kSpanSumBytes, whole tiles. Group partials may hold every body (the protocol's start and potential passes make
+  // every body active, on one device too); totals only on a device that holds every group.
+  static constexpr std::size_t kSpanSumBytes = std::size_t(256) << 20;
+  std::size_t most_active_per_span() const {
+    if (spans() == 0) return 0;
+    std::size_t const fits = kSpanSumBytes / (spans() * kSumBytes) / k::kHermiteForceBlock * k::kHermiteForceBlock;
+    return std::min(config_.bodies, std::max<std::size_t>(fits, k::kHermiteForceBlock));
+  }
+  std::size_t spans() const { return own_groups_ * (layout_.length / span_length_); }
+  std::size_t span_sums() const { return std::max<std::size_t>(most_active_per_span() * spans(), 1); }
+  std::size_t group_sums() const { return std::max<std::size_t>(config_.bodies * own_groups_, 1); }
+  std::size_t total_sums() const { return fold_allowed() ? std::max<std::size_t>(config_.bodies, 1) : 1; }
+  std::size_t device_bytes() const {
+    return padded_ * (6 * sizeof(Real4<double>) + 2 * sizeof(double)) + config_.bodies * sizeof(ActiveBody) +
+           (config_.slice.count + span_sums() + group_sums() + total_sums()) * kSumBytes;
+  }
+
+  void allocate_sums() {
+    if (!span_.data()) span_ = gpu::DeviceBuffer<ForceJerk>(config_.device, span_sums());
+    if (!group_.data()) group_ = gpu::DeviceBuffer<ForceJerk>(config_.device, group_sums());
+    if (!total_.data()) total_ = gpu::DeviceBuffer<ForceJerk>(config_.device, total_sums());
+  }
+
+  // Grows the pinned copy of the partials to `n` (the largest block so far: no allocation once it was seen).
+  void ensure_partials_host(std::size_t n) {
+    if (partials_host_.size() >= n) return;
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // a copy into the old buffer may be queued
+    partials_host_ = gpu::PinnedBuffer<ForceJerk>(config_.device, n);
+  }
+
+  template <class T>
+  void copy_out(T* host, const T* device, std::size_t n) {
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(host, device, n * sizeof(T), cudaMemcpyDeviceToHost, stream_.get()));
+  }
+  template <class T>
+  void copy_in(T* device, const T* host, std::size_t n) {
+    if (n) NBODY_CUDA_CHECK(cudaMemcpyAsync(device, host, n * sizeof(T), cudaMemcpyHostToDevice, stream_.get()));
+  }
+
+  void load(const BodySet& b, const std::vector<Real4<double>>& a, const std::vector<Real4<double>>& j,
+            const std::vector<double>& t, const std::vector<double>& dt, double reached) {
+    std::size_t const n = config_.slice.count, first = config_.slice.begin;
+    std::vector<Real4<double>> x(n), v(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      x[i] = b.pos_mass[first + i];
+      Vec3d const u = b.velocity[first + i];
+      v[i] = {u.x, u.y, u.z, 0.0};
+    }
+    gpu::DeviceGuard guard(config_.device);
+    // The j arrays start as the bodies themselves; past the own bodies, zero-mass padding (never written again).
+    for (auto* buffer : {&xp_, &vp_}) NBODY_CUDA_CHECK(cudaMemsetAsync(buffer->data(), 0, padded_ * sizeof(Real4<double>), stream_.get()));
+    copy_in(x_.data(), x.data(), n);
+    copy_in(xp_.data(), x.data(), n);
+    copy_in(v_.data(), v.data(), n);
+    copy_in(vp_.data(), v.data(), n);
+    copy_in(a_.data(), a.data(), n);
+    copy_in(jerk_.data(), j.data(), n);
+    copy_in(t_.data(), t.data(), n);
+    copy_in(dt_.data(), dt.data(), n);
+    reset_control(reached);
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // the host vectors must outlive the copies
+    host_interactions_ = 0;
+    active_count_ = own_first_ = own_count_ = 0;
+  }
+
+  void reset_control(double reached) {
+    gpu::DeviceGuard guard(config_.device);
+    k::HermiteControl& c = ctl_host_.data()[0];
+    std::memset(&c, 0, sizeof c);
+    c.next_key = k::time_key(std::numeric_limits<double>::infinity());
+    c.t = reached;
+    c.t_next = reached;
+    c.floor_body = k::kNoBody;
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(ctl_.data(), &c, sizeof c, cudaMemcpyHostToDevice, stream_.get()));
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    block_time_ = reached;
+  }
+
+  // The control as the stream leaves it (synchronises).
+  k::HermiteControl control() {
+    gpu::DeviceGuard guard(config_.device);
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[0], ctl_.data(), sizeof(k::HermiteControl),
+                                     cudaMemcpyDeviceToHost, stream_.get()));
+    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    return ctl_host_.data()[0];
+  }
+
+  // correct() and initialise(): the own active bodies' totals in, then the corrector (or the start) on them.
+  void finish(const ForceJerk* own_totals, std::size_t count, double t, bool initialise) {
+    if (count != own_count_)
+      throw std::logic_error("Hermite CUDA engine: " + std::to_string(count) + " totals for " +
+                             std::to_string(own_count_) + " own active bodies");
+    block_time_ = t;
+    if (count == 0) return;
+    gpu::DeviceGuard guard(config_.device);
+    // The previous step's copy out of the staging buffer is done: partials() synchronised since.
+    std::memcpy(totals_staging_.data(), own_totals, count * sizeof(ForceJerk));
+    copy_in(totals_in_.data(), totals_staging_.data(), count);
+    k::HermiteCorrectArgs c{};
+    c.active = active_.data();
+    c.own_first = unsigned(own_first_);
+    c.own_count = {nullptr, unsigned(count)};
+    c.own_totals = totals_in_.data();
+    c.sums = sums_for(false);
+    c.active_count = {nullptr, unsigned(active_count_)};
+    c.clock = {nullptr, t};
+    c.ctl = ctl_.data();
+    c.j_bodies = config_.slice.count;
+    c.initialise = initialise;
+    c.params = config_.params;
+    k::hermite_correct<<<elementwise_grid(count), k::kHermiteBlock, 0, stream_.get()>>>(slice(), c);
+    NBODY_CHECK_LAUNCH(stream_.get());
+  }
+
+  // One block step, every value from the control (see advance_blocks).
+  void enqueue_block_step() {
+    cudaStream_t const s = stream_.get();
+    k::HermiteControl* const ctl = ctl_.data();
+    k::BlockClock const clock{ctl, 0.0};
+    k::hermite_next_time<<<elementwise_grid(config_.slice.count), k::kHermiteBlock, 0, s>>>(slice(), ctl, true);
+    NBODY_CHECK_LAUNCH(s);
+    k::hermite_predict<<<list_blocks_, k::kHermiteBlock, 0, s>>>(slice(), clock, true, false, counts_.data());
+    NBODY_CHECK_LAUNCH(s);
+    k::hermite_compact<<<list_blocks_, k::kHermiteBlock, 0, s>>>(slice(), clock, false, counts_.data(), active_.data(),
+                                                                 &ctl->active);
+    NBODY_CHECK_LAUNCH(s);
+    k::ActiveCount const count{&ctl->active, 0};
+    k::HermiteSums const sums = sums_for(true);
+    k::hermite_forces<Real><<<force_grid_, k::kHermiteForceBlock, 0, s>>>(force_args(sums, count, ctl), eps2());
+    NBODY_CHECK_LAUNCH(s);
+    k::hermite_span_groups<<<elementwise_grid(own_groups_ * config_.bodies), k::kHermiteBlock, 0, s>>>(sums, count, ctl);
+    NBODY_CHECK_LAUNCH(s);
+    k::HermiteCorrectArgs c{};
+    c.active = active_.data();
+    c.own_first = 0;
+    c.own_count = count;
+    c.own_totals = nullptr;
+    c.sums = sums;
+    c.active_count = count;
+    c.clock = clock;
+    c.ctl = ctl;
+    c.j_bodies = config_.slice.count;
+    c.initialise = false;
+    c.params = config_.params;
+    k::hermite_correct<<<elementwise_grid(config_.slice.count), k::kHermiteBlock, 0, s>>>(slice(), c);
+    NBODY_CHECK_LAUNCH(s);
+  }
+
+  HermiteEngineConfig config_;
+  k::SegmentLayout layout_;
+  std::size_t span_length_ = 0, own_groups_ = 0, padded_ = 1;
+  int resident_blocks_ = 1, force_grid_ = 1, multiprocessors_ = 1, list_blocks_ = 1;
+  bool graphs_ = true;
+  // The stream is declared before the buffers, so it outlives what is freed after work on it.
+  gpu::Stream stream_;
+  GraphExec graph_;
+  gpu::DeviceBuffer<Real4<double>> x_, v_, a_, jerk_, xp_, vp_;
+  gpu::DeviceBuffer<double> t_, dt_;
+  gpu::DeviceBuffer<ActiveBody> active_;
+  gpu::DeviceBuffer<ForceJerk> totals_in_, span_, group_, total_;
+  gpu::DeviceBuffer<k::HermiteControl> ctl_;
+  gpu::DeviceBuffer<unsigned> counts_;
+  gpu::PinnedBuffer<k::HermiteControl> ctl_host_;  // [0]: synchronous reads; [0], [1]: advance_blocks' batches
+  MappedBuffer<ActiveBody> own_active_;            // pack_active's list, written by the kernel
+  MappedBuffer<unsigned> pack_count_;
+  ActiveBody* own_active_device_ = nullptr;
+  unsigned* pack_count_device_ = nullptr;
+  gpu::PinnedBuffer<ActiveBody> active_staging_;
+  gpu::PinnedBuffer<ForceJerk> totals_staging_, partials_host_;
+  gpu::SyncEvent snapshot_taken_[2];
+  std::size_t active_count_ = 0, own_first_ = 0, own_count_ = 0, partials_ready_ = 0;
+  std::uint64_t host_interactions_ = 0;  // the protocol's force passes (advance_blocks counts on the device)
+  double block_time_ = 0.0;
+  bool abandoned_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<HermiteEngine> make_hermite_cuda_engine(const HermiteEngineConfig& config) {
+  std::string why;
+  auto const devices = gpu::devices(&why);
+  if (devices.empty()) throw InputError("--backend cuda: no usable CUDA device (" + why + ")");
+  if (config.device < 0 || config.device >= int(devices.size()))
+    throw InputError("GPU " + std::to_string(config.device) + ": only " + std::to_string(devices.size()) +
+                     " CUDA devices are visible");
+  if (config.engine.precision == Precision::fp32) return std::make_unique<HermiteCudaEngine<float>>(config);
+  return std::make_unique<HermiteCudaEngine<double>>(config);
+}
+
+}  // namespace nbody::sim

@@ -1,0 +1,21 @@
+// sim/engines/hermite_cuda.h - what the CUDA Hermite engine offers beyond HermiteEngine (plain C++: tests and tools
+// reach it by dynamic_cast from the engine make_hermite_engine returns).
+#pragma once
+
+#include "sim/engines/hermite_engine.h"
+
+namespace nbody::sim {
+
+class CudaHermiteEngine : public HermiteEngine {
+ public:
+  // advance_blocks() replays CUDA graphs of whole block steps (the default) or launches every kernel on the
+  // stream; both give the same bits.
+  virtual void set_graph_launch(bool graphs) = 0;
+  virtual bool graph_launch() const = 0;
+  // Resident blocks of the force kernel: the grid it is launched with, and the work it is cut into depends on
+  // it (sim/kernels/hermite.cuh). 0: as many as stay resident on the device. For tests of launch-shape
+  // independence; call before the first step.
+  virtual void set_force_grid(int blocks) = 0;
+};
+
+}  // namespace nbody::sim

@@ -1,0 +1,125 @@
+// sim/engines/hermite_engine.h - one device's share of a Hermite block-step simulation: the interface the CPU
+// (hermite_cpu.cpp) and CUDA (hermite_cuda.cu) engines implement.
+//
+// Hermite divides the j-bodies among devices, not the i-bodies: an engine holds x, v, a, jerk, t_i, dt_i and m
+// of its own slice only (a whole number of canonical groups, see docs/architecture.md), predicts them, computes
+// the partial force, jerk and potential of the whole active block against them (one partial per group), and
+// corrects the active bodies it owns once the partials of every device are added in group order. It knows
+// nothing of other devices: multigpu/hermite_blocks.cpp moves the active bodies and the partials.
+//
+// One block step on several devices (the multi-device protocol; each call on the thread that drives the
+// engine, see bind_thread):
+//   t = min over devices of own_next_time()
+//   predict(t); n_d = pack_active(t, false)              each device: its own active bodies, index order
+//   set_active(all devices' packed bodies, in device order = index order)
+//   partial_forces(); partials()                         each device: [own group][active body]
+//   totals[k] = sum over all groups g, in order, from zero, of partial[g][k]   (hermite::add_partial)
+//   correct(totals of the own active bodies, t)
+// The start (a state with no Hermite history) is the same with every body active (pack_active(t, true)) and
+// initialise() in place of correct(). A potential pass (diagnostics) is the same too, with every body active
+// and the partials' phi summed, and neither correct() nor initialise(): it changes nothing.
+//
+// A single device (its slice is every body) may instead run advance_blocks(): whole block steps with no host
+// round trip a block does not need, bit for bit what the protocol gives.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/slice.h"
+#include "sim/engines/engine.h"
+#include "sim/physics/body_set.h"
+#include "sim/physics/hermite.h"
+#include "sim/physics/hermite_step.h"
+
+namespace nbody::sim {
+
+struct HermiteEngineConfig {
+  std::size_t bodies = 0;  // N, all bodies
+  // The own j-bodies, which this engine also integrates: begin and end on group boundaries
+  // (kernels::segment_layout(bodies).length; the end may be N). May be empty.
+  Slice slice;
+  double softening = 0.01;  // Plummer softening length; 0 allowed (no regularisation)
+  EngineSettings engine;    // precision: fp64, or fp32 pair arithmetic on fp64 differences; cpu_threads: this engine's
+  int device = 0;           // CUDA ordinal (GPU engines)
+  hermite::HermiteParams params;
+};
+
+class HermiteEngine {
+ public:
+  virtual ~HermiteEngine() = default;
+  HermiteEngine() = default;
+  HermiteEngine(const HermiteEngine&) = delete;
+  HermiteEngine& operator=(const HermiteEngine&) = delete;
+
+  // Called once on the host thread that will drive this engine (a worker binds its device here).
+  virtual void bind_thread() = 0;
+
+  // Loads the own slice of `bodies` (all N) and of `state` (all N, started: every body has its time, step,
+  // acceleration and jerk). The counters start again from zero. `state.epoch` is not used: times are block times.
+  virtual void upload(const BodySet& bodies, const hermite::HermiteState& state) = 0;
+  // Loads the own slice's positions, masses and velocities of a state with no Hermite history: the
+  // simulation then runs the start pass (see above) and initialise(). Counters start again from zero.
+  virtual void upload_unstarted(const BodySet& bodies) = 0;
+  // Writes the own slice's x, v (at each body's own time t_i, not predicted) into `bodies` and its Hermite
+  // state into `state` (both sized N already; synchronises).
+  virtual void download(BodySet& bodies, hermite::HermiteState& state) = 0;
+  // Writes the own slice's positions and velocities as the last predict() left them (synchronises).
+  virtual void download_predicted(BodySet& bodies) = 0;
+
+  // ---- the multi-device protocol (see the top of this file) ----
+  // min over the own bodies of t_i + dt_i, +inf for an empty slice (synchronises).
+  virtual double own_next_time() = 0;
+  // Predicts every own body to block time t (t_i <= t); the bodies' own state is not changed.
+  virtual void predict(double t) = 0;
+  // Packs the own bodies with t_i + dt_i == t (every own body with `all`), predicted, in index order, into
+  // own_active_data(); returns their count (synchronises).
+  virtual std::size_t pack_active(double t, bool all) = 0;
+  virtual const hermite::ActiveBody* own_active_data() const = 0;  // host memory, valid until the next pack
+  // The whole active block, every device's packed bodies in device order (host memory, `count` bodies; the
+  // engine copies what it needs before returning).
+  virtual void set_active(const hermite::ActiveBody* bodies, std::size_t count) = 0;
+  // Starts the partial force, jerk and potential of every active body against each own group.
+  virtual void partial_forces() = 0;
+  // Groups in the own slice: partials() has own_groups() x count entries, [group][active body] (synchronises;
+  // host memory, valid until the next partial_forces()).
+  virtual std::size_t own_groups() const = 0;
+  virtual const hermite::ForceJerk* partials() = 0;
+  // Corrects the own active bodies (those set_active() listed in this slice, in their order) with their totals,
+  // at block time t: new x, v, a, jerk, t_i = t, dt_i from the criterion (hermite::next_step). A step below
+  // the floor is kept at that value and remembered (floor_violation).
+  virtual void correct(const hermite::ForceJerk* own_totals, std::size_t count, double t) = 0;
+  // The start: every own body (the set_active() of every body) gets a and jerk from its total, t_i = t and
+  // the start step (hermite::start_step). Below the floor: remembered, as for correct().
+  virtual void initialise(const hermite::ForceJerk* own_totals, std::size_t count, double t) = 0;
+  // The first own body (global index) whose step fell below the floor since the upload, or -1 (synchronises).
+  virtual std::int64_t floor_violation() = 0;
+
+  // ---- a single device (slice = every body) ----
+  // Up to `blocks` block steps, stopping before a block whose time would pass `t_stop` (block time), or at a
+  // floor violation; returns the block steps done (synchronises at the end, and only there where it can).
+  virtual std::uint64_t advance_blocks(std::uint64_t blocks, double t_stop) = 0;
+  // The block time the engine has reached: the time of its last block step (or of the upload).
+  virtual double block_time() const = 0;
+
+  // Counts since the upload, over the own bodies (block_steps: those advance_blocks() did). Synchronises.
+  virtual hermite::HermiteCounters counters() = 0;
+
+  virtual void synchronize() = 0;
+  virtual bool idle() = 0;    // never waits
+  virtual void abandon() = 0;  // see SliceEngine::abandon
+  virtual int device() const = 0;  // CUDA ordinal, or -1 for host memory
+  virtual const HermiteEngineConfig& config() const = 0;
+  virtual std::string kernel_name() const = 0;  // for reports
+};
+
+// Creates the Hermite engine of `backend` (allocates). InputError for what the user can change (a build
+// without CUDA, too little memory).
+std::unique_ptr<HermiteEngine> make_hermite_engine(Backend backend, const HermiteEngineConfig& config);
+std::unique_ptr<HermiteEngine> make_hermite_cpu_engine(const HermiteEngineConfig& config);
+// Defined by sim/engines/hermite_cuda.cu; the factory calls it where the build defines NBODY_HAVE_HERMITE_CUDA.
+std::unique_ptr<HermiteEngine> make_hermite_cuda_engine(const HermiteEngineConfig& config);
+
+}  // namespace nbody::sim

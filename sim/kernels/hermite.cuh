@@ -1,0 +1,517 @@
+// sim/kernels/hermite.cuh - the Hermite block step on the GPU: next block time, predictor, active list,
+// force+jerk of the active block in the canonical order, corrector and new step.
+//
+// The physics is sim/physics/hermite_step.h (pair_force_jerk, predict, correct, next_step, start_step); these
+// kernels only arrange it. Every kernel of a block step can read what it needs (the block time, the active
+// count) from a HermiteControl in device memory, so a whole block step runs, and is captured in a CUDA graph,
+// with launches sized by upper bounds and no value from the host.
+//
+// The canonical order below, with one addition for --precision fp32 on the GPU: kHermiteFp32Run.
+//
+// The canonical order (docs/architecture.md): for active body i, j runs over the groups of
+// kernels::segment_layout(N); each group over spans of hermite_span_length(group length) j-bodies; a span's
+// sum starts at zero and adds j in index order (the self pair and the zero-mass padding past N add +0 through
+// pair_force_jerk's `self`); a group's partial adds its spans' sums in span order from zero; the total adds
+// the groups' partials in group order from zero. hermite_forces computes exactly that whatever the active
+// count, the launch grid and the way the work is cut (HermiteForceMode), so the bits never depend on them.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "core/real4.h"
+#include "sim/physics/hermite_step.h"
+
+namespace nbody::sim::kernels {
+
+namespace hk = nbody::sim::hermite;
+
+// Threads of the force kernel (one active body each) and the j-bodies a block stages in shared memory at a
+// time: 64 divides every span length (64, 128 or 256), so a tile never straddles two spans.
+inline constexpr int kHermiteForceBlock = 128;
+inline constexpr int kHermiteTile = 64;
+// Threads of the other Hermite kernels, and the most blocks of the active-list kernels (each block of the
+// compaction adds the counts of the blocks before it: 1,024 numbers at most).
+inline constexpr int kHermiteBlock = 256;
+inline constexpr int kHermiteMaxListBlocks = 1024;
+
+// ---- times as ordered integers: the minimum of t_i + dt_i is an atomicMin over these keys ----
+NBODY_HOST_DEVICE inline unsigned long long time_key(double t) {
+#if defined(__CUDA_ARCH__)
+  auto const bits = static_cast<unsigned long long>(__double_as_longlong(t));
+#else
+  unsigned long long bits = 0;
+  static_assert(sizeof bits == sizeof t);
+  __builtin_memcpy(&bits, &t, sizeof bits);
+#endif
+  return (bits >> 63) ? ~bits : bits | (1ull << 63);
+}
+NBODY_HOST_DEVICE inline double key_time(unsigned long long key) {
+  unsigned long long const bits = (key >> 63) ? key & ~(1ull << 63) : ~key;
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(static_cast<long long>(bits));
+#else
+  double t = 0;
+  __builtin_memcpy(&t, &bits, sizeof t);
+  return t;
+#endif
+}
+inline constexpr long long kNoBody = 0x7fffffffffffffffll;
+
+// What the kernels of a block step share in device memory. Written by the kernels themselves on the
+// single-device path (advance_blocks); the multi-device protocol uses only the counters and the floor.
+struct HermiteControl {
+  unsigned long long next_key;  // time_key of min t_i + dt_i, being found (hermite_next_time)
+  double t;                     // the block time reached: the time of the last block step done
+  double t_next;                // the block being done
+  double t_stop;                // no block beyond this time (advance_blocks)
+  unsigned long long steps_left;  // block steps advance_blocks may still do
+  unsigned active;              // bodies in the block being done
+  // Nonzero: every kernel returns at once. Set only by block 0 of a kernel whose every block returns anyway
+  // (see hermite_next_time), so no block of a kernel sees it change to a value that changes what it does.
+  int halted;
+  long long floor_body;  // the lowest global index whose new step fell below the floor, or kNoBody
+  unsigned long long block_steps, force_evaluations, interactions;
+  unsigned long long levels[hk::kLevels];
+};
+
+__device__ __forceinline__ bool halted(const HermiteControl* ctl) {
+  return ctl && *static_cast<const volatile int*>(&ctl->halted) != 0;
+}
+
+// The active count: read from device memory (a block step on one device) or given at launch (the protocol).
+struct ActiveCount {
+  const unsigned* device = nullptr;
+  unsigned value = 0;
+  __device__ unsigned get() const { return device ? *device : value; }
+};
+
+// The own bodies' state, fp64, in device memory (own slice; the j arrays padded to whole groups).
+struct HermiteSlice {
+  Real4<double>* x;      // x, y, z, m at t_i
+  Real4<double>* v;      // w unused
+  Real4<double>* a;      // w unused
+  Real4<double>* jerk;   // w unused
+  double* t;             // t_i, block time
+  double* dt;            // dt_i
+  Real4<double>* xp;     // predicted x, y, z, m: the j-bodies of the force pass (zero mass past `count`)
+  Real4<double>* vp;     // predicted velocity
+  int begin;             // global index of own body 0
+  int count;             // own bodies
+};
+
+// --precision fp32: the pair terms (fp32, on fp64 differences) of each run of kHermiteFp32Run j-bodies of a span,
+// in index order, are summed in fp32 from zero, and the run's sum is added to the span's fp64 sum: a fixed-length
+// fp32 sub-sum inside the canonical order (runs start at span starts; every span length is a multiple of 32). It
+// turns 7 fp32-to-fp64 conversions a pair, which Hopper issues at 16 a clock per SM, into 7 a run.
+inline constexpr int kHermiteFp32Run = 32;
+static_assert(kHermiteTile % kHermiteFp32Run == 0, "runs must not straddle tiles");
+
+template <class Real>
+__device__ __forceinline__ void add_run(hk::PairTerms<Real>& run, const hk::PairTerms<Real>& t) {
+  run.ax += t.ax;
+  run.ay += t.ay;
+  run.az += t.az;
+  run.jx += t.jx;
+  run.jy += t.jy;
+  run.jz += t.jz;
+  run.phi += t.phi;
+}
+
+struct HermiteForceArgs;
+
+// Adds the pairs of one tile of j-bodies to `span`, in index order. kSelf: some pair of the tile may be a body with
+// itself, or padding (pair_force_jerk's `self` factor); else every pair is a real one and `self` is the constant 0.
+template <class Real, bool kSelf, class Args>
+__device__ __forceinline__ void sweep_tile(const Real4<double>* tile_pos, const Real4<double>* tile_vel,
+                                           const Real* tile_mass, int j0, const Args& args, const hk::ActiveBody& b,
+                                           Real eps2, hk::ForceJerk& span) {
+  auto const pair = [&](int u) {
+    Real4<double> const pj = tile_pos[u], vj = tile_vel[u];
+    Real self = Real(0);
+    if constexpr (kSelf) {
+      int const j = j0 + u;
+      self = Real(j >= args.slice_count || std::uint64_t(args.slice_begin + j) == b.index);
+    }
+    return hk::pair_force_jerk<Real>(Real(pj.x - b.x), Real(pj.y - b.y), Real(pj.z - b.z), Real(vj.x - b.vx),
+                                     Real(vj.y - b.vy), Real(vj.z - b.vz), tile_mass[u], eps2, self);
+  };
+  if constexpr (std::is_same_v<Real, double>) {
+#pragma unroll 4
+    for (int u = 0; u < kHermiteTile; ++u) hk::add_terms(span, pair(u));
+  } else {
+    // fp32 runs (see kHermiteFp32Run): summed in fp32 from zero in index order, each run then added to the fp64
+    // span sum.
+    for (int r = 0; r < kHermiteTile; r += kHermiteFp32Run) {
+      hk::PairTerms<Real> run{0, 0, 0, 0, 0, 0, 0};
+#pragma unroll 4
+      for (int u = r; u < r + kHermiteFp32Run; ++u) add_run(run, pair(u));
+      hk::add_terms(span, run);
+    }
+  }
+}
+
+// ---- how the force pass cuts its work: the same sums in every mode ----
+//  per_span:  one work item per (128 active bodies, own span), writing each span's sum: many short items, for
+//             small blocks (16 active bodies x 256 spans still fill the GPU);
+//  per_group: one item per (128 active bodies, own group), spans folded in registers, writing group partials;
+//  fold_all:  one item per 128 active bodies over every group, writing totals (one device: every group own).
+// The choice: the way whose items fill the `slots` resident blocks best, wave by wave (a last wave a third full
+// costs as much as a full one), the coarser on a tie; per_span only for blocks its buffer holds, where a group has
+// several spans and where it fills 5% better (it writes and reads one sum a span). Integer arithmetic: every kernel decides alike.
+enum class HermiteForceMode : int { per_span, per_group, fold_all };
+
+struct HermiteCut {
+  int groups;                // own groups
+  int spans_per_group;
+  bool fold_allowed;         // every group is own (one device)
+  unsigned slots;            // blocks of the force kernel's grid
+  unsigned span_capacity;    // the most active bodies the span buffer holds
+};
+
+NBODY_HOST_DEVICE inline HermiteForceMode hermite_force_mode(unsigned active, const HermiteCut& c) {
+  unsigned long long const tiles = (active + kHermiteForceBlock - 1) / kHermiteForceBlock;
+  unsigned long long const slots = c.slots > 0 ? c.slots : 1;
+  auto waves = [&](unsigned long long items) { return (items + slots - 1) / slots; };
+  // a fills at least as well as b, scaled: a / waves(a) x num >= b / waves(b) x den
+  auto fills = [&](unsigned long long a, unsigned long long b, unsigned long long num, unsigned long long den) {
+    return a * waves(b) * num >= b * waves(a) * den;
+  };
+  unsigned long long const group_items = tiles * unsigned(c.groups), span_items = group_items * unsigned(c.spans_per_group);
+  HermiteForceMode mode = HermiteForceMode::per_group;
+  unsigned long long items = group_items;
+  if (c.fold_allowed && fills(tiles, group_items, 1, 1)) mode = HermiteForceMode::fold_all, items = tiles;
+  if (active <= c.span_capacity && c.spans_per_group > 1 && !fills(items, span_items, 21, 20))
+    mode = HermiteForceMode::per_span;
+  return mode;
+}
+
+// Where the force pass leaves its sums, and how to read a body's total from them in the canonical order.
+struct HermiteSums {
+  hk::ForceJerk* span;   // [own span][active]
+  hk::ForceJerk* group;  // [own group][active]
+  hk::ForceJerk* total;  // [active]
+  HermiteCut cut;
+
+  // A body's total: the pass's own (fold_all), or its group partials added in group order (per_group; per_span
+  // once hermite_span_groups has made them).
+  __device__ hk::ForceJerk total_of(unsigned k, unsigned active) const {
+    if (hermite_force_mode(active, cut) == HermiteForceMode::fold_all) return total[k];
+    hk::ForceJerk sum{};
+#pragma unroll 4
+    for (int g = 0; g < cut.groups; ++g) hk::add_partial(sum, group[std::size_t(g) * active + k]);
+    return sum;
+  }
+  // The loads are independent (only the adds are ordered): unrolled, several are in flight at once.
+  __device__ hk::ForceJerk group_of_spans(int g, unsigned k, unsigned active) const {
+    hk::ForceJerk p{};
+#pragma unroll 8
+    for (int s = g * cut.spans_per_group; s < (g + 1) * cut.spans_per_group; ++s)
+      hk::add_partial(p, span[std::size_t(s) * active + k]);
+    return p;
+  }
+};
+
+struct HermiteForceArgs {
+  const Real4<double>* pos;  // own j-bodies, predicted (HermiteSlice::xp)
+  const Real4<double>* vel;  // HermiteSlice::vp
+  int slice_begin;           // global index of own j-body 0
+  int slice_count;           // own bodies: local j from here on is padding
+  int group_length;
+  int span_length;
+  const hk::ActiveBody* active;  // the whole active block
+  ActiveCount count;
+  HermiteSums sums;
+  const HermiteControl* ctl;  // the single-device path: nothing to do once halted; else nullptr
+};
+
+// The force, jerk and potential of every active body against the own j-bodies, in the canonical order. Each
+// thread sums for one active body; the block stages kHermiteTile j-bodies at a time in shared memory. Warps
+// with no active body skip the arithmetic but take part in every barrier. The grid is any size (the engine
+// launches what stays resident): blocks stride over the work items.
+template <class Real>
+__global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForceArgs args, double eps2_fp64) {
+  if (halted(args.ctl)) return;
+  __shared__ Real4<double> tile_pos[kHermiteTile], tile_vel[kHermiteTile];
+  __shared__ Real tile_mass[kHermiteTile];
+  unsigned const active = args.count.get();
+  int const groups = args.sums.cut.groups, spg = args.sums.cut.spans_per_group;
+  HermiteForceMode const mode = hermite_force_mode(active, args.sums.cut);
+  unsigned const tiles = (active + kHermiteForceBlock - 1) / kHermiteForceBlock;
+  unsigned const units = mode == HermiteForceMode::fold_all ? 1u
+                         : mode == HermiteForceMode::per_group ? unsigned(groups)
+                                                               : unsigned(groups * spg);
+  unsigned long long const items = static_cast<unsigned long long>(tiles) * units;
+  Real const eps2 = Real(eps2_fp64);
+  for (unsigned long long item = blockIdx.x; item < items; item += gridDim.x) {
+    unsigned const tile = unsigned(item % tiles), unit = unsigned(item / tiles);
+    unsigned const first = tile * kHermiteForceBlock;
+    unsigned const k = first + threadIdx.x;
+    bool const warp_busy = first + (threadIdx.x & ~31u) < active;
+    hk::ActiveBody const b = args.active[min(k, active - 1)];
+    int s_begin = 0, s_end = groups * spg;
+    if (mode == HermiteForceMode::per_group) {
+      s_begin = int(unit) * spg;
+      s_end = s_begin + spg;
+    } else if (mode == HermiteForceMode::per_span) {
+      s_begin = int(unit);
+      s_end = s_begin + 1;
+    }
+    hk::ForceJerk total{}, group{};
+    for (int s = s_begin; s < s_end; ++s) {
+      hk::ForceJerk span{};
+      int const j_begin = s * args.span_length, j_end = j_begin + args.span_length;
+      for (int j0 = j_begin; j0 < j_end; j0 += kHermiteTile) {
+        __syncthreads();  // every thread has read the previous tile
+        if (threadIdx.x < kHermiteTile) {
+          Real4<double> const p = args.pos[j0 + int(threadIdx.x)];
+          tile_pos[threadIdx.x] = p;
+          tile_mass[threadIdx.x] = Real(p.w);  // converted once a tile, not once a pair
+        } else
+          tile_vel[threadIdx.x - kHermiteTile] = args.vel[j0 + int(threadIdx.x) - kHermiteTile];
+        __syncthreads();
+        if (warp_busy) {
+          // A tile with no lane's own body and no padding calls the pair with self = 0 as a constant: m (1 - 0)
+          // folds to m, two operations fewer a pair; r2 + 0 stays (r2 >= +0, so it is r2 either way). Same bits.
+          bool const any_self = j0 + kHermiteTile > args.slice_count ||
+                                __any_sync(0xffffffffu, b.index - std::uint64_t(args.slice_begin + j0) <
+                                                            std::uint64_t(kHermiteTile));
+          if (any_self)
+            sweep_tile<Real, true>(tile_pos, tile_vel, tile_mass, j0, args, b, eps2, span);
+          else
+            sweep_tile<Real, false>(tile_pos, tile_vel, tile_mass, j0, args, b, eps2, span);
+        }
+      }
+      if (mode == HermiteForceMode::per_span) {
+        if (k < active) args.sums.span[std::size_t(s) * active + k] = span;
+        continue;
+      }
+      hk::add_partial(group, span);
+      if ((s + 1) % spg == 0) {
+        if (mode == HermiteForceMode::per_group) {
+          if (k < active) args.sums.group[std::size_t(s / spg) * active + k] = group;
+        } else {
+          hk::add_partial(total, group);
+        }
+        group = hk::ForceJerk{};
+      }
+    }
+    if (mode == HermiteForceMode::fold_all && k < active) args.sums.total[k] = total;
+  }
+}
+
+// Group partials from span sums: [g][k] for every own group g and active body k, one thread each (a body's
+// spans of one group are added in span order; the groups of one body run side by side). Nothing to do unless the
+// force pass wrote span sums. `ctl`: the single-device path (nothing once halted).
+__global__ void hermite_span_groups(HermiteSums sums, ActiveCount count, const HermiteControl* ctl) {
+  if (halted(ctl)) return;
+  unsigned const active = count.get();
+  if (hermite_force_mode(active, sums.cut) != HermiteForceMode::per_span) return;
+  unsigned long long const n = static_cast<unsigned long long>(sums.cut.groups) * active;
+  for (unsigned long long q = blockIdx.x * blockDim.x + threadIdx.x; q < n; q += gridDim.x * blockDim.x) {
+    int const g = int(q / active);
+    unsigned const k = unsigned(q % active);
+    sums.group[q] = sums.group_of_spans(g, k, active);
+  }
+}
+
+// ---- the block's time, the predictor and the active list ----
+
+// Arms the control for a run of block steps from block time t (or clears the minimum before a search): the
+// values are the host's (the protocol may have moved the time since the last run).
+__global__ void hermite_arm(HermiteControl* ctl, double t, double t_stop, unsigned long long steps, bool resume) {
+  ctl->next_key = time_key(INFINITY);
+  if (resume) {
+    ctl->t = t;
+    ctl->t_stop = t_stop;
+    ctl->steps_left = steps;
+    ctl->halted = 0;
+  }
+}
+
+// min over the own bodies of t_i + dt_i into ctl->next_key (atomicMin on ordered keys: exact, any order). With
+// `guard` (a block step on one device), first: nothing once halted, and a halt when no step is left or a
+// step fell below the floor (every block sees the same values, so every block returns).
+__global__ void hermite_next_time(HermiteSlice s, HermiteControl* ctl, bool guard) {
+  if (guard) {
+    if (halted(ctl)) return;
+    if (ctl->steps_left == 0 || ctl->floor_body != kNoBody) {
+      if (blockIdx.x == 0 && threadIdx.x == 0) ctl->halted = 1;
+      return;
+    }
+  }
+  unsigned long long key = time_key(INFINITY);
+  for (int i = int(blockIdx.x * blockDim.x + threadIdx.x); i < s.count; i += int(gridDim.x * blockDim.x))
+    key = min(key, time_key(s.t[i] + s.dt[i]));
+  for (int o = 16; o > 0; o /= 2) key = min(key, __shfl_xor_sync(0xffffffffu, key, o));
+  __shared__ unsigned long long warp_min[kHermiteBlock / 32];
+  if ((threadIdx.x & 31) == 0) warp_min[threadIdx.x / 32] = key;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < int(blockDim.x / 32); ++w) key = min(key, warp_min[w]);
+    atomicMin(&ctl->next_key, key);
+  }
+}
+
+// The block time: the host's (`ctl` null), or (a block step on one device) the minimum just found, unless
+// that passes t_stop (or there is none): then the run halts here and the step does nothing.
+struct BlockClock {
+  HermiteControl* ctl = nullptr;
+  double t = 0.0;
+};
+
+// The contiguous run of own bodies block `b` of `blocks` looks at in the active-list kernels (a whole number
+// of rounds of kHermiteBlock; the same in both kernels, which are launched with the same grid).
+__device__ __forceinline__ int list_chunk(int count, int blocks) {
+  int const per = (count + blocks - 1) / blocks;
+  return (per + kHermiteBlock - 1) / kHermiteBlock * kHermiteBlock;
+}
+
+__device__ __forceinline__ bool is_active(const HermiteSlice& s, int i, double t, bool all) {
+  return all || s.t[i] + s.dt[i] == t;
+}
+
+// Predicts every own body to the block time (with `predict`) and counts the active ones of each block's chunk
+// into counts[blockIdx.x] (with `counts`). Launched with blockDim kHermiteBlock.
+__global__ void hermite_predict(HermiteSlice s, BlockClock clock, bool predict, bool all, unsigned* counts) {
+  double t = clock.t;
+  if (clock.ctl) {
+    if (halted(clock.ctl)) return;
+    t = key_time(clock.ctl->next_key);
+    if (!(t <= clock.ctl->t_stop)) {  // also +inf: no own body
+      if (blockIdx.x == 0 && threadIdx.x == 0) clock.ctl->halted = 1;
+      return;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) clock.ctl->t_next = t;
+  }
+  int const chunk = list_chunk(s.count, int(gridDim.x));
+  int const begin = int(blockIdx.x) * chunk, end = min(s.count, begin + chunk);
+  unsigned active = 0;
+  for (int base = begin; base < end; base += kHermiteBlock) {
+    int const i = base + int(threadIdx.x);
+    bool const in = i < end;
+    if (in && predict) {
+      Real4<double> const x = s.x[i], v = s.v[i], a = s.a[i], j = s.jerk[i];
+      hk::V3 xp, vp;
+      hk::predict({x.x, x.y, x.z}, {v.x, v.y, v.z}, {a.x, a.y, a.z}, {j.x, j.y, j.z}, t - s.t[i], xp, vp);
+      s.xp[i] = {xp.x, xp.y, xp.z, x.w};
+      s.vp[i] = {vp.x, vp.y, vp.z, 0.0};
+    }
+    if (counts) active += unsigned(__syncthreads_count(in && is_active(s, i, t, all)));
+  }
+  if (counts && threadIdx.x == 0) counts[blockIdx.x] = active;
+}
+
+// Block-wide sum of one unsigned per thread (blockDim kHermiteBlock); every thread gets it.
+__device__ __forceinline__ unsigned block_sum(unsigned v, unsigned* scratch) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) scratch[threadIdx.x / 32] = v;
+  __syncthreads();
+  unsigned total = 0;
+  for (int w = 0; w < kHermiteBlock / 32; ++w) total += scratch[w];
+  return total;
+}
+
+// The active list: the active own bodies (predicted) in index order into out[], their count into *count_out
+// (and ctl->active with a device clock). Same grid as hermite_predict, whose counts it reads. `out` and
+// `count_out` may be mapped pinned host memory (the protocol: the list goes to the host with no copy).
+__global__ void hermite_compact(HermiteSlice s, BlockClock clock, bool all, const unsigned* counts,
+                                hk::ActiveBody* out, unsigned* count_out) {
+  double t = clock.t;
+  if (clock.ctl) {
+    if (halted(clock.ctl)) return;
+    t = clock.ctl->t_next;
+  }
+  __shared__ unsigned scratch[kHermiteBlock / 32];
+  unsigned before = 0;
+  for (int q = int(threadIdx.x); q < int(blockIdx.x); q += kHermiteBlock) before += counts[q];
+  unsigned offset = block_sum(before, scratch);
+  int const chunk = list_chunk(s.count, int(gridDim.x));
+  int const begin = int(blockIdx.x) * chunk, end = min(s.count, begin + chunk);
+  unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  for (int base = begin; base < end; base += kHermiteBlock) {
+    int const i = base + int(threadIdx.x);
+    bool const flag = i < end && is_active(s, i, t, all);
+    unsigned const ballot = __ballot_sync(0xffffffffu, flag);
+    __syncthreads();  // the previous round has read scratch
+    if (lane == 0) scratch[warp] = unsigned(__popc(ballot));
+    __syncthreads();
+    unsigned position = offset + unsigned(__popc(ballot & ((1u << lane) - 1u))), round = 0;
+    for (int w = 0; w < kHermiteBlock / 32; ++w) {
+      if (w < int(warp)) position += scratch[w];
+      round += scratch[w];
+    }
+    if (flag) {
+      Real4<double> const x = s.xp[i], v = s.vp[i];
+      out[position] = {x.x, x.y, x.z, x.w, v.x, v.y, v.z, std::uint64_t(s.begin + i)};
+    }
+    offset += round;
+  }
+  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {
+    *count_out = offset;
+    if (clock.ctl) clock.ctl->next_key = time_key(INFINITY);  // the next search starts afresh
+  }
+}
+
+// ---- the corrector ----
+struct HermiteCorrectArgs {
+  const hk::ActiveBody* active;  // the whole active block
+  unsigned own_first;            // the own bodies' place in it
+  ActiveCount own_count;
+  const hk::ForceJerk* own_totals;  // given totals, [own active]; or nullptr: from `sums` (one device)
+  HermiteSums sums;
+  ActiveCount active_count;  // the whole block's count (to read `sums`)
+  BlockClock clock;          // with ctl: the single-device path (the time, halting, the block's bookkeeping)
+  HermiteControl* ctl;       // counters and the floor
+  unsigned long long j_bodies;  // own j-bodies: interactions per active body (single-device bookkeeping)
+  bool initialise;           // the start: a, jerk and the start step instead of the corrector
+  hk::HermiteParams params;
+};
+
+// Corrects each own active body (or initialises it), takes its new step, counts it by the level of the step
+// that ended and remembers a step below the floor. Grid-stride over the own active bodies.
+__global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
+  if (c.clock.ctl && halted(c.clock.ctl)) return;
+  double const t = c.clock.ctl ? c.clock.ctl->t_next : c.clock.t;
+  unsigned const n = c.own_count.get(), active = c.active_count.get();
+  for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
+    hk::ActiveBody const b = c.active[c.own_first + k];
+    int const i = int(b.index) - s.begin;
+    hk::ForceJerk const f = c.own_totals ? c.own_totals[k] : c.sums.total_of(c.own_first + k, active);
+    hk::V3 const a1{f.ax, f.ay, f.az}, j1{f.jx, f.jy, f.jz};
+    double step = 0.0;
+    if (c.initialise) {
+      s.a[i] = {a1.x, a1.y, a1.z, 0.0};
+      s.jerk[i] = {j1.x, j1.y, j1.z, 0.0};
+      step = hk::start_step(a1, j1, t, c.params);
+    } else {
+      Real4<double> const x4 = s.x[i], v4 = s.v[i], a4 = s.a[i], j4 = s.jerk[i];
+      hk::V3 x{x4.x, x4.y, x4.z}, v{v4.x, v4.y, v4.z}, a{a4.x, a4.y, a4.z}, j{j4.x, j4.y, j4.z};
+      double const dt = s.dt[i];
+      double const wanted = hk::correct(x, v, a, j, a1, j1, dt, c.params);
+      s.x[i] = {x.x, x.y, x.z, x4.w};
+      s.v[i] = {v.x, v.y, v.z, 0.0};
+      s.a[i] = {a.x, a.y, a.z, 0.0};
+      s.jerk[i] = {j.x, j.y, j.z, 0.0};
+      step = hk::next_step(wanted, dt, t, c.params);
+      atomicAdd(&c.ctl->levels[hk::step_level(dt, c.params)], 1ull);
+    }
+    s.t[i] = t;
+    s.dt[i] = step;
+    if (hk::below_floor(step, t, c.params)) atomicMin(&c.ctl->floor_body, static_cast<long long>(b.index));
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    if (!c.initialise) c.ctl->force_evaluations += n;
+    if (c.clock.ctl) {
+      c.ctl->t = t;
+      c.ctl->block_steps += 1;
+      c.ctl->interactions += static_cast<unsigned long long>(active) * c.j_bodies;
+      c.ctl->steps_left -= 1;
+    }
+  }
+}
+
+}  // namespace nbody::sim::kernels

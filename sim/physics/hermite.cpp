@@ -1,0 +1,89 @@
+// sim/physics/hermite.cpp - the Hermite state's checks, the counters and the floor's error message.
+#include "sim/physics/hermite.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace nbody::sim::hermite {
+
+void HermiteState::resize(std::size_t n) {
+  acceleration.resize(n);
+  jerk.resize(n);
+  time.resize(n);
+  step.resize(n);
+}
+
+namespace {
+bool finite3(const Vec3d& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
+bool power_of_two(double x) {
+  int e = 0;
+  return x > 0 && std::isfinite(x) && std::frexp(x, &e) == 0.5;
+}
+}  // namespace
+
+std::string state_problem(const HermiteState& s, std::size_t bodies, const std::string& what) {
+  std::ostringstream m;
+  m.precision(17);
+  if (s.acceleration.size() != bodies || s.jerk.size() != bodies || s.time.size() != bodies ||
+      s.step.size() != bodies) {
+    m << what << ": the Hermite state has " << s.time.size() << " times, " << s.step.size() << " steps, "
+      << s.acceleration.size() << " accelerations and " << s.jerk.size() << " jerks for " << bodies << " bodies";
+    return m.str();
+  }
+  if ((!s.position.empty() && s.position.size() != bodies) || (!s.velocity.empty() && s.velocity.size() != bodies)) {
+    m << what << ": the Hermite state has " << s.position.size() << " positions and " << s.velocity.size()
+      << " velocities for " << bodies << " bodies";
+    return m.str();
+  }
+  if (!std::isfinite(s.epoch) || std::abs(s.epoch) > 1e27) {
+    m << what << ": the Hermite epoch " << s.epoch << " is not a finite number";
+    return m.str();
+  }
+  for (std::size_t i = 0; i < bodies; ++i) {
+    double const t = s.time[i], dt = s.step[i];
+    if (!power_of_two(dt)) {
+      m << what << ": body " << i << " has the Hermite step " << dt << "; steps are positive powers of two";
+      return m.str();
+    }
+    if (!(t >= 0) || !std::isfinite(t) || std::fmod(t, dt) != 0.0 || t + dt - t != dt) {
+      m << what << ": body " << i << " has the Hermite time " << t << ", not a non-negative multiple of its step "
+        << dt;
+      return m.str();
+    }
+    if (!finite3(s.acceleration[i]) || !finite3(s.jerk[i]) || (!s.position.empty() && !finite3(s.position[i])) ||
+        (!s.velocity.empty() && !finite3(s.velocity[i]))) {
+      m << what << ": body " << i << " has a Hermite position, velocity, acceleration or jerk that is not finite";
+      return m.str();
+    }
+  }
+  return {};
+}
+
+HermiteCounters& HermiteCounters::operator+=(const HermiteCounters& o) {
+  block_steps += o.block_steps;
+  force_evaluations += o.force_evaluations;
+  interactions += o.interactions;
+  for (int k = 0; k < kLevels; ++k) levels[k] += o.levels[k];
+  return *this;
+}
+
+std::string floor_message(const BodySet& b, std::size_t body, double dt, double floor, double time) {
+  std::size_t nearest = body;
+  double best = std::numeric_limits<double>::infinity();
+  auto const& x = b.pos_mass[body];
+  for (std::size_t j = 0; j < b.size(); ++j) {
+    if (j == body) continue;
+    double const dx = b.pos_mass[j].x - x.x, dy = b.pos_mass[j].y - x.y, dz = b.pos_mass[j].z - x.z;
+    double const r = std::sqrt(dx * dx + dy * dy + dz * dz);
+    if (r < best) best = r, nearest = j;
+  }
+  std::ostringstream m;
+  m.precision(3);
+  m << "hermite4: at t = " << time << " body " << body << " needs a step of " << dt << ", below the floor " << floor;
+  if (nearest != body) m << "; its nearest neighbour is body " << nearest << " at distance " << best;
+  m << " (a close encounter: hermite4 has no regularisation; a larger softening resolves it)";
+  return m.str();
+}
+
+}  // namespace nbody::sim::hermite

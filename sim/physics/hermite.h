@@ -1,0 +1,53 @@
+// sim/physics/hermite.h - the host side of the Hermite block-step integrator: the per-body state a run carries
+// (and a checkpoint stores), the checks of the settings, and the floor's error.
+//
+// The algorithm itself (predictor, corrector, steps) is sim/physics/hermite_step.h, shared with the GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/real4.h"
+#include "sim/physics/body_set.h"
+#include "sim/physics/hermite_step.h"
+
+namespace nbody::sim::hermite {
+
+// Each body's Hermite state, all N bodies, fp64. `time` and `step` are block times (offsets from `epoch`,
+// see hermite_step.h): body i was last corrected at epoch + time[i] and is next at epoch + time[i] + step[i].
+// Empty vectors: not started (a scenario, a tipsy file, a leapfrog checkpoint): the run initialises every
+// body as at its start (a force pass, the start step).
+struct HermiteState {
+  double epoch = 0.0;  // the simulation time at block time 0
+  std::vector<Vec3d> acceleration, jerk;
+  std::vector<double> time, step;
+  // Each body's position and velocity at its own time, for files (a checkpoint stores them beside the
+  // synchronised state; a simulation takes them in its initial BodySet). Empty where not needed.
+  std::vector<Vec3d> position, velocity;
+
+  bool started() const { return !time.empty(); }
+  std::size_t size() const { return time.size(); }
+  void resize(std::size_t n);
+};
+
+// Why `state` cannot continue `bodies` (sizes, non-finite values, a step that is not a positive power of two
+// or a time that is not a multiple of it), or "". `what` names where it came from, for the message.
+std::string state_problem(const HermiteState& state, std::size_t bodies, const std::string& what);
+
+// The counts a Hermite run reports (--json): over the bodies of one engine, or summed over all of them.
+struct HermiteCounters {
+  std::uint64_t block_steps = 0;        // block steps done (the single-device fast path counts them itself)
+  std::uint64_t force_evaluations = 0;  // corrected bodies, summed over block steps
+  std::uint64_t interactions = 0;       // force+jerk pair evaluations: active bodies x j-bodies, summed
+  std::uint64_t levels[kLevels] = {};   // force evaluations by the level of the step that ended (step_level)
+
+  HermiteCounters& operator+=(const HermiteCounters& o);
+};
+
+// The one-line error of a step below the floor: body `body` (its step `dt`, the floor `floor`, at simulation
+// time `time`), its nearest neighbour in `positions` and their distance.
+std::string floor_message(const BodySet& positions, std::size_t body, double dt, double floor, double time);
+
+}  // namespace nbody::sim::hermite

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""tests/hermite_cli.py - the nbody command with --integrator hermite4, as a user runs it.
+
+    hermite_cli.py NBODY CASE [MPIRUN]
+
+bad_settings        --eta, --eta-start, --dt-max, --t-end out of bounds, and options that mean nothing with
+                    hermite4 (--dt, --damping, --kernel; --eta with leapfrog): one line each, exit status 2.
+steps_and_time      --steps counts block steps; --t-end 0.25 ends at time 0.25 exactly; --json reports the
+                    block steps, force evaluations, the step levels' histogram and the interactions.
+restart_bitwise     100 + 100 block steps through a checkpoint, on 3 and then 2 host devices (workers), hold
+                    the bits of 200 on one: /Hermite and the synchronised bodies.
+bad_checkpoint      a checkpoint whose HermiteEta or a body's Hermite step is out of bounds is refused, naming
+                    the file and the attribute or body.
+ranks               (MPIRUN) mpirun -np 1, 2 and 3 (x 2 host devices on 2 ranks): the bits of one process; a
+                    checkpoint of 2 ranks continued on 3 gives the bits of one run.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+nbody, case = sys.argv[1], sys.argv[2]
+mpirun = sys.argv[3] if len(sys.argv) > 3 else None
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(args, prefix=(), timeout=240):
+    cmd = [*prefix, nbody, "--backend", "cpu", *args]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    print("$", " ".join(cmd), "->", r.returncode)
+    print(r.stdout[-2000:], r.stderr[-2000:])
+    return r
+
+
+def h5py_or_skip():
+    try:
+        import h5py  # noqa: F401
+        import numpy  # noqa: F401
+    except ImportError:
+        print("h5py not installed: skipped")
+        sys.exit(77)
+
+
+def same_checkpoints(a, b, what):
+    import h5py
+    import numpy as np
+    with h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
+        for name in ["Positions", "Velocities", "Accelerations", "Jerks", "Times", "Steps"]:
+            check(np.array_equal(fa["Hermite"][name][:], fb["Hermite"][name][:]), f"{what}: /Hermite/{name} differs")
+        check(fa["Hermite"].attrs["Epoch"] == fb["Hermite"].attrs["Epoch"], f"{what}: Epoch differs")
+        for group in ["PartType1", "PartType4", "PartType0"]:
+            if group in fa:
+                for name in ["Coordinates", "CoordinateRoundoff", "Velocities"]:
+                    check(np.array_equal(fa[group][name][:], fb[group][name][:]), f"{what}: {group}/{name} differs")
+        check(fa["Header"].attrs["Time"] == fb["Header"].attrs["Time"], f"{what}: Time differs")
+        check(fa["Header"].attrs["Step"] == fb["Header"].attrs["Step"], f"{what}: Step differs")
+
+
+H = ["--run", "--integrator", "hermite4", "--quiet"]
+
+with tempfile.TemporaryDirectory() as d:
+    p = lambda name: os.path.join(d, name)
+
+    if case == "bad_settings":
+        for args, message in [
+            (["--eta", "0"], "--eta 0: must be in (0, 100]"),
+            (["--eta", "101"], "--eta 101: must be in (0, 100]"),
+            (["--eta", "nan"], "--eta nan: must be in (0, 100]"),
+            (["--eta-start", "-1"], "--eta-start -1: must be in (0, 100]"),
+            (["--dt-max", "0"], "--dt-max 0: must be in [1e-09, 1e12]"),
+            (["--dt-max", "1e13"], "--dt-max 1e+13: must be in [1e-09, 1e12]"),
+            (["--t-end", "inf"], "--t-end inf"),
+            (["--t-end", "1e30"], "--t-end 1e30"),
+            (["--dt", "0.01"], "--dt 0.01: hermite4 chooses each body's step"),
+            (["--damping", "0.5"], "--damping 0.5: hermite4 does not damp"),
+            (["--kernel", "simd"], "--kernel simd: hermite4 has its own"),
+            (["--launch", "graph"], "--launch graph"),
+        ]:
+            r = run([*H, "--bodies", "64", *args])
+            check(r.returncode == 2, f"{args}: exit status {r.returncode}, not 2")
+            check(r.stderr.startswith("error: ") and message in r.stderr, f"{args}: message {r.stderr!r}")
+            check(r.stderr.count("\n") == 1, f"{args}: not one line: {r.stderr!r}")
+        r = run(["--run", "--bodies", "64", "--eta", "0.1", "--quiet"])
+        check(r.returncode == 2 and "--eta: applies to --integrator hermite4 only" in r.stderr, "--eta with leapfrog")
+        r = run(["--run", "--bodies", "64", "--softening", "0", "--quiet"])
+        check(r.returncode == 2 and "--softening 0" in r.stderr, "--softening 0 with leapfrog")
+        r = run([*H, "--bodies", "64", "--softening", "0", "--steps", "20"])
+        check(r.returncode == 0, "hermite4 takes --softening 0")
+
+    elif case == "steps_and_time":
+        r = run([*H, "--bodies", "256", "--steps", "7", "--json", p("a.json")])
+        check(r.returncode == 0, "--steps 7")
+        j = json.load(open(p("a.json")))
+        h = j["hermite4"]
+        check(j["steps"] == 7 and j["step"] == 7 and h["block_steps"] == 7, f"--steps 7 made {j['steps']} block steps")
+        check(sum(h["step_level_histogram"]) == h["force_evaluations"] > 0, "histogram sums to the force evaluations")
+        check(abs(h["force_evaluations_per_body"] - h["force_evaluations"] / 256) < 1e-12, "evaluations per body")
+        # Force+jerk interactions: the start (N^2) and every evaluation against N bodies.
+        check(h["interactions"] == 256 * 256 + h["force_evaluations"] * 256, f"interactions {h['interactions']}")
+        r = run([*H, "--bodies", "256", "--t-end", "0.25", "--json", p("b.json")])
+        j = json.load(open(p("b.json")))
+        check(r.returncode == 0 and j["time"] == 0.25, f"--t-end 0.25 ended at {j['time']}")
+        check(j["hermite4"]["block_steps"] > 4, "--t-end 0.25 took block steps")
+        check(abs(j["end"]["relative_energy_error"]) < 1e-6, f"energy error {j['end']['relative_energy_error']}")
+
+    elif case == "restart_bitwise":
+        h5py_or_skip()
+        common = [*H, "--bodies", "300", "--precision", "fp64"]
+        check(run([*common, "--steps", "200", "--checkpoint", p("a.h5")]).returncode == 0, "200 steps")
+        check(run([*common, "--steps", "100", "--checkpoint", p("b.h5"), "--numgpus", "3", "--threading", "workers"])
+              .returncode == 0, "100 steps on 3 devices")
+        check(run(["--run", "--restart", p("b.h5"), "--steps", "100", "--checkpoint", p("c.h5"), "--quiet",
+                   "--numgpus", "2"]).returncode == 0, "100 more on 2 devices")
+        same_checkpoints(p("a.h5"), p("c.h5"), "restart")
+
+    elif case == "bad_checkpoint":
+        h5py_or_skip()
+        import h5py
+        import shutil
+        check(run([*H, "--bodies", "100", "--steps", "20", "--checkpoint", p("a.h5")]).returncode == 0, "write")
+        for name, change, message in [
+            ("eta.h5", lambda f: f["Header"].attrs.modify("HermiteEta", 1e9), "Header/HermiteEta 1e+09: must be in"),
+            ("dtmax.h5", lambda f: f["Header"].attrs.modify("HermiteDtMax", -1.0), "Header/HermiteDtMax -1"),
+            ("step.h5", lambda f: f["Hermite/Steps"].__setitem__(3, 0.3), "/Hermite: body 3 has the Hermite step 0.2999"),
+        ]:
+            shutil.copy(p("a.h5"), p(name))
+            with h5py.File(p(name), "r+") as f:
+                change(f)
+                if "Checksum" in f["Header"].attrs:
+                    del f["Header"].attrs["Checksum"]  # the bounds, not the checksum, must catch it
+            r = run(["--run", "--restart", p(name), "--steps", "1", "--quiet"])
+            check(r.returncode == 2, f"{name}: exit status {r.returncode}")
+            check(p(name) in r.stderr and message in r.stderr, f"{name}: message {r.stderr!r}")
+
+    elif case == "ranks":
+        h5py_or_skip()
+        if not mpirun:
+            print("no mpirun: skipped")
+            sys.exit(77)
+        common = [*H, "--bodies", "300", "--precision", "fp64", "--steps", "120"]
+        check(run([*common, "--checkpoint", p("one.h5")]).returncode == 0, "one process")
+        for ranks, extra in [(1, []), (2, ["--numgpus", "2"]), (3, [])]:
+            name = p(f"ranks{ranks}.h5")
+            r = run([*common, "--checkpoint", name, *extra], prefix=(mpirun, "-np", str(ranks), "--oversubscribe"))
+            check(r.returncode == 0, f"{ranks} ranks")
+            if r.returncode == 0:
+                same_checkpoints(p("one.h5"), name, f"{ranks} ranks")
+        part = [*H, "--bodies", "300", "--precision", "fp64"]
+        r = run([*part, "--steps", "50", "--checkpoint", p("half.h5")], prefix=(mpirun, "-np", "2", "--oversubscribe"))
+        check(r.returncode == 0, "50 steps on 2 ranks")
+        r = run(["--run", "--restart", p("half.h5"), "--steps", "70", "--checkpoint", p("rest.h5"), "--quiet"],
+                prefix=(mpirun, "-np", "3", "--oversubscribe"))
+        check(r.returncode == 0, "70 more on 3 ranks")
+        if r.returncode == 0:
+            same_checkpoints(p("one.h5"), p("rest.h5"), "restart on 3 ranks")
+
+    else:
+        print("unknown case", case)
+        sys.exit(2)
+
+if failures:
+    print(len(failures), "failure(s)")
+    sys.exit(1)
+print("ok")

@@ -1,0 +1,447 @@
+// tests/test_hermite_gpu.cpp - the CUDA Hermite engine (label gpu; skipped where no CUDA device is visible): its
+// forces and jerks against a direct fp64 loop, and the bits it keeps across launch shapes, active-block sizes,
+// slices of one GPU and graph or stream launches.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "gpu/devices.h"
+#include "multigpu/simulation.h"
+#include "sim/engines/hermite_cuda.h"
+#include "sim/engines/hermite_engine.h"
+#include "sim/kernels/segments.h"
+#include "sim/physics/hermite.h"
+#include "sim/physics/integrator.h"
+#include "test_support.h"
+
+namespace nbody {
+namespace {
+
+using sim::hermite::ActiveBody;
+using sim::hermite::ForceJerk;
+
+bool have_gpu() { return !gpu::devices().empty(); }
+#define REQUIRE_GPU() \
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device visible"
+
+sim::HermiteEngineConfig config_for(std::size_t n, Precision p, double softening, Slice slice = {0, 0}) {
+  sim::HermiteEngineConfig c;
+  c.bodies = n;
+  c.slice = slice.count ? slice : Slice{0, n};
+  c.softening = softening;
+  c.engine.precision = p;
+  c.device = 0;
+  return c;
+}
+
+std::unique_ptr<sim::CudaHermiteEngine> cuda_engine(const sim::HermiteEngineConfig& c) {
+  auto e = sim::make_hermite_engine(sim::Backend::cuda, c);
+  auto* cuda = dynamic_cast<sim::CudaHermiteEngine*>(e.get());
+  if (!cuda) throw std::logic_error("make_hermite_engine(cuda) made no CudaHermiteEngine");
+  e.release();
+  return std::unique_ptr<sim::CudaHermiteEngine>(cuda);
+}
+
+ActiveBody active_of(const sim::BodySet& b, std::size_t i) {
+  auto const& p = b.pos_mass[i];
+  auto const& v = b.velocity[i];
+  return {p.x, p.y, p.z, p.w, v.x, v.y, v.z, i};
+}
+
+// The direct fp64 loop: force, jerk and potential of body i from every other body, with the one pair function.
+ForceJerk direct(const sim::BodySet& b, std::size_t i, double eps2) {
+  ForceJerk f{};
+  auto const& pi = b.pos_mass[i];
+  auto const& vi = b.velocity[i];
+  for (std::size_t j = 0; j < b.size(); ++j) {
+    auto const& pj = b.pos_mass[j];
+    auto const& vj = b.velocity[j];
+    sim::hermite::add_terms(f, sim::hermite::pair_force_jerk<double>(pj.x - pi.x, pj.y - pi.y, pj.z - pi.z,
+                                                                     vj.x - vi.x, vj.y - vi.y, vj.z - vi.z, pj.w,
+                                                                     eps2, j == i ? 1.0 : 0.0));
+  }
+  return f;
+}
+
+// Every device's partials for `list` added in group order, from zero (device order is group order).
+std::vector<ForceJerk> totals(const std::vector<sim::HermiteEngine*>& engines, const std::vector<ActiveBody>& list) {
+  for (auto* e : engines) {
+    e->set_active(list.data(), list.size());
+    e->partial_forces();
+  }
+  std::vector<ForceJerk> t(list.size(), ForceJerk{});
+  for (auto* e : engines) {
+    const ForceJerk* p = e->partials();
+    for (std::size_t g = 0; g < e->own_groups(); ++g)
+      for (std::size_t k = 0; k < list.size(); ++k) sim::hermite::add_partial(t[k], p[g * list.size() + k]);
+  }
+  return t;
+}
+
+// The bodies of `b` (not predicted: the engines' j arrays hold the uploaded state until the first predict).
+std::vector<ForceJerk> forces_of(sim::HermiteEngine& e, const sim::BodySet& b, const std::vector<std::size_t>& active) {
+  std::vector<ActiveBody> list;
+  for (std::size_t i : active) list.push_back(active_of(b, i));
+  return totals({&e}, list);
+}
+
+std::vector<std::size_t> random_block(std::size_t n, std::size_t count, std::uint64_t seed) {
+  std::vector<std::size_t> all(n);
+  for (std::size_t i = 0; i < n; ++i) all[i] = i;
+  std::mt19937_64 rng(seed);
+  std::shuffle(all.begin(), all.end(), rng);
+  all.resize(std::min(count, n));
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+struct Errors {
+  double acceleration = 0, jerk = 0, potential = 0;
+};
+// Relative L2 errors of acceleration, jerk and potential over the block.
+Errors errors(const std::vector<ForceJerk>& got, const std::vector<ForceJerk>& ref) {
+  double ea = 0, ra = 0, ej = 0, rj = 0, ep = 0, rp = 0;
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    auto sq = [](double x, double y, double z) { return x * x + y * y + z * z; };
+    ea += sq(got[k].ax - ref[k].ax, got[k].ay - ref[k].ay, got[k].az - ref[k].az);
+    ra += sq(ref[k].ax, ref[k].ay, ref[k].az);
+    ej += sq(got[k].jx - ref[k].jx, got[k].jy - ref[k].jy, got[k].jz - ref[k].jz);
+    rj += sq(ref[k].jx, ref[k].jy, ref[k].jz);
+    ep += (got[k].phi - ref[k].phi) * (got[k].phi - ref[k].phi);
+    rp += ref[k].phi * ref[k].phi;
+  }
+  auto rel = [](double e, double r) { return r > 0 ? std::sqrt(e / r) : std::sqrt(e); };  // one body: absolute
+  return {rel(ea, ra), rel(ej, rj), rel(ep, rp)};
+}
+
+::testing::AssertionResult same_bits(const std::vector<ForceJerk>& a, const std::vector<ForceJerk>& b) {
+  if (a.size() != b.size()) return ::testing::AssertionFailure() << "sizes " << a.size() << " and " << b.size();
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    if (std::memcmp(&a[k], &b[k], 7 * sizeof(double)) != 0)
+      return ::testing::AssertionFailure() << "entry " << k << " differs: ax " << a[k].ax << " vs " << b[k].ax
+                                           << ", jx " << a[k].jx << " vs " << b[k].jx;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Bounds of the relative L2 error against the direct fp64 loop. fp64: the same pair function and fp64 sums in
+// another order, with CUDA's double rsqrt (within 1 ulp). fp32: pair arithmetic in fp32 on fp64 differences,
+// rsqrtf; the jerk, a difference of two terms of one size, loses more. The CPU engine's same arithmetic
+// (correctly rounded 1/sqrt) measured, worst over these cases: fp64 4.7e-15 (a, jerk, phi), fp32 6.5e-8 (a),
+// 3.9e-7 (jerk), 4.8e-8 (phi). The GPU's values are printed and recorded (RecordProperty) by each case.
+constexpr double kFp64ForceBound = 1e-13;
+constexpr double kFp32AccelerationBound = 1e-6;
+constexpr double kFp32JerkBound = 4e-6;
+
+struct ForceCase {
+  Precision precision;
+  std::size_t n, active;
+  double softening;
+};
+
+class HermiteGpuForces : public ::testing::TestWithParam<ForceCase> {};
+
+TEST_P(HermiteGpuForces, MatchTheDirectFp64Loop) {
+  REQUIRE_GPU();
+  auto const& c = GetParam();
+  sim::BodySet const b = test::scenario("plummer", c.n);
+  auto e = cuda_engine(config_for(c.n, c.precision, c.softening));
+  e->upload_unstarted(b);
+  auto const block = random_block(c.n, c.active, 7 + c.active);
+  auto const got = forces_of(*e, b, block);
+  std::vector<ForceJerk> ref;
+  for (std::size_t i : block) ref.push_back(direct(b, i, c.softening * c.softening));
+  Errors const err = errors(got, ref);
+  bool const fp64 = c.precision == Precision::fp64;
+  EXPECT_LT(err.acceleration, fp64 ? kFp64ForceBound : kFp32AccelerationBound);
+  EXPECT_LT(err.jerk, fp64 ? kFp64ForceBound : kFp32JerkBound);
+  EXPECT_LT(err.potential, fp64 ? kFp64ForceBound : kFp32AccelerationBound);
+  if (c.n > 1 && c.active > 1) {
+    EXPECT_GT(err.acceleration + err.jerk, 0.0) << "bit-identical to the direct loop: suspicious";
+  }
+  for (auto [name, value] : {std::pair{"acceleration_l2", err.acceleration}, std::pair{"jerk_l2", err.jerk},
+                             std::pair{"potential_l2", err.potential}}) {
+    char measured[32];
+    std::snprintf(measured, sizeof measured, "%.3e", value);
+    RecordProperty(name, measured);
+  }
+  std::printf("hermite %s N=%zu active=%zu softening=%g: relative L2 a %.3e, jerk %.3e, phi %.3e\n",
+              name_of(c.precision).c_str(), c.n, block.size(), c.softening, err.acceleration, err.jerk, err.potential);
+}
+
+std::vector<ForceCase> force_cases() {
+  std::vector<ForceCase> v;
+  for (auto p : {Precision::fp64, Precision::fp32})
+    for (ForceCase c : {ForceCase{p, 1, 1, 0.01}, ForceCase{p, 7, 3, 0.0}, ForceCase{p, 1000, 16, 0.01},
+                        ForceCase{p, 3000, 64, 1e-4}, ForceCase{p, 3000, 3000, 0.0}, ForceCase{p, 20000, 300, 0.01},
+                        ForceCase{p, 8192, 8192, 0.01}})
+      v.push_back(c);
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Blocks, HermiteGpuForces, ::testing::ValuesIn(force_cases()), [](auto const& param_info) {
+  auto const& c = param_info.param;
+  return name_of(c.precision) + "_N" + std::to_string(c.n) + "_active" + std::to_string(c.active) +
+         (c.softening == 0 ? "_eps0" : "");
+});
+
+// The same bodies' sums, bit for bit, whatever the block they are part of and whatever grid the force kernel runs
+// on (1 block, 7, as many as stay resident, far more): at N = 20,000 (groups of 8 spans) 16 bodies are cut per
+// span on the resident grid and per group on 1 block, every body per group (sim/kernels/hermite.cuh).
+TEST(HermiteGpu, SumsDoNotDependOnTheBlockOrTheLaunchShape) {
+  REQUIRE_GPU();
+  for (auto p : {Precision::fp64, Precision::fp32}) {
+    for (std::size_t n : {1000u, 20000u}) {
+      sim::BodySet const b = test::scenario("plummer", n);
+      auto e = cuda_engine(config_for(n, p, 0.01));
+      e->upload_unstarted(b);
+      auto const small = random_block(n, 16, 3);
+      auto const base = forces_of(*e, b, small);
+      std::vector<std::size_t> all(n);
+      for (std::size_t i = 0; i < n; ++i) all[i] = i;
+      auto const every = forces_of(*e, b, all);
+      std::vector<ForceJerk> picked;
+      for (std::size_t i : small) picked.push_back(every[i]);
+      EXPECT_TRUE(same_bits(base, picked)) << "16 bodies against every body, " << name_of(p) << " N=" << n;
+      for (int grid : {1, 7, 0, 100000}) {
+        e->set_force_grid(grid);
+        EXPECT_TRUE(same_bits(base, forces_of(*e, b, small))) << "grid " << grid << ", " << name_of(p) << " N=" << n;
+        std::vector<ForceJerk> again;
+        auto const whole = forces_of(*e, b, all);
+        for (std::size_t i : small) again.push_back(whole[i]);
+        EXPECT_TRUE(same_bits(base, again)) << "every body, grid " << grid << ", " << name_of(p) << " N=" << n;
+      }
+    }
+  }
+}
+
+// ---- block steps: the protocol over engines, and advance_blocks ----
+
+// The start and `blocks` block steps through the multi-device protocol over `engines` (slices in index order).
+void protocol_run(const std::vector<sim::HermiteEngine*>& engines, const sim::BodySet& b, std::size_t blocks) {
+  std::vector<ActiveBody> list;
+  auto gather = [&](double t, bool all) {
+    list.clear();
+    for (auto* e : engines) {
+      std::size_t const n = e->pack_active(t, all);
+      list.insert(list.end(), e->own_active_data(), e->own_active_data() + n);
+    }
+  };
+  auto finish = [&](double t, bool start) {
+    auto const tot = totals(engines, list);
+    std::size_t k = 0;
+    for (auto* e : engines) {
+      Slice const s = e->config().slice;
+      std::size_t own = 0;
+      while (k + own < list.size() && list[k + own].index < s.end()) ++own;
+      if (start)
+        e->initialise(tot.data() + k, own, t);
+      else
+        e->correct(tot.data() + k, own, t);
+      k += own;
+    }
+  };
+  for (auto* e : engines) e->upload_unstarted(b);
+  gather(0.0, true);
+  finish(0.0, true);
+  for (std::size_t s = 0; s < blocks; ++s) {
+    double t = INFINITY;
+    for (auto* e : engines) t = std::min(t, e->own_next_time());
+    for (auto* e : engines) e->predict(t);
+    gather(t, false);
+    finish(t, false);
+  }
+}
+
+struct Downloaded {
+  sim::BodySet bodies;
+  sim::hermite::HermiteState state;
+};
+Downloaded download(const std::vector<sim::HermiteEngine*>& engines, std::size_t n) {
+  Downloaded d;
+  d.bodies.pos_mass.resize(n);
+  d.bodies.velocity.resize(n);
+  d.state.resize(n);
+  for (auto* e : engines) e->download(d.bodies, d.state);
+  return d;
+}
+
+::testing::AssertionResult same_state(const Downloaded& a, const Downloaded& b) {
+  auto r = test::bitwise_equal(a.bodies, b.bodies);
+  if (!r) return r;
+  for (std::size_t i = 0; i < a.state.size(); ++i)
+    if (std::memcmp(&a.state.acceleration[i], &b.state.acceleration[i], sizeof(Vec3d)) != 0 ||
+        std::memcmp(&a.state.jerk[i], &b.state.jerk[i], sizeof(Vec3d)) != 0 || a.state.time[i] != b.state.time[i] ||
+        a.state.step[i] != b.state.step[i])
+      return ::testing::AssertionFailure() << "Hermite state of body " << i << " differs";
+  return ::testing::AssertionSuccess();
+}
+
+// N = 5,000: 10 groups of 512 bodies, 2 spans each (so every way of cutting the force pass can occur); slices on
+// group boundaries.
+constexpr std::size_t kLayoutBodies = 5000;
+constexpr std::size_t kLayoutBlocks = 60;
+
+// One GPU cut into 2 and 3 engines gives the bits of one engine, through the same protocol.
+TEST(HermiteGpu, SlicesOfOneGpuMatchOneEngineBitwise) {
+  REQUIRE_GPU();
+  std::size_t const n = kLayoutBodies, L = sim::kernels::segment_layout(n).length;
+  sim::BodySet const b = test::scenario("plummer", n);
+  for (auto p : {Precision::fp64, Precision::fp32}) {
+    auto one = cuda_engine(config_for(n, p, 0.01));
+    protocol_run({one.get()}, b, kLayoutBlocks);
+    Downloaded const base = download({one.get()}, n);
+    EXPECT_GT(*std::max_element(base.state.time.begin(), base.state.time.end()), 0.0) << "no block step done";
+    for (std::vector<std::size_t> cuts : {std::vector<std::size_t>{5 * L}, std::vector<std::size_t>{3 * L, 7 * L}}) {
+      std::vector<std::unique_ptr<sim::CudaHermiteEngine>> owned;
+      std::vector<sim::HermiteEngine*> engines;
+      std::size_t begin = 0;
+      cuts.push_back(n);
+      for (std::size_t end : cuts) {
+        owned.push_back(cuda_engine(config_for(n, p, 0.01, Slice{begin, end - begin})));
+        engines.push_back(owned.back().get());
+        begin = end;
+      }
+      protocol_run(engines, b, kLayoutBlocks);
+      EXPECT_TRUE(same_state(base, download(engines, n))) << cuts.size() << " slices of GPU 0, " << name_of(p);
+      std::uint64_t evaluations = 0;
+      for (auto* e : engines) evaluations += e->counters().force_evaluations;
+      EXPECT_EQ(evaluations, one->counters().force_evaluations);
+    }
+  }
+}
+
+// Two GPUs, one slice each (the protocol through the host): the bits of one engine.
+TEST(HermiteGpu, TwoGpusMatchOneEngineBitwise) {
+  REQUIRE_GPU();
+  if (gpu::devices().size() < 2) GTEST_SKIP() << "needs 2 GPUs";
+  std::size_t const n = kLayoutBodies, L = sim::kernels::segment_layout(n).length;
+  sim::BodySet const b = test::scenario("plummer", n);
+  for (auto p : {Precision::fp64, Precision::fp32}) {
+    auto one = cuda_engine(config_for(n, p, 0.01));
+    protocol_run({one.get()}, b, kLayoutBlocks);
+    auto c0 = config_for(n, p, 0.01, Slice{0, 5 * L}), c1 = config_for(n, p, 0.01, Slice{5 * L, n - 5 * L});
+    c1.device = 1;
+    auto e0 = cuda_engine(c0), e1 = cuda_engine(c1);
+    protocol_run({e0.get(), e1.get()}, b, kLayoutBlocks);
+    EXPECT_TRUE(same_state(download({one.get()}, n), download({e0.get(), e1.get()}, n))) << name_of(p);
+  }
+}
+
+// Through multigpu::Simulation (what the CLI runs): GPU 0 cut into 2 and 3 devices, with one host thread or a
+// worker each, and two GPUs where there are, give the bits of one GPU (whose blocks run in advance_blocks).
+TEST(HermiteGpuSimulation, EveryLayoutOfTheGpusGivesTheBitsOfOne) {
+  REQUIRE_GPU();
+  sim::BodySet const b = test::scenario("plummer", kLayoutBodies);
+  sim::IntegratorParams ip;
+  ip.integrator = sim::Integrator::hermite4;
+  sim::StepProgram const program = sim::make_step_program(ip);
+  auto run = [&](std::vector<int> devices, multigpu::Threading threading, Precision p) {
+    multigpu::SimulationConfig c;
+    c.backend = sim::Backend::cuda;
+    c.engine.precision = p;
+    c.softening = 0.01;
+    c.devices = std::move(devices);
+    c.threading = threading;
+    multigpu::Simulation s(b, program, c, multigpu::RunClock{0, b.time}, nullptr);
+    s.advance(kLayoutBlocks);
+    EXPECT_EQ(s.steps_done(), kLayoutBlocks);
+    Downloaded d;
+    s.hermite_state(d.bodies, d.state);
+    return d;
+  };
+  for (auto p : {Precision::fp64, Precision::fp32}) {
+    Downloaded const one = run({0}, multigpu::Threading::single, p);
+    std::vector<std::vector<int>> layouts{{0, 0}, {0, 0, 0}};
+    if (gpu::devices().size() >= 2) layouts.push_back({0, 1});
+    for (auto const& devices : layouts)
+      for (auto threading : {multigpu::Threading::single, multigpu::Threading::workers})
+        EXPECT_TRUE(same_state(one, run(devices, threading, p)))
+            << devices.size() << " devices (" << (devices.back() == 1 ? "GPUs 0 and 1" : "slices of GPU 0") << "), "
+            << name_of(threading) << ", " << name_of(p);
+  }
+}
+
+// advance_blocks on one engine, launched as graphs and kernel by kernel, with three force grids: the bits of the
+// protocol, and the same counters. Small blocks are cut per span on the resident grid and on 100,000 blocks, and
+// folded whole on 1 block (the single-device mode); larger ones per group.
+TEST(HermiteGpu, AdvanceBlocksMatchesTheProtocolWithGraphsAndStreams) {
+  REQUIRE_GPU();
+  std::size_t const n = kLayoutBodies;
+  sim::BodySet const b = test::scenario("plummer", n);
+  for (auto p : {Precision::fp64, Precision::fp32}) {
+    auto reference = cuda_engine(config_for(n, p, 0.01));
+    protocol_run({reference.get()}, b, kLayoutBlocks);
+    Downloaded const base = download({reference.get()}, n);
+    for (bool graphs : {true, false}) {
+      for (int grid : {0, 1, 100000}) {
+        auto e = cuda_engine(config_for(n, p, 0.01));
+        e->set_graph_launch(graphs);
+        e->set_force_grid(grid);
+        protocol_run({e.get()}, b, 0);  // the start through the protocol
+        // In uneven pieces: each call stops after its count, and the next goes on from there.
+        std::uint64_t done = 0;
+        for (std::uint64_t piece : {1u, 7u, 40u, 12u}) done += e->advance_blocks(piece, INFINITY);
+        ASSERT_EQ(done, kLayoutBlocks);
+        EXPECT_TRUE(same_state(base, download({e.get()}, n)))
+            << (graphs ? "graphs" : "stream") << ", grid " << grid << ", " << name_of(p);
+        auto const c = e->counters();
+        EXPECT_EQ(c.block_steps, kLayoutBlocks);
+        EXPECT_EQ(c.force_evaluations, reference->counters().force_evaluations);
+        EXPECT_EQ(e->block_time(), reference->block_time());
+      }
+    }
+  }
+}
+
+// advance_blocks stops before a block past t_stop, and goes on from there when called again.
+TEST(HermiteGpu, AdvanceBlocksStopsAtTheStopTime) {
+  REQUIRE_GPU();
+  std::size_t const n = 1000;
+  sim::BodySet const b = test::scenario("plummer", n);
+  auto e = cuda_engine(config_for(n, Precision::fp64, 0.01));
+  protocol_run({e.get()}, b, 0);
+  double const stop = 1.0 / 32;
+  std::uint64_t const done = e->advance_blocks(1000000, stop);
+  EXPECT_GT(done, 0u);
+  EXPECT_LE(e->block_time(), stop);
+  EXPECT_GT(e->own_next_time(), stop) << "stopped before a block it could have done";
+  std::uint64_t const more = e->advance_blocks(5, INFINITY);
+  EXPECT_EQ(more, 5u);
+  EXPECT_GT(e->block_time(), stop);
+}
+
+// The GPU engine against the CPU engine, both fp64, after the start and a few block steps: not the same bits (the
+// pair arithmetic differs in the last place), the same trajectory to near rounding.
+TEST(HermiteGpu, FollowsTheCpuEngine) {
+  REQUIRE_GPU();
+  std::size_t const n = kLayoutBodies;
+  sim::BodySet const b = test::scenario("plummer", n);
+  auto gpu = cuda_engine(config_for(n, Precision::fp64, 0.01));
+  auto cpu = sim::make_hermite_engine(sim::Backend::cpu, config_for(n, Precision::fp64, 0.01));
+  protocol_run({gpu.get()}, b, 20);
+  protocol_run({cpu.get()}, b, 20);
+  Downloaded const g = download({gpu.get()}, n), c = download({cpu.get()}, n);
+  double worst = 0;
+  std::size_t steps_differ = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    Vec3d const d{g.bodies.pos_mass[i].x - c.bodies.pos_mass[i].x, g.bodies.pos_mass[i].y - c.bodies.pos_mass[i].y,
+                  g.bodies.pos_mass[i].z - c.bodies.pos_mass[i].z};
+    worst = std::max(worst, norm(d));
+    steps_differ += g.state.step[i] != c.state.step[i];
+  }
+  // Positions of order 1 after a few hundredths of a time unit: differences of rounding, 1e-15 to 1e-13.
+  EXPECT_LT(worst, 1e-10);
+  EXPECT_LE(steps_differ, n / 100) << "steps chosen differently for many bodies";
+  std::printf("GPU against CPU engine, fp64, N=%zu, 20 block steps: largest position difference %.3e, %zu steps differ\n",
+              n, worst, steps_differ);
+}
+
+}  // namespace
+}  // namespace nbody

@@ -1,0 +1,198 @@
+// tools/hermite_bench.cpp - times the CUDA Hermite engine on one GPU: a block step with every body active, block
+// steps of a small active block, and the time to solution of a Plummer sphere. Developer tool:
+//   hermite_bench all N fp64|fp32                        every body active: interactions/s, flop/s at 60 a pair
+//   hermite_bench block N ACTIVE fp64|fp32               blocks of ACTIVE bodies: microseconds a block step
+//   hermite_bench solution N T_END SOFTENING ETA fp64|fp32 [SECONDS]  start, then block steps to T_END
+// Each prints one line a measurement. Times are wall clock around calls that synchronise at their end.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/engines/hermite_cuda.h"
+#include "sim/engines/hermite_engine.h"
+#include "sim/physics/hermite.h"
+#include "sim/physics/scenarios.h"
+
+using namespace nbody;
+using namespace nbody::sim;
+using hermite::ActiveBody;
+using hermite::ForceJerk;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+Precision precision_of(const std::string& s) {
+  if (s == "fp64") return Precision::fp64;
+  if (s == "fp32") return Precision::fp32;
+  throw std::invalid_argument("precision '" + s + "': fp64 or fp32");
+}
+
+BodySet plummer(std::size_t n) {
+  ScenarioParams p;
+  p.scenario = Scenario::plummer;
+  p.bodies = n;
+  p.seed = 42;
+  return make_scenario(p);
+}
+
+std::unique_ptr<HermiteEngine> engine(std::size_t n, Precision precision, double softening, double eta,
+                                      double dt_max = 1.0 / 16) {
+  HermiteEngineConfig c;
+  c.bodies = n;
+  c.slice = {0, n};
+  c.softening = softening;
+  c.engine.precision = precision;
+  c.params.eta = eta;
+  c.params.dt_max = dt_max;
+  return make_hermite_engine(Backend::cuda, c);
+}
+
+// The start through the protocol on the one engine: every body active, forces, the start steps.
+void start(HermiteEngine& e, const BodySet& b) {
+  e.upload_unstarted(b);
+  std::size_t const n = e.pack_active(0.0, true);
+  std::vector<ActiveBody> list(e.own_active_data(), e.own_active_data() + n);
+  e.set_active(list.data(), n);
+  e.partial_forces();
+  const ForceJerk* p = e.partials();
+  std::vector<ForceJerk> totals(n, ForceJerk{});
+  for (std::size_t g = 0; g < e.own_groups(); ++g)
+    for (std::size_t k = 0; k < n; ++k) hermite::add_partial(totals[k], p[g * n + k]);
+  e.initialise(totals.data(), n, 0.0);
+}
+
+struct Started {
+  BodySet bodies;
+  hermite::HermiteState state;
+};
+Started started(HermiteEngine& e, std::size_t n) {
+  Started s;
+  s.bodies = plummer(n);
+  start(e, s.bodies);
+  s.state.resize(n);
+  e.download(s.bodies, s.state);
+  return s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void every_body_active(std::size_t n, Precision p) {
+  auto e = engine(n, p, 0.01, 0.02);
+  Started s = started(*e, n);
+  // Every body at block time 0 with the largest step: the next block holds them all.
+  std::fill(s.state.time.begin(), s.state.time.end(), 0.0);
+  std::fill(s.state.step.begin(), s.state.step.end(), 1.0 / 16);
+  std::vector<double> times;
+  for (int rep = 0; rep < 4; ++rep) {
+    e->upload(s.bodies, s.state);
+    auto const t0 = Clock::now();
+    if (e->advance_blocks(1, INFINITY) != 1) throw std::runtime_error("no block step done");
+    if (rep > 0) times.push_back(seconds_since(t0));  // the first: warm-up (the graph is captured there)
+  }
+  double const t = median(times), rate = double(n) * double(n) / t;
+  std::printf("hermite %s every body active N=%zu: %.3f ms a block step, %.3e interactions/s, %.1f Tflop/s (60 a pair)  [%s]\n",
+              name_of(p).c_str(), n, 1e3 * t, rate, 60 * rate * 1e-12, e->kernel_name().c_str());
+}
+
+void small_blocks(std::size_t n, std::size_t active, Precision p) {
+  // Blocks of exactly `active` bodies, block after block: those bodies at block time 0 with steps of 2^-10, the
+  // largest step the engine allows (dt_max), and an eta so large that none wants a smaller one; every other body
+  // waits with a step of 1/16. The physics is not a simulation's, the work of each block step is: the same kernels
+  // over the same N with `active` bodies active.
+  constexpr double kStep = 0x1p-10;
+  auto e = engine(n, p, 0.01, 1e4, kStep);
+  Started s = started(*e, n);
+  std::vector<std::size_t> pick(n);
+  for (std::size_t i = 0; i < n; ++i) pick[i] = i;
+  std::mt19937_64 rng(5);
+  std::shuffle(pick.begin(), pick.end(), rng);
+  std::fill(s.state.time.begin(), s.state.time.end(), 0.0);
+  std::fill(s.state.step.begin(), s.state.step.end(), 1.0 / 16);
+  for (std::size_t k = 0; k < std::min(active, n); ++k) s.state.step[pick[k]] = kStep;
+  double const stop = 1.0 / 16 - kStep / 2;  // before the block of every body
+  double const common = kStep;
+  auto* cuda = dynamic_cast<CudaHermiteEngine*>(e.get());
+  for (bool graphs : {true, false}) {
+    if (cuda) cuda->set_graph_launch(graphs);
+    std::vector<double> per_block;
+    double evaluations = 0, blocks = 0;
+    for (int rep = 0; rep < 4; ++rep) {
+      e->upload(s.bodies, s.state);
+      auto const before = e->counters();
+      auto const t0 = Clock::now();
+      std::uint64_t const done = e->advance_blocks(48, stop);
+      double const t = seconds_since(t0);
+      auto const after = e->counters();
+      if (done == 0) throw std::runtime_error("no block step done");
+      if (rep > 0) {
+        per_block.push_back(t / double(done));
+        evaluations += double(after.force_evaluations - before.force_evaluations);
+        blocks += double(done);
+      }
+    }
+    std::printf("hermite %s blocks of %.1f active bodies (asked %zu, steps %g), N=%zu, %s: %.2f us a block step "
+                "(all stages)\n", name_of(p).c_str(), evaluations / blocks, active, common, n,
+                graphs ? "graphs" : "stream", 1e6 * median(per_block));
+  }
+}
+
+void to_solution(std::size_t n, double t_end, double softening, double eta, Precision p, double budget) {
+  auto e = engine(n, p, softening, eta);
+  BodySet const b = plummer(n);
+  e->synchronize();
+  auto const t0 = Clock::now();
+  start(*e, b);
+  std::uint64_t blocks = 0;
+  while (seconds_since(t0) < budget) {
+    std::uint64_t const done = e->advance_blocks(4096, t_end);
+    blocks += done;
+    if (done < 4096 || e->floor_violation() >= 0) break;
+  }
+  double const wall = seconds_since(t0);
+  auto const c = e->counters();
+  bool const reached = e->own_next_time() > t_end;
+  std::printf("hermite %s Plummer N=%zu softening %g eta %g to t=%g: %s in %.2f s (block time %.5f), %llu block "
+              "steps, %.1f bodies a block, %.3e interactions, %.3e interactions/s%s\n",
+              name_of(p).c_str(), n, softening, eta, t_end, reached ? "reached" : "NOT reached", wall,
+              e->block_time(), static_cast<unsigned long long>(blocks),
+              double(c.force_evaluations) / double(std::max<std::uint64_t>(blocks, 1)), double(c.interactions),
+              double(c.interactions) / wall, e->floor_violation() >= 0 ? " (stopped: step below the floor)" : "");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    std::vector<std::string> a(argv + 1, argv + argc);
+    auto size = [&](std::size_t k) { return std::size_t(std::stoull(a.at(k))); };
+    if (a.size() == 3 && a[0] == "all") {
+      every_body_active(size(1), precision_of(a[2]));
+    } else if (a.size() == 4 && a[0] == "block") {
+      small_blocks(size(1), size(2), precision_of(a[3]));
+    } else if ((a.size() == 6 || a.size() == 7) && a[0] == "solution") {
+      to_solution(size(1), std::stod(a[2]), std::stod(a[3]), std::stod(a[4]), precision_of(a[5]),
+                  a.size() == 7 ? std::stod(a[6]) : 300.0);
+    } else {
+      std::fprintf(stderr,
+                   "usage: hermite_bench all N fp64|fp32 | block N ACTIVE fp64|fp32 | "
+                   "solution N T_END SOFTENING ETA fp64|fp32 [SECONDS]\n");
+      return 2;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
