@@ -11,10 +11,12 @@ int run_validate(const Options& options);       // --validate
 int run_devices(const Options& options);        // --devices
 int run_compare_threading(const Options& options);  // --compare-threading
 int run_viewer(const Options& options);         // --viewer, --offscreen (app/viewer.cpp)
+int run_serve(const Options& options);          // --serve: the viewer in a browser (app/serve.cpp)
 // No mode named: the viewer where a window opens, else (no display, a stale DISPLAY, no viewer
 // built) the benchmark, with a notice saying why.
 int run_default_mode(const Options& options);
 bool viewer_available();                        // built with the viewer's libraries
+bool serve_available();                         // and with the server's (Boost.Beast, libturbojpeg)
 bool display_available();                       // DISPLAY or WAYLAND_DISPLAY is set
 
 // Sets the line a second Ctrl-C prints before exiting at once: the outputs of `options` it leaves
