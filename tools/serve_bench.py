@@ -106,8 +106,13 @@ class WebSocket:
             payload = self._read(n)
             if opcode == 9:
                 self.send(payload, opcode=10)
-            elif opcode == 8:
-                raise ConnectionError("closed by the server")
+            elif opcode == 8:  # the closing handshake answered, as RFC 6455 asks
+                try:
+                    self.send(payload[:2], opcode=8)
+                except OSError:
+                    pass
+                raise ConnectionError("closed by the server (%s)" % (struct.unpack(">H", payload[:2])[0]
+                                                                    if len(payload) >= 2 else "no code"))
             elif opcode in (1, 2):
                 return opcode, payload
 
