@@ -141,12 +141,12 @@ ParseResult parse_client_message(std::string_view text) {
     case 'w': case 'c': expected = 3; break;
     case 'k': expected = 5; break;
     case 's': expected = 4; break;
-    case 't': expected = 2; break;
+    case 't': case 'a': expected = 2; break;
     default: return fail("unknown message");
   }
   if (f.size() != expected) return fail("expected " + std::to_string(expected) + " fields");
   auto const id = whole<std::uint64_t>(f[1]);
-  if (!id) return fail("the event id is not a whole number");
+  if (!id) return fail(kind == 'a' ? "the frame number is not a whole number" : "the event id is not a whole number");
   ClientMessage m;
   m.id = *id;
   // Positions within twice the largest frame either way (a drag may leave the page).
@@ -207,6 +207,9 @@ ParseResult parse_client_message(std::string_view text) {
     }
     case 't':
       m.event = TakeControl{};
+      break;
+    case 'a':
+      m.event = Acknowledge{};
       break;
   }
   r.message = m;

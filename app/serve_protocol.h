@@ -24,6 +24,9 @@ inline constexpr int kMaxFrameWidth = 3840, kMaxFrameHeight = 2160;  // frames s
 inline constexpr int kMinFrameSide = 16;                 // as --width and --height
 inline constexpr std::size_t kMaxClients = 16;           // connections at once; more are refused
 inline constexpr std::size_t kMaxPendingInputs = 1024;   // input events waiting for the next frame
+// Frames sent to one viewer and not yet acknowledged: 3 keep 30 frames/s over a 100 ms round trip
+// while bounding how stale a frame on a slow link can be.
+inline constexpr std::size_t kMaxFramesInFlight = 3;
 
 // --serve [HOST:]PORT. A port alone binds the loopback interface; IPv6 hosts in brackets
 // ("[::1]:8080"). Port 0 asks the system for a free one (printed at start).
@@ -53,6 +56,9 @@ std::string_view target_path(std::string_view target);
 //   c ID CODEPOINT        a character typed
 //   s ID WIDTH HEIGHT     the page's size for frames, pixels
 //   t ID                  take control (this viewer steers from now on)
+//   a SEQUENCE            frame SEQUENCE arrived (and those before it): the server keeps at most
+//                         kMaxFramesInFlight frames unacknowledged per viewer, so frames never wait
+//                         in socket buffers, and what a viewer sees is at most that many frames old
 enum class Key : std::uint8_t {
   tab, left, right, up, down, page_up, page_down, home, end, insert, del, backspace, space, enter, escape,
   a, c, v, x, y, z, count
@@ -68,7 +74,8 @@ struct KeyEvent { Key key; bool down; int modifiers; };
 struct Character { std::uint32_t codepoint; };
 struct FrameSize { int width, height; };
 struct TakeControl {};
-using Event = std::variant<PointerMove, Button, Wheel, KeyEvent, Character, FrameSize, TakeControl>;
+struct Acknowledge {};  // the frame's sequence number is the message's id
+using Event = std::variant<PointerMove, Button, Wheel, KeyEvent, Character, FrameSize, TakeControl, Acknowledge>;
 
 struct ClientMessage {
   std::uint64_t id = 0;

@@ -83,6 +83,7 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
     timeouts.keep_alive_pings = true;
     ws_.set_option(timeouts);
     ws_.read_message_max(kMaxMessageBytes);
+    ws_.auto_fragment(false);  // a frame is one WebSocket frame, not 4 KiB pieces
     ws_.async_accept(request, [self = shared_from_this()](beast::error_code ec) {
       if (ec) return self->server_.owner.note("serve: " + self->peer_ + ": WebSocket handshake failed: " + ec.message());
       self->server_.add(self);
@@ -135,6 +136,8 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
       ParseResult const r = parse_client_message(text);
       if (!r.message) {
         refuse(r.error);
+      } else if (std::holds_alternative<Acknowledge>(r.message->event)) {
+        acknowledge(r.message->id);
       } else if (std::holds_alternative<TakeControl>(r.message->event)) {
         server_.take_control(shared_from_this());
       } else if (server_.steering.lock() == shared_from_this()) {
@@ -146,6 +149,12 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
       return gone();
     }
     read();
+  }
+
+  // Frames up to `sequence` arrived: room for newer ones.
+  void acknowledge(std::uint64_t sequence) {
+    while (!in_flight_.empty() && in_flight_.front() <= sequence) in_flight_.pop_front();
+    if (!writing_) write_next();
   }
 
   void refuse(const std::string& why) {
@@ -166,8 +175,9 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
       });
       return;
     }
-    if (!waiting_) return;
+    if (!waiting_ || in_flight_.size() >= kMaxFramesInFlight) return;  // an acknowledgement resumes
     sending_ = std::move(waiting_);
+    in_flight_.push_back(sequence_of(*sending_));
     waiting_.reset();
     ws_.binary(true);
     writing_ = true;
@@ -192,7 +202,13 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
   websocket::stream<beast::tcp_stream> ws_;
   std::string peer_;
   beast::flat_buffer buffer_;
+  static std::uint64_t sequence_of(const std::vector<std::uint8_t>& frame) {
+    auto const header = read_frame_header(frame.data(), frame.size());
+    return header ? header->sequence : 0;
+  }
+
   FrameBytes waiting_, sending_;  // at most one frame waits: a newer one replaces it
+  std::deque<std::uint64_t> in_flight_;  // sequences sent and not acknowledged (at most kMaxFramesInFlight)
   std::deque<std::string> texts_;
   std::string text_;
   bool writing_ = false, closed_ = false;

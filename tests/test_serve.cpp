@@ -104,6 +104,8 @@ TEST(ServeMessages, EveryKindParses) {
   EXPECT_EQ(s.width, 1280);
   EXPECT_EQ(s.height, 720);
   event_of<TakeControl>("t 26");
+  event_of<Acknowledge>("a 12345");
+  EXPECT_EQ(parse_client_message("a 12345").message->id, 12345u);
   EXPECT_EQ(parse_client_message("t 18446744073709551615").message->id, 18446744073709551615ull);
 }
 
@@ -114,7 +116,7 @@ TEST(ServeMessages, BadOnesAreRefusedWithAReason) {
         "p 1 99999 3", "p 1 3 -99999", "p 1 1.2.3 4", "d 1 3 0 0", "d 1 -1 0 0", "d 1 left 0 0", "u 1 0 0",
         "w 1 101", "w 1 -", "k 1 2 Enter 0", "k 1 1 F13 0", "k 1 1 enter 0", "k 1 1 Enter 16", "k 1 1 Enter -1",
         "c 1 0", "c 1 31", "c 1 127", "c 1 55296", "c 1 1114112", "c 1 a", "s 1 15 100", "s 1 100 15",
-        "s 1 3841 100", "s 1 100 2161", "s 1 100000 100000", "s 1 -640 480", "t", "t 1 2", "t 1\n",
+        "s 1 3841 100", "s 1 100 2161", "s 1 100000 100000", "s 1 -640 480", "t", "t 1 2", "t 1\n", "a", "a -1", "a 1 2", "a x",
         std::string("p 1 2\0 3", 8)}) {
     ParseResult const r = parse_client_message(bad);
     EXPECT_FALSE(r.message) << "accepted '" << bad << "'";

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """tools/serve_bench.py - measures `nbody --serve` with a WebSocket client of its own (Python's
-standard library only, for GPU machines without a browser): frames/s received at a frame size,
-the time from an input event to the first frame that shows it (the frames carry the id of the
-newest input they reflect), and the simulation's step rate with the viewer attached, against
-`nbody --offscreen` drawing the same run with nobody watching.
+standard library only, for GPU machines without a browser), acknowledging frames as the page does:
+- watching (the first half of --seconds): frames/s received at the frame size, and the simulation's
+  step rate with a viewer attached, against `nbody --offscreen` running the same steps with nobody
+  watching (its own step time, rendering excluded);
+- steering (the second half): frames/s during a drag, and the time from each input event to the
+  first frame that shows it (the frames carry the id of the newest input they reflect).
 
 usage: serve_bench.py NBODY [--seconds 20] [--width 1280 --height 720] [-- NBODY_ARGS...]
   e.g. tools/serve_bench.py build/app/nbody -- --bodies 1048576
@@ -95,16 +97,22 @@ class WebSocket:
         self.sock.sendall(head + mask + masked)
 
     def receive(self):
-        """(opcode, payload) of the next data message; answers pings on the way."""
+        """(opcode, payload) of the next data message, its fragments joined; answers pings on the way."""
+        message_opcode, parts = None, []
         while True:
             b0, b1 = self._read(2)
-            opcode, n = b0 & 0x0F, b1 & 0x7F
+            fin, opcode, n = b0 & 0x80, b0 & 0x0F, b1 & 0x7F
             if n == 126:
                 n = struct.unpack(">H", self._read(2))[0]
             elif n == 127:
                 n = struct.unpack(">Q", self._read(8))[0]
             payload = self._read(n)
-            if opcode == 9:
+            if opcode in (0, 1, 2):  # a data frame, or a continuation of one
+                message_opcode = message_opcode or opcode
+                parts.append(payload)
+                if fin:
+                    return message_opcode, b"".join(parts)
+            elif opcode == 9:
                 self.send(payload, opcode=10)
             elif opcode == 8:  # the closing handshake answered, as RFC 6455 asks
                 try:
@@ -113,15 +121,17 @@ class WebSocket:
                     pass
                 raise ConnectionError("closed by the server (%s)" % (struct.unpack(">H", payload[:2])[0]
                                                                     if len(payload) >= 2 else "no code"))
-            elif opcode in (1, 2):
-                return opcode, payload
 
     def frame(self):
-        """The next frame's header (text messages, such as control notices, are kept in .notices)."""
+        """The next frame's header, acknowledged as the page does (text messages, such as control
+        notices, are kept in .notices)."""
         while True:
             opcode, payload = self.receive()
             if opcode == 2:
-                return parse_header(payload)
+                header = parse_header(payload)
+                if header:
+                    self.send("a %d" % header["sequence"])
+                return header
             self.notices = getattr(self, "notices", []) + [payload.decode(errors="replace")]
 
     def close(self):
@@ -144,25 +154,42 @@ def start_server(nbody, args, env=None):
     sys.exit("serve_bench: nbody --serve printed no URL")
 
 
-def measure(ws, seconds, width, height, drag_every=0.25):
-    """Frames/s, input-to-frame latencies (ms) and the step rate, over `seconds`."""
+def frames_of_size(ws, width, height):
     ws.send("s 1 %d %d" % (width, height))
     header = ws.frame()
     while header["width"] != width or header["height"] != height:  # frames of the new size from here
         header = ws.frame()
+    return header
+
+
+def watch(ws, seconds):
+    """Frames/s and the step rate with nobody touching anything (the run as a talk's audience sees it)."""
+    first = ws.frame()
+    start, frames = time.monotonic(), 0
+    while time.monotonic() - start < seconds:
+        header = ws.frame()
+        frames += 1
+    elapsed = time.monotonic() - start
+    steps = header["step"] - first["step"]
+    return {"frames_per_s": frames / elapsed, "frames": frames, "seconds": elapsed, "steps": steps,
+            "steps_per_s": steps / elapsed, "jpeg_bytes_last": header["jpeg_bytes"], "bodies": header["bodies"],
+            "server_encode_ms_last": (header["encoded_us"] - header["rendered_us"]) / 1e3}
+
+
+def steer(ws, seconds, width, height, every=0.1):
+    """Frames/s and input-to-frame latencies (ms) during a drag: the pointer moves every `every` s while
+    the left button is held, so the view orbits and every frame is drawn anew."""
     next_id, sent, latencies, frames = 2, {}, [], 0
-    x = width * 0.75
-    ws.send("d %d 0 %.1f %.1f" % (next_id, x, height / 2))  # a drag to the right, held: the view orbits
+    x, y = width * 0.75, height / 2
+    ws.send("d %d 0 %.1f %.1f" % (next_id, x, y))
     next_id += 1
-    start = time.monotonic()
-    first = header
-    last_input_at = 0.0
+    start, last_input_at = time.monotonic(), 0.0
     while time.monotonic() - start < seconds:
         now = time.monotonic()
-        if now - last_input_at > drag_every:
-            x = width * 0.75 + (10 if (next_id % 2) else -10)
+        if now - last_input_at > every:
+            x = width * 0.75 + (10 if next_id % 2 else -10)
             sent[next_id] = now
-            ws.send("p %d %.1f %.1f" % (next_id, x, height / 2))
+            ws.send("p %d %.1f %.1f" % (next_id, x, y))
             next_id += 1
             last_input_at = now
         header = ws.frame()
@@ -171,15 +198,12 @@ def measure(ws, seconds, width, height, drag_every=0.25):
         for i in sorted(k for k in sent if k <= header["last_input"]):
             latencies.append(1e3 * (arrived - sent.pop(i)))
     elapsed = time.monotonic() - start
-    ws.send("u %d 0 %.1f %.1f" % (next_id, x, height / 2))
+    ws.send("u %d 0 %.1f %.1f" % (next_id, x, y))
     latencies.sort()
     pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else None
-    steps = header["step"] - first["step"]
     return {"frames_per_s": frames / elapsed, "frames": frames, "seconds": elapsed,
             "latency_ms_median": pick(0.5), "latency_ms_p90": pick(0.9), "latency_ms_max": pick(1.0),
-            "inputs_measured": len(latencies), "steps": steps, "steps_per_s": steps / elapsed,
-            "jpeg_bytes_last": header["jpeg_bytes"], "bodies": header["bodies"],
-            "server_encode_ms_last": (header["encoded_us"] - header["rendered_us"]) / 1e3}
+            "inputs_measured": len(latencies)}
 
 
 def offscreen_step_rate(nbody, args, frames, width, height):
@@ -211,12 +235,11 @@ def main():
     try:
         path = "/ws" + ("?token=" + token if token else "")
         ws = WebSocket("127.0.0.1" if host in ("0.0.0.0", "::") else host, port, path)
-        # Warm-up: the first steps and frames set things up.
-        ws.send("s 1 %d %d" % (o.width, o.height))
-        warm_end = time.monotonic() + 3
+        frames_of_size(ws, o.width, o.height)
+        warm_end = time.monotonic() + 3  # warm-up: the first steps and frames set things up
         while time.monotonic() < warm_end:
             ws.frame()
-        result = {"serve": measure(ws, o.seconds, o.width, o.height)}
+        result = {"watching": watch(ws, o.seconds / 2), "steering": steer(ws, o.seconds / 2, o.width, o.height)}
         ws.close()
     finally:
         proc.send_signal(2)
@@ -225,8 +248,8 @@ def main():
         except subprocess.TimeoutExpired:
             proc.kill()
     result["offscreen"] = offscreen_step_rate(o.nbody, o.args, o.offscreen_frames, o.width, o.height)
-    if "steps_per_s" in result["offscreen"] and result["serve"]["steps_per_s"] > 0:
-        result["step_rate_serve_over_offscreen"] = result["serve"]["steps_per_s"] / result["offscreen"]["steps_per_s"]
+    if "steps_per_s" in result["offscreen"]:
+        result["step_rate_serve_over_offscreen"] = result["watching"]["steps_per_s"] / result["offscreen"]["steps_per_s"]
     text = json.dumps(result, indent=2)
     print(text)
     if o.json:
