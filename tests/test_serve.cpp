@@ -2,8 +2,17 @@
 // token, the browser's messages (good, bad, oversized and random ones), the frame header and the
 // one-slot mailbox that drops old frames instead of queueing them.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <chrono>
 #include <random>
 #include <string>
@@ -237,6 +246,56 @@ TEST(ServeMailbox, SlowTakerGetsFewerNeverOld) {
   for (std::size_t k = 1; k < seen.size(); ++k) EXPECT_LT(seen[k - 1], seen[k]);
   EXPECT_LT(seen.size(), 2000u);  // fewer: the rest were dropped
   EXPECT_LT(put_seconds, kTakeWaitBound);  // 2000 puts never waited for the 2 ms taker (measured ~1 ms)
+}
+
+// nbody itself: a bad --serve is one line naming the value, exit 2, before any work.
+struct Outcome {
+  int code = -1;
+  std::string err;
+};
+
+Outcome nbody(const std::string& args) {
+  auto const err = std::filesystem::temp_directory_path() / ("serve_cli_" + std::to_string(getpid()) + ".txt");
+  std::string const cmd = std::string(NBODY_EXECUTABLE) + " " + args + " >/dev/null 2>" + err.string();
+  int const status = std::system(cmd.c_str());
+  Outcome o;
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err);
+  std::stringstream text;
+  text << in.rdbuf();
+  o.err = text.str();
+  std::filesystem::remove(err);
+  return o;
+}
+
+TEST(ServeCli, BadAddressesAndOptionsAreOneLineExitTwo) {
+  for (std::string const& args : {std::string("--serve 99999"), std::string("--serve ::1:80"), std::string("--serve ''"),
+                                  std::string("--serve 8080 --offscreen"), std::string("--serve 8080 --video a.mp4"),
+                                  std::string("--serve 8080 --viewer")}) {
+    Outcome const o = nbody(args);
+    EXPECT_EQ(o.code, 2) << args << ": " << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << args << ": " << o.err;
+    EXPECT_NE(o.err.find("--serve"), std::string::npos) << args << ": " << o.err;
+  }
+  EXPECT_NE(nbody("--serve 99999").err.find("--serve 99999: the port must be"), std::string::npos);
+}
+
+TEST(ServeCli, PortInUseIsRefusedNamingIt) {
+  int const fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), size), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size), 0);
+  std::string const value = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  Outcome const o = nbody("--serve " + value + " --backend cpu --bodies 64");
+  close(fd);
+  if (o.err.find("built without") != std::string::npos) GTEST_SKIP() << "this nbody has no --serve";
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("--serve " + value + ": cannot listen there"), std::string::npos) << o.err;
 }
 
 }  // namespace
