@@ -143,7 +143,8 @@ class BrowserSurface final : public render::Surface {
         changed_key[std::size_t(k->key)] = true;
       }
       apply(m, io, in);
-      last_input_ = std::max(last_input_, m.id);
+      // The steering viewer's own count (a new one counts from 1 again).
+      last_input_ = std::holds_alternative<ControlChanged>(m.event) ? 0 : m.id;
     }
     waiting_.erase(waiting_.begin(), waiting_.begin() + std::ptrdiff_t(used));
     return in;
@@ -247,6 +248,11 @@ class BrowserSurface final : public render::Surface {
           } else if constexpr (std::is_same_v<E, FrameSize>) {
             width_ = e.width;
             height_ = e.height;
+          } else if constexpr (std::is_same_v<E, ControlChanged>) {
+            for (bool& down : io.MouseDown) down = false;
+            for (bool& down : io.KeysDown) down = false;
+            io.KeyCtrl = io.KeyShift = io.KeyAlt = io.KeySuper = false;
+            left_ = pan_[0] = pan_[1] = false;
           }
         },
         m.event);

@@ -75,7 +75,11 @@ struct Character { std::uint32_t codepoint; };
 struct FrameSize { int width, height; };
 struct TakeControl {};
 struct Acknowledge {};  // the frame's sequence number is the message's id
-using Event = std::variant<PointerMove, Button, Wheel, KeyEvent, Character, FrameSize, TakeControl, Acknowledge>;
+// Not from the wire: the server's note that another viewer steers now (or none), so buttons and keys
+// the last one held are released, not left down for the next.
+struct ControlChanged {};
+using Event =
+    std::variant<PointerMove, Button, Wheel, KeyEvent, Character, FrameSize, TakeControl, Acknowledge, ControlChanged>;
 
 struct ClientMessage {
   std::uint64_t id = 0;

@@ -341,6 +341,7 @@ void WebServer::Impl::remove(const std::shared_ptr<Viewer>& v) {
   owner.note("serve: viewer " + v->peer() + " gone (" + std::to_string(viewers.size()) + " watching)");
   if (steering.lock() == v || steering.expired()) {
     steering.reset();
+    owner.deliver(ClientMessage{0, ControlChanged{}});
     if (!viewers.empty()) take_control(*viewers.begin());  // someone still there steers
   }
 }
@@ -348,6 +349,7 @@ void WebServer::Impl::remove(const std::shared_ptr<Viewer>& v) {
 void WebServer::Impl::take_control(const std::shared_ptr<Viewer>& v) {
   auto const previous = steering.lock();
   steering = v;
+  if (previous != v) owner.deliver(ClientMessage{0, ControlChanged{}});
   if (previous && previous != v) previous->tell("control 0");
   v->tell("control 1");
   if (previous != v) owner.note("serve: viewer " + v->peer() + " steers");
