@@ -20,6 +20,13 @@
 
 #include "app/serve_protocol.h"
 #include "core/errors.h"
+#ifdef NBODY_HAVE_SERVE
+#include <arpa/inet.h>
+
+#include <mutex>
+
+#include "app/web_server.h"
+#endif
 
 namespace nbody::app::serve {
 namespace {
@@ -297,6 +304,184 @@ TEST(ServeCli, PortInUseIsRefusedNamingIt) {
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_NE(o.err.find("--serve " + value + ": cannot listen there"), std::string::npos) << o.err;
 }
+
+#ifdef NBODY_HAVE_SERVE
+// The server itself, with a WebSocket client of a few lines: frames from a thread of the test (as the
+// encoder's), input from the viewer that steers only, every wait bounded. Under ThreadSanitizer
+// (scripts/sanitize.sh thread) this is the check of the hand-overs between the threads.
+class Client {
+ public:
+  Client(std::uint16_t port, const std::string& target) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    timeval timeout{10, 0};  // every read bounded
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return;
+    write_all("GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+              "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+              "Sec-WebSocket-Version: 13\r\n\r\n");
+    while (buffer_.find("\r\n\r\n") == std::string::npos)
+      if (!fill()) return;
+    std::size_t const end = buffer_.find("\r\n\r\n") + 4;
+    status_ = std::atoi(buffer_.c_str() + buffer_.find(' ') + 1);
+    buffer_.erase(0, end);
+  }
+  ~Client() { close(fd_); }
+  int status() const { return status_; }
+
+  void send(const std::string& text) {  // one masked text frame (mask 0: the bytes as they are)
+    std::string frame{char(0x81)};
+    if (text.size() < 126) {
+      frame += char(0x80 | text.size());
+    } else {
+      frame += char(0x80 | 126);
+      frame += char(text.size() >> 8);
+      frame += char(text.size() & 0xff);
+    }
+    frame += std::string(4, '\0') + text;
+    write_all(frame);
+  }
+
+  // The next data message: (opcode, payload); nothing when the connection ends or a read times out.
+  std::optional<std::pair<int, std::string>> receive() {
+    for (;;) {
+      if (!need(2)) return std::nullopt;
+      int const opcode = buffer_[0] & 0x0f;
+      std::size_t length = std::uint8_t(buffer_[1]) & 0x7f, head = 2;
+      if (length == 126) {
+        if (!need(4)) return std::nullopt;
+        length = (std::size_t(std::uint8_t(buffer_[2])) << 8) | std::uint8_t(buffer_[3]);
+        head = 4;
+      } else if (length == 127) {
+        if (!need(10)) return std::nullopt;
+        length = 0;
+        for (int k = 0; k < 8; ++k) length = (length << 8) | std::uint8_t(buffer_[std::size_t(2 + k)]);
+        head = 10;
+      }
+      if (!need(head + length)) return std::nullopt;
+      std::string payload = buffer_.substr(head, length);
+      buffer_.erase(0, head + length);
+      if (opcode == 8) return std::nullopt;
+      if (opcode == 1 || opcode == 2) return std::pair{opcode, payload};
+    }
+  }
+
+ private:
+  bool fill() {
+    char chunk[65536];
+    ssize_t const n = recv(fd_, chunk, sizeof chunk, 0);
+    if (n <= 0) return false;
+    buffer_.append(chunk, std::size_t(n));
+    return true;
+  }
+  bool need(std::size_t n) {
+    while (buffer_.size() < n)
+      if (!fill()) return false;
+    return true;
+  }
+  void write_all(const std::string& bytes) {
+    for (std::size_t sent = 0; sent < bytes.size();) {
+      ssize_t const n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      sent += std::size_t(n);
+    }
+  }
+  int fd_ = -1, status_ = 0;
+  std::string buffer_;
+};
+
+FrameBytes frame_numbered(std::uint64_t sequence) {
+  FrameHeader h;
+  h.sequence = sequence;
+  auto bytes = std::make_shared<std::vector<std::uint8_t>>(kFrameHeaderBytes + 1000, std::uint8_t(sequence));
+  write_frame_header(h, bytes->data());
+  return bytes;
+}
+
+TEST(ServeServer, FramesReachEveryViewerAndInputComesFromTheSteeringOne) {
+  std::mutex log_mutex;
+  std::vector<std::string> log;
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(log_mutex);
+    log.push_back(line);
+  });
+  ASSERT_TRUE(server.loopback());
+  Client first(server.port(), "/ws"), second(server.port(), "/ws");
+  ASSERT_EQ(first.status(), 101);
+  ASSERT_EQ(second.status(), 101);
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (server.viewers() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(server.viewers(), 2u);
+
+  // Frames from another thread, faster than anyone reads: each viewer sees a rising series.
+  std::thread encoder([&] {
+    for (std::uint64_t k = 1; k <= 300; ++k) server.publish(frame_numbered(k));
+  });
+  auto frames_seen = [](Client& c, std::uint64_t until) {
+    std::vector<std::uint64_t> seen;
+    while (seen.empty() || seen.back() < until) {
+      auto const m = c.receive();
+      if (!m) break;
+      if (m->first != 2) continue;
+      auto const h = read_frame_header(reinterpret_cast<const std::uint8_t*>(m->second.data()), m->second.size());
+      if (!h) break;
+      seen.push_back(h->sequence);
+      c.send("a " + std::to_string(h->sequence));
+    }
+    return seen;
+  };
+  auto const a = frames_seen(first, 300);
+  encoder.join();
+  auto const b = frames_seen(second, 300);
+  for (auto const* seen : {&a, &b}) {
+    ASSERT_FALSE(seen->empty());
+    EXPECT_EQ(seen->back(), 300u);  // the newest always arrives
+    for (std::size_t k = 1; k < seen->size(); ++k) EXPECT_LT((*seen)[k - 1], (*seen)[k]);
+  }
+  EXPECT_LT(b.size(), 300u);  // the second read nothing while 300 were published: it got a few, not all
+
+  // Input: the first viewer steers; the second's is not taken; bad messages are counted.
+  second.send("p 9 1 1");
+  first.send("p 5 10 20");
+  first.send("p 6 nan 20");
+  std::vector<ClientMessage> inputs;
+  while (inputs.empty() && std::chrono::steady_clock::now() < deadline + std::chrono::seconds(10)) {
+    server.wait_input(0.05);
+    for (auto& m : server.take_inputs())
+      if (!std::holds_alternative<ControlChanged>(m.event)) inputs.push_back(m);
+  }
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_EQ(inputs[0].id, 5u);
+  while (server.refused_messages() < 1 && std::chrono::steady_clock::now() < deadline + std::chrono::seconds(10))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(server.refused_messages(), 1u);
+
+  // The second takes control: its input counts from now on.
+  second.send("t 1");
+  second.send("w 10 1.5");
+  inputs.clear();
+  while (inputs.empty() && std::chrono::steady_clock::now() < deadline + std::chrono::seconds(20)) {
+    server.wait_input(0.05);
+    for (auto& m : server.take_inputs())
+      if (!std::holds_alternative<ControlChanged>(m.event)) inputs.push_back(m);
+  }
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_EQ(inputs[0].id, 10u);
+}
+
+TEST(ServeServer, TokenIsCheckedOnEveryRequestOffTheLoopback) {
+  WebServer server({"0.0.0.0", 0}, "0123456789abcdef0123456789abcdef", "<p>page</p>", {});
+  ASSERT_FALSE(server.loopback());
+  EXPECT_EQ(Client(server.port(), "/ws").status(), 403);
+  EXPECT_EQ(Client(server.port(), "/ws?token=0123456789abcdef0123456789abcdee").status(), 403);
+  EXPECT_EQ(Client(server.port(), "/ws?token=0123456789abcdef0123456789abcdef").status(), 101);
+  EXPECT_EQ(server.refused_requests(), 2u);
+}
+#endif
 
 }  // namespace
 }  // namespace nbody::app::serve
