@@ -19,6 +19,8 @@
 #include <iostream>
 #include <memory>
 #include <thread>
+#include <type_traits>
+#include <variant>
 
 #include "app/serve_protocol.h"
 #include "app/viewer_session.h"

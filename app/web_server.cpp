@@ -247,7 +247,9 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
     bool const upgrade = websocket::is_upgrade(request);
     if (auto const why = server_.refusal(request, upgrade)) {
       ++server_.owner.refused_requests_;
-      server_.owner.note("serve: " + peer_ + ": refused " + std::string(request.target()) .substr(0, 40) + ": " + *why);
+      // The path only: a query may hold the right token, which the log must not show.
+      std::string_view const path = target_path({request.target().data(), request.target().size()});
+      server_.owner.note("serve: " + peer_ + ": refused " + std::string(path.substr(0, 40)) + ": " + *why);
       return respond(*why == "unknown path" ? http::status::not_found : http::status::forbidden, *why + "\n",
                      "text/plain", false);
     }

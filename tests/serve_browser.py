@@ -310,7 +310,7 @@ def security(nbody, folder, shots):
         wrong = "0" * 32 if server.token != "0" * 32 else "1" * 32
         base = "http://127.0.0.1:%d/" % server.port
         for query, status in (("", 403), ("?token=" + wrong, 403), ("?token=" + server.token[:-1], 403),
-                              ("?token=" + server.token, 200)):
+                              ("nothing-here?token=" + server.token, 404), ("?token=" + server.token, 200)):
             try:
                 got = urllib.request.urlopen(base + query, timeout=10).status
             except urllib.error.HTTPError as e:
@@ -323,6 +323,8 @@ def security(nbody, folder, shots):
             except Refused as e:
                 expect(e.status == 403, "WebSocket %s: HTTP %d, not 403" % (path, e.status))
         expect("wrong token" in server.log(), "the refusals were not logged:\n" + server.log())
+        expect(server.token[:16] not in server.log().split("serve: open", 1)[1].split("\n", 1)[1],
+               "the log shows the token (or half of it) beyond the URL printed at start")
         browser.open(base + "?token=" + wrong)
         expect("wrong token" in (browser.evaluate("document.body.innerText") or ""), "the page with a wrong token loaded")
         browser.screenshot(os.path.join(shots, "serve_wrong_token.png"))
