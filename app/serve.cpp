@@ -68,36 +68,61 @@ class Encoder {
   Encoder& operator=(const Encoder&) = delete;
 
   void put(std::unique_ptr<RawFrame> frame) { slot_.put(std::move(frame)); }
-  std::uint64_t dropped() const { return slot_.drops(); }
+  // A frame's buffer to fill again (none at first): frames of hundreds of kilobytes to megabytes,
+  // sixty a second, are not allocated (and page-faulted) anew each time.
+  std::unique_ptr<RawFrame> spare() {
+    auto taken = spares_.try_take();
+    return taken && *taken ? std::move(*taken) : std::make_unique<RawFrame>();
+  }
 
  private:
+  // A frame that shows what the last one sent showed (a paused run, the same view, no new input)
+  // is not sent again, but one a second is, so a page knows the server is there.
+  bool same_as_sent(const RawFrame& f) const {
+    if (!sent_) return false;
+    FrameHeader const &a = f.header, &b = sent_->header;
+    return a.width == b.width && a.height == b.height && a.last_input == b.last_input && a.step == b.step &&
+           a.bodies == b.bodies && a.flags == b.flags && f.rgba == sent_->rgba &&
+           std::chrono::duration<double>(Clock::now() - sent_at_).count() < 1.0;
+  }
+
   void run() {
     while (!closing_.load()) {
       auto taken = slot_.take(std::chrono::milliseconds(200));  // bounded: closing is seen within it
       if (!taken || !*taken) continue;
       std::unique_ptr<RawFrame> frame = std::move(*taken);
-      unsigned char* jpeg = nullptr;
-      unsigned long size = 0;
+      if (same_as_sent(*frame)) {
+        spares_.put(std::move(frame));
+        continue;
+      }
       int const w = int(frame->header.width), h = int(frame->header.height);
+      // Into a buffer of the largest size a JPEG of this frame can have: libjpeg-turbo allocates nothing.
+      jpeg_.resize(tjBufSize(w, h, TJSAMP_420));
+      unsigned char* jpeg = jpeg_.data();
+      unsigned long size = jpeg_.size();
       if (tjCompress2(compressor_, frame->rgba.data(), w, w * 4, h, TJPF_RGBA, &jpeg, &size, TJSAMP_420, kJpegQuality,
-                      TJFLAG_BOTTOMUP | TJFLAG_FASTDCT) != 0) {
+                      TJFLAG_BOTTOMUP | TJFLAG_FASTDCT | TJFLAG_NOREALLOC) != 0) {
         std::cerr << "serve: a frame not encoded: " << tjGetErrorStr2(compressor_) << "\n";
-        tjFree(jpeg);
         continue;
       }
       frame->header.encoded_us = std::uint64_t(1e6 * std::chrono::duration<double>(Clock::now() - origin_).count());
       auto bytes = std::make_shared<std::vector<std::uint8_t>>(kFrameHeaderBytes + size);
       write_frame_header(frame->header, bytes->data());
       std::copy(jpeg, jpeg + size, bytes->data() + kFrameHeaderBytes);
-      tjFree(jpeg);
       server_.publish(std::move(bytes));
+      if (sent_) spares_.put(std::move(sent_));
+      sent_ = std::move(frame);
+      sent_at_ = Clock::now();
     }
   }
 
   WebServer& server_;
   Clock::time_point origin_;
   tjhandle compressor_ = nullptr;
-  LatestSlot<std::unique_ptr<RawFrame>> slot_;
+  LatestSlot<std::unique_ptr<RawFrame>> slot_, spares_;
+  std::unique_ptr<RawFrame> sent_;  // the last frame sent, as read back (encoder thread)
+  Clock::time_point sent_at_;
+  std::vector<unsigned char> jpeg_;
   std::atomic<bool> closing_{false};
   std::thread thread_;
 };
@@ -160,7 +185,7 @@ class BrowserSurface final : public render::Surface {
   // The frame is drawn (finish_frame waited for it): read back for the encoder, unless nobody watches.
   void present() override {
     if (server_.viewers() == 0) return;
-    auto frame = std::make_unique<RawFrame>();
+    std::unique_ptr<RawFrame> frame = encoder_.spare();
     frame->rgba.resize(std::size_t(width_) * std::size_t(height_) * 4);
     glPixelStorei(GL_PACK_ALIGNMENT, 4);
     glReadPixels(0, 0, width_, height_, GL_RGBA, GL_UNSIGNED_BYTE, frame->rgba.data());

@@ -57,6 +57,7 @@ struct WebServer::Impl {
   tcp::acceptor acceptor{io};
   std::set<std::shared_ptr<Viewer>> viewers;  // network thread only
   std::weak_ptr<Viewer> steering;             // the viewer whose input counts
+  FrameBytes latest;                          // the newest frame, for a viewer that connects now
 
   Impl(WebServer& o, std::optional<std::string> t, std::string p) : owner(o), token(std::move(t)), page(std::move(p)) {}
 
@@ -335,6 +336,7 @@ void WebServer::Impl::add(const std::shared_ptr<Viewer>& v) {
   owner.note("serve: viewer " + v->peer() + " connected (" + std::to_string(viewers.size()) + " watching)");
   if (!steering.lock()) take_control(v);  // the first viewer steers
   else v->tell("control 0");
+  if (latest) v->offer(latest);  // a still picture is not sent again: the newcomer needs one now
 }
 
 void WebServer::Impl::remove(const std::shared_ptr<Viewer>& v) {
@@ -407,6 +409,7 @@ WebServer::~WebServer() {
 
 void WebServer::publish(FrameBytes frame) {
   net::post(impl_->io, [impl = impl_.get(), frame = std::move(frame)] {
+    impl->latest = frame;
     for (auto const& v : impl->viewers) v->offer(frame);
   });
 }
