@@ -6,7 +6,7 @@ view, the HUD's N field starts a new run, a wrong token is refused, and viewers 
 send garbage leave the run and the other viewers going. Screenshots of the page go to the folder
 named by NBODY_SERVE_SCREENSHOTS (default: a temporary one, printed).
 
-usage: serve_browser.py NBODY CASE      (cases: steer, security)
+usage: serve_browser.py NBODY CASE      (cases: steer, security; mpi, with NBODY_MPIEXEC=mpirun)
 exit status: 0 passed, 1 failed, 77 skipped (no chromium).
 """
 import base64
@@ -379,14 +379,62 @@ def security(nbody, folder, shots):
         server.close()
 
 
-CASES = {"steer": steer, "security": security}
+# Under MPI (mpirun given as NBODY_MPIEXEC): rank 0 serves every rank's bodies, the others follow
+# its steps and its pause; no browser needed, the standard-library client is the viewer.
+def mpi(nbody, folder, shots):
+    mpirun = os.environ.get("NBODY_MPIEXEC")
+    if not mpirun:
+        print("skipped: NBODY_MPIEXEC names no mpirun")
+        sys.exit(SKIPPED)
+    log_path = os.path.join(folder, "mpirun-stderr.txt")
+    with open(log_path, "w") as log_file:
+        proc = subprocess.Popen([mpirun, "-np", "2", "--oversubscribe", nbody, "--serve", "127.0.0.1:0", "--backend", "cpu",
+                                 "--bodies", "2000", "--threads", "1"], stdout=subprocess.DEVNULL, stderr=log_file)
+    log = lambda: open(log_path, errors="replace").read()
+    try:
+        m = wait_for(lambda: re.search(r"serve: open http://127.0.0.1:(\d+)/", log()), 60, "no URL from rank 0")
+        expect(log().count("serve: open") == 1, "more than one rank serves:\n" + log())
+        viewer = WebSocket("127.0.0.1", int(m.group(1)), "/ws")
+        viewer.send("s 1 320 200")
+        first = viewer.frame()
+        end = time.monotonic() + 3
+        last = first
+        while time.monotonic() < end:
+            last = viewer.frame()
+        expect(last["bodies"] == 2000 and last["step"] > first["step"], "2 ranks: %s, then %s" % (first, last))
+        viewer.send("c 2 32")  # space: pause, which the other rank follows
+        def newest_after(seconds):  # read (and acknowledge) frames for `seconds`: the newest then
+            end = time.monotonic() + seconds
+            header = viewer.frame()
+            while time.monotonic() < end:
+                header = viewer.frame()
+            return header
+        wait_for(lambda: viewer.frame()["paused"], 10, "space did not pause")
+        paused = newest_after(0.5)  # the batch of steps under way when the pause came ends first
+        later = newest_after(1.0)
+        expect(later["step"] == paused["step"], "steps went on while paused: %d, %d" % (paused["step"], later["step"]))
+        viewer.close()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            raise Failure("mpirun still running 30 s after SIGTERM\n" + log())
+        expect(proc.returncode != 0, "a terminated job reports success")
+        print("2 ranks: served %d steps, paused at step %d" % (last["step"], paused["step"]))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+CASES = {"steer": steer, "security": security, "mpi": mpi}
 
 
 def main():
     if len(sys.argv) != 3 or sys.argv[2] not in CASES:
         print(__doc__, file=sys.stderr)
         return 2
-    if not shutil.which("chromium"):
+    if sys.argv[2] != "mpi" and not shutil.which("chromium"):
         print("skipped: needs chromium (scripts/install-deps.sh installs it)")
         return SKIPPED
     folder = tempfile.mkdtemp(prefix="nbody-serve-")
