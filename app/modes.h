@@ -16,7 +16,6 @@ int run_serve(const Options& options);          // --serve: the viewer in a brow
 // built) the benchmark, with a notice saying why.
 int run_default_mode(const Options& options);
 bool viewer_available();                        // built with the viewer's libraries
-bool serve_available();                         // and with the server's (Boost.Beast, libturbojpeg)
 bool display_available();                       // DISPLAY or WAYLAND_DISPLAY is set
 
 // Sets the line a second Ctrl-C prints before exiting at once: the outputs of `options` it leaves

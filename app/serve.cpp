@@ -316,7 +316,6 @@ std::string page() { return std::string(reinterpret_cast<const char*>(kServePage
 
 }  // namespace
 
-bool serve_available() { return true; }
 
 int run_serve(const Options& options) {
   if (world().rank() != 0) return run_viewer_session(options, nullptr, {});  // follows rank 0
@@ -351,7 +350,6 @@ int run_serve(const Options& options) {
 #include "core/errors.h"
 
 namespace nbody::app {
-bool serve_available() { return false; }
 int run_serve(const Options&) {
   throw InputError("--serve: this nbody was built without the browser viewer (it needs the viewer's libraries, "
                    "Boost.Beast from libboost-dev and libturbojpeg0-dev); install them (scripts/install-deps.sh) "
