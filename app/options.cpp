@@ -13,6 +13,7 @@
 #include <sstream>
 #include <utility>
 
+#include "app/serve_protocol.h"
 #include "driver/diagnostics_series.h"
 #include "core/bounds.h"
 #include "core/errors.h"
@@ -162,7 +163,10 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
     const char* where;
   };
   std::vector<Mode> const viewer{M::viewer, M::automatic};
-  std::vector<Mode> const simulating{M::run, M::benchmark, M::validate, M::viewer, M::compare_threading, M::automatic};
+  // --serve draws as the viewer does, for browsers: the viewer's settings, none of its files.
+  std::vector<Mode> const served{M::viewer, M::serve, M::automatic};
+  std::vector<Mode> const simulating{M::run, M::benchmark, M::validate, M::viewer, M::serve, M::compare_threading,
+                                     M::automatic};
   static std::vector<Rule> const rules{
       {"--save", {M::run}, "--run"},
       {"--save-format", {M::run}, "--run (with --save)"},
@@ -174,8 +178,9 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       {"--snapshots", {M::run}, "--run"},
       {"--snapshot-every", {M::run}, "--run (with --snapshots)"},
       {"--snapshot-precision", {M::run}, "--run (with --snapshots)"},
-      {"--mass-unit", {M::run, M::viewer, M::automatic}, "--run and the viewer (the units their files state)"},
-      {"--length-unit", {M::run, M::viewer, M::automatic}, "--run and the viewer (the units their files state)"},
+      {"--mass-unit", {M::run, M::viewer, M::serve, M::automatic}, "--run and the viewer (the units their files state)"},
+      {"--length-unit", {M::run, M::viewer, M::serve, M::automatic},
+       "--run and the viewer (the units their files state)"},
       {"--csv", {M::compare_threading}, "--compare-threading"},
       {"--tolerance", {M::validate}, "--validate"},
       {"--warmup", {M::benchmark, M::compare_threading, M::automatic}, "--benchmark and --compare-threading"},
@@ -183,13 +188,16 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
        "--run, --benchmark, --validate and --compare-threading (the viewer takes --frames, --steps-per-frame)"},
       {"--json", {M::run, M::benchmark, M::validate, M::devices, M::compare_threading, M::automatic},
        "every mode but the viewer"},
-      {"--restart", {M::run, M::benchmark, M::validate, M::viewer, M::automatic}, "modes that simulate one run"},
-      {"--load", {M::run, M::benchmark, M::validate, M::viewer, M::automatic}, "modes that simulate one run"},
+      {"--restart", {M::run, M::benchmark, M::validate, M::viewer, M::serve, M::automatic},
+       "modes that simulate one run"},
+      {"--load", {M::run, M::benchmark, M::validate, M::viewer, M::serve, M::automatic}, "modes that simulate one run"},
   };
-  static const char* const viewer_options[] = {
-      "--offscreen",  "--screenshot", "--frames",  "--frames-dir", "--screenshot-dir", "--video", "--video-fps",
-      "--video-hud",  "--paused",     "--width",   "--height",     "--color",          "--point-size",
-      "--brightness", "--no-hud",     "--interop", "--steps-per-frame"};
+  static const char* const viewer_options[] = {"--offscreen", "--screenshot", "--frames",   "--frames-dir",
+                                               "--video",     "--video-fps",  "--video-hud"};
+  // --width and --height: the first frame's size, until a browser says its own.
+  static const char* const served_options[] = {"--screenshot-dir", "--paused", "--width",  "--height",
+                                               "--color",          "--point-size", "--brightness", "--no-hud",
+                                               "--interop",        "--steps-per-frame"};
   static const char* const simulation_options[] = {
       "--bodies", "--scenario", "--seed",      "--eccentricity", "--integrator", "--dt",        "--damping",
       "--eta",    "--eta-start", "--dt-max",
@@ -203,6 +211,7 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       case M::devices: return "--devices";
       case M::compare_threading: return "--compare-threading";
       case M::viewer: return "the viewer";
+      case M::serve: return "--serve";
       case M::automatic: return "the default mode";
     }
     return "";
@@ -215,6 +224,8 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
     if (cli.count(r.option) && !applies(r.modes)) refuse(r.option, r.where);
   for (const char* option : viewer_options)
     if (cli.count(option) && !applies(viewer)) refuse(option, "the viewer");
+  for (const char* option : served_options)
+    if (cli.count(option) && !applies(served)) refuse(option, "the viewer and --serve");
   for (const char* option : simulation_options)
     if (cli.count(option) && !applies(simulating)) refuse(option, "modes that simulate");
 }
@@ -235,6 +246,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   auto* modes = cli.add_option_group("Modes", "what to do (at most one)");
   bool viewer = false, run = false, benchmark = false, validate = false, devices = false, compare = false;
   modes->add_flag("--viewer", viewer, "open the interactive viewer");
+  modes->add_option("--serve", o.serve,
+                    "the viewer in a web browser: serve it at [HOST:]PORT (a port alone: this machine only, reach it "
+                    "through ssh -L; another host needs the token printed at start; port 0: any free port)");
   modes->add_flag("--run", run, "simulate --steps headless, print diagnostics (implied by --save)");
   modes->add_flag("--benchmark", benchmark, "headless: warm-up, timed steps, median step time, interactions/s");
   modes->add_flag("--validate", validate, "compare the chosen kernel's forces with the fp64 CPU reference");
@@ -408,6 +422,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
   }
 
   if (viewer) o.mode = Mode::viewer;
+  if (cli.count("--serve")) {
+    o.mode = Mode::serve;
+    serve::parse_listen_address(o.serve);  // a bad host or port: one line naming it, before any work
+  }
   if (run) o.mode = Mode::run;
   if (benchmark) o.mode = Mode::benchmark;
   if (validate) o.mode = Mode::validate;

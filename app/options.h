@@ -15,7 +15,7 @@
 
 namespace nbody::app {
 
-enum class Mode { automatic, viewer, run, benchmark, validate, devices, compare_threading };
+enum class Mode { automatic, viewer, serve, run, benchmark, validate, devices, compare_threading };
 
 // How positions reach the viewer's vertex buffer: CUDA-GL interop where possible (auto), interop
 // or an error (on), always through host memory (off).
@@ -60,6 +60,8 @@ struct Options {
   bool hud = true;
   Interop interop = Interop::automatic;
   int steps_per_frame = 1;
+  // --serve [HOST:]PORT: the viewer in a browser (app/serve.cpp); checked when parsed.
+  std::string serve;
 };
 
 // The viewer's keys, as --help and the HUD list them.

@@ -15,11 +15,13 @@
 #include <ctime>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <thread>
 
 #include "app/live_simulation.h"
+#include "app/viewer_session.h"
 #include "core/clock.h"
 #include "core/bounds.h"
 #include "core/errors.h"
@@ -109,8 +111,12 @@ bool tracks_energy(const driver::Setup& setup) {
 
 class Viewer {
  public:
-  explicit Viewer(const Options& o) : options_(o) {
-    if (!o.offscreen && !display_available())
+  // `surface`: a front end's own (--serve's browser surface), told each frame's stats through
+  // `each_frame`; else a window, or an EGL pbuffer with --offscreen.
+  explicit Viewer(const Options& o, std::unique_ptr<render::Surface> surface = nullptr,
+                  std::function<void(const LiveStats&)> each_frame = {})
+      : options_(o), each_frame_(std::move(each_frame)) {
+    if (!surface && !o.offscreen && !display_available())
       throw InputError("--viewer: no display (DISPLAY and WAYLAND_DISPLAY are unset); use --offscreen for EGL "
                        "rendering, or --benchmark");
     if (!o.frames_dir.empty()) {
@@ -122,7 +128,9 @@ class Viewer {
     }
     recording_ = o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || o.frames > 0;
     // The window first: where none can open, the default mode falls back before any other work.
-    surface_ = o.offscreen ? render::open_offscreen(o.width, o.height) : render::open_window(o.width, o.height, "nbody");
+    surface_ = surface ? std::move(surface)
+               : o.offscreen ? render::open_offscreen(o.width, o.height)
+                             : render::open_window(o.width, o.height, "nbody");
     driver::Setup setup;
     agree(world(), [&] { setup = driver::make_setup(o.run); });  // the other ranks follow (follow_viewer)
     for (auto const& notice : setup.notices) log("notice: " + notice);
@@ -210,6 +218,7 @@ class Viewer {
       if (stats.generation != generation_) new_generation(stats);
       else if (stats.refused != refused_) resync(stats);
       update_follow();
+      if (each_frame_) each_frame_(stats);
 
       auto const r0 = Clock::now();
       upload_frame();
@@ -657,6 +666,7 @@ class Viewer {
   }
 
   Options options_;
+  std::function<void(const LiveStats&)> each_frame_;
   bool recording_ = false;
   std::unique_ptr<render::Surface> surface_;
   std::unique_ptr<render::BodyRenderer> renderer_;
@@ -721,6 +731,13 @@ int follow_viewer(const Options& o) {
 int run_viewer(const Options& options) {
   if (world().rank() != 0) return follow_viewer(options);
   Viewer viewer(options);
+  return viewer.run();
+}
+
+int run_viewer_session(const Options& options, std::unique_ptr<render::Surface> surface,
+                       std::function<void(const LiveStats&)> each_frame) {
+  if (world().rank() != 0) return follow_viewer(options);
+  Viewer viewer(options, std::move(surface), std::move(each_frame));
   return viewer.run();
 }
 

@@ -11,9 +11,10 @@ shift || true
 case "$kind" in
   thread)
     flags="-fsanitize=thread -g -O1"
-    # The viewer too: its simulation thread (LiveSwitches) hands frames to the render loop.
+    # The viewer too: its simulation thread (LiveSwitches) hands frames to the render loop; --serve's
+    # network thread takes frames from the encoder and input for the render loop (ServeServer).
     viewer=AUTO
-    tests='(^Cpu/Layouts|^StepContract|^Partition|^Driver|^Backends/LiveSwitches|^Mpi)\.'
+    tests='(^Cpu/Layouts|^StepContract|^Partition|^Driver|^Backends/LiveSwitches|^Mpi|^ServeServer|^ServeMailbox)\.'
     # The MPI tests (the exchange's communication thread, ranks with worker threads): Open MPI is not
     # built for ThreadSanitizer, so what happens inside it is suppressed (tests/tsan_mpi.supp) and its
     # plugins stay loaded, so their frames can be recognised.
