@@ -111,7 +111,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     NBODY_CUDA_CHECK(cudaGetDeviceProperties(&props, config.device));
     int per_sm = 0;
     NBODY_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k::hermite_forces<Real>, k::kHermiteForceBlock, 0));
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k::hermite_forces<Real, false>, k::kHermiteForceBlock, 0));
     resident_blocks_ = std::max(1, per_sm) * props.multiProcessorCount;
     force_grid_ = resident_blocks_;
     multiprocessors_ = props.multiProcessorCount;
@@ -242,7 +242,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     k::hermite_arm<<<1, 1, 0, stream_.get()>>>(ctl_.data(), 0.0, 0.0, 0, false);
     NBODY_CHECK_LAUNCH(stream_.get());
     k::hermite_next_time<<<elementwise_grid(config_.slice.count), k::kHermiteBlock, 0, stream_.get()>>>(
-        slice(), ctl_.data(), false);
+        slice(), &ctl_.data()->next_key);
     NBODY_CHECK_LAUNCH(stream_.get());
     NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[0].next_key, &ctl_.data()->next_key, sizeof(unsigned long long),
                                      cudaMemcpyDeviceToHost, stream_.get()));
@@ -297,7 +297,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     gpu::DeviceGuard guard(config_.device);
     ensure_partials_host(own_groups_ * active_count_);
     k::HermiteSums const sums = sums_for(false);
-    k::hermite_forces<Real><<<force_grid_, k::kHermiteForceBlock, 0, stream_.get()>>>(
+    k::hermite_forces<Real, true><<<force_grid_, k::kHermiteForceBlock, 0, stream_.get()>>>(
         force_args(sums, k::ActiveCount{nullptr, unsigned(active_count_)}, nullptr), eps2());
     NBODY_CHECK_LAUNCH(stream_.get());
     k::hermite_span_groups<<<elementwise_grid(own_groups_ * active_count_), k::kHermiteBlock, 0, stream_.get()>>>(
@@ -328,9 +328,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   }
 
   // ---- one device: whole block steps on the GPU ----
-  // Each block step is six kernels that take every value they need from HermiteControl (the block time, the
-  // active count): next time -> predict + count -> active list -> forces -> span sums to group partials (small
-  // blocks only) -> corrector. Launched as graphs of
+  // Each block step is four kernels that take every value they need from HermiteControl (the block time, the
+  // active count): predict + count -> active list (and the waiting bodies' next time) -> forces -> corrector (with
+  // the span sums to totals for small blocks, and the corrected bodies' next time). Launched as graphs of
   // kGraphSteps block steps (or kernel by kernel on the stream), in batches of kBatchSteps; after each batch
   // the control is copied to pinned memory, and the host looks at batch b's copy only once batch b + 1 is
   // queued, so the GPU never waits for the host. Steps past `blocks`, t_stop or a floor violation do nothing.
@@ -341,6 +341,10 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     gpu::DeviceGuard guard(config_.device);
     std::uint64_t const before = control().block_steps;
     k::hermite_arm<<<1, 1, 0, stream_.get()>>>(ctl_.data(), block_time_, t_stop, blocks, true);
+    NBODY_CHECK_LAUNCH(stream_.get());
+    // The first block's time; each block step then finds the next one's as it goes (HermiteControl::key).
+    k::hermite_next_time<<<elementwise_grid(config_.slice.count), k::kHermiteBlock, 0, stream_.get()>>>(
+        slice(), &ctl_.data()->key[0]);
     NBODY_CHECK_LAUNCH(stream_.get());
     if (graphs_ && blocks >= kGraphSteps && !graph_.get()) graph_.capture(stream_.get(), [&] {
       for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step();
@@ -567,8 +571,6 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     cudaStream_t const s = stream_.get();
     k::HermiteControl* const ctl = ctl_.data();
     k::BlockClock const clock{ctl, 0.0};
-    k::hermite_next_time<<<elementwise_grid(config_.slice.count), k::kHermiteBlock, 0, s>>>(slice(), ctl, true);
-    NBODY_CHECK_LAUNCH(s);
     k::hermite_predict<<<list_blocks_, k::kHermiteBlock, 0, s>>>(slice(), clock, true, false, counts_.data());
     NBODY_CHECK_LAUNCH(s);
     k::hermite_compact<<<list_blocks_, k::kHermiteBlock, 0, s>>>(slice(), clock, false, counts_.data(), active_.data(),
@@ -576,9 +578,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     NBODY_CHECK_LAUNCH(s);
     k::ActiveCount const count{&ctl->active, 0};
     k::HermiteSums const sums = sums_for(true);
-    k::hermite_forces<Real><<<force_grid_, k::kHermiteForceBlock, 0, s>>>(force_args(sums, count, ctl), eps2());
-    NBODY_CHECK_LAUNCH(s);
-    k::hermite_span_groups<<<elementwise_grid(own_groups_ * config_.bodies), k::kHermiteBlock, 0, s>>>(sums, count, ctl);
+    k::hermite_forces<Real, false><<<force_grid_, k::kHermiteForceBlock, 0, s>>>(force_args(sums, count, ctl), eps2());
     NBODY_CHECK_LAUNCH(s);
     k::HermiteCorrectArgs c{};
     c.active = active_.data();
