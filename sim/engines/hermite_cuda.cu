@@ -592,7 +592,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     c.j_bodies = config_.slice.count;
     c.initialise = false;
     c.params = config_.params;
-    k::hermite_correct<<<elementwise_grid(config_.slice.count), k::kHermiteBlock, 0, s>>>(slice(), c);
+    // Two blocks an SM (what stays resident): a block of a few bodies should not launch a grid for every body.
+    k::hermite_correct<<<std::min(elementwise_grid(config_.slice.count), 2 * multiprocessors_), k::kHermiteBlock, 0, s>>>(
+        slice(), c);
     NBODY_CHECK_LAUNCH(s);
   }
 

@@ -115,9 +115,9 @@ struct HermiteSlice {
 // the pass computes the same bits:
 //  - each pair adds into the running sums with fused multiply-adds: a += mr3 d (one FMA a component), jerk += mr3 w
 //    then jerk += -beta d (two FMAs), beta = (3 (d.w) r^-2) mr3, mr3 = (m r^-1) r^-2; phi -= m r^-1;
-//  - fp64: r^-1 from the fp32 hardware estimate y0 = rsqrtf(r^2) with the third-order correction
-//    y = y0 + y0 e (1/2 + 3/8 e), e = 1 - r^2 y0^2 (|e| < 2^-21: the dropped 5/16 e^3 is below 1e-19; five fp64
-//    operations in place of the library's rsqrt);
+//  - fp64: r^-1 from the hardware estimate y0 (rsqrt.approx.ftz.f64) with the fourth-order correction
+//    y = y0 + y0 e (1/2 + e (3/8 + 5/16 e)), e = 1 - r^2 y0^2 (the dropped 35/128 e^4 is below 2^-53 for
+//    |e| < 2^-13; six fp64 operations in place of the library's rsqrt);
 //  - fp32: the differences from fp64 positions and velocities held as double-single pairs (hi = fp32(x),
 //    lo = fp32(x - hi)): d = (hi_j - hi_i) + (lo_j - lo_i), within about one fp32 ulp of the fp64 difference (the
 //    fp64 difference rounded to fp32 is within half of one), with no fp64 operation or conversion in the pair; the
@@ -135,6 +135,14 @@ struct PairSums {
   Acc ax, ay, az, jx, jy, jz, phi;
 };
 
+// The hardware's fp64 reciprocal square root estimate (MUFU.RSQ64H, from the high word: no conversion to fp32 and
+// back, which Hopper issues at a quarter of the fp64 rate).
+__device__ __forceinline__ double approximate_rsqrt(double x) {
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  return y;
+}
+
 template <bool kSelf, bool kPotential>
 __device__ __forceinline__ void pair_fp64(double dx, double dy, double dz, double wx, double wy, double wz, double m,
                                           double eps2, double self, PairSums<double>& s) {
@@ -144,9 +152,9 @@ __device__ __forceinline__ void pair_fp64(double dx, double dy, double dz, doubl
     r2 = __dadd_rn(r2, self);
     mass = __dmul_rn(m, __dsub_rn(1.0, self));
   }
-  double const y0 = double(rsqrtf(__double2float_rn(r2)));
+  double const y0 = approximate_rsqrt(r2);
   double const e = __fma_rn(-r2, __dmul_rn(y0, y0), 1.0);
-  double const y = __fma_rn(__dmul_rn(y0, e), __fma_rn(e, 0.375, 0.5), y0);
+  double const y = __fma_rn(__dmul_rn(y0, e), __fma_rn(e, __fma_rn(e, 0.3125, 0.375), 0.5), y0);
   double const y2 = __dmul_rn(y, y);
   double const my = __dmul_rn(mass, y);
   double const mr3 = __dmul_rn(my, y2);
@@ -197,17 +205,17 @@ __device__ __forceinline__ float ds_difference(float hj, float lj, float hi, flo
 
 // The j-bodies a block holds in shared memory: fp64 as they are (mass in pos.w), fp32 as double-single pairs (hi
 // with the mass in w, lo).
-template <class Real>
+template <class Real, int kSize = kHermiteTile>
 struct HermiteTileData;
-template <>
-struct HermiteTileData<double> {
-  Real4<double> pos[kHermiteTile], vel[kHermiteTile];
+template <int kSize>
+struct HermiteTileData<double, kSize> {
+  Real4<double> pos[kSize], vel[kSize];
   __device__ void load_pos(int u, const Real4<double>& p) { pos[u] = p; }
   __device__ void load_vel(int u, const Real4<double>& v) { vel[u] = v; }
 };
-template <>
-struct HermiteTileData<float> {
-  float4 pos_hi[kHermiteTile], pos_lo[kHermiteTile], vel_hi[kHermiteTile], vel_lo[kHermiteTile];
+template <int kSize>
+struct HermiteTileData<float, kSize> {
+  float4 pos_hi[kSize], pos_lo[kSize], vel_hi[kSize], vel_lo[kSize];
   __device__ void load_pos(int u, const Real4<double>& p) {
     float2 const x = split_ds(p.x), y = split_ds(p.y), z = split_ds(p.z);
     pos_hi[u] = {x.x, y.x, z.x, __double2float_rn(p.w)};
@@ -282,22 +290,31 @@ __device__ __forceinline__ void sweep_tile(const HermiteTileData<double>& tile, 
   }
   span = {s.ax, s.ay, s.az, s.jx, s.jy, s.jz, s.phi, span.pad};
 }
+// One fp32 run: the pairs of the kHermiteFp32Run j-bodies from tile entry u0 (local j j0) summed into `run` (from zero).
+template <bool kSelf, bool kPotential, int kSize, class Args>
+__device__ __forceinline__ void sweep_run(const HermiteTileData<float, kSize>& tile, int u0, int j0, const Args& args,
+                                          const HermiteIBody<float>& b, float eps2, PairSums<float>& run) {
+#pragma unroll 4
+  for (int u = u0; u < u0 + kHermiteFp32Run; ++u) {
+    float4 const ph = tile.pos_hi[u], pl = tile.pos_lo[u], vh = tile.vel_hi[u], vl = tile.vel_lo[u];
+    float self = 0.0f;
+    if constexpr (kSelf) {
+      int const j = j0 + (u - u0);
+      self = float(j >= args.slice_count || std::uint64_t(args.slice_begin + j) == b.index);
+    }
+    pair_fp32<kSelf, kPotential>(
+        ds_difference(ph.x, pl.x, b.pos_hi.x, b.pos_lo.x), ds_difference(ph.y, pl.y, b.pos_hi.y, b.pos_lo.y),
+        ds_difference(ph.z, pl.z, b.pos_hi.z, b.pos_lo.z), ds_difference(vh.x, vl.x, b.vel_hi.x, b.vel_lo.x),
+        ds_difference(vh.y, vl.y, b.vel_hi.y, b.vel_lo.y), ds_difference(vh.z, vl.z, b.vel_hi.z, b.vel_lo.z), ph.w,
+        eps2, self, run);
+  }
+}
 template <bool kSelf, bool kPotential, class Args>
 __device__ __forceinline__ void sweep_tile(const HermiteTileData<float>& tile, int j0, const Args& args,
                                            const HermiteIBody<float>& b, float eps2, hk::ForceJerk& span) {
   for (int r = 0; r < kHermiteTile; r += kHermiteFp32Run) {
     PairSums<float> run{0, 0, 0, 0, 0, 0, 0};
-#pragma unroll 4
-    for (int u = r; u < r + kHermiteFp32Run; ++u) {
-      float4 const ph = tile.pos_hi[u], pl = tile.pos_lo[u], vh = tile.vel_hi[u], vl = tile.vel_lo[u];
-      float self = 0.0f;
-      if constexpr (kSelf) self = float(j0 + u >= args.slice_count || std::uint64_t(args.slice_begin + j0 + u) == b.index);
-      pair_fp32<kSelf, kPotential>(
-          ds_difference(ph.x, pl.x, b.pos_hi.x, b.pos_lo.x), ds_difference(ph.y, pl.y, b.pos_hi.y, b.pos_lo.y),
-          ds_difference(ph.z, pl.z, b.pos_hi.z, b.pos_lo.z), ds_difference(vh.x, vl.x, b.vel_hi.x, b.vel_lo.x),
-          ds_difference(vh.y, vl.y, b.vel_hi.y, b.vel_lo.y), ds_difference(vh.z, vl.z, b.vel_hi.z, b.vel_lo.z), ph.w,
-          eps2, self, run);
-    }
+    sweep_run<kSelf, kPotential>(tile, r, j0 + r, args, b, eps2, run);
     add_sums(span, run);
   }
 }
@@ -376,6 +393,61 @@ struct HermiteForceArgs {
   const HermiteControl* ctl;  // the single-device path: nothing to do once halted; else nullptr
 };
 
+// The largest span (hermite_span_length) and the active bodies of one item of the fp32 per-span pass below.
+inline constexpr int kHermiteMaxSpan = 256;
+inline constexpr int kHermiteRunChunk = 32;
+
+// --precision fp32, per_span: the span sums of small blocks with the runs of a span side by side. An item is
+// (32 active bodies, one span): the block holds the span's j-bodies, warp w sums runs w, w + 4, ... for the 32
+// bodies (one a lane) into shared memory, and warp 0 adds each body's runs in run order from zero: the sums of
+// sweep_tile, bit for bit (the same runs, the same additions), with 8 times the threads a span for blocks too small
+// to fill the GPU one body a thread.
+template <bool kPotential>
+__device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, unsigned active, float eps2) {
+  constexpr int kWarps = kHermiteForceBlock / 32;
+  static_assert(kHermiteForceBlock % 32 == 0 && kWarps >= 1, "whole warps");
+  __shared__ HermiteTileData<float, kHermiteMaxSpan> span_tile;
+  __shared__ PairSums<float> runs[kHermiteMaxSpan / kHermiteFp32Run][kHermiteRunChunk];
+  int const length = args.span_length, spans = args.sums.cut.groups * args.sums.cut.spans_per_group;
+  int const run_count = length / kHermiteFp32Run;
+  unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  unsigned const chunks = (active + kHermiteRunChunk - 1) / kHermiteRunChunk;
+  unsigned long long const items = static_cast<unsigned long long>(chunks) * unsigned(spans);
+  for (unsigned long long item = blockIdx.x; item < items; item += gridDim.x) {
+    unsigned const chunk = unsigned(item % chunks);
+    int const span = int(item / chunks);
+    int const j_begin = span * length;
+    __syncthreads();  // every thread has read the previous item's span and runs
+    for (int q = int(threadIdx.x); q < 2 * length; q += kHermiteForceBlock) {
+      if (q < length)
+        span_tile.load_pos(q, args.pos[j_begin + q]);
+      else
+        span_tile.load_vel(q - length, args.vel[j_begin + q - length]);
+    }
+    __syncthreads();
+    unsigned const k = chunk * kHermiteRunChunk + lane;
+    HermiteIBody<float> const b(args.active[min(k, active - 1)]);
+    for (int r = int(warp); r < run_count; r += kWarps) {
+      int const j0 = j_begin + r * kHermiteFp32Run;
+      bool const any_self = j0 + kHermiteFp32Run > args.slice_count ||
+                            __any_sync(0xffffffffu, b.index - std::uint64_t(args.slice_begin + j0) <
+                                                        std::uint64_t(kHermiteFp32Run));
+      PairSums<float> run{0, 0, 0, 0, 0, 0, 0};
+      if (any_self)
+        sweep_run<true, kPotential>(span_tile, r * kHermiteFp32Run, j0, args, b, eps2, run);
+      else
+        sweep_run<false, kPotential>(span_tile, r * kHermiteFp32Run, j0, args, b, eps2, run);
+      runs[r][lane] = run;
+    }
+    __syncthreads();
+    if (warp == 0 && k < active) {
+      hk::ForceJerk sum{};
+      for (int r = 0; r < run_count; ++r) add_sums(sum, runs[r][lane]);
+      args.sums.span[std::size_t(span) * active + k] = sum;
+    }
+  }
+}
+
 // The force, jerk and potential of every active body against the own j-bodies, in the canonical order. Each
 // thread sums for one active body; the block stages kHermiteTile j-bodies at a time in shared memory. Warps
 // with no active body skip the arithmetic but take part in every barrier. The grid is any size (the engine
@@ -387,6 +459,12 @@ __global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForc
   unsigned const active = args.count.get();
   int const groups = args.sums.cut.groups, spg = args.sums.cut.spans_per_group;
   HermiteForceMode const mode = hermite_force_mode(active, args.sums.cut);
+  if constexpr (std::is_same_v<Real, float>) {
+    if (mode == HermiteForceMode::per_span) {
+      hermite_span_runs<kPotential>(args, active, float(eps2_fp64));
+      return;
+    }
+  }
   unsigned const tiles = (active + kHermiteForceBlock - 1) / kHermiteForceBlock;
   unsigned const units = mode == HermiteForceMode::fold_all ? 1u
                          : mode == HermiteForceMode::per_group ? unsigned(groups)
