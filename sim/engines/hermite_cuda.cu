@@ -135,6 +135,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     allocate_sums();
     ctl_ = gpu::DeviceBuffer<k::HermiteControl>(config.device, 1);
     counts_ = gpu::DeviceBuffer<unsigned>(config.device, std::size_t(list_blocks_));
+    scan_ = gpu::DeviceBuffer<unsigned long long>(config.device, std::size_t(list_blocks_));
     ctl_host_ = gpu::PinnedBuffer<k::HermiteControl>(config.device, 2);
     own_active_ = MappedBuffer<ActiveBody>(config.device, std::max<std::size_t>(s.count, 1));
     pack_count_ = MappedBuffer<unsigned>(config.device, 1);
@@ -162,6 +163,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     for (auto* b : {&totals_in_, &span_, &group_, &total_}) b->forget();
     ctl_.forget();
     counts_.forget();
+    scan_.forget();
     ctl_host_.forget();  // a queued copy may still write into the pinned buffers
     own_active_.forget();
     pack_count_.forget();
@@ -328,8 +330,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   }
 
   // ---- one device: whole block steps on the GPU ----
-  // Each block step is four kernels that take every value they need from HermiteControl (the block time, the
-  // active count): predict + count -> active list (and the waiting bodies' next time) -> forces -> corrector (with
+  // Each block step is three kernels that take every value they need from HermiteControl (the block time, the
+  // active count): predict, active list and the waiting bodies' next time in one pass -> forces -> corrector (with
   // the span sums to totals for small blocks, and the corrected bodies' next time). Launched as graphs of
   // kGraphSteps block steps (or kernel by kernel on the stream), in batches of kBatchSteps; after each batch
   // the control is copied to pinned memory, and the host looks at batch b's copy only once batch b + 1 is
@@ -526,6 +528,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     c.t_next = reached;
     c.floor_body = k::kNoBody;
     NBODY_CUDA_CHECK(cudaMemcpyAsync(ctl_.data(), &c, sizeof c, cudaMemcpyHostToDevice, stream_.get()));
+    // The tickets start again at 0: no scan entry may carry a launch of before.
+    NBODY_CUDA_CHECK(cudaMemsetAsync(scan_.data(), 0, std::size_t(list_blocks_) * sizeof(unsigned long long), stream_.get()));
     NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     block_time_ = reached;
   }
@@ -571,10 +575,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     cudaStream_t const s = stream_.get();
     k::HermiteControl* const ctl = ctl_.data();
     k::BlockClock const clock{ctl, 0.0};
-    k::hermite_predict<<<list_blocks_, k::kHermiteBlock, 0, s>>>(slice(), clock, true, false, counts_.data());
-    NBODY_CHECK_LAUNCH(s);
-    k::hermite_compact<<<list_blocks_, k::kHermiteBlock, 0, s>>>(slice(), clock, false, counts_.data(), active_.data(),
-                                                                 &ctl->active);
+    k::hermite_predict_list<<<list_blocks_, k::kHermiteBlock, 0, s>>>(slice(), ctl, scan_.data(), active_.data());
     NBODY_CHECK_LAUNCH(s);
     k::ActiveCount const count{&ctl->active, 0};
     k::HermiteSums const sums = sums_for(true);
@@ -612,6 +613,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   gpu::DeviceBuffer<ForceJerk> totals_in_, span_, group_, total_;
   gpu::DeviceBuffer<k::HermiteControl> ctl_;
   gpu::DeviceBuffer<unsigned> counts_;
+  gpu::DeviceBuffer<unsigned long long> scan_;  // hermite_predict_list's chained scan, one entry a block
   gpu::PinnedBuffer<k::HermiteControl> ctl_host_;  // [0]: synchronous reads; [0], [1]: advance_blocks' batches
   MappedBuffer<ActiveBody> own_active_;            // pack_active's list, written by the kernel
   MappedBuffer<unsigned> pack_count_;

@@ -65,11 +65,14 @@ inline constexpr long long kNoBody = 0x7fffffffffffffffll;
 // single-device path (advance_blocks); the multi-device protocol uses only the counters and the floor.
 struct HermiteControl {
   unsigned long long next_key;  // time_key of min t_i + dt_i, being found (hermite_next_time; the protocol)
-  // advance_blocks: the next block's time_key, found while the current block is done (hermite_compact adds the
-  // bodies that wait, hermite_correct the corrected ones) in key[write_slot], read from key[read_slot] by the next
-  // hermite_predict; so no block step has a pass of its own over every body to find its time.
+  // advance_blocks: the next block's time_key, found while the current block is done (hermite_predict_list adds
+  // the bodies that wait, hermite_correct the corrected ones) in key[write_slot], read from key[read_slot] by the
+  // next hermite_predict_list; so no block step has a pass of its own over every body to find its time.
   unsigned long long key[2];
   int read_slot, write_slot;
+  // Blocks of hermite_predict_list started since the control was reset: a block's ticket gives its place in the
+  // grid and the launch it belongs to (the epoch of its scan entries).
+  unsigned long long tickets;
   double t;                     // the block time reached: the time of the last block step done
   double t_next;                // the block being done
   double t_stop;                // no block beyond this time (advance_blocks)
@@ -113,8 +116,8 @@ struct HermiteSlice {
 // phi = -m / r, self pair +0), arranged for the GPU's instruction count and written with explicit rounding
 // intrinsics (__fma_rn, __dmul_rn, ...: never contracted or reordered by the compiler), so that every code path of
 // the pass computes the same bits:
-//  - each pair adds into the running sums with fused multiply-adds: a += mr3 d (one FMA a component), jerk += mr3 w
-//    then jerk += -beta d (two FMAs), beta = (3 (d.w) r^-2) mr3, mr3 = (m r^-1) r^-2; phi -= m r^-1;
+//  - each pair adds into the running sums with fused multiply-adds: a += mr3 d (one FMA a component),
+//    jerk += mr3 (w - alpha d) (two FMAs), alpha = 3 ((d.w) r^-2), mr3 = (m r^-1) r^-2; phi -= m r^-1;
 //  - fp64: r^-1 from the hardware estimate y0 (rsqrt.approx.ftz.f64) with the fourth-order correction
 //    y = y0 + y0 e (1/2 + e (3/8 + 5/16 e)), e = 1 - r^2 y0^2 (the dropped 35/128 e^4 is below 2^-53 for
 //    |e| < 2^-13; six fp64 operations in place of the library's rsqrt);
@@ -159,13 +162,13 @@ __device__ __forceinline__ void pair_fp64(double dx, double dy, double dz, doubl
   double const my = __dmul_rn(mass, y);
   double const mr3 = __dmul_rn(my, y2);
   double const rv = __fma_rn(dz, wz, __fma_rn(dy, wy, __dmul_rn(dx, wx)));
-  double const beta = __dmul_rn(__dmul_rn(3.0, __dmul_rn(rv, y2)), mr3);
+  double const alpha = __dmul_rn(3.0, __dmul_rn(rv, y2));
   s.ax = __fma_rn(mr3, dx, s.ax);
   s.ay = __fma_rn(mr3, dy, s.ay);
   s.az = __fma_rn(mr3, dz, s.az);
-  s.jx = __fma_rn(-beta, dx, __fma_rn(mr3, wx, s.jx));
-  s.jy = __fma_rn(-beta, dy, __fma_rn(mr3, wy, s.jy));
-  s.jz = __fma_rn(-beta, dz, __fma_rn(mr3, wz, s.jz));
+  s.jx = __fma_rn(mr3, __fma_rn(-alpha, dx, wx), s.jx);
+  s.jy = __fma_rn(mr3, __fma_rn(-alpha, dy, wy), s.jy);
+  s.jz = __fma_rn(mr3, __fma_rn(-alpha, dz, wz), s.jz);
   if constexpr (kPotential) s.phi = __dsub_rn(s.phi, my);
 }
 
@@ -183,13 +186,13 @@ __device__ __forceinline__ void pair_fp32(float dx, float dy, float dz, float wx
   float const my = __fmul_rn(mass, y);
   float const mr3 = __fmul_rn(my, y2);
   float const rv = __fmaf_rn(dz, wz, __fmaf_rn(dy, wy, __fmul_rn(dx, wx)));
-  float const beta = __fmul_rn(__fmul_rn(3.0f, __fmul_rn(rv, y2)), mr3);
+  float const alpha = __fmul_rn(3.0f, __fmul_rn(rv, y2));
   s.ax = __fmaf_rn(mr3, dx, s.ax);
   s.ay = __fmaf_rn(mr3, dy, s.ay);
   s.az = __fmaf_rn(mr3, dz, s.az);
-  s.jx = __fmaf_rn(-beta, dx, __fmaf_rn(mr3, wx, s.jx));
-  s.jy = __fmaf_rn(-beta, dy, __fmaf_rn(mr3, wy, s.jy));
-  s.jz = __fmaf_rn(-beta, dz, __fmaf_rn(mr3, wz, s.jz));
+  s.jx = __fmaf_rn(mr3, __fmaf_rn(-alpha, dx, wx), s.jx);
+  s.jy = __fmaf_rn(mr3, __fmaf_rn(-alpha, dy, wy), s.jy);
+  s.jz = __fmaf_rn(mr3, __fmaf_rn(-alpha, dz, wz), s.jz);
   if constexpr (kPotential) s.phi = __fsub_rn(s.phi, my);
 }
 
@@ -593,27 +596,10 @@ __device__ __forceinline__ bool is_active(const HermiteSlice& s, int i, double t
 }
 
 // Predicts every own body to the block time (with `predict`) and counts the active ones of each block's chunk
-// into counts[blockIdx.x] (with `counts`). Launched with blockDim kHermiteBlock.
+// into counts[blockIdx.x] (with `counts`): the protocol (advance_blocks has hermite_predict_list). Launched with
+// blockDim kHermiteBlock.
 __global__ void hermite_predict(HermiteSlice s, BlockClock clock, bool predict, bool all, unsigned* counts) {
-  double t = clock.t;
-  if (clock.ctl) {
-    // A block step on one device: nothing once halted; a halt (every block sees the same values, so every block
-    // returns) when no step is left, a step fell below the floor, or the next block passes t_stop (or there is
-    // none: +inf).
-    HermiteControl* const ctl = clock.ctl;
-    if (halted(ctl)) return;
-    int const slot = ctl->read_slot;
-    t = key_time(ctl->key[slot]);
-    if (ctl->steps_left == 0 || ctl->floor_body != kNoBody || !(t <= ctl->t_stop)) {
-      if (blockIdx.x == 0 && threadIdx.x == 0) ctl->halted = 1;
-      return;
-    }
-    if (blockIdx.x == 0 && threadIdx.x == 0) {  // no block of this kernel reads these
-      ctl->t_next = t;
-      ctl->write_slot = slot ^ 1;
-      ctl->key[slot ^ 1] = time_key(INFINITY);
-    }
-  }
+  double const t = clock.t;
   int const chunk = list_chunk(s.count, int(gridDim.x));
   int const begin = int(blockIdx.x) * chunk, end = min(s.count, begin + chunk);
   unsigned active = 0;
@@ -648,11 +634,7 @@ __device__ __forceinline__ unsigned block_sum(unsigned v, unsigned* scratch) {
 // `count_out` may be mapped pinned host memory (the protocol: the list goes to the host with no copy).
 __global__ void hermite_compact(HermiteSlice s, BlockClock clock, bool all, const unsigned* counts,
                                 hk::ActiveBody* out, unsigned* count_out) {
-  double t = clock.t;
-  if (clock.ctl) {
-    if (halted(clock.ctl)) return;
-    t = clock.ctl->t_next;
-  }
+  double const t = clock.t;
   __shared__ unsigned scratch[kHermiteBlock / 32];
   unsigned before = 0;
   for (int q = int(threadIdx.x); q < int(blockIdx.x); q += kHermiteBlock) before += counts[q];
@@ -660,11 +642,9 @@ __global__ void hermite_compact(HermiteSlice s, BlockClock clock, bool all, cons
   int const chunk = list_chunk(s.count, int(gridDim.x));
   int const begin = int(blockIdx.x) * chunk, end = min(s.count, begin + chunk);
   unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
-  unsigned long long waiting = time_key(INFINITY);  // min t_i + dt_i of the bodies not in this block
   for (int base = begin; base < end; base += kHermiteBlock) {
     int const i = base + int(threadIdx.x);
     bool const flag = i < end && is_active(s, i, t, all);
-    if (clock.ctl && i < end && !flag) waiting = min(waiting, time_key(s.t[i] + s.dt[i]));
     unsigned const ballot = __ballot_sync(0xffffffffu, flag);
     __syncthreads();  // the previous round has read scratch
     if (lane == 0) scratch[warp] = unsigned(__popc(ballot));
@@ -681,9 +661,98 @@ __global__ void hermite_compact(HermiteSlice s, BlockClock clock, bool all, cons
     offset += round;
   }
   if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) *count_out = offset;
-  if (clock.ctl) {
-    for (int o = 16; o > 0; o /= 2) waiting = min(waiting, __shfl_xor_sync(0xffffffffu, waiting, o));
-    if (lane == 0 && waiting != time_key(INFINITY)) atomicMin(&clock.ctl->key[clock.ctl->write_slot], waiting);
+}
+
+// A block step on one device: hermite_predict and hermite_compact in one pass. Each block predicts its chunk of
+// own bodies to the block time, counts the active ones and finds the least t_i + dt_i of the others (the next
+// block's key), then takes its place in the active list from the blocks before it (a chained scan with decoupled
+// look-back: a block publishes its count, then adds its predecessors' until one has published the count of every
+// body before it), and writes its active bodies there in index order. A block's place and launch come from a ticket
+// (HermiteControl::tickets), so it waits only for blocks that started before it; scan entries carry the launch, so
+// nothing is reset between launches. Every launch has the same grid. Launched with blockDim kHermiteBlock.
+inline constexpr unsigned long long kScanInclusive = 1ull << 31;
+__global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, unsigned long long* scan,
+                                     hk::ActiveBody* out) {
+  __shared__ unsigned long long ticket_shared;
+  __shared__ unsigned scratch[kHermiteBlock / 32];
+  __shared__ unsigned before_shared;
+  if (threadIdx.x == 0) ticket_shared = atomicAdd(&ctl->tickets, 1ull);  // every block takes one, even to return
+  __syncthreads();
+  unsigned long long const ticket = ticket_shared;
+  int const id = int(ticket % gridDim.x);
+  unsigned long long const epoch = (ticket / gridDim.x + 1) << 32;  // never the 0 of a cleared entry
+  // Nothing once halted; a halt (every block sees the same values, so every block returns) when no step is left,
+  // a step fell below the floor, or the next block passes t_stop (or there is none: +inf).
+  if (halted(ctl)) return;
+  int const slot = ctl->read_slot;
+  double const t = key_time(ctl->key[slot]);
+  if (ctl->steps_left == 0 || ctl->floor_body != kNoBody || !(t <= ctl->t_stop)) {
+    if (id == 0 && threadIdx.x == 0) ctl->halted = 1;
+    return;
+  }
+  if (id == 0 && threadIdx.x == 0) {  // no block of this kernel reads these
+    ctl->t_next = t;
+    ctl->write_slot = slot ^ 1;
+  }
+  int const chunk = list_chunk(s.count, int(gridDim.x));
+  int const begin = id * chunk, end = min(s.count, begin + chunk);
+  unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  unsigned mine = 0;
+  unsigned long long waiting = time_key(INFINITY);
+  for (int base = begin; base < end; base += kHermiteBlock) {
+    int const i = base + int(threadIdx.x);
+    bool flag = false;
+    if (i < end) {
+      double const ti = s.t[i], next = ti + s.dt[i];
+      flag = next == t;
+      if (!flag) waiting = min(waiting, time_key(next));
+      Real4<double> const x = s.x[i], v = s.v[i], a = s.a[i], j = s.jerk[i];
+      hk::V3 xp, vp;
+      hk::predict({x.x, x.y, x.z}, {v.x, v.y, v.z}, {a.x, a.y, a.z}, {j.x, j.y, j.z}, t - ti, xp, vp);
+      s.xp[i] = {xp.x, xp.y, xp.z, x.w};
+      s.vp[i] = {vp.x, vp.y, vp.z, 0.0};
+    }
+    mine += unsigned(__syncthreads_count(flag));
+  }
+  for (int o = 16; o > 0; o /= 2) waiting = min(waiting, __shfl_xor_sync(0xffffffffu, waiting, o));
+  if (lane == 0 && waiting != time_key(INFINITY)) atomicMin(&ctl->key[slot ^ 1], waiting);
+  if (threadIdx.x == 0) {
+    unsigned before = 0;
+    if (id == 0) {
+      atomicExch(&scan[0], epoch | kScanInclusive | mine);
+    } else {
+      atomicExch(&scan[id], epoch | mine);
+      for (int p = id - 1;;) {
+        unsigned long long const e = *static_cast<volatile unsigned long long*>(&scan[p]);
+        if ((e & ~0xffffffffull) != epoch) continue;  // not yet published in this launch
+        before += unsigned(e & (kScanInclusive - 1));
+        if (e & kScanInclusive) break;
+        --p;
+      }
+      atomicExch(&scan[id], epoch | kScanInclusive | (before + mine));
+    }
+    before_shared = before;
+    if (id == int(gridDim.x) - 1) ctl->active = before + mine;
+  }
+  __syncthreads();  // also: this block's predicted bodies are visible to all its threads
+  unsigned offset = before_shared;
+  for (int base = begin; base < end; base += kHermiteBlock) {
+    int const i = base + int(threadIdx.x);
+    bool const flag = i < end && s.t[i] + s.dt[i] == t;
+    unsigned const ballot = __ballot_sync(0xffffffffu, flag);
+    __syncthreads();  // the previous round has read scratch
+    if (lane == 0) scratch[warp] = unsigned(__popc(ballot));
+    __syncthreads();
+    unsigned position = offset + unsigned(__popc(ballot & ((1u << lane) - 1u))), round = 0;
+    for (int w = 0; w < kHermiteBlock / 32; ++w) {
+      if (w < int(warp)) position += scratch[w];
+      round += scratch[w];
+    }
+    if (flag) {
+      Real4<double> const x = s.xp[i], v = s.vp[i];
+      out[position] = {x.x, x.y, x.z, x.w, v.x, v.y, v.z, std::uint64_t(s.begin + i)};
+    }
+    offset += round;
   }
 }
 
@@ -774,7 +843,11 @@ __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
       c.ctl->block_steps += 1;
       c.ctl->interactions += static_cast<unsigned long long>(active) * c.j_bodies;
       c.ctl->steps_left -= 1;
-      c.ctl->read_slot = c.ctl->write_slot;  // no block of this kernel reads read_slot
+      // The slot the next block's time was read from is the one after it to fill: cleared now (no block of this
+      // kernel reads read_slot or that key; hermite_predict_list reads and fills the other two).
+      int const read = c.ctl->read_slot;
+      c.ctl->key[read] = time_key(INFINITY);
+      c.ctl->read_slot = read ^ 1;
     }
   }
 }
