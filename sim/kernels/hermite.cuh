@@ -666,10 +666,11 @@ __global__ void hermite_compact(HermiteSlice s, BlockClock clock, bool all, cons
 // A block step on one device: hermite_predict and hermite_compact in one pass. Each block predicts its chunk of
 // own bodies to the block time, counts the active ones and finds the least t_i + dt_i of the others (the next
 // block's key), then takes its place in the active list from the blocks before it (a chained scan with decoupled
-// look-back: a block publishes its count, then adds its predecessors' until one has published the count of every
-// body before it), and writes its active bodies there in index order. A block's place and launch come from a ticket
-// (HermiteControl::tickets), so it waits only for blocks that started before it; scan entries carry the launch, so
-// nothing is reset between launches. Every launch has the same grid. Launched with blockDim kHermiteBlock.
+// look-back: a block publishes its count, then adds its predecessors', 32 entries at a time, until one has
+// published the count of every body before it), and writes its active bodies there in index order. A block's
+// place and launch come from a ticket (HermiteControl::tickets), so it waits only for blocks that started before
+// it; scan entries carry the launch, so nothing is reset between launches. Every launch has the same grid.
+// Launched with blockDim kHermiteBlock.
 inline constexpr unsigned long long kScanInclusive = 1ull << 31;
 __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, unsigned long long* scan,
                                      hk::ActiveBody* out) {
@@ -716,23 +717,35 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, unsign
   }
   for (int o = 16; o > 0; o /= 2) waiting = min(waiting, __shfl_xor_sync(0xffffffffu, waiting, o));
   if (lane == 0 && waiting != time_key(INFINITY)) atomicMin(&ctl->key[slot ^ 1], waiting);
-  if (threadIdx.x == 0) {
+  if (warp == 0) {
+    // The look-back, 32 predecessors at a time (lane l reads entry p - l): the counts from the nearest inclusive
+    // entry up to p, or all 32 and on to the 32 before. Entry 0 is always inclusive, so no lane reads below it that
+    // counts.
     unsigned before = 0;
     if (id == 0) {
-      atomicExch(&scan[0], epoch | kScanInclusive | mine);
+      if (lane == 0) atomicExch(&scan[0], epoch | kScanInclusive | mine);
     } else {
-      atomicExch(&scan[id], epoch | mine);
-      for (int p = id - 1;;) {
-        unsigned long long const e = *static_cast<volatile unsigned long long*>(&scan[p]);
-        if ((e & ~0xffffffffull) != epoch) continue;  // not yet published in this launch
-        before += unsigned(e & (kScanInclusive - 1));
-        if (e & kScanInclusive) break;
-        --p;
+      if (lane == 0) atomicExch(&scan[id], epoch | mine);
+      for (int p = id - 1;; p -= 32) {
+        int const q = p - int(lane);
+        unsigned long long e = 0;
+        if (q >= 0) {
+          do e = *static_cast<volatile unsigned long long*>(&scan[q]);
+          while ((e & ~0xffffffffull) != epoch);  // not yet published in this launch
+        }
+        unsigned const inclusive = __ballot_sync(0xffffffffu, q >= 0 && (e & kScanInclusive) != 0);
+        unsigned const nearest = inclusive ? unsigned(__ffs(int(inclusive)) - 1) : 31u;
+        unsigned v = q >= 0 && lane <= nearest ? unsigned(e & (kScanInclusive - 1)) : 0u;
+        for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+        before += v;
+        if (inclusive) break;
       }
-      atomicExch(&scan[id], epoch | kScanInclusive | (before + mine));
+      if (lane == 0) atomicExch(&scan[id], epoch | kScanInclusive | (before + mine));
     }
-    before_shared = before;
-    if (id == int(gridDim.x) - 1) ctl->active = before + mine;
+    if (lane == 0) {
+      before_shared = before;
+      if (id == int(gridDim.x) - 1) ctl->active = before + mine;
+    }
   }
   __syncthreads();  // also: this block's predicted bodies are visible to all its threads
   unsigned offset = before_shared;
