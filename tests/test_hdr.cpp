@@ -93,7 +93,7 @@ struct Cluster {
     for (auto const& p : b.pos_mass) xyzw.insert(xyzw.end(), {float(p.x), float(p.y), float(p.z), float(p.w)});
     renderer.upload_positions(xyzw.data(), n);
     std::vector<render::Rgba> colors;
-    render::compute_colors(render::ColorMode::speed, b, {Slice{0, n}}, colors);
+    render::compute_colors(render::ColorMode::speed, b, {Slice{0, n}}, {render::Colormap::viridis, render::fit_speed_range(b)}, colors);
     renderer.upload_colors(colors);
     camera.fit(b.pos_mass);
   }
