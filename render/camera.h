@@ -32,7 +32,7 @@ class OrbitCamera {
   void fit(const std::vector<Real4<double>>& bodies);
   static constexpr double kFitFraction = 0.999;
   static constexpr float kFitMargin = 0.9f;
-  static constexpr double kEscaperRadii = 4.0;
+  static constexpr double kEscaperRadii = 1.5;
 
   // Where the eye is around the target: yaw about +z from +x, pitch above the x-y plane (radians).
   void look_from(float yaw, float pitch);

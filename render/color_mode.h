@@ -23,11 +23,12 @@ constexpr ColorMode next(ColorMode m) {
 // of colour, and lightness rises monotonically, so the picture reads in grey too (matplotlib's maps,
 // render/colormap_tables.h). viridis is the default: its darkest end is still visible on the black sky,
 // where inferno's and magma's fade into it.
-enum class Colormap { viridis, inferno, magma, plasma };
-inline constexpr std::array<EnumName<Colormap>, 4> kColormapNames{{{Colormap::viridis, "viridis"},
+enum class Colormap { viridis, inferno, magma, plasma, classic };
+inline constexpr std::array<EnumName<Colormap>, 5> kColormapNames{{{Colormap::viridis, "viridis"},
                                                                    {Colormap::inferno, "inferno"},
                                                                    {Colormap::magma, "magma"},
-                                                                   {Colormap::plasma, "plasma"}}};
+                                                                   {Colormap::plasma, "plasma"},
+                                                                   {Colormap::classic, "classic"}}};
 constexpr const auto& enum_names(Colormap) { return kColormapNames; }
 
 // How much the viewer draws over the bodies: full (the HUD's panel, the colour legend, the time and

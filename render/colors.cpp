@@ -24,11 +24,13 @@ constexpr std::size_t kPaletteSize = sizeof(kDevicePalette) / sizeof(kDevicePale
 
 const ColormapTable& colormap_table(Colormap map) {
   static const ColormapTable viridis = make_table(kViridisTable), inferno = make_table(kInfernoTable),
-                             magma = make_table(kMagmaTable), plasma = make_table(kPlasmaTable);
+                             magma = make_table(kMagmaTable), plasma = make_table(kPlasmaTable),
+                             classic = make_table(kClassicTable);
   switch (map) {
     case Colormap::inferno: return inferno;
     case Colormap::magma: return magma;
     case Colormap::plasma: return plasma;
+    case Colormap::classic: return classic;
     case Colormap::viridis: break;
   }
   return viridis;

@@ -146,7 +146,7 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     if (ImGui::Combo("colour", &color, "speed\0type / mass\0owning device\0")) c.color = ColorMode(color);
     if (c.color == ColorMode::speed) {
       int map = int(c.colormap);
-      if (ImGui::Combo("colour map", &map, "viridis\0inferno\0magma\0plasma\0")) c.colormap = Colormap(map);
+      if (ImGui::Combo("colour map", &map, "viridis\0inferno\0magma\0plasma\0classic\0")) c.colormap = Colormap(map);
       // The range in the legend's units; fixed once edited (the next runs keep it) until "fit".
       double const f = s.overlay ? s.overlay->speed_unit.factor : 1.0;
       float lo = float(c.color_range.min * f), hi = float(c.color_range.max * f);

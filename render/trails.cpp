@@ -4,6 +4,7 @@
 #include <glm/gtc/type_ptr.hpp>
 
 #include <string>
+#include <vector>
 
 #include "core/errors.h"
 
@@ -21,16 +22,19 @@ TrailRenderer::TrailRenderer(int length)
     : program_(load_program(assets_dir() + "/shaders/trails.vert", assets_dir() + "/shaders/trails.frag")),
       vao_(make_vertex_array()),
       ring_(make_buffer()),
+      pairs_(make_buffer()),
+      colors_(make_texture()),
       length_(checked_length(length)) {
   view_location_ = glGetUniformLocation(program_.get(), "view");
   projection_location_ = glGetUniformLocation(program_.get(), "projection");
-  age_location_ = glGetUniformLocation(program_.get(), "age");
+  newest_location_ = glGetUniformLocation(program_.get(), "newest_slot");
   length_location_ = glGetUniformLocation(program_.get(), "trail_length");
   brightness_location_ = glGetUniformLocation(program_.get(), "brightness");
+  bodies_location_ = glGetUniformLocation(program_.get(), "bodies");
+  colored_location_ = glGetUniformLocation(program_.get(), "colored");
+  colors_location_ = glGetUniformLocation(program_.get(), "colors");
   glBindVertexArray(vao_.get());
-  for (GLuint attribute = 0; attribute < 3; ++attribute) glVertexAttribDivisor(attribute, 1);  // per body
-  glEnableVertexAttribArray(0);  // newer end
-  glEnableVertexAttribArray(1);  // older end
+  glEnableVertexAttribArray(0);  // a position in the ring
   glBindVertexArray(0);
   check_gl("creating the trail buffers");
 }
@@ -41,6 +45,14 @@ void TrailRenderer::resize(std::size_t bodies) {
   clear();
   glBindBuffer(GL_COPY_WRITE_BUFFER, ring_.get());
   glBufferData(GL_COPY_WRITE_BUFFER, GLsizeiptr(bytes()), nullptr, GL_DYNAMIC_COPY);
+  std::vector<GLuint> pairs(4 * bodies);
+  GLuint const n = GLuint(bodies), last = GLuint(length_ - 1) * n;
+  for (GLuint i = 0; i < n; ++i) {
+    pairs[2 * i] = i + n, pairs[2 * i + 1] = i;                // slot s + 1 to slot s (base vertex s x n)
+    pairs[2 * n + 2 * i] = i, pairs[2 * n + 2 * i + 1] = i + last;  // slot 0 to the last slot
+  }
+  glBindBuffer(GL_COPY_WRITE_BUFFER, pairs_.get());
+  glBufferData(GL_COPY_WRITE_BUFFER, GLsizeiptr(pairs.size() * sizeof(GLuint)), pairs.data(), GL_STATIC_DRAW);
   glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
   check_gl("sizing the trail ring");
 }
@@ -77,27 +89,29 @@ void TrailRenderer::draw(const glm::mat4& view, const glm::mat4& projection, GLu
   glUniformMatrix4fv(projection_location_, 1, GL_FALSE, glm::value_ptr(projection));
   glUniform1f(length_location_, float(length_));
   glUniform1f(brightness_location_, brightness);
+  glUniform1i(bodies_location_, GLint(bodies_));
+  glUniform1i(newest_location_, (next_ - 1 + length_) % length_);
+  glUniform1i(colored_location_, color_buffer != 0);
+  glUniform1i(colors_location_, 0);
+  glActiveTexture(GL_TEXTURE0);
+  glBindTexture(GL_TEXTURE_BUFFER, colors_.get());
+  if (color_buffer != 0) glTexBuffer(GL_TEXTURE_BUFFER, GL_RGBA32F, color_buffer);
   glBindVertexArray(vao_.get());
-  if (color_buffer != 0) {
-    glBindBuffer(GL_ARRAY_BUFFER, color_buffer);
-    glVertexAttribPointer(2, 4, GL_FLOAT, GL_FALSE, 0, nullptr);
-    glEnableVertexAttribArray(2);
-  } else {
-    glDisableVertexAttribArray(2);
-    glVertexAttrib4f(2, 1.0f, 1.0f, 1.0f, 1.0f);  // the current value of a disabled attribute: white
-  }
   glBindBuffer(GL_ARRAY_BUFFER, ring_.get());
-  std::size_t const slot_bytes = bodies_ * kBytesPerBody;
-  auto const slot_offset = [&](int age) {  // where the frame `age` records ago lies in the ring
-    int const slot = ((next_ - 1 - age) % length_ + length_) % length_;
-    return reinterpret_cast<const void*>(std::size_t(slot) * slot_bytes);
-  };
+  glVertexAttribPointer(0, 4, GL_FLOAT, GL_FALSE, 0, nullptr);
+  glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, pairs_.get());  // part of the vertex array's state
+  GLsizei const count = GLsizei(2 * bodies_);
+  int const newest = (next_ - 1 + length_) % length_;
+  // Each pair of slots (newer, newer - 1) from the newest back to the oldest recorded.
   for (int age = 0; age + 1 < recorded_; ++age) {
-    glVertexAttribPointer(0, 4, GL_FLOAT, GL_FALSE, 0, slot_offset(age));
-    glVertexAttribPointer(1, 4, GL_FLOAT, GL_FALSE, 0, slot_offset(age + 1));
-    glUniform1f(age_location_, float(age));
-    glDrawArraysInstanced(GL_LINES, 0, 2, GLsizei(bodies_));
+    int const newer = (newest - age + length_) % length_;
+    if (newer > 0)
+      glDrawElementsBaseVertex(GL_LINES, count, GL_UNSIGNED_INT, nullptr, GLint(std::size_t(newer - 1) * bodies_));
+    else  // slot 0 to the last slot: the second run of indices
+      glDrawElementsBaseVertex(GL_LINES, count, GL_UNSIGNED_INT,
+                               reinterpret_cast<const void*>(2 * bodies_ * sizeof(GLuint)), 0);
   }
+  glBindTexture(GL_TEXTURE_BUFFER, 0);
   glBindBuffer(GL_ARRAY_BUFFER, 0);
   glBindVertexArray(0);
   glUseProgram(0);

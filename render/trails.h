@@ -13,8 +13,8 @@ namespace nbody::render {
 class TrailRenderer {
  public:
   // length: frames remembered, at least 2 (InputError otherwise). Memory: length x bodies x 16
-  // bytes of GPU memory, one buffer, allocated by resize() (e.g. 64 frames of 65,536 bodies: 64 MiB;
-  // of 2 bodies: 2 KiB), and nothing else: no index buffer, no per-frame allocation.
+  // bytes of GPU memory for the ring (e.g. 64 frames of 65,536 bodies: 64 MiB; of 2 bodies: 2 KiB)
+  // and 16 bytes a body of indices, allocated by resize(); nothing per frame.
   explicit TrailRenderer(int length);  // needs a current GL context; loads the shaders
 
   // Sizes the ring for `bodies` (a no-op when unchanged); forgets what was recorded.
@@ -31,11 +31,13 @@ class TrailRenderer {
   // `brightness` (linear radiance for a white body), the oldest at 1 / length of it. color_buffer:
   // per-body float4 sRGB colours (BodyRenderer::color_buffer()), or 0 for white.
   //
-  // How: instancing, one instance per body and 2 vertices (GL_LINES) per instance, one draw call per
-  // age. The newer and older endpoints are two vertex attributes with divisor 1 pointing into the
-  // ring at the two slots' offsets, so the ring's wrap-around costs nothing and no index buffer (which
-  // would take another 2 x length x bodies x 4 bytes) is needed; it is plain vertex fetch in GL 3.3
-  // core, with none of texture buffers' size limits. The cost is length - 1 draw calls per frame.
+  // How: one indexed draw of GL_LINES per pair of consecutive slots, 2 x bodies indices each, no
+  // instancing. The indices (i + bodies, i) for i < bodies join slot s + 1 to slot s when drawn with
+  // base vertex s x bodies (glDrawElementsBaseVertex); a second run of indices joins slot 0 to the
+  // last slot, where the ring wraps. The vertex shader finds a vertex's slot, hence its age, and its
+  // body, hence its colour (read from color_buffer as a buffer texture), from gl_VertexID. Instanced,
+  // one instance per body, the same picture cost Mesa's llvmpipe 10 times as much: it runs its whole
+  // vertex pipeline once per instance, for 2 vertices each time.
   void draw(const glm::mat4& view, const glm::mat4& projection, GLuint color_buffer, float brightness);
 
   int length() const { return length_; }
@@ -49,12 +51,14 @@ class TrailRenderer {
   Program program_;
   VertexArray vao_;
   Buffer ring_;          // length_ slots of bodies_ float4, slot s at s x bodies_ x 16 bytes
+  Buffer pairs_;         // 4 x bodies_ indices: (i + bodies_, i), then (i, i + (length_ - 1) x bodies_)
+  Texture colors_;       // a buffer texture over the colour buffer draw() is given
   int length_;
   std::size_t bodies_ = 0;
   int next_ = 0;         // slot the next record() writes
   int recorded_ = 0;
-  GLint view_location_ = -1, projection_location_ = -1, age_location_ = -1, length_location_ = -1,
-        brightness_location_ = -1;
+  GLint view_location_ = -1, projection_location_ = -1, newest_location_ = -1, length_location_ = -1,
+        brightness_location_ = -1, bodies_location_ = -1, colored_location_ = -1, colors_location_ = -1;
 };
 
 }  // namespace nbody::render

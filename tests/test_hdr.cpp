@@ -82,7 +82,18 @@ class Hdr : public ::testing::Test {
   std::unique_ptr<render::Surface> surface_;
 };
 
-// A dense Plummer cluster, 20,000 bodies coloured by speed, framed as the viewer frames it.
+// A dense Plummer cluster, 20,000 bodies coloured by speed, framed and coloured as the viewer did when
+// the bounds below were measured: the sphere holding 90% of the bodies fills the view, speeds from 0
+// to their 95th percentile span the blue-white-orange map. (The viewer now frames a Plummer sphere
+// from 30% farther and colours by viridis over 2%..98% of the speeds: measured so, 29% of the
+// centre's pixels have a channel >= 250. This test is about the tone mapping, not those choices.)
+render::ColorRange old_speed_range(const sim::BodySet& b) {
+  std::vector<float> s;
+  for (auto const& v : b.velocity) s.push_back(render::speed_of(float(v.x), float(v.y), float(v.z)));
+  std::nth_element(s.begin(), s.begin() + std::ptrdiff_t(s.size() * 95 / 100), s.end());
+  return {0.0f, s[s.size() * 95 / 100]};
+}
+
 struct Cluster {
   render::BodyRenderer renderer;
   render::OrbitCamera camera;
@@ -93,9 +104,12 @@ struct Cluster {
     for (auto const& p : b.pos_mass) xyzw.insert(xyzw.end(), {float(p.x), float(p.y), float(p.z), float(p.w)});
     renderer.upload_positions(xyzw.data(), n);
     std::vector<render::Rgba> colors;
-    render::compute_colors(render::ColorMode::speed, b, {Slice{0, n}}, {render::Colormap::viridis, render::fit_speed_range(b)}, colors);
+    render::compute_colors(render::ColorMode::speed, b, {Slice{0, n}}, {render::Colormap::classic, old_speed_range(b)}, colors);
     renderer.upload_colors(colors);
-    camera.fit(b.pos_mass);
+    std::vector<double> r;
+    for (auto const& p : b.pos_mass) r.push_back(std::hypot(p.x, p.y, p.z));
+    std::nth_element(r.begin(), r.begin() + std::ptrdiff_t(r.size() * 9 / 10), r.end());
+    camera.fit(glm::vec3(0.0f), float(r[r.size() * 9 / 10]));
   }
   void draw(float brightness = kBrightness) {
     renderer.draw(camera.view(), camera.projection(float(kWidth) / float(kHeight)), kPointSize,
