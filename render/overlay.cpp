@@ -113,7 +113,9 @@ void draw_overlay(const OverlayInfo& info, int width, int height) {
     d->AddLine(ImVec2(x0, y - 6), ImVec2(x0, y + 6), kText, 2.0f);
     d->AddLine(ImVec2(x1, y - 6), ImVec2(x1, y + 6), kText, 2.0f);
     ImVec2 const bs = text_size(font, size, info.bar.label);
-    outlined_text(d, font, size, ImVec2(0.5f * (x0 + x1) - 0.5f * bs.x, y - bs.y - 8.0f), info.bar.label);
+    // Centred over the bar, or from its left end where the text is the wider.
+    float const text_x = std::max(x0, 0.5f * (x0 + x1) - 0.5f * bs.x);
+    outlined_text(d, font, size, ImVec2(text_x, y - bs.y - 8.0f), info.bar.label);
   }
 }
 
