@@ -78,13 +78,6 @@ float default_point_size(std::size_t bodies) {
   return float(std::clamp(64.0 / std::pow(double(std::max<std::size_t>(bodies, 1)), 0.25), 2.0, 24.0));
 }
 
-// Trail frames: up to 256, within 256 MiB of GPU memory (length x N x 16 bytes).
-int trail_length(std::size_t bodies) {
-  std::size_t const budget = std::size_t(256) << 20;
-  return int(std::clamp<std::size_t>(budget / (render::TrailRenderer::kBytesPerBody * std::max<std::size_t>(bodies, 1)),
-                                     2, 256));
-}
-
 // The energy is an O(N^2) pass: tracked where it is quick enough to keep a cadence.
 bool tracks_energy(const driver::Setup& setup) {
   return setup.config.backend == sim::Backend::cuda ? setup.bodies.size() <= (1u << 20) : setup.bodies.size() <= 65536;
@@ -448,8 +441,9 @@ class Viewer {
     slices_ = stats.slices;
     interop_.reset();  // CUDA lets go of the GL buffers before they are reallocated
     renderer_->resize(stats.bodies);
-    int const length = trail_length(stats.bodies);
-    if (!trails_ || trails_->length() != length) trails_ = std::make_unique<render::TrailRenderer>(length);
+    render::TrailPlan const plan = render::plan_trails(stats.bodies, render::software_renderer());
+    if (!trails_ || trails_->length() != plan.length || trails_->stride() != plan.stride)
+      trails_ = std::make_unique<render::TrailRenderer>(plan.length, plan.stride);
     trails_->resize(stats.bodies);
     trails_->clear();
     exposure_.reset();

@@ -3,6 +3,7 @@
 
 #include <glm/gtc/type_ptr.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -18,13 +19,34 @@ int checked_length(int length) {
 
 }  // namespace
 
-TrailRenderer::TrailRenderer(int length)
+TrailPlan plan_trails(std::size_t bodies, bool software) {
+  std::size_t const n = std::max<std::size_t>(bodies, 1);
+  std::size_t const budget_bytes = std::size_t(256) << 20;
+  std::size_t slots = std::min<std::size_t>(budget_bytes / (TrailRenderer::kBytesPerBody * n), kTrailFrames);
+  if (software) slots = std::min(slots, kSoftwareSegments / n + 1);  // slots - 1 lines per body
+  TrailPlan p;
+  p.length = int(std::max<std::size_t>(slots, 2));
+  p.stride = std::max(1, kTrailFrames / (p.length - 1));
+  if (!software) p.stride = 1;  // the GPU path as before: one slot a frame
+  return p;
+}
+
+bool software_renderer() {
+  auto const* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+  std::string const name = renderer ? renderer : "";
+  for (const char* cpu : {"llvmpipe", "softpipe", "SwiftShader", "Software Rasterizer"})
+    if (name.find(cpu) != std::string::npos) return true;
+  return false;
+}
+
+TrailRenderer::TrailRenderer(int length, int stride)
     : program_(load_program(assets_dir() + "/shaders/trails.vert", assets_dir() + "/shaders/trails.frag")),
       vao_(make_vertex_array()),
       ring_(make_buffer()),
       pairs_(make_buffer()),
       colors_(make_texture()),
-      length_(checked_length(length)) {
+      length_(checked_length(length)),
+      stride_(std::max(stride, 1)) {
   view_location_ = glGetUniformLocation(program_.get(), "view");
   projection_location_ = glGetUniformLocation(program_.get(), "projection");
   newest_location_ = glGetUniformLocation(program_.get(), "newest_slot");
@@ -60,20 +82,28 @@ void TrailRenderer::resize(std::size_t bodies) {
 void TrailRenderer::clear() {
   next_ = 0;
   recorded_ = 0;
+  since_advance_ = 0;
 }
 
 void TrailRenderer::record(GLuint position_buffer, std::size_t bodies) {
   resize(bodies);
   if (bodies_ == 0) return;
   std::size_t const slot_bytes = bodies_ * kBytesPerBody;
+  bool const advance = recorded_ == 0 || since_advance_ + 1 >= stride_;
+  int const slot = advance ? next_ : (next_ - 1 + length_) % length_;
   glBindBuffer(GL_COPY_READ_BUFFER, position_buffer);
   glBindBuffer(GL_COPY_WRITE_BUFFER, ring_.get());
-  glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, GLintptr(std::size_t(next_) * slot_bytes),
+  glCopyBufferSubData(GL_COPY_READ_BUFFER, GL_COPY_WRITE_BUFFER, 0, GLintptr(std::size_t(slot) * slot_bytes),
                       GLsizeiptr(slot_bytes));
   glBindBuffer(GL_COPY_READ_BUFFER, 0);
   glBindBuffer(GL_COPY_WRITE_BUFFER, 0);
-  next_ = (next_ + 1) % length_;
-  if (recorded_ < length_) ++recorded_;
+  if (advance) {
+    next_ = (next_ + 1) % length_;
+    if (recorded_ < length_) ++recorded_;
+    since_advance_ = 0;
+  } else {
+    ++since_advance_;
+  }
 #ifndef NDEBUG
   check_gl("recording a trail frame");
 #endif

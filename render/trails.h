@@ -10,17 +10,34 @@
 
 namespace nbody::render {
 
+// How long the trails are: `length` slots in the ring, a new slot every `stride` frames (between two,
+// the newest slot follows the bodies, so a trail always starts at its body). Every plan spans about
+// kTrailFrames frames. On a GPU: as many slots as 256 MiB of ring hold, at most kTrailFrames, one a
+// frame. On a software renderer (Mesa's llvmpipe, where each line costs about 0.2 us of a core
+// however short), at most kSoftwareSegments lines a frame: at 4,096 bodies 64 slots 4 frames apart
+// instead of 256 - a quarter of the lines, the same span.
+struct TrailPlan {
+  int length = 2;
+  int stride = 1;
+};
+inline constexpr int kTrailFrames = 256;
+inline constexpr std::size_t kSoftwareSegments = std::size_t(1) << 18;
+TrailPlan plan_trails(std::size_t bodies, bool software_renderer);
+// Whether the current GL context renders on the CPU (llvmpipe, softpipe, SwiftShader).
+bool software_renderer();
+
 class TrailRenderer {
  public:
   // length: frames remembered, at least 2 (InputError otherwise). Memory: length x bodies x 16
   // bytes of GPU memory for the ring (e.g. 64 frames of 65,536 bodies: 64 MiB; of 2 bodies: 2 KiB)
   // and 16 bytes a body of indices, allocated by resize(); nothing per frame.
-  explicit TrailRenderer(int length);  // needs a current GL context; loads the shaders
+  explicit TrailRenderer(int length, int stride = 1);  // needs a current GL context; loads the shaders
 
   // Sizes the ring for `bodies` (a no-op when unchanged); forgets what was recorded.
   void resize(std::size_t bodies);
   // Copies the current positions - `bodies` float4 (x, y, z, m), BodyRenderer::position_buffer() -
-  // into the ring's next slot, GPU to GPU (glCopyBufferSubData). Resizes first when `bodies` changed.
+  // into the ring, GPU to GPU (glCopyBufferSubData): into the next slot every `stride` frames, over
+  // the newest slot in between. Resizes first when `bodies` changed.
   void record(GLuint position_buffer, std::size_t bodies);
   // Forgets the recorded frames (a new scenario, a jump), keeping the memory.
   void clear();
@@ -41,6 +58,7 @@ class TrailRenderer {
   void draw(const glm::mat4& view, const glm::mat4& projection, GLuint color_buffer, float brightness);
 
   int length() const { return length_; }
+  int stride() const { return stride_; }
   std::size_t bodies() const { return bodies_; }
   int recorded() const { return recorded_; }  // frames in the ring, at most length()
   std::size_t bytes() const { return std::size_t(length_) * bodies_ * kBytesPerBody; }
@@ -54,6 +72,8 @@ class TrailRenderer {
   Buffer pairs_;         // 4 x bodies_ indices: (i + bodies_, i), then (i, i + (length_ - 1) x bodies_)
   Texture colors_;       // a buffer texture over the colour buffer draw() is given
   int length_;
+  int stride_;
+  int since_advance_ = 0;  // frames recorded over the newest slot since it was started
   std::size_t bodies_ = 0;
   int next_ = 0;         // slot the next record() writes
   int recorded_ = 0;
