@@ -13,15 +13,15 @@ namespace nbody::render {
 // How long the trails are: `length` slots in the ring, a new slot every `stride` frames (between two,
 // the newest slot follows the bodies, so a trail always starts at its body). Every plan spans about
 // kTrailFrames frames. On a GPU: as many slots as 256 MiB of ring hold, at most kTrailFrames, one a
-// frame. On a software renderer (Mesa's llvmpipe, where each line costs about 0.2 us of a core
-// however short), at most kSoftwareSegments lines a frame: at 4,096 bodies 64 slots 4 frames apart
-// instead of 256 - a quarter of the lines, the same span.
+// frame. On a software renderer (Mesa's llvmpipe: each line costs 0.2 to 0.5 us of a core, more for
+// longer ones), at most kSoftwareSegments lines a frame: at 4,096 bodies 17 slots 16 frames apart
+// instead of 256 - a sixteenth of the lines, the same span.
 struct TrailPlan {
   int length = 2;
   int stride = 1;
 };
 inline constexpr int kTrailFrames = 256;
-inline constexpr std::size_t kSoftwareSegments = std::size_t(1) << 18;
+inline constexpr std::size_t kSoftwareSegments = std::size_t(1) << 16;
 TrailPlan plan_trails(std::size_t bodies, bool software_renderer);
 // Whether the current GL context renders on the CPU (llvmpipe, softpipe, SwiftShader).
 bool software_renderer();
