@@ -7,6 +7,7 @@
 #include <stb/stb_image.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -68,22 +69,29 @@ class Viewer : public ::testing::Test {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
 
-  // Lit pixels: enough of them, and mostly in the middle half of the frame.
+  // Lit pixels: enough of them, centred on the frame, and a good share of them in its middle half
+  // (the opening view fills the window: measured 39% for the collision, whose two disks span its
+  // width, 60% and more for Plummer spheres).
   void expect_bodies_in_frame(const Image& im, const std::string& what) {
     ASSERT_GT(im.width, 0) << what << ": no image";
     std::size_t lit = 0, central = 0;
+    double sum_x = 0, sum_y = 0;
     for (int y = 0; y < im.height; ++y)
       for (int x = 0; x < im.width; ++x)
         if (im.lit(x, y)) {
           ++lit;
+          sum_x += x, sum_y += y;
           if (x > im.width / 4 && x < 3 * im.width / 4 && y > im.height / 4 && y < 3 * im.height / 4) ++central;
         }
     double const fraction = double(lit) / (double(im.width) * im.height);
-    std::printf("%s: %.2f%% of pixels lit, %.0f%% of those in the middle\n", what.c_str(), 100 * fraction,
-                100.0 * double(central) / double(std::max<std::size_t>(lit, 1)));
+    double const n = double(std::max<std::size_t>(lit, 1));
+    std::printf("%s: %.2f%% of pixels lit, %.0f%% of those in the middle, centred at (%.0f, %.0f)\n", what.c_str(),
+                100 * fraction, 100.0 * double(central) / n, sum_x / n, sum_y / n);
     EXPECT_GT(fraction, 0.01) << what << ": blank picture";
     EXPECT_LT(fraction, 0.9) << what << ": everything lit";
-    EXPECT_GT(central, lit / 2) << what << ": the bodies are not framed";
+    EXPECT_GT(central, lit * 3 / 10) << what << ": the bodies are not framed";
+    EXPECT_LT(std::abs(sum_x / n - 0.5 * im.width), 0.1 * im.width) << what << ": not centred";
+    EXPECT_LT(std::abs(sum_y / n - 0.5 * im.height), 0.1 * im.height) << what << ": not centred";
   }
 
   static std::size_t differing_pixels(const Image& a, const Image& b) {
