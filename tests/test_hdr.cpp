@@ -377,4 +377,27 @@ TEST_F(Hdr, TrailsOnASoftwareRendererKeepTheirSpanWithFewerSlots) {
   EXPECT_LE(lit(x_of(7) + 0.05f), 6) << "nothing beyond the body";
 }
 
+// A body just in front of the eye is a sprite of max_sprite_pixels, not a blob: drawn with point
+// size 8 at reference depth 1 from 0.01 away (800 pixels uncapped; the shader's old limit was 64),
+// its lit row is at most 24 pixels wide; at the reference depth it is 8.
+TEST_F(Hdr, SpritesNearTheEyeAreCapped) {
+  render::BodyRenderer body;
+  body.upload_colors({{1.0f, 1.0f, 1.0f, 1.0f}});
+  auto lit_width = [&](float depth) {
+    float const p[4] = {0.0f, 0.0f, -depth, 1.0f};  // identity view: the eye looks down -z
+    body.upload_positions(p, 1);
+    render::begin_frame(kWidth, kHeight);
+    body.draw(glm::mat4(1.0f), glm::mat4(1.0f), 8.0f, 1.0f, 4.0f);
+    Pixels const picture = render::read_pixels(kWidth, kHeight);
+    int width = 0;
+    for (int x = 0; x < kWidth; ++x) width += max_channel(picture, x, kHeight / 2) > 24 ? 1 : 0;
+    return width;
+  };
+  int const near = lit_width(0.01f), reference = lit_width(1.0f);
+  std::printf("sprite widths: %d pixels from 0.01 away, %d at the reference depth\n", near, reference);
+  EXPECT_LE(near, int(render::max_sprite_pixels(8.0f)));
+  EXPECT_GT(near, 2 * reference) << "nearer is still larger";
+  EXPECT_LE(reference, 8);
+}
+
 }  // namespace nbody
