@@ -313,7 +313,10 @@ class Viewer {
     if (c.fit) camera_.fit(live_->state().pos_mass);
     if (c.screenshot) controls_.screenshot = true;
     if (c.save) controls_.save = true;
-    if (c.toggle_hud) controls_.hud = render::next(controls_.hud);
+    if (c.toggle_hud) {
+      controls_.hud = render::next(controls_.hud);
+      log("viewer: HUD " + name_of(controls_.hud));  // said where no panel shows it
+    }
     if (c.toggle_follow) controls_.follow = !controls_.follow;
     if (c.toggle_trails) controls_.trails = !controls_.trails;
     camera_.orbit(c.orbit_dx, c.orbit_dy);
