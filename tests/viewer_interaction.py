@@ -296,7 +296,8 @@ def drag_while_paused(nbody, folder):
     v = Viewer(nbody, ["--scenario", "collision", "--bodies", "2000", "--paused", "--screenshot-dir", pictures],
                folder)
     try:
-        v.key("h")  # the HUD hidden: its numbers change from frame to frame
+        for _ in range(2):  # the HUD off (full -> minimal -> none): its numbers change from frame to frame
+            v.key("h")
         time.sleep(2)  # the automatic exposure settles
         for expected in (1, 2):
             v.key("p")
