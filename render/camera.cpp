@@ -75,6 +75,7 @@ void OrbitCamera::fit(const std::vector<Real4<double>>& bodies) {
   std::vector<std::size_t> bound;  // the bodies that are not escapers
   for (std::size_t i = 0; i < bodies.size(); ++i)
     if (few || r[i] <= kEscaperRadii * r90) bound.push_back(i);
+  if (bound.empty()) return;  // no finite distance at all: the sphere's fit stands
   auto quantile = [](std::vector<double>& v, double q) {
     std::size_t const k = std::min(v.size() - 1, std::size_t(q * double(v.size() - 1) + 0.5));
     std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(k), v.end());
