@@ -30,7 +30,8 @@ constexpr long long kMaxThreads = 1024;             // OpenMP threads: libgomp f
 
 const char* const kViewerKeys =
     "space pause/resume, n single step, r reset, c colour mode, f fit to view, o follow the bodies,\n"
-    "  t trails, p screenshot, s save a checkpoint, h hide/show HUD, F11 fullscreen, Esc or q quit;\n"
+    "  t trails, p screenshot, s save a checkpoint, h HUD: full, minimal (legend, time, scale bar), none,\n"
+    "  F11 fullscreen, Esc or q quit;\n"
     "  left drag orbit, right/middle drag pan, wheel zoom.";
 
 namespace {
@@ -149,6 +150,24 @@ std::size_t to_count(const std::string& item, const char* option) {
   return std::size_t(*v);
 }
 
+// "MIN:MAX": two finite numbers, MIN below MAX, within +-1e12 like the other real options.
+std::pair<double, double> parse_color_range(const std::string& text) {
+  auto refuse = [&](const std::string& why) {
+    throw InputError("--color-range " + (text.empty() ? std::string("''") : text) + ": " + why +
+                     "; give MIN:MAX, two numbers with MIN < MAX (speeds in the legend's units), e.g. 0:2.5");
+  };
+  std::size_t const colon = text.find(':');
+  if (colon == std::string::npos) refuse("no ':' between MIN and MAX");
+  auto const lo = parse_real(text.substr(0, colon)), hi = parse_real(text.substr(colon + 1));
+  if (!lo) refuse("'" + text.substr(0, colon) + "' is not a number");
+  if (!hi) refuse("'" + text.substr(colon + 1) + "' is not a number");
+  constexpr double kLargest = 1e12;
+  if (!in_interval(*lo, -kLargest, kLargest, Ends::closed) || !in_interval(*hi, -kLargest, kLargest, Ends::closed))
+    refuse("each must be finite, in " + interval(-kLargest, kLargest, Ends::closed));
+  if (!(*lo < *hi)) refuse("MIN must be below MAX");
+  return {*lo, *hi};
+}
+
 void require(bool ok, const std::string& message) {
   if (!ok) throw InputError(message);
 }
@@ -195,9 +214,10 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
   static const char* const viewer_options[] = {"--offscreen", "--screenshot", "--frames",   "--frames-dir",
                                                "--video",     "--video-fps",  "--video-hud"};
   // --width and --height: the first frame's size, until a browser says its own.
-  static const char* const served_options[] = {"--screenshot-dir", "--paused", "--width",  "--height",
+  static const char* const served_options[] = {"--screenshot-dir", "--paused",   "--width",      "--height",
                                                "--color",          "--point-size", "--brightness", "--no-hud",
-                                               "--interop",        "--steps-per-frame"};
+                                               "--interop",        "--steps-per-frame", "--colormap", "--color-range",
+                                               "--hud",            "--trails"};
   static const char* const simulation_options[] = {
       "--bodies", "--scenario", "--seed",      "--eccentricity", "--integrator", "--dt",        "--damping",
       "--eta",    "--eta-start", "--dt-max",
@@ -392,6 +412,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->check(whole_number(16, 16384))
       ->capture_default_str();
   add_named(*view, "--color", o.color, "colour by: speed, type (and mass), device");
+  add_named(*view, "--colormap", o.colormap, "the colour map for speeds: viridis, inferno, magma, plasma");
+  std::string color_range;
+  view->add_option("--color-range", color_range,
+                   "MIN:MAX, the speeds the colour map spans, in the legend's units (km/s with --mass-unit and "
+                   "--length-unit, else N-body units); default: fitted to the first frame (2% to 98% of the speeds), "
+                   "then held");
   view->add_option("--point-size", o.point_size,
                    "sprite size in pixels at the initial viewing distance (default: from N, 24 for a few bodies, 2 "
                    "for a million)")
@@ -399,7 +425,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
   view->add_option("--brightness", o.brightness, "sprite brightness (light each body adds)")
       ->check(real_number(0, 1e6, Ends::above_min, "a brightness"))
       ->capture_default_str();
-  view->add_flag("!--no-hud", o.hud, "hide the heads-up display");
+  bool no_hud = false;
+  view->add_flag("--no-hud", no_hud, "hide the heads-up display and the overlay (--hud none)");
+  add_named(*view, "--hud", o.hud,
+            "full (the panel, the colour legend, the time and a scale bar), minimal (for talks and papers: the "
+            "legend, the time and the scale bar, no widgets) or none");
+  view->add_flag("--trails", o.trails, "trails behind the bodies from the start (the 't' key toggles them)");
   add_named(*view, "--interop", o.interop, "positions into GL: auto, on (CUDA-GL interop or fail), off (host upload)");
   view->add_option("--steps-per-frame", o.steps_per_frame, "simulation steps per frame")
       ->check(whole_number(1, 1000000))
@@ -456,6 +487,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
     o.t_end = t_end;
   }
   if (cli.count("--kernel")) dev.engine.kernel = kernel;
+  if (no_hud) {
+    if (cli.count("--hud") && o.hud != render::HudMode::none)
+      throw InputError("--no-hud and --hud " + name_of(o.hud) + " both given; give one of them");
+    o.hud = render::HudMode::none;
+  }
+  if (cli.count("--color-range")) o.color_range = parse_color_range(color_range);
 
   // A path option given as "" would run without its input or skip its output unseen.
   std::pair<const char*, const std::string*> const paths[] = {
