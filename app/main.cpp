@@ -25,6 +25,8 @@ int dispatch(nbody::app::Options& o) {
       return nbody::app::run_default_mode(o);
     case Mode::viewer:
       return nbody::app::run_viewer(o);
+    case Mode::serve:
+      return nbody::app::run_serve(o);
     case Mode::run:
       return nbody::app::run_simulation(o);
     case Mode::benchmark:
@@ -63,6 +65,7 @@ std::string out_of_memory(const std::optional<nbody::app::Options>& o) {
   switch (o->mode) {
     case Mode::automatic: mode = "the default mode"; break;
     case Mode::viewer: mode = "the viewer"; break;
+    case Mode::serve: mode = "--serve"; break;
     case Mode::run: mode = "--run"; break;
     case Mode::benchmark: mode = "--benchmark"; break;
     case Mode::validate: mode = "--validate"; break;

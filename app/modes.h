@@ -11,6 +11,7 @@ int run_validate(const Options& options);       // --validate
 int run_devices(const Options& options);        // --devices
 int run_compare_threading(const Options& options);  // --compare-threading
 int run_viewer(const Options& options);         // --viewer, --offscreen (app/viewer.cpp)
+int run_serve(const Options& options);          // --serve: the viewer in a browser (app/serve.cpp)
 // No mode named: the viewer where a window opens, else (no display, a stale DISPLAY, no viewer
 // built) the benchmark, with a notice saying why.
 int run_default_mode(const Options& options);

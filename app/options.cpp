@@ -13,6 +13,7 @@
 #include <sstream>
 #include <utility>
 
+#include "app/serve_protocol.h"
 #include "driver/diagnostics_series.h"
 #include "core/bounds.h"
 #include "core/errors.h"
@@ -29,7 +30,8 @@ constexpr long long kMaxThreads = 1024;             // OpenMP threads: libgomp f
 
 const char* const kViewerKeys =
     "space pause/resume, n single step, r reset, c colour mode, f fit to view, o follow the bodies,\n"
-    "  t trails, p screenshot, s save a checkpoint, h hide/show HUD, F11 fullscreen, Esc or q quit;\n"
+    "  t trails, p screenshot, s save a checkpoint, h HUD: full, minimal (legend, time, scale bar), none,\n"
+    "  F11 fullscreen, Esc or q quit;\n"
     "  left drag orbit, right/middle drag pan, wheel zoom.";
 
 namespace {
@@ -148,6 +150,24 @@ std::size_t to_count(const std::string& item, const char* option) {
   return std::size_t(*v);
 }
 
+// "MIN:MAX": two finite numbers, MIN below MAX, within +-1e12 like the other real options.
+std::pair<double, double> parse_color_range(const std::string& text) {
+  auto refuse = [&](const std::string& why) {
+    throw InputError("--color-range " + (text.empty() ? std::string("''") : text) + ": " + why +
+                     "; give MIN:MAX, two numbers with MIN < MAX (speeds in the legend's units), e.g. 0:2.5");
+  };
+  std::size_t const colon = text.find(':');
+  if (colon == std::string::npos) refuse("no ':' between MIN and MAX");
+  auto const lo = parse_real(text.substr(0, colon)), hi = parse_real(text.substr(colon + 1));
+  if (!lo) refuse("'" + text.substr(0, colon) + "' is not a number");
+  if (!hi) refuse("'" + text.substr(colon + 1) + "' is not a number");
+  constexpr double kLargest = 1e12;
+  if (!in_interval(*lo, -kLargest, kLargest, Ends::closed) || !in_interval(*hi, -kLargest, kLargest, Ends::closed))
+    refuse("each must be finite, in " + interval(-kLargest, kLargest, Ends::closed));
+  if (!(*lo < *hi)) refuse("MIN must be below MAX");
+  return {*lo, *hi};
+}
+
 void require(bool ok, const std::string& message) {
   if (!ok) throw InputError(message);
 }
@@ -162,7 +182,10 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
     const char* where;
   };
   std::vector<Mode> const viewer{M::viewer, M::automatic};
-  std::vector<Mode> const simulating{M::run, M::benchmark, M::validate, M::viewer, M::compare_threading, M::automatic};
+  // --serve draws as the viewer does, for browsers: the viewer's settings, none of its files.
+  std::vector<Mode> const served{M::viewer, M::serve, M::automatic};
+  std::vector<Mode> const simulating{M::run, M::benchmark, M::validate, M::viewer, M::serve, M::compare_threading,
+                                     M::automatic};
   static std::vector<Rule> const rules{
       {"--save", {M::run}, "--run"},
       {"--save-format", {M::run}, "--run (with --save)"},
@@ -174,8 +197,9 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       {"--snapshots", {M::run}, "--run"},
       {"--snapshot-every", {M::run}, "--run (with --snapshots)"},
       {"--snapshot-precision", {M::run}, "--run (with --snapshots)"},
-      {"--mass-unit", {M::run, M::viewer, M::automatic}, "--run and the viewer (the units their files state)"},
-      {"--length-unit", {M::run, M::viewer, M::automatic}, "--run and the viewer (the units their files state)"},
+      {"--mass-unit", {M::run, M::viewer, M::serve, M::automatic}, "--run and the viewer (the units their files state)"},
+      {"--length-unit", {M::run, M::viewer, M::serve, M::automatic},
+       "--run and the viewer (the units their files state)"},
       {"--csv", {M::compare_threading}, "--compare-threading"},
       {"--tolerance", {M::validate}, "--validate"},
       {"--warmup", {M::benchmark, M::compare_threading, M::automatic}, "--benchmark and --compare-threading"},
@@ -183,13 +207,17 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
        "--run, --benchmark, --validate and --compare-threading (the viewer takes --frames, --steps-per-frame)"},
       {"--json", {M::run, M::benchmark, M::validate, M::devices, M::compare_threading, M::automatic},
        "every mode but the viewer"},
-      {"--restart", {M::run, M::benchmark, M::validate, M::viewer, M::automatic}, "modes that simulate one run"},
-      {"--load", {M::run, M::benchmark, M::validate, M::viewer, M::automatic}, "modes that simulate one run"},
+      {"--restart", {M::run, M::benchmark, M::validate, M::viewer, M::serve, M::automatic},
+       "modes that simulate one run"},
+      {"--load", {M::run, M::benchmark, M::validate, M::viewer, M::serve, M::automatic}, "modes that simulate one run"},
   };
-  static const char* const viewer_options[] = {
-      "--offscreen",  "--screenshot", "--frames",  "--frames-dir", "--screenshot-dir", "--video", "--video-fps",
-      "--video-hud",  "--paused",     "--width",   "--height",     "--color",          "--point-size",
-      "--brightness", "--no-hud",     "--interop", "--steps-per-frame"};
+  static const char* const viewer_options[] = {"--offscreen", "--screenshot", "--frames",   "--frames-dir",
+                                               "--video",     "--video-fps",  "--video-hud"};
+  // --width and --height: the first frame's size, until a browser says its own.
+  static const char* const served_options[] = {"--screenshot-dir", "--paused",   "--width",      "--height",
+                                               "--color",          "--point-size", "--brightness", "--no-hud",
+                                               "--interop",        "--steps-per-frame", "--colormap", "--color-range",
+                                               "--hud",            "--trails"};
   static const char* const simulation_options[] = {
       "--bodies", "--scenario", "--seed",      "--eccentricity", "--integrator", "--dt",        "--damping",
       "--eta",    "--eta-start", "--dt-max",
@@ -203,6 +231,7 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       case M::devices: return "--devices";
       case M::compare_threading: return "--compare-threading";
       case M::viewer: return "the viewer";
+      case M::serve: return "--serve";
       case M::automatic: return "the default mode";
     }
     return "";
@@ -215,6 +244,8 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
     if (cli.count(r.option) && !applies(r.modes)) refuse(r.option, r.where);
   for (const char* option : viewer_options)
     if (cli.count(option) && !applies(viewer)) refuse(option, "the viewer");
+  for (const char* option : served_options)
+    if (cli.count(option) && !applies(served)) refuse(option, "the viewer and --serve");
   for (const char* option : simulation_options)
     if (cli.count(option) && !applies(simulating)) refuse(option, "modes that simulate");
 }
@@ -235,6 +266,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   auto* modes = cli.add_option_group("Modes", "what to do (at most one)");
   bool viewer = false, run = false, benchmark = false, validate = false, devices = false, compare = false;
   modes->add_flag("--viewer", viewer, "open the interactive viewer");
+  modes->add_option("--serve", o.serve,
+                    "the viewer in a web browser: serve it at [HOST:]PORT (a port alone: this machine only, reach it "
+                    "through ssh -L; another host needs the token printed at start; port 0: any free port)");
   modes->add_flag("--run", run, "simulate --steps headless, print diagnostics (implied by --save)");
   modes->add_flag("--benchmark", benchmark, "headless: warm-up, timed steps, median step time, interactions/s");
   modes->add_flag("--validate", validate, "compare the chosen kernel's forces with the fp64 CPU reference");
@@ -385,6 +419,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->check(whole_number(16, 16384))
       ->capture_default_str();
   add_named(*view, "--color", o.color, "colour by: speed, type (and mass), device");
+  add_named(*view, "--colormap", o.colormap, "the colour map for speeds: viridis, inferno, magma, plasma");
+  std::string color_range;
+  view->add_option("--color-range", color_range,
+                   "MIN:MAX, the speeds the colour map spans, in the legend's units (km/s with --mass-unit and "
+                   "--length-unit, else N-body units); default: fitted to the first frame (2% to 98% of the speeds), "
+                   "then held");
   view->add_option("--point-size", o.point_size,
                    "sprite size in pixels at the initial viewing distance (default: from N, 24 for a few bodies, 2 "
                    "for a million)")
@@ -392,7 +432,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
   view->add_option("--brightness", o.brightness, "sprite brightness (light each body adds)")
       ->check(real_number(0, 1e6, Ends::above_min, "a brightness"))
       ->capture_default_str();
-  view->add_flag("!--no-hud", o.hud, "hide the heads-up display");
+  bool no_hud = false;
+  view->add_flag("--no-hud", no_hud, "hide the heads-up display and the overlay (--hud none)");
+  add_named(*view, "--hud", o.hud,
+            "full (the panel, the colour legend, the time and a scale bar), minimal (for talks and papers: the "
+            "legend, the time and the scale bar, no widgets) or none");
+  view->add_flag("--trails", o.trails, "trails behind the bodies from the start (the 't' key toggles them)");
   add_named(*view, "--interop", o.interop, "positions into GL: auto, on (CUDA-GL interop or fail), off (host upload)");
   view->add_option("--steps-per-frame", o.steps_per_frame, "simulation steps per frame")
       ->check(whole_number(1, 1000000))
@@ -415,6 +460,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
   }
 
   if (viewer) o.mode = Mode::viewer;
+  if (cli.count("--serve")) {
+    o.mode = Mode::serve;
+    serve::parse_listen_address(o.serve);  // a bad host or port: one line naming it, before any work
+  }
   if (run) o.mode = Mode::run;
   if (benchmark) o.mode = Mode::benchmark;
   if (validate) o.mode = Mode::validate;
@@ -445,6 +494,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
     o.t_end = t_end;
   }
   if (cli.count("--kernel")) dev.engine.kernel = kernel;
+  if (no_hud) {
+    if (cli.count("--hud") && o.hud != render::HudMode::none)
+      throw InputError("--no-hud and --hud " + name_of(o.hud) + " both given; give one of them");
+    o.hud = render::HudMode::none;
+  }
+  if (cli.count("--color-range")) o.color_range = parse_color_range(color_range);
 
   // A path option given as "" would run without its input or skip its output unseen.
   std::pair<const char*, const std::string*> const paths[] = {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/enum_names.h"
@@ -15,7 +16,7 @@
 
 namespace nbody::app {
 
-enum class Mode { automatic, viewer, run, benchmark, validate, devices, compare_threading };
+enum class Mode { automatic, viewer, serve, run, benchmark, validate, devices, compare_threading };
 
 // How positions reach the viewer's vertex buffer: CUDA-GL interop where possible (auto), interop
 // or an error (on), always through host memory (off).
@@ -55,11 +56,18 @@ struct Options {
   bool paused = false;
   int width = 1280, height = 800;
   render::ColorMode color = render::ColorMode::speed;
+  render::Colormap colormap = render::Colormap::viridis;
+  // --color-range MIN:MAX, speeds in the legend's units (km/s with --mass-unit and --length-unit, else
+  // N-body units); none: fitted to each run's first frame.
+  std::optional<std::pair<double, double>> color_range;
   double point_size = 0.0;                 // 0: chosen from N (larger for few bodies)
   double brightness = 1.0;
-  bool hud = true;
+  render::HudMode hud = render::HudMode::full;  // --hud; --no-hud is --hud none
+  bool trails = false;                     // trails from the start (two-body has them anyway)
   Interop interop = Interop::automatic;
   int steps_per_frame = 1;
+  // --serve [HOST:]PORT: the viewer in a browser (app/serve.cpp); checked when parsed.
+  std::string serve;
 };
 
 // The viewer's keys, as --help and the HUD list them.

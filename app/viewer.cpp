@@ -15,11 +15,13 @@
 #include <ctime>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <thread>
 
 #include "app/live_simulation.h"
+#include "app/viewer_session.h"
 #include "core/clock.h"
 #include "core/bounds.h"
 #include "core/errors.h"
@@ -37,6 +39,7 @@
 #include "render/hdr.h"
 #include "render/hud.h"
 #include "render/input.h"
+#include "render/overlay.h"
 #include "render/screenshot.h"
 #include "render/surface.h"
 #include "render/trails.h"
@@ -48,8 +51,6 @@ namespace nbody::app {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr double kPi = 3.14159265358979323846;
 
 // Where screenshots and checkpoints from the keys go: --screenshot-dir, else the user's pictures
 // folder ($XDG_PICTURES_DIR, ~/Pictures), else the current folder.
@@ -79,29 +80,6 @@ float default_point_size(std::size_t bodies) {
   return float(std::clamp(64.0 / std::pow(double(std::max<std::size_t>(bodies, 1)), 0.25), 2.0, 24.0));
 }
 
-// Trail frames: up to 256, within 256 MiB of GPU memory (length x N x 16 bytes).
-int trail_length(std::size_t bodies) {
-  std::size_t const budget = std::size_t(256) << 20;
-  return int(std::clamp<std::size_t>(budget / (render::TrailRenderer::kBytesPerBody * std::max<std::size_t>(bodies, 1)),
-                                     2, 256));
-}
-
-// The view each scenario's story is best seen from (yaw about +z from +x, pitch above the plane).
-void look_at_scenario(render::OrbitCamera& camera, const std::string& source) {
-  auto const scenario = from_name<sim::Scenario>(source.substr(0, source.find(' ')));
-  if (!scenario) return camera.look_from(0.0f, 0.5f);
-  switch (*scenario) {
-    case sim::Scenario::collision:  // the disks approach along x: seen from the side, a little above
-      return camera.look_from(float(-kPi / 2), 0.3f);
-    case sim::Scenario::disk:  // inclined, so both its plane and its thickness show
-      return camera.look_from(float(-kPi / 2), 0.6f);
-    case sim::Scenario::two_body:  // the orbit's plane, from above
-      return camera.look_from(float(-kPi / 2), 1.35f);
-    default:
-      return camera.look_from(0.6f, 0.4f);
-  }
-}
-
 // The energy is an O(N^2) pass: tracked where it is quick enough to keep a cadence.
 bool tracks_energy(const driver::Setup& setup) {
   return setup.config.backend == sim::Backend::cuda ? setup.bodies.size() <= (1u << 20) : setup.bodies.size() <= 65536;
@@ -109,8 +87,12 @@ bool tracks_energy(const driver::Setup& setup) {
 
 class Viewer {
  public:
-  explicit Viewer(const Options& o) : options_(o) {
-    if (!o.offscreen && !display_available())
+  // `surface`: a front end's own (--serve's browser surface), told each frame's stats through
+  // `each_frame`; else a window, or an EGL pbuffer with --offscreen.
+  explicit Viewer(const Options& o, std::unique_ptr<render::Surface> surface = nullptr,
+                  std::function<void(const LiveStats&)> each_frame = {})
+      : options_(o), each_frame_(std::move(each_frame)) {
+    if (!surface && !o.offscreen && !display_available())
       throw InputError("--viewer: no display (DISPLAY and WAYLAND_DISPLAY are unset); use --offscreen for EGL "
                        "rendering, or --benchmark");
     if (!o.frames_dir.empty()) {
@@ -122,7 +104,9 @@ class Viewer {
     }
     recording_ = o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || o.frames > 0;
     // The window first: where none can open, the default mode falls back before any other work.
-    surface_ = o.offscreen ? render::open_offscreen(o.width, o.height) : render::open_window(o.width, o.height, "nbody");
+    surface_ = surface ? std::move(surface)
+               : o.offscreen ? render::open_offscreen(o.width, o.height)
+                             : render::open_window(o.width, o.height, "nbody");
     driver::Setup setup;
     agree(world(), [&] { setup = driver::make_setup(o.run); });  // the other ranks follow (follow_viewer)
     for (auto const& notice : setup.notices) log("notice: " + notice);
@@ -140,13 +124,19 @@ class Viewer {
     controls_.point_size = float(o.point_size > 0 ? o.point_size : default_point_size(setup.bodies.size()));
     controls_.brightness = float(o.brightness);
     controls_.color = o.color;
+    controls_.colormap = o.colormap;
+    if (o.color_range) {  // given in the legend's units
+      double const f = render::speed_unit(o.run.units).factor;
+      controls_.color_range = {float(o.color_range->first / f), float(o.color_range->second / f)};
+      controls_.color_range_fixed = true;
+    }
     controls_.paused = o.paused;
-    controls_.hidden = !o.hud;
+    controls_.hud = o.hud;
     controls_.steps_per_update = o.steps_per_frame;
     // Two bodies tell their story through their orbits: trails on, and a few steps a frame so the
     // trail spans an orbit.
     bool const two_body = setup.source.rfind("two-body", 0) == 0;
-    controls_.trails = two_body;
+    controls_.trails = two_body || o.trails;
     if (two_body && o.steps_per_frame == 1) controls_.steps_per_update = 4;
     controls_.threading = setup.config.threading == multigpu::Threading::workers ? 1 : 0;
     controls_.devices = int(setup.config.devices.size());
@@ -176,7 +166,7 @@ class Viewer {
     bool const track_energy = tracks_energy(setup);
     energy_tracked_ = track_energy;
     camera_.set_aspect(aspect());
-    look_at_scenario(camera_, setup.source);
+    render::look_at_scenario(camera_, setup.source);
     camera_.fit(setup.bodies.pos_mass);
     live_ = std::make_unique<LiveSimulation>(std::move(setup), o.run, frames_device, track_energy);
     live_->set_paused(requested_pause_ = o.paused);
@@ -210,6 +200,7 @@ class Viewer {
       if (stats.generation != generation_) new_generation(stats);
       else if (stats.refused != refused_) resync(stats);
       update_follow();
+      if (each_frame_) each_frame_(stats);
 
       auto const r0 = Clock::now();
       upload_frame();
@@ -219,10 +210,13 @@ class Viewer {
         exposure_settled_ = true;
       }
       draw_scene(frame_seconds);
-      if (video_ && !options_.video_hud) record_video();
+      // Without --video-hud the movie has the bodies alone, unless the HUD is minimal: then the legend,
+      // time and scale bar are what it is for.
+      bool const video_with_hud = options_.video_hud || controls_.hud != render::HudMode::full;
+      if (video_ && !video_with_hud) record_video();
       hud_->draw(hud_stats(stats), controls_, scenarios_, max_devices_, surface_->width(), surface_->height(),
                  frame_seconds);
-      if (video_ && options_.video_hud) record_video();
+      if (video_ && video_with_hud) record_video();
       render::finish_frame();  // render time: bodies to GL, the bodies and the HUD drawn, done on the GPU
       double const render_ms = 1e3 * seconds_since(r0);
       render_ms_ = render_ms_ == 0 ? render_ms : 0.9 * render_ms_ + 0.1 * render_ms;
@@ -328,7 +322,10 @@ class Viewer {
     if (c.fit) camera_.fit(live_->state().pos_mass);
     if (c.screenshot) controls_.screenshot = true;
     if (c.save) controls_.save = true;
-    if (c.toggle_hud) controls_.hidden = !controls_.hidden;
+    if (c.toggle_hud) {
+      controls_.hud = render::next(controls_.hud);
+      log("viewer: HUD " + name_of(controls_.hud));  // said where no panel shows it
+    }
     if (c.toggle_follow) controls_.follow = !controls_.follow;
     if (c.toggle_trails) controls_.trails = !controls_.trails;
     camera_.orbit(c.orbit_dx, c.orbit_dy);
@@ -346,7 +343,14 @@ class Viewer {
     if (controls_.step_once) controls_.step_once = false, live_->step_once();
     live_->set_steps_per_update(controls_.steps_per_update);
     live_->want_centre(controls_.follow);
-    if (controls_.color != shown_color_) colors_dirty_ = true;
+    if (controls_.color != shown_color_ || controls_.colormap != shown_coloring_.map ||
+        controls_.color_range != shown_coloring_.range)
+      colors_dirty_ = true;
+    if (controls_.fit_color_range) {
+      controls_.fit_color_range = false;
+      controls_.color_range_fixed = false;
+      fit_color_range_ = colors_dirty_ = true;
+    }
     if (controls_.screenshot) {
       controls_.screenshot = false;
       screenshot_requested_ = true;
@@ -449,13 +453,15 @@ class Viewer {
     slices_ = stats.slices;
     interop_.reset();  // CUDA lets go of the GL buffers before they are reallocated
     renderer_->resize(stats.bodies);
-    int const length = trail_length(stats.bodies);
-    if (!trails_ || trails_->length() != length) trails_ = std::make_unique<render::TrailRenderer>(length);
+    render::TrailPlan const plan = render::plan_trails(stats.bodies, render::software_renderer());
+    if (!trails_ || trails_->length() != plan.length || trails_->stride() != plan.stride)
+      trails_ = std::make_unique<render::TrailRenderer>(plan.length, plan.stride);
     trails_->resize(stats.bodies);
     trails_->clear();
     exposure_.reset();
     exposure_settled_ = false;
     colors_dirty_ = true;
+    fit_color_range_ = !controls_.color_range_fixed;  // a new run's speeds: the range from its first frame
     last_frame_ = ~std::uint64_t{0};
     choose_upload_path(stats);
     controls_.bodies = std::int64_t(stats.bodies);
@@ -467,7 +473,7 @@ class Viewer {
     controls_.damping_applies = stats.run.physics.integrator == sim::Integrator::euler_damped;
     if (reset_view_) {
       reset_view_ = false;
-      look_at_scenario(camera_, stats.source);
+      render::look_at_scenario(camera_, stats.source);
       camera_.fit(live_->state().pos_mass);
       if (options_.point_size == 0) controls_.point_size = default_point_size(stats.bodies);
     }
@@ -548,14 +554,20 @@ class Viewer {
       new_frame = frame != last_frame_;
       last_frame_ = frame;
       bodies = b.size();
+      if (fit_color_range_ && bodies > 0) {
+        fit_color_range_ = false;
+        controls_.color_range = interop_ && f ? interop_->fit_speed_range(f->velocities()) : render::fit_speed_range(b);
+      }
+      render::SpeedColoring const coloring{controls_.colormap, controls_.color_range};
+      shown_coloring_ = coloring;
       if (interop_ && f) {
         if (new_frame) interop_->copy_positions(f->positions(), f->bodies() * 4 * sizeof(float));
         if (speed && (new_frame || colors_dirty_)) {
-          interop_->color_by_speed(f->velocities());
+          interop_->color_by_speed(f->velocities(), coloring.map, coloring.range);
           colors_dirty_ = false;
         }
         if (colors_dirty_) {  // type and device colours do not move: from the host copy, once
-          render::compute_colors(controls_.color, b, slices_, colors_);
+          render::compute_colors(controls_.color, b, slices_, coloring, colors_);
           renderer_->upload_colors(colors_);
           colors_dirty_ = false;
         }
@@ -567,7 +579,7 @@ class Viewer {
           positions_[4 * i + 2] = float(b.pos_mass[i].z);
           positions_[4 * i + 3] = float(b.pos_mass[i].w);
         }
-        if (speed || colors_dirty_) render::compute_colors(controls_.color, b, slices_, colors_);
+        if (speed || colors_dirty_) render::compute_colors(controls_.color, b, slices_, coloring, colors_);
         renderer_->upload_positions(positions_.data(), bodies);
         if (speed || colors_dirty_) renderer_->upload_colors(colors_);
         colors_dirty_ = false;
@@ -600,6 +612,8 @@ class Viewer {
     h.exposure = shown_exposure_;
     for (auto const& m : messages_) h.messages.push_back(m.first);
     h.help = kViewerKeys;
+    h.overlay = render::describe_overlay(controls_.color, shown_coloring_, slices_.size(), s.time, running_.units,
+                                         camera_.world_per_pixel(float(surface_->height())), surface_->width());
     return h;
   }
 
@@ -657,6 +671,7 @@ class Viewer {
   }
 
   Options options_;
+  std::function<void(const LiveStats&)> each_frame_;
   bool recording_ = false;
   std::unique_ptr<render::Surface> surface_;
   std::unique_ptr<render::BodyRenderer> renderer_;
@@ -676,6 +691,8 @@ class Viewer {
   std::vector<Slice> slices_;  // the running simulation's slices, for colour by device
   std::vector<render::Rgba> colors_;
   render::ColorMode shown_color_ = render::ColorMode::speed;
+  render::SpeedColoring shown_coloring_;  // the map and range of the colours uploaded last
+  bool fit_color_range_ = true;           // the next frame fits the speed range (a new run, the HUD's "fit")
   std::deque<std::pair<std::string, Clock::time_point>> messages_;
   int max_devices_ = 1;
   std::uint64_t refused_ = 0, first_generation_ = 0;
@@ -721,6 +738,13 @@ int follow_viewer(const Options& o) {
 int run_viewer(const Options& options) {
   if (world().rank() != 0) return follow_viewer(options);
   Viewer viewer(options);
+  return viewer.run();
+}
+
+int run_viewer_session(const Options& options, std::unique_ptr<render::Surface> surface,
+                       std::function<void(const LiveStats&)> each_frame) {
+  if (world().rank() != 0) return follow_viewer(options);
+  Viewer viewer(options, std::move(surface), std::move(each_frame));
   return viewer.run();
 }
 

@@ -3,6 +3,8 @@
 
 #include <glm/gtc/type_ptr.hpp>
 
+#include "render/camera.h"
+
 namespace nbody::render {
 
 BodyRenderer::BodyRenderer()
@@ -54,6 +56,7 @@ void BodyRenderer::draw(const glm::mat4& view, const glm::mat4& projection, floa
   glUniformMatrix4fv(glGetUniformLocation(program_.get(), "projection"), 1, GL_FALSE, glm::value_ptr(projection));
   glUniform1f(glGetUniformLocation(program_.get(), "point_size"), point_size);
   glUniform1f(glGetUniformLocation(program_.get(), "reference_depth"), reference_depth);
+  glUniform1f(glGetUniformLocation(program_.get(), "max_point_size"), max_sprite_pixels(point_size));
   glUniform1f(glGetUniformLocation(program_.get(), "brightness"), brightness);
   glBindVertexArray(vao_.get());
   glDrawArrays(GL_POINTS, 0, GLsizei(count_));

@@ -23,7 +23,8 @@ class BodyRenderer {
   GLuint position_buffer() const { return positions_.get(); }  // for CUDA-GL interop
   GLuint color_buffer() const { return colors_.get(); }
 
-  // point_size: sprite diameter in pixels for a body at reference_depth from the eye. brightness:
+  // point_size: sprite diameter in pixels for a body at reference_depth from the eye, in proportion
+  // nearer or farther, capped at max_sprite_pixels(point_size) (render/camera.h). brightness:
   // linear radiance at a sprite's centre for a white body (colours are sRGB values, decoded to linear
   // in the shader); sprites add up without limit in a float target and are tone mapped afterwards.
   // Drawn into the 8-bit default framebuffer instead, sums above 1 clip.

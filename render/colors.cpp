@@ -1,35 +1,73 @@
-// render/colors.cpp - colour modes.
+// render/colors.cpp - colour modes, colour maps and the fitted speed range.
 #include "render/colors.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 namespace nbody::render {
+namespace {
 
-float speed_scale(float* sample_speeds, std::size_t count) {
-  if (count == 0) return 1.0f;
-  std::size_t const k = std::min(count - 1, count * 95 / 100);
-  std::nth_element(sample_speeds, sample_speeds + k, sample_speeds + count);
-  return sample_speeds[k] > 0 ? sample_speeds[k] : 1.0f;
+ColormapTable make_table(const float (&rgb)[kColormapEntries][3]) {
+  ColormapTable t{};
+  for (int k = 0; k < kColormapEntries; ++k)
+    for (int c = 0; c < 3; ++c) t.rgb[k][c] = rgb[k][c];
+  return t;
+}
+
+constexpr Rgba kDark{0.45f, 0.3f, 0.75f, 1.0f}, kGas{0.3f, 0.85f, 0.9f, 1.0f}, kHeavyStar{1.0f, 0.85f, 0.6f, 1.0f};
+constexpr Rgba kDevicePalette[] = {{1.0f, 0.45f, 0.3f, 1.0f}, {0.35f, 0.8f, 1.0f, 1.0f}, {0.5f, 1.0f, 0.4f, 1.0f},
+                                   {1.0f, 0.85f, 0.3f, 1.0f}, {0.85f, 0.45f, 1.0f, 1.0f}, {0.3f, 1.0f, 0.85f, 1.0f},
+                                   {1.0f, 0.4f, 0.7f, 1.0f},  {0.7f, 0.7f, 0.7f, 1.0f}};
+constexpr std::size_t kPaletteSize = sizeof(kDevicePalette) / sizeof(kDevicePalette[0]);
+
+}  // namespace
+
+const ColormapTable& colormap_table(Colormap map) {
+  static const ColormapTable viridis = make_table(kViridisTable), inferno = make_table(kInfernoTable),
+                             magma = make_table(kMagmaTable), plasma = make_table(kPlasmaTable),
+                             classic = make_table(kClassicTable);
+  switch (map) {
+    case Colormap::inferno: return inferno;
+    case Colormap::magma: return magma;
+    case Colormap::plasma: return plasma;
+    case Colormap::classic: return classic;
+    case Colormap::viridis: break;
+  }
+  return viridis;
+}
+
+ColorRange fit_speed_range(float* sample_speeds, std::size_t count) {
+  if (count == 0) return {};
+  auto quantile = [&](double q) {
+    std::size_t const k = std::min(count - 1, std::size_t(q * double(count - 1) + 0.5));
+    std::nth_element(sample_speeds, sample_speeds + k, sample_speeds + count);
+    return sample_speeds[k];
+  };
+  float const low = quantile(kRangeLow), high = quantile(kRangeHigh);
+  if (std::isfinite(low) && std::isfinite(high) && high - low > 1e-6f * high) return {low, high};
+  if (std::isfinite(high) && high > 0) return {0.0f, 2.0f * high};
+  return {};
+}
+
+ColorRange fit_speed_range(const sim::BodySet& b) {
+  std::size_t const n = b.size(), stride = speed_sample_stride(n);
+  std::vector<float> sample;
+  sample.reserve(kSpeedSample);
+  for (std::size_t i = 0; i < n; i += stride)
+    sample.push_back(speed_of(float(b.velocity[i].x), float(b.velocity[i].y), float(b.velocity[i].z)));
+  return fit_speed_range(sample.data(), sample.size());
 }
 
 void compute_colors(ColorMode mode, const sim::BodySet& b, const std::vector<Slice>& slices,
-                    std::vector<Rgba>& out) {
+                    const SpeedColoring& speed, std::vector<Rgba>& out) {
   std::size_t const n = b.size();
   out.resize(n);
   if (mode == ColorMode::speed) {
-    // Velocities as the fp32 GPU engine holds them, so both paths see the same inputs. Each speed
-    // waits in its own colour's first channel: frame after frame, nothing of size N is allocated.
-    for (std::size_t i = 0; i < n; ++i)
-      out[i][0] = speed_of(float(b.velocity[i].x), float(b.velocity[i].y), float(b.velocity[i].z));
-    std::size_t const stride = speed_sample_stride(n);
-    std::array<float, kSpeedSample> sample;
-    std::size_t count = 0;
-    for (std::size_t i = 0; i < n; i += stride) sample[count++] = out[i][0];
-    float const scale = speed_scale(sample.data(), count);
+    // Velocities as the fp32 GPU engine holds them, so both paths see the same inputs.
+    ColormapTable const& map = colormap_table(speed.map);
+    SpeedToUnit const unit = speed_to_unit(speed.range);
     for (std::size_t i = 0; i < n; ++i) {
-      Color const c = speed_color(out[i][0] / scale);
+      Color const c = speed_color(map, unit, speed_of(float(b.velocity[i].x), float(b.velocity[i].y), float(b.velocity[i].z)));
       out[i] = {c.r, c.g, c.b, c.a};
     }
   } else if (mode == ColorMode::type) {
@@ -39,10 +77,10 @@ void compute_colors(ColorMode mode, const sim::BodySet& b, const std::vector<Sli
     for (std::size_t i = 0; i < n; ++i) {
       switch (b.type[i]) {
         case sim::BodyType::dark:
-          out[i] = {0.45f, 0.3f, 0.75f, 1.0f};
+          out[i] = kDark;
           break;
         case sim::BodyType::gas:
-          out[i] = {0.3f, 0.85f, 0.9f, 1.0f};
+          out[i] = kGas;
           break;
         case sim::BodyType::star: {
           float const light = max_star > 0 ? float(1.0 - b.pos_mass[i].w / max_star) : 0.0f;  // 0 = heaviest
@@ -52,12 +90,21 @@ void compute_colors(ColorMode mode, const sim::BodySet& b, const std::vector<Sli
       }
     }
   } else {
-    static const Rgba palette[] = {{1.0f, 0.45f, 0.3f, 1.0f}, {0.35f, 0.8f, 1.0f, 1.0f}, {0.5f, 1.0f, 0.4f, 1.0f},
-                                   {1.0f, 0.85f, 0.3f, 1.0f}, {0.85f, 0.45f, 1.0f, 1.0f}, {0.3f, 1.0f, 0.85f, 1.0f},
-                                   {1.0f, 0.4f, 0.7f, 1.0f},  {0.7f, 0.7f, 0.7f, 1.0f}};
     for (std::size_t d = 0; d < slices.size(); ++d)
-      for (std::size_t i = slices[d].begin; i < slices[d].end() && i < n; ++i) out[i] = palette[d % 8];
+      for (std::size_t i = slices[d].begin; i < slices[d].end() && i < n; ++i) out[i] = kDevicePalette[d % kPaletteSize];
   }
+}
+
+std::vector<Swatch> type_swatches() {
+  return {{kHeavyStar, "stars (lighter: bluer)"}, {kDark, "dark matter"}, {kGas, "gas"}};
+}
+
+std::vector<Swatch> device_swatches(std::size_t devices) {
+  std::vector<Swatch> s;
+  for (std::size_t d = 0; d < std::min(devices, kPaletteSize); ++d)
+    s.push_back({kDevicePalette[d], "device " + std::to_string(d)});
+  if (devices > kPaletteSize) s.back().label += " (colours repeat)";
+  return s;
 }
 
 }  // namespace nbody::render

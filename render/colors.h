@@ -1,7 +1,9 @@
-// render/colors.h - how bodies are coloured (GL-free): by speed, by type and mass, by owning device.
+// render/colors.h - how bodies are coloured (GL-free): by speed through a colour map over a fixed
+// range, by type and mass, by owning device.
 #pragma once
 
 #include <array>
+#include <string>
 #include <vector>
 
 #include "core/slice.h"
@@ -13,11 +15,27 @@ namespace nbody::render {
 
 using Rgba = std::array<float, 4>;
 
-// One colour per body. Speeds are normalised as speed_colors.h says (the GPU path does the same);
-// types: dark matter
-// dim violet, stars warm white (lighter stars a little bluer), gas cyan; devices: a distinct hue
-// per slice, so the partition is visible.
+// How speeds become colours: the map, and the range of speeds it spans (simulation units).
+struct SpeedColoring {
+  Colormap map = Colormap::viridis;
+  ColorRange range;
+};
+
+// One colour per body. Speeds as speed_colors.h says (the GPU path does the same); types: dark
+// matter dim violet, stars warm white (lighter stars a little bluer), gas cyan; devices: a distinct
+// hue per slice, so the partition is visible.
 void compute_colors(ColorMode mode, const sim::BodySet& bodies, const std::vector<Slice>& slices,
-                    std::vector<Rgba>& out);
+                    const SpeedColoring& speed, std::vector<Rgba>& out);
+
+// The range fit_speed_range chooses for these bodies' speeds (fp32, as the GPU holds them).
+ColorRange fit_speed_range(const sim::BodySet& bodies);
+
+// The colours of the type and device modes, with what each means, for the legend.
+struct Swatch {
+  Rgba color;
+  std::string label;
+};
+std::vector<Swatch> type_swatches();
+std::vector<Swatch> device_swatches(std::size_t devices);
 
 }  // namespace nbody::render

@@ -59,10 +59,12 @@ __global__ void sample_speeds(const float4* __restrict__ v, int n, int stride, f
   if (i < n) out[k] = speed_of(v[i].x, v[i].y, v[i].z);
 }
 
-__global__ void speed_colors(const float4* __restrict__ v, int n, float scale, float4* __restrict__ colors) {
+// The map by value (3 KiB of kernel parameters, read through the constant cache).
+__global__ void speed_colors(const float4* __restrict__ v, int n, const ColormapTable map, SpeedToUnit unit,
+                             float4* __restrict__ colors) {
   int const i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  Color const c = speed_color(speed_of(v[i].x, v[i].y, v[i].z) / scale);
+  Color const c = speed_color(map, unit, speed_of(v[i].x, v[i].y, v[i].z));
   colors[i] = make_float4(c.r, c.g, c.b, c.a);
 }
 
@@ -140,22 +142,30 @@ void CudaGlInterop::copy_positions(const void* device_positions, std::size_t byt
                               cudaMemcpyDeviceToDevice));
 }
 
-void CudaGlInterop::color_by_speed(const void* device_velocities) {
+ColorRange CudaGlInterop::fit_speed_range(const void* device_velocities) {
+  Impl& m = *impl_;
+  std::size_t const n = m.bodies;
+  if (n == 0) return {};
+  gpu::DeviceGuard guard(m.device);
+  std::size_t const stride = speed_sample_stride(n);
+  std::size_t const count = (n + stride - 1) / stride;
+  if (m.sample.size() != count) m.sample = gpu::DeviceBuffer<float>(m.device, count);
+  sample_speeds<<<blocks(count), kBlock>>>(static_cast<const float4*>(device_velocities), int(n), int(stride),
+                                           m.sample.data());
+  NBODY_CHECK_LAUNCH();
+  m.host_sample.resize(count);
+  NBODY_CUDA_CHECK(cudaMemcpy(m.host_sample.data(), m.sample.data(), count * sizeof(float), cudaMemcpyDeviceToHost));
+  return render::fit_speed_range(m.host_sample.data(), count);
+}
+
+void CudaGlInterop::color_by_speed(const void* device_velocities, Colormap map, ColorRange range) {
   Impl& m = *impl_;
   std::size_t const n = m.bodies;
   if (n == 0) return;
   gpu::DeviceGuard guard(m.device);
-  auto const* velocities = static_cast<const float4*>(device_velocities);
-  std::size_t const stride = speed_sample_stride(n);
-  std::size_t const count = (n + stride - 1) / stride;
-  if (m.sample.size() != count) m.sample = gpu::DeviceBuffer<float>(m.device, count);
-  sample_speeds<<<blocks(count), kBlock>>>(velocities, int(n), int(stride), m.sample.data());
-  NBODY_CHECK_LAUNCH();
-  m.host_sample.resize(count);
-  NBODY_CUDA_CHECK(cudaMemcpy(m.host_sample.data(), m.sample.data(), count * sizeof(float), cudaMemcpyDeviceToHost));
-  float const scale = speed_scale(m.host_sample.data(), count);
   Mapped const mapped(m.colors);
-  speed_colors<<<blocks(n), kBlock>>>(velocities, int(n), scale, static_cast<float4*>(mapped.pointer()));
+  speed_colors<<<blocks(n), kBlock>>>(static_cast<const float4*>(device_velocities), int(n), colormap_table(map),
+                                      speed_to_unit(range), static_cast<float4*>(mapped.pointer()));
   NBODY_CHECK_LAUNCH();
 }
 

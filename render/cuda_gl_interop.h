@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/slice.h"
+#include "render/speed_colors.h"
 
 namespace nbody::render {
 
@@ -64,8 +65,10 @@ class CudaGlInterop {
 
   // Colours every body by speed on the GPU, as render/speed_colors.h defines it (the same bits as
   // the host path), from all N velocities (float4) in the interop device's memory, as DeviceFrames
-  // gathers them; only the speed sample for the normalisation comes back to the host.
-  void color_by_speed(const void* device_velocities);
+  // gathers them.
+  void color_by_speed(const void* device_velocities, Colormap map, ColorRange range);
+  // The range fit_speed_range chooses for those speeds: only the sample comes back to the host.
+  ColorRange fit_speed_range(const void* device_velocities);
 
  private:
   struct Impl;

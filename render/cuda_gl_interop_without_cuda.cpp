@@ -29,6 +29,8 @@ CudaGlInterop::~CudaGlInterop() = default;
 
 void CudaGlInterop::copy_positions(const void*, std::size_t) {}
 
-void CudaGlInterop::color_by_speed(const void*) {}
+void CudaGlInterop::color_by_speed(const void*, Colormap, ColorRange) {}
+
+ColorRange CudaGlInterop::fit_speed_range(const void*) { return {}; }
 
 }  // namespace nbody::render

@@ -6,6 +6,7 @@
 #include <backends/imgui_impl_opengl3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -62,7 +63,11 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     io.DeltaTime = frame_seconds > 0 ? frame_seconds : 1.0f / 60.0f;
   }
   ImGui::NewFrame();
-  if (c.hidden) return;
+  if (c.hud != HudMode::none && s.overlay) {
+    ImVec2 const size = ImGui::GetIO().DisplaySize;
+    draw_overlay(*s.overlay, int(size.x), int(size.y));
+  }
+  if (c.hud != HudMode::full) return;
   // The last widget's rectangle on stderr whenever it moves, when NBODY_TRACE_UI is set: tests that
   // drive the viewer with synthetic clicks find the widgets there (the newest line for a label is
   // where it is now) instead of guessing.
@@ -139,6 +144,23 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
   if (view_open) {
     int color = int(c.color);
     if (ImGui::Combo("colour", &color, "speed\0type / mass\0owning device\0")) c.color = ColorMode(color);
+    if (c.color == ColorMode::speed) {
+      int map = int(c.colormap);
+      if (ImGui::Combo("colour map", &map, "viridis\0inferno\0magma\0plasma\0classic\0")) c.colormap = Colormap(map);
+      // The range in the legend's units; fixed once edited (the next runs keep it) until "fit".
+      double const f = s.overlay ? s.overlay->speed_unit.factor : 1.0;
+      float lo = float(c.color_range.min * f), hi = float(c.color_range.max * f);
+      float const speed = std::max(std::abs(hi - lo), 1e-6f) * 0.005f;
+      if (ImGui::DragFloatRange2("speed range", &lo, &hi, speed, 0.0f, 0.0f, "%.4g", "%.4g") && lo < hi) {
+        c.color_range = {float(lo / f), float(hi / f)};
+        c.color_range_fixed = true;
+      }
+      trace("speed range");
+      ImGui::SameLine();
+      if (ImGui::Button("fit")) c.fit_color_range = true;
+    }
+    int hud = int(c.hud);
+    if (ImGui::Combo("HUD", &hud, "full\0minimal (legend, time, scale)\0none\0")) c.hud = HudMode(hud);
     ImGui::SliderFloat("point size", &c.point_size, 0.5f, 64.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
     ImGui::SliderFloat("brightness", &c.brightness, 0.05f, 20.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
     ImGui::Checkbox("auto exposure", &c.auto_exposure);

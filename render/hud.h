@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "render/colors.h"
+#include "render/overlay.h"
 
 struct GLFWwindow;
 
@@ -32,6 +33,7 @@ struct HudStats {
   float exposure = 1;              // the tone mapper's, last frame
   std::vector<std::string> messages;  // recent notices and errors, newest last
   std::string help;                // the keys
+  std::optional<OverlayInfo> overlay;  // the legend, time and scale bar (HudMode full and minimal)
 };
 
 // Values the user edits in the HUD; the viewer applies them and clears the one-shot flags.
@@ -55,10 +57,14 @@ struct HudControls {
   bool auto_exposure = true;
   float exposure = 1.0f;      // a factor on the automatic exposure, or the exposure itself
   ColorMode color = ColorMode::speed;
+  Colormap colormap = Colormap::viridis;
+  ColorRange color_range;      // speeds the map spans, simulation units (the HUD shows the legend's units)
+  bool color_range_fixed = false;  // set by --color-range or an edit here: kept for the next runs too
+  bool fit_color_range = false;    // one-shot: the range from the speeds shown now
   int threading = 0;          // 0 single, 1 workers
   int devices = 1;
   bool vsync = true;
-  bool hidden = false;
+  HudMode hud = HudMode::full;  // the panel and the overlay, the overlay alone, or nothing
   bool follow = false;        // the camera keeps the bodies' centre in view
   bool trails = false;
 };

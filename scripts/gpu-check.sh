@@ -59,6 +59,8 @@ for stage in "$@"; do
       (cd .deps/viewer && apt-get download libglfw3-dev libglfw3 libglew-dev libglew2.2 libglm-dev libimgui-dev \
         libstb-dev libstb0 libegl-dev libgl-dev libglx-dev libopengl-dev libgles-dev libx11-6 libx11-data libxcb1 \
         libxau6 libxdmcp6 libbsd0 libmd0)
+      # --serve: Boost.Beast (headers) and libjpeg-turbo
+      (cd .deps/viewer && apt-get download libboost1.74-dev libboost-dev libturbojpeg0-dev libturbojpeg0)
       ;;
     build)
       step "environment"
@@ -332,6 +334,15 @@ $(grep -cE 'DIFFERENT|FAIL:' "$OUT/logs/stress-mpigpu-$k.log") failed"
       echo "memcheck, 2 ranks x 2 slices, workers: exit $? $(grep 'ERROR SUMMARY' "$OUT/logs/sanitizer-mpi-workers.log" | tr '\n' ' ')"
       step "MPI all-gather between 2 ranks: latency and bandwidth"
       [ -x $build/mpi_gather_bench ] && mpirun -np 2 $build/mpi_gather_bench | tee "$OUT/logs/mpi-gather.txt"
+      ;;
+    bench-serve)
+      # --serve at N = 1,048,576, 1280 x 720: frames/s and the step rate watching, input-to-frame latency
+      # steering, against --offscreen with nobody watching (tools/serve_bench.py, a standard-library client).
+      step "--serve: frames/s, input-to-frame latency, step rate against --offscreen"
+      python3 tools/serve_bench.py $nbody --seconds 30 --width 1280 --height 720 --offscreen-frames 30 \
+        --json "$OUT/logs/bench-serve.json" -- --backend cuda --bodies 1048576 >"$OUT/logs/bench-serve.txt" 2>&1 ||
+        status=1
+      cat "$OUT/logs/bench-serve.txt"
       ;;
     bench-small)
       # One GPU over N: the rates tools/scaling_model.py starts from, and the cost of a small step.

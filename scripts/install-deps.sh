@@ -21,6 +21,9 @@ packages=(
   python3-mpi4py                     # Python: Simulation(comm=...) over Open MPI ranks; built for Debian's Open MPI,
                                      # needs no NumPy headers, so .venv's (pip, 2.x) NumPy works with it
   python3-matplotlib                 # the plots (tools/plot_benchmarks.py, tools/scaling_model.py)
+  libboost-dev                       # --serve: HTTP and WebSocket (Boost.Beast, header-only)
+  libturbojpeg0-dev                  # --serve: frames as JPEG (libjpeg-turbo)
+  chromium                           # --serve's browser test: headless Chromium, driven through DevTools
 )
 
 missing=()

@@ -11,10 +11,11 @@ shift || true
 case "$kind" in
   thread)
     flags="-fsanitize=thread -g -O1"
-    # The viewer too: its simulation thread (LiveSwitches) hands frames to the render loop.
+    # The viewer too: its simulation thread (LiveSwitches) hands frames to the render loop; --serve's
+    # network thread takes frames from the encoder and input for the render loop (ServeServer).
     viewer=AUTO
     # hermite4's block steps under both threading models too (multigpu/hermite_blocks.cpp).
-    tests='(^Cpu/Layouts|^StepContract|^Partition|^Driver|^Backends/LiveSwitches|^Mpi)\.|^Hermite\.(EveryHostLayout|ContinuesBitForBit)'
+    tests='(^Cpu/Layouts|^StepContract|^Partition|^Driver|^Backends/LiveSwitches|^Mpi|^ServeServer|^ServeMailbox)\.|^Hermite\.(EveryHostLayout|ContinuesBitForBit)'
     # The MPI tests (the exchange's communication thread, ranks with worker threads): Open MPI is not
     # built for ThreadSanitizer, so what happens inside it is suppressed (tests/tsan_mpi.supp) and its
     # plugins stay loaded, so their frames can be recognised.

@@ -93,6 +93,23 @@ TEST_F(Cli, BadNamesListTheValidOnes) {
   expect_input_error("--interop maybe --viewer", "--interop maybe: valid: auto, on, off");
 }
 
+// The viewer's presentation options: a colour map by name, a colour range as MIN:MAX, a HUD mode;
+// each bad value in one line naming it, before any window opens (--offscreen would otherwise draw).
+TEST_F(Cli, BadColourMapsRangesAndHudModesAreRefused) {
+  expect_input_error("--colormap jet --viewer", "--colormap jet: valid: viridis, inferno, magma, plasma, classic");
+  expect_input_error("--hud some --viewer", "--hud some: valid: full, minimal, none");
+  expect_input_error("--hud full --no-hud --viewer", "--no-hud and --hud full both given");
+  expect_input_error("--color-range 2 --viewer", "--color-range 2: no ':' between MIN and MAX");
+  expect_input_error("--color-range 2:1 --viewer", "--color-range 2:1: MIN must be below MAX");
+  expect_input_error("--color-range 1:1 --viewer", "--color-range 1:1: MIN must be below MAX");
+  expect_input_error("--color-range a:1 --viewer", "--color-range a:1: 'a' is not a number");
+  expect_input_error("--color-range 0:nan --viewer", "--color-range 0:nan: each must be finite");
+  expect_input_error("--color-range 0:1e999 --viewer", "--color-range 0:1e999: '1e999' is not a number");
+  expect_input_error("--color-range : --viewer", "--color-range :: '' is not a number");
+  expect_input_error("--colormap magma --run", "--colormap does nothing with --run; it belongs to the viewer");
+  expect_input_error("--trails --benchmark", "--trails does nothing with --benchmark; it belongs to the viewer");
+}
+
 TEST_F(Cli, BadPhysicsValuesAreRejected) {
   expect_input_error("--softening 0 --run", "--softening 0: must be a length in (0, 1e+12]");
   expect_input_error("--dt -1 --run", "--dt -1: must be a time step in (0, 1e+12]");

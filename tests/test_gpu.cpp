@@ -532,6 +532,9 @@ TEST(GpuWatchdog, GivesUpAGpuWaitingForAPeerThatNeverDrifts) {
   auto owned = halves_on_two_gpus(b);
   auto exchange = multigpu::make_cuda_exchange({owned[0].get(), owned[1].get()}, multigpu::ExchangeMode::direct, {});
   DeviceThread waiting(*owned[0], *exchange);  // device 1 never drifts
+  // Until the thread has queued the force kernel both devices are idle and there is nothing to wait for.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_FALSE(owned[0]->idle()) << "device 0's forces did not wait for device 1's drift";
   multigpu::Watchdog w(0.3);
   w.enqueued(1, 1);
   auto const start = std::chrono::steady_clock::now();

@@ -82,7 +82,18 @@ class Hdr : public ::testing::Test {
   std::unique_ptr<render::Surface> surface_;
 };
 
-// A dense Plummer cluster, 20,000 bodies coloured by speed, framed as the viewer frames it.
+// A dense Plummer cluster, 20,000 bodies coloured by speed, framed and coloured as the viewer did when
+// the bounds below were measured: the sphere holding 90% of the bodies fills the view, speeds from 0
+// to their 95th percentile span the blue-white-orange map. (The viewer now frames a Plummer sphere
+// from 30% farther and colours by viridis over 2%..98% of the speeds: measured so, 29% of the
+// centre's pixels have a channel >= 250. This test is about the tone mapping, not those choices.)
+render::ColorRange old_speed_range(const sim::BodySet& b) {
+  std::vector<float> s;
+  for (auto const& v : b.velocity) s.push_back(render::speed_of(float(v.x), float(v.y), float(v.z)));
+  std::nth_element(s.begin(), s.begin() + std::ptrdiff_t(s.size() * 95 / 100), s.end());
+  return {0.0f, s[s.size() * 95 / 100]};
+}
+
 struct Cluster {
   render::BodyRenderer renderer;
   render::OrbitCamera camera;
@@ -93,9 +104,12 @@ struct Cluster {
     for (auto const& p : b.pos_mass) xyzw.insert(xyzw.end(), {float(p.x), float(p.y), float(p.z), float(p.w)});
     renderer.upload_positions(xyzw.data(), n);
     std::vector<render::Rgba> colors;
-    render::compute_colors(render::ColorMode::speed, b, {Slice{0, n}}, colors);
+    render::compute_colors(render::ColorMode::speed, b, {Slice{0, n}}, {render::Colormap::classic, old_speed_range(b)}, colors);
     renderer.upload_colors(colors);
-    camera.fit(b.pos_mass);
+    std::vector<double> r;
+    for (auto const& p : b.pos_mass) r.push_back(std::hypot(p.x, p.y, p.z));
+    std::nth_element(r.begin(), r.begin() + std::ptrdiff_t(r.size() * 9 / 10), r.end());
+    camera.fit(glm::vec3(0.0f), float(r[r.size() * 9 / 10]));
   }
   void draw(float brightness = kBrightness) {
     renderer.draw(camera.view(), camera.projection(float(kWidth) / float(kHeight)), kPointSize,
@@ -314,4 +328,76 @@ TEST_F(Hdr, TrailsFadeWithAgeAndForgetFramesOlderThanTheRing) {
 }
 
 }  // namespace
+// On a software renderer trails draw at most kSoftwareSegments lines a frame, spanning the same
+// frames: a slot every `stride` frames, the newest slot following the body in between, so a trail
+// still starts at its body. (At 4,096 bodies llvmpipe spent 0.18 s of a core a frame on 256 slots
+// of lines even in a 320 x 200 window, 0.29 s at 1280 x 800: the cost is mostly per line.)
+TEST_F(Hdr, TrailsOnASoftwareRendererKeepTheirSpanWithFewerSlots) {
+  render::TrailPlan const cpu = render::plan_trails(4096, true), gpu = render::plan_trails(4096, false);
+  EXPECT_EQ(cpu.length, 17);
+  EXPECT_EQ(cpu.stride, 16);
+  EXPECT_LE(std::size_t(cpu.length - 1) * 4096, render::kSoftwareSegments);
+  EXPECT_EQ(gpu.length, 256);
+  EXPECT_EQ(gpu.stride, 1);
+  EXPECT_EQ(render::plan_trails(2, true).length, 256);  // a binary keeps every frame
+  EXPECT_EQ(render::plan_trails(2, true).stride, 1);
+  EXPECT_EQ(render::plan_trails(std::size_t(1) << 20, true).length, 2);
+
+  // One body along a row, stride 3: frames 0, 3, 6 start slots, and frames 1-2, 4-5 and 7 are recorded
+  // over the slot started before them: the slots end up at frames 2, 5 and 7.
+  float const row_y = (float(kHeight / 2) + 0.5f) / float(kHeight) * 2.0f - 1.0f;
+  auto x_of = [](int frame) { return -0.9f + 0.1f * float(frame); };
+  render::BodyRenderer body;
+  render::TrailRenderer trails(8, 3);
+  body.upload_colors({{1.0f, 1.0f, 1.0f, 1.0f}});
+  std::vector<int> recorded;
+  for (int f = 0; f < 8; ++f) {
+    float const p[4] = {x_of(f), row_y, 0.0f, 1.0f};
+    body.upload_positions(p, 1);
+    trails.record(body.position_buffer(), 1);
+    recorded.push_back(trails.recorded());
+  }
+  EXPECT_EQ(recorded, (std::vector<int>{1, 1, 1, 2, 2, 2, 3, 3}));
+  render::HdrPipeline hdr;
+  glm::mat4 const identity(1.0f);
+  hdr.begin(kWidth, kHeight);
+  trails.draw(identity, identity, body.color_buffer(), 0.5f);
+  hdr.end(1.0f);
+  Pixels const picture = render::read_pixels(kWidth, kHeight);
+  int const top_row = kHeight - 1 - kHeight / 2;
+  auto lit = [&](float x) {
+    int const column = int((x + 1.0f) * 0.5f * float(kWidth));
+    int m = 0;
+    for (int y = top_row - 3; y <= top_row + 3; ++y) m = std::max(m, max_channel(picture, column, y));
+    return m;
+  };
+  EXPECT_GT(lit(0.5f * (x_of(7) + x_of(3))), 24) << "the trail reaches the body's latest position";
+  EXPECT_GT(lit(0.5f * (x_of(2) + x_of(5))), 24);
+  EXPECT_LE(lit(x_of(1)), 6) << "frames 0 and 1 were recorded over";
+  EXPECT_LE(lit(x_of(7) + 0.05f), 6) << "nothing beyond the body";
+}
+
+// A body just in front of the eye is a sprite of max_sprite_pixels, not a blob: drawn with point
+// size 8 at reference depth 1 from 0.01 away (800 pixels uncapped; the shader's old limit was 64),
+// its lit row is at most 24 pixels wide; at the reference depth it is 8.
+TEST_F(Hdr, SpritesNearTheEyeAreCapped) {
+  render::BodyRenderer body;
+  body.upload_colors({{1.0f, 1.0f, 1.0f, 1.0f}});
+  auto lit_width = [&](float depth) {
+    float const p[4] = {0.0f, 0.0f, -depth, 1.0f};  // identity view: the eye looks down -z
+    body.upload_positions(p, 1);
+    render::begin_frame(kWidth, kHeight);
+    body.draw(glm::mat4(1.0f), glm::mat4(1.0f), 8.0f, 1.0f, 4.0f);
+    Pixels const picture = render::read_pixels(kWidth, kHeight);
+    int width = 0;
+    for (int x = 0; x < kWidth; ++x) width += max_channel(picture, x, kHeight / 2) > 24 ? 1 : 0;
+    return width;
+  };
+  int const near = lit_width(0.01f), reference = lit_width(1.0f);
+  std::printf("sprite widths: %d pixels from 0.01 away, %d at the reference depth\n", near, reference);
+  EXPECT_LE(near, int(render::max_sprite_pixels(8.0f)));
+  EXPECT_GT(near, 2 * reference) << "nearer is still larger";
+  EXPECT_LE(reference, 8);
+}
+
 }  // namespace nbody

@@ -3,10 +3,15 @@
 
 #include <glm/glm.hpp>
 
+#include <cmath>
+#include <cstdio>
+
 #include "core/errors.h"
+#include "render/annotations.h"
 #include "render/camera.h"
 #include "render/colors.h"
 #include "render/input.h"
+#include "sim/physics/scenarios.h"
 #include "test_support.h"
 
 namespace nbody {
@@ -76,6 +81,78 @@ TEST(Camera, CentreOfABinaryIsBetweenItsBodiesAndEscapersDoNotMoveAClusters) {
   EXPECT_LT(std::abs(before.x), 0.2);
 }
 
+// Every scenario's opening view (its direction, fitted in a 1280 x 800 window, and in a square and
+// a tall one) has its bodies on screen: at least kFitFraction of those that are not escapers (as
+// OrbitCamera::fit promises) and kShownFraction of all. The disk's ran off the bottom of the window
+// when the fit framed the sphere of the 90% radius: its near rim is larger on screen than the
+// sphere's edge. Measured with that fit: disk 99.84% (aspect 1.6) and 98.4% (1.0) of its bodies in
+// view, collision 97.4% (0.5), plummer 96.0% (1.0).
+constexpr double kShownFraction = 0.97;  // measured: plummer 98.3% (its tail reaches 38 scale lengths), the others 100%
+
+float radius90(const std::vector<Real4<double>>& bodies, glm::vec3 centre) {
+  std::vector<float> r;
+  for (auto const& p : bodies) r.push_back(glm::length(glm::vec3(float(p.x), float(p.y), float(p.z)) - centre));
+  if (bodies.size() < 16) return *std::max_element(r.begin(), r.end());
+  std::nth_element(r.begin(), r.begin() + std::ptrdiff_t(r.size() * 9 / 10), r.end());
+  return r[r.size() * 9 / 10];
+}
+
+TEST(Camera, EveryScenarioOpensWithItsBodiesInTheWindow) {
+  for (auto const& name : all_names<sim::Scenario>()) {
+    auto const scenario = *from_name<sim::Scenario>(name);
+    auto const b = test::scenario(name, scenario == sim::Scenario::two_body ? 2 : 8192);
+    for (float aspect : {1.6f, 1.0f, 0.5f}) {
+      render::OrbitCamera c;
+      c.set_aspect(aspect);
+      render::look_at_scenario(c, name);
+      c.fit(b.pos_mass);
+      std::size_t inside = 0, bound = 0, bound_inside = 0;
+      float const escape = float(render::OrbitCamera::kEscaperRadii) * radius90(b.pos_mass, c.target());
+      for (auto const& p : b.pos_mass) {
+        glm::vec3 const q = ndc(c, glm::vec3(float(p.x), float(p.y), float(p.z)), aspect);
+        bool const in_view = std::abs(q.x) <= 1 && std::abs(q.y) <= 1 && q.z > -1 && q.z < 1;
+        bool const escaper = glm::length(glm::vec3(float(p.x), float(p.y), float(p.z)) - c.target()) > escape;
+        inside += in_view ? 1 : 0;
+        bound += escaper ? 0 : 1;
+        bound_inside += in_view && !escaper ? 1 : 0;
+      }
+      double const fraction = double(inside) / double(b.size()), bound_fraction = double(bound_inside) / double(bound);
+      std::printf("%s, aspect %.1f: %.2f%% of bodies in view (%.2f%% of the non-escapers), distance %.3g\n",
+                  name.c_str(), aspect, 100 * fraction, 100 * bound_fraction, c.distance());
+      EXPECT_GE(bound_fraction, render::OrbitCamera::kFitFraction) << name << " aspect " << aspect;
+      EXPECT_GE(fraction, kShownFraction) << name << " aspect " << aspect;
+    }
+  }
+}
+
+// The scale bar's length is measured at the target: world_per_pixel times the viewport's height is the
+// view's height there, and a zoom scales it.
+TEST(Camera, WorldPerPixelMatchesTheProjectionAtTheTarget) {
+  render::OrbitCamera c;
+  c.set_aspect(1.6f);
+  c.fit(glm::vec3(1, 2, 3), 2.0f);
+  float const per_pixel = c.world_per_pixel(800.0f);
+  // A point 100 pixels above the target in the view plane: 100 x per_pixel away, at NDC y = 2 x 100 / 800.
+  glm::mat4 const inverse_view = glm::inverse(c.view());
+  glm::vec3 const up(inverse_view[1]);
+  glm::vec3 const q = ndc(c, c.target() + up * (100.0f * per_pixel), 1.6f);
+  EXPECT_NEAR(q.y, 0.25f, 1e-4f);
+  c.zoom(5);
+  EXPECT_NEAR(c.world_per_pixel(800.0f), per_pixel * std::pow(0.9f, 5.0f), 1e-6f * per_pixel);
+}
+
+// Sprites grow as a body nears the camera, up to a cap: three times the size at the fitted distance,
+// at most 32 pixels (the old shader allowed 64 whatever the size), and never below a size chosen above it.
+TEST(Camera, SpritesNearTheCameraAreCapped) {
+  EXPECT_FLOAT_EQ(render::sprite_pixels(6.0f, 10.0f, 10.0f), 6.0f);
+  EXPECT_FLOAT_EQ(render::sprite_pixels(6.0f, 10.0f, 20.0f), 3.0f);
+  EXPECT_FLOAT_EQ(render::sprite_pixels(6.0f, 10.0f, 0.5f), 18.0f);   // 120 uncapped
+  EXPECT_FLOAT_EQ(render::sprite_pixels(24.0f, 10.0f, 0.5f), 32.0f);  // 480 uncapped
+  EXPECT_FLOAT_EQ(render::sprite_pixels(48.0f, 10.0f, 0.5f), 48.0f);  // the user's own size stands
+  EXPECT_FLOAT_EQ(render::sprite_pixels(2.0f, 10.0f, 1000.0f), 1.0f);
+  for (float size : {0.5f, 2.0f, 5.7f, 24.0f}) EXPECT_LE(render::max_sprite_pixels(size), 32.0f);
+}
+
 TEST(Camera, OrbitKeepsDistancePanMovesTargetZoomScales) {
   render::OrbitCamera c;
   c.fit(glm::vec3(1, 2, 3), 2.0f);
@@ -98,38 +175,99 @@ TEST(Camera, OrbitKeepsDistancePanMovesTargetZoomScales) {
 
 bool same(render::Color a, render::Color b) { return a.r == b.r && a.g == b.g && a.b == b.b && a.a == b.a; }
 
-TEST(Colors, SpeedMapRunsBlueToWhiteToOrange) {
-  auto const slow = render::speed_color(0.0f), mid = render::speed_color(0.5f), fast = render::speed_color(1.0f);
-  EXPECT_GT(slow.b, slow.r);
-  EXPECT_FLOAT_EQ(mid.r, 1.0f);
-  EXPECT_FLOAT_EQ(mid.g, 1.0f);
-  EXPECT_FLOAT_EQ(mid.b, 1.0f);
-  EXPECT_GT(fast.r, fast.b);
-  EXPECT_TRUE(same(render::speed_color(-5.0f), slow));  // clamped
-  EXPECT_TRUE(same(render::speed_color(7.0f), fast));
+// Matplotlib's maps as matplotlib 3.6.3 gives them (matplotlib.colormaps[name](k / 255), printed with
+// /usr/bin/python3): here the ends and the middle entry, as an anchor; tests/check_colormaps.py
+// compares every map at 52 points with the matplotlib installed.
+TEST(Colors, MapsAreMatplotlibsAtTheirEntries) {
+  struct Sample {
+    render::Colormap map;
+    float t, r, g, b;
+  };
+  Sample const samples[] = {{render::Colormap::viridis, 0.0f, 0.267004f, 0.004874f, 0.329415f},
+                            {render::Colormap::viridis, 128.0f / 255, 0.127568f, 0.566949f, 0.550556f},
+                            {render::Colormap::viridis, 1.0f, 0.993248f, 0.906157f, 0.143936f},
+                            {render::Colormap::inferno, 0.0f, 0.001462f, 0.000466f, 0.013866f},
+                            {render::Colormap::inferno, 1.0f, 0.988362f, 0.998364f, 0.644924f},
+                            {render::Colormap::magma, 1.0f, 0.987053f, 0.991438f, 0.749504f},
+                            {render::Colormap::plasma, 0.0f, 0.050383f, 0.029803f, 0.527975f}};
+  for (auto const& s : samples) {
+    render::Color const c = render::map_color(render::colormap_table(s.map), s.t);
+    EXPECT_NEAR(c.r, s.r, 1e-6f) << name_of(s.map) << " at " << s.t;
+    EXPECT_NEAR(c.g, s.g, 1e-6f) << name_of(s.map) << " at " << s.t;
+    EXPECT_NEAR(c.b, s.b, 1e-6f) << name_of(s.map) << " at " << s.t;
+  }
+  // Clamped outside [0, 1], NaN to the first colour; lightness rises through the map.
+  auto const& viridis = render::colormap_table(render::Colormap::viridis);
+  EXPECT_TRUE(same(render::map_color(viridis, -5.0f), render::map_color(viridis, 0.0f)));
+  EXPECT_TRUE(same(render::map_color(viridis, 7.0f), render::map_color(viridis, 1.0f)));
+  EXPECT_TRUE(same(render::map_color(viridis, std::nanf("")), render::map_color(viridis, 0.0f)));
+  auto luma = [&](float t) {
+    render::Color const c = render::map_color(viridis, t);
+    return 0.2126f * c.r + 0.7152f * c.g + 0.0722f * c.b;
+  };
+  for (float t = 0.0f; t < 0.99f; t += 0.05f) EXPECT_LT(luma(t), luma(t + 0.05f)) << t;
 }
 
-// 10,000 bodies with speeds 0, 1, ..., 9999: the sample is every third body (3334 of them), whose
-// 95th percentile is 3 x 3167 = 9501; a body that fast is at the top of the map, one half as fast
-// in its middle.
-TEST(Colors, SpeedIsNormalisedByThe95thPercentileOfAFixedSample) {
+// The range is fixed: a body's colour depends on its own speed and the range, not on the other
+// bodies of the frame. Speeds 0..9999: the 2% and 98% quantiles of every third (the sample) are the
+// ends of the fitted range; a body at the range's top is at the map's top, and halving the other
+// bodies' speeds leaves its colour as it was.
+TEST(Colors, SpeedRangeIsFittedOnceAndColoursFollowTheRangeNotTheFrame) {
   sim::BodySet b;
   for (int i = 0; i < 10000; ++i) b.append({0, 0, 0, 1e-4}, {double(i), 0, 0}, sim::BodyType::star);
   EXPECT_EQ(render::speed_sample_stride(b.size()), 3u);
   EXPECT_EQ(render::speed_sample_stride(4096), 1u);
+  render::ColorRange const range = render::fit_speed_range(b);
+  EXPECT_NEAR(range.min, 3 * 67, 3.5);    // 2% of the 3334 samples, every third speed
+  EXPECT_NEAR(range.max, 3 * 3267, 3.5);  // 98%
+  render::SpeedColoring const coloring{render::Colormap::inferno, range};
   std::vector<render::Rgba> c;
-  render::compute_colors(render::ColorMode::speed, b, {{0, b.size()}}, c);
-  auto const top = render::speed_color(1.0f), middle = render::speed_color(0.5f);
-  EXPECT_EQ(c[9501], (render::Rgba{top.r, top.g, top.b, top.a}));
-  EXPECT_EQ(c[9999], c[9501]) << "faster bodies are clamped to the top";
-  EXPECT_NE(c[9500], c[9501]);
-  EXPECT_NEAR(c[4750][2], middle.b, 1e-3);
+  render::compute_colors(render::ColorMode::speed, b, {{0, b.size()}}, coloring, c);
+  auto const& inferno = render::colormap_table(render::Colormap::inferno);
+  render::Color const top = render::map_color(inferno, 1.0f), bottom = render::map_color(inferno, 0.0f);
+  std::size_t const at_max = std::size_t(range.max);
+  EXPECT_EQ(c[9999], (render::Rgba{top.r, top.g, top.b, top.a})) << "faster bodies are clamped to the top";
+  EXPECT_EQ(c[0], (render::Rgba{bottom.r, bottom.g, bottom.b, bottom.a}));
+  render::Rgba const before = c[at_max];
+  for (std::size_t i = 0; i < b.size(); ++i)
+    if (i != at_max) b.velocity[i].x *= 0.5;
+  render::compute_colors(render::ColorMode::speed, b, {{0, b.size()}}, coloring, c);
+  EXPECT_EQ(c[at_max], before) << "the colour of a speed is the same in every frame";
+  // The middle of the range is the middle of the map.
+  render::Color const middle = render::map_color(inferno, 0.5f);
+  b.velocity[5].x = 0.5 * (double(range.min) + double(range.max));
+  render::compute_colors(render::ColorMode::speed, b, {{0, b.size()}}, coloring, c);
+  EXPECT_NEAR(c[5][0], middle.r, 2e-3);
+  // Degenerate: all bodies as fast (a symmetric binary) -> from 0 to twice that; at rest -> [0, 1].
+  float same_speeds[2] = {0.8f, 0.8f};
+  EXPECT_EQ(render::fit_speed_range(same_speeds, 2), (render::ColorRange{0.0f, 1.6f}));
+  float at_rest[3] = {0, 0, 0};
+  EXPECT_EQ(render::fit_speed_range(at_rest, 3), (render::ColorRange{0.0f, 1.0f}));
+}
+
+// A disk's bodies orbit at similar speeds: a range fitted to 2%..98% of them spreads them over the
+// map (the old per-frame scale from 0 to the 95th percentile put most of them in its top tenth).
+TEST(Colors, ADiskSpansTheMap) {
+  auto const b = test::scenario("disk", 8192);
+  render::ColorRange const range = render::fit_speed_range(b);
+  std::size_t low = 0, high = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    float const s = render::speed_of(float(b.velocity[i].x), float(b.velocity[i].y), float(b.velocity[i].z));
+    float const t = (s - range.min) / (range.max - range.min);
+    low += t < 0.33f ? 1 : 0;
+    high += t > 0.67f ? 1 : 0;
+  }
+  std::printf("disk 8192: range %.3f..%.3f, %.0f%% in the lower third, %.0f%% in the upper third\n", range.min,
+              range.max, 100.0 * double(low) / double(b.size()), 100.0 * double(high) / double(b.size()));
+  EXPECT_GT(low, b.size() / 10);
+  EXPECT_GT(high, b.size() / 10);
 }
 
 TEST(Colors, ModesColourByTypeAndByDevice) {
   auto b = test::scenario("collision", 1000);  // dark central masses, stars in the disks
   std::vector<render::Rgba> c;
-  render::compute_colors(render::ColorMode::type, b, {{0, b.size()}}, c);
+  render::SpeedColoring const coloring{render::Colormap::viridis, render::fit_speed_range(b)};
+  render::compute_colors(render::ColorMode::type, b, {{0, b.size()}}, coloring, c);
   ASSERT_EQ(c.size(), b.size());
   std::size_t dark = 0;
   for (std::size_t i = 0; i < b.size(); ++i)
@@ -138,10 +276,10 @@ TEST(Colors, ModesColourByTypeAndByDevice) {
       EXPECT_GT(c[i][2], c[i][0]);  // violet
     }
   EXPECT_EQ(dark, 2u);
-  render::compute_colors(render::ColorMode::device, b, {{0, 400}, {400, 600}}, c);
+  render::compute_colors(render::ColorMode::device, b, {{0, 400}, {400, 600}}, coloring, c);
   EXPECT_EQ(c[0], c[399]);
   EXPECT_NE(c[399], c[400]);
-  render::compute_colors(render::ColorMode::speed, b, {{0, b.size()}}, c);
+  render::compute_colors(render::ColorMode::speed, b, {{0, b.size()}}, coloring, c);
   EXPECT_NE(c[1], c[2]);
 }
 
@@ -151,6 +289,69 @@ TEST(Colors, NamesRoundTripAndBadNamesAreRejected) {
   EXPECT_EQ(render::next(render::next(render::next(render::ColorMode::speed))), render::ColorMode::speed);
   EXPECT_NE(render::next(render::ColorMode::speed), render::ColorMode::speed);
   EXPECT_FALSE(from_name<render::ColorMode>("rainbow").has_value());
+  for (auto m : {render::Colormap::viridis, render::Colormap::inferno, render::Colormap::magma, render::Colormap::plasma})
+    EXPECT_EQ(from_name<render::Colormap>(name_of(m)), m);
+  EXPECT_FALSE(from_name<render::Colormap>("jet").has_value());
+  EXPECT_EQ(render::next(render::next(render::next(render::HudMode::full))), render::HudMode::full);
+  EXPECT_EQ(render::next(render::HudMode::full), render::HudMode::minimal);
+}
+
+// Legend ticks: round values (1, 2, 5 x 10^k apart) inside the range, at most as many as asked.
+TEST(Annotations, LegendTicksAreRoundAndInsideTheRange) {
+  auto expect_ticks = [](double lo, double hi, std::vector<double> want) {
+    auto const got = render::legend_ticks(lo, hi, 5);
+    ASSERT_EQ(got.size(), want.size()) << lo << ".." << hi;
+    for (std::size_t k = 0; k < want.size(); ++k) EXPECT_NEAR(got[k], want[k], 1e-9 * std::abs(hi)) << lo << ".." << hi;
+  };
+  expect_ticks(0.0, 1.0, {0.0, 0.5, 1.0});  // step 0.2 would make 6 > 5
+  expect_ticks(1.07, 1.73, {1.2, 1.4, 1.6});  // 0.1 would make 7
+  expect_ticks(120.0, 980.0, {200.0, 400.0, 600.0, 800.0});
+  expect_ticks(-3.0, 3.0, {-2.0, 0.0, 2.0});
+  EXPECT_TRUE(render::legend_ticks(2.0, 1.0).empty());
+  EXPECT_TRUE(render::legend_ticks(0.0, std::nan("")).empty());
+  EXPECT_EQ(render::tick_label(1.2, 0.1), "1.2");
+  EXPECT_EQ(render::tick_label(0.0, 0.2), "0.0");
+  EXPECT_EQ(render::tick_label(600.0, 200.0), "600");
+  EXPECT_EQ(render::tick_label(0.25, 0.05), "0.25");
+}
+
+// The scale bar is a round length in the run's units, at most the pixels allowed and more than 0.4 of
+// them; it follows the zoom.
+TEST(Annotations, ScaleBarIsARoundLengthThatFollowsTheZoom) {
+  sim::Units const nbody_units;
+  render::ScaleBar const a = render::scale_bar(0.004, 320.0, nbody_units);  // 1.28 units fit: 1
+  EXPECT_DOUBLE_EQ(a.length, 1.0);
+  EXPECT_NEAR(a.pixels, 250.0, 1e-9);
+  EXPECT_EQ(a.label, "1 N-body units");
+  render::ScaleBar const b = render::scale_bar(0.004 * 0.6, 320.0, nbody_units);  // zoomed in: 0.768 fit: 0.5
+  EXPECT_DOUBLE_EQ(b.length, 0.5);
+  EXPECT_NEAR(b.pixels, 0.5 / 0.0024, 1e-9);
+  for (double per_pixel : {1e-5, 3.3e-3, 0.07, 1.0, 42.0}) {
+    render::ScaleBar const s = render::scale_bar(per_pixel, 320.0, nbody_units);
+    EXPECT_LE(s.pixels, 320.0 * (1 + 1e-9));
+    EXPECT_GT(s.pixels, 0.4 * 320.0) << per_pixel;
+  }
+  // 1 length unit = 1 pc: 200 units per bar -> "200 pc"; 2000 -> "2 kpc"; 1e-6 pc -> au.
+  sim::Units const pc = sim::parse_units("1e5Msun", "1pc");
+  EXPECT_EQ(render::scale_bar(1.0, 320.0, pc).label, "200 pc");
+  EXPECT_EQ(render::scale_bar(10.0, 320.0, pc).label, "2 kpc");
+  EXPECT_EQ(render::scale_bar(1e-7, 320.0, pc).label, "5 au");
+  EXPECT_EQ(render::scale_bar(0.0, 320.0, pc).pixels, 0.0);
+}
+
+// The time stamp: N-body units as they are; with a scale, the largest astronomer's unit that is at
+// least 1. 1e5 Msun in 1 pc: the time unit is sqrt(pc^3 / (G 1e5 Msun)) = 0.04715 Myr and the speed
+// unit sqrt(G 1e5 Msun / pc) = 20.74 km/s (computed apart from nbody with the same constants).
+TEST(Annotations, TimeStampInNbodyOrPhysicalUnits) {
+  EXPECT_EQ(render::time_label(12.345, sim::Units{}), "t = 12.35 N-body units");
+  sim::Units const pc = sim::parse_units("1e5Msun", "1pc");
+  EXPECT_NEAR(pc.time_s() / (1e6 * 365.25 * 86400), 0.04715, 1e-5);
+  EXPECT_EQ(render::time_label(100.0, pc), "t = 4.715 Myr");
+  EXPECT_EQ(render::time_label(0.01, pc), "t = 471.5 yr");
+  EXPECT_EQ(render::time_label(0.0, pc), "t = 0 s");
+  EXPECT_EQ(render::speed_unit(sim::Units{}).unit, "");
+  EXPECT_EQ(render::speed_unit(pc).unit, "km/s");
+  EXPECT_NEAR(render::speed_unit(pc).factor, 20.74, 0.005);
 }
 
 // Keys go to the HUD first: Esc cancelling an edit in a HUD field, or 'q' typed into it, must not

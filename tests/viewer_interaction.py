@@ -251,6 +251,23 @@ def bad_body_count(nbody, folder):
         v.close()
 
 
+# The presentation mode by key: h cycles the HUD through full, minimal (the legend, time and scale
+# bar, no widget: the panel's "Keys" header can no longer be clicked) and none, then full again.
+def hud_key_cycles(nbody, folder):
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "1000"], folder)
+    try:
+        for mode in ("minimal", "none", "full"):
+            v.click_at(WIDTH - 100, HEIGHT - 100)  # the keys go to the window, not to a widget
+            v.key("h")
+            v.wait_for(lambda: f"viewer: HUD {mode}" in v.log(), 10, f"h did not switch the HUD to {mode}")
+        expect(v.log().count("viewer: HUD ") == 3, "one switch per key press\n" + v.log())
+        expect(v.alive(), "h closed the viewer")
+        v.key("q")
+        expect(v.wait_exit() == 0, "q: exit status " + str(v.proc.returncode))
+    finally:
+        v.close()
+
+
 # Steps of about two seconds (fp64 on one thread): the window keeps drawing meanwhile (the
 # simulation has a thread of its own, and a frame with nothing new re-shows the last picture), tens
 # of frames per step. The frame rate itself is a benchmark (docs/benchmarks.md), not asserted here.
@@ -279,7 +296,8 @@ def drag_while_paused(nbody, folder):
     v = Viewer(nbody, ["--scenario", "collision", "--bodies", "2000", "--paused", "--screenshot-dir", pictures],
                folder)
     try:
-        v.key("h")  # the HUD hidden: its numbers change from frame to frame
+        for _ in range(2):  # the HUD off (full -> minimal -> none): its numbers change from frame to frame
+            v.key("h")
         time.sleep(2)  # the automatic exposure settles
         for expected in (1, 2):
             v.key("p")
@@ -301,7 +319,7 @@ def drag_while_paused(nbody, folder):
 
 
 CASES = {f.__name__: f for f in (escape_in_a_text_field, escape_in_a_popup, screenshot_that_cannot_be_written, scenario_switch,
-                                  bad_body_count, redraws_during_a_slow_step, drag_while_paused)}
+                                  bad_body_count, redraws_during_a_slow_step, drag_while_paused, hud_key_cycles)}
 
 
 def main():

@@ -8,6 +8,7 @@ uniform mat4 view;
 uniform mat4 projection;
 uniform float point_size;      // pixels at the reference depth
 uniform float reference_depth; // the distance the camera was fitted at: sizes scale with the scene
+uniform float max_point_size;  // pixels a body near the camera grows to at most (render/camera.h)
 uniform float brightness;      // linear radiance of a sprite's centre for a white body
 
 out vec4 body_color;
@@ -21,6 +22,7 @@ vec3 srgb_to_linear(vec3 c) {
 void main() {
   vec4 eye = view * vec4(position_mass.xyz, 1.0);
   gl_Position = projection * eye;
-  gl_PointSize = clamp(point_size * reference_depth / max(-eye.z, 1e-6 * reference_depth), 1.0, 64.0);
+  // As render::sprite_pixels computes it.
+  gl_PointSize = clamp(point_size * reference_depth / max(-eye.z, 1e-6 * reference_depth), 1.0, max(1.0, max_point_size));
   body_color = vec4(srgb_to_linear(color.rgb) * brightness, 1.0);
 }

@@ -1,15 +1,18 @@
 #version 330 core
-// assets/shaders/trails.vert - one line per body (instance) between its positions `age` and
-// `age + 1` frames ago; radiance fades linearly with age, the oldest end faintest.
-layout(location = 0) in vec4 newer;  // x, y, z, m, `age` frames ago (divisor 1)
-layout(location = 1) in vec4 older;  // the frame before it (divisor 1)
-layout(location = 2) in vec4 color;  // sRGB-encoded body colour (divisor 1), white when absent
+// assets/shaders/trails.vert - a vertex of a trail: a body's position some frames ago, from the ring
+// of render/trails.h. Its slot in the ring (hence its age) and its body (hence its colour) follow
+// from gl_VertexID, which counts slot x bodies + body; radiance fades linearly with age, the oldest
+// end faintest.
+layout(location = 0) in vec4 position_mass;  // x, y, z, m
 
 uniform mat4 view;
 uniform mat4 projection;
-uniform float age;           // frames since `newer` was recorded (0: the current frame)
+uniform int bodies;          // bodies per slot
+uniform int newest_slot;     // the slot recorded last (age 0)
 uniform float trail_length;  // frames in the ring
 uniform float brightness;    // linear radiance of the newest end for a white body
+uniform bool colored;        // false: white
+uniform samplerBuffer colors;  // sRGB-encoded body colours, RGBA32F, one per body
 
 out vec3 trail_color;
 
@@ -19,9 +22,11 @@ vec3 srgb_to_linear(vec3 c) {
 }
 
 void main() {
-  bool is_older = gl_VertexID == 1;  // GL_LINES, 2 vertices per instance
-  vec4 p = is_older ? older : newer;
-  float vertex_age = age + (is_older ? 1.0 : 0.0);
-  gl_Position = projection * view * vec4(p.xyz, 1.0);
-  trail_color = srgb_to_linear(color.rgb) * brightness * (1.0 - vertex_age / trail_length);
+  int slot = gl_VertexID / bodies;
+  int body = gl_VertexID - slot * bodies;
+  int length = int(trail_length);
+  float age = float((newest_slot - slot + length) % length);
+  vec3 color = colored ? texelFetch(colors, body).rgb : vec3(1.0);
+  gl_Position = projection * view * vec4(position_mass.xyz, 1.0);
+  trail_color = srgb_to_linear(color) * brightness * (1.0 - age / trail_length);
 }

@@ -111,7 +111,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     NBODY_CUDA_CHECK(cudaGetDeviceProperties(&props, config.device));
     int per_sm = 0;
     NBODY_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k::hermite_forces<Real>, k::kHermiteForceBlock, 0));
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k::hermite_forces<Real, false>, k::kHermiteForceBlock, 0));
     resident_blocks_ = std::max(1, per_sm) * props.multiProcessorCount;
     force_grid_ = resident_blocks_;
     multiprocessors_ = props.multiProcessorCount;
@@ -135,6 +135,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     allocate_sums();
     ctl_ = gpu::DeviceBuffer<k::HermiteControl>(config.device, 1);
     counts_ = gpu::DeviceBuffer<unsigned>(config.device, std::size_t(list_blocks_));
+    scan_ = gpu::DeviceBuffer<unsigned long long>(config.device, std::size_t(list_blocks_));
     ctl_host_ = gpu::PinnedBuffer<k::HermiteControl>(config.device, 2);
     own_active_ = MappedBuffer<ActiveBody>(config.device, std::max<std::size_t>(s.count, 1));
     pack_count_ = MappedBuffer<unsigned>(config.device, 1);
@@ -162,6 +163,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     for (auto* b : {&totals_in_, &span_, &group_, &total_}) b->forget();
     ctl_.forget();
     counts_.forget();
+    scan_.forget();
     ctl_host_.forget();  // a queued copy may still write into the pinned buffers
     own_active_.forget();
     pack_count_.forget();
@@ -242,7 +244,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     k::hermite_arm<<<1, 1, 0, stream_.get()>>>(ctl_.data(), 0.0, 0.0, 0, false);
     NBODY_CHECK_LAUNCH(stream_.get());
     k::hermite_next_time<<<elementwise_grid(config_.slice.count), k::kHermiteBlock, 0, stream_.get()>>>(
-        slice(), ctl_.data(), false);
+        slice(), &ctl_.data()->next_key);
     NBODY_CHECK_LAUNCH(stream_.get());
     NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[0].next_key, &ctl_.data()->next_key, sizeof(unsigned long long),
                                      cudaMemcpyDeviceToHost, stream_.get()));
@@ -297,7 +299,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     gpu::DeviceGuard guard(config_.device);
     ensure_partials_host(own_groups_ * active_count_);
     k::HermiteSums const sums = sums_for(false);
-    k::hermite_forces<Real><<<force_grid_, k::kHermiteForceBlock, 0, stream_.get()>>>(
+    k::hermite_forces<Real, true><<<force_grid_, k::kHermiteForceBlock, 0, stream_.get()>>>(
         force_args(sums, k::ActiveCount{nullptr, unsigned(active_count_)}, nullptr), eps2());
     NBODY_CHECK_LAUNCH(stream_.get());
     k::hermite_span_groups<<<elementwise_grid(own_groups_ * active_count_), k::kHermiteBlock, 0, stream_.get()>>>(
@@ -328,9 +330,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   }
 
   // ---- one device: whole block steps on the GPU ----
-  // Each block step is six kernels that take every value they need from HermiteControl (the block time, the
-  // active count): next time -> predict + count -> active list -> forces -> span sums to group partials (small
-  // blocks only) -> corrector. Launched as graphs of
+  // Each block step is three kernels that take every value they need from HermiteControl (the block time, the
+  // active count): predict, active list and the waiting bodies' next time in one pass -> forces -> corrector (with
+  // the span sums to totals for small blocks, and the corrected bodies' next time). Launched as graphs of
   // kGraphSteps block steps (or kernel by kernel on the stream), in batches of kBatchSteps; after each batch
   // the control is copied to pinned memory, and the host looks at batch b's copy only once batch b + 1 is
   // queued, so the GPU never waits for the host. Steps past `blocks`, t_stop or a floor violation do nothing.
@@ -341,6 +343,10 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     gpu::DeviceGuard guard(config_.device);
     std::uint64_t const before = control().block_steps;
     k::hermite_arm<<<1, 1, 0, stream_.get()>>>(ctl_.data(), block_time_, t_stop, blocks, true);
+    NBODY_CHECK_LAUNCH(stream_.get());
+    // The first block's time; each block step then finds the next one's as it goes (HermiteControl::key).
+    k::hermite_next_time<<<elementwise_grid(config_.slice.count), k::kHermiteBlock, 0, stream_.get()>>>(
+        slice(), &ctl_.data()->key[0]);
     NBODY_CHECK_LAUNCH(stream_.get());
     if (graphs_ && blocks >= kGraphSteps && !graph_.get()) graph_.capture(stream_.get(), [&] {
       for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step();
@@ -522,6 +528,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     c.t_next = reached;
     c.floor_body = k::kNoBody;
     NBODY_CUDA_CHECK(cudaMemcpyAsync(ctl_.data(), &c, sizeof c, cudaMemcpyHostToDevice, stream_.get()));
+    // The tickets start again at 0: no scan entry may carry a launch of before.
+    NBODY_CUDA_CHECK(cudaMemsetAsync(scan_.data(), 0, std::size_t(list_blocks_) * sizeof(unsigned long long), stream_.get()));
     NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     block_time_ = reached;
   }
@@ -567,18 +575,11 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     cudaStream_t const s = stream_.get();
     k::HermiteControl* const ctl = ctl_.data();
     k::BlockClock const clock{ctl, 0.0};
-    k::hermite_next_time<<<elementwise_grid(config_.slice.count), k::kHermiteBlock, 0, s>>>(slice(), ctl, true);
-    NBODY_CHECK_LAUNCH(s);
-    k::hermite_predict<<<list_blocks_, k::kHermiteBlock, 0, s>>>(slice(), clock, true, false, counts_.data());
-    NBODY_CHECK_LAUNCH(s);
-    k::hermite_compact<<<list_blocks_, k::kHermiteBlock, 0, s>>>(slice(), clock, false, counts_.data(), active_.data(),
-                                                                 &ctl->active);
+    k::hermite_predict_list<<<list_blocks_, k::kHermiteBlock, 0, s>>>(slice(), ctl, scan_.data(), active_.data());
     NBODY_CHECK_LAUNCH(s);
     k::ActiveCount const count{&ctl->active, 0};
     k::HermiteSums const sums = sums_for(true);
-    k::hermite_forces<Real><<<force_grid_, k::kHermiteForceBlock, 0, s>>>(force_args(sums, count, ctl), eps2());
-    NBODY_CHECK_LAUNCH(s);
-    k::hermite_span_groups<<<elementwise_grid(own_groups_ * config_.bodies), k::kHermiteBlock, 0, s>>>(sums, count, ctl);
+    k::hermite_forces<Real, false><<<force_grid_, k::kHermiteForceBlock, 0, s>>>(force_args(sums, count, ctl), eps2());
     NBODY_CHECK_LAUNCH(s);
     k::HermiteCorrectArgs c{};
     c.active = active_.data();
@@ -592,7 +593,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     c.j_bodies = config_.slice.count;
     c.initialise = false;
     c.params = config_.params;
-    k::hermite_correct<<<elementwise_grid(config_.slice.count), k::kHermiteBlock, 0, s>>>(slice(), c);
+    // Two blocks an SM (what stays resident): a block of a few bodies should not launch a grid for every body.
+    k::hermite_correct<<<std::min(elementwise_grid(config_.slice.count), 2 * multiprocessors_), k::kHermiteBlock, 0, s>>>(
+        slice(), c);
     NBODY_CHECK_LAUNCH(s);
   }
 
@@ -610,6 +613,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   gpu::DeviceBuffer<ForceJerk> totals_in_, span_, group_, total_;
   gpu::DeviceBuffer<k::HermiteControl> ctl_;
   gpu::DeviceBuffer<unsigned> counts_;
+  gpu::DeviceBuffer<unsigned long long> scan_;  // hermite_predict_list's chained scan, one entry a block
   gpu::PinnedBuffer<k::HermiteControl> ctl_host_;  // [0]: synchronous reads; [0], [1]: advance_blocks' batches
   MappedBuffer<ActiveBody> own_active_;            // pack_active's list, written by the kernel
   MappedBuffer<unsigned> pack_count_;

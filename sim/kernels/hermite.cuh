@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include "core/real4.h"
+#include "sim/kernels/segments.h"
 #include "sim/physics/hermite_step.h"
 
 namespace nbody::sim::kernels {
@@ -63,7 +64,15 @@ inline constexpr long long kNoBody = 0x7fffffffffffffffll;
 // What the kernels of a block step share in device memory. Written by the kernels themselves on the
 // single-device path (advance_blocks); the multi-device protocol uses only the counters and the floor.
 struct HermiteControl {
-  unsigned long long next_key;  // time_key of min t_i + dt_i, being found (hermite_next_time)
+  unsigned long long next_key;  // time_key of min t_i + dt_i, being found (hermite_next_time; the protocol)
+  // advance_blocks: the next block's time_key, found while the current block is done (hermite_predict_list adds
+  // the bodies that wait, hermite_correct the corrected ones) in key[write_slot], read from key[read_slot] by the
+  // next hermite_predict_list; so no block step has a pass of its own over every body to find its time.
+  unsigned long long key[2];
+  int read_slot, write_slot;
+  // Blocks of hermite_predict_list started since the control was reset: a block's ticket gives its place in the
+  // grid and the launch it belongs to (the epoch of its scan entries).
+  unsigned long long tickets;
   double t;                     // the block time reached: the time of the last block step done
   double t_next;                // the block being done
   double t_stop;                // no block beyond this time (advance_blocks)
@@ -102,54 +111,214 @@ struct HermiteSlice {
   int count;             // own bodies
 };
 
-// --precision fp32: the pair terms (fp32, on fp64 differences) of each run of kHermiteFp32Run j-bodies of a span,
-// in index order, are summed in fp32 from zero, and the run's sum is added to the span's fp64 sum: a fixed-length
-// fp32 sub-sum inside the canonical order (runs start at span starts; every span length is a multiple of 32). It
-// turns 7 fp32-to-fp64 conversions a pair, which Hopper issues at 16 a clock per SM, into 7 a run.
+// ---- the pair arithmetic of the GPU force pass ----
+// The physics of sim/physics/hermite_step.h's pair_force_jerk (a = m d / r^3, jerk = m (w - 3 (d.w) d / r^2) / r^3,
+// phi = -m / r, self pair +0), arranged for the GPU's instruction count and written with explicit rounding
+// intrinsics (__fma_rn, __dmul_rn, ...: never contracted or reordered by the compiler), so that every code path of
+// the pass computes the same bits:
+//  - each pair adds into the running sums with fused multiply-adds: a += mr3 d (one FMA a component),
+//    jerk += mr3 (w - alpha d) (two FMAs), alpha = 3 ((d.w) r^-2), mr3 = (m r^-1) r^-2; phi -= m r^-1;
+//  - fp64: r^-1 from the hardware estimate y0 (rsqrt.approx.ftz.f64) with the fourth-order correction
+//    y = y0 + y0 e (1/2 + e (3/8 + 5/16 e)), e = 1 - r^2 y0^2 (the dropped 35/128 e^4 is below 2^-53 for
+//    |e| < 2^-13; six fp64 operations in place of the library's rsqrt);
+//  - fp32: the differences from fp64 positions and velocities held as double-single pairs (hi = fp32(x),
+//    lo = fp32(x - hi)): d = (hi_j - hi_i) + (lo_j - lo_i), within about one fp32 ulp of the fp64 difference (the
+//    fp64 difference rounded to fp32 is within half of one), with no fp64 operation or conversion in the pair; the
+//    pairs of each run of kHermiteFp32Run j-bodies of a span are summed in fp32 from zero, in index order, and the
+//    run's sum is added to the span's fp64 sum: a fixed-length fp32 sub-sum inside the canonical order (runs start
+//    at span starts; every span length is a multiple of 32).
+// kSelf: some pair may be a body with itself or padding (then r^2 + self and m (1 - self)); else self is 0 and
+// both fold to what they are (r^2 >= +0). kPotential: phi is summed (the protocol's passes, which the diagnostics'
+// potential reads); the block steps of advance_blocks need no potential and leave it 0.
 inline constexpr int kHermiteFp32Run = 32;
 static_assert(kHermiteTile % kHermiteFp32Run == 0, "runs must not straddle tiles");
 
+template <class Acc>
+struct PairSums {
+  Acc ax, ay, az, jx, jy, jz, phi;
+};
+
+// The hardware's fp64 reciprocal square root estimate (MUFU.RSQ64H, from the high word: no conversion to fp32 and
+// back, which Hopper issues at a quarter of the fp64 rate).
+__device__ __forceinline__ double approximate_rsqrt(double x) {
+  double y;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(x));
+  return y;
+}
+
+template <bool kSelf, bool kPotential>
+__device__ __forceinline__ void pair_fp64(double dx, double dy, double dz, double wx, double wy, double wz, double m,
+                                          double eps2, double self, PairSums<double>& s) {
+  double r2 = __fma_rn(dz, dz, __fma_rn(dy, dy, __fma_rn(dx, dx, eps2)));
+  double mass = m;
+  if constexpr (kSelf) {
+    r2 = __dadd_rn(r2, self);
+    mass = __dmul_rn(m, __dsub_rn(1.0, self));
+  }
+  double const y0 = approximate_rsqrt(r2);
+  double const e = __fma_rn(-r2, __dmul_rn(y0, y0), 1.0);
+  double const y = __fma_rn(__dmul_rn(y0, e), __fma_rn(e, __fma_rn(e, 0.3125, 0.375), 0.5), y0);
+  double const y2 = __dmul_rn(y, y);
+  double const my = __dmul_rn(mass, y);
+  double const mr3 = __dmul_rn(my, y2);
+  double const rv = __fma_rn(dz, wz, __fma_rn(dy, wy, __dmul_rn(dx, wx)));
+  double const alpha = __dmul_rn(3.0, __dmul_rn(rv, y2));
+  s.ax = __fma_rn(mr3, dx, s.ax);
+  s.ay = __fma_rn(mr3, dy, s.ay);
+  s.az = __fma_rn(mr3, dz, s.az);
+  s.jx = __fma_rn(mr3, __fma_rn(-alpha, dx, wx), s.jx);
+  s.jy = __fma_rn(mr3, __fma_rn(-alpha, dy, wy), s.jy);
+  s.jz = __fma_rn(mr3, __fma_rn(-alpha, dz, wz), s.jz);
+  if constexpr (kPotential) s.phi = __dsub_rn(s.phi, my);
+}
+
+template <bool kSelf, bool kPotential>
+__device__ __forceinline__ void pair_fp32(float dx, float dy, float dz, float wx, float wy, float wz, float m,
+                                          float eps2, float self, PairSums<float>& s) {
+  float r2 = __fmaf_rn(dz, dz, __fmaf_rn(dy, dy, __fmaf_rn(dx, dx, eps2)));
+  float mass = m;
+  if constexpr (kSelf) {
+    r2 = __fadd_rn(r2, self);
+    mass = __fmul_rn(m, __fsub_rn(1.0f, self));
+  }
+  float const y = rsqrtf(r2);
+  float const y2 = __fmul_rn(y, y);
+  float const my = __fmul_rn(mass, y);
+  float const mr3 = __fmul_rn(my, y2);
+  float const rv = __fmaf_rn(dz, wz, __fmaf_rn(dy, wy, __fmul_rn(dx, wx)));
+  float const alpha = __fmul_rn(3.0f, __fmul_rn(rv, y2));
+  s.ax = __fmaf_rn(mr3, dx, s.ax);
+  s.ay = __fmaf_rn(mr3, dy, s.ay);
+  s.az = __fmaf_rn(mr3, dz, s.az);
+  s.jx = __fmaf_rn(mr3, __fmaf_rn(-alpha, dx, wx), s.jx);
+  s.jy = __fmaf_rn(mr3, __fmaf_rn(-alpha, dy, wy), s.jy);
+  s.jz = __fmaf_rn(mr3, __fmaf_rn(-alpha, dz, wz), s.jz);
+  if constexpr (kPotential) s.phi = __fsub_rn(s.phi, my);
+}
+
+// A fp64 value as a double-single pair.
+__device__ __forceinline__ float2 split_ds(double x) {
+  float const hi = __double2float_rn(x);
+  return {hi, __double2float_rn(__dsub_rn(x, double(hi)))};
+}
+// (hi_j - hi_i) + (lo_j - lo_i)
+__device__ __forceinline__ float ds_difference(float hj, float lj, float hi, float li) {
+  return __fadd_rn(__fsub_rn(hj, hi), __fsub_rn(lj, li));
+}
+
+// The j-bodies a block holds in shared memory: fp64 as they are (mass in pos.w), fp32 as double-single pairs (hi
+// with the mass in w, lo).
+template <class Real, int kSize = kHermiteTile>
+struct HermiteTileData;
+template <int kSize>
+struct HermiteTileData<double, kSize> {
+  Real4<double> pos[kSize], vel[kSize];
+  __device__ void load_pos(int u, const Real4<double>& p) { pos[u] = p; }
+  __device__ void load_vel(int u, const Real4<double>& v) { vel[u] = v; }
+};
+template <int kSize>
+struct HermiteTileData<float, kSize> {
+  float4 pos_hi[kSize], pos_lo[kSize], vel_hi[kSize], vel_lo[kSize];
+  __device__ void load_pos(int u, const Real4<double>& p) {
+    float2 const x = split_ds(p.x), y = split_ds(p.y), z = split_ds(p.z);
+    pos_hi[u] = {x.x, y.x, z.x, __double2float_rn(p.w)};
+    pos_lo[u] = {x.y, y.y, z.y, 0.0f};
+  }
+  __device__ void load_vel(int u, const Real4<double>& v) {
+    float2 const x = split_ds(v.x), y = split_ds(v.y), z = split_ds(v.z);
+    vel_hi[u] = {x.x, y.x, z.x, 0.0f};
+    vel_lo[u] = {x.y, y.y, z.y, 0.0f};
+  }
+};
+
+// The active body a thread sums for, as the pair arithmetic reads it.
 template <class Real>
-__device__ __forceinline__ void add_run(hk::PairTerms<Real>& run, const hk::PairTerms<Real>& t) {
-  run.ax += t.ax;
-  run.ay += t.ay;
-  run.az += t.az;
-  run.jx += t.jx;
-  run.jy += t.jy;
-  run.jz += t.jz;
-  run.phi += t.phi;
+struct HermiteIBody;
+template <>
+struct HermiteIBody<double> {
+  double x, y, z, vx, vy, vz;
+  std::uint64_t index;
+  __device__ explicit HermiteIBody(const hk::ActiveBody& b)
+      : x(b.x), y(b.y), z(b.z), vx(b.vx), vy(b.vy), vz(b.vz), index(b.index) {}
+};
+template <>
+struct HermiteIBody<float> {
+  float4 pos_hi, pos_lo, vel_hi, vel_lo;
+  std::uint64_t index;
+  __device__ explicit HermiteIBody(const hk::ActiveBody& b) : index(b.index) {
+    float2 const x = split_ds(b.x), y = split_ds(b.y), z = split_ds(b.z);
+    float2 const vx = split_ds(b.vx), vy = split_ds(b.vy), vz = split_ds(b.vz);
+    pos_hi = {x.x, y.x, z.x, 0.0f};
+    pos_lo = {x.y, y.y, z.y, 0.0f};
+    vel_hi = {vx.x, vy.x, vz.x, 0.0f};
+    vel_lo = {vx.y, vy.y, vz.y, 0.0f};
+  }
+};
+
+__device__ __forceinline__ void add_sums(hk::ForceJerk& span, const PairSums<double>& s) {
+  span.ax = __dadd_rn(span.ax, s.ax);
+  span.ay = __dadd_rn(span.ay, s.ay);
+  span.az = __dadd_rn(span.az, s.az);
+  span.jx = __dadd_rn(span.jx, s.jx);
+  span.jy = __dadd_rn(span.jy, s.jy);
+  span.jz = __dadd_rn(span.jz, s.jz);
+  span.phi = __dadd_rn(span.phi, s.phi);
+}
+__device__ __forceinline__ void add_sums(hk::ForceJerk& span, const PairSums<float>& s) {
+  span.ax = __dadd_rn(span.ax, double(s.ax));
+  span.ay = __dadd_rn(span.ay, double(s.ay));
+  span.az = __dadd_rn(span.az, double(s.az));
+  span.jx = __dadd_rn(span.jx, double(s.jx));
+  span.jy = __dadd_rn(span.jy, double(s.jy));
+  span.jz = __dadd_rn(span.jz, double(s.jz));
+  span.phi = __dadd_rn(span.phi, double(s.phi));
 }
 
 struct HermiteForceArgs;
 
-// Adds the pairs of one tile of j-bodies to `span`, in index order. kSelf: some pair of the tile may be a body with
-// itself, or padding (pair_force_jerk's `self` factor); else every pair is a real one and `self` is the constant 0.
-template <class Real, bool kSelf, class Args>
-__device__ __forceinline__ void sweep_tile(const Real4<double>* tile_pos, const Real4<double>* tile_vel,
-                                           const Real* tile_mass, int j0, const Args& args, const hk::ActiveBody& b,
-                                           Real eps2, hk::ForceJerk& span) {
-  auto const pair = [&](int u) {
-    Real4<double> const pj = tile_pos[u], vj = tile_vel[u];
-    Real self = Real(0);
+// Adds the pairs of one tile of j-bodies (local j0 ...) to `span`, in index order (see the pair arithmetic above).
+template <bool kSelf, bool kPotential, class Args>
+__device__ __forceinline__ void sweep_tile(const HermiteTileData<double>& tile, int j0, const Args& args,
+                                           const HermiteIBody<double>& b, double eps2, hk::ForceJerk& span) {
+  // fp64: the pairs add straight into the span's sum (a PairSums view of it: the same additions).
+  PairSums<double> s{span.ax, span.ay, span.az, span.jx, span.jy, span.jz, span.phi};
+#pragma unroll 4
+  for (int u = 0; u < kHermiteTile; ++u) {
+    Real4<double> const pj = tile.pos[u], vj = tile.vel[u];
+    double self = 0.0;
+    if constexpr (kSelf) self = double(j0 + u >= args.slice_count || std::uint64_t(args.slice_begin + j0 + u) == b.index);
+    pair_fp64<kSelf, kPotential>(__dsub_rn(pj.x, b.x), __dsub_rn(pj.y, b.y), __dsub_rn(pj.z, b.z),
+                                 __dsub_rn(vj.x, b.vx), __dsub_rn(vj.y, b.vy), __dsub_rn(vj.z, b.vz), pj.w, eps2, self,
+                                 s);
+  }
+  span = {s.ax, s.ay, s.az, s.jx, s.jy, s.jz, s.phi, span.pad};
+}
+// One fp32 run: the pairs of the kHermiteFp32Run j-bodies from tile entry u0 (local j j0) summed into `run` (from zero).
+template <bool kSelf, bool kPotential, int kSize, class Args>
+__device__ __forceinline__ void sweep_run(const HermiteTileData<float, kSize>& tile, int u0, int j0, const Args& args,
+                                          const HermiteIBody<float>& b, float eps2, PairSums<float>& run) {
+#pragma unroll 4
+  for (int u = u0; u < u0 + kHermiteFp32Run; ++u) {
+    float4 const ph = tile.pos_hi[u], pl = tile.pos_lo[u], vh = tile.vel_hi[u], vl = tile.vel_lo[u];
+    float self = 0.0f;
     if constexpr (kSelf) {
-      int const j = j0 + u;
-      self = Real(j >= args.slice_count || std::uint64_t(args.slice_begin + j) == b.index);
+      int const j = j0 + (u - u0);
+      self = float(j >= args.slice_count || std::uint64_t(args.slice_begin + j) == b.index);
     }
-    return hk::pair_force_jerk<Real>(Real(pj.x - b.x), Real(pj.y - b.y), Real(pj.z - b.z), Real(vj.x - b.vx),
-                                     Real(vj.y - b.vy), Real(vj.z - b.vz), tile_mass[u], eps2, self);
-  };
-  if constexpr (std::is_same_v<Real, double>) {
-#pragma unroll 4
-    for (int u = 0; u < kHermiteTile; ++u) hk::add_terms(span, pair(u));
-  } else {
-    // fp32 runs (see kHermiteFp32Run): summed in fp32 from zero in index order, each run then added to the fp64
-    // span sum.
-    for (int r = 0; r < kHermiteTile; r += kHermiteFp32Run) {
-      hk::PairTerms<Real> run{0, 0, 0, 0, 0, 0, 0};
-#pragma unroll 4
-      for (int u = r; u < r + kHermiteFp32Run; ++u) add_run(run, pair(u));
-      hk::add_terms(span, run);
-    }
+    pair_fp32<kSelf, kPotential>(
+        ds_difference(ph.x, pl.x, b.pos_hi.x, b.pos_lo.x), ds_difference(ph.y, pl.y, b.pos_hi.y, b.pos_lo.y),
+        ds_difference(ph.z, pl.z, b.pos_hi.z, b.pos_lo.z), ds_difference(vh.x, vl.x, b.vel_hi.x, b.vel_lo.x),
+        ds_difference(vh.y, vl.y, b.vel_hi.y, b.vel_lo.y), ds_difference(vh.z, vl.z, b.vel_hi.z, b.vel_lo.z), ph.w,
+        eps2, self, run);
+  }
+}
+template <bool kSelf, bool kPotential, class Args>
+__device__ __forceinline__ void sweep_tile(const HermiteTileData<float>& tile, int j0, const Args& args,
+                                           const HermiteIBody<float>& b, float eps2, hk::ForceJerk& span) {
+  for (int r = 0; r < kHermiteTile; r += kHermiteFp32Run) {
+    PairSums<float> run{0, 0, 0, 0, 0, 0, 0};
+    sweep_run<kSelf, kPotential>(tile, r, j0 + r, args, b, eps2, run);
+    add_sums(span, run);
   }
 }
 
@@ -227,18 +396,78 @@ struct HermiteForceArgs {
   const HermiteControl* ctl;  // the single-device path: nothing to do once halted; else nullptr
 };
 
+// The largest span (hermite_span_length) and the active bodies of one item of the fp32 per-span pass below.
+inline constexpr int kHermiteMaxSpan = 256;
+inline constexpr int kHermiteRunChunk = 32;
+
+// --precision fp32, per_span: the span sums of small blocks with the runs of a span side by side. An item is
+// (32 active bodies, one span): the block holds the span's j-bodies, warp w sums runs w, w + 4, ... for the 32
+// bodies (one a lane) into shared memory, and warp 0 adds each body's runs in run order from zero: the sums of
+// sweep_tile, bit for bit (the same runs, the same additions), with 8 times the threads a span for blocks too small
+// to fill the GPU one body a thread.
+template <bool kPotential>
+__device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, unsigned active, float eps2) {
+  constexpr int kWarps = kHermiteForceBlock / 32;
+  static_assert(kHermiteForceBlock % 32 == 0 && kWarps >= 1, "whole warps");
+  __shared__ HermiteTileData<float, kHermiteMaxSpan> span_tile;
+  __shared__ PairSums<float> runs[kHermiteMaxSpan / kHermiteFp32Run][kHermiteRunChunk];
+  int const length = args.span_length, spans = args.sums.cut.groups * args.sums.cut.spans_per_group;
+  int const run_count = length / kHermiteFp32Run;
+  unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  unsigned const chunks = (active + kHermiteRunChunk - 1) / kHermiteRunChunk;
+  unsigned long long const items = static_cast<unsigned long long>(chunks) * unsigned(spans);
+  for (unsigned long long item = blockIdx.x; item < items; item += gridDim.x) {
+    unsigned const chunk = unsigned(item % chunks);
+    int const span = int(item / chunks);
+    int const j_begin = span * length;
+    __syncthreads();  // every thread has read the previous item's span and runs
+    for (int q = int(threadIdx.x); q < 2 * length; q += kHermiteForceBlock) {
+      if (q < length)
+        span_tile.load_pos(q, args.pos[j_begin + q]);
+      else
+        span_tile.load_vel(q - length, args.vel[j_begin + q - length]);
+    }
+    __syncthreads();
+    unsigned const k = chunk * kHermiteRunChunk + lane;
+    HermiteIBody<float> const b(args.active[min(k, active - 1)]);
+    for (int r = int(warp); r < run_count; r += kWarps) {
+      int const j0 = j_begin + r * kHermiteFp32Run;
+      bool const any_self = j0 + kHermiteFp32Run > args.slice_count ||
+                            __any_sync(0xffffffffu, b.index - std::uint64_t(args.slice_begin + j0) <
+                                                        std::uint64_t(kHermiteFp32Run));
+      PairSums<float> run{0, 0, 0, 0, 0, 0, 0};
+      if (any_self)
+        sweep_run<true, kPotential>(span_tile, r * kHermiteFp32Run, j0, args, b, eps2, run);
+      else
+        sweep_run<false, kPotential>(span_tile, r * kHermiteFp32Run, j0, args, b, eps2, run);
+      runs[r][lane] = run;
+    }
+    __syncthreads();
+    if (warp == 0 && k < active) {
+      hk::ForceJerk sum{};
+      for (int r = 0; r < run_count; ++r) add_sums(sum, runs[r][lane]);
+      args.sums.span[std::size_t(span) * active + k] = sum;
+    }
+  }
+}
+
 // The force, jerk and potential of every active body against the own j-bodies, in the canonical order. Each
 // thread sums for one active body; the block stages kHermiteTile j-bodies at a time in shared memory. Warps
 // with no active body skip the arithmetic but take part in every barrier. The grid is any size (the engine
 // launches what stays resident): blocks stride over the work items.
-template <class Real>
+template <class Real, bool kPotential>
 __global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForceArgs args, double eps2_fp64) {
   if (halted(args.ctl)) return;
-  __shared__ Real4<double> tile_pos[kHermiteTile], tile_vel[kHermiteTile];
-  __shared__ Real tile_mass[kHermiteTile];
+  __shared__ HermiteTileData<Real> tile;
   unsigned const active = args.count.get();
   int const groups = args.sums.cut.groups, spg = args.sums.cut.spans_per_group;
   HermiteForceMode const mode = hermite_force_mode(active, args.sums.cut);
+  if constexpr (std::is_same_v<Real, float>) {
+    if (mode == HermiteForceMode::per_span) {
+      hermite_span_runs<kPotential>(args, active, float(eps2_fp64));
+      return;
+    }
+  }
   unsigned const tiles = (active + kHermiteForceBlock - 1) / kHermiteForceBlock;
   unsigned const units = mode == HermiteForceMode::fold_all ? 1u
                          : mode == HermiteForceMode::per_group ? unsigned(groups)
@@ -246,11 +475,11 @@ __global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForc
   unsigned long long const items = static_cast<unsigned long long>(tiles) * units;
   Real const eps2 = Real(eps2_fp64);
   for (unsigned long long item = blockIdx.x; item < items; item += gridDim.x) {
-    unsigned const tile = unsigned(item % tiles), unit = unsigned(item / tiles);
-    unsigned const first = tile * kHermiteForceBlock;
+    unsigned const tile_index = unsigned(item % tiles), unit = unsigned(item / tiles);
+    unsigned const first = tile_index * kHermiteForceBlock;
     unsigned const k = first + threadIdx.x;
     bool const warp_busy = first + (threadIdx.x & ~31u) < active;
-    hk::ActiveBody const b = args.active[min(k, active - 1)];
+    HermiteIBody<Real> const b(args.active[min(k, active - 1)]);
     int s_begin = 0, s_end = groups * spg;
     if (mode == HermiteForceMode::per_group) {
       s_begin = int(unit) * spg;
@@ -265,12 +494,10 @@ __global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForc
       int const j_begin = s * args.span_length, j_end = j_begin + args.span_length;
       for (int j0 = j_begin; j0 < j_end; j0 += kHermiteTile) {
         __syncthreads();  // every thread has read the previous tile
-        if (threadIdx.x < kHermiteTile) {
-          Real4<double> const p = args.pos[j0 + int(threadIdx.x)];
-          tile_pos[threadIdx.x] = p;
-          tile_mass[threadIdx.x] = Real(p.w);  // converted once a tile, not once a pair
-        } else
-          tile_vel[threadIdx.x - kHermiteTile] = args.vel[j0 + int(threadIdx.x) - kHermiteTile];
+        if (threadIdx.x < kHermiteTile)
+          tile.load_pos(int(threadIdx.x), args.pos[j0 + int(threadIdx.x)]);  // converted once a tile, not once a pair
+        else
+          tile.load_vel(int(threadIdx.x) - kHermiteTile, args.vel[j0 + int(threadIdx.x) - kHermiteTile]);
         __syncthreads();
         if (warp_busy) {
           // A tile with no lane's own body and no padding calls the pair with self = 0 as a constant: m (1 - 0)
@@ -279,9 +506,9 @@ __global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForc
                                 __any_sync(0xffffffffu, b.index - std::uint64_t(args.slice_begin + j0) <
                                                             std::uint64_t(kHermiteTile));
           if (any_self)
-            sweep_tile<Real, true>(tile_pos, tile_vel, tile_mass, j0, args, b, eps2, span);
+            sweep_tile<true, kPotential>(tile, j0, args, b, eps2, span);
           else
-            sweep_tile<Real, false>(tile_pos, tile_vel, tile_mass, j0, args, b, eps2, span);
+            sweep_tile<false, kPotential>(tile, j0, args, b, eps2, span);
         }
       }
       if (mode == HermiteForceMode::per_span) {
@@ -324,6 +551,9 @@ __global__ void hermite_span_groups(HermiteSums sums, ActiveCount count, const H
 __global__ void hermite_arm(HermiteControl* ctl, double t, double t_stop, unsigned long long steps, bool resume) {
   ctl->next_key = time_key(INFINITY);
   if (resume) {
+    ctl->key[0] = ctl->key[1] = time_key(INFINITY);
+    ctl->read_slot = 0;
+    ctl->write_slot = 1;
     ctl->t = t;
     ctl->t_stop = t_stop;
     ctl->steps_left = steps;
@@ -331,17 +561,9 @@ __global__ void hermite_arm(HermiteControl* ctl, double t, double t_stop, unsign
   }
 }
 
-// min over the own bodies of t_i + dt_i into ctl->next_key (atomicMin on ordered keys: exact, any order). With
-// `guard` (a block step on one device), first: nothing once halted, and a halt when no step is left or a
-// step fell below the floor (every block sees the same values, so every block returns).
-__global__ void hermite_next_time(HermiteSlice s, HermiteControl* ctl, bool guard) {
-  if (guard) {
-    if (halted(ctl)) return;
-    if (ctl->steps_left == 0 || ctl->floor_body != kNoBody) {
-      if (blockIdx.x == 0 && threadIdx.x == 0) ctl->halted = 1;
-      return;
-    }
-  }
+// min over the own bodies of t_i + dt_i into *target (atomicMin on ordered keys: exact, any order): the
+// protocol's own_next_time, and the first block of each advance_blocks run.
+__global__ void hermite_next_time(HermiteSlice s, unsigned long long* target) {
   unsigned long long key = time_key(INFINITY);
   for (int i = int(blockIdx.x * blockDim.x + threadIdx.x); i < s.count; i += int(gridDim.x * blockDim.x))
     key = min(key, time_key(s.t[i] + s.dt[i]));
@@ -351,7 +573,7 @@ __global__ void hermite_next_time(HermiteSlice s, HermiteControl* ctl, bool guar
   __syncthreads();
   if (threadIdx.x == 0) {
     for (int w = 1; w < int(blockDim.x / 32); ++w) key = min(key, warp_min[w]);
-    atomicMin(&ctl->next_key, key);
+    atomicMin(target, key);
   }
 }
 
@@ -374,18 +596,10 @@ __device__ __forceinline__ bool is_active(const HermiteSlice& s, int i, double t
 }
 
 // Predicts every own body to the block time (with `predict`) and counts the active ones of each block's chunk
-// into counts[blockIdx.x] (with `counts`). Launched with blockDim kHermiteBlock.
+// into counts[blockIdx.x] (with `counts`): the protocol (advance_blocks has hermite_predict_list). Launched with
+// blockDim kHermiteBlock.
 __global__ void hermite_predict(HermiteSlice s, BlockClock clock, bool predict, bool all, unsigned* counts) {
-  double t = clock.t;
-  if (clock.ctl) {
-    if (halted(clock.ctl)) return;
-    t = key_time(clock.ctl->next_key);
-    if (!(t <= clock.ctl->t_stop)) {  // also +inf: no own body
-      if (blockIdx.x == 0 && threadIdx.x == 0) clock.ctl->halted = 1;
-      return;
-    }
-    if (blockIdx.x == 0 && threadIdx.x == 0) clock.ctl->t_next = t;
-  }
+  double const t = clock.t;
   int const chunk = list_chunk(s.count, int(gridDim.x));
   int const begin = int(blockIdx.x) * chunk, end = min(s.count, begin + chunk);
   unsigned active = 0;
@@ -420,11 +634,7 @@ __device__ __forceinline__ unsigned block_sum(unsigned v, unsigned* scratch) {
 // `count_out` may be mapped pinned host memory (the protocol: the list goes to the host with no copy).
 __global__ void hermite_compact(HermiteSlice s, BlockClock clock, bool all, const unsigned* counts,
                                 hk::ActiveBody* out, unsigned* count_out) {
-  double t = clock.t;
-  if (clock.ctl) {
-    if (halted(clock.ctl)) return;
-    t = clock.ctl->t_next;
-  }
+  double const t = clock.t;
   __shared__ unsigned scratch[kHermiteBlock / 32];
   unsigned before = 0;
   for (int q = int(threadIdx.x); q < int(blockIdx.x); q += kHermiteBlock) before += counts[q];
@@ -450,9 +660,112 @@ __global__ void hermite_compact(HermiteSlice s, BlockClock clock, bool all, cons
     }
     offset += round;
   }
-  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) {
-    *count_out = offset;
-    if (clock.ctl) clock.ctl->next_key = time_key(INFINITY);  // the next search starts afresh
+  if (blockIdx.x == gridDim.x - 1 && threadIdx.x == 0) *count_out = offset;
+}
+
+// A block step on one device: hermite_predict and hermite_compact in one pass. Each block predicts its chunk of
+// own bodies to the block time, counts the active ones and finds the least t_i + dt_i of the others (the next
+// block's key), then takes its place in the active list from the blocks before it (a chained scan with decoupled
+// look-back: a block publishes its count, then adds its predecessors', 32 entries at a time, until one has
+// published the count of every body before it), and writes its active bodies there in index order. A block's
+// place and launch come from a ticket (HermiteControl::tickets), so it waits only for blocks that started before
+// it; scan entries carry the launch, so nothing is reset between launches. Every launch has the same grid.
+// Launched with blockDim kHermiteBlock.
+inline constexpr unsigned long long kScanInclusive = 1ull << 31;
+__global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, unsigned long long* scan,
+                                     hk::ActiveBody* out) {
+  __shared__ unsigned long long ticket_shared;
+  __shared__ unsigned scratch[kHermiteBlock / 32];
+  __shared__ unsigned before_shared;
+  if (threadIdx.x == 0) ticket_shared = atomicAdd(&ctl->tickets, 1ull);  // every block takes one, even to return
+  __syncthreads();
+  unsigned long long const ticket = ticket_shared;
+  int const id = int(ticket % gridDim.x);
+  unsigned long long const epoch = (ticket / gridDim.x + 1) << 32;  // never the 0 of a cleared entry
+  // Nothing once halted; a halt (every block sees the same values, so every block returns) when no step is left,
+  // a step fell below the floor, or the next block passes t_stop (or there is none: +inf).
+  if (halted(ctl)) return;
+  int const slot = ctl->read_slot;
+  double const t = key_time(ctl->key[slot]);
+  if (ctl->steps_left == 0 || ctl->floor_body != kNoBody || !(t <= ctl->t_stop)) {
+    if (id == 0 && threadIdx.x == 0) ctl->halted = 1;
+    return;
+  }
+  if (id == 0 && threadIdx.x == 0) {  // no block of this kernel reads these
+    ctl->t_next = t;
+    ctl->write_slot = slot ^ 1;
+  }
+  int const chunk = list_chunk(s.count, int(gridDim.x));
+  int const begin = id * chunk, end = min(s.count, begin + chunk);
+  unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  unsigned mine = 0;
+  unsigned long long waiting = time_key(INFINITY);
+  for (int base = begin; base < end; base += kHermiteBlock) {
+    int const i = base + int(threadIdx.x);
+    bool flag = false;
+    if (i < end) {
+      double const ti = s.t[i], next = ti + s.dt[i];
+      flag = next == t;
+      if (!flag) waiting = min(waiting, time_key(next));
+      Real4<double> const x = s.x[i], v = s.v[i], a = s.a[i], j = s.jerk[i];
+      hk::V3 xp, vp;
+      hk::predict({x.x, x.y, x.z}, {v.x, v.y, v.z}, {a.x, a.y, a.z}, {j.x, j.y, j.z}, t - ti, xp, vp);
+      s.xp[i] = {xp.x, xp.y, xp.z, x.w};
+      s.vp[i] = {vp.x, vp.y, vp.z, 0.0};
+    }
+    mine += unsigned(__syncthreads_count(flag));
+  }
+  for (int o = 16; o > 0; o /= 2) waiting = min(waiting, __shfl_xor_sync(0xffffffffu, waiting, o));
+  if (lane == 0 && waiting != time_key(INFINITY)) atomicMin(&ctl->key[slot ^ 1], waiting);
+  if (warp == 0) {
+    // The look-back, 32 predecessors at a time (lane l reads entry p - l): the counts from the nearest inclusive
+    // entry up to p, or all 32 and on to the 32 before. Entry 0 is always inclusive, so no lane reads below it that
+    // counts.
+    unsigned before = 0;
+    if (id == 0) {
+      if (lane == 0) atomicExch(&scan[0], epoch | kScanInclusive | mine);
+    } else {
+      if (lane == 0) atomicExch(&scan[id], epoch | mine);
+      for (int p = id - 1;; p -= 32) {
+        int const q = p - int(lane);
+        unsigned long long e = 0;
+        if (q >= 0) {
+          do e = *static_cast<volatile unsigned long long*>(&scan[q]);
+          while ((e & ~0xffffffffull) != epoch);  // not yet published in this launch
+        }
+        unsigned const inclusive = __ballot_sync(0xffffffffu, q >= 0 && (e & kScanInclusive) != 0);
+        unsigned const nearest = inclusive ? unsigned(__ffs(int(inclusive)) - 1) : 31u;
+        unsigned v = q >= 0 && lane <= nearest ? unsigned(e & (kScanInclusive - 1)) : 0u;
+        for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+        before += v;
+        if (inclusive) break;
+      }
+      if (lane == 0) atomicExch(&scan[id], epoch | kScanInclusive | (before + mine));
+    }
+    if (lane == 0) {
+      before_shared = before;
+      if (id == int(gridDim.x) - 1) ctl->active = before + mine;
+    }
+  }
+  __syncthreads();  // also: this block's predicted bodies are visible to all its threads
+  unsigned offset = before_shared;
+  for (int base = begin; base < end; base += kHermiteBlock) {
+    int const i = base + int(threadIdx.x);
+    bool const flag = i < end && s.t[i] + s.dt[i] == t;
+    unsigned const ballot = __ballot_sync(0xffffffffu, flag);
+    __syncthreads();  // the previous round has read scratch
+    if (lane == 0) scratch[warp] = unsigned(__popc(ballot));
+    __syncthreads();
+    unsigned position = offset + unsigned(__popc(ballot & ((1u << lane) - 1u))), round = 0;
+    for (int w = 0; w < kHermiteBlock / 32; ++w) {
+      if (w < int(warp)) position += scratch[w];
+      round += scratch[w];
+    }
+    if (flag) {
+      Real4<double> const x = s.xp[i], v = s.vp[i];
+      out[position] = {x.x, x.y, x.z, x.w, v.x, v.y, v.z, std::uint64_t(s.begin + i)};
+    }
+    offset += round;
   }
 }
 
@@ -471,37 +784,70 @@ struct HermiteCorrectArgs {
   hk::HermiteParams params;
 };
 
-// Corrects each own active body (or initialises it), takes its new step, counts it by the level of the step
-// that ended and remembers a step below the floor. Grid-stride over the own active bodies.
+// One own active body k (of the own active bodies) with its total force f: corrected (or initialised), its new step
+// taken, counted by the level of the step that ended, a step below the floor remembered. Returns the time_key of
+// its next time.
+__device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s, const HermiteCorrectArgs& c,
+                                                           const hk::ActiveBody& b, const hk::ForceJerk& f, double t) {
+  int const i = int(b.index) - s.begin;
+  hk::V3 const a1{f.ax, f.ay, f.az}, j1{f.jx, f.jy, f.jz};
+  double step = 0.0;
+  if (c.initialise) {
+    s.a[i] = {a1.x, a1.y, a1.z, 0.0};
+    s.jerk[i] = {j1.x, j1.y, j1.z, 0.0};
+    step = hk::start_step(a1, j1, t, c.params);
+  } else {
+    Real4<double> const x4 = s.x[i], v4 = s.v[i], a4 = s.a[i], j4 = s.jerk[i];
+    hk::V3 x{x4.x, x4.y, x4.z}, v{v4.x, v4.y, v4.z}, a{a4.x, a4.y, a4.z}, j{j4.x, j4.y, j4.z};
+    double const dt = s.dt[i];
+    double const wanted = hk::correct(x, v, a, j, a1, j1, dt, c.params);
+    s.x[i] = {x.x, x.y, x.z, x4.w};
+    s.v[i] = {v.x, v.y, v.z, 0.0};
+    s.a[i] = {a.x, a.y, a.z, 0.0};
+    s.jerk[i] = {j.x, j.y, j.z, 0.0};
+    step = hk::next_step(wanted, dt, t, c.params);
+    atomicAdd(&c.ctl->levels[hk::step_level(dt, c.params)], 1ull);
+  }
+  s.t[i] = t;
+  s.dt[i] = step;
+  if (hk::below_floor(step, t, c.params)) atomicMin(&c.ctl->floor_body, static_cast<long long>(b.index));
+  return time_key(t + step);
+}
+
+// Corrects each own active body (or initialises it). Its total: given (the protocol), the force pass's (fold_all),
+// its group partials added in group order (per_group), or (per_span, one device) made here from the span sums, a
+// warp a body: lane g adds group g's spans in span order, lane 0 adds the groups in group order, then corrects.
+// On one device (clock.ctl) each corrected body's next time goes into the next block's key (see HermiteControl).
+// Grid-stride over the own active bodies (threads, or warps). Launched with blockDim kHermiteBlock.
 __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
   if (c.clock.ctl && halted(c.clock.ctl)) return;
   double const t = c.clock.ctl ? c.clock.ctl->t_next : c.clock.t;
   unsigned const n = c.own_count.get(), active = c.active_count.get();
-  for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
-    hk::ActiveBody const b = c.active[c.own_first + k];
-    int const i = int(b.index) - s.begin;
-    hk::ForceJerk const f = c.own_totals ? c.own_totals[k] : c.sums.total_of(c.own_first + k, active);
-    hk::V3 const a1{f.ax, f.ay, f.az}, j1{f.jx, f.jy, f.jz};
-    double step = 0.0;
-    if (c.initialise) {
-      s.a[i] = {a1.x, a1.y, a1.z, 0.0};
-      s.jerk[i] = {j1.x, j1.y, j1.z, 0.0};
-      step = hk::start_step(a1, j1, t, c.params);
-    } else {
-      Real4<double> const x4 = s.x[i], v4 = s.v[i], a4 = s.a[i], j4 = s.jerk[i];
-      hk::V3 x{x4.x, x4.y, x4.z}, v{v4.x, v4.y, v4.z}, a{a4.x, a4.y, a4.z}, j{j4.x, j4.y, j4.z};
-      double const dt = s.dt[i];
-      double const wanted = hk::correct(x, v, a, j, a1, j1, dt, c.params);
-      s.x[i] = {x.x, x.y, x.z, x4.w};
-      s.v[i] = {v.x, v.y, v.z, 0.0};
-      s.a[i] = {a.x, a.y, a.z, 0.0};
-      s.jerk[i] = {j.x, j.y, j.z, 0.0};
-      step = hk::next_step(wanted, dt, t, c.params);
-      atomicAdd(&c.ctl->levels[hk::step_level(dt, c.params)], 1ull);
+  unsigned long long key = time_key(INFINITY);
+  if (!c.own_totals && hermite_force_mode(active, c.sums.cut) == HermiteForceMode::per_span) {
+    __shared__ hk::ForceJerk group_sums[kHermiteBlock / 32][kMaxSegments];
+    unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    for (unsigned k = blockIdx.x * warps + warp; k < n; k += gridDim.x * warps) {  // the same k in a whole warp
+      if (lane < unsigned(c.sums.cut.groups))
+        group_sums[warp][lane] = c.sums.group_of_spans(int(lane), c.own_first + k, active);
+      __syncwarp();
+      if (lane == 0) {
+        hk::ForceJerk total{};
+        for (int g = 0; g < c.sums.cut.groups; ++g) hk::add_partial(total, group_sums[warp][g]);
+        key = min(key, correct_body(s, c, c.active[c.own_first + k], total, t));
+      }
+      __syncwarp();
     }
-    s.t[i] = t;
-    s.dt[i] = step;
-    if (hk::below_floor(step, t, c.params)) atomicMin(&c.ctl->floor_body, static_cast<long long>(b.index));
+  } else {
+    for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
+      hk::ForceJerk const f = c.own_totals ? c.own_totals[k] : c.sums.total_of(c.own_first + k, active);
+      key = min(key, correct_body(s, c, c.active[c.own_first + k], f, t));
+    }
+  }
+  bool const next_key = c.clock.ctl && !c.initialise;
+  if (next_key) {
+    for (int o = 16; o > 0; o /= 2) key = min(key, __shfl_xor_sync(0xffffffffu, key, o));
+    if ((threadIdx.x & 31) == 0 && key != time_key(INFINITY)) atomicMin(&c.ctl->key[c.ctl->write_slot], key);
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     if (!c.initialise) c.ctl->force_evaluations += n;
@@ -510,6 +856,11 @@ __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
       c.ctl->block_steps += 1;
       c.ctl->interactions += static_cast<unsigned long long>(active) * c.j_bodies;
       c.ctl->steps_left -= 1;
+      // The slot the next block's time was read from is the one after it to fill: cleared now (no block of this
+      // kernel reads read_slot or that key; hermite_predict_list reads and fills the other two).
+      int const read = c.ctl->read_slot;
+      c.ctl->key[read] = time_key(INFINITY);
+      c.ctl->read_slot = read ^ 1;
     }
   }
 }

@@ -1,0 +1,450 @@
+// app/web_server.cpp - the network side of `nbody --serve`: Boost.Beast on one Asio thread. Every
+// request is read with bounded sizes and times; every session holds at most one frame waiting.
+#include "app/web_server.h"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+
+#include <chrono>
+#include <set>
+
+#include "core/errors.h"
+
+namespace nbody::app::serve {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace {
+
+constexpr auto kRequestTimeout = std::chrono::seconds(10);   // to send a whole HTTP request
+constexpr auto kHandshakeTimeout = std::chrono::seconds(10);  // WebSocket upgrade
+constexpr auto kIdleTimeout = std::chrono::seconds(20);       // no data from a viewer (pings every 10 s)
+constexpr std::size_t kMaxHeaderBytes = 8192;
+constexpr std::uint64_t kMaxRefusedPerViewer = 100;           // then the viewer is closed
+constexpr std::size_t kMaxTextsWaiting = 8;                   // control notices to one viewer
+
+// "host:port" of a Host header, or of an Origin's authority ("http://host:port").
+std::string authority_of_origin(beast::string_view origin) {
+  std::string o(origin);
+  std::size_t const scheme = o.find("://");
+  return scheme == std::string::npos ? std::string() : o.substr(scheme + 3);
+}
+
+bool loopback_host(std::string host) {
+  if (!host.empty() && host.front() == '[') host = host.substr(1, host.find(']') - 1);  // [::1]:port
+  else host = host.substr(0, host.rfind(':'));
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+}  // namespace
+
+struct WebServer::Impl {
+  class Viewer;
+  class Request;
+
+  WebServer& owner;
+  std::optional<std::string> token;
+  std::string page;
+  net::io_context io{1};
+  tcp::acceptor acceptor{io};
+  std::set<std::shared_ptr<Viewer>> viewers;  // network thread only
+  std::weak_ptr<Viewer> steering;             // the viewer whose input counts
+  FrameBytes latest;                          // the newest frame, for a viewer that connects now
+
+  Impl(WebServer& o, std::optional<std::string> t, std::string p) : owner(o), token(std::move(t)), page(std::move(p)) {}
+
+  void accept();
+  void add(const std::shared_ptr<Viewer>& v);
+  void remove(const std::shared_ptr<Viewer>& v);
+  void take_control(const std::shared_ptr<Viewer>& v);
+  std::optional<std::string> refusal(const http::request<http::empty_body>& req, bool upgrade) const;
+};
+
+// One WebSocket viewer: reads input messages, writes frames and notices, one write at a time.
+class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
+ public:
+  Viewer(Impl& server, beast::tcp_stream&& stream, std::string peer)
+      : server_(server), ws_(std::move(stream)), peer_(std::move(peer)) {}
+
+  const std::string& peer() const { return peer_; }
+
+  void start(http::request<http::empty_body> request) {
+    beast::get_lowest_layer(ws_).expires_never();  // the WebSocket's own timeouts from here on
+    websocket::stream_base::timeout timeouts{};
+    timeouts.handshake_timeout = kHandshakeTimeout;
+    timeouts.idle_timeout = kIdleTimeout;
+    timeouts.keep_alive_pings = true;
+    ws_.set_option(timeouts);
+    ws_.read_message_max(kMaxMessageBytes);
+    ws_.auto_fragment(false);  // a frame is one WebSocket frame, not 4 KiB pieces
+    ws_.async_accept(request, [self = shared_from_this()](beast::error_code ec) {
+      if (ec) return self->server_.owner.note("serve: " + self->peer_ + ": WebSocket handshake failed: " + ec.message());
+      self->server_.add(self);
+      self->read();
+    });
+  }
+
+  // The newest frame: sent now, or when the write in progress ends (replacing one still waiting).
+  void offer(const FrameBytes& frame) {
+    if (closed_) return;
+    waiting_ = frame;
+    if (!writing_) write_next();
+  }
+
+  void tell(std::string text) {
+    if (closed_ || texts_.size() >= kMaxTextsWaiting) return;
+    texts_.push_back(std::move(text));
+    if (!writing_) write_next();
+  }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    beast::error_code ec;
+    beast::get_lowest_layer(ws_).socket().shutdown(tcp::socket::shutdown_both, ec);
+    beast::get_lowest_layer(ws_).close();
+  }
+
+ private:
+  void read() {
+    ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec) {
+      if (ec == websocket::error::message_too_big) {
+        ++server_.owner.refused_messages_;
+        server_.owner.note("serve: " + peer_ + ": refused a message over " + std::to_string(kMaxMessageBytes) +
+                           " bytes; closed");
+      } else if (ec != websocket::error::closed && ec != net::error::operation_aborted) {
+        server_.owner.note("serve: " + peer_ + ": left (" + ec.message() + ")");
+      }
+      return gone();
+    }
+    std::string const text = beast::buffers_to_string(buffer_.data());
+    buffer_.consume(buffer_.size());
+    if (!ws_.got_text()) {
+      refuse("a binary message");
+    } else {
+      ParseResult const r = parse_client_message(text);
+      if (!r.message) {
+        refuse(r.error);
+      } else if (std::holds_alternative<Acknowledge>(r.message->event)) {
+        acknowledge(r.message->id);
+      } else if (std::holds_alternative<TakeControl>(r.message->event)) {
+        server_.take_control(shared_from_this());
+      } else if (server_.steering.lock() == shared_from_this()) {
+        server_.owner.deliver(*r.message);
+      }
+    }
+    if (refused_ > kMaxRefusedPerViewer) {
+      server_.owner.note("serve: " + peer_ + ": closed after " + std::to_string(refused_) + " refused messages");
+      return gone();
+    }
+    read();
+  }
+
+  // Frames up to `sequence` arrived: room for newer ones.
+  void acknowledge(std::uint64_t sequence) {
+    while (!in_flight_.empty() && in_flight_.front() <= sequence) in_flight_.pop_front();
+    if (!writing_) write_next();
+  }
+
+  void refuse(const std::string& why) {
+    ++refused_;
+    ++server_.owner.refused_messages_;
+    server_.owner.note("serve: " + peer_ + ": refused " + why);
+  }
+
+  void write_next() {
+    if (closed_) return;
+    if (!texts_.empty()) {
+      text_ = std::move(texts_.front());
+      texts_.pop_front();
+      ws_.text(true);
+      writing_ = true;
+      ws_.async_write(net::buffer(text_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+        self->on_write(ec);
+      });
+      return;
+    }
+    if (!waiting_ || in_flight_.size() >= kMaxFramesInFlight) return;  // an acknowledgement resumes
+    sending_ = std::move(waiting_);
+    in_flight_.push_back(sequence_of(*sending_));
+    waiting_.reset();
+    ws_.binary(true);
+    writing_ = true;
+    ws_.async_write(net::buffer(*sending_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      self->on_write(ec);
+    });
+  }
+
+  void on_write(beast::error_code ec) {
+    writing_ = false;
+    sending_.reset();
+    if (ec) return gone();
+    write_next();
+  }
+
+  void gone() {
+    close();
+    server_.remove(shared_from_this());
+  }
+
+  Impl& server_;
+  websocket::stream<beast::tcp_stream> ws_;
+  std::string peer_;
+  beast::flat_buffer buffer_;
+  static std::uint64_t sequence_of(const std::vector<std::uint8_t>& frame) {
+    auto const header = read_frame_header(frame.data(), frame.size());
+    return header ? header->sequence : 0;
+  }
+
+  FrameBytes waiting_, sending_;  // at most one frame waits: a newer one replaces it
+  std::deque<std::uint64_t> in_flight_;  // sequences sent and not acknowledged (at most kMaxFramesInFlight)
+  std::deque<std::string> texts_;
+  std::string text_;
+  bool writing_ = false, closed_ = false;
+  std::uint64_t refused_ = 0;
+};
+
+// One HTTP connection: requests read with a bounded header and time; "/" is the page, "/ws" becomes
+// a Viewer.
+class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
+ public:
+  Request(Impl& server, tcp::socket&& socket) : server_(server), stream_(std::move(socket)) {
+    beast::error_code ec;
+    auto const remote = stream_.socket().remote_endpoint(ec);
+    peer_ = ec ? "?" : remote.address().to_string() + ":" + std::to_string(remote.port());
+  }
+
+  void read() {
+    parser_.emplace();
+    parser_->header_limit(kMaxHeaderBytes);
+    parser_->body_limit(0);
+    stream_.expires_after(kRequestTimeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+  }
+
+ private:
+  void on_read(beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted)
+      return close();
+    if (ec) {
+      ++server_.owner.refused_requests_;
+      server_.owner.note("serve: " + peer_ + ": refused a malformed or oversized request (" + ec.message() + ")");
+      return respond(http::status::bad_request, "bad request\n", "text/plain", false);
+    }
+    http::request<http::empty_body> request = parser_->release();
+    bool const upgrade = websocket::is_upgrade(request);
+    if (auto const why = server_.refusal(request, upgrade)) {
+      ++server_.owner.refused_requests_;
+      // The path only: a query may hold the right token, which the log must not show.
+      std::string_view const path = target_path({request.target().data(), request.target().size()});
+      server_.owner.note("serve: " + peer_ + ": refused " + std::string(path.substr(0, 40)) + ": " + *why);
+      return respond(*why == "unknown path" ? http::status::not_found : http::status::forbidden, *why + "\n",
+                     "text/plain", false);
+    }
+    if (upgrade) {
+      if (server_.viewers.size() >= kMaxClients) {
+        server_.owner.note("serve: " + peer_ + ": refused: " + std::to_string(kMaxClients) + " viewers already");
+        return respond(http::status::service_unavailable, "too many viewers\n", "text/plain", false);
+      }
+      std::make_shared<Viewer>(server_, std::move(stream_), peer_)->start(std::move(request));
+      return;
+    }
+    respond(http::status::ok, server_.page, "text/html; charset=utf-8", request.keep_alive());
+  }
+
+  void respond(http::status status, const std::string& body, const char* type, bool keep_alive) {
+    auto response = std::make_shared<http::response<http::string_body>>(status, 11);
+    response->set(http::field::server, "nbody");
+    response->set(http::field::content_type, type);
+    response->set(http::field::cache_control, "no-store");
+    response->set("X-Content-Type-Options", "nosniff");
+    response->set("Referrer-Policy", "no-referrer");  // the token stays out of other sites' logs
+    response->set("X-Frame-Options", "DENY");
+    response->body() = body;
+    response->keep_alive(keep_alive);
+    response->prepare_payload();
+    stream_.expires_after(kRequestTimeout);
+    http::async_write(stream_, *response, [self = shared_from_this(), response](beast::error_code ec, std::size_t) {
+      if (ec || !response->keep_alive()) return self->close();
+      self->read();
+    });
+  }
+
+  void close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.close();
+  }
+
+  Impl& server_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_{kMaxHeaderBytes};
+  std::optional<http::request_parser<http::empty_body>> parser_;
+  std::string peer_;
+};
+
+void WebServer::Impl::accept() {
+  acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
+    if (ec == net::error::operation_aborted) return;
+    if (!ec) std::make_shared<Request>(*this, std::move(socket))->read();
+    accept();
+  });
+}
+
+// Why a request is refused, or nothing. The token (when one is set) on every request; a GET only; a
+// WebSocket only from a page of this server (its Origin names this host), so another site open in
+// the same browser cannot steer; on a loopback bind, a Host that names the loopback (a DNS name
+// rebound to 127.0.0.1 is another site's).
+std::optional<std::string> WebServer::Impl::refusal(const http::request<http::empty_body>& req, bool upgrade) const {
+  std::string_view const target(req.target().data(), req.target().size());
+  if (req.method() != http::verb::get) return std::string("only GET is served");
+  if (token) {
+    auto const given = query_value(target, "token");
+    if (!given) return std::string("no token (open the URL nbody printed at start)");
+    if (!tokens_equal(*given, *token)) return std::string("wrong token");
+  }
+  std::string const host(req[http::field::host]);
+  if (owner.loopback_ && !loopback_host(host)) return std::string("Host '" + host.substr(0, 64) + "' is not this machine's loopback");
+  std::string_view const path = target_path(target);
+  if (upgrade) {
+    if (path != "/ws") return std::string("unknown path");
+    auto const origin = req.find(http::field::origin);
+    if (origin != req.end() && authority_of_origin(origin->value()) != host)
+      return std::string("a WebSocket from another site's page (Origin " + std::string(origin->value()).substr(0, 64) + ")");
+    return std::nullopt;
+  }
+  if (path != "/" && path != "/index.html") return std::string("unknown path");
+  return std::nullopt;
+}
+
+void WebServer::Impl::add(const std::shared_ptr<Viewer>& v) {
+  viewers.insert(v);
+  owner.viewers_ = viewers.size();
+  owner.note("serve: viewer " + v->peer() + " connected (" + std::to_string(viewers.size()) + " watching)");
+  if (!steering.lock()) take_control(v);  // the first viewer steers
+  else v->tell("control 0");
+  if (latest) v->offer(latest);  // a still picture is not sent again: the newcomer needs one now
+}
+
+void WebServer::Impl::remove(const std::shared_ptr<Viewer>& v) {
+  if (!viewers.erase(v)) return;
+  owner.viewers_ = viewers.size();
+  owner.note("serve: viewer " + v->peer() + " gone (" + std::to_string(viewers.size()) + " watching)");
+  if (steering.lock() == v || steering.expired()) {
+    steering.reset();
+    owner.deliver(ClientMessage{0, ControlChanged{}});
+    if (!viewers.empty()) take_control(*viewers.begin());  // someone still there steers
+  }
+}
+
+void WebServer::Impl::take_control(const std::shared_ptr<Viewer>& v) {
+  auto const previous = steering.lock();
+  steering = v;
+  if (previous != v) owner.deliver(ClientMessage{0, ControlChanged{}});
+  if (previous && previous != v) previous->tell("control 0");
+  v->tell("control 1");
+  if (previous != v) owner.note("serve: viewer " + v->peer() + " steers");
+}
+
+WebServer::WebServer(const ListenAddress& address, std::string token, std::string page,
+                     std::function<void(const std::string&)> log)
+    : log_(std::move(log)), impl_(std::make_unique<Impl>(*this, std::move(token), std::move(page))) {
+  std::string const named = "--serve " + address.host + ":" + std::to_string(address.port);
+  beast::error_code ec;
+  tcp::resolver resolver(impl_->io);
+  auto const endpoints = resolver.resolve(address.host, std::to_string(address.port),
+                                          tcp::resolver::numeric_service | tcp::resolver::passive, ec);
+  if (ec || endpoints.empty()) throw InputError(named + ": cannot resolve the host (" + ec.message() + ")");
+  tcp::endpoint const endpoint = endpoints.begin()->endpoint();
+  auto& acceptor = impl_->acceptor;
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) throw InputError(named + ": cannot listen there (" + ec.message() + ")");
+  port_ = acceptor.local_endpoint().port();
+  loopback_ = endpoint.address().is_loopback();
+  bound_host_ = endpoint.address().to_string();
+  if (loopback_) impl_->token.reset();
+  impl_->accept();
+  thread_ = std::thread([this] {
+    for (;;) {
+      try {
+        impl_->io.run();
+        return;
+      } catch (const std::exception& e) {  // a handler's failure ends that connection, not the server
+        note(std::string("serve: ") + e.what());
+      }
+    }
+  });
+}
+
+WebServer::~WebServer() {
+  net::post(impl_->io, [impl = impl_.get()] {
+    beast::error_code ec;
+    impl->acceptor.close(ec);
+    for (auto const& v : std::vector<std::shared_ptr<Impl::Viewer>>(impl->viewers.begin(), impl->viewers.end())) v->close();
+    impl->viewers.clear();
+    impl->io.stop();
+  });
+  if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard<std::mutex> lock(input_mutex_);
+    input_arrived_.notify_all();
+  }
+}
+
+void WebServer::publish(FrameBytes frame) {
+  net::post(impl_->io, [impl = impl_.get(), frame = std::move(frame)] {
+    impl->latest = frame;
+    for (auto const& v : impl->viewers) v->offer(frame);
+  });
+}
+
+void WebServer::deliver(ClientMessage message) {
+  std::lock_guard<std::mutex> lock(input_mutex_);
+  if (inputs_.size() >= kMaxPendingInputs) {
+    // The render loop takes every input each frame; so many waiting means it is stuck, and the
+    // newest input is the one to lose (the order of the rest stays whole).
+    if (inputs_dropped_++ % 1000 == 0) note("serve: input arriving faster than frames; dropped " +
+                                            std::to_string(inputs_dropped_) + " so far");
+    return;
+  }
+  inputs_.push_back(std::move(message));
+  input_arrived_.notify_one();
+}
+
+std::vector<ClientMessage> WebServer::take_inputs() {
+  std::lock_guard<std::mutex> lock(input_mutex_);
+  std::vector<ClientMessage> out(inputs_.begin(), inputs_.end());
+  inputs_.clear();
+  return out;
+}
+
+void WebServer::wait_input(double seconds) {
+  std::unique_lock<std::mutex> lock(input_mutex_);
+  input_arrived_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return !inputs_.empty(); });
+}
+
+void WebServer::note(const std::string& text) {
+  // Refusals are logged, but a flood of them is not: the first 20, then every 1000th.
+  bool const refusal = text.find(": refused") != std::string::npos;
+  std::uint64_t const n = refused_requests_.load() + refused_messages_.load();
+  if (refusal && n > 20 && n % 1000 != 0) return;
+  if (log_) log_(text);
+}
+
+}  // namespace nbody::app::serve

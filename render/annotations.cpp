@@ -1,0 +1,103 @@
+// render/annotations.cpp - legend ticks, scale bars and time stamps.
+#include "render/annotations.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace nbody::render {
+namespace {
+
+// The largest 1, 2 or 5 x 10^k at most x (x > 0).
+double round_down(double x) {
+  double const decade = std::pow(10.0, std::floor(std::log10(x)));
+  for (double m : {5.0, 2.0, 1.0})
+    if (m * decade <= x * (1 + 1e-9)) return m * decade;
+  return decade;
+}
+
+// "%.*g" of a value, with -0 shown as 0.
+std::string format(double value, int digits) {
+  if (value == 0) value = 0;  // -0 as 0
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*g", digits, value);
+  return text;
+}
+
+}  // namespace
+
+std::vector<double> legend_ticks(double min, double max, int max_ticks) {
+  std::vector<double> ticks;
+  if (!(std::isfinite(min) && std::isfinite(max) && min < max) || max_ticks < 2) return ticks;
+  // The smallest round step that gives at most max_ticks ticks.
+  double step = round_down((max - min) / double(max_ticks));
+  auto count = [&](double s) { return std::floor(max / s + 1e-9) - std::ceil(min / s - 1e-9) + 1; };
+  while (count(step) > max_ticks) {  // the next round step: 1 -> 2 -> 5 -> 10
+    double const decade = std::pow(10.0, std::floor(std::log10(step) + 1e-9));
+    double const m = step / decade;
+    step = (m < 1.5 ? 2.0 : m < 3.5 ? 5.0 : 10.0) * decade;
+  }
+  double const first = std::ceil(min / step - 1e-9);
+  for (double k = first; k * step <= max * (1 + 1e-12) + 1e-300 && ticks.size() < std::size_t(max_ticks); k += 1)
+    ticks.push_back(std::abs(k * step) < 1e-12 * step ? 0.0 : k * step);
+  return ticks;
+}
+
+std::string tick_label(double value, double step) {
+  double const magnitude = std::max(std::abs(value), std::abs(step));
+  if (magnitude >= 1e5 || (magnitude > 0 && magnitude < 1e-3)) return format(value, 2);
+  // As many decimals as the step's last significant digit needs, the same on every tick.
+  double const spacing = std::abs(step) > 0 ? std::abs(step) : std::max(magnitude, 1.0);
+  int const decimals = std::clamp(-int(std::floor(std::log10(spacing) + 1e-9)), 0, 6);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value == 0 ? 0.0 : value);
+  return text;
+}
+
+DisplayUnit speed_unit(const sim::Units& units) {
+  if (!units.physical()) return {1.0, ""};
+  return {units.velocity_cm_per_s() / 1e5, "km/s"};
+}
+
+DisplayUnit length_unit(const sim::Units& units, double length) {
+  if (!units.physical()) return {1.0, ""};
+  struct Named {
+    const char* name;
+    double cm;
+  };
+  static const Named kUnits[] = {{"Mpc", 1e6 * sim::kParsecCm}, {"kpc", 1e3 * sim::kParsecCm}, {"pc", sim::kParsecCm},
+                                 {"au", sim::kAstronomicalUnitCm}, {"km", 1e5}};
+  double const cm = length * units.length_cm;
+  for (auto const& u : kUnits)
+    if (cm >= u.cm * (1 - 1e-9)) return {units.length_cm / u.cm, u.name};
+  return {units.length_cm / 1e5, "km"};
+}
+
+ScaleBar scale_bar(double world_per_pixel, double max_pixels, const sim::Units& units) {
+  ScaleBar bar;
+  if (!(world_per_pixel > 0) || !std::isfinite(world_per_pixel) || !(max_pixels > 0)) return bar;
+  double const longest = world_per_pixel * max_pixels;  // simulation units
+  DisplayUnit const u = length_unit(units, longest);
+  double const shown = round_down(longest * u.factor);  // in the display unit
+  bar.length = shown / u.factor;
+  bar.pixels = bar.length / world_per_pixel;
+  bar.label = format(shown, 3) + " " + (u.unit.empty() ? "N-body units" : u.unit);
+  return bar;
+}
+
+std::string time_label(double time, const sim::Units& units) {
+  if (!units.physical()) return "t = " + format(time, 4) + " N-body units";
+  constexpr double kYear = 365.25 * 86400.0;  // the Julian year (IAU)
+  struct Named {
+    const char* name;
+    double s;
+  };
+  static const Named kUnits[] = {{"Gyr", 1e9 * kYear}, {"Myr", 1e6 * kYear}, {"kyr", 1e3 * kYear}, {"yr", kYear},
+                                 {"d", 86400.0},        {"h", 3600.0}};
+  double const seconds = time * units.time_s();
+  for (auto const& u : kUnits)
+    if (std::abs(seconds) >= u.s) return "t = " + format(seconds / u.s, 4) + " " + u.name;
+  return "t = " + format(seconds, 4) + " s";
+}
+
+}  // namespace nbody::render

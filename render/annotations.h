@@ -1,0 +1,45 @@
+// render/annotations.h - what the overlay writes beside the bodies, GL-free so it is tested without a
+// window: the colour legend's ticks, the scale bar's round length, the time stamp, each in N-body
+// units or, when the run has a physical scale (--mass-unit, --length-unit), in astronomers' units.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/io/units.h"
+
+namespace nbody::render {
+
+// Round values (1, 2 or 5 x 10^k apart) inside [min, max], at most max_ticks and at least two where the
+// range allows: where a legend puts its ticks. Empty for an empty or invalid range.
+std::vector<double> legend_ticks(double min, double max, int max_ticks = 6);
+
+// A tick's text: the decimals the ticks' step needs, the same on every tick ("0.25", "600"), or two
+// significant digits in exponent form beyond 1e5 or below 1e-3 ("1.5e+06").
+std::string tick_label(double value, double step);
+
+// A quantity as shown: simulation values times `factor` are values in `unit`.
+struct DisplayUnit {
+  double factor = 1.0;
+  std::string unit;  // "km/s", "pc", ...; "" in N-body units
+};
+// Speeds: km/s with a physical scale, else N-body units.
+DisplayUnit speed_unit(const sim::Units& units);
+// A length shown as `length` simulation units: N-body units, or the one of Mpc, kpc, pc, au, km in
+// which it is at least 1 (the largest such), so a bar reads "200 pc" rather than "0.2 kpc".
+DisplayUnit length_unit(const sim::Units& units, double length);
+
+// The scale bar: a round length (1, 2 or 5 x 10^k in its unit) whose bar is at most max_pixels
+// long and more than 0.4 of it, at `world_per_pixel` simulation lengths per pixel.
+struct ScaleBar {
+  double pixels = 0;      // the bar's length on screen
+  double length = 0;      // in simulation units
+  std::string label;      // "0.5 N-body units", "200 pc"
+};
+ScaleBar scale_bar(double world_per_pixel, double max_pixels, const sim::Units& units);
+
+// "t = 12.5 N-body units"; with a physical scale, the time in the largest of Gyr, Myr, kyr, yr,
+// d, h, s that makes it at least 1: "t = 12.5 Myr".
+std::string time_label(double time, const sim::Units& units);
+
+}  // namespace nbody::render

@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+"""`nbody --serve` watched and steered from headless Chromium, driven through its DevTools protocol
+(over the standard-library WebSocket client of tools/serve_bench.py), as a person would use the page:
+frames arrive and change while the run goes, stop changing while it is paused, a drag orbits the
+view, the HUD's N field starts a new run, a wrong token is refused, and viewers that stall, vanish or
+send garbage leave the run and the other viewers going. Screenshots of the page go to the folder
+named by NBODY_SERVE_SCREENSHOTS (default: a temporary one, printed).
+
+usage: serve_browser.py NBODY CASE      (cases: steer, security; mpi, with NBODY_MPIEXEC=mpirun)
+exit status: 0 passed, 1 failed, 77 skipped (no chromium).
+"""
+import base64
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from serve_bench import Refused, WebSocket  # noqa: E402
+
+SKIPPED = 77
+WIDTH, HEIGHT = 960, 640
+HUD_RIGHT = 360  # the HUD panel is at most 330 px wide from x = 8: pixels right of this show only bodies
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(condition, what):
+    if not condition:
+        raise Failure(what)
+
+
+def wait_for(condition, seconds, what):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise Failure("%s (waited %g s)" % (what, seconds))
+
+
+class Server:
+    """nbody --serve ADDRESS, its stderr in a file (NBODY_TRACE_UI=1: where each HUD widget is)."""
+
+    def __init__(self, nbody, address, args, folder):
+        self.log_path = os.path.join(folder, "nbody-stderr.txt")
+        self.log_file = open(self.log_path, "w")
+        env = dict(os.environ, NBODY_TRACE_UI="1", OMP_NUM_THREADS="1")
+        self.proc = subprocess.Popen([nbody, "--serve", address] + args, stdout=subprocess.DEVNULL,
+                                     stderr=self.log_file, env=env)
+        m = wait_for(lambda: self.alive_or_fail() and re.search(r"serve: open (http://([^/]+):(\d+)/(\?token=(\w+))?)",
+                                                                 self.log()), 60, "nbody printed no URL")
+        self.url, self.port, self.token = m.group(1), int(m.group(3)), m.group(5)
+        # Browsers and clients reach it on the loopback, whatever it bound.
+        self.local_url = "http://127.0.0.1:%d/%s" % (self.port, m.group(4) or "")
+
+    def log(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def alive_or_fail(self):
+        if self.proc.poll() is not None:
+            raise Failure("nbody exited with %s\n%s" % (self.proc.returncode, self.log()))
+        return True
+
+    def widget(self, label):
+        """(x, y) of the middle of LABEL's newest rectangle, in frame pixels, or None."""
+        where = None
+        for m in re.finditer(r"^ui: (.+) (-?\d+) (-?\d+) (\d+) (\d+)$", self.log(), re.M):
+            if m.group(1) == label:
+                x, y, w, h = (int(m.group(k)) for k in range(2, 6))
+                where = (x + w // 2, y + h // 2)
+        return where
+
+    def stop(self, sig, code):
+        """Ends it with `sig`: it must exit with `code` within 10 s."""
+        self.proc.send_signal(sig)
+        start = time.monotonic()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            raise Failure("nbody --serve still running 10 s after signal %d\n%s" % (sig, self.log()))
+        expect(self.proc.returncode == code, "signal %d: exit status %d, not %d\n%s" %
+               (sig, self.proc.returncode, code, self.log()))
+        return time.monotonic() - start
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log_file.close()
+
+
+class Browser:
+    """Headless Chromium with one page, driven through the DevTools protocol."""
+
+    def __init__(self, folder):
+        self.profile = tempfile.mkdtemp(prefix="chromium-", dir=folder)
+        command = ["chromium", "--headless=new", "--remote-debugging-port=0", "--user-data-dir=" + self.profile,
+                   "--window-size=%d,%d" % (WIDTH, HEIGHT), "--force-device-scale-factor=1", "--no-first-run",
+                   "--disable-gpu", "--no-default-browser-check", "--disable-extensions", "about:blank"]
+        if os.geteuid() == 0:
+            command.insert(1, "--no-sandbox")  # root in CI containers: Chromium refuses its sandbox there
+        self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port_file = os.path.join(self.profile, "DevToolsActivePort")
+        wait_for(lambda: os.path.exists(port_file) and open(port_file).read().count("\n") >= 1, 60,
+                 "Chromium did not start")
+        port = int(open(port_file).read().split("\n")[0])
+        targets = json.load(urllib.request.urlopen("http://127.0.0.1:%d/json/list" % port, timeout=10))
+        page = [t for t in targets if t["type"] == "page"][0]
+        self.ws = WebSocket("127.0.0.1", port, page["webSocketDebuggerUrl"].split(str(port), 1)[1], timeout=30)
+        self.next_id = 0
+        self.call("Page.enable")
+
+    def call(self, method, **params):
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            _, payload = self.ws.receive()
+            message = json.loads(payload)
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise Failure("%s: %s" % (method, message["error"]))
+                return message.get("result", {})
+
+    def open(self, url):
+        self.call("Page.navigate", url=url)
+        time.sleep(0.5)
+
+    def evaluate(self, expression):
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise Failure("page script failed: %s" % result["exceptionDetails"])
+        return result["result"].get("value")
+
+    def state(self):
+        return self.evaluate("window.nbody ? JSON.parse(JSON.stringify(window.nbody)) : null") or {}
+
+    def header(self):
+        return self.state().get("header") or {}
+
+    def sample(self):
+        """Every 61st pixel of the frame right of the HUD, as the page shows it."""
+        return self.evaluate(
+            "(() => { const c = document.getElementById('view');"
+            " const d = c.getContext('2d').getImageData(%d, 0, c.width - %d, c.height).data;"
+            " const s = []; for (let i = 0; i < d.length; i += 4 * 61) s.push(d[i] + d[i + 1] + d[i + 2]);"
+            " return s; })()" % (HUD_RIGHT, HUD_RIGHT))
+
+    def page_point(self, fx, fy):
+        """Frame pixel (fx, fy) -> page coordinates (the canvas shows the frame scaled to fit)."""
+        return self.evaluate(
+            "(() => { const c = document.getElementById('view'); const r = c.getBoundingClientRect();"
+            " const s = Math.min(r.width / c.width, r.height / c.height);"
+            " return [r.left + (r.width - c.width * s) / 2 + %f * s, r.top + (r.height - c.height * s) / 2 + %f * s]; })()"
+            % (fx, fy))
+
+    def mouse(self, kind, x, y, buttons=0):
+        params = {"type": kind, "x": x, "y": y, "button": "left" if kind != "mouseMoved" or buttons else "none",
+                  "buttons": buttons, "clickCount": 1 if kind != "mouseMoved" else 0}
+        self.call("Input.dispatchMouseEvent", **params)
+
+    def click(self, fx, fy):
+        x, y = self.page_point(fx, fy)
+        self.mouse("mouseMoved", x, y)
+        self.mouse("mousePressed", x, y, 1)
+        time.sleep(0.15)  # held across frames, as a finger holds it
+        self.mouse("mouseReleased", x, y, 0)
+        time.sleep(0.4)
+
+    def drag(self, f0, f1, steps=10):
+        x0, y0 = self.page_point(*f0)
+        x1, y1 = self.page_point(*f1)
+        self.mouse("mouseMoved", x0, y0)
+        self.mouse("mousePressed", x0, y0, 1)
+        for k in range(1, steps + 1):
+            self.mouse("mouseMoved", x0 + (x1 - x0) * k / steps, y0 + (y1 - y0) * k / steps, 1)
+            time.sleep(0.03)
+        self.mouse("mouseReleased", x1, y1, 0)
+        time.sleep(0.5)
+
+    def type(self, text):
+        for ch in text:
+            code = {"\n": 13, " ": 32}.get(ch, ord(ch.upper()))
+            key = {"\n": "Enter", " ": " "}.get(ch, ch)
+            down = {"type": "keyDown", "key": key, "windowsVirtualKeyCode": code}
+            if ch != "\n":
+                down["text"] = ch
+            self.call("Input.dispatchKeyEvent", **down)
+            time.sleep(0.05)
+            self.call("Input.dispatchKeyEvent", type="keyUp", key=key, windowsVirtualKeyCode=code)
+            time.sleep(0.1)
+
+    def screenshot(self, path):
+        data = self.call("Page.captureScreenshot", format="png")["data"]
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
+
+    def close(self):
+        try:
+            self.ws.close()
+        except OSError:
+            pass
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def differing(a, b):
+    """The fraction of samples that differ between two pictures of one size."""
+    expect(a and b and len(a) == len(b), "samples of different sizes: %d, %d" % (len(a or []), len(b or [])))
+    return sum(1 for x, y in zip(a, b) if abs(x - y) > 6) / len(a)
+
+
+def frames_of_page_size(browser):
+    """Waits for frames of the page's own size (the browser's viewport: the window less its frame)."""
+    size = browser.evaluate("[window.innerWidth, window.innerHeight]")
+
+    def arrived():
+        h = browser.header()
+        return [h.get("width"), h.get("height")] == size and browser.state().get("frames", 0) > 3
+    wait_for(arrived, 60, "no frames of the page's size (%dx%d) arrived" % tuple(size))
+    return size
+
+
+# The page on a loopback bind (no token), steering the run as in the desktop viewer.
+def steer(nbody, folder, shots):
+    server = Server(nbody, "127.0.0.1:0", ["--backend", "cpu", "--scenario", "plummer", "--bodies", "1000"], folder)
+    browser = Browser(folder)
+    try:
+        expect(server.token is None, "a loopback bind printed a token: " + server.url)
+        browser.open(server.local_url)
+        frames_of_page_size(browser)
+        expect(browser.state().get("steering"), "the first viewer does not steer")
+        browser.screenshot(os.path.join(shots, "serve_running.png"))
+        # Running: the bodies move, the step count rises.
+        a, step_a = browser.sample(), browser.header()["step"]
+        time.sleep(1.0)
+        b, step_b = browser.sample(), browser.header()["step"]
+        expect(step_b > step_a, "the step count did not rise while running: %d, %d" % (step_a, step_b))
+        print("running: %.4f of the samples changed in 1 s" % differing(a, b))
+        expect(differing(a, b) > 0.01, "frames did not change while running (%.4f differ)" % differing(a, b))
+        # Paused (space, typed into the page): the step count and the picture stay.
+        browser.type(" ")
+        wait_for(lambda: browser.header().get("paused"), 10, "space in the page did not pause the run")
+        # The automatic exposure settles on the still picture (time constant 0.5 s: the last of its
+        # changes reach a few pixels after 3 to 7 s), then nothing may change: 1.5 s without a change
+        # first, then the check.
+        previous, still_for = [browser.sample()], [0]
+
+        def still():
+            time.sleep(0.5)
+            now, before = browser.sample(), previous[0]
+            previous[0] = now
+            still_for[0] = still_for[0] + 1 if differing(before, now) == 0 else 0
+            return still_for[0] >= 3
+        wait_for(still, 20, "frames kept changing while paused")
+        a, step_a = browser.sample(), browser.header()["step"]
+        time.sleep(1.0)
+        b, step_b = browser.sample(), browser.header()["step"]
+        expect(step_a == step_b, "steps went on while paused: %d, %d" % (step_a, step_b))
+        expect(differing(a, b) == 0, "frames changed while paused (%.4f of the samples)" % differing(a, b))
+        # A drag right of the HUD orbits the camera: the picture changes while the run stays paused.
+        browser.drag((700, 320), (820, 360))
+        time.sleep(1.0)
+        c = browser.sample()
+        expect(differing(b, c) > 0.001, "a drag did not change the view (%.4f differ)" % differing(b, c))
+        expect(browser.header()["step"] == step_b, "the drag stepped the paused run")
+        browser.screenshot(os.path.join(shots, "serve_after_drag.png"))
+        # The HUD's N field, as a person uses it: open Simulation, click N, type, Enter.
+        browser.click(*wait_for(lambda: server.widget("Simulation"), 10, "no Simulation header traced"))
+        browser.click(*wait_for(lambda: server.widget("N"), 10, "opening Simulation showed no N field"))
+        browser.type("2048\n")
+        wait_for(lambda: browser.header().get("bodies") == 2048, 30,
+                 "N = 2048 typed into the HUD did not apply: %s\n%s" % (browser.header(), server.log()))
+        time.sleep(1.0)
+        browser.screenshot(os.path.join(shots, "serve_n_2048.png"))
+        latencies = browser.state().get("latencies") or []
+        expect(latencies, "the page measured no input-to-frame latency")
+        print("input to frame: median %.1f ms over %d events" % (sorted(latencies)[len(latencies) // 2], len(latencies)))
+        seconds = server.stop(signal.SIGINT, 130)
+        print("Ctrl-C: exit 130 after %.2f s" % seconds)
+    finally:
+        browser.close()
+        server.close()
+
+
+# Another interface: the token on every request; hostile viewers refused, the run and the others going.
+def security(nbody, folder, shots):
+    server = Server(nbody, "0.0.0.0:0", ["--backend", "cpu", "--scenario", "plummer", "--bodies", "1000"], folder)
+    browser = Browser(folder)
+    stalled = []
+    try:
+        expect(server.token and re.fullmatch(r"[0-9a-f]{32}", server.token),
+               "a bind to every interface printed no 128-bit token: " + server.url)
+        wrong = "0" * 32 if server.token != "0" * 32 else "1" * 32
+        base = "http://127.0.0.1:%d/" % server.port
+        for query, status in (("", 403), ("?token=" + wrong, 403), ("?token=" + server.token[:-1], 403),
+                              ("nothing-here?token=" + server.token, 404), ("?token=" + server.token, 200)):
+            try:
+                got = urllib.request.urlopen(base + query, timeout=10).status
+            except urllib.error.HTTPError as e:
+                got = e.code
+            expect(got == status, "GET /%s: HTTP %d, not %d" % (query, got, status))
+        for path in ("/ws", "/ws?token=" + wrong):
+            try:
+                WebSocket("127.0.0.1", server.port, path).close()
+                raise Failure("a WebSocket with %s was accepted" % path)
+            except Refused as e:
+                expect(e.status == 403, "WebSocket %s: HTTP %d, not 403" % (path, e.status))
+        expect("wrong token" in server.log(), "the refusals were not logged:\n" + server.log())
+        expect(server.token[:16] not in server.log().split("serve: open", 1)[1].split("\n", 1)[1],
+               "the log shows the token (or half of it) beyond the URL printed at start")
+        browser.open(base + "?token=" + wrong)
+        expect("wrong token" in (browser.evaluate("document.body.innerText") or ""), "the page with a wrong token loaded")
+        browser.screenshot(os.path.join(shots, "serve_wrong_token.png"))
+        browser.open(server.local_url)
+        frames_of_page_size(browser)
+        # Viewers that stop reading (a small receive buffer, never read) and one that vanishes mid-stream.
+        path = "/ws?token=" + server.token
+        for _ in range(2):
+            stalled.append(WebSocket("127.0.0.1", server.port, path, receive_buffer=4096))
+        gone = WebSocket("127.0.0.1", server.port, path)
+        gone.frame()
+        gone.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        gone.close()  # a reset, not a goodbye
+        # Garbage from a viewer: refused and logged, the viewer stays; an oversized message closes it.
+        rude = WebSocket("127.0.0.1", server.port, path)
+        for bad in ("x 1 2", "p 1 nan 3", "p 1 1e9 3", "s 2 100000 100000", "k 3 1 F13 0", "d 4 7 1 1", "", "p"):
+            rude.send(bad)
+        rude.send(b"\x00\x01binary", opcode=2)
+        rude.frame()  # still served
+        rude.send("p " + "9" * 600)
+        try:
+            for _ in range(200):
+                rude.frame()
+            raise Failure("an oversized message did not close the viewer that sent it")
+        except (ConnectionError, OSError):
+            pass
+        wait_for(lambda: "refused a message over" in server.log(), 10, "the oversized message was not logged")
+        log = server.log()
+        for what in ("refused unknown message", "refused the position", "refused the frame size", "refused unknown key",
+                     "refused the button", "refused a binary message", "refused a message over"):
+            expect(what in log, "not logged: %r\n%s" % (what, log))
+        # The run and the page go on meanwhile.
+        f0, s0 = browser.state()["frames"], browser.header()["step"]
+        time.sleep(4.0)
+        f1, s1 = browser.state()["frames"], browser.header()["step"]
+        expect(f1 - f0 >= 8, "the page got %d frames in 4 s beside stalled viewers" % (f1 - f0))
+        expect(s1 > s0, "the run stopped beside stalled viewers: step %d, then %d" % (s0, s1))
+        server.alive_or_fail()
+        # Another viewer takes control; the page then watches (and shows its 'take control' button).
+        other = WebSocket("127.0.0.1", server.port, path)
+        other.send("t 1")
+        wait_for(lambda: not browser.state().get("steering"), 10, "taking control left the page steering")
+        browser.screenshot(os.path.join(shots, "serve_watching.png"))
+        other.close()
+        print("page: %d frames in 4 s beside 2 stalled viewers" % (f1 - f0))
+        seconds = server.stop(signal.SIGTERM, 143)
+        print("SIGTERM: exit 143 after %.2f s" % seconds)
+    finally:
+        for s in stalled:
+            s.close()
+        browser.close()
+        server.close()
+
+
+# Under MPI (mpirun given as NBODY_MPIEXEC): rank 0 serves every rank's bodies, the others follow
+# its steps and its pause; no browser needed, the standard-library client is the viewer.
+def mpi(nbody, folder, shots):
+    mpirun = os.environ.get("NBODY_MPIEXEC")
+    if not mpirun:
+        print("skipped: NBODY_MPIEXEC names no mpirun")
+        sys.exit(SKIPPED)
+    log_path = os.path.join(folder, "mpirun-stderr.txt")
+    with open(log_path, "w") as log_file:
+        proc = subprocess.Popen([mpirun, "-np", "2", "--oversubscribe", nbody, "--serve", "127.0.0.1:0", "--backend", "cpu",
+                                 "--bodies", "2000", "--threads", "1"], stdout=subprocess.DEVNULL, stderr=log_file)
+    log = lambda: open(log_path, errors="replace").read()
+    try:
+        m = wait_for(lambda: re.search(r"serve: open http://127.0.0.1:(\d+)/", log()), 60, "no URL from rank 0")
+        expect(log().count("serve: open") == 1, "more than one rank serves:\n" + log())
+        viewer = WebSocket("127.0.0.1", int(m.group(1)), "/ws")
+        viewer.send("s 1 320 200")
+        first = viewer.frame()
+        end = time.monotonic() + 3
+        last = first
+        while time.monotonic() < end:
+            last = viewer.frame()
+        expect(last["bodies"] == 2000 and last["step"] > first["step"], "2 ranks: %s, then %s" % (first, last))
+        viewer.send("c 2 32")  # space: pause, which the other rank follows
+        def newest_after(seconds):  # read (and acknowledge) frames for `seconds`: the newest then
+            end = time.monotonic() + seconds
+            header = viewer.frame()
+            while time.monotonic() < end:
+                header = viewer.frame()
+            return header
+        wait_for(lambda: viewer.frame()["paused"], 10, "space did not pause")
+        paused = newest_after(0.5)  # the batch of steps under way when the pause came ends first
+        later = newest_after(1.0)
+        expect(later["step"] == paused["step"], "steps went on while paused: %d, %d" % (paused["step"], later["step"]))
+        viewer.close()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            raise Failure("mpirun still running 30 s after SIGTERM\n" + log())
+        expect(proc.returncode != 0, "a terminated job reports success")
+        print("2 ranks: served %d steps, paused at step %d" % (last["step"], paused["step"]))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+CASES = {"steer": steer, "security": security, "mpi": mpi}
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[2] not in CASES:
+        print(__doc__, file=sys.stderr)
+        return 2
+    if sys.argv[2] != "mpi" and not shutil.which("chromium"):
+        print("skipped: needs chromium (scripts/install-deps.sh installs it)")
+        return SKIPPED
+    folder = tempfile.mkdtemp(prefix="nbody-serve-")
+    shots = os.environ.get("NBODY_SERVE_SCREENSHOTS") or folder
+    os.makedirs(shots, exist_ok=True)
+    try:
+        CASES[sys.argv[2]](os.path.abspath(sys.argv[1]), folder, shots)
+    except Failure as e:
+        print("FAILED: " + str(e), file=sys.stderr)
+        return 1
+    print("screenshots in " + shots)
+    if not os.environ.get("NBODY_SERVE_SCREENSHOTS"):
+        shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,488 @@
+// tests/test_serve.cpp - the rules of `nbody --serve` that need no network: the listen address, the
+// token, the browser's messages (good, bad, oversized and random ones), the frame header and the
+// one-slot mailbox that drops old frames instead of queueing them.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <chrono>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "app/serve_protocol.h"
+#include "core/errors.h"
+#ifdef NBODY_HAVE_SERVE
+#include <arpa/inet.h>
+
+#include <mutex>
+
+#include "app/web_server.h"
+#endif
+
+namespace nbody::app::serve {
+namespace {
+
+TEST(ServeAddress, PortAloneIsLoopback) {
+  ListenAddress const a = parse_listen_address("8080");
+  EXPECT_EQ(a.host, "127.0.0.1");
+  EXPECT_EQ(a.port, 8080);
+  EXPECT_EQ(parse_listen_address("0").port, 0);  // any free port
+}
+
+TEST(ServeAddress, HostAndPort) {
+  EXPECT_EQ(parse_listen_address("0.0.0.0:9000").host, "0.0.0.0");
+  EXPECT_EQ(parse_listen_address("0.0.0.0:9000").port, 9000);
+  EXPECT_EQ(parse_listen_address("localhost:65535").port, 65535);
+  EXPECT_EQ(parse_listen_address("[::1]:8080").host, "::1");
+  EXPECT_EQ(parse_listen_address("gpu-node-3.cluster:8080").host, "gpu-node-3.cluster");
+}
+
+TEST(ServeAddress, BadOnesAreRefusedNamingTheValue) {
+  for (std::string bad : std::initializer_list<std::string>{"", "http", "65536", "-1", "8080x", ":8080", "::1:8080", "[::1]8080", "[::1", "a b:80",
+                          "1.2.3.4:", "host:99999", "h/st:80", "host:0x50", std::string(300, 'a') + ":80"}) {
+    try {
+      parse_listen_address(bad);
+      ADD_FAILURE() << "accepted --serve '" << bad << "'";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("--serve " + bad + ":"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("[HOST:]PORT"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ServeToken, HasOneHundredTwentyEightRandomBits) {
+  std::string const a = random_token(), b = random_token();
+  EXPECT_EQ(a.size(), 32u);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_NE(a, b);
+}
+
+TEST(ServeToken, EqualOnlyWhenEveryCharacterIs) {
+  std::string const t = "0123456789abcdef0123456789abcdef";
+  EXPECT_TRUE(tokens_equal(t, t));
+  std::string first = t, last = t;
+  first[0] = 'x';
+  last[31] = 'x';
+  EXPECT_FALSE(tokens_equal(first, t));
+  EXPECT_FALSE(tokens_equal(last, t));
+  EXPECT_FALSE(tokens_equal(t.substr(0, 31), t));  // a prefix
+  EXPECT_FALSE(tokens_equal(t + "0", t));           // longer
+  EXPECT_FALSE(tokens_equal("", t));
+  EXPECT_FALSE(tokens_equal("", ""));  // no token expected is never "equal": the caller checks whether one is set
+}
+
+TEST(ServeToken, FoundInTheQuery) {
+  EXPECT_EQ(query_value("/ws?token=abc", "token"), "abc");
+  EXPECT_EQ(query_value("/?a=1&token=x&b=2", "token"), "x");
+  EXPECT_EQ(query_value("/?token=", "token"), "");
+  EXPECT_FALSE(query_value("/ws", "token"));
+  EXPECT_FALSE(query_value("/?tokenx=1&xtoken=2", "token"));
+  EXPECT_EQ(target_path("/ws?token=abc"), "/ws");
+  EXPECT_EQ(target_path("/"), "/");
+}
+
+template <class E>
+E event_of(const std::string& text) {
+  ParseResult const r = parse_client_message(text);
+  EXPECT_TRUE(r.message) << text << ": " << r.error;
+  if (!r.message) return E{};
+  EXPECT_TRUE(std::holds_alternative<E>(r.message->event)) << text;
+  return std::holds_alternative<E>(r.message->event) ? std::get<E>(r.message->event) : E{};
+}
+
+TEST(ServeMessages, EveryKindParses) {
+  EXPECT_EQ(parse_client_message("p 17 120.5 -3").message->id, 17u);
+  auto const p = event_of<PointerMove>("p 17 120.5 -3");
+  EXPECT_FLOAT_EQ(p.x, 120.5f);
+  EXPECT_FLOAT_EQ(p.y, -3.0f);
+  auto const d = event_of<Button>("d 18 2 10 20");
+  EXPECT_EQ(d.button, 2);
+  EXPECT_TRUE(d.down);
+  EXPECT_FALSE(event_of<Button>("u 19 0 10 20").down);
+  EXPECT_FLOAT_EQ(event_of<Wheel>("w 20 -1.25").dy, -1.25f);
+  auto const k = event_of<KeyEvent>("k 21 1 Enter 3");
+  EXPECT_EQ(k.key, Key::enter);
+  EXPECT_TRUE(k.down);
+  EXPECT_EQ(k.modifiers, 3);
+  EXPECT_EQ(event_of<KeyEvent>("k 22 0 Escape 0").key, Key::escape);
+  EXPECT_EQ(event_of<Character>("c 23 32").codepoint, 32u);
+  EXPECT_EQ(event_of<Character>("c 24 1046").codepoint, 1046u);  // a Cyrillic letter
+  auto const s = event_of<FrameSize>("s 25 1280 720");
+  EXPECT_EQ(s.width, 1280);
+  EXPECT_EQ(s.height, 720);
+  event_of<TakeControl>("t 26");
+  event_of<Acknowledge>("a 12345");
+  EXPECT_EQ(parse_client_message("a 12345").message->id, 12345u);
+  EXPECT_EQ(parse_client_message("t 18446744073709551615").message->id, 18446744073709551615ull);
+}
+
+TEST(ServeMessages, BadOnesAreRefusedWithAReason) {
+  for (std::string bad : std::initializer_list<std::string>
+       {"", " ", "x 1", "pp 1 2 3", "p", "p 1 2", "p 1 2 3 4", "p 1  2", "p 1 2 3 ", " p 1 2 3", "p -1 2 3",
+        "p 1.5 2 3", "p 18446744073709551616 2 3", "p x 2 3", "p 1 nan 3", "p 1 inf 3", "p 1 1e3 3", "p 1 0x10 3",
+        "p 1 99999 3", "p 1 3 -99999", "p 1 1.2.3 4", "d 1 3 0 0", "d 1 -1 0 0", "d 1 left 0 0", "u 1 0 0",
+        "w 1 101", "w 1 -", "k 1 2 Enter 0", "k 1 1 F13 0", "k 1 1 enter 0", "k 1 1 Enter 16", "k 1 1 Enter -1",
+        "c 1 0", "c 1 31", "c 1 127", "c 1 55296", "c 1 1114112", "c 1 a", "s 1 15 100", "s 1 100 15",
+        "s 1 3841 100", "s 1 100 2161", "s 1 100000 100000", "s 1 -640 480", "t", "t 1 2", "t 1\n", "a", "a -1", "a 1 2", "a x",
+        std::string("p 1 2\0 3", 8)}) {
+    ParseResult const r = parse_client_message(bad);
+    EXPECT_FALSE(r.message) << "accepted '" << bad << "'";
+    EXPECT_FALSE(r.error.empty()) << "no reason for '" << bad << "'";
+  }
+}
+
+TEST(ServeMessages, OversizedOnesAreRefusedBeforeParsing) {
+  std::string const big = "p 1 " + std::string(kMaxMessageBytes, '1') + " 2";
+  ParseResult const r = parse_client_message(big);
+  EXPECT_FALSE(r.message);
+  EXPECT_NE(r.error.find("at most " + std::to_string(kMaxMessageBytes)), std::string::npos) << r.error;
+  EXPECT_FALSE(parse_client_message("p 1 0." + std::string(15, '1') + " 2").message);  // a number over 16 characters
+}
+
+// Random bytes and mutations of good messages: each is parsed or refused with a reason, never more.
+TEST(ServeMessages, RandomInputIsParsedOrRefused) {
+  std::mt19937 rng(42);
+  std::string const seeds[] = {"p 17 120.5 -3", "d 18 2 10 20", "w 20 -1.25", "k 21 1 Enter 3", "c 23 32",
+                               "s 25 1280 720", "t 26"};
+  int accepted = 0;
+  for (int k = 0; k < 20000; ++k) {
+    std::string text;
+    if (k % 2 == 0) {
+      std::size_t const n = rng() % 300;
+      for (std::size_t i = 0; i < n; ++i) text += char(rng() % 256);
+    } else {
+      text = seeds[rng() % 7];
+      for (int m = 0, edits = 1 + int(rng() % 3); m < edits; ++m) text[rng() % text.size()] = char(32 + rng() % 95);
+    }
+    ParseResult const r = parse_client_message(text);
+    ASSERT_NE(bool(r.message), !r.error.empty()) << text;
+    accepted += bool(r.message);
+  }
+  EXPECT_GT(accepted, 0);  // the mutations keep some messages valid: the parser is not refusing everything
+}
+
+TEST(ServeFrames, HeaderRoundTrips) {
+  FrameHeader h;
+  h.sequence = 12345678901234ull;
+  h.last_input = 77;
+  h.rendered_us = 1'000'001;
+  h.encoded_us = 1'004'002;
+  h.step = 999;
+  h.bodies = 1048576;
+  h.time = 3.25;
+  h.steps_per_s = 2.5e3;
+  h.width = 1280;
+  h.height = 720;
+  h.flags = 1;
+  std::uint8_t bytes[kFrameHeaderBytes + 3] = {};
+  write_frame_header(h, bytes);
+  auto const back = read_frame_header(bytes, sizeof bytes);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->sequence, h.sequence);
+  EXPECT_EQ(back->last_input, h.last_input);
+  EXPECT_EQ(back->encoded_us, h.encoded_us);
+  EXPECT_EQ(back->bodies, h.bodies);
+  EXPECT_EQ(back->time, h.time);
+  EXPECT_EQ(back->steps_per_s, h.steps_per_s);
+  EXPECT_EQ(back->width, 1280u);
+  EXPECT_EQ(back->height, 720u);
+  EXPECT_EQ(back->flags, 1u);
+  EXPECT_EQ(kFrameHeaderBytes, 80u);  // web/viewer.html and tools/serve_bench.py read 80 bytes
+  EXPECT_FALSE(read_frame_header(bytes, kFrameHeaderBytes - 1));
+  bytes[0] = 'X';
+  EXPECT_FALSE(read_frame_header(bytes, sizeof bytes));
+}
+
+TEST(ServeMailbox, KeepsOnlyTheNewest) {
+  LatestSlot<int> slot;
+  EXPECT_FALSE(slot.put(1));
+  EXPECT_TRUE(slot.put(2));  // 1 was never taken: dropped
+  EXPECT_TRUE(slot.put(3));
+  EXPECT_EQ(slot.try_take(), 3);
+  EXPECT_EQ(slot.drops(), 2u);
+  EXPECT_FALSE(slot.try_take());  // taken once only
+}
+
+constexpr double kTakeWaitBound = 1.0;  // seconds a 50 ms wait may take on a loaded 2-core machine (measured ~0.05)
+
+TEST(ServeMailbox, WaitsAreBoundedAndCloseWakesTheTaker) {
+  LatestSlot<int> slot;
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(slot.take(std::chrono::milliseconds(50)));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), kTakeWaitBound);
+  std::thread closer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    slot.close();
+  });
+  t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(slot.take(std::chrono::seconds(60)));  // close() ends the wait, not the 60 s
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), kTakeWaitBound);
+  closer.join();
+}
+
+// A fast producer and a slow consumer: the consumer sees a rising subsequence ending at the last
+// value, and the producer never waits for it.
+TEST(ServeMailbox, SlowTakerGetsFewerNeverOld) {
+  LatestSlot<int> slot;
+  std::atomic<bool> done{false};
+  std::vector<int> seen;
+  std::thread taker([&] {
+    for (;;) {
+      auto v = slot.take(std::chrono::milliseconds(20));
+      if (v) seen.push_back(*v);
+      else if (done.load()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));  // slow, like a stalled viewer
+    }
+  });
+  auto const t0 = std::chrono::steady_clock::now();
+  for (int k = 1; k <= 2000; ++k) slot.put(k);
+  double const put_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  done = true;
+  taker.join();
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back(), 2000);
+  for (std::size_t k = 1; k < seen.size(); ++k) EXPECT_LT(seen[k - 1], seen[k]);
+  EXPECT_LT(seen.size(), 2000u);  // fewer: the rest were dropped
+  EXPECT_LT(put_seconds, kTakeWaitBound);  // 2000 puts never waited for the 2 ms taker (measured ~1 ms)
+}
+
+// nbody itself: a bad --serve is one line naming the value, exit 2, before any work.
+struct Outcome {
+  int code = -1;
+  std::string err;
+};
+
+Outcome nbody(const std::string& args) {
+  auto const err = std::filesystem::temp_directory_path() / ("serve_cli_" + std::to_string(getpid()) + ".txt");
+  std::string const cmd = std::string(NBODY_EXECUTABLE) + " " + args + " >/dev/null 2>" + err.string();
+  int const status = std::system(cmd.c_str());
+  Outcome o;
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err);
+  std::stringstream text;
+  text << in.rdbuf();
+  o.err = text.str();
+  std::filesystem::remove(err);
+  return o;
+}
+
+TEST(ServeCli, BadAddressesAndOptionsAreOneLineExitTwo) {
+  for (std::string const& args : {std::string("--serve 99999"), std::string("--serve ::1:80"), std::string("--serve ''"),
+                                  std::string("--serve 8080 --offscreen"), std::string("--serve 8080 --video a.mp4"),
+                                  std::string("--serve 8080 --viewer")}) {
+    Outcome const o = nbody(args);
+    EXPECT_EQ(o.code, 2) << args << ": " << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << args << ": " << o.err;
+    EXPECT_NE(o.err.find("--serve"), std::string::npos) << args << ": " << o.err;
+  }
+  EXPECT_NE(nbody("--serve 99999").err.find("--serve 99999: the port must be"), std::string::npos);
+}
+
+TEST(ServeCli, PortInUseIsRefusedNamingIt) {
+  int const fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof address;
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), size), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size), 0);
+  std::string const value = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  Outcome const o = nbody("--serve " + value + " --backend cpu --bodies 64");
+  close(fd);
+  if (o.err.find("built without") != std::string::npos) GTEST_SKIP() << "this nbody has no --serve";
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("--serve " + value + ": cannot listen there"), std::string::npos) << o.err;
+}
+
+#ifdef NBODY_HAVE_SERVE
+// The server itself, with a WebSocket client of a few lines: frames from a thread of the test (as the
+// encoder's), input from the viewer that steers only, every wait bounded. Under ThreadSanitizer
+// (scripts/sanitize.sh thread) this is the check of the hand-overs between the threads.
+class Client {
+ public:
+  Client(std::uint16_t port, const std::string& target) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    timeval timeout{10, 0};  // every read bounded
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return;
+    write_all("GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+              "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+              "Sec-WebSocket-Version: 13\r\n\r\n");
+    while (buffer_.find("\r\n\r\n") == std::string::npos)
+      if (!fill()) return;
+    std::size_t const end = buffer_.find("\r\n\r\n") + 4;
+    status_ = std::atoi(buffer_.c_str() + buffer_.find(' ') + 1);
+    buffer_.erase(0, end);
+  }
+  ~Client() { close(fd_); }
+  int status() const { return status_; }
+
+  void send(const std::string& text) {  // one masked text frame (mask 0: the bytes as they are)
+    std::string frame{char(0x81)};
+    if (text.size() < 126) {
+      frame += char(0x80 | text.size());
+    } else {
+      frame += char(0x80 | 126);
+      frame += char(text.size() >> 8);
+      frame += char(text.size() & 0xff);
+    }
+    frame += std::string(4, '\0') + text;
+    write_all(frame);
+  }
+
+  // The next data message: (opcode, payload); nothing when the connection ends or a read times out.
+  std::optional<std::pair<int, std::string>> receive() {
+    for (;;) {
+      if (!need(2)) return std::nullopt;
+      int const opcode = buffer_[0] & 0x0f;
+      std::size_t length = std::uint8_t(buffer_[1]) & 0x7f, head = 2;
+      if (length == 126) {
+        if (!need(4)) return std::nullopt;
+        length = (std::size_t(std::uint8_t(buffer_[2])) << 8) | std::uint8_t(buffer_[3]);
+        head = 4;
+      } else if (length == 127) {
+        if (!need(10)) return std::nullopt;
+        length = 0;
+        for (int k = 0; k < 8; ++k) length = (length << 8) | std::uint8_t(buffer_[std::size_t(2 + k)]);
+        head = 10;
+      }
+      if (!need(head + length)) return std::nullopt;
+      std::string payload = buffer_.substr(head, length);
+      buffer_.erase(0, head + length);
+      if (opcode == 8) return std::nullopt;
+      if (opcode == 1 || opcode == 2) return std::pair{opcode, payload};
+    }
+  }
+
+ private:
+  bool fill() {
+    char chunk[65536];
+    ssize_t const n = recv(fd_, chunk, sizeof chunk, 0);
+    if (n <= 0) return false;
+    buffer_.append(chunk, std::size_t(n));
+    return true;
+  }
+  bool need(std::size_t n) {
+    while (buffer_.size() < n)
+      if (!fill()) return false;
+    return true;
+  }
+  void write_all(const std::string& bytes) {
+    for (std::size_t sent = 0; sent < bytes.size();) {
+      ssize_t const n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      sent += std::size_t(n);
+    }
+  }
+  int fd_ = -1, status_ = 0;
+  std::string buffer_;
+};
+
+FrameBytes frame_numbered(std::uint64_t sequence) {
+  FrameHeader h;
+  h.sequence = sequence;
+  auto bytes = std::make_shared<std::vector<std::uint8_t>>(kFrameHeaderBytes + 1000, std::uint8_t(sequence));
+  write_frame_header(h, bytes->data());
+  return bytes;
+}
+
+TEST(ServeServer, FramesReachEveryViewerAndInputComesFromTheSteeringOne) {
+  std::mutex log_mutex;
+  std::vector<std::string> log;
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(log_mutex);
+    log.push_back(line);
+  });
+  ASSERT_TRUE(server.loopback());
+  Client first(server.port(), "/ws"), second(server.port(), "/ws");
+  ASSERT_EQ(first.status(), 101);
+  ASSERT_EQ(second.status(), 101);
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (server.viewers() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(server.viewers(), 2u);
+
+  // Frames from another thread, faster than anyone reads: each viewer sees a rising series.
+  std::thread encoder([&] {
+    for (std::uint64_t k = 1; k <= 300; ++k) server.publish(frame_numbered(k));
+  });
+  auto frames_seen = [](Client& c, std::uint64_t until) {
+    std::vector<std::uint64_t> seen;
+    while (seen.empty() || seen.back() < until) {
+      auto const m = c.receive();
+      if (!m) break;
+      if (m->first != 2) continue;
+      auto const h = read_frame_header(reinterpret_cast<const std::uint8_t*>(m->second.data()), m->second.size());
+      if (!h) break;
+      seen.push_back(h->sequence);
+      c.send("a " + std::to_string(h->sequence));
+    }
+    return seen;
+  };
+  auto const a = frames_seen(first, 300);
+  encoder.join();
+  auto const b = frames_seen(second, 300);
+  for (auto const* seen : {&a, &b}) {
+    ASSERT_FALSE(seen->empty());
+    EXPECT_EQ(seen->back(), 300u);  // the newest always arrives
+    for (std::size_t k = 1; k < seen->size(); ++k) EXPECT_LT((*seen)[k - 1], (*seen)[k]);
+  }
+  EXPECT_LT(b.size(), 300u);  // the second read nothing while 300 were published: it got a few, not all
+
+  // Input: the first viewer steers; the second's is not taken; bad messages are counted.
+  second.send("p 9 1 1");
+  first.send("p 5 10 20");
+  first.send("p 6 nan 20");
+  // The next inputs from a viewer (the server's own ControlChanged notes aside), waiting up to 10 s.
+  auto viewer_inputs = [&] {
+    std::vector<ClientMessage> inputs;
+    auto const end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (inputs.empty() && std::chrono::steady_clock::now() < end) {
+      server.wait_input(0.05);
+      for (auto& m : server.take_inputs())
+        if (!std::holds_alternative<ControlChanged>(m.event)) inputs.push_back(m);
+    }
+    return inputs;
+  };
+  auto inputs = viewer_inputs();
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_EQ(inputs[0].id, 5u);
+  while (server.refused_messages() < 1 && std::chrono::steady_clock::now() < deadline + std::chrono::seconds(10))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(server.refused_messages(), 1u);
+
+  // The second takes control: its input counts from now on.
+  second.send("t 1");
+  second.send("w 10 1.5");
+  inputs = viewer_inputs();
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_EQ(inputs[0].id, 10u);
+}
+
+TEST(ServeServer, TokenIsCheckedOnEveryRequestOffTheLoopback) {
+  WebServer server({"0.0.0.0", 0}, "0123456789abcdef0123456789abcdef", "<p>page</p>", {});
+  ASSERT_FALSE(server.loopback());
+  EXPECT_EQ(Client(server.port(), "/ws").status(), 403);
+  EXPECT_EQ(Client(server.port(), "/ws?token=0123456789abcdef0123456789abcdee").status(), 403);
+  EXPECT_EQ(Client(server.port(), "/ws?token=0123456789abcdef0123456789abcdef").status(), 101);
+  EXPECT_EQ(server.refused_requests(), 2u);
+}
+#endif
+
+}  // namespace
+}  // namespace nbody::app::serve
