@@ -220,12 +220,9 @@ int run_simulation(const Options& o) {
   driver::Setup setup = make_setup(o);
   std::uint64_t steps = o.steps.value_or(1000);
   bool const blocks = setup.program.hermite.has_value();
-  if (o.t_end && blocks) {
+  if (o.t_end) {
     // Block steps are not known in advance: as many as it takes, none past the time (the simulation's limit).
-    agree(world(), [&] { (void)driver::steps_to_time(setup.clock, setup.program.dt, *o.t_end); });
-    steps = nbody::kMaxSteps - setup.clock.step;
-  } else if (o.t_end) {
-    agree(world(), [&] { steps = driver::steps_to_time(setup.clock, setup.program.dt, *o.t_end); });
+    agree(world(), [&] { steps = driver::steps_for_time(setup.clock, setup.program, *o.t_end); });
     if (steps == 0 && !o.quiet && writes_outputs())
       std::cerr << "notice: --t-end " << *o.t_end << ": the run is already at time " << setup.clock.time(setup.program.dt)
                 << "; no steps, the outputs hold its state\n";
@@ -244,7 +241,7 @@ int run_simulation(const Options& o) {
       driver::check_run_outputs(outputs, setup.clock.step, setup.clock.step + steps, {{"--json", o.json}});
   });
   multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock, &setup.hermite);
-  if (o.t_end && blocks) sim.set_time_limit(*o.t_end);
+  if (o.t_end) steps = driver::steps_for_time_limit(sim, *o.t_end);
   if (!o.quiet && blocks) {
     auto const& h = *setup.program.hermite;
     std::printf("nbody run: %zu bodies from %s\n  %s\n  %s, eta %g, eta_start %g, dt_max %g, ", sim.bodies(),

@@ -65,6 +65,21 @@ std::uint64_t steps_to_time(const multigpu::RunClock& c, double dt, double t_end
   return k;
 }
 
+std::uint64_t steps_for_time(const multigpu::RunClock& c, const sim::StepProgram& program, double t_end,
+                             const std::string& option) {
+  std::uint64_t const steps = steps_to_time(c, program.dt, t_end, option);  // the checks, for every integrator
+  if (!program.hermite) return steps;
+  return kMaxSteps - std::min(c.step, kMaxSteps);  // the block time is the simulation's: it stops there
+}
+
+std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, const std::string& option) {
+  std::uint64_t const steps = steps_for_time(sim.clock(), sim.program(), t_end, option);
+  if (!sim.block_steps()) return steps;
+  if (sim.time() >= t_end) return 0;
+  sim.set_time_limit(t_end);
+  return steps;
+}
+
 void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last,
                        const std::vector<std::pair<std::string, std::string>>& others) {
   auto all = others;
@@ -87,6 +102,11 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   Ranks const& ranks = sim.ranks();  // with several, each decision below is taken together
   bool const writer = ranks.rank() == 0;
   RunResult result;
+  // A time limit (steps_for_time_limit) is this run's: a later run by steps is not stopped by it.
+  struct ClearTimeLimit {
+    multigpu::Simulation& sim;
+    ~ClearTimeLimit() { sim.set_time_limit(INFINITY); }
+  } const clear_time_limit{sim};
 
   // The series file is opened before the first step: a name that cannot be written costs nothing.
   std::unique_ptr<DiagnosticsSeries> series;

@@ -79,6 +79,16 @@ struct RunResult {
 std::uint64_t steps_to_time(const multigpu::RunClock& clock, double dt, double t_end,
                             const std::string& option = "--t-end");
 
+// The steps a run to the time `t_end` gives run(), for every integrator, as every front end asks for it
+// (`nbody --run --t-end`, Python's run(t_end=...)). Fixed steps: steps_to_time(). Block steps (hermite4)
+// have no length known in advance: the count is the most a run may take from `clock`, and the simulation
+// itself stops at t_end (steps_for_time_limit below sets its limit). Same errors as steps_to_time().
+std::uint64_t steps_for_time(const multigpu::RunClock& clock, const sim::StepProgram& program, double t_end,
+                             const std::string& option = "--t-end");
+// steps_for_time() for this simulation from where it is now, and, for block steps, its time limit set to
+// t_end (run() clears it when it returns, so a later run by steps is not stopped by it).
+std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, const std::string& option = "--t-end");
+
 // Refuses (InputError), before any work, outputs of a run from `first` to `last` steps that could not
 // be written: each checkpoint and snapshot of the series (its name, and that it is no other output's
 // file, the front end's `others` (option, path) included), the diagnostics series. The final

@@ -115,7 +115,8 @@ std::vector<nb::handle> items(nb::handle value, const std::string& key, const ch
 const char* const kStartKeys[] = {"scenario", "n", "seed", "eccentricity"};
 const char* const kSettingKeys[] = {"integrator", "dt",       "damping", "softening", "precision",  "backend",
                                     "numgpus",    "gpus",     "weights", "threading", "launch",     "exchange",
-                                    "kernel",     "block_size", "fp64_rsqrt", "threads",    "mass_unit",  "length_unit"};
+                                    "kernel",     "block_size", "fp64_rsqrt", "threads",    "mass_unit",  "length_unit",
+                                    "eta",        "eta_start",  "dt_max"};
 
 bool is_one_of(const std::string& key, const char* const* begin, const char* const* end) {
   return std::find_if(begin, end, [&](const char* k) { return key == k; }) != end;
@@ -130,6 +131,7 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start) 
   std::optional<long long> numgpus;
   std::optional<std::vector<int>> gpus;
   std::optional<std::string> mass_unit, length_unit;
+  std::string softening_shown;
   for (auto [k, value] : options) {
     std::string const key = nb::cast<std::string>(k);
     bool const start_key = is_one_of(key, std::begin(kStartKeys), std::end(kStartKeys));
@@ -161,10 +163,11 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start) 
     } else if (key == "softening") {
       double const s = real(value, key);
       // The precision's own lower bound is checked with the device choice (driver::resolve_devices).
-      if (!(std::isfinite(s) && s > 0 && s <= kMaxSoftening))
+      if (!(std::isfinite(s) && s >= 0 && s <= kMaxSoftening))
         throw InputError("softening=" + shown(value) + ": must be a positive length of at most 1e12");
       physics.softening = s;
       run.given.softening = true;
+      softening_shown = shown(value);
     } else if (key == "precision") {
       dev.engine.precision = named<Precision>(value, key);
       run.given.precision = true;
@@ -190,9 +193,20 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start) 
     else if (key == "block_size") dev.engine.block_size = int(whole(value, key, 1, 1024));
     else if (key == "fp64_rsqrt") dev.engine.fp64_rsqrt = named<sim::Fp64Rsqrt>(value, key);
     else if (key == "threads") dev.engine.cpu_threads = int(whole(value, key, 1, kMaxThreads));
-    else if (key == "mass_unit") mass_unit = nb::cast<std::string>(value);
+    else if (key == "eta" || key == "eta_start" || key == "dt_max") {
+      // hermite4's, with the command line's bounds (core/bounds.h) and the keyword's name in the message.
+      double const v = real(value, key);
+      std::string why = key == "dt_max" ? dt_max_problem(v) : eta_problem(v);
+      if (!why.empty()) throw InputError(key + "=" + shown(value) + why.substr(why.find(':')));
+      if (key == "eta") physics.hermite.eta = v, run.given.eta = true;
+      else if (key == "eta_start") physics.hermite.eta_start = v, run.given.eta_start = true;
+      else physics.hermite.dt_max = v, run.given.dt_max = true;
+    } else if (key == "mass_unit") mass_unit = nb::cast<std::string>(value);
     else if (key == "length_unit") length_unit = nb::cast<std::string>(value);
   }
+  if (run.given.softening && physics.softening == 0.0 && physics.integrator != sim::Integrator::hermite4)
+    throw InputError("softening=" + softening_shown + ": must be a positive length of at most 1e12; 0 (no "
+                     "softening) only with integrator='hermite4'");
   // The files' units, as --mass-unit and --length-unit (both or neither; the run stays G = 1).
   if (mass_unit || length_unit) {
     run.units = sim::parse_units(mass_unit.value_or(""), length_unit.value_or(""));
@@ -439,6 +453,13 @@ class Engine {
   // 0.2 s): Ctrl-C stops the run as a signal stops `nbody --run` (its outputs written), and then
   // raises KeyboardInterrupt. Returns what the run did (steps, samples, files not written...).
   nb::dict run(std::uint64_t steps, nb::object callback, std::uint64_t every, nb::object self, const nb::dict& outputs) {
+    // A time limit that steps_to() set is this run's alone, refused outputs included.
+    struct ClearTimeLimit {
+      multigpu::Simulation* sim;
+      ~ClearTimeLimit() {
+        if (sim) sim->set_time_limit(INFINITY);
+      }
+    } const clear_time_limit{sim_.get()};
     Busy busy(*this, true);
     driver::RunOutputs o;
     o.summary = false;
@@ -510,10 +531,8 @@ class Engine {
   // Steps from now until the time reaches `t_end` (0 if it has): driver::steps_to_time.
   std::uint64_t steps_to(double t_end) {
     Busy busy(*this);
-    // hermite4's block steps have no fixed length: a count of them cannot be known in advance.
-    if (sim_->block_steps())
-      throw InputError("t_end: hermite4 runs to a time from the nbody command (--t-end); here give steps");
-    return driver::steps_to_time(sim_->clock(), sim_->program().dt, t_end, "t_end");
+    // hermite4's block steps have no fixed length: the simulation stops at t_end (the next run() clears it).
+    return driver::steps_for_time_limit(*sim_, t_end, "t_end");
   }
 
   // The state's arrays as read-only NumPy views of the host copy of this step (state()), no copy

@@ -143,16 +143,19 @@ class Simulation:
 
     scenario: "plummer", "random-sphere", "disk", "collision" or "two-body" (``names("scenario")``).
     n: bodies (None: 4096; two-body has 2). seed: the scenario's random seed.
-    integrator: "leapfrog", "omelyan4", "yoshida4" or "euler-damped".
+    integrator: "leapfrog", "omelyan4", "yoshida4", "euler-damped" or "hermite4" (fourth-order Hermite
+    with individual block time steps: a step is a block step; see eta, eta_start and dt_max below).
     dt: time step (None: the integrator's default, 0.01; 0.016 for euler-damped).
     softening: Plummer softening length (None: the scenario's, 0.01; 0.05 for disk and collision).
     precision: "fp32" or "fp64". backend: "auto" (GPUs if visible, else the CPU), "cuda" or "cpu".
     numgpus: devices to use (GPUs; with backend="cpu", host devices); None: every GPU, or one host
     device. gpus: explicit GPU ordinals, e.g. [0, 2]. threading: "single" or "workers".
-    launch: "stream" or "graph". Keyword-only: eccentricity (two-body), damping (euler-damped),
+    launch: "stream" or "graph". Keyword-only: eccentricity (two-body), damping (euler-damped; None: 0.995),
     exchange, kernel, block_size, fp64_rsqrt, weights, threads (the command line's options);
     mass_unit and length_unit (e.g. "1e5Msun", "1pc": what the checkpoints and snapshots call one
-    unit, as --mass-unit and --length-unit; both or neither; the run stays in G = 1 units).
+    unit, as --mass-unit and --length-unit; both or neither; the run stays in G = 1 units);
+    hermite4's eta (0.02), eta_start (0.01) and dt_max (1/16), as --eta, --eta-start, --dt-max;
+    softening 0 is allowed with hermite4 only (no regularisation).
 
     Other ways to make one: ``Simulation.from_arrays``, ``Simulation.load`` (tipsy) and
     ``Simulation.restart`` (a checkpoint, continued bit for bit).
@@ -166,15 +169,16 @@ class Simulation:
 
     def __init__(self, scenario="plummer", n=None, seed=42, integrator="leapfrog", dt=None, softening=None,
                  precision="fp64", backend="auto", numgpus=None, gpus=None, threading="single", launch="stream",
-                 *, eccentricity=0.5, damping=0.995, exchange="auto", kernel=None, block_size=None,
-                 fp64_rsqrt="series", weights=None, threads=None, mass_unit=None, length_unit=None, comm=None):
+                 *, eccentricity=0.5, damping=None, exchange="auto", kernel=None, block_size=None,
+                 fp64_rsqrt="series", weights=None, threads=None, mass_unit=None, length_unit=None, eta=None,
+                 eta_start=None, dt_max=None, comm=None):
         if n is None:
             n = 2 if scenario == "two-body" else DEFAULT_BODIES
         options = dict(scenario=scenario, n=n, seed=seed, integrator=integrator, dt=dt, softening=softening,
                        precision=precision, backend=backend, numgpus=numgpus, gpus=gpus, threading=threading,
                        launch=launch, eccentricity=eccentricity, damping=damping, exchange=exchange, kernel=kernel,
                        block_size=block_size, fp64_rsqrt=fp64_rsqrt, weights=weights, threads=threads,
-                       mass_unit=mass_unit, length_unit=length_unit)
+                       mass_unit=mass_unit, length_unit=length_unit, eta=eta, eta_start=eta_start, dt_max=dt_max)
         self._adopt(_nbody.Engine.create(options, _comm_handle(comm)))
 
     @classmethod
@@ -297,10 +301,8 @@ class Simulation:
             raise TypeError("run: give steps or t_end (one of them)")
         if steps is not None:
             total = _whole(steps, "steps", 0, _MAX_STEPS)
-        else:
-            if isinstance(t_end, bool) or not isinstance(t_end, numbers.Real) or not math.isfinite(t_end):
-                raise ValueError(f"t_end={t_end!r}: must be a finite time")
-            total = self._engine.steps_to(float(t_end))
+        elif isinstance(t_end, bool) or not isinstance(t_end, numbers.Real) or not math.isfinite(t_end):
+            raise ValueError(f"t_end={t_end!r}: must be a finite time")
         every = _whole(every, "every", 1, _MAX_STEPS)
         if callback is not None and not callable(callback):
             raise TypeError(f"callback: expected a callable, got {type(callback).__name__}")
@@ -313,6 +315,8 @@ class Simulation:
         for name, value in (("diagnostics_every", diagnostics_every), ("checkpoint_every", checkpoint_every),
                             ("snapshot_every", snapshot_every)):
             outputs[name] = None if value is None else _whole(value, name, 1, _MAX_STEPS)
+        if t_end is not None:  # last: hermite4's time limit, set here, is cleared by the run that follows
+            total = self._engine.steps_to(float(t_end))
         self.last_run = self._engine.run(total, callback, every, self, outputs)
         return self.last_run["steps"]
 

@@ -122,3 +122,26 @@ def test_assigned_bodies_step_as_a_run_started_from_them():
     sim.run(steps=5)
     fresh.run(steps=5)
     assert np.array_equal(sim.positions, fresh.positions) and np.array_equal(sim.velocities, fresh.velocities)
+
+
+def test_hermite4_to_a_time_equals_the_command_lines_run(tmp_path, cli):
+    # Block steps have no fixed length: run(t_end=...) and --t-end both stop at the time through the
+    # simulation's own limit (driver::steps_for_time_limit), which the next run by steps no longer has.
+    cli("--run", "--scenario", "plummer", "--bodies", 300, "--seed", 7, "--precision", "fp64", "--integrator",
+        "hermite4", "--eta", 0.05, "--t-end", 0.125, "--checkpoint", tmp_path / "cli.h5")
+    sim = nbody.Simulation(scenario="plummer", n=300, seed=7, precision="fp64", integrator="hermite4", eta=0.05,
+                           backend="cpu")
+    blocks = sim.run(t_end=0.125)
+    assert blocks > 0
+    assert sim.time == 0.125  # a multiple of dt_max: every body ends at the time itself
+    sim.checkpoint(tmp_path / "py.h5")
+    want, want_header = read(tmp_path / "cli.h5")
+    got, got_header = read(tmp_path / "py.h5")
+    for key in want:
+        assert same_bits(got[key], want[key]), key
+    assert got_header["Step"] == want_header["Step"] == blocks
+    with h5py.File(tmp_path / "cli.h5", "r") as a, h5py.File(tmp_path / "py.h5", "r") as b:
+        for name in a["Hermite"]:
+            assert same_bits(b["Hermite"][name][:], a["Hermite"][name][:]), name
+    assert sim.run(steps=5) == 5  # the time limit was that run's alone
+    assert sim.time > 0.125
