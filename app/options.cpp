@@ -23,7 +23,6 @@ namespace nbody::app {
 
 namespace {
 constexpr long long kMaxSteps = static_cast<long long>(nbody::kMaxSteps);  // the bound a checkpoint's Step has too
-constexpr long long kMaxDevices = 256;              // GPUs or host devices per process
 constexpr long long kMaxThreads = 1024;             // OpenMP threads: libgomp fails far above a machine's cores
 }  // namespace
 
@@ -367,14 +366,14 @@ std::optional<Options> parse_options(int argc, char** argv) {
   view->add_option("--point-size", o.point_size,
                    "sprite size in pixels at the initial viewing distance (default: from N, 24 for a few bodies, 2 "
                    "for a million)")
-      ->check(real_number(0, 1024, Ends::above_min, "a number of pixels"));
+      ->check(real_number(0, kMaxPointSize, Ends::above_min, "a number of pixels"));
   view->add_option("--brightness", o.brightness, "sprite brightness (light each body adds)")
-      ->check(real_number(0, 1e6, Ends::above_min, "a brightness"))
+      ->check(real_number(0, kMaxBrightness, Ends::above_min, "a brightness"))
       ->capture_default_str();
   view->add_flag("!--no-hud", o.hud, "hide the heads-up display");
   add_named(*view, "--interop", o.interop, "positions into GL: auto, on (CUDA-GL interop or fail), off (host upload)");
   view->add_option("--steps-per-frame", o.steps_per_frame, "simulation steps per frame")
-      ->check(whole_number(1, 1000000))
+      ->check(whole_number(1, kMaxStepsPerFrame))
       ->capture_default_str();
   cli.footer(std::string("Viewer keys: ") + kViewerKeys);
 
