@@ -170,6 +170,12 @@ class Viewer:
         status = self.wait_exit(max(30, 10 * seconds))
         return status, time.monotonic() - t0
 
+    def wait_started(self, seconds=30):
+        """Until the simulation says it started (the viewer goes on from the first frame meanwhile)."""
+        end = time.monotonic() + seconds
+        while "viewer: started" not in self.log() and time.monotonic() < end and self.alive():
+            time.sleep(0.1)
+
     def alive(self):
         return self.proc.poll() is None
 
@@ -216,11 +222,12 @@ def differing(a, b):
 def escape_in_a_text_field(nbody, folder):
     v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "512"], folder)
     try:
-        v.wait_for(lambda: "viewer: started" in v.log(), 30, "the simulation never started")
+        v.wait_started()
         starts = v.log().count("viewer: started")
         v.click("Simulation")
         v.click("N")
         v.key("q")
+        v.key("7")
         v.key("Escape")
         time.sleep(1)
         expect(v.alive(), "Escape in the N field closed the viewer\n" + v.log())
@@ -417,9 +424,7 @@ def close_and_sigterm_during_a_long_start_up(nbody, folder):
 def quit_during_a_long_step(nbody, folder):
     v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "120000", "--threads", "1"], folder)
     try:
-        end = time.monotonic() + 60
-        while "viewer: started" not in v.log() and time.monotonic() < end and v.alive():
-            time.sleep(0.1)
+        v.wait_started(60)
         time.sleep(1)  # the first step under way
         v.xdotool("key", "q")
         status, seconds = v.timed_exit(QUIT_SECONDS)
@@ -456,11 +461,27 @@ def quick_scenario_switches(nbody, folder):
                     v.xdotool("mousemove", *map(str, v.widget(name)), "click", "1")
                     time.sleep(0.15)
                 v.click_at(WIDTH - 100, HEIGHT - 100)
-            v.wait_for(lambda: "viewer: started two-body" in v.log(), 60, "two-body never started")
+            if switches:
+                # Settled: two-body the last run started, and no other for 5 s (longer than a run of
+                # 20,000 bodies takes to start: its first forces and energy, about 3 s).
+                last = [v.log().count("viewer: started"), time.monotonic()]
+
+                def settled():
+                    count = v.log().count("viewer: started")
+                    if count != last[0]:
+                        last[:] = [count, time.monotonic()]
+                    tail = [line for line in v.log().splitlines() if line.startswith("viewer: started")][-1:]
+                    return tail and tail[0].startswith("viewer: started two-body") and time.monotonic() - last[1] > 5
+
+                v.wait_for(settled, 120, "the switches never settled on two-body")
+            else:
+                v.wait_started()
             time.sleep(2)
             started = [line for line in v.log().splitlines() if line.startswith("viewer: started")]
-            expect(started[-1].startswith("viewer: started two-body"), "the last run is not two-body:\n" + v.log())
-            softenings.append(re.search(r"softening (\S+)", started[-1]).group(1))
+            if switches:
+                expect(started[-1].startswith("viewer: started two-body"), "the last run is not two-body:\n" + v.log())
+            said = re.search(r"softening (\S+)", started[-1]) if started else None
+            softenings.append(said.group(1) if said else "not said")
             v.key("h")  # the HUD hidden: its numbers differ
             time.sleep(2)  # the automatic exposure settles
             v.key("p")
@@ -474,7 +495,8 @@ def quick_scenario_switches(nbody, folder):
     expect(softenings[0] == softenings[1], f"softening {softenings[0]} after the switches, {softenings[1]} on two-body")
     changed = differing(pictures[0], pictures[1])
     print(f"pixels that differ from two-body started alone: {changed}")
-    expect(changed < len(pictures[0]) // 1000, f"{changed} pixels differ: other sprites or another view")
+    # Measured 0 (before: 959, the collision's view and sprites 20,000 bodies wide); two bodies cover few pixels.
+    expect(changed <= 50, f"{changed} pixels differ: other sprites or another view")
 
 
 # Values typed into the HUD are held to what the command line accepts (core/bounds.h): dt 0 and
@@ -483,7 +505,7 @@ def quick_scenario_switches(nbody, folder):
 def hud_values_held_to_command_line_bounds(nbody, folder):
     v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "512"], folder)
     try:
-        v.wait_for(lambda: "viewer: started" in v.log(), 30, "the simulation never started")
+        v.wait_started()
         v.click("Simulation")
         v.ctrl_click("dt")
         v.type_value("0")
