@@ -184,6 +184,8 @@ TEST_P(LiveSwitches, OnItsThreadItStepsOneBatchPerFrameShown) {
     }
     return step;
   };
+  // Its start-up (on the thread) first: the first frame exists before it can be shown.
+  for (int k = 0; k < 600 && live.stats().generation == 0; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(settle(), 0u) << "the first frame was never shown";
   live.frame_shown();
   EXPECT_EQ(settle(), 3u);

@@ -32,7 +32,7 @@ def expect(condition, what):
 class Viewer:
     """One nbody viewer in one Xvfb; the log is its stderr."""
 
-    def __init__(self, nbody, args, folder, hud_seconds=60):
+    def __init__(self, nbody, args, folder, hud_seconds=60, started=True):
         self.folder = folder
         read_end, write_end = os.pipe()
         self.xvfb = subprocess.Popen(
@@ -53,6 +53,11 @@ class Viewer:
         self.proc = subprocess.Popen(self.command, env=self.env, stdout=subprocess.DEVNULL, stderr=self.log_file)
         self.wait_for(lambda: self.widget("Keys"), hud_seconds, "the HUD never appeared")
         self.first_frame_seconds = time.monotonic() - self.started
+        if started:
+            # The HUD shows from the first frame, while the simulation starts; its lines (and the widgets
+            # below them) settle once it has started.
+            self.wait_started(60)
+            time.sleep(0.5)
         # The pointer enters the window once, as a person's would, away from the HUD.
         self.xdotool("mousemove", str(WIDTH - 20), str(HEIGHT - 20))
         time.sleep(0.3)
@@ -111,6 +116,21 @@ class Viewer:
         time.sleep(0.1)
         self.xdotool("keyup", name)
         time.sleep(0.4)
+
+    # Tests that click the HUD's widgets start paused: a running simulation's time and energy change the
+    # width of a line of the HUD, which then wraps or not from frame to frame and moves every widget
+    # below it by a line between a look at a widget and the click on it.
+    def click_until(self, label, shows, tries=3):
+        """Clicks LABEL until SHOWS is traced: a line of the HUD that wraps as its numbers change may
+        move the widget between the look and the click."""
+        for _ in range(tries):
+            self.click(label)
+            end = time.monotonic() + 2
+            while time.monotonic() < end:
+                if self.widget(shows):
+                    return
+                time.sleep(0.1)
+        raise Failure(f"clicking {label!r} never showed {shows!r}\n{self.log()}")
 
     def ctrl_click(self, label):
         """Ctrl+click: a slider becomes a field to type a value into."""
@@ -220,11 +240,10 @@ def differing(a, b):
 # outside the field do quit: the control that shows they reach the viewer at all. An edit given up
 # (N, and dt typed into its slider) changes nothing: no new simulation, the energy's reference kept.
 def escape_in_a_text_field(nbody, folder):
-    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "512"], folder)
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "512", "--paused"], folder)
     try:
-        v.wait_started()
         starts = v.log().count("viewer: started")
-        v.click("Simulation")
+        v.click_until("Simulation", "N")
         v.click("N")
         v.key("q")
         v.key("7")
@@ -246,11 +265,10 @@ def escape_in_a_text_field(nbody, folder):
 
 # Escape with a drop-down list open closes the list, not the viewer; the same key on the bodies quits.
 def escape_in_a_popup(nbody, folder):
-    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "512"], folder)
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "512", "--paused"], folder)
     try:
-        v.click("Simulation")
-        v.click("scenario")
-        v.wait_for(lambda: v.widget("two-body"), 10, "the scenario list did not open")
+        v.click_until("Simulation", "N")
+        v.click_until("scenario", "two-body")
         v.key("Escape")
         time.sleep(1)
         expect(v.alive(), "Escape in the open scenario list closed the viewer\n" + v.log())
@@ -285,10 +303,10 @@ def screenshot_that_cannot_be_written(nbody, folder):
 
 # The scenario list in the HUD: two-body chosen, the session goes on with two bodies.
 def scenario_switch(nbody, folder):
-    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "2048"], folder)
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "2048", "--paused"], folder)
     try:
-        v.click("Simulation")
-        v.click("scenario")
+        v.click_until("Simulation", "N")
+        v.click_until("scenario", "two-body")
         v.click("two-body")
         time.sleep(1.5)
         expect(v.alive(), "switching to two-body closed the viewer\n" + v.log())
@@ -302,9 +320,9 @@ def scenario_switch(nbody, folder):
 
 # A body count that is not one, typed into N: a message, and the run goes on with its own N.
 def bad_body_count(nbody, folder):
-    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "1000"], folder)
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "1000", "--paused"], folder)
     try:
-        v.click("Simulation")
+        v.click_until("Simulation", "N")
         v.click("N")
         v.key("ctrl+a")
         for key in ("minus", "7", "Return"):
@@ -385,7 +403,7 @@ QUIT_SECONDS = 1.5
 
 def first_frame_at_once(nbody, folder):
     v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "65536", "--threads", "1"], folder,
-               hud_seconds=FIRST_FRAME_SECONDS)
+               hud_seconds=FIRST_FRAME_SECONDS, started=False)
     try:
         print(f"first frame after {v.first_frame_seconds:.2f} s")
         expect("viewer: started" not in v.log(), "the start-up was over before the first frame:\n" + v.log())
@@ -403,7 +421,7 @@ def first_frame_at_once(nbody, folder):
 def close_and_sigterm_during_a_long_start_up(nbody, folder):
     args = ["--scenario", "plummer", "--bodies", "2000000", "--threads", "1"]
     for how in ("close", "sigterm"):
-        v = Viewer(nbody, args, folder, hud_seconds=FIRST_FRAME_SECONDS)
+        v = Viewer(nbody, args, folder, hud_seconds=FIRST_FRAME_SECONDS, started=False)
         try:
             time.sleep(3)  # the bodies made, the first forces under way
             if how == "close":
@@ -449,9 +467,8 @@ def quick_scenario_switches(nbody, folder):
         v = Viewer(nbody, start + ["--threads", "1", "--paused", "--screenshot-dir", shots], folder)
         try:
             if switches:
-                v.click("Simulation")
-                v.click("scenario")
-                v.wait_for(lambda: v.widget("two-body"), 10, "the scenario list did not open")
+                v.click_until("Simulation", "N")
+                v.click_until("scenario", "two-body")
                 names = ["collision", "two-body", "disk", "two-body", "collision", "plummer", "two-body", "collision",
                          "disk", "two-body", "collision", "plummer", "disk", "collision", "two-body"]
                 for k, name in enumerate(names):
@@ -503,10 +520,10 @@ def quick_scenario_switches(nbody, folder):
 # steps/update 0 are refused with a message, and change nothing; dt 0.1, beyond the slider but a dt the
 # command line takes, is taken.
 def hud_values_held_to_command_line_bounds(nbody, folder):
-    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "512"], folder)
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "512", "--paused"], folder)
     try:
         v.wait_started()
-        v.click("Simulation")
+        v.click_until("Simulation", "N")
         v.ctrl_click("dt")
         v.type_value("0")
         v.wait_for(lambda: "dt 0 refused" in v.log(), 10, "no message about dt 0")
