@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "app/run_config_json.h"
+#include "core/bounds.h"
 #include "core/clock.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
@@ -24,23 +25,53 @@ namespace {
 // bound on their wait (NBODY_RANK_TIMEOUT, 900 s by default; tests set a few seconds).
 constexpr double kKeepAliveSeconds = 1.0;
 
+// A batch of steps goes to the devices in runs of about this long (from the recent step time), with
+// a look between runs for a quit or a new run: on a GPU, whose steps are queued, the wait is then
+// at most a run (one step, where a step takes longer); on the CPU a step gives up between bodies.
+constexpr double kRunSeconds = 1.0 / 60.0;
+
+std::string number_text(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+std::string count_text(std::size_t n) {
+  std::string digits = std::to_string(n), text;
+  for (std::size_t k = 0; k < digits.size(); ++k) {
+    if (k > 0 && (digits.size() - k) % 3 == 0) text += ',';
+    text += digits[k];
+  }
+  return text;
+}
+
 }  // namespace
 
-LiveSimulation::LiveSimulation(driver::Setup setup, driver::RunConfig run, std::optional<int> frames_device,
-                               bool track_energy)
+LiveSimulation::LiveSimulation(driver::RunConfig run, std::optional<int> frames_device, bool track_energy)
     : ranks_(world()),
       leads_(ranks_.rank() == 0),
+      run_(std::move(run)),
       // Every rank's bodies in one frame: a host copy gathered from the ranks.
       frames_device_(ranks_.size() > 1 ? std::nullopt : frames_device),
       track_energy_(track_energy),
-      origin_(Clock::now()) {
-  sim::BodySet const bodies = setup.bodies;
-  multigpu::RunClock const clock = setup.clock;
-  rebuild(bodies, setup, clock, run);
+      origin_(Clock::now()) {}
+
+LiveSimulation::LiveSimulation(driver::Setup setup, driver::RunConfig run, std::optional<int> frames_device,
+                               bool track_energy)
+    : LiveSimulation(std::move(run), frames_device, track_energy) {
+  start_setup_ = std::move(setup);
+}
+
+bool LiveSimulation::quick_energy(const driver::Setup& setup) {
+  return setup.config.backend == sim::Backend::cuda ? setup.bodies.size() <= (1u << 20) : setup.bodies.size() <= 65536;
 }
 
 LiveSimulation::~LiveSimulation() {
-  stop_ = true;
+  {
+    std::lock_guard<std::mutex> lock(control_mutex_);
+    stop_ = true;
+    cancel_ = true;  // a CPU step or start-up in progress is abandoned: nothing will show it
+  }
   control_changed_.notify_all();
   if (thread_.joinable()) thread_.join();
   if (leads_ && ranks_.size() > 1) {
@@ -55,9 +86,13 @@ LiveSimulation::~LiveSimulation() {
 
 void LiveSimulation::send(const Plan& plan) {
   if (ranks_.size() == 1) return;
-  nlohmann::json j = {{"steps", plan.steps}, {"energy", plan.energy}, {"stop", plan.stop}, {"changes", nlohmann::json::array()}};
+  nlohmann::json j = {{"steps", plan.steps},
+                      {"energy", plan.energy},
+                      {"stop", plan.stop},
+                      {"start", plan.start},
+                      {"changes", nlohmann::json::array()}};
   for (auto const& c : plan.changes)
-    j["changes"].push_back({{"kind", int(c.kind)}, {"path", c.path}, {"run", to_json(c.run)}});
+    j["changes"].push_back({{"kind", int(c.kind)}, {"path", c.path}, {"run", to_json(c.run)}, {"number", c.number}});
   (void)ranks_.all_gather(j.dump());
 }
 
@@ -68,8 +103,10 @@ LiveSimulation::Plan LiveSimulation::receive() {
   plan.steps = j.at("steps").get<std::uint64_t>();
   plan.energy = j.at("energy").get<bool>();
   plan.stop = j.at("stop").get<bool>();
+  plan.start = j.at("start").get<bool>();
   for (auto const& c : j.at("changes"))
-    plan.changes.push_back({Change::Kind(c.at("kind").get<int>()), run_config_from_json(c.at("run")), c.at("path").get<std::string>()});
+    plan.changes.push_back({Change::Kind(c.at("kind").get<int>()), run_config_from_json(c.at("run")),
+                            c.at("path").get<std::string>(), c.at("number").get<std::uint64_t>()});
   return plan;
 }
 
@@ -79,8 +116,14 @@ int LiveSimulation::follow() {
     if (plan.stop) break;
     execute(plan);
     take_messages();  // rank 0 reports
+    check_started();  // every rank's start-up fails alike (agree()): each ends with it
   }
   return interrupt_signal() ? interrupted_exit_code(interrupt_signal()) : 0;
+}
+
+void LiveSimulation::check_started() const {
+  std::lock_guard<std::mutex> lock(control_mutex_);
+  if (start_failure_) std::rethrow_exception(start_failure_);
 }
 
 void LiveSimulation::start() {
@@ -102,14 +145,22 @@ void LiveSimulation::step_once() {
   control_changed_.notify_all();
 }
 
-void LiveSimulation::set_steps_per_update(int steps) { steps_per_update_ = std::max(1, steps); }
+void LiveSimulation::set_steps_per_update(int steps) {
+  steps_per_update_ = int(std::clamp<long long>(steps, 1, kMaxStepsPerFrame));
+}
 
-void LiveSimulation::request(Change change) {
+std::uint64_t LiveSimulation::request(Change change) {
+  std::uint64_t number = 0;
   {
     std::lock_guard<std::mutex> lock(control_mutex_);
+    change.number = number = ++requests_;
+    // A new run makes the step or the start-up in progress worthless: abandoned (CPU), it ends within
+    // a millisecond or so instead of the minutes a step of 300,000 bodies takes.
+    if (change.kind == Change::Kind::reset) cancel_ = true;
     changes_.push_back(std::move(change));
   }
   control_changed_.notify_all();
+  return number;
 }
 
 std::vector<std::string> LiveSimulation::take_messages() {
@@ -156,8 +207,12 @@ void LiveSimulation::run_thread() {
     {
       std::unique_lock<std::mutex> lock(control_mutex_);
       control_changed_.wait_for(lock, std::chrono::milliseconds(100), [&] {
-        return stop_ || !changes_.empty() || step_once_ || (!paused_ && !frame_pending_);
+        return stop_ || !changes_.empty() || step_once_ || (!paused_ && !frame_pending_) || !sim_;
       });
+      if (start_failure_) {  // nothing to run: the viewer ends with the failure (check_started)
+        control_changed_.wait_for(lock, std::chrono::milliseconds(100), [&] { return bool(stop_); });
+        continue;
+      }
     }
     if (stop_) break;
     try {
@@ -172,47 +227,95 @@ void LiveSimulation::update() {
   Plan plan;
   {
     std::lock_guard<std::mutex> lock(control_mutex_);
+    if (start_failure_) return;
     plan.changes.assign(std::make_move_iterator(changes_.begin()), std::make_move_iterator(changes_.end()));
     changes_.clear();
+    cancel_ = bool(stop_);  // from here on only a newer request (or the end) abandons the work
   }
+  // No simulation yet (or the last start was superseded by a reset that failed): start. On the
+  // thread that start-up is a plan of its own, so that its frame is shown before the first steps.
+  plan.start = !sim_;
   bool const once = step_once_.exchange(false);
-  bool const waits = (paused_ && !once) || (threaded_ && frame_pending_ && !once);  // paused, or the last frame unseen
+  bool const waits = (paused_ && !once) || (threaded_ && (frame_pending_ || plan.start) && !once);  // paused, or the last frame unseen
   if (!waits) plan.steps = once ? 1 : std::uint64_t(steps_per_update_.load());
   // Energy: measured when the last pass is a small share of the time since (a tenth at most).
-  plan.energy = track_energy_ && e0_ && plan.steps > 0 &&
+  plan.energy = tracking_ && e0_ && plan.steps > 0 &&
                 seconds_since(origin_) - last_energy_wall_ > std::max(1.0, 10.0 * energy_seconds_);
   // The other ranks wait for each plan in a collective call, which gives up after NBODY_RANK_TIMEOUT
   // (mpi/mpi_ranks.cpp): a paused viewer still sends an empty plan now and then.
   bool const keep_alive = ranks_.size() > 1 && seconds_since(origin_) - last_plan_wall_ > kKeepAliveSeconds;
-  if (plan.changes.empty() && plan.steps == 0 && !keep_alive) return;
+  if (!plan.start && plan.changes.empty() && plan.steps == 0 && !keep_alive) return;
   last_plan_wall_ = seconds_since(origin_);
   send(plan);
   execute(plan);
 }
 
+bool LiveSimulation::superseded() const { return ranks_.size() == 1 && cancel_.load(); }
+
+void LiveSimulation::set_starting(const std::string& what) {
+  std::lock_guard<std::mutex> lock(frame_mutex_);
+  stats_.starting = what;
+}
+
 void LiveSimulation::execute(const Plan& plan) {
-  for (auto const& change : plan.changes) {
-    try {
-      apply(change);
-    } catch (const Interrupted&) {
-      throw;
-    } catch (const std::exception& e) {
-      // The run carries on as it was: a change that cannot be made is only a message. With several
-      // ranks every rank refuses it alike (agree()).
-      message(std::string("could not apply the change: ") + e.what());
+  // The last reset of the plan makes the next simulation: a start-up, resets and settings before it
+  // would be thrown away at once (fifteen quick scenario switches build one simulation, the last).
+  std::size_t last_reset = plan.changes.size();
+  for (std::size_t k = 0; k < plan.changes.size(); ++k)
+    if (plan.changes[k].kind == Change::Kind::reset) last_reset = k;
+  bool const resets = last_reset < plan.changes.size();
+  try {
+    if (plan.start && !resets) start_up();
+    for (std::size_t k = 0; k < plan.changes.size(); ++k) {
+      Change const& change = plan.changes[k];
+      bool const save = change.kind == Change::Kind::save;
+      bool const skip = resets && k < last_reset && !save;
+      if (!skip && (save || !superseded())) {
+        applying_ = change.number;
+        try {
+          apply(change);
+        } catch (const Interrupted&) {
+          throw;
+        } catch (const sim::StepCancelled&) {
+          // A newer request came while this one was being made: it is dropped, the newer one follows.
+        } catch (const std::exception& e) {
+          // The run carries on as it was: a change that cannot be made is only a message. With several
+          // ranks every rank refuses it alike (agree()).
+          message(std::string("could not apply the change: ") + e.what());
+          std::lock_guard<std::mutex> lock(frame_mutex_);
+          ++stats_.refused;
+        }
+        applying_ = 0;
+      }
       std::lock_guard<std::mutex> lock(frame_mutex_);
-      ++stats_.refused;
+      stats_.changes_done = std::max(stats_.changes_done, change.number);
     }
+    if (torn_ && !superseded() && !stop_) restore();  // a reset that failed: the run goes on from its last frame
+    if (plan.steps == 0 || !sim_ || torn_ || superseded()) return;
+  } catch (const sim::StepCancelled&) {
+    return;  // the start-up or the restore was abandoned for a newer request: the next update makes it
   }
-  if (plan.steps == 0) return;
+  std::uint64_t done = 0;
   try {
     auto const t0 = Clock::now();
-    sim_->advance(plan.steps);
-    sim_->synchronize();
+    // In runs of about kRunSeconds: between them a new run or the end stops the batch (alone; with
+    // several ranks every rank must take the same steps).
+    while (done < plan.steps && (done == 0 || !superseded())) {
+      double const ms = stats().step_ms;
+      std::uint64_t const run = std::min<std::uint64_t>(
+          plan.steps - done, ms > 0 ? std::max<std::uint64_t>(1, std::uint64_t(1e3 * kRunSeconds / ms)) : 1);
+      sim_->advance(run);
+      sim_->synchronize();
+      done += run;
+    }
     double const seconds = seconds_since(t0);
-    capture(1e3 * seconds / double(plan.steps), plan.steps, plan.energy);
+    capture(1e3 * seconds / double(done), done, plan.energy && done == plan.steps);
   } catch (const Interrupted&) {
     throw;
+  } catch (const sim::StepCancelled&) {
+    // The step was abandoned part-way: the simulation is torn. The newer request replaces it, or,
+    // failing that, restore() rebuilds it from the last frame; nothing shows or saves it meanwhile.
+    torn_ = true;
   } catch (const std::exception& e) {
     // Alone, the viewer pauses and says why. The other ranks of a run cannot learn of it in time
     // (they wait in the exchange): the run ends.
@@ -225,18 +328,70 @@ void LiveSimulation::execute(const Plan& plan) {
   }
 }
 
+void LiveSimulation::start_up() {
+  try {
+    driver::Setup setup;
+    if (start_setup_) {
+      setup = *start_setup_;
+    } else {
+      set_starting("starting: making the bodies");
+      agree(ranks_, [&] { setup = driver::make_setup(run_); });
+    }
+    for (auto const& n : setup.notices) message(n);
+    rebuild(setup.bodies, setup, setup.clock, run_);
+    start_setup_.reset();
+    message("started " + setup.source + ", " + count_text(sim_->bodies()) + " bodies, softening " +
+            number_text(sim_->config().softening));
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const sim::StepCancelled&) {
+    throw;
+  } catch (const std::exception&) {
+    set_starting("");
+    std::lock_guard<std::mutex> lock(control_mutex_);
+    start_failure_ = std::current_exception();
+  }
+}
+
+void LiveSimulation::restore() {
+  // The state of the front frame, on the settings and the clock it was captured with; the energy's
+  // reference stays. (CPU runs only tear, and their frames are on the host.)
+  sim::BodySet const bodies = host_frames_[front_];
+  driver::Setup setup = setup_;
+  setup.initial_energy = e0_;
+  rebuild(bodies, setup, frame_clock_, run_);
+  message("the run goes on from step " + std::to_string(frame_clock_.step));
+}
+
 void LiveSimulation::apply(const Change& change) {
+  bool const needs_state = change.kind != Change::Kind::reset;
+  if (needs_state && !sim_) throw RuntimeFailure("no simulation yet");
+  if (needs_state && torn_) restore();  // a settings change or a save reads the state: whole, from the last frame
   switch (change.kind) {
     case Change::Kind::reset: {
       driver::Setup setup;
-      agree(ranks_, [&] { setup = driver::make_setup(change.run); });
+      set_starting("starting: making the bodies");
+      try {
+        agree(ranks_, [&] { setup = driver::make_setup(change.run); });
+      } catch (...) {
+        set_starting("");
+        throw;
+      }
       for (auto const& n : setup.notices) message(n);
       sim::BodySet const bodies = setup.bodies;
       rebuild(bodies, setup, setup.clock, change.run);
-      message("started " + setup.source + ", " + std::to_string(bodies.size()) + " bodies");
+      message("started " + setup.source + ", " + count_text(bodies.size()) + " bodies, softening " +
+              number_text(sim_->config().softening));
       break;
     }
     case Change::Kind::settings: {
+      // Nothing to change (an edit given up, a value set to what it was): nothing is rebuilt, so the
+      // energy's reference and the step timing stay.
+      driver::RunConfig same = change.run;
+      same.initial = run_.initial;
+      same.given = run_.given;
+      same.units = run_.units;
+      if (to_json(same) == to_json(run_)) break;
       // The same state and clock on the new settings; a new dt goes on from the time reached.
       std::vector<std::string> notices;
       driver::Setup const setup = driver::with_settings(setup_, *sim_, change.run, &notices);
@@ -255,26 +410,38 @@ void LiveSimulation::apply(const Change& change) {
 void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& setup, multigpu::RunClock clock,
                              const driver::RunConfig& run) {
   // Everything of the new simulation first (while the old one still exists: both are in memory for
-  // a moment); nothing of the old is touched until all of it succeeded.
-  auto next = std::make_unique<multigpu::Simulation>(bodies, setup.program, setup.config, clock);
+  // a moment); nothing of the old is touched until all of it succeeded. Its forces and energy (O(N^2))
+  // give up when a newer request comes (sim::StepCancelled), and the new one is discarded.
+  struct Starting {
+    LiveSimulation& live;
+    ~Starting() { live.set_starting(""); }
+  } const starting{*this};
+  set_starting("starting: the first forces of " + count_text(bodies.size()) + " bodies");
+  multigpu::SimulationConfig config = setup.config;
+  config.cancel = &cancel_;
+  auto next = std::make_unique<multigpu::Simulation>(bodies, setup.program, config, clock);
   bool const on_device =
       frames_device_ && setup.config.backend == sim::Backend::cuda && setup.config.engine.precision == Precision::fp32;
   std::unique_ptr<render::DeviceFrames> frames;
   if (on_device) frames = std::make_unique<render::DeviceFrames>(*frames_device_, bodies.size());
+  bool const tracked = track_energy_ && quick_energy(setup);
   std::optional<double> e0 = setup.initial_energy;
   double energy_seconds = energy_seconds_, last_energy_wall = last_energy_wall_;
-  if (track_energy_ && !e0) {
+  if (tracked && !e0) {
+    set_starting("starting: the initial energy of " + count_text(bodies.size()) + " bodies");
     auto const t0 = Clock::now();
     e0 = next->diagnostics().total();
     energy_seconds = seconds_since(t0);
     last_energy_wall = seconds_since(origin_);
   }
-  std::uint64_t const refused = stats().refused;
+  LiveStats const before = stats();
   sim_ = std::move(next);
+  torn_ = false;
   run_ = run;
   setup_ = setup;
   setup_.bodies = sim::BodySet{};  // the simulation holds the state now
   e0_ = e0;
+  tracking_ = tracked;
   energy_seconds_ = energy_seconds;
   last_energy_wall_ = last_energy_wall;
   {
@@ -283,7 +450,10 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
     host_frames_[0] = host_frames_[1] = bodies;
     stats_ = LiveStats{};
     stats_.generation = ++generation_;
-    stats_.refused = refused;
+    stats_.refused = before.refused;
+    stats_.changes_done = std::max(before.changes_done, applying_);
+    stats_.energy_tracked = tracked;
+    stats_.backend = sim_->config().backend;
     stats_.bodies = bodies.size();
     stats_.description = sim_->describe();
     stats_.source = setup.source;
@@ -318,12 +488,32 @@ void LiveSimulation::capture(double step_ms, std::uint64_t steps, bool energy) {
     if (on_device) sim_->state(centre_state_);  // the follow camera's centre needs positions on the host
     centre = render::centre_of(on_device ? centre_state_.pos_mass : back.pos_mass);
   }
-  // Energy: on the cadence update() planned (every rank measures together).
-  std::optional<double> energy_error;
-  sim::Diagnostics measured;
+  {
+    std::lock_guard<std::mutex> lock(frame_mutex_);
+    if (on_device) {
+      device_frames_->flip();
+    } else {
+      front_ ^= 1;
+    }
+    if (centre) centre_ = centre;
+    stats_.step = sim_->steps_done();
+    stats_.time = sim_->time();
+    if (steps > 0) {
+      stats_.step_ms = stats_.step_ms == 0 ? step_ms : 0.8 * stats_.step_ms + 0.2 * step_ms;
+      stats_.steps_per_s = stats_.step_ms > 0 ? 1e3 / stats_.step_ms : 0;
+      double const n = double(sim_->bodies());
+      stats_.interactions_per_s = double(sim_->program().drifts()) * n * n * stats_.steps_per_s;
+    }
+    ++frame_number_;
+    frame_pending_ = true;
+  }
+  frame_clock_ = sim_->clock();
+  // Energy: on the cadence update() planned (every rank measures together), after the frame is out.
+  // Abandoned for a newer request (sim::StepCancelled), it tears the simulation: the front frame,
+  // just taken, is where restore() would go on from.
   if (energy) {
     auto const t0 = Clock::now();
-    measured = sim_->diagnostics();
+    sim::Diagnostics const measured = sim_->diagnostics();
     double const e = measured.total();
     energy_seconds_ = seconds_since(t0);
     last_energy_wall_ = seconds_since(origin_);
@@ -332,31 +522,12 @@ void LiveSimulation::capture(double step_ms, std::uint64_t steps, bool energy) {
       message("paused: the state is no longer finite at step " + std::to_string(sim_->steps_done()) +
               "; the time step is too long or the softening too small (dt, softening)");
     }
-    energy_error = sim::relative_energy_error(e, *e0_);
-  }
-  std::lock_guard<std::mutex> lock(frame_mutex_);
-  if (on_device) {
-    device_frames_->flip();
-  } else {
-    front_ ^= 1;
-  }
-  if (centre) centre_ = centre;
-  stats_.step = sim_->steps_done();
-  stats_.time = sim_->time();
-  if (steps > 0) {
-    stats_.step_ms = stats_.step_ms == 0 ? step_ms : 0.8 * stats_.step_ms + 0.2 * step_ms;
-    stats_.steps_per_s = stats_.step_ms > 0 ? 1e3 / stats_.step_ms : 0;
-    double const n = double(sim_->bodies());
-    stats_.interactions_per_s = double(sim_->program().drifts()) * n * n * stats_.steps_per_s;
-  }
-  if (energy_error) {
-    stats_.energy_error = energy_error;
+    std::lock_guard<std::mutex> lock(frame_mutex_);
+    stats_.energy_error = sim::relative_energy_error(e, *e0_);
     stats_.energy_time = sim_->time();
     stats_.virial_ratio = measured.virial_ratio();
     stats_.lagrangian_radii = measured.lagrangian_radii;
   }
-  ++frame_number_;
-  frame_pending_ = true;
 }
 
 }  // namespace nbody::app

@@ -1,8 +1,11 @@
 // app/live_simulation.h - the viewer's simulation: it advances on a thread of its own while the
 // render loop draws the latest completed frame at the display's rate, so a step of seconds never
-// blocks a key, a drag or the HUD. Changes from the HUD (scenario, N, dt, softening, damping,
-// precision, threading, device count) are applied between two steps; a change that cannot be made
-// (bad input) becomes a message and the run carries on as it was.
+// blocks a key, a drag or the HUD. Its start-up (the bodies made, the first forces, the initial
+// energy) runs on that thread too, so the first frame shows at once. Changes from the HUD (scenario,
+// N, dt, softening, damping, precision, threading, device count) are applied between two steps; a
+// change that cannot be made (bad input) becomes a message and the run carries on as it was. A new
+// run (scenario, N) or the end of the viewer abandons a CPU step in progress between two bodies; the
+// torn state is never shown or saved.
 #pragma once
 
 #include <array>
@@ -10,6 +13,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,6 +42,7 @@ struct Change {
   Kind kind = Kind::settings;
   driver::RunConfig run;
   std::string path;
+  std::uint64_t number = 0;  // given by request(): 1, 2, 3... in the order asked
 };
 
 // What the HUD shows of the simulation, as of the latest frame.
@@ -60,16 +65,28 @@ struct LiveStats {
   double dt = 0, softening = 0;
   std::size_t devices = 1;
   std::vector<Slice> slices;
-  std::uint64_t generation = 0;        // a new simulation (new N, layout, scenario) changes it
+  std::uint64_t generation = 0;        // a new simulation (new N, layout, scenario) changes it; 0: none yet
   std::uint64_t refused = 0;           // changes that could not be made, so far
+  // The number of the latest change dealt with (made, refused, or superseded by a later one): with a
+  // new generation, the change that made it, or a later one.
+  std::uint64_t changes_done = 0;
+  std::string starting;                // while a simulation is being built: what it is doing, else ""
+  bool energy_tracked = false;         // the energy is measured (where quick enough: quick_energy)
+  sim::Backend backend = sim::Backend::cpu;
 };
 
 class LiveSimulation {
  public:
   // `frames_device`: capture frames in the memory of that GPU (for CUDA-GL interop) rather than
-  // on the host; only for an fp32 CUDA run.
+  // on the host; only for an fp32 CUDA run. `track_energy`: measure the energy where it is quick
+  // enough (quick_energy). Nothing is built here: the first update() (on the thread, after start())
+  // makes the bodies from `run`, or takes `setup`'s, and builds the simulation.
+  LiveSimulation(driver::RunConfig run, std::optional<int> frames_device, bool track_energy);
   LiveSimulation(driver::Setup setup, driver::RunConfig run, std::optional<int> frames_device, bool track_energy);
-  ~LiveSimulation();  // stops the thread (after the step in progress)
+  ~LiveSimulation();  // stops the thread, abandoning a CPU step or start-up in progress
+  // The energy is an O(N^2) pass: tracked where it keeps a cadence (CUDA up to 2^20 bodies, the CPU
+  // up to 65,536).
+  static bool quick_energy(const driver::Setup& setup);
   LiveSimulation(const LiveSimulation&) = delete;
   LiveSimulation& operator=(const LiveSimulation&) = delete;
 
@@ -93,8 +110,13 @@ class LiveSimulation {
   void set_paused(bool paused);
   bool paused() const { return paused_; }
   void step_once();
-  void set_steps_per_update(int steps);
-  void request(Change change);
+  void set_steps_per_update(int steps);  // clamped to 1..kMaxStepsPerFrame (core/bounds.h)
+  // Queues a change and returns its number (LiveStats::changes_done). A reset abandons the CPU
+  // step (or the start-up) in progress: its result would be thrown away.
+  std::uint64_t request(Change change);
+  // Rethrows what made the start-up fail (bad input, a file that cannot be read), once it has:
+  // there is no simulation to go on with.
+  void check_started() const;
   void want_centre(bool on) { want_centre_ = on; }
 
   // Notices and errors since the last call, for the HUD and the log.
@@ -125,12 +147,17 @@ class LiveSimulation {
     std::uint64_t steps = 0;  // 0: none (paused, or the last frame not yet shown)
     bool energy = false;      // measure the energy after the steps
     bool stop = false;        // the viewer closed: followers return
+    bool start = false;       // build the first simulation (before the changes)
   };
   void run_thread();
   void execute(const Plan& plan);
   void send(const Plan& plan);  // rank 0 to the others, when there are others
   Plan receive();
   void apply(const Change& change);
+  void start_up();
+  void restore();                    // a torn simulation rebuilt from the last frame
+  bool superseded() const;           // a newer reset, or the end, is waiting: leave the work
+  void set_starting(const std::string& what);
   void rebuild(const sim::BodySet& bodies, const driver::Setup& setup, multigpu::RunClock clock,
                const driver::RunConfig& run);
   void capture(double step_ms, std::uint64_t steps, bool energy);
@@ -142,11 +169,20 @@ class LiveSimulation {
   driver::RunConfig run_;
   std::optional<int> frames_device_;
   bool track_energy_;
+  // Raised by request(reset) and the destructor, lowered when update() takes the changes: the CPU
+  // engines then abandon their work (sim::EngineConfig::cancel). Before sim_, which reads it.
+  std::atomic<bool> cancel_{false};
+  std::optional<driver::Setup> start_setup_;  // the first simulation's setup, when given
+  std::exception_ptr start_failure_;          // what made the start-up fail (under control_mutex_)
   std::unique_ptr<multigpu::Simulation> sim_;
+  bool torn_ = false;             // sim_ abandoned a step part-way: rebuilt from the last frame before use
+  multigpu::RunClock frame_clock_;  // the clock of the front host frame
+  std::uint64_t applying_ = 0;    // the number of the change being applied (0: none)
 
   mutable std::mutex control_mutex_;
   std::condition_variable control_changed_;
   std::deque<Change> changes_;
+  std::uint64_t requests_ = 0;  // changes asked for so far (numbers them)
   std::vector<std::string> messages_;
   std::atomic<bool> paused_{false}, step_once_{false}, stop_{false}, want_centre_{false};
   std::atomic<bool> threaded_{false}, frame_pending_{false};  // pacing: see start()
@@ -165,6 +201,7 @@ class LiveSimulation {
 
   // Energy on a cadence that never takes more than about a tenth of the simulation's time.
   std::optional<double> e0_;
+  bool tracking_ = false;      // the energy of the current simulation is measured (quick_energy)
   double energy_seconds_ = 0;  // how long the last energy pass took
   double last_energy_wall_ = -1e9;
   double last_plan_wall_ = 0;  // when the last plan went to the other ranks

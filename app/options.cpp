@@ -24,7 +24,6 @@ namespace nbody::app {
 
 namespace {
 constexpr long long kMaxSteps = static_cast<long long>(nbody::kMaxSteps);  // the bound a checkpoint's Step has too
-constexpr long long kMaxDevices = 256;              // GPUs or host devices per process
 constexpr long long kMaxThreads = 1024;             // OpenMP threads: libgomp fails far above a machine's cores
 }  // namespace
 
@@ -428,9 +427,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   view->add_option("--point-size", o.point_size,
                    "sprite size in pixels at the initial viewing distance (default: from N, 24 for a few bodies, 2 "
                    "for a million)")
-      ->check(real_number(0, 1024, Ends::above_min, "a number of pixels"));
+      ->check(real_number(0, kMaxPointSize, Ends::above_min, "a number of pixels"));
   view->add_option("--brightness", o.brightness, "sprite brightness (light each body adds)")
-      ->check(real_number(0, 1e6, Ends::above_min, "a brightness"))
+      ->check(real_number(0, kMaxBrightness, Ends::above_min, "a brightness"))
       ->capture_default_str();
   bool no_hud = false;
   view->add_flag("--no-hud", no_hud, "hide the heads-up display and the overlay (--hud none)");
@@ -440,7 +439,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   view->add_flag("--trails", o.trails, "trails behind the bodies from the start (the 't' key toggles them)");
   add_named(*view, "--interop", o.interop, "positions into GL: auto, on (CUDA-GL interop or fail), off (host upload)");
   view->add_option("--steps-per-frame", o.steps_per_frame, "simulation steps per frame")
-      ->check(whole_number(1, 1000000))
+      ->check(whole_number(1, kMaxStepsPerFrame))
       ->capture_default_str();
   cli.footer(std::string("Viewer keys: ") + kViewerKeys);
 

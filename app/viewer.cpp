@@ -80,11 +80,6 @@ float default_point_size(std::size_t bodies) {
   return float(std::clamp(64.0 / std::pow(double(std::max<std::size_t>(bodies, 1)), 0.25), 2.0, 24.0));
 }
 
-// The energy is an O(N^2) pass: tracked where it is quick enough to keep a cadence.
-bool tracks_energy(const driver::Setup& setup) {
-  return setup.config.backend == sim::Backend::cuda ? setup.bodies.size() <= (1u << 20) : setup.bodies.size() <= 65536;
-}
-
 class Viewer {
  public:
   // `surface`: a front end's own (--serve's browser surface), told each frame's stats through
@@ -107,21 +102,22 @@ class Viewer {
     surface_ = surface ? std::move(surface)
                : o.offscreen ? render::open_offscreen(o.width, o.height)
                              : render::open_window(o.width, o.height, "nbody");
-    driver::Setup setup;
-    agree(world(), [&] { setup = driver::make_setup(o.run); });  // the other ranks follow (follow_viewer)
-    for (auto const& notice : setup.notices) log("notice: " + notice);
     renderer_ = std::make_unique<render::BodyRenderer>();
     hdr_ = std::make_unique<render::HdrPipeline>();
     hud_ = std::make_unique<render::Hud>(surface_->glfw_window());
     if (!o.video.empty()) video_ = std::make_unique<render::VideoEncoder>(o.video, o.width, o.height, o.video_fps);
     folder_ = output_folder(o.screenshot_dir);
 
-    controls_.dt = float(setup.program.dt);
-    controls_.softening = float(setup.config.softening);
-    controls_.damping = float(o.run.physics.damping);
+    // The bodies, the first forces and the initial energy are the simulation's start-up, on its own
+    // thread (O(N^2): a minute at a million bodies on the CPU): the first frame shows at once, saying
+    // so, and a quit during the start-up is at once too. The controls take the run's values when it
+    // has started (new_generation).
+    controls_.dt = o.run.physics.dt;
+    controls_.softening = o.run.physics.softening;
+    controls_.damping = o.run.physics.damping;
     controls_.damping_applies = o.run.physics.integrator == sim::Integrator::euler_damped;
-    controls_.precision = setup.config.engine.precision == Precision::fp64 ? 1 : 0;
-    controls_.point_size = float(o.point_size > 0 ? o.point_size : default_point_size(setup.bodies.size()));
+    controls_.precision = o.run.devices.engine.precision == Precision::fp64 ? 1 : 0;
+    controls_.point_size = float(o.point_size);
     controls_.brightness = float(o.brightness);
     controls_.color = o.color;
     controls_.colormap = o.colormap;
@@ -135,45 +131,42 @@ class Viewer {
     controls_.steps_per_update = o.steps_per_frame;
     // Two bodies tell their story through their orbits: trails on, and a few steps a frame so the
     // trail spans an orbit.
-    bool const two_body = setup.source.rfind("two-body", 0) == 0;
+    bool const from_file = !o.run.initial.checkpoint.empty() || !o.run.initial.snapshot.empty();
+    bool const two_body = !from_file && o.run.initial.scenario == sim::Scenario::two_body;
     controls_.trails = two_body || o.trails;
     if (two_body && o.steps_per_frame == 1) controls_.steps_per_update = 4;
-    controls_.threading = setup.config.threading == multigpu::Threading::workers ? 1 : 0;
-    controls_.devices = int(setup.config.devices.size());
-    controls_.bodies = std::int64_t(setup.bodies.size());
+    controls_.threading = o.run.devices.threading == multigpu::Threading::workers ? 1 : 0;
+    controls_.bodies = std::int64_t(o.run.initial.bodies ? o.run.initial.bodies
+                                                         : from_file ? 0 : sim::default_bodies(o.run.initial.scenario));
+    controls_.devices = o.run.devices.count;
     scenarios_ = all_names<sim::Scenario>();
     controls_.scenario = int(o.run.initial.scenario);  // the table lists the scenarios in enum order
     std::string const file = !o.run.initial.checkpoint.empty() ? o.run.initial.checkpoint : o.run.initial.snapshot;
     if (!file.empty()) scenarios_.insert(scenarios_.begin(), "file: " + fs::path(file).filename().string()), controls_.scenario = 0;
-    max_devices_ = setup.config.backend == sim::Backend::cuda
-                       ? int(gpu::devices().size())
-                       : std::max(int(setup.config.devices.size()), int(std::min(8u, std::thread::hardware_concurrency())));
+    requested_ = shown_ = o.run;
+    requested_bodies_ = std::size_t(controls_.bodies);
+    softening_chosen_ = o.run.physics.softening != 0;
+    reset_view_ = true;  // the first run's opening view, once it has started
 
     // CUDA-GL interop where the run is on a GPU in fp32 and the GL context shares with CUDA: then the
-    // frames stay on that GPU.
+    // frames stay on that GPU. The devices as the run will resolve them (one body: no memory check).
     std::optional<int> frames_device;
-    if (setup.config.backend == sim::Backend::cuda && o.interop != Interop::off && world().size() == 1) {
-      try {  // can this GL context share buffers with CUDA at all?
-        renderer_->resize(setup.bodies.size());
-        render::CudaGlInterop probe(renderer_->position_buffer(), renderer_->color_buffer(), setup.bodies.size(),
-                                    setup.config.devices.front());
-        frames_device = setup.config.devices.front();
+    if (o.interop != Interop::off && world().size() == 1) {
+      multigpu::SimulationConfig const devices = driver::resolve_devices(o.run, 1, nullptr);
+      if (devices.backend == sim::Backend::cuda) try {  // can this GL context share buffers with CUDA at all?
+        renderer_->resize(1);
+        render::CudaGlInterop probe(renderer_->position_buffer(), renderer_->color_buffer(), 1, devices.devices.front());
+        frames_device = devices.devices.front();
       } catch (const std::exception& e) {
         if (o.interop == Interop::on) throw RuntimeFailure(std::string("--interop on: CUDA-GL interop unavailable: ") + e.what());
         interop_failure_ = e.what();
       }
     }
-    bool const track_energy = tracks_energy(setup);
-    energy_tracked_ = track_energy;
     camera_.set_aspect(aspect());
-    render::look_at_scenario(camera_, setup.source);
-    camera_.fit(setup.bodies.pos_mass);
-    live_ = std::make_unique<LiveSimulation>(std::move(setup), o.run, frames_device, track_energy);
+    live_ = std::make_unique<LiveSimulation>(o.run, frames_device, true);  // the other ranks: follow_viewer
     live_->set_paused(requested_pause_ = o.paused);
     live_->set_steps_per_update(controls_.steps_per_update);
     if (!o.quiet) std::cerr << "viewer: " << surface_->describe() << ", " << render::gl_description() << "\n";
-    first_generation_ = live_->stats().generation;
-    new_generation(live_->stats());
     if (!recording_) live_->start();
   }
 
@@ -194,8 +187,9 @@ class Viewer {
       last = Clock::now();
       handle(render::route(surface_->poll(), hud_->wants_keyboard(), hud_->wants_mouse()));
       apply_controls();
-      if (recording_) live_->update();  // one batch of steps per frame
+      if (recording_) live_->update();  // one batch of steps per frame (the first: the start-up too)
       collect_messages();
+      live_->check_started();  // a start-up that failed (bad input) ends the viewer with its error
       LiveStats const stats = live_->stats();
       if (stats.generation != generation_) new_generation(stats);
       else if (stats.refused != refused_) resync(stats);
@@ -232,8 +226,10 @@ class Viewer {
                  ? double(recent.size() - 1) / std::chrono::duration<double>(recent.back() - recent.front()).count()
                  : 0.0;
       // Interactive: at most about 60 frames a second (a display without vsync, or Xvfb, would spin),
-      // sleeping until input arrives.
-      if (!recording_) surface_->wait_events(std::max(0.0, 1.0 / 60.0 - seconds_since(last)));
+      // sleeping until input arrives; 10 while a simulation starts, when only the HUD's line moves (a
+      // software renderer's frames would take half the cores the start-up needs).
+      double const period = stats.starting.empty() ? 1.0 / 60.0 : 0.1;
+      if (!recording_) surface_->wait_events(std::max(0.0, period - seconds_since(last)));
     }
     // Interrupted before the last frame: --screenshot still gets a picture, of the latest state, as
     // --video keeps the frames it has.
@@ -335,6 +331,11 @@ class Viewer {
 
   // The HUD's edits to requests for the simulation (applied between two of its steps).
   void apply_controls() {
+    if (!controls_.refused.empty()) {  // a value the command line would refuse (core/bounds.h)
+      tell(controls_.refused);
+      controls_.refused.clear();
+    }
+    if (controls_.softening_edited) softening_chosen_ = true, controls_.softening_edited = false;
     if (controls_.vsync != vsync_) surface_->set_vsync(vsync_ = controls_.vsync);
     // The simulation pauses itself on a failure (a state no longer finite): that pause stands until
     // the user resumes, and the HUD shows it.
@@ -370,26 +371,25 @@ class Viewer {
       reset();
     } else if (controls_.apply) {
       controls_.apply = false;
+      if (generation_ == 0) return;  // still starting: nothing runs to change yet
       Change change;
       change.kind = Change::Kind::settings;
-      change.run = settings();
-      live_->request(change);
+      change.run = requested_ = settings();
+      awaited_ = live_->request(change);
     }
   }
 
-  // The settings the HUD shows, on top of those running now.
+  // The settings the HUD shows, on top of those asked for last: only what the user changed.
   driver::RunConfig settings() const {
-    driver::RunConfig run = running_;
-    // The HUD holds floats: a value the user did not touch keeps its exact double (a dt of 0.01
-    // stays 0.01, and the clock runs on).
-    if (controls_.dt != float(running_dt_)) run.physics.dt = controls_.dt;
-    else run.physics.dt = running_dt_;
-    if (controls_.softening != float(running_softening_)) run.physics.softening = controls_.softening;
-    else run.physics.softening = running_softening_;
-    if (controls_.damping != float(running_.physics.damping)) run.physics.damping = controls_.damping;
-    run.devices.engine.precision = controls_.precision ? Precision::fp64 : Precision::fp32;
-    run.devices.threading = controls_.threading ? multigpu::Threading::workers : multigpu::Threading::single;
-    if (controls_.devices >= 1 && controls_.devices <= max_devices_) {
+    driver::RunConfig run = requested_;
+    if (controls_.dt != shown_.physics.dt) run.physics.dt = controls_.dt;
+    if (controls_.softening != shown_.physics.softening) run.physics.softening = controls_.softening;
+    if (controls_.damping != shown_.physics.damping) run.physics.damping = controls_.damping;
+    Precision const precision = controls_.precision ? Precision::fp64 : Precision::fp32;
+    if (precision != shown_.devices.engine.precision) run.devices.engine.precision = precision;
+    auto const threading = controls_.threading ? multigpu::Threading::workers : multigpu::Threading::single;
+    if (threading != shown_.devices.threading) run.devices.threading = threading;
+    if (controls_.devices != shown_.devices.count) {
       run.devices.count = controls_.devices;
       run.devices.gpus.clear();
       run.devices.weights.clear();
@@ -397,7 +397,9 @@ class Viewer {
     return run;
   }
 
-  // A new start: the scenario (or file) chosen in the HUD with a body count it accepts.
+  // A new start: the scenario (or file) chosen in the HUD with a body count it accepts. The scenario's
+  // own softening unless the user chose one, and the last request wins however quickly they come:
+  // each is made from what was asked for last, not from what runs now.
   void reset() {
     driver::RunConfig run = settings();
     bool const from_file = scenarios_.front().rfind("file: ", 0) == 0 && controls_.scenario == 0;
@@ -407,12 +409,12 @@ class Viewer {
       run.initial.snapshot.clear();
       run.initial.checkpoint.clear();
       auto const scenario = *from_name<sim::Scenario>(scenarios_[std::size_t(controls_.scenario)]);
-      bool const changed = scenario != running_.initial.scenario || !running_.initial.snapshot.empty() ||
-                           !running_.initial.checkpoint.empty();
+      bool const changed = scenario != requested_.initial.scenario || !requested_.initial.snapshot.empty() ||
+                           !requested_.initial.checkpoint.empty();
       if (controls_.bodies < 1 || std::uint64_t(controls_.bodies) > kMaxBodies) {
         tell("N = " + std::to_string(controls_.bodies) + " is not a body count (1 to " + std::to_string(kMaxBodies) +
-             "); N stays " + std::to_string(live_->stats().bodies));
-        controls_.bodies = std::int64_t(live_->stats().bodies);
+             "); N stays " + std::to_string(requested_bodies_));
+        controls_.bodies = std::int64_t(requested_bodies_);
         return;
       }
       std::size_t bodies = std::size_t(controls_.bodies);
@@ -422,35 +424,37 @@ class Viewer {
       } else if (changed && bodies == 2) {
         bodies = sim::default_bodies(scenario);
       }
-      if (changed && options_.run.physics.softening == 0) {
-        controls_.softening = float(sim::recommended_softening(scenario));
-        run.physics.softening = controls_.softening;
-      }
       run.initial.scenario = scenario;
       run.initial.bodies = bodies;
       controls_.bodies = std::int64_t(bodies);
+      requested_bodies_ = bodies;
       if (changed) {  // the binary's story is its orbits: trails, and a few steps a frame
         controls_.trails = scenario == sim::Scenario::two_body;
         if (options_.steps_per_frame == 1) controls_.steps_per_update = controls_.trails ? 4 : 1;
       }
     }
+    if (!softening_chosen_) run.physics.softening = 0;  // the scenario's (or the file's) own
     reset_view_ = true;
     Change change;
     change.kind = Change::Kind::reset;
-    change.run = run;
-    live_->request(change);
+    change.run = requested_ = run;
+    awaited_ = live_->request(change);
   }
 
   // A new simulation (first, or after a reset or a settings change): buffers sized for its N, the
-  // way to GL chosen again, the HUD's controls set to what now runs.
+  // way to GL chosen again. The HUD's controls and the view follow it only when it answers the last
+  // request: one made for an earlier request (a scenario switched again meanwhile) leaves them be.
   void new_generation(const LiveStats& stats) {
+    if (generation_ == 0) first_generation_ = stats.generation;
     generation_ = stats.generation;
     refused_ = stats.refused;
     running_ = stats.run;
-    running_dt_ = stats.dt;
-    running_softening_ = stats.softening;
     source_ = stats.source;
     slices_ = stats.slices;
+    energy_tracked_ = stats.energy_tracked;
+    max_devices_ = stats.backend == sim::Backend::cuda
+                       ? int(gpu::devices().size())
+                       : std::max(int(stats.devices), int(std::min(8u, std::thread::hardware_concurrency())));
     interop_.reset();  // CUDA lets go of the GL buffers before they are reallocated
     renderer_->resize(stats.bodies);
     render::TrailPlan const plan = render::plan_trails(stats.bodies, render::software_renderer());
@@ -464,33 +468,44 @@ class Viewer {
     fit_color_range_ = !controls_.color_range_fixed;  // a new run's speeds: the range from its first frame
     last_frame_ = ~std::uint64_t{0};
     choose_upload_path(stats);
-    controls_.bodies = std::int64_t(stats.bodies);
-    controls_.dt = float(stats.dt);
-    controls_.softening = float(stats.softening);
-    controls_.devices = int(stats.devices);
-    controls_.precision = stats.run.devices.engine.precision == Precision::fp64 ? 1 : 0;
-    controls_.threading = stats.run.devices.threading == multigpu::Threading::workers ? 1 : 0;
-    controls_.damping_applies = stats.run.physics.integrator == sim::Integrator::euler_damped;
+    if (stats.changes_done < awaited_) return;  // a later request is on its way
+    show_running(stats);
     if (reset_view_) {
       reset_view_ = false;
       render::look_at_scenario(camera_, stats.source);
       camera_.fit(live_->state().pos_mass);
-      if (options_.point_size == 0) controls_.point_size = default_point_size(stats.bodies);
+      // The sprites' size for this N, unless the user chose one (--point-size, or the slider).
+      if (options_.point_size > 0 || controls_.point_size != default_point_size_) point_size_chosen_ = true;
+      if (!point_size_chosen_) controls_.point_size = default_point_size_ = default_point_size(stats.bodies);
     }
   }
 
-  // A change was refused (a message says why): the HUD shows again what runs, and a view reset that
-  // was waiting for the new run is dropped.
-  void resync(const LiveStats& stats) {
-    refused_ = stats.refused;
-    reset_view_ = false;
+  // The HUD shows what runs, and settings() starts from it.
+  void show_running(const LiveStats& stats) {
+    requested_ = stats.run;
+    requested_bodies_ = stats.bodies;
     controls_.bodies = std::int64_t(stats.bodies);
-    controls_.dt = float(stats.dt);
-    controls_.softening = float(stats.softening);
-    controls_.damping = float(stats.run.physics.damping);
+    controls_.dt = stats.dt;
+    controls_.softening = stats.softening;
+    controls_.damping = stats.run.physics.damping;
     controls_.devices = int(stats.devices);
     controls_.precision = stats.run.devices.engine.precision == Precision::fp64 ? 1 : 0;
     controls_.threading = stats.run.devices.threading == multigpu::Threading::workers ? 1 : 0;
+    controls_.damping_applies = stats.run.physics.integrator == sim::Integrator::euler_damped;
+    shown_ = stats.run;  // the values the controls hold, to tell the user's changes from them
+    shown_.physics.dt = controls_.dt;
+    shown_.physics.softening = controls_.softening;
+    shown_.physics.damping = controls_.damping;
+    shown_.devices.count = controls_.devices;
+  }
+
+  // A change was refused (a message says why): the HUD shows again what runs, and a view reset that
+  // was waiting for the new run is dropped. A later request still on its way settles it instead.
+  void resync(const LiveStats& stats) {
+    refused_ = stats.refused;
+    if (stats.changes_done < awaited_) return;
+    reset_view_ = false;
+    show_running(stats);
     for (std::size_t k = 0; k < scenarios_.size(); ++k)
       if (scenarios_[k] == name_of(stats.run.initial.scenario) && stats.run.initial.snapshot.empty() &&
           stats.run.initial.checkpoint.empty())
@@ -549,7 +564,7 @@ class Viewer {
     // One lock for the whole frame: positions, velocities and sizes all of one generation. A frame
     // of a newer one waits for the next loop, which allocates for it first.
     live_->with_frame([&](std::uint64_t generation, const sim::BodySet& b, const render::DeviceFrames* f) {
-      if (generation != generation_) return;
+      if (generation != generation_ || generation == 0) return;  // 0: still starting, no bodies yet
       std::uint64_t const frame = live_->frame_number();
       new_frame = frame != last_frame_;
       last_frame_ = frame;
@@ -600,6 +615,7 @@ class Viewer {
     h.interactions_per_s = s.interactions_per_s;
     h.bodies = s.bodies;
     h.source = source_.find('/') == std::string::npos ? source_ : fs::path(source_).filename().string();
+    if (!s.starting.empty()) h.source = h.source.empty() ? s.starting : h.source + "   (" + s.starting + ")";
     h.description = s.description;
     h.upload = upload_;
     h.time = s.time;
@@ -686,6 +702,14 @@ class Viewer {
   render::HudControls controls_;
   std::vector<std::string> scenarios_;
   driver::RunConfig running_;
+  // The run asked for last (settings() builds on it), the values the controls were last set to (what
+  // differs from them the user changed), and the number of the last request (LiveStats::changes_done).
+  driver::RunConfig requested_, shown_;
+  std::size_t requested_bodies_ = 0;
+  std::uint64_t awaited_ = 0;
+  bool softening_chosen_ = false;   // on the command line or in the HUD: kept across scenario switches
+  bool point_size_chosen_ = false;  // the same for the sprites' size
+  float default_point_size_ = 0;    // the size last chosen from N
   std::string source_, folder_, upload_, announced_, interop_failure_;
   std::vector<float> positions_;
   std::vector<Slice> slices_;  // the running simulation's slices, for colour by device
@@ -696,7 +720,6 @@ class Viewer {
   std::deque<std::pair<std::string, Clock::time_point>> messages_;
   int max_devices_ = 1;
   std::uint64_t refused_ = 0, first_generation_ = 0;
-  double running_dt_ = 0, running_softening_ = 0;  // exact, where the HUD has floats
   bool requested_pause_ = false, vsync_ = true;
   std::uint64_t generation_ = 0, last_frame_ = ~std::uint64_t{0};
   double fps_ = 0, render_ms_ = 0;
@@ -727,10 +750,7 @@ bool viewer_available() { return true; }
 namespace {
 // Ranks other than 0 of an MPI run: no window; the same simulation, carrying out rank 0's plans.
 int follow_viewer(const Options& o) {
-  driver::Setup setup;
-  agree(world(), [&] { setup = driver::make_setup(o.run); });
-  bool const track_energy = tracks_energy(setup);
-  LiveSimulation live(std::move(setup), o.run, std::nullopt, track_energy);
+  LiveSimulation live(o.run, std::nullopt, true);  // started when rank 0's first plan says so
   return live.follow();
 }
 }  // namespace

@@ -18,6 +18,10 @@ inline constexpr std::uint64_t kMaxSteps = 1000000000000000ull;      // 1e15: fa
 inline constexpr double kMaxDt = 1e12;                               // simulation time units
 inline constexpr double kMaxSoftening = 1e12;                        // simulation length units
 inline constexpr double kMaxTime = 1e27;  // |time| a run can name (--t-end): kMaxSteps steps of kMaxDt
+inline constexpr long long kMaxDevices = 256;           // GPUs or host devices per process
+inline constexpr long long kMaxStepsPerFrame = 1000000;  // the viewer's steps per frame (--steps-per-frame)
+inline constexpr double kMaxPointSize = 1024;           // the viewer's sprite size in pixels (--point-size)
+inline constexpr double kMaxBrightness = 1e6;           // the light each sprite adds (--brightness)
 
 // Why `dt` cannot be a time step, or "": it must be a positive, normal number (a subnormal one has
 // lost its precision, and time would advance by a rounding error) of at most kMaxDt.

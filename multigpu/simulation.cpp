@@ -210,6 +210,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       e.engine.cpu_threads = threads_per_engine;
       e.device = config_.devices[d];
       e.split_forces = ranks.size() > 1;  // forces on the rank's own bodies while the others' travel
+      e.cancel = ranks.size() > 1 ? nullptr : config_.cancel;
       engines_.push_back(sim::make_engine(config_.backend, e));
       raw.push_back(engines_.back().get());
     }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -47,6 +48,10 @@ struct SimulationConfig {
   // run ends naming the device that has not finished (multigpu/watchdog.h); 0:
   // NBODY_WATCHDOG_SECONDS, else max(60 s, 100 x the median step time).
   double watchdog_seconds = 0.0;
+  // Given to every engine (sim::EngineConfig::cancel): raised, a CPU step or upload in progress
+  // gives up and throws sim::StepCancelled; the simulation can then only be destroyed. Null: never.
+  // Only for a simulation on one rank (the others could not know where it stopped).
+  const std::atomic<bool>* cancel = nullptr;
   // The processes the simulation spans; null: world() (core/ranks.h). Each rank gives its own
   // `devices`; `weights` then has one entry per device of every rank, in rank order.
   const Ranks* ranks = nullptr;

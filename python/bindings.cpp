@@ -53,7 +53,6 @@ namespace nbody::python {
 namespace {
 
 // The command line's limits on counts it shares with Python (app/options.cpp).
-constexpr long long kMaxDevices = 256;
 constexpr long long kMaxThreads = 1024;
 constexpr double kMaxWeight = 1e12;
 // Steps between two looks at Python's signals, in wall time: Ctrl-C is answered within about this

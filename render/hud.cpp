@@ -9,9 +9,63 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 
+#include "core/bounds.h"
+
 namespace nbody::render {
+
+namespace {
+
+std::string shown(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+// The edit of the field just drawn, held to what the command line accepts for it: the value it had
+// when the edit began is kept; when the edit ends, a new value is checked (`problem`: why it cannot
+// be, or ""). True for a new value accepted. A refused one goes back to the old, saying why in
+// `refused`; an edit given up (Escape) or ending where it began changes nothing.
+template <class T, class Problem>
+bool checked_edit(std::map<std::string, double>& before, const char* name, const char* option, T& value,
+                  Problem problem, std::string& refused) {
+  if (ImGui::IsItemActivated()) before[name] = double(value);
+  if (!ImGui::IsItemDeactivated()) return false;
+  auto const it = before.find(name);
+  if (it == before.end()) return false;
+  T const old = T(it->second);
+  before.erase(it);
+  if (value == old) return false;
+  std::string const why = problem(value);
+  if (why.empty()) return true;
+  refused = std::string(name) + " " + shown(double(value)) + " refused: " + why + " (as " + option + "); " + name +
+            " stays " + shown(double(old));
+  value = old;
+  return false;
+}
+
+// No bound here (checked where the value is used).
+struct NoBound {
+  template <class T>
+  std::string operator()(T) const {
+    return {};
+  }
+};
+
+// (0, most]: the command line's "above 0, at most" bounds.
+auto positive_up_to(double most) {
+  return [most](double v) { return v > 0 && v <= most ? std::string() : "must be above 0 and at most " + shown(most); };
+}
+
+auto whole_from_1_to(long long most) {
+  return [most](long long v) {
+    return v >= 1 && v <= most ? std::string() : "must be a whole number from 1 to " + std::to_string(most);
+  };
+}
+
+}  // namespace
 
 Hud::Hud(GLFWwindow* window) {
   IMGUI_CHECKVERSION();
@@ -124,20 +178,33 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
       ImGui::EndCombo();
     }
     trace("scenario");
+    // Edits take effect when they end, and only with a new value the command line would accept too:
+    // Escape, or a value set back to what it was, changes nothing (no new run, the energy's reference
+    // kept). N is checked against its bounds when the run is made (a message if it cannot be).
     ImGui::InputScalar("N", ImGuiDataType_S64, &c.bodies);
     trace("N");
-    if (ImGui::IsItemDeactivatedAfterEdit()) c.reset = true;
-    ImGui::SliderFloat("dt", &c.dt, 1e-4f, 0.05f, "%.4f", ImGuiSliderFlags_Logarithmic);
+    if (checked_edit(before_edit_, "N", "--bodies", c.bodies, NoBound{}, c.refused)) c.reset = true;
+    double const dt_range[2] = {1e-4, 0.05}, softening_range[2] = {1e-4, 0.5}, damping_range[2] = {0.9, 1.0};
+    ImGui::SliderScalar("dt", ImGuiDataType_Double, &c.dt, &dt_range[0], &dt_range[1], "%.4g",
+                        ImGuiSliderFlags_Logarithmic);
     trace("dt");
-    if (ImGui::IsItemDeactivatedAfterEdit()) c.apply = true;
-    ImGui::SliderFloat("softening", &c.softening, 1e-4f, 0.5f, "%.4f", ImGuiSliderFlags_Logarithmic);
-    if (ImGui::IsItemDeactivatedAfterEdit()) c.apply = true;
+    if (checked_edit(before_edit_, "dt", "--dt", c.dt, dt_problem, c.refused)) c.apply = true;
+    ImGui::SliderScalar("softening", ImGuiDataType_Double, &c.softening, &softening_range[0], &softening_range[1],
+                        "%.4g", ImGuiSliderFlags_Logarithmic);
+    trace("softening");
+    Precision const precision = c.precision ? Precision::fp64 : Precision::fp32;
+    if (checked_edit(before_edit_, "softening", "--softening", c.softening,
+                     [&](double v) { return softening_problem(v, precision); }, c.refused))
+      c.apply = c.softening_edited = true;
     if (c.damping_applies) {
-      ImGui::SliderFloat("damping", &c.damping, 0.9f, 1.0f, "%.4f");
-      if (ImGui::IsItemDeactivatedAfterEdit()) c.apply = true;
+      ImGui::SliderScalar("damping", ImGuiDataType_Double, &c.damping, &damping_range[0], &damping_range[1], "%.4f");
+      if (checked_edit(before_edit_, "damping", "--damping", c.damping, damping_problem, c.refused)) c.apply = true;
     }
     if (ImGui::Combo("precision", &c.precision, "fp32\0fp64\0")) c.apply = true;
     ImGui::SliderInt("steps/update", &c.steps_per_update, 1, 50);
+    trace("steps/update");
+    checked_edit(before_edit_, "steps/update", "--steps-per-frame", c.steps_per_update,
+                 whole_from_1_to(kMaxStepsPerFrame), c.refused);
   }
   bool const view_open = ImGui::CollapsingHeader("View");
   trace("View");
@@ -162,7 +229,9 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     int hud = int(c.hud);
     if (ImGui::Combo("HUD", &hud, "full\0minimal (legend, time, scale)\0none\0")) c.hud = HudMode(hud);
     ImGui::SliderFloat("point size", &c.point_size, 0.5f, 64.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
+    checked_edit(before_edit_, "point size", "--point-size", c.point_size, positive_up_to(kMaxPointSize), c.refused);
     ImGui::SliderFloat("brightness", &c.brightness, 0.05f, 20.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
+    checked_edit(before_edit_, "brightness", "--brightness", c.brightness, positive_up_to(kMaxBrightness), c.refused);
     ImGui::Checkbox("auto exposure", &c.auto_exposure);
     ImGui::SameLine();
     ImGui::Text("(%.3g)", s.exposure);
@@ -185,7 +254,10 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     ImGui::PopTextWrapPos();
     if (ImGui::Combo("threading", &c.threading, "single\0workers\0")) c.apply = true;
     ImGui::SliderInt("devices", &c.devices, 1, max_devices);
-    if (ImGui::IsItemDeactivatedAfterEdit()) c.apply = true;  // once, when the drag ends
+    // Once, when the drag ends; more than the slider shows may be typed, as --numgpus takes them (a
+    // GPU count the machine lacks is then refused by the run, with a message).
+    if (checked_edit(before_edit_, "devices", "--numgpus", c.devices, whole_from_1_to(kMaxDevices), c.refused))
+      c.apply = true;
   }
   bool const keys_open = ImGui::CollapsingHeader("Keys");
   trace("Keys");

@@ -46,9 +46,11 @@ struct HudControls {
   bool screenshot = false;    // one-shot
   int scenario = 0;           // index into the scenario names
   std::int64_t bodies = 16384;  // N for the next reset: 64 bits, so a long number typed stays itself
-  float dt = 0.01f;
-  float softening = 0.01f;
-  float damping = 0.995f;
+  // In doubles, as the command line takes them: a value typed is the value run.
+  double dt = 0.01;
+  double softening = 0.01;
+  bool softening_edited = false;  // one-shot: the user set the softening (kept across scenarios)
+  double damping = 0.995;
   bool damping_applies = false;  // euler-damped only
   int precision = 0;          // 0 fp32, 1 fp64
   int steps_per_update = 1;
@@ -67,6 +69,9 @@ struct HudControls {
   HudMode hud = HudMode::full;  // the panel and the overlay, the overlay alone, or nothing
   bool follow = false;        // the camera keeps the bodies' centre in view
   bool trails = false;
+  // One-shot: why a value typed was refused (outside what the command line accepts, core/bounds.h);
+  // the field keeps the value it had.
+  std::string refused;
 };
 
 class Hud {
@@ -87,7 +92,8 @@ class Hud {
               int width, int height, float frame_seconds);
   bool platform_ = false;
   bool first_frame_ = true;
-  bool trace_ = false;  // NBODY_TRACE_UI set: each widget's place is logged once (for tests that click it)
+  bool trace_ = false;
+  std::map<std::string, double> before_edit_;  // label -> the field's value when its edit began  // NBODY_TRACE_UI set: each widget's place is logged once (for tests that click it)
   std::map<std::string, std::array<int, 4>> traced_;  // label -> x, y, width, height last reported
 };
 

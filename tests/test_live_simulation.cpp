@@ -1,12 +1,14 @@
 // tests/test_live_simulation.cpp - the viewer's simulation: threading and device-count switches
 // applied between steps, on its own thread or batch by batch, keep the state bit for bit equal to a
 // run that never switched; a change that cannot be made is a message and the run goes on. On the
-// CPU (host devices) and on CUDA with two GPUs (skipped with fewer).
+// CPU (host devices) and on CUDA with two GPUs (skipped with fewer). A CPU step or start-up in
+// progress is abandoned at once for a new run or the end, and its torn state never shown.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -26,6 +28,20 @@ namespace {
 using app::Change;
 using app::LiveSimulation;
 using multigpu::Threading;
+
+// Positions, masses and velocities equal bit for bit.
+void expect_bitwise_positions(const sim::BodySet& a, const sim::BodySet& b) {
+  ASSERT_EQ(a.size(), b.size());
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto const& p = a.pos_mass[i];
+    auto const& q = b.pos_mass[i];
+    auto const& v = a.velocity[i];
+    auto const& w = b.velocity[i];
+    if (p.x != q.x || p.y != q.y || p.z != q.z || p.w != q.w || v.x != w.x || v.y != w.y || v.z != w.z) ++differing;
+  }
+  EXPECT_EQ(differing, 0u) << "bodies that differ";
+}
 
 struct Backend {
   const char* name;
@@ -168,6 +184,8 @@ TEST_P(LiveSwitches, OnItsThreadItStepsOneBatchPerFrameShown) {
     }
     return step;
   };
+  // Its start-up (on the thread) first: the first frame exists before it can be shown.
+  for (int k = 0; k < 600 && live.stats().generation == 0; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(settle(), 0u) << "the first frame was never shown";
   live.frame_shown();
   EXPECT_EQ(settle(), 3u);
@@ -198,6 +216,125 @@ INSTANTIATE_TEST_SUITE_P(Backends, LiveSwitches,
                          ::testing::Values(Backend{"cpu", driver::BackendChoice::cpu, 1024},
                                            Backend{"cuda", driver::BackendChoice::cuda, 16384}),
                          [](const ::testing::TestParamInfo<Backend>& p) { return std::string(p.param.name); });
+
+// A new run, a refused one, and the end, while a CPU step or the start-up is in progress: the work in
+// progress is abandoned at once instead of waited for, and what was torn is never shown.
+class LiveAbandon : public ::testing::Test {
+ protected:
+  // Steps of about 1.8 s: fp64 reference arithmetic on one thread, 1.4e8 pairs/s measured on the
+  // 2-core CI machine, at 16,000 bodies (the upload's first forces take as long).
+  static driver::RunConfig slow_run() {
+    driver::RunConfig r;
+    r.initial.scenario = sim::Scenario::plummer;
+    r.initial.bodies = 16000;
+    r.devices.backend = driver::BackendChoice::cpu;
+    r.devices.count = 1;
+    r.devices.engine.precision = Precision::fp64;
+    r.devices.engine.cpu_threads = 1;
+    return r;
+  }
+  static driver::RunConfig small_run() {
+    driver::RunConfig r = slow_run();
+    r.initial.bodies = 256;
+    return r;
+  }
+  static Change reset(const driver::RunConfig& run) {
+    Change c;
+    c.kind = Change::Kind::reset;
+    c.run = run;
+    return c;
+  }
+  static double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  // Waits (at most 60 s) until `done`, as the render loop would: each frame taken.
+  template <class F>
+  static void wait_until(LiveSimulation& live, F&& done, bool show_frames) {
+    auto const end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!done() && std::chrono::steady_clock::now() < end) {
+      if (show_frames) live.frame_shown();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    auto const s = live.stats();
+    ASSERT_TRUE(done()) << "waited 60 s: generation " << s.generation << ", step " << s.step << ", N " << s.bodies;
+  }
+  // The run started and its first step under way (about 0.3 s into its 1.8 s).
+  static void start_first_step(LiveSimulation& live) {
+    live.start();
+    wait_until(live, [&] { return live.stats().generation >= 1; }, false);
+    auto const t0 = std::chrono::steady_clock::now();
+    wait_until(live, [&] { return seconds_since(t0) > 0.3; }, true);  // the frame taken, as often as it comes
+    ASSERT_EQ(live.stats().step, 0u) << "the first step ended already: too fast to test (more bodies)";
+  }
+};
+
+// How long abandoning the work in progress may take: measured 1-10 ms (a body's N pairs, then the
+// thread's turn); the work itself takes 1.8 s, of which 1.5 s remain when it is abandoned.
+constexpr double kAbandonSeconds = 0.5;
+
+TEST_F(LiveAbandon, EndingItDuringItsStartUpIsImmediate) {
+  driver::Setup setup = driver::make_setup(slow_run());
+  auto const t0 = std::chrono::steady_clock::now();
+  {
+    LiveSimulation live(std::move(setup), slow_run(), std::nullopt, false);
+    live.start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // its first forces under way
+  }
+  double const seconds = seconds_since(t0);
+  std::printf("made, started and ended during its start-up in %.3f s\n", seconds);
+  EXPECT_LT(seconds, 0.1 + kAbandonSeconds);
+}
+
+TEST_F(LiveAbandon, EndingItDuringAStepIsImmediate) {
+  auto live = std::make_unique<LiveSimulation>(driver::make_setup(slow_run()), slow_run(), std::nullopt, false);
+  start_first_step(*live);
+  auto const t0 = std::chrono::steady_clock::now();
+  live.reset();
+  double const seconds = seconds_since(t0);
+  std::printf("ended during a step in %.3f s\n", seconds);
+  EXPECT_LT(seconds, kAbandonSeconds);
+}
+
+// A new run asked for during a step: the step is abandoned, and when the new run cannot be made (a
+// negative dt) the old one goes on from its last frame, the torn step unseen; the next new run
+// starts clean, bit for bit as a run that never switched.
+TEST_F(LiveAbandon, ANewRunAbandonsAStepAndTheTornStateIsNeverShown) {
+  driver::Setup const initial = driver::make_setup(slow_run());
+  LiveSimulation live(initial, slow_run(), std::nullopt, false);
+  start_first_step(live);
+  driver::RunConfig bad = small_run();
+  bad.physics.dt = -1.0;
+  auto const t0 = std::chrono::steady_clock::now();
+  live.request(reset(bad));
+  std::string all;
+  wait_until(live, [&] {
+    for (auto const& m : live.take_messages()) all += m + "\n";
+    return all.find("could not apply the change") != std::string::npos;
+  }, false);
+  double const seconds = seconds_since(t0);
+  std::printf("refused during a step in %.3f s\n", seconds);
+  EXPECT_LT(seconds, kAbandonSeconds) << "the new run waited for the step in progress";
+  // The old run again, from its last frame: step 0, the initial bodies.
+  wait_until(live, [&] { return live.stats().generation >= 2; }, false);
+  EXPECT_EQ(live.stats().step, 0u);
+  EXPECT_EQ(live.stats().bodies, initial.bodies.size());
+  expect_bitwise_positions(live.state(), initial.bodies);
+  // A new run that can be made starts clean.
+  live.request(reset(small_run()));
+  wait_until(live, [&] { return live.stats().bodies == 256 && live.stats().step >= 4; }, true);
+  live.set_paused(true);
+  std::uint64_t step = live.stats().step;
+  for (;;) {
+    live.frame_shown();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (live.stats().step == step) break;
+    step = live.stats().step;
+  }
+  driver::Setup const small = driver::make_setup(small_run());
+  multigpu::Simulation reference(small.bodies, small.program, small.config, small.clock);
+  reference.advance(step);
+  expect_bitwise_positions(live.state(), reference.state());
+}
 
 }  // namespace
 }  // namespace nbody

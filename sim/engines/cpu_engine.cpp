@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <type_traits>
 
@@ -43,7 +44,7 @@ class CpuEngine final : public SliceEngine {
       auto const& v = b.velocity[config_.slice.begin + i];
       velocity_[i] = {Real(v.x), Real(v.y), Real(v.z)};
     }
-    compute_forces();
+    compute_forces();  // cancellable: the upload then throws StepCancelled, and the engine is discarded
   }
 
   void download_slice(BodySet& b) override {
@@ -61,27 +62,32 @@ class CpuEngine final : public SliceEngine {
     return a;
   }
 
+  // The O(N^2) passes check config_.cancel between bodies (each N pairs) and skip what is left once
+  // it is raised; then the work is incomplete and throw_if_cancelled() ends the step.
   void compute_forces() override {
     Slice const s = config_.slice;
     double const eps2 = config_.softening * config_.softening;
+    const std::atomic<bool>* cancel = config_.cancel;
     if constexpr (std::is_same_v<Real, float>) {
       if (kernel_ == Kernel::simd) {
         simd_.load(current().data(), config_.bodies);
-        simd_.accelerations(s.begin, s.count, float(eps2), acceleration_.data());
-        return;
+        simd_.accelerations(s.begin, s.count, float(eps2), acceleration_.data(), cancel);
+        return throw_if_cancelled();
       }
       auto const end = static_cast<long>(s.end());
       const Real4<float>* pos = current().data();
 #pragma omp parallel for schedule(static) if (double(s.count) * double(config_.bodies) > 1e6)
       for (long i = static_cast<long>(s.begin); i < end; ++i) {
+        if (cancel && cancel->load(std::memory_order_relaxed)) continue;
         float ax = 0, ay = 0, az = 0;
         for (std::size_t j = 0; j < config_.bodies; ++j)
           accumulate(pos[j].x - pos[i].x, pos[j].y - pos[i].y, pos[j].z - pos[i].z, pos[j].w, float(eps2), ax, ay, az);
         acceleration_[std::size_t(i) - s.begin] = {ax, ay, az};
       }
     } else {
-      reference_accelerations(current().data(), config_.bodies, s.begin, s.count, eps2, acceleration_.data());
+      reference_accelerations(current().data(), config_.bodies, s.begin, s.count, eps2, acceleration_.data(), cancel);
     }
+    throw_if_cancelled();
   }
 
   void kick(double dt) override {
@@ -125,10 +131,13 @@ class CpuEngine final : public SliceEngine {
   double slice_potential() override {
     double const eps2 = config_.softening * config_.softening;
     Slice const s = config_.slice;
+    double potential = 0;
     if constexpr (std::is_same_v<Real, float>)
-      return sim::slice_potential(current().data(), config_.bodies, s.begin, s.count, eps2);
+      potential = sim::slice_potential(current().data(), config_.bodies, s.begin, s.count, eps2, config_.cancel);
     else
-      return reference_slice_potential(current().data(), config_.bodies, s.begin, s.count, eps2);
+      potential = reference_slice_potential(current().data(), config_.bodies, s.begin, s.count, eps2, config_.cancel);
+    throw_if_cancelled();
+    return potential;
   }
 
   void begin_sample() override {
@@ -175,6 +184,10 @@ class CpuEngine final : public SliceEngine {
  private:
   using Clock = std::chrono::steady_clock;
   std::vector<Real4<Real>>& current() { return positions_[current_]; }
+  // Raised at any time during a pass, even after its last body: the caller wanted it abandoned.
+  void throw_if_cancelled() const {
+    if (config_.cancel && config_.cancel->load(std::memory_order_relaxed)) throw StepCancelled();
+  }
   std::vector<Real4<Real>>& next() { return positions_[current_ ^ 1]; }
 
   EngineConfig config_;

@@ -8,9 +8,11 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -78,6 +80,12 @@ void for_each_engine_setting(Settings& s, F&& f) {
   f("cpu_threads", s.cpu_threads);
 }
 
+// Thrown by an engine that gave up its work part-way because EngineConfig::cancel was raised: its
+// state (and its simulation's) is then torn, to be destroyed, never shown or saved.
+struct StepCancelled : std::runtime_error {
+  StepCancelled() : std::runtime_error("the step was cancelled") {}
+};
+
 struct EngineConfig {
   std::size_t bodies = 0;   // N, all bodies
   Slice slice;              // the bodies this engine integrates
@@ -85,6 +93,11 @@ struct EngineConfig {
   EngineSettings engine;    // as the simulation was given them (cpu_threads: this engine's share)
   int device = 0;           // CUDA device ordinal (GPU engines)
   bool split_forces = false;  // compute_forces_ready/_rest will be used: keep room for partial sums
+  // Raised by a front end that no longer wants the work in progress (the viewer quits, or starts
+  // another run): the CPU engine checks it between bodies of its O(N^2) passes (forces, potential)
+  // and throws StepCancelled, so a step of minutes ends within a millisecond or so. GPU engines
+  // ignore it: their steps are short, and the front end stops queuing more. Null: never.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // The kernel `settings` ask for on `backend` (its default if none); InputError if it has no such kernel.

@@ -21,7 +21,8 @@ void SimdForces::load(const Real4<float>* pos_mass, std::size_t n) {
   }
 }
 
-void SimdForces::accelerations(std::size_t begin, std::size_t count, float eps2, Real3<float>* acc) const {
+void SimdForces::accelerations(std::size_t begin, std::size_t count, float eps2, Real3<float>* acc,
+                               const std::atomic<bool>* cancel) const {
   constexpr std::size_t W = kSimdWidth;
   constexpr std::size_t I = kBodiesPerBlock;
   static_assert(W % I == 0, "the padding must cover a whole block of i-bodies");
@@ -37,6 +38,7 @@ void SimdForces::accelerations(std::size_t begin, std::size_t count, float eps2,
   auto const last_block = static_cast<long>((begin + count + I - 1) / I);
 #pragma omp parallel for schedule(static) if (double(count) * double(padded) > 1e6)
   for (long block = first_block; block < last_block; ++block) {
+    if (cancel && cancel->load(std::memory_order_relaxed)) continue;  // given up: skip what is left
     std::size_t const i0 = std::size_t(block) * I;
     float xi[I], yi[I], zi[I];
     for (std::size_t k = 0; k < I; ++k) {

@@ -1,6 +1,7 @@
 // sim/engines/simd_forces.h - the CPU engine's fast fp32 force path (SIMD over j, OpenMP over i).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <vector>
 
@@ -21,7 +22,11 @@ class SimdForces {
   // SIMD over j in fixed blocks of kSimdWidth lanes reduced in a fixed order, kBodiesPerBlock
   // i-bodies per block to hide the rsqrt latency: the result for
   // each i depends only on the positions, not on threads, slices or memory alignment.
-  void accelerations(std::size_t begin, std::size_t count, float eps2, Real3<float>* acc) const;
+  // `cancel` (optional) is checked before each block of i-bodies (kBodiesPerBlock x N pairs): once
+  // raised, the blocks not yet done are skipped and the result is incomplete (the caller must see
+  // the flag and not use it).
+  void accelerations(std::size_t begin, std::size_t count, float eps2, Real3<float>* acc,
+                     const std::atomic<bool>* cancel = nullptr) const;
 
  private:
   std::vector<float> x_, y_, z_, m_;

@@ -9,12 +9,17 @@
 
 namespace nbody::sim {
 
+namespace {
+bool raised(const std::atomic<bool>* cancel) { return cancel && cancel->load(std::memory_order_relaxed); }
+}  // namespace
+
 void reference_accelerations(const Real4<double>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
-                             double eps2, Real3<double>* acc) {
+                             double eps2, Real3<double>* acc, const std::atomic<bool>* cancel) {
   auto const end = static_cast<long>(begin + count);
   // Threads only when there is enough work: a team costs microseconds, a pair a nanosecond.
 #pragma omp parallel for schedule(static) if (double(count) * double(n) > 1e6)
   for (long i = static_cast<long>(begin); i < end; ++i) {
+    if (raised(cancel)) continue;  // one relaxed load per N pairs: nothing against the pairs' cost
     Real4<double> const pi = pos_mass[i];
     double ax = 0.0, ay = 0.0, az = 0.0;
     for (std::size_t j = 0; j < n; ++j) {
@@ -30,15 +35,18 @@ namespace {
 // a diagnostic is never worth keeping a user waiting after Ctrl-C (at N = 65,536 the pass takes
 // about ten force steps).
 template <class Real>
-double potential(const Real4<Real>* pos_mass, std::size_t n, std::size_t begin, std::size_t count, double eps2) {
+double potential(const Real4<Real>* pos_mass, std::size_t n, std::size_t begin, std::size_t count, double eps2,
+                 const std::atomic<bool>* cancel) {
   double total = 0.0;
   long const rows = std::max<long>(1, long(1e8 / double(std::max<std::size_t>(n, 1))));
   for (long first = static_cast<long>(begin), end = static_cast<long>(begin + count); first < end; first += rows) {
     throw_if_interrupted();
+    if (raised(cancel)) break;
     long const last = std::min(end, first + rows);
     double chunk = 0.0;
 #pragma omp parallel for schedule(static) reduction(+ : chunk) if (double(last - first) * double(n) > 1e6)
     for (long i = first; i < last; ++i) {
+      if (raised(cancel)) continue;
       double const xi = pos_mass[i].x, yi = pos_mass[i].y, zi = pos_mass[i].z;
       double phi = 0.0;
       for (std::size_t j = 0; j < n; ++j) {
@@ -55,13 +63,13 @@ double potential(const Real4<Real>* pos_mass, std::size_t n, std::size_t begin, 
 }  // namespace
 
 double reference_slice_potential(const Real4<double>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
-                                 double eps2) {
-  return potential(pos_mass, n, begin, count, eps2);
+                                 double eps2, const std::atomic<bool>* cancel) {
+  return potential(pos_mass, n, begin, count, eps2, cancel);
 }
 
 double slice_potential(const Real4<float>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
-                       double eps2) {
-  return potential(pos_mass, n, begin, count, eps2);
+                       double eps2, const std::atomic<bool>* cancel) {
+  return potential(pos_mass, n, begin, count, eps2, cancel);
 }
 
 double force_error_bound(Precision precision, std::size_t n) {

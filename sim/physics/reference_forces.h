@@ -1,6 +1,7 @@
 // sim/physics/reference_forces.h - the fp64 reference forces and the potential energy (CPU, O(N^2)).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 
 #include "core/precision.h"
@@ -11,15 +12,18 @@ namespace nbody::sim {
 // The fp64 reference: for each i in [begin, begin + count), sums body j's pull for j = 0..n-1 in
 // index order with correctly rounded arithmetic. OpenMP over i only, so the result for each i
 // does not depend on the thread count. The oracle for every other force path.
+// `cancel` (optional), when raised, skips the bodies not yet done: the result is then incomplete,
+// and the caller, seeing the flag, must not use it (sim::StepCancelled).
 void reference_accelerations(const Real4<double>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
-                             double eps2, Real3<double>* acc);
+                             double eps2, Real3<double>* acc, const std::atomic<bool>* cancel = nullptr);
 
 // Sum over i in [begin, begin + count) of m_i * sum_{j != i} -m_j / sqrt(r_ij^2 + eps2); the total
 // potential energy of all bodies is half of this over i = 0..n-1. Accumulated in fp64.
+// `cancel` as for reference_accelerations.
 double reference_slice_potential(const Real4<double>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
-                                 double eps2);
+                                 double eps2, const std::atomic<bool>* cancel = nullptr);
 double slice_potential(const Real4<float>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
-                       double eps2);
+                       double eps2, const std::atomic<bool>* cancel = nullptr);
 
 // How far any engine's accelerations may be from the reference on the same positions, as a
 // relative L2 error over all bodies: 1e-12 in fp64; in fp32 1e-5 up to 4,096 bodies, growing like
