@@ -448,6 +448,9 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
     std::lock_guard<std::mutex> lock(frame_mutex_);
     device_frames_ = std::move(frames);
     host_frames_[0] = host_frames_[1] = bodies;
+    level_frames_[0].clear();
+    level_frames_[1].clear();
+    interactions_done_ = 0;  // the new simulation's counters start at 0
     stats_ = LiveStats{};
     stats_.generation = ++generation_;
     stats_.refused = before.refused;
@@ -481,6 +484,19 @@ void LiveSimulation::capture(double step_ms, std::uint64_t steps, bool energy) {
   } else {
     sim_->state(back);
   }
+  // hermite4's time-step levels with the frame, while the viewer colours by them (one process: the call
+  // is collective). Every other frame has none.
+  std::vector<std::uint8_t>& levels = level_frames_[front_ ^ 1];
+  levels.clear();
+  if (sim_->block_steps() && want_levels_ && ranks_.size() == 1 && !on_device) {
+    sim_->hermite_state(level_bodies_, level_state_);
+    auto const& params = *sim_->program().hermite;
+    levels.resize(level_state_.step.size());
+    for (std::size_t i = 0; i < levels.size(); ++i)
+      levels[i] = std::uint8_t(sim::hermite::step_level(level_state_.step[i], params));
+  }
+  // hermite4: the force+jerk pairs computed, for the rate (a block step's count varies with its block).
+  std::uint64_t const interactions = sim_->block_steps() ? sim_->hermite_counters().interactions : 0;
   std::optional<Vec3d> centre;
   double const now = seconds_since(origin_);
   if (want_centre_ && (steps == 0 || now - last_centre_wall_ > 0.2)) {
@@ -492,18 +508,28 @@ void LiveSimulation::capture(double step_ms, std::uint64_t steps, bool energy) {
     std::lock_guard<std::mutex> lock(frame_mutex_);
     if (on_device) {
       device_frames_->flip();
+      level_frames_[front_].clear();
     } else {
       front_ ^= 1;
     }
     if (centre) centre_ = centre;
     stats_.step = sim_->steps_done();
     stats_.time = sim_->time();
+    stats_.block_steps = sim_->block_steps();
     if (steps > 0) {
       stats_.step_ms = stats_.step_ms == 0 ? step_ms : 0.8 * stats_.step_ms + 0.2 * step_ms;
       stats_.steps_per_s = stats_.step_ms > 0 ? 1e3 / stats_.step_ms : 0;
       double const n = double(sim_->bodies());
-      stats_.interactions_per_s = double(sim_->program().drifts()) * n * n * stats_.steps_per_s;
+      if (sim_->block_steps()) {
+        double const seconds = 1e-3 * step_ms * double(steps);
+        double const rate = seconds > 0 && interactions >= interactions_done_
+                                ? double(interactions - interactions_done_) / seconds : 0.0;
+        stats_.interactions_per_s = stats_.interactions_per_s == 0 ? rate : 0.8 * stats_.interactions_per_s + 0.2 * rate;
+      } else {
+        stats_.interactions_per_s = double(sim_->program().drifts()) * n * n * stats_.steps_per_s;
+      }
     }
+    interactions_done_ = interactions;
     ++frame_number_;
     frame_pending_ = true;
   }

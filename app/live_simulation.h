@@ -48,7 +48,8 @@ struct Change {
 // What the HUD shows of the simulation, as of the latest frame.
 struct LiveStats {
   std::size_t bodies = 0;
-  std::uint64_t step = 0;              // steps since the run began
+  std::uint64_t step = 0;              // steps since the run began (hermite4: block steps)
+  bool block_steps = false;            // hermite4: time is the block time, a step a block step
   double time = 0;
   double step_ms = 0;                  // wall time per step, recent mean
   double steps_per_s = 0;
@@ -118,6 +119,10 @@ class LiveSimulation {
   // there is no simulation to go on with.
   void check_started() const;
   void want_centre(bool on) { want_centre_ = on; }
+  // hermite4: keep each body's time-step level with every frame (for colour by level: a download of
+  // the per-body state each frame, so only while asked). One process only: under MPI it is a
+  // collective call the other ranks would not make.
+  void want_levels(bool on) { want_levels_ = on; }
 
   // Notices and errors since the last call, for the HUD and the log.
   std::vector<std::string> take_messages();
@@ -125,7 +130,8 @@ class LiveSimulation {
   LiveStats stats() const;
   // A number that grows with every captured frame.
   std::uint64_t frame_number() const { return frame_number_; }
-  // The latest frame as one consistent whole: f(generation, host frame, device frames or null). The
+  // The latest frame as one consistent whole: f(generation, host frame, device frames or null, levels:
+  // hermite4's per-body time-step levels, sim::hermite::step_level, while want_levels(); else empty). The
   // host frame holds positions, velocities and types; with device frames only its types and masses
   // are current (the rest is the generation's start), and the device frames hold positions and
   // velocities. A frame of a newer generation than the caller knows may have sizes it has not
@@ -133,7 +139,8 @@ class LiveSimulation {
   template <class F>
   void with_frame(F&& f) const {
     std::lock_guard<std::mutex> lock(frame_mutex_);
-    f(stats_.generation, host_frames_[front_], static_cast<const render::DeviceFrames*>(device_frames_.get()));
+    f(stats_.generation, host_frames_[front_], static_cast<const render::DeviceFrames*>(device_frames_.get()),
+      static_cast<const std::vector<std::uint8_t>&>(level_frames_[front_]));
   }
   // The bodies' centre (median position), kept while want_centre(true).
   std::optional<Vec3d> centre() const;
@@ -184,12 +191,16 @@ class LiveSimulation {
   std::deque<Change> changes_;
   std::uint64_t requests_ = 0;  // changes asked for so far (numbers them)
   std::vector<std::string> messages_;
-  std::atomic<bool> paused_{false}, step_once_{false}, stop_{false}, want_centre_{false};
+  std::atomic<bool> paused_{false}, step_once_{false}, stop_{false}, want_centre_{false}, want_levels_{false};
   std::atomic<bool> threaded_{false}, frame_pending_{false};  // pacing: see start()
   std::atomic<int> steps_per_update_{1};
 
   mutable std::mutex frame_mutex_;
   sim::BodySet host_frames_[2];
+  std::vector<std::uint8_t> level_frames_[2];  // beside host_frames_ (hermite4, while want_levels_)
+  sim::BodySet level_bodies_;                  // what hermite_state() fills besides the state (kept for its storage)
+  sim::hermite::HermiteState level_state_;
+  std::uint64_t interactions_done_ = 0;        // hermite4: force+jerk pairs at the last frame, for the rate
   int front_ = 0;
   std::unique_ptr<render::DeviceFrames> device_frames_;
   std::vector<render::DeviceVelocities> velocities_;  // capture's scratch (simulation thread)

@@ -521,7 +521,7 @@ class Viewer {
     interop_.reset();
     std::string why;
     int device = -1;  // where the frames are captured, for an fp32 CUDA run with interop
-    live_->with_frame([&](std::uint64_t, const sim::BodySet&, const render::DeviceFrames* f) {
+    live_->with_frame([&](std::uint64_t, const sim::BodySet&, const render::DeviceFrames* f, const auto&) {
       if (f) device = f->device();
     });
     if (device >= 0) {
@@ -558,12 +558,15 @@ class Viewer {
   // the positions and speed colours never leave the GPU.
   void upload_frame() {
     bool const speed = controls_.color == render::ColorMode::speed;
+    bool const level = controls_.color == render::ColorMode::level;  // hermite4's levels change every frame
+    live_->want_levels(level);
     bool const colors_uploaded = colors_dirty_;
     bool new_frame = false;
     std::size_t bodies = 0;
     // One lock for the whole frame: positions, velocities and sizes all of one generation. A frame
     // of a newer one waits for the next loop, which allocates for it first.
-    live_->with_frame([&](std::uint64_t generation, const sim::BodySet& b, const render::DeviceFrames* f) {
+    live_->with_frame([&](std::uint64_t generation, const sim::BodySet& b, const render::DeviceFrames* f,
+                          const std::vector<std::uint8_t>& levels) {
       if (generation != generation_ || generation == 0) return;  // 0: still starting, no bodies yet
       std::uint64_t const frame = live_->frame_number();
       new_frame = frame != last_frame_;
@@ -594,9 +597,14 @@ class Viewer {
           positions_[4 * i + 2] = float(b.pos_mass[i].z);
           positions_[4 * i + 3] = float(b.pos_mass[i].w);
         }
-        if (speed || colors_dirty_) render::compute_colors(controls_.color, b, slices_, coloring, colors_);
+        if (level) {
+          render::compute_level_colors(levels, bodies, coloring.map, colors_);
+          level_swatches_ = render::level_swatches(levels, coloring.map, running_.physics.hermite.dt_max);
+        } else if (speed || colors_dirty_) {
+          render::compute_colors(controls_.color, b, slices_, coloring, colors_);
+        }
         renderer_->upload_positions(positions_.data(), bodies);
-        if (speed || colors_dirty_) renderer_->upload_colors(colors_);
+        if (speed || level || colors_dirty_) renderer_->upload_colors(colors_);
         colors_dirty_ = false;
       }
     });
@@ -630,6 +638,8 @@ class Viewer {
     h.help = kViewerKeys;
     h.overlay = render::describe_overlay(controls_.color, shown_coloring_, slices_.size(), s.time, running_.units,
                                          camera_.world_per_pixel(float(surface_->height())), surface_->width());
+    if (controls_.color == render::ColorMode::level) h.overlay->swatches = level_swatches_;
+    h.block_steps = s.block_steps;
     return h;
   }
 
@@ -715,6 +725,7 @@ class Viewer {
   std::vector<Slice> slices_;  // the running simulation's slices, for colour by device
   std::vector<render::Rgba> colors_;
   render::ColorMode shown_color_ = render::ColorMode::speed;
+  std::vector<render::Swatch> level_swatches_;  // the legend of colour by level, as of the last frame
   render::SpeedColoring shown_coloring_;  // the map and range of the colours uploaded last
   bool fit_color_range_ = true;           // the next frame fits the speed range (a new run, the HUD's "fit")
   std::deque<std::pair<std::string, Clock::time_point>> messages_;

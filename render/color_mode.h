@@ -9,14 +9,21 @@
 
 namespace nbody::render {
 
-enum class ColorMode { speed, type, device };
-inline constexpr std::array<EnumName<ColorMode>, 3> kColorModeNames{
-    {{ColorMode::speed, "speed"}, {ColorMode::type, "type"}, {ColorMode::device, "device"}}};
+// level: hermite4's individual time steps, by level (level k steps dt_max / 2^k); a run of one shared
+// step shows one colour.
+enum class ColorMode { speed, type, device, level };
+inline constexpr std::array<EnumName<ColorMode>, 4> kColorModeNames{{{ColorMode::speed, "speed"},
+                                                                    {ColorMode::type, "type"},
+                                                                    {ColorMode::device, "device"},
+                                                                    {ColorMode::level, "level"}}};
 constexpr const auto& enum_names(ColorMode) { return kColorModeNames; }
 
 // The next mode, as the 'c' key cycles them.
 constexpr ColorMode next(ColorMode m) {
-  return m == ColorMode::speed ? ColorMode::type : m == ColorMode::type ? ColorMode::device : ColorMode::speed;
+  return m == ColorMode::speed    ? ColorMode::type
+         : m == ColorMode::type   ? ColorMode::device
+         : m == ColorMode::device ? ColorMode::level
+                                  : ColorMode::speed;
 }
 
 // Perceptually uniform maps for a quantity (speed): equal steps of the quantity look like equal steps

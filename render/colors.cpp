@@ -89,10 +89,65 @@ void compute_colors(ColorMode mode, const sim::BodySet& b, const std::vector<Sli
         }
       }
     }
+  } else if (mode == ColorMode::level) {
+    compute_level_colors({}, n, speed.map, out);  // the levels are the frame's, not the bodies': see the viewer
   } else {
     for (std::size_t d = 0; d < slices.size(); ++d)
       for (std::size_t i = slices[d].begin; i < slices[d].end() && i < n; ++i) out[i] = kDevicePalette[d % kPaletteSize];
   }
+}
+
+namespace {
+
+// The colour of level k among levels lo..hi present: the longest step dark, the shortest bright.
+Rgba level_color(const ColormapTable& map, int k, int lo, int hi) {
+  float const t = hi > lo ? 0.15f + 0.85f * float(k - lo) / float(hi - lo) : 0.6f;
+  Color const c = map_color(map, t);
+  return {c.r, c.g, c.b, 1.0f};
+}
+
+std::pair<int, int> level_range(const std::vector<std::uint8_t>& levels) {
+  int lo = 255, hi = 0;
+  for (std::uint8_t l : levels) lo = std::min(lo, int(l)), hi = std::max(hi, int(l));
+  return {lo, hi};
+}
+
+}  // namespace
+
+void compute_level_colors(const std::vector<std::uint8_t>& levels, std::size_t bodies, Colormap map,
+                          std::vector<Rgba>& out) {
+  ColormapTable const& table = colormap_table(map);
+  out.resize(bodies);
+  if (levels.size() != bodies) {
+    std::fill(out.begin(), out.end(), level_color(table, 0, 0, 0));
+    return;
+  }
+  auto const [lo, hi] = level_range(levels);
+  for (std::size_t i = 0; i < bodies; ++i) out[i] = level_color(table, levels[i], lo, hi);
+}
+
+std::vector<Swatch> level_swatches(const std::vector<std::uint8_t>& levels, Colormap map, double dt_max) {
+  if (levels.empty()) return {{level_color(colormap_table(map), 0, 0, 0), "one shared time step"}};
+  std::size_t counts[256] = {};
+  for (std::uint8_t l : levels) ++counts[l];
+  auto const [lo, hi] = level_range(levels);
+  double top = 1.0;  // the largest power of two at or below dt_max: level 0's step
+  while (top > dt_max) top *= 0.5;
+  while (top * 2 <= dt_max) top *= 2;
+  std::vector<Swatch> s;
+  std::size_t more = 0;
+  for (int k = lo; k <= hi; ++k) {
+    if (!counts[k]) continue;
+    if (s.size() == 12) {
+      more += counts[k];
+      continue;
+    }
+    char label[64];
+    std::snprintf(label, sizeof label, "dt %.3g: %zu", std::ldexp(top, -k), counts[k]);
+    s.push_back({level_color(colormap_table(map), k, lo, hi), label});
+  }
+  if (more) s.back().label += " (+" + std::to_string(more) + " shorter)";
+  return s;
 }
 
 std::vector<Swatch> type_swatches() {

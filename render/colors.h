@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,13 @@ struct SpeedColoring {
 void compute_colors(ColorMode mode, const sim::BodySet& bodies, const std::vector<Slice>& slices,
                     const SpeedColoring& speed, std::vector<Rgba>& out);
 
+// hermite4's time-step levels (sim::hermite::step_level: level k steps dt_max / 2^k), one colour per
+// level through `map`, from the longest step present (the map's dark end) to the shortest (its bright
+// end): the bodies in close encounters stand out. Empty `levels` (a run of one shared step, or levels
+// not captured): every body the map's middle colour.
+void compute_level_colors(const std::vector<std::uint8_t>& levels, std::size_t bodies, Colormap map,
+                          std::vector<Rgba>& out);
+
 // The range fit_speed_range chooses for these bodies' speeds (fp32, as the GPU holds them).
 ColorRange fit_speed_range(const sim::BodySet& bodies);
 
@@ -37,5 +45,8 @@ struct Swatch {
 };
 std::vector<Swatch> type_swatches();
 std::vector<Swatch> device_swatches(std::size_t devices);
+// The levels present in `levels`, each with its colour (as compute_level_colors gives it), its step
+// (dt_max / 2^k) and how many bodies take it; at most 12, the rest said in the last label.
+std::vector<Swatch> level_swatches(const std::vector<std::uint8_t>& levels, Colormap map, double dt_max);
 
 }  // namespace nbody::render

@@ -143,16 +143,19 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
                ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoMove |
                    ImGuiWindowFlags_NoSavedSettings);
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::Text("%.0f FPS   %.3g steps/s%s", s.fps, s.steps_per_s, s.paused ? "   paused" : "");
+  ImGui::Text("%.0f FPS   %.3g %s/s%s", s.fps, s.steps_per_s, s.block_steps ? "block steps" : "steps",
+              s.paused ? "   paused" : "");
   ImGui::Text("step %.3g ms   render %.3g ms", s.step_ms, s.render_ms);
   ImGui::Text("N = %zu   %.3e interactions/s", s.bodies, s.interactions_per_s);
   ImGui::TextUnformatted(s.source.c_str());
+  // hermite4: the block time, every body predicted to it; each body keeps its own step.
+  char const* const t = s.block_steps ? "block time" : "t";
   if (s.energy_error)
-    ImGui::Text("t = %.4g   |dE/E| = %.1e at t = %.4g", s.time, *s.energy_error, s.energy_time);
+    ImGui::Text("%s = %.4g   |dE/E| = %.1e at t = %.4g", t, s.time, *s.energy_error, s.energy_time);
   else if (s.energy_tracked)
-    ImGui::Text("t = %.4g   energy error: measuring", s.time);
+    ImGui::Text("%s = %.4g   energy error: measuring", t, s.time);
   else
-    ImGui::Text("t = %.4g   energy: not tracked at this N", s.time);
+    ImGui::Text("%s = %.4g   energy: not tracked at this N", t, s.time);
   if (s.virial_ratio)
     ImGui::Text("2K/|W| = %.3f   r10/50/90 = %.3g %.3g %.3g", *s.virial_ratio, s.lagrangian_radii[0],
                 s.lagrangian_radii[1], s.lagrangian_radii[2]);
@@ -210,7 +213,12 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
   trace("View");
   if (view_open) {
     int color = int(c.color);
-    if (ImGui::Combo("colour", &color, "speed\0type / mass\0owning device\0")) c.color = ColorMode(color);
+    if (ImGui::Combo("colour", &color, "speed\0type / mass\0owning device\0time-step level\0"))
+      c.color = ColorMode(color);
+    if (c.color == ColorMode::level) {
+      int map = int(c.colormap);
+      if (ImGui::Combo("colour map", &map, "viridis\0inferno\0magma\0plasma\0classic\0")) c.colormap = Colormap(map);
+    }
     if (c.color == ColorMode::speed) {
       int map = int(c.colormap);
       if (ImGui::Combo("colour map", &map, "viridis\0inferno\0magma\0plasma\0classic\0")) c.colormap = Colormap(map);

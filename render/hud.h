@@ -24,6 +24,7 @@ struct HudStats {
   std::string description;         // backend, devices, kernel, precision, threading
   std::string upload;              // how positions reach GL
   double time = 0;
+  bool block_steps = false;        // hermite4: `time` is the block time, a step a block step
   std::optional<double> energy_error;  // with the time it was measured at
   double energy_time = 0;
   std::optional<double> virial_ratio;         // measured with the energy, with

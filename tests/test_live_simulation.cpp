@@ -336,6 +336,40 @@ TEST_F(LiveAbandon, ANewRunAbandonsAStepAndTheTornStateIsNeverShown) {
   expect_bitwise_positions(live.state(), reference.state());
 }
 
+// hermite4 in the viewer: each frame carries every body's time-step level while the viewer colours by
+// them (and none otherwise), and the rate counts the force+jerk pairs the block steps computed.
+TEST(LiveHermite, FramesCarryTheStepLevelsWhileAsked) {
+  driver::RunConfig run;
+  run.devices.backend = driver::BackendChoice::cpu;
+  run.initial.scenario = sim::Scenario::plummer;
+  run.initial.bodies = 256;
+  run.physics.integrator = sim::Integrator::hermite4;
+  run.physics.softening = 0.001;
+  run.given.integrator = run.given.softening = true;
+  LiveSimulation live(driver::make_setup(run), run, std::nullopt, false);
+  live.set_steps_per_update(50);
+  auto levels_of_frame = [&] {
+    std::vector<std::uint8_t> got;
+    live.with_frame([&](std::uint64_t, const sim::BodySet&, const render::DeviceFrames*,
+                        const std::vector<std::uint8_t>& levels) { got = levels; });
+    return got;
+  };
+  live.update();
+  EXPECT_TRUE(levels_of_frame().empty()) << "levels downloaded while nobody asked";
+  live.want_levels(true);
+  live.update();
+  std::vector<std::uint8_t> const levels = levels_of_frame();
+  ASSERT_EQ(levels.size(), 256u);
+  auto const [lo, hi] = std::minmax_element(levels.begin(), levels.end());
+  std::printf("levels %d..%d after %llu block steps\n", int(*lo), int(*hi), (unsigned long long)live.stats().step);
+  EXPECT_LT(*lo, *hi) << "a Plummer sphere with softening 0.001 has bodies on several step levels";
+  EXPECT_TRUE(live.stats().block_steps);
+  EXPECT_GT(live.stats().interactions_per_s, 0.0);
+  live.want_levels(false);
+  live.update();
+  EXPECT_TRUE(levels_of_frame().empty());
+}
+
 }  // namespace
 }  // namespace nbody
 

@@ -283,10 +283,34 @@ TEST(Colors, ModesColourByTypeAndByDevice) {
   EXPECT_NE(c[1], c[2]);
 }
 
+// Colour by hermite4's step level: one colour per level present, the shortest step brightest; the legend
+// lists each level's step and count. Without levels (a shared step), one colour and one line.
+TEST(Colors, StepLevelsGetOneColourEachShortestBrightest) {
+  std::vector<std::uint8_t> const levels{3, 5, 3, 7, 5, 3};
+  std::vector<render::Rgba> c;
+  render::compute_level_colors(levels, levels.size(), render::Colormap::viridis, c);
+  ASSERT_EQ(c.size(), levels.size());
+  EXPECT_EQ(c[0], c[2]);
+  EXPECT_NE(c[0], c[1]);
+  auto luma = [](const render::Rgba& x) { return 0.2126f * x[0] + 0.7152f * x[1] + 0.0722f * x[2]; };
+  EXPECT_LT(luma(c[0]), luma(c[1]));
+  EXPECT_LT(luma(c[1]), luma(c[3]));
+  auto const legend = render::level_swatches(levels, render::Colormap::viridis, 1.0 / 16);
+  ASSERT_EQ(legend.size(), 3u);
+  EXPECT_EQ(legend[0].label, "dt 0.00781: 3");  // 2^-4 / 2^3
+  EXPECT_EQ(legend[2].label, "dt 0.000488: 1");
+  EXPECT_EQ(legend[1].color, c[1]);
+  render::compute_level_colors({}, 4, render::Colormap::viridis, c);
+  EXPECT_EQ(c[0], c[3]);
+  EXPECT_EQ(render::level_swatches({}, render::Colormap::viridis, 1.0 / 16).size(), 1u);
+}
+
 TEST(Colors, NamesRoundTripAndBadNamesAreRejected) {
   for (auto m : {render::ColorMode::speed, render::ColorMode::type, render::ColorMode::device})
     EXPECT_EQ(from_name<render::ColorMode>(name_of(m)), m);
-  EXPECT_EQ(render::next(render::next(render::next(render::ColorMode::speed))), render::ColorMode::speed);
+  for (auto m : {render::ColorMode::speed, render::ColorMode::type, render::ColorMode::device, render::ColorMode::level})
+    EXPECT_EQ(from_name<render::ColorMode>(name_of(m)), m);
+  EXPECT_EQ(render::next(render::next(render::next(render::next(render::ColorMode::speed)))), render::ColorMode::speed);
   EXPECT_NE(render::next(render::ColorMode::speed), render::ColorMode::speed);
   EXPECT_FALSE(from_name<render::ColorMode>("rainbow").has_value());
   for (auto m : {render::Colormap::viridis, render::Colormap::inferno, render::Colormap::magma, render::Colormap::plasma})
