@@ -70,20 +70,14 @@ HermiteBlocks::HermiteBlocks(const sim::BodySet& initial, const sim::hermite::He
   single_ = setup_.all_slices.size() == 1;
   epoch_ = state.started() ? state.epoch : initial.time;
 
-  int threads_per_engine = setup_.engine.cpu_threads;
-  if (setup_.backend == sim::Backend::cpu && setup_.threading == Threading::workers) {
-    // Each worker runs its own OpenMP team: share the cores instead of oversubscribing them.
-    int const total = setup_.engine.cpu_threads > 0 ? setup_.engine.cpu_threads
-                                                    : int(std::max(1u, std::thread::hardware_concurrency()));
-    threads_per_engine = std::max(1, total / int(devices));
-  }
+  int const engine_threads = threads_per_engine(setup_.backend, setup_.threading, setup_.engine.cpu_threads, devices);
   for (std::size_t d = 0; d < devices; ++d) {
     sim::HermiteEngineConfig e;
     e.bodies = bodies_;
     e.slice = slices_[d];
     e.softening = setup_.softening;
     e.engine = setup_.engine;
-    e.engine.cpu_threads = threads_per_engine;
+    e.engine.cpu_threads = engine_threads;
     e.device = setup_.devices[d];
     e.params = setup_.params;
     engines_.push_back(sim::make_hermite_engine(setup_.backend, e));

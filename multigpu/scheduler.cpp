@@ -272,4 +272,10 @@ std::unique_ptr<Scheduler> make_device_threads(Threading threading, std::size_t 
   return std::make_unique<WorkerThreadScheduler>(devices, bind);
 }
 
+int threads_per_engine(sim::Backend backend, Threading threading, int cpu_threads, std::size_t devices) {
+  if (backend != sim::Backend::cpu || threading != Threading::workers) return cpu_threads;
+  int const total = cpu_threads > 0 ? cpu_threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, total / int(std::max<std::size_t>(devices, 1)));
+}
+
 }  // namespace nbody::multigpu

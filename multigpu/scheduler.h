@@ -48,6 +48,11 @@ std::unique_ptr<Scheduler> make_scheduler(Threading threading, std::vector<sim::
 // Device threads alone, for a simulation that drives its engines itself (Hermite block steps): for_each_device
 // runs task(d) in turn on the caller's thread (single) or on device d's own worker (workers), where bind(d)
 // ran once first; run() throws (there is no step program).
+// The OpenMP threads each of `devices` host engines gets: `cpu_threads` (0: all cores) as given, except
+// that under worker threads each worker runs its own OpenMP team, so the cores are shared among them
+// instead of oversubscribed.
+int threads_per_engine(sim::Backend backend, Threading threading, int cpu_threads, std::size_t devices);
+
 std::unique_ptr<Scheduler> make_device_threads(Threading threading, std::size_t devices,
                                                const std::function<void(int)>& bind);
 

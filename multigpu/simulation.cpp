@@ -193,13 +193,8 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
   ExchangeConditions conditions;
   if (config_.backend == sim::Backend::cuda && ranks.size() > 1) add_host_sharing(ranks, config_.devices, conditions);
   agree(ranks, [&] {
-    int threads_per_engine = config_.engine.cpu_threads;
-    if (config_.backend == sim::Backend::cpu && config_.threading == Threading::workers) {
-      // Each worker runs its own OpenMP team: share the cores instead of oversubscribing them.
-      int const total = config_.engine.cpu_threads > 0 ? config_.engine.cpu_threads
-                                                       : int(std::max(1u, std::thread::hardware_concurrency()));
-      threads_per_engine = std::max(1, total / int(device_count));
-    }
+    int const engine_threads =
+        threads_per_engine(config_.backend, config_.threading, config_.engine.cpu_threads, device_count);
     std::vector<sim::SliceEngine*> raw;
     for (std::size_t d = 0; d < device_count; ++d) {
       sim::EngineConfig e;
@@ -207,7 +202,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       e.slice = slices_[d];
       e.softening = config_.softening;
       e.engine = config_.engine;
-      e.engine.cpu_threads = threads_per_engine;
+      e.engine.cpu_threads = engine_threads;
       e.device = config_.devices[d];
       e.split_forces = ranks.size() > 1;  // forces on the rank's own bodies while the others' travel
       e.cancel = ranks.size() > 1 ? nullptr : config_.cancel;
