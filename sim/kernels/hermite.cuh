@@ -887,9 +887,8 @@ __device__ __forceinline__ bool is_multiple(double t, double p) {
   double const q = trunc(t / p);
   return isfinite(q) && __fma_rn(-q, p, t) == 0.0;
 }
-__device__ __forceinline__ double next_step_device(double wanted, double dt, double t, const hk::HermiteParams& p) {
-  double const top = hk::pow2_at_most(p.dt_max);
-  double const floor = hk::step_floor(t, p);
+// `top` = pow2_at_most(dt_max) and `floor` = step_floor(t) are the same for every body of a block: found once.
+__device__ __forceinline__ double next_step_device(double wanted, double dt, double top, double floor, double t) {
   double s = dt;
   while (s > top) s *= 0.5;
   if (wanted < s) {
@@ -898,6 +897,16 @@ __device__ __forceinline__ double next_step_device(double wanted, double dt, dou
     s *= 2.0;
   }
   return s;
+}
+
+// hk::step_level (the histogram's level of a step), exactly, without its loop: the least k >= 0 with top 2^-k <= dt
+// (top = pow2_at_most(dt_max), a power of two, so top 2^-k <= dt exactly when k >= ilogb(top) - ilogb(dt)), at most
+// kLevels - 1; 0 for dt >= top or NaN (the loop stops at once), kLevels - 1 for dt <= 0 (it never stops).
+__device__ __forceinline__ int step_level_device(double dt, double top) {
+  if (!(dt < top)) return 0;
+  if (!(dt > 0.0)) return hk::kLevels - 1;
+  int const k = ilogb(top) - ilogb(dt);
+  return k < hk::kLevels - 1 ? k : hk::kLevels - 1;
 }
 
 // What the corrector reads of one own active body besides its force: its place and its state at t_i. Loaded before
@@ -944,8 +953,9 @@ __device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s
     s.v[i] = {v.x, v.y, v.z, 0.0};
     s.a[i] = {a.x, a.y, a.z, 0.0};
     s.jerk[i] = {j.x, j.y, j.z, 0.0};
-    step = next_step_device(wanted, dt, t, c.params);
-    atomicAdd(&c.ctl->levels[hk::step_level(dt, c.params)], 1ull);
+    double const top = hk::pow2_at_most(c.params.dt_max);
+    step = next_step_device(wanted, dt, top, hk::step_floor(t, c.params), t);
+    atomicAdd(&c.ctl->levels[step_level_device(dt, top)], 1ull);
   }
   s.t[i] = t;
   s.dt[i] = step;
@@ -995,8 +1005,27 @@ __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
     for (unsigned k = warp * gridDim.x + blockIdx.x; k < n; k += gridDim.x * warps) {
       CorrectorInput in{};
       if (lane == 0) in = load_corrector_input(s, c, k);
-      if (lane < unsigned(c.sums.cut.groups))
-        group_sums[warp][lane] = c.sums.group_of_spans(int(lane), c.own_first + k, active);
+      // Two lanes a group, each adding four of a record's eight doubles over the group's spans in span order (each
+      // component its own sum, as add_partial adds them): half the loads and half the chain of group_of_spans.
+      unsigned const g = lane / 2, half = lane & 1;
+      if (g < unsigned(c.sums.cut.groups)) {
+        double2 lo{0.0, 0.0}, hi{0.0, 0.0};
+        int const spg = c.sums.cut.spans_per_group;
+#pragma unroll 8
+        for (int q = int(g) * spg; q < int(g + 1) * spg; ++q) {
+          const auto* r = reinterpret_cast<const double2*>(&c.sums.span[std::size_t(q) * active + c.own_first + k]) + 2 * half;
+          double2 const u = r[0], v = r[1];
+          lo.x = __dadd_rn(lo.x, u.x);
+          lo.y = __dadd_rn(lo.y, u.y);
+          hi.x = __dadd_rn(hi.x, v.x);
+          hi.y = __dadd_rn(hi.y, v.y);
+        }
+        double* const out = reinterpret_cast<double*>(&group_sums[warp][g]) + 4 * half;
+        out[0] = lo.x;
+        out[1] = lo.y;
+        out[2] = hi.x;
+        out[3] = hi.y;
+      }
       __syncwarp();
       if (lane == 0) {
         hk::ForceJerk total{};
