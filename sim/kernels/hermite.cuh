@@ -277,14 +277,16 @@ __device__ __forceinline__ void add_sums(hk::ForceJerk& span, const PairSums<flo
 struct HermiteForceArgs;
 
 // Adds the pairs of one tile of j-bodies (local j0 ...) to `span`, in index order (see the pair arithmetic above).
-template <bool kSelf, bool kPotential, class Args>
-__device__ __forceinline__ void sweep_tile(const HermiteTileData<double>& tile, int j0, const Args& args,
-                                           const HermiteIBody<double>& b, double eps2, hk::ForceJerk& span) {
+// (`u0`: where the tile's kHermiteTile bodies start in a larger staged block of j-bodies.)
+template <bool kSelf, bool kPotential, class Args, int kSize>
+__device__ __forceinline__ void sweep_tile(const HermiteTileData<double, kSize>& tile, int j0, const Args& args,
+                                           const HermiteIBody<double>& b, double eps2, hk::ForceJerk& span,
+                                           int u0 = 0) {
   // fp64: the pairs add straight into the span's sum (a PairSums view of it: the same additions).
   PairSums<double> s{span.ax, span.ay, span.az, span.jx, span.jy, span.jz, span.phi};
 #pragma unroll 4
   for (int u = 0; u < kHermiteTile; ++u) {
-    Real4<double> const pj = tile.pos[u], vj = tile.vel[u];
+    Real4<double> const pj = tile.pos[u0 + u], vj = tile.vel[u0 + u];
     double self = 0.0;
     if constexpr (kSelf) self = double(j0 + u >= args.slice_count || std::uint64_t(args.slice_begin + j0 + u) == b.index);
     pair_fp64<kSelf, kPotential>(__dsub_rn(pj.x, b.x), __dsub_rn(pj.y, b.y), __dsub_rn(pj.z, b.z),
@@ -340,10 +342,17 @@ struct HermiteCut {
   unsigned span_capacity;    // the most active bodies the span buffer holds
 };
 
+// a / b, in 32 bits where both fit (always, for any N an int holds and the grids the engine launches): a 64-bit
+// division is a long subroutine on the GPU, and every force and corrector thread divides in its first instructions.
+NBODY_HOST_DEVICE inline unsigned long long divide(unsigned long long a, unsigned long long b) {
+  if (((a | b) >> 32) == 0) return unsigned(a) / unsigned(b);
+  return a / b;
+}
+
 NBODY_HOST_DEVICE inline HermiteForceMode hermite_force_mode(unsigned active, const HermiteCut& c) {
   unsigned long long const tiles = (active + kHermiteForceBlock - 1) / kHermiteForceBlock;
   unsigned long long const slots = c.slots > 0 ? c.slots : 1;
-  auto waves = [&](unsigned long long items) { return (items + slots - 1) / slots; };
+  auto waves = [&](unsigned long long items) { return divide(items + slots - 1, slots); };
   // a fills at least as well as b, scaled: a / waves(a) x num >= b / waves(b) x den
   auto fills = [&](unsigned long long a, unsigned long long b, unsigned long long num, unsigned long long den) {
     return a * waves(b) * num >= b * waves(a) * den;
@@ -357,6 +366,15 @@ NBODY_HOST_DEVICE inline HermiteForceMode hermite_force_mode(unsigned active, co
   return mode;
 }
 
+// A sum of the force pass's buffers as four 16-byte loads in place of eight 8-byte ones: half the L1 requests a record
+// (every record of those buffers is 64-byte aligned). A small block's corrector, a warp a body reading 16 groups'
+// records side by side, was bound by those requests on the few SMs that held its bodies.
+__device__ __forceinline__ hk::ForceJerk load_sum(const hk::ForceJerk* p) {
+  const auto* q = reinterpret_cast<const double2*>(p);
+  double2 const a = q[0], b = q[1], c = q[2], d = q[3];
+  return {a.x, a.y, b.x, b.y, c.x, c.y, d.x, d.y};
+}
+
 // Where the force pass leaves its sums, and how to read a body's total from them in the canonical order.
 struct HermiteSums {
   hk::ForceJerk* span;   // [own span][active]
@@ -367,10 +385,10 @@ struct HermiteSums {
   // A body's total: the pass's own (fold_all), or its group partials added in group order (per_group; per_span
   // once hermite_span_groups has made them).
   __device__ hk::ForceJerk total_of(unsigned k, unsigned active) const {
-    if (hermite_force_mode(active, cut) == HermiteForceMode::fold_all) return total[k];
+    if (hermite_force_mode(active, cut) == HermiteForceMode::fold_all) return load_sum(&total[k]);
     hk::ForceJerk sum{};
 #pragma unroll 4
-    for (int g = 0; g < cut.groups; ++g) hk::add_partial(sum, group[std::size_t(g) * active + k]);
+    for (int g = 0; g < cut.groups; ++g) hk::add_partial(sum, load_sum(&group[std::size_t(g) * active + k]));
     return sum;
   }
   // The loads are independent (only the adds are ordered): unrolled, several are in flight at once.
@@ -378,7 +396,7 @@ struct HermiteSums {
     hk::ForceJerk p{};
 #pragma unroll 8
     for (int s = g * cut.spans_per_group; s < (g + 1) * cut.spans_per_group; ++s)
-      hk::add_partial(p, span[std::size_t(s) * active + k]);
+      hk::add_partial(p, load_sum(&span[std::size_t(s) * active + k]));
     return p;
   }
 };
@@ -417,8 +435,9 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
   unsigned const chunks = (active + kHermiteRunChunk - 1) / kHermiteRunChunk;
   unsigned long long const items = static_cast<unsigned long long>(chunks) * unsigned(spans);
   for (unsigned long long item = blockIdx.x; item < items; item += gridDim.x) {
-    unsigned const chunk = unsigned(item % chunks);
-    int const span = int(item / chunks);
+    unsigned long long const quotient = divide(item, chunks);
+    unsigned const chunk = unsigned(item - quotient * chunks);
+    int const span = int(quotient);
     int const j_begin = span * length;
     __syncthreads();  // every thread has read the previous item's span and runs
     for (int q = int(threadIdx.x); q < 2 * length; q += kHermiteForceBlock) {
@@ -451,22 +470,66 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
   }
 }
 
+// fp64, per_span: an item is (kHermiteForceBlock active bodies, one span), as in hermite_forces' own loop, but the
+// block stages the whole span at once (one round trip to memory a span, not one a tile of kHermiteTile): the same
+// pairs, the same additions, in the same order.
+template <bool kPotential>
+__device__ __noinline__ void hermite_span_whole(const HermiteForceArgs& args, unsigned active, double eps2) {
+  __shared__ HermiteTileData<double, kHermiteMaxSpan> span_tile;
+  int const length = args.span_length, spans = args.sums.cut.groups * args.sums.cut.spans_per_group;
+  unsigned const tiles = (active + kHermiteForceBlock - 1) / kHermiteForceBlock;
+  unsigned long long const items = static_cast<unsigned long long>(tiles) * unsigned(spans);
+  for (unsigned long long item = blockIdx.x; item < items; item += gridDim.x) {
+    unsigned long long const quotient = divide(item, tiles);
+    unsigned const first = unsigned(item - quotient * tiles) * kHermiteForceBlock;
+    int const span = int(quotient);
+    unsigned const k = first + threadIdx.x;
+    bool const warp_busy = first + (threadIdx.x & ~31u) < active;
+    HermiteIBody<double> const b(args.active[min(k, active - 1)]);
+    int const j_begin = span * length;
+    __syncthreads();  // every thread has read the previous item's span
+    for (int q = int(threadIdx.x); q < 2 * length; q += kHermiteForceBlock) {
+      if (q < length)
+        span_tile.load_pos(q, args.pos[j_begin + q]);
+      else
+        span_tile.load_vel(q - length, args.vel[j_begin + q - length]);
+    }
+    __syncthreads();
+    hk::ForceJerk sum{};
+    if (warp_busy) {
+      for (int u0 = 0; u0 < length; u0 += kHermiteTile) {
+        int const j0 = j_begin + u0;
+        bool const any_self = j0 + kHermiteTile > args.slice_count ||
+                              __any_sync(0xffffffffu, b.index - std::uint64_t(args.slice_begin + j0) <
+                                                          std::uint64_t(kHermiteTile));
+        if (any_self)
+          sweep_tile<true, kPotential>(span_tile, j0, args, b, eps2, sum, u0);
+        else
+          sweep_tile<false, kPotential>(span_tile, j0, args, b, eps2, sum, u0);
+      }
+    }
+    if (k < active) args.sums.span[std::size_t(span) * active + k] = sum;
+  }
+}
+
 // The force, jerk and potential of every active body against the own j-bodies, in the canonical order. Each
 // thread sums for one active body; the block stages kHermiteTile j-bodies at a time in shared memory. Warps
 // with no active body skip the arithmetic but take part in every barrier. The grid is any size (the engine
 // launches what stays resident): blocks stride over the work items.
 template <class Real, bool kPotential>
 __global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForceArgs args, double eps2_fp64) {
+  // The count is read before the halt flag (one round trip for both: a halted launch ignores the count).
+  unsigned const active = args.count.get();
   if (halted(args.ctl)) return;
   __shared__ HermiteTileData<Real> tile;
-  unsigned const active = args.count.get();
   int const groups = args.sums.cut.groups, spg = args.sums.cut.spans_per_group;
   HermiteForceMode const mode = hermite_force_mode(active, args.sums.cut);
-  if constexpr (std::is_same_v<Real, float>) {
-    if (mode == HermiteForceMode::per_span) {
+  if (mode == HermiteForceMode::per_span) {
+    if constexpr (std::is_same_v<Real, float>)
       hermite_span_runs<kPotential>(args, active, float(eps2_fp64));
-      return;
-    }
+    else
+      hermite_span_whole<kPotential>(args, active, eps2_fp64);
+    return;
   }
   unsigned const tiles = (active + kHermiteForceBlock - 1) / kHermiteForceBlock;
   unsigned const units = mode == HermiteForceMode::fold_all ? 1u
@@ -475,7 +538,8 @@ __global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForc
   unsigned long long const items = static_cast<unsigned long long>(tiles) * units;
   Real const eps2 = Real(eps2_fp64);
   for (unsigned long long item = blockIdx.x; item < items; item += gridDim.x) {
-    unsigned const tile_index = unsigned(item % tiles), unit = unsigned(item / tiles);
+    unsigned long long const quotient = divide(item, tiles);
+    unsigned const tile_index = unsigned(item - quotient * tiles), unit = unsigned(quotient);
     unsigned const first = tile_index * kHermiteForceBlock;
     unsigned const k = first + threadIdx.x;
     bool const warp_busy = first + (threadIdx.x & ~31u) < active;
@@ -671,6 +735,19 @@ __global__ void hermite_compact(HermiteSlice s, BlockClock clock, bool all, cons
 // place and launch come from a ticket (HermiteControl::tickets), so it waits only for blocks that started before
 // it; scan entries carry the launch, so nothing is reset between launches. Every launch has the same grid.
 // Launched with blockDim kHermiteBlock.
+// One own body's state at t_i, as the predictor reads it.
+struct BodyAtStart {
+  Real4<double> x, v, a, j;
+  double t, dt;
+  __device__ void load(const HermiteSlice& s, int i) {
+    x = s.x[i];
+    v = s.v[i];
+    a = s.a[i];
+    j = s.jerk[i];
+    t = s.t[i];
+    dt = s.dt[i];
+  }
+};
 inline constexpr unsigned long long kScanInclusive = 1ull << 31;
 __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, unsigned long long* scan,
                                      hk::ActiveBody* out) {
@@ -680,14 +757,28 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, unsign
   if (threadIdx.x == 0) ticket_shared = atomicAdd(&ctl->tickets, 1ull);  // every block takes one, even to return
   __syncthreads();
   unsigned long long const ticket = ticket_shared;
-  int const id = int(ticket % gridDim.x);
-  unsigned long long const epoch = (ticket / gridDim.x + 1) << 32;  // never the 0 of a cleared entry
+  unsigned long long const launch = divide(ticket, gridDim.x);
+  int const id = int(ticket - launch * gridDim.x);
+  unsigned long long const epoch = (launch + 1) << 32;  // never the 0 of a cleared entry
+  // What the block reads that does not depend on the block time is read at once, in one round trip after the ticket:
+  // the control's fields beside the halt flag (both keys: the one read_slot names is taken), and the state of the
+  // chunk's first round of bodies, kept in registers for both passes below (with a block per kHermiteBlock bodies,
+  // up to N = 262,144, the only round). A halted launch reads them and ignores them.
+  int const chunk = list_chunk(s.count, int(gridDim.x));
+  int const begin = id * chunk, end = min(s.count, begin + chunk);
+  BodyAtStart first{};
+  int const i_first = begin + int(threadIdx.x);
+  if (i_first < end) first.load(s, i_first);
+  int const slot = ctl->read_slot;
+  unsigned long long const key0 = ctl->key[0], key1 = ctl->key[1];
+  unsigned long long const steps_left = ctl->steps_left;
+  long long const floor_body = ctl->floor_body;
+  double const t_stop = ctl->t_stop;
   // Nothing once halted; a halt (every block sees the same values, so every block returns) when no step is left,
   // a step fell below the floor, or the next block passes t_stop (or there is none: +inf).
   if (halted(ctl)) return;
-  int const slot = ctl->read_slot;
-  double const t = key_time(ctl->key[slot]);
-  if (ctl->steps_left == 0 || ctl->floor_body != kNoBody || !(t <= ctl->t_stop)) {
+  double const t = key_time(slot ? key1 : key0);
+  if (steps_left == 0 || floor_body != kNoBody || !(t <= t_stop)) {
     if (id == 0 && threadIdx.x == 0) ctl->halted = 1;
     return;
   }
@@ -695,23 +786,27 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, unsign
     ctl->t_next = t;
     ctl->write_slot = slot ^ 1;
   }
-  int const chunk = list_chunk(s.count, int(gridDim.x));
-  int const begin = id * chunk, end = min(s.count, begin + chunk);
   unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   unsigned mine = 0;
   unsigned long long waiting = time_key(INFINITY);
+  bool flag_first = false;
+  Real4<double> xp_first{}, vp_first{};
   for (int base = begin; base < end; base += kHermiteBlock) {
     int const i = base + int(threadIdx.x);
     bool flag = false;
     if (i < end) {
-      double const ti = s.t[i], next = ti + s.dt[i];
+      BodyAtStart b = first;
+      if (base != begin) b.load(s, i);
+      double const next = b.t + b.dt;
       flag = next == t;
       if (!flag) waiting = min(waiting, time_key(next));
-      Real4<double> const x = s.x[i], v = s.v[i], a = s.a[i], j = s.jerk[i];
       hk::V3 xp, vp;
-      hk::predict({x.x, x.y, x.z}, {v.x, v.y, v.z}, {a.x, a.y, a.z}, {j.x, j.y, j.z}, t - ti, xp, vp);
-      s.xp[i] = {xp.x, xp.y, xp.z, x.w};
-      s.vp[i] = {vp.x, vp.y, vp.z, 0.0};
+      hk::predict({b.x.x, b.x.y, b.x.z}, {b.v.x, b.v.y, b.v.z}, {b.a.x, b.a.y, b.a.z}, {b.j.x, b.j.y, b.j.z},
+                  t - b.t, xp, vp);
+      Real4<double> const xp4{xp.x, xp.y, xp.z, b.x.w}, vp4{vp.x, vp.y, vp.z, 0.0};
+      s.xp[i] = xp4;
+      s.vp[i] = vp4;
+      if (base == begin) flag_first = flag, xp_first = xp4, vp_first = vp4;
     }
     mine += unsigned(__syncthreads_count(flag));
   }
@@ -751,7 +846,7 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, unsign
   unsigned offset = before_shared;
   for (int base = begin; base < end; base += kHermiteBlock) {
     int const i = base + int(threadIdx.x);
-    bool const flag = i < end && s.t[i] + s.dt[i] == t;
+    bool const flag = base == begin ? flag_first : i < end && s.t[i] + s.dt[i] == t;
     unsigned const ballot = __ballot_sync(0xffffffffu, flag);
     __syncthreads();  // the previous round has read scratch
     if (lane == 0) scratch[warp] = unsigned(__popc(ballot));
@@ -762,7 +857,7 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, unsign
       round += scratch[w];
     }
     if (flag) {
-      Real4<double> const x = s.xp[i], v = s.vp[i];
+      Real4<double> const x = base == begin ? xp_first : s.xp[i], v = base == begin ? vp_first : s.vp[i];
       out[position] = {x.x, x.y, x.z, x.w, v.x, v.y, v.z, std::uint64_t(s.begin + i)};
     }
     offset += round;
@@ -784,12 +879,65 @@ struct HermiteCorrectArgs {
   hk::HermiteParams params;
 };
 
-// One own active body k (of the own active bodies) with its total force f: corrected (or initialised), its new step
-// taken, counted by the level of the step that ended, a step below the floor remembered. Returns the time_key of
-// its next time.
+// hk::next_step, bit for bit, for the device: its doubling test fmod(t, 2s) == 0 (a loop over the exponents on the
+// GPU, in the corrector's serial chain) as an exact multiple test. For finite t and finite p > 0, t is a whole
+// multiple of p (fmod(t, p) == 0) exactly when q = trunc(t / p) leaves t - q p == 0, computed exactly by one FMA
+// (t - q p is a nonzero multiple of 2^-1074 unless t is a multiple; q is exact because t / p < 2^44 by the floor).
+__device__ __forceinline__ bool is_multiple(double t, double p) {
+  double const q = trunc(t / p);
+  return isfinite(q) && __fma_rn(-q, p, t) == 0.0;
+}
+// `top` = pow2_at_most(dt_max) and `floor` = step_floor(t) are the same for every body of a block: found once.
+__device__ __forceinline__ double next_step_device(double wanted, double dt, double top, double floor, double t) {
+  double s = dt;
+  while (s > top) s *= 0.5;
+  if (wanted < s) {
+    while (s > wanted && s >= floor) s *= 0.5;
+  } else if (wanted >= 2.0 * s && 2.0 * s <= top && is_multiple(t, 2.0 * s)) {
+    s *= 2.0;
+  }
+  return s;
+}
+
+// hk::step_level (the histogram's level of a step), exactly, without its loop: the least k >= 0 with top 2^-k <= dt
+// (top = pow2_at_most(dt_max), a power of two, so top 2^-k <= dt exactly when k >= ilogb(top) - ilogb(dt)), at most
+// kLevels - 1; 0 for dt >= top or NaN (the loop stops at once), kLevels - 1 for dt <= 0 (it never stops).
+__device__ __forceinline__ int step_level_device(double dt, double top) {
+  if (!(dt < top)) return 0;
+  if (!(dt > 0.0)) return hk::kLevels - 1;
+  int const k = ilogb(top) - ilogb(dt);
+  return k < hk::kLevels - 1 ? k : hk::kLevels - 1;
+}
+
+// What the corrector reads of one own active body besides its force: its place and its state at t_i. Loaded before
+// the force total, so these loads (which need only the active list) are in flight while the total's sums are read,
+// not one round trip after them.
+struct CorrectorInput {
+  std::uint64_t index;
+  int i;
+  Real4<double> x, v, a, jerk;
+  double dt;
+};
+__device__ __forceinline__ CorrectorInput load_corrector_input(const HermiteSlice& s, const HermiteCorrectArgs& c,
+                                                               unsigned k) {
+  CorrectorInput in{};
+  in.index = c.active[c.own_first + k].index;
+  in.i = int(in.index) - s.begin;
+  if (!c.initialise) {
+    in.x = s.x[in.i];
+    in.v = s.v[in.i];
+    in.a = s.a[in.i];
+    in.jerk = s.jerk[in.i];
+    in.dt = s.dt[in.i];
+  }
+  return in;
+}
+
+// One own active body with its total force f: corrected (or initialised), its new step taken, counted by the level
+// of the step that ended, a step below the floor remembered. Returns the time_key of its next time.
 __device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s, const HermiteCorrectArgs& c,
-                                                           const hk::ActiveBody& b, const hk::ForceJerk& f, double t) {
-  int const i = int(b.index) - s.begin;
+                                                           const CorrectorInput& in, const hk::ForceJerk& f, double t) {
+  int const i = in.i;
   hk::V3 const a1{f.ax, f.ay, f.az}, j1{f.jx, f.jy, f.jz};
   double step = 0.0;
   if (c.initialise) {
@@ -797,20 +945,21 @@ __device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s
     s.jerk[i] = {j1.x, j1.y, j1.z, 0.0};
     step = hk::start_step(a1, j1, t, c.params);
   } else {
-    Real4<double> const x4 = s.x[i], v4 = s.v[i], a4 = s.a[i], j4 = s.jerk[i];
-    hk::V3 x{x4.x, x4.y, x4.z}, v{v4.x, v4.y, v4.z}, a{a4.x, a4.y, a4.z}, j{j4.x, j4.y, j4.z};
-    double const dt = s.dt[i];
+    hk::V3 x{in.x.x, in.x.y, in.x.z}, v{in.v.x, in.v.y, in.v.z}, a{in.a.x, in.a.y, in.a.z},
+        j{in.jerk.x, in.jerk.y, in.jerk.z};
+    double const dt = in.dt;
     double const wanted = hk::correct(x, v, a, j, a1, j1, dt, c.params);
-    s.x[i] = {x.x, x.y, x.z, x4.w};
+    s.x[i] = {x.x, x.y, x.z, in.x.w};
     s.v[i] = {v.x, v.y, v.z, 0.0};
     s.a[i] = {a.x, a.y, a.z, 0.0};
     s.jerk[i] = {j.x, j.y, j.z, 0.0};
-    step = hk::next_step(wanted, dt, t, c.params);
-    atomicAdd(&c.ctl->levels[hk::step_level(dt, c.params)], 1ull);
+    double const top = hk::pow2_at_most(c.params.dt_max);
+    step = next_step_device(wanted, dt, top, hk::step_floor(t, c.params), t);
+    atomicAdd(&c.ctl->levels[step_level_device(dt, top)], 1ull);
   }
   s.t[i] = t;
   s.dt[i] = step;
-  if (hk::below_floor(step, t, c.params)) atomicMin(&c.ctl->floor_body, static_cast<long long>(b.index));
+  if (hk::below_floor(step, t, c.params)) atomicMin(&c.ctl->floor_body, static_cast<long long>(in.index));
   return time_key(t + step);
 }
 
@@ -819,49 +968,82 @@ __device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s
 // warp a body: lane g adds group g's spans in span order, lane 0 adds the groups in group order, then corrects.
 // On one device (clock.ctl) each corrected body's next time goes into the next block's key (see HermiteControl).
 // Grid-stride over the own active bodies (threads, or warps). Launched with blockDim kHermiteBlock.
+//
+// A small block's corrector is a chain of round trips to memory, so what does not depend on the corrected bodies is
+// read or done off that chain: the control's fields in one round trip with the halt flag, each body's state while its
+// sums are read, and the block step's bookkeeping by block 0 at its start; blocks with no body return at once.
 __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
-  if (c.clock.ctl && halted(c.clock.ctl)) return;
-  double const t = c.clock.ctl ? c.clock.ctl->t_next : c.clock.t;
+  HermiteControl* const clock = c.clock.ctl;
+  // Read before the halt flag: a halted launch ignores them.
+  double const t = clock ? clock->t_next : c.clock.t;
   unsigned const n = c.own_count.get(), active = c.active_count.get();
+  int const write_slot = clock ? clock->write_slot : 0;
+  if (clock && halted(clock)) return;
+  unsigned const warps = blockDim.x / 32;
+  if (blockIdx.x > 0 && blockIdx.x >= n) return;  // no body here in either arrangement below
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    // Nothing below reads these (the key it fills is key[write_slot]; hermite_predict_list reads the rest).
+    if (!c.initialise) c.ctl->force_evaluations += n;
+    if (clock) {
+      clock->t = t;
+      clock->block_steps += 1;
+      clock->interactions += static_cast<unsigned long long>(active) * c.j_bodies;
+      clock->steps_left -= 1;
+      // The slot the next block's time was read from is the one after it to fill: cleared now (no block of this
+      // kernel reads read_slot or that key; hermite_predict_list reads and fills the other two).
+      int const read = clock->read_slot;
+      clock->key[read] = time_key(INFINITY);
+      clock->read_slot = read ^ 1;
+    }
+  }
   unsigned long long key = time_key(INFINITY);
   if (!c.own_totals && hermite_force_mode(active, c.sums.cut) == HermiteForceMode::per_span) {
     __shared__ hk::ForceJerk group_sums[kHermiteBlock / 32][kMaxSegments];
-    unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-    for (unsigned k = blockIdx.x * warps + warp; k < n; k += gridDim.x * warps) {  // the same k in a whole warp
-      if (lane < unsigned(c.sums.cut.groups))
-        group_sums[warp][lane] = c.sums.group_of_spans(int(lane), c.own_first + k, active);
+    unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+    // The same k in a whole warp; consecutive bodies in consecutive blocks, so a small block's bodies (and the loads
+    // of their span sums) spread over as many SMs as there are bodies.
+    for (unsigned k = warp * gridDim.x + blockIdx.x; k < n; k += gridDim.x * warps) {
+      CorrectorInput in{};
+      if (lane == 0) in = load_corrector_input(s, c, k);
+      // Two lanes a group, each adding four of a record's eight doubles over the group's spans in span order (each
+      // component its own sum, as add_partial adds them): half the loads and half the chain of group_of_spans.
+      unsigned const g = lane / 2, half = lane & 1;
+      if (g < unsigned(c.sums.cut.groups)) {
+        double2 lo{0.0, 0.0}, hi{0.0, 0.0};
+        int const spg = c.sums.cut.spans_per_group;
+#pragma unroll 8
+        for (int q = int(g) * spg; q < int(g + 1) * spg; ++q) {
+          const auto* r = reinterpret_cast<const double2*>(&c.sums.span[std::size_t(q) * active + c.own_first + k]) + 2 * half;
+          double2 const u = r[0], v = r[1];
+          lo.x = __dadd_rn(lo.x, u.x);
+          lo.y = __dadd_rn(lo.y, u.y);
+          hi.x = __dadd_rn(hi.x, v.x);
+          hi.y = __dadd_rn(hi.y, v.y);
+        }
+        double* const out = reinterpret_cast<double*>(&group_sums[warp][g]) + 4 * half;
+        out[0] = lo.x;
+        out[1] = lo.y;
+        out[2] = hi.x;
+        out[3] = hi.y;
+      }
       __syncwarp();
       if (lane == 0) {
         hk::ForceJerk total{};
         for (int g = 0; g < c.sums.cut.groups; ++g) hk::add_partial(total, group_sums[warp][g]);
-        key = min(key, correct_body(s, c, c.active[c.own_first + k], total, t));
+        key = min(key, correct_body(s, c, in, total, t));
       }
       __syncwarp();
     }
   } else {
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
-      hk::ForceJerk const f = c.own_totals ? c.own_totals[k] : c.sums.total_of(c.own_first + k, active);
-      key = min(key, correct_body(s, c, c.active[c.own_first + k], f, t));
+      CorrectorInput const in = load_corrector_input(s, c, k);
+      hk::ForceJerk const f = c.own_totals ? load_sum(&c.own_totals[k]) : c.sums.total_of(c.own_first + k, active);
+      key = min(key, correct_body(s, c, in, f, t));
     }
   }
-  bool const next_key = c.clock.ctl && !c.initialise;
-  if (next_key) {
+  if (clock && !c.initialise) {
     for (int o = 16; o > 0; o /= 2) key = min(key, __shfl_xor_sync(0xffffffffu, key, o));
-    if ((threadIdx.x & 31) == 0 && key != time_key(INFINITY)) atomicMin(&c.ctl->key[c.ctl->write_slot], key);
-  }
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    if (!c.initialise) c.ctl->force_evaluations += n;
-    if (c.clock.ctl) {
-      c.ctl->t = t;
-      c.ctl->block_steps += 1;
-      c.ctl->interactions += static_cast<unsigned long long>(active) * c.j_bodies;
-      c.ctl->steps_left -= 1;
-      // The slot the next block's time was read from is the one after it to fill: cleared now (no block of this
-      // kernel reads read_slot or that key; hermite_predict_list reads and fills the other two).
-      int const read = c.ctl->read_slot;
-      c.ctl->key[read] = time_key(INFINITY);
-      c.ctl->read_slot = read ^ 1;
-    }
+    if ((threadIdx.x & 31) == 0 && key != time_key(INFINITY)) atomicMin(&c.ctl->key[write_slot], key);
   }
 }
 
