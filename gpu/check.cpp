@@ -65,3 +65,41 @@ void debug_sync_wait(cudaStream_t stream, const char* file, int line) {
 }
 
 }  // namespace nbody::gpu
+
+namespace nbody::gpu {
+namespace {
+
+template <class Query>
+void wait_bounded(Query query, double seconds, const std::string& what, const char* call) {
+  const char* text = std::getenv("NBODY_WATCHDOG_SECONDS");
+  char* end = nullptr;
+  double const configured = text ? std::strtod(text, &end) : 0.0;
+  if (text && end != text && *end == '\0' && std::isfinite(configured) && configured > 0) seconds = configured;
+  auto const start = std::chrono::steady_clock::now();
+  auto const spin = std::chrono::microseconds(200);
+  auto const limit = std::chrono::duration<double>(seconds);
+  while (true) {
+    cudaError_t const state = query();
+    if (state == cudaSuccess) return;
+    if (state != cudaErrorNotReady) throw_cuda_error(state, call, __FILE__, __LINE__);
+    auto const waited = std::chrono::steady_clock::now() - start;
+    if (waited > limit) {
+      std::ostringstream s;
+      s << what << " has not finished after " << seconds << " s (NBODY_WATCHDOG_SECONDS sets the bound)";
+      throw RuntimeFailure(s.str());
+    }
+    if (waited > spin) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+}  // namespace
+
+void bounded_sync(cudaStream_t stream, double seconds, const std::string& what) {
+  wait_bounded([stream] { return cudaStreamQuery(stream); }, seconds, what, "cudaStreamQuery (a bounded wait)");
+}
+
+void bounded_sync(cudaEvent_t event, double seconds, const std::string& what) {
+  wait_bounded([event] { return cudaEventQuery(event); }, seconds, what, "cudaEventQuery (a bounded wait)");
+}
+
+}  // namespace nbody::gpu

@@ -178,6 +178,28 @@ TEST(Hermite, ContinuesBitForBitFromItsStateOnAnotherLayout) {
   EXPECT_EQ(straight.time, second.time);
 }
 
+// The step rules' multiple test (is_multiple: trunc and one FMA, no fmod loop) is fmod(t, p) == 0 exactly, for
+// times on and off every power-of-two grid the steps use, near the floor's 2^44 ratio included.
+TEST(Hermite, TheMultipleTestIsFmodsExactly) {
+  std::uint64_t x = 12345;
+  auto next = [&] { return x = x * 6364136223846793005ull + 1442695040888963407ull; };
+  std::size_t multiples = 0, checked = 0;
+  for (int k = 0; k < 200000; ++k) {
+    int const level = int(next() >> 58) % 48;  // p = 2^-4 .. 2^-51
+    double const p = std::ldexp(1.0, -4 - level);
+    double t = double(next() >> 28) * std::ldexp(p, int(next() >> 61));  // a multiple of p * 2^j, j < 8
+    if ((next() >> 40) & 1) t = std::nextafter(t, 1e300);                    // or one ulp past it
+    if (t / p >= 0x1p44) continue;                                    // the floor keeps t / p below 2^44
+    bool const exact = std::fmod(t, p) == 0.0;
+    ASSERT_EQ(sim::hermite::is_multiple(t, p), exact) << "t = " << t << ", p = " << p;
+    multiples += exact;
+    ++checked;
+  }
+  EXPECT_GT(multiples, checked / 4);
+  EXPECT_LT(multiples, checked);
+  EXPECT_TRUE(sim::hermite::is_multiple(0.0, 1.0 / 16));
+}
+
 // Steps are powers of two, each body's time a multiple of its step, every body at or before the block time
 // and some body's next time after it.
 TEST(Hermite, StepsArePowersOfTwoCommensurateWithTime) {

@@ -879,26 +879,6 @@ struct HermiteCorrectArgs {
   hk::HermiteParams params;
 };
 
-// hk::next_step, bit for bit, for the device: its doubling test fmod(t, 2s) == 0 (a loop over the exponents on the
-// GPU, in the corrector's serial chain) as an exact multiple test. For finite t and finite p > 0, t is a whole
-// multiple of p (fmod(t, p) == 0) exactly when q = trunc(t / p) leaves t - q p == 0, computed exactly by one FMA
-// (t - q p is a nonzero multiple of 2^-1074 unless t is a multiple; q is exact because t / p < 2^44 by the floor).
-__device__ __forceinline__ bool is_multiple(double t, double p) {
-  double const q = trunc(t / p);
-  return isfinite(q) && __fma_rn(-q, p, t) == 0.0;
-}
-// `top` = pow2_at_most(dt_max) and `floor` = step_floor(t) are the same for every body of a block: found once.
-__device__ __forceinline__ double next_step_device(double wanted, double dt, double top, double floor, double t) {
-  double s = dt;
-  while (s > top) s *= 0.5;
-  if (wanted < s) {
-    while (s > wanted && s >= floor) s *= 0.5;
-  } else if (wanted >= 2.0 * s && 2.0 * s <= top && is_multiple(t, 2.0 * s)) {
-    s *= 2.0;
-  }
-  return s;
-}
-
 // hk::step_level (the histogram's level of a step), exactly, without its loop: the least k >= 0 with top 2^-k <= dt
 // (top = pow2_at_most(dt_max), a power of two, so top 2^-k <= dt exactly when k >= ilogb(top) - ilogb(dt)), at most
 // kLevels - 1; 0 for dt >= top or NaN (the loop stops at once), kLevels - 1 for dt <= 0 (it never stops).
@@ -954,7 +934,7 @@ __device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s
     s.a[i] = {a.x, a.y, a.z, 0.0};
     s.jerk[i] = {j.x, j.y, j.z, 0.0};
     double const top = hk::pow2_at_most(c.params.dt_max);
-    step = next_step_device(wanted, dt, top, hk::step_floor(t, c.params), t);
+    step = hk::next_step(wanted, dt, t, top, hk::step_floor(t, c.params));
     atomicAdd(&c.ctl->levels[step_level_device(dt, top)], 1ull);
   }
   s.t[i] = t;

@@ -187,22 +187,35 @@ NBODY_HOST_DEVICE inline double correct(V3& x, V3& v, V3& a, V3& j, const V3& a1
 }
 
 // ---- steps: powers of two, commensurate with time ----
+// Whether t is a whole multiple of p (fmod(t, p) == 0, for finite t and finite p > 0), exactly and without
+// fmod's loop over the exponents (a long serial chain in a GPU's corrector): q = trunc(t / p) leaves t - q p
+// == 0 exactly when t is a multiple, and one FMA computes t - q p exactly (q is exact: t / p < 2^44 by the
+// floor).
+NBODY_HOST_DEVICE inline bool is_multiple(double t, double p) {
+  double const q = trunc(t / p);
+  return q - q == 0.0 && fma(-q, p, t) == 0.0;  // q - q == 0: q is finite
+}
+
 // The next step of a body that just finished a step of `dt` at block time `t` (a multiple of dt), given the
 // criterion's `wanted`: halved until at most `wanted` (and at most the floor below which the run stops: the
 // caller checks below_floor), kept, or doubled once when `wanted` allows it, t is a multiple of the doubled
 // step and it is at most dt_max; and never above the largest power of two at or below dt_max (a restart may
 // have lowered it).
-NBODY_HOST_DEVICE inline double next_step(double wanted, double dt, double t, const HermiteParams& p) {
-  double const top = pow2_at_most(p.dt_max);
-  double const floor = step_floor(t, p);
+// (This form takes `top` = pow2_at_most(dt_max) and `floor` = step_floor(t): the same for every body of a
+// block, so a GPU finds them once; the form below finds them.)
+NBODY_HOST_DEVICE inline double next_step(double wanted, double dt, double t, double top, double floor) {
   double s = dt;
   while (s > top) s *= 0.5;
   if (wanted < s) {
     while (s > wanted && s >= floor) s *= 0.5;
-  } else if (wanted >= 2.0 * s && 2.0 * s <= top && fmod(t, 2.0 * s) == 0.0) {
+  } else if (wanted >= 2.0 * s && 2.0 * s <= top && is_multiple(t, 2.0 * s)) {
     s *= 2.0;
   }
   return s;
+}
+
+NBODY_HOST_DEVICE inline double next_step(double wanted, double dt, double t, const HermiteParams& p) {
+  return next_step(wanted, dt, t, pow2_at_most(p.dt_max), step_floor(t, p));
 }
 
 // The first step of a body at block time t: eta_start |a| / |a1|, as a power of two at most dt_max, halved
@@ -214,7 +227,7 @@ NBODY_HOST_DEVICE inline double start_step(const V3& a, const V3& a1, double t, 
   if (!(wanted < top)) wanted = top;  // +inf (no jerk) and NaN (an isolated body) included
   double const floor = step_floor(t, p);
   double s = top;
-  while ((s > wanted || fmod(t, s) != 0.0) && s >= floor) s *= 0.5;
+  while ((s > wanted || !is_multiple(t, s)) && s >= floor) s *= 0.5;
   return s;
 }
 
