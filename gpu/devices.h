@@ -20,6 +20,10 @@ struct DeviceInfo {
 // The visible CUDA devices; empty when there are none, with the reason in `why_none`.
 std::vector<DeviceInfo> devices(std::string* why_none = nullptr);
 
+// For an engine about to be made on GPU `device`: InputError when no CUDA device is usable (saying why) or
+// `device` is not one of the visible ones.
+void require_device(int device);
+
 // can_access[a][b]: device a can read and write device b's memory directly
 // (cudaDeviceCanAccessPeer). The diagonal is true, and so is a pair naming one device twice.
 struct Topology {

@@ -542,12 +542,7 @@ class CudaEngine final : public CudaSliceEngine {
 }  // namespace
 
 std::unique_ptr<SliceEngine> make_cuda_engine(const EngineConfig& config) {
-  std::string why;
-  auto const devices = gpu::devices(&why);
-  if (devices.empty()) throw InputError("--backend cuda: no usable CUDA device (" + why + ")");
-  if (config.device < 0 || config.device >= int(devices.size()))
-    throw InputError("GPU " + std::to_string(config.device) + ": only " + std::to_string(devices.size()) +
-                     " CUDA devices are visible");
+  gpu::require_device(config.device);
   if (config.engine.precision == Precision::fp32) return std::make_unique<CudaEngine<float>>(config);
   return std::make_unique<CudaEngine<double>>(config);
 }

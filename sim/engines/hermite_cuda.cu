@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/errors.h"
@@ -211,7 +212,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     copy_out(j.data(), jerk_.data(), n);
     copy_out(t.data(), t_.data(), n);
     copy_out(dt.data(), dt_.data(), n);
-    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    wait_for_stream();
     for (std::size_t i = 0; i < n; ++i) {
       b.pos_mass[first + i] = x[i];
       b.velocity[first + i] = {v[i].x, v[i].y, v[i].z};
@@ -229,7 +230,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     gpu::DeviceGuard guard(config_.device);
     copy_out(x.data(), xp_.data(), n);
     copy_out(v.data(), vp_.data(), n);
-    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    wait_for_stream();
     for (std::size_t i = 0; i < n; ++i) {
       b.pos_mass[first + i] = x[i];
       b.velocity[first + i] = {v[i].x, v[i].y, v[i].z};
@@ -248,7 +249,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     NBODY_CHECK_LAUNCH(stream_.get());
     NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[0].next_key, &ctl_.data()->next_key, sizeof(unsigned long long),
                                      cudaMemcpyDeviceToHost, stream_.get()));
-    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    wait_for_stream();
     return k::key_time(ctl_host_.data()[0].next_key);
   }
 
@@ -270,7 +271,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     k::hermite_compact<<<list_blocks_, k::kHermiteBlock, 0, stream_.get()>>>(slice(), clock, all, counts_.data(),
                                                                              own_active_device_, pack_count_device_);
     NBODY_CHECK_LAUNCH(stream_.get());
-    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // the list is in host memory now
+    wait_for_stream();  // the list is in host memory now
     return *pack_count_.data();
   }
 
@@ -315,7 +316,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 
   const ForceJerk* partials() override {
     gpu::DeviceGuard guard(config_.device);
-    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    wait_for_stream();
     return partials_host_.data();
   }
 
@@ -368,7 +369,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       enqueued += steps;
       int const parity = batch & 1;
       if (batch > 0) {  // look at the previous batch's control while this one runs
-        NBODY_CUDA_CHECK(cudaEventSynchronize(snapshot_taken_[parity ^ 1].get()));
+        bounded([&] { gpu::bounded_sync(snapshot_taken_[parity ^ 1].get(), wait_bound_seconds(), waiter_name()); });
         stop = ctl_host_.data()[parity ^ 1].halted != 0;
       }
       NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[parity], ctl_.data(), sizeof(k::HermiteControl),
@@ -395,7 +396,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 
   void synchronize() override {
     gpu::DeviceGuard guard(config_.device);
-    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    wait_for_stream();
   }
 
   bool idle() override {
@@ -419,12 +420,36 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   bool graph_launch() const override { return graphs_; }
   void set_force_grid(int blocks) override {
     gpu::DeviceGuard guard(config_.device);
-    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    wait_for_stream();
     force_grid_ = blocks > 0 ? blocks : resident_blocks_;
     graph_.reset();
   }
 
  private:
+  // Every wait for this GPU is bounded (gpu::bounded_sync): at most two batches of kBatchSteps block steps are
+  // queued, each at most N^2 force+jerk pairs, so 2 kBatchSteps N^2 pairs at 1e10 a second (some thirty times
+  // slower than an H100's rate) bound it, and never less than 60 s. NBODY_WATCHDOG_SECONDS replaces it.
+  double wait_bound_seconds() const {
+    double const n = double(config_.bodies);
+    return std::max(60.0, 2.0 * double(kBatchSteps) * n * n / 1e10);
+  }
+  std::string waiter_name() const { return "GPU " + std::to_string(config_.device) + " (hermite4 block steps)"; }
+  void wait_for_stream() {
+    bounded([&] { gpu::bounded_sync(stream_.get(), wait_bound_seconds(), waiter_name()); });
+  }
+  // A wait past its bound leaves the work queued: the engine lets go of it (abandon) so that its destructor
+  // neither waits for it nor frees what it may still use, and the run ends with the message.
+  template <class Wait>
+  void bounded(Wait&& wait) {
+    try {
+      wait();
+    } catch (const gpu::CudaError&) {
+      throw;
+    } catch (const RuntimeFailure&) {
+      abandon();
+      throw;
+    }
+  }
   static constexpr std::size_t kSumBytes = sizeof(ForceJerk);
 
   double eps2() const { return config_.softening * config_.softening; }
@@ -480,7 +505,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   // Grows the pinned copy of the partials to `n` (the largest block so far: no allocation once it was seen).
   void ensure_partials_host(std::size_t n) {
     if (partials_host_.size() >= n) return;
-    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // a copy into the old buffer may be queued
+    wait_for_stream();  // a copy into the old buffer may be queued
     partials_host_ = gpu::PinnedBuffer<ForceJerk>(config_.device, n);
   }
 
@@ -514,7 +539,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     copy_in(t_.data(), t.data(), n);
     copy_in(dt_.data(), dt.data(), n);
     reset_control(reached);
-    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // the host vectors must outlive the copies
+    wait_for_stream();  // the host vectors must outlive the copies
     host_interactions_ = 0;
     active_count_ = own_first_ = own_count_ = 0;
   }
@@ -530,7 +555,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     NBODY_CUDA_CHECK(cudaMemcpyAsync(ctl_.data(), &c, sizeof c, cudaMemcpyHostToDevice, stream_.get()));
     // The tickets start again at 0: no scan entry may carry a launch of before.
     NBODY_CUDA_CHECK(cudaMemsetAsync(scan_.data(), 0, std::size_t(list_blocks_) * sizeof(unsigned long long), stream_.get()));
-    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    wait_for_stream();
     block_time_ = reached;
   }
 
@@ -539,7 +564,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     gpu::DeviceGuard guard(config_.device);
     NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[0], ctl_.data(), sizeof(k::HermiteControl),
                                      cudaMemcpyDeviceToHost, stream_.get()));
-    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    wait_for_stream();
     return ctl_host_.data()[0];
   }
 
@@ -631,12 +656,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 }  // namespace
 
 std::unique_ptr<HermiteEngine> make_hermite_cuda_engine(const HermiteEngineConfig& config) {
-  std::string why;
-  auto const devices = gpu::devices(&why);
-  if (devices.empty()) throw InputError("--backend cuda: no usable CUDA device (" + why + ")");
-  if (config.device < 0 || config.device >= int(devices.size()))
-    throw InputError("GPU " + std::to_string(config.device) + ": only " + std::to_string(devices.size()) +
-                     " CUDA devices are visible");
+  gpu::require_device(config.device);
   if (config.engine.precision == Precision::fp32) return std::make_unique<HermiteCudaEngine<float>>(config);
   return std::make_unique<HermiteCudaEngine<double>>(config);
 }
