@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.h"
+
 namespace nbody::gpu {
 
 struct DeviceInfo {
@@ -22,7 +24,14 @@ std::vector<DeviceInfo> devices(std::string* why_none = nullptr);
 
 // For an engine about to be made on GPU `device`: InputError when no CUDA device is usable (saying why) or
 // `device` is not one of the visible ones.
-void require_device(int device);
+inline void require_device(int device) {
+  std::string why;
+  auto const visible = devices(&why);
+  if (visible.empty()) throw InputError("--backend cuda: no usable CUDA device (" + why + ")");
+  if (device < 0 || device >= int(visible.size()))
+    throw InputError("GPU " + std::to_string(device) + ": only " + std::to_string(visible.size()) +
+                     " CUDA devices are visible");
+}
 
 // can_access[a][b]: device a can read and write device b's memory directly
 // (cudaDeviceCanAccessPeer). The diagonal is true, and so is a pair naming one device twice.

@@ -16,13 +16,4 @@ Topology query_topology(const std::vector<int>& devices) {
   return {};
 }
 
-void require_device(int device) {
-  std::string why;
-  auto const visible = devices(&why);
-  if (visible.empty()) throw InputError("--backend cuda: no usable CUDA device (" + why + ")");
-  if (device < 0 || device >= int(visible.size()))
-    throw InputError("GPU " + std::to_string(device) + ": only " + std::to_string(visible.size()) +
-                     " CUDA devices are visible");
-}
-
 }  // namespace nbody::gpu
