@@ -501,6 +501,31 @@ TEST(GpuLaunchCheck, ADebugSyncThatCannotFinishIsBounded) {
   EXPECT_TRUE(idle_within(*e, std::chrono::seconds(10)));
 }
 
+// gpu::bounded_sync, the wait of the CUDA Hermite engine: behind a held stream it gives up after its bound,
+// naming what waited, instead of waiting as long as the hold; on a free stream it returns at once.
+TEST(GpuBoundedSync, GivesUpAfterItsBoundNamingWhatWaited) {
+  REQUIRE_GPU();
+  if (gpu::debug_sync()) GTEST_SKIP() << "the launch behind the held stream would wait under NBODY_DEBUG_SYNC";
+  if (std::getenv("NBODY_WATCHDOG_SECONDS")) GTEST_SKIP() << "NBODY_WATCHDOG_SECONDS replaces the bound under test";
+  auto const b = test::scenario("plummer", 1024);
+  auto e = engine(b, sim::Kernel::fast, Precision::fp32);
+  cudaStream_t const stream = dynamic_cast<sim::CudaSliceEngine&>(*e).stream();
+  gpu::bounded_sync(stream, 5.0, "the test's stream");
+  auto hold = std::make_unique<StreamHold>(stream);
+  auto const start = std::chrono::steady_clock::now();
+  try {
+    gpu::bounded_sync(stream, 0.5, "the test's stream");
+    ADD_FAILURE() << "a wait behind a held stream returned";
+  } catch (const RuntimeFailure& x) {
+    EXPECT_EQ(std::string(x.what()).rfind("the test's stream has not finished after 0.5 s", 0), 0u) << x.what();
+  }
+  double const took = seconds_since(start);
+  EXPECT_GT(took, 0.45);
+  EXPECT_LT(took, 3.0) << "the bound is 0.5 s";
+  hold->release();
+  gpu::bounded_sync(stream, 10.0, "the test's stream");  // released: it finishes
+}
+
 TEST(GpuWatchdog, NamesTheGpuThatHasNotFinished) {
   REQUIRE_GPU();
   if (gpu::debug_sync()) GTEST_SKIP() << "the launch behind the held stream would wait under NBODY_DEBUG_SYNC";
