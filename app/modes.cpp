@@ -362,16 +362,53 @@ int run_simulation(const Options& o) {
   return lost ? 1 : 0;
 }
 
+namespace {
+
+// hermite4's benchmark report (driver::BlockMeasurement): block steps by the wall clock, the work they did.
+void print_block_benchmark(const driver::Measurement& m, const multigpu::Simulation& sim, std::uint64_t warmup) {
+  driver::BlockMeasurement const& b = *m.blocks;
+  auto const& h = *sim.program().hermite;
+  std::printf("  integrator    hermite4, eta %g, eta_start %g, dt_max %g; %llu warm-up + %llu timed block steps\n",
+              h.eta, h.eta_start, h.dt_max, (unsigned long long)warmup, (unsigned long long)b.block_steps);
+  std::printf("  block steps   %.4g /s, %.2f us a block step  (wall clock over %.4f s, one wait at the end)\n",
+              b.block_steps_per_second, 1e3 * m.wall_mean_ms, b.wall_seconds);
+  std::printf("  active        %.2f bodies a block on average  (%llu force evaluations)\n", b.mean_active,
+              (unsigned long long)b.force_evaluations);
+  std::printf("  interactions  %.4e force+jerk pairs /s  (%llu pairs: active bodies x N, summed / wall time)\n",
+              b.interactions_per_second, (unsigned long long)b.interactions);
+  std::printf("  GFLOP/s       %.1f  (at %d flops per pair)\n", m.gflops, driver::kHermiteFlopsPerInteraction);
+  std::printf("  sim. time     %.6g to %.6g: %.4g time units /s\n", b.start_time, b.end_time, b.time_per_second);
+  std::string levels;
+  for (std::size_t k = 0; k < b.step_level_histogram.size(); ++k)
+    if (b.step_level_histogram[k]) levels += " " + std::to_string(k) + ":" + std::to_string(b.step_level_histogram[k]);
+  std::printf("  step levels  %s  (level: force evaluations; level k is dt_max's power of two x 2^-k)\n",
+              levels.c_str());
+  std::printf("  end state     %016llx  (FNV-1a of the Hermite state: the same on every layout)\n",
+              (unsigned long long)b.state_hash);
+}
+
+}  // namespace
+
 int run_benchmark(const Options& o) {
   driver::Setup setup = make_setup(o);
-  std::uint64_t const steps = o.steps.value_or(10);
-  multigpu::Simulation sim(setup.bodies, setup.program, setup.config);
+  bool const blocks = setup.program.hermite.has_value();
+  // hermite4: a block step is mostly far shorter than a step of all N, and the wall clock times them as one run.
+  std::uint64_t const steps = o.steps.value_or(blocks ? 1000 : 10);
+  // hermite4 from a checkpoint goes on from its per-body state (its bodies are at their own times).
+  multigpu::Simulation sim(setup.bodies, setup.program, setup.config,
+                           blocks ? setup.clock : multigpu::RunClock{0, setup.bodies.time},
+                           blocks ? &setup.hermite : nullptr);
   driver::Measurement const m = driver::measure(sim, o.warmup, steps);
   std::string const hw = driver::hardware_description(setup.config);
   std::printf("nbody benchmark\n");
   std::printf("  bodies        %zu, %s\n", sim.bodies(), setup.source.c_str());
   std::printf("  backend       %s\n", sim.describe().c_str());
   std::printf("  hardware      %s\n", hw.c_str());
+  if (m.blocks) {
+    print_block_benchmark(m, sim, o.warmup);
+    write_json(o, driver::benchmark_json(m, sim, setup.source, o.warmup, steps));
+    return 0;
+  }
   std::printf("  integrator    %s, dt %g; %llu warm-up + %llu timed steps\n", setup.program.integrator.c_str(),
               setup.program.dt, (unsigned long long)o.warmup, (unsigned long long)steps);
   std::printf("  step time     median %.4f ms  (min %.4f, max %.4f; wall-clock mean %.4f)\n", m.median_ms, m.min_ms,
@@ -455,8 +492,86 @@ int run_devices(const Options& o) {
   return 0;
 }
 
+namespace {
+
+// hermite4's threading comparison: each row's block steps by the wall clock, the work they did, and whether
+// its end state is bit for bit the first row's of its size (it must be: the same block steps on any layout).
+int print_block_comparison(const Options& o, const std::vector<driver::ComparisonRow>& rows,
+                           const multigpu::SimulationConfig& probe, std::uint64_t steps) {
+  std::printf("nbody compare-threading: %s backend, %s, hermite4, %llu warm-up + %llu timed block steps per row\n",
+              name_of(probe.backend).c_str(), name_of(probe.engine.precision).c_str(), (unsigned long long)o.warmup,
+              (unsigned long long)steps);
+  std::printf("%-8s %-6s %4s %9s %13s %12s %11s %14s %8s %6s  %s\n", "model", "launch", "devs", "N", "block steps/s",
+              "us a block", "mean active", "interactions/s", "speed-up", "eff.", "end state");
+  std::ostringstream csv;
+  csv << "model,launch,devices,bodies,block_steps_per_second,microseconds_per_block_step,mean_active_bodies,"
+         "interactions_per_second,speedup,efficiency,state_hash,bitwise_agrees\n";
+  json j = {{"mode", "compare-threading"}, {"integrator", "hermite4"}, {"rows", json::array()}};
+  std::vector<std::string> differ;
+  for (auto const& r : rows) {
+    driver::BlockMeasurement const b = r.measurement.blocks.value_or(driver::BlockMeasurement{});
+    std::string const model = name_of(r.model), launch = name_of(r.launch);
+    char hash[20];
+    std::snprintf(hash, sizeof hash, "%016llx", (unsigned long long)b.state_hash);
+    double const us = 1e3 * r.measurement.wall_mean_ms;
+    std::printf("%-8s %-6s %4d %9zu %13.4g %12.2f %11.2f %14.4e %7.2fx %5.0f%%  %s%s\n", model.c_str(), launch.c_str(),
+                r.devices, r.bodies, b.block_steps_per_second, us, b.mean_active, b.interactions_per_second, r.speedup,
+                100 * r.efficiency, hash, r.agrees ? "" : " DIFFERS");
+    csv << model << ',' << launch << ',' << r.devices << ',' << r.bodies << ',' << b.block_steps_per_second << ','
+        << us << ',' << b.mean_active << ',' << b.interactions_per_second << ',' << r.speedup << ',' << r.efficiency
+        << ',' << hash << ',' << (r.agrees ? "true" : "false") << "\n";
+    j["rows"].push_back({{"model", model},
+                         {"launch", launch},
+                         {"devices", r.devices},
+                         {"bodies", r.bodies},
+                         {"block_steps", b.block_steps},
+                         {"wall_seconds", b.wall_seconds},
+                         {"block_steps_per_second", b.block_steps_per_second},
+                         {"microseconds_per_block_step", us},
+                         {"mean_active_bodies", b.mean_active},
+                         {"force_evaluations", b.force_evaluations},
+                         {"interactions", b.interactions},
+                         {"interactions_per_second", b.interactions_per_second},
+                         {"simulation_time_per_second", b.time_per_second},
+                         {"speedup", r.speedup},
+                         {"efficiency", r.efficiency},
+                         {"state_hash", hash},
+                         {"bitwise_agrees", r.agrees}});
+    if (!r.agrees)
+      differ.push_back(model + "/" + launch + " on " + std::to_string(r.devices) + " device(s) at N = " +
+                       std::to_string(r.bodies));
+  }
+  std::printf("fastest, per N:\n");
+  for (std::size_t k = 0; k < rows.size();) {
+    std::size_t end = k;
+    const driver::ComparisonRow* best = &rows[k];
+    for (; end < rows.size() && rows[end].bodies == rows[k].bodies; ++end)
+      if (rows[end].measurement.wall_mean_ms < best->measurement.wall_mean_ms) best = &rows[end];
+    std::printf("  N = %zu: %s/%s on %d device(s), %.2f us a block step (%.2fx one device).\n", best->bodies,
+                name_of(best->model).c_str(), name_of(best->launch).c_str(), best->devices,
+                1e3 * best->measurement.wall_mean_ms, best->speedup);
+    k = end;
+  }
+  if (!o.csv.empty() && writes_outputs()) write_text_file(o.csv, csv.str());
+  write_json(o, j);
+  if (!differ.empty()) {
+    std::string list;
+    for (std::size_t k = 0; k < differ.size(); ++k) list += (k ? "; " : "") + differ[k];
+    if (writes_outputs())
+      std::fprintf(stderr, "error: hermite4's end state differs from the first row of its size in %s: the layouts "
+                           "should agree bit for bit\n", list.c_str());
+    return 1;
+  }
+  std::printf("every row of each N ended in the same state, bit for bit\n");
+  return 0;
+}
+
+}  // namespace
+
 int run_compare_threading(const Options& o) {
-  std::uint64_t const steps = o.steps.value_or(10);
+  // hermite4: block steps, mostly far shorter than a step of all N (driver::measure times them as one run).
+  bool const blocks = o.run.physics.integrator == sim::Integrator::hermite4;
+  std::uint64_t const steps = o.steps.value_or(blocks ? 1000 : 10);
   std::vector<std::string> notices;
   multigpu::SimulationConfig probe;
   agree(world(), [&] { probe = driver::resolve_devices(o.run, 1024, &notices); });
@@ -471,9 +586,12 @@ int run_compare_threading(const Options& o) {
     for (auto const& notice : notices) std::cerr << "notice: " << notice << "\n";
   auto const rows = driver::compare_threading(o.run, sizes, o.warmup, steps, [&](const driver::ComparisonRow& r) {
     if (!o.quiet && writes_outputs())
-      std::fprintf(stderr, "  measured %s/%s, %d device(s), N = %zu: %.4f ms\n", name_of(r.model).c_str(),
-                   name_of(r.launch).c_str(), r.devices, r.bodies, r.measurement.median_ms);
+      std::fprintf(stderr, "  measured %s/%s, %d device(s), N = %zu: %.4f ms%s\n", name_of(r.model).c_str(),
+                   name_of(r.launch).c_str(), r.devices, r.bodies,
+                   r.measurement.blocks ? r.measurement.wall_mean_ms : r.measurement.median_ms,
+                   r.measurement.blocks ? " a block step" : "");
   });
+  if (blocks) return print_block_comparison(o, rows, probe, steps);
   std::printf("nbody compare-threading: %s backend, %s, %llu warm-up + %llu timed steps per row\n",
               name_of(probe.backend).c_str(), name_of(probe.engine.precision).c_str(), (unsigned long long)o.warmup,
               (unsigned long long)steps);

@@ -2,6 +2,7 @@
 #include "driver/benchmark.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/clock.h"
 #include "core/enum_names.h"
@@ -43,6 +44,97 @@ void enqueue(multigpu::Simulation& sim, std::uint64_t n, double step_seconds) {
 
 }  // namespace
 
+namespace {
+
+// hermite4: `blocks` block steps (fewer where a time limit stops them) in chunks of about 50 ms, by the time
+// the last chunk took (the first: one block step, or `block_seconds` when known), with a look for a signal
+// between chunks. A chunk's block steps follow each other with no wait but what each block step needs (one
+// GPU: HermiteEngine::advance_blocks runs them all on the device). Returns the block steps done.
+std::uint64_t advance_blocks(multigpu::Simulation& sim, std::uint64_t blocks, double block_seconds) {
+  constexpr double kChunkSeconds = 0.05;
+  std::uint64_t chunk =
+      block_seconds > 0 ? std::clamp<std::uint64_t>(std::uint64_t(kChunkSeconds / block_seconds), 1, 1u << 20) : 1;
+  std::uint64_t done = 0;
+  while (done < blocks) {
+    sim.stop_if_interrupted();
+    std::uint64_t const n = std::min(chunk, blocks - done);
+    std::uint64_t const at = sim.steps_done();
+    auto const c0 = Clock::now();
+    sim.advance(n);
+    double const seconds = seconds_since(c0);
+    done += sim.steps_done() - at;
+    if (sim.stopped_at_time_limit()) break;
+    // The next chunk: about kChunkSeconds at this chunk's rate, at most twice this one.
+    double const wanted = seconds > 0 ? double(n) * kChunkSeconds / seconds : 2.0 * double(n);
+    chunk = std::clamp<std::uint64_t>(std::uint64_t(wanted), 1, std::min<std::uint64_t>(2 * n, 1u << 20));
+  }
+  return done;
+}
+
+std::uint64_t fnv1a(std::uint64_t h, const void* data, std::size_t bytes) {
+  auto const* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+// The bits of every body's own-time Hermite state (collective).
+std::uint64_t hermite_state_hash(multigpu::Simulation& sim) {
+  sim::BodySet b;
+  sim::hermite::HermiteState s;
+  sim.hermite_state(b, s);
+  std::uint64_t h = 1469598103934665603ull;
+  h = fnv1a(h, b.pos_mass.data(), b.pos_mass.size() * sizeof(b.pos_mass[0]));
+  h = fnv1a(h, b.velocity.data(), b.velocity.size() * sizeof(b.velocity[0]));
+  h = fnv1a(h, s.acceleration.data(), s.acceleration.size() * sizeof(Vec3d));
+  h = fnv1a(h, s.jerk.data(), s.jerk.size() * sizeof(Vec3d));
+  h = fnv1a(h, s.time.data(), s.time.size() * sizeof(double));
+  return fnv1a(h, s.step.data(), s.step.size() * sizeof(double));
+}
+
+Measurement measure_blocks(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64_t steps) {
+  auto const w0 = Clock::now();
+  std::uint64_t const warmed = advance_blocks(sim, warmup, 0.0);  // one GPU: its graphs are captured here
+  double const block_seconds = warmed ? seconds_since(w0) / double(warmed) : 0.0;
+  sim::hermite::HermiteCounters const before = sim.hermite_counters();
+  BlockMeasurement b;
+  b.start_time = sim.time();
+  auto const t0 = Clock::now();
+  b.block_steps = advance_blocks(sim, steps, block_seconds);
+  sim.synchronize();
+  b.wall_seconds = seconds_since(t0);
+  b.end_time = sim.time();
+  sim::hermite::HermiteCounters const after = sim.hermite_counters();
+  b.force_evaluations = after.force_evaluations - before.force_evaluations;
+  b.interactions = after.interactions - before.interactions;
+  int top = 0;
+  for (int k = 0; k < sim::hermite::kLevels; ++k)
+    if (after.levels[k] != before.levels[k]) top = k + 1;
+  for (int k = 0; k < top; ++k) b.step_level_histogram.push_back(after.levels[k] - before.levels[k]);
+  double const wall = b.wall_seconds > 0 ? b.wall_seconds : 1e-9;  // a clock too coarse for an empty run
+  b.block_steps_per_second = double(b.block_steps) / wall;
+  b.mean_active = b.block_steps ? double(b.force_evaluations) / double(b.block_steps) : 0.0;
+  b.interactions_per_second = double(b.interactions) / wall;
+  b.time_per_second = (b.end_time - b.start_time) / wall;
+  b.state_hash = hermite_state_hash(sim);
+  Measurement m;
+  m.wall_mean_ms = b.block_steps ? 1e3 * b.wall_seconds / double(b.block_steps) : 0.0;
+  m.interactions_per_s = b.interactions_per_second;
+  m.gflops = kHermiteFlopsPerInteraction * m.interactions_per_s * 1e-9;
+  m.blocks = std::move(b);
+  return m;
+}
+
+// What the threading comparison compares: the median step (hermite4: the wall clock per block step).
+double step_figure_ms(const Measurement& m) { return m.blocks ? m.wall_mean_ms : m.median_ms; }
+
+std::string hex(std::uint64_t v) {
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
 void advance_interruptibly(multigpu::Simulation& sim, std::uint64_t steps) {
   enqueue(sim, steps, 0.0);
   sim.wait_interruptibly();
@@ -64,6 +156,7 @@ std::vector<double> slowest_device_steps(const std::vector<std::vector<double>>&
 
 Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64_t steps) {
   steps = std::max<std::uint64_t>(steps, 1);
+  if (sim.block_steps()) return measure_blocks(sim, warmup, steps);
   auto const w0 = Clock::now();
   std::uint64_t warmed = 0;  // warm-up steps run so far
   if (sim.config().launch == multigpu::Launch::graph) {
@@ -103,6 +196,46 @@ Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64
 nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& sim, const std::string& source,
                               std::uint64_t warmup, std::uint64_t steps) {
   multigpu::SimulationConfig const& c = sim.config();
+  if (m.blocks) {
+    BlockMeasurement const& b = *m.blocks;
+    sim::hermite::HermiteParams const& h = *sim.program().hermite;
+    return {{"mode", "benchmark"},
+            {"bodies", sim.bodies()},
+            {"source", source},
+            {"backend", name_of(c.backend)},
+            {"description", sim.describe()},
+            {"kernel", sim.kernel_name()},
+            {"precision", name_of(c.engine.precision)},
+            {"devices", sim.all_slices().size()},
+            {"threading", name_of(c.threading)},
+            {"launch", name_of(c.launch)},
+            {"hardware", hardware_description(c)},
+            {"integrator", sim.program().integrator},
+            {"warmup_steps", warmup},
+            {"timed_steps", steps},
+            {"wall_mean_step_ms", m.wall_mean_ms},
+            {"interactions_per_second", m.interactions_per_s},
+            {"gflops", m.gflops},
+            {"flops_per_interaction", kHermiteFlopsPerInteraction},
+            {"hermite4",
+             {{"block_steps", b.block_steps},
+              {"wall_seconds", b.wall_seconds},
+              {"block_steps_per_second", b.block_steps_per_second},
+              {"microseconds_per_block_step", 1e3 * m.wall_mean_ms},
+              {"mean_active_bodies", b.mean_active},
+              {"force_evaluations", b.force_evaluations},
+              {"interactions", b.interactions},
+              {"interactions_per_second", b.interactions_per_second},
+              {"simulation_time_start", b.start_time},
+              {"simulation_time_end", b.end_time},
+              {"simulation_time_per_second", b.time_per_second},
+              {"step_level_histogram", b.step_level_histogram},
+              {"longest_step", sim::hermite::pow2_at_most(h.dt_max)},
+              {"eta", h.eta},
+              {"eta_start", h.eta_start},
+              {"dt_max", h.dt_max},
+              {"state_hash", hex(b.state_hash)}}}};
+  }
   return {{"mode", "benchmark"},
           {"bodies", sim.bodies()},
           {"source", source},
@@ -139,10 +272,19 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
     Setup setup;
     agree(ranks, [&] { setup = make_setup(sized); });
     int const max_devices = int(setup.config.devices.size());
+    bool const blocks = setup.program.hermite.has_value();
+    std::size_t const first_row = rows.size();  // this size's first: what hermite4's rows must agree with
     std::vector<std::pair<multigpu::Threading, multigpu::Launch>> ways{
         {multigpu::Threading::single, multigpu::Launch::stream}, {multigpu::Threading::workers, multigpu::Launch::stream}};
-    if (setup.config.backend == sim::Backend::cuda && ranks.size() == 1)
+    // hermite4 refuses --launch graph: its one-GPU engine captures graphs of its own.
+    if (setup.config.backend == sim::Backend::cuda && ranks.size() == 1 && !blocks)
       ways.push_back({multigpu::Threading::single, multigpu::Launch::graph});
+    auto add_row = [&](ComparisonRow row) {
+      if (row.measurement.blocks && rows.size() > first_row)
+        row.agrees = row.measurement.blocks->state_hash == rows[first_row].measurement.blocks->state_hash;
+      rows.push_back(std::move(row));
+      if (on_row) on_row(rows.back());
+    };
     for (auto [model, launch] : ways) {
       double one_device_ms = 0;
       if (ranks.size() > 1) {
@@ -159,13 +301,23 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
           multigpu::Simulation sim(setup.bodies, setup.program, c);
           m = measure(sim, warmup, steps);
         });
-        double median = m.median_ms;  // rank 0's, to every rank
+        // Rank 0's figure (and hermite4's end state), to every rank.
+        struct {
+          double figure;
+          std::uint64_t hash;
+        } mine{step_figure_ms(m), m.blocks ? m.blocks->state_hash : 0};
         std::vector<std::size_t> counts(std::size_t(ranks.size()), 0), offsets(counts.size(), 0);
         counts[0] = 1;
-        ranks.all_gather_in_place(&median, sizeof median, counts, offsets);
-        m.median_ms = one_device_ms = median;
-        rows.push_back({model, launch, 1, n, m, 1.0, 1.0});
-        if (on_row) on_row(rows.back());
+        ranks.all_gather_in_place(&mine, sizeof mine, counts, offsets);
+        one_device_ms = mine.figure;
+        if (blocks) {
+          if (!m.blocks) m.blocks.emplace();
+          m.blocks->state_hash = mine.hash;
+          m.wall_mean_ms = mine.figure;
+        } else {
+          m.median_ms = mine.figure;
+        }
+        add_row({model, launch, 1, n, m, 1.0, 1.0});
       }
       for (int g = 1; g <= max_devices; ++g) {
         multigpu::SimulationConfig c = setup.config;
@@ -181,10 +333,9 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
         multigpu::Simulation sim(setup.bodies, setup.program, c);
         Measurement const m = measure(sim, warmup, steps);
         int const devices = int(sim.all_slices().size());
-        if (devices == 1) one_device_ms = m.median_ms;
-        double const speedup = one_device_ms / m.median_ms;
-        rows.push_back({model, launch, devices, n, m, speedup, speedup / devices});
-        if (on_row) on_row(rows.back());
+        if (devices == 1) one_device_ms = step_figure_ms(m);
+        double const speedup = one_device_ms / step_figure_ms(m);
+        add_row({model, launch, devices, n, m, speedup, speedup / devices});
       }
     }
   }

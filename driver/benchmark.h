@@ -1,5 +1,6 @@
-// driver/benchmark.h - timing a simulation: warm-up, timed steps, medians and interactions/s, and
-// its report as JSON; and the comparison of the two threading models over device counts and sizes.
+// driver/benchmark.h - timing a simulation: warm-up, timed steps, medians and interactions/s (hermite4:
+// block steps by the wall clock and the work its counters say was done), and its report as JSON; and the
+// comparison of the two threading models over device counts and sizes.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -7,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,14 +17,41 @@
 
 namespace nbody::driver {
 
+// hermite4's figures. A block step has no fixed work (a few active bodies or all N) and its stages run on the host
+// and the devices in turn, so there is no per-step device time to take a median of: `steps` block steps after
+// the warm-up are timed by the wall clock as one run, from an idle simulation to the end of the last block step
+// (chunks of about 50 ms, for a look at signals, and no wait between the block steps of a chunk beyond what the
+// block step itself needs), and the work is what the Hermite counters say those block steps did.
+struct BlockMeasurement {
+  std::uint64_t block_steps = 0;        // timed
+  double wall_seconds = 0;              // over the timed block steps
+  double start_time = 0, end_time = 0;  // simulation time when the timing began and ended
+  std::uint64_t force_evaluations = 0;  // active bodies corrected, summed over the timed block steps
+  std::uint64_t interactions = 0;       // force+jerk pairs they computed: active bodies x N, summed
+  std::vector<std::uint64_t> step_level_histogram;  // their force evaluations by the level of the step that ended
+  double block_steps_per_second = 0;
+  double mean_active = 0;               // force evaluations / block steps: bodies in a block, on average
+  double interactions_per_second = 0;   // interactions / wall_seconds
+  double time_per_second = 0;           // (end_time - start_time) / wall_seconds
+  // FNV-1a of every body's own-time state after the timed run (positions, velocities, accelerations, jerks,
+  // times, steps): the same bits on every layout, threading model and rank count, so runs compare by it.
+  std::uint64_t state_hash = 0;
+};
+
 struct Measurement {
-  double median_ms = 0, min_ms = 0, max_ms = 0;  // per step: CUDA events (GPU) or clocks (CPU)
+  double median_ms = 0, min_ms = 0, max_ms = 0;  // per step: CUDA events (GPU) or clocks (CPU); hermite4: 0
   double wall_mean_ms = 0;                        // host wall clock over the timed steps, per step
   double enqueue_ms_per_step = 0;                 // host time to enqueue a step (GPU: the host's share)
   std::vector<double> device_median_ms;           // per device: shows imbalance
   double interactions_per_s = 0;                  // force evaluations x N^2 / median step time
   double gflops = 0;                              // at 20 flops per interaction (the CUDA samples' count)
+  // hermite4: its figures. Then wall_mean_ms is the wall clock per block step, interactions_per_s the force+jerk
+  // pairs a second and gflops counts 60 flops a pair; the per-step device fields stay 0.
+  std::optional<BlockMeasurement> blocks;
 };
+
+// hermite4's flops per force+jerk pair (tools/hermite_bench.cpp counts the same).
+inline constexpr int kHermiteFlopsPerInteraction = 60;
 
 // Advances `steps` steps and waits for them, stopping with Interrupted within about a step of a
 // signal: CPU steps one at a time with a check between, GPU steps enqueued at once and waited for
@@ -37,13 +66,20 @@ void advance_interruptibly(multigpu::Simulation& simulation, std::uint64_t steps
 std::vector<double> slowest_device_steps(const std::vector<std::vector<double>>& per_device, std::size_t steps);
 
 // Runs `warmup` untimed steps, then `steps` timed ones (at least 1). A step lasts until the slowest
-// device has finished it (slowest_device_steps). Throws Interrupted (core/interrupt.h) within
-// about a step of a signal.
+// device has finished it (slowest_device_steps). hermite4 (simulation.block_steps()): block steps, timed
+// as BlockMeasurement says, in `blocks`. Throws Interrupted (core/interrupt.h) within about a step (hermite4:
+// about 50 ms of block steps) of a signal. With several ranks every rank calls it (it is collective).
 Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std::uint64_t steps);
 
 // A benchmark's report, as `nbody --benchmark --json` writes it and Python's Simulation.benchmark
 // returns it: one function, so both give the same keys. `source` names where the bodies came from
-// (driver::Setup::source); `warmup` and `steps` are the counts measure() was given.
+// (driver::Setup::source); `warmup` and `steps` are the counts measure() was given. hermite4 (m.blocks): the
+// same keys but the per-step ones (force_evaluations_per_step, median/min/max_step_ms, device_median_step_ms),
+// wall_mean_step_ms and interactions_per_second by the block steps' wall clock, gflops at 60 flops a pair, and
+// a "hermite4" object: block_steps, wall_seconds, block_steps_per_second, microseconds_per_block_step,
+// mean_active_bodies, force_evaluations, interactions, interactions_per_second, simulation_time_start,
+// simulation_time_end, simulation_time_per_second, step_level_histogram, longest_step, eta, eta_start, dt_max
+// and state_hash (16 hex digits).
 nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& simulation, const std::string& source,
                               std::uint64_t warmup, std::uint64_t steps);
 
@@ -53,14 +89,18 @@ struct ComparisonRow {
   int devices;
   std::size_t bodies;
   Measurement measurement;
-  double speedup;     // one device's median step over this row's
+  double speedup;     // one device's median step over this row's (hermite4: its wall clock per block step)
   double efficiency;  // speedup / devices
+  // hermite4: whether the state after the row's block steps is bit for bit the first row of its size's
+  // (every row starts from the same bodies and runs the same block steps).
+  bool agrees = true;
 };
 
 // For each size and each way of driving the devices (interruptible like measure()): the two
 // threading models launching on streams, and on GPUs in one process CUDA graphs (single thread),
 // measures 1, 2, ... up to the devices `base` resolves to (its --gpus and --weights prefixes for
-// fewer devices). `on_row` sees each row as it is measured.
+// fewer devices). `on_row` sees each row as it is measured. hermite4: block steps (measure()), no graph
+// rows (its one-GPU engine captures its own), and each row's end state compared (ComparisonRow::agrees).
 std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::vector<std::size_t>& sizes,
                                              std::uint64_t warmup, std::uint64_t steps,
                                              const std::function<void(const ComparisonRow&)>& on_row = {});
