@@ -90,6 +90,7 @@ void LiveSimulation::send(const Plan& plan) {
                       {"energy", plan.energy},
                       {"stop", plan.stop},
                       {"start", plan.start},
+                      {"levels", plan.levels},
                       {"changes", nlohmann::json::array()}};
   for (auto const& c : plan.changes)
     j["changes"].push_back({{"kind", int(c.kind)}, {"path", c.path}, {"run", to_json(c.run)}, {"number", c.number}});
@@ -104,6 +105,7 @@ LiveSimulation::Plan LiveSimulation::receive() {
   plan.energy = j.at("energy").get<bool>();
   plan.stop = j.at("stop").get<bool>();
   plan.start = j.at("start").get<bool>();
+  plan.levels = j.at("levels").get<bool>();
   for (auto const& c : j.at("changes"))
     plan.changes.push_back({Change::Kind(c.at("kind").get<int>()), run_config_from_json(c.at("run")),
                             c.at("path").get<std::string>(), c.at("number").get<std::uint64_t>()});
@@ -235,6 +237,7 @@ void LiveSimulation::update() {
   // No simulation yet (or the last start was superseded by a reset that failed): start. On the
   // thread that start-up is a plan of its own, so that its frame is shown before the first steps.
   plan.start = !sim_;
+  plan.levels = want_levels_;  // rank 0's viewer colours by level: every rank downloads them with the frame
   bool const once = step_once_.exchange(false);
   bool const waits = (paused_ && !once) || (threaded_ && (frame_pending_ || plan.start) && !once);  // paused, or the last frame unseen
   if (!waits) plan.steps = once ? 1 : std::uint64_t(steps_per_update_.load());
@@ -258,6 +261,7 @@ void LiveSimulation::set_starting(const std::string& what) {
 }
 
 void LiveSimulation::execute(const Plan& plan) {
+  plan_levels_ = plan.levels;  // every frame this plan captures, a new simulation's first included
   // The last reset of the plan makes the next simulation: a start-up, resets and settings before it
   // would be thrown away at once (fifteen quick scenario switches build one simulation, the last).
   std::size_t last_reset = plan.changes.size();
@@ -484,11 +488,11 @@ void LiveSimulation::capture(double step_ms, std::uint64_t steps, bool energy) {
   } else {
     sim_->state(back);
   }
-  // hermite4's time-step levels with the frame, while the viewer colours by them (one process: the call
-  // is collective). Every other frame has none.
+  // hermite4's time-step levels with the frame, while rank 0's viewer colours by them: the download is
+  // collective, so the plan (the same on every rank) decides, and frames that need none make no call.
   std::vector<std::uint8_t>& levels = level_frames_[front_ ^ 1];
   levels.clear();
-  if (sim_->block_steps() && want_levels_ && ranks_.size() == 1 && !on_device) {
+  if (sim_->block_steps() && plan_levels_ && !on_device) {
     sim_->hermite_state(level_bodies_, level_state_);
     auto const& params = *sim_->program().hermite;
     levels.resize(level_state_.step.size());

@@ -120,8 +120,8 @@ class LiveSimulation {
   void check_started() const;
   void want_centre(bool on) { want_centre_ = on; }
   // hermite4: keep each body's time-step level with every frame (for colour by level: a download of
-  // the per-body state each frame, so only while asked). One process only: under MPI it is a
-  // collective call the other ranks would not make.
+  // the per-body state each frame, so only while asked). Under MPI the download is collective: rank 0's
+  // plan says whether its frames want them (Plan::levels), and every rank makes it with that frame.
   void want_levels(bool on) { want_levels_ = on; }
 
   // Notices and errors since the last call, for the HUD and the log.
@@ -155,6 +155,7 @@ class LiveSimulation {
     bool energy = false;      // measure the energy after the steps
     bool stop = false;        // the viewer closed: followers return
     bool start = false;       // build the first simulation (before the changes)
+    bool levels = false;      // the frames it captures carry hermite4's step levels (a collective download)
   };
   void run_thread();
   void execute(const Plan& plan);
@@ -197,7 +198,8 @@ class LiveSimulation {
 
   mutable std::mutex frame_mutex_;
   sim::BodySet host_frames_[2];
-  std::vector<std::uint8_t> level_frames_[2];  // beside host_frames_ (hermite4, while want_levels_)
+  std::vector<std::uint8_t> level_frames_[2];  // beside host_frames_ (hermite4, while the plan asks: plan_levels_)
+  bool plan_levels_ = false;                   // the plan being carried out wants levels (every rank alike)
   sim::BodySet level_bodies_;                  // what hermite_state() fills besides the state (kept for its storage)
   sim::hermite::HermiteState level_state_;
   std::uint64_t interactions_done_ = 0;        // hermite4: force+jerk pairs at the last frame, for the rate
