@@ -136,6 +136,86 @@ TEST(Driver, CountsEveryForceEvaluationOfAStep) {
   EXPECT_NEAR(m.interactions_per_s, 3 * 256.0 * 256.0 / (m.median_ms * 1e-3), 1e-6 * m.interactions_per_s);
 }
 
+driver::RunConfig hermite_run(std::size_t bodies) {
+  driver::RunConfig run = cpu_run(bodies);
+  run.initial.scenario = sim::Scenario::plummer;
+  run.physics.integrator = sim::Integrator::hermite4;
+  run.given.integrator = true;
+  return run;
+}
+
+// hermite4: --steps block steps after the warm-up, timed by the wall clock as one run; the work is what the
+// counters of those block steps alone say (a simulation of its own counts them here), the same on any layout.
+TEST(Driver, MeasuresHermiteBlockSteps) {
+  auto const s = driver::make_setup(hermite_run(512));
+  multigpu::Simulation sim(s.bodies, s.program, s.config);
+  auto const m = driver::measure(sim, 2, 40);
+  ASSERT_TRUE(m.blocks.has_value());
+  driver::BlockMeasurement const& b = *m.blocks;
+  EXPECT_EQ(sim.steps_done(), 42u);
+  EXPECT_EQ(b.block_steps, 40u);
+
+  multigpu::Simulation counted(s.bodies, s.program, s.config);
+  counted.advance(2);
+  auto const before = counted.hermite_counters();
+  double const start = counted.time();
+  counted.advance(40);
+  auto const after = counted.hermite_counters();
+  EXPECT_EQ(b.force_evaluations, after.force_evaluations - before.force_evaluations);
+  EXPECT_EQ(b.interactions, after.interactions - before.interactions);
+  EXPECT_EQ(b.interactions, b.force_evaluations * 512) << "every active body against all N";
+  EXPECT_EQ(b.start_time, start);
+  EXPECT_EQ(b.end_time, counted.time());
+  std::uint64_t histogram = 0;
+  for (auto k : b.step_level_histogram) histogram += k;
+  EXPECT_EQ(histogram, b.force_evaluations);
+  EXPECT_DOUBLE_EQ(b.mean_active, double(b.force_evaluations) / 40.0);
+  ASSERT_GT(b.wall_seconds, 0.0);
+  EXPECT_DOUBLE_EQ(b.interactions_per_second, double(b.interactions) / b.wall_seconds);
+  EXPECT_DOUBLE_EQ(b.block_steps_per_second, 40.0 / b.wall_seconds);
+  EXPECT_DOUBLE_EQ(b.time_per_second, (b.end_time - b.start_time) / b.wall_seconds);
+  EXPECT_DOUBLE_EQ(m.wall_mean_ms, 1e3 * b.wall_seconds / 40.0);
+  EXPECT_EQ(m.median_ms, 0.0) << "no per-step device time to take a median of";
+  EXPECT_TRUE(m.device_median_ms.empty());
+
+  multigpu::SimulationConfig two = s.config;
+  two.devices = {0, 0};
+  two.threading = multigpu::Threading::workers;
+  multigpu::Simulation spread(s.bodies, s.program, two);
+  auto const m2 = driver::measure(spread, 2, 40);
+  ASSERT_TRUE(m2.blocks.has_value());
+  EXPECT_EQ(m2.blocks->state_hash, b.state_hash) << "2 devices end in another state";
+  EXPECT_EQ(m2.blocks->interactions, b.interactions);
+
+  auto const j = driver::benchmark_json(m, sim, "plummer", 2, 40);
+  EXPECT_EQ(j.at("hermite4").at("block_steps").get<std::uint64_t>(), 40u);
+  EXPECT_EQ(j.at("hermite4").at("interactions").get<std::uint64_t>(), b.interactions);
+  EXPECT_EQ(j.at("interactions_per_second").get<double>(), b.interactions_per_second);
+  EXPECT_FALSE(j.contains("median_step_ms"));
+  // Other integrators keep their keys, and get no hermite4 object.
+  auto const l = driver::make_setup(cpu_run(64));
+  multigpu::Simulation leapfrog(l.bodies, l.program, l.config);
+  auto const lj = driver::benchmark_json(driver::measure(leapfrog, 0, 1), leapfrog, "plummer", 0, 1);
+  EXPECT_TRUE(lj.contains("median_step_ms"));
+  EXPECT_FALSE(lj.contains("hermite4"));
+}
+
+// hermite4's comparison: a row per model and device count, each ending in the first row's state, bit for bit.
+TEST(Driver, ComparesHermiteLayoutsBitForBit) {
+  driver::RunConfig run = hermite_run(0);
+  run.devices.count = 2;
+  auto const rows = driver::compare_threading(run, {300}, 1, 20);
+  ASSERT_EQ(rows.size(), 2u * 2u);  // models x {1, 2} devices, no graph rows
+  EXPECT_EQ(rows[0].speedup, 1.0);
+  for (auto const& r : rows) {
+    ASSERT_TRUE(r.measurement.blocks.has_value());
+    EXPECT_EQ(r.measurement.blocks->block_steps, 20u);
+    EXPECT_EQ(r.measurement.blocks->state_hash, rows[0].measurement.blocks->state_hash);
+    EXPECT_TRUE(r.agrees);
+    EXPECT_GT(r.speedup, 0.0);
+  }
+}
+
 TEST(Driver, ValidatesAndCanFail) {
   for (auto precision : {Precision::fp32, Precision::fp64}) {
     driver::RunConfig run = cpu_run(700);
