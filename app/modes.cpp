@@ -365,11 +365,11 @@ int run_simulation(const Options& o) {
 namespace {
 
 // hermite4's benchmark report (driver::BlockMeasurement): block steps by the wall clock, the work they did.
-void print_block_benchmark(const driver::Measurement& m, const multigpu::Simulation& sim, std::uint64_t warmup) {
+void print_block_benchmark(const driver::Measurement& m, const multigpu::Simulation& sim) {
   driver::BlockMeasurement const& b = *m.blocks;
   auto const& h = *sim.program().hermite;
   std::printf("  integrator    hermite4, eta %g, eta_start %g, dt_max %g; %llu warm-up + %llu timed block steps\n",
-              h.eta, h.eta_start, h.dt_max, (unsigned long long)warmup, (unsigned long long)b.block_steps);
+              h.eta, h.eta_start, h.dt_max, (unsigned long long)b.warmup_steps, (unsigned long long)b.block_steps);
   std::printf("  block steps   %.4g /s, %.2f us a block step  (wall clock over %.4f s, one wait at the end)\n",
               b.block_steps_per_second, 1e3 * m.wall_mean_ms, b.wall_seconds);
   std::printf("  active        %.2f bodies a block on average  (%llu force evaluations)\n", b.mean_active,
@@ -405,7 +405,7 @@ int run_benchmark(const Options& o) {
   std::printf("  backend       %s\n", sim.describe().c_str());
   std::printf("  hardware      %s\n", hw.c_str());
   if (m.blocks) {
-    print_block_benchmark(m, sim, o.warmup);
+    print_block_benchmark(m, sim);
     write_json(o, driver::benchmark_json(m, sim, setup.source, o.warmup, steps));
     return 0;
   }
@@ -498,8 +498,11 @@ namespace {
 // its end state is bit for bit the first row's of its size (it must be: the same block steps on any layout).
 int print_block_comparison(const Options& o, const std::vector<driver::ComparisonRow>& rows,
                            const multigpu::SimulationConfig& probe, std::uint64_t steps) {
+  // The warm-up done (on a GPU at least 16 block steps: driver::BlockMeasurement::warmup_steps).
+  std::uint64_t const warmup =
+      !rows.empty() && rows[0].measurement.blocks ? rows[0].measurement.blocks->warmup_steps : o.warmup;
   std::printf("nbody compare-threading: %s backend, %s, hermite4, %llu warm-up + %llu timed block steps per row\n",
-              name_of(probe.backend).c_str(), name_of(probe.engine.precision).c_str(), (unsigned long long)o.warmup,
+              name_of(probe.backend).c_str(), name_of(probe.engine.precision).c_str(), (unsigned long long)warmup,
               (unsigned long long)steps);
   std::printf("%-8s %-6s %4s %9s %13s %12s %11s %14s %8s %6s  %s\n", "model", "launch", "devs", "N", "block steps/s",
               "us a block", "mean active", "interactions/s", "speed-up", "eff.", "end state");

@@ -23,6 +23,7 @@ namespace nbody::driver {
 // (chunks of about 50 ms, for a look at signals, and no wait between the block steps of a chunk beyond what the
 // block step itself needs), and the work is what the Hermite counters say those block steps did.
 struct BlockMeasurement {
+  std::uint64_t warmup_steps = 0;       // untimed before them: --warmup (on a GPU at least 16, its graph captured)
   std::uint64_t block_steps = 0;        // timed
   double wall_seconds = 0;              // over the timed block steps
   double start_time = 0, end_time = 0;  // simulation time when the timing began and ended
@@ -75,7 +76,7 @@ Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std:
 // returns it: one function, so both give the same keys. `source` names where the bodies came from
 // (driver::Setup::source); `warmup` and `steps` are the counts measure() was given. hermite4 (m.blocks): the
 // same keys but the per-step ones (force_evaluations_per_step, median/min/max_step_ms, device_median_step_ms),
-// wall_mean_step_ms and interactions_per_second by the block steps' wall clock, gflops at 60 flops a pair, and
+// warmup_steps the block steps warmed up (BlockMeasurement::warmup_steps), wall_mean_step_ms and interactions_per_second by the block steps' wall clock, gflops at 60 flops a pair, and
 // a "hermite4" object: block_steps, wall_seconds, block_steps_per_second, microseconds_per_block_step,
 // mean_active_bodies, force_evaluations, interactions, interactions_per_second, simulation_time_start,
 // simulation_time_end, simulation_time_per_second, step_level_histogram, longest_step, eta, eta_start, dt_max
