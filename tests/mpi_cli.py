@@ -18,6 +18,8 @@ worker_failure               a worker thread failing on one rank (MPI_TESTS, a f
 interrupt                    Ctrl-C to the job: every rank stops, the checkpoint is written.
 viewer_offscreen             the viewer on rank 0, the others following: the picture of 2 ranks x 2
                              devices is the picture of one process on 4, pixel for pixel.
+viewer_levels                hermite4 coloured by time-step level: the picture of 2 ranks (levels downloaded by
+                             every rank at rank 0's plan) is one process's, legend included, pixel for pixel.
 gpu_layouts                  (GPUs) 2 ranks x 1 GPU, 1 rank x 2 GPUs (with 2 GPUs), ranks sharing GPU 0 and
                              1 GPU: the same positions,
                              bit for bit, at N = 1,000, 65,536 and 100,000 over 100 steps.
@@ -240,6 +242,19 @@ with tempfile.TemporaryDirectory() as d:
         check(many.stderr.count("viewer: wrote") == 1, "rank 0 alone draws and writes")
         check(os.path.exists(p("many.png")) and open(p("one.png"), "rb").read() == open(p("many.png"), "rb").read(),
               "2 ranks x 2 devices: the picture of one process on 4 devices")
+
+    elif case == "viewer_levels":
+        common = ["--offscreen", "--integrator", "hermite4", "--softening", "0.001", "--bodies", "600", "--frames", "6",
+                  "--steps-per-frame", "20", "--threads", "1", "--color", "level", "--hud", "minimal", "--width", "320",
+                  "--height", "200"]
+        one = run([nbody, "--backend", "cpu", *common, "--screenshot", p("one.png")])
+        if one.returncode != 0:
+            print("skipped: the viewer does not render offscreen here:", one.stderr.strip()[-300:])
+            sys.exit(77)
+        many = run(mpi(2, *common, "--screenshot", p("many.png")))
+        check(many.returncode == 0, "2 ranks render")
+        check(os.path.exists(p("many.png")) and open(p("one.png"), "rb").read() == open(p("many.png"), "rb").read(),
+              "2 ranks: the levels and legend of one process")
 
     elif case == "gpu_layouts":
         try:
