@@ -42,10 +42,6 @@ void enqueue(multigpu::Simulation& sim, std::uint64_t n, double step_seconds) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // hermite4: `blocks` block steps (fewer where a time limit stops them) in chunks of about 50 ms, by the time
 // the last chunk took (the first: `first_chunk` block steps, or by `block_seconds` when known), with a look for
 // a signal between chunks. A chunk's block steps follow each other with no wait but what each block step needs
