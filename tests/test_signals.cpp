@@ -126,7 +126,12 @@ std::vector<ModeCase> long_modes() {
           {"default_mode_without_display", {"--bodies", "8192", "--steps", "100000"}},
           {"validate", {"--validate", "--bodies", "8192", "--steps", "100000"}},
           {"compare_threading", {"--compare-threading", "--numgpus", "2", "--bodies", "8192", "--steps", "100000"}},
-          {"run", {"--run", "--bodies", "8192", "--steps", "100000000"}}};
+          {"run", {"--run", "--bodies", "8192", "--steps", "100000000"}},
+          // hermite4's block steps, timed as one run in chunks: a look for the signal between chunks.
+          {"benchmark_hermite4", {"--benchmark", "--integrator", "hermite4", "--bodies", "8192", "--steps", "100000000"}},
+          {"compare_threading_hermite4",
+           {"--compare-threading", "--integrator", "hermite4", "--numgpus", "2", "--bodies", "8192", "--steps",
+            "100000000"}}};
 }
 
 TEST_F(Signals, EveryModeStopsOnCtrlCWithinAboutAStep) {
