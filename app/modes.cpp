@@ -368,8 +368,9 @@ namespace {
 void print_block_benchmark(const driver::Measurement& m, const multigpu::Simulation& sim) {
   driver::BlockMeasurement const& b = *m.blocks;
   auto const& h = *sim.program().hermite;
-  std::printf("  integrator    hermite4, eta %g, eta_start %g, dt_max %g; %llu warm-up + %llu timed block steps\n",
-              h.eta, h.eta_start, h.dt_max, (unsigned long long)b.warmup_steps, (unsigned long long)b.block_steps);
+  std::printf("  integrator    hermite4, eta %g, eta_start %g, dt_max %g; %llu warm-up + %llu timed block steps%s\n",
+              h.eta, h.eta_start, h.dt_max, (unsigned long long)b.warmup_steps, (unsigned long long)b.block_steps,
+              b.t_end ? (" (to time " + fmt("%g", *b.t_end) + ")").c_str() : "");
   std::printf("  block steps   %.4g /s, %.2f us a block step  (wall clock over %.4f s, one wait at the end)\n",
               b.block_steps_per_second, 1e3 * m.wall_mean_ms, b.wall_seconds);
   std::printf("  active        %.2f bodies a block on average  (%llu force evaluations)\n", b.mean_active,
@@ -392,13 +393,16 @@ void print_block_benchmark(const driver::Measurement& m, const multigpu::Simulat
 int run_benchmark(const Options& o) {
   driver::Setup setup = make_setup(o);
   bool const blocks = setup.program.hermite.has_value();
+  if (o.t_end && !blocks)
+    throw InputError("--t-end " + fmt("%g", *o.t_end) + ": --benchmark runs to a time with --integrator hermite4 "
+                     "only (" + setup.program.integrator + " times --steps steps)");
   // hermite4: a block step is mostly far shorter than a step of all N, and the wall clock times them as one run.
   std::uint64_t const steps = o.steps.value_or(blocks ? 1000 : 10);
   // hermite4 from a checkpoint goes on from its per-body state (its bodies are at their own times).
   multigpu::Simulation sim(setup.bodies, setup.program, setup.config,
                            blocks ? setup.clock : multigpu::RunClock{0, setup.bodies.time},
                            blocks ? &setup.hermite : nullptr);
-  driver::Measurement const m = driver::measure(sim, o.warmup, steps);
+  driver::Measurement const m = driver::measure(sim, o.warmup, steps, o.t_end);
   std::string const hw = driver::hardware_description(setup.config);
   std::printf("nbody benchmark\n");
   std::printf("  bodies        %zu, %s\n", sim.bodies(), setup.source.c_str());

@@ -190,7 +190,7 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       {"--save-format", {M::run}, "--run (with --save)"},
       {"--checkpoint", {M::run}, "--run"},
       {"--checkpoint-every", {M::run}, "--run (with --checkpoint)"},
-      {"--t-end", {M::run}, "--run"},
+      {"--t-end", {M::run, M::benchmark}, "--run (and --benchmark with --integrator hermite4)"},
       {"--diagnostics", {M::run}, "--run"},
       {"--diagnostics-every", {M::run}, "--run (with --diagnostics)"},
       {"--snapshots", {M::run}, "--run"},
@@ -355,7 +355,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   double t_end = 0.0;
   cli.add_option("--t-end", t_end,
                  "--run: to this simulation time (the first step at or past it; hermite4: every block step up to "
-                 "it) instead of --steps; a restart goes on from the time it reached")
+                 "it) instead of --steps; a restart goes on from the time it reached. --benchmark with hermite4: "
+                 "times the block steps from the warm-up's end to this time")
       ->check(real_number(-kMaxTime, kMaxTime, Ends::closed, "a time"));
   cli.add_option("--warmup", o.warmup, "untimed steps before a benchmark")
       ->check(whole_number(0, kMaxSteps))

@@ -2,11 +2,14 @@
 #include "driver/benchmark.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "core/clock.h"
+#include "core/errors.h"
 #include "core/enum_names.h"
 #include "core/ranks.h"
+#include "driver/run.h"
 #include "driver/setup.h"
 
 namespace nbody::driver {
@@ -93,15 +96,31 @@ std::uint64_t hermite_state_hash(multigpu::Simulation& sim) {
 // hermite_cuda.cu): on a GPU the warm-up begins with a call of this many, whatever --warmup says.
 constexpr std::uint64_t kGpuWarmupBlocks = 16;
 
-Measurement measure_blocks(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64_t steps) {
+Measurement measure_blocks(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64_t steps,
+                           std::optional<double> t_end) {
   auto const w0 = Clock::now();
   bool const gpu = sim.config().backend == sim::Backend::cuda;
   if (gpu) warmup = std::max(warmup, kGpuWarmupBlocks);
   std::uint64_t const warmed = advance_blocks(sim, warmup, 0.0, gpu ? kGpuWarmupBlocks : 1);
   double const block_seconds = warmed ? seconds_since(w0) / double(warmed) : 0.0;
-  sim::hermite::HermiteCounters const before = sim.hermite_counters();
   BlockMeasurement b;
   b.warmup_steps = warmed;
+  b.t_end = t_end;
+  // To a time: every block step up to it (the simulation's time limit, cleared after the timing).
+  struct ClearTimeLimit {
+    multigpu::Simulation& sim;
+    ~ClearTimeLimit() { sim.set_time_limit(INFINITY); }
+  } const clear_time_limit{sim};
+  if (t_end) {
+    steps = steps_for_time_limit(sim, *t_end, "--t-end");
+    if (steps == 0) {
+      char text[160];
+      std::snprintf(text, sizeof text, "--t-end %g: the run is at time %g after its %llu warm-up block steps", *t_end,
+                    sim.time(), static_cast<unsigned long long>(warmed));
+      throw InputError(std::string(text) + "; give a later time or fewer --warmup steps");
+    }
+  }
+  sim::hermite::HermiteCounters const before = sim.hermite_counters();
   b.start_time = sim.time();
   auto const t0 = Clock::now();
   b.block_steps = advance_blocks(sim, steps, block_seconds);
@@ -159,9 +178,13 @@ std::vector<double> slowest_device_steps(const std::vector<std::vector<double>>&
   return step;
 }
 
-Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64_t steps) {
+Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64_t steps,
+                    std::optional<double> t_end) {
   steps = std::max<std::uint64_t>(steps, 1);
-  if (sim.block_steps()) return measure_blocks(sim, warmup, steps);
+  if (sim.block_steps()) return measure_blocks(sim, warmup, steps, t_end);
+  if (t_end)
+    throw InputError("--t-end: a benchmark runs to a time with --integrator hermite4 only (" +
+                     sim.program().integrator + " times --steps steps)");
   auto const w0 = Clock::now();
   std::uint64_t warmed = 0;  // warm-up steps run so far
   if (sim.config().launch == multigpu::Launch::graph) {
@@ -217,7 +240,7 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
             {"hardware", hardware_description(c)},
             {"integrator", sim.program().integrator},
             {"warmup_steps", b.warmup_steps},
-            {"timed_steps", steps},
+            {"timed_steps", b.block_steps},
             {"wall_mean_step_ms", m.wall_mean_ms},
             {"interactions_per_second", m.interactions_per_s},
             {"gflops", m.gflops},
@@ -234,6 +257,7 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
               {"simulation_time_start", b.start_time},
               {"simulation_time_end", b.end_time},
               {"simulation_time_per_second", b.time_per_second},
+              {"t_end", b.t_end ? nlohmann::json(*b.t_end) : nlohmann::json(nullptr)},
               {"step_level_histogram", b.step_level_histogram},
               {"longest_step", sim::hermite::pow2_at_most(h.dt_max)},
               {"eta", h.eta},

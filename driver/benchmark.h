@@ -24,7 +24,8 @@ namespace nbody::driver {
 // block step itself needs), and the work is what the Hermite counters say those block steps did.
 struct BlockMeasurement {
   std::uint64_t warmup_steps = 0;       // untimed before them: --warmup (on a GPU at least 16, its graph captured)
-  std::uint64_t block_steps = 0;        // timed
+  std::uint64_t block_steps = 0;        // timed: `steps`, or those up to t_end
+  std::optional<double> t_end;          // the time the timed run went to, when measure() was given one
   double wall_seconds = 0;              // over the timed block steps
   double start_time = 0, end_time = 0;  // simulation time when the timing began and ended
   std::uint64_t force_evaluations = 0;  // active bodies corrected, summed over the timed block steps
@@ -68,9 +69,12 @@ std::vector<double> slowest_device_steps(const std::vector<std::vector<double>>&
 
 // Runs `warmup` untimed steps, then `steps` timed ones (at least 1). A step lasts until the slowest
 // device has finished it (slowest_device_steps). hermite4 (simulation.block_steps()): block steps, timed
-// as BlockMeasurement says, in `blocks`. Throws Interrupted (core/interrupt.h) within about a step (hermite4:
-// about 50 ms of block steps) of a signal. With several ranks every rank calls it (it is collective).
-Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std::uint64_t steps);
+// as BlockMeasurement says, in `blocks`; with `t_end`, the timed block steps are every one up to that time
+// instead of `steps` (InputError for other integrators, and where the warm-up already reached it). Throws
+// Interrupted (core/interrupt.h) within about a step (hermite4: about 50 ms of block steps) of a signal.
+// With several ranks every rank calls it (it is collective).
+Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std::uint64_t steps,
+                    std::optional<double> t_end = std::nullopt);
 
 // A benchmark's report, as `nbody --benchmark --json` writes it and Python's Simulation.benchmark
 // returns it: one function, so both give the same keys. `source` names where the bodies came from
@@ -79,8 +83,8 @@ Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std:
 // warmup_steps the block steps warmed up (BlockMeasurement::warmup_steps), wall_mean_step_ms and interactions_per_second by the block steps' wall clock, gflops at 60 flops a pair, and
 // a "hermite4" object: block_steps, wall_seconds, block_steps_per_second, microseconds_per_block_step,
 // mean_active_bodies, force_evaluations, interactions, interactions_per_second, simulation_time_start,
-// simulation_time_end, simulation_time_per_second, step_level_histogram, longest_step, eta, eta_start, dt_max
-// and state_hash (16 hex digits).
+// simulation_time_end, simulation_time_per_second, t_end (null without one), step_level_histogram,
+// longest_step, eta, eta_start, dt_max and state_hash (16 hex digits); timed_steps is the block steps timed.
 nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& simulation, const std::string& source,
                               std::uint64_t warmup, std::uint64_t steps);
 

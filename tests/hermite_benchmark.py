@@ -7,8 +7,8 @@ benchmarker runs them.
 benchmark   --steps block steps timed after the warm-up; the --json figures agree with each other (pairs = force
             evaluations x N, the step levels sum to the force evaluations, rates = counts / wall seconds, the
             simulation time advanced) and with --run's counters over the same block steps; 2 and 3 host devices
-            (both threading models, weights) end in the same state; options that mean nothing with hermite4
-            are refused with one line.
+            (both threading models, weights) end in the same state; --t-end times the block steps --run takes
+            to that time; options that mean nothing here are refused with one line.
 compare     --compare-threading over two sizes and 1..2 host devices: a row per model and device count, block
             steps/s and pairs/s in its table, --json and --csv, every row of a size in the same end state.
 ranks       (MPIRUN) mpirun -np 2 --benchmark and --compare-threading: the end state of one process.
@@ -98,12 +98,25 @@ with tempfile.TemporaryDirectory() as d:
                     check(o["devices"] == int(extra[1]), f"{extra}: devices reported")
                     check(o["hermite4"]["state_hash"] == h["state_hash"], f"{extra}: the end state of one device")
                     check(o["hermite4"]["interactions"] == h["interactions"], f"{extra}: the same pairs")
-        # What hermite4 cannot do, or what means nothing with it: one line each, exit status 2.
-        for args, says in [(["--launch", "graph"], "--launch graph"), (["--t-end", "1"], "--t-end"),
-                           (["--dt", "0.01"], "--dt 0.01"), (["--steps", "0"], "--steps 0")]:
-            r = run(["--benchmark", *H, "--bodies", "64", *args])
+        # To a time: every block step from the warm-up's end up to it, as many as --run takes there.
+        t = benchmark(p("t.json"), "--bodies", str(n), "--t-end", "0.25", "--warmup", str(warmup))
+        r = run(["--run", *H, "--bodies", str(n), "--t-end", "0.25", "--quiet", "--json", p("run_t.json")])
+        check(r.returncode == 0, "--run --t-end 0.25")
+        if t and r.returncode == 0:
+            c = json.load(open(p("run_t.json")))["hermite4"]
+            check(t["hermite4"]["t_end"] == 0.25 and t["hermite4"]["simulation_time_end"] == 0.25, "--t-end reached")
+            check(t["timed_steps"] == t["hermite4"]["block_steps"] == c["block_steps"] - warmup,
+                  "--t-end: the block steps --run takes to that time, less the warm-up")
+        # What hermite4 cannot do, or what means nothing here: one line each, exit status 2.
+        for args, says in [(["--launch", "graph"], "--launch graph"), (["--dt", "0.01"], "--dt 0.01"),
+                           (["--steps", "0"], "--steps 0"), (["--t-end", "0.0001"], "--t-end 0.0001: the run is at"),
+                           (["--t-end", "1"], "hermite4 only")]:
+            hermite = "hermite4 only" not in says  # the last: leapfrog
+            r = run(["--benchmark", *(H if hermite else []), "--bodies", "64", *args])
             lines = r.stderr.strip().splitlines()
             check(r.returncode == 2 and len(lines) == 1 and says in lines[0], f"{args} refused with one line")
+        r = run(["--compare-threading", *H, "--bodies", "64", "--t-end", "1"])
+        check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, "--compare-threading --t-end refused")
 
     elif case == "compare":
         r = run(["--compare-threading", *H, "--bodies", "300,1000", "--numgpus", "2", "--steps", "60",
