@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""tests/check_plots.py - the plotting tools on what nbody writes: a few CPU benchmarks and a
-threading comparison become PNGs (tools/plot_benchmarks.py), and so do diagnostics series in CSV
+"""tests/check_plots.py - the plotting tools on what nbody writes: a few CPU benchmarks and
+threading comparisons (hermite4's too) become PNGs (tools/plot_benchmarks.py), and so do diagnostics series in CSV
 and JSON lines (tools/plot_diagnostics.py); a file of the wrong kind is refused. Exit 77 without
 matplotlib.
 
@@ -48,6 +48,15 @@ with tempfile.TemporaryDirectory() as d:
         r = run(sys.executable, script, kind, png, *inputs)
         check(r.returncode == 0, f"{kind}: the script succeeds")
         check(os.path.exists(png) and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n", f"{kind}: a PNG is written")
+    # hermite4's comparison times block steps as one run: its rows carry a mean block step, not a median
+    check(run(nbody, "--backend", "cpu", "--compare-threading", "--integrator", "hermite4", "--numgpus", "2",
+              "--bodies", "128,256", "--steps", "20", "-q", "--json", p("hermite.json"), "--csv", p("hermite.csv"))
+          .returncode == 0, "compare-threading, hermite4")
+    for kind, inputs in (("threading", [p("hermite.json")]), ("gpus", [p("hermite.csv")])):
+        png = p(f"hermite-{kind}.png")
+        check(run(sys.executable, script, kind, png, *inputs).returncode == 0, f"{kind}, hermite4: the script succeeds")
+        check(os.path.exists(png) and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n",
+              f"{kind}, hermite4: a PNG is written")
     r = run(sys.executable, script, "rate", p("wrong.png"), p("compare.json"))
     check(r.returncode != 0 and "not a --benchmark result" in r.stderr, "a comparison is refused as a benchmark")
     check(not os.path.exists(p("wrong.png")), "nothing written for the wrong input")

@@ -24,19 +24,30 @@ CUDA_SAMPLES_H200 = {1024: 1024**2 / 35.6e-6, 4096: 4096**2 / 136.5e-6, 16384: 1
                      65536: 1.410e12, 262144: 1.523e12, 1048576: 1.576e12}
 
 
+def step_ms(row):
+    """A row's time a step in ms: the median step, or for hermite4 (whose block steps differ in size
+    and are timed as one run) the mean time a block step."""
+    if "median_step_ms" in row:
+        return float(row["median_step_ms"])
+    return float(row["microseconds_per_block_step"]) * 1e-3
+
+
 def load_rows(path):
-    """--compare-threading rows from its JSON or CSV, as dicts with numbers where numbers are."""
+    """--compare-threading rows from its JSON or CSV, as dicts with numbers where numbers are, each
+    with its time a step as "step_ms"."""
     if path.endswith(".json"):
         data = json.load(open(path))
         if data.get("mode") != "compare-threading":
             raise SystemExit(f"{path}: not a --compare-threading result (mode {data.get('mode')!r})")
-        return data["rows"]
-    rows = []
-    with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            rows.append({"model": r["model"], "launch": r.get("launch", "stream"), "devices": int(r["devices"]),
-                         "bodies": int(r["bodies"]), "median_step_ms": float(r["median_step_ms"]),
-                         "interactions_per_second": float(r["interactions_per_s"])})
+        rows = data["rows"]
+    else:
+        with open(path, newline="") as f:
+            rows = [{"model": r["model"], "launch": r.get("launch", "stream"), "devices": int(r["devices"]),
+                     "bodies": int(r["bodies"]), **{k: r[k] for k in ("median_step_ms", "microseconds_per_block_step")
+                                                    if k in r}}
+                    for r in csv.DictReader(f)]
+    for r in rows:
+        r["step_ms"] = step_ms(r)
     return rows
 
 
@@ -85,14 +96,14 @@ def plot_threading(out, paths):
         series = defaultdict(dict)
         for r in rows:
             if r["devices"] == g:
-                series[f"{r['model']} / {r.get('launch', 'stream')}"][r["bodies"]] = r["median_step_ms"] * 1e3
+                series[f"{r['model']} / {r.get('launch', 'stream')}"][r["bodies"]] = r["step_ms"] * 1e3
         for label, points in sorted(series.items()):
             n = sorted(points)
             ax.plot(n, [points[k] for k in n], "o-", label=label)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("N (bodies)")
-        ax.set_ylabel("median step (us)")
+        ax.set_ylabel("median step (us; hermite4: mean block step)")
         ax.set_title(f"{g} device{'s' if g > 1 else ''}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
@@ -107,7 +118,7 @@ def plot_gpus(out, paths):
     best = defaultdict(dict)  # N -> devices -> best step
     for r in rows:
         d = best[r["bodies"]]
-        d[r["devices"]] = min(d.get(r["devices"], float("inf")), r["median_step_ms"])
+        d[r["devices"]] = min(d.get(r["devices"], float("inf")), r["step_ms"])
     fig, ax = plt.subplots(figsize=(7, 4.5))
     top = 1
     for n in sorted(best):
