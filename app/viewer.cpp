@@ -1,6 +1,7 @@
 // app/viewer.cpp - the viewer: a LiveSimulation (app/live_simulation.h) drawn through render/ in a
 // window or an EGL pbuffer. Interactive, the simulation runs on its own thread and the render loop
-// draws the latest completed frame at the display's rate; recording (--offscreen, --screenshot,
+// looks for input and the latest completed frame at the display's rate, drawing a frame only when it
+// would show something new (Viewer::frame_wanted); recording (--offscreen, --screenshot,
 // --frames, --frames-dir, --video), every frame is one batch of steps, so pictures are the same run
 // after run. Nothing the user does in the viewer ends it but quitting: a change that cannot be
 // made, a screenshot that cannot be written, becomes a message in the HUD and the log.
