@@ -397,7 +397,10 @@ class Viewer {
 
   void collect_messages() {
     for (auto const& m : live_->take_messages()) tell(m);
-    while (!messages_.empty() && seconds_since(messages_.front().second) > 8.0) messages_.pop_front(), hud_changed_ = true;
+    while (!messages_.empty() && seconds_since(messages_.front().second) > 8.0) {
+      messages_.pop_front();
+      hud_changed_ = true;
+    }
   }
 
   void handle(const render::Commands& c) {

@@ -305,7 +305,8 @@ def steer(nbody, folder, shots):
         after = browser.state()
         print("still: %d new frames and %d repeats in 3.5 s; the corner says %r" %
               (after["frames"] - before["frames"], after["repeats"] - before["repeats"], after["status"]))
-        expect(after["frames"] == before["frames"], "%d new frames while nothing changed" % (after["frames"] - before["frames"]))
+        expect(after["frames"] == before["frames"],
+               "%d new frames while nothing changed" % (after["frames"] - before["frames"]))
         expect(after["repeats"] >= before["repeats"] + 2, "the still picture was not sent again each second")
         expect("still picture" in after["status"] and "frames/s" not in after["status"],
                "the corner does not say the picture is still: %r" % after["status"])

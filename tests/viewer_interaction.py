@@ -381,7 +381,7 @@ def redraws_during_a_slow_step(nbody, folder):
         expect(v.wait_exit() == 130, "Ctrl-C: exit status " + str(v.proc.returncode))
         _, frames, step_ms = summary(v.log())
         fps = frames / seconds
-        print(f"step {step_ms:.0f} ms, {frames} frames in about {seconds} s ({fps:.1f} per second) with {k} pointer moves")
+        print(f"step {step_ms:.0f} ms, {frames} frames in about {seconds} s ({fps:.1f} per second), {k} pointer moves")
         expect(step_ms > 500, f"a step took {step_ms} ms: too fast to show anything (more --bodies)")
         expect(fps * step_ms / 1e3 >= 10, f"{fps:.1f} frames per second with {step_ms:.0f} ms steps")
     finally:
