@@ -100,7 +100,10 @@ bool run_session(const std::vector<std::string>& args, std::vector<double> input
   std::vector<char*> argv;
   for (auto& w : words) argv.push_back(w.data());
   auto const options = app::parse_options(int(argv.size()), argv.data());
-  if (!options) ADD_FAILURE() << "options not parsed";
+  if (!options) {
+    ADD_FAILURE() << "options not parsed";
+    return true;
+  }
   std::unique_ptr<render::Surface> surface;
   try {
     surface = std::make_unique<ScriptedSurface>(drawn, std::move(inputs_at), close_at);
