@@ -41,6 +41,7 @@ namespace {
 using namespace serve;
 
 constexpr int kJpegQuality = 80;  // sharp sprites and HUD text at about 0.1 byte a pixel
+constexpr double kKeepAliveSeconds = 1.0;  // a still picture is sent again this often
 
 // A frame read back from GL, bottom row first, RGBA, with what it shows.
 struct RawFrame {
@@ -76,23 +77,28 @@ class Encoder {
   }
 
  private:
-  // A frame that shows what the last one sent showed (a paused run, the same view, no new input)
-  // is not sent again, but one a second is, so a page knows the server is there.
+  // A frame that shows what the last one sent showed (the HUD's figures redrawn as they were, no new
+  // input) is not sent again.
   bool same_as_sent(const RawFrame& f) const {
     if (!sent_) return false;
     FrameHeader const &a = f.header, &b = sent_->header;
     return a.width == b.width && a.height == b.height && a.last_input == b.last_input && a.step == b.step &&
-           a.bodies == b.bodies && a.flags == b.flags && f.rgba == sent_->rgba &&
-           std::chrono::duration<double>(Clock::now() - sent_at_).count() < 1.0;
+           a.bodies == b.bodies && a.flags == b.flags && f.rgba == sent_->rgba;
   }
 
   void run() {
     while (!closing_.load()) {
       auto taken = slot_.take(std::chrono::milliseconds(200));  // bounded: closing is seen within it
-      if (!taken || !*taken) continue;
-      std::unique_ptr<RawFrame> frame = std::move(*taken);
-      if (same_as_sent(*frame)) {
-        spares_.put(std::move(frame));
+      std::unique_ptr<RawFrame> frame = taken && *taken ? std::move(*taken) : nullptr;
+      if (frame && same_as_sent(*frame)) spares_.put(std::move(frame));
+      if (!frame) {
+        // The viewer draws only what changes: with nothing new, the last frame goes out again once a
+        // second, the same bytes and sequence number, so a page knows the server is there (and says
+        // the picture is still, web/viewer.html).
+        if (published_ && std::chrono::duration<double>(Clock::now() - sent_at_).count() >= kKeepAliveSeconds) {
+          server_.publish(published_);
+          sent_at_ = Clock::now();
+        }
         continue;
       }
       int const w = int(frame->header.width), h = int(frame->header.height);
@@ -109,6 +115,7 @@ class Encoder {
       auto bytes = std::make_shared<std::vector<std::uint8_t>>(kFrameHeaderBytes + size);
       write_frame_header(frame->header, bytes->data());
       std::copy(jpeg, jpeg + size, bytes->data() + kFrameHeaderBytes);
+      published_ = bytes;
       server_.publish(std::move(bytes));
       if (sent_) spares_.put(std::move(sent_));
       sent_ = std::move(frame);
@@ -121,7 +128,8 @@ class Encoder {
   tjhandle compressor_ = nullptr;
   LatestSlot<std::unique_ptr<RawFrame>> slot_, spares_;
   std::unique_ptr<RawFrame> sent_;  // the last frame sent, as read back (encoder thread)
-  Clock::time_point sent_at_;
+  FrameBytes published_;            // and as sent
+  Clock::time_point sent_at_;       // when it (or its keep-alive) last went out
   std::vector<unsigned char> jpeg_;
   std::atomic<bool> closing_{false};
   std::thread thread_;
@@ -174,6 +182,11 @@ class BrowserSurface final : public render::Surface {
       last_input_ = std::holds_alternative<ControlChanged>(m.event) ? 0 : m.id;
     }
     waiting_.erase(waiting_.begin(), waiting_.begin() + std::ptrdiff_t(used));
+    // The viewer draws on demand: any message is input to show, and a viewer who came or went may
+    // need a frame (one who just connected has only the last one sent).
+    std::size_t const viewers = server_.viewers();
+    in.events = used > 0 || viewers != viewers_seen_;
+    viewers_seen_ = viewers;
     return in;
   }
 
@@ -307,6 +320,7 @@ class BrowserSurface final : public render::Surface {
   int width_, height_;
   std::vector<ClientMessage> waiting_;
   std::uint64_t last_input_ = 0, sequence_ = 0;
+  std::size_t viewers_seen_ = 0;
   float x_ = 0, y_ = 0;
   bool left_ = false, pan_[2] = {false, false}, keys_mapped_ = false;
   Shown stats_;

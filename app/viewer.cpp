@@ -1,6 +1,7 @@
 // app/viewer.cpp - the viewer: a LiveSimulation (app/live_simulation.h) drawn through render/ in a
 // window or an EGL pbuffer. Interactive, the simulation runs on its own thread and the render loop
-// draws the latest completed frame at the display's rate; recording (--offscreen, --screenshot,
+// looks for input and the latest completed frame at the display's rate, drawing a frame only when it
+// would show something new (Viewer::frame_wanted); recording (--offscreen, --screenshot,
 // --frames, --frames-dir, --video), every frame is one batch of steps, so pictures are the same run
 // after run. Nothing the user does in the viewer ends it but quitting: a change that cannot be
 // made, a screenshot that cannot be written, becomes a message in the HUD and the log.
@@ -74,6 +75,22 @@ std::string timestamped(const std::string& folder, const char* extension) {
     path = (fs::path(folder) / (std::string(stamp) + "-" + std::to_string(k) + extension)).string();
   return path;
 }
+
+// Drawing on demand (Viewer::frame_wanted). After input, frames go on for at least kSettleFrames and
+// kSettleSeconds: ImGui shows a click, a hover or an opened section on the frames after the event, and
+// its auto-sized panel takes two frames to fit new content; a drag's events, tens a second, keep the
+// frames coming at the display's rate.
+constexpr std::uint64_t kSettleFrames = 4;
+constexpr double kSettleSeconds = 0.1;
+// The full HUD's live figures (frames/s, steps/s, step time, energy) are redrawn at 4 Hz when nothing
+// else is: a few times a second reads as live, and costs a few frames where 60 were drawn.
+constexpr double kFiguresPeriod = 0.25;
+// The automatic exposure approaches its target exponentially and never reaches it exactly. Frames are
+// drawn for it once it is 5% away (a scene that brightens or dims, a zoom: about what an eye notices),
+// until it is within 1% (about one grey level of the 8-bit picture at most). Between the two it
+// follows on the frames drawn anyway: the next one adapts over all the time since the last, and the
+// frame-to-frame flicker of a moving swarm's brightness (1 to 2%) draws no frames of its own.
+constexpr double kExposureStart = 0.05, kExposureSettled = 0.01;
 
 // Sprites large enough to see two bodies and small enough not to merge a million into a blur.
 float default_point_size(std::size_t bodies) {
@@ -174,18 +191,27 @@ class Viewer {
     // --frames, else one frame offscreen or for a --screenshot, else until the window closes.
     std::uint64_t const frames =
         options_.frames ? options_.frames : (options_.offscreen || !options_.screenshot.empty() ? 1 : 0);
-    auto last = Clock::now();
+    auto last = Clock::now();  // the last pass of the loop
     std::deque<Clock::time_point> recent;  // frame times of the last second, for FPS
     double total_render_ms = 0;
     std::uint64_t measured = 0, drawn = 0;
+    // Interactive: a pass about 60 times a second (a display without vsync, or Xvfb, would spin),
+    // sleeping until input arrives; 10 while a simulation starts, when only the HUD's line moves (a
+    // software renderer's frames would take half the cores the start-up needs).
+    auto const wait = [&](const LiveStats& stats) {
+      double const period = stats.starting.empty() ? 1.0 / 60.0 : 0.1;
+      if (!recording_) surface_->wait_events(std::max(0.0, period - seconds_since(last)));
+    };
     for (std::uint64_t frame = 0; frames == 0 || frame < frames; ++frame) {
       if (surface_->should_close() || quit_ || interrupt_signal()) break;
       // A recording's frames are a fixed time apart (the video's, else 1/60 s) whatever the machine
       // took to make them: the exposure adapts alike on every run, so the pictures are the same.
       float const frame_seconds =
-          recording_ ? float(1.0 / (video_ ? options_.video_fps : 60.0)) : float(seconds_since(last));
+          recording_ ? float(1.0 / (video_ ? options_.video_fps : 60.0)) : float(seconds_since(shown_at_));
       last = Clock::now();
-      handle(render::route(surface_->poll(), hud_->wants_keyboard(), hud_->wants_mouse()));
+      render::Input const input = surface_->poll();
+      if (input.events) wake(drawn);
+      handle(render::route(input, hud_->wants_keyboard(), hud_->wants_mouse()));
       apply_controls();
       if (recording_) live_->update();  // one batch of steps per frame (the first: the start-up too)
       collect_messages();
@@ -194,11 +220,20 @@ class Viewer {
       if (stats.generation != generation_) new_generation(stats);
       else if (stats.refused != refused_) resync(stats);
       update_follow();
-      if (each_frame_) each_frame_(stats);
 
       auto const r0 = Clock::now();
       upload_frame();
       camera_.set_aspect(aspect());
+      // Interactive, a frame is drawn only when it would show something new (frame_wanted); the pass
+      // still polls the input and the simulation at the display's rate.
+      if (!recording_ && !frame_wanted(stats, drawn)) {
+        wait(stats);
+        continue;
+      }
+      shown_at_ = Clock::now();  // the exposure and ImGui count their time from the last frame drawn
+      shown_stats_ = ShownStats{stats.paused, stats.step, stats.generation, stats.starting};
+      hud_changed_ = false;
+      if (each_frame_) each_frame_(stats);
       if (!exposure_settled_) {  // the first frame of a scene: measured before it is shown
         draw_scene(0.0f);
         exposure_settled_ = true;
@@ -214,7 +249,7 @@ class Viewer {
       render::finish_frame();  // render time: bodies to GL, the bodies and the HUD drawn, done on the GPU
       double const render_ms = 1e3 * seconds_since(r0);
       render_ms_ = render_ms_ == 0 ? render_ms : 0.9 * render_ms_ + 0.1 * render_ms;
-      if (frame > 0) total_render_ms += render_ms, ++measured;  // the first frame sets things up
+      if (drawn > 0) total_render_ms += render_ms, ++measured;  // the first frame sets things up
       write_pictures(frame, frames);
       surface_->present();
       ++drawn;
@@ -225,11 +260,7 @@ class Viewer {
       fps_ = recent.size() > 1
                  ? double(recent.size() - 1) / std::chrono::duration<double>(recent.back() - recent.front()).count()
                  : 0.0;
-      // Interactive: at most about 60 frames a second (a display without vsync, or Xvfb, would spin),
-      // sleeping until input arrives; 10 while a simulation starts, when only the HUD's line moves (a
-      // software renderer's frames would take half the cores the start-up needs).
-      double const period = stats.starting.empty() ? 1.0 / 60.0 : 0.1;
-      if (!recording_) surface_->wait_events(std::max(0.0, period - seconds_since(last)));
+      wait(stats);
     }
     // Interrupted before the last frame: --screenshot still gets a picture, of the latest state, as
     // --video keeps the frames it has.
@@ -257,14 +288,74 @@ class Viewer {
  private:
   float aspect() const { return float(surface_->width()) / float(std::max(1, surface_->height())); }
 
+  // What the HDR target holds: drawn with this camera and these sprite settings, at this size.
+  struct SceneKey {
+    glm::mat4 view{1.0f}, projection{1.0f};
+    float point_size = 0, brightness = 0;
+    bool trails = false;
+    int width = 0, height = 0;
+    bool operator==(const SceneKey& o) const {
+      return view == o.view && projection == o.projection && point_size == o.point_size &&
+             brightness == o.brightness && trails == o.trails && width == o.width && height == o.height;
+    }
+  };
+  // What the HDR target would hold if drawn now: the camera, the sprites, the size.
+  SceneKey scene_key() const {
+    return SceneKey{camera_.view(), camera_.projection(aspect()), controls_.point_size, controls_.brightness,
+                    controls_.trails, surface_->width(), surface_->height()};
+  }
+
+  // Whether this pass of the interactive loop draws a frame. Each frame drawn is GL work on the GPU
+  // the simulation may run on (and under --serve a read-back and a JPEG): a million bodies step
+  // twice a second, and sixty frames a second of the same picture took 7% of their rate. So a frame
+  // is drawn only when it would show something new:
+  bool frame_wanted(const LiveStats& stats, std::uint64_t drawn) {
+    if (drawn == 0) return true;  // the first picture
+    // New positions or colours (a new simulation frame, a new run, a colour change), or the camera,
+    // the sprites or the size moved (a drag, the wheel, a key, follow, a resized window).
+    if (scene_changed_ || !(scene_key() == shown_scene_)) return true;
+    // Input, and a few frames after it: ImGui shows a click, a hover or an opened section over the
+    // next frames, and its auto-sized panel takes two frames to fit new content.
+    if (drawn < settle_until_frame_ || seconds_since(input_at_) < kSettleSeconds) return true;
+    // A message came or went, the run or the HUD's controls changed, a picture is asked for.
+    if (hud_changed_ || screenshot_requested_) return true;
+    // What the frame's header (--serve) and the HUD say about the run: paused or not, the step,
+    // the run itself, the start-up's progress.
+    if (stats.paused != shown_stats_.paused || stats.step != shown_stats_.step ||
+        stats.generation != shown_stats_.generation || stats.starting != shown_stats_.starting)
+      return true;
+    // The automatic exposure adapting to a changed scene.
+    if (controls_.auto_exposure && exposure_adapting()) return true;
+    // The full HUD's live figures (frames/s, steps/s, step and render times, the energy) a few times
+    // a second; the minimal HUD and none show nothing that changes between simulation frames.
+    return controls_.hud == render::HudMode::full && seconds_since(shown_at_) >= kFiguresPeriod;
+  }
+
+  // Input arrived: frames for a little while, whatever else changes.
+  void wake(std::uint64_t drawn) {
+    input_at_ = Clock::now();
+    settle_until_frame_ = drawn + kSettleFrames;
+  }
+
+  // The automatic exposure is adapting: from when it is kExposureStart from its target (for the
+  // scene last measured) until it is within kExposureSettled.
+  bool exposure_adapting() {
+    float const luminance = hdr_->average_luminance();
+    if (!(luminance > 0.0f) || !std::isfinite(luminance)) return exposure_adapting_ = false;  // empty: it stays
+    double const target = std::clamp(double(render::AutoExposure::kKey) / double(luminance),
+                                     double(render::AutoExposure::kMinExposure),
+                                     double(render::AutoExposure::kMaxExposure));
+    double const gap = std::abs(std::log(double(exposure_.exposure()) / double(exposure_.manual_factor()) / target));
+    return exposure_adapting_ = gap > (exposure_adapting_ ? kExposureSettled : kExposureStart);
+  }
+
   // The bodies (and their trails) into the HDR target, tone mapped into the window with the automatic
   // exposure (or the HUD's own). When nothing that shapes the scene changed since the last frame (no
   // new positions or colours, the same camera, sprites and window) the target is shown again as it
   // is: while a long step runs, a frame costs one full-screen pass, not every sprite again.
   void draw_scene(float seconds) {
-    glm::mat4 const view = camera_.view(), projection = camera_.projection(aspect());
-    SceneKey const key{view, projection, controls_.point_size, controls_.brightness, controls_.trails,
-                       surface_->width(), surface_->height()};
+    SceneKey const key = scene_key();
+    glm::mat4 const &view = key.view, &projection = key.projection;
     exposure_.set_manual_factor(controls_.auto_exposure ? controls_.exposure : 1.0f);
     if (!scene_changed_ && key == shown_scene_) {
       float const automatic = exposure_.update(hdr_->average_luminance(), seconds);
@@ -301,11 +392,15 @@ class Viewer {
     log("viewer: " + text);
     messages_.push_back({text, Clock::now()});
     if (messages_.size() > 5) messages_.pop_front();
+    hud_changed_ = true;
   }
 
   void collect_messages() {
     for (auto const& m : live_->take_messages()) tell(m);
-    while (!messages_.empty() && seconds_since(messages_.front().second) > 8.0) messages_.pop_front();
+    while (!messages_.empty() && seconds_since(messages_.front().second) > 8.0) {
+      messages_.pop_front();
+      hud_changed_ = true;
+    }
   }
 
   void handle(const render::Commands& c) {
@@ -445,6 +540,7 @@ class Viewer {
   // way to GL chosen again. The HUD's controls and the view follow it only when it answers the last
   // request: one made for an earlier request (a scenario switched again meanwhile) leaves them be.
   void new_generation(const LiveStats& stats) {
+    hud_changed_ = true;
     if (generation_ == 0) first_generation_ = stats.generation;
     generation_ = stats.generation;
     refused_ = stats.refused;
@@ -502,6 +598,7 @@ class Viewer {
   // A change was refused (a message says why): the HUD shows again what runs, and a view reset that
   // was waiting for the new run is dropped. A later request still on its way settles it instead.
   void resync(const LiveStats& stats) {
+    hud_changed_ = true;
     refused_ = stats.refused;
     if (stats.changes_done < awaited_) return;
     reset_view_ = false;
@@ -736,19 +833,20 @@ class Viewer {
   double fps_ = 0, render_ms_ = 0;
   float shown_exposure_ = 1.0f;
   bool exposure_settled_ = false;
-  // What the HDR target holds: drawn with this camera and these sprite settings, at this size.
-  struct SceneKey {
-    glm::mat4 view{1.0f}, projection{1.0f};
-    float point_size = 0, brightness = 0;
-    bool trails = false;
-    int width = 0, height = 0;
-    bool operator==(const SceneKey& o) const {
-      return view == o.view && projection == o.projection && point_size == o.point_size &&
-             brightness == o.brightness && trails == o.trails && width == o.width && height == o.height;
-    }
-  };
+  // What the HDR target holds: drawn with this camera and these sprite settings, at this size (SceneKey).
   SceneKey shown_scene_;
   bool scene_changed_ = true;  // new positions or colours since the target was drawn
+  // Drawing on demand (frame_wanted): what the last frame showed of the run, and when input came.
+  struct ShownStats {
+    bool paused = false;
+    std::uint64_t step = 0, generation = 0;
+    std::string starting;
+  };
+  ShownStats shown_stats_;
+  Clock::time_point shown_at_ = Clock::now(), input_at_{};
+  std::uint64_t settle_until_frame_ = 0;  // input: frames up to this count drawn whatever else changes
+  bool hud_changed_ = false;              // a message came or went, the run or the controls changed
+  bool exposure_adapting_ = false;        // frames drawn for the exposure (exposure_adapting)
   bool energy_tracked_ = true;
   bool colors_dirty_ = true, screenshot_requested_ = false, quit_ = false, fullscreen_ = false;
   bool screenshot_written_ = false, reset_view_ = false;

@@ -18,6 +18,8 @@ struct Pointer {
   Input pending;
 };
 
+void something_happened(GLFWwindow* w) { static_cast<Pointer*>(glfwGetWindowUserPointer(w))->pending.events = true; }
+
 class GlfwSurface final : public Surface {
  public:
   GlfwSurface(int width, int height, const std::string& title) {
@@ -44,21 +46,29 @@ class GlfwSurface final : public Surface {
     }
     glfwSwapInterval(1);
     glfwSetWindowUserPointer(window_, &pointer_);
+    // Every callback also says that something happened (Input::events): the viewer draws on demand.
+    // Set before the HUD's ImGui backend installs its own callbacks, which call these.
     glfwSetCharCallback(window_, [](GLFWwindow* w, unsigned int c) {
-      if (c < 128) static_cast<Pointer*>(glfwGetWindowUserPointer(w))->pending.keys += char(c);
+      auto& p = *static_cast<Pointer*>(glfwGetWindowUserPointer(w));
+      p.pending.events = true;
+      if (c < 128) p.pending.keys += char(c);
     });
     glfwSetKeyCallback(window_, [](GLFWwindow* w, int key, int, int action, int) {
       auto& p = *static_cast<Pointer*>(glfwGetWindowUserPointer(w));
+      p.pending.events = true;  // a release or a repeat too: ImGui sees keys held
       if (action != GLFW_PRESS) return;
       if (key == GLFW_KEY_ESCAPE) p.pending.escape = true;
       if (key == GLFW_KEY_F11) p.pending.toggle_fullscreen = true;
     });
     glfwSetScrollCallback(window_, [](GLFWwindow* w, double, double dy) {
-      static_cast<Pointer*>(glfwGetWindowUserPointer(w))->pending.scroll += float(dy);
+      auto& p = *static_cast<Pointer*>(glfwGetWindowUserPointer(w));
+      p.pending.events = true;
+      p.pending.scroll += float(dy);
     });
     // Drags add up motion event by event, so one shorter than a frame still moves the camera.
     glfwSetMouseButtonCallback(window_, [](GLFWwindow* w, int button, int action, int) {
       auto& p = *static_cast<Pointer*>(glfwGetWindowUserPointer(w));
+      p.pending.events = true;
       bool const down = action == GLFW_PRESS;
       if (button == GLFW_MOUSE_BUTTON_LEFT) p.left = down;
       if (button == GLFW_MOUSE_BUTTON_RIGHT || button == GLFW_MOUSE_BUTTON_MIDDLE) p.pan = down;
@@ -66,11 +76,19 @@ class GlfwSurface final : public Surface {
     });
     glfwSetCursorPosCallback(window_, [](GLFWwindow* w, double x, double y) {
       auto& p = *static_cast<Pointer*>(glfwGetWindowUserPointer(w));
+      p.pending.events = true;
       if (p.left) p.pending.orbit_dx += float(x - p.x), p.pending.orbit_dy += float(y - p.y);
       if (p.pan) p.pending.pan_dx += float(x - p.x), p.pending.pan_dy += float(y - p.y);
       p.x = x;
       p.y = y;
     });
+    // What changes the window without a key or the mouse: the pointer entering or leaving (ImGui's
+    // hover), focus, a new size, and a window uncovered that must be drawn again (X11 without a
+    // compositor keeps no copy of it).
+    glfwSetCursorEnterCallback(window_, [](GLFWwindow* w, int) { something_happened(w); });
+    glfwSetWindowFocusCallback(window_, [](GLFWwindow* w, int) { something_happened(w); });
+    glfwSetFramebufferSizeCallback(window_, [](GLFWwindow* w, int, int) { something_happened(w); });
+    glfwSetWindowRefreshCallback(window_, [](GLFWwindow* w) { something_happened(w); });
   }
 
   ~GlfwSurface() override {

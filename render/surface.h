@@ -20,6 +20,10 @@ struct Input {
   float pan_dx = 0, pan_dy = 0;      // right or middle drag, pixels
   float scroll = 0;                  // wheel steps
   bool toggle_fullscreen = false;    // F11
+  // Anything at all arrived: a pointer move, a button, a key, a character, the wheel, a new size, focus,
+  // the pointer entering or leaving, a window uncovered. The viewer draws on demand: this is how it
+  // knows the user did something the next frames may have to show (ImGui's hover, a field's edit).
+  bool events = false;
 };
 
 class Surface {
@@ -29,7 +33,7 @@ class Surface {
   virtual int height() const = 0;
   virtual bool should_close() const = 0;
   virtual Input poll() = 0;
-  // Sleeps until an input event arrives or `seconds` pass (a paused viewer need not spin).
+  // Sleeps until an input event arrives or `seconds` pass (a viewer with nothing new to draw need not spin).
   virtual void wait_events(double seconds) = 0;
   virtual void present() = 0;
   virtual void set_vsync(bool on) = 0;

@@ -2,7 +2,8 @@
 """`nbody --serve` watched and steered from headless Chromium, driven through its DevTools protocol
 (over the standard-library WebSocket client of tools/serve_bench.py), as a person would use the page:
 frames arrive and change while the run goes, stop changing while it is paused, a drag orbits the
-view, the HUD's N field starts a new run, a wrong token is refused, and viewers that stall, vanish or
+view, the HUD's N field starts a new run, a still picture is said to be one (frames come on demand),
+a wrong token is refused, and viewers that stall, vanish or
 send garbage leave the run and the other viewers going. Screenshots of the page go to the folder
 named by NBODY_SERVE_SCREENSHOTS (default: a temporary one, printed).
 
@@ -289,6 +290,27 @@ def steer(nbody, folder, shots):
                  "N = 2048 typed into the HUD did not apply: %s\n%s" % (browser.header(), server.log()))
         time.sleep(1.0)
         browser.screenshot(os.path.join(shots, "serve_n_2048.png"))
+        # Paused with the HUD hidden (h twice: minimal, then none), nothing in the picture changes: the
+        # server draws no new frame, sends the last one again each second, and the page's corner says
+        # the picture is still (frames are drawn on demand) instead of counting frames/s.
+        browser.click(820, 120)  # on the bodies: the N field lets go of the keyboard
+        if not browser.header().get("paused"):
+            browser.type(" ")
+            wait_for(lambda: browser.header().get("paused"), 10, "space did not pause the new run")
+        browser.type("hh")
+        wait_for(lambda: browser.state().get("still"), 15, "the page never said the picture was still: %r"
+                 % browser.state().get("status"))
+        before = browser.state()
+        time.sleep(3.5)  # repeats 1 to 1.2 s apart: at least 2
+        after = browser.state()
+        print("still: %d new frames and %d repeats in 3.5 s; the corner says %r" %
+              (after["frames"] - before["frames"], after["repeats"] - before["repeats"], after["status"]))
+        expect(after["frames"] == before["frames"],
+               "%d new frames while nothing changed" % (after["frames"] - before["frames"]))
+        expect(after["repeats"] >= before["repeats"] + 2, "the still picture was not sent again each second")
+        expect("still picture" in after["status"] and "frames/s" not in after["status"],
+               "the corner does not say the picture is still: %r" % after["status"])
+        browser.screenshot(os.path.join(shots, "serve_still.png"))
         latencies = browser.state().get("latencies") or []
         expect(latencies, "the page measured no input-to-frame latency")
         print("input to frame: median %.1f ms over %d events" % (sorted(latencies)[len(latencies) // 2], len(latencies)))

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """tools/serve_bench.py - measures `nbody --serve` with a WebSocket client of its own (Python's
-standard library only, for GPU machines without a browser), acknowledging frames as the page does:
-- watching (the first half of --seconds): frames/s received at the frame size, and the simulation's
-  step rate with a viewer attached (the server's own time per step, as the frames carry it), against
+standard library only, for GPU machines without a browser), acknowledging frames as the page does.
+The server draws a frame only when the picture changes (docs/architecture.md, "Frames on demand"), and
+sends the last one again each second while nothing does; those repeats are counted apart.
+- watching (the first half of --seconds), no input: new frames/s received at the frame size (how often
+  the picture changes: the simulation's frames, the HUD's figures), and the simulation's step rate
+  with a viewer attached (the server's own time per step, as the frames carry it), against
   `nbody --offscreen` running the same steps with nobody watching (its own time per step, the same
   measure); the steps counted over the wall clock too, which include the viewer's energy passes;
-- steering (the second half): frames/s during a drag, and the time from each input event to the
-  first frame that shows it (the frames carry the id of the newest input they reflect).
+- steering (the second half): a drag, the pointer moving 60 times a second from a thread of its own
+  (as a browser reports one, once a display frame): new frames/s (what the server can draw, encode
+  and send: the stream's capacity), the step rate meanwhile, and the time from each input event to
+  the first frame that shows it (the frames carry the id of the newest input they reflect).
 
 usage: serve_bench.py NBODY [--seconds 20] [--width 1280 --height 720] [-- NBODY_ARGS...]
   e.g. tools/serve_bench.py build/app/nbody -- --bodies 1048576
@@ -21,6 +26,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 HEADER = struct.Struct("<4s8Q3I")  # app/serve_protocol.h FrameHeader, 80 bytes
@@ -68,6 +74,7 @@ class WebSocket:
             if not chunk:
                 raise Refused(0, "connection closed during the handshake")
             self.buffer += chunk
+        self.send_lock = threading.Lock()  # acknowledgements and input may go from two threads
         head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
         status = int(head.split(b" ")[1])
         if status != 101:
@@ -95,7 +102,8 @@ class WebSocket:
         else:
             head += bytes([0x80 | 127]) + struct.pack(">Q", n)
         masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-        self.sock.sendall(head + mask + masked)
+        with self.send_lock:
+            self.sock.sendall(head + mask + masked)
 
     def receive(self):
         """(opcode, payload) of the next data message, its fragments joined; answers pings on the way."""
@@ -163,54 +171,93 @@ def frames_of_size(ws, width, height):
     return header
 
 
+class Counter:
+    """New frames (a sequence number not seen last) and the server's repeats of a still picture; the
+    step rates the new frames carry."""
+
+    def __init__(self):
+        self.frames, self.repeats, self.rates, self.sequence = 0, 0, [], None
+
+    def add(self, header):
+        if header["sequence"] == self.sequence:
+            self.repeats += 1
+            return False
+        self.sequence = header["sequence"]
+        self.frames += 1
+        if header["steps_per_s"] > 0:
+            self.rates.append(header["steps_per_s"])
+        return True
+
+    def step_rate(self):
+        rates = sorted(self.rates)
+        return rates[len(rates) // 2] if rates else 0.0
+
+
 def watch(ws, seconds):
-    """Frames/s and the step rate with nobody touching anything (the run as a talk's audience sees it)."""
+    """New frames/s and the step rate with nobody touching anything (the run as a talk's audience sees it)."""
     first = ws.frame()
-    start, frames, rates = time.monotonic(), 0, []
+    counter = Counter()
+    counter.sequence = first["sequence"]
+    start = time.monotonic()
     while time.monotonic() - start < seconds:
         header = ws.frame()
-        frames += 1
-        if header["steps_per_s"] > 0:
-            rates.append(header["steps_per_s"])
+        counter.add(header)
     elapsed = time.monotonic() - start
     steps = header["step"] - first["step"]
-    rates.sort()
     # Two step rates. "steps_per_s": steps counted over the wall clock, so it includes what the viewer does
     # between steps in either mode (the energy it measures every few seconds, the frame captures).
     # "step_rate": the server's own, 1 / its mean time per step while steps run (as the frames carry it),
     # which is what --offscreen reports: the two compare the steps alone, with and without viewers.
-    return {"frames_per_s": frames / elapsed, "frames": frames, "seconds": elapsed, "steps": steps,
-            "steps_per_s": steps / elapsed, "step_rate": rates[len(rates) // 2] if rates else 0.0,
+    return {"frames_per_s": counter.frames / elapsed, "frames": counter.frames, "repeats": counter.repeats,
+            "seconds": elapsed, "steps": steps, "steps_per_s": steps / elapsed, "step_rate": counter.step_rate(),
             "jpeg_bytes_last": header["jpeg_bytes"], "bodies": header["bodies"],
             "server_encode_ms_last": (header["encoded_us"] - header["rendered_us"]) / 1e3}
 
 
-def steer(ws, seconds, width, height, every=0.1):
-    """Frames/s and input-to-frame latencies (ms) during a drag: the pointer moves every `every` s while
-    the left button is held, so the view orbits and every frame is drawn anew."""
-    next_id, sent, latencies, frames = 2, {}, [], 0
+def steer(ws, seconds, width, height, rate=60.0):
+    """New frames/s, the step rate and input-to-frame latencies (ms) during a drag: the left button held,
+    the pointer moving 20 pixels to and fro `rate` times a second from a thread of its own, so every
+    frame shows a new view and the frames come as fast as the server makes and sends them, not at the
+    pace of this client's replies."""
+    lock, sent, stop = threading.Lock(), {}, threading.Event()
     x, y = width * 0.75, height / 2
-    ws.send("d %d 0 %.1f %.1f" % (next_id, x, y))
-    next_id += 1
-    start, last_input_at = time.monotonic(), 0.0
-    while time.monotonic() - start < seconds:
-        now = time.monotonic()
-        if now - last_input_at > every:
-            x = width * 0.75 + (10 if next_id % 2 else -10)
-            sent[next_id] = now
-            ws.send("p %d %.1f %.1f" % (next_id, x, y))
-            next_id += 1
-            last_input_at = now
-        header = ws.frame()
-        frames += 1
-        arrived = time.monotonic()
-        for i in sorted(k for k in sent if k <= header["last_input"]):
-            latencies.append(1e3 * (arrived - sent.pop(i)))
+    ws.send("d 1 0 %.1f %.1f" % (x, y))
+    ids = [1]
+
+    def move():
+        while not stop.is_set():
+            with lock:
+                ids[0] += 1
+                sent[ids[0]] = time.monotonic()
+            ws.send("p %d %.1f %.1f" % (ids[0], x + (10 if ids[0] % 2 else -10), y))
+            stop.wait(1.0 / rate)
+
+    mover = threading.Thread(target=move, daemon=True)
+    first = ws.frame()
+    counter, latencies = Counter(), []
+    counter.sequence = first["sequence"]
+    start = time.monotonic()
+    mover.start()
+    try:
+        while time.monotonic() - start < seconds:
+            header = ws.frame()
+            if not counter.add(header):
+                continue
+            arrived = time.monotonic()
+            with lock:
+                shown = sorted(k for k in sent if k <= header["last_input"])
+                for i in shown:
+                    latencies.append(1e3 * (arrived - sent.pop(i)))
+    finally:
+        stop.set()
+        mover.join()
     elapsed = time.monotonic() - start
-    ws.send("u %d 0 %.1f %.1f" % (next_id, x, y))
+    ws.send("u %d 0 %.1f %.1f" % (ids[0] + 1, x, y))
     latencies.sort()
     pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else None
-    return {"frames_per_s": frames / elapsed, "frames": frames, "seconds": elapsed,
+    steps = header["step"] - first["step"]
+    return {"frames_per_s": counter.frames / elapsed, "frames": counter.frames, "seconds": elapsed,
+            "inputs_per_s": rate, "steps": steps, "steps_per_s": steps / elapsed, "step_rate": counter.step_rate(),
             "latency_ms_median": pick(0.5), "latency_ms_p90": pick(0.9), "latency_ms_max": pick(1.0),
             "inputs_measured": len(latencies)}
 
@@ -258,9 +305,12 @@ def main():
             proc.kill()
     result["offscreen"] = offscreen_step_rate(o.nbody, o.args, o.offscreen_frames, o.width, o.height)
     if "steps_per_s" in result["offscreen"]:
-        result["step_rate_serve_over_offscreen"] = result["watching"]["step_rate"] / result["offscreen"]["steps_per_s"]
-        result["wall_step_rate_serve_over_offscreen"] = (result["watching"]["steps_per_s"] /
-                                                         result["offscreen"]["steps_per_s"])
+        offscreen = result["offscreen"]["steps_per_s"]
+        # Watching (no input: frames only when the picture changes) and steering (a frame for every view).
+        result["step_rate_serve_over_offscreen"] = result["watching"]["step_rate"] / offscreen
+        result["wall_step_rate_serve_over_offscreen"] = result["watching"]["steps_per_s"] / offscreen
+        result["step_rate_steering_over_offscreen"] = result["steering"]["step_rate"] / offscreen
+        result["wall_step_rate_steering_over_offscreen"] = result["steering"]["steps_per_s"] / offscreen
     text = json.dumps(result, indent=2)
     print(text)
     if o.json:
