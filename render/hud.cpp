@@ -143,7 +143,7 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
                ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoMove |
                    ImGuiWindowFlags_NoSavedSettings);
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::Text("%.0f FPS   %.3g %s/s%s", s.fps, s.steps_per_s, s.block_steps ? "block steps" : "steps",
+  ImGui::Text("%.0f frames drawn/s   %.3g %s/s%s", s.fps, s.steps_per_s, s.block_steps ? "block steps" : "steps",
               s.paused ? "   paused" : "");
   ImGui::Text("step %.3g ms   render %.3g ms", s.step_ms, s.render_ms);
   ImGui::Text("N = %zu   %.3e interactions/s", s.bodies, s.interactions_per_s);
