@@ -87,8 +87,8 @@ std::uint64_t checksum(const sim::BodySet& b) {
 
 // The bodies each scenario made before generation looked for signals and cancellation between
 // chunks of bodies (recorded from that generator, seed 42): the looks must not change one bit, nor the
-// random stream across a chunk's edge (70,001 bodies span 9 chunks of kScenarioCheckEvery; the
-// collision's second disk starts mid-chunk). A change of libm could change them too: then the
+// random stream across a chunk's edge (70,001 bodies span 9 chunks of kScenarioCheckEvery; each of the
+// collision's disks counts its own). A change of libm could change them too: then the
 // generator's output changed for users, which deserves a look before the values are recorded again.
 struct Recorded {
   const char* scenario;
