@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <exception>
 #include <sstream>
+#include <utility>
 
 #include "app/run_config_json.h"
 #include "core/bounds.h"
@@ -131,6 +132,53 @@ void LiveSimulation::check_started() const {
 void LiveSimulation::start() {
   threaded_ = true;
   thread_ = std::thread([this] { run_thread(); });
+}
+
+void LiveSimulation::start_recording() {
+  thread_ = std::thread([this] { run_recording_thread(); });
+}
+
+void LiveSimulation::advance() {
+  {
+    std::lock_guard<std::mutex> lock(control_mutex_);
+    ++advances_asked_;
+  }
+  control_changed_.notify_all();
+}
+
+bool LiveSimulation::wait_advanced(double seconds) {
+  std::unique_lock<std::mutex> lock(control_mutex_);
+  bool const done = advanced_.wait_for(lock, std::chrono::duration<double>(seconds),
+                                       [&] { return advances_done_ >= advances_asked_; });
+  if (done && advance_failure_) std::rethrow_exception(std::exchange(advance_failure_, nullptr));
+  return done;
+}
+
+void LiveSimulation::run_recording_thread() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(control_mutex_);
+      // Idle until the next frame is asked for: looks again every 100 ms for the end (stop_).
+      while (!stop_ && advances_done_ >= advances_asked_) control_changed_.wait_for(lock, std::chrono::milliseconds(100));
+      if (stop_) return;
+    }
+    std::exception_ptr failure;
+    try {
+      update();  // threaded_ stays false: the start-up and the first batch make one frame, as before
+    } catch (const Interrupted&) {
+      // The caller sees the signal itself and ends the recording.
+    } catch (const sim::StepCancelled&) {
+      // Abandoned for the end: nothing more is asked for.
+    } catch (...) {
+      failure = std::current_exception();  // the caller's, as if update() had run there
+    }
+    {
+      std::lock_guard<std::mutex> lock(control_mutex_);
+      ++advances_done_;
+      advance_failure_ = failure;
+    }
+    advanced_.notify_all();
+  }
 }
 
 void LiveSimulation::frame_shown() {
@@ -339,7 +387,7 @@ void LiveSimulation::start_up() {
       setup = *start_setup_;
     } else {
       set_starting("starting: making the bodies");
-      agree(ranks_, [&] { setup = driver::make_setup(run_); });
+      agree(ranks_, [&] { setup = driver::make_setup(run_, generation_cancel()); });
     }
     for (auto const& n : setup.notices) message(n);
     rebuild(setup.bodies, setup, setup.clock, run_);
@@ -376,7 +424,7 @@ void LiveSimulation::apply(const Change& change) {
       driver::Setup setup;
       set_starting("starting: making the bodies");
       try {
-        agree(ranks_, [&] { setup = driver::make_setup(change.run); });
+        agree(ranks_, [&] { setup = driver::make_setup(change.run, generation_cancel()); });
       } catch (...) {
         set_starting("");
         throw;

@@ -1,10 +1,11 @@
 // app/live_simulation.h - the viewer's simulation: it advances on a thread of its own while the
 // render loop draws the latest completed frame at the display's rate, so a step of seconds never
 // blocks a key, a drag or the HUD. Its start-up (the bodies made, the first forces, the initial
-// energy) runs on that thread too, so the first frame shows at once. Changes from the HUD (scenario,
-// N, dt, softening, damping, precision, threading, device count) are applied between two steps; a
-// change that cannot be made (bad input) becomes a message and the run carries on as it was. A new
-// run (scenario, N) or the end of the viewer abandons a CPU step in progress between two bodies; the
+// energy) runs on that thread too, so the first frame shows at once; a recording's too, in lockstep
+// with its frames (start_recording). Changes from the HUD (scenario, N, dt, softening, damping,
+// precision, threading, device count) are applied between two steps; a change that cannot be made
+// (bad input) becomes a message and the run carries on as it was. A new run (scenario, N) or the end
+// of the viewer abandons a CPU step (or the bodies' generation) in progress between two bodies; the
 // torn state is never shown or saved.
 #pragma once
 
@@ -98,8 +99,20 @@ class LiveSimulation {
   void start();
   // The render loop took the latest frame: the thread may go on.
   void frame_shown();
+  // Recording (--offscreen, --screenshot, --video...): the simulation on its own thread too, start-up
+  // included, but in lockstep: one update() for each advance(), nothing between. So every frame of a
+  // recording is exactly one batch of steps after the last (the first: the start-up and one batch),
+  // as update() on the caller's thread would make it, while the caller stays free to see its window
+  // and the signals during a start-up or a step of minutes.
+  void start_recording();
+  // Asks the recording thread for the next update: the changes requested so far, then one batch.
+  void advance();
+  // True once the update asked for last is done (at once if none is waiting); false when `seconds`
+  // passed first. Rethrows what that update threw, but for an interrupt (the caller sees the
+  // signal) and work abandoned for a newer request or the end.
+  bool wait_advanced(double seconds);
   // Or, without a thread: applies the changes asked for and advances one batch of steps on the
-  // caller's thread, then captures the frame (recording: every frame one batch).
+  // caller's thread, then captures the frame.
   void update();
 
   // In a run of several MPI ranks rank 0 leads: each update() sends the other ranks its plan (the
@@ -158,6 +171,9 @@ class LiveSimulation {
     bool levels = false;      // the frames it captures carry hermite4's step levels (a collective download)
   };
   void run_thread();
+  void run_recording_thread();
+  // For the bodies' generation: the flag that abandons it, alone (the other ranks could not know).
+  const std::atomic<bool>* generation_cancel() const { return ranks_.size() == 1 ? &cancel_ : nullptr; }
   void execute(const Plan& plan);
   void send(const Plan& plan);  // rank 0 to the others, when there are others
   Plan receive();
@@ -195,6 +211,10 @@ class LiveSimulation {
   std::atomic<bool> paused_{false}, step_once_{false}, stop_{false}, want_centre_{false}, want_levels_{false};
   std::atomic<bool> threaded_{false}, frame_pending_{false};  // pacing: see start()
   std::atomic<int> steps_per_update_{1};
+  // Recording: updates asked for (advance) and done, and what the last one threw (control_mutex_).
+  std::uint64_t advances_asked_ = 0, advances_done_ = 0;
+  std::exception_ptr advance_failure_;
+  std::condition_variable advanced_;
 
   mutable std::mutex frame_mutex_;
   sim::BodySet host_frames_[2];

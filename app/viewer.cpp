@@ -3,8 +3,9 @@
 // looks for input and the latest completed frame at the display's rate, drawing a frame only when it
 // would show something new (Viewer::frame_wanted); recording (--offscreen, --screenshot,
 // --frames, --frames-dir, --video), every frame is one batch of steps, so pictures are the same run
-// after run. Nothing the user does in the viewer ends it but quitting: a change that cannot be
-// made, a screenshot that cannot be written, becomes a message in the HUD and the log.
+// after run, made on the simulation's thread too while the render loop waits, the window and the
+// signals still seen. Nothing the user does in the viewer ends it but quitting: a change that cannot
+// be made, a screenshot that cannot be written, becomes a message in the HUD and the log.
 #include "app/modes.h"
 
 #ifdef NBODY_HAVE_VIEWER
@@ -20,6 +21,7 @@
 #include <iostream>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include "app/live_simulation.h"
 #include "app/viewer_session.h"
@@ -91,6 +93,20 @@ constexpr double kFiguresPeriod = 0.25;
 // follows on the frames drawn anyway: the next one adapts over all the time since the last, and the
 // frame-to-frame flicker of a moving swarm's brightness (1 to 2%) draws no frames of its own.
 constexpr double kExposureStart = 0.05, kExposureSettled = 0.01;
+
+// How often a recording waiting for its simulation looks at the window and the signals.
+constexpr double kRecordingLookSeconds = 0.02;
+
+// `more` input after `to`'s, as if gathered in one poll.
+void add_input(render::Input& to, const render::Input& more) {
+  to.keys += more.keys;
+  to.escape = to.escape || more.escape;
+  to.orbit_dx += more.orbit_dx, to.orbit_dy += more.orbit_dy;
+  to.pan_dx += more.pan_dx, to.pan_dy += more.pan_dy;
+  to.scroll += more.scroll;
+  to.toggle_fullscreen = to.toggle_fullscreen || more.toggle_fullscreen;
+  to.events = to.events || more.events;
+}
 
 // Sprites large enough to see two bodies and small enough not to merge a million into a blur.
 float default_point_size(std::size_t bodies) {
@@ -184,7 +200,9 @@ class Viewer {
     live_->set_paused(requested_pause_ = o.paused);
     live_->set_steps_per_update(controls_.steps_per_update);
     if (!o.quiet) std::cerr << "viewer: " << surface_->describe() << ", " << render::gl_description() << "\n";
-    if (!recording_) live_->start();
+    // Recording, the simulation's thread works in lockstep with the frames (advance_recording).
+    if (recording_) live_->start_recording();
+    else live_->start();
   }
 
   int run() {
@@ -209,11 +227,11 @@ class Viewer {
       float const frame_seconds =
           recording_ ? float(1.0 / (video_ ? options_.video_fps : 60.0)) : float(seconds_since(shown_at_));
       last = Clock::now();
-      render::Input const input = surface_->poll();
+      render::Input const input = take_input();
       if (input.events) wake(drawn);
       handle(render::route(input, hud_->wants_keyboard(), hud_->wants_mouse()));
       apply_controls();
-      if (recording_) live_->update();  // one batch of steps per frame (the first: the start-up too)
+      if (recording_ && !advance_recording()) break;  // one batch per frame (the first: the start-up too)
       collect_messages();
       live_->check_started();  // a start-up that failed (bad input) ends the viewer with its error
       LiveStats const stats = live_->stats();
@@ -263,9 +281,17 @@ class Viewer {
       wait(stats);
     }
     // Interrupted before the last frame: --screenshot still gets a picture, of the latest state, as
-    // --video keeps the frames it has.
-    if (interrupt_signal() && !options_.screenshot.empty() && !screenshot_written_) write_interrupted_screenshot();
+    // --video keeps the frames it has; before the first state there is none to show, and nothing is
+    // written (nor a video of no frame).
+    if (interrupt_signal() && !options_.screenshot.empty() && !screenshot_written_) {
+      if (generation_ != 0) write_interrupted_screenshot();
+      else log("viewer: --screenshot " + options_.screenshot + " not written: interrupted before the first frame");
+    }
     if (screenshot_written_ && !options_.quiet) std::cerr << "viewer: wrote " << options_.screenshot << "\n";
+    if (video_ && video_->frames() == 0) {
+      log("viewer: --video " + options_.video + " not written: the recording ended before its first frame");
+      video_.reset();  // ffmpeg stopped, its temporary file removed
+    }
     if (video_) {
       video_->finish();  // an interrupted recording still keeps the frames it has
       if (!options_.quiet)
@@ -347,6 +373,29 @@ class Viewer {
                                      double(render::AutoExposure::kMaxExposure));
     double const gap = std::abs(std::log(double(exposure_.exposure()) / double(exposure_.manual_factor()) / target));
     return exposure_adapting_ = gap > (exposure_adapting_ ? kExposureSettled : kExposureStart);
+  }
+
+  // Recording: the next frame's batch of steps (the first: the start-up too) on the simulation's
+  // thread, waited for here in looks of kRecordingLookSeconds, between which the window's events and
+  // the signals are seen: closing the window, q or Esc, Ctrl-C or SIGTERM end the recording at once,
+  // and the batch in progress is abandoned (a CPU step or start-up between two bodies). The wait
+  // has no bound of its own: a batch is as long as the simulation makes it (a step of a million
+  // bodies on a CPU takes minutes), and the user can always end it. False: the recording ends.
+  bool advance_recording() {
+    live_->advance();
+    while (!live_->wait_advanced(kRecordingLookSeconds)) {
+      add_input(held_input_, surface_->poll());  // kept for the next frame (take_input)
+      if (render::route(held_input_, hud_->wants_keyboard(), hud_->wants_mouse()).quit) quit_ = true;
+      if (quit_ || surface_->should_close() || interrupt_signal()) return false;
+    }
+    return !interrupt_signal();  // a signal during the batch: its frame (perhaps abandoned) is not drawn
+  }
+
+  // The input since the last frame: what arrived while a recording waited for its batch, then the rest.
+  render::Input take_input() {
+    render::Input all = std::exchange(held_input_, render::Input{});
+    add_input(all, surface_->poll());
+    return all;
   }
 
   // The bodies (and their trails) into the HDR target, tone mapped into the window with the automatic
@@ -796,6 +845,7 @@ class Viewer {
   Options options_;
   std::function<void(const LiveStats&)> each_frame_;
   bool recording_ = false;
+  render::Input held_input_;  // input polled while a recording waited for its simulation
   std::unique_ptr<render::Surface> surface_;
   std::unique_ptr<render::BodyRenderer> renderer_;
   std::unique_ptr<render::Hud> hud_;

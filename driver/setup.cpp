@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "core/ranks.h"
 #include "gpu/devices.h"
+#include "sim/engines/engine.h"
 #include "sim/io/checkpoint.h"
 #include "sim/io/tipsy.h"
 #include "sim/physics/scenarios.h"
@@ -260,7 +261,7 @@ void check_integrator_options(const RunConfig& run) {
 }
 }  // namespace
 
-Setup make_setup(const RunConfig& requested) {
+Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
   Setup s;
   RunConfig run = requested;
   InitialConditions const& ic = run.initial;
@@ -335,7 +336,11 @@ Setup make_setup(const RunConfig& requested) {
     p.seed = ic.seed;
     p.eccentricity = ic.eccentricity;
     s.config = resolve_devices(run, p.bodies, &s.notices);  // checks memory before the bodies are made
-    s.bodies = sim::make_scenario(p);
+    try {
+      s.bodies = sim::make_scenario(p, cancel);
+    } catch (const sim::GenerationCancelled&) {
+      throw sim::StepCancelled();  // the front end's one word for work it gave up
+    }
     s.source = name_of(ic.scenario) + " (seed " + std::to_string(ic.seed) + ")";
     s.scenario = name_of(ic.scenario);
     s.seed = ic.seed;

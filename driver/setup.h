@@ -3,6 +3,7 @@
 // expensive work, so bad input fails fast.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -40,8 +41,11 @@ struct Setup {
 // checkpoint (initial.checkpoint) the run continues where it stopped: bodies, clock, energy
 // baseline, and every setting the config does not name (config.given) come from the file. A tipsy
 // snapshot gives the bodies and its softening (unless one is named), with a notice that it holds
-// no run settings and float32 values.
-Setup make_setup(const RunConfig& config);
+// no run settings and float32 values. A scenario's bodies are made in chunks that look for a
+// signal (Interrupted) and for `cancel` (null: never), raised by a front end that no longer wants
+// this setup (the viewer quits, or asks for another run): then sim::StepCancelled, and nothing is
+// returned.
+Setup make_setup(const RunConfig& config, const std::atomic<bool>* cancel = nullptr);
 
 // The simulation configuration alone, for `bodies` bodies: backend and devices chosen, memory
 // checked (the state, the host engines' buffers and `extra_bytes` more); a message about memory

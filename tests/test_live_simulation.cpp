@@ -196,6 +196,38 @@ TEST_P(LiveSwitches, OnItsThreadItStepsOneBatchPerFrameShown) {
   EXPECT_EQ(settle(), 6u) << "paused";
 }
 
+// A recording's thread (start_recording) works in lockstep: one update for each advance (the first
+// makes the bodies, starts and takes a batch), nothing between, and every frame bit for bit the one
+// update() on the caller's thread makes, a change asked for between two frames applied alike.
+TEST_P(LiveSwitches, TheRecordingThreadMakesTheFramesUpdateMakes) {
+  LiveSimulation recording(run_, std::nullopt, false);  // the bodies made on its thread
+  LiveSimulation called(run_, std::nullopt, false);
+  recording.set_steps_per_update(3);
+  called.set_steps_per_update(3);
+  recording.start_recording();
+  EXPECT_TRUE(recording.wait_advanced(0.0)) << "nothing asked for: nothing to wait for";
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(recording.stats().generation, 0u) << "it started before the first frame was asked for";
+  for (std::uint64_t frame = 1; frame <= 4; ++frame) {
+    if (frame == 3) {
+      recording.request(settings(with(2, Threading::workers)));
+      called.request(settings(with(2, Threading::workers)));
+    }
+    recording.advance();
+    bool done = false;
+    for (int look = 0; look < 3000 && !done; ++look) done = recording.wait_advanced(0.02);  // 60 s at most
+    ASSERT_TRUE(done) << "frame " << frame << " not made in 60 s";
+    called.update();
+    EXPECT_EQ(recording.stats().step, 3 * frame);
+    EXPECT_EQ(called.stats().step, 3 * frame);
+    expect_bitwise(recording.state(), called.state());
+  }
+  EXPECT_EQ(recording.stats().devices, 2u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(recording.stats().step, 12u) << "it stepped without a frame asked for";
+  expect_bitwise(recording.state(), reference(12));
+}
+
 // A change that cannot be made (a negative time step) is a message; the run goes on with the
 // settings it had.
 TEST_P(LiveSwitches, ImpossibleChangeIsAMessageAndTheRunGoesOn) {
@@ -283,6 +315,32 @@ TEST_F(LiveAbandon, EndingItDuringItsStartUpIsImmediate) {
   double const seconds = seconds_since(t0);
   std::printf("made, started and ended during its start-up in %.3f s\n", seconds);
   EXPECT_LT(seconds, 0.1 + kAbandonSeconds);
+}
+
+// Ended while its thread makes 2,000,000 bodies (0.1 s into 0.7 s of work on an idle CI machine),
+// interactive or recording: the generation gives up within a chunk of bodies. Measured 2-3 ms
+// (before: the rest of the generation, 0.5-0.6 s, then the first forces abandoned).
+constexpr double kGenerationAbandonSeconds = 0.2;
+
+TEST_F(LiveAbandon, EndingItWhileItMakesItsBodiesIsImmediate) {
+  driver::RunConfig run = slow_run();
+  run.initial.bodies = 2000000;
+  for (bool const recording : {false, true}) {
+    auto live = std::make_unique<LiveSimulation>(run, std::nullopt, false);
+    if (recording) {
+      live->start_recording();
+      live->advance();
+    } else {
+      live->start();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(live->stats().generation, 0u) << "the bodies were made already: too fast to test (more bodies)";
+    auto const t0 = std::chrono::steady_clock::now();
+    live.reset();
+    double const seconds = seconds_since(t0);
+    std::printf("%s: ended while making its bodies in %.3f s\n", recording ? "recording" : "interactive", seconds);
+    EXPECT_LT(seconds, kGenerationAbandonSeconds);
+  }
 }
 
 TEST_F(LiveAbandon, EndingItDuringAStepIsImmediate) {

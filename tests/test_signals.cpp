@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -267,6 +268,36 @@ TEST_F(Signals, AGpuBenchmarkStopsWithinAboutAKernel) {
   double const seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   std::printf("GPU benchmark, N = 1,048,576: exit %.2f s after Ctrl-C\n", seconds);
   EXPECT_LT(seconds, 2.0);
+}
+
+// --offscreen --video at 2,000,000 bodies: SIGTERM 0.3 s into the start-up (the bodies being made,
+// 0.7 s on an idle machine; then the first forces, hours on two cores) ends it with 143 at once, and
+// leaves no video, neither whole (there is no frame) nor a temporary file. Measured 0.03 to 0.07 s
+// (before: still running 600 s later, when it was killed).
+constexpr double kRecordingStartUpStopSeconds = 1.0;
+
+TEST_F(Signals, AVideoRecordingStopsDuringItsStartUp) {
+  Process probe({"--offscreen", "--bodies", "16", "--frames", "1", "--screenshot", file("probe.png")}, dir_);
+  if (probe.wait(std::chrono::seconds(30)) != 0) GTEST_SKIP() << "no offscreen viewer here: " << probe.err();
+  if (std::system("command -v ffmpeg >/dev/null 2>&1") != 0) GTEST_SKIP() << "needs ffmpeg (Debian: ffmpeg)";
+  Process p({"--offscreen", "--bodies", "2000000", "--frames", "10", "--video", file("v.mp4")}, dir_);
+  // The viewer's first line comes once its surface is open and its simulation's thread started.
+  auto const deadline = Clock::now() + std::chrono::seconds(30);
+  while (p.err().find("viewer: EGL") == std::string::npos && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_NE(p.err().find("viewer: EGL"), std::string::npos) << p.err();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto const t0 = Clock::now();
+  p.send(SIGTERM);
+  int const code = p.wait(std::chrono::seconds(20));
+  double const seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf("--offscreen --video, 2,000,000 bodies: exit %d %.3f s after SIGTERM\n", code, seconds);
+  EXPECT_EQ(code, 143) << p.err();
+  EXPECT_LT(seconds, kRecordingStartUpStopSeconds) << p.err();
+  EXPECT_NE(p.err().find("viewer: terminated (SIGTERM)"), std::string::npos) << p.err();
+  EXPECT_NE(p.err().find("not written"), std::string::npos) << p.err();
+  for (auto const& entry : fs::directory_iterator(dir_))  // v.mp4, or ffmpeg's .v.mp4.XXXXXX.mp4
+    EXPECT_EQ(entry.path().filename().string().find("v.mp4"), std::string::npos) << entry.path() << ": left behind";
 }
 
 // The viewer offscreen (EGL; Mesa on a machine without a GPU) stops on Ctrl-C between frames.

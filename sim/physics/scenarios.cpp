@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/errors.h"
+#include "core/interrupt.h"
 
 namespace nbody::sim {
 namespace {
@@ -36,13 +37,29 @@ class Random {
   std::mt19937_64 engine_;
 };
 
+// Between bodies: every kScenarioCheckEvery, a signal or a raised cancel ends the generation. Only
+// looks, never a draw from the random stream.
+class Stop {
+ public:
+  explicit Stop(const std::atomic<bool>* cancel) : cancel_(cancel) {}
+  void at(std::size_t body) const {
+    if (body % kScenarioCheckEvery != 0) return;
+    throw_if_interrupted();
+    if (cancel_ && cancel_->load(std::memory_order_relaxed)) throw GenerationCancelled();
+  }
+
+ private:
+  const std::atomic<bool>* cancel_;
+};
+
 // Uniform density in the unit ball, unit total mass, isotropic Gaussian velocities with virial
 // ratio 1/2 against the analytic potential energy of a uniform sphere, W = -3/5 G M^2 / R.
-BodySet random_sphere(std::size_t n, Random& rng) {
+BodySet random_sphere(std::size_t n, Random& rng, const Stop& stop) {
   BodySet b;
   double const m = 1.0 / static_cast<double>(n);
   double const sigma = std::sqrt(0.6 / 3.0);  // 2K = -W => <v^2> = 0.6, per component 0.2
   for (std::size_t i = 0; i < n; ++i) {
+    stop.at(i);
     double const r = std::cbrt(rng.uniform());
     Vec3d const x = r * rng.unit_vector();
     b.append({x.x, x.y, x.z, m}, {sigma * rng.normal(), sigma * rng.normal(), sigma * rng.normal()},
@@ -53,12 +70,13 @@ BodySet random_sphere(std::size_t n, Random& rng) {
 
 // Plummer sphere by Aarseth, Henon & Wielen (1974, A&A 37, 183), in Henon's standard units
 // (G = M = 1, E = -1/4, virial radius 1): scale length 3 pi / 16.
-BodySet plummer(std::size_t n, Random& rng) {
+BodySet plummer(std::size_t n, Random& rng, const Stop& stop) {
   BodySet b;
   double const m = 1.0 / static_cast<double>(n);
   double const length = 3.0 * kPi / 16.0;
   double const speed = 1.0 / std::sqrt(length);
   for (std::size_t i = 0; i < n; ++i) {
+    stop.at(i);
     // The enclosed mass fraction of the body's radius, cut at kPlummerMassCut as NEMO's mkplummer and
     // Starlab do: the sphere's profile, Lagrangian radii and energy are the analytic ones to 0.1%
     // (a cut at 10 scale lengths, as in Aarseth's codes, would remove 1.5% and shrink r_50 by 1.4%).
@@ -83,7 +101,7 @@ BodySet plummer(std::size_t n, Random& rng) {
 // disk (scale length 0.2, cut at 1.0, thickness 0.02) on circular orbits with 5% dispersion.
 // `inclination` tilts the disk about the x axis.
 void append_disk(BodySet& b, std::size_t n, double mass, Vec3d centre, Vec3d velocity, double inclination,
-                 Random& rng) {
+                 Random& rng, const Stop& stop) {
   constexpr double kCentralFraction = 0.3;
   constexpr double kScaleLength = 0.2;
   constexpr double kCut = 1.0;
@@ -99,6 +117,7 @@ void append_disk(BodySet& b, std::size_t n, double mass, Vec3d centre, Vec3d vel
     return m_disk * cdf(radius / kScaleLength) / cdf(kCut / kScaleLength);
   };
   for (std::size_t i = 1; i < n; ++i) {
+    stop.at(i);
     double radius = 0.0;
     do {  // surface density ~ exp(-R/h) => R ~ Gamma(2, h)
       double u1 = rng.uniform(), u2 = rng.uniform();
@@ -123,13 +142,13 @@ void append_disk(BodySet& b, std::size_t n, double mass, Vec3d centre, Vec3d vel
 
 // Two disks of half the mass each, 3 units apart with impact parameter 0.6, falling together on
 // a bound orbit (70% of the parabolic speed); the second disk is tilted by 60 degrees.
-BodySet collision(std::size_t n, Random& rng) {
+BodySet collision(std::size_t n, Random& rng, const Stop& stop) {
   BodySet b;
   std::size_t const n1 = n / 2, n2 = n - n1;
   double const separation = 3.0, impact = 0.6;
   double const v_rel = 0.7 * std::sqrt(2.0 * 1.0 / separation);
-  if (n1 > 0) append_disk(b, n1, 0.5, {-separation / 2, -impact / 2, 0}, {0.5 * v_rel, 0, 0}, 0.0, rng);
-  append_disk(b, n2, 0.5, {separation / 2, impact / 2, 0}, {-0.5 * v_rel, 0, 0}, kPi / 3.0, rng);
+  if (n1 > 0) append_disk(b, n1, 0.5, {-separation / 2, -impact / 2, 0}, {0.5 * v_rel, 0, 0}, 0.0, rng, stop);
+  append_disk(b, n2, 0.5, {separation / 2, impact / 2, 0}, {-0.5 * v_rel, 0, 0}, kPi / 3.0, rng, stop);
   return b;
 }
 
@@ -153,22 +172,23 @@ double recommended_softening(Scenario scenario) {
 
 std::size_t default_bodies(Scenario scenario) { return scenario == Scenario::two_body ? 2 : 16384; }
 
-BodySet make_scenario(const ScenarioParams& params) {
+BodySet make_scenario(const ScenarioParams& params, const std::atomic<bool>* cancel) {
   if (params.bodies == 0) throw InputError("--bodies 0: need at least 1 body");
   Random rng(params.seed);
+  Stop const stop(cancel);
   BodySet b;
   switch (params.scenario) {
     case Scenario::plummer:
-      b = plummer(params.bodies, rng);
+      b = plummer(params.bodies, rng, stop);
       break;
     case Scenario::random_sphere:
-      b = random_sphere(params.bodies, rng);
+      b = random_sphere(params.bodies, rng, stop);
       break;
     case Scenario::disk:
-      append_disk(b, params.bodies, 1.0, {0, 0, 0}, {0, 0, 0}, 0.0, rng);
+      append_disk(b, params.bodies, 1.0, {0, 0, 0}, {0, 0, 0}, 0.0, rng, stop);
       break;
     case Scenario::collision:
-      b = collision(params.bodies, rng);
+      b = collision(params.bodies, rng, stop);
       break;
     case Scenario::two_body:
       if (params.bodies != 2)

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <stdexcept>
 
 #include "core/enum_names.h"
 #include "sim/physics/body_set.h"
@@ -38,8 +40,19 @@ double recommended_softening(Scenario scenario);
 // Bodies when the user names none: 16384, or 2 for two-body.
 std::size_t default_bodies(Scenario scenario);
 
+// Thrown by make_scenario when `cancel` was raised part-way: the bodies made so far are dropped.
+struct GenerationCancelled : std::runtime_error {
+  GenerationCancelled() : std::runtime_error("the generation of the bodies was cancelled") {}
+};
+
+// Bodies made between two looks at the interrupt flag and `cancel`: a few milliseconds of work
+// (2,000,000 bodies take about 1.5 s), so a quit or a new run waits no longer than that.
+inline constexpr std::size_t kScenarioCheckEvery = 8192;
+
 // Builds the scenario with its centre of mass at rest at the origin. Throws InputError naming the
-// bad value for an invalid size or parameter.
-BodySet make_scenario(const ScenarioParams& params);
+// bad value for an invalid size or parameter. Every kScenarioCheckEvery bodies it stops for a
+// signal (Interrupted, core/interrupt.h) or a raised `cancel` (GenerationCancelled; null: never).
+// The looks consume no random numbers: the bodies are the same, bit for bit, with or without them.
+BodySet make_scenario(const ScenarioParams& params, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace nbody::sim
