@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/errors.h"
@@ -117,6 +118,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     resident_blocks_ = std::max(1, per_sm) * props.multiProcessorCount;
     force_grid_ = resident_blocks_;
     multiprocessors_ = props.multiProcessorCount;
+    programmatic_ = props.major >= 9;
     list_blocks_ = int(std::clamp<std::size_t>(ceil_div(s.count, k::kHermiteBlock), 1, k::kHermiteMaxListBlocks));
 
     std::size_t free_bytes = 0, total_bytes = 0;
@@ -483,9 +485,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   // `split`: the block steps of advance_blocks (hermite_predict_list wrote the split arrays, not xp, vp).
   k::HermiteForceArgs force_args(const k::HermiteSums& sums, k::ActiveCount count, const k::HermiteControl* ctl,
                                  bool split = false) {
-    k::HermiteSplit const none{nullptr, nullptr, nullptr, nullptr};
     return {xp_.data(), vp_.data(), int(config_.slice.begin), int(config_.slice.count), int(layout_.length),
-            int(span_length_), active_.data(), count, sums, ctl, split ? this->split() : none};
+            int(span_length_), active_.data(), count, sums, ctl, split ? split_.data() : nullptr};
   }
 
   // The most active bodies whose sums the force pass may leave per span (hermite_force_mode): a buffer of at most
@@ -605,18 +606,35 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     NBODY_CHECK_LAUNCH(stream_.get());
   }
 
+  // `kernel`<<<grid, block, 0, stream>>>(args...), launched so that its blocks may start while the kernel before it
+  // on the stream finishes (programmatic dependent launch, on GPUs that have it): the kernel waits for that one
+  // itself (kernels::follow_previous_kernel). A kernel after anything but a kernel waits as after any launch.
+  template <class... Params, class... Args>
+  void launch_after(void (*kernel)(Params...), int grid, int block, cudaStream_t stream, Args&&... args) {
+    cudaLaunchAttribute follow{};
+    follow.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    follow.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t launch{};
+    launch.gridDim = dim3(unsigned(grid));
+    launch.blockDim = dim3(unsigned(block));
+    launch.dynamicSmemBytes = 0;
+    launch.stream = stream;
+    launch.attrs = &follow;
+    launch.numAttrs = programmatic_ ? 1 : 0;
+    NBODY_CUDA_CHECK(cudaLaunchKernelEx(&launch, kernel, std::forward<Args>(args)...));
+    NBODY_CHECK_LAUNCH(stream);
+  }
+
   // One block step, every value from the control (see advance_blocks).
   void enqueue_block_step() {
     cudaStream_t const s = stream_.get();
     k::HermiteControl* const ctl = ctl_.data();
     k::BlockClock const clock{ctl, 0.0};
-    k::hermite_predict_list<<<list_blocks_, k::kHermiteBlock, 0, s>>>(slice(), ctl, active_.data());
-    NBODY_CHECK_LAUNCH(s);
+    launch_after(k::hermite_predict_list, list_blocks_, k::kHermiteBlock, s, slice(), ctl, active_.data());
     k::ActiveCount const count{&ctl->active, 0};
     k::HermiteSums const sums = sums_for(true);
-    k::hermite_forces<Real, false><<<force_grid_, k::kHermiteForceBlock, 0, s>>>(force_args(sums, count, ctl, true),
-                                                                                eps2());
-    NBODY_CHECK_LAUNCH(s);
+    launch_after(k::hermite_forces<Real, false>, force_grid_, k::kHermiteForceBlock, s, force_args(sums, count, ctl, true),
+                 eps2());
     k::HermiteCorrectArgs c{};
     c.active = active_.data();
     c.own_first = 0;
@@ -630,9 +648,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     c.initialise = false;
     c.params = config_.params;
     // Two blocks an SM (what stays resident): a block of a few bodies should not launch a grid for every body.
-    k::hermite_correct<<<std::min(elementwise_grid(config_.slice.count), 2 * multiprocessors_), k::kHermiteBlock, 0, s>>>(
-        slice(), c);
-    NBODY_CHECK_LAUNCH(s);
+    launch_after(k::hermite_correct, std::min(elementwise_grid(config_.slice.count), 2 * multiprocessors_),
+                 k::kHermiteBlock, s, slice(), c);
   }
 
   HermiteEngineConfig config_;
@@ -640,6 +657,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   std::size_t span_length_ = 0, own_groups_ = 0, padded_ = 1;
   int resident_blocks_ = 1, force_grid_ = 1, multiprocessors_ = 1, list_blocks_ = 1;
   bool graphs_ = true;
+  bool programmatic_ = false;  // programmatic dependent launch (compute capability 9.0 and later)
   // The stream is declared before the buffers, so it outlives what is freed after work on it.
   gpu::Stream stream_;
   GraphExec graph_;

@@ -86,6 +86,19 @@ struct HermiteControl {
   unsigned long long levels[hk::kLevels];
 };
 
+// The three kernels of a block step on one device are launched with programmatic dependent launch (Hopper and
+// later; the engine's launch_after): a kernel's blocks may be scheduled while the kernel before it still runs, and
+// each waits here, before its first read of anything, until the one before has finished and its writes are
+// visible; once past the wait it lets the next kernel's blocks be scheduled. So the launch of each kernel and the
+// start of its blocks overlap the tail of the one before, and at most two grids are ever resident. Launched
+// without the attribute (the protocol, older GPUs), the wait returns at once.
+__device__ __forceinline__ void follow_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ bool halted(const HermiteControl* ctl) {
   return ctl && *static_cast<const volatile int*>(&ctl->halted) != 0;
 }
@@ -434,7 +447,9 @@ struct HermiteForceArgs {
   ActiveCount count;
   HermiteSums sums;
   const HermiteControl* ctl;  // the single-device path: nothing to do once halted; else nullptr
-  HermiteSplit split;         // fp32: the j-bodies already split (a block step on one device), or null
+  // fp32: the j-bodies already split (a block step on one device; HermiteSplit's four arrays one after the other,
+  // each of the padded own bodies, groups x group_length), or null. One pointer: the kernel's registers.
+  const float4* split;
 };
 
 // Stages own j-body j as entry u of a block's tile: fp64 as it is; fp32 copied from the split arrays where the block
@@ -449,12 +464,15 @@ __device__ __forceinline__ void stage_vel(HermiteTileData<double, kSize>& tile, 
                                           int j) {
   tile.load_vel(u, args.vel[j]);
 }
+__device__ __forceinline__ int split_stride(const HermiteForceArgs& args) {
+  return args.sums.cut.groups * args.group_length;
+}
 template <int kSize>
 __device__ __forceinline__ void stage_pos(HermiteTileData<float, kSize>& tile, int u, const HermiteForceArgs& args,
                                           int j) {
-  if (args.split.pos_hi) {
-    tile.pos_hi[u] = args.split.pos_hi[j];
-    tile.pos_lo[u] = args.split.pos_lo[j];
+  if (args.split) {
+    tile.pos_hi[u] = args.split[j];
+    tile.pos_lo[u] = args.split[j + split_stride(args)];
   } else {
     tile.load_pos(u, args.pos[j]);
   }
@@ -462,9 +480,9 @@ __device__ __forceinline__ void stage_pos(HermiteTileData<float, kSize>& tile, i
 template <int kSize>
 __device__ __forceinline__ void stage_vel(HermiteTileData<float, kSize>& tile, int u, const HermiteForceArgs& args,
                                           int j) {
-  if (args.split.vel_hi) {
-    tile.vel_hi[u] = args.split.vel_hi[j];
-    tile.vel_lo[u] = args.split.vel_lo[j];
+  if (args.split) {
+    tile.vel_hi[u] = args.split[j + 2 * split_stride(args)];
+    tile.vel_lo[u] = args.split[j + 3 * split_stride(args)];
   } else {
     tile.load_vel(u, args.vel[j]);
   }
@@ -572,8 +590,13 @@ __device__ __noinline__ void hermite_span_whole(const HermiteForceArgs& args, un
 // thread sums for one active body; the block stages kHermiteTile j-bodies at a time in shared memory. Warps
 // with no active body skip the arithmetic but take part in every barrier. The grid is any size (the engine
 // launches what stays resident): blocks stride over the work items.
+//
+// Five blocks an SM for the block steps' kernels (at most 102 registers; the pair arithmetic fits in 96), which the
+// compiler's own choice left at four when the arguments grew; four for the protocol's, which sum the potential too.
 template <class Real, bool kPotential>
-__global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForceArgs args, double eps2_fp64) {
+__global__ void __launch_bounds__(kHermiteForceBlock, kPotential ? 4 : 5)
+    hermite_forces(HermiteForceArgs args, double eps2_fp64) {
+  follow_previous_kernel();
   // The count is read before the halt flag (one round trip for both: a halted launch ignores the count).
   unsigned const active = args.count.get();
   if (halted(args.ctl)) return;
@@ -819,6 +842,7 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::Ac
   // fields beside the halt flag (both keys: the one read_slot names is taken), and the state of the chunk's first
   // round of bodies, kept in registers for both passes below (with a block per kHermiteBlock bodies, up to
   // N = 262,144, the only round). A halted launch reads them and ignores them.
+  follow_previous_kernel();
   int const id = int(blockIdx.x);
   int const chunk = list_chunk(s.count, int(gridDim.x));
   int const begin = id * chunk, end = min(s.count, begin + chunk);
@@ -997,6 +1021,7 @@ __device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s
 // read or done off that chain: the control's fields in one round trip with the halt flag, each body's state while its
 // sums are read, and the block step's bookkeeping by block 0 at its start; blocks with no body return at once.
 __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
+  follow_previous_kernel();
   HermiteControl* const clock = c.clock.ctl;
   // Read before the halt flag: a halted launch ignores them.
   double const t = clock ? clock->t_next : c.clock.t;
