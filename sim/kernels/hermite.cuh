@@ -87,15 +87,16 @@ struct HermiteControl {
 };
 
 // The three kernels of a block step on one device are launched with programmatic dependent launch (Hopper and
-// later; the engine's launch_after): a kernel's blocks may be scheduled while the kernel before it still runs, and
-// each waits here, before its first read of anything, until the one before has finished and its writes are
-// visible; once past the wait it lets the next kernel's blocks be scheduled. So the launch of each kernel and the
-// start of its blocks overlap the tail of the one before, and at most two grids are ever resident. Launched
-// without the attribute (the protocol, older GPUs), the wait returns at once.
+// later; the engine's launch_after): a kernel is launched once every block of the one before it has exited, not
+// after that grid has been retired and its writes flushed, and each of its blocks waits here, before its first read
+// of anything, until they are. None lets the next start earlier (griddepcontrol.launch_dependents): blocks scheduled
+// beside a running grid land on the SMs it leaves free first, and a pass whose work sits in its first blocks (the
+// force pass of a small block: one item per block, the rest of the grid idle) then ran those on a few SMs, an fp64
+// block of 64 bodies 10 us slower. Launched without the attribute (the protocol, older GPUs), the wait returns at
+// once.
 __device__ __forceinline__ void follow_previous_kernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
@@ -492,6 +493,66 @@ __device__ __forceinline__ void stage_vel(HermiteTileData<float, kSize>& tile, i
 inline constexpr int kHermiteMaxSpan = 256;
 inline constexpr int kHermiteRunChunk = 32;
 
+// Stages a whole span (`length` j-bodies from j_begin, positions then velocities; all kHermiteForceBlock threads of
+// the block): each thread issues every load of its share before its first store to shared memory, so a span costs
+// one round trip to memory where a loop of loads and stores took one for each kHermiteForceBlock entries (four for a
+// span of 256, with every block of the pass waiting on them at the same time).
+inline constexpr int kHermiteSpanRounds = 2 * kHermiteMaxSpan / kHermiteForceBlock;
+__device__ __forceinline__ void stage_span(HermiteTileData<double, kHermiteMaxSpan>& tile, const HermiteForceArgs& args,
+                                           int j_begin, int length) {
+  Real4<double> r[kHermiteSpanRounds];
+#pragma unroll
+  for (int k = 0; k < kHermiteSpanRounds; ++k) {
+    int const q = int(threadIdx.x) + k * kHermiteForceBlock;
+    if (q < length)
+      r[k] = args.pos[j_begin + q];
+    else if (q < 2 * length)
+      r[k] = args.vel[j_begin + q - length];
+  }
+#pragma unroll
+  for (int k = 0; k < kHermiteSpanRounds; ++k) {
+    int const q = int(threadIdx.x) + k * kHermiteForceBlock;
+    if (q < length)
+      tile.pos[q] = r[k];
+    else if (q < 2 * length)
+      tile.vel[q - length] = r[k];
+  }
+}
+__device__ __forceinline__ void stage_span(HermiteTileData<float, kHermiteMaxSpan>& tile, const HermiteForceArgs& args,
+                                           int j_begin, int length) {
+  if (!args.split) {  // the protocol's passes: split here as they are staged
+    for (int q = int(threadIdx.x); q < 2 * length; q += kHermiteForceBlock) {
+      if (q < length)
+        tile.load_pos(q, args.pos[j_begin + q]);
+      else
+        tile.load_vel(q - length, args.vel[j_begin + q - length]);
+    }
+    return;
+  }
+  int const stride = split_stride(args);
+  float4 hi[kHermiteSpanRounds], lo[kHermiteSpanRounds];
+#pragma unroll
+  for (int k = 0; k < kHermiteSpanRounds; ++k) {
+    int const q = int(threadIdx.x) + k * kHermiteForceBlock;
+    if (q < 2 * length) {
+      const float4* const from = q < length ? args.split + j_begin + q : args.split + 2 * stride + j_begin + q - length;
+      hi[k] = from[0];
+      lo[k] = from[stride];
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kHermiteSpanRounds; ++k) {
+    int const q = int(threadIdx.x) + k * kHermiteForceBlock;
+    if (q < length) {
+      tile.pos_hi[q] = hi[k];
+      tile.pos_lo[q] = lo[k];
+    } else if (q < 2 * length) {
+      tile.vel_hi[q - length] = hi[k];
+      tile.vel_lo[q - length] = lo[k];
+    }
+  }
+}
+
 // --precision fp32, per_span: the span sums of small blocks with the runs of a span side by side. An item is
 // (32 active bodies, one span): the block holds the span's j-bodies, warp w sums runs w, w + 4, ... for the 32
 // bodies (one a lane) into shared memory, and warp 0 adds each body's runs in run order from zero: the sums of
@@ -514,12 +575,7 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
     int const span = int(quotient);
     int const j_begin = span * length;
     __syncthreads();  // every thread has read the previous item's span and runs
-    for (int q = int(threadIdx.x); q < 2 * length; q += kHermiteForceBlock) {
-      if (q < length)
-        stage_pos(span_tile, q, args, j_begin + q);
-      else
-        stage_vel(span_tile, q - length, args, j_begin + q - length);
-    }
+    stage_span(span_tile, args, j_begin, length);
     __syncthreads();
     unsigned const k = chunk * kHermiteRunChunk + lane;
     HermiteIBody<float> const b(args.active[min(k, active - 1)]);
@@ -562,12 +618,7 @@ __device__ __noinline__ void hermite_span_whole(const HermiteForceArgs& args, un
     HermiteIBody<double> const b(args.active[min(k, active - 1)]);
     int const j_begin = span * length;
     __syncthreads();  // every thread has read the previous item's span
-    for (int q = int(threadIdx.x); q < 2 * length; q += kHermiteForceBlock) {
-      if (q < length)
-        stage_pos(span_tile, q, args, j_begin + q);
-      else
-        stage_vel(span_tile, q - length, args, j_begin + q - length);
-    }
+    stage_span(span_tile, args, j_begin, length);
     __syncthreads();
     hk::ForceJerk sum{};
     if (warp_busy) {
@@ -591,10 +642,10 @@ __device__ __noinline__ void hermite_span_whole(const HermiteForceArgs& args, un
 // with no active body skip the arithmetic but take part in every barrier. The grid is any size (the engine
 // launches what stays resident): blocks stride over the work items.
 //
-// Five blocks an SM for the block steps' kernels (at most 102 registers; the pair arithmetic fits in 96), which the
-// compiler's own choice left at four when the arguments grew; four for the protocol's, which sum the potential too.
+// Four blocks an SM (at most 128 registers): the compiler's own choice moved between 96 and 128 registers with small
+// changes elsewhere in the kernel; five (96) spilled.
 template <class Real, bool kPotential>
-__global__ void __launch_bounds__(kHermiteForceBlock, kPotential ? 4 : 5)
+__global__ void __launch_bounds__(kHermiteForceBlock, 4)
     hermite_forces(HermiteForceArgs args, double eps2_fp64) {
   follow_previous_kernel();
   // The count is read before the halt flag (one round trip for both: a halted launch ignores the count).
