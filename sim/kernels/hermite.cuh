@@ -498,26 +498,6 @@ inline constexpr int kHermiteRunChunk = 32;
 // one round trip to memory where a loop of loads and stores took one for each kHermiteForceBlock entries (four for a
 // span of 256, with every block of the pass waiting on them at the same time).
 inline constexpr int kHermiteSpanRounds = 2 * kHermiteMaxSpan / kHermiteForceBlock;
-__device__ __forceinline__ void stage_span(HermiteTileData<double, kHermiteMaxSpan>& tile, const HermiteForceArgs& args,
-                                           int j_begin, int length) {
-  Real4<double> r[kHermiteSpanRounds];
-#pragma unroll
-  for (int k = 0; k < kHermiteSpanRounds; ++k) {
-    int const q = int(threadIdx.x) + k * kHermiteForceBlock;
-    if (q < length)
-      r[k] = args.pos[j_begin + q];
-    else if (q < 2 * length)
-      r[k] = args.vel[j_begin + q - length];
-  }
-#pragma unroll
-  for (int k = 0; k < kHermiteSpanRounds; ++k) {
-    int const q = int(threadIdx.x) + k * kHermiteForceBlock;
-    if (q < length)
-      tile.pos[q] = r[k];
-    else if (q < 2 * length)
-      tile.vel[q - length] = r[k];
-  }
-}
 __device__ __forceinline__ void stage_span(HermiteTileData<float, kHermiteMaxSpan>& tile, const HermiteForceArgs& args,
                                            int j_begin, int length) {
   if (!args.split) {  // the protocol's passes: split here as they are staged
@@ -600,25 +580,58 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
   }
 }
 
-// fp64, per_span: an item is (kHermiteForceBlock active bodies, one span), as in hermite_forces' own loop, but the
-// block stages the whole span at once (one round trip to memory a span, not one a tile of kHermiteTile): the same
-// pairs, the same additions, in the same order.
+// fp64, per_span: an item is (kHermiteSpanBodies active bodies, one span), two items a block (threads 0-63 and 64-127,
+// each half staging its own span whole), as in hermite_forces' own loop otherwise: the same pairs, the same additions,
+// in the same order. Half a block an item keeps every warp of a block of 64 or fewer bodies busy: with an item a
+// block, such a block's bodies sat in warps 0 and 1 of each block, on two of an SM's four schedulers (a warp's
+// scheduler is its number modulo 4), whose fp64 units did all the pairs while the other two idled.
+inline constexpr int kHermiteSpanBodies = kHermiteForceBlock / 2;
+// Stages the span of `length` j-bodies from j_begin with the kHermiteSpanBodies threads of one half (thread t of it),
+// four loads in flight a thread (two round trips for a span of 256).
+__device__ __forceinline__ void stage_span_half(HermiteTileData<double, kHermiteMaxSpan>& tile,
+                                                const HermiteForceArgs& args, int j_begin, int length, int t) {
+  constexpr int kBatch = 4;
+  for (int q0 = t; q0 < 2 * length; q0 += kBatch * kHermiteSpanBodies) {
+    Real4<double> r[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      int const q = q0 + k * kHermiteSpanBodies;
+      if (q < length)
+        r[k] = args.pos[j_begin + q];
+      else if (q < 2 * length)
+        r[k] = args.vel[j_begin + q - length];
+    }
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      int const q = q0 + k * kHermiteSpanBodies;
+      if (q < length)
+        tile.pos[q] = r[k];
+      else if (q < 2 * length)
+        tile.vel[q - length] = r[k];
+    }
+  }
+}
 template <bool kPotential>
 __device__ __noinline__ void hermite_span_whole(const HermiteForceArgs& args, unsigned active, double eps2) {
-  __shared__ HermiteTileData<double, kHermiteMaxSpan> span_tile;
+  static_assert(kHermiteForceBlock == 2 * kHermiteSpanBodies && kHermiteSpanBodies % 32 == 0, "two halves of warps");
+  __shared__ HermiteTileData<double, kHermiteMaxSpan> span_tile[2];
   int const length = args.span_length, spans = args.sums.cut.groups * args.sums.cut.spans_per_group;
-  unsigned const tiles = (active + kHermiteForceBlock - 1) / kHermiteForceBlock;
+  unsigned const tiles = (active + kHermiteSpanBodies - 1) / kHermiteSpanBodies;
   unsigned long long const items = static_cast<unsigned long long>(tiles) * unsigned(spans);
-  for (unsigned long long item = blockIdx.x; item < items; item += gridDim.x) {
+  int const half = int(threadIdx.x) / kHermiteSpanBodies;
+  unsigned const t = threadIdx.x % kHermiteSpanBodies;
+  for (unsigned long long pair = blockIdx.x; 2 * pair < items; pair += gridDim.x) {
+    unsigned long long const item = 2 * pair + unsigned(half);
+    bool const real = item < items;  // the second half of the last pair may have none
     unsigned long long const quotient = divide(item, tiles);
-    unsigned const first = unsigned(item - quotient * tiles) * kHermiteForceBlock;
+    unsigned const first = unsigned(item - quotient * tiles) * kHermiteSpanBodies;
     int const span = int(quotient);
-    unsigned const k = first + threadIdx.x;
-    bool const warp_busy = first + (threadIdx.x & ~31u) < active;
+    unsigned const k = first + t;
+    bool const warp_busy = real && first + (t & ~31u) < active;
     HermiteIBody<double> const b(args.active[min(k, active - 1)]);
     int const j_begin = span * length;
-    __syncthreads();  // every thread has read the previous item's span
-    stage_span(span_tile, args, j_begin, length);
+    __syncthreads();  // every thread has read the previous pair's spans
+    if (real) stage_span_half(span_tile[half], args, j_begin, length, int(t));
     __syncthreads();
     hk::ForceJerk sum{};
     if (warp_busy) {
@@ -628,12 +641,12 @@ __device__ __noinline__ void hermite_span_whole(const HermiteForceArgs& args, un
                               __any_sync(0xffffffffu, b.index - std::uint64_t(args.slice_begin + j0) <
                                                           std::uint64_t(kHermiteTile));
         if (any_self)
-          sweep_tile<true, kPotential>(span_tile, j0, args, b, eps2, sum, u0);
+          sweep_tile<true, kPotential>(span_tile[half], j0, args, b, eps2, sum, u0);
         else
-          sweep_tile<false, kPotential>(span_tile, j0, args, b, eps2, sum, u0);
+          sweep_tile<false, kPotential>(span_tile[half], j0, args, b, eps2, sum, u0);
       }
     }
-    if (k < active) args.sums.span[std::size_t(span) * active + k] = sum;
+    if (real && k < active) args.sums.span[std::size_t(span) * active + k] = sum;
   }
 }
 
