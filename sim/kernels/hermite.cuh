@@ -655,10 +655,12 @@ __device__ __noinline__ void hermite_span_whole(const HermiteForceArgs& args, un
 // with no active body skip the arithmetic but take part in every barrier. The grid is any size (the engine
 // launches what stays resident): blocks stride over the work items.
 //
-// Four blocks an SM (at most 128 registers): the compiler's own choice moved between 96 and 128 registers with small
-// changes elsewhere in the kernel; five (96) spilled.
+// Blocks an SM, measured on an H200 (docs/benchmarks.md, 2026-11-25): fp32 four (at most 128 registers; five, at 96,
+// spilled and was slower at every size); fp64 three (158 registers: the fp64 pairs keep more of each other's
+// arithmetic in flight; a block step of 64 bodies 2 us faster than at four, the time to solution 3% faster, every
+// body active 2% slower). The compiler's own choice moved between 96 and 160 registers with small changes elsewhere.
 template <class Real, bool kPotential>
-__global__ void __launch_bounds__(kHermiteForceBlock, 4)
+__global__ void __launch_bounds__(kHermiteForceBlock, std::is_same_v<Real, float> ? 4 : 3)
     hermite_forces(HermiteForceArgs args, double eps2_fp64) {
   follow_previous_kernel();
   // The count is read before the halt flag (one round trip for both: a halted launch ignores the count).
