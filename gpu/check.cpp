@@ -72,8 +72,8 @@ namespace {
 // How the bounded wait polls: it spins on the query (yielding the core to any other runnable thread) for the first
 // kSpin, as the runtime's own cudaStreamSynchronize spins by default, so a wait that ends within it returns within a
 // query of the work's end; after that it sleeps kSleep between queries (each sleep lasts up to the kernel's timer
-// slack longer, about 50 us). A sleep from the start cost a whole sleep at the end of nearly every short wait: some
-// 100 us at the end of each run of small block steps, 2 us a block step in a run of 48.
+// slack longer, about 50 us). Sleeping after a 200 us spin cost up to a sleep and its slack at the end of most waits
+// for a run of small block steps: 0.1 to 1.5 us a block step in hermite_bench's runs of 48 (docs/benchmarks.md).
 constexpr auto kSpin = std::chrono::milliseconds(20);
 constexpr auto kSleep = std::chrono::microseconds(100);
 

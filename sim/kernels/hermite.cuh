@@ -582,9 +582,9 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
 
 // fp64, per_span: an item is (kHermiteSpanBodies active bodies, one span), two items a block (threads 0-63 and 64-127,
 // each half staging its own span whole), as in hermite_forces' own loop otherwise: the same pairs, the same additions,
-// in the same order. Half a block an item keeps every warp of a block of 64 or fewer bodies busy: with an item a
-// block, such a block's bodies sat in warps 0 and 1 of each block, on two of an SM's four schedulers (a warp's
-// scheduler is its number modulo 4), whose fp64 units did all the pairs while the other two idled.
+// in the same order. Half a block an item keeps every warp of a block of 64 or fewer bodies busy (with an item of 128
+// bodies a block, half of each block's warps idled). Measured on an H200 (docs/benchmarks.md, 2026-11-25): no faster
+// by itself at four blocks an SM; with three (the fp64 bounds below) the fastest fp64 small block measured.
 inline constexpr int kHermiteSpanBodies = kHermiteForceBlock / 2;
 // Stages the span of `length` j-bodies from j_begin with the kHermiteSpanBodies threads of one half (thread t of it),
 // four loads in flight a thread (two round trips for a span of 256).
