@@ -69,6 +69,14 @@ void debug_sync_wait(cudaStream_t stream, const char* file, int line) {
 namespace nbody::gpu {
 namespace {
 
+// How the bounded wait polls: it spins on the query (yielding the core to any other runnable thread) for the first
+// kSpin, as the runtime's own cudaStreamSynchronize spins by default, so a wait that ends within it returns within a
+// query of the work's end; after that it sleeps kSleep between queries (each sleep lasts up to the kernel's timer
+// slack longer, about 50 us). Sleeping after a 200 us spin cost up to a sleep and its slack at the end of most waits
+// for a run of small block steps: 0.1 to 1.5 us a block step in hermite_bench's runs of 48 (docs/benchmarks.md).
+constexpr auto kSpin = std::chrono::milliseconds(20);
+constexpr auto kSleep = std::chrono::microseconds(100);
+
 template <class Query>
 void wait_bounded(Query query, double seconds, const std::string& what, const char* call) {
   const char* text = std::getenv("NBODY_WATCHDOG_SECONDS");
@@ -76,7 +84,6 @@ void wait_bounded(Query query, double seconds, const std::string& what, const ch
   double const configured = text ? std::strtod(text, &end) : 0.0;
   if (text && end != text && *end == '\0' && std::isfinite(configured) && configured > 0) seconds = configured;
   auto const start = std::chrono::steady_clock::now();
-  auto const spin = std::chrono::microseconds(200);
   auto const limit = std::chrono::duration<double>(seconds);
   while (true) {
     cudaError_t const state = query();
@@ -88,7 +95,10 @@ void wait_bounded(Query query, double seconds, const std::string& what, const ch
       s << what << " has not finished after " << seconds << " s (NBODY_WATCHDOG_SECONDS sets the bound)";
       throw RuntimeFailure(s.str());
     }
-    if (waited > spin) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (waited < kSpin)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(kSleep);
   }
 }
 

@@ -50,7 +50,8 @@ void debug_sync_wait(cudaStream_t stream, const char* file, int line);
 // cudaStreamSynchronize / cudaEventSynchronize with a bound: waits until the work is done (its error,
 // if any, is thrown as NBODY_CUDA_CHECK would) or `seconds` have passed, and then throws RuntimeFailure
 // "<what> has not finished after S s" (the work stays queued: the caller can only be abandoned). It
-// spins on the query for the first 200 us, so a short wait costs no sleep, then polls every 50 us.
+// spins on the query (yielding) for the first 20 ms, so a short wait ends within a query of the work's
+// end, then polls every 100 us (at most a fraction of a percent of a wait that long).
 // NBODY_WATCHDOG_SECONDS, when set, replaces `seconds` (as it does the watchdog's bound).
 void bounded_sync(cudaStream_t stream, double seconds, const std::string& what);
 void bounded_sync(cudaEvent_t event, double seconds, const std::string& what);

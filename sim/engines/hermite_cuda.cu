@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/errors.h"
@@ -116,6 +118,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     resident_blocks_ = std::max(1, per_sm) * props.multiProcessorCount;
     force_grid_ = resident_blocks_;
     multiprocessors_ = props.multiProcessorCount;
+    programmatic_ = props.major >= 9;
     list_blocks_ = int(std::clamp<std::size_t>(ceil_div(s.count, k::kHermiteBlock), 1, k::kHermiteMaxListBlocks));
 
     std::size_t free_bytes = 0, total_bytes = 0;
@@ -136,7 +139,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     allocate_sums();
     ctl_ = gpu::DeviceBuffer<k::HermiteControl>(config.device, 1);
     counts_ = gpu::DeviceBuffer<unsigned>(config.device, std::size_t(list_blocks_));
-    scan_ = gpu::DeviceBuffer<unsigned long long>(config.device, std::size_t(list_blocks_));
+    if (std::is_same_v<Real, float>) split_ = gpu::DeviceBuffer<float4>(config.device, 4 * padded_);
     ctl_host_ = gpu::PinnedBuffer<k::HermiteControl>(config.device, 2);
     own_active_ = MappedBuffer<ActiveBody>(config.device, std::max<std::size_t>(s.count, 1));
     pack_count_ = MappedBuffer<unsigned>(config.device, 1);
@@ -164,7 +167,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     for (auto* b : {&totals_in_, &span_, &group_, &total_}) b->forget();
     ctl_.forget();
     counts_.forget();
-    scan_.forget();
+    split_.forget();
     ctl_host_.forget();  // a queued copy may still write into the pinned buffers
     own_active_.forget();
     pack_count_.forget();
@@ -456,7 +459,13 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 
   k::HermiteSlice slice() {
     return {x_.data(), v_.data(), a_.data(), jerk_.data(), t_.data(), dt_.data(), xp_.data(), vp_.data(),
-            int(config_.slice.begin), int(config_.slice.count)};
+            int(config_.slice.begin), int(config_.slice.count), split()};
+  }
+  // fp32: the predicted j-bodies as double-single pairs (see HermiteSplit), four arrays of padded_; fp64: none.
+  k::HermiteSplit split() const {
+    float4* const p = split_.data();
+    if (!p) return {nullptr, nullptr, nullptr, nullptr};
+    return {p, p + padded_, p + 2 * padded_, p + 3 * padded_};
   }
 
   int elementwise_grid(std::size_t n) const {
@@ -473,9 +482,11 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     return {span_.data(), group_.data(), total_.data(), cut};
   }
 
-  k::HermiteForceArgs force_args(const k::HermiteSums& sums, k::ActiveCount count, const k::HermiteControl* ctl) {
+  // `split`: the block steps of advance_blocks (hermite_predict_list wrote the split arrays, not xp, vp).
+  k::HermiteForceArgs force_args(const k::HermiteSums& sums, k::ActiveCount count, const k::HermiteControl* ctl,
+                                 bool split = false) {
     return {xp_.data(), vp_.data(), int(config_.slice.begin), int(config_.slice.count), int(layout_.length),
-            int(span_length_), active_.data(), count, sums, ctl};
+            int(span_length_), active_.data(), count, sums, ctl, split ? split_.data() : nullptr};
   }
 
   // The most active bodies whose sums the force pass may leave per span (hermite_force_mode): a buffer of at most
@@ -492,7 +503,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   std::size_t group_sums() const { return std::max<std::size_t>(config_.bodies * own_groups_, 1); }
   std::size_t total_sums() const { return fold_allowed() ? std::max<std::size_t>(config_.bodies, 1) : 1; }
   std::size_t device_bytes() const {
-    return padded_ * (6 * sizeof(Real4<double>) + 2 * sizeof(double)) + config_.bodies * sizeof(ActiveBody) +
+    return padded_ * (6 * sizeof(Real4<double>) + 2 * sizeof(double) + (std::is_same_v<Real, float> ? 4 * sizeof(float4) : 0)) +
+           config_.bodies * sizeof(ActiveBody) +
            (config_.slice.count + span_sums() + group_sums() + total_sums()) * kSumBytes;
   }
 
@@ -530,6 +542,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     gpu::DeviceGuard guard(config_.device);
     // The j arrays start as the bodies themselves; past the own bodies, zero-mass padding (never written again).
     for (auto* buffer : {&xp_, &vp_}) NBODY_CUDA_CHECK(cudaMemsetAsync(buffer->data(), 0, padded_ * sizeof(Real4<double>), stream_.get()));
+    if (split_.data()) NBODY_CUDA_CHECK(cudaMemsetAsync(split_.data(), 0, split_.size() * sizeof(float4), stream_.get()));
     copy_in(x_.data(), x.data(), n);
     copy_in(xp_.data(), x.data(), n);
     copy_in(v_.data(), v.data(), n);
@@ -553,8 +566,6 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     c.t_next = reached;
     c.floor_body = k::kNoBody;
     NBODY_CUDA_CHECK(cudaMemcpyAsync(ctl_.data(), &c, sizeof c, cudaMemcpyHostToDevice, stream_.get()));
-    // The tickets start again at 0: no scan entry may carry a launch of before.
-    NBODY_CUDA_CHECK(cudaMemsetAsync(scan_.data(), 0, std::size_t(list_blocks_) * sizeof(unsigned long long), stream_.get()));
     wait_for_stream();
     block_time_ = reached;
   }
@@ -595,17 +606,35 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     NBODY_CHECK_LAUNCH(stream_.get());
   }
 
+  // `kernel`<<<grid, block, 0, stream>>>(args...), launched once the blocks of the kernel before it on the stream
+  // have exited (programmatic dependent launch, on GPUs that have it): the kernel waits for that one's writes itself
+  // (kernels::follow_previous_kernel). A kernel after anything but a kernel waits as after any launch.
+  template <class... Params, class... Args>
+  void launch_after(void (*kernel)(Params...), int grid, int block, cudaStream_t stream, Args&&... args) {
+    cudaLaunchAttribute follow{};
+    follow.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    follow.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t launch{};
+    launch.gridDim = dim3(unsigned(grid));
+    launch.blockDim = dim3(unsigned(block));
+    launch.dynamicSmemBytes = 0;
+    launch.stream = stream;
+    launch.attrs = &follow;
+    launch.numAttrs = programmatic_ ? 1 : 0;
+    NBODY_CUDA_CHECK(cudaLaunchKernelEx(&launch, kernel, std::forward<Args>(args)...));
+    NBODY_CHECK_LAUNCH(stream);
+  }
+
   // One block step, every value from the control (see advance_blocks).
   void enqueue_block_step() {
     cudaStream_t const s = stream_.get();
     k::HermiteControl* const ctl = ctl_.data();
     k::BlockClock const clock{ctl, 0.0};
-    k::hermite_predict_list<<<list_blocks_, k::kHermiteBlock, 0, s>>>(slice(), ctl, scan_.data(), active_.data());
-    NBODY_CHECK_LAUNCH(s);
+    launch_after(k::hermite_predict_list, list_blocks_, k::kHermiteBlock, s, slice(), ctl, active_.data());
     k::ActiveCount const count{&ctl->active, 0};
     k::HermiteSums const sums = sums_for(true);
-    k::hermite_forces<Real, false><<<force_grid_, k::kHermiteForceBlock, 0, s>>>(force_args(sums, count, ctl), eps2());
-    NBODY_CHECK_LAUNCH(s);
+    launch_after(k::hermite_forces<Real, false>, force_grid_, k::kHermiteForceBlock, s, force_args(sums, count, ctl, true),
+                 eps2());
     k::HermiteCorrectArgs c{};
     c.active = active_.data();
     c.own_first = 0;
@@ -619,9 +648,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     c.initialise = false;
     c.params = config_.params;
     // Two blocks an SM (what stays resident): a block of a few bodies should not launch a grid for every body.
-    k::hermite_correct<<<std::min(elementwise_grid(config_.slice.count), 2 * multiprocessors_), k::kHermiteBlock, 0, s>>>(
-        slice(), c);
-    NBODY_CHECK_LAUNCH(s);
+    launch_after(k::hermite_correct, std::min(elementwise_grid(config_.slice.count), 2 * multiprocessors_),
+                 k::kHermiteBlock, s, slice(), c);
   }
 
   HermiteEngineConfig config_;
@@ -629,6 +657,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   std::size_t span_length_ = 0, own_groups_ = 0, padded_ = 1;
   int resident_blocks_ = 1, force_grid_ = 1, multiprocessors_ = 1, list_blocks_ = 1;
   bool graphs_ = true;
+  bool programmatic_ = false;  // programmatic dependent launch (compute capability 9.0 and later)
   // The stream is declared before the buffers, so it outlives what is freed after work on it.
   gpu::Stream stream_;
   GraphExec graph_;
@@ -638,7 +667,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   gpu::DeviceBuffer<ForceJerk> totals_in_, span_, group_, total_;
   gpu::DeviceBuffer<k::HermiteControl> ctl_;
   gpu::DeviceBuffer<unsigned> counts_;
-  gpu::DeviceBuffer<unsigned long long> scan_;  // hermite_predict_list's chained scan, one entry a block
+  gpu::DeviceBuffer<float4> split_;  // fp32: the split j-bodies of advance_blocks (see split())
   gpu::PinnedBuffer<k::HermiteControl> ctl_host_;  // [0]: synchronous reads; [0], [1]: advance_blocks' batches
   MappedBuffer<ActiveBody> own_active_;            // pack_active's list, written by the kernel
   MappedBuffer<unsigned> pack_count_;

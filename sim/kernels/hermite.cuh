@@ -70,9 +70,9 @@ struct HermiteControl {
   // next hermite_predict_list; so no block step has a pass of its own over every body to find its time.
   unsigned long long key[2];
   int read_slot, write_slot;
-  // Blocks of hermite_predict_list started since the control was reset: a block's ticket gives its place in the
-  // grid and the launch it belongs to (the epoch of its scan entries).
-  unsigned long long tickets;
+  // hermite_predict_list's place in the active list: the blocks done (high 32 bits) and the bodies listed (low 32
+  // bits) of the launch under way; zero between launches (its last block clears it).
+  unsigned long long listed;
   double t;                     // the block time reached: the time of the last block step done
   double t_next;                // the block being done
   double t_stop;                // no block beyond this time (advance_blocks)
@@ -86,6 +86,20 @@ struct HermiteControl {
   unsigned long long levels[hk::kLevels];
 };
 
+// The three kernels of a block step on one device are launched with programmatic dependent launch (Hopper and
+// later; the engine's launch_after): a kernel is launched once every block of the one before it has exited, not
+// after that grid has been retired and its writes flushed, and each of its blocks waits here, before its first read
+// of anything, until they are. None lets the next start earlier (griddepcontrol.launch_dependents): blocks scheduled
+// beside a running grid land on the SMs it leaves free first, and a pass whose work sits in its first blocks (the
+// force pass of a small block: one item per block, the rest of the grid idle) then ran those on a few SMs, an fp64
+// block of 64 bodies 10 us slower. Launched without the attribute (the protocol, older GPUs), the wait returns at
+// once.
+__device__ __forceinline__ void follow_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ bool halted(const HermiteControl* ctl) {
   return ctl && *static_cast<const volatile int*>(&ctl->halted) != 0;
 }
@@ -95,6 +109,32 @@ struct ActiveCount {
   const unsigned* device = nullptr;
   unsigned value = 0;
   __device__ unsigned get() const { return device ? *device : value; }
+};
+
+// A fp64 value as a double-single pair.
+__device__ __forceinline__ float2 split_ds(double x) {
+  float const hi = __double2float_rn(x);
+  return {hi, __double2float_rn(__dsub_rn(x, double(hi)))};
+}
+
+// --precision fp32 on one device: the predicted j-bodies as the force pass reads them, double-single pairs (hi with
+// the mass in w, lo; split_ds of the fp64 prediction), written once a block step by hermite_predict_list, so that
+// the force pass copies them where it split every j-body once for every item that staged it. Padded like xp, vp
+// (zero past the own bodies). Null: fp64, and the protocol's passes (which split xp, vp as they stage them: the same
+// bits).
+struct HermiteSplit {
+  float4* pos_hi;
+  float4* pos_lo;
+  float4* vel_hi;
+  float4* vel_lo;
+  __device__ void store(int i, const Real4<double>& p, const Real4<double>& v) const {
+    float2 const x = split_ds(p.x), y = split_ds(p.y), z = split_ds(p.z);
+    float2 const vx = split_ds(v.x), vy = split_ds(v.y), vz = split_ds(v.z);
+    pos_hi[i] = {x.x, y.x, z.x, __double2float_rn(p.w)};
+    pos_lo[i] = {x.y, y.y, z.y, 0.0f};
+    vel_hi[i] = {vx.x, vy.x, vz.x, 0.0f};
+    vel_lo[i] = {vx.y, vy.y, vz.y, 0.0f};
+  }
 };
 
 // The own bodies' state, fp64, in device memory (own slice; the j arrays padded to whole groups).
@@ -109,6 +149,7 @@ struct HermiteSlice {
   Real4<double>* vp;     // predicted velocity
   int begin;             // global index of own body 0
   int count;             // own bodies
+  HermiteSplit split;    // fp32 on one device: hermite_predict_list writes these in place of xp, vp
 };
 
 // ---- the pair arithmetic of the GPU force pass ----
@@ -196,11 +237,6 @@ __device__ __forceinline__ void pair_fp32(float dx, float dy, float dz, float wx
   if constexpr (kPotential) s.phi = __fsub_rn(s.phi, my);
 }
 
-// A fp64 value as a double-single pair.
-__device__ __forceinline__ float2 split_ds(double x) {
-  float const hi = __double2float_rn(x);
-  return {hi, __double2float_rn(__dsub_rn(x, double(hi)))};
-}
 // (hi_j - hi_i) + (lo_j - lo_i)
 __device__ __forceinline__ float ds_difference(float hj, float lj, float hi, float li) {
   return __fadd_rn(__fsub_rn(hj, hi), __fsub_rn(lj, li));
@@ -412,11 +448,90 @@ struct HermiteForceArgs {
   ActiveCount count;
   HermiteSums sums;
   const HermiteControl* ctl;  // the single-device path: nothing to do once halted; else nullptr
+  // fp32: the j-bodies already split (a block step on one device; HermiteSplit's four arrays one after the other,
+  // each of the padded own bodies, groups x group_length), or null. One pointer: the kernel's registers.
+  const float4* split;
 };
+
+// Stages own j-body j as entry u of a block's tile: fp64 as it is; fp32 copied from the split arrays where the block
+// step wrote them, else split here (the same bits either way).
+template <int kSize>
+__device__ __forceinline__ void stage_pos(HermiteTileData<double, kSize>& tile, int u, const HermiteForceArgs& args,
+                                          int j) {
+  tile.load_pos(u, args.pos[j]);
+}
+template <int kSize>
+__device__ __forceinline__ void stage_vel(HermiteTileData<double, kSize>& tile, int u, const HermiteForceArgs& args,
+                                          int j) {
+  tile.load_vel(u, args.vel[j]);
+}
+__device__ __forceinline__ int split_stride(const HermiteForceArgs& args) {
+  return args.sums.cut.groups * args.group_length;
+}
+template <int kSize>
+__device__ __forceinline__ void stage_pos(HermiteTileData<float, kSize>& tile, int u, const HermiteForceArgs& args,
+                                          int j) {
+  if (args.split) {
+    tile.pos_hi[u] = args.split[j];
+    tile.pos_lo[u] = args.split[j + split_stride(args)];
+  } else {
+    tile.load_pos(u, args.pos[j]);
+  }
+}
+template <int kSize>
+__device__ __forceinline__ void stage_vel(HermiteTileData<float, kSize>& tile, int u, const HermiteForceArgs& args,
+                                          int j) {
+  if (args.split) {
+    tile.vel_hi[u] = args.split[j + 2 * split_stride(args)];
+    tile.vel_lo[u] = args.split[j + 3 * split_stride(args)];
+  } else {
+    tile.load_vel(u, args.vel[j]);
+  }
+}
 
 // The largest span (hermite_span_length) and the active bodies of one item of the fp32 per-span pass below.
 inline constexpr int kHermiteMaxSpan = 256;
 inline constexpr int kHermiteRunChunk = 32;
+
+// Stages a whole span (`length` j-bodies from j_begin, positions then velocities; all kHermiteForceBlock threads of
+// the block): each thread issues every load of its share before its first store to shared memory, so a span costs
+// one round trip to memory where a loop of loads and stores took one for each kHermiteForceBlock entries (four for a
+// span of 256, with every block of the pass waiting on them at the same time).
+inline constexpr int kHermiteSpanRounds = 2 * kHermiteMaxSpan / kHermiteForceBlock;
+__device__ __forceinline__ void stage_span(HermiteTileData<float, kHermiteMaxSpan>& tile, const HermiteForceArgs& args,
+                                           int j_begin, int length) {
+  if (!args.split) {  // the protocol's passes: split here as they are staged
+    for (int q = int(threadIdx.x); q < 2 * length; q += kHermiteForceBlock) {
+      if (q < length)
+        tile.load_pos(q, args.pos[j_begin + q]);
+      else
+        tile.load_vel(q - length, args.vel[j_begin + q - length]);
+    }
+    return;
+  }
+  int const stride = split_stride(args);
+  float4 hi[kHermiteSpanRounds], lo[kHermiteSpanRounds];
+#pragma unroll
+  for (int k = 0; k < kHermiteSpanRounds; ++k) {
+    int const q = int(threadIdx.x) + k * kHermiteForceBlock;
+    if (q < 2 * length) {
+      const float4* const from = q < length ? args.split + j_begin + q : args.split + 2 * stride + j_begin + q - length;
+      hi[k] = from[0];
+      lo[k] = from[stride];
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < kHermiteSpanRounds; ++k) {
+    int const q = int(threadIdx.x) + k * kHermiteForceBlock;
+    if (q < length) {
+      tile.pos_hi[q] = hi[k];
+      tile.pos_lo[q] = lo[k];
+    } else if (q < 2 * length) {
+      tile.vel_hi[q - length] = hi[k];
+      tile.vel_lo[q - length] = lo[k];
+    }
+  }
+}
 
 // --precision fp32, per_span: the span sums of small blocks with the runs of a span side by side. An item is
 // (32 active bodies, one span): the block holds the span's j-bodies, warp w sums runs w, w + 4, ... for the 32
@@ -440,12 +555,7 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
     int const span = int(quotient);
     int const j_begin = span * length;
     __syncthreads();  // every thread has read the previous item's span and runs
-    for (int q = int(threadIdx.x); q < 2 * length; q += kHermiteForceBlock) {
-      if (q < length)
-        span_tile.load_pos(q, args.pos[j_begin + q]);
-      else
-        span_tile.load_vel(q - length, args.vel[j_begin + q - length]);
-    }
+    stage_span(span_tile, args, j_begin, length);
     __syncthreads();
     unsigned const k = chunk * kHermiteRunChunk + lane;
     HermiteIBody<float> const b(args.active[min(k, active - 1)]);
@@ -470,30 +580,58 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
   }
 }
 
-// fp64, per_span: an item is (kHermiteForceBlock active bodies, one span), as in hermite_forces' own loop, but the
-// block stages the whole span at once (one round trip to memory a span, not one a tile of kHermiteTile): the same
-// pairs, the same additions, in the same order.
+// fp64, per_span: an item is (kHermiteSpanBodies active bodies, one span), two items a block (threads 0-63 and 64-127,
+// each half staging its own span whole), as in hermite_forces' own loop otherwise: the same pairs, the same additions,
+// in the same order. Half a block an item keeps every warp of a block of 64 or fewer bodies busy (with an item of 128
+// bodies a block, half of each block's warps idled). Measured on an H200 (docs/benchmarks.md, 2026-11-25): no faster
+// by itself at four blocks an SM; with three (the fp64 bounds below) the fastest fp64 small block measured.
+inline constexpr int kHermiteSpanBodies = kHermiteForceBlock / 2;
+// Stages the span of `length` j-bodies from j_begin with the kHermiteSpanBodies threads of one half (thread t of it),
+// four loads in flight a thread (two round trips for a span of 256).
+__device__ __forceinline__ void stage_span_half(HermiteTileData<double, kHermiteMaxSpan>& tile,
+                                                const HermiteForceArgs& args, int j_begin, int length, int t) {
+  constexpr int kBatch = 4;
+  for (int q0 = t; q0 < 2 * length; q0 += kBatch * kHermiteSpanBodies) {
+    Real4<double> r[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      int const q = q0 + k * kHermiteSpanBodies;
+      if (q < length)
+        r[k] = args.pos[j_begin + q];
+      else if (q < 2 * length)
+        r[k] = args.vel[j_begin + q - length];
+    }
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      int const q = q0 + k * kHermiteSpanBodies;
+      if (q < length)
+        tile.pos[q] = r[k];
+      else if (q < 2 * length)
+        tile.vel[q - length] = r[k];
+    }
+  }
+}
 template <bool kPotential>
 __device__ __noinline__ void hermite_span_whole(const HermiteForceArgs& args, unsigned active, double eps2) {
-  __shared__ HermiteTileData<double, kHermiteMaxSpan> span_tile;
+  static_assert(kHermiteForceBlock == 2 * kHermiteSpanBodies && kHermiteSpanBodies % 32 == 0, "two halves of warps");
+  __shared__ HermiteTileData<double, kHermiteMaxSpan> span_tile[2];
   int const length = args.span_length, spans = args.sums.cut.groups * args.sums.cut.spans_per_group;
-  unsigned const tiles = (active + kHermiteForceBlock - 1) / kHermiteForceBlock;
+  unsigned const tiles = (active + kHermiteSpanBodies - 1) / kHermiteSpanBodies;
   unsigned long long const items = static_cast<unsigned long long>(tiles) * unsigned(spans);
-  for (unsigned long long item = blockIdx.x; item < items; item += gridDim.x) {
+  int const half = int(threadIdx.x) / kHermiteSpanBodies;
+  unsigned const t = threadIdx.x % kHermiteSpanBodies;
+  for (unsigned long long pair = blockIdx.x; 2 * pair < items; pair += gridDim.x) {
+    unsigned long long const item = 2 * pair + unsigned(half);
+    bool const real = item < items;  // the second half of the last pair may have none
     unsigned long long const quotient = divide(item, tiles);
-    unsigned const first = unsigned(item - quotient * tiles) * kHermiteForceBlock;
+    unsigned const first = unsigned(item - quotient * tiles) * kHermiteSpanBodies;
     int const span = int(quotient);
-    unsigned const k = first + threadIdx.x;
-    bool const warp_busy = first + (threadIdx.x & ~31u) < active;
+    unsigned const k = first + t;
+    bool const warp_busy = real && first + (t & ~31u) < active;
     HermiteIBody<double> const b(args.active[min(k, active - 1)]);
     int const j_begin = span * length;
-    __syncthreads();  // every thread has read the previous item's span
-    for (int q = int(threadIdx.x); q < 2 * length; q += kHermiteForceBlock) {
-      if (q < length)
-        span_tile.load_pos(q, args.pos[j_begin + q]);
-      else
-        span_tile.load_vel(q - length, args.vel[j_begin + q - length]);
-    }
+    __syncthreads();  // every thread has read the previous pair's spans
+    if (real) stage_span_half(span_tile[half], args, j_begin, length, int(t));
     __syncthreads();
     hk::ForceJerk sum{};
     if (warp_busy) {
@@ -503,12 +641,12 @@ __device__ __noinline__ void hermite_span_whole(const HermiteForceArgs& args, un
                               __any_sync(0xffffffffu, b.index - std::uint64_t(args.slice_begin + j0) <
                                                           std::uint64_t(kHermiteTile));
         if (any_self)
-          sweep_tile<true, kPotential>(span_tile, j0, args, b, eps2, sum, u0);
+          sweep_tile<true, kPotential>(span_tile[half], j0, args, b, eps2, sum, u0);
         else
-          sweep_tile<false, kPotential>(span_tile, j0, args, b, eps2, sum, u0);
+          sweep_tile<false, kPotential>(span_tile[half], j0, args, b, eps2, sum, u0);
       }
     }
-    if (k < active) args.sums.span[std::size_t(span) * active + k] = sum;
+    if (real && k < active) args.sums.span[std::size_t(span) * active + k] = sum;
   }
 }
 
@@ -516,8 +654,15 @@ __device__ __noinline__ void hermite_span_whole(const HermiteForceArgs& args, un
 // thread sums for one active body; the block stages kHermiteTile j-bodies at a time in shared memory. Warps
 // with no active body skip the arithmetic but take part in every barrier. The grid is any size (the engine
 // launches what stays resident): blocks stride over the work items.
+//
+// Blocks an SM, measured on an H200 (docs/benchmarks.md, 2026-11-25): fp32 four (at most 128 registers; five, at 96,
+// spilled and was slower at every size); fp64 three (158 registers: the fp64 pairs keep more of each other's
+// arithmetic in flight; a block step of 64 bodies 2 us faster than at four, the time to solution 3% faster, every
+// body active 2% slower). The compiler's own choice moved between 96 and 160 registers with small changes elsewhere.
 template <class Real, bool kPotential>
-__global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForceArgs args, double eps2_fp64) {
+__global__ void __launch_bounds__(kHermiteForceBlock, std::is_same_v<Real, float> ? 4 : 3)
+    hermite_forces(HermiteForceArgs args, double eps2_fp64) {
+  follow_previous_kernel();
   // The count is read before the halt flag (one round trip for both: a halted launch ignores the count).
   unsigned const active = args.count.get();
   if (halted(args.ctl)) return;
@@ -559,9 +704,9 @@ __global__ void __launch_bounds__(kHermiteForceBlock) hermite_forces(HermiteForc
       for (int j0 = j_begin; j0 < j_end; j0 += kHermiteTile) {
         __syncthreads();  // every thread has read the previous tile
         if (threadIdx.x < kHermiteTile)
-          tile.load_pos(int(threadIdx.x), args.pos[j0 + int(threadIdx.x)]);  // converted once a tile, not once a pair
+          stage_pos(tile, int(threadIdx.x), args, j0 + int(threadIdx.x));  // converted once a tile, not once a pair
         else
-          tile.load_vel(int(threadIdx.x) - kHermiteTile, args.vel[j0 + int(threadIdx.x) - kHermiteTile]);
+          stage_vel(tile, int(threadIdx.x) - kHermiteTile, args, j0 + int(threadIdx.x) - kHermiteTile);
         __syncthreads();
         if (warp_busy) {
           // A tile with no lane's own body and no padding calls the pair with self = 0 as a constant: m (1 - 0)
@@ -728,13 +873,14 @@ __global__ void hermite_compact(HermiteSlice s, BlockClock clock, bool all, cons
 }
 
 // A block step on one device: hermite_predict and hermite_compact in one pass. Each block predicts its chunk of
-// own bodies to the block time, counts the active ones and finds the least t_i + dt_i of the others (the next
-// block's key), then takes its place in the active list from the blocks before it (a chained scan with decoupled
-// look-back: a block publishes its count, then adds its predecessors', 32 entries at a time, until one has
-// published the count of every body before it), and writes its active bodies there in index order. A block's
-// place and launch come from a ticket (HermiteControl::tickets), so it waits only for blocks that started before
-// it; scan entries carry the launch, so nothing is reset between launches. Every launch has the same grid.
-// Launched with blockDim kHermiteBlock.
+// own bodies to the block time (into xp, vp, or for --precision fp32 into the double-single arrays the force pass
+// reads, see HermiteSplit), counts the active ones and finds the least t_i + dt_i of the others (the next block's
+// key, one atomicMin a block), then takes a run of places in the active list with one atomicAdd and writes its
+// active bodies there in index order. The list's runs are in the order the blocks reached the atomic, so the list
+// is not in index order; nothing on one device depends on its order (each active body's sums, corrector and next
+// time are its own; the control's counts and minima are exact in any order). The block that finishes last (the
+// same atomic counts the blocks) stores the count and clears the counter for the next launch. No block waits for
+// another. Launched with blockDim kHermiteBlock.
 // One own body's state at t_i, as the predictor reads it.
 struct BodyAtStart {
   Real4<double> x, v, a, j;
@@ -747,23 +893,23 @@ struct BodyAtStart {
     t = s.t[i];
     dt = s.dt[i];
   }
+  __device__ void predict(double t_block, Real4<double>& xp, Real4<double>& vp) const {
+    hk::V3 p, q;
+    hk::predict({x.x, x.y, x.z}, {v.x, v.y, v.z}, {a.x, a.y, a.z}, {j.x, j.y, j.z}, t_block - t, p, q);
+    xp = {p.x, p.y, p.z, x.w};
+    vp = {q.x, q.y, q.z, 0.0};
+  }
 };
-inline constexpr unsigned long long kScanInclusive = 1ull << 31;
-__global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, unsigned long long* scan,
-                                     hk::ActiveBody* out) {
-  __shared__ unsigned long long ticket_shared;
+__global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::ActiveBody* out) {
   __shared__ unsigned scratch[kHermiteBlock / 32];
+  __shared__ unsigned long long waiting_min[kHermiteBlock / 32];
   __shared__ unsigned before_shared;
-  if (threadIdx.x == 0) ticket_shared = atomicAdd(&ctl->tickets, 1ull);  // every block takes one, even to return
-  __syncthreads();
-  unsigned long long const ticket = ticket_shared;
-  unsigned long long const launch = divide(ticket, gridDim.x);
-  int const id = int(ticket - launch * gridDim.x);
-  unsigned long long const epoch = (launch + 1) << 32;  // never the 0 of a cleared entry
-  // What the block reads that does not depend on the block time is read at once, in one round trip after the ticket:
-  // the control's fields beside the halt flag (both keys: the one read_slot names is taken), and the state of the
-  // chunk's first round of bodies, kept in registers for both passes below (with a block per kHermiteBlock bodies,
-  // up to N = 262,144, the only round). A halted launch reads them and ignores them.
+  // What the block reads that does not depend on the block time is read at once, in one round trip: the control's
+  // fields beside the halt flag (both keys: the one read_slot names is taken), and the state of the chunk's first
+  // round of bodies, kept in registers for both passes below (with a block per kHermiteBlock bodies, up to
+  // N = 262,144, the only round). A halted launch reads them and ignores them.
+  follow_previous_kernel();
+  int const id = int(blockIdx.x);
   int const chunk = list_chunk(s.count, int(gridDim.x));
   int const begin = id * chunk, end = min(s.count, begin + chunk);
   BodyAtStart first{};
@@ -800,49 +946,32 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, unsign
       double const next = b.t + b.dt;
       flag = next == t;
       if (!flag) waiting = min(waiting, time_key(next));
-      hk::V3 xp, vp;
-      hk::predict({b.x.x, b.x.y, b.x.z}, {b.v.x, b.v.y, b.v.z}, {b.a.x, b.a.y, b.a.z}, {b.j.x, b.j.y, b.j.z},
-                  t - b.t, xp, vp);
-      Real4<double> const xp4{xp.x, xp.y, xp.z, b.x.w}, vp4{vp.x, vp.y, vp.z, 0.0};
-      s.xp[i] = xp4;
-      s.vp[i] = vp4;
-      if (base == begin) flag_first = flag, xp_first = xp4, vp_first = vp4;
+      Real4<double> xp, vp;
+      b.predict(t, xp, vp);
+      if (s.split.pos_hi) {
+        s.split.store(i, xp, vp);
+      } else {
+        s.xp[i] = xp;
+        s.vp[i] = vp;
+      }
+      if (base == begin) flag_first = flag, xp_first = xp, vp_first = vp;
     }
     mine += unsigned(__syncthreads_count(flag));
   }
   for (int o = 16; o > 0; o /= 2) waiting = min(waiting, __shfl_xor_sync(0xffffffffu, waiting, o));
-  if (lane == 0 && waiting != time_key(INFINITY)) atomicMin(&ctl->key[slot ^ 1], waiting);
-  if (warp == 0) {
-    // The look-back, 32 predecessors at a time (lane l reads entry p - l): the counts from the nearest inclusive
-    // entry up to p, or all 32 and on to the 32 before. Entry 0 is always inclusive, so no lane reads below it that
-    // counts.
-    unsigned before = 0;
-    if (id == 0) {
-      if (lane == 0) atomicExch(&scan[0], epoch | kScanInclusive | mine);
-    } else {
-      if (lane == 0) atomicExch(&scan[id], epoch | mine);
-      for (int p = id - 1;; p -= 32) {
-        int const q = p - int(lane);
-        unsigned long long e = 0;
-        if (q >= 0) {
-          do e = *static_cast<volatile unsigned long long*>(&scan[q]);
-          while ((e & ~0xffffffffull) != epoch);  // not yet published in this launch
-        }
-        unsigned const inclusive = __ballot_sync(0xffffffffu, q >= 0 && (e & kScanInclusive) != 0);
-        unsigned const nearest = inclusive ? unsigned(__ffs(int(inclusive)) - 1) : 31u;
-        unsigned v = q >= 0 && lane <= nearest ? unsigned(e & (kScanInclusive - 1)) : 0u;
-        for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-        before += v;
-        if (inclusive) break;
-      }
-      if (lane == 0) atomicExch(&scan[id], epoch | kScanInclusive | (before + mine));
-    }
-    if (lane == 0) {
-      before_shared = before;
-      if (id == int(gridDim.x) - 1) ctl->active = before + mine;
+  if (lane == 0) waiting_min[warp] = waiting;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kHermiteBlock / 32; ++w) waiting = min(waiting, waiting_min[w]);
+    if (waiting != time_key(INFINITY)) atomicMin(&ctl->key[slot ^ 1], waiting);
+    unsigned long long const was = atomicAdd(&ctl->listed, (1ull << 32) | mine);
+    before_shared = unsigned(was);
+    if ((was >> 32) == gridDim.x - 1u) {  // the last block: every other one has its places
+      ctl->active = unsigned(was) + mine;
+      atomicExch(&ctl->listed, 0ull);
     }
   }
-  __syncthreads();  // also: this block's predicted bodies are visible to all its threads
+  __syncthreads();
   unsigned offset = before_shared;
   for (int base = begin; base < end; base += kHermiteBlock) {
     int const i = base + int(threadIdx.x);
@@ -857,7 +986,12 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, unsign
       round += scratch[w];
     }
     if (flag) {
-      Real4<double> const x = base == begin ? xp_first : s.xp[i], v = base == begin ? vp_first : s.vp[i];
+      Real4<double> x = xp_first, v = vp_first;
+      if (base != begin) {  // predicted again (the same bits): the fp32 path keeps no fp64 prediction in memory
+        BodyAtStart b;
+        b.load(s, i);
+        b.predict(t, x, v);
+      }
       out[position] = {x.x, x.y, x.z, x.w, v.x, v.y, v.z, std::uint64_t(s.begin + i)};
     }
     offset += round;
@@ -953,6 +1087,7 @@ __device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s
 // read or done off that chain: the control's fields in one round trip with the halt flag, each body's state while its
 // sums are read, and the block step's bookkeeping by block 0 at its start; blocks with no body return at once.
 __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
+  follow_previous_kernel();
   HermiteControl* const clock = c.clock.ctl;
   // Read before the halt flag: a halted launch ignores them.
   double const t = clock ? clock->t_next : c.clock.t;
