@@ -112,13 +112,19 @@ struct PinnedMemoryTraits {
 class Stream : public CudaOwner<StreamTraits> {
  public:
   Stream() = default;
-  explicit Stream(int device) : CudaOwner(create(device), device) {}
+  explicit Stream(int device) : CudaOwner(create(device, false), device) {}
+  // A stream whose blocks the GPU schedules ahead of those of the default priority as soon as an SM
+  // has room: short work (a frame for the viewer) that should not wait behind a long force pass.
+  static Stream urgent(int device) { return Stream(create(device, true), device); }
 
  private:
-  static cudaStream_t create(int device) {
+  Stream(cudaStream_t s, int device) : CudaOwner(s, device) {}
+  static cudaStream_t create(int device, bool urgent) {
     DeviceGuard guard(device);
+    int least = 0, greatest = 0;
+    if (urgent) NBODY_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     cudaStream_t s = nullptr;
-    NBODY_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    NBODY_CUDA_CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, urgent ? greatest : 0));
     return s;
   }
 };

@@ -30,18 +30,19 @@ GraphicsResource register_buffer(unsigned vbo, int device) {
   return GraphicsResource(resource, device);
 }
 
-// The buffer of `resource` mapped for CUDA while the object lives.
+// The buffer of `resource` mapped for CUDA, in `stream`'s order, while the object lives: GL uses it
+// again once the work queued on `stream` before the unmap is done.
 class Mapped {
  public:
-  explicit Mapped(const GraphicsResource& r) : resource_(r.get()) {
-    NBODY_CUDA_CHECK(cudaGraphicsMapResources(1, &resource_, 0));
+  Mapped(const GraphicsResource& r, cudaStream_t stream) : resource_(r.get()), stream_(stream) {
+    NBODY_CUDA_CHECK(cudaGraphicsMapResources(1, &resource_, stream_));
     cudaError_t const status = cudaGraphicsResourceGetMappedPointer(&pointer_, &bytes_, resource_);
     if (status != cudaSuccess) {
-      (void)cudaGraphicsUnmapResources(1, &resource_, 0);
+      (void)cudaGraphicsUnmapResources(1, &resource_, stream_);
       NBODY_CUDA_CHECK(status);
     }
   }
-  ~Mapped() { (void)cudaGraphicsUnmapResources(1, &resource_, 0); }
+  ~Mapped() { (void)cudaGraphicsUnmapResources(1, &resource_, stream_); }
   Mapped(const Mapped&) = delete;
   Mapped& operator=(const Mapped&) = delete;
   void* pointer() const { return pointer_; }
@@ -49,6 +50,7 @@ class Mapped {
 
  private:
   cudaGraphicsResource_t resource_;
+  cudaStream_t stream_;
   void* pointer_ = nullptr;
   std::size_t bytes_ = 0;
 };
@@ -121,6 +123,10 @@ struct CudaGlInterop::Impl {
   int device = 0;
   std::size_t bodies = 0;
   GraphicsResource positions, colors;
+  // The frame's copies and colour kernels, ahead of the simulation's blocks: on the legacy stream at
+  // the default priority they waited for the whole force pass queued before them (up to a step, half a
+  // second at a million bodies), and the frame showing a drag with them.
+  gpu::Stream stream;
   gpu::DeviceBuffer<float> sample;
   std::vector<float> host_sample;
 };
@@ -131,15 +137,16 @@ CudaGlInterop::CudaGlInterop(unsigned position_vbo, unsigned color_vbo, std::siz
   impl_->bodies = bodies;
   impl_->positions = register_buffer(position_vbo, device);
   impl_->colors = register_buffer(color_vbo, device);
+  impl_->stream = gpu::Stream::urgent(device);
 }
 
 CudaGlInterop::~CudaGlInterop() = default;
 
 void CudaGlInterop::copy_positions(const void* device_positions, std::size_t bytes) {
   gpu::DeviceGuard guard(impl_->device);
-  Mapped const mapped(impl_->positions);
-  NBODY_CUDA_CHECK(cudaMemcpy(mapped.pointer(), device_positions, bytes < mapped.bytes() ? bytes : mapped.bytes(),
-                              cudaMemcpyDeviceToDevice));
+  Mapped const mapped(impl_->positions, impl_->stream.get());
+  NBODY_CUDA_CHECK(cudaMemcpyAsync(mapped.pointer(), device_positions, bytes < mapped.bytes() ? bytes : mapped.bytes(),
+                                   cudaMemcpyDeviceToDevice, impl_->stream.get()));
 }
 
 ColorRange CudaGlInterop::fit_speed_range(const void* device_velocities) {
@@ -150,11 +157,13 @@ ColorRange CudaGlInterop::fit_speed_range(const void* device_velocities) {
   std::size_t const stride = speed_sample_stride(n);
   std::size_t const count = (n + stride - 1) / stride;
   if (m.sample.size() != count) m.sample = gpu::DeviceBuffer<float>(m.device, count);
-  sample_speeds<<<blocks(count), kBlock>>>(static_cast<const float4*>(device_velocities), int(n), int(stride),
-                                           m.sample.data());
-  NBODY_CHECK_LAUNCH();
+  sample_speeds<<<blocks(count), kBlock, 0, m.stream.get()>>>(static_cast<const float4*>(device_velocities), int(n),
+                                                              int(stride), m.sample.data());
+  NBODY_CHECK_LAUNCH(m.stream.get());
   m.host_sample.resize(count);
-  NBODY_CUDA_CHECK(cudaMemcpy(m.host_sample.data(), m.sample.data(), count * sizeof(float), cudaMemcpyDeviceToHost));
+  NBODY_CUDA_CHECK(cudaMemcpyAsync(m.host_sample.data(), m.sample.data(), count * sizeof(float), cudaMemcpyDeviceToHost,
+                                   m.stream.get()));
+  gpu::bounded_sync(m.stream.get(), gpu::debug_sync_seconds(), "the viewer's sample of the speeds");
   return render::fit_speed_range(m.host_sample.data(), count);
 }
 
@@ -163,10 +172,10 @@ void CudaGlInterop::color_by_speed(const void* device_velocities, Colormap map, 
   std::size_t const n = m.bodies;
   if (n == 0) return;
   gpu::DeviceGuard guard(m.device);
-  Mapped const mapped(m.colors);
-  speed_colors<<<blocks(n), kBlock>>>(static_cast<const float4*>(device_velocities), int(n), colormap_table(map),
+  Mapped const mapped(m.colors, m.stream.get());
+  speed_colors<<<blocks(n), kBlock, 0, m.stream.get()>>>(static_cast<const float4*>(device_velocities), int(n), colormap_table(map),
                                       speed_to_unit(range), static_cast<float4*>(mapped.pointer()));
-  NBODY_CHECK_LAUNCH();
+  NBODY_CHECK_LAUNCH(m.stream.get());
 }
 
 }  // namespace nbody::render
