@@ -224,70 +224,58 @@ Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64
 nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& sim, const std::string& source,
                               std::uint64_t warmup, std::uint64_t steps) {
   multigpu::SimulationConfig const& c = sim.config();
+  // What every benchmark says: the run, the machine, the rate.
+  nlohmann::json j = {{"mode", "benchmark"},
+                      {"bodies", sim.bodies()},
+                      {"source", source},
+                      {"backend", name_of(c.backend)},
+                      {"description", sim.describe()},
+                      {"kernel", sim.kernel_name()},
+                      {"precision", name_of(c.engine.precision)},
+                      {"devices", sim.all_slices().size()},
+                      {"threading", name_of(c.threading)},
+                      {"launch", name_of(c.launch)},
+                      {"hardware", hardware_description(c)},
+                      {"integrator", sim.program().integrator},
+                      {"wall_mean_step_ms", m.wall_mean_ms},
+                      {"interactions_per_second", m.interactions_per_s},
+                      {"gflops", m.gflops}};
   if (m.blocks) {
+    // hermite4: block steps timed as one run, so no per-step spread; the block-step figures apart.
     BlockMeasurement const& b = *m.blocks;
     sim::hermite::HermiteParams const& h = *sim.program().hermite;
-    return {{"mode", "benchmark"},
-            {"bodies", sim.bodies()},
-            {"source", source},
-            {"backend", name_of(c.backend)},
-            {"description", sim.describe()},
-            {"kernel", sim.kernel_name()},
-            {"precision", name_of(c.engine.precision)},
-            {"devices", sim.all_slices().size()},
-            {"threading", name_of(c.threading)},
-            {"launch", name_of(c.launch)},
-            {"hardware", hardware_description(c)},
-            {"integrator", sim.program().integrator},
-            {"warmup_steps", b.warmup_steps},
-            {"timed_steps", b.block_steps},
-            {"wall_mean_step_ms", m.wall_mean_ms},
-            {"interactions_per_second", m.interactions_per_s},
-            {"gflops", m.gflops},
-            {"flops_per_interaction", kHermiteFlopsPerInteraction},
-            {"hermite4",
-             {{"block_steps", b.block_steps},
-              {"wall_seconds", b.wall_seconds},
-              {"block_steps_per_second", b.block_steps_per_second},
-              {"microseconds_per_block_step", 1e3 * m.wall_mean_ms},
-              {"mean_active_bodies", b.mean_active},
-              {"force_evaluations", b.force_evaluations},
-              {"interactions", b.interactions},
-              {"interactions_per_second", b.interactions_per_second},
-              {"simulation_time_start", b.start_time},
-              {"simulation_time_end", b.end_time},
-              {"simulation_time_per_second", b.time_per_second},
-              {"t_end", b.t_end ? nlohmann::json(*b.t_end) : nlohmann::json(nullptr)},
-              {"step_level_histogram", b.step_level_histogram},
-              {"longest_step", sim::hermite::pow2_at_most(h.dt_max)},
-              {"eta", h.eta},
-              {"eta_start", h.eta_start},
-              {"dt_max", h.dt_max},
-              {"state_hash", hex(b.state_hash)}}}};
+    j["warmup_steps"] = b.warmup_steps;
+    j["timed_steps"] = b.block_steps;
+    j["flops_per_interaction"] = kHermiteFlopsPerInteraction;
+    j["hermite4"] = {{"block_steps", b.block_steps},
+                     {"wall_seconds", b.wall_seconds},
+                     {"block_steps_per_second", b.block_steps_per_second},
+                     {"microseconds_per_block_step", 1e3 * m.wall_mean_ms},
+                     {"mean_active_bodies", b.mean_active},
+                     {"force_evaluations", b.force_evaluations},
+                     {"interactions", b.interactions},
+                     {"interactions_per_second", b.interactions_per_second},
+                     {"simulation_time_start", b.start_time},
+                     {"simulation_time_end", b.end_time},
+                     {"simulation_time_per_second", b.time_per_second},
+                     {"t_end", b.t_end ? nlohmann::json(*b.t_end) : nlohmann::json(nullptr)},
+                     {"step_level_histogram", b.step_level_histogram},
+                     {"longest_step", sim::hermite::pow2_at_most(h.dt_max)},
+                     {"eta", h.eta},
+                     {"eta_start", h.eta_start},
+                     {"dt_max", h.dt_max},
+                     {"state_hash", hex(b.state_hash)}};
+    return j;
   }
-  return {{"mode", "benchmark"},
-          {"bodies", sim.bodies()},
-          {"source", source},
-          {"backend", name_of(c.backend)},
-          {"description", sim.describe()},
-          {"kernel", sim.kernel_name()},
-          {"precision", name_of(c.engine.precision)},
-          {"devices", sim.all_slices().size()},
-          {"threading", name_of(c.threading)},
-          {"launch", name_of(c.launch)},
-          {"hardware", hardware_description(c)},
-          {"integrator", sim.program().integrator},
-          {"force_evaluations_per_step", sim.program().drifts()},
-          {"warmup_steps", warmup},
-          {"timed_steps", steps},
-          {"median_step_ms", m.median_ms},
-          {"min_step_ms", m.min_ms},
-          {"max_step_ms", m.max_ms},
-          {"wall_mean_step_ms", m.wall_mean_ms},
-          {"device_median_step_ms", m.device_median_ms},
-          {"interactions_per_second", m.interactions_per_s},
-          {"gflops", m.gflops},
-          {"flops_per_interaction", 20}};
+  j["force_evaluations_per_step"] = sim.program().drifts();
+  j["warmup_steps"] = warmup;
+  j["timed_steps"] = steps;
+  j["median_step_ms"] = m.median_ms;
+  j["min_step_ms"] = m.min_ms;
+  j["max_step_ms"] = m.max_ms;
+  j["device_median_step_ms"] = m.device_median_ms;
+  j["flops_per_interaction"] = 20;
+  return j;
 }
 
 std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::vector<std::size_t>& sizes,
