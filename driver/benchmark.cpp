@@ -52,8 +52,13 @@ void enqueue(multigpu::Simulation& sim, std::uint64_t n, double step_seconds) {
 std::uint64_t advance_blocks(multigpu::Simulation& sim, std::uint64_t blocks, double block_seconds,
                              std::uint64_t first_chunk = 1) {
   constexpr double kChunkSeconds = 0.05;
+  // Block steps differ in cost by up to N times (a block of one body, every body at the longest step's
+  // times): a rate from a few block steps can be far too fast, so the first chunk holds at most
+  // kFirstChunk and each later one at most twice the one before (a first chunk of 1,000,000 block steps
+  // once ran 5 s past a Ctrl-C).
+  constexpr std::uint64_t kFirstChunk = 64;
   std::uint64_t chunk = block_seconds > 0
-                            ? std::clamp<std::uint64_t>(std::uint64_t(kChunkSeconds / block_seconds), 1, 1u << 20)
+                            ? std::clamp<std::uint64_t>(std::uint64_t(kChunkSeconds / block_seconds), 1, kFirstChunk)
                             : std::max<std::uint64_t>(first_chunk, 1);
   std::uint64_t done = 0;
   while (done < blocks) {

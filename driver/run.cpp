@@ -238,7 +238,10 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       done += sim.steps_done() - at;  // fewer than n where block steps reached their time limit
       observer.progress(done, steps);
       double const per_step = seconds_since(c0) / double(n);
-      std::uint64_t const mine = std::max<std::uint64_t>(1, std::uint64_t(0.2 / std::max(per_step, 1e-9)));
+      std::uint64_t mine = std::max<std::uint64_t>(1, std::uint64_t(0.2 / std::max(per_step, 1e-9)));
+      // Block steps differ in cost by up to N times: the rate of a few cheap ones would make the next
+      // chunk seconds long (past a Ctrl-C), so a chunk at most doubles.
+      if (sim.block_steps()) mine = std::min(mine, 2 * n);
       chunk = std::uint64_t(-ranks.max(-int(std::min<std::uint64_t>(mine, std::uint64_t(1) << 30))));
       std::uint64_t const now_step = sim.steps_done();
       if (due(sample_every, now_step)) {

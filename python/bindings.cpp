@@ -376,6 +376,7 @@ class Engine {
       bool const signalled = PyErr_CheckSignals() != 0;
       double const per_step = seconds / double(n);
       chunk = std::max<std::uint64_t>(1, std::uint64_t(kSignalCheckSeconds / std::max(per_step, 1e-9)));
+      if (sim_->block_steps()) chunk = std::min(chunk, 2 * n);  // block steps' costs differ by up to N times
       Ranks const& ranks = sim_->ranks();
       if (ranks.size() > 1) {
         // Every rank stops after the same step (a signal seen by any stops all) and steps chunks of
