@@ -84,8 +84,8 @@ std::string timestamped(const std::string& folder, const char* extension) {
 // frames coming at the display's rate.
 constexpr std::uint64_t kSettleFrames = 4;
 constexpr double kSettleSeconds = 0.1;
-// The full HUD's live figures (frames/s, steps/s, step time, energy) are redrawn at 4 Hz when nothing
-// else is: a few times a second reads as live, and costs a few frames where 60 were drawn.
+// The full HUD's live figures (frames/s, steps/s, step time, energy) are redrawn at 4 Hz while the run
+// steps and nothing else is drawn: a few times a second reads as live, and costs a few frames where 60 were drawn.
 constexpr double kFiguresPeriod = 0.25;
 // The automatic exposure approaches its target exponentially and never reaches it exactly. Frames are
 // drawn for it once it is 5% away (a scene that brightens or dims, a zoom: about what an eye notices),
@@ -353,8 +353,10 @@ class Viewer {
     // The automatic exposure adapting to a changed scene.
     if (controls_.auto_exposure && exposure_adapting()) return true;
     // The full HUD's live figures (frames/s, steps/s, step and render times, the energy) a few times
-    // a second; the minimal HUD and none show nothing that changes between simulation frames.
-    return controls_.hud == render::HudMode::full && seconds_since(shown_at_) >= kFiguresPeriod;
+    // a second while the run steps; paused, they are those of its last steps (only the render time
+    // would change, by being drawn), and the minimal HUD and none show nothing that changes between
+    // simulation frames: a still picture.
+    return controls_.hud == render::HudMode::full && !stats.paused && seconds_since(shown_at_) >= kFiguresPeriod;
   }
 
   // Input arrived: frames for a little while, whatever else changes.

@@ -143,22 +143,25 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
                ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoMove |
                    ImGuiWindowFlags_NoSavedSettings);
   ImGui::PushTextWrapPos(0.0f);
-  ImGui::Text("%.0f frames drawn/s   %.3g %s/s%s", s.fps, s.steps_per_s, s.block_steps ? "block steps" : "steps",
-              s.paused ? "   paused" : "");
-  ImGui::Text("step %.3g ms   render %.3g ms", s.step_ms, s.render_ms);
+  // Short lines, each well inside the panel: a line that wrapped or not with the width of its numbers
+  // moved every control below it by a line between two refreshes of the figures (and a click aimed at
+  // one landed on another).
+  ImGui::Text("%.0f frames drawn/s   render %.3g ms", s.fps, s.render_ms);
+  ImGui::Text("%.3g %s/s   step %.3g ms", s.steps_per_s, s.block_steps ? "block steps" : "steps", s.step_ms);
   ImGui::Text("N = %zu   %.3e interactions/s", s.bodies, s.interactions_per_s);
   ImGui::TextUnformatted(s.source.c_str());
   // hermite4: the block time, every body predicted to it; each body keeps its own step.
-  char const* const t = s.block_steps ? "block time" : "t";
+  ImGui::Text("%s = %.4g%s", s.block_steps ? "block time" : "t", s.time, s.paused ? "   paused" : "");
   if (s.energy_error)
-    ImGui::Text("%s = %.4g   |dE/E| = %.1e at t = %.4g", t, s.time, *s.energy_error, s.energy_time);
+    ImGui::Text("|dE/E| = %.1e at t = %.4g", *s.energy_error, s.energy_time);
   else if (s.energy_tracked)
-    ImGui::Text("%s = %.4g   energy error: measuring", t, s.time);
+    ImGui::TextUnformatted(s.paused && s.time == 0.0 ? "energy error: after the first step" : "energy error: measuring");
   else
-    ImGui::Text("%s = %.4g   energy: not tracked at this N", t, s.time);
-  if (s.virial_ratio)
-    ImGui::Text("2K/|W| = %.3f   r10/50/90 = %.3g %.3g %.3g", *s.virial_ratio, s.lagrangian_radii[0],
-                s.lagrangian_radii[1], s.lagrangian_radii[2]);
+    ImGui::TextUnformatted("energy: not tracked at this N");
+  if (s.virial_ratio) {
+    ImGui::Text("2K/|W| = %.3f", *s.virial_ratio);
+    ImGui::Text("r10/50/90 = %.3g %.3g %.3g", s.lagrangian_radii[0], s.lagrangian_radii[1], s.lagrangian_radii[2]);
+  }
   ImGui::PopTextWrapPos();
 
   bool const simulation_open = ImGui::CollapsingHeader("Simulation");
