@@ -5,7 +5,9 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <iostream>
 #include <regex>
@@ -418,8 +420,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   view->add_option("--height", o.height, "window or image height in pixels")
       ->check(whole_number(16, 16384))
       ->capture_default_str();
-  add_named(*view, "--color", o.color, "colour by: speed, type (and mass), device");
-  add_named(*view, "--colormap", o.colormap, "the colour map for speeds: viridis, inferno, magma, plasma");
+  add_named(*view, "--color", o.color, "colour by: speed, type (and mass), device, level (hermite4's time-step levels)");
+  add_named(*view, "--colormap", o.colormap, "the colour map for speeds and levels: viridis, inferno, magma, plasma (perceptual), classic (the "
+                 "earlier blue-white-orange ramp)");
   std::string color_range;
   view->add_option("--color-range", color_range,
                    "MIN:MAX, the speeds the colour map spans, in the legend's units (km/s with --mass-unit and "
@@ -511,6 +514,14 @@ std::optional<Options> parse_options(int argc, char** argv) {
     if (cli.count(option) && path->empty())
       throw InputError(std::string(option) + " '': the path is empty; name a " +
                        (std::string(option).find("-dir") != std::string::npos ? "folder" : "file"));
+  // The movie is H.264 in an MP4 container, whatever the name says: a name that says otherwise would
+  // make a file its players misread.
+  if (!o.video.empty()) {
+    std::string extension = std::filesystem::path(o.video).extension().string();
+    for (char& ch : extension) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    if (extension != ".mp4")
+      throw InputError("--video " + o.video + ": the movie is H.264 in an MP4 file; name it FILE.mp4");
+  }
 
   if (cli.count("--bodies")) {
     for (auto const& item : list_items(bodies_text, "--bodies", "4096 or 1024,4096"))

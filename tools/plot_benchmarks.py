@@ -52,7 +52,10 @@ def load_rows(path):
 
 
 def figure():
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise SystemExit("plot_benchmarks.py: needs matplotlib (Debian: python3-matplotlib; or a Python that has it)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt

@@ -79,7 +79,10 @@ def main(argv):
         raise SystemExit(__doc__)
     out, paths = argv[1], argv[2:]
     series = [(os.path.basename(p), load(p)) for p in paths]
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise SystemExit("plot_diagnostics.py: needs matplotlib (Debian: python3-matplotlib; or a Python that has it)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -98,7 +98,10 @@ def markdown():
 
 
 def plot(path):
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise SystemExit("scaling_model.py: needs matplotlib (Debian: python3-matplotlib; or a Python that has it)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
