@@ -494,6 +494,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
     if (cli.count("--steps"))
       throw InputError("--t-end " + cli.get_option("--t-end")->as<std::string>() + " and --steps " +
                        std::to_string(steps) + " both given; give one of them");
+    // A benchmark from a scenario starts at time 0: a time at or before it can never be timed, and
+    // would be refused only after the start-up (minutes at large N). A file's time is known once read.
+    if (o.mode == Mode::benchmark && t_end <= 0.0 && ic.snapshot.empty() && ic.checkpoint.empty())
+      throw InputError("--t-end " + cli.get_option("--t-end")->as<std::string>() +
+                       ": the benchmark starts at time 0; give a later time");
     o.t_end = t_end;
   }
   if (cli.count("--kernel")) dev.engine.kernel = kernel;

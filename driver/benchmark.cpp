@@ -122,7 +122,7 @@ Measurement measure_blocks(multigpu::Simulation& sim, std::uint64_t warmup, std:
       char text[160];
       std::snprintf(text, sizeof text, "--t-end %g: the run is at time %g after its %llu warm-up block steps", *t_end,
                     sim.time(), static_cast<unsigned long long>(warmed));
-      throw InputError(std::string(text) + "; give a later time or fewer --warmup steps");
+      throw InputError(std::string(text) + (warmed ? "; give a later time or fewer --warmup steps" : "; give a later time"));
     }
   }
   sim::hermite::HermiteCounters const before = sim.hermite_counters();

@@ -211,6 +211,11 @@ TEST_F(Cli, TEndRunsToTheFirstStepAtOrPastIt) {
   expect_input_error("--run --t-end nan", "--t-end nan: must be a time in");
   expect_input_error("--run --t-end 1e25", "--t-end 1e+25: more than 1e+15 steps of dt 0.01 away");
   expect_input_error("--benchmark --t-end 1", "--t-end");
+  // hermite4's benchmark from a scenario starts at time 0: refused before the start-up, not after it.
+  expect_input_error("--benchmark --integrator hermite4 --bodies 262144 --t-end 0",
+                     "--t-end 0: the benchmark starts at time 0; give a later time");
+  expect_input_error("--benchmark --integrator hermite4 --bodies 262144 --t-end -1",
+                     "--t-end -1: the benchmark starts at time 0; give a later time");
 }
 
 // The diagnostics series: a row at the start, every K steps and at the end; its last row is the

@@ -82,7 +82,8 @@ std::string floor_message(const BodySet& b, std::size_t body, double dt, double 
   m.precision(3);
   m << "hermite4: at t = " << time << " body " << body << " needs a step of " << dt << ", below the floor " << floor;
   if (nearest != body) m << "; its nearest neighbour is body " << nearest << " at distance " << best;
-  m << " (a close encounter: hermite4 has no regularisation; a larger softening resolves it)";
+  m << " (a close encounter, or an accuracy parameter eta far below the usual 0.01 to 0.05: hermite4 has no "
+       "regularisation; a larger softening or eta resolves it)";
   return m.str();
 }
 
