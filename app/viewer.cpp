@@ -235,6 +235,7 @@ class Viewer {
       collect_messages();
       live_->check_started();  // a start-up that failed (bad input) ends the viewer with its error
       LiveStats const stats = live_->stats();
+      count_steps(stats);
       if (stats.generation != generation_) new_generation(stats);
       else if (stats.refused != refused_) resync(stats);
       update_follow();
@@ -762,10 +763,30 @@ class Viewer {
     if (new_frame || colors_uploaded) scene_changed_ = true;
   }
 
+  // The steps the run made over the last two seconds, for the HUD's steps/s: what the user sees it
+  // do. The simulation's own figure (1 / its time a step) is what it could do; beside a viewer that
+  // steps one batch a frame, or paused, it can be several times the rate the run goes at.
+  void count_steps(const LiveStats& s) {
+    auto const now = Clock::now();
+    if (!step_counts_.empty() && (s.generation != step_counts_generation_ || s.step < step_counts_.back().second))
+      step_counts_.clear();
+    step_counts_generation_ = s.generation;
+    step_counts_.push_back({now, s.step});
+    while (step_counts_.size() > 2 && std::chrono::duration<double>(now - step_counts_[1].first).count() > 2.0)
+      step_counts_.pop_front();
+  }
+  double run_steps_per_s(const LiveStats& s) const {
+    if (s.paused) return 0.0;
+    if (step_counts_.size() < 2) return s.steps_per_s;
+    double const seconds = std::chrono::duration<double>(step_counts_.back().first - step_counts_.front().first).count();
+    if (seconds < 0.5) return s.steps_per_s;
+    return double(step_counts_.back().second - step_counts_.front().second) / seconds;
+  }
+
   render::HudStats hud_stats(const LiveStats& s) const {
     render::HudStats h;
     h.fps = fps_;
-    h.steps_per_s = s.steps_per_s;
+    h.steps_per_s = run_steps_per_s(s);
     h.step_ms = s.step_ms;
     h.render_ms = render_ms_;
     h.interactions_per_s = s.interactions_per_s;
@@ -878,6 +899,8 @@ class Viewer {
   render::SpeedColoring shown_coloring_;  // the map and range of the colours uploaded last
   bool fit_color_range_ = true;           // the next frame fits the speed range (a new run, the HUD's "fit")
   std::deque<std::pair<std::string, Clock::time_point>> messages_;
+  std::deque<std::pair<Clock::time_point, std::uint64_t>> step_counts_;  // (when, step), the last ~2 s
+  std::uint64_t step_counts_generation_ = 0;
   int max_devices_ = 1;
   std::uint64_t refused_ = 0, first_generation_ = 0;
   bool requested_pause_ = false, vsync_ = true;
