@@ -211,6 +211,11 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       {"--restart", {M::run, M::benchmark, M::validate, M::viewer, M::serve, M::automatic},
        "modes that simulate one run"},
       {"--load", {M::run, M::benchmark, M::validate, M::viewer, M::serve, M::automatic}, "modes that simulate one run"},
+      // --compare-threading runs every threading model and launch mode itself.
+      {"--threading", {M::run, M::benchmark, M::validate, M::viewer, M::serve, M::automatic},
+       "modes that simulate one run (--compare-threading runs every threading model)"},
+      {"--launch", {M::run, M::benchmark, M::validate, M::viewer, M::serve, M::automatic},
+       "modes that simulate one run (--compare-threading runs every launch mode)"},
   };
   static const char* const viewer_options[] = {"--offscreen", "--screenshot", "--frames",   "--frames-dir",
                                                "--video",     "--video-fps",  "--video-hud"};

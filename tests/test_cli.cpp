@@ -211,6 +211,11 @@ TEST_F(Cli, TEndRunsToTheFirstStepAtOrPastIt) {
   expect_input_error("--run --t-end nan", "--t-end nan: must be a time in");
   expect_input_error("--run --t-end 1e25", "--t-end 1e+25: more than 1e+15 steps of dt 0.01 away");
   expect_input_error("--benchmark --t-end 1", "--t-end");
+  // --compare-threading runs every threading model and launch mode: choosing one does nothing.
+  expect_input_error("--compare-threading --numgpus 2 --bodies 256 --threading workers",
+                     "--threading does nothing with --compare-threading; it belongs to modes that simulate one run");
+  expect_input_error("--compare-threading --integrator hermite4 --numgpus 2 --bodies 256 --launch graph",
+                     "--launch does nothing with --compare-threading");
   // hermite4's benchmark from a scenario starts at time 0: refused before the start-up, not after it.
   expect_input_error("--benchmark --integrator hermite4 --bodies 262144 --t-end 0",
                      "--t-end 0: the benchmark starts at time 0; give a later time");
