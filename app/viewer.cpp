@@ -10,6 +10,7 @@
 
 #ifdef NBODY_HAVE_VIEWER
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -129,6 +130,15 @@ class Viewer {
       if (ec || !fs::is_directory(o.frames_dir))
         throw InputError("--frames-dir " + o.frames_dir + ": cannot create the folder (" + ec.message() + ")");
       check_output_path((fs::path(o.frames_dir) / "frame_00000.png").string(), "--frames-dir");
+      // Frames of an earlier recording would mix with this one's (a shorter run leaves the old ones
+      // after its own, and a movie made of the folder shows both): refused, nothing removed.
+      for (auto const& entry : fs::directory_iterator(o.frames_dir, ec)) {
+        std::string const name = entry.path().filename().string();
+        if (name.size() == 15 && name.rfind("frame_", 0) == 0 && name.compare(11, 4, ".png") == 0 &&
+            std::all_of(name.begin() + 6, name.begin() + 11, [](char ch) { return ch >= '0' && ch <= '9'; }))
+          throw InputError("--frames-dir " + o.frames_dir + ": holds frames of an earlier recording (" + name +
+                           "); choose an empty folder or remove them");
+      }
     }
     recording_ = o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || o.frames > 0;
     // The window first: where none can open, the default mode falls back before any other work.

@@ -289,6 +289,13 @@ TEST_F(Viewer, NoDisplayIsAClearErrorAndTheDefaultModeFallsBack) {
   // --frames-dir makes its folder; one it cannot make is refused before the first frame.
   EXPECT_EQ(run("--offscreen --frames 2 --frames-dir " + file("made/here") + " --bodies 64", "env -u DISPLAY"), 0) << err();
   EXPECT_TRUE(fs::exists(file("made/here/frame_00001.png")));
+  // A folder that holds an earlier recording's frames is refused (a shorter run would leave the old
+  // frames after its own), and they stay as they were.
+  auto const before = fs::last_write_time(file("made/here/frame_00001.png"));
+  EXPECT_EQ(run("--offscreen --frames 1 --frames-dir " + file("made/here") + " --bodies 32", "env -u DISPLAY"), 2);
+  EXPECT_NE(err().find("--frames-dir " + file("made/here") + ": holds frames of an earlier recording"), std::string::npos)
+      << err();
+  EXPECT_EQ(fs::last_write_time(file("made/here/frame_00001.png")), before);
   std::ofstream(file("plain")) << "x";
   EXPECT_EQ(run("--offscreen --frames-dir " + file("plain/sub") + " --bodies 64", "env -u DISPLAY"), 2);
   EXPECT_NE(err().find("--frames-dir " + file("plain/sub") + ": cannot create the folder"), std::string::npos) << err();
