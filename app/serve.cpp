@@ -346,7 +346,7 @@ int run_serve(const Options& options) {
   // The URL on stderr always (--quiet too): without it nobody can connect.
   std::cerr << "serve: open " << url
             << (server->loopback() ? "  (this machine only; from another: ssh -L " + std::to_string(server->port()) +
-                                         ":localhost:" + std::to_string(server->port()) + " HOST)"
+                                         ":" + host + ":" + std::to_string(server->port()) + " HOST)"
                                    : "  (anyone who can reach this host and has the token can steer)")
             << "\n";
   auto surface = std::make_unique<BrowserSurface>(*server, options.width, options.height);
