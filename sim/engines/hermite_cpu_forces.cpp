@@ -67,7 +67,6 @@ void block_group(const ActiveBody* active, const HermiteJBodies& jb, std::size_t
   for (std::size_t l = 0; l < lanes; ++l) out[l * stride] = {gax[l], gay[l], gaz[l], gjx[l], gjy[l], gjz[l], gphi[l], 0.0};
 }
 
-
 // The same for fp32, with the same bits as block_group<float> (every pair in fp32 from the fp64 differences, added
 // in fp64 in index order), in three passes over chunks of kChunk j-bodies: (1) the fp64 differences rounded to
 // fp32, a vector of 8 lanes per j; (2) the pair arithmetic over (j, lane) as one flat fp32 loop, 16 pairs a
@@ -75,6 +74,10 @@ void block_group(const ActiveBody* active, const HermiteJBodies& jb, std::size_t
 // block_group<float>) GCC vectorises the mixed fp64/fp32 body 8 lanes wide and splits every fp64 vector in
 // halves: 39 conversions and shuffles per j against 13 here, and fp32 ran at a quarter of fp64's rate.
 constexpr std::size_t kChunk = 16;
+// 64-byte vectors are returned differently without AVX-512; GCC notes it (-Wpsabi, an error under -Werror on such
+// targets), which matters for calls across objects only: these helpers are internal. GCC reports it at the end of
+// the file, so it stays off to there.
+#pragma GCC diagnostic ignored "-Wpsabi"
 typedef double D8 __attribute__((vector_size(8 * sizeof(double))));
 typedef float F8 __attribute__((vector_size(8 * sizeof(float))));
 static_assert(W == 8, "the fp32 passes are written for 8 lanes");
