@@ -527,23 +527,15 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
     csv << model << ',' << launch << ',' << r.devices << ',' << r.bodies << ',' << b.block_steps_per_second << ','
         << us << ',' << b.mean_active << ',' << b.interactions_per_second << ',' << r.speedup << ',' << r.efficiency
         << ',' << hash << ',' << (r.agrees ? "true" : "false") << "\n";
-    j["rows"].push_back({{"model", model},
-                         {"launch", launch},
-                         {"devices", r.devices},
-                         {"bodies", r.bodies},
-                         {"block_steps", b.block_steps},
-                         {"wall_seconds", b.wall_seconds},
-                         {"block_steps_per_second", b.block_steps_per_second},
-                         {"microseconds_per_block_step", us},
-                         {"mean_active_bodies", b.mean_active},
-                         {"force_evaluations", b.force_evaluations},
-                         {"interactions", b.interactions},
-                         {"interactions_per_second", b.interactions_per_second},
-                         {"simulation_time_per_second", b.time_per_second},
-                         {"speedup", r.speedup},
-                         {"efficiency", r.efficiency},
-                         {"state_hash", hash},
-                         {"bitwise_agrees", r.agrees}});
+    json row = driver::block_steps_json(b, r.measurement.wall_mean_ms);
+    row.update({{"model", model},
+                {"launch", launch},
+                {"devices", r.devices},
+                {"bodies", r.bodies},
+                {"speedup", r.speedup},
+                {"efficiency", r.efficiency},
+                {"bitwise_agrees", r.agrees}});
+    j["rows"].push_back(row);
     if (!r.agrees)
       differ.push_back(model + "/" + launch + " on " + std::to_string(r.devices) + " device(s) at N = " +
                        std::to_string(r.bodies));

@@ -226,6 +226,19 @@ Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64
   return m;
 }
 
+nlohmann::json block_steps_json(const BlockMeasurement& b, double wall_mean_ms) {
+  return {{"block_steps", b.block_steps},
+          {"wall_seconds", b.wall_seconds},
+          {"block_steps_per_second", b.block_steps_per_second},
+          {"microseconds_per_block_step", 1e3 * wall_mean_ms},
+          {"mean_active_bodies", b.mean_active},
+          {"force_evaluations", b.force_evaluations},
+          {"interactions", b.interactions},
+          {"interactions_per_second", b.interactions_per_second},
+          {"simulation_time_per_second", b.time_per_second},
+          {"state_hash", hex(b.state_hash)}};
+}
+
 nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& sim, const std::string& source,
                               std::uint64_t warmup, std::uint64_t steps) {
   multigpu::SimulationConfig const& c = sim.config();
@@ -252,24 +265,16 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
     j["warmup_steps"] = b.warmup_steps;
     j["timed_steps"] = b.block_steps;
     j["flops_per_interaction"] = kHermiteFlopsPerInteraction;
-    j["hermite4"] = {{"block_steps", b.block_steps},
-                     {"wall_seconds", b.wall_seconds},
-                     {"block_steps_per_second", b.block_steps_per_second},
-                     {"microseconds_per_block_step", 1e3 * m.wall_mean_ms},
-                     {"mean_active_bodies", b.mean_active},
-                     {"force_evaluations", b.force_evaluations},
-                     {"interactions", b.interactions},
-                     {"interactions_per_second", b.interactions_per_second},
-                     {"simulation_time_start", b.start_time},
-                     {"simulation_time_end", b.end_time},
-                     {"simulation_time_per_second", b.time_per_second},
-                     {"t_end", b.t_end ? nlohmann::json(*b.t_end) : nlohmann::json(nullptr)},
-                     {"step_level_histogram", b.step_level_histogram},
-                     {"longest_step", sim::hermite::pow2_at_most(h.dt_max)},
-                     {"eta", h.eta},
-                     {"eta_start", h.eta_start},
-                     {"dt_max", h.dt_max},
-                     {"state_hash", hex(b.state_hash)}};
+    nlohmann::json hermite = block_steps_json(b, m.wall_mean_ms);
+    hermite.update({{"simulation_time_start", b.start_time},
+                    {"simulation_time_end", b.end_time},
+                    {"t_end", b.t_end ? nlohmann::json(*b.t_end) : nlohmann::json(nullptr)},
+                    {"step_level_histogram", b.step_level_histogram},
+                    {"longest_step", sim::hermite::pow2_at_most(h.dt_max)},
+                    {"eta", h.eta},
+                    {"eta_start", h.eta_start},
+                    {"dt_max", h.dt_max}});
+    j["hermite4"] = hermite;
     return j;
   }
   j["force_evaluations_per_step"] = sim.program().drifts();

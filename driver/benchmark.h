@@ -88,6 +88,12 @@ Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std:
 nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& simulation, const std::string& source,
                               std::uint64_t warmup, std::uint64_t steps);
 
+// hermite4's figures of one timed run of block steps (wall_mean_ms: its time a block step), as the keys both
+// the benchmark's "hermite4" object and a threading comparison's rows carry: block_steps, wall_seconds,
+// block_steps_per_second, microseconds_per_block_step, mean_active_bodies, force_evaluations, interactions,
+// interactions_per_second, simulation_time_per_second and state_hash.
+nlohmann::json block_steps_json(const BlockMeasurement& b, double wall_mean_ms);
+
 struct ComparisonRow {
   multigpu::Threading model;
   multigpu::Launch launch;
