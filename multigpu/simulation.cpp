@@ -496,7 +496,9 @@ sim::hermite::HermiteCounters Simulation::hermite_counters() {
 }
 
 void Simulation::start_timing(std::size_t steps) {
-  if (hermite_) throw InputError("hermite4: per-step device timing is not available; time whole runs (--json)");
+  if (hermite_)
+    throw InputError("hermite4: per-step device timing does not apply to block steps (driver::measure times them "
+                     "by the wall clock)");
   if (config_.launch == Launch::graph) {
     // Steps in a graph cannot be marked one by one: marks go between launches (a block, or the
     // single steps of one advance()), and a step's time is its interval's mean.
