@@ -6,13 +6,12 @@
 // count) from a HermiteControl in device memory, so a whole block step runs, and is captured in a CUDA graph,
 // with launches sized by upper bounds and no value from the host.
 //
-// The canonical order below, with one addition for --precision fp32 on the GPU: kHermiteFp32Run.
-//
 // The canonical order (docs/architecture.md): for active body i, j runs over the groups of
-// kernels::segment_layout(N); each group over spans of hermite_span_length(group length) j-bodies; a span's
-// sum starts at zero and adds j in index order (the self pair and the zero-mass padding past N add +0 through
-// pair_force_jerk's `self`); a group's partial adds its spans' sums in span order from zero; the total adds
-// the groups' partials in group order from zero. hermite_forces computes exactly that whatever the active
+// kernels::segment_layout(N); each group over spans of hermite_span_length(group length) j-bodies; on the GPU each
+// span over runs of kHermiteRun j-bodies; a run's sum starts at zero and adds j in index order (the self pair and
+// the zero-mass padding past N add +0 through pair_force_jerk's `self`); a span's sum adds its runs' sums in run
+// order from zero; a group's partial adds its spans' sums in span order from zero; the total adds the groups'
+// partials in group order from zero. hermite_forces computes exactly that whatever the active
 // count, the launch grid and the way the work is cut (HermiteForceMode), so the bits never depend on them.
 #pragma once
 
@@ -164,15 +163,16 @@ struct HermiteSlice {
 //    |e| < 2^-13; six fp64 operations in place of the library's rsqrt);
 //  - fp32: the differences from fp64 positions and velocities held as double-single pairs (hi = fp32(x),
 //    lo = fp32(x - hi)): d = (hi_j - hi_i) + (lo_j - lo_i), within about one fp32 ulp of the fp64 difference (the
-//    fp64 difference rounded to fp32 is within half of one), with no fp64 operation or conversion in the pair; the
-//    pairs of each run of kHermiteFp32Run j-bodies of a span are summed in fp32 from zero, in index order, and the
-//    run's sum is added to the span's fp64 sum: a fixed-length fp32 sub-sum inside the canonical order (runs start
-//    at span starts; every span length is a multiple of 32).
+//    fp64 difference rounded to fp32 is within half of one), with no fp64 operation or conversion in the pair;
+//  - the pairs of each run of kHermiteRun j-bodies of a span are summed from zero, in index order (fp32 sums in
+//    fp32), and the run's sum is added to the span's fp64 sum (runs start at span starts; every span length is a
+//    multiple of 32). The runs are independent of each other: a span's runs can be summed side by side, by
+//    different warps, for blocks too small to fill the GPU a body a thread.
 // kSelf: some pair may be a body with itself or padding (then r^2 + self and m (1 - self)); else self is 0 and
 // both fold to what they are (r^2 >= +0). kPotential: phi is summed (the protocol's passes, which the diagnostics'
 // potential reads); the block steps of advance_blocks need no potential and leave it 0.
-inline constexpr int kHermiteFp32Run = 32;
-static_assert(kHermiteTile % kHermiteFp32Run == 0, "runs must not straddle tiles");
+inline constexpr int kHermiteRun = 32;
+static_assert(kHermiteTile % kHermiteRun == 0, "runs must not straddle tiles");
 
 template <class Acc>
 struct PairSums {
@@ -312,31 +312,29 @@ __device__ __forceinline__ void add_sums(hk::ForceJerk& span, const PairSums<flo
 
 struct HermiteForceArgs;
 
-// Adds the pairs of one tile of j-bodies (local j0 ...) to `span`, in index order (see the pair arithmetic above).
-// (`u0`: where the tile's kHermiteTile bodies start in a larger staged block of j-bodies.)
-template <bool kSelf, bool kPotential, class Args, int kSize>
-__device__ __forceinline__ void sweep_tile(const HermiteTileData<double, kSize>& tile, int j0, const Args& args,
-                                           const HermiteIBody<double>& b, double eps2, hk::ForceJerk& span,
-                                           int u0 = 0) {
-  // fp64: the pairs add straight into the span's sum (a PairSums view of it: the same additions).
-  PairSums<double> s{span.ax, span.ay, span.az, span.jx, span.jy, span.jz, span.phi};
-#pragma unroll 4
-  for (int u = 0; u < kHermiteTile; ++u) {
-    Real4<double> const pj = tile.pos[u0 + u], vj = tile.vel[u0 + u];
+// One run: the pairs of the kHermiteRun j-bodies from tile entry u0 (local j j0) summed into `run` (from zero), in
+// index order (see the pair arithmetic above). fp64 first, fp32 below.
+template <bool kSelf, bool kPotential, int kSize, class Args>
+__device__ __forceinline__ void sweep_run(const HermiteTileData<double, kSize>& tile, int u0, int j0, const Args& args,
+                                          const HermiteIBody<double>& b, double eps2, PairSums<double>& run) {
+#pragma unroll 8  // 4 measured 1.6% slower with every body active on an H200
+  for (int u = u0; u < u0 + kHermiteRun; ++u) {
+    Real4<double> const pj = tile.pos[u], vj = tile.vel[u];
     double self = 0.0;
-    if constexpr (kSelf) self = double(j0 + u >= args.slice_count || std::uint64_t(args.slice_begin + j0 + u) == b.index);
+    if constexpr (kSelf) {
+      int const j = j0 + (u - u0);
+      self = double(j >= args.slice_count || std::uint64_t(args.slice_begin + j) == b.index);
+    }
     pair_fp64<kSelf, kPotential>(__dsub_rn(pj.x, b.x), __dsub_rn(pj.y, b.y), __dsub_rn(pj.z, b.z),
                                  __dsub_rn(vj.x, b.vx), __dsub_rn(vj.y, b.vy), __dsub_rn(vj.z, b.vz), pj.w, eps2, self,
-                                 s);
+                                 run);
   }
-  span = {s.ax, s.ay, s.az, s.jx, s.jy, s.jz, s.phi, span.pad};
 }
-// One fp32 run: the pairs of the kHermiteFp32Run j-bodies from tile entry u0 (local j j0) summed into `run` (from zero).
 template <bool kSelf, bool kPotential, int kSize, class Args>
 __device__ __forceinline__ void sweep_run(const HermiteTileData<float, kSize>& tile, int u0, int j0, const Args& args,
                                           const HermiteIBody<float>& b, float eps2, PairSums<float>& run) {
 #pragma unroll 4
-  for (int u = u0; u < u0 + kHermiteFp32Run; ++u) {
+  for (int u = u0; u < u0 + kHermiteRun; ++u) {
     float4 const ph = tile.pos_hi[u], pl = tile.pos_lo[u], vh = tile.vel_hi[u], vl = tile.vel_lo[u];
     float self = 0.0f;
     if constexpr (kSelf) {
@@ -350,11 +348,12 @@ __device__ __forceinline__ void sweep_run(const HermiteTileData<float, kSize>& t
         eps2, self, run);
   }
 }
-template <bool kSelf, bool kPotential, class Args>
-__device__ __forceinline__ void sweep_tile(const HermiteTileData<float>& tile, int j0, const Args& args,
-                                           const HermiteIBody<float>& b, float eps2, hk::ForceJerk& span) {
-  for (int r = 0; r < kHermiteTile; r += kHermiteFp32Run) {
-    PairSums<float> run{0, 0, 0, 0, 0, 0, 0};
+// Adds the runs of one tile of j-bodies (local j0 ...) to `span`, in run order.
+template <bool kSelf, bool kPotential, class Real, class Args>
+__device__ __forceinline__ void sweep_tile(const HermiteTileData<Real>& tile, int j0, const Args& args,
+                                           const HermiteIBody<Real>& b, Real eps2, hk::ForceJerk& span) {
+  for (int r = 0; r < kHermiteTile; r += kHermiteRun) {
+    PairSums<Real> run{0, 0, 0, 0, 0, 0, 0};
     sweep_run<kSelf, kPotential>(tile, r, j0 + r, args, b, eps2, run);
     add_sums(span, run);
   }
@@ -498,6 +497,26 @@ inline constexpr int kHermiteRunChunk = 32;
 // one round trip to memory where a loop of loads and stores took one for each kHermiteForceBlock entries (four for a
 // span of 256, with every block of the pass waiting on them at the same time).
 inline constexpr int kHermiteSpanRounds = 2 * kHermiteMaxSpan / kHermiteForceBlock;
+__device__ __forceinline__ void stage_span(HermiteTileData<double, kHermiteMaxSpan>& tile, const HermiteForceArgs& args,
+                                           int j_begin, int length) {
+  Real4<double> r[kHermiteSpanRounds];
+#pragma unroll
+  for (int k = 0; k < kHermiteSpanRounds; ++k) {
+    int const q = int(threadIdx.x) + k * kHermiteForceBlock;
+    if (q < length)
+      r[k] = args.pos[j_begin + q];
+    else if (q < 2 * length)
+      r[k] = args.vel[j_begin + q - length];
+  }
+#pragma unroll
+  for (int k = 0; k < kHermiteSpanRounds; ++k) {
+    int const q = int(threadIdx.x) + k * kHermiteForceBlock;
+    if (q < length)
+      tile.pos[q] = r[k];
+    else if (q < 2 * length)
+      tile.vel[q - length] = r[k];
+  }
+}
 __device__ __forceinline__ void stage_span(HermiteTileData<float, kHermiteMaxSpan>& tile, const HermiteForceArgs& args,
                                            int j_begin, int length) {
   if (!args.split) {  // the protocol's passes: split here as they are staged
@@ -533,19 +552,20 @@ __device__ __forceinline__ void stage_span(HermiteTileData<float, kHermiteMaxSpa
   }
 }
 
-// --precision fp32, per_span: the span sums of small blocks with the runs of a span side by side. An item is
-// (32 active bodies, one span): the block holds the span's j-bodies, warp w sums runs w, w + 4, ... for the 32
-// bodies (one a lane) into shared memory, and warp 0 adds each body's runs in run order from zero: the sums of
-// sweep_tile, bit for bit (the same runs, the same additions), with 8 times the threads a span for blocks too small
-// to fill the GPU one body a thread.
-template <bool kPotential>
-__device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, unsigned active, float eps2) {
+// per_span: the span sums of small blocks with the runs of a span side by side. An item is (32 active bodies, one
+// span): the block holds the span's j-bodies, warp w sums runs w, w + 4, ... for the 32 bodies (one a lane) into
+// shared memory, and warp 0 adds each body's runs in run order from zero: the sums of sweep_tile, bit for bit (the
+// same runs, the same additions), with 8 times the threads a span for blocks too small to fill the GPU one body a
+// thread. (An fp64 block of 64 bodies summed whole spans a thread: 512 warps of 256 dependent pairs, one warp an SM
+// sub-partition, the force pass 29.5 us on an H200 where its arithmetic needs 8.5.)
+template <class Real, bool kPotential>
+__device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, unsigned active, Real eps2) {
   constexpr int kWarps = kHermiteForceBlock / 32;
   static_assert(kHermiteForceBlock % 32 == 0 && kWarps >= 1, "whole warps");
-  __shared__ HermiteTileData<float, kHermiteMaxSpan> span_tile;
-  __shared__ PairSums<float> runs[kHermiteMaxSpan / kHermiteFp32Run][kHermiteRunChunk];
+  __shared__ HermiteTileData<Real, kHermiteMaxSpan> span_tile;
+  __shared__ PairSums<Real> runs[kHermiteMaxSpan / kHermiteRun][kHermiteRunChunk];
   int const length = args.span_length, spans = args.sums.cut.groups * args.sums.cut.spans_per_group;
-  int const run_count = length / kHermiteFp32Run;
+  int const run_count = length / kHermiteRun;
   unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   unsigned const chunks = (active + kHermiteRunChunk - 1) / kHermiteRunChunk;
   unsigned long long const items = static_cast<unsigned long long>(chunks) * unsigned(spans);
@@ -554,21 +574,22 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
     unsigned const chunk = unsigned(item - quotient * chunks);
     int const span = int(quotient);
     int const j_begin = span * length;
+    // The lane's body is loaded before the span is staged: one round trip to memory for both.
+    unsigned const k = chunk * kHermiteRunChunk + lane;
+    HermiteIBody<Real> const b(args.active[min(k, active - 1)]);
     __syncthreads();  // every thread has read the previous item's span and runs
     stage_span(span_tile, args, j_begin, length);
     __syncthreads();
-    unsigned const k = chunk * kHermiteRunChunk + lane;
-    HermiteIBody<float> const b(args.active[min(k, active - 1)]);
     for (int r = int(warp); r < run_count; r += kWarps) {
-      int const j0 = j_begin + r * kHermiteFp32Run;
-      bool const any_self = j0 + kHermiteFp32Run > args.slice_count ||
+      int const j0 = j_begin + r * kHermiteRun;
+      bool const any_self = j0 + kHermiteRun > args.slice_count ||
                             __any_sync(0xffffffffu, b.index - std::uint64_t(args.slice_begin + j0) <
-                                                        std::uint64_t(kHermiteFp32Run));
-      PairSums<float> run{0, 0, 0, 0, 0, 0, 0};
+                                                        std::uint64_t(kHermiteRun));
+      PairSums<Real> run{0, 0, 0, 0, 0, 0, 0};
       if (any_self)
-        sweep_run<true, kPotential>(span_tile, r * kHermiteFp32Run, j0, args, b, eps2, run);
+        sweep_run<true, kPotential>(span_tile, r * kHermiteRun, j0, args, b, eps2, run);
       else
-        sweep_run<false, kPotential>(span_tile, r * kHermiteFp32Run, j0, args, b, eps2, run);
+        sweep_run<false, kPotential>(span_tile, r * kHermiteRun, j0, args, b, eps2, run);
       runs[r][lane] = run;
     }
     __syncthreads();
@@ -580,76 +601,6 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
   }
 }
 
-// fp64, per_span: an item is (kHermiteSpanBodies active bodies, one span), two items a block (threads 0-63 and 64-127,
-// each half staging its own span whole), as in hermite_forces' own loop otherwise: the same pairs, the same additions,
-// in the same order. Half a block an item keeps every warp of a block of 64 or fewer bodies busy (with an item of 128
-// bodies a block, half of each block's warps idled). Measured on an H200 (docs/benchmarks.md, 2026-11-25): no faster
-// by itself at four blocks an SM; with three (the fp64 bounds below) the fastest fp64 small block measured.
-inline constexpr int kHermiteSpanBodies = kHermiteForceBlock / 2;
-// Stages the span of `length` j-bodies from j_begin with the kHermiteSpanBodies threads of one half (thread t of it),
-// four loads in flight a thread (two round trips for a span of 256).
-__device__ __forceinline__ void stage_span_half(HermiteTileData<double, kHermiteMaxSpan>& tile,
-                                                const HermiteForceArgs& args, int j_begin, int length, int t) {
-  constexpr int kBatch = 4;
-  for (int q0 = t; q0 < 2 * length; q0 += kBatch * kHermiteSpanBodies) {
-    Real4<double> r[kBatch];
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      int const q = q0 + k * kHermiteSpanBodies;
-      if (q < length)
-        r[k] = args.pos[j_begin + q];
-      else if (q < 2 * length)
-        r[k] = args.vel[j_begin + q - length];
-    }
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      int const q = q0 + k * kHermiteSpanBodies;
-      if (q < length)
-        tile.pos[q] = r[k];
-      else if (q < 2 * length)
-        tile.vel[q - length] = r[k];
-    }
-  }
-}
-template <bool kPotential>
-__device__ __noinline__ void hermite_span_whole(const HermiteForceArgs& args, unsigned active, double eps2) {
-  static_assert(kHermiteForceBlock == 2 * kHermiteSpanBodies && kHermiteSpanBodies % 32 == 0, "two halves of warps");
-  __shared__ HermiteTileData<double, kHermiteMaxSpan> span_tile[2];
-  int const length = args.span_length, spans = args.sums.cut.groups * args.sums.cut.spans_per_group;
-  unsigned const tiles = (active + kHermiteSpanBodies - 1) / kHermiteSpanBodies;
-  unsigned long long const items = static_cast<unsigned long long>(tiles) * unsigned(spans);
-  int const half = int(threadIdx.x) / kHermiteSpanBodies;
-  unsigned const t = threadIdx.x % kHermiteSpanBodies;
-  for (unsigned long long pair = blockIdx.x; 2 * pair < items; pair += gridDim.x) {
-    unsigned long long const item = 2 * pair + unsigned(half);
-    bool const real = item < items;  // the second half of the last pair may have none
-    unsigned long long const quotient = divide(item, tiles);
-    unsigned const first = unsigned(item - quotient * tiles) * kHermiteSpanBodies;
-    int const span = int(quotient);
-    unsigned const k = first + t;
-    bool const warp_busy = real && first + (t & ~31u) < active;
-    HermiteIBody<double> const b(args.active[min(k, active - 1)]);
-    int const j_begin = span * length;
-    __syncthreads();  // every thread has read the previous pair's spans
-    if (real) stage_span_half(span_tile[half], args, j_begin, length, int(t));
-    __syncthreads();
-    hk::ForceJerk sum{};
-    if (warp_busy) {
-      for (int u0 = 0; u0 < length; u0 += kHermiteTile) {
-        int const j0 = j_begin + u0;
-        bool const any_self = j0 + kHermiteTile > args.slice_count ||
-                              __any_sync(0xffffffffu, b.index - std::uint64_t(args.slice_begin + j0) <
-                                                          std::uint64_t(kHermiteTile));
-        if (any_self)
-          sweep_tile<true, kPotential>(span_tile[half], j0, args, b, eps2, sum, u0);
-        else
-          sweep_tile<false, kPotential>(span_tile[half], j0, args, b, eps2, sum, u0);
-      }
-    }
-    if (real && k < active) args.sums.span[std::size_t(span) * active + k] = sum;
-  }
-}
-
 // The force, jerk and potential of every active body against the own j-bodies, in the canonical order. Each
 // thread sums for one active body; the block stages kHermiteTile j-bodies at a time in shared memory. Warps
 // with no active body skip the arithmetic but take part in every barrier. The grid is any size (the engine
@@ -657,8 +608,9 @@ __device__ __noinline__ void hermite_span_whole(const HermiteForceArgs& args, un
 //
 // Blocks an SM, measured on an H200 (docs/benchmarks.md, 2026-11-25): fp32 four (at most 128 registers; five, at 96,
 // spilled and was slower at every size); fp64 three (158 registers: the fp64 pairs keep more of each other's
-// arithmetic in flight; a block step of 64 bodies 2 us faster than at four, the time to solution 3% faster, every
-// body active 2% slower). The compiler's own choice moved between 96 and 160 registers with small changes elsewhere.
+// arithmetic in flight). With the fp64 runs summed side by side for small blocks, four blocks an SM made a block step
+// of 64 bodies 1.3 us faster and every body active 2.7% slower; the time to solution was the same. The compiler's own
+// choice moved between 96 and 160 registers with small changes elsewhere.
 template <class Real, bool kPotential>
 __global__ void __launch_bounds__(kHermiteForceBlock, std::is_same_v<Real, float> ? 4 : 3)
     hermite_forces(HermiteForceArgs args, double eps2_fp64) {
@@ -670,10 +622,7 @@ __global__ void __launch_bounds__(kHermiteForceBlock, std::is_same_v<Real, float
   int const groups = args.sums.cut.groups, spg = args.sums.cut.spans_per_group;
   HermiteForceMode const mode = hermite_force_mode(active, args.sums.cut);
   if (mode == HermiteForceMode::per_span) {
-    if constexpr (std::is_same_v<Real, float>)
-      hermite_span_runs<kPotential>(args, active, float(eps2_fp64));
-    else
-      hermite_span_whole<kPotential>(args, active, eps2_fp64);
+    hermite_span_runs<Real, kPotential>(args, active, Real(eps2_fp64));
     return;
   }
   unsigned const tiles = (active + kHermiteForceBlock - 1) / kHermiteForceBlock;
