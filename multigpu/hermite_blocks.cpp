@@ -91,6 +91,8 @@ HermiteBlocks::HermiteBlocks(const sim::BodySet& initial, const sim::hermite::He
   active_counts_.resize(rank_count);
   active_offsets_.resize(rank_count);
   rank_ones_.assign(rank_count, 1);
+  rank_from_.assign(rank_count, 0);
+  rank_zero_offsets_.assign(rank_count, 0);
   for (std::size_t r = 0; r < rank_count; ++r) rank_index_.push_back(r);
 
   if (state.started()) {
@@ -144,24 +146,45 @@ void HermiteBlocks::gather_active(double t, bool all) {
 double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk) {
   double sum = 0.0;
   std::size_t const total = active_.size();
+  std::size_t const me = std::size_t(ranks_.rank());
+  // Whether a rank before this one holds groups: this rank's first device with groups continues their sums.
+  bool groups_before = false;
+  for (std::size_t r = 0; r < me; ++r) groups_before = groups_before || rank_group_counts_[r] > 0;
   for (std::size_t c0 = 0; c0 < total; c0 += chunk) {
     std::size_t const count = std::min(chunk, total - c0);
-    partials_.resize(groups_ * count);
-    totals_.assign(count, ForceJerk{});
+    totals_.resize(count);
+    // Every device starts its pass before any is waited for.
     threads_->for_each_device([&](int d) {
       auto& e = *engines_[std::size_t(d)];
       e.set_active(active_.data() + c0, count);
       e.partial_forces();
-      std::size_t const groups = e.own_groups();
-      if (groups == 0) return;
-      const ForceJerk* p = e.partials();
-      std::copy_n(p, groups * count, partials_.begin() + std::ptrdiff_t(first_group_[std::size_t(d)] * count));
     });
-    if (ranks_.size() > 1)
-      ranks_.all_gather_in_place(partials_.data(), count * sizeof(ForceJerk), rank_group_counts_, rank_group_offsets_);
-    // The canonical order's last stage: the groups' partials in group order, from zero (docs/architecture.md).
-    for (std::size_t g = 0; g < groups_; ++g)
-      for (std::size_t k = 0; k < count; ++k) sim::hermite::add_partial(totals_[k], partials_[g * count + k]);
+    // The canonical order's last stage: the groups' partials in group order, from zero (docs/architecture.md),
+    // device after device in the order of the groups: each adds its own groups, where they are, to the sums of
+    // the groups before it (O(active) bytes a device, where every device's partials were O(groups x active)).
+    bool started = groups_before;
+    for (std::size_t r = 0; r < std::size_t(ranks_.size()); ++r) {
+      if (r == me) {
+        // Each device reads the one before's result where it is (valid until that engine's next call).
+        const ForceJerk* prefix = started ? totals_.data() : nullptr;
+        for (std::size_t d = 0; d < engines_.size(); ++d) {
+          if (engines_[d]->own_groups() == 0) continue;
+          threads_->for_each_device([&](int x) {
+            if (std::size_t(x) == d) prefix = engines_[d]->add_own_groups(prefix);
+          });
+        }
+        if (prefix && prefix != totals_.data()) std::copy_n(prefix, count, totals_.begin());
+        started = started || prefix;
+      }
+      if (ranks_.size() > 1 && rank_group_counts_[r] > 0) {  // rank r's sums to every rank
+        std::vector<std::size_t>& from = rank_from_;
+        std::fill(from.begin(), from.end(), 0);
+        from[r] = 1;
+        ranks_.all_gather_in_place(totals_.data(), count * sizeof(ForceJerk), from, rank_zero_offsets_);
+        started = true;
+      }
+    }
+    if (!started) std::fill(totals_.begin(), totals_.end(), ForceJerk{});  // no groups anywhere (N = 0)
     if (pass == Pass::potential) {
       for (std::size_t k = 0; k < count; ++k) sum += active_[c0 + k].m * totals_[k].phi;
       continue;

@@ -3,10 +3,12 @@
 // across host devices, threading models and restarts, and the CPU force+jerk rate.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "core/errors.h"
@@ -280,6 +282,54 @@ TEST(Hermite, ForceAndJerkMatchAPlainSum) {
     EXPECT_LT(worst_a, fp32 ? 1e-5 : 1e-13);
     EXPECT_LT(worst_j, fp32 ? 1e-4 : 1e-12);
   }
+}
+
+// The protocol's last stage: each slice's add_own_groups continues the sums of the slices before it (null on the
+// first); the last gives every slice's partials added in group order from zero, bit for bit.
+TEST(Hermite, AddOwnGroupsChainsTheGroupSumsAcrossSlices) {
+  std::size_t const n = 2000, L = sim::kernels::segment_layout(n).length;
+  sim::BodySet const b = plummer(n, 5);
+  std::vector<std::unique_ptr<sim::HermiteEngine>> engines;
+  std::size_t begin = 0;
+  for (std::size_t end : {3 * L, 9 * L, n}) {
+    sim::HermiteEngineConfig c;
+    c.bodies = n;
+    c.slice = Slice{begin, end - begin};
+    c.softening = 1e-4;
+    engines.push_back(sim::make_hermite_cpu_engine(c));
+    engines.back()->upload_unstarted(b);
+    begin = end;
+  }
+  std::vector<sim::hermite::ActiveBody> list;
+  for (std::size_t i = 1; i < n; i += 3) {
+    auto const& p = b.pos_mass[i];
+    list.push_back({p.x, p.y, p.z, p.w, b.velocity[i].x, b.velocity[i].y, b.velocity[i].z, i});
+  }
+  std::size_t const count = list.size();
+  // The partials of every group, [global group][body], and their sums in group order from zero (the reference)
+  // and in the reverse order (how much the order shows in these bits).
+  std::vector<sim::hermite::ForceJerk> partials, chained(count);
+  const sim::hermite::ForceJerk* prefix = nullptr;
+  for (auto& e : engines) {
+    e->set_active(list.data(), count);
+    e->partial_forces();
+    const sim::hermite::ForceJerk* p = e->partials();
+    partials.insert(partials.end(), p, p + e->own_groups() * count);
+    const sim::hermite::ForceJerk* q = e->add_own_groups(prefix);
+    std::copy_n(q, count, chained.begin());
+    prefix = chained.data();
+  }
+  std::size_t const groups = partials.size() / count;
+  ASSERT_EQ(groups, sim::kernels::segment_layout(n).count);
+  std::vector<sim::hermite::ForceJerk> in_order(count, sim::hermite::ForceJerk{}), reversed = in_order;
+  for (std::size_t g = 0; g < groups; ++g)
+    for (std::size_t k = 0; k < count; ++k) {
+      sim::hermite::add_partial(in_order[k], partials[g * count + k]);
+      sim::hermite::add_partial(reversed[k], partials[(groups - 1 - g) * count + k]);
+    }
+  EXPECT_EQ(0, std::memcmp(in_order.data(), chained.data(), count * sizeof(in_order[0])));
+  EXPECT_NE(0, std::memcmp(in_order.data(), reversed.data(), count * sizeof(in_order[0])))
+      << "these partials give the same bits in either order: the test could not see a wrong one";
 }
 
 // Softening 0 is allowed: the self pair adds nothing (a NaN would spread to every body).

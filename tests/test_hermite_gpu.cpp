@@ -318,6 +318,48 @@ TEST(HermiteGpu, SlicesOfOneGpuMatchOneEngineBitwise) {
   }
 }
 
+// The protocol's last stage on the devices: each slice's add_own_groups continues the sums of the slices before it
+// (null on the first), and the last gives the host's sums of every slice's partials in group order, bit for bit.
+TEST(HermiteGpu, AddOwnGroupsChainsTheGroupSumsAcrossSlices) {
+  REQUIRE_GPU();
+  std::size_t const n = kLayoutBodies, L = sim::kernels::segment_layout(n).length;
+  sim::BodySet const b = test::scenario("plummer", n);
+  for (auto p : {Precision::fp64, Precision::fp32}) {
+    std::vector<std::unique_ptr<sim::CudaHermiteEngine>> owned;
+    std::vector<sim::HermiteEngine*> engines;
+    std::size_t begin = 0;
+    for (std::size_t end : {3 * L, 7 * L, n}) {
+      owned.push_back(cuda_engine(config_for(n, p, 0.01, Slice{begin, end - begin})));
+      engines.push_back(owned.back().get());
+      engines.back()->upload_unstarted(b);
+      begin = end;
+    }
+    for (std::size_t count : {std::size_t(1), std::size_t(300), n}) {
+      std::vector<ActiveBody> list;
+      for (std::size_t i : random_block(n, count, 11 + count)) list.push_back(active_of(b, i));
+      auto const host = totals(engines, list);  // set_active and partial_forces on every slice, then partials()
+      std::vector<ForceJerk> chained(list.size());
+      const ForceJerk* prefix = nullptr;
+      for (auto* e : engines) {
+        const ForceJerk* q = e->add_own_groups(prefix);
+        std::copy_n(q, list.size(), chained.begin());
+        prefix = chained.data();
+      }
+      EXPECT_TRUE(same_bits(host, chained)) << count << " active, " << name_of(p);
+      // The same partials summed in the reverse group order differ: a wrong order would show. (fp64 only: fp32's
+      // partials are sums of fp32 run sums, few enough bits that fp64 adds them exactly in any order.)
+      if (count < 300 || p == Precision::fp32) continue;
+      std::vector<ForceJerk> reversed(list.size(), ForceJerk{});
+      for (auto it = engines.rbegin(); it != engines.rend(); ++it) {
+        const ForceJerk* q = (*it)->partials();
+        for (std::size_t g = (*it)->own_groups(); g-- > 0;)
+          for (std::size_t k = 0; k < list.size(); ++k) sim::hermite::add_partial(reversed[k], q[g * list.size() + k]);
+      }
+      EXPECT_FALSE(same_bits(host, reversed)) << "the group order does not show in these bits, " << name_of(p);
+    }
+  }
+}
+
 // Two GPUs, one slice each (the protocol through the host): the bits of one engine.
 TEST(HermiteGpu, TwoGpusMatchOneEngineBitwise) {
   REQUIRE_GPU();

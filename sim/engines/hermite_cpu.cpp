@@ -141,6 +141,16 @@ class HermiteCpuEngine final : public HermiteEngine {
   }
   std::size_t own_groups() const override { return (config_.slice.count + group_length_ - 1) / group_length_; }
   const ForceJerk* partials() override { return partials_.data(); }
+  const ForceJerk* add_own_groups(const ForceJerk* prefix) override {
+    std::size_t const groups = own_groups(), count = active_count_;
+    chain_.resize(count);  // capacity kept, as partials_'s
+    for (std::size_t k = 0; k < count; ++k) {
+      ForceJerk t = prefix ? prefix[k] : ForceJerk{};
+      for (std::size_t g = 0; g < groups; ++g) hermite::add_partial(t, partials_[g * count + k]);
+      chain_[k] = t;
+    }
+    return chain_.data();
+  }
 
   void correct(const ForceJerk* totals, std::size_t count, double t) override {
     for (std::size_t k = 0; k < count; ++k) {
@@ -236,7 +246,7 @@ class HermiteCpuEngine final : public HermiteEngine {
   std::vector<double> px_, py_, pz_, pvx_, pvy_, pvz_, m_;  // predicted, structure of arrays for the j loop
   std::vector<ActiveBody> own_active_, active_;
   std::size_t active_count_ = 0, own_first_ = 0;
-  std::vector<ForceJerk> partials_, totals_;
+  std::vector<ForceJerk> partials_, totals_, chain_;
   hermite::HermiteCounters counters_;
   std::int64_t floor_body_ = -1;
   double block_time_ = 0.0;

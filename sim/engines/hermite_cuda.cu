@@ -164,7 +164,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     for (auto* b : {&x_, &v_, &a_, &jerk_, &xp_, &vp_}) b->forget();
     for (auto* b : {&t_, &dt_}) b->forget();
     active_.forget();
-    for (auto* b : {&totals_in_, &span_, &group_, &total_}) b->forget();
+    for (auto* b : {&totals_in_, &span_, &group_, &total_, &chain_in_, &chain_out_}) b->forget();
     ctl_.forget();
     counts_.forget();
     split_.forget();
@@ -174,6 +174,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     active_staging_.forget();
     totals_staging_.forget();
     partials_host_.forget();
+    chain_host_.forget();
     for (auto& e : snapshot_taken_) e.forget();
   }
 
@@ -301,7 +302,6 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     partials_ready_ = 0;
     if (own_groups_ == 0 || active_count_ == 0) return;
     gpu::DeviceGuard guard(config_.device);
-    ensure_partials_host(own_groups_ * active_count_);
     k::HermiteSums const sums = sums_for(false);
     k::hermite_forces<Real, true><<<force_grid_, k::kHermiteForceBlock, 0, stream_.get()>>>(
         force_args(sums, k::ActiveCount{nullptr, unsigned(active_count_)}, nullptr), eps2());
@@ -310,8 +310,6 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         sums, k::ActiveCount{nullptr, unsigned(active_count_)}, nullptr);
     NBODY_CHECK_LAUNCH(stream_.get());
     partials_ready_ = own_groups_ * active_count_;
-    NBODY_CUDA_CHECK(cudaMemcpyAsync(partials_host_.data(), group_.data(), partials_ready_ * sizeof(ForceJerk),
-                                     cudaMemcpyDeviceToHost, stream_.get()));
     host_interactions_ += std::uint64_t(active_count_) * config_.slice.count;
   }
 
@@ -319,8 +317,32 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 
   const ForceJerk* partials() override {
     gpu::DeviceGuard guard(config_.device);
+    ensure_partials_host(partials_ready_);
+    if (partials_ready_) copy_out(partials_host_.data(), group_.data(), partials_ready_);
     wait_for_stream();
     return partials_host_.data();
+  }
+
+  const ForceJerk* add_own_groups(const ForceJerk* prefix) override {
+    std::size_t const n = active_count_;
+    gpu::DeviceGuard guard(config_.device);
+    if (!chain_out_.data()) {  // the first block step of the protocol: room for every body active
+      std::size_t const most = std::max<std::size_t>(config_.bodies, 1);
+      chain_in_ = gpu::DeviceBuffer<ForceJerk>(config_.device, most);
+      chain_out_ = gpu::DeviceBuffer<ForceJerk>(config_.device, most);
+      chain_host_ = gpu::PinnedBuffer<ForceJerk>(config_.device, most);
+    }
+    if (n == 0) return chain_host_.data();
+    // Straight from the caller's memory (another engine's pinned result, or pageable memory, which the copy has
+    // read when it returns); stream order: a copy in from chain_host_ has read it before the copy out writes it.
+    if (prefix) copy_in(chain_in_.data(), prefix, n);
+    k::hermite_add_groups<<<elementwise_grid(n), k::kHermiteBlock, 0, stream_.get()>>>(
+        group_.data(), partials_ready_ ? int(own_groups_) : 0, unsigned(n), prefix ? chain_in_.data() : nullptr,
+        chain_out_.data());
+    NBODY_CHECK_LAUNCH(stream_.get());
+    copy_out(chain_host_.data(), chain_out_.data(), n);
+    wait_for_stream();
+    return chain_host_.data();
   }
 
   void correct(const ForceJerk* own_totals, std::size_t count, double t) override { finish(own_totals, count, t, false); }
@@ -505,7 +527,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   std::size_t device_bytes() const {
     return padded_ * (6 * sizeof(Real4<double>) + 2 * sizeof(double) + (std::is_same_v<Real, float> ? 4 * sizeof(float4) : 0)) +
            config_.bodies * sizeof(ActiveBody) +
-           (config_.slice.count + span_sums() + group_sums() + total_sums()) * kSumBytes;
+           (config_.slice.count + span_sums() + group_sums() + total_sums() + 2 * config_.bodies) * kSumBytes;
   }
 
   void allocate_sums() {
@@ -665,6 +687,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   gpu::DeviceBuffer<double> t_, dt_;
   gpu::DeviceBuffer<ActiveBody> active_;
   gpu::DeviceBuffer<ForceJerk> totals_in_, span_, group_, total_;
+  gpu::DeviceBuffer<ForceJerk> chain_in_, chain_out_;  // add_own_groups' prefix and result (the protocol only)
   gpu::DeviceBuffer<k::HermiteControl> ctl_;
   gpu::DeviceBuffer<unsigned> counts_;
   gpu::DeviceBuffer<float4> split_;  // fp32: the split j-bodies of advance_blocks (see split())
@@ -674,7 +697,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   ActiveBody* own_active_device_ = nullptr;
   unsigned* pack_count_device_ = nullptr;
   gpu::PinnedBuffer<ActiveBody> active_staging_;
-  gpu::PinnedBuffer<ForceJerk> totals_staging_, partials_host_;
+  gpu::PinnedBuffer<ForceJerk> totals_staging_, partials_host_, chain_host_;
   gpu::SyncEvent snapshot_taken_[2];
   std::size_t active_count_ = 0, own_first_ = 0, own_count_ = 0, partials_ready_ = 0;
   std::uint64_t host_interactions_ = 0;  // the protocol's force passes (advance_blocks counts on the device)

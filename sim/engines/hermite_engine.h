@@ -12,8 +12,9 @@
 //   t = min over devices of own_next_time()
 //   predict(t); n_d = pack_active(t, false)              each device: its own active bodies, index order
 //   set_active(all devices' packed bodies, in device order = index order)
-//   partial_forces(); partials()                         each device: [own group][active body]
-//   totals[k] = sum over all groups g, in order, from zero, of partial[g][k]   (hermite::add_partial)
+//   partial_forces()                                     each device: [own group][active body], on the device
+//   totals[k] = sum over all groups g, in order, from zero, of partial[g][k]   (hermite::add_partial):
+//     prefix = add_own_groups(prefix) on each device with groups, in device order (null on the first)
 //   correct(totals of the own active bodies, t)
 // The start (a state with no Hermite history) is the same with every body active (pack_active(t, true)) and
 // initialise() in place of correct(). A potential pass (diagnostics) is the same too, with every body active
@@ -84,9 +85,15 @@ class HermiteEngine {
   // Starts the partial force, jerk and potential of every active body against each own group.
   virtual void partial_forces() = 0;
   // Groups in the own slice: partials() has own_groups() x count entries, [group][active body] (synchronises;
-  // host memory, valid until the next partial_forces()).
+  // host memory, valid until the next partial_forces(); for tests and tools, the protocol uses add_own_groups).
   virtual std::size_t own_groups() const = 0;
   virtual const hermite::ForceJerk* partials() = 0;
+  // The canonical order's last stage for the own groups: `prefix` (the active bodies' sums of every group before
+  // the own ones, `count` entries in host memory; null: from zero) plus each own group's partial in group order,
+  // added where the partials are. Returns the result (host memory, valid until the next call; synchronises): the
+  // totals where this slice holds the last groups, else the next device's prefix. O(active) bytes cross to the
+  // host where the partials were O(groups x active) (16 MB a block step of 16,384 bodies).
+  virtual const hermite::ForceJerk* add_own_groups(const hermite::ForceJerk* prefix) = 0;
   // Corrects the own active bodies (those set_active() listed in this slice, in their order) with their totals,
   // at block time t: new x, v, a, jerk, t_i = t, dt_i from the criterion (hermite::next_step). A step below
   // the floor is kept at that value and remembered (floor_violation).

@@ -702,6 +702,18 @@ __global__ void hermite_span_groups(HermiteSums sums, ActiveCount count, const H
   }
 }
 
+// The multi-device protocol's last stage for one device's groups: out[k] = prefix[k] (zero where null) plus each
+// own group's partial [g][k] in group order (the canonical order's group stage, continued from the groups of the
+// devices before). One thread a body.
+__global__ void hermite_add_groups(const hk::ForceJerk* group, int groups, unsigned count, const hk::ForceJerk* prefix,
+                                   hk::ForceJerk* out) {
+  for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x) {
+    hk::ForceJerk t = prefix ? load_sum(&prefix[k]) : hk::ForceJerk{};
+    for (int g = 0; g < groups; ++g) hk::add_partial(t, load_sum(&group[std::size_t(g) * count + k]));
+    out[k] = t;
+  }
+}
+
 // ---- the block's time, the predictor and the active list ----
 
 // Arms the control for a run of block steps from block time t (or clears the minimum before a search): the
