@@ -110,11 +110,17 @@ HermiteBlocks::HermiteBlocks(const sim::BodySet& initial, const sim::hermite::He
 }
 
 void HermiteBlocks::gather_active(double t, bool all) {
+  // One thread for every device: each device's work is queued before any is waited for. (A worker a device waits
+  // for its own only.)
+  bool const one_thread = threads_->threading() == Threading::single;
   threads_->for_each_device([&](int d) {
     auto& e = *engines_[std::size_t(d)];
     e.predict(t);
-    device_counts_[std::size_t(d)] = e.pack_active(t, all);
+    if (one_thread) e.start_pack(t, all);
+    else device_counts_[std::size_t(d)] = e.pack_active(t, all);
   });
+  if (one_thread)
+    threads_->for_each_device([&](int d) { device_counts_[std::size_t(d)] = engines_[std::size_t(d)]->pack_active(t, all); });
   std::size_t local = 0;
   for (std::size_t c : device_counts_) local += c;
   std::size_t mine = 0, total = local;
@@ -215,7 +221,11 @@ std::uint64_t HermiteBlocks::advance(std::uint64_t blocks, double t_stop) {
   std::vector<double> next(engines_.size());
   std::vector<double> rank_next(std::size_t(ranks_.size()));
   for (; done < blocks; ++done) {
+    if (threads_->threading() == Threading::single)  // as in gather_active
+      threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->start_next_time(); });
     threads_->for_each_device([&](int d) { next[std::size_t(d)] = engines_[std::size_t(d)]->own_next_time(); });
+    // The block before's floor, read with the next times (no round trip of its own): before any block uses it.
+    if (done > 0) check_floor();
     double t = std::numeric_limits<double>::infinity();
     for (double x : next) t = std::min(t, x);
     if (ranks_.size() > 1) {
@@ -228,8 +238,8 @@ std::uint64_t HermiteBlocks::advance(std::uint64_t blocks, double t_stop) {
     force_pass(t, Pass::correct, active_.size() ? active_.size() : 1);
     block_time_ = t;
     ++blocks_done_;
-    check_floor();
   }
+  if (done > 0) check_floor();
   return done;
 }
 

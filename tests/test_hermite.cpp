@@ -343,23 +343,32 @@ TEST(Hermite, SofteningZeroRunsAndStaysFinite) {
 }
 
 // Two bodies on a head-on collision with no softening: their step halves below the floor, and the run stops
-// naming the pair and their distance.
+// naming the pair and their distance, before another block step: on one device and through the protocol of two,
+// a block step at a time or many at once.
 TEST(Hermite, AStepBelowTheFloorStopsTheRunNamingThePair) {
   sim::BodySet b;
   b.append({-0.5, 0, 0, 0.5}, {0, 0, 0}, sim::BodyType::star);
   b.append({0.5, 0, 0, 0.5}, {0, 0, 0}, sim::BodyType::star);
   b.append({5, 0, 0, 1e-6}, {0, 0.3, 0}, sim::BodyType::star);
-  multigpu::Simulation s(b, hermite_program(0.02, 0.01, 1.0 / 16), cpu_config(0.0));
-  try {
-    s.advance(std::uint64_t(1) << 30);
-    FAIL() << "the collision did not stop the run";
-  } catch (const RuntimeFailure& e) {
-    std::string const what = e.what();
-    std::printf("%s\n", what.c_str());
-    EXPECT_NE(what.find("below the floor"), std::string::npos) << what;
-    EXPECT_TRUE(what.find("body 0") != std::string::npos || what.find("body 1") != std::string::npos) << what;
-    EXPECT_NE(what.find("nearest neighbour is body"), std::string::npos) << what;
-  }
+  std::uint64_t stopped_after = 0;
+  for (int devices : {1, 2})
+    for (std::uint64_t chunk : {std::uint64_t(1), std::uint64_t(1) << 30}) {
+      multigpu::Simulation s(b, hermite_program(0.02, 0.01, 1.0 / 16), cpu_config(0.0, devices));
+      try {
+        for (std::uint64_t k = 0; k < (std::uint64_t(1) << 30); k += chunk) s.advance(chunk);
+        FAIL() << "the collision did not stop the run";
+      } catch (const RuntimeFailure& e) {
+        std::string const what = e.what();
+        std::printf("%d device(s), %llu a call: %s\n", devices, (unsigned long long)chunk, what.c_str());
+        EXPECT_NE(what.find("below the floor"), std::string::npos) << what;
+        EXPECT_TRUE(what.find("body 0") != std::string::npos || what.find("body 1") != std::string::npos) << what;
+        EXPECT_NE(what.find("nearest neighbour is body"), std::string::npos) << what;
+        std::uint64_t const blocks = s.hermite_counters().block_steps;
+        if (stopped_after == 0) stopped_after = blocks;
+        EXPECT_EQ(blocks, stopped_after) << devices << " device(s), " << chunk << " a call";
+      }
+    }
+  EXPECT_GT(stopped_after, 0u);
 }
 
 // Plummer N = 1,024 in Henon units, eta 0.02, softening 0.01 and 1e-4: |dE/E| <= 1e-6 at t_end.

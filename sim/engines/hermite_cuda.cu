@@ -246,15 +246,25 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   double own_next_time() override {
     if (config_.slice.count == 0) return std::numeric_limits<double>::infinity();
     gpu::DeviceGuard guard(config_.device);
+    if (!next_started_) start_next_time();
+    next_started_ = false;
+    wait_for_stream();
+    // The whole control came back: the floor the last corrector found is known without another round trip.
+    floor_known_ = true;
+    return k::key_time(ctl_host_.data()[0].next_key);
+  }
+  void start_next_time() override {
+    if (config_.slice.count == 0) return;
+    gpu::DeviceGuard guard(config_.device);
     k::hermite_arm<<<1, 1, 0, stream_.get()>>>(ctl_.data(), 0.0, 0.0, 0, false);
     NBODY_CHECK_LAUNCH(stream_.get());
     k::hermite_next_time<<<elementwise_grid(config_.slice.count), k::kHermiteBlock, 0, stream_.get()>>>(
         slice(), &ctl_.data()->next_key);
     NBODY_CHECK_LAUNCH(stream_.get());
-    NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[0].next_key, &ctl_.data()->next_key, sizeof(unsigned long long),
+    floor_known_ = false;  // the copy below writes ctl_host_[0]
+    NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[0], ctl_.data(), sizeof(k::HermiteControl),
                                      cudaMemcpyDeviceToHost, stream_.get()));
-    wait_for_stream();
-    return k::key_time(ctl_host_.data()[0].next_key);
+    next_started_ = true;
   }
 
   void predict(double t) override {
@@ -268,6 +278,14 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   std::size_t pack_active(double t, bool all) override {
     if (config_.slice.count == 0) return 0;
     gpu::DeviceGuard guard(config_.device);
+    if (!(pack_started_ && pack_t_ == t && pack_all_ == all)) start_pack(t, all);
+    pack_started_ = false;
+    wait_for_stream();  // the list is in host memory now
+    return *pack_count_.data();
+  }
+  void start_pack(double t, bool all) override {
+    if (config_.slice.count == 0) return;
+    gpu::DeviceGuard guard(config_.device);
     k::BlockClock const clock{nullptr, t};
     k::hermite_predict<<<list_blocks_, k::kHermiteBlock, 0, stream_.get()>>>(slice(), clock, false, all,
                                                                              counts_.data());
@@ -275,8 +293,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     k::hermite_compact<<<list_blocks_, k::kHermiteBlock, 0, stream_.get()>>>(slice(), clock, all, counts_.data(),
                                                                              own_active_device_, pack_count_device_);
     NBODY_CHECK_LAUNCH(stream_.get());
-    wait_for_stream();  // the list is in host memory now
-    return *pack_count_.data();
+    pack_started_ = true, pack_t_ = t, pack_all_ = all;
   }
 
   const ActiveBody* own_active_data() const override { return own_active_.data(); }
@@ -351,7 +368,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   }
 
   std::int64_t floor_violation() override {
-    k::HermiteControl const c = control();
+    k::HermiteControl const c = floor_known_ ? ctl_host_.data()[0] : control();
     return c.floor_body == k::kNoBody ? -1 : std::int64_t(c.floor_body);
   }
 
@@ -363,6 +380,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   // the control is copied to pinned memory, and the host looks at batch b's copy only once batch b + 1 is
   // queued, so the GPU never waits for the host. Steps past `blocks`, t_stop or a floor violation do nothing.
   std::uint64_t advance_blocks(std::uint64_t blocks, double t_stop) override {
+    floor_known_ = false;
     if (config_.slice.count != config_.bodies)
       throw std::logic_error("Hermite CUDA engine: advance_blocks needs the whole system on one engine");
     if (blocks == 0 || config_.bodies == 0) return 0;
@@ -581,6 +599,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 
   void reset_control(double reached) {
     gpu::DeviceGuard guard(config_.device);
+    floor_known_ = next_started_ = pack_started_ = false;
     k::HermiteControl& c = ctl_host_.data()[0];
     std::memset(&c, 0, sizeof c);
     c.next_key = k::time_key(std::numeric_limits<double>::infinity());
@@ -603,6 +622,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 
   // correct() and initialise(): the own active bodies' totals in, then the corrector (or the start) on them.
   void finish(const ForceJerk* own_totals, std::size_t count, double t, bool initialise) {
+    floor_known_ = false;  // the corrector below may find one
     if (count != own_count_)
       throw std::logic_error("Hermite CUDA engine: " + std::to_string(count) + " totals for " +
                              std::to_string(own_count_) + " own active bodies");
@@ -700,6 +720,10 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   gpu::PinnedBuffer<ForceJerk> totals_staging_, partials_host_, chain_host_;
   gpu::SyncEvent snapshot_taken_[2];
   std::size_t active_count_ = 0, own_first_ = 0, own_count_ = 0, partials_ready_ = 0;
+  // start_next_time() and start_pack() queued what own_next_time() and pack_active() wait for; floor_known_:
+  // ctl_host_[0] holds the floor as the last corrector left it (own_next_time read it since).
+  bool next_started_ = false, pack_started_ = false, pack_all_ = false, floor_known_ = false;
+  double pack_t_ = 0.0;
   std::uint64_t host_interactions_ = 0;  // the protocol's force passes (advance_blocks counts on the device)
   double block_time_ = 0.0;
   bool abandoned_ = false;

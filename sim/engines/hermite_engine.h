@@ -73,6 +73,11 @@ class HermiteEngine {
   // ---- the multi-device protocol (see the top of this file) ----
   // min over the own bodies of t_i + dt_i, +inf for an empty slice (synchronises).
   virtual double own_next_time() = 0;
+  // Start the work of own_next_time() and of pack_active(t, all) without waiting for it; the call itself then
+  // waits. The protocol starts every device's before it waits for any, so one thread's waits overlap. (Engines
+  // that compute on the calling thread do nothing here.)
+  virtual void start_next_time() {}
+  virtual void start_pack(double /*t*/, bool /*all*/) {}
   // Predicts every own body to block time t (t_i <= t); the bodies' own state is not changed.
   virtual void predict(double t) = 0;
   // Packs the own bodies with t_i + dt_i == t (every own body with `all`), predicted, in index order, into
@@ -101,7 +106,8 @@ class HermiteEngine {
   // The start: every own body (the set_active() of every body) gets a and jerk from its total, t_i = t and
   // the start step (hermite::start_step). Below the floor: remembered, as for correct().
   virtual void initialise(const hermite::ForceJerk* own_totals, std::size_t count, double t) = 0;
-  // The first own body (global index) whose step fell below the floor since the upload, or -1 (synchronises).
+  // The first own body (global index) whose step fell below the floor since the upload, or -1 (synchronises,
+  // unless own_next_time() has read it since the last correct() or initialise()).
   virtual std::int64_t floor_violation() = 0;
 
   // ---- a single device (slice = every body) ----
