@@ -19,6 +19,7 @@
 #include <limits>
 
 #include "core/errors.h"
+#include "core/interrupt.h"
 #include "sim/io/tipsy.h"
 #include "test_support.h"
 
@@ -383,6 +384,18 @@ TEST_F(HostileTipsy, LittleEndianFilesAreCheckedAlike) {
   b.velocity[6].y = std::numeric_limits<double>::quiet_NaN();
   sim::write_tipsy(dir_.file("le.bin"), b, 0.01, sim::TipsyFormat::little_endian);
   EXPECT_EQ(error_of(dir_.file("le.bin")), dir_.file("le.bin") + ": body 6: velocity y is nan; a snapshot must hold finite values");
+}
+
+// Reading a snapshot is a start-up phase: a signal stops it between chunks (Interrupted, not a refusal of the
+// file), and the same file reads whole once the interrupt is answered.
+TEST(Tipsy, ASignalStopsTheReadingOfASnapshot) {
+  TempDir dir;
+  sim::BodySet const b = test::rounded_to_float(test::scenario("plummer", 70000));  // two chunks
+  sim::write_tipsy(dir.file("big.bin"), b, 0.01);
+  request_interrupt(SIGTERM);
+  EXPECT_THROW(sim::read_tipsy(dir.file("big.bin")), Interrupted);
+  clear_interrupt();
+  EXPECT_EQ(sim::read_tipsy(dir.file("big.bin")).size(), b.size());
 }
 
 TEST(Tipsy, SofteningRoundTripsInBothByteOrders) {

@@ -21,6 +21,7 @@
 
 #include "core/atomic_file.h"
 #include "core/errors.h"
+#include "core/interrupt.h"
 
 namespace nbody::sim {
 namespace {
@@ -240,6 +241,7 @@ BodySet read_checked(const std::string& path, TipsyInfo* info) {
   for (auto [family, count] : {std::pair{kGas, h.nsph}, std::pair{kDark, h.ndark}, std::pair{kStar, h.nstar}}) {
     std::size_t const record = 4 * family.floats;
     for (std::size_t k0 = 0; k0 < std::size_t(count); k0 += kChunkRecords) {
+      throw_if_interrupted();  // a start-up phase like any other: a chunk at a time (a 2^30-body file is 36 GB)
       std::size_t const n = std::min(kChunkRecords, std::size_t(count) - k0);
       chunk.resize(n * record);
       if (std::size_t const read = file.read(chunk.data(), chunk.size()); read < chunk.size()) {
@@ -288,6 +290,8 @@ BodySet read_tipsy(const std::string& path, TipsyInfo* info) {
   } catch (const InputError&) {
     throw;
   } catch (const RuntimeFailure&) {
+    throw;
+  } catch (const Interrupted&) {
     throw;
   } catch (const std::bad_alloc&) {
     fail_machine(path, "not enough memory to read the snapshot");
