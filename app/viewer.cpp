@@ -251,6 +251,7 @@ class Viewer {
       update_follow();
 
       auto const r0 = Clock::now();
+      recording_ms_ = 0;
       upload_frame();
       camera_.set_aspect(aspect());
       // Interactive, a frame is drawn only when it would show something new (frame_wanted); the pass
@@ -276,7 +277,7 @@ class Viewer {
                  frame_seconds);
       if (video_ && video_with_hud) record_video();
       render::finish_frame();  // render time: bodies to GL, the bodies and the HUD drawn, done on the GPU
-      double const render_ms = 1e3 * seconds_since(r0);
+      double const render_ms = 1e3 * seconds_since(r0) - recording_ms_;
       render_ms_ = render_ms_ == 0 ? render_ms : 0.9 * render_ms_ + 0.1 * render_ms;
       if (drawn > 0) total_render_ms += render_ms, ++measured;  // the first frame sets things up
       write_pictures(frame, frames);
@@ -442,7 +443,10 @@ class Viewer {
       video_.reset();
       return;
     }
-    video_->add_frame(render::read_pixels(w, h));
+    auto const pixels = render::read_pixels(w, h);
+    auto const t0 = Clock::now();
+    video_->add_frame(pixels);
+    recording_ms_ += 1e3 * seconds_since(t0);  // encoding and writing: not render time
   }
 
   void log(const std::string& text) {
@@ -916,6 +920,7 @@ class Viewer {
   bool requested_pause_ = false, vsync_ = true;
   std::uint64_t generation_ = 0, last_frame_ = ~std::uint64_t{0};
   double fps_ = 0, render_ms_ = 0;
+  double recording_ms_ = 0;  // this frame's time in the video's or --frames-dir's add_frame (not render time)
   float shown_exposure_ = 1.0f;
   bool exposure_settled_ = false;
   // What the HDR target holds: drawn with this camera and these sprite settings, at this size (SceneKey).
