@@ -83,6 +83,8 @@ HermiteBlocks::HermiteBlocks(const sim::BodySet& initial, const sim::hermite::He
     engines_.push_back(sim::make_hermite_engine(setup_.backend, e));
   }
   threads_ = make_device_threads(setup_.threading, devices, [this](int d) { engines_[std::size_t(d)]->bind_thread(); });
+  sums_on_device_ = !engines_.empty();
+  for (auto const& e : engines_) sums_on_device_ = sums_on_device_ && e->sums_on_device();
   active_.reserve(bodies_);
   device_counts_.resize(devices);
   device_offsets_.resize(devices);
@@ -168,6 +170,28 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk) {
     // The canonical order's last stage: the groups' partials in group order, from zero (docs/architecture.md),
     // device after device in the order of the groups: each adds its own groups, where they are, to the sums of
     // the groups before it (O(active) bytes a device, where every device's partials were O(groups x active)).
+    // Inside one process, for the corrector or the start in one go, the sums stay on the devices: each reads the
+    // one before's by a peer copy ordered after it, and each its own bodies' totals from the last (no host round
+    // trip). Otherwise (ranks, the potential's sum, a start in chunks) they pass through the host.
+    if (sums_on_device_ && ranks_.size() == 1 && pass != Pass::potential && count == total) {
+      sim::HermiteEngine* last = nullptr;
+      for (std::size_t d = 0; d < engines_.size(); ++d) {
+        if (engines_[d]->own_groups() == 0) continue;
+        threads_->for_each_device([&](int x) {
+          if (std::size_t(x) == d) engines_[d]->add_own_groups_on_device(last);
+        });
+        last = engines_[d].get();
+      }
+      threads_->for_each_device([&](int d) {
+        if (device_counts_[std::size_t(d)] == 0 || !last) return;  // as below: no own active body, nothing to do
+        auto& e = *engines_[std::size_t(d)];
+        if (pass == Pass::correct)
+          e.correct_from(*last, t);
+        else
+          e.initialise_from(*last, t);
+      });
+      continue;
+    }
     bool started = groups_before;
     for (std::size_t r = 0; r < std::size_t(ranks_.size()); ++r) {
       if (r == me) {

@@ -2,9 +2,10 @@
 // runs when its program is hermite4 (one step = one block step).
 //
 // The j-bodies are divided among the devices in whole groups of the canonical order (docs/architecture.md);
-// each block step moves the active bodies to every device, in index order, and the sums of the groups' partials
-// from device to device in group order (each device adds its own groups where they are: add_own_groups), through
-// host memory inside a process and Ranks::all_gather_in_place between ranks: O(active) bytes a device and block. A single device of a single rank runs HermiteEngine::advance_blocks instead. Every layout, threading
+// each block step moves the active bodies to every device, in index order, through host memory, and the sums of
+// the groups' partials from device to device in group order (each device adds its own groups where they are):
+// by peer copies inside a process of CUDA engines (add_own_groups_on_device), through host memory otherwise, and
+// Ranks::all_gather_in_place between ranks: O(active) bytes a device and block. A single device of a single rank runs HermiteEngine::advance_blocks instead. Every layout, threading
 // model and rank count gives the same bits.
 #pragma once
 
@@ -97,6 +98,7 @@ class HermiteBlocks {
   std::vector<std::size_t> rank_ones_, rank_index_;          // one unit per rank, at the rank's index
   std::vector<std::size_t> rank_from_, rank_zero_offsets_;   // one rank's piece only, at offset 0 (a broadcast)
   std::vector<sim::hermite::ForceJerk> totals_;
+  bool sums_on_device_ = false;  // every engine keeps the running sums on its device (CUDA: peer copies)
   std::uint64_t blocks_done_ = 0;  // by the multi-device protocol (the single engine counts its own)
   std::uint64_t potential_interactions_ = 0;  // of the potential passes, which counters() leaves out
 };

@@ -1,4 +1,6 @@
 // sim/engines/factory.cpp - engines by backend.
+#include <stdexcept>
+
 #include "core/errors.h"
 #include "sim/engines/cpu_engine.h"
 #include "sim/engines/engine.h"
@@ -57,6 +59,17 @@ std::size_t engine_bytes(Backend backend, const EngineConfig& config) {
 #include "sim/engines/hermite_engine.h"
 
 namespace nbody::sim {
+
+// Engines that keep no sums on a device (sums_on_device() false) are never asked to.
+void HermiteEngine::add_own_groups_on_device(HermiteEngine*) {
+  throw std::logic_error("Hermite engine: the running sums cannot stay on this engine's device");
+}
+void HermiteEngine::correct_from(HermiteEngine&, double) {
+  throw std::logic_error("Hermite engine: the running sums cannot stay on this engine's device");
+}
+void HermiteEngine::initialise_from(HermiteEngine&, double) {
+  throw std::logic_error("Hermite engine: the running sums cannot stay on this engine's device");
+}
 
 // The CUDA Hermite engine is built where the build defines NBODY_HAVE_HERMITE_CUDA (sim/engines/CMakeLists.txt).
 std::unique_ptr<HermiteEngine> make_hermite_engine(Backend backend, const HermiteEngineConfig& config) {

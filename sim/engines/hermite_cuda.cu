@@ -175,6 +175,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     totals_staging_.forget();
     partials_host_.forget();
     chain_host_.forget();
+    chain_done_.forget();
     for (auto& e : snapshot_taken_) e.forget();
   }
 
@@ -343,12 +344,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   const ForceJerk* add_own_groups(const ForceJerk* prefix) override {
     std::size_t const n = active_count_;
     gpu::DeviceGuard guard(config_.device);
-    if (!chain_out_.data()) {  // the first block step of the protocol: room for every body active
-      std::size_t const most = std::max<std::size_t>(config_.bodies, 1);
-      chain_in_ = gpu::DeviceBuffer<ForceJerk>(config_.device, most);
-      chain_out_ = gpu::DeviceBuffer<ForceJerk>(config_.device, most);
-      chain_host_ = gpu::PinnedBuffer<ForceJerk>(config_.device, most);
-    }
+    ensure_chain();
     if (n == 0) return chain_host_.data();
     // Straight from the caller's memory (another engine's pinned result, or pageable memory, which the copy has
     // read when it returns); stream order: a copy in from chain_host_ has read it before the copy out writes it.
@@ -361,6 +357,30 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     wait_for_stream();
     return chain_host_.data();
   }
+
+  bool sums_on_device() const override { return true; }
+
+  void add_own_groups_on_device(HermiteEngine* previous) override {
+    HermiteCudaEngine* const before = previous ? &same_kind(*previous) : nullptr;
+    std::size_t const n = active_count_;
+    gpu::DeviceGuard guard(config_.device);
+    ensure_chain();
+    if (n && before) {
+      before->ensure_chain();
+      read_after(*before);
+      NBODY_CUDA_CHECK(cudaMemcpyPeerAsync(chain_in_.data(), config_.device, before->chain_out_.data(),
+                                           before->config_.device, n * sizeof(ForceJerk), stream_.get()));
+    }
+    if (n) {
+      k::hermite_add_groups<<<elementwise_grid(n), k::kHermiteBlock, 0, stream_.get()>>>(
+          group_.data(), partials_ready_ ? int(own_groups_) : 0, unsigned(n), before ? chain_in_.data() : nullptr,
+          chain_out_.data());
+      NBODY_CHECK_LAUNCH(stream_.get());
+    }
+    NBODY_CUDA_CHECK(cudaEventRecord(chain_done_.get(), stream_.get()));
+  }
+  void correct_from(HermiteEngine& last, double t) override { finish_from(same_kind(last), t, false); }
+  void initialise_from(HermiteEngine& last, double t) override { finish_from(same_kind(last), t, true); }
 
   void correct(const ForceJerk* own_totals, std::size_t count, double t) override { finish(own_totals, count, t, false); }
   void initialise(const ForceJerk* own_totals, std::size_t count, double t) override {
@@ -554,6 +574,39 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     if (!total_.data()) total_ = gpu::DeviceBuffer<ForceJerk>(config_.device, total_sums());
   }
 
+  // The running sums' buffers (the first force pass of the protocol: room for every body active).
+  void ensure_chain() {
+    if (chain_out_.data()) return;
+    std::size_t const most = std::max<std::size_t>(config_.bodies, 1);
+    chain_in_ = gpu::DeviceBuffer<ForceJerk>(config_.device, most);
+    chain_out_ = gpu::DeviceBuffer<ForceJerk>(config_.device, most);
+    chain_host_ = gpu::PinnedBuffer<ForceJerk>(config_.device, most);
+    chain_done_ = gpu::SyncEvent(config_.device);
+  }
+  static HermiteCudaEngine& same_kind(HermiteEngine& e) {
+    auto* cuda = dynamic_cast<HermiteCudaEngine*>(&e);
+    if (!cuda) throw std::logic_error("Hermite CUDA engine: running sums from an engine of another kind or precision");
+    return *cuda;
+  }
+  // This stream's next work waits for `other`'s last running sums, read where they are: from this device directly
+  // where it may read the other's memory, else the copy goes through the host (cudaMemcpyPeerAsync does either).
+  void read_after(HermiteCudaEngine& other) {
+    int const from = other.config_.device;
+    if (from != config_.device && std::find(peers_.begin(), peers_.end(), from) == peers_.end()) {
+      int can = 0;
+      NBODY_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, config_.device, from));
+      if (can) {
+        cudaError_t const status = cudaDeviceEnablePeerAccess(from, 0);
+        if (status == cudaErrorPeerAccessAlreadyEnabled)
+          (void)cudaGetLastError();
+        else
+          NBODY_CUDA_CHECK(status);
+      }
+      peers_.push_back(from);
+    }
+    NBODY_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), other.chain_done_.get(), 0));
+  }
+
   // Grows the pinned copy of the partials to `n` (the largest block so far: no allocation once it was seen).
   void ensure_partials_host(std::size_t n) {
     if (partials_host_.size() >= n) return;
@@ -632,6 +685,24 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     // The previous step's copy out of the staging buffer is done: partials() synchronised since.
     std::memcpy(totals_staging_.data(), own_totals, count * sizeof(ForceJerk));
     copy_in(totals_in_.data(), totals_staging_.data(), count);
+    launch_corrector(count, t, initialise);
+  }
+
+  // finish() with the own totals copied from `last`'s device result (the running sums after every group).
+  void finish_from(HermiteCudaEngine& last, double t, bool initialise) {
+    floor_known_ = false;
+    block_time_ = t;
+    if (own_count_ == 0) return;
+    gpu::DeviceGuard guard(config_.device);
+    last.ensure_chain();
+    read_after(last);
+    NBODY_CUDA_CHECK(cudaMemcpyPeerAsync(totals_in_.data(), config_.device, last.chain_out_.data() + own_first_,
+                                         last.config_.device, own_count_ * sizeof(ForceJerk), stream_.get()));
+    launch_corrector(own_count_, t, initialise);
+  }
+
+  // The corrector (or the start) on the own active bodies, their totals in totals_in_.
+  void launch_corrector(std::size_t count, double t, bool initialise) {
     k::HermiteCorrectArgs c{};
     c.active = active_.data();
     c.own_first = unsigned(own_first_);
@@ -719,6 +790,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   gpu::PinnedBuffer<ActiveBody> active_staging_;
   gpu::PinnedBuffer<ForceJerk> totals_staging_, partials_host_, chain_host_;
   gpu::SyncEvent snapshot_taken_[2];
+  gpu::SyncEvent chain_done_;  // recorded after add_own_groups_on_device's result is in chain_out_
+  std::vector<int> peers_;     // devices whose memory read_after has asked access to
   std::size_t active_count_ = 0, own_first_ = 0, own_count_ = 0, partials_ready_ = 0;
   // start_next_time() and start_pack() queued what own_next_time() and pack_active() wait for; floor_known_:
   // ctl_host_[0] holds the floor as the last corrector left it (own_next_time read it since).

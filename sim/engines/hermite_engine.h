@@ -99,6 +99,16 @@ class HermiteEngine {
   // totals where this slice holds the last groups, else the next device's prefix. O(active) bytes cross to the
   // host where the partials were O(groups x active) (16 MB a block step of 16,384 bodies).
   virtual const hermite::ForceJerk* add_own_groups(const hermite::ForceJerk* prefix) = 0;
+  // The same with the running sums kept on the devices, for engines of one process that can copy to each other's
+  // memory (sums_on_device(): the CUDA engine; peer copies, no host round trip and no wait):
+  // add_own_groups_on_device(previous) reads the result of `previous` (the engine before in group order, whose
+  // add_own_groups_on_device was called last; null: from zero) where it is, ordered after it; correct_from(last, t)
+  // and initialise_from(last, t) are correct() and initialise() with the own active bodies' totals read from the
+  // result of `last`, the last engine in group order. Every engine of the chain must be of one kind and precision.
+  virtual bool sums_on_device() const { return false; }
+  virtual void add_own_groups_on_device(HermiteEngine* previous);
+  virtual void correct_from(HermiteEngine& last, double t);
+  virtual void initialise_from(HermiteEngine& last, double t);
   // Corrects the own active bodies (those set_active() listed in this slice, in their order) with their totals,
   // at block time t: new x, v, a, jerk, t_i = t, dt_i from the criterion (hermite::next_step). A step below
   // the floor is kept at that value and remembered (floor_violation).
