@@ -3,9 +3,10 @@
 // One block step on two devices A [0, h) and B [h, N) (whole groups each), any ranks:
 //   A, B: own_next_time -> t = the least (between ranks: a gather of each rank's least)
 //   A, B: predict(t), pack_active(t) -> the active list, A's then B's (index order; between ranks: gathered)
-//   A, B: set_active(list), partial_forces -> partials[group][k] (A's groups, then B's; between ranks: gathered)
-//   host: totals[k] = partials[0][k] + partials[1][k] + ... (group order, from zero), the same on every rank
-//   A, B: correct(their own bodies' totals, t)
+//   A, B: set_active(list), partial_forces -> partials[group][k] of the own groups, on the device
+//   A then B: sums[k] = sums so far + the own groups' partials[g][k] in group order (from zero on the first):
+//     A's result to B by a peer copy (CUDA in one process) or through the host; between ranks, a broadcast
+//   A, B: correct(their own bodies' totals from the last sums, t)
 // Every step that touches a device runs on that device's thread (for_each_device: in turn, or each worker).
 #include "multigpu/hermite_blocks.h"
 
@@ -34,8 +35,8 @@ std::vector<Slice> hermite_partition(std::size_t n, std::size_t devices, const s
 }
 
 namespace {
-// Bodies a force pass with every body active takes at a time: its partials then need at most
-// 16 x 4096 x 64 bytes (4 MiB) whatever N.
+// Bodies a force pass with every body active takes at a time (the start and the potential): each device's
+// partials then need at most 16 x 4096 x 64 bytes (4 MiB) whatever N.
 constexpr std::size_t kAllActiveChunk = 4096;
 }  // namespace
 
@@ -209,8 +210,8 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk) {
       if (ranks_.size() > 1 && rank_group_counts_[r] > 0) {  // rank r's sums to every rank
         std::vector<std::size_t>& from = rank_from_;
         std::fill(from.begin(), from.end(), 0);
-        from[r] = 1;
-        ranks_.all_gather_in_place(totals_.data(), count * sizeof(ForceJerk), from, rank_zero_offsets_);
+        from[r] = count;  // in ForceJerk units: one datatype whatever the count
+        ranks_.all_gather_in_place(totals_.data(), sizeof(ForceJerk), from, rank_zero_offsets_);
         started = true;
       }
     }
@@ -244,12 +245,14 @@ std::uint64_t HermiteBlocks::advance(std::uint64_t blocks, double t_stop) {
   std::uint64_t done = 0;
   std::vector<double> next(engines_.size());
   std::vector<double> rank_next(std::size_t(ranks_.size()));
+  bool floor_checked = true;  // the block before this call's first: checked by the call before, or at the start
   for (; done < blocks; ++done) {
     if (threads_->threading() == Threading::single)  // as in gather_active
       threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->start_next_time(); });
     threads_->for_each_device([&](int d) { next[std::size_t(d)] = engines_[std::size_t(d)]->own_next_time(); });
     // The block before's floor, read with the next times (no round trip of its own): before any block uses it.
-    if (done > 0) check_floor();
+    if (!floor_checked) check_floor();
+    floor_checked = true;
     double t = std::numeric_limits<double>::infinity();
     for (double x : next) t = std::min(t, x);
     if (ranks_.size() > 1) {
@@ -262,8 +265,9 @@ std::uint64_t HermiteBlocks::advance(std::uint64_t blocks, double t_stop) {
     force_pass(t, Pass::correct, active_.size() ? active_.size() : 1);
     block_time_ = t;
     ++blocks_done_;
+    floor_checked = false;
   }
-  if (done > 0) check_floor();
+  if (!floor_checked) check_floor();
   return done;
 }
 

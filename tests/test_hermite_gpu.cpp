@@ -377,6 +377,45 @@ TEST(HermiteGpu, TwoGpusMatchOneEngineBitwise) {
   }
 }
 
+// Two bodies on a head-on collision with no softening: the step falls below the floor, and the run stops naming the
+// pair before another block step, on one GPU (advance_blocks) and through the protocol of two engines on GPU 0 (the
+// floor read with the next times), with either threading, a block step a call or many.
+TEST(HermiteGpuSimulation, AStepBelowTheFloorStopsEveryLayoutAfterTheSameBlock) {
+  REQUIRE_GPU();
+  sim::BodySet b;
+  b.append({-0.5, 0, 0, 0.5}, {0, 0, 0}, sim::BodyType::star);
+  b.append({0.5, 0, 0, 0.5}, {0, 0, 0}, sim::BodyType::star);
+  b.append({5, 0, 0, 1e-6}, {0, 0.3, 0}, sim::BodyType::star);
+  sim::IntegratorParams ip;
+  ip.integrator = sim::Integrator::hermite4;
+  sim::StepProgram const program = sim::make_step_program(ip);
+  std::uint64_t stopped_after = 0;
+  for (std::vector<int> devices : {std::vector<int>{0}, std::vector<int>{0, 0}})
+    for (auto threading : {multigpu::Threading::single, multigpu::Threading::workers})
+      for (std::uint64_t chunk : {std::uint64_t(1), std::uint64_t(100000)}) {
+        multigpu::SimulationConfig c;
+        c.backend = sim::Backend::cuda;
+        c.engine.precision = Precision::fp64;
+        c.softening = 0.0;
+        c.devices = devices;
+        c.threading = threading;
+        multigpu::Simulation s(b, program, c, multigpu::RunClock{0, b.time}, nullptr);
+        std::string what;
+        try {
+          for (std::uint64_t k = 0; k < 100000; k += chunk) s.advance(chunk);  // the floor comes after 512
+        } catch (const RuntimeFailure& e) {
+          what = e.what();
+        }
+        std::string const where = std::to_string(devices.size()) + " engine(s), " + name_of(threading) + ", " +
+                                  std::to_string(chunk) + " a call";
+        EXPECT_NE(what.find("below the floor"), std::string::npos) << where << ": " << what;
+        std::uint64_t const blocks = s.hermite_counters().block_steps;
+        if (stopped_after == 0) stopped_after = blocks;
+        EXPECT_EQ(blocks, stopped_after) << where;
+      }
+  EXPECT_GT(stopped_after, 0u);
+}
+
 // Through multigpu::Simulation (what the CLI runs): GPU 0 cut into 2 and 3 devices, with one host thread or a
 // worker each, and two GPUs where there are, give the bits of one GPU (whose blocks run in advance_blocks).
 TEST(HermiteGpuSimulation, EveryLayoutOfTheGpusGivesTheBitsOfOne) {

@@ -302,8 +302,10 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   void set_active(const ActiveBody* bodies, std::size_t count) override {
     if (count > config_.bodies) throw std::logic_error("Hermite CUDA engine: more active bodies than bodies");
     gpu::DeviceGuard guard(config_.device);
-    // The staging buffer is free: every step synchronises (partials()) before the next set_active.
-    if (count) {
+    // The staging buffer is free: every block step waits for this stream (own_next_time, pack_active) before the
+    // next set_active, and a pass in chunks through the host waits in add_own_groups. A slice with no groups (more
+    // devices than groups) waits for nothing and needs no list: nothing is copied.
+    if (count && own_groups_ > 0) {
       if (bodies != active_staging_.data()) std::memcpy(active_staging_.data(), bodies, count * sizeof(ActiveBody));
       NBODY_CUDA_CHECK(cudaMemcpyAsync(active_.data(), active_staging_.data(), count * sizeof(ActiveBody),
                                        cudaMemcpyHostToDevice, stream_.get()));
@@ -682,7 +684,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     block_time_ = t;
     if (count == 0) return;
     gpu::DeviceGuard guard(config_.device);
-    // The previous step's copy out of the staging buffer is done: partials() synchronised since.
+    // The previous step's copy out of the staging buffer is done: the stream was waited for since (add_own_groups).
     std::memcpy(totals_staging_.data(), own_totals, count * sizeof(ForceJerk));
     copy_in(totals_in_.data(), totals_staging_.data(), count);
     launch_corrector(count, t, initialise);
