@@ -85,7 +85,10 @@ HermiteBlocks::HermiteBlocks(const sim::BodySet& initial, const sim::hermite::He
   }
   threads_ = make_device_threads(setup_.threading, devices, [this](int d) { engines_[std::size_t(d)]->bind_thread(); });
   sums_on_device_ = !engines_.empty();
-  for (auto const& e : engines_) sums_on_device_ = sums_on_device_ && e->sums_on_device();
+  for (auto const& e : engines_) {
+    sums_on_device_ = sums_on_device_ && e->sums_on_device();
+    engine_list_.push_back(e.get());
+  }
   active_.reserve(bodies_);
   device_counts_.resize(devices);
   device_offsets_.resize(devices);
@@ -112,7 +115,7 @@ HermiteBlocks::HermiteBlocks(const sim::BodySet& initial, const sim::hermite::He
   }
 }
 
-void HermiteBlocks::gather_active(double t, bool all) {
+void HermiteBlocks::gather_active(double t, bool all, bool host_list) {
   // One thread for every device: each device's work is queued before any is waited for. (A worker a device waits
   // for its own only.)
   bool const one_thread = threads_->threading() == Threading::single;
@@ -137,10 +140,12 @@ void HermiteBlocks::gather_active(double t, bool all) {
       total += rank_active_[r];
     }
   }
-  active_.resize(total);
+  active_total_ = total;
+  if (host_list || ranks_.size() > 1) active_.resize(total);
   for (std::size_t d = 0, at = mine; d < engines_.size(); ++d) {
     device_offsets_[d] = at;
-    std::copy_n(engines_[d]->own_active_data(), device_counts_[d], active_.begin() + std::ptrdiff_t(at));
+    if (host_list || ranks_.size() > 1)
+      std::copy_n(engines_[d]->own_active_data(), device_counts_[d], active_.begin() + std::ptrdiff_t(at));
     at += device_counts_[d];
   }
   if (ranks_.size() > 1) {
@@ -154,7 +159,7 @@ void HermiteBlocks::gather_active(double t, bool all) {
 
 double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk) {
   double sum = 0.0;
-  std::size_t const total = active_.size();
+  std::size_t const total = active_total_;
   std::size_t const me = std::size_t(ranks_.rank());
   // Whether a rank before this one holds groups: this rank's first device with groups continues their sums.
   bool groups_before = false;
@@ -162,10 +167,16 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk) {
   for (std::size_t c0 = 0; c0 < total; c0 += chunk) {
     std::size_t const count = std::min(chunk, total - c0);
     totals_.resize(count);
+    // Inside one process, for the corrector or the start in one go, the running sums stay on the devices (below),
+    // and each device reads the active list from every device's packed bodies directly.
+    bool const on_device = sums_on_device_ && ranks_.size() == 1 && pass != Pass::potential && count == total;
     // Every device starts its pass before any is waited for.
     threads_->for_each_device([&](int d) {
       auto& e = *engines_[std::size_t(d)];
-      e.set_active(active_.data() + c0, count);
+      if (on_device)
+        e.set_active_from(engine_list_, device_counts_);
+      else
+        e.set_active(active_.data() + c0, count);
       e.partial_forces();
     });
     // The canonical order's last stage: the groups' partials in group order, from zero (docs/architecture.md),
@@ -174,7 +185,7 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk) {
     // Inside one process, for the corrector or the start in one go, the sums stay on the devices: each reads the
     // one before's by a peer copy ordered after it, and each its own bodies' totals from the last (no host round
     // trip). Otherwise (ranks, the potential's sum, a start in chunks) they pass through the host.
-    if (sums_on_device_ && ranks_.size() == 1 && pass != Pass::potential && count == total) {
+    if (on_device) {
       sim::HermiteEngine* last = nullptr;
       for (std::size_t d = 0; d < engines_.size(); ++d) {
         if (engines_[d]->own_groups() == 0) continue;
@@ -261,8 +272,8 @@ std::uint64_t HermiteBlocks::advance(std::uint64_t blocks, double t_stop) {
       for (double x : rank_next) t = std::min(t, x);
     }
     if (!(t <= t_stop)) break;
-    gather_active(t, false);
-    force_pass(t, Pass::correct, active_.size() ? active_.size() : 1);
+    gather_active(t, false, !(sums_on_device_ && ranks_.size() == 1));
+    force_pass(t, Pass::correct, active_total_ ? active_total_ : 1);
     block_time_ = t;
     ++blocks_done_;
     floor_checked = false;

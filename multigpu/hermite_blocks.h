@@ -73,7 +73,9 @@ class HermiteBlocks {
   // One force pass at block time t over the active list (every device's packed bodies, gathered), `count`
   // bodies at a time; returns sum m phi over the list for Pass::potential.
   double force_pass(double t, Pass pass, std::size_t chunk);
-  void gather_active(double t, bool all);
+  // The active list: each device's packed bodies, in device order (ranks: gathered), into active_ unless
+  // `host_list` is false (one process whose devices read each other's lists: set_active_from).
+  void gather_active(double t, bool all, bool host_list = true);
   void check_floor();
   std::size_t local_devices() const { return engines_.size(); }
 
@@ -99,6 +101,8 @@ class HermiteBlocks {
   std::vector<std::size_t> rank_from_, rank_zero_offsets_;   // one rank's piece only, at offset 0 (a broadcast)
   std::vector<sim::hermite::ForceJerk> totals_;
   bool sums_on_device_ = false;  // every engine keeps the running sums on its device (CUDA: peer copies)
+  std::vector<sim::HermiteEngine*> engine_list_;  // engines_, in device order (set_active_from)
+  std::size_t active_total_ = 0;                 // the last gather_active's bodies, every device of every rank
   std::uint64_t blocks_done_ = 0;  // by the multi-device protocol (the single engine counts its own)
   std::uint64_t potential_interactions_ = 0;  // of the potential passes, which counters() leaves out
 };

@@ -61,6 +61,9 @@ std::size_t engine_bytes(Backend backend, const EngineConfig& config) {
 namespace nbody::sim {
 
 // Engines that keep no sums on a device (sums_on_device() false) are never asked to.
+void HermiteEngine::set_active_from(const std::vector<HermiteEngine*>&, const std::vector<std::size_t>&) {
+  throw std::logic_error("Hermite engine: the running sums cannot stay on this engine's device");
+}
 void HermiteEngine::add_own_groups_on_device(HermiteEngine*) {
   throw std::logic_error("Hermite engine: the running sums cannot stay on this engine's device");
 }

@@ -362,6 +362,32 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 
   bool sums_on_device() const override { return true; }
 
+  void set_active_from(const std::vector<HermiteEngine*>& engines, const std::vector<std::size_t>& counts) override {
+    std::size_t total = 0, first = 0, mine = 0;
+    bool listed = false;
+    for (std::size_t e = 0; e < engines.size(); ++e) {
+      if (engines[e] == this) first = total, mine = counts[e], listed = true;
+      total += counts[e];
+    }
+    if (!listed) throw std::logic_error("Hermite CUDA engine: set_active_from without this engine");
+    if (total > config_.bodies) throw std::logic_error("Hermite CUDA engine: more active bodies than bodies");
+    gpu::DeviceGuard guard(config_.device);
+    if (own_groups_ > 0) {  // as set_active: a slice with no groups needs no list
+      std::size_t at = 0;
+      for (std::size_t e = 0; e < engines.size(); ++e) {
+        // Each engine's list is in pinned host memory (portable), as pack_active left it, until its next pack:
+        // every block step waits for every stream before it packs again.
+        if (counts[e])
+          NBODY_CUDA_CHECK(cudaMemcpyAsync(active_.data() + at, same_kind(*engines[e]).own_active_.data(),
+                                           counts[e] * sizeof(ActiveBody), cudaMemcpyHostToDevice, stream_.get()));
+        at += counts[e];
+      }
+    }
+    active_count_ = total;
+    own_first_ = first;  // device order is index order: the own bodies are this engine's packed run
+    own_count_ = mine;
+  }
+
   void add_own_groups_on_device(HermiteEngine* previous) override {
     HermiteCudaEngine* const before = previous ? &same_kind(*previous) : nullptr;
     std::size_t const n = active_count_;

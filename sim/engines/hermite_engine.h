@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/slice.h"
 #include "sim/engines/engine.h"
@@ -106,6 +107,9 @@ class HermiteEngine {
   // and initialise_from(last, t) are correct() and initialise() with the own active bodies' totals read from the
   // result of `last`, the last engine in group order. Every engine of the chain must be of one kind and precision.
   virtual bool sums_on_device() const { return false; }
+  // set_active with the list read by each device straight from every engine's own_active_data() (`engines` in
+  // device order, `counts` the bodies each packed; this engine among them): the list takes no copy in host memory.
+  virtual void set_active_from(const std::vector<HermiteEngine*>& engines, const std::vector<std::size_t>& counts);
   virtual void add_own_groups_on_device(HermiteEngine* previous);
   virtual void correct_from(HermiteEngine& last, double t);
   virtual void initialise_from(HermiteEngine& last, double t);
