@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "core/errors.h"
+#include "core/interrupt.h"
 #include "multigpu/partition.h"
 #include "sim/kernels/segments.h"
 
@@ -165,6 +166,12 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk) {
   bool groups_before = false;
   for (std::size_t r = 0; r < me; ++r) groups_before = groups_before || rank_group_counts_[r] > 0;
   for (std::size_t c0 = 0; c0 < total; c0 += chunk) {
+    // A pass in chunks (the start, the potential: N x N pairs, minutes on a CPU at large N) stops between them on a
+    // signal, as every start-up phase does; the ranks agree on it first, so that all of them stop at one chunk.
+    if (c0 > 0) {
+      int const sig = ranks_.size() > 1 ? ranks_.max(interrupt_signal()) : interrupt_signal();
+      if (sig) throw Interrupted(sig);
+    }
     std::size_t const count = std::min(chunk, total - c0);
     totals_.resize(count);
     // Inside one process, for the corrector or the start in one go, the running sums stay on the devices (below),
