@@ -8,6 +8,8 @@
 //     A's result to B by a peer copy (CUDA in one process) or through the host; between ranks, a broadcast
 //   A, B: correct(their own bodies' totals from the last sums, t)
 // Every step that touches a device runs on that device's thread (for_each_device: in turn, or each worker).
+// With one host thread, engines of one process that read each other's memory (CUDA) run the same steps on the devices
+// instead (HermiteEngine::advance_together): each device's stream waits for the others' events, not the host.
 #include "multigpu/hermite_blocks.h"
 
 #include <algorithm>
@@ -90,6 +92,8 @@ HermiteBlocks::HermiteBlocks(const sim::BodySet& initial, const sim::hermite::He
     sums_on_device_ = sums_on_device_ && e->sums_on_device();
     engine_list_.push_back(e.get());
   }
+  together_ = !single_ && ranks_.size() == 1 && threads_->threading() == Threading::single && engines_.size() > 1 &&
+              engines_.front()->can_advance_together(engine_list_);
   active_.reserve(bodies_);
   device_counts_.resize(devices);
   device_offsets_.resize(devices);
@@ -257,6 +261,13 @@ std::uint64_t HermiteBlocks::advance(std::uint64_t blocks, double t_stop) {
     auto& e = *engines_.front();
     std::uint64_t const done = e.advance_blocks(blocks, t_stop);
     block_time_ = e.block_time();
+    check_floor();
+    return done;
+  }
+  if (together_) {
+    std::uint64_t const done = engines_.front()->advance_together(engine_list_, blocks, block_time_, t_stop);
+    block_time_ = engines_.front()->block_time();
+    blocks_done_ += done;
     check_floor();
     return done;
   }

@@ -67,6 +67,9 @@ class HermiteBlocks {
 
   const std::vector<Slice>& slices() const { return slices_; }
   std::string kernel_name() const;
+  // How the devices' block steps meet, for reports: "devices (block steps)" where every value stays on the devices
+  // (HermiteEngine::advance_together), "host (block steps)" where it passes through the host or the ranks.
+  std::string describe_exchange() const { return together_ ? "devices (block steps)" : "host (block steps)"; }
 
  private:
   enum class Pass { correct, initialise, potential };
@@ -101,6 +104,9 @@ class HermiteBlocks {
   std::vector<std::size_t> rank_from_, rank_zero_offsets_;   // one rank's piece only, at offset 0 (a broadcast)
   std::vector<sim::hermite::ForceJerk> totals_;
   bool sums_on_device_ = false;  // every engine keeps the running sums on its device (CUDA: peer copies)
+  // Several devices of one process, one host thread, engines that read each other's memory: block steps on the
+  // devices (HermiteEngine::advance_together), the protocol's bits with no host round trip a block.
+  bool together_ = false;
   std::vector<sim::HermiteEngine*> engine_list_;  // engines_, in device order (set_active_from)
   std::size_t active_total_ = 0;                 // the last gather_active's bodies, every device of every rank
   std::uint64_t blocks_done_ = 0;  // by the multi-device protocol (the single engine counts its own)

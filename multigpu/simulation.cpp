@@ -580,7 +580,8 @@ std::string Simulation::describe() const {
   s << ", kernel " << kernel_name() << ", " << name_of(config_.engine.precision) << ", threading "
     << name_of(config_.threading);
   if (config_.launch == Launch::graph) s << ", CUDA graphs of " << kGraphSteps << " steps";
-  if (all_slices_.size() > 1) s << ", exchange " << (exchange_ ? exchange_->describe() : "host (block steps)");
+  if (all_slices_.size() > 1)
+    s << ", exchange " << (exchange_ ? exchange_->describe() : hermite_ ? hermite_->describe_exchange() : "host");
   return s.str();
 }
 

@@ -224,6 +224,21 @@ TEST(HermiteGpu, SumsDoNotDependOnTheBlockOrTheLaunchShape) {
 
 // ---- block steps: the protocol over engines, and advance_blocks ----
 
+// `blocks` block steps through the multi-device protocol over `engines`; returns the last block's time.
+template <class Gather, class Finish>
+double protocol_blocks(const std::vector<sim::HermiteEngine*>& engines, std::size_t blocks, Gather& gather,
+                       Finish& finish) {
+  double t = 0.0;
+  for (std::size_t s = 0; s < blocks; ++s) {
+    t = INFINITY;
+    for (auto* e : engines) t = std::min(t, e->own_next_time());
+    for (auto* e : engines) e->predict(t);
+    gather(t, false);
+    finish(t, false);
+  }
+  return t;
+}
+
 // The start and `blocks` block steps through the multi-device protocol over `engines` (slices in index order).
 void protocol_run(const std::vector<sim::HermiteEngine*>& engines, const sim::BodySet& b, std::size_t blocks) {
   std::vector<ActiveBody> list;
@@ -251,13 +266,7 @@ void protocol_run(const std::vector<sim::HermiteEngine*>& engines, const sim::Bo
   for (auto* e : engines) e->upload_unstarted(b);
   gather(0.0, true);
   finish(0.0, true);
-  for (std::size_t s = 0; s < blocks; ++s) {
-    double t = INFINITY;
-    for (auto* e : engines) t = std::min(t, e->own_next_time());
-    for (auto* e : engines) e->predict(t);
-    gather(t, false);
-    finish(t, false);
-  }
+  protocol_blocks(engines, blocks, gather, finish);
 }
 
 struct Downloaded {
@@ -438,6 +447,19 @@ TEST(HermiteGpuSimulation, EveryLayoutOfTheGpusGivesTheBitsOfOne) {
     s.hermite_state(d.bodies, d.state);
     return d;
   };
+  // One host thread runs the block steps of several slices on the devices; workers, through the host.
+  {
+    multigpu::SimulationConfig c;
+    c.backend = sim::Backend::cuda;
+    c.devices = {0, 0};
+    for (auto threading : {multigpu::Threading::single, multigpu::Threading::workers}) {
+      c.threading = threading;
+      multigpu::Simulation s(b, program, c, multigpu::RunClock{0, b.time}, nullptr);
+      std::string const wanted = threading == multigpu::Threading::single ? "exchange devices (block steps)"
+                                                                          : "exchange host (block steps)";
+      EXPECT_NE(s.describe().find(wanted), std::string::npos) << s.describe();
+    }
+  }
   for (auto p : {Precision::fp64, Precision::fp32}) {
     Downloaded const one = run({0}, multigpu::Threading::single, p);
     std::vector<std::vector<int>> layouts{{0, 0}, {0, 0, 0}};
@@ -497,6 +519,83 @@ TEST(HermiteGpu, AdvanceBlocksStopsAtTheStopTime) {
   std::uint64_t const more = e->advance_blocks(5, INFINITY);
   EXPECT_EQ(more, 5u);
   EXPECT_GT(e->block_time(), stop);
+}
+
+// Engines of 2 and 3 slices of GPU 0 (and GPUs 0 and 1 where there are two) run block steps on the devices
+// (advance_together): the bits and counters of one engine's protocol, also when the protocol's block steps come
+// between, and a stop time as advance_blocks keeps it.
+TEST(HermiteGpu, AdvanceTogetherGivesTheProtocolsBits) {
+  REQUIRE_GPU();
+  std::size_t const n = kLayoutBodies, L = sim::kernels::segment_layout(n).length;
+  sim::BodySet const b = test::scenario("plummer", n);
+  std::vector<std::vector<std::pair<Slice, int>>> layouts{
+      {{Slice{0, 5 * L}, 0}, {Slice{5 * L, n - 5 * L}, 0}},
+      {{Slice{0, 3 * L}, 0}, {Slice{3 * L, 4 * L}, 0}, {Slice{7 * L, n - 7 * L}, 0}}};
+  if (gpu::devices().size() >= 2) layouts.push_back({{Slice{0, 5 * L}, 0}, {Slice{5 * L, n - 5 * L}, 1}});
+  for (auto p : {Precision::fp64, Precision::fp32}) {
+    auto one = cuda_engine(config_for(n, p, 0.01));
+    protocol_run({one.get()}, b, kLayoutBlocks);
+    Downloaded const base = download({one.get()}, n);
+    sim::hermite::HermiteCounters const expected = one->counters();
+    for (auto const& layout : layouts) {
+      std::vector<std::unique_ptr<sim::CudaHermiteEngine>> owned;
+      std::vector<sim::HermiteEngine*> engines;
+      for (auto const& [slice, device] : layout) {
+        auto c = config_for(n, p, 0.01, slice);
+        c.device = device;
+        owned.push_back(cuda_engine(c));
+        engines.push_back(owned.back().get());
+      }
+      std::string const where = std::to_string(layout.size()) + " engines" +
+                                (layout.back().second == 1 ? " on GPUs 0 and 1, " : " on GPU 0, ") + name_of(p);
+      ASSERT_TRUE(engines.front()->can_advance_together(engines)) << where;
+      protocol_run(engines, b, 0);  // the start
+      // 25 block steps on the devices, 10 by the protocol, the rest on the devices again.
+      std::uint64_t const first = engines.front()->advance_together(engines, 25, 0.0, INFINITY);
+      EXPECT_EQ(first, 25u) << where;
+      std::vector<ActiveBody> list;
+      auto gather = [&](double t, bool all) {
+        list.clear();
+        for (auto* e : engines) {
+          std::size_t const k = e->pack_active(t, all);
+          list.insert(list.end(), e->own_active_data(), e->own_active_data() + k);
+        }
+      };
+      auto finish = [&](double t, bool) {
+        auto const tot = totals(engines, list);
+        std::size_t k = 0;
+        for (auto* e : engines) {
+          std::size_t own = 0;
+          while (k + own < list.size() && list[k + own].index < e->config().slice.end()) ++own;
+          e->correct(tot.data() + k, own, t);
+          k += own;
+        }
+      };
+      double const t = protocol_blocks(engines, 10, gather, finish);
+      std::uint64_t const rest = engines.front()->advance_together(engines, kLayoutBlocks - 35, t, INFINITY);
+      EXPECT_EQ(rest, kLayoutBlocks - 35) << where;
+      EXPECT_TRUE(same_state(base, download(engines, n))) << where;
+      sim::hermite::HermiteCounters sum;
+      for (auto* e : engines) sum += e->counters();
+      EXPECT_EQ(sum.force_evaluations, expected.force_evaluations) << where;
+      EXPECT_EQ(sum.interactions, expected.interactions) << where;
+      for (int l = 0; l < sim::hermite::kLevels; ++l) EXPECT_EQ(sum.levels[l], expected.levels[l]) << where << ", level " << l;
+      for (auto* e : engines) EXPECT_EQ(e->block_time(), one->block_time()) << where;
+    }
+  }
+  // A stop time: the block steps advance_blocks does on one engine, and no more.
+  auto one = cuda_engine(config_for(n, Precision::fp64, 0.01));
+  protocol_run({one.get()}, b, 0);
+  double const stop = 1.0 / 32;
+  std::uint64_t const single = one->advance_blocks(1000000, stop);
+  auto e0 = cuda_engine(config_for(n, Precision::fp64, 0.01, Slice{0, 5 * L}));
+  auto e1 = cuda_engine(config_for(n, Precision::fp64, 0.01, Slice{5 * L, n - 5 * L}));
+  std::vector<sim::HermiteEngine*> const two{e0.get(), e1.get()};
+  protocol_run(two, b, 0);
+  EXPECT_EQ(e0->advance_together(two, 1000000, 0.0, stop), single);
+  EXPECT_EQ(e0->block_time(), one->block_time());
+  EXPECT_GT(std::min(e0->own_next_time(), e1->own_next_time()), stop) << "stopped before a block it could have done";
+  EXPECT_TRUE(same_state(download({one.get()}, n), download(two, n)));
 }
 
 // The GPU engine against the CPU engine, both fp64, after the start and a few block steps: not the same bits (the

@@ -67,6 +67,9 @@ void HermiteEngine::set_active_from(const std::vector<HermiteEngine*>&, const st
 void HermiteEngine::add_own_groups_on_device(HermiteEngine*) {
   throw std::logic_error("Hermite engine: the running sums cannot stay on this engine's device");
 }
+std::uint64_t HermiteEngine::advance_together(const std::vector<HermiteEngine*>&, std::uint64_t, double, double) {
+  throw std::logic_error("Hermite engine: advance_together on engines that cannot run it");
+}
 void HermiteEngine::correct_from(HermiteEngine&, double) {
   throw std::logic_error("Hermite engine: the running sums cannot stay on this engine's device");
 }

@@ -164,6 +164,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     for (auto* b : {&x_, &v_, &a_, &jerk_, &xp_, &vp_}) b->forget();
     for (auto* b : {&t_, &dt_}) b->forget();
     active_.forget();
+    own_list_.forget();
     for (auto* b : {&totals_in_, &span_, &group_, &total_, &chain_in_, &chain_out_}) b->forget();
     ctl_.forget();
     counts_.forget();
@@ -176,6 +177,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     partials_host_.forget();
     chain_host_.forget();
     chain_done_.forget();
+    listed_.forget();
+    corrected_.forget();
     for (auto& e : snapshot_taken_) e.forget();
   }
 
@@ -352,8 +355,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     // read when it returns); stream order: a copy in from chain_host_ has read it before the copy out writes it.
     if (prefix) copy_in(chain_in_.data(), prefix, n);
     k::hermite_add_groups<<<elementwise_grid(n), k::kHermiteBlock, 0, stream_.get()>>>(
-        group_.data(), partials_ready_ ? int(own_groups_) : 0, unsigned(n), prefix ? chain_in_.data() : nullptr,
-        chain_out_.data());
+        group_.data(), partials_ready_ ? int(own_groups_) : 0, k::ActiveCount{nullptr, unsigned(n)},
+        prefix ? chain_in_.data() : nullptr, chain_out_.data(), nullptr);
     NBODY_CHECK_LAUNCH(stream_.get());
     copy_out(chain_host_.data(), chain_out_.data(), n);
     wait_for_stream();
@@ -401,8 +404,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     }
     if (n) {
       k::hermite_add_groups<<<elementwise_grid(n), k::kHermiteBlock, 0, stream_.get()>>>(
-          group_.data(), partials_ready_ ? int(own_groups_) : 0, unsigned(n), before ? chain_in_.data() : nullptr,
-          chain_out_.data());
+          group_.data(), partials_ready_ ? int(own_groups_) : 0, k::ActiveCount{nullptr, unsigned(n)},
+          before ? chain_in_.data() : nullptr, chain_out_.data(), nullptr);
       NBODY_CHECK_LAUNCH(stream_.get());
     }
     NBODY_CUDA_CHECK(cudaEventRecord(chain_done_.get(), stream_.get()));
@@ -413,6 +416,161 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   void correct(const ForceJerk* own_totals, std::size_t count, double t) override { finish(own_totals, count, t, false); }
   void initialise(const ForceJerk* own_totals, std::size_t count, double t) override {
     finish(own_totals, count, t, true);
+  }
+
+  // ---- several devices of one process: whole block steps on the devices ----
+  bool can_advance_together(const std::vector<HermiteEngine*>& engines) override {
+    if (engines.size() < 2 || engines.size() > std::size_t(k::kHermiteMaxPeers) || engines.front() != this) return false;
+    std::vector<HermiteCudaEngine*> all;
+    for (HermiteEngine* e : engines) {
+      auto* c = dynamic_cast<HermiteCudaEngine*>(e);
+      if (!c || c->own_groups_ == 0 || c->config_.slice.count == 0 || c->config_.bodies != config_.bodies) return false;
+      all.push_back(c);
+    }
+    for (HermiteCudaEngine* a : all)
+      for (HermiteCudaEngine* b : all) {
+        if (a->config_.device == b->config_.device) continue;
+        int can = 0;
+        NBODY_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, a->config_.device, b->config_.device));
+        if (!can) return false;
+      }
+    for (HermiteCudaEngine* a : all)
+      for (HermiteCudaEngine* b : all) a->enable_peer(b->config_.device);
+    return true;
+  }
+
+  // Each block step, device by device in group order (every wait a stream's wait for another device's event, no
+  // wait on the host):
+  //   after every device's corrector of the block before: hermite_agree (the block time and the floor, the least
+  //     over devices), hermite_predict_list (the own active list, into own_list_)
+  //   after every device's list: hermite_gather (the whole list, device order), the force pass, span sums to groups
+  //   after the device before's running sums: hermite_add_groups, read from its memory
+  //   after the last device's sums: hermite_correct with the own bodies' totals read from its memory
+  // In batches of kBatchSteps as advance_blocks, the first device's control looked at once the next batch is queued.
+  std::uint64_t advance_together(const std::vector<HermiteEngine*>& engines, std::uint64_t blocks, double t,
+                                 double t_stop) override {
+    if (!can_advance_together(engines))
+      throw std::logic_error("Hermite CUDA engine: advance_together on engines that cannot run it");
+    std::vector<HermiteCudaEngine*> all;
+    for (HermiteEngine* e : engines) all.push_back(&same_kind(*e));
+    std::size_t const devices = all.size();
+    k::HermitePeers peers{};
+    peers.count = int(devices);
+    for (std::size_t d = 0; d < devices; ++d) {
+      HermiteCudaEngine& e = *all[d];
+      e.floor_known_ = false;
+      e.prepare_together();
+      peers.ctl[d] = e.ctl_.data();
+      peers.list[d] = e.own_list_.data();
+    }
+    if (blocks == 0) return 0;
+    std::uint64_t const before = control().block_steps;
+    for (HermiteCudaEngine* e : all) {
+      gpu::DeviceGuard guard(e->config_.device);
+      cudaStream_t const s = e->stream_.get();
+      k::hermite_arm<<<1, 1, 0, s>>>(e->ctl_.data(), t, t_stop, blocks, true);
+      NBODY_CHECK_LAUNCH(s);
+      k::hermite_next_time<<<e->elementwise_grid(e->config_.slice.count), k::kHermiteBlock, 0, s>>>(
+          e->slice(), &e->ctl_.data()->key[0]);
+      NBODY_CHECK_LAUNCH(s);
+      NBODY_CUDA_CHECK(cudaEventRecord(e->corrected_.get(), s));
+    }
+    auto wait_for = [&](HermiteCudaEngine& e, gpu::SyncEvent HermiteCudaEngine::*event, std::size_t skip) {
+      for (std::size_t o = 0; o < devices; ++o)
+        if (o != skip) NBODY_CUDA_CHECK(cudaStreamWaitEvent(e.stream_.get(), (all[o]->*event).get(), 0));
+    };
+    auto enqueue_block_step = [&] {
+      for (std::size_t d = 0; d < devices; ++d) {
+        HermiteCudaEngine& e = *all[d];
+        gpu::DeviceGuard guard(e.config_.device);
+        cudaStream_t const s = e.stream_.get();
+        wait_for(e, &HermiteCudaEngine::corrected_, d);
+        k::hermite_agree<<<1, 1, 0, s>>>(e.ctl_.data(), peers);
+        NBODY_CHECK_LAUNCH(s);
+        e.launch_after(k::hermite_predict_list, e.list_blocks_, k::kHermiteBlock, s, e.slice(), e.ctl_.data(),
+                       e.own_list_.data());
+        NBODY_CUDA_CHECK(cudaEventRecord(e.listed_.get(), s));
+      }
+      for (std::size_t d = 0; d < devices; ++d) {
+        HermiteCudaEngine& e = *all[d];
+        gpu::DeviceGuard guard(e.config_.device);
+        cudaStream_t const s = e.stream_.get();
+        k::HermiteControl* const ctl = e.ctl_.data();
+        wait_for(e, &HermiteCudaEngine::listed_, d);
+        k::hermite_gather<<<e.elementwise_grid(e.config_.bodies), k::kHermiteBlock, 0, s>>>(peers, int(d), ctl,
+                                                                                            e.active_.data());
+        NBODY_CHECK_LAUNCH(s);
+        k::ActiveCount const count{&ctl->active, 0};
+        k::HermiteSums const sums = e.sums_for(false);
+        e.launch_after(k::hermite_forces<Real, false>, e.force_grid_, k::kHermiteForceBlock, s,
+                       e.force_args(sums, count, ctl, true), e.eps2());
+        k::hermite_span_groups<<<e.elementwise_grid(e.own_groups_ * e.config_.bodies), k::kHermiteBlock, 0, s>>>(
+            sums, count, ctl);
+        NBODY_CHECK_LAUNCH(s);
+      }
+      for (std::size_t d = 0; d < devices; ++d) {
+        HermiteCudaEngine& e = *all[d];
+        gpu::DeviceGuard guard(e.config_.device);
+        cudaStream_t const s = e.stream_.get();
+        k::HermiteControl* const ctl = e.ctl_.data();
+        if (d > 0) NBODY_CUDA_CHECK(cudaStreamWaitEvent(s, all[d - 1]->chain_done_.get(), 0));
+        k::hermite_add_groups<<<e.elementwise_grid(e.config_.bodies), k::kHermiteBlock, 0, s>>>(
+            e.group_.data(), int(e.own_groups_), k::ActiveCount{&ctl->active, 0},
+            d > 0 ? all[d - 1]->chain_out_.data() : nullptr, e.chain_out_.data(), ctl);
+        NBODY_CHECK_LAUNCH(s);
+        NBODY_CUDA_CHECK(cudaEventRecord(e.chain_done_.get(), s));
+      }
+      HermiteCudaEngine& last = *all.back();
+      for (std::size_t d = 0; d < devices; ++d) {
+        HermiteCudaEngine& e = *all[d];
+        gpu::DeviceGuard guard(e.config_.device);
+        cudaStream_t const s = e.stream_.get();
+        k::HermiteControl* const ctl = e.ctl_.data();
+        if (d + 1 < devices) NBODY_CUDA_CHECK(cudaStreamWaitEvent(s, last.chain_done_.get(), 0));
+        k::HermiteCorrectArgs c{};
+        c.active = e.active_.data();
+        c.own_first = {&ctl->own_first, 0};
+        c.own_count = {&ctl->own_listed, 0};
+        c.own_totals = last.chain_out_.data();
+        c.totals_of_block = true;
+        c.sums = e.sums_for(false);
+        c.active_count = {&ctl->active, 0};
+        c.clock = {ctl, 0.0};
+        c.ctl = ctl;
+        c.j_bodies = e.config_.slice.count;
+        c.initialise = false;
+        c.params = e.config_.params;
+        k::hermite_correct<<<std::min(e.elementwise_grid(e.config_.slice.count), 2 * e.multiprocessors_),
+                             k::kHermiteBlock, 0, s>>>(e.slice(), c);
+        NBODY_CHECK_LAUNCH(s);
+        NBODY_CUDA_CHECK(cudaEventRecord(e.corrected_.get(), s));
+      }
+    };
+    // Every device halts at the same block (the same block time, floor and steps left): the first one's control
+    // says when. Batches as in advance_blocks.
+    gpu::DeviceGuard guard(config_.device);
+    std::uint64_t enqueued = 0;
+    int batch = 0;
+    bool stop = false;
+    while (!stop && enqueued < blocks) {
+      std::uint64_t const steps = std::min<std::uint64_t>(kBatchSteps, blocks - enqueued);
+      for (std::uint64_t s = 0; s < steps; ++s) enqueue_block_step();
+      enqueued += steps;
+      int const parity = batch & 1;
+      if (batch > 0) {
+        bounded([&] { gpu::bounded_sync(snapshot_taken_[parity ^ 1].get(), wait_bound_seconds(), waiter_name()); });
+        stop = ctl_host_.data()[parity ^ 1].halted != 0;
+      }
+      NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[parity], ctl_.data(), sizeof(k::HermiteControl),
+                                       cudaMemcpyDeviceToHost, stream_.get()));
+      NBODY_CUDA_CHECK(cudaEventRecord(snapshot_taken_[parity].get(), stream_.get()));
+      ++batch;
+    }
+    for (HermiteCudaEngine* e : all) {
+      k::HermiteControl const c = e->control();
+      e->block_time_ = c.t;
+    }
+    return control().block_steps - before;
   }
 
   std::int64_t floor_violation() override {
@@ -619,20 +777,31 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   // This stream's next work waits for `other`'s last running sums, read where they are: from this device directly
   // where it may read the other's memory, else the copy goes through the host (cudaMemcpyPeerAsync does either).
   void read_after(HermiteCudaEngine& other) {
-    int const from = other.config_.device;
-    if (from != config_.device && std::find(peers_.begin(), peers_.end(), from) == peers_.end()) {
-      int can = 0;
-      NBODY_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, config_.device, from));
-      if (can) {
-        cudaError_t const status = cudaDeviceEnablePeerAccess(from, 0);
-        if (status == cudaErrorPeerAccessAlreadyEnabled)
-          (void)cudaGetLastError();
-        else
-          NBODY_CUDA_CHECK(status);
-      }
-      peers_.push_back(from);
-    }
+    enable_peer(other.config_.device);
     NBODY_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), other.chain_done_.get(), 0));
+  }
+  // This device may read device `from`'s memory from now on, where the two can (once a pair).
+  void enable_peer(int from) {
+    if (from == config_.device || std::find(peers_.begin(), peers_.end(), from) != peers_.end()) return;
+    gpu::DeviceGuard guard(config_.device);
+    int can = 0;
+    NBODY_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, config_.device, from));
+    if (can) {
+      cudaError_t const status = cudaDeviceEnablePeerAccess(from, 0);
+      if (status == cudaErrorPeerAccessAlreadyEnabled)
+        (void)cudaGetLastError();
+      else
+        NBODY_CUDA_CHECK(status);
+    }
+    peers_.push_back(from);
+  }
+  // advance_together's buffers and events, made on its first call (never in a block step).
+  void prepare_together() {
+    ensure_chain();
+    if (own_list_.data()) return;
+    own_list_ = gpu::DeviceBuffer<ActiveBody>(config_.device, std::max<std::size_t>(config_.slice.count, 1));
+    listed_ = gpu::SyncEvent(config_.device);
+    corrected_ = gpu::SyncEvent(config_.device);
   }
 
   // Grows the pinned copy of the partials to `n` (the largest block so far: no allocation once it was seen).
@@ -733,7 +902,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   void launch_corrector(std::size_t count, double t, bool initialise) {
     k::HermiteCorrectArgs c{};
     c.active = active_.data();
-    c.own_first = unsigned(own_first_);
+    c.own_first = {nullptr, unsigned(own_first_)};
     c.own_count = {nullptr, unsigned(count)};
     c.own_totals = totals_in_.data();
     c.sums = sums_for(false);
@@ -778,7 +947,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
                  eps2());
     k::HermiteCorrectArgs c{};
     c.active = active_.data();
-    c.own_first = 0;
+    c.own_first = {nullptr, 0};
     c.own_count = count;
     c.own_totals = nullptr;
     c.sums = sums;
@@ -819,6 +988,10 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   gpu::PinnedBuffer<ForceJerk> totals_staging_, partials_host_, chain_host_;
   gpu::SyncEvent snapshot_taken_[2];
   gpu::SyncEvent chain_done_;  // recorded after add_own_groups_on_device's result is in chain_out_
+  // advance_together: the own active list (hermite_predict_list's, read by every device), and the events after it
+  // and after the corrector.
+  gpu::DeviceBuffer<ActiveBody> own_list_;
+  gpu::SyncEvent listed_, corrected_;
   std::vector<int> peers_;     // devices whose memory read_after has asked access to
   std::size_t active_count_ = 0, own_first_ = 0, own_count_ = 0, partials_ready_ = 0;
   // start_next_time() and start_pack() queued what own_next_time() and pack_active() wait for; floor_known_:

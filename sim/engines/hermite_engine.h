@@ -124,6 +124,18 @@ class HermiteEngine {
   // unless own_next_time() has read it since the last correct() or initialise()).
   virtual std::int64_t floor_violation() = 0;
 
+  // ---- several devices of one process: whole block steps on the devices ----
+  // Whether `engines` (in device order, this one first; every slice of the system, each with groups) can run
+  // advance_together: engines of one kind and precision that can read each other's memory (CUDA engines on one GPU,
+  // or on GPUs with peer access to each other). Enables that access.
+  virtual bool can_advance_together(const std::vector<HermiteEngine*>& /*engines*/) { return false; }
+  // advance_blocks for the devices of `engines` together, from block time `t` (where the protocol left them): the
+  // protocol's block steps with every value found on the devices (the next time, the active list, the running sums,
+  // the floor), so the host only queues work and waits once a batch; bit for bit the protocol's result. Called on the
+  // first engine, from one thread; returns the block steps done (synchronises at the end).
+  virtual std::uint64_t advance_together(const std::vector<HermiteEngine*>& engines, std::uint64_t blocks, double t,
+                                         double t_stop);
+
   // ---- a single device (slice = every body) ----
   // Up to `blocks` block steps, stopping before a block whose time would pass `t_stop` (block time), or at a
   // floor violation; returns the block steps done (synchronises at the end, and only there where it can).

@@ -77,6 +77,9 @@ struct HermiteControl {
   double t_stop;                // no block beyond this time (advance_blocks)
   unsigned long long steps_left;  // block steps advance_blocks may still do
   unsigned active;              // bodies in the block being done
+  // Several devices of one process (HermiteEngine::advance_together): the own bodies hermite_predict_list listed (its
+  // count of `active`, which hermite_gather then makes the whole block's) and their place in the whole block.
+  unsigned own_listed, own_first;
   // Nonzero: every kernel returns at once. Set only by block 0 of a kernel whose every block returns anyway
   // (see hermite_next_time), so no block of a kernel sees it change to a value that changes what it does.
   int halted;
@@ -705,8 +708,12 @@ __global__ void hermite_span_groups(HermiteSums sums, ActiveCount count, const H
 // The multi-device protocol's last stage for one device's groups: out[k] = prefix[k] (zero where null) plus each
 // own group's partial [g][k] in group order (the canonical order's group stage, continued from the groups of the
 // devices before). One thread a body.
-__global__ void hermite_add_groups(const hk::ForceJerk* group, int groups, unsigned count, const hk::ForceJerk* prefix,
-                                   hk::ForceJerk* out) {
+// `count` and `ctl` (nothing once halted) on the device for advance_together, where `prefix` is the device before's
+// result, read where it is (peer memory).
+__global__ void hermite_add_groups(const hk::ForceJerk* group, int groups, ActiveCount active, const hk::ForceJerk* prefix,
+                                   hk::ForceJerk* out, const HermiteControl* ctl) {
+  if (halted(ctl)) return;
+  unsigned const count = active.get();
   for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < count; k += gridDim.x * blockDim.x) {
     hk::ForceJerk t = prefix ? load_sum(&prefix[k]) : hk::ForceJerk{};
     for (int g = 0; g < groups; ++g) hk::add_partial(t, load_sum(&group[std::size_t(g) * count + k]));
@@ -928,7 +935,7 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::Ac
     unsigned long long const was = atomicAdd(&ctl->listed, (1ull << 32) | mine);
     before_shared = unsigned(was);
     if ((was >> 32) == gridDim.x - 1u) {  // the last block: every other one has its places
-      ctl->active = unsigned(was) + mine;
+      ctl->active = ctl->own_listed = unsigned(was) + mine;
       atomicExch(&ctl->listed, 0ull);
     }
   }
@@ -959,12 +966,61 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::Ac
   }
 }
 
+// ---- several devices of one process: block steps with no host round trip (HermiteEngine::advance_together) ----
+// Every device's control and own active list, in device order (the order of the groups), read where they are: peer
+// memory, or this device's own. Each kernel below runs after the others' writes it reads (stream waits on events).
+inline constexpr int kHermiteMaxPeers = 16;
+struct HermitePeers {
+  HermiteControl* ctl[kHermiteMaxPeers];
+  const hk::ActiveBody* list[kHermiteMaxPeers];
+  int count;
+};
+
+// Before each block step's hermite_predict_list: the next block's key and the floor made the least over every
+// device, in this device's control (each device's key holds its own bodies' least, found while the block before was
+// done). Another device may read this device's values while this writes them: it reads its own least or the
+// least of all, and takes the least of all either way. Every device then finds the same block time and halts at the
+// same block. One thread.
+__global__ void hermite_agree(HermiteControl* self, HermitePeers p) {
+  if (halted(self)) return;
+  int const slot = self->read_slot;
+  unsigned long long key = self->key[slot];
+  long long floor_body = self->floor_body;
+  for (int d = 0; d < p.count; ++d) {
+    const volatile HermiteControl* c = p.ctl[d];
+    key = min(key, c->key[slot]);
+    floor_body = min(floor_body, c->floor_body);
+  }
+  self->key[slot] = key;
+  self->floor_body = floor_body;
+}
+
+// After every device's hermite_predict_list: the whole active block, every device's own list in device order, into
+// `out`; this device's place in it (own_first) and the block's count (active) into its control. Nothing once halted.
+__global__ void hermite_gather(HermitePeers p, int self_index, HermiteControl* self, hk::ActiveBody* out) {
+  if (halted(self)) return;
+  unsigned offsets[kHermiteMaxPeers + 1];
+  offsets[0] = 0;
+  for (int d = 0; d < p.count; ++d) offsets[d + 1] = offsets[d] + *static_cast<const volatile unsigned*>(&p.ctl[d]->own_listed);
+  unsigned const total = offsets[p.count];
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    self->own_first = offsets[self_index];
+    self->active = total;
+  }
+  int d = 0;
+  for (unsigned q = blockIdx.x * blockDim.x + threadIdx.x; q < total; q += gridDim.x * blockDim.x) {
+    while (q >= offsets[d + 1]) ++d;
+    out[q] = p.list[d][q - offsets[d]];
+  }
+}
+
 // ---- the corrector ----
 struct HermiteCorrectArgs {
   const hk::ActiveBody* active;  // the whole active block
-  unsigned own_first;            // the own bodies' place in it
+  ActiveCount own_first;         // the own bodies' place in it
   ActiveCount own_count;
   const hk::ForceJerk* own_totals;  // given totals, [own active]; or nullptr: from `sums` (one device)
+  bool totals_of_block;             // own_totals holds the whole block's totals: [own_first + k]
   HermiteSums sums;
   ActiveCount active_count;  // the whole block's count (to read `sums`)
   BlockClock clock;          // with ctl: the single-device path (the time, halting, the block's bookkeeping)
@@ -994,9 +1050,9 @@ struct CorrectorInput {
   double dt;
 };
 __device__ __forceinline__ CorrectorInput load_corrector_input(const HermiteSlice& s, const HermiteCorrectArgs& c,
-                                                               unsigned k) {
+                                                               unsigned first, unsigned k) {
   CorrectorInput in{};
-  in.index = c.active[c.own_first + k].index;
+  in.index = c.active[first + k].index;
   in.i = int(in.index) - s.begin;
   if (!c.initialise) {
     in.x = s.x[in.i];
@@ -1052,7 +1108,7 @@ __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
   HermiteControl* const clock = c.clock.ctl;
   // Read before the halt flag: a halted launch ignores them.
   double const t = clock ? clock->t_next : c.clock.t;
-  unsigned const n = c.own_count.get(), active = c.active_count.get();
+  unsigned const n = c.own_count.get(), active = c.active_count.get(), first = c.own_first.get();
   int const write_slot = clock ? clock->write_slot : 0;
   if (clock && halted(clock)) return;
   unsigned const warps = blockDim.x / 32;
@@ -1080,7 +1136,7 @@ __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
     // of their span sums) spread over as many SMs as there are bodies.
     for (unsigned k = warp * gridDim.x + blockIdx.x; k < n; k += gridDim.x * warps) {
       CorrectorInput in{};
-      if (lane == 0) in = load_corrector_input(s, c, k);
+      if (lane == 0) in = load_corrector_input(s, c, first, k);
       // Two lanes a group, each adding four of a record's eight doubles over the group's spans in span order (each
       // component its own sum, as add_partial adds them): half the loads and half the chain of group_of_spans.
       unsigned const g = lane / 2, half = lane & 1;
@@ -1089,7 +1145,7 @@ __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
         int const spg = c.sums.cut.spans_per_group;
 #pragma unroll 8
         for (int q = int(g) * spg; q < int(g + 1) * spg; ++q) {
-          const auto* r = reinterpret_cast<const double2*>(&c.sums.span[std::size_t(q) * active + c.own_first + k]) + 2 * half;
+          const auto* r = reinterpret_cast<const double2*>(&c.sums.span[std::size_t(q) * active + first + k]) + 2 * half;
           double2 const u = r[0], v = r[1];
           lo.x = __dadd_rn(lo.x, u.x);
           lo.y = __dadd_rn(lo.y, u.y);
@@ -1112,8 +1168,9 @@ __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
     }
   } else {
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
-      CorrectorInput const in = load_corrector_input(s, c, k);
-      hk::ForceJerk const f = c.own_totals ? load_sum(&c.own_totals[k]) : c.sums.total_of(c.own_first + k, active);
+      CorrectorInput const in = load_corrector_input(s, c, first, k);
+      hk::ForceJerk const f = c.own_totals ? load_sum(&c.own_totals[c.totals_of_block ? first + k : k])
+                                           : c.sums.total_of(first + k, active);
       key = min(key, correct_body(s, c, in, f, t));
     }
   }
