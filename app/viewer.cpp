@@ -421,7 +421,10 @@ class Viewer {
     glm::mat4 const &view = key.view, &projection = key.projection;
     exposure_.set_manual_factor(controls_.auto_exposure ? controls_.exposure : 1.0f);
     if (!scene_changed_ && key == shown_scene_) {
-      float const automatic = exposure_.update(hdr_->average_luminance(), seconds);
+      // The same scene again, for the HUD (a hover, a message going) or for the exposure itself: the automatic
+      // exposure moves only while frames are drawn for it (exposure_adapting), so a still picture whose
+      // exposure settled stays the same picture under a HUD that changes.
+      float const automatic = exposure_adapting_ ? exposure_.update(hdr_->average_luminance(), seconds) : exposure_.exposure();
       shown_exposure_ = hdr_->show_again(controls_.auto_exposure ? automatic : controls_.exposure);
       return;
     }

@@ -275,6 +275,16 @@ def steer(nbody, folder, shots):
         b, step_b = browser.sample(), browser.header()["step"]
         expect(step_a == step_b, "steps went on while paused: %d, %d" % (step_a, step_b))
         expect(differing(a, b) == 0, "frames changed while paused (%.4f of the samples)" % differing(a, b))
+        # The pointer moving over the still picture draws frames (for the HUD's hover) but changes no pixel
+        # of the bodies: the automatic exposure, settled, does not move on frames drawn for the HUD alone.
+        for k in range(5):
+            x, y = browser.page_point(600 + 20 * k, 300)
+            browser.mouse("mouseMoved", x, y)
+            time.sleep(0.1)
+        time.sleep(0.5)
+        c = browser.sample()
+        moved = sum(1 for x, y in zip(b, c) if x != y) / len(b)
+        expect(moved == 0, "the pointer moving over a paused run changed the picture (%.4f of the samples)" % moved)
         # A drag right of the HUD orbits the camera: the picture changes while the run stays paused.
         browser.drag((700, 320), (820, 360))
         time.sleep(1.0)
