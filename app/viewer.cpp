@@ -91,7 +91,8 @@ constexpr double kFiguresPeriod = 0.25;
 // The automatic exposure approaches its target exponentially and never reaches it exactly. Frames are
 // drawn for it once it is 5% away (a scene that brightens or dims, a zoom: about what an eye notices),
 // until it is within 1% (about one grey level of the 8-bit picture at most). Between the two it
-// follows on the frames drawn anyway: the next one adapts over all the time since the last, and the
+// follows on the frames that draw the scene anew (new positions, a moved camera): the next one adapts
+// over all the time since the last (a frame for the HUD alone leaves it, draw_scene), and the
 // frame-to-frame flicker of a moving swarm's brightness (1 to 2%) draws no frames of its own.
 constexpr double kExposureStart = 0.05, kExposureSettled = 0.01;
 
