@@ -548,7 +548,12 @@ TEST(HermiteGpu, AdvanceTogetherGivesTheProtocolsBits) {
       }
       std::string const where = std::to_string(layout.size()) + " engines" +
                                 (layout.back().second == 1 ? " on GPUs 0 and 1, " : " on GPU 0, ") + name_of(p);
-      ASSERT_TRUE(engines.front()->can_advance_together(engines)) << where;
+      if (!engines.front()->can_advance_together(engines)) {
+        // Only GPUs without peer access to each other may refuse (they keep the protocol through the host).
+        EXPECT_EQ(layout.back().second, 1) << where << ": slices of one GPU refused";
+        std::printf("%s: no peer access between the GPUs, the protocol through the host runs there\n", where.c_str());
+        continue;
+      }
       protocol_run(engines, b, 0);  // the start
       // 25 block steps on the devices, 10 by the protocol, the rest on the devices again.
       std::uint64_t const first = engines.front()->advance_together(engines, 25, 0.0, INFINITY);
