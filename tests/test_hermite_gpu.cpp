@@ -224,32 +224,20 @@ TEST(HermiteGpu, SumsDoNotDependOnTheBlockOrTheLaunchShape) {
 
 // ---- block steps: the protocol over engines, and advance_blocks ----
 
-// `blocks` block steps through the multi-device protocol over `engines`; returns the last block's time.
-template <class Gather, class Finish>
-double protocol_blocks(const std::vector<sim::HermiteEngine*>& engines, std::size_t blocks, Gather& gather,
-                       Finish& finish) {
-  double t = 0.0;
-  for (std::size_t s = 0; s < blocks; ++s) {
-    t = INFINITY;
-    for (auto* e : engines) t = std::min(t, e->own_next_time());
-    for (auto* e : engines) e->predict(t);
-    gather(t, false);
-    finish(t, false);
-  }
-  return t;
-}
-
-// The start and `blocks` block steps through the multi-device protocol over `engines` (slices in index order).
-void protocol_run(const std::vector<sim::HermiteEngine*>& engines, const sim::BodySet& b, std::size_t blocks) {
+// One block step at a time through the multi-device protocol over `engines` (slices in index order), as the host
+// drives it: each engine's packed list gathered in device order, the totals in group order, each engine's own run.
+struct Protocol {
+  const std::vector<sim::HermiteEngine*>& engines;
   std::vector<ActiveBody> list;
-  auto gather = [&](double t, bool all) {
+
+  void gather(double t, bool all) {
     list.clear();
     for (auto* e : engines) {
       std::size_t const n = e->pack_active(t, all);
       list.insert(list.end(), e->own_active_data(), e->own_active_data() + n);
     }
-  };
-  auto finish = [&](double t, bool start) {
+  }
+  void finish(double t, bool start) {
     auto const tot = totals(engines, list);
     std::size_t k = 0;
     for (auto* e : engines) {
@@ -262,11 +250,32 @@ void protocol_run(const std::vector<sim::HermiteEngine*>& engines, const sim::Bo
         e->correct(tot.data() + k, own, t);
       k += own;
     }
-  };
-  for (auto* e : engines) e->upload_unstarted(b);
-  gather(0.0, true);
-  finish(0.0, true);
-  protocol_blocks(engines, blocks, gather, finish);
+  }
+  // The start from `b`: every body active, the start step.
+  void start(const sim::BodySet& b) {
+    for (auto* e : engines) e->upload_unstarted(b);
+    gather(0.0, true);
+    finish(0.0, true);
+  }
+  // `blocks` block steps; returns the last block's time.
+  double blocks(std::size_t count) {
+    double t = 0.0;
+    for (std::size_t s = 0; s < count; ++s) {
+      t = INFINITY;
+      for (auto* e : engines) t = std::min(t, e->own_next_time());
+      for (auto* e : engines) e->predict(t);
+      gather(t, false);
+      finish(t, false);
+    }
+    return t;
+  }
+};
+
+// The start and `blocks` block steps through the multi-device protocol over `engines`.
+void protocol_run(const std::vector<sim::HermiteEngine*>& engines, const sim::BodySet& b, std::size_t blocks) {
+  Protocol p{engines, {}};
+  p.start(b);
+  p.blocks(blocks);
 }
 
 struct Downloaded {
@@ -558,25 +567,8 @@ TEST(HermiteGpu, AdvanceTogetherGivesTheProtocolsBits) {
       // 25 block steps on the devices, 10 by the protocol, the rest on the devices again.
       std::uint64_t const first = engines.front()->advance_together(engines, 25, 0.0, INFINITY);
       EXPECT_EQ(first, 25u) << where;
-      std::vector<ActiveBody> list;
-      auto gather = [&](double t, bool all) {
-        list.clear();
-        for (auto* e : engines) {
-          std::size_t const k = e->pack_active(t, all);
-          list.insert(list.end(), e->own_active_data(), e->own_active_data() + k);
-        }
-      };
-      auto finish = [&](double t, bool) {
-        auto const tot = totals(engines, list);
-        std::size_t k = 0;
-        for (auto* e : engines) {
-          std::size_t own = 0;
-          while (k + own < list.size() && list[k + own].index < e->config().slice.end()) ++own;
-          e->correct(tot.data() + k, own, t);
-          k += own;
-        }
-      };
-      double const t = protocol_blocks(engines, 10, gather, finish);
+      Protocol protocol{engines, {}};
+      double const t = protocol.blocks(10);
       std::uint64_t const rest = engines.front()->advance_together(engines, kLayoutBlocks - 35, t, INFINITY);
       EXPECT_EQ(rest, kLayoutBlocks - 35) << where;
       EXPECT_TRUE(same_state(base, download(engines, n))) << where;
