@@ -13,6 +13,7 @@
 #include "multigpu/hermite_blocks.h"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <thread>
 
@@ -118,6 +119,26 @@ HermiteBlocks::HermiteBlocks(const sim::BodySet& initial, const sim::hermite::He
     force_pass(0.0, Pass::initialise, kAllActiveChunk);
     check_floor();
   }
+}
+
+HermiteBlocks::~HermiteBlocks() {
+  // A device whose bounded wait gave up has abandoned itself; the others' streams may wait on its events
+  // (advance_together, add_own_groups_on_device), so they are polled for a while, never waited on.
+  constexpr auto kGrace = std::chrono::seconds(5);
+  auto const start = std::chrono::steady_clock::now();
+  for (;;) {
+    bool all = true;
+    for (auto& e : engines_) {
+      try {
+        all = e->idle() && all;
+      } catch (const std::exception&) {  // a failed device is done with
+      }
+    }
+    if (all) return;
+    if (std::chrono::steady_clock::now() - start > kGrace) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  for (auto& e : engines_) e->abandon();
 }
 
 void HermiteBlocks::gather_active(double t, bool all, bool host_list) {

@@ -45,6 +45,12 @@ class HermiteBlocks {
   // Hermite state (continued bit for bit), else initialised as at t = 0 (a force pass and the start steps).
   // Collective.
   HermiteBlocks(const sim::BodySet& initial, const sim::hermite::HermiteState& state, const HermiteBlocksSetup& setup);
+  // Waits a few seconds at most for work still queued (only after an error: every call returns with its work
+  // done); devices that have not finished by then are all given up (sim::HermiteEngine::abandon), since one
+  // device's stream may wait on another's events and its engine would wait without bound when destroyed.
+  ~HermiteBlocks();
+  HermiteBlocks(const HermiteBlocks&) = delete;
+  HermiteBlocks& operator=(const HermiteBlocks&) = delete;
 
   // Up to `blocks` block steps, none past block time `t_stop` (+inf: no limit); returns those done. A step below
   // the floor ends in RuntimeFailure naming the pair. Collective.

@@ -176,6 +176,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     totals_staging_.forget();
     partials_host_.forget();
     chain_host_.forget();
+    prefix_host_.forget();
     chain_done_.forget();
     listed_.forget();
     corrected_.forget();
@@ -351,9 +352,14 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     gpu::DeviceGuard guard(config_.device);
     ensure_chain();
     if (n == 0) return chain_host_.data();
-    // Straight from the caller's memory (another engine's pinned result, or pageable memory, which the copy has
-    // read when it returns); stream order: a copy in from chain_host_ has read it before the copy out writes it.
-    if (prefix) copy_in(chain_in_.data(), prefix, n);
+    // Through pinned memory: a copy from pageable memory (the ranks' sums) may wait for this stream's work with no
+    // bound before it returns. The last call's copy in is done (it waited for the stream), so the staging is free.
+    if (prefix) {
+      if (!prefix_host_.data())  // once: only runs over ranks add this way
+        prefix_host_ = gpu::PinnedBuffer<ForceJerk>(config_.device, std::max<std::size_t>(config_.bodies, 1));
+      std::memcpy(prefix_host_.data(), prefix, n * sizeof(ForceJerk));
+      copy_in(chain_in_.data(), prefix_host_.data(), n);
+    }
     k::hermite_add_groups<<<elementwise_grid(n), k::kHermiteBlock, 0, stream_.get()>>>(
         group_.data(), partials_ready_ ? int(own_groups_) : 0, k::ActiveCount{nullptr, unsigned(n)},
         prefix ? chain_in_.data() : nullptr, chain_out_.data(), nullptr);
@@ -649,6 +655,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   }
 
   bool idle() override {
+    if (abandoned_) return true;  // its stream is let go of: nothing of it is waited for
     gpu::DeviceGuard guard(config_.device);
     cudaError_t const status = cudaStreamQuery(stream_.get());
     if (status == cudaErrorNotReady) return false;
@@ -985,7 +992,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   ActiveBody* own_active_device_ = nullptr;
   unsigned* pack_count_device_ = nullptr;
   gpu::PinnedBuffer<ActiveBody> active_staging_;
-  gpu::PinnedBuffer<ForceJerk> totals_staging_, partials_host_, chain_host_;
+  gpu::PinnedBuffer<ForceJerk> totals_staging_, partials_host_, chain_host_, prefix_host_;
   gpu::SyncEvent snapshot_taken_[2];
   gpu::SyncEvent chain_done_;  // recorded after add_own_groups_on_device's result is in chain_out_
   // advance_together: the own active list (hermite_predict_list's, read by every device), and the events after it
