@@ -20,6 +20,7 @@
 #include "sim/physics/hermite.h"
 #include "sim/physics/integrator.h"
 #include "sim/physics/scenarios.h"
+#include "test_support.h"
 
 namespace nbody {
 namespace {
@@ -343,15 +344,13 @@ TEST(Hermite, SofteningZeroRunsAndStaysFinite) {
 }
 
 // Two bodies on a head-on collision with no softening: their step halves below the floor, and the run stops
-// naming the pair and their distance, before another block step: on one device and through the protocol of two,
-// a block step at a time or many at once.
+// naming the pair and their distance, before another block step: on one device and through the protocol of two and
+// three, a block step at a time or many at once. Light bodies on wide orbits give every device groups of its own.
 TEST(Hermite, AStepBelowTheFloorStopsTheRunNamingThePair) {
-  sim::BodySet b;
-  b.append({-0.5, 0, 0, 0.5}, {0, 0, 0}, sim::BodyType::star);
-  b.append({0.5, 0, 0, 0.5}, {0, 0, 0}, sim::BodyType::star);
-  b.append({5, 0, 0, 1e-6}, {0, 0.3, 0}, sim::BodyType::star);
+  sim::BodySet const b = test::head_on_collision(197);
+  ASSERT_EQ(sim::kernels::segment_layout(b.size()).count, 4u);
   std::uint64_t stopped_after = 0;
-  for (int devices : {1, 2})
+  for (int devices : {1, 2, 3})
     for (std::uint64_t chunk : {std::uint64_t(1), std::uint64_t(100000)}) {
       multigpu::Simulation s(b, hermite_program(0.02, 0.01, 1.0 / 16), cpu_config(0.0, devices));
       try {

@@ -41,6 +41,22 @@ inline sim::BodySet scenario(const std::string& name, std::size_t n, std::uint64
   return sim::make_scenario(p);
 }
 
+// Two bodies of mass 0.5 falling head on from rest at distance 1, a light body at 5, and `light` bodies of mass 1e-9
+// on circular orbits at radii 50 and beyond: with no softening the pair's step falls below the hermite4 floor after
+// about 512 block steps, and the light bodies give the system groups enough for every device of a layout.
+inline sim::BodySet head_on_collision(std::size_t light = 0) {
+  sim::BodySet b;
+  b.append({-0.5, 0, 0, 0.5}, {0, 0, 0}, sim::BodyType::star);
+  b.append({0.5, 0, 0, 0.5}, {0, 0, 0}, sim::BodyType::star);
+  b.append({5, 0, 0, 1e-6}, {0, 0.3, 0}, sim::BodyType::star);
+  for (std::size_t k = 0; k < light; ++k) {
+    double const r = 50.0 + 0.25 * double(k), phi = 0.1 * double(k), speed = std::sqrt(1.0 / r);
+    b.append({r * std::cos(phi), r * std::sin(phi), 0, 1e-9}, {-speed * std::sin(phi), speed * std::cos(phi), 0},
+             sim::BodyType::star);
+  }
+  return b;
+}
+
 inline std::vector<Vec3d> reference_accelerations(const sim::BodySet& b, double softening) {
   std::vector<Vec3d> a(b.size());
   sim::reference_accelerations(b.pos_mass.data(), b.size(), 0, b.size(), softening * softening, a.data());
