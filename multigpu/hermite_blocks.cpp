@@ -75,6 +75,16 @@ HermiteBlocks::HermiteBlocks(const sim::BodySet& initial, const sim::hermite::He
   single_ = setup_.all_slices.size() == 1;
   epoch_ = state.started() ? state.epoch : initial.time;
 
+  try {
+    start_up(initial, state, devices);
+  } catch (...) {
+    let_go_of_engines();  // the destructor does not run
+    throw;
+  }
+}
+
+void HermiteBlocks::start_up(const sim::BodySet& initial, const sim::hermite::HermiteState& state,
+                             std::size_t devices) {
   int const engine_threads = threads_per_engine(setup_.backend, setup_.threading, setup_.engine.cpu_threads, devices);
   for (std::size_t d = 0; d < devices; ++d) {
     sim::HermiteEngineConfig e;
@@ -85,7 +95,7 @@ HermiteBlocks::HermiteBlocks(const sim::BodySet& initial, const sim::hermite::He
     e.engine.cpu_threads = engine_threads;
     e.device = setup_.devices[d];
     e.params = setup_.params;
-    engines_.push_back(sim::make_hermite_engine(setup_.backend, e));
+    engines_.push_back(setup_.make_engine ? setup_.make_engine(e) : sim::make_hermite_engine(setup_.backend, e));
   }
   threads_ = make_device_threads(setup_.threading, devices, [this](int d) { engines_[std::size_t(d)]->bind_thread(); });
   sums_on_device_ = !engines_.empty();
@@ -121,22 +131,26 @@ HermiteBlocks::HermiteBlocks(const sim::BodySet& initial, const sim::hermite::He
   }
 }
 
-HermiteBlocks::~HermiteBlocks() {
-  // A device whose bounded wait gave up has abandoned itself; the others' streams may wait on its events
-  // (advance_together, add_own_groups_on_device), so they are polled for a while, never waited on.
-  constexpr auto kGrace = std::chrono::seconds(5);
-  auto const start = std::chrono::steady_clock::now();
-  for (;;) {
-    bool all = true;
-    for (auto& e : engines_) {
-      try {
-        all = e->idle() && all;
-      } catch (const std::exception&) {  // a failed device is done with
+HermiteBlocks::~HermiteBlocks() { let_go_of_engines(); }
+
+void HermiteBlocks::let_go_of_engines() noexcept {
+  bool gave_up = false;
+  for (auto& e : engines_) gave_up = gave_up || e->abandoned();
+  if (!gave_up) {
+    constexpr auto kGrace = std::chrono::seconds(5);
+    auto const start = std::chrono::steady_clock::now();
+    for (;;) {
+      bool all = true;
+      for (auto& e : engines_) {
+        try {
+          all = e->idle() && all;
+        } catch (const std::exception&) {  // a failed device is done with
+        }
       }
+      if (all) return;
+      if (std::chrono::steady_clock::now() - start > kGrace) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    if (all) return;
-    if (std::chrono::steady_clock::now() - start > kGrace) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   for (auto& e : engines_) e->abandon();
 }

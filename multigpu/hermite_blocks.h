@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct HermiteBlocksSetup {
   std::vector<Slice> all_slices;       // every device of every rank, in rank order (hermite_partition)
   std::vector<std::size_t> rank_devices;  // devices of each rank
   const Ranks* ranks = nullptr;
+  // Makes each device's engine; empty: sim::make_hermite_engine(backend, config). (Tests wrap engines in one that
+  // stalls or gives up.)
+  std::function<std::unique_ptr<sim::HermiteEngine>(const sim::HermiteEngineConfig&)> make_engine;
 };
 
 class HermiteBlocks {
@@ -45,9 +49,7 @@ class HermiteBlocks {
   // Hermite state (continued bit for bit), else initialised as at t = 0 (a force pass and the start steps).
   // Collective.
   HermiteBlocks(const sim::BodySet& initial, const sim::hermite::HermiteState& state, const HermiteBlocksSetup& setup);
-  // Waits a few seconds at most for work still queued (only after an error: every call returns with its work
-  // done); devices that have not finished by then are all given up (sim::HermiteEngine::abandon), since one
-  // device's stream may wait on another's events and its engine would wait without bound when destroyed.
+  // Lets go of the engines (let_go_of_engines), then frees them.
   ~HermiteBlocks();
   HermiteBlocks(const HermiteBlocks&) = delete;
   HermiteBlocks& operator=(const HermiteBlocks&) = delete;
@@ -79,6 +81,9 @@ class HermiteBlocks {
 
  private:
   enum class Pass { correct, initialise, potential };
+  // The constructor's work once the slices are known: the engines, the threads, the upload and (with no Hermite
+  // state) the start's force pass.
+  void start_up(const sim::BodySet& initial, const sim::hermite::HermiteState& state, std::size_t devices);
   // One force pass at block time t over the active list (every device's packed bodies, gathered), `count`
   // bodies at a time; returns sum m phi over the list for Pass::potential.
   double force_pass(double t, Pass pass, std::size_t chunk);
@@ -86,6 +91,12 @@ class HermiteBlocks {
   // `host_list` is false (one process whose devices read each other's lists: set_active_from).
   void gather_active(double t, bool all, bool host_list = true);
   void check_floor();
+  // Before the engines are freed (at the end, or when the constructor throws): one device's queued work may wait
+  // on another's events or read its memory, so an engine that gave up its work (a bounded wait that expired) has
+  // every engine give up theirs; else every engine is polled for a few seconds at most (only after an error is
+  // any work still queued: every call returns with its work done), and all are given up if any has not finished.
+  // Given-up engines leak their memory rather than wait without bound.
+  void let_go_of_engines() noexcept;
   std::size_t local_devices() const { return engines_.size(); }
 
   HermiteBlocksSetup setup_;

@@ -8,10 +8,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
 #include "core/errors.h"
+#include "multigpu/hermite_blocks.h"
 #include "multigpu/simulation.h"
 #include "sim/engines/hermite_cpu_forces.h"
 #include "sim/engines/hermite_engine.h"
@@ -369,6 +371,115 @@ TEST(Hermite, AStepBelowTheFloorStopsTheRunNamingThePair) {
       }
     }
   EXPECT_GT(stopped_after, 0u);
+}
+
+// A CPU engine that stalls or gives up on request: stands in for a GPU whose bounded wait expired, so that what
+// HermiteBlocks does with the other engines can be seen without one.
+struct EngineLog {
+  int abandoned = 0;  // abandon() calls, every engine
+};
+
+class StallingEngine final : public sim::HermiteEngine {
+ public:
+  enum class Fault { none, never_idle, gives_up_at_start };
+  StallingEngine(std::unique_ptr<sim::HermiteEngine> inner, Fault fault, EngineLog& log)
+      : inner_(std::move(inner)), fault_(fault), log_(log) {}
+
+  void bind_thread() override { inner_->bind_thread(); }
+  void upload(const sim::BodySet& b, const sim::hermite::HermiteState& s) override { inner_->upload(b, s); }
+  void upload_unstarted(const sim::BodySet& b) override { inner_->upload_unstarted(b); }
+  void download(sim::BodySet& b, sim::hermite::HermiteState& s) override { inner_->download(b, s); }
+  void download_predicted(sim::BodySet& b) override { inner_->download_predicted(b); }
+  double own_next_time() override { return inner_->own_next_time(); }
+  void predict(double t) override { inner_->predict(t); }
+  std::size_t pack_active(double t, bool all) override { return inner_->pack_active(t, all); }
+  const sim::hermite::ActiveBody* own_active_data() const override { return inner_->own_active_data(); }
+  void set_active(const sim::hermite::ActiveBody* b, std::size_t n) override { inner_->set_active(b, n); }
+  void partial_forces() override { inner_->partial_forces(); }
+  std::size_t own_groups() const override { return inner_->own_groups(); }
+  const sim::hermite::ForceJerk* partials() override { return inner_->partials(); }
+  const sim::hermite::ForceJerk* add_own_groups(const sim::hermite::ForceJerk* prefix) override {
+    return inner_->add_own_groups(prefix);
+  }
+  void correct(const sim::hermite::ForceJerk* totals, std::size_t n, double t) override { inner_->correct(totals, n, t); }
+  void initialise(const sim::hermite::ForceJerk* totals, std::size_t n, double t) override {
+    inner_->initialise(totals, n, t);
+  }
+  std::int64_t floor_violation() override {
+    if (fault_ == Fault::gives_up_at_start) {  // as a bounded wait that expired: the engine lets go, then throws
+      abandon();
+      throw RuntimeFailure("the test's engine has not finished after 0 s");
+    }
+    return inner_->floor_violation();
+  }
+  std::uint64_t advance_blocks(std::uint64_t blocks, double t_stop) override {
+    return inner_->advance_blocks(blocks, t_stop);
+  }
+  double block_time() const override { return inner_->block_time(); }
+  sim::hermite::HermiteCounters counters() override { return inner_->counters(); }
+  void synchronize() override { inner_->synchronize(); }
+  bool idle() override { return fault_ != Fault::never_idle && inner_->idle(); }
+  void abandon() override {
+    abandoned_ = true;
+    ++log_.abandoned;
+  }
+  bool abandoned() const noexcept override { return abandoned_; }
+  int device() const override { return inner_->device(); }
+  const sim::HermiteEngineConfig& config() const override { return inner_->config(); }
+  std::string kernel_name() const override { return inner_->kernel_name(); }
+
+ private:
+  std::unique_ptr<sim::HermiteEngine> inner_;
+  Fault fault_;
+  EngineLog& log_;
+  bool abandoned_ = false;
+};
+
+// Two devices' block steps, the second engine's fault as given.
+std::unique_ptr<multigpu::HermiteBlocks> blocks_with_fault(const sim::BodySet& b, StallingEngine::Fault fault,
+                                                           EngineLog& log) {
+  multigpu::HermiteBlocksSetup setup;
+  setup.backend = sim::Backend::cpu;
+  setup.softening = 0.01;
+  setup.devices = {0, 0};
+  setup.all_slices = multigpu::hermite_partition(b.size(), 2, {});
+  setup.rank_devices = {2};
+  int made = 0;
+  setup.make_engine = [&, made](const sim::HermiteEngineConfig& c) mutable -> std::unique_ptr<sim::HermiteEngine> {
+    auto const mine = made++ == 1 ? fault : StallingEngine::Fault::none;
+    return std::make_unique<StallingEngine>(sim::make_hermite_cpu_engine(c), mine, log);
+  };
+  return std::make_unique<multigpu::HermiteBlocks>(b, sim::hermite::HermiteState{}, setup);
+}
+
+// A device still busy when the block steps end (a stalled GPU whose queued work may wait on the other's) is polled
+// for a few seconds, not waited for; then every engine gives up its work.
+TEST(HermiteBlocks, ADeviceThatNeverFinishesIsGivenUpAtTheEnd) {
+  sim::BodySet const b = plummer(256);
+  EngineLog log;
+  auto blocks = blocks_with_fault(b, StallingEngine::Fault::never_idle, log);
+  EXPECT_EQ(blocks->advance(10, std::numeric_limits<double>::infinity()), 10u);
+  EXPECT_EQ(log.abandoned, 0);
+  auto const start = std::chrono::steady_clock::now();
+  blocks.reset();
+  double const seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(log.abandoned, 2) << "every engine gives up its work";
+  EXPECT_GT(seconds, 4.0) << "the busy device was given a few seconds";
+  EXPECT_LT(seconds, 30.0);
+}
+
+// An engine that gave up (its bounded wait expired, here in the start's floor check) has the others give up theirs
+// at once, also when the constructor throws; engines that are all idle are freed as they are.
+TEST(HermiteBlocks, AnEngineThatGaveUpHasEveryEngineGiveUp) {
+  sim::BodySet const b = plummer(256);
+  EngineLog log;
+  auto const start = std::chrono::steady_clock::now();
+  EXPECT_THROW(blocks_with_fault(b, StallingEngine::Fault::gives_up_at_start, log), RuntimeFailure);
+  EXPECT_EQ(log.abandoned, 1 + 2) << "the engine itself, then every engine";
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 4.0);
+  EngineLog healthy;
+  blocks_with_fault(b, StallingEngine::Fault::none, healthy)->advance(10, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(healthy.abandoned, 0);
 }
 
 // Plummer N = 1,024 in Henon units, eta 0.02, softening 0.01 and 1e-4: |dE/E| <= 1e-6 at t_end.
