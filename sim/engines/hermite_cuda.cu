@@ -157,6 +157,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     if (stream_.get()) (void)cudaStreamSynchronize(stream_.get());  // frees must not race running work
   }
 
+  bool abandoned() const noexcept override { return abandoned_; }
+
   void abandon() override {
     abandoned_ = true;
     stream_.forget();
@@ -176,7 +178,6 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     totals_staging_.forget();
     partials_host_.forget();
     chain_host_.forget();
-    prefix_host_.forget();
     chain_done_.forget();
     listed_.forget();
     corrected_.forget();
@@ -215,6 +216,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     std::vector<Real4<double>> x(n), v(n), a(n), j(n);
     std::vector<double> t(n), dt(n);
     gpu::DeviceGuard guard(config_.device);
+    wait_for_stream();  // a copy to pageable memory waits for the stream's work with no bound
     copy_out(x.data(), x_.data(), n);
     copy_out(v.data(), v_.data(), n);
     copy_out(a.data(), a_.data(), n);
@@ -237,6 +239,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     if (n == 0) return;
     std::vector<Real4<double>> x(n), v(n);
     gpu::DeviceGuard guard(config_.device);
+    wait_for_stream();  // as in download()
     copy_out(x.data(), xp_.data(), n);
     copy_out(v.data(), vp_.data(), n);
     wait_for_stream();
@@ -352,13 +355,13 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     gpu::DeviceGuard guard(config_.device);
     ensure_chain();
     if (n == 0) return chain_host_.data();
-    // Through pinned memory: a copy from pageable memory (the ranks' sums) may wait for this stream's work with no
-    // bound before it returns. The last call's copy in is done (it waited for the stream), so the staging is free.
+    // Through pinned memory (chain_host_, free: the last call waited for its copy out, and this copy in reads it
+    // before this copy out writes it): a copy from pageable memory (the ranks' sums in totals_) may wait for this
+    // stream's work with no bound before it returns. Another engine's result is pinned too, but copying O(active)
+    // bytes costs less than asking.
     if (prefix) {
-      if (!prefix_host_.data())  // once: only runs over ranks add this way
-        prefix_host_ = gpu::PinnedBuffer<ForceJerk>(config_.device, std::max<std::size_t>(config_.bodies, 1));
-      std::memcpy(prefix_host_.data(), prefix, n * sizeof(ForceJerk));
-      copy_in(chain_in_.data(), prefix_host_.data(), n);
+      if (prefix != chain_host_.data()) std::memcpy(chain_host_.data(), prefix, n * sizeof(ForceJerk));
+      copy_in(chain_in_.data(), chain_host_.data(), n);
     }
     k::hermite_add_groups<<<elementwise_grid(n), k::kHermiteBlock, 0, stream_.get()>>>(
         group_.data(), partials_ready_ ? int(own_groups_) : 0, k::ActiveCount{nullptr, unsigned(n)},
@@ -992,7 +995,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   ActiveBody* own_active_device_ = nullptr;
   unsigned* pack_count_device_ = nullptr;
   gpu::PinnedBuffer<ActiveBody> active_staging_;
-  gpu::PinnedBuffer<ForceJerk> totals_staging_, partials_host_, chain_host_, prefix_host_;
+  gpu::PinnedBuffer<ForceJerk> totals_staging_, partials_host_, chain_host_;
   gpu::SyncEvent snapshot_taken_[2];
   gpu::SyncEvent chain_done_;  // recorded after add_own_groups_on_device's result is in chain_out_
   // advance_together: the own active list (hermite_predict_list's, read by every device), and the events after it
