@@ -133,6 +133,13 @@ void HermiteBlocks::start_up(const sim::BodySet& initial, const sim::hermite::He
 
 HermiteBlocks::~HermiteBlocks() { let_go_of_engines(); }
 
+void HermiteBlocks::check_usable() const {
+  for (auto const& e : engines_)
+    if (e->abandoned())
+      throw RuntimeFailure("hermite4: a device gave up its work after a wait past its bound; the simulation can only "
+                           "be destroyed");
+}
+
 void HermiteBlocks::let_go_of_engines() noexcept {
   bool gave_up = false;
   for (auto& e : engines_) gave_up = gave_up || e->abandoned();
@@ -144,7 +151,7 @@ void HermiteBlocks::let_go_of_engines() noexcept {
       for (auto& e : engines_) {
         try {
           all = e->idle() && all;
-        } catch (const std::exception&) {  // a failed device is done with
+        } catch (...) {  // a failed device is done with
         }
       }
       if (all) return;
@@ -292,6 +299,7 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk) {
 }
 
 std::uint64_t HermiteBlocks::advance(std::uint64_t blocks, double t_stop) {
+  check_usable();
   if (single_) {
     auto& e = *engines_.front();
     std::uint64_t const done = e.advance_blocks(blocks, t_stop);
@@ -356,6 +364,7 @@ void HermiteBlocks::check_floor() {
 }
 
 void HermiteBlocks::state(sim::BodySet& into) {
+  check_usable();
   into.resize(bodies_);
   into.type = types_;
   into.time = time();
@@ -379,6 +388,7 @@ double HermiteBlocks::state_and_potential(sim::BodySet& into) {
 }
 
 void HermiteBlocks::own_time_state(sim::BodySet& b, sim::hermite::HermiteState& s) {
+  check_usable();
   b.resize(bodies_);
   b.type = types_;
   b.time = time();
@@ -403,6 +413,7 @@ std::vector<Vec3d> HermiteBlocks::accelerations() {
 }
 
 sim::hermite::HermiteCounters HermiteBlocks::counters() {
+  check_usable();
   sim::hermite::HermiteCounters mine;
   for (auto& e : engines_) mine += e->counters();
   std::vector<sim::hermite::HermiteCounters> all(std::size_t(ranks_.size()));

@@ -97,6 +97,9 @@ class HermiteBlocks {
   // any work still queued: every call returns with its work done), and all are given up if any has not finished.
   // Given-up engines leak their memory rather than wait without bound.
   void let_go_of_engines() noexcept;
+  // RuntimeFailure once an engine gave up its work: its device memory is no longer its own (every public call
+  // that reaches the engines checks; state_and_potential and accelerations through state and own_time_state).
+  void check_usable() const;
   std::size_t local_devices() const { return engines_.size(); }
 
   HermiteBlocksSetup setup_;

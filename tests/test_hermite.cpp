@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -381,7 +382,7 @@ struct EngineLog {
 
 class StallingEngine final : public sim::HermiteEngine {
  public:
-  enum class Fault { none, never_idle, gives_up_at_start };
+  enum class Fault { none, never_idle, gives_up_at_start, gives_up_later };
   StallingEngine(std::unique_ptr<sim::HermiteEngine> inner, Fault fault, EngineLog& log)
       : inner_(std::move(inner)), fault_(fault), log_(log) {}
 
@@ -406,7 +407,8 @@ class StallingEngine final : public sim::HermiteEngine {
     inner_->initialise(totals, n, t);
   }
   std::int64_t floor_violation() override {
-    if (fault_ == Fault::gives_up_at_start) {  // as a bounded wait that expired: the engine lets go, then throws
+    bool const give_up = fault_ == Fault::gives_up_at_start || (fault_ == Fault::gives_up_later && floor_checks_++ > 0);
+    if (give_up) {  // as a bounded wait that expired: the engine lets go, then throws
       abandon();
       throw RuntimeFailure("the test's engine has not finished after 0 s");
     }
@@ -419,7 +421,7 @@ class StallingEngine final : public sim::HermiteEngine {
   sim::hermite::HermiteCounters counters() override { return inner_->counters(); }
   void synchronize() override { inner_->synchronize(); }
   bool idle() override { return fault_ != Fault::never_idle && inner_->idle(); }
-  void abandon() override {
+  void abandon() noexcept override {
     abandoned_ = true;
     ++log_.abandoned;
   }
@@ -433,19 +435,22 @@ class StallingEngine final : public sim::HermiteEngine {
   Fault fault_;
   EngineLog& log_;
   bool abandoned_ = false;
+  int floor_checks_ = 0;
 };
 
 // Two devices' block steps, the second engine's fault as given.
 std::unique_ptr<multigpu::HermiteBlocks> blocks_with_fault(const sim::BodySet& b, StallingEngine::Fault fault,
-                                                           EngineLog& log) {
+                                                           EngineLog& log,
+                                                           multigpu::Threading threading = multigpu::Threading::single) {
   multigpu::HermiteBlocksSetup setup;
   setup.backend = sim::Backend::cpu;
   setup.softening = 0.01;
   setup.devices = {0, 0};
+  setup.threading = threading;
   setup.all_slices = multigpu::hermite_partition(b.size(), 2, {});
   setup.rank_devices = {2};
   int made = 0;
-  setup.make_engine = [&, made](const sim::HermiteEngineConfig& c) mutable -> std::unique_ptr<sim::HermiteEngine> {
+  setup.make_engine = [&log, fault, made](const sim::HermiteEngineConfig& c) mutable -> std::unique_ptr<sim::HermiteEngine> {
     auto const mine = made++ == 1 ? fault : StallingEngine::Fault::none;
     return std::make_unique<StallingEngine>(sim::make_hermite_cpu_engine(c), mine, log);
   };
@@ -469,17 +474,46 @@ TEST(HermiteBlocks, ADeviceThatNeverFinishesIsGivenUpAtTheEnd) {
 }
 
 // An engine that gave up (its bounded wait expired, here in the start's floor check) has the others give up theirs
-// at once, also when the constructor throws; engines that are all idle are freed as they are.
+// at once, also when the constructor throws, with one host thread or a worker a device; engines that are all idle
+// are freed as they are.
 TEST(HermiteBlocks, AnEngineThatGaveUpHasEveryEngineGiveUp) {
   sim::BodySet const b = plummer(256);
+  for (auto threading : {multigpu::Threading::single, multigpu::Threading::workers}) {
+    SCOPED_TRACE(name_of(threading));
+    EngineLog log;
+    auto const start = std::chrono::steady_clock::now();
+    EXPECT_THROW(blocks_with_fault(b, StallingEngine::Fault::gives_up_at_start, log, threading), RuntimeFailure);
+    EXPECT_EQ(log.abandoned, 1 + 2) << "the engine itself, then every engine";
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 4.0);
+    EngineLog healthy;
+    blocks_with_fault(b, StallingEngine::Fault::none, healthy, threading)
+        ->advance(10, std::numeric_limits<double>::infinity());
+    EXPECT_EQ(healthy.abandoned, 0);
+  }
+}
+
+// Once an engine gave up, its device memory is no longer its own: the block steps refuse every further call that
+// would reach the engines (a viewer's save after the error, say) with one line, and only free them.
+TEST(HermiteBlocks, GivenUpBlockStepsRefuseFurtherCalls) {
+  sim::BodySet const b = plummer(256);
   EngineLog log;
-  auto const start = std::chrono::steady_clock::now();
-  EXPECT_THROW(blocks_with_fault(b, StallingEngine::Fault::gives_up_at_start, log), RuntimeFailure);
-  EXPECT_EQ(log.abandoned, 1 + 2) << "the engine itself, then every engine";
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 4.0);
-  EngineLog healthy;
-  blocks_with_fault(b, StallingEngine::Fault::none, healthy)->advance(10, std::numeric_limits<double>::infinity());
-  EXPECT_EQ(healthy.abandoned, 0);
+  auto blocks = blocks_with_fault(b, StallingEngine::Fault::gives_up_later, log);
+  EXPECT_THROW(blocks->advance(10, std::numeric_limits<double>::infinity()), RuntimeFailure);
+  sim::BodySet state;
+  sim::hermite::HermiteState hermite;
+  for (auto const& call : std::vector<std::function<void()>>{
+           [&] { blocks->state(state); }, [&] { blocks->own_time_state(state, hermite); },
+           [&] { blocks->state_and_potential(state); }, [&] { blocks->accelerations(); },
+           [&] { blocks->counters(); }, [&] { blocks->advance(1, std::numeric_limits<double>::infinity()); }}) {
+    try {
+      call();
+      ADD_FAILURE() << "a call on given-up block steps went on";
+    } catch (const RuntimeFailure& e) {
+      EXPECT_NE(std::string(e.what()).find("can only be destroyed"), std::string::npos) << e.what();
+    }
+  }
+  blocks.reset();
+  EXPECT_EQ(log.abandoned, 1 + 2);
 }
 
 // Plummer N = 1,024 in Henon units, eta 0.02, softening 0.01 and 1e-4: |dE/E| <= 1e-6 at t_end.

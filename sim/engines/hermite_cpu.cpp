@@ -209,7 +209,7 @@ class HermiteCpuEngine final : public HermiteEngine {
 
   void synchronize() override {}
   bool idle() override { return true; }
-  void abandon() override {}
+  void abandon() noexcept override {}
   int device() const override { return -1; }
   const HermiteEngineConfig& config() const override { return config_; }
   std::string kernel_name() const override {

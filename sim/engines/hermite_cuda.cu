@@ -159,7 +159,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 
   bool abandoned() const noexcept override { return abandoned_; }
 
-  void abandon() override {
+  void abandon() noexcept override {
     abandoned_ = true;
     stream_.forget();
     graph_.forget();

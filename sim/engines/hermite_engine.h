@@ -148,7 +148,7 @@ class HermiteEngine {
 
   virtual void synchronize() = 0;
   virtual bool idle() = 0;    // never waits
-  virtual void abandon() = 0;  // see SliceEngine::abandon
+  virtual void abandon() noexcept = 0;  // see SliceEngine::abandon
   // Whether the engine gave up its queued work (abandon(): by itself when a bounded wait expired). Never waits.
   virtual bool abandoned() const noexcept { return false; }
   virtual int device() const = 0;  // CUDA ordinal, or -1 for host memory
