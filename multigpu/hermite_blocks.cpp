@@ -20,6 +20,7 @@
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "multigpu/partition.h"
+#include "multigpu/watchdog.h"
 #include "sim/kernels/segments.h"
 
 namespace nbody::multigpu {
@@ -143,22 +144,9 @@ void HermiteBlocks::check_usable() const {
 void HermiteBlocks::let_go_of_engines() noexcept {
   bool gave_up = false;
   for (auto& e : engines_) gave_up = gave_up || e->abandoned();
-  if (!gave_up) {
-    constexpr auto kGrace = std::chrono::seconds(5);
-    auto const start = std::chrono::steady_clock::now();
-    for (;;) {
-      bool all = true;
-      for (auto& e : engines_) {
-        try {
-          all = e->idle() && all;
-        } catch (...) {  // a failed device is done with
-        }
-      }
-      if (all) return;
-      if (std::chrono::steady_clock::now() - start > kGrace) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
+  if (!gave_up && idle_within(engines_.size(), [&](std::size_t d) { return engines_[d]->idle(); },
+                              std::chrono::seconds(5)))
+    return;
   for (auto& e : engines_) e->abandon();
 }
 

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "core/errors.h"
 #include "core/interrupt.h"
@@ -320,19 +319,9 @@ void Simulation::wait_for_devices(const std::function<void()>& poll) {
 // within a few seconds are abandoned, so that destroying the simulation does not wait for them.
 void Simulation::watchdog_expired_give_up() {
   exchange_->abort();
+  // A failed device is done with; the watchdog reports the stall.
   auto const grace = std::chrono::duration<double>(std::min(5.0, watchdog_.margin_seconds()));
-  auto const start = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - start < grace) {
-    bool all = true;
-    for (auto& e : engines_) {
-      try {
-        all = e->idle() && all;
-      } catch (const std::exception&) {  // a failed device is done with; the watchdog reports the stall
-      }
-    }
-    if (all) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  if (idle_within(engines_.size(), [&](std::size_t d) { return engines_[d]->idle(); }, grace)) return;
   for (auto& e : engines_) e->abandon();
   exchange_->abandon();
   abandoned_ = true;

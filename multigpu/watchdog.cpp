@@ -121,4 +121,21 @@ void Watchdog::expire(const std::vector<std::string>& busy_names, const std::fun
   throw RuntimeFailure(s.str());
 }
 
+bool idle_within(std::size_t devices, const std::function<bool(std::size_t)>& idle,
+                 std::chrono::duration<double> grace) noexcept {
+  auto const start = std::chrono::steady_clock::now();
+  for (;;) {
+    bool all = true;
+    for (std::size_t d = 0; d < devices; ++d) {
+      try {
+        all = idle(d) && all;  // every device, so that each failure is seen
+      } catch (...) {
+      }
+    }
+    if (all) return true;
+    if (std::chrono::steady_clock::now() - start >= grace) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 }  // namespace nbody::multigpu

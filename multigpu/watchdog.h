@@ -25,6 +25,12 @@ double watchdog_seconds(double configured);
 // sample of the step time. A wait that outlasts deadline() throws RuntimeFailure naming each
 // device still busy and the steps it was given, after give_up() (which lets go of the waits on
 // the GPUs, so the process can end).
+// After a wait gave up: polls idle(d) of devices 0..devices-1 (one whose idle() throws has failed and counts as
+// done) for `grace` at most; true once every one is idle. The caller abandons the devices otherwise, so that
+// freeing them does not wait for their queued work.
+bool idle_within(std::size_t devices, const std::function<bool(std::size_t)>& idle,
+                 std::chrono::duration<double> grace) noexcept;
+
 class Watchdog {
  public:
   using Clock = std::chrono::steady_clock;
