@@ -221,10 +221,10 @@ class Browser:
             self.proc.wait()
 
 
-def differing(a, b):
-    """The fraction of samples that differ between two pictures of one size."""
+def differing(a, b, tolerance=6):
+    """The fraction of samples that differ by more than `tolerance` grey levels between two pictures of one size."""
     expect(a and b and len(a) == len(b), "samples of different sizes: %d, %d" % (len(a or []), len(b or [])))
-    return sum(1 for x, y in zip(a, b) if abs(x - y) > 6) / len(a)
+    return sum(1 for x, y in zip(a, b) if abs(x - y) > tolerance) / len(a)
 
 
 def frames_of_page_size(browser):
@@ -283,7 +283,7 @@ def steer(nbody, folder, shots):
             time.sleep(0.1)
         time.sleep(0.5)
         c = browser.sample()
-        moved = sum(1 for x, y in zip(b, c) if x != y) / len(b)
+        moved = differing(b, c, tolerance=0)  # a settled exposure moving by 1% shifts levels by 1 to 3
         expect(moved == 0, "the pointer moving over a paused run changed the picture (%.4f of the samples)" % moved)
         # A drag right of the HUD orbits the camera: the picture changes while the run stays paused.
         browser.drag((700, 320), (820, 360))
