@@ -395,6 +395,12 @@ TEST(HermiteGpu, TwoGpusMatchOneEngineBitwise) {
   }
 }
 
+// What describe() says of several CUDA engines of one process: one host thread runs the block steps of every slice
+// on the devices (advance_together); workers, through the host.
+const char* exchange_of(multigpu::Threading threading) {
+  return threading == multigpu::Threading::single ? "exchange devices (block steps)" : "exchange host (block steps)";
+}
+
 // Two bodies on a head-on collision with no softening: the step falls below the floor, and the run stops naming the
 // pair before another block step, on one GPU (advance_blocks) and on two engines on GPU 0, with either threading (one
 // host thread: advance_together, the floor found on the devices; workers: the protocol, the floor read with the next
@@ -427,9 +433,7 @@ TEST(HermiteGpuSimulation, AStepBelowTheFloorStopsEveryLayoutAfterTheSameBlock) 
                                   std::to_string(chunk) + " a call";
         EXPECT_NE(what.find("below the floor"), std::string::npos) << where << ": " << what;
         if (devices.size() == 2) {
-          std::string const wanted = threading == multigpu::Threading::single ? "exchange devices (block steps)"
-                                                                              : "exchange host (block steps)";
-          EXPECT_NE(s.describe().find(wanted), std::string::npos) << where << ": " << s.describe();
+          EXPECT_NE(s.describe().find(exchange_of(threading)), std::string::npos) << where << ": " << s.describe();
         }
         std::uint64_t const blocks = s.hermite_counters().block_steps;
         if (stopped_after == 0) stopped_after = blocks;
@@ -471,9 +475,7 @@ TEST(HermiteGpuSimulation, EveryLayoutOfTheGpusGivesTheBitsOfOne) {
       for (auto threading : {multigpu::Threading::single, multigpu::Threading::workers}) {
         c.threading = threading;
         multigpu::Simulation s(b, program, c, multigpu::RunClock{0, b.time}, nullptr);
-        std::string const wanted = threading == multigpu::Threading::single ? "exchange devices (block steps)"
-                                                                            : "exchange host (block steps)";
-        EXPECT_NE(s.describe().find(wanted), std::string::npos) << s.describe();
+        EXPECT_NE(s.describe().find(exchange_of(threading)), std::string::npos) << s.describe();
       }
     }
     for (auto p : {Precision::fp64, Precision::fp32}) {
