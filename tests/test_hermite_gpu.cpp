@@ -541,8 +541,9 @@ TEST(HermiteGpu, AdvanceBlocksStopsAtTheStopTime) {
 }
 
 // Engines of 2 and 3 slices of GPU 0 (and GPUs 0 and 1 where there are two) run block steps on the devices
-// (advance_together): the bits and counters of one engine's protocol, also when the protocol's block steps come
-// between, and a stop time as advance_blocks keeps it.
+// (advance_together), as graphs over every device and kernel by kernel: the bits and counters of one engine's
+// protocol, also when the protocol's block steps come between and when a call's count is not a whole number of
+// graphs, and a stop time as advance_blocks keeps it.
 TEST(HermiteGpu, AdvanceTogetherGivesTheProtocolsBits) {
   REQUIRE_GPU();
   std::size_t const n = kLayoutBodies, L = sim::kernels::segment_layout(n).length;
@@ -557,37 +558,42 @@ TEST(HermiteGpu, AdvanceTogetherGivesTheProtocolsBits) {
     Downloaded const base = download({one.get()}, n);
     sim::hermite::HermiteCounters const expected = one->counters();
     for (auto const& layout : layouts) {
-      std::vector<std::unique_ptr<sim::CudaHermiteEngine>> owned;
-      std::vector<sim::HermiteEngine*> engines;
-      for (auto const& [slice, device] : layout) {
-        auto c = config_for(n, p, 0.01, slice);
-        c.device = device;
-        owned.push_back(cuda_engine(c));
-        engines.push_back(owned.back().get());
+      for (bool graphs : {true, false}) {
+        std::vector<std::unique_ptr<sim::CudaHermiteEngine>> owned;
+        std::vector<sim::HermiteEngine*> engines;
+        for (auto const& [slice, device] : layout) {
+          auto c = config_for(n, p, 0.01, slice);
+          c.device = device;
+          owned.push_back(cuda_engine(c));
+          owned.back()->set_graph_launch(graphs);
+          engines.push_back(owned.back().get());
+        }
+        std::string const where = std::to_string(layout.size()) + " engines" +
+                                  (layout.back().second == 1 ? " on GPUs 0 and 1, " : " on GPU 0, ") + name_of(p) +
+                                  (graphs ? ", graphs" : ", stream");
+        if (!engines.front()->can_advance_together(engines)) {
+          // Only GPUs without peer access to each other may refuse (they keep the protocol through the host).
+          EXPECT_EQ(layout.back().second, 1) << where << ": slices of one GPU refused";
+          std::printf("%s: no peer access between the GPUs, the protocol through the host runs there\n", where.c_str());
+          continue;
+        }
+        protocol_run(engines, b, 0);  // the start
+        // 25 block steps on the devices, 10 by the protocol, the rest on the devices again.
+        std::uint64_t const first = engines.front()->advance_together(engines, 25, 0.0, INFINITY);
+        EXPECT_EQ(first, 25u) << where;
+        Protocol protocol{engines, {}};
+        double const t = protocol.blocks(10);
+        std::uint64_t const rest = engines.front()->advance_together(engines, kLayoutBlocks - 35, t, INFINITY);
+        EXPECT_EQ(rest, kLayoutBlocks - 35) << where;
+        EXPECT_TRUE(same_state(base, download(engines, n))) << where;
+        EXPECT_EQ(owned.front()->kernel_name().find("no graph"), std::string::npos) << where << ": the graph was refused";
+        sim::hermite::HermiteCounters sum;
+        for (auto* e : engines) sum += e->counters();
+        EXPECT_EQ(sum.force_evaluations, expected.force_evaluations) << where;
+        EXPECT_EQ(sum.interactions, expected.interactions) << where;
+        for (int l = 0; l < sim::hermite::kLevels; ++l) EXPECT_EQ(sum.levels[l], expected.levels[l]) << where << ", level " << l;
+        for (auto* e : engines) EXPECT_EQ(e->block_time(), one->block_time()) << where;
       }
-      std::string const where = std::to_string(layout.size()) + " engines" +
-                                (layout.back().second == 1 ? " on GPUs 0 and 1, " : " on GPU 0, ") + name_of(p);
-      if (!engines.front()->can_advance_together(engines)) {
-        // Only GPUs without peer access to each other may refuse (they keep the protocol through the host).
-        EXPECT_EQ(layout.back().second, 1) << where << ": slices of one GPU refused";
-        std::printf("%s: no peer access between the GPUs, the protocol through the host runs there\n", where.c_str());
-        continue;
-      }
-      protocol_run(engines, b, 0);  // the start
-      // 25 block steps on the devices, 10 by the protocol, the rest on the devices again.
-      std::uint64_t const first = engines.front()->advance_together(engines, 25, 0.0, INFINITY);
-      EXPECT_EQ(first, 25u) << where;
-      Protocol protocol{engines, {}};
-      double const t = protocol.blocks(10);
-      std::uint64_t const rest = engines.front()->advance_together(engines, kLayoutBlocks - 35, t, INFINITY);
-      EXPECT_EQ(rest, kLayoutBlocks - 35) << where;
-      EXPECT_TRUE(same_state(base, download(engines, n))) << where;
-      sim::hermite::HermiteCounters sum;
-      for (auto* e : engines) sum += e->counters();
-      EXPECT_EQ(sum.force_evaluations, expected.force_evaluations) << where;
-      EXPECT_EQ(sum.interactions, expected.interactions) << where;
-      for (int l = 0; l < sim::hermite::kLevels; ++l) EXPECT_EQ(sum.levels[l], expected.levels[l]) << where << ", level " << l;
-      for (auto* e : engines) EXPECT_EQ(e->block_time(), one->block_time()) << where;
     }
   }
   // A stop time: the block steps advance_blocks does on one engine, and no more.

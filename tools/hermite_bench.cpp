@@ -3,6 +3,9 @@
 //   hermite_bench all N fp64|fp32                        every body active: interactions/s, flop/s at 60 a pair
 //   hermite_bench block N ACTIVE fp64|fp32               blocks of ACTIVE bodies: microseconds a block step
 //   hermite_bench solution N T_END SOFTENING ETA fp64|fp32 [SECONDS]  start, then block steps to T_END
+//   hermite_bench together N T_END DEVICES fp64|fp32     the same (softening 1e-4, eta 0.02) on DEVICES engines of
+//                                                        equal slices, engine d on GPU d mod the GPUs, block steps on
+//                                                        the devices (advance_together), as graphs and on streams
 // Each prints one line a measurement. Times are wall clock around calls that synchronise at their end.
 #include <algorithm>
 #include <chrono>
@@ -15,9 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "gpu/devices.h"
 #include "sim/engines/hermite_cuda.h"
 #include "sim/engines/hermite_engine.h"
 #include "sim/physics/hermite.h"
+#include "sim/kernels/segments.h"
 #include "sim/physics/scenarios.h"
 
 using namespace nbody;
@@ -171,6 +176,82 @@ void to_solution(std::size_t n, double t_end, double softening, double eta, Prec
               double(c.interactions) / wall, e->floor_violation() >= 0 ? " (stopped: step below the floor)" : "");
 }
 
+// The start on several engines, as multigpu::HermiteBlocks does it in one process: every body active, the list read
+// from every engine, the running sums device to device.
+void start_together(const std::vector<HermiteEngine*>& engines, const BodySet& b) {
+  std::vector<std::size_t> counts;
+  for (HermiteEngine* e : engines) e->upload_unstarted(b);
+  for (HermiteEngine* e : engines) counts.push_back(e->pack_active(0.0, true));
+  for (HermiteEngine* e : engines) {
+    e->set_active_from(engines, counts);
+    e->partial_forces();
+  }
+  HermiteEngine* last = nullptr;
+  for (HermiteEngine* e : engines) {
+    e->add_own_groups_on_device(last);
+    last = e;
+  }
+  for (HermiteEngine* e : engines) e->initialise_from(*last, 0.0);
+}
+
+void together(std::size_t n, double t_end, std::size_t devices, Precision p) {
+  std::size_t const gpus = gpu::devices().size();
+  if (gpus == 0 || devices < 2) throw std::runtime_error("together: needs a GPU and 2 or more engines");
+  std::size_t const length = kernels::segment_layout(n).length, groups = kernels::segment_layout(n).count;
+  BodySet const b = plummer(n);
+  std::vector<std::uint64_t> hashes;
+  for (bool graphs : {true, false}) {
+    std::vector<std::unique_ptr<HermiteEngine>> owned;
+    std::vector<HermiteEngine*> engines;
+    for (std::size_t d = 0; d < devices; ++d) {
+      std::size_t const begin = std::min(n, groups * d / devices * length), end = std::min(n, groups * (d + 1) / devices * length);
+      HermiteEngineConfig c;
+      c.bodies = n;
+      c.slice = {begin, end - begin};
+      c.softening = 1e-4;
+      c.engine.precision = p;
+      c.device = int(d % gpus);
+      c.params.eta = 0.02;
+      owned.push_back(make_hermite_engine(Backend::cuda, c));
+      dynamic_cast<CudaHermiteEngine&>(*owned.back()).set_graph_launch(graphs);
+      engines.push_back(owned.back().get());
+    }
+    if (!engines.front()->can_advance_together(engines)) throw std::runtime_error("together: no peer access");
+    start_together(engines, b);
+    for (HermiteEngine* e : engines) e->synchronize();
+    auto const t0 = Clock::now();
+    std::uint64_t blocks = 0;
+    double t = 0.0;
+    for (;;) {
+      std::uint64_t const done = engines.front()->advance_together(engines, 4096, t, t_end);
+      blocks += done;
+      t = engines.front()->block_time();
+      if (done < 4096) break;
+    }
+    double const wall = seconds_since(t0);
+    hermite::HermiteCounters c;
+    BodySet out;
+    out.resize(n);
+    hermite::HermiteState state;
+    state.resize(n);
+    for (HermiteEngine* e : engines) {
+      c += e->counters();
+      e->download(out, state);
+    }
+    std::uint64_t hash = 1469598103934665603ull;  // FNV-1a over the positions' bytes
+    for (auto const& x : out.pos_mass)
+      for (std::size_t k = 0; k < sizeof x; ++k) hash = (hash ^ reinterpret_cast<const unsigned char*>(&x)[k]) * 1099511628211ull;
+    hashes.push_back(hash);
+    std::printf("hermite %s together on %zu engines (GPUs 0..%zu), Plummer N=%zu to t=%g, %s: %.3f s, %llu block "
+                "steps, %.2f us a block step, %.1f bodies a block, %.3e interactions/s, state %016llx  [%s]\n",
+                name_of(p).c_str(), devices, std::min(devices, gpus) - 1, n, t_end, graphs ? "graphs" : "stream", wall,
+                static_cast<unsigned long long>(blocks), 1e6 * wall / double(std::max<std::uint64_t>(blocks, 1)),
+                double(c.force_evaluations) / double(std::max<std::uint64_t>(blocks, 1)), double(c.interactions) / wall,
+                static_cast<unsigned long long>(hash), engines.front()->kernel_name().c_str());
+  }
+  if (hashes[0] != hashes[1]) throw std::runtime_error("together: graphs and streams ended in different states");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -184,10 +265,12 @@ int main(int argc, char** argv) {
     } else if ((a.size() == 6 || a.size() == 7) && a[0] == "solution") {
       to_solution(size(1), std::stod(a[2]), std::stod(a[3]), std::stod(a[4]), precision_of(a[5]),
                   a.size() == 7 ? std::stod(a[6]) : 300.0);
+    } else if (a.size() == 5 && a[0] == "together") {
+      together(size(1), std::stod(a[2]), size(3), precision_of(a[4]));
     } else {
       std::fprintf(stderr,
                    "usage: hermite_bench all N fp64|fp32 | block N ACTIVE fp64|fp32 | "
-                   "solution N T_END SOFTENING ETA fp64|fp32 [SECONDS]\n");
+                   "solution N T_END SOFTENING ETA fp64|fp32 [SECONDS] | together N T_END DEVICES fp64|fp32\n");
       return 2;
     }
   } catch (const std::exception& e) {

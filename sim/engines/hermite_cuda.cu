@@ -1,6 +1,8 @@
 // sim/engines/hermite_cuda.cu - the CUDA Hermite engine: the own slice's fp64 state on one device, the multi-device
-// protocol through pinned host memory, and whole block steps on the device (CUDA graphs) for a single GPU.
+// protocol through pinned host memory, and whole block steps on the devices (CUDA graphs) for a single GPU and for
+// several driven by one thread.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -163,6 +165,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     abandoned_ = true;
     stream_.forget();
     graph_.forget();
+    together_graph_.forget();
     for (auto* b : {&x_, &v_, &a_, &jerk_, &xp_, &vp_}) b->forget();
     for (auto* b : {&t_, &dt_}) b->forget();
     active_.forget();
@@ -182,6 +185,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     listed_.forget();
     corrected_.forget();
     for (auto& e : snapshot_taken_) e.forget();
+    fork_.forget();
   }
 
   void bind_thread() override { NBODY_CUDA_CHECK(cudaSetDevice(config_.device)); }
@@ -488,12 +492,14 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       for (std::size_t o = 0; o < devices; ++o)
         if (o != skip) NBODY_CUDA_CHECK(cudaStreamWaitEvent(e.stream_.get(), (all[o]->*event).get(), 0));
     };
-    auto enqueue_block_step = [&] {
+    // `first_of_graph`: the first block step of a captured graph, whose streams start together (below): no wait for
+    // the correctors before it, which ran before the graph began.
+    auto enqueue_block_step = [&](bool first_of_graph) {
       for (std::size_t d = 0; d < devices; ++d) {
         HermiteCudaEngine& e = *all[d];
         gpu::DeviceGuard guard(e.config_.device);
         cudaStream_t const s = e.stream_.get();
-        wait_for(e, &HermiteCudaEngine::corrected_, d);
+        if (!first_of_graph) wait_for(e, &HermiteCudaEngine::corrected_, d);
         k::hermite_agree<<<1, 1, 0, s>>>(e.ctl_.data(), peers);
         NBODY_CHECK_LAUNCH(s);
         e.launch_after(k::hermite_predict_list, e.list_blocks_, k::kHermiteBlock, s, e.slice(), e.ctl_.data(),
@@ -555,6 +561,36 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         NBODY_CUDA_CHECK(cudaEventRecord(e.corrected_.get(), s));
       }
     };
+    // Graphs of kGraphSteps block steps of every device, launched on the first device's stream: one launch where
+    // the streams took some thirteen launches, event records and waits a device and block step, which held the
+    // devices back whenever a block step took the GPUs less time than the host its launches. The capture starts
+    // on the first stream; the others join it after an event there and end with the first stream waiting for their
+    // last correctors, so a graph begins after the work before it on the first stream and ends with all of its own.
+    cudaStream_t const first = stream_.get();
+    bool const graphs = graphs_ && blocks >= kGraphSteps && together_graph_for(all, [&] {
+                          NBODY_CUDA_CHECK(cudaEventRecord(fork_.get(), first));
+                          for (std::size_t d = 1; d < devices; ++d)
+                            NBODY_CUDA_CHECK(cudaStreamWaitEvent(all[d]->stream_.get(), fork_.get(), 0));
+                          for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step(s == 0);
+                          for (std::size_t d = 1; d < devices; ++d)
+                            NBODY_CUDA_CHECK(cudaStreamWaitEvent(first, all[d]->corrected_.get(), 0));
+                        });
+    // A graph launch: the first stream first waits for every other stream's work (outside the graph), and every
+    // other stream then waits for the graph (the next block step on the streams, the control read at the end).
+    auto launch_graph = [&] {
+      for (std::size_t d = 1; d < devices; ++d) {
+        gpu::DeviceGuard guard(all[d]->config_.device);
+        NBODY_CUDA_CHECK(cudaEventRecord(all[d]->corrected_.get(), all[d]->stream_.get()));
+      }
+      gpu::DeviceGuard guard(config_.device);
+      for (std::size_t d = 1; d < devices; ++d) NBODY_CUDA_CHECK(cudaStreamWaitEvent(first, all[d]->corrected_.get(), 0));
+      NBODY_CUDA_CHECK(cudaGraphLaunch(together_graph_.get(), first));
+      NBODY_CUDA_CHECK(cudaEventRecord(corrected_.get(), first));
+      for (std::size_t d = 1; d < devices; ++d) {
+        gpu::DeviceGuard other(all[d]->config_.device);
+        NBODY_CUDA_CHECK(cudaStreamWaitEvent(all[d]->stream_.get(), corrected_.get(), 0));
+      }
+    };
     // Every device halts at the same block (the same block time, floor and steps left): the first one's control
     // says when. Batches as in advance_blocks.
     gpu::DeviceGuard guard(config_.device);
@@ -563,7 +599,15 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     bool stop = false;
     while (!stop && enqueued < blocks) {
       std::uint64_t const steps = std::min<std::uint64_t>(kBatchSteps, blocks - enqueued);
-      for (std::uint64_t s = 0; s < steps; ++s) enqueue_block_step();
+      for (std::uint64_t s = 0; s < steps;) {
+        if (graphs && steps - s >= kGraphSteps) {  // whole graphs; what is left step by step
+          launch_graph();
+          s += kGraphSteps;
+        } else {
+          enqueue_block_step(false);
+          s += 1;
+        }
+      }
       enqueued += steps;
       int const parity = batch & 1;
       if (batch > 0) {
@@ -672,7 +716,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     return std::string("hermite cuda ") + name_of(config_.engine.precision) + " (" +
            std::to_string(k::kHermiteForceBlock) + " active bodies a block, j tiles of " +
            std::to_string(k::kHermiteTile) + ", spans of " + std::to_string(span_length_) + ", " +
-           std::to_string(force_grid_) + " blocks; " + (graphs_ ? "graphs" : "stream") + ")";
+           std::to_string(force_grid_) + " blocks; " +
+           (!graphs_ ? "stream" : together_graph_refused_ ? "graphs on one GPU, no graph over several" : "graphs") + ")";
   }
 
   void set_graph_launch(bool graphs) override { graphs_ = graphs; }
@@ -710,6 +755,10 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     }
   }
   static constexpr std::size_t kSumBytes = sizeof(ForceJerk);
+  static std::uint64_t next_serial() {
+    static std::atomic<std::uint64_t> made{0};
+    return ++made;
+  }
 
   double eps2() const { return config_.softening * config_.softening; }
 
@@ -812,6 +861,28 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     own_list_ = gpu::DeviceBuffer<ActiveBody>(config_.device, std::max<std::size_t>(config_.slice.count, 1));
     listed_ = gpu::SyncEvent(config_.device);
     corrected_ = gpu::SyncEvent(config_.device);
+    fork_ = gpu::SyncEvent(config_.device);
+  }
+  // advance_together's graph for the engines `all` (this one first), captured by `enqueue` unless it was for these
+  // engines with these grids. False where the driver cannot capture or instantiate a graph over these devices: the
+  // block steps then go kernel by kernel on the streams (the same bits), and no capture is tried again.
+  template <class Enqueue>
+  bool together_graph_for(const std::vector<HermiteCudaEngine*>& all, Enqueue&& enqueue) {
+    std::vector<std::uint64_t> key;
+    for (HermiteCudaEngine* e : all) key.insert(key.end(), {e->serial_, std::uint64_t(e->force_grid_)});
+    if (together_graph_.get() && key == together_key_) return true;
+    together_key_.clear();
+    together_graph_.reset();
+    if (together_graph_refused_) return false;
+    try {
+      together_graph_.capture(stream_.get(), enqueue);
+    } catch (const gpu::CudaError&) {
+      (void)cudaGetLastError();
+      together_graph_refused_ = true;
+      return false;
+    }
+    together_key_ = std::move(key);
+    return true;
   }
 
   // Grows the pinned copy of the partials to `n` (the largest block so far: no allocation once it was seen).
@@ -1002,6 +1073,13 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   // and after the corrector.
   gpu::DeviceBuffer<ActiveBody> own_list_;
   gpu::SyncEvent listed_, corrected_;
+  // advance_together's graph of kGraphSteps block steps of every device (on the first engine), the engines and force
+  // grids it was captured for, and the event its other streams join the capture after.
+  GraphExec together_graph_;
+  std::vector<std::uint64_t> together_key_;
+  gpu::SyncEvent fork_;
+  bool together_graph_refused_ = false;
+  std::uint64_t const serial_ = next_serial();  // tells engines apart where one is freed and another made at its place
   std::vector<int> peers_;     // devices whose memory read_after has asked access to
   std::size_t active_count_ = 0, own_first_ = 0, own_count_ = 0, partials_ready_ = 0;
   // start_next_time() and start_pack() queued what own_next_time() and pack_active() wait for; floor_known_:
