@@ -183,6 +183,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     chain_host_.forget();
     chain_done_.forget();
     listed_.forget();
+    grouped_.forget();
     corrected_.forget();
     for (auto& e : snapshot_taken_) e.forget();
     fork_.forget();
@@ -457,8 +458,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   //   after every device's corrector of the block before: hermite_agree (the block time and the floor, the least
   //     over devices), hermite_predict_list (the own active list, into own_list_)
   //   after every device's list: hermite_gather (the whole list, device order), the force pass, span sums to groups
-  //   after the device before's running sums: hermite_add_groups, read from its memory
-  //   after the last device's sums: hermite_correct with the own bodies' totals read from its memory
+  //   after every device's group partials: hermite_correct, each own body's total the sum of every device's group
+  //     partials in group order, read where they are (a device's next force pass, which overwrites them, waits for
+  //     every corrector)
   // In batches of kBatchSteps as advance_blocks, the first device's control looked at once the next batch is queued.
   std::uint64_t advance_together(const std::vector<HermiteEngine*>& engines, std::uint64_t blocks, double t,
                                  double t_stop) override {
@@ -468,13 +470,16 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     for (HermiteEngine* e : engines) all.push_back(&same_kind(*e));
     std::size_t const devices = all.size();
     k::HermitePeers peers{};
-    peers.count = int(devices);
+    k::HermiteGroupsOnDevices partials{};
+    peers.count = partials.count = int(devices);
     for (std::size_t d = 0; d < devices; ++d) {
       HermiteCudaEngine& e = *all[d];
       e.floor_known_ = false;
       e.prepare_together();
       peers.ctl[d] = e.ctl_.data();
       peers.list[d] = e.own_list_.data();
+      partials.group[d] = e.group_.data();
+      partials.groups[d] = int(e.own_groups_);
     }
     if (blocks == 0) return 0;
     std::uint64_t const before = control().block_steps;
@@ -522,32 +527,19 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         k::hermite_span_groups<<<e.elementwise_grid(e.own_groups_ * e.config_.bodies), k::kHermiteBlock, 0, s>>>(
             sums, count, ctl);
         NBODY_CHECK_LAUNCH(s);
+        NBODY_CUDA_CHECK(cudaEventRecord(e.grouped_.get(), s));
       }
       for (std::size_t d = 0; d < devices; ++d) {
         HermiteCudaEngine& e = *all[d];
         gpu::DeviceGuard guard(e.config_.device);
         cudaStream_t const s = e.stream_.get();
         k::HermiteControl* const ctl = e.ctl_.data();
-        if (d > 0) NBODY_CUDA_CHECK(cudaStreamWaitEvent(s, all[d - 1]->chain_done_.get(), 0));
-        k::hermite_add_groups<<<e.elementwise_grid(e.config_.bodies), k::kHermiteBlock, 0, s>>>(
-            e.group_.data(), int(e.own_groups_), k::ActiveCount{&ctl->active, 0},
-            d > 0 ? all[d - 1]->chain_out_.data() : nullptr, e.chain_out_.data(), ctl);
-        NBODY_CHECK_LAUNCH(s);
-        NBODY_CUDA_CHECK(cudaEventRecord(e.chain_done_.get(), s));
-      }
-      HermiteCudaEngine& last = *all.back();
-      for (std::size_t d = 0; d < devices; ++d) {
-        HermiteCudaEngine& e = *all[d];
-        gpu::DeviceGuard guard(e.config_.device);
-        cudaStream_t const s = e.stream_.get();
-        k::HermiteControl* const ctl = e.ctl_.data();
-        if (d + 1 < devices) NBODY_CUDA_CHECK(cudaStreamWaitEvent(s, last.chain_done_.get(), 0));
+        wait_for(e, &HermiteCudaEngine::grouped_, d);
         k::HermiteCorrectArgs c{};
         c.active = e.active_.data();
         c.own_first = {&ctl->own_first, 0};
         c.own_count = {&ctl->own_listed, 0};
-        c.own_totals = last.chain_out_.data();
-        c.totals_of_block = true;
+        c.devices = partials;
         c.sums = e.sums_for(false);
         c.active_count = {&ctl->active, 0};
         c.clock = {ctl, 0.0};
@@ -555,7 +547,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         c.j_bodies = e.config_.slice.count;
         c.initialise = false;
         c.params = e.config_.params;
-        k::hermite_correct<<<std::min(e.elementwise_grid(e.config_.slice.count), 2 * e.multiprocessors_),
+        k::hermite_correct<true><<<std::min(e.elementwise_grid(e.config_.slice.count), 2 * e.multiprocessors_),
                              k::kHermiteBlock, 0, s>>>(e.slice(), c);
         NBODY_CHECK_LAUNCH(s);
         NBODY_CUDA_CHECK(cudaEventRecord(e.corrected_.get(), s));
@@ -860,6 +852,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     if (own_list_.data()) return;
     own_list_ = gpu::DeviceBuffer<ActiveBody>(config_.device, std::max<std::size_t>(config_.slice.count, 1));
     listed_ = gpu::SyncEvent(config_.device);
+    grouped_ = gpu::SyncEvent(config_.device);
     corrected_ = gpu::SyncEvent(config_.device);
     fork_ = gpu::SyncEvent(config_.device);
   }
@@ -993,7 +986,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     c.j_bodies = config_.slice.count;
     c.initialise = initialise;
     c.params = config_.params;
-    k::hermite_correct<<<elementwise_grid(count), k::kHermiteBlock, 0, stream_.get()>>>(slice(), c);
+    k::hermite_correct<false><<<elementwise_grid(count), k::kHermiteBlock, 0, stream_.get()>>>(slice(), c);
     NBODY_CHECK_LAUNCH(stream_.get());
   }
 
@@ -1039,7 +1032,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     c.initialise = false;
     c.params = config_.params;
     // Two blocks an SM (what stays resident): a block of a few bodies should not launch a grid for every body.
-    launch_after(k::hermite_correct, std::min(elementwise_grid(config_.slice.count), 2 * multiprocessors_),
+    launch_after(k::hermite_correct<false>, std::min(elementwise_grid(config_.slice.count), 2 * multiprocessors_),
                  k::kHermiteBlock, s, slice(), c);
   }
 
@@ -1069,10 +1062,10 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   gpu::PinnedBuffer<ForceJerk> totals_staging_, partials_host_, chain_host_;
   gpu::SyncEvent snapshot_taken_[2];
   gpu::SyncEvent chain_done_;  // recorded after add_own_groups_on_device's result is in chain_out_
-  // advance_together: the own active list (hermite_predict_list's, read by every device), and the events after it
-  // and after the corrector.
+  // advance_together: the own active list (hermite_predict_list's, read by every device), and the events after it,
+  // after the group partials (read by every device's corrector) and after the corrector.
   gpu::DeviceBuffer<ActiveBody> own_list_;
-  gpu::SyncEvent listed_, corrected_;
+  gpu::SyncEvent listed_, grouped_, corrected_;
   // advance_together's graph of kGraphSteps block steps of every device (on the first engine), the engines and force
   // grids it was captured for, and the event its other streams join the capture after.
   GraphExec together_graph_;

@@ -1015,6 +1015,15 @@ __global__ void hermite_gather(HermitePeers p, int self_index, HermiteControl* s
 }
 
 // ---- the corrector ----
+// advance_together's totals: every device's group partials ([own group][active] each, the whole block's in one
+// order on every device), in device order, read where they are (peer memory) and added in group order from zero:
+// the sums hermite_add_groups passes device after device, found with one wait for the devices in place of one each.
+struct HermiteGroupsOnDevices {
+  const hk::ForceJerk* group[kHermiteMaxPeers];
+  int groups[kHermiteMaxPeers];
+  int count;  // devices; 0: not these (the totals are given, or on this device)
+};
+
 struct HermiteCorrectArgs {
   const hk::ActiveBody* active;  // the whole active block
   ActiveCount own_first;         // the own bodies' place in it
@@ -1028,6 +1037,7 @@ struct HermiteCorrectArgs {
   unsigned long long j_bodies;  // own j-bodies: interactions per active body (single-device bookkeeping)
   bool initialise;           // the start: a, jerk and the start step instead of the corrector
   hk::HermiteParams params;
+  HermiteGroupsOnDevices devices;  // hermite_correct<true>: every device's group partials
 };
 
 // hk::step_level (the histogram's level of a step), exactly, without its loop: the least k >= 0 with top 2^-k <= dt
@@ -1103,6 +1113,8 @@ __device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s
 // A small block's corrector is a chain of round trips to memory, so what does not depend on the corrected bodies is
 // read or done off that chain: the control's fields in one round trip with the halt flag, each body's state while its
 // sums are read, and the block step's bookkeeping by block 0 at its start; blocks with no body return at once.
+// kOnDevices: advance_together's corrector, each total from every device's group partials (c.devices).
+template <bool kOnDevices>
 __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
   follow_previous_kernel();
   HermiteControl* const clock = c.clock.ctl;
@@ -1129,7 +1141,39 @@ __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
     }
   }
   unsigned long long key = time_key(INFINITY);
-  if (!c.own_totals && hermite_force_mode(active, c.sums.cut) == HermiteForceMode::per_span) {
+  if constexpr (kOnDevices) {
+    __shared__ hk::ForceJerk group_sums[kHermiteBlock / 32][kMaxSegments];
+    // Every group's partial read at once, two lanes a group (at most kMaxSegments groups in all), where it is;
+    // lane 0 adds them in group order, then corrects. A warp a body, spread over the blocks as below.
+    unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+    int groups = 0;
+    for (int d = 0; d < c.devices.count; ++d) groups += c.devices.groups[d];
+    for (unsigned k = warp * gridDim.x + blockIdx.x; k < n; k += gridDim.x * warps) {
+      CorrectorInput in{};
+      if (lane == 0) in = load_corrector_input(s, c, first, k);
+      unsigned const g = lane / 2, half = lane & 1;
+      if (g < unsigned(groups)) {
+        int d = 0;
+        unsigned local = g;
+        while (local >= unsigned(c.devices.groups[d])) local -= unsigned(c.devices.groups[d++]);
+        const auto* r =
+            reinterpret_cast<const double2*>(&c.devices.group[d][std::size_t(local) * active + first + k]) + 2 * half;
+        double2 const u = r[0], v = r[1];
+        double* const out = reinterpret_cast<double*>(&group_sums[warp][g]) + 4 * half;
+        out[0] = u.x;
+        out[1] = u.y;
+        out[2] = v.x;
+        out[3] = v.y;
+      }
+      __syncwarp();
+      if (lane == 0) {
+        hk::ForceJerk total{};
+        for (int q = 0; q < groups; ++q) hk::add_partial(total, group_sums[warp][q]);
+        key = min(key, correct_body(s, c, in, total, t));
+      }
+      __syncwarp();
+    }
+  } else if (!c.own_totals && hermite_force_mode(active, c.sums.cut) == HermiteForceMode::per_span) {
     __shared__ hk::ForceJerk group_sums[kHermiteBlock / 32][kMaxSegments];
     unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
     // The same k in a whole warp; consecutive bodies in consecutive blocks, so a small block's bodies (and the loads
