@@ -163,6 +163,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 
   void abandon() noexcept override {
     abandoned_ = true;
+    // Every device's wait on the GPU for another (advance_together) ends: nothing of this work is used any more.
+    if (released_.data()) *static_cast<volatile unsigned*>(released_.data()) = 1;
     stream_.forget();
     graph_.forget();
     together_graph_.forget();
@@ -182,9 +184,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     partials_host_.forget();
     chain_host_.forget();
     chain_done_.forget();
-    listed_.forget();
-    grouped_.forget();
-    corrected_.forget();
+    tail_.forget();
+    signals_.forget();
+    released_.forget();  // still read by a wait on the GPU, which it ends (set above)
     for (auto& e : snapshot_taken_) e.forget();
     fork_.forget();
   }
@@ -453,10 +455,10 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     return true;
   }
 
-  // Each block step, device by device in group order (every wait a stream's wait for another device's event, no
-  // wait on the host):
-  //   after every device's corrector of the block before: hermite_agree (the block time and the floor, the least
-  //     over devices), hermite_predict_list (the own active list, into own_list_)
+  // Each block step, device by device in group order (every wait a device's wait on the GPU for the others'
+  // announcements, sim/kernels/hermite.cuh; none on the host):
+  //   after every device's corrector of the block before: the block time and the floor, the least over devices
+  //     (hermite_await with the peers' controls), hermite_predict_list (the own active list, into own_list_)
   //   after every device's list: hermite_gather (the whole list, device order), the force pass, span sums to groups
   //   after every device's group partials: hermite_correct, each own body's total the sum of every device's group
   //     partials in group order, read where they are (a device's next force pass, which overwrites them, waits for
@@ -469,8 +471,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     std::vector<HermiteCudaEngine*> all;
     for (HermiteEngine* e : engines) all.push_back(&same_kind(*e));
     std::size_t const devices = all.size();
-    k::HermitePeers peers{};
+    k::HermitePeers peers{}, no_peers{};
     k::HermiteGroupsOnDevices partials{};
+    std::vector<k::HermiteMeeting> meeting(devices);
     peers.count = partials.count = int(devices);
     for (std::size_t d = 0; d < devices; ++d) {
       HermiteCudaEngine& e = *all[d];
@@ -481,42 +484,48 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       partials.group[d] = e.group_.data();
       partials.groups[d] = int(e.own_groups_);
     }
+    for (std::size_t d = 0; d < devices; ++d) {
+      meeting[d].count = int(devices);
+      meeting[d].self = int(d);
+      meeting[d].released = all[d]->released_device_;
+      for (std::size_t o = 0; o < devices; ++o) meeting[d].device[o] = all[o]->signals_.data();
+    }
     if (blocks == 0) return 0;
     std::uint64_t const before = control().block_steps;
+    // Every device's counts from zero, before any device announces (each stores into the others' signals).
     for (HermiteCudaEngine* e : all) {
       gpu::DeviceGuard guard(e->config_.device);
-      cudaStream_t const s = e->stream_.get();
-      k::hermite_arm<<<1, 1, 0, s>>>(e->ctl_.data(), t, t_stop, blocks, true);
-      NBODY_CHECK_LAUNCH(s);
-      k::hermite_next_time<<<e->elementwise_grid(e->config_.slice.count), k::kHermiteBlock, 0, s>>>(
-          e->slice(), &e->ctl_.data()->key[0]);
-      NBODY_CHECK_LAUNCH(s);
-      NBODY_CUDA_CHECK(cudaEventRecord(e->corrected_.get(), s));
+      NBODY_CUDA_CHECK(cudaMemsetAsync(e->signals_.data(), 0, sizeof(k::HermiteSignals), e->stream_.get()));
     }
-    auto wait_for = [&](HermiteCudaEngine& e, gpu::SyncEvent HermiteCudaEngine::*event, std::size_t skip) {
-      for (std::size_t o = 0; o < devices; ++o)
-        if (o != skip) NBODY_CUDA_CHECK(cudaStreamWaitEvent(e.stream_.get(), (all[o]->*event).get(), 0));
-    };
-    // `first_of_graph`: the first block step of a captured graph, whose streams start together (below): no wait for
-    // the correctors before it, which ran before the graph began.
-    auto enqueue_block_step = [&](bool first_of_graph) {
+    for (HermiteCudaEngine* e : all) e->synchronize();
+    for (std::size_t d = 0; d < devices; ++d) {
+      HermiteCudaEngine& e = *all[d];
+      gpu::DeviceGuard guard(e.config_.device);
+      cudaStream_t const s = e.stream_.get();
+      k::hermite_arm<<<1, 1, 0, s>>>(e.ctl_.data(), t, t_stop, blocks, true);
+      NBODY_CHECK_LAUNCH(s);
+      k::hermite_next_time<<<e.elementwise_grid(e.config_.slice.count), k::kHermiteBlock, 0, s>>>(
+          e.slice(), &e.ctl_.data()->key[0]);
+      NBODY_CHECK_LAUNCH(s);
+      e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], int(k::kCorrected), e.ctl_.data());
+    }
+    // Every device's announcements of a phase are queued before any device's wait for it (see hermite.cuh).
+    auto enqueue_block_step = [&] {
       for (std::size_t d = 0; d < devices; ++d) {
         HermiteCudaEngine& e = *all[d];
         gpu::DeviceGuard guard(e.config_.device);
         cudaStream_t const s = e.stream_.get();
-        if (!first_of_graph) wait_for(e, &HermiteCudaEngine::corrected_, d);
-        k::hermite_agree<<<1, 1, 0, s>>>(e.ctl_.data(), peers);
-        NBODY_CHECK_LAUNCH(s);
+        e.launch_after(k::hermite_await, 1, 1, s, meeting[d], int(k::kCorrected), e.ctl_.data(), peers);
         e.launch_after(k::hermite_predict_list, e.list_blocks_, k::kHermiteBlock, s, e.slice(), e.ctl_.data(),
                        e.own_list_.data());
-        NBODY_CUDA_CHECK(cudaEventRecord(e.listed_.get(), s));
+        e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], int(k::kListed), e.ctl_.data());
       }
       for (std::size_t d = 0; d < devices; ++d) {
         HermiteCudaEngine& e = *all[d];
         gpu::DeviceGuard guard(e.config_.device);
         cudaStream_t const s = e.stream_.get();
         k::HermiteControl* const ctl = e.ctl_.data();
-        wait_for(e, &HermiteCudaEngine::listed_, d);
+        e.launch_after(k::hermite_await, 1, 1, s, meeting[d], int(k::kListed), ctl, no_peers);
         k::hermite_gather<<<e.elementwise_grid(e.config_.bodies), k::kHermiteBlock, 0, s>>>(peers, int(d), ctl,
                                                                                             e.active_.data());
         NBODY_CHECK_LAUNCH(s);
@@ -527,14 +536,14 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         k::hermite_span_groups<<<e.elementwise_grid(e.own_groups_ * e.config_.bodies), k::kHermiteBlock, 0, s>>>(
             sums, count, ctl);
         NBODY_CHECK_LAUNCH(s);
-        NBODY_CUDA_CHECK(cudaEventRecord(e.grouped_.get(), s));
+        e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], int(k::kGrouped), ctl);
       }
       for (std::size_t d = 0; d < devices; ++d) {
         HermiteCudaEngine& e = *all[d];
         gpu::DeviceGuard guard(e.config_.device);
         cudaStream_t const s = e.stream_.get();
         k::HermiteControl* const ctl = e.ctl_.data();
-        wait_for(e, &HermiteCudaEngine::grouped_, d);
+        e.launch_after(k::hermite_await, 1, 1, s, meeting[d], int(k::kGrouped), ctl, no_peers);
         k::HermiteCorrectArgs c{};
         c.active = e.active_.data();
         c.own_first = {&ctl->own_first, 0};
@@ -547,40 +556,43 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         c.j_bodies = e.config_.slice.count;
         c.initialise = false;
         c.params = e.config_.params;
-        k::hermite_correct<true><<<std::min(e.elementwise_grid(e.config_.slice.count), 2 * e.multiprocessors_),
-                             k::kHermiteBlock, 0, s>>>(e.slice(), c);
-        NBODY_CHECK_LAUNCH(s);
-        NBODY_CUDA_CHECK(cudaEventRecord(e.corrected_.get(), s));
+        e.launch_after(k::hermite_correct<true>, std::min(e.elementwise_grid(e.config_.slice.count), 2 * e.multiprocessors_),
+                       k::kHermiteBlock, s, e.slice(), c);
+        e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], int(k::kCorrected), ctl);
       }
     };
     // Graphs of kGraphSteps block steps of every device, launched on the first device's stream: one launch where
-    // the streams took some thirteen launches, event records and waits a device and block step, which held the
-    // devices back whenever a block step took the GPUs less time than the host its launches. The capture starts
-    // on the first stream; the others join it after an event there and end with the first stream waiting for their
-    // last correctors, so a graph begins after the work before it on the first stream and ends with all of its own.
+    // the streams took a dozen launches a device and block step, which held the devices back whenever a block step
+    // took the GPUs less time than the host its launches. The capture starts on the first stream; the others join
+    // it after an event there and end with the first stream waiting for their last work, so a graph begins after
+    // the work before it on the first stream and ends with all of its own.
     cudaStream_t const first = stream_.get();
     bool const graphs = graphs_ && blocks >= kGraphSteps && together_graph_for(all, [&] {
                           NBODY_CUDA_CHECK(cudaEventRecord(fork_.get(), first));
                           for (std::size_t d = 1; d < devices; ++d)
                             NBODY_CUDA_CHECK(cudaStreamWaitEvent(all[d]->stream_.get(), fork_.get(), 0));
-                          for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step(s == 0);
+                          for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step();
+                          for (std::size_t d = 1; d < devices; ++d) {
+                            gpu::DeviceGuard guard(all[d]->config_.device);
+                            NBODY_CUDA_CHECK(cudaEventRecord(all[d]->tail_.get(), all[d]->stream_.get()));
+                          }
                           for (std::size_t d = 1; d < devices; ++d)
-                            NBODY_CUDA_CHECK(cudaStreamWaitEvent(first, all[d]->corrected_.get(), 0));
+                            NBODY_CUDA_CHECK(cudaStreamWaitEvent(first, all[d]->tail_.get(), 0));
                         });
     // A graph launch: the first stream first waits for every other stream's work (outside the graph), and every
     // other stream then waits for the graph (the next block step on the streams, the control read at the end).
     auto launch_graph = [&] {
       for (std::size_t d = 1; d < devices; ++d) {
         gpu::DeviceGuard guard(all[d]->config_.device);
-        NBODY_CUDA_CHECK(cudaEventRecord(all[d]->corrected_.get(), all[d]->stream_.get()));
+        NBODY_CUDA_CHECK(cudaEventRecord(all[d]->tail_.get(), all[d]->stream_.get()));
       }
       gpu::DeviceGuard guard(config_.device);
-      for (std::size_t d = 1; d < devices; ++d) NBODY_CUDA_CHECK(cudaStreamWaitEvent(first, all[d]->corrected_.get(), 0));
+      for (std::size_t d = 1; d < devices; ++d) NBODY_CUDA_CHECK(cudaStreamWaitEvent(first, all[d]->tail_.get(), 0));
       NBODY_CUDA_CHECK(cudaGraphLaunch(together_graph_.get(), first));
-      NBODY_CUDA_CHECK(cudaEventRecord(corrected_.get(), first));
+      NBODY_CUDA_CHECK(cudaEventRecord(tail_.get(), first));
       for (std::size_t d = 1; d < devices; ++d) {
         gpu::DeviceGuard other(all[d]->config_.device);
-        NBODY_CUDA_CHECK(cudaStreamWaitEvent(all[d]->stream_.get(), corrected_.get(), 0));
+        NBODY_CUDA_CHECK(cudaStreamWaitEvent(all[d]->stream_.get(), tail_.get(), 0));
       }
     };
     // Every device halts at the same block (the same block time, floor and steps left): the first one's control
@@ -596,7 +608,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
           launch_graph();
           s += kGraphSteps;
         } else {
-          enqueue_block_step(false);
+          enqueue_block_step();
           s += 1;
         }
       }
@@ -851,10 +863,12 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     ensure_chain();
     if (own_list_.data()) return;
     own_list_ = gpu::DeviceBuffer<ActiveBody>(config_.device, std::max<std::size_t>(config_.slice.count, 1));
-    listed_ = gpu::SyncEvent(config_.device);
-    grouped_ = gpu::SyncEvent(config_.device);
-    corrected_ = gpu::SyncEvent(config_.device);
+    tail_ = gpu::SyncEvent(config_.device);
     fork_ = gpu::SyncEvent(config_.device);
+    signals_ = gpu::DeviceBuffer<k::HermiteSignals>(config_.device, 1);
+    released_ = MappedBuffer<unsigned>(config_.device, 1);
+    *released_.data() = 0;
+    released_device_ = device_pointer(released_);
   }
   // advance_together's graph for the engines `all` (this one first), captured by `enqueue` unless it was for these
   // engines with these grids. False where the driver cannot capture or instantiate a graph over these devices: the
@@ -1062,10 +1076,14 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   gpu::PinnedBuffer<ForceJerk> totals_staging_, partials_host_, chain_host_;
   gpu::SyncEvent snapshot_taken_[2];
   gpu::SyncEvent chain_done_;  // recorded after add_own_groups_on_device's result is in chain_out_
-  // advance_together: the own active list (hermite_predict_list's, read by every device), and the events after it,
-  // after the group partials (read by every device's corrector) and after the corrector.
+  // advance_together: the own active list (hermite_predict_list's, read by every device); the flags by which the
+  // devices wait for each other on the GPUs (kernels::HermiteSignals, zeroed by each call) and the host's word that
+  // ends those waits (abandon); an event after the stream's work so far (graph launches, the capture's end).
   gpu::DeviceBuffer<ActiveBody> own_list_;
-  gpu::SyncEvent listed_, grouped_, corrected_;
+  gpu::DeviceBuffer<k::HermiteSignals> signals_;
+  MappedBuffer<unsigned> released_;
+  const unsigned* released_device_ = nullptr;
+  gpu::SyncEvent tail_;
   // advance_together's graph of kGraphSteps block steps of every device (on the first engine), the engines and force
   // grids it was captured for, and the event its other streams join the capture after.
   GraphExec together_graph_;

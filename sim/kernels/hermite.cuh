@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "core/real4.h"
+#include "sim/kernels/drift_signal.cuh"
 #include "sim/kernels/segments.h"
 #include "sim/physics/hermite_step.h"
 
@@ -976,18 +977,82 @@ struct HermitePeers {
   int count;
 };
 
-// Before each block step's hermite_predict_list: the next block's key and the floor made the least over every
-// device, in this device's control (each device's key holds its own bodies' least, found while the block before was
-// done). Another device may read this device's values while this writes them: it reads its own least or the
-// least of all, and takes the least of all either way. Every device then finds the same block time and halts at the
-// same block. One thread.
-__global__ void hermite_agree(HermiteControl* self, HermitePeers p) {
+// How the devices of advance_together wait for each other, on the GPUs: flags in device memory, not events (a wait
+// for another GPU's event cost about 4.6 us on 2 x H200, a flag about 0.7: tools/wait_latency). Three phases a block
+// step: the active lists made, the group partials made, the correctors done. After the kernel that makes a phase's
+// data, hermite_announce counts it in this device's `announced` and stores the count into this device's slot of every
+// device's `arrived` (a release at system scope: stream order puts the kernel's writes before it, and the release is
+// cumulative, as for sim/kernels/drift_signal.cuh). Before the kernel that reads the others' data, hermite_await waits
+// until every device's count has reached this device's own (acquire loads; the kernels after it on the stream read
+// the data). Both are one thread, so a wait never holds the multiprocessors another engine on the same GPU needs; the
+// host queues every device's announcement of a phase before any device's wait for it, so a host that waits after
+// each launch (CUDA_LAUNCH_BLOCKING) never waits for a wait whose announcement it has not made. Every device halts at
+// the same block step, before its announcement, so none waits for one that never comes. A wait that lasts
+// kPollHostAfterNs reads `released`, which the host sets when it gives up on the devices (HermiteEngine::abandon);
+// one of kStallSeconds, which only a defect can cause, traps with a message.
+inline constexpr int kHermitePhases = 3;
+enum HermitePhase : int { kListed = 0, kGrouped = 1, kCorrected = 2 };
+struct HermiteSignals {  // one a device, in its memory, zeroed before the first block step of advance_together
+  unsigned long long announced[kHermitePhases];
+  unsigned long long arrived[kHermitePhases][kHermiteMaxPeers];  // [phase][device d]: stored by device d
+};
+struct HermiteMeeting {
+  HermiteSignals* device[kHermiteMaxPeers];  // every device's signals, in device order (this one's at `self`)
+  int count;
+  int self;
+  const unsigned* released;  // mapped pinned host memory: nonzero once the host gave up
+};
+
+__global__ void hermite_announce(HermiteMeeting m, int phase, const HermiteControl* ctl) {
+  follow_previous_kernel();
+  if (halted(ctl)) return;
+  HermiteSignals* const own = m.device[m.self];
+  unsigned long long const n = own->announced[phase] + 1;
+  own->announced[phase] = n;
+  cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
+  for (int d = 0; d < m.count; ++d)
+    if (d != m.self)
+      cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>(m.device[d]->arrived[phase][m.self])
+          .store(n, cuda::memory_order_relaxed);
+}
+
+// With `peers` (count > 0), once every device's correctors are done: the next block's key and the floor made the
+// least over every device, in this device's control (each device's key holds its own bodies' least, found while the
+// block before was done). Another device may read this device's values while this writes them: it reads its own
+// least or the least of all, and takes the least of all either way. Every device then finds the same block time and
+// halts at the same block.
+__global__ void hermite_await(HermiteMeeting m, int phase, HermiteControl* self, HermitePeers peers) {
+  follow_previous_kernel();
   if (halted(self)) return;
+  const HermiteSignals* const own = m.device[m.self];
+  unsigned long long const target = own->announced[phase];
+  unsigned long long const start = global_nanoseconds();
+  unsigned long long host_check = kPollHostAfterNs;  // the host word is read over the bus: rarely
+  for (int d = 0; d < m.count; ++d) {
+    if (d == m.self) continue;
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> arrived(
+        const_cast<unsigned long long&>(own->arrived[phase][d]));
+    while (arrived.load(cuda::memory_order_acquire) < target) {
+      __nanosleep(32);
+      unsigned long long const waited = global_nanoseconds() - start;
+      if (waited < host_check) continue;
+      host_check = waited + kPollHostEveryNs;
+      if (cuda::atomic_ref<unsigned, cuda::thread_scope_system>(const_cast<unsigned&>(*m.released))
+              .load(cuda::memory_order_relaxed) != 0)
+        return;  // given up on: what follows is not used
+      if (waited > kStallSeconds * 1000000000ull) {
+        printf("nbody: GPU waited %llu s for another GPU's block step (hermite4, phase %d); giving up\n",
+               kStallSeconds, phase);
+        __trap();
+      }
+    }
+  }
+  if (peers.count == 0) return;
   int const slot = self->read_slot;
   unsigned long long key = self->key[slot];
   long long floor_body = self->floor_body;
-  for (int d = 0; d < p.count; ++d) {
-    const volatile HermiteControl* c = p.ctl[d];
+  for (int d = 0; d < peers.count; ++d) {
+    const volatile HermiteControl* c = peers.ctl[d];
     key = min(key, c->key[slot]);
     floor_body = min(floor_body, c->floor_body);
   }
