@@ -3,6 +3,7 @@
 // several driven by one thread.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -498,6 +499,10 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       NBODY_CUDA_CHECK(cudaMemsetAsync(e->signals_.data(), 0, sizeof(k::HermiteSignals), e->stream_.get()));
     }
     for (HermiteCudaEngine* e : all) e->synchronize();
+    // A host that waits after each launch queues every device's announcement of a phase before any device's wait
+    // for it; one that never waits announces and waits in one kernel, and the correctors' in the corrector's last
+    // block (see sim/kernels/hermite.cuh).
+    bool const host_waits = host_waits_after_launches();
     for (std::size_t d = 0; d < devices; ++d) {
       HermiteCudaEngine& e = *all[d];
       gpu::DeviceGuard guard(e.config_.device);
@@ -507,25 +512,30 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       k::hermite_next_time<<<e.elementwise_grid(e.config_.slice.count), k::kHermiteBlock, 0, s>>>(
           e.slice(), &e.ctl_.data()->key[0]);
       NBODY_CHECK_LAUNCH(s);
-      e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], int(k::kCorrected), e.ctl_.data());
+      if (host_waits)
+        e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], int(k::kCorrected), e.ctl_.data());
+      else
+        e.launch_after(k::hermite_meet, 1, 1, s, meeting[d], int(k::kCorrected), e.ctl_.data(), peers);
     }
-    // Every device's announcements of a phase are queued before any device's wait for it (see hermite.cuh).
     auto enqueue_block_step = [&] {
       for (std::size_t d = 0; d < devices; ++d) {
         HermiteCudaEngine& e = *all[d];
         gpu::DeviceGuard guard(e.config_.device);
         cudaStream_t const s = e.stream_.get();
-        e.launch_after(k::hermite_await, 1, 1, s, meeting[d], int(k::kCorrected), e.ctl_.data(), peers);
+        if (host_waits) e.launch_after(k::hermite_await, 1, 1, s, meeting[d], int(k::kCorrected), e.ctl_.data(), peers);
         e.launch_after(k::hermite_predict_list, e.list_blocks_, k::kHermiteBlock, s, e.slice(), e.ctl_.data(),
                        e.own_list_.data());
-        e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], int(k::kListed), e.ctl_.data());
+        if (host_waits)
+          e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], int(k::kListed), e.ctl_.data());
+        else
+          e.launch_after(k::hermite_meet, 1, 1, s, meeting[d], int(k::kListed), e.ctl_.data(), no_peers);
       }
       for (std::size_t d = 0; d < devices; ++d) {
         HermiteCudaEngine& e = *all[d];
         gpu::DeviceGuard guard(e.config_.device);
         cudaStream_t const s = e.stream_.get();
         k::HermiteControl* const ctl = e.ctl_.data();
-        e.launch_after(k::hermite_await, 1, 1, s, meeting[d], int(k::kListed), ctl, no_peers);
+        if (host_waits) e.launch_after(k::hermite_await, 1, 1, s, meeting[d], int(k::kListed), ctl, no_peers);
         k::hermite_gather<<<e.elementwise_grid(e.config_.bodies), k::kHermiteBlock, 0, s>>>(peers, int(d), ctl,
                                                                                             e.active_.data());
         NBODY_CHECK_LAUNCH(s);
@@ -536,14 +546,17 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         k::hermite_span_groups<<<e.elementwise_grid(e.own_groups_ * e.config_.bodies), k::kHermiteBlock, 0, s>>>(
             sums, count, ctl);
         NBODY_CHECK_LAUNCH(s);
-        e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], int(k::kGrouped), ctl);
+        if (host_waits)
+          e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], int(k::kGrouped), ctl);
+        else
+          e.launch_after(k::hermite_meet, 1, 1, s, meeting[d], int(k::kGrouped), ctl, no_peers);
       }
       for (std::size_t d = 0; d < devices; ++d) {
         HermiteCudaEngine& e = *all[d];
         gpu::DeviceGuard guard(e.config_.device);
         cudaStream_t const s = e.stream_.get();
         k::HermiteControl* const ctl = e.ctl_.data();
-        e.launch_after(k::hermite_await, 1, 1, s, meeting[d], int(k::kGrouped), ctl, no_peers);
+        if (host_waits) e.launch_after(k::hermite_await, 1, 1, s, meeting[d], int(k::kGrouped), ctl, no_peers);
         k::HermiteCorrectArgs c{};
         c.active = e.active_.data();
         c.own_first = {&ctl->own_first, 0};
@@ -556,9 +569,11 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         c.j_bodies = e.config_.slice.count;
         c.initialise = false;
         c.params = e.config_.params;
+        c.meeting = meeting[d];
+        c.peers = peers;
+        c.meet = !host_waits;
         e.launch_after(k::hermite_correct<true>, std::min(e.elementwise_grid(e.config_.slice.count), 2 * e.multiprocessors_),
                        k::kHermiteBlock, s, e.slice(), c);
-        e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], int(k::kCorrected), ctl);
       }
     };
     // Graphs of kGraphSteps block steps of every device, launched on the first device's stream: one launch where
@@ -759,6 +774,11 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     }
   }
   static constexpr std::size_t kSumBytes = sizeof(ForceJerk);
+  // CUDA_LAUNCH_BLOCKING=1, or NBODY_DEBUG_SYNC (gpu/check.h): the host waits for each kernel after launching it.
+  static bool host_waits_after_launches() {
+    const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
+    return gpu::debug_sync() || (blocking && std::string(blocking) == "1");
+  }
   static std::uint64_t next_serial() {
     static std::atomic<std::uint64_t> made{0};
     return ++made;

@@ -995,6 +995,7 @@ enum HermitePhase : int { kListed = 0, kGrouped = 1, kCorrected = 2 };
 struct HermiteSignals {  // one a device, in its memory, zeroed before the first block step of advance_together
   unsigned long long announced[kHermitePhases];
   unsigned long long arrived[kHermitePhases][kHermiteMaxPeers];  // [phase][device d]: stored by device d
+  unsigned finished;  // blocks of hermite_correct<true> done (the last one announces the correctors)
 };
 struct HermiteMeeting {
   HermiteSignals* device[kHermiteMaxPeers];  // every device's signals, in device order (this one's at `self`)
@@ -1003,9 +1004,7 @@ struct HermiteMeeting {
   const unsigned* released;  // mapped pinned host memory: nonzero once the host gave up
 };
 
-__global__ void hermite_announce(HermiteMeeting m, int phase, const HermiteControl* ctl) {
-  follow_previous_kernel();
-  if (halted(ctl)) return;
+__device__ __forceinline__ void announce_phase(const HermiteMeeting& m, int phase) {
   HermiteSignals* const own = m.device[m.self];
   unsigned long long const n = own->announced[phase] + 1;
   own->announced[phase] = n;
@@ -1021,9 +1020,8 @@ __global__ void hermite_announce(HermiteMeeting m, int phase, const HermiteContr
 // block before was done). Another device may read this device's values while this writes them: it reads its own
 // least or the least of all, and takes the least of all either way. Every device then finds the same block time and
 // halts at the same block.
-__global__ void hermite_await(HermiteMeeting m, int phase, HermiteControl* self, HermitePeers peers) {
-  follow_previous_kernel();
-  if (halted(self)) return;
+__device__ __forceinline__ void await_phase(const HermiteMeeting& m, int phase, HermiteControl* self,
+                                            const HermitePeers& peers) {
   const HermiteSignals* const own = m.device[m.self];
   unsigned long long const target = own->announced[phase];
   unsigned long long const start = global_nanoseconds();
@@ -1058,6 +1056,26 @@ __global__ void hermite_await(HermiteMeeting m, int phase, HermiteControl* self,
   }
   self->key[slot] = key;
   self->floor_body = floor_body;
+}
+
+// One thread each (see above). hermite_meet announces and then waits: for a host that never waits after a launch,
+// one kernel where the two took two; a host that does wait (CUDA_LAUNCH_BLOCKING, NBODY_DEBUG_SYNC) would wait for a
+// wait whose peers' announcements it has not queued yet, so it queues every announcement first.
+__global__ void hermite_announce(HermiteMeeting m, int phase, const HermiteControl* ctl) {
+  follow_previous_kernel();
+  if (halted(ctl)) return;
+  announce_phase(m, phase);
+}
+__global__ void hermite_await(HermiteMeeting m, int phase, HermiteControl* self, HermitePeers peers) {
+  follow_previous_kernel();
+  if (halted(self)) return;
+  await_phase(m, phase, self, peers);
+}
+__global__ void hermite_meet(HermiteMeeting m, int phase, HermiteControl* self, HermitePeers peers) {
+  follow_previous_kernel();
+  if (halted(self)) return;
+  announce_phase(m, phase);
+  await_phase(m, phase, self, peers);
 }
 
 // After every device's hermite_predict_list: the whole active block, every device's own list in device order, into
@@ -1103,6 +1121,11 @@ struct HermiteCorrectArgs {
   bool initialise;           // the start: a, jerk and the start step instead of the corrector
   hk::HermiteParams params;
   HermiteGroupsOnDevices devices;  // hermite_correct<true>: every device's group partials
+  // hermite_correct<true>: its last block to finish announces the correctors (kCorrected), and with `meet` then waits
+  // for every device's and agrees on the next block (hermite_meet's work: for a host that never waits after a launch).
+  HermiteMeeting meeting;
+  HermitePeers peers;
+  bool meet;
 };
 
 // hk::step_level (the histogram's level of a step), exactly, without its loop: the least k >= 0 with top 2^-k <= dt
@@ -1189,7 +1212,10 @@ __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
   int const write_slot = clock ? clock->write_slot : 0;
   if (clock && halted(clock)) return;
   unsigned const warps = blockDim.x / 32;
-  if (blockIdx.x > 0 && blockIdx.x >= n) return;  // no body here in either arrangement below
+  // No body here in either arrangement below (the devices' corrector still counts itself done at the end).
+  if constexpr (!kOnDevices) {
+    if (blockIdx.x > 0 && blockIdx.x >= n) return;
+  }
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     // Nothing below reads these (the key it fills is key[write_slot]; hermite_predict_list reads the rest).
     if (!c.initialise) c.ctl->force_evaluations += n;
@@ -1286,6 +1312,19 @@ __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
   if (clock && !c.initialise) {
     for (int o = 16; o > 0; o /= 2) key = min(key, __shfl_xor_sync(0xffffffffu, key, o));
     if ((threadIdx.x & 31) == 0 && key != time_key(INFINITY)) atomicMin(&c.ctl->key[write_slot], key);
+  }
+  if constexpr (kOnDevices) {
+    // The last block to finish announces the correctors, after every block's writes (each block's fence before its
+    // count); with c.meet it then waits for every device's and agrees on the next block, as hermite_meet would.
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    __threadfence();
+    HermiteSignals* const own = c.meeting.device[c.meeting.self];
+    if (atomicAdd(&own->finished, 1u) != gridDim.x - 1) return;
+    own->finished = 0;
+    __threadfence();
+    announce_phase(c.meeting, kCorrected);
+    if (c.meet) await_phase(c.meeting, kCorrected, c.ctl, c.peers);
   }
 }
 
