@@ -9,7 +9,7 @@
 //   A, B: correct(their own bodies' totals from the last sums, t)
 // Every step that touches a device runs on that device's thread (for_each_device: in turn, or each worker).
 // With one host thread, engines of one process that read each other's memory (CUDA) run the same steps on the devices
-// instead (HermiteEngine::advance_together): each device's stream waits for the others' events, not the host.
+// instead (HermiteEngine::advance_together): each device waits on the GPU for the others' work, not on the host.
 #include "multigpu/hermite_blocks.h"
 
 #include <algorithm>
