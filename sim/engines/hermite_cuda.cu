@@ -164,8 +164,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 
   void abandon() noexcept override {
     abandoned_ = true;
-    // Every device's wait on the GPU for another (advance_together) ends: nothing of this work is used any more.
-    if (released_.data()) *static_cast<volatile unsigned*>(released_.data()) = 1;
+    // This device's waits on the GPU for another (advance_together) end: nothing of this work is used any more.
+    release_waits();
     stream_.forget();
     graph_.forget();
     together_graph_.forget();
@@ -630,7 +630,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       enqueued += steps;
       int const parity = batch & 1;
       if (batch > 0) {
-        bounded([&] { gpu::bounded_sync(snapshot_taken_[parity ^ 1].get(), wait_bound_seconds(), waiter_name()); });
+        released_on_failure(all, [&] {
+          bounded([&] { gpu::bounded_sync(snapshot_taken_[parity ^ 1].get(), wait_bound_seconds(), waiter_name()); });
+        });
         stop = ctl_host_.data()[parity ^ 1].halted != 0;
       }
       NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[parity], ctl_.data(), sizeof(k::HermiteControl),
@@ -638,10 +640,12 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       NBODY_CUDA_CHECK(cudaEventRecord(snapshot_taken_[parity].get(), stream_.get()));
       ++batch;
     }
-    for (HermiteCudaEngine* e : all) {
-      k::HermiteControl const c = e->control();
-      e->block_time_ = c.t;
-    }
+    released_on_failure(all, [&] {
+      for (HermiteCudaEngine* e : all) {
+        k::HermiteControl const c = e->control();
+        e->block_time_ = c.t;
+      }
+    });
     return control().block_steps - before;
   }
 
@@ -775,9 +779,28 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   }
   static constexpr std::size_t kSumBytes = sizeof(ForceJerk);
   // CUDA_LAUNCH_BLOCKING=1, or NBODY_DEBUG_SYNC (gpu/check.h): the host waits for each kernel after launching it.
+  // Read once: CUDA reads CUDA_LAUNCH_BLOCKING once too, and a graph captured for one answer is kept.
   static bool host_waits_after_launches() {
-    const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
-    return gpu::debug_sync() || (blocking && std::string(blocking) == "1");
+    static bool const waits = [] {
+      const char* blocking = std::getenv("CUDA_LAUNCH_BLOCKING");
+      return gpu::debug_sync() || (blocking && std::string(blocking) == "1");
+    }();
+    return waits;
+  }
+  // `wait`, and where a wait past its bound gives up (the engine that waited abandons itself), every engine's waits
+  // on the GPUs end too: each device polls its own engine's word, and a device that waits for the one given up on
+  // would otherwise wait until its trap.
+  template <class Wait>
+  static void released_on_failure(const std::vector<HermiteCudaEngine*>& all, Wait&& wait) {
+    try {
+      wait();
+    } catch (const RuntimeFailure&) {
+      for (HermiteCudaEngine* e : all) e->release_waits();
+      throw;
+    }
+  }
+  void release_waits() noexcept {
+    if (released_.data()) *static_cast<volatile unsigned*>(released_.data()) = 1;
   }
   static std::uint64_t next_serial() {
     static std::atomic<std::uint64_t> made{0};
@@ -895,7 +918,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   // block steps then go kernel by kernel on the streams (the same bits), and no capture is tried again.
   template <class Enqueue>
   bool together_graph_for(const std::vector<HermiteCudaEngine*>& all, Enqueue&& enqueue) {
-    std::vector<std::uint64_t> key;
+    std::vector<std::uint64_t> key{std::uint64_t(host_waits_after_launches())};  // the kernels the steps queue
     for (HermiteCudaEngine* e : all) key.insert(key.end(), {e->serial_, std::uint64_t(e->force_grid_)});
     if (together_graph_.get() && key == together_key_) return true;
     together_key_.clear();

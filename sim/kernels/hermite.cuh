@@ -709,8 +709,7 @@ __global__ void hermite_span_groups(HermiteSums sums, ActiveCount count, const H
 // The multi-device protocol's last stage for one device's groups: out[k] = prefix[k] (zero where null) plus each
 // own group's partial [g][k] in group order (the canonical order's group stage, continued from the groups of the
 // devices before). One thread a body.
-// `count` and `ctl` (nothing once halted) on the device for advance_together, where `prefix` is the device before's
-// result, read where it is (peer memory).
+// `count` and `ctl`: nothing once halted (the protocol passes neither: a count given, no control).
 __global__ void hermite_add_groups(const hk::ForceJerk* group, int groups, ActiveCount active, const hk::ForceJerk* prefix,
                                    hk::ForceJerk* out, const HermiteControl* ctl) {
   if (halted(ctl)) return;
@@ -969,7 +968,7 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::Ac
 
 // ---- several devices of one process: block steps with no host round trip (HermiteEngine::advance_together) ----
 // Every device's control and own active list, in device order (the order of the groups), read where they are: peer
-// memory, or this device's own. Each kernel below runs after the others' writes it reads (stream waits on events).
+// memory, or this device's own. Each kernel below runs after the others' writes it reads (the waits below).
 inline constexpr int kHermiteMaxPeers = 16;
 struct HermitePeers {
   HermiteControl* ctl[kHermiteMaxPeers];
@@ -984,9 +983,12 @@ struct HermitePeers {
 // device's `arrived` (a release at system scope: stream order puts the kernel's writes before it, and the release is
 // cumulative, as for sim/kernels/drift_signal.cuh). Before the kernel that reads the others' data, hermite_await waits
 // until every device's count has reached this device's own (acquire loads; the kernels after it on the stream read
-// the data). Both are one thread, so a wait never holds the multiprocessors another engine on the same GPU needs; the
-// host queues every device's announcement of a phase before any device's wait for it, so a host that waits after
-// each launch (CUDA_LAUNCH_BLOCKING) never waits for a wait whose announcement it has not made. Every device halts at
+// the data). A wait is one thread (or the corrector's last block), so it never holds the multiprocessors another
+// engine on the same GPU needs; the host queues every device's announcement of a phase before any device's wait for
+// it, so a host that waits after each launch (CUDA_LAUNCH_BLOCKING) never waits for a wait whose announcement it has
+// not made. Engines that share one GPU rely on it running their streams' kernels side by side (their waits are not
+// ordered by the streams): what a GPU does unless something serialises its kernels (compute-sanitizer's tools do;
+// under them a run of several engines on one GPU waits until the trap below). Every device halts at
 // the same block step, before its announcement, so none waits for one that never comes. A wait that lasts
 // kPollHostAfterNs reads `released`, which the host sets when it gives up on the devices (HermiteEngine::abandon);
 // one of kStallSeconds, which only a defect can cause, traps with a message.
@@ -1200,7 +1202,8 @@ __device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s
 //
 // A small block's corrector is a chain of round trips to memory, so what does not depend on the corrected bodies is
 // read or done off that chain: the control's fields in one round trip with the halt flag, each body's state while its
-// sums are read, and the block step's bookkeeping by block 0 at its start; blocks with no body return at once.
+// sums are read, and the block step's bookkeeping by block 0 at its start; blocks with no body return at once
+// (hermite_correct<false>; those of hermite_correct<true> still count themselves done at the end).
 // kOnDevices: advance_together's corrector, each total from every device's group partials (c.devices).
 template <bool kOnDevices>
 __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
