@@ -17,6 +17,9 @@ void throw_cuda_error(cudaError_t code, const char* call, const char* file, int 
     << ':' << line;
   if (code != cudaErrorNoDevice && code != cudaErrorInsufficientDriver && cudaGetDevice(&device) == cudaSuccess)
     s << " on device " << device;
+  // The error is reported here, once: a recoverable one is cleared from the thread's last error, so that the next
+  // launch check does not report it again as its own (a sticky one stays: every later call returns it).
+  (void)cudaGetLastError();
   throw CudaError(s.str(), code);
 }
 
@@ -79,10 +82,7 @@ constexpr auto kSleep = std::chrono::microseconds(100);
 
 template <class Query>
 void wait_bounded(Query query, double seconds, const std::string& what, const char* call) {
-  const char* text = std::getenv("NBODY_WATCHDOG_SECONDS");
-  char* end = nullptr;
-  double const configured = text ? std::strtod(text, &end) : 0.0;
-  if (text && end != text && *end == '\0' && std::isfinite(configured) && configured > 0) seconds = configured;
+  seconds = bound_seconds(seconds);
   auto const start = std::chrono::steady_clock::now();
   auto const limit = std::chrono::duration<double>(seconds);
   while (true) {
@@ -103,6 +103,32 @@ void wait_bounded(Query query, double seconds, const std::string& what, const ch
 }
 
 }  // namespace
+
+double bound_seconds(double seconds) {
+  const char* text = std::getenv("NBODY_WATCHDOG_SECONDS");
+  char* end = nullptr;
+  double const configured = text ? std::strtod(text, &end) : 0.0;
+  return text && end != text && *end == '\0' && std::isfinite(configured) && configured > 0 ? configured : seconds;
+}
+
+bool refused_capture(cudaError_t code) {
+  switch (code) {
+    case cudaErrorStreamCaptureUnsupported:
+    case cudaErrorStreamCaptureInvalidated:
+    case cudaErrorStreamCaptureMerge:
+    case cudaErrorStreamCaptureUnmatched:
+    case cudaErrorStreamCaptureUnjoined:
+    case cudaErrorStreamCaptureIsolation:
+    case cudaErrorStreamCaptureImplicit:
+    case cudaErrorStreamCaptureWrongThread:
+    case cudaErrorCapturedEvent:
+    case cudaErrorNotSupported:
+    case cudaErrorInvalidDevice:
+      return true;
+    default:
+      return false;
+  }
+}
 
 void bounded_sync(cudaStream_t stream, double seconds, const std::string& what) {
   wait_bounded([stream] { return cudaStreamQuery(stream); }, seconds, what, "cudaStreamQuery (a bounded wait)");

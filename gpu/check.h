@@ -55,6 +55,13 @@ void debug_sync_wait(cudaStream_t stream, const char* file, int line);
 // NBODY_WATCHDOG_SECONDS, when set, replaces `seconds` (as it does the watchdog's bound).
 void bounded_sync(cudaStream_t stream, double seconds, const std::string& what);
 void bounded_sync(cudaEvent_t event, double seconds, const std::string& what);
+// The bound bounded_sync(..., seconds, ...) waits for: NBODY_WATCHDOG_SECONDS when set, else `seconds`.
+double bound_seconds(double seconds);
+
+// Whether `code`, from capturing a stream or instantiating the graph, says the driver will not make this graph
+// (a capture rule, an operation or topology it does not support), so that the work can go on the streams; any other
+// code is an error of its own.
+bool refused_capture(cudaError_t code);
 
 // What NBODY_CHECK_LAUNCH expands to: the launch error, and with debug_sync() a wait for `stream`
 // (only that stream: other streams, and other threads' GPUs, go on).

@@ -4,13 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
+#include "gpu/check.h"
 #include "gpu/devices.h"
 #include "multigpu/simulation.h"
 #include "sim/engines/hermite_cuda.h"
@@ -609,6 +612,51 @@ TEST(HermiteGpu, AdvanceTogetherGivesTheProtocolsBits) {
   EXPECT_EQ(e0->block_time(), one->block_time());
   EXPECT_GT(std::min(e0->own_next_time(), e1->own_next_time()), stop) << "stopped before a block it could have done";
   EXPECT_TRUE(same_state(download({one.get()}, n), download(two, n)));
+  // A call whose first block is past the stop time halts there on every device: nothing done, nothing waited for.
+  EXPECT_EQ(e0->advance_together(two, 1000000, e0->block_time(), stop), 0u);
+  EXPECT_EQ(e0->block_time(), one->block_time());
+  EXPECT_TRUE(same_state(download({one.get()}, n), download(two, n)));
+}
+
+bool stream_idle_within(cudaStream_t stream, double seconds) {
+  auto const start = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
+    if (cudaStreamQuery(stream) == cudaSuccess) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+// Two GPUs, one of which never announces its block steps (set_isolated_for_test): the other waits for it on its GPU,
+// the host's bound on the batch expires and names the GPU, and giving up ends the waits on every GPU at once, not
+// at the trap minutes later.
+TEST(HermiteGpu, AWaitGivenUpEndsTheWaitsOnEveryGpu) {
+  if (gpu::devices().size() < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpu::devices().size() << " visible";
+  if (gpu::debug_sync()) GTEST_SKIP() << "NBODY_DEBUG_SYNC waits for the launch of the wait itself";
+  std::size_t const n = kLayoutBodies, L = sim::kernels::segment_layout(n).length;
+  sim::BodySet const b = test::scenario("plummer", n);
+  auto c0 = config_for(n, Precision::fp32, 0.01, Slice{0, 5 * L}), c1 = config_for(n, Precision::fp32, 0.01, Slice{5 * L, n - 5 * L});
+  c1.device = 1;
+  c0.wait_seconds = c1.wait_seconds = 1.0;
+  auto e0 = cuda_engine(c0), e1 = cuda_engine(c1);
+  std::vector<sim::HermiteEngine*> const two{e0.get(), e1.get()};
+  if (!e0->can_advance_together(two)) GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
+  protocol_run(two, b, 0);
+  e1->set_isolated_for_test(true);
+  cudaStream_t const waiting = e0->stream(), isolated = e1->stream();
+  auto const start = std::chrono::steady_clock::now();
+  try {
+    e0->advance_together(two, 100000, 0.0, INFINITY);
+    ADD_FAILURE() << "block steps waiting for a GPU that never announces them ended";
+  } catch (const RuntimeFailure& x) {
+    EXPECT_EQ(std::string(x.what()).rfind("GPU 0 (hermite4 block steps) has not finished after ", 0), 0u) << x.what();
+  }
+  double const took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(took, 10.0) << "the bound is 1 s";
+  EXPECT_TRUE(e0->abandoned());
+  EXPECT_TRUE(stream_idle_within(waiting, 10.0)) << "GPU 0 still waits for GPU 1 after the host gave up";
+  EXPECT_TRUE(stream_idle_within(isolated, 10.0));
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 // The GPU engine against the CPU engine, both fp64, after the start and a few block steps: not the same bits (the

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -189,6 +191,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     signals_.forget();
     released_.forget();  // still read by a wait on the GPU, which it ends (set above)
     for (auto& e : snapshot_taken_) e.forget();
+    for (auto& e : announced_) e.forget();
     fork_.forget();
   }
 
@@ -485,11 +488,25 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       partials.group[d] = e.group_.data();
       partials.groups[d] = int(e.own_groups_);
     }
+    // Engines on distinct GPUs wait for each other on the GPUs; engines that share one, by events (see
+    // sim/kernels/hermite.cuh).
+    bool shared = false;
+    unsigned long long const stall = stall_nanoseconds(all);
     for (std::size_t d = 0; d < devices; ++d) {
       meeting[d].count = int(devices);
       meeting[d].self = int(d);
       meeting[d].released = all[d]->released_device_;
-      for (std::size_t o = 0; o < devices; ++o) meeting[d].device[o] = all[o]->signals_.data();
+      meeting[d].stall_ns = stall;
+      meeting[d].waits_for = 0;
+      for (std::size_t o = 0; o < devices; ++o) {
+        meeting[d].device[o] = all[o]->signals_.data();
+        if (o == d) continue;
+        if (all[o]->config_.device != all[d]->config_.device)
+          meeting[d].waits_for |= 1u << o;
+        else
+          shared = true;
+      }
+      if (all[d]->isolated_for_test_) meeting[d].count = 1, meeting[d].self = 0, meeting[d].device[0] = all[d]->signals_.data();
     }
     if (blocks == 0) return 0;
     std::uint64_t const before = control().block_steps;
@@ -499,10 +516,29 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       NBODY_CUDA_CHECK(cudaMemsetAsync(e->signals_.data(), 0, sizeof(k::HermiteSignals), e->stream_.get()));
     }
     for (HermiteCudaEngine* e : all) e->synchronize();
-    // A host that waits after each launch queues every device's announcement of a phase before any device's wait
-    // for it; one that never waits announces and waits in one kernel, and the correctors' in the corrector's last
-    // block (see sim/kernels/hermite.cuh).
-    bool const host_waits = host_waits_after_launches();
+    // A host that waits after each launch, and engines that share a GPU, queue every device's announcement of a
+    // phase before any device's wait for it (the latter record an event after each announcement, which the
+    // engines on the same GPU wait for before their wait); otherwise each device announces and waits in one
+    // kernel, and the correctors' in the corrector's last block (see sim/kernels/hermite.cuh).
+    bool const ordered = host_waits_after_launches() || shared;
+    auto announced = [&](std::size_t d, int phase) {
+      if (shared)
+        NBODY_CUDA_CHECK(cudaEventRecord(all[d]->announced_[phase].get(), all[d]->stream_.get()));
+    };
+    // `joined`: every stream's work so far is ordered before this wait anyway (the first block step of a graph,
+    // which starts after every stream's work; a wait in a capture for an event recorded outside it is refused).
+    auto await = [&](std::size_t d, int phase, const k::HermitePeers& with, bool joined = false) {
+      HermiteCudaEngine& e = *all[d];
+      for (std::size_t o = 0; o < devices && !joined; ++o)
+        if (o != d && all[o]->config_.device == e.config_.device)
+          NBODY_CUDA_CHECK(cudaStreamWaitEvent(e.stream_.get(), all[o]->announced_[phase].get(), 0));
+      e.launch_after(k::hermite_await, 1, 1, e.stream_.get(), meeting[d], phase, e.ctl_.data(), with);
+    };
+    auto announce = [&](std::size_t d, int phase) {
+      HermiteCudaEngine& e = *all[d];
+      e.launch_after(k::hermite_announce, 1, 1, e.stream_.get(), meeting[d], phase, e.ctl_.data());
+      announced(d, phase);
+    };
     for (std::size_t d = 0; d < devices; ++d) {
       HermiteCudaEngine& e = *all[d];
       gpu::DeviceGuard guard(e.config_.device);
@@ -512,21 +548,21 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       k::hermite_next_time<<<e.elementwise_grid(e.config_.slice.count), k::kHermiteBlock, 0, s>>>(
           e.slice(), &e.ctl_.data()->key[0]);
       NBODY_CHECK_LAUNCH(s);
-      if (host_waits)
-        e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], int(k::kCorrected), e.ctl_.data());
+      if (ordered)
+        announce(d, k::kCorrected);
       else
         e.launch_after(k::hermite_meet, 1, 1, s, meeting[d], int(k::kCorrected), e.ctl_.data(), peers);
     }
-    auto enqueue_block_step = [&] {
+    auto enqueue_block_step = [&](bool joined) {
       for (std::size_t d = 0; d < devices; ++d) {
         HermiteCudaEngine& e = *all[d];
         gpu::DeviceGuard guard(e.config_.device);
         cudaStream_t const s = e.stream_.get();
-        if (host_waits) e.launch_after(k::hermite_await, 1, 1, s, meeting[d], int(k::kCorrected), e.ctl_.data(), peers);
+        if (ordered) await(d, k::kCorrected, peers, joined);
         e.launch_after(k::hermite_predict_list, e.list_blocks_, k::kHermiteBlock, s, e.slice(), e.ctl_.data(),
                        e.own_list_.data());
-        if (host_waits)
-          e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], int(k::kListed), e.ctl_.data());
+        if (ordered)
+          announce(d, k::kListed);
         else
           e.launch_after(k::hermite_meet, 1, 1, s, meeting[d], int(k::kListed), e.ctl_.data(), no_peers);
       }
@@ -535,7 +571,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         gpu::DeviceGuard guard(e.config_.device);
         cudaStream_t const s = e.stream_.get();
         k::HermiteControl* const ctl = e.ctl_.data();
-        if (host_waits) e.launch_after(k::hermite_await, 1, 1, s, meeting[d], int(k::kListed), ctl, no_peers);
+        if (ordered) await(d, k::kListed, no_peers);
         k::hermite_gather<<<e.elementwise_grid(e.config_.bodies), k::kHermiteBlock, 0, s>>>(peers, int(d), ctl,
                                                                                             e.active_.data());
         NBODY_CHECK_LAUNCH(s);
@@ -546,8 +582,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         k::hermite_span_groups<<<e.elementwise_grid(e.own_groups_ * e.config_.bodies), k::kHermiteBlock, 0, s>>>(
             sums, count, ctl);
         NBODY_CHECK_LAUNCH(s);
-        if (host_waits)
-          e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], int(k::kGrouped), ctl);
+        if (ordered)
+          announce(d, k::kGrouped);
         else
           e.launch_after(k::hermite_meet, 1, 1, s, meeting[d], int(k::kGrouped), ctl, no_peers);
       }
@@ -556,7 +592,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         gpu::DeviceGuard guard(e.config_.device);
         cudaStream_t const s = e.stream_.get();
         k::HermiteControl* const ctl = e.ctl_.data();
-        if (host_waits) e.launch_after(k::hermite_await, 1, 1, s, meeting[d], int(k::kGrouped), ctl, no_peers);
+        if (ordered) await(d, k::kGrouped, no_peers);
         k::HermiteCorrectArgs c{};
         c.active = e.active_.data();
         c.own_first = {&ctl->own_first, 0};
@@ -571,9 +607,10 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         c.params = e.config_.params;
         c.meeting = meeting[d];
         c.peers = peers;
-        c.meet = !host_waits;
+        c.meet = !ordered;
         e.launch_after(k::hermite_correct<true>, std::min(e.elementwise_grid(e.config_.slice.count), 2 * e.multiprocessors_),
                        k::kHermiteBlock, s, e.slice(), c);
+        if (ordered) announced(d, k::kCorrected);
       }
     };
     // Graphs of kGraphSteps block steps of every device, launched on the first device's stream: one launch where
@@ -586,7 +623,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
                           NBODY_CUDA_CHECK(cudaEventRecord(fork_.get(), first));
                           for (std::size_t d = 1; d < devices; ++d)
                             NBODY_CUDA_CHECK(cudaStreamWaitEvent(all[d]->stream_.get(), fork_.get(), 0));
-                          for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step();
+                          for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step(s == 0);
                           for (std::size_t d = 1; d < devices; ++d) {
                             gpu::DeviceGuard guard(all[d]->config_.device);
                             NBODY_CUDA_CHECK(cudaEventRecord(all[d]->tail_.get(), all[d]->stream_.get()));
@@ -609,37 +646,20 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         gpu::DeviceGuard other(all[d]->config_.device);
         NBODY_CUDA_CHECK(cudaStreamWaitEvent(all[d]->stream_.get(), tail_.get(), 0));
       }
+      // An event last recorded in the capture cannot be waited for outside it: the block steps on the streams after
+      // the graph wait for these records, made after it (where engines share a GPU).
+      for (std::size_t d = 0; shared && d < devices; ++d) {
+        gpu::DeviceGuard other(all[d]->config_.device);
+        for (int phase = 0; phase < k::kHermitePhases; ++phase) announced(d, phase);
+      }
     };
     // Every device halts at the same block (the same block time, floor and steps left): the first one's control
-    // says when. Batches as in advance_blocks.
+    // says when. Batches as in advance_blocks. Whatever ends the call early (a wait past its bound, a launch that
+    // NBODY_DEBUG_SYNC waited for in vain) ends every device's waits too.
     gpu::DeviceGuard guard(config_.device);
-    std::uint64_t enqueued = 0;
-    int batch = 0;
-    bool stop = false;
-    while (!stop && enqueued < blocks) {
-      std::uint64_t const steps = std::min<std::uint64_t>(kBatchSteps, blocks - enqueued);
-      for (std::uint64_t s = 0; s < steps;) {
-        if (graphs && steps - s >= kGraphSteps) {  // whole graphs; what is left step by step
-          launch_graph();
-          s += kGraphSteps;
-        } else {
-          enqueue_block_step();
-          s += 1;
-        }
-      }
-      enqueued += steps;
-      int const parity = batch & 1;
-      if (batch > 0) {
-        released_on_failure(all, [&] {
-          bounded([&] { gpu::bounded_sync(snapshot_taken_[parity ^ 1].get(), wait_bound_seconds(), waiter_name()); });
-        });
-        stop = ctl_host_.data()[parity ^ 1].halted != 0;
-      }
-      NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[parity], ctl_.data(), sizeof(k::HermiteControl),
-                                       cudaMemcpyDeviceToHost, stream_.get()));
-      NBODY_CUDA_CHECK(cudaEventRecord(snapshot_taken_[parity].get(), stream_.get()));
-      ++batch;
-    }
+    released_on_failure(all, [&] {
+      enqueue_batches(blocks, graphs, launch_graph, [&] { enqueue_block_step(false); });
+    });
     released_on_failure(all, [&] {
       for (HermiteCudaEngine* e : all) {
         k::HermiteControl const c = e->control();
@@ -677,31 +697,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     if (graphs_ && blocks >= kGraphSteps && !graph_.get()) graph_.capture(stream_.get(), [&] {
       for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step();
     });
-    std::uint64_t enqueued = 0;
-    int batch = 0;
-    bool stop = false;
-    while (!stop && enqueued < blocks) {
-      std::uint64_t const steps = std::min<std::uint64_t>(kBatchSteps, blocks - enqueued);
-      for (std::uint64_t s = 0; s < steps;) {
-        if (graphs_ && steps - s >= kGraphSteps) {  // whole graphs; what is left step by step
-          NBODY_CUDA_CHECK(cudaGraphLaunch(graph_.get(), stream_.get()));
-          s += kGraphSteps;
-        } else {
-          enqueue_block_step();
-          s += 1;
-        }
-      }
-      enqueued += steps;
-      int const parity = batch & 1;
-      if (batch > 0) {  // look at the previous batch's control while this one runs
-        bounded([&] { gpu::bounded_sync(snapshot_taken_[parity ^ 1].get(), wait_bound_seconds(), waiter_name()); });
-        stop = ctl_host_.data()[parity ^ 1].halted != 0;
-      }
-      NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[parity], ctl_.data(), sizeof(k::HermiteControl),
-                                       cudaMemcpyDeviceToHost, stream_.get()));
-      NBODY_CUDA_CHECK(cudaEventRecord(snapshot_taken_[parity].get(), stream_.get()));
-      ++batch;
-    }
+    enqueue_batches(
+        blocks, graphs_, [&] { NBODY_CUDA_CHECK(cudaGraphLaunch(graph_.get(), stream_.get())); },
+        [&] { enqueue_block_step(); });
     k::HermiteControl const c = control();
     block_time_ = c.t;
     return c.block_steps - before;
@@ -744,6 +742,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   }
 
   void set_graph_launch(bool graphs) override { graphs_ = graphs; }
+  void set_isolated_for_test(bool isolated) override { isolated_for_test_ = isolated; }
+  cudaStream_t stream() const override { return stream_.get(); }
   bool graph_launch() const override { return graphs_; }
   void set_force_grid(int blocks) override {
     gpu::DeviceGuard guard(config_.device);
@@ -755,10 +755,20 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
  private:
   // Every wait for this GPU is bounded (gpu::bounded_sync): at most two batches of kBatchSteps block steps are
   // queued, each at most N^2 force+jerk pairs, so 2 kBatchSteps N^2 pairs at 1e10 a second (some thirty times
-  // slower than an H100's rate) bound it, and never less than 60 s. NBODY_WATCHDOG_SECONDS replaces it.
+  // slower than an H100's rate) bound it, and never less than 60 s. HermiteEngineConfig::wait_seconds (the run's
+  // watchdog setting, NBODY_WATCHDOG_SECONDS) replaces it.
   double wait_bound_seconds() const {
+    if (config_.wait_seconds > 0.0) return config_.wait_seconds;
     double const n = double(config_.bodies);
     return std::max(60.0, 2.0 * double(kBatchSteps) * n * n / 1e10);
+  }
+  // advance_together: how long a wait on the GPU for another GPU may last before it traps. Longer than the host's
+  // bound on a batch, which holds every wait of the batch, so that the host gives up first (naming the GPU it
+  // waited for, and ending every wait on the GPUs) wherever it is alive to.
+  static unsigned long long stall_nanoseconds(const std::vector<HermiteCudaEngine*>& all) {
+    double seconds = double(k::kStallSeconds);
+    for (HermiteCudaEngine* e : all) seconds = std::max(seconds, gpu::bound_seconds(e->wait_bound_seconds()) + 60.0);
+    return static_cast<unsigned long long>(std::min(seconds, 1e9) * 1e9);
   }
   std::string waiter_name() const { return "GPU " + std::to_string(config_.device) + " (hermite4 block steps)"; }
   void wait_for_stream() {
@@ -887,17 +897,25 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     NBODY_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), other.chain_done_.get(), 0));
   }
   // This device may read device `from`'s memory from now on, where the two can (once a pair).
+  // Asked once a pair and process (engines made one after another share the access; asking again returns an error
+  // that tools such as compute-sanitizer report), and an access another part of the process enabled is taken as is.
   void enable_peer(int from) {
     if (from == config_.device || std::find(peers_.begin(), peers_.end(), from) != peers_.end()) return;
-    gpu::DeviceGuard guard(config_.device);
-    int can = 0;
-    NBODY_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, config_.device, from));
-    if (can) {
-      cudaError_t const status = cudaDeviceEnablePeerAccess(from, 0);
-      if (status == cudaErrorPeerAccessAlreadyEnabled)
-        (void)cudaGetLastError();
-      else
-        NBODY_CUDA_CHECK(status);
+    static std::mutex mutex;
+    static std::set<std::pair<int, int>> enabled;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (enabled.insert({config_.device, from}).second) {
+      gpu::DeviceGuard guard(config_.device);
+      int can = 0;
+      NBODY_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, config_.device, from));
+      if (can) {
+        cudaError_t const status = cudaDeviceEnablePeerAccess(from, 0);
+        if (status == cudaErrorPeerAccessAlreadyEnabled)
+          (void)cudaGetLastError();
+        else if (status != cudaSuccess)
+          enabled.erase({config_.device, from});
+        NBODY_CUDA_CHECK(status == cudaErrorPeerAccessAlreadyEnabled ? cudaSuccess : status);
+      }
     }
     peers_.push_back(from);
   }
@@ -912,6 +930,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     released_ = MappedBuffer<unsigned>(config_.device, 1);
     *released_.data() = 0;
     released_device_ = device_pointer(released_);
+    for (auto& e : announced_) e = gpu::SyncEvent(config_.device);
   }
   // advance_together's graph for the engines `all` (this one first), captured by `enqueue` unless it was for these
   // engines with these grids. False where the driver cannot capture or instantiate a graph over these devices: the
@@ -919,14 +938,33 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   template <class Enqueue>
   bool together_graph_for(const std::vector<HermiteCudaEngine*>& all, Enqueue&& enqueue) {
     std::vector<std::uint64_t> key{std::uint64_t(host_waits_after_launches())};  // the kernels the steps queue
-    for (HermiteCudaEngine* e : all) key.insert(key.end(), {e->serial_, std::uint64_t(e->force_grid_)});
+    for (HermiteCudaEngine* e : all)
+      key.insert(key.end(), {e->serial_, std::uint64_t(e->force_grid_), std::uint64_t(e->isolated_for_test_)});
     if (together_graph_.get() && key == together_key_) return true;
     together_key_.clear();
     together_graph_.reset();
     if (together_graph_refused_) return false;
     try {
       together_graph_.capture(stream_.get(), enqueue);
-    } catch (const gpu::CudaError&) {
+    } catch (const gpu::CudaError& e) {
+      // GraphExec::capture ended the capture on the first stream; a stream that joined it and is somehow still
+      // capturing ends it too, so that the block steps can go on the streams. Only a capture the driver refuses
+      // falls back; any other error ends the run.
+      for (HermiteCudaEngine* o : all) {
+        gpu::DeviceGuard guard(o->config_.device);
+        cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+        NBODY_CUDA_CHECK(cudaStreamIsCapturing(o->stream_.get(), &status));
+        if (status == cudaStreamCaptureStatusNone) continue;
+        cudaGraph_t left = nullptr;
+        (void)cudaStreamEndCapture(o->stream_.get(), &left);
+        if (left) (void)cudaGraphDestroy(left);
+        (void)cudaGetLastError();
+        NBODY_CUDA_CHECK(cudaStreamIsCapturing(o->stream_.get(), &status));
+        if (status != cudaStreamCaptureStatusNone)
+          throw std::logic_error("Hermite CUDA engine: the stream of GPU " + std::to_string(o->config_.device) +
+                                 " is still capturing after a capture failed (" + e.what() + ")");
+      }
+      if (!gpu::refused_capture(e.code)) throw;
       (void)cudaGetLastError();
       together_graph_refused_ = true;
       return false;
@@ -1066,6 +1104,39 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     NBODY_CHECK_LAUNCH(stream);
   }
 
+  // advance_blocks' and advance_together's queue: `blocks` block steps in batches of kBatchSteps, whole graphs of
+  // kGraphSteps (`launch_graph`) where `graphs`, the rest one by one (`enqueue_step`). After each batch this engine's
+  // control is copied to pinned memory; the host looks at batch b's copy only once batch b + 1 is queued (a bounded
+  // wait), so the GPUs never wait for the host, and queues no more once a copy says the steps halted.
+  template <class LaunchGraph, class EnqueueStep>
+  void enqueue_batches(std::uint64_t blocks, bool graphs, LaunchGraph&& launch_graph, EnqueueStep&& enqueue_step) {
+    std::uint64_t enqueued = 0;
+    int batch = 0;
+    bool stop = false;
+    while (!stop && enqueued < blocks) {
+      std::uint64_t const steps = std::min<std::uint64_t>(kBatchSteps, blocks - enqueued);
+      for (std::uint64_t s = 0; s < steps;) {
+        if (graphs && steps - s >= kGraphSteps) {
+          launch_graph();
+          s += kGraphSteps;
+        } else {
+          enqueue_step();
+          s += 1;
+        }
+      }
+      enqueued += steps;
+      int const parity = batch & 1;
+      if (batch > 0) {
+        bounded([&] { gpu::bounded_sync(snapshot_taken_[parity ^ 1].get(), wait_bound_seconds(), waiter_name()); });
+        stop = ctl_host_.data()[parity ^ 1].halted != 0;
+      }
+      NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[parity], ctl_.data(), sizeof(k::HermiteControl),
+                                       cudaMemcpyDeviceToHost, stream_.get()));
+      NBODY_CUDA_CHECK(cudaEventRecord(snapshot_taken_[parity].get(), stream_.get()));
+      ++batch;
+    }
+  }
+
   // One block step, every value from the control (see advance_blocks).
   void enqueue_block_step() {
     cudaStream_t const s = stream_.get();
@@ -1127,6 +1198,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   MappedBuffer<unsigned> released_;
   const unsigned* released_device_ = nullptr;
   gpu::SyncEvent tail_;
+  gpu::SyncEvent announced_[k::kHermitePhases];  // after this device's announcement of each phase (shared GPUs)
+  bool isolated_for_test_ = false;
   // advance_together's graph of kGraphSteps block steps of every device (on the first engine), the engines and force
   // grids it was captured for, and the event its other streams join the capture after.
   GraphExec together_graph_;

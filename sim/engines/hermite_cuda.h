@@ -2,6 +2,8 @@
 // reach it by dynamic_cast from the engine make_hermite_engine returns).
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include "sim/engines/hermite_engine.h"
 
 namespace nbody::sim {
@@ -16,6 +18,11 @@ class CudaHermiteEngine : public HermiteEngine {
   // it (sim/kernels/hermite.cuh). 0: as many as stay resident on the device. For tests of launch-shape
   // independence; call before the first step.
   virtual void set_force_grid(int blocks) = 0;
+  // The stream the engine queues its work on (tests hold it, tools time it).
+  virtual cudaStream_t stream() const = 0;
+  // advance_together: this device neither tells the others of its phases nor waits for theirs. For tests only: it
+  // makes a device whose announcements never come, so that the others' bounded waits can be seen to end.
+  virtual void set_isolated_for_test(bool isolated) = 0;
 };
 
 }  // namespace nbody::sim

@@ -46,6 +46,9 @@ struct HermiteEngineConfig {
   double softening = 0.01;  // Plummer softening length; 0 allowed (no regularisation)
   EngineSettings engine;    // precision: fp64, or fp32 pair arithmetic on fp64 differences; cpu_threads: this engine's
   int device = 0;           // CUDA ordinal (GPU engines)
+  // The longest a host wait for this engine's device may last before the engine gives its work up (GPU engines;
+  // NBODY_WATCHDOG_SECONDS or SimulationConfig::watchdog_seconds). 0: the engine's own rule from N.
+  double wait_seconds = 0.0;
   hermite::HermiteParams params;
 };
 

@@ -982,16 +982,17 @@ struct HermitePeers {
 // data, hermite_announce counts it in this device's `announced` and stores the count into this device's slot of every
 // device's `arrived` (a release at system scope: stream order puts the kernel's writes before it, and the release is
 // cumulative, as for sim/kernels/drift_signal.cuh). Before the kernel that reads the others' data, hermite_await waits
-// until every device's count has reached this device's own (acquire loads; the kernels after it on the stream read
-// the data). A wait is one thread (or the corrector's last block), so it never holds the multiprocessors another
-// engine on the same GPU needs; the host queues every device's announcement of a phase before any device's wait for
-// it, so a host that waits after each launch (CUDA_LAUNCH_BLOCKING) never waits for a wait whose announcement it has
-// not made. Engines that share one GPU rely on it running their streams' kernels side by side (their waits are not
-// ordered by the streams): what a GPU does unless something serialises its kernels (compute-sanitizer's tools do;
-// under them a run of several engines on one GPU waits until the trap below). Every device halts at
-// the same block step, before its announcement, so none waits for one that never comes. A wait that lasts
-// kPollHostAfterNs reads `released`, which the host sets when it gives up on the devices (HermiteEngine::abandon);
-// one of kStallSeconds, which only a defect can cause, traps with a message.
+// until the count of every device in `waits_for` has reached this device's own (acquire loads; the kernels after it
+// on the stream read the data). A wait is one thread (or the corrector's last block), so it never holds the
+// multiprocessors another engine needs. Only engines on distinct GPUs wait for each other on the GPU: engines that
+// share one are ordered by events (the engine's stream waits for the other's announcement), so nothing depends on a
+// GPU running two streams' kernels side by side, which tools that serialise kernels (compute-sanitizer) do not. The
+// host queues every device's announcement of a phase before any device's wait for it wherever it waits after each
+// launch (CUDA_LAUNCH_BLOCKING, NBODY_DEBUG_SYNC) or engines share a GPU. Every device halts at the same block step,
+// before its announcement, so none waits for one that never comes. A wait that lasts kPollHostAfterNs reads
+// `released`, which the host sets when it gives up on the devices (HermiteEngine::abandon); one of `stall_ns`, longer
+// than the host's own bound on the batch (so the host gives up first, and says which GPU it waited for), traps with a
+// message.
 inline constexpr int kHermitePhases = 3;
 enum HermitePhase : int { kListed = 0, kGrouped = 1, kCorrected = 2 };
 struct HermiteSignals {  // one a device, in its memory, zeroed before the first block step of advance_together
@@ -1003,7 +1004,9 @@ struct HermiteMeeting {
   HermiteSignals* device[kHermiteMaxPeers];  // every device's signals, in device order (this one's at `self`)
   int count;
   int self;
-  const unsigned* released;  // mapped pinned host memory: nonzero once the host gave up
+  unsigned waits_for;              // bit d: this device waits on the GPU for device d's announcements
+  unsigned long long stall_ns;     // a wait this long traps (see above)
+  const unsigned* released;        // mapped pinned host memory: nonzero once the host gave up
 };
 
 __device__ __forceinline__ void announce_phase(const HermiteMeeting& m, int phase) {
@@ -1029,7 +1032,7 @@ __device__ __forceinline__ void await_phase(const HermiteMeeting& m, int phase, 
   unsigned long long const start = global_nanoseconds();
   unsigned long long host_check = kPollHostAfterNs;  // the host word is read over the bus: rarely
   for (int d = 0; d < m.count; ++d) {
-    if (d == m.self) continue;
+    if (d == m.self || !((m.waits_for >> d) & 1u)) continue;
     cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> arrived(
         const_cast<unsigned long long&>(own->arrived[phase][d]));
     while (arrived.load(cuda::memory_order_acquire) < target) {
@@ -1040,9 +1043,9 @@ __device__ __forceinline__ void await_phase(const HermiteMeeting& m, int phase, 
       if (cuda::atomic_ref<unsigned, cuda::thread_scope_system>(const_cast<unsigned&>(*m.released))
               .load(cuda::memory_order_relaxed) != 0)
         return;  // given up on: what follows is not used
-      if (waited > kStallSeconds * 1000000000ull) {
+      if (waited > m.stall_ns) {
         printf("nbody: GPU waited %llu s for another GPU's block step (hermite4, phase %d); giving up\n",
-               kStallSeconds, phase);
+               m.stall_ns / 1000000000ull, phase);
         __trap();
       }
     }
