@@ -627,9 +627,9 @@ bool stream_idle_within(cudaStream_t stream, double seconds) {
   return false;
 }
 
-// Two GPUs, one of which never announces its block steps (set_isolated_for_test): the other waits for it on its GPU,
-// the host's bound on the batch expires and names the GPU, and giving up ends the waits on every GPU at once, not
-// at the trap minutes later.
+// Two GPUs, and GPU 0 never announces its block steps (set_isolated_for_test): GPU 1 waits for it on the GPU, GPU
+// 0's next graph waits for GPU 1's stream, and the host's bound on the batch expires, naming GPU 0, the one it waits
+// on. Giving up on GPU 0 must end GPU 1's wait too, at once, not at the trap minutes later.
 TEST(HermiteGpu, AWaitGivenUpEndsTheWaitsOnEveryGpu) {
   if (gpu::devices().size() < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpu::devices().size() << " visible";
   if (gpu::debug_sync()) GTEST_SKIP() << "NBODY_DEBUG_SYNC waits for the launch of the wait itself";
@@ -642,8 +642,8 @@ TEST(HermiteGpu, AWaitGivenUpEndsTheWaitsOnEveryGpu) {
   std::vector<sim::HermiteEngine*> const two{e0.get(), e1.get()};
   if (!e0->can_advance_together(two)) GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
   protocol_run(two, b, 0);
-  e1->set_isolated_for_test(true);
-  cudaStream_t const waiting = e0->stream(), isolated = e1->stream();
+  e0->set_isolated_for_test(true);
+  cudaStream_t const given_up = e0->stream(), waiting = e1->stream();
   auto const start = std::chrono::steady_clock::now();
   try {
     e0->advance_together(two, 100000, 0.0, INFINITY);
@@ -654,8 +654,8 @@ TEST(HermiteGpu, AWaitGivenUpEndsTheWaitsOnEveryGpu) {
   double const took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(took, 10.0) << "the bound is 1 s";
   EXPECT_TRUE(e0->abandoned());
-  EXPECT_TRUE(stream_idle_within(waiting, 10.0)) << "GPU 0 still waits for GPU 1 after the host gave up";
-  EXPECT_TRUE(stream_idle_within(isolated, 10.0));
+  EXPECT_TRUE(stream_idle_within(waiting, 10.0)) << "GPU 1 still waits for GPU 0 after the host gave up on it";
+  EXPECT_TRUE(stream_idle_within(given_up, 10.0));
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
