@@ -572,16 +572,14 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         cudaStream_t const s = e.stream_.get();
         k::HermiteControl* const ctl = e.ctl_.data();
         if (ordered) await(d, k::kListed, no_peers);
-        k::hermite_gather<<<e.elementwise_grid(e.config_.bodies), k::kHermiteBlock, 0, s>>>(peers, int(d), ctl,
-                                                                                            e.active_.data());
-        NBODY_CHECK_LAUNCH(s);
+        e.launch_after(k::hermite_gather, e.elementwise_grid(e.config_.bodies), k::kHermiteBlock, s, peers, int(d), ctl,
+                       e.active_.data());
         k::ActiveCount const count{&ctl->active, 0};
         k::HermiteSums const sums = e.sums_for(false);
         e.launch_after(k::hermite_forces<Real, false>, e.force_grid_, k::kHermiteForceBlock, s,
                        e.force_args(sums, count, ctl, true), e.eps2());
-        k::hermite_span_groups<<<e.elementwise_grid(e.own_groups_ * e.config_.bodies), k::kHermiteBlock, 0, s>>>(
-            sums, count, ctl);
-        NBODY_CHECK_LAUNCH(s);
+        e.launch_after(k::hermite_span_groups, e.elementwise_grid(e.own_groups_ * e.config_.bodies), k::kHermiteBlock, s,
+                       sums, count, ctl);
         if (ordered)
           announce(d, k::kGrouped);
         else

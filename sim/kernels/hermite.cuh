@@ -695,6 +695,7 @@ __global__ void __launch_bounds__(kHermiteForceBlock, std::is_same_v<Real, float
 // spans of one group are added in span order; the groups of one body run side by side). Nothing to do unless the
 // force pass wrote span sums. `ctl`: the single-device path (nothing once halted).
 __global__ void hermite_span_groups(HermiteSums sums, ActiveCount count, const HermiteControl* ctl) {
+  follow_previous_kernel();
   if (halted(ctl)) return;
   unsigned const active = count.get();
   if (hermite_force_mode(active, sums.cut) != HermiteForceMode::per_span) return;
@@ -1086,6 +1087,7 @@ __global__ void hermite_meet(HermiteMeeting m, int phase, HermiteControl* self, 
 // After every device's hermite_predict_list: the whole active block, every device's own list in device order, into
 // `out`; this device's place in it (own_first) and the block's count (active) into its control. Nothing once halted.
 __global__ void hermite_gather(HermitePeers p, int self_index, HermiteControl* self, hk::ActiveBody* out) {
+  follow_previous_kernel();
   if (halted(self)) return;
   unsigned offsets[kHermiteMaxPeers + 1];
   offsets[0] = 0;
