@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -17,6 +18,8 @@
 #include <future>
 #include <iterator>
 #include <limits>
+#include <string>
+#include <thread>
 
 #include "core/errors.h"
 #include "core/interrupt.h"
@@ -386,7 +389,7 @@ TEST_F(HostileTipsy, LittleEndianFilesAreCheckedAlike) {
   EXPECT_EQ(error_of(dir_.file("le.bin")), dir_.file("le.bin") + ": body 6: velocity y is nan; a snapshot must hold finite values");
 }
 
-// Reading a snapshot is a start-up phase: a signal stops it between chunks (Interrupted, not a refusal of the
+// Reading a snapshot is a start-up phase: a signal that came before it stops it (Interrupted, not a refusal of the
 // file), and the same file reads whole once the interrupt is answered.
 TEST(Tipsy, ASignalStopsTheReadingOfASnapshot) {
   TempDir dir;
@@ -396,6 +399,64 @@ TEST(Tipsy, ASignalStopsTheReadingOfASnapshot) {
   EXPECT_THROW(sim::read_tipsy(dir.file("big.bin")), Interrupted);
   clear_interrupt();
   EXPECT_EQ(sim::read_tipsy(dir.file("big.bin")).size(), b.size());
+}
+
+// Where the reader of `path` (open in this process) stands in it: the position /proc/self/fdinfo gives, or -1 while
+// the file is not open.
+long long read_position(const std::string& path) {
+  std::error_code ignored;
+  std::string const target = fs::weakly_canonical(path, ignored).string();
+  for (auto const& fd : fs::directory_iterator("/proc/self/fd", ignored)) {
+    if (fs::read_symlink(fd.path(), ignored).string() != target) continue;
+    std::ifstream info("/proc/self/fdinfo/" + fd.path().filename().string());
+    std::string key;
+    long long pos = -1;
+    while (info >> key)
+      if (key == "pos:" && info >> pos) return pos;
+  }
+  return -1;
+}
+
+// A signal that arrives while a snapshot is being read stops the reading at the next chunk: a thread watches how far
+// the reader is and raises the interrupt once it is a chunk in, with many chunks still to come.
+TEST(Tipsy, ASignalStopsTheReadingOfASnapshotBetweenChunks) {
+  TempDir dir;
+  constexpr std::size_t kChunk = 1 << 16, kChunks = 6, kRecordBytes = 36;  // dark matter records
+  sim::BodySet b;
+  for (std::size_t i = 0; i < kChunk * kChunks; ++i) {
+    float const x = float(i % 1000) * 1e-3f;
+    b.append({x, -x, 0.5f * x, 1.0f / float(kChunk * kChunks)}, {0.25f * x, 0.0, -x}, sim::BodyType::dark);
+  }
+  std::string const path = dir.file("large.bin");
+  sim::write_tipsy(path, b, 0.0);
+  std::uintmax_t const bytes = fs::file_size(path);
+  std::atomic<bool> done{false};
+  std::atomic<long long> raised_at{-1};
+  std::thread watcher([&] {
+    while (!done.load()) {
+      long long const pos = read_position(path);
+      if (pos >= 32 + static_cast<long long>(kChunk * kRecordBytes)) {
+        raised_at = pos;
+        request_interrupt(SIGTERM);
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  });
+  bool interrupted = false;
+  try {
+    (void)sim::read_tipsy(path);
+  } catch (const Interrupted& e) {
+    interrupted = true;
+    EXPECT_EQ(e.signal, SIGTERM);
+  }
+  done = true;
+  watcher.join();
+  clear_interrupt();
+  long long const at = raised_at.load();
+  if (!interrupted && (at < 0 || std::uintmax_t(at) + 2 * kChunk * kRecordBytes >= bytes))
+    GTEST_SKIP() << "the reader finished before the watcher saw it a chunk in (at byte " << at << " of " << bytes << ")";
+  EXPECT_TRUE(interrupted) << "read on to the end of " << bytes << " bytes after a signal at byte " << at;
 }
 
 TEST(Tipsy, SofteningRoundTripsInBothByteOrders) {
