@@ -1,5 +1,6 @@
-// sim/engines/hermite_cuda.h - what the CUDA Hermite engine offers beyond HermiteEngine (plain C++: tests and tools
-// reach it by dynamic_cast from the engine make_hermite_engine returns).
+// sim/engines/hermite_cuda.h - what the CUDA Hermite engine offers beyond HermiteEngine (plain C++ and the CUDA runtime
+// API header, as sim/engines/cuda_engine.h: builds with CUDA only; tests and tools reach it by dynamic_cast from the
+// engine make_hermite_engine returns).
 #pragma once
 
 #include <cuda_runtime_api.h>
