@@ -113,17 +113,12 @@ double bound_seconds(double seconds) {
 
 bool refused_capture(cudaError_t code) {
   switch (code) {
+    // What the driver says of an operation it will not capture, and of the capture it then ends. The codes of a
+    // capture broken by the caller (unjoined, merged or isolated streams, an event recorded in another capture) are
+    // not among them: those are defects, which falling back would hide.
     case cudaErrorStreamCaptureUnsupported:
     case cudaErrorStreamCaptureInvalidated:
-    case cudaErrorStreamCaptureMerge:
-    case cudaErrorStreamCaptureUnmatched:
-    case cudaErrorStreamCaptureUnjoined:
-    case cudaErrorStreamCaptureIsolation:
-    case cudaErrorStreamCaptureImplicit:
-    case cudaErrorStreamCaptureWrongThread:
-    case cudaErrorCapturedEvent:
     case cudaErrorNotSupported:
-    case cudaErrorInvalidDevice:
       return true;
     default:
       return false;

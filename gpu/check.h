@@ -58,9 +58,8 @@ void bounded_sync(cudaEvent_t event, double seconds, const std::string& what);
 // The bound bounded_sync(..., seconds, ...) waits for: NBODY_WATCHDOG_SECONDS when set, else `seconds`.
 double bound_seconds(double seconds);
 
-// Whether `code`, from capturing a stream or instantiating the graph, says the driver will not make this graph
-// (a capture rule, an operation or topology it does not support), so that the work can go on the streams; any other
-// code is an error of its own.
+// Whether `code`, from capturing a stream, says the driver will not capture this work (an operation or topology it
+// does not support), so that the work can go on the streams; any other code is an error of its own.
 bool refused_capture(cudaError_t code);
 
 // What NBODY_CHECK_LAUNCH expands to: the launch error, and with debug_sync() a wait for `stream`

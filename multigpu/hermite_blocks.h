@@ -38,7 +38,6 @@ struct HermiteBlocksSetup {
   std::vector<Slice> all_slices;       // every device of every rank, in rank order (hermite_partition)
   std::vector<std::size_t> rank_devices;  // devices of each rank
   const Ranks* ranks = nullptr;
-  double wait_seconds = 0.0;  // each engine's bound on a host wait for its device (HermiteEngineConfig); 0: its rule
   // Makes each device's engine; empty: sim::make_hermite_engine(backend, config). (Tests wrap engines in one that
   // stalls or gives up.)
   std::function<std::unique_ptr<sim::HermiteEngine>(const sim::HermiteEngineConfig&)> make_engine;

@@ -183,7 +183,6 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       h.all_slices = all_slices_;
       h.rank_devices = rank_devices_;
       h.ranks = ranks_;
-      h.wait_seconds = watchdog_seconds(config_.watchdog_seconds);
       sim::hermite::HermiteState const none;
       hermite_ = std::make_unique<HermiteBlocks>(initial, hermite ? *hermite : none, h);
     });

@@ -554,7 +554,11 @@ TEST(HermiteGpu, AdvanceTogetherGivesTheProtocolsBits) {
   std::vector<std::vector<std::pair<Slice, int>>> layouts{
       {{Slice{0, 5 * L}, 0}, {Slice{5 * L, n - 5 * L}, 0}},
       {{Slice{0, 3 * L}, 0}, {Slice{3 * L, 4 * L}, 0}, {Slice{7 * L, n - 7 * L}, 0}}};
-  if (gpu::devices().size() >= 2) layouts.push_back({{Slice{0, 5 * L}, 0}, {Slice{5 * L, n - 5 * L}, 1}});
+  if (gpu::devices().size() >= 2) {
+    layouts.push_back({{Slice{0, 5 * L}, 0}, {Slice{5 * L, n - 5 * L}, 1}});
+    // Two engines ordered by events on GPU 0 and one waiting for them by flags on GPU 1.
+    layouts.push_back({{Slice{0, 3 * L}, 0}, {Slice{3 * L, 4 * L}, 0}, {Slice{7 * L, n - 7 * L}, 1}});
+  }
   for (auto p : {Precision::fp64, Precision::fp32}) {
     auto one = cuda_engine(config_for(n, p, 0.01));
     protocol_run({one.get()}, b, kLayoutBlocks);
@@ -645,16 +649,23 @@ TEST(HermiteGpu, AWaitGivenUpEndsTheWaitsOnEveryGpu) {
   e0->set_isolated_for_test(true);
   cudaStream_t const given_up = e0->stream(), waiting = e1->stream();
   auto const start = std::chrono::steady_clock::now();
+  std::string failure;
   try {
     e0->advance_together(two, 100000, 0.0, INFINITY);
-    ADD_FAILURE() << "block steps waiting for a GPU that never announces them ended";
   } catch (const RuntimeFailure& x) {
-    EXPECT_EQ(std::string(x.what()).rfind("GPU 0 (hermite4 block steps) has not finished after ", 0), 0u) << x.what();
+    failure = x.what();
   }
   double const took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  bool const waiting_ended = stream_idle_within(waiting, 10.0);
+  if (!waiting_ended) e1->abandon();  // its wait may last until the trap: not waited for when it is freed
+  // On the streams GPU 0's work does not wait for GPU 1's (only the graph's launch does), so the host gives up on
+  // GPU 1 instead: a driver that refused the graph is not what this test is about.
+  if (e0->kernel_name().find("no graph") != std::string::npos) GTEST_SKIP() << "the graph over both GPUs was refused";
+  EXPECT_EQ(failure.rfind("GPU 0 (hermite4 block steps) has not finished after ", 0), 0u)
+      << (failure.empty() ? "block steps waiting for a GPU that never announces them ended" : failure);
   EXPECT_LT(took, 10.0) << "the bound is 1 s";
   EXPECT_TRUE(e0->abandoned());
-  EXPECT_TRUE(stream_idle_within(waiting, 10.0)) << "GPU 1 still waits for GPU 0 after the host gave up on it";
+  EXPECT_TRUE(waiting_ended) << "GPU 1 still waits for GPU 0 after the host gave up on it";
   EXPECT_TRUE(stream_idle_within(given_up, 10.0));
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }

@@ -70,6 +70,7 @@ class GraphExec {
   template <class F>
   void capture(cudaStream_t stream, F&& enqueue) {
     reset();
+    instantiate_failed_ = false;
     NBODY_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     cudaGraph_t graph = nullptr;
     gpu::capturing = true;
@@ -85,11 +86,16 @@ class GraphExec {
     NBODY_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
     cudaError_t const made = cudaGraphInstantiate(&exec_, graph, 0);
     (void)cudaGraphDestroy(graph);
+    instantiate_failed_ = made != cudaSuccess;
     NBODY_CUDA_CHECK(made);
   }
+  // The last capture was made but the driver would not instantiate the graph (cudaGraphInstantiate documents no
+  // reason but cudaErrorInvalidValue): a refusal, where the same work can go on the streams.
+  bool instantiate_failed() const { return instantiate_failed_; }
 
  private:
   cudaGraphExec_t exec_ = nullptr;
+  bool instantiate_failed_ = false;
 };
 
 // Block steps per captured graph, and graphs enqueued between two looks at the control: a look every 64 block
@@ -98,6 +104,27 @@ constexpr std::uint64_t kGraphSteps = 8;
 constexpr std::uint64_t kBatchSteps = 64;
 
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+// Lets `device` read `from`'s memory where the pair can, asked once a pair for every Hermite engine of the process
+// (engines made one after another, of either precision, share the access; asking again returns an error that tools
+// such as compute-sanitizer report). An access another part of the process enabled is taken as it is.
+void enable_peer_access(int device, int from) {
+  static std::mutex mutex;
+  static std::set<std::pair<int, int>> enabled;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (enabled.count({device, from})) return;
+  gpu::DeviceGuard guard(device);
+  int can = 0;
+  NBODY_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device, from));
+  if (can) {
+    cudaError_t const status = cudaDeviceEnablePeerAccess(from, 0);
+    if (status == cudaErrorPeerAccessAlreadyEnabled)
+      (void)cudaGetLastError();
+    else
+      NBODY_CUDA_CHECK(status);
+  }
+  enabled.insert({device, from});
+}
 
 template <class Real>
 class HermiteCudaEngine final : public CudaHermiteEngine {
@@ -459,8 +486,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     return true;
   }
 
-  // Each block step, device by device in group order (every wait a device's wait on the GPU for the others'
-  // announcements, sim/kernels/hermite.cuh; none on the host):
+  // Each block step, device by device in group order (every wait a device's wait for the others' announcements: on
+  // the GPU between distinct GPUs, by events between engines that share one, sim/kernels/hermite.cuh; none on the
+  // host):
   //   after every device's corrector of the block before: the block time and the floor, the least over devices
   //     (hermite_await with the peers' controls), hermite_predict_list (the own active list, into own_list_)
   //   after every device's list: hermite_gather (the whole list, device order), the force pass, span sums to groups
@@ -516,6 +544,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       NBODY_CUDA_CHECK(cudaMemsetAsync(e->signals_.data(), 0, sizeof(k::HermiteSignals), e->stream_.get()));
     }
     for (HermiteCudaEngine* e : all) e->synchronize();
+    // The devices' waits hold from here (a call before that ended early released them, and the engine went on).
+    for (HermiteCudaEngine* e : all) *static_cast<volatile unsigned*>(e->released_.data()) = 0;
     // A host that waits after each launch, and engines that share a GPU, queue every device's announcement of a
     // phase before any device's wait for it (the latter record an event after each announcement, which the
     // engines on the same GPU wait for before their wait); otherwise each device announces and waits in one
@@ -629,6 +659,17 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
                           for (std::size_t d = 1; d < devices; ++d)
                             NBODY_CUDA_CHECK(cudaStreamWaitEvent(first, all[d]->tail_.get(), 0));
                         });
+    // An event last recorded in a capture cannot be waited for outside it: where engines share a GPU, every
+    // announcement event is recorded again on the streams, after the work so far (the start's announcements), so
+    // that the block steps on the streams wait for real records, whether the graph was made now, before, or refused.
+    // launch_graph does the same after each graph.
+    auto record_announcements = [&] {
+      for (std::size_t d = 0; shared && d < devices; ++d) {
+        gpu::DeviceGuard other(all[d]->config_.device);
+        for (int phase = 0; phase < k::kHermitePhases; ++phase) announced(d, phase);
+      }
+    };
+    record_announcements();
     // A graph launch: the first stream first waits for every other stream's work (outside the graph), and every
     // other stream then waits for the graph (the next block step on the streams, the control read at the end).
     auto launch_graph = [&] {
@@ -644,12 +685,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         gpu::DeviceGuard other(all[d]->config_.device);
         NBODY_CUDA_CHECK(cudaStreamWaitEvent(all[d]->stream_.get(), tail_.get(), 0));
       }
-      // An event last recorded in the capture cannot be waited for outside it: the block steps on the streams after
-      // the graph wait for these records, made after it (where engines share a GPU).
-      for (std::size_t d = 0; shared && d < devices; ++d) {
-        gpu::DeviceGuard other(all[d]->config_.device);
-        for (int phase = 0; phase < k::kHermitePhases; ++phase) announced(d, phase);
-      }
+      record_announcements();
     };
     // Every device halts at the same block (the same block time, floor and steps left): the first one's control
     // says when. Batches as in advance_blocks. Whatever ends the call early (a wait past its bound, a launch that
@@ -753,8 +789,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
  private:
   // Every wait for this GPU is bounded (gpu::bounded_sync): at most two batches of kBatchSteps block steps are
   // queued, each at most N^2 force+jerk pairs, so 2 kBatchSteps N^2 pairs at 1e10 a second (some thirty times
-  // slower than an H100's rate) bound it, and never less than 60 s. HermiteEngineConfig::wait_seconds (the run's
-  // watchdog setting, NBODY_WATCHDOG_SECONDS) replaces it.
+  // slower than an H100's rate) bound it, and never less than 60 s. HermiteEngineConfig::wait_seconds replaces it,
+  // and NBODY_WATCHDOG_SECONDS both (gpu::bounded_sync).
   double wait_bound_seconds() const {
     if (config_.wait_seconds > 0.0) return config_.wait_seconds;
     double const n = double(config_.bodies);
@@ -895,26 +931,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     NBODY_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), other.chain_done_.get(), 0));
   }
   // This device may read device `from`'s memory from now on, where the two can (once a pair).
-  // Asked once a pair and process (engines made one after another share the access; asking again returns an error
-  // that tools such as compute-sanitizer report), and an access another part of the process enabled is taken as is.
   void enable_peer(int from) {
     if (from == config_.device || std::find(peers_.begin(), peers_.end(), from) != peers_.end()) return;
-    static std::mutex mutex;
-    static std::set<std::pair<int, int>> enabled;
-    std::lock_guard<std::mutex> lock(mutex);
-    if (enabled.insert({config_.device, from}).second) {
-      gpu::DeviceGuard guard(config_.device);
-      int can = 0;
-      NBODY_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, config_.device, from));
-      if (can) {
-        cudaError_t const status = cudaDeviceEnablePeerAccess(from, 0);
-        if (status == cudaErrorPeerAccessAlreadyEnabled)
-          (void)cudaGetLastError();
-        else if (status != cudaSuccess)
-          enabled.erase({config_.device, from});
-        NBODY_CUDA_CHECK(status == cudaErrorPeerAccessAlreadyEnabled ? cudaSuccess : status);
-      }
-    }
+    enable_peer_access(config_.device, from);
     peers_.push_back(from);
   }
   // advance_together's buffers and events, made on its first call (never in a block step).
@@ -962,7 +981,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
           throw std::logic_error("Hermite CUDA engine: the stream of GPU " + std::to_string(o->config_.device) +
                                  " is still capturing after a capture failed (" + e.what() + ")");
       }
-      if (!gpu::refused_capture(e.code)) throw;
+      if (!gpu::refused_capture(e.code) && !together_graph_.instantiate_failed()) throw;
       (void)cudaGetLastError();
       together_graph_refused_ = true;
       return false;

@@ -47,7 +47,7 @@ struct HermiteEngineConfig {
   EngineSettings engine;    // precision: fp64, or fp32 pair arithmetic on fp64 differences; cpu_threads: this engine's
   int device = 0;           // CUDA ordinal (GPU engines)
   // The longest a host wait for this engine's device may last before the engine gives its work up (GPU engines;
-  // NBODY_WATCHDOG_SECONDS or SimulationConfig::watchdog_seconds). 0: the engine's own rule from N.
+  // tests and tools). 0: the engine's own rule from N. NBODY_WATCHDOG_SECONDS, when set, replaces either.
   double wait_seconds = 0.0;
   hermite::HermiteParams params;
 };

@@ -1064,9 +1064,9 @@ __device__ __forceinline__ void await_phase(const HermiteMeeting& m, int phase, 
   self->floor_body = floor_body;
 }
 
-// One thread each (see above). hermite_meet announces and then waits: for a host that never waits after a launch,
-// one kernel where the two took two; a host that does wait (CUDA_LAUNCH_BLOCKING, NBODY_DEBUG_SYNC) would wait for a
-// wait whose peers' announcements it has not queued yet, so it queues every announcement first.
+// One thread each (see above). hermite_meet announces and then waits: one kernel where the two took two, wherever
+// the host never waits after a launch and no engines share a GPU; otherwise the host queues every device's
+// announcement (hermite_announce) before any device's wait (hermite_await).
 __global__ void hermite_announce(HermiteMeeting m, int phase, const HermiteControl* ctl) {
   follow_previous_kernel();
   if (halted(ctl)) return;
@@ -1129,7 +1129,7 @@ struct HermiteCorrectArgs {
   hk::HermiteParams params;
   HermiteGroupsOnDevices devices;  // hermite_correct<true>: every device's group partials
   // hermite_correct<true>: its last block to finish announces the correctors (kCorrected), and with `meet` then waits
-  // for every device's and agrees on the next block (hermite_meet's work: for a host that never waits after a launch).
+  // for every device's and agrees on the next block (hermite_meet's work, where hermite_meet would be used).
   HermiteMeeting meeting;
   HermitePeers peers;
   bool meet;
