@@ -1,9 +1,14 @@
-// gpu/devices.cpp - device properties and the peer-access matrix.
+// gpu/devices.cpp - device properties, the peer-access matrix, and peer access enabled.
 #include "gpu/devices.h"
 
 #include <cuda_runtime_api.h>
 
+#include <map>
+#include <mutex>
+#include <utility>
+
 #include "gpu/check.h"
+#include "gpu/resources.h"
 
 namespace nbody::gpu {
 
@@ -43,6 +48,25 @@ bool Topology::all_pairs_peer() const {
     for (bool ok : row)
       if (!ok) return false;
   return true;
+}
+
+bool enable_peer_access(int device, int peer) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, bool> asked;  // the pairs enabled, and those that cannot be
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto const found = asked.find({device, peer}); found != asked.end()) return found->second;
+  int can = device == peer;
+  if (!can) NBODY_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device, peer));
+  if (can && device != peer) {
+    DeviceGuard guard(device);
+    cudaError_t const status = cudaDeviceEnablePeerAccess(peer, 0);
+    if (status == cudaErrorPeerAccessAlreadyEnabled)
+      (void)cudaGetLastError();
+    else
+      NBODY_CUDA_CHECK(status);
+  }
+  asked[{device, peer}] = can != 0;
+  return can != 0;
 }
 
 Topology query_topology(const std::vector<int>& devices) {

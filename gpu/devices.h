@@ -42,4 +42,9 @@ struct Topology {
 };
 Topology query_topology(const std::vector<int>& devices);
 
+// Lets `device` read and write `peer`'s memory directly where the pair can (returns whether it can). The driver is
+// asked once a pair for the whole process, whoever asks (the exchange, the Hermite engines of either precision, one
+// set after another): asking again returns an error that tools such as compute-sanitizer report.
+bool enable_peer_access(int device, int peer);
+
 }  // namespace nbody::gpu

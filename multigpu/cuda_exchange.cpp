@@ -70,17 +70,9 @@ class CudaExchange final : public Exchange {
     staged_ = mode == ExchangeMode::staged;
     direct_ = mode == ExchangeMode::direct;
     if (!staged_) {
-      for (std::size_t a = 0; a < engines_.size(); ++a) {
-        gpu::DeviceGuard guard(ordinals[a]);
-        for (std::size_t b = 0; b < engines_.size(); ++b) {
-          if (ordinals[a] == ordinals[b] || !topology.can_access[a][b]) continue;
-          cudaError_t const status = cudaDeviceEnablePeerAccess(ordinals[b], 0);
-          if (status == cudaErrorPeerAccessAlreadyEnabled)
-            (void)cudaGetLastError();
-          else
-            NBODY_CUDA_CHECK(status);
-        }
-      }
+      for (std::size_t a = 0; a < engines_.size(); ++a)
+        for (std::size_t b = 0; b < engines_.size(); ++b)
+          if (ordinals[a] != ordinals[b] && topology.can_access[a][b]) gpu::enable_peer_access(ordinals[a], ordinals[b]);
     }
     signals_ = direct_ && engines_.size() > 1 && distinct;
     devices_.resize(engines_.size());

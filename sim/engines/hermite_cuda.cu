@@ -6,8 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <mutex>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -104,27 +102,6 @@ constexpr std::uint64_t kGraphSteps = 8;
 constexpr std::uint64_t kBatchSteps = 64;
 
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
-
-// Lets `device` read `from`'s memory where the pair can, asked once a pair for every Hermite engine of the process
-// (engines made one after another, of either precision, share the access; asking again returns an error that tools
-// such as compute-sanitizer report). An access another part of the process enabled is taken as it is.
-void enable_peer_access(int device, int from) {
-  static std::mutex mutex;
-  static std::set<std::pair<int, int>> enabled;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (enabled.count({device, from})) return;
-  gpu::DeviceGuard guard(device);
-  int can = 0;
-  NBODY_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device, from));
-  if (can) {
-    cudaError_t const status = cudaDeviceEnablePeerAccess(from, 0);
-    if (status == cudaErrorPeerAccessAlreadyEnabled)
-      (void)cudaGetLastError();
-    else
-      NBODY_CUDA_CHECK(status);
-  }
-  enabled.insert({device, from});
-}
 
 template <class Real>
 class HermiteCudaEngine final : public CudaHermiteEngine {
@@ -482,7 +459,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         if (!can) return false;
       }
     for (HermiteCudaEngine* a : all)
-      for (HermiteCudaEngine* b : all) a->enable_peer(b->config_.device);
+      for (HermiteCudaEngine* b : all) gpu::enable_peer_access(a->config_.device, b->config_.device);
     return true;
   }
 
@@ -534,7 +511,11 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         else
           shared = true;
       }
-      if (all[d]->isolated_for_test_) meeting[d].count = 1, meeting[d].self = 0, meeting[d].device[0] = all[d]->signals_.data();
+      if (all[d]->isolated_for_test_) {  // a meeting of its own: it neither announces to nor waits for the others
+        meeting[d].count = 1;
+        meeting[d].self = 0;
+        meeting[d].device[0] = all[d]->signals_.data();
+      }
     }
     if (blocks == 0) return 0;
     std::uint64_t const before = control().block_steps;
@@ -927,14 +908,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   // This stream's next work waits for `other`'s last running sums, read where they are: from this device directly
   // where it may read the other's memory, else the copy goes through the host (cudaMemcpyPeerAsync does either).
   void read_after(HermiteCudaEngine& other) {
-    enable_peer(other.config_.device);
+    gpu::enable_peer_access(config_.device, other.config_.device);
     NBODY_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), other.chain_done_.get(), 0));
-  }
-  // This device may read device `from`'s memory from now on, where the two can (once a pair).
-  void enable_peer(int from) {
-    if (from == config_.device || std::find(peers_.begin(), peers_.end(), from) != peers_.end()) return;
-    enable_peer_access(config_.device, from);
-    peers_.push_back(from);
   }
   // advance_together's buffers and events, made on its first call (never in a block step).
   void prepare_together() {
@@ -1224,7 +1199,6 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   gpu::SyncEvent fork_;
   bool together_graph_refused_ = false;
   std::uint64_t const serial_ = next_serial();  // tells engines apart where one is freed and another made at its place
-  std::vector<int> peers_;     // devices whose memory read_after has asked access to
   std::size_t active_count_ = 0, own_first_ = 0, own_count_ = 0, partials_ready_ = 0;
   // start_next_time() and start_pack() queued what own_next_time() and pack_active() wait for; floor_known_:
   // ctl_host_[0] holds the floor as the last corrector left it (own_next_time read it since).
