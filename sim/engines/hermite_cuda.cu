@@ -529,8 +529,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     for (HermiteCudaEngine* e : all) *static_cast<volatile unsigned*>(e->released_.data()) = 0;
     // A host that waits after each launch, and engines that share a GPU, queue every device's announcement of a
     // phase before any device's wait for it (the latter record an event after each announcement, which the
-    // engines on the same GPU wait for before their wait); otherwise each device announces and waits in one
-    // kernel, and the correctors' in the corrector's last block (see sim/kernels/hermite.cuh).
+    // engines on the same GPU wait for before their wait); otherwise each device announces and waits in the
+    // kernel that reads the others' data (the lists in hermite_gather, the partials in hermite_correct, which also
+    // announces the correctors and waits for them in its last block; see sim/kernels/hermite.cuh).
     bool const ordered = host_waits_after_launches() || shared;
     auto announced = [&](std::size_t d, int phase) {
       if (shared)
@@ -572,10 +573,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         if (ordered) await(d, k::kCorrected, peers, joined);
         e.launch_after(k::hermite_predict_list, e.list_blocks_, k::kHermiteBlock, s, e.slice(), e.ctl_.data(),
                        e.own_list_.data());
-        if (ordered)
-          announce(d, k::kListed);
-        else
-          e.launch_after(k::hermite_meet, 1, 1, s, meeting[d], int(k::kListed), e.ctl_.data(), no_peers);
+        if (ordered) announce(d, k::kListed);  // else the gather's meeting
       }
       for (std::size_t d = 0; d < devices; ++d) {
         HermiteCudaEngine& e = *all[d];
@@ -584,17 +582,14 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         k::HermiteControl* const ctl = e.ctl_.data();
         if (ordered) await(d, k::kListed, no_peers);
         e.launch_after(k::hermite_gather, e.elementwise_grid(e.config_.bodies), k::kHermiteBlock, s, peers, int(d), ctl,
-                       e.active_.data());
+                       e.active_.data(), meeting[d], !ordered);
         k::ActiveCount const count{&ctl->active, 0};
         k::HermiteSums const sums = e.sums_for(false);
         e.launch_after(k::hermite_forces<Real, false>, e.force_grid_, k::kHermiteForceBlock, s,
                        e.force_args(sums, count, ctl, true), e.eps2());
         e.launch_after(k::hermite_span_groups, e.elementwise_grid(e.own_groups_ * e.config_.bodies), k::kHermiteBlock, s,
                        sums, count, ctl);
-        if (ordered)
-          announce(d, k::kGrouped);
-        else
-          e.launch_after(k::hermite_meet, 1, 1, s, meeting[d], int(k::kGrouped), ctl, no_peers);
+        if (ordered) announce(d, k::kGrouped);  // else the corrector's meeting
       }
       for (std::size_t d = 0; d < devices; ++d) {
         HermiteCudaEngine& e = *all[d];

@@ -984,8 +984,10 @@ struct HermitePeers {
 // device's `arrived` (a release at system scope: stream order puts the kernel's writes before it, and the release is
 // cumulative, as for sim/kernels/drift_signal.cuh). Before the kernel that reads the others' data, hermite_await waits
 // until the count of every device in `waits_for` has reached this device's own (acquire loads; the kernels after it
-// on the stream read the data). A wait is one thread (or the corrector's last block), so it never holds the
-// multiprocessors another engine needs. Only engines on distinct GPUs wait for each other on the GPU: engines that
+// on the stream read the data). Where no engines share a GPU, the kernel that reads the others' data announces and
+// waits itself (meet_in_every_block; hermite_correct's last block for the correctors): every block waits, which
+// holds no multiprocessor another engine of the process needs. Only engines on distinct GPUs wait for each other on
+// the GPU: engines that
 // share one are ordered by events (the engine's stream waits for the other's announcement), so nothing depends on a
 // GPU running two streams' kernels side by side, which tools that serialise kernels (compute-sanitizer) do not. The
 // host queues every device's announcement of a phase before any device's wait for it wherever it waits after each
@@ -1026,10 +1028,10 @@ __device__ __forceinline__ void announce_phase(const HermiteMeeting& m, int phas
 // block before was done). Another device may read this device's values while this writes them: it reads its own
 // least or the least of all, and takes the least of all either way. Every device then finds the same block time and
 // halts at the same block.
-__device__ __forceinline__ void await_phase(const HermiteMeeting& m, int phase, HermiteControl* self,
-                                            const HermitePeers& peers) {
+// `target`: the count every device's announcement must reach (this device's own count of the phase).
+__device__ __forceinline__ void await_phase(const HermiteMeeting& m, int phase, unsigned long long target,
+                                            HermiteControl* self, const HermitePeers& peers) {
   const HermiteSignals* const own = m.device[m.self];
-  unsigned long long const target = own->announced[phase];
   unsigned long long const start = global_nanoseconds();
   unsigned long long host_check = kPollHostAfterNs;  // the host word is read over the bus: rarely
   for (int d = 0; d < m.count; ++d) {
@@ -1064,6 +1066,11 @@ __device__ __forceinline__ void await_phase(const HermiteMeeting& m, int phase, 
   self->floor_body = floor_body;
 }
 
+__device__ __forceinline__ void await_phase(const HermiteMeeting& m, int phase, HermiteControl* self,
+                                            const HermitePeers& peers) {
+  await_phase(m, phase, m.device[m.self]->announced[phase], self, peers);
+}
+
 // One thread each (see above). hermite_meet announces and then waits: one kernel where the two took two, wherever
 // the host never waits after a launch and no engines share a GPU; otherwise the host queues every device's
 // announcement (hermite_announce) before any device's wait (hermite_await).
@@ -1084,11 +1091,32 @@ __global__ void hermite_meet(HermiteMeeting m, int phase, HermiteControl* self, 
   await_phase(m, phase, self, peers);
 }
 
+// hermite_meet's work at the start of the kernel that reads the others' data, where hermite_meet would be used (no
+// kernel boundary between the wait and the read: on 2 x H200 the block step at N = 4,096 went from 43.3 to 40.5 us,
+// at 65,536 from 75.4 to 74.0; at 262,144 within 1.6 us either way, docs/benchmarks.md): block 0 announces `phase`
+// (kListed or kGrouped; the kernel before made its data), and every block waits for every device's (thread 0; the
+// rest at the barrier), so a block reads the others' data only after their announcement. The count to wait for is
+// read while block 0 may be announcing, so it is not the phase's own count but the one it equals: every phase is
+// announced once a block step, in the order kCorrected (the block step before, or the call's start), kListed,
+// kGrouped, and no block of this kernel writes the count of the phase before. Every block is resident at once (the
+// grids are at most 4 blocks an SM) and block 0 announces before it waits, so no wait depends on a block that waits.
+__device__ __forceinline__ void meet_in_every_block(const HermiteMeeting& m, int phase, HermiteControl* self) {
+  if (threadIdx.x == 0) {
+    unsigned long long const target = m.device[m.self]->announced[phase == kListed ? kCorrected : kListed];
+    if (blockIdx.x == 0) announce_phase(m, phase);
+    await_phase(m, phase, target, self, HermitePeers{});
+  }
+  __syncthreads();
+}
+
 // After every device's hermite_predict_list: the whole active block, every device's own list in device order, into
 // `out`; this device's place in it (own_first) and the block's count (active) into its control. Nothing once halted.
-__global__ void hermite_gather(HermitePeers p, int self_index, HermiteControl* self, hk::ActiveBody* out) {
+// With `meet`, the kListed meeting first (meet_in_every_block).
+__global__ void hermite_gather(HermitePeers p, int self_index, HermiteControl* self, hk::ActiveBody* out,
+                               HermiteMeeting m, bool meet) {
   follow_previous_kernel();
   if (halted(self)) return;
+  if (meet) meet_in_every_block(m, kListed, self);
   unsigned offsets[kHermiteMaxPeers + 1];
   offsets[0] = 0;
   for (int d = 0; d < p.count; ++d) offsets[d + 1] = offsets[d] + *static_cast<const volatile unsigned*>(&p.ctl[d]->own_listed);
@@ -1119,7 +1147,6 @@ struct HermiteCorrectArgs {
   ActiveCount own_first;         // the own bodies' place in it
   ActiveCount own_count;
   const hk::ForceJerk* own_totals;  // given totals, [own active]; or nullptr: from `sums` (one device)
-  bool totals_of_block;             // own_totals holds the whole block's totals: [own_first + k]
   HermiteSums sums;
   ActiveCount active_count;  // the whole block's count (to read `sums`)
   BlockClock clock;          // with ctl: the single-device path (the time, halting, the block's bookkeeping)
@@ -1128,8 +1155,9 @@ struct HermiteCorrectArgs {
   bool initialise;           // the start: a, jerk and the start step instead of the corrector
   hk::HermiteParams params;
   HermiteGroupsOnDevices devices;  // hermite_correct<true>: every device's group partials
-  // hermite_correct<true>: its last block to finish announces the correctors (kCorrected), and with `meet` then waits
-  // for every device's and agrees on the next block (hermite_meet's work, where hermite_meet would be used).
+  // hermite_correct<true>: its last block to finish announces the correctors (kCorrected). With `meet` (where
+  // hermite_meet would be used), the kGrouped meeting first (meet_in_every_block), and after that announcement the
+  // last block waits for every device's and agrees on the next block (hermite_meet's work).
   HermiteMeeting meeting;
   HermitePeers peers;
   bool meet;
@@ -1219,6 +1247,9 @@ __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
   unsigned const n = c.own_count.get(), active = c.active_count.get(), first = c.own_first.get();
   int const write_slot = clock ? clock->write_slot : 0;
   if (clock && halted(clock)) return;
+  if constexpr (kOnDevices) {
+    if (c.meet) meet_in_every_block(c.meeting, kGrouped, c.ctl);
+  }
   unsigned const warps = blockDim.x / 32;
   // No body here in either arrangement below (the devices' corrector still counts itself done at the end).
   if constexpr (!kOnDevices) {
@@ -1312,7 +1343,7 @@ __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
   } else {
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
       CorrectorInput const in = load_corrector_input(s, c, first, k);
-      hk::ForceJerk const f = c.own_totals ? load_sum(&c.own_totals[c.totals_of_block ? first + k : k])
+      hk::ForceJerk const f = c.own_totals ? load_sum(&c.own_totals[k])
                                            : c.sums.total_of(first + k, active);
       key = min(key, correct_body(s, c, in, f, t));
     }
