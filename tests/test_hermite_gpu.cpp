@@ -622,6 +622,56 @@ TEST(HermiteGpu, AdvanceTogetherGivesTheProtocolsBits) {
   EXPECT_TRUE(same_state(download({one.get()}, n), download(two, n)));
 }
 
+// A driver that refuses the graph over the devices (set_refuse_capture_for_test: a call it refuses during the capture,
+// after every block step of the graph was queued in it): the block steps go on the streams, in that call and the next,
+// with the bits of the protocol. Where engines share a GPU, the streams then wait for announcement events that the
+// refused capture recorded last, unless they were recorded again after it.
+TEST(HermiteGpu, ARefusedGraphFallsBackToTheStreamsWithTheSameBits) {
+  REQUIRE_GPU();
+  std::size_t const n = kLayoutBodies, L = sim::kernels::segment_layout(n).length;
+  sim::BodySet const b = test::scenario("plummer", n);
+  std::vector<std::vector<std::pair<Slice, int>>> layouts{{{Slice{0, 5 * L}, 0}, {Slice{5 * L, n - 5 * L}, 0}}};
+  if (gpu::devices().size() >= 2) {
+    layouts.push_back({{Slice{0, 5 * L}, 0}, {Slice{5 * L, n - 5 * L}, 1}});
+    layouts.push_back({{Slice{0, 3 * L}, 0}, {Slice{3 * L, 4 * L}, 0}, {Slice{7 * L, n - 7 * L}, 1}});
+  }
+  auto one = cuda_engine(config_for(n, Precision::fp32, 0.01));
+  protocol_run({one.get()}, b, kLayoutBlocks);
+  Downloaded const base = download({one.get()}, n);
+  for (auto const& layout : layouts) {
+    std::vector<std::unique_ptr<sim::CudaHermiteEngine>> owned;
+    std::vector<sim::HermiteEngine*> engines;
+    std::string where = std::to_string(layout.size()) + " engines on GPUs";
+    for (auto const& [slice, device] : layout) {
+      auto c = config_for(n, Precision::fp32, 0.01, slice);
+      c.device = device;
+      owned.push_back(cuda_engine(c));
+      engines.push_back(owned.back().get());
+      where += " " + std::to_string(device);
+    }
+    if (!engines.front()->can_advance_together(engines)) {
+      EXPECT_EQ(layout.back().second, 1) << where << ": slices of one GPU refused";
+      continue;
+    }
+    owned.front()->set_refuse_capture_for_test(true);
+    protocol_run(engines, b, 0);  // the start
+    std::uint64_t done = 0;
+    try {
+      done = engines.front()->advance_together(engines, 25, 0.0, INFINITY);
+      done += engines.front()->advance_together(engines, kLayoutBlocks - 25, engines.front()->block_time(), INFINITY);
+    } catch (const std::exception& x) {
+      ADD_FAILURE() << where << ": " << x.what();
+      continue;
+    }
+    EXPECT_EQ(done, kLayoutBlocks) << where;
+    EXPECT_NE(owned.front()->kernel_name().find("no graph over several"), std::string::npos)
+        << where << ": the capture was not refused (" << owned.front()->kernel_name() << ")";
+    EXPECT_TRUE(same_state(base, download(engines, n))) << where;
+    for (auto* e : engines) EXPECT_EQ(e->block_time(), one->block_time()) << where;
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess) << where;
+  }
+}
+
 bool stream_idle_within(cudaStream_t stream, double seconds) {
   auto const start = std::chrono::steady_clock::now();
   while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {

@@ -628,6 +628,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
                           for (std::size_t d = 1; d < devices; ++d)
                             NBODY_CUDA_CHECK(cudaStreamWaitEvent(all[d]->stream_.get(), fork_.get(), 0));
                           for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step(s == 0);
+                          // A call the driver refuses during a capture (querying a capturing stream): the test of
+                          // the fallback below.
+                          if (refuse_capture_for_test_) NBODY_CUDA_CHECK(cudaStreamQuery(first));
                           for (std::size_t d = 1; d < devices; ++d) {
                             gpu::DeviceGuard guard(all[d]->config_.device);
                             NBODY_CUDA_CHECK(cudaEventRecord(all[d]->tail_.get(), all[d]->stream_.get()));
@@ -753,6 +756,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 
   void set_graph_launch(bool graphs) override { graphs_ = graphs; }
   void set_isolated_for_test(bool isolated) override { isolated_for_test_ = isolated; }
+  void set_refuse_capture_for_test(bool refuse) override { refuse_capture_for_test_ = refuse; }
   cudaStream_t stream() const override { return stream_.get(); }
   bool graph_launch() const override { return graphs_; }
   void set_force_grid(int blocks) override {
@@ -1187,6 +1191,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   gpu::SyncEvent tail_;
   gpu::SyncEvent announced_[k::kHermitePhases];  // after this device's announcement of each phase (shared GPUs)
   bool isolated_for_test_ = false;
+  bool refuse_capture_for_test_ = false;
   // advance_together's graph of kGraphSteps block steps of every device (on the first engine), the engines and force
   // grids it was captured for, and the event its other streams join the capture after.
   GraphExec together_graph_;
