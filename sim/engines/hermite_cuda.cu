@@ -127,6 +127,14 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     resident_blocks_ = std::max(1, per_sm) * props.multiProcessorCount;
     force_grid_ = resident_blocks_;
     multiprocessors_ = props.multiProcessorCount;
+    // advance_together's kernels whose every block waits for the other devices (meet_in_every_block): never more
+    // blocks than stay resident together.
+    int gather_per_sm = 0, correct_per_sm = 0;
+    NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&gather_per_sm, k::hermite_gather, k::kHermiteBlock, 0));
+    NBODY_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&correct_per_sm, k::hermite_correct<true>, k::kHermiteBlock, 0));
+    resident_gather_ = std::max(1, gather_per_sm) * multiprocessors_;
+    resident_correct_ = std::max(1, correct_per_sm) * multiprocessors_;
     programmatic_ = props.major >= 9;
     list_blocks_ = int(std::clamp<std::size_t>(ceil_div(s.count, k::kHermiteBlock), 1, k::kHermiteMaxListBlocks));
 
@@ -581,7 +589,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         cudaStream_t const s = e.stream_.get();
         k::HermiteControl* const ctl = e.ctl_.data();
         if (ordered) await(d, k::kListed, no_peers);
-        e.launch_after(k::hermite_gather, e.elementwise_grid(e.config_.bodies), k::kHermiteBlock, s, peers, int(d), ctl,
+        e.launch_after(k::hermite_gather, std::min(e.elementwise_grid(e.config_.bodies), e.resident_gather_),
+                       k::kHermiteBlock, s, peers, int(d), ctl,
                        e.active_.data(), meeting[d], !ordered);
         k::ActiveCount const count{&ctl->active, 0};
         k::HermiteSums const sums = e.sums_for(false);
@@ -612,7 +621,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         c.meeting = meeting[d];
         c.peers = peers;
         c.meet = !ordered;
-        e.launch_after(k::hermite_correct<true>, std::min(e.elementwise_grid(e.config_.slice.count), 2 * e.multiprocessors_),
+        e.launch_after(k::hermite_correct<true>,
+                       std::min({e.elementwise_grid(e.config_.slice.count), 2 * e.multiprocessors_, e.resident_correct_}),
                        k::kHermiteBlock, s, e.slice(), c);
         if (ordered) announced(d, k::kCorrected);
       }
@@ -1159,6 +1169,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   k::SegmentLayout layout_;
   std::size_t span_length_ = 0, own_groups_ = 0, padded_ = 1;
   int resident_blocks_ = 1, force_grid_ = 1, multiprocessors_ = 1, list_blocks_ = 1;
+  int resident_gather_ = 1, resident_correct_ = 1;  // resident blocks of hermite_gather, hermite_correct<true>
   bool graphs_ = true;
   bool programmatic_ = false;  // programmatic dependent launch (compute capability 9.0 and later)
   // The stream is declared before the buffers, so it outlives what is freed after work on it.

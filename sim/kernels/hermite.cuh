@@ -985,8 +985,9 @@ struct HermitePeers {
 // cumulative, as for sim/kernels/drift_signal.cuh). Before the kernel that reads the others' data, hermite_await waits
 // until the count of every device in `waits_for` has reached this device's own (acquire loads; the kernels after it
 // on the stream read the data). Where no engines share a GPU, the kernel that reads the others' data announces and
-// waits itself (meet_in_every_block; hermite_correct's last block for the correctors): every block waits, which
-// holds no multiprocessor another engine of the process needs. Only engines on distinct GPUs wait for each other on
+// waits itself (meet_in_every_block; hermite_correct's last block for the correctors): every block of it waits, on a
+// GPU no other engine of the process uses; where engines share one, each wait is a one-thread kernel, which never
+// holds the multiprocessors the other engine needs. Only engines on distinct GPUs wait for each other on
 // the GPU: engines that
 // share one are ordered by events (the engine's stream waits for the other's announcement), so nothing depends on a
 // GPU running two streams' kernels side by side, which tools that serialise kernels (compute-sanitizer) do not. The
@@ -1028,12 +1029,17 @@ __device__ __forceinline__ void announce_phase(const HermiteMeeting& m, int phas
 // block before was done). Another device may read this device's values while this writes them: it reads its own
 // least or the least of all, and takes the least of all either way. Every device then finds the same block time and
 // halts at the same block.
-// `target`: the count every device's announcement must reach (this device's own count of the phase).
+// `target`: the count every device's announcement must reach (this device's own count of the phase). `lead`: the
+// one waiter of a wait (the one thread, or block 0 of meet_in_every_block) reads the host word often and traps; the
+// other blocks of meet_in_every_block read it every kPollHostRarelyNs and never trap, so that a long wait costs no
+// more bus reads, and a stall no more messages, than one waiter's.
+inline constexpr unsigned long long kPollHostRarelyNs = 1000000;
 __device__ __forceinline__ void await_phase(const HermiteMeeting& m, int phase, unsigned long long target,
-                                            HermiteControl* self, const HermitePeers& peers) {
+                                            HermiteControl* self, const HermitePeers& peers, bool lead = true) {
   const HermiteSignals* const own = m.device[m.self];
   unsigned long long const start = global_nanoseconds();
-  unsigned long long host_check = kPollHostAfterNs;  // the host word is read over the bus: rarely
+  unsigned long long const every = lead ? kPollHostEveryNs : kPollHostRarelyNs;
+  unsigned long long host_check = lead ? kPollHostAfterNs : kPollHostRarelyNs;  // the host word is read over the bus
   for (int d = 0; d < m.count; ++d) {
     if (d == m.self || !((m.waits_for >> d) & 1u)) continue;
     cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> arrived(
@@ -1042,11 +1048,11 @@ __device__ __forceinline__ void await_phase(const HermiteMeeting& m, int phase, 
       __nanosleep(32);
       unsigned long long const waited = global_nanoseconds() - start;
       if (waited < host_check) continue;
-      host_check = waited + kPollHostEveryNs;
+      host_check = waited + every;
       if (cuda::atomic_ref<unsigned, cuda::thread_scope_system>(const_cast<unsigned&>(*m.released))
               .load(cuda::memory_order_relaxed) != 0)
         return;  // given up on: what follows is not used
-      if (waited > m.stall_ns) {
+      if (lead && waited > m.stall_ns) {
         printf("nbody: GPU waited %llu s for another GPU's block step (hermite4, phase %d); giving up\n",
                m.stall_ns / 1000000000ull, phase);
         __trap();
@@ -1071,9 +1077,11 @@ __device__ __forceinline__ void await_phase(const HermiteMeeting& m, int phase, 
   await_phase(m, phase, m.device[m.self]->announced[phase], self, peers);
 }
 
-// One thread each (see above). hermite_meet announces and then waits: one kernel where the two took two, wherever
-// the host never waits after a launch and no engines share a GPU; otherwise the host queues every device's
-// announcement (hermite_announce) before any device's wait (hermite_await).
+// One thread each (see above). hermite_meet announces and then waits, in one kernel: the correctors' meeting at the
+// start of advance_together, wherever the host never waits after a launch and no engines share a GPU (the block
+// steps' meetings are then in the kernels that read the others' data: meet_in_every_block, and the corrector's last
+// block); otherwise the host queues every device's announcement (hermite_announce) before any device's wait
+// (hermite_await).
 __global__ void hermite_announce(HermiteMeeting m, int phase, const HermiteControl* ctl) {
   follow_previous_kernel();
   if (halted(ctl)) return;
@@ -1093,18 +1101,21 @@ __global__ void hermite_meet(HermiteMeeting m, int phase, HermiteControl* self, 
 
 // hermite_meet's work at the start of the kernel that reads the others' data, where hermite_meet would be used (no
 // kernel boundary between the wait and the read: on 2 x H200 the block step at N = 4,096 went from 43.3 to 40.5 us,
-// at 65,536 from 75.4 to 74.0; at 262,144 within 1.6 us either way, docs/benchmarks.md): block 0 announces `phase`
+// at 65,536 from 75.4 to 73.7, at 262,144 in fp64 from 490.6 to 489.6, docs/benchmarks.md): block 0 announces `phase`
 // (kListed or kGrouped; the kernel before made its data), and every block waits for every device's (thread 0; the
 // rest at the barrier), so a block reads the others' data only after their announcement. The count to wait for is
 // read while block 0 may be announcing, so it is not the phase's own count but the one it equals: every phase is
 // announced once a block step, in the order kCorrected (the block step before, or the call's start), kListed,
-// kGrouped, and no block of this kernel writes the count of the phase before. Every block is resident at once (the
-// grids are at most 4 blocks an SM) and block 0 announces before it waits, so no wait depends on a block that waits.
+// kGrouped, and no block of this kernel writes the count of the phase before. No block waits for another block of its
+// own device, only for the other devices' block 0; and the engine launches these kernels with no more blocks than
+// stay resident together (HermiteCudaEngine's resident_gather_, resident_correct_), so every block 0 runs while the others wait, unless
+// another process holds the GPU's multiprocessors, where the host's bound ends the wait (every waiting block reads
+// the host's word, block 0 often and the others rarely; only block 0 traps).
 __device__ __forceinline__ void meet_in_every_block(const HermiteMeeting& m, int phase, HermiteControl* self) {
   if (threadIdx.x == 0) {
     unsigned long long const target = m.device[m.self]->announced[phase == kListed ? kCorrected : kListed];
     if (blockIdx.x == 0) announce_phase(m, phase);
-    await_phase(m, phase, target, self, HermitePeers{});
+    await_phase(m, phase, target, self, HermitePeers{}, blockIdx.x == 0);
   }
   __syncthreads();
 }
