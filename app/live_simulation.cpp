@@ -390,7 +390,7 @@ void LiveSimulation::start_up() {
       agree(ranks_, [&] { setup = driver::make_setup(run_, generation_cancel()); });
     }
     for (auto const& n : setup.notices) message(n);
-    rebuild(setup.bodies, setup, setup.clock, run_);
+    rebuild(setup.bodies, setup, setup.clock, run_, &setup.hermite);
     start_setup_.reset();
     message("started " + setup.source + ", " + count_text(sim_->bodies()) + " bodies, softening " +
             number_text(sim_->config().softening));
@@ -411,7 +411,7 @@ void LiveSimulation::restore() {
   sim::BodySet const bodies = host_frames_[front_];
   driver::Setup setup = setup_;
   setup.initial_energy = e0_;
-  rebuild(bodies, setup, frame_clock_, run_);
+  rebuild(bodies, setup, frame_clock_, run_, nullptr);  // a frame's state: hermite4 starts again from it
   message("the run goes on from step " + std::to_string(frame_clock_.step));
 }
 
@@ -431,7 +431,7 @@ void LiveSimulation::apply(const Change& change) {
       }
       for (auto const& n : setup.notices) message(n);
       sim::BodySet const bodies = setup.bodies;
-      rebuild(bodies, setup, setup.clock, change.run);
+      rebuild(bodies, setup, setup.clock, change.run, &setup.hermite);
       message("started " + setup.source + ", " + count_text(bodies.size()) + " bodies, softening " +
               number_text(sim_->config().softening));
       break;
@@ -448,7 +448,7 @@ void LiveSimulation::apply(const Change& change) {
       std::vector<std::string> notices;
       driver::Setup const setup = driver::with_settings(setup_, *sim_, change.run, &notices);
       for (auto const& n : notices) message(n);
-      rebuild(setup.bodies, setup, setup.clock, change.run);
+      rebuild(setup.bodies, setup, setup.clock, change.run, &setup.hermite);
       message("now " + sim_->describe() + ", dt " + std::to_string(setup.program.dt));
       break;
     }
@@ -460,7 +460,7 @@ void LiveSimulation::apply(const Change& change) {
 }
 
 void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& setup, multigpu::RunClock clock,
-                             const driver::RunConfig& run) {
+                             const driver::RunConfig& run, const sim::hermite::HermiteState* hermite) {
   // Everything of the new simulation first (while the old one still exists: both are in memory for
   // a moment); nothing of the old is touched until all of it succeeded. Its forces and energy (O(N^2))
   // give up when a newer request comes (sim::StepCancelled), and the new one is discarded.
@@ -471,7 +471,7 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
   set_starting("starting: the first forces of " + count_text(bodies.size()) + " bodies");
   multigpu::SimulationConfig config = setup.config;
   config.cancel = &cancel_;
-  auto next = std::make_unique<multigpu::Simulation>(bodies, setup.program, config, clock);
+  auto next = std::make_unique<multigpu::Simulation>(bodies, setup.program, config, clock, hermite);
   bool const on_device =
       frames_device_ && setup.config.backend == sim::Backend::cuda && setup.config.engine.precision == Precision::fp32;
   std::unique_ptr<render::DeviceFrames> frames;

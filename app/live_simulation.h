@@ -182,8 +182,9 @@ class LiveSimulation {
   void restore();                    // a torn simulation rebuilt from the last frame
   bool superseded() const;           // a newer reset, or the end, is waiting: leave the work
   void set_starting(const std::string& what);
+  // `hermite`: hermite4's per-body state that `bodies` continue (the setup's, where they are its bodies), or null.
   void rebuild(const sim::BodySet& bodies, const driver::Setup& setup, multigpu::RunClock clock,
-               const driver::RunConfig& run);
+               const driver::RunConfig& run, const sim::hermite::HermiteState* hermite);
   void capture(double step_ms, std::uint64_t steps, bool energy);
   void message(const std::string& text);
 

@@ -576,7 +576,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   o.run.given = {cli.count("--integrator") > 0, cli.count("--dt") > 0,        cli.count("--damping") > 0,
                  cli.count("--softening") > 0,  cli.count("--precision") > 0, o.run.units.physical(),
                  cli.count("--eta") > 0,        cli.count("--eta-start") > 0, cli.count("--dt-max") > 0};
-  if (o.run.given.softening && physics.softening == 0.0 && physics.integrator != sim::Integrator::hermite4)
+  // (A restart with no --integrator takes the file's: checked once it is read, driver::make_setup.)
+  if (o.run.given.softening && physics.softening == 0.0 && physics.integrator != sim::Integrator::hermite4 &&
+      (ic.checkpoint.empty() || o.run.given.integrator))
     throw InputError("--softening 0: must be a length in " + interval(0, kMaxSoftening, Ends::above_min) +
                      "; 0 (no softening) only with --integrator hermite4");
   if (o.run.given.eta)

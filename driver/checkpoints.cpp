@@ -57,18 +57,22 @@ void check_finite(const sim::BodySet& state, std::uint64_t step) {
   }
 }
 
+sim::hermite::HermiteState hermite_state_of(multigpu::Simulation& sim) {
+  sim::hermite::HermiteState hermite;
+  if (!sim.block_steps()) return hermite;
+  sim::BodySet own;
+  sim.hermite_state(own, hermite);
+  hermite.position.resize(own.size());
+  hermite.velocity = own.velocity;
+  for (std::size_t i = 0; i < own.size(); ++i) hermite.position[i] = {own.pos_mass[i].x, own.pos_mass[i].y, own.pos_mass[i].z};
+  return hermite;
+}
+
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& sim,
                       std::optional<double> initial_energy) {
   sim::BodySet const state = sim.state();  // every rank takes part; rank 0 writes
   // hermite4: each body at its own time and its Hermite state too, to continue bit for bit.
-  sim::hermite::HermiteState hermite;
-  if (sim.block_steps()) {
-    sim::BodySet own;
-    sim.hermite_state(own, hermite);
-    hermite.position.resize(own.size());
-    hermite.velocity = own.velocity;
-    for (std::size_t i = 0; i < own.size(); ++i) hermite.position[i] = {own.pos_mass[i].x, own.pos_mass[i].y, own.pos_mass[i].z};
-  }
+  sim::hermite::HermiteState const hermite = hermite_state_of(sim);
   // Every rank sees the same state and the outcome of rank 0's write: one message, a clean end.
   agree(sim.ranks(), [&] {
     check_finite(state, sim.steps_done());

@@ -28,6 +28,10 @@ std::string series_path(const std::string& path, std::uint64_t step);
 // replace good files with one nbody refuses to load.
 void check_finite(const sim::BodySet& state, std::uint64_t step);
 
+// hermite4's per-body state of `simulation` (each body at its own time, with its acceleration, jerk, time and step):
+// what a checkpoint stores and a setup continues (continue_hermite); empty unless it runs block steps. Collective.
+sim::hermite::HermiteState hermite_state_of(multigpu::Simulation& simulation);
+
 // Downloads the state, checks it, and writes the checkpoint whole or not at all. With several ranks
 // every rank takes part (the state is gathered) and rank 0 writes.
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& simulation,

@@ -20,7 +20,10 @@
 namespace nbody::driver {
 
 double resolved_softening(const RunConfig& config) {
-  if (config.physics.softening > 0 || config.given.softening) return config.physics.softening;
+  // A checkpoint's softening is the run's (restore_settings put it there, or the one named in its place): hermite4's
+  // 0 too, which elsewhere means "none chosen".
+  if (config.physics.softening > 0 || config.given.softening || !config.initial.checkpoint.empty())
+    return config.physics.softening;
   return config.initial.snapshot.empty() ? sim::recommended_softening(config.initial.scenario) : 0.01;
 }
 
@@ -94,7 +97,10 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   bool const unsoftened = run.physics.integrator == sim::Integrator::hermite4 && c.softening == 0.0;
   if (auto const why = softening_problem(c.softening, c.engine.precision); !why.empty() && !unsoftened) {
     std::ostringstream s;
-    s << (run.given.softening ? "--softening " : "the softening ") << c.softening << ": " << why
+    s << (run.given.softening                 ? std::string("--softening ")
+          : run.initial.checkpoint.empty() ? std::string("the softening ")
+                                           : run.initial.checkpoint + "'s softening ")
+      << c.softening << ": " << why
       << (run.given.softening ? "" : "; give a larger --softening");
     throw InputError(s.str());
   }
@@ -254,12 +260,29 @@ void check_integrator_options(const RunConfig& run) {
   if (hermite && run.devices.engine.kernel)
     throw InputError("--kernel " + name_of(*run.devices.engine.kernel) +
                      ": hermite4 has its own force+jerk kernels; leave --kernel out");
+  if (!hermite && g.softening && run.physics.softening == 0.0)
+    throw InputError("--softening 0: must be a length in (0, " + number(kMaxSoftening) + "]" +
+                     "; 0 (no softening) only with --integrator hermite4 (this run's is " +
+                     name_of(run.physics.integrator) + ")");
   if (!hermite && (g.eta || g.eta_start || g.dt_max))
     throw InputError(std::string(g.eta ? "--eta" : g.eta_start ? "--eta-start" : "--dt-max") +
                      ": applies to --integrator hermite4 only (" + name_of(run.physics.integrator) +
                      " takes one --dt for every body)");
 }
 }  // namespace
+
+void continue_hermite(Setup& s, sim::hermite::HermiteState state) {
+  if (state.started()) {
+    if (state.position.size() != s.bodies.size() || state.velocity.size() != s.bodies.size())
+      throw std::logic_error("continue_hermite: the Hermite state is not of the setup's bodies");
+    for (std::size_t i = 0; i < s.bodies.size(); ++i) {
+      auto const& x = state.position[i];
+      s.bodies.pos_mass[i] = {x.x, x.y, x.z, s.bodies.pos_mass[i].w};
+      s.bodies.velocity[i] = state.velocity[i];
+    }
+  }
+  s.hermite = std::move(state);
+}
 
 Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
   Setup s;
@@ -297,13 +320,7 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     s.bodies = std::move(checkpoint.bodies);
     s.bodies.time = s.clock.time(s.program.dt);
     if (s.program.hermite && checkpoint.hermite.started()) {
-      // hermite4 goes on from each body at its own time and its Hermite state, bit for bit.
-      for (std::size_t i = 0; i < s.bodies.size(); ++i) {
-        auto const& x = checkpoint.hermite.position[i];
-        s.bodies.pos_mass[i] = {x.x, x.y, x.z, s.bodies.pos_mass[i].w};
-        s.bodies.velocity[i] = checkpoint.hermite.velocity[i];
-      }
-      s.hermite = std::move(checkpoint.hermite);
+      continue_hermite(s, std::move(checkpoint.hermite));  // each body at its own time, bit for bit
     } else if (s.program.hermite && saved.integrator != name_of(sim::Integrator::hermite4)) {
       s.notices.push_back("hermite4 starts from " + ic.checkpoint + "'s " + saved.integrator +
                           " state: every body's Hermite state begins as at t = 0");

@@ -36,6 +36,11 @@ struct Setup {
   std::vector<std::string> notices;   // for the user: e.g. the fallback to the CPU and why
 };
 
+// `s` continues hermite4 from `state` (each body at its own time: its position and velocity replace the body's, the
+// mass stays), bit for bit; an empty state: every body starts as at t = 0. Every front end's simulation is made
+// with `&s.hermite`.
+void continue_hermite(Setup& s, sim::hermite::HermiteState state);
+
 // Throws InputError for bad input (a kernel the backend lacks, a missing or corrupt file, more
 // GPUs than visible, too little memory) and RuntimeFailure for failures of the machine. With a
 // checkpoint (initial.checkpoint) the run continues where it stopped: bodies, clock, energy

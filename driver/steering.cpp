@@ -8,6 +8,7 @@
 #include "core/bounds.h"
 #include "core/errors.h"
 #include "core/ranks.h"
+#include "driver/checkpoints.h"
 
 namespace nbody::driver {
 
@@ -57,6 +58,9 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
   });
   s.damping = run.physics.damping;
   s.bodies = simulation.state();
+  // hermite4 on hermite4: each body goes on from its own time and Hermite state (not current's, a start's); from
+  // another integrator every body starts as at t = 0.
+  continue_hermite(s, s.program.hermite ? hermite_state_of(simulation) : sim::hermite::HermiteState{});
   s.clock = simulation.clock();
   if (s.program.dt != simulation.program().dt) s.clock = s.clock.with_new_dt(simulation.program().dt);
   return s;

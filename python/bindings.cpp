@@ -122,8 +122,9 @@ bool is_one_of(const std::string& key, const char* const* begin, const char* con
 }
 
 // Fills `run` from `options` (keyword -> value; None: the default, or unchanged). `start`: the
-// scenario keys are allowed too.
-void apply_options(driver::RunConfig& run, const nb::dict& options, bool start) {
+// scenario keys are allowed too. `restart`: the integrator is the checkpoint's unless `options` names one, so what
+// depends on it is checked once the file is read (driver::make_setup).
+void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, bool restart = false) {
   driver::InitialConditions& ic = run.initial;
   driver::PhysicsChoice& physics = run.physics;
   driver::DeviceChoice& dev = run.devices;
@@ -203,7 +204,8 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start) 
     } else if (key == "mass_unit") mass_unit = nb::cast<std::string>(value);
     else if (key == "length_unit") length_unit = nb::cast<std::string>(value);
   }
-  if (run.given.softening && physics.softening == 0.0 && physics.integrator != sim::Integrator::hermite4)
+  if (run.given.softening && physics.softening == 0.0 && physics.integrator != sim::Integrator::hermite4 &&
+      (!restart || run.given.integrator))
     throw InputError("softening=" + softening_shown + ": must be a positive length of at most 1e12; 0 (no "
                      "softening) only with integrator='hermite4'");
   // The files' units, as --mass-unit and --length-unit (both or neither; the run stays G = 1).
@@ -315,7 +317,7 @@ class Engine {
   static std::unique_ptr<Engine> restart(const std::string& path, const nb::dict& options,
                                          std::optional<std::uintptr_t> comm) {
     driver::RunConfig run;
-    apply_options(run, options, false);
+    apply_options(run, options, false, true);
     run.initial.checkpoint = path;
     auto ranks = ranks_for(comm);
     run.devices.ranks = ranks.get();
@@ -333,7 +335,7 @@ class Engine {
       : ranks_(std::move(ranks)), run_(run) {
     notices_ = setup.notices;
     nb::gil_scoped_release unlocked;
-    sim_ = std::make_unique<multigpu::Simulation>(setup.bodies, setup.program, setup.config, setup.clock);
+    sim_ = std::make_unique<multigpu::Simulation>(setup.bodies, setup.program, setup.config, setup.clock, &setup.hermite);
     setup.bodies = sim::BodySet{};  // the simulation holds the state now
     setup_ = std::move(setup);
     remember_settings();
@@ -646,7 +648,7 @@ class Engine {
     std::vector<std::string> notices;
     nb::gil_scoped_release unlocked;
     driver::Setup next = driver::with_settings(setup_, *sim_, run, &notices);
-    auto rebuilt = std::make_unique<multigpu::Simulation>(next.bodies, next.program, next.config, next.clock);
+    auto rebuilt = std::make_unique<multigpu::Simulation>(next.bodies, next.program, next.config, next.clock, &next.hermite);
     next.bodies = sim::BodySet{};
     sim_ = std::move(rebuilt);
     setup_ = std::move(next);
@@ -890,7 +892,9 @@ class Engine {
   // What the simulation resolved (the integrator's default dt, the scenario's softening) becomes
   // the setting kept: a later change of one setting leaves the others as they run now.
   void remember_settings() {
-    run_.physics.dt = sim_->program().dt;
+    // hermite4 has no dt of its own (the program's is dt_max): a dt would refuse every later change.
+    run_.physics.dt = sim_->block_steps() ? 0.0 : sim_->program().dt;
+    if (sim_->program().hermite) run_.physics.hermite = *sim_->program().hermite;
     run_.physics.softening = sim_->config().softening;
     run_.physics.damping = setup_.damping;
     run_.physics.integrator = *from_name<sim::Integrator>(sim_->program().integrator);

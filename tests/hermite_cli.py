@@ -8,7 +8,9 @@ bad_settings        --eta, --eta-start, --dt-max, --t-end out of bounds, and opt
 steps_and_time      --steps counts block steps; --t-end 0.25 ends at time 0.25 exactly; --json reports the
                     block steps, force evaluations, the step levels' histogram and the interactions.
 restart_bitwise     100 + 100 block steps through a checkpoint, on 3 and then 2 host devices (workers), hold
-                    the bits of 200 on one: /Hermite and the synchronised bodies.
+                    the bits of 200 on one: /Hermite and the synchronised bodies. With softening 0 too, restarted
+                    with no options (the file's 0, not the scenario's softening) and with --softening 0; a switch
+                    to leapfrog with the file's 0 is refused, naming the file.
 bad_checkpoint      a checkpoint whose HermiteEta or a body's Hermite step is out of bounds is refused, naming
                     the file and the attribute or body.
 ranks               (MPIRUN) mpirun -np 1, 2 and 3 (x 2 host devices on 2 ranks): the bits of one process; a
@@ -119,6 +121,20 @@ with tempfile.TemporaryDirectory() as d:
         check(run(["--run", "--restart", p("b.h5"), "--steps", "100", "--checkpoint", p("c.h5"), "--quiet",
                    "--numgpus", "2"]).returncode == 0, "100 more on 2 devices")
         same_checkpoints(p("a.h5"), p("c.h5"), "restart")
+        # Softening 0 (hermite4's alone): a restart keeps the file's 0, whether it names it or not.
+        unsoftened = [*H, "--bodies", "128", "--precision", "fp64", "--softening", "0"]
+        check(run([*unsoftened, "--steps", "40", "--checkpoint", p("s40.h5")]).returncode == 0, "40 unsoftened")
+        check(run([*unsoftened, "--steps", "20", "--checkpoint", p("s20.h5")]).returncode == 0, "20 unsoftened")
+        for name, extra in [("plain.h5", []), ("named.h5", ["--softening", "0"])]:
+            r = run(["--run", "--restart", p("s20.h5"), "--steps", "20", "--checkpoint", p(name), "--quiet", *extra])
+            check(r.returncode == 0, f"unsoftened restart {extra}: exit status {r.returncode}: {r.stderr!r}")
+            if r.returncode == 0:
+                same_checkpoints(p("s40.h5"), p(name), f"unsoftened restart {extra}")
+        r = run(["--run", "--restart", p("s20.h5"), "--steps", "1", "--integrator", "leapfrog", "--quiet"])
+        check(r.returncode == 2 and f"{p('s20.h5')}'s softening 0" in r.stderr, f"leapfrog from softening 0: {r.stderr!r}")
+        r = run(["--run", "--restart", p("s20.h5"), "--steps", "1", "--integrator", "leapfrog", "--softening", "0"])
+        check(r.returncode == 2 and "--softening 0: must be a length in (0, 1e+12]" in r.stderr and
+              r.stderr.count("\n") == 1, f"leapfrog with --softening 0 on a restart: {r.stderr!r}")
 
     elif case == "bad_checkpoint":
         h5py_or_skip()

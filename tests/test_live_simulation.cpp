@@ -18,6 +18,7 @@
 #include "app/live_simulation.h"
 #include "app/run_config_json.h"
 #include "core/errors.h"
+#include "driver/checkpoints.h"
 #include "driver/setup.h"
 #include "gpu/devices.h"
 #include "multigpu/simulation.h"
@@ -426,6 +427,60 @@ TEST(LiveHermite, FramesCarryTheStepLevelsWhileAsked) {
   live.want_levels(false);
   live.update();
   EXPECT_TRUE(levels_of_frame().empty());
+}
+
+// hermite4 in the viewer (and the browser's server): a settings change between block steps, and a start from a
+// checkpoint, go on from every body's own time and Hermite state, bit for bit with a run that did neither.
+TEST(LiveHermite, SettingsChangesAndRestartsContinueBitForBit) {
+  driver::RunConfig run;
+  run.devices.backend = driver::BackendChoice::cpu;
+  run.devices.count = 1;
+  run.initial.scenario = sim::Scenario::plummer;
+  run.initial.bodies = 256;
+  run.physics.integrator = sim::Integrator::hermite4;
+  run.physics.softening = 0.001;
+  run.given.integrator = run.given.softening = true;
+  driver::Setup const start = driver::make_setup(run);
+  multigpu::Simulation reference(start.bodies, start.program, start.config, start.clock);
+  reference.advance(12);
+  sim::BodySet const want = reference.state();
+
+  auto settings = [&](int devices, multigpu::Threading threading) {
+    Change c;
+    c.kind = Change::Kind::settings;
+    c.run = run;
+    c.run.devices.count = devices;
+    c.run.devices.threading = threading;
+    return c;
+  };
+  LiveSimulation live(driver::make_setup(run), run, std::nullopt, false);
+  live.set_steps_per_update(4);
+  live.update();
+  live.request(settings(2, multigpu::Threading::workers));
+  live.update();
+  live.request(settings(1, multigpu::Threading::single));
+  live.update();
+  EXPECT_EQ(live.stats().step, 12u);
+  for (auto const& m : live.take_messages()) std::printf("message: %s\n", m.c_str());
+  sim::BodySet const switched = live.state();
+  expect_bitwise_positions(switched, want);
+  EXPECT_EQ(switched.time, want.time);
+
+  // 4 block steps, a checkpoint, and the viewer's start from it: 8 more.
+  std::string const path = ::testing::TempDir() + "live_hermite.h5";
+  multigpu::Simulation first(start.bodies, start.program, start.config, start.clock);
+  first.advance(4);
+  driver::write_checkpoint(path, start, first, std::nullopt);
+  driver::RunConfig restart = run;
+  restart.initial.checkpoint = path;
+  LiveSimulation resumed(driver::make_setup(restart), restart, std::nullopt, false);
+  resumed.set_steps_per_update(8);
+  resumed.update();
+  EXPECT_EQ(resumed.stats().step, 12u);
+  sim::BodySet const continued = resumed.state();
+  expect_bitwise_positions(continued, want);
+  EXPECT_EQ(continued.time, want.time);
+  std::remove(path.c_str());
 }
 
 }  // namespace

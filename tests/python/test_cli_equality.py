@@ -145,3 +145,39 @@ def test_hermite4_to_a_time_equals_the_command_lines_run(tmp_path, cli):
             assert same_bits(b["Hermite"][name][:], a["Hermite"][name][:]), name
     assert sim.run(steps=5) == 5  # the time limit was that run's alone
     assert sim.time > 0.125
+
+
+def test_hermite4_without_softening_restarts_with_its_own(tmp_path):
+    # softening 0 is hermite4's alone, and elsewhere means "the scenario's": a restart keeps the file's 0, whether
+    # it names softening=0 or not, and a switch to leapfrog with that 0 is refused.
+    settings = dict(scenario="plummer", n=128, seed=3, precision="fp64", integrator="hermite4", softening=0,
+                    backend="cpu")
+    whole = nbody.Simulation(**settings)
+    whole.run(steps=40)
+    half = nbody.Simulation(**settings)
+    half.run(steps=20)
+    half.checkpoint(tmp_path / "half.h5")
+    for options in [{}, {"softening": 0}]:
+        again = nbody.Simulation.restart(tmp_path / "half.h5", backend="cpu", **options)
+        again.run(steps=20)
+        assert again.time == whole.time, options
+        assert np.array_equal(again.positions, whole.positions), options
+        assert np.array_equal(again.velocities, whole.velocities), options
+    with pytest.raises(ValueError, match="softening 0"):
+        nbody.Simulation.restart(tmp_path / "half.h5", backend="cpu", integrator="leapfrog")
+
+
+def test_hermite4_goes_on_bit_for_bit_through_a_settings_change(tmp_path):
+    # A settings change rebuilds the simulation on the state and clock it reached; hermite4's per-body state
+    # (each body's time, step, acceleration and jerk) goes with it, so the same settings give the bits of a run
+    # that never changed.
+    settings = dict(scenario="plummer", n=128, seed=5, precision="fp64", integrator="hermite4", backend="cpu")
+    whole = nbody.Simulation(**settings)
+    whole.run(steps=30)
+    changed = nbody.Simulation(**settings)
+    changed.run(steps=15)
+    changed.configure(threads=1)
+    changed.run(steps=15)
+    assert changed.time == whole.time
+    assert np.array_equal(changed.positions, whole.positions)
+    assert np.array_equal(changed.velocities, whole.velocities)
