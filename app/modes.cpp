@@ -242,6 +242,10 @@ int run_simulation(const Options& o) {
   });
   multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock, &setup.hermite);
   if (o.t_end) steps = driver::steps_for_time_limit(sim, *o.t_end);
+  // Block steps: whether the time is already reached is known only now (the block time is the simulation's).
+  if (o.t_end && blocks && steps == 0 && !o.quiet && writes_outputs())
+    std::cerr << "notice: --t-end " << *o.t_end << ": the run is already at time " << sim.time()
+              << "; no block steps, the outputs hold its state\n";
   if (!o.quiet && blocks) {
     auto const& h = *setup.program.hermite;
     std::printf("nbody run: %zu bodies from %s\n  %s\n  %s, eta %g, eta_start %g, dt_max %g, ", sim.bodies(),
@@ -353,10 +357,20 @@ int run_simulation(const Options& o) {
   }
   if (r.stopped_by) {
     bool const saved = !o.save.empty() || !o.checkpoint.empty();
-    if (writes_outputs())
-      std::fprintf(stderr, "%s after %llu of %llu steps%s\n", Interrupted(r.stopped_by).what(),
-                   (unsigned long long)r.steps, (unsigned long long)steps,
+    if (writes_outputs()) {
+      // With --t-end the count of steps is a bound, not a plan: the time reached says how far the run got.
+      auto number_text = [](double v) {
+        std::ostringstream text;
+        text << v;
+        return text.str();
+      };
+      std::string const where = o.t_end ? std::to_string(r.steps) + (blocks ? " block steps" : " steps") +
+                                              ", at time " + number_text(sim.time()) + " of " + number_text(*o.t_end)
+                                        : std::to_string(r.steps) + " of " + std::to_string(steps) +
+                                              (blocks ? " block steps" : " steps");
+      std::fprintf(stderr, "%s after %s%s\n", Interrupted(r.stopped_by).what(), where.c_str(),
                    saved ? "; state saved" : " (no --checkpoint or --save given: state not written)");
+    }
     return interrupted_exit_code(r.stopped_by);
   }
   return lost ? 1 : 0;

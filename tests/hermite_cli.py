@@ -6,11 +6,14 @@
 bad_settings        --eta, --eta-start, --dt-max, --t-end out of bounds, and options that mean nothing with
                     hermite4 (--dt, --damping, --kernel; --eta with leapfrog): one line each, exit status 2.
 steps_and_time      --steps counts block steps; --t-end 0.25 ends at time 0.25 exactly; --json reports the
-                    block steps, force evaluations, the step levels' histogram and the interactions.
+                    block steps, force evaluations, the step levels' histogram and the interactions; a --t-end the
+                    run has already reached makes no block step and says so.
 restart_bitwise     100 + 100 block steps through a checkpoint, on 3 and then 2 host devices (workers), hold
                     the bits of 200 on one: /Hermite and the synchronised bodies. With softening 0 too, restarted
                     with no options (the file's 0, not the scenario's softening) and with --softening 0; a switch
                     to leapfrog with the file's 0 is refused, naming the file.
+interrupt           Ctrl-C in a run to a --t-end: exit status 130, the message says the block steps done and the
+                    time reached of the one asked for, the checkpoint continues.
 bad_checkpoint      a checkpoint whose HermiteEta or a body's Hermite step is out of bounds is refused, naming
                     the file and the attribute or body.
 ranks               (MPIRUN) mpirun -np 1, 2 and 3 (x 2 host devices on 2 ranks): the bits of one process; a
@@ -111,6 +114,15 @@ with tempfile.TemporaryDirectory() as d:
         check(r.returncode == 0 and j["time"] == 0.25, f"--t-end 0.25 ended at {j['time']}")
         check(j["hermite4"]["block_steps"] > 4, "--t-end 0.25 took block steps")
         check(abs(j["end"]["relative_energy_error"]) < 1e-6, f"energy error {j['end']['relative_energy_error']}")
+        # A time already reached: a new run's -1 or 0, a checkpoint's own time.
+        for t_end in ["-1", "0"]:
+            r = run(["--run", "--integrator", "hermite4", "--bodies", "64", "--t-end", t_end])
+            check(r.returncode == 0 and f"notice: --t-end {t_end}: the run is already at time 0; no block steps" in
+                  r.stderr, f"--t-end {t_end}: {r.stderr!r}")
+        run([*H, "--bodies", "64", "--t-end", "0.25", "--checkpoint", p("q.h5")])
+        r = run(["--run", "--restart", p("q.h5"), "--t-end", "0.125"])
+        check(r.returncode == 0 and "notice: --t-end 0.125: the run is already at time 0.25" in r.stderr,
+              f"a restart past --t-end: {r.stderr!r}")
 
     elif case == "restart_bitwise":
         h5py_or_skip()
@@ -154,6 +166,25 @@ with tempfile.TemporaryDirectory() as d:
             r = run(["--run", "--restart", p(name), "--steps", "1", "--quiet"])
             check(r.returncode == 2, f"{name}: exit status {r.returncode}")
             check(p(name) in r.stderr and message in r.stderr, f"{name}: message {r.stderr!r}")
+
+    elif case == "interrupt":
+        import signal
+        import time
+        cmd = [nbody, "--backend", "cpu", "--run", "--integrator", "hermite4", "--bodies", "1024", "--t-end", "1000",
+               "--checkpoint", p("i.h5")]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = proc.stdout.readline()  # "nbody run: ...": the block steps are under way once the start is done
+        check(line.startswith("nbody run:"), f"first line {line!r}")
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        print("$", " ".join(cmd), "-> SIGINT ->", proc.returncode)
+        print(out[-1000:], err[-1000:])
+        check(proc.returncode == 130, f"exit status {proc.returncode}")
+        check(err.startswith("interrupted (Ctrl-C) after ") and " block steps, at time " in err and " of 1000; state "
+              "saved" in err, f"message {err!r}")
+        r = run(["--run", "--restart", p("i.h5"), "--steps", "5", "--quiet"])
+        check(r.returncode == 0, "the interrupted run's checkpoint continues")
 
     elif case == "ranks":
         h5py_or_skip()
