@@ -290,6 +290,7 @@ int run_simulation(const Options& o) {
     // Counts of this run (a restart's start from zero): block steps, force evaluations, the levels of the steps
     // that ended (level k: a step of dt_max's power of two x 2^-k) and the force+jerk interactions computed.
     auto const c = sim.hermite_counters();
+    std::uint64_t const hash = driver::hermite_state_hash(sim);  // every rank takes part
     json levels = json::array();
     int top = 0;
     for (int k = 0; k < sim::hermite::kLevels; ++k)
@@ -304,7 +305,8 @@ int run_simulation(const Options& o) {
                {"interactions_per_second", wall > 0 ? double(c.interactions) / wall : 0.0},
                {"eta", setup.program.hermite->eta},
                {"eta_start", setup.program.hermite->eta_start},
-               {"dt_max", setup.program.hermite->dt_max}};
+               {"dt_max", setup.program.hermite->dt_max},
+               {"state_hash", driver::state_hash_text(hash)}};
     if (!o.quiet)
       std::printf("  time %.6g after %llu block steps (%llu of the run); %.3f s wall, %.1f force evaluations per "
                   "body, %.3e force+jerk interactions/s\n",

@@ -84,7 +84,7 @@ std::uint64_t fnv1a(std::uint64_t h, const void* data, std::size_t bytes) {
 }
 
 // The bits of every body's own-time Hermite state (collective).
-std::uint64_t hermite_state_hash(multigpu::Simulation& sim) {
+std::uint64_t state_hash_of(multigpu::Simulation& sim) {
   sim::BodySet b;
   sim::hermite::HermiteState s;
   sim.hermite_state(b, s);
@@ -144,7 +144,7 @@ Measurement measure_blocks(multigpu::Simulation& sim, std::uint64_t warmup, std:
   b.mean_active = b.block_steps ? double(b.force_evaluations) / double(b.block_steps) : 0.0;
   b.interactions_per_second = double(b.interactions) / wall;
   b.time_per_second = (b.end_time - b.start_time) / wall;
-  b.state_hash = hermite_state_hash(sim);
+  b.state_hash = state_hash_of(sim);
   Measurement m;
   m.wall_mean_ms = b.block_steps ? 1e3 * b.wall_seconds / double(b.block_steps) : 0.0;
   m.interactions_per_s = b.interactions_per_second;
@@ -163,6 +163,9 @@ std::string hex(std::uint64_t v) {
 }
 
 }  // namespace
+
+std::uint64_t hermite_state_hash(multigpu::Simulation& simulation) { return state_hash_of(simulation); }
+std::string state_hash_text(std::uint64_t hash) { return hex(hash); }
 
 void advance_interruptibly(multigpu::Simulation& sim, std::uint64_t steps) {
   enqueue(sim, steps, 0.0);

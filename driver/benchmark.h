@@ -88,6 +88,12 @@ Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std:
 nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& simulation, const std::string& source,
                               std::uint64_t warmup, std::uint64_t steps);
 
+// FNV-1a of every body's own-time Hermite state (positions, velocities, accelerations, jerks, times and steps): the
+// same bits on every layout, threading model and rank count, so equal hashes mean equal states. Collective. As the
+// JSON reports it: 16 hex digits.
+std::uint64_t hermite_state_hash(multigpu::Simulation& simulation);
+std::string state_hash_text(std::uint64_t hash);
+
 // hermite4's figures of one timed run of block steps (wall_mean_ms: its time a block step), as the keys both
 // the benchmark's "hermite4" object and a threading comparison's rows carry: block_steps, wall_seconds,
 // block_steps_per_second, microseconds_per_block_step, mean_active_bodies, force_evaluations, interactions,

@@ -6,10 +6,11 @@
 bad_settings        --eta, --eta-start, --dt-max, --t-end out of bounds, and options that mean nothing with
                     hermite4 (--dt, --damping, --kernel; --eta with leapfrog): one line each, exit status 2.
 steps_and_time      --steps counts block steps; --t-end 0.25 ends at time 0.25 exactly; --json reports the
-                    block steps, force evaluations, the step levels' histogram and the interactions; a --t-end the
-                    run has already reached makes no block step and says so.
+                    block steps, force evaluations, the step levels' histogram, the interactions and the state hash
+                    (--benchmark's for the same state); a --t-end the run has already reached makes no block step
+                    and says so.
 restart_bitwise     100 + 100 block steps through a checkpoint, on 3 and then 2 host devices (workers), hold
-                    the bits of 200 on one: /Hermite and the synchronised bodies. With softening 0 too, restarted
+                    the bits of 200 on one: /Hermite and the synchronised bodies, and --json's state hash. With softening 0 too, restarted
                     with no options (the file's 0, not the scenario's softening) and with --softening 0; a switch
                     to leapfrog with the file's 0 is refused, naming the file.
 interrupt           Ctrl-C in a run to a --t-end: exit status 130, the message says the block steps done and the
@@ -114,6 +115,13 @@ with tempfile.TemporaryDirectory() as d:
         check(r.returncode == 0 and j["time"] == 0.25, f"--t-end 0.25 ended at {j['time']}")
         check(j["hermite4"]["block_steps"] > 4, "--t-end 0.25 took block steps")
         check(abs(j["end"]["relative_energy_error"]) < 1e-6, f"energy error {j['end']['relative_energy_error']}")
+        # --json's state hash is --benchmark's for the same state (5 warm-up + 20 timed block steps, 25 run).
+        run(["--benchmark", "--integrator", "hermite4", "--bodies", "256", "--steps", "20", "--warmup", "5", "--json",
+             p("bench.json")])
+        run([*H, "--bodies", "256", "--steps", "25", "--json", p("run.json")])
+        bench_hash = json.load(open(p("bench.json")))["hermite4"]["state_hash"]
+        run_hash = json.load(open(p("run.json")))["hermite4"]["state_hash"]
+        check(bench_hash == run_hash, f"--run's state hash {run_hash}, --benchmark's {bench_hash}")
         # A time already reached: a new run's -1 or 0, a checkpoint's own time.
         for t_end in ["-1", "0"]:
             r = run(["--run", "--integrator", "hermite4", "--bodies", "64", "--t-end", t_end])
@@ -127,12 +135,17 @@ with tempfile.TemporaryDirectory() as d:
     elif case == "restart_bitwise":
         h5py_or_skip()
         common = [*H, "--bodies", "300", "--precision", "fp64"]
-        check(run([*common, "--steps", "200", "--checkpoint", p("a.h5")]).returncode == 0, "200 steps")
-        check(run([*common, "--steps", "100", "--checkpoint", p("b.h5"), "--numgpus", "3", "--threading", "workers"])
-              .returncode == 0, "100 steps on 3 devices")
+        check(run([*common, "--steps", "200", "--checkpoint", p("a.h5"), "--json", p("a.json")]).returncode == 0,
+              "200 steps")
+        check(run([*common, "--steps", "100", "--checkpoint", p("b.h5"), "--numgpus", "3", "--threading", "workers",
+                   "--json", p("b.json")]).returncode == 0, "100 steps on 3 devices")
         check(run(["--run", "--restart", p("b.h5"), "--steps", "100", "--checkpoint", p("c.h5"), "--quiet",
-                   "--numgpus", "2"]).returncode == 0, "100 more on 2 devices")
+                   "--numgpus", "2", "--json", p("c.json")]).returncode == 0, "100 more on 2 devices")
         same_checkpoints(p("a.h5"), p("c.h5"), "restart")
+        # --json's state hash: the end state's, so equal for the same state and not for another.
+        hashes = [json.load(open(p(name)))["hermite4"]["state_hash"] for name in ["a.json", "b.json", "c.json"]]
+        check(all(len(h) == 16 and int(h, 16) >= 0 for h in hashes), f"state hashes {hashes}")
+        check(hashes[0] == hashes[2] != hashes[1], f"state hashes of 200, 100 and 100 + 100 block steps: {hashes}")
         # Softening 0 (hermite4's alone): a restart keeps the file's 0, whether it names it or not.
         unsoftened = [*H, "--bodies", "128", "--precision", "fp64", "--softening", "0"]
         check(run([*unsoftened, "--steps", "40", "--checkpoint", p("s40.h5")]).returncode == 0, "40 unsoftened")
