@@ -390,7 +390,7 @@ void LiveSimulation::start_up() {
       agree(ranks_, [&] { setup = driver::make_setup(run_, generation_cancel()); });
     }
     for (auto const& n : setup.notices) message(n);
-    rebuild(setup.bodies, setup, setup.clock, run_, &setup.hermite);
+    rebuild(setup.bodies, setup, setup.clock, setup.run, &setup.hermite);  // a checkpoint's settings included
     start_setup_.reset();
     message("started " + setup.source + ", " + count_text(sim_->bodies()) + " bodies, softening " +
             number_text(sim_->config().softening));
@@ -431,7 +431,7 @@ void LiveSimulation::apply(const Change& change) {
       }
       for (auto const& n : setup.notices) message(n);
       sim::BodySet const bodies = setup.bodies;
-      rebuild(bodies, setup, setup.clock, change.run, &setup.hermite);
+      rebuild(bodies, setup, setup.clock, setup.run, &setup.hermite);
       message("started " + setup.source + ", " + count_text(bodies.size()) + " bodies, softening " +
               number_text(sim_->config().softening));
       break;

@@ -20,10 +20,7 @@
 namespace nbody::driver {
 
 double resolved_softening(const RunConfig& config) {
-  // A checkpoint's softening is the run's (restore_settings put it there, or the one named in its place): hermite4's
-  // 0 too, which elsewhere means "none chosen".
-  if (config.physics.softening > 0 || config.given.softening || !config.initial.checkpoint.empty())
-    return config.physics.softening;
+  if (config.physics.softening > 0 || config.given.softening) return config.physics.softening;
   return config.initial.snapshot.empty() ? sim::recommended_softening(config.initial.scenario) : 0.01;
 }
 
@@ -235,8 +232,19 @@ void restore_settings(const sim::RunRecord& saved, const std::string& path, RunC
   }
   if (run.given.damping) overrides("--damping", number(p.damping), number(saved.damping));
   else p.damping = saved.damping;
-  if (run.given.softening) overrides("--softening", number(p.softening), number(saved.softening));
-  else p.softening = saved.softening;
+  if (run.given.softening) {
+    overrides("--softening", number(p.softening), number(saved.softening));
+  } else if (saved.softening == 0.0) {
+    // hermite4's "no softening" (the reader takes 0 from no other integrator's file). 0 elsewhere means "none
+    // chosen" (the scenario's), so it is kept as a chosen one: every later setting of this run keeps it too.
+    if (p.integrator != sim::Integrator::hermite4)
+      throw InputError(path + "'s softening 0 (hermite4's, no softening): " + name_of(p.integrator) +
+                       " needs a softening length; give --softening");
+    p.softening = 0.0;
+    run.given.softening = true;
+  } else {
+    p.softening = saved.softening;
+  }
   if (run.given.precision) overrides("--precision", name_of(run.devices.engine.precision), name_of(saved.precision));
   else run.devices.engine.precision = saved.precision;
   // Units are what the files say, not physics: new ones relabel the rest of the run, with a notice.
@@ -365,6 +373,7 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
   }
   s.damping = run.physics.damping;
   s.units = run.units;
+  s.run = run;
   return s;
 }
 

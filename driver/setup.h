@@ -33,6 +33,9 @@ struct Setup {
   // starts as at t = 0 (a scenario, a tipsy file, a step-0 or another integrator's checkpoint).
   sim::hermite::HermiteState hermite;
   sim::Units units;                   // the files' units: the config's, or a checkpoint's unless named
+  // The configuration as it resolved: a checkpoint's settings (integrator, softening, precision...) where the one
+  // asked for named none. A front end that changes the run later starts from this, not from what it asked.
+  RunConfig run;
   std::vector<std::string> notices;   // for the user: e.g. the fallback to the CPU and why
 };
 

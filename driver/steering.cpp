@@ -45,6 +45,7 @@ Setup setup_from_bodies(const RunConfig& requested, sim::BodySet bodies, const s
   s.source = source;
   s.scenario = source;
   s.damping = run.physics.damping;
+  s.run = run;
   return s;
 }
 
@@ -63,6 +64,7 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
   continue_hermite(s, s.program.hermite ? hermite_state_of(simulation) : sim::hermite::HermiteState{});
   s.clock = simulation.clock();
   if (s.program.dt != simulation.program().dt) s.clock = s.clock.with_new_dt(simulation.program().dt);
+  s.run = run;
   return s;
 }
 

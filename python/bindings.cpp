@@ -148,7 +148,12 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
       if (!(e >= 0 && e < 1)) throw InputError("eccentricity=" + shown(value) + ": must be a number in [0, 1)");
       ic.eccentricity = e;
     } else if (key == "integrator") {
-      physics.integrator = named<sim::Integrator>(value, key);
+      sim::Integrator const integrator = named<sim::Integrator>(value, key);
+      // A switch of integrator takes the new one's step (hermite4 has none; the others their default) unless dt is
+      // named: the remembered dt is the old one's.
+      bool const dt_named = options.contains("dt") && !options["dt"].is_none();
+      if (integrator != physics.integrator && !dt_named) physics.dt = 0.0;
+      physics.integrator = integrator;
       run.given.integrator = true;
     } else if (key == "dt") {
       double const dt = real(value, key);
@@ -206,7 +211,8 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
   }
   if (run.given.softening && physics.softening == 0.0 && physics.integrator != sim::Integrator::hermite4 &&
       (!restart || run.given.integrator))
-    throw InputError("softening=" + softening_shown + ": must be a positive length of at most 1e12; 0 (no "
+    throw InputError("softening=" + (softening_shown.empty() ? std::string("0") : softening_shown) +
+                     ": must be a positive length of at most 1e12; 0 (no "
                      "softening) only with integrator='hermite4'");
   // The files' units, as --mass-unit and --length-unit (both or neither; the run stays G = 1).
   if (mass_unit || length_unit) {
@@ -896,6 +902,7 @@ class Engine {
     run_.physics.dt = sim_->block_steps() ? 0.0 : sim_->program().dt;
     if (sim_->program().hermite) run_.physics.hermite = *sim_->program().hermite;
     run_.physics.softening = sim_->config().softening;
+    if (run_.physics.softening == 0.0) run_.given.softening = true;  // hermite4's none, not "the scenario's"
     run_.physics.damping = setup_.damping;
     run_.physics.integrator = *from_name<sim::Integrator>(sim_->program().integrator);
     run_.devices.engine.precision = sim_->config().engine.precision;

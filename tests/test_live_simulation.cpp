@@ -458,8 +458,10 @@ TEST(LiveHermite, SettingsChangesAndRestartsContinueBitForBit) {
   live.update();
   live.request(settings(2, multigpu::Threading::workers));
   live.update();
+  EXPECT_EQ(live.stats().devices, 2u) << "the change was refused";
   live.request(settings(1, multigpu::Threading::single));
   live.update();
+  EXPECT_EQ(live.stats().devices, 1u) << "the change was refused";
   EXPECT_EQ(live.stats().step, 12u);
   for (auto const& m : live.take_messages()) std::printf("message: %s\n", m.c_str());
   sim::BodySet const switched = live.state();
@@ -480,6 +482,53 @@ TEST(LiveHermite, SettingsChangesAndRestartsContinueBitForBit) {
   sim::BodySet const continued = resumed.state();
   expect_bitwise_positions(continued, want);
   EXPECT_EQ(continued.time, want.time);
+  std::remove(path.c_str());
+}
+
+// Softening 0 (hermite4's alone; elsewhere 0 means "the scenario's"): the viewer started on such a checkpoint with
+// nothing named keeps it through a settings change made from what runs (as the HUD makes them), and looking up the
+// devices on the command line's own settings before the file is read (the viewer does, for CUDA-GL interop) is no
+// error.
+TEST(LiveHermite, ARestartWithoutSofteningKeepsItThroughSettingsChanges) {
+  driver::RunConfig run;
+  run.devices.backend = driver::BackendChoice::cpu;
+  run.devices.count = 1;
+  run.initial.scenario = sim::Scenario::plummer;
+  run.initial.bodies = 128;
+  run.physics.integrator = sim::Integrator::hermite4;
+  run.physics.softening = 0.0;
+  run.devices.engine.precision = Precision::fp64;
+  run.given.integrator = run.given.softening = run.given.precision = true;
+  driver::Setup const start = driver::make_setup(run);
+  multigpu::Simulation reference(start.bodies, start.program, start.config, start.clock);
+  reference.advance(12);
+  sim::BodySet const want = reference.state();
+  multigpu::Simulation first(start.bodies, start.program, start.config, start.clock);
+  first.advance(4);
+  std::string const path = ::testing::TempDir() + "live_unsoftened.h5";
+  driver::write_checkpoint(path, start, first, std::nullopt);
+
+  driver::RunConfig restart;  // --restart FILE --backend cpu, nothing else named
+  restart.devices.backend = driver::BackendChoice::cpu;
+  restart.initial.checkpoint = path;
+  EXPECT_NO_THROW(driver::resolve_devices(restart, 1, nullptr));
+  LiveSimulation live(driver::make_setup(restart), restart, std::nullopt, false);
+  live.set_steps_per_update(4);
+  live.update();
+  EXPECT_EQ(live.stats().softening, 0.0);
+  Change change;
+  change.kind = Change::Kind::settings;
+  change.run = live.stats().run;
+  change.run.devices.count = 2;
+  live.request(change);
+  live.update();
+  EXPECT_EQ(live.stats().devices, 2u) << "the change was refused";
+  EXPECT_EQ(live.stats().softening, 0.0);
+  EXPECT_EQ(live.stats().step, 12u);
+  for (auto const& m : live.take_messages()) std::printf("message: %s\n", m.c_str());
+  sim::BodySet const got = live.state();
+  expect_bitwise_positions(got, want);
+  EXPECT_EQ(got.time, want.time);
   std::remove(path.c_str());
 }
 

@@ -163,8 +163,27 @@ def test_hermite4_without_softening_restarts_with_its_own(tmp_path):
         assert again.time == whole.time, options
         assert np.array_equal(again.positions, whole.positions), options
         assert np.array_equal(again.velocities, whole.velocities), options
+        changed = nbody.Simulation.restart(tmp_path / "half.h5", backend="cpu", **options)
+        changed.run(steps=10)
+        changed.configure(threads=1)  # a settings change keeps the file's 0 too
+        changed.run(steps=10)
+        assert changed.softening == 0, options
+        assert np.array_equal(changed.positions, whole.positions), options
     with pytest.raises(ValueError, match="softening 0"):
         nbody.Simulation.restart(tmp_path / "half.h5", backend="cpu", integrator="leapfrog")
+    with pytest.raises(ValueError, match="softening=0: .* only with integrator='hermite4'"):
+        again.configure(integrator="leapfrog")
+
+
+def test_configure_switches_to_hermite4_and_back():
+    # The remembered dt is the old integrator's: a switch takes the new one's (hermite4 has none) unless dt is named.
+    sim = nbody.Simulation(scenario="plummer", n=128, seed=2, backend="cpu")
+    sim.run(steps=3)
+    sim.configure(integrator="hermite4")
+    blocks = sim.run(steps=5)
+    assert blocks == 5 and sim.integrator == "hermite4"
+    sim.configure(integrator="leapfrog")
+    assert sim.integrator == "leapfrog" and sim.dt == 0.01
 
 
 def test_hermite4_goes_on_bit_for_bit_through_a_settings_change(tmp_path):
