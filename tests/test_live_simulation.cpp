@@ -395,16 +395,23 @@ TEST_F(LiveAbandon, ANewRunAbandonsAStepAndTheTornStateIsNeverShown) {
   expect_bitwise_positions(live.state(), reference.state());
 }
 
+// A hermite4 Plummer run of `bodies` bodies on one host device, with `softening` named.
+driver::RunConfig hermite_plummer(std::size_t bodies, double softening) {
+  driver::RunConfig run;
+  run.devices.backend = driver::BackendChoice::cpu;
+  run.devices.count = 1;
+  run.initial.scenario = sim::Scenario::plummer;
+  run.initial.bodies = bodies;
+  run.physics.integrator = sim::Integrator::hermite4;
+  run.physics.softening = softening;
+  run.given.integrator = run.given.softening = true;
+  return run;
+}
+
 // hermite4 in the viewer: each frame carries every body's time-step level while the viewer colours by
 // them (and none otherwise), and the rate counts the force+jerk pairs the block steps computed.
 TEST(LiveHermite, FramesCarryTheStepLevelsWhileAsked) {
-  driver::RunConfig run;
-  run.devices.backend = driver::BackendChoice::cpu;
-  run.initial.scenario = sim::Scenario::plummer;
-  run.initial.bodies = 256;
-  run.physics.integrator = sim::Integrator::hermite4;
-  run.physics.softening = 0.001;
-  run.given.integrator = run.given.softening = true;
+  driver::RunConfig const run = hermite_plummer(256, 0.001);
   LiveSimulation live(driver::make_setup(run), run, std::nullopt, false);
   live.set_steps_per_update(50);
   auto levels_of_frame = [&] {
@@ -432,14 +439,7 @@ TEST(LiveHermite, FramesCarryTheStepLevelsWhileAsked) {
 // hermite4 in the viewer (and the browser's server): a settings change between block steps, and a start from a
 // checkpoint, go on from every body's own time and Hermite state, bit for bit with a run that did neither.
 TEST(LiveHermite, SettingsChangesAndRestartsContinueBitForBit) {
-  driver::RunConfig run;
-  run.devices.backend = driver::BackendChoice::cpu;
-  run.devices.count = 1;
-  run.initial.scenario = sim::Scenario::plummer;
-  run.initial.bodies = 256;
-  run.physics.integrator = sim::Integrator::hermite4;
-  run.physics.softening = 0.001;
-  run.given.integrator = run.given.softening = true;
+  driver::RunConfig const run = hermite_plummer(256, 0.001);
   driver::Setup const start = driver::make_setup(run);
   multigpu::Simulation reference(start.bodies, start.program, start.config, start.clock);
   reference.advance(12);
@@ -490,15 +490,9 @@ TEST(LiveHermite, SettingsChangesAndRestartsContinueBitForBit) {
 // devices on the command line's own settings before the file is read (the viewer does, for CUDA-GL interop) is no
 // error.
 TEST(LiveHermite, ARestartWithoutSofteningKeepsItThroughSettingsChanges) {
-  driver::RunConfig run;
-  run.devices.backend = driver::BackendChoice::cpu;
-  run.devices.count = 1;
-  run.initial.scenario = sim::Scenario::plummer;
-  run.initial.bodies = 128;
-  run.physics.integrator = sim::Integrator::hermite4;
-  run.physics.softening = 0.0;
+  driver::RunConfig run = hermite_plummer(128, 0.0);
   run.devices.engine.precision = Precision::fp64;
-  run.given.integrator = run.given.softening = run.given.precision = true;
+  run.given.precision = true;
   driver::Setup const start = driver::make_setup(run);
   multigpu::Simulation reference(start.bodies, start.program, start.config, start.clock);
   reference.advance(12);
