@@ -83,19 +83,6 @@ std::uint64_t fnv1a(std::uint64_t h, const void* data, std::size_t bytes) {
   return h;
 }
 
-// The bits of every body's own-time Hermite state (collective).
-std::uint64_t state_hash_of(multigpu::Simulation& sim) {
-  sim::BodySet b;
-  sim::hermite::HermiteState s;
-  sim.hermite_state(b, s);
-  std::uint64_t h = 1469598103934665603ull;
-  h = fnv1a(h, b.pos_mass.data(), b.pos_mass.size() * sizeof(b.pos_mass[0]));
-  h = fnv1a(h, b.velocity.data(), b.velocity.size() * sizeof(b.velocity[0]));
-  h = fnv1a(h, s.acceleration.data(), s.acceleration.size() * sizeof(Vec3d));
-  h = fnv1a(h, s.jerk.data(), s.jerk.size() * sizeof(Vec3d));
-  h = fnv1a(h, s.time.data(), s.time.size() * sizeof(double));
-  return fnv1a(h, s.step.data(), s.step.size() * sizeof(double));
-}
 
 // One GPU's engine captures its graph of block steps in its first call of 8 or more (sim/engines/
 // hermite_cuda.cu): on a GPU the warm-up begins with a call of this many, whatever --warmup says.
@@ -144,7 +131,7 @@ Measurement measure_blocks(multigpu::Simulation& sim, std::uint64_t warmup, std:
   b.mean_active = b.block_steps ? double(b.force_evaluations) / double(b.block_steps) : 0.0;
   b.interactions_per_second = double(b.interactions) / wall;
   b.time_per_second = (b.end_time - b.start_time) / wall;
-  b.state_hash = state_hash_of(sim);
+  b.state_hash = hermite_state_hash(sim);
   Measurement m;
   m.wall_mean_ms = b.block_steps ? 1e3 * b.wall_seconds / double(b.block_steps) : 0.0;
   m.interactions_per_s = b.interactions_per_second;
@@ -164,7 +151,18 @@ std::string hex(std::uint64_t v) {
 
 }  // namespace
 
-std::uint64_t hermite_state_hash(multigpu::Simulation& simulation) { return state_hash_of(simulation); }
+std::uint64_t hermite_state_hash(multigpu::Simulation& sim) {
+  sim::BodySet b;
+  sim::hermite::HermiteState s;
+  sim.hermite_state(b, s);
+  std::uint64_t h = 1469598103934665603ull;
+  h = fnv1a(h, b.pos_mass.data(), b.pos_mass.size() * sizeof(b.pos_mass[0]));
+  h = fnv1a(h, b.velocity.data(), b.velocity.size() * sizeof(b.velocity[0]));
+  h = fnv1a(h, s.acceleration.data(), s.acceleration.size() * sizeof(Vec3d));
+  h = fnv1a(h, s.jerk.data(), s.jerk.size() * sizeof(Vec3d));
+  h = fnv1a(h, s.time.data(), s.time.size() * sizeof(double));
+  return fnv1a(h, s.step.data(), s.step.size() * sizeof(double));
+}
 std::string state_hash_text(std::uint64_t hash) { return hex(hash); }
 
 void advance_interruptibly(multigpu::Simulation& sim, std::uint64_t steps) {
