@@ -73,12 +73,15 @@ std::optional<long long> parse_whole(const std::string& text) {
   return std::nullopt;
 }
 
+// A text as a message shows it: '' where it is empty (else "--dt : must be ..." reads as a typo).
+std::string shown(const std::string& text) { return text.empty() ? std::string("''") : text; }
+
 CLI::Validator whole_number(long long min, long long max) {
   return CLI::Validator(
       [min, max](std::string& text) -> std::string {
         auto const v = parse_whole(text);
         if (!v || *v < min || *v > max)
-          return text + ": must be a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+          return shown(text) + ": must be a whole number from " + std::to_string(min) + " to " + std::to_string(max);
         return {};
       },
       "", "");
@@ -106,6 +109,16 @@ std::optional<double> parse_real(const std::string& text) {
   return std::nullopt;
 }
 
+// The whole text a number, its bounds (`range`) checked after parsing by core/bounds.h's rules: without this, the
+// empty text converts to 0 and the message names a value nobody gave ("--eta 0").
+CLI::Validator a_number(const char* range) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        return parse_real(text) ? std::string{} : shown(text) + ": must be a number in " + range;
+      },
+      "", "");
+}
+
 // A finite number within its bounds. The message states the bounds themselves, written from the
 // numbers the check uses, so it cannot drift from the rule: "--dt 1e30: must be a time step in (0, 1e+12]".
 CLI::Validator real_number(double min, double max, Ends ends, const std::string& what) {
@@ -113,7 +126,7 @@ CLI::Validator real_number(double min, double max, Ends ends, const std::string&
       [=](std::string& text) -> std::string {
         auto const v = parse_real(text);
         return v && in_interval(*v, min, max, ends) ? std::string{}
-                                                    : text + ": must be " + what + " in " + interval(min, max, ends);
+                                                    : shown(text) + ": must be " + what + " in " + interval(min, max, ends);
       },
       "", "");
 }
@@ -307,12 +320,15 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--eta", physics.hermite.eta,
                  "hermite4: Aarseth's accuracy parameter, inside the square root: dt = sqrt(eta (|a||a2| + |a1|^2) / "
                  "(|a1||a3| + |a2|^2)), in (0, 100]")
+      ->check(a_number(kEtaRange))
       ->capture_default_str();
   cli.add_option("--eta-start", physics.hermite.eta_start,
                  "hermite4: the start step eta_start |a| / |jerk|, in (0, 100]")
+      ->check(a_number(kEtaRange))
       ->capture_default_str();
   cli.add_option("--dt-max", physics.hermite.dt_max,
                  "hermite4: the longest step (steps are powers of two at or below it), in [1e-09, 1e12]")
+      ->check(a_number(kDtMaxRange))
       ->capture_default_str();
   cli.add_option("--damping", physics.damping, "euler-damped velocity factor per step, in (0, 1]")
       ->check(real_number(0, 1, Ends::above_min, "a factor"))

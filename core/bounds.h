@@ -67,12 +67,15 @@ inline std::string damping_problem(double damping) {
 // time unit, and 2^-44 of the block time) stays far below the smallest.
 inline constexpr double kMaxEta = 100.0;
 inline constexpr double kMinDtMax = 1e-9;
+// The ranges as the messages write them (for a value and for a text that is no number alike).
+inline constexpr const char* kEtaRange = "(0, 100]";
+inline constexpr const char* kDtMaxRange = "[1e-09, 1e12]";
 
 // Why `eta` cannot be --eta (or --eta-start: `option`), or "".
 inline std::string eta_problem(double eta, const char* option = "--eta") {
   if (!std::isfinite(eta) || !(eta > 0) || eta > kMaxEta) {
     std::ostringstream s;
-    s << option << ' ' << eta << ": must be in (0, 100]";
+    s << option << ' ' << eta << ": must be in " << kEtaRange;
     return s.str();
   }
   return {};
@@ -82,7 +85,7 @@ inline std::string eta_problem(double eta, const char* option = "--eta") {
 inline std::string dt_max_problem(double dt_max, const char* option = "--dt-max") {
   if (!std::isfinite(dt_max) || !(dt_max >= kMinDtMax) || dt_max > kMaxDt) {
     std::ostringstream s;
-    s << option << ' ' << dt_max << ": must be in [1e-09, 1e12]";
+    s << option << ' ' << dt_max << ": must be in " << kDtMaxRange;
     return s.str();
   }
   return {};

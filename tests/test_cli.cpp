@@ -468,7 +468,8 @@ TEST_F(Cli, HostileInputIsRefusedUpFront) {
 }
 
 // An empty path or list element is refused, never taken as "no file" or "no element": '--restart' ''
-// used to run a fresh scenario, '--save' '' to write nothing, '--weights 1,1,' to drop the last.
+// used to run a fresh scenario, '--save' '' to write nothing, '--weights 1,1,' to drop the last. An empty number is
+// named as given: '--eta' '' was refused as "--eta 0", a value nobody gave.
 TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
   struct Row {
     std::string args, words;
@@ -492,6 +493,11 @@ TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
       {"--run --gpus 0,,1", "--gpus 0,,1: an empty element"},
       {"--compare-threading --bodies 256,", "--bodies 256,: an empty element"},
       {"--run --bodies ''", "--bodies '': the list is empty"},
+      {"--run --dt ''", "--dt '': must be a time step in (0, 1e+12]"},
+      {"--run --seed ''", "--seed '': must be a whole number from 0 to"},
+      {"--run --integrator hermite4 --eta ''", "--eta '': must be a number in (0, 100]"},
+      {"--run --integrator hermite4 --eta-start ''", "--eta-start '': must be a number in (0, 100]"},
+      {"--run --integrator hermite4 --dt-max ''", "--dt-max '': must be a number in [1e-09, 1e12]"},
   };
   for (auto const& row : rows) {
     // Short work if the refusal were missing: one step, or one frame.
