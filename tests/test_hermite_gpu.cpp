@@ -196,8 +196,9 @@ INSTANTIATE_TEST_SUITE_P(Blocks, HermiteGpuForces, ::testing::ValuesIn(force_cas
 });
 
 // The same bodies' sums, bit for bit, whatever the block they are part of and whatever grid the force kernel runs
-// on (1 block, 7, as many as stay resident, far more): at N = 20,000 (groups of 8 spans) 16 bodies are cut per
-// span on the resident grid and per group on 1 block, every body per group (sim/kernels/hermite.cuh).
+// on (1 block, 7, as many as stay resident, far more): at N = 20,000 (groups of 8 spans) blocks of 16 and 50 bodies
+// (the second of its items of 32 holding 18) are cut per span on the resident grid and per group on 1 block, every
+// body per group (sim/kernels/hermite.cuh).
 TEST(HermiteGpu, SumsDoNotDependOnTheBlockOrTheLaunchShape) {
   REQUIRE_GPU();
   for (auto p : {Precision::fp64, Precision::fp32}) {
@@ -205,21 +206,25 @@ TEST(HermiteGpu, SumsDoNotDependOnTheBlockOrTheLaunchShape) {
       sim::BodySet const b = test::scenario("plummer", n);
       auto e = cuda_engine(config_for(n, p, 0.01));
       e->upload_unstarted(b);
-      auto const small = random_block(n, 16, 3);
-      auto const base = forces_of(*e, b, small);
       std::vector<std::size_t> all(n);
       for (std::size_t i = 0; i < n; ++i) all[i] = i;
       auto const every = forces_of(*e, b, all);
-      std::vector<ForceJerk> picked;
-      for (std::size_t i : small) picked.push_back(every[i]);
-      EXPECT_TRUE(same_bits(base, picked)) << "16 bodies against every body, " << name_of(p) << " N=" << n;
-      for (int grid : {1, 7, 0, 100000}) {
-        e->set_force_grid(grid);
-        EXPECT_TRUE(same_bits(base, forces_of(*e, b, small))) << "grid " << grid << ", " << name_of(p) << " N=" << n;
-        std::vector<ForceJerk> again;
-        auto const whole = forces_of(*e, b, all);
-        for (std::size_t i : small) again.push_back(whole[i]);
-        EXPECT_TRUE(same_bits(base, again)) << "every body, grid " << grid << ", " << name_of(p) << " N=" << n;
+      for (std::size_t size : {16u, 50u}) {
+        e->set_force_grid(0);
+        auto const small = random_block(n, size, 3);
+        auto const base = forces_of(*e, b, small);
+        std::string const what = std::to_string(size) + " bodies, " + name_of(p) + " N=" + std::to_string(n);
+        std::vector<ForceJerk> picked;
+        for (std::size_t i : small) picked.push_back(every[i]);
+        EXPECT_TRUE(same_bits(base, picked)) << what << " against every body";
+        for (int grid : {1, 7, 0, 100000}) {
+          e->set_force_grid(grid);
+          EXPECT_TRUE(same_bits(base, forces_of(*e, b, small))) << what << ", grid " << grid;
+          std::vector<ForceJerk> again;
+          auto const whole = forces_of(*e, b, all);
+          for (std::size_t i : small) again.push_back(whole[i]);
+          EXPECT_TRUE(same_bits(base, again)) << "every body, grid " << grid << ", " << what;
+        }
       }
     }
   }
