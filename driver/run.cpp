@@ -17,6 +17,7 @@
 #include "driver/checkpoints.h"
 #include "driver/diagnostics_series.h"
 #include "sim/io/checkpoint.h"
+#include "sim/physics/diagnostics.h"
 
 namespace nbody::driver {
 namespace {
@@ -29,6 +30,30 @@ struct PendingSample {
   double time = 0.0, wall = 0.0;
   sim::BodySet state;  // reused from sample to sample
 };
+
+// A run whose energy moved by more than this fraction of the start's did not resolve its closest orbits: what
+// it computed is not the physics it was asked for. Said once, at the end, with what to change; euler-damped
+// removes energy by design, and is not judged.
+constexpr double kEnergyWarning = 1e-2;
+
+std::string energy_warning(const Setup& setup, double error) {
+  auto const& p = setup.run.physics;
+  if (!(error > kEnergyWarning) || p.integrator == sim::Integrator::euler_damped) return {};
+  char text[400];
+  double const softening = setup.config.softening;
+  if (p.integrator == sim::Integrator::hermite4)
+    std::snprintf(text, sizeof text,
+                  "warning: the energy changed by %.3g of its start (more than %g): the block steps did not resolve "
+                  "the closest encounters; give a smaller --eta (this run: %g)%s",
+                  error, kEnergyWarning, p.hermite.eta,
+                  softening > 0 ? "" : " or a softening (this run: none, with no regularisation)");
+  else
+    std::snprintf(text, sizeof text,
+                  "warning: the energy changed by %.3g of its start (more than %g): the steps did not resolve the "
+                  "closest orbits; give a smaller --dt (this run: %g) or a larger --softening (this run: %g)",
+                  error, kEnergyWarning, setup.program.dt, softening);
+  return text;
+}
 
 // Gives the series its name; a series that cannot be published keeps its rows in the partial file.
 void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result, RunObserver& observer) {
@@ -323,6 +348,11 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     } else {
       result.stopped_by = interrupt_signal();
     }
+  }
+  if (result.end) {
+    double const e0 = result.initial_energy.value_or(result.end->total());
+    if (auto const w = energy_warning(setup, sim::relative_energy_error(result.end->total(), e0)); !w.empty())
+      observer.warning(w);
   }
   close_series(series, result, observer);
   written("--diagnostics");

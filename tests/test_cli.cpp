@@ -328,10 +328,32 @@ TEST_F(Cli, CollisionWithItsDefaultsConservesEnergy) {
   double const error = j["end"]["relative_energy_error"];
   std::printf("collision, 2048 bodies, t = 3: energy error %.3e\n", error);
   EXPECT_LT(error, 2e-3);
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
   Result const bad = nbody("--run --scenario disk --bodies 2048 --steps 300 --softening 0.01 -q --json " + file("d.json"));
   ASSERT_EQ(bad.code, 0) << bad.err;
   EXPECT_GT(nlohmann::json::parse(slurp(file("d.json")))["end"]["relative_energy_error"].get<double>(), 2e-3)
       << "negative control: an unresolved core should break the bound";
+}
+
+// A run whose energy ends far from the start's (more than 1e-2 of it) did not resolve its orbits; it still ends
+// normally (exit 0, its outputs written), with one line that says so and what to change.
+TEST_F(Cli, AnUnresolvedRunWarnsAboutItsEnergy) {
+  Result const leapfrog = nbody("--run --scenario two-body --eccentricity 0.99 --softening 0.001 --steps 2000 -q");
+  EXPECT_EQ(leapfrog.code, 0) << leapfrog.err;
+  EXPECT_NE(leapfrog.err.find("warning: the energy changed by"), std::string::npos) << leapfrog.err;
+  EXPECT_NE(leapfrog.err.find("give a smaller --dt (this run: 0.01) or a larger --softening (this run: 0.001)"),
+            std::string::npos)
+      << leapfrog.err;
+  EXPECT_EQ(std::count(leapfrog.err.begin(), leapfrog.err.end(), '\n'), 1) << leapfrog.err;
+  Result const hermite = nbody("--run --integrator hermite4 --scenario two-body --eccentricity 0.999999 --softening 0 "
+                               "--t-end 10 -q");
+  EXPECT_EQ(hermite.code, 0) << hermite.err;
+  EXPECT_NE(hermite.err.find("give a smaller --eta (this run: 0.02) or a softening (this run: none"), std::string::npos)
+      << hermite.err;
+  // The same orbit resolved: no warning.
+  Result const fine = nbody("--run --integrator hermite4 --scenario two-body --eccentricity 0.9 --t-end 10 -q");
+  EXPECT_EQ(fine.code, 0) << fine.err;
+  EXPECT_EQ(fine.err, "");
 }
 
 TEST_F(Cli, BenchmarkReportsAndWritesJson) {
