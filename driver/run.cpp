@@ -33,12 +33,20 @@ struct PendingSample {
 
 // A run whose energy moved by more than this fraction of the start's did not resolve its closest orbits: what
 // it computed is not the physics it was asked for. Said once, at the end, with what to change; euler-damped
-// removes energy by design, and is not judged.
+// removes energy by design, and is not judged. Nor is a total energy that is a cancellation of far larger kinetic
+// and potential energies at the start (below kEnergyCancelled of their sum: a parabolic encounter, an unbound
+// system), where the error relative to it measures nothing.
 constexpr double kEnergyWarning = 1e-2;
+constexpr double kEnergyCancelled = 1e-3;
 
-std::string energy_warning(const Setup& setup, double error) {
+std::string energy_warning(const Setup& setup, const RunResult& result) {
   auto const& p = setup.run.physics;
-  if (!(error > kEnergyWarning) || p.integrator == sim::Integrator::euler_damped) return {};
+  if (!result.end || p.integrator == sim::Integrator::euler_damped) return {};
+  double const e0 = result.initial_energy.value_or(result.end->total());
+  if (result.start && std::abs(e0) < kEnergyCancelled * (result.start->kinetic + std::abs(result.start->potential)))
+    return {};
+  double const error = sim::relative_energy_error(result.end->total(), e0);
+  if (!(error > kEnergyWarning)) return {};
   char text[400];
   double const softening = setup.config.softening;
   if (p.integrator == sim::Integrator::hermite4)
@@ -349,11 +357,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       result.stopped_by = interrupt_signal();
     }
   }
-  if (result.end) {
-    double const e0 = result.initial_energy.value_or(result.end->total());
-    if (auto const w = energy_warning(setup, sim::relative_energy_error(result.end->total(), e0)); !w.empty())
-      observer.warning(w);
-  }
+  if (auto const w = energy_warning(setup, result); !w.empty()) observer.warning(w);
   close_series(series, result, observer);
   written("--diagnostics");
   return result;

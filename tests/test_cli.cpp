@@ -354,6 +354,21 @@ TEST_F(Cli, AnUnresolvedRunWarnsAboutItsEnergy) {
   Result const fine = nbody("--run --integrator hermite4 --scenario two-body --eccentricity 0.9 --t-end 10 -q");
   EXPECT_EQ(fine.code, 0) << fine.err;
   EXPECT_EQ(fine.err, "");
+  // A parabolic encounter (total energy 0, to float32's rounding): its error relative to that 0 measures nothing,
+  // and a resolved run of it is not warned about.
+  sim::BodySet pair;
+  pair.resize(2);
+  float const w = std::sqrt(0.5f / std::sqrt(1.0f + 0.01f * 0.01f));
+  pair.pos_mass[0] = {-0.5, 0, 0, 0.5};
+  pair.pos_mass[1] = {0.5, 0, 0, 0.5};
+  pair.velocity[0] = {0, -w, 0};
+  pair.velocity[1] = {0, w, 0};
+  sim::write_tipsy(file("parabola.bin"), pair, 0.01);
+  Result const parabola = nbody("--run --load " + file("parabola.bin") + " --steps 1000 -q --json " + file("p.json"));
+  EXPECT_EQ(parabola.code, 0) << parabola.err;
+  EXPECT_EQ(parabola.err, "");
+  auto const j = nlohmann::json::parse(slurp(file("p.json")));
+  EXPECT_GT(j["end"]["relative_energy_error"].get<double>(), 1e-2) << "the case is not the one meant";
 }
 
 TEST_F(Cli, BenchmarkReportsAndWritesJson) {
