@@ -342,7 +342,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
           [](std::string& text) -> std::string {
             auto const v = parse_real(text);
             if (v && (*v == 0.0 || in_interval(*v, 0, kMaxSoftening, Ends::above_min))) return {};
-            return text + ": must be a length in " + interval(0, kMaxSoftening, Ends::above_min) +
+            return shown(text) + ": must be a length in " + interval(0, kMaxSoftening, Ends::above_min) +
                    " (0 too with --integrator hermite4)";
           },
           "", ""));

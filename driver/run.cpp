@@ -31,20 +31,21 @@ struct PendingSample {
   sim::BodySet state;  // reused from sample to sample
 };
 
-// A run whose energy moved by more than this fraction of the start's did not resolve its closest orbits: what
-// it computed is not the physics it was asked for. Said once, at the end, with what to change; euler-damped
-// removes energy by design, and is not judged. Nor is a total energy that is a cancellation of far larger kinetic
-// and potential energies at the start (below kEnergyCancelled of their sum: a parabolic encounter, an unbound
-// system), where the error relative to it measures nothing.
+// A run whose energy moved by more than this fraction of its own start's did not resolve its closest orbits: what
+// it computed is not the physics it was asked for. Said once, at the end, with what to change. Measured from this
+// run's start, not a checkpoint's step 0: the advice is about this run's settings, and an earlier run's loss (another
+// step, another softening, euler-damped's removal by design) is not this run's. Not judged: a run of no steps,
+// euler-damped, and a total energy that is a cancellation of far larger kinetic and potential energies (below
+// kEnergyCancelled of their sum: a parabolic encounter, an unbound system), where the error relative to it
+// measures nothing.
 constexpr double kEnergyWarning = 1e-2;
 constexpr double kEnergyCancelled = 1e-3;
 
 std::string energy_warning(const Setup& setup, const RunResult& result) {
   auto const& p = setup.run.physics;
-  if (!result.end || p.integrator == sim::Integrator::euler_damped) return {};
-  double const e0 = result.initial_energy.value_or(result.end->total());
-  if (result.start && std::abs(e0) < kEnergyCancelled * (result.start->kinetic + std::abs(result.start->potential)))
-    return {};
+  if (!result.start || !result.end || result.steps == 0 || p.integrator == sim::Integrator::euler_damped) return {};
+  double const e0 = result.start->total();
+  if (std::abs(e0) < kEnergyCancelled * (result.start->kinetic + std::abs(result.start->potential))) return {};
   double const error = sim::relative_energy_error(result.end->total(), e0);
   if (!(error > kEnergyWarning)) return {};
   char text[400];

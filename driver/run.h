@@ -42,7 +42,7 @@ class RunObserver {
   virtual void started(const std::optional<sim::Diagnostics>& /*start*/, std::optional<double> /*e0*/) {}
   virtual void progress(std::uint64_t /*done*/, std::uint64_t /*total*/) {}
   virtual void note(const std::string& /*text*/) {}     // a file of a series written
-  virtual void warning(const std::string& /*text*/) {}  // an output lost; the run goes on
+  virtual void warning(const std::string& /*text*/) {}  // an output lost, or an unresolved run; it goes on
   // The outputs, as (option, path), a process ending now would leave unwritten.
   virtual void unwritten(const std::vector<std::pair<std::string, std::string>>& /*outputs*/) {}
   // Steps between calls of visit(): the run stops after every so many of its steps (counted from

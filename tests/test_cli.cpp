@@ -345,6 +345,16 @@ TEST_F(Cli, AnUnresolvedRunWarnsAboutItsEnergy) {
             std::string::npos)
       << leapfrog.err;
   EXPECT_EQ(std::count(leapfrog.err.begin(), leapfrog.err.end(), '\n'), 1) << leapfrog.err;
+  // A restart of that run is judged by its own energy change, not the file's step 0: one that takes the advice
+  // (a step 100 times smaller) or makes no steps is not warned about.
+  Result const saved = nbody("--run --scenario two-body --eccentricity 0.99 --softening 0.001 --steps 2000 -q "
+                             "--checkpoint " + file("unresolved.h5"));
+  ASSERT_EQ(saved.code, 0) << saved.err;
+  for (char const* more : {"--dt 0.0001 --steps 100", "--steps 0"}) {
+    Result const again = nbody("--run -q --restart " + file("unresolved.h5") + " " + more);
+    EXPECT_EQ(again.code, 0) << more << ": " << again.err;
+    EXPECT_EQ(again.err.find("warning"), std::string::npos) << more << ": " << again.err;
+  }
   Result const hermite = nbody("--run --integrator hermite4 --scenario two-body --eccentricity 0.999999 --softening 0 "
                                "--t-end 10 -q");
   EXPECT_EQ(hermite.code, 0) << hermite.err;
