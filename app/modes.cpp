@@ -331,6 +331,7 @@ int run_simulation(const Options& o) {
                  {"wall_seconds", wall},
                  {"start", r.start ? diagnostics_json(*r.start, e0.value_or(r.start->total())) : json(nullptr)},
                  {"end", r.end ? diagnostics_json(*r.end, e0.value_or(r.end->total())) : json(nullptr)},
+                 {"energy_warning", r.energy_warning.empty() ? json(nullptr) : json(r.energy_warning)},
                  {"diagnostics_samples", r.diagnostics_samples},
                  {"checkpoints_not_written", r.checkpoints_not_written},
                  {"snapshots_written", r.snapshots_written},

@@ -34,10 +34,11 @@ struct PendingSample {
 // A run whose energy moved by more than this fraction of its own start's did not resolve its closest orbits: what
 // it computed is not the physics it was asked for. Said once, at the end, with what to change. Measured from this
 // run's start, not a checkpoint's step 0: the advice is about this run's settings, and an earlier run's loss (another
-// step, another softening, euler-damped's removal by design) is not this run's. Not judged: a run of no steps,
-// euler-damped, and a total energy that is a cancellation of far larger kinetic and potential energies (below
-// kEnergyCancelled of their sum: a parabolic encounter, an unbound system), where the error relative to it
-// measures nothing.
+// step, another softening, euler-damped's removal by design) is not this run's. Not judged: a run of no steps and
+// euler-damped. Where the total energy is a cancellation of far larger kinetic and potential energies (below
+// kEnergyCancelled of their sum: a parabolic encounter, a system barely bound or unbound), an error relative to it
+// measures nothing: the change is judged against kEnergyCancelled of that sum instead, the scale below which a
+// total counts as a cancellation.
 constexpr double kEnergyWarning = 1e-2;
 constexpr double kEnergyCancelled = 1e-3;
 
@@ -45,22 +46,32 @@ std::string energy_warning(const Setup& setup, const RunResult& result) {
   auto const& p = setup.run.physics;
   if (!result.start || !result.end || result.steps == 0 || p.integrator == sim::Integrator::euler_damped) return {};
   double const e0 = result.start->total();
-  if (std::abs(e0) < kEnergyCancelled * (result.start->kinetic + std::abs(result.start->potential))) return {};
-  double const error = sim::relative_energy_error(result.end->total(), e0);
-  if (!(error > kEnergyWarning)) return {};
-  char text[400];
+  double const scale = result.start->kinetic + std::abs(result.start->potential);
+  bool const cancelled = std::abs(e0) < kEnergyCancelled * scale;
+  double const change = cancelled ? std::abs(result.end->total() - e0) / scale
+                                  : sim::relative_energy_error(result.end->total(), e0);
+  double const bound = cancelled ? kEnergyWarning * kEnergyCancelled : kEnergyWarning;
+  if (!(change > bound)) return {};
+  char measured[200];
+  if (cancelled)
+    std::snprintf(measured, sizeof measured,
+                  "the energy changed by %.3g of its start's kinetic plus potential energy (more than %g; the total, "
+                  "%.3g, is near 0)",
+                  change, bound, e0);
+  else
+    std::snprintf(measured, sizeof measured, "the energy changed by %.3g of its start (more than %g)", change, bound);
+  char text[500];
   double const softening = setup.config.softening;
   if (p.integrator == sim::Integrator::hermite4)
     std::snprintf(text, sizeof text,
-                  "warning: the energy changed by %.3g of its start (more than %g): the block steps did not resolve "
-                  "the closest encounters; give a smaller --eta (this run: %g)%s",
-                  error, kEnergyWarning, p.hermite.eta,
+                  "%s: the block steps did not resolve the closest encounters; give a smaller --eta (this run: %g)%s",
+                  measured, p.hermite.eta,
                   softening > 0 ? "" : " or a softening (this run: none, with no regularisation)");
   else
     std::snprintf(text, sizeof text,
-                  "warning: the energy changed by %.3g of its start (more than %g): the steps did not resolve the "
-                  "closest orbits; give a smaller --dt (this run: %g) or a larger --softening (this run: %g)",
-                  error, kEnergyWarning, setup.program.dt, softening);
+                  "%s: the steps did not resolve the closest orbits; give a smaller --dt (this run: %g) or a larger "
+                  "--softening (this run: %g)",
+                  measured, setup.program.dt, softening);
   return text;
 }
 
@@ -358,7 +369,8 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       result.stopped_by = interrupt_signal();
     }
   }
-  if (auto const w = energy_warning(setup, result); !w.empty()) observer.warning(w);
+  result.energy_warning = energy_warning(setup, result);
+  if (!result.energy_warning.empty()) observer.warning("warning: " + result.energy_warning);
   close_series(series, result, observer);
   written("--diagnostics");
   return result;

@@ -379,6 +379,24 @@ TEST_F(Cli, AnUnresolvedRunWarnsAboutItsEnergy) {
   EXPECT_EQ(parabola.err, "");
   auto const j = nlohmann::json::parse(slurp(file("p.json")));
   EXPECT_GT(j["end"]["relative_energy_error"].get<double>(), 1e-2) << "the case is not the one meant";
+  EXPECT_TRUE(j["energy_warning"].is_null()) << j.dump();
+  // The same total of 0 on a nearly radial orbit whose pericentre (1e-3) no step of 0.01 resolves: the change is
+  // judged against the start's kinetic plus potential energy, and warned about.
+  sim::BodySet plunge = pair;
+  float const vt = std::sqrt(2e-3f), vr = std::sqrt(2.0f / std::sqrt(1.0f + 1e-8f) - vt * vt);
+  plunge.velocity[0] = {vr / 2, -vt / 2, 0};
+  plunge.velocity[1] = {-vr / 2, vt / 2, 0};
+  sim::write_tipsy(file("plunge.bin"), plunge, 1e-4);
+  Result const unresolved = nbody("--run --load " + file("plunge.bin") + " --steps 100 -q --json " + file("u.json"));
+  EXPECT_EQ(unresolved.code, 0) << unresolved.err;
+  EXPECT_NE(unresolved.err.find("of its start's kinetic plus potential energy (more than 1e-05; the total, "),
+            std::string::npos)
+      << unresolved.err;
+  auto const u = nlohmann::json::parse(slurp(file("u.json")));
+  EXPECT_LT(std::abs(u["start"]["total"].get<double>()), 1e-3 * 0.5) << "the case is not the one meant";
+  // --json carries the warning (without its "warning: "); a run without one has null.
+  ASSERT_TRUE(u["energy_warning"].is_string()) << u.dump();
+  EXPECT_EQ("warning: " + u["energy_warning"].get<std::string>() + "\n", unresolved.err);
 }
 
 TEST_F(Cli, BenchmarkReportsAndWritesJson) {
