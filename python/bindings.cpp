@@ -419,14 +419,19 @@ class Engine {
     Busy busy(*this);
     if (steps < 1 || steps > kMaxSteps) throw InputError("steps=" + std::to_string(steps) + ": must be from 1 to 1e15");
     if (warmup > kMaxSteps) throw InputError("warmup=" + std::to_string(warmup) + ": must be at most 1e15");
-    auto bodies = std::make_shared<sim::BodySet>(state());
+    // The state, the clock and hermite4's per-body state (each body at its own time, with its step): the copy goes
+    // on as this simulation would, block structure included, as `nbody --benchmark --restart` of its checkpoint.
+    std::shared_ptr<const driver::Setup> same;
+    {
+      nb::gil_scoped_release unlocked;
+      same = std::make_shared<const driver::Setup>(driver::with_settings(setup_, *sim_, run_, nullptr));
+    }
     sim::StepProgram const program = sim_->program();
     multigpu::SimulationConfig const config = sim_->config();
-    multigpu::RunClock const clock = sim_->clock();
     std::string const source = setup_.source;
     clear_interrupt();
     auto result = std::async(std::launch::async, [=]() -> std::string {
-      multigpu::Simulation copy(*bodies, program, config, clock);
+      multigpu::Simulation copy(same->bodies, program, config, same->clock, &same->hermite);
       driver::Measurement const m = driver::measure(copy, warmup, steps);
       return driver::benchmark_json(m, copy, source, warmup, steps).dump();
     });

@@ -281,8 +281,9 @@ class Simulation:
         the current state with the current settings: this simulation is neither advanced nor
         changed (a GPU holds both while it runs). With ``integrator="hermite4"`` the steps are
         block steps, timed as one run, and the report's ``hermite4`` entry has block steps/s,
-        the mean active bodies a block and force+jerk interactions/s; the copy starts its
-        individual steps from the current positions and velocities as at t = 0. Ctrl-C raises
+        the mean active bodies a block and force+jerk interactions/s; the copy goes on from every
+        body's own time and step, as this simulation would (and as ``nbody --benchmark
+        --restart`` of its checkpoint does: the same ``state_hash``). Ctrl-C raises
         KeyboardInterrupt."""
         return self._engine.benchmark(_whole(steps, "steps", 1, _MAX_STEPS), _whole(warmup, "warmup", 0, _MAX_STEPS))
 

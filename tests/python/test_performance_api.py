@@ -94,3 +94,22 @@ def test_device_positions_are_the_engines_buffer(precision, dtype):
     assert not view.valid
     with pytest.raises(RuntimeError, match="earlier state"):
         view.__cuda_array_interface__
+
+
+def test_hermite4_benchmark_goes_on_from_each_bodys_own_time(cli, tmp_path):
+    # A benchmark of a hermite4 simulation that has run measures the run as it would go on: every body at its own
+    # time with its own step (the block structure reached), not a new start as at t = 0. The end state is that of
+    # `nbody --benchmark` on the simulation's checkpoint.
+    sim = nbody.Simulation(scenario="plummer", n=200, seed=4, precision="fp64", integrator="hermite4", backend="cpu")
+    sim.run(steps=25)
+    sim.checkpoint(tmp_path / "blocks.h5")
+    cli("--benchmark", "--restart", tmp_path / "blocks.h5", "--steps", 6, "--warmup", 2, "--json", tmp_path / "b.json")
+    expected = json.loads((tmp_path / "b.json").read_text())["hermite4"]
+    report = sim.benchmark(steps=6, warmup=2)["hermite4"]
+    assert report["state_hash"] == expected["state_hash"]
+    assert report["block_steps"] == expected["block_steps"]
+    assert sim.steps == 25  # measured on a copy
+    # A new start from the same positions and velocities (every body's step chosen afresh) ends elsewhere.
+    fresh = nbody.Simulation.from_arrays(sim.positions, sim.velocities, sim.masses, time=sim.time, backend="cpu",
+                                         softening=sim.softening, precision="fp64", integrator="hermite4")
+    assert fresh.benchmark(steps=6, warmup=2)["hermite4"]["state_hash"] != expected["state_hash"]
