@@ -114,4 +114,18 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
   }
 }
 
+void check_outputs_spare_input(const std::vector<std::pair<std::string, std::string>>& outputs,
+                               const std::string& input_option, const std::string& input, const std::string& continues) {
+  if (input.empty()) return;
+  fs::path const input_key = same_file_key(input);
+  for (auto const& [option, path] : outputs) {
+    if (path.empty() || option == continues) continue;
+    std::error_code ec;
+    if (same_file_key(path) == input_key || fs::equivalent(input, path, ec))
+      throw InputError(option + " " + path + ": the " + input_option +
+                       " file; writing it would replace the file this run starts from; give " + option +
+                       " another file");
+  }
+}
+
 }  // namespace nbody

@@ -27,4 +27,13 @@ void check_output_path(const std::string& path, const std::string& what);
 // given) are skipped.
 void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 
+// Throws InputError when an output, given as (option, path), names the input file `input` (read by
+// `input_option`), through any spelling: writing it would replace what the run was started from.
+// `continues`: the one output that may (the state continued in place: --restart's --checkpoint).
+// "--json in.h5: the --restart file; writing it would replace the checkpoint this run starts from;
+// give --json another file". Empty paths are skipped.
+void check_outputs_spare_input(const std::vector<std::pair<std::string, std::string>>& outputs,
+                               const std::string& input_option, const std::string& input,
+                               const std::string& continues = "");
+
 }  // namespace nbody

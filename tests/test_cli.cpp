@@ -399,6 +399,31 @@ TEST_F(Cli, AnUnresolvedRunWarnsAboutItsEnergy) {
   EXPECT_EQ("warning: " + u["energy_warning"].get<std::string>() + "\n", unresolved.err);
 }
 
+// An output that names the file a run starts from would replace it: a typo must not cost the only checkpoint of a
+// long run. Refused in every spelling, before any work, the file unchanged; --restart's --checkpoint continues in place.
+TEST_F(Cli, NoOutputReplacesTheFileARunStartsFrom) {
+  ASSERT_EQ(nbody("--run --bodies 64 --steps 3 -q --checkpoint " + file("in.h5") + " --save " + file("in.bin")).code, 0);
+  std::string const checkpoint = slurp(file("in.h5")), snapshot = slurp(file("in.bin"));
+  std::string const dir = dir_.string();
+  for (auto const& [args, words] : std::vector<std::pair<std::string, std::string>>{
+           {"--run --restart " + file("in.h5") + " --json " + file("in.h5"),
+            "--json " + file("in.h5") + ": the --restart file; writing it would replace the file this run starts "
+            "from; give --json another file"},
+           {"--run --restart " + file("in.h5") + " --save " + dir + "/./in.h5", "--save " + dir + "/./in.h5: the --restart file"},
+           {"--run --restart " + file("in.h5") + " --diagnostics " + file("in.h5"), "--diagnostics"},
+           {"--benchmark --restart " + file("in.h5") + " --json " + file("in.h5"), "--json"},
+           {"--run --load " + file("in.bin") + " --json " + file("in.bin"), "the --load file"},
+           {"--run --load " + file("in.bin") + " --save " + file("in.bin"), "--save " + file("in.bin") + ": the --load file"},
+       }) {
+    expect_input_error(args, words);
+    EXPECT_EQ(slurp(file("in.h5")), checkpoint) << args;
+    EXPECT_EQ(slurp(file("in.bin")), snapshot) << args;
+  }
+  Result const in_place = nbody("--run --restart " + file("in.h5") + " --steps 2 -q --checkpoint " + file("in.h5"));
+  EXPECT_EQ(in_place.code, 0) << in_place.err;
+  EXPECT_NE(slurp(file("in.h5")), checkpoint);
+}
+
 TEST_F(Cli, BenchmarkReportsAndWritesJson) {
   Result const r = nbody("--benchmark --bodies 512 --steps 3 --warmup 1 --json " + file("b.json"));
   ASSERT_EQ(r.code, 0) << r.err;
