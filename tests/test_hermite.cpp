@@ -224,6 +224,18 @@ TEST(Hermite, StepsArePowersOfTwoCommensurateWithTime) {
   }
   EXPECT_GT(at_block, 0u);
   EXPECT_TRUE(sim::hermite::state_problem(r.hermite, b.size(), "run").empty());
+  // A body moved past the others' next times (an edited file) leaves them overdue: refused, naming both.
+  std::size_t const waiting = std::size_t(std::find_if(r.hermite.time.begin(), r.hermite.time.end(),
+                                                       [&](double t) { return t < r.time; }) -
+                                          r.hermite.time.begin());
+  ASSERT_LT(waiting, b.size());
+  sim::hermite::HermiteState edited = r.hermite;
+  std::size_t const moved = waiting == 0 ? 1 : 0;
+  edited.time[moved] = std::floor(r.time * 16.0 + 80.0) / 16.0;  // a multiple of its step, 5 later
+  edited.step[moved] = 1.0 / 16;
+  std::string const why = sim::hermite::state_problem(edited, b.size(), "f.h5");
+  EXPECT_NE(why.find("f.h5: body "), std::string::npos) << why;
+  EXPECT_NE(why.find("before body " + std::to_string(moved) + "'s time "), std::string::npos) << why;
 }
 
 // The diagnostics' potential (a force pass with every body active, in the canonical order) against the fp64

@@ -57,6 +57,20 @@ std::string state_problem(const HermiteState& s, std::size_t bodies, const std::
       return m.str();
     }
   }
+  // The block time is the latest body time (the bodies of the last block step); every body's next time is at or
+  // after it. A body due before it is one no run leaves behind (an edited file): it would be predicted past its step.
+  double block = 0.0;
+  std::size_t latest = 0;
+  for (std::size_t i = 0; i < bodies; ++i)
+    if (s.time[i] > block) block = s.time[i], latest = i;
+  for (std::size_t i = 0; i < bodies; ++i) {
+    if (s.time[i] + s.step[i] < block) {
+      m << what << ": body " << i << " is due at Hermite time " << s.time[i] + s.step[i] << " (time " << s.time[i]
+        << " plus step " << s.step[i] << "), before body " << latest << "'s time " << block
+        << "; every body's next time is at or after the latest body time";
+      return m.str();
+    }
+  }
   return {};
 }
 
