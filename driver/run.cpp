@@ -289,6 +289,9 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       if (sim.block_steps()) mine = std::min(mine, 2 * n);
       chunk = std::uint64_t(-ranks.max(-int(std::min<std::uint64_t>(mine, std::uint64_t(1) << 30))));
       std::uint64_t const now_step = sim.steps_done();
+      // Block steps: the time limit came before another block step. The step reached was due (a sample, a
+      // checkpoint) in the chunk that made it: nothing is due again.
+      if (now_step == at) break;
       if (due(sample_every, now_step)) {
         if (!unless_interrupted([&] { sim.begin_sample(); })) break;
         pending.step = now_step;

@@ -8,7 +8,8 @@ bad_settings        --eta, --eta-start, --dt-max, --t-end out of bounds, and opt
 steps_and_time      --steps counts block steps; --t-end 0.25 ends at time 0.25 exactly; --json reports the
                     block steps, force evaluations, the step levels' histogram, the interactions and the state hash
                     (--benchmark's for the same state); a --t-end the run has already reached makes no block step
-                    and says so.
+                    and says so; one off the block times says where the run ended and how many bodies the end
+                    shows predicted; samples and periodic checkpoints due at a run's last block step are written once.
 restart_bitwise     100 + 100 block steps through a checkpoint, on 3 and then 2 host devices (workers), hold
                     the bits of 200 on one: /Hermite and the synchronised bodies, and --json's state hash. With softening 0 too, restarted
                     with no options (the file's 0, not the scenario's softening) and with --softening 0; a switch
@@ -130,6 +131,25 @@ with tempfile.TemporaryDirectory() as d:
             r = run(["--run", "--integrator", "hermite4", "--bodies", "64", "--t-end", t_end])
             check(r.returncode == 0 and f"notice: --t-end {t_end}: the run is already at time 0; no block steps" in
                   r.stderr, f"--t-end {t_end}: {r.stderr!r}")
+        # A --t-end off the block times ends at the last block time before it, and says so, naming the bodies the
+        # end state shows predicted; one on them says nothing.
+        r = run(["--run", "--integrator", "hermite4", "--bodies", "256", "--t-end", "1.03", "--json", p("c.json")])
+        j = json.load(open(p("c.json")))
+        check(r.returncode == 0 and 1.03 - 1 / 16 < j["time"] < 1.03, f"--t-end 1.03 ended at {j['time']}")
+        check(f"notice: --t-end 1.03 is not a block time: the run ended at {j['time']!r}, the last block time before "
+              "it, with " in r.stderr and "(the longest step) ends with every body at it" in r.stderr,
+              f"--t-end 1.03: {r.stderr!r}")
+        r = run(["--run", "--integrator", "hermite4", "--bodies", "256", "--t-end", "0.25"])
+        check(r.returncode == 0 and "notice" not in r.stderr, f"--t-end 0.25: {r.stderr!r}")
+        # Samples and periodic checkpoints due at the last block step of a run to a time are written once.
+        blocks = json.load(open(p("b.json")))["hermite4"]["block_steps"]
+        r = run(["--run", "--integrator", "hermite4", "--bodies", "256", "--t-end", "0.25", "--diagnostics",
+                 p("d.csv"), "--diagnostics-every", str(blocks), "--checkpoint", p("e.h5"), "--checkpoint-every",
+                 str(blocks)])
+        steps = [line.split(",")[0] for line in open(p("d.csv")).read().splitlines()[1:]]
+        check(steps == ["0", str(blocks)], f"diagnostics rows at steps {steps}, block steps {blocks}")
+        check(r.stdout.count("periodic checkpoint") + r.stderr.count("periodic checkpoint") == 1,
+              f"periodic checkpoints: {r.stdout!r} {r.stderr!r}")
         run([*H, "--bodies", "64", "--t-end", "0.25", "--checkpoint", p("q.h5")])
         r = run(["--run", "--restart", p("q.h5"), "--t-end", "0.125"])
         check(r.returncode == 0 and "notice: --t-end 0.125: the run is already at time 0.25" in r.stderr,
