@@ -323,6 +323,13 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     // A new dt goes on from the time reached, not from step 0 at the new rate.
     if (s.program.dt != saved.dt) s.clock = s.clock.with_new_dt(saved.dt);
     s.initial_energy = saved.initial_energy;
+    // Another softening is another potential: the file's start energy is not this system's, and an error measured
+    // from it would be the change of potential. The baseline becomes this run's start.
+    if (s.initial_energy && run.physics.softening != saved.softening) {
+      s.initial_energy.reset();
+      s.notices.push_back("the energy error is measured from this run's start, not " + ic.checkpoint +
+                          "'s: another softening is another potential");
+    }
     s.scenario = saved.scenario;
     s.seed = saved.seed;
     s.bodies = std::move(checkpoint.bodies);

@@ -683,6 +683,19 @@ TEST_F(Cli, RestartContinuesBitForBitWithEverySetting) {
   // Negative control: the overridden dt gives another state than the file's own settings would.
   ASSERT_EQ(nbody("--run --steps 18 --restart " + file("half.h5") + " --dt 0.02 --checkpoint " + file("other.h5")).code, 0);
   EXPECT_FALSE(test::bitwise_equal(a.bodies, sim::read_checkpoint(file("other.h5")).bodies));
+  // Another softening is another potential: the energy error starts from this run's start, not the file's, and
+  // the restart's checkpoint keeps that baseline.
+  Result const softer = nbody("--run --steps 1 --restart " + file("half.h5") + " --softening 0.2 --checkpoint " +
+                              file("softer.h5") + " --json " + file("softer.json"));
+  EXPECT_EQ(softer.code, 0) << softer.err;
+  EXPECT_NE(softer.err.find("notice: the energy error is measured from this run's start, not " + file("half.h5") +
+                            "'s: another softening is another potential"),
+            std::string::npos)
+      << softer.err;
+  auto const j = nlohmann::json::parse(slurp(file("softer.json")));
+  EXPECT_EQ(j["start"]["relative_energy_error"].get<double>(), 0.0);
+  EXPECT_EQ(*sim::read_checkpoint(file("softer.h5")).run.initial_energy, j["start"]["total"].get<double>());
+  EXPECT_EQ(overridden.err.find("measured from this run's start"), std::string::npos) << "--dt keeps the baseline";
 }
 
 // A series: --checkpoint-every K writes FILE_<step> every K steps of the run, and FILE at the end.
