@@ -324,12 +324,14 @@ int run_simulation(const Options& o) {
                {"step_level_histogram", levels},
                {"longest_step", sim::hermite::pow2_at_most(setup.program.hermite->dt_max)},
                {"interactions", c.interactions},
-               {"interactions_per_second", wall > 0 ? double(c.interactions) / wall : 0.0},
+               {"interactions_per_second", r.steps > 0 && wall > 0 ? double(c.interactions) / wall : 0.0},
                {"eta", setup.program.hermite->eta},
                {"eta_start", setup.program.hermite->eta_start},
                {"dt_max", setup.program.hermite->dt_max},
                {"state_hash", driver::state_hash_text(hash)}};
-    if (!o.quiet)
+    if (!o.quiet && r.steps == 0)
+      std::printf("  time %.6g, no block steps (%llu of the run)\n", sim.time(), (unsigned long long)sim.steps_done());
+    else if (!o.quiet)
       std::printf("  time %.6g after %llu block steps (%llu of the run); %.3f s wall, %.1f force evaluations per "
                   "body, %.3e force+jerk interactions/s\n",
                   sim.time(), (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,

@@ -62,11 +62,16 @@ std::string energy_warning(const Setup& setup, const RunResult& result) {
     std::snprintf(measured, sizeof measured, "the energy changed by %.3g of its start (more than %g)", change, bound);
   char text[500];
   double const softening = setup.config.softening;
-  if (p.integrator == sim::Integrator::hermite4)
+  if (p.integrator == sim::Integrator::hermite4 && softening > 0)
     std::snprintf(text, sizeof text,
-                  "%s: the block steps did not resolve the closest encounters; give a smaller --eta (this run: %g)%s",
-                  measured, p.hermite.eta,
-                  softening > 0 ? "" : " or a softening (this run: none, with no regularisation)");
+                  "%s: the block steps did not resolve the closest encounters; give a smaller --eta (this run: %g) "
+                  "or a larger --softening (this run: %g)",
+                  measured, p.hermite.eta, softening);
+  else if (p.integrator == sim::Integrator::hermite4)
+    std::snprintf(text, sizeof text,
+                  "%s: the block steps did not resolve the closest encounters; give a smaller --eta (this run: %g) "
+                  "or a softening (this run: none, with no regularisation)",
+                  measured, p.hermite.eta);
   else
     std::snprintf(text, sizeof text,
                   "%s: the steps did not resolve the closest orbits; give a smaller --dt (this run: %g) or a larger "

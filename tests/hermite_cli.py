@@ -141,6 +141,13 @@ with tempfile.TemporaryDirectory() as d:
               f"--t-end 1.03: {r.stderr!r}")
         r = run(["--run", "--integrator", "hermite4", "--bodies", "256", "--t-end", "0.25"])
         check(r.returncode == 0 and "notice" not in r.stderr, f"--t-end 0.25: {r.stderr!r}")
+        # Before the first block time: no block step, said, and no rate from a wall time of no steps.
+        r = run(["--run", "--integrator", "hermite4", "--bodies", "64", "--t-end", "1e-5", "--json", p("z.json")])
+        z = json.load(open(p("z.json")))
+        check(r.returncode == 0 and "--t-end 1e-05 is not a block time: the run ended at 0, the last block time "
+              "before it, every body at it" in r.stderr and "time 0, no block steps" in r.stdout,
+              f"--t-end 1e-5: {r.stdout!r} {r.stderr!r}")
+        check(z["steps"] == 0 and z["hermite4"]["interactions_per_second"] == 0, f"--t-end 1e-5: {z['hermite4']}")
         # Samples and periodic checkpoints due at the last block step of a run to a time are written once.
         blocks = json.load(open(p("b.json")))["hermite4"]["block_steps"]
         r = run(["--run", "--integrator", "hermite4", "--bodies", "256", "--t-end", "0.25", "--diagnostics",

@@ -360,6 +360,13 @@ TEST_F(Cli, AnUnresolvedRunWarnsAboutItsEnergy) {
   EXPECT_EQ(hermite.code, 0) << hermite.err;
   EXPECT_NE(hermite.err.find("give a smaller --eta (this run: 0.02) or a softening (this run: none"), std::string::npos)
       << hermite.err;
+  // With a softening, the warning names it too.
+  Result const softened = nbody("--run --integrator hermite4 --scenario two-body --eccentricity 0.999 --softening "
+                                "1e-4 --eta 50 --t-end 10 -q");
+  EXPECT_EQ(softened.code, 0) << softened.err;
+  EXPECT_NE(softened.err.find("give a smaller --eta (this run: 50) or a larger --softening (this run: 0.0001)"),
+            std::string::npos)
+      << softened.err;
   // The same orbit resolved: no warning.
   Result const fine = nbody("--run --integrator hermite4 --scenario two-body --eccentricity 0.9 --t-end 10 -q");
   EXPECT_EQ(fine.code, 0) << fine.err;
