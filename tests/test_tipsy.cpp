@@ -348,6 +348,13 @@ TEST_F(HostileTipsy, AbsurdHeaderCountsAreRefused) {
   put_count(raw, 12, 4);  // ndim
   path = write("ndim.bin", raw);
   EXPECT_EQ(error_of(path), path + ": not a tipsy file: the header's ndim is 3 in neither byte order");
+
+  // An HDF5 file (a checkpoint given to --load) is named as one.
+  raw = raw_;
+  std::memcpy(raw.data(), "\x89HDF\r\n\x1a\n", 8);
+  put_count(raw, 12, 0);  // HDF5's superblock there: no ndim of 3
+  path = write("checkpoint.h5", raw);
+  EXPECT_EQ(error_of(path), path + ": an HDF5 file, not a tipsy snapshot: a checkpoint continues with --restart");
 }
 
 TEST_F(HostileTipsy, NanVelocityIsRefusedNamingBodyAndField) {
