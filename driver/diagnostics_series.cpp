@@ -65,6 +65,9 @@ SeriesFormat series_format(const std::string& path, const std::string& option) {
   std::string const ext = lower_extension(path);
   if (ext == ".csv") return SeriesFormat::csv;
   if (ext == ".jsonl" || ext == ".json") return SeriesFormat::json_lines;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(option + " " + path + ": is a directory; name a .csv or .jsonl file (in it, for example)");
   throw InputError(option + " " + path + ": unknown format '" + ext +
                    "'; name a .csv file, or .jsonl (or .json) for JSON lines");
 }

@@ -311,6 +311,13 @@ TEST_F(Cli, DiagnosticsSeriesBadInputIsRefusedBeforeTheRun) {
   expect_input_error("--run --diagnostics-every 0 --diagnostics " + file("d.csv"), "--diagnostics-every 0");
   expect_input_error("--benchmark --diagnostics " + file("d.csv"), "--diagnostics");
   expect_input_error("--run --diagnostics " + file("nope/d.csv"), "the folder");
+  fs::create_directories(file("series"));
+  expect_input_error("--run --diagnostics " + file("series"),
+                     "--diagnostics " + file("series") + ": is a directory; name a .csv or .jsonl file");
+  expect_input_error("--run --snapshots " + file("series") + "/",
+                     "--snapshots " + file("series") + "/: ends in '/': name the series' files, e.g. --snapshots " +
+                         file("series") + "/snap (" + file("series") + "/snap_00000000.hdf5, ...)");
+  EXPECT_TRUE(fs::is_empty(file("series")));
   expect_input_error("--run --diagnostics " + file("d.csv") + " --save " + file("d.csv"), "both name");
   // A series a run left unfinished is not overwritten.
   std::ofstream(file("e.csv.partial")) << "step,time\n0,0\n";
