@@ -347,7 +347,7 @@ int run_simulation(const Options& o) {
                  {"source", setup.source},
                  {"backend", sim.describe()},
                  {"integrator", setup.program.integrator},
-                 {"dt", setup.program.dt},
+                 {"dt", blocks ? json(nullptr) : json(setup.program.dt)},  // hermite4: each body its own (hermite4.dt_max)
                  {"steps", r.steps},
                  {"step", sim.steps_done()},
                  {"interrupted", r.stopped_by != 0},

@@ -219,8 +219,13 @@ void restore_settings(const sim::RunRecord& saved, const std::string& path, RunC
   else p.integrator = *integrator;
   // hermite4 has no --dt (its Dt is dt_max): a switch to or from it leaves dt at the integrator's default.
   bool const hermite_involved = *integrator == sim::Integrator::hermite4 || p.integrator == sim::Integrator::hermite4;
-  if (run.given.dt) overrides("--dt", number(p.dt), number(saved.dt));
-  else p.dt = hermite_involved ? 0.0 : saved.dt;
+  // (A hermite4 file's Dt is its dt_max: a --dt given for another integrator overrides nothing of it.)
+  if (run.given.dt && *integrator != sim::Integrator::hermite4) overrides("--dt", number(p.dt), number(saved.dt));
+  else if (!run.given.dt) p.dt = hermite_involved ? 0.0 : saved.dt;
+  if (!run.given.dt && *integrator == sim::Integrator::hermite4 && p.integrator != sim::Integrator::hermite4)
+    notices.push_back(name_of(p.integrator) + " goes on from " + path + "'s hermite4 run, which has no fixed step, at " +
+                      name_of(p.integrator) + "'s dt " + number(sim::default_dt(p.integrator)) +
+                      " (--dt chooses another)");
   if (saved.hermite) {
     auto restore = [&](bool given, const char* option, double& value, double stored) {
       if (given) overrides(option, number(value), number(stored));

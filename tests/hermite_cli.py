@@ -110,6 +110,7 @@ with tempfile.TemporaryDirectory() as d:
         j = json.load(open(p("a.json")))
         h = j["hermite4"]
         check(j["steps"] == 7 and j["step"] == 7 and h["block_steps"] == 7, f"--steps 7 made {j['steps']} block steps")
+        check(j["dt"] is None and h["dt_max"] == 0.0625, f"dt {j['dt']}: hermite4 has no one step (its dt_max apart)")
         check(sum(h["step_level_histogram"]) == h["force_evaluations"] > 0, "histogram sums to the force evaluations")
         check(abs(h["force_evaluations_per_body"] - h["force_evaluations"] / 256) < 1e-12, "evaluations per body")
         # Force+jerk interactions: the start (N^2) and every evaluation against N bodies.
@@ -161,6 +162,13 @@ with tempfile.TemporaryDirectory() as d:
         r = run(["--run", "--restart", p("q.h5"), "--t-end", "0.125"])
         check(r.returncode == 0 and "notice: --t-end 0.125: the run is already at time 0.25" in r.stderr,
               f"a restart past --t-end: {r.stderr!r}")
+        # Leapfrog from a hermite4 file: the file's Dt is its dt_max, which a --dt does not override; without one,
+        # leapfrog's own, said.
+        r = run(["--run", "--restart", p("q.h5"), "--integrator", "leapfrog", "--steps", "2"])
+        check(r.returncode == 0 and "hermite4 run, which has no fixed step, at leapfrog's dt 0.01 (--dt chooses "
+              "another)" in r.stderr, f"leapfrog from hermite4: {r.stderr!r}")
+        r = run(["--run", "--restart", p("q.h5"), "--integrator", "leapfrog", "--dt", "0.001", "--steps", "2"])
+        check(r.returncode == 0 and "--dt" not in r.stderr, f"leapfrog from hermite4 with --dt: {r.stderr!r}")
 
     elif case == "restart_bitwise":
         h5py_or_skip()
