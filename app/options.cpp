@@ -607,6 +607,14 @@ std::optional<Options> parse_options(int argc, char** argv) {
     throw InputError("--restart and --scenario both given; the checkpoint holds the bodies");
   if (!ic.snapshot.empty() && cli.count("--scenario"))
     throw InputError("--load and --scenario both given; the snapshot replaces the scenario");
+  // The scenario's own settings make bodies that a file replaces.
+  for (const char* option : {"--seed", "--eccentricity"}) {
+    if (!cli.count(option)) continue;
+    if (!ic.checkpoint.empty())
+      throw InputError(std::string(option) + " does nothing with --restart; the checkpoint holds the bodies");
+    if (!ic.snapshot.empty())
+      throw InputError(std::string(option) + " does nothing with --load; the snapshot holds the bodies");
+  }
   return o;
 }
 

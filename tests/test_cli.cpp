@@ -557,6 +557,8 @@ TEST_F(Cli, HostileInputIsRefusedUpFront) {
       {"--run --width 640", "--width does nothing with --run; it belongs to the viewer"},
       {"--devices --bodies 10", "--bodies does nothing with --devices"},
       {"--compare-threading --load " + file("real.bin"), "--load does nothing with --compare-threading"},
+      {"--run --restart " + file("a.h5") + " --seed 3", "--seed does nothing with --restart; the checkpoint holds"},
+      {"--run --load " + file("real.bin") + " --eccentricity 0.5", "--eccentricity does nothing with --load"},
   };
   for (auto const& row : rows) {
     Result const r = nbody(row.args);
