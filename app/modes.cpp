@@ -272,6 +272,20 @@ int run_simulation(const Options& o) {
                    o.checkpoint.c_str(), (unsigned long long)*r.saved_step);
     else
       std::fprintf(stderr, "  and the last sound state could not be saved either: %s\n", r.save_failure.c_str());
+    // A script reads what happened where it reads a run's summary: the failure, and where its last sound state is.
+    try {
+      write_json(o, {{"mode", "run"},
+                     {"failure", *r.failure},
+                     {"checkpoint", r.saved_step ? json(o.checkpoint) : json(nullptr)},
+                     {"saved_step", r.saved_step ? json(*r.saved_step) : json(nullptr)},
+                     {"save_failure", r.saved_step ? json(nullptr) : json(r.save_failure)},
+                     {"steps", r.steps},
+                     {"wall_seconds", r.wall_seconds},
+                     {"start", r.start ? diagnostics_json(*r.start, r.initial_energy.value_or(r.start->total()))
+                                       : json(nullptr)}});
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "  --json %s not written either: %s\n", o.json.c_str(), e.what());
+    }
     return 1;
   }
   // Block steps stop at the last block time at or before --t-end: said when that is not the time asked for, with

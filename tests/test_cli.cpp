@@ -647,8 +647,14 @@ TEST_F(Cli, ARunThatBecomesNonFiniteStopsWithoutWritingIt) {
 TEST_F(Cli, ARunThatCannotGoOnSavesItsLastSoundState) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   Result const r =
-      nbody("--run --bodies 64 --dt 1e12 --steps 100 -q --checkpoint-every 50 --checkpoint " + file("kept.h5"));
+      nbody("--run --bodies 64 --dt 1e12 --steps 100 -q --checkpoint-every 50 --checkpoint " + file("kept.h5") +
+            " --json " + file("failed.json"));
   EXPECT_EQ(r.code, 1) << r.err;
+  // --json says what happened and where the state is, for a script.
+  auto const j = nlohmann::json::parse(slurp(file("failed.json")));
+  EXPECT_NE(j["failure"].get<std::string>().find("the state is no longer finite at step 50"), std::string::npos);
+  EXPECT_EQ(j["saved_step"], 0);
+  EXPECT_EQ(j["checkpoint"], file("kept.h5"));
   EXPECT_NE(r.err.find("the state is no longer finite at step 50"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("holds step 0, the last state checked before the failure"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(file("kept_00000050.h5")));
