@@ -251,7 +251,8 @@ int run_simulation(const Options& o) {
               << "; no block steps, the outputs hold its state\n";
   if (!o.quiet && blocks) {
     auto const& h = *setup.program.hermite;
-    std::printf("nbody run: %zu bodies from %s\n  %s\n  %s, eta %g, eta_start %g, dt_max %g, ", sim.bodies(),
+    std::printf("nbody run: %zu bod%s from %s\n  %s\n  %s, eta %g, eta_start %g, dt_max %g, ", sim.bodies(),
+                sim.bodies() == 1 ? "y" : "ies",
                 setup.source.c_str(), sim.describe().c_str(), setup.program.integrator.c_str(), h.eta, h.eta_start,
                 h.dt_max);
     if (o.t_end)
@@ -259,7 +260,8 @@ int run_simulation(const Options& o) {
     else
       std::printf("%llu block steps\n", (unsigned long long)steps);
   } else if (!o.quiet) {
-    std::printf("nbody run: %zu bodies from %s\n  %s\n  %s, dt %g, %llu steps\n", sim.bodies(), setup.source.c_str(),
+    std::printf("nbody run: %zu bod%s from %s\n  %s\n  %s, dt %g, %llu steps\n", sim.bodies(),
+                sim.bodies() == 1 ? "y" : "ies", setup.source.c_str(),
                 sim.describe().c_str(), setup.program.integrator.c_str(), setup.program.dt, (unsigned long long)steps);
   }
   CliRunObserver observer(o, steps);
@@ -313,7 +315,8 @@ int run_simulation(const Options& o) {
       std::printf("  checkpoint %s (step %llu)\n", o.checkpoint.c_str(), (unsigned long long)sim.steps_done());
     if (!o.save.empty()) std::printf("  saved %s (%s tipsy)\n", o.save.c_str(), name_of(o.save_format).c_str());
     if (!o.diagnostics.empty() && r.diagnostics_failure.empty())
-      std::printf("  diagnostics %s (%llu samples)\n", o.diagnostics.c_str(), (unsigned long long)r.diagnostics_samples);
+      std::printf("  diagnostics %s (%llu sample%s)\n", o.diagnostics.c_str(), (unsigned long long)r.diagnostics_samples,
+                  r.diagnostics_samples == 1 ? "" : "s");
     if (r.end)
       print_diagnostics("end", *r.end, e0.value_or(r.end->total()));
     else

@@ -480,7 +480,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
     // CLI11 says "--precision: fp16: valid: ..."; nbody's messages read "--precision fp16: valid: ...".
     throw InputError(std::regex_replace(e.what(), std::regex("^(--[a-z0-9-]+): "), "$1 ") + " (see --help)");
   } catch (const CLI::ParseError& e) {
-    throw InputError(std::string(e.what()) + " (see --help)");
+    // CLI11 says "--bodies: At Most 1 required but received 2" for an option given twice.
+    std::smatch m;
+    std::string const what = e.what();
+    if (std::regex_match(what, m, std::regex("^(--[a-z0-9-]+): At Most 1 required but received ([0-9]+)$")))
+      throw InputError(m[1].str() + " given " + m[2].str() + " times; give it once");
+    throw InputError(what + " (see --help)");
   }
 
   if (viewer) o.mode = Mode::viewer;
