@@ -1,7 +1,7 @@
 // core/interrupt.h - Ctrl-C and the termination signals, turned into a flag that long work polls.
 //
-// The first SIGINT, SIGTERM or SIGHUP (handled as SIGTERM) is recorded; every mode stops at its
-// next safe point (between steps, chunks of steps or kernel launches), writes what it must keep,
+// The first SIGINT, SIGTERM or SIGHUP (handled as SIGTERM; its message names it) is recorded; every
+// mode stops at its next safe point (between steps, chunks of steps or kernel launches), writes what it must keep,
 // and exits with 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM and SIGHUP. A second one ends
 // the process at once, from the handler, with the same status, after one line saying what that
 // skips (set_second_interrupt_note). Header-only: the flag is one process-wide atomic, which a
@@ -20,16 +20,11 @@
 
 namespace nbody {
 
-// Thrown at a safe point after a signal arrived; main() turns it into the exit status.
-struct Interrupted : std::runtime_error {
-  explicit Interrupted(int sig)
-      : std::runtime_error(sig == SIGINT ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)"), signal(sig) {}
-  int signal;
-};
-
 namespace detail {
 inline std::atomic<int> interrupt_signal{0};
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free flag");
+inline std::atomic<bool> hung_up{false};  // the recorded SIGTERM came as SIGHUP (the message names it)
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler sets it");
 
 // The line a second signal prints before the exit, in fixed buffers: the handler may only write(2)
 // it. Two buffers: a new line is written into the one not shown, then published, so a handler that
@@ -45,6 +40,7 @@ static_assert(std::atomic<int>::is_always_lock_free, "the signal handler reads w
 
 extern "C" inline void on_interrupt_signal(int sig) {
   int const recorded = sig == SIGINT ? SIGINT : SIGTERM;
+  if (interrupt_signal.load() == 0) hung_up.store(sig == SIGHUP);  // before the flag that makes it read
   if (interrupt_signal.exchange(recorded) != 0) {  // the second one: at once, saying what it skips
     if (int const shown = second_note_shown.load(std::memory_order_acquire); shown >= 0) {
       ssize_t const written = write(STDERR_FILENO, second_notes[shown].text, second_notes[shown].length);
@@ -54,6 +50,16 @@ extern "C" inline void on_interrupt_signal(int sig) {
   }
 }
 }  // namespace detail
+
+// Thrown at a safe point after a signal arrived; main() turns it into the exit status.
+struct Interrupted : std::runtime_error {
+  explicit Interrupted(int sig)
+      : std::runtime_error(sig == SIGINT                 ? "interrupted (Ctrl-C)"
+                           : detail::hung_up.load()      ? "terminated (SIGHUP: the terminal went away)"
+                                                         : "terminated (SIGTERM)"),
+        signal(sig) {}
+  int signal;
+};
 
 // Installs the handlers for SIGINT, SIGTERM and SIGHUP, without SA_RESTART, so a blocking call
 // returns (EINTR) instead of waiting on after the signal.
@@ -87,10 +93,16 @@ inline void set_second_interrupt_note(const std::string& text) {
 inline int interrupt_signal() { return detail::interrupt_signal.load(std::memory_order_relaxed); }
 
 // Forgets an interrupt that was answered, for a front end that goes on after one (Python's run).
-inline void clear_interrupt() { detail::interrupt_signal.store(0, std::memory_order_relaxed); }
+inline void clear_interrupt() {
+  detail::interrupt_signal.store(0, std::memory_order_relaxed);
+  detail::hung_up.store(false);
+}
 
 // Records an interrupt as a signal would (for front ends with their own way to stop, and tests).
-inline void request_interrupt(int sig = SIGINT) { detail::interrupt_signal.store(sig == SIGINT ? SIGINT : SIGTERM); }
+inline void request_interrupt(int sig = SIGINT) {
+  detail::hung_up.store(sig == SIGHUP);
+  detail::interrupt_signal.store(sig == SIGINT ? SIGINT : SIGTERM);
+}
 
 // Throws Interrupted if a signal arrived.
 inline void throw_if_interrupted() {
