@@ -290,24 +290,10 @@ int run_simulation(const Options& o) {
     }
     return 1;
   }
-  // Block steps stop at the last block time at or before --t-end: said when that is not the time asked for, with
-  // the bodies the outputs show predicted (not integrated) to it.
-  if (o.t_end && blocks && !r.stopped_by && !r.stopped_by_visit && sim.time() < *o.t_end) {
-    std::size_t const predicted = driver::bodies_predicted(sim);  // every rank takes part
-    if (!o.quiet && writes_outputs()) {
-      std::ostringstream text;
-      text << "notice: --t-end " << *o.t_end << " is not a block time: the run ended at ";
-      text.precision(17);  // a block time is a short binary fraction: all of it
-      text << sim.time() << ", the last block time before it, ";
-      if (predicted > 0)
-        text << "with " << predicted << " of " << sim.bodies()
-             << " bodies predicted to it (third order) in the outputs and the end energy; a --t-end that is a "
-             << "multiple of " << sim::hermite::pow2_at_most(setup.program.hermite->dt_max)
-             << " (the longest step) ends with every body at it\n";
-      else
-        text << "every body at it\n";
-      std::cerr << text.str();
-    }
+  // Block steps stop at the last block time at or before --t-end: said when that is not the time asked for.
+  if (o.t_end && !r.stopped_by && !r.stopped_by_visit) {
+    std::string const notice = driver::t_end_notice(sim, *o.t_end);  // every rank takes part
+    if (!notice.empty() && !o.quiet && writes_outputs()) std::cerr << "notice: " << notice << "\n";
   }
   std::optional<double> const e0 = r.initial_energy;
   if (!o.quiet) {

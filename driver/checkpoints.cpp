@@ -68,16 +68,6 @@ sim::hermite::HermiteState hermite_state_of(multigpu::Simulation& sim) {
   return hermite;
 }
 
-std::size_t bodies_predicted(multigpu::Simulation& sim) {
-  if (!sim.block_steps()) return 0;
-  sim::BodySet own;
-  sim::hermite::HermiteState state;
-  sim.hermite_state(own, state);
-  double block = 0.0;
-  for (double t : state.time) block = std::max(block, t);
-  return std::size_t(std::count_if(state.time.begin(), state.time.end(), [&](double t) { return t < block; }));
-}
-
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& sim,
                       std::optional<double> initial_energy) {
   sim::BodySet const state = sim.state();  // every rank takes part; rank 0 writes

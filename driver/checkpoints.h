@@ -32,10 +32,6 @@ void check_finite(const sim::BodySet& state, std::uint64_t step);
 // what a checkpoint stores and a setup continues (continue_hermite); empty unless it runs block steps. Collective.
 sim::hermite::HermiteState hermite_state_of(multigpu::Simulation& simulation);
 
-// hermite4: how many bodies are not at the block time (their own time is earlier: the state shows them predicted
-// to it, to third order); 0 for other integrators. Collective.
-std::size_t bodies_predicted(multigpu::Simulation& simulation);
-
 // Downloads the state, checks it, and writes the checkpoint whole or not at all. With several ranks
 // every rank takes part (the state is gathered) and rank 0 writes.
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& simulation,

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <new>
+#include <sstream>
 
 #include "core/bounds.h"
 #include "core/clock.h"
@@ -18,6 +19,7 @@
 #include "driver/diagnostics_series.h"
 #include "sim/io/checkpoint.h"
 #include "sim/physics/diagnostics.h"
+#include "sim/physics/hermite_step.h"
 
 namespace nbody::driver {
 namespace {
@@ -128,6 +130,32 @@ std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, cons
   if (sim.time() >= t_end) return 0;
   sim.set_time_limit(t_end);
   return steps;
+}
+
+std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::string& option) {
+  if (!sim.block_steps() || !(sim.time() < t_end)) return {};
+  sim::hermite::HermiteState const state = hermite_state_of(sim);
+  double block = 0.0;
+  for (double t : state.time) block = std::max(block, t);
+  auto const predicted = std::count_if(state.time.begin(), state.time.end(), [&](double t) { return t < block; });
+  // "--t-end 1.03" on the command line, "t_end=1.03" in Python (option "t_end=").
+  bool const keyword = !option.empty() && option.back() == '=';
+  std::string const name = keyword ? option.substr(0, option.size() - 1) : option;
+  std::ostringstream text;
+  text << option << (keyword ? "" : " ") << t_end << " is not a block time: the run ended at ";
+  text.precision(17);  // a block time is a short binary fraction: all of it
+  text << sim.time() << ", the last block time before it, ";
+  if (predicted == 0) {
+    text << "every body at it";
+    return text.str();
+  }
+  text.precision(6);
+  text << "with " << predicted << " of " << sim.bodies()
+       << " bodies predicted to it (third order) in the outputs and the end energy; a " << name << " that is ";
+  if (state.epoch != 0.0) text << "the start time " << state.epoch << " plus ";
+  text << "a multiple of " << sim::hermite::pow2_at_most(sim.program().hermite->dt_max)
+       << " (the longest step) ends with every body at it";
+  return text.str();
 }
 
 void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last,

@@ -92,6 +92,11 @@ std::uint64_t steps_for_time(const multigpu::RunClock& clock, const sim::StepPro
 // t_end (run() clears it when it returns, so a later run by steps is not stopped by it).
 std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, const std::string& option = "--t-end");
 
+// hermite4, after a run to the time `t_end`: where it ended when that is before t_end (the last block time at or
+// before it), and how many bodies the end state shows predicted to it; "" where it ended at t_end, and for the other
+// integrators. `option` names t_end for the front end ("--t-end", or "t_end=" for a keyword). Collective.
+std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::string& option = "--t-end");
+
 // Refuses (InputError), before any work, outputs of a run from `first` to `last` steps that could not
 // be written: each checkpoint and snapshot of the series (its name, and that it is no other output's
 // file, the front end's `others` (option, path) included), the diagnostics series. The final

@@ -259,8 +259,6 @@ void restore_settings(const sim::RunRecord& saved, const std::string& path, RunC
 
 }  // namespace
 
-namespace {
-// Options that mean nothing to the integrator chosen, refused with the reason (every front end's).
 void check_integrator_options(const RunConfig& run) {
   bool const hermite = run.physics.integrator == sim::Integrator::hermite4;
   GivenSettings const& g = run.given;
@@ -282,7 +280,6 @@ void check_integrator_options(const RunConfig& run) {
                      ": applies to --integrator hermite4 only (" + name_of(run.physics.integrator) +
                      " takes one --dt for every body)");
 }
-}  // namespace
 
 void continue_hermite(Setup& s, sim::hermite::HermiteState state) {
   if (state.started()) {
@@ -339,8 +336,16 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     s.seed = saved.seed;
     s.bodies = std::move(checkpoint.bodies);
     s.bodies.time = s.clock.time(s.program.dt);
-    if (s.program.hermite && checkpoint.hermite.started()) {
-      continue_hermite(s, std::move(checkpoint.hermite));  // each body at its own time, bit for bit
+    // Each body at its own time, bit for bit; but where the file's accelerations and jerks are of another softening
+    // (another potential), or no block step was made (the start steps are this run's settings'), every body starts
+    // again from the synchronised state.
+    bool const softening_changed = run.physics.softening != saved.softening;
+    if (s.program.hermite && checkpoint.hermite.started() && softening_changed) {
+      s.notices.push_back("hermite4 starts every body again at time " + number(s.bodies.time) + ": " +
+                          ic.checkpoint + "'s accelerations and jerks were of the softening " +
+                          number(saved.softening));
+    } else if (s.program.hermite && checkpoint.hermite.started() && saved.step != 0) {
+      continue_hermite(s, std::move(checkpoint.hermite));
     } else if (s.program.hermite && saved.integrator != name_of(sim::Integrator::hermite4)) {
       s.notices.push_back("hermite4 starts from " + ic.checkpoint + "'s " + saved.integrator +
                           " state: every body's Hermite state begins as at t = 0");

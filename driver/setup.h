@@ -44,6 +44,11 @@ struct Setup {
 // with `&s.hermite`.
 void continue_hermite(Setup& s, sim::hermite::HermiteState state);
 
+// Refuses (InputError) the options `run.given` names that mean nothing to its integrator, with the reason: --dt,
+// --damping or --kernel with hermite4, a softening of 0 or --eta, --eta-start, --dt-max with another. For a change
+// of settings, give only the change's names (every front end's).
+void check_integrator_options(const RunConfig& run);
+
 // Throws InputError for bad input (a kernel the backend lacks, a missing or corrupt file, more
 // GPUs than visible, too little memory) and RuntimeFailure for failures of the machine. With a
 // checkpoint (initial.checkpoint) the run continues where it stopped: bodies, clock, energy

@@ -11,6 +11,13 @@
 #include "driver/checkpoints.h"
 
 namespace nbody::driver {
+namespace {
+std::string number_text(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+}  // namespace
 
 std::string bodies_problem(const sim::BodySet& b) {
   std::ostringstream s;
@@ -36,7 +43,8 @@ std::string bodies_problem(const sim::BodySet& b) {
 Setup setup_from_bodies(const RunConfig& requested, sim::BodySet bodies, const std::string& source) {
   if (auto const why = bodies_problem(bodies); !why.empty()) throw InputError(source + ": " + why);
   RunConfig run = requested;
-  if (run.physics.softening == 0) run.physics.softening = 0.01;
+  // 0 named is hermite4's "no softening" (refused for the other integrators); 0 not named is "none chosen".
+  if (run.physics.softening == 0 && !run.given.softening) run.physics.softening = 0.01;
   Setup s;
   s.program = sim::make_step_program(integrator_params(run.physics));
   s.config = resolve_devices(run, bodies.size(), &s.notices);
@@ -60,8 +68,21 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
   s.damping = run.physics.damping;
   s.bodies = simulation.state();
   // hermite4 on hermite4: each body goes on from its own time and Hermite state (not current's, a start's); from
-  // another integrator every body starts as at t = 0.
-  continue_hermite(s, s.program.hermite ? hermite_state_of(simulation) : sim::hermite::HermiteState{});
+  // another integrator every body starts as at t = 0. So does every body where the state's accelerations and jerks
+  // are of another softening (another potential), or where no block step was made (the start steps are the new
+  // settings', as a simulation built with them would take).
+  bool const softening_changed = s.config.softening != simulation.config().softening;
+  bool const restart_blocks = simulation.block_steps() && (softening_changed || simulation.steps_done() == 0);
+  continue_hermite(s, s.program.hermite && !restart_blocks ? hermite_state_of(simulation) : sim::hermite::HermiteState{});
+  if (s.program.hermite && simulation.block_steps() && softening_changed && notices)
+    notices->push_back("hermite4 starts every body again at time " + number_text(s.bodies.time) +
+                       ": its accelerations and jerks were of the softening " +
+                       number_text(simulation.config().softening));
+  // Another softening is another potential: the energy error is measured from here on.
+  if (softening_changed) {
+    s.initial_energy.reset();
+    if (notices) notices->push_back("the energy error is measured from here: another softening is another potential");
+  }
   s.clock = simulation.clock();
   if (s.program.dt != simulation.program().dt) s.clock = s.clock.with_new_dt(simulation.program().dt);
   s.run = run;

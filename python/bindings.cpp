@@ -474,6 +474,7 @@ class Engine {
       }
     } const clear_time_limit{sim_.get()};
     Busy busy(*this, true);
+    last_run_ = nb::none();
     driver::RunOutputs o;
     o.summary = false;
     for (auto [key, value] : outputs) {
@@ -522,12 +523,22 @@ class Engine {
     }
     invalidate();
     clear_interrupt();
+    // What the run did is kept before a callback's exception, Ctrl-C or a failure is raised: the files it wrote are
+    // what the user needs to know then (last_run).
+    last_run_ = outcome(r, o);
     if (observer.error) observer.error->restore(), throw nb::python_error();
     if (r.failure) {
       std::string text = *r.failure;
       if (r.saved_step) text += "; " + o.checkpoint + " holds step " + std::to_string(*r.saved_step) + ", the last state checked";
       throw RuntimeFailure(text);
     }
+    return nb::borrow<nb::dict>(last_run_);
+  }
+
+  // What run() did, as a dict (None before the first run, and for a run refused or ended before its loop).
+  nb::object last_run() const { return last_run_; }
+
+  static nb::dict outcome(const driver::RunResult& r, const driver::RunOutputs& o) {
     nb::dict out;
     out["steps"] = r.steps;
     out["wall_seconds"] = r.wall_seconds;
@@ -538,6 +549,9 @@ class Engine {
     out["snapshots_written"] = r.snapshots_written;
     out["snapshots_not_written"] = r.snapshots_not_written;
     out["diagnostics_failure"] = r.diagnostics_failure;
+    out["failure"] = r.failure ? nb::cast(*r.failure) : nb::none();
+    out["saved_step"] = r.saved_step ? nb::cast(*r.saved_step) : nb::none();
+    out["checkpoint"] = o.checkpoint.empty() ? nb::none() : nb::cast(o.checkpoint);
     return out;
   }
 
@@ -545,7 +559,25 @@ class Engine {
   std::uint64_t steps_to(double t_end) {
     Busy busy(*this);
     // hermite4's block steps have no fixed length: the simulation stops at t_end (the next run() clears it).
-    return driver::steps_for_time_limit(*sim_, t_end, "t_end");
+    std::uint64_t const steps = driver::steps_for_time_limit(*sim_, t_end, "t_end");
+    if (steps == 0 && sim_->time() >= t_end) {
+      std::ostringstream text;
+      text << "t_end=" << t_end << ": the simulation is already at time " << sim_->time() << "; no steps";
+      notices_.push_back(text.str());
+    }
+    return steps;
+  }
+
+  // After a run to `t_end`: where hermite4's block steps ended, when that is before it (driver::t_end_notice), as a
+  // notice.
+  void note_end(double t_end) {
+    Busy busy(*this);
+    std::string notice;
+    {
+      nb::gil_scoped_release unlocked;
+      notice = driver::t_end_notice(*sim_, t_end, "t_end=");
+    }
+    if (!notice.empty()) notices_.push_back(notice);
   }
 
   // The state's arrays as read-only NumPy views of the host copy of this step (state()), no copy
@@ -656,11 +688,21 @@ class Engine {
     Busy busy(*this, true);
     driver::RunConfig run = run_;
     apply_options(run, options, false);
+    // What this change names that means nothing to the integrator it leaves (damping or dt with hermite4...) is
+    // refused as the constructor refuses it; what earlier settings named is not this change's.
+    driver::RunConfig named = run_;
+    named.given = driver::GivenSettings{};
+    named.devices.engine.kernel.reset();
+    apply_options(named, options, false);
+    driver::check_integrator_options(named);
     std::vector<std::string> notices;
     nb::gil_scoped_release unlocked;
     driver::Setup next = driver::with_settings(setup_, *sim_, run, &notices);
+    bool const softening_changed = next.config.softening != sim_->config().softening;
     auto rebuilt = std::make_unique<multigpu::Simulation>(next.bodies, next.program, next.config, next.clock, &next.hermite);
     next.bodies = sim::BodySet{};
+    // Another softening is another potential: the energy error is measured from the state it starts at.
+    if (softening_changed) e0_ = rebuilt->diagnostics().total();
     sim_ = std::move(rebuilt);
     setup_ = std::move(next);
     run_ = run;
@@ -740,9 +782,24 @@ class Engine {
     Busy busy(*this);
     return sim_->bodies();
   }
-  double dt() {
+  // hermite4: none (each body takes its own step; dt_max bounds them).
+  std::optional<double> dt() {
     Busy busy(*this);
+    if (sim_->block_steps()) return std::nullopt;
     return sim_->program().dt;
+  }
+  // hermite4's settings (what configure() sets; the defaults while another integrator runs).
+  double eta() {
+    Busy busy(*this);
+    return run_.physics.hermite.eta;
+  }
+  double eta_start() {
+    Busy busy(*this);
+    return run_.physics.hermite.eta_start;
+  }
+  double dt_max() {
+    Busy busy(*this);
+    return run_.physics.hermite.dt_max;
   }
   double softening() {
     Busy busy(*this);
@@ -922,6 +979,7 @@ class Engine {
   driver::Setup setup_;
   std::unique_ptr<multigpu::Simulation> sim_;
   double e0_ = 0;
+  nb::object last_run_ = nb::none();  // run()'s outcome
   std::vector<std::string> notices_;
   std::shared_ptr<sim::BodySet> cached_;  // state(); shared with the arrays that view it
   bool state_valid_ = false;
@@ -992,6 +1050,8 @@ NB_MODULE(_nbody, m) {
       .def("advance", &Engine::advance, "steps"_a)
       .def("synchronize", &Engine::synchronize)
       .def("benchmark", &Engine::benchmark, "steps"_a, "warmup"_a)
+      .def("note_end", &Engine::note_end, "t_end"_a)
+      .def_prop_ro("last_run", &Engine::last_run)
       .def("device_positions", &Engine::device_positions)
       .def_prop_ro("generation", &Engine::generation)
       .def("run", &Engine::run, "steps"_a, "callback"_a.none(), "every"_a, "self"_a, "outputs"_a)
@@ -1011,6 +1071,9 @@ NB_MODULE(_nbody, m) {
       .def_prop_ro("steps", &Engine::steps)
       .def_prop_ro("bodies", &Engine::bodies)
       .def_prop_ro("dt", &Engine::dt)
+      .def_prop_ro("eta", &Engine::eta)
+      .def_prop_ro("eta_start", &Engine::eta_start)
+      .def_prop_ro("dt_max", &Engine::dt_max)
       .def_prop_ro("softening", &Engine::softening)
       .def_prop_ro("damping", &Engine::damping)
       .def_prop_ro("initial_energy", &Engine::initial_energy)

@@ -13,7 +13,8 @@ steps_and_time      --steps counts block steps; --t-end 0.25 ends at time 0.25 e
 restart_bitwise     100 + 100 block steps through a checkpoint, on 3 and then 2 host devices (workers), hold
                     the bits of 200 on one: /Hermite and the synchronised bodies, and --json's state hash. With softening 0 too, restarted
                     with no options (the file's 0, not the scenario's softening) and with --softening 0; a switch
-                    to leapfrog with the file's 0 is refused, naming the file.
+                    to leapfrog with the file's 0 is refused, naming the file. A restart with another softening
+                    starts every body again (the file's accelerations and jerks are of the old potential).
 interrupt           Ctrl-C in a run to a --t-end: exit status 130, the message says the block steps done and the
                     time reached of the one asked for, the checkpoint continues.
 bad_checkpoint      a checkpoint whose HermiteEta or a body's Hermite step is out of bounds is refused, naming
@@ -198,6 +199,16 @@ with tempfile.TemporaryDirectory() as d:
         r = run(["--run", "--restart", p("s20.h5"), "--steps", "1", "--integrator", "leapfrog", "--softening", "0"])
         check(r.returncode == 2 and "--softening 0: must be a length in (0, 1e+12]" in r.stderr and
               r.stderr.count("\n") == 1, f"leapfrog with --softening 0 on a restart: {r.stderr!r}")
+
+        # A restart with another softening: the file's accelerations and jerks are of the old potential, so every
+        # body starts again from the synchronised state (before, the first correctors mixed the two potentials:
+        # an energy error of 5e-3 over the next half time unit, where a start gives 2e-8).
+        run([*common, "--softening", "0.5", "--t-end", "0.5", "--checkpoint", p("soft.h5")])
+        r = run(["--run", "--restart", p("soft.h5"), "--softening", "0.01", "--t-end", "1", "--json", p("re.json")])
+        error = json.load(open(p("re.json")))["end"]["relative_energy_error"]
+        check(r.returncode == 0 and "hermite4 starts every body again at time 0.5: " in r.stderr and
+              "accelerations and jerks were of the softening 0.5" in r.stderr, f"softening restart: {r.stderr!r}")
+        check(error < 1e-6, f"a restart with another softening: energy error {error}")
 
     elif case == "bad_checkpoint":
         h5py_or_skip()

@@ -291,9 +291,11 @@ class Simulation:
             checkpoint=None, checkpoint_every=None, snapshots=None, snapshot_every=None, snapshot_precision=None,
             save=None):
         """Advances ``steps`` steps, or until the time reaches ``t_end`` (the first step at or past
-        it); give one of the two. ``callback(sim)`` is called after every ``every`` steps of this run
-        (it may read the simulation, not step or change it); when it returns a true value the run
-        stops there. Returns the number of steps done; ``sim.last_run`` holds what the run did.
+        it; with ``integrator="hermite4"``, the last block time at or before it, which a notice in
+        ``sim.notices`` names when it is not ``t_end``); give one of the two. ``callback(sim)`` is
+        called after every ``every`` steps of this run (it may read the simulation, not step or
+        change it); when it returns a true value the run stops there. Returns the number of steps
+        done; ``sim.last_run`` holds what the run did, also when it ends with an exception.
 
         It is the loop of ``nbody --run``, with its outputs, each written whole or not at all:
         ``diagnostics`` (a .csv or .jsonl series, every ``diagnostics_every`` steps, default 100),
@@ -322,8 +324,23 @@ class Simulation:
             outputs[name] = None if value is None else _whole(value, name, 1, _MAX_STEPS)
         if t_end is not None:  # last: hermite4's time limit, set here, is cleared by the run that follows
             total = self._engine.steps_to(float(t_end))
-        self.last_run = self._engine.run(total, callback, every, self, outputs)
-        return self.last_run["steps"]
+        try:
+            done = self._engine.run(total, callback, every, self, outputs)["steps"]
+        finally:
+            self._take_notices()
+        if t_end is not None:
+            self._engine.note_end(float(t_end))
+            self._take_notices()
+        return done
+
+    @property
+    def last_run(self):
+        """What the last ``run`` did, a dict: steps, wall_seconds, stopped_by_callback,
+        diagnostics_samples, checkpoints_written and _not_written, snapshots_written and
+        _not_written, diagnostics_failure, failure and saved_step (a run that could not go on),
+        checkpoint. Kept when the run ends with an exception (a callback's, Ctrl-C, a failure);
+        None before the first run."""
+        return self._engine.last_run
 
     def integrate(self, t_end, callback=None, every=1):
         """REBOUND's name: ``run(t_end=t_end, ...)``."""
@@ -408,7 +425,8 @@ class Simulation:
 
     @property
     def time(self):
-        """Simulation time: the start's plus steps x dt (never a running sum)."""
+        """Simulation time: the start's plus steps x dt (never a running sum); hermite4: the block
+        time, where every body is predicted to."""
         return self._engine.time
 
     t = time
@@ -436,7 +454,11 @@ class Simulation:
     def configure(self, **settings):
         """Changes several settings at once: integrator, dt, damping, softening, precision, backend,
         numgpus, gpus, weights, threading, launch, exchange, kernel, block_size, fp64_rsqrt,
-        threads."""
+        threads, and hermite4's eta, eta_start and dt_max. With hermite4 each body goes on from its
+        own time and step, but where the softening changes (its accelerations and jerks were of
+        the old potential) or no block step was made yet: every body then starts again, as a
+        simulation made with the new settings would. A new softening also restarts the energy
+        error's baseline (another potential)."""
         self._engine.configure(dict(settings))
         self._take_notices()
 
@@ -449,7 +471,10 @@ class Simulation:
 
         return property(get, put, doc=doc)
 
-    dt = _setting("dt", "The time step.")
+    dt = _setting("dt", "The time step; None with hermite4 (each body its own, at most dt_max).")
+    eta = _setting("eta", "hermite4's accuracy parameter (Aarseth's criterion, inside the square root).")
+    eta_start = _setting("eta_start", "hermite4's first steps: eta_start |a| / |jerk|.")
+    dt_max = _setting("dt_max", "hermite4's longest step (its power of two at most this).")
     softening = _setting("softening", "The Plummer softening length.")
     integrator = _setting("integrator", "The integrator's name.")
     damping = _setting("damping", "euler-damped's velocity factor per step.")
@@ -484,8 +509,9 @@ class Simulation:
         self._engine.checkpoint(self._path(path, "path"))
 
     def __repr__(self):
+        step = f"dt={self.dt:g}" if self.dt is not None else f"eta={self.eta:g} dt_max={self.dt_max:g}"
         return (f"<nbody.Simulation n={self.n} t={self.time:g} steps={self.steps} {self.integrator} "
-                f"dt={self.dt:g} softening={self.softening:g} {self.description}>")
+                f"{step} softening={self.softening:g} {self.description}>")
 
 
 class DeviceView:

@@ -1,0 +1,119 @@
+# tests/python/test_hermite_steering.py - hermite4 from Python as a scientist drives it: settings changed between
+# runs (the per-body state kept where it is still the system's, started again where it is not), runs to a time that
+# is not a block time, its settings read back, and what a run that ends with an exception leaves in last_run.
+import math
+
+import numpy as np
+import pytest
+
+import nbody
+
+PLUMMER = dict(scenario="plummer", n=128, seed=11, precision="fp64", integrator="hermite4", backend="cpu")
+
+
+def kepler_pair():
+    # m = 0.7, 0.3 at pericentre of an a = 1, e = 0.6 orbit, in the centre-of-mass frame (G = 1).
+    r, v = np.array([0.4, 0.0, 0.0]), np.array([0.0, 2.0, 0.0])
+    return np.array([-0.3 * r, 0.7 * r]), np.array([-0.3 * v, 0.7 * v]), np.array([0.7, 0.3])
+
+
+def same_state(a, b):
+    return a.time == b.time and np.array_equal(a.positions, b.positions) and np.array_equal(a.velocities, b.velocities)
+
+
+def test_from_arrays_keeps_a_softening_of_0_with_hermite4():
+    pos, vel, m = kepler_pair()
+    sim = nbody.Simulation.from_arrays(pos, vel, m, integrator="hermite4", softening=0.0, backend="cpu",
+                                       precision="fp64")
+    assert sim.softening == 0.0
+    # The Kepler energy -G m1 m2 / (2a) = -0.105, exactly but for rounding without softening.
+    assert sim.energy() == pytest.approx(-0.105, rel=1e-12)
+
+
+def test_a_new_softening_starts_every_body_again():
+    # The accelerations and jerks of each body's last step are of the old potential: continuing from them mixed two
+    # potentials in the next correctors. The run goes on as a simulation made at that state with the new softening.
+    changed = nbody.Simulation(**PLUMMER, softening=0.5)
+    changed.run(t_end=0.25)
+    fresh = nbody.Simulation.from_arrays(changed.positions, changed.velocities, changed.masses, time=changed.time,
+                                         softening=1e-3, **{k: PLUMMER[k] for k in ("precision", "integrator",
+                                                                                    "backend")})
+    changed.softening = 1e-3
+    assert any("hermite4 starts every body again" in n for n in changed.notices)
+    # The energy error is measured from the new potential's energy.
+    assert changed.diagnostics()["relative_energy_error"] == 0.0
+    changed.run(steps=40)
+    fresh.run(steps=40)
+    assert same_state(changed, fresh)
+    assert changed.diagnostics()["relative_energy_error"] < 1e-6
+
+
+def test_settings_changed_before_the_first_block_step_are_those_of_the_start():
+    # No block step yet: the start steps are the new settings', as the constructor's would be.
+    configured = nbody.Simulation(**PLUMMER, softening=0.01)
+    configured.configure(eta_start=0.5, dt_max=0.125)
+    made = nbody.Simulation(**PLUMMER, softening=0.01, eta_start=0.5, dt_max=0.125)
+    configured.run(steps=30)
+    made.run(steps=30)
+    assert same_state(configured, made)
+    # After a block step, a change of eta keeps each body's own step: not a new start.
+    kept = nbody.Simulation(**PLUMMER, softening=0.01)
+    kept.run(steps=10)
+    kept.configure(eta=0.01)
+    again = nbody.Simulation(**PLUMMER, softening=0.01)
+    again.run(steps=10)
+    again.configure(eta=0.01, threads=1)
+    kept.run(steps=10)
+    again.run(steps=10)
+    assert same_state(kept, again)
+
+
+def test_hermite4_settings_read_back_and_refused_where_they_mean_nothing():
+    sim = nbody.Simulation(**PLUMMER)
+    assert sim.dt is None and sim.eta == 0.02 and sim.eta_start == 0.01 and sim.dt_max == 0.0625
+    sim.eta = 0.005
+    assert sim.eta == 0.005
+    assert "eta=0.005" in repr(sim)
+    with pytest.raises(ValueError, match="damping 0.9: hermite4 does not damp"):
+        sim.configure(damping=0.9)
+    with pytest.raises(ValueError, match="hermite4 chooses each body's step"):
+        sim.dt = 0.01
+    assert sim.eta == 0.005 and sim.dt is None  # a refused change changes nothing
+    leapfrog = nbody.Simulation(scenario="plummer", n=64, backend="cpu", integrator="euler-damped", damping=0.9)
+    leapfrog.configure(integrator="hermite4")  # the damping named at the start is not this change's
+    assert leapfrog.integrator == "hermite4"
+
+
+def test_a_run_to_a_time_off_the_block_times_says_where_it_ended():
+    sim = nbody.Simulation(**PLUMMER, softening=0.01)
+    sim.run(t_end=0.3)
+    assert sim.time < 0.3
+    ended = [n for n in sim.notices if n.startswith("t_end=0.3 is not a block time")]
+    assert len(ended) == 1 and f"the run ended at {sim.time!r}" in ended[0]
+    assert sim.run(t_end=0.25) == 0
+    assert any("t_end=0.25: the simulation is already at time" in n for n in sim.notices)
+    # On the block times of a start at 0.3: 0.3 plus a multiple of the longest step ends there, every body with it.
+    later = nbody.Simulation.from_arrays(sim.positions, sim.velocities, sim.masses, time=0.3, softening=0.01,
+                                         integrator="hermite4", precision="fp64", backend="cpu")
+    later.run(t_end=1.0)
+    assert later.time < 1.0
+    assert any("the start time 0.3 plus a multiple of 0.0625" in n for n in later.notices)
+    later.run(t_end=0.3 + 12 * 0.0625)
+    assert later.time == 0.3 + 12 * 0.0625
+
+
+def test_last_run_is_kept_when_a_run_ends_with_an_exception(tmp_path):
+    sim = nbody.Simulation(**PLUMMER, softening=0.01)
+    assert sim.last_run is None
+    sim.run(steps=5)
+    assert sim.last_run["steps"] == 5
+
+    def fail(s):
+        if s.steps >= 8:
+            raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        sim.run(steps=20, callback=fail, checkpoint=tmp_path / "c.h5")
+    assert sim.last_run["steps"] == 3 and sim.last_run["checkpoint"] == str(tmp_path / "c.h5")
+    assert (tmp_path / "c.h5").exists()
+    assert sim.last_run["failure"] is None and not math.isnan(sim.time)
