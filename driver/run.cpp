@@ -37,12 +37,12 @@ struct PendingSample {
 // it computed is not the physics it was asked for. Said once, at the end, with what to change. Measured from this
 // run's start, not a checkpoint's step 0: the advice is about this run's settings, and an earlier run's loss (another
 // step, another softening, euler-damped's removal by design) is not this run's. Not judged: a run of no steps and
-// euler-damped. Where the total energy is a cancellation of far larger kinetic and potential energies (below
-// kEnergyCancelled of their sum: a parabolic encounter, a system barely bound or unbound), an error relative to it
-// measures nothing: the change is judged against kEnergyCancelled of that sum instead, the scale below which a
-// total counts as a cancellation.
+// euler-damped. Where the total energy is small beside the kinetic and potential energies it sums (below
+// kEnergyCancelled of K + |W|: a parabolic encounter, a system barely bound or unbound), an error relative to it
+// measures little: the change is judged against kEnergyCancelled of K + |W| instead, the same bound at the edge. (A
+// virialised bound system has |E| = (K + |W|) / 3, so its bound is 3.3e-3 of K + |W|; at the edge it is 1e-3.)
 constexpr double kEnergyWarning = 1e-2;
-constexpr double kEnergyCancelled = 1e-3;
+constexpr double kEnergyCancelled = 0.1;
 
 std::string energy_warning(const Setup& setup, const RunResult& result) {
   auto const& p = setup.run.physics;
@@ -58,7 +58,7 @@ std::string energy_warning(const Setup& setup, const RunResult& result) {
   if (cancelled)
     std::snprintf(measured, sizeof measured,
                   "the energy changed by %.3g of its start's kinetic plus potential energy (more than %g; the total, "
-                  "%.3g, is near 0)",
+                  "%.3g, is small beside them)",
                   change, bound, e0);
   else
     std::snprintf(measured, sizeof measured, "the energy changed by %.3g of its start (more than %g)", change, bound);
