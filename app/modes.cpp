@@ -265,7 +265,36 @@ int run_simulation(const Options& o) {
                 sim.describe().c_str(), setup.program.integrator.c_str(), setup.program.dt, (unsigned long long)steps);
   }
   CliRunObserver observer(o, steps);
-  driver::RunResult const r = driver::run(setup, sim, outputs, steps, observer);
+  // A run that cannot go on still leaves a --json a script can read: the failure, and where its last sound state
+  // is (or why there is none).
+  auto failure_json = [&](const std::string& failure, std::optional<std::uint64_t> saved_step,
+                          const std::string& save_failure, const driver::RunResult* r) {
+    try {
+      write_json(o, {{"mode", "run"},
+                     {"failure", failure},
+                     {"checkpoint", saved_step ? json(o.checkpoint) : json(nullptr)},
+                     {"saved_step", saved_step ? json(*saved_step) : json(nullptr)},
+                     {"save_failure", saved_step ? json(nullptr) : json(save_failure)},
+                     {"bodies", sim.bodies()},
+                     {"integrator", setup.program.integrator},
+                     {"steps", r ? json(r->steps) : json(nullptr)},
+                     {"wall_seconds", r ? json(r->wall_seconds) : json(nullptr)},
+                     {"start", r && r->start ? diagnostics_json(*r->start, r->initial_energy.value_or(r->start->total()))
+                                             : json(nullptr)}});
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "  --json %s not written either: %s\n", o.json.c_str(), e.what());
+    }
+  };
+  driver::RunResult r;
+  try {
+    r = driver::run(setup, sim, outputs, steps, observer);
+  } catch (const RuntimeFailure& e) {
+    // No sound state kept to save (no --checkpoint; several ranks), or the end state itself not finite.
+    observer.finish();
+    failure_json(e.what(), std::nullopt,
+                 o.checkpoint.empty() ? "no --checkpoint was given" : "no sound state was kept to save", nullptr);
+    throw;
+  }
   observer.finish();
   if (r.failure) {
     std::fprintf(stderr, "error: %s\n", r.failure->c_str());
@@ -274,20 +303,7 @@ int run_simulation(const Options& o) {
                    o.checkpoint.c_str(), (unsigned long long)*r.saved_step);
     else
       std::fprintf(stderr, "  and the last sound state could not be saved either: %s\n", r.save_failure.c_str());
-    // A script reads what happened where it reads a run's summary: the failure, and where its last sound state is.
-    try {
-      write_json(o, {{"mode", "run"},
-                     {"failure", *r.failure},
-                     {"checkpoint", r.saved_step ? json(o.checkpoint) : json(nullptr)},
-                     {"saved_step", r.saved_step ? json(*r.saved_step) : json(nullptr)},
-                     {"save_failure", r.saved_step ? json(nullptr) : json(r.save_failure)},
-                     {"steps", r.steps},
-                     {"wall_seconds", r.wall_seconds},
-                     {"start", r.start ? diagnostics_json(*r.start, r.initial_energy.value_or(r.start->total()))
-                                       : json(nullptr)}});
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "  --json %s not written either: %s\n", o.json.c_str(), e.what());
-    }
+    failure_json(*r.failure, r.saved_step, r.save_failure, &r);
     return 1;
   }
   // Block steps stop at the last block time at or before --t-end: said when that is not the time asked for.
@@ -345,6 +361,7 @@ int run_simulation(const Options& o) {
                 wall > 0 ? double(r.steps) / wall : 0.0, wall > 0 ? interactions * double(r.steps) / wall : 0.0);
   }
   write_json(o, {{"mode", "run"},
+                 {"failure", nullptr},
                  {"hermite4", hermite},
                  {"bodies", sim.bodies()},
                  {"source", setup.source},

@@ -307,6 +307,20 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       snapshot_at = sim.steps_done();
     });
   };
+  // The run cannot go on (a failure, a state no longer finite): the last sound state kept is saved where the final
+  // one would have gone, and the result says so. (With none kept, the caller rethrows the failure as it came.)
+  auto cannot_go_on = [&](const RuntimeFailure& e) -> RunResult {
+    result.failure = e.what();
+    result.steps = done;
+    result.wall_seconds = seconds_since(t0);
+    try {
+      sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
+      result.saved_step = kept->record.step;
+    } catch (const std::exception& w) {
+      result.save_failure = w.what();
+    }
+    return result;
+  };
   auto due = [](std::uint64_t k, std::uint64_t step) { return k && step % k == 0; };
   auto until_due = [](std::uint64_t k, std::uint64_t step) { return k ? k - step % k : ~std::uint64_t(0); };
   try {
@@ -364,26 +378,22 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   } catch (const RuntimeFailure& e) {
     close_series(series, result, observer);
     if (!kept) throw;
-    // The run cannot go on; the last sound state is saved where the final one would have gone.
-    result.failure = e.what();
-    result.steps = done;
-    result.wall_seconds = seconds_since(t0);
-    try {
-      sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
-      result.saved_step = kept->record.step;
-    } catch (const std::exception& w) {
-      result.save_failure = w.what();
-    }
-    return result;
+    return cannot_go_on(e);
   }
   result.steps = done;
   result.wall_seconds = seconds_since(t0);
   result.stopped_by = ranks.max(interrupt_signal());
 
   // Save first: after an interrupt the state is what must not be lost. A state that is no longer
-  // finite is refused before it can replace anything.
+  // finite is refused before it can replace anything; the last one kept sound is saved instead.
   sim::BodySet const final_state = sim.state();
-  agree(ranks, [&] { check_finite(final_state, sim.steps_done()); });
+  try {
+    agree(ranks, [&] { check_finite(final_state, sim.steps_done()); });
+  } catch (const RuntimeFailure& e) {
+    close_series(series, result, observer);
+    if (!kept) throw;
+    return cannot_go_on(e);
+  }
   std::vector<std::pair<std::string, std::string>> left{{"--checkpoint", o.checkpoint}, {"--save", o.save},
                                                         {"--diagnostics", o.diagnostics}};
   auto written = [&](const char* option) {

@@ -660,6 +660,19 @@ TEST_F(Cli, ARunThatCannotGoOnSavesItsLastSoundState) {
   EXPECT_NE(j["failure"].get<std::string>().find("the state is no longer finite at step 50"), std::string::npos);
   EXPECT_EQ(j["saved_step"], 0);
   EXPECT_EQ(j["checkpoint"], file("kept.h5"));
+  // Found only by the end's check (no series checks it on the way): the kept start is saved all the same.
+  Result const late = nbody("--run --bodies 64 --dt 1e12 --steps 100 -q --checkpoint " + file("late.h5") +
+                            " --json " + file("late.json"));
+  EXPECT_EQ(late.code, 1) << late.err;
+  EXPECT_NE(late.err.find("holds step 0, the last state checked before the failure"), std::string::npos) << late.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(file("late.json")))["saved_step"], 0);
+  // Without --checkpoint nothing is kept, and --json says that too.
+  Result const none = nbody("--run --bodies 64 --dt 1e12 --steps 100 -q --json " + file("none.json"));
+  EXPECT_EQ(none.code, 1) << none.err;
+  auto const n = nlohmann::json::parse(slurp(file("none.json")));
+  EXPECT_NE(n["failure"].get<std::string>().find("no longer finite"), std::string::npos);
+  EXPECT_TRUE(n["saved_step"].is_null());
+  EXPECT_EQ(n["save_failure"], "no --checkpoint was given");
   EXPECT_NE(r.err.find("the state is no longer finite at step 50"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("holds step 0, the last state checked before the failure"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(file("kept_00000050.h5")));
