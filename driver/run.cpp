@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <functional>
 #include <memory>
 #include <new>
-#include <sstream>
 
 #include "core/bounds.h"
 #include "core/clock.h"
@@ -132,6 +132,17 @@ std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, cons
   return steps;
 }
 
+// The shortest text that reads back as x: 1.03 as "1.03", a block time as all of its binary fraction, and two
+// values that differ never alike.
+std::string shortest(double x) {
+  char text[32];
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, x);
+    if (std::strtod(text, nullptr) == x) break;
+  }
+  return text;
+}
+
 std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::string& option) {
   if (!sim.block_steps() || !(sim.time() < t_end)) return {};
   sim::hermite::HermiteState const state = hermite_state_of(sim);
@@ -141,21 +152,15 @@ std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::str
   // "--t-end 1.03" on the command line, "t_end=1.03" in Python (option "t_end=").
   bool const keyword = !option.empty() && option.back() == '=';
   std::string const name = keyword ? option.substr(0, option.size() - 1) : option;
-  std::ostringstream text;
-  text << option << (keyword ? "" : " ") << t_end << " is not a block time: the run ended at ";
-  text.precision(17);  // a block time is a short binary fraction: all of it
-  text << sim.time() << ", the last block time before it, ";
-  if (predicted == 0) {
-    text << "every body at it";
-    return text.str();
-  }
-  text.precision(6);
-  text << "with " << predicted << " of " << sim.bodies()
-       << " bodies predicted to it (third order) in the outputs and the end energy; a " << name << " that is ";
-  if (state.epoch != 0.0) text << "the start time " << state.epoch << " plus ";
-  text << "a multiple of " << sim::hermite::pow2_at_most(sim.program().hermite->dt_max)
-       << " (the longest step) ends with every body at it";
-  return text.str();
+  std::string text = option + (keyword ? "" : " ") + shortest(t_end) + " is not a block time: the run ended at " +
+                     shortest(sim.time()) + ", the last block time before it, ";
+  if (predicted == 0) return text + "every body at it";
+  text += "with " + std::to_string(predicted) + " of " + std::to_string(sim.bodies()) +
+          " bodies predicted to it (to third order: the state read there is less accurate than at their own steps); "
+          "a " + name + " that is ";
+  if (state.epoch != 0.0) text += "the start time " + shortest(state.epoch) + " plus ";
+  return text + "a multiple of " + shortest(sim::hermite::pow2_at_most(sim.program().hermite->dt_max)) +
+         " (the longest step) ends with every body at it";
 }
 
 void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last,
