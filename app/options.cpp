@@ -612,10 +612,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
     throw InputError("--restart and --scenario both given; the checkpoint holds the bodies");
   if (!ic.snapshot.empty() && cli.count("--scenario"))
     throw InputError("--load and --scenario both given; the snapshot replaces the scenario");
-  // The scenario's own settings make bodies that a file replaces.
+  // The scenario's own settings make bodies that a file replaces. (A checkpoint records its seed: a --seed equal to
+  // it is a check, as --bodies is; driver::make_setup refuses another.)
+  o.run.given.seed = cli.count("--seed") > 0;
   for (const char* option : {"--seed", "--eccentricity"}) {
     if (!cli.count(option)) continue;
-    if (!ic.checkpoint.empty())
+    if (!ic.checkpoint.empty() && std::string(option) != "--seed")
       throw InputError(std::string(option) + " does nothing with --restart; the checkpoint holds the bodies");
     if (!ic.snapshot.empty())
       throw InputError(std::string(option) + " does nothing with --load; the snapshot holds the bodies");

@@ -70,6 +70,7 @@ struct DeviceChoice {
 struct GivenSettings {
   bool integrator = false, dt = false, damping = false, softening = false, precision = false, units = false;
   bool eta = false, eta_start = false, dt_max = false;  // hermite4's
+  bool seed = false;  // a restart refuses one that is not the file's (its bodies were made with that)
 };
 
 struct RunConfig {

@@ -310,6 +310,9 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     if (ic.bodies != 0 && ic.bodies != header.bodies)
       throw InputError("--bodies " + std::to_string(ic.bodies) + ": " + ic.checkpoint + " holds " +
                        std::to_string(header.bodies) + " bodies; leave --bodies out with --restart");
+    if (run.given.seed && ic.seed != saved.seed)
+      throw InputError("--seed " + std::to_string(ic.seed) + ": " + ic.checkpoint + "'s bodies were made with seed " +
+                       std::to_string(saved.seed) + "; leave --seed out with --restart");
     s.program = sim::make_step_program(integrator_params(run.physics));
     // Reading keeps the file's values beside the state for a moment: row indices and one chunk.
     s.config = resolve_devices(run, std::size_t(header.bodies), &s.notices,

@@ -432,15 +432,23 @@ TEST_F(Cli, NoOutputReplacesTheFileARunStartsFrom) {
            {"--run --restart " + file("in.h5") + " --diagnostics " + file("in.h5"), "--diagnostics"},
            {"--benchmark --restart " + file("in.h5") + " --json " + file("in.h5"), "--json"},
            {"--run --load " + file("in.bin") + " --json " + file("in.bin"), "the --load file"},
-           {"--run --load " + file("in.bin") + " --save " + file("in.bin"), "--save " + file("in.bin") + ": the --load file"},
+           {"--run --load " + file("in.bin") + " --checkpoint " + file("in.bin"), "--checkpoint " + file("in.bin") + ": the --load file"},
        }) {
     expect_input_error(args, words);
     EXPECT_EQ(slurp(file("in.h5")), checkpoint) << args;
     EXPECT_EQ(slurp(file("in.bin")), snapshot) << args;
   }
+  // A hard link is the same file under another name.
+  fs::create_hard_link(file("in.h5"), file("link.h5"));
+  expect_input_error("--run --restart " + file("in.h5") + " --json " + file("link.h5"), "the --restart file");
+  EXPECT_EQ(slurp(file("in.h5")), checkpoint);
+  // The state continued in place: --restart's --checkpoint, --load's --save.
   Result const in_place = nbody("--run --restart " + file("in.h5") + " --steps 2 -q --checkpoint " + file("in.h5"));
   EXPECT_EQ(in_place.code, 0) << in_place.err;
   EXPECT_NE(slurp(file("in.h5")), checkpoint);
+  Result const advanced = nbody("--run --load " + file("in.bin") + " --steps 2 -q --save " + file("in.bin"));
+  EXPECT_EQ(advanced.code, 0) << advanced.err;
+  EXPECT_NE(slurp(file("in.bin")), snapshot);
 }
 
 TEST_F(Cli, BenchmarkReportsAndWritesJson) {
@@ -562,7 +570,8 @@ TEST_F(Cli, HostileInputIsRefusedUpFront) {
       {"--run --width 640", "--width does nothing with --run; it belongs to the viewer"},
       {"--devices --bodies 10", "--bodies does nothing with --devices"},
       {"--compare-threading --load " + file("real.bin"), "--load does nothing with --compare-threading"},
-      {"--run --restart " + file("a.h5") + " --seed 3", "--seed does nothing with --restart; the checkpoint holds"},
+      {"--run --restart " + file("a.h5") + " --eccentricity 0.5", "--eccentricity does nothing with --restart"},
+      {"--run --load " + file("real.bin") + " --seed 3", "--seed does nothing with --load; the snapshot holds"},
       {"--run --load " + file("real.bin") + " --eccentricity 0.5", "--eccentricity does nothing with --load"},
   };
   for (auto const& row : rows) {
@@ -716,6 +725,10 @@ TEST_F(Cli, RestartContinuesBitForBitWithEverySetting) {
   EXPECT_EQ(b.run.damping, 0.99);
   EXPECT_EQ(b.run.integrator, "euler-damped");
   EXPECT_EQ(b.run.initial_energy, a.run.initial_energy) << "the energy error keeps its baseline";
+  // --seed is a check with --restart, as --bodies is: the file's passes, another is refused.
+  EXPECT_EQ(nbody("--run --steps 1 -q --restart " + file("half.h5") + " --seed 42").code, 0);
+  expect_input_error("--run --steps 1 -q --restart " + file("half.h5") + " --seed 7",
+                     "--seed 7: " + file("half.h5") + "'s bodies were made with seed 42; leave --seed out with --restart");
   Result const overridden = nbody("--run --steps 1 --restart " + file("half.h5") + " --dt 0.02");
   EXPECT_EQ(overridden.code, 0) << overridden.err;
   EXPECT_NE(overridden.err.find("notice: --dt 0.02 overrides " + file("half.h5") + "'s 0.01"), std::string::npos)
