@@ -505,7 +505,8 @@ int run_validate(const Options& o) {
         if (steps) driver::advance_interruptibly(sim, steps);  // validate on an evolved state if asked
         return {driver::validate_forces(sim, tolerance), sim.describe()};
       });
-  std::printf("nbody validate: %zu bodies from %s\n  %s\n", r.bodies, source.c_str(), description.c_str());
+  std::printf("nbody validate: %zu bod%s from %s\n  %s\n", r.bodies, r.bodies == 1 ? "y" : "ies", source.c_str(),
+              description.c_str());
   std::printf("  %zu bodies sampled against the fp64 CPU reference\n", r.samples);
   std::printf("  max relative error  %.3e\n  L2 relative error   %.3e  (tolerance %.1e)\n  %s\n", r.max_relative_error,
               r.l2_relative_error, r.tolerance,

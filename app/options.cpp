@@ -391,7 +391,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "also write a checkpoint every K steps, named FILE_00000100.h5 after the step")
       ->check(whole_number(1, kMaxSteps));
   cli.add_option("--diagnostics", o.diagnostics,
-                 "write diagnostics over time to FILE: .csv, or .jsonl for JSON lines (energies, energy error, "
+                 "write diagnostics over time to FILE: .csv, or .jsonl (or .json) for JSON lines (energies, energy error, "
                  "momentum, angular momentum, centre of mass, virial ratio, Lagrangian radii)");
   cli.add_option("--diagnostics-every", o.diagnostics_every,
                  "a diagnostics sample every K steps, and at the start and the end (default 100; each costs about "

@@ -55,7 +55,7 @@ extern "C" inline void on_interrupt_signal(int sig) {
 struct Interrupted : std::runtime_error {
   explicit Interrupted(int sig)
       : std::runtime_error(sig == SIGINT                 ? "interrupted (Ctrl-C)"
-                           : detail::hung_up.load()      ? "terminated (SIGHUP: the terminal went away)"
+                           : detail::hung_up.load()      ? "terminated (SIGHUP, hang-up)"
                                                          : "terminated (SIGTERM)"),
         signal(sig) {}
   int signal;

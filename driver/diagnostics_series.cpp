@@ -65,6 +65,8 @@ SeriesFormat series_format(const std::string& path, const std::string& option) {
   std::string const ext = lower_extension(path);
   if (ext == ".csv") return SeriesFormat::csv;
   if (ext == ".jsonl" || ext == ".json") return SeriesFormat::json_lines;
+  if (!path.empty() && path.back() == '/')
+    throw InputError(option + " " + path + ": ends in '/': name a .csv or .jsonl file");
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InputError(option + " " + path + ": is a directory; name a .csv or .jsonl file (in it, for example)");

@@ -313,6 +313,7 @@ TEST_F(Cli, DiagnosticsSeriesBadInputIsRefusedBeforeTheRun) {
   expect_input_error("--benchmark --diagnostics " + file("d.csv"), "--diagnostics");
   expect_input_error("--run --diagnostics " + file("nope/d.csv"), "the folder");
   fs::create_directories(file("series"));
+  expect_input_error("--run --diagnostics " + file("nope") + "/", "--diagnostics " + file("nope") + "/: ends in '/'");
   expect_input_error("--run --diagnostics " + file("series"),
                      "--diagnostics " + file("series") + ": is a directory; name a .csv or .jsonl file");
   expect_input_error("--run --snapshots " + file("series") + "/",
