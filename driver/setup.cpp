@@ -232,7 +232,14 @@ void restore_settings(const sim::RunRecord& saved, const std::string& path, RunC
       else value = stored;
     };
     restore(run.given.eta, "--eta", p.hermite.eta, saved.hermite->eta);
+    // eta_start chooses first steps only: where the file's bodies go on from their own steps (hermite4 on, the same
+    // softening, past the start), a new one changes nothing until a body starts again.
+    bool const goes_on = *integrator == sim::Integrator::hermite4 && p.integrator == sim::Integrator::hermite4 &&
+                         saved.step != 0 && !(run.given.softening && p.softening != saved.softening);
+    std::size_t const before = notices.size();
     restore(run.given.eta_start, "--eta-start", p.hermite.eta_start, saved.hermite->eta_start);
+    if (goes_on && notices.size() > before)
+      notices.back() += " (it chooses first steps: the file's bodies go on from their own, so it changes nothing now)";
     restore(run.given.dt_max, "--dt-max", p.hermite.dt_max, saved.hermite->dt_max);
   }
   if (run.given.damping) overrides("--damping", number(p.damping), number(saved.damping));

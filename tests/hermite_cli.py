@@ -168,6 +168,9 @@ with tempfile.TemporaryDirectory() as d:
         r = run(["--run", "--restart", p("q.h5"), "--integrator", "leapfrog", "--steps", "2"])
         check(r.returncode == 0 and "hermite4 run, which has no fixed step, at leapfrog's dt 0.01 (--dt chooses "
               "another)" in r.stderr, f"leapfrog from hermite4: {r.stderr!r}")
+        r = run(["--run", "--restart", p("q.h5"), "--eta-start", "0.5", "--steps", "2"])
+        check(r.returncode == 0 and "--eta-start 0.5 overrides " + p("q.h5") + "'s 0.01 (it chooses first steps: the "
+              "file's bodies go on from their own, so it changes nothing now)" in r.stderr, f"--eta-start: {r.stderr!r}")
         r = run(["--run", "--restart", p("q.h5"), "--integrator", "leapfrog", "--dt", "0.001", "--steps", "2"])
         check(r.returncode == 0 and "--dt" not in r.stderr, f"leapfrog from hermite4 with --dt: {r.stderr!r}")
 
