@@ -574,6 +574,8 @@ TEST_F(Cli, HostileInputIsRefusedUpFront) {
       {"--run --restart " + file("a.h5") + " --eccentricity 0.5", "--eccentricity does nothing with --restart"},
       {"--run --load " + file("real.bin") + " --seed 3", "--seed does nothing with --load; the snapshot holds"},
       {"--run --load " + file("real.bin") + " --eccentricity 0.5", "--eccentricity does nothing with --load"},
+      {"--run --scenario plummer --eccentricity 0.9",
+       "--eccentricity 0.9: applies to --scenario two-body only (this run's is plummer)"},
   };
   for (auto const& row : rows) {
     Result const r = nbody(row.args);
