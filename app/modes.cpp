@@ -289,8 +289,10 @@ int run_simulation(const Options& o) {
   driver::RunResult r;
   try {
     r = driver::run(setup, sim, outputs, steps, observer);
-  } catch (const RuntimeFailure& e) {
-    // No sound state kept to save (no --checkpoint; several ranks), or the end state itself not finite.
+  } catch (const std::runtime_error& e) {
+    // No sound state kept to save (no --checkpoint; several ranks, whose failures are JobFailure), or the end state
+    // itself not finite. Bad input is not a failure of the run.
+    if (!dynamic_cast<const RuntimeFailure*>(&e) && !dynamic_cast<const JobFailure*>(&e)) throw;
     observer.finish();
     failure_json(e.what(), std::nullopt,
                  o.checkpoint.empty() ? "no --checkpoint was given" : "no sound state was kept to save", nullptr);

@@ -232,14 +232,7 @@ void restore_settings(const sim::RunRecord& saved, const std::string& path, RunC
       else value = stored;
     };
     restore(run.given.eta, "--eta", p.hermite.eta, saved.hermite->eta);
-    // eta_start chooses first steps only: where the file's bodies go on from their own steps (hermite4 on, the same
-    // softening, past the start), a new one changes nothing until a body starts again.
-    bool const goes_on = *integrator == sim::Integrator::hermite4 && p.integrator == sim::Integrator::hermite4 &&
-                         saved.step != 0 && !(run.given.softening && p.softening != saved.softening);
-    std::size_t const before = notices.size();
     restore(run.given.eta_start, "--eta-start", p.hermite.eta_start, saved.hermite->eta_start);
-    if (goes_on && notices.size() > before)
-      notices.back() += " (it chooses first steps: the file's bodies go on from their own, so it changes nothing now)";
     restore(run.given.dt_max, "--dt-max", p.hermite.dt_max, saved.hermite->dt_max);
   }
   if (run.given.damping) overrides("--damping", number(p.damping), number(saved.damping));
@@ -317,6 +310,9 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     if (ic.bodies != 0 && ic.bodies != header.bodies)
       throw InputError("--bodies " + std::to_string(ic.bodies) + ": " + ic.checkpoint + " holds " +
                        std::to_string(header.bodies) + " bodies; leave --bodies out with --restart");
+    if (run.given.seed && !from_name<sim::Scenario>(saved.scenario))
+      throw InputError("--seed " + std::to_string(ic.seed) + ": " + ic.checkpoint + "'s bodies came from " +
+                       saved.scenario + ", not a seeded scenario; leave --seed out with --restart");
     if (run.given.seed && ic.seed != saved.seed)
       throw InputError("--seed " + std::to_string(ic.seed) + ": " + ic.checkpoint + "'s bodies were made with seed " +
                        std::to_string(saved.seed) + "; leave --seed out with --restart");
@@ -350,11 +346,17 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     // (another potential), or no block step was made (the start steps are this run's settings'), every body starts
     // again from the synchronised state.
     bool const softening_changed = run.physics.softening != saved.softening;
+    auto const& times = checkpoint.hermite.time;
+    bool const at_start = std::all_of(times.begin(), times.end(), [](double t) { return t == 0.0; });
     if (s.program.hermite && checkpoint.hermite.started() && softening_changed) {
       s.notices.push_back("hermite4 starts every body again at time " + number(s.bodies.time) + ": " +
                           ic.checkpoint + "'s accelerations and jerks were of the softening " +
                           number(saved.softening));
-    } else if (s.program.hermite && checkpoint.hermite.started() && saved.step != 0) {
+    } else if (s.program.hermite && checkpoint.hermite.started() && !at_start) {
+      // eta_start chooses first steps only: where every body goes on from its own step, a new one changes nothing.
+      for (auto& n : s.notices)
+        if (n.rfind("--eta-start ", 0) == 0)
+          n += " (it chooses first steps: the file's bodies go on from their own, so it changes nothing now)";
       continue_hermite(s, std::move(checkpoint.hermite));
     } else if (s.program.hermite && saved.integrator != name_of(sim::Integrator::hermite4)) {
       s.notices.push_back("hermite4 starts from " + ic.checkpoint + "'s " + saved.integrator +

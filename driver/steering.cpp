@@ -1,6 +1,7 @@
 // driver/steering.cpp - settings and bodies changed between steps; runs from a front end's bodies.
 #include "driver/steering.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <utility>
@@ -72,8 +73,12 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
   // are of another softening (another potential), or where no block step was made (the start steps are the new
   // settings', as a simulation built with them would take).
   bool const softening_changed = s.config.softening != simulation.config().softening;
-  bool const restart_blocks = simulation.block_steps() && (softening_changed || simulation.steps_done() == 0);
-  continue_hermite(s, s.program.hermite && !restart_blocks ? hermite_state_of(simulation) : sim::hermite::HermiteState{});
+  // "No block step yet" is the Hermite state's own: every body still at its start (the run may have made steps with
+  // another integrator before). Collective, as this function is.
+  sim::hermite::HermiteState state = simulation.block_steps() ? hermite_state_of(simulation) : sim::hermite::HermiteState{};
+  bool const at_start = std::all_of(state.time.begin(), state.time.end(), [](double t) { return t == 0.0; });
+  bool const restart_blocks = simulation.block_steps() && (softening_changed || at_start);
+  continue_hermite(s, s.program.hermite && !restart_blocks ? std::move(state) : sim::hermite::HermiteState{});
   if (s.program.hermite && simulation.block_steps() && softening_changed && notices)
     notices->push_back("hermite4 starts every body again at time " + number_text(s.bodies.time) +
                        ": its accelerations and jerks were of the softening " +

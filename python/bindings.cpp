@@ -20,6 +20,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <exception>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -467,13 +468,14 @@ class Engine {
   // raises KeyboardInterrupt. Returns what the run did (steps, samples, files not written...).
   nb::dict run(std::uint64_t steps, nb::object callback, std::uint64_t every, nb::object self, const nb::dict& outputs) {
     // A time limit that steps_to() set is this run's alone, refused outputs included.
+    // Busy first: a call refused as busy (from the callback, another thread) leaves the running run's limit alone.
+    Busy busy(*this, true);
     struct ClearTimeLimit {
       multigpu::Simulation* sim;
       ~ClearTimeLimit() {
         if (sim) sim->set_time_limit(INFINITY);
       }
     } const clear_time_limit{sim_.get()};
-    Busy busy(*this, true);
     last_run_ = nb::none();
     driver::RunOutputs o;
     o.summary = false;
@@ -511,15 +513,31 @@ class Engine {
     PythonRun observer(*this, std::move(callback), every, std::move(self));
     setup_.initial_energy = e0_;  // the baseline the energy error is measured from
     driver::RunResult r;
+    std::uint64_t const first_step = sim_->steps_done();
+    std::exception_ptr failed;  // a failure with no sound state kept: what the run did is kept before it is raised
+    std::string failure;
     {
       nb::gil_scoped_release unlocked;
       try {
         r = driver::run(setup_, *sim_, o, steps, observer);
+      } catch (const std::runtime_error& e) {
+        invalidate();
+        clear_interrupt();
+        if (!dynamic_cast<const RuntimeFailure*>(&e) && !dynamic_cast<const JobFailure*>(&e)) throw;
+        failed = std::current_exception();
+        failure = e.what();
       } catch (...) {
         invalidate();
         clear_interrupt();
         throw;
       }
+    }
+    if (failed) {
+      r.steps = sim_->steps_done() - first_step;
+      r.failure = failure;
+      r.save_failure = o.checkpoint.empty() ? "no checkpoint was given" : "no sound state was kept to save";
+      last_run_ = outcome(r, o);
+      std::rethrow_exception(failed);
     }
     invalidate();
     clear_interrupt();
@@ -551,6 +569,7 @@ class Engine {
     out["diagnostics_failure"] = r.diagnostics_failure;
     out["failure"] = r.failure ? nb::cast(*r.failure) : nb::none();
     out["saved_step"] = r.saved_step ? nb::cast(*r.saved_step) : nb::none();
+    out["save_failure"] = r.failure && !r.saved_step ? nb::cast(r.save_failure) : nb::none();
     out["checkpoint"] = o.checkpoint.empty() ? nb::none() : nb::cast(o.checkpoint);
     return out;
   }

@@ -14,7 +14,8 @@ rank_killed                  a rank killed mid-run ends the job with a message, 
 rank_stopped                 a rank stopped (SIGSTOP) mid-run: the others wait NBODY_RANK_TIMEOUT seconds,
                              say what they waited in and end the job.
 worker_failure               a worker thread failing on one rank (MPI_TESTS, a failure injected into its
-                             scheduler): the job ends and that rank's own error is printed.
+                             scheduler): the job ends and that rank's own error is printed. A run that blows
+                             up on every rank ends the job, and its --json says why.
 interrupt                    Ctrl-C to the job: every rank stops, the checkpoint is written.
 viewer_offscreen             the viewer on rank 0, the others following: the picture of 2 ranks x 2
                              devices is the picture of one process on 4, pixel for pixel.
@@ -178,6 +179,13 @@ with tempfile.TemporaryDirectory() as d:
                     pass
 
     elif case == "worker_failure":
+        # A run that blows up on every rank: the job fails with the message, and rank 0 writes --json saying so.
+        r = run(mpi(2, "--run", "--bodies", "64", "--dt", "1e12", "--steps", "100", "-q", "--json", p("f.json")),
+                timeout=120)
+        check(r.returncode != 0 and "no longer finite" in r.stderr, "a blow-up ends the job")
+        failed = json.load(open(p("f.json"))) if os.path.exists(p("f.json")) else {}
+        check("no longer finite" in (failed.get("failure") or "") and failed.get("saved_step") is None,
+              f"--json of a failed job: {failed}")
         if not mpi_tests:
             print("skipped: no mpi_tests program given")
             sys.exit(77)
@@ -189,6 +197,7 @@ with tempfile.TemporaryDirectory() as d:
               "the failing rank prints its own error")
         check("went on after a worker" not in r.stderr + r.stdout, "no rank went on")
         check(time.monotonic() - start < 60, "the job ended within 60 s")
+
 
     elif case == "rank_killed":
         job = subprocess.Popen(mpi(2, "--run", "--bodies", "20000", "--steps", "1000000", "--threads", "1"),

@@ -439,6 +439,10 @@ TEST_F(Cli, NoOutputReplacesTheFileARunStartsFrom) {
     EXPECT_EQ(slurp(file("in.h5")), checkpoint) << args;
     EXPECT_EQ(slurp(file("in.bin")), snapshot) << args;
   }
+  // A checkpoint of bodies from a file has no seed to check a --seed against.
+  ASSERT_EQ(nbody("--run --load " + file("in.bin") + " --steps 1 -q --checkpoint " + file("from_file.h5")).code, 0);
+  expect_input_error("--run --restart " + file("from_file.h5") + " --seed 0 --steps 1",
+                     "'s bodies came from file:" + file("in.bin") + ", not a seeded scenario");
   // A hard link is the same file under another name.
   fs::create_hard_link(file("in.h5"), file("link.h5"));
   expect_input_error("--run --restart " + file("in.h5") + " --json " + file("link.h5"), "the --restart file");

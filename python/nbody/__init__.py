@@ -325,20 +325,25 @@ class Simulation:
         if t_end is not None:  # last: hermite4's time limit, set here, is cleared by the run that follows
             total = self._engine.steps_to(float(t_end))
         try:
-            done = self._engine.run(total, callback, every, self, outputs)["steps"]
-        finally:
-            self._take_notices()
-        if t_end is not None:
+            result = self._engine.run(total, callback, every, self, outputs)
+        except BaseException:
+            try:
+                self._take_notices()
+            except RuntimeError:  # busy in another thread: the notices stay for the next call
+                pass
+            raise
+        self._take_notices()
+        if t_end is not None and not result["stopped_by_callback"]:
             self._engine.note_end(float(t_end))
             self._take_notices()
-        return done
+        return result["steps"]
 
     @property
     def last_run(self):
         """What the last ``run`` did, a dict: steps, wall_seconds, stopped_by_callback,
         diagnostics_samples, checkpoints_written and _not_written, snapshots_written and
-        _not_written, diagnostics_failure, failure and saved_step (a run that could not go on),
-        checkpoint. Kept when the run ends with an exception (a callback's, Ctrl-C, a failure);
+        _not_written, diagnostics_failure, failure, saved_step and save_failure (a run that could
+        not go on), checkpoint. Kept when the run ends with an exception (a callback's, Ctrl-C, a failure);
         None before the first run."""
         return self._engine.last_run
 

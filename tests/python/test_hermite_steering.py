@@ -63,9 +63,27 @@ def test_settings_changed_before_the_first_block_step_are_those_of_the_start():
     again = nbody.Simulation(**PLUMMER, softening=0.01)
     again.run(steps=10)
     again.configure(eta=0.01, threads=1)
+    # (Not a new start: one from the same state with eta 0.01 chooses other first steps and ends elsewhere.)
+    fresh = nbody.Simulation.from_arrays(kept.positions, kept.velocities, kept.masses, time=kept.time,
+                                         softening=0.01, eta=0.01, **{k: PLUMMER[k] for k in ("precision", "integrator",
+                                                                                              "backend")})
     kept.run(steps=10)
     again.run(steps=10)
+    fresh.run(steps=10)
     assert same_state(kept, again)
+    assert not same_state(kept, fresh)
+    # "Before the first block step" is hermite4's own: after leapfrog steps, a switch and then a change still start
+    # every body with the change's settings, as one configure() with both does.
+    one = nbody.Simulation(scenario="plummer", n=128, seed=11, precision="fp64", backend="cpu", softening=0.01)
+    two = nbody.Simulation(scenario="plummer", n=128, seed=11, precision="fp64", backend="cpu", softening=0.01)
+    for sim in (one, two):
+        sim.run(steps=4)
+    one.configure(integrator="hermite4")
+    one.configure(eta_start=0.5)
+    two.configure(integrator="hermite4", eta_start=0.5)
+    one.run(steps=20)
+    two.run(steps=20)
+    assert same_state(one, two)
 
 
 def test_hermite4_settings_read_back_and_refused_where_they_mean_nothing():
@@ -90,6 +108,10 @@ def test_a_run_to_a_time_off_the_block_times_says_where_it_ended():
     assert sim.time < 0.3
     ended = [n for n in sim.notices if n.startswith("t_end=0.3 is not a block time")]
     assert len(ended) == 1 and f"the run ended at {sim.time!r}" in ended[0]
+    # A run to a time that its callback stopped says nothing of block times.
+    stopped = nbody.Simulation(**PLUMMER, softening=0.01)
+    stopped.run(t_end=1.0, callback=lambda s: s.steps >= 3)
+    assert stopped.time < 1.0 and not any("block time" in n for n in stopped.notices)
     assert sim.run(t_end=0.25) == 0
     assert any("t_end=0.25: the simulation is already at time" in n for n in sim.notices)
     # On the block times of a start at 0.3: 0.3 plus a multiple of the longest step ends there, every body with it.
@@ -117,3 +139,15 @@ def test_last_run_is_kept_when_a_run_ends_with_an_exception(tmp_path):
     assert sim.last_run["steps"] == 3 and sim.last_run["checkpoint"] == str(tmp_path / "c.h5")
     assert (tmp_path / "c.h5").exists()
     assert sim.last_run["failure"] is None and not math.isnan(sim.time)
+
+
+def test_last_run_holds_a_failure_with_nothing_saved():
+    # Two bodies falling straight at each other, no softening: hermite4's step floor stops the run, and with no
+    # checkpoint asked for nothing is saved; last_run says what happened.
+    pos, vel, m = np.array([[-0.5, 0, 0], [0.5, 0, 0]]), np.zeros((2, 3)), np.array([0.5, 0.5])
+    sim = nbody.Simulation.from_arrays(pos, vel, m, integrator="hermite4", softening=0.0, backend="cpu")
+    with pytest.raises(RuntimeError, match="below the floor"):
+        sim.run(t_end=4.0)
+    assert "below the floor" in sim.last_run["failure"]
+    assert sim.last_run["saved_step"] is None and sim.last_run["save_failure"] == "no checkpoint was given"
+    assert sim.last_run["steps"] > 0
