@@ -146,8 +146,7 @@ std::string shortest(double x) {
 std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::string& option) {
   if (!sim.block_steps() || !(sim.time() < t_end)) return {};
   sim::hermite::HermiteState const state = hermite_state_of(sim);
-  double block = 0.0;
-  for (double t : state.time) block = std::max(block, t);
+  double const block = state.block_time();
   auto const predicted = std::count_if(state.time.begin(), state.time.end(), [&](double t) { return t < block; });
   // "--t-end 1.03" on the command line, "t_end=1.03" in Python (option "t_end=").
   bool const keyword = !option.empty() && option.back() == '=';

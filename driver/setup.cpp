@@ -281,6 +281,10 @@ void check_integrator_options(const RunConfig& run) {
                      " takes one --dt for every body)");
 }
 
+bool hermite_state_goes_on(const sim::hermite::HermiteState& state, double was, double now) {
+  return state.started() && was == now && state.block_time() != 0.0;
+}
+
 void continue_hermite(Setup& s, sim::hermite::HermiteState state) {
   if (state.started()) {
     if (state.position.size() != s.bodies.size() || state.velocity.size() != s.bodies.size())
@@ -346,13 +350,11 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     // (another potential), or no block step was made (the start steps are this run's settings'), every body starts
     // again from the synchronised state.
     bool const softening_changed = run.physics.softening != saved.softening;
-    auto const& times = checkpoint.hermite.time;
-    bool const at_start = std::all_of(times.begin(), times.end(), [](double t) { return t == 0.0; });
     if (s.program.hermite && checkpoint.hermite.started() && softening_changed) {
       s.notices.push_back("hermite4 starts every body again at time " + number(s.bodies.time) + ": " +
                           ic.checkpoint + "'s accelerations and jerks were of the softening " +
                           number(saved.softening));
-    } else if (s.program.hermite && checkpoint.hermite.started() && !at_start) {
+    } else if (s.program.hermite && hermite_state_goes_on(checkpoint.hermite, saved.softening, run.physics.softening)) {
       // eta_start chooses first steps only: where every body goes on from its own step, a new one changes nothing.
       for (auto& n : s.notices)
         if (n.rfind("--eta-start ", 0) == 0)

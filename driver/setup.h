@@ -44,6 +44,12 @@ struct Setup {
 // with `&s.hermite`.
 void continue_hermite(Setup& s, sim::hermite::HermiteState state);
 
+// Whether hermite4's per-body state `state`, made with the softening `was`, goes on under the softening `now`: each
+// body's acceleration and jerk belong to their potential, and before the first block step its start steps to the
+// start's settings. Otherwise every body starts again from the synchronised state (the restart and the change of
+// settings between steps decide alike).
+bool hermite_state_goes_on(const sim::hermite::HermiteState& state, double was, double now);
+
 // Refuses (InputError) the options `run.given` names that mean nothing to its integrator, with the reason: --dt,
 // --damping or --kernel with hermite4, a softening of 0 or --eta, --eta-start, --dt-max with another. For a change
 // of settings, give only the change's names (every front end's).

@@ -1,7 +1,6 @@
 // driver/steering.cpp - settings and bodies changed between steps; runs from a front end's bodies.
 #include "driver/steering.h"
 
-#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <utility>
@@ -68,17 +67,13 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
   });
   s.damping = run.physics.damping;
   s.bodies = simulation.state();
-  // hermite4 on hermite4: each body goes on from its own time and Hermite state (not current's, a start's); from
-  // another integrator every body starts as at t = 0. So does every body where the state's accelerations and jerks
-  // are of another softening (another potential), or where no block step was made (the start steps are the new
-  // settings', as a simulation built with them would take).
+  // hermite4 on hermite4: each body goes on from its own time and Hermite state (not current's, a start's), where
+  // hermite_state_goes_on says so; from another integrator every body starts as at t = 0. Collective, as this
+  // function is.
   bool const softening_changed = s.config.softening != simulation.config().softening;
-  // "No block step yet" is the Hermite state's own: every body still at its start (the run may have made steps with
-  // another integrator before). Collective, as this function is.
   sim::hermite::HermiteState state = simulation.block_steps() ? hermite_state_of(simulation) : sim::hermite::HermiteState{};
-  bool const at_start = std::all_of(state.time.begin(), state.time.end(), [](double t) { return t == 0.0; });
-  bool const restart_blocks = simulation.block_steps() && (softening_changed || at_start);
-  continue_hermite(s, s.program.hermite && !restart_blocks ? std::move(state) : sim::hermite::HermiteState{});
+  bool const goes_on = hermite_state_goes_on(state, simulation.config().softening, s.config.softening);
+  continue_hermite(s, s.program.hermite && goes_on ? std::move(state) : sim::hermite::HermiteState{});
   if (s.program.hermite && simulation.block_steps() && softening_changed && notices)
     notices->push_back("hermite4 starts every body again at time " + number_text(s.bodies.time) +
                        ": its accelerations and jerks were of the softening " +

@@ -121,8 +121,7 @@ void HermiteBlocks::start_up(const sim::BodySet& initial, const sim::hermite::He
   if (state.started()) {
     threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->upload(initial, state); });
     // After a block at t, the bodies it corrected are at t and the others before it.
-    block_time_ = 0.0;
-    for (double t : state.time) block_time_ = std::max(block_time_, t);
+    block_time_ = state.block_time();
   } else {
     threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->upload_unstarted(initial); });
     block_time_ = 0.0;

@@ -1,6 +1,7 @@
 // sim/physics/hermite.cpp - the Hermite state's checks, the counters and the floor's error message.
 #include "sim/physics/hermite.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -12,6 +13,12 @@ void HermiteState::resize(std::size_t n) {
   jerk.resize(n);
   time.resize(n);
   step.resize(n);
+}
+
+double HermiteState::block_time() const {
+  double block = 0.0;
+  for (double t : time) block = std::max(block, t);
+  return block;
 }
 
 namespace {
@@ -59,10 +66,8 @@ std::string state_problem(const HermiteState& s, std::size_t bodies, const std::
   }
   // The block time is the latest body time (the bodies of the last block step); every body's next time is at or
   // after it. A body due before it is one no run leaves behind (an edited file): it would be predicted past its step.
-  double block = 0.0;
-  std::size_t latest = 0;
-  for (std::size_t i = 0; i < bodies; ++i)
-    if (s.time[i] > block) block = s.time[i], latest = i;
+  double const block = s.block_time();
+  auto const latest = std::size_t(std::find(s.time.begin(), s.time.end(), block) - s.time.begin());
   for (std::size_t i = 0; i < bodies; ++i) {
     if (s.time[i] + s.step[i] < block) {
       m << what << ": body " << i << " is due at Hermite time " << s.time[i] + s.step[i] << " (time " << s.time[i]

@@ -28,6 +28,9 @@ struct HermiteState {
   std::vector<Vec3d> position, velocity;
 
   bool started() const { return !time.empty(); }
+  // The block time the state is at: the latest body time (the bodies of the last block step); 0 before the first
+  // block step (and when not started).
+  double block_time() const;
   std::size_t size() const { return time.size(); }
   void resize(std::size_t n);
 };
