@@ -1146,8 +1146,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     launch_after(k::hermite_predict_list, list_blocks_, k::kHermiteBlock, s, slice(), ctl, active_.data());
     k::ActiveCount const count{&ctl->active, 0};
     k::HermiteSums const sums = sums_for(true);
-    launch_after(k::hermite_forces<Real, false>, force_grid_, k::kHermiteForceBlock, s, force_args(sums, count, ctl, true),
-                 eps2());
+    k::HermiteForceArgs forces = force_args(sums, count, ctl, true);
+    forces.corrector_early = true;
+    launch_after(k::hermite_forces<Real, false>, force_grid_, k::kHermiteForceBlock, s, forces, eps2());
     k::HermiteCorrectArgs c{};
     c.active = active_.data();
     c.own_first = {nullptr, 0};
@@ -1160,6 +1161,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     c.j_bodies = config_.slice.count;
     c.initialise = false;
     c.params = config_.params;
+    c.early = programmatic_;
     // Two blocks an SM (what stays resident): a block of a few bodies should not launch a grid for every body.
     launch_after(k::hermite_correct<false>, std::min(elementwise_grid(config_.slice.count), 2 * multiprocessors_),
                  k::kHermiteBlock, s, slice(), c);

@@ -92,14 +92,25 @@ struct HermiteControl {
 // The three kernels of a block step on one device are launched with programmatic dependent launch (Hopper and
 // later; the engine's launch_after): a kernel is launched once every block of the one before it has exited, not
 // after that grid has been retired and its writes flushed, and each of its blocks waits here, before its first read
-// of anything, until they are. None lets the next start earlier (griddepcontrol.launch_dependents): blocks scheduled
+// of anything, until they are. Only the force pass lets the next kernel start earlier (below): blocks scheduled
 // beside a running grid land on the SMs it leaves free first, and a pass whose work sits in its first blocks (the
 // force pass of a small block: one item per block, the rest of the grid idle) then ran those on a few SMs, an fp64
-// block of 64 bodies 10 us slower. Launched without the attribute (the protocol, older GPUs), the wait returns at
-// once.
+// block of 64 bodies 10 us slower, where the predictor let the force pass start early. Launched without the attribute
+// (the protocol, older GPUs), the wait returns at once.
 __device__ __forceinline__ void follow_previous_kernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+// The force pass of a block step on one device lets its corrector launch once each of its blocks has begun its last
+// item (HermiteForceArgs::corrector_early). The force grid is what stays resident, so the corrector's blocks become
+// resident only as the force pass's blocks exit, never beside them; they read what the force pass does not write (the
+// control, the active list, each body's state: all written before the force pass began) and then wait for it. Its
+// launch and those reads are then off the block step's chain: 1.7 to 2.3 us a block step of 16 to 256 bodies
+// (docs/benchmarks.md, 2026-11-29).
+__device__ __forceinline__ void let_next_kernel_start() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
 #endif
 }
 
@@ -454,6 +465,7 @@ struct HermiteForceArgs {
   // fp32: the j-bodies already split (a block step on one device; HermiteSplit's four arrays one after the other,
   // each of the padded own bodies, groups x group_length), or null. One pointer: the kernel's registers.
   const float4* split;
+  bool corrector_early = false;  // the corrector may launch before this pass ends (let_next_kernel_start)
 };
 
 // Stages own j-body j as entry u of a block's tile: fp64 as it is; fp32 copied from the split arrays where the block
@@ -574,6 +586,7 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
   unsigned const chunks = (active + kHermiteRunChunk - 1) / kHermiteRunChunk;
   unsigned long long const items = static_cast<unsigned long long>(chunks) * unsigned(spans);
   for (unsigned long long item = blockIdx.x; item < items; item += gridDim.x) {
+    if (args.corrector_early && item + gridDim.x >= items) let_next_kernel_start();  // this block's last item
     unsigned long long const quotient = divide(item, chunks);
     unsigned const chunk = unsigned(item - quotient * chunks);
     int const span = int(quotient);
@@ -636,6 +649,7 @@ __global__ void __launch_bounds__(kHermiteForceBlock, std::is_same_v<Real, float
   unsigned long long const items = static_cast<unsigned long long>(tiles) * units;
   Real const eps2 = Real(eps2_fp64);
   for (unsigned long long item = blockIdx.x; item < items; item += gridDim.x) {
+    if (args.corrector_early && item + gridDim.x >= items) let_next_kernel_start();  // this block's last item
     unsigned long long const quotient = divide(item, tiles);
     unsigned const tile_index = unsigned(item - quotient * tiles), unit = unsigned(quotient);
     unsigned const first = tile_index * kHermiteForceBlock;
@@ -1172,6 +1186,11 @@ struct HermiteCorrectArgs {
   HermiteMeeting meeting;
   HermitePeers peers;
   bool meet;
+  // Launched before the force pass ends (HermiteForceArgs::corrector_early, with programmatic dependent launch): what
+  // the force pass does not write is read first, then every block that reads its sums waits for it. Block 0 always
+  // waits, so the corrector's grid ends after the force pass's even where no other block waits (the kernel after it
+  // waits for the corrector's grid alone).
+  bool early;
 };
 
 // hk::step_level (the histogram's level of a step), exactly, without its loop: the least k >= 0 with top 2^-k <= dt
@@ -1250,21 +1269,34 @@ __device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s
 // (hermite_correct<false>; those of hermite_correct<true> still count themselves done at the end).
 // kOnDevices: advance_together's corrector, each total from every device's group partials (c.devices).
 template <bool kOnDevices>
-__global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
-  follow_previous_kernel();
+__global__ void __launch_bounds__(kHermiteBlock, 2) hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
+  bool const early = !kOnDevices && c.early;
+  if (!early) follow_previous_kernel();
   HermiteControl* const clock = c.clock.ctl;
-  // Read before the halt flag: a halted launch ignores them.
+  // Read before the halt flag: a halted launch ignores them. (Early, all of them were written before the force pass
+  // started: by hermite_predict_list, or the host.)
   double const t = clock ? clock->t_next : c.clock.t;
   unsigned const n = c.own_count.get(), active = c.active_count.get(), first = c.own_first.get();
   int const write_slot = clock ? clock->write_slot : 0;
-  if (clock && halted(clock)) return;
-  if constexpr (kOnDevices) {
-    if (c.meet) meet_in_every_block(c.meeting, kGrouped, c.ctl);
-  }
+  bool const stop = clock && halted(clock);
   unsigned const warps = blockDim.x / 32;
-  // No body here in either arrangement below (the devices' corrector still counts itself done at the end).
+  // No body here in either arrangement below (the devices' corrector still counts itself done at the end). Block 0
+  // always goes on (see HermiteCorrectArgs::early).
   if constexpr (!kOnDevices) {
     if (blockIdx.x > 0 && blockIdx.x >= n) return;
+  }
+  bool const span_sums = !kOnDevices && !c.own_totals && hermite_force_mode(active, c.sums.cut) == HermiteForceMode::per_span;
+  // The first body of this warp in the per-span arrangement below (a small block: its only one), its state read
+  // before the wait. 128 registers at most (two blocks an SM): holding it across the wait took the compiler to 132, one
+  // block an SM, and a second wave of the grid (5 us more a block step of 256 bodies).
+  CorrectorInput first_in{};
+  unsigned const first_k = (threadIdx.x / 32) * gridDim.x + blockIdx.x;
+  if (early && span_sums && !stop && (threadIdx.x & 31) == 0 && first_k < n)
+    first_in = load_corrector_input(s, c, first, first_k);
+  if (early) follow_previous_kernel();
+  if (stop) return;
+  if constexpr (kOnDevices) {
+    if (c.meet) meet_in_every_block(c.meeting, kGrouped, c.ctl);
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     // Nothing below reads these (the key it fills is key[write_slot]; hermite_predict_list reads the rest).
@@ -1314,14 +1346,14 @@ __global__ void hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
       }
       __syncwarp();
     }
-  } else if (!c.own_totals && hermite_force_mode(active, c.sums.cut) == HermiteForceMode::per_span) {
+  } else if (span_sums) {
     __shared__ hk::ForceJerk group_sums[kHermiteBlock / 32][kMaxSegments];
     unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
     // The same k in a whole warp; consecutive bodies in consecutive blocks, so a small block's bodies (and the loads
     // of their span sums) spread over as many SMs as there are bodies.
-    for (unsigned k = warp * gridDim.x + blockIdx.x; k < n; k += gridDim.x * warps) {
+    for (unsigned k = first_k; k < n; k += gridDim.x * warps) {
       CorrectorInput in{};
-      if (lane == 0) in = load_corrector_input(s, c, first, k);
+      if (lane == 0) in = early && k == first_k ? first_in : load_corrector_input(s, c, first, k);
       // Two lanes a group, each adding four of a record's eight doubles over the group's spans in span order (each
       // component its own sum, as add_partial adds them): half the loads and half the chain of group_of_spans.
       unsigned const g = lane / 2, half = lane & 1;
