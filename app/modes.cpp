@@ -228,7 +228,7 @@ int run_simulation(const Options& o) {
     // Block steps are not known in advance: as many as it takes, none past the time (the simulation's limit).
     agree(world(), [&] { steps = driver::steps_for_time(setup.clock, setup.program, *o.t_end); });
     if (steps == 0 && !o.quiet && writes_outputs())
-      std::cerr << "notice: --t-end " << *o.t_end << ": the run is already at time " << setup.clock.time(setup.program.dt)
+      std::cerr << "notice: " << driver::already_at_notice(setup.clock.time(setup.program.dt), *o.t_end)
                 << "; no steps, the outputs hold its state\n";
   }
   driver::RunOutputs outputs;
@@ -248,7 +248,7 @@ int run_simulation(const Options& o) {
   if (o.t_end) steps = driver::steps_for_time_limit(sim, *o.t_end);
   // Block steps: whether the time is already reached is known only now (the block time is the simulation's).
   if (o.t_end && blocks && steps == 0 && !o.quiet && writes_outputs())
-    std::cerr << "notice: --t-end " << *o.t_end << ": the run is already at time " << sim.time()
+    std::cerr << "notice: " << driver::already_at_notice(sim.time(), *o.t_end)
               << "; no block steps, the outputs hold its state\n";
   if (!o.quiet && blocks) {
     auto const& h = *setup.program.hermite;

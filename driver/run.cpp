@@ -162,6 +162,11 @@ std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::str
          " (the longest step) ends with every body at it";
 }
 
+std::string already_at_notice(double now, double t_end, const std::string& option) {
+  bool const keyword = !option.empty() && option.back() == '=';
+  return option + (keyword ? "" : " ") + shortest(t_end) + ": the run is already at time " + shortest(now);
+}
+
 void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last,
                        const std::vector<std::pair<std::string, std::string>>& others) {
   auto all = others;

@@ -96,6 +96,9 @@ std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, cons
 // before it), and how many bodies the end state shows predicted to it; "" where it ended at t_end, and for the other
 // integrators. `option` names t_end for the front end ("--t-end", or "t_end=" for a keyword). Collective.
 std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::string& option = "--t-end");
+// A run to the time `t_end` that is already at or past it, at time `now`: "--t-end 0.25: the run is already at time
+// 0.3" ("t_end=0.25: ..." for option "t_end="), both times in the shortest form that reads back exactly.
+std::string already_at_notice(double now, double t_end, const std::string& option = "--t-end");
 
 // Refuses (InputError), before any work, outputs of a run from `first` to `last` steps that could not
 // be written: each checkpoint and snapshot of the series (its name, and that it is no other output's

@@ -21,7 +21,6 @@
 #include <memory>
 #include <optional>
 #include <exception>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -580,9 +579,7 @@ class Engine {
     // hermite4's block steps have no fixed length: the simulation stops at t_end (the next run() clears it).
     std::uint64_t const steps = driver::steps_for_time_limit(*sim_, t_end, "t_end");
     if (steps == 0 && sim_->time() >= t_end) {
-      std::ostringstream text;
-      text << "t_end=" << t_end << ": the simulation is already at time " << sim_->time() << "; no steps";
-      notices_.push_back(text.str());
+      notices_.push_back(driver::already_at_notice(sim_->time(), t_end, "t_end=") + "; no steps");
     }
     return steps;
   }
