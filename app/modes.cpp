@@ -197,6 +197,8 @@ class CliRunObserver : public driver::RunObserver {
   CliRunObserver(const Options& o, std::uint64_t steps)
       : o_(o), progress_(steps, !o.quiet && writes_outputs() && isatty(STDERR_FILENO)) {}
   void started(const std::optional<sim::Diagnostics>& start, std::optional<double> e0) override {
+    start_ = start;
+    e0_ = e0;
     if (!o_.quiet && start) print_diagnostics("start", *start, e0.value_or(start->total()));
     if (!o_.quiet && !start) std::printf("  start energy not computed: interrupted\n");
     std::fflush(stdout);
@@ -214,10 +216,15 @@ class CliRunObserver : public driver::RunObserver {
     note_unwritten(all);
   }
   void finish() { progress_.finish(); }
+  // The start's diagnostics as --json holds them (null when none were measured): kept here, so that a run that fails
+  // with no result to return still reports them.
+  json start_json() const { return start_ ? diagnostics_json(*start_, e0_.value_or(start_->total())) : json(nullptr); }
 
  private:
   const Options& o_;
   Progress progress_;
+  std::optional<sim::Diagnostics> start_;
+  std::optional<double> e0_;
 };
 
 int run_simulation(const Options& o) {
@@ -280,8 +287,7 @@ int run_simulation(const Options& o) {
                      {"integrator", setup.program.integrator},
                      {"steps", r ? json(r->steps) : json(nullptr)},
                      {"wall_seconds", r ? json(r->wall_seconds) : json(nullptr)},
-                     {"start", r && r->start ? diagnostics_json(*r->start, r->initial_energy.value_or(r->start->total()))
-                                             : json(nullptr)}});
+                     {"start", observer.start_json()}});
     } catch (const std::exception& e) {
       std::fprintf(stderr, "  --json %s not written either: %s\n", o.json.c_str(), e.what());
     }

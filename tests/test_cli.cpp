@@ -690,6 +690,10 @@ TEST_F(Cli, ARunThatCannotGoOnSavesItsLastSoundState) {
   EXPECT_NE(n["failure"].get<std::string>().find("no longer finite"), std::string::npos);
   EXPECT_TRUE(n["saved_step"].is_null());
   EXPECT_EQ(n["save_failure"], "no --checkpoint was given");
+  // The start was measured before the failure: it is there as in a run that ends well.
+  ASSERT_TRUE(n["start"].is_object()) << n.dump();
+  EXPECT_EQ(n["start"]["relative_energy_error"], 0.0);
+  EXPECT_EQ(n["start"]["total"], j["start"]["total"]);
   EXPECT_NE(r.err.find("the state is no longer finite at step 50"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("holds step 0, the last state checked before the failure"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(file("kept_00000050.h5")));
