@@ -460,6 +460,12 @@ void print_block_benchmark(const driver::Measurement& m, const multigpu::Simulat
 
 }  // namespace
 
+int run_benchmark_instead(const Options& o, const std::string& why) {
+  if (!o.batch_refusal.empty()) throw InputError(o.batch_refusal + "; " + why + ", so nbody runs the benchmark");
+  if (!o.quiet) std::cerr << "notice: " << why << "; running the headless benchmark\n";
+  return run_benchmark(o);
+}
+
 int run_benchmark(const Options& o) {
   driver::Setup setup = make_setup(o);
   bool const blocks = setup.program.hermite.has_value();

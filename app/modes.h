@@ -1,12 +1,17 @@
 // app/modes.h - the things nbody can do, one function each; each returns the exit code.
 #pragma once
 
+#include <string>
+
 #include "app/options.h"
 
 namespace nbody::app {
 
 int run_simulation(const Options& options);     // --run (and --save)
 int run_benchmark(const Options& options);      // --benchmark
+// The default mode where it cannot open the viewer (`why`): a notice, then the benchmark; what the benchmark refuses
+// (Options::batch_refusal) is refused here too.
+int run_benchmark_instead(const Options& options, const std::string& why);
 int run_validate(const Options& options);       // --validate
 int run_devices(const Options& options);        // --devices
 int run_compare_threading(const Options& options);  // --compare-threading

@@ -613,11 +613,14 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (!ic.snapshot.empty() && cli.count("--scenario"))
     throw InputError("--load and --scenario both given; the snapshot replaces the scenario");
   // The eccentricity is the two-body scenario's alone (the viewer and the server may switch to it later).
+  // The default mode keeps the refusal for where it runs the benchmark instead (no display).
   bool const switches_scenario = o.mode == Mode::viewer || o.mode == Mode::serve || o.mode == Mode::automatic;
-  if (cli.count("--eccentricity") && ic.checkpoint.empty() && ic.snapshot.empty() && !switches_scenario &&
-      ic.scenario != sim::Scenario::two_body)
-    throw InputError("--eccentricity " + cli.get_option("--eccentricity")->as<std::string>() +
-                     ": applies to --scenario two-body only (this run's is " + name_of(ic.scenario) + ")");
+  if (cli.count("--eccentricity") && ic.checkpoint.empty() && ic.snapshot.empty() &&
+      ic.scenario != sim::Scenario::two_body) {
+    o.batch_refusal = "--eccentricity " + cli.get_option("--eccentricity")->as<std::string>() +
+                      ": applies to --scenario two-body only (this run's is " + name_of(ic.scenario) + ")";
+    if (!switches_scenario) throw InputError(o.batch_refusal);
+  }
   // The scenario's own settings make bodies that a file replaces. (A checkpoint records its seed: a --seed equal to
   // it is a check, as --bodies is; driver::make_setup refuses another.)
   o.run.given.seed = cli.count("--seed") > 0;

@@ -27,6 +27,9 @@ constexpr const auto& enum_names(Interop) { return kInteropNames; }
 
 struct Options {
   Mode mode = Mode::automatic;
+  // Why a mode that cannot switch scenarios would refuse these options ("" when none would): the default mode
+  // refuses them where it runs the benchmark in place of the viewer.
+  std::string batch_refusal;
   driver::RunConfig run;                   // what to simulate, with which physics, on which devices
   std::vector<std::size_t> sizes;          // --bodies as given: several only for --compare-threading
   // How long and what to write.

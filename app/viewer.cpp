@@ -977,13 +977,10 @@ int run_default_mode(const Options& options) {
       return run_viewer(options);
     } catch (const render::WindowUnavailable& e) {
       // A DISPLAY left over from another session, a server gone: the benchmark, as without a display.
-      if (!options.quiet) std::cerr << "notice: " << e.what() << "; running the headless benchmark\n";
-      return run_benchmark(options);
+      return run_benchmark_instead(options, e.what());
     }
   }
-  if (!options.quiet)
-    std::cerr << "notice: no display (DISPLAY/WAYLAND_DISPLAY unset); running the headless benchmark\n";
-  return run_benchmark(options);
+  return run_benchmark_instead(options, "no display (DISPLAY/WAYLAND_DISPLAY unset)");
 }
 
 }  // namespace nbody::app
@@ -1001,10 +998,8 @@ int run_viewer(const Options&) {
                    "not found); install them (scripts/install-deps.sh) and rebuild");
 }
 int run_default_mode(const Options& options) {
-  if (!options.quiet)
-    std::cerr << (display_available() ? "notice: this nbody was built without the viewer; running the headless benchmark\n"
-                                      : "notice: no display (DISPLAY/WAYLAND_DISPLAY unset); running the headless benchmark\n");
-  return run_benchmark(options);
+  return run_benchmark_instead(options, display_available() ? "this nbody was built without the viewer"
+                                                            : "no display (DISPLAY/WAYLAND_DISPLAY unset)");
 }
 }  // namespace nbody::app
 

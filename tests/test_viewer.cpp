@@ -278,6 +278,13 @@ TEST_F(Viewer, NoDisplayIsAClearErrorAndTheDefaultModeFallsBack) {
   EXPECT_NE(err().find("--viewer: no display"), std::string::npos) << err();
   EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1", "env -u DISPLAY -u WAYLAND_DISPLAY"), 0) << err();
   EXPECT_NE(err().find("notice: no display"), std::string::npos) << err();
+  // What the benchmark refuses is refused there too: an eccentricity the viewer could have used on a switch to
+  // two-body does nothing for a Plummer benchmark.
+  EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1 --eccentricity 0.9", "env -u DISPLAY -u WAYLAND_DISPLAY"), 2);
+  EXPECT_NE(err().find("--eccentricity 0.9: applies to --scenario two-body only (this run's is plummer); no display"),
+            std::string::npos)
+      << err();
+  EXPECT_EQ(err().find("headless benchmark"), std::string::npos) << err();
   // A DISPLAY whose server is gone (left over from another session): the same fallback, saying why.
   EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 0) << err();
   EXPECT_NE(err().find("notice: cannot open a window"), std::string::npos) << err();
