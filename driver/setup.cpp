@@ -204,12 +204,14 @@ std::string number(double v) {
 }
 
 // A checkpoint's settings, restored into `run` where the user named none; a named one that
-// differs wins, with a notice.
-void restore_settings(const sim::RunRecord& saved, const std::string& path, RunConfig& run,
-                      std::vector<std::string>& notices) {
+// differs wins, with a notice. Returns the place in `notices` of the --eta-start one, if any (what it changes
+// depends on whether the file's bodies start again, known later).
+std::optional<std::size_t> restore_settings(const sim::RunRecord& saved, const std::string& path, RunConfig& run,
+                                            std::vector<std::string>& notices) {
   auto overrides = [&](const std::string& option, const std::string& given, const std::string& stored) {
     if (given != stored) notices.push_back(option + " " + given + " overrides " + path + "'s " + stored);
   };
+  std::optional<std::size_t> eta_start_notice;
   auto const integrator = from_name<sim::Integrator>(saved.integrator);
   if (!integrator)
     throw InputError(path + ": integrator '" + saved.integrator + "' is not one this nbody has (" +
@@ -232,7 +234,9 @@ void restore_settings(const sim::RunRecord& saved, const std::string& path, RunC
       else value = stored;
     };
     restore(run.given.eta, "--eta", p.hermite.eta, saved.hermite->eta);
+    std::size_t const before = notices.size();
     restore(run.given.eta_start, "--eta-start", p.hermite.eta_start, saved.hermite->eta_start);
+    if (notices.size() > before) eta_start_notice = before;
     restore(run.given.dt_max, "--dt-max", p.hermite.dt_max, saved.hermite->dt_max);
   }
   if (run.given.damping) overrides("--damping", number(p.damping), number(saved.damping));
@@ -255,6 +259,7 @@ void restore_settings(const sim::RunRecord& saved, const std::string& path, RunC
   // Units are what the files say, not physics: new ones relabel the rest of the run, with a notice.
   if (run.given.units) overrides("--mass-unit and --length-unit", run.units.describe(), saved.units.describe());
   else run.units = saved.units;
+  return eta_start_notice;
 }
 
 }  // namespace
@@ -309,7 +314,7 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     // bodies are read (a small file may declare a billion of them).
     sim::CheckpointHeader const header = sim::read_checkpoint_header(ic.checkpoint);
     sim::RunRecord const& saved = header.run;
-    restore_settings(saved, ic.checkpoint, run, s.notices);
+    std::optional<std::size_t> const eta_start_notice = restore_settings(saved, ic.checkpoint, run, s.notices);
     check_integrator_options(run);
     if (ic.bodies != 0 && ic.bodies != header.bodies)
       throw InputError("--bodies " + std::to_string(ic.bodies) + ": " + ic.checkpoint + " holds " +
@@ -356,9 +361,9 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
                           number(saved.softening));
     } else if (s.program.hermite && hermite_state_goes_on(checkpoint.hermite, saved.softening, run.physics.softening)) {
       // eta_start chooses first steps only: where every body goes on from its own step, a new one changes nothing.
-      for (auto& n : s.notices)
-        if (n.rfind("--eta-start ", 0) == 0)
-          n += " (it chooses first steps: the file's bodies go on from their own, so it changes nothing now)";
+      if (eta_start_notice)
+        s.notices[*eta_start_notice] +=
+            " (it chooses first steps: the file's bodies go on from their own, so it changes nothing now)";
       continue_hermite(s, std::move(checkpoint.hermite));
     } else if (s.program.hermite && saved.integrator != name_of(sim::Integrator::hermite4)) {
       s.notices.push_back("hermite4 starts from " + ic.checkpoint + "'s " + saved.integrator +
