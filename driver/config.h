@@ -73,12 +73,22 @@ struct GivenSettings {
   bool seed = false;  // a restart refuses one that is not the file's (its bodies were made with that)
 };
 
+// How the library's messages name a setting: as the command line's option ("--eta-start 0.5") or, for Python, as
+// its keyword ("eta_start=0.5", a text value quoted: "integrator='hermite4'").
+struct SettingNames {
+  bool keywords = false;
+  std::string name(const std::string& option) const;  // "--eta-start" or "eta_start"
+  std::string with(const std::string& option, const std::string& value) const;  // "--eta-start 0.5", "eta_start=0.5"
+  std::string with_text(const std::string& option, const std::string& value) const;  // "... hermite4", "...='hermite4'"
+};
+
 struct RunConfig {
   InitialConditions initial;
   PhysicsChoice physics;
   DeviceChoice devices;
   GivenSettings given;
   sim::Units units;  // what the files call one unit of mass and length (sim::parse_units); the run stays G = 1
+  SettingNames names;  // how messages name the settings: the command line's options, or Python's keywords
 };
 
 // The softening a run uses: the one asked for, else the scenario's recommended one (0.01 for a

@@ -19,6 +19,31 @@
 
 namespace nbody::driver {
 
+std::string SettingNames::name(const std::string& option) const {
+  if (!keywords) return option;
+  if (option == "--bodies") return "n";
+  // Every "--word-word" in it as "word_word" ("--mass-unit and --length-unit" names two).
+  std::string out;
+  for (std::size_t i = 0; i < option.size(); ++i) {
+    if (option.compare(i, 2, "--") == 0 && (i == 0 || option[i - 1] == ' ')) {
+      for (i += 2; i < option.size() && option[i] != ' '; ++i) out += option[i] == '-' ? '_' : option[i];
+      if (i < option.size()) out += option[i];
+    } else {
+      out += option[i];
+    }
+  }
+  return out;
+}
+
+std::string SettingNames::with(const std::string& option, const std::string& value) const {
+  if (!keywords) return option + " " + value;
+  return name(option) + (option.find(' ') == std::string::npos ? "=" : " ") + value;
+}
+
+std::string SettingNames::with_text(const std::string& option, const std::string& value) const {
+  return keywords ? with(option, "'" + value + "'") : with(option, value);
+}
+
 double resolved_softening(const RunConfig& config) {
   if (config.physics.softening > 0 || config.given.softening) return config.physics.softening;
   return config.initial.snapshot.empty() ? sim::recommended_softening(config.initial.scenario) : 0.01;
@@ -86,6 +111,7 @@ std::size_t available_host_memory() {
 multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bodies, std::vector<std::string>* notices,
                                            const std::string& count_label, std::size_t extra_bytes) {
   DeviceChoice const& d = run.devices;
+  SettingNames const& names = run.names;
   multigpu::SimulationConfig c;
   c.engine = d.engine;
   c.softening = resolved_softening(run);
@@ -93,13 +119,12 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   // takes 0 too: it skips the self pair explicitly (and has no regularisation).
   bool const unsoftened = run.physics.integrator == sim::Integrator::hermite4 && c.softening == 0.0;
   if (auto const why = softening_problem(c.softening, c.engine.precision); !why.empty() && !unsoftened) {
-    std::ostringstream s;
-    s << (run.given.softening                 ? std::string("--softening ")
-          : run.initial.checkpoint.empty() ? std::string("the softening ")
-                                           : run.initial.checkpoint + "'s softening ")
-      << c.softening << ": " << why
-      << (run.given.softening ? "" : "; give a larger --softening");
-    throw InputError(s.str());
+    std::ostringstream value;
+    value << c.softening;
+    std::string const lead = run.given.softening              ? names.with("--softening", value.str())
+                             : run.initial.checkpoint.empty() ? "the softening " + value.str()
+                                                              : run.initial.checkpoint + "'s softening " + value.str();
+    throw InputError(lead + ": " + why + (run.given.softening ? "" : "; give a larger " + names.name("--softening")));
   }
   c.weights = d.weights;
   c.threading = d.threading;
@@ -110,9 +135,10 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   auto const gpus = d.backend == BackendChoice::cpu ? std::vector<gpu::DeviceInfo>{} : gpu::devices(&why_none);
   if (d.backend == BackendChoice::cuda && gpus.empty()) {
     if (!sim::cuda_built())
-      throw InputError("--backend cuda: this nbody was built without CUDA; rebuild where the CUDA toolkit (nvcc) is "
-                       "installed, or use --backend cpu");
-    throw InputError("--backend cuda: no usable CUDA device (" + why_none + ")");
+      throw InputError(names.with_text("--backend", "cuda") +
+                       ": this nbody was built without CUDA; rebuild where the CUDA toolkit (nvcc) is installed, or use " +
+                       names.with_text("--backend", "cpu"));
+    throw InputError(names.with_text("--backend", "cuda") + ": no usable CUDA device (" + why_none + ")");
   }
   c.backend = gpus.empty() ? sim::Backend::cpu : sim::Backend::cuda;
   if (d.backend == BackendChoice::automatic && gpus.empty() && notices)
@@ -132,7 +158,7 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
     if (!d.gpus.empty()) {
       for (int g : d.gpus)
         if (g < 0 || g >= visible)
-          throw InputError("--gpus: GPU " + std::to_string(g) + " does not exist; " + std::to_string(visible) +
+          throw InputError(names.name("--gpus") + ": GPU " + std::to_string(g) + " does not exist; " + std::to_string(visible) +
                            " CUDA devices are visible (0.." + std::to_string(visible - 1) + ")");
       c.devices = d.gpus;
     } else if (local_ranks > 1 && visible < local_ranks) {
@@ -140,7 +166,7 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
       // --gpus-per-task, CUDA_VISIBLE_DEVICES per rank), or they share; either way, use what is visible.
       int const n = d.count == 0 ? visible : d.count;
       if (n > visible)
-        throw InputError("--numgpus " + std::to_string(n) + ": only " + std::to_string(visible) +
+        throw InputError(names.with("--numgpus", std::to_string(n)) + ": only " + std::to_string(visible) +
                          " CUDA devices are visible to rank " + std::to_string(ranks.rank()));
       c.devices.clear();
       for (int g = 0; g < n; ++g) c.devices.push_back(g);
@@ -153,29 +179,31 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
       if (d.count == 0 && visible % local_ranks != 0 && notices)
         notices->push_back(std::to_string(visible % local_ranks) + " of the " + std::to_string(visible) +
                            " GPUs on host " + ranks.host() + " are left idle: " + std::to_string(local_ranks) +
-                           " ranks take " + std::to_string(n) + " each (--gpus chooses others)");
+                           " ranks take " + std::to_string(n) + " each (" + names.name("--gpus") + " chooses others)");
       if (n * local_ranks > visible)
-        throw InputError("--numgpus " + std::to_string(n) + per_rank + ": needs " + std::to_string(n * local_ranks) +
+        throw InputError(names.with("--numgpus", std::to_string(n)) + per_rank + ": needs " + std::to_string(n * local_ranks) +
                          " CUDA devices, " + std::to_string(visible) + " are visible");
       c.devices.clear();
       for (int g = 0; g < n; ++g) c.devices.push_back(local_rank * n + g);
     } else {
       int const n = d.count == 0 ? visible : d.count;
       if (n > visible)
-        throw InputError("--numgpus " + std::to_string(n) + ": only " + std::to_string(visible) +
+        throw InputError(names.with("--numgpus", std::to_string(n)) + ": only " + std::to_string(visible) +
                          " CUDA devices are visible");
       c.devices.clear();
       for (int g = 0; g < n; ++g) c.devices.push_back(g);
     }
   } else {
-    if (!d.gpus.empty()) throw InputError("--gpus applies to the CUDA backend; use --numgpus for host devices");
+    if (!d.gpus.empty())
+      throw InputError(names.name("--gpus") + " applies to the CUDA backend; use " + names.name("--numgpus") +
+                       " for host devices");
     c.devices.assign(std::size_t(d.count == 0 ? 1 : d.count), 0);
     if (c.engine.cpu_threads == 0 && local_ranks > 1)
       c.engine.cpu_threads = std::max(1, omp_get_num_procs() / local_ranks);
   }
   // With several ranks the weights cover every rank's devices: the simulation checks them.
   if (ranks.size() == 1 && !d.weights.empty() && d.weights.size() != c.devices.size())
-    throw InputError("--weights: " + std::to_string(d.weights.size()) + " weights for " +
+    throw InputError(names.name("--weights") + ": " + std::to_string(d.weights.size()) + " weights for " +
                      std::to_string(c.devices.size()) + " devices; give one per device");
 
   // Host memory: the host keeps the whole state in fp64 (positions, velocities, types), and the
@@ -187,7 +215,7 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   std::size_t const have = available_host_memory();
   if (have > 0 && need > have) {
     std::ostringstream s;
-    s << (count_label.empty() ? "--bodies " + std::to_string(bodies) : count_label) << ": needs " << (need >> 20) << " MiB of memory "
+    s << (count_label.empty() ? names.with("--bodies", std::to_string(bodies)) : count_label) << ": needs " << (need >> 20) << " MiB of memory "
       << (host_engines ? "on " + std::to_string(c.devices.size()) + " host device(s)" : "for the host copy of the state")
       << ", " << (have >> 20) << " MiB available";
     throw InputError(s.str());
@@ -208,8 +236,11 @@ std::string number(double v) {
 // depends on whether the file's bodies start again, known later).
 std::optional<std::size_t> restore_settings(const sim::RunRecord& saved, const std::string& path, RunConfig& run,
                                             std::vector<std::string>& notices) {
-  auto overrides = [&](const std::string& option, const std::string& given, const std::string& stored) {
-    if (given != stored) notices.push_back(option + " " + given + " overrides " + path + "'s " + stored);
+  auto overrides = [&](const std::string& option, const std::string& given, const std::string& stored,
+                       bool text = false) {
+    if (given != stored)
+      notices.push_back((text ? run.names.with_text(option, given) : run.names.with(option, given)) + " overrides " +
+                        path + "'s " + stored);
   };
   std::optional<std::size_t> eta_start_notice;
   auto const integrator = from_name<sim::Integrator>(saved.integrator);
@@ -217,7 +248,7 @@ std::optional<std::size_t> restore_settings(const sim::RunRecord& saved, const s
     throw InputError(path + ": integrator '" + saved.integrator + "' is not one this nbody has (" +
                      valid_names<sim::Integrator>() + ")");
   PhysicsChoice& p = run.physics;
-  if (run.given.integrator) overrides("--integrator", name_of(p.integrator), saved.integrator);
+  if (run.given.integrator) overrides("--integrator", name_of(p.integrator), saved.integrator, true);
   else p.integrator = *integrator;
   // hermite4 has no --dt (its Dt is dt_max): a switch to or from it leaves dt at the integrator's default.
   bool const hermite_involved = *integrator == sim::Integrator::hermite4 || p.integrator == sim::Integrator::hermite4;
@@ -254,7 +285,8 @@ std::optional<std::size_t> restore_settings(const sim::RunRecord& saved, const s
   } else {
     p.softening = saved.softening;
   }
-  if (run.given.precision) overrides("--precision", name_of(run.devices.engine.precision), name_of(saved.precision));
+  if (run.given.precision)
+    overrides("--precision", name_of(run.devices.engine.precision), name_of(saved.precision), true);
   else run.devices.engine.precision = saved.precision;
   // Units are what the files say, not physics: new ones relabel the rest of the run, with a notice.
   if (run.given.units) overrides("--mass-unit and --length-unit", run.units.describe(), saved.units.describe());
@@ -267,23 +299,24 @@ std::optional<std::size_t> restore_settings(const sim::RunRecord& saved, const s
 void check_integrator_options(const RunConfig& run) {
   bool const hermite = run.physics.integrator == sim::Integrator::hermite4;
   GivenSettings const& g = run.given;
+  SettingNames const& n = run.names;
   if (hermite && g.damping)
-    throw InputError("--damping " + number(run.physics.damping) +
+    throw InputError(n.with("--damping", number(run.physics.damping)) +
                      ": hermite4 does not damp velocities (only euler-damped has a damping factor)");
   if (hermite && g.dt)
-    throw InputError("--dt " + number(run.physics.dt) + ": hermite4 chooses each body's step (a power of two up to "
-                     "--dt-max, from --eta); give --dt-max instead");
+    throw InputError(n.with("--dt", number(run.physics.dt)) + ": hermite4 chooses each body's step (a power of two up to " +
+                     n.name("--dt-max") + ", from " + n.name("--eta") + "); give " + n.name("--dt-max") + " instead");
   if (hermite && run.devices.engine.kernel)
-    throw InputError("--kernel " + name_of(*run.devices.engine.kernel) +
-                     ": hermite4 has its own force+jerk kernels; leave --kernel out");
+    throw InputError(n.with_text("--kernel", name_of(*run.devices.engine.kernel)) +
+                     ": hermite4 has its own force+jerk kernels; leave " + n.name("--kernel") + " out");
   if (!hermite && g.softening && run.physics.softening == 0.0)
-    throw InputError("--softening 0: must be a length in (0, " + number(kMaxSoftening) + "]" +
-                     "; 0 (no softening) only with --integrator hermite4 (this run's is " +
+    throw InputError(n.with("--softening", "0") + ": must be a length in (0, " + number(kMaxSoftening) + "]" +
+                     "; 0 (no softening) only with " + n.with_text("--integrator", "hermite4") + " (this run's is " +
                      name_of(run.physics.integrator) + ")");
   if (!hermite && (g.eta || g.eta_start || g.dt_max))
-    throw InputError(std::string(g.eta ? "--eta" : g.eta_start ? "--eta-start" : "--dt-max") +
-                     ": applies to --integrator hermite4 only (" + name_of(run.physics.integrator) +
-                     " takes one --dt for every body)");
+    throw InputError(n.name(g.eta ? "--eta" : g.eta_start ? "--eta-start" : "--dt-max") + ": applies to " +
+                     n.with_text("--integrator", "hermite4") + " only (" + name_of(run.physics.integrator) +
+                     " takes one " + n.name("--dt") + " for every body)");
 }
 
 bool hermite_state_goes_on(const sim::hermite::HermiteState& state, double was, double now) {
@@ -317,14 +350,17 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     std::optional<std::size_t> const eta_start_notice = restore_settings(saved, ic.checkpoint, run, s.notices);
     check_integrator_options(run);
     if (ic.bodies != 0 && ic.bodies != header.bodies)
-      throw InputError("--bodies " + std::to_string(ic.bodies) + ": " + ic.checkpoint + " holds " +
-                       std::to_string(header.bodies) + " bodies; leave --bodies out with --restart");
+      throw InputError(run.names.with("--bodies", std::to_string(ic.bodies)) + ": " + ic.checkpoint + " holds " +
+                       std::to_string(header.bodies) + " bodies; leave " + run.names.name("--bodies") + " out with " +
+                       run.names.name("--restart"));
     if (run.given.seed && !from_name<sim::Scenario>(saved.scenario))
-      throw InputError("--seed " + std::to_string(ic.seed) + ": " + ic.checkpoint + "'s bodies came from " +
-                       saved.scenario + ", not a seeded scenario; leave --seed out with --restart");
+      throw InputError(run.names.with("--seed", std::to_string(ic.seed)) + ": " + ic.checkpoint + "'s bodies came from " +
+                       saved.scenario + ", not a seeded scenario; leave " + run.names.name("--seed") + " out with " +
+                       run.names.name("--restart"));
     if (run.given.seed && ic.seed != saved.seed)
-      throw InputError("--seed " + std::to_string(ic.seed) + ": " + ic.checkpoint + "'s bodies were made with seed " +
-                       std::to_string(saved.seed) + "; leave --seed out with --restart");
+      throw InputError(run.names.with("--seed", std::to_string(ic.seed)) + ": " + ic.checkpoint +
+                       "'s bodies were made with seed " + std::to_string(saved.seed) + "; leave " +
+                       run.names.name("--seed") + " out with " + run.names.name("--restart"));
     s.program = sim::make_step_program(integrator_params(run.physics));
     // Reading keeps the file's values beside the state for a moment: row indices and one chunk.
     s.config = resolve_devices(run, std::size_t(header.bodies), &s.notices,
@@ -376,11 +412,13 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     sim::TipsyInfo info;
     s.bodies = sim::read_tipsy(ic.snapshot, &info);
     if (ic.bodies != 0 && ic.bodies != s.bodies.size())
-      throw InputError("--bodies " + std::to_string(ic.bodies) + ": " + ic.snapshot + " holds " +
-                       std::to_string(s.bodies.size()) + " bodies; leave --bodies out with --load");
+      throw InputError(run.names.with("--bodies", std::to_string(ic.bodies)) + ": " + ic.snapshot + " holds " +
+                       std::to_string(s.bodies.size()) + " bodies; leave " + run.names.name("--bodies") + " out with " +
+                       run.names.name("--load"));
     if (run.physics.softening == 0 && !run.given.softening && info.softening) {
       run.physics.softening = *info.softening;
-      s.notices.push_back("softening " + number(*info.softening) + " from " + ic.snapshot + " (--softening overrides it)");
+      s.notices.push_back("softening " + number(*info.softening) + " from " + ic.snapshot + " (" +
+                          run.names.name("--softening") + " overrides it)");
     }
     s.notices.push_back(ic.snapshot + " is a tipsy snapshot: float32 positions and velocities, no step count, "
                         "integrator or time step; a --checkpoint file continues a run exactly");

@@ -125,6 +125,7 @@ bool is_one_of(const std::string& key, const char* const* begin, const char* con
 // scenario keys are allowed too. `restart`: the integrator is the checkpoint's unless `options` names one, so what
 // depends on it is checked once the file is read (driver::make_setup).
 void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, bool restart = false) {
+  run.names.keywords = true;  // the library's messages name settings as this module's keywords
   driver::InitialConditions& ic = run.initial;
   driver::PhysicsChoice& physics = run.physics;
   driver::DeviceChoice& dev = run.devices;

@@ -60,8 +60,10 @@ def test_restart_continues_a_checkpoint_with_its_settings(tmp_path):
     again.run(steps=5)
     assert np.array_equal(again.positions, sim.positions)
     # A named setting overrides the file's, with a notice.
-    faster = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu", dt=0.01)
-    assert faster.dt == 0.01 and faster.time == pytest.approx(0.1) and any("overrides" in n for n in faster.notices)
+    faster = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu", dt=0.01, integrator="leapfrog")
+    assert faster.dt == 0.01 and faster.time == pytest.approx(0.1)
+    assert f"dt=0.01 overrides {tmp_path / 'c.h5'}'s 0.02" in faster.notices
+    assert f"integrator='leapfrog' overrides {tmp_path / 'c.h5'}'s omelyan4" in faster.notices
 
 
 def test_diagnostics_report_what_the_command_line_does():

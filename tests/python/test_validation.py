@@ -50,7 +50,7 @@ def test_bad_arrays_are_refused_naming_the_argument(changes, error, message):
     (dict(damping=1.5), ValueError, r"damping=1.5: must be in \(0, 1\]"),
     (dict(numgpus=0), ValueError, "numgpus=0: must be a whole number from 1 to 256"),
     (dict(numgpus=2, gpus=[0]), ValueError, "numgpus=2 and gpus with 1 GPUs disagree"),
-    (dict(gpus=[0]), ValueError, "--gpus applies to the CUDA backend"),
+    (dict(gpus=[0]), ValueError, "^gpus applies to the CUDA backend; use numgpus for host devices$"),
     (dict(weights=[1, -1]), ValueError, "is not a relative share"),
     (dict(numgpus=2, weights=[1, 1, 1]), ValueError, "3 weights for 2 devices"),
     (dict(seed=-1), ValueError, "seed=-1: must be a whole number from 0"),
@@ -65,7 +65,7 @@ def test_bad_options_are_refused_with_the_command_lines_rules(keywords, error, m
 def test_asking_for_cuda_where_there_is_none_says_why():
     if nbody.devices():
         pytest.skip("a GPU is visible")
-    with pytest.raises(ValueError, match="--backend cuda: "):
+    with pytest.raises(ValueError, match="^backend='cuda': "):
         nbody.Simulation(n=16, backend="cuda")
 
 
