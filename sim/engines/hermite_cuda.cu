@@ -1087,8 +1087,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   }
 
   // `kernel`<<<grid, block, 0, stream>>>(args...), launched once the blocks of the kernel before it on the stream
-  // have exited (programmatic dependent launch, on GPUs that have it): the kernel waits for that one's writes itself
-  // (kernels::follow_previous_kernel). A kernel after anything but a kernel waits as after any launch.
+  // have exited, or earlier where that one lets it (programmatic dependent launch, on GPUs that have it): the kernel
+  // waits for that one's writes itself (kernels::follow_previous_kernel). A kernel after anything but a kernel waits
+  // as after any launch.
   template <class... Params, class... Args>
   void launch_after(void (*kernel)(Params...), int grid, int block, cudaStream_t stream, Args&&... args) {
     cudaLaunchAttribute follow{};

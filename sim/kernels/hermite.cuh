@@ -92,7 +92,8 @@ struct HermiteControl {
 // The three kernels of a block step on one device are launched with programmatic dependent launch (Hopper and
 // later; the engine's launch_after): a kernel is launched once every block of the one before it has exited, not
 // after that grid has been retired and its writes flushed, and each of its blocks waits here, before its first read
-// of anything, until they are. Only the force pass lets the next kernel start earlier (below): blocks scheduled
+// of anything, until they are (the corrector reads what the force pass does not write before it: below). Only the
+// force pass lets the next kernel start earlier (below): blocks scheduled
 // beside a running grid land on the SMs it leaves free first, and a pass whose work sits in its first blocks (the
 // force pass of a small block: one item per block, the rest of the grid idle) then ran those on a few SMs, an fp64
 // block of 64 bodies 10 us slower, where the predictor let the force pass start early. Launched without the attribute
@@ -104,10 +105,12 @@ __device__ __forceinline__ void follow_previous_kernel() {
 }
 // The force pass of a block step on one device lets its corrector launch once each of its blocks has begun its last
 // item (HermiteForceArgs::corrector_early). The force grid is what stays resident, so the corrector's blocks become
-// resident only as the force pass's blocks exit, never beside them; they read what the force pass does not write (the
-// control, the active list, each body's state: all written before the force pass began) and then wait for it. Its
-// launch and those reads are then off the block step's chain: 1.7 to 2.3 us a block step of 16 to 256 bodies
-// (docs/benchmarks.md, 2026-11-29).
+// resident as the force pass's blocks exit (beside the force blocks still running on an SM only where those leave
+// room); they read what the force pass does not write and then wait for it. Those reads are of what was complete
+// before the force pass began: every force block waits for the predictor (follow_previous_kernel, its first
+// statement) before it can let the corrector launch, and the predictor followed the block step before; none of it is
+// written again until the corrector's own stores. Its launch and those reads are then off the block step's chain: 1.7
+// to 2.3 us a block step of 16 to 256 bodies (docs/benchmarks.md, 2026-11-29).
 __device__ __forceinline__ void let_next_kernel_start() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" :::);
@@ -631,7 +634,7 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
 template <class Real, bool kPotential>
 __global__ void __launch_bounds__(kHermiteForceBlock, std::is_same_v<Real, float> ? 4 : 3)
     hermite_forces(HermiteForceArgs args, double eps2_fp64) {
-  follow_previous_kernel();
+  follow_previous_kernel();  // first, before any return or trigger: an early corrector relies on it (see above)
   // The count is read before the halt flag (one round trip for both: a halted launch ignores the count).
   unsigned const active = args.count.get();
   if (halted(args.ctl)) return;
@@ -1274,7 +1277,7 @@ __global__ void __launch_bounds__(kHermiteBlock, 2) hermite_correct(HermiteSlice
   if (!early) follow_previous_kernel();
   HermiteControl* const clock = c.clock.ctl;
   // Read before the halt flag: a halted launch ignores them. (Early, all of them were written before the force pass
-  // started: by hermite_predict_list, or the host.)
+  // started: by hermite_predict_list, hermite_arm or the host.)
   double const t = clock ? clock->t_next : c.clock.t;
   unsigned const n = c.own_count.get(), active = c.active_count.get(), first = c.own_first.get();
   int const write_slot = clock ? clock->write_slot : 0;
