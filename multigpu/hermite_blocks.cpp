@@ -127,7 +127,7 @@ void HermiteBlocks::start_up(const sim::BodySet& initial, const sim::hermite::He
     block_time_ = 0.0;
     gather_active(0.0, true);
     force_pass(0.0, Pass::initialise, kAllActiveChunk);
-    check_floor();
+    check_floor(true);
   }
 }
 
@@ -330,7 +330,7 @@ std::uint64_t HermiteBlocks::advance(std::uint64_t blocks, double t_stop) {
   return done;
 }
 
-void HermiteBlocks::check_floor() {
+void HermiteBlocks::check_floor(bool start) {
   std::vector<std::int64_t> found(engines_.size());
   threads_->for_each_device([&](int d) { found[std::size_t(d)] = engines_[std::size_t(d)]->floor_violation(); });
   std::int64_t worst = -1;
@@ -347,7 +347,7 @@ void HermiteBlocks::check_floor() {
   state(now);
   own_time_state(own, hs);
   throw RuntimeFailure(sim::hermite::floor_message(now, body, hs.step[body],
-                                                   sim::hermite::step_floor(hs.time[body], setup_.params), time()));
+                                                   sim::hermite::step_floor(hs.time[body], setup_.params), time(), start));
 }
 
 void HermiteBlocks::state(sim::BodySet& into) {

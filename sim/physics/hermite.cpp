@@ -87,7 +87,7 @@ HermiteCounters& HermiteCounters::operator+=(const HermiteCounters& o) {
   return *this;
 }
 
-std::string floor_message(const BodySet& b, std::size_t body, double dt, double floor, double time) {
+std::string floor_message(const BodySet& b, std::size_t body, double dt, double floor, double time, bool start) {
   std::size_t nearest = body;
   double best = std::numeric_limits<double>::infinity();
   auto const& x = b.pos_mass[body];
@@ -99,10 +99,19 @@ std::string floor_message(const BodySet& b, std::size_t body, double dt, double 
   }
   std::ostringstream m;
   m.precision(3);
-  m << "hermite4: at t = " << time << " body " << body << " needs a step of " << dt << ", below the floor " << floor;
+  m << "hermite4: at t = " << time << " body " << body;
+  if (start)
+    m << " cannot start: its start step eta_start |a| / |a1| comes to " << dt;
+  else
+    m << " needs a step of " << dt;
+  m << ", below the floor " << floor;
   if (nearest != body) m << "; its nearest neighbour is body " << nearest << " at distance " << best;
-  m << " (a close encounter, or an accuracy parameter eta far below the usual 0.01 to 0.05: hermite4 has no "
-       "regularisation; a larger softening or eta resolves it)";
+  if (start)
+    m << " (that criterion is short where the acceleration nearly vanishes, as deep inside a softened encounter: a "
+         "larger eta_start, up to 100, starts it; the steps after the first are Aarseth's, from eta)";
+  else
+    m << " (a close encounter, or an accuracy parameter eta far below the usual 0.01 to 0.05: hermite4 has no "
+         "regularisation; a larger softening or eta resolves it)";
   return m.str();
 }
 

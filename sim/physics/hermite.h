@@ -50,7 +50,9 @@ struct HermiteCounters {
 };
 
 // The one-line error of a step below the floor: body `body` (its step `dt`, the floor `floor`, at simulation
-// time `time`), its nearest neighbour in `positions` and their distance.
-std::string floor_message(const BodySet& positions, std::size_t body, double dt, double floor, double time);
+// time `time`), its nearest neighbour in `positions` and their distance. `start`: the step was the start
+// criterion's (eta_start |a| / |a1|), which is short where the acceleration nearly vanishes, not one the orbit asked for.
+std::string floor_message(const BodySet& positions, std::size_t body, double dt, double floor, double time,
+                          bool start = false);
 
 }  // namespace nbody::sim::hermite

@@ -146,6 +146,22 @@ def test_last_run_is_kept_when_a_run_ends_with_an_exception(tmp_path):
     assert sim.last_run["failure"] is None and not math.isnan(sim.time)
 
 
+def test_a_close_encounter_stop_goes_on_in_a_softened_potential():
+    # The floor's advice, followed: after the unsoftened plunge stops, a softening from here starts every body again.
+    # The start criterion (eta_start |a| / |a1|) is short deep inside the softening, where the acceleration nearly
+    # vanishes: the error says that, and names eta_start, not the step the plunge needed.
+    pos, vel, m = np.array([[-0.5, 0, 0], [0.5, 0, 0]]), np.zeros((2, 3)), np.array([0.5, 0.5])
+    sim = nbody.Simulation.from_arrays(pos, vel, m, integrator="hermite4", softening=0.0, backend="cpu")
+    with pytest.raises(RuntimeError, match="needs a step of .* below the floor"):
+        sim.run(t_end=4.0)
+    with pytest.raises(RuntimeError, match=r"body [01] cannot start: its start step eta_start \|a\| / \|a1\| comes to "
+                                           r".* below the floor .* a larger eta_start"):
+        sim.configure(softening=0.01)
+    sim.configure(softening=0.01, eta_start=1.0)
+    sim.run(t_end=4.0)
+    assert 4.0 - 1 / 16 < sim.time <= 4.0 and abs(sim.diagnostics()["relative_energy_error"]) < 1e-9
+
+
 def test_last_run_holds_a_failure_with_nothing_saved():
     # Two bodies falling straight at each other, no softening: hermite4's step floor stops the run, and with no
     # checkpoint asked for nothing is saved; last_run says what happened.
