@@ -461,7 +461,8 @@ void print_block_benchmark(const driver::Measurement& m, const multigpu::Simulat
 }  // namespace
 
 int run_benchmark_instead(const Options& o, const std::string& why) {
-  if (!o.batch_refusal.empty()) throw InputError(o.batch_refusal + "; " + why + ", so nbody runs the benchmark");
+  if (!o.batch_refusal.empty())
+    throw InputError(o.batch_refusal + "; " + why + ", where nbody would run the benchmark instead");
   if (!o.quiet) std::cerr << "notice: " << why << "; running the headless benchmark\n";
   return run_benchmark(o);
 }

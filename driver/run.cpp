@@ -102,11 +102,14 @@ std::uint64_t steps_to_time(const multigpu::RunClock& c, double dt, double t_end
     std::snprintf(buf, sizeof buf, "%g", v);
     return std::string(buf);
   };
-  if (!std::isfinite(t_end)) throw InputError(option + " " + text(t_end) + ": must be a finite time");
+  // "--t-end 5" on the command line, "t_end=5" for a keyword (option "t_end=").
+  bool const keyword = !option.empty() && option.back() == '=';
+  std::string const named = option + (keyword ? "" : " ") + text(t_end);
+  if (!std::isfinite(t_end)) throw InputError(named + ": must be a finite time");
   if (c.time(dt) >= t_end) return 0;
   double const estimate = std::ceil((t_end - c.time(dt)) / dt);
   if (!(estimate <= double(kMaxSteps)))
-    throw InputError(option + " " + text(t_end) + ": more than " + text(double(kMaxSteps)) + " steps of dt " + text(dt) +
+    throw InputError(named + ": more than " + text(double(kMaxSteps)) + " steps of dt " + text(dt) +
                      " away (the run is at time " + text(c.time(dt)) + ")");
   auto time_after = [&](std::uint64_t k) {
     return multigpu::RunClock(c.step + k, c.start_time, c.dt_since_step, c.dt_since_time).time(dt);

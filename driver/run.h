@@ -77,8 +77,8 @@ struct RunResult {
 
 // Steps from `clock` until the time reaches `t_end` (0 if it has): the clock's own arithmetic
 // (multigpu::RunClock::time), so a run of that many steps stops at the first step whose time is at or
-// past t_end, never one later. InputError naming `option` for a time that is not finite or is more
-// than kMaxSteps steps of `dt` away.
+// past t_end, never one later. InputError naming `option` ("--t-end", or "t_end=" for a keyword) for a time that
+// is not finite or is more than kMaxSteps steps of `dt` away.
 std::uint64_t steps_to_time(const multigpu::RunClock& clock, double dt, double t_end,
                             const std::string& option = "--t-end");
 

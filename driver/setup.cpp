@@ -37,7 +37,8 @@ std::string SettingNames::name(const std::string& option) const {
 
 std::string SettingNames::with(const std::string& option, const std::string& value) const {
   if (!keywords) return option + " " + value;
-  return name(option) + (option.find(' ') == std::string::npos ? "=" : " ") + value;
+  // One keyword: "eta_start=0.5"; several ("--mass-unit and --length-unit"): "mass_unit and length_unit (...)".
+  return name(option) + (option.find(' ') == std::string::npos ? "=" + value : " (" + value + ")");
 }
 
 std::string SettingNames::with_text(const std::string& option, const std::string& value) const {
@@ -258,7 +259,7 @@ std::optional<std::size_t> restore_settings(const sim::RunRecord& saved, const s
   if (!run.given.dt && *integrator == sim::Integrator::hermite4 && p.integrator != sim::Integrator::hermite4)
     notices.push_back(name_of(p.integrator) + " goes on from " + path + "'s hermite4 run, which has no fixed step, at " +
                       name_of(p.integrator) + "'s dt " + number(sim::default_dt(p.integrator)) +
-                      " (--dt chooses another)");
+                      " (" + run.names.name("--dt") + " chooses another)");
   if (saved.hermite) {
     auto restore = [&](bool given, const char* option, double& value, double stored) {
       if (given) overrides(option, number(value), number(stored));
@@ -279,7 +280,7 @@ std::optional<std::size_t> restore_settings(const sim::RunRecord& saved, const s
     // chosen" (the scenario's), so it is kept as a chosen one: every later setting of this run keeps it too.
     if (p.integrator != sim::Integrator::hermite4)
       throw InputError(path + "'s softening 0 (hermite4's, no softening): " + name_of(p.integrator) +
-                       " needs a softening length; give --softening");
+                       " needs a softening length; give " + run.names.name("--softening"));
     p.softening = 0.0;
     run.given.softening = true;
   } else {
@@ -421,7 +422,8 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
                           run.names.name("--softening") + " overrides it)");
     }
     s.notices.push_back(ic.snapshot + " is a tipsy snapshot: float32 positions and velocities, no step count, "
-                        "integrator or time step; a --checkpoint file continues a run exactly");
+                        "integrator or time step; a " + run.names.name("--checkpoint") +
+                        " file continues a run exactly");
     s.source = ic.snapshot;
     s.scenario = "file:" + ic.snapshot;
     s.config = resolve_devices(run, s.bodies.size(), &s.notices);

@@ -346,8 +346,14 @@ void HermiteBlocks::check_floor(bool start) {
   sim::hermite::HermiteState hs;
   state(now);
   own_time_state(own, hs);
-  throw RuntimeFailure(sim::hermite::floor_message(now, body, hs.step[body],
-                                                   sim::hermite::step_floor(hs.time[body], setup_.params), time(), start));
+  double const floor = sim::hermite::step_floor(hs.time[body], setup_.params);
+  if (start) {
+    // The criterion's own value (the step itself is halved until it is below the floor, whatever that value).
+    double const na = norm(hs.acceleration[body]), n1 = norm(hs.jerk[body]);
+    throw RuntimeFailure(sim::hermite::start_floor_message(now, body, setup_.params.eta_start * na / n1, floor, time(),
+                                                           setup_.softening > 0.0));
+  }
+  throw RuntimeFailure(sim::hermite::floor_message(now, body, hs.step[body], floor, time()));
 }
 
 void HermiteBlocks::state(sim::BodySet& into) {

@@ -578,7 +578,7 @@ class Engine {
   std::uint64_t steps_to(double t_end) {
     Busy busy(*this);
     // hermite4's block steps have no fixed length: the simulation stops at t_end (the next run() clears it).
-    std::uint64_t const steps = driver::steps_for_time_limit(*sim_, t_end, "t_end");
+    std::uint64_t const steps = driver::steps_for_time_limit(*sim_, t_end, "t_end=");
     if (steps == 0 && sim_->time() >= t_end) {
       notices_.push_back(driver::already_at_notice(sim_->time(), t_end, "t_end=") + "; no steps");
     }

@@ -87,7 +87,10 @@ HermiteCounters& HermiteCounters::operator+=(const HermiteCounters& o) {
   return *this;
 }
 
-std::string floor_message(const BodySet& b, std::size_t body, double dt, double floor, double time, bool start) {
+namespace {
+
+// "; its nearest neighbour is body j at distance r", or "" for a body alone.
+std::string nearest_text(const BodySet& b, std::size_t body) {
   std::size_t nearest = body;
   double best = std::numeric_limits<double>::infinity();
   auto const& x = b.pos_mass[body];
@@ -97,21 +100,39 @@ std::string floor_message(const BodySet& b, std::size_t body, double dt, double 
     double const r = std::sqrt(dx * dx + dy * dy + dz * dz);
     if (r < best) best = r, nearest = j;
   }
+  if (nearest == body) return {};
   std::ostringstream m;
   m.precision(3);
-  m << "hermite4: at t = " << time << " body " << body;
-  if (start)
-    m << " cannot start: its start step eta_start |a| / |a1| comes to " << dt;
+  m << "; its nearest neighbour is body " << nearest << " at distance " << best;
+  return m.str();
+}
+
+constexpr const char* kEncounterAdvice =
+    " (a close encounter, or an accuracy parameter eta far below the usual 0.01 to 0.05: hermite4 has no "
+    "regularisation; a larger softening or eta resolves it)";
+
+}  // namespace
+
+std::string floor_message(const BodySet& b, std::size_t body, double dt, double floor, double time) {
+  std::ostringstream m;
+  m.precision(3);
+  m << "hermite4: at t = " << time << " body " << body << " needs a step of " << dt << ", below the floor " << floor
+    << nearest_text(b, body) << kEncounterAdvice;
+  return m.str();
+}
+
+std::string start_floor_message(const BodySet& b, std::size_t body, double wanted, double floor, double time,
+                                bool softened) {
+  std::ostringstream m;
+  m.precision(3);
+  m << "hermite4: at t = " << time << " body " << body << " cannot start: its start step eta_start |a| / |a1| comes to "
+    << wanted << ", below the floor " << floor << nearest_text(b, body);
+  if (softened)
+    m << " (that criterion is short where the acceleration nearly vanishes, as deep inside a softened encounter: an "
+         "eta_start that makes the step at least the floor, up to 100, starts it; the steps after the first follow "
+         "eta)";
   else
-    m << " needs a step of " << dt;
-  m << ", below the floor " << floor;
-  if (nearest != body) m << "; its nearest neighbour is body " << nearest << " at distance " << best;
-  if (start)
-    m << " (that criterion is short where the acceleration nearly vanishes, as deep inside a softened encounter: a "
-         "larger eta_start, up to 100, starts it; the steps after the first are Aarseth's, from eta)";
-  else
-    m << " (a close encounter, or an accuracy parameter eta far below the usual 0.01 to 0.05: hermite4 has no "
-         "regularisation; a larger softening or eta resolves it)";
+    m << kEncounterAdvice;
   return m.str();
 }
 

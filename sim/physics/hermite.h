@@ -50,9 +50,12 @@ struct HermiteCounters {
 };
 
 // The one-line error of a step below the floor: body `body` (its step `dt`, the floor `floor`, at simulation
-// time `time`), its nearest neighbour in `positions` and their distance. `start`: the step was the start
-// criterion's (eta_start |a| / |a1|), which is short where the acceleration nearly vanishes, not one the orbit asked for.
-std::string floor_message(const BodySet& positions, std::size_t body, double dt, double floor, double time,
-                          bool start = false);
+// time `time`), its nearest neighbour in `positions` and their distance.
+std::string floor_message(const BodySet& positions, std::size_t body, double dt, double floor, double time);
+// The same for a start (no step yet, or every body started again): the start criterion eta_start |a| / |a1| came to
+// `wanted` for it. Softened (`softened`), that criterion is short deep inside an encounter, where the acceleration
+// nearly vanishes though the orbit needs no such step: the message says so, and that a larger eta_start starts it.
+std::string start_floor_message(const BodySet& positions, std::size_t body, double wanted, double floor, double time,
+                                bool softened);
 
 }  // namespace nbody::sim::hermite

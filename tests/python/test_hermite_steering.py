@@ -2,6 +2,7 @@
 # runs (the per-body state kept where it is still the system's, started again where it is not), runs to a time that
 # is not a block time, its settings read back, and what a run that ends with an exception leaves in last_run.
 import math
+import re
 
 import numpy as np
 import pytest
@@ -154,12 +155,33 @@ def test_a_close_encounter_stop_goes_on_in_a_softened_potential():
     sim = nbody.Simulation.from_arrays(pos, vel, m, integrator="hermite4", softening=0.0, backend="cpu")
     with pytest.raises(RuntimeError, match="needs a step of .* below the floor"):
         sim.run(t_end=4.0)
+    stopped = sim.positions, sim.velocities, sim.time
     with pytest.raises(RuntimeError, match=r"body [01] cannot start: its start step eta_start \|a\| / \|a1\| comes to "
-                                           r".* below the floor .* a larger eta_start"):
+                                           r".* below the floor .* an eta_start that makes the step at least the floor") as e:
         sim.configure(softening=0.01)
-    sim.configure(softening=0.01, eta_start=1.0)
+    # The criterion's own value: an eta_start that lifts it to twice the floor starts every body.
+    wanted, floor = map(float, re.search(r"comes to (\S+), below the floor (\S+);", str(e.value)).groups())
+    sim.configure(softening=0.01, eta_start=0.01 * 2 * floor / wanted)
     sim.run(t_end=4.0)
     assert 4.0 - 1 / 16 < sim.time <= 4.0 and abs(sim.diagnostics()["relative_energy_error"]) < 1e-9
+    # Unsoftened, the start is as short as the plunge needs: the advice is the encounter's.
+    with pytest.raises(RuntimeError, match=r"cannot start: .* a larger softening or eta resolves it"):
+        nbody.Simulation.from_arrays(stopped[0], stopped[1], m, time=stopped[2], integrator="hermite4", softening=0.0,
+                                     backend="cpu")
+
+
+def test_a_time_too_far_is_named_as_a_keyword():
+    sim = nbody.Simulation(scenario="plummer", n=32, backend="cpu")
+    with pytest.raises(ValueError, match=r"^t_end=1e\+300: more than "):
+        sim.run(t_end=1e300)
+
+
+def test_a_restart_in_python_names_python_keywords(tmp_path):
+    sim = nbody.Simulation(**PLUMMER)
+    sim.run(steps=3)
+    sim.checkpoint(tmp_path / "h.h5")
+    again = nbody.Simulation.restart(tmp_path / "h.h5", backend="cpu", integrator="leapfrog")
+    assert any(n.endswith("at leapfrog's dt 0.01 (dt chooses another)") for n in again.notices), again.notices
 
 
 def test_last_run_holds_a_failure_with_nothing_saved():
