@@ -109,8 +109,9 @@ __device__ __forceinline__ void follow_previous_kernel() {
 // room); they read what the force pass does not write and then wait for it. Those reads are of what was complete
 // before the force pass began: every force block waits for the predictor (follow_previous_kernel, its first
 // statement) before it can let the corrector launch, and the predictor followed the block step before; none of it is
-// written again until the corrector's own stores. Its launch and those reads are then off the block step's chain: 1.7
-// to 2.3 us a block step of 16 to 256 bodies (docs/benchmarks.md, 2026-11-29).
+// written again until the corrector's own stores. Its launch and those reads are then off the block step's chain: 1.5
+// to 2.3 us a block step of 16 to 256 bodies in fp64 and of 16 to 128 in fp32, 0.6 at 256 in fp32 (docs/benchmarks.md,
+// 2026-11-29).
 __device__ __forceinline__ void let_next_kernel_start() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" :::);
