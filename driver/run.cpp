@@ -94,6 +94,13 @@ void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result,
   series.reset();
 }
 
+// `option` and a value as the front end writes them: "--t-end 5" on the command line, "t_end=5" for a keyword (an
+// option ending in '=').
+std::string option_with(const std::string& option, const std::string& value) {
+  bool const keyword = !option.empty() && option.back() == '=';
+  return option + (keyword ? "" : " ") + value;
+}
+
 }  // namespace
 
 std::uint64_t steps_to_time(const multigpu::RunClock& c, double dt, double t_end, const std::string& option) {
@@ -102,9 +109,7 @@ std::uint64_t steps_to_time(const multigpu::RunClock& c, double dt, double t_end
     std::snprintf(buf, sizeof buf, "%g", v);
     return std::string(buf);
   };
-  // "--t-end 5" on the command line, "t_end=5" for a keyword (option "t_end=").
-  bool const keyword = !option.empty() && option.back() == '=';
-  std::string const named = option + (keyword ? "" : " ") + text(t_end);
+  std::string const named = option_with(option, text(t_end));
   if (!std::isfinite(t_end)) throw InputError(named + ": must be a finite time");
   if (c.time(dt) >= t_end) return 0;
   double const estimate = std::ceil((t_end - c.time(dt)) / dt);
@@ -151,10 +156,10 @@ std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::str
   sim::hermite::HermiteState const state = hermite_state_of(sim);
   double const block = state.block_time();
   auto const predicted = std::count_if(state.time.begin(), state.time.end(), [&](double t) { return t < block; });
-  // "--t-end 1.03" on the command line, "t_end=1.03" in Python (option "t_end=").
+  // The option's bare name: "--t-end", or "t_end" for the keyword "t_end=".
   bool const keyword = !option.empty() && option.back() == '=';
   std::string const name = keyword ? option.substr(0, option.size() - 1) : option;
-  std::string text = option + (keyword ? "" : " ") + shortest(t_end) + " is not a block time: the run ended at " +
+  std::string text = option_with(option, shortest(t_end)) + " is not a block time: the run ended at " +
                      shortest(sim.time()) + ", the last block time before it, ";
   if (predicted == 0) return text + "every body at it";
   text += "with " + std::to_string(predicted) + " of " + std::to_string(sim.bodies()) +
@@ -166,8 +171,7 @@ std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::str
 }
 
 std::string already_at_notice(double now, double t_end, const std::string& option) {
-  bool const keyword = !option.empty() && option.back() == '=';
-  return option + (keyword ? "" : " ") + shortest(t_end) + ": the run is already at time " + shortest(now);
+  return option_with(option, shortest(t_end)) + ": the run is already at time " + shortest(now);
 }
 
 void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last,

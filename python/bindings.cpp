@@ -16,11 +16,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <exception>
 #include <future>
 #include <limits>
 #include <memory>
 #include <optional>
-#include <exception>
 #include <string>
 #include <utility>
 #include <vector>
