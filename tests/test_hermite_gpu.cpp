@@ -196,9 +196,10 @@ INSTANTIATE_TEST_SUITE_P(Blocks, HermiteGpuForces, ::testing::ValuesIn(force_cas
 });
 
 // The same bodies' sums, bit for bit, whatever the block they are part of and whatever grid the force kernel runs
-// on (1 block, 7, as many as stay resident, far more): at N = 20,000 (groups of 8 spans) blocks of 16 and 50 bodies
-// (the second of its items of 32 holding 18) are cut per span on the resident grid and per group on 1 block, every
-// body per group (sim/kernels/hermite.cuh).
+// on (1 block, 7, as many as stay resident, far more): at N = 20,000 (groups of 8 spans) blocks of 1, 2, 5, 16 and
+// 50 bodies (the second of its items of 32 holding 18) are cut per span on the resident grid and per group on 1
+// block, every body per group (sim/kernels/hermite.cuh). Per span, a block of fewer than 32 bodies sums its runs a
+// power of two lanes a run: 1, 2, 8 and 16 lanes here, so 120, 112, 64 and 0 of a block's 128 threads sit out.
 TEST(HermiteGpu, SumsDoNotDependOnTheBlockOrTheLaunchShape) {
   REQUIRE_GPU();
   for (auto p : {Precision::fp64, Precision::fp32}) {
@@ -209,7 +210,7 @@ TEST(HermiteGpu, SumsDoNotDependOnTheBlockOrTheLaunchShape) {
       std::vector<std::size_t> all(n);
       for (std::size_t i = 0; i < n; ++i) all[i] = i;
       auto const every = forces_of(*e, b, all);
-      for (std::size_t size : {16u, 50u}) {
+      for (std::size_t size : {1u, 2u, 5u, 16u, 50u}) {
         e->set_force_grid(0);
         auto const small = random_block(n, size, 3);
         auto const base = forces_of(*e, b, small);

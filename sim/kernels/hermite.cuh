@@ -573,20 +573,29 @@ __device__ __forceinline__ void stage_span(HermiteTileData<float, kHermiteMaxSpa
 }
 
 // per_span: the span sums of small blocks with the runs of a span side by side. An item is (32 active bodies, one
-// span): the block holds the span's j-bodies, warp w sums runs w, w + 4, ... for the 32 bodies (one a lane) into
-// shared memory, and warp 0 adds each body's runs in run order from zero: the sums of sweep_tile, bit for bit (the
-// same runs, the same additions), with 8 times the threads a span for blocks too small to fill the GPU one body a
-// thread. (An fp64 block of 64 bodies summed whole spans a thread: 512 warps of 256 dependent pairs, one warp an SM
+// span): the block holds the span's j-bodies, its threads sum runs of them for the item's bodies into shared memory,
+// a (body, run) a thread, and warp 0 adds each body's runs in run order from zero: the sums of sweep_tile, bit for bit
+// (the same runs, the same additions), with 8 times the threads a span for blocks too small to fill the GPU one body
+// a thread. (An fp64 block of 64 bodies summed whole spans a thread: 512 warps of 256 dependent pairs, one warp an SM
 // sub-partition, the force pass 29.5 us on an H200 where its arithmetic needs 8.5.)
+//  - 32 bodies (every item of a block of 32 or more): warp w sums runs w, w + 4, ..., a body a lane;
+//  - fewer (a block of fewer than 32 bodies, one item a span): `width` lanes a run (the bodies, rounded up to a power
+//    of two), the other lanes of a warp the next runs. A block of one body sums a span's 8 runs in 8 lanes where it
+//    summed them in 32 lanes of copies of the body, two runs a warp, and 31 of every 32 pairs computed were thrown
+//    away: 3.5 to 4 us less a block step of one body on an H200, 2.5 of 16 (docs/benchmarks.md, 2026-11-29).
+//    A separate loop: the general one made blocks of 32 and more 2 us slower.
 template <class Real, bool kPotential>
 __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, unsigned active, Real eps2) {
   constexpr int kWarps = kHermiteForceBlock / 32;
-  static_assert(kHermiteForceBlock % 32 == 0 && kWarps >= 1, "whole warps");
+  static_assert(kHermiteForceBlock % 32 == 0 && kWarps >= 1 && kHermiteRunChunk == 32, "whole warps");
   __shared__ HermiteTileData<Real, kHermiteMaxSpan> span_tile;
   __shared__ PairSums<Real> runs[kHermiteMaxSpan / kHermiteRun][kHermiteRunChunk];
   int const length = args.span_length, spans = args.sums.cut.groups * args.sums.cut.spans_per_group;
   int const run_count = length / kHermiteRun;
   unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+  unsigned width = kHermiteRunChunk;  // lanes a run
+  while (width / 2 >= active && width > 1) width /= 2;
+  unsigned const slot = threadIdx.x % width;  // the thread's body in the item (its lane where width is 32)
   unsigned const chunks = (active + kHermiteRunChunk - 1) / kHermiteRunChunk;
   unsigned long long const items = static_cast<unsigned long long>(chunks) * unsigned(spans);
   for (unsigned long long item = blockIdx.x; item < items; item += gridDim.x) {
@@ -595,29 +604,38 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
     unsigned const chunk = unsigned(item - quotient * chunks);
     int const span = int(quotient);
     int const j_begin = span * length;
-    // The lane's body is loaded before the span is staged: one round trip to memory for both.
-    unsigned const k = chunk * kHermiteRunChunk + lane;
+    // The thread's body is loaded before the span is staged: one round trip to memory for both.
+    unsigned const k = chunk * kHermiteRunChunk + slot;
     HermiteIBody<Real> const b(args.active[min(k, active - 1)]);
     __syncthreads();  // every thread has read the previous item's span and runs
     stage_span(span_tile, args, j_begin, length);
     __syncthreads();
-    for (int r = int(warp); r < run_count; r += kWarps) {
+    auto sum_run = [&](int r, unsigned lanes) {
       int const j0 = j_begin + r * kHermiteRun;
-      bool const any_self = j0 + kHermiteRun > args.slice_count ||
-                            __any_sync(0xffffffffu, b.index - std::uint64_t(args.slice_begin + j0) <
-                                                        std::uint64_t(kHermiteRun));
+      bool const any_self = __any_sync(lanes, j0 + kHermiteRun > args.slice_count ||
+                                                  b.index - std::uint64_t(args.slice_begin + j0) <
+                                                      std::uint64_t(kHermiteRun));
       PairSums<Real> run{0, 0, 0, 0, 0, 0, 0};
       if (any_self)
         sweep_run<true, kPotential>(span_tile, r * kHermiteRun, j0, args, b, eps2, run);
       else
         sweep_run<false, kPotential>(span_tile, r * kHermiteRun, j0, args, b, eps2, run);
-      runs[r][lane] = run;
+      runs[r][slot] = run;
+    };
+    if (width == kHermiteRunChunk) {
+      for (int r = int(warp); r < run_count; r += kWarps) sum_run(r, 0xffffffffu);
+    } else {
+      for (int r0 = 0; r0 < run_count; r0 += kHermiteForceBlock / int(width)) {
+        int const r = r0 + int(threadIdx.x / width);
+        unsigned const lanes = __ballot_sync(0xffffffffu, r < run_count);  // lanes past the last run sit out
+        if (r < run_count) sum_run(r, lanes);
+      }
     }
     __syncthreads();
-    if (warp == 0 && k < active) {
+    if (warp == 0 && lane < width && chunk * kHermiteRunChunk + lane < active) {
       hk::ForceJerk sum{};
       for (int r = 0; r < run_count; ++r) add_sums(sum, runs[r][lane]);
-      args.sums.span[std::size_t(span) * active + k] = sum;
+      args.sums.span[std::size_t(span) * active + chunk * kHermiteRunChunk + lane] = sum;
     }
   }
 }
@@ -627,13 +645,14 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
 // with no active body skip the arithmetic but take part in every barrier. The grid is any size (the engine
 // launches what stays resident): blocks stride over the work items.
 //
-// Blocks an SM, measured on an H200 (docs/benchmarks.md, 2026-11-25): fp32 four (at most 128 registers; five, at 96,
-// spilled and was slower at every size); fp64 three (158 registers: the fp64 pairs keep more of each other's
-// arithmetic in flight). With the fp64 runs summed side by side for small blocks, four blocks an SM made a block step
-// of 64 bodies 1.3 us faster and every body active 2.7% slower; the time to solution was the same. The compiler's own
-// choice moved between 96 and 160 registers with small changes elsewhere.
+// Blocks an SM, measured on an H200 (docs/benchmarks.md): four, at most 128 registers. fp32 (2026-11-25): five, at
+// 96, spilled and was slower at every size. fp64 (2026-11-29): at three (160 registers) the 512 items of a block of 64
+// bodies took two waves of the 396 blocks; at four they take one, and a block step of 64 bodies is 1.5 us shorter, of
+// 128 bodies 3.5 us, with every body active 2.2% slower. The fp64 potential pass (the protocol's, with every body
+// active) stays at three: at four it spilled. The compiler's own choice moved between 96 and 160 registers with small
+// changes elsewhere.
 template <class Real, bool kPotential>
-__global__ void __launch_bounds__(kHermiteForceBlock, std::is_same_v<Real, float> ? 4 : 3)
+__global__ void __launch_bounds__(kHermiteForceBlock, std::is_same_v<Real, double> && kPotential ? 3 : 4)
     hermite_forces(HermiteForceArgs args, double eps2_fp64) {
   follow_previous_kernel();  // first, before any return or trigger: an early corrector relies on it (see above)
   // The count is read before the halt flag (one round trip for both: a halted launch ignores the count).
