@@ -11,6 +11,7 @@
 
 #include "core/enum_names.h"
 #include "core/precision.h"
+#include "core/setting_names.h"
 #include "multigpu/exchange.h"
 #include "multigpu/scheduler.h"
 #include "multigpu/simulation.h"
@@ -73,14 +74,8 @@ struct GivenSettings {
   bool seed = false;  // a restart refuses one that is not the file's (its bodies were made with that)
 };
 
-// How the library's messages name a setting: as the command line's option ("--eta-start 0.5") or, for Python, as
-// its keyword ("eta_start=0.5", a text value quoted: "integrator='hermite4'").
-struct SettingNames {
-  bool keywords = false;
-  std::string name(const std::string& option) const;  // "--eta-start" or "eta_start"
-  std::string with(const std::string& option, const std::string& value) const;  // "--eta-start 0.5", "eta_start=0.5"
-  std::string with_text(const std::string& option, const std::string& value) const;  // "... hermite4", "...='hermite4'"
-};
+// How the library's messages name a setting (core/setting_names.h): the command line's options or Python's keywords.
+using nbody::SettingNames;
 
 struct RunConfig {
   InitialConditions initial;

@@ -19,32 +19,6 @@
 
 namespace nbody::driver {
 
-std::string SettingNames::name(const std::string& option) const {
-  if (!keywords) return option;
-  if (option == "--bodies") return "n";
-  // Every "--word-word" in it as "word_word" ("--mass-unit and --length-unit" names two).
-  std::string out;
-  for (std::size_t i = 0; i < option.size(); ++i) {
-    if (option.compare(i, 2, "--") == 0 && (i == 0 || option[i - 1] == ' ')) {
-      for (i += 2; i < option.size() && option[i] != ' '; ++i) out += option[i] == '-' ? '_' : option[i];
-      if (i < option.size()) out += option[i];
-    } else {
-      out += option[i];
-    }
-  }
-  return out;
-}
-
-std::string SettingNames::with(const std::string& option, const std::string& value) const {
-  if (!keywords) return option + " " + value;
-  // One keyword: "eta_start=0.5"; several ("--mass-unit and --length-unit"): "mass_unit and length_unit (...)".
-  return name(option) + (option.find(' ') == std::string::npos ? "=" + value : " (" + value + ")");
-}
-
-std::string SettingNames::with_text(const std::string& option, const std::string& value) const {
-  return keywords ? with(option, "'" + value + "'") : with(option, value);
-}
-
 double resolved_softening(const RunConfig& config) {
   if (config.physics.softening > 0 || config.given.softening) return config.physics.softening;
   return config.initial.snapshot.empty() ? sim::recommended_softening(config.initial.scenario) : 0.01;
@@ -346,7 +320,7 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
   if (!ic.checkpoint.empty()) {
     // The header first: settings, bounds and the body count, so that memory is checked before the
     // bodies are read (a small file may declare a billion of them).
-    sim::CheckpointHeader const header = sim::read_checkpoint_header(ic.checkpoint);
+    sim::CheckpointHeader const header = sim::read_checkpoint_header(ic.checkpoint, run.names);
     sim::RunRecord const& saved = header.run;
     std::optional<std::size_t> const eta_start_notice = restore_settings(saved, ic.checkpoint, run, s.notices);
     check_integrator_options(run);
@@ -367,7 +341,7 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     s.config = resolve_devices(run, std::size_t(header.bodies), &s.notices,
                                ic.checkpoint + " holds " + std::to_string(header.bodies) + " bodies",
                                std::size_t(header.bodies) * sizeof(std::uint64_t));
-    sim::Checkpoint checkpoint = sim::read_checkpoint(ic.checkpoint);
+    sim::Checkpoint checkpoint = sim::read_checkpoint(ic.checkpoint, run.names);
     // The file is opened twice; another run may have replaced it (atomically) in between.
     if (checkpoint.bodies.size() != header.bodies || checkpoint.run != saved)
       throw InputError(ic.checkpoint + ": the file changed while it was read (another run writes it?); try again");
@@ -411,7 +385,7 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     check_integrator_options(run);
     s.program = sim::make_step_program(integrator_params(run.physics));  // cheap checks first
     sim::TipsyInfo info;
-    s.bodies = sim::read_tipsy(ic.snapshot, &info);
+    s.bodies = sim::read_tipsy(ic.snapshot, &info, run.names);
     if (ic.bodies != 0 && ic.bodies != s.bodies.size())
       throw InputError(run.names.with("--bodies", std::to_string(ic.bodies)) + ": " + ic.snapshot + " holds " +
                        std::to_string(s.bodies.size()) + " bodies; leave " + run.names.name("--bodies") + " out with " +

@@ -217,7 +217,7 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
                      "softening) only with integrator='hermite4'");
   // The files' units, as --mass-unit and --length-unit (both or neither; the run stays G = 1).
   if (mass_unit || length_unit) {
-    run.units = sim::parse_units(mass_unit.value_or(""), length_unit.value_or(""));
+    run.units = sim::parse_units(mass_unit.value_or(""), length_unit.value_or(""), run.names);
     run.given.units = run.units.physical();
   }
   if (numgpus && gpus && std::size_t(*numgpus) != gpus->size())

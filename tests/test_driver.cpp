@@ -5,6 +5,7 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 
 #include "core/errors.h"
 #include "core/interrupt.h"
@@ -12,6 +13,7 @@
 #include "driver/run.h"
 #include "driver/setup.h"
 #include "driver/validation.h"
+#include "sim/io/checkpoint.h"
 #include "gpu/devices.h"
 #include "sim/physics/reference_forces.h"
 #include "test_support.h"
@@ -84,6 +86,39 @@ TEST(Driver, BadConfigurationsAreRefusedBeforeAnyWork) {
   run = cpu_run(100);
   run.initial.snapshot = "/nonexistent/galaxy.bin";
   EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "/nonexistent/galaxy.bin"));
+}
+
+// The file readers and the units explain themselves in the front end's spelling (RunConfig::names): the command
+// line's options, or Python's keywords and methods.
+TEST(Driver, FileAndUnitErrorsNameTheFrontEndsEntryPoints) {
+  SettingNames const python{true};
+  EXPECT_EQ(python.name("--restart"), "Simulation.restart");
+  EXPECT_EQ(python.name("--mass-unit and --length-unit"), "mass_unit and length_unit");
+  EXPECT_EQ(python.quoted("--mass-unit", "1x"), "mass_unit='1x'");
+  EXPECT_EQ(SettingNames{}.quoted("--mass-unit", "1x"), "--mass-unit '1x'");
+  EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e5Msun", "", python); },
+                                  "mass_unit='1e5Msun': give length_unit too"));
+  EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e5Msun", ""); }, "--mass-unit '1e5Msun': give --length-unit too"));
+
+  auto const dir = test::fresh_test_dir("driver_names");
+  std::string const h5 = (dir / "run.h5").string(), text = (dir / "notes.txt").string();
+  { std::ofstream(h5, std::ios::binary) << std::string("\x89HDF\r\n\x1a\n", 8) << std::string(64, '\0'); }
+  { std::ofstream(text) << "not a checkpoint\n"; }
+  driver::RunConfig run = cpu_run(0);
+  run.names.keywords = true;
+  run.initial.snapshot = h5;
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); },
+                                  h5 + ": an HDF5 file; Simulation.load reads tipsy snapshots (a checkpoint continues with "
+                                       "Simulation.restart)"));
+  if (!sim::checkpoints_built()) return;
+  run.initial.snapshot.clear();
+  run.initial.checkpoint = text;
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); },
+                                  text + ": not an HDF5 file; Simulation.restart takes a checkpoint written by "
+                                         "Simulation.checkpoint"));
+  run.names.keywords = false;
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); },
+                                  text + ": not an HDF5 file; --restart takes a checkpoint written by --checkpoint"));
 }
 
 TEST(Driver, AskingForCudaWithoutAGpuSaysWhy) {

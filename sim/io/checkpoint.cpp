@@ -691,15 +691,16 @@ struct Header {
   std::optional<std::uint64_t> checksum;
 };
 
-Header read_header(const Reader& r) {
+// `names`: how the messages name the entry points (core/setting_names.h).
+Header read_header(const Reader& r, const SettingNames& names = {}) {
   Header h;
   RunRecord& run = h.info.run;
   h.format = r.has_attribute("Header", "NbodyFormat") ? int(r.whole("NbodyFormat", 1000)) : 1;
   if (h.format != 1 && h.format != 2)
     r.fail("Header/NbodyFormat is " + std::to_string(h.format) + "; this nbody reads formats 1 and 2 (a newer nbody wrote it?)");
   if (h.format == 2 && r.has_attribute("Header", "NbodyFile") && r.text("NbodyFile") != "checkpoint")
-    r.fail("it is an nbody " + r.text("NbodyFile") + " (bodies for analysis, no run settings); --restart takes a file "
-           "written by --checkpoint");
+    r.fail("it is an nbody " + r.text("NbodyFile") + " (bodies for analysis, no run settings); " +
+           names.name("--restart") + " takes a file written by " + names.name("--checkpoint"));
   std::uint32_t counts[6] = {}, highs[6] = {};
   r.counts("NumPart_Total", counts);
   if (r.has_attribute("Header", "NumPart_Total_HighWord")) r.counts("NumPart_Total_HighWord", highs);
@@ -945,13 +946,15 @@ std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into,
 
 // The checks of a file before HDF5 opens it: a regular file (not a FIFO that would block, not a
 // device), and HDF5.
-Handle open_file(const std::string& path) {
+Handle open_file(const std::string& path, const SettingNames& names = {}) {
   quiet_hdf5();
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot open: " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file; give a checkpoint written by --checkpoint");
+  if (!S_ISREG(st.st_mode))
+    throw InputError(path + ": not a regular file; give a checkpoint written by " + names.name("--checkpoint"));
   if (H5Fis_hdf5(path.c_str()) <= 0)
-    throw InputError(path + ": not an HDF5 file; --restart takes a checkpoint written by --checkpoint");
+    throw InputError(path + ": not an HDF5 file; " + names.name("--restart") + " takes a checkpoint written by " +
+                     names.name("--checkpoint"));
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   if (!fapl.ok() || H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG) < 0)
     throw RuntimeFailure(path + ": cannot set up HDF5 to read it");
@@ -1018,15 +1021,15 @@ void write_snapshot(const std::string& path, const BodySet& bodies, const RunRec
       });
 }
 
-CheckpointHeader read_checkpoint_header(const std::string& path) {
-  Handle file = open_file(path);
-  return read_header(Reader(path, file.get())).info;
+CheckpointHeader read_checkpoint_header(const std::string& path, const SettingNames& names) {
+  Handle file = open_file(path, names);
+  return read_header(Reader(path, file.get()), names).info;
 }
 
-Checkpoint read_checkpoint(const std::string& path) {
-  Handle file = open_file(path);
+Checkpoint read_checkpoint(const std::string& path, const SettingNames& names) {
+  Handle file = open_file(path, names);
   Reader r(path, file.get());
-  Header const h = read_header(r);
+  Header const h = read_header(r, names);
   Checkpoint c;
   c.run = h.info.run;
   c.format = h.format;

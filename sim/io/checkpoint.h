@@ -139,11 +139,12 @@ void write_snapshot(const std::string& path, const BodySet& bodies, const RunRec
 // Reads and checks a checkpoint's header. Throws InputError naming the file and the problem: not a
 // regular file, not HDF5, not an nbody checkpoint (a missing group, dataset or attribute), a link to
 // another file, external or virtual storage, counts that disagree, a setting out of the command
-// line's bounds (core/bounds.h: Step, Dt, Softening for the precision, Damping, Seed).
-CheckpointHeader read_checkpoint_header(const std::string& path);
+// line's bounds (core/bounds.h: Step, Dt, Softening for the precision, Damping, Seed). `names`: how its advice
+// names the entry points that write and continue a checkpoint (the command line's, or Python's).
+CheckpointHeader read_checkpoint_header(const std::string& path, const SettingNames& names = {});
 
 // Reads a checkpoint: the header's checks, then the bodies (in chunks; an interrupt stops the read
 // with Interrupted): shapes, particle IDs 0..N-1 once each, finite values, the checksum.
-Checkpoint read_checkpoint(const std::string& path);
+Checkpoint read_checkpoint(const std::string& path, const SettingNames& names = {});
 
 }  // namespace nbody::sim

@@ -20,8 +20,8 @@ void write_snapshot(const std::string& path, const BodySet&, const RunRecord&, P
   throw InputError(path + ": snapshots need HDF5, and this nbody was built without it (install libhdf5-dev, rebuild)");
 }
 
-CheckpointHeader read_checkpoint_header(const std::string& path) { refuse(path); }
+CheckpointHeader read_checkpoint_header(const std::string& path, const SettingNames&) { refuse(path); }
 
-Checkpoint read_checkpoint(const std::string& path) { refuse(path); }
+Checkpoint read_checkpoint(const std::string& path, const SettingNames&) { refuse(path); }
 
 }  // namespace nbody::sim

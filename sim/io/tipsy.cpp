@@ -142,13 +142,14 @@ class ReadOnlyFile {
 
 // Which byte order the header is in: ndim is 3 in exactly one of them (0x00000003 read the other
 // way is 50331648), so a valid header never has two readings.
-bool header_is_little_endian(const std::string& path, const unsigned char* raw) {
+bool header_is_little_endian(const std::string& path, const unsigned char* raw, const SettingNames& names) {
   bool const big = parse_header(raw, false).ndim == 3;
   bool const little = parse_header(raw, true).ndim == 3;
   // HDF5's signature: nbody's checkpoints and snapshots, which a user may give where a tipsy file is read.
   static constexpr unsigned char kHdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
   if (!big && !little && std::memcmp(raw, kHdf5, sizeof kHdf5) == 0)
-    fail(path, "an HDF5 file; --load reads tipsy snapshots (a checkpoint continues with --restart)");
+    fail(path, "an HDF5 file; " + names.name("--load") + " reads tipsy snapshots (a checkpoint continues with " +
+                   names.name("--restart") + ")");
   if (!big && !little) fail(path, "not a tipsy file: the header's ndim is 3 in neither byte order");
   return little;
 }
@@ -202,7 +203,7 @@ std::optional<std::string> value_problem(const char* field, float x, bool non_ne
 
 constexpr std::size_t kChunkRecords = 1 << 16;  // records read per read(2): at most 3 MiB of buffer
 
-BodySet read_checked(const std::string& path, TipsyInfo* info) {
+BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingNames& names) {
   // stat before open: opening a FIFO for reading waits for a writer, a device never ends.
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) fail_errno(path, "cannot open", errno);
@@ -217,7 +218,7 @@ BodySet read_checked(const std::string& path, TipsyInfo* info) {
   if (got < kHeaderBytes) {
     fail(path, "truncated tipsy header: " + std::to_string(got) + " bytes, need " + std::to_string(kHeaderBytes));
   }
-  bool const little = header_is_little_endian(path, raw);
+  bool const little = header_is_little_endian(path, raw, names);
   Header const h = parse_header(raw, little);
   check_header(path, h);
   if (h.expected_bytes() != file_bytes) {
@@ -286,11 +287,11 @@ BodySet read_checked(const std::string& path, TipsyInfo* info) {
 
 }  // namespace
 
-BodySet read_tipsy(const std::string& path, TipsyInfo* info) {
+BodySet read_tipsy(const std::string& path, TipsyInfo* info, const SettingNames& names) {
   // Every refusal above is already one line naming the file; what the standard library throws
   // (its messages name its internals) is turned into one too.
   try {
-    return read_checked(path, info);
+    return read_checked(path, info, names);
   } catch (const InputError&) {
     throw;
   } catch (const RuntimeFailure&) {

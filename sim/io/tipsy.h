@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/enum_names.h"
+#include "core/setting_names.h"
 
 #include "sim/physics/body_set.h"
 
@@ -44,8 +45,9 @@ inline constexpr double kTipsyMaxMagnitude = 1e15;
 // particle whose mass, position, velocity or eps is not finite, beyond kTipsyMaxMagnitude, or a
 // negative mass or eps (the message names the body index and the field). A failure of the
 // machine (an I/O error, no memory for the bodies) is a RuntimeFailure naming the file.
-// Fields nbody does not use (rho, temp, metals, tform, phi or id) are not checked.
-BodySet read_tipsy(const std::string& path, TipsyInfo* info = nullptr);
+// Fields nbody does not use (rho, temp, metals, tform, phi or id) are not checked. `names`: how the
+// advice names the entry points (an HDF5 file given here is continued with --restart).
+BodySet read_tipsy(const std::string& path, TipsyInfo* info = nullptr, const SettingNames& names = {});
 
 // Writes bodies grouped as tipsy requires (gas, then dark, then star; stable within a group),
 // to `path + ".tmp"` first and renamed into place, so a failure never leaves a partial file.

@@ -28,11 +28,10 @@ constexpr double kSmallestScale = 1e-30, kLargestScale = 1e60;
 // "1e5Msun", "1e5 Msun", "Msun", "2.5kpc": a positive finite number (1 when left out), optional
 // spaces, then one of `units` exactly (case matters: Mpc is not mpc).
 template <std::size_t N>
-double parse_scale(const std::string& text, const char* option, const UnitName (&units)[N], const char* allowed,
+double parse_scale(const std::string& text, const std::string& option, const UnitName (&units)[N], const char* allowed,
                    const char* example) {
   auto refuse = [&](const std::string& why) -> double {
-    throw InputError(std::string(option) + " '" + text + "': " + why + "; give a positive number and a unit (" +
-                     allowed + "), e.g. " + example);
+    throw InputError(option + ": " + why + "; give a positive number and a unit (" + allowed + "), e.g. " + example);
   };
   std::size_t i = 0;
   while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' || text[i] == 'e' ||
@@ -74,17 +73,18 @@ double Units::time_s() const {
 
 std::string Units::describe() const { return physical() ? mass + ", " + length : "N-body (Henon) units"; }
 
-Units parse_units(const std::string& mass, const std::string& length) {
+Units parse_units(const std::string& mass, const std::string& length, const SettingNames& names) {
   if (mass.empty() && length.empty()) return {};
+  char const* const both = " too (the time unit sqrt(L^3/(G M)) needs both)";
   if (mass.empty())
-    throw InputError("--length-unit '" + length + "': give --mass-unit too (the time unit sqrt(L^3/(G M)) needs both)");
+    throw InputError(names.quoted("--length-unit", length) + ": give " + names.name("--mass-unit") + both);
   if (length.empty())
-    throw InputError("--mass-unit '" + mass + "': give --length-unit too (the time unit sqrt(L^3/(G M)) needs both)");
+    throw InputError(names.quoted("--mass-unit", mass) + ": give " + names.name("--length-unit") + both);
   Units u;
   u.mass = mass;
   u.length = length;
-  u.mass_g = parse_scale(mass, "--mass-unit", kMassUnits, kMassUnitNames, "1e5Msun");
-  u.length_cm = parse_scale(length, "--length-unit", kLengthUnits, kLengthUnitNames, "1pc");
+  u.mass_g = parse_scale(mass, names.quoted("--mass-unit", mass), kMassUnits, kMassUnitNames, "1e5Msun");
+  u.length_cm = parse_scale(length, names.quoted("--length-unit", length), kLengthUnits, kLengthUnitNames, "1pc");
   return u;
 }
 

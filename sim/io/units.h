@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "core/setting_names.h"
+
 namespace nbody::sim {
 
 // Constants in cgs. G: CODATA 2018. The solar, Jovian and terrestrial masses are the IAU 2015
@@ -37,10 +39,10 @@ struct Units {
 };
 
 // The units named by a mass and a length ("1e5Msun", "1pc"): both, or neither (N-body units).
-// Throws InputError naming the option and the value, and what is allowed: a positive number
-// (optional, 1 when left out) followed by a unit of the list below, the whole scale within
-// 1e-30 .. 1e60 in cgs.
-Units parse_units(const std::string& mass, const std::string& length);
+// Throws InputError naming the setting (as `names` spells it) and the value, and what is allowed: a
+// positive number (optional, 1 when left out) followed by a unit of the list below, the whole scale
+// within 1e-30 .. 1e60 in cgs.
+Units parse_units(const std::string& mass, const std::string& length, const SettingNames& names = {});
 
 // The units the options accept, for messages and --help.
 inline constexpr const char* kMassUnitNames = "Msun, Mjup, Mearth, kg, g";

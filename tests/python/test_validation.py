@@ -86,6 +86,34 @@ def test_bad_files_are_refused_naming_them(tmp_path):
         sim.save(tmp_path / "s.bin", format="big")
 
 
+def test_units_are_refused_in_pythons_spelling():
+    with pytest.raises(ValueError, match=r"^mass_unit='1e5Msun': give length_unit too \(the time unit"):
+        nbody.Simulation(n=16, backend="cpu", mass_unit="1e5Msun")
+    with pytest.raises(ValueError, match=r"^length_unit='1pc': give mass_unit too"):
+        nbody.Simulation(n=16, backend="cpu", length_unit="1pc")
+    with pytest.raises(ValueError, match=r"^mass_unit='1e5Mparsec': unknown unit 'Mparsec'; give a positive number"):
+        nbody.Simulation(n=16, backend="cpu", mass_unit="1e5Mparsec", length_unit="1pc")
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_a_files_reader_names_pythons_entry_points(tmp_path):
+    (tmp_path / "junk.h5").write_bytes(b"not hdf5")
+    with pytest.raises(ValueError, match=r"junk.h5: not an HDF5 file; Simulation.restart takes a checkpoint written "
+                                         r"by Simulation.checkpoint$"):
+        nbody.Simulation.restart(tmp_path / "junk.h5", backend="cpu")
+    with pytest.raises(ValueError, match=r": not a regular file; give a checkpoint written by Simulation.checkpoint$"):
+        nbody.Simulation.restart(tmp_path, backend="cpu")
+    sim = nbody.Simulation(n=8, backend="cpu")
+    sim.run(steps=1, checkpoint=tmp_path / "c.h5", snapshots=tmp_path / "snap")
+    with pytest.raises(ValueError, match=r"c.h5: an HDF5 file; Simulation.load reads tipsy snapshots \(a checkpoint "
+                                         r"continues with Simulation.restart\)$"):
+        nbody.Simulation.load(tmp_path / "c.h5", backend="cpu")
+    snapshot = sorted(tmp_path.glob("snap_*.hdf5"))[0]
+    with pytest.raises(ValueError, match=r"\(bodies for analysis, no run settings\); Simulation.restart takes a file "
+                                         r"written by Simulation.checkpoint \(not a checkpoint"):
+        nbody.Simulation.restart(snapshot, backend="cpu")
+
+
 def test_a_refused_change_changes_nothing():
     sim = nbody.Simulation(n=32, backend="cpu")
     sim.run(steps=3)
