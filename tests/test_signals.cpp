@@ -197,11 +197,11 @@ TEST_F(Signals, Hermite4StopsWithinAboutAChunkOfBlockSteps) {
   }
 }
 
-// hermite4's start is one force pass with every body active: N x N pairs (4 s at N = 65,536 on two cores, 70 s
-// under AddressSanitizer), in chunks of 4,096 active bodies. A signal stops it between two chunks. Measured at
-// N = 65,536, half a second in: 0.01 to 0.05 s to stop (before: 2 s, and 70 s under AddressSanitizer, where one
-// chunk takes about 4.4 s alone, and 9.5 s once in CI with another test on the two cores: the bound there is a few
-// chunks, still well below the whole pass).
+// hermite4's start is one force pass with every body active: N x N pairs (16 s at N = 65,536 on two cores, minutes
+// under AddressSanitizer), in chunks of active bodies: on the CPU about 2^25 pairs a chunk (512 bodies here). A signal
+// stops it between two chunks. Measured at N = 65,536 on two cores, 0.1 to 0.9 s in: 0.03 to 0.11 s to stop. With
+// chunks of 4,096 bodies whatever N it took up to 1.1 s (0.7 s half a second in, 1.25 s with another test on the two
+// cores), and 70 s once under AddressSanitizer; the bound there is a few chunks, still well below the whole pass.
 TEST_F(Signals, Hermite4StopsDuringItsStartPass) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   double const bound = 25.0;
