@@ -1281,8 +1281,8 @@ __device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s
 }
 
 // Corrects each own active body (or initialises it). Its total: given (the protocol), the force pass's (fold_all),
-// its group partials added in group order (per_group), or (per_span, one device) made here from the span sums, a
-// warp a body: lane g adds group g's spans in span order, lane 0 adds the groups in group order, then corrects.
+// its group partials added in group order (per_group), or (per_span, one device) made here from the span sums, two
+// warps a body: four threads add group g's spans in span order, thread 0 adds the groups in group order, then corrects.
 // On one device (clock.ctl) each corrected body's next time goes into the next block's key (see HermiteControl).
 // Grid-stride over the own active bodies (threads, or warps). Launched with blockDim kHermiteBlock.
 //
@@ -1309,12 +1309,12 @@ __global__ void __launch_bounds__(kHermiteBlock, 2) hermite_correct(HermiteSlice
     if (blockIdx.x > 0 && blockIdx.x >= n) return;
   }
   bool const span_sums = !kOnDevices && !c.own_totals && hermite_force_mode(active, c.sums.cut) == HermiteForceMode::per_span;
-  // The first body of this warp in the per-span arrangement below (a small block: its only one), its state read
-  // before the wait. 128 registers at most (two blocks an SM): holding it across the wait took the compiler to 132, one
+  // The first body of this pair of warps in the per-span arrangement below (a small block: its only one), its state
+  // read before the wait. 128 registers at most (two blocks an SM): holding it across the wait took the compiler to 132, one
   // block an SM, and a second wave of the grid (5 us more a block step of 256 bodies).
   CorrectorInput first_in{};
-  unsigned const first_k = (threadIdx.x / 32) * gridDim.x + blockIdx.x;
-  if (early && span_sums && !stop && (threadIdx.x & 31) == 0 && first_k < n)
+  unsigned const first_k = (threadIdx.x / 64) * gridDim.x + blockIdx.x;
+  if (early && span_sums && !stop && (threadIdx.x & 63) == 0 && first_k < n)
     first_in = load_corrector_input(s, c, first, first_k);
   if (early) follow_previous_kernel();
   if (stop) return;
@@ -1370,41 +1370,37 @@ __global__ void __launch_bounds__(kHermiteBlock, 2) hermite_correct(HermiteSlice
       __syncwarp();
     }
   } else if (span_sums) {
-    __shared__ hk::ForceJerk group_sums[kHermiteBlock / 32][kMaxSegments];
-    unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
-    // The same k in a whole warp; consecutive bodies in consecutive blocks, so a small block's bodies (and the loads
-    // of their span sums) spread over as many SMs as there are bodies.
-    for (unsigned k = first_k; k < n; k += gridDim.x * warps) {
+    // Two warps a body (a pair, which waits for itself with named barrier 1 + pair): four threads a group, each adding
+    // one double2 of a record's four over the group's spans in span order (each component its own sum, as
+    // add_partial adds them), every load of it in flight at once; thread 0 of the pair adds the groups in group
+    // order, then corrects. The same k in a whole pair; consecutive bodies in consecutive blocks, so a small block's
+    // bodies (and the loads of their span sums) spread over as many SMs as there are bodies.
+    static_assert(kHermiteBlock % 64 == 0 && kHermiteBlock / 64 <= 15, "pairs of warps, each its own barrier");
+    __shared__ alignas(16) hk::ForceJerk group_sums[kHermiteBlock / 64][kMaxSegments];
+    unsigned const q = threadIdx.x & 63, pair = threadIdx.x / 64;
+    auto pair_barrier = [pair] { asm volatile("bar.sync %0, 64;" ::"r"(1 + pair) : "memory"); };
+    for (unsigned k = first_k; k < n; k += gridDim.x * (warps / 2)) {
       CorrectorInput in{};
-      if (lane == 0) in = early && k == first_k ? first_in : load_corrector_input(s, c, first, k);
-      // Two lanes a group, each adding four of a record's eight doubles over the group's spans in span order (each
-      // component its own sum, as add_partial adds them): half the loads and half the chain of group_of_spans.
-      unsigned const g = lane / 2, half = lane & 1;
+      if (q == 0) in = early && k == first_k ? first_in : load_corrector_input(s, c, first, k);
+      unsigned const g = q / 4, quarter = q & 3;
       if (g < unsigned(c.sums.cut.groups)) {
-        double2 lo{0.0, 0.0}, hi{0.0, 0.0};
+        double2 sum{0.0, 0.0};
         int const spg = c.sums.cut.spans_per_group;
-#pragma unroll 8
-        for (int q = int(g) * spg; q < int(g + 1) * spg; ++q) {
-          const auto* r = reinterpret_cast<const double2*>(&c.sums.span[std::size_t(q) * active + first + k]) + 2 * half;
-          double2 const u = r[0], v = r[1];
-          lo.x = __dadd_rn(lo.x, u.x);
-          lo.y = __dadd_rn(lo.y, u.y);
-          hi.x = __dadd_rn(hi.x, v.x);
-          hi.y = __dadd_rn(hi.y, v.y);
+#pragma unroll 16
+        for (int p = int(g) * spg; p < int(g + 1) * spg; ++p) {
+          double2 const u = reinterpret_cast<const double2*>(&c.sums.span[std::size_t(p) * active + first + k])[quarter];
+          sum.x = __dadd_rn(sum.x, u.x);
+          sum.y = __dadd_rn(sum.y, u.y);
         }
-        double* const out = reinterpret_cast<double*>(&group_sums[warp][g]) + 4 * half;
-        out[0] = lo.x;
-        out[1] = lo.y;
-        out[2] = hi.x;
-        out[3] = hi.y;
+        reinterpret_cast<double2*>(&group_sums[pair][g])[quarter] = sum;
       }
-      __syncwarp();
-      if (lane == 0) {
+      pair_barrier();
+      if (q == 0) {
         hk::ForceJerk total{};
-        for (int g = 0; g < c.sums.cut.groups; ++g) hk::add_partial(total, group_sums[warp][g]);
+        for (int g = 0; g < c.sums.cut.groups; ++g) hk::add_partial(total, group_sums[pair][g]);
         key = min(key, correct_body(s, c, in, total, t));
       }
-      __syncwarp();
+      pair_barrier();
     }
   } else {
     for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < n; k += gridDim.x * blockDim.x) {
