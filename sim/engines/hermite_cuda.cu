@@ -126,6 +126,12 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k::hermite_forces<Real, false>, k::kHermiteForceBlock, 0));
     resident_blocks_ = std::max(1, per_sm) * props.multiProcessorCount;
     force_grid_ = resident_blocks_;
+    // The protocol's passes (with the potential) run their own instantiation, which may keep fewer blocks resident.
+    int protocol_per_sm = 0;
+    NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&protocol_per_sm, k::hermite_forces<Real, true>,
+                                                                   k::kHermiteForceBlock, 0));
+    protocol_resident_ = std::max(1, protocol_per_sm) * props.multiProcessorCount;
+    protocol_grid_ = protocol_resident_;
     multiprocessors_ = props.multiProcessorCount;
     // advance_together's kernels whose every block waits for the other devices (meet_in_every_block): never more
     // blocks than stay resident together.
@@ -352,8 +358,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     partials_ready_ = 0;
     if (own_groups_ == 0 || active_count_ == 0) return;
     gpu::DeviceGuard guard(config_.device);
-    k::HermiteSums const sums = sums_for(false);
-    k::hermite_forces<Real, true><<<force_grid_, k::kHermiteForceBlock, 0, stream_.get()>>>(
+    k::HermiteSums const sums = sums_for(false, protocol_grid_);
+    k::hermite_forces<Real, true><<<protocol_grid_, k::kHermiteForceBlock, 0, stream_.get()>>>(
         force_args(sums, k::ActiveCount{nullptr, unsigned(active_count_)}, nullptr), eps2());
     NBODY_CHECK_LAUNCH(stream_.get());
     k::hermite_span_groups<<<elementwise_grid(own_groups_ * active_count_), k::kHermiteBlock, 0, stream_.get()>>>(
@@ -773,6 +779,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     gpu::DeviceGuard guard(config_.device);
     wait_for_stream();
     force_grid_ = blocks > 0 ? blocks : resident_blocks_;
+    protocol_grid_ = blocks > 0 ? blocks : protocol_resident_;
     graph_.reset();
   }
 
@@ -862,8 +869,10 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   // leave per group and are added across devices.
   bool fold_allowed() const { return config_.slice.count == config_.bodies; }
 
-  k::HermiteSums sums_for(bool fold) {
-    k::HermiteCut const cut{int(own_groups_), int(layout_.length / span_length_), fold, unsigned(force_grid_),
+  // `slots`: the grid of the force pass these sums are for (hermite_force_mode cuts the work by it).
+  k::HermiteSums sums_for(bool fold, int slots = 0) {
+    k::HermiteCut const cut{int(own_groups_), int(layout_.length / span_length_), fold,
+                            unsigned(slots > 0 ? slots : force_grid_),
                             unsigned(most_active_per_span())};
     return {span_.data(), group_.data(), total_.data(), cut};
   }
@@ -1172,6 +1181,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   k::SegmentLayout layout_;
   std::size_t span_length_ = 0, own_groups_ = 0, padded_ = 1;
   int resident_blocks_ = 1, force_grid_ = 1, multiprocessors_ = 1, list_blocks_ = 1;
+  int protocol_resident_ = 1, protocol_grid_ = 1;  // hermite_forces<Real, true>: the protocol's passes
   int resident_gather_ = 1, resident_correct_ = 1;  // resident blocks of hermite_gather, hermite_correct<true>
   bool graphs_ = true;
   bool programmatic_ = false;  // programmatic dependent launch (compute capability 9.0 and later)

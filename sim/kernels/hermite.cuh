@@ -582,7 +582,8 @@ __device__ __forceinline__ void stage_span(HermiteTileData<float, kHermiteMaxSpa
 //  - fewer (a block of fewer than 32 bodies, one item a span): `width` lanes a run (the bodies, rounded up to a power
 //    of two), the other lanes of a warp the next runs. A block of one body sums a span's 8 runs in 8 lanes where it
 //    summed them in 32 lanes of copies of the body, two runs a warp, and 31 of every 32 pairs computed were thrown
-//    away: 3.5 to 4 us less a block step of one body on an H200, 2.5 of 16 (docs/benchmarks.md, 2026-11-29).
+//    away: a block step of one body 5 us shorter in fp64 and 4 in fp32 on an H200, of 16 bodies 3 (docs/benchmarks.md,
+//    2026-11-29, with the fp64 force pass at four blocks an SM).
 //    A separate loop: the general one made blocks of 32 and more 2 us slower.
 template <class Real, bool kPotential>
 __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, unsigned active, Real eps2) {
@@ -648,8 +649,9 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
 // Blocks an SM, measured on an H200 (docs/benchmarks.md): four, at most 128 registers. fp32 (2026-11-25): five, at
 // 96, spilled and was slower at every size. fp64 (2026-11-29): at three (160 registers) the 512 items of a block of 64
 // bodies took two waves of the 396 blocks; at four they take one, and a block step of 64 bodies is 1.5 us shorter, of
-// 128 bodies 3.5 us, with every body active 2.2% slower. The fp64 potential pass (the protocol's, with every body
-// active) stays at three: at four it spilled. The compiler's own choice moved between 96 and 160 registers with small
+// 128 bodies 3.5 us, with every body active 2.3% slower. The fp64 instantiation with the potential (the protocol's
+// passes: the start, the potential, the corrector passes of ranks and of several GPUs without advance_together) stays
+// at three: at four it spilled. The engine sizes each instantiation's grid by its own residency. The compiler's own choice moved between 96 and 160 registers with small
 // changes elsewhere.
 template <class Real, bool kPotential>
 __global__ void __launch_bounds__(kHermiteForceBlock, std::is_same_v<Real, double> && kPotential ? 3 : 4)
@@ -1340,7 +1342,7 @@ __global__ void __launch_bounds__(kHermiteBlock, 2) hermite_correct(HermiteSlice
   if constexpr (kOnDevices) {
     __shared__ hk::ForceJerk group_sums[kHermiteBlock / 32][kMaxSegments];
     // Every group's partial read at once, two lanes a group (at most kMaxSegments groups in all), where it is;
-    // lane 0 adds them in group order, then corrects. A warp a body, spread over the blocks as below.
+    // lane 0 adds them in group order, then corrects. A warp a body, consecutive bodies in consecutive blocks.
     unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
     int groups = 0;
     for (int d = 0; d < c.devices.count; ++d) groups += c.devices.groups[d];
