@@ -179,7 +179,8 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   // With several ranks the weights cover every rank's devices: the simulation checks them.
   if (ranks.size() == 1 && !d.weights.empty() && d.weights.size() != c.devices.size())
     throw InputError(names.name("--weights") + ": " + std::to_string(d.weights.size()) + " weights for " +
-                     std::to_string(c.devices.size()) + " devices; give one per device");
+                     std::to_string(c.devices.size()) + (c.devices.size() == 1 ? " device" : " devices") +
+                     "; give one per device");
 
   // Host memory: the host keeps the whole state in fp64 (positions, velocities, types), and the
   // engines too where they run on the host.

@@ -150,7 +150,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
   agree(ranks, [&] {
     if (!config_.weights.empty() && config_.weights.size() != total_devices)
       throw InputError("--weights: " + std::to_string(config_.weights.size()) + " weights for " +
-                       std::to_string(total_devices) + " devices" +
+                       std::to_string(total_devices) + (total_devices == 1 ? " device" : " devices") +
                        (ranks.size() > 1 ? " over " + std::to_string(ranks.size()) + " ranks" : std::string()) +
                        "; give one per device");
     all_slices_ = program_.hermite ? hermite_partition(bodies_, total_devices, config_.weights)

@@ -207,8 +207,12 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
       if (key == "eta") physics.hermite.eta = v, run.given.eta = true;
       else if (key == "eta_start") physics.hermite.eta_start = v, run.given.eta_start = true;
       else physics.hermite.dt_max = v, run.given.dt_max = true;
-    } else if (key == "mass_unit") mass_unit = nb::cast<std::string>(value);
-    else if (key == "length_unit") length_unit = nb::cast<std::string>(value);
+    } else if (key == "mass_unit" || key == "length_unit") {
+      if (!nb::isinstance<nb::str>(value))
+        type_error(key, key == "mass_unit" ? "a mass and a unit (e.g. '1e5Msun')" : "a length and a unit (e.g. '1pc')",
+                   value);
+      (key == "mass_unit" ? mass_unit : length_unit) = nb::cast<std::string>(value);
+    }
   }
   if (run.given.softening && physics.softening == 0.0 && physics.integrator != sim::Integrator::hermite4 &&
       (!restart || run.given.integrator))

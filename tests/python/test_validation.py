@@ -53,6 +53,7 @@ def test_bad_arrays_are_refused_naming_the_argument(changes, error, message):
     (dict(gpus=[0]), ValueError, "^gpus applies to the CUDA backend; use numgpus for host devices$"),
     (dict(weights=[1, -1]), ValueError, "is not a relative share"),
     (dict(numgpus=2, weights=[1, 1, 1]), ValueError, "3 weights for 2 devices"),
+    (dict(weights=[1, 1]), ValueError, "^weights: 2 weights for 1 device; give one per device$"),
     (dict(seed=-1), ValueError, "seed=-1: must be a whole number from 0"),
     (dict(scenario="two-body", n=3), ValueError, "the two-body scenario has exactly 2 bodies"),
     (dict(precision=64), TypeError, "precision: expected a name"),
@@ -93,6 +94,10 @@ def test_units_are_refused_in_pythons_spelling():
         nbody.Simulation(n=16, backend="cpu", length_unit="1pc")
     with pytest.raises(ValueError, match=r"^mass_unit='1e5Mparsec': unknown unit 'Mparsec'; give a positive number"):
         nbody.Simulation(n=16, backend="cpu", mass_unit="1e5Mparsec", length_unit="1pc")
+    with pytest.raises(TypeError, match=r"^mass_unit: expected a mass and a unit \(e.g. '1e5Msun'\), got 1.0 \(float\)$"):
+        nbody.Simulation(n=16, backend="cpu", mass_unit=1.0, length_unit="1pc")
+    with pytest.raises(TypeError, match=r"^length_unit: expected a length and a unit"):
+        nbody.Simulation(n=16, backend="cpu", mass_unit="1Msun", length_unit=5)
 
 
 @pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
