@@ -61,6 +61,7 @@
 #include <string>
 
 #include "core/precision.h"
+#include "core/setting_names.h"
 #include "sim/io/units.h"
 #include "sim/physics/body_set.h"
 #include "sim/physics/hermite.h"
