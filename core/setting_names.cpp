@@ -11,7 +11,6 @@ std::string keyword_of(const std::string& option) {
   if (option == "--bodies") return "n";
   if (option == "--restart") return "Simulation.restart";
   if (option == "--load") return "Simulation.load";
-  if (option == "--checkpoint") return "Simulation.checkpoint";
   std::string out;
   for (std::size_t i = 2; i < option.size(); ++i) out += option[i] == '-' ? '_' : option[i];
   return out;
@@ -34,6 +33,11 @@ std::string SettingNames::name(const std::string& option) const {
     }
   }
   return out;
+}
+
+std::string SettingNames::entry(const std::string& option) const {
+  if (keywords && option == "--checkpoint") return "Simulation.checkpoint";
+  return name(option);
 }
 
 std::string SettingNames::with(const std::string& option, const std::string& value) const {

@@ -9,12 +9,15 @@ namespace nbody {
 
 // The command line's spelling is the reference: a message is written with it ("--eta-start", "--restart") and
 // turned into Python's where `keywords` is set.
-//  - a setting: "--eta-start" is "eta_start", "--bodies" is "n";
-//  - an entry point that reads or writes a file: "--restart" is "Simulation.restart", "--load" is
-//    "Simulation.load", "--checkpoint" is "Simulation.checkpoint".
+//  - name(): a setting or an output, as Python's keyword: "--eta-start" is "eta_start", "--bodies" is "n",
+//    "--checkpoint" is run()'s "checkpoint"; the options with no keyword are the methods that take their file:
+//    "--restart" is "Simulation.restart", "--load" is "Simulation.load";
+//  - entry(): what reads or writes a file, as a method: also "--checkpoint" is "Simulation.checkpoint" (for "a file
+//    written by ...").
 struct SettingNames {
   bool keywords = false;
-  std::string name(const std::string& option) const;  // "--eta-start" or "eta_start"
+  std::string name(const std::string& option) const;   // "--eta-start" or "eta_start"
+  std::string entry(const std::string& option) const;  // "--checkpoint" or "Simulation.checkpoint"
   std::string with(const std::string& option, const std::string& value) const;  // "--eta-start 0.5", "eta_start=0.5"
   std::string with_text(const std::string& option, const std::string& value) const;  // "... hermite4", "...='hermite4'"
   // A text value as given, quoted either way: "--mass-unit '1e5Msun'", "mass_unit='1e5Msun'".

@@ -175,25 +175,28 @@ std::string already_at_notice(double now, double t_end, const std::string& optio
 }
 
 void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last,
-                       const std::vector<std::pair<std::string, std::string>>& others) {
+                       const std::vector<std::pair<std::string, std::string>>& others, const SettingNames& names) {
   auto all = others;
-  all.insert(all.end(), {{"--checkpoint", o.checkpoint}, {"--save", o.save}, {"--diagnostics", o.diagnostics}});
+  all.insert(all.end(), {{names.name("--checkpoint"), o.checkpoint},
+                         {names.name("--save"), o.save},
+                         {names.name("--diagnostics"), o.diagnostics}});
   if (o.checkpoint_every && !o.checkpoint.empty())
     check_step_series([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, o.checkpoint_every, first,
-                      last, {}, "--checkpoint-every " + std::to_string(o.checkpoint_every) + " writes", all);
+                      last, {}, names.with("--checkpoint-every", std::to_string(o.checkpoint_every)) + " writes", all);
   if (o.snapshots.enabled() && o.snapshots.base.back() == '/') {
     SnapshotSeries example = o.snapshots;
     example.base += "snap";
-    throw InputError("--snapshots " + o.snapshots.base + ": ends in '/': name the series' files, e.g. --snapshots " +
-                     example.base + " (" + example.path(0) + ", ...)");
+    throw InputError(names.with_text("--snapshots", o.snapshots.base) + ": ends in '/': name the series' files, e.g. " +
+                     names.with_text("--snapshots", example.base) + " (" + example.path(0) + ", ...)");
   }
   if (o.snapshots.enabled())
     check_step_series([&](std::uint64_t step) { return o.snapshots.path(step); }, o.snapshots.every, first, last,
-                      {first, last}, "--snapshots", all);
+                      {first, last}, names.name("--snapshots"), all);
   if (!o.diagnostics.empty()) {
-    check_output_path(o.diagnostics, "--diagnostics");  // first: a folder is named as one, not as a format
-    series_format(o.diagnostics);
-    check_output_path(partial_path(o.diagnostics), "--diagnostics");
+    std::string const diagnostics = names.name("--diagnostics");
+    check_output_path(o.diagnostics, diagnostics);  // first: a folder is named as one, not as a format
+    series_format(o.diagnostics, diagnostics);
+    check_output_path(partial_path(o.diagnostics), diagnostics);
   }
 }
 

@@ -103,9 +103,10 @@ std::string already_at_notice(double now, double t_end, const std::string& optio
 // Refuses (InputError), before any work, outputs of a run from `first` to `last` steps that could not
 // be written: each checkpoint and snapshot of the series (its name, and that it is no other output's
 // file, the front end's `others` (option, path) included), the diagnostics series. The final
-// outputs' own paths are the front end's to check with its others.
+// outputs' own paths are the front end's to check with its others. `names`: how the messages name the outputs.
 void check_run_outputs(const RunOutputs& outputs, std::uint64_t first, std::uint64_t last,
-                       const std::vector<std::pair<std::string, std::string>>& others = {});
+                       const std::vector<std::pair<std::string, std::string>>& others = {},
+                       const SettingNames& names = {});
 
 // Runs `steps` steps of `simulation` (built from `setup`) and writes `outputs`. A signal (core/
 // interrupt.h) ends the steps early and the outputs are still written (stopped_by says so; the end's

@@ -512,7 +512,7 @@ class Engine {
                                        {"save", &o.save}, {"diagnostics", &o.diagnostics}})
       if (!path->empty()) check_output_path(*path, option);
     check_distinct_outputs({{"checkpoint", o.checkpoint}, {"save", o.save}, {"diagnostics", o.diagnostics}});
-    driver::check_run_outputs(o, sim_->steps_done(), sim_->steps_done() + steps);
+    driver::check_run_outputs(o, sim_->steps_done(), sim_->steps_done() + steps, {}, run_.names);
 
     PythonRun observer(*this, std::move(callback), every, std::move(self));
     setup_.initial_energy = e0_;  // the baseline the energy error is measured from

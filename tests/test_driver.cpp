@@ -93,6 +93,9 @@ TEST(Driver, BadConfigurationsAreRefusedBeforeAnyWork) {
 TEST(Driver, FileAndUnitErrorsNameTheFrontEndsEntryPoints) {
   SettingNames const python{true};
   EXPECT_EQ(python.name("--restart"), "Simulation.restart");
+  EXPECT_EQ(python.name("--checkpoint"), "checkpoint");  // run()'s keyword
+  EXPECT_EQ(python.entry("--checkpoint"), "Simulation.checkpoint");
+  EXPECT_EQ(SettingNames{}.entry("--checkpoint"), "--checkpoint");
   EXPECT_EQ(python.name("--mass-unit and --length-unit"), "mass_unit and length_unit");
   EXPECT_EQ(python.quoted("--mass-unit", "1x"), "mass_unit='1x'");
   EXPECT_EQ(SettingNames{}.quoted("--mass-unit", "1x"), "--mass-unit '1x'");

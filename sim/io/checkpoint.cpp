@@ -700,7 +700,7 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
     r.fail("Header/NbodyFormat is " + std::to_string(h.format) + "; this nbody reads formats 1 and 2 (a newer nbody wrote it?)");
   if (h.format == 2 && r.has_attribute("Header", "NbodyFile") && r.text("NbodyFile") != "checkpoint")
     r.fail("it is an nbody " + r.text("NbodyFile") + " (bodies for analysis, no run settings); " +
-           names.name("--restart") + " takes a file written by " + names.name("--checkpoint"));
+           names.entry("--restart") + " takes a file written by " + names.entry("--checkpoint"));
   std::uint32_t counts[6] = {}, highs[6] = {};
   r.counts("NumPart_Total", counts);
   if (r.has_attribute("Header", "NumPart_Total_HighWord")) r.counts("NumPart_Total_HighWord", highs);
@@ -951,10 +951,10 @@ Handle open_file(const std::string& path, const SettingNames& names = {}) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot open: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
-    throw InputError(path + ": not a regular file; give a checkpoint written by " + names.name("--checkpoint"));
+    throw InputError(path + ": not a regular file; give a checkpoint written by " + names.entry("--checkpoint"));
   if (H5Fis_hdf5(path.c_str()) <= 0)
-    throw InputError(path + ": not an HDF5 file; " + names.name("--restart") + " takes a checkpoint written by " +
-                     names.name("--checkpoint"));
+    throw InputError(path + ": not an HDF5 file; " + names.entry("--restart") + " takes a checkpoint written by " +
+                     names.entry("--checkpoint"));
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   if (!fapl.ok() || H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG) < 0)
     throw RuntimeFailure(path + ": cannot set up HDF5 to read it");

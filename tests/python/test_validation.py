@@ -101,6 +101,19 @@ def test_units_are_refused_in_pythons_spelling():
 
 
 @pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_run_outputs_are_refused_in_pythons_spelling(tmp_path):
+    sim = nbody.Simulation(n=8, backend="cpu")
+    with pytest.raises(ValueError, match=r"^snapshots='.*/': ends in '/': name the series' files, e.g. "
+                                         r"snapshots='.*/snap' \("):
+        sim.run(steps=2, snapshots=f"{tmp_path}/")
+    with pytest.raises(ValueError, match=r"^checkpoint_every=1 writes and save both name .*c_00000002.h5; give each"):
+        sim.run(steps=4, checkpoint=tmp_path / "c.h5", checkpoint_every=1, save=tmp_path / "c_00000002.h5")
+    with pytest.raises(ValueError, match=r"^diagnostics .*x.xyz: unknown format '.xyz'"):
+        sim.run(steps=2, diagnostics=tmp_path / "x.xyz")
+    assert sim.steps == 0
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
 def test_a_files_reader_names_pythons_entry_points(tmp_path):
     (tmp_path / "junk.h5").write_bytes(b"not hdf5")
     with pytest.raises(ValueError, match=r"junk.h5: not an HDF5 file; Simulation.restart takes a checkpoint written "
