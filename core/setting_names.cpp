@@ -5,8 +5,8 @@ namespace nbody {
 
 namespace {
 
-// Python's name of one "--word-word" option: the entry points by their methods, --bodies by its keyword, the rest
-// with '_' for '-'.
+// Python's name of one "--word-word" option: the two with no keyword (--restart, --load) by their methods, --bodies
+// by its keyword, the rest with '_' for '-'.
 std::string keyword_of(const std::string& option) {
   if (option == "--bodies") return "n";
   if (option == "--restart") return "Simulation.restart";
