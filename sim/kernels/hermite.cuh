@@ -651,8 +651,8 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
 // bodies took two waves of the 396 blocks; at four they take one, and a block step of 64 bodies is 1.5 us shorter, of
 // 128 bodies 3.5 us, with every body active 2.3% slower. The fp64 instantiation with the potential (the protocol's
 // passes: the start, the potential, the corrector passes of ranks and of several GPUs without advance_together) stays
-// at three: at four it spilled. The engine sizes each instantiation's grid by its own residency. The compiler's own choice moved between 96 and 160 registers with small
-// changes elsewhere.
+// at three: at four it spilled. The engine sizes each instantiation's grid by its own residency. The compiler's own
+// choice moved between 96 and 160 registers with small changes elsewhere.
 template <class Real, bool kPotential>
 __global__ void __launch_bounds__(kHermiteForceBlock, std::is_same_v<Real, double> && kPotential ? 3 : 4)
     hermite_forces(HermiteForceArgs args, double eps2_fp64) {
@@ -1312,8 +1312,8 @@ __global__ void __launch_bounds__(kHermiteBlock, 2) hermite_correct(HermiteSlice
   }
   bool const span_sums = !kOnDevices && !c.own_totals && hermite_force_mode(active, c.sums.cut) == HermiteForceMode::per_span;
   // The first body of this pair of warps in the per-span arrangement below (a small block: its only one), its state
-  // read before the wait. 128 registers at most (two blocks an SM): holding it across the wait took the compiler to 132, one
-  // block an SM, and a second wave of the grid (5 us more a block step of 256 bodies).
+  // read before the wait. 128 registers at most (two blocks an SM): holding it across the wait took the compiler to
+  // 132, one block an SM, and a second wave of the grid (5 us more a block step of 256 bodies).
   CorrectorInput first_in{};
   unsigned const first_k = (threadIdx.x / 64) * gridDim.x + blockIdx.x;
   if (early && span_sums && !stop && (threadIdx.x & 63) == 0 && first_k < n)
@@ -1390,7 +1390,8 @@ __global__ void __launch_bounds__(kHermiteBlock, 2) hermite_correct(HermiteSlice
         int const spg = c.sums.cut.spans_per_group;
 #pragma unroll 16
         for (int p = int(g) * spg; p < int(g + 1) * spg; ++p) {
-          double2 const u = reinterpret_cast<const double2*>(&c.sums.span[std::size_t(p) * active + first + k])[quarter];
+          const hk::ForceJerk& record = c.sums.span[std::size_t(p) * active + first + k];
+          double2 const u = reinterpret_cast<const double2*>(&record)[quarter];
           sum.x = __dadd_rn(sum.x, u.x);
           sum.y = __dadd_rn(sum.y, u.y);
         }
