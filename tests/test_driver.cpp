@@ -103,7 +103,7 @@ TEST(Driver, FileAndUnitErrorsNameTheFrontEndsEntryPoints) {
                                   "mass_unit='1e5Msun': give length_unit too"));
   EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e5Msun", ""); }, "--mass-unit '1e5Msun': give --length-unit too"));
 
-  auto const dir = test::fresh_test_dir("driver_names");
+  test::TestDir const dir("nbody-driver-names");
   std::string const h5 = (dir / "run.h5").string(), text = (dir / "notes.txt").string();
   { std::ofstream(h5, std::ios::binary) << std::string("\x89HDF\r\n\x1a\n", 8) << std::string(64, '\0'); }
   { std::ofstream(text) << "not a checkpoint\n"; }
@@ -320,7 +320,7 @@ TEST(Driver, ASignalAtASampleStillWritesTheRunsOutputs) {
   struct InterruptAfterAChunk : driver::RunObserver {
     void progress(std::uint64_t, std::uint64_t) override { request_interrupt(SIGINT); }
   } observer;
-  auto const dir = test::fresh_test_dir("nbody-driver-run");
+  test::TestDir const dir("nbody-driver-run");
   driver::Setup setup = driver::make_setup(cpu_run(256));
   multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock);
   driver::RunOutputs o;
@@ -341,7 +341,6 @@ TEST(Driver, ASignalAtASampleStillWritesTheRunsOutputs) {
   if (!o.checkpoint.empty()) {
     EXPECT_TRUE(std::filesystem::exists(o.checkpoint));
   }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

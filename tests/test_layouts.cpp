@@ -183,7 +183,7 @@ TEST_P(Layouts, SwitchingLayoutMidRunLosesNothing) {
 // program of one and of three publications per step, on another device count and threading model.
 TEST_P(Layouts, RestartFromACheckpointIsBitForBit) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
-  auto const dir = test::fresh_test_dir("nbody-restart");
+  test::TestDir const dir("nbody-restart");
   auto const b = test::scenario("plummer", 777);
   for (auto precision : {Precision::fp32, Precision::fp64})
     for (auto integrator : {sim::Integrator::leapfrog, sim::Integrator::yoshida4}) {
@@ -212,7 +212,6 @@ TEST_P(Layouts, RestartFromACheckpointIsBitForBit) {
       EXPECT_EQ(second.time(), straight.time()) << what;
       EXPECT_EQ(second.steps_done(), 16u) << what;
     }
-  std::filesystem::remove_all(dir);
 }
 
 TEST_P(Layouts, DiagnosticsDoNotDependOnTheLayout) {

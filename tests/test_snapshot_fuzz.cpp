@@ -237,7 +237,7 @@ TEST(SnapshotFuzz, SoundnessCheckCatchesBadSnapshots) {  // negative controls fo
 }
 
 TEST(SnapshotFuzz, MutatedSnapshotsAreRefusedByNameOrLoadSound) {
-  auto const dir = test::fresh_test_dir("nbody-fuzz");
+  test::TestDir const dir("nbody-fuzz");
   auto const bodies = fuzz_bodies();
   int const per_kind = fuzz_iterations();
   std::mt19937_64 rng(fuzz_seed());
@@ -286,7 +286,6 @@ TEST(SnapshotFuzz, MutatedSnapshotsAreRefusedByNameOrLoadSound) {
   EXPECT_GT(refused, files / 4);
   EXPECT_GT(loaded, files / 10);
   EXPECT_LT(seconds, kFuzzSecondsBound * per_kind / kMutantsPerKind);
-  fs::remove_all(dir);
 }
 
 }  // namespace

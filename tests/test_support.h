@@ -109,14 +109,46 @@ inline void write_bytes(const std::string& path, const std::vector<unsigned char
   f.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
 }
 
-// A new empty directory for the running test, named after it: tests that run side by side (ctest
-// --parallel) never share one. The caller removes it.
+// A new empty directory for the running test, named after it (a parameterised test's "Name/3" as "Name-3"): tests
+// that run side by side (ctest --parallel) never share one. TestDir removes it; a caller of this removes it itself.
 inline std::filesystem::path fresh_test_dir(const std::string& prefix) {
-  auto const dir = std::filesystem::temp_directory_path() /
-                   (prefix + "-" + std::to_string(::getpid()) + "-" +
-                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  for (char& c : name)
+    if (c == '/') c = '-';
+  auto const dir = std::filesystem::temp_directory_path() / (prefix + "-" + std::to_string(::getpid()) + "-" + name);
+  std::filesystem::remove_all(dir);  // one left by an earlier process of the same pid would not be empty
   std::filesystem::create_directories(dir);
   return dir;
 }
+
+// A fresh_test_dir that is removed with all it holds when it goes out of scope, however the test ends (a failed
+// ASSERT returns early), its folders made writable first so that a test that took the permission away leaves
+// nothing behind. keep() leaves it for a post-mortem (a fuzzer's wrong mutants).
+class TestDir {
+ public:
+  explicit TestDir(const std::string& prefix) : path_(fresh_test_dir(prefix)) {}
+  ~TestDir() {
+    if (kept_) return;
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(path_, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+      if (it->is_directory(ec) && !it->is_symlink(ec))
+        fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
+    fs::remove_all(path_, ec);
+  }
+  TestDir(const TestDir&) = delete;
+  TestDir& operator=(const TestDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  std::string string() const { return path_.string(); }
+  void keep() { kept_ = true; }
+
+ private:
+  std::filesystem::path path_;
+  bool kept_ = false;
+};
 
 }  // namespace nbody::test

@@ -257,7 +257,7 @@ class HostileTipsy : public ::testing::Test {
 };
 
 TEST_F(HostileTipsy, FifoIsRefusedWithoutBlocking) {
-  auto const dir = test::fresh_test_dir("nbody-tipsy");
+  test::TestDir const dir("nbody-tipsy");
   std::string const fifo = (dir / "snap.fifo").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
   // A writer that opens and closes at once releases a reader waiting in open() (it then sees end of file).
@@ -272,7 +272,6 @@ TEST_F(HostileTipsy, FifoIsRefusedWithoutBlocking) {
   EXPECT_TRUE(returns_within(kNoBlockLimit, [&] { message = error_of(fifo); }, release_reader))
       << "read_tipsy blocked on a FIFO";
   EXPECT_EQ(message, fifo + ": not a regular file (a FIFO); give a tipsy snapshot file");
-  fs::remove_all(dir);
 }
 
 TEST_F(HostileTipsy, DirectoryIsRefusedByName) {

@@ -43,7 +43,6 @@ constexpr double kFps = 15.0;
 class ScopedDir {
  public:
   ScopedDir() : path_(test::fresh_test_dir("nbody-video")) {
-    fs::remove_all(path_);  // a folder left by an earlier run of the same pid would not be empty
     fs::create_directories(path_ / "out");
   }
   ~ScopedDir() {
