@@ -88,6 +88,7 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   DeviceChoice const& d = run.devices;
   SettingNames const& names = run.names;
   multigpu::SimulationConfig c;
+  c.names = names;
   c.engine = d.engine;
   c.softening = resolved_softening(run);
   // One whose pair term overflows in this precision is refused now, not as a NaN at the first step. hermite4
@@ -119,7 +120,7 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   if (d.backend == BackendChoice::automatic && gpus.empty() && notices)
     notices->push_back("no CUDA device (" + why_none + "); running on the CPU");
   if (d.engine.kernel)
-    (void)sim::kernel_for(c.backend, d.engine);  // a kernel the backend lacks fails here, before any work
+    (void)sim::kernel_for(c.backend, d.engine, names);  // a kernel the backend lacks fails here, before any work
 
   // With several ranks on a host, each takes its share of the host: its own GPUs (by local rank),
   // and its share of the cores.
@@ -172,6 +173,13 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
     if (!d.gpus.empty())
       throw InputError(names.name("--gpus") + " applies to the CUDA backend; use " + names.name("--numgpus") +
                        " for host devices");
+    // The CUDA backend's launch shape and exchange mean nothing to host devices: refused, not ignored.
+    if (d.engine.block_size != 0)
+      throw InputError(names.with("--block-size", std::to_string(d.engine.block_size)) +
+                       " applies to the CUDA backend's naive and tiled kernels; the CPU backend has no thread blocks");
+    if (d.exchange != multigpu::ExchangeMode::automatic)
+      throw InputError(names.with_text("--exchange", name_of(d.exchange)) +
+                       " applies to the CUDA backend (how GPUs pass positions); host devices share the host's memory");
     c.devices.assign(std::size_t(d.count == 0 ? 1 : d.count), 0);
     if (c.engine.cpu_threads == 0 && local_ranks > 1)
       c.engine.cpu_threads = std::max(1, omp_get_num_procs() / local_ranks);
@@ -413,7 +421,7 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     p.eccentricity = ic.eccentricity;
     s.config = resolve_devices(run, p.bodies, &s.notices);  // checks memory before the bodies are made
     try {
-      s.bodies = sim::make_scenario(p, cancel);
+      s.bodies = sim::make_scenario(p, cancel, run.names);
     } catch (const sim::GenerationCancelled&) {
       throw sim::StepCancelled();  // the front end's one word for work it gave up
     }

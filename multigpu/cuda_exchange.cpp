@@ -48,7 +48,8 @@ namespace {
 
 class CudaExchange final : public Exchange {
  public:
-  CudaExchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode, ExchangeConditions conditions)
+  CudaExchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode, ExchangeConditions conditions,
+               const SettingNames& names)
       : counters_(engines.size()) {
     for (auto* e : engines) {
       auto* cuda = dynamic_cast<sim::CudaSliceEngine*>(e);
@@ -65,7 +66,7 @@ class CudaExchange final : public Exchange {
     conditions.all_pairs_peer = topology.all_pairs_peer();
     conditions.distinct_gpus = distinct;
     bool const automatic = mode == ExchangeMode::automatic;
-    mode = choose_exchange(mode, conditions);
+    mode = choose_exchange(mode, conditions, names);
     if (automatic && mode == ExchangeMode::peer) not_direct_because_ = direct_exchange_hazard(conditions);
     staged_ = mode == ExchangeMode::staged;
     direct_ = mode == ExchangeMode::direct;
@@ -407,8 +408,8 @@ std::unique_ptr<HostStaging> make_cuda_staging(const std::vector<sim::SliceEngin
 }
 
 std::unique_ptr<Exchange> make_cuda_exchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode,
-                                             const ExchangeConditions& conditions) {
-  return std::make_unique<CudaExchange>(engines, mode, conditions);
+                                             const ExchangeConditions& conditions, const SettingNames& names) {
+  return std::make_unique<CudaExchange>(engines, mode, conditions, names);
 }
 
 }  // namespace nbody::multigpu

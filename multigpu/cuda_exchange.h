@@ -20,8 +20,8 @@ namespace nbody::multigpu {
 // the producer thread recorded that publication's event.
 // `conditions`: what the process knows of its environment and its ranks
 // (process_exchange_conditions() and the simulation's); the exchange adds the devices' topology and
-// picks with choose_exchange(), throwing its InputError for a direct exchange it refuses.
+// picks with choose_exchange(), throwing its InputError (in `names`) for a direct exchange it refuses.
 std::unique_ptr<Exchange> make_cuda_exchange(const std::vector<sim::SliceEngine*>& engines, ExchangeMode mode,
-                                             const ExchangeConditions& conditions);
+                                             const ExchangeConditions& conditions, const SettingNames& names = {});
 
 }  // namespace nbody::multigpu

@@ -37,13 +37,14 @@ std::string direct_exchange_hazard(const ExchangeConditions& c) {
   return "";
 }
 
-ExchangeMode choose_exchange(ExchangeMode requested, const ExchangeConditions& c) {
+ExchangeMode choose_exchange(ExchangeMode requested, const ExchangeConditions& c, const SettingNames& names) {
   if (requested == ExchangeMode::direct) {
+    std::string const direct = names.with_text("--exchange", "direct");
     if (!c.all_pairs_peer)
-      throw InputError("--exchange direct: needs every pair of GPUs to reach each other's memory (peer access); "
-                       "use --exchange peer or staged");
+      throw InputError(direct + ": needs every pair of GPUs to reach each other's memory (peer access); use " +
+                       names.with_text("--exchange", "peer") + (names.keywords ? " or 'staged'" : " or staged"));
     std::string const hazard = direct_exchange_hazard(c);
-    if (!hazard.empty()) throw InputError("--exchange direct: " + hazard + "; use peer");
+    if (!hazard.empty()) throw InputError(direct + ": " + hazard + "; use peer");
     return requested;
   }
   if (requested != ExchangeMode::automatic) return requested;

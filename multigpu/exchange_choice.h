@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <string>
 
+#include "core/setting_names.h"
+
 #include "multigpu/exchange.h"
 
 namespace nbody::multigpu {
@@ -39,8 +41,8 @@ std::string direct_exchange_hazard(const ExchangeConditions& c);
 // The exchange for `requested` under `c`: auto is direct where every pair has peer access, up to
 // 16 devices, and no hazard applies; peer copies where one does (or beyond 16 devices); staged
 // where a pair lacks peer access. An explicit `direct` that a hazard or the topology rules out
-// throws InputError with the reason.
-ExchangeMode choose_exchange(ExchangeMode requested, const ExchangeConditions& c);
+// throws InputError with the reason, naming the setting as `names` do.
+ExchangeMode choose_exchange(ExchangeMode requested, const ExchangeConditions& c, const SettingNames& names = {});
 
 // The conditions this process can see on its own: the environment variables and MPS's pipe
 // directory. The caller adds the devices, their topology, the threading and the other ranks.

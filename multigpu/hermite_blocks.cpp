@@ -104,6 +104,7 @@ void HermiteBlocks::start_up(const sim::BodySet& initial, const sim::hermite::He
     e.engine.cpu_threads = engine_threads;
     e.device = setup_.devices[d];
     e.params = setup_.params;
+    e.names = setup_.names;
     engines_.push_back(setup_.make_engine ? setup_.make_engine(e) : sim::make_hermite_engine(setup_.backend, e));
   }
   threads_ = make_device_threads(setup_.threading, devices, [this](int d) { engines_[std::size_t(d)]->bind_thread(); });

@@ -38,6 +38,7 @@ struct HermiteBlocksSetup {
   std::vector<Slice> all_slices;       // every device of every rank, in rank order (hermite_partition)
   std::vector<std::size_t> rank_devices;  // devices of each rank
   const Ranks* ranks = nullptr;
+  SettingNames names;  // how a refused setting is named (the front end's spelling)
   // Makes each device's engine; empty: sim::make_hermite_engine(backend, config). (Tests wrap engines in one that
   // stalls or gives up.)
   std::function<std::unique_ptr<sim::HermiteEngine>(const sim::HermiteEngineConfig&)> make_engine;

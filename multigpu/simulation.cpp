@@ -99,19 +99,22 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     sim::validate(program_);  // the exchange relies on the step contract
     if (bodies_ == 0) throw InputError("no bodies to simulate");
     if (config_.devices.empty()) throw InputError("no devices to simulate on");
+    SettingNames const& names = config_.names;
+    std::string const graph = names.with_text("--launch", "graph"), stream = names.with_text("--launch", "stream");
     if (program_.hermite && config_.launch == Launch::graph)
-      throw InputError("--launch graph: hermite4 runs its block steps itself (on one GPU the engine uses graphs of "
-                       "its own); use --launch stream");
+      throw InputError(graph + ": hermite4 runs its block steps itself (on one GPU the engine uses graphs of its own); "
+                       "use " + stream);
     if (config_.launch == Launch::graph) {
       if (config_.backend != sim::Backend::cuda)
-        throw InputError("--launch graph: CUDA graphs need the CUDA backend (the CPU backend runs its steps as called)");
+        throw InputError(graph + ": CUDA graphs need the CUDA backend (the CPU backend runs its steps as called)");
       if (config_.threading != Threading::single)
-        throw InputError("--launch graph needs --threading single: one graph holds every device's steps, launched "
-                         "from one host thread");
+        throw InputError(graph + " needs " + names.with_text("--threading", "single") + ": one graph holds every "
+                         "device's steps, launched from one host thread");
       if (ranks.size() > 1)
-        throw InputError("--launch graph: the exchange between MPI ranks runs on the host, outside any graph; use "
-                         "--launch stream with mpirun");
+        throw InputError(graph + ": the exchange between MPI ranks runs on the host, outside any graph; use " + stream +
+                         " with mpirun");
     }
+
   });
   std::size_t const device_count = config_.devices.size();
   std::string devices_text;
@@ -149,7 +152,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
   }
   agree(ranks, [&] {
     if (!config_.weights.empty() && config_.weights.size() != total_devices)
-      throw InputError("--weights: " + std::to_string(config_.weights.size()) + " weights for " +
+      throw InputError(config_.names.name("--weights") + ": " + std::to_string(config_.weights.size()) + " weights for " +
                        std::to_string(total_devices) + (total_devices == 1 ? " device" : " devices") +
                        (ranks.size() > 1 ? " over " + std::to_string(ranks.size()) + " ranks" : std::string()) +
                        "; give one per device");
@@ -183,6 +186,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       h.all_slices = all_slices_;
       h.rank_devices = rank_devices_;
       h.ranks = ranks_;
+      h.names = config_.names;
       sim::hermite::HermiteState const none;
       hermite_ = std::make_unique<HermiteBlocks>(initial, hermite ? *hermite : none, h);
     });
@@ -205,6 +209,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       e.device = config_.devices[d];
       e.split_forces = ranks.size() > 1;  // forces on the rank's own bodies while the others' travel
       e.cancel = ranks.size() > 1 ? nullptr : config_.cancel;
+      e.names = config_.names;
       engines_.push_back(sim::make_engine(config_.backend, e));
       raw.push_back(engines_.back().get());
     }
@@ -217,7 +222,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       here.local_ranks = conditions.local_ranks;
       here.host_gpus = conditions.host_gpus;
       here.shared_gpu = conditions.shared_gpu;
-      local = make_cuda_exchange(raw, config_.exchange, here);
+      local = make_cuda_exchange(raw, config_.exchange, here, config_.names);
       if (ranks.size() > 1) staging = make_cuda_staging(raw);
     }
 #endif

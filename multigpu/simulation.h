@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/ranks.h"
+#include "core/setting_names.h"
 #include "multigpu/exchange.h"
 #include "multigpu/hermite_blocks.h"
 #include "multigpu/scheduler.h"
@@ -55,6 +56,8 @@ struct SimulationConfig {
   // The processes the simulation spans; null: world() (core/ranks.h). Each rank gives its own
   // `devices`; `weights` then has one entry per device of every rank, in rank order.
   const Ranks* ranks = nullptr;
+  // How a refused setting is named (the front end's spelling), here and in the engines.
+  SettingNames names;
 };
 
 // A simulation's clock: the steps done since the run began, the time at step 0, and the step from

@@ -88,6 +88,12 @@ TEST_F(Cli, BadNamesListTheValidOnes) {
   expect_input_error("--exchange carrier-pigeon --run --bodies 10", "--exchange carrier-pigeon: valid: auto, peer, staged, direct");
   expect_input_error("--kernel fastest --run --bodies 10", "--kernel fastest: valid: fast, tiled, naive, simd, reference");
   expect_input_error("--kernel tiled --run --bodies 10", "--kernel tiled: the cpu backend has simd, reference");
+  expect_input_error("--backend cpu --block-size 128 --run --bodies 10",
+                     "--block-size 128 applies to the CUDA backend's naive and tiled kernels; the CPU backend has no "
+                     "thread blocks", false);
+  expect_input_error("--backend cpu --exchange peer --run --bodies 10",
+                     "--exchange peer applies to the CUDA backend (how GPUs pass positions); host devices share the "
+                     "host's memory", false);
   expect_input_error("--fp64-rsqrt exact --run --bodies 10", "--fp64-rsqrt exact: valid: series, newton, precise");
   expect_input_error("--save-format middle-endian --run", "--save-format middle-endian: valid: standard, little-endian");
   expect_input_error("--color rainbow --viewer", "--color rainbow: valid: speed, type, device");

@@ -13,6 +13,7 @@
 #include "driver/run.h"
 #include "driver/setup.h"
 #include "driver/validation.h"
+#include "multigpu/exchange_choice.h"
 #include "sim/io/checkpoint.h"
 #include "gpu/devices.h"
 #include "sim/physics/reference_forces.h"
@@ -51,20 +52,19 @@ TEST(Driver, SetupFollowsTheTypedConfiguration) {
 }
 
 // The engine settings a front end gives arrive whole in the simulation's configuration and at its
-// engines, every one of them other than its default.
+// engines, every one of them other than its default (but the block size, which the CPU backend refuses:
+// BadConfigurationsAreRefusedBeforeAnyWork).
 TEST(Driver, ResolvedDevicesKeepEveryEngineSetting) {
   driver::RunConfig run = cpu_run(64);
   sim::EngineSettings& e = run.devices.engine;
   e.precision = Precision::fp64;
   e.kernel = sim::Kernel::reference;
-  e.block_size = 128;
   e.fp64_rsqrt = sim::Fp64Rsqrt::precise;
   e.cpu_threads = 3;
   auto const s = driver::make_setup(run);
   sim::EngineSettings const& got = s.config.engine;
   EXPECT_EQ(got.precision, Precision::fp64);
   EXPECT_EQ(got.kernel, sim::Kernel::reference);
-  EXPECT_EQ(got.block_size, 128);
   EXPECT_EQ(got.fp64_rsqrt, sim::Fp64Rsqrt::precise);
   EXPECT_EQ(got.cpu_threads, 3);
   multigpu::Simulation sim(s.bodies, s.program, s.config, s.clock);
@@ -86,6 +86,52 @@ TEST(Driver, BadConfigurationsAreRefusedBeforeAnyWork) {
   run = cpu_run(100);
   run.initial.snapshot = "/nonexistent/galaxy.bin";
   EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "/nonexistent/galaxy.bin"));
+  // The CUDA backend's settings are refused on host devices, not ignored.
+  run = cpu_run(100);
+  run.devices.engine.block_size = 128;
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); },
+                                  "--block-size 128 applies to the CUDA backend's naive and tiled kernels"));
+  run = cpu_run(100);
+  run.devices.exchange = multigpu::ExchangeMode::peer;
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "--exchange peer applies to the CUDA backend"));
+}
+
+// Every refusal below the driver (the engines' factory, the scenarios, the simulation, the exchange) names the
+// setting in the front end's spelling, as the driver's own do.
+TEST(Driver, RefusalsFromEveryLayerNameTheFrontEndsSettings) {
+  driver::RunConfig run = cpu_run(100);
+  run.names.keywords = true;
+  run.devices.engine.kernel = sim::Kernel::fast;
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "kernel='fast': the cpu backend has simd, reference"));
+  run = cpu_run(3);
+  run.names.keywords = true;
+  run.initial.scenario = sim::Scenario::two_body;
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "n=3: the two-body scenario has exactly 2 bodies"));
+  run = cpu_run(100);
+  run.names.keywords = true;
+  run.devices.engine.block_size = 64;
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "block_size=64 applies to the CUDA backend"));
+  run = cpu_run(100);
+  run.names.keywords = true;
+  run.devices.exchange = multigpu::ExchangeMode::direct;
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "exchange='direct' applies to the CUDA backend"));
+  for (bool const hermite : {false, true}) {
+    run = cpu_run(100);
+    run.names.keywords = true;
+    run.devices.launch = multigpu::Launch::graph;
+    if (hermite) run.physics.integrator = sim::Integrator::hermite4;
+    auto const s = driver::make_setup(run);
+    EXPECT_TRUE(test::rejected_with([&] { multigpu::Simulation sim(s.bodies, s.program, s.config, s.clock); },
+                                    hermite ? "launch='graph': hermite4 runs its block steps itself (on one GPU the "
+                                              "engine uses graphs of its own); use launch='stream'"
+                                            : "launch='graph': CUDA graphs need the CUDA backend"));
+  }
+  multigpu::ExchangeConditions apart;  // two GPUs that cannot reach each other
+  apart.devices = 2;
+  apart.all_pairs_peer = false;
+  EXPECT_TRUE(test::rejected_with([&] { multigpu::choose_exchange(multigpu::ExchangeMode::direct, apart, run.names); },
+                                  "exchange='direct': needs every pair of GPUs to reach each other's memory (peer "
+                                  "access); use exchange='peer' or 'staged'"));
 }
 
 // The file readers and the units explain themselves in the front end's spelling (RunConfig::names): the command

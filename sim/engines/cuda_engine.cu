@@ -40,17 +40,19 @@ template <class Real>
 class CudaEngine final : public CudaSliceEngine {
  public:
   explicit CudaEngine(const EngineConfig& config)
-      : config_(config), layout_(kernels::segment_layout(config.bodies)), kernel_(kernel_for(Backend::cuda, config.engine)) {
+      : config_(config), layout_(kernels::segment_layout(config.bodies)), kernel_(kernel_for(Backend::cuda, config.engine, config.names)) {
     block_ = config.engine.block_size;
     if (kernel_ == Kernel::fast) {
       if (block_ != 0)
-        throw InputError("--block-size " + std::to_string(block_) +
-                         ": the fast kernel chooses its own launch shape; --block-size applies to naive and tiled");
+        throw InputError(config.names.with("--block-size", std::to_string(block_)) +
+                         ": the fast kernel chooses its own launch shape; " + config.names.name("--block-size") +
+                         " applies to naive and tiled");
       with_shape([&](auto shape) { block_ = decltype(shape)::block; });
     } else if (block_ == 0) {
       block_ = kernels::kDefaultBlock;
     } else if (block_ < 32 || block_ > 1024 || (block_ & (block_ - 1)) != 0) {
-      throw InputError("--block-size " + std::to_string(block_) + ": must be a power of two from 32 to 1024");
+      throw InputError(config.names.with("--block-size", std::to_string(block_)) +
+                       ": must be a power of two from 32 to 1024");
     }
 
     gpu::DeviceGuard guard(config.device);
@@ -62,7 +64,7 @@ class CudaEngine final : public CudaSliceEngine {
     std::size_t const need = cuda_engine_bytes(config);
     if (need > free_bytes) {
       std::ostringstream s;
-      s << "--bodies " << config.bodies << ": needs " << (need >> 20) << " MiB on GPU " << config.device << " ("
+      s << config.names.with("--bodies", std::to_string(config.bodies)) << ": needs " << (need >> 20) << " MiB on GPU " << config.device << " ("
         << props.name << "), " << (free_bytes >> 20) << " MiB free";
       throw InputError(s.str());
     }
@@ -347,7 +349,8 @@ class CudaEngine final : public CudaSliceEngine {
   void set_drift_peers(const std::vector<std::array<void*, 2>>& peers, const DriftSignalLinks& signal) override {
     static_assert(kernels::PeerTargets<Real>::kMax == kMaxDriftPeers);
     if (peers.size() > std::size_t(kMaxDriftPeers))
-      throw InputError("--exchange direct: " + std::to_string(peers.size() + 1) + " devices; at most " +
+      throw InputError(config_.names.with_text("--exchange", "direct") + ": " + std::to_string(peers.size() + 1) +
+                       " devices; at most " +
                        std::to_string(kMaxDriftPeers + 1));
     if (signal.own && (signal.slots.size() != peers.size() || !signal.released))
       throw std::logic_error("set_drift_peers: one signal slot per peer, and the release word");

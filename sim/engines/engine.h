@@ -19,6 +19,7 @@
 #include "core/enum_names.h"
 #include "core/precision.h"
 #include "core/real4.h"
+#include "core/setting_names.h"
 #include "core/slice.h"
 #include "sim/physics/body_set.h"
 
@@ -98,10 +99,12 @@ struct EngineConfig {
   // and throws StepCancelled, so a step of minutes ends within a millisecond or so. GPU engines
   // ignore it: their steps are short, and the front end stops queuing more. Null: never.
   const std::atomic<bool>* cancel = nullptr;
+  SettingNames names;  // how a refused setting is named (the front end's spelling)
 };
 
-// The kernel `settings` ask for on `backend` (its default if none); InputError if it has no such kernel.
-Kernel kernel_for(Backend backend, const EngineSettings& settings);
+// The kernel `settings` ask for on `backend` (its default if none); InputError, naming the setting as `names` do,
+// if it has no such kernel.
+Kernel kernel_for(Backend backend, const EngineSettings& settings, const SettingNames& names = {});
 
 class SliceEngine {
  public:

@@ -24,10 +24,11 @@ std::string kernel_names(Backend backend) {
 }
 
 // The kernel the settings ask for on `backend`, or InputError naming the ones it has.
-Kernel kernel_for(Backend backend, const EngineSettings& settings) {
+Kernel kernel_for(Backend backend, const EngineSettings& settings, const SettingNames& names) {
   Kernel const k = settings.kernel.value_or(default_kernel(backend));
   if (backend_of(k) != backend)
-    throw InputError("--kernel " + name_of(k) + ": the " + name_of(backend) + " backend has " + kernel_names(backend));
+    throw InputError(names.with_text("--kernel", name_of(k)) + ": the " + name_of(backend) + " backend has " +
+                     kernel_names(backend));
   return k;
 }
 
@@ -45,7 +46,8 @@ std::size_t engine_bytes(Backend backend, const EngineConfig& config) {
 bool cuda_built() { return false; }
 
 std::unique_ptr<SliceEngine> make_engine(Backend backend, const EngineConfig& config) {
-  if (backend == Backend::cuda) throw InputError("--backend cuda: this nbody was built without CUDA");
+  if (backend == Backend::cuda)
+    throw InputError(config.names.with_text("--backend", "cuda") + ": this nbody was built without CUDA");
   return make_cpu_engine(config);
 }
 
@@ -83,9 +85,13 @@ std::unique_ptr<HermiteEngine> make_hermite_engine(Backend backend, const Hermit
 #if NBODY_HAVE_HERMITE_CUDA
   return make_hermite_cuda_engine(config);
 #else
-  throw InputError(cuda_built() ? "--integrator hermite4 --backend cuda: this nbody was built without the CUDA "
-                                  "Hermite engine; use --backend cpu"
-                                : "--backend cuda: this nbody was built without CUDA");
+  SettingNames const& names = config.names;
+  std::string const cuda = names.with_text("--backend", "cuda");
+  std::string const hermite4 = names.with_text("--integrator", "hermite4") + (names.keywords ? ", " : " ");
+  throw InputError(cuda_built() ? hermite4 + cuda +
+                                      ": this nbody was built without the CUDA Hermite engine; use " +
+                                      names.with_text("--backend", "cpu")
+                                : cuda + ": this nbody was built without CUDA");
 #endif
 }
 

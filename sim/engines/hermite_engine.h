@@ -50,6 +50,7 @@ struct HermiteEngineConfig {
   // tests and tools). 0: the engine's own rule from N. NBODY_WATCHDOG_SECONDS, when set, replaces either.
   double wait_seconds = 0.0;
   hermite::HermiteParams params;
+  SettingNames names;  // how a refused setting is named (the front end's spelling)
 };
 
 class HermiteEngine {

@@ -172,8 +172,8 @@ double recommended_softening(Scenario scenario) {
 
 std::size_t default_bodies(Scenario scenario) { return scenario == Scenario::two_body ? 2 : 16384; }
 
-BodySet make_scenario(const ScenarioParams& params, const std::atomic<bool>* cancel) {
-  if (params.bodies == 0) throw InputError("--bodies 0: need at least 1 body");
+BodySet make_scenario(const ScenarioParams& params, const std::atomic<bool>* cancel, const SettingNames& names) {
+  if (params.bodies == 0) throw InputError(names.with("--bodies", "0") + ": need at least 1 body");
   Random rng(params.seed);
   Stop const stop(cancel);
   BodySet b;
@@ -192,10 +192,11 @@ BodySet make_scenario(const ScenarioParams& params, const std::atomic<bool>* can
       break;
     case Scenario::two_body:
       if (params.bodies != 2)
-        throw InputError("--bodies " + std::to_string(params.bodies) + ": the two-body scenario has exactly 2 bodies");
+        throw InputError(names.with("--bodies", std::to_string(params.bodies)) +
+                         ": the two-body scenario has exactly 2 bodies");
       if (!(params.eccentricity >= 0.0 && params.eccentricity < 1.0)) {
         std::ostringstream s;
-        s << "--eccentricity " << params.eccentricity << ": must be in [0, 1)";
+        s << names.name("--eccentricity") << (names.keywords ? "=" : " ") << params.eccentricity << ": must be in [0, 1)";
         throw InputError(s.str());
       }
       b = two_body(params.eccentricity);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/enum_names.h"
+#include "core/setting_names.h"
 #include "sim/physics/body_set.h"
 
 namespace nbody::sim {
@@ -50,9 +51,10 @@ struct GenerationCancelled : std::runtime_error {
 inline constexpr std::size_t kScenarioCheckEvery = 8192;
 
 // Builds the scenario with its centre of mass at rest at the origin. Throws InputError naming the
-// bad value for an invalid size or parameter. Every kScenarioCheckEvery bodies it stops for a
+// bad value for an invalid size or parameter (as `names` name it). Every kScenarioCheckEvery bodies it stops for a
 // signal (Interrupted, core/interrupt.h) or a raised `cancel` (GenerationCancelled; null: never).
 // The looks consume no random numbers: the bodies are the same, bit for bit, with or without them.
-BodySet make_scenario(const ScenarioParams& params, const std::atomic<bool>* cancel = nullptr);
+BodySet make_scenario(const ScenarioParams& params, const std::atomic<bool>* cancel = nullptr,
+                      const SettingNames& names = {});
 
 }  // namespace nbody::sim

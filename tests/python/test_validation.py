@@ -55,7 +55,12 @@ def test_bad_arrays_are_refused_naming_the_argument(changes, error, message):
     (dict(numgpus=2, weights=[1, 1, 1]), ValueError, "3 weights for 2 devices"),
     (dict(weights=[1, 1]), ValueError, "^weights: 2 weights for 1 device; give one per device$"),
     (dict(seed=-1), ValueError, "seed=-1: must be a whole number from 0"),
-    (dict(scenario="two-body", n=3), ValueError, "the two-body scenario has exactly 2 bodies"),
+    (dict(scenario="two-body", n=3), ValueError, "^n=3: the two-body scenario has exactly 2 bodies$"),
+    (dict(kernel="fast"), ValueError, "^kernel='fast': the cpu backend has simd, reference$"),
+    (dict(launch="graph"), ValueError, "^launch='graph': CUDA graphs need the CUDA backend"),
+    (dict(integrator="hermite4", launch="graph"), ValueError, "^launch='graph': hermite4 .* use launch='stream'$"),
+    (dict(block_size=128), ValueError, "^block_size=128 applies to the CUDA backend's naive and tiled kernels"),
+    (dict(exchange="direct"), ValueError, "^exchange='direct' applies to the CUDA backend"),
     (dict(precision=64), TypeError, "precision: expected a name"),
 ])
 def test_bad_options_are_refused_with_the_command_lines_rules(keywords, error, message):
