@@ -96,6 +96,11 @@ void check_output_path(const std::string& path, const std::string& what) {
   if (auto const problem = output_path_problem(path); !problem.empty()) throw InputError(what + " " + path + ": " + problem);
 }
 
+void check_output_path(const std::string& path, const std::string& option, const SettingNames& names) {
+  if (auto const problem = output_path_problem(path); !problem.empty())
+    throw InputError(names.with_text(option, path) + ": " + problem);
+}
+
 void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     auto const& [first_option, first_path] = outputs[i];

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/setting_names.h"
+
 namespace nbody {
 
 // Why nbody refuses to write PATH, in a few words ("is a symbolic link", "the folder /nope does not
@@ -20,6 +22,8 @@ std::string output_path_problem(const std::string& path);
 // the work starts, so a bad path costs nothing; write_file_atomically applies the same refusals again
 // at the end, for a path that went bad during the run.
 void check_output_path(const std::string& path, const std::string& what);
+// The same, naming the setting as `names` do: "--save /nope/out.bin: ..." or "save='/nope/out.bin': ...".
+void check_output_path(const std::string& path, const std::string& option, const SettingNames& names);
 
 // Throws InputError when two outputs, given as (option, path), name one file, even through different
 // spellings ("r.bin", "./r.bin", "out/../r.bin", a symlinked folder, a hard link):

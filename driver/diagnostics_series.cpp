@@ -61,16 +61,16 @@ std::string diagnostics_csv_header() {
          "centre_of_mass_z,virial_ratio,r10,r50,r90";
 }
 
-SeriesFormat series_format(const std::string& path, const std::string& option) {
+SeriesFormat series_format(const std::string& path, const SettingNames& names) {
   std::string const ext = lower_extension(path);
   if (ext == ".csv") return SeriesFormat::csv;
   if (ext == ".jsonl" || ext == ".json") return SeriesFormat::json_lines;
-  if (!path.empty() && path.back() == '/')
-    throw InputError(option + " " + path + ": ends in '/': name a .csv or .jsonl file");
+  std::string const given = names.with_text("--diagnostics", path);
+  if (!path.empty() && path.back() == '/') throw InputError(given + ": ends in '/': name a .csv or .jsonl file");
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    throw InputError(option + " " + path + ": is a directory; name a .csv or .jsonl file (in it, for example)");
-  throw InputError(option + " " + path + ": unknown format '" + ext +
+    throw InputError(given + ": is a directory; name a .csv or .jsonl file (in it, for example)");
+  throw InputError(given + ": unknown format '" + ext +
                    "'; name a .csv file, or .jsonl (or .json) for JSON lines");
 }
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/setting_names.h"
 #include "sim/physics/diagnostics.h"
 
 namespace nbody::driver {
@@ -36,7 +37,7 @@ enum class SeriesFormat { csv, json_lines };
 
 // The format PATH's extension names: .csv, or .jsonl / .json (one JSON object per line). InputError
 // naming the option and the path for anything else.
-SeriesFormat series_format(const std::string& path, const std::string& option = "--diagnostics");
+SeriesFormat series_format(const std::string& path, const SettingNames& names = {});
 
 // Where a series is written while the run goes: PATH + ".partial", renamed to PATH when it ends, so
 // PATH holds a whole series or nothing, and a run that dies leaves every row it took beside it.

@@ -193,10 +193,9 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
     check_step_series([&](std::uint64_t step) { return o.snapshots.path(step); }, o.snapshots.every, first, last,
                       {first, last}, names.name("--snapshots"), all);
   if (!o.diagnostics.empty()) {
-    std::string const diagnostics = names.name("--diagnostics");
-    check_output_path(o.diagnostics, diagnostics);  // first: a folder is named as one, not as a format
-    series_format(o.diagnostics, diagnostics);
-    check_output_path(partial_path(o.diagnostics), diagnostics);
+    check_output_path(o.diagnostics, "--diagnostics", names);  // first: a folder is named as one, not as a format
+    series_format(o.diagnostics, names);
+    check_output_path(partial_path(o.diagnostics), "--diagnostics", names);
   }
 }
 

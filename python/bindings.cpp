@@ -62,6 +62,12 @@ constexpr double kSignalCheckSeconds = 0.05;
 
 std::string shown(nb::handle value) { return nb::cast<std::string>(nb::repr(value)); }
 
+// A method's file it may not write, as the call: "Simulation.save('out/'): is a directory; name a file in it".
+void refuse_output_path(const std::string& method, const std::string& path) {
+  if (auto const problem = output_path_problem(path); !problem.empty())
+    throw InputError(method + "('" + path + "'): " + problem);
+}
+
 [[noreturn]] void type_error(const std::string& key, const std::string& expected, nb::handle value) {
   throw nb::type_error((key + ": expected " + expected + ", got " + shown(value) + " (" +
                         nb::cast<std::string>(nb::type_name(value.type())) + ")")
@@ -508,9 +514,9 @@ class Engine {
       throw InputError("diagnostics_every=" + std::to_string(o.diagnostics_every) + ": give diagnostics too");
     if (o.snapshots.every && o.snapshots.base.empty())
       throw InputError("snapshot_every=" + std::to_string(o.snapshots.every) + ": give snapshots too");
-    for (auto const& [option, path] : {std::pair<const char*, const std::string*>{"checkpoint", &o.checkpoint},
-                                       {"save", &o.save}, {"diagnostics", &o.diagnostics}})
-      if (!path->empty()) check_output_path(*path, option);
+    for (auto const& [option, path] : {std::pair<const char*, const std::string*>{"--checkpoint", &o.checkpoint},
+                                       {"--save", &o.save}, {"--diagnostics", &o.diagnostics}})
+      if (!path->empty()) check_output_path(*path, option, run_.names);
     check_distinct_outputs({{"checkpoint", o.checkpoint}, {"save", o.save}, {"diagnostics", o.diagnostics}});
     driver::check_run_outputs(o, sim_->steps_done(), sim_->steps_done() + steps, {}, run_.names);
 
@@ -766,7 +772,7 @@ class Engine {
     Busy busy(*this);
     auto const f = from_name<sim::TipsyFormat>(format);
     if (!f) throw InputError("format='" + format + "': valid: " + valid_names<sim::TipsyFormat>());
-    check_output_path(path, "save");
+    refuse_output_path("Simulation.save", path);
     sim::BodySet const& s = state();
     nb::gil_scoped_release unlocked;
     Ranks const& ranks = sim_->ranks();  // with several, rank 0 writes and every rank learns how it went
@@ -778,7 +784,7 @@ class Engine {
 
   void checkpoint(const std::string& path) {
     Busy busy(*this);
-    check_output_path(path, "checkpoint");
+    refuse_output_path("Simulation.checkpoint", path);
     nb::gil_scoped_release unlocked;
     driver::write_checkpoint(path, setup_, *sim_, e0_);
   }

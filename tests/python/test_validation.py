@@ -86,8 +86,10 @@ def test_bad_files_are_refused_naming_them(tmp_path):
     with pytest.raises(TypeError, match="'n' chooses a scenario"):
         nbody.Simulation.load(tmp_path / "x.bin", n=5)
     sim = nbody.Simulation(n=8, backend="cpu")
-    with pytest.raises(ValueError, match="the folder .* does not exist"):
+    with pytest.raises(ValueError, match=r"^Simulation.checkpoint\('.*/missing/c.h5'\): the folder .* does not exist"):
         sim.checkpoint(tmp_path / "missing" / "c.h5")
+    with pytest.raises(ValueError, match=r"^Simulation.save\('.*'\): is a directory; name a file in it$"):
+        sim.save(tmp_path)
     with pytest.raises(ValueError, match="format='big': valid: standard, little-endian"):
         sim.save(tmp_path / "s.bin", format="big")
 
@@ -113,8 +115,13 @@ def test_run_outputs_are_refused_in_pythons_spelling(tmp_path):
         sim.run(steps=2, snapshots=f"{tmp_path}/")
     with pytest.raises(ValueError, match=r"^checkpoint_every=1 writes and save both name .*c_00000002.h5; give each"):
         sim.run(steps=4, checkpoint=tmp_path / "c.h5", checkpoint_every=1, save=tmp_path / "c_00000002.h5")
-    with pytest.raises(ValueError, match=r"^diagnostics .*x.xyz: unknown format '.xyz'"):
+    with pytest.raises(ValueError, match=r"^diagnostics='.*x.xyz': unknown format '.xyz'"):
         sim.run(steps=2, diagnostics=tmp_path / "x.xyz")
+    with pytest.raises(ValueError, match=r"^diagnostics='.*/d.csv': is a directory; name a file in it$"):
+        (tmp_path / "d.csv").mkdir()
+        sim.run(steps=2, diagnostics=tmp_path / "d.csv")
+    with pytest.raises(ValueError, match=r"^save='.*/missing/s.bin': the folder .*/missing does not exist$"):
+        sim.run(steps=2, save=tmp_path / "missing" / "s.bin")
     assert sim.steps == 0
 
 
