@@ -131,6 +131,15 @@ void HermiteBlocks::start_up(const sim::BodySet& initial, const sim::hermite::He
     threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->upload(initial, state); });
     // After a block at t, the bodies it corrected are at t and the others before it.
     block_time_ = state.block_time();
+    // A state in which a body's next step is below the floor (that of a run that stopped there) goes no further
+    // with these settings: refused before that step is taken, as the run that left it was.
+    for (std::size_t i = 0; i < bodies_; ++i)
+      if (sim::hermite::below_floor(state.step[i], state.time[i], setup_.params)) {
+        sim::BodySet now;
+        this->state(now);
+        throw RuntimeFailure(sim::hermite::floor_message(now, i, state.step[i],
+                                                         sim::hermite::step_floor(state.time[i], setup_.params), time()));
+      }
   } else {
     threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->upload_unstarted(initial); });
     block_time_ = 0.0;
@@ -300,6 +309,7 @@ std::uint64_t HermiteBlocks::advance(std::uint64_t blocks, double t_stop) {
     auto& e = *engines_.front();
     std::uint64_t const done = e.advance_blocks(blocks, t_stop);
     block_time_ = e.block_time();
+    blocks_done_ += done;
     check_floor();
     return done;
   }

@@ -56,8 +56,11 @@ class HermiteBlocks {
   HermiteBlocks& operator=(const HermiteBlocks&) = delete;
 
   // Up to `blocks` block steps, none past block time `t_stop` (+inf: no limit); returns those done. A step below
-  // the floor ends in RuntimeFailure naming the pair. Collective.
+  // the floor ends in RuntimeFailure naming the pair, after the block step that gave it, which is whole (its bodies
+  // corrected, the time at its block) and counted in blocks_done(). Collective.
   std::uint64_t advance(std::uint64_t blocks, double t_stop);
+  // Block steps done since the start (or the continued state), however advance() ended.
+  std::uint64_t blocks_done() const { return blocks_done_; }
   double block_time() const { return block_time_; }
   double epoch() const { return epoch_; }
   double time() const { return epoch_ + block_time_; }
@@ -130,7 +133,7 @@ class HermiteBlocks {
   bool together_ = false;
   std::vector<sim::HermiteEngine*> engine_list_;  // engines_, in device order (set_active_from)
   std::size_t active_total_ = 0;                 // the last gather_active's bodies, every device of every rank
-  std::uint64_t blocks_done_ = 0;  // by the multi-device protocol (the single engine counts its own)
+  std::uint64_t blocks_done_ = 0;
   std::uint64_t potential_interactions_ = 0;  // of the potential passes, which counters() leaves out
 };
 

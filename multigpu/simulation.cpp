@@ -270,7 +270,16 @@ void Simulation::advance_unguarded(std::uint64_t steps) {
     // The time limit as a block time: the epoch plus a block time is exact only where it is representable,
     // so compare like time() does.
     double const limit = time_limit_ - hermite_->epoch();
-    std::uint64_t const done = hermite_->advance(steps, limit);
+    // The block steps done are counted however the call ends: a step below the floor stops the run after the block
+    // step that gave it, which is whole, so that the step count and the time (the state's) agree.
+    std::uint64_t const before = hermite_->blocks_done();
+    std::uint64_t done = 0;
+    try {
+      done = hermite_->advance(steps, limit);
+    } catch (...) {
+      clock_.step += hermite_->blocks_done() - before;
+      throw;
+    }
     clock_.step += done;
     at_time_limit_ = done < steps;
     return;

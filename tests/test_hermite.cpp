@@ -361,12 +361,19 @@ TEST(Hermite, SofteningZeroRunsAndStaysFinite) {
 // Two bodies on a head-on collision with no softening: their step halves below the floor, and the run stops
 // naming the pair and their distance, before another block step: on one device and through the protocol of two and
 // three, a block step at a time or many at once. Light bodies on wide orbits give every device groups of its own.
+// The block step that gave the step is whole and counted: the step count, the time and the state are the same
+// whichever way the steps were asked for; and the state it leaves goes no further with these settings (refused
+// before that step is taken).
 TEST(Hermite, AStepBelowTheFloorStopsTheRunNamingThePair) {
   sim::BodySet const b = test::head_on_collision(197);
   ASSERT_EQ(sim::kernels::segment_layout(b.size()).count, 4u);
   std::uint64_t stopped_after = 0;
+  double stopped_at = 0.0;
+  sim::BodySet first_state;
+  sim::hermite::HermiteState first_hermite;
   for (int devices : {1, 2, 3})
     for (std::uint64_t chunk : {std::uint64_t(1), std::uint64_t(100000)}) {
+      SCOPED_TRACE(std::to_string(devices) + " device(s), " + std::to_string(chunk) + " a call");
       multigpu::Simulation s(b, hermite_program(0.02, 0.01, 1.0 / 16), cpu_config(0.0, devices));
       try {
         for (std::uint64_t k = 0; k < 100000; k += chunk) s.advance(chunk);  // the floor comes after 512
@@ -379,11 +386,32 @@ TEST(Hermite, AStepBelowTheFloorStopsTheRunNamingThePair) {
         EXPECT_NE(what.find("nearest neighbour is body"), std::string::npos) << what;
         std::uint64_t const blocks = s.hermite_counters().block_steps;
         std::printf("stopped after %llu block steps\n", (unsigned long long)blocks);
-        if (stopped_after == 0) stopped_after = blocks;
-        EXPECT_EQ(blocks, stopped_after) << devices << " device(s), " << chunk << " a call";
+        EXPECT_EQ(s.steps_done(), blocks);
+        sim::BodySet own;
+        sim::hermite::HermiteState hs;
+        s.hermite_state(own, hs);
+        if (stopped_after == 0) {
+          stopped_after = blocks;
+          stopped_at = s.time();
+          first_state = own;
+          first_hermite = hs;
+        }
+        EXPECT_EQ(blocks, stopped_after);
+        EXPECT_EQ(s.time(), stopped_at);
+        EXPECT_TRUE(test::bitwise_equal(own, first_state));
+        EXPECT_EQ(0, std::memcmp(hs.step.data(), first_hermite.step.data(), hs.step.size() * sizeof(double)));
       }
     }
   EXPECT_GT(stopped_after, 0u);
+  // Continued with the same settings (a checkpoint written as the run stopped, a front end's change of another
+  // setting), the state stops at once, before the step below the floor.
+  try {
+    multigpu::Simulation again(first_state, hermite_program(0.02, 0.01, 1.0 / 16), cpu_config(0.0, 2),
+                               multigpu::RunClock{stopped_after, b.time}, &first_hermite);
+    FAIL() << "a state whose next step is below the floor was continued";
+  } catch (const RuntimeFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("below the floor"), std::string::npos) << e.what();
+  }
 }
 
 // A CPU engine that stalls or gives up on request: stands in for a GPU whose bounded wait expired, so that what

@@ -422,6 +422,7 @@ TEST(HermiteGpuSimulation, AStepBelowTheFloorStopsEveryLayoutAfterTheSameBlock) 
   ip.integrator = sim::Integrator::hermite4;
   sim::StepProgram const program = sim::make_step_program(ip);
   std::uint64_t stopped_after = 0;
+  double stopped_at = 0.0;
   for (std::vector<int> devices : {std::vector<int>{0}, std::vector<int>{0, 0}})
     for (auto threading : {multigpu::Threading::single, multigpu::Threading::workers})
       for (std::uint64_t chunk : {std::uint64_t(1), std::uint64_t(100000)}) {
@@ -445,8 +446,10 @@ TEST(HermiteGpuSimulation, AStepBelowTheFloorStopsEveryLayoutAfterTheSameBlock) 
           EXPECT_NE(s.describe().find(exchange_of(threading)), std::string::npos) << where << ": " << s.describe();
         }
         std::uint64_t const blocks = s.hermite_counters().block_steps;
-        if (stopped_after == 0) stopped_after = blocks;
+        EXPECT_EQ(s.steps_done(), blocks) << where << ": the block step that gave the step is whole and counted";
+        if (stopped_after == 0) stopped_after = blocks, stopped_at = s.time();
         EXPECT_EQ(blocks, stopped_after) << where;
+        EXPECT_EQ(s.time(), stopped_at) << where;
       }
   EXPECT_GT(stopped_after, 0u);
 }
