@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <iostream>
@@ -100,13 +102,14 @@ bool in_interval(double v, double min, double max, Ends ends) {
 
 // The whole text as a number, or nothing.
 std::optional<double> parse_real(const std::string& text) {
-  std::size_t used = 0;
-  try {
-    double const v = std::stod(text, &used);
-    if (!text.empty() && used == text.size()) return v;
-  } catch (...) {
-  }
-  return std::nullopt;
+  // strtod, not stod: a value too small for a normal double (5e-324) is a number, which stod refuses; one too large
+  // for a double (1e999) is not. Blanks neither before nor after, as none are allowed after.
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  double const v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || (errno == ERANGE && std::isinf(v))) return std::nullopt;
+  return v;
 }
 
 // The whole text a number, its bounds (`range`) checked after parsing by core/bounds.h's rules: without this, the

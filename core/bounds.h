@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <iomanip>
 #include <limits>
@@ -67,6 +69,18 @@ inline std::string damping_problem(double damping) {
 // time unit, and 2^-44 of the block time) stays far below the smallest.
 inline constexpr double kMaxEta = 100.0;
 inline constexpr double kMinDtMax = 1e-9;
+// A number as a message shows it: the shortest text that reads back as the same double (1.03 as "1.03", a block time
+// as all of its binary fraction), so that two values that differ never show alike, and a value refused for lying
+// just outside a bound does not show as the bound ("100.0000001", not "100").
+inline std::string shortest(double x) {
+  char text[32];
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, x);
+    if (std::strtod(text, nullptr) == x) break;
+  }
+  return text;
+}
+
 // The ranges as the messages write them (for a value and for a text that is no number alike).
 inline constexpr const char* kEtaRange = "(0, 100]";
 inline constexpr const char* kDtMaxRange = "[1e-09, 1e12]";
@@ -74,9 +88,7 @@ inline constexpr const char* kDtMaxRange = "[1e-09, 1e12]";
 // Why `eta` cannot be --eta (or --eta-start: `option`), or "".
 inline std::string eta_problem(double eta, const char* option = "--eta") {
   if (!std::isfinite(eta) || !(eta > 0) || eta > kMaxEta) {
-    std::ostringstream s;
-    s << option << ' ' << eta << ": must be in " << kEtaRange;
-    return s.str();
+    return std::string(option) + ' ' + shortest(eta) + ": must be in " + kEtaRange;
   }
   return {};
 }
@@ -84,9 +96,7 @@ inline std::string eta_problem(double eta, const char* option = "--eta") {
 // Why `dt_max` cannot be --dt-max, or "".
 inline std::string dt_max_problem(double dt_max, const char* option = "--dt-max") {
   if (!std::isfinite(dt_max) || !(dt_max >= kMinDtMax) || dt_max > kMaxDt) {
-    std::ostringstream s;
-    s << option << ' ' << dt_max << ": must be in " << kDtMaxRange;
-    return s.str();
+    return std::string(option) + ' ' + shortest(dt_max) + ": must be in " + kDtMaxRange;
   }
   return {};
 }

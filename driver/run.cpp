@@ -140,17 +140,6 @@ std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, cons
   return steps;
 }
 
-// The shortest text that reads back as x: 1.03 as "1.03", a block time as all of its binary fraction, and two
-// values that differ never alike.
-std::string shortest(double x) {
-  char text[32];
-  for (int digits = 6; digits <= 17; ++digits) {
-    std::snprintf(text, sizeof text, "%.*g", digits, x);
-    if (std::strtod(text, nullptr) == x) break;
-  }
-  return text;
-}
-
 std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::string& option) {
   if (!sim.block_steps() || !(sim.time() < t_end)) return {};
   sim::hermite::HermiteState const state = hermite_state_of(sim);

@@ -650,6 +650,13 @@ TEST_F(Cli, RangeMessagesStateTheRealBounds) {
   expect_input_error("--run --softening 1e13", "--softening 1e13: must be a length in (0, 1e+12]");
   expect_input_error("--viewer --brightness 1e7", "--brightness 1e7: must be a brightness in (0, 1e+06]");
   expect_input_error("--run --scenario two-body --eccentricity 1", "--eccentricity 1: must be a number in [0, 1)");
+  // A value just outside a bound is shown as given, not rounded onto the bound ("--eta 100: must be in (0, 100]").
+  expect_input_error("--run --integrator hermite4 --eta 100.0000001", "--eta 100.0000001: must be in (0, 100]");
+  expect_input_error("--run --integrator hermite4 --eta-start 100.0000001",
+                     "--eta-start 100.0000001: must be in (0, 100]");
+  expect_input_error("--run --integrator hermite4 --dt-max 1.0000001e12", "--dt-max 1.0000001e+12: must be in");
+  // A number too small for a normal double is still a number within the range (it was refused as outside it).
+  EXPECT_EQ(nbody("--run --bodies 16 -q --t-end 5e-324").code, 0);
   // Weights whose running sum overflows the partition's arithmetic (it ran out of memory, blaming
   // --bodies) are refused as such; a small one still is not a positive number.
   expect_input_error("--run --numgpus 2 --bodies 100 --weights 1e308,1e308",
