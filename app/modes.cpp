@@ -337,26 +337,9 @@ int run_simulation(const Options& o) {
   double const wall = r.wall_seconds;
   json hermite = nullptr;
   if (blocks) {
-    // Counts of this run (a restart's start from zero): block steps, force evaluations, the levels of the steps
-    // that ended (level k: a step of dt_max's power of two x 2^-k) and the force+jerk interactions computed.
+    // Counts of this run, the start's force pass included (a restart's from zero).
+    hermite = driver::hermite_run_json(sim, {}, wall);
     auto const c = sim.hermite_counters();
-    std::uint64_t const hash = driver::hermite_state_hash(sim);  // every rank takes part
-    json levels = json::array();
-    int top = 0;
-    for (int k = 0; k < sim::hermite::kLevels; ++k)
-      if (c.levels[k]) top = k + 1;
-    for (int k = 0; k < top; ++k) levels.push_back(c.levels[k]);
-    hermite = {{"block_steps", c.block_steps},
-               {"force_evaluations", c.force_evaluations},
-               {"force_evaluations_per_body", double(c.force_evaluations) / double(sim.bodies())},
-               {"step_level_histogram", levels},
-               {"longest_step", sim::hermite::pow2_at_most(setup.program.hermite->dt_max)},
-               {"interactions", c.interactions},
-               {"interactions_per_second", r.steps > 0 && wall > 0 ? double(c.interactions) / wall : 0.0},
-               {"eta", setup.program.hermite->eta},
-               {"eta_start", setup.program.hermite->eta_start},
-               {"dt_max", setup.program.hermite->dt_max},
-               {"state_hash", driver::state_hash_text(hash)}};
     if (!o.quiet && r.steps == 0)
       std::printf("  time %.6g, no block steps (%llu of the run)\n", sim.time(), (unsigned long long)sim.steps_done());
     else if (!o.quiet)

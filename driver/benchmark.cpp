@@ -165,6 +165,32 @@ std::uint64_t hermite_state_hash(multigpu::Simulation& sim) {
 }
 std::string state_hash_text(std::uint64_t hash) { return hex(hash); }
 
+nlohmann::json hermite_run_json(multigpu::Simulation& simulation, const sim::hermite::HermiteCounters& since,
+                                double wall_seconds) {
+  auto const now = simulation.hermite_counters();
+  std::uint64_t const hash = hermite_state_hash(simulation);  // every rank takes part
+  std::uint64_t const blocks = now.block_steps - since.block_steps, evaluations =
+                                   now.force_evaluations - since.force_evaluations,
+                      interactions = now.interactions - since.interactions;
+  nlohmann::json levels = nlohmann::json::array();
+  int top = 0;
+  for (int k = 0; k < sim::hermite::kLevels; ++k)
+    if (now.levels[k] != since.levels[k]) top = k + 1;
+  for (int k = 0; k < top; ++k) levels.push_back(now.levels[k] - since.levels[k]);
+  auto const& p = *simulation.program().hermite;
+  return {{"block_steps", blocks},
+          {"force_evaluations", evaluations},
+          {"force_evaluations_per_body", double(evaluations) / double(simulation.bodies())},
+          {"step_level_histogram", levels},
+          {"longest_step", sim::hermite::pow2_at_most(p.dt_max)},
+          {"interactions", interactions},
+          {"interactions_per_second", blocks > 0 && wall_seconds > 0 ? double(interactions) / wall_seconds : 0.0},
+          {"eta", p.eta},
+          {"eta_start", p.eta_start},
+          {"dt_max", p.dt_max},
+          {"state_hash", state_hash_text(hash)}};
+}
+
 void advance_interruptibly(multigpu::Simulation& sim, std::uint64_t steps) {
   enqueue(sim, steps, 0.0);
   sim.wait_interruptibly();

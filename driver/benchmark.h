@@ -94,6 +94,16 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
 std::uint64_t hermite_state_hash(multigpu::Simulation& simulation);
 std::string state_hash_text(std::uint64_t hash);
 
+// The "hermite4" object of a run's report (the command line's --run --json, Python's last_run): the counts of
+// `simulation` since `since` (its counts when the run began; zero for a simulation made for the run, whose start's
+// N x N force pass then counts among the interactions): block_steps, force_evaluations (the bodies corrected) and
+// force_evaluations_per_body, step_level_histogram (the force evaluations by the level of the step that ended: level
+// k a step of longest_step x 2^-k), longest_step (dt_max's power of two), interactions (force+jerk pairs computed)
+// and interactions_per_second over `wall_seconds` (0 without block steps), eta, eta_start, dt_max and state_hash.
+// Collective (the hash).
+nlohmann::json hermite_run_json(multigpu::Simulation& simulation, const sim::hermite::HermiteCounters& since,
+                                double wall_seconds);
+
 // hermite4's figures of one timed run of block steps (wall_mean_ms: its time a block step), as the keys both
 // the benchmark's "hermite4" object and a threading comparison's rows carry: block_steps, wall_seconds,
 // block_steps_per_second, microseconds_per_block_step, mean_active_bodies, force_evaluations, interactions,

@@ -524,6 +524,8 @@ class Engine {
     setup_.initial_energy = e0_;  // the baseline the energy error is measured from
     driver::RunResult r;
     std::uint64_t const first_step = sim_->steps_done();
+    bool const blocks = sim_->block_steps();
+    sim::hermite::HermiteCounters const counts_before = blocks ? sim_->hermite_counters() : sim::hermite::HermiteCounters{};
     std::exception_ptr failed;  // a failure with no sound state kept: what the run did is kept before it is raised
     std::string failure;
     {
@@ -546,14 +548,14 @@ class Engine {
       r.steps = sim_->steps_done() - first_step;
       r.failure = failure;
       r.save_failure = o.checkpoint.empty() ? "no checkpoint was given" : "no sound state was kept to save";
-      last_run_ = outcome(r, o);
+      last_run_ = outcome(r, o, blocks ? hermite_outcome(counts_before, r.wall_seconds) : nb::none());
       std::rethrow_exception(failed);
     }
     invalidate();
     clear_interrupt();
     // What the run did is kept before a callback's exception, Ctrl-C or a failure is raised: the files it wrote are
     // what the user needs to know then (last_run).
-    last_run_ = outcome(r, o);
+    last_run_ = outcome(r, o, blocks ? hermite_outcome(counts_before, r.wall_seconds) : nb::none());
     if (observer.error) observer.error->restore(), throw nb::python_error();
     if (r.failure) {
       std::string text = *r.failure;
@@ -566,8 +568,22 @@ class Engine {
   // What run() did, as a dict (None before the first run, and for a run refused or ended before its loop).
   nb::object last_run() const { return last_run_; }
 
-  static nb::dict outcome(const driver::RunResult& r, const driver::RunOutputs& o) {
+  // This run's hermite4 figures, as the command line's --json has them (driver::hermite_run_json); None where the
+  // state cannot be read any more (a device gave up).
+  nb::object hermite_outcome(const sim::hermite::HermiteCounters& before, double wall) {
+    nlohmann::json j;
+    try {
+      nb::gil_scoped_release unlocked;
+      j = driver::hermite_run_json(*sim_, before, wall);
+    } catch (const std::exception&) {
+      return nb::none();
+    }
+    return nb::module_::import_("json").attr("loads")(j.dump());
+  }
+
+  static nb::dict outcome(const driver::RunResult& r, const driver::RunOutputs& o, nb::object hermite) {
     nb::dict out;
+    out["hermite4"] = hermite;
     out["steps"] = r.steps;
     out["wall_seconds"] = r.wall_seconds;
     out["stopped_by_callback"] = r.stopped_by_visit;

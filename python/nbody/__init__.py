@@ -308,7 +308,9 @@ class Simulation:
             raise TypeError("run: give steps or t_end (one of them)")
         if steps is not None:
             total = _whole(steps, "steps", 0, _MAX_STEPS)
-        elif isinstance(t_end, bool) or not isinstance(t_end, numbers.Real) or not math.isfinite(t_end):
+        elif isinstance(t_end, bool) or not isinstance(t_end, numbers.Real):
+            raise TypeError(f"t_end: expected a time, got {t_end!r} ({type(t_end).__name__})")
+        elif not math.isfinite(t_end):
             raise ValueError(f"t_end={t_end!r}: must be a finite time")
         every = _whole(every, "every", 1, _MAX_STEPS)
         if callback is not None and not callable(callback):
@@ -341,10 +343,14 @@ class Simulation:
     @property
     def last_run(self):
         """What the last ``run`` did, a dict: steps, wall_seconds, stopped_by_callback,
-        diagnostics_samples, checkpoints_written and _not_written, snapshots_written and
-        _not_written, diagnostics_failure, failure, saved_step and save_failure (a run that could
-        not go on), checkpoint. Kept when the run ends with an exception (a callback's, Ctrl-C, a failure);
-        None before the first run."""
+        diagnostics_samples, checkpoints_written and _not_written (the series of checkpoint_every;
+        the final ``checkpoint`` file is ``checkpoint``), snapshots_written and _not_written,
+        diagnostics_failure, failure, saved_step and save_failure (a run that could not go on),
+        checkpoint, and hermite4: None, or for hermite4 this run's figures as ``nbody --run --json``
+        has them (block_steps, force_evaluations and _per_body, step_level_histogram, longest_step,
+        interactions and interactions_per_second, eta, eta_start, dt_max, state_hash), counted from
+        the run's first block step. Kept when the run ends with an exception (a callback's, Ctrl-C, a
+        failure); None before the first run."""
         return self._engine.last_run
 
     def integrate(self, t_end, callback=None, every=1):

@@ -1,6 +1,7 @@
 # tests/python/test_hermite_steering.py - hermite4 from Python as a scientist drives it: settings changed between
 # runs (the per-body state kept where it is still the system's, started again where it is not), runs to a time that
 # is not a block time, its settings read back, and what a run that ends with an exception leaves in last_run.
+import json
 import math
 import re
 
@@ -174,6 +175,12 @@ def test_a_time_too_far_is_named_as_a_keyword():
     sim = nbody.Simulation(scenario="plummer", n=32, backend="cpu")
     with pytest.raises(ValueError, match=r"^t_end=1e\+300: more than "):
         sim.run(t_end=1e300)
+    with pytest.raises(ValueError, match=r"^t_end=nan: must be a finite time$"):
+        sim.run(t_end=float("nan"))
+    for wrong in ("abc", True, [1.0]):
+        with pytest.raises(TypeError, match=r"^t_end: expected a time, got "):
+            sim.run(t_end=wrong)
+    assert sim.steps == 0
 
 
 def test_a_restart_in_python_names_python_keywords(tmp_path):
@@ -194,3 +201,32 @@ def test_last_run_holds_a_failure_with_nothing_saved():
     assert "below the floor" in sim.last_run["failure"]
     assert sim.last_run["saved_step"] is None and sim.last_run["save_failure"] == "no checkpoint was given"
     assert sim.last_run["steps"] > 0
+    # The block step that gave the step below the floor is whole and counted: the steps, the time and the state
+    # agree. A change that keeps the steps (eta) does not take the step below the floor: refused, nothing moves.
+    assert sim.steps == sim.last_run["steps"] == sim.last_run["hermite4"]["block_steps"]
+    steps, time, x = sim.steps, sim.time, sim.positions.copy()
+    with pytest.raises(RuntimeError, match="below the floor"):
+        sim.configure(eta=0.02)
+    assert sim.steps == steps and sim.time == time and np.array_equal(sim.positions, x)
+
+
+def test_last_run_has_hermite4s_figures_as_the_command_line_has_them(cli, tmp_path):
+    sim = nbody.Simulation(**PLUMMER)
+    sim.run(t_end=0.5)
+    h = sim.last_run["hermite4"]
+    cli("--run", "--scenario", "plummer", "--bodies", 128, "--seed", 11, "--precision", "fp64", "--integrator",
+        "hermite4", "--t-end", 0.5, "--json", tmp_path / "r.json")
+    with open(tmp_path / "r.json") as f:
+        j = json.load(f)["hermite4"]
+    for key in ("block_steps", "force_evaluations", "step_level_histogram", "longest_step", "eta", "eta_start",
+                "dt_max", "state_hash"):
+        assert h[key] == j[key], key
+    assert h["block_steps"] == sim.steps > 0
+    assert sum(h["step_level_histogram"]) == h["force_evaluations"]
+    # The command line's run includes the start's N x N pairs; run() counts from its first block step.
+    assert h["interactions"] == h["force_evaluations"] * 128 == j["interactions"] - 128 * 128
+    sim.run(t_end=1.0)
+    assert 0 < sim.last_run["hermite4"]["block_steps"] == sim.steps - h["block_steps"]
+    leapfrog = nbody.Simulation(n=16, backend="cpu")
+    leapfrog.run(steps=1)
+    assert leapfrog.last_run["hermite4"] is None
