@@ -103,7 +103,8 @@ std::string option_with(const std::string& option, const std::string& value) {
 
 }  // namespace
 
-std::uint64_t steps_to_time(const multigpu::RunClock& c, double dt, double t_end, const std::string& option) {
+std::uint64_t steps_to_time(const multigpu::RunClock& c, double dt, double t_end, const std::string& option,
+                            const std::string& steps_of) {
   auto text = [](double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", v);
@@ -114,7 +115,7 @@ std::uint64_t steps_to_time(const multigpu::RunClock& c, double dt, double t_end
   if (c.time(dt) >= t_end) return 0;
   double const estimate = std::ceil((t_end - c.time(dt)) / dt);
   if (!(estimate <= double(kMaxSteps)))
-    throw InputError(named + ": more than " + text(double(kMaxSteps)) + " steps of dt " + text(dt) +
+    throw InputError(named + ": more than " + text(double(kMaxSteps)) + " " + steps_of + " " + text(dt) +
                      " away (the run is at time " + text(c.time(dt)) + ")");
   auto time_after = [&](std::uint64_t k) {
     return multigpu::RunClock(c.step + k, c.start_time, c.dt_since_step, c.dt_since_time).time(dt);
@@ -127,7 +128,9 @@ std::uint64_t steps_to_time(const multigpu::RunClock& c, double dt, double t_end
 
 std::uint64_t steps_for_time(const multigpu::RunClock& c, const sim::StepProgram& program, double t_end,
                              const std::string& option) {
-  std::uint64_t const steps = steps_to_time(c, program.dt, t_end, option);  // the checks, for every integrator
+  // The checks, for every integrator (hermite4's program.dt is its longest step).
+  std::uint64_t const steps =
+      steps_to_time(c, program.dt, t_end, option, program.hermite ? "block steps of at most" : "steps of dt");
   if (!program.hermite) return steps;
   return kMaxSteps - std::min(c.step, kMaxSteps);  // the block time is the simulation's: it stops there
 }

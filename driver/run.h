@@ -78,9 +78,9 @@ struct RunResult {
 // Steps from `clock` until the time reaches `t_end` (0 if it has): the clock's own arithmetic
 // (multigpu::RunClock::time), so a run of that many steps stops at the first step whose time is at or
 // past t_end, never one later. InputError naming `option` ("--t-end", or "t_end=" for a keyword) for a time that
-// is not finite or is more than kMaxSteps steps of `dt` away.
+// is not finite or is more than kMaxSteps steps of `dt` away (`steps_of` names them in that message).
 std::uint64_t steps_to_time(const multigpu::RunClock& clock, double dt, double t_end,
-                            const std::string& option = "--t-end");
+                            const std::string& option = "--t-end", const std::string& steps_of = "steps of dt");
 
 // The steps a run to the time `t_end` gives run(), for every integrator, as every front end asks for it
 // (`nbody --run --t-end`, Python's run(t_end=...)). Fixed steps: steps_to_time(). Block steps (hermite4)

@@ -218,6 +218,8 @@ TEST_F(Cli, TEndRunsToTheFirstStepAtOrPastIt) {
   expect_input_error("--run --t-end 1 --steps 5", "--t-end 1 and --steps 5 both given");
   expect_input_error("--run --t-end nan", "--t-end nan: must be a time in");
   expect_input_error("--run --t-end 1e25", "--t-end 1e+25: more than 1e+15 steps of dt 0.01 away");
+  expect_input_error("--run --integrator hermite4 --bodies 64 --t-end 1e26",
+                     "--t-end 1e+26: more than 1e+15 block steps of at most 0.0625 away");
   expect_input_error("--benchmark --t-end 1", "--t-end");
   // --compare-threading runs every threading model and launch mode: choosing one does nothing.
   expect_input_error("--compare-threading --numgpus 2 --bodies 256 --threading workers",
