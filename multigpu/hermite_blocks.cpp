@@ -131,15 +131,10 @@ void HermiteBlocks::start_up(const sim::BodySet& initial, const sim::hermite::He
     threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->upload(initial, state); });
     // After a block at t, the bodies it corrected are at t and the others before it.
     block_time_ = state.block_time();
-    // A state in which a body's next step is below the floor (that of a run that stopped there) goes no further
-    // with these settings: refused before that step is taken, as the run that left it was.
-    for (std::size_t i = 0; i < bodies_; ++i)
-      if (sim::hermite::below_floor(state.step[i], state.time[i], setup_.params)) {
-        sim::BodySet now;
-        this->state(now);
-        throw RuntimeFailure(sim::hermite::floor_message(now, i, state.step[i],
-                                                         sim::hermite::step_floor(state.time[i], setup_.params), time()));
-      }
+    // A state in which a body's next step is below the floor (that of a run that stopped there) can be looked at,
+    // saved and checkpointed, but its first block step is refused (advance): that step is the one the run refused.
+    for (std::size_t i = 0; i < bodies_ && held_below_floor_ < 0; ++i)
+      if (sim::hermite::below_floor(state.step[i], state.time[i], setup_.params)) held_below_floor_ = std::int64_t(i);
   } else {
     threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->upload_unstarted(initial); });
     block_time_ = 0.0;
@@ -305,6 +300,15 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk) {
 
 std::uint64_t HermiteBlocks::advance(std::uint64_t blocks, double t_stop) {
   check_usable();
+  if (blocks > 0 && held_below_floor_ >= 0) {
+    std::size_t const body = std::size_t(held_below_floor_);
+    sim::BodySet now, own;
+    sim::hermite::HermiteState hs;
+    state(now);
+    own_time_state(own, hs);
+    throw RuntimeFailure(sim::hermite::continued_floor_message(
+        now, body, hs.step[body], sim::hermite::step_floor(hs.time[body], setup_.params), time()));
+  }
   if (single_) {
     auto& e = *engines_.front();
     std::uint64_t const done = e.advance_blocks(blocks, t_stop);

@@ -57,7 +57,9 @@ class HermiteBlocks {
 
   // Up to `blocks` block steps, none past block time `t_stop` (+inf: no limit); returns those done. A step below
   // the floor ends in RuntimeFailure naming the pair, after the block step that gave it, which is whole (its bodies
-  // corrected, the time at its block) and counted in blocks_done(). Collective.
+  // corrected, the time at its block) and counted in blocks_done(). A continued state that holds a step below the
+  // floor (that of a run that stopped there) is built, read and saved as any other, but takes no block step: refused
+  // here. Collective.
   std::uint64_t advance(std::uint64_t blocks, double t_stop);
   // Block steps done since the start (or the continued state), however advance() ended.
   std::uint64_t blocks_done() const { return blocks_done_; }
@@ -134,6 +136,7 @@ class HermiteBlocks {
   std::vector<sim::HermiteEngine*> engine_list_;  // engines_, in device order (set_active_from)
   std::size_t active_total_ = 0;                 // the last gather_active's bodies, every device of every rank
   std::uint64_t blocks_done_ = 0;
+  std::int64_t held_below_floor_ = -1;  // the continued state's first body whose step is below the floor, or -1
   std::uint64_t potential_interactions_ = 0;  // of the potential passes, which counters() leaves out
 };
 

@@ -362,8 +362,8 @@ TEST(Hermite, SofteningZeroRunsAndStaysFinite) {
 // naming the pair and their distance, before another block step: on one device and through the protocol of two and
 // three, a block step at a time or many at once. Light bodies on wide orbits give every device groups of its own.
 // The block step that gave the step is whole and counted: the step count, the time and the state are the same
-// whichever way the steps were asked for; and the state it leaves goes no further with these settings (refused
-// before that step is taken).
+// whichever way the steps were asked for; and the state it leaves, continued, can be read but takes no step (the one
+// below the floor), whatever eta.
 TEST(Hermite, AStepBelowTheFloorStopsTheRunNamingThePair) {
   sim::BodySet const b = test::head_on_collision(197);
   ASSERT_EQ(sim::kernels::segment_layout(b.size()).count, 4u);
@@ -403,15 +403,25 @@ TEST(Hermite, AStepBelowTheFloorStopsTheRunNamingThePair) {
       }
     }
   EXPECT_GT(stopped_after, 0u);
-  // Continued with the same settings (a checkpoint written as the run stopped, a front end's change of another
-  // setting), the state stops at once, before the step below the floor.
+  // Continued (a checkpoint written as the run stopped, a front end's change of another setting), the state is
+  // there to read and save, and its first block step is refused before it is taken.
+  multigpu::Simulation again(first_state, hermite_program(0.05, 0.01, 1.0 / 16), cpu_config(0.0, 2),
+                             multigpu::RunClock{stopped_after, b.time}, &first_hermite);
+  sim::BodySet own;
+  sim::hermite::HermiteState hs;
+  again.hermite_state(own, hs);
+  EXPECT_TRUE(test::bitwise_equal(own, first_state));
+  double const time = again.time();
   try {
-    multigpu::Simulation again(first_state, hermite_program(0.02, 0.01, 1.0 / 16), cpu_config(0.0, 2),
-                               multigpu::RunClock{stopped_after, b.time}, &first_hermite);
-    FAIL() << "a state whose next step is below the floor was continued";
+    again.advance(1);
+    FAIL() << "a state whose next step is below the floor took it";
   } catch (const RuntimeFailure& e) {
-    EXPECT_NE(std::string(e.what()).find("below the floor"), std::string::npos) << e.what();
+    std::string const what = e.what();
+    EXPECT_NE(what.find("holds a step of"), std::string::npos) << what;
+    EXPECT_NE(what.find("continue from an earlier checkpoint, or give another softening"), std::string::npos) << what;
   }
+  EXPECT_EQ(again.steps_done(), stopped_after);
+  EXPECT_EQ(again.time(), time);
 }
 
 // A CPU engine that stalls or gives up on request: stands in for a GPU whose bounded wait expired, so that what

@@ -121,6 +121,16 @@ std::string floor_message(const BodySet& b, std::size_t body, double dt, double 
   return m.str();
 }
 
+std::string continued_floor_message(const BodySet& b, std::size_t body, double dt, double floor, double time) {
+  std::ostringstream m;
+  m.precision(3);
+  m << "hermite4: at t = " << time << " body " << body << " holds a step of " << dt << ", below the floor " << floor
+    << nearest_text(b, body)
+    << " (the state of a run that stopped at the floor: it goes no further with this softening; continue from an "
+       "earlier checkpoint, or give another softening, which starts every body again)";
+  return m.str();
+}
+
 std::string start_floor_message(const BodySet& b, std::size_t body, double wanted, double floor, double time,
                                 bool softened) {
   std::ostringstream m;

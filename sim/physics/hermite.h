@@ -57,5 +57,9 @@ std::string floor_message(const BodySet& positions, std::size_t body, double dt,
 // nearly vanishes though the orbit needs no such step: the message says so, and that a larger eta_start starts it.
 std::string start_floor_message(const BodySet& positions, std::size_t body, double wanted, double floor, double time,
                                 bool softened);
+// The same for a state continued (a checkpoint, a front end's rebuilt simulation) whose body `body` already holds a
+// step below the floor: that of a run that stopped there. Its advice: an earlier state, or another softening (which
+// starts every body again); eta and the other settings leave that step as it is.
+std::string continued_floor_message(const BodySet& positions, std::size_t body, double dt, double floor, double time);
 
 }  // namespace nbody::sim::hermite
