@@ -273,10 +273,22 @@ int run_simulation(const Options& o) {
                 sim.describe().c_str(), setup.program.integrator.c_str(), setup.program.dt, (unsigned long long)steps);
   }
   CliRunObserver observer(o, steps);
+  std::uint64_t const first_step = sim.steps_done();
+  auto const run_began = std::chrono::steady_clock::now();
   // A run that cannot go on still leaves a --json a script can read: the failure, and where its last sound state
-  // is (or why there is none).
+  // is (or why there is none); the steps made, and hermite4's figures where the state can still be read (one rank:
+  // with several, a failure may have left the others where they cannot take part).
   auto failure_json = [&](const std::string& failure, std::optional<std::uint64_t> saved_step,
                           const std::string& save_failure, const driver::RunResult* r) {
+    double const wall =
+        r ? r->wall_seconds : std::chrono::duration<double>(std::chrono::steady_clock::now() - run_began).count();
+    json hermite = nullptr;
+    if (blocks && sim.ranks().size() == 1) {
+      try {
+        hermite = driver::hermite_run_json(sim, {}, wall);
+      } catch (const std::exception&) {  // a device that gave up: its state is not there to count
+      }
+    }
     try {
       write_json(o, {{"mode", "run"},
                      {"failure", failure},
@@ -285,8 +297,9 @@ int run_simulation(const Options& o) {
                      {"save_failure", saved_step ? json(nullptr) : json(save_failure)},
                      {"bodies", sim.bodies()},
                      {"integrator", setup.program.integrator},
-                     {"steps", r ? json(r->steps) : json(nullptr)},
-                     {"wall_seconds", r ? json(r->wall_seconds) : json(nullptr)},
+                     {"steps", sim.steps_done() - first_step},
+                     {"wall_seconds", wall},
+                     {"hermite4", hermite},
                      {"start", observer.start_json()}});
     } catch (const std::exception& e) {
       std::fprintf(stderr, "  --json %s not written either: %s\n", o.json.c_str(), e.what());

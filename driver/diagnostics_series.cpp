@@ -76,16 +76,17 @@ SeriesFormat series_format(const std::string& path, const SettingNames& names) {
 
 std::string partial_path(const std::string& path) { return path + ".partial"; }
 
-DiagnosticsSeries::DiagnosticsSeries(std::string path)
-    : path_(std::move(path)), partial_(partial_path(path_)), format_(series_format(path_)) {
-  check_output_path(path_, "--diagnostics");
-  check_output_path(partial_, "--diagnostics");
+DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names)
+    : path_(std::move(path)), partial_(partial_path(path_)), format_(series_format(path_, names)) {
+  check_output_path(path_, "--diagnostics", names);
+  check_output_path(partial_, "--diagnostics", names);
+  std::string const given = names.with_text("--diagnostics", path_);
   struct stat st {};
   if (::lstat(partial_.c_str(), &st) == 0)
-    throw InputError("--diagnostics " + path_ + ": " + partial_ +
-                     " exists (the series of a run that did not finish); rename or remove it first");
+    throw InputError(given + ": " + partial_ + " exists (the series of a run that did not finish); rename or remove it "
+                     "first");
   int const fd = ::open(partial_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-  if (fd < 0) throw InputError("--diagnostics " + path_ + ": cannot create " + partial_ + ": " + std::strerror(errno));
+  if (fd < 0) throw InputError(given + ": cannot create " + partial_ + ": " + std::strerror(errno));
   file_ = ::fdopen(fd, "w");
   if (!file_) {
     ::close(fd);

@@ -48,7 +48,7 @@ std::string partial_path(const std::string& path);
 // close() syncs the file to disk and gives it its name. Not closed, the partial file stays.
 class DiagnosticsSeries {
  public:
-  explicit DiagnosticsSeries(std::string path);
+  explicit DiagnosticsSeries(std::string path, const SettingNames& names = {});
   ~DiagnosticsSeries();
   DiagnosticsSeries(const DiagnosticsSeries&) = delete;
   DiagnosticsSeries& operator=(const DiagnosticsSeries&) = delete;

@@ -207,7 +207,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   std::uint64_t const sample_every = o.diagnostics.empty() ? 0 : o.diagnostics_every ? o.diagnostics_every
                                                                                        : kDefaultDiagnosticsEvery;
   agree(ranks, [&] {
-    if (writer && !o.diagnostics.empty()) series = std::make_unique<DiagnosticsSeries>(o.diagnostics);
+    if (writer && !o.diagnostics.empty()) series = std::make_unique<DiagnosticsSeries>(o.diagnostics, o.names);
   });
 
   // An O(N^2) pass (the start's and the end's energies, a sample's potential: seconds at large N on a
@@ -321,7 +321,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   // one would have gone, and the result says so. (With none kept, the caller rethrows the failure as it came.)
   auto cannot_go_on = [&](const RuntimeFailure& e) -> RunResult {
     result.failure = e.what();
-    result.steps = done;
+    result.steps = sim.steps_done() - first_step;  // a failure's chunk may have made some (hermite4's floor)
     result.wall_seconds = seconds_since(t0);
     try {
       sim::write_checkpoint(o.checkpoint, kept->state, kept->record);

@@ -31,6 +31,7 @@ struct RunOutputs {
   // The start's and the end's diagnostics in the result (an O(N^2) pass each); without them and
   // without a series, the run only steps and writes.
   bool summary = true;
+  SettingNames names;  // how a refused output is named (the front end's spelling)
 };
 
 // How a front end follows a run. Every call comes from the thread that called run(); with several

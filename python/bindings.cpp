@@ -65,7 +65,7 @@ std::string shown(nb::handle value) { return nb::cast<std::string>(nb::repr(valu
 // A method's file it may not write, as the call: "Simulation.save('out/'): is a directory; name a file in it".
 void refuse_output_path(const std::string& method, const std::string& path) {
   if (auto const problem = output_path_problem(path); !problem.empty())
-    throw InputError(method + "('" + path + "'): " + problem);
+    throw InputError(method + "(" + shown(nb::str(path.c_str())) + "): " + problem);
 }
 
 [[noreturn]] void type_error(const std::string& key, const std::string& expected, nb::handle value) {
@@ -489,6 +489,7 @@ class Engine {
     last_run_ = nb::none();
     driver::RunOutputs o;
     o.summary = false;
+    o.names = run_.names;
     for (auto [key, value] : outputs) {
       std::string const k = nb::cast<std::string>(key);
       if (value.is_none()) continue;
@@ -525,9 +526,11 @@ class Engine {
     driver::RunResult r;
     std::uint64_t const first_step = sim_->steps_done();
     bool const blocks = sim_->block_steps();
-    sim::hermite::HermiteCounters const counts_before = blocks ? sim_->hermite_counters() : sim::hermite::HermiteCounters{};
+    sim::hermite::HermiteCounters const counts_before =
+        blocks ? sim_->hermite_counters() : sim::hermite::HermiteCounters{};
     std::exception_ptr failed;  // a failure with no sound state kept: what the run did is kept before it is raised
     std::string failure;
+    auto const began = std::chrono::steady_clock::now();
     {
       nb::gil_scoped_release unlocked;
       try {
@@ -546,9 +549,12 @@ class Engine {
     }
     if (failed) {
       r.steps = sim_->steps_done() - first_step;
+      r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
       r.failure = failure;
       r.save_failure = o.checkpoint.empty() ? "no checkpoint was given" : "no sound state was kept to save";
-      last_run_ = outcome(r, o, blocks ? hermite_outcome(counts_before, r.wall_seconds) : nb::none());
+      // With several ranks a failure may have left the others where they cannot take part in the state's hash.
+      bool const countable = blocks && sim_->ranks().size() == 1;
+      last_run_ = outcome(r, o, countable ? hermite_outcome(counts_before, r.wall_seconds) : nb::none());
       std::rethrow_exception(failed);
     }
     invalidate();

@@ -202,12 +202,22 @@ def test_last_run_holds_a_failure_with_nothing_saved():
     assert sim.last_run["saved_step"] is None and sim.last_run["save_failure"] == "no checkpoint was given"
     assert sim.last_run["steps"] > 0
     # The block step that gave the step below the floor is whole and counted: the steps, the time and the state
-    # agree. A change that keeps the steps (eta) does not take the step below the floor: refused, nothing moves.
+    # agree. A change that keeps the steps (eta) is made, but the step below the floor is not taken: nothing moves.
     assert sim.steps == sim.last_run["steps"] == sim.last_run["hermite4"]["block_steps"]
+    assert sim.last_run["hermite4"]["interactions_per_second"] > 0
     steps, time, x = sim.steps, sim.time, sim.positions.copy()
-    with pytest.raises(RuntimeError, match="below the floor"):
-        sim.configure(eta=0.02)
+    sim.configure(eta=0.05)
+    with pytest.raises(RuntimeError, match=r"holds a step of .* below the floor .* continue from an earlier checkpoint"):
+        sim.step(1)
     assert sim.steps == steps and sim.time == time and np.array_equal(sim.positions, x)
+
+
+def test_a_run_that_meets_the_floor_counts_its_steps_with_a_checkpoint_too(tmp_path):
+    pos, vel, m = np.array([[-0.5, 0, 0], [0.5, 0, 0]]), np.zeros((2, 3)), np.array([0.5, 0.5])
+    sim = nbody.Simulation.from_arrays(pos, vel, m, integrator="hermite4", softening=0.0, backend="cpu")
+    with pytest.raises(RuntimeError, match="below the floor"):
+        sim.run(steps=100000, checkpoint=tmp_path / "c.h5")
+    assert sim.steps == sim.last_run["steps"] == sim.last_run["hermite4"]["block_steps"] > 0
 
 
 def test_last_run_has_hermite4s_figures_as_the_command_line_has_them(cli, tmp_path):
