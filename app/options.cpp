@@ -103,12 +103,13 @@ bool in_interval(double v, double min, double max, Ends ends) {
 // The whole text as a number, or nothing.
 std::optional<double> parse_real(const std::string& text) {
   // strtod, not stod: a value too small for a normal double (5e-324) is a number, which stod refuses; one too large
-  // for a double (1e999) is not. Blanks neither before nor after, as none are allowed after.
+  // for a double (1e999), or too small for any but 0 (1e-400), is not: it would be refused as a value nobody gave.
+  // Blanks neither before nor after, as none are allowed after.
   if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return std::nullopt;
   char* end = nullptr;
   errno = 0;
   double const v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || (errno == ERANGE && std::isinf(v))) return std::nullopt;
+  if (end != text.c_str() + text.size() || (errno == ERANGE && (std::isinf(v) || v == 0.0))) return std::nullopt;
   return v;
 }
 

@@ -114,7 +114,6 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
         throw InputError(graph + ": the exchange between MPI ranks runs on the host, outside any graph; use " + stream +
                          " with mpirun");
     }
-
   });
   std::size_t const device_count = config_.devices.size();
   std::string devices_text;
@@ -152,7 +151,8 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
   }
   agree(ranks, [&] {
     if (!config_.weights.empty() && config_.weights.size() != total_devices)
-      throw InputError(config_.names.name("--weights") + ": " + std::to_string(config_.weights.size()) + " weights for " +
+      throw InputError(config_.names.name("--weights") + ": " + std::to_string(config_.weights.size()) +
+                       " weights for " +
                        std::to_string(total_devices) + (total_devices == 1 ? " device" : " devices") +
                        (ranks.size() > 1 ? " over " + std::to_string(ranks.size()) + " ranks" : std::string()) +
                        "; give one per device");

@@ -657,8 +657,11 @@ TEST_F(Cli, RangeMessagesStateTheRealBounds) {
   expect_input_error("--run --integrator hermite4 --eta-start 100.0000001",
                      "--eta-start 100.0000001: must be in (0, 100]");
   expect_input_error("--run --integrator hermite4 --dt-max 1.0000001e12", "--dt-max 1.0000001e+12: must be in");
-  // A number too small for a normal double is still a number within the range (it was refused as outside it).
+  // A number too small for a normal double is still a number within the range (it was refused as outside it); one
+  // that rounds to 0 is not shown as 0.
   EXPECT_EQ(nbody("--run --bodies 16 -q --t-end 5e-324").code, 0);
+  expect_input_error("--run --integrator hermite4 --eta 1e-400", "--eta 1e-400: must be a number in (0, 100]");
+  expect_input_error("--run --softening -1e-400", "--softening -1e-400: must be a length in");
   // Weights whose running sum overflows the partition's arithmetic (it ran out of memory, blaming
   // --bodies) are refused as such; a small one still is not a positive number.
   expect_input_error("--run --numgpus 2 --bodies 100 --weights 1e308,1e308",

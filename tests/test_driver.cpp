@@ -102,7 +102,8 @@ TEST(Driver, RefusalsFromEveryLayerNameTheFrontEndsSettings) {
   driver::RunConfig run = cpu_run(100);
   run.names.keywords = true;
   run.devices.engine.kernel = sim::Kernel::fast;
-  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "kernel='fast': the cpu backend has simd, reference"));
+  EXPECT_TRUE(
+      test::rejected_with([&] { driver::make_setup(run); }, "kernel='fast': the cpu backend has simd, reference"));
   run = cpu_run(3);
   run.names.keywords = true;
   run.initial.scenario = sim::Scenario::two_body;

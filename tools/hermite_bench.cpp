@@ -123,7 +123,8 @@ std::vector<std::unique_ptr<HermiteEngine>> engines_on_devices(std::size_t n, st
   std::size_t const length = kernels::segment_layout(n).length, groups = kernels::segment_layout(n).count;
   std::vector<std::unique_ptr<HermiteEngine>> owned;
   for (std::size_t d = 0; d < devices; ++d) {
-    std::size_t const begin = std::min(n, groups * d / devices * length), end = std::min(n, groups * (d + 1) / devices * length);
+    std::size_t const begin = std::min(n, groups * d / devices * length);
+    std::size_t const end = std::min(n, groups * (d + 1) / devices * length);
     HermiteEngineConfig c;
     c.bodies = n;
     c.slice = {begin, end - begin};
@@ -140,7 +141,8 @@ std::vector<std::unique_ptr<HermiteEngine>> engines_on_devices(std::size_t n, st
 std::vector<HermiteEngine*> pointers(const std::vector<std::unique_ptr<HermiteEngine>>& owned) {
   std::vector<HermiteEngine*> out;
   for (auto const& e : owned) out.push_back(e.get());
-  if (out.size() > 1 && !out.front()->can_advance_together(out)) throw std::runtime_error("several engines: no peer access");
+  if (out.size() > 1 && !out.front()->can_advance_together(out))
+    throw std::runtime_error("several engines: no peer access");
   return out;
 }
 
@@ -168,7 +170,9 @@ void block_sizes(std::size_t n, double t_end, Precision p) {
   double blocks = 0, bodies = 0, seconds = 0;
   for (auto const& c : classes) blocks += c.blocks, bodies += c.bodies, seconds += c.seconds;
   std::printf("hermite %s Plummer N=%zu softening 1e-4 eta 0.02 to t=%g: %.0f block steps, %.1f bodies a block, "
-              "%.3f s one block step a call\n", name_of(p).c_str(), n, t_end, blocks, bodies / blocks, seconds);
+              "%.3f s one block step a call%s\n", name_of(p).c_str(), n, t_end, blocks,
+              blocks > 0 ? bodies / blocks : 0.0, seconds,
+              e->floor_violation() >= 0 ? " (stopped: step below the floor)" : "");
   for (std::size_t k = 0; k < classes.size(); ++k) {
     Class const& c = classes[k];
     if (c.blocks == 0) continue;
@@ -241,7 +245,8 @@ void small_blocks(std::size_t n, std::size_t active, Precision p, std::size_t de
       for (HermiteEngine* x : engines) x->synchronize();
       auto const before = counters();
       auto const t0 = Clock::now();
-      std::uint64_t const done = devices <= 1 ? e->advance_blocks(48, stop) : e->advance_together(engines, 48, 0.0, stop);
+      std::uint64_t const done =
+          devices <= 1 ? e->advance_blocks(48, stop) : e->advance_together(engines, 48, 0.0, stop);
       double const t = seconds_since(t0);
       auto const after = counters();
       if (done == 0) throw std::runtime_error("no block step done");
@@ -343,7 +348,8 @@ int main(int argc, char** argv) {
       together(size(1), std::stod(a[2]), size(3), precision_of(a[4]));
     } else {
       std::fprintf(stderr,
-                   "usage: hermite_bench all N fp64|fp32 | block N ACTIVE fp64|fp32 [DEVICES] | sizes N T_END fp64|fp32 | "
+                   "usage: hermite_bench all N fp64|fp32 | block N ACTIVE fp64|fp32 [DEVICES] | "
+                   "sizes N T_END fp64|fp32 | "
                    "solution N T_END SOFTENING ETA fp64|fp32 [SECONDS] | together N T_END DEVICES fp64|fp32\n");
       return 2;
     }

@@ -23,7 +23,8 @@ constexpr long kParallelBodies = 16384;
 template <class Real>
 class CpuEngine final : public SliceEngine {
  public:
-  explicit CpuEngine(const EngineConfig& config) : config_(config), kernel_(kernel_for(Backend::cpu, config.engine, config.names)) {
+  explicit CpuEngine(const EngineConfig& config)
+      : config_(config), kernel_(kernel_for(Backend::cpu, config.engine, config.names)) {
     for (auto& p : positions_) p.resize(config.bodies);
     velocity_.resize(config.slice.count);
     acceleration_.resize(config.slice.count);

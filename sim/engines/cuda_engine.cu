@@ -40,7 +40,9 @@ template <class Real>
 class CudaEngine final : public CudaSliceEngine {
  public:
   explicit CudaEngine(const EngineConfig& config)
-      : config_(config), layout_(kernels::segment_layout(config.bodies)), kernel_(kernel_for(Backend::cuda, config.engine, config.names)) {
+      : config_(config),
+        layout_(kernels::segment_layout(config.bodies)),
+        kernel_(kernel_for(Backend::cuda, config.engine, config.names)) {
     block_ = config.engine.block_size;
     if (kernel_ == Kernel::fast) {
       if (block_ != 0)
@@ -64,7 +66,8 @@ class CudaEngine final : public CudaSliceEngine {
     std::size_t const need = cuda_engine_bytes(config);
     if (need > free_bytes) {
       std::ostringstream s;
-      s << config.names.with("--bodies", std::to_string(config.bodies)) << ": needs " << (need >> 20) << " MiB on GPU " << config.device << " ("
+      s << config.names.with("--bodies", std::to_string(config.bodies)) << ": needs " << (need >> 20) << " MiB on GPU "
+        << config.device << " ("
         << props.name << "), " << (free_bytes >> 20) << " MiB free";
       throw InputError(s.str());
     }

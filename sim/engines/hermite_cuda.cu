@@ -148,7 +148,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     NBODY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     if (std::size_t const need = device_bytes(); need > free_bytes) {
       std::ostringstream m;
-      m << config.names.with("--bodies", std::to_string(config.bodies)) << ": the Hermite engine needs " << (need >> 20) << " MiB on GPU "
+      m << config.names.with("--bodies", std::to_string(config.bodies)) << ": the Hermite engine needs " << (need >> 20)
+        << " MiB on GPU "
         << config.device << " (" << props.name << "), " << (free_bytes >> 20) << " MiB free";
       throw InputError(m.str());
     }

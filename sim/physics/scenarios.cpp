@@ -5,6 +5,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/bounds.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
 
@@ -194,11 +195,8 @@ BodySet make_scenario(const ScenarioParams& params, const std::atomic<bool>* can
       if (params.bodies != 2)
         throw InputError(names.with("--bodies", std::to_string(params.bodies)) +
                          ": the two-body scenario has exactly 2 bodies");
-      if (!(params.eccentricity >= 0.0 && params.eccentricity < 1.0)) {
-        std::ostringstream s;
-        s << names.name("--eccentricity") << (names.keywords ? "=" : " ") << params.eccentricity << ": must be in [0, 1)";
-        throw InputError(s.str());
-      }
+      if (!(params.eccentricity >= 0.0 && params.eccentricity < 1.0))
+        throw InputError(names.with("--eccentricity", shortest(params.eccentricity)) + ": must be in [0, 1)");
       b = two_body(params.eccentricity);
       break;
   }
