@@ -352,14 +352,14 @@ int run_simulation(const Options& o) {
   if (blocks) {
     // Counts of this run, the start's force pass included (a restart's from zero).
     hermite = driver::hermite_run_json(sim, {}, wall);
-    auto const c = sim.hermite_counters();
     if (!o.quiet && r.steps == 0)
       std::printf("  time %.6g, no block steps (%llu of the run)\n", sim.time(), (unsigned long long)sim.steps_done());
     else if (!o.quiet)
       std::printf("  time %.6g after %llu block steps (%llu of the run); %.3f s wall, %.1f force evaluations per "
                   "body, %.3e force+jerk interactions/s\n",
                   sim.time(), (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,
-                  double(c.force_evaluations) / double(sim.bodies()), wall > 0 ? double(c.interactions) / wall : 0.0);
+                  hermite["force_evaluations_per_body"].get<double>(),
+                  wall > 0 ? hermite["interactions"].get<double>() / wall : 0.0);
   } else if (!o.quiet) {
     std::printf("  time %.6g after %llu steps (step %llu of the run); %.3f s wall, %.2f steps/s, %.3e interactions/s\n",
                 sim.time(), (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,

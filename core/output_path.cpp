@@ -92,10 +92,6 @@ std::string output_path_problem(const std::string& path) {
   return folder_problem(folder_of(path));
 }
 
-void check_output_path(const std::string& path, const std::string& what) {
-  if (auto const problem = output_path_problem(path); !problem.empty()) throw InputError(what + " " + path + ": " + problem);
-}
-
 void check_output_path(const std::string& path, const std::string& option, const SettingNames& names) {
   if (auto const problem = output_path_problem(path); !problem.empty())
     throw InputError(names.with_text(option, path) + ": " + problem);

@@ -17,13 +17,11 @@ namespace nbody {
 // nothing.
 std::string output_path_problem(const std::string& path);
 
-// Throws InputError "WHAT PATH: PROBLEM" when output_path_problem(path) finds one, e.g.
-// "--save /nope/out.bin: the folder /nope does not exist". Call it for every output option before
-// the work starts, so a bad path costs nothing; write_file_atomically applies the same refusals again
-// at the end, for a path that went bad during the run.
-void check_output_path(const std::string& path, const std::string& what);
-// The same, naming the setting as `names` do: "--save /nope/out.bin: ..." or "save='/nope/out.bin': ...".
-void check_output_path(const std::string& path, const std::string& option, const SettingNames& names);
+// Throws InputError "OPTION PATH: PROBLEM" when output_path_problem(path) finds one, naming the option as `names`
+// do: "--save /nope/out.bin: the folder /nope does not exist", or "save='/nope/out.bin': ..." for Python. Call it
+// for every output option before the work starts, so a bad path costs nothing; write_file_atomically applies the
+// same refusals again at the end, for a path that went bad during the run.
+void check_output_path(const std::string& path, const std::string& option, const SettingNames& names = {});
 
 // Throws InputError when two outputs, given as (option, path), name one file, even through different
 // spellings ("r.bin", "./r.bin", "out/../r.bin", a symlinked folder, a hard link):

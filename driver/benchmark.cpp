@@ -26,6 +26,18 @@ double median(std::vector<double> v) {
 
 namespace {
 
+// The force evaluations made between two counts, by the level of the step that ended, up to the highest level any
+// ended at.
+std::vector<std::uint64_t> level_histogram(const sim::hermite::HermiteCounters& before,
+                                           const sim::hermite::HermiteCounters& after) {
+  int top = 0;
+  for (int k = 0; k < sim::hermite::kLevels; ++k)
+    if (after.levels[k] != before.levels[k]) top = k + 1;
+  std::vector<std::uint64_t> levels;
+  for (int k = 0; k < top; ++k) levels.push_back(after.levels[k] - before.levels[k]);
+  return levels;
+}
+
 // Enqueues `n` steps in chunks, checking for a signal between them. CPU steps run inside advance(),
 // so they go one at a time. GPU steps are only enqueued, but a full launch queue (about a thousand
 // launches, some hundred steps) makes the host wait inside a launch until a kernel finishes; so
@@ -122,10 +134,7 @@ Measurement measure_blocks(multigpu::Simulation& sim, std::uint64_t warmup, std:
   sim::hermite::HermiteCounters const after = sim.hermite_counters();
   b.force_evaluations = after.force_evaluations - before.force_evaluations;
   b.interactions = after.interactions - before.interactions;
-  int top = 0;
-  for (int k = 0; k < sim::hermite::kLevels; ++k)
-    if (after.levels[k] != before.levels[k]) top = k + 1;
-  for (int k = 0; k < top; ++k) b.step_level_histogram.push_back(after.levels[k] - before.levels[k]);
+  b.step_level_histogram = level_histogram(before, after);
   double const wall = b.wall_seconds > 0 ? b.wall_seconds : 1e-9;  // a clock too coarse for an empty run
   b.block_steps_per_second = double(b.block_steps) / wall;
   b.mean_active = b.block_steps ? double(b.force_evaluations) / double(b.block_steps) : 0.0;
@@ -172,16 +181,11 @@ nlohmann::json hermite_run_json(multigpu::Simulation& simulation, const sim::her
   std::uint64_t const blocks = now.block_steps - since.block_steps, evaluations =
                                    now.force_evaluations - since.force_evaluations,
                       interactions = now.interactions - since.interactions;
-  nlohmann::json levels = nlohmann::json::array();
-  int top = 0;
-  for (int k = 0; k < sim::hermite::kLevels; ++k)
-    if (now.levels[k] != since.levels[k]) top = k + 1;
-  for (int k = 0; k < top; ++k) levels.push_back(now.levels[k] - since.levels[k]);
   auto const& p = *simulation.program().hermite;
   return {{"block_steps", blocks},
           {"force_evaluations", evaluations},
           {"force_evaluations_per_body", double(evaluations) / double(simulation.bodies())},
-          {"step_level_histogram", levels},
+          {"step_level_histogram", level_histogram(since, now)},
           {"longest_step", sim::hermite::pow2_at_most(p.dt_max)},
           {"interactions", interactions},
           {"interactions_per_second", blocks > 0 && wall_seconds > 0 ? double(interactions) / wall_seconds : 0.0},

@@ -300,15 +300,7 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk) {
 
 std::uint64_t HermiteBlocks::advance(std::uint64_t blocks, double t_stop) {
   check_usable();
-  if (blocks > 0 && held_below_floor_ >= 0) {
-    std::size_t const body = std::size_t(held_below_floor_);
-    sim::BodySet now, own;
-    sim::hermite::HermiteState hs;
-    state(now);
-    own_time_state(own, hs);
-    throw RuntimeFailure(sim::hermite::continued_floor_message(
-        now, body, hs.step[body], sim::hermite::step_floor(hs.time[body], setup_.params), time()));
-  }
+  if (blocks > 0 && held_below_floor_ >= 0) floor_failure(std::size_t(held_below_floor_), Floor::held);
   if (single_) {
     auto& e = *engines_.front();
     std::uint64_t const done = e.advance_blocks(blocks, t_stop);
@@ -363,19 +355,23 @@ void HermiteBlocks::check_floor(bool start) {
   int const none = std::numeric_limits<int>::min();
   int const mine = worst < 0 ? none : -int(worst);
   int const any = ranks_.size() > 1 ? ranks_.max(mine) : mine;
-  if (any == none) return;
-  std::size_t const body = std::size_t(-std::int64_t(any));
+  if (any != none) floor_failure(std::size_t(-std::int64_t(any)), start ? Floor::start : Floor::step);
+}
+
+void HermiteBlocks::floor_failure(std::size_t body, Floor why) {
   sim::BodySet now, own;
   sim::hermite::HermiteState hs;
   state(now);
   own_time_state(own, hs);
   double const floor = sim::hermite::step_floor(hs.time[body], setup_.params);
-  if (start) {
+  if (why == Floor::start) {
     // The criterion's own value (the step itself is halved until it is below the floor, whatever that value).
     double const na = norm(hs.acceleration[body]), n1 = norm(hs.jerk[body]);
     throw RuntimeFailure(sim::hermite::start_floor_message(now, body, setup_.params.eta_start * na / n1, floor, time(),
                                                            setup_.softening > 0.0));
   }
+  if (why == Floor::held)
+    throw RuntimeFailure(sim::hermite::continued_floor_message(now, body, hs.step[body], floor, time()));
   throw RuntimeFailure(sim::hermite::floor_message(now, body, hs.step[body], floor, time()));
 }
 

@@ -97,6 +97,10 @@ class HermiteBlocks {
   // `host_list` is false (one process whose devices read each other's lists: set_active_from).
   void gather_active(double t, bool all, bool host_list = true);
   void check_floor(bool start = false);  // start: the steps are the start criterion's
+  // The one-line failure for `body`'s step below the floor: one a block step gave, a start step, or one the
+  // continued state held. Collective (it reads the state).
+  enum class Floor { step, start, held };
+  [[noreturn]] void floor_failure(std::size_t body, Floor why);
   // Before the engines are freed (at the end, or when the constructor throws): one device's queued work may wait
   // on another's events or read its memory, so an engine that gave up its work (a bounded wait that expired) has
   // every engine give up theirs; else every engine is polled for a few seconds at most (only after an error is

@@ -62,6 +62,9 @@ constexpr double kSignalCheckSeconds = 0.05;
 
 std::string shown(nb::handle value) { return nb::cast<std::string>(nb::repr(value)); }
 
+// JSON text as Python's objects (dicts, lists, numbers, None), as json.loads reads it.
+nb::object from_json(const std::string& text) { return nb::module_::import_("json").attr("loads")(text); }
+
 // A method's file it may not write, as the call: "Simulation.save('out/'): is a directory; name a file in it".
 void refuse_output_path(const std::string& method, const std::string& path) {
   if (auto const problem = output_path_problem(path); !problem.empty())
@@ -468,7 +471,7 @@ class Engine {
     }
     clear_interrupt();
     if (interrupt) interrupt->restore(), throw nb::python_error();
-    return nb::module_::import_("json").attr("loads")(text);
+    return from_json(text);
   }
 
   // `steps` steps through driver::run, the loop of the command line, with its outputs (a dict: the
@@ -584,7 +587,7 @@ class Engine {
     } catch (const std::exception&) {
       return nb::none();
     }
-    return nb::module_::import_("json").attr("loads")(j.dump());
+    return from_json(j.dump());
   }
 
   static nb::dict outcome(const driver::RunResult& r, const driver::RunOutputs& o, nb::object hermite) {

@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <random>
-#include <sstream>
 
 #include "core/bounds.h"
 #include "core/errors.h"
