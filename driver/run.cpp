@@ -181,9 +181,13 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
     throw InputError(names.with_text("--snapshots", o.snapshots.base) + ": ends in '/': name the series' files, e.g. " +
                      names.with_text("--snapshots", example.base) + " (" + example.path(0) + ", ...)");
   }
+  // A file of the series is refused as "--snapshots DIR/s_00000010.hdf5: ..." on the command line; a keyword names
+  // the value as given, then the file ("snapshots='DIR/s' writes DIR/s_00000010.hdf5: ...").
   if (o.snapshots.enabled())
     check_step_series([&](std::uint64_t step) { return o.snapshots.path(step); }, o.snapshots.every, first, last,
-                      {first, last}, names.name("--snapshots"), all);
+                      {first, last},
+                      names.keywords ? names.with_text("--snapshots", o.snapshots.base) + " writes" : "--snapshots",
+                      all);
   if (!o.diagnostics.empty()) {
     check_output_path(o.diagnostics, "--diagnostics", names);  // first: a folder is named as one, not as a format
     series_format(o.diagnostics, names);
