@@ -8,8 +8,9 @@
 //     A's result to B by a peer copy (CUDA in one process) or through the host; between ranks, a broadcast
 //   A, B: correct(their own bodies' totals from the last sums, t)
 // Every step that touches a device runs on that device's thread (for_each_device: in turn, or each worker).
-// With one host thread, engines of one process that read each other's memory (CUDA) run the same steps on the devices
-// instead (HermiteEngine::advance_together): each device waits on the GPU for the others' work, not on the host.
+// With one host thread, engines of one process that read each other's memory (CUDA) run block steps on the devices
+// instead (HermiteEngine::advance_together): every device keeps every body's state and does the whole block step but
+// its share of the force pass, and waits on the GPU for the others' partials, not on the host.
 #include "multigpu/hermite_blocks.h"
 
 #include <algorithm>

@@ -5,8 +5,10 @@
 // each block step moves the active bodies to every device, in index order, through host memory, and the sums of
 // the groups' partials from device to device in group order (each device adds its own groups where they are):
 // by peer copies inside a process of CUDA engines (add_own_groups_on_device), through host memory otherwise, and
-// Ranks::all_gather_in_place between ranks: O(active) bytes a device and block. A single device of a single rank runs HermiteEngine::advance_blocks instead. Every layout, threading
-// model and rank count gives the same bits.
+// Ranks::all_gather_in_place between ranks: O(active) bytes a device and block. Several CUDA devices of one process
+// driven by one thread run block steps on the devices instead (HermiteEngine::advance_together: every device keeps
+// every body's state, and only the group partials cross), and a single device of a single rank
+// HermiteEngine::advance_blocks. Every layout, threading model and rank count gives the same bits.
 #pragma once
 
 #include <cstdint>

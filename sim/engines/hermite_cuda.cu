@@ -117,6 +117,9 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     span_length_ = hermite::hermite_span_length(L);
     own_groups_ = ceil_div(s.count, L);
     padded_ = std::max<std::size_t>(own_groups_ * L, 1);
+    // Room for every body's state where the slice is not all of them: advance_together keeps every body's state on
+    // every device (the own slice at its place).
+    state_size_ = std::max(config.bodies, s.begin + padded_);
 
     gpu::DeviceGuard guard(config.device);
     cudaDeviceProp props{};
@@ -133,16 +136,14 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     protocol_resident_ = std::max(1, protocol_per_sm) * props.multiProcessorCount;
     protocol_grid_ = protocol_resident_;
     multiprocessors_ = props.multiProcessorCount;
-    // advance_together's kernels whose every block waits for the other devices (meet_in_every_block): never more
+    // advance_together's corrector, whose every block waits for the other devices (meet_in_every_block): never more
     // blocks than stay resident together.
-    int gather_per_sm = 0, correct_per_sm = 0;
-    NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&gather_per_sm, k::hermite_gather, k::kHermiteBlock, 0));
+    int correct_per_sm = 0;
     NBODY_CUDA_CHECK(
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&correct_per_sm, k::hermite_correct<true>, k::kHermiteBlock, 0));
-    resident_gather_ = std::max(1, gather_per_sm) * multiprocessors_;
     resident_correct_ = std::max(1, correct_per_sm) * multiprocessors_;
     programmatic_ = props.major >= 9;
-    list_blocks_ = int(std::clamp<std::size_t>(ceil_div(s.count, k::kHermiteBlock), 1, k::kHermiteMaxListBlocks));
+    list_blocks_ = list_grid(s.count);
 
     std::size_t free_bytes = 0, total_bytes = 0;
     NBODY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -155,9 +156,10 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     }
 
     stream_ = gpu::Stream(config.device);
-    for (auto* b : {&x_, &v_, &a_, &jerk_, &xp_, &vp_}) *b = gpu::DeviceBuffer<Real4<double>>(config.device, padded_);
-    t_ = gpu::DeviceBuffer<double>(config.device, padded_);
-    dt_ = gpu::DeviceBuffer<double>(config.device, padded_);
+    for (auto* b : {&x_, &v_, &a_, &jerk_}) *b = gpu::DeviceBuffer<Real4<double>>(config.device, state_size_);
+    for (auto* b : {&xp_, &vp_}) *b = gpu::DeviceBuffer<Real4<double>>(config.device, padded_);
+    t_ = gpu::DeviceBuffer<double>(config.device, state_size_);
+    dt_ = gpu::DeviceBuffer<double>(config.device, state_size_);
     active_ = gpu::DeviceBuffer<ActiveBody>(config.device, std::max<std::size_t>(config.bodies, 1));
     totals_in_ = gpu::DeviceBuffer<ForceJerk>(config.device, std::max<std::size_t>(s.count, 1));
     allocate_sums();
@@ -193,8 +195,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     for (auto* b : {&x_, &v_, &a_, &jerk_, &xp_, &vp_}) b->forget();
     for (auto* b : {&t_, &dt_}) b->forget();
     active_.forget();
-    own_list_.forget();
-    for (auto* b : {&totals_in_, &span_, &group_, &total_, &chain_in_, &chain_out_}) b->forget();
+    for (auto* b : {&totals_in_, &span_, &group_, &total_, &chain_in_, &chain_out_, &by_index_}) b->forget();
     ctl_.forget();
     counts_.forget();
     split_.forget();
@@ -210,7 +211,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     signals_.forget();
     released_.forget();  // still read by a wait on the GPU, which it ends (set above)
     for (auto& e : snapshot_taken_) e.forget();
-    for (auto& e : announced_) e.forget();
+    announced_.forget();
     fork_.forget();
   }
 
@@ -247,12 +248,13 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     std::vector<double> t(n), dt(n);
     gpu::DeviceGuard guard(config_.device);
     wait_for_stream();  // a copy to pageable memory waits for the stream's work with no bound
-    copy_out(x.data(), x_.data(), n);
-    copy_out(v.data(), v_.data(), n);
-    copy_out(a.data(), a_.data(), n);
-    copy_out(j.data(), jerk_.data(), n);
-    copy_out(t.data(), t_.data(), n);
-    copy_out(dt.data(), dt_.data(), n);
+    k::HermiteSlice const own = slice();
+    copy_out(x.data(), own.x, n);
+    copy_out(v.data(), own.v, n);
+    copy_out(a.data(), own.a, n);
+    copy_out(j.data(), own.jerk, n);
+    copy_out(t.data(), own.t, n);
+    copy_out(dt.data(), own.dt, n);
     wait_for_stream();
     for (std::size_t i = 0; i < n; ++i) {
       b.pos_mass[first + i] = x[i];
@@ -474,20 +476,23 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         if (!can) return false;
       }
     for (HermiteCudaEngine* a : all)
+      if (!a->prepare_together()) return false;
+    for (HermiteCudaEngine* a : all)
       for (HermiteCudaEngine* b : all) gpu::enable_peer_access(a->config_.device, b->config_.device);
     return true;
   }
 
-  // Each block step, device by device in group order (every wait a device's wait for the others' announcements: on
-  // the GPU between distinct GPUs, by events between engines that share one, sim/kernels/hermite.cuh; none on the
+  // Every device holds every body's state (sim/kernels/hermite.cuh: several devices of one process) and does each block
+  // step itself, but for the force pass on its own j-bodies, in device order (every wait a device's wait for the
+  // others' announcements: on the GPU between distinct GPUs, by events between engines that share one; none on the
   // host):
-  //   after every device's corrector of the block before: the block time and the floor, the least over devices
-  //     (hermite_await with the peers' controls), hermite_predict_list (the own active list, into own_list_)
-  //   after every device's list: hermite_gather (the whole list, device order), the force pass, span sums to groups
-  //   after every device's group partials: hermite_correct, each own body's total the sum of every device's group
-  //     partials in group order, read where they are (a device's next force pass, which overwrites them, waits for
-  //     every corrector)
-  // In batches of kBatchSteps as advance_blocks, the first device's control looked at once the next batch is queued.
+  //   hermite_predict_list<true> (the block's time and active list from its own replica), the force pass on its own
+  //     groups, hermite_scatter_groups (its group partials by body index, the buffer of the block step's parity)
+  //   after every device's partials: hermite_correct<true>, every active body's total the sum of every device's
+  //     group partials in group order, read where they are; every device corrects every active body alike
+  // The replicas are made (each own slice copied to every other device) where an engine's own state changed since
+  // the last call, or the engines are others. In batches of kBatchSteps as advance_blocks, the first device's control
+  // looked at once the next batch is queued.
   std::uint64_t advance_together(const std::vector<HermiteEngine*>& engines, std::uint64_t blocks, double t,
                                  double t_stop) override {
     if (!can_advance_together(engines))
@@ -495,18 +500,21 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     std::vector<HermiteCudaEngine*> all;
     for (HermiteEngine* e : engines) all.push_back(&same_kind(*e));
     std::size_t const devices = all.size();
-    k::HermitePeers peers{}, no_peers{};
-    k::HermiteGroupsOnDevices partials{};
+    k::HermiteGroupsOnDevices partials[2]{};
     std::vector<k::HermiteMeeting> meeting(devices);
-    peers.count = partials.count = int(devices);
+    std::vector<std::uint64_t> engine_set;
+    for (int parity = 0; parity < 2; ++parity) {
+      partials[parity].count = int(devices);
+      partials[parity].bodies = config_.bodies;
+    }
     for (std::size_t d = 0; d < devices; ++d) {
       HermiteCudaEngine& e = *all[d];
       e.floor_known_ = false;
-      e.prepare_together();
-      peers.ctl[d] = e.ctl_.data();
-      peers.list[d] = e.own_list_.data();
-      partials.group[d] = e.group_.data();
-      partials.groups[d] = int(e.own_groups_);
+      for (int parity = 0; parity < 2; ++parity) {
+        partials[parity].group[d] = e.by_index(parity);
+        partials[parity].groups[d] = int(e.own_groups_);
+      }
+      engine_set.push_back(e.serial_);
     }
     // Engines on distinct GPUs wait for each other on the GPUs; engines that share one, by events (see
     // sim/kernels/hermite.cuh).
@@ -540,84 +548,76 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       NBODY_CUDA_CHECK(cudaMemsetAsync(e->signals_.data(), 0, sizeof(k::HermiteSignals), e->stream_.get()));
     }
     for (HermiteCudaEngine* e : all) e->synchronize();
+    bool current = true;
+    for (HermiteCudaEngine* e : all) current = current && e->replica_current_ && e->replica_set_ == engine_set;
+    if (!current) {
+      // Every stream is idle: each own slice is copied to every other device, and every copy is done before any
+      // device's block steps change its own.
+      for (HermiteCudaEngine* e : all)
+        for (HermiteCudaEngine* o : all)
+          if (o != e) e->copy_own_state_of(*o);
+      for (HermiteCudaEngine* e : all) e->synchronize();
+      for (HermiteCudaEngine* e : all) e->replica_current_ = true, e->replica_set_ = engine_set;
+    }
     // The devices' waits hold from here (a call before that ended early released them, and the engine went on).
     for (HermiteCudaEngine* e : all) *static_cast<volatile unsigned*>(e->released_.data()) = 0;
-    // A host that waits after each launch, and engines that share a GPU, queue every device's announcement of a
-    // phase before any device's wait for it (the latter record an event after each announcement, which the
-    // engines on the same GPU wait for before their wait); otherwise each device announces and waits in the
-    // kernel that reads the others' data (the lists in hermite_gather, the partials in hermite_correct, which also
-    // announces the correctors and waits for them in its last block; see sim/kernels/hermite.cuh).
+    // A host that waits after each launch, and engines that share a GPU, queue every device's announcement before any
+    // device's wait (the latter record an event after each announcement, which the engines on the same GPU wait for
+    // before their wait); otherwise each device's corrector announces and waits itself (see sim/kernels/hermite.cuh).
     bool const ordered = host_waits_after_launches() || shared;
-    auto announced = [&](std::size_t d, int phase) {
-      if (shared)
-        NBODY_CUDA_CHECK(cudaEventRecord(all[d]->announced_[phase].get(), all[d]->stream_.get()));
-    };
-    // `joined`: every stream's work so far is ordered before this wait anyway (the first block step of a graph,
-    // which starts after every stream's work; a wait in a capture for an event recorded outside it is refused).
-    auto await = [&](std::size_t d, int phase, const k::HermitePeers& with, bool joined = false) {
+    // The announcements each wait is for were queued before it, in the same block step (in a capture, recorded in it).
+    auto await = [&](std::size_t d) {
       HermiteCudaEngine& e = *all[d];
-      for (std::size_t o = 0; o < devices && !joined; ++o)
+      for (std::size_t o = 0; o < devices; ++o)
         if (o != d && all[o]->config_.device == e.config_.device)
-          NBODY_CUDA_CHECK(cudaStreamWaitEvent(e.stream_.get(), all[o]->announced_[phase].get(), 0));
-      e.launch_after(k::hermite_await, 1, 1, e.stream_.get(), meeting[d], phase, e.ctl_.data(), with);
+          NBODY_CUDA_CHECK(cudaStreamWaitEvent(e.stream_.get(), all[o]->announced_.get(), 0));
+      e.launch_after(k::hermite_await, 1, 1, e.stream_.get(), meeting[d], e.ctl_.data());
     };
-    auto announce = [&](std::size_t d, int phase) {
-      HermiteCudaEngine& e = *all[d];
-      e.launch_after(k::hermite_announce, 1, 1, e.stream_.get(), meeting[d], phase, e.ctl_.data());
-      announced(d, phase);
+    auto announced = [&](std::size_t d) {
+      if (shared) NBODY_CUDA_CHECK(cudaEventRecord(all[d]->announced_.get(), all[d]->stream_.get()));
     };
-    for (std::size_t d = 0; d < devices; ++d) {
-      HermiteCudaEngine& e = *all[d];
-      gpu::DeviceGuard guard(e.config_.device);
-      cudaStream_t const s = e.stream_.get();
-      k::hermite_arm<<<1, 1, 0, s>>>(e.ctl_.data(), t, t_stop, blocks, true);
+    for (HermiteCudaEngine* e : all) {
+      gpu::DeviceGuard guard(e->config_.device);
+      cudaStream_t const s = e->stream_.get();
+      k::hermite_arm<<<1, 1, 0, s>>>(e->ctl_.data(), t, t_stop, blocks, true);
       NBODY_CHECK_LAUNCH(s);
-      k::hermite_next_time<<<e.elementwise_grid(e.config_.slice.count), k::kHermiteBlock, 0, s>>>(
-          e.slice(), &e.ctl_.data()->key[0]);
+      k::hermite_next_time<<<e->elementwise_grid(config_.bodies), k::kHermiteBlock, 0, s>>>(e->replica(),
+                                                                                          &e->ctl_.data()->key[0]);
       NBODY_CHECK_LAUNCH(s);
-      if (ordered)
-        announce(d, k::kCorrected);
-      else
-        e.launch_after(k::hermite_meet, 1, 1, s, meeting[d], int(k::kCorrected), e.ctl_.data(), peers);
     }
-    auto enqueue_block_step = [&](bool joined) {
-      for (std::size_t d = 0; d < devices; ++d) {
-        HermiteCudaEngine& e = *all[d];
-        gpu::DeviceGuard guard(e.config_.device);
-        cudaStream_t const s = e.stream_.get();
-        if (ordered) await(d, k::kCorrected, peers, joined);
-        e.launch_after(k::hermite_predict_list, e.list_blocks_, k::kHermiteBlock, s, e.slice(), e.ctl_.data(),
-                       e.own_list_.data());
-        if (ordered) announce(d, k::kListed);  // else the gather's meeting
-      }
+    // The block steps' parity: which of the two buffers of partials a block step's go to. A graph holds an even number
+    // of block steps, and the steps on the streams outside graphs come last in a call.
+    int parity = 0;
+    auto enqueue_block_step = [&] {
       for (std::size_t d = 0; d < devices; ++d) {
         HermiteCudaEngine& e = *all[d];
         gpu::DeviceGuard guard(e.config_.device);
         cudaStream_t const s = e.stream_.get();
         k::HermiteControl* const ctl = e.ctl_.data();
-        if (ordered) await(d, k::kListed, no_peers);
-        e.launch_after(k::hermite_gather, std::min(e.elementwise_grid(e.config_.bodies), e.resident_gather_),
-                       k::kHermiteBlock, s, peers, int(d), ctl,
-                       e.active_.data(), meeting[d], !ordered);
+        e.launch_after(k::hermite_predict_list<true>, list_grid(config_.bodies), k::kHermiteBlock, s, e.replica(), ctl,
+                       e.active_.data(), int(e.config_.slice.begin), int(e.config_.slice.end()));
         k::ActiveCount const count{&ctl->active, 0};
         k::HermiteSums const sums = e.sums_for(false);
         e.launch_after(k::hermite_forces<Real, false>, e.force_grid_, k::kHermiteForceBlock, s,
                        e.force_args(sums, count, ctl, true), e.eps2());
-        e.launch_after(k::hermite_span_groups, e.elementwise_grid(e.own_groups_ * e.config_.bodies), k::kHermiteBlock, s,
-                       sums, count, ctl);
-        if (ordered) announce(d, k::kGrouped);  // else the corrector's meeting
+        e.launch_after(k::hermite_scatter_groups, e.elementwise_grid(e.own_groups_ * config_.bodies), k::kHermiteBlock, s,
+                       sums, count, e.active_.data(), e.by_index(parity), std::uint64_t(config_.bodies),
+                       static_cast<const k::HermiteControl*>(ctl));
+        if (ordered) {
+          e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], static_cast<const k::HermiteControl*>(ctl));
+          announced(d);
+        }
       }
       for (std::size_t d = 0; d < devices; ++d) {
         HermiteCudaEngine& e = *all[d];
         gpu::DeviceGuard guard(e.config_.device);
         cudaStream_t const s = e.stream_.get();
         k::HermiteControl* const ctl = e.ctl_.data();
-        if (ordered) await(d, k::kGrouped, no_peers);
+        if (ordered) await(d);
         k::HermiteCorrectArgs c{};
         c.active = e.active_.data();
-        c.own_first = {&ctl->own_first, 0};
-        c.own_count = {&ctl->own_listed, 0};
-        c.devices = partials;
+        c.own_first = {nullptr, 0};
+        c.own_count = {&ctl->active, 0};
         c.sums = e.sums_for(false);
         c.active_count = {&ctl->active, 0};
         c.clock = {ctl, 0.0};
@@ -625,17 +625,20 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         c.j_bodies = e.config_.slice.count;
         c.initialise = false;
         c.params = e.config_.params;
+        c.devices = partials[parity];
         c.meeting = meeting[d];
-        c.peers = peers;
         c.meet = !ordered;
+        c.counted_begin = e.config_.slice.begin;
+        c.counted_end = e.config_.slice.end();
         e.launch_after(k::hermite_correct<true>,
-                       std::min({e.elementwise_grid(e.config_.slice.count), 2 * e.multiprocessors_, e.resident_correct_}),
-                       k::kHermiteBlock, s, e.slice(), c);
-        if (ordered) announced(d, k::kCorrected);
+                       std::min({e.elementwise_grid(config_.bodies), 2 * e.multiprocessors_, e.resident_correct_}),
+                       k::kHermiteBlock, s, e.replica(), c);
       }
+      parity ^= 1;
     };
+    static_assert(kGraphSteps % 2 == 0, "a graph's block steps end at the parity they begin with");
     // Graphs of kGraphSteps block steps of every device, launched on the first device's stream: one launch where
-    // the streams took a dozen launches a device and block step, which held the devices back whenever a block step
+    // the streams took several launches a device and block step, which held the devices back whenever a block step
     // took the GPUs less time than the host its launches. The capture starts on the first stream; the others join
     // it after an event there and end with the first stream waiting for their last work, so a graph begins after
     // the work before it on the first stream and ends with all of its own.
@@ -644,7 +647,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
                           NBODY_CUDA_CHECK(cudaEventRecord(fork_.get(), first));
                           for (std::size_t d = 1; d < devices; ++d)
                             NBODY_CUDA_CHECK(cudaStreamWaitEvent(all[d]->stream_.get(), fork_.get(), 0));
-                          for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step(s == 0);
+                          for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step();
                           // A call the driver refuses during a capture (querying a capturing stream): the test of
                           // the fallback below.
                           if (refuse_capture_for_test_) NBODY_CUDA_CHECK(cudaStreamQuery(first));
@@ -655,20 +658,11 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
                           for (std::size_t d = 1; d < devices; ++d)
                             NBODY_CUDA_CHECK(cudaStreamWaitEvent(first, all[d]->tail_.get(), 0));
                         });
-    // An event last recorded in a capture cannot be waited for outside it: where engines share a GPU, every
-    // announcement event is recorded again on the streams, after the work so far (the start's announcements), so
-    // that the block steps on the streams wait for real records, whether the graph was made now, before, or refused.
-    // launch_graph does the same after each graph.
-    auto record_announcements = [&] {
-      for (std::size_t d = 0; shared && d < devices; ++d) {
-        gpu::DeviceGuard other(all[d]->config_.device);
-        for (int phase = 0; phase < k::kHermitePhases; ++phase) announced(d, phase);
-      }
-    };
-    record_announcements();
+    parity = 0;  // a capture refused part way left it anywhere
     // A graph launch: the first stream first waits for every other stream's work (outside the graph), and every
     // other stream then waits for the graph (the next block step on the streams, the control read at the end).
     auto launch_graph = [&] {
+      if (parity != 0) throw std::logic_error("Hermite CUDA engine: a graph of block steps after an odd number on the streams");
       for (std::size_t d = 1; d < devices; ++d) {
         gpu::DeviceGuard guard(all[d]->config_.device);
         NBODY_CUDA_CHECK(cudaEventRecord(all[d]->tail_.get(), all[d]->stream_.get()));
@@ -681,14 +675,13 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         gpu::DeviceGuard other(all[d]->config_.device);
         NBODY_CUDA_CHECK(cudaStreamWaitEvent(all[d]->stream_.get(), tail_.get(), 0));
       }
-      record_announcements();
     };
-    // Every device halts at the same block (the same block time, floor and steps left): the first one's control
-    // says when. Batches as in advance_blocks. Whatever ends the call early (a wait past its bound, a launch that
-    // NBODY_DEBUG_SYNC waited for in vain) ends every device's waits too.
+    // Every device halts at the same block (the same block time, floor and steps left, each from its own replica): the
+    // first one's control says when. Batches as in advance_blocks. Whatever ends the call early (a wait past its
+    // bound, a launch that NBODY_DEBUG_SYNC waited for in vain) ends every device's waits too.
     gpu::DeviceGuard guard(config_.device);
     released_on_failure(all, [&] {
-      enqueue_batches(blocks, graphs, launch_graph, [&] { enqueue_block_step(false); });
+      enqueue_batches(blocks, graphs, launch_graph, enqueue_block_step);
     });
     released_on_failure(all, [&] {
       for (HermiteCudaEngine* e : all) {
@@ -851,9 +844,19 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 
   double eps2() const { return config_.softening * config_.softening; }
 
+  // The own bodies' state (at their place in the arrays of every body's, where the slice is not all of them).
   k::HermiteSlice slice() {
+    std::size_t const b = config_.slice.begin;
+    return {x_.data() + b, v_.data() + b, a_.data() + b, jerk_.data() + b, t_.data() + b, dt_.data() + b,
+            xp_.data(), vp_.data(), int(b), int(config_.slice.count), split()};
+  }
+  // advance_together's: every body's state (begin 0, count N), the own j arrays (hermite_predict_list<true>).
+  k::HermiteSlice replica() {
     return {x_.data(), v_.data(), a_.data(), jerk_.data(), t_.data(), dt_.data(), xp_.data(), vp_.data(),
-            int(config_.slice.begin), int(config_.slice.count), split()};
+            0, int(config_.bodies), split()};
+  }
+  static int list_grid(std::size_t n) {
+    return int(std::clamp<std::size_t>(ceil_div(n, k::kHermiteBlock), 1, k::kHermiteMaxListBlocks));
   }
   // fp32: the predicted j-bodies as double-single pairs (see HermiteSplit), four arrays of padded_; fp64: none.
   k::HermiteSplit split() const {
@@ -899,7 +902,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   std::size_t group_sums() const { return std::max<std::size_t>(config_.bodies * own_groups_, 1); }
   std::size_t total_sums() const { return fold_allowed() ? std::max<std::size_t>(config_.bodies, 1) : 1; }
   std::size_t device_bytes() const {
-    return padded_ * (6 * sizeof(Real4<double>) + 2 * sizeof(double) + (std::is_same_v<Real, float> ? 4 * sizeof(float4) : 0)) +
+    return state_size_ * (4 * sizeof(Real4<double>) + 2 * sizeof(double)) +
+           padded_ * (2 * sizeof(Real4<double>) + (std::is_same_v<Real, float> ? 4 * sizeof(float4) : 0)) +
            config_.bodies * sizeof(ActiveBody) +
            (config_.slice.count + span_sums() + group_sums() + total_sums() + 2 * config_.bodies) * kSumBytes;
   }
@@ -930,18 +934,42 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     gpu::enable_peer_access(config_.device, other.config_.device);
     NBODY_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), other.chain_done_.get(), 0));
   }
-  // advance_together's buffers and events, made on its first call (never in a block step).
-  void prepare_together() {
-    ensure_chain();
-    if (own_list_.data()) return;
-    own_list_ = gpu::DeviceBuffer<ActiveBody>(config_.device, std::max<std::size_t>(config_.slice.count, 1));
+  // advance_together's buffers and events, made by can_advance_together (never in a block step): false where the
+  // device has no room for the partials by body index (two block steps' of every own group), and the protocol
+  // through the host runs instead.
+  bool prepare_together() {
+    if (by_index_.data()) return true;
+    gpu::DeviceGuard guard(config_.device);
+    std::size_t const sums = 2 * own_groups_ * config_.bodies;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    NBODY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (sums * kSumBytes + (std::size_t(64) << 20) > free_bytes) return false;
+    by_index_ = gpu::DeviceBuffer<ForceJerk>(config_.device, sums);
     tail_ = gpu::SyncEvent(config_.device);
     fork_ = gpu::SyncEvent(config_.device);
     signals_ = gpu::DeviceBuffer<k::HermiteSignals>(config_.device, 1);
     released_ = MappedBuffer<unsigned>(config_.device, 1);
     *released_.data() = 0;
     released_device_ = device_pointer(released_);
-    for (auto& e : announced_) e = gpu::SyncEvent(config_.device);
+    announced_ = gpu::SyncEvent(config_.device);
+    return true;
+  }
+  ForceJerk* by_index(int parity) { return by_index_.data() + std::size_t(parity) * own_groups_ * config_.bodies; }
+  // `other`'s own state into this engine's replica, on this stream (every stream idle: advance_together).
+  void copy_own_state_of(HermiteCudaEngine& other) {
+    std::size_t const b = other.config_.slice.begin, n = other.config_.slice.count;
+    if (n == 0) return;
+    gpu::DeviceGuard guard(config_.device);
+    auto copy = [&](auto& into, auto& from) {
+      NBODY_CUDA_CHECK(cudaMemcpyPeerAsync(into.data() + b, config_.device, from.data() + b, other.config_.device,
+                                           n * sizeof(*into.data()), stream_.get()));
+    };
+    copy(x_, other.x_);
+    copy(v_, other.v_);
+    copy(a_, other.a_);
+    copy(jerk_, other.jerk_);
+    copy(t_, other.t_);
+    copy(dt_, other.dt_);
   }
   // advance_together's graph for the engines `all` (this one first), captured by `enqueue` unless it was for these
   // engines with these grids. False where the driver cannot capture or instantiate a graph over these devices: the
@@ -1013,14 +1041,16 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     // The j arrays start as the bodies themselves; past the own bodies, zero-mass padding (never written again).
     for (auto* buffer : {&xp_, &vp_}) NBODY_CUDA_CHECK(cudaMemsetAsync(buffer->data(), 0, padded_ * sizeof(Real4<double>), stream_.get()));
     if (split_.data()) NBODY_CUDA_CHECK(cudaMemsetAsync(split_.data(), 0, split_.size() * sizeof(float4), stream_.get()));
-    copy_in(x_.data(), x.data(), n);
+    k::HermiteSlice const own = slice();
+    copy_in(own.x, x.data(), n);
     copy_in(xp_.data(), x.data(), n);
-    copy_in(v_.data(), v.data(), n);
+    copy_in(own.v, v.data(), n);
     copy_in(vp_.data(), v.data(), n);
-    copy_in(a_.data(), a.data(), n);
-    copy_in(jerk_.data(), j.data(), n);
-    copy_in(t_.data(), t.data(), n);
-    copy_in(dt_.data(), dt.data(), n);
+    copy_in(own.a, a.data(), n);
+    copy_in(own.jerk, j.data(), n);
+    copy_in(own.t, t.data(), n);
+    copy_in(own.dt, dt.data(), n);
+    replica_current_ = false;
     reset_control(reached);
     wait_for_stream();  // the host vectors must outlive the copies
     host_interactions_ = 0;
@@ -1053,6 +1083,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   // correct() and initialise(): the own active bodies' totals in, then the corrector (or the start) on them.
   void finish(const ForceJerk* own_totals, std::size_t count, double t, bool initialise) {
     floor_known_ = false;  // the corrector below may find one
+    replica_current_ = false;
     if (count != own_count_)
       throw std::logic_error("Hermite CUDA engine: " + std::to_string(count) + " totals for " +
                              std::to_string(own_count_) + " own active bodies");
@@ -1068,6 +1099,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   // finish() with the own totals copied from `last`'s device result (the running sums after every group).
   void finish_from(HermiteCudaEngine& last, double t, bool initialise) {
     floor_known_ = false;
+    replica_current_ = false;
     block_time_ = t;
     if (own_count_ == 0) return;
     gpu::DeviceGuard guard(config_.device);
@@ -1154,7 +1186,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     cudaStream_t const s = stream_.get();
     k::HermiteControl* const ctl = ctl_.data();
     k::BlockClock const clock{ctl, 0.0};
-    launch_after(k::hermite_predict_list, list_blocks_, k::kHermiteBlock, s, slice(), ctl, active_.data());
+    launch_after(k::hermite_predict_list<false>, list_blocks_, k::kHermiteBlock, s, slice(), ctl, active_.data(), 0, 0);
     k::ActiveCount const count{&ctl->active, 0};
     k::HermiteSums const sums = sums_for(true);
     k::HermiteForceArgs forces = force_args(sums, count, ctl, true);
@@ -1180,10 +1212,10 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 
   HermiteEngineConfig config_;
   k::SegmentLayout layout_;
-  std::size_t span_length_ = 0, own_groups_ = 0, padded_ = 1;
+  std::size_t span_length_ = 0, own_groups_ = 0, padded_ = 1, state_size_ = 1;
   int resident_blocks_ = 1, force_grid_ = 1, multiprocessors_ = 1, list_blocks_ = 1;
   int protocol_resident_ = 1, protocol_grid_ = 1;  // hermite_forces<Real, true>: the protocol's passes
-  int resident_gather_ = 1, resident_correct_ = 1;  // resident blocks of hermite_gather, hermite_correct<true>
+  int resident_correct_ = 1;  // resident blocks of hermite_correct<true>
   bool graphs_ = true;
   bool programmatic_ = false;  // programmatic dependent launch (compute capability 9.0 and later)
   // The stream is declared before the buffers, so it outlives what is freed after work on it.
@@ -1206,15 +1238,19 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   gpu::PinnedBuffer<ForceJerk> totals_staging_, partials_host_, chain_host_;
   gpu::SyncEvent snapshot_taken_[2];
   gpu::SyncEvent chain_done_;  // recorded after add_own_groups_on_device's result is in chain_out_
-  // advance_together: the own active list (hermite_predict_list's, read by every device); the flags by which the
-  // devices wait for each other on the GPUs (kernels::HermiteSignals, zeroed by each call) and the host's word that
-  // ends those waits (abandon); an event after the stream's work so far (graph launches, the capture's end).
-  gpu::DeviceBuffer<ActiveBody> own_list_;
+  // advance_together: the own groups' partials by body index, two block steps' (hermite_scatter_groups, read by every
+  // device); whether this device's replica of every body's state is the engines' (replica_set_: their serials) as
+  // they are now; the flags by which the devices wait for each other on the GPUs (kernels::HermiteSignals, zeroed by
+  // each call) and the host's word that ends those waits (abandon); an event after the stream's work so far (graph
+  // launches, the capture's end).
+  gpu::DeviceBuffer<ForceJerk> by_index_;
+  bool replica_current_ = false;
+  std::vector<std::uint64_t> replica_set_;
   gpu::DeviceBuffer<k::HermiteSignals> signals_;
   MappedBuffer<unsigned> released_;
   const unsigned* released_device_ = nullptr;
   gpu::SyncEvent tail_;
-  gpu::SyncEvent announced_[k::kHermitePhases];  // after this device's announcement of each phase (shared GPUs)
+  gpu::SyncEvent announced_;  // after this device's announcement of its partials (engines that share a GPU)
   bool isolated_for_test_ = false;
   bool refuse_capture_for_test_ = false;
   // advance_together's graph of kGraphSteps block steps of every device (on the first engine), the engines and force

@@ -21,7 +21,7 @@ class CudaHermiteEngine : public HermiteEngine {
   virtual void set_force_grid(int blocks) = 0;
   // The stream the engine queues its work on (tests hold it, tools time it).
   virtual cudaStream_t stream() const = 0;
-  // advance_together: this device neither tells the others of its phases nor waits for theirs. For tests only: it
+  // advance_together: this device neither announces its partials to the others nor waits for theirs. For tests only: it
   // makes a device whose announcements never come, so that the others' bounded waits can be seen to end.
   virtual void set_isolated_for_test(bool isolated) = 0;
   // advance_together on this engine (the first of the engines) makes, inside its capture of a graph over the devices,

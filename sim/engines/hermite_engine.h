@@ -134,9 +134,12 @@ class HermiteEngine {
   // or on GPUs with peer access to each other). Enables that access.
   virtual bool can_advance_together(const std::vector<HermiteEngine*>& /*engines*/) { return false; }
   // advance_blocks for the devices of `engines` together, from block time `t` (where the protocol left them): the
-  // protocol's block steps with every value found on the devices (the next time, the active list, the group partials,
-  // the floor), so the host only queues work and waits once a batch; bit for bit the protocol's result. Called on the
-  // first engine, from one thread; returns the block steps done (synchronises at the end).
+  // protocol's block steps with every value found on the devices, so the host only queues work and waits once a batch;
+  // bit for bit the protocol's result. Every device keeps its own copy of every body's state for it (made when the
+  // call begins after an upload or the protocol changed an own state), finds the next time, the active list and the
+  // floor there, and corrects every active body itself; only the group partials are read across devices, one
+  // meeting a block step. Each engine's counters count its own slice's bodies. Called on the first engine, from one
+  // thread; returns the block steps done (synchronises at the end).
   virtual std::uint64_t advance_together(const std::vector<HermiteEngine*>& engines, std::uint64_t blocks, double t,
                                          double t_stop);
 

@@ -78,9 +78,9 @@ struct HermiteControl {
   double t_stop;                // no block beyond this time (advance_blocks)
   unsigned long long steps_left;  // block steps advance_blocks may still do
   unsigned active;              // bodies in the block being done
-  // Several devices of one process (HermiteEngine::advance_together): the own bodies hermite_predict_list listed (its
-  // count of `active`, which hermite_gather then makes the whole block's) and their place in the whole block.
-  unsigned own_listed, own_first;
+  // Several devices of one process (HermiteEngine::advance_together): the block steps begun since hermite_arm, which
+  // is the count every device announces for the block being done (its meeting's target: HermiteMeeting).
+  unsigned long long meetings;
   // Nonzero: every kernel returns at once. Set only by block 0 of a kernel whose every block returns anyway
   // (see hermite_next_time), so no block of a kernel sees it change to a value that changes what it does.
   int halted;
@@ -775,6 +775,7 @@ __global__ void hermite_arm(HermiteControl* ctl, double t, double t_stop, unsign
     ctl->t_stop = t_stop;
     ctl->steps_left = steps;
     ctl->halted = 0;
+    ctl->meetings = 0;
   }
 }
 
@@ -889,15 +890,28 @@ __global__ void hermite_compact(HermiteSlice s, BlockClock clock, bool all, cons
 // time are its own; the control's counts and minima are exact in any order). The block that finishes last (the
 // same atomic counts the blocks) stores the count and clears the counter for the next launch. No block waits for
 // another. Launched with blockDim kHermiteBlock.
+//
+// kReplica: a block step of several devices (HermiteEngine::advance_together), where every device holds every body's
+// state. `s` is all of it (begin 0, count N), of which [j_begin, j_end) are this device's j-bodies: only those are
+// predicted into the j arrays (xp, vp or the split arrays, at i - j_begin), and every active body is listed,
+// whichever device's j-body it is, so that each device finds the same block (in its own list order: the devices'
+// partials meet by body index, hermite_scatter_groups). A body that is neither is read no further than its t_i, dt_i.
+// Block 0 counts the block step begun (HermiteControl::meetings).
 // One own body's state at t_i, as the predictor reads it.
 struct BodyAtStart {
   Real4<double> x, v, a, j;
   double t, dt;
   __device__ void load(const HermiteSlice& s, int i) {
+    load_state(s, i);
+    load_time(s, i);
+  }
+  __device__ void load_state(const HermiteSlice& s, int i) {
     x = s.x[i];
     v = s.v[i];
     a = s.a[i];
     j = s.jerk[i];
+  }
+  __device__ void load_time(const HermiteSlice& s, int i) {
     t = s.t[i];
     dt = s.dt[i];
   }
@@ -908,7 +922,8 @@ struct BodyAtStart {
     vp = {q.x, q.y, q.z, 0.0};
   }
 };
-__global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::ActiveBody* out) {
+template <bool kReplica>
+__global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::ActiveBody* out, int j_begin, int j_end) {
   __shared__ unsigned scratch[kHermiteBlock / 32];
   __shared__ unsigned long long waiting_min[kHermiteBlock / 32];
   __shared__ unsigned before_shared;
@@ -922,7 +937,12 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::Ac
   int const begin = id * chunk, end = min(s.count, begin + chunk);
   BodyAtStart first{};
   int const i_first = begin + int(threadIdx.x);
-  if (i_first < end) first.load(s, i_first);
+  if (i_first < end) {
+    if constexpr (kReplica)
+      first.load_time(s, i_first);
+    else
+      first.load(s, i_first);
+  }
   int const slot = ctl->read_slot;
   unsigned long long const key0 = ctl->key[0], key1 = ctl->key[1];
   unsigned long long const steps_left = ctl->steps_left;
@@ -939,6 +959,7 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::Ac
   if (id == 0 && threadIdx.x == 0) {  // no block of this kernel reads these
     ctl->t_next = t;
     ctl->write_slot = slot ^ 1;
+    if constexpr (kReplica) ctl->meetings += 1;
   }
   unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   unsigned mine = 0;
@@ -950,19 +971,31 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::Ac
     bool flag = false;
     if (i < end) {
       BodyAtStart b = first;
-      if (base != begin) b.load(s, i);
+      if (base != begin) {
+        if constexpr (kReplica)
+          b.load_time(s, i);
+        else
+          b.load(s, i);
+      }
       double const next = b.t + b.dt;
       flag = next == t;
       if (!flag) waiting = min(waiting, time_key(next));
-      Real4<double> xp, vp;
-      b.predict(t, xp, vp);
-      if (s.split.pos_hi) {
-        s.split.store(i, xp, vp);
-      } else {
-        s.xp[i] = xp;
-        s.vp[i] = vp;
+      bool const j_body = !kReplica || (i >= j_begin && i < j_end);
+      if (j_body || flag) {
+        if constexpr (kReplica) b.load_state(s, i);
+        Real4<double> xp, vp;
+        b.predict(t, xp, vp);
+        int const j = kReplica ? i - j_begin : i;
+        if (!j_body) {
+        } else if (s.split.pos_hi) {
+          s.split.store(j, xp, vp);
+        } else {
+          s.xp[j] = xp;
+          s.vp[j] = vp;
+        }
+        if (base == begin) xp_first = xp, vp_first = vp;
       }
-      if (base == begin) flag_first = flag, xp_first = xp, vp_first = vp;
+      if (base == begin) flag_first = flag;
     }
     mine += unsigned(__syncthreads_count(flag));
   }
@@ -975,7 +1008,7 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::Ac
     unsigned long long const was = atomicAdd(&ctl->listed, (1ull << 32) | mine);
     before_shared = unsigned(was);
     if ((was >> 32) == gridDim.x - 1u) {  // the last block: every other one has its places
-      ctl->active = ctl->own_listed = unsigned(was) + mine;
+      ctl->active = unsigned(was) + mine;
       atomicExch(&ctl->listed, 0ull);
     }
   }
@@ -1007,41 +1040,36 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::Ac
 }
 
 // ---- several devices of one process: block steps with no host round trip (HermiteEngine::advance_together) ----
-// Every device's control and own active list, in device order (the order of the groups), read where they are: peer
-// memory, or this device's own. Each kernel below runs after the others' writes it reads (the waits below).
+// Every device holds every body's state (its replica: the same bits on every device) and does the whole block step
+// itself but for the force pass, which covers its own j-bodies: it lists the active bodies (hermite_predict_list<true>),
+// computes their partials against its own groups, leaves them by body index (hermite_scatter_groups) and, once every
+// device has, adds every device's group partials in group order, read where they are (peer memory), and corrects every
+// active body (hermite_correct<true>). So each device finds what the next block step needs (its time, its list, the
+// floor) in its own memory, and the devices meet once a block step, before their correctors.
+//
+// The meeting is on the GPUs: flags in device memory, not events (a wait for another GPU's event cost about 4.6 us on
+// 2 x H200, a flag about 0.7: tools/wait_latency). Once a device's partials are made, it counts the block step in its
+// `announced` and stores the count into its slot of every device's `arrived` (a release at system scope: stream order
+// puts the partials' writes before it, and the release is cumulative, as for sim/kernels/drift_signal.cuh). Before its
+// corrector reads the others' partials, it waits until the count of every device in `waits_for` has reached the block
+// step's (HermiteControl::meetings; acquire loads). A device's partials of block step k + 2 go where those of block
+// step k went (two buffers, by parity): by then every device has announced block step k + 1, after its corrector of
+// block step k read them.
+// Where no engines share a GPU, the corrector announces and waits itself (meet_in_every_block). Where engines share
+// one, the announcement and the wait are one-thread kernels (hermite_announce, hermite_await), which never hold the
+// multiprocessors the other engine needs, and only engines on distinct GPUs wait for each other on the GPU: engines
+// that share one are ordered by events (the engine's stream waits for the other's announcement), so nothing depends on
+// a GPU running two streams' kernels side by side, which tools that serialise kernels (compute-sanitizer) do not. The
+// host queues every device's announcement before any device's wait wherever it waits after each launch
+// (CUDA_LAUNCH_BLOCKING, NBODY_DEBUG_SYNC) or engines share a GPU. Every device halts at the same block step (each
+// finds the same block time, floor and steps left), before its announcement, so none waits for one that never comes.
+// A wait that lasts kPollHostAfterNs reads `released`, which the host sets when it gives up on the devices
+// (HermiteEngine::abandon); one of `stall_ns`, longer than the host's own bound on the batch (so the host gives up
+// first, and says which GPU it waited for), traps with a message.
 inline constexpr int kHermiteMaxPeers = 16;
-struct HermitePeers {
-  HermiteControl* ctl[kHermiteMaxPeers];
-  const hk::ActiveBody* list[kHermiteMaxPeers];
-  int count;
-};
-
-// How the devices of advance_together wait for each other, on the GPUs: flags in device memory, not events (a wait
-// for another GPU's event cost about 4.6 us on 2 x H200, a flag about 0.7: tools/wait_latency). Three phases a block
-// step: the active lists made, the group partials made, the correctors done. After the kernel that makes a phase's
-// data, hermite_announce counts it in this device's `announced` and stores the count into this device's slot of every
-// device's `arrived` (a release at system scope: stream order puts the kernel's writes before it, and the release is
-// cumulative, as for sim/kernels/drift_signal.cuh). Before the kernel that reads the others' data, hermite_await waits
-// until the count of every device in `waits_for` has reached this device's own (acquire loads; the kernels after it
-// on the stream read the data). Where no engines share a GPU, the kernel that reads the others' data announces and
-// waits itself (meet_in_every_block; hermite_correct's last block for the correctors): every block of it waits, on a
-// GPU no other engine of the process uses; where engines share one, each wait is a one-thread kernel, which never
-// holds the multiprocessors the other engine needs. Only engines on distinct GPUs wait for each other on
-// the GPU: engines that
-// share one are ordered by events (the engine's stream waits for the other's announcement), so nothing depends on a
-// GPU running two streams' kernels side by side, which tools that serialise kernels (compute-sanitizer) do not. The
-// host queues every device's announcement of a phase before any device's wait for it wherever it waits after each
-// launch (CUDA_LAUNCH_BLOCKING, NBODY_DEBUG_SYNC) or engines share a GPU. Every device halts at the same block step,
-// before its announcement, so none waits for one that never comes. A wait that lasts kPollHostAfterNs reads
-// `released`, which the host sets when it gives up on the devices (HermiteEngine::abandon); one of `stall_ns`, longer
-// than the host's own bound on the batch (so the host gives up first, and says which GPU it waited for), traps with a
-// message.
-inline constexpr int kHermitePhases = 3;
-enum HermitePhase : int { kListed = 0, kGrouped = 1, kCorrected = 2 };
 struct HermiteSignals {  // one a device, in its memory, zeroed before the first block step of advance_together
-  unsigned long long announced[kHermitePhases];
-  unsigned long long arrived[kHermitePhases][kHermiteMaxPeers];  // [phase][device d]: stored by device d
-  unsigned finished;  // blocks of hermite_correct<true> done (the last one announces the correctors)
+  unsigned long long announced;
+  unsigned long long arrived[kHermiteMaxPeers];  // [device d]: stored by device d
 };
 struct HermiteMeeting {
   HermiteSignals* device[kHermiteMaxPeers];  // every device's signals, in device order (this one's at `self`)
@@ -1052,29 +1080,23 @@ struct HermiteMeeting {
   const unsigned* released;        // mapped pinned host memory: nonzero once the host gave up
 };
 
-__device__ __forceinline__ void announce_phase(const HermiteMeeting& m, int phase) {
+__device__ __forceinline__ void announce_partials(const HermiteMeeting& m) {
   HermiteSignals* const own = m.device[m.self];
-  unsigned long long const n = own->announced[phase] + 1;
-  own->announced[phase] = n;
+  unsigned long long const n = own->announced + 1;
+  own->announced = n;
   cuda::atomic_thread_fence(cuda::memory_order_release, cuda::thread_scope_system);
   for (int d = 0; d < m.count; ++d)
     if (d != m.self)
-      cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>(m.device[d]->arrived[phase][m.self])
+      cuda::atomic_ref<unsigned long long, cuda::thread_scope_system>(m.device[d]->arrived[m.self])
           .store(n, cuda::memory_order_relaxed);
 }
 
-// With `peers` (count > 0), once every device's correctors are done: the next block's key and the floor made the
-// least over every device, in this device's control (each device's key holds its own bodies' least, found while the
-// block before was done). Another device may read this device's values while this writes them: it reads its own
-// least or the least of all, and takes the least of all either way. Every device then finds the same block time and
-// halts at the same block.
-// `target`: the count every device's announcement must reach (this device's own count of the phase). `lead`: the
-// one waiter of a wait (the one thread, or block 0 of meet_in_every_block) reads the host word often and traps; the
-// other blocks of meet_in_every_block read it every kPollHostRarelyNs and never trap, so that a long wait costs no
-// more bus reads, and a stall no more messages, than one waiter's.
+// Until every device in `waits_for` has announced `target` block steps. `lead`: the one waiter of a wait (the one
+// thread, or block 0 of meet_in_every_block) reads the host word often and traps; the other blocks of
+// meet_in_every_block read it every kPollHostRarelyNs and never trap, so that a long wait costs no more bus reads, and
+// a stall no more messages, than one waiter's.
 inline constexpr unsigned long long kPollHostRarelyNs = 1000000;
-__device__ __forceinline__ void await_phase(const HermiteMeeting& m, int phase, unsigned long long target,
-                                            HermiteControl* self, const HermitePeers& peers, bool lead = true) {
+__device__ __forceinline__ void await_partials(const HermiteMeeting& m, unsigned long long target, bool lead = true) {
   const HermiteSignals* const own = m.device[m.self];
   unsigned long long const start = global_nanoseconds();
   unsigned long long const every = lead ? kPollHostEveryNs : kPollHostRarelyNs;
@@ -1082,7 +1104,7 @@ __device__ __forceinline__ void await_phase(const HermiteMeeting& m, int phase, 
   for (int d = 0; d < m.count; ++d) {
     if (d == m.self || !((m.waits_for >> d) & 1u)) continue;
     cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> arrived(
-        const_cast<unsigned long long&>(own->arrived[phase][d]));
+        const_cast<unsigned long long&>(own->arrived[d]));
     while (arrived.load(cuda::memory_order_acquire) < target) {
       __nanosleep(32);
       unsigned long long const waited = global_nanoseconds() - start;
@@ -1092,104 +1114,72 @@ __device__ __forceinline__ void await_phase(const HermiteMeeting& m, int phase, 
               .load(cuda::memory_order_relaxed) != 0)
         return;  // given up on: what follows is not used
       if (lead && waited > m.stall_ns) {
-        printf("nbody: GPU waited %llu s for another GPU's block step (hermite4, phase %d); giving up\n",
-               m.stall_ns / 1000000000ull, phase);
+        printf("nbody: GPU waited %llu s for another GPU's block step (hermite4); giving up\n",
+               m.stall_ns / 1000000000ull);
         __trap();
       }
     }
   }
-  if (peers.count == 0) return;
-  int const slot = self->read_slot;
-  unsigned long long key = self->key[slot];
-  long long floor_body = self->floor_body;
-  for (int d = 0; d < peers.count; ++d) {
-    const volatile HermiteControl* c = peers.ctl[d];
-    key = min(key, c->key[slot]);
-    floor_body = min(floor_body, c->floor_body);
-  }
-  self->key[slot] = key;
-  self->floor_body = floor_body;
 }
 
-__device__ __forceinline__ void await_phase(const HermiteMeeting& m, int phase, HermiteControl* self,
-                                            const HermitePeers& peers) {
-  await_phase(m, phase, m.device[m.self]->announced[phase], self, peers);
-}
-
-// One thread each (see above). hermite_meet announces and then waits, in one kernel: the correctors' meeting at the
-// start of advance_together, wherever the host never waits after a launch and no engines share a GPU (the block
-// steps' meetings are then in the kernels that read the others' data: meet_in_every_block, and the corrector's last
-// block); otherwise the host queues every device's announcement (hermite_announce) before any device's wait
-// (hermite_await).
-__global__ void hermite_announce(HermiteMeeting m, int phase, const HermiteControl* ctl) {
+// One thread each, where engines share a GPU or the host waits after each launch (see above).
+__global__ void hermite_announce(HermiteMeeting m, const HermiteControl* ctl) {
   follow_previous_kernel();
   if (halted(ctl)) return;
-  announce_phase(m, phase);
+  announce_partials(m);
 }
-__global__ void hermite_await(HermiteMeeting m, int phase, HermiteControl* self, HermitePeers peers) {
+__global__ void hermite_await(HermiteMeeting m, const HermiteControl* ctl) {
   follow_previous_kernel();
-  if (halted(self)) return;
-  await_phase(m, phase, self, peers);
-}
-__global__ void hermite_meet(HermiteMeeting m, int phase, HermiteControl* self, HermitePeers peers) {
-  follow_previous_kernel();
-  if (halted(self)) return;
-  announce_phase(m, phase);
-  await_phase(m, phase, self, peers);
+  if (halted(ctl)) return;
+  await_partials(m, ctl->meetings);
 }
 
-// hermite_meet's work at the start of the kernel that reads the others' data, where hermite_meet would be used (no
-// kernel boundary between the wait and the read: on 2 x H200 the block step at N = 4,096 went from 43.3 to 40.5 us,
-// at 65,536 from 75.4 to 73.7, at 262,144 in fp64 from 490.6 to 489.6, docs/benchmarks.md): block 0 announces `phase`
-// (kListed or kGrouped; the kernel before made its data), and every block waits for every device's (thread 0; the
-// rest at the barrier), so a block reads the others' data only after their announcement. The count to wait for is
-// read while block 0 may be announcing, so it is not the phase's own count but the one it equals: every phase is
-// announced once a block step, in the order kCorrected (the block step before, or the call's start), kListed,
-// kGrouped, and no block of this kernel writes the count of the phase before. No block waits for another block of its
-// own device, only for the other devices' block 0; and the engine launches these kernels with no more blocks than
-// stay resident together (HermiteCudaEngine's resident_gather_, resident_correct_), so every block 0 runs while the others wait, unless
-// another process holds the GPU's multiprocessors, where the host's bound ends the wait (every waiting block reads
-// the host's word, block 0 often and the others rarely; only block 0 traps).
-__device__ __forceinline__ void meet_in_every_block(const HermiteMeeting& m, int phase, HermiteControl* self) {
+// Both at the start of the corrector, where no engines share a GPU (no kernel boundary between the wait and the read:
+// on 2 x H200 the block step at N = 4,096 went from 43.3 to 40.5 us, docs/benchmarks.md): block 0 announces, and every
+// block waits for every device's (thread 0; the rest at the barrier), so a block reads the others' partials only after
+// their announcement. The count to wait for is the block step's (HermiteControl::meetings, which hermite_predict_list
+// wrote), not this device's own count, which block 0 may be writing. No block waits for another block of its own
+// device, only for the other devices' block 0; and the engine launches the corrector with no more blocks than stay
+// resident together (HermiteCudaEngine's resident_correct_), so every block 0 runs while the others wait, unless
+// another process holds the GPU's multiprocessors, where the host's bound ends the wait (every waiting block reads the
+// host's word, block 0 often and the others rarely; only block 0 traps).
+__device__ __forceinline__ void meet_in_every_block(const HermiteMeeting& m, const HermiteControl* ctl) {
   if (threadIdx.x == 0) {
-    unsigned long long const target = m.device[m.self]->announced[phase == kListed ? kCorrected : kListed];
-    if (blockIdx.x == 0) announce_phase(m, phase);
-    await_phase(m, phase, target, self, HermitePeers{}, blockIdx.x == 0);
+    unsigned long long const target = ctl->meetings;
+    if (blockIdx.x == 0) announce_partials(m);
+    await_partials(m, target, blockIdx.x == 0);
   }
   __syncthreads();
 }
 
-// After every device's hermite_predict_list: the whole active block, every device's own list in device order, into
-// `out`; this device's place in it (own_first) and the block's count (active) into its control. Nothing once halted.
-// With `meet`, the kListed meeting first (meet_in_every_block).
-__global__ void hermite_gather(HermitePeers p, int self_index, HermiteControl* self, hk::ActiveBody* out,
-                               HermiteMeeting m, bool meet) {
+// After the force pass of a block step on several devices: each own group's partial of each active body, from the
+// pass's span sums (per_span, added in span order) or its group partials (per_group), into by_index[group][body
+// index], where every device's corrector finds it whatever the order of its own list. Nothing once halted.
+__global__ void hermite_scatter_groups(HermiteSums sums, ActiveCount count, const hk::ActiveBody* list,
+                                       hk::ForceJerk* by_index, unsigned long long bodies, const HermiteControl* ctl) {
   follow_previous_kernel();
-  if (halted(self)) return;
-  if (meet) meet_in_every_block(m, kListed, self);
-  unsigned offsets[kHermiteMaxPeers + 1];
-  offsets[0] = 0;
-  for (int d = 0; d < p.count; ++d) offsets[d + 1] = offsets[d] + *static_cast<const volatile unsigned*>(&p.ctl[d]->own_listed);
-  unsigned const total = offsets[p.count];
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    self->own_first = offsets[self_index];
-    self->active = total;
-  }
-  int d = 0;
-  for (unsigned q = blockIdx.x * blockDim.x + threadIdx.x; q < total; q += gridDim.x * blockDim.x) {
-    while (q >= offsets[d + 1]) ++d;
-    out[q] = p.list[d][q - offsets[d]];
+  if (halted(ctl)) return;
+  unsigned const active = count.get();
+  if (active == 0) return;
+  bool const spans = hermite_force_mode(active, sums.cut) == HermiteForceMode::per_span;
+  unsigned long long const n = static_cast<unsigned long long>(sums.cut.groups) * active;
+  for (unsigned long long q = blockIdx.x * blockDim.x + threadIdx.x; q < n; q += gridDim.x * blockDim.x) {
+    unsigned long long const g = divide(q, active);
+    unsigned const k = unsigned(q - g * active);
+    hk::ForceJerk const p = spans ? sums.group_of_spans(int(g), k, active) : load_sum(&sums.group[q]);
+    by_index[g * bodies + list[k].index] = p;
   }
 }
 
 // ---- the corrector ----
-// advance_together's totals: every device's group partials ([own group][active] each, the whole block's in one
-// order on every device), in device order, read where they are (peer memory) and added in group order from zero:
-// the sums hermite_add_groups passes device after device, found with one wait for the devices in place of one each.
+// advance_together's totals: every device's group partials ([own group][body index] each, hermite_scatter_groups),
+// in device order, read where they are (peer memory) and added in group order from zero: the sums hermite_add_groups
+// passes device after device, found with one wait for the devices in place of one each.
 struct HermiteGroupsOnDevices {
   const hk::ForceJerk* group[kHermiteMaxPeers];
   int groups[kHermiteMaxPeers];
   int count;  // devices; 0: not these (the totals are given, or on this device)
+  unsigned long long bodies;  // N: a group's partials are [body index]
 };
 
 struct HermiteCorrectArgs {
@@ -1204,13 +1194,13 @@ struct HermiteCorrectArgs {
   unsigned long long j_bodies;  // own j-bodies: interactions per active body (single-device bookkeeping)
   bool initialise;           // the start: a, jerk and the start step instead of the corrector
   hk::HermiteParams params;
-  HermiteGroupsOnDevices devices;  // hermite_correct<true>: every device's group partials
-  // hermite_correct<true>: its last block to finish announces the correctors (kCorrected). With `meet` (where
-  // hermite_meet would be used), the kGrouped meeting first (meet_in_every_block), and after that announcement the
-  // last block waits for every device's and agrees on the next block (hermite_meet's work).
+  // hermite_correct<true>: every device's group partials; with `meet`, the devices' meeting first
+  // (meet_in_every_block); the bodies [counted_begin, counted_end) whose force evaluations and step levels this device
+  // counts (its own j-bodies: every device corrects every active body, and the counts are summed over devices).
+  HermiteGroupsOnDevices devices;
   HermiteMeeting meeting;
-  HermitePeers peers;
   bool meet;
+  unsigned long long counted_begin, counted_end;
   // Launched before the force pass ends (HermiteForceArgs::corrector_early, with programmatic dependent launch): what
   // the force pass does not write is read first, then every block that reads its sums waits for it. Block 0 always
   // waits, so the corrector's grid ends after the force pass's even where no other block waits (the kernel after it
@@ -1253,9 +1243,11 @@ __device__ __forceinline__ CorrectorInput load_corrector_input(const HermiteSlic
 }
 
 // One own active body with its total force f: corrected (or initialised), its new step taken, counted by the level
-// of the step that ended, a step below the floor remembered. Returns the time_key of its next time.
+// of the step that ended (with `counted`; and as a force evaluation with `evaluation` too), a step below the floor
+// remembered. Returns the time_key of its next time.
 __device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s, const HermiteCorrectArgs& c,
-                                                           const CorrectorInput& in, const hk::ForceJerk& f, double t) {
+                                                           const CorrectorInput& in, const hk::ForceJerk& f, double t,
+                                                           bool counted = true, bool evaluation = false) {
   int const i = in.i;
   hk::V3 const a1{f.ax, f.ay, f.az}, j1{f.jx, f.jy, f.jz};
   double step = 0.0;
@@ -1274,7 +1266,10 @@ __device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s
     s.jerk[i] = {j.x, j.y, j.z, 0.0};
     double const top = hk::pow2_at_most(c.params.dt_max);
     step = hk::next_step(wanted, dt, t, top, hk::step_floor(t, c.params));
-    atomicAdd(&c.ctl->levels[step_level_device(dt, top)], 1ull);
+    if (counted) {
+      atomicAdd(&c.ctl->levels[step_level_device(dt, top)], 1ull);
+      if (evaluation) atomicAdd(&c.ctl->force_evaluations, 1ull);
+    }
   }
   s.t[i] = t;
   s.dt[i] = step;
@@ -1290,9 +1285,9 @@ __device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s
 //
 // A small block's corrector is a chain of round trips to memory, so what does not depend on the corrected bodies is
 // read or done off that chain: the control's fields in one round trip with the halt flag, each body's state while its
-// sums are read, and the block step's bookkeeping by block 0 at its start; blocks with no body return at once
-// (hermite_correct<false>; those of hermite_correct<true> still count themselves done at the end).
-// kOnDevices: advance_together's corrector, each total from every device's group partials (c.devices).
+// sums are read, and the block step's bookkeeping by block 0 at its start; blocks with no body return at once.
+// kOnDevices: advance_together's corrector, each total from every device's group partials (c.devices), on every
+// device for every active body (each device's own list, its replica of every body's state).
 template <bool kOnDevices>
 __global__ void __launch_bounds__(kHermiteBlock, 2) hermite_correct(HermiteSlice s, HermiteCorrectArgs c) {
   bool const early = !kOnDevices && c.early;
@@ -1305,11 +1300,9 @@ __global__ void __launch_bounds__(kHermiteBlock, 2) hermite_correct(HermiteSlice
   int const write_slot = clock ? clock->write_slot : 0;
   bool const stop = clock && halted(clock);
   unsigned const warps = blockDim.x / 32;
-  // No body here in either arrangement below (the devices' corrector still counts itself done at the end). Block 0
-  // always goes on (see HermiteCorrectArgs::early).
-  if constexpr (!kOnDevices) {
-    if (blockIdx.x > 0 && blockIdx.x >= n) return;
-  }
+  // No body here in any arrangement below. Block 0 always goes on (see HermiteCorrectArgs::early; on several devices
+  // it announces this device's partials).
+  if (blockIdx.x > 0 && blockIdx.x >= n) return;
   bool const span_sums = !kOnDevices && !c.own_totals && hermite_force_mode(active, c.sums.cut) == HermiteForceMode::per_span;
   // The first body of this pair of warps in the per-span arrangement below (a small block: its only one), its state
   // read before the wait. 128 registers at most (two blocks an SM): holding it across the wait took the compiler to
@@ -1321,11 +1314,11 @@ __global__ void __launch_bounds__(kHermiteBlock, 2) hermite_correct(HermiteSlice
   if (early) follow_previous_kernel();
   if (stop) return;
   if constexpr (kOnDevices) {
-    if (c.meet) meet_in_every_block(c.meeting, kGrouped, c.ctl);
+    if (c.meet) meet_in_every_block(c.meeting, c.ctl);
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     // Nothing below reads these (the key it fills is key[write_slot]; hermite_predict_list reads the rest).
-    if (!c.initialise) c.ctl->force_evaluations += n;
+    if (!c.initialise && !kOnDevices) c.ctl->force_evaluations += n;
     if (clock) {
       clock->t = t;
       clock->block_steps += 1;
@@ -1349,13 +1342,14 @@ __global__ void __launch_bounds__(kHermiteBlock, 2) hermite_correct(HermiteSlice
     for (unsigned k = warp * gridDim.x + blockIdx.x; k < n; k += gridDim.x * warps) {
       CorrectorInput in{};
       if (lane == 0) in = load_corrector_input(s, c, first, k);
+      unsigned long long const index = c.active[first + k].index;
       unsigned const g = lane / 2, half = lane & 1;
       if (g < unsigned(groups)) {
         int d = 0;
         unsigned local = g;
         while (local >= unsigned(c.devices.groups[d])) local -= unsigned(c.devices.groups[d++]);
         const auto* r =
-            reinterpret_cast<const double2*>(&c.devices.group[d][std::size_t(local) * active + first + k]) + 2 * half;
+            reinterpret_cast<const double2*>(&c.devices.group[d][local * c.devices.bodies + index]) + 2 * half;
         double2 const u = r[0], v = r[1];
         double* const out = reinterpret_cast<double*>(&group_sums[warp][g]) + 4 * half;
         out[0] = u.x;
@@ -1367,7 +1361,7 @@ __global__ void __launch_bounds__(kHermiteBlock, 2) hermite_correct(HermiteSlice
       if (lane == 0) {
         hk::ForceJerk total{};
         for (int q = 0; q < groups; ++q) hk::add_partial(total, group_sums[warp][q]);
-        key = min(key, correct_body(s, c, in, total, t));
+        key = min(key, correct_body(s, c, in, total, t, index >= c.counted_begin && index < c.counted_end, true));
       }
       __syncwarp();
     }
@@ -1416,19 +1410,6 @@ __global__ void __launch_bounds__(kHermiteBlock, 2) hermite_correct(HermiteSlice
   if (clock && !c.initialise) {
     for (int o = 16; o > 0; o /= 2) key = min(key, __shfl_xor_sync(0xffffffffu, key, o));
     if ((threadIdx.x & 31) == 0 && key != time_key(INFINITY)) atomicMin(&c.ctl->key[write_slot], key);
-  }
-  if constexpr (kOnDevices) {
-    // The last block to finish announces the correctors, after every block's writes (each block's fence before its
-    // count); with c.meet it then waits for every device's and agrees on the next block, as hermite_meet would.
-    __syncthreads();
-    if (threadIdx.x != 0) return;
-    __threadfence();
-    HermiteSignals* const own = c.meeting.device[c.meeting.self];
-    if (atomicAdd(&own->finished, 1u) != gridDim.x - 1) return;
-    own->finished = 0;
-    __threadfence();
-    announce_phase(c.meeting, kCorrected);
-    if (c.meet) await_phase(c.meeting, kCorrected, c.ctl, c.peers);
   }
 }
 
