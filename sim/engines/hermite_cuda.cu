@@ -594,7 +594,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         gpu::DeviceGuard guard(e.config_.device);
         cudaStream_t const s = e.stream_.get();
         k::HermiteControl* const ctl = e.ctl_.data();
-        e.launch_after(k::hermite_predict_list<true>, list_grid(config_.bodies), k::kHermiteBlock, s, e.replica(), ctl,
+        e.launch_after(k::hermite_predict_list<true>, e.list_blocks_, k::kHermiteBlock, s, e.replica(), ctl,
                        e.active_.data(), int(e.config_.slice.begin), int(e.config_.slice.end()));
         k::ActiveCount const count{&ctl->active, 0};
         k::HermiteSums const sums = e.sums_for(false);

@@ -933,8 +933,13 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::Ac
   // N = 262,144, the only round). A halted launch reads them and ignores them.
   follow_previous_kernel();
   int const id = int(blockIdx.x);
+  // kReplica: rounds dealt out to the blocks in turn (block b's round r at (r gridDim.x + b) kHermiteBlock), so
+  // that with a grid of the own bodies' size each block has about one round of own j-bodies to predict and the rest
+  // only to look at; else one contiguous chunk a block.
   int const chunk = list_chunk(s.count, int(gridDim.x));
-  int const begin = id * chunk, end = min(s.count, begin + chunk);
+  int const step = kReplica ? int(gridDim.x) * kHermiteBlock : kHermiteBlock;
+  int const begin = kReplica ? id * kHermiteBlock : id * chunk;
+  int const end = kReplica ? s.count : min(s.count, begin + chunk);
   BodyAtStart first{};
   int const i_first = begin + int(threadIdx.x);
   if (i_first < end) {
@@ -966,7 +971,7 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::Ac
   unsigned long long waiting = time_key(INFINITY);
   bool flag_first = false;
   Real4<double> xp_first{}, vp_first{};
-  for (int base = begin; base < end; base += kHermiteBlock) {
+  for (int base = begin; base < end; base += step) {
     int const i = base + int(threadIdx.x);
     bool flag = false;
     if (i < end) {
@@ -1014,7 +1019,7 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::Ac
   }
   __syncthreads();
   unsigned offset = before_shared;
-  for (int base = begin; base < end; base += kHermiteBlock) {
+  for (int base = begin; base < end; base += step) {
     int const i = base + int(threadIdx.x);
     bool const flag = base == begin ? flag_first : i < end && s.t[i] + s.dt[i] == t;
     unsigned const ballot = __ballot_sync(0xffffffffu, flag);
