@@ -324,6 +324,7 @@ class Simulation:
         for name, value in (("diagnostics_every", diagnostics_every), ("checkpoint_every", checkpoint_every),
                             ("snapshot_every", snapshot_every)):
             outputs[name] = None if value is None else _whole(value, name, 1, _MAX_STEPS)
+        first_notice = len(self.notices)
         if t_end is not None:  # last: hermite4's time limit, set here, is cleared by the run that follows
             total = self._engine.steps_to(float(t_end))
         try:
@@ -333,12 +334,20 @@ class Simulation:
                 self._take_notices()
             except RuntimeError:  # busy in another thread: the notices stay for the next call
                 pass
+            self._note_run_notices(first_notice)
             raise
         self._take_notices()
         if t_end is not None and not result["stopped_by_callback"]:
             self._engine.note_end(float(t_end))
             self._take_notices()
+        self._note_run_notices(first_notice)
         return result["steps"]
+
+    def _note_run_notices(self, first):
+        # The run's own notices in last_run (the run's outcome; None where it was refused before it began).
+        outcome = self._engine.last_run
+        if outcome is not None:
+            outcome["notices"] = self.notices[first:]
 
     @property
     def last_run(self):
@@ -349,7 +358,8 @@ class Simulation:
         checkpoint, and hermite4: None, or for hermite4 this run's figures as ``nbody --run --json``
         has them (block_steps, force_evaluations and _per_body, step_level_histogram, longest_step,
         interactions and interactions_per_second, eta, eta_start, dt_max, state_hash), counted from
-        the run's first block step. Kept when the run ends with an exception (a callback's, Ctrl-C, a
+        the run's first block step, and notices: this run's (``sim.notices`` keeps every one since
+        the simulation was made). Kept when the run ends with an exception (a callback's, Ctrl-C, a
         failure); None before the first run."""
         return self._engine.last_run
 

@@ -119,8 +119,12 @@ def test_a_run_to_a_time_off_the_block_times_says_where_it_ended():
     stopped = nbody.Simulation(**PLUMMER, softening=0.01)
     stopped.run(t_end=1.0, callback=lambda s: s.steps >= 3)
     assert stopped.time < 1.0 and not any("block time" in n for n in stopped.notices)
+    assert sim.last_run["notices"] == ended  # the run's own, where sim.notices keeps every one
     assert sim.run(t_end=0.25) == 0
     assert f"t_end=0.25: the run is already at time {sim.time!r}; no steps" in sim.notices
+    assert sim.last_run["notices"] == [f"t_end=0.25: the run is already at time {sim.time!r}; no steps"]
+    sim.run(steps=2)
+    assert sim.last_run["notices"] == []
     # On the block times of a start at 0.3: 0.3 plus a multiple of the longest step ends there, every body with it.
     later = nbody.Simulation.from_arrays(sim.positions, sim.velocities, sim.masses, time=0.3, softening=0.01,
                                          integrator="hermite4", precision="fp64", backend="cpu")
