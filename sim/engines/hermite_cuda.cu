@@ -463,11 +463,16 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   bool can_advance_together(const std::vector<HermiteEngine*>& engines) override {
     if (engines.size() < 2 || engines.size() > std::size_t(k::kHermiteMaxPeers) || engines.front() != this) return false;
     std::vector<HermiteCudaEngine*> all;
+    std::size_t next = 0;  // the slices in order, one after another, every body once (each device's replica is whole)
     for (HermiteEngine* e : engines) {
       auto* c = dynamic_cast<HermiteCudaEngine*>(e);
-      if (!c || c->own_groups_ == 0 || c->config_.slice.count == 0 || c->config_.bodies != config_.bodies) return false;
+      if (!c || c->own_groups_ == 0 || c->config_.slice.count == 0 || c->config_.bodies != config_.bodies ||
+          c->config_.slice.begin != next)
+        return false;
+      next = c->config_.slice.end();
       all.push_back(c);
     }
+    if (next != config_.bodies) return false;
     for (HermiteCudaEngine* a : all)
       for (HermiteCudaEngine* b : all) {
         if (a->config_.device == b->config_.device) continue;
@@ -476,7 +481,10 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
         if (!can) return false;
       }
     for (HermiteCudaEngine* a : all)
-      if (!a->prepare_together()) return false;
+      if (!a->prepare_together()) {
+        for (HermiteCudaEngine* b : all) b->by_index_ = {};  // the others' partials would go unused
+        return false;
+      }
     for (HermiteCudaEngine* a : all)
       for (HermiteCudaEngine* b : all) gpu::enable_peer_access(a->config_.device, b->config_.device);
     return true;
@@ -637,6 +645,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       parity ^= 1;
     };
     static_assert(kGraphSteps % 2 == 0, "a graph's block steps end at the parity they begin with");
+    static_assert(kBatchSteps % kGraphSteps == 0, "a batch's steps on the streams come after its graphs, at its end");
     // Graphs of kGraphSteps block steps of every device, launched on the first device's stream: one launch where
     // the streams took several launches a device and block step, which held the devices back whenever a block step
     // took the GPUs less time than the host its launches. The capture starts on the first stream; the others join
@@ -706,6 +715,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   // queued, so the GPU never waits for the host. Steps past `blocks`, t_stop or a floor violation do nothing.
   std::uint64_t advance_blocks(std::uint64_t blocks, double t_stop) override {
     floor_known_ = false;
+    replica_current_ = false;
     if (config_.slice.count != config_.bodies)
       throw std::logic_error("Hermite CUDA engine: advance_blocks needs the whole system on one engine");
     if (blocks == 0 || config_.bodies == 0) return 0;
@@ -830,7 +840,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     try {
       wait();
     } catch (const RuntimeFailure&) {
-      for (HermiteCudaEngine* e : all) e->release_waits();
+      // The released waits let the correctors go on with partials that may never have been made.
+      for (HermiteCudaEngine* e : all) e->release_waits(), e->replica_current_ = false;
       throw;
     }
   }

@@ -131,7 +131,9 @@ class HermiteEngine {
   // ---- several devices of one process: whole block steps on the devices ----
   // Whether `engines` (in device order, this one first; every slice of the system, each with groups) can run
   // advance_together: engines of one kind and precision that can read each other's memory (CUDA engines on one GPU,
-  // or on GPUs with peer access to each other). Enables that access.
+  // or on GPUs with peer access to each other), whose slices follow each other from body 0 to N, on devices with
+  // room for advance_together's buffers (the force partials of two block steps by body index). Enables that access
+  // and makes those buffers.
   virtual bool can_advance_together(const std::vector<HermiteEngine*>& /*engines*/) { return false; }
   // advance_blocks for the devices of `engines` together, from block time `t` (where the protocol left them): the
   // protocol's block steps with every value found on the devices, so the host only queues work and waits once a batch;

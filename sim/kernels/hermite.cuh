@@ -61,8 +61,9 @@ NBODY_HOST_DEVICE inline double key_time(unsigned long long key) {
 }
 inline constexpr long long kNoBody = 0x7fffffffffffffffll;
 
-// What the kernels of a block step share in device memory. Written by the kernels themselves on the
-// single-device path (advance_blocks); the multi-device protocol uses only the counters and the floor.
+// What the kernels of a block step share in device memory. Written by the kernels themselves in whole block steps
+// on the devices (advance_blocks, and each device's own control in advance_together); the multi-device protocol
+// through the host uses only the counters and the floor.
 struct HermiteControl {
   unsigned long long next_key;  // time_key of min t_i + dt_i, being found (hermite_next_time; the protocol)
   // advance_blocks: the next block's time_key, found while the current block is done (hermite_predict_list adds
@@ -89,7 +90,8 @@ struct HermiteControl {
   unsigned long long levels[hk::kLevels];
 };
 
-// The three kernels of a block step on one device are launched with programmatic dependent launch (Hopper and
+// The kernels of a block step on the devices (three on one device, four or five in advance_together) are launched
+// with programmatic dependent launch (Hopper and
 // later; the engine's launch_after): a kernel is launched once every block of the one before it has exited, not
 // after that grid has been retired and its writes flushed, and each of its blocks waits here, before its first read
 // of anything, until they are (the corrector reads what the force pass does not write before it: below). Only the
@@ -135,7 +137,7 @@ __device__ __forceinline__ float2 split_ds(double x) {
   return {hi, __double2float_rn(__dsub_rn(x, double(hi)))};
 }
 
-// --precision fp32 on one device: the predicted j-bodies as the force pass reads them, double-single pairs (hi with
+// --precision fp32 in block steps on the devices: the predicted j-bodies as the force pass reads them, double-single pairs (hi with
 // the mass in w, lo; split_ds of the fp64 prediction), written once a block step by hermite_predict_list, so that
 // the force pass copies them where it split every j-body once for every item that staged it. Padded like xp, vp
 // (zero past the own bodies). Null: fp64, and the protocol's passes (which split xp, vp as they stage them: the same
@@ -155,7 +157,9 @@ struct HermiteSplit {
   }
 };
 
-// The own bodies' state, fp64, in device memory (own slice; the j arrays padded to whole groups).
+// The bodies' state, fp64, in device memory: the own slice's (`begin` its first body's global index, `count` its
+// bodies), or in advance_together every body's (begin 0, count N: the device's replica), whose j arrays (xp, vp,
+// split) still hold the own j-bodies only (hermite_predict_list<true>). The j arrays are padded to whole groups.
 struct HermiteSlice {
   Real4<double>* x;      // x, y, z, m at t_i
   Real4<double>* v;      // w unused
@@ -163,11 +167,11 @@ struct HermiteSlice {
   Real4<double>* jerk;   // w unused
   double* t;             // t_i, block time
   double* dt;            // dt_i
-  Real4<double>* xp;     // predicted x, y, z, m: the j-bodies of the force pass (zero mass past `count`)
+  Real4<double>* xp;     // predicted x, y, z, m: the own j-bodies of the force pass (zero mass past them)
   Real4<double>* vp;     // predicted velocity
-  int begin;             // global index of own body 0
-  int count;             // own bodies
-  HermiteSplit split;    // fp32 on one device: hermite_predict_list writes these in place of xp, vp
+  int begin;             // global index of body 0 of these arrays
+  int count;             // bodies in them
+  HermiteSplit split;    // fp32 block steps on the devices: hermite_predict_list writes these in place of xp, vp
 };
 
 // ---- the pair arithmetic of the GPU force pass ----
@@ -779,8 +783,9 @@ __global__ void hermite_arm(HermiteControl* ctl, double t, double t_stop, unsign
   }
 }
 
-// min over the own bodies of t_i + dt_i into *target (atomicMin on ordered keys: exact, any order): the
-// protocol's own_next_time, and the first block of each advance_blocks run.
+// min over the slice's bodies of t_i + dt_i into *target (atomicMin on ordered keys: exact, any order): the
+// protocol's own_next_time, and the first block of each advance_blocks and advance_together run (there over the
+// replica: every body).
 __global__ void hermite_next_time(HermiteSlice s, unsigned long long* target) {
   unsigned long long key = time_key(INFINITY);
   for (int i = int(blockIdx.x * blockDim.x + threadIdx.x); i < s.count; i += int(gridDim.x * blockDim.x))
@@ -897,7 +902,8 @@ __global__ void hermite_compact(HermiteSlice s, BlockClock clock, bool all, cons
 // whichever device's j-body it is, so that each device finds the same block (in its own list order: the devices'
 // partials meet by body index, hermite_scatter_groups). A body that is neither is read no further than its t_i, dt_i.
 // Block 0 counts the block step begun (HermiteControl::meetings).
-// One own body's state at t_i, as the predictor reads it.
+
+// One body's state at t_i, as the predictor reads it.
 struct BodyAtStart {
   Real4<double> x, v, a, j;
   double t, dt;
@@ -930,7 +936,8 @@ __global__ void hermite_predict_list(HermiteSlice s, HermiteControl* ctl, hk::Ac
   // What the block reads that does not depend on the block time is read at once, in one round trip: the control's
   // fields beside the halt flag (both keys: the one read_slot names is taken), and the state of the chunk's first
   // round of bodies, kept in registers for both passes below (with a block per kHermiteBlock bodies, up to
-  // N = 262,144, the only round). A halted launch reads them and ignores them.
+  // N = 262,144, the only round; kReplica: only their t_i and dt_i, the rest read where a body needs it). A halted
+  // launch reads them and ignores them.
   follow_previous_kernel();
   int const id = int(blockIdx.x);
   // kReplica: rounds dealt out to the blocks in turn (block b's round r at (r gridDim.x + b) kHermiteBlock), so
@@ -1196,7 +1203,7 @@ struct HermiteCorrectArgs {
   ActiveCount active_count;  // the whole block's count (to read `sums`)
   BlockClock clock;          // with ctl: the single-device path (the time, halting, the block's bookkeeping)
   HermiteControl* ctl;       // counters and the floor
-  unsigned long long j_bodies;  // own j-bodies: interactions per active body (single-device bookkeeping)
+  unsigned long long j_bodies;  // own j-bodies: interactions per active body (the control's bookkeeping)
   bool initialise;           // the start: a, jerk and the start step instead of the corrector
   hk::HermiteParams params;
   // hermite_correct<true>: every device's group partials; with `meet`, the devices' meeting first
