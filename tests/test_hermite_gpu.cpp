@@ -690,43 +690,54 @@ bool stream_idle_within(cudaStream_t stream, double seconds) {
   return false;
 }
 
-// Two GPUs, and GPU 0 never announces its block steps (set_isolated_for_test): GPU 1 waits for it on the GPU, GPU
-// 0's next graph waits for GPU 1's stream, and the host's bound on the batch expires, naming GPU 0, the one it waits
-// on. Giving up on GPU 0 must end GPU 1's wait too, at once, not at the trap minutes later.
+// Two GPUs, and one of them never announces its block steps (set_isolated_for_test): it goes on alone, and the
+// other waits for it on the GPU. The host's bound on the waiting GPU's batch expires, naming that GPU (each device's
+// queue has a bound of its own: with only GPU 0's looked at, an isolated GPU 0 let the host queue GPU 1's block steps
+// until its trap, a minute later). Giving up must end the wait on the GPU at once, not at the trap, and leave
+// neither GPU with work queued past two batches.
 TEST(HermiteGpu, AWaitGivenUpEndsTheWaitsOnEveryGpu) {
   if (gpu::devices().size() < 2) GTEST_SKIP() << "needs 2 GPUs, " << gpu::devices().size() << " visible";
   if (gpu::debug_sync()) GTEST_SKIP() << "NBODY_DEBUG_SYNC waits for the launch of the wait itself";
   std::size_t const n = kLayoutBodies, L = sim::kernels::segment_layout(n).length;
   sim::BodySet const b = test::scenario("plummer", n);
-  auto c0 = config_for(n, Precision::fp32, 0.01, Slice{0, 5 * L}), c1 = config_for(n, Precision::fp32, 0.01, Slice{5 * L, n - 5 * L});
-  c1.device = 1;
-  c0.wait_seconds = c1.wait_seconds = 1.0;
-  auto e0 = cuda_engine(c0), e1 = cuda_engine(c1);
-  std::vector<sim::HermiteEngine*> const two{e0.get(), e1.get()};
-  if (!e0->can_advance_together(two)) GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
-  protocol_run(two, b, 0);
-  e0->set_isolated_for_test(true);
-  cudaStream_t const given_up = e0->stream(), waiting = e1->stream();
-  auto const start = std::chrono::steady_clock::now();
-  std::string failure;
-  try {
-    e0->advance_together(two, 100000, 0.0, INFINITY);
-  } catch (const RuntimeFailure& x) {
-    failure = x.what();
+  for (bool graphs : {true, false}) {
+    for (int isolated : {0, 1}) {
+      int const waiting = 1 - isolated;
+      std::string const where = "GPU " + std::to_string(isolated) + " isolated, " + (graphs ? "graphs" : "stream");
+      auto c0 = config_for(n, Precision::fp32, 0.01, Slice{0, 5 * L}),
+           c1 = config_for(n, Precision::fp32, 0.01, Slice{5 * L, n - 5 * L});
+      c1.device = 1;
+      c0.wait_seconds = c1.wait_seconds = 1.0;
+      std::unique_ptr<sim::CudaHermiteEngine> e[2] = {cuda_engine(c0), cuda_engine(c1)};
+      std::vector<sim::HermiteEngine*> const two{e[0].get(), e[1].get()};
+      if (!e[0]->can_advance_together(two)) GTEST_SKIP() << "GPUs 0 and 1 have no peer access";
+      for (auto& x : e) x->set_graph_launch(graphs);
+      protocol_run(two, b, 0);
+      e[isolated]->set_isolated_for_test(true);
+      cudaStream_t const stream[2] = {e[0]->stream(), e[1]->stream()};  // an engine given up lets go of its own
+      auto const start = std::chrono::steady_clock::now();
+      std::string failure;
+      try {
+        e[0]->advance_together(two, 100000, 0.0, INFINITY);
+      } catch (const RuntimeFailure& x) {
+        failure = x.what();
+      }
+      double const took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      bool idle[2];
+      for (int d : {0, 1}) idle[d] = stream_idle_within(stream[d], 10.0);
+      std::string const named = "GPU " + std::to_string(waiting) + " (hermite4 block steps) has not finished after ";
+      EXPECT_EQ(failure.rfind(named, 0), 0u)
+          << where << ": " << (failure.empty() ? "block steps waiting for a GPU that never announces them ended" : failure);
+      EXPECT_LT(took, 10.0) << where << ": the bound is 1 s";
+      EXPECT_TRUE(e[waiting]->abandoned()) << where;
+      EXPECT_FALSE(e[isolated]->abandoned()) << where;
+      EXPECT_TRUE(idle[waiting]) << where << ": GPU " << waiting << " still waits after the host gave up on it";
+      EXPECT_TRUE(idle[isolated]) << where << ": GPU " << isolated << " still runs block steps queued for it";
+      EXPECT_EQ(cudaGetLastError(), cudaSuccess) << where;
+      // As HermiteBlocks does once an engine gave up: none frees what the other's work may still read.
+      for (auto& x : e) x->abandon();
+    }
   }
-  double const took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  bool const waiting_ended = stream_idle_within(waiting, 10.0);
-  if (!waiting_ended) e1->abandon();  // its wait may last until the trap: not waited for when it is freed
-  // On the streams GPU 0's work does not wait for GPU 1's (only the graph's launch does), so the host gives up on
-  // GPU 1 instead: a driver that refused the graph is not what this test is about.
-  if (e0->kernel_name().find("no graph") != std::string::npos) GTEST_SKIP() << "the graph over both GPUs was refused";
-  EXPECT_EQ(failure.rfind("GPU 0 (hermite4 block steps) has not finished after ", 0), 0u)
-      << (failure.empty() ? "block steps waiting for a GPU that never announces them ended" : failure);
-  EXPECT_LT(took, 10.0) << "the bound is 1 s";
-  EXPECT_TRUE(e0->abandoned());
-  EXPECT_TRUE(waiting_ended) << "GPU 1 still waits for GPU 0 after the host gave up on it";
-  EXPECT_TRUE(stream_idle_within(given_up, 10.0));
-  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 // The GPU engine against the CPU engine, both fp64, after the start and a few block steps: not the same bits (the

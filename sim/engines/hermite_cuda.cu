@@ -192,6 +192,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     stream_.forget();
     graph_.forget();
     together_graph_.forget();
+    device_graph_.forget();
     for (auto* b : {&x_, &v_, &a_, &jerk_, &xp_, &vp_}) b->forget();
     for (auto* b : {&t_, &dt_}) b->forget();
     active_.forget();
@@ -499,8 +500,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   //   after every device's partials: hermite_correct<true>, every active body's total the sum of every device's
   //     group partials in group order, read where they are; every device corrects every active body alike
   // The replicas are made (each own slice copied to every other device) where an engine's own state changed since
-  // the last call, or the engines are others. In batches of kBatchSteps as advance_blocks, the first device's control
-  // looked at once the next batch is queued.
+  // the last call, or the engines are others. In batches of kBatchSteps as advance_blocks: every device's control
+  // copied after each, and looked at once the next batch is queued.
   std::uint64_t advance_together(const std::vector<HermiteEngine*>& engines, std::uint64_t blocks, double t,
                                  double t_stop) override {
     if (!can_advance_together(engines))
@@ -596,82 +597,105 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     // The block steps' parity: which of the two buffers of partials a block step's go to. A graph holds an even number
     // of block steps, and the steps on the streams outside graphs come last in a call.
     int parity = 0;
+    // Device d's part of a block step of parity `par` before the meeting (its partials, and where the host orders the
+    // meeting, its announcement) and after it (the corrector).
+    auto produce = [&](std::size_t d, int par) {
+      HermiteCudaEngine& e = *all[d];
+      gpu::DeviceGuard guard(e.config_.device);
+      cudaStream_t const s = e.stream_.get();
+      k::HermiteControl* const ctl = e.ctl_.data();
+      e.launch_after(k::hermite_predict_list<true>, e.list_blocks_, k::kHermiteBlock, s, e.replica(), ctl,
+                     e.active_.data(), int(e.config_.slice.begin), int(e.config_.slice.end()));
+      k::ActiveCount const count{&ctl->active, 0};
+      k::HermiteSums const sums = e.sums_for(false);
+      e.launch_after(k::hermite_forces<Real, false>, e.force_grid_, k::kHermiteForceBlock, s,
+                     e.force_args(sums, count, ctl, true), e.eps2());
+      e.launch_after(k::hermite_scatter_groups, e.elementwise_grid(e.own_groups_ * config_.bodies), k::kHermiteBlock, s,
+                     sums, count, e.active_.data(), e.by_index(par), std::uint64_t(config_.bodies),
+                     static_cast<const k::HermiteControl*>(ctl));
+      if (ordered) {
+        e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], static_cast<const k::HermiteControl*>(ctl));
+        announced(d);
+      }
+    };
+    auto finish = [&](std::size_t d, int par) {
+      HermiteCudaEngine& e = *all[d];
+      gpu::DeviceGuard guard(e.config_.device);
+      k::HermiteControl* const ctl = e.ctl_.data();
+      if (ordered) await(d);
+      k::HermiteCorrectArgs c{};
+      c.active = e.active_.data();
+      c.own_first = {nullptr, 0};
+      c.own_count = {&ctl->active, 0};
+      c.sums = e.sums_for(false);
+      c.active_count = {&ctl->active, 0};
+      c.clock = {ctl, 0.0};
+      c.ctl = ctl;
+      c.j_bodies = e.config_.slice.count;
+      c.initialise = false;
+      c.params = e.config_.params;
+      c.devices = partials[par];
+      c.meeting = meeting[d];
+      c.meet = !ordered;
+      c.counted_begin = e.config_.slice.begin;
+      c.counted_end = e.config_.slice.end();
+      e.launch_after(k::hermite_correct<true>,
+                     std::min({e.elementwise_grid(config_.bodies), 2 * e.multiprocessors_, e.resident_correct_}),
+                     k::kHermiteBlock, e.stream_.get(), e.replica(), c);
+    };
     auto enqueue_block_step = [&] {
-      for (std::size_t d = 0; d < devices; ++d) {
-        HermiteCudaEngine& e = *all[d];
-        gpu::DeviceGuard guard(e.config_.device);
-        cudaStream_t const s = e.stream_.get();
-        k::HermiteControl* const ctl = e.ctl_.data();
-        e.launch_after(k::hermite_predict_list<true>, e.list_blocks_, k::kHermiteBlock, s, e.replica(), ctl,
-                       e.active_.data(), int(e.config_.slice.begin), int(e.config_.slice.end()));
-        k::ActiveCount const count{&ctl->active, 0};
-        k::HermiteSums const sums = e.sums_for(false);
-        e.launch_after(k::hermite_forces<Real, false>, e.force_grid_, k::kHermiteForceBlock, s,
-                       e.force_args(sums, count, ctl, true), e.eps2());
-        e.launch_after(k::hermite_scatter_groups, e.elementwise_grid(e.own_groups_ * config_.bodies), k::kHermiteBlock, s,
-                       sums, count, e.active_.data(), e.by_index(parity), std::uint64_t(config_.bodies),
-                       static_cast<const k::HermiteControl*>(ctl));
-        if (ordered) {
-          e.launch_after(k::hermite_announce, 1, 1, s, meeting[d], static_cast<const k::HermiteControl*>(ctl));
-          announced(d);
-        }
-      }
-      for (std::size_t d = 0; d < devices; ++d) {
-        HermiteCudaEngine& e = *all[d];
-        gpu::DeviceGuard guard(e.config_.device);
-        cudaStream_t const s = e.stream_.get();
-        k::HermiteControl* const ctl = e.ctl_.data();
-        if (ordered) await(d);
-        k::HermiteCorrectArgs c{};
-        c.active = e.active_.data();
-        c.own_first = {nullptr, 0};
-        c.own_count = {&ctl->active, 0};
-        c.sums = e.sums_for(false);
-        c.active_count = {&ctl->active, 0};
-        c.clock = {ctl, 0.0};
-        c.ctl = ctl;
-        c.j_bodies = e.config_.slice.count;
-        c.initialise = false;
-        c.params = e.config_.params;
-        c.devices = partials[parity];
-        c.meeting = meeting[d];
-        c.meet = !ordered;
-        c.counted_begin = e.config_.slice.begin;
-        c.counted_end = e.config_.slice.end();
-        e.launch_after(k::hermite_correct<true>,
-                       std::min({e.elementwise_grid(config_.bodies), 2 * e.multiprocessors_, e.resident_correct_}),
-                       k::kHermiteBlock, s, e.replica(), c);
-      }
+      for (std::size_t d = 0; d < devices; ++d) produce(d, parity);
+      for (std::size_t d = 0; d < devices; ++d) finish(d, parity);
       parity ^= 1;
     };
     static_assert(kGraphSteps % 2 == 0, "a graph's block steps end at the parity they begin with");
     static_assert(kBatchSteps % kGraphSteps == 0, "a batch's steps on the streams come after its graphs, at its end");
-    // Graphs of kGraphSteps block steps of every device, launched on the first device's stream: one launch where
-    // the streams took several launches a device and block step, which held the devices back whenever a block step
-    // took the GPUs less time than the host its launches. The capture starts on the first stream; the others join
-    // it after an event there and end with the first stream waiting for their last work, so a graph begins after
-    // the work before it on the first stream and ends with all of its own.
+    // Graphs of kGraphSteps block steps: one launch where the streams took several launches a device and block step,
+    // which held the devices back whenever a block step took the GPUs less time than the host its launches.
+    //  - Where the devices meet by themselves (!ordered), one graph a device, of its own steps on its own stream: the
+    //    devices wait for each other only at their meetings, not at graph boundaries (one graph over both H200s cost
+    //    2.7 us a block step of N = 262,144 more: docs/benchmarks.md), and the batches bound each device's queue.
+    //  - Where the host orders the meetings (events between streams), one graph over every stream, on the first one:
+    //    the capture starts there; the others join it after an event there and end with the first stream waiting for
+    //    their last work, so a graph begins after the work before it on the first stream and ends with all of its own.
     cudaStream_t const first = stream_.get();
-    bool const graphs = graphs_ && blocks >= kGraphSteps && together_graph_for(all, [&] {
-                          NBODY_CUDA_CHECK(cudaEventRecord(fork_.get(), first));
-                          for (std::size_t d = 1; d < devices; ++d)
-                            NBODY_CUDA_CHECK(cudaStreamWaitEvent(all[d]->stream_.get(), fork_.get(), 0));
-                          for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step();
-                          // A call the driver refuses during a capture (querying a capturing stream): the test of
-                          // the fallback below.
-                          if (refuse_capture_for_test_) NBODY_CUDA_CHECK(cudaStreamQuery(first));
-                          for (std::size_t d = 1; d < devices; ++d) {
-                            gpu::DeviceGuard guard(all[d]->config_.device);
-                            NBODY_CUDA_CHECK(cudaEventRecord(all[d]->tail_.get(), all[d]->stream_.get()));
-                          }
-                          for (std::size_t d = 1; d < devices; ++d)
-                            NBODY_CUDA_CHECK(cudaStreamWaitEvent(first, all[d]->tail_.get(), 0));
-                        });
+    bool const graphs =
+        graphs_ && blocks >= kGraphSteps &&
+        graphs_for(
+            all, ordered,
+            [&] {
+              NBODY_CUDA_CHECK(cudaEventRecord(fork_.get(), first));
+              for (std::size_t d = 1; d < devices; ++d)
+                NBODY_CUDA_CHECK(cudaStreamWaitEvent(all[d]->stream_.get(), fork_.get(), 0));
+              for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step();
+              // A call the driver refuses during a capture (querying a capturing stream): the test of the fallback.
+              if (refuse_capture_for_test_) NBODY_CUDA_CHECK(cudaStreamQuery(first));
+              for (std::size_t d = 1; d < devices; ++d) {
+                gpu::DeviceGuard guard(all[d]->config_.device);
+                NBODY_CUDA_CHECK(cudaEventRecord(all[d]->tail_.get(), all[d]->stream_.get()));
+              }
+              for (std::size_t d = 1; d < devices; ++d)
+                NBODY_CUDA_CHECK(cudaStreamWaitEvent(first, all[d]->tail_.get(), 0));
+            },
+            [&](std::size_t d) {
+              for (std::uint64_t s = 0; s < kGraphSteps; ++s) {
+                produce(d, int(s & 1));
+                finish(d, int(s & 1));
+              }
+              if (refuse_capture_for_test_ && d + 1 == devices) NBODY_CUDA_CHECK(cudaStreamQuery(all[d]->stream_.get()));
+            });
     parity = 0;  // a capture refused part way left it anywhere
-    // A graph launch: the first stream first waits for every other stream's work (outside the graph), and every
-    // other stream then waits for the graph (the next block step on the streams, the control read at the end).
     auto launch_graph = [&] {
       if (parity != 0) throw std::logic_error("Hermite CUDA engine: a graph of block steps after an odd number on the streams");
+      if (!ordered) {
+        for (HermiteCudaEngine* e : all) {
+          gpu::DeviceGuard guard(e->config_.device);
+          NBODY_CUDA_CHECK(cudaGraphLaunch(e->device_graph_.get(), e->stream_.get()));
+        }
+        return;
+      }
+      // The graph over every stream: the first stream first waits for every other stream's work (outside the graph),
+      // and every other stream then waits for the graph (the next block step on the streams, the control read).
       for (std::size_t d = 1; d < devices; ++d) {
         gpu::DeviceGuard guard(all[d]->config_.device);
         NBODY_CUDA_CHECK(cudaEventRecord(all[d]->tail_.get(), all[d]->stream_.get()));
@@ -686,11 +710,12 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       }
     };
     // Every device halts at the same block (the same block time, floor and steps left, each from its own replica): the
-    // first one's control says when. Batches as in advance_blocks. Whatever ends the call early (a wait past its
-    // bound, a launch that NBODY_DEBUG_SYNC waited for in vain) ends every device's waits too.
+    // first one's control says when. Batches as in advance_blocks, each device's queue bounded by its own. Whatever
+    // ends the call early (a wait past its bound, a launch that NBODY_DEBUG_SYNC waited for in vain) ends every
+    // device's waits too.
     gpu::DeviceGuard guard(config_.device);
     released_on_failure(all, [&] {
-      enqueue_batches(blocks, graphs, launch_graph, enqueue_block_step);
+      enqueue_batches(all, blocks, graphs, launch_graph, enqueue_block_step);
     });
     released_on_failure(all, [&] {
       for (HermiteCudaEngine* e : all) {
@@ -731,7 +756,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       for (std::uint64_t s = 0; s < kGraphSteps; ++s) enqueue_block_step();
     });
     enqueue_batches(
-        blocks, graphs_, [&] { NBODY_CUDA_CHECK(cudaGraphLaunch(graph_.get(), stream_.get())); },
+        {this}, blocks, graphs_, [&] { NBODY_CUDA_CHECK(cudaGraphLaunch(graph_.get(), stream_.get())); },
         [&] { enqueue_block_step(); });
     k::HermiteControl const c = control();
     block_time_ = c.t;
@@ -982,22 +1007,38 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     copy(t_, other.t_);
     copy(dt_, other.dt_);
   }
-  // advance_together's graph for the engines `all` (this one first), captured by `enqueue` unless it was for these
-  // engines with these grids. False where the driver cannot capture or instantiate a graph over these devices: the
-  // block steps then go kernel by kernel on the streams (the same bits), and no capture is tried again.
-  template <class Enqueue>
-  bool together_graph_for(const std::vector<HermiteCudaEngine*>& all, Enqueue&& enqueue) {
-    std::vector<std::uint64_t> key{std::uint64_t(host_waits_after_launches())};  // the kernels the steps queue
+  // advance_together's graphs for the engines `all` (this one first): where `ordered`, one over every stream (this
+  // engine's), captured by `together`; else one a device (each engine's), captured by `own(d)` on device d's stream.
+  // Kept while they are for these engines with these grids. False where the driver cannot capture or instantiate one:
+  // the block steps then go kernel by kernel on the streams (the same bits), and no capture is tried again.
+  template <class Together, class Own>
+  bool graphs_for(const std::vector<HermiteCudaEngine*>& all, bool ordered, Together&& together, Own&& own) {
+    std::vector<std::uint64_t> key{std::uint64_t(host_waits_after_launches()), std::uint64_t(ordered)};
     for (HermiteCudaEngine* e : all)
       key.insert(key.end(), {e->serial_, std::uint64_t(e->force_grid_), std::uint64_t(e->isolated_for_test_)});
-    if (together_graph_.get() && key == together_key_) return true;
+    if (ordered && together_graph_.get() && key == together_key_) return true;
+    if (!ordered && std::all_of(all.begin(), all.end(), [&](HermiteCudaEngine* e) {
+          return e->device_graph_.get() && e->device_graph_key_ == key;
+        }))
+      return true;
     together_key_.clear();
     together_graph_.reset();
+    for (HermiteCudaEngine* e : all) e->device_graph_key_.clear(), e->device_graph_.reset();
     if (together_graph_refused_) return false;
     try {
-      together_graph_.capture(stream_.get(), enqueue);
+      if (ordered) {
+        together_graph_.capture(stream_.get(), together);
+        together_key_ = key;
+      } else {
+        for (std::size_t d = 0; d < all.size(); ++d) {
+          HermiteCudaEngine& e = *all[d];
+          gpu::DeviceGuard guard(e.config_.device);
+          e.device_graph_.capture(e.stream_.get(), [&] { own(d); });
+          e.device_graph_key_ = key;
+        }
+      }
     } catch (const gpu::CudaError& e) {
-      // GraphExec::capture ended the capture on the first stream; a stream that joined it and is somehow still
+      // GraphExec::capture ended the capture on the stream it began on; a stream that joined it and is somehow still
       // capturing ends it too, so that the block steps can go on the streams. Only a capture the driver refuses
       // falls back; any other error ends the run.
       for (HermiteCudaEngine* o : all) {
@@ -1014,12 +1055,18 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
           throw std::logic_error("Hermite CUDA engine: the stream of GPU " + std::to_string(o->config_.device) +
                                  " is still capturing after a capture failed (" + e.what() + ")");
       }
-      if (!gpu::refused_capture(e.code) && !together_graph_.instantiate_failed()) throw;
+      bool instantiate_failed = together_graph_.instantiate_failed();
+      for (HermiteCudaEngine* o : all) {
+        instantiate_failed = instantiate_failed || o->device_graph_.instantiate_failed();
+        o->device_graph_key_.clear(), o->device_graph_.reset();
+      }
+      together_key_.clear();
+      together_graph_.reset();
+      if (!gpu::refused_capture(e.code) && !instantiate_failed) throw;
       (void)cudaGetLastError();
       together_graph_refused_ = true;
       return false;
     }
-    together_key_ = std::move(key);
     return true;
   }
 
@@ -1160,11 +1207,13 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   }
 
   // advance_blocks' and advance_together's queue: `blocks` block steps in batches of kBatchSteps, whole graphs of
-  // kGraphSteps (`launch_graph`) where `graphs`, the rest one by one (`enqueue_step`). After each batch this engine's
-  // control is copied to pinned memory; the host looks at batch b's copy only once batch b + 1 is queued (a bounded
-  // wait), so the GPUs never wait for the host, and queues no more once a copy says the steps halted.
+  // kGraphSteps (`launch_graph`) where `graphs`, the rest one by one (`enqueue_step`). After each batch every engine's
+  // control (`all`: this one first) is copied to pinned memory on its stream; the host looks at batch b's copies only
+  // once batch b + 1 is queued (a bounded wait for each device's, in turn), so the GPUs never wait for the host and no
+  // device has more than two batches queued, and queues no more once this engine's copy says the steps halted.
   template <class LaunchGraph, class EnqueueStep>
-  void enqueue_batches(std::uint64_t blocks, bool graphs, LaunchGraph&& launch_graph, EnqueueStep&& enqueue_step) {
+  void enqueue_batches(const std::vector<HermiteCudaEngine*>& all, std::uint64_t blocks, bool graphs,
+                       LaunchGraph&& launch_graph, EnqueueStep&& enqueue_step) {
     std::uint64_t enqueued = 0;
     int batch = 0;
     bool stop = false;
@@ -1182,12 +1231,18 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
       enqueued += steps;
       int const parity = batch & 1;
       if (batch > 0) {
-        bounded([&] { gpu::bounded_sync(snapshot_taken_[parity ^ 1].get(), wait_bound_seconds(), waiter_name()); });
+        for (HermiteCudaEngine* e : all)
+          e->bounded([&] {
+            gpu::bounded_sync(e->snapshot_taken_[parity ^ 1].get(), e->wait_bound_seconds(), e->waiter_name());
+          });
         stop = ctl_host_.data()[parity ^ 1].halted != 0;
       }
-      NBODY_CUDA_CHECK(cudaMemcpyAsync(&ctl_host_.data()[parity], ctl_.data(), sizeof(k::HermiteControl),
-                                       cudaMemcpyDeviceToHost, stream_.get()));
-      NBODY_CUDA_CHECK(cudaEventRecord(snapshot_taken_[parity].get(), stream_.get()));
+      for (HermiteCudaEngine* e : all) {
+        gpu::DeviceGuard guard(e->config_.device);
+        NBODY_CUDA_CHECK(cudaMemcpyAsync(&e->ctl_host_.data()[parity], e->ctl_.data(), sizeof(k::HermiteControl),
+                                         cudaMemcpyDeviceToHost, e->stream_.get()));
+        NBODY_CUDA_CHECK(cudaEventRecord(e->snapshot_taken_[parity].get(), e->stream_.get()));
+      }
       ++batch;
     }
   }
@@ -1264,12 +1319,17 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   gpu::SyncEvent announced_;  // after this device's announcement of its partials (engines that share a GPU)
   bool isolated_for_test_ = false;
   bool refuse_capture_for_test_ = false;
-  // advance_together's graph of kGraphSteps block steps of every device (on the first engine), the engines and force
-  // grids it was captured for, and the event its other streams join the capture after.
+  // advance_together's graph of kGraphSteps block steps of every device where the host orders the meetings (on the
+  // first engine), the engines and force grids it was captured for, and the event its other streams join the capture
+  // after.
   GraphExec together_graph_;
   std::vector<std::uint64_t> together_key_;
   gpu::SyncEvent fork_;
-  bool together_graph_refused_ = false;
+  bool together_graph_refused_ = false;  // the first engine's: a graph over several devices was refused (either kind)
+  // advance_together's graph of this device's own kGraphSteps block steps where the devices meet by themselves, and
+  // the engines it was captured for (graphs_for).
+  GraphExec device_graph_;
+  std::vector<std::uint64_t> device_graph_key_;
   std::uint64_t const serial_ = next_serial();  // tells engines apart where one is freed and another made at its place
   std::size_t active_count_ = 0, own_first_ = 0, own_count_ = 0, partials_ready_ = 0;
   // start_next_time() and start_pack() queued what own_next_time() and pack_active() wait for; floor_known_:
