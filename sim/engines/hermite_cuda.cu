@@ -61,6 +61,7 @@ class GraphExec {
   void reset() noexcept {
     if (exec_) (void)cudaGraphExecDestroy(exec_);
     exec_ = nullptr;
+    instantiate_failed_ = false;
   }
   void forget() noexcept { exec_ = nullptr; }
   cudaGraphExec_t get() const { return exec_; }
@@ -981,6 +982,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     NBODY_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     if (sums * kSumBytes + (std::size_t(64) << 20) > free_bytes) return false;
     by_index_ = gpu::DeviceBuffer<ForceJerk>(config_.device, sums);
+    together_buffers_ = next_serial();  // graphs captured with the buffers before are not these engines' any more
     tail_ = gpu::SyncEvent(config_.device);
     fork_ = gpu::SyncEvent(config_.device);
     signals_ = gpu::DeviceBuffer<k::HermiteSignals>(config_.device, 1);
@@ -1013,9 +1015,13 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   // the block steps then go kernel by kernel on the streams (the same bits), and no capture is tried again.
   template <class Together, class Own>
   bool graphs_for(const std::vector<HermiteCudaEngine*>& all, bool ordered, Together&& together, Own&& own) {
-    std::vector<std::uint64_t> key{std::uint64_t(host_waits_after_launches()), std::uint64_t(ordered)};
+    // What a capture bakes in: the kernels the steps queue, the meetings' stall bound (NBODY_WATCHDOG_SECONDS may
+    // change it between calls), and each engine's buffers (prepare_together's, made again after being freed).
+    std::vector<std::uint64_t> key{std::uint64_t(host_waits_after_launches()), std::uint64_t(ordered),
+                                   std::uint64_t(stall_nanoseconds(all))};
     for (HermiteCudaEngine* e : all)
-      key.insert(key.end(), {e->serial_, std::uint64_t(e->force_grid_), std::uint64_t(e->isolated_for_test_)});
+      key.insert(key.end(), {e->serial_, e->together_buffers_, std::uint64_t(e->force_grid_),
+                             std::uint64_t(e->isolated_for_test_)});
     if (ordered && together_graph_.get() && key == together_key_) return true;
     if (!ordered && std::all_of(all.begin(), all.end(), [&](HermiteCudaEngine* e) {
           return e->device_graph_.get() && e->device_graph_key_ == key;
@@ -1295,7 +1301,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   gpu::DeviceBuffer<k::HermiteControl> ctl_;
   gpu::DeviceBuffer<unsigned> counts_;
   gpu::DeviceBuffer<float4> split_;  // fp32: the split j-bodies of advance_blocks (see split())
-  gpu::PinnedBuffer<k::HermiteControl> ctl_host_;  // [0]: synchronous reads; [0], [1]: advance_blocks' batches
+  gpu::PinnedBuffer<k::HermiteControl> ctl_host_;  // [0]: synchronous reads; [0], [1]: the batches (enqueue_batches)
   MappedBuffer<ActiveBody> own_active_;            // pack_active's list, written by the kernel
   MappedBuffer<unsigned> pack_count_;
   ActiveBody* own_active_device_ = nullptr;
@@ -1310,6 +1316,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   // each call) and the host's word that ends those waits (abandon); an event after the stream's work so far (graph
   // launches, the capture's end).
   gpu::DeviceBuffer<ForceJerk> by_index_;
+  std::uint64_t together_buffers_ = 0;  // which making of these buffers (graphs_for's key)
   bool replica_current_ = false;
   std::vector<std::uint64_t> replica_set_;
   gpu::DeviceBuffer<k::HermiteSignals> signals_;

@@ -24,9 +24,9 @@ class CudaHermiteEngine : public HermiteEngine {
   // advance_together: this device neither announces its partials to the others nor waits for theirs. For tests only: it
   // makes a device whose announcements never come, so that the others' bounded waits can be seen to end.
   virtual void set_isolated_for_test(bool isolated) = 0;
-  // advance_together on this engine (the first of the engines) makes, inside its capture of a graph over the devices,
-  // a call the driver refuses there, as a driver that cannot capture such a graph would. For tests only: the block
-  // steps must then go on the streams, with the same bits.
+  // advance_together on this engine (the first of the engines) makes, inside its capture of the devices' graphs (the
+  // graph over every stream, or the last device's own), a call the driver refuses there, as a driver that cannot
+  // capture such graphs would. For tests only: the block steps must then go on the streams, with the same bits.
   virtual void set_refuse_capture_for_test(bool refuse) = 0;
 };
 
