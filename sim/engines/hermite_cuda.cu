@@ -1027,9 +1027,12 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
           return e->device_graph_.get() && e->device_graph_key_ == key;
         }))
       return true;
-    together_key_.clear();
-    together_graph_.reset();
-    for (HermiteCudaEngine* e : all) e->device_graph_key_.clear(), e->device_graph_.reset();
+    auto drop_graphs = [&] {  // before a capture, and after one failed part way
+      together_key_.clear();
+      together_graph_.reset();
+      for (HermiteCudaEngine* e : all) e->device_graph_key_.clear(), e->device_graph_.reset();
+    };
+    drop_graphs();
     if (together_graph_refused_) return false;
     try {
       if (ordered) {
@@ -1062,12 +1065,8 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
                                  " is still capturing after a capture failed (" + e.what() + ")");
       }
       bool instantiate_failed = together_graph_.instantiate_failed();
-      for (HermiteCudaEngine* o : all) {
-        instantiate_failed = instantiate_failed || o->device_graph_.instantiate_failed();
-        o->device_graph_key_.clear(), o->device_graph_.reset();
-      }
-      together_key_.clear();
-      together_graph_.reset();
+      for (HermiteCudaEngine* o : all) instantiate_failed = instantiate_failed || o->device_graph_.instantiate_failed();
+      drop_graphs();
       if (!gpu::refused_capture(e.code) && !instantiate_failed) throw;
       (void)cudaGetLastError();
       together_graph_refused_ = true;

@@ -90,8 +90,8 @@ struct HermiteControl {
   unsigned long long levels[hk::kLevels];
 };
 
-// The kernels of a block step on the devices (three on one device, four or five in advance_together) are launched
-// with programmatic dependent launch (Hopper and
+// The kernels of a block step on the devices (three on one device, four a device in advance_together, six where the
+// host orders its meetings) are launched with programmatic dependent launch (Hopper and
 // later; the engine's launch_after): a kernel is launched once every block of the one before it has exited, not
 // after that grid has been retired and its writes flushed, and each of its blocks waits here, before its first read
 // of anything, until they are (the corrector reads what the force pass does not write before it: below). Only the
