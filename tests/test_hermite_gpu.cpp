@@ -134,8 +134,8 @@ Errors errors(const std::vector<ForceJerk>& got, const std::vector<ForceJerk>& r
 }
 
 // Bounds of the relative L2 error against the direct fp64 loop. fp64: the pair's formula with fused accumulation
-// and fp64 sums in another order, r^-1 from the hardware estimate with a fourth-order correction (sim/kernels/
-// hermite.cuh). fp32: pair arithmetic in fp32 on double-single differences (within about one fp32 ulp of the fp64
+// and fp64 sums in another order, r^-1 from the hardware estimate with a second-order correction (sim/kernels/
+// hermite_pair.cuh). fp32: pair arithmetic in fp32 on double-single differences (within about one fp32 ulp of the fp64
 // difference), rsqrtf; the jerk, a difference of two terms of one size, loses more. The CPU engine's same arithmetic
 // (correctly rounded 1/sqrt) measured, worst over these cases: fp64 4.7e-15 (a, jerk, phi), fp32 6.5e-8 (a),
 // 3.9e-7 (jerk), 4.8e-8 (phi). The GPU's values are printed and recorded (RecordProperty) by each case.
