@@ -247,7 +247,7 @@ __device__ __forceinline__ void add_sums(hk::ForceJerk& span, const PairSums<flo
 struct HermiteForceArgs;
 
 // One run: the pairs of the kHermiteRun j-bodies from tile entry u0 (local j j0) summed into `run` (from zero), in
-// index order (see the pair arithmetic above). fp64 first, fp32 below.
+// index order (the pair arithmetic: sim/kernels/hermite_pair.cuh). fp64 first, fp32 below.
 template <bool kSelf, bool kPotential, int kSize, class Args>
 __device__ __forceinline__ void sweep_run(const HermiteTileData<double, kSize>& tile, int u0, int j0, const Args& args,
                                           const HermiteIBody<double>& b, double eps2, PairSums<double>& run) {

@@ -19,11 +19,10 @@ inline constexpr int kHermiteRun = 32;
 //    jerk += mr3 (w - alpha d) (two FMAs), alpha = 3 ((d.w) r^-2), mr3 = (m r^-1) r^-2; phi -= m r^-1;
 //  - fp64: r^-1 from the hardware estimate y0 (rsqrt.approx.ftz.f64) with the second-order correction
 //    y = y0 + y0 e (1/2 + 3/8 e), e = 1 - r^2 y0^2: five fp64 operations in place of the library's rsqrt. The
-//    estimate is within 2^-20.04 of r^-1 (measured on an H200 over every high word of two binades, with low words
-//    0, all ones and hashed; it reads only the high word, so the binades' parity is all that matters), so
-//    |e| < 2^-19 and the dropped 5/16 e^3 is below 2^-58: y is within 1.02 x 2^-53 of r^-1, relatively, where the
-//    fourth-order form that took one operation more was within 1.00 x 2^-53
-//    (HermiteGpu.PairRsqrtIsWithinAnUlpOverEveryHighWord checks both bounds on the GPU at hand);
+//    estimate reads only the high word and is within 2^-20.04 of r^-1 (measured on an H200 over every high word), so
+//    |e| < 2^-19.04 and the dropped 5/16 e^3 is below 0.02 x 2^-53: y is within 1.02 x 2^-53 of r^-1, relatively,
+//    where the fourth-order form, one operation more, was within 1.00 x 2^-53
+//    (HermiteGpu.PairRsqrtIsWithinAnUlpOverEveryHighWord measures each on the GPU at hand);
 //  - fp32: the differences from fp64 positions and velocities held as double-single pairs (hi = fp32(x),
 //    lo = fp32(x - hi)): d = (hi_j - hi_i) + (lo_j - lo_i), within about one fp32 ulp of the fp64 difference (the
 //    fp64 difference rounded to fp32 is within half of one), with no fp64 operation or conversion in the pair;
