@@ -15,6 +15,7 @@
 // count, the launch grid and the way the work is cut (HermiteForceMode), so the bits never depend on them.
 #pragma once
 
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -428,10 +429,27 @@ inline constexpr int kHermiteMaxSpan = 256;
 inline constexpr int kHermiteRunChunk = 32;
 
 // Stages a whole span (`length` j-bodies from j_begin, positions then velocities; all kHermiteForceBlock threads of
-// the block): each thread issues every load of its share before its first store to shared memory, so a span costs
-// one round trip to memory where a loop of loads and stores took one for each kHermiteForceBlock entries (four for a
-// span of 256, with every block of the pass waiting on them at the same time).
+// the block). fp64: each thread issues every load of its share before its first store to shared memory, so a span
+// costs one round trip to memory where a loop of loads and stores took one for each kHermiteForceBlock entries (four
+// for a span of 256, with every block of the pass waiting on them at the same time). fp32 block steps (the j-bodies
+// already split): asynchronous copies from global to shared memory in two halves, the first half of the span's
+// positions and velocities, then the second, each its own group of copies, so that the runs of the first half are
+// summed while the second is on its way (kStagedInHalves; wait_staged<1>, then wait_staged<0>). The same for fp64
+// made a block step of 64 bodies at N = 65,536 0.5 us shorter, but the pass spilled and every-body-active steps
+// were 2.9% slower (docs/benchmarks.md, 2026-11-29, eighth entry). The fp32 protocol passes, which split the
+// j-bodies as they stage them, store them at once (no copy group: the waits return at once).
+template <class Real>
+inline constexpr bool kStagedInHalves = std::is_same_v<Real, float>;
+template <int kPending>
+__device__ __forceinline__ void wait_staged() {
+  __pipeline_wait_prior(kPending);
+  __syncthreads();
+}
+__device__ __forceinline__ void copy_async(void* shared, const void* global) {
+  __pipeline_memcpy_async(shared, global, 16);
+}
 inline constexpr int kHermiteSpanRounds = 2 * kHermiteMaxSpan / kHermiteForceBlock;
+inline constexpr int kHermiteHalfRounds = kHermiteSpanRounds / 2;
 __device__ __forceinline__ void stage_span(HermiteTileData<double, kHermiteMaxSpan>& tile, const HermiteForceArgs& args,
                                            int j_begin, int length) {
   Real4<double> r[kHermiteSpanRounds];
@@ -463,27 +481,18 @@ __device__ __forceinline__ void stage_span(HermiteTileData<float, kHermiteMaxSpa
     }
     return;
   }
-  int const stride = split_stride(args);
-  float4 hi[kHermiteSpanRounds], lo[kHermiteSpanRounds];
+  int const stride = split_stride(args), half = length / 2;
+  for (int part = 0; part < 2; ++part) {
 #pragma unroll
-  for (int k = 0; k < kHermiteSpanRounds; ++k) {
-    int const q = int(threadIdx.x) + k * kHermiteForceBlock;
-    if (q < 2 * length) {
-      const float4* const from = q < length ? args.split + j_begin + q : args.split + 2 * stride + j_begin + q - length;
-      hi[k] = from[0];
-      lo[k] = from[stride];
+    for (int k = 0; k < kHermiteHalfRounds; ++k) {
+      int const q = int(threadIdx.x) + k * kHermiteForceBlock;
+      if (q >= 2 * half) break;
+      int const j = part * half + (q < half ? q : q - half);
+      const float4* const from = q < half ? args.split + j_begin + j : args.split + 2 * stride + j_begin + j;
+      copy_async(q < half ? &tile.pos_hi[j] : &tile.vel_hi[j], from);
+      copy_async(q < half ? &tile.pos_lo[j] : &tile.vel_lo[j], from + stride);
     }
-  }
-#pragma unroll
-  for (int k = 0; k < kHermiteSpanRounds; ++k) {
-    int const q = int(threadIdx.x) + k * kHermiteForceBlock;
-    if (q < length) {
-      tile.pos_hi[q] = hi[k];
-      tile.pos_lo[q] = lo[k];
-    } else if (q < 2 * length) {
-      tile.vel_hi[q - length] = hi[k];
-      tile.vel_lo[q - length] = lo[k];
-    }
+    __pipeline_commit();
   }
 }
 
@@ -525,7 +534,7 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
     HermiteIBody<Real> const b(args.active[min(k, active - 1)]);
     __syncthreads();  // every thread has read the previous item's span and runs
     stage_span(span_tile, args, j_begin, length);
-    __syncthreads();
+    if constexpr (!kStagedInHalves<Real>) __syncthreads();
     auto sum_run = [&](int r, unsigned lanes) {
       int const j0 = j_begin + r * kHermiteRun;
       bool const any_self = __any_sync(lanes, j0 + kHermiteRun > args.slice_count ||
@@ -539,8 +548,25 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
       runs[r][slot] = run;
     };
     if (width == kHermiteRunChunk) {
-      for (int r = int(warp); r < run_count; r += kWarps) sum_run(r, 0xffffffffu);
+      if constexpr (kStagedInHalves<Real>) {
+        // The first half's runs while the second half is staged; the second half's from the warp after the last one
+        // busy in the first (with runs to spare, warp w sums runs w and w + 4 of 8, as it would without the halves).
+        // One loop over both halves: two copies of it made the pass's code a third larger.
+        int const half = run_count / 2;
+#pragma unroll 1
+        for (int part = 0; part < 2; ++part) {
+          if (part == 0)
+            wait_staged<1>();
+          else
+            wait_staged<0>();
+          int const first = part == 0 ? int(warp) : half + (int(warp) + kWarps - half % kWarps) % kWarps;
+          for (int r = first; r < (part == 0 ? half : run_count); r += kWarps) sum_run(r, 0xffffffffu);
+        }
+      } else {
+        for (int r = int(warp); r < run_count; r += kWarps) sum_run(r, 0xffffffffu);
+      }
     } else {
+      if constexpr (kStagedInHalves<Real>) wait_staged<0>();
       for (int r0 = 0; r0 < run_count; r0 += kHermiteForceBlock / int(width)) {
         int const r = r0 + int(threadIdx.x / width);
         unsigned const lanes = __ballot_sync(0xffffffffu, r < run_count);  // lanes past the last run sit out
