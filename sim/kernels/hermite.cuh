@@ -550,7 +550,8 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
     if (width == kHermiteRunChunk) {
       if constexpr (kStagedInHalves<Real>) {
         // The first half's runs while the second half is staged; the second half's from the warp after the last one
-        // busy in the first (with runs to spare, warp w sums runs w and w + 4 of 8, as it would without the halves).
+        // busy in the first. (This pass runs only where a group has several spans, so spans of 256 and 8 runs: warp w
+        // sums runs w and w + 4, as it would without the halves.)
         // One loop over both halves: two copies of it made the pass's code a third larger.
         int const half = run_count / 2;
 #pragma unroll 1
