@@ -260,9 +260,9 @@ __device__ __forceinline__ void sweep_run(const HermiteTileData<double, kSize>& 
       int const j = j0 + (u - u0);
       self = double(j >= args.slice_count || std::uint64_t(args.slice_begin + j) == b.index);
     }
-    pair_fp64<kSelf, kPotential>(__dsub_rn(pj.x, b.x), __dsub_rn(pj.y, b.y), __dsub_rn(pj.z, b.z),
-                                 __dsub_rn(vj.x, b.vx), __dsub_rn(vj.y, b.vy), __dsub_rn(vj.z, b.vz), pj.w, eps2, self,
-                                 run);
+    add_pair<kSelf, kPotential>(__dsub_rn(pj.x, b.x), __dsub_rn(pj.y, b.y), __dsub_rn(pj.z, b.z),
+                                __dsub_rn(vj.x, b.vx), __dsub_rn(vj.y, b.vy), __dsub_rn(vj.z, b.vz), pj.w, eps2, self,
+                                run);
   }
 }
 template <bool kSelf, bool kPotential, int kSize, class Args>
@@ -276,7 +276,7 @@ __device__ __forceinline__ void sweep_run(const HermiteTileData<float, kSize>& t
       int const j = j0 + (u - u0);
       self = float(j >= args.slice_count || std::uint64_t(args.slice_begin + j) == b.index);
     }
-    pair_fp32<kSelf, kPotential>(
+    add_pair<kSelf, kPotential>(
         ds_difference(ph.x, pl.x, b.pos_hi.x, b.pos_lo.x), ds_difference(ph.y, pl.y, b.pos_hi.y, b.pos_lo.y),
         ds_difference(ph.z, pl.z, b.pos_hi.z, b.pos_lo.z), ds_difference(vh.x, vl.x, b.vel_hi.x, b.vel_lo.x),
         ds_difference(vh.y, vl.y, b.vel_hi.y, b.vel_lo.y), ds_difference(vh.z, vl.z, b.vel_hi.z, b.vel_lo.z), ph.w,

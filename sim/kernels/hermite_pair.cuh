@@ -53,52 +53,42 @@ __device__ __forceinline__ double pair_rsqrt(double r2) {
   return __fma_rn(__dmul_rn(y0, e), __fma_rn(e, 0.375, 0.5), y0);
 }
 
-template <bool kSelf, bool kPotential>
-__device__ __forceinline__ void pair_fp64(double dx, double dy, double dz, double wx, double wy, double wz, double m,
-                                          double eps2, double self, PairSums<double>& s) {
-  double r2 = __fma_rn(dz, dz, __fma_rn(dy, dy, __fma_rn(dx, dx, eps2)));
-  double mass = m;
-  if constexpr (kSelf) {
-    r2 = __dadd_rn(r2, self);
-    mass = __dmul_rn(m, __dsub_rn(1.0, self));
-  }
-  double const y = pair_rsqrt(r2);
-  double const y2 = __dmul_rn(y, y);
-  double const my = __dmul_rn(mass, y);
-  double const mr3 = __dmul_rn(my, y2);
-  double const rv = __fma_rn(dz, wz, __fma_rn(dy, wy, __dmul_rn(dx, wx)));
-  double const alpha = __dmul_rn(3.0, __dmul_rn(rv, y2));
-  s.ax = __fma_rn(mr3, dx, s.ax);
-  s.ay = __fma_rn(mr3, dy, s.ay);
-  s.az = __fma_rn(mr3, dz, s.az);
-  s.jx = __fma_rn(mr3, __fma_rn(-alpha, dx, wx), s.jx);
-  s.jy = __fma_rn(mr3, __fma_rn(-alpha, dy, wy), s.jy);
-  s.jz = __fma_rn(mr3, __fma_rn(-alpha, dz, wz), s.jz);
-  if constexpr (kPotential) s.phi = __dsub_rn(s.phi, my);
-}
+// r^-1 of the fp32 pair arithmetic: the hardware's (MUFU.RSQ).
+__device__ __forceinline__ float pair_rsqrt(float r2) { return rsqrtf(r2); }
 
-template <bool kSelf, bool kPotential>
-__device__ __forceinline__ void pair_fp32(float dx, float dy, float dz, float wx, float wy, float wz, float m,
-                                          float eps2, float self, PairSums<float>& s) {
-  float r2 = __fmaf_rn(dz, dz, __fmaf_rn(dy, dy, __fmaf_rn(dx, dx, eps2)));
-  float mass = m;
+// The roundings of the pair, one name for each precision (the intrinsics are never contracted or reordered).
+__device__ __forceinline__ double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
+__device__ __forceinline__ float fma_rn(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double sub_rn(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ float sub_rn(float a, float b) { return __fsub_rn(a, b); }
+
+// One pair added into the run's sums, in fp64 or fp32 (Real: the precision of the arithmetic and of the sums).
+template <bool kSelf, bool kPotential, class Real>
+__device__ __forceinline__ void add_pair(Real dx, Real dy, Real dz, Real wx, Real wy, Real wz, Real m, Real eps2,
+                                         Real self, PairSums<Real>& s) {
+  Real r2 = fma_rn(dz, dz, fma_rn(dy, dy, fma_rn(dx, dx, eps2)));
+  Real mass = m;
   if constexpr (kSelf) {
-    r2 = __fadd_rn(r2, self);
-    mass = __fmul_rn(m, __fsub_rn(1.0f, self));
+    r2 = add_rn(r2, self);
+    mass = mul_rn(m, sub_rn(Real(1), self));
   }
-  float const y = rsqrtf(r2);
-  float const y2 = __fmul_rn(y, y);
-  float const my = __fmul_rn(mass, y);
-  float const mr3 = __fmul_rn(my, y2);
-  float const rv = __fmaf_rn(dz, wz, __fmaf_rn(dy, wy, __fmul_rn(dx, wx)));
-  float const alpha = __fmul_rn(3.0f, __fmul_rn(rv, y2));
-  s.ax = __fmaf_rn(mr3, dx, s.ax);
-  s.ay = __fmaf_rn(mr3, dy, s.ay);
-  s.az = __fmaf_rn(mr3, dz, s.az);
-  s.jx = __fmaf_rn(mr3, __fmaf_rn(-alpha, dx, wx), s.jx);
-  s.jy = __fmaf_rn(mr3, __fmaf_rn(-alpha, dy, wy), s.jy);
-  s.jz = __fmaf_rn(mr3, __fmaf_rn(-alpha, dz, wz), s.jz);
-  if constexpr (kPotential) s.phi = __fsub_rn(s.phi, my);
+  Real const y = pair_rsqrt(r2);
+  Real const y2 = mul_rn(y, y);
+  Real const my = mul_rn(mass, y);
+  Real const mr3 = mul_rn(my, y2);
+  Real const rv = fma_rn(dz, wz, fma_rn(dy, wy, mul_rn(dx, wx)));
+  Real const alpha = mul_rn(Real(3), mul_rn(rv, y2));
+  s.ax = fma_rn(mr3, dx, s.ax);
+  s.ay = fma_rn(mr3, dy, s.ay);
+  s.az = fma_rn(mr3, dz, s.az);
+  s.jx = fma_rn(mr3, fma_rn(-alpha, dx, wx), s.jx);
+  s.jy = fma_rn(mr3, fma_rn(-alpha, dy, wy), s.jy);
+  s.jz = fma_rn(mr3, fma_rn(-alpha, dz, wz), s.jz);
+  if constexpr (kPotential) s.phi = sub_rn(s.phi, my);
 }
 
 // (hi_j - hi_i) + (lo_j - lo_i)
