@@ -445,8 +445,8 @@ __device__ __forceinline__ void wait_staged() {
   __pipeline_wait_prior(kPending);
   __syncthreads();
 }
-__device__ __forceinline__ void copy_async(void* shared, const void* global) {
-  __pipeline_memcpy_async(shared, global, 16);
+__device__ __forceinline__ void copy_async(float4* shared, const float4* global) {
+  __pipeline_memcpy_async(shared, global, sizeof(float4));
 }
 inline constexpr int kHermiteSpanRounds = 2 * kHermiteMaxSpan / kHermiteForceBlock;
 inline constexpr int kHermiteHalfRounds = kHermiteSpanRounds / 2;
