@@ -249,20 +249,34 @@ struct HermiteForceArgs;
 
 // One run: the pairs of the kHermiteRun j-bodies from tile entry u0 (local j j0) summed into `run` (from zero), in
 // index order (the pair arithmetic: sim/kernels/hermite_pair.cuh). fp64 first, fp32 below.
+//
+// fp64 computes the terms of kHermitePairBatch pairs before it adds the first of them (in index order, so the same
+// sums): the fp64 pipe waits on each pair's chain of dependent operations (r^2, r^-1, r^-3), and with four warps a
+// sub-partition (128 registers) the compiler's own interleaving of two pairs left it 24% idle. Batches of 8 made
+// every-body-active steps 8% faster on an H200 (docs/benchmarks.md, 2026-11-30); fp32, whose pass is bound by
+// instruction issue rather than by waits, was slower batched and keeps its loop.
+inline constexpr int kHermitePairBatch = 8;
+static_assert(kHermiteRun % kHermitePairBatch == 0, "whole batches a run");
 template <bool kSelf, bool kPotential, int kSize, class Args>
 __device__ __forceinline__ void sweep_run(const HermiteTileData<double, kSize>& tile, int u0, int j0, const Args& args,
                                           const HermiteIBody<double>& b, double eps2, PairSums<double>& run) {
-#pragma unroll 8  // 4 measured 1.6% slower with every body active on an H200
-  for (int u = u0; u < u0 + kHermiteRun; ++u) {
-    Real4<double> const pj = tile.pos[u], vj = tile.vel[u];
-    double self = 0.0;
-    if constexpr (kSelf) {
-      int const j = j0 + (u - u0);
-      self = double(j >= args.slice_count || std::uint64_t(args.slice_begin + j) == b.index);
+#pragma unroll 2
+  for (int u1 = u0; u1 < u0 + kHermiteRun; u1 += kHermitePairBatch) {
+    PairTerms<double> t[kHermitePairBatch];
+#pragma unroll
+    for (int q = 0; q < kHermitePairBatch; ++q) {
+      int const u = u1 + q;
+      Real4<double> const pj = tile.pos[u], vj = tile.vel[u];
+      double self = 0.0;
+      if constexpr (kSelf) {
+        int const j = j0 + (u - u0);
+        self = double(j >= args.slice_count || std::uint64_t(args.slice_begin + j) == b.index);
+      }
+      t[q] = pair_terms<kSelf>(__dsub_rn(pj.x, b.x), __dsub_rn(pj.y, b.y), __dsub_rn(pj.z, b.z),
+                               __dsub_rn(vj.x, b.vx), __dsub_rn(vj.y, b.vy), __dsub_rn(vj.z, b.vz), pj.w, eps2, self);
     }
-    add_pair<kSelf, kPotential>(__dsub_rn(pj.x, b.x), __dsub_rn(pj.y, b.y), __dsub_rn(pj.z, b.z),
-                                __dsub_rn(vj.x, b.vx), __dsub_rn(vj.y, b.vy), __dsub_rn(vj.z, b.vz), pj.w, eps2, self,
-                                run);
+#pragma unroll
+    for (int q = 0; q < kHermitePairBatch; ++q) add_terms<kPotential>(t[q], run);
   }
 }
 template <bool kSelf, bool kPotential, int kSize, class Args>
@@ -509,12 +523,18 @@ __device__ __forceinline__ void stage_span(HermiteTileData<float, kHermiteMaxSpa
 //    away: a block step of one body 5 us shorter in fp64 and 4 in fp32 on an H200, of 16 bodies 3 (docs/benchmarks.md,
 //    2026-11-29, with the fp64 force pass at four blocks an SM).
 //    A separate loop: the general one made blocks of 32 and more 2 us slower.
+template <class Real>
+struct HermiteSpanShared {
+  HermiteTileData<Real, kHermiteMaxSpan> tile;
+  PairSums<Real> runs[kHermiteMaxSpan / kHermiteRun][kHermiteRunChunk];
+};
 template <class Real, bool kPotential>
-__device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, unsigned active, Real eps2) {
+__device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, unsigned active, Real eps2,
+                                                  HermiteSpanShared<Real>& shared) {
   constexpr int kWarps = kHermiteForceBlock / 32;
   static_assert(kHermiteForceBlock % 32 == 0 && kWarps >= 1 && kHermiteRunChunk == 32, "whole warps");
-  __shared__ HermiteTileData<Real, kHermiteMaxSpan> span_tile;
-  __shared__ PairSums<Real> runs[kHermiteMaxSpan / kHermiteRun][kHermiteRunChunk];
+  auto& span_tile = shared.tile;
+  auto& runs = shared.runs;
   int const length = args.span_length, spans = args.sums.cut.groups * args.sums.cut.spans_per_group;
   int const run_count = length / kHermiteRun;
   unsigned const lane = threadIdx.x & 31, warp = threadIdx.x / 32;
@@ -583,6 +603,56 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
   }
 }
 
+// The group partial and the total of each thread's body in the passes that fold spans (per_group, fold_all). They
+// change once a span (256 pairs). fp64: in shared memory, a row a component, where in registers they took 28 of the
+// 128 the pair arithmetic has (every-body-active steps 4% faster on an H200, docs/benchmarks.md, 2026-11-30); they
+// share that memory with the per-span pass's, which a launch either runs or does not. fp32 (whose pair needs fewer
+// registers) keeps them in registers: in shared memory its every-body-active steps were 0.8% slower.
+template <class Real>
+struct HermiteFolds {  // fp32: registers
+  hk::ForceJerk sum[2];  // group, total
+  __device__ void clear(int which) { sum[which] = hk::ForceJerk{}; }
+  __device__ void add(int which, const hk::ForceJerk& p) { hk::add_partial(sum[which], p); }
+  __device__ hk::ForceJerk get(int which) const { return sum[which]; }
+};
+struct HermiteSharedFolds {
+  double sum[2][7][kHermiteForceBlock];  // [group, total][ax ay az jx jy jz phi][thread]
+};
+template <>
+struct HermiteFolds<double> {
+  HermiteSharedFolds& shared;
+  __device__ void clear(int which) {
+#pragma unroll
+    for (int c = 0; c < 7; ++c) shared.sum[which][c][threadIdx.x] = 0.0;
+  }
+  __device__ void add(int which, const hk::ForceJerk& p) {
+    double const v[7] = {p.ax, p.ay, p.az, p.jx, p.jy, p.jz, p.phi};
+#pragma unroll
+    for (int c = 0; c < 7; ++c) {
+      double& s = shared.sum[which][c][threadIdx.x];
+      s = __dadd_rn(s, v[c]);  // add_partial's order: the sum so far, then the partial
+    }
+  }
+  __device__ hk::ForceJerk get(int which) const {
+    auto const& s = shared.sum[which];
+    unsigned const t = threadIdx.x;
+    return {s[0][t], s[1][t], s[2][t], s[3][t], s[4][t], s[5][t], s[6][t], 0.0};
+  }
+};
+// The per-span pass's shared memory, and fp64's folds over it.
+template <class Real>
+union HermiteForceShared {
+  HermiteSpanShared<Real> span;
+  HermiteSharedFolds folds;
+};
+template <class Real>
+__device__ __forceinline__ HermiteFolds<Real> make_folds(HermiteForceShared<Real>& shared) {
+  if constexpr (std::is_same_v<Real, double>)
+    return HermiteFolds<double>{shared.folds};
+  else
+    return HermiteFolds<Real>{};
+}
+
 // The force, jerk and potential of every active body against the own j-bodies, in the canonical order. Each
 // thread sums for one active body; the block stages kHermiteTile j-bodies at a time in shared memory. Warps
 // with no active body skip the arithmetic but take part in every barrier. The grid is any size (the engine
@@ -603,10 +673,11 @@ __global__ void __launch_bounds__(kHermiteForceBlock, std::is_same_v<Real, doubl
   unsigned const active = args.count.get();
   if (halted(args.ctl)) return;
   __shared__ HermiteTileData<Real> tile;
+  __shared__ HermiteForceShared<Real> shared;
   int const groups = args.sums.cut.groups, spg = args.sums.cut.spans_per_group;
   HermiteForceMode const mode = hermite_force_mode(active, args.sums.cut);
   if (mode == HermiteForceMode::per_span) {
-    hermite_span_runs<Real, kPotential>(args, active, Real(eps2_fp64));
+    hermite_span_runs<Real, kPotential>(args, active, Real(eps2_fp64), shared.span);
     return;
   }
   unsigned const tiles = (active + kHermiteForceBlock - 1) / kHermiteForceBlock;
@@ -631,7 +702,9 @@ __global__ void __launch_bounds__(kHermiteForceBlock, std::is_same_v<Real, doubl
       s_begin = int(unit);
       s_end = s_begin + 1;
     }
-    hk::ForceJerk total{}, group{};
+    HermiteFolds<Real> folds = make_folds(shared);
+    folds.clear(0);
+    folds.clear(1);
     for (int s = s_begin; s < s_end; ++s) {
       hk::ForceJerk span{};
       int const j_begin = s * args.span_length, j_end = j_begin + args.span_length;
@@ -658,17 +731,17 @@ __global__ void __launch_bounds__(kHermiteForceBlock, std::is_same_v<Real, doubl
         if (k < active) args.sums.span[std::size_t(s) * active + k] = span;
         continue;
       }
-      hk::add_partial(group, span);
+      folds.add(0, span);
       if ((s + 1) % spg == 0) {
         if (mode == HermiteForceMode::per_group) {
-          if (k < active) args.sums.group[std::size_t(s / spg) * active + k] = group;
+          if (k < active) args.sums.group[std::size_t(s / spg) * active + k] = folds.get(0);
         } else {
-          hk::add_partial(total, group);
+          folds.add(1, folds.get(0));
         }
-        group = hk::ForceJerk{};
+        folds.clear(0);
       }
     }
-    if (mode == HermiteForceMode::fold_all && k < active) args.sums.total[k] = total;
+    if (mode == HermiteForceMode::fold_all && k < active) args.sums.total[k] = folds.get(1);
   }
 }
 

@@ -66,10 +66,14 @@ __device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, 
 __device__ __forceinline__ double sub_rn(double a, double b) { return __dsub_rn(a, b); }
 __device__ __forceinline__ float sub_rn(float a, float b) { return __fsub_rn(a, b); }
 
-// One pair added into the run's sums, in fp64 or fp32 (Real: the precision of the arithmetic and of the sums).
-template <bool kSelf, bool kPotential, class Real>
-__device__ __forceinline__ void add_pair(Real dx, Real dy, Real dz, Real wx, Real wy, Real wz, Real m, Real eps2,
-                                         Real self, PairSums<Real>& s) {
+// One pair's terms: what add_pair adds into the sums (a pass may compute several pairs' terms before it adds any).
+template <class Real>
+struct PairTerms {
+  Real dx, dy, dz, wx, wy, wz, mr3, alpha, my;
+};
+template <bool kSelf, class Real>
+__device__ __forceinline__ PairTerms<Real> pair_terms(Real dx, Real dy, Real dz, Real wx, Real wy, Real wz, Real m,
+                                                      Real eps2, Real self) {
   Real r2 = fma_rn(dz, dz, fma_rn(dy, dy, fma_rn(dx, dx, eps2)));
   Real mass = m;
   if constexpr (kSelf) {
@@ -82,13 +86,24 @@ __device__ __forceinline__ void add_pair(Real dx, Real dy, Real dz, Real wx, Rea
   Real const mr3 = mul_rn(my, y2);
   Real const rv = fma_rn(dz, wz, fma_rn(dy, wy, mul_rn(dx, wx)));
   Real const alpha = mul_rn(Real(3), mul_rn(rv, y2));
-  s.ax = fma_rn(mr3, dx, s.ax);
-  s.ay = fma_rn(mr3, dy, s.ay);
-  s.az = fma_rn(mr3, dz, s.az);
-  s.jx = fma_rn(mr3, fma_rn(-alpha, dx, wx), s.jx);
-  s.jy = fma_rn(mr3, fma_rn(-alpha, dy, wy), s.jy);
-  s.jz = fma_rn(mr3, fma_rn(-alpha, dz, wz), s.jz);
-  if constexpr (kPotential) s.phi = sub_rn(s.phi, my);
+  return {dx, dy, dz, wx, wy, wz, mr3, alpha, my};
+}
+template <bool kPotential, class Real>
+__device__ __forceinline__ void add_terms(const PairTerms<Real>& t, PairSums<Real>& s) {
+  s.ax = fma_rn(t.mr3, t.dx, s.ax);
+  s.ay = fma_rn(t.mr3, t.dy, s.ay);
+  s.az = fma_rn(t.mr3, t.dz, s.az);
+  s.jx = fma_rn(t.mr3, fma_rn(-t.alpha, t.dx, t.wx), s.jx);
+  s.jy = fma_rn(t.mr3, fma_rn(-t.alpha, t.dy, t.wy), s.jy);
+  s.jz = fma_rn(t.mr3, fma_rn(-t.alpha, t.dz, t.wz), s.jz);
+  if constexpr (kPotential) s.phi = sub_rn(s.phi, t.my);
+}
+
+// One pair added into the run's sums, in fp64 or fp32 (Real: the precision of the arithmetic and of the sums).
+template <bool kSelf, bool kPotential, class Real>
+__device__ __forceinline__ void add_pair(Real dx, Real dy, Real dz, Real wx, Real wy, Real wz, Real m, Real eps2,
+                                         Real self, PairSums<Real>& s) {
+  add_terms<kPotential>(pair_terms<kSelf>(dx, dy, dz, wx, wy, wz, m, eps2, self), s);
 }
 
 // (hi_j - hi_i) + (lo_j - lo_i)
