@@ -443,17 +443,14 @@ inline constexpr int kHermiteMaxSpan = 256;
 inline constexpr int kHermiteRunChunk = 32;
 
 // Stages a whole span (`length` j-bodies from j_begin, positions then velocities; all kHermiteForceBlock threads of
-// the block). fp64: each thread issues every load of its share before its first store to shared memory, so a span
-// costs one round trip to memory where a loop of loads and stores took one for each kHermiteForceBlock entries (four
-// for a span of 256, with every block of the pass waiting on them at the same time). fp32 block steps (the j-bodies
-// already split): asynchronous copies from global to shared memory in two halves, the first half of the span's
+// the block) by asynchronous copies from global to shared memory in two halves: the first half of the span's
 // positions and velocities, then the second, each its own group of copies, so that the runs of the first half are
-// summed while the second is on its way (kStagedInHalves; wait_staged<1>, then wait_staged<0>). The same for fp64
-// made a block step of 64 bodies at N = 65,536 0.5 us shorter, but the pass spilled and every-body-active steps
-// were 2.9% slower (docs/benchmarks.md, 2026-11-29, eighth entry). The fp32 protocol passes, which split the
-// j-bodies as they stage them, store them at once (no copy group: the waits return at once).
-template <class Real>
-inline constexpr bool kStagedInHalves = std::is_same_v<Real, float>;
+// summed while the second is on its way (wait_staged<1>, then wait_staged<0>). A copy takes no register: fp64, which
+// loaded a span into registers (a span one round trip), spilled when it first took the halves beside its folds in
+// registers; with its folds in shared memory its block steps of 1 to 256 bodies at N = 65,536 are 0.4 to 1 us shorter
+// in halves, and every-body-active steps 1.6% faster (docs/benchmarks.md, 2026-11-30). fp32 block steps copy the
+// split j-bodies; the fp32 protocol passes, which split the j-bodies as they stage them, store them at once (no copy
+// group: the waits return at once).
 template <int kPending>
 __device__ __forceinline__ void wait_staged() {
   __pipeline_wait_prior(kPending);
@@ -462,26 +459,22 @@ __device__ __forceinline__ void wait_staged() {
 __device__ __forceinline__ void copy_async(float4* shared, const float4* global) {
   __pipeline_memcpy_async(shared, global, sizeof(float4));
 }
-inline constexpr int kHermiteSpanRounds = 2 * kHermiteMaxSpan / kHermiteForceBlock;
-inline constexpr int kHermiteHalfRounds = kHermiteSpanRounds / 2;
+inline constexpr int kHermiteHalfRounds = kHermiteMaxSpan / kHermiteForceBlock;  // fp32: a thread's entries, half a span
 __device__ __forceinline__ void stage_span(HermiteTileData<double, kHermiteMaxSpan>& tile, const HermiteForceArgs& args,
                                            int j_begin, int length) {
-  Real4<double> r[kHermiteSpanRounds];
-#pragma unroll
-  for (int k = 0; k < kHermiteSpanRounds; ++k) {
-    int const q = int(threadIdx.x) + k * kHermiteForceBlock;
-    if (q < length)
-      r[k] = args.pos[j_begin + q];
-    else if (q < 2 * length)
-      r[k] = args.vel[j_begin + q - length];
-  }
-#pragma unroll
-  for (int k = 0; k < kHermiteSpanRounds; ++k) {
-    int const q = int(threadIdx.x) + k * kHermiteForceBlock;
-    if (q < length)
-      tile.pos[q] = r[k];
-    else if (q < 2 * length)
-      tile.vel[q - length] = r[k];
+  static_assert(sizeof(Real4<double>) == 2 * sizeof(float4), "two 16-byte copies an entry");
+  int const half = length / 2;
+  for (int part = 0; part < 2; ++part) {
+    // half a span: `half` positions and `half` velocities, 2 copies each: 4 * half copies over the block
+    for (int q = int(threadIdx.x); q < 4 * half; q += kHermiteForceBlock) {
+      int const entry = q >> 1, piece = q & 1;
+      bool const is_pos = entry < half;
+      int const j = part * half + (is_pos ? entry : entry - half);
+      const Real4<double>* const from = (is_pos ? args.pos : args.vel) + j_begin + j;
+      Real4<double>* const to = is_pos ? &tile.pos[j] : &tile.vel[j];
+      copy_async(reinterpret_cast<float4*>(to) + piece, reinterpret_cast<const float4*>(from) + piece);
+    }
+    __pipeline_commit();
   }
 }
 __device__ __forceinline__ void stage_span(HermiteTileData<float, kHermiteMaxSpan>& tile, const HermiteForceArgs& args,
@@ -554,7 +547,6 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
     HermiteIBody<Real> const b(args.active[min(k, active - 1)]);
     __syncthreads();  // every thread has read the previous item's span and runs
     stage_span(span_tile, args, j_begin, length);
-    if constexpr (!kStagedInHalves<Real>) __syncthreads();
     auto sum_run = [&](int r, unsigned lanes) {
       int const j0 = j_begin + r * kHermiteRun;
       bool const any_self = __any_sync(lanes, j0 + kHermiteRun > args.slice_count ||
@@ -568,26 +560,22 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
       runs[r][slot] = run;
     };
     if (width == kHermiteRunChunk) {
-      if constexpr (kStagedInHalves<Real>) {
-        // The first half's runs while the second half is staged; the second half's from the warp after the last one
-        // busy in the first. (This pass runs only where a group has several spans, so spans of 256 and 8 runs: warp w
-        // sums runs w and w + 4, as it would without the halves.)
-        // One loop over both halves: two copies of it made the pass's code a third larger.
-        int const half = run_count / 2;
+      // The first half's runs while the second half is staged; the second half's from the warp after the last one
+      // busy in the first. (This pass runs only where a group has several spans, so spans of 256 and 8 runs: warp w
+      // sums runs w and w + 4, as it would without the halves.)
+      // One loop over both halves: two copies of it made the pass's code a third larger.
+      int const half = run_count / 2;
 #pragma unroll 1
-        for (int part = 0; part < 2; ++part) {
-          if (part == 0)
-            wait_staged<1>();
-          else
-            wait_staged<0>();
-          int const first = part == 0 ? int(warp) : half + (int(warp) + kWarps - half % kWarps) % kWarps;
-          for (int r = first; r < (part == 0 ? half : run_count); r += kWarps) sum_run(r, 0xffffffffu);
-        }
-      } else {
-        for (int r = int(warp); r < run_count; r += kWarps) sum_run(r, 0xffffffffu);
+      for (int part = 0; part < 2; ++part) {
+        if (part == 0)
+          wait_staged<1>();
+        else
+          wait_staged<0>();
+        int const first = part == 0 ? int(warp) : half + (int(warp) + kWarps - half % kWarps) % kWarps;
+        for (int r = first; r < (part == 0 ? half : run_count); r += kWarps) sum_run(r, 0xffffffffu);
       }
     } else {
-      if constexpr (kStagedInHalves<Real>) wait_staged<0>();
+      wait_staged<0>();
       for (int r0 = 0; r0 < run_count; r0 += kHermiteForceBlock / int(width)) {
         int const r = r0 + int(threadIdx.x / width);
         unsigned const lanes = __ballot_sync(0xffffffffu, r < run_count);  // lanes past the last run sit out
