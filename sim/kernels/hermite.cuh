@@ -253,8 +253,9 @@ struct HermiteForceArgs;
 // fp64 computes the terms of kHermitePairBatch pairs before it adds the first of them (in index order, so the same
 // sums): the fp64 pipe waits on each pair's chain of dependent operations (r^2, r^-1, r^-3), and with four warps a
 // sub-partition (128 registers) the compiler's own interleaving of two pairs left it 24% idle. Batches of 8 made
-// every-body-active steps 8% faster on an H200 (docs/benchmarks.md, 2026-11-30); fp32, whose pass is bound by
-// instruction issue rather than by waits, was slower batched and keeps its loop.
+// every-body-active steps 4% faster on an H200, on top of the 4% of the folds in shared memory (HermiteFolds;
+// docs/benchmarks.md, 2026-11-30); fp32, whose pass is bound by instruction issue rather than by waits, was slower
+// batched and keeps its loop.
 inline constexpr int kHermitePairBatch = 8;
 static_assert(kHermiteRun % kHermitePairBatch == 0, "whole batches a run");
 template <bool kSelf, bool kPotential, int kSize, class Args>
