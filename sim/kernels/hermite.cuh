@@ -261,9 +261,9 @@ static_assert(kHermiteRun % kHermitePairBatch == 0, "whole batches a run");
 template <bool kSelf, bool kPotential, int kSize, class Args>
 __device__ __forceinline__ void sweep_run(const HermiteTileData<double, kSize>& tile, int u0, int j0, const Args& args,
                                           const HermiteIBody<double>& b, double eps2, PairSums<double>& run) {
-#pragma unroll 2
+#pragma unroll 2  // batches of 8: 1 measured 4.15e11 with every body active, 2 4.31e11 (docs/benchmarks.md, 2026-11-30)
   for (int u1 = u0; u1 < u0 + kHermiteRun; u1 += kHermitePairBatch) {
-    PairTerms<double> t[kHermitePairBatch];
+    PairFactors<double> t[kHermitePairBatch];
 #pragma unroll
     for (int q = 0; q < kHermitePairBatch; ++q) {
       int const u = u1 + q;
@@ -273,11 +273,11 @@ __device__ __forceinline__ void sweep_run(const HermiteTileData<double, kSize>& 
         int const j = j0 + (u - u0);
         self = double(j >= args.slice_count || std::uint64_t(args.slice_begin + j) == b.index);
       }
-      t[q] = pair_terms<kSelf>(__dsub_rn(pj.x, b.x), __dsub_rn(pj.y, b.y), __dsub_rn(pj.z, b.z),
+      t[q] = pair_factors<kSelf>(__dsub_rn(pj.x, b.x), __dsub_rn(pj.y, b.y), __dsub_rn(pj.z, b.z),
                                __dsub_rn(vj.x, b.vx), __dsub_rn(vj.y, b.vy), __dsub_rn(vj.z, b.vz), pj.w, eps2, self);
     }
 #pragma unroll
-    for (int q = 0; q < kHermitePairBatch; ++q) add_terms<kPotential>(t[q], run);
+    for (int q = 0; q < kHermitePairBatch; ++q) add_factors<kPotential>(t[q], run);
   }
 }
 template <bool kSelf, bool kPotential, int kSize, class Args>
@@ -312,7 +312,7 @@ __device__ __forceinline__ void sweep_tile(const HermiteTileData<Real>& tile, in
 // ---- how the force pass cuts its work: the same sums in every mode ----
 //  per_span:  one work item per (128 active bodies, own span), writing each span's sum: many short items, for
 //             small blocks (16 active bodies x 256 spans still fill the GPU);
-//  per_group: one item per (128 active bodies, own group), spans folded in registers, writing group partials;
+//  per_group: one item per (128 active bodies, own group), spans folded per thread, writing group partials;
 //  fold_all:  one item per 128 active bodies over every group, writing totals (one device: every group own).
 // The choice: the way whose items fill the `slots` resident blocks best, wave by wave (a last wave a third full
 // costs as much as a full one), the coarser on a tie; per_span only for blocks its buffer holds, where a group has
@@ -439,7 +439,7 @@ __device__ __forceinline__ void stage_vel(HermiteTileData<float, kSize>& tile, i
   }
 }
 
-// The largest span (hermite_span_length) and the active bodies of one item of the fp32 per-span pass below.
+// The largest span (hermite_span_length) and the active bodies of one item of the per-span pass below.
 inline constexpr int kHermiteMaxSpan = 256;
 inline constexpr int kHermiteRunChunk = 32;
 
@@ -448,10 +448,10 @@ inline constexpr int kHermiteRunChunk = 32;
 // positions and velocities, then the second, each its own group of copies, so that the runs of the first half are
 // summed while the second is on its way (wait_staged<1>, then wait_staged<0>). A copy takes no register: fp64, which
 // loaded a span into registers (a span one round trip), spilled when it first took the halves beside its folds in
-// registers; with its folds in shared memory its block steps of 1 to 256 bodies at N = 65,536 are 0.4 to 1 us shorter
-// in halves, and every-body-active steps 1.6% faster (docs/benchmarks.md, 2026-11-30). fp32 block steps copy the
-// split j-bodies; the fp32 protocol passes, which split the j-bodies as they stage them, store them at once (no copy
-// group: the waits return at once).
+// registers; with its folds in shared memory its block steps of 1 to 256 bodies at N = 65,536 are 0.4 to 1.1 us
+// shorter in halves, and every-body-active steps 1.6% faster (docs/benchmarks.md, 2026-11-30). fp32 block steps copy
+// the split j-bodies; the fp32 protocol passes, which split the j-bodies as they stage them, store them at once (no
+// copy group: the waits return at once).
 template <int kPending>
 __device__ __forceinline__ void wait_staged() {
   __pipeline_wait_prior(kPending);
@@ -460,7 +460,8 @@ __device__ __forceinline__ void wait_staged() {
 __device__ __forceinline__ void copy_async(float4* shared, const float4* global) {
   __pipeline_memcpy_async(shared, global, sizeof(float4));
 }
-inline constexpr int kHermiteHalfRounds = kHermiteMaxSpan / kHermiteForceBlock;  // fp32: a thread's entries, half a span
+// fp32: a thread's entries in half a span.
+inline constexpr int kHermiteHalfRounds = kHermiteMaxSpan / kHermiteForceBlock;
 __device__ __forceinline__ void stage_span(HermiteTileData<double, kHermiteMaxSpan>& tile, const HermiteForceArgs& args,
                                            int j_begin, int length) {
   static_assert(sizeof(Real4<double>) == 2 * sizeof(float4), "two 16-byte copies an entry");
@@ -504,6 +505,13 @@ __device__ __forceinline__ void stage_span(HermiteTileData<float, kHermiteMaxSpa
   }
 }
 
+// The per-span pass's shared memory: the span's j-bodies and its runs' sums.
+template <class Real>
+struct HermiteSpanShared {
+  HermiteTileData<Real, kHermiteMaxSpan> tile;
+  PairSums<Real> runs[kHermiteMaxSpan / kHermiteRun][kHermiteRunChunk];
+};
+
 // per_span: the span sums of small blocks with the runs of a span side by side. An item is (32 active bodies, one
 // span): the block holds the span's j-bodies, its threads sum runs of them for the item's bodies into shared memory,
 // a (body, run) a thread, and warp 0 adds each body's runs in run order from zero: the sums of sweep_tile, bit for bit
@@ -517,11 +525,6 @@ __device__ __forceinline__ void stage_span(HermiteTileData<float, kHermiteMaxSpa
 //    away: a block step of one body 5 us shorter in fp64 and 4 in fp32 on an H200, of 16 bodies 3 (docs/benchmarks.md,
 //    2026-11-29, with the fp64 force pass at four blocks an SM).
 //    A separate loop: the general one made blocks of 32 and more 2 us slower.
-template <class Real>
-struct HermiteSpanShared {
-  HermiteTileData<Real, kHermiteMaxSpan> tile;
-  PairSums<Real> runs[kHermiteMaxSpan / kHermiteRun][kHermiteRunChunk];
-};
 template <class Real, bool kPotential>
 __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, unsigned active, Real eps2,
                                                   HermiteSpanShared<Real>& shared) {
@@ -593,10 +596,12 @@ __device__ __forceinline__ void hermite_span_runs(const HermiteForceArgs& args, 
 }
 
 // The group partial and the total of each thread's body in the passes that fold spans (per_group, fold_all). They
-// change once a span (256 pairs). fp64: in shared memory, a row a component, where in registers they took 28 of the
-// 128 the pair arithmetic has (every-body-active steps 4% faster on an H200, docs/benchmarks.md, 2026-11-30); they
-// share that memory with the per-span pass's, which a launch either runs or does not. fp32 (whose pair needs fewer
-// registers) keeps them in registers: in shared memory its every-body-active steps were 0.8% slower.
+// change once a span (at most 256 pairs). fp64 keeps them in shared memory, where in registers they took 28 of the
+// 128 the pair arithmetic has (every-body-active steps 4% faster on an H200, docs/benchmarks.md, 2026-11-30): a row a
+// component and a column a thread, so a warp's accesses fall on consecutive 8-byte words (no bank conflict) and each
+// thread touches only its own column (no barrier). They share that memory with the per-span pass's, which a launch
+// either runs or does not. fp32 (whose pair needs fewer registers) keeps them in registers: in shared memory its
+// every-body-active steps were 0.8% slower.
 template <class Real>
 struct HermiteFolds {  // fp32: registers
   hk::ForceJerk sum[2];  // group, total
@@ -634,6 +639,8 @@ union HermiteForceShared {
   HermiteSpanShared<Real> span;
   HermiteSharedFolds folds;
 };
+static_assert(sizeof(HermiteSharedFolds) <= sizeof(HermiteSpanShared<double>),
+              "the folds take no shared memory of their own");
 template <class Real>
 __device__ __forceinline__ HermiteFolds<Real> make_folds(HermiteForceShared<Real>& shared) {
   if constexpr (std::is_same_v<Real, double>)

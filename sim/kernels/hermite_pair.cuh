@@ -66,14 +66,14 @@ __device__ __forceinline__ float add_rn(float a, float b) { return __fadd_rn(a, 
 __device__ __forceinline__ double sub_rn(double a, double b) { return __dsub_rn(a, b); }
 __device__ __forceinline__ float sub_rn(float a, float b) { return __fsub_rn(a, b); }
 
-// One pair's terms: what add_pair adds into the sums (a pass may compute several pairs' terms before it adds any).
+// One pair's factors: what add_pair adds into the sums (a pass may compute several pairs' factors before it adds any).
 template <class Real>
-struct PairTerms {
+struct PairFactors {
   Real dx, dy, dz, wx, wy, wz, mr3, alpha, my;
 };
 template <bool kSelf, class Real>
-__device__ __forceinline__ PairTerms<Real> pair_terms(Real dx, Real dy, Real dz, Real wx, Real wy, Real wz, Real m,
-                                                      Real eps2, Real self) {
+__device__ __forceinline__ PairFactors<Real> pair_factors(Real dx, Real dy, Real dz, Real wx, Real wy, Real wz,
+                                                          Real m, Real eps2, Real self) {
   Real r2 = fma_rn(dz, dz, fma_rn(dy, dy, fma_rn(dx, dx, eps2)));
   Real mass = m;
   if constexpr (kSelf) {
@@ -89,7 +89,7 @@ __device__ __forceinline__ PairTerms<Real> pair_terms(Real dx, Real dy, Real dz,
   return {dx, dy, dz, wx, wy, wz, mr3, alpha, my};
 }
 template <bool kPotential, class Real>
-__device__ __forceinline__ void add_terms(const PairTerms<Real>& t, PairSums<Real>& s) {
+__device__ __forceinline__ void add_factors(const PairFactors<Real>& t, PairSums<Real>& s) {
   s.ax = fma_rn(t.mr3, t.dx, s.ax);
   s.ay = fma_rn(t.mr3, t.dy, s.ay);
   s.az = fma_rn(t.mr3, t.dz, s.az);
@@ -103,7 +103,7 @@ __device__ __forceinline__ void add_terms(const PairTerms<Real>& t, PairSums<Rea
 template <bool kSelf, bool kPotential, class Real>
 __device__ __forceinline__ void add_pair(Real dx, Real dy, Real dz, Real wx, Real wy, Real wz, Real m, Real eps2,
                                          Real self, PairSums<Real>& s) {
-  add_terms<kPotential>(pair_terms<kSelf>(dx, dy, dz, wx, wy, wz, m, eps2, self), s);
+  add_factors<kPotential>(pair_factors<kSelf>(dx, dy, dz, wx, wy, wz, m, eps2, self), s);
 }
 
 // (hi_j - hi_i) + (lo_j - lo_i)
