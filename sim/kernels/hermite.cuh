@@ -652,7 +652,10 @@ __device__ __forceinline__ HermiteFolds<Real> make_folds(HermiteForceShared<Real
 // The force, jerk and potential of every active body against the own j-bodies, in the canonical order. Each
 // thread sums for one active body; the block stages kHermiteTile j-bodies at a time in shared memory. Warps
 // with no active body skip the arithmetic but take part in every barrier. The grid is any size (the engine
-// launches what stays resident): blocks stride over the work items.
+// launches what stays resident): blocks stride over the work items. The blocks of an SM do not progress alike (the warp
+// schedulers favour some: with every body active a favoured block ends its share in a third of the pass), yet items
+// handed out as blocks ask, tried, moved ptxas's schedule of every hot loop here, and fp64 passes that never used the
+// queue lost 4% (docs/benchmarks.md, 2026-11-30, second entry).
 //
 // Blocks an SM, measured on an H200 (docs/benchmarks.md): four, at most 128 registers. fp32 (2026-11-25): five, at
 // 96, spilled and was slower at every size. fp64 (2026-11-29): at three (160 registers) the 512 items of a block of 64
