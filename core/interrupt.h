@@ -4,11 +4,12 @@
 // mode stops at its next safe point (between steps, chunks of steps or kernel launches), writes what it must keep,
 // and exits with 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM and SIGHUP. A second one ends
 // the process at once, from the handler, with the same status, after one line saying what that
-// skips (set_second_interrupt_note). Header-only: the flag is one process-wide atomic, which a
+// skips (set_second_interrupt_note); one within 50 ms of the first is the first delivered twice. Header-only: the flag is one process-wide atomic, which a
 // signal handler may set (it is lock-free).
 #pragma once
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,16 +39,35 @@ inline SecondNote second_notes[2];
 inline std::atomic<int> second_note_shown{-1};  // index into second_notes; -1: none
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler reads which note is shown");
 
+// A signal that follows the first within this time is the first again, delivered twice: `timeout`, job schedulers
+// and process managers signal a process and then its process group, microseconds apart, and the handler may run for
+// each. A person's second Ctrl-C comes later.
+inline constexpr long long kRepeatNanoseconds = 50'000'000;
+inline std::atomic<long long> first_signal_ns{0};  // when the recorded signal came (0: not known yet)
+static_assert(std::atomic<long long>::is_always_lock_free, "the signal handler sets it");
+inline long long monotonic_ns() {  // clock_gettime is async-signal-safe
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<long long>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
 extern "C" inline void on_interrupt_signal(int sig) {
   int const recorded = sig == SIGINT ? SIGINT : SIGTERM;
-  if (interrupt_signal.load() == 0) hung_up.store(sig == SIGHUP);  // before the flag that makes it read
-  if (interrupt_signal.exchange(recorded) != 0) {  // the second one: at once, saying what it skips
-    if (int const shown = second_note_shown.load(std::memory_order_acquire); shown >= 0) {
-      ssize_t const written = write(STDERR_FILENO, second_notes[shown].text, second_notes[shown].length);
-      (void)written;  // nothing to do about a failed write on the way out
-    }
-    _exit(128 + recorded);
+  long long const now = monotonic_ns();
+  if (interrupt_signal.load() == 0) {  // before the flag that makes them read
+    hung_up.store(sig == SIGHUP);
+    first_signal_ns.store(now);
   }
+  int none = 0;
+  if (interrupt_signal.compare_exchange_strong(none, recorded)) return;  // the first: recorded
+  long long const first = first_signal_ns.load();
+  if (first == 0 || now - first < kRepeatNanoseconds) return;  // the first again (or its handler still running)
+  // the second one: at once, saying what it skips
+  if (int const shown = second_note_shown.load(std::memory_order_acquire); shown >= 0) {
+    ssize_t const written = write(STDERR_FILENO, second_notes[shown].text, second_notes[shown].length);
+    (void)written;  // nothing to do about a failed write on the way out
+  }
+  _exit(128 + recorded);
 }
 }  // namespace detail
 
@@ -96,11 +116,13 @@ inline int interrupt_signal() { return detail::interrupt_signal.load(std::memory
 inline void clear_interrupt() {
   detail::interrupt_signal.store(0, std::memory_order_relaxed);
   detail::hung_up.store(false);
+  detail::first_signal_ns.store(0);
 }
 
 // Records an interrupt as a signal would (for front ends with their own way to stop, and tests).
 inline void request_interrupt(int sig = SIGINT) {
   detail::hung_up.store(sig == SIGHUP);
+  detail::first_signal_ns.store(detail::monotonic_ns());
   detail::interrupt_signal.store(sig == SIGINT ? SIGINT : SIGTERM);
 }
 

@@ -252,6 +252,21 @@ TEST_F(Signals, ASecondCtrlCSaysWhatItSkips) {
   EXPECT_FALSE(fs::exists(file("b.json")));
 }
 
+// `timeout`, job schedulers and process managers signal the process and then its process group: one SIGTERM
+// delivered twice, microseconds apart, and each delivery may reach the handler. That is one request: the run writes
+// its checkpoint, where the second delivery used to end it at once with nothing written.
+TEST_F(Signals, OneSignalDeliveredTwiceIsOneRequest) {
+  Process p({"--run", "--bodies", "2048", "--steps", "100000000", "--checkpoint", file("c.h5")}, dir_);
+  ASSERT_TRUE(p.started(std::chrono::seconds(60))) << p.err();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  p.send(SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));  // past the first handler, within the 50 ms
+  p.send(SIGTERM);
+  EXPECT_EQ(p.wait(std::chrono::seconds(20)), 143) << p.err();
+  EXPECT_EQ(p.err().find("second interrupt"), std::string::npos) << p.err();
+  EXPECT_TRUE(fs::exists(file("c.h5"))) << p.err();
+}
+
 // --validate: the simulation's first forces are a whole step's work (7 s at N = 262,144 on two
 // cores), which used to hold off a signal to the end; the work now runs beside a main thread that
 // polls. Measured: exit 0.02 s after the signal (6.5 s before).
