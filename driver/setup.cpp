@@ -307,16 +307,22 @@ bool hermite_state_goes_on(const sim::hermite::HermiteState& state, double was, 
   return state.started() && was == now && state.block_time() != 0.0;
 }
 
-void continue_hermite(Setup& s, sim::hermite::HermiteState state) {
-  if (state.started()) {
-    if (state.position.size() != s.bodies.size() || state.velocity.size() != s.bodies.size())
-      throw std::logic_error("continue_hermite: the Hermite state is not of the setup's bodies");
-    for (std::size_t i = 0; i < s.bodies.size(); ++i) {
-      auto const& x = state.position[i];
-      s.bodies.pos_mass[i] = {x.x, x.y, x.z, s.bodies.pos_mass[i].w};
-      s.bodies.velocity[i] = state.velocity[i];
-    }
+namespace {
+// The bodies' positions and velocities from a Hermite state's, which are fp64 in every file (each body's at its own
+// time).
+void take_hermite_bodies(sim::BodySet& bodies, const sim::hermite::HermiteState& state) {
+  if (state.position.size() != bodies.size() || state.velocity.size() != bodies.size())
+    throw std::logic_error("take_hermite_bodies: the Hermite state is not of these bodies");
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    auto const& x = state.position[i];
+    bodies.pos_mass[i] = {x.x, x.y, x.z, bodies.pos_mass[i].w};
+    bodies.velocity[i] = state.velocity[i];
   }
+}
+}  // namespace
+
+void continue_hermite(Setup& s, sim::hermite::HermiteState state) {
+  if (state.started()) take_hermite_bodies(s.bodies, state);
   s.hermite = std::move(state);
 }
 
@@ -371,6 +377,11 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     s.seed = saved.seed;
     s.bodies = std::move(checkpoint.bodies);
     s.bodies.time = s.clock.time(s.program.dt);
+    // Before a hermite4 file's first block step every body is at the file's time, and its Hermite group holds their
+    // positions and velocities in fp64, where an fp32 file's synchronised velocities are floats: the state is taken
+    // from there, so that a run that starts again from such a file has the bits of the run that never stopped.
+    if (checkpoint.hermite.started() && checkpoint.hermite.block_time() == 0.0)
+      take_hermite_bodies(s.bodies, checkpoint.hermite);
     // Each body at its own time, bit for bit; but where the file's accelerations and jerks are of another softening
     // (another potential), or no block step was made (the start steps are this run's settings'), every body starts
     // again from the synchronised state.

@@ -11,7 +11,8 @@ steps_and_time      --steps counts block steps; --t-end 0.25 ends at time 0.25 e
                     and says so; one off the block times says where the run ended and how many bodies the end
                     shows predicted; samples and periodic checkpoints due at a run's last block step are written once.
 restart_bitwise     100 + 100 block steps through a checkpoint, on 3 and then 2 host devices (workers), hold
-                    the bits of 200 on one: /Hermite and the synchronised bodies, and --json's state hash. With softening 0 too, restarted
+                    the bits of 200 on one: /Hermite and the synchronised bodies, and --json's state hash. So
+                    does a run from a checkpoint of step 0, in fp64 and in fp32. With softening 0 too, restarted
                     with no options (the file's 0, not the scenario's softening) and with --softening 0; a switch
                     to leapfrog with the file's 0 is refused, naming the file. A restart with another softening
                     starts every body again (the file's accelerations and jerks are of the old potential).
@@ -188,6 +189,18 @@ with tempfile.TemporaryDirectory() as d:
         hashes = [json.load(open(p(name)))["hermite4"]["state_hash"] for name in ["a.json", "b.json", "c.json"]]
         check(all(len(h) == 16 and int(h, 16) >= 0 for h in hashes), f"state hashes {hashes}")
         check(hashes[0] == hashes[2] != hashes[1], f"state hashes of 200, 100 and 100 + 100 block steps: {hashes}")
+        # A checkpoint of step 0 (--steps 0) in each precision: the run that starts again from it has the bits of
+        # the run that never stopped. (An fp32 file's synchronised velocities are floats; the Hermite group's are
+        # the state.)
+        for precision in ["fp64", "fp32"]:
+            start = [*H, "--bodies", "256", "--precision", precision]
+            check(run([*start, "--steps", "0", "--checkpoint", p(f"z_{precision}.h5")]).returncode == 0,
+                  f"step 0 in {precision}")
+            check(run([*start, "--steps", "30", "--checkpoint", p(f"d_{precision}.h5")]).returncode == 0,
+                  f"30 steps in {precision}")
+            check(run(["--run", "--restart", p(f"z_{precision}.h5"), "--steps", "30", "--checkpoint",
+                       p(f"r_{precision}.h5"), "--quiet"]).returncode == 0, f"30 steps from step 0 in {precision}")
+            same_checkpoints(p(f"d_{precision}.h5"), p(f"r_{precision}.h5"), f"restart from step 0 in {precision}")
         # Softening 0 (hermite4's alone): a restart keeps the file's 0, whether it names it or not.
         unsoftened = [*H, "--bodies", "128", "--precision", "fp64", "--softening", "0"]
         check(run([*unsoftened, "--steps", "40", "--checkpoint", p("s40.h5")]).returncode == 0, "40 unsoftened")
