@@ -320,7 +320,10 @@ int run_simulation(const Options& o) {
   observer.finish();
   if (r.failure) {
     std::fprintf(stderr, "error: %s\n", r.failure->c_str());
-    if (r.saved_step)
+    if (r.saved_step && r.saved_at_failure)
+      std::fprintf(stderr, "  checkpoint %s holds step %llu, where the run stopped\n", o.checkpoint.c_str(),
+                   (unsigned long long)*r.saved_step);
+    else if (r.saved_step)
       std::fprintf(stderr, "  checkpoint %s holds step %llu, the last state checked before the failure\n",
                    o.checkpoint.c_str(), (unsigned long long)*r.saved_step);
     else

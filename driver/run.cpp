@@ -327,6 +327,19 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     result.failure = e.what();
     result.steps = sim.steps_done() - first_step;  // a failure's chunk may have made some (hermite4's floor)
     result.wall_seconds = seconds_since(t0);
+    // A run that stopped between whole steps saves where it stopped, with each body's Hermite state, so that it can
+    // be looked at or continued (with a softening, say) from there; the last state kept is the fallback.
+    if (dynamic_cast<const StoppedWhole*>(&e) && !o.checkpoint.empty() && ranks.size() == 1) {
+      try {
+        write_checkpoint(o.checkpoint, setup, sim, result.initial_energy);
+        result.saved_step = sim.steps_done();
+        result.saved_at_failure = true;
+        return result;
+      } catch (const Interrupted&) {
+        throw;
+      } catch (const std::exception&) {  // not finite, or not written: the state kept is next
+      }
+    }
     try {
       sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
       result.saved_step = kept->record.step;

@@ -73,6 +73,7 @@ struct RunResult {
   // state saved to outputs.checkpoint at `saved_step`; the front end reports it and exits 1.
   std::optional<std::string> failure;
   std::optional<std::uint64_t> saved_step;
+  bool saved_at_failure = false;  // the state saved is the failure's own (StoppedWhole), not the last one kept
   std::string save_failure;  // why that state could not be saved either
 };
 

@@ -368,12 +368,12 @@ void HermiteBlocks::floor_failure(std::size_t body, Floor why) {
   if (why == Floor::start) {
     // The criterion's own value (the step itself is halved until it is below the floor, whatever that value).
     double const na = norm(hs.acceleration[body]), n1 = norm(hs.jerk[body]);
-    throw RuntimeFailure(sim::hermite::start_floor_message(now, body, setup_.params.eta_start * na / n1, floor, time(),
+    throw StoppedWhole(sim::hermite::start_floor_message(now, body, setup_.params.eta_start * na / n1, floor, time(),
                                                            setup_.softening > 0.0));
   }
   if (why == Floor::held)
-    throw RuntimeFailure(sim::hermite::continued_floor_message(now, body, hs.step[body], floor, time()));
-  throw RuntimeFailure(sim::hermite::floor_message(now, body, hs.step[body], floor, time()));
+    throw StoppedWhole(sim::hermite::continued_floor_message(now, body, hs.step[body], floor, time()));
+  throw StoppedWhole(sim::hermite::floor_message(now, body, hs.step[body], floor, time()));
 }
 
 void HermiteBlocks::state(sim::BodySet& into) {

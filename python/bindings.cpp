@@ -568,7 +568,9 @@ class Engine {
     if (observer.error) observer.error->restore(), throw nb::python_error();
     if (r.failure) {
       std::string text = *r.failure;
-      if (r.saved_step) text += "; " + o.checkpoint + " holds step " + std::to_string(*r.saved_step) + ", the last state checked";
+      if (r.saved_step)
+        text += "; " + o.checkpoint + " holds step " + std::to_string(*r.saved_step) +
+                (r.saved_at_failure ? ", where the run stopped" : ", the last state checked");
       throw RuntimeFailure(text);
     }
     return nb::borrow<nb::dict>(last_run_);

@@ -12,7 +12,8 @@ steps_and_time      --steps counts block steps; --t-end 0.25 ends at time 0.25 e
                     shows predicted; samples and periodic checkpoints due at a run's last block step are written once.
 restart_bitwise     100 + 100 block steps through a checkpoint, on 3 and then 2 host devices (workers), hold
                     the bits of 200 on one: /Hermite and the synchronised bodies, and --json's state hash. So
-                    does a run from a checkpoint of step 0, in fp64 and in fp32. With softening 0 too, restarted
+                    does a run from a checkpoint of step 0, in fp64 and in fp32. A step below the floor saves the
+                    state where the run stopped, and a softening continues from it. With softening 0 too, restarted
                     with no options (the file's 0, not the scenario's softening) and with --softening 0; a switch
                     to leapfrog with the file's 0 is refused, naming the file. A restart with another softening
                     starts every body again (the file's accelerations and jerks are of the old potential).
@@ -201,6 +202,21 @@ with tempfile.TemporaryDirectory() as d:
             check(run(["--run", "--restart", p(f"z_{precision}.h5"), "--steps", "30", "--checkpoint",
                        p(f"r_{precision}.h5"), "--quiet"]).returncode == 0, f"30 steps from step 0 in {precision}")
             same_checkpoints(p(f"d_{precision}.h5"), p(f"r_{precision}.h5"), f"restart from step 0 in {precision}")
+        # A step below the floor stops the run between whole block steps: its checkpoint holds that state (each body's
+        # Hermite state with it), from which a softening continues, as the error's advice says.
+        plunge = [*H, "--scenario", "two-body", "--eccentricity", "0.99999999999", "--softening", "0", "--precision",
+                  "fp64", "--t-end", "20"]
+        r = run([*plunge, "--checkpoint", p("floor.h5"), "--json", p("floor.json")])
+        saved = json.load(open(p("floor.json"))).get("saved_step") if os.path.exists(p("floor.json")) else None
+        check(r.returncode == 1 and "below the floor" in r.stderr and saved and
+              f"checkpoint {p('floor.h5')} holds step {saved}, where the run stopped" in r.stderr,
+              f"the floor's checkpoint: exit status {r.returncode}, saved step {saved}: {r.stderr!r}")
+        import h5py
+        with h5py.File(p("floor.h5"), "r") as f:
+            check(f["Header"].attrs["Step"] == saved and f["Header"].attrs["Time"] > 3 and "Hermite" in f,
+                  f"the floor's checkpoint holds step {f['Header'].attrs['Step']} at time {f['Header'].attrs['Time']}")
+        r = run(["--run", "--restart", p("floor.h5"), "--softening", "1e-3", "--eta-start", "100", "--t-end", "4"])
+        check(r.returncode == 0, f"a softening from the floor's checkpoint: exit status {r.returncode}: {r.stderr!r}")
         # Softening 0 (hermite4's alone): a restart keeps the file's 0, whether it names it or not.
         unsoftened = [*H, "--bodies", "128", "--precision", "fp64", "--softening", "0"]
         check(run([*unsoftened, "--steps", "40", "--checkpoint", p("s40.h5")]).returncode == 0, "40 unsoftened")
