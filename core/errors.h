@@ -16,8 +16,8 @@ struct RuntimeFailure : std::runtime_error {
   explicit RuntimeFailure(const std::string& what) : std::runtime_error(what) {}
 };
 
-// A failure raised between whole steps (hermite4's step below the floor): the run cannot go on, but its state is
-// whole, the failure's own place, and is what a run should save.
+// A failure raised between whole steps (hermite4's step below the floor): the run cannot go on, but the state it
+// stopped at is whole, and is what a run should save. (A start step below the floor comes before there is one.)
 struct StoppedWhole : RuntimeFailure {
   explicit StoppedWhole(const std::string& what) : RuntimeFailure(what) {}
 };

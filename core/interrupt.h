@@ -4,7 +4,7 @@
 // mode stops at its next safe point (between steps, chunks of steps or kernel launches), writes what it must keep,
 // and exits with 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM and SIGHUP. A second one ends
 // the process at once, from the handler, with the same status, after one line saying what that
-// skips (set_second_interrupt_note); one within 50 ms of the first is the first delivered twice. Header-only: the flag is one process-wide atomic, which a
+// skips (set_second_interrupt_note); one within 25 ms of the first is the first delivered twice. Header-only: the flag is one process-wide atomic, which a
 // signal handler may set (it is lock-free).
 #pragma once
 
@@ -42,7 +42,7 @@ static_assert(std::atomic<int>::is_always_lock_free, "the signal handler reads w
 // A signal that follows the first within this time is the first again, delivered twice: `timeout`, job schedulers
 // and process managers signal a process and then its process group, microseconds apart, and the handler may run for
 // each. A person's second Ctrl-C comes later.
-inline constexpr long long kRepeatNanoseconds = 50'000'000;
+inline constexpr long long kRepeatNanoseconds = 25'000'000;
 inline std::atomic<long long> first_signal_ns{0};  // when the recorded signal came (0: not known yet)
 static_assert(std::atomic<long long>::is_always_lock_free, "the signal handler sets it");
 inline long long monotonic_ns() {  // clock_gettime is async-signal-safe
@@ -61,7 +61,11 @@ extern "C" inline void on_interrupt_signal(int sig) {
   int none = 0;
   if (interrupt_signal.compare_exchange_strong(none, recorded)) return;  // the first: recorded
   long long const first = first_signal_ns.load();
-  if (first == 0 || now - first < kRepeatNanoseconds) return;  // the first again (or its handler still running)
+  if (first == 0) {  // its time cleared since it came (clear_interrupt): this one's stands for it
+    first_signal_ns.store(now);
+    return;
+  }
+  if (now - first < kRepeatNanoseconds) return;  // the first again
   // the second one: at once, saying what it skips
   if (int const shown = second_note_shown.load(std::memory_order_acquire); shown >= 0) {
     ssize_t const written = write(STDERR_FILENO, second_notes[shown].text, second_notes[shown].length);
@@ -116,7 +120,7 @@ inline int interrupt_signal() { return detail::interrupt_signal.load(std::memory
 inline void clear_interrupt() {
   detail::interrupt_signal.store(0, std::memory_order_relaxed);
   detail::hung_up.store(false);
-  detail::first_signal_ns.store(0);
+  detail::first_signal_ns.store(0);  // a signal recorded in between: the next one takes its time (see the handler)
 }
 
 // Records an interrupt as a signal would (for front ends with their own way to stop, and tests).

@@ -327,19 +327,6 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     result.failure = e.what();
     result.steps = sim.steps_done() - first_step;  // a failure's chunk may have made some (hermite4's floor)
     result.wall_seconds = seconds_since(t0);
-    // A run that stopped between whole steps saves where it stopped, with each body's Hermite state, so that it can
-    // be looked at or continued (with a softening, say) from there; the last state kept is the fallback.
-    if (dynamic_cast<const StoppedWhole*>(&e) && !o.checkpoint.empty() && ranks.size() == 1) {
-      try {
-        write_checkpoint(o.checkpoint, setup, sim, result.initial_energy);
-        result.saved_step = sim.steps_done();
-        result.saved_at_failure = true;
-        return result;
-      } catch (const Interrupted&) {
-        throw;
-      } catch (const std::exception&) {  // not finite, or not written: the state kept is next
-      }
-    }
     try {
       sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
       result.saved_step = kept->record.step;
@@ -347,6 +334,24 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       result.save_failure = w.what();
     }
     return result;
+  };
+  // A run that stopped between whole steps (StoppedWhole: every rank at the same step) saves where it stopped, with
+  // each body's Hermite state, so that it can be looked at or continued (with a softening, say) from there; no copy
+  // kept is needed. False where there is no --checkpoint or the write fails (the state kept is then the fallback).
+  auto stopped_whole = [&](const RuntimeFailure& e) {
+    if (!dynamic_cast<const StoppedWhole*>(&e) || o.checkpoint.empty()) return false;
+    try {
+      write_checkpoint(o.checkpoint, setup, sim, result.initial_energy);  // every rank takes part
+    } catch (const std::exception& w) {
+      observer.warning(std::string("warning: the state where the run stopped is not saved: ") + w.what());
+      return false;
+    }
+    result.failure = e.what();
+    result.steps = sim.steps_done() - first_step;  // the block steps before the one that gave the step
+    result.wall_seconds = seconds_since(t0);
+    result.saved_step = sim.steps_done();
+    result.saved_at_failure = true;
+    return true;
   };
   auto due = [](std::uint64_t k, std::uint64_t step) { return k && step % k == 0; };
   auto until_due = [](std::uint64_t k, std::uint64_t step) { return k ? k - step % k : ~std::uint64_t(0); };
@@ -404,6 +409,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     snapshot();  // the end, or where an interrupt or a visit stopped the run
   } catch (const RuntimeFailure& e) {
     close_series(series, result, observer);
+    if (stopped_whole(e)) return result;
     if (!kept) throw;
     return cannot_go_on(e);
   }

@@ -606,6 +606,9 @@ class Engine {
     out["diagnostics_failure"] = r.diagnostics_failure;
     out["failure"] = r.failure ? nb::cast(*r.failure) : nb::none();
     out["saved_step"] = r.saved_step ? nb::cast(*r.saved_step) : nb::none();
+    out["saved_state"] = !r.saved_step      ? nb::none()
+                         : r.saved_at_failure ? nb::cast("where the run stopped")
+                                              : nb::cast("the last state checked");
     out["save_failure"] = r.failure && !r.saved_step ? nb::cast(r.save_failure) : nb::none();
     out["checkpoint"] = o.checkpoint.empty() ? nb::none() : nb::cast(o.checkpoint);
     return out;

@@ -207,7 +207,9 @@ with tempfile.TemporaryDirectory() as d:
         plunge = [*H, "--scenario", "two-body", "--eccentricity", "0.99999999999", "--softening", "0", "--precision",
                   "fp64", "--t-end", "20"]
         r = run([*plunge, "--checkpoint", p("floor.h5"), "--json", p("floor.json")])
-        saved = json.load(open(p("floor.json"))).get("saved_step") if os.path.exists(p("floor.json")) else None
+        failed = json.load(open(p("floor.json"))) if os.path.exists(p("floor.json")) else {}
+        saved = failed.get("saved_step")
+        check(failed.get("saved_state") == "where the run stopped", f"--json's saved_state: {failed.get('saved_state')!r}")
         check(r.returncode == 1 and "below the floor" in r.stderr and saved and
               f"checkpoint {p('floor.h5')} holds step {saved}, where the run stopped" in r.stderr,
               f"the floor's checkpoint: exit status {r.returncode}, saved step {saved}: {r.stderr!r}")

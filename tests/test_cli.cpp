@@ -694,6 +694,7 @@ TEST_F(Cli, ARunThatCannotGoOnSavesItsLastSoundState) {
   auto const j = nlohmann::json::parse(slurp(file("failed.json")));
   EXPECT_NE(j["failure"].get<std::string>().find("the state is no longer finite at step 50"), std::string::npos);
   EXPECT_EQ(j["saved_step"], 0);
+  EXPECT_EQ(j["saved_state"], "the last state checked");
   EXPECT_EQ(j["checkpoint"], file("kept.h5"));
   // Found only by the end's check (no series checks it on the way): the kept start is saved all the same.
   Result const late = nbody("--run --bodies 64 --dt 1e12 --steps 100 -q --checkpoint " + file("late.h5") +
@@ -707,6 +708,7 @@ TEST_F(Cli, ARunThatCannotGoOnSavesItsLastSoundState) {
   auto const n = nlohmann::json::parse(slurp(file("none.json")));
   EXPECT_NE(n["failure"].get<std::string>().find("no longer finite"), std::string::npos);
   EXPECT_TRUE(n["saved_step"].is_null());
+  EXPECT_TRUE(n["saved_state"].is_null());
   EXPECT_EQ(n["save_failure"], "no --checkpoint was given");
   // The start was measured before the failure: it is there as in a run that ends well.
   ASSERT_TRUE(n["start"].is_object()) << n.dump();

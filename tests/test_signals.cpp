@@ -230,7 +230,7 @@ TEST_F(Signals, ASecondCtrlCExitsAtOnce) {
   Process p({"--benchmark", "--bodies", "65536", "--threads", "1", "--steps", "100"}, dir_);
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
   p.send(SIGINT);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a second request: well past the 25 ms of a repeat
   auto const t0 = Clock::now();
   p.send(SIGINT);
   EXPECT_EQ(p.wait(std::chrono::seconds(5)), 130) << p.err();
@@ -243,7 +243,7 @@ TEST_F(Signals, ASecondCtrlCSaysWhatItSkips) {
   Process p({"--benchmark", "--bodies", "65536", "--threads", "1", "--steps", "100", "--json", file("b.json")}, dir_);
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
   p.send(SIGINT);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   p.send(SIGINT);
   EXPECT_EQ(p.wait(std::chrono::seconds(5)), 130) << p.err();
   EXPECT_NE(p.err().find("nbody: second interrupt: exiting now; --json " + file("b.json") + " is not written\n"),
@@ -260,7 +260,7 @@ TEST_F(Signals, OneSignalDeliveredTwiceIsOneRequest) {
   ASSERT_TRUE(p.started(std::chrono::seconds(60))) << p.err();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   p.send(SIGTERM);
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));  // past the first handler, within the 50 ms
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // past the first handler, well within the 25 ms
   p.send(SIGTERM);
   EXPECT_EQ(p.wait(std::chrono::seconds(20)), 143) << p.err();
   EXPECT_EQ(p.err().find("second interrupt"), std::string::npos) << p.err();
