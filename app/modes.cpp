@@ -294,9 +294,7 @@ int run_simulation(const Options& o) {
                      {"failure", failure},
                      {"checkpoint", saved_step ? json(o.checkpoint) : json(nullptr)},
                      {"saved_step", saved_step ? json(*saved_step) : json(nullptr)},
-                     {"saved_state", !saved_step ? json(nullptr)
-                                     : r && r->saved_at_failure ? json("where the run stopped")
-                                                                : json("the last state checked")},
+                     {"saved_state", saved_step && r ? json(r->saved_state()) : json(nullptr)},
                      {"save_failure", saved_step ? json(nullptr) : json(save_failure)},
                      {"bodies", sim.bodies()},
                      {"integrator", setup.program.integrator},
@@ -324,12 +322,9 @@ int run_simulation(const Options& o) {
   if (r.failure) {
     if (writes_outputs()) {  // every rank fails alike (hermite4's floor, the one failure several ranks save)
       std::fprintf(stderr, "error: %s\n", r.failure->c_str());
-      if (r.saved_step && r.saved_at_failure)
-        std::fprintf(stderr, "  checkpoint %s holds step %llu, where the run stopped\n", o.checkpoint.c_str(),
-                     (unsigned long long)*r.saved_step);
-      else if (r.saved_step)
-        std::fprintf(stderr, "  checkpoint %s holds step %llu, the last state checked before the failure\n",
-                     o.checkpoint.c_str(), (unsigned long long)*r.saved_step);
+      if (r.saved_step)
+        std::fprintf(stderr, "  checkpoint %s holds step %llu, %s%s\n", o.checkpoint.c_str(),
+                     (unsigned long long)*r.saved_step, r.saved_state(), r.saved_at_failure ? "" : " before the failure");
       else
         std::fprintf(stderr, "  and the last sound state could not be saved either: %s\n", r.save_failure.c_str());
     }

@@ -4,8 +4,8 @@
 // mode stops at its next safe point (between steps, chunks of steps or kernel launches), writes what it must keep,
 // and exits with 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM and SIGHUP. A second one ends
 // the process at once, from the handler, with the same status, after one line saying what that
-// skips (set_second_interrupt_note); one within 25 ms of the first is the first delivered twice. Header-only: the flag is one process-wide atomic, which a
-// signal handler may set (it is lock-free).
+// skips (set_second_interrupt_note); one within 25 ms of the first is the first delivered twice.
+// Header-only: the flag is one process-wide atomic, which a signal handler may set (it is lock-free).
 #pragma once
 
 #include <signal.h>

@@ -75,6 +75,10 @@ struct RunResult {
   std::optional<std::uint64_t> saved_step;
   bool saved_at_failure = false;  // the state saved is the failure's own (StoppedWhole), not the last one kept
   std::string save_failure;  // why that state could not be saved either
+  // Which state saved_step names, for reports: "where the run stopped" or "the last state checked"; "" if none.
+  const char* saved_state() const {
+    return !saved_step ? "" : saved_at_failure ? "where the run stopped" : "the last state checked";
+  }
 };
 
 // Steps from `clock` until the time reaches `t_end` (0 if it has): the clock's own arithmetic

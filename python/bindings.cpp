@@ -569,8 +569,7 @@ class Engine {
     if (r.failure) {
       std::string text = *r.failure;
       if (r.saved_step)
-        text += "; " + o.checkpoint + " holds step " + std::to_string(*r.saved_step) +
-                (r.saved_at_failure ? ", where the run stopped" : ", the last state checked");
+        text += "; " + o.checkpoint + " holds step " + std::to_string(*r.saved_step) + ", " + r.saved_state();
       throw RuntimeFailure(text);
     }
     return nb::borrow<nb::dict>(last_run_);
@@ -606,9 +605,7 @@ class Engine {
     out["diagnostics_failure"] = r.diagnostics_failure;
     out["failure"] = r.failure ? nb::cast(*r.failure) : nb::none();
     out["saved_step"] = r.saved_step ? nb::cast(*r.saved_step) : nb::none();
-    out["saved_state"] = !r.saved_step      ? nb::none()
-                         : r.saved_at_failure ? nb::cast("where the run stopped")
-                                              : nb::cast("the last state checked");
+    out["saved_state"] = r.saved_step ? nb::cast(std::string(r.saved_state())) : nb::none();
     out["save_failure"] = r.failure && !r.saved_step ? nb::cast(r.save_failure) : nb::none();
     out["checkpoint"] = o.checkpoint.empty() ? nb::none() : nb::cast(o.checkpoint);
     return out;
