@@ -194,8 +194,8 @@ bool display_available() {
 // the start's diagnostics on stdout, the second Ctrl-C's note kept up to date.
 class CliRunObserver : public driver::RunObserver {
  public:
-  CliRunObserver(const Options& o, std::uint64_t steps)
-      : o_(o), progress_(steps, !o.quiet && writes_outputs() && isatty(STDERR_FILENO)) {}
+  CliRunObserver(const Options& o, std::uint64_t steps, std::optional<Progress::TimeSpan> span)
+      : o_(o), progress_(steps, !o.quiet && writes_outputs() && isatty(STDERR_FILENO), span) {}
   void started(const std::optional<sim::Diagnostics>& start, std::optional<double> e0) override {
     start_ = start;
     e0_ = e0;
@@ -203,7 +203,7 @@ class CliRunObserver : public driver::RunObserver {
     if (!o_.quiet && !start) std::printf("  start energy not computed: interrupted\n");
     std::fflush(stdout);
   }
-  void progress(std::uint64_t done, std::uint64_t) override { progress_.update(done); }
+  void progress(std::uint64_t done, std::uint64_t, double time) override { progress_.update(done, time); }
   void note(const std::string& text) override {
     if (!o_.quiet && writes_outputs()) progress_.note(text);
   }
@@ -272,7 +272,9 @@ int run_simulation(const Options& o) {
                 sim.bodies() == 1 ? "y" : "ies", setup.source.c_str(),
                 sim.describe().c_str(), setup.program.integrator.c_str(), setup.program.dt, (unsigned long long)steps);
   }
-  CliRunObserver observer(o, steps);
+  std::optional<Progress::TimeSpan> span;
+  if (o.t_end && blocks) span = Progress::TimeSpan{sim.time(), *o.t_end};
+  CliRunObserver observer(o, steps, span);
   std::uint64_t const first_step = sim.steps_done();
   auto const run_began = std::chrono::steady_clock::now();
   // A run that cannot go on still leaves a --json a script can read: the failure, and where its last sound state
@@ -299,6 +301,8 @@ int run_simulation(const Options& o) {
                      {"bodies", sim.bodies()},
                      {"integrator", setup.program.integrator},
                      {"steps", sim.steps_done() - first_step},
+                     {"step", sim.steps_done()},  // where the run ended (host counts: there after any failure)
+                     {"time", sim.time()},
                      {"wall_seconds", wall},
                      {"hermite4", hermite},
                      {"start", observer.start_json()}});

@@ -1,29 +1,45 @@
-// app/progress.h - a one-line progress display (steps, rate, ETA) on a terminal only.
+// app/progress.h - a one-line progress display (steps or time, rate, ETA) on a terminal only.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 namespace nbody::app {
 
 class Progress {
  public:
-  // Shows progress only when `enabled` (a terminal on stderr and not --quiet).
-  Progress(std::uint64_t total, bool enabled) : total_(total), enabled_(enabled), start_(Clock::now()) {}
+  // The simulation times a run goes from and to: block steps have no count known in advance, so their progress
+  // is the time reached.
+  struct TimeSpan {
+    double from, to;
+  };
+
+  // Shows progress only when `enabled` (a terminal on stderr and not --quiet): steps done of `total`, or, given
+  // `span`, the time reached in it (with the block steps' rate).
+  Progress(std::uint64_t total, bool enabled, std::optional<TimeSpan> span = std::nullopt)
+      : total_(total), enabled_(enabled), span_(span), start_(Clock::now()) {}
   ~Progress() { finish(); }
 
-  void update(std::uint64_t done) {
+  void update(std::uint64_t done, double time) {
     if (!enabled_) return;
     auto const now = Clock::now();
-    if (done < total_ && now - last_ < std::chrono::milliseconds(250)) return;
+    double const fraction = span_ && span_->to > span_->from ? (time - span_->from) / (span_->to - span_->from)
+                            : total_ > 0                     ? double(done) / double(total_)
+                                                             : 1.0;
+    if (fraction < 1.0 && now - last_ < std::chrono::milliseconds(250)) return;
     last_ = now;
     double const elapsed = std::chrono::duration<double>(now - start_).count();
     double const rate = elapsed > 0 ? double(done) / elapsed : 0.0;
-    double const eta = rate > 0 ? double(total_ - done) / rate : 0.0;
-    std::fprintf(stderr, "\rstep %llu/%llu (%3.0f%%)  %.1f steps/s  ETA %.0f s   ", (unsigned long long)done,
-                 (unsigned long long)total_, 100.0 * double(done) / double(total_), rate, eta);
+    double const eta = fraction > 0 ? elapsed * (1.0 - fraction) / fraction : 0.0;
+    if (span_)
+      std::fprintf(stderr, "\rtime %.6g/%g (%3.0f%%), %llu block steps  %.1f block steps/s  ETA %.0f s   ", time,
+                   span_->to, 100.0 * fraction, (unsigned long long)done, rate, eta);
+    else
+      std::fprintf(stderr, "\rstep %llu/%llu (%3.0f%%)  %.1f steps/s  ETA %.0f s   ", (unsigned long long)done,
+                   (unsigned long long)total_, 100.0 * fraction, rate, eta);
     std::fflush(stderr);
     shown_ = true;
   }
@@ -51,6 +67,7 @@ class Progress {
   using Clock = std::chrono::steady_clock;
   std::uint64_t total_;
   bool enabled_;
+  std::optional<TimeSpan> span_;
   bool shown_ = false;
   Clock::time_point start_, last_{};
 };

@@ -34,7 +34,8 @@ struct PendingSample {
 };
 
 // A run whose energy moved by more than this fraction of its own start's did not resolve its closest orbits: what
-// it computed is not the physics it was asked for. Said once, at the end, with what to change. Measured from this
+// it computed is not the physics it was asked for. Said at the end, with what to change (and at the first sample of a
+// diagnostics series that shows it, so that a long run need not be waited out to learn it). Measured from this
 // run's start, not a checkpoint's step 0: the advice is about this run's settings, and an earlier run's loss (another
 // step, another softening, euler-damped's removal by design) is not this run's. Not judged: a run of no steps and
 // euler-damped. Where the total energy is small beside the kinetic and potential energies it sums (below
@@ -44,14 +45,15 @@ struct PendingSample {
 constexpr double kEnergyWarning = 1e-2;
 constexpr double kEnergyCancelled = 0.1;
 
-std::string energy_warning(const Setup& setup, const RunResult& result) {
+// The energy's change from `start` to `now` where it passes the bound, as "the energy changed by ... (more than
+// ...): " and what to change; "" where it does not.
+std::string energy_warning(const Setup& setup, const sim::Diagnostics& start, const sim::Diagnostics& now) {
   auto const& p = setup.run.physics;
-  if (!result.start || !result.end || result.steps == 0 || p.integrator == sim::Integrator::euler_damped) return {};
-  double const e0 = result.start->total();
-  double const scale = result.start->kinetic + std::abs(result.start->potential);
+  if (p.integrator == sim::Integrator::euler_damped) return {};
+  double const e0 = start.total();
+  double const scale = start.kinetic + std::abs(start.potential);
   bool const cancelled = std::abs(e0) < kEnergyCancelled * scale;
-  double const change = cancelled ? std::abs(result.end->total() - e0) / scale
-                                  : sim::relative_energy_error(result.end->total(), e0);
+  double const change = cancelled ? std::abs(now.total() - e0) / scale : sim::relative_energy_error(now.total(), e0);
   double const bound = cancelled ? kEnergyWarning * kEnergyCancelled : kEnergyWarning;
   if (!(change > bound)) return {};
   char measured[200];
@@ -62,24 +64,31 @@ std::string energy_warning(const Setup& setup, const RunResult& result) {
                   change, bound, e0);
   else
     std::snprintf(measured, sizeof measured, "the energy changed by %.3g of its start (more than %g)", change, bound);
-  char text[500];
+  char text[600];
   double const softening = setup.config.softening;
+  auto const& names = setup.run.names;  // "--eta" on the command line, "eta" in Python
+  std::string const eta = names.name("--eta"), dt = names.name("--dt"), soft = names.name("--softening");
   if (p.integrator == sim::Integrator::hermite4 && softening > 0)
     std::snprintf(text, sizeof text,
-                  "%s: the block steps did not resolve the closest encounters; give a smaller --eta (this run: %g) "
-                  "or a larger --softening (this run: %g)",
-                  measured, p.hermite.eta, softening);
+                  "%s: the block steps did not resolve the closest encounters; give a smaller %s (this run: %g) "
+                  "or a larger %s (this run: %g)",
+                  measured, eta.c_str(), p.hermite.eta, soft.c_str(), softening);
   else if (p.integrator == sim::Integrator::hermite4)
     std::snprintf(text, sizeof text,
-                  "%s: the block steps did not resolve the closest encounters; give a smaller --eta (this run: %g) "
+                  "%s: the block steps did not resolve the closest encounters; give a smaller %s (this run: %g) "
                   "or a softening (this run: none, with no regularisation)",
-                  measured, p.hermite.eta);
+                  measured, eta.c_str(), p.hermite.eta);
   else
     std::snprintf(text, sizeof text,
-                  "%s: the steps did not resolve the closest orbits; give a smaller --dt (this run: %g) or a larger "
-                  "--softening (this run: %g)",
-                  measured, setup.program.dt, softening);
+                  "%s: the steps did not resolve the closest orbits; give a smaller %s (this run: %g) or a larger "
+                  "%s (this run: %g)",
+                  measured, dt.c_str(), setup.program.dt, soft.c_str(), softening);
   return text;
+}
+
+std::string energy_warning(const Setup& setup, const RunResult& result) {
+  if (!result.start || !result.end || result.steps == 0) return {};
+  return energy_warning(setup, *result.start, *result.end);
 }
 
 // Gives the series its name; a series that cannot be published keeps its rows in the partial file.
@@ -287,7 +296,10 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     keep(setup.bodies);  // what the simulation was built from
   else if (!o.checkpoint.empty())
     keep(sim.state());  // a front end that keeps no copy (Python)
-  auto measure_pending = [&] {
+  // The first sample on the way (not the end's, which the end's warning speaks for) that shows the run unresolved
+  // says so at once: the run goes on, but the user need not wait for its end to learn it.
+  bool warned_on_the_way = false;
+  auto measure_pending = [&](bool on_the_way) {
     if (!pending.taken) return;
     pending.taken = false;
     double const potential = sim.end_sample(pending.state);
@@ -295,6 +307,16 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     agree(ranks, [&] { check_finite(pending.state, pending.step); });  // a blown-up run stops with a clear error
     keep(pending.state);
     write_row(pending.step, pending.time, pending.wall, measured);
+    if (on_the_way && !warned_on_the_way && result.start) {
+      std::string const why = energy_warning(setup, *result.start, measured);
+      if (!why.empty()) {
+        warned_on_the_way = true;
+        char at[80];
+        std::snprintf(at, sizeof at, "warning: at step %llu (time %.6g), ", (unsigned long long)pending.step,
+                      pending.time);
+        observer.warning(at + why + "; the run goes on");
+      }
+    }
   };
   // A file of a series that cannot be written (the disk filled up, the name became a directory) costs
   // only itself: a warning, and the run goes on to its final outputs.
@@ -363,10 +385,10 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
           at, std::min({chunk, steps - done, until_due(every, at), until_due(sample_every, at), until_due(visit_every, at - first_step)}));
       auto const c0 = Clock::now();
       sim.advance(n);
-      measure_pending();  // on the host while the devices run the steps just enqueued
+      measure_pending(true);  // on the host while the devices run the steps just enqueued
       sim.synchronize();
       done += sim.steps_done() - at;  // fewer than n where block steps reached their time limit
-      observer.progress(done, steps);
+      observer.progress(done, steps, sim.time());
       double const per_step = seconds_since(c0) / double(n);
       std::uint64_t mine = std::max<std::uint64_t>(1, std::uint64_t(0.2 / std::max(per_step, 1e-9)));
       // Block steps differ in cost by up to N times: the rate of a few cheap ones would make the next
@@ -405,7 +427,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       }
       if (sim.stopped_at_time_limit()) break;  // block steps: the run's time reached
     }
-    measure_pending();
+    measure_pending(false);
     snapshot();  // the end, or where an interrupt or a visit stopped the run
   } catch (const RuntimeFailure& e) {
     close_series(series, result, observer);

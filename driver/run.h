@@ -41,7 +41,9 @@ class RunObserver {
   virtual ~RunObserver() = default;
   // The start's diagnostics (none when a signal interrupted them) and the energy baseline.
   virtual void started(const std::optional<sim::Diagnostics>& /*start*/, std::optional<double> /*e0*/) {}
-  virtual void progress(std::uint64_t /*done*/, std::uint64_t /*total*/) {}
+  // After each chunk of steps: the steps done of `total` (for block steps to a time, a bound: the time reached
+  // says how far the run is), and the simulation's time.
+  virtual void progress(std::uint64_t /*done*/, std::uint64_t /*total*/, double /*time*/) {}
   virtual void note(const std::string& /*text*/) {}     // a file of a series written
   virtual void warning(const std::string& /*text*/) {}  // an output lost, or an unresolved run; it goes on
   // The outputs, as (option, path), a process ending now would leave unwritten.

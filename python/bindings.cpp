@@ -179,7 +179,8 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
       double const s = real(value, key);
       // The precision's own lower bound is checked with the device choice (driver::resolve_devices).
       if (!(std::isfinite(s) && s >= 0 && s <= kMaxSoftening))
-        throw InputError("softening=" + shown(value) + ": must be a positive length of at most 1e12");
+        throw InputError("softening=" + shown(value) +
+                         ": must be a positive length of at most 1e12 (or 0, no softening, with integrator='hermite4')");
       physics.softening = s;
       run.given.softening = true;
       softening_shown = shown(value);
@@ -557,14 +558,16 @@ class Engine {
       r.save_failure = o.checkpoint.empty() ? "no checkpoint was given" : "no sound state was kept to save";
       // With several ranks a failure may have left the others where they cannot take part in the state's hash.
       bool const countable = blocks && sim_->ranks().size() == 1;
-      last_run_ = outcome(r, o, countable ? hermite_outcome(counts_before, r.wall_seconds) : nb::none());
+      last_run_ = outcome(r, o, countable ? hermite_outcome(counts_before, r.wall_seconds) : nb::none(),
+                          observer.warnings);
       std::rethrow_exception(failed);
     }
     invalidate();
     clear_interrupt();
     // What the run did is kept before a callback's exception, Ctrl-C or a failure is raised: the files it wrote are
     // what the user needs to know then (last_run).
-    last_run_ = outcome(r, o, blocks ? hermite_outcome(counts_before, r.wall_seconds) : nb::none());
+    last_run_ =
+        outcome(r, o, blocks ? hermite_outcome(counts_before, r.wall_seconds) : nb::none(), observer.warnings);
     if (observer.error) observer.error->restore(), throw nb::python_error();
     if (r.failure) {
       std::string text = *r.failure;
@@ -591,8 +594,10 @@ class Engine {
     return from_json(j.dump());
   }
 
-  static nb::dict outcome(const driver::RunResult& r, const driver::RunOutputs& o, nb::object hermite) {
+  static nb::dict outcome(const driver::RunResult& r, const driver::RunOutputs& o, nb::object hermite,
+                          const std::vector<std::string>& warnings) {
     nb::dict out;
+    out["warnings"] = warnings;
     out["hermite4"] = hermite;
     out["steps"] = r.steps;
     out["wall_seconds"] = r.wall_seconds;
@@ -603,6 +608,7 @@ class Engine {
     out["snapshots_written"] = r.snapshots_written;
     out["snapshots_not_written"] = r.snapshots_not_written;
     out["diagnostics_failure"] = r.diagnostics_failure;
+    out["energy_warning"] = r.energy_warning.empty() ? nb::none() : nb::cast(r.energy_warning);
     out["failure"] = r.failure ? nb::cast(*r.failure) : nb::none();
     out["saved_step"] = r.saved_step ? nb::cast(*r.saved_step) : nb::none();
     out["saved_state"] = r.saved_step ? nb::cast(std::string(r.saved_state())) : nb::none();
@@ -750,6 +756,7 @@ class Engine {
     apply_options(named, options, false);
     driver::check_integrator_options(named);
     std::vector<std::string> notices;
+    if (std::string const notice = driver::dt_max_notice(named); !notice.empty()) notices.push_back(notice);
     nb::gil_scoped_release unlocked;
     driver::Setup next = driver::with_settings(setup_, *sim_, run, &notices);
     bool const softening_changed = next.config.softening != sim_->config().softening;
@@ -934,10 +941,22 @@ class Engine {
       callback_.reset();
       self_.reset();
     }
-    void progress(std::uint64_t, std::uint64_t) override {
+    void progress(std::uint64_t, std::uint64_t, double) override {
       nb::gil_scoped_acquire locked;
       if (!error && PyErr_CheckSignals() != 0) stop_with_python_error();
     }
+    // What the command line prints as "warning: ..." (an output lost, a run that does not resolve its orbits):
+    // a RuntimeWarning when it happens (rank 0 only, as the command line), in last_run's "warnings" too. Where the
+    // warnings filter makes it an error, the run stops as at Ctrl-C and raises it.
+    void warning(const std::string& text) override {
+      std::string const plain = text.rfind("warning: ", 0) == 0 ? text.substr(9) : text;
+      warnings.push_back(plain);
+      if (engine_.sim_->ranks().rank() != 0) return;
+      nb::gil_scoped_acquire locked;
+      // stacklevel 2: the line that called Simulation.run
+      if (!error && PyErr_WarnEx(PyExc_RuntimeWarning, plain.c_str(), 2) != 0) stop_with_python_error();
+    }
+    std::vector<std::string> warnings;
     std::uint64_t visit_every() const override { return callback_.is_none() ? 0 : every_; }
     bool visit(multigpu::Simulation&) override {
       nb::gil_scoped_acquire locked;

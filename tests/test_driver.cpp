@@ -365,7 +365,7 @@ TEST(Driver, StepsToATimeStopAtTheFirstStepAtOrPastIt) {
 // the CPU) ends the run as one between steps does: the outputs are written, and the result says so.
 TEST(Driver, ASignalAtASampleStillWritesTheRunsOutputs) {
   struct InterruptAfterAChunk : driver::RunObserver {
-    void progress(std::uint64_t, std::uint64_t) override { request_interrupt(SIGINT); }
+    void progress(std::uint64_t, std::uint64_t, double) override { request_interrupt(SIGINT); }
   } observer;
   test::TestDir const dir("nbody-driver-run");
   driver::Setup setup = driver::make_setup(cpu_run(256));
