@@ -280,6 +280,15 @@ std::optional<std::size_t> restore_settings(const sim::RunRecord& saved, const s
 
 }  // namespace
 
+std::string dt_max_notice(const RunConfig& run) {
+  auto const& p = run.physics;
+  if (p.integrator != sim::Integrator::hermite4 || !run.given.dt_max) return {};
+  double const top = sim::hermite::pow2_at_most(p.hermite.dt_max);
+  if (top == p.hermite.dt_max) return {};
+  return run.names.with("--dt-max", number(p.hermite.dt_max)) + ": the longest step is " + number(top) +
+         ", the power of two at or below it (every step is a power of two)";
+}
+
 void check_integrator_options(const RunConfig& run) {
   bool const hermite = run.physics.integrator == sim::Integrator::hermite4;
   GivenSettings const& g = run.given;
@@ -398,7 +407,8 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
       continue_hermite(s, std::move(checkpoint.hermite));
     } else if (s.program.hermite && saved.integrator != name_of(sim::Integrator::hermite4)) {
       s.notices.push_back("hermite4 starts from " + ic.checkpoint + "'s " + saved.integrator +
-                          " state: every body's Hermite state begins as at t = 0");
+                          " state at time " + number(s.bodies.time) +
+                          ": each body's acceleration, jerk and first step are computed there, as at a run's start");
     }
     s.source = ic.checkpoint + " (step " + std::to_string(s.clock.step) + ", time " + number(s.bodies.time) + ")";
   } else if (!ic.snapshot.empty()) {
@@ -441,6 +451,7 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     s.seed = ic.seed;
     s.clock = {0, s.bodies.time};
   }
+  if (std::string const notice = dt_max_notice(run); !notice.empty()) s.notices.push_back(notice);
   s.damping = run.physics.damping;
   s.units = run.units;
   s.run = run;

@@ -50,6 +50,10 @@ void continue_hermite(Setup& s, sim::hermite::HermiteState state);
 // settings between steps decide alike).
 bool hermite_state_goes_on(const sim::hermite::HermiteState& state, double was, double now);
 
+// hermite4 with a --dt-max given that is not a power of two: "--dt-max 0.1: the longest step is 0.0625, ..." (the
+// front end's spelling, run.names), since steps are powers of two; "" otherwise.
+std::string dt_max_notice(const RunConfig& run);
+
 // Refuses (InputError) the options `run.given` names that mean nothing to its integrator, with the reason: --dt,
 // --damping or --kernel with hermite4, a softening of 0 or --eta, --eta-start, --dt-max with another. For a change
 // of settings, give only the change's names (every front end's).

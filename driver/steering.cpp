@@ -50,6 +50,7 @@ Setup setup_from_bodies(const RunConfig& requested, sim::BodySet bodies, const s
   s.config = resolve_devices(run, bodies.size(), &s.notices);
   s.clock = {0, bodies.time};
   s.bodies = std::move(bodies);
+  if (std::string const notice = dt_max_notice(run); !notice.empty()) s.notices.push_back(notice);
   s.source = source;
   s.scenario = source;
   s.damping = run.physics.damping;

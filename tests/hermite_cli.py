@@ -106,6 +106,14 @@ with tempfile.TemporaryDirectory() as d:
         check(r.returncode == 2 and "--softening 0" in r.stderr, "--softening 0 with leapfrog")
         r = run([*H, "--bodies", "64", "--softening", "0", "--steps", "20"])
         check(r.returncode == 0, "hermite4 takes --softening 0")
+        # A --dt-max off the powers of two runs with the one below it, and says so; a power of two says nothing.
+        loud = ["--run", "--integrator", "hermite4"]  # notices show without --quiet
+        r = run([*loud, "--bodies", "64", "--dt-max", "0.1", "--steps", "5", "--json", p("dt_max.json")])
+        check(r.returncode == 0 and "notice: --dt-max 0.1: the longest step is 0.0625, the power of two at or below "
+              "it" in r.stderr, f"--dt-max 0.1: {r.stderr!r}")
+        check(json.load(open(p("dt_max.json")))["hermite4"]["longest_step"] == 0.0625, "--dt-max 0.1's longest step")
+        r = run([*loud, "--bodies", "64", "--dt-max", "0.125", "--steps", "5"])
+        check(r.returncode == 0 and "--dt-max" not in r.stderr, f"--dt-max 0.125: {r.stderr!r}")
 
     elif case == "steps_and_time":
         r = run([*H, "--bodies", "256", "--steps", "7", "--json", p("a.json")])
@@ -217,6 +225,8 @@ with tempfile.TemporaryDirectory() as d:
         with h5py.File(p("floor.h5"), "r") as f:
             check(f["Header"].attrs["Step"] == saved and f["Header"].attrs["Time"] > 3 and "Hermite" in f,
                   f"the floor's checkpoint holds step {f['Header'].attrs['Step']} at time {f['Header'].attrs['Time']}")
+            check(failed.get("step") == saved and failed.get("time") == f["Header"].attrs["Time"],
+                  f"--json's end: step {failed.get('step')}, time {failed.get('time')}")
         r = run(["--run", "--restart", p("floor.h5"), "--softening", "1e-3", "--eta-start", "100", "--t-end", "4"])
         check(r.returncode == 0, f"a softening from the floor's checkpoint: exit status {r.returncode}: {r.stderr!r}")
         # Softening 0 (hermite4's alone): a restart keeps the file's 0, whether it names it or not.

@@ -363,6 +363,21 @@ TEST_F(Cli, AnUnresolvedRunWarnsAboutItsEnergy) {
             std::string::npos)
       << leapfrog.err;
   EXPECT_EQ(std::count(leapfrog.err.begin(), leapfrog.err.end(), '\n'), 1) << leapfrog.err;
+  // A diagnostics series says it at its first sample that shows it (the orbit's first pericentre, near step 400),
+  // once, and the end again; a series whose only sample on the way is the end says it once.
+  Result const sampled = nbody("--run --scenario two-body --eccentricity 0.99 --softening 0.001 --steps 2000 -q "
+                               "--diagnostics " + file("e100.csv") + " --diagnostics-every 100");
+  EXPECT_EQ(sampled.code, 0) << sampled.err;
+  EXPECT_EQ(sampled.err.find("warning: at step 400 (time 4), the energy changed by "), 0u) << sampled.err;
+  EXPECT_NE(sampled.err.find("give a smaller --dt (this run: 0.01) or a larger --softening (this run: 0.001); the run "
+                             "goes on\nwarning: the energy changed by "),
+            std::string::npos)
+      << sampled.err;
+  EXPECT_EQ(std::count(sampled.err.begin(), sampled.err.end(), '\n'), 2) << sampled.err;
+  Result const at_end = nbody("--run --scenario two-body --eccentricity 0.99 --softening 0.001 --steps 2000 -q "
+                              "--diagnostics " + file("e2000.csv") + " --diagnostics-every 2000");
+  EXPECT_EQ(at_end.code, 0) << at_end.err;
+  EXPECT_EQ(std::count(at_end.err.begin(), at_end.err.end(), '\n'), 1) << at_end.err;
   // A restart of that run is judged by its own energy change, not the file's step 0: one that takes the advice
   // (a step 100 times smaller) or makes no steps is not warned about.
   Result const saved = nbody("--run --scenario two-body --eccentricity 0.99 --softening 0.001 --steps 2000 -q "
@@ -695,6 +710,8 @@ TEST_F(Cli, ARunThatCannotGoOnSavesItsLastSoundState) {
   EXPECT_NE(j["failure"].get<std::string>().find("the state is no longer finite at step 50"), std::string::npos);
   EXPECT_EQ(j["saved_step"], 0);
   EXPECT_EQ(j["saved_state"], "the last state checked");
+  EXPECT_EQ(j["step"], 50);  // where the run ended, not the state saved
+  EXPECT_EQ(j["time"], 50 * 1e12);
   EXPECT_EQ(j["checkpoint"], file("kept.h5"));
   // Found only by the end's check (no series checks it on the way): the kept start is saved all the same.
   Result const late = nbody("--run --bodies 64 --dt 1e12 --steps 100 -q --checkpoint " + file("late.h5") +

@@ -304,8 +304,10 @@ class Simulation:
         ``snapshot_every`` steps, ``snapshot_precision`` "fp32" or "fp64"), ``save`` (tipsy).
         Ctrl-C stops the run within about 0.2 s and a step, writes those outputs, and raises
         KeyboardInterrupt with the state intact; so does an exception in the callback."""
-        if (steps is None) == (t_end is None):
+        if steps is None and t_end is None:
             raise TypeError("run: give steps or t_end (one of them)")
+        if steps is not None and t_end is not None:
+            raise ValueError(f"run: steps={steps!r} and t_end={t_end!r}: give one of them, not both")
         if steps is not None:
             total = _whole(steps, "steps", 0, _MAX_STEPS)
         elif isinstance(t_end, bool) or not isinstance(t_end, numbers.Real):

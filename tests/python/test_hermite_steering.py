@@ -104,6 +104,13 @@ def test_hermite4_settings_read_back_and_refused_where_they_mean_nothing():
                                          r"for every body\)$"):
         nbody.Simulation(scenario="plummer", n=64, backend="cpu", eta_start=0.1)
     assert sim.eta == 0.005 and sim.dt is None  # a refused change changes nothing
+    # A dt_max off the powers of two: a notice names the longest step, once, in the keyword's spelling.
+    odd = nbody.Simulation(**PLUMMER, dt_max=0.1)
+    said = "dt_max=0.1: the longest step is 0.0625, the power of two at or below it (every step is a power of two)"
+    assert odd.notices.count(said) == 1
+    odd.configure(eta=0.01)
+    odd.dt_max = 0.3
+    assert odd.notices.count(said) == 1 and odd.notices[-1].startswith("dt_max=0.3: the longest step is 0.25,")
     leapfrog = nbody.Simulation(scenario="plummer", n=64, backend="cpu", integrator="euler-damped", damping=0.9)
     leapfrog.configure(integrator="hermite4")  # the damping named at the start is not this change's
     assert leapfrog.integrator == "hermite4"

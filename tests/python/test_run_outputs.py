@@ -5,6 +5,7 @@ import csv
 import os
 import signal
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -31,6 +32,33 @@ def test_the_diagnostics_series_is_the_command_lines(cli, tmp_path):
         assert w == g  # every column but the wall time, to the last digit
     # The last row is the state the script reads.
     assert float(got[-1]["total"]) == sim.diagnostics()["total"]
+
+
+def test_a_run_that_does_not_resolve_its_orbits_warns_as_it_happens(tmp_path):
+    # An eccentric orbit whose pericentre dt = 0.01 does not resolve: its first sample past it (step 400) warns
+    # at once, and the end again, as Python warnings naming Python's settings; last_run keeps them.
+    sim = nbody.Simulation("two-body", eccentricity=0.99, softening=0.001, backend="cpu")
+    with pytest.warns(RuntimeWarning) as caught:
+        assert sim.run(steps=2000, diagnostics=tmp_path / "d.csv", diagnostics_every=100) == 2000
+    said = [str(w.message) for w in caught]
+    assert len(said) == 2 and said[0].startswith("at step 400 (time 4), the energy changed by ")
+    assert "give a smaller dt (this run: 0.01) or a larger softening (this run: 0.001)" in said[1]
+    assert all(w.filename == __file__ for w in caught)  # the script's line, not nbody's
+    assert sim.last_run["warnings"] == said and sim.last_run["energy_warning"] == said[1]
+    # A script that makes warnings errors stops the run there, its outputs written, and gets the warning raised.
+    again = nbody.Simulation("two-body", eccentricity=0.99, softening=0.001, backend="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning, match="at step 400"):
+            again.run(steps=2000, diagnostics=tmp_path / "e.csv", diagnostics_every=100)
+    assert 400 <= again.steps < 2000 and again.last_run["steps"] == again.steps
+    assert int(rows(tmp_path / "e.csv")[-1]["step"]) == 400
+    # A resolved run warns of nothing.
+    fine = nbody.Simulation("two-body", eccentricity=0.5, backend="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fine.run(steps=500, diagnostics=tmp_path / "f.csv")
+    assert fine.last_run["warnings"] == [] and fine.last_run["energy_warning"] is None
 
 
 @pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
