@@ -209,7 +209,10 @@ class CliRunObserver : public driver::RunObserver {
   }
   void warning(const std::string& text) override {
     if (writes_outputs()) progress_.warn(text);
+    warnings_.push_back(text.rfind("warning: ", 0) == 0 ? text.substr(9) : text);
   }
+  // Every warning of the run, as printed without "warning: " (--json's "warnings").
+  const std::vector<std::string>& warnings() const { return warnings_; }
   void unwritten(const std::vector<std::pair<std::string, std::string>>& outputs) override {
     auto all = outputs;
     all.emplace_back("--json", o_.json);
@@ -225,6 +228,7 @@ class CliRunObserver : public driver::RunObserver {
   Progress progress_;
   std::optional<sim::Diagnostics> start_;
   std::optional<double> e0_;
+  std::vector<std::string> warnings_;
 };
 
 int run_simulation(const Options& o) {
@@ -305,6 +309,7 @@ int run_simulation(const Options& o) {
                      {"time", sim.time()},
                      {"wall_seconds", wall},
                      {"hermite4", hermite},
+                     {"warnings", observer.warnings()},
                      {"start", observer.start_json()}});
     } catch (const std::exception& e) {
       std::fprintf(stderr, "  --json %s not written either: %s\n", o.json.c_str(), e.what());
@@ -388,6 +393,7 @@ int run_simulation(const Options& o) {
                  {"start", r.start ? diagnostics_json(*r.start, e0.value_or(r.start->total())) : json(nullptr)},
                  {"end", r.end ? diagnostics_json(*r.end, e0.value_or(r.end->total())) : json(nullptr)},
                  {"energy_warning", r.energy_warning.empty() ? json(nullptr) : json(r.energy_warning)},
+                 {"warnings", observer.warnings()},
                  {"diagnostics_samples", r.diagnostics_samples},
                  {"checkpoints_not_written", r.checkpoints_not_written},
                  {"snapshots_written", r.snapshots_written},

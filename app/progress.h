@@ -23,25 +23,15 @@ class Progress {
       : total_(total), enabled_(enabled), span_(span), start_(Clock::now()) {}
   ~Progress() { finish(); }
 
+  // Drawn at most four times a second, and always at the end (a run may end short of its time: the last block
+  // time before it); finish() draws what a skipped update left.
   void update(std::uint64_t done, double time) {
     if (!enabled_) return;
-    auto const now = Clock::now();
-    double const fraction = span_ && span_->to > span_->from ? (time - span_->from) / (span_->to - span_->from)
-                            : total_ > 0                     ? double(done) / double(total_)
-                                                             : 1.0;
-    if (fraction < 1.0 && now - last_ < std::chrono::milliseconds(250)) return;
-    last_ = now;
-    double const elapsed = std::chrono::duration<double>(now - start_).count();
-    double const rate = elapsed > 0 ? double(done) / elapsed : 0.0;
-    double const eta = fraction > 0 ? elapsed * (1.0 - fraction) / fraction : 0.0;
-    if (span_)
-      std::fprintf(stderr, "\rtime %.6g/%g (%3.0f%%), %llu block steps  %.1f block steps/s  ETA %.0f s   ", time,
-                   span_->to, 100.0 * fraction, (unsigned long long)done, rate, eta);
-    else
-      std::fprintf(stderr, "\rstep %llu/%llu (%3.0f%%)  %.1f steps/s  ETA %.0f s   ", (unsigned long long)done,
-                   (unsigned long long)total_, 100.0 * fraction, rate, eta);
-    std::fflush(stderr);
-    shown_ = true;
+    done_ = done;
+    time_ = time;
+    stale_ = true;
+    if (fraction() < 1.0 && Clock::now() - last_ < std::chrono::milliseconds(250)) return;
+    draw();
   }
 
   // A line of its own above the progress display (a terminal), or just the line.
@@ -59,16 +49,45 @@ class Progress {
   }
 
   void finish() {
+    if (enabled_ && stale_) draw();
     if (shown_) std::fputc('\n', stderr);
     shown_ = false;
   }
 
  private:
   using Clock = std::chrono::steady_clock;
+
+  double fraction() const {
+    if (span_ && span_->to > span_->from) return (time_ - span_->from) / (span_->to - span_->from);
+    return total_ > 0 ? double(done_) / double(total_) : 1.0;
+  }
+
+  void draw() {
+    auto const now = Clock::now();
+    last_ = now;
+    stale_ = false;
+    std::uint64_t const done = done_;
+    double const time = time_, fraction = this->fraction();
+    double const elapsed = std::chrono::duration<double>(now - start_).count();
+    double const rate = elapsed > 0 ? double(done) / elapsed : 0.0;
+    double const eta = fraction > 0 ? elapsed * (1.0 - fraction) / fraction : 0.0;
+    if (span_)
+      std::fprintf(stderr, "\rtime %.6g/%g (%3.0f%%), %llu block steps  %.1f block steps/s  ETA %.0f s   ", time,
+                   span_->to, 100.0 * fraction, (unsigned long long)done, rate, eta);
+    else
+      std::fprintf(stderr, "\rstep %llu/%llu (%3.0f%%)  %.1f steps/s  ETA %.0f s   ", (unsigned long long)done,
+                   (unsigned long long)total_, 100.0 * fraction, rate, eta);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+
   std::uint64_t total_;
   bool enabled_;
   std::optional<TimeSpan> span_;
   bool shown_ = false;
+  bool stale_ = false;  // an update not drawn yet
+  std::uint64_t done_ = 0;
+  double time_ = 0.0;
   Clock::time_point start_, last_{};
 };
 

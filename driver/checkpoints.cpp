@@ -52,7 +52,8 @@ void check_finite(const sim::BodySet& state, std::uint64_t step) {
     std::ostringstream s;
     s << "the state is no longer finite at step " << step << " (time " << state.time << "): body " << i
       << " has position (" << p.x << ", " << p.y << ", " << p.z << "), velocity (" << v.x << ", " << v.y << ", "
-      << v.z << "); the time step is too long or the softening too small for this system (--dt, --softening)";
+      << v.z << "); the steps are too long or the softening too small for this system (--dt, or hermite4's "
+         "--eta; --softening)";
     throw RuntimeFailure(s.str());
   }
 }

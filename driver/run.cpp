@@ -34,8 +34,10 @@ struct PendingSample {
 };
 
 // A run whose energy moved by more than this fraction of its own start's did not resolve its closest orbits: what
-// it computed is not the physics it was asked for. Said at the end, with what to change (and at the first sample of a
-// diagnostics series that shows it, so that a long run need not be waited out to learn it). Measured from this
+// it computed is not the physics it was asked for. Said at the end, with what to change; for hermite4 also at the first
+// sample of a diagnostics series that shows it, so that a long run need not be waited out to learn it (its error
+// grows and stays; a symplectic integrator's rises at a close passage and recovers, and only its end is judged).
+// Measured from this
 // run's start, not a checkpoint's step 0: the advice is about this run's settings, and an earlier run's loss (another
 // step, another softening, euler-damped's removal by design) is not this run's. Not judged: a run of no steps and
 // euler-damped. Where the total energy is small beside the kinetic and potential energies it sums (below
@@ -296,9 +298,11 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     keep(setup.bodies);  // what the simulation was built from
   else if (!o.checkpoint.empty())
     keep(sim.state());  // a front end that keeps no copy (Python)
-  // The first sample on the way (not the end's, which the end's warning speaks for) that shows the run unresolved
-  // says so at once: the run goes on, but the user need not wait for its end to learn it.
-  bool warned_on_the_way = false;
+  // hermite4: the first sample on the way that shows the run unresolved says so at once (the run goes on). Said once
+  // the steps after it are known to have been made: a sample that turns out to be the end (block steps that reached
+  // their time limit) is the end's to say.
+  bool warned = false;
+  std::optional<std::pair<std::uint64_t, std::string>> unsaid;  // the sample's step, and the warning
   auto measure_pending = [&](bool on_the_way) {
     if (!pending.taken) return;
     pending.taken = false;
@@ -307,14 +311,14 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     agree(ranks, [&] { check_finite(pending.state, pending.step); });  // a blown-up run stops with a clear error
     keep(pending.state);
     write_row(pending.step, pending.time, pending.wall, measured);
-    if (on_the_way && !warned_on_the_way && result.start) {
+    if (on_the_way && !warned && result.start && sim.block_steps()) {
       std::string const why = energy_warning(setup, *result.start, measured);
       if (!why.empty()) {
-        warned_on_the_way = true;
+        warned = true;
         char at[80];
         std::snprintf(at, sizeof at, "warning: at step %llu (time %.6g), ", (unsigned long long)pending.step,
                       pending.time);
-        observer.warning(at + why + "; the run goes on");
+        unsaid.emplace(pending.step, at + why + "; the run goes on");
       }
     }
   };
@@ -387,6 +391,8 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       sim.advance(n);
       measure_pending(true);  // on the host while the devices run the steps just enqueued
       sim.synchronize();
+      if (unsaid && sim.steps_done() != unsaid->first) observer.warning(unsaid->second);
+      unsaid.reset();
       done += sim.steps_done() - at;  // fewer than n where block steps reached their time limit
       observer.progress(done, steps, sim.time());
       double const per_step = seconds_since(c0) / double(n);

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "core/bounds.h"
 #include "core/errors.h"
@@ -280,6 +282,28 @@ std::optional<std::size_t> restore_settings(const sim::RunRecord& saved, const s
 
 }  // namespace
 
+void check_no_shared_positions(const sim::BodySet& bodies, double softening, const std::string& source,
+                               const SettingNames& names) {
+  if (softening != 0.0 || bodies.size() < 2) return;
+  std::vector<std::uint32_t> order(bodies.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = std::uint32_t(i);
+  auto const key = [&](std::uint32_t i) {
+    auto const& p = bodies.pos_mass[i];
+    return std::make_tuple(p.x, p.y, p.z, i);
+  };
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return key(a) < key(b); });
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    auto const& a = bodies.pos_mass[order[k - 1]];
+    auto const& b = bodies.pos_mass[order[k]];
+    if (a.x != b.x || a.y != b.y || a.z != b.z) continue;
+    std::ostringstream s;
+    s << source << ": bodies " << std::min(order[k - 1], order[k]) << " and " << std::max(order[k - 1], order[k])
+      << " are at the same position (" << number(a.x) << ", " << number(a.y) << ", " << number(a.z) << "): with "
+      << names.with("--softening", "0") << " their force is infinite; give a softening, or move one of them";
+    throw InputError(s.str());
+  }
+}
+
 std::string dt_max_notice(const RunConfig& run) {
   auto const& p = run.physics;
   if (p.integrator != sim::Integrator::hermite4 || !run.given.dt_max) return {};
@@ -451,6 +475,7 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     s.seed = ic.seed;
     s.clock = {0, s.bodies.time};
   }
+  check_no_shared_positions(s.bodies, run.physics.softening, s.source, run.names);
   if (std::string const notice = dt_max_notice(run); !notice.empty()) s.notices.push_back(notice);
   s.damping = run.physics.damping;
   s.units = run.units;

@@ -50,6 +50,12 @@ void continue_hermite(Setup& s, sim::hermite::HermiteState state);
 // settings between steps decide alike).
 bool hermite_state_goes_on(const sim::hermite::HermiteState& state, double was, double now);
 
+// Refuses (InputError naming `source`, the two bodies and their position) bodies that share a position where the
+// softening is 0 (hermite4's alone): their force and potential are infinite, and the first step would make NaN of
+// every body. O(N log N); nothing is checked with a softening.
+void check_no_shared_positions(const sim::BodySet& bodies, double softening, const std::string& source,
+                               const SettingNames& names);
+
 // hermite4 with a --dt-max given that is not a power of two: "--dt-max 0.1: the longest step is 0.0625, ..." (the
 // front end's spelling, run.names), since steps are powers of two; "" otherwise.
 std::string dt_max_notice(const RunConfig& run);

@@ -48,6 +48,7 @@ Setup setup_from_bodies(const RunConfig& requested, sim::BodySet bodies, const s
   Setup s;
   s.program = sim::make_step_program(integrator_params(run.physics));
   s.config = resolve_devices(run, bodies.size(), &s.notices);
+  check_no_shared_positions(bodies, run.physics.softening, source, run.names);
   s.clock = {0, bodies.time};
   s.bodies = std::move(bodies);
   if (std::string const notice = dt_max_notice(run); !notice.empty()) s.notices.push_back(notice);
@@ -68,6 +69,11 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
   });
   s.damping = run.physics.damping;
   s.bodies = simulation.state();
+  if (s.config.softening != simulation.config().softening)
+    agree(simulation.ranks(), [&] {
+      check_no_shared_positions(s.bodies, s.config.softening,
+                                "the state at step " + std::to_string(simulation.steps_done()), run.names);
+    });
   // hermite4 on hermite4: each body goes on from its own time and Hermite state (not current's, a start's), where
   // hermite_state_goes_on says so; from another integrator every body starts as at t = 0. Collective, as this
   // function is.

@@ -564,11 +564,15 @@ class Engine {
     }
     invalidate();
     clear_interrupt();
+    if (sim_->ranks().size() > 1) warn_after_run(observer);
+    // A warning made an error stopped the run by the interrupt, not by the callback's answer.
+    if (observer.by_warning) r.stopped_by_visit = false;
     // What the run did is kept before a callback's exception, Ctrl-C or a failure is raised: the files it wrote are
     // what the user needs to know then (last_run).
     last_run_ =
         outcome(r, o, blocks ? hermite_outcome(counts_before, r.wall_seconds) : nb::none(), observer.warnings);
-    if (observer.error) observer.error->restore(), throw nb::python_error();
+    // A failure is raised before a warning made an error (which last_run's warnings keep).
+    if (observer.error && !(r.failure && observer.by_warning)) observer.error->restore(), throw nb::python_error();
     if (r.failure) {
       std::string text = *r.failure;
       if (r.saved_step)
@@ -576,6 +580,31 @@ class Engine {
       throw RuntimeFailure(text);
     }
     return nb::borrow<nb::dict>(last_run_);
+  }
+
+  // Several ranks: the run's warnings, given once it has returned, by rank 0 (as the command line prints them); one
+  // that the filter makes an error is raised on every rank (rank 0's text), so that no rank goes on to a collective
+  // call that the others have left. Collective; the GIL held.
+  template <class Observer>
+  void warn_after_run(Observer& observer) {
+    std::string raised;
+    if (sim_->ranks().rank() == 0 && !observer.error) {
+      for (std::string const& w : observer.warnings) {
+        if (PyErr_WarnEx(PyExc_RuntimeWarning, w.c_str(), 2) == 0) continue;
+        PyErr_Clear();
+        raised = w;
+        break;
+      }
+    }
+    std::vector<std::string> said;
+    {
+      nb::gil_scoped_release unlocked;
+      said = sim_->ranks().all_gather(raised);
+    }
+    if (said[0].empty() || observer.error) return;
+    PyErr_SetString(PyExc_RuntimeWarning, said[0].c_str());
+    observer.error.emplace();
+    observer.by_warning = true;
   }
 
   // What run() did, as a dict (None before the first run, and for a run refused or ended before its loop).
@@ -732,6 +761,8 @@ class Engine {
     nb::gil_scoped_release unlocked;
     agree(sim_->ranks(), [&] {
       if (auto const why = driver::bodies_problem(next); !why.empty()) throw InputError(why);
+      driver::check_no_shared_positions(next, sim_->config().softening, positions ? "positions" : "the state",
+                                        run_.names);
     });
     auto rebuilt = std::make_unique<multigpu::Simulation>(next, sim_->program(), sim_->config(), sim_->clock());
     double const e0 = rebuilt->diagnostics().total();
@@ -945,18 +976,22 @@ class Engine {
       nb::gil_scoped_acquire locked;
       if (!error && PyErr_CheckSignals() != 0) stop_with_python_error();
     }
-    // What the command line prints as "warning: ..." (an output lost, a run that does not resolve its orbits):
-    // a RuntimeWarning when it happens (rank 0 only, as the command line), in last_run's "warnings" too. Where the
-    // warnings filter makes it an error, the run stops as at Ctrl-C and raises it.
+    // What the command line prints as "warning: ..." (an output lost, a run that does not resolve its orbits): in
+    // last_run's "warnings", and a RuntimeWarning at the line that called Simulation.run (stacklevel 2). One
+    // process: when it happens, and where the warnings filter makes it an error, the run stops as at Ctrl-C and
+    // raises it. Several ranks: once the run has returned (Engine::warn_after_run), so that every rank raises alike.
     void warning(const std::string& text) override {
       std::string const plain = text.rfind("warning: ", 0) == 0 ? text.substr(9) : text;
       warnings.push_back(plain);
-      if (engine_.sim_->ranks().rank() != 0) return;
+      if (engine_.sim_->ranks().size() > 1) return;
       nb::gil_scoped_acquire locked;
-      // stacklevel 2: the line that called Simulation.run
-      if (!error && PyErr_WarnEx(PyExc_RuntimeWarning, plain.c_str(), 2) != 0) stop_with_python_error();
+      if (!error && PyErr_WarnEx(PyExc_RuntimeWarning, plain.c_str(), 2) != 0) {
+        stop_with_python_error();
+        by_warning = true;
+      }
     }
     std::vector<std::string> warnings;
+    bool by_warning = false;  // `error` is a warning that the filter made an error
     std::uint64_t visit_every() const override { return callback_.is_none() ? 0 : every_; }
     bool visit(multigpu::Simulation&) override {
       nb::gil_scoped_acquire locked;

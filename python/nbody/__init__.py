@@ -357,6 +357,8 @@ class Simulation:
         diagnostics_samples, checkpoints_written and _not_written (the series of checkpoint_every;
         the final ``checkpoint`` file is ``checkpoint``), snapshots_written and _not_written,
         diagnostics_failure, failure, saved_step and save_failure (a run that could not go on),
+        warnings (each RuntimeWarning the run gave) and energy_warning (with ``diagnostics``: the end's
+        energy error says the run did not resolve its orbits; else None),
         checkpoint, and hermite4: None, or for hermite4 this run's figures as ``nbody --run --json``
         has them (block_steps, force_evaluations and _per_body, step_level_histogram, longest_step,
         interactions and interactions_per_second, eta, eta_start, dt_max, state_hash), counted from

@@ -32,6 +32,26 @@ def test_from_arrays_keeps_a_softening_of_0_with_hermite4():
     assert sim.energy() == pytest.approx(-0.105, rel=1e-12)
 
 
+def test_bodies_at_one_position_without_softening_are_refused():
+    # Their force is infinite: refused before any step (which would make NaN of every body), naming them, in each
+    # way a script can get there; nothing changes when it is refused.
+    same = np.array([[0.5, 0, 0], [-0.5, 0, 0], [0.5, 0, 0]])
+    with pytest.raises(ValueError, match=r"^arrays: bodies 0 and 2 are at the same position \(0.5, 0, 0\): with "
+                                         r"softening=0 their force is infinite; give a softening, or move one of them$"):
+        nbody.Simulation.from_arrays(same, np.zeros((3, 3)), np.ones(3), softening=0.0, integrator="hermite4",
+                                     backend="cpu")
+    sim = nbody.Simulation.from_arrays(same, np.zeros((3, 3)), np.ones(3), softening=0.1, integrator="hermite4",
+                                       backend="cpu")
+    with pytest.raises(ValueError, match="^the state at step 0: bodies 0 and 2 are at the same position"):
+        sim.softening = 0.0
+    assert sim.softening == 0.1
+    apart = nbody.Simulation.from_arrays(same + [[0, 0, 0], [0, 0, 0], [0, 0, 1]], np.zeros((3, 3)), np.ones(3),
+                                         softening=0.0, integrator="hermite4", backend="cpu")
+    with pytest.raises(ValueError, match="^positions: bodies 0 and 2 are at the same position"):
+        apart.positions = same
+    assert apart.positions[2][2] == 1
+
+
 def test_a_new_softening_starts_every_body_again():
     # The accelerations and jerks of each body's last step are of the old potential: continuing from them mixed two
     # potentials in the next correctors. The run goes on as a simulation made at that state with the new softening.

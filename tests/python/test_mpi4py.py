@@ -60,8 +60,23 @@ def ranks_main(out_dir):
     restarted.step(5)
     same_continuation = bool(np.array_equal(bits(restarted.positions), bits(later)))
 
+    # A run that does not resolve its orbit warns (rank 0, once the run has returned); a script that makes warnings
+    # errors gets it raised on every rank alike, so that no rank goes on alone.
+    import warnings
+    unresolved = nbody.Simulation("two-body", eccentricity=0.99, softening=0.001, backend="cpu", comm=comm)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            unresolved.run(steps=2000, diagnostics=os.path.join(out_dir, "unresolved.csv"))
+            raised = None
+        except RuntimeWarning as e:
+            raised = str(e)
+    warned = unresolved.last_run["warnings"]
+    comm.Barrier()
+
     report = dict(rank=rank, size=comm.Get_size(), same_state=same_state, same_energy=same_energy,
-                  restart_steps=restart_steps, same_restart=same_restart, same_continuation=same_continuation)
+                  restart_steps=restart_steps, same_restart=same_restart, same_continuation=same_continuation,
+                  raised=raised, warned=warned)
     reports = comm.gather(report, root=0)
     if rank == 0:
         print("REPORT " + json.dumps(reports), flush=True)
@@ -90,7 +105,8 @@ def test_two_ranks_are_one_process_bit_for_bit(tmp_path):
         assert p["restart_steps"] == 20, p
         assert p["same_restart"], f"rank {p['rank']}: the 2 ranks' checkpoint restarts with other positions"
         assert p["same_continuation"], f"rank {p['rank']}: the restarted run goes on differently from the 2 ranks"
-    assert sorted(os.listdir(tmp_path)) == ["ranks.h5"], os.listdir(tmp_path)
+        assert p["raised"] and p["raised"].startswith("the energy changed by ") and p["raised"] == reports[0]["warned"][0], p
+    assert sorted(os.listdir(tmp_path)) == ["ranks.h5", "unresolved.csv"], os.listdir(tmp_path)
 
 
 def test_comm_must_be_an_mpi4py_communicator():

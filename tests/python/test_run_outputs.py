@@ -34,25 +34,30 @@ def test_the_diagnostics_series_is_the_command_lines(cli, tmp_path):
     assert float(got[-1]["total"]) == sim.diagnostics()["total"]
 
 
+PLUNGE = dict(scenario="two-body", eccentricity=0.999999, softening=0.0, integrator="hermite4", backend="cpu")
+
+
 def test_a_run_that_does_not_resolve_its_orbits_warns_as_it_happens(tmp_path):
-    # An eccentric orbit whose pericentre dt = 0.01 does not resolve: its first sample past it (step 400) warns
+    # An unsoftened plunge that eta = 0.02 does not resolve: its first sample past the bound (block step 320) warns
     # at once, and the end again, as Python warnings naming Python's settings; last_run keeps them.
-    sim = nbody.Simulation("two-body", eccentricity=0.99, softening=0.001, backend="cpu")
+    sim = nbody.Simulation(**PLUNGE)
     with pytest.warns(RuntimeWarning) as caught:
-        assert sim.run(steps=2000, diagnostics=tmp_path / "d.csv", diagnostics_every=100) == 2000
+        sim.run(t_end=10, diagnostics=tmp_path / "d.csv", diagnostics_every=20)
     said = [str(w.message) for w in caught]
-    assert len(said) == 2 and said[0].startswith("at step 400 (time 4), the energy changed by ")
-    assert "give a smaller dt (this run: 0.01) or a larger softening (this run: 0.001)" in said[1]
+    assert len(said) == 2 and said[0].startswith("at step 320 (time 3.14159), the energy changed by 0.01")
+    assert "give a smaller eta (this run: 0.02) or a softening (this run: none" in said[1]
     assert all(w.filename == __file__ for w in caught)  # the script's line, not nbody's
     assert sim.last_run["warnings"] == said and sim.last_run["energy_warning"] == said[1]
+    assert sim.time == 10 and not sim.last_run["stopped_by_callback"]
     # A script that makes warnings errors stops the run there, its outputs written, and gets the warning raised.
-    again = nbody.Simulation("two-body", eccentricity=0.99, softening=0.001, backend="cpu")
+    again = nbody.Simulation(**PLUNGE)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(RuntimeWarning, match="at step 400"):
-            again.run(steps=2000, diagnostics=tmp_path / "e.csv", diagnostics_every=100)
-    assert 400 <= again.steps < 2000 and again.last_run["steps"] == again.steps
-    assert int(rows(tmp_path / "e.csv")[-1]["step"]) == 400
+        with pytest.raises(RuntimeWarning, match="at step 320"):
+            again.run(t_end=10, diagnostics=tmp_path / "e.csv", diagnostics_every=20, callback=lambda s: None)
+    assert 320 <= again.steps < sim.steps and again.last_run["steps"] == again.steps
+    assert not again.last_run["stopped_by_callback"]  # the warning stopped it, not the callback
+    assert 320 <= int(rows(tmp_path / "e.csv")[-1]["step"]) <= again.steps
     # A resolved run warns of nothing.
     fine = nbody.Simulation("two-body", eccentricity=0.5, backend="cpu")
     with warnings.catch_warnings():
