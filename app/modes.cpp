@@ -341,9 +341,11 @@ int run_simulation(const Options& o) {
     return 1;
   }
   // Block steps stop at the last block time at or before --t-end: said when that is not the time asked for.
+  std::vector<std::string> notices = setup.notices;  // --json's, also under --quiet
   if (o.t_end && !r.stopped_by && !r.stopped_by_visit) {
     std::string const notice = driver::t_end_notice(sim, *o.t_end);  // every rank takes part
     if (!notice.empty() && !o.quiet && writes_outputs()) std::cerr << "notice: " << notice << "\n";
+    if (!notice.empty()) notices.push_back(notice);
   }
   std::optional<double> const e0 = r.initial_energy;
   if (!o.quiet) {
@@ -389,6 +391,8 @@ int run_simulation(const Options& o) {
                  {"step", sim.steps_done()},
                  {"interrupted", r.stopped_by != 0},
                  {"time", sim.time()},
+                 {"t_end", o.t_end ? json(*o.t_end) : json(nullptr)},  // asked for; time is where the run ended
+                 {"notices", notices},
                  {"wall_seconds", wall},
                  {"start", r.start ? diagnostics_json(*r.start, e0.value_or(r.start->total())) : json(nullptr)},
                  {"end", r.end ? diagnostics_json(*r.end, e0.value_or(r.end->total())) : json(nullptr)},

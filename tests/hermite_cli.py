@@ -112,6 +112,14 @@ with tempfile.TemporaryDirectory() as d:
         check(r.returncode == 0 and "notice: --dt-max 0.1: the longest step is 0.0625, the power of two at or below "
               "it" in r.stderr, f"--dt-max 0.1: {r.stderr!r}")
         check(json.load(open(p("dt_max.json")))["hermite4"]["longest_step"] == 0.0625, "--dt-max 0.1's longest step")
+        # Accuracy parameters so small that a step falls below the floor: the run stops (exit 1), and the message
+        # names the value that did it.
+        r = run([*H, "--bodies", "64", "--eta-start", "1e-12", "--steps", "3"])
+        check(r.returncode == 1 and "cannot start" in r.stderr and "eta_start is 1e-12 here" in r.stderr,
+              f"--eta-start 1e-12: {r.stderr!r}")
+        r = run([*H, "--bodies", "64", "--eta", "1e-12", "--steps", "3"])
+        check(r.returncode == 1 and "below the floor" in r.stderr and "(this run: 1e-12)" in r.stderr,
+              f"--eta 1e-12: {r.stderr!r}")
         r = run([*loud, "--bodies", "64", "--dt-max", "0.125", "--steps", "5"])
         check(r.returncode == 0 and "--dt-max" not in r.stderr, f"--dt-max 0.125: {r.stderr!r}")
 
@@ -128,7 +136,13 @@ with tempfile.TemporaryDirectory() as d:
         check(h["interactions"] == 256 * 256 + h["force_evaluations"] * 256, f"interactions {h['interactions']}")
         r = run([*H, "--bodies", "256", "--t-end", "0.25", "--json", p("b.json")])
         j = json.load(open(p("b.json")))
-        check(r.returncode == 0 and j["time"] == 0.25, f"--t-end 0.25 ended at {j['time']}")
+        check(r.returncode == 0 and j["time"] == 0.25 == j["t_end"], f"--t-end 0.25 ended at {j['time']}")
+        # A time off the block times: --json says what was asked for, where the run ended and why, under --quiet too.
+        r = run([*H, "--bodies", "64", "--t-end", "0.3", "--json", p("off.json")])
+        j = json.load(open(p("off.json")))
+        check(r.returncode == 0 and j["t_end"] == 0.3 and j["time"] < 0.3 and
+              any(n.startswith("--t-end 0.3 is not a block time: the run ended at ") for n in j["notices"]),
+              f"--t-end 0.3 in --json: {j['t_end']}, {j['time']}, {j['notices']}")
         check(j["hermite4"]["block_steps"] > 4, "--t-end 0.25 took block steps")
         check(abs(j["end"]["relative_energy_error"]) < 1e-6, f"energy error {j['end']['relative_energy_error']}")
         # --json's state hash is --benchmark's for the same state (5 warm-up + 20 timed block steps, 25 run).

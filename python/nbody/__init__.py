@@ -15,9 +15,12 @@ Bad input raises ``ValueError`` (a value out of range, a name nbody does not kno
 progress, with the state intact. See docs/python.md.
 """
 
+import difflib
 import logging
 import math
 import numbers
+import sys
+import warnings
 
 import numpy as np
 
@@ -198,7 +201,9 @@ class Simulation:
             if array.shape[0] != positions.shape[0]:
                 raise ValueError(f"{name}: {array.shape[0]} bodies, positions has {positions.shape[0]}; "
                                  "give one row per body in each")
-        if isinstance(time, bool) or not isinstance(time, numbers.Real) or not math.isfinite(time):
+        if isinstance(time, bool) or not isinstance(time, numbers.Real):
+            raise TypeError(f"time: expected a number, got {time!r} ({type(time).__name__})")
+        if not math.isfinite(time):
             raise ValueError(f"time={time!r}: must be a finite number")
         comm = _comm_handle(settings.pop("comm", None))
         settings = cls._settings(settings)
@@ -251,9 +256,12 @@ class Simulation:
         self._take_notices()
 
     def _take_notices(self):
-        for notice in self._engine.take_notices():
+        """Moves the engine's new notices into ``self.notices`` (and the log, at INFO); returns them."""
+        new = self._engine.take_notices()
+        for notice in new:
             _log.info("%s", notice)
             self.notices.append(notice)
+        return new
 
     # Running.
 
@@ -292,7 +300,7 @@ class Simulation:
             save=None):
         """Advances ``steps`` steps, or until the time reaches ``t_end`` (the first step at or past
         it; with ``integrator="hermite4"``, the last block time at or before it, which a notice in
-        ``sim.notices`` names when it is not ``t_end``); give one of the two. ``callback(sim)`` is
+        ``sim.notices`` and a RuntimeWarning name when it is not ``t_end``); give one of the two. ``callback(sim)`` is
         called after every ``every`` steps of this run (it may read the simulation, not step or
         change it); when it returns a true value the run stops there. Returns the number of steps
         done; ``sim.last_run`` holds what the run did, also when it ends with an exception.
@@ -327,8 +335,10 @@ class Simulation:
                             ("snapshot_every", snapshot_every)):
             outputs[name] = None if value is None else _whole(value, name, 1, _MAX_STEPS)
         first_notice = len(self.notices)
+        short = []  # notices that the time reached is not t_end, warned of once the run has returned
         if t_end is not None:  # last: hermite4's time limit, set here, is cleared by the run that follows
             total = self._engine.steps_to(float(t_end))
+            short = self._take_notices()  # a time already reached
         try:
             result = self._engine.run(total, callback, every, self, outputs)
         except BaseException:
@@ -341,9 +351,23 @@ class Simulation:
         self._take_notices()
         if t_end is not None and not result["stopped_by_callback"]:
             self._engine.note_end(float(t_end))
-            self._take_notices()
+            short += self._take_notices()  # hermite4: ended before t_end, at the last block time
         self._note_run_notices(first_notice)
+        self._warn_of_end(short)
         return result["steps"]
+
+    @staticmethod
+    def _warn_of_end(notices):
+        # A run that did not reach the time asked for (it was already past it; hermite4's last block time before it)
+        # says so as a RuntimeWarning at the script's line, as the command line prints it: the time is not the one
+        # the script asked for.
+        depth = 2
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename == __file__:
+            depth += 1
+            frame = frame.f_back
+        for notice in notices:
+            warnings.warn(notice, RuntimeWarning, stacklevel=depth)
 
     def _note_run_notices(self, first):
         # The run's own notices in last_run (the run's outcome; None where it was refused before it began).
@@ -514,6 +538,16 @@ class Simulation:
                        lambda self, value: self.configure(numgpus=value),
                        doc="Devices the simulation is split over (GPUs, or host devices on the CPU).")
     del _setting
+
+    def __setattr__(self, name, value):
+        # A misspelt setting (sim.dtmax = 0.01) would otherwise be a new attribute that changes nothing, while
+        # the run goes on with the old value: refused, naming the setting meant. Other names are the script's own.
+        if not name.startswith("_") and not hasattr(type(self), name) and name not in self.__dict__:
+            public = [n for n in dir(type(self)) if not n.startswith("_")]
+            close = difflib.get_close_matches(name, public, n=1, cutoff=0.75)
+            if close:
+                raise AttributeError(f"Simulation has no '{name}'; did you mean '{close[0]}'? (nothing was changed)")
+        object.__setattr__(self, name, value)
 
     @property
     def backend(self):

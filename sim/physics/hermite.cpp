@@ -107,17 +107,21 @@ std::string nearest_text(const BodySet& b, std::size_t body) {
   return m.str();
 }
 
-constexpr const char* kEncounterAdvice =
-    " (a close encounter, or an accuracy parameter eta far below the usual 0.01 to 0.05: hermite4 has no "
-    "regularisation; a larger softening or eta resolves it)";
+// A close encounter, or too small an eta: what resolves either, with this run's eta.
+std::string encounter_advice(double eta) {
+  std::ostringstream m;
+  m << " (a close encounter, or an accuracy parameter eta far below the usual 0.01 to 0.05 (this run: " << eta
+    << "): hermite4 has no regularisation; a larger softening or eta resolves it)";
+  return m.str();
+}
 
 }  // namespace
 
-std::string floor_message(const BodySet& b, std::size_t body, double dt, double floor, double time) {
+std::string floor_message(const BodySet& b, std::size_t body, double dt, double floor, double time, double eta) {
   std::ostringstream m;
   m.precision(3);
   m << "hermite4: at t = " << time << " body " << body << " needs a step of " << dt << ", below the floor " << floor
-    << nearest_text(b, body) << kEncounterAdvice;
+    << nearest_text(b, body) << encounter_advice(eta);
   return m.str();
 }
 
@@ -132,17 +136,20 @@ std::string continued_floor_message(const BodySet& b, std::size_t body, double d
 }
 
 std::string start_floor_message(const BodySet& b, std::size_t body, double wanted, double floor, double time,
-                                bool softened) {
+                                bool softened, double eta_start) {
   std::ostringstream m;
   m.precision(3);
   m << "hermite4: at t = " << time << " body " << body << " cannot start: its start step eta_start |a| / |a1| comes to "
     << wanted << ", below the floor " << floor << nearest_text(b, body);
   if (softened)
-    m << " (that criterion is short where the acceleration nearly vanishes, as deep inside a softened encounter: an "
-         "eta_start that makes the step at least the floor, up to 100, starts it; the steps after the first follow "
-         "eta)";
+    m << " (eta_start is " << eta_start
+      << " here; the criterion is also short where the acceleration nearly vanishes, as deep inside a softened "
+         "encounter: an eta_start that makes the step at least the floor, up to 100, starts it; the steps after the "
+         "first follow eta)";
   else
-    m << kEncounterAdvice;
+    m << " (a close encounter, which hermite4 does not regularise: a softening resolves it; or an eta_start far "
+         "below the usual 0.01 (this run: "
+      << eta_start << "), which a larger one resolves)";
   return m.str();
 }
 

@@ -50,13 +50,14 @@ struct HermiteCounters {
 };
 
 // The one-line error of a step below the floor: body `body` (its step `dt`, the floor `floor`, at simulation
-// time `time`), its nearest neighbour in `positions` and their distance.
-std::string floor_message(const BodySet& positions, std::size_t body, double dt, double floor, double time);
+// time `time`), its nearest neighbour in `positions` and their distance, and the run's `eta`.
+std::string floor_message(const BodySet& positions, std::size_t body, double dt, double floor, double time,
+                          double eta);
 // The same for a start (no step yet, or every body started again): the start criterion eta_start |a| / |a1| came to
-// `wanted` for it. Softened (`softened`), that criterion is short deep inside an encounter, where the acceleration
+// `wanted` for it (the run's `eta_start`). Softened (`softened`), that criterion is short deep inside an encounter, where the acceleration
 // nearly vanishes though the orbit needs no such step: the message says so, and that a larger eta_start starts it.
 std::string start_floor_message(const BodySet& positions, std::size_t body, double wanted, double floor, double time,
-                                bool softened);
+                                bool softened, double eta_start);
 // The same for a state continued (a checkpoint, a front end's rebuilt simulation) whose body `body` already holds a
 // step below the floor: that of a run that stopped there. Its advice: an earlier state, or another softening (which
 // starts every body again); eta and the other settings leave that step as it is.

@@ -137,17 +137,23 @@ def test_hermite4_settings_read_back_and_refused_where_they_mean_nothing():
 
 
 def test_a_run_to_a_time_off_the_block_times_says_where_it_ended():
+    # The time reached is not the one asked for: a RuntimeWarning at the script's line says so, as the command
+    # line's notice does (a notice in the log alone went unseen).
     sim = nbody.Simulation(**PLUMMER, softening=0.01)
-    sim.run(t_end=0.3)
+    with pytest.warns(RuntimeWarning, match=r"^t_end=0.3 is not a block time") as caught:
+        sim.run(t_end=0.3)
+    assert len(caught) == 1 and caught[0].filename == __file__
     assert sim.time < 0.3
     ended = [n for n in sim.notices if n.startswith("t_end=0.3 is not a block time")]
-    assert len(ended) == 1 and f"the run ended at {sim.time!r}" in ended[0]
+    assert len(ended) == 1 and f"the run ended at {sim.time!r}" in ended[0] and str(caught[0].message) == ended[0]
     # A run to a time that its callback stopped says nothing of block times.
     stopped = nbody.Simulation(**PLUMMER, softening=0.01)
     stopped.run(t_end=1.0, callback=lambda s: s.steps >= 3)
     assert stopped.time < 1.0 and not any("block time" in n for n in stopped.notices)
     assert sim.last_run["notices"] == ended  # the run's own, where sim.notices keeps every one
-    assert sim.run(t_end=0.25) == 0
+    with pytest.warns(RuntimeWarning, match="^t_end=0.25: the run is already at time") as caught:
+        assert sim.integrate(0.25) == 0
+    assert caught[0].filename == __file__  # through integrate too
     assert f"t_end=0.25: the run is already at time {sim.time!r}; no steps" in sim.notices
     assert sim.last_run["notices"] == [f"t_end=0.25: the run is already at time {sim.time!r}; no steps"]
     sim.run(steps=2)
@@ -155,7 +161,8 @@ def test_a_run_to_a_time_off_the_block_times_says_where_it_ended():
     # On the block times of a start at 0.3: 0.3 plus a multiple of the longest step ends there, every body with it.
     later = nbody.Simulation.from_arrays(sim.positions, sim.velocities, sim.masses, time=0.3, softening=0.01,
                                          integrator="hermite4", precision="fp64", backend="cpu")
-    later.run(t_end=1.0)
+    with pytest.warns(RuntimeWarning, match="the start time 0.3 plus a multiple of 0.0625"):
+        later.run(t_end=1.0)
     assert later.time < 1.0
     assert any("the start time 0.3 plus a multiple of 0.0625" in n for n in later.notices)
     later.run(t_end=0.3 + 12 * 0.0625)
@@ -194,10 +201,13 @@ def test_a_close_encounter_stop_goes_on_in_a_softened_potential():
     # The criterion's own value: an eta_start that lifts it to twice the floor starts every body.
     wanted, floor = map(float, re.search(r"comes to (\S+), below the floor (\S+);", str(e.value)).groups())
     sim.configure(softening=0.01, eta_start=0.01 * 2 * floor / wanted)
-    sim.run(t_end=4.0)
+    with pytest.warns(RuntimeWarning, match="^t_end=4 is not a block time"):
+        sim.run(t_end=4.0)
     assert 4.0 - 1 / 16 < sim.time <= 4.0 and abs(sim.diagnostics()["relative_energy_error"]) < 1e-9
     # Unsoftened, the start is as short as the plunge needs: the advice is the encounter's.
-    with pytest.raises(RuntimeError, match=r"cannot start: .* a larger softening or eta resolves it"):
+    with pytest.raises(RuntimeError, match=r"cannot start: .*\(a close encounter, which hermite4 does not regularise: a "
+                                           r"softening resolves it; or an eta_start far below the usual 0.01 \(this "
+                                           r"run: 0.01\), which a larger one resolves\)$"):
         nbody.Simulation.from_arrays(stopped[0], stopped[1], m, time=stopped[2], integrator="hermite4", softening=0.0,
                                      backend="cpu")
 

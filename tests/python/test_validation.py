@@ -32,6 +32,30 @@ def test_bad_arrays_are_refused_naming_the_argument(changes, error, message):
         from_arrays(**changes)
 
 
+@pytest.mark.parametrize("time,error,message", [
+    (None, TypeError, r"^time: expected a number, got None \(NoneType\)$"),
+    (1j, TypeError, r"^time: expected a number, got 1j \(complex\)$"),
+    (True, TypeError, r"^time: expected a number, got True \(bool\)$"),
+    (float("inf"), ValueError, r"^time=inf: must be a finite number$"),
+])
+def test_a_bad_start_time_is_refused_by_kind(time, error, message):
+    with pytest.raises(error, match=message):
+        nbody.Simulation.from_arrays(GOOD["positions"], GOOD["velocities"], GOOD["masses"], time=time, backend="cpu")
+
+
+def test_a_misspelt_setting_is_refused_naming_the_one_meant():
+    # sim.dtmax = 0.01 would have been an attribute of its own, the run going on with the old dt_max.
+    sim = nbody.Simulation(n=16, backend="cpu", integrator="hermite4")
+    for typo, meant in (("dtmax", "dt_max"), ("softenning", "softening"), ("position", "positions")):
+        with pytest.raises(AttributeError, match=rf"^Simulation has no '{typo}'; did you mean '{meant}'\? \(nothing "
+                                                 r"was changed\)$"):
+            setattr(sim, typo, 0.01)
+        assert typo not in vars(sim)
+    assert sim.dt_max == 0.0625 and sim.softening == 0.01
+    sim.label = "cluster A"  # a name of the script's own is its own
+    assert sim.label == "cluster A"
+
+
 @pytest.mark.parametrize("keywords,error,message", [
     (dict(precision="fp16"), ValueError, "precision='fp16': valid: fp32, fp64"),
     (dict(integrator="leapfrg"), ValueError, "integrator='leapfrg': valid: leapfrog, "),
@@ -178,4 +202,5 @@ def test_run_needs_steps_or_t_end_and_stops_at_t_end():
     with pytest.raises(ValueError, match="steps=-1"):
         sim.run(steps=-1)
     assert sim.run(t_end=1.05) == 11 and sim.time >= 1.05 and sim.time - 0.1 < 1.05
-    assert sim.run(t_end=0.5) == 0
+    with pytest.warns(RuntimeWarning, match=r"^t_end=0.5: the run is already at time 1.1; no steps$"):
+        assert sim.run(t_end=0.5) == 0
