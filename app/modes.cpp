@@ -249,6 +249,7 @@ int run_simulation(const Options& o) {
   outputs.save_format = o.save_format;
   outputs.diagnostics = o.diagnostics;
   outputs.diagnostics_every = o.diagnostics_every;
+  outputs.diagnostics_dt = o.diagnostics_dt;
   outputs.snapshots = o.snapshots;
   // Every file of the series is named now: one that cannot be written stops nothing half way.
   agree(world(), [&] {
@@ -278,6 +279,9 @@ int run_simulation(const Options& o) {
   }
   std::optional<Progress::TimeSpan> span;
   if (o.t_end && blocks) span = Progress::TimeSpan{sim.time(), *o.t_end};
+  if (std::string const notice = driver::sample_dt_notice(setup.program, o.diagnostics_dt, "--diagnostics-dt");
+      !notice.empty() && !o.quiet && writes_outputs())
+    std::cerr << "notice: " << notice << "\n";
   CliRunObserver observer(o, steps, span);
   std::uint64_t const first_step = sim.steps_done();
   auto const run_began = std::chrono::steady_clock::now();

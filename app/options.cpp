@@ -212,6 +212,7 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       {"--t-end", {M::run, M::benchmark}, "--run (and --benchmark with --integrator hermite4)"},
       {"--diagnostics", {M::run}, "--run"},
       {"--diagnostics-every", {M::run}, "--run (with --diagnostics)"},
+      {"--diagnostics-dt", {M::run}, "--run (with --diagnostics)"},
       {"--snapshots", {M::run}, "--run"},
       {"--snapshot-every", {M::run}, "--run (with --snapshots)"},
       {"--snapshot-precision", {M::run}, "--run (with --snapshots)"},
@@ -401,6 +402,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "a diagnostics sample every K steps, and at the start and the end (default 100; each costs about "
                  "one force evaluation)")
       ->check(whole_number(1, kMaxSteps));
+  cli.add_option("--diagnostics-dt", o.diagnostics_dt,
+                 "a diagnostics sample at every multiple of this simulation time instead (hermite4: at the last block "
+                 "time at or before each, every body at it where the multiple is one of --dt-max's power of two; "
+                 "fixed steps: the first step at or past each)")
+      ->check(real_number(0, kMaxTime, Ends::above_min, "a time"));
   cli.add_option("--snapshots", o.snapshots.base,
                  "write HDF5 snapshots for analysis (yt, pynbody): the start, the end and every --snapshot-every "
                  "steps, named BASE_00000100.hdf5 after the step");
@@ -593,6 +599,13 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (cli.count("--diagnostics-every") && o.diagnostics.empty())
     throw InputError("--diagnostics-every " + std::to_string(o.diagnostics_every) +
                      ": give --diagnostics FILE too (where the samples go)");
+  if (cli.count("--diagnostics-dt") && o.diagnostics.empty())
+    throw InputError("--diagnostics-dt " + cli.get_option("--diagnostics-dt")->as<std::string>() +
+                     ": give --diagnostics FILE too (where the samples go)");
+  if (cli.count("--diagnostics-dt") && cli.count("--diagnostics-every"))
+    throw InputError("--diagnostics-dt " + cli.get_option("--diagnostics-dt")->as<std::string>() +
+                     " and --diagnostics-every " + std::to_string(o.diagnostics_every) +
+                     " both given; give one of them (samples by time or by steps)");
   if (!o.diagnostics.empty()) driver::series_format(o.diagnostics);
   for (const char* option : {"--snapshot-every", "--snapshot-precision"})
     if (cli.count(option) && o.snapshots.base.empty())

@@ -42,6 +42,7 @@ struct Options {
   std::uint64_t checkpoint_every = 0;      // also a series every K steps; 0: none
   std::string diagnostics;                 // diagnostics over time (.csv or .jsonl)
   std::uint64_t diagnostics_every = 0;     // a sample every K steps; 0: driver::kDefaultDiagnosticsEvery
+  double diagnostics_dt = 0.0;             // a sample at every multiple of this time instead; 0: by steps
   driver::SnapshotSeries snapshots;        // HDF5 snapshots for analysis: start, end, every K steps
   std::string json;
   std::string csv;

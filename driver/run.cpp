@@ -173,6 +173,15 @@ std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::str
          " (the longest step) ends with every body at it";
 }
 
+std::string sample_dt_notice(const sim::StepProgram& program, double dt, const std::string& option) {
+  if (!program.hermite || !(dt > 0)) return {};
+  double const top = sim::hermite::pow2_at_most(program.hermite->dt_max);
+  if (std::fmod(dt, top) == 0.0) return {};
+  return option_with(option, shortest(dt)) + ": not a multiple of the longest step " + shortest(top) +
+         ": each sample is at the first block time at or past its multiple, most bodies predicted to it (a multiple "
+         "of " + shortest(top) + " has every body at it)";
+}
+
 std::string already_at_notice(double now, double t_end, const std::string& option) {
   return option_with(option, shortest(t_end)) + ": the run is already at time " + shortest(now);
 }
@@ -219,8 +228,11 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
 
   // The series file is opened before the first step: a name that cannot be written costs nothing.
   std::unique_ptr<DiagnosticsSeries> series;
-  std::uint64_t const sample_every = o.diagnostics.empty() ? 0 : o.diagnostics_every ? o.diagnostics_every
-                                                                                       : kDefaultDiagnosticsEvery;
+  bool const sampled = !o.diagnostics.empty();  // a series, by steps or by time
+  double const sample_dt = sampled ? o.diagnostics_dt : 0.0;
+  std::uint64_t const sample_every = !sampled || sample_dt > 0 ? 0
+                                     : o.diagnostics_every      ? o.diagnostics_every
+                                                                : kDefaultDiagnosticsEvery;
   agree(ranks, [&] {
     if (writer && !o.diagnostics.empty()) series = std::make_unique<DiagnosticsSeries>(o.diagnostics, o.names);
   });
@@ -238,7 +250,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       return false;
     }
   };
-  if (o.summary || sample_every) unless_interrupted([&] { result.start = sim.diagnostics(); });
+  if (o.summary || sampled) unless_interrupted([&] { result.start = sim.diagnostics(); });
   // A restart keeps the run's baseline; without one, the baseline is unknown until a restart measures it.
   result.initial_energy = result.start ? setup.initial_energy.value_or(result.start->total()) : setup.initial_energy;
   observer.started(result.start, result.initial_energy);
@@ -261,7 +273,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       series.reset();
     }
   };
-  if (result.start && sample_every) write_row(sim.steps_done(), sim.time(), 0.0, *result.start);
+  if (result.start && sampled) write_row(sim.steps_done(), sim.time(), 0.0, *result.start);
 
   // Steps go in chunks of about 0.2 s (progress and signals stay responsive, the GPU stays busy),
   // cut at the steps where a checkpoint, a sample or a visit falls due.
@@ -381,12 +393,40 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   };
   auto due = [](std::uint64_t k, std::uint64_t step) { return k && step % k == 0; };
   auto until_due = [](std::uint64_t k, std::uint64_t step) { return k ? k - step % k : ~std::uint64_t(0); };
+  // Samples by time: the next multiple of sample_dt after `t`, sampled at the first step at or past it. Fixed steps
+  // reach it by the steps to it (steps_to_time: the clock's own arithmetic); block steps by the simulation's time
+  // limit, lowered to it for the chunks before it (the run's own limit, a --t-end, is run_limit), which stops at the
+  // last block time at or before it: there when it is the multiple (every body at it, where the multiple is one of
+  // dt_max's power of two), else one block step more. Multiples between two block times share the later one.
+  double const run_limit = sim.time_limit();
+  auto next_multiple = [&](double t) {
+    double k = std::floor(t / sample_dt) + 1.0;
+    for (int i = 0; i < 2 && !(k * sample_dt > t); ++i) k += 1.0;  // the quotient's rounding
+    double const next = k * sample_dt;
+    return next > t ? next : std::nextafter(t, INFINITY);  // multiples past 2^53 of it: the next time there is
+  };
+  double sample_time = sample_dt > 0 ? next_multiple(sim.time()) : INFINITY;
+  std::uint64_t sampled_at = sim.steps_done();  // the step of the last sample begun (the start's)
+  bool one_past = false;  // block steps: the next chunk is one block step past a sample's time
+  auto until_sample_time = [&]() -> std::uint64_t {
+    if (!(sample_dt > 0) || sim.block_steps()) return ~std::uint64_t(0);
+    try {
+      return std::max<std::uint64_t>(1, steps_to_time(sim.clock(), sim.program().dt, sample_time));
+    } catch (const InputError&) {  // more than kMaxSteps away: not in this run
+      return ~std::uint64_t(0);
+    }
+  };
   try {
     snapshot();
     while (done < steps && !ranks.max(interrupt_signal())) {
       std::uint64_t const at = sim.steps_done();
-      std::uint64_t const n = o.snapshots.steps_to_next(
-          at, std::min({chunk, steps - done, until_due(every, at), until_due(sample_every, at), until_due(visit_every, at - first_step)}));
+      std::uint64_t n = o.snapshots.steps_to_next(
+          at, std::min({chunk, steps - done, until_due(every, at), until_due(sample_every, at), until_sample_time(),
+                        until_due(visit_every, at - first_step)}));
+      double const limit = sim.block_steps() && sample_dt > 0 && !one_past ? std::min(run_limit, sample_time) : run_limit;
+      if (one_past) n = 1;
+      one_past = false;
+      if (sim.block_steps()) sim.set_time_limit(limit);
       auto const c0 = Clock::now();
       sim.advance(n);
       measure_pending(true);  // on the host while the devices run the steps just enqueued
@@ -402,10 +442,23 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       if (sim.block_steps()) mine = std::min(mine, 2 * n);
       chunk = std::uint64_t(-ranks.max(-int(std::min<std::uint64_t>(mine, std::uint64_t(1) << 30))));
       std::uint64_t const now_step = sim.steps_done();
-      // Block steps: the time limit came before another block step. The step reached was due (a sample, a
+      // Block steps stopped by a sample's time short of it: the next chunk is the one block step to the first block
+      // time past it, with the run's own limit.
+      bool const at_sample_limit = sim.block_steps() && sim.stopped_at_time_limit() && limit < run_limit;
+      if (at_sample_limit && sim.time() < sample_time) one_past = true;
+      // Block steps: the run's time limit came before another block step. The step reached was due (a sample, a
       // checkpoint) in the chunk that made it: nothing is due again.
-      if (now_step == at) break;
-      if (due(sample_every, now_step)) {
+      if (now_step == at) {
+        if (one_past) continue;  // the block time before a sample's time, reached by the chunk before
+        break;
+      }
+      bool sample_now = due(sample_every, now_step);
+      if (sample_dt > 0 && sim.time() >= sample_time) {
+        sample_now = now_step != sampled_at;
+        sample_time = next_multiple(sim.time());
+      }
+      if (sample_now) {
+        sampled_at = now_step;
         if (!unless_interrupted([&] { sim.begin_sample(); })) break;
         pending.step = now_step;
         pending.time = sim.time();
@@ -431,7 +484,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
         result.stopped_by_visit = true;
         break;
       }
-      if (sim.stopped_at_time_limit()) break;  // block steps: the run's time reached
+      if (sim.stopped_at_time_limit() && limit == run_limit) break;  // block steps: the run's time reached
     }
     measure_pending(false);
     snapshot();  // the end, or where an interrupt or a visit stopped the run
@@ -473,11 +526,11 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   }
   // The end energy is an O(N^2) pass worth about ten steps: after an interrupt the user wants out,
   // and the saved state lets a restart measure it. The series' last row is the end itself.
-  if (!result.stopped_by && (o.summary || sample_every)) {
+  if (!result.stopped_by && (o.summary || sampled)) {
     if (last_sample_step == sim.steps_done()) {
       result.end = last_sample;
     } else if (unless_interrupted([&] { result.end = sim.diagnostics(); })) {
-      if (sample_every) write_row(sim.steps_done(), sim.time(), result.wall_seconds, *result.end);
+      if (sampled) write_row(sim.steps_done(), sim.time(), result.wall_seconds, *result.end);
     } else {
       result.stopped_by = interrupt_signal();
     }

@@ -165,6 +165,7 @@ class Simulation {
   // advance() does no block step past this simulation time (+inf: none). A run to a time sets it, advances
   // "forever" and stops when stopped_at_time_limit() says so.
   void set_time_limit(double t) { time_limit_ = t; }
+  double time_limit() const { return time_limit_; }
   bool stopped_at_time_limit() const { return at_time_limit_; }
   // Each body at its own time and its Hermite state (what a checkpoint stores). Collective.
   void hermite_state(sim::BodySet& bodies, sim::hermite::HermiteState& state);

@@ -502,6 +502,7 @@ class Engine {
       else if (k == "save") o.save = nb::cast<std::string>(value);
       else if (k == "diagnostics") o.diagnostics = nb::cast<std::string>(value);
       else if (k == "diagnostics_every") o.diagnostics_every = nb::cast<std::uint64_t>(value);
+      else if (k == "diagnostics_dt") o.diagnostics_dt = nb::cast<double>(value);
       else if (k == "snapshots") o.snapshots.base = nb::cast<std::string>(value);
       else if (k == "snapshot_every") o.snapshots.every = nb::cast<std::uint64_t>(value);
       else if (k == "snapshot_precision") {
@@ -517,6 +518,14 @@ class Engine {
       throw InputError("checkpoint_every=" + std::to_string(o.checkpoint_every) + ": give checkpoint too");
     if (o.diagnostics_every && o.diagnostics.empty())
       throw InputError("diagnostics_every=" + std::to_string(o.diagnostics_every) + ": give diagnostics too");
+    if (o.diagnostics_dt > 0 && o.diagnostics.empty())
+      throw InputError("diagnostics_dt=" + shown(nb::cast(o.diagnostics_dt)) + ": give diagnostics too");
+    if (o.diagnostics_dt > 0 && o.diagnostics_every)
+      throw InputError("diagnostics_dt=" + shown(nb::cast(o.diagnostics_dt)) + " and diagnostics_every=" +
+                       std::to_string(o.diagnostics_every) + " both given; give one of them");
+    if (std::string const notice = driver::sample_dt_notice(sim_->program(), o.diagnostics_dt, "diagnostics_dt=");
+        !notice.empty())
+      notices_.push_back(notice);
     if (o.snapshots.every && o.snapshots.base.empty())
       throw InputError("snapshot_every=" + std::to_string(o.snapshots.every) + ": give snapshots too");
     for (auto const& [option, path] : {std::pair<const char*, const std::string*>{"--checkpoint", &o.checkpoint},

@@ -137,14 +137,49 @@ with tempfile.TemporaryDirectory() as d:
         r = run([*H, "--bodies", "256", "--t-end", "0.25", "--json", p("b.json")])
         j = json.load(open(p("b.json")))
         check(r.returncode == 0 and j["time"] == 0.25 == j["t_end"], f"--t-end 0.25 ended at {j['time']}")
+        check(j["hermite4"]["block_steps"] > 4, "--t-end 0.25 took block steps")
+        check(abs(j["end"]["relative_energy_error"]) < 1e-6, f"energy error {j['end']['relative_energy_error']}")
         # A time off the block times: --json says what was asked for, where the run ended and why, under --quiet too.
         r = run([*H, "--bodies", "64", "--t-end", "0.3", "--json", p("off.json")])
         j = json.load(open(p("off.json")))
         check(r.returncode == 0 and j["t_end"] == 0.3 and j["time"] < 0.3 and
               any(n.startswith("--t-end 0.3 is not a block time: the run ended at ") for n in j["notices"]),
               f"--t-end 0.3 in --json: {j['t_end']}, {j['time']}, {j['notices']}")
-        check(j["hermite4"]["block_steps"] > 4, "--t-end 0.25 took block steps")
-        check(abs(j["end"]["relative_energy_error"]) < 1e-6, f"energy error {j['end']['relative_energy_error']}")
+        # Diagnostics by time: a multiple of the longest step samples every body at each multiple; another the first
+        # block time at or past each, said in a notice; neither changes a bit of the run. Fixed steps: the first step
+        # at or past each. The multiples are the time's own, not counted from a restart's time.
+        r = run([*H, "--bodies", "256", "--precision", "fp64", "--t-end", "1", "--json", p("plain.json")])
+        plain = json.load(open(p("plain.json")))["hermite4"]["state_hash"]
+        for dt, name in [("0.125", "dt125"), ("0.1", "dt1")]:
+            r = run(["--run", "--integrator", "hermite4", "--bodies", "256", "--precision", "fp64", "--t-end", "1",
+                     "--diagnostics", p(name + ".csv"), "--diagnostics-dt", dt, "--json", p(name + ".json")])
+            times = [float(line.split(",")[1]) for line in open(p(name + ".csv")).read().splitlines()[1:]]
+            hashed = json.load(open(p(name + ".json")))["hermite4"]["state_hash"]
+            check(r.returncode == 0 and hashed == plain, f"--diagnostics-dt {dt}: state {hashed}, without {plain}")
+            multiples = [k * float(dt) for k in range(1, int(round(1 / float(dt))))]
+            check(len(times) == len(multiples) + 2 and times[0] == 0 and times[-1] == 1 and
+                  all(m <= t < m + 0.0625 for m, t in zip(multiples, times[1:-1])),
+                  f"--diagnostics-dt {dt}: sample times {times}")
+            noticed = f"notice: --diagnostics-dt {dt}: not a multiple of the longest step 0.0625" in r.stderr
+            check(noticed == (dt == "0.1"), f"--diagnostics-dt {dt}: {r.stderr!r}")
+            if dt == "0.125":
+                check(times == [k / 8 for k in range(9)], f"--diagnostics-dt 0.125: sample times {times}")
+        r = run(["--run", "--bodies", "64", "--dt", "0.03", "--t-end", "1", "-q", "--diagnostics", p("lf.csv"),
+                 "--diagnostics-dt", "0.25"])
+        times = [line.split(",")[1] for line in open(p("lf.csv")).read().splitlines()[1:]]
+        check(times == ["0", "0.27000000000000002", "0.51000000000000001", "0.75", "1.02"], f"leapfrog samples {times}")
+        run([*H, "--bodies", "64", "--t-end", "0.1875", "--checkpoint", p("mid.h5")])
+        run(["--run", "--restart", p("mid.h5"), "--t-end", "0.75", "--quiet", "--diagnostics", p("mid.csv"),
+             "--diagnostics-dt", "0.25"])
+        times = [float(line.split(",")[1]) for line in open(p("mid.csv")).read().splitlines()[1:]]
+        check(times == [0.1875, 0.25, 0.5, 0.75], f"samples of a restart at 0.1875: {times}")
+        for args, message in [(["--diagnostics-dt", "0.1"], "--diagnostics-dt 0.1: give --diagnostics FILE too"),
+                              (["--diagnostics", p("x.csv"), "--diagnostics-dt", "0"],
+                               "--diagnostics-dt 0: must be a time in (0, 1e+27]"),
+                              (["--diagnostics", p("x.csv"), "--diagnostics-dt", "0.1", "--diagnostics-every", "3"],
+                               "--diagnostics-dt 0.1 and --diagnostics-every 3 both given; give one of them")]:
+            r = run([*H, "--bodies", "64", "--t-end", "1", *args])
+            check(r.returncode == 2 and message in r.stderr and r.stderr.count("\n") == 1, f"{args}: {r.stderr!r}")
         # --json's state hash is --benchmark's for the same state (5 warm-up + 20 timed block steps, 25 run).
         run(["--benchmark", "--integrator", "hermite4", "--bodies", "256", "--steps", "20", "--warmup", "5", "--json",
              p("bench.json")])

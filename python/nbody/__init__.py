@@ -296,6 +296,7 @@ class Simulation:
         return self._engine.benchmark(_whole(steps, "steps", 1, _MAX_STEPS), _whole(warmup, "warmup", 0, _MAX_STEPS))
 
     def run(self, steps=None, t_end=None, callback=None, every=1, *, diagnostics=None, diagnostics_every=None,
+            diagnostics_dt=None,
             checkpoint=None, checkpoint_every=None, snapshots=None, snapshot_every=None, snapshot_precision=None,
             save=None):
         """Advances ``steps`` steps, or until the time reaches ``t_end`` (the first step at or past
@@ -306,7 +307,8 @@ class Simulation:
         done; ``sim.last_run`` holds what the run did, also when it ends with an exception.
 
         It is the loop of ``nbody --run``, with its outputs, each written whole or not at all:
-        ``diagnostics`` (a .csv or .jsonl series, every ``diagnostics_every`` steps, default 100),
+        ``diagnostics`` (a .csv or .jsonl series, every ``diagnostics_every`` steps, default 100, or
+        at every multiple of the time ``diagnostics_dt``: the first step or block time at or past it),
         ``checkpoint`` (the final state; with ``checkpoint_every``, also a series named after the
         step), ``snapshots`` (a base name: HDF5 snapshots at the start, the end and every
         ``snapshot_every`` steps, ``snapshot_precision`` "fp32" or "fp64"), ``save`` (tipsy).
@@ -334,6 +336,13 @@ class Simulation:
         for name, value in (("diagnostics_every", diagnostics_every), ("checkpoint_every", checkpoint_every),
                             ("snapshot_every", snapshot_every)):
             outputs[name] = None if value is None else _whole(value, name, 1, _MAX_STEPS)
+        if diagnostics_dt is not None:
+            if isinstance(diagnostics_dt, bool) or not isinstance(diagnostics_dt, numbers.Real):
+                raise TypeError(f"diagnostics_dt: expected a time, got {diagnostics_dt!r} "
+                                f"({type(diagnostics_dt).__name__})")
+            if not (math.isfinite(diagnostics_dt) and 0 < diagnostics_dt <= 1e27):
+                raise ValueError(f"diagnostics_dt={diagnostics_dt!r}: must be a time in (0, 1e+27]")
+            outputs["diagnostics_dt"] = float(diagnostics_dt)
         first_notice = len(self.notices)
         short = []  # notices that the time reached is not t_end, warned of once the run has returned
         if t_end is not None:  # last: hermite4's time limit, set here, is cleared by the run that follows

@@ -34,6 +34,27 @@ def test_the_diagnostics_series_is_the_command_lines(cli, tmp_path):
     assert float(got[-1]["total"]) == sim.diagnostics()["total"]
 
 
+def test_a_series_by_time_is_the_command_lines(cli, tmp_path):
+    # hermite4 sampled at every multiple of 1/8 (a multiple of the longest step, 1/16): every body at each, the
+    # command line's rows to the last digit, and the run's bits as without samples.
+    cli("--run", "--integrator", "hermite4", "--bodies", 256, "--precision", "fp64", "--t-end", 1, "--diagnostics-dt",
+        0.125, "--diagnostics", tmp_path / "cli.csv")
+    sim = nbody.Simulation(n=256, integrator="hermite4", precision="fp64", backend="cpu")
+    sim.run(t_end=1, diagnostics=tmp_path / "py.csv", diagnostics_dt=0.125)
+    want, got = rows(tmp_path / "cli.csv"), rows(tmp_path / "py.csv")
+    assert [float(r["time"]) for r in got] == [k / 8 for k in range(9)]
+    for w, g in zip(want, got):
+        w.pop("wall_seconds"), g.pop("wall_seconds")
+        assert w == g
+    plain = nbody.Simulation(n=256, integrator="hermite4", precision="fp64", backend="cpu")
+    plain.run(t_end=1)
+    assert plain.last_run["hermite4"]["state_hash"] == sim.last_run["hermite4"]["state_hash"]
+    with pytest.raises(ValueError, match=r"^diagnostics_dt=0.1 and diagnostics_every=3 both given; give one of them$"):
+        sim.run(steps=1, diagnostics=tmp_path / "x.csv", diagnostics_dt=0.1, diagnostics_every=3)
+    with pytest.raises(ValueError, match=r"^diagnostics_dt=0: must be a time in \(0, 1e\+27\]$"):
+        sim.run(steps=1, diagnostics=tmp_path / "x.csv", diagnostics_dt=0)
+
+
 PLUNGE = dict(scenario="two-body", eccentricity=0.999999, softening=0.0, integrator="hermite4", backend="cpu")
 
 
