@@ -555,14 +555,17 @@ std::optional<Options> parse_options(int argc, char** argv) {
     if (cli.count(option) && path->empty())
       throw InputError(std::string(option) + " '': the path is empty; name a " +
                        (std::string(option).find("-dir") != std::string::npos ? "folder" : "file"));
-  // The movie is H.264 in an MP4 container, whatever the name says: a name that says otherwise would
-  // make a file its players misread.
-  if (!o.video.empty()) {
-    std::string extension = std::filesystem::path(o.video).extension().string();
+  // The movie is H.264 in an MP4 container and the picture a PNG, whatever the name says: a name that says
+  // otherwise would make a file its viewers misread.
+  auto extension_of = [](const std::string& path) {
+    std::string extension = std::filesystem::path(path).extension().string();
     for (char& ch : extension) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-    if (extension != ".mp4")
-      throw InputError("--video " + o.video + ": the movie is H.264 in an MP4 file; name it FILE.mp4");
-  }
+    return extension;
+  };
+  if (!o.video.empty() && extension_of(o.video) != ".mp4")
+    throw InputError("--video " + o.video + ": the movie is H.264 in an MP4 file; name it FILE.mp4");
+  if (!o.screenshot.empty() && extension_of(o.screenshot) != ".png")
+    throw InputError("--screenshot " + o.screenshot + ": the picture is a PNG file; name it FILE.png");
 
   if (cli.count("--bodies")) {
     for (auto const& item : list_items(bodies_text, "--bodies", "4096 or 1024,4096"))

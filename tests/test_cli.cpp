@@ -649,6 +649,7 @@ TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
       {"--offscreen --screenshot ''", "--screenshot '': the path is empty"},
       {"--offscreen --video ''", "--video '': the path is empty"},
       {"--offscreen --video movie.avi", "--video movie.avi: the movie is H.264 in an MP4 file; name it FILE.mp4"},
+      {"--offscreen --screenshot shot.jpg", "--screenshot shot.jpg: the picture is a PNG file; name it FILE.png"},
       {"--offscreen --frames-dir ''", "--frames-dir '': the path is empty; name a folder"},
       {"--viewer --screenshot-dir ''", "--screenshot-dir '': the path is empty; name a folder"},
       {"--run --weights ''", "--weights '': the list is empty"},
