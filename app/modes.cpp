@@ -235,12 +235,18 @@ int run_simulation(const Options& o) {
   driver::Setup setup = make_setup(o);
   std::uint64_t steps = o.steps.value_or(1000);
   bool const blocks = setup.program.hermite.has_value();
+  // Every notice of the run, printed unless --quiet and in --json's "notices" in any case.
+  std::vector<std::string> notices = setup.notices;
+  auto notice = [&](const std::string& text) {
+    notices.push_back(text);
+    if (!o.quiet && writes_outputs()) std::cerr << "notice: " << text << "\n";
+  };
   if (o.t_end) {
     // Block steps are not known in advance: as many as it takes, none past the time (the simulation's limit).
     agree(world(), [&] { steps = driver::steps_for_time(setup.clock, setup.program, *o.t_end); });
-    if (steps == 0 && !o.quiet && writes_outputs())
-      std::cerr << "notice: " << driver::already_at_notice(setup.clock.time(setup.program.dt), *o.t_end)
-                << "; no steps, the outputs hold its state\n";
+    if (steps == 0)
+      notice(driver::already_at_notice(setup.clock.time(setup.program.dt), *o.t_end) +
+             "; no steps, the outputs hold its state");
   }
   driver::RunOutputs outputs;
   outputs.checkpoint = o.checkpoint;
@@ -259,9 +265,8 @@ int run_simulation(const Options& o) {
   multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock, &setup.hermite);
   if (o.t_end) steps = driver::steps_for_time_limit(sim, *o.t_end);
   // Block steps: whether the time is already reached is known only now (the block time is the simulation's).
-  if (o.t_end && blocks && steps == 0 && !o.quiet && writes_outputs())
-    std::cerr << "notice: " << driver::already_at_notice(sim.time(), *o.t_end)
-              << "; no block steps, the outputs hold its state\n";
+  if (o.t_end && blocks && steps == 0)
+    notice(driver::already_at_notice(sim.time(), *o.t_end) + "; no block steps, the outputs hold its state");
   if (!o.quiet && blocks) {
     auto const& h = *setup.program.hermite;
     std::printf("nbody run: %zu bod%s from %s\n  %s\n  %s, eta %g, eta_start %g, dt_max %g, ", sim.bodies(),
@@ -279,9 +284,8 @@ int run_simulation(const Options& o) {
   }
   std::optional<Progress::TimeSpan> span;
   if (o.t_end && blocks) span = Progress::TimeSpan{sim.time(), *o.t_end};
-  if (std::string const notice = driver::sample_dt_notice(setup.program, o.diagnostics_dt, "--diagnostics-dt");
-      !notice.empty() && !o.quiet && writes_outputs())
-    std::cerr << "notice: " << notice << "\n";
+  if (std::string const text = driver::sample_dt_notice(sim, o.diagnostics_dt, "--diagnostics-dt"); !text.empty())
+    notice(text);
   CliRunObserver observer(o, steps, span);
   std::uint64_t const first_step = sim.steps_done();
   auto const run_began = std::chrono::steady_clock::now();
@@ -311,6 +315,8 @@ int run_simulation(const Options& o) {
                      {"steps", sim.steps_done() - first_step},
                      {"step", sim.steps_done()},  // where the run ended (host counts: there after any failure)
                      {"time", sim.time()},
+                     {"t_end", o.t_end ? json(*o.t_end) : json(nullptr)},
+                     {"notices", notices},
                      {"wall_seconds", wall},
                      {"hermite4", hermite},
                      {"warnings", observer.warnings()},
@@ -345,11 +351,9 @@ int run_simulation(const Options& o) {
     return 1;
   }
   // Block steps stop at the last block time at or before --t-end: said when that is not the time asked for.
-  std::vector<std::string> notices = setup.notices;  // --json's, also under --quiet
   if (o.t_end && !r.stopped_by && !r.stopped_by_visit) {
-    std::string const notice = driver::t_end_notice(sim, *o.t_end);  // every rank takes part
-    if (!notice.empty() && !o.quiet && writes_outputs()) std::cerr << "notice: " << notice << "\n";
-    if (!notice.empty()) notices.push_back(notice);
+    std::string const text = driver::t_end_notice(sim, *o.t_end);  // every rank takes part
+    if (!text.empty()) notice(text);
   }
   std::optional<double> const e0 = r.initial_energy;
   if (!o.quiet) {

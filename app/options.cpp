@@ -403,9 +403,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "one force evaluation)")
       ->check(whole_number(1, kMaxSteps));
   cli.add_option("--diagnostics-dt", o.diagnostics_dt,
-                 "a diagnostics sample at every multiple of this simulation time instead (hermite4: at the last block "
-                 "time at or before each, every body at it where the multiple is one of --dt-max's power of two; "
-                 "fixed steps: the first step at or past each)")
+                 "a diagnostics sample at every multiple of this simulation time instead, at the first step or block "
+                 "time at or past each (hermite4: every body at it where the multiple is one of --dt-max's power of "
+                 "two)")
       ->check(real_number(0, kMaxTime, Ends::above_min, "a time"));
   cli.add_option("--snapshots", o.snapshots.base,
                  "write HDF5 snapshots for analysis (yt, pynbody): the start, the end and every --snapshot-every "

@@ -173,13 +173,17 @@ std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::str
          " (the longest step) ends with every body at it";
 }
 
-std::string sample_dt_notice(const sim::StepProgram& program, double dt, const std::string& option) {
-  if (!program.hermite || !(dt > 0)) return {};
-  double const top = sim::hermite::pow2_at_most(program.hermite->dt_max);
-  if (std::fmod(dt, top) == 0.0) return {};
-  return option_with(option, shortest(dt)) + ": not a multiple of the longest step " + shortest(top) +
-         ": each sample is at the first block time at or past its multiple, most bodies predicted to it (a multiple "
-         "of " + shortest(top) + " has every body at it)";
+std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const std::string& option) {
+  if (!sim.block_steps() || !(dt > 0)) return {};
+  double const top = sim::hermite::pow2_at_most(sim.program().hermite->dt_max);
+  double const epoch = sim.block_epoch();
+  if (std::fmod(dt, top) == 0.0 && std::fmod(epoch, top) == 0.0) return {};
+  std::string const tail = ": each sample is at the first block time at or past its multiple, most bodies predicted to it";
+  if (std::fmod(epoch, top) != 0.0)
+    return option_with(option, shortest(dt)) + tail + " (every body is at the start time " + shortest(epoch) +
+           " plus a multiple of the longest step " + shortest(top) + ", which no multiple of a time is in general)";
+  return option_with(option, shortest(dt)) + ": not a multiple of the longest step " + shortest(top) + tail +
+         " (a multiple of " + shortest(top) + " has every body at it)";
 }
 
 std::string already_at_notice(double now, double t_end, const std::string& option) {
@@ -399,11 +403,15 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   // last block time at or before it: there when it is the multiple (every body at it, where the multiple is one of
   // dt_max's power of two), else one block step more. Multiples between two block times share the later one.
   double const run_limit = sim.time_limit();
+  // A multiple counts as reached within four units in its last place: k x dt rounds (3 x 0.1 is 0.30000000000000004,
+  // past the time 0.3 of step 30 of dt 0.01), and a sample one step late reads as a fault.
+  auto reach_of = [](double t) { return t - 4.0 * (std::nextafter(t, INFINITY) - t); };
+  // The first multiple not yet reached at time t.
   auto next_multiple = [&](double t) {
     double k = std::floor(t / sample_dt) + 1.0;
-    for (int i = 0; i < 2 && !(k * sample_dt > t); ++i) k += 1.0;  // the quotient's rounding
+    for (int i = 0; i < 3 && !(reach_of(k * sample_dt) > t); ++i) k += 1.0;  // the quotient's rounding, the reach
     double const next = k * sample_dt;
-    return next > t ? next : std::nextafter(t, INFINITY);  // multiples past 2^53 of it: the next time there is
+    return reach_of(next) > t ? next : std::nextafter(t, INFINITY);  // past 2^53 multiples: the next time there is
   };
   double sample_time = sample_dt > 0 ? next_multiple(sim.time()) : INFINITY;
   std::uint64_t sampled_at = sim.steps_done();  // the step of the last sample begun (the start's)
@@ -411,7 +419,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   auto until_sample_time = [&]() -> std::uint64_t {
     if (!(sample_dt > 0) || sim.block_steps()) return ~std::uint64_t(0);
     try {
-      return std::max<std::uint64_t>(1, steps_to_time(sim.clock(), sim.program().dt, sample_time));
+      return std::max<std::uint64_t>(1, steps_to_time(sim.clock(), sim.program().dt, reach_of(sample_time)));
     } catch (const InputError&) {  // more than kMaxSteps away: not in this run
       return ~std::uint64_t(0);
     }
@@ -431,8 +439,11 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       sim.advance(n);
       measure_pending(true);  // on the host while the devices run the steps just enqueued
       sim.synchronize();
-      if (unsaid && sim.steps_done() != unsaid->first) observer.warning(unsaid->second);
-      unsaid.reset();
+      // Kept through chunks that made no step (block steps short of a sample's time): said once the run has gone on.
+      if (unsaid && sim.steps_done() != unsaid->first) {
+        observer.warning(unsaid->second);
+        unsaid.reset();
+      }
       done += sim.steps_done() - at;  // fewer than n where block steps reached their time limit
       observer.progress(done, steps, sim.time());
       double const per_step = seconds_since(c0) / double(n);
@@ -445,7 +456,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       // Block steps stopped by a sample's time short of it: the next chunk is the one block step to the first block
       // time past it, with the run's own limit.
       bool const at_sample_limit = sim.block_steps() && sim.stopped_at_time_limit() && limit < run_limit;
-      if (at_sample_limit && sim.time() < sample_time) one_past = true;
+      if (at_sample_limit && sim.time() < reach_of(sample_time)) one_past = true;
       // Block steps: the run's time limit came before another block step. The step reached was due (a sample, a
       // checkpoint) in the chunk that made it: nothing is due again.
       if (now_step == at) {
@@ -453,7 +464,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
         break;
       }
       bool sample_now = due(sample_every, now_step);
-      if (sample_dt > 0 && sim.time() >= sample_time) {
+      if (sample_dt > 0 && sim.time() >= reach_of(sample_time)) {
         sample_now = now_step != sampled_at;
         sample_time = next_multiple(sim.time());
       }

@@ -27,9 +27,9 @@ struct RunOutputs {
   sim::TipsyFormat save_format = sim::TipsyFormat::standard;
   std::string diagnostics;             // diagnostics over time: .csv or .jsonl (driver/diagnostics_series.h)
   std::uint64_t diagnostics_every = 0;  // a sample every K steps, and at the start and the end; 0: the default
-  // Instead, a sample at every multiple of this simulation time (0: by steps): fixed steps at the first step at or
-  // past each; block steps at the last block time at or before each (one sample a block time), every body at it
-  // where the multiple is one of dt_max's power of two.
+  // Instead, a sample at every multiple of this simulation time (0: by steps), at the first step or block time at
+  // or past each (within a few units in the last place of the multiple; one sample a step), every body at it where
+  // the multiple is a block time of every body (sample_dt_notice).
   double diagnostics_dt = 0.0;
   SnapshotSeries snapshots;            // HDF5 snapshots for analysis: the start, every K steps, the end
   // The start's and the end's diagnostics in the result (an O(N^2) pass each); without them and
@@ -112,10 +112,11 @@ std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::str
 // 0.3" ("t_end=0.25: ..." for option "t_end="), both times in the shortest form that reads back exactly.
 std::string already_at_notice(double now, double t_end, const std::string& option = "--t-end");
 
-// hermite4, diagnostics by time: a `dt` that is not a multiple of dt_max's power of two has samples at block times
-// past its multiples, most bodies predicted to them; "" where it is (every body at each sample) or for fixed steps.
-// `option` as the front end names it ("--diagnostics-dt", "diagnostics_dt=").
-std::string sample_dt_notice(const sim::StepProgram& program, double dt, const std::string& option);
+// hermite4, diagnostics by time: samples at block times past the multiples of `dt`, most bodies predicted to them,
+// where the multiples are not block times of every body (dt, or the time hermite4 started at, not a multiple of
+// dt_max's power of two); "" where they are, and for fixed steps. `option` as the front end names it
+// ("--diagnostics-dt", "diagnostics_dt=").
+std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const std::string& option);
 
 // Refuses (InputError), before any work, outputs of a run from `first` to `last` steps that could not
 // be written: each checkpoint and snapshot of the series (its name, and that it is no other output's

@@ -258,6 +258,8 @@ auto Simulation::guarded(F&& work) -> decltype(work()) {
   }
 }
 
+double Simulation::block_epoch() const { return hermite_ ? hermite_->epoch() : 0.0; }
+
 void Simulation::advance(std::uint64_t steps) {
   if (!failure_.empty())
     throw RuntimeFailure("the simulation stopped at an error and cannot go on (" + failure_ + "); start it again");

@@ -166,6 +166,8 @@ class Simulation {
   // "forever" and stops when stopped_at_time_limit() says so.
   void set_time_limit(double t) { time_limit_ = t; }
   double time_limit() const { return time_limit_; }
+  // The time hermite4 started at (block times are it plus multiples of the steps); 0 for the other integrators.
+  double block_epoch() const;
   bool stopped_at_time_limit() const { return at_time_limit_; }
   // Each body at its own time and its Hermite state (what a checkpoint stores). Collective.
   void hermite_state(sim::BodySet& bodies, sim::hermite::HermiteState& state);

@@ -523,9 +523,6 @@ class Engine {
     if (o.diagnostics_dt > 0 && o.diagnostics_every)
       throw InputError("diagnostics_dt=" + shown(nb::cast(o.diagnostics_dt)) + " and diagnostics_every=" +
                        std::to_string(o.diagnostics_every) + " both given; give one of them");
-    if (std::string const notice = driver::sample_dt_notice(sim_->program(), o.diagnostics_dt, "diagnostics_dt=");
-        !notice.empty())
-      notices_.push_back(notice);
     if (o.snapshots.every && o.snapshots.base.empty())
       throw InputError("snapshot_every=" + std::to_string(o.snapshots.every) + ": give snapshots too");
     for (auto const& [option, path] : {std::pair<const char*, const std::string*>{"--checkpoint", &o.checkpoint},
@@ -534,6 +531,9 @@ class Engine {
     check_distinct_outputs({{"checkpoint", o.checkpoint}, {"save", o.save}, {"diagnostics", o.diagnostics}});
     driver::check_run_outputs(o, sim_->steps_done(), sim_->steps_done() + steps, {}, run_.names);
 
+    if (std::string const notice = driver::sample_dt_notice(*sim_, o.diagnostics_dt, "diagnostics_dt=");
+        !notice.empty())
+      notices_.push_back(notice);
     PythonRun observer(*this, std::move(callback), every, std::move(self));
     setup_.initial_energy = e0_;  // the baseline the energy error is measured from
     driver::RunResult r;

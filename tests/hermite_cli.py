@@ -168,6 +168,29 @@ with tempfile.TemporaryDirectory() as d:
                  "--diagnostics-dt", "0.25"])
         times = [line.split(",")[1] for line in open(p("lf.csv")).read().splitlines()[1:]]
         check(times == ["0", "0.27000000000000002", "0.51000000000000001", "0.75", "1.02"], f"leapfrog samples {times}")
+        # A multiple that rounds a unit past a step's time (3 x 0.1 > 0.3, step 30's) is sampled there, not a step on.
+        run(["--run", "--bodies", "64", "--dt", "0.01", "--t-end", "1", "-q", "--diagnostics", p("lf2.csv"),
+             "--diagnostics-dt", "0.1"])
+        steps = [int(line.split(",")[0]) for line in open(p("lf2.csv")).read().splitlines()[1:]]
+        check(steps == list(range(0, 101, 10)), f"leapfrog --dt 0.01 --diagnostics-dt 0.1 sampled steps {steps}")
+        # Samples closer than the block steps: one a block time, and the warning of the first one past the bound
+        # is said even when the chunk after it makes no block step (the next block time past the next multiple).
+        r = run([*H, "--bodies", "32", "--precision", "fp64", "--eta", "2", "--t-end", "1", "--diagnostics",
+                 p("close.csv"), "--diagnostics-dt", "0.03", "--json", p("close.json")])
+        steps = [int(line.split(",")[0]) for line in open(p("close.csv")).read().splitlines()[1:]]
+        check(len(steps) == len(set(steps)) and steps == sorted(steps), f"samples of --diagnostics-dt 0.03: {steps}")
+        check(r.stderr.startswith("warning: at step ") and r.stderr.count("\n") == 2,
+              f"--diagnostics-dt 0.03's warnings: {r.stderr!r}")
+        # The notice is in --json's notices; so is one for a start off the longest step's grid (a leapfrog state at
+        # 0.3), where even a multiple of it is no block time of every body.
+        j = json.load(open(p("close.json")))
+        check(any(n.startswith("--diagnostics-dt 0.03: not a multiple of the longest step 0.0625") for n in j["notices"]),
+              f"--json's notices: {j['notices']}")
+        run(["--run", "--bodies", "64", "--t-end", "0.3", "-q", "--checkpoint", p("lf03.h5")])
+        r = run(["--run", "--restart", p("lf03.h5"), "--integrator", "hermite4", "--t-end", "0.5", "--diagnostics",
+                 p("e.csv"), "--diagnostics-dt", "0.125"])
+        check("notice: --diagnostics-dt 0.125: each sample is at the first block time at or past its multiple, most "
+              "bodies predicted to it (every body is at the start time 0.3" in r.stderr, f"epoch 0.3: {r.stderr!r}")
         run([*H, "--bodies", "64", "--t-end", "0.1875", "--checkpoint", p("mid.h5")])
         run(["--run", "--restart", p("mid.h5"), "--t-end", "0.75", "--quiet", "--diagnostics", p("mid.csv"),
              "--diagnostics-dt", "0.25"])

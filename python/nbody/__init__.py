@@ -252,7 +252,7 @@ class Simulation:
 
     def _adopt(self, engine):
         self._engine = engine
-        self.notices = []
+        object.__setattr__(self, "notices", [])
         self._take_notices()
 
     def _take_notices(self):
@@ -347,7 +347,8 @@ class Simulation:
         short = []  # notices that the time reached is not t_end, warned of once the run has returned
         if t_end is not None:  # last: hermite4's time limit, set here, is cleared by the run that follows
             total = self._engine.steps_to(float(t_end))
-            short = self._take_notices()  # a time already reached
+            # A time already passed (not one the run is at: the time reached is the one asked for).
+            short = [n for n in self._take_notices() if n.startswith("t_end=") and self.time > t_end]
         try:
             result = self._engine.run(total, callback, every, self, outputs)
         except BaseException:
@@ -360,7 +361,7 @@ class Simulation:
         self._take_notices()
         if t_end is not None and not result["stopped_by_callback"]:
             self._engine.note_end(float(t_end))
-            short += self._take_notices()  # hermite4: ended before t_end, at the last block time
+            short += [n for n in self._take_notices() if n.startswith("t_end=")]  # hermite4: short of t_end
         self._note_run_notices(first_notice)
         self._warn_of_end(short)
         return result["steps"]
@@ -369,7 +370,8 @@ class Simulation:
     def _warn_of_end(notices):
         # A run that did not reach the time asked for (it was already past it; hermite4's last block time before it)
         # says so as a RuntimeWarning at the script's line, as the command line prints it: the time is not the one
-        # the script asked for.
+        # the script asked for. With comm, on every rank (each has the same notices): a filter that makes it an
+        # error then raises on every rank alike, none going on alone to a collective call.
         depth = 2
         frame = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename == __file__:
@@ -550,12 +552,15 @@ class Simulation:
 
     def __setattr__(self, name, value):
         # A misspelt setting (sim.dtmax = 0.01) would otherwise be a new attribute that changes nothing, while
-        # the run goes on with the old value: refused, naming the setting meant. Other names are the script's own.
-        if not name.startswith("_") and not hasattr(type(self), name) and name not in self.__dict__:
-            public = [n for n in dir(type(self)) if not n.startswith("_")]
-            close = difflib.get_close_matches(name, public, n=1, cutoff=0.75)
+        # the run goes on with the old value: refused, naming the setting meant. Only the names of what can be
+        # assigned (the settings and the state) are matched; other names are the script's own.
+        cls = type(self)
+        if not name.startswith("_") and not hasattr(cls, name) and name not in self.__dict__:
+            settable = [n for n in dir(cls) if isinstance(getattr(cls, n, None), property) and getattr(cls, n).fset]
+            close = difflib.get_close_matches(name, settable, n=1, cutoff=0.75)
             if close:
-                raise AttributeError(f"Simulation has no '{name}'; did you mean '{close[0]}'? (nothing was changed)")
+                raise AttributeError(f"{cls.__name__} has no '{name}'; did you mean '{close[0]}'? (nothing was "
+                                     "changed)")
         object.__setattr__(self, name, value)
 
     @property

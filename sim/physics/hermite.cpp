@@ -110,6 +110,7 @@ std::string nearest_text(const BodySet& b, std::size_t body) {
 // A close encounter, or too small an eta: what resolves either, with this run's eta.
 std::string encounter_advice(double eta) {
   std::ostringstream m;
+  m.precision(6);  // the value as given
   m << " (a close encounter, or an accuracy parameter eta far below the usual 0.01 to 0.05 (this run: " << eta
     << "): hermite4 has no regularisation; a larger softening or eta resolves it)";
   return m.str();
@@ -141,15 +142,19 @@ std::string start_floor_message(const BodySet& b, std::size_t body, double wante
   m.precision(3);
   m << "hermite4: at t = " << time << " body " << body << " cannot start: its start step eta_start |a| / |a1| comes to "
     << wanted << ", below the floor " << floor << nearest_text(b, body);
+  std::ostringstream given;  // the value as given (the message's precision is for the measured values)
+  given << eta_start;
   if (softened)
-    m << " (eta_start is " << eta_start
+    m << " (eta_start is " << given.str()
       << " here; the criterion is also short where the acceleration nearly vanishes, as deep inside a softened "
          "encounter: an eta_start that makes the step at least the floor, up to 100, starts it; the steps after the "
          "first follow eta)";
+  else if (eta_start < 1e-3)
+    m << " (an eta_start far below the usual 0.01 (this run: " << given.str()
+      << "), which a larger one resolves; or a close encounter, which hermite4 does not regularise: a softening "
+         "resolves it)";
   else
-    m << " (a close encounter, which hermite4 does not regularise: a softening resolves it; or an eta_start far "
-         "below the usual 0.01 (this run: "
-      << eta_start << "), which a larger one resolves)";
+    m << " (a close encounter, which hermite4 does not regularise: a softening resolves it)";
   return m.str();
 }
 

@@ -1,5 +1,7 @@
 # tests/python/test_validation.py - bad input is refused before any work, with the command line's rules
 # and a message naming the argument: ValueError for a bad value, TypeError for a value of the wrong kind.
+import warnings
+
 import numpy as np
 import pytest
 
@@ -52,8 +54,18 @@ def test_a_misspelt_setting_is_refused_naming_the_one_meant():
             setattr(sim, typo, 0.01)
         assert typo not in vars(sim)
     assert sim.dt_max == 0.0625 and sim.softening == 0.01
-    sim.label = "cluster A"  # a name of the script's own is its own
-    assert sim.label == "cluster A"
+    # Names of the script's own, also those close to a method or a read-only property, are its own.
+    for own in ("label", "times", "config", "runs", "diagnostic"):
+        setattr(sim, own, 1)
+        assert getattr(sim, own) == 1
+
+    class Named(nbody.Simulation):
+        def notice(self):  # a method close to 'notices', which the simulation sets on itself
+            return "mine"
+
+    assert Named(n=16, backend="cpu").notice() == "mine"
+    with pytest.raises(AttributeError, match=r"^Named has no 'dtmax'; did you mean 'dt_max'\?"):
+        Named(n=16, backend="cpu").dtmax = 0.01
 
 
 @pytest.mark.parametrize("keywords,error,message", [
@@ -204,3 +216,6 @@ def test_run_needs_steps_or_t_end_and_stops_at_t_end():
     assert sim.run(t_end=1.05) == 11 and sim.time >= 1.05 and sim.time - 0.1 < 1.05
     with pytest.warns(RuntimeWarning, match=r"^t_end=0.5: the run is already at time 1.1; no steps$"):
         assert sim.run(t_end=0.5) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # at the time asked for: nothing to warn of
+        assert sim.run(t_end=sim.time) == 0
