@@ -386,16 +386,17 @@ TEST_F(Cli, AnUnresolvedRunWarnsAboutItsEnergy) {
   EXPECT_NE(hermite.err.find("give a smaller --eta (this run: 0.02) or a softening (this run: none"), std::string::npos)
       << hermite.err;
   // hermite4's error grows and stays: a diagnostics series says it at its first sample that shows it (the plunge's
-  // first pericentre, at block step 320), once, then the end again; --json keeps both lines.
+  // first pericentre, near block step 320), once, then the end again; --json keeps both lines. (The figures of this
+  // unresolved plunge differ between builds, -O1 under the sanitizers and -O3: the test reads the lines' form.)
   Result const plunging = nbody("--run --integrator hermite4 --scenario two-body --eccentricity 0.999999 --softening 0 "
                               "--t-end 10 -q --diagnostics " + file("h20.csv") + " --diagnostics-every 20 --json " +
                               file("h20.json"));
   EXPECT_EQ(plunging.code, 0) << plunging.err;
-  EXPECT_EQ(plunging.err.find("warning: at step 320 (time 3.14159), the energy changed by 0.0132 of its start (more "
-                            "than 0.01): the block steps did not resolve the closest encounters; give a smaller --eta "
-                            "(this run: 0.02) or a softening (this run: none, with no regularisation); the run goes "
-                            "on\nwarning: the energy changed by 36.4 of its start"),
-            0u)
+  EXPECT_EQ(plunging.err.find("warning: at step "), 0u) << plunging.err;
+  EXPECT_NE(plunging.err.find(" of its start (more than 0.01): the block steps did not resolve the closest encounters; "
+                              "give a smaller --eta (this run: 0.02) or a softening (this run: none, with no "
+                              "regularisation); the run goes on\nwarning: the energy changed by "),
+            std::string::npos)
       << plunging.err;
   EXPECT_EQ(std::count(plunging.err.begin(), plunging.err.end(), '\n'), 2) << plunging.err;
   auto const said = nlohmann::json::parse(slurp(file("h20.json")));
