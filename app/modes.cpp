@@ -208,8 +208,8 @@ class CliRunObserver : public driver::RunObserver {
     if (!o_.quiet && writes_outputs()) progress_.note(text);
   }
   void warning(const std::string& text) override {
-    if (writes_outputs()) progress_.warn(text);
-    warnings_.push_back(text.rfind("warning: ", 0) == 0 ? text.substr(9) : text);
+    if (writes_outputs()) progress_.warn("warning: " + text);
+    warnings_.push_back(text);
   }
   // Every warning of the run, as printed without "warning: " (--json's "warnings").
   const std::vector<std::string>& warnings() const { return warnings_; }

@@ -100,7 +100,7 @@ void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result,
     series->close();
   } catch (const std::runtime_error& e) {
     result.diagnostics_failure = e.what();
-    observer.warning(std::string("warning: ") + e.what());
+    observer.warning(e.what());
   }
   series.reset();
 }
@@ -273,7 +273,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       series->write({step, time, wall, d, result.initial_energy.value_or(d.total())});
     } catch (const std::runtime_error& e) {
       result.diagnostics_failure = e.what();
-      observer.warning(std::string("warning: diagnostics series stopped: ") + e.what() + "; the run goes on");
+      observer.warning(std::string("diagnostics series stopped: ") + e.what() + "; the run goes on");
       series.reset();
     }
   };
@@ -332,7 +332,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       if (!why.empty()) {
         warned = true;
         char at[80];
-        std::snprintf(at, sizeof at, "warning: at step %llu (time %.6g), ", (unsigned long long)pending.step,
+        std::snprintf(at, sizeof at, "at step %llu (time %.6g), ", (unsigned long long)pending.step,
                       pending.time);
         unsaid.emplace(pending.step, at + why + "; the run goes on");
       }
@@ -350,7 +350,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       throw;
     } catch (const std::runtime_error& e) {  // InputError, RuntimeFailure; JobFailure with several ranks
       lost.push_back(path);
-      observer.warning(std::string("warning: ") + what + " not written: " + e.what() + "; the run goes on");
+      observer.warning(std::string(what) + " not written: " + e.what() + "; the run goes on");
     }
   };
   // Snapshots for analysis: the start, every K steps, the end.
@@ -385,7 +385,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     try {
       write_checkpoint(o.checkpoint, setup, sim, result.initial_energy);  // every rank takes part
     } catch (const std::exception& w) {
-      observer.warning(std::string("warning: the state where the run stopped is not saved: ") + w.what());
+      observer.warning(std::string("the state where the run stopped is not saved: ") + w.what());
       return false;
     }
     result.failure = e.what();
@@ -432,6 +432,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
           at, std::min({chunk, steps - done, until_due(every, at), until_due(sample_every, at), until_sample_time(),
                         until_due(visit_every, at - first_step)}));
       double const limit = sim.block_steps() && sample_dt > 0 && !one_past ? std::min(run_limit, sample_time) : run_limit;
+      bool const stepped_past = one_past;  // this chunk is that one block step
       if (one_past) n = 1;
       one_past = false;
       if (sim.block_steps()) sim.set_time_limit(limit);
@@ -446,12 +447,16 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       }
       done += sim.steps_done() - at;  // fewer than n where block steps reached their time limit
       observer.progress(done, steps, sim.time());
-      double const per_step = seconds_since(c0) / double(n);
-      std::uint64_t mine = std::max<std::uint64_t>(1, std::uint64_t(0.2 / std::max(per_step, 1e-9)));
-      // Block steps differ in cost by up to N times: the rate of a few cheap ones would make the next
-      // chunk seconds long (past a Ctrl-C), so a chunk at most doubles.
-      if (sim.block_steps()) mine = std::min(mine, 2 * n);
-      chunk = std::uint64_t(-ranks.max(-int(std::min<std::uint64_t>(mine, std::uint64_t(1) << 30))));
+      // The chunk that follows, from this one's rate; not from the one block step past a sample's time, which
+      // would shrink the chunks after every sample.
+      if (!stepped_past) {
+        double const per_step = seconds_since(c0) / double(n);
+        std::uint64_t mine = std::max<std::uint64_t>(1, std::uint64_t(0.2 / std::max(per_step, 1e-9)));
+        // Block steps differ in cost by up to N times: the rate of a few cheap ones would make the next
+        // chunk seconds long (past a Ctrl-C), so a chunk at most doubles.
+        if (sim.block_steps()) mine = std::min(mine, 2 * n);
+        chunk = std::uint64_t(-ranks.max(-int(std::min<std::uint64_t>(mine, std::uint64_t(1) << 30))));
+      }
       std::uint64_t const now_step = sim.steps_done();
       // Block steps stopped by a sample's time short of it: the next chunk is the one block step to the first block
       // time past it, with the run's own limit.
@@ -547,7 +552,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     }
   }
   result.energy_warning = energy_warning(setup, result);
-  if (!result.energy_warning.empty()) observer.warning("warning: " + result.energy_warning);
+  if (!result.energy_warning.empty()) observer.warning(result.energy_warning);
   close_series(series, result, observer);
   written("--diagnostics");
   return result;

@@ -49,7 +49,9 @@ class RunObserver {
   // says how far the run is), and the simulation's time.
   virtual void progress(std::uint64_t /*done*/, std::uint64_t /*total*/, double /*time*/) {}
   virtual void note(const std::string& /*text*/) {}     // a file of a series written
-  virtual void warning(const std::string& /*text*/) {}  // an output lost, or an unresolved run; it goes on
+  // An output lost, or an unresolved run; it goes on. The text is the warning itself, without a "warning: " (the
+  // command line prints one; Python gives it as a RuntimeWarning).
+  virtual void warning(const std::string& /*text*/) {}
   // The outputs, as (option, path), a process ending now would leave unwritten.
   virtual void unwritten(const std::vector<std::pair<std::string, std::string>>& /*outputs*/) {}
   // Steps between calls of visit(): the run stops after every so many of its steps (counted from

@@ -990,11 +990,10 @@ class Engine {
     // process: when it happens, and where the warnings filter makes it an error, the run stops as at Ctrl-C and
     // raises it. Several ranks: once the run has returned (Engine::warn_after_run), so that every rank raises alike.
     void warning(const std::string& text) override {
-      std::string const plain = text.rfind("warning: ", 0) == 0 ? text.substr(9) : text;
-      warnings.push_back(plain);
+      warnings.push_back(text);
       if (engine_.sim_->ranks().size() > 1) return;
       nb::gil_scoped_acquire locked;
-      if (!error && PyErr_WarnEx(PyExc_RuntimeWarning, plain.c_str(), 2) != 0) {
+      if (!error && PyErr_WarnEx(PyExc_RuntimeWarning, text.c_str(), 2) != 0) {
         stop_with_python_error();
         by_warning = true;
       }
