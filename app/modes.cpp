@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <iostream>
 #include <memory>
@@ -194,8 +195,11 @@ bool display_available() {
 // the start's diagnostics on stdout, the second Ctrl-C's note kept up to date.
 class CliRunObserver : public driver::RunObserver {
  public:
-  CliRunObserver(const Options& o, std::uint64_t steps, std::optional<Progress::TimeSpan> span)
-      : o_(o), progress_(steps, !o.quiet && writes_outputs() && isatty(STDERR_FILENO), span) {}
+  CliRunObserver(const Options& o, std::uint64_t steps, std::optional<Progress::TimeSpan> span,
+                 std::function<void(const std::string&)> notice)
+      : o_(o),
+        progress_(steps, !o.quiet && writes_outputs() && isatty(STDERR_FILENO), span),
+        notice_(std::move(notice)) {}
   void started(const std::optional<sim::Diagnostics>& start, std::optional<double> e0) override {
     start_ = start;
     e0_ = e0;
@@ -207,6 +211,7 @@ class CliRunObserver : public driver::RunObserver {
   void note(const std::string& text) override {
     if (!o_.quiet && writes_outputs()) progress_.note(text);
   }
+  void notice(const std::string& text) override { notice_(text); }  // before the first step: no progress line yet
   void warning(const std::string& text) override {
     if (writes_outputs()) progress_.warn("warning: " + text);
     warnings_.push_back(text);
@@ -229,6 +234,7 @@ class CliRunObserver : public driver::RunObserver {
   std::optional<sim::Diagnostics> start_;
   std::optional<double> e0_;
   std::vector<std::string> warnings_;
+  std::function<void(const std::string&)> notice_;
 };
 
 int run_simulation(const Options& o) {
@@ -286,7 +292,7 @@ int run_simulation(const Options& o) {
   if (o.t_end && blocks) span = Progress::TimeSpan{sim.time(), *o.t_end};
   if (std::string const text = driver::sample_dt_notice(sim, o.diagnostics_dt, "--diagnostics-dt"); !text.empty())
     notice(text);
-  CliRunObserver observer(o, steps, span);
+  CliRunObserver observer(o, steps, span, notice);
   std::uint64_t const first_step = sim.steps_done();
   auto const run_began = std::chrono::steady_clock::now();
   // A run that cannot go on still leaves a --json a script can read: the failure, and where its last sound state

@@ -409,7 +409,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->check(real_number(0, kMaxTime, Ends::above_min, "a time"));
   cli.add_option("--snapshots", o.snapshots.base,
                  "write HDF5 snapshots for analysis (yt, pynbody): the start, the end and every --snapshot-every "
-                 "steps, named BASE_00000100.hdf5 after the step");
+                 "steps, named BASE_00000100.hdf5 after the step (BASE's folder is created)");
   cli.add_option("--snapshot-every", o.snapshots.every, "also a snapshot every K steps (with --snapshots)")
       ->check(whole_number(1, kMaxSteps));
   add_named(cli, "--snapshot-precision", o.snapshots.precision,

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -43,12 +44,27 @@ SeriesFormat series_format(const std::string& path, const SettingNames& names = 
 // PATH holds a whole series or nothing, and a run that dies leaves every row it took beside it.
 std::string partial_path(const std::string& path);
 
+// Where a run that does not begin at step 0 (a restart, a Python script's next run) takes up its run: a series of the
+// same run already at the path is continued, not replaced.
+struct SeriesLineage {
+  std::uint64_t step = 0;  // the run's first step: the rows from it on are this run's
+  double time = 0.0;       // the simulation time at that step
+  double initial_energy = 0.0;  // the run's baseline of the energy error (the checkpoint's)
+};
+
 // The series file. Refuses (InputError) what an output may not be (core/output_path.h) and a
 // partial file left by another run, which it would otherwise lose. Each row is flushed as written;
 // close() syncs the file to disk and gives it its name. Not closed, the partial file stays.
+//
+// Given a lineage, a series of the same run at PATH.partial (one that did not finish) or else at PATH keeps its rows
+// before the lineage's step, and this run's follow them. The same run's: every row is nbody's, in step order,
+// measured against the same energy baseline, in time order up to the lineage's time, a row at its step at its
+// time. Another run's PATH is replaced, as any output is (continuation() says why); another run's partial file is
+// refused.
 class DiagnosticsSeries {
  public:
-  explicit DiagnosticsSeries(std::string path, const SettingNames& names = {});
+  explicit DiagnosticsSeries(std::string path, const SettingNames& names = {},
+                             const std::optional<SeriesLineage>& lineage = std::nullopt);
   ~DiagnosticsSeries();
   DiagnosticsSeries(const DiagnosticsSeries&) = delete;
   DiagnosticsSeries& operator=(const DiagnosticsSeries&) = delete;
@@ -56,13 +72,18 @@ class DiagnosticsSeries {
   void write(const DiagnosticsSample& sample);
   void close();
   const std::string& path() const { return path_; }
-  std::uint64_t rows() const { return rows_; }
+  std::uint64_t rows() const { return rows_; }  // this run's rows
+  std::uint64_t kept_rows() const { return kept_; }  // rows of the run before, continued
+  // What became of an earlier series at the path, for a notice: continued (how many rows kept, how many replaced),
+  // or replaced as another run's (why); empty when there was none to continue.
+  const std::string& continuation() const { return continuation_; }
 
  private:
   std::string path_, partial_;
   SeriesFormat format_;
   std::FILE* file_ = nullptr;
-  std::uint64_t rows_ = 0;
+  std::uint64_t rows_ = 0, kept_ = 0;
+  std::string continuation_;
 };
 
 }  // namespace nbody::driver

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <new>
@@ -205,6 +206,19 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
     throw InputError(names.with_text("--snapshots", o.snapshots.base) + ": ends in '/': name the series' files, e.g. " +
                      names.with_text("--snapshots", example.base) + " (" + example.path(0) + ", ...)");
   }
+  // The snapshots' folder is made if it is missing, as --frames-dir's is: a series of files is given a folder of its
+  // own. A file alone (--checkpoint, --save, --diagnostics) must go to a folder that exists: a typo in its name is
+  // refused, not made.
+  if (o.snapshots.enabled()) {
+    std::filesystem::path const folder = std::filesystem::path(o.snapshots.path(first)).parent_path();
+    std::error_code ec;
+    if (!folder.empty() && !std::filesystem::exists(folder, ec)) {
+      std::filesystem::create_directories(folder, ec);
+      if (ec)
+        throw InputError(names.with_text("--snapshots", o.snapshots.base) + ": cannot create the folder " +
+                         folder.string() + " (" + ec.message() + ")");
+    }
+  }
   // A file of the series is refused as "--snapshots DIR/s_00000010.hdf5: ..." on the command line; a keyword names
   // the value as given, then the file ("snapshots='DIR/s' writes DIR/s_00000010.hdf5: ...").
   if (o.snapshots.enabled())
@@ -237,9 +251,15 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   std::uint64_t const sample_every = !sampled || sample_dt > 0 ? 0
                                      : o.diagnostics_every      ? o.diagnostics_every
                                                                 : kDefaultDiagnosticsEvery;
+  // A run that takes up another (a restart, a script's next run) continues that run's series at the path.
+  std::optional<SeriesLineage> lineage;
+  if (sim.steps_done() > 0 && setup.initial_energy)
+    lineage = SeriesLineage{sim.steps_done(), sim.time(), *setup.initial_energy};
   agree(ranks, [&] {
-    if (writer && !o.diagnostics.empty()) series = std::make_unique<DiagnosticsSeries>(o.diagnostics, o.names);
+    if (writer && !o.diagnostics.empty())
+      series = std::make_unique<DiagnosticsSeries>(o.diagnostics, o.names, lineage);
   });
+  if (series && !series->continuation().empty()) observer.notice(series->continuation());
 
   // An O(N^2) pass (the start's and the end's energies, a sample's potential: seconds at large N on a
   // CPU) stops at a signal; the run then ends as at a signal between steps, its outputs written. With

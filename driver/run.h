@@ -49,6 +49,8 @@ class RunObserver {
   // says how far the run is), and the simulation's time.
   virtual void progress(std::uint64_t /*done*/, std::uint64_t /*total*/, double /*time*/) {}
   virtual void note(const std::string& /*text*/) {}     // a file of a series written
+  // What the run did with an output that the user may not expect (an earlier series continued or replaced).
+  virtual void notice(const std::string& /*text*/) {}
   // An output lost, or an unresolved run; it goes on. The text is the warning itself, without a "warning: " (the
   // command line prints one; Python gives it as a RuntimeWarning).
   virtual void warning(const std::string& /*text*/) {}

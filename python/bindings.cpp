@@ -985,6 +985,7 @@ class Engine {
       nb::gil_scoped_acquire locked;
       if (!error && PyErr_CheckSignals() != 0) stop_with_python_error();
     }
+    void notice(const std::string& text) override { engine_.notices_.push_back(text); }  // sim.notices, the log
     // What the command line prints as "warning: ..." (an output lost, a run that does not resolve its orbits): in
     // last_run's "warnings", and a RuntimeWarning at the line that called Simulation.run (stacklevel 2). One
     // process: when it happens, and where the warnings filter makes it an error, the run stops as at Ctrl-C and

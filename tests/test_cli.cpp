@@ -336,6 +336,102 @@ TEST_F(Cli, DiagnosticsSeriesBadInputIsRefusedBeforeTheRun) {
   EXPECT_EQ(slurp(file("e.csv.partial")), "step,time\n0,0\n");
 }
 
+// A series of snapshots gets a folder of its own, made as --frames-dir's is; a folder that cannot be made is
+// refused before the run, by its name.
+TEST_F(Cli, SnapshotsMakeTheirFolder) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  Result const r = nbody("--run --bodies 64 --steps 2 -q --snapshots " + file("runs/a/snap"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(file("runs/a/snap_00000000.hdf5")));
+  EXPECT_TRUE(fs::exists(file("runs/a/snap_00000002.hdf5")));
+  std::ofstream(file("plain")) << "a file\n";
+  expect_input_error("--run --bodies 64 --steps 2 --snapshots " + file("plain/runs/snap"),
+                     "--snapshots " + file("plain/runs/snap") + ": cannot create the folder " + file("plain/runs") +
+                         " (Not a directory)");
+  EXPECT_EQ(slurp(file("plain")), "a file\n");
+}
+
+// A restart naming its run's series again continues it: the rows before the restart's step stay, and the series
+// reads as the run's without the stop, to the bit but for the wall clock. So does a series the stopped run left
+// unfinished (it died: the rows are in the partial file). Another run's series is replaced, with a notice; another
+// run's unfinished series is refused.
+TEST_F(Cli, ARestartContinuesItsRunsSeries) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  std::string const run = "--run --bodies 256 --precision fp64 --diagnostics-every 100 -q ";
+  ASSERT_EQ(nbody(run + "--steps 300 --diagnostics " + file("whole.csv")).code, 0);
+  ASSERT_EQ(nbody(run + "--steps 250 --diagnostics " + file("d.csv") + " --checkpoint " + file("c.h5")).code, 0);
+  std::string const first = slurp(file("d.csv"));  // rows 0, 100, 200, 250
+  // The same rows, less the wall clock's column.
+  auto without_wall = [](const std::string& text) {
+    std::string header;
+    auto rows = csv_rows(text, &header);
+    for (auto& row : rows) row.erase(row.begin() + 2);
+    return rows;
+  };
+  auto const whole = without_wall(slurp(file("whole.csv")));
+  ASSERT_EQ(whole.size(), 4u);  // 0, 100, 200, 300
+
+  Result const more = nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics-every 100 --diagnostics " +
+                            file("d.csv") + " --json " + file("more.json"));
+  ASSERT_EQ(more.code, 0) << more.err;
+  EXPECT_NE(more.err.find("notice: --diagnostics " + file("d.csv") + ": continues " + file("d.csv") +
+                          ": its 3 rows before step 250 kept, 1 row from step 250 on replaced"),
+            std::string::npos)
+      << more.err;
+  auto const j = nlohmann::json::parse(slurp(file("more.json")));
+  EXPECT_EQ(j["diagnostics_samples"], 2);  // this run's: its start and its end
+  auto const continued = without_wall(slurp(file("d.csv")));
+  EXPECT_EQ(continued.size(), 5u);  // 0, 100, 200, 250, 300
+  EXPECT_EQ(continued[0], whole[0]);
+  EXPECT_EQ(continued[1], whole[1]);
+  EXPECT_EQ(continued[2], whole[2]);
+  EXPECT_EQ(continued[4], whole[3]);
+  EXPECT_EQ(slurp(file("d.csv")).rfind(first.substr(0, first.rfind("\n250,") + 1), 0), 0u) << "the rows kept as written";
+
+  // A run that died left its rows in the partial file, the last one half written: the restart takes them up.
+  std::ofstream(file("e.csv.partial")) << first << "300,0.3,1.5";
+  Result const after_crash =
+      nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics-every 100 --diagnostics " + file("e.csv"));
+  ASSERT_EQ(after_crash.code, 0) << after_crash.err;
+  EXPECT_NE(after_crash.err.find(": continues " + file("e.csv.partial") + ": its 3 rows before step 250 kept"),
+            std::string::npos)
+      << after_crash.err;
+  EXPECT_FALSE(fs::exists(file("e.csv.partial")));
+  EXPECT_EQ(without_wall(slurp(file("e.csv"))), continued);
+
+  // Another run's series (another seed: another start energy) is replaced, and the notice says why.
+  ASSERT_EQ(nbody(run + "--steps 100 --seed 7 --diagnostics " + file("other.csv")).code, 0);
+  std::string const other = slurp(file("other.csv"));
+  Result const replaced = nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics-every 100 "
+                                "--diagnostics " + file("other.csv"));
+  ASSERT_EQ(replaced.code, 0) << replaced.err;
+  EXPECT_NE(replaced.err.find("notice: --diagnostics " + file("other.csv") + ": not this run's series (row 1 (step 0) "
+                              "measures its energy error from another start energy than this run's "),
+            std::string::npos)
+      << replaced.err;
+  auto const fresh = without_wall(slurp(file("other.csv")));
+  ASSERT_EQ(fresh.size(), 2u);
+  EXPECT_EQ(fresh[1], whole[3]);
+
+  // Another run's unfinished series is refused, unchanged.
+  std::ofstream(file("other.csv.partial")) << other;
+  expect_input_error("--run --restart " + file("c.h5") + " --steps 50 --diagnostics " + file("other.csv"),
+                     "other.csv.partial exists (the series of a run that did not finish, not this run's: row 1 (step "
+                     "0) measures its energy error from another start energy");
+  EXPECT_EQ(slurp(file("other.csv.partial")), other);
+
+  // JSON lines the same way.
+  ASSERT_EQ(nbody(run + "--steps 250 --diagnostics " + file("d.jsonl")).code, 0);
+  ASSERT_EQ(nbody("--run -q --restart " + file("c.h5") + " --steps 50 --diagnostics-every 100 --diagnostics " +
+                  file("d.jsonl")).code,
+            0);
+  std::istringstream lines(slurp(file("d.jsonl")));
+  std::string line;
+  std::vector<std::uint64_t> steps;
+  while (std::getline(lines, line)) steps.push_back(nlohmann::json::parse(line)["step"].get<std::uint64_t>());
+  EXPECT_EQ(steps, (std::vector<std::uint64_t>{0, 100, 200, 250, 300}));
+}
+
 // The disk model assumes a 0.05 core around its central mass; with the defaults a collision must
 // conserve energy (measured 8.3e-5 here at N = 2048, t = 3; with softening 0.01 a 4096-body disk
 // reached 1.15).

@@ -35,6 +35,23 @@ def test_the_diagnostics_series_is_the_command_lines(cli, tmp_path):
     assert float(got[-1]["total"]) == sim.diagnostics()["total"]
 
 
+def test_a_scripts_next_run_continues_its_series(cli, tmp_path):
+    # Two runs into one file read as one run of their steps together: the command line's rows to the last digit.
+    cli("--run", "--bodies", 256, "--precision", "fp64", "--steps", 300, "--diagnostics-every", 100,
+        "--diagnostics", tmp_path / "cli.csv")
+    sim = nbody.Simulation(n=256, backend="cpu")
+    sim.run(steps=150, diagnostics=tmp_path / "py.csv", diagnostics_every=100)
+    sim.run(steps=150, diagnostics=tmp_path / "py.csv", diagnostics_every=100)
+    assert sim.last_run["diagnostics_samples"] == 3  # this run's: 150, 200 and 300
+    assert any(n.startswith("diagnostics=") and ": continues " in n and "its 2 rows before step 150 kept" in n
+               for n in sim.last_run["notices"]), sim.last_run["notices"]
+    want, got = rows(tmp_path / "cli.csv"), rows(tmp_path / "py.csv")
+    assert [r["step"] for r in got] == ["0", "100", "150", "200", "300"]
+    for w, g in zip(want, [r for r in got if r["step"] != "150"]):
+        w.pop("wall_seconds"), g.pop("wall_seconds")
+        assert w == g
+
+
 def test_a_series_by_time_is_the_command_lines(cli, tmp_path):
     # hermite4 sampled at every multiple of 1/8 (a multiple of the longest step, 1/16): every body at each, the
     # command line's rows to the last digit, and the run's bits as without samples.
