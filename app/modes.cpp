@@ -292,6 +292,9 @@ int run_simulation(const Options& o) {
   if (o.t_end && blocks) span = Progress::TimeSpan{sim.time(), *o.t_end};
   if (std::string const text = driver::sample_dt_notice(sim, o.diagnostics_dt, "--diagnostics-dt"); !text.empty())
     notice(text);
+  if (std::string const text = driver::sample_dt_notice(sim, o.snapshots.dt, "--snapshot-dt", "snapshot");
+      !text.empty())
+    notice(text);
   CliRunObserver observer(o, steps, span, notice);
   std::uint64_t const first_step = sim.steps_done();
   auto const run_began = std::chrono::steady_clock::now();

@@ -215,6 +215,7 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       {"--diagnostics-dt", {M::run}, "--run (with --diagnostics)"},
       {"--snapshots", {M::run}, "--run"},
       {"--snapshot-every", {M::run}, "--run (with --snapshots)"},
+      {"--snapshot-dt", {M::run}, "--run (with --snapshots)"},
       {"--snapshot-precision", {M::run}, "--run (with --snapshots)"},
       {"--mass-unit", {M::run, M::viewer, M::serve, M::automatic}, "--run and the viewer (the units their files state)"},
       {"--length-unit", {M::run, M::viewer, M::serve, M::automatic},
@@ -412,6 +413,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "steps, named BASE_00000100.hdf5 after the step (BASE's folder is created)");
   cli.add_option("--snapshot-every", o.snapshots.every, "also a snapshot every K steps (with --snapshots)")
       ->check(whole_number(1, kMaxSteps));
+  cli.add_option("--snapshot-dt", o.snapshots.dt,
+                 "also a snapshot at every multiple of this simulation time instead, at the first step or block time "
+                 "at or past each (as --diagnostics-dt)")
+      ->check(real_number(0, kMaxTime, Ends::above_min, "a time"));
   add_named(cli, "--snapshot-precision", o.snapshots.precision,
             "snapshot values: fp32 (default, light) or fp64 (every bit of the run)");
   std::string mass_unit, length_unit;
@@ -610,9 +615,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
                      " and --diagnostics-every " + std::to_string(o.diagnostics_every) +
                      " both given; give one of them (samples by time or by steps)");
   if (!o.diagnostics.empty()) driver::series_format(o.diagnostics);
-  for (const char* option : {"--snapshot-every", "--snapshot-precision"})
+  for (const char* option : {"--snapshot-every", "--snapshot-dt", "--snapshot-precision"})
     if (cli.count(option) && o.snapshots.base.empty())
       throw InputError(std::string(option) + ": give --snapshots BASE too (the series is named after it)");
+  if (cli.count("--snapshot-dt") && cli.count("--snapshot-every"))
+    throw InputError("--snapshot-dt " + cli.get_option("--snapshot-dt")->as<std::string>() + " and --snapshot-every " +
+                     std::to_string(o.snapshots.every) + " both given; give one of them (snapshots by time or by steps)");
   o.run.units = sim::parse_units(mass_unit, length_unit);
   o.run.given = {cli.count("--integrator") > 0, cli.count("--dt") > 0,        cli.count("--damping") > 0,
                  cli.count("--softening") > 0,  cli.count("--precision") > 0, o.run.units.physical(),

@@ -49,6 +49,9 @@ void write_snapshot(const std::string& path, const Setup& setup, multigpu::Simul
 struct SnapshotSeries {
   std::string base;                      // empty: no snapshots
   std::uint64_t every = 0;               // 0: the start and the end only
+  // Instead, one at every multiple of this simulation time (0: none), at the first step or block time at or past
+  // each, as RunOutputs::diagnostics_dt samples.
+  double dt = 0.0;
   Precision precision = Precision::fp32;  // of the values written
 
   bool enabled() const { return !base.empty(); }

@@ -98,24 +98,26 @@ std::optional<RowFigures> parse_row(const std::string& line, SeriesFormat format
   return r;
 }
 
-// Whether a row's error was measured against `e0`: the error is |E - E0| / |E0|, so E0 is E / (1 + error) or
-// E / (1 - error), to a few units in the last place.
-bool same_baseline(const RowFigures& r, double e0) {
-  if (e0 == 0.0) return std::abs(r.error - std::abs(r.total)) <= 1e-12 * std::max(1.0, std::abs(r.total));
-  auto near = [&](double candidate) { return std::abs(candidate - e0) <= 1e-12 * std::abs(e0); };
-  return near(r.total / (1.0 + r.error)) || (r.error != 1.0 && near(r.total / (1.0 - r.error)));
-}
+// Whether a row's error was measured against `e0`: the error as this run computes it from the row's total, to the
+// bit (both formats write a double's shortest exact text).
+bool same_baseline(const RowFigures& r, double e0) { return sim::relative_energy_error(r.total, e0) == r.error; }
+
+// Times the clock's arithmetic gives, to a few units in the last place (a compiler may fuse its multiply and add).
+bool same_time(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(std::abs(a), std::abs(b)); }
 
 // An earlier series read for a continuation: how much of it is kept, or why it is not this run's.
 struct Scan {
   std::string not_this_runs;  // why not; empty when it is this run's
   std::uint64_t keep_bytes = 0;  // the header and the rows before the lineage's step
   std::uint64_t kept = 0, replaced = 0;
+  std::uint64_t last_kept_step = 0;  // where kept
 };
 
 // Reads `file` (a series in `format`) against `lineage`: the rows before its step are kept if every complete row
-// is nbody's, in step order, of the same energy baseline, the kept ones in time order up to the lineage's time, and
-// a row at its step at its time. An unfinished last line (a run killed while writing it) is left out.
+// is nbody's, in step order, of the run's energy baseline, at the times the run's clock gives (fixed steps: from
+// the step its dt applies from; the start's), the kept ones in time order up to the lineage's time, and a row at
+// its step at its time. An unfinished last line (a run killed while writing it) is left out; an empty file is a
+// series of no rows.
 Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLineage& lineage) {
   Scan scan;
   std::ifstream in(file, std::ios::binary);
@@ -123,6 +125,7 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
     scan.not_this_runs = "cannot be read";
     return scan;
   }
+  if (in.peek() == std::char_traits<char>::eof()) return scan;
   std::string line;
   std::uint64_t offset = 0, row = 0;
   if (format == SeriesFormat::csv) {
@@ -133,7 +136,7 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
     offset = scan.keep_bytes = line.size() + 1;
   }
   std::optional<RowFigures> last;
-  std::optional<double> first_time;
+  std::optional<double> first_time;  // of the rows kept
   while (std::getline(in, line)) {
     if (in.eof()) break;  // no newline: the row was being written when its run ended
     ++row;
@@ -144,32 +147,39 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
       scan.not_this_runs = where + " is not a row of nbody's";
       return scan;
     }
+    std::string const at = where + " (step " + std::to_string(r->step) + ", time " + shortest(r->time) + ")";
     if (last && r->step <= last->step) {
-      scan.not_this_runs = where + " (step " + std::to_string(r->step) + ") does not follow step " +
-                           std::to_string(last->step);
+      scan.not_this_runs = at + " does not follow step " + std::to_string(last->step);
       return scan;
     }
     if (!same_baseline(*r, lineage.initial_energy)) {
-      scan.not_this_runs = where + " (step " + std::to_string(r->step) + ") measures its energy error from another "
-                           "start energy than this run's " + shortest(lineage.initial_energy);
+      scan.not_this_runs = at + " measures its energy error from another start energy than this run's " +
+                           shortest(lineage.initial_energy);
       return scan;
     }
     if (r->step < lineage.step) {
+      // The time the run's clock gives the row's step, where it gives one (NaN where not).
+      double const due = r->step == 0                                      ? lineage.start_time
+                         : lineage.dt > 0 && r->step >= lineage.dt_since_step ? lineage.time_at(r->step)
+                                                                              : NAN;
       // Time runs one way from the first row to the lineage's time.
       if (!first_time) first_time = r->time;
       double const way = lineage.time >= *first_time ? 1.0 : -1.0;
-      if ((last && way * (r->time - last->time) < 0.0) || way * (lineage.time - r->time) < 0.0) {
-        scan.not_this_runs = where + " (step " + std::to_string(r->step) + ", time " + shortest(r->time) +
-                             ") is out of time order with this run, at time " + shortest(lineage.time) + " at step " +
+      if ((!std::isnan(due) && !same_time(r->time, due)) || (last && way * (r->time - last->time) < 0.0) ||
+          way * (lineage.time - r->time) < 0.0) {
+        scan.not_this_runs = at + " is not at a time of this run, at time " + shortest(lineage.time) + " at step " +
                              std::to_string(lineage.step);
+        if (!std::isnan(due))
+          scan.not_this_runs += " (its step " + std::to_string(r->step) + " is at time " + shortest(due) + ")";
         return scan;
       }
       ++scan.kept;
       scan.keep_bytes = offset;
+      scan.last_kept_step = r->step;
     } else {
-      if (r->step == lineage.step && r->time != lineage.time) {
-        scan.not_this_runs = where + " is step " + std::to_string(r->step) + " at time " + shortest(r->time) +
-                             ", where this run is at time " + shortest(lineage.time);
+      if (r->step == lineage.step && !same_time(r->time, lineage.time)) {
+        scan.not_this_runs = at + " is not at a time of this run, at time " + shortest(lineage.time) + " at step " +
+                             std::to_string(lineage.step);
         return scan;
       }
       ++scan.replaced;
@@ -184,9 +194,10 @@ std::string rows_text(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " 
 // What a continuation says: the rows kept and replaced.
 std::string continued_text(const std::string& given, const std::string& from, const Scan& scan,
                            const SeriesLineage& lineage) {
-  std::string text = given + ": continues " + from + ": its " + rows_text(scan.kept) + " before step " +
-                     std::to_string(lineage.step) + " kept";
-  if (scan.replaced) text += ", " + rows_text(scan.replaced) + " from step " + std::to_string(lineage.step) + " on replaced";
+  std::string const step = std::to_string(lineage.step);
+  std::string text = given + ": continues " + from + ": ";
+  text += scan.kept ? "its " + rows_text(scan.kept) + " before step " + step + " kept" : "no row before step " + step;
+  if (scan.replaced) text += ", " + rows_text(scan.replaced) + " from step " + step + " on replaced";
   return text;
 }
 
@@ -226,82 +237,113 @@ SeriesFormat series_format(const std::string& path, const SettingNames& names) {
 
 std::string partial_path(const std::string& path) { return path + ".partial"; }
 
+namespace {
+
+// Whether a partial file holds no row a run could lose: empty, the CSV header, an unfinished first line.
+bool holds_no_row(const std::string& file, SeriesFormat format) {
+  std::ifstream in(file, std::ios::binary);
+  std::string line;
+  if (!in || !std::getline(in, line) || in.eof()) return true;  // nothing, or one unfinished line
+  if (format != SeriesFormat::csv || line != diagnostics_csv_header()) return false;
+  return !std::getline(in, line) || in.eof();
+}
+
+}  // namespace
+
 DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names,
                                      const std::optional<SeriesLineage>& lineage)
     : path_(std::move(path)), partial_(partial_path(path_)), format_(series_format(path_, names)) {
   check_output_path(path_, "--diagnostics", names);
   check_output_path(partial_, "--diagnostics", names);
   std::string const given = names.with_text("--diagnostics", path_);
-  auto open_file = [&](int fd) {
-    file_ = ::fdopen(fd, "w");  // no truncation: at the descriptor's offset
-    if (!file_) {
-      ::close(fd);
-      throw RuntimeFailure("--diagnostics " + partial_ + ": " + std::strerror(errno));
-    }
-  };
   struct stat st {};
-  if (::lstat(partial_.c_str(), &st) == 0) {
-    std::string const unfinished = given + ": " + partial_ + " exists (the series of a run that did not finish";
-    if (!lineage || !S_ISREG(st.st_mode))
-      throw InputError(unfinished + "); rename or remove it first");
-    // A restart of that run (after a crash, which left its rows there): the rows before the restart's step go on.
-    Scan const scan = scan_series(partial_, format_, *lineage);
-    if (!scan.not_this_runs.empty())
-      throw InputError(unfinished + ", not this run's: " + scan.not_this_runs + "); rename or remove it first");
-    int const fd = ::open(partial_.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) throw InputError(given + ": cannot open " + partial_ + ": " + std::strerror(errno));
-    if (::ftruncate(fd, off_t(scan.keep_bytes)) != 0 || ::lseek(fd, 0, SEEK_END) < 0) {
-      int const err = errno;
-      ::close(fd);
-      throw RuntimeFailure("--diagnostics " + partial_ + ": cannot continue it: " + std::strerror(err));
-    }
-    open_file(fd);
-    if (format_ == SeriesFormat::csv && scan.keep_bytes == 0)
-      std::fprintf(file_, "%s\n", diagnostics_csv_header().c_str());
-    kept_ = scan.kept;
-    continuation_ = continued_text(given, partial_, scan, *lineage);
-    return;
+  bool unfinished = ::lstat(partial_.c_str(), &st) == 0;
+  std::string const exists = given + ": " + partial_ + " exists (the series of a run that did not finish";
+  if (unfinished && !S_ISREG(st.st_mode)) throw InputError(exists + "); rename or remove it first");
+  if (unfinished && holds_no_row(partial_, format_)) {
+    if (::unlink(partial_.c_str()) != 0)
+      throw InputError(given + ": cannot remove " + partial_ + ", which holds no row: " + std::strerror(errno));
+    unfinished = false;
   }
-  int const fd = ::open(partial_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-  if (fd < 0) throw InputError(given + ": cannot create " + partial_ + ": " + std::strerror(errno));
-  open_file(fd);
+  if (unfinished && !lineage) throw InputError(exists + "); rename or remove it first");
+
+  // The earlier series this run continues: the partial file, where the run died, or the published one.
+  std::optional<Scan> from_partial, from_published;
+  if (unfinished) {
+    from_partial = scan_series(partial_, format_, *lineage);
+    if (!from_partial->not_this_runs.empty())
+      throw InputError(exists + ", not this run's: " + from_partial->not_this_runs + "); rename or remove it first");
+  }
   std::error_code ec;
-  if (lineage && std::filesystem::is_regular_file(path_, ec)) {
-    // The series of the run this one continues (a restart naming its file again) is copied up to this run's step;
-    // the file itself stays whole until this series replaces it.
-    Scan const scan = scan_series(path_, format_, *lineage);
-    if (scan.not_this_runs.empty() && scan.kept > 0) {
-      std::ifstream in(path_, std::ios::binary);
-      std::vector<char> buffer(1 << 20);
-      for (std::uint64_t left = scan.keep_bytes; left > 0;) {
-        auto const n = std::streamsize(std::min<std::uint64_t>(left, buffer.size()));
-        if (!in.read(buffer.data(), n) || std::fwrite(buffer.data(), 1, std::size_t(n), file_) != std::size_t(n) ||
-            (left == std::uint64_t(n) && std::fflush(file_) != 0)) {
-          int const err = errno;
-          std::fclose(file_);  // the copy is all it holds: nothing is lost with it
-          file_ = nullptr;
-          ::unlink(partial_.c_str());
-          throw RuntimeFailure("--diagnostics " + partial_ + ": cannot copy the rows of " + path_ + ": " +
-                               std::strerror(err));
-        }
-        left -= std::uint64_t(n);
-      }
-      kept_ = scan.kept;
-      continuation_ = continued_text(given, path_, scan, *lineage);
-      return;
-    }
-    if (!scan.not_this_runs.empty())
-      continuation_ = given + ": not this run's series (" + scan.not_this_runs + "): replaced when the run ends";
+  if (lineage && std::filesystem::is_regular_file(path_, ec)) from_published = scan_series(path_, format_, *lineage);
+  bool const published_is_runs = from_published && from_published->not_this_runs.empty();
+  copy_published_ = published_is_runs && from_published->kept > 0 &&
+                    (!from_partial || from_partial->kept == 0 ||
+                     from_published->last_kept_step > from_partial->last_kept_step);
+  if (copy_published_) {
+    keep_bytes_ = from_published->keep_bytes;
+    continuation_ = continued_text(given, path_, *from_published, *lineage);
+  } else if (from_partial) {
+    keep_bytes_ = from_partial->keep_bytes;
+    continuation_ = continued_text(given, partial_, *from_partial, *lineage);
+  } else if (published_is_runs && from_published->replaced) {
+    continuation_ = continued_text(given, path_, *from_published, *lineage);
   }
-  if (format_ == SeriesFormat::csv) std::fprintf(file_, "%s\n", diagnostics_csv_header().c_str());
+  if (from_published && !published_is_runs)
+    continuation_ += (continuation_.empty() ? given + ": " : "; ") + path_ + " is not this run's series (" +
+                     from_published->not_this_runs + "): replaced when the run ends";
+
+  int const fd = unfinished ? ::open(partial_.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+                            : ::open(partial_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0)
+    throw InputError(given + ": cannot " + (unfinished ? "open " : "create ") + partial_ + ": " +
+                     std::strerror(errno));
+  created_ = !unfinished;
+  file_ = ::fdopen(fd, "w");  // no truncation: nothing is written before settle()
+  if (!file_) {
+    int const err = errno;
+    ::close(fd);
+    if (created_) ::unlink(partial_.c_str());
+    throw RuntimeFailure("--diagnostics " + partial_ + ": " + std::strerror(err));
+  }
 }
 
 DiagnosticsSeries::~DiagnosticsSeries() {
-  if (file_) std::fclose(file_);  // not closed: the run failed, and its rows stay in the partial file
+  if (!file_) return;
+  std::fclose(file_);  // not closed: the run failed, and its rows stay in the partial file
+  if (created_ && rows_ == 0) ::unlink(partial_.c_str());  // it holds none: nothing to keep
+}
+
+void DiagnosticsSeries::settle() {
+  if (settled_) return;
+  settled_ = true;
+  int const fd = ::fileno(file_);
+  auto fail = [&](const std::string& what) {
+    throw RuntimeFailure("--diagnostics " + partial_ + ": " + what + ": " + std::strerror(errno));
+  };
+  // The partial file keeps its own rows before this run's step, or becomes the published file's.
+  if (::ftruncate(fd, off_t(copy_published_ ? 0 : keep_bytes_)) != 0) fail("cannot cut it to the rows kept");
+  if (copy_published_) {
+    std::ifstream in(path_, std::ios::binary);
+    std::vector<char> buffer(1 << 20);
+    for (std::uint64_t left = keep_bytes_; left > 0;) {
+      auto const n = std::streamsize(std::min<std::uint64_t>(left, buffer.size()));
+      if (!in.read(buffer.data(), n)) {
+        errno = EIO;
+        fail("cannot read the rows of " + path_);
+      }
+      if (std::fwrite(buffer.data(), 1, std::size_t(n), file_) != std::size_t(n)) fail("cannot write");
+      left -= std::uint64_t(n);
+    }
+  }
+  if (std::fflush(file_) != 0 || std::fseek(file_, 0, SEEK_END) != 0) fail("cannot write");
+  if (format_ == SeriesFormat::csv && std::ftell(file_) == 0)
+    std::fprintf(file_, "%s\n", diagnostics_csv_header().c_str());
 }
 
 void DiagnosticsSeries::write(const DiagnosticsSample& s) {
   if (!file_) throw RuntimeFailure("--diagnostics " + path_ + ": the series is closed");
+  settle();
   auto const& d = s.diagnostics;
   std::string row;
   if (format_ == SeriesFormat::csv) {
@@ -325,6 +367,7 @@ void DiagnosticsSeries::write(const DiagnosticsSample& s) {
 
 void DiagnosticsSeries::close() {
   if (!file_) return;
+  settle();
   bool const synced = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
   int const err = errno;
   bool const closed = std::fclose(file_) == 0;

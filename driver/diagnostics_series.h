@@ -47,20 +47,30 @@ std::string partial_path(const std::string& path);
 // Where a run that does not begin at step 0 (a restart, a Python script's next run) takes up its run: a series of the
 // same run already at the path is continued, not replaced.
 struct SeriesLineage {
-  std::uint64_t step = 0;  // the run's first step: the rows from it on are this run's
-  double time = 0.0;       // the simulation time at that step
+  std::uint64_t step = 0;       // the run's first step: the rows from it on are this run's
+  double time = 0.0;            // the simulation time at that step
   double initial_energy = 0.0;  // the run's baseline of the energy error (the checkpoint's)
+  double start_time = 0.0;      // the time at step 0
+  // Fixed steps: the clock (multigpu::RunClock), which gives the time of every step from dt_since_step on; 0 for
+  // block steps, whose times no clock gives.
+  double dt = 0.0;
+  std::uint64_t dt_since_step = 0;
+  double dt_since_time = 0.0;
+  double time_at(std::uint64_t k) const { return dt_since_time + double(k - dt_since_step) * dt; }
 };
 
 // The series file. Refuses (InputError) what an output may not be (core/output_path.h) and a
-// partial file left by another run, which it would otherwise lose. Each row is flushed as written;
-// close() syncs the file to disk and gives it its name. Not closed, the partial file stays.
+// partial file left by another run, which it would otherwise lose (one that holds no row is taken
+// over: nothing is lost). Each row is flushed as written; close() syncs the file to disk and gives
+// it its name. Not closed, the partial file stays (removed if this series made it and wrote no row).
 //
-// Given a lineage, a series of the same run at PATH.partial (one that did not finish) or else at PATH keeps its rows
-// before the lineage's step, and this run's follow them. The same run's: every row is nbody's, in step order,
-// measured against the same energy baseline, in time order up to the lineage's time, a row at its step at its
-// time. Another run's PATH is replaced, as any output is (continuation() says why); another run's partial file is
-// refused.
+// Given a lineage, a series of the same run at PATH.partial (one that did not finish) or at PATH keeps its rows
+// before the lineage's step, and this run's follow them; of the two, the one whose kept rows reach further. The
+// same run's: every row is nbody's, in step order, its energy error measured from the run's start energy (to the
+// bit), at the times the run's clock gives (fixed steps), in time order up to the lineage's time, a row at its step
+// at its time. Another run's PATH is replaced, as any output is; another run's partial file is refused.
+// continuation() says which. Nothing of the earlier files changes until this series writes its first row (or is
+// closed): a restart that stops before it leaves them as they were.
 class DiagnosticsSeries {
  public:
   explicit DiagnosticsSeries(std::string path, const SettingNames& names = {},
@@ -73,17 +83,22 @@ class DiagnosticsSeries {
   void close();
   const std::string& path() const { return path_; }
   std::uint64_t rows() const { return rows_; }  // this run's rows
-  std::uint64_t kept_rows() const { return kept_; }  // rows of the run before, continued
   // What became of an earlier series at the path, for a notice: continued (how many rows kept, how many replaced),
-  // or replaced as another run's (why); empty when there was none to continue.
+  // or replaced as another run's (why); empty when there was none.
   const std::string& continuation() const { return continuation_; }
 
  private:
+  void settle();  // the earlier rows kept, the header: before the first row
+
   std::string path_, partial_;
   SeriesFormat format_;
   std::FILE* file_ = nullptr;
-  std::uint64_t rows_ = 0, kept_ = 0;
+  std::uint64_t rows_ = 0;
   std::string continuation_;
+  bool created_ = false;      // the partial file is this series' own
+  bool settled_ = false;      // the kept rows are in place
+  bool copy_published_ = false;  // they come from PATH (else: the partial file's first keep_bytes_)
+  std::uint64_t keep_bytes_ = 0;
 };
 
 }  // namespace nbody::driver

@@ -174,12 +174,14 @@ std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::str
          " (the longest step) ends with every body at it";
 }
 
-std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const std::string& option) {
+std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const std::string& option,
+                             const std::string& what) {
   if (!sim.block_steps() || !(dt > 0)) return {};
   double const top = sim::hermite::pow2_at_most(sim.program().hermite->dt_max);
   double const epoch = sim.block_epoch();
   if (std::fmod(dt, top) == 0.0 && std::fmod(epoch, top) == 0.0) return {};
-  std::string const tail = ": each sample is at the first block time at or past its multiple, most bodies predicted to it";
+  std::string const tail =
+      ": each " + what + " is at the first block time at or past its multiple, most bodies predicted to it";
   if (std::fmod(epoch, top) != 0.0)
     return option_with(option, shortest(dt)) + tail + " (every body is at the start time " + shortest(epoch) +
            " plus a multiple of the longest step " + shortest(top) + ", which no multiple of a time is in general)";
@@ -206,9 +208,14 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
     throw InputError(names.with_text("--snapshots", o.snapshots.base) + ": ends in '/': name the series' files, e.g. " +
                      names.with_text("--snapshots", example.base) + " (" + example.path(0) + ", ...)");
   }
+  if (!o.diagnostics.empty()) {
+    check_output_path(o.diagnostics, "--diagnostics", names);  // first: a folder is named as one, not as a format
+    series_format(o.diagnostics, names);
+    check_output_path(partial_path(o.diagnostics), "--diagnostics", names);
+  }
   // The snapshots' folder is made if it is missing, as --frames-dir's is: a series of files is given a folder of its
-  // own. A file alone (--checkpoint, --save, --diagnostics) must go to a folder that exists: a typo in its name is
-  // refused, not made.
+  // own (here, after the other checks, so that a run refused for them makes none). A file alone (--checkpoint,
+  // --save, --diagnostics) must go to a folder that exists: a typo in its name is refused, not made.
   if (o.snapshots.enabled()) {
     std::filesystem::path const folder = std::filesystem::path(o.snapshots.path(first)).parent_path();
     std::error_code ec;
@@ -222,15 +229,11 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
   // A file of the series is refused as "--snapshots DIR/s_00000010.hdf5: ..." on the command line; a keyword names
   // the value as given, then the file ("snapshots='DIR/s' writes DIR/s_00000010.hdf5: ...").
   if (o.snapshots.enabled())
-    check_step_series([&](std::uint64_t step) { return o.snapshots.path(step); }, o.snapshots.every, first, last,
+    check_step_series([&](std::uint64_t step) { return o.snapshots.path(step); },
+                      o.snapshots.dt > 0 ? 1 : o.snapshots.every, first, last,  // by time: at any step
                       {first, last},
                       names.keywords ? names.with_text("--snapshots", o.snapshots.base) + " writes" : "--snapshots",
                       all);
-  if (!o.diagnostics.empty()) {
-    check_output_path(o.diagnostics, "--diagnostics", names);  // first: a folder is named as one, not as a format
-    series_format(o.diagnostics, names);
-    check_output_path(partial_path(o.diagnostics), "--diagnostics", names);
-  }
 }
 
 RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std::uint64_t steps,
@@ -253,13 +256,23 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
                                                                 : kDefaultDiagnosticsEvery;
   // A run that takes up another (a restart, a script's next run) continues that run's series at the path.
   std::optional<SeriesLineage> lineage;
-  if (sim.steps_done() > 0 && setup.initial_energy)
-    lineage = SeriesLineage{sim.steps_done(), sim.time(), *setup.initial_energy};
+  if (sim.steps_done() > 0 && setup.initial_energy) {
+    multigpu::RunClock const clock = sim.clock();
+    lineage = SeriesLineage{sim.steps_done(), sim.time(),  *setup.initial_energy,   clock.start_time,
+                            sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
+  }
   agree(ranks, [&] {
     if (writer && !o.diagnostics.empty())
       series = std::make_unique<DiagnosticsSeries>(o.diagnostics, o.names, lineage);
   });
   if (series && !series->continuation().empty()) observer.notice(series->continuation());
+  // A run that takes up another with a new energy baseline (a restart with another softening) begins its series
+  // again: the rows before would measure another energy.
+  std::error_code exists;
+  if (series && sim.steps_done() > 0 && !lineage && std::filesystem::is_regular_file(o.diagnostics, exists))
+    observer.notice(o.names.with_text("--diagnostics", o.diagnostics) +
+                    ": replaced when the run ends: this run measures its energy error from a new start energy, so "
+                    "its series begins again at step " + std::to_string(sim.steps_done()));
 
   // An O(N^2) pass (the start's and the end's energies, a sample's potential: seconds at large N on a
   // CPU) stops at a signal; the run then ends as at a signal between steps, its outputs written. With
@@ -417,7 +430,8 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   };
   auto due = [](std::uint64_t k, std::uint64_t step) { return k && step % k == 0; };
   auto until_due = [](std::uint64_t k, std::uint64_t step) { return k ? k - step % k : ~std::uint64_t(0); };
-  // Samples by time: the next multiple of sample_dt after `t`, sampled at the first step at or past it. Fixed steps
+  // Outputs by time (samples, snapshots): the next multiple of each one's dt after `t`, taken at the first step at
+  // or past it. Fixed steps
   // reach it by the steps to it (steps_to_time: the clock's own arithmetic); block steps by the simulation's time
   // limit, lowered to it for the chunks before it (the run's own limit, a --t-end, is run_limit), which stops at the
   // last block time at or before it: there when it is the multiple (every body at it, where the multiple is one of
@@ -426,20 +440,25 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   // A multiple counts as reached within four units in its last place: k x dt rounds (3 x 0.1 is 0.30000000000000004,
   // past the time 0.3 of step 30 of dt 0.01), and a sample one step late reads as a fault.
   auto reach_of = [](double t) { return t - 4.0 * (std::nextafter(t, INFINITY) - t); };
-  // The first multiple not yet reached at time t.
-  auto next_multiple = [&](double t) {
-    double k = std::floor(t / sample_dt) + 1.0;
-    for (int i = 0; i < 3 && !(reach_of(k * sample_dt) > t); ++i) k += 1.0;  // the quotient's rounding, the reach
-    double const next = k * sample_dt;
+  // The first multiple of dt not yet reached at time t (INFINITY for dt 0: no grid).
+  auto next_multiple = [&](double dt, double t) {
+    if (!(dt > 0)) return double(INFINITY);
+    double k = std::floor(t / dt) + 1.0;
+    for (int i = 0; i < 3 && !(reach_of(k * dt) > t); ++i) k += 1.0;  // the quotient's rounding, the reach
+    double const next = k * dt;
     return reach_of(next) > t ? next : std::nextafter(t, INFINITY);  // past 2^53 multiples: the next time there is
   };
-  double sample_time = sample_dt > 0 ? next_multiple(sim.time()) : INFINITY;
+  double const snapshot_dt = o.snapshots.enabled() ? o.snapshots.dt : 0.0;
+  double sample_time = next_multiple(sample_dt, sim.time());
+  double snapshot_time = next_multiple(snapshot_dt, sim.time());
+  auto next_time = [&] { return std::min(sample_time, snapshot_time); };  // of an output by time
+  bool const by_time = sample_dt > 0 || snapshot_dt > 0;
   std::uint64_t sampled_at = sim.steps_done();  // the step of the last sample begun (the start's)
   bool one_past = false;  // block steps: the next chunk is one block step past a sample's time
   auto until_sample_time = [&]() -> std::uint64_t {
-    if (!(sample_dt > 0) || sim.block_steps()) return ~std::uint64_t(0);
+    if (!by_time || sim.block_steps()) return ~std::uint64_t(0);
     try {
-      return std::max<std::uint64_t>(1, steps_to_time(sim.clock(), sim.program().dt, reach_of(sample_time)));
+      return std::max<std::uint64_t>(1, steps_to_time(sim.clock(), sim.program().dt, reach_of(next_time())));
     } catch (const InputError&) {  // more than kMaxSteps away: not in this run
       return ~std::uint64_t(0);
     }
@@ -451,7 +470,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       std::uint64_t n = o.snapshots.steps_to_next(
           at, std::min({chunk, steps - done, until_due(every, at), until_due(sample_every, at), until_sample_time(),
                         until_due(visit_every, at - first_step)}));
-      double const limit = sim.block_steps() && sample_dt > 0 && !one_past ? std::min(run_limit, sample_time) : run_limit;
+      double const limit = sim.block_steps() && by_time && !one_past ? std::min(run_limit, next_time()) : run_limit;
       bool const stepped_past = one_past;  // this chunk is that one block step
       if (one_past) n = 1;
       one_past = false;
@@ -481,7 +500,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       // Block steps stopped by a sample's time short of it: the next chunk is the one block step to the first block
       // time past it, with the run's own limit.
       bool const at_sample_limit = sim.block_steps() && sim.stopped_at_time_limit() && limit < run_limit;
-      if (at_sample_limit && sim.time() < reach_of(sample_time)) one_past = true;
+      if (at_sample_limit && sim.time() < reach_of(limit)) one_past = true;
       // Block steps: the run's time limit came before another block step. The step reached was due (a sample, a
       // checkpoint) in the chunk that made it: nothing is due again.
       if (now_step == at) {
@@ -491,7 +510,12 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       bool sample_now = due(sample_every, now_step);
       if (sample_dt > 0 && sim.time() >= reach_of(sample_time)) {
         sample_now = now_step != sampled_at;
-        sample_time = next_multiple(sim.time());
+        sample_time = next_multiple(sample_dt, sim.time());
+      }
+      bool snapshot_now = o.snapshots.due(now_step);
+      if (snapshot_dt > 0 && sim.time() >= reach_of(snapshot_time)) {
+        snapshot_now = true;  // snapshot() takes one a step
+        snapshot_time = next_multiple(snapshot_dt, sim.time());
       }
       if (sample_now) {
         sampled_at = now_step;
@@ -515,7 +539,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
         keep(now);
         last_check = Clock::now();
       }
-      if (o.snapshots.due(now_step)) snapshot();
+      if (snapshot_now) snapshot();
       if (due(visit_every, now_step - first_step) && ranks.max(observer.visit(sim) ? 1 : 0)) {
         result.stopped_by_visit = true;
         break;

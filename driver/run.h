@@ -31,7 +31,7 @@ struct RunOutputs {
   // or past each (within a few units in the last place of the multiple; one sample a step), every body at it where
   // the multiple is a block time of every body (sample_dt_notice).
   double diagnostics_dt = 0.0;
-  SnapshotSeries snapshots;            // HDF5 snapshots for analysis: the start, every K steps, the end
+  SnapshotSeries snapshots;            // HDF5 snapshots for analysis: the start, every K steps or dt, the end
   // The start's and the end's diagnostics in the result (an O(N^2) pass each); without them and
   // without a series, the run only steps and writes.
   bool summary = true;
@@ -116,11 +116,12 @@ std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::str
 // 0.3" ("t_end=0.25: ..." for option "t_end="), both times in the shortest form that reads back exactly.
 std::string already_at_notice(double now, double t_end, const std::string& option = "--t-end");
 
-// hermite4, diagnostics by time: samples at block times past the multiples of `dt`, most bodies predicted to them,
-// where the multiples are not block times of every body (dt, or the time hermite4 started at, not a multiple of
-// dt_max's power of two); "" where they are, and for fixed steps. `option` as the front end names it
-// ("--diagnostics-dt", "diagnostics_dt=").
-std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const std::string& option);
+// hermite4, outputs by time (diagnostics, snapshots): `what`s at block times past the multiples of `dt`, most bodies
+// predicted to them, where the multiples are not block times of every body (dt, or the time hermite4 started at, not
+// a multiple of dt_max's power of two); "" where they are, and for fixed steps. `option` as the front end names it
+// ("--diagnostics-dt", "diagnostics_dt=", "--snapshot-dt").
+std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const std::string& option,
+                             const std::string& what = "sample");
 
 // Refuses (InputError), before any work, outputs of a run from `first` to `last` steps that could not
 // be written: each checkpoint and snapshot of the series (its name, and that it is no other output's

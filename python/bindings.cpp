@@ -505,6 +505,7 @@ class Engine {
       else if (k == "diagnostics_dt") o.diagnostics_dt = nb::cast<double>(value);
       else if (k == "snapshots") o.snapshots.base = nb::cast<std::string>(value);
       else if (k == "snapshot_every") o.snapshots.every = nb::cast<std::uint64_t>(value);
+      else if (k == "snapshot_dt") o.snapshots.dt = nb::cast<double>(value);
       else if (k == "snapshot_precision") {
         std::string const name = nb::cast<std::string>(value);
         auto const p = from_name<Precision>(name);
@@ -525,6 +526,11 @@ class Engine {
                        std::to_string(o.diagnostics_every) + " both given; give one of them");
     if (o.snapshots.every && o.snapshots.base.empty())
       throw InputError("snapshot_every=" + std::to_string(o.snapshots.every) + ": give snapshots too");
+    if (o.snapshots.dt > 0 && o.snapshots.base.empty())
+      throw InputError("snapshot_dt=" + shown(nb::cast(o.snapshots.dt)) + ": give snapshots too");
+    if (o.snapshots.dt > 0 && o.snapshots.every)
+      throw InputError("snapshot_dt=" + shown(nb::cast(o.snapshots.dt)) + " and snapshot_every=" +
+                       std::to_string(o.snapshots.every) + " both given; give one of them");
     for (auto const& [option, path] : {std::pair<const char*, const std::string*>{"--checkpoint", &o.checkpoint},
                                        {"--save", &o.save}, {"--diagnostics", &o.diagnostics}})
       if (!path->empty()) check_output_path(*path, option, run_.names);
@@ -532,6 +538,9 @@ class Engine {
     driver::check_run_outputs(o, sim_->steps_done(), sim_->steps_done() + steps, {}, run_.names);
 
     if (std::string const notice = driver::sample_dt_notice(*sim_, o.diagnostics_dt, "diagnostics_dt=");
+        !notice.empty())
+      notices_.push_back(notice);
+    if (std::string const notice = driver::sample_dt_notice(*sim_, o.snapshots.dt, "snapshot_dt=", "snapshot");
         !notice.empty())
       notices_.push_back(notice);
     PythonRun observer(*this, std::move(callback), every, std::move(self));

@@ -351,6 +351,38 @@ TEST_F(Cli, SnapshotsMakeTheirFolder) {
   EXPECT_EQ(slurp(file("plain")), "a file\n");
 }
 
+// Snapshots by time: at the first step at or past every multiple of --snapshot-dt, named after their steps; with
+// hermite4 at a multiple of the longest step every body is at it. Refused without --snapshots, beside
+// --snapshot-every, and for a time that is not one.
+TEST_F(Cli, SnapshotsByTime) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  Result const r = nbody("--run --bodies 64 --dt 0.01 --steps 60 -q --snapshot-dt 0.25 --snapshots " + file("s"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::string> names;
+  for (auto const& e : fs::directory_iterator(dir_))
+    if (e.path().filename().string().rfind("s_", 0) == 0) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"s_00000000.hdf5", "s_00000025.hdf5", "s_00000050.hdf5",
+                                             "s_00000060.hdf5"}));
+  Result const h = nbody("--run --integrator hermite4 --bodies 64 --t-end 0.5 --snapshot-dt 0.125 --json " +
+                         file("h.json") + " --snapshots " + file("h/s"));
+  ASSERT_EQ(h.code, 0) << h.err;
+  EXPECT_EQ(h.err.find("notice"), std::string::npos) << h.err;  // 0.125 is a multiple of 1/16: no prediction
+  EXPECT_EQ(nlohmann::json::parse(slurp(file("h.json")))["snapshots_written"], 5);
+  // 0.1 is no multiple of the longest step: a notice says the bodies are predicted to the block times after them.
+  Result const odd = nbody("--run --integrator hermite4 --bodies 64 --t-end 0.25 --snapshot-dt 0.1 --snapshots " +
+                           file("odd/s"));
+  ASSERT_EQ(odd.code, 0) << odd.err;
+  EXPECT_NE(odd.err.find("notice: --snapshot-dt 0.1: not a multiple of the longest step 0.0625: each snapshot is at "
+                         "the first block time at or past its multiple"),
+            std::string::npos)
+      << odd.err;
+  expect_input_error("--run --snapshot-dt 0.1", "--snapshot-dt: give --snapshots BASE too");
+  expect_input_error("--run --snapshots " + file("x") + " --snapshot-dt 0.1 --snapshot-every 5",
+                     "--snapshot-dt 0.1 and --snapshot-every 5 both given; give one of them");
+  expect_input_error("--run --snapshots " + file("x") + " --snapshot-dt 0", "--snapshot-dt");
+}
+
 // A restart naming its run's series again continues it: the rows before the restart's step stay, and the series
 // reads as the run's without the stop, to the bit but for the wall clock. So does a series the stopped run left
 // unfinished (it died: the rows are in the partial file). Another run's series is replaced, with a notice; another
@@ -399,14 +431,47 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   EXPECT_FALSE(fs::exists(file("e.csv.partial")));
   EXPECT_EQ(without_wall(slurp(file("e.csv"))), continued);
 
+  // A restart from an earlier checkpoint keeps the rows before it, and replaces the rest.
+  ASSERT_EQ(nbody("--run --bodies 256 --precision fp64 -q --steps 100 --checkpoint " + file("c100.h5")).code, 0);
+  std::ofstream(file("f.csv.partial")) << first;
+  Result const earlier =
+      nbody("--run --restart " + file("c100.h5") + " --steps 50 --diagnostics-every 100 --diagnostics " + file("f.csv"));
+  ASSERT_EQ(earlier.code, 0) << earlier.err;
+  EXPECT_NE(earlier.err.find(": continues " + file("f.csv.partial") + ": its 1 row before step 100 kept, 3 rows from "
+                             "step 100 on replaced"),
+            std::string::npos)
+      << earlier.err;
+  std::string header;
+  std::vector<double> f_steps;
+  for (auto const& row : csv_rows(slurp(file("f.csv")), &header)) f_steps.push_back(row[0]);
+  EXPECT_EQ(f_steps, (std::vector<double>{0, 100, 150}));
+
+  // A partial file that holds no row (a run stopped before its first sample) has nothing to lose: taken over.
+  std::ofstream(file("g.csv.partial")) << "";
+  std::ofstream(file("h.csv.partial")) << first.substr(0, first.find('\n') + 1);  // the header
+  EXPECT_EQ(nbody(run + "--steps 10 --diagnostics " + file("g.csv")).code, 0);
+  EXPECT_EQ(nbody(run + "--steps 10 --diagnostics " + file("h.csv")).code, 0);
+  EXPECT_EQ(csv_rows(slurp(file("h.csv")), &header).size(), 2u);
+
+  // The same start (the same energy) with another dt: its rows are at other times than this run's steps.
+  ASSERT_EQ(nbody(run + "--steps 200 --dt 0.005 --diagnostics " + file("half.csv")).code, 0);
+  Result const other_dt = nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics " + file("half.csv"));
+  ASSERT_EQ(other_dt.code, 0) << other_dt.err;
+  EXPECT_NE(other_dt.err.find(file("half.csv") + " is not this run's series (row 2 (step 100, time 0.5) is not at a "
+                              "time of this run, at time 2.5 at step 250 (its step 100 is at time 1)): replaced when "
+                              "the run ends"),
+            std::string::npos)
+      << other_dt.err;
+
   // Another run's series (another seed: another start energy) is replaced, and the notice says why.
   ASSERT_EQ(nbody(run + "--steps 100 --seed 7 --diagnostics " + file("other.csv")).code, 0);
   std::string const other = slurp(file("other.csv"));
   Result const replaced = nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics-every 100 "
                                 "--diagnostics " + file("other.csv"));
   ASSERT_EQ(replaced.code, 0) << replaced.err;
-  EXPECT_NE(replaced.err.find("notice: --diagnostics " + file("other.csv") + ": not this run's series (row 1 (step 0) "
-                              "measures its energy error from another start energy than this run's "),
+  EXPECT_NE(replaced.err.find("notice: --diagnostics " + file("other.csv") + ": " + file("other.csv") +
+                              " is not this run's series (row 1 (step 0, time 0) measures its energy error from "
+                              "another start energy than this run's "),
             std::string::npos)
       << replaced.err;
   auto const fresh = without_wall(slurp(file("other.csv")));
@@ -417,7 +482,7 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   std::ofstream(file("other.csv.partial")) << other;
   expect_input_error("--run --restart " + file("c.h5") + " --steps 50 --diagnostics " + file("other.csv"),
                      "other.csv.partial exists (the series of a run that did not finish, not this run's: row 1 (step "
-                     "0) measures its energy error from another start energy");
+                     "0, time 0) measures its energy error from another start energy");
   EXPECT_EQ(slurp(file("other.csv.partial")), other);
 
   // JSON lines the same way.

@@ -297,8 +297,8 @@ class Simulation:
 
     def run(self, steps=None, t_end=None, callback=None, every=1, *, diagnostics=None, diagnostics_every=None,
             diagnostics_dt=None,
-            checkpoint=None, checkpoint_every=None, snapshots=None, snapshot_every=None, snapshot_precision=None,
-            save=None):
+            checkpoint=None, checkpoint_every=None, snapshots=None, snapshot_every=None, snapshot_dt=None,
+            snapshot_precision=None, save=None):
         """Advances ``steps`` steps, or until the time reaches ``t_end`` (the first step at or past
         it; with ``integrator="hermite4"``, the last block time at or before it, which a notice in
         ``sim.notices`` and a RuntimeWarning name when it is not ``t_end``); give one of the two. ``callback(sim)`` is
@@ -311,7 +311,8 @@ class Simulation:
         at every multiple of the time ``diagnostics_dt``: the first step or block time at or past it),
         ``checkpoint`` (the final state; with ``checkpoint_every``, also a series named after the
         step), ``snapshots`` (a base name: HDF5 snapshots at the start, the end and every
-        ``snapshot_every`` steps, ``snapshot_precision`` "fp32" or "fp64"), ``save`` (tipsy).
+        ``snapshot_every`` steps or at every multiple of the time ``snapshot_dt``, ``snapshot_precision`` "fp32" or
+        "fp64"), ``save`` (tipsy).
         Ctrl-C stops the run within about 0.2 s and a step, writes those outputs, and raises
         KeyboardInterrupt with the state intact; so does an exception in the callback."""
         if steps is None and t_end is None:
@@ -336,13 +337,14 @@ class Simulation:
         for name, value in (("diagnostics_every", diagnostics_every), ("checkpoint_every", checkpoint_every),
                             ("snapshot_every", snapshot_every)):
             outputs[name] = None if value is None else _whole(value, name, 1, _MAX_STEPS)
-        if diagnostics_dt is not None:
-            if isinstance(diagnostics_dt, bool) or not isinstance(diagnostics_dt, numbers.Real):
-                raise TypeError(f"diagnostics_dt: expected a time, got {diagnostics_dt!r} "
-                                f"({type(diagnostics_dt).__name__})")
-            if not (math.isfinite(diagnostics_dt) and 0 < diagnostics_dt <= 1e27):
-                raise ValueError(f"diagnostics_dt={diagnostics_dt!r}: must be a time in (0, 1e+27]")
-            outputs["diagnostics_dt"] = float(diagnostics_dt)
+        for name, value in (("diagnostics_dt", diagnostics_dt), ("snapshot_dt", snapshot_dt)):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"{name}: expected a time, got {value!r} ({type(value).__name__})")
+            if not (math.isfinite(value) and 0 < value <= 1e27):
+                raise ValueError(f"{name}={value!r}: must be a time in (0, 1e+27]")
+            outputs[name] = float(value)
         first_notice = len(self.notices)
         short = []  # notices that the time reached is not t_end, warned of once the run has returned
         if t_end is not None:  # last: hermite4's time limit, set here, is cleared by the run that follows

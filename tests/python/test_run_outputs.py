@@ -122,6 +122,39 @@ def test_checkpoints_and_snapshots_of_a_run_restart_where_they_were_taken(tmp_pa
     assert np.array_equal(middle.positions, sim.positions)
 
 
+def test_snapshots_by_time_are_the_runs_state_at_those_times(tmp_path):
+    # hermite4 with snapshots at every multiple of 1/4 (of the longest step, 1/16): every body at each time, so a
+    # snapshot at time 0.5 is the state a run to t_end=0.5 ends with (to the rounding of the file's shift by half the
+    # box); and the run's bits do not change.
+    h5py = pytest.importorskip("h5py")
+    sim = nbody.Simulation(n=256, integrator="hermite4", precision="fp64", backend="cpu")
+    sim.run(t_end=1, snapshots=tmp_path / "s", snapshot_dt=0.25, snapshot_precision="fp64")
+    assert sim.last_run["snapshots_written"] == 5
+    times = {}
+    for path in sorted(tmp_path.glob("s_*.hdf5")):
+        with h5py.File(path, "r") as f:
+            times[float(f["Header"].attrs["Time"])] = (path, int(f["Header"].attrs["Step"]))
+    assert sorted(times) == [0, 0.25, 0.5, 0.75, 1.0]
+    for t, (path, step) in times.items():
+        assert path.name == f"s_{step:08d}.hdf5"
+    half = nbody.Simulation(n=256, integrator="hermite4", precision="fp64", backend="cpu")
+    half.run(t_end=0.5)
+    with h5py.File(times[0.5][0], "r") as f:
+        (group,) = [f[g] for g in f if g.startswith("PartType")]  # a Plummer sphere's stars
+        shift = f["Header"].attrs["Shift"][0]
+        positions = np.asarray(group["Coordinates"])[np.argsort(np.asarray(group["ParticleIDs"]))] - shift
+    assert np.allclose(positions, half.positions, rtol=0, atol=1e-12 * shift)
+    plain = nbody.Simulation(n=256, integrator="hermite4", precision="fp64", backend="cpu")
+    plain.run(t_end=1)
+    assert plain.last_run["hermite4"]["state_hash"] == sim.last_run["hermite4"]["state_hash"]
+    with pytest.raises(ValueError, match=r"^snapshot_dt=0.1: give snapshots too$"):
+        sim.run(steps=1, snapshot_dt=0.1)
+    with pytest.raises(ValueError, match=r"^snapshot_dt=0.1 and snapshot_every=3 both given; give one of them$"):
+        sim.run(steps=1, snapshots=tmp_path / "x", snapshot_dt=0.1, snapshot_every=3)
+    with pytest.raises(ValueError, match=r"^snapshot_dt=-1: must be a time in \(0, 1e\+27\]$"):
+        sim.run(steps=1, snapshots=tmp_path / "x", snapshot_dt=-1)
+
+
 def test_a_callback_reads_but_may_not_step_and_its_error_ends_the_run(tmp_path):
     sim = nbody.Simulation(n=64, backend="cpu")
     seen = []

@@ -161,9 +161,10 @@ def test_run_outputs_are_refused_in_pythons_spelling(tmp_path):
     with pytest.raises(ValueError, match=r"^save='.*/missing/s.bin': the folder .*/missing does not exist$"):
         sim.run(steps=2, save=tmp_path / "missing" / "s.bin")
     # A series' refusal names the keyword's value as given, then the file of the series it would write.
-    with pytest.raises(ValueError, match=r"^snapshots='.*/missing/s' writes .*/missing/s_0+\.\w+: the folder "
-                                         r".*/missing does not exist$"):
-        sim.run(steps=2, snapshots=tmp_path / "missing" / "s")
+    (tmp_path / "plain").write_text("a file")
+    with pytest.raises(ValueError, match=r"^snapshots='.*/plain/s' writes .*/plain/s_0+\.\w+: .*/plain is not a "
+                                         r"folder$"):
+        sim.run(steps=2, snapshots=tmp_path / "plain" / "s")
     assert sim.steps == 0
 
 
