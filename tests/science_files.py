@@ -231,13 +231,16 @@ with tempfile.TemporaryDirectory() as d:
                 check(np.array_equal(mine[key][order], g[name][()][rows]),
                       f"format 1 continued by this nbody: {group} {name} differ from the old build's")
 
-    # Bad units and series options: one line naming the value and what is allowed, exit 2, nothing written.
+    # Bad units and series options: one line naming the value and what is allowed, exit 2, nothing written. (A
+    # snapshot folder that is missing is made; one that is a file is refused.)
+    with open(p("afile"), "w") as f:
+        f.write("not a folder")
     for args, words in ((("--mass-unit", "1e5suns", "--length-unit", "1pc"), ("--mass-unit '1e5suns'", "Msun, Mjup")),
                         (("--mass-unit", "-3Msun", "--length-unit", "1pc"), ("'-3Msun'", "positive")),
                         (("--mass-unit", "1e5Msun", "--length-unit", "1 parsec"), ("'1 parsec'", "kpc, pc, au")),
                         (("--mass-unit", "1e5Msun"), ("give --length-unit too",)),
                         (("--snapshot-every", "5"), ("--snapshot-every", "give --snapshots")),
-                        (("--snapshots", p("nope/x")), ("--snapshots", "does not exist"))):
+                        (("--snapshots", p("afile/x")), ("--snapshots", "afile is not a folder"))):
         r = subprocess.run([nbody, "--backend", "cpu", "--run", "--bodies", "64", "--steps", "2", *args],
                            capture_output=True, text=True, timeout=60)
         lines = r.stderr.strip().splitlines()
