@@ -126,6 +126,18 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
     return scan;
   }
   if (in.peek() == std::char_traits<char>::eof()) return scan;
+  // A row is a few hundred characters: a file whose first 4 KiB hold no line end is no series (and is not read).
+  {
+    std::string head(4096, '\0');
+    in.read(head.data(), std::streamsize(head.size()));
+    head.resize(std::size_t(in.gcount()));
+    if (head.find('\n') == std::string::npos && head.size() == 4096) {
+      scan.not_this_runs = "it is not a series of nbody's (no line in its first 4 KiB)";
+      return scan;
+    }
+    in.clear();
+    in.seekg(0);
+  }
   std::string line;
   std::uint64_t offset = 0, row = 0;
   if (format == SeriesFormat::csv) {

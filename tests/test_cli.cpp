@@ -463,6 +463,15 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
             std::string::npos)
       << other_dt.err;
 
+  // A file that is no series at all (no line end in its first 4 KiB) is replaced unread.
+  std::ofstream(file("blob.csv")) << std::string(5000, 'x');
+  Result const blob = nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics " + file("blob.csv"));
+  ASSERT_EQ(blob.code, 0) << blob.err;
+  EXPECT_NE(blob.err.find(file("blob.csv") + " is not this run's series (it is not a series of nbody's (no line in "
+                          "its first 4 KiB)): replaced when the run ends"),
+            std::string::npos)
+      << blob.err;
+
   // Another run's series (another seed: another start energy) is replaced, and the notice says why.
   ASSERT_EQ(nbody(run + "--steps 100 --seed 7 --diagnostics " + file("other.csv")).code, 0);
   std::string const other = slurp(file("other.csv"));
