@@ -257,6 +257,7 @@ int run_simulation(const Options& o) {
   driver::RunOutputs outputs;
   outputs.checkpoint = o.checkpoint;
   outputs.checkpoint_every = o.checkpoint_every;
+  outputs.checkpoint_dt = o.checkpoint_dt;
   outputs.save = o.save;
   outputs.save_format = o.save_format;
   outputs.diagnostics = o.diagnostics;
@@ -416,6 +417,7 @@ int run_simulation(const Options& o) {
                  {"energy_warning", r.energy_warning.empty() ? json(nullptr) : json(r.energy_warning)},
                  {"warnings", observer.warnings()},
                  {"diagnostics_samples", r.diagnostics_samples},
+                 {"checkpoints_written", r.checkpoints_written},
                  {"checkpoints_not_written", r.checkpoints_not_written},
                  {"snapshots_written", r.snapshots_written},
                  {"snapshots_not_written", r.snapshots_not_written}});

@@ -209,6 +209,7 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       {"--save-format", {M::run}, "--run (with --save)"},
       {"--checkpoint", {M::run}, "--run"},
       {"--checkpoint-every", {M::run}, "--run (with --checkpoint)"},
+      {"--checkpoint-dt", {M::run}, "--run (with --checkpoint)"},
       {"--t-end", {M::run, M::benchmark}, "--run (and --benchmark with --integrator hermite4)"},
       {"--diagnostics", {M::run}, "--run"},
       {"--diagnostics-every", {M::run}, "--run (with --diagnostics)"},
@@ -396,6 +397,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--checkpoint-every", o.checkpoint_every,
                  "also write a checkpoint every K steps, named FILE_00000100.h5 after the step")
       ->check(whole_number(1, kMaxSteps));
+  cli.add_option("--checkpoint-dt", o.checkpoint_dt,
+                 "also write a checkpoint at every multiple of this simulation time instead, at the first step or "
+                 "block time at or past each, named after its step")
+      ->check(real_number(0, kMaxTime, Ends::above_min, "a time"));
   cli.add_option("--diagnostics", o.diagnostics,
                  "write diagnostics over time to FILE: .csv, or .jsonl (or .json) for JSON lines (energies, energy error, "
                  "momentum, angular momentum, centre of mass, virial ratio, Lagrangian radii)");
@@ -601,6 +606,13 @@ std::optional<Options> parse_options(int argc, char** argv) {
 
   require(dev.gpus.empty() || cli.count("--numgpus") == 0 || int(dev.gpus.size()) == dev.count,
           "--numgpus " + std::to_string(dev.count) + " and --gpus " + gpus_text + " disagree; give one of them");
+  if (cli.count("--checkpoint-dt") && o.checkpoint.empty())
+    throw InputError("--checkpoint-dt " + cli.get_option("--checkpoint-dt")->as<std::string>() +
+                     ": give --checkpoint FILE too (the series is named after it)");
+  if (cli.count("--checkpoint-dt") && cli.count("--checkpoint-every"))
+    throw InputError("--checkpoint-dt " + cli.get_option("--checkpoint-dt")->as<std::string>() +
+                     " and --checkpoint-every " + std::to_string(o.checkpoint_every) +
+                     " both given; give one of them (checkpoints by time or by steps)");
   if (cli.count("--checkpoint-every") && o.checkpoint.empty())
     throw InputError("--checkpoint-every " + std::to_string(o.checkpoint_every) +
                      ": give --checkpoint FILE too (the series is named after it)");

@@ -202,6 +202,9 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
   if (o.checkpoint_every && !o.checkpoint.empty())
     check_step_series([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, o.checkpoint_every, first,
                       last, {}, names.with("--checkpoint-every", std::to_string(o.checkpoint_every)) + " writes", all);
+  if (o.checkpoint_dt > 0 && !o.checkpoint.empty())  // by time: at any step
+    check_step_series([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, 1, first, last, {},
+                      names.with_text("--checkpoint-dt", shortest(o.checkpoint_dt)) + " writes", all);
   if (o.snapshots.enabled() && o.snapshots.base.back() == '/') {
     SnapshotSeries example = o.snapshots;
     example.base += "snap";
@@ -449,10 +452,12 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     return reach_of(next) > t ? next : std::nextafter(t, INFINITY);  // past 2^53 multiples: the next time there is
   };
   double const snapshot_dt = o.snapshots.enabled() ? o.snapshots.dt : 0.0;
+  double const checkpoint_dt = o.checkpoint.empty() ? 0.0 : o.checkpoint_dt;
   double sample_time = next_multiple(sample_dt, sim.time());
   double snapshot_time = next_multiple(snapshot_dt, sim.time());
-  auto next_time = [&] { return std::min(sample_time, snapshot_time); };  // of an output by time
-  bool const by_time = sample_dt > 0 || snapshot_dt > 0;
+  double checkpoint_time = next_multiple(checkpoint_dt, sim.time());
+  auto next_time = [&] { return std::min({sample_time, snapshot_time, checkpoint_time}); };  // of an output by time
+  bool const by_time = sample_dt > 0 || snapshot_dt > 0 || checkpoint_dt > 0;
   std::uint64_t sampled_at = sim.steps_done();  // the step of the last sample begun (the start's)
   bool one_past = false;  // block steps: the next chunk is one block step past a sample's time
   auto until_sample_time = [&]() -> std::uint64_t {
@@ -512,6 +517,11 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
         sample_now = now_step != sampled_at;
         sample_time = next_multiple(sample_dt, sim.time());
       }
+      bool checkpoint_now = due(every, now_step);
+      if (checkpoint_dt > 0 && sim.time() >= reach_of(checkpoint_time)) {
+        checkpoint_now = true;
+        checkpoint_time = next_multiple(checkpoint_dt, sim.time());
+      }
       bool snapshot_now = o.snapshots.due(now_step);
       if (snapshot_dt > 0 && sim.time() >= reach_of(snapshot_time)) {
         snapshot_now = true;  // snapshot() takes one a step
@@ -525,7 +535,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
         pending.wall = seconds_since(t0);
         pending.taken = true;  // ended, measured, checked and kept while the next steps run
       }
-      if (due(every, now_step)) {
+      if (checkpoint_now) {
         std::string const path = series_path(o.checkpoint, now_step);
         sim::BodySet const now = sim.state();
         agree(ranks, [&] { check_finite(now, now_step); });  // a blown-up run still stops here

@@ -23,6 +23,9 @@ namespace nbody::driver {
 struct RunOutputs {
   std::string checkpoint;              // the final (or interrupted) state, HDF5
   std::uint64_t checkpoint_every = 0;  // also one every K steps, named by driver::series_path; 0: none
+  // Or one at every multiple of this simulation time (0: none), at the first step or block time at or past each, as
+  // diagnostics_dt samples; each holds every body's own state, so a restart from it is exact at any block time.
+  double checkpoint_dt = 0.0;
   std::string save;                    // the final state as tipsy
   sim::TipsyFormat save_format = sim::TipsyFormat::standard;
   std::string diagnostics;             // diagnostics over time: .csv or .jsonl (driver/diagnostics_series.h)

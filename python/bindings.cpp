@@ -499,6 +499,7 @@ class Engine {
       if (value.is_none()) continue;
       if (k == "checkpoint") o.checkpoint = nb::cast<std::string>(value);
       else if (k == "checkpoint_every") o.checkpoint_every = nb::cast<std::uint64_t>(value);
+      else if (k == "checkpoint_dt") o.checkpoint_dt = nb::cast<double>(value);
       else if (k == "save") o.save = nb::cast<std::string>(value);
       else if (k == "diagnostics") o.diagnostics = nb::cast<std::string>(value);
       else if (k == "diagnostics_every") o.diagnostics_every = nb::cast<std::uint64_t>(value);
@@ -517,6 +518,11 @@ class Engine {
     }
     if (o.checkpoint_every && o.checkpoint.empty())
       throw InputError("checkpoint_every=" + std::to_string(o.checkpoint_every) + ": give checkpoint too");
+    if (o.checkpoint_dt > 0 && o.checkpoint.empty())
+      throw InputError("checkpoint_dt=" + shown(nb::cast(o.checkpoint_dt)) + ": give checkpoint too");
+    if (o.checkpoint_dt > 0 && o.checkpoint_every)
+      throw InputError("checkpoint_dt=" + shown(nb::cast(o.checkpoint_dt)) + " and checkpoint_every=" +
+                       std::to_string(o.checkpoint_every) + " both given; give one of them");
     if (o.diagnostics_every && o.diagnostics.empty())
       throw InputError("diagnostics_every=" + std::to_string(o.diagnostics_every) + ": give diagnostics too");
     if (o.diagnostics_dt > 0 && o.diagnostics.empty())

@@ -383,6 +383,38 @@ TEST_F(Cli, SnapshotsByTime) {
   expect_input_error("--run --snapshots " + file("x") + " --snapshot-dt 0", "--snapshot-dt");
 }
 
+// Checkpoints by time: each at the first block time at or past a multiple of --checkpoint-dt, named after its step,
+// and each continues the run bit for bit (a hermite4 checkpoint holds every body's own state).
+TEST_F(Cli, CheckpointsByTime) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  std::string const run = "--run --integrator hermite4 --precision fp64 --bodies 64 -q ";
+  Result const r = nbody(run + "--t-end 0.5 --checkpoint " + file("c.h5") + " --checkpoint-dt 0.1 --json " +
+                         file("r.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::vector<std::pair<double, std::string>> series;  // (time, name)
+  for (auto const& e : fs::directory_iterator(dir_)) {
+    std::string const name = e.path().filename().string();
+    if (name.rfind("c_", 0) == 0) series.emplace_back(sim::read_checkpoint(e.path().string()).bodies.time, name);
+  }
+  std::sort(series.begin(), series.end());
+  ASSERT_EQ(series.size(), 5u);  // past 0.1, 0.2, 0.3, 0.4 and 0.5
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    EXPECT_GE(series[k].first, 0.1 * double(k + 1) - 1e-12) << series[k].second;
+    EXPECT_LT(series[k].first, 0.1 * double(k + 1) + 0.0625) << series[k].second;  // within the longest step
+  }
+  EXPECT_EQ(nlohmann::json::parse(slurp(file("r.json")))["checkpoints_written"], 5);
+  // The one past 0.2, continued to the end: the run's end state.
+  Result const more = nbody("--run -q --restart " + file(series[1].second) + " --t-end 0.5 --checkpoint " +
+                            file("more.h5"));
+  ASSERT_EQ(more.code, 0) << more.err;
+  EXPECT_TRUE(test::bitwise_equal(sim::read_checkpoint(file("more.h5")).bodies,
+                                  sim::read_checkpoint(file("c.h5")).bodies));
+  expect_input_error("--run --checkpoint-dt 0.1", "--checkpoint-dt 0.1: give --checkpoint FILE too");
+  expect_input_error("--run --checkpoint " + file("x.h5") + " --checkpoint-dt 0.1 --checkpoint-every 5",
+                     "--checkpoint-dt 0.1 and --checkpoint-every 5 both given; give one of them");
+  expect_input_error("--run --checkpoint " + file("x.h5") + " --checkpoint-dt -1", "--checkpoint-dt");
+}
+
 // A restart naming its run's series again continues it: the rows before the restart's step stay, and the series
 // reads as the run's without the stop, to the bit but for the wall clock. So does a series the stopped run left
 // unfinished (it died: the rows are in the partial file). Another run's series is replaced, with a notice; another

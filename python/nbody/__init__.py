@@ -297,8 +297,8 @@ class Simulation:
 
     def run(self, steps=None, t_end=None, callback=None, every=1, *, diagnostics=None, diagnostics_every=None,
             diagnostics_dt=None,
-            checkpoint=None, checkpoint_every=None, snapshots=None, snapshot_every=None, snapshot_dt=None,
-            snapshot_precision=None, save=None):
+            checkpoint=None, checkpoint_every=None, checkpoint_dt=None, snapshots=None, snapshot_every=None,
+            snapshot_dt=None, snapshot_precision=None, save=None):
         """Advances ``steps`` steps, or until the time reaches ``t_end`` (the first step at or past
         it; with ``integrator="hermite4"``, the last block time at or before it, which a notice in
         ``sim.notices`` and a RuntimeWarning name when it is not ``t_end``); give one of the two. ``callback(sim)`` is
@@ -309,8 +309,8 @@ class Simulation:
         It is the loop of ``nbody --run``, with its outputs, each written whole or not at all:
         ``diagnostics`` (a .csv or .jsonl series, every ``diagnostics_every`` steps, default 100, or
         at every multiple of the time ``diagnostics_dt``: the first step or block time at or past it),
-        ``checkpoint`` (the final state; with ``checkpoint_every``, also a series named after the
-        step), ``snapshots`` (a base name: HDF5 snapshots at the start, the end and every
+        ``checkpoint`` (the final state; with ``checkpoint_every`` or at every multiple of the time
+        ``checkpoint_dt``, also a series named after the step), ``snapshots`` (a base name: HDF5 snapshots at the start, the end and every
         ``snapshot_every`` steps or at every multiple of the time ``snapshot_dt``, ``snapshot_precision`` "fp32" or
         "fp64"), ``save`` (tipsy).
         Ctrl-C stops the run within about 0.2 s and a step, writes those outputs, and raises
@@ -337,7 +337,8 @@ class Simulation:
         for name, value in (("diagnostics_every", diagnostics_every), ("checkpoint_every", checkpoint_every),
                             ("snapshot_every", snapshot_every)):
             outputs[name] = None if value is None else _whole(value, name, 1, _MAX_STEPS)
-        for name, value in (("diagnostics_dt", diagnostics_dt), ("snapshot_dt", snapshot_dt)):
+        for name, value in (("diagnostics_dt", diagnostics_dt), ("checkpoint_dt", checkpoint_dt),
+                            ("snapshot_dt", snapshot_dt)):
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, numbers.Real):

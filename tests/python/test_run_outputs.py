@@ -155,6 +155,20 @@ def test_snapshots_by_time_are_the_runs_state_at_those_times(tmp_path):
         sim.run(steps=1, snapshots=tmp_path / "x", snapshot_dt=-1)
 
 
+def test_checkpoints_by_time_continue_the_run_bit_for_bit(tmp_path):
+    sim = nbody.Simulation(n=128, integrator="hermite4", precision="fp64", backend="cpu")
+    sim.run(t_end=0.5, checkpoint=tmp_path / "c.h5", checkpoint_dt=0.25)
+    assert sim.last_run["checkpoints_written"] == 2
+    series = sorted(tmp_path.glob("c_*.h5"))
+    assert len(series) == 2
+    middle = nbody.Simulation.restart(series[0], backend="cpu")
+    assert middle.time == 0.25  # a multiple of the longest step: every body is at it
+    middle.run(t_end=0.5)
+    assert np.array_equal(middle.positions, sim.positions)
+    with pytest.raises(ValueError, match=r"^checkpoint_dt=0.1: give checkpoint too$"):
+        sim.run(steps=1, checkpoint_dt=0.1)
+
+
 def test_a_callback_reads_but_may_not_step_and_its_error_ends_the_run(tmp_path):
     sim = nbody.Simulation(n=64, backend="cpu")
     seen = []
