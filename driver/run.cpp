@@ -204,7 +204,7 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
                       last, {}, names.with("--checkpoint-every", std::to_string(o.checkpoint_every)) + " writes", all);
   if (o.checkpoint_dt > 0 && !o.checkpoint.empty())  // by time: at any step
     check_step_series([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, 1, first, last, {},
-                      names.with_text("--checkpoint-dt", shortest(o.checkpoint_dt)) + " writes", all);
+                      names.with("--checkpoint-dt", shortest(o.checkpoint_dt)) + " writes", all);
   if (o.snapshots.enabled() && o.snapshots.base.back() == '/') {
     SnapshotSeries example = o.snapshots;
     example.base += "snap";
@@ -475,7 +475,11 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       std::uint64_t n = o.snapshots.steps_to_next(
           at, std::min({chunk, steps - done, until_due(every, at), until_due(sample_every, at), until_sample_time(),
                         until_due(visit_every, at - first_step)}));
-      double const limit = sim.block_steps() && by_time && !one_past ? std::min(run_limit, next_time()) : run_limit;
+      // An output time the clock cannot resolve from here (dt below a few units in the last place of the time:
+      // next_multiple's fallback) lowers no limit: the output is taken at every chunk instead, and the run goes on.
+      double const limit = sim.block_steps() && by_time && !one_past && reach_of(next_time()) > sim.time()
+                               ? std::min(run_limit, next_time())
+                               : run_limit;
       bool const stepped_past = one_past;  // this chunk is that one block step
       if (one_past) n = 1;
       one_past = false;

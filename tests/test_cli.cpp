@@ -377,10 +377,23 @@ TEST_F(Cli, SnapshotsByTime) {
                          "the first block time at or past its multiple"),
             std::string::npos)
       << odd.err;
+  // Samples and snapshots by time together: each at the first block time at or past its own multiples.
+  Result const both = nbody("--run --integrator hermite4 --bodies 64 --t-end 0.5 -q --diagnostics-dt 0.1 --diagnostics " +
+                            file("both.csv") + " --snapshot-dt 0.25 --snapshots " + file("both/s") + " --json " +
+                            file("both.json"));
+  ASSERT_EQ(both.code, 0) << both.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(file("both.json")))["snapshots_written"], 3);  // 0, 0.25, 0.5
+  std::string header;
+  auto const rows = csv_rows(slurp(file("both.csv")), &header);
+  ASSERT_EQ(rows.size(), 6u);  // the start, then past 0.1, 0.2, 0.3, 0.4, and 0.5
+  for (std::size_t k = 1; k < rows.size(); ++k) {
+    EXPECT_GE(rows[k][1], 0.1 * double(k) - 1e-12) << "row " << k;
+    EXPECT_LT(rows[k][1], 0.1 * double(k) + 0.0625) << "row " << k;  // within the longest step
+  }
   expect_input_error("--run --snapshot-dt 0.1", "--snapshot-dt: give --snapshots BASE too");
   expect_input_error("--run --snapshots " + file("x") + " --snapshot-dt 0.1 --snapshot-every 5",
                      "--snapshot-dt 0.1 and --snapshot-every 5 both given; give one of them");
-  expect_input_error("--run --snapshots " + file("x") + " --snapshot-dt 0", "--snapshot-dt");
+  expect_input_error("--run --snapshots " + file("x") + " --snapshot-dt 0", "--snapshot-dt 0: must be a time in (0, ");
 }
 
 // Checkpoints by time: each at the first block time at or past a multiple of --checkpoint-dt, named after its step,
@@ -412,7 +425,8 @@ TEST_F(Cli, CheckpointsByTime) {
   expect_input_error("--run --checkpoint-dt 0.1", "--checkpoint-dt 0.1: give --checkpoint FILE too");
   expect_input_error("--run --checkpoint " + file("x.h5") + " --checkpoint-dt 0.1 --checkpoint-every 5",
                      "--checkpoint-dt 0.1 and --checkpoint-every 5 both given; give one of them");
-  expect_input_error("--run --checkpoint " + file("x.h5") + " --checkpoint-dt -1", "--checkpoint-dt");
+  expect_input_error("--run --checkpoint " + file("x.h5") + " --checkpoint-dt -1",
+                     "--checkpoint-dt -1: must be a time in (0, ");
 }
 
 // A restart naming its run's series again continues it: the rows before the restart's step stay, and the series

@@ -392,7 +392,8 @@ class Simulation:
     @property
     def last_run(self):
         """What the last ``run`` did, a dict: steps, wall_seconds, stopped_by_callback,
-        diagnostics_samples, checkpoints_written and _not_written (the series of checkpoint_every;
+        diagnostics_samples, checkpoints_written and _not_written (the series of checkpoint_every or
+        checkpoint_dt;
         the final ``checkpoint`` file is ``checkpoint``), snapshots_written and _not_written,
         diagnostics_failure, failure, saved_step and save_failure (a run that could not go on),
         warnings (each RuntimeWarning the run gave) and energy_warning (with ``diagnostics``: the end's

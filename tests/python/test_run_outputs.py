@@ -167,6 +167,8 @@ def test_checkpoints_by_time_continue_the_run_bit_for_bit(tmp_path):
     assert np.array_equal(middle.positions, sim.positions)
     with pytest.raises(ValueError, match=r"^checkpoint_dt=0.1: give checkpoint too$"):
         sim.run(steps=1, checkpoint_dt=0.1)
+    with pytest.raises(ValueError, match=r"^checkpoint_dt=0.1 and checkpoint_every=3 both given; give one of them$"):
+        sim.run(steps=1, checkpoint=tmp_path / "x.h5", checkpoint_dt=0.1, checkpoint_every=3)
 
 
 def test_a_callback_reads_but_may_not_step_and_its_error_ends_the_run(tmp_path):
