@@ -606,33 +606,29 @@ std::optional<Options> parse_options(int argc, char** argv) {
 
   require(dev.gpus.empty() || cli.count("--numgpus") == 0 || int(dev.gpus.size()) == dev.count,
           "--numgpus " + std::to_string(dev.count) + " and --gpus " + gpus_text + " disagree; give one of them");
-  if (cli.count("--checkpoint-dt") && o.checkpoint.empty())
-    throw InputError("--checkpoint-dt " + cli.get_option("--checkpoint-dt")->as<std::string>() +
-                     ": give --checkpoint FILE too (the series is named after it)");
-  if (cli.count("--checkpoint-dt") && cli.count("--checkpoint-every"))
-    throw InputError("--checkpoint-dt " + cli.get_option("--checkpoint-dt")->as<std::string>() +
-                     " and --checkpoint-every " + std::to_string(o.checkpoint_every) +
-                     " both given; give one of them (checkpoints by time or by steps)");
-  if (cli.count("--checkpoint-every") && o.checkpoint.empty())
-    throw InputError("--checkpoint-every " + std::to_string(o.checkpoint_every) +
-                     ": give --checkpoint FILE too (the series is named after it)");
-  if (cli.count("--diagnostics-every") && o.diagnostics.empty())
-    throw InputError("--diagnostics-every " + std::to_string(o.diagnostics_every) +
-                     ": give --diagnostics FILE too (where the samples go)");
-  if (cli.count("--diagnostics-dt") && o.diagnostics.empty())
-    throw InputError("--diagnostics-dt " + cli.get_option("--diagnostics-dt")->as<std::string>() +
-                     ": give --diagnostics FILE too (where the samples go)");
-  if (cli.count("--diagnostics-dt") && cli.count("--diagnostics-every"))
-    throw InputError("--diagnostics-dt " + cli.get_option("--diagnostics-dt")->as<std::string>() +
-                     " and --diagnostics-every " + std::to_string(o.diagnostics_every) +
-                     " both given; give one of them (samples by time or by steps)");
+  // A series' option as given ("--diagnostics-dt 0.1"); each needs its file, and by time excludes by steps.
+  auto as_given = [&](const char* option) {
+    return std::string(option) + " " + cli.get_option(option)->as<std::string>();
+  };
+  auto needs = [&](const char* option, bool missing, const char* file, const char* why) {
+    if (cli.count(option) && missing) throw InputError(as_given(option) + ": give " + file + " too (" + why + ")");
+  };
+  auto one_of = [&](const char* by_time, const char* by_steps, const char* what) {
+    if (cli.count(by_time) && cli.count(by_steps))
+      throw InputError(as_given(by_time) + " and " + as_given(by_steps) + " both given; give one of them (" + what +
+                       " by time or by steps)");
+  };
+  needs("--checkpoint-dt", o.checkpoint.empty(), "--checkpoint FILE", "the series is named after it");
+  one_of("--checkpoint-dt", "--checkpoint-every", "checkpoints");
+  needs("--checkpoint-every", o.checkpoint.empty(), "--checkpoint FILE", "the series is named after it");
+  needs("--diagnostics-every", o.diagnostics.empty(), "--diagnostics FILE", "where the samples go");
+  needs("--diagnostics-dt", o.diagnostics.empty(), "--diagnostics FILE", "where the samples go");
+  one_of("--diagnostics-dt", "--diagnostics-every", "samples");
   if (!o.diagnostics.empty()) driver::series_format(o.diagnostics);
   for (const char* option : {"--snapshot-every", "--snapshot-dt", "--snapshot-precision"})
     if (cli.count(option) && o.snapshots.base.empty())
       throw InputError(std::string(option) + ": give --snapshots BASE too (the series is named after it)");
-  if (cli.count("--snapshot-dt") && cli.count("--snapshot-every"))
-    throw InputError("--snapshot-dt " + cli.get_option("--snapshot-dt")->as<std::string>() + " and --snapshot-every " +
-                     std::to_string(o.snapshots.every) + " both given; give one of them (snapshots by time or by steps)");
+  one_of("--snapshot-dt", "--snapshot-every", "snapshots");
   o.run.units = sim::parse_units(mass_unit, length_unit);
   o.run.given = {cli.count("--integrator") > 0, cli.count("--dt") > 0,        cli.count("--damping") > 0,
                  cli.count("--softening") > 0,  cli.count("--precision") > 0, o.run.units.physical(),
