@@ -261,7 +261,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   std::optional<SeriesLineage> lineage;
   if (sim.steps_done() > 0 && setup.initial_energy) {
     multigpu::RunClock const clock = sim.clock();
-    lineage = SeriesLineage{sim.steps_done(), sim.time(),  *setup.initial_energy,   clock.start_time,
+    lineage = SeriesLineage{sim.steps_done(), sim.time(), *setup.initial_energy, clock.start_time,
                             sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
   }
   agree(ranks, [&] {
@@ -458,6 +458,13 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   double checkpoint_time = next_multiple(checkpoint_dt, sim.time());
   auto next_time = [&] { return std::min({sample_time, snapshot_time, checkpoint_time}); };  // of an output by time
   bool const by_time = sample_dt > 0 || snapshot_dt > 0 || checkpoint_dt > 0;
+  // Whether the run has reached `next`, an output's time on the grid of `dt`; if so, `next` moves to the grid's
+  // next time past the run's.
+  auto passed = [&](double dt, double& next) {
+    if (!(dt > 0) || sim.time() < reach_of(next)) return false;
+    next = next_multiple(dt, sim.time());
+    return true;
+  };
   std::uint64_t sampled_at = sim.steps_done();  // the step of the last sample begun (the start's)
   bool one_past = false;  // block steps: the next chunk is one block step past a sample's time
   auto until_sample_time = [&]() -> std::uint64_t {
@@ -506,7 +513,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
         chunk = std::uint64_t(-ranks.max(-int(std::min<std::uint64_t>(mine, std::uint64_t(1) << 30))));
       }
       std::uint64_t const now_step = sim.steps_done();
-      // Block steps stopped by a sample's time short of it: the next chunk is the one block step to the first block
+      // Block steps stopped by an output's time short of it: the next chunk is the one block step to the first block
       // time past it, with the run's own limit.
       bool const at_sample_limit = sim.block_steps() && sim.stopped_at_time_limit() && limit < run_limit;
       if (at_sample_limit && sim.time() < reach_of(limit)) one_past = true;
@@ -516,21 +523,10 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
         if (one_past) continue;  // the block time before a sample's time, reached by the chunk before
         break;
       }
-      bool sample_now = due(sample_every, now_step);
-      if (sample_dt > 0 && sim.time() >= reach_of(sample_time)) {
-        sample_now = now_step != sampled_at;
-        sample_time = next_multiple(sample_dt, sim.time());
-      }
-      bool checkpoint_now = due(every, now_step);
-      if (checkpoint_dt > 0 && sim.time() >= reach_of(checkpoint_time)) {
-        checkpoint_now = true;
-        checkpoint_time = next_multiple(checkpoint_dt, sim.time());
-      }
-      bool snapshot_now = o.snapshots.due(now_step);
-      if (snapshot_dt > 0 && sim.time() >= reach_of(snapshot_time)) {
-        snapshot_now = true;  // snapshot() takes one a step
-        snapshot_time = next_multiple(snapshot_dt, sim.time());
-      }
+      // By steps or by time (one or the other for each output); a sample once a step, and so a snapshot (snapshot()).
+      bool const sample_now = passed(sample_dt, sample_time) ? now_step != sampled_at : due(sample_every, now_step);
+      bool const checkpoint_now = passed(checkpoint_dt, checkpoint_time) || due(every, now_step);
+      bool const snapshot_now = passed(snapshot_dt, snapshot_time) || o.snapshots.due(now_step);
       if (sample_now) {
         sampled_at = now_step;
         if (!unless_interrupted([&] { sim.begin_sample(); })) break;
