@@ -3,6 +3,8 @@
 #   scripts/sanitize.sh thread    ThreadSanitizer over the worker-thread scheduler, the exchange and
 #                                 the driver (layout, multi-device and driver tests)
 #   scripts/sanitize.sh address   AddressSanitizer + UndefinedBehaviorSanitizer over every CPU test
+#   scripts/sanitize.sh thread --selection   prints the thread pass's test pattern and the executables it builds
+#                                 (tests/check_sanitize_selection.py checks them against a full build's tests)
 # Extra arguments go to ctest. Builds into build-<sanitizer>/ (or $NBODY_BUILD_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +24,8 @@ case "$kind" in
     tests='(^Cpu/Layouts|^StepContract|^Partition|^Driver|^Backends/LiveSwitches|^Mpi|^ServeServer|^ServeMailbox)\.|^Hermite\.(EveryHostLayout|ContinuesBitForBit)'
     # Only their executables are built: the rest of the build costs minutes and runs nothing here. Tests are listed
     # by running their executables, and one not built is only a placeholder (NAME_NOT_BUILT): a test matched above
-    # that moves to an executable not named here is left out without a word, so the list goes with the pattern.
+    # that moved to an executable not named here would be left out without a word. The release build's test
+    # Scripts.SanitizeThreadBuildsWhatItSelects fails then (tests/check_sanitize_selection.py).
     # live_simulation_tests exists where the viewer is built.
     targets="driver_tests hermite_tests layout_tests_cpu mpi_tests multidevice_tests physics_tests serve_tests"
     viewer_targets="live_simulation_tests"
@@ -55,6 +58,10 @@ case "$kind" in
     exit 2
     ;;
 esac
+if [ "${1:-}" = --selection ]; then
+  printf 'tests=%s\ntargets=%s\n' "$tests" "$targets ${viewer_targets:-}"
+  exit 0
+fi
 scripts/install-deps.sh
 build_dir=${NBODY_BUILD_DIR:-build-$kind}
 # RelWithDebInfo's own flags (-O2 -g -DNDEBUG) would come after $flags and win: its -O2 made the build a third
