@@ -113,7 +113,7 @@ struct Scan {
   std::uint64_t last_kept_step = 0;  // where kept
 };
 
-// Reads `file` (a series in `format`) against `lineage`: the rows before its step are kept if every complete row
+// Reads `file` (a series in `format`) against `lineage` (one with a baseline): the rows before its step are kept if every complete row
 // is nbody's, in step order, of the run's energy baseline, at the times the run's clock gives (fixed steps: from
 // the step its dt applies from; the start's), the kept ones in time order up to the lineage's time, and a row at
 // its step at its time. An unfinished last line (a run killed while writing it) is left out; an empty file is a
@@ -164,9 +164,9 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
       scan.not_this_runs = at + " does not follow step " + std::to_string(last->step);
       return scan;
     }
-    if (!same_baseline(*r, lineage.initial_energy)) {
+    if (!same_baseline(*r, *lineage.initial_energy)) {
       scan.not_this_runs = at + " measures its energy error from another start energy than this run's " +
-                           shortest(lineage.initial_energy);
+                           shortest(*lineage.initial_energy);
       return scan;
     }
     if (r->step < lineage.step) {
@@ -277,7 +277,8 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
       throw InputError(given + ": cannot remove " + partial_ + ", which holds no row: " + std::strerror(errno));
     unfinished = false;
   }
-  if (unfinished && !lineage) throw InputError(exists + "); rename or remove it first");
+  bool const continues = lineage && lineage->initial_energy;
+  if (unfinished && !continues) throw InputError(exists + "); rename or remove it first");
 
   // The earlier series this run continues: the partial file, where the run died, or the published one.
   std::optional<Scan> from_partial, from_published;
@@ -287,7 +288,11 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
       throw InputError(exists + ", not this run's: " + from_partial->not_this_runs + "); rename or remove it first");
   }
   std::error_code ec;
-  if (lineage && std::filesystem::is_regular_file(path_, ec)) from_published = scan_series(path_, format_, *lineage);
+  bool const published = std::filesystem::is_regular_file(path_, ec);
+  if (continues && published) from_published = scan_series(path_, format_, *lineage);
+  if (lineage && !continues && published)
+    continuation_ = given + ": replaced when the run ends: this run measures its energy error from a new start "
+                            "energy, so its series begins again at step " + std::to_string(lineage->step);
   bool const published_is_runs = from_published && from_published->not_this_runs.empty();
   copy_published_ = published_is_runs && from_published->kept > 0 &&
                     (!from_partial || from_partial->kept == 0 ||

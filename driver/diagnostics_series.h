@@ -49,7 +49,9 @@ std::string partial_path(const std::string& path);
 struct SeriesLineage {
   std::uint64_t step = 0;       // the run's first step: the rows from it on are this run's
   double time = 0.0;            // the simulation time at that step
-  double initial_energy = 0.0;  // the run's baseline of the energy error (the checkpoint's)
+  // The run's baseline of the energy error (the checkpoint's). None where this run measures from a start energy of
+  // its own (a restart with another softening: another potential): its series begins again, as another run's.
+  std::optional<double> initial_energy;
   double start_time = 0.0;      // the time at step 0
   // Fixed steps: the clock (multigpu::RunClock), which gives the time of every step from dt_since_step on; 0 for
   // block steps, whose times no clock gives.
@@ -68,7 +70,8 @@ struct SeriesLineage {
 // before the lineage's step, and this run's follow them; of the two, the one whose kept rows reach further. The
 // same run's: every row is nbody's, in step order, its energy error measured from the run's start energy (to the
 // bit), at the times the run's clock gives (fixed steps), in time order up to the lineage's time, a row at its step
-// at its time. Another run's PATH is replaced, as any output is; another run's partial file is refused.
+// at its time. Another run's PATH is replaced, as any output is; another run's partial file is refused. A lineage
+// with no baseline continues nothing: its PATH is replaced and its partial file refused.
 // continuation() says which. Nothing of the earlier files changes until this series writes its first row (or is
 // closed): a restart that stops before it leaves them as they were.
 class DiagnosticsSeries {

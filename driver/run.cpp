@@ -259,9 +259,9 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
                                                                 : kDefaultDiagnosticsEvery;
   // A run that takes up another (a restart, a script's next run) continues that run's series at the path.
   std::optional<SeriesLineage> lineage;
-  if (sim.steps_done() > 0 && setup.initial_energy) {
+  if (sim.steps_done() > 0) {
     multigpu::RunClock const clock = sim.clock();
-    lineage = SeriesLineage{sim.steps_done(), sim.time(), *setup.initial_energy, clock.start_time,
+    lineage = SeriesLineage{sim.steps_done(), sim.time(), setup.initial_energy, clock.start_time,
                             sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
   }
   agree(ranks, [&] {
@@ -269,13 +269,6 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       series = std::make_unique<DiagnosticsSeries>(o.diagnostics, o.names, lineage);
   });
   if (series && !series->continuation().empty()) observer.notice(series->continuation());
-  // A run that takes up another with a new energy baseline (a restart with another softening) begins its series
-  // again: the rows before would measure another energy.
-  std::error_code exists;
-  if (series && sim.steps_done() > 0 && !lineage && std::filesystem::is_regular_file(o.diagnostics, exists))
-    observer.notice(o.names.with_text("--diagnostics", o.diagnostics) +
-                    ": replaced when the run ends: this run measures its energy error from a new start energy, so "
-                    "its series begins again at step " + std::to_string(sim.steps_done()));
 
   // An O(N^2) pass (the start's and the end's energies, a sample's potential: seconds at large N on a
   // CPU) stops at a signal; the run then ends as at a signal between steps, its outputs written. With

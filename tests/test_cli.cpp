@@ -540,6 +540,30 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
                      "0, time 0) measures its energy error from another start energy");
   EXPECT_EQ(slurp(file("other.csv.partial")), other);
 
+  // A restart with another softening measures its energy error from its own start energy: the run's series begins
+  // again (the rows before would measure another energy). Its partial file is refused as another run's.
+  std::ofstream(file("soft.csv")) << slurp(file("d.csv"));
+  Result const softer = nbody("--run --restart " + file("c.h5") + " --softening 0.05 --steps 50 --diagnostics-every "
+                              "100 --diagnostics " + file("soft.csv"));
+  ASSERT_EQ(softer.code, 0) << softer.err;
+  EXPECT_NE(softer.err.find("notice: --diagnostics " + file("soft.csv") + ": replaced when the run ends: this run "
+                            "measures its energy error from a new start energy, so its series begins again at step "
+                            "250"),
+            std::string::npos)
+      << softer.err;
+  std::vector<double> soft_steps;
+  for (auto const& row : csv_rows(slurp(file("soft.csv")), &header)) soft_steps.push_back(row[0]);
+  EXPECT_EQ(soft_steps, (std::vector<double>{250, 300}));
+  std::ofstream(file("soft.csv.partial")) << first;
+  Result const refused =
+      nbody("--run --restart " + file("c.h5") + " --softening 0.05 --steps 50 --diagnostics " + file("soft.csv"));
+  EXPECT_EQ(refused.code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("\nerror: --diagnostics " + file("soft.csv") + ": " + file("soft.csv.partial") +
+                             " exists (the series of a run that did not finish"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(slurp(file("soft.csv.partial")), first);
+
   // JSON lines the same way.
   ASSERT_EQ(nbody(run + "--steps 250 --diagnostics " + file("d.jsonl")).code, 0);
   ASSERT_EQ(nbody("--run -q --restart " + file("c.h5") + " --steps 50 --diagnostics-every 100 --diagnostics " +
