@@ -113,11 +113,11 @@ struct Scan {
   std::uint64_t last_kept_step = 0;  // where kept
 };
 
-// Reads `file` (a series in `format`) against `lineage` (one with a baseline): the rows before its step are kept if every complete row
-// is nbody's, in step order, of the run's energy baseline, at the times the run's clock gives (fixed steps: from
-// the step its dt applies from; the start's), the kept ones in time order up to the lineage's time, and a row at
-// its step at its time. An unfinished last line (a run killed while writing it) is left out; an empty file is a
-// series of no rows.
+// Reads `file` (a series in `format`) against `lineage` (one with a baseline): the rows before its step are kept if
+// every complete row is nbody's, in step order, of the run's energy baseline, at the times the run's clock gives
+// (fixed steps: from the step its dt applies from; the start's), the kept ones in time order up to the lineage's
+// time, and a row at its step at its time. An unfinished last line (a run killed while writing it) is left out; an
+// empty file is a series of no rows.
 Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLineage& lineage) {
   Scan scan;
   std::ifstream in(file, std::ios::binary);

@@ -8,20 +8,39 @@ Tests labelled gl are not the pass's (it runs none of them); a GPU test its patt
 it builds too, where that executable's CPU half runs."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 
 def executable_of(test, build):
-    """The test program a CTest test runs: its command's first word, or under mpiexec the program it starts (the
-    first word that is a file of the build)."""
+    """The test program a CTest test runs: its command's first word where that is a file of the build, else (a
+    launcher such as mpiexec.openmpi) the first of its words that is; else its first word."""
     command = test.get('command') or ['?']
-    if os.path.basename(command[0]) in ('mpiexec', 'mpirun'):
-        root = os.path.realpath(build)
-        for word in command[1:]:
-            if os.path.isabs(word) and os.path.realpath(word).startswith(root + os.sep):
-                return os.path.basename(word)
+    root = os.path.realpath(build)
+    for word in command:
+        if os.path.isabs(word) and os.path.realpath(word).startswith(root + os.sep) and os.path.isfile(word):
+            return os.path.basename(word)
     return os.path.basename(command[0])
+
+
+def list_tests(build, *selection):
+    """ctest --show-only's tests of `build`, listed from a copy of its CTestTestfile.cmake tree: ctest run in the
+    build itself would rewrite Testing/Temporary/LastTest.log, the log of the ctest that runs this check. The copies
+    include the build's own discovery files (by absolute path), so they list the same tests."""
+    ctest = os.environ.get('CTEST_PROGRAM', 'ctest')  # CTest's own, under CTest
+    with tempfile.TemporaryDirectory(prefix='sanitize-selection-') as copy:
+        for folder, dirs, files in os.walk(build):
+            dirs[:] = [d for d in dirs if d not in ('Testing', 'CMakeFiles', '_deps')]
+            if 'CTestTestfile.cmake' in files:
+                target = os.path.join(copy, os.path.relpath(folder, build))
+                os.makedirs(target, exist_ok=True)
+                shutil.copy(os.path.join(folder, 'CTestTestfile.cmake'), target)
+        listing = subprocess.run([ctest, '--show-only=json-v1', *selection], cwd=copy, capture_output=True, text=True)
+    if listing.returncode != 0:
+        sys.exit(f'check_sanitize_selection: ctest could not list the tests of {build}: {listing.stderr.strip()}')
+    return json.loads(listing.stdout)['tests']
 
 
 def main():
@@ -33,12 +52,7 @@ def main():
                          capture_output=True, text=True, check=True).stdout
     selection = dict(line.split('=', 1) for line in out.splitlines() if '=' in line)
     pattern, built = selection['tests'], set(selection['targets'].split())
-    ctest = os.environ.get('CTEST_PROGRAM', 'ctest')  # CTest's own, under CTest
-    listing = subprocess.run([ctest, '--show-only=json-v1', '-R', pattern, '-LE', 'gl'], cwd=build,
-                             capture_output=True, text=True)
-    if listing.returncode != 0:
-        sys.exit(f'check_sanitize_selection: ctest could not list the tests of {build}: {listing.stderr.strip()}')
-    tests = json.loads(listing.stdout)['tests']
+    tests = list_tests(build, '-R', pattern, '-LE', 'gl')
     if not tests:
         sys.exit(f'check_sanitize_selection: the pattern {pattern!r} selects no test in {build}')
     where = {}
@@ -47,9 +61,7 @@ def main():
     missing = sorted(set(where) - built)
     # Executables this build has at all (the viewer's only where the viewer is built): those the pass names but
     # that hold none of its tests are stale names.
-    everything = json.loads(subprocess.run([ctest, '--show-only=json-v1'], cwd=build, capture_output=True,
-                                           text=True, check=True).stdout)['tests']
-    present = {executable_of(t, build) for t in everything}
+    present = {executable_of(t, build) for t in list_tests(build)}
     stale = sorted((built & present) - set(where))
     for executable in missing:
         names = where[executable]

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """tests/check_sass_operands.py - tools/sass_operands.py on a small listing written here, whose counts are known:
 each instruction's distinct registers, a register read twice counted once, the reuse cache's operands, uniform
-registers and RZ not read from the file, only loops (backward branches) with enough fp64 instructions, and the
-bound max(2, reads) cycles an instruction gives."""
+registers and RZ not read from the file, only innermost loops (backward branches around no other) with enough fp64
+instructions, and the bound max(2, reads) cycles an instruction gives."""
 import os
 import subprocess
 import sys
@@ -24,7 +24,8 @@ LISTING = """
         /*0080*/                   DADD R32, RZ, -R34 ;
         /*0090*/              @!P0 BRA 0x10 ;
         /*00a0*/                   DADD R40, R42, R44 ;
-        /*00b0*/                   EXIT ;
+        /*00b0*/              @!P1 BRA 0x0 ;
+        /*00c0*/                   EXIT ;
 \t\tFunction : _Z5otherPd
         /*0000*/                   DADD R2, R4, R6 ;
         /*0010*/                   BRA 0x0 ;
@@ -40,11 +41,13 @@ def main():
     assert r.returncode == 0, r.stderr
     out = r.stdout
     # DADD -R4,UR6: 1 read; DFMA R8,R8,c: 1; DFMA R14.reuse,R16,R18: 2 (+1 reuse); DFMA R14,R22,R24: 3;
-    # DMUL R28,R30: 2; DADD RZ,-R34: 1. The DADD after the branch is outside the loop.
+    # DMUL R28,R30: 2; DADD RZ,-R34: 1. The DADD after the branch is outside the loop; the outer loop around both
+    # (0x0-0xb0) is not reported.
     expected = ('loop 0x10-0x90: 6 fp64 instructions (3 read 1, 2 read 2, 1 read 3), 10 register reads '
                 '(1.67 an instruction), 1 served by the reuse cache; LDS 1, MUFU 1; at best 92.3% of the fp64 rate')
     assert expected in out, out
     assert '_Z5otherPd' not in out, out
+    assert 'loop 0x0-0xb0' not in out, out
     r = run('--kernel', 'pair', '--min-fp64', '7')  # the loop has 6: none left
     assert r.returncode != 0 and 'no loop with 7 or more fp64 instructions' in r.stderr, (r.returncode, r.stderr)
     r = run('--min-fp64', '1')  # every kernel: the other one's loop too

@@ -541,7 +541,7 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   EXPECT_EQ(slurp(file("other.csv.partial")), other);
 
   // A restart with another softening measures its energy error from its own start energy: the run's series begins
-  // again (the rows before would measure another energy). Its partial file is refused as another run's.
+  // again (the rows before would measure another energy). A partial file there is refused: it continues nothing.
   std::ofstream(file("soft.csv")) << slurp(file("d.csv"));
   Result const softer = nbody("--run --restart " + file("c.h5") + " --softening 0.05 --steps 50 --diagnostics-every "
                               "100 --diagnostics " + file("soft.csv"));

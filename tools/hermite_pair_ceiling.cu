@@ -1,23 +1,28 @@
 // tools/hermite_pair_ceiling.cu - how fast the fp64 Hermite pair can run on this GPU, apart from the force pass
 // around it: what bounds the every-body-active rate of hermite4 in fp64.
-// Developer tool; needs one GPU (sm_80 or later):
-//   hermite_pair_ceiling [N]      (N: bodies, a multiple of 1,024; default 262,144)
+// Developer tool; needs one GPU of compute capability 8.0 or later (the share of the fp64 peak only on 8.0 and 9.0,
+// GA100 and GH100, whose SMs have 64 fp64 lanes):
+//   hermite_pair_ceiling [N]      (N: bodies, a multiple of 1,024 up to 1,048,576; default 262,144)
 // Prints, at the SM clock measured while each kernel runs (clock64 against the global timer):
-//  1. fp64 throughput of independent chains by how many distinct registers each instruction reads, as a share of
-//     the nominal peak (SMs x 64 fp64 lanes x clock, the GH100 and GA100 figure): a fused multiply-add reading
-//     three registers, two, or one plus constants; a multiply and an add reading two.
+//  1. fp64 throughput of independent chains by how many distinct registers each instruction reads from the
+//     register file, as a share of the nominal peak (SMs x 64 fp64 lanes x clock): fused multiply-adds reading
+//     one register (the other operand from the reuse cache, a constant), two, one twice and another, three, three
+//     of which one is shared by consecutive instructions (the reuse cache serves it); a multiply and an add of two.
 //  2. The pair loop alone: the very pair arithmetic of the force pass (sim/kernels/hermite_pair.cuh, fp64, no
 //     potential, no self pair), every body active, one fp64 N^2 sweep with j-bodies staged through shared memory,
 //     in several loop shapes (active bodies a thread, pairs computed before they are added, unrolling, blocks an
-//     SM). Each shape sums each body's pairs in the pass's order (runs of kHermiteRun from zero), so every shape's
-//     sums must be the same bits; the tool says so. Pairs a second and the share of the peak at the fp64
-//     instructions the pair takes (31).
+//     SM). Each shape sums a body's pairs in the pass's runs of kHermiteRun from zero, adding the runs in order into
+//     one sum (the pass folds them by span, group and total: the same work, other sums), so every shape's sums must
+//     be the same bits; the tool says so. Pairs a second and the share of the peak at the fp64 instructions the pair
+//     takes (31).
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <string>
 #include <vector>
 
 #include "gpu/check.h"
@@ -32,9 +37,20 @@ using nbody::sim::kernels::PairFactors;
 using nbody::sim::kernels::PairSums;
 
 constexpr int kBlock = 128;
-constexpr int kTile = 64;             // j-bodies staged at a time, as the force pass does
-constexpr int kPairFp64Ops = 31;      // fp64 instructions of one pair (sim/kernels/hermite_pair.cuh)
-constexpr double kFp64LanesPerSm = 64;  // GH100, GA100
+constexpr int kTile = 64;         // j-bodies staged at a time, as the force pass does
+constexpr int kPairFp64Ops = 31;  // fp64 instructions of one pair (sim/kernels/hermite_pair.cuh)
+static_assert(kBlock == 2 * kTile, "half the block stages positions, half velocities");
+
+// fp64 lanes an SM where the tool knows them (GA100, GH100), else 0: no share of the peak is printed.
+int fp64_lanes_per_sm(const cudaDeviceProp& prop) {
+  return prop.minor == 0 && (prop.major == 8 || prop.major == 9) ? 64 : 0;
+}
+std::string share_of_peak(double ops_per_second, int sms, int lanes, double ghz) {
+  if (lanes == 0 || ghz <= 0) return "(no fp64 peak known for this GPU)";
+  char text[64];
+  std::snprintf(text, sizeof text, "%5.1f%% of the peak", 100 * ops_per_second / (sms * lanes * ghz * 1e9));
+  return text;
+}
 
 struct alignas(32) Body4 {
   double x, y, z, w;
@@ -58,13 +74,23 @@ __device__ void finish_probe(const ClockProbe& probe, double* ghz) {
 }
 
 // ---- 1. fp64 throughput by registers read ----
-enum class Operands : int { fma_one_register, fma_two_registers, fma_three_registers, fma3_and_mul2, add_two };
+enum class Operands : int {
+  fma_one_register,
+  fma_two_registers,
+  fma_one_twice_and_another,
+  fma_three_registers,
+  fma_three_one_shared,
+  fma3_and_mul2,
+  add_two
+};
 constexpr int kChains = 8;
 
 template <Operands kOp>
-__global__ void __launch_bounds__(kBlock, 4) operand_peak(double* out, int iterations, double a, double b, double* ghz) {
+__global__ void __launch_bounds__(kBlock, 4)
+    operand_peak(double* out, int iterations, double a, double b, double* ghz) {
   ClockProbe const probe = start_probe();
   double x[kChains], y[kChains], z[kChains];
+  double const w = a * (1.0 + threadIdx.x * 1e-9);  // a register of its own, shared by every chain
 #pragma unroll
   for (int c = 0; c < kChains; ++c) {
     x[c] = threadIdx.x + c;
@@ -76,7 +102,9 @@ __global__ void __launch_bounds__(kBlock, 4) operand_peak(double* out, int itera
     for (int c = 0; c < kChains; ++c) {
       if constexpr (kOp == Operands::fma_one_register) x[c] = __fma_rn(x[c], a, 0.5);
       if constexpr (kOp == Operands::fma_two_registers) x[c] = __fma_rn(x[c], y[c], 0.5);
+      if constexpr (kOp == Operands::fma_one_twice_and_another) x[c] = __fma_rn(y[c], y[c], x[c]);
       if constexpr (kOp == Operands::fma_three_registers) x[c] = __fma_rn(x[c], y[c], z[c]);
+      if constexpr (kOp == Operands::fma_three_one_shared) x[c] = __fma_rn(w, y[c], x[c]);  // as mr3 in the sums
       if constexpr (kOp == Operands::fma3_and_mul2) {
         x[c] = __fma_rn(x[c], y[c], z[c]);
         z[c] = __dmul_rn(z[c], y[c]);
@@ -92,14 +120,16 @@ __global__ void __launch_bounds__(kBlock, 4) operand_peak(double* out, int itera
 }
 
 template <Operands kOp>
-void time_operands(const char* name, int sms, double* out, double* ghz) {
+void time_operands(const char* name, int sms, int lanes, double* out, double* ghz) {
   int const blocks = sms * 4 * 8, iterations = 20000;
   operand_peak<kOp><<<blocks, kBlock>>>(out, 10, 0.999, 0.5, ghz);  // warm-up
+  NBODY_CHECK_LAUNCH();
   cudaEvent_t e0, e1;
   NBODY_CUDA_CHECK(cudaEventCreate(&e0));
   NBODY_CUDA_CHECK(cudaEventCreate(&e1));
   NBODY_CUDA_CHECK(cudaEventRecord(e0));
   operand_peak<kOp><<<blocks, kBlock>>>(out, iterations, 0.999, 0.5, ghz);
+  NBODY_CHECK_LAUNCH();
   NBODY_CUDA_CHECK(cudaEventRecord(e1));
   NBODY_CUDA_CHECK(cudaEventSynchronize(e1));
   float ms = 0;
@@ -108,8 +138,8 @@ void time_operands(const char* name, int sms, double* out, double* ghz) {
   NBODY_CUDA_CHECK(cudaMemcpy(&clock, ghz, sizeof clock, cudaMemcpyDeviceToHost));
   double const per_iteration = kOp == Operands::fma3_and_mul2 ? 2 : 1;
   double const ops = double(blocks) * kBlock * iterations * kChains * per_iteration / (ms * 1e-3);
-  std::printf("  %-52s %.4e fp64 ops/s  %5.1f%% of the peak at %.0f MHz\n", name, ops,
-              100 * ops / (sms * kFp64LanesPerSm * clock * 1e9), clock * 1e3);
+  std::printf("  %-58s %.4e fp64 ops/s  %s at %.0f MHz\n", name, ops, share_of_peak(ops, sms, lanes, clock).c_str(),
+              clock * 1e3);
   NBODY_CUDA_CHECK(cudaEventDestroy(e0));
   NBODY_CUDA_CHECK(cudaEventDestroy(e1));
 }
@@ -183,6 +213,7 @@ struct PairData {
   double* ghz;
   int n;
   int sms;
+  int lanes;
   std::vector<double> first;  // the first shape's sums: every other shape must give the same bits
 };
 
@@ -193,7 +224,10 @@ void time_pair_loop(PairData& d) {
   NBODY_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
   int const blocks = d.n / (kBlock * kI);
   double const eps2 = 1e-8;
+  // Cleared to NaN first: a shape that left a body out cannot match the first shape's sums.
+  NBODY_CUDA_CHECK(cudaMemset(d.out, 0xff, std::size_t(d.n) * 6 * sizeof(double)));
   kernel<<<blocks, kBlock>>>(d.pos, d.vel, d.n, eps2, d.out, d.ghz);  // warm-up
+  NBODY_CHECK_LAUNCH();
   cudaEvent_t e0, e1;
   NBODY_CUDA_CHECK(cudaEventCreate(&e0));
   NBODY_CUDA_CHECK(cudaEventCreate(&e1));
@@ -201,6 +235,7 @@ void time_pair_loop(PairData& d) {
   for (int rep = 0; rep < 3; ++rep) {
     NBODY_CUDA_CHECK(cudaEventRecord(e0));
     kernel<<<blocks, kBlock>>>(d.pos, d.vel, d.n, eps2, d.out, d.ghz);
+    NBODY_CHECK_LAUNCH();
     NBODY_CUDA_CHECK(cudaEventRecord(e1));
     NBODY_CUDA_CHECK(cudaEventSynchronize(e1));
     float ms = 0;
@@ -219,21 +254,22 @@ void time_pair_loop(PairData& d) {
     bits = std::memcmp(d.first.data(), sums.data(), sums.size() * sizeof(double)) == 0 ? "same sums, bit for bit"
                                                                                          : "SUMS DIFFER";
   double const pairs = double(d.n) * d.n / (best * 1e-3);
-  double const peak_pairs = d.sms * kFp64LanesPerSm * clock * 1e9 / kPairFp64Ops;
-  std::printf("  %d a thread, batches of %2d, unrolled %d, %d blocks an SM (%3d registers): %.4e pairs/s, %5.1f%% of "
-              "the peak at %.0f MHz; %s\n",
-              kI, kBatch, kUnroll, kMinBlocks, attributes.numRegs, pairs, 100 * pairs / peak_pairs, clock * 1e3, bits);
+  std::printf("  %d a thread, batches of %2d, unrolled %d, %d blocks an SM (%3d registers): %.4e pairs/s, %s at %.0f "
+              "MHz; %s\n",
+              kI, kBatch, kUnroll, kMinBlocks, attributes.numRegs, pairs,
+              share_of_peak(pairs * kPairFp64Ops, d.sms, d.lanes, clock).c_str(), clock * 1e3, bits);
   NBODY_CUDA_CHECK(cudaEventDestroy(e0));
   NBODY_CUDA_CHECK(cudaEventDestroy(e1));
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   char* end = nullptr;
   long const n = argc > 1 ? std::strtol(argv[1], &end, 10) : 262144;
-  if (argc > 2 || (argc > 1 && *end != '\0') || n < 1024 || n > (1 << 24) || n % 1024 != 0) {
-    std::fprintf(stderr, "hermite_pair_ceiling: N must be a multiple of 1024 from 1024 to 16777216 (got %s)\n",
+  // 2^20 bodies: 8 shapes of 4 launches of about 2.5 s each on an H200.
+  if (argc > 2 || (argc > 1 && *end != '\0') || n < 1024 || n > (1 << 20) || n % 1024 != 0) {
+    std::fprintf(stderr, "hermite_pair_ceiling: N must be a multiple of 1024 from 1024 to 1048576 (got %s)\n",
                  argc > 1 ? argv[1] : "?");
     return 2;
   }
@@ -249,13 +285,17 @@ int main(int argc, char** argv) {
   double* out = nullptr;
   NBODY_CUDA_CHECK(cudaMalloc(&ghz, sizeof(double)));
   NBODY_CUDA_CHECK(cudaMalloc(&out, std::size_t(n) * 6 * sizeof(double)));
-  int const sms = prop.multiProcessorCount;
+  int const sms = prop.multiProcessorCount, lanes = fp64_lanes_per_sm(prop);
   std::printf("fp64 throughput of independent chains, by the distinct registers an instruction reads:\n");
-  time_operands<Operands::fma_one_register>("fma, one register and two constants", sms, out, ghz);
-  time_operands<Operands::fma_two_registers>("fma, two registers and a constant", sms, out, ghz);
-  time_operands<Operands::fma_three_registers>("fma, three registers", sms, out, ghz);
-  time_operands<Operands::fma3_and_mul2>("fma of three registers and mul of two, alternating", sms, out, ghz);
-  time_operands<Operands::add_two>("add, two registers", sms, out, ghz);
+  time_operands<Operands::fma_one_register>("fma x a + 0.5 (a from the reuse cache)", sms, lanes, out, ghz);
+  time_operands<Operands::fma_two_registers>("fma x y + 0.5, two registers", sms, lanes, out, ghz);
+  time_operands<Operands::fma_one_twice_and_another>("fma y y + x, one register twice and another", sms, lanes, out,
+                                                     ghz);
+  time_operands<Operands::fma_three_registers>("fma x y + z, three registers", sms, lanes, out, ghz);
+  time_operands<Operands::fma_three_one_shared>("fma w y + x, three, w shared by consecutive ones", sms, lanes, out,
+                                                ghz);
+  time_operands<Operands::fma3_and_mul2>("fma of three registers and mul of two, alternating", sms, lanes, out, ghz);
+  time_operands<Operands::add_two>("add x + y, two registers", sms, lanes, out, ghz);
 
   // Plummer-like spread is not needed: the pair's instructions do not depend on the values.
   std::vector<Body4> pos(n), vel(n);
@@ -268,7 +308,7 @@ int main(int argc, char** argv) {
     pos[i] = {uniform(), uniform(), uniform(), 1.0 / double(n)};
     vel[i] = {uniform(), uniform(), uniform(), 0.0};
   }
-  PairData d{nullptr, nullptr, out, ghz, int(n), sms, {}};
+  PairData d{nullptr, nullptr, out, ghz, int(n), sms, lanes, {}};
   NBODY_CUDA_CHECK(cudaMalloc(&d.pos, pos.size() * sizeof(Body4)));
   NBODY_CUDA_CHECK(cudaMalloc(&d.vel, vel.size() * sizeof(Body4)));
   NBODY_CUDA_CHECK(cudaMemcpy(d.pos, pos.data(), pos.size() * sizeof(Body4), cudaMemcpyHostToDevice));
@@ -288,4 +328,7 @@ int main(int argc, char** argv) {
   NBODY_CUDA_CHECK(cudaFree(out));
   NBODY_CUDA_CHECK(cudaFree(ghz));
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "hermite_pair_ceiling: %s\n", e.what());
+  return 1;
 }

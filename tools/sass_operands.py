@@ -3,14 +3,16 @@
 
     cuobjdump -sass BINARY | tools/sass_operands.py [--kernel SUBSTRING] [--min-fp64 100]
 
-For each loop (a backward branch) of each kernel whose name holds SUBSTRING, with at least --min-fp64 fp64
-arithmetic instructions (DFMA, DMUL, DADD): how many there are, how many distinct registers they read from the
-register file, and how many operands the operand reuse cache serves (`.reuse`). A register read twice by one
-instruction (r * r) counts once. tools/hermite_pair_ceiling.cu measures what those reads cost on the GPU at hand: on an
-H200 an fp64 fused multiply-add reading three distinct registers runs at about two thirds of the fp64 rate, and
-one reading two at the full rate, as if each fp64 instruction held the pipe for max(2, registers read) cycles where
-the rate allows 2. The last figure of a line is that bound for the loop: the share of the fp64 rate its fp64
-instructions could reach at best (other instructions' reads, which compete for the same ports, not counted).
+For each innermost loop (a backward branch whose range holds no other) of each kernel whose name holds SUBSTRING,
+with at least --min-fp64 fp64 arithmetic instructions (DFMA, DMUL, DADD; the pipe's other instructions are not
+counted): how many there are, how many distinct registers they read from the register file, and how many operands
+the operand reuse cache serves (`.reuse`). A register read twice by one instruction (r * r) counts once.
+tools/hermite_pair_ceiling.cu measures what those reads cost on the GPU at hand: on an H200 an fp64 fused
+multiply-add reading three distinct registers runs at about two thirds of the fp64 rate, and one reading two at the
+full rate, as if each fp64 instruction held the pipe for max(2, registers read) cycles where the rate allows 2. The
+last figure of a line is that bound for the loop as scheduled: the share of the fp64 rate its fp64 instructions
+could reach at best (other instructions' reads, which compete for the same ports, not counted). Another schedule,
+with more operands served by the reuse cache, has another bound.
 Needs no GPU, only a listing (cuobjdump comes with the CUDA toolkit).
 """
 import argparse
@@ -83,7 +85,10 @@ def main():
             m = re.search(r'\bBRA\b.*?0x([0-9a-f]+)', text)
             if m and int(m.group(1), 16) < address:
                 loops.add((int(m.group(1), 16), address))
-        for begin, end in sorted(loops):
+        # Innermost only: an outer loop's figures would count its inner loops' instructions once, not as they run.
+        innermost = [(b, e) for b, e in loops
+                     if not any((b2, e2) != (b, e) and b <= b2 and e2 <= e for b2, e2 in loops)]
+        for begin, end in sorted(innermost):
             fp64, reads, reused, by_reads, counts = loop_stats([t for a, t in body if begin <= a <= end])
             if fp64 < args.min_fp64:
                 continue
@@ -92,7 +97,8 @@ def main():
             spread = ', '.join(f'{n} read {r}' for r, n in sorted(by_reads.items()))
             print(f'{name}\n  loop {begin:#x}-{end:#x}: {fp64} fp64 instructions ({spread}), {reads} register reads '
                   f'({reads / fp64:.2f} an instruction), {reused} served by the reuse cache; '
-                  f'LDS {counts["LDS"]}, MUFU {counts["MUFU"]}; at best {100 * 2 * fp64 / cycles:.1f}% of the fp64 rate')
+                  f'LDS {counts["LDS"]}, MUFU {counts["MUFU"]}; '
+                  f'at best {100 * 2 * fp64 / cycles:.1f}% of the fp64 rate')
     if not found:
         sys.exit(f'sass_operands.py: no loop with {args.min_fp64} or more fp64 instructions in kernels matching '
                  f'"{args.kernel}"')
