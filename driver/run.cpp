@@ -261,14 +261,20 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   std::optional<SeriesLineage> lineage;
   if (sim.steps_done() > 0) {
     multigpu::RunClock const clock = sim.clock();
-    lineage = SeriesLineage{sim.steps_done(), sim.time(), setup.initial_energy, clock.start_time,
+    std::optional<double> const baseline =
+        sim.steps_done() == setup.baseline_step ? std::nullopt : setup.initial_energy;  // new here: begins again
+    lineage = SeriesLineage{sim.steps_done(), sim.time(), baseline, clock.start_time,
                             sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
   }
   agree(ranks, [&] {
     if (writer && !o.diagnostics.empty())
       series = std::make_unique<DiagnosticsSeries>(o.diagnostics, o.names, lineage);
   });
-  if (series && !series->continuation().empty()) observer.notice(series->continuation());
+  // What became of an earlier series at the path, decided where rank 0 made the series, heard on every rank: a front
+  // end that warns of it (Python) then does so on every rank alike.
+  std::string continuation = series ? series->continuation() : std::string();
+  if (ranks.size() > 1) continuation = ranks.all_gather(continuation).front();
+  if (!continuation.empty()) observer.notice(continuation);
 
   // An O(N^2) pass (the start's and the end's energies, a sample's potential: seconds at large N on a
   // CPU) stops at a signal; the run then ends as at a signal between steps, its outputs written. With

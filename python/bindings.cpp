@@ -821,6 +821,7 @@ class Engine {
     if (softening_changed) e0_ = rebuilt->diagnostics().total();
     sim_ = std::move(rebuilt);
     setup_ = std::move(next);
+    if (softening_changed) setup_.baseline_step = sim_->steps_done();  // a series begun before measures another
     run_ = run;
     remember_settings();
     notices_.insert(notices_.end(), notices.begin(), notices.end());

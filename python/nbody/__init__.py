@@ -366,15 +366,18 @@ class Simulation:
             self._engine.note_end(float(t_end))
             short += [n for n in self._take_notices() if n.startswith("t_end=")]  # hermite4: short of t_end
         self._note_run_notices(first_notice)
-        self._warn_of_end(short)
+        # A diagnostics file the run replaced (another run's series, or this one's before a new softening) is rows
+        # the script may have wanted: said as a RuntimeWarning, as the command line prints it.
+        replaced = [n for n in self.notices[first_notice:] if "replaced when the run ends" in n]
+        self._warn_of_end(short + replaced)
         return result["steps"]
 
     @staticmethod
     def _warn_of_end(notices):
-        # A run that did not reach the time asked for (it was already past it; hermite4's last block time before it)
-        # says so as a RuntimeWarning at the script's line, as the command line prints it: the time is not the one
-        # the script asked for. With comm, on every rank (each has the same notices): a filter that makes it an
-        # error then raises on every rank alike, none going on alone to a collective call.
+        # A run that did not reach the time asked for (it was already past it; hermite4's last block time before it),
+        # or replaced a series, says so as a RuntimeWarning at the script's line, as the command line prints it. With
+        # comm, on every rank (each has the same notices): a filter that makes it an error then raises on every rank
+        # alike, none going on alone to a collective call.
         depth = 2
         frame = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename == __file__:

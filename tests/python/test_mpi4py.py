@@ -74,9 +74,23 @@ def ranks_main(out_dir):
     warned = unresolved.last_run["warnings"]
     comm.Barrier()
 
+    # A series the run replaced (a new softening begins it again) is warned of on every rank alike too, though rank 0
+    # alone found it.
+    series = os.path.join(out_dir, "ranks.csv")
+    many.run(steps=3, diagnostics=series)
+    many.softening = 0.02  # SETTINGS' is 0.05
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            many.run(steps=3, diagnostics=series)
+            replaced = None
+        except RuntimeWarning as e:
+            replaced = str(e)
+    comm.Barrier()
+
     report = dict(rank=rank, size=comm.Get_size(), same_state=same_state, same_energy=same_energy,
                   restart_steps=restart_steps, same_restart=same_restart, same_continuation=same_continuation,
-                  raised=raised, warned=warned)
+                  raised=raised, warned=warned, replaced=replaced)
     reports = comm.gather(report, root=0)
     if rank == 0:
         print("REPORT " + json.dumps(reports), flush=True)
@@ -106,7 +120,8 @@ def test_two_ranks_are_one_process_bit_for_bit(tmp_path):
         assert p["same_restart"], f"rank {p['rank']}: the 2 ranks' checkpoint restarts with other positions"
         assert p["same_continuation"], f"rank {p['rank']}: the restarted run goes on differently from the 2 ranks"
         assert p["raised"] and p["raised"].startswith("the energy changed by ") and p["raised"] == reports[0]["warned"][0], p
-    assert sorted(os.listdir(tmp_path)) == ["ranks.h5", "unresolved.csv"], os.listdir(tmp_path)
+        assert p["replaced"] and "its series begins again at step 28" in p["replaced"], p
+    assert sorted(os.listdir(tmp_path)) == ["ranks.csv", "ranks.h5", "unresolved.csv"], os.listdir(tmp_path)
 
 
 def test_comm_must_be_an_mpi4py_communicator():
