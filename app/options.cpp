@@ -438,7 +438,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "--validate: relative L2 error allowed (default 1e-12 fp64; fp32 1e-5 up to 4096 bodies, x "
                  "sqrt(N/4096) beyond)")
       ->check(real_number(0, 1, Ends::above_min, "a relative error"));
-  cli.add_flag("--quiet,-q", o.quiet, "print only results and errors");
+  cli.add_flag("--quiet,-q", o.quiet,
+               "print only errors, warnings and --benchmark's figures (no progress, summary or notices; --json keeps "
+               "them)");
 
   auto* view = cli.add_option_group("Viewer", "the interactive viewer and its headless uses");
   view->add_flag("--offscreen", o.offscreen, "render without a window through EGL (GPU servers); implies --viewer");
