@@ -16,6 +16,8 @@ progress, with the state intact. See docs/python.md.
 """
 
 import difflib
+import functools
+import inspect
 import logging
 import math
 import numbers
@@ -136,6 +138,34 @@ def _whole(value, name, low, high):
 _MAX_STEPS = 10**15  # core/bounds.h kMaxSteps
 
 
+def _refuse_misspelt(function, misspelt):
+    """A misspelt keyword (``run(t_emd=1.0)``) is refused as Python refuses it, naming the keyword meant, or the
+    ones there are: the settings and outputs are many, and Python's own message names neither."""
+    parameters = inspect.signature(function).parameters
+    accepted = [name for name, p in parameters.items()
+                if name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    name = next(iter(misspelt))
+    close = difflib.get_close_matches(name, accepted, n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'?" if close else "it takes " + ", ".join(accepted)
+    raise TypeError(f"{function.__qualname__}() got an unexpected keyword argument '{name}'; {hint}")
+
+
+def _keywords_checked(function):
+    """_refuse_misspelt for a function without ``**misspelt`` of its own. It adds a frame: run and integrate, whose
+    warnings name the script's line two frames up, take ``**misspelt`` themselves instead."""
+
+    parameters = inspect.signature(function).parameters
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        misspelt = {k: v for k, v in kwargs.items() if k not in parameters}
+        if misspelt:
+            _refuse_misspelt(function, misspelt)
+        return function(*args, **kwargs)
+
+    return checked
+
+
 class Simulation:
     """One N-body simulation, on the CPU or on one or more GPUs.
 
@@ -170,6 +200,7 @@ class Simulation:
     rank 0 writes the files. None: this process alone.
     """
 
+    @_keywords_checked
     def __init__(self, scenario="plummer", n=None, seed=42, integrator="leapfrog", dt=None, softening=None,
                  precision="fp64", backend="auto", numgpus=None, gpus=None, threading="single", launch="stream",
                  *, eccentricity=0.5, damping=None, exchange="auto", kernel=None, block_size=None,
@@ -298,7 +329,7 @@ class Simulation:
     def run(self, steps=None, t_end=None, callback=None, every=1, *, diagnostics=None, diagnostics_every=None,
             diagnostics_dt=None,
             checkpoint=None, checkpoint_every=None, checkpoint_dt=None, snapshots=None, snapshot_every=None,
-            snapshot_dt=None, snapshot_precision=None, save=None):
+            snapshot_dt=None, snapshot_precision=None, save=None, **misspelt):
         """Advances ``steps`` steps, or until the time reaches ``t_end`` (the first step at or past
         it; with ``integrator="hermite4"``, the last block time at or before it, which a notice in
         ``sim.notices`` and a RuntimeWarning name when it is not ``t_end``); give one of the two. ``callback(sim)`` is
@@ -315,6 +346,8 @@ class Simulation:
         "fp64"), ``save`` (tipsy).
         Ctrl-C stops the run within about 0.2 s and a step, writes those outputs, and raises
         KeyboardInterrupt with the state intact; so does an exception in the callback."""
+        if misspelt:
+            _refuse_misspelt(Simulation.run, misspelt)
         if steps is None and t_end is None:
             raise TypeError("run: give steps or t_end (one of them)")
         if steps is not None and t_end is not None:
@@ -409,8 +442,10 @@ class Simulation:
         failure); None before the first run."""
         return self._engine.last_run
 
-    def integrate(self, t_end, callback=None, every=1):
+    def integrate(self, t_end, callback=None, every=1, **misspelt):
         """REBOUND's name: ``run(t_end=t_end, ...)``."""
+        if misspelt:
+            _refuse_misspelt(Simulation.integrate, misspelt)
         return self.run(t_end=t_end, callback=callback, every=every)
 
     # The state. positions, velocities and masses are read-only NumPy views of one host copy of

@@ -68,6 +68,24 @@ def test_a_misspelt_setting_is_refused_naming_the_one_meant():
         Named(n=16, backend="cpu").dtmax = 0.01
 
 
+def test_a_misspelt_keyword_is_refused_naming_the_one_meant():
+    # Python's own message names neither the keyword meant nor the ones there are.
+    with pytest.raises(TypeError, match=r"^Simulation\.__init__\(\) got an unexpected keyword argument 'dtmax'; "
+                                        r"did you mean 'dt_max'\?$"):
+        nbody.Simulation(n=16, backend="cpu", integrator="hermite4", dtmax=0.1)
+    sim = nbody.Simulation(n=16, backend="cpu")
+    with pytest.raises(TypeError, match=r"^Simulation\.run\(\) got an unexpected keyword argument 't_emd'; did you "
+                                        r"mean 't_end'\?$"):
+        sim.run(t_emd=1.0)
+    with pytest.raises(TypeError, match=r"^Simulation\.run\(\) got an unexpected keyword argument 'colour'; it takes "
+                                        r"steps, t_end, callback, every, diagnostics, "):
+        sim.run(steps=1, colour="red")
+    assert sim.steps == 0  # refused before any step
+    with pytest.raises(TypeError, match=r"^Simulation\.integrate\(\) got an unexpected keyword argument 'evry'; "
+                                        r"did you mean 'every'\?$"):
+        sim.integrate(1.0, evry=2)
+
+
 @pytest.mark.parametrize("keywords,error,message", [
     (dict(precision="fp16"), ValueError, "precision='fp16': valid: fp32, fp64"),
     (dict(integrator="leapfrg"), ValueError, "integrator='leapfrg': valid: leapfrog, "),
