@@ -439,8 +439,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "sqrt(N/4096) beyond)")
       ->check(real_number(0, 1, Ends::above_min, "a relative error"));
   cli.add_flag("--quiet,-q", o.quiet,
-               "print only errors, warnings and --benchmark's figures (no progress, summary or notices; --json keeps "
-               "them)");
+               "print only errors, warnings and the mode's results (no progress, run summary or notices; --json "
+               "keeps the summary and notices)");
 
   auto* view = cli.add_option_group("Viewer", "the interactive viewer and its headless uses");
   view->add_flag("--offscreen", o.offscreen, "render without a window through EGL (GPU servers); implies --viewer");

@@ -108,6 +108,7 @@ bool same_time(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(
 // An earlier series read for a continuation: how much of it is kept, or why it is not this run's.
 struct Scan {
   std::string not_this_runs;  // why not; empty when it is this run's
+  bool other_baseline = false;  // why not: its rows measure another start energy
   std::uint64_t keep_bytes = 0;  // the header and the rows before the lineage's step
   std::uint64_t kept = 0, replaced = 0;
   std::uint64_t last_kept_step = 0;  // where kept
@@ -165,6 +166,7 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
       return scan;
     }
     if (!same_baseline(*r, *lineage.initial_energy)) {
+      scan.other_baseline = true;
       scan.not_this_runs = at + " measures its energy error from another start energy than this run's " +
                            shortest(*lineage.initial_energy);
       return scan;
@@ -290,9 +292,10 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
   std::error_code ec;
   bool const published = std::filesystem::is_regular_file(path_, ec);
   if (continues && published) from_published = scan_series(path_, format_, *lineage);
-  if (lineage && !continues && published)
-    continuation_ = given + ": replaced when the run ends: this run measures its energy error from a new start "
-                            "energy, so its series begins again at step " + std::to_string(lineage->step);
+  std::string const begins_again = "replaced when the run ends: this run measures its energy error from a new start "
+                                   "energy, so its series begins again at step " +
+                                   (lineage ? std::to_string(lineage->step) : std::string());
+  if (lineage && !continues && published) continuation_ = given + ": " + begins_again;
   bool const published_is_runs = from_published && from_published->not_this_runs.empty();
   copy_published_ = published_is_runs && from_published->kept > 0 &&
                     (!from_partial || from_partial->kept == 0 ||
@@ -306,9 +309,13 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
   } else if (published_is_runs && from_published->replaced) {
     continuation_ = continued_text(given, path_, *from_published, *lineage);
   }
-  if (from_published && !published_is_runs)
-    continuation_ += (continuation_.empty() ? given + ": " : "; ") + path_ + " is not this run's series (" +
-                     from_published->not_this_runs + "): replaced when the run ends";
+  if (from_published && !published_is_runs) {
+    if (lineage->new_baseline && from_published->other_baseline)  // this run's, from before its new start energy
+      continuation_ += (continuation_.empty() ? given + ": " : "; " + path_ + " ") + begins_again;
+    else
+      continuation_ += (continuation_.empty() ? given + ": " : "; ") + path_ + " is not this run's series (" +
+                       from_published->not_this_runs + "): replaced when the run ends";
+  }
 
   int const fd = unfinished ? ::open(partial_.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
                             : ::open(partial_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);

@@ -59,6 +59,9 @@ struct SeriesLineage {
   std::uint64_t dt_since_step = 0;
   double dt_since_time = 0.0;
   double time_at(std::uint64_t k) const { return dt_since_time + double(k - dt_since_step) * dt; }
+  // The baseline was measured anew at this step (a front end's new softening, new bodies): a series whose rows
+  // measure another start energy is this run's from before, and begins again (said so), not another run's.
+  bool new_baseline = false;
 };
 
 // The series file. Refuses (InputError) what an output may not be (core/output_path.h) and a

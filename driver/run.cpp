@@ -261,10 +261,9 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   std::optional<SeriesLineage> lineage;
   if (sim.steps_done() > 0) {
     multigpu::RunClock const clock = sim.clock();
-    std::optional<double> const baseline =
-        sim.steps_done() == setup.baseline_step ? std::nullopt : setup.initial_energy;  // new here: begins again
-    lineage = SeriesLineage{sim.steps_done(), sim.time(), baseline, clock.start_time,
+    lineage = SeriesLineage{sim.steps_done(), sim.time(), setup.initial_energy, clock.start_time,
                             sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
+    lineage->new_baseline = setup.baseline_step > 0 && setup.baseline_step == sim.steps_done();
   }
   agree(ranks, [&] {
     if (writer && !o.diagnostics.empty())

@@ -25,9 +25,9 @@ struct Setup {
   multigpu::SimulationConfig config;
   multigpu::RunClock clock;           // step 0 at the bodies' time, or where a checkpoint left off
   std::optional<double> initial_energy;  // a checkpoint's energy at step 0: the error's baseline
-  // The step whose state initial_energy was measured at, where a front end measured it anew between runs (a new
-  // softening is another potential); else 0. A run from that step does not continue a series begun before it: its
-  // rows measure another energy.
+  // The step whose state initial_energy was measured at, where a front end measured it anew (a new softening is
+  // another potential; new bodies; a checkpoint continued without its own); else 0. A series at the path whose rows
+  // measure another energy is then this run's from before that step, and begins again there (SeriesLineage).
   std::uint64_t baseline_step = 0;
   std::string source;                 // "plummer (seed 42)", the snapshot's path, or the checkpoint's
   std::string scenario;               // what checkpoints record as the initial conditions

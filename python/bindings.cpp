@@ -360,7 +360,9 @@ class Engine {
     setup.bodies = sim::BodySet{};  // the simulation holds the state now
     setup_ = std::move(setup);
     remember_settings();
-    // The baseline of the energy error: a checkpoint's, else the energy now (as the command line's --run).
+    // The baseline of the energy error: a checkpoint's, else the energy now (as the command line's --run); measured
+    // anew past step 0 (a checkpoint continued with another softening), a series from before begins again.
+    if (!setup_.initial_energy && sim_->steps_done() > 0) setup_.baseline_step = sim_->steps_done();
     e0_ = setup_.initial_energy ? *setup_.initial_energy : sim_->diagnostics().total();
   }
 
@@ -792,6 +794,7 @@ class Engine {
     double const e0 = rebuilt->diagnostics().total();
     sim_ = std::move(rebuilt);
     e0_ = e0;
+    setup_.baseline_step = sim_->steps_done();  // new bodies, a new baseline: a series from before begins again
     invalidate();
     cached_ = std::make_shared<sim::BodySet>(std::move(next));
     state_valid_ = true;

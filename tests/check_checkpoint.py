@@ -124,14 +124,14 @@ with tempfile.TemporaryDirectory() as d:
     broken("too-many", lambda f: f["Header"].attrs.__setitem__("NumPart_Total", np.array([0, 0, 0, 0, 0, 0], np.uint32)),
            "must be 1 to 1073741824")
     broken("no-particles", lambda f: f.__delitem__("PartType4"), "no /PartType4 group")
-    broken("no-header", lambda f: f.__delitem__("Header"), "an HDF5 file with no /Header group, so not nbody's")
+    broken("no-header", lambda f: f.__delitem__("Header"), "an HDF5 file with no /Header group: another program's")
     # Another program's HDF5 file (h5py's own, one dataset): named as such, not as a damaged checkpoint.
     other = os.path.join(d, "other.h5")
     with h5py.File(other, "w") as f:
         f["x"] = np.arange(3.0)
     r = run("--restart", other, "--run")
-    check(r.returncode == 2 and r.stderr.strip() == f"error: {other}: an HDF5 file with no /Header group, so not "
-          "nbody's (not a checkpoint nbody can continue)", f"another program's HDF5 file: {r.returncode} {r.stderr.strip()}")
+    check(r.returncode == 2 and r.stderr.strip() == f"error: {other}: an HDF5 file with no /Header group: another "
+          "program's (not a checkpoint nbody can continue)", f"another program's HDF5 file: {r.returncode} {r.stderr.strip()}")
     with open(os.path.join(d, "not-hdf5.h5"), "w") as f:
         f.write("not HDF5 at all\n")
     r = run("--restart", os.path.join(d, "not-hdf5.h5"), "--run")

@@ -22,6 +22,7 @@ import logging
 import math
 import numbers
 import sys
+import typing
 import warnings
 
 import numpy as np
@@ -152,7 +153,8 @@ def _refuse_misspelt(function, misspelt):
 
 def _keywords_checked(function):
     """_refuse_misspelt for a function without ``**misspelt`` of its own. It adds a frame: run and integrate, whose
-    warnings name the script's line two frames up, take ``**misspelt`` themselves instead."""
+    warnings name the script's line two frames up, take ``**misspelt`` themselves instead (typed NoReturn, so that a
+    type checker still refuses an unknown keyword)."""
 
     parameters = inspect.signature(function).parameters
 
@@ -329,7 +331,7 @@ class Simulation:
     def run(self, steps=None, t_end=None, callback=None, every=1, *, diagnostics=None, diagnostics_every=None,
             diagnostics_dt=None,
             checkpoint=None, checkpoint_every=None, checkpoint_dt=None, snapshots=None, snapshot_every=None,
-            snapshot_dt=None, snapshot_precision=None, save=None, **misspelt):
+            snapshot_dt=None, snapshot_precision=None, save=None, **misspelt: typing.NoReturn):
         """Advances ``steps`` steps, or until the time reaches ``t_end`` (the first step at or past
         it; with ``integrator="hermite4"``, the last block time at or before it, which a notice in
         ``sim.notices`` and a RuntimeWarning name when it is not ``t_end``); give one of the two. ``callback(sim)`` is
@@ -442,7 +444,7 @@ class Simulation:
         failure); None before the first run."""
         return self._engine.last_run
 
-    def integrate(self, t_end, callback=None, every=1, **misspelt):
+    def integrate(self, t_end, callback=None, every=1, **misspelt: typing.NoReturn):
         """REBOUND's name: ``run(t_end=t_end, ...)``."""
         if misspelt:
             _refuse_misspelt(Simulation.integrate, misspelt)

@@ -696,7 +696,7 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
   Header h;
   RunRecord& run = h.info.run;
   // An HDF5 file of another program: said as such, not as a damaged checkpoint.
-  if (!r.has_object("Header")) r.fail("an HDF5 file with no /Header group, so not nbody's");
+  if (!r.has_object("Header")) r.fail("an HDF5 file with no /Header group: another program's");
   h.format = r.has_attribute("Header", "NbodyFormat") ? int(r.whole("NbodyFormat", 1000)) : 1;
   if (h.format != 1 && h.format != 2)
     r.fail("Header/NbodyFormat is " + std::to_string(h.format) + "; this nbody reads formats 1 and 2 (a newer nbody wrote it?)");

@@ -55,20 +55,30 @@ def test_a_scripts_next_run_continues_its_series(cli, tmp_path):
 def test_a_new_softening_begins_the_series_again_and_says_so(tmp_path):
     # Another softening is another potential: the energy error is measured from the state it starts at, so the next
     # run's series begins again there, as a restart's with another --softening does, in the command line's words and
-    # as a RuntimeWarning (the rows before are gone). The run after continues the new series.
+    # as a RuntimeWarning (the rows before are gone). Runs after continue the new series, the first of them also
+    # when the run before took no step.
+    series = tmp_path / "py.csv"
+    begins_again = r"py\.csv': replaced when the run ends: this run measures its energy error from a new start " \
+                   r"energy, so its series begins again at step {}"
     sim = nbody.Simulation(n=256, backend="cpu")
-    sim.run(steps=150, diagnostics=tmp_path / "py.csv", diagnostics_every=100)
+    sim.run(steps=150, diagnostics=series, diagnostics_every=100)
     sim.softening = 0.05
-    with pytest.warns(RuntimeWarning, match=r"py\.csv': replaced when the run ends: this run measures its energy "
-                                            r"error from a new start energy, so its series begins again at step 150"):
-        sim.run(steps=100, diagnostics=tmp_path / "py.csv", diagnostics_every=100)
-    assert [r["step"] for r in rows(tmp_path / "py.csv")] == ["150", "200", "250"]
+    with pytest.warns(RuntimeWarning, match=begins_again.format(150)):
+        sim.run(steps=0, diagnostics=series, diagnostics_every=100)
+    assert [r["step"] for r in rows(series)] == ["150"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a continuation is no warning
-        sim.run(steps=50, diagnostics=tmp_path / "py.csv", diagnostics_every=100)
+        sim.run(steps=100, diagnostics=series, diagnostics_every=100)
+        sim.run(steps=50, diagnostics=series, diagnostics_every=100)
     assert any(": continues " in n and "its 2 rows before step 250 kept" in n for n in sim.last_run["notices"]), \
         sim.last_run["notices"]
-    assert [r["step"] for r in rows(tmp_path / "py.csv")] == ["150", "200", "250", "300"]
+    assert [r["step"] for r in rows(series)] == ["150", "200", "250", "300"]
+    # A checkpoint continued with another softening: the same.
+    sim.checkpoint(tmp_path / "c.h5")
+    again = nbody.Simulation.restart(tmp_path / "c.h5", softening=0.02)
+    with pytest.warns(RuntimeWarning, match=begins_again.format(300)):
+        again.run(steps=10, diagnostics=series, diagnostics_every=100)
+    assert [r["step"] for r in rows(series)] == ["300", "310"]
 
 
 def test_a_series_by_time_is_the_command_lines(cli, tmp_path):
