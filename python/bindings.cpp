@@ -130,6 +130,36 @@ bool is_one_of(const std::string& key, const char* const* begin, const char* con
   return std::find_if(begin, end, [&](const char* k) { return key == k; }) != end;
 }
 
+// Edits (insert, delete, replace one letter) between two short names.
+std::size_t edits(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t const above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unexpected keyword argument 'dtmax'; did you mean 'dt_max'?": the setting nearest a misspelt keyword, where one
+// is within a third of its letters (as Simulation() and run() say it: python/nbody/__init__.py).
+std::string unexpected_keyword(const std::string& key, bool start) {
+  std::string text = "unexpected keyword argument '" + key + "'", best;
+  std::size_t fewest = key.size() / 3 + 1;
+  auto consider = [&](const char* const* begin, const char* const* end) {
+    for (auto k = begin; k != end; ++k)
+      if (std::size_t const n = edits(key, *k); n < fewest) fewest = n, best = *k;
+  };
+  consider(std::begin(kSettingKeys), std::end(kSettingKeys));
+  if (start) consider(std::begin(kStartKeys), std::end(kStartKeys));
+  return best.empty() ? text : text + "; did you mean '" + best + "'?";
+}
+
 // Fills `run` from `options` (keyword -> value; None: the default, or unchanged). `start`: the
 // scenario keys are allowed too. `restart`: the integrator is the checkpoint's unless `options` names one, so what
 // depends on it is checked once the file is read (driver::make_setup).
@@ -146,7 +176,7 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
     std::string const key = nb::cast<std::string>(k);
     bool const start_key = is_one_of(key, std::begin(kStartKeys), std::end(kStartKeys));
     if (!start_key && !is_one_of(key, std::begin(kSettingKeys), std::end(kSettingKeys)))
-      throw nb::type_error(("unexpected keyword argument '" + key + "'").c_str());
+      throw nb::type_error(unexpected_keyword(key, start).c_str());
     if (start_key && !start)
       throw nb::type_error(("'" + key + "' is where a simulation starts; it cannot change while it runs").c_str());
     if (value.is_none()) continue;

@@ -84,6 +84,13 @@ def test_a_misspelt_keyword_is_refused_naming_the_one_meant():
     with pytest.raises(TypeError, match=r"^Simulation\.integrate\(\) got an unexpected keyword argument 'evry'; "
                                         r"did you mean 'every'\?$"):
         sim.integrate(1.0, evry=2)
+    # The settings of configure, from_arrays, load and restart, checked by the library: the same hint.
+    with pytest.raises(TypeError, match=r"^unexpected keyword argument 'softning'; did you mean 'softening'\?$"):
+        sim.configure(softning=0.1)
+    with pytest.raises(TypeError, match=r"^unexpected keyword argument 'dtmax'; did you mean 'dt_max'\?$"):
+        nbody.Simulation.from_arrays(GOOD["positions"], GOOD["velocities"], GOOD["masses"], backend="cpu", dtmax=0.1)
+    with pytest.raises(TypeError, match=r"^unexpected keyword argument 'colour'$"):
+        sim.configure(colour="red")
 
 
 @pytest.mark.parametrize("keywords,error,message", [
