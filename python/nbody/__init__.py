@@ -148,6 +148,12 @@ def _refuse_misspelt(function, misspelt):
     name = next(iter(misspelt))
     close = difflib.get_close_matches(name, accepted, n=1, cutoff=0.6)
     hint = f"did you mean '{close[0]}'?" if close else "it takes " + ", ".join(accepted)
+    if function is not Simulation.__init__ and name in inspect.signature(Simulation.__init__).parameters:
+        if name in ("scenario", "n", "seed", "eccentricity", "comm"):  # run(n=...)
+            hint = f"{name} is where a simulation starts: give it to nbody.Simulation"
+        else:  # run(precision=...)
+            hint = (f"{name} is a setting of the simulation: sim.{name} = ... or sim.configure({name}=...) before "
+                    "the run")
     raise TypeError(f"{function.__qualname__}() got an unexpected keyword argument '{name}'; {hint}")
 
 

@@ -81,6 +81,12 @@ def test_a_misspelt_keyword_is_refused_naming_the_one_meant():
                                         r"steps, t_end, callback, every, diagnostics, "):
         sim.run(steps=1, colour="red")
     assert sim.steps == 0  # refused before any step
+    with pytest.raises(TypeError, match=r"^Simulation\.run\(\) got an unexpected keyword argument 'precision'; "
+                                        r"precision is a setting of the simulation: sim\.precision = \.\.\. or "
+                                        r"sim\.configure\(precision=\.\.\.\) before the run$"):
+        sim.run(steps=1, precision="fp32")
+    with pytest.raises(TypeError, match=r"'n'; n is where a simulation starts: give it to nbody\.Simulation$"):
+        sim.run(steps=1, n=5)
     with pytest.raises(TypeError, match=r"^Simulation\.integrate\(\) got an unexpected keyword argument 'evry'; "
                                         r"did you mean 'every'\?$"):
         sim.integrate(1.0, evry=2)
