@@ -152,8 +152,9 @@ def _refuse_misspelt(function, misspelt):
         if name in ("scenario", "n", "seed", "eccentricity", "comm"):  # run(n=...)
             hint = f"{name} is where a simulation starts: give it to nbody.Simulation"
         else:  # run(precision=...)
-            hint = (f"{name} is a setting of the simulation: sim.{name} = ... or sim.configure({name}=...) before "
-                    "the run")
+            settable = getattr(getattr(Simulation, name, None), "fset", None) is not None
+            hint = (f"{name} is a setting of the simulation: " + (f"sim.{name} = ... or " if settable else "") +
+                    f"sim.configure({name}=...) before the run")
     raise TypeError(f"{function.__qualname__}() got an unexpected keyword argument '{name}'; {hint}")
 
 

@@ -87,6 +87,9 @@ def test_a_misspelt_keyword_is_refused_naming_the_one_meant():
         sim.run(steps=1, precision="fp32")
     with pytest.raises(TypeError, match=r"'n'; n is where a simulation starts: give it to nbody\.Simulation$"):
         sim.run(steps=1, n=5)
+    with pytest.raises(TypeError, match=r"'kernel'; kernel is a setting of the simulation: sim\.configure\(kernel=\.\.\.\) "
+                                        r"before the run$"):  # no sim.kernel = ...: configure only
+        sim.run(steps=1, kernel="tiled")
     with pytest.raises(TypeError, match=r"^Simulation\.integrate\(\) got an unexpected keyword argument 'evry'; "
                                         r"did you mean 'every'\?$"):
         sim.integrate(1.0, evry=2)
