@@ -292,11 +292,12 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
   std::error_code ec;
   bool const published = std::filesystem::is_regular_file(path_, ec);
   if (continues && published) from_published = scan_series(path_, format_, *lineage);
-  std::string const begins_again = "replaced when the run ends: this run measures its energy error from a new start "
-                                   "energy, so its series begins again at step " +
-                                   (lineage ? std::to_string(lineage->step) : std::string());
-  if (lineage && !continues && published) continuation_ = given + ": " + begins_again;
   bool const published_is_runs = from_published && from_published->not_this_runs.empty();
+  // This run's own series from before its start energy was measured anew (no baseline, or a new one that the rows
+  // do not match): replaced, and said so in the same words either way.
+  bool const begins_again =
+      published && lineage &&
+      (!continues || (lineage->new_baseline && !published_is_runs && from_published->other_baseline));
   copy_published_ = published_is_runs && from_published->kept > 0 &&
                     (!from_partial || from_partial->kept == 0 ||
                      from_published->last_kept_step > from_partial->last_kept_step);
@@ -309,13 +310,13 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
   } else if (published_is_runs && from_published->replaced) {
     continuation_ = continued_text(given, path_, *from_published, *lineage);
   }
-  if (from_published && !published_is_runs) {
-    if (lineage->new_baseline && from_published->other_baseline)  // this run's, from before its new start energy
-      continuation_ += (continuation_.empty() ? given + ": " : "; " + path_ + " ") + begins_again;
-    else
-      continuation_ += (continuation_.empty() ? given + ": " : "; ") + path_ + " is not this run's series (" +
-                       from_published->not_this_runs + "): replaced when the run ends";
-  }
+  if (begins_again)
+    continuation_ += (continuation_.empty() ? given + ": " : "; " + path_ + " ") +
+                     "replaced when the run ends: this run measures its energy error from a new start energy, so its "
+                     "series begins again at step " + std::to_string(lineage->step);
+  else if (from_published && !published_is_runs)
+    continuation_ += (continuation_.empty() ? given + ": " : "; ") + path_ + " is not this run's series (" +
+                     from_published->not_this_runs + "): replaced when the run ends";
 
   int const fd = unfinished ? ::open(partial_.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
                             : ::open(partial_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
