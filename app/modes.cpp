@@ -417,6 +417,7 @@ int run_simulation(const Options& o) {
                  {"energy_warning", r.energy_warning.empty() ? json(nullptr) : json(r.energy_warning)},
                  {"warnings", observer.warnings()},
                  {"diagnostics_samples", r.diagnostics_samples},
+                 {"diagnostics_replaced", r.diagnostics_replaced.empty() ? json(nullptr) : json(r.diagnostics_replaced)},
                  {"checkpoints_written", r.checkpoints_written},
                  {"checkpoints_not_written", r.checkpoints_not_written},
                  {"snapshots_written", r.snapshots_written},

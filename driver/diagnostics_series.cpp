@@ -310,6 +310,7 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
   } else if (published_is_runs && from_published->replaced) {
     continuation_ = continued_text(given, path_, *from_published, *lineage);
   }
+  replaces_ = begins_again || (from_published && !published_is_runs);
   if (begins_again)
     continuation_ += (continuation_.empty() ? given + ": " : "; " + path_ + " ") +
                      "replaced when the run ends: this run measures its energy error from a new start energy, so its "

@@ -92,6 +92,9 @@ class DiagnosticsSeries {
   // What became of an earlier series at the path, for a notice: continued (how many rows kept, how many replaced),
   // or replaced as another run's (why); empty when there was none.
   const std::string& continuation() const { return continuation_; }
+  // The earlier series at the path is replaced whole when the run ends (another run's, or this run's from before its
+  // start energy was measured anew); continuation() says whose and why.
+  bool replaces() const { return replaces_; }
 
  private:
   void settle();  // the earlier rows kept, the header: before the first row
@@ -101,6 +104,7 @@ class DiagnosticsSeries {
   std::FILE* file_ = nullptr;
   std::uint64_t rows_ = 0;
   std::string continuation_;
+  bool replaces_ = false;
   bool created_ = false;      // the partial file is this series' own
   bool settled_ = false;      // the kept rows are in place
   bool copy_published_ = false;  // they come from PATH (else: the partial file's first keep_bytes_)

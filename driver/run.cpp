@@ -271,8 +271,12 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   });
   // What became of an earlier series at the path, decided where rank 0 made the series, heard on every rank: a front
   // end that warns of it (Python) then does so on every rank alike.
-  std::string continuation = series ? series->continuation() : std::string();
+  // Rank 0's words follow a mark: whether the earlier series is replaced whole.
+  std::string continuation = series ? std::string(series->replaces() ? "r" : "-") + series->continuation() : "-";
   if (ranks.size() > 1) continuation = ranks.all_gather(continuation).front();
+  bool const replaces = continuation.front() == 'r';
+  continuation.erase(0, 1);
+  if (replaces) result.diagnostics_replaced = continuation;
   if (!continuation.empty()) observer.notice(continuation);
 
   // An O(N^2) pass (the start's and the end's energies, a sample's potential: seconds at large N on a

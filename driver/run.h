@@ -82,6 +82,9 @@ struct RunResult {
   std::uint64_t snapshots_written = 0;
   std::uint64_t diagnostics_samples = 0;
   std::string diagnostics_failure;  // why the series stopped early, or could not take its name
+  // Where the run replaces an earlier series at its diagnostics path whole (another run's, or this run's from before
+  // its start energy was measured anew): the notice that says so, also given to RunObserver::notice; else "".
+  std::string diagnostics_replaced;
   // A failure that ended the run (a stalled device, a state no longer finite), with the last sound
   // state saved to outputs.checkpoint at `saved_step`; the front end reports it and exits 1.
   std::optional<std::string> failure;

@@ -458,6 +458,7 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
       << more.err;
   auto const j = nlohmann::json::parse(slurp(file("more.json")));
   EXPECT_EQ(j["diagnostics_samples"], 2);  // this run's: its start and its end
+  EXPECT_TRUE(j.at("diagnostics_replaced").is_null());  // continued, not replaced
   auto const continued = without_wall(slurp(file("d.csv")));
   EXPECT_EQ(continued.size(), 5u);  // 0, 100, 200, 250, 300
   EXPECT_EQ(continued[0], whole[0]);
@@ -522,13 +523,16 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   ASSERT_EQ(nbody(run + "--steps 100 --seed 7 --diagnostics " + file("other.csv")).code, 0);
   std::string const other = slurp(file("other.csv"));
   Result const replaced = nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics-every 100 "
-                                "--diagnostics " + file("other.csv"));
+                                "--diagnostics " + file("other.csv") + " --json " + file("replaced.json"));
   ASSERT_EQ(replaced.code, 0) << replaced.err;
-  EXPECT_NE(replaced.err.find("notice: --diagnostics " + file("other.csv") + ": " + file("other.csv") +
-                              " is not this run's series (row 1 (step 0, time 0) measures its energy error from "
-                              "another start energy than this run's "),
-            std::string::npos)
-      << replaced.err;
+  std::string const not_this_runs = "--diagnostics " + file("other.csv") + ": " + file("other.csv") +
+                                    " is not this run's series (row 1 (step 0, time 0) measures its energy error from "
+                                    "another start energy than this run's ";
+  EXPECT_NE(replaced.err.find("notice: " + not_this_runs), std::string::npos) << replaced.err;
+  // --json names the series replaced, in the notice's words.
+  EXPECT_EQ(nlohmann::json::parse(slurp(file("replaced.json"))).at("diagnostics_replaced").get<std::string>().rfind(
+                not_this_runs, 0),
+            0u);
   auto const fresh = without_wall(slurp(file("other.csv")));
   ASSERT_EQ(fresh.size(), 2u);
   EXPECT_EQ(fresh[1], whole[3]);
@@ -544,13 +548,13 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   // again (the rows before would measure another energy). A partial file there is refused: it continues nothing.
   std::ofstream(file("soft.csv")) << slurp(file("d.csv"));
   Result const softer = nbody("--run --restart " + file("c.h5") + " --softening 0.05 --steps 50 --diagnostics-every "
-                              "100 --diagnostics " + file("soft.csv"));
+                              "100 --diagnostics " + file("soft.csv") + " --json " + file("soft.json"));
   ASSERT_EQ(softer.code, 0) << softer.err;
-  EXPECT_NE(softer.err.find("notice: --diagnostics " + file("soft.csv") + ": replaced when the run ends: this run "
-                            "measures its energy error from a new start energy, so its series begins again at step "
-                            "250"),
-            std::string::npos)
-      << softer.err;
+  std::string const begins_again = "--diagnostics " + file("soft.csv") + ": replaced when the run ends: this run "
+                                   "measures its energy error from a new start energy, so its series begins again at "
+                                   "step 250";
+  EXPECT_NE(softer.err.find("notice: " + begins_again), std::string::npos) << softer.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(file("soft.json"))).at("diagnostics_replaced"), begins_again);
   std::vector<double> soft_steps;
   for (auto const& row : csv_rows(slurp(file("soft.csv")), &header)) soft_steps.push_back(row[0]);
   EXPECT_EQ(soft_steps, (std::vector<double>{250, 300}));

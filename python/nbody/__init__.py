@@ -410,7 +410,7 @@ class Simulation:
         self._note_run_notices(first_notice)
         # A diagnostics file the run replaced (another run's series, or this one's before a new softening) is rows
         # the script may have wanted: said as a RuntimeWarning, as the command line prints it.
-        replaced = [n for n in self.notices[first_notice:] if "replaced when the run ends" in n]
+        replaced = [result["diagnostics_replaced"]] if result["diagnostics_replaced"] else []
         self._warn_of_end(short + replaced)
         return result["steps"]
 
@@ -440,7 +440,9 @@ class Simulation:
         diagnostics_samples, checkpoints_written and _not_written (the series of checkpoint_every or
         checkpoint_dt;
         the final ``checkpoint`` file is ``checkpoint``), snapshots_written and _not_written,
-        diagnostics_failure, failure, saved_step and save_failure (a run that could not go on),
+        diagnostics_failure, diagnostics_replaced (the notice, where the run replaces an earlier series
+        at its ``diagnostics`` path whole; else None), failure, saved_step and save_failure (a run that
+        could not go on),
         warnings (each RuntimeWarning the run gave) and energy_warning (with ``diagnostics``: the end's
         energy error says the run did not resolve its orbits; else None),
         checkpoint, and hermite4: None, or for hermite4 this run's figures as ``nbody --run --json``

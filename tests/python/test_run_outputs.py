@@ -65,10 +65,12 @@ def test_a_new_softening_begins_the_series_again_and_says_so(tmp_path):
     sim.softening = 0.05
     with pytest.warns(RuntimeWarning, match=begins_again.format(150)):
         sim.run(steps=0, diagnostics=series, diagnostics_every=100)
+    assert re.search(begins_again.format(150), sim.last_run["diagnostics_replaced"])
     assert [r["step"] for r in rows(series)] == ["150"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a continuation is no warning
         sim.run(steps=100, diagnostics=series, diagnostics_every=100)
+        assert sim.last_run["diagnostics_replaced"] is None
         sim.run(steps=50, diagnostics=series, diagnostics_every=100)
     assert any(": continues " in n and "its 2 rows before step 250 kept" in n for n in sim.last_run["notices"]), \
         sim.last_run["notices"]
@@ -79,6 +81,14 @@ def test_a_new_softening_begins_the_series_again_and_says_so(tmp_path):
     with pytest.warns(RuntimeWarning, match=begins_again.format(300)):
         again.run(steps=10, diagnostics=series, diagnostics_every=100)
     assert [r["step"] for r in rows(series)] == ["300", "310"]
+    # Another run's series (another seed's), taken up by a run of this one: replaced, and said so the same way.
+    other = nbody.Simulation(n=256, backend="cpu", seed=7)
+    other.run(steps=10)
+    not_this_runs = r"py\.csv is not this run's series \(.*\): replaced when the run ends$"
+    with pytest.warns(RuntimeWarning, match=not_this_runs):
+        other.run(steps=10, diagnostics=series, diagnostics_every=100)
+    assert re.search(not_this_runs, other.last_run["diagnostics_replaced"])
+    assert [r["step"] for r in rows(series)] == ["10", "20"]
 
 
 def test_a_series_by_time_is_the_command_lines(cli, tmp_path):
