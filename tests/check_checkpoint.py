@@ -125,6 +125,8 @@ with tempfile.TemporaryDirectory() as d:
            "must be 1 to 1073741824")
     broken("no-particles", lambda f: f.__delitem__("PartType4"), "no /PartType4 group")
     broken("no-header", lambda f: f.__delitem__("Header"), "an HDF5 file with no /Header group: another program's")
+    broken("header-dataset", lambda f: (f.__delitem__("Header"), f.create_dataset("Header", data=np.arange(3.0))),
+           "an HDF5 file with no /Header group: another program's")
     # Another program's HDF5 file (h5py's own, one dataset): named as such, not as a damaged checkpoint.
     other = os.path.join(d, "other.h5")
     with h5py.File(other, "w") as f:

@@ -541,6 +541,14 @@ class Reader {
     return true;
   }
 
+  // An object at the root that is a group (reached as has_object's are).
+  bool has_group(const char* name) const {
+    if (!has_object(name)) return false;
+    Handle object(H5Oopen(file_, name, H5P_DEFAULT), H5Oclose);
+    if (!object.ok()) fail(std::string("cannot open /") + name + " (the file is damaged)");
+    return H5Iget_type(object.get()) == H5I_GROUP;
+  }
+
   bool has_attribute(const char* group, const char* name) const {
     Handle g(H5Gopen2(file_, group, H5P_DEFAULT), H5Gclose);
     if (!g.ok()) fail(std::string("cannot open /") + group + " (the file is damaged)");
@@ -679,8 +687,6 @@ class Reader {
 };
 
 // The header's values, every one checked against the command line's bounds, and the stored checksum
-
-// The header's values, every one checked against the command line's bounds, and the stored checksum
 // (none for a file written without one).
 struct Header {
   CheckpointHeader info;
@@ -696,7 +702,7 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
   Header h;
   RunRecord& run = h.info.run;
   // An HDF5 file of another program: said as such, not as a damaged checkpoint.
-  if (!r.has_object("Header")) r.fail("an HDF5 file with no /Header group: another program's");
+  if (!r.has_group("Header")) r.fail("an HDF5 file with no /Header group: another program's");
   h.format = r.has_attribute("Header", "NbodyFormat") ? int(r.whole("NbodyFormat", 1000)) : 1;
   if (h.format != 1 && h.format != 2)
     r.fail("Header/NbodyFormat is " + std::to_string(h.format) + "; this nbody reads formats 1 and 2 (a newer nbody wrote it?)");
