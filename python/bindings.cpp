@@ -130,36 +130,6 @@ bool is_one_of(const std::string& key, const char* const* begin, const char* con
   return std::find_if(begin, end, [&](const char* k) { return key == k; }) != end;
 }
 
-// Edits (insert, delete, replace one letter) between two short names.
-std::size_t edits(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t const above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-// "unexpected keyword argument 'dtmax'; did you mean 'dt_max'?": the setting nearest a misspelt keyword, where one
-// is within a third of its letters (as Simulation() and run() say it: python/nbody/__init__.py).
-std::string unexpected_keyword(const std::string& key, bool start) {
-  std::string text = "unexpected keyword argument '" + key + "'", best;
-  std::size_t fewest = key.size() / 3 + 1;
-  auto consider = [&](const char* const* begin, const char* const* end) {
-    for (auto k = begin; k != end; ++k)
-      if (std::size_t const n = edits(key, *k); n < fewest) fewest = n, best = *k;
-  };
-  consider(std::begin(kSettingKeys), std::end(kSettingKeys));
-  if (start) consider(std::begin(kStartKeys), std::end(kStartKeys));
-  return best.empty() ? text : text + "; did you mean '" + best + "'?";
-}
-
 // Fills `run` from `options` (keyword -> value; None: the default, or unchanged). `start`: the
 // scenario keys are allowed too. `restart`: the integrator is the checkpoint's unless `options` names one, so what
 // depends on it is checked once the file is read (driver::make_setup).
@@ -176,7 +146,7 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
     std::string const key = nb::cast<std::string>(k);
     bool const start_key = is_one_of(key, std::begin(kStartKeys), std::end(kStartKeys));
     if (!start_key && !is_one_of(key, std::begin(kSettingKeys), std::end(kSettingKeys)))
-      throw nb::type_error(unexpected_keyword(key, start).c_str());
+      throw nb::type_error(("unexpected keyword argument '" + key + "'").c_str());  // the package names the one meant
     if (start_key && !start)
       throw nb::type_error(("'" + key + "' is where a simulation starts; it cannot change while it runs").c_str());
     if (value.is_none()) continue;
@@ -1193,6 +1163,10 @@ std::string why_no_devices() {
 NB_MODULE(_nbody, m) {
   using nbody::python::Engine;
   m.doc() = "nbody's native engine; use the nbody package (nbody.Simulation) instead.";
+  // The settings' keywords, for the package's check of a misspelt one (it names the one meant).
+  nb::list settings;
+  for (const char* key : nbody::python::kSettingKeys) settings.append(key);
+  m.attr("SETTING_KEYWORDS") = nb::tuple(settings);
   // Bad input is a ValueError with the library's one-line message; a failure of the machine a
   // RuntimeError; an interrupt seen by the library (a signal it recorded) a KeyboardInterrupt.
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {

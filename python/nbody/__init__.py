@@ -139,17 +139,23 @@ def _whole(value, name, low, high):
 _MAX_STEPS = 10**15  # core/bounds.h kMaxSteps
 
 
-def _refuse_misspelt(function, misspelt):
+_START_KEYWORDS = ("scenario", "n", "seed", "eccentricity")  # where a simulation starts: Simulation() only
+
+
+def _refuse_misspelt(function, misspelt, settings=False):
     """A misspelt keyword (``run(t_emd=1.0)``) is refused as Python refuses it, naming the keyword meant, or the
-    ones there are: the settings and outputs are many, and Python's own message names neither."""
+    ones there are: the settings and outputs are many, and Python's own message names neither. ``settings``: the
+    function takes the simulation's settings as ``**settings`` too (the library's list of them)."""
     parameters = inspect.signature(function).parameters
     accepted = [name for name, p in parameters.items()
                 if name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if settings:
+        accepted += [name for name in _nbody.SETTING_KEYWORDS if name not in accepted]
     name = next(iter(misspelt))
     close = difflib.get_close_matches(name, accepted, n=1, cutoff=0.6)
     hint = f"did you mean '{close[0]}'?" if close else "it takes " + ", ".join(accepted)
     if function is not Simulation.__init__ and name in inspect.signature(Simulation.__init__).parameters:
-        if name in ("scenario", "n", "seed", "eccentricity", "comm"):  # run(n=...)
+        if name in _START_KEYWORDS + ("comm",):  # run(n=...)
             hint = f"{name} is where a simulation starts: give it to nbody.Simulation"
         else:  # run(precision=...)
             settable = getattr(getattr(Simulation, name, None), "fset", None) is not None
@@ -246,7 +252,7 @@ class Simulation:
         if not math.isfinite(time):
             raise ValueError(f"time={time!r}: must be a finite number")
         comm = _comm_handle(settings.pop("comm", None))
-        settings = cls._settings(settings)
+        settings = cls._settings(settings, Simulation.from_arrays)
         settings["softening"] = softening
         self = cls.__new__(cls)
         self._adopt(_nbody.Engine.from_arrays(positions, velocities, masses, float(time), settings, comm))
@@ -259,7 +265,7 @@ class Simulation:
         defaults to the file's."""
         comm = _comm_handle(settings.pop("comm", None))
         self = cls.__new__(cls)
-        self._adopt(_nbody.Engine.load(cls._path(path, "path"), cls._settings(settings), comm))
+        self._adopt(_nbody.Engine.load(cls._path(path, "path"), cls._settings(settings, Simulation.load), comm))
         return self
 
     @classmethod
@@ -270,14 +276,19 @@ class Simulation:
         the time reached."""
         comm = _comm_handle(overrides.pop("comm", None))
         self = cls.__new__(cls)
-        self._adopt(_nbody.Engine.restart(cls._path(path, "path"), cls._settings(overrides), comm))
+        self._adopt(_nbody.Engine.restart(cls._path(path, "path"), cls._settings(overrides, Simulation.restart), comm))
         return self
 
     @staticmethod
-    def _settings(settings):
-        for key in ("scenario", "n", "seed", "eccentricity"):
-            if key in settings:
+    def _settings(settings, function):
+        """The settings given to ``function`` (whose ``**settings`` they are), a misspelt one refused."""
+        for key in _START_KEYWORDS:
+            if key in settings and function is not Simulation.configure:  # configure: the library says why not
                 raise TypeError(f"'{key}' chooses a scenario; the bodies come from elsewhere here")
+        misspelt = {key: value for key, value in settings.items()
+                    if key not in _nbody.SETTING_KEYWORDS and key not in _START_KEYWORDS}
+        if misspelt:
+            _refuse_misspelt(function, misspelt, settings=True)
         return dict(settings)
 
     @staticmethod
@@ -572,7 +583,7 @@ class Simulation:
         the old potential) or no block step was made yet: every body then starts again, as a
         simulation made with the new settings would. A new softening also restarts the energy
         error's baseline (another potential)."""
-        self._engine.configure(dict(settings))
+        self._engine.configure(self._settings(settings, Simulation.configure))
         self._take_notices()
 
     def _setting(name, doc):

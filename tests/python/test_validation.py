@@ -93,13 +93,24 @@ def test_a_misspelt_keyword_is_refused_naming_the_one_meant():
     with pytest.raises(TypeError, match=r"^Simulation\.integrate\(\) got an unexpected keyword argument 'evry'; "
                                         r"did you mean 'every'\?$"):
         sim.integrate(1.0, evry=2)
-    # The settings of configure, from_arrays, load and restart, checked by the library: the same hint.
-    with pytest.raises(TypeError, match=r"^unexpected keyword argument 'softning'; did you mean 'softening'\?$"):
+    # The settings of configure, from_arrays, load and restart (the library's list of them): the same hint.
+    with pytest.raises(TypeError, match=r"^Simulation\.configure\(\) got an unexpected keyword argument 'softning'; "
+                                        r"did you mean 'softening'\?$"):
         sim.configure(softning=0.1)
-    with pytest.raises(TypeError, match=r"^unexpected keyword argument 'dtmax'; did you mean 'dt_max'\?$"):
+    with pytest.raises(TypeError, match=r"^Simulation\.from_arrays\(\) got an unexpected keyword argument 'dtmax'; "
+                                        r"did you mean 'dt_max'\?$"):
         nbody.Simulation.from_arrays(GOOD["positions"], GOOD["velocities"], GOOD["masses"], backend="cpu", dtmax=0.1)
-    with pytest.raises(TypeError, match=r"^unexpected keyword argument 'colour'$"):
+    with pytest.raises(TypeError, match=r"^Simulation\.load\(\) got an unexpected keyword argument 'precison'; "
+                                        r"did you mean 'precision'\?$"):
+        nbody.Simulation.load("any.bin", precison="fp64")  # refused before the file is read
+    with pytest.raises(TypeError, match=r"^Simulation\.configure\(\) got an unexpected keyword argument 'colour'; "
+                                        r"it takes integrator, dt, damping, softening, "):
         sim.configure(colour="red")
+    with pytest.raises(TypeError, match=r"^'n' is where a simulation starts; it cannot change while it runs$"):
+        sim.configure(n=5)
+    with pytest.raises(TypeError, match=r"^'seed' chooses a scenario; the bodies come from elsewhere here$"):
+        nbody.Simulation.restart("any.h5", seed=3)
+    assert set(nbody._nbody.SETTING_KEYWORDS) >= {"integrator", "softening", "eta", "dt_max"}
 
 
 @pytest.mark.parametrize("keywords,error,message", [
