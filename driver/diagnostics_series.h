@@ -49,8 +49,9 @@ std::string partial_path(const std::string& path);
 struct SeriesLineage {
   std::uint64_t step = 0;       // the run's first step: the rows from it on are this run's
   double time = 0.0;            // the simulation time at that step
-  // The run's baseline of the energy error (the checkpoint's). None where this run measures from a start energy of
-  // its own (a restart with another softening: another potential): its series begins again, as another run's.
+  // The run's baseline of the energy error (the checkpoint's, or its start's where it measured one anew: see
+  // new_baseline). None only where the pass that would measure it was interrupted: the series then continues
+  // nothing, and one from before begins again.
   std::optional<double> initial_energy;
   double start_time = 0.0;      // the time at step 0
   // Fixed steps: the clock (multigpu::RunClock), which gives the time of every step from dt_since_step on; 0 for
@@ -59,8 +60,9 @@ struct SeriesLineage {
   std::uint64_t dt_since_step = 0;
   double dt_since_time = 0.0;
   double time_at(std::uint64_t k) const { return dt_since_time + double(k - dt_since_step) * dt; }
-  // The baseline was measured anew at this step (a front end's new softening, new bodies): a series whose rows
-  // measure another start energy is this run's from before, and begins again (said so), not another run's.
+  // The baseline was measured anew at this step (a new softening, new bodies, a checkpoint without its own): a
+  // series whose rows measure another start energy is this run's from before, and begins again (said so), not
+  // another run's; one measured from this start (the same run, run again after it died) goes on.
   bool new_baseline = false;
 };
 

@@ -257,13 +257,40 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   std::uint64_t const sample_every = !sampled || sample_dt > 0 ? 0
                                      : o.diagnostics_every      ? o.diagnostics_every
                                                                 : kDefaultDiagnosticsEvery;
+  // An O(N^2) pass (the start's and the end's energies, a sample's potential: seconds at large N on a
+  // CPU) stops at a signal; the run then ends as at a signal between steps, its outputs written. With
+  // several ranks a rank may already wait for the others' part of the pass: the run ends there, as any
+  // interrupted collective call does. False when the pass was interrupted.
+  auto unless_interrupted = [&](const std::function<void()>& pass) {
+    try {
+      pass();
+      return true;
+    } catch (const Interrupted&) {
+      if (ranks.size() > 1) throw;
+      return false;
+    }
+  };
   // A run that takes up another (a restart, a script's next run) continues that run's series at the path.
   std::optional<SeriesLineage> lineage;
+  bool start_measured = false;  // the start's pass was made (or interrupted) already
   if (sim.steps_done() > 0) {
+    // Past step 0 without a baseline (a checkpoint continued with another softening, or saved without one), a run
+    // with a series measures its start now, before the series is made: the baseline is new at this step, as where a
+    // front end measured it anew (Setup::baseline_step). A series from before then begins again, and one this very
+    // start began (a run that died, run again) goes on.
+    std::optional<double> baseline = setup.initial_energy;
+    bool new_baseline = setup.baseline_step > 0 && setup.baseline_step == sim.steps_done();
+    if (!baseline && sampled) {
+      start_measured = true;
+      if (unless_interrupted([&] { result.start = sim.diagnostics(); })) {
+        baseline = result.start->total();
+        new_baseline = true;
+      }
+    }
     multigpu::RunClock const clock = sim.clock();
-    lineage = SeriesLineage{sim.steps_done(), sim.time(), setup.initial_energy, clock.start_time,
+    lineage = SeriesLineage{sim.steps_done(), sim.time(), baseline, clock.start_time,
                             sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
-    lineage->new_baseline = setup.baseline_step > 0 && setup.baseline_step == sim.steps_done();
+    lineage->new_baseline = new_baseline;
   }
   agree(ranks, [&] {
     if (writer && !o.diagnostics.empty())
@@ -279,20 +306,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   if (replaces) result.diagnostics_replaced = continuation;
   if (!continuation.empty()) observer.notice(continuation);
 
-  // An O(N^2) pass (the start's and the end's energies, a sample's potential: seconds at large N on a
-  // CPU) stops at a signal; the run then ends as at a signal between steps, its outputs written. With
-  // several ranks a rank may already wait for the others' part of the pass: the run ends there, as any
-  // interrupted collective call does. False when the pass was interrupted.
-  auto unless_interrupted = [&](const std::function<void()>& pass) {
-    try {
-      pass();
-      return true;
-    } catch (const Interrupted&) {
-      if (ranks.size() > 1) throw;
-      return false;
-    }
-  };
-  if (o.summary || sampled) unless_interrupted([&] { result.start = sim.diagnostics(); });
+  if ((o.summary || sampled) && !start_measured) unless_interrupted([&] { result.start = sim.diagnostics(); });
   // A restart keeps the run's baseline; without one, the baseline is unknown until a restart measures it.
   result.initial_energy = result.start ? setup.initial_energy.value_or(result.start->total()) : setup.initial_energy;
   observer.started(result.start, result.initial_energy);

@@ -545,7 +545,7 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   EXPECT_EQ(slurp(file("other.csv.partial")), other);
 
   // A restart with another softening measures its energy error from its own start energy: the run's series begins
-  // again (the rows before would measure another energy). A partial file there is refused: it continues nothing.
+  // again (the rows before would measure another energy). A partial file of rows from before is refused.
   std::ofstream(file("soft.csv")) << slurp(file("d.csv"));
   Result const softer = nbody("--run --restart " + file("c.h5") + " --softening 0.05 --steps 50 --diagnostics-every "
                               "100 --diagnostics " + file("soft.csv") + " --json " + file("soft.json"));
@@ -563,10 +563,29 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
       nbody("--run --restart " + file("c.h5") + " --softening 0.05 --steps 50 --diagnostics " + file("soft.csv"));
   EXPECT_EQ(refused.code, 2) << refused.err;
   EXPECT_NE(refused.err.find("\nerror: --diagnostics " + file("soft.csv") + ": " + file("soft.csv.partial") +
-                             " exists (the series of a run that did not finish"),
+                             " exists (the series of a run that did not finish, not this run's: row 1 (step 0, time 0) "
+                             "measures its energy error from another start energy"),
             std::string::npos)
       << refused.err;
   EXPECT_EQ(slurp(file("soft.csv.partial")), first);
+  // Such a restart that died, run again, goes on with its own series: it measures the same new start energy.
+  std::string const softer_run = "--run --restart " + file("c.h5") + " --softening 0.05 --steps 50 "
+                                 "--diagnostics-every 10 --diagnostics " + file("soft2.csv");
+  ASSERT_EQ(nbody(softer_run).code, 0);
+  auto const soft_whole = without_wall(slurp(file("soft2.csv")));
+  ASSERT_EQ(soft_whole.size(), 6u);  // 250, 260, ..., 300
+  std::string const soft_text = slurp(file("soft2.csv"));
+  std::size_t cut = 0;
+  for (int line = 0; line < 3; ++line) cut = soft_text.find('\n', cut) + 1;  // the header, 250 and 260
+  fs::remove(file("soft2.csv"));
+  std::ofstream(file("soft2.csv.partial")) << soft_text.substr(0, cut);
+  Result const again = nbody(softer_run);
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(again.err.find(": continues " + file("soft2.csv.partial") + ": no row before step 250, 2 rows from step "
+                           "250 on replaced"),
+            std::string::npos)
+      << again.err;
+  EXPECT_EQ(without_wall(slurp(file("soft2.csv"))), soft_whole);
 
   // JSON lines the same way.
   ASSERT_EQ(nbody(run + "--steps 250 --diagnostics " + file("d.jsonl")).code, 0);
