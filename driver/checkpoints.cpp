@@ -179,4 +179,22 @@ void check_step_series(const std::function<std::string(std::uint64_t)>& path_of,
   }
 }
 
+std::vector<std::string> series_files_after(const std::function<std::string(std::uint64_t)>& path_of,
+                                            std::uint64_t first) {
+  namespace fs = std::filesystem;
+  SeriesName const name = series_name(path_of);
+  fs::path const folder = fs::path(path_of(first)).parent_path();
+  std::vector<std::pair<std::uint64_t, std::string>> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(folder.empty() ? fs::path(".") : folder, ec), end; !ec && it != end; it.increment(ec)) {
+    auto const step = series_step(path_of, name, it->path().filename().string());
+    std::error_code type_ec;
+    if (step && *step > first && it->is_regular_file(type_ec)) found.emplace_back(*step, path_of(*step));
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> paths;
+  for (auto& f : found) paths.push_back(std::move(f.second));
+  return paths;
+}
+
 }  // namespace nbody::driver

@@ -76,4 +76,9 @@ void check_step_series(const std::function<std::string(std::uint64_t)>& path_of,
                        std::uint64_t first, std::uint64_t last, const std::vector<std::uint64_t>& also,
                        const std::string& what, const std::vector<std::pair<std::string, std::string>>& others);
 
+// The files (regular files) of a series named by `path_of` that its folder holds at steps past `first`, in step order: a run that
+// begins at `first` would leave its own files among them (check_run_outputs refuses it).
+std::vector<std::string> series_files_after(const std::function<std::string(std::uint64_t)>& path_of,
+                                            std::uint64_t first);
+
 }  // namespace nbody::driver

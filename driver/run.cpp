@@ -229,6 +229,25 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
                          folder.string() + " (" + ec.message() + ")");
     }
   }
+  // Files of a series past this run's first step are an earlier run's (another run's, or a later part of this one
+  // run again from an earlier state): this run's files would replace some and sit among the others, one series of
+  // two runs to whoever reads the folder. Refused, nothing removed.
+  auto refuse_mixing = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what) {
+    std::vector<std::string> const after = series_files_after(path_of, first);
+    if (after.empty()) return;
+    std::string const count = after.size() == 1 ? "a file" : std::to_string(after.size()) + " files";
+    throw InputError(what + ": the folder holds " + count + " of that series past step " + std::to_string(first) +
+                     ", where this run begins (" + after.front() + (after.size() > 1 ? ", ..." : "") +
+                     "): an earlier run's, which this run's would mix with; remove " +
+                     (after.size() == 1 ? "it" : "them") + " or name another series");
+  };
+  if (o.snapshots.enabled())
+    refuse_mixing([&](std::uint64_t step) { return o.snapshots.path(step); },
+                  names.with_text("--snapshots", o.snapshots.base));
+  if ((o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
+    refuse_mixing([&](std::uint64_t step) { return series_path(o.checkpoint, step); },
+                  o.checkpoint_every ? names.with("--checkpoint-every", std::to_string(o.checkpoint_every))
+                                     : names.with("--checkpoint-dt", shortest(o.checkpoint_dt)));
   // A file of the series is refused as "--snapshots DIR/s_00000010.hdf5: ..." on the command line; a keyword names
   // the value as given, then the file ("snapshots='DIR/s' writes DIR/s_00000010.hdf5: ...").
   if (o.snapshots.enabled())

@@ -1132,6 +1132,43 @@ TEST_F(Cli, PeriodicCheckpointNamesAreCheckedBeforeTheRun) {
   EXPECT_EQ(r.code, 0) << r.err;
 }
 
+// A series' files past the run's first step are an earlier run's: this run's would mix with them in one folder (an
+// analysis tool reading snap_*.hdf5 would read two runs as one). Refused before the run, nothing removed; files before
+// the first step (a restart's own run before it) and a directory of such a name are not the series'.
+TEST_F(Cli, ASeriesIsNotMixedWithAnEarlierRunsFiles) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  ASSERT_EQ(nbody("--run -q --bodies 128 --steps 20 --snapshots " + file("mix/s") + " --snapshot-every 10").code, 0);
+  std::string const first_run = slurp(file("mix/s_00000010.hdf5")), first_zero = slurp(file("mix/s_00000000.hdf5"));
+  expect_input_error("--run --bodies 64 --scenario disk --steps 5 --snapshots " + file("mix/s"),
+                     "--snapshots " + file("mix/s") + ": the folder holds 2 files of that series past step 0, where "
+                     "this run begins (" + file("mix/s_00000010.hdf5") + ", ...): an earlier run's, which this run's "
+                     "would mix with; remove them or name another series");
+  EXPECT_EQ(slurp(file("mix/s_00000010.hdf5")), first_run) << "nothing removed or replaced";
+  EXPECT_EQ(slurp(file("mix/s_00000000.hdf5")), first_zero) << "the step-0 file kept too";
+
+  // The periodic checkpoints the same.
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 20 --checkpoint " + file("c.h5") + " --checkpoint-every 10").code, 0);
+  expect_input_error("--run --bodies 64 --steps 10 --checkpoint " + file("c.h5") + " --checkpoint-every 5",
+                     "--checkpoint-every 5: the folder holds 2 files of that series past step 0, where this run "
+                     "begins (" + file("c_00000010.h5") + ", ...): an earlier run's, which this run's would mix with; "
+                     "remove them or name another series");
+
+  // A restart from the end goes on with the series (its own files before its step stay); one from an earlier state
+  // would leave the later files among its own: refused, naming the one file.
+  ASSERT_EQ(nbody("--run -q --restart " + file("c_00000020.h5") + " --steps 10 --checkpoint " + file("c.h5") +
+                  " --checkpoint-every 10").code,
+            0);
+  EXPECT_TRUE(fs::exists(file("c_00000030.h5")));
+  expect_input_error("--run --restart " + file("c_00000020.h5") + " --steps 10 --checkpoint " + file("c.h5") +
+                         " --checkpoint-every 10",
+                     "--checkpoint-every 10: the folder holds a file of that series past step 20, where this run "
+                     "begins (" + file("c_00000030.h5") + "): an earlier run's, which this run's would mix with; "
+                     "remove it or name another series");
+  // A directory named like a file of the series is no file of it.
+  fs::create_directories(dir_ / "other" / "s_00000050.hdf5");
+  EXPECT_EQ(nbody("--run -q --bodies 64 --steps 20 --snapshots " + file("other/s")).code, 0);
+}
+
 // A restart's series starts after its step: only the names it will write are checked.
 TEST_F(Cli, ARestartsSeriesIsCheckedFromItsStep) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
