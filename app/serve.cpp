@@ -20,6 +20,7 @@
 #include <memory>
 #include <thread>
 #include <type_traits>
+#include <unistd.h>
 #include <variant>
 
 #include "app/serve_protocol.h"
@@ -340,7 +341,11 @@ int run_serve(const Options& options) {
   // A token unless the server listens on the loopback only (the server decides once bound).
   std::string const token = random_token();
   auto server = std::make_unique<WebServer>(address, token, page(), log);
-  std::string const host = address.host.find(':') != std::string::npos ? "[" + address.host + "]" : address.host;
+  // Bound to every interface: the URL names this machine, which another can open (0.0.0.0 it cannot).
+  std::string shown = address.host;
+  if (char name[256] = {}; (shown == "0.0.0.0" || shown == "::") && gethostname(name, sizeof name - 1) == 0 && name[0])
+    shown = name;
+  std::string const host = shown.find(':') != std::string::npos ? "[" + shown + "]" : shown;
   std::string url = "http://" + host + ":" + std::to_string(server->port()) + "/";
   if (!server->loopback()) url += "?token=" + token;
   // The URL on stderr always (--quiet too): without it nobody can connect.

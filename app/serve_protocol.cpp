@@ -58,6 +58,7 @@ ListenAddress parse_listen_address(const std::string& text) {
   };
   ListenAddress address;
   std::string port_text = text;
+  if (text.find("://") != std::string::npos) refuse("that is a URL; give the address to listen on, not one to open");
   if (!text.empty() && text.front() == '[') {  // [IPv6]:PORT
     std::size_t const close = text.find(']');
     if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':')

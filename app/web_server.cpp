@@ -65,7 +65,12 @@ struct WebServer::Impl {
   void add(const std::shared_ptr<Viewer>& v);
   void remove(const std::shared_ptr<Viewer>& v);
   void take_control(const std::shared_ptr<Viewer>& v);
-  std::optional<std::string> refusal(const http::request<http::empty_body>& req, bool upgrade) const;
+  // Why a request is refused, and the status that says it.
+  struct Refusal {
+    http::status status;
+    std::string why;
+  };
+  std::optional<Refusal> refusal(const http::request<http::empty_body>& req, bool upgrade) const;
 };
 
 // One WebSocket viewer: reads input messages, writes frames and notices, one write at a time.
@@ -239,6 +244,16 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
   void on_read(beast::error_code ec) {
     if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted)
       return close();
+    if (ec == http::error::body_limit) {  // any body at all: nothing served takes one
+      ++server_.owner.refused_requests_;
+      auto const& header = parser_->get();
+      bool const get = header.method() == http::verb::get;
+      std::string_view const path = target_path({header.target().data(), header.target().size()});
+      server_.owner.note("serve: " + peer_ + ": refused " + std::string(path.substr(0, 40)) + ": a request with a " +
+                         "body (" + (get ? "a GET takes none" : "only GET is served") + ")");
+      return respond(get ? http::status::bad_request : http::status::method_not_allowed,
+                     get ? "a GET takes no body\n" : "only GET is served\n", "text/plain", false);
+    }
     if (ec) {
       ++server_.owner.refused_requests_;
       server_.owner.note("serve: " + peer_ + ": refused a malformed or oversized request (" + ec.message() + ")");
@@ -246,13 +261,12 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
     }
     http::request<http::empty_body> request = parser_->release();
     bool const upgrade = websocket::is_upgrade(request);
-    if (auto const why = server_.refusal(request, upgrade)) {
+    if (auto const refused = server_.refusal(request, upgrade)) {
       ++server_.owner.refused_requests_;
       // The path only: a query may hold the right token, which the log must not show.
       std::string_view const path = target_path({request.target().data(), request.target().size()});
-      server_.owner.note("serve: " + peer_ + ": refused " + std::string(path.substr(0, 40)) + ": " + *why);
-      return respond(*why == "unknown path" ? http::status::not_found : http::status::forbidden, *why + "\n",
-                     "text/plain", false);
+      server_.owner.note("serve: " + peer_ + ": refused " + std::string(path.substr(0, 40)) + ": " + refused->why);
+      return respond(refused->status, refused->why + "\n", "text/plain", false);
     }
     if (upgrade) {
       if (server_.viewers.size() >= kMaxClients) {
@@ -270,6 +284,11 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
     response->set(http::field::server, "nbody");
     response->set(http::field::content_type, type);
     response->set(http::field::cache_control, "no-store");
+    if (status == http::status::method_not_allowed) response->set(http::field::allow, "GET");
+    if (status == http::status::upgrade_required) {
+      response->set(http::field::upgrade, "websocket");
+      response->set(http::field::connection, "Upgrade");
+    }
     response->set("X-Content-Type-Options", "nosniff");
     response->set("Referrer-Policy", "no-referrer");  // the token stays out of other sites' logs
     response->set("X-Frame-Options", "DENY");
@@ -308,25 +327,29 @@ void WebServer::Impl::accept() {
 // WebSocket only from a page of this server (its Origin names this host), so another site open in
 // the same browser cannot steer; on a loopback bind, a Host that names the loopback (a DNS name
 // rebound to 127.0.0.1 is another site's).
-std::optional<std::string> WebServer::Impl::refusal(const http::request<http::empty_body>& req, bool upgrade) const {
+std::optional<WebServer::Impl::Refusal> WebServer::Impl::refusal(const http::request<http::empty_body>& req,
+                                                                  bool upgrade) const {
   std::string_view const target(req.target().data(), req.target().size());
-  if (req.method() != http::verb::get) return std::string("only GET is served");
+  auto forbidden = [](std::string why) { return Refusal{http::status::forbidden, std::move(why)}; };
+  if (req.method() != http::verb::get) return Refusal{http::status::method_not_allowed, "only GET is served"};
   if (token) {
     auto const given = query_value(target, "token");
-    if (!given) return std::string("no token (open the URL nbody printed at start)");
-    if (!tokens_equal(*given, *token)) return std::string("wrong token");
+    if (!given) return forbidden("no token (open the URL nbody printed at start)");
+    if (!tokens_equal(*given, *token)) return forbidden("wrong token");
   }
   std::string const host(req[http::field::host]);
-  if (owner.loopback_ && !loopback_host(host)) return std::string("Host '" + host.substr(0, 64) + "' is not this machine's loopback");
+  if (owner.loopback_ && !loopback_host(host))
+    return forbidden("Host '" + host.substr(0, 64) + "' is not this machine's loopback");
   std::string_view const path = target_path(target);
   if (upgrade) {
-    if (path != "/ws") return std::string("unknown path");
+    if (path != "/ws") return Refusal{http::status::not_found, "unknown path"};
     auto const origin = req.find(http::field::origin);
     if (origin != req.end() && authority_of_origin(origin->value()) != host)
-      return std::string("a WebSocket from another site's page (Origin " + std::string(origin->value()).substr(0, 64) + ")");
+      return forbidden("a WebSocket from another site's page (Origin " + std::string(origin->value()).substr(0, 64) + ")");
     return std::nullopt;
   }
-  if (path != "/" && path != "/index.html") return std::string("unknown path");
+  if (path == "/ws") return Refusal{http::status::upgrade_required, "/ws is the page's WebSocket: a WebSocket is expected"};
+  if (path != "/" && path != "/index.html") return Refusal{http::status::not_found, "unknown path"};
   return std::nullopt;
 }
 

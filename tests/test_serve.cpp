@@ -57,6 +57,16 @@ TEST(ServeAddress, BadOnesAreRefusedNamingTheValue) {
       EXPECT_NE(std::string(e.what()).find("[HOST:]PORT"), std::string::npos) << e.what();
     }
   }
+  // A URL pasted for the address is named as one, not as a misspelt IPv6 host.
+  try {
+    parse_listen_address("http://127.0.0.1:8080/");
+    ADD_FAILURE() << "accepted a URL";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--serve http://127.0.0.1:8080/: that is a URL; give the address to listen "
+                                          "on, not one to open; give [HOST:]PORT", 0),
+              0u)
+        << e.what();
+  }
 }
 
 TEST(ServeToken, HasOneHundredTwentyEightRandomBits) {
@@ -472,6 +482,40 @@ TEST(ServeServer, FramesReachEveryViewerAndInputComesFromTheSteeringOne) {
   inputs = viewer_inputs();
   ASSERT_EQ(inputs.size(), 1u);
   EXPECT_EQ(inputs[0].id, 10u);
+}
+
+// The status of one plain HTTP request (no WebSocket upgrade), sent as `text`; 0 when none came back.
+int http_status(std::uint16_t port, const std::string& text) {
+  int const fd = socket(AF_INET, SOCK_STREAM, 0);
+  timeval timeout{10, 0};  // every read bounded
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string reply;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+      write(fd, text.data(), text.size()) == ssize_t(text.size())) {
+    char chunk[512];
+    ssize_t n = 0;
+    while (reply.find("\r\n") == std::string::npos && (n = read(fd, chunk, sizeof chunk)) > 0) reply.append(chunk, n);
+  }
+  close(fd);
+  return reply.rfind("HTTP/1.1 ", 0) == 0 ? std::atoi(reply.c_str() + 9) : 0;
+}
+
+// Each refusal has the status that says why: a method other than GET 405, a body 400 or 405, the WebSocket's path
+// without the upgrade 426, a path the server does not serve 404.
+TEST(ServeServer, RefusalsHaveTheStatusThatSaysWhy) {
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", {});
+  std::string const host = "Host: 127.0.0.1:" + std::to_string(server.port()) + "\r\n";
+  EXPECT_EQ(http_status(server.port(), "GET / HTTP/1.1\r\n" + host + "\r\n"), 200);
+  EXPECT_EQ(http_status(server.port(), "HEAD / HTTP/1.1\r\n" + host + "\r\n"), 405);
+  EXPECT_EQ(http_status(server.port(), "POST / HTTP/1.1\r\n" + host + "Content-Length: 3\r\n\r\nx=1"), 405);
+  EXPECT_EQ(http_status(server.port(), "GET / HTTP/1.1\r\n" + host + "Content-Length: 3\r\n\r\nx=1"), 400);
+  EXPECT_EQ(http_status(server.port(), "GET /ws HTTP/1.1\r\n" + host + "\r\n"), 426);
+  EXPECT_EQ(http_status(server.port(), "GET /nope HTTP/1.1\r\n" + host + "\r\n"), 404);
+  EXPECT_EQ(server.refused_requests(), 5u);
 }
 
 TEST(ServeServer, TokenIsCheckedOnEveryRequestOffTheLoopback) {
