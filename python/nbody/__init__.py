@@ -550,10 +550,17 @@ class Simulation:
     @property
     def time(self):
         """Simulation time: the start's plus steps x dt (never a running sum); hermite4: the block
-        time, where every body is predicted to."""
+        time, where every body is predicted to. Not assigned: a run goes on from the time it reached."""
         return self._engine.time
 
-    t = time
+    @time.setter
+    def time(self, value):
+        raise AttributeError("time is where the run has reached, not a setting (nothing was changed): "
+                             "run(t_end=...) runs to a time, and Simulation.from_arrays(..., time=...) starts at one")
+
+    time.fset.refuses = True  # a setter that only says why not: no name to suggest for a misspelt setting
+
+    t = time  # REBOUND's name
 
     @property
     def steps(self):
@@ -620,7 +627,8 @@ class Simulation:
         # assigned (the settings and the state) are matched; other names are the script's own.
         cls = type(self)
         if not name.startswith("_") and not hasattr(cls, name) and name not in self.__dict__:
-            settable = [n for n in dir(cls) if isinstance(getattr(cls, n, None), property) and getattr(cls, n).fset]
+            settable = [n for n in dir(cls) if isinstance(getattr(cls, n, None), property) and getattr(cls, n).fset
+                        and not getattr(getattr(cls, n).fset, "refuses", False)]
             close = difflib.get_close_matches(name, settable, n=1, cutoff=0.75)
             if close:
                 raise AttributeError(f"{cls.__name__} has no '{name}'; did you mean '{close[0]}'? (nothing was "

@@ -54,6 +54,12 @@ def test_a_misspelt_setting_is_refused_naming_the_one_meant():
             setattr(sim, typo, 0.01)
         assert typo not in vars(sim)
     assert sim.dt_max == 0.0625 and sim.softening == 0.01
+    # The time is where the run has reached: not assigned, under either name, with what to do instead.
+    for name in ("time", "t"):
+        with pytest.raises(AttributeError, match=r"^time is where the run has reached, not a setting \(nothing was "
+                                                 r"changed\): run\(t_end=\.\.\.\) runs to a time"):
+            setattr(sim, name, 10.0)
+    assert sim.time == 0.0
     # Names of the script's own, also those close to a method or a read-only property, are its own.
     for own in ("label", "times", "config", "runs", "diagnostic"):
         setattr(sim, own, 1)
