@@ -156,6 +156,9 @@ with tempfile.TemporaryDirectory() as d:
             counts = {"PartType1": 1, "PartType4": 299}
             check_tools(p(f"{tag}.h5"), length_cm, mass_g, counts, f"{tag} checkpoint")
             check_tools(p(f"{tag}/snap_00000010.hdf5"), length_cm, mass_g, counts, f"{tag} snapshot")
+            # The softening, which the bodies' potential needs, in the snapshot as in the checkpoint.
+            softenings = [raw(f)[1].get("Softening") for f in (p(f"{tag}.h5"), p(f"{tag}/snap_00000010.hdf5"))]
+            check(softenings == [0.05, 0.05], f"{tag}: softening of the checkpoint and the snapshot {softenings}")
             # The series: the start, every 10 steps, the end; yt opens it in step order, with their times.
             names = sorted(os.path.basename(n) for n in glob.glob(p(f"{tag}/snap_*.hdf5")))
             check(names == ["snap_00000000.hdf5", "snap_00000010.hdf5", "snap_00000020.hdf5"], f"{tag}: series {names}")

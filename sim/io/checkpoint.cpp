@@ -358,6 +358,7 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
     w.number(h, "Step", run.step);
     w.text(h, "MassUnit", run.units.mass);
     w.text(h, "LengthUnit", run.units.length);
+    w.number(h, "Softening", run.softening);  // a snapshot's too: the bodies' potential needs it
     if (checkpoint) {
       w.number(h, "StartTime", run.start_time);
       w.number(h, "DtSinceStep", run.dt_since_step);
@@ -365,7 +366,6 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
       w.text(h, "Precision", name_of(run.precision));
       w.text(h, "Integrator", run.integrator);
       w.number(h, "Dt", run.dt);
-      w.number(h, "Softening", run.softening);
       w.number(h, "Damping", run.damping);
       w.text(h, "Scenario", run.scenario);
       w.number(h, "Seed", run.seed);

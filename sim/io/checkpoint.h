@@ -11,9 +11,9 @@
 //                        Scale-factor 1, BoxSize (3 x side), Shift (3 x side / 2),
 //                        NumFilesPerSnapshot 1, Omega0 / OmegaLambda 0, HubbleParam 1, Flag_* 0,
 //                        Flag_DoublePrecision, NbodyFormat 2, NbodyFile "checkpoint" or "snapshot",
-//                        Step, MassUnit and LengthUnit (as given; empty in N-body units);
+//                        Step, MassUnit and LengthUnit (as given; empty in N-body units), Softening;
 //                        checkpoints also: StartTime, DtSinceStep, DtSinceTime, Precision,
-//                        Integrator, Dt, Softening, Damping, Scenario, Seed, InitialEnergy (when
+//                        Integrator, Dt, Damping, Scenario, Seed, InitialEnergy (when
 //                        known), Checksum
 //   /Units, /InternalCodeUnits   SWIFT's "Unit length in cgs (U_L)", "Unit mass in cgs (U_M)",
 //                        "Unit time in cgs (U_t)" = sqrt(U_L^3 / (G U_M)), "Unit current in cgs
