@@ -229,17 +229,18 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
                          folder.string() + " (" + ec.message() + ")");
     }
   }
-  // Files of a series past this run's first step are an earlier run's (another run's, or a later part of this one
-  // run again from an earlier state): this run's files would replace some and sit among the others, one series of
-  // two runs to whoever reads the folder. Refused, nothing removed.
+  // A run from step 0 is a new run: files of its series past step 0 are another run's, among which its own would
+  // sit, one series of two runs to whoever reads the folder. Refused, nothing removed, every such series named. (A
+  // run past step 0 continues one: the files past its step may be its own, left by a run that died after its last
+  // checkpoint, which the restart writes again bit for bit.)
+  std::string mixed;
   auto refuse_mixing = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what) {
-    std::vector<std::string> const after = series_files_after(path_of, first);
+    std::vector<std::string> const after = first == 0 ? series_files_after(path_of, first) : std::vector<std::string>{};
     if (after.empty()) return;
     std::string const count = after.size() == 1 ? "a file" : std::to_string(after.size()) + " files";
-    throw InputError(what + ": the folder holds " + count + " of that series past step " + std::to_string(first) +
-                     ", where this run begins (" + after.front() + (after.size() > 1 ? ", ..." : "") +
-                     "): an earlier run's, which this run's would mix with; remove " +
-                     (after.size() == 1 ? "it" : "them") + " or name another series");
+    mixed += (mixed.empty() ? "" : "; ") + what + ": the folder holds " + count + " of that series past step 0 (" +
+             after.front() + (after.size() > 1 ? ", ..." : "") + "), another run's, which this new run's would mix "
+             "with; remove " + (after.size() == 1 ? "it" : "them") + " or name another series";
   };
   if (o.snapshots.enabled())
     refuse_mixing([&](std::uint64_t step) { return o.snapshots.path(step); },
@@ -248,6 +249,7 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
     refuse_mixing([&](std::uint64_t step) { return series_path(o.checkpoint, step); },
                   o.checkpoint_every ? names.with("--checkpoint-every", std::to_string(o.checkpoint_every))
                                      : names.with("--checkpoint-dt", shortest(o.checkpoint_dt)));
+  if (!mixed.empty()) throw InputError(mixed);
   // A file of the series is refused as "--snapshots DIR/s_00000010.hdf5: ..." on the command line; a keyword names
   // the value as given, then the file ("snapshots='DIR/s' writes DIR/s_00000010.hdf5: ...").
   if (o.snapshots.enabled())
@@ -311,8 +313,10 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
                             sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
     lineage->new_baseline = new_baseline;
   }
+  // That pass interrupted: the run ends at once, and begins no series (an earlier one at the path stays as it is).
+  bool const start_interrupted = start_measured && !result.start;
   agree(ranks, [&] {
-    if (writer && !o.diagnostics.empty())
+    if (writer && sampled && !start_interrupted)
       series = std::make_unique<DiagnosticsSeries>(o.diagnostics, o.names, lineage);
   });
   // What became of an earlier series at the path, decided where rank 0 made the series, heard on every rank: a front

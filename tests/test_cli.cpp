@@ -1132,38 +1132,34 @@ TEST_F(Cli, PeriodicCheckpointNamesAreCheckedBeforeTheRun) {
   EXPECT_EQ(r.code, 0) << r.err;
 }
 
-// A series' files past the run's first step are an earlier run's: this run's would mix with them in one folder (an
-// analysis tool reading snap_*.hdf5 would read two runs as one). Refused before the run, nothing removed; files before
-// the first step (a restart's own run before it) and a directory of such a name are not the series'.
+// A new run's series (from step 0) is not written among another run's files of that series: an analysis tool reading
+// snap_*.hdf5 would read two runs as one. Refused before the run, every such series named, nothing removed. A run past
+// step 0 continues one (its own files past its step, left by a run that died after its last checkpoint, are written
+// again bit for bit); a directory of such a name is no file of the series.
 TEST_F(Cli, ASeriesIsNotMixedWithAnEarlierRunsFiles) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
-  ASSERT_EQ(nbody("--run -q --bodies 128 --steps 20 --snapshots " + file("mix/s") + " --snapshot-every 10").code, 0);
+  ASSERT_EQ(nbody("--run -q --bodies 128 --steps 20 --snapshots " + file("mix/s") + " --snapshot-every 10 --checkpoint " +
+                  file("c.h5") + " --checkpoint-every 10").code,
+            0);
   std::string const first_run = slurp(file("mix/s_00000010.hdf5")), first_zero = slurp(file("mix/s_00000000.hdf5"));
   expect_input_error("--run --bodies 64 --scenario disk --steps 5 --snapshots " + file("mix/s"),
-                     "--snapshots " + file("mix/s") + ": the folder holds 2 files of that series past step 0, where "
-                     "this run begins (" + file("mix/s_00000010.hdf5") + ", ...): an earlier run's, which this run's "
-                     "would mix with; remove them or name another series");
+                     "--snapshots " + file("mix/s") + ": the folder holds 2 files of that series past step 0 (" +
+                     file("mix/s_00000010.hdf5") + ", ...), another run's, which this new run's would mix with; remove "
+                     "them or name another series");
   EXPECT_EQ(slurp(file("mix/s_00000010.hdf5")), first_run) << "nothing removed or replaced";
   EXPECT_EQ(slurp(file("mix/s_00000000.hdf5")), first_zero) << "the step-0 file kept too";
+  // Both series at once: each named, in one message.
+  expect_input_error("--run --bodies 64 --steps 5 --snapshots " + file("mix/s") + " --checkpoint " + file("c.h5") +
+                         " --checkpoint-every 5",
+                     "would mix with; remove them or name another series; --checkpoint-every 5: the folder holds 2 "
+                     "files of that series past step 0 (" + file("c_00000010.h5") + ", ...), another run's");
 
-  // The periodic checkpoints the same.
-  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 20 --checkpoint " + file("c.h5") + " --checkpoint-every 10").code, 0);
-  expect_input_error("--run --bodies 64 --steps 10 --checkpoint " + file("c.h5") + " --checkpoint-every 5",
-                     "--checkpoint-every 5: the folder holds 2 files of that series past step 0, where this run "
-                     "begins (" + file("c_00000010.h5") + ", ...): an earlier run's, which this run's would mix with; "
-                     "remove them or name another series");
-
-  // A restart from the end goes on with the series (its own files before its step stay); one from an earlier state
-  // would leave the later files among its own: refused, naming the one file.
-  ASSERT_EQ(nbody("--run -q --restart " + file("c_00000020.h5") + " --steps 10 --checkpoint " + file("c.h5") +
-                  " --checkpoint-every 10").code,
-            0);
-  EXPECT_TRUE(fs::exists(file("c_00000030.h5")));
-  expect_input_error("--run --restart " + file("c_00000020.h5") + " --steps 10 --checkpoint " + file("c.h5") +
-                         " --checkpoint-every 10",
-                     "--checkpoint-every 10: the folder holds a file of that series past step 20, where this run "
-                     "begins (" + file("c_00000030.h5") + "): an earlier run's, which this run's would mix with; "
-                     "remove it or name another series");
+  // A run that died after its checkpoint at step 10 (its files at 20 left), restarted from it: its series goes on, the
+  // files past step 10 written again (the same state; HDF5 stamps each file with its time).
+  Result const again = nbody("--run --restart " + file("c_00000010.h5") + " --steps 10 --snapshots " + file("mix/s") +
+                             " --snapshot-every 10 --checkpoint " + file("c.h5") + " --checkpoint-every 10");
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_NE((again.out + again.err).find("snapshot " + file("mix/s_00000020.hdf5")), std::string::npos) << again.err;
   // A directory named like a file of the series is no file of it.
   fs::create_directories(dir_ / "other" / "s_00000050.hdf5");
   EXPECT_EQ(nbody("--run -q --bodies 64 --steps 20 --snapshots " + file("other/s")).code, 0);

@@ -451,8 +451,8 @@ class Simulation:
         diagnostics_samples, checkpoints_written and _not_written (the series of checkpoint_every or
         checkpoint_dt;
         the final ``checkpoint`` file is ``checkpoint``), snapshots_written and _not_written,
-        diagnostics_failure, diagnostics_replaced (the notice, where the run replaces an earlier series
-        at its ``diagnostics`` path whole; else None), failure, saved_step and save_failure (a run that
+        diagnostics_failure, diagnostics_replaced (the notice, where the run takes up an earlier one and
+        replaces its series at the ``diagnostics`` path whole; else None), failure, saved_step and save_failure (a run that
         could not go on),
         warnings (each RuntimeWarning the run gave) and energy_warning (with ``diagnostics``: the end's
         energy error says the run did not resolve its orbits; else None),
