@@ -349,10 +349,14 @@ int run_serve(const Options& options) {
   std::string url = "http://" + host + ":" + std::to_string(server->port()) + "/";
   if (!server->loopback()) url += "?token=" + token;
   // The URL on stderr always (--quiet too): without it nobody can connect.
+  // The machine's name may not resolve everywhere: its loopback URL too, for this machine at least.
+  std::string const local = shown != address.host ? "http://127.0.0.1:" + std::to_string(server->port()) +
+                                                        "/?token=" + token + " on this machine; "
+                                                  : "";
   std::cerr << "serve: open " << url
             << (server->loopback() ? "  (this machine only; from another: ssh -L " + std::to_string(server->port()) +
                                          ":" + host + ":" + std::to_string(server->port()) + " HOST)"
-                                   : "  (anyone who can reach this host and has the token can steer)")
+                                   : (local.empty() ? "  (" : "  (or " + local) + "anyone who can reach this host and has the token can steer)")
             << "\n";
   auto surface = std::make_unique<BrowserSurface>(*server, options.width, options.height);
   BrowserSurface* frames = surface.get();

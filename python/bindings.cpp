@@ -539,11 +539,19 @@ class Engine {
     if (o.snapshots.dt > 0 && o.snapshots.every)
       throw InputError("snapshot_dt=" + shown(nb::cast(o.snapshots.dt)) + " and snapshot_every=" +
                        std::to_string(o.snapshots.every) + " both given; give one of them");
-    for (auto const& [option, path] : {std::pair<const char*, const std::string*>{"--checkpoint", &o.checkpoint},
-                                       {"--save", &o.save}, {"--diagnostics", &o.diagnostics}})
-      if (!path->empty()) check_output_path(*path, option, run_.names);
-    check_distinct_outputs({{"checkpoint", o.checkpoint}, {"save", o.save}, {"diagnostics", o.diagnostics}});
-    driver::check_run_outputs(o, sim_->steps_done(), sim_->steps_done() + steps, {}, run_.names);
+    // The files, where rank 0 writes them (as the command line checks them): every rank then hears its answer, so
+    // that a folder one rank sees otherwise sends none alone into the run's first collective call.
+    {
+      nb::gil_scoped_release unlocked;
+      agree(sim_->ranks(), [&] {
+        if (sim_->ranks().rank() != 0) return;
+        for (auto const& [option, path] : {std::pair<const char*, const std::string*>{"--checkpoint", &o.checkpoint},
+                                           {"--save", &o.save}, {"--diagnostics", &o.diagnostics}})
+          if (!path->empty()) check_output_path(*path, option, run_.names);
+        check_distinct_outputs({{"checkpoint", o.checkpoint}, {"save", o.save}, {"diagnostics", o.diagnostics}});
+        driver::check_run_outputs(o, sim_->steps_done(), sim_->steps_done() + steps, {}, run_.names);
+      });
+    }
 
     if (std::string const notice = driver::sample_dt_notice(*sim_, o.diagnostics_dt, "diagnostics_dt=");
         !notice.empty())
@@ -1163,10 +1171,13 @@ std::string why_no_devices() {
 NB_MODULE(_nbody, m) {
   using nbody::python::Engine;
   m.doc() = "nbody's native engine; use the nbody package (nbody.Simulation) instead.";
-  // The settings' keywords, for the package's check of a misspelt one (it names the one meant).
+  // The settings' keywords, for the package's check of a misspelt one (it names the one meant), and the start's.
   nb::list settings;
   for (const char* key : nbody::python::kSettingKeys) settings.append(key);
   m.attr("SETTING_KEYWORDS") = nb::tuple(settings);
+  nb::list start;
+  for (const char* key : nbody::python::kStartKeys) start.append(key);
+  m.attr("START_KEYWORDS") = nb::tuple(start);  // where a simulation starts: nbody.Simulation's alone
   // Bad input is a ValueError with the library's one-line message; a failure of the machine a
   // RuntimeError; an interrupt seen by the library (a signal it recorded) a KeyboardInterrupt.
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {

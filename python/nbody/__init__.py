@@ -139,7 +139,7 @@ def _whole(value, name, low, high):
 _MAX_STEPS = 10**15  # core/bounds.h kMaxSteps
 
 
-_START_KEYWORDS = ("scenario", "n", "seed", "eccentricity")  # where a simulation starts: Simulation() only
+_START_KEYWORDS = _nbody.START_KEYWORDS  # where a simulation starts: Simulation() only
 
 
 def _refuse_misspelt(function, misspelt, settings=False):
@@ -149,7 +149,8 @@ def _refuse_misspelt(function, misspelt, settings=False):
     parameters = inspect.signature(function).parameters
     accepted = [name for name, p in parameters.items()
                 if name != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    if settings:
+    if settings:  # the arguments given by position (a path, the arrays) are not what a misspelt keyword meant
+        accepted = [name for name in accepted if parameters[name].kind == parameters[name].KEYWORD_ONLY]
         accepted += [name for name in _nbody.SETTING_KEYWORDS if name not in accepted]
     name = next(iter(misspelt))
     close = difflib.get_close_matches(name, accepted, n=1, cutoff=0.6)

@@ -88,9 +88,21 @@ def ranks_main(out_dir):
             replaced = str(e)
     comm.Barrier()
 
+    # Another run's snapshot in the folder: rank 0 checks the files it would write, and every rank refuses the run
+    # with its words, none going on alone into the run.
+    if rank == 0:
+        os.makedirs(os.path.join(out_dir, "snaps"))
+        open(os.path.join(out_dir, "snaps", "s_00000010.hdf5"), "w").close()
+    comm.Barrier()
+    try:
+        nbody.Simulation(**SETTINGS, comm=comm).run(steps=2, snapshots=os.path.join(out_dir, "snaps", "s"))
+        mixed = None
+    except ValueError as e:
+        mixed = str(e)
+
     report = dict(rank=rank, size=comm.Get_size(), same_state=same_state, same_energy=same_energy,
                   restart_steps=restart_steps, same_restart=same_restart, same_continuation=same_continuation,
-                  raised=raised, warned=warned, replaced=replaced)
+                  raised=raised, warned=warned, replaced=replaced, mixed=mixed)
     reports = comm.gather(report, root=0)
     if rank == 0:
         print("REPORT " + json.dumps(reports), flush=True)
@@ -121,7 +133,9 @@ def test_two_ranks_are_one_process_bit_for_bit(tmp_path):
         assert p["same_continuation"], f"rank {p['rank']}: the restarted run goes on differently from the 2 ranks"
         assert p["raised"] and p["raised"].startswith("the energy changed by ") and p["raised"] == reports[0]["warned"][0], p
         assert p["replaced"] and "its series begins again at step 28" in p["replaced"], p
-    assert sorted(os.listdir(tmp_path)) == ["ranks.csv", "ranks.h5", "unresolved.csv"], os.listdir(tmp_path)
+        assert p["mixed"] and "s_00000010.hdf5), another run's" in p["mixed"], p
+    assert sorted(os.listdir(tmp_path)) == ["ranks.csv", "ranks.h5", "snaps", "unresolved.csv"], os.listdir(tmp_path)
+    assert os.listdir(tmp_path / "snaps") == ["s_00000010.hdf5"], "the refused run wrote a snapshot"
 
 
 def test_comm_must_be_an_mpi4py_communicator():
