@@ -319,17 +319,25 @@ TEST(ServeCli, PortInUseIsRefusedNamingIt) {
 // The server itself, with a WebSocket client of a few lines: frames from a thread of the test (as the
 // encoder's), input from the viewer that steers only, every wait bounded. Under ThreadSanitizer
 // (scripts/sanitize.sh thread) this is the check of the hand-overs between the threads.
+// A socket to the server on the loopback, every read bounded; -1 where it did not connect (the socket closed).
+int connect_loopback(std::uint16_t port) {
+  int const fd = socket(AF_INET, SOCK_STREAM, 0);
+  timeval timeout{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) return fd;
+  close(fd);
+  return -1;
+}
+
 class Client {
  public:
   Client(std::uint16_t port, const std::string& target) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    timeval timeout{10, 0};  // every read bounded
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return;
+    fd_ = connect_loopback(port);
+    if (fd_ < 0) return;
     write_all("GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
               "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
               "Sec-WebSocket-Version: 13\r\n\r\n");
@@ -486,21 +494,14 @@ TEST(ServeServer, FramesReachEveryViewerAndInputComesFromTheSteeringOne) {
 
 // The status of one plain HTTP request (no WebSocket upgrade), sent as `text`; 0 when none came back.
 int http_status(std::uint16_t port, const std::string& text) {
-  int const fd = socket(AF_INET, SOCK_STREAM, 0);
-  timeval timeout{10, 0};  // every read bounded
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int const fd = connect_loopback(port);
   std::string reply;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-      write(fd, text.data(), text.size()) == ssize_t(text.size())) {
+  if (fd >= 0 && write(fd, text.data(), text.size()) == ssize_t(text.size())) {
     char chunk[512];
     ssize_t n = 0;
     while (reply.find("\r\n") == std::string::npos && (n = read(fd, chunk, sizeof chunk)) > 0) reply.append(chunk, n);
   }
-  close(fd);
+  if (fd >= 0) close(fd);
   return reply.rfind("HTTP/1.1 ", 0) == 0 ? std::atoi(reply.c_str() + 9) : 0;
 }
 
