@@ -348,16 +348,14 @@ int run_serve(const Options& options) {
   std::string const host = shown.find(':') != std::string::npos ? "[" + shown + "]" : shown;
   std::string url = "http://" + host + ":" + std::to_string(server->port()) + "/";
   if (!server->loopback()) url += "?token=" + token;
+  std::string const port = std::to_string(server->port());
+  std::string how = "anyone who can reach this host and has the token can steer";
+  if (server->loopback())
+    how = "this machine only; from another: ssh -L " + port + ":" + host + ":" + port + " HOST";
+  else if (shown != address.host)  // the machine's name may not resolve everywhere: its loopback URL too
+    how = "or http://127.0.0.1:" + port + "/?token=" + token + " on this machine; " + how;
   // The URL on stderr always (--quiet too): without it nobody can connect.
-  // The machine's name may not resolve everywhere: its loopback URL too, for this machine at least.
-  std::string const local = shown != address.host ? "http://127.0.0.1:" + std::to_string(server->port()) +
-                                                        "/?token=" + token + " on this machine; "
-                                                  : "";
-  std::cerr << "serve: open " << url
-            << (server->loopback() ? "  (this machine only; from another: ssh -L " + std::to_string(server->port()) +
-                                         ":" + host + ":" + std::to_string(server->port()) + " HOST)"
-                                   : (local.empty() ? "  (" : "  (or " + local) + "anyone who can reach this host and has the token can steer)")
-            << "\n";
+  std::cerr << "serve: open " << url << "  (" << how << ")\n";
   auto surface = std::make_unique<BrowserSurface>(*server, options.width, options.height);
   BrowserSurface* frames = surface.get();
   int const code = run_viewer_session(options, std::move(surface), [frames](const LiveStats& s) { frames->show(s); });

@@ -136,6 +136,22 @@ std::optional<std::uint64_t> series_step(const std::function<std::string(std::ui
   return step;
 }
 
+// The steps of the series' files that their folder holds (regular files only where `regular`), in folder order.
+std::vector<std::uint64_t> series_steps_in_folder(const std::function<std::string(std::uint64_t)>& path_of,
+                                                  bool regular) {
+  namespace fs = std::filesystem;
+  SeriesName const name = series_name(path_of);
+  fs::path const folder = fs::path(path_of(0)).parent_path();  // every name of the series shares it
+  std::vector<std::uint64_t> steps;
+  std::error_code ec;
+  for (fs::directory_iterator it(folder.empty() ? fs::path(".") : folder, ec), end; !ec && it != end; it.increment(ec)) {
+    auto const step = series_step(path_of, name, it->path().filename().string());
+    std::error_code type_ec;
+    if (step && (!regular || it->is_regular_file(type_ec))) steps.push_back(*step);
+  }
+  return steps;
+}
+
 }  // namespace
 
 std::string SnapshotSeries::path(std::uint64_t step) const {
@@ -163,12 +179,8 @@ void check_step_series(const std::function<std::string(std::uint64_t)>& path_of,
     // The first and the last: the last has the longest name (a step past 99,999,999 has more digits).
     steps.push_back(first_due);
     steps.push_back(last / every * every);
-    fs::path const folder = fs::path(path_of(first_due)).parent_path();
-    std::error_code ec;
-    for (fs::directory_iterator it(folder.empty() ? fs::path(".") : folder, ec), end; !ec && it != end; it.increment(ec)) {
-      auto const step = series_step(path_of, name, it->path().filename().string());
-      if (step && due(*step)) steps.push_back(*step);
-    }
+    for (std::uint64_t step : series_steps_in_folder(path_of, false))
+      if (due(step)) steps.push_back(step);
   }
   for (std::uint64_t step : steps) check_output_path(path_of(step), what);
   // Another output named like a file of the series would be replaced by it, or replace it.
@@ -181,19 +193,12 @@ void check_step_series(const std::function<std::string(std::uint64_t)>& path_of,
 
 std::vector<std::string> series_files_after(const std::function<std::string(std::uint64_t)>& path_of,
                                             std::uint64_t first) {
-  namespace fs = std::filesystem;
-  SeriesName const name = series_name(path_of);
-  fs::path const folder = fs::path(path_of(first)).parent_path();
-  std::vector<std::pair<std::uint64_t, std::string>> found;
-  std::error_code ec;
-  for (fs::directory_iterator it(folder.empty() ? fs::path(".") : folder, ec), end; !ec && it != end; it.increment(ec)) {
-    auto const step = series_step(path_of, name, it->path().filename().string());
-    std::error_code type_ec;
-    if (step && *step > first && it->is_regular_file(type_ec)) found.emplace_back(*step, path_of(*step));
-  }
-  std::sort(found.begin(), found.end());
+  std::vector<std::uint64_t> steps = series_steps_in_folder(path_of, true);
+  steps.erase(std::remove_if(steps.begin(), steps.end(), [&](std::uint64_t step) { return step <= first; }),
+              steps.end());
+  std::sort(steps.begin(), steps.end());
   std::vector<std::string> paths;
-  for (auto& f : found) paths.push_back(std::move(f.second));
+  for (std::uint64_t step : steps) paths.push_back(path_of(step));
   return paths;
 }
 

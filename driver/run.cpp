@@ -235,17 +235,17 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
   // checkpoint, which the restart writes again bit for bit.)
   std::string mixed;
   auto refuse_mixing = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what) {
-    std::vector<std::string> const after = first == 0 ? series_files_after(path_of, first) : std::vector<std::string>{};
+    std::vector<std::string> const after = series_files_after(path_of, 0);
     if (after.empty()) return;
     std::string const count = after.size() == 1 ? "a file" : std::to_string(after.size()) + " files";
     mixed += (mixed.empty() ? "" : "; ") + what + ": the folder holds " + count + " of that series past step 0 (" +
              after.front() + (after.size() > 1 ? ", ..." : "") + "), another run's, which this new run's would mix "
              "with; remove " + (after.size() == 1 ? "it" : "them") + " or name another series";
   };
-  if (o.snapshots.enabled())
+  if (first == 0 && o.snapshots.enabled())
     refuse_mixing([&](std::uint64_t step) { return o.snapshots.path(step); },
                   names.with_text("--snapshots", o.snapshots.base));
-  if ((o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
+  if (first == 0 && (o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
     refuse_mixing([&](std::uint64_t step) { return series_path(o.checkpoint, step); },
                   o.checkpoint_every ? names.with("--checkpoint-every", std::to_string(o.checkpoint_every))
                                      : names.with("--checkpoint-dt", shortest(o.checkpoint_dt)));

@@ -165,6 +165,16 @@ def _refuse_misspelt(function, misspelt, settings=False):
     raise TypeError(f"{function.__qualname__}() got an unexpected keyword argument '{name}'; {hint}")
 
 
+def _checked_settings(settings, function):
+    """The settings given to ``function`` as its ``**settings``, a misspelt one refused naming the one meant (a start
+    keyword passes: the library says why it cannot be given there)."""
+    misspelt = {key: value for key, value in settings.items()
+                if key not in _nbody.SETTING_KEYWORDS and key not in _START_KEYWORDS}
+    if misspelt:
+        _refuse_misspelt(function, misspelt, settings=True)
+    return dict(settings)
+
+
 def _keywords_checked(function):
     """_refuse_misspelt for a function without ``**misspelt`` of its own. It adds a frame: run and integrate, whose
     warnings name the script's line two frames up, take ``**misspelt`` themselves instead (typed NoReturn, so that a
@@ -282,15 +292,12 @@ class Simulation:
 
     @staticmethod
     def _settings(settings, function):
-        """The settings given to ``function`` (whose ``**settings`` they are), a misspelt one refused."""
+        """The settings of a simulation whose bodies come from elsewhere (``function``: from_arrays, load or
+        restart), checked."""
         for key in _START_KEYWORDS:
-            if key in settings and function is not Simulation.configure:  # configure: the library says why not
+            if key in settings:
                 raise TypeError(f"'{key}' chooses a scenario; the bodies come from elsewhere here")
-        misspelt = {key: value for key, value in settings.items()
-                    if key not in _nbody.SETTING_KEYWORDS and key not in _START_KEYWORDS}
-        if misspelt:
-            _refuse_misspelt(function, misspelt, settings=True)
-        return dict(settings)
+        return _checked_settings(settings, function)
 
     @staticmethod
     def _path(path, name):
@@ -453,8 +460,8 @@ class Simulation:
         checkpoint_dt;
         the final ``checkpoint`` file is ``checkpoint``), snapshots_written and _not_written,
         diagnostics_failure, diagnostics_replaced (the notice, where the run takes up an earlier one and
-        replaces its series at the ``diagnostics`` path whole; else None), failure, saved_step and save_failure (a run that
-        could not go on),
+        replaces its series at the ``diagnostics`` path whole; else None), failure, saved_step and
+        save_failure (a run that could not go on),
         warnings (each RuntimeWarning the run gave) and energy_warning (with ``diagnostics``: the end's
         energy error says the run did not resolve its orbits; else None),
         checkpoint, and hermite4: None, or for hermite4 this run's figures as ``nbody --run --json``
@@ -591,7 +598,7 @@ class Simulation:
         the old potential) or no block step was made yet: every body then starts again, as a
         simulation made with the new settings would. A new softening also restarts the energy
         error's baseline (another potential)."""
-        self._engine.configure(self._settings(settings, Simulation.configure))
+        self._engine.configure(_checked_settings(settings, Simulation.configure))
         self._take_notices()
 
     def _setting(name, doc):
