@@ -39,15 +39,20 @@ def test_ctrl_c_raises_keyboard_interrupt_within_about_a_step_with_the_state_int
     timer.start()
     # About 3 s of steps: without the interrupt the run would end, late, and the checks below fail.
     total = 4 + max(100, int(3.0 / step_seconds))
+    started = time.perf_counter()
     with pytest.raises(KeyboardInterrupt):
         sim.run(steps=total)
     latency = time.perf_counter() - sent[0]
     timer.join()
-    # Answered at the next look at the signals: within about 50 ms of steps, or one step if longer
-    # (measured: 2048 bodies take about 23 ms a step on 2 cores; the answer came within 0.03 s).
-    assert latency < 0.5 + 2 * step_seconds, f"KeyboardInterrupt {latency:.3f} s after SIGINT"
     stopped = sim.steps
     assert 4 < stopped < total
+    # Answered at the next look at the signals: within about 50 ms of steps, or one step if longer
+    # (measured: 2048 bodies take about 23 ms a step on 2 cores; the answer came within 0.03 s). The
+    # step's time is also measured in the interrupted run itself, so that other work loading the machine
+    # during the run slows the bound with the steps.
+    during = (time.perf_counter() - started) / (stopped - 4)
+    bound = 0.5 + 2 * max(step_seconds, during)
+    assert latency < bound, f"KeyboardInterrupt {latency:.3f} s after SIGINT (bound {bound:.3f} s)"
     # Intact: the state is exactly that of an uninterrupted run of as many steps, and steps go on.
     reference = nbody.Simulation(n=2048, backend="cpu")
     reference.step(stopped)
