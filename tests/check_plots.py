@@ -6,6 +6,7 @@ matplotlib.
 
     check_plots.py NBODY_EXECUTABLE PLOT_SCRIPT DIAGNOSTICS_PLOT_SCRIPT
 """
+import importlib.util
 import os
 import subprocess
 import sys
@@ -70,6 +71,25 @@ with tempfile.TemporaryDirectory() as d:
           "diagnostics: a PNG is written")
     r = run(sys.executable, diagnostics_script, p("wrong-series.png"), p("compare.csv"))
     check(r.returncode != 0 and "not a diagnostics series" in r.stderr, "a comparison is refused as a series")
+
+    # Several series: each file keeps one colour in every panel (the radii's fractions differ by line style
+    # only), so the lower-left panel tells the files apart as the others do.
+    spec = importlib.util.spec_from_file_location("plot_diagnostics", diagnostics_script)
+    plot_diagnostics = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plot_diagnostics)
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = ("series.csv", "series.jsonl")
+    fig = plot_diagnostics.draw([(n, plot_diagnostics.load(p(n))) for n in names], plt)
+    for ax in fig.axes:
+        lines = [line for line in ax.get_lines() if line.get_label() and not line.get_label().startswith("_")]
+        colours = {name: {line.get_color() for line in lines if line.get_label().endswith(name)} for name in names}
+        title = ax.get_title()
+        check(all(len(c) == 1 for c in colours.values()) and colours[names[0]] != colours[names[1]],
+              f"diagnostics, panel '{title}': one colour a file, another for the other file ({colours})")
+    radii = [ax for ax in fig.axes if ax.get_title().startswith("Lagrangian")][0]
+    styles = {line.get_linestyle() for line in radii.get_lines() if line.get_label().endswith(names[0])}
+    check(len(styles) == 3, f"diagnostics: the three Lagrangian radii of a file in three line styles ({styles})")
     check(not os.path.exists(p("wrong-series.png")), "nothing written for the wrong series")
 
 print("FAILED:" if failures else "ok", *failures, sep="\n  ")

@@ -74,29 +74,21 @@ def positive(t, values):
     return [x for x, _ in kept], [y for _, y in kept]
 
 
-def main(argv):
-    if len(argv) < 3:
-        raise SystemExit(__doc__)
-    out, paths = argv[1], argv[2:]
-    series = [(os.path.basename(p), load(p)) for p in paths]
-    try:
-        import matplotlib
-    except ImportError:
-        raise SystemExit("plot_diagnostics.py: needs matplotlib (Debian: python3-matplotlib; or a Python that has it)")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def draw(series, plt):
+    """The four panels of [(name, series)] as a matplotlib figure: one colour a file in every panel,
+    the Lagrangian radii's fractions told apart by line style."""
     fig, axes = plt.subplots(2, 2, figsize=(11, 7.5), sharex=True)
     (energy, virial), (radii, angular) = axes
-    for name, s in series:
+    for index, (name, s) in enumerate(series):
         t = s["time"]
         label = name if len(series) > 1 else None
+        colour = f"C{index}"
         # Zeros (the first sample's, by definition) have no place on a log scale: they are left out.
-        energy.plot(*positive(t, s["relative_energy_error"]), label=label)
-        virial.plot(t, s["virial_ratio"], label=label)
+        energy.plot(*positive(t, s["relative_energy_error"]), color=colour, label=label)
+        virial.plot(t, s["virial_ratio"], color=colour, label=label)
         for key, style in (("r10", ":"), ("r50", "-"), ("r90", "--")):
-            radii.plot(t, s[key], style, label=f"{key[1:]}%" + (f" {name}" if label else ""))
-        angular.plot(*positive(t, angular_momentum_drift(s)), label=label)
+            radii.plot(t, s[key], style, color=colour, label=f"{key[1:]}%" + (f" {name}" if label else ""))
+        angular.plot(*positive(t, angular_momentum_drift(s)), color=colour, label=label)
     energy.set_yscale("log")
     energy.set_ylabel("|E - E0| / |E0|")
     energy.set_title("energy error")
@@ -113,6 +105,22 @@ def main(argv):
         ax.set_xlabel("time")
     if len(series) > 1:
         energy.legend(fontsize="small")
+    return fig
+
+
+def main(argv):
+    if len(argv) < 3:
+        raise SystemExit(__doc__)
+    out, paths = argv[1], argv[2:]
+    series = [(os.path.basename(p), load(p)) for p in paths]
+    try:
+        import matplotlib
+    except ImportError:
+        raise SystemExit("plot_diagnostics.py: needs matplotlib (Debian: python3-matplotlib; or a Python that has it)")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = draw(series, plt)
     fig.tight_layout()
     # Whole or not at all: a temporary file beside OUT, renamed over it once written.
     folder = os.path.dirname(os.path.abspath(out))
