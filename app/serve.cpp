@@ -341,9 +341,10 @@ int run_serve(const Options& options) {
   // A token unless the server listens on the loopback only (the server decides once bound).
   std::string const token = random_token();
   auto server = std::make_unique<WebServer>(address, token, page(), log);
-  // Bound to every interface: the URL names this machine, which another can open (0.0.0.0 it cannot).
+  // Bound to every interface (0.0.0.0, ::, or "0" as inet_aton reads it): the URL names this machine, which
+  // another can open (0.0.0.0 it cannot).
   std::string shown = address.host;
-  if (char name[256] = {}; (shown == "0.0.0.0" || shown == "::") && gethostname(name, sizeof name - 1) == 0 && name[0])
+  if (char name[256] = {}; server->every_interface() && gethostname(name, sizeof name - 1) == 0 && name[0])
     shown = name;
   std::string const host = shown.find(':') != std::string::npos ? "[" + shown + "]" : shown;
   std::string url = "http://" + host + ":" + std::to_string(server->port()) + "/";

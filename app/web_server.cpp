@@ -400,6 +400,7 @@ WebServer::WebServer(const ListenAddress& address, std::string token, std::strin
   if (ec) throw InputError(named + ": cannot listen there (" + ec.message() + ")");
   port_ = acceptor.local_endpoint().port();
   loopback_ = endpoint.address().is_loopback();
+  every_interface_ = endpoint.address().is_unspecified();
   bound_host_ = endpoint.address().to_string();
   if (loopback_) impl_->token.reset();
   impl_->accept();

@@ -527,6 +527,18 @@ TEST(ServeServer, TokenIsCheckedOnEveryRequestOffTheLoopback) {
   EXPECT_EQ(Client(server.port(), "/ws?token=0123456789abcdef0123456789abcdef").status(), 101);
   EXPECT_EQ(server.refused_requests(), 2u);
 }
+
+// Every interface however the host is written ("0" is 0.0.0.0 to inet_aton), so the URL printed at start
+// names the machine rather than a host another machine cannot open.
+TEST(ServeServer, KnowsWhenItIsBoundToEveryInterface) {
+  for (std::string const host : {"0.0.0.0", "0", "0.0"}) {
+    WebServer server({host, 0}, "0123456789abcdef0123456789abcdef", "<p>page</p>", {});
+    EXPECT_TRUE(server.every_interface()) << host;
+    EXPECT_FALSE(server.loopback()) << host;
+  }
+  WebServer loopback({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", {});
+  EXPECT_FALSE(loopback.every_interface());
+}
 #endif
 
 }  // namespace
