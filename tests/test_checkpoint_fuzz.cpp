@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -326,6 +327,22 @@ class CheckpointFuzz : public ::testing::Test {
     if (!sim::checkpoints_built()) GTEST_SKIP() << "this nbody was built without HDF5 (no checkpoints)";
   }
 };
+
+// The blocks a write reserves past the file's end (so that a full disk fails before HDF5 holds data it cannot
+// write) are given back once it is written: a published file takes its own size on the disk, not about twice.
+TEST_F(CheckpointFuzz, WrittenFilesHoldNoReservedBlocksPastTheirEnd) {
+  test::TestDir const dir("nbody-checkpoint-blocks");
+  std::string const checkpoint = (dir / "c.h5").string(), snapshot = (dir / "s.hdf5").string();
+  sim::write_checkpoint(checkpoint, test::scenario("plummer", 1024), fuzz_record(Precision::fp32));
+  sim::write_snapshot(snapshot, test::scenario("plummer", 1024), fuzz_record(Precision::fp32), Precision::fp32);
+  for (std::string const& path : {checkpoint, snapshot}) {
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0) << path;
+    std::uint64_t const on_disk = std::uint64_t(st.st_blocks) * 512, size = std::uint64_t(st.st_size);
+    // Its size and at most 32 KiB of rounding to whole blocks (the reservation left would add about 64 KiB).
+    EXPECT_LE(on_disk, size + 32768) << path << ": " << size << " bytes take " << on_disk << " on the disk";
+  }
+}
 
 TEST_F(CheckpointFuzz, SoundnessCheckAndChildCatchBadReads) {  // negative controls
   test::TestDir const dir("nbody-checkpoint-fuzz");

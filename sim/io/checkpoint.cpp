@@ -267,16 +267,35 @@ Handle file_access() {
 
 // Reserves the disk blocks of a file about to be written with about `bytes`, beyond its end (its
 // size is unchanged): a disk without room for it fails here, before HDF5 holds any data it could
-// not write, and HDF5's writes and close then land in blocks that are already the file's. File
-// systems that cannot reserve (some network ones) go on without.
-bool reserve_blocks(const std::string& path, std::uint64_t bytes) {
+// not write, and HDF5's writes and close then land in blocks that are already the file's. Where the
+// estimate's headroom does not fit, the datasets' own bytes (`least`, which the file needs anyway) are
+// reserved instead: a file that fits is written, and read back before it is published. File systems
+// that cannot reserve (some network ones) go on without.
+bool reserve_blocks(const std::string& path, std::uint64_t bytes, std::uint64_t least) {
   int const fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return false;
-  int const rc = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, off_t(bytes));
+  int rc = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, off_t(bytes));
+  if (rc != 0 && errno == ENOSPC) rc = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, off_t(least));
   int const err = errno;
   ::close(fd);
   errno = err;
   return rc == 0 || err == EOPNOTSUPP || err == ENOSYS || err == EINVAL;
+}
+
+// Gives back the blocks reserve_blocks took beyond the end of the file as written (`reserved`: what it
+// asked for): left, they would stay the file's after it is published, up to twice its size on the disk.
+// Best effort: a file system that cannot punch keeps them.
+void release_blocks_past_end(const std::string& path, std::uint64_t reserved) {
+  int const fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && std::uint64_t(st.st_size) < reserved) {
+    // A truncation to the file's own size drops the blocks past its end on ext4 and XFS, whose hole
+    // punching stops at the end; tmpfs keeps them through that and gives them back to a punched hole.
+    (void)::ftruncate(fd, st.st_size);
+    (void)::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size, off_t(reserved - st.st_size));
+  }
+  ::close(fd);
 }
 
 // The SWIFT unit attributes: U_L, U_M, U_t, as written and hashed.
@@ -305,11 +324,11 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
   if (!fapl.ok()) return false;
   Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
   if (!file.ok()) return false;
-  // The datasets' bytes, and 64 KiB for HDF5's structures and attributes (measured: 24 KB).
+  // The datasets' bytes, and 64 KiB for HDF5's structures and attributes (measured: 8 to 24 KB).
   std::size_t const real_bytes = values == Precision::fp64 ? 8 : 4;
-  if (!reserve_blocks(path, std::uint64_t(n) * ((checkpoint ? 10 : 7) * real_bytes + 8 + 4 + (hs ? 14 * 8 : 0)) +
-                                (64u << 10)))
-    return false;
+  std::uint64_t const data = std::uint64_t(n) * ((checkpoint ? 10 : 7) * real_bytes + 8 + 4 + (hs ? 14 * 8 : 0));
+  std::uint64_t const reserved = data + (64u << 10);
+  if (!reserve_blocks(path, reserved, data)) return false;
   double extent = 0;
   for (auto const& p : b.pos_mass) extent = std::max({extent, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
   double const side = box_side(extent), shift = side / 2;
@@ -502,7 +521,9 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
   // Every close checked: the file's close writes the metadata HDF5 still held, and a full disk
   // may first show there.
   bool const closed = header.close() && w.ok;
-  return file.close() && closed;
+  bool const written = file.close() && closed;
+  if (written) release_blocks_past_end(path, reserved);
+  return written;
 }
 // Reading ------------------------------------------------------------------------------------
 
