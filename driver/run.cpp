@@ -428,15 +428,15 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
       observer.warning(std::string(what) + " not written: " + e.what() + "; the run goes on");
     }
   };
-  // Snapshots for analysis: the start, every K steps, the end.
+  // Snapshots for analysis: the start, every K steps, the end. A step's file is tried once: the end that falls on a
+  // periodic one's step neither writes it again nor counts its failure twice.
   std::optional<std::uint64_t> snapshot_at;
   auto snapshot = [&] {
     if (!o.snapshots.enabled() || snapshot_at == sim.steps_done()) return;
     std::string const path = o.snapshots.path(sim.steps_done());
-    series_file(path, "snapshot", result.snapshots_written, result.snapshots_not_written, [&] {
-      write_snapshot(path, setup, sim, o.snapshots.precision);
-      snapshot_at = sim.steps_done();
-    });
+    snapshot_at = sim.steps_done();
+    series_file(path, "snapshot", result.snapshots_written, result.snapshots_not_written,
+                [&] { write_snapshot(path, setup, sim, o.snapshots.precision); });
   };
   // The run cannot go on (a failure, a state no longer finite): the last sound state kept is saved where the final
   // one would have gone, and the result says so. (With none kept, the caller rethrows the failure as it came.)
