@@ -190,8 +190,8 @@ void LiveSimulation::set_paused(bool paused) {
   control_changed_.notify_all();
 }
 
-void LiveSimulation::step_once() {
-  step_once_ = true;
+void LiveSimulation::step(std::uint64_t steps) {
+  steps_asked_ += steps;
   control_changed_.notify_all();
 }
 
@@ -257,7 +257,7 @@ void LiveSimulation::run_thread() {
     {
       std::unique_lock<std::mutex> lock(control_mutex_);
       control_changed_.wait_for(lock, std::chrono::milliseconds(100), [&] {
-        return stop_ || !changes_.empty() || step_once_ || (!paused_ && !frame_pending_) || !sim_;
+        return stop_ || !changes_.empty() || steps_asked_ > 0 || (!paused_ && !frame_pending_) || !sim_;
       });
       if (start_failure_) {  // nothing to run: the viewer ends with the failure (check_started)
         control_changed_.wait_for(lock, std::chrono::milliseconds(100), [&] { return bool(stop_); });
@@ -286,9 +286,12 @@ void LiveSimulation::update() {
   // thread that start-up is a plan of its own, so that its frame is shown before the first steps.
   plan.start = !sim_;
   plan.levels = want_levels_;  // rank 0's viewer colours by level: every rank downloads them with the frame
-  bool const once = step_once_.exchange(false);
+  // Steps asked for (n, the Step button) are made even while paused, at most a frame's worth at a time.
+  std::uint64_t const asked = steps_asked_.exchange(0);
+  std::uint64_t const once = std::min<std::uint64_t>(asked, kMaxStepsPerFrame);
+  if (asked > once) steps_asked_ += asked - once;
   bool const waits = (paused_ && !once) || (threaded_ && (frame_pending_ || plan.start) && !once);  // paused, or the last frame unseen
-  if (!waits) plan.steps = once ? 1 : std::uint64_t(steps_per_update_.load());
+  if (!waits) plan.steps = once ? once : std::uint64_t(steps_per_update_.load());
   // Energy: measured when the last pass is a small share of the time since (a tenth at most).
   plan.energy = tracking_ && e0_ && plan.steps > 0 &&
                 seconds_since(origin_) - last_energy_wall_ > std::max(1.0, 10.0 * energy_seconds_);

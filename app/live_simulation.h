@@ -123,7 +123,7 @@ class LiveSimulation {
 
   void set_paused(bool paused);
   bool paused() const { return paused_; }
-  void step_once();
+  void step(std::uint64_t steps);  // makes `steps` more steps, paused or not (a frame's worth at a time)
   void set_steps_per_update(int steps);  // clamped to 1..kMaxStepsPerFrame (core/bounds.h)
   // Queues a change and returns its number (LiveStats::changes_done). A reset abandons the CPU
   // step (or the start-up) in progress: its result would be thrown away.
@@ -209,7 +209,8 @@ class LiveSimulation {
   std::deque<Change> changes_;
   std::uint64_t requests_ = 0;  // changes asked for so far (numbers them)
   std::vector<std::string> messages_;
-  std::atomic<bool> paused_{false}, step_once_{false}, stop_{false}, want_centre_{false}, want_levels_{false};
+  std::atomic<bool> paused_{false}, stop_{false}, want_centre_{false}, want_levels_{false};
+  std::atomic<std::uint64_t> steps_asked_{0};  // n and the Step button: steps to make, paused or not
   std::atomic<bool> threaded_{false}, frame_pending_{false};  // pacing: see start()
   std::atomic<int> steps_per_update_{1};
   // Recording: updates asked for (advance) and done, and what the last one threw (control_mutex_).

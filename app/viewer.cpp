@@ -477,13 +477,13 @@ class Viewer {
     if (c.quit) quit_ = true;
     if (c.toggle_fullscreen && surface_->set_fullscreen(!fullscreen_)) fullscreen_ = !fullscreen_;
     if (c.toggle_pause) controls_.paused = !controls_.paused;
-    if (c.step) controls_.step_once = true;
+    controls_.steps_asked += c.steps;
     if (c.reset) controls_.reset = true;
-    if (c.next_color) controls_.color = render::next(controls_.color);
+    for (int i = 0; i < c.next_color; ++i) controls_.color = render::next(controls_.color);
     if (c.fit) camera_.fit(live_->state().pos_mass);
     if (c.screenshot) controls_.screenshot = true;
     if (c.save) controls_.save = true;
-    if (c.toggle_hud) {
+    for (int i = 0; i < c.next_hud; ++i) {
       controls_.hud = render::next(controls_.hud);
       log("viewer: HUD " + name_of(controls_.hud));  // said where no panel shows it
     }
@@ -506,7 +506,7 @@ class Viewer {
     // the user resumes, and the HUD shows it.
     if (live_->paused() != requested_pause_) controls_.paused = requested_pause_ = live_->paused();
     if (controls_.paused != requested_pause_) live_->set_paused(requested_pause_ = controls_.paused);
-    if (controls_.step_once) controls_.step_once = false, live_->step_once();
+    if (controls_.steps_asked > 0) live_->step(std::uint64_t(controls_.steps_asked)), controls_.steps_asked = 0;
     live_->set_steps_per_update(controls_.steps_per_update);
     live_->want_centre(controls_.follow);
     if (controls_.color != shown_color_ || controls_.colormap != shown_coloring_.map ||

@@ -169,7 +169,7 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
   if (simulation_open) {
     if (ImGui::Button(c.paused ? "Resume" : "Pause")) c.paused = !c.paused;
     ImGui::SameLine();
-    if (ImGui::Button("Step")) c.step_once = true;
+    if (ImGui::Button("Step")) ++c.steps_asked;
     ImGui::SameLine();
     if (ImGui::Button("Reset")) c.reset = true;
     ImGui::SameLine();

@@ -40,7 +40,7 @@ struct HudStats {
 // Values the user edits in the HUD; the viewer applies them and clears the one-shot flags.
 struct HudControls {
   bool paused = false;
-  bool step_once = false;     // one-shot
+  int steps_asked = 0;        // one-shot: steps to make now (the Step button, n)
   bool reset = false;         // one-shot: start the scenario again with the settings below
   bool apply = false;         // one-shot: the current state with the settings below
   bool save = false;          // one-shot: a checkpoint of the current state

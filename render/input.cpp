@@ -12,13 +12,13 @@ Commands route(const Input& in, bool hud_wants_keyboard, bool hud_wants_mouse) {
       switch (key) {
         case 'q': c.quit = true; break;
         case ' ': c.toggle_pause = !c.toggle_pause; break;
-        case 'n': c.step = true; break;
+        case 'n': ++c.steps; break;
         case 'r': c.reset = true; break;
-        case 'c': c.next_color = !c.next_color; break;
+        case 'c': ++c.next_color; break;
         case 'f': c.fit = true; break;
         case 'p': c.screenshot = true; break;
         case 's': c.save = true; break;
-        case 'h': c.toggle_hud = !c.toggle_hud; break;
+        case 'h': ++c.next_hud; break;
         case 'o': c.toggle_follow = !c.toggle_follow; break;
         case 't': c.toggle_trails = !c.toggle_trails; break;
         default: break;

@@ -11,20 +11,21 @@ namespace nbody::render {
 struct Commands {
   bool quit = false;               // Esc or q
   bool toggle_pause = false;       // space
-  bool step = false;               // n
+  int steps = 0;                   // n: one step a press
   bool reset = false;              // r
-  bool next_color = false;         // c
+  int next_color = 0;              // c: one colouring on a press
   bool fit = false;                // f
   bool screenshot = false;         // p
   bool save = false;               // s: a checkpoint of the current state
-  bool toggle_hud = false;         // h
+  int next_hud = 0;                // h: one HUD mode on a press
   bool toggle_follow = false;      // o: the camera follows the bodies' centre
   bool toggle_trails = false;      // t
   bool toggle_fullscreen = false;  // F11
   float orbit_dx = 0, orbit_dy = 0, pan_dx = 0, pan_dy = 0, zoom = 0;
 };
 
-// The commands in `input`. Keys count only when the HUD does not want the keyboard, mouse
+// The commands in `input`: every press counts, also several of a key in one frame (a toggle pressed twice is
+// back where it was; a key that cycles or steps moves once a press). Keys count only when the HUD does not want the keyboard, mouse
 // movement only when it does not want the mouse; F11 always.
 Commands route(const Input& input, bool hud_wants_keyboard, bool hud_wants_mouse);
 

@@ -393,6 +393,19 @@ TEST(Input, KeysGoToTheHudFirst) {
   EXPECT_TRUE(render::route(in, true, true).toggle_fullscreen) << "F11 is the window's, never the HUD's";
 }
 
+// Every press counts, also several of a key in one frame (a quick typist, a held key, a slow frame): ten n's are ten
+// steps, three c's three colourings; a toggle pressed twice is where it was.
+TEST(Input, EveryPressInAFrameCounts) {
+  render::Input in;
+  in.keys = "nnnnnnnnnncccchhh  tt";
+  auto const c = render::route(in, false, false);
+  EXPECT_EQ(c.steps, 10);
+  EXPECT_EQ(c.next_color, 4);
+  EXPECT_EQ(c.next_hud, 3);
+  EXPECT_FALSE(c.toggle_pause);
+  EXPECT_FALSE(c.toggle_trails);
+}
+
 TEST(Input, KeysMapToCommandsAndMouseMovesTheCameraUnlessOverTheHud) {
   render::Input in;
   in.keys = "nrcfpshot ";
@@ -400,7 +413,7 @@ TEST(Input, KeysMapToCommandsAndMouseMovesTheCameraUnlessOverTheHud) {
   in.pan_dy = -3;
   in.scroll = 2;
   auto const c = render::route(in, false, false);
-  EXPECT_TRUE(c.step && c.reset && c.next_color && c.fit && c.screenshot && c.save && c.toggle_hud &&
+  EXPECT_TRUE(c.steps == 1 && c.reset && c.next_color == 1 && c.fit && c.screenshot && c.save && c.next_hud == 1 &&
               c.toggle_follow && c.toggle_trails && c.toggle_pause);
   EXPECT_FALSE(c.quit);
   EXPECT_EQ(c.orbit_dx, 5);
