@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "core/errors.h"
+#include "core/interrupt.h"
 #include "core/output_path.h"
 
 namespace nbody {
@@ -34,7 +35,7 @@ std::string error_text(int err) { return std::generic_category().message(err); }
 // (or found replaced by someone else, whose file is not ours to remove). Never throws.
 class TemporaryFile {
  public:
-  TemporaryFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  TemporaryFile(std::string path, int fd) : path_(std::move(path)), fd_(fd), removed_at_exit_(path_) {}
   TemporaryFile(const TemporaryFile&) = delete;
   TemporaryFile& operator=(const TemporaryFile&) = delete;
   ~TemporaryFile() {
@@ -49,12 +50,16 @@ class TemporaryFile {
     fd_ = -1;
     return rc;
   }
-  void disown() { owned_ = false; }
+  void disown() {
+    owned_ = false;
+    removed_at_exit_.release();
+  }
 
  private:
   std::string path_;
   int fd_ = -1;
   bool owned_ = true;
+  RemovedAtSecondInterrupt removed_at_exit_;  // a second Ctrl-C's exit removes it too
 };
 
 // Creates the temporary file exclusively: never an existing file, never through a symbolic link.

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace nbody {
 
@@ -51,6 +52,17 @@ inline long long monotonic_ns() {  // clock_gettime is async-signal-safe
   return static_cast<long long>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
+// Temporary files a second signal removes before the process ends at once: write(2), unlink(2) and _exit are all a
+// handler may call. A slot is 0 free, 1 being filled, 2 shown to the handler. A path too long, or a seventeenth
+// file at once, is not registered: that file is left behind as before.
+inline constexpr int kTemporarySlots = 16;
+struct TemporarySlot {
+  char path[4096];
+  std::atomic<int> state{0};
+};
+inline TemporarySlot temporary_slots[kTemporarySlots];
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler reads the slots' states");
+
 extern "C" inline void on_interrupt_signal(int sig) {
   int const recorded = sig == SIGINT ? SIGINT : SIGTERM;
   long long const now = monotonic_ns();
@@ -71,9 +83,41 @@ extern "C" inline void on_interrupt_signal(int sig) {
     ssize_t const written = write(STDERR_FILENO, second_notes[shown].text, second_notes[shown].length);
     (void)written;  // nothing to do about a failed write on the way out
   }
+  for (TemporarySlot& slot : temporary_slots)
+    if (slot.state.load(std::memory_order_acquire) == 2) ::unlink(slot.path);
   _exit(128 + recorded);
 }
 }  // namespace detail
+
+// A temporary file (an output being written, before its rename into place) that a second signal's immediate exit
+// removes, as its owner would on any other way out. Forgotten when destroyed or released (renamed into place,
+// or removed by its owner).
+class RemovedAtSecondInterrupt {
+ public:
+  explicit RemovedAtSecondInterrupt(const std::string& path) {
+    if (path.size() >= sizeof detail::temporary_slots[0].path) return;
+    for (int i = 0; i < detail::kTemporarySlots; ++i) {
+      int free = 0;
+      if (!detail::temporary_slots[i].state.compare_exchange_strong(free, 1)) continue;
+      std::memcpy(detail::temporary_slots[i].path, path.c_str(), path.size() + 1);
+      detail::temporary_slots[i].state.store(2, std::memory_order_release);
+      slot_ = i;
+      return;
+    }
+  }
+  RemovedAtSecondInterrupt(RemovedAtSecondInterrupt&& other) noexcept : slot_(std::exchange(other.slot_, -1)) {}
+  RemovedAtSecondInterrupt(const RemovedAtSecondInterrupt&) = delete;
+  RemovedAtSecondInterrupt& operator=(const RemovedAtSecondInterrupt&) = delete;
+  RemovedAtSecondInterrupt& operator=(RemovedAtSecondInterrupt&&) = delete;
+  ~RemovedAtSecondInterrupt() { release(); }
+  void release() {
+    if (slot_ >= 0) detail::temporary_slots[slot_].state.store(0, std::memory_order_release);
+    slot_ = -1;
+  }
+
+ private:
+  int slot_ = -1;
+};
 
 // Thrown at a safe point after a signal arrived; main() turns it into the exit status.
 struct Interrupted : std::runtime_error {

@@ -23,6 +23,7 @@
 
 #include "core/atomic_file.h"
 #include "core/errors.h"
+#include "core/interrupt.h"
 #include "core/output_path.h"
 
 extern char** environ;  // the environment ffmpeg inherits (declared by no standard header)
@@ -68,9 +69,12 @@ class UniqueFd {
 // The descriptor is kept to check, at the end, that the name still holds the file created here.
 class TemporaryFile {
  public:
-  TemporaryFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  TemporaryFile(std::string path, int fd) : path_(std::move(path)), fd_(fd), removed_at_exit_(path_) {}
   TemporaryFile(TemporaryFile&& other) noexcept
-      : path_(std::move(other.path_)), fd_(std::move(other.fd_)), owned_(std::exchange(other.owned_, false)) {}
+      : path_(std::move(other.path_)),
+        fd_(std::move(other.fd_)),
+        owned_(std::exchange(other.owned_, false)),
+        removed_at_exit_(std::move(other.removed_at_exit_)) {}
   TemporaryFile(const TemporaryFile&) = delete;
   TemporaryFile& operator=(const TemporaryFile&) = delete;
   ~TemporaryFile() {
@@ -78,12 +82,16 @@ class TemporaryFile {
   }
   const std::string& path() const { return path_; }
   int fd() const { return fd_.get(); }
-  void disown() { owned_ = false; }
+  void disown() {
+    owned_ = false;
+    removed_at_exit_.release();
+  }
 
  private:
   std::string path_;
   UniqueFd fd_;
   bool owned_ = true;
+  RemovedAtSecondInterrupt removed_at_exit_;  // a second Ctrl-C's exit removes it too
 };
 
 // The ffmpeg process: killed (SIGKILL: nothing it would still write is wanted) and reaped with its

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/interrupt.h"
 #include "gpu/devices.h"
 #include "sim/io/checkpoint.h"
 #include "sim/io/tipsy.h"
@@ -289,6 +290,33 @@ TEST_F(Signals, ASecondCtrlCSaysWhatItSkips) {
             std::string::npos)
       << p.err();
   EXPECT_FALSE(fs::exists(file("b.json")));
+}
+
+// A second Ctrl-C ends the process at once, in its handler; the temporary files of outputs being written (registered
+// by their owners) are removed there, as the owners would remove them on any other way out. A file released (renamed
+// into place) is not touched.
+TEST_F(Signals, ASecondCtrlCRemovesTheTemporaryFilesBeingWritten) {
+  std::string const temporary = file(".out.h5.AbCdEf"), published = file("kept.h5");
+  pid_t const pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    install_interrupt_handlers();
+    std::ofstream(temporary) << "half an output";
+    std::ofstream(published) << "a whole one";
+    RemovedAtSecondInterrupt const being_written(temporary);
+    RemovedAtSecondInterrupt done(published);
+    done.release();
+    raise(SIGINT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // past the 25 ms of one signal delivered twice
+    raise(SIGINT);
+    _exit(3);  // not reached: the second signal exits with 130
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_FALSE(fs::exists(temporary));
+  EXPECT_TRUE(fs::exists(published));
 }
 
 // `timeout`, job schedulers and process managers signal the process and then its process group: one SIGTERM
