@@ -386,8 +386,25 @@ void DiagnosticsSeries::write(const DiagnosticsSample& s) {
     row = j.dump();
   }
   row += '\n';
-  if (std::fwrite(row.data(), 1, row.size(), file_) != row.size() || std::fflush(file_) != 0)
-    throw RuntimeFailure("--diagnostics " + partial_ + ": cannot write: " + std::strerror(errno));
+  // Whole rows only: a row the disk took part of is cut off again, so the partial file (where the rows stay when
+  // the series stops) ends with the last whole row. The row goes past stdio's buffer, which would write its rest
+  // at close.
+  auto fail = [&](int err) {
+    throw RuntimeFailure("--diagnostics " + partial_ + ": cannot write: " + std::strerror(err));
+  };
+  if (std::fflush(file_) != 0) fail(errno);
+  int const fd = ::fileno(file_);
+  off_t const whole = ::lseek(fd, 0, SEEK_CUR);
+  for (std::size_t done = 0; done < row.size();) {
+    ssize_t const n = ::write(fd, row.data() + done, row.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int const err = n < 0 ? errno : EIO;
+      if (whole >= 0 && ::ftruncate(fd, whole) == 0) ::lseek(fd, whole, SEEK_SET);
+      fail(err);
+    }
+    done += std::size_t(n);
+  }
   ++rows_;
 }
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1224,6 +1225,40 @@ TEST_F(Cli, APeriodicCheckpointThatFailsDuringTheRunCostsOnlyItself) {
   EXPECT_EQ(sim::read_checkpoint(file("pd_00003000.h5")).run.step, 3000u);
   EXPECT_EQ(sim::read_checkpoint(file("pd.h5")).run.step, 3000u);
   EXPECT_EQ(sim::read_tipsy(file("pd.bin")).size(), std::stoul(bodies));
+}
+
+// A disk that fills up in the middle of a diagnostics row (here a file size limit: the write takes what fits, then
+// fails) stops the series with its rows so far in the partial file, which ends with the last whole row.
+TEST_F(Cli, ADiagnosticsSeriesStoppedByAFullDiskKeepsWholeRows) {
+  pid_t const pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::string const err = file("err"), series = file("d.csv");
+    if (!freopen(err.c_str(), "w", stderr)) _exit(126);
+    signal(SIGXFSZ, SIG_IGN);  // a write past the limit then fails with EFBIG, as one past a full disk with ENOSPC
+    rlimit const limit{1500, 1500};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(125);
+    execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "--bodies", "64", "--steps", "100", "-q",
+          "--diagnostics", series.c_str(), "--diagnostics-every", "1", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  std::string const err = slurp(dir_ / "err");
+  EXPECT_EQ(WEXITSTATUS(status), 1) << err;
+  EXPECT_NE(err.find("diagnostics series stopped"), std::string::npos) << err;
+  std::string const rows = slurp(dir_ / "d.csv.partial");
+  ASSERT_FALSE(rows.empty()) << err;
+  EXPECT_EQ(rows.back(), '\n') << rows;
+  std::istringstream lines(rows);
+  std::string line;
+  std::size_t count = 0;
+  while (std::getline(lines, line)) {
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 19) << "line " << count << ": " << line;
+    ++count;
+  }
+  EXPECT_GE(count, 2u) << rows;  // the header and a row at least
 }
 
 // A snapshot that fails at the run's last step, which is both a periodic one's step and the end's, is tried once and
