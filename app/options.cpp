@@ -274,6 +274,10 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
     if (cli.count(option) && !applies(served)) refuse(option, "the viewer and --serve");
   for (const char* option : simulation_options)
     if (cli.count(option) && !applies(simulating)) refuse(option, "modes that simulate");
+  // The video's own settings in the viewer: nothing to set without a video.
+  for (const char* option : {"--video-fps", "--video-hud"})
+    if (cli.count(option) && !cli.count("--video"))
+      throw InputError(std::string(option) + " does nothing without --video FILE.mp4");
 }
 
 }  // namespace

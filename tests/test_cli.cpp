@@ -116,6 +116,8 @@ TEST_F(Cli, BadColourMapsRangesAndHudModesAreRefused) {
   expect_input_error("--color-range : --viewer", "--color-range :: '' is not a number");
   expect_input_error("--colormap magma --run", "--colormap does nothing with --run; it belongs to the viewer");
   expect_input_error("--trails --benchmark", "--trails does nothing with --benchmark; it belongs to the viewer");
+  expect_input_error("--video-fps 60 --viewer", "--video-fps does nothing without --video FILE.mp4");
+  expect_input_error("--video-hud --offscreen --frames 2", "--video-hud does nothing without --video FILE.mp4");
 }
 
 TEST_F(Cli, BadPhysicsValuesAreRejected) {
