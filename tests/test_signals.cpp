@@ -38,6 +38,10 @@ class Process {
   Process(const std::vector<std::string>& args, const fs::path& dir) : out_(dir / "out"), err_(dir / "err") {
     bool const backend_given = std::find(args.begin(), args.end(), "--backend") != args.end();
     std::fflush(nullptr);  // what the test printed is not the child's to write again
+    // Emptied before the fork: a process before this one (a probe) wrote to the same files, and err() read before
+    // the child reopens them would show that process's words as this one's.
+    std::ofstream(out_, std::ios::trunc).flush();
+    std::ofstream(err_, std::ios::trunc).flush();
     pid_ = fork();
     if (pid_ == 0) {
       if (!freopen(out_.c_str(), "w", stdout) || !freopen(err_.c_str(), "w", stderr)) _exit(126);
