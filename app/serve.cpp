@@ -30,6 +30,7 @@
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "core/ranks.h"
+#include "driver/setup.h"
 #include "render/surface.h"
 
 // The page, embedded at build time from web/viewer.html (app/CMakeLists.txt).
@@ -333,6 +334,8 @@ std::string page() { return std::string(reinterpret_cast<const char*>(kServePage
 
 
 int run_serve(const Options& options) {
+  // Bad input is refused before the address is given (the bodies are made once the session runs).
+  agree(world(), [&] { driver::check_setup(options.run); });
   if (world().rank() != 0) return run_viewer_session(options, nullptr, {});  // follows rank 0
   ListenAddress const address = serve::parse_listen_address(options.serve);
   auto log = [quiet = options.quiet](const std::string& line) {

@@ -959,6 +959,8 @@ int follow_viewer(const Options& o) {
 }  // namespace
 
 int run_viewer(const Options& options) {
+  // Bad input is refused before a window opens (the bodies are made once it shows).
+  agree(world(), [&] { driver::check_setup(options.run); });
   if (world().rank() != 0) return follow_viewer(options);
   Viewer viewer(options);
   return viewer.run();

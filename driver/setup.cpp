@@ -359,7 +359,10 @@ void continue_hermite(Setup& s, sim::hermite::HermiteState state) {
   s.hermite = std::move(state);
 }
 
-Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
+namespace {
+
+// make_setup's work; with `bodies` false only its checks, returning before the bodies are read or made.
+Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool bodies) {
   Setup s;
   RunConfig run = requested;
   InitialConditions const& ic = run.initial;
@@ -389,6 +392,7 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     s.config = resolve_devices(run, std::size_t(header.bodies), &s.notices,
                                ic.checkpoint + " holds " + std::to_string(header.bodies) + " bodies",
                                std::size_t(header.bodies) * sizeof(std::uint64_t));
+    if (!bodies) return s;
     sim::Checkpoint checkpoint = sim::read_checkpoint(ic.checkpoint, run.names);
     // The file is opened twice; another run may have replaced it (atomically) in between.
     if (checkpoint.bodies.size() != header.bodies || checkpoint.run != saved)
@@ -438,12 +442,17 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
   } else if (!ic.snapshot.empty()) {
     check_integrator_options(run);
     s.program = sim::make_step_program(integrator_params(run.physics));  // cheap checks first
+    auto check_count = [&](std::size_t held) {
+      if (ic.bodies != 0 && ic.bodies != held)
+        throw InputError(run.names.with("--bodies", std::to_string(ic.bodies)) + ": " + ic.snapshot + " holds " +
+                         std::to_string(held) + " bodies; leave " + run.names.name("--bodies") + " out with " +
+                         run.names.name("--load"));
+    };
+    check_count(sim::read_tipsy_bodies(ic.snapshot, run.names));  // the header, before the bodies are read
+    if (!bodies) return s;
     sim::TipsyInfo info;
     s.bodies = sim::read_tipsy(ic.snapshot, &info, run.names);
-    if (ic.bodies != 0 && ic.bodies != s.bodies.size())
-      throw InputError(run.names.with("--bodies", std::to_string(ic.bodies)) + ": " + ic.snapshot + " holds " +
-                       std::to_string(s.bodies.size()) + " bodies; leave " + run.names.name("--bodies") + " out with " +
-                       run.names.name("--load"));
+    check_count(s.bodies.size());
     if (run.physics.softening == 0 && !run.given.softening && info.softening) {
       run.physics.softening = *info.softening;
       s.notices.push_back("softening " + number(*info.softening) + " from " + ic.snapshot + " (" +
@@ -464,7 +473,9 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
     p.bodies = ic.bodies != 0 ? ic.bodies : sim::default_bodies(ic.scenario);
     p.seed = ic.seed;
     p.eccentricity = ic.eccentricity;
+    sim::check_scenario(p, run.names);
     s.config = resolve_devices(run, p.bodies, &s.notices);  // checks memory before the bodies are made
+    if (!bodies) return s;
     try {
       s.bodies = sim::make_scenario(p, cancel, run.names);
     } catch (const sim::GenerationCancelled&) {
@@ -482,6 +493,12 @@ Setup make_setup(const RunConfig& requested, const std::atomic<bool>* cancel) {
   s.run = run;
   return s;
 }
+
+}  // namespace
+
+Setup make_setup(const RunConfig& run, const std::atomic<bool>* cancel) { return prepare(run, cancel, true); }
+
+void check_setup(const RunConfig& run) { prepare(run, nullptr, false); }
 
 namespace {
 std::string cpu_model() {

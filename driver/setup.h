@@ -80,6 +80,12 @@ void check_integrator_options(const RunConfig& run);
 // returned.
 Setup make_setup(const RunConfig& config, const std::atomic<bool>* cancel = nullptr);
 
+// make_setup's checks without its work (the bodies neither read nor made): the settings, a checkpoint's header, a
+// tipsy file's header, a scenario's size and parameters, the devices and the memory (for a tipsy file, once its bodies
+// are read). For a front end that shows something before its start-up (the viewer's window, --serve's address), so
+// that bad input is refused first.
+void check_setup(const RunConfig& config);
+
 // The simulation configuration alone, for `bodies` bodies: backend and devices chosen, memory
 // checked (the state, the host engines' buffers and `extra_bytes` more); a message about memory
 // begins with `count_label` ("--bodies N" when empty, or "FILE holds N bodies"). Notices go to

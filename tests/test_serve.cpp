@@ -17,6 +17,8 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "app/serve_protocol.h"
 #include "core/errors.h"
@@ -295,6 +297,28 @@ TEST(ServeCli, BadAddressesAndOptionsAreOneLineExitTwo) {
     EXPECT_NE(o.err.find("--serve"), std::string::npos) << args << ": " << o.err;
   }
   EXPECT_NE(nbody("--serve 99999").err.find("--serve 99999: the port must be"), std::string::npos);
+}
+
+// Settings that the bodies' start-up would refuse are refused before the address is given (and the viewer's, before
+// its window opens): one line, exit 2.
+TEST(ServeCli, BadSettingsAreRefusedBeforeTheAddressIsGiven) {
+  std::string const missing = (std::filesystem::temp_directory_path() / "nbody-no-such-dir" / "x").string();
+  std::vector<std::pair<std::string, std::string>> const cases{
+      {"--integrator leapfrog --eta 0.1", "--eta: applies to --integrator hermite4 only"},
+      {"--integrator hermite4 --dt 0.01", "--dt 0.01: hermite4 chooses each body's step"},
+      {"--load " + missing + ".bin", missing + ".bin: cannot open"},
+      {"--restart " + missing + ".h5", missing + ".h5"},
+      {"--scenario two-body --bodies 2048", "--bodies 2048: the two-body scenario has exactly 2 bodies"}};
+  for (const char* front : {"--serve 127.0.0.1:0", "--viewer"}) {
+    for (auto const& [args, words] : cases) {
+      Outcome const o = nbody(std::string(front) + " --backend cpu " + args);
+      if (o.err.find("built without") != std::string::npos) GTEST_SKIP() << "this nbody has no " << front;
+      EXPECT_EQ(o.code, 2) << front << " " << args << ": " << o.err;
+      EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << front << " " << args << ": " << o.err;
+      EXPECT_NE(o.err.find("error: "), std::string::npos) << front << " " << args << ": " << o.err;
+      EXPECT_NE(o.err.find(words), std::string::npos) << front << " " << args << ": " << o.err;
+    }
+  }
 }
 
 TEST(ServeCli, PortInUseIsRefusedNamingIt) {

@@ -203,18 +203,26 @@ std::optional<std::string> value_problem(const char* field, float x, bool non_ne
 
 constexpr std::size_t kChunkRecords = 1 << 16;  // records read per read(2): at most 3 MiB of buffer
 
-BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingNames& names) {
+// A header read and checked, its size matched against the file's.
+struct CheckedHeader {
+  Header h;
+  bool little = false;
+  std::uint64_t file_bytes = 0;
+};
+
+// Opens `path` into `file` and reads its header: every check made before a body is read.
+CheckedHeader open_checked(const std::string& path, std::optional<ReadOnlyFile>& file, const SettingNames& names) {
   // stat before open: opening a FIFO for reading waits for a writer, a device never ends.
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) fail_errno(path, "cannot open", errno);
   if (!S_ISREG(st.st_mode)) fail_not_regular(path, st.st_mode);
-  ReadOnlyFile file(path);
-  st = file.status();  // the file opened, in case the path changed since
+  file.emplace(path);
+  st = file->status();  // the file opened, in case the path changed since
   if (!S_ISREG(st.st_mode)) fail_not_regular(path, st.st_mode);
   auto const file_bytes = std::uint64_t(st.st_size);
 
   unsigned char raw[kHeaderBytes];
-  std::size_t const got = file.read(raw, kHeaderBytes);
+  std::size_t const got = file->read(raw, kHeaderBytes);
   if (got < kHeaderBytes) {
     fail(path, "truncated tipsy header: " + std::to_string(got) + " bytes, need " + std::to_string(kHeaderBytes));
   }
@@ -228,7 +236,13 @@ BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingName
       << h.expected_bytes() << " bytes, file has " << file_bytes;
     fail(path, s.str());
   }
+  return {h, little, file_bytes};
+}
 
+BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingNames& names) {
+  std::optional<ReadOnlyFile> opened;
+  auto const [h, little, file_bytes] = open_checked(path, opened, names);
+  ReadOnlyFile& file = *opened;
   BodySet b;
   b.time = h.time;
   try {
@@ -285,13 +299,12 @@ BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingName
   return b;
 }
 
-}  // namespace
-
-BodySet read_tipsy(const std::string& path, TipsyInfo* info, const SettingNames& names) {
-  // Every refusal above is already one line naming the file; what the standard library throws
-  // (its messages name its internals) is turned into one too.
+// Runs `read`: every refusal above is already one line naming the file; what the standard library throws (its
+// messages name its internals) is turned into one too.
+template <class Read>
+auto one_line_errors(const std::string& path, Read read) -> decltype(read()) {
   try {
-    return read_checked(path, info, names);
+    return read();
   } catch (const InputError&) {
     throw;
   } catch (const RuntimeFailure&) {
@@ -305,6 +318,19 @@ BodySet read_tipsy(const std::string& path, TipsyInfo* info, const SettingNames&
   } catch (const std::exception&) {
     fail_machine(path, "the snapshot could not be read");
   }
+}
+
+}  // namespace
+
+BodySet read_tipsy(const std::string& path, TipsyInfo* info, const SettingNames& names) {
+  return one_line_errors(path, [&] { return read_checked(path, info, names); });
+}
+
+std::size_t read_tipsy_bodies(const std::string& path, const SettingNames& names) {
+  return one_line_errors(path, [&] {
+    std::optional<ReadOnlyFile> file;
+    return std::size_t(open_checked(path, file, names).h.nbodies);
+  });
 }
 
 void write_tipsy(const std::string& path, const BodySet& bodies, double softening, TipsyFormat format) {

@@ -48,6 +48,9 @@ inline constexpr double kTipsyMaxMagnitude = 1e15;
 // Fields nbody does not use (rho, temp, metals, tform, phi or id) are not checked. `names`: how the
 // advice names the entry points (an HDF5 file given here is continued with --restart).
 BodySet read_tipsy(const std::string& path, TipsyInfo* info = nullptr, const SettingNames& names = {});
+// The number of bodies the header of the tipsy file `path` declares, refused as read_tipsy refuses the file before it
+// reads a body (not a regular file, a bad header, a size that differs from the header's): a check before the work.
+std::size_t read_tipsy_bodies(const std::string& path, const SettingNames& names = {});
 
 // Writes bodies grouped as tipsy requires (gas, then dark, then star; stable within a group),
 // to `path + ".tmp"` first and renamed into place, so a failure never leaves a partial file.

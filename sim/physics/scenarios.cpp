@@ -172,8 +172,18 @@ double recommended_softening(Scenario scenario) {
 
 std::size_t default_bodies(Scenario scenario) { return scenario == Scenario::two_body ? 2 : 16384; }
 
-BodySet make_scenario(const ScenarioParams& params, const std::atomic<bool>* cancel, const SettingNames& names) {
+void check_scenario(const ScenarioParams& params, const SettingNames& names) {
   if (params.bodies == 0) throw InputError(names.with("--bodies", "0") + ": need at least 1 body");
+  if (params.scenario != Scenario::two_body) return;
+  if (params.bodies != 2)
+    throw InputError(names.with("--bodies", std::to_string(params.bodies)) +
+                     ": the two-body scenario has exactly 2 bodies");
+  if (!(params.eccentricity >= 0.0 && params.eccentricity < 1.0))
+    throw InputError(names.with("--eccentricity", shortest(params.eccentricity)) + ": must be in [0, 1)");
+}
+
+BodySet make_scenario(const ScenarioParams& params, const std::atomic<bool>* cancel, const SettingNames& names) {
+  check_scenario(params, names);
   Random rng(params.seed);
   Stop const stop(cancel);
   BodySet b;
@@ -191,11 +201,6 @@ BodySet make_scenario(const ScenarioParams& params, const std::atomic<bool>* can
       b = collision(params.bodies, rng, stop);
       break;
     case Scenario::two_body:
-      if (params.bodies != 2)
-        throw InputError(names.with("--bodies", std::to_string(params.bodies)) +
-                         ": the two-body scenario has exactly 2 bodies");
-      if (!(params.eccentricity >= 0.0 && params.eccentricity < 1.0))
-        throw InputError(names.with("--eccentricity", shortest(params.eccentricity)) + ": must be in [0, 1)");
       b = two_body(params.eccentricity);
       break;
   }

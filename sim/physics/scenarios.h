@@ -50,8 +50,12 @@ struct GenerationCancelled : std::runtime_error {
 // (2,000,000 bodies take about 1.5 s), so a quit or a new run waits no longer than that.
 inline constexpr std::size_t kScenarioCheckEvery = 8192;
 
+// Throws InputError naming the bad value for an invalid size or parameter of the scenario (as `names` name them):
+// make_scenario's checks, before any body is made.
+void check_scenario(const ScenarioParams& params, const SettingNames& names = {});
+
 // Builds the scenario with its centre of mass at rest at the origin. Throws InputError naming the
-// bad value for an invalid size or parameter (as `names` name it). Every kScenarioCheckEvery bodies it stops for a
+// bad value for an invalid size or parameter (check_scenario). Every kScenarioCheckEvery bodies it stops for a
 // signal (Interrupted, core/interrupt.h) or a raised `cancel` (GenerationCancelled; null: never).
 // The looks consume no random numbers: the bodies are the same, bit for bit, with or without them.
 BodySet make_scenario(const ScenarioParams& params, const std::atomic<bool>* cancel = nullptr,
