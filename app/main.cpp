@@ -114,7 +114,11 @@ int main(int argc, char** argv) {
     if (ranks.rank() == 0) std::fprintf(stderr, "error: %s\n", e.what());
     return e.exit_code;
   } catch (const nbody::Interrupted& e) {
-    if (ranks.rank() == 0 || !several) std::fprintf(stderr, "nbody: %s\n", e.what());
+    // An interrupt that reaches here ended a mode before it wrote its outputs (a start-up phase, a benchmark): those
+    // it leaves unwritten are named.
+    std::string const unwritten = nbody::app::unwritten_outputs();
+    if (ranks.rank() == 0 || !several)
+      std::fprintf(stderr, "nbody: %s%s\n", e.what(), unwritten.empty() ? "" : ("; " + unwritten).c_str());
     if (several) {
       // This rank stops where it noticed the signal; the others may be waiting for it in the
       // exchange, and not every launcher ends them: the job ends here. (--run stops all ranks at one

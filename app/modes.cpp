@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <future>
@@ -71,6 +72,30 @@ bool writes_outputs() { return world().rank() == 0; }
 
 void write_json(const Options& o, const json& j) {
   if (!o.json.empty() && writes_outputs()) write_text_file(o.json, j.dump(2) + "\n");
+}
+
+// A table's --csv and --json, each on its own: one that cannot be written does not cost the other. The failure is
+// raised once both were tried (the first printed where both failed).
+void write_table(const Options& o, const std::string& csv, const json& j) {
+  std::vector<std::exception_ptr> failed;
+  try {
+    if (!o.csv.empty() && writes_outputs()) write_text_file(o.csv, csv);
+  } catch (const std::runtime_error&) {
+    failed.push_back(std::current_exception());
+  }
+  try {
+    write_json(o, j);
+  } catch (const std::runtime_error&) {
+    failed.push_back(std::current_exception());
+  }
+  if (failed.size() == 2) {
+    try {
+      std::rethrow_exception(failed[0]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+    }
+  }
+  if (!failed.empty()) std::rethrow_exception(failed.back());
 }
 
 // The driver's setup, with its notices printed unless --quiet.
@@ -145,18 +170,25 @@ auto finish_unless_interrupted(F work) -> decltype(work()) {
 // What a second Ctrl-C leaves unwritten, (option, path) with "" for an output not given, as the
 // line the signal handler prints: "nbody: second interrupt: exiting now; --checkpoint a.h5 and
 // --save b.bin are not written".
+// The outputs a process ending now leaves unwritten, as a clause ("--checkpoint a.h5 and --save b.bin are not
+// written"); "" for none.
+std::string unwritten_clause;
+
 void note_unwritten(const std::vector<std::pair<std::string, std::string>>& outputs) {
   std::vector<std::string> named;
   for (auto const& [option, path] : outputs)
     if (!path.empty()) named.push_back(option + " " + path);
-  std::string text = "nbody: second interrupt: exiting now";
+  std::string clause;
   for (std::size_t k = 0; k < named.size(); ++k)
-    text += (k == 0 ? "; " : k + 1 == named.size() ? " and " : ", ") + named[k];
-  if (!named.empty()) text += named.size() == 1 ? " is not written" : " are not written";
-  set_second_interrupt_note(text);
+    clause += (k == 0 ? "" : k + 1 == named.size() ? " and " : ", ") + named[k];
+  if (!named.empty()) clause += named.size() == 1 ? " is not written" : " are not written";
+  unwritten_clause = clause;
+  set_second_interrupt_note("nbody: second interrupt: exiting now" + (clause.empty() ? "" : "; " + clause));
 }
 
 }  // namespace
+
+std::string unwritten_outputs() { return unwritten_clause; }
 
 void note_unwritten_outputs(const Options& o) {
   note_unwritten({{"--checkpoint", o.checkpoint}, {"--save", o.save}, {"--diagnostics", o.diagnostics},
@@ -218,6 +250,8 @@ class CliRunObserver : public driver::RunObserver {
   }
   // Every warning of the run, as printed without "warning: " (--json's "warnings").
   const std::vector<std::string>& warnings() const { return warnings_; }
+  // Said at the end, as an error (run_simulation).
+  void output_not_written(const driver::OutputNotWritten&) override {}
   void unwritten(const std::vector<std::pair<std::string, std::string>>& outputs) override {
     auto all = outputs;
     all.emplace_back("--json", o_.json);
@@ -302,24 +336,30 @@ int run_simulation(const Options& o) {
   // A run that cannot go on still leaves a --json a script can read: the failure, and where its last sound state
   // is (or why there is none); the steps made, and hermite4's figures where the state can still be read (one rank:
   // with several, a failure may have left the others where they cannot take part).
-  auto failure_json = [&](const std::string& failure, std::optional<std::uint64_t> saved_step,
-                          const std::string& save_failure, const driver::RunResult* r) {
-    double const wall =
-        r ? r->wall_seconds : std::chrono::duration<double>(std::chrono::steady_clock::now() - run_began).count();
+  // What a run wrote of its final outputs, as --json lists them.
+  auto not_written_json = [](const driver::RunResult& r) {
+    json list = json::array();
+    for (auto const& f : r.outputs_not_written) list.push_back({{"output", f.output}, {"path", f.path}, {"error", f.error}});
+    return list;
+  };
+  // A run that cannot go on still leaves a --json a script can read: the failure, and where its last sound state
+  // is (or why there is none); the steps made, the files of the series written, and hermite4's figures where the
+  // state can still be read (one rank: with several, a failure may have left the others where they cannot take part).
+  auto failure_json = [&](const std::string& failure, const driver::RunResult& r) {
     json hermite = nullptr;
     if (blocks && sim.ranks().size() == 1) {
       try {
-        hermite = driver::hermite_run_json(sim, {}, wall);
+        hermite = driver::hermite_run_json(sim, {}, r.wall_seconds);
       } catch (const std::exception&) {  // a device that gave up: its state is not there to count
       }
     }
     try {
       write_json(o, {{"mode", "run"},
                      {"failure", failure},
-                     {"checkpoint", saved_step ? json(o.checkpoint) : json(nullptr)},
-                     {"saved_step", saved_step ? json(*saved_step) : json(nullptr)},
-                     {"saved_state", saved_step && r ? json(r->saved_state()) : json(nullptr)},
-                     {"save_failure", saved_step ? json(nullptr) : json(save_failure)},
+                     {"checkpoint", r.saved_step ? json(o.checkpoint) : json(nullptr)},
+                     {"saved_step", r.saved_step ? json(*r.saved_step) : json(nullptr)},
+                     {"saved_state", r.saved_step ? json(r.saved_state()) : json(nullptr)},
+                     {"save_failure", r.saved_step ? json(nullptr) : json(r.save_failure)},
                      {"bodies", sim.bodies()},
                      {"integrator", setup.program.integrator},
                      {"steps", sim.steps_done() - first_step},
@@ -327,24 +367,33 @@ int run_simulation(const Options& o) {
                      {"time", sim.time()},
                      {"t_end", o.t_end ? json(*o.t_end) : json(nullptr)},
                      {"notices", notices},
-                     {"wall_seconds", wall},
+                     {"wall_seconds", r.wall_seconds},
                      {"hermite4", hermite},
                      {"warnings", observer.warnings()},
-                     {"start", observer.start_json()}});
+                     {"start", observer.start_json()},
+                     {"diagnostics_samples", r.diagnostics_samples},
+                     {"checkpoints_written", r.checkpoints_written},
+                     {"checkpoints_not_written", r.checkpoints_not_written},
+                     {"snapshots_written", r.snapshots_written},
+                     {"snapshots_not_written", r.snapshots_not_written},
+                     {"outputs_not_written", not_written_json(r)}});
     } catch (const std::exception& e) {
       std::fprintf(stderr, "  --json %s not written either: %s\n", o.json.c_str(), e.what());
     }
   };
-  driver::RunResult r;
+  driver::RunResult r;  // filled as the run goes: what it wrote is known even where it throws
   try {
-    r = driver::run(setup, sim, outputs, steps, observer);
+    driver::run(setup, sim, outputs, steps, observer, r);
   } catch (const std::runtime_error& e) {
     // No sound state kept to save (no --checkpoint; several ranks, whose failures are JobFailure), or the end state
     // itself not finite. Bad input is not a failure of the run.
     if (!dynamic_cast<const RuntimeFailure*>(&e) && !dynamic_cast<const JobFailure*>(&e)) throw;
     observer.finish();
-    failure_json(e.what(), std::nullopt,
-                 o.checkpoint.empty() ? "no --checkpoint was given" : "no sound state was kept to save", nullptr);
+    r.steps = sim.steps_done() - first_step;
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_began).count();
+    r.saved_step.reset();
+    r.save_failure = o.checkpoint.empty() ? "no --checkpoint was given" : "no sound state was kept to save";
+    failure_json(e.what(), r);
     throw;
   }
   observer.finish();
@@ -357,7 +406,7 @@ int run_simulation(const Options& o) {
       else
         std::fprintf(stderr, "  and the last sound state could not be saved either: %s\n", r.save_failure.c_str());
     }
-    failure_json(*r.failure, r.saved_step, r.save_failure, &r);
+    failure_json(*r.failure, r);
     return 1;
   }
   // Block steps stop at the last block time at or before --t-end: said when that is not the time asked for.
@@ -366,10 +415,16 @@ int run_simulation(const Options& o) {
     if (!text.empty()) notice(text);
   }
   std::optional<double> const e0 = r.initial_energy;
+  auto lost_output = [&](const std::string& option) {
+    return std::any_of(r.outputs_not_written.begin(), r.outputs_not_written.end(),
+                       [&](auto const& f) { return f.output == option; });
+  };
+  bool const checkpoint_written = !o.checkpoint.empty() && !lost_output("--checkpoint");
+  bool const save_written = !o.save.empty() && !lost_output("--save");
   if (!o.quiet) {
-    if (!o.checkpoint.empty())
+    if (checkpoint_written)
       std::printf("  checkpoint %s (step %llu)\n", o.checkpoint.c_str(), (unsigned long long)sim.steps_done());
-    if (!o.save.empty()) std::printf("  saved %s (%s tipsy)\n", o.save.c_str(), name_of(o.save_format).c_str());
+    if (save_written) std::printf("  saved %s (%s tipsy)\n", o.save.c_str(), name_of(o.save_format).c_str());
     if (!o.diagnostics.empty() && r.diagnostics_failure.empty())
       std::printf("  diagnostics %s (%llu sample%s)\n", o.diagnostics.c_str(), (unsigned long long)r.diagnostics_samples,
                   r.diagnostics_samples == 1 ? "" : "s");
@@ -421,7 +476,8 @@ int run_simulation(const Options& o) {
                  {"checkpoints_written", r.checkpoints_written},
                  {"checkpoints_not_written", r.checkpoints_not_written},
                  {"snapshots_written", r.snapshots_written},
-                 {"snapshots_not_written", r.snapshots_not_written}});
+                 {"snapshots_not_written", r.snapshots_not_written},
+                 {"outputs_not_written", not_written_json(r)}});
   note_unwritten({});
   // Outputs the user asked for are missing: the run's other outputs are whole, but the exit code says
   // that not everything was written (1), unless an interrupt's code says more.
@@ -432,20 +488,24 @@ int run_simulation(const Options& o) {
     std::string names;
     for (std::size_t k = 0; k < std::min<std::size_t>(missing.size(), 3); ++k) names += (k ? ", " : "") + missing[k];
     if (missing.size() > 3) names += " and " + std::to_string(missing.size() - 3) + " more";
-    std::fprintf(stderr, "error: %zu of %llu %s not written (%s; see the warnings above); the run and its final "
-                 "outputs are complete\n",
-                 missing.size(), (unsigned long long)(missing.size() + written), what, names.c_str());
+    std::fprintf(stderr, "error: %zu of %llu %s not written (%s; see the warnings above)%s\n", missing.size(),
+                 (unsigned long long)(missing.size() + written), what, names.c_str(),
+                 r.outputs_not_written.empty() ? "; the run and its final outputs are complete" : "");
     lost = true;
   };
   report_lost(r.checkpoints_not_written, r.checkpoints_written, "periodic checkpoints");
   report_lost(r.snapshots_not_written, r.snapshots_written, "snapshots");
+  for (auto const& f : r.outputs_not_written) {
+    if (writes_outputs()) std::fprintf(stderr, "error: %s; the run's other outputs are written\n", f.error.c_str());
+    lost = true;
+  }
   if (!r.diagnostics_failure.empty() && writes_outputs()) {
     std::fprintf(stderr, "error: the diagnostics series %s is incomplete (%s); the rows taken are in %s\n",
                  o.diagnostics.c_str(), r.diagnostics_failure.c_str(), driver::partial_path(o.diagnostics).c_str());
     lost = true;
   }
   if (r.stopped_by) {
-    bool const saved = !o.save.empty() || !o.checkpoint.empty();
+    bool const saved = save_written || checkpoint_written;
     if (writes_outputs()) {
       // With --t-end the count of steps is a bound, not a plan: the time reached says how far the run got.
       auto number_text = [](double v) {
@@ -458,7 +518,9 @@ int run_simulation(const Options& o) {
                                         : std::to_string(r.steps) + " of " + std::to_string(steps) +
                                               (blocks ? " block steps" : " steps");
       std::fprintf(stderr, "%s after %s%s\n", Interrupted(r.stopped_by).what(), where.c_str(),
-                   saved ? "; state saved" : " (no --checkpoint or --save given: state not written)");
+                   saved                  ? "; state saved"
+                   : o.save.empty() && o.checkpoint.empty() ? " (no --checkpoint or --save given: state not written)"
+                                                            : " (state not written: see the errors above)");
     }
     return interrupted_exit_code(r.stopped_by);
   }
@@ -662,8 +724,7 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
                 1e3 * best->measurement.wall_mean_ms, best->speedup);
     k = end;
   }
-  if (!o.csv.empty() && writes_outputs()) write_text_file(o.csv, csv.str());
-  write_json(o, j);
+  write_table(o, csv.str(), j);
   if (!differ.empty()) {
     std::string list;
     for (std::size_t k = 0; k < differ.size(); ++k) list += (k ? "; " : "") + differ[k];
@@ -735,8 +796,7 @@ int run_compare_threading(const Options& o) {
   if (probe.backend == sim::Backend::cpu)
     std::printf("(CPU backend: host devices run their steps synchronously, so 'enqueue' is the whole step)\n");
   print_verdicts(rows, probe.backend == sim::Backend::cuda);
-  if (!o.csv.empty() && writes_outputs()) write_text_file(o.csv, csv.str());
-  write_json(o, j);
+  write_table(o, csv.str(), j);
   return 0;
 }
 

@@ -26,6 +26,9 @@ bool display_available();                       // DISPLAY or WAYLAND_DISPLAY is
 // Sets the line a second Ctrl-C prints before exiting at once: the outputs of `options` it leaves
 // unwritten. The modes update it as they write them.
 void note_unwritten_outputs(const Options& options);
+// What a process ending now would leave unwritten, as that note names it ("--checkpoint a.h5 and --json r.json are
+// not written"; "" for none): said when an interrupt ends a mode before its outputs (a start-up phase).
+std::string unwritten_outputs();
 
 // Refuses, before any work, an output path nbody could not or would not write, and two outputs
 // that name one file (InputError).

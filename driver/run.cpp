@@ -262,9 +262,16 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
 
 RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std::uint64_t steps,
               RunObserver& observer) {
+  RunResult result;
+  run(setup, sim, o, steps, observer, result);
+  return result;
+}
+
+void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std::uint64_t steps,
+         RunObserver& observer, RunResult& result) {
   Ranks const& ranks = sim.ranks();  // with several, each decision below is taken together
   bool const writer = ranks.rank() == 0;
-  RunResult result;
+  result = RunResult{};
   // A time limit (steps_for_time_limit) is this run's: a later run by steps is not stopped by it.
   struct ClearTimeLimit {
     multigpu::Simulation& sim;
@@ -440,7 +447,7 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   };
   // The run cannot go on (a failure, a state no longer finite): the last sound state kept is saved where the final
   // one would have gone, and the result says so. (With none kept, the caller rethrows the failure as it came.)
-  auto cannot_go_on = [&](const RuntimeFailure& e) -> RunResult {
+  auto cannot_go_on = [&](const RuntimeFailure& e) {
     result.failure = e.what();
     result.steps = sim.steps_done() - first_step;  // a failure's chunk may have made some (hermite4's floor)
     result.wall_seconds = seconds_since(t0);
@@ -450,7 +457,6 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     } catch (const std::exception& w) {
       result.save_failure = w.what();
     }
-    return result;
   };
   // A run that stopped between whole steps (StoppedWhole: every rank at the same step) saves where it stopped, with
   // each body's Hermite state, so that it can be looked at or continued (with a softening, say) from there; no copy
@@ -599,9 +605,10 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     snapshot();  // the end, or where an interrupt or a visit stopped the run
   } catch (const RuntimeFailure& e) {
     close_series(series, result, observer);
-    if (stopped_whole(e)) return result;
+    if (stopped_whole(e)) return;
     if (!kept) throw;
-    return cannot_go_on(e);
+    cannot_go_on(e);
+    return;
   }
   result.steps = done;
   result.wall_seconds = seconds_since(t0);
@@ -615,7 +622,8 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   } catch (const RuntimeFailure& e) {
     close_series(series, result, observer);
     if (!kept) throw;
-    return cannot_go_on(e);
+    cannot_go_on(e);
+    return;
   }
   std::vector<std::pair<std::string, std::string>> left{{"--checkpoint", o.checkpoint}, {"--save", o.save},
                                                         {"--diagnostics", o.diagnostics}};
@@ -623,16 +631,26 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
     left.erase(std::remove_if(left.begin(), left.end(), [&](auto const& p) { return p.first == option; }), left.end());
     observer.unwritten(left);
   };
-  if (!o.checkpoint.empty()) {
-    write_checkpoint(o.checkpoint, setup, sim, result.initial_energy);
-    written("--checkpoint");
-  }
-  if (!o.save.empty()) {
+  // Each final output on its own: one that cannot be written (a full disk, a folder gone) costs only itself, with a
+  // warning; the others, the series' end and the result are still written, and the result names what was lost.
+  auto final_output = [&](const char* option, const std::string& path, const std::function<void()>& write) {
+    if (path.empty()) return;
+    try {
+      write();
+      written(option);
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const std::runtime_error& e) {  // InputError, RuntimeFailure; JobFailure with several ranks
+      result.outputs_not_written.push_back({o.names.name(option), path, e.what()});
+      observer.output_not_written(result.outputs_not_written.back());
+    }
+  };
+  final_output("--checkpoint", o.checkpoint, [&] { write_checkpoint(o.checkpoint, setup, sim, result.initial_energy); });
+  final_output("--save", o.save, [&] {
     agree(ranks, [&] {
       if (writer) sim::write_tipsy(o.save, final_state, sim.config().softening, o.save_format);
     });
-    written("--save");
-  }
+  });
   // The end energy is an O(N^2) pass worth about ten steps: after an interrupt the user wants out,
   // and the saved state lets a restart measure it. The series' last row is the end itself.
   if (!result.stopped_by && (o.summary || sampled)) {
@@ -648,7 +666,6 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   if (!result.energy_warning.empty()) observer.warning(result.energy_warning);
   close_series(series, result, observer);
   written("--diagnostics");
-  return result;
 }
 
 }  // namespace nbody::driver

@@ -41,6 +41,13 @@ struct RunOutputs {
   SettingNames names;  // how a refused output is named (the front end's spelling)
 };
 
+// A final output that could not be written.
+struct OutputNotWritten {
+  std::string output;  // as the front end names it: "--checkpoint" on the command line, "checkpoint" for a keyword
+  std::string path;
+  std::string error;   // why, in one line
+};
+
 // How a front end follows a run. Every call comes from the thread that called run(); with several
 // ranks, on every rank (a front end reports on rank 0).
 class RunObserver {
@@ -57,6 +64,10 @@ class RunObserver {
   // An output lost, or an unresolved run; it goes on. The text is the warning itself, without a "warning: " (the
   // command line prints one; Python gives it as a RuntimeWarning).
   virtual void warning(const std::string& /*text*/) {}
+  // A final output (checkpoint, save) that could not be written; the others still are. By default a warning.
+  virtual void output_not_written(const OutputNotWritten& lost) {
+    warning(lost.error + "; the run's other outputs are written");
+  }
   // The outputs, as (option, path), a process ending now would leave unwritten.
   virtual void unwritten(const std::vector<std::pair<std::string, std::string>>& /*outputs*/) {}
   // Steps between calls of visit(): the run stops after every so many of its steps (counted from
@@ -80,6 +91,9 @@ struct RunResult {
   std::uint64_t checkpoints_written = 0;
   std::vector<std::string> snapshots_not_written;  // each with a warning
   std::uint64_t snapshots_written = 0;
+  // The final checkpoint or tipsy file that could not be written (each told to RunObserver::output_not_written); the
+  // others were written.
+  std::vector<OutputNotWritten> outputs_not_written;
   std::uint64_t diagnostics_samples = 0;
   std::string diagnostics_failure;  // why the series stopped early, or could not take its name
   // Where the run replaces an earlier series at its diagnostics path whole (another run's, or this run's from before
@@ -139,9 +153,14 @@ void check_run_outputs(const RunOutputs& outputs, std::uint64_t first, std::uint
 
 // Runs `steps` steps of `simulation` (built from `setup`) and writes `outputs`. A signal (core/
 // interrupt.h) ends the steps early and the outputs are still written (stopped_by says so; the end's
-// diagnostics are then skipped). Throws for what ends a run without outputs: bad input, and a
+// diagnostics are then skipped). A final output that cannot be written costs only itself
+// (outputs_not_written). Throws for what ends a run without its final outputs: bad input, and a
 // failure with nothing sound to save.
 RunResult run(const Setup& setup, multigpu::Simulation& simulation, const RunOutputs& outputs, std::uint64_t steps,
               RunObserver& observer);
+// The same, filling `result` as the run goes: where it throws, `result` still holds what the run wrote until then
+// (the files of its series, the samples), for the front end to report with the failure.
+void run(const Setup& setup, multigpu::Simulation& simulation, const RunOutputs& outputs, std::uint64_t steps,
+         RunObserver& observer, RunResult& result);
 
 }  // namespace nbody::driver

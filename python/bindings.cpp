@@ -561,7 +561,7 @@ class Engine {
       notices_.push_back(notice);
     PythonRun observer(*this, std::move(callback), every, std::move(self));
     setup_.initial_energy = e0_;  // the baseline the energy error is measured from
-    driver::RunResult r;
+    driver::RunResult r;  // filled as the run goes: what it wrote is known even where it throws
     std::uint64_t const first_step = sim_->steps_done();
     bool const blocks = sim_->block_steps();
     sim::hermite::HermiteCounters const counts_before =
@@ -572,7 +572,7 @@ class Engine {
     {
       nb::gil_scoped_release unlocked;
       try {
-        r = driver::run(setup_, *sim_, o, steps, observer);
+        driver::run(setup_, *sim_, o, steps, observer, r);
       } catch (const std::runtime_error& e) {
         invalidate();
         clear_interrupt();
@@ -589,6 +589,7 @@ class Engine {
       r.steps = sim_->steps_done() - first_step;
       r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
       r.failure = failure;
+      r.saved_step.reset();
       r.save_failure = o.checkpoint.empty() ? "no checkpoint was given" : "no sound state was kept to save";
       // With several ranks a failure may have left the others where they cannot take part in the state's hash.
       bool const countable = blocks && sim_->ranks().size() == 1;
@@ -670,6 +671,15 @@ class Engine {
     out["checkpoints_not_written"] = r.checkpoints_not_written;
     out["snapshots_written"] = r.snapshots_written;
     out["snapshots_not_written"] = r.snapshots_not_written;
+    nb::list lost;  // the final checkpoint or tipsy file that could not be written
+    for (auto const& f : r.outputs_not_written) {
+      nb::dict d;
+      d["output"] = f.output;
+      d["path"] = f.path;
+      d["error"] = f.error;
+      lost.append(d);
+    }
+    out["outputs_not_written"] = lost;
     out["diagnostics_failure"] = r.diagnostics_failure;
     out["diagnostics_replaced"] = r.diagnostics_replaced.empty() ? nb::none() : nb::cast(r.diagnostics_replaced);
     out["energy_warning"] = r.energy_warning.empty() ? nb::none() : nb::cast(r.energy_warning);

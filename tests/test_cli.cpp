@@ -1299,6 +1299,96 @@ TEST_F(Cli, ASnapshotThatFailsAtTheLastStepIsCountedOnce) {
   EXPECT_EQ(j["snapshots_written"], 3) << j.dump();
 }
 
+// A final checkpoint that cannot be written (here its name became a folder during the run) costs only itself: the
+// tipsy file, the diagnostics series (published whole, its end row included) and --json are written, --json names
+// the checkpoint in outputs_not_written, and the run exits with 1. The same after Ctrl-C, which exits with 130.
+TEST_F(Cli, AFinalCheckpointThatCannotBeWrittenCostsOnlyItself) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  for (bool const interrupted : {false, true}) {
+    SCOPED_TRACE(interrupted ? "interrupted" : "to its end");
+    for (const char* name : {"ck.h5", "pd.bin", "d.csv", "d.csv.partial", "r.json"}) fs::remove_all(dir_ / name);
+    std::string const partial = file("d.csv.partial");
+    pid_t const pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::string const out = file("out"), err = file("err"), series = file("d.csv"), json = file("r.json"),
+                        checkpoint = file("ck.h5"), save = file("pd.bin");
+      if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
+      execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "--bodies", "512", "--steps",
+            interrupted ? "10000000" : "400", "-q", "--checkpoint", checkpoint.c_str(), "--save", save.c_str(),
+            "--diagnostics", series.c_str(), "--diagnostics-every", "100", "--json", json.c_str(),
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    // The series' partial file is made before the first step.
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!fs::exists(partial) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    fs::create_directory(dir_ / "ck.h5");
+    if (interrupted) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      kill(pid, SIGINT);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    std::string const err = slurp(dir_ / "err");
+    EXPECT_EQ(WEXITSTATUS(status), interrupted ? 130 : 1) << err;
+    EXPECT_NE(err.find("error: " + file("ck.h5") + ": cannot write checkpoint: "), std::string::npos) << err;
+    EXPECT_NE(err.find("; the run's other outputs are written\n"), std::string::npos) << err;
+    EXPECT_EQ(sim::read_tipsy(file("pd.bin")).size(), 512u) << err;
+    EXPECT_FALSE(fs::exists(partial)) << err;
+    std::string const rows = slurp(dir_ / "d.csv");
+    EXPECT_GE(std::count(rows.begin(), rows.end(), '\n'), 3) << rows;  // the header, the start and a later row
+    auto const j = nlohmann::json::parse(slurp(file("r.json")));
+    EXPECT_TRUE(j["failure"].is_null()) << j.dump();
+    EXPECT_EQ(j["interrupted"], interrupted) << j.dump();
+    EXPECT_EQ(j["end"].is_null(), interrupted) << j.dump();
+    ASSERT_EQ(j["outputs_not_written"].size(), 1u) << j.dump();
+    EXPECT_EQ(j["outputs_not_written"][0]["output"], "--checkpoint") << j.dump();
+    EXPECT_EQ(j["outputs_not_written"][0]["path"], file("ck.h5")) << j.dump();
+    if (!interrupted) {
+      EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << "one line: " << err;
+      EXPECT_EQ(rows.substr(rows.rfind('\n', rows.size() - 2) + 1, 4), "400,") << rows;  // the end's row
+    } else {
+      EXPECT_NE(err.find("; state saved"), std::string::npos) << err;  // the tipsy file
+    }
+  }
+}
+
+// --compare-threading's --csv that cannot be written (its name became a folder while the rows were measured) does not
+// cost its --json.
+TEST_F(Cli, ATableWhoseCsvCannotBeWrittenStillWritesItsJson) {
+  pid_t const pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::string const out = file("out"), err = file("err"), csv = file("t.csv"), json = file("t.json");
+    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
+    execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--compare-threading", "--bodies", "4096", "--steps",
+          "20", "--warmup", "2", "--numgpus", "2", "--csv", csv.c_str(), "--json", json.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // The outputs are checked before any work; the work starts threads (OpenMP's, the workers').
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  fs::path const tasks = "/proc/" + std::to_string(pid) + "/task";
+  auto threads = [&] {
+    std::error_code ec;
+    return std::distance(fs::directory_iterator(tasks, ec), fs::directory_iterator());
+  };
+  while (threads() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  fs::create_directory(dir_ / "t.csv");
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  std::string const err = slurp(dir_ / "err");
+  EXPECT_NE(WEXITSTATUS(status), 0) << err;
+  EXPECT_NE(err.find("error: " + file("t.csv") + ": "), std::string::npos) << err;
+  auto const j = nlohmann::json::parse(slurp(file("t.json")));
+  EXPECT_FALSE(j["rows"].empty()) << j.dump();
+}
+
 // Out of memory is said with what was being done; fewer --bodies is advice only for a user who gave
 // --bodies. 256 host devices of the default 16,384 bodies, with 120 MB of address space: the
 // allocation fails in setup, after every check of the options passed.

@@ -404,6 +404,32 @@ TEST_F(Signals, ARestartInterruptedInItsStartPassLeavesTheSeriesAlone) {
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(b), {}), partial);
 }
 
+// Ctrl-C in hermite4's start pass (the first forces and jerks, before the run begins) ends the run at once, and says
+// which outputs it leaves unwritten.
+TEST_F(Signals, AnInterruptedStartPassNamesTheOutputsNotWritten) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  std::string const bodies = "16384";
+#else
+  std::string const bodies = "32768";
+#endif
+  Process p({"--run", "--integrator", "hermite4", "--bodies", bodies, "--steps", "10", "--save", file("end.bin"),
+             "--json", file("r.json")},
+            dir_);
+  // The start pass is the first O(N^2) work: seconds of processor time at this size.
+  auto const deadline = Clock::now() + std::chrono::seconds(60);
+  while (p.cpu_seconds() < 0.5 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  p.send(SIGINT);
+  EXPECT_EQ(p.wait(std::chrono::seconds(20)), 130) << p.err();
+  std::ifstream in(dir_ / "out");
+  std::string const out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(out.find("nbody run:"), std::string::npos) << "the signal came after the start pass: " << out;
+  EXPECT_NE(p.err().find("nbody: interrupted (Ctrl-C); --save " + file("end.bin") + " and --json " + file("r.json") +
+                         " are not written\n"),
+            std::string::npos)
+      << p.err();
+  EXPECT_FALSE(fs::exists(file("end.bin")));
+}
+
 // An interrupted --offscreen --screenshot writes the picture of the latest state, as --video keeps
 // its frames.
 TEST_F(Signals, AnInterruptedScreenshotIsWritten) {

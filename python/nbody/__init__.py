@@ -459,6 +459,8 @@ class Simulation:
         diagnostics_samples, checkpoints_written and _not_written (the series of checkpoint_every or
         checkpoint_dt;
         the final ``checkpoint`` file is ``checkpoint``), snapshots_written and _not_written,
+        outputs_not_written (the final checkpoint or save file that could not be written, each a
+        dict of output, path and error, also given as a RuntimeWarning; the others were written),
         diagnostics_failure, diagnostics_replaced (the notice, where the run takes up an earlier one and
         replaces its series at the ``diagnostics`` path whole; else None), failure, saved_step and
         save_failure (a run that could not go on),

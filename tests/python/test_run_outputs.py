@@ -272,3 +272,33 @@ def test_units_reach_the_files_as_from_the_command_line(cli, tmp_path):
         assert a["Units"].attrs["Unit length in cgs (U_L)"] == pytest.approx(3.0857e18, rel=1e-4)
     with pytest.raises(ValueError, match="1e5Mparsec"):
         nbody.Simulation(n=64, backend="cpu", mass_unit="1e5Mparsec", length_unit="1pc")
+
+
+def test_a_final_checkpoint_that_cannot_be_written_costs_only_itself(tmp_path):
+    # Its name became a folder during the run: a RuntimeWarning, and the run's other outputs are written.
+    sim = nbody.Simulation(scenario="plummer", n=64, backend="cpu")
+    checkpoint, save, series = tmp_path / "ck.h5", tmp_path / "end.bin", tmp_path / "d.csv"
+    with pytest.warns(RuntimeWarning, match=r"ck\.h5: cannot write checkpoint: .*; the run's other outputs are written$"):
+        sim.run(steps=20, checkpoint=checkpoint, save=save, diagnostics=series, diagnostics_every=10,
+                callback=lambda s: checkpoint.mkdir(exist_ok=True), every=10)
+    lost = sim.last_run["outputs_not_written"]
+    assert [(d["output"], d["path"]) for d in lost] == [("checkpoint", str(checkpoint))], lost
+    assert "directory" in lost[0]["error"] or "folder" in lost[0]["error"], lost
+    assert save.stat().st_size > 0
+    assert len(series.read_text().splitlines()) == 4  # the header, steps 0, 10 and 20
+    assert sim.last_run["failure"] is None and sim.steps == 20
+
+
+def test_last_run_counts_what_a_run_that_raised_wrote(tmp_path):
+    # Two bodies falling straight at each other with no softening: hermite4's step floor ends the run, with no
+    # checkpoint to save to. What it wrote before is still counted.
+    pos, vel, m = np.array([[-0.5, 0, 0], [0.5, 0, 0]]), np.zeros((2, 3)), np.array([0.5, 0.5])
+    sim = nbody.Simulation.from_arrays(pos, vel, m, integrator="hermite4", softening=0.0, backend="cpu")
+    with pytest.raises(RuntimeError, match="below the floor"):
+        sim.run(t_end=4.0, diagnostics=tmp_path / "d.csv", diagnostics_dt=0.25, snapshots=tmp_path / "s",
+                snapshot_dt=0.25)
+    out = sim.last_run
+    written = sorted(tmp_path.glob("s_*.hdf5"))
+    assert out["snapshots_written"] == len(written) >= 4, (out, written)
+    assert out["diagnostics_samples"] >= 4, out
+    assert out["snapshots_not_written"] == [] and out["outputs_not_written"] == []
