@@ -303,9 +303,11 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
                      from_published->last_kept_step > from_partial->last_kept_step);
   if (copy_published_) {
     keep_bytes_ = from_published->keep_bytes;
+    keeps_rows_ = true;
     continuation_ = continued_text(given, path_, *from_published, *lineage);
   } else if (from_partial) {
     keep_bytes_ = from_partial->keep_bytes;
+    keeps_rows_ = from_partial->kept > 0;
     continuation_ = continued_text(given, partial_, *from_partial, *lineage);
   } else if (published_is_runs && from_published->replaced) {
     continuation_ = continued_text(given, path_, *from_published, *lineage);

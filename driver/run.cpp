@@ -328,11 +328,15 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   });
   // What became of an earlier series at the path, decided where rank 0 made the series, heard on every rank: a front
   // end that warns of it (Python) then does so on every rank alike.
-  // Rank 0's words follow a mark: whether the earlier series is replaced whole.
-  std::string continuation = series ? std::string(series->replaces() ? "r" : "-") + series->continuation() : "-";
+  // Rank 0's words follow two marks: whether the earlier series is replaced whole, and whether its rows are kept.
+  std::string continuation =
+      series ? std::string(series->replaces() ? "r" : "-") + (series->keeps_earlier_rows() ? "k" : "-") +
+                   series->continuation()
+             : "--";
   if (ranks.size() > 1) continuation = ranks.all_gather(continuation).front();
-  bool const replaces = continuation.front() == 'r';
-  continuation.erase(0, 1);
+  bool const replaces = continuation[0] == 'r';
+  bool const keeps_earlier_rows = continuation[1] == 'k';
+  continuation.erase(0, 2);
   if (replaces) result.diagnostics_replaced = continuation;
   if (!continuation.empty()) observer.notice(continuation);
 
@@ -359,7 +363,16 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       series.reset();
     }
   };
-  if (result.start && sampled) write_row(sim.steps_done(), sim.time(), 0.0, *result.start);
+  // The start is a row of the series, but not where it follows an earlier series' rows off their grid (a restart
+  // from where a run was stopped): the run it continues took its samples at the grid's steps or times only, and the
+  // series is the one a run that never stopped writes.
+  auto on_grid = [&] {
+    if (sample_every) return sim.steps_done() % sample_every == 0;
+    double const k = std::round(sim.time() / sample_dt);
+    return std::abs(k * sample_dt - sim.time()) <= 4.0 * (std::nextafter(k * sample_dt, INFINITY) - k * sample_dt);
+  };
+  if (result.start && sampled && (!keeps_earlier_rows || on_grid()))
+    write_row(sim.steps_done(), sim.time(), 0.0, *result.start);
 
   // Steps go in chunks of about 0.2 s (progress and signals stay responsive, the GPU stays busy),
   // cut at the steps where a checkpoint, a sample or a visit falls due.
