@@ -31,11 +31,35 @@ constexpr long long kMaxSteps = static_cast<long long>(nbody::kMaxSteps);  // th
 constexpr long long kMaxThreads = 1024;             // OpenMP threads: libgomp fails far above a machine's cores
 }  // namespace
 
-const char* const kViewerKeys =
-    "space pause/resume, n single step, r reset, c colour mode, f fit to view, o follow the bodies,\n"
-    "  t trails, p screenshot, s save a checkpoint, h HUD: full, minimal (legend, time, scale bar), none,\n"
-    "  F11 fullscreen, Esc or q quit;\n"
-    "  left drag orbit, right/middle drag pan, wheel zoom.";
+const std::vector<std::pair<std::string, std::string>> kViewerKeys{
+    {"space", "pause/resume"},
+    {"n", "single step"},
+    {"r", "reset"},
+    {"c", "colour by speed, type, device or time-step level"},
+    {"f", "fit to view"},
+    {"o", "follow the bodies"},
+    {"t", "trails"},
+    {"p", "screenshot"},
+    {"s", "save a checkpoint"},
+    {"h", "HUD full, minimal (legend, time, scale bar) or none"},
+    {"F11", "fullscreen"},
+    {"Esc or q", "quit"},
+    {"left drag", "orbit"},
+    {"right/middle drag", "pan"},
+    {"wheel", "zoom"}};
+
+std::string viewer_keys_help() {
+  std::string text, line = "Viewer keys:";
+  for (std::size_t k = 0; k < kViewerKeys.size(); ++k) {
+    std::string const item = kViewerKeys[k].first + " " + kViewerKeys[k].second + (k + 1 < kViewerKeys.size() ? ";" : ".");
+    if (line.size() + 1 + item.size() > 100) {
+      text += line + "\n  ";
+      line.clear();
+    }
+    line += (line.size() > 2 ? " " : "") + item;
+  }
+  return text + line;
+}
 
 namespace {
 
@@ -168,7 +192,7 @@ std::size_t to_count(const std::string& item, const char* option) {
   return std::size_t(*v);
 }
 
-// "MIN:MAX": two finite numbers, MIN below MAX, within +-1e12 like the other real options.
+// "MIN:MAX": two finite numbers, 0 <= MIN < MAX, within 1e12 like the other real options.
 std::pair<double, double> parse_color_range(const std::string& text) {
   auto refuse = [&](const std::string& why) {
     throw InputError("--color-range " + (text.empty() ? std::string("''") : text) + ": " + why +
@@ -182,6 +206,7 @@ std::pair<double, double> parse_color_range(const std::string& text) {
   constexpr double kLargest = 1e12;
   if (!in_interval(*lo, -kLargest, kLargest, Ends::closed) || !in_interval(*hi, -kLargest, kLargest, Ends::closed))
     refuse("each must be finite, in " + interval(-kLargest, kLargest, Ends::closed));
+  if (*lo < 0) refuse("MIN must be 0 or more (a speed)");
   if (!(*lo < *hi)) refuse("MIN must be below MAX");
   return {*lo, *hi};
 }
@@ -492,7 +517,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   view->add_option("--steps-per-frame", o.steps_per_frame, "simulation steps per frame")
       ->check(whole_number(1, kMaxStepsPerFrame))
       ->capture_default_str();
-  cli.footer(std::string("Viewer keys: ") + kViewerKeys);
+  cli.footer(viewer_keys_help());
 
   try {
     cli.parse(argc, argv);

@@ -75,8 +75,10 @@ struct Options {
   std::string serve;
 };
 
-// The viewer's keys, as --help and the HUD list them.
-extern const char* const kViewerKeys;
+// The viewer's keys and mouse, and what each does: the HUD's Keys section and --help's footer (viewer_keys_help).
+extern const std::vector<std::pair<std::string, std::string>> kViewerKeys;
+// kViewerKeys as one paragraph, in lines that fit a terminal: "Viewer keys: space pause/resume; n single step; ...".
+std::string viewer_keys_help();
 
 // Parses argv. Returns the options, or std::nullopt after printing --help/--version (exit 0).
 // Throws InputError (one line naming the bad value and what is allowed) for bad input.

@@ -178,6 +178,8 @@ class Viewer {
     bool const from_file = !o.run.initial.checkpoint.empty() || !o.run.initial.snapshot.empty();
     bool const two_body = !from_file && o.run.initial.scenario == sim::Scenario::two_body;
     controls_.trails = two_body || o.trails;
+    trails_for_binary_ = two_body && !o.trails;
+    trails_before_ = controls_.trails;
     if (two_body && o.steps_per_frame == 1) controls_.steps_per_update = 4;
     controls_.threading = o.run.devices.threading == multigpu::Threading::workers ? 1 : 0;
     controls_.bodies = std::int64_t(o.run.initial.bodies ? o.run.initial.bodies
@@ -311,11 +313,12 @@ class Viewer {
         std::cerr << "viewer: wrote " << options_.video << " (" << video_->frames() << " frames)\n";
     }
     LiveStats const stats = live_->stats();
+    // The step's time where the run last made steps (none since a reset or before the first step: not said).
+    char step[64] = "";
+    if (stats.step_ms > 0) std::snprintf(step, sizeof step, "step %.3f ms (mean of the last), ", stats.step_ms);
     if (!options_.quiet && measured > 0)
-      std::fprintf(stderr, "viewer: N = %zu, %llu frames: step %.3f ms (mean of the last), render %.3f ms per frame "
-                   "(mean), %s\n",
-                   stats.bodies, (unsigned long long)drawn, stats.step_ms, total_render_ms / double(measured),
-                   upload_.c_str());
+      std::fprintf(stderr, "viewer: N = %zu, %llu frames: %srender %.3f ms per frame (mean), %s\n", stats.bodies,
+                   (unsigned long long)drawn, step, total_render_ms / double(measured), upload_.c_str());
     live_.reset();  // stops the simulation thread (after the step in progress)
     if (int const sig = interrupt_signal()) {
       std::fprintf(stderr, "viewer: %s\n", Interrupted(sig).what());
@@ -501,6 +504,7 @@ class Viewer {
       controls_.refused.clear();
     }
     if (controls_.softening_edited) softening_chosen_ = true, controls_.softening_edited = false;
+    if (controls_.trails != trails_before_) trails_for_binary_ = false, trails_before_ = controls_.trails;  // the user's
     if (controls_.vsync != vsync_) surface_->set_vsync(vsync_ = controls_.vsync);
     // The simulation pauses itself on a failure (a state no longer finite): that pause stands until
     // the user resumes, and the HUD shows it.
@@ -594,8 +598,14 @@ class Viewer {
       controls_.bodies = std::int64_t(bodies);
       requested_bodies_ = bodies;
       if (changed) {  // the binary's story is its orbits: trails, and a few steps a frame
-        controls_.trails = scenario == sim::Scenario::two_body;
-        if (options_.steps_per_frame == 1) controls_.steps_per_update = controls_.trails ? 4 : 1;
+        bool const binary = scenario == sim::Scenario::two_body;
+        // Trails the user turned on stay on; those turned on for the binary go with it.
+        if (binary && !controls_.trails)
+          controls_.trails = trails_for_binary_ = true;
+        else if (!binary && trails_for_binary_)
+          controls_.trails = trails_for_binary_ = false;
+        trails_before_ = controls_.trails;
+        if (options_.steps_per_frame == 1) controls_.steps_per_update = binary ? 4 : 1;
       }
     }
     if (!softening_chosen_) run.physics.softening = 0;  // the scenario's (or the file's) own
@@ -822,7 +832,7 @@ class Viewer {
     h.paused = s.paused;
     h.exposure = shown_exposure_;
     for (auto const& m : messages_) h.messages.push_back(m.first);
-    h.help = kViewerKeys;
+    h.keys = kViewerKeys;
     h.overlay = render::describe_overlay(controls_.color, shown_coloring_, slices_.size(), s.time, running_.units,
                                          camera_.world_per_pixel(float(surface_->height())), surface_->width());
     if (controls_.color == render::ColorMode::level) h.overlay->swatches = level_swatches_;
@@ -944,6 +954,9 @@ class Viewer {
   bool energy_tracked_ = true;
   bool colors_dirty_ = true, screenshot_requested_ = false, quit_ = false, fullscreen_ = false;
   bool screenshot_written_ = false, reset_view_ = false;
+  // Trails on because the run is the binary, not by the user's choice (the 't' key, the HUD, --trails); and the
+  // trails setting the viewer last saw, to tell the user's changes.
+  bool trails_for_binary_ = false, trails_before_ = false;
 };
 
 }  // namespace

@@ -335,7 +335,7 @@ std::optional<WebServer::Impl::Refusal> WebServer::Impl::refusal(const http::req
   if (token) {
     auto const given = query_value(target, "token");
     if (!given) return forbidden("no token (open the URL nbody printed at start)");
-    if (!tokens_equal(*given, *token)) return forbidden("wrong token");
+    if (!tokens_equal(*given, *token)) return forbidden("wrong token (open the URL nbody printed at start, token included: each start makes a new one)");
   }
   std::string const host(req[http::field::host]);
   if (owner.loopback_ && !loopback_host(host))

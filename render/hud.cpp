@@ -134,10 +134,21 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     it->second = rect;
     std::fprintf(stderr, "ui: %s %d %d %d %d\n", label, rect[0], rect[1], rect[2], rect[3]);
   };
+  // A check box: its place, and its state whenever it changes ("ui-value: trails 1").
+  auto trace_box = [&](const char* label, bool value) {
+    trace(label);
+    if (!trace_) return;
+    auto [it, added] = traced_values_.try_emplace(label, int(value));
+    if (!added && it->second == int(value)) return;
+    it->second = int(value);
+    std::fprintf(stderr, "ui-value: %s %d\n", label, int(value));
+  };
   // A narrow panel in the corner: the middle of the view stays on the bodies.
   float const panel = std::min(330.0f, 0.45f * float(width));
+  // Down to just above the scale bar (the overlay's bottom left corner), scrolling beyond.
+  float const bottom = s.overlay ? overlay_layout(width, height).bar[1] - 4.0f : 0.97f * float(height);
   ImGui::SetNextWindowPos(ImVec2(8, 8), ImGuiCond_Always);
-  ImGui::SetNextWindowSizeConstraints(ImVec2(panel, 0), ImVec2(panel, 0.95f * float(height)));
+  ImGui::SetNextWindowSizeConstraints(ImVec2(panel, 0), ImVec2(panel, std::max(bottom - 8.0f, 120.0f)));
   ImGui::SetNextWindowBgAlpha(0.6f);
   ImGui::Begin("nbody", nullptr,
                ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoMove |
@@ -146,7 +157,11 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
   // Short lines, each well inside the panel: a line that wrapped or not with the width of its numbers
   // moved every control below it by a line between two refreshes of the figures (and a click aimed at
   // one landed on another).
-  ImGui::Text("%.0f frames drawn/s   render %.3g ms", s.fps, s.render_ms);
+  // Paused, frames are drawn only when something changes: a rate would be the one from before the pause.
+  if (s.paused)
+    ImGui::Text("frames drawn on change   render %.3g ms", s.render_ms);
+  else
+    ImGui::Text("%.0f frames drawn/s   render %.3g ms", s.fps, s.render_ms);
   ImGui::Text("%.3g %s/s   step %.3g ms", s.steps_per_s, s.block_steps ? "block steps" : "steps", s.step_ms);
   ImGui::Text("N = %zu   %.3e interactions/s", s.bodies, s.interactions_per_s);
   ImGui::TextUnformatted(s.source.c_str());
@@ -229,7 +244,12 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
       double const f = s.overlay ? s.overlay->speed_unit.factor : 1.0;
       float lo = float(c.color_range.min * f), hi = float(c.color_range.max * f);
       float const speed = std::max(std::abs(hi - lo), 1e-6f) * 0.005f;
-      if (ImGui::DragFloatRange2("speed range", &lo, &hi, speed, 0.0f, 0.0f, "%.4g", "%.4g") && lo < hi) {
+      // Narrowed by the "fit" button beside it, which would otherwise pass the panel's edge.
+      ImGuiStyle const& style = ImGui::GetStyle();
+      float const fit_width = ImGui::CalcTextSize("fit").x + 2.0f * style.FramePadding.x + style.ItemSpacing.x;
+      ImGui::SetNextItemWidth(ImGui::CalcItemWidth() - fit_width);
+      // Speeds: from 0 (as --color-range takes them).
+      if (ImGui::DragFloatRange2("speed range", &lo, &hi, speed, 0.0f, 1e12f, "%.4g", "%.4g") && lo < hi) {
         c.color_range = {float(lo / f), float(hi / f)};
         c.color_range_fixed = true;
       }
@@ -250,6 +270,7 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     ImGui::SliderFloat(c.auto_exposure ? "exposure x" : "exposure", &c.exposure, 1.0f / 64.0f, 64.0f, "%.3f",
                        ImGuiSliderFlags_Logarithmic);
     ImGui::Checkbox("trails", &c.trails);
+    trace_box("trails", c.trails);
     ImGui::SameLine();
     ImGui::Checkbox("follow", &c.follow);
     ImGui::SameLine();
@@ -274,7 +295,20 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
   trace("Keys");
   if (keys_open) {
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(s.help.c_str());
+    if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_SizingFixedFit)) {
+      ImGui::TableSetupColumn("key", ImGuiTableColumnFlags_WidthFixed);
+      ImGui::TableSetupColumn("does", ImGuiTableColumnFlags_WidthStretch);
+      for (auto const& [key, does] : s.keys) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::PushTextWrapPos(-1.0f);  // the key whole: its column is as wide as the widest
+        ImGui::TextUnformatted(key.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::TableNextColumn();
+        ImGui::TextWrapped("%s", does.c_str());
+      }
+      ImGui::EndTable();
+    }
     if (max_devices <= 1) {
       ImGui::TextUnformatted(s.description.c_str());
       ImGui::TextUnformatted(("positions to GL: " + s.upload).c_str());

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "render/colors.h"
@@ -33,7 +34,7 @@ struct HudStats {
   bool paused = false;
   float exposure = 1;              // the tone mapper's, last frame
   std::vector<std::string> messages;  // recent notices and errors, newest last
-  std::string help;                // the keys
+  std::vector<std::pair<std::string, std::string>> keys;  // the keys and mouse, and what each does
   std::optional<OverlayInfo> overlay;  // the legend, time and scale bar (HudMode full and minimal)
 };
 
@@ -96,6 +97,7 @@ class Hud {
   bool trace_ = false;
   std::map<std::string, double> before_edit_;  // label -> the field's value when its edit began  // NBODY_TRACE_UI set: each widget's place is logged once (for tests that click it)
   std::map<std::string, std::array<int, 4>> traced_;  // label -> x, y, width, height last reported
+  std::map<std::string, int> traced_values_;           // label -> a check box's state last reported
 };
 
 }  // namespace nbody::render
