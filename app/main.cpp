@@ -1,4 +1,5 @@
 // app/main.cpp - the nbody executable: parse options, pick the mode, report errors.
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -84,6 +85,10 @@ std::string out_of_memory(const std::optional<nbody::app::Options>& o) {
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // reports reach a file or a pipe line by line, as they happen
+  // A write past a file-size limit (ulimit -f, a batch system's) then fails with EFBIG, as one onto a full disk
+  // does: that output is refused by name and the others are written. The signal would end the process with its
+  // outputs half written and its temporary files left.
+  std::signal(SIGXFSZ, SIG_IGN);
   std::unique_ptr<nbody::Ranks> mpi;
   try {
     mpi = nbody::mpi::start(argc, argv);

@@ -496,7 +496,7 @@ int run_simulation(const Options& o) {
   report_lost(r.checkpoints_not_written, r.checkpoints_written, "periodic checkpoints");
   report_lost(r.snapshots_not_written, r.snapshots_written, "snapshots");
   for (auto const& f : r.outputs_not_written) {
-    if (writes_outputs()) std::fprintf(stderr, "error: %s; the run's other outputs are written\n", f.error.c_str());
+    if (writes_outputs()) std::fprintf(stderr, "error: %s not written: %s\n", f.output.c_str(), f.error.c_str());
     lost = true;
   }
   if (!r.diagnostics_failure.empty() && writes_outputs()) {
@@ -724,17 +724,18 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
                 1e3 * best->measurement.wall_mean_ms, best->speedup);
     k = end;
   }
-  write_table(o, csv.str(), j);
+  // Said before the tables are written: a table that cannot be written must not hide it.
   if (!differ.empty()) {
     std::string list;
     for (std::size_t k = 0; k < differ.size(); ++k) list += (k ? "; " : "") + differ[k];
     if (writes_outputs())
       std::fprintf(stderr, "error: hermite4's end state differs from the first row of its size in %s: the layouts "
                            "should agree bit for bit\n", list.c_str());
-    return 1;
+  } else {
+    std::printf("every row of each N ended in the same state, bit for bit\n");
   }
-  std::printf("every row of each N ended in the same state, bit for bit\n");
-  return 0;
+  write_table(o, csv.str(), j);
+  return differ.empty() ? 0 : 1;
 }
 
 }  // namespace

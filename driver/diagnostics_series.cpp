@@ -112,6 +112,7 @@ struct Scan {
   std::uint64_t keep_bytes = 0;  // the header and the rows before the lineage's step
   std::uint64_t kept = 0, replaced = 0;
   std::uint64_t last_kept_step = 0;  // where kept
+  double last_kept_time = 0.0;
 };
 
 // Reads `file` (a series in `format`) against `lineage` (one with a baseline): the rows before its step are kept if
@@ -190,6 +191,7 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
       ++scan.kept;
       scan.keep_bytes = offset;
       scan.last_kept_step = r->step;
+      scan.last_kept_time = r->time;
     } else {
       if (r->step == lineage.step && !same_time(r->time, lineage.time)) {
         scan.not_this_runs = at + " is not at a time of this run, at time " + shortest(lineage.time) + " at step " +
@@ -303,11 +305,11 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
                      from_published->last_kept_step > from_partial->last_kept_step);
   if (copy_published_) {
     keep_bytes_ = from_published->keep_bytes;
-    keeps_rows_ = true;
+    last_kept_time_ = from_published->last_kept_time;
     continuation_ = continued_text(given, path_, *from_published, *lineage);
   } else if (from_partial) {
     keep_bytes_ = from_partial->keep_bytes;
-    keeps_rows_ = from_partial->kept > 0;
+    if (from_partial->kept > 0) last_kept_time_ = from_partial->last_kept_time;
     continuation_ = continued_text(given, partial_, *from_partial, *lineage);
   } else if (published_is_runs && from_published->replaced) {
     continuation_ = continued_text(given, path_, *from_published, *lineage);

@@ -97,8 +97,8 @@ class DiagnosticsSeries {
   // The earlier series at the path is replaced whole when the run ends (another run's, or this run's from before its
   // start energy was measured anew); continuation() says whose and why.
   bool replaces() const { return replaces_; }
-  // Rows of an earlier series of the run are kept, and this run's follow them.
-  bool keeps_earlier_rows() const { return keeps_rows_; }
+  // Where rows of an earlier series of the run are kept (this run's follow them): the last one's time.
+  std::optional<double> last_kept_time() const { return last_kept_time_; }
 
  private:
   void settle();  // the earlier rows kept, the header: before the first row
@@ -113,7 +113,7 @@ class DiagnosticsSeries {
   bool settled_ = false;      // the kept rows are in place
   bool copy_published_ = false;  // they come from PATH (else: the partial file's first keep_bytes_)
   std::uint64_t keep_bytes_ = 0;
-  bool keeps_rows_ = false;  // keep_bytes_ hold rows, not a header alone
+  std::optional<double> last_kept_time_;
 };
 
 }  // namespace nbody::driver

@@ -320,22 +320,42 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                             sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
     lineage->new_baseline = new_baseline;
   }
+  // A multiple counts as reached within four units in its last place: k x dt rounds (3 x 0.1 is 0.30000000000000004,
+  // past the time 0.3 of step 30 of dt 0.01), and a sample one step late reads as a fault.
+  auto reach_of = [](double t) { return t - 4.0 * (std::nextafter(t, INFINITY) - t); };
+  // The first multiple of dt not yet reached at time t (INFINITY for dt 0: no grid).
+  auto next_multiple = [&](double dt, double t) {
+    if (!(dt > 0)) return double(INFINITY);
+    double k = std::floor(t / dt) + 1.0;
+    for (int i = 0; i < 3 && !(reach_of(k * dt) > t); ++i) k += 1.0;  // the quotient's rounding, the reach
+    double const next = k * dt;
+    return reach_of(next) > t ? next : std::nextafter(t, INFINITY);  // past 2^53 multiples: the next time there is
+  };
   // That pass interrupted: the run ends at once, and begins no series (an earlier one at the path stays as it is).
   bool const start_interrupted = start_measured && !result.start;
   agree(ranks, [&] {
     if (writer && sampled && !start_interrupted)
       series = std::make_unique<DiagnosticsSeries>(o.diagnostics, o.names, lineage);
   });
+  // The start is a row of the series where a run that never stopped samples too: always in a series of its own. After
+  // an earlier series' rows (a restart, a script's next run), where its step is one of the series' steps, or where it
+  // is the first step (or block time) at or past a multiple of the series' time step not reached by the last row
+  // kept: the earlier run went through every step before this one, so a multiple reached before it has its row among
+  // those kept. (The earlier run's end, or where it stopped, is no row of such a series.)
+  auto start_is_a_row = [&] {
+    if (!series || !series->last_kept_time()) return true;
+    if (sample_every) return sim.steps_done() % sample_every == 0;
+    return reach_of(next_multiple(sample_dt, *series->last_kept_time())) <= sim.time();
+  };
   // What became of an earlier series at the path, decided where rank 0 made the series, heard on every rank: a front
   // end that warns of it (Python) then does so on every rank alike.
-  // Rank 0's words follow two marks: whether the earlier series is replaced whole, and whether its rows are kept.
+  // Rank 0's words follow two marks: whether the earlier series is replaced whole, and whether the start is a row.
   std::string continuation =
-      series ? std::string(series->replaces() ? "r" : "-") + (series->keeps_earlier_rows() ? "k" : "-") +
-                   series->continuation()
+      series ? std::string(series->replaces() ? "r" : "-") + (start_is_a_row() ? "-" : "s") + series->continuation()
              : "--";
   if (ranks.size() > 1) continuation = ranks.all_gather(continuation).front();
   bool const replaces = continuation[0] == 'r';
-  bool const keeps_earlier_rows = continuation[1] == 'k';
+  bool const start_left_out = continuation[1] == 's';
   continuation.erase(0, 2);
   if (replaces) result.diagnostics_replaced = continuation;
   if (!continuation.empty()) observer.notice(continuation);
@@ -363,16 +383,16 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       series.reset();
     }
   };
-  // The start is a row of the series, but not where it follows an earlier series' rows off their grid (a restart
-  // from where a run was stopped): the run it continues took its samples at the grid's steps or times only, and the
-  // series is the one a run that never stopped writes.
-  auto on_grid = [&] {
-    if (sample_every) return sim.steps_done() % sample_every == 0;
-    double const k = std::round(sim.time() / sample_dt);
-    return std::abs(k * sample_dt - sim.time()) <= 4.0 * (std::nextafter(k * sample_dt, INFINITY) - k * sample_dt);
+  if (result.start && sampled && !start_left_out) write_row(sim.steps_done(), sim.time(), 0.0, *result.start);
+  // A run that ends before a row of its own (stopped at once) writes the start it left out after all: the earlier
+  // series' rows from this step on are replaced when the series ends, and the state here is what they measured last.
+  std::uint64_t const start_step = sim.steps_done();
+  double const start_time = sim.time();
+  auto end_series = [&] {
+    if (start_left_out && result.start && result.diagnostics_samples == 0)
+      write_row(start_step, start_time, 0.0, *result.start);
+    close_series(series, result, observer);
   };
-  if (result.start && sampled && (!keeps_earlier_rows || on_grid()))
-    write_row(sim.steps_done(), sim.time(), 0.0, *result.start);
 
   // Steps go in chunks of about 0.2 s (progress and signals stay responsive, the GPU stays busy),
   // cut at the steps where a checkpoint, a sample or a visit falls due.
@@ -444,6 +464,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     } catch (const Interrupted&) {
       throw;
     } catch (const std::runtime_error& e) {  // InputError, RuntimeFailure; JobFailure with several ranks
+      if (ranks.size() > 1 && !dynamic_cast<const JobFailure*>(&e)) throw;  // as final_output below
       lost.push_back(path);
       observer.warning(std::string(what) + " not written: " + e.what() + "; the run goes on");
     }
@@ -498,17 +519,6 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // last block time at or before it: there when it is the multiple (every body at it, where the multiple is one of
   // dt_max's power of two), else one block step more. Multiples between two block times share the later one.
   double const run_limit = sim.time_limit();
-  // A multiple counts as reached within four units in its last place: k x dt rounds (3 x 0.1 is 0.30000000000000004,
-  // past the time 0.3 of step 30 of dt 0.01), and a sample one step late reads as a fault.
-  auto reach_of = [](double t) { return t - 4.0 * (std::nextafter(t, INFINITY) - t); };
-  // The first multiple of dt not yet reached at time t (INFINITY for dt 0: no grid).
-  auto next_multiple = [&](double dt, double t) {
-    if (!(dt > 0)) return double(INFINITY);
-    double k = std::floor(t / dt) + 1.0;
-    for (int i = 0; i < 3 && !(reach_of(k * dt) > t); ++i) k += 1.0;  // the quotient's rounding, the reach
-    double const next = k * dt;
-    return reach_of(next) > t ? next : std::nextafter(t, INFINITY);  // past 2^53 multiples: the next time there is
-  };
   double const snapshot_dt = o.snapshots.enabled() ? o.snapshots.dt : 0.0;
   double const checkpoint_dt = o.checkpoint.empty() ? 0.0 : o.checkpoint_dt;
   double sample_time = next_multiple(sample_dt, sim.time());
@@ -617,7 +627,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     measure_pending(false);
     snapshot();  // the end, or where an interrupt or a visit stopped the run
   } catch (const RuntimeFailure& e) {
-    close_series(series, result, observer);
+    end_series();
     if (stopped_whole(e)) return;
     if (!kept) throw;
     cannot_go_on(e);
@@ -633,7 +643,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   try {
     agree(ranks, [&] { check_finite(final_state, sim.steps_done()); });
   } catch (const RuntimeFailure& e) {
-    close_series(series, result, observer);
+    end_series();
     if (!kept) throw;
     cannot_go_on(e);
     return;
@@ -654,8 +664,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     } catch (const Interrupted&) {
       throw;
     } catch (const std::runtime_error& e) {  // InputError, RuntimeFailure; JobFailure with several ranks
+      // With several ranks only a failure they all know of (agree()) is the output's alone: another, one rank's, has
+      // left the ranks where their next collective calls would not meet, and ends the job.
+      if (ranks.size() > 1 && !dynamic_cast<const JobFailure*>(&e)) throw;
       result.outputs_not_written.push_back({o.names.name(option), path, e.what()});
-      observer.output_not_written(result.outputs_not_written.back());
     }
   };
   final_output("--checkpoint", o.checkpoint, [&] { write_checkpoint(o.checkpoint, setup, sim, result.initial_energy); });
@@ -677,8 +689,11 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   }
   result.energy_warning = energy_warning(setup, result);
   if (!result.energy_warning.empty()) observer.warning(result.energy_warning);
-  close_series(series, result, observer);
+  end_series();
   written("--diagnostics");
+  // Said once everything else is written: a front end that stops on a warning (Python's filter made it an error)
+  // stops nothing that was still to come.
+  for (auto const& lost : result.outputs_not_written) observer.output_not_written(lost);
 }
 
 }  // namespace nbody::driver

@@ -64,10 +64,9 @@ class RunObserver {
   // An output lost, or an unresolved run; it goes on. The text is the warning itself, without a "warning: " (the
   // command line prints one; Python gives it as a RuntimeWarning).
   virtual void warning(const std::string& /*text*/) {}
-  // A final output (checkpoint, save) that could not be written; the others still are. By default a warning.
-  virtual void output_not_written(const OutputNotWritten& lost) {
-    warning(lost.error + "; the run's other outputs are written");
-  }
+  // A final output (checkpoint, save) that could not be written, once the run's other outputs are. By default a
+  // warning: "--checkpoint not written: c.h5: cannot write checkpoint: ..." ("checkpoint not written: ..." in Python).
+  virtual void output_not_written(const OutputNotWritten& lost) { warning(lost.output + " not written: " + lost.error); }
   // The outputs, as (option, path), a process ending now would leave unwritten.
   virtual void unwritten(const std::vector<std::pair<std::string, std::string>>& /*outputs*/) {}
   // Steps between calls of visit(): the run stops after every so many of its steps (counted from

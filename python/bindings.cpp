@@ -687,7 +687,10 @@ class Engine {
     out["saved_step"] = r.saved_step ? nb::cast(*r.saved_step) : nb::none();
     out["saved_state"] = r.saved_step ? nb::cast(std::string(r.saved_state())) : nb::none();
     out["save_failure"] = r.failure && !r.saved_step ? nb::cast(r.save_failure) : nb::none();
-    out["checkpoint"] = o.checkpoint.empty() ? nb::none() : nb::cast(o.checkpoint);
+    // The final checkpoint where there is one: not where it could not be written.
+    bool const checkpoint_lost = std::any_of(r.outputs_not_written.begin(), r.outputs_not_written.end(),
+                                             [](auto const& f) { return f.output == "checkpoint"; });
+    out["checkpoint"] = o.checkpoint.empty() || checkpoint_lost ? nb::none() : nb::cast(o.checkpoint);
     return out;
   }
 
