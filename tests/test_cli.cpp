@@ -1464,6 +1464,37 @@ TEST_F(Cli, AFinalCheckpointThatCannotBeWrittenCostsOnlyItself) {
   }
 }
 
+// A file-size limit (ulimit -f) is met as a full disk: the checkpoint past it is refused by name, and the smaller
+// outputs are written. Its signal, SIGXFSZ, would otherwise end nbody with nothing written.
+TEST_F(Cli, AFileSizeLimitIsMetAsAFullDisk) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  pid_t const pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::string const out = file("out"), err = file("err"), checkpoint = file("c.h5"), save = file("s.bin"),
+                      json = file("r.json");
+    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
+    signal(SIGXFSZ, SIG_DFL);  // as a shell leaves it
+    rlimit const limit{100 * 1024, 100 * 1024};  // the checkpoint of 2,048 bodies is about 180 KB, the tipsy 74 KB
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(125);
+    execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "--bodies", "2048", "--steps", "2", "-q",
+          "--precision", "fp64", "--checkpoint", checkpoint.c_str(), "--save", save.c_str(), "--json", json.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  std::string const err = slurp(dir_ / "err");
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ": " << err;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << err;
+  EXPECT_NE(err.find("error: --checkpoint not written: " + file("c.h5")), std::string::npos) << err;
+  EXPECT_EQ(sim::read_tipsy(file("s.bin")).size(), 2048u);
+  auto const j = nlohmann::json::parse(slurp(file("r.json")));
+  EXPECT_EQ(j["outputs_not_written"].size(), 1u) << j.dump();
+  for (auto const& entry : fs::directory_iterator(dir_))
+    EXPECT_NE(entry.path().filename().string().front(), '.') << "left behind: " << entry.path();
+}
+
 // --compare-threading's --csv that cannot be written (its name became a folder while the rows were measured) does not
 // cost its --json.
 TEST_F(Cli, ATableWhoseCsvCannotBeWrittenStillWritesItsJson) {
