@@ -31,51 +31,6 @@ std::string error_text(int err) { return std::generic_category().message(err); }
 }
 
 
-// The temporary file while it is ours: closed and removed on every way out, unless renamed into place
-// (or found replaced by someone else, whose file is not ours to remove). Never throws.
-class TemporaryFile {
- public:
-  TemporaryFile(std::string path, int fd) : path_(std::move(path)), fd_(fd), removed_at_exit_(path_) {}
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-  ~TemporaryFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (owned_) ::unlink(path_.c_str());
-  }
-  const std::string& path() const { return path_; }
-  int fd() const { return fd_; }
-  // close() can report a deferred write error (NFS): 0, or -1 with errno set.
-  int close() {
-    int const rc = ::close(fd_);
-    fd_ = -1;
-    return rc;
-  }
-  void disown() {
-    owned_ = false;
-    removed_at_exit_.release();
-  }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-  bool owned_ = true;
-  RemovedAtSecondInterrupt removed_at_exit_;  // a second Ctrl-C's exit removes it too
-};
-
-// Creates the temporary file exclusively: never an existing file, never through a symbolic link.
-TemporaryFile create_temporary(const std::string& path, const std::string& what) {
-  for (int attempt = 0;; ++attempt) {
-    std::string name = temporary_name(path);
-    int const fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd >= 0) return TemporaryFile(std::move(name), fd);
-    int const err = errno;
-    if (err != EEXIST || attempt == 100) {
-      throw_for(err, path + ": cannot write " + what + ": cannot create a temporary file " + name + ": " +
-                         error_text(err));
-    }
-  }
-}
-
 // Makes the rename durable. A folder the user may not read cannot be opened to be synced: then the
 // rename is left to the file system's own schedule, as most programs leave every rename.
 void sync_folder(const std::string& path, const std::string& what) {
@@ -93,6 +48,61 @@ void sync_folder(const std::string& path, const std::string& what) {
 }
 
 }  // namespace
+
+namespace {
+
+// The temporary file's name and descriptor (TemporaryFile's constructor).
+std::pair<std::string, int> create_beside(const std::string& path, const std::string& where, bool keep_extension) {
+  struct stat old {};
+  bool const replacing = ::lstat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode);
+  for (int attempt = 0;; ++attempt) {
+    std::string name = temporary_name(path, keep_extension);
+    int const fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      if (replacing) static_cast<void>(::fchmod(fd, old.st_mode & 0777));
+      return {std::move(name), fd};
+    }
+    int const err = errno;
+    if (err != EEXIST || attempt == 100)
+      throw_for(err, where + ": cannot create a temporary file " + name + ": " + error_text(err));
+  }
+}
+
+}  // namespace
+
+TemporaryFile::TemporaryFile(const std::string& path, const std::string& where, bool keep_extension)
+    : TemporaryFile(create_beside(path, where, keep_extension)) {}
+
+TemporaryFile::TemporaryFile(std::pair<std::string, int> created)
+    : path_(std::move(created.first)), fd_(created.second), removed_at_exit_(path_) {}
+
+TemporaryFile::TemporaryFile(TemporaryFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      fd_(std::exchange(other.fd_, -1)),
+      owned_(std::exchange(other.owned_, false)),
+      removed_at_exit_(std::move(other.removed_at_exit_)) {}
+
+TemporaryFile::~TemporaryFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (owned_) ::unlink(path_.c_str());
+}
+
+int TemporaryFile::close() {
+  int const rc = ::close(fd_);
+  fd_ = -1;
+  return rc;
+}
+
+bool TemporaryFile::still_named() const {
+  struct stat created {}, named {};
+  return ::fstat(fd_, &created) == 0 && ::lstat(path_.c_str(), &named) == 0 && created.st_dev == named.st_dev &&
+         created.st_ino == named.st_ino;
+}
+
+void TemporaryFile::disown() {
+  owned_ = false;
+  removed_at_exit_.release();
+}
 
 // Beside PATH because a rename is atomic only within one file system; hidden, so that listings and
 // globs skip it. The pid is mixed into every draw: a forked child inherits the generator's state, not
@@ -120,23 +130,16 @@ void write_file_atomically(const std::string& path, const std::string& what,
       throw InputError(path + ": cannot write " + what + ": " + problem);
   };
   refuse_if_bad();
-  struct stat old {};
-  bool const replacing = ::lstat(path.c_str(), &old) == 0;  // a regular file: refuse_if_bad saw to that
-
-  TemporaryFile tmp = create_temporary(path, what);
+  TemporaryFile tmp(path, path + ": cannot write " + what);
   auto fail = [&](const std::string& doing, int err) {
     throw_for(err, path + ": " + doing + " " + what + ": " + (err ? error_text(err) : "failed"));
   };
-  // Best effort: a file system without Unix permissions refuses, and the new file keeps the default.
-  if (replacing) static_cast<void>(::fchmod(tmp.fd(), old.st_mode & 0777));
 
   errno = 0;
   if (!write(tmp.path())) fail("cannot write", errno);
   // The writer opened the file by name: move it into place only if the name still holds the file
   // created above, so that nothing but this writer's bytes ever becomes PATH.
-  struct stat created {}, named {};
-  if (::fstat(tmp.fd(), &created) != 0 || ::lstat(tmp.path().c_str(), &named) != 0 ||
-      created.st_dev != named.st_dev || created.st_ino != named.st_ino) {
+  if (!tmp.still_named()) {
     tmp.disown();
     throw InputError(path + ": cannot write " + what + ": the temporary file " + tmp.path() +
                      " was replaced while it was written; is another program writing in its folder?");

@@ -3,6 +3,9 @@
 
 #include <functional>
 #include <string>
+#include <utility>
+
+#include "core/interrupt.h"
 
 namespace nbody {
 
@@ -28,6 +31,39 @@ void write_file_atomically(const std::string& path, const std::string& what,
 // A name beside PATH that no other writer uses: ".NAME." and 6 random letters, then PATH's extension
 // when `keep_extension` (for a tool that goes by the ending, as ffmpeg does).
 std::string temporary_name(const std::string& path, bool keep_extension = false);
+
+// A temporary file beside PATH while it is ours (temporary_name), for a writer that moves it into place when whole:
+// created exclusively (never an existing file, never through a symbolic link), with the permission bits of the file
+// at PATH that it will replace, if any (best effort: a file system without them keeps the default). Closed and
+// removed with its owner, and at a second Ctrl-C's immediate exit, unless disowned: moved into place, or found
+// replaced by another program's file, which is not ours to remove.
+class TemporaryFile {
+ public:
+  // Throws where it cannot be created: "`where`: cannot create a temporary file NAME: why" (InputError for what the
+  // user fixes by choosing another path, RuntimeFailure for the machine: a full disk, an I/O error).
+  TemporaryFile(const std::string& path, const std::string& where, bool keep_extension = false);
+  TemporaryFile(TemporaryFile&& other) noexcept;
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(TemporaryFile&&) = delete;
+  ~TemporaryFile();
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_; }
+  // Closes the descriptor: 0, or -1 with errno set (close() can report a deferred write error, on NFS).
+  int close();
+  // Whether the name still holds the file created here (a writer that opens it by name, another program in the
+  // folder): only then may it be moved into place.
+  bool still_named() const;
+  void disown();
+
+ private:
+  explicit TemporaryFile(std::pair<std::string, int> created);  // its name and descriptor
+
+  std::string path_;
+  int fd_ = -1;
+  bool owned_ = true;
+  RemovedAtSecondInterrupt removed_at_exit_;  // a second Ctrl-C's exit removes it too
+};
 
 // Writes `text` to PATH the same way (JSON, CSV, reports).
 void write_text_file(const std::string& path, const std::string& text);

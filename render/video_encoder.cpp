@@ -65,35 +65,6 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-// The temporary output beside PATH while it is ours: removed with its owner unless moved into place.
-// The descriptor is kept to check, at the end, that the name still holds the file created here.
-class TemporaryFile {
- public:
-  TemporaryFile(std::string path, int fd) : path_(std::move(path)), fd_(fd), removed_at_exit_(path_) {}
-  TemporaryFile(TemporaryFile&& other) noexcept
-      : path_(std::move(other.path_)),
-        fd_(std::move(other.fd_)),
-        owned_(std::exchange(other.owned_, false)),
-        removed_at_exit_(std::move(other.removed_at_exit_)) {}
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-  ~TemporaryFile() {
-    if (owned_) ::unlink(path_.c_str());
-  }
-  const std::string& path() const { return path_; }
-  int fd() const { return fd_.get(); }
-  void disown() {
-    owned_ = false;
-    removed_at_exit_.release();
-  }
-
- private:
-  std::string path_;
-  UniqueFd fd_;
-  bool owned_ = true;
-  RemovedAtSecondInterrupt removed_at_exit_;  // a second Ctrl-C's exit removes it too
-};
-
 // The ffmpeg process: killed (SIGKILL: nothing it would still write is wanted) and reaped with its
 // owner unless wait() reaped it, so that no zombie is left behind.
 class ChildProcess {
@@ -171,26 +142,6 @@ std::string find_on_path(const std::string& program) {
   return {};
 }
 
-
-// Creates the temporary output exclusively (never an existing file, never through a symbolic link),
-// with the permission bits of the file it will replace, if any.
-TemporaryFile create_temporary(const std::string& path) {
-  struct stat old {};
-  bool const replacing = ::lstat(path.c_str(), &old) == 0;  // a regular file: check_output_path saw to it
-  for (int attempt = 0;; ++attempt) {
-    std::string name = temporary_name(path, true);
-    int const fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd >= 0) {
-      if (replacing) static_cast<void>(::fchmod(fd, old.st_mode & 0777));  // best effort, as atomic_file
-      return TemporaryFile(std::move(name), fd);
-    }
-    int const err = errno;
-    if (err != EEXIST || attempt == 100) {
-      throw RuntimeFailure(std::string(kOption) + " " + path + ": cannot create a temporary file " + name + ": " +
-                           error_text(err));
-    }
-  }
-}
 
 // Frames per second as ffmpeg reads them ("15", "29.97"): it turns the decimal into a fraction.
 std::string rate_text(double fps) {
@@ -300,7 +251,7 @@ VideoEncoder::VideoEncoder(const std::string& path, int width, int height, doubl
   std::string const ffmpeg = find_on_path("ffmpeg");
   if (ffmpeg.empty()) throw InputError(where + "ffmpeg not found on PATH; install it (Debian: ffmpeg)");
 
-  TemporaryFile output = create_temporary(path);
+  TemporaryFile output(path, std::string(kOption) + " " + path, true);  // ffmpeg goes by the extension
   UniqueFd log(::memfd_create("nbody-ffmpeg-stderr", MFD_CLOEXEC));
   if (log.get() < 0) throw RuntimeFailure(where + "cannot create a memory file for ffmpeg's messages: " + error_text(errno));
   int ends[2];
@@ -359,9 +310,7 @@ void VideoEncoder::finish() {
   }
   // Move into place only the file created here (the name could have been replaced in the meantime).
   TemporaryFile& output = session->output;
-  struct stat created {}, named {};
-  if (::fstat(output.fd(), &created) != 0 || ::lstat(output.path().c_str(), &named) != 0 ||
-      created.st_dev != named.st_dev || created.st_ino != named.st_ino) {
+  if (!output.still_named()) {
     output.disown();  // not ours to remove
     throw RuntimeFailure(where + "the temporary file " + output.path() +
                          " was replaced while ffmpeg wrote it; is another program writing in its folder?");
