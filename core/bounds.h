@@ -19,6 +19,9 @@ inline constexpr std::uint64_t kMaxBodies = std::uint64_t{1} << 30;  // 1,073,74
 inline constexpr std::uint64_t kMaxSteps = 1000000000000000ull;      // 1e15: far beyond any run, far below wrapping
 inline constexpr double kMaxDt = 1e12;                               // simulation time units
 inline constexpr double kMaxSoftening = 1e12;                        // simulation length units
+// The largest |mass|, |position| or |velocity| a body may have (simulation units), from any source: fp32 forces
+// square coordinate differences, and (2e15)^2 stays far below FLT_MAX (3.4e38) where 1e19 does not.
+inline constexpr double kMaxBodyMagnitude = 1e15;
 inline constexpr double kMaxTime = 1e27;  // |time| a run can name (--t-end): kMaxSteps steps of kMaxDt
 inline constexpr long long kMaxDevices = 256;           // GPUs or host devices per process
 inline constexpr long long kMaxStepsPerFrame = 1000000;  // the viewer's steps per frame (--steps-per-frame)

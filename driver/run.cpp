@@ -627,6 +627,16 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     measure_pending(false);
     snapshot();  // the end, or where an interrupt or a visit stopped the run
   } catch (const RuntimeFailure& e) {
+    // The sample taken before the steps that failed is still the series' (the row nearest the failure), where it can
+    // be read: always for one process (a device that gave up refuses at once); with several, where every rank
+    // stopped at one whole step.
+    if (pending.taken && (ranks.size() == 1 || dynamic_cast<const StoppedWhole*>(&e))) {
+      try {
+        measure_pending(false);
+      } catch (const std::exception&) {  // not readable, or not finite: the series ends at the row before
+        pending.taken = false;
+      }
+    }
     end_series();
     if (stopped_whole(e)) return;
     if (!kept) throw;
@@ -675,6 +685,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     agree(ranks, [&] {
       if (writer) sim::write_tipsy(o.save, final_state, sim.config().softening, o.save_format);
     });
+    if (std::string const order = sim::tipsy_order_notice(final_state, o.save); !order.empty()) observer.notice(order);
   });
   // The end energy is an O(N^2) pass worth about ten steps: after an interrupt the user wants out,
   // and the saved state lets a restart measure it. The series' last row is the end itself.

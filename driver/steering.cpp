@@ -1,6 +1,7 @@
 // driver/steering.cpp - settings and bodies changed between steps; runs from a front end's bodies.
 #include "driver/steering.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <utility>
@@ -27,12 +28,25 @@ std::string bodies_problem(const sim::BodySet& b) {
     return s.str();
   }
   if (b.velocity.size() != b.size() || b.type.size() != b.size()) return "positions, velocities and types differ in count";
+  // Beyond kMaxBodyMagnitude an fp32 run's squared differences overflow (and an fp64 run's energy is no number).
+  auto beyond = [](double a, double b, double c) {
+    return std::max({std::abs(a), std::abs(b), std::abs(c)}) > kMaxBodyMagnitude;
+  };
   for (std::size_t i = 0; i < b.size(); ++i) {
     auto const& p = b.pos_mass[i];
     auto const& v = b.velocity[i];
     if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) s << "body " << i << " has a position that is not finite";
     else if (!std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z)) s << "body " << i << " has a velocity that is not finite";
     else if (!std::isfinite(p.w) || !(p.w > 0)) s << "body " << i << " has mass " << p.w << "; masses must be positive and finite";
+    else if (beyond(p.x, p.y, p.z))
+      s << "body " << i << " has a position beyond " << kMaxBodyMagnitude << " (" << p.x << ", " << p.y << ", " << p.z
+        << "); positions, velocities and masses must be within " << kMaxBodyMagnitude << " simulation units";
+    else if (beyond(v.x, v.y, v.z))
+      s << "body " << i << " has a velocity beyond " << kMaxBodyMagnitude << " (" << v.x << ", " << v.y << ", " << v.z
+        << "); positions, velocities and masses must be within " << kMaxBodyMagnitude << " simulation units";
+    else if (p.w > kMaxBodyMagnitude)
+      s << "body " << i << " has mass " << p.w << "; positions, velocities and masses must be within "
+        << kMaxBodyMagnitude << " simulation units";
     else continue;
     return s.str();
   }
@@ -55,6 +69,7 @@ Setup setup_from_bodies(const RunConfig& requested, sim::BodySet bodies, const s
   s.source = source;
   s.scenario = source;
   s.damping = run.physics.damping;
+  s.units = run.units;
   s.run = run;
   return s;
 }
@@ -92,6 +107,14 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
   }
   s.clock = simulation.clock();
   if (s.program.dt != simulation.program().dt) s.clock = s.clock.with_new_dt(simulation.program().dt);
+  // The files' units (what they call one unit of mass and length; the run stays G = 1): new ones relabel the
+  // outputs from here on.
+  if (run.given.units && !(run.units == current.units)) {
+    if (notices)
+      notices->push_back("the files' units are now " + run.units.describe() + " (were " + current.units.describe() +
+                         "): the outputs from here on say so");
+    s.units = run.units;
+  }
   s.run = run;
   return s;
 }

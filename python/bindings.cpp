@@ -141,7 +141,7 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
   std::optional<long long> numgpus;
   std::optional<std::vector<int>> gpus;
   std::optional<std::string> mass_unit, length_unit;
-  std::string softening_shown;
+  std::string softening_shown, eccentricity_shown;
   for (auto [k, value] : options) {
     std::string const key = nb::cast<std::string>(k);
     bool const start_key = is_one_of(key, std::begin(kStartKeys), std::end(kStartKeys));
@@ -157,12 +157,16 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
       double const e = real(value, key);
       if (!(e >= 0 && e < 1)) throw InputError("eccentricity=" + shown(value) + ": must be a number in [0, 1)");
       ic.eccentricity = e;
+      eccentricity_shown = shown(value);
     } else if (key == "integrator") {
       sim::Integrator const integrator = named<sim::Integrator>(value, key);
-      // A switch of integrator takes the new one's step (hermite4 has none; the others their default) unless dt is
-      // named: the remembered dt is the old one's.
+      // A switch to or from hermite4 (which has no dt: its step is dt_max's) takes the new integrator's default step
+      // unless dt is named; between the integrators of one fixed step the step stays, as a restart's does on the
+      // command line.
       bool const dt_named = options.contains("dt") && !options["dt"].is_none();
-      if (integrator != physics.integrator && !dt_named) physics.dt = 0.0;
+      bool const blocks_change =
+          (integrator == sim::Integrator::hermite4) != (physics.integrator == sim::Integrator::hermite4);
+      if (blocks_change && !dt_named) physics.dt = 0.0;
       physics.integrator = integrator;
       run.given.integrator = true;
     } else if (key == "dt") {
@@ -229,6 +233,9 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
     throw InputError("softening=" + (softening_shown.empty() ? std::string("0") : softening_shown) +
                      ": must be a positive length of at most 1e12; 0 (no "
                      "softening) only with integrator='hermite4'");
+  if (!eccentricity_shown.empty() && ic.scenario != sim::Scenario::two_body)
+    throw InputError("eccentricity=" + eccentricity_shown + ": applies to scenario='two-body' only (this one's is '" +
+                     name_of(ic.scenario) + "')");
   // The files' units, as --mass-unit and --length-unit (both or neither; the run stays G = 1).
   if (mass_unit || length_unit) {
     run.units = sim::parse_units(mass_unit.value_or(""), length_unit.value_or(""), run.names);
@@ -496,6 +503,7 @@ class Engine {
     driver::RunOutputs o;
     o.summary = false;
     o.names = run_.names;
+    std::string precision_shown;  // snapshot_precision, as given
     for (auto [key, value] : outputs) {
       std::string const k = nb::cast<std::string>(key);
       if (value.is_none()) continue;
@@ -514,6 +522,7 @@ class Engine {
         auto const p = from_name<Precision>(name);
         if (!p) throw InputError("snapshot_precision='" + name + "': valid: " + valid_names<Precision>());
         o.snapshots.precision = *p;
+        precision_shown = name;
       } else {
         throw InputError("run: no output '" + k + "'");
       }
@@ -532,6 +541,8 @@ class Engine {
     if (o.diagnostics_dt > 0 && o.diagnostics_every)
       throw InputError("diagnostics_dt=" + shown(nb::cast(o.diagnostics_dt)) + " and diagnostics_every=" +
                        std::to_string(o.diagnostics_every) + " both given; give one of them");
+    if (!precision_shown.empty() && o.snapshots.base.empty())
+      throw InputError("snapshot_precision='" + precision_shown + "': give snapshots too");
     if (o.snapshots.every && o.snapshots.base.empty())
       throw InputError("snapshot_every=" + std::to_string(o.snapshots.every) + ": give snapshots too");
     if (o.snapshots.dt > 0 && o.snapshots.base.empty())
@@ -895,6 +906,7 @@ class Engine {
       driver::check_finite(s, sim_->steps_done());
       if (ranks.rank() == 0) sim::write_tipsy(path, s, sim_->config().softening, *f);
     });
+    if (std::string const order = sim::tipsy_order_notice(s, path); !order.empty()) notices_.push_back(order);
   }
 
   void checkpoint(const std::string& path) {

@@ -209,7 +209,7 @@ class Simulation:
     precision: "fp32" or "fp64". backend: "auto" (GPUs if visible, else the CPU), "cuda" or "cpu".
     numgpus: devices to use (GPUs; with backend="cpu", host devices); None: every GPU, or one host
     device. gpus: explicit GPU ordinals, e.g. [0, 2]. threading: "single" or "workers".
-    launch: "stream" or "graph". Keyword-only: eccentricity (two-body), damping (euler-damped; None: 0.995),
+    launch: "stream" or "graph". Keyword-only: eccentricity (two-body only; None: 0.5), damping (euler-damped; None: 0.995),
     exchange, kernel, block_size, fp64_rsqrt, weights, threads (the command line's options);
     mass_unit and length_unit (e.g. "1e5Msun", "1pc": what the checkpoints and snapshots call one
     unit, as --mass-unit and --length-unit; both or neither; the run stays in G = 1 units);
@@ -229,7 +229,7 @@ class Simulation:
     @_keywords_checked
     def __init__(self, scenario="plummer", n=None, seed=42, integrator="leapfrog", dt=None, softening=None,
                  precision="fp64", backend="auto", numgpus=None, gpus=None, threading="single", launch="stream",
-                 *, eccentricity=0.5, damping=None, exchange="auto", kernel=None, block_size=None,
+                 *, eccentricity=None, damping=None, exchange="auto", kernel=None, block_size=None,
                  fp64_rsqrt="series", weights=None, threads=None, mass_unit=None, length_unit=None, eta=None,
                  eta_start=None, dt_max=None, comm=None):
         if n is None:
@@ -636,6 +636,15 @@ class Simulation:
         # the run goes on with the old value: refused, naming the setting meant. Only the names of what can be
         # assigned (the settings and the state) are matched; other names are the script's own.
         cls = type(self)
+        settable_here = isinstance(getattr(cls, name, None), property) and getattr(cls, name).fset is not None
+        if not name.startswith("_") and not settable_here and name not in self.__dict__:
+            # A setting that is no property (sim.kernel = ...) would be a new attribute that changes nothing.
+            if name in _nbody.SETTING_KEYWORDS:
+                raise AttributeError(f"{cls.__name__}.{name} cannot be assigned; give it to configure({name}=...) "
+                                     "(nothing was changed)")
+            if name in _START_KEYWORDS:
+                raise AttributeError(f"{cls.__name__}.{name} is where a simulation starts; it cannot change while it "
+                                     "runs (nothing was changed)")
         if not name.startswith("_") and not hasattr(cls, name) and name not in self.__dict__:
             settable = [n for n in dir(cls) if isinstance(getattr(cls, n, None), property) and getattr(cls, n).fset
                         and not getattr(getattr(cls, n).fset, "refuses", False)]
@@ -659,8 +668,10 @@ class Simulation:
 
     def save(self, path, format="standard"):
         """Writes the state as a tipsy snapshot (float32, no run settings): ``nbody --save``.
-        format: "standard" (big-endian) or "little-endian"."""
+        format: "standard" (big-endian) or "little-endian". Tipsy groups the bodies by family (gas,
+        dark matter, stars): where they were not, a notice says that the file's order is not the run's."""
         self._engine.save(self._path(path, "path"), format)
+        self._take_notices()  # the bodies grouped by family, where they were not
 
     def checkpoint(self, path):
         """Writes an HDF5 checkpoint (GADGET/SWIFT layout, the run's precision, every setting):

@@ -333,6 +333,16 @@ std::size_t read_tipsy_bodies(const std::string& path, const SettingNames& names
   });
 }
 
+std::string tipsy_order_notice(const BodySet& bodies, const std::string& path) {
+  auto rank = [](BodyType t) { return t == BodyType::gas ? 0 : t == BodyType::dark ? 1 : 2; };
+  for (std::size_t i = 1; i < bodies.type.size(); ++i)
+    if (rank(bodies.type[i]) < rank(bodies.type[i - 1]))
+      return path + ": tipsy groups the bodies by family (gas, dark matter, stars), so they are written in that order "
+                    "and body " + std::to_string(i) + " of the run is not body " + std::to_string(i) +
+             " of the file (a checkpoint or an HDF5 snapshot keeps the run's order)";
+  return {};
+}
+
 void write_tipsy(const std::string& path, const BodySet& bodies, double softening, TipsyFormat format) {
   if (bodies.size() == 0) throw InputError(path + ": refusing to write a snapshot with no bodies");
   if (bodies.size() > std::size_t(INT32_MAX)) throw InputError(path + ": tipsy holds at most 2^31-1 bodies");

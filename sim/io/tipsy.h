@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "core/bounds.h"
 #include "core/enum_names.h"
 #include "core/setting_names.h"
 
@@ -33,9 +34,8 @@ struct TipsyInfo {
 // The most bodies read_tipsy accepts (2^30): more is refused from the header, before any memory
 // is allocated for them.
 inline constexpr std::int64_t kTipsyMaxBodies = std::int64_t{1} << 30;
-// The largest |mass|, |position|, |velocity| or eps read_tipsy accepts: fp32 forces square
-// coordinate differences, and (2e15)^2 stays far below FLT_MAX (3.4e38) where 1e19 does not.
-inline constexpr double kTipsyMaxMagnitude = 1e15;
+// The largest |mass|, |position|, |velocity| or eps read_tipsy accepts (core/bounds.h).
+inline constexpr double kTipsyMaxMagnitude = kMaxBodyMagnitude;
 
 // Reads a tipsy file of either form, told apart by the header's ndim (3 in one byte order only).
 // Refused, with an InputError of one line naming the file: a path that is not a regular file
@@ -57,5 +57,9 @@ std::size_t read_tipsy_bodies(const std::string& path, const SettingNames& names
 // `softening` fills the per-particle eps field.
 void write_tipsy(const std::string& path, const BodySet& bodies, double softening,
                  TipsyFormat format = TipsyFormat::standard);
+
+// Where write_tipsy changes the bodies' order (they are not grouped gas, dark matter, stars already), a notice that
+// says so for `path`; else "".
+std::string tipsy_order_notice(const BodySet& bodies, const std::string& path);
 
 }  // namespace nbody::sim

@@ -280,3 +280,15 @@ def test_last_run_has_hermite4s_figures_as_the_command_line_has_them(cli, tmp_pa
     leapfrog = nbody.Simulation(n=16, backend="cpu")
     leapfrog.run(steps=1)
     assert leapfrog.last_run["hermite4"] is None
+
+
+def test_a_failed_run_keeps_its_last_sample(tmp_path):
+    # The sample taken before the block steps that met the floor is the series' last row, as a run that did not fail
+    # writes it: the row nearest the failure.
+    pos, vel, m = np.array([[-0.5, 0, 0], [0.5, 0, 0]]), np.zeros((2, 3)), np.array([0.5, 0.5])
+    sim = nbody.Simulation.from_arrays(pos, vel, m, integrator="hermite4", softening=0.0, backend="cpu")
+    with pytest.raises(RuntimeError, match="below the floor"):
+        sim.run(t_end=2.0, diagnostics=tmp_path / "f.csv", diagnostics_dt=0.0625)
+    times = [float(line.split(",")[1]) for line in (tmp_path / "f.csv").read_text().splitlines()[1:]]
+    assert times[-1] == 1.0625 and sim.time > 1.0625  # the free fall ends at 1.1107
+    assert sim.last_run["diagnostics_samples"] == len(times) == 18

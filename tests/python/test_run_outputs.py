@@ -305,3 +305,31 @@ def test_last_run_counts_what_a_run_that_raised_wrote(tmp_path):
     assert out["snapshots_written"] == len(written) >= 4, (out, written)
     assert out["diagnostics_samples"] >= 4, out
     assert out["snapshots_not_written"] == [] and out["outputs_not_written"] == []
+
+
+def test_a_change_of_integrator_keeps_the_step_and_of_units_relabels(tmp_path):
+    # Between integrators of one fixed step the step stays (as a restart's with --integrator does); to and from
+    # hermite4, which has none, the default. New units relabel the files from then on, with a notice.
+    sim = nbody.Simulation(n=64, backend="cpu", dt=0.001, mass_unit="1e5Msun", length_unit="1pc")
+    sim.integrator = "omelyan4"
+    assert sim.dt == 0.001
+    sim.integrator = "hermite4"
+    sim.integrator = "leapfrog"
+    assert sim.dt == 0.01
+    sim.configure(mass_unit="1Msun", length_unit="1au")
+    assert sim.notices[-1] == "the files' units are now 1Msun, 1au (were 1e5Msun, 1pc): the outputs from here on say so"
+    if nbody.checkpoints_built():
+        import h5py
+        sim.checkpoint(tmp_path / "u.h5")
+        with h5py.File(tmp_path / "u.h5") as f:
+            assert f["Header"].attrs["MassUnit"] == b"1Msun" and f["Header"].attrs["LengthUnit"] == b"1au"
+
+
+def test_a_tipsy_file_that_groups_the_bodies_says_so(tmp_path):
+    sim = nbody.Simulation(scenario="collision", n=600, backend="cpu")
+    sim.save(tmp_path / "t.bin")
+    assert any(n.startswith(str(tmp_path / "t.bin") + ": tipsy groups the bodies by family") for n in sim.notices), \
+        sim.notices
+    plain = nbody.Simulation(n=64, backend="cpu")
+    plain.save(tmp_path / "p.bin")
+    assert not any("tipsy groups" in n for n in plain.notices)

@@ -28,6 +28,9 @@ def from_arrays(**changes):
     (dict(masses=np.array([0.25, 0.0, 0.25, 0.25])), ValueError, "masses: body 1 has mass 0.0"),
     (dict(masses=np.ones(4, dtype=np.int64)), TypeError, "masses: expected a float64 or float32 array, got dtype int64"),
     (dict(positions="bodies.txt"), TypeError, "positions: expected a float64 or float32 array"),
+    # Beyond what fp32's squared differences hold (an infinite position at the first step, blamed on the steps).
+    (dict(positions=GOOD["positions"] * 1e39), ValueError, r"body 1 has a position beyond 1e\+15 \(1e\+39, 1e\+39, 1e\+39\)"),
+    (dict(masses=np.full(4, 1e300)), ValueError, r"body 0 has mass 1e\+300; .* within 1e\+15 simulation units"),
 ])
 def test_bad_arrays_are_refused_naming_the_argument(changes, error, message):
     with pytest.raises(error, match=message):
@@ -68,6 +71,15 @@ def test_a_misspelt_setting_is_refused_naming_the_one_meant():
     class Named(nbody.Simulation):
         def notice(self):  # a method close to 'notices', which the simulation sets on itself
             return "mine"
+
+    # A setting that is no property is given to configure(): assigned, it would change nothing.
+    for name, value in (("kernel", "reference"), ("threads", 1), ("mass_unit", "1Msun"), ("backend", "cuda")):
+        with pytest.raises(AttributeError, match=rf"^Simulation\.{name} cannot be assigned; give it to "
+                                                 rf"configure\({name}=\.\.\.\) \(nothing was changed\)$"):
+            setattr(sim, name, value)
+        assert name not in vars(sim)
+    with pytest.raises(AttributeError, match=r"^Simulation\.n is where a simulation starts; it cannot change"):
+        sim.n = 5
 
     assert Named(n=16, backend="cpu").notice() == "mine"
     with pytest.raises(AttributeError, match=r"^Named has no 'dtmax'; did you mean 'dt_max'\?"):
@@ -151,6 +163,8 @@ def test_a_misspelt_keyword_is_refused_naming_the_one_meant():
     (dict(block_size=128), ValueError, "^block_size=128 applies to the CUDA backend's naive and tiled kernels"),
     (dict(exchange="direct"), ValueError, "^exchange='direct' applies to the CUDA backend"),
     (dict(precision=64), TypeError, "precision: expected a name"),
+    (dict(eccentricity=0.9), ValueError, r"^eccentricity=0.9: applies to scenario='two-body' only \(this one's is "
+                                         r"'plummer'\)$"),
 ])
 def test_bad_options_are_refused_with_the_command_lines_rules(keywords, error, message):
     with pytest.raises(error, match=message):
@@ -211,6 +225,8 @@ def test_run_outputs_are_refused_in_pythons_spelling(tmp_path):
         sim.run(steps=2, diagnostics=tmp_path / "d.csv")
     with pytest.raises(ValueError, match=r"^save='.*/missing/s.bin': the folder .*/missing does not exist$"):
         sim.run(steps=2, save=tmp_path / "missing" / "s.bin")
+    with pytest.raises(ValueError, match=r"^snapshot_precision='fp64': give snapshots too$"):
+        sim.run(steps=2, snapshot_precision="fp64")
     # A series' refusal names the keyword's value as given, then the file of the series it would write.
     (tmp_path / "plain").write_text("a file")
     with pytest.raises(ValueError, match=r"^snapshots='.*/plain/s' writes .*/plain/s_0+\.\w+: .*/plain is not a "
