@@ -452,32 +452,38 @@ int run_simulation(const Options& o) {
                 sim.time(), (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,
                 wall > 0 ? double(r.steps) / wall : 0.0, wall > 0 ? interactions * double(r.steps) / wall : 0.0);
   }
-  write_json(o, {{"mode", "run"},
-                 {"failure", nullptr},
-                 {"hermite4", hermite},
-                 {"bodies", sim.bodies()},
-                 {"source", setup.source},
-                 {"backend", sim.describe()},
-                 {"integrator", setup.program.integrator},
-                 {"dt", blocks ? json(nullptr) : json(setup.program.dt)},  // hermite4: each body its own (hermite4.dt_max)
-                 {"steps", r.steps},
-                 {"step", sim.steps_done()},
-                 {"interrupted", r.stopped_by != 0},
-                 {"time", sim.time()},
-                 {"t_end", o.t_end ? json(*o.t_end) : json(nullptr)},  // asked for; time is where the run ended
-                 {"notices", notices},
-                 {"wall_seconds", wall},
-                 {"start", r.start ? diagnostics_json(*r.start, e0.value_or(r.start->total())) : json(nullptr)},
-                 {"end", r.end ? diagnostics_json(*r.end, e0.value_or(r.end->total())) : json(nullptr)},
-                 {"energy_warning", r.energy_warning.empty() ? json(nullptr) : json(r.energy_warning)},
-                 {"warnings", observer.warnings()},
-                 {"diagnostics_samples", r.diagnostics_samples},
-                 {"diagnostics_replaced", r.diagnostics_replaced.empty() ? json(nullptr) : json(r.diagnostics_replaced)},
-                 {"checkpoints_written", r.checkpoints_written},
-                 {"checkpoints_not_written", r.checkpoints_not_written},
-                 {"snapshots_written", r.snapshots_written},
-                 {"snapshots_not_written", r.snapshots_not_written},
-                 {"outputs_not_written", not_written_json(r)}});
+  // --json on its own too: one that cannot be written now costs only itself, and the report of the others follows.
+  std::string json_failure;
+  try {
+    write_json(o, {{"mode", "run"},
+                   {"failure", nullptr},
+                   {"hermite4", hermite},
+                   {"bodies", sim.bodies()},
+                   {"source", setup.source},
+                   {"backend", sim.describe()},
+                   {"integrator", setup.program.integrator},
+                   {"dt", blocks ? json(nullptr) : json(setup.program.dt)},  // hermite4: each body its own (hermite4.dt_max)
+                   {"steps", r.steps},
+                   {"step", sim.steps_done()},
+                   {"interrupted", r.stopped_by != 0},
+                   {"time", sim.time()},
+                   {"t_end", o.t_end ? json(*o.t_end) : json(nullptr)},  // asked for; time is where the run ended
+                   {"notices", notices},
+                   {"wall_seconds", wall},
+                   {"start", r.start ? diagnostics_json(*r.start, e0.value_or(r.start->total())) : json(nullptr)},
+                   {"end", r.end ? diagnostics_json(*r.end, e0.value_or(r.end->total())) : json(nullptr)},
+                   {"energy_warning", r.energy_warning.empty() ? json(nullptr) : json(r.energy_warning)},
+                   {"warnings", observer.warnings()},
+                   {"diagnostics_samples", r.diagnostics_samples},
+                   {"diagnostics_replaced", r.diagnostics_replaced.empty() ? json(nullptr) : json(r.diagnostics_replaced)},
+                   {"checkpoints_written", r.checkpoints_written},
+                   {"checkpoints_not_written", r.checkpoints_not_written},
+                   {"snapshots_written", r.snapshots_written},
+                   {"snapshots_not_written", r.snapshots_not_written},
+                   {"outputs_not_written", not_written_json(r)}});
+  } catch (const std::runtime_error& e) {
+    json_failure = e.what();
+  }
   note_unwritten({});
   // Outputs the user asked for are missing: the run's other outputs are whole, but the exit code says
   // that not everything was written (1), unless an interrupt's code says more.
@@ -499,9 +505,20 @@ int run_simulation(const Options& o) {
     if (writes_outputs()) std::fprintf(stderr, "error: %s not written: %s\n", f.output.c_str(), f.error.c_str());
     lost = true;
   }
+  if (!json_failure.empty()) {
+    if (writes_outputs()) std::fprintf(stderr, "error: --json not written: %s\n", json_failure.c_str());
+    lost = true;
+  }
   if (!r.diagnostics_failure.empty() && writes_outputs()) {
-    std::fprintf(stderr, "error: the diagnostics series %s is incomplete (%s); the rows taken are in %s\n",
-                 o.diagnostics.c_str(), r.diagnostics_failure.c_str(), driver::partial_path(o.diagnostics).c_str());
+    // The rows taken stay in the partial file, unless it went with its folder.
+    std::string const partial = driver::partial_path(o.diagnostics);
+    std::error_code ec;
+    if (std::filesystem::exists(partial, ec))
+      std::fprintf(stderr, "error: the diagnostics series %s is incomplete (%s); the rows taken are in %s\n",
+                   o.diagnostics.c_str(), r.diagnostics_failure.c_str(), partial.c_str());
+    else
+      std::fprintf(stderr, "error: the diagnostics series %s is not written (%s)\n", o.diagnostics.c_str(),
+                   r.diagnostics_failure.c_str());
     lost = true;
   }
   if (r.stopped_by) {

@@ -653,6 +653,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   one_of("--checkpoint-dt", "--checkpoint-every", "checkpoints");
   needs("--checkpoint-every", o.checkpoint.empty(), "--checkpoint FILE", "the series is named after it");
   needs("--diagnostics-every", o.diagnostics.empty(), "--diagnostics FILE", "where the samples go");
+  if (cli.count("--save-format") && o.save.empty())  // (its value, as parsed, is the enum's number)
+    throw InputError("--save-format " + name_of(o.save_format) + ": give --save FILE too (the tipsy file it orders)");
   needs("--diagnostics-dt", o.diagnostics.empty(), "--diagnostics FILE", "where the samples go");
   one_of("--diagnostics-dt", "--diagnostics-every", "samples");
   if (!o.diagnostics.empty()) driver::series_format(o.diagnostics);

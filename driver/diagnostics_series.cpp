@@ -274,7 +274,8 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
   std::string const given = names.with_text("--diagnostics", path_);
   struct stat st {};
   bool unfinished = ::lstat(partial_.c_str(), &st) == 0;
-  std::string const exists = given + ": " + partial_ + " exists (the series of a run that did not finish";
+  std::string const exists =
+      given + ": " + partial_ + " exists (the unfinished series of a run that died or could not write it all";
   if (unfinished && !S_ISREG(st.st_mode)) throw InputError(exists + "); rename or remove it first");
   if (unfinished && holds_no_row(partial_, format_)) {
     if (::unlink(partial_.c_str()) != 0)
@@ -424,9 +425,14 @@ void DiagnosticsSeries::close() {
                          "; the rows written so far stay in it");
   // The name may have gone bad during the run (a directory made there): the rows then stay where they are.
   std::string const why = output_path_problem(path_);
-  if (!why.empty() || std::rename(partial_.c_str(), path_.c_str()) != 0)
-    throw RuntimeFailure("--diagnostics " + path_ + ": " + (why.empty() ? std::string(std::strerror(errno)) : why) +
-                         "; the series is in " + partial_);
+  if (!why.empty() || std::rename(partial_.c_str(), path_.c_str()) != 0) {
+    std::string const problem = why.empty() ? std::string(std::strerror(errno)) : why;
+    // Where the folder went, the rows went with it.
+    struct stat st {};
+    bool const kept = ::lstat(partial_.c_str(), &st) == 0;
+    throw RuntimeFailure("--diagnostics " + path_ + ": " + problem +
+                         (kept ? "; the series is in " + partial_ : "; its rows are lost with " + partial_));
+  }
   sync_folder(path_);
 }
 

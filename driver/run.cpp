@@ -205,6 +205,15 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
   if (o.checkpoint_dt > 0 && !o.checkpoint.empty())  // by time: at any step
     check_step_series([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, 1, first, last, {},
                       names.with("--checkpoint-dt", shortest(o.checkpoint_dt)) + " writes", all);
+  // Two series of one name would write each other's files (a snapshot over the periodic checkpoint of its step):
+  // their names are made alike at every step, so one step tells.
+  if ((o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty() && o.snapshots.enabled() &&
+      series_path(o.checkpoint, first + 1) == o.snapshots.path(first + 1))
+    throw InputError(names.with_text("--snapshots", o.snapshots.base) + " and " +
+                     (o.checkpoint_every ? names.with("--checkpoint-every", std::to_string(o.checkpoint_every))
+                                         : names.with("--checkpoint-dt", shortest(o.checkpoint_dt))) +
+                     " with " + names.with_text("--checkpoint", o.checkpoint) + " both write " +
+                     o.snapshots.path(first + 1) + " and the like; give the series different names");
   if (o.snapshots.enabled() && o.snapshots.base.back() == '/') {
     SnapshotSeries example = o.snapshots;
     example.base += "snap";

@@ -317,9 +317,9 @@ void check_integrator_options(const RunConfig& run) {
   bool const hermite = run.physics.integrator == sim::Integrator::hermite4;
   GivenSettings const& g = run.given;
   SettingNames const& n = run.names;
-  if (hermite && g.damping)
-    throw InputError(n.with("--damping", number(run.physics.damping)) +
-                     ": hermite4 does not damp velocities (only euler-damped has a damping factor)");
+  if (g.damping && run.physics.integrator != sim::Integrator::euler_damped)
+    throw InputError(n.with("--damping", number(run.physics.damping)) + ": " + name_of(run.physics.integrator) +
+                     " does not damp velocities (only euler-damped has a damping factor)");
   if (hermite && g.dt)
     throw InputError(n.with("--dt", number(run.physics.dt)) + ": hermite4 chooses each body's step (a power of two up to " +
                      n.name("--dt-max") + ", from " + n.name("--eta") + "); give " + n.name("--dt-max") + " instead");

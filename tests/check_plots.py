@@ -9,6 +9,7 @@ matplotlib.
 import importlib.util
 import os
 import subprocess
+import shutil
 import sys
 import tempfile
 
@@ -91,6 +92,10 @@ with tempfile.TemporaryDirectory() as d:
     styles = {line.get_linestyle() for line in radii.get_lines() if line.get_label().endswith(names[0])}
     check(len(styles) == 3, f"diagnostics: the three Lagrangian radii of a file in three line styles ({styles})")
     check(not os.path.exists(p("wrong-series.png")), "nothing written for the wrong series")
+    # A series left unfinished (FILE.partial, where nbody's messages send the user) is read as its FILE.
+    shutil.copy(p("series.csv"), p("left.csv.partial"))
+    check(plot_diagnostics.load(p("left.csv.partial")) == plot_diagnostics.load(p("series.csv")),
+          "diagnostics: a partial series is read as its file")
 
 print("FAILED:" if failures else "ok", *failures, sep="\n  ")
 sys.exit(1 if failures else 0)

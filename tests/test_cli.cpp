@@ -127,6 +127,9 @@ TEST_F(Cli, BadPhysicsValuesAreRejected) {
   expect_input_error("--integrator euler-damped --damping 2 --run", "--damping 2: must be a factor in (0, 1]");
   expect_input_error("--scenario two-body --bodies 5 --run", "two-body scenario has exactly 2 bodies");
   expect_input_error("--scenario two-body --eccentricity 1.2 --run", "--eccentricity 1.2: must be a number in [0, 1)");
+  // Options that would do nothing.
+  expect_input_error("--damping 0.5 --run", "--damping 0.5: leapfrog does not damp velocities");
+  expect_input_error("--save-format little-endian --run", "--save-format little-endian: give --save FILE too");
 }
 
 TEST_F(Cli, BadFilesAndDevicesAreRejected) {
@@ -650,8 +653,8 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   // Another run's unfinished series is refused, unchanged.
   std::ofstream(file("other.csv.partial")) << other;
   expect_input_error("--run --restart " + file("c.h5") + " --steps 50 --diagnostics " + file("other.csv"),
-                     "other.csv.partial exists (the series of a run that did not finish, not this run's: row 1 (step "
-                     "0, time 0) measures its energy error from another start energy");
+                     "other.csv.partial exists (the unfinished series of a run that died or could not write it all, "
+                     "not this run's: row 1 (step 0, time 0) measures its energy error from another start energy");
   EXPECT_EQ(slurp(file("other.csv.partial")), other);
 
   // A restart with another softening measures its energy error from its own start energy: the run's series begins
@@ -673,8 +676,8 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
       nbody("--run --restart " + file("c.h5") + " --softening 0.05 --steps 50 --diagnostics " + file("soft.csv"));
   EXPECT_EQ(refused.code, 2) << refused.err;
   EXPECT_NE(refused.err.find("\nerror: --diagnostics " + file("soft.csv") + ": " + file("soft.csv.partial") +
-                             " exists (the series of a run that did not finish, not this run's: row 1 (step 0, time 0) "
-                             "measures its energy error from another start energy"),
+                             " exists (the unfinished series of a run that died or could not write it all, not this "
+                             "run's: row 1 (step 0, time 0) measures its energy error from another start energy"),
             std::string::npos)
       << refused.err;
   EXPECT_EQ(slurp(file("soft.csv.partial")), first);
@@ -1422,7 +1425,7 @@ TEST_F(Cli, AFinalCheckpointThatCannotBeWrittenCostsOnlyItself) {
                         checkpoint = file("ck.h5"), save = file("pd.bin");
       if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
       execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "--bodies", "512", "--steps",
-            interrupted ? "10000000" : "400", "-q", "--checkpoint", checkpoint.c_str(), "--save", save.c_str(),
+            interrupted ? "10000000" : "4000", "-q", "--checkpoint", checkpoint.c_str(), "--save", save.c_str(),
             "--diagnostics", series.c_str(), "--diagnostics-every", "100", "--json", json.c_str(),
             static_cast<char*>(nullptr));
       _exit(127);
@@ -1457,7 +1460,7 @@ TEST_F(Cli, AFinalCheckpointThatCannotBeWrittenCostsOnlyItself) {
     EXPECT_EQ(j["outputs_not_written"][0]["path"], file("ck.h5")) << j.dump();
     if (!interrupted) {
       EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << "one line: " << err;
-      EXPECT_EQ(rows.substr(rows.rfind('\n', rows.size() - 2) + 1, 4), "400,") << rows;  // the end's row
+      EXPECT_EQ(rows.substr(rows.rfind('\n', rows.size() - 2) + 1, 5), "4000,") << rows;  // the end's row
     } else {
       EXPECT_NE(err.find("; state saved"), std::string::npos) << err;  // the tipsy file
     }
@@ -1493,6 +1496,49 @@ TEST_F(Cli, AFileSizeLimitIsMetAsAFullDisk) {
   EXPECT_EQ(j["outputs_not_written"].size(), 1u) << j.dump();
   for (auto const& entry : fs::directory_iterator(dir_))
     EXPECT_NE(entry.path().filename().string().front(), '.') << "left behind: " << entry.path();
+}
+
+// Two series of one name would overwrite each other's files: refused before any work.
+TEST_F(Cli, TwoSeriesOfOneNameAreRefused) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  expect_input_error("--run --steps 10 --checkpoint " + file("a.h5") + " --checkpoint-every 5 --snapshots " +
+                         file("a.h5") + " --snapshot-every 5",
+                     "--snapshots " + file("a.h5") + " and --checkpoint-every 5 with --checkpoint " + file("a.h5") +
+                         " both write " + file("a_00000001.h5") + " and the like; give the series different names");
+  EXPECT_TRUE(fs::is_empty(dir_) || !fs::exists(file("a_00000005.h5")));
+  Result const apart = nbody("--run --steps 10 -q --checkpoint " + file("a.h5") + " --checkpoint-every 5 --snapshots " +
+                             file("s") + " --snapshot-every 5");
+  EXPECT_EQ(apart.code, 0) << apart.err;
+}
+
+// A --json that cannot be written at the end costs only itself: the other losses are still reported, and the exit
+// code is the run's (1 for a lost output; 130 after Ctrl-C).
+TEST_F(Cli, AJsonThatCannotBeWrittenStillReportsTheOtherLosses) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  pid_t const pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::string const out = file("out"), err = file("err"), series = file("d.csv"), json = file("r.json"),
+                      checkpoint = file("ck.h5");
+    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
+    execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "--bodies", "512", "--steps", "4000", "-q",
+          "--checkpoint", checkpoint.c_str(), "--diagnostics", series.c_str(), "--json", json.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!fs::exists(file("d.csv.partial")) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  fs::create_directory(dir_ / "ck.h5");
+  fs::create_directory(dir_ / "r.json");
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  std::string const err = slurp(dir_ / "err");
+  EXPECT_EQ(WEXITSTATUS(status), 1) << err;
+  EXPECT_NE(err.find("error: --checkpoint not written: " + file("ck.h5")), std::string::npos) << err;
+  EXPECT_NE(err.find("error: --json not written: " + file("r.json")), std::string::npos) << err;
+  EXPECT_TRUE(fs::exists(file("d.csv"))) << err;
 }
 
 // --compare-threading's --csv that cannot be written (its name became a folder while the rows were measured) does not

@@ -77,7 +77,7 @@ def plot_rate(out, paths):
         n = sorted(points)
         ax.plot(n, [points[k] for k in n], "o-", label="nbody " + label)
     n = sorted(CUDA_SAMPLES_H200)
-    ax.plot(n, [CUDA_SAMPLES_H200[k] for k in n], "k--", alpha=0.6, label="CUDA samples, one H200 (GPU-NOTES.md)")
+    ax.plot(n, [CUDA_SAMPLES_H200[k] for k in n], "k--", alpha=0.6, label="CUDA samples, one H200 (docs/benchmarks.md)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("N (bodies)")

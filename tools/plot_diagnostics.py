@@ -25,14 +25,16 @@ def load(path):
     wrong = SystemExit(f"{path}: not a diagnostics series written by nbody --diagnostics "
                        f"(columns {', '.join(needed)} expected)")
     rows = []
+    # A series still being written, or left by a run that stopped early, is FILE.partial: read as FILE.
+    name = path[:-len(".partial")] if path.endswith(".partial") else path
     try:
-        if path.endswith(".csv"):
+        if name.endswith(".csv"):
             with open(path, newline="") as f:
                 reader = csv.DictReader(f)
                 if any(k not in (reader.fieldnames or []) for k in needed):
                     raise wrong
                 rows = [{k: float(v) for k, v in r.items()} for r in reader]
-        elif path.endswith(".jsonl") or path.endswith(".json"):
+        elif name.endswith(".jsonl") or name.endswith(".json"):
             with open(path) as f:
                 for line in f:
                     if not line.strip():
