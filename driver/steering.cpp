@@ -29,8 +29,8 @@ std::string bodies_problem(const sim::BodySet& b) {
   }
   if (b.velocity.size() != b.size() || b.type.size() != b.size()) return "positions, velocities and types differ in count";
   // Beyond kMaxBodyMagnitude an fp32 run's squared differences overflow (and an fp64 run's energy is no number).
-  auto beyond = [](double a, double b, double c) {
-    return std::max({std::abs(a), std::abs(b), std::abs(c)}) > kMaxBodyMagnitude;
+  auto beyond = [](double x, double y, double z) {
+    return std::max({std::abs(x), std::abs(y), std::abs(z)}) > kMaxBodyMagnitude;
   };
   for (std::size_t i = 0; i < b.size(); ++i) {
     auto const& p = b.pos_mass[i];
