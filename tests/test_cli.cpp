@@ -1450,7 +1450,9 @@ TEST_F(Cli, AFinalCheckpointThatCannotBeWrittenCostsOnlyItself) {
     EXPECT_EQ(sim::read_tipsy(file("pd.bin")).size(), 512u) << err;
     EXPECT_FALSE(fs::exists(partial)) << err;
     std::string const rows = slurp(dir_ / "d.csv");
-    EXPECT_GE(std::count(rows.begin(), rows.end(), '\n'), 3) << rows;  // the header, the start and a later row
+    // The header and the start, and to the end a later row (stopped, the run may not have reached one: a sanitizer's
+    // steps are slow).
+    EXPECT_GE(std::count(rows.begin(), rows.end(), '\n'), interrupted ? 2 : 3) << rows;
     auto const j = nlohmann::json::parse(slurp(file("r.json")));
     EXPECT_TRUE(j["failure"].is_null()) << j.dump();
     EXPECT_EQ(j["interrupted"], interrupted) << j.dump();
