@@ -336,11 +336,16 @@ int run_simulation(const Options& o) {
   // A run that cannot go on still leaves a --json a script can read: the failure, and where its last sound state
   // is (or why there is none); the steps made, and hermite4's figures where the state can still be read (one rank:
   // with several, a failure may have left the others where they cannot take part).
-  // What a run wrote of its final outputs, as --json lists them.
-  auto not_written_json = [](const driver::RunResult& r) {
-    json list = json::array();
-    for (auto const& f : r.outputs_not_written) list.push_back({{"output", f.output}, {"path", f.path}, {"error", f.error}});
-    return list;
+  // The files a run wrote and did not write, as --json lists them whether the run ended well or not.
+  auto outputs_json = [](const driver::RunResult& r) {
+    json lost = json::array();
+    for (auto const& f : r.outputs_not_written) lost.push_back({{"output", f.output}, {"path", f.path}, {"error", f.error}});
+    return json{{"diagnostics_samples", r.diagnostics_samples},
+                {"checkpoints_written", r.checkpoints_written},
+                {"checkpoints_not_written", r.checkpoints_not_written},
+                {"snapshots_written", r.snapshots_written},
+                {"snapshots_not_written", r.snapshots_not_written},
+                {"outputs_not_written", lost}};
   };
   // A run that cannot go on still leaves a --json a script can read: the failure, and where its last sound state
   // is (or why there is none); the steps made, the files of the series written, and hermite4's figures where the
@@ -354,29 +359,25 @@ int run_simulation(const Options& o) {
       }
     }
     try {
-      write_json(o, {{"mode", "run"},
-                     {"failure", failure},
-                     {"checkpoint", r.saved_step ? json(o.checkpoint) : json(nullptr)},
-                     {"saved_step", r.saved_step ? json(*r.saved_step) : json(nullptr)},
-                     {"saved_state", r.saved_step ? json(r.saved_state()) : json(nullptr)},
-                     {"save_failure", r.saved_step ? json(nullptr) : json(r.save_failure)},
-                     {"bodies", sim.bodies()},
-                     {"integrator", setup.program.integrator},
-                     {"steps", sim.steps_done() - first_step},
-                     {"step", sim.steps_done()},  // where the run ended (host counts: there after any failure)
-                     {"time", sim.time()},
-                     {"t_end", o.t_end ? json(*o.t_end) : json(nullptr)},
-                     {"notices", notices},
-                     {"wall_seconds", r.wall_seconds},
-                     {"hermite4", hermite},
-                     {"warnings", observer.warnings()},
-                     {"start", observer.start_json()},
-                     {"diagnostics_samples", r.diagnostics_samples},
-                     {"checkpoints_written", r.checkpoints_written},
-                     {"checkpoints_not_written", r.checkpoints_not_written},
-                     {"snapshots_written", r.snapshots_written},
-                     {"snapshots_not_written", r.snapshots_not_written},
-                     {"outputs_not_written", not_written_json(r)}});
+      json j = {{"mode", "run"},
+                {"failure", failure},
+                {"checkpoint", r.saved_step ? json(o.checkpoint) : json(nullptr)},
+                {"saved_step", r.saved_step ? json(*r.saved_step) : json(nullptr)},
+                {"saved_state", r.saved_step ? json(r.saved_state()) : json(nullptr)},
+                {"save_failure", r.saved_step ? json(nullptr) : json(r.save_failure)},
+                {"bodies", sim.bodies()},
+                {"integrator", setup.program.integrator},
+                {"steps", sim.steps_done() - first_step},
+                {"step", sim.steps_done()},  // where the run ended (host counts: there after any failure)
+                {"time", sim.time()},
+                {"t_end", o.t_end ? json(*o.t_end) : json(nullptr)},
+                {"notices", notices},
+                {"wall_seconds", r.wall_seconds},
+                {"hermite4", hermite},
+                {"warnings", observer.warnings()},
+                {"start", observer.start_json()}};
+      j.update(outputs_json(r));
+      write_json(o, j);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "  --json %s not written either: %s\n", o.json.c_str(), e.what());
     }
@@ -455,32 +456,28 @@ int run_simulation(const Options& o) {
   // --json on its own too: one that cannot be written now costs only itself, and the report of the others follows.
   std::string json_failure;
   try {
-    write_json(o, {{"mode", "run"},
-                   {"failure", nullptr},
-                   {"hermite4", hermite},
-                   {"bodies", sim.bodies()},
-                   {"source", setup.source},
-                   {"backend", sim.describe()},
-                   {"integrator", setup.program.integrator},
-                   {"dt", blocks ? json(nullptr) : json(setup.program.dt)},  // hermite4: each body its own (hermite4.dt_max)
-                   {"steps", r.steps},
-                   {"step", sim.steps_done()},
-                   {"interrupted", r.stopped_by != 0},
-                   {"time", sim.time()},
-                   {"t_end", o.t_end ? json(*o.t_end) : json(nullptr)},  // asked for; time is where the run ended
-                   {"notices", notices},
-                   {"wall_seconds", wall},
-                   {"start", r.start ? diagnostics_json(*r.start, e0.value_or(r.start->total())) : json(nullptr)},
-                   {"end", r.end ? diagnostics_json(*r.end, e0.value_or(r.end->total())) : json(nullptr)},
-                   {"energy_warning", r.energy_warning.empty() ? json(nullptr) : json(r.energy_warning)},
-                   {"warnings", observer.warnings()},
-                   {"diagnostics_samples", r.diagnostics_samples},
-                   {"diagnostics_replaced", r.diagnostics_replaced.empty() ? json(nullptr) : json(r.diagnostics_replaced)},
-                   {"checkpoints_written", r.checkpoints_written},
-                   {"checkpoints_not_written", r.checkpoints_not_written},
-                   {"snapshots_written", r.snapshots_written},
-                   {"snapshots_not_written", r.snapshots_not_written},
-                   {"outputs_not_written", not_written_json(r)}});
+    json j = {{"mode", "run"},
+              {"failure", nullptr},
+              {"hermite4", hermite},
+              {"bodies", sim.bodies()},
+              {"source", setup.source},
+              {"backend", sim.describe()},
+              {"integrator", setup.program.integrator},
+              {"dt", blocks ? json(nullptr) : json(setup.program.dt)},  // hermite4: each body its own (hermite4.dt_max)
+              {"steps", r.steps},
+              {"step", sim.steps_done()},
+              {"interrupted", r.stopped_by != 0},
+              {"time", sim.time()},
+              {"t_end", o.t_end ? json(*o.t_end) : json(nullptr)},  // asked for; time is where the run ended
+              {"notices", notices},
+              {"wall_seconds", wall},
+              {"start", r.start ? diagnostics_json(*r.start, e0.value_or(r.start->total())) : json(nullptr)},
+              {"end", r.end ? diagnostics_json(*r.end, e0.value_or(r.end->total())) : json(nullptr)},
+              {"energy_warning", r.energy_warning.empty() ? json(nullptr) : json(r.energy_warning)},
+              {"warnings", observer.warnings()},
+              {"diagnostics_replaced", r.diagnostics_replaced.empty() ? json(nullptr) : json(r.diagnostics_replaced)}};
+    j.update(outputs_json(r));
+    write_json(o, j);
   } catch (const std::runtime_error& e) {
     json_failure = e.what();
   }

@@ -464,19 +464,29 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   };
   // A file of a series that cannot be written (the disk filled up, the name became a directory) costs
   // only itself: a warning, and the run goes on to its final outputs.
-  auto series_file = [&](const std::string& path, const char* what, std::uint64_t& written,
-                         std::vector<std::string>& lost, const std::function<void()>& write) {
+  // Runs an output's `write`: why it failed, or nothing. A failure is the output's alone (InputError, RuntimeFailure;
+  // JobFailure with several ranks), except with several ranks one that not every rank knows of (agree()): it has left
+  // the ranks where their next collective calls would not meet, and ends the job.
+  auto failure_of = [&](const std::function<void()>& write) -> std::optional<std::string> {
     try {
       write();
-      ++written;
-      observer.note(std::string(what) + " " + path);
+      return std::nullopt;
     } catch (const Interrupted&) {
       throw;
-    } catch (const std::runtime_error& e) {  // InputError, RuntimeFailure; JobFailure with several ranks
-      if (ranks.size() > 1 && !dynamic_cast<const JobFailure*>(&e)) throw;  // as final_output below
-      lost.push_back(path);
-      observer.warning(std::string(what) + " not written: " + e.what() + "; the run goes on");
+    } catch (const std::runtime_error& e) {
+      if (ranks.size() > 1 && !dynamic_cast<const JobFailure*>(&e)) throw;
+      return std::string(e.what());
     }
+  };
+  auto series_file = [&](const std::string& path, const char* what, std::uint64_t& written,
+                         std::vector<std::string>& lost, const std::function<void()>& write) {
+    if (auto const why = failure_of(write)) {
+      lost.push_back(path);
+      observer.warning(std::string(what) + " not written: " + *why + "; the run goes on");
+      return;
+    }
+    ++written;
+    observer.note(std::string(what) + " " + path);
   };
   // Snapshots for analysis: the start, every K steps, the end. A step's file is tried once: the end that falls on a
   // periodic one's step neither writes it again nor counts its failure twice.
@@ -673,21 +683,15 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     left.erase(std::remove_if(left.begin(), left.end(), [&](auto const& p) { return p.first == option; }), left.end());
     observer.unwritten(left);
   };
-  // Each final output on its own: one that cannot be written (a full disk, a folder gone) costs only itself, with a
-  // warning; the others, the series' end and the result are still written, and the result names what was lost.
+  // Each final output on its own: one that cannot be written (a full disk, a folder gone) costs only itself; the
+  // others, the series' end and the result are still written, and the result names what was lost (told to the
+  // observer at the end).
   auto final_output = [&](const char* option, const std::string& path, const std::function<void()>& write) {
     if (path.empty()) return;
-    try {
-      write();
+    if (auto const why = failure_of(write))
+      result.outputs_not_written.push_back({o.names.name(option), path, *why});
+    else
       written(option);
-    } catch (const Interrupted&) {
-      throw;
-    } catch (const std::runtime_error& e) {  // InputError, RuntimeFailure; JobFailure with several ranks
-      // With several ranks only a failure they all know of (agree()) is the output's alone: another, one rank's, has
-      // left the ranks where their next collective calls would not meet, and ends the job.
-      if (ranks.size() > 1 && !dynamic_cast<const JobFailure*>(&e)) throw;
-      result.outputs_not_written.push_back({o.names.name(option), path, e.what()});
-    }
   };
   final_output("--checkpoint", o.checkpoint, [&] { write_checkpoint(o.checkpoint, setup, sim, result.initial_energy); });
   final_output("--save", o.save, [&] {
