@@ -463,15 +463,16 @@ double Simulation::end_sample(sim::BodySet& into) {
   into.resize(bodies_);
   into.type = types_;
   into.time = sample_time_;
-  std::vector<double> potential(engines_.size(), 0.0);
-  guarded([&] { scheduler_->for_each_device([&](int d) { potential[d] = engines_[d]->end_sample(into); }); });
+  sample_terms_.resize(bodies_);  // allocates once: a series' samples have the same size
+  guarded([&] { scheduler_->for_each_device([&](int d) { engines_[d]->end_sample(into, sample_terms_.data()); }); });
   if (ranks_->size() > 1) {
-    potential = gather_per_device(potential, 1);
+    ranks_->all_gather_in_place(sample_terms_.data(), sizeof(double), rank_counts_, rank_offsets_);
     ranks_->all_gather_in_place(into.pos_mass.data(), sizeof(into.pos_mass[0]), rank_counts_, rank_offsets_);
     ranks_->all_gather_in_place(into.velocity.data(), sizeof(into.velocity[0]), rank_counts_, rank_offsets_);
   }
+  // Body by body in index order: the same sum whatever the slices, threads, devices or ranks.
   double total = 0.0;
-  for (double p : potential) total += p;  // fixed order, every device of every rank: the same sum for any scheduler
+  for (double t : sample_terms_) total += t;
   return 0.5 * total;
 }
 

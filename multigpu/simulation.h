@@ -226,8 +226,9 @@ class Simulation {
   std::uint64_t publications_ = 0;  // drifts since the upload: the exchange's and the buffers' clock
   std::string failure_;  // the first failure of a step, if any: no step runs after it
   Watchdog watchdog_;
-  bool abandoned_ = false;
-  double sample_time_ = 0.0;  // the time begin_sample() took the state at  // the engines' queued work was given up: nothing but destruction is left
+  bool abandoned_ = false;  // the engines' queued work was given up: nothing but destruction is left
+  double sample_time_ = 0.0;  // the time begin_sample() took the state at
+  std::vector<double> sample_terms_;  // each body's share of twice the potential, for end_sample()
 
   // Runs `work`; a failure lets every device waiting for a peer go, and stops further steps.
   template <class F>

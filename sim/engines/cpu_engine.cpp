@@ -129,35 +129,31 @@ class CpuEngine final : public SliceEngine {
   bool idle() override { return true; }  // CPU stages run to completion when called
   void abandon() override {}              // nothing runs after a call returns
 
-  double slice_potential() override {
-    double const eps2 = config_.softening * config_.softening;
-    Slice const s = config_.slice;
-    double potential = 0;
-    if constexpr (std::is_same_v<Real, float>)
-      potential = sim::slice_potential(current().data(), config_.bodies, s.begin, s.count, eps2, config_.cancel);
-    else
-      potential = reference_slice_potential(current().data(), config_.bodies, s.begin, s.count, eps2, config_.cancel);
-    throw_if_cancelled();
-    return potential;
-  }
-
   void begin_sample() override {
     std::size_t const n = config_.slice.count;
     sample_positions_.resize(n);
     sample_velocities_.resize(n);
+    sample_potential_.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       sample_positions_[i] = current()[config_.slice.begin + i];
       sample_velocities_[i] = velocity_[i];
     }
-    sample_potential_ = slice_potential();
+    double const eps2 = config_.softening * config_.softening;
+    Slice const s = config_.slice;
+    if constexpr (std::is_same_v<Real, float>)
+      potential_terms(current().data(), config_.bodies, s.begin, s.count, eps2, sample_potential_.data(), config_.cancel);
+    else
+      reference_potential_terms(current().data(), config_.bodies, s.begin, s.count, eps2, sample_potential_.data(),
+                                config_.cancel);
+    throw_if_cancelled();
   }
-  double end_sample(BodySet& b) override {
+  void end_sample(BodySet& b, double* potential) override {
     for (std::size_t i = 0; i < sample_positions_.size(); ++i) {
       auto const& p = sample_positions_[i];
       b.pos_mass[config_.slice.begin + i] = {p.x, p.y, p.z, p.w};
       b.velocity[config_.slice.begin + i] = {sample_velocities_[i].x, sample_velocities_[i].y, sample_velocities_[i].z};
+      potential[config_.slice.begin + i] = sample_potential_[i];
     }
-    return sample_potential_;
   }
 
   void start_timing(std::size_t steps) override {
@@ -196,10 +192,10 @@ class CpuEngine final : public SliceEngine {
   std::vector<Real4<Real>> positions_[2];
   int current_ = 0;
   std::vector<Real3<Real>> velocity_, acceleration_;
-  // The last begin_sample()'s slice and potential, until end_sample().
+  // The last begin_sample()'s slice and its bodies' potential terms, until end_sample().
   std::vector<Real4<Real>> sample_positions_;
   std::vector<Real3<Real>> sample_velocities_;
-  double sample_potential_ = 0.0;
+  std::vector<double> sample_potential_;
   SimdForces simd_;
   std::vector<Clock::time_point> marks_;
 };

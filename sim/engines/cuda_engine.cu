@@ -264,18 +264,6 @@ class CudaEngine final : public CudaSliceEngine {
     return true;
   }
 
-  double slice_potential() override {
-    std::size_t const n = config_.slice.count;
-    if (n == 0) return 0.0;
-    gpu::DeviceGuard guard(config_.device);
-    enqueue_potential();
-    potential_host_.resize(n * kernels::kPotentialParts);
-    NBODY_CUDA_CHECK(cudaMemcpyAsync(potential_host_.data(), potential_.data(), potential_host_.size() * sizeof(double),
-                                     cudaMemcpyDeviceToHost, stream_.get()));
-    NBODY_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-    return potential_sum(potential_host_.data());
-  }
-
   void begin_sample() override {
     std::size_t const n = config_.slice.count;
     if (n == 0) return;
@@ -296,14 +284,14 @@ class CudaEngine final : public CudaSliceEngine {
     NBODY_CUDA_CHECK(cudaEventRecord(sample_taken_.get(), stream_.get()));
   }
 
-  double end_sample(BodySet& b) override {
+  void end_sample(BodySet& b, double* potential) override {
     std::size_t const n = config_.slice.count;
-    if (n == 0) return 0.0;
+    if (n == 0) return;
     gpu::DeviceGuard guard(config_.device);
     // Waits for the pass and the copies, which follow steps already finished: not for the steps after.
     NBODY_CUDA_CHECK(cudaEventSynchronize(sample_taken_.get()));
     copy_slice(sample_positions_.data(), sample_velocities_.data(), b);
-    return potential_sum(sample_potential_.data());
+    body_terms(sample_potential_.data(), potential + config_.slice.begin);
   }
 
   void start_timing(std::size_t steps) override {
@@ -506,14 +494,16 @@ class CudaEngine final : public CudaSliceEngine {
         current().data(), int(config_.bodies), int(config_.slice.begin), int(n), eps2, potential_.data());
     NBODY_CHECK_LAUNCH(stream_.get());
   }
-  // slice_potential()'s value from the pass's terms: body by body, each body's parts in order. The
-  // pass counts each pair once, from one of its bodies; the engine's sum counts it from both.
-  double potential_sum(const double* terms) const {
+  // Each body's share of twice the potential from the pass's parts, summed in their order. The pass
+  // counts each pair once, from one of its bodies; the share doubles it, so the sum over all bodies
+  // counts it from both, as the CPU's does.
+  void body_terms(const double* parts, double* terms) const {
     std::size_t const n = config_.slice.count;
-    double total = 0.0;
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t p = 0; p < std::size_t(kernels::kPotentialParts); ++p) total += terms[p * n + i];
-    return 2.0 * total;
+    for (std::size_t i = 0; i < n; ++i) {
+      double sum = 0.0;
+      for (std::size_t p = 0; p < std::size_t(kernels::kPotentialParts); ++p) sum += parts[p * n + i];
+      terms[i] = 2.0 * sum;
+    }
   }
 
   gpu::DeviceBuffer<Real4<Real>>& current() { return positions_[current_]; }
@@ -534,7 +524,6 @@ class CudaEngine final : public CudaSliceEngine {
   kernels::PeerWait wait_;                // what force kernels announce and wait for (direct exchange with signals)
   gpu::DeviceBuffer<Real4<Real>> velocity_, acceleration_, partial_;
   gpu::DeviceBuffer<double> potential_;
-  std::vector<double> potential_host_;  // the slice's terms, summed on the host in body order
   // begin_sample()'s copies, and the event that says they are done.
   gpu::PinnedBuffer<Real4<Real>> sample_positions_, sample_velocities_;
   gpu::PinnedBuffer<double> sample_potential_;

@@ -152,18 +152,19 @@ class SliceEngine {
   // for it nor frees what it may still use. Only a process about to exit should call it.
   virtual void abandon() = 0;
 
-  // The own slice's share of twice the potential energy, in fp64 (synchronises): summed over the
-  // slices of a layout, sum_i m_i sum_{j != i} -m_j / r_ij. An engine may count each pair twice from
-  // its two bodies (the CPU) or once, doubled, from one of them (CUDA: half the work), so only the
-  // sum over all slices has a meaning.
-  virtual double slice_potential() = 0;
-  // The same and the own slice's state, in two halves, so that the devices need not wait for the
-  // host: begin_sample() takes them as they are now (a GPU engine enqueues the potential pass and
-  // the copies into pinned memory of its own, and returns; the CPU engine computes and copies at
-  // once); end_sample() waits for those alone, writes the slice's positions and velocities into
-  // `bodies` and returns what slice_potential() would have. Steps may be enqueued in between.
+  // A sample of the own slice, in two halves, so that the devices need not wait for the host:
+  // begin_sample() takes the slice's state and potential as they are now (a GPU engine enqueues the
+  // potential pass and the copies into pinned memory of its own, and returns; the CPU engine computes
+  // and copies at once); end_sample() waits for those alone and writes, for each body b of the slice,
+  // its position and velocity into `bodies` and its share of twice the potential energy into
+  // `potential[b]` (fp64). Steps may be enqueued in between.
+  //
+  // A body's share is the same on every layout: the CPU counts every pair from both of its bodies,
+  // m_i sum_{j != i} -m_j / r_ij; CUDA counts each pair once, doubled, from one of them (half the
+  // work). Only the sum over all bodies has a meaning, and summed in index order by the caller, it is
+  // the same bits whatever the slices, the threads or the ranks.
   virtual void begin_sample() = 0;
-  virtual double end_sample(BodySet& bodies) = 0;
+  virtual void end_sample(BodySet& bodies, double* potential) = 0;
 
   // Per-step timing: prepare for `steps` markers (allocates here, not per step), mark the end of
   // each step as it is enqueued, then read the step durations in ms (synchronises).

@@ -33,18 +33,16 @@ void reference_accelerations(const Real4<double>* pos_mass, std::size_t n, std::
 namespace {
 // In chunks of about 1e8 pairs (a fraction of a second), with a check for a signal between them:
 // a diagnostic is never worth keeping a user waiting after Ctrl-C (at N = 65,536 the pass takes
-// about ten force steps).
+// about ten force steps). Each body's term is its own serial sum over j, whatever thread takes it.
 template <class Real>
-double potential(const Real4<Real>* pos_mass, std::size_t n, std::size_t begin, std::size_t count, double eps2,
-                 const std::atomic<bool>* cancel) {
-  double total = 0.0;
+void potential(const Real4<Real>* pos_mass, std::size_t n, std::size_t begin, std::size_t count, double eps2,
+               double* terms, const std::atomic<bool>* cancel) {
   long const rows = std::max<long>(1, long(1e8 / double(std::max<std::size_t>(n, 1))));
   for (long first = static_cast<long>(begin), end = static_cast<long>(begin + count); first < end; first += rows) {
     throw_if_interrupted();
-    if (raised(cancel)) break;
+    if (raised(cancel)) return;
     long const last = std::min(end, first + rows);
-    double chunk = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : chunk) if (double(last - first) * double(n) > 1e6)
+#pragma omp parallel for schedule(static) if (double(last - first) * double(n) > 1e6)
     for (long i = first; i < last; ++i) {
       if (raised(cancel)) continue;
       double const xi = pos_mass[i].x, yi = pos_mass[i].y, zi = pos_mass[i].z;
@@ -54,22 +52,20 @@ double potential(const Real4<Real>* pos_mass, std::size_t n, std::size_t begin, 
         double const dx = pos_mass[j].x - xi, dy = pos_mass[j].y - yi, dz = pos_mass[j].z - zi;
         phi -= pos_mass[j].w / std::sqrt(dx * dx + dy * dy + dz * dz + eps2);
       }
-      chunk += double(pos_mass[i].w) * phi;
+      terms[std::size_t(i) - begin] = double(pos_mass[i].w) * phi;
     }
-    total += chunk;
   }
-  return total;
 }
 }  // namespace
 
-double reference_slice_potential(const Real4<double>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
-                                 double eps2, const std::atomic<bool>* cancel) {
-  return potential(pos_mass, n, begin, count, eps2, cancel);
+void reference_potential_terms(const Real4<double>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
+                               double eps2, double* terms, const std::atomic<bool>* cancel) {
+  potential(pos_mass, n, begin, count, eps2, terms, cancel);
 }
 
-double slice_potential(const Real4<float>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
-                       double eps2, const std::atomic<bool>* cancel) {
-  return potential(pos_mass, n, begin, count, eps2, cancel);
+void potential_terms(const Real4<float>* pos_mass, std::size_t n, std::size_t begin, std::size_t count, double eps2,
+                     double* terms, const std::atomic<bool>* cancel) {
+  potential(pos_mass, n, begin, count, eps2, terms, cancel);
 }
 
 double force_error_bound(Precision precision, std::size_t n) {

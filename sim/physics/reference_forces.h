@@ -17,13 +17,14 @@ namespace nbody::sim {
 void reference_accelerations(const Real4<double>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
                              double eps2, Real3<double>* acc, const std::atomic<bool>* cancel = nullptr);
 
-// Sum over i in [begin, begin + count) of m_i * sum_{j != i} -m_j / sqrt(r_ij^2 + eps2); the total
-// potential energy of all bodies is half of this over i = 0..n-1. Accumulated in fp64.
+// terms[i - begin] = m_i * sum_{j != i} -m_j / sqrt(r_ij^2 + eps2) for i in [begin, begin + count),
+// each a serial sum over j in index order, accumulated in fp64: the same bits whatever the threads.
+// The potential energy is half the sum of every body's term, summed in index order (the callers).
 // `cancel` as for reference_accelerations.
-double reference_slice_potential(const Real4<double>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
-                                 double eps2, const std::atomic<bool>* cancel = nullptr);
-double slice_potential(const Real4<float>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
-                       double eps2, const std::atomic<bool>* cancel = nullptr);
+void reference_potential_terms(const Real4<double>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
+                               double eps2, double* terms, const std::atomic<bool>* cancel = nullptr);
+void potential_terms(const Real4<float>* pos_mass, std::size_t n, std::size_t begin, std::size_t count, double eps2,
+                     double* terms, const std::atomic<bool>* cancel = nullptr);
 
 // How far any engine's accelerations may be from the reference on the same positions, as a
 // relative L2 error over all bodies: 1e-12 in fp64; in fp32 1e-5 up to 4,096 bodies, growing like
