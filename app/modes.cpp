@@ -271,8 +271,13 @@ class CliRunObserver : public driver::RunObserver {
   std::function<void(const std::string&)> notice_;
 };
 
-int run_simulation(const Options& o) {
-  driver::Setup setup = make_setup(o);
+int run_simulation(const Options& asked) {
+  driver::Setup setup = make_setup(asked);
+  // A restart that names no end goes on to the end of the run it continues: as if it had named that end.
+  Options o = asked;
+  driver::ContinuedEnd const continued = o.steps || o.t_end ? driver::ContinuedEnd{} : driver::continued_end(setup);
+  if (continued.t_end) o.t_end = continued.t_end;
+  if (continued.steps) o.steps = continued.steps;
   std::uint64_t steps = o.steps.value_or(1000);
   bool const blocks = setup.program.hermite.has_value();
   // Every notice of the run, printed unless --quiet and in --json's "notices" in any case.
@@ -281,6 +286,7 @@ int run_simulation(const Options& o) {
     notices.push_back(text);
     if (!o.quiet && writes_outputs()) std::cerr << "notice: " << text << "\n";
   };
+  if (!continued.notice.empty()) notice(continued.notice);
   if (o.t_end) {
     // Block steps are not known in advance: as many as it takes, none past the time (the simulation's limit).
     agree(world(), [&] { steps = driver::steps_for_time(setup.clock, setup.program, *o.t_end); });
@@ -298,6 +304,7 @@ int run_simulation(const Options& o) {
   outputs.diagnostics_every = o.diagnostics_every;
   outputs.diagnostics_dt = o.diagnostics_dt;
   outputs.snapshots = o.snapshots;
+  outputs.end_time = o.t_end;
   // Every file of the series is named now: one that cannot be written stops nothing half way.
   agree(world(), [&] {
     if (writes_outputs())

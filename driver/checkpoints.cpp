@@ -13,7 +13,8 @@
 
 namespace nbody::driver {
 
-sim::RunRecord run_record(const Setup& setup, const multigpu::Simulation& sim, std::optional<double> initial_energy) {
+sim::RunRecord run_record(const Setup& setup, const multigpu::Simulation& sim, std::optional<double> initial_energy,
+                          const RunEnd& end) {
   sim::RunRecord r;
   multigpu::RunClock const clock = sim.clock();
   r.step = clock.step;
@@ -30,6 +31,8 @@ sim::RunRecord run_record(const Setup& setup, const multigpu::Simulation& sim, s
   r.initial_energy = initial_energy;
   r.units = setup.units;
   r.hermite = sim.program().hermite;
+  r.end_time = end.time;
+  r.end_step = end.time ? std::nullopt : end.step;
   return r;
 }
 
@@ -70,7 +73,7 @@ sim::hermite::HermiteState hermite_state_of(multigpu::Simulation& sim) {
 }
 
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& sim,
-                      std::optional<double> initial_energy) {
+                      std::optional<double> initial_energy, const RunEnd& end) {
   sim::BodySet const state = sim.state();  // every rank takes part; rank 0 writes
   // hermite4: each body at its own time and its Hermite state too, to continue bit for bit.
   sim::hermite::HermiteState const hermite = hermite_state_of(sim);
@@ -78,7 +81,7 @@ void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Sim
   agree(sim.ranks(), [&] {
     check_finite(state, sim.steps_done());
     if (sim.ranks().rank() == 0)
-      sim::write_checkpoint(path, state, run_record(setup, sim, initial_energy),
+      sim::write_checkpoint(path, state, run_record(setup, sim, initial_energy, end),
                             sim.block_steps() ? &hermite : nullptr);
   });
 }

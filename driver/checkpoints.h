@@ -16,9 +16,16 @@
 
 namespace nbody::driver {
 
-// What a checkpoint of `simulation` records: its clock and settings, and the setup's origin.
+// Where a run is going, as its checkpoints record it for a restart that names no end of its own: the time it was
+// asked to reach, or else the step (block step for hermite4) it ends at; neither for a state written outside a run.
+struct RunEnd {
+  std::optional<double> time;
+  std::optional<std::uint64_t> step;
+};
+
+// What a checkpoint of `simulation` records: its clock and settings, the setup's origin, and the run's end.
 sim::RunRecord run_record(const Setup& setup, const multigpu::Simulation& simulation,
-                          std::optional<double> initial_energy);
+                          std::optional<double> initial_energy, const RunEnd& end = {});
 
 // The file of a series at `step`: "out/run.h5" -> "out/run_00000100.h5" (at least 8 digits).
 std::string series_path(const std::string& path, std::uint64_t step);
@@ -35,7 +42,7 @@ sim::hermite::HermiteState hermite_state_of(multigpu::Simulation& simulation);
 // Downloads the state, checks it, and writes the checkpoint whole or not at all. With several ranks
 // every rank takes part (the state is gathered) and rank 0 writes.
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& simulation,
-                      std::optional<double> initial_energy);
+                      std::optional<double> initial_energy, const RunEnd& end = {});
 
 // Downloads the state and writes a snapshot for analysis (sim/io/checkpoint.h: the bodies in their
 // particle groups, the time, step and units) whole or not at all, its values in `precision`. With

@@ -193,6 +193,24 @@ std::string already_at_notice(double now, double t_end, const std::string& optio
   return option_with(option, shortest(t_end)) + ": the run is already at time " + shortest(now);
 }
 
+ContinuedEnd continued_end(const Setup& setup) {
+  ContinuedEnd c;
+  std::string const& path = setup.run.initial.checkpoint;
+  SettingNames const& names = setup.run.names;
+  std::string const other = " (" + names.name("--steps") + " or " + names.name("--t-end") + " sets another end)";
+  if (setup.end_time && setup.clock.time(setup.program.dt) < *setup.end_time) {
+    c.t_end = setup.end_time;
+    c.notice = path + "'s run was going to time " + shortest(*setup.end_time) + ": this run goes on to it" + other;
+  } else if (setup.end_step && setup.clock.step < *setup.end_step) {
+    c.steps = *setup.end_step - setup.clock.step;
+    bool const blocks = setup.program.hermite.has_value();
+    c.notice = path + "'s run was going to " + (blocks ? "block step " : "step ") + std::to_string(*setup.end_step) +
+               ": this run makes the " + std::to_string(*c.steps) + (blocks ? " block steps" : " steps") + " left" +
+               other;
+  }
+  return c;
+}
+
 void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last,
                        const std::vector<std::pair<std::string, std::string>>& others, const SettingNames& names) {
   auto all = others;
@@ -408,6 +426,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   std::uint64_t const every = o.checkpoint.empty() ? 0 : o.checkpoint_every;
   std::uint64_t const visit_every = observer.visit_every();
   std::uint64_t const first_step = sim.steps_done();  // visits count this run's steps
+  // Where this run is going, for its checkpoints: a restart that names no end goes on to it.
+  RunEnd const end = o.end_time ? RunEnd{o.end_time, std::nullopt} : RunEnd{std::nullopt, first_step + steps};
   auto last_check = t0;
   std::uint64_t done = 0, chunk = 1;
   PendingSample pending;
@@ -429,7 +449,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     try {
       if (!kept) kept.emplace();
       kept->state = state;
-      kept->record = run_record(setup, sim, result.initial_energy);
+      kept->record = run_record(setup, sim, result.initial_energy, end);
     } catch (const std::bad_alloc&) {
       kept.reset();
     }
@@ -517,7 +537,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   auto stopped_whole = [&](const RuntimeFailure& e) {
     if (!dynamic_cast<const StoppedWhole*>(&e) || o.checkpoint.empty()) return false;
     try {
-      write_checkpoint(o.checkpoint, setup, sim, result.initial_energy);  // every rank takes part
+      write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, end);  // every rank takes part
     } catch (const std::exception& w) {
       observer.warning(std::string("the state where the run stopped is not saved: ") + w.what());
       return false;
@@ -628,7 +648,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         agree(ranks, [&] { check_finite(now, now_step); });  // a blown-up run still stops here
         keep(now);
         series_file(path, "periodic checkpoint", result.checkpoints_written, result.checkpoints_not_written,
-                    [&] { write_checkpoint(path, setup, sim, result.initial_energy); });
+                    [&] { write_checkpoint(path, setup, sim, result.initial_energy, end); });
         last_check = Clock::now();
       } else if (ranks.max(seconds_since(last_check) > 10.0)) {
         sim::BodySet const now = sim.state();
@@ -693,7 +713,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     else
       written(option);
   };
-  final_output("--checkpoint", o.checkpoint, [&] { write_checkpoint(o.checkpoint, setup, sim, result.initial_energy); });
+  final_output("--checkpoint", o.checkpoint,
+               [&] { write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, end); });
   final_output("--save", o.save, [&] {
     agree(ranks, [&] {
       if (writer) sim::write_tipsy(o.save, final_state, sim.config().softening, o.save_format);

@@ -35,6 +35,9 @@ struct RunOutputs {
   // the multiple is a block time of every body (sample_dt_notice).
   double diagnostics_dt = 0.0;
   SnapshotSeries snapshots;            // HDF5 snapshots for analysis: the start, every K steps or dt, the end
+  // The time the run was asked to reach (a front end's --t-end), recorded in its checkpoints; none: a run by steps,
+  // whose checkpoints record the step it ends at.
+  std::optional<double> end_time;
   // The start's and the end's diagnostics in the result (an O(N^2) pass each); without them and
   // without a series, the run only steps and writes.
   bool summary = true;
@@ -141,6 +144,18 @@ std::string already_at_notice(double now, double t_end, const std::string& optio
 // ("--diagnostics-dt", "diagnostics_dt=", "--snapshot-dt").
 std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const std::string& option,
                              const std::string& what = "sample");
+
+// A restart that names no end of its own (neither steps nor a time to reach) goes on to the end of the run its
+// checkpoint continues, where that run had not reached it (Setup::end_time, end_step): the time to run to, or the
+// steps left, with a notice saying so ("run.h5's run was going to time 10: this run goes on to it (--steps or
+// --t-end sets another end)"). Nothing for another start, a file that records no end, or an end already reached:
+// the front end's default applies.
+struct ContinuedEnd {
+  std::optional<double> t_end;
+  std::optional<std::uint64_t> steps;
+  std::string notice;
+};
+ContinuedEnd continued_end(const Setup& setup);
 
 // Refuses (InputError), before any work, outputs of a run from `first` to `last` steps that could not
 // be written: each checkpoint and snapshot of the series (its name, and that it is no other output's

@@ -517,6 +517,7 @@ class Engine {
       else if (k == "snapshots") o.snapshots.base = nb::cast<std::string>(value);
       else if (k == "snapshot_every") o.snapshots.every = nb::cast<std::uint64_t>(value);
       else if (k == "snapshot_dt") o.snapshots.dt = nb::cast<double>(value);
+      else if (k == "end_time") o.end_time = nb::cast<double>(value);  // run(t_end=...): its checkpoints record it
       else if (k == "snapshot_precision") {
         std::string const name = nb::cast<std::string>(value);
         auto const p = from_name<Precision>(name);
@@ -703,6 +704,17 @@ class Engine {
                                              [](auto const& f) { return f.output == "checkpoint"; });
     out["checkpoint"] = o.checkpoint.empty() || checkpoint_lost ? nb::none() : nb::cast(o.checkpoint);
     return out;
+  }
+
+  // For a run that names no end: while nothing has stepped since a restart's checkpoint, the end of the run that file
+  // continues, (t_end, None) or (None, steps), with a notice (driver::continued_end); None otherwise.
+  nb::object continued_end() {
+    Busy busy(*this);
+    if (setup_.run.initial.checkpoint.empty() || sim_->steps_done() != setup_.clock.step) return nb::none();
+    driver::ContinuedEnd const c = driver::continued_end(setup_);
+    if (c.notice.empty()) return nb::none();
+    notices_.push_back(c.notice);
+    return nb::make_tuple(c.t_end ? nb::cast(*c.t_end) : nb::none(), c.steps ? nb::cast(*c.steps) : nb::none());
   }
 
   // Steps from now until the time reaches `t_end` (0 if it has): driver::steps_to_time.
@@ -1233,6 +1245,7 @@ NB_MODULE(_nbody, m) {
       .def_prop_ro("generation", &Engine::generation)
       .def("run", &Engine::run, "steps"_a, "callback"_a.none(), "every"_a, "self"_a, "outputs"_a)
       .def("steps_to", &Engine::steps_to, "t_end"_a)
+      .def("continued_end", &Engine::continued_end)
       .def("positions", &Engine::positions)
       .def("velocities", &Engine::velocities)
       .def("masses", &Engine::masses)

@@ -367,6 +367,10 @@ def documented_checksum(path):
         parts += [text("MassUnit"), text("LengthUnit")]
         parts.append(struct.pack("<4d", float(u["Unit length in cgs (U_L)"]), float(u["Unit mass in cgs (U_M)"]),
                                  float(u["Unit time in cgs (U_t)"]), float(a["Shift"][0])))
+        if "EndTime" in a:
+            parts.append(struct.pack("<Bd", ord("T"), float(a["EndTime"])))
+        elif "EndStep" in a:
+            parts.append(struct.pack("<BQ", ord("S"), int(a["EndStep"])))
         for t in (0, 1, 4):
             if counts[t] == 0:
                 continue
@@ -425,6 +429,18 @@ def checksum(d):
             computed, stored = documented_checksum(path)
             check(computed == stored, f"{precision} {scenario}: Header/Checksum {stored:x}, the documented FNV-1a "
                                       f"gives {computed:x}")
+    # Where the run was going: a run by steps records its end step, a run to a time that time.
+    with h5py.File(os.path.join(d, "fp32-plummer.h5"), "r") as f:
+        check(int(f["Header"].attrs.get("EndStep", -1)) == 5 and "EndTime" not in f["Header"].attrs,
+              f"a run by steps records EndStep 5: {dict(f['Header'].attrs)}")
+    to_time = os.path.join(d, "to-time.h5")
+    r = run("--run", "--bodies", "100", "--t-end", "0.05", "--checkpoint", to_time, "-q")
+    check(r.returncode == 0, f"writing to-time.h5: exit {r.returncode} {r.stderr.strip()}")
+    with h5py.File(to_time, "r") as f:
+        check(float(f["Header"].attrs.get("EndTime", -1)) == 0.05 and "EndStep" not in f["Header"].attrs,
+              "a run to a time records EndTime 0.05")
+    computed, stored = documented_checksum(to_time)
+    check(computed == stored, f"EndTime: Header/Checksum {stored:x}, the documented FNV-1a gives {computed:x}")
     # Format 1 (every body in PartType1 with a BodyType), as nbody wrote it before particle families.
     old = os.path.join(d, "format1.h5")
     write_format1(old, os.path.join(d, "fp64-disk.h5"))

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -506,6 +507,48 @@ TEST_F(Cli, ARestartsSeriesIsTheOneOfARunThatNeverStopped) {
 
 // A restart stopped before a row of its own leaves its run's series as it was: the earlier run's last row, at the
 // restart's step, stays.
+// A restart that names no end goes on to the end of the run it continues (the checkpoint records it), with a
+// notice; its end state is the one of the run that never stopped. A run that reached its end takes the default.
+TEST_F(Cli, ARestartThatNamesNoEndGoesOnToItsRunsEnd) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  struct Case {
+    const char* integrator;
+    std::string end, series, from;
+  };
+  for (Case const& c : {Case{"leapfrog", "--steps 30", "--checkpoint-every 10", "c_00000010.h5"},
+                        Case{"leapfrog", "--t-end 0.3", "--checkpoint-dt 0.1", "c_00000010.h5"},
+                        Case{"hermite4", "--steps 30", "--checkpoint-every 10", "c_00000010.h5"},
+                        Case{"hermite4", "--t-end 0.0625", "--checkpoint-dt 0.03125", ""}}) {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    std::string const what = std::string(c.integrator) + " " + c.end;
+    Result const whole = nbody("--run --bodies 64 -q --integrator " + std::string(c.integrator) + " " + c.end + " " +
+                               c.series + " --checkpoint " + file("c.h5") + " --json " + file("whole.json"));
+    ASSERT_EQ(whole.code, 0) << what << ": " << whole.err;
+    std::string from = c.from;
+    if (from.empty()) {  // hermite4's by time: named by block step; the first of the series
+      std::vector<std::string> series;
+      for (auto const& e : std::filesystem::directory_iterator(dir_))
+        if (e.path().filename().string().rfind("c_", 0) == 0) series.push_back(e.path().filename().string());
+      ASSERT_GE(series.size(), 2u) << what;
+      from = *std::min_element(series.begin(), series.end());
+    }
+    Result const rest = nbody("--run --restart " + file(from) + " --json " + file("rest.json"));
+    ASSERT_EQ(rest.code, 0) << what << ": " << rest.err;
+    EXPECT_NE(rest.err.find(from + "'s run was going to"), std::string::npos) << what << ": " << rest.err;
+    auto const a = nlohmann::json::parse(slurp(file("whole.json")));
+    auto const b = nlohmann::json::parse(slurp(file("rest.json")));
+    EXPECT_EQ(b["step"], a["step"]) << what;
+    EXPECT_EQ(b["time"], a["time"]) << what;
+    EXPECT_EQ(b["end"]["total"], a["end"]["total"]) << what;  // the same end state, bit for bit
+    // The final checkpoint's run reached its end: a restart of it runs the default 1,000 steps, as before.
+    Result const again = nbody("--run --restart " + file("c.h5") + " --json " + file("again.json"));
+    ASSERT_EQ(again.code, 0) << what << ": " << again.err;
+    EXPECT_EQ(again.err.find("was going to"), std::string::npos) << what << ": " << again.err;
+    EXPECT_EQ(nlohmann::json::parse(slurp(file("again.json")))["steps"], 1000) << what;
+  }
+}
+
 TEST_F(Cli, ARestartStoppedBeforeItsFirstRowKeepsTheSeries) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   Result const first = nbody("--run --bodies 1024 --steps 150 -q --diagnostics-every 1000 --diagnostics " +

@@ -360,7 +360,9 @@ class Simulation:
             snapshot_dt=None, snapshot_precision=None, save=None, **misspelt: typing.NoReturn):
         """Advances ``steps`` steps, or until the time reaches ``t_end`` (the first step at or past
         it; with ``integrator="hermite4"``, the last block time at or before it, which a notice in
-        ``sim.notices`` and a RuntimeWarning name when it is not ``t_end``); give one of the two. ``callback(sim)`` is
+        ``sim.notices`` and a RuntimeWarning name when it is not ``t_end``); give one of the two. A simulation from
+        ``restart`` may give neither before it steps: it goes on to where the run its checkpoint continues was going
+        (its ``t_end``, or its last step), with a notice, as ``nbody --restart`` does. ``callback(sim)`` is
         called after every ``every`` steps of this run (it may read the simulation, not step or
         change it); when it returns a true value the run stops there. Returns the number of steps
         done; ``sim.last_run`` holds what the run did, also when it ends with an exception.
@@ -377,7 +379,11 @@ class Simulation:
         if misspelt:
             _refuse_misspelt(Simulation.run, misspelt)
         if steps is None and t_end is None:
-            raise TypeError("run: give steps or t_end (one of them)")
+            # A restarted simulation goes on to the end of the run its checkpoint continues, as nbody --restart does.
+            end = self._engine.continued_end()
+            if end is None:
+                raise TypeError("run: give steps or t_end (one of them)")
+            t_end, steps = end
         if steps is not None and t_end is not None:
             raise ValueError(f"run: steps={steps!r} and t_end={t_end!r}: give one of them, not both")
         if steps is not None:
@@ -407,6 +413,8 @@ class Simulation:
             if not (math.isfinite(value) and 0 < value <= 1e27):
                 raise ValueError(f"{name}={value!r}: must be a time in (0, 1e+27]")
             outputs[name] = float(value)
+        if t_end is not None:
+            outputs["end_time"] = float(t_end)  # recorded in the run's checkpoints, for a restart to go on to
         first_notice = len(self.notices)
         short = []  # notices that the time reached is not t_end, warned of once the run has returned
         if t_end is not None:  # last: hermite4's time limit, set here, is cleared by the run that follows

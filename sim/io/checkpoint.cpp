@@ -133,6 +133,14 @@ void hash_record(Fnv1a& h, const RunRecord& r, std::uint64_t bodies, int format,
     h.text("hermite4");
     for (double v : {r.hermite->eta, r.hermite->eta_start, r.hermite->dt_max}) h.value(v);
   }
+  // Where the run was going (files without it hash as before).
+  if (r.end_time) {
+    h.value(std::uint8_t{'T'});
+    h.value(*r.end_time);
+  } else if (r.end_step) {
+    h.value(std::uint8_t{'S'});
+    h.value(*r.end_step);
+  }
 }
 
 // The particle groups, as GADGET and SWIFT number them (and pynbody and yt name their families).
@@ -394,6 +402,8 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
         w.number(h, "HermiteEtaStart", run.hermite->eta_start);
         w.number(h, "HermiteDtMax", run.hermite->dt_max);
       }
+      if (run.end_time) w.number(h, "EndTime", *run.end_time);
+      else if (run.end_step) w.number(h, "EndStep", *run.end_step);
     }
   }
   // What SWIFT's readers require besides the header: its unit groups, and the flags that say the
@@ -797,6 +807,17 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
                             dt_max_problem(hp.dt_max, "Header/HermiteDtMax")})
       if (!why.empty()) r.fail(why);
     run.hermite = hp;
+  }
+  // Where the run was going: a time or a step a command line could have named.
+  if (r.has_attribute("Header", "EndTime")) {
+    run.end_time = r.finite("EndTime");
+    if (!(std::abs(*run.end_time) <= kMaxTime)) {
+      std::ostringstream s;
+      s << "Header/EndTime " << *run.end_time << " is not a time in [-1e27, 1e27]";
+      r.fail(s.str());
+    }
+  } else if (r.has_attribute("Header", "EndStep")) {
+    run.end_step = r.whole("EndStep", kMaxSteps);
   }
   if (h.format == 2) {
     // The units as given, parsed again with the command line's rules; the numbers SWIFT's readers

@@ -14,7 +14,7 @@
 //                        Step, MassUnit and LengthUnit (as given; empty in N-body units), Softening;
 //                        checkpoints also: StartTime, DtSinceStep, DtSinceTime, Precision,
 //                        Integrator, Dt, Damping, Scenario, Seed, InitialEnergy (when
-//                        known), Checksum
+//                        known), EndTime or EndStep (where the run was going, when known), Checksum
 //   /Units, /InternalCodeUnits   SWIFT's "Unit length in cgs (U_L)", "Unit mass in cgs (U_M)",
 //                        "Unit time in cgs (U_t)" = sqrt(U_L^3 / (G U_M)), "Unit current in cgs
 //                        (U_I)" and "Unit temperature in cgs (U_T)" (1); all 1 in N-body units
@@ -37,7 +37,8 @@
 // Checksum (uint64) is FNV-1a (64-bit) over, in this order and little-endian: the format 2, N, Step,
 // DtSinceStep, Seed (uint64); StartTime, DtSinceTime, Dt, Softening, Damping (float64); one byte 1
 // and InitialEnergy (float64), or one byte 0; Precision, Integrator, Scenario, MassUnit and
-// LengthUnit, each followed by a zero byte; U_L, U_M, U_t and the shift (float64); then for each
+// LengthUnit, each followed by a zero byte; U_L, U_M, U_t and the shift (float64); hermite4's part (below);
+// where the file has one, the byte 'T' and EndTime (float64) or the byte 'S' and EndStep (uint64); then for each
 // particle group present, in the order PartType0, 1, 4: its count (uint64), and its datasets whole,
 // row by row, ParticleIDs as uint64, then Coordinates, CoordinateRoundoff, Velocities and Masses as
 // float64. A file without it (written by hand) is read unverified; one whose checksum disagrees is
@@ -87,6 +88,11 @@ struct RunRecord {
   // hermite4 run Dt is dt_max and DtSinceStep = Step, DtSinceTime = the time reached (block times do not come
   // from a count of steps).
   std::optional<hermite::HermiteParams> hermite;
+  // Where the run that wrote the file was going (Header/EndTime or EndStep; neither in an older nbody's file): the
+  // time it was asked to reach, or else the step (block step for hermite4) it would have ended at. A restart that
+  // names no end of its own goes on to it.
+  std::optional<double> end_time;
+  std::optional<std::uint64_t> end_step;
 
   bool same_hermite(const RunRecord& o) const {
     return hermite.has_value() == o.hermite.has_value() &&
@@ -97,7 +103,8 @@ struct RunRecord {
     return step == o.step && start_time == o.start_time && dt_since_step == o.dt_since_step &&
            dt_since_time == o.dt_since_time && precision == o.precision && integrator == o.integrator && dt == o.dt &&
            softening == o.softening && damping == o.damping && scenario == o.scenario && seed == o.seed &&
-           initial_energy == o.initial_energy && units == o.units && same_hermite(o);
+           initial_energy == o.initial_energy && units == o.units && same_hermite(o) && end_time == o.end_time &&
+           end_step == o.end_step;
   }
   bool operator!=(const RunRecord& o) const { return !(*this == o); }
 };

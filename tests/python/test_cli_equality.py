@@ -44,14 +44,13 @@ def same_bits(a, b):
 def test_run_equals_the_command_lines_run(tmp_path, cli, cli_args, keywords):
     cli("--run", *cli_args, "--steps", 12, "--checkpoint", tmp_path / "cli.h5")
     sim = nbody.Simulation(backend="cpu", **keywords)
-    assert sim.run(steps=12) == 12
-    sim.checkpoint(tmp_path / "py.h5")
+    assert sim.run(steps=12, checkpoint=tmp_path / "py.h5") == 12
     want, want_header = read(tmp_path / "cli.h5")
     got, got_header = read(tmp_path / "py.h5")
     for key in want:
         assert same_bits(got[key], want[key]), key
     for key in ("Step", "Time", "Dt", "Softening", "Damping", "Integrator", "Precision", "Scenario", "Seed",
-                "InitialEnergy", "Checksum"):
+                "InitialEnergy", "EndStep", "Checksum"):
         assert got_header[key] == want_header[key], key
     # The arrays Python hands out are the same state: fp32 values widened exactly.
     assert np.array_equal(sim.positions, want["Coordinates"].astype(np.float64))
@@ -72,8 +71,7 @@ def test_python_continues_the_command_lines_checkpoint_bit_for_bit(tmp_path, cli
     cli("--run", *CASES[1][0], "--steps", 16, "--checkpoint", tmp_path / "whole.h5")
     sim = nbody.Simulation.restart(tmp_path / "half.h5", backend="cpu")
     assert sim.steps == 8
-    sim.run(steps=8)
-    sim.checkpoint(tmp_path / "py.h5")
+    sim.run(steps=8, checkpoint=tmp_path / "py.h5")  # a run's checkpoint: where it was going (step 16) too
     want, want_header = read(tmp_path / "whole.h5")
     got, got_header = read(tmp_path / "py.h5")
     for key in want:

@@ -169,6 +169,28 @@ def test_checkpoints_and_snapshots_of_a_run_restart_where_they_were_taken(tmp_pa
         nbody.Simulation(n=128, backend="cpu").run(steps=5, snapshots=tmp_path / "s")
 
 
+def test_a_restart_whose_run_names_no_end_goes_on_to_its_runs_end(tmp_path):
+    # A checkpoint records where its run was going: to a time, or to a step. A script that restarts it and runs with
+    # neither goes on to that end, with a notice, and ends with the state of the run that never stopped.
+    whole = nbody.Simulation(n=128, backend="cpu")
+    whole.run(t_end=0.3, checkpoint=tmp_path / "t.h5", checkpoint_dt=0.1)
+    rest = nbody.Simulation.restart(tmp_path / "t_00000010.h5", backend="cpu")
+    assert rest.run() == 20
+    assert rest.time == whole.time and np.array_equal(rest.positions, whole.positions)
+    assert any("t_00000010.h5's run was going to time 0.3: this run goes on to it (steps or t_end sets another "
+               "end)" in n for n in rest.last_run["notices"]), rest.notices
+    by_steps = nbody.Simulation(n=128, backend="cpu", integrator="hermite4")
+    by_steps.run(steps=30, checkpoint=tmp_path / "s.h5", checkpoint_every=10)
+    rest = nbody.Simulation.restart(tmp_path / "s_00000010.h5", backend="cpu")
+    assert rest.run() == 20 and rest.steps == 30
+    assert np.array_equal(rest.positions, by_steps.positions)
+    # Once it has stepped, or from a run that reached its end, a run names its end again.
+    with pytest.raises(TypeError, match=r"^run: give steps or t_end \(one of them\)$"):
+        rest.run()
+    with pytest.raises(TypeError, match=r"^run: give steps or t_end"):
+        nbody.Simulation.restart(tmp_path / "t.h5", backend="cpu").run()
+
+
 def test_snapshots_by_time_are_the_runs_state_at_those_times(tmp_path):
     # hermite4 with snapshots at every multiple of 1/4 (of the longest step, 1/16): every body at each time, so a
     # snapshot at time 0.5 is the state a run to t_end=0.5 ends with (to the rounding of the file's shift by half the
