@@ -179,6 +179,9 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
     if (d.engine.block_size != 0)
       throw InputError(names.with("--block-size", std::to_string(d.engine.block_size)) +
                        " applies to the CUDA backend's naive and tiled kernels; the CPU backend has no thread blocks");
+    if (d.engine.fp64_rsqrt != sim::Fp64Rsqrt::series)
+      throw InputError(names.with_text("--fp64-rsqrt", name_of(d.engine.fp64_rsqrt)) +
+                       " applies to the CUDA backend's fp64 kernels; the CPU computes r^-3 in fp64 directly");
     if (d.exchange != multigpu::ExchangeMode::automatic)
       throw InputError(names.with_text("--exchange", name_of(d.exchange)) +
                        " applies to the CUDA backend (how GPUs pass positions); host devices share the host's memory");
@@ -326,6 +329,14 @@ void check_integrator_options(const RunConfig& run) {
   if (hermite && run.devices.engine.kernel)
     throw InputError(n.with_text("--kernel", name_of(*run.devices.engine.kernel)) +
                      ": hermite4 has its own force+jerk kernels; leave " + n.name("--kernel") + " out");
+  // The fixed-step kernels' launch shape and fp64 r^-3: nothing to hermite4's own kernels.
+  if (hermite && run.devices.engine.block_size != 0)
+    throw InputError(n.with("--block-size", std::to_string(run.devices.engine.block_size)) +
+                     ": hermite4 has its own force+jerk kernels and launch shapes; leave " + n.name("--block-size") +
+                     " out");
+  if (hermite && run.devices.engine.fp64_rsqrt != sim::Fp64Rsqrt::series)
+    throw InputError(n.with_text("--fp64-rsqrt", name_of(run.devices.engine.fp64_rsqrt)) +
+                     ": hermite4's fp64 pair has its own r^-1; leave " + n.name("--fp64-rsqrt") + " out");
   if (!hermite && g.softening && run.physics.softening == 0.0)
     throw InputError(n.with("--softening", "0") + ": must be a length in (0, " + number(kMaxSoftening) + "]" +
                      "; 0 (no softening) only with " + n.with_text("--integrator", "hermite4") + " (this run's is " +

@@ -856,6 +856,8 @@ class Engine {
     driver::RunConfig named = run_;
     named.given = driver::GivenSettings{};
     named.devices.engine.kernel.reset();
+    named.devices.engine.block_size = 0;
+    named.devices.engine.fp64_rsqrt = sim::Fp64Rsqrt::series;
     apply_options(named, options, false);
     driver::check_integrator_options(named);
     std::vector<std::string> notices;

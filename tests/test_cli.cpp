@@ -97,6 +97,14 @@ TEST_F(Cli, BadNamesListTheValidOnes) {
                      "--exchange peer applies to the CUDA backend (how GPUs pass positions); host devices share the "
                      "host's memory", false);
   expect_input_error("--fp64-rsqrt exact --run --bodies 10", "--fp64-rsqrt exact: valid: series, newton, precise");
+  expect_input_error("--backend cpu --fp64-rsqrt newton --precision fp64 --run --bodies 10",
+                     "--fp64-rsqrt newton applies to the CUDA backend's fp64 kernels; the CPU computes r^-3 in fp64 "
+                     "directly", false);
+  expect_input_error("--integrator hermite4 --fp64-rsqrt precise --run --bodies 10",
+                     "--fp64-rsqrt precise: hermite4's fp64 pair has its own r^-1; leave --fp64-rsqrt out");
+  expect_input_error("--integrator hermite4 --block-size 128 --run --bodies 10",
+                     "--block-size 128: hermite4 has its own force+jerk kernels and launch shapes; leave --block-size "
+                     "out");
   expect_input_error("--save-format middle-endian --run", "--save-format middle-endian: valid: standard, little-endian");
   expect_input_error("--color rainbow --viewer", "--color rainbow: valid: speed, type, device");
   expect_input_error("--interop maybe --viewer", "--interop maybe: valid: auto, on, off");

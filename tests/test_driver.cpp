@@ -52,20 +52,18 @@ TEST(Driver, SetupFollowsTheTypedConfiguration) {
 }
 
 // The engine settings a front end gives arrive whole in the simulation's configuration and at its
-// engines, every one of them other than its default (but the block size, which the CPU backend refuses:
+// engines, every one of them other than its default (but the block size and the fp64 r^-3, which the CPU backend refuses:
 // BadConfigurationsAreRefusedBeforeAnyWork).
 TEST(Driver, ResolvedDevicesKeepEveryEngineSetting) {
   driver::RunConfig run = cpu_run(64);
   sim::EngineSettings& e = run.devices.engine;
   e.precision = Precision::fp64;
   e.kernel = sim::Kernel::reference;
-  e.fp64_rsqrt = sim::Fp64Rsqrt::precise;
   e.cpu_threads = 3;
   auto const s = driver::make_setup(run);
   sim::EngineSettings const& got = s.config.engine;
   EXPECT_EQ(got.precision, Precision::fp64);
   EXPECT_EQ(got.kernel, sim::Kernel::reference);
-  EXPECT_EQ(got.fp64_rsqrt, sim::Fp64Rsqrt::precise);
   EXPECT_EQ(got.cpu_threads, 3);
   multigpu::Simulation sim(s.bodies, s.program, s.config, s.clock);
   EXPECT_EQ(sim.config().engine.precision, Precision::fp64);
