@@ -198,7 +198,16 @@ ContinuedEnd continued_end(const Setup& setup) {
   std::string const& path = setup.run.initial.checkpoint;
   SettingNames const& names = setup.run.names;
   std::string const other = " (" + names.name("--steps") + " or " + names.name("--t-end") + " sets another end)";
-  if (setup.end_time && setup.clock.time(setup.program.dt) < *setup.end_time) {
+  bool going_to_time = setup.end_time && setup.clock.time(setup.program.dt) < *setup.end_time;
+  if (going_to_time && setup.hermite.started()) {
+    // hermite4 continued: a run that stopped at the last block time before its end (one that is no block time) has
+    // reached it, as far as block steps go: the next block time is past it.
+    double next = INFINITY;
+    for (std::size_t i = 0; i < setup.hermite.size(); ++i)
+      next = std::min(next, setup.hermite.time[i] + setup.hermite.step[i]);
+    going_to_time = setup.hermite.epoch + next <= *setup.end_time;
+  }
+  if (going_to_time) {
     c.t_end = setup.end_time;
     c.notice = path + "'s run was going to time " + shortest(*setup.end_time) + ": this run goes on to it" + other;
   } else if (setup.end_step && setup.clock.step < *setup.end_step) {

@@ -555,6 +555,13 @@ TEST_F(Cli, ARestartThatNamesNoEndGoesOnToItsRunsEnd) {
     EXPECT_EQ(again.err.find("was going to"), std::string::npos) << what << ": " << again.err;
     EXPECT_EQ(nlohmann::json::parse(slurp(file("again.json")))["steps"], 1000) << what;
   }
+  // hermite4 to a time that is no block time ends at the last block time before it: that run reached its end too.
+  Result const short_of = nbody("--run --bodies 64 -q --integrator hermite4 --t-end 0.1 --checkpoint " + file("e.h5"));
+  ASSERT_EQ(short_of.code, 0) << short_of.err;
+  Result const after = nbody("--run --restart " + file("e.h5") + " --json " + file("after.json"));
+  ASSERT_EQ(after.code, 0) << after.err;
+  EXPECT_EQ(after.err.find("was going to"), std::string::npos) << after.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(file("after.json")))["steps"], 1000);
 }
 
 TEST_F(Cli, ARestartStoppedBeforeItsFirstRowKeepsTheSeries) {
