@@ -436,7 +436,9 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   std::uint64_t const visit_every = observer.visit_every();
   std::uint64_t const first_step = sim.steps_done();  // visits count this run's steps
   // Where this run is going, for its checkpoints: a restart that names no end goes on to it.
-  RunEnd const end = o.end_time ? RunEnd{o.end_time, std::nullopt} : RunEnd{std::nullopt, first_step + steps};
+  // (A step past the most a checkpoint holds, from a huge --steps meaning "until stopped", is recorded as that most.)
+  RunEnd const end = o.end_time ? RunEnd{o.end_time, std::nullopt}
+                                : RunEnd{std::nullopt, std::min(kMaxSteps, first_step + std::min(steps, kMaxSteps))};
   auto last_check = t0;
   std::uint64_t done = 0, chunk = 1;
   PendingSample pending;
@@ -722,8 +724,11 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     else
       written(option);
   };
+  // A run its front end chose to stop there (a script's callback) ended where it was meant to: its restart has no
+  // further end to go on to. A signal or a failure leaves the end it was going to.
+  RunEnd const final_end = result.stopped_by_visit ? RunEnd{std::nullopt, sim.steps_done()} : end;
   final_output("--checkpoint", o.checkpoint,
-               [&] { write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, end); });
+               [&] { write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end); });
   final_output("--save", o.save, [&] {
     agree(ranks, [&] {
       if (writer) sim::write_tipsy(o.save, final_state, sim.config().softening, o.save_format);

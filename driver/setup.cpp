@@ -175,16 +175,20 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
     if (!d.gpus.empty())
       throw InputError(names.name("--gpus") + " applies to the CUDA backend; use " + names.name("--numgpus") +
                        " for host devices");
-    // The CUDA backend's launch shape and exchange mean nothing to host devices: refused, not ignored.
+    // The CUDA backend's launch shape and exchange mean nothing to host devices: refused, not ignored (saying so
+    // where the CPU was chosen for want of a GPU).
+    std::string const chosen = d.backend == BackendChoice::automatic ? " (no CUDA device here: the CPU backend runs)" : "";
     if (d.engine.block_size != 0)
       throw InputError(names.with("--block-size", std::to_string(d.engine.block_size)) +
-                       " applies to the CUDA backend's naive and tiled kernels; the CPU backend has no thread blocks");
+                       " applies to the CUDA backend's naive and tiled kernels; the CPU backend has no thread blocks" +
+                       chosen);
     if (d.engine.fp64_rsqrt != sim::Fp64Rsqrt::series)
       throw InputError(names.with_text("--fp64-rsqrt", name_of(d.engine.fp64_rsqrt)) +
-                       " applies to the CUDA backend's fp64 kernels; the CPU computes r^-3 in fp64 directly");
+                       " applies to the CUDA backend's fp64 kernels; the CPU backend takes r^-3 its own way" + chosen);
     if (d.exchange != multigpu::ExchangeMode::automatic)
       throw InputError(names.with_text("--exchange", name_of(d.exchange)) +
-                       " applies to the CUDA backend (how GPUs pass positions); host devices share the host's memory");
+                       " applies to the CUDA backend (how GPUs pass positions); host devices share the host's memory" +
+                       chosen);
     c.devices.assign(std::size_t(d.count == 0 ? 1 : d.count), 0);
     if (c.engine.cpu_threads == 0 && local_ranks > 1)
       c.engine.cpu_threads = std::max(1, omp_get_num_procs() / local_ranks);

@@ -366,6 +366,10 @@ class Engine {
     sim_ = std::make_unique<multigpu::Simulation>(setup.bodies, setup.program, setup.config, setup.clock, &setup.hermite);
     setup.bodies = sim::BodySet{};  // the simulation holds the state now
     setup_ = std::move(setup);
+    // A restart's recorded end, for a first run that names none (continued_end): decided on the file's state.
+    if (!setup_.run.initial.checkpoint.empty()) continued_ = driver::continued_end(setup_);
+    continued_at_ = sim_->steps_done();
+    continued_blocks_ = sim_->block_steps();
     remember_settings();
     // The baseline of the energy error: a checkpoint's, else the energy now (as the command line's --run); measured
     // anew past step 0 (a checkpoint continued with another softening), a series from before begins again.
@@ -710,9 +714,11 @@ class Engine {
   // continues, (t_end, None) or (None, steps), with a notice (driver::continued_end); None otherwise.
   nb::object continued_end() {
     Busy busy(*this);
-    if (setup_.run.initial.checkpoint.empty() || sim_->steps_done() != setup_.clock.step) return nb::none();
-    driver::ContinuedEnd const c = driver::continued_end(setup_);
-    if (c.notice.empty()) return nb::none();
+    // Settings changed since (configure) keep it, but for a switch between fixed and block steps, which count
+    // steps otherwise; a step made since ends it.
+    driver::ContinuedEnd const& c = continued_;
+    if (c.notice.empty() || sim_->steps_done() != continued_at_ || (c.steps && sim_->block_steps() != continued_blocks_))
+      return nb::none();
     notices_.push_back(c.notice);
     return nb::make_tuple(c.t_end ? nb::cast(*c.t_end) : nb::none(), c.steps ? nb::cast(*c.steps) : nb::none());
   }
@@ -1161,6 +1167,9 @@ class Engine {
   std::unique_ptr<Ranks> ranks_;
   driver::RunConfig run_;
   driver::Setup setup_;
+  driver::ContinuedEnd continued_;  // a restart's recorded end (continued_end), while nothing has stepped
+  std::uint64_t continued_at_ = 0;
+  bool continued_blocks_ = false;
   std::unique_ptr<multigpu::Simulation> sim_;
   double e0_ = 0;
   nb::object last_run_ = nb::none();  // run()'s outcome

@@ -98,8 +98,8 @@ TEST_F(Cli, BadNamesListTheValidOnes) {
                      "host's memory", false);
   expect_input_error("--fp64-rsqrt exact --run --bodies 10", "--fp64-rsqrt exact: valid: series, newton, precise");
   expect_input_error("--backend cpu --fp64-rsqrt newton --precision fp64 --run --bodies 10",
-                     "--fp64-rsqrt newton applies to the CUDA backend's fp64 kernels; the CPU computes r^-3 in fp64 "
-                     "directly", false);
+                     "--fp64-rsqrt newton applies to the CUDA backend's fp64 kernels; the CPU backend takes r^-3 its "
+                     "own way", false);
   expect_input_error("--integrator hermite4 --fp64-rsqrt precise --run --bodies 10",
                      "--fp64-rsqrt precise: hermite4's fp64 pair has its own r^-1; leave --fp64-rsqrt out");
   expect_input_error("--integrator hermite4 --block-size 128 --run --bodies 10",
@@ -513,8 +513,6 @@ TEST_F(Cli, ARestartsSeriesIsTheOneOfARunThatNeverStopped) {
   EXPECT_EQ(rows("pb.csv"), rows("pa.csv"));
 }
 
-// A restart stopped before a row of its own leaves its run's series as it was: the earlier run's last row, at the
-// restart's step, stays.
 // A restart that names no end goes on to the end of the run it continues (the checkpoint records it), with a
 // notice; its end state is the one of the run that never stopped. A run that reached its end takes the default.
 TEST_F(Cli, ARestartThatNamesNoEndGoesOnToItsRunsEnd) {
@@ -564,6 +562,8 @@ TEST_F(Cli, ARestartThatNamesNoEndGoesOnToItsRunsEnd) {
   EXPECT_EQ(nlohmann::json::parse(slurp(file("after.json")))["steps"], 1000);
 }
 
+// A restart stopped before a row of its own leaves its run's series as it was: the earlier run's last row, at the
+// restart's step, stays.
 TEST_F(Cli, ARestartStoppedBeforeItsFirstRowKeepsTheSeries) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   Result const first = nbody("--run --bodies 1024 --steps 150 -q --diagnostics-every 1000 --diagnostics " +

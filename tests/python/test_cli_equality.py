@@ -52,6 +52,14 @@ def test_run_equals_the_command_lines_run(tmp_path, cli, cli_args, keywords):
     for key in ("Step", "Time", "Dt", "Softening", "Damping", "Integrator", "Precision", "Scenario", "Seed",
                 "InitialEnergy", "EndStep", "Checksum"):
         assert got_header[key] == want_header[key], key
+    # A state written outside a run holds the same bits, and no end of a run.
+    sim.checkpoint(tmp_path / "state.h5")
+    state, state_header = read(tmp_path / "state.h5")
+    for key in want:
+        assert same_bits(state[key], want[key]), key
+    assert "EndStep" not in state_header and "EndTime" not in state_header
+    for key in ("Step", "Time", "Dt", "Softening", "Integrator", "Precision", "InitialEnergy"):
+        assert state_header[key] == want_header[key], key
     # The arrays Python hands out are the same state: fp32 values widened exactly.
     assert np.array_equal(sim.positions, want["Coordinates"].astype(np.float64))
     assert np.array_equal(sim.velocities, want["Velocities"].astype(np.float64))

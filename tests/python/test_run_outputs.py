@@ -189,6 +189,29 @@ def test_a_restart_whose_run_names_no_end_goes_on_to_its_runs_end(tmp_path):
         rest.run()
     with pytest.raises(TypeError, match=r"^run: give steps or t_end"):
         nbody.Simulation.restart(tmp_path / "t.h5", backend="cpu").run()
+    # Settings changed before the first run keep the file's end (a new dt goes on to the same time).
+    rest = nbody.Simulation.restart(tmp_path / "t_00000010.h5", backend="cpu")
+    rest.configure(dt=0.005)
+    assert rest.run() == 40 and rest.time == pytest.approx(0.3)
+    # A run the script's callback stopped ended where the script meant it to: its checkpoint records that step.
+    stopped = nbody.Simulation(n=128, backend="cpu")
+    stopped.run(steps=100, callback=lambda s: s.steps >= 40, every=10, checkpoint=tmp_path / "cb.h5")
+    assert stopped.steps == 40
+    with pytest.raises(TypeError, match=r"^run: give steps or t_end"):
+        nbody.Simulation.restart(tmp_path / "cb.h5", backend="cpu").run()
+    # hermite4 to a time that is no block time stops at the last block time before it: its end is reached too.
+    short = nbody.Simulation(n=64, backend="cpu", integrator="hermite4")
+    with pytest.warns(RuntimeWarning, match=r"^t_end=0\.1 is not a block time"):
+        short.run(t_end=0.1, checkpoint=tmp_path / "h.h5")
+    # steps as many as a run may have ("until stopped"), from a later step: its checkpoints record the most a
+    # checkpoint may hold, and are written.
+    far = nbody.Simulation(n=64, backend="cpu")
+    far.run(steps=3)
+    far.run(steps=10**15, callback=lambda s: s.steps >= 6, every=1, checkpoint=tmp_path / "far.h5",
+            checkpoint_every=2)
+    assert far.last_run["checkpoints_written"] == 2 and far.last_run["checkpoints_not_written"] == []
+    with pytest.raises(TypeError, match=r"^run: give steps or t_end"):
+        nbody.Simulation.restart(tmp_path / "h.h5", backend="cpu").run()
 
 
 def test_snapshots_by_time_are_the_runs_state_at_those_times(tmp_path):
