@@ -287,11 +287,13 @@ int run_simulation(const Options& asked) {
     if (!o.quiet && writes_outputs()) std::cerr << "notice: " << text << "\n";
   };
   if (!continued.notice.empty()) notice(continued.notice);
+  // A time taken from the file is named as the file has it in what the run says of it.
+  std::string const t_end_option = continued.t_end ? asked.run.initial.checkpoint + "'s Header/EndTime" : "--t-end";
   if (o.t_end) {
     // Block steps are not known in advance: as many as it takes, none past the time (the simulation's limit).
-    agree(world(), [&] { steps = driver::steps_for_time(setup.clock, setup.program, *o.t_end); });
+    agree(world(), [&] { steps = driver::steps_for_time(setup.clock, setup.program, *o.t_end, t_end_option); });
     if (steps == 0)
-      notice(driver::already_at_notice(setup.clock.time(setup.program.dt), *o.t_end) +
+      notice(driver::already_at_notice(setup.clock.time(setup.program.dt), *o.t_end, t_end_option) +
              "; no steps, the outputs hold its state");
   }
   driver::RunOutputs outputs;
@@ -311,10 +313,10 @@ int run_simulation(const Options& asked) {
       driver::check_run_outputs(outputs, setup.clock.step, setup.clock.step + steps, {{"--json", o.json}});
   });
   multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock, &setup.hermite);
-  if (o.t_end) steps = driver::steps_for_time_limit(sim, *o.t_end);
+  if (o.t_end) steps = driver::steps_for_time_limit(sim, *o.t_end, t_end_option);
   // Block steps: whether the time is already reached is known only now (the block time is the simulation's).
   if (o.t_end && blocks && steps == 0)
-    notice(driver::already_at_notice(sim.time(), *o.t_end) + "; no block steps, the outputs hold its state");
+    notice(driver::already_at_notice(sim.time(), *o.t_end, t_end_option) + "; no block steps, the outputs hold its state");
   if (!o.quiet && blocks) {
     auto const& h = *setup.program.hermite;
     std::printf("nbody run: %zu bod%s from %s\n  %s\n  %s, eta %g, eta_start %g, dt_max %g, ", sim.bodies(),
@@ -419,7 +421,7 @@ int run_simulation(const Options& asked) {
   }
   // Block steps stop at the last block time at or before --t-end: said when that is not the time asked for.
   if (o.t_end && !r.stopped_by && !r.stopped_by_visit) {
-    std::string const text = driver::t_end_notice(sim, *o.t_end);  // every rank takes part
+    std::string const text = driver::t_end_notice(sim, *o.t_end, t_end_option);  // every rank takes part
     if (!text.empty()) notice(text);
   }
   std::optional<double> const e0 = r.initial_energy;

@@ -198,24 +198,42 @@ ContinuedEnd continued_end(const Setup& setup) {
   std::string const& path = setup.run.initial.checkpoint;
   SettingNames const& names = setup.run.names;
   std::string const other = " (" + names.name("--steps") + " or " + names.name("--t-end") + " sets another end)";
-  bool going_to_time = setup.end_time && setup.clock.time(setup.program.dt) < *setup.end_time;
-  if (going_to_time && setup.hermite.started()) {
-    // hermite4 continued: a run that stopped at the last block time before its end (one that is no block time) has
-    // reached it, as far as block steps go: the next block time is past it.
-    double next = INFINITY;
-    for (std::size_t i = 0; i < setup.hermite.size(); ++i)
-      next = std::min(next, setup.hermite.time[i] + setup.hermite.step[i]);
-    going_to_time = setup.hermite.epoch + next <= *setup.end_time;
-  }
-  if (going_to_time) {
-    c.t_end = setup.end_time;
-    c.notice = path + "'s run was going to time " + shortest(*setup.end_time) + ": this run goes on to it" + other;
-  } else if (setup.end_step && setup.clock.step < *setup.end_step) {
-    c.steps = *setup.end_step - setup.clock.step;
-    bool const blocks = setup.program.hermite.has_value();
-    c.notice = path + "'s run was going to " + (blocks ? "block step " : "step ") + std::to_string(*setup.end_step) +
-               ": this run makes the " + std::to_string(*c.steps) + (blocks ? " block steps" : " steps") + " left" +
-               other;
+  bool const blocks = setup.program.hermite.has_value();
+  auto counted = [&](std::uint64_t k) {
+    return std::to_string(k) + (blocks ? " block step" : " step") + (k == 1 ? "" : "s");
+  };
+  double const now = setup.clock.time(setup.program.dt);
+  if (setup.end_time) {
+    bool going = now < *setup.end_time;
+    if (going && setup.hermite.started()) {
+      // hermite4 continued: a run that stopped at the last block time before its end (one that is no block time)
+      // has reached it, as far as block steps go: the next block time is past it.
+      double next = INFINITY;
+      for (std::size_t i = 0; i < setup.hermite.size(); ++i)
+        next = std::min(next, setup.hermite.time[i] + setup.hermite.step[i]);
+      going = setup.hermite.epoch + next <= *setup.end_time;
+    }
+    if (going) {
+      c.t_end = setup.end_time;
+      c.notice = path + "'s run was going to time " + shortest(*setup.end_time) + ": this run goes on to it" + other;
+    } else {
+      c.steps = 0;
+      c.notice = path + "'s run reached its end, time " + shortest(*setup.end_time) +
+                 (now == *setup.end_time ? "" : " (it is at time " + shortest(now) + ")") + ": no steps" + other;
+    }
+  } else if (setup.end_step && setup.end_in_block_steps != blocks) {
+    // Block steps and fixed steps count otherwise: the front end's default, said.
+    c.notice = path + "'s run was going to " + (setup.end_in_block_steps ? "block step " : "step ") +
+               std::to_string(*setup.end_step) + ", which " + setup.program.integrator + " does not count in " +
+               (blocks ? "block steps" : "steps of dt") + ": it is not taken up" + other;
+  } else if (setup.end_step) {
+    c.steps = *setup.end_step > setup.clock.step ? *setup.end_step - setup.clock.step : 0;
+    if (*c.steps > 0)
+      c.notice = path + "'s run was going to " + (blocks ? "block step " : "step ") + std::to_string(*setup.end_step) +
+                 ": this run makes the " + counted(*c.steps) + " left" + other;
+    else
+      c.notice = path + "'s run reached its end, " + (blocks ? "block step " : "step ") +
+                 std::to_string(*setup.end_step) + ": no steps" + other;
   }
   return c;
 }
@@ -437,8 +455,14 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   std::uint64_t const first_step = sim.steps_done();  // visits count this run's steps
   // Where this run is going, for its checkpoints: a restart that names no end goes on to it.
   // (A step past the most a checkpoint holds, from a huge --steps meaning "until stopped", is recorded as that most.)
-  RunEnd const end = o.end_time ? RunEnd{o.end_time, std::nullopt}
-                                : RunEnd{std::nullopt, std::min(kMaxSteps, first_step + std::min(steps, kMaxSteps))};
+  // A run of no steps from a checkpoint, not asked for a time, takes nothing from the run it continues: it keeps that
+  // run's end (a look at the energies does not change where the job is going).
+  bool const keeps_file_end = steps == 0 && !o.end_time && (setup.end_time || setup.end_step) &&
+                              first_step == setup.clock.step &&
+                              (setup.end_time || setup.end_in_block_steps == sim.block_steps());
+  RunEnd const end = keeps_file_end ? RunEnd{setup.end_time, setup.end_step}
+                     : o.end_time   ? RunEnd{o.end_time, std::nullopt}
+                                    : RunEnd{std::nullopt, std::min(kMaxSteps, first_step + std::min(steps, kMaxSteps))};
   auto last_check = t0;
   std::uint64_t done = 0, chunk = 1;
   PendingSample pending;

@@ -428,8 +428,8 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     s.scenario = saved.scenario;
     s.seed = saved.seed;
     s.end_time = saved.end_time;
-    bool const blocks_then = saved.integrator == name_of(sim::Integrator::hermite4);
-    if (blocks_then == (run.physics.integrator == sim::Integrator::hermite4)) s.end_step = saved.end_step;
+    s.end_step = saved.end_step;
+    s.end_in_block_steps = saved.integrator == name_of(sim::Integrator::hermite4);
     s.bodies = std::move(checkpoint.bodies);
     s.bodies.time = s.clock.time(s.program.dt);
     // Before a hermite4 file's first block step every body is at the file's time, and its Hermite group holds their

@@ -37,10 +37,11 @@ struct Setup {
   // starts as at t = 0 (a scenario, a tipsy file, a step-0 or another integrator's checkpoint).
   sim::hermite::HermiteState hermite;
   sim::Units units;                   // the files' units: the config's, or a checkpoint's unless named
-  // Where the run a checkpoint continues was going (its EndTime, or its EndStep where the restart counts steps as
-  // that run did: both fixed steps, or both block steps); none for other starts. driver::continued_end reads them.
+  // Where the run a checkpoint continues was going (its EndTime or EndStep; the step a block step where that run was
+  // hermite4's); none for other starts. driver::continued_end reads them.
   std::optional<double> end_time;
   std::optional<std::uint64_t> end_step;
+  bool end_in_block_steps = false;
   // The configuration as it resolved: a checkpoint's settings (integrator, softening, precision...) where the one
   // asked for named none. A front end that changes the run later starts from this, not from what it asked.
   RunConfig run;

@@ -711,7 +711,8 @@ class Engine {
   }
 
   // For a run that names no end: while nothing has stepped since a restart's checkpoint, the end of the run that file
-  // continues, (t_end, None) or (None, steps), with a notice (driver::continued_end); None otherwise.
+  // continues, (t_end, None, notice) or (None, steps, notice) with the notice given, or (None, None, why not) where it
+  // records an end this run cannot count (driver::continued_end); None otherwise.
   nb::object continued_end() {
     Busy busy(*this);
     // Settings changed since (configure) keep it, but for a switch between fixed and block steps, which count
@@ -719,8 +720,9 @@ class Engine {
     driver::ContinuedEnd const& c = continued_;
     if (c.notice.empty() || sim_->steps_done() != continued_at_ || (c.steps && sim_->block_steps() != continued_blocks_))
       return nb::none();
-    notices_.push_back(c.notice);
-    return nb::make_tuple(c.t_end ? nb::cast(*c.t_end) : nb::none(), c.steps ? nb::cast(*c.steps) : nb::none());
+    if (c.t_end || c.steps) notices_.push_back(c.notice);  // else the run is refused, the notice its reason
+    return nb::make_tuple(c.t_end ? nb::cast(*c.t_end) : nb::none(), c.steps ? nb::cast(*c.steps) : nb::none(),
+                          c.notice);
   }
 
   // Steps from now until the time reaches `t_end` (0 if it has): driver::steps_to_time.

@@ -441,6 +441,12 @@ def checksum(d):
               "a run to a time records EndTime 0.05")
     computed, stored = documented_checksum(to_time)
     check(computed == stored, f"EndTime: Header/Checksum {stored:x}, the documented FNV-1a gives {computed:x}")
+    both = os.path.join(d, "both-ends.h5")
+    shutil.copy(to_time, both)
+    with h5py.File(both, "r+") as f:
+        f["Header"].attrs["EndStep"] = np.uint64(7)
+        del f["Header"].attrs["Checksum"]
+    refused(both, run("--run", "--restart", both), "Header/EndTime and Header/EndStep are both given")
     # Format 1 (every body in PartType1 with a BodyType), as nbody wrote it before particle families.
     old = os.path.join(d, "format1.h5")
     write_format1(old, os.path.join(d, "fp64-disk.h5"))

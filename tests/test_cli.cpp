@@ -547,19 +547,39 @@ TEST_F(Cli, ARestartThatNamesNoEndGoesOnToItsRunsEnd) {
     EXPECT_EQ(b["step"], a["step"]) << what;
     EXPECT_EQ(b["time"], a["time"]) << what;
     EXPECT_EQ(b["end"]["total"], a["end"]["total"]) << what;  // the same end state, bit for bit
-    // The final checkpoint's run reached its end: a restart of it runs the default 1,000 steps, as before.
+    // A run of no steps keeps the end of the file it continues: the restart of its checkpoint still goes on to it.
+    Result const look = nbody("--run --restart " + file(from) + " --steps 0 -q --checkpoint " + file("look.h5"));
+    ASSERT_EQ(look.code, 0) << what << ": " << look.err;
+    Result const after_look = nbody("--run --restart " + file("look.h5") + " --json " + file("after_look.json"));
+    ASSERT_EQ(after_look.code, 0) << what << ": " << after_look.err;
+    EXPECT_EQ(nlohmann::json::parse(slurp(file("after_look.json")))["end"]["total"], a["end"]["total"]) << what;
+    // The final checkpoint's run reached its end: a restart of it makes no steps, so a job resubmitted until done
+    // stops.
     Result const again = nbody("--run --restart " + file("c.h5") + " --json " + file("again.json"));
     ASSERT_EQ(again.code, 0) << what << ": " << again.err;
-    EXPECT_EQ(again.err.find("was going to"), std::string::npos) << what << ": " << again.err;
-    EXPECT_EQ(nlohmann::json::parse(slurp(file("again.json")))["steps"], 1000) << what;
+    EXPECT_NE(again.err.find("c.h5's run reached its end"), std::string::npos) << what << ": " << again.err;
+    EXPECT_EQ(nlohmann::json::parse(slurp(file("again.json")))["steps"], 0) << what;
   }
   // hermite4 to a time that is no block time ends at the last block time before it: that run reached its end too.
   Result const short_of = nbody("--run --bodies 64 -q --integrator hermite4 --t-end 0.1 --checkpoint " + file("e.h5"));
   ASSERT_EQ(short_of.code, 0) << short_of.err;
   Result const after = nbody("--run --restart " + file("e.h5") + " --json " + file("after.json"));
   ASSERT_EQ(after.code, 0) << after.err;
-  EXPECT_EQ(after.err.find("was going to"), std::string::npos) << after.err;
-  EXPECT_EQ(nlohmann::json::parse(slurp(file("after.json")))["steps"], 1000);
+  EXPECT_NE(after.err.find("e.h5's run reached its end, time 0.1 (it is at time 0.099609375): no steps"),
+            std::string::npos) << after.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(file("after.json")))["steps"], 0);
+  // Steps of another kind (block steps against steps of dt) are not taken up, and the notice says so.
+  Result const blocks = nbody("--run --bodies 64 -q --integrator hermite4 --steps 30 --checkpoint-every 10 "
+                              "--checkpoint " + file("b.h5"));
+  ASSERT_EQ(blocks.code, 0) << blocks.err;
+  Result const switched = nbody("--run --restart " + file("b_00000010.h5") + " --integrator leapfrog --json " +
+                                file("switched.json"));
+  ASSERT_EQ(switched.code, 0) << switched.err;
+  EXPECT_NE(switched.err.find("b_00000010.h5's run was going to block step 30, which leapfrog does not count in "
+                              "steps of dt: it is not taken up (--steps or --t-end sets another end)"),
+            std::string::npos)
+      << switched.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(file("switched.json")))["steps"], 1000);
 }
 
 // A restart stopped before a row of its own leaves its run's series as it was: the earlier run's last row, at the

@@ -362,7 +362,8 @@ class Simulation:
         it; with ``integrator="hermite4"``, the last block time at or before it, which a notice in
         ``sim.notices`` and a RuntimeWarning name when it is not ``t_end``); give one of the two. A simulation from
         ``restart`` may give neither before it steps: it goes on to where the run its checkpoint continues was going
-        (its ``t_end``, or its last step), with a notice, as ``nbody --restart`` does. ``callback(sim)`` is
+        (its ``t_end``, or its last step), with a notice, as ``nbody --restart`` does: no steps where that run
+        reached its end. ``callback(sim)`` is
         called after every ``every`` steps of this run (it may read the simulation, not step or
         change it); when it returns a true value the run stops there. Returns the number of steps
         done; ``sim.last_run`` holds what the run did, also when it ends with an exception.
@@ -381,9 +382,9 @@ class Simulation:
         if steps is None and t_end is None:
             # A restarted simulation goes on to the end of the run its checkpoint continues, as nbody --restart does.
             end = self._engine.continued_end()
-            if end is None:
-                raise TypeError("run: give steps or t_end (one of them)")
-            t_end, steps = end
+            if end is None or end[:2] == (None, None):
+                raise TypeError("run: give steps or t_end (one of them)" + (f"; {end[2]}" if end else ""))
+            t_end, steps, _ = end
         if steps is not None and t_end is not None:
             raise ValueError(f"run: steps={steps!r} and t_end={t_end!r}: give one of them, not both")
         if steps is not None:

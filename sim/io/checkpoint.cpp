@@ -809,6 +809,8 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
     run.hermite = hp;
   }
   // Where the run was going: a time or a step a command line could have named.
+  if (r.has_attribute("Header", "EndTime") && r.has_attribute("Header", "EndStep"))
+    r.fail("Header/EndTime and Header/EndStep are both given; a run goes to one of them");
   if (r.has_attribute("Header", "EndTime")) {
     run.end_time = r.finite("EndTime");
     if (!(std::abs(*run.end_time) <= kMaxTime)) {
