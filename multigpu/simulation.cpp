@@ -188,7 +188,16 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       h.ranks = ranks_;
       h.names = config_.names;
       sim::hermite::HermiteState const none;
-      hermite_ = std::make_unique<HermiteBlocks>(initial, hermite ? *hermite : none, h);
+      // An fp32 run's pair takes each mass as an fp32 value, and its checkpoints hold them so: the masses it keeps
+      // (for the energies, the state it hands out) are those values, so that a restart from its checkpoint reports
+      // the energies of the run that never stopped. The fixed-step engines keep fp32 masses of their own.
+      if (config_.engine.precision == Precision::fp32) {
+        sim::BodySet rounded = initial;
+        for (auto& p : rounded.pos_mass) p.w = double(float(p.w));
+        hermite_ = std::make_unique<HermiteBlocks>(rounded, hermite ? *hermite : none, h);
+      } else {
+        hermite_ = std::make_unique<HermiteBlocks>(initial, hermite ? *hermite : none, h);
+      }
     });
     return;
   }
