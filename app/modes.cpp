@@ -436,8 +436,8 @@ int run_simulation(const Options& asked) {
       std::printf("  checkpoint %s (step %llu)\n", o.checkpoint.c_str(), (unsigned long long)sim.steps_done());
     if (save_written) std::printf("  saved %s (%s tipsy)\n", o.save.c_str(), name_of(o.save_format).c_str());
     if (!o.diagnostics.empty() && r.diagnostics_failure.empty())
-      std::printf("  diagnostics %s (%llu sample%s)\n", o.diagnostics.c_str(), (unsigned long long)r.diagnostics_samples,
-                  r.diagnostics_samples == 1 ? "" : "s");
+      std::printf("  diagnostics %s (%llu sample%s by this run)\n", o.diagnostics.c_str(),
+                  (unsigned long long)r.diagnostics_samples, r.diagnostics_samples == 1 ? "" : "s");
     if (r.end)
       print_diagnostics("end", *r.end, e0.value_or(r.end->total()));
     else

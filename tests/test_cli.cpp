@@ -271,7 +271,7 @@ TEST_F(Cli, DiagnosticsSeriesSamplesTheRunAndEndsOnItsSummary) {
   Result const r = nbody("--run --bodies 256 --precision fp64 --steps 250 --diagnostics-every 100 --diagnostics " +
                          file("d.csv") + " --json " + file("d.json"));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("diagnostics " + file("d.csv") + " (4 samples)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("diagnostics " + file("d.csv") + " (4 samples by this run)"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(file("d.csv.partial")));
   std::string header;
   auto const rows = csv_rows(slurp(file("d.csv")), &header);
