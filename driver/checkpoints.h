@@ -16,13 +16,6 @@
 
 namespace nbody::driver {
 
-// Where a run is going, as its checkpoints record it for a restart that names no end of its own: the time it was
-// asked to reach, or else the step (block step for hermite4) it ends at; neither for a state written outside a run.
-struct RunEnd {
-  std::optional<double> time;
-  std::optional<std::uint64_t> step;
-};
-
 // What a checkpoint of `simulation` records: its clock and settings, the setup's origin, and the run's end.
 sim::RunRecord run_record(const Setup& setup, const multigpu::Simulation& simulation,
                           std::optional<double> initial_energy, const RunEnd& end = {});

@@ -203,37 +203,38 @@ ContinuedEnd continued_end(const Setup& setup) {
     return std::to_string(k) + (blocks ? " block step" : " step") + (k == 1 ? "" : "s");
   };
   double const now = setup.clock.time(setup.program.dt);
-  if (setup.end_time) {
-    bool going = now < *setup.end_time;
+  RunEnd const& file = setup.file_end;
+  if (file.time) {
+    bool going = now < *file.time;
     if (going && setup.hermite.started()) {
       // hermite4 continued: a run that stopped at the last block time before its end (one that is no block time)
       // has reached it, as far as block steps go: the next block time is past it.
       double next = INFINITY;
       for (std::size_t i = 0; i < setup.hermite.size(); ++i)
         next = std::min(next, setup.hermite.time[i] + setup.hermite.step[i]);
-      going = setup.hermite.epoch + next <= *setup.end_time;
+      going = setup.hermite.epoch + next <= *file.time;
     }
     if (going) {
-      c.t_end = setup.end_time;
-      c.notice = path + "'s run was going to time " + shortest(*setup.end_time) + ": this run goes on to it" + other;
+      c.t_end = file.time;
+      c.notice = path + "'s run was going to time " + shortest(*file.time) + ": this run goes on to it" + other;
     } else {
       c.steps = 0;
-      c.notice = path + "'s run reached its end, time " + shortest(*setup.end_time) +
-                 (now == *setup.end_time ? "" : " (it is at time " + shortest(now) + ")") + ": no steps" + other;
+      c.notice = path + "'s run reached its end, time " + shortest(*file.time) +
+                 (now == *file.time ? "" : " (it is at time " + shortest(now) + ")") + ": no steps" + other;
     }
-  } else if (setup.end_step && setup.end_in_block_steps != blocks) {
+  } else if (file.step && file.in_block_steps != blocks) {
     // Block steps and fixed steps count otherwise: the front end's default, said.
-    c.notice = path + "'s run was going to " + (setup.end_in_block_steps ? "block step " : "step ") +
-               std::to_string(*setup.end_step) + ", which " + setup.program.integrator + " does not count in " +
+    c.notice = path + "'s run was going to " + (file.in_block_steps ? "block step " : "step ") +
+               std::to_string(*file.step) + ", which " + setup.program.integrator + " does not count in " +
                (blocks ? "block steps" : "steps of dt") + ": it is not taken up" + other;
-  } else if (setup.end_step) {
-    c.steps = *setup.end_step > setup.clock.step ? *setup.end_step - setup.clock.step : 0;
+  } else if (file.step) {
+    c.steps = *file.step > setup.clock.step ? *file.step - setup.clock.step : 0;
     if (*c.steps > 0)
-      c.notice = path + "'s run was going to " + (blocks ? "block step " : "step ") + std::to_string(*setup.end_step) +
+      c.notice = path + "'s run was going to " + (blocks ? "block step " : "step ") + std::to_string(*file.step) +
                  ": this run makes the " + counted(*c.steps) + " left" + other;
     else
       c.notice = path + "'s run reached its end, " + (blocks ? "block step " : "step ") +
-                 std::to_string(*setup.end_step) + ": no steps" + other;
+                 std::to_string(*file.step) + ": no steps" + other;
   }
   return c;
 }
@@ -457,10 +458,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // (A step past the most a checkpoint holds, from a huge --steps meaning "until stopped", is recorded as that most.)
   // A run of no steps from a checkpoint, not asked for a time, takes nothing from the run it continues: it keeps that
   // run's end (a look at the energies does not change where the job is going).
-  bool const keeps_file_end = steps == 0 && !o.end_time && (setup.end_time || setup.end_step) &&
+  bool const keeps_file_end = steps == 0 && !o.end_time && setup.file_end.named() &&
                               first_step == setup.clock.step &&
-                              (setup.end_time || setup.end_in_block_steps == sim.block_steps());
-  RunEnd const end = keeps_file_end ? RunEnd{setup.end_time, setup.end_step}
+                              (setup.file_end.time || setup.file_end.in_block_steps == sim.block_steps());
+  RunEnd const end = keeps_file_end ? setup.file_end
                      : o.end_time   ? RunEnd{o.end_time, std::nullopt}
                                     : RunEnd{std::nullopt, std::min(kMaxSteps, first_step + std::min(steps, kMaxSteps))};
   auto last_check = t0;

@@ -146,7 +146,7 @@ std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const s
                              const std::string& what = "sample");
 
 // A restart that names no end of its own (neither steps nor a time to reach) goes on to the end of the run its
-// checkpoint continues (Setup::end_time, end_step): the time to run to, or the steps left, with a notice saying so
+// checkpoint continues (Setup::file_end): the time to run to, or the steps left, with a notice saying so
 // ("run.h5's run was going to time 10: this run goes on to it (--steps or --t-end sets another end)"); where that
 // run reached its end, no steps (steps 0), with a notice, so that a job resubmitted until done stops. Nothing for
 // another start or a file that records no end: the front end's default applies.

@@ -427,9 +427,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     }
     s.scenario = saved.scenario;
     s.seed = saved.seed;
-    s.end_time = saved.end_time;
-    s.end_step = saved.end_step;
-    s.end_in_block_steps = saved.integrator == name_of(sim::Integrator::hermite4);
+    s.file_end = {saved.end_time, saved.end_step, saved.integrator == name_of(sim::Integrator::hermite4)};
     s.bodies = std::move(checkpoint.bodies);
     s.bodies.time = s.clock.time(s.program.dt);
     // Before a hermite4 file's first block step every body is at the file's time, and its Hermite group holds their

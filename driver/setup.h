@@ -19,6 +19,16 @@
 
 namespace nbody::driver {
 
+// Where a run is going, as its checkpoints record it for a restart that names no end of its own: the time it was
+// asked to reach, or else the step it ends at (a block step where the run is hermite4's); neither for a state written
+// outside a run.
+struct RunEnd {
+  std::optional<double> time;
+  std::optional<std::uint64_t> step;
+  bool in_block_steps = false;  // `step` counts block steps (a checkpoint records this as its integrator)
+  bool named() const { return time || step; }
+};
+
 struct Setup {
   sim::BodySet bodies;
   sim::StepProgram program;
@@ -37,11 +47,9 @@ struct Setup {
   // starts as at t = 0 (a scenario, a tipsy file, a step-0 or another integrator's checkpoint).
   sim::hermite::HermiteState hermite;
   sim::Units units;                   // the files' units: the config's, or a checkpoint's unless named
-  // Where the run a checkpoint continues was going (its EndTime or EndStep; the step a block step where that run was
-  // hermite4's); none for other starts. driver::continued_end reads them.
-  std::optional<double> end_time;
-  std::optional<std::uint64_t> end_step;
-  bool end_in_block_steps = false;
+  // Where the run a checkpoint continues was going (its EndTime or EndStep); none for other starts.
+  // driver::continued_end reads it.
+  RunEnd file_end;
   // The configuration as it resolved: a checkpoint's settings (integrator, softening, precision...) where the one
   // asked for named none. A front end that changes the run later starts from this, not from what it asked.
   RunConfig run;
