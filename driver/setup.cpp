@@ -504,6 +504,12 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
   }
   check_no_shared_positions(s.bodies, run.physics.softening, s.source, run.names);
   if (std::string const notice = dt_max_notice(run); !notice.empty()) s.notices.push_back(notice);
+  // Said, not refused: the viewer and Python may switch this run to fp64 later, where it acts.
+  if (s.config.backend == sim::Backend::cuda && run.devices.engine.fp64_rsqrt != sim::Fp64Rsqrt::series &&
+      run.devices.engine.precision == Precision::fp32)
+    s.notices.push_back(run.names.with_text("--fp64-rsqrt", name_of(run.devices.engine.fp64_rsqrt)) +
+                        " acts on the fp64 kernels only: this run is fp32 (" +
+                        run.names.with_text("--precision", "fp64") + " uses it)");
   s.damping = run.physics.damping;
   s.units = run.units;
   s.run = run;
