@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -113,6 +114,9 @@ struct Scan {
   std::uint64_t kept = 0, replaced = 0;
   std::uint64_t last_kept_step = 0;  // where kept
   double last_kept_time = 0.0;
+  // The steps between the rows kept where every two consecutive ones are that far apart, with at least three rows
+  // (a series sampled every so many steps); else 0 (by time, or a cadence changed on the way).
+  std::uint64_t cadence = 0;
 };
 
 // Reads `file` (a series in `format`) against `lineage` (one with a baseline): the rows before its step are kept if
@@ -188,6 +192,10 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
           scan.not_this_runs += " (its step " + std::to_string(r->step) + " is at time " + shortest(due) + ")";
         return scan;
       }
+      if (scan.kept == 1)
+        scan.cadence = r->step - scan.last_kept_step;
+      else if (scan.kept > 1 && r->step - scan.last_kept_step != scan.cadence)
+        scan.cadence = std::numeric_limits<std::uint64_t>::max();  // uneven: no cadence
       ++scan.kept;
       scan.keep_bytes = offset;
       scan.last_kept_step = r->step;
@@ -202,18 +210,23 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
     }
     last = r;
   }
+  if (scan.kept < 3 || scan.cadence == std::numeric_limits<std::uint64_t>::max()) scan.cadence = 0;
   return scan;
 }
 
 std::string rows_text(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " row" : " rows"); }
 
-// What a continuation says: the rows kept and replaced.
+// What a continuation says: the rows kept and replaced, and a step cadence other than this run's.
 std::string continued_text(const std::string& given, const std::string& from, const Scan& scan,
-                           const SeriesLineage& lineage) {
+                           const SeriesLineage& lineage, const SettingNames& names) {
   std::string const step = std::to_string(lineage.step);
   std::string text = given + ": continues " + from + ": ";
   text += scan.kept ? "its " + rows_text(scan.kept) + " before step " + step + " kept" : "no row before step " + step;
   if (scan.replaced) text += ", " + rows_text(scan.replaced) + " from step " + step + " on replaced";
+  if (scan.cadence && lineage.every && scan.cadence != lineage.every)
+    text += "; they are every " + std::to_string(scan.cadence) + " steps, this run's every " +
+            std::to_string(lineage.every) + " (" + names.with("--diagnostics-every", std::to_string(scan.cadence)) +
+            " keeps the series even)";
   return text;
 }
 
@@ -307,13 +320,13 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
   if (copy_published_) {
     keep_bytes_ = from_published->keep_bytes;
     last_kept_time_ = from_published->last_kept_time;
-    continuation_ = continued_text(given, path_, *from_published, *lineage);
+    continuation_ = continued_text(given, path_, *from_published, *lineage, names);
   } else if (from_partial) {
     keep_bytes_ = from_partial->keep_bytes;
     if (from_partial->kept > 0) last_kept_time_ = from_partial->last_kept_time;
-    continuation_ = continued_text(given, partial_, *from_partial, *lineage);
+    continuation_ = continued_text(given, partial_, *from_partial, *lineage, names);
   } else if (published_is_runs && from_published->replaced) {
-    continuation_ = continued_text(given, path_, *from_published, *lineage);
+    continuation_ = continued_text(given, path_, *from_published, *lineage, names);
   }
   replaces_ = begins_again || (from_published && !published_is_runs);
   if (begins_again)

@@ -64,6 +64,9 @@ struct SeriesLineage {
   // series whose rows measure another start energy is this run's from before, and begins again (said so), not
   // another run's; one measured from this start (the same run, run again after it died) goes on.
   bool new_baseline = false;
+  // This run's rows are every this many steps (0: by time): an earlier series of the run kept at another step cadence
+  // is said (continuation()), since its rows and this run's then fall at other intervals.
+  std::uint64_t every = 0;
 };
 
 // The series file. Refuses (InputError) what an output may not be (core/output_path.h) and a

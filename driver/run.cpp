@@ -374,6 +374,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     lineage = SeriesLineage{sim.steps_done(), sim.time(), baseline, clock.start_time,
                             sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
     lineage->new_baseline = new_baseline;
+    lineage->every = sample_every;
   }
   // A multiple counts as reached within four units in its last place: k x dt rounds (3 x 0.1 is 0.30000000000000004,
   // past the time 0.3 of step 30 of dt 0.01), and a sample one step late reads as a fault.

@@ -694,6 +694,16 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   auto const continued = without_wall(slurp(file("d.csv")));
   EXPECT_EQ(continued, whole);  // 0, 100, 200, 300
   EXPECT_EQ(slurp(file("d.csv")).rfind(first.substr(0, first.rfind("\n250,") + 1), 0), 0u) << "the rows kept as written";
+  EXPECT_EQ(more.err.find("they are every"), std::string::npos) << more.err;  // the rows' own cadence: nothing said
+  // Rows at another step cadence than the ones kept are said: the series' intervals change at the restart.
+  std::ofstream(file("every50.csv")) << first;
+  Result const every50 = nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics-every 50 --diagnostics " +
+                               file("every50.csv"));
+  ASSERT_EQ(every50.code, 0) << every50.err;
+  EXPECT_NE(every50.err.find(": its 3 rows before step 250 kept, 1 row from step 250 on replaced; they are every 100 "
+                             "steps, this run's every 50 (--diagnostics-every 100 keeps the series even)"),
+            std::string::npos)
+      << every50.err;
 
   // A run that died left its rows in the partial file, the last one half written: the restart takes them up.
   std::ofstream(file("e.csv.partial")) << first << "300,0.3,1.5";
