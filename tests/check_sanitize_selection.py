@@ -16,12 +16,14 @@ import tempfile
 
 def executable_of(test, build):
     """The test program a CTest test runs: its command's first word where that is a file of the build, else (a
-    launcher such as mpiexec.openmpi) the first of its words that is; else its first word."""
+    launcher such as mpiexec.openmpi) the first of its words that is, or that a definition names: CMake 4 runs a
+    discovered GoogleTest test as `cmake -D TEST_EXECUTABLE=PATH ... -P LaunchTest.cmake`; else its first word."""
     command = test.get('command') or ['?']
     root = os.path.realpath(build)
     for word in command:
-        if os.path.isabs(word) and os.path.realpath(word).startswith(root + os.sep) and os.path.isfile(word):
-            return os.path.basename(word)
+        path = word.split('=', 1)[1] if '=' in word and not os.path.isabs(word) else word
+        if os.path.isabs(path) and os.path.realpath(path).startswith(root + os.sep) and os.path.isfile(path):
+            return os.path.basename(path)
     return os.path.basename(command[0])
 
 
@@ -55,6 +57,16 @@ def main():
     tests = list_tests(build, '-R', pattern, '-LE', 'gl')
     if not tests:
         sys.exit(f'check_sanitize_selection: the pattern {pattern!r} selects no test in {build}')
+    # The command forms CMake writes differ by version: each must name the same executable (CMake 3's, here, written
+    # as CMake 4 writes a discovered test), so the check reads the same on every machine.
+    for test in tests:
+        first = (test.get('command') or [''])[0]
+        if os.path.isabs(first) and os.path.isfile(first):
+            launched = {'command': ['cmake', '-D', f'TEST_EXECUTABLE={first}', '-D', 'TEST_EXECUTOR=', '-P',
+                                    'LaunchTest.cmake']}
+            if executable_of(launched, build) != executable_of(test, build):
+                sys.exit(f'check_sanitize_selection: {launched["command"]} is not read as running {first}')
+            break
     where = {}
     for test in tests:
         where.setdefault(executable_of(test, build), []).append(test['name'])
