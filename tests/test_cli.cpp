@@ -174,13 +174,13 @@ TEST_F(Cli, CudaBackendWithoutGpuSaysSo) {
 TEST_F(Cli, Fp64RsqrtOnAnFp32GpuRunIsSaid) {
   Result const r = nbody("--devices", false);
   if (r.out.find("no CUDA devices") != std::string::npos) GTEST_SKIP() << "no GPU here";
-  Result const fp32 = nbody("--backend cuda --fp64-rsqrt precise --run --bodies 64 --steps 1");
+  Result const fp32 = nbody("--backend cuda --fp64-rsqrt precise --run --bodies 64 --steps 1", false);
   EXPECT_EQ(fp32.code, 0) << fp32.err;
   EXPECT_NE(fp32.err.find("notice: --fp64-rsqrt precise acts on the fp64 kernels only: this run is fp32 "
                           "(--precision fp64 uses it)"),
             std::string::npos)
       << fp32.err;
-  Result const fp64 = nbody("--backend cuda --fp64-rsqrt precise --precision fp64 --run --bodies 64 --steps 1");
+  Result const fp64 = nbody("--backend cuda --fp64-rsqrt precise --precision fp64 --run --bodies 64 --steps 1", false);
   EXPECT_EQ(fp64.code, 0) << fp64.err;
   EXPECT_EQ(fp64.err.find("--fp64-rsqrt"), std::string::npos) << fp64.err;
 }
