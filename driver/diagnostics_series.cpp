@@ -114,6 +114,7 @@ struct Scan {
   std::uint64_t kept = 0, replaced = 0;
   std::uint64_t last_kept_step = 0;  // where kept
   double last_kept_time = 0.0;
+  bool row_at_step = false;  // a row at the lineage's step (replaced)
   // The steps between the rows kept where every two consecutive ones are that far apart, with at least three rows
   // (a series sampled every so many steps); else 0 (by time, or a cadence changed on the way).
   std::uint64_t cadence = 0;
@@ -206,6 +207,7 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
                              std::to_string(lineage.step);
         return scan;
       }
+      scan.row_at_step = scan.row_at_step || r->step == lineage.step;
       ++scan.replaced;
     }
     last = r;
@@ -320,10 +322,12 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
   if (copy_published_) {
     keep_bytes_ = from_published->keep_bytes;
     last_kept_time_ = from_published->last_kept_time;
+    row_at_start_ = from_published->row_at_step;
     continuation_ = continued_text(given, path_, *from_published, *lineage, names);
   } else if (from_partial) {
     keep_bytes_ = from_partial->keep_bytes;
     if (from_partial->kept > 0) last_kept_time_ = from_partial->last_kept_time;
+    row_at_start_ = from_partial->row_at_step;
     continuation_ = continued_text(given, partial_, *from_partial, *lineage, names);
   } else if (published_is_runs && from_published->replaced) {
     continuation_ = continued_text(given, path_, *from_published, *lineage, names);

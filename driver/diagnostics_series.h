@@ -102,6 +102,9 @@ class DiagnosticsSeries {
   bool replaces() const { return replaces_; }
   // Where rows of an earlier series of the run are kept (this run's follow them): the last one's time.
   std::optional<double> last_kept_time() const { return last_kept_time_; }
+  // The earlier series kept has a row at the lineage's step (where the run it continues ended, not stopped), which
+  // this series replaces: a run that ends before a row of its own writes its start there instead (driver::run).
+  bool replaces_a_row_at_its_start() const { return row_at_start_; }
 
  private:
   void settle();  // the earlier rows kept, the header: before the first row
@@ -117,6 +120,7 @@ class DiagnosticsSeries {
   bool copy_published_ = false;  // they come from PATH (else: the partial file's first keep_bytes_)
   std::uint64_t keep_bytes_ = 0;
   std::optional<double> last_kept_time_;
+  bool row_at_start_ = false;
 };
 
 }  // namespace nbody::driver

@@ -405,14 +405,17 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   };
   // What became of an earlier series at the path, decided where rank 0 made the series, heard on every rank: a front
   // end that warns of it (Python) then does so on every rank alike.
-  // Rank 0's words follow two marks: whether the earlier series is replaced whole, and whether the start is a row.
+  // Rank 0's words follow three marks: whether the earlier series is replaced whole, whether the start is a row, and
+  // whether the earlier series has a row at the start (its run's end) that this one replaces.
   std::string continuation =
-      series ? std::string(series->replaces() ? "r" : "-") + (start_is_a_row() ? "-" : "s") + series->continuation()
-             : "--";
+      series ? std::string(series->replaces() ? "r" : "-") + (start_is_a_row() ? "-" : "s") +
+                   (series->replaces_a_row_at_its_start() ? "e" : "-") + series->continuation()
+             : "---";
   if (ranks.size() > 1) continuation = ranks.all_gather(continuation).front();
   bool const replaces = continuation[0] == 'r';
   bool const start_left_out = continuation[1] == 's';
-  continuation.erase(0, 2);
+  bool const replaces_end_row = continuation[2] == 'e';
+  continuation.erase(0, 3);
   if (replaces) result.diagnostics_replaced = continuation;
   if (!continuation.empty()) observer.notice(continuation);
 
@@ -440,12 +443,14 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     }
   };
   if (result.start && sampled && !start_left_out) write_row(sim.steps_done(), sim.time(), 0.0, *result.start);
-  // A run that ends before a row of its own (stopped at once) writes the start it left out after all: the earlier
-  // series' rows from this step on are replaced when the series ends, and the state here is what they measured last.
+  // A run that ends before a row of its own (stopped at once) after one that ended here (not stopped: its end is a
+  // row) writes the start it left out after all: that end row is replaced when the series ends, and the state here
+  // is what it measured. After a run stopped here, which wrote no row here, it writes none either: a run that never
+  // stopped has no row at this step.
   std::uint64_t const start_step = sim.steps_done();
   double const start_time = sim.time();
   auto end_series = [&] {
-    if (start_left_out && result.start && result.diagnostics_samples == 0)
+    if (start_left_out && replaces_end_row && result.start && result.diagnostics_samples == 0)
       write_row(start_step, start_time, 0.0, *result.start);
     close_series(series, result, observer);
   };

@@ -620,34 +620,37 @@ TEST_F(Cli, ARestartReportsTheEnergiesOfItsRun) {
 }
 
 // A restart stopped before a row of its own leaves its run's series as it was: the earlier run's last row, at the
-// restart's step, stays.
+// restart's step, stays. A restart of that stopped restart, stopped at once too, adds no row at its start (the run
+// it continues wrote none there: a run that never stopped has none).
 TEST_F(Cli, ARestartStoppedBeforeItsFirstRowKeepsTheSeries) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
-  Result const first = nbody("--run --bodies 1024 --steps 150 -q --diagnostics-every 1000 --diagnostics " +
+  Result const first = nbody("--run --bodies 1024 --steps 150 -q --diagnostics-every 1000000 --diagnostics " +
                              file("d.csv") + " --checkpoint " + file("c.h5"));
   ASSERT_EQ(first.code, 0) << first.err;
   std::string const rows = slurp(dir_ / "d.csv");  // steps 0 and 150
-  pid_t const pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    std::string const out = file("out"), err = file("err"), series = file("d.csv"), from = file("c.h5"),
-                      to = file("c2.h5");
-    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
-    execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "--restart", from.c_str(), "--steps",
-          "100000000", "--diagnostics-every", "1000", "--diagnostics", series.c_str(), "--checkpoint", to.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  // The start's line is printed before the first step (its diagnostics measured).
-  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (slurp(dir_ / "out").find("start") == std::string::npos && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  kill(pid, SIGINT);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130) << slurp(dir_ / "err");
+  // A restart from `from`, interrupted after its start's line, its state saved in `to`.
+  auto stopped_restart = [&](const std::string& from, const std::string& to) {
+    fs::remove(dir_ / "out");
+    pid_t const pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+      std::string const out = file("out"), err = file("err"), series = file("d.csv");
+      if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
+      execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "--restart", from.c_str(), "--steps",
+            "100000000", "--diagnostics-every", "1000000", "--diagnostics", series.c_str(), "--checkpoint", to.c_str(),
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    // The start's line is printed before the first step (its diagnostics measured).
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (slurp(dir_ / "out").find("start") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    kill(pid, SIGINT);
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+    return WEXITSTATUS(status);
+  };
   auto const steps_of = [](const std::string& text) {
     std::istringstream in(text);
     std::string line, steps;
@@ -655,8 +658,13 @@ TEST_F(Cli, ARestartStoppedBeforeItsFirstRowKeepsTheSeries) {
     while (std::getline(in, line)) steps += line.substr(0, line.find(',')) + " ";
     return steps;
   };
+  EXPECT_EQ(stopped_restart(file("c.h5"), file("c2.h5")), 130) << slurp(dir_ / "err");
   EXPECT_EQ(steps_of(slurp(dir_ / "d.csv")), steps_of(rows)) << slurp(dir_ / "err");
   EXPECT_EQ(steps_of(rows), "0 150 ");
+  std::uint64_t const stopped_at = sim::read_checkpoint(file("c2.h5")).run.step;
+  ASSERT_GT(stopped_at, 150u) << "the restart made no step before its stop";
+  EXPECT_EQ(stopped_restart(file("c2.h5"), file("c3.h5")), 130) << slurp(dir_ / "err");
+  EXPECT_EQ(steps_of(slurp(dir_ / "d.csv")), "0 150 ") << slurp(dir_ / "err");
 }
 
 // A restart naming its run's series again continues it: the rows before the restart's step stay, and the series
