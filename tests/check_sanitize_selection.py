@@ -61,7 +61,7 @@ def main():
     # as CMake 4 writes a discovered test), so the check reads the same on every machine.
     for test in tests:
         first = (test.get('command') or [''])[0]
-        if os.path.isabs(first) and os.path.isfile(first):
+        if os.path.isabs(first) and os.path.isfile(first) and executable_of(test, build) == os.path.basename(first):
             launched = {'command': ['cmake', '-D', f'TEST_EXECUTABLE={first}', '-D', 'TEST_EXECUTOR=', '-P',
                                     'LaunchTest.cmake']}
             if executable_of(launched, build) != executable_of(test, build):
