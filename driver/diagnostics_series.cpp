@@ -115,9 +115,16 @@ struct Scan {
   std::uint64_t last_kept_step = 0;  // where kept
   double last_kept_time = 0.0;
   bool row_at_step = false;  // a row at the lineage's step (replaced)
-  // The steps between the rows kept where every two consecutive ones are that far apart, with at least three rows
-  // (a series sampled every so many steps); else 0 (by time, or a cadence changed on the way).
-  std::uint64_t cadence = 0;
+  // The steps between the rows kept where they were sampled every so many steps (cadence()); else 0.
+  std::uint64_t first_gap = 0, last_gap = 0, inner_gap = 0;  // inner: the one gap between the first and the last
+  bool even_inside = true;  // every gap between the first and the last is inner_gap
+  std::uint64_t cadence() const {
+    if (kept == 3) return first_gap == last_gap ? first_gap : 0;
+    // The first row may be a start off the grid (a series begun again) and the last an end row the run it continues
+    // left (ended, not stopped): those gaps are shorter. At least two gaps of the cadence.
+    bool const two = (first_gap == inner_gap) + (last_gap == inner_gap) + (kept - 3) >= 2;
+    return kept > 3 && even_inside && first_gap <= inner_gap && last_gap <= inner_gap && two ? inner_gap : 0;
+  }
 };
 
 // Reads `file` (a series in `format`) against `lineage` (one with a baseline): the rows before its step are kept if
@@ -193,10 +200,17 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
           scan.not_this_runs += " (its step " + std::to_string(r->step) + " is at time " + shortest(due) + ")";
         return scan;
       }
-      if (scan.kept == 1)
-        scan.cadence = r->step - scan.last_kept_step;
-      else if (scan.kept > 1 && r->step - scan.last_kept_step != scan.cadence)
-        scan.cadence = std::numeric_limits<std::uint64_t>::max();  // uneven: no cadence
+      if (scan.kept > 0) {
+        std::uint64_t const gap = r->step - scan.last_kept_step;
+        // The gap before this one is now inside (neither the first nor the last) from the fourth row on.
+        if (scan.kept == 1)
+          scan.first_gap = gap;
+        else if (scan.kept == 3)
+          scan.inner_gap = scan.last_gap;
+        else if (scan.kept > 3)
+          scan.even_inside = scan.even_inside && scan.last_gap == scan.inner_gap;
+        scan.last_gap = gap;
+      }
       ++scan.kept;
       scan.keep_bytes = offset;
       scan.last_kept_step = r->step;
@@ -212,7 +226,6 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
     }
     last = r;
   }
-  if (scan.kept < 3 || scan.cadence == std::numeric_limits<std::uint64_t>::max()) scan.cadence = 0;
   return scan;
 }
 
@@ -225,10 +238,13 @@ std::string continued_text(const std::string& given, const std::string& from, co
   std::string text = given + ": continues " + from + ": ";
   text += scan.kept ? "its " + rows_text(scan.kept) + " before step " + step + " kept" : "no row before step " + step;
   if (scan.replaced) text += ", " + rows_text(scan.replaced) + " from step " + step + " on replaced";
-  if (scan.cadence && lineage.every && scan.cadence != lineage.every)
-    text += "; they are every " + std::to_string(scan.cadence) + " steps, this run's every " +
-            std::to_string(lineage.every) + " (" + names.with("--diagnostics-every", std::to_string(scan.cadence)) +
-            " keeps the series even)";
+  std::uint64_t const cadence = scan.cadence();
+  if (cadence && lineage.every && cadence != lineage.every) {
+    std::string const steps = lineage.dt > 0 ? " steps" : " block steps";  // the clock's dt: fixed steps
+    text += "; they are " + std::to_string(cadence) + steps + " apart, this run's " + std::to_string(lineage.every) +
+            ": " + names.with("--diagnostics-every", std::to_string(cadence)) + " (or the " +
+            names.name("--diagnostics-dt") + " they were taken at) keeps the series even";
+  }
   return text;
 }
 

@@ -702,14 +702,15 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   auto const continued = without_wall(slurp(file("d.csv")));
   EXPECT_EQ(continued, whole);  // 0, 100, 200, 300
   EXPECT_EQ(slurp(file("d.csv")).rfind(first.substr(0, first.rfind("\n250,") + 1), 0), 0u) << "the rows kept as written";
-  EXPECT_EQ(more.err.find("they are every"), std::string::npos) << more.err;  // the rows' own cadence: nothing said
+  EXPECT_EQ(more.err.find("steps apart"), std::string::npos) << more.err;  // the rows' own cadence: nothing said
   // Rows at another step cadence than the ones kept are said: the series' intervals change at the restart.
   std::ofstream(file("every50.csv")) << first;
   Result const every50 = nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics-every 50 --diagnostics " +
                                file("every50.csv"));
   ASSERT_EQ(every50.code, 0) << every50.err;
-  EXPECT_NE(every50.err.find(": its 3 rows before step 250 kept, 1 row from step 250 on replaced; they are every 100 "
-                             "steps, this run's every 50 (--diagnostics-every 100 keeps the series even)"),
+  EXPECT_NE(every50.err.find(": its 3 rows before step 250 kept, 1 row from step 250 on replaced; they are 100 steps "
+                             "apart, this run's 50: --diagnostics-every 100 (or the --diagnostics-dt they were taken "
+                             "at) keeps the series even"),
             std::string::npos)
       << every50.err;
 
@@ -832,6 +833,19 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
             std::string::npos)
       << again.err;
   EXPECT_EQ(without_wall(slurp(file("soft2.csv"))), soft_whole);
+
+  // A series begun again off its grid (rows 250, 280, 320, 360: the first gap short) still has its cadence, said to
+  // a restart at another one (here the default, 100).
+  ASSERT_EQ(nbody("--run -q --restart " + file("c.h5") + " --softening 0.05 --steps 150 --diagnostics-every 40 "
+                  "--diagnostics " + file("soft3.csv") + " --checkpoint " + file("soft3.h5")).code,
+            0);
+  Result const default_every =
+      nbody("--run --restart " + file("soft3.h5") + " --steps 10 --diagnostics " + file("soft3.csv"));
+  ASSERT_EQ(default_every.code, 0) << default_every.err;
+  EXPECT_NE(default_every.err.find(": its 4 rows before step 400 kept, 1 row from step 400 on replaced; they are 40 "
+                                   "steps apart, this run's 100: --diagnostics-every 40"),
+            std::string::npos)
+      << default_every.err;
 
   // JSON lines the same way.
   ASSERT_EQ(nbody(run + "--steps 250 --diagnostics " + file("d.jsonl")).code, 0);

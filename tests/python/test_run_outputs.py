@@ -47,7 +47,7 @@ def test_a_scripts_next_run_continues_its_series(cli, tmp_path):
     assert sim.last_run["diagnostics_samples"] == 2  # this run's: 200 and 300
     assert any(n.startswith("diagnostics=") and ": continues " in n and "its 2 rows before step 150 kept" in n
                for n in sim.last_run["notices"]), sim.last_run["notices"]
-    assert not any("they are every" in n for n in sim.last_run["notices"]), sim.last_run["notices"]
+    assert not any("steps apart" in n for n in sim.last_run["notices"]), sim.last_run["notices"]
     want, got = rows(tmp_path / "cli.csv"), rows(tmp_path / "py.csv")
     assert [r["step"] for r in got] == ["0", "100", "200", "300"]
     for w, g in zip(want, got):
@@ -55,8 +55,8 @@ def test_a_scripts_next_run_continues_its_series(cli, tmp_path):
         assert w == g
     # A next run at another step cadence is said, in the script's words.
     sim.run(steps=100, diagnostics=tmp_path / "py.csv", diagnostics_every=50)
-    assert any("its 3 rows before step 300 kept, 1 row from step 300 on replaced; they are every 100 steps, this "
-               "run's every 50 (diagnostics_every=100 keeps the series even)" in n
+    assert any("its 3 rows before step 300 kept, 1 row from step 300 on replaced; they are 100 steps apart, this "
+               "run's 50: diagnostics_every=100 (or the diagnostics_dt they were taken at) keeps the series even" in n
                for n in sim.last_run["notices"]), sim.last_run["notices"]
 
 
