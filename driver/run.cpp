@@ -336,10 +336,47 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // The series file is opened before the first step: a name that cannot be written costs nothing.
   std::unique_ptr<DiagnosticsSeries> series;
   bool const sampled = !o.diagnostics.empty();  // a series, by steps or by time
-  double const sample_dt = sampled ? o.diagnostics_dt : 0.0;
+  // A run from a checkpoint, not yet stepped, whose series names no cadence samples as the run it continues did, so
+  // that the series it continues keeps its rows' spacing (a job script's restart line need not repeat it).
+  // (Said once the series is made: a series refused is the run's one line.)
+  std::vector<std::string> said;
+  SeriesCadence cadence{o.diagnostics_every, o.diagnostics_dt, sim.block_steps()};
+  SeriesCadence const& file_cadence = setup.file_cadence;
+  bool const continues_file = file_cadence.named() && sim.steps_done() == setup.clock.step;
+  bool const same_count = file_cadence.dt > 0 || file_cadence.in_block_steps == sim.block_steps();
+  std::string const& from = setup.run.initial.checkpoint;  // the checkpoint continued
+  if (!sampled && continues_file)
+    said.push_back(from + "'s run wrote a diagnostics series; this run writes none, so its rows will be missing "
+                   "there (" + o.names.name("--diagnostics") + " continues it)");
+  if (sampled && !cadence.named() && continues_file) {
+    std::string const other = " (" + o.names.name("--diagnostics-every") + " or " + o.names.name("--diagnostics-dt") +
+                              " sets another)";
+    auto const counted = [](std::uint64_t k, bool blocks) {
+      return k == 1 ? std::string(blocks ? "block step" : "step")
+                    : std::to_string(k) + (blocks ? " block steps" : " steps");
+    };
+    if (file_cadence.dt > 0) {
+      cadence.dt = file_cadence.dt;
+      said.push_back(from + "'s run sampled its diagnostics at every multiple of time " + shortest(cadence.dt) +
+                     ": so does this run" + other);
+    } else if (same_count) {
+      cadence.every = file_cadence.every;
+      said.push_back(from + "'s run sampled its diagnostics every " + counted(cadence.every, sim.block_steps()) +
+                     ": so does this run" + other);
+    } else {
+      said.push_back(from + "'s run sampled its diagnostics every " + counted(file_cadence.every, !sim.block_steps()) +
+                     ", which " + sim.program().integrator + " does not count in: it is not taken up" + other);
+    }
+  }
+  double const sample_dt = sampled ? cadence.dt : 0.0;
   std::uint64_t const sample_every = !sampled || sample_dt > 0 ? 0
-                                     : o.diagnostics_every      ? o.diagnostics_every
+                                     : cadence.every            ? cadence.every
                                                                 : kDefaultDiagnosticsEvery;
+  // What this run's checkpoints record: its series' cadence, where it writes one; else the cadence of the run it
+  // continues (a piece of a job that left its series out does not lose it for the next).
+  SeriesCadence const recorded = sampled                          ? SeriesCadence{sample_every, sample_dt, false}
+                                 : continues_file && same_count ? file_cadence
+                                                                : SeriesCadence{};
   // An O(N^2) pass (the start's and the end's energies, a sample's potential: seconds at large N on a
   // CPU) stops at a signal; the run then ends as at a signal between steps, its outputs written. With
   // several ranks a rank may already wait for the others' part of the pass: the run ends there, as any
@@ -417,6 +454,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   bool const replaces_end_row = continuation[2] == 'e';
   continuation.erase(0, 3);
   if (replaces) result.diagnostics_replaced = continuation;
+  for (auto const& text : said) observer.notice(text);
   if (!continuation.empty()) observer.notice(continuation);
 
   if ((o.summary || sampled) && !start_measured) unless_interrupted([&] { result.start = sim.diagnostics(); });
@@ -491,7 +529,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     try {
       if (!kept) kept.emplace();
       kept->state = state;
-      kept->record = run_record(setup, sim, result.initial_energy, end);
+      kept->record = run_record(setup, sim, result.initial_energy, end, recorded);
     } catch (const std::bad_alloc&) {
       kept.reset();
     }
@@ -579,7 +617,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   auto stopped_whole = [&](const RuntimeFailure& e) {
     if (!dynamic_cast<const StoppedWhole*>(&e) || o.checkpoint.empty()) return false;
     try {
-      write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, end);  // every rank takes part
+      write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, end, recorded);  // every rank takes part
     } catch (const std::exception& w) {
       observer.warning(std::string("the state where the run stopped is not saved: ") + w.what());
       return false;
@@ -690,7 +728,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         agree(ranks, [&] { check_finite(now, now_step); });  // a blown-up run still stops here
         keep(now);
         series_file(path, "periodic checkpoint", result.checkpoints_written, result.checkpoints_not_written,
-                    [&] { write_checkpoint(path, setup, sim, result.initial_energy, end); });
+                    [&] { write_checkpoint(path, setup, sim, result.initial_energy, end, recorded); });
         last_check = Clock::now();
       } else if (ranks.max(seconds_since(last_check) > 10.0)) {
         sim::BodySet const now = sim.state();
@@ -759,7 +797,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // further end to go on to. A signal or a failure leaves the end it was going to.
   RunEnd const final_end = result.stopped_by_visit ? RunEnd{std::nullopt, sim.steps_done()} : end;
   final_output("--checkpoint", o.checkpoint,
-               [&] { write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end); });
+               [&] { write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded); });
   final_output("--save", o.save, [&] {
     agree(ranks, [&] {
       if (writer) sim::write_tipsy(o.save, final_state, sim.config().softening, o.save_format);

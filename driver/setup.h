@@ -29,6 +29,16 @@ struct RunEnd {
   bool named() const { return time || step; }
 };
 
+// How a run samples its diagnostics series, as its checkpoints record it for a restart that names no cadence of its
+// own: every so many steps (block steps where the run is hermite4's), or at the multiples of a time; neither where it
+// writes no series.
+struct SeriesCadence {
+  std::uint64_t every = 0;
+  double dt = 0.0;
+  bool in_block_steps = false;  // `every` counts block steps (a checkpoint records this as its integrator)
+  bool named() const { return every > 0 || dt > 0; }
+};
+
 struct Setup {
   sim::BodySet bodies;
   sim::StepProgram program;
@@ -50,6 +60,7 @@ struct Setup {
   // Where the run a checkpoint continues was going (its EndTime or EndStep); none for other starts.
   // driver::continued_end reads it.
   RunEnd file_end;
+  SeriesCadence file_cadence;  // how that run sampled its diagnostics series; driver::run takes it up where none is named
   // The configuration as it resolved: a checkpoint's settings (integrator, softening, precision...) where the one
   // asked for named none. A front end that changes the run later starts from this, not from what it asked.
   RunConfig run;

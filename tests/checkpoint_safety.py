@@ -247,6 +247,9 @@ def header_bounds(d):
     broken("this-file", lambda a: a.__setitem__("NumPart_ThisFile", np.array([0, 200, 0, 0, 0, 0], np.uint32)),
            "NumPart_ThisFile disagrees")
     broken("time", lambda a: a.__setitem__("Time", 99.0), "Header/Time 99")
+    broken("diagnostics-every-0", lambda a: a.__setitem__("DiagnosticsEvery", np.uint64(0)), "Header/DiagnosticsEvery 0")
+    broken("diagnostics-dt-negative", lambda a: a.__setitem__("DiagnosticsDt", -0.5), "Header/DiagnosticsDt -0.5",
+           "(0, 1e27]")
     # The same bound from the command line, before any work: a softening whose square underflows.
     r = run("--run", "--bodies", "64", "--steps", "2", "--softening", "1e-30")
     check(r.returncode == 2 and one_line_error(r, "--softening 1e-30", "too small for fp32"),
@@ -371,6 +374,10 @@ def documented_checksum(path):
             parts.append(struct.pack("<Bd", ord("T"), float(a["EndTime"])))
         elif "EndStep" in a:
             parts.append(struct.pack("<BQ", ord("S"), int(a["EndStep"])))
+        if "DiagnosticsEvery" in a:
+            parts.append(struct.pack("<BQ", ord("K"), int(a["DiagnosticsEvery"])))
+        elif "DiagnosticsDt" in a:
+            parts.append(struct.pack("<Bd", ord("D"), float(a["DiagnosticsDt"])))
         for t in (0, 1, 4):
             if counts[t] == 0:
                 continue
@@ -447,6 +454,27 @@ def checksum(d):
         f["Header"].attrs["EndStep"] = np.uint64(7)
         del f["Header"].attrs["Checksum"]
     refused(both, run("--run", "--restart", both), "Header/EndTime and Header/EndStep are both given")
+    # How the run sampled its diagnostics series: every so many steps, or at multiples of a time; nothing without one.
+    with h5py.File(to_time, "r") as f:
+        check("DiagnosticsEvery" not in f["Header"].attrs and "DiagnosticsDt" not in f["Header"].attrs,
+              "a run without a series records no cadence")
+    for option, value, key in (("--diagnostics-every", "3", "DiagnosticsEvery"),
+                               ("--diagnostics-dt", "0.01", "DiagnosticsDt")):
+        sampled = os.path.join(d, f"{key}.h5")
+        r = run("--run", "--bodies", "100", "--steps", "5", option, value, "--diagnostics",
+                os.path.join(d, f"{key}.csv"), "--checkpoint", sampled, "-q")
+        check(r.returncode == 0, f"writing {key}.h5: exit {r.returncode} {r.stderr.strip()}")
+        with h5py.File(sampled, "r") as f:
+            check(str(f["Header"].attrs.get(key)) == value, f"{option} {value} is recorded as {key}: "
+                                                             f"{dict(f['Header'].attrs)}")
+        computed, stored = documented_checksum(sampled)
+        check(computed == stored, f"{key}: Header/Checksum {stored:x}, the documented FNV-1a gives {computed:x}")
+    both = os.path.join(d, "both-cadences.h5")
+    shutil.copy(os.path.join(d, "DiagnosticsDt.h5"), both)
+    with h5py.File(both, "r+") as f:
+        f["Header"].attrs["DiagnosticsEvery"] = np.uint64(7)
+        del f["Header"].attrs["Checksum"]
+    refused(both, run("--run", "--restart", both), "Header/DiagnosticsEvery and Header/DiagnosticsDt are both given")
     # Format 1 (every body in PartType1 with a BodyType), as nbody wrote it before particle families.
     old = os.path.join(d, "format1.h5")
     write_format1(old, os.path.join(d, "fp64-disk.h5"))

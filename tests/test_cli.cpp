@@ -667,6 +667,70 @@ TEST_F(Cli, ARestartStoppedBeforeItsFirstRowKeepsTheSeries) {
   EXPECT_EQ(steps_of(slurp(dir_ / "d.csv")), "0 150 ") << slurp(dir_ / "err");
 }
 
+// A restart that continues its run's series and names no cadence samples as that run did (its checkpoint records
+// how): a job script's restart line need not repeat it, and the series stays the uninterrupted run's. A piece of the
+// job that writes no series says its rows will be missing, and passes the cadence on.
+TEST_F(Cli, ARestartSamplesItsSeriesAsItsRunDid) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  for (std::string const cadence : {"--diagnostics-every 7", "--diagnostics-dt 0.03125"}) {
+    for (std::string const integrator : {"leapfrog", "hermite4"}) {
+      std::string const what = cadence + " " + integrator;
+      std::string const run = "--run --bodies 128 --precision fp64 -q --integrator " + integrator + " ";
+      std::string const steps = integrator == "hermite4" ? "--t-end 0.25" : "--steps 40";
+      std::string const half = integrator == "hermite4" ? "--t-end 0.125" : "--steps 20";
+      std::string const rest = integrator == "hermite4" ? "--t-end 0.25" : "--steps 20";  // from the half on
+      ASSERT_EQ(nbody(run + steps + " " + cadence + " --diagnostics " + file("whole.csv")).code, 0) << what;
+      ASSERT_EQ(nbody(run + half + " " + cadence + " --diagnostics " + file("d.csv") + " --checkpoint " +
+                      file("c.h5")).code,
+                0)
+          << what;
+      // A piece that writes no series (no steps): said, and its checkpoint passes the cadence on.
+      Result const none = nbody("--run --restart " + file("c.h5") + " --steps 0 --checkpoint " + file("c2.h5"));
+      ASSERT_EQ(none.code, 0) << what << ": " << none.err;
+      EXPECT_NE(none.err.find("notice: " + file("c.h5") + "'s run wrote a diagnostics series; this run writes none, so "
+                              "its rows will be missing there (--diagnostics continues it)"),
+                std::string::npos)
+          << what << ": " << none.err;
+      Result const more = nbody("--run --restart " + file("c2.h5") + " " + rest + " --diagnostics " + file("d.csv"));
+      ASSERT_EQ(more.code, 0) << what << ": " << more.err;
+      std::string const said = cadence == "--diagnostics-dt 0.03125"
+                                   ? "at every multiple of time 0.03125"
+                                   : std::string("every 7 ") + (integrator == "hermite4" ? "block steps" : "steps");
+      EXPECT_NE(more.err.find("notice: " + file("c2.h5") + "'s run sampled its diagnostics " + said +
+                              ": so does this run (--diagnostics-every or --diagnostics-dt sets another)"),
+                std::string::npos)
+          << what << ": " << more.err;
+      std::string header;
+      auto steps_of = [&](const std::string& name) {
+        std::vector<double> s;
+        for (auto const& row : csv_rows(slurp(file(name)), &header)) s.push_back(row[0]);
+        return s;
+      };
+      EXPECT_EQ(steps_of("d.csv"), steps_of("whole.csv")) << what;
+      EXPECT_GT(steps_of("whole.csv").size(), 5u) << what;
+      // Named, the restart's own cadence wins, without a word about the file's.
+      ASSERT_EQ(nbody(run + half + " " + cadence + " --diagnostics " + file("e.csv") + " --checkpoint " +
+                      file("e.h5")).code,
+                0);
+      Result const own = nbody("--run --restart " + file("e.h5") + " " + rest + " --diagnostics-every 5 " +
+                               "--diagnostics " + file("e.csv"));
+      ASSERT_EQ(own.code, 0) << what << ": " << own.err;
+      EXPECT_EQ(own.err.find("sampled its diagnostics"), std::string::npos) << what << ": " << own.err;
+    }
+  }
+  // Steps of another count (block steps for a leapfrog run) are not taken up, and that is said.
+  ASSERT_EQ(nbody("--run --bodies 128 -q --steps 20 --diagnostics-every 7 --diagnostics " + file("l.csv") +
+                  " --checkpoint " + file("l.h5")).code,
+            0);
+  Result const other = nbody("--run --restart " + file("l.h5") + " --integrator hermite4 --t-end 1 --diagnostics " +
+                             file("h.csv"));
+  ASSERT_EQ(other.code, 0) << other.err;
+  EXPECT_NE(other.err.find("notice: " + file("l.h5") + "'s run sampled its diagnostics every 7 steps, which hermite4 "
+                           "does not count in: it is not taken up"),
+            std::string::npos)
+      << other.err;
+}
+
 // A restart naming its run's series again continues it: the rows before the restart's step stay, and the series
 // reads as the run's without the stop, to the bit but for the wall clock. So does a series the stopped run left
 // unfinished (it died: the rows are in the partial file). Another run's series is replaced, with a notice; another
@@ -835,12 +899,13 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   EXPECT_EQ(without_wall(slurp(file("soft2.csv"))), soft_whole);
 
   // A series begun again off its grid (rows 250, 280, 320, 360: the first gap short) still has its cadence, said to
-  // a restart at another one (here the default, 100).
+  // a restart at another one.
   ASSERT_EQ(nbody("--run -q --restart " + file("c.h5") + " --softening 0.05 --steps 150 --diagnostics-every 40 "
                   "--diagnostics " + file("soft3.csv") + " --checkpoint " + file("soft3.h5")).code,
             0);
   Result const default_every =
-      nbody("--run --restart " + file("soft3.h5") + " --steps 10 --diagnostics " + file("soft3.csv"));
+      nbody("--run --restart " + file("soft3.h5") + " --steps 10 --diagnostics-every 100 --diagnostics " +
+            file("soft3.csv"));
   ASSERT_EQ(default_every.code, 0) << default_every.err;
   EXPECT_NE(default_every.err.find(": its 4 rows before step 400 kept, 1 row from step 400 on replaced; they are 40 "
                                    "steps apart, this run's 100: --diagnostics-every 40"),

@@ -141,6 +141,14 @@ void hash_record(Fnv1a& h, const RunRecord& r, std::uint64_t bodies, int format,
     h.value(std::uint8_t{'S'});
     h.value(*r.end_step);
   }
+  // How it sampled its series (files without it hash as before).
+  if (r.diagnostics_every) {
+    h.value(std::uint8_t{'K'});
+    h.value(*r.diagnostics_every);
+  } else if (r.diagnostics_dt) {
+    h.value(std::uint8_t{'D'});
+    h.value(*r.diagnostics_dt);
+  }
 }
 
 // The particle groups, as GADGET and SWIFT number them (and pynbody and yt name their families).
@@ -404,6 +412,8 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
       }
       if (run.end_time) w.number(h, "EndTime", *run.end_time);
       else if (run.end_step) w.number(h, "EndStep", *run.end_step);
+      if (run.diagnostics_every) w.number(h, "DiagnosticsEvery", *run.diagnostics_every);
+      else if (run.diagnostics_dt) w.number(h, "DiagnosticsDt", *run.diagnostics_dt);
     }
   }
   // What SWIFT's readers require besides the header: its unit groups, and the flags that say the
@@ -820,6 +830,21 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
     }
   } else if (r.has_attribute("Header", "EndStep")) {
     run.end_step = r.whole("EndStep", kMaxSteps);
+  }
+  // How it sampled its diagnostics series: a cadence a command line could have named.
+  if (r.has_attribute("Header", "DiagnosticsEvery") && r.has_attribute("Header", "DiagnosticsDt"))
+    r.fail("Header/DiagnosticsEvery and Header/DiagnosticsDt are both given; a series is sampled by one of them");
+  if (r.has_attribute("Header", "DiagnosticsEvery")) {
+    run.diagnostics_every = r.whole("DiagnosticsEvery", kMaxSteps);
+    if (*run.diagnostics_every == 0) r.fail("Header/DiagnosticsEvery 0 is not a number of steps in [1, " +
+                                            std::to_string(kMaxSteps) + "]");
+  } else if (r.has_attribute("Header", "DiagnosticsDt")) {
+    run.diagnostics_dt = r.finite("DiagnosticsDt");
+    if (!(*run.diagnostics_dt > 0 && *run.diagnostics_dt <= kMaxTime)) {
+      std::ostringstream s;
+      s << "Header/DiagnosticsDt " << *run.diagnostics_dt << " is not a time in (0, 1e27]";
+      r.fail(s.str());
+    }
   }
   if (h.format == 2) {
     // The units as given, parsed again with the command line's rules; the numbers SWIFT's readers

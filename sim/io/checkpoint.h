@@ -14,7 +14,9 @@
 //                        Step, MassUnit and LengthUnit (as given; empty in N-body units), Softening;
 //                        checkpoints also: StartTime, DtSinceStep, DtSinceTime, Precision,
 //                        Integrator, Dt, Damping, Scenario, Seed, InitialEnergy (when
-//                        known), EndTime or EndStep (where the run was going, when known), Checksum
+//                        known), EndTime or EndStep (where the run was going, when known),
+//                        DiagnosticsEvery or DiagnosticsDt (how it sampled its diagnostics series, where it
+//                        wrote one), Checksum
 //   /Units, /InternalCodeUnits   SWIFT's "Unit length in cgs (U_L)", "Unit mass in cgs (U_M)",
 //                        "Unit time in cgs (U_t)" = sqrt(U_L^3 / (G U_M)), "Unit current in cgs
 //                        (U_I)" and "Unit temperature in cgs (U_T)" (1); all 1 in N-body units
@@ -38,7 +40,8 @@
 // DtSinceStep, Seed (uint64); StartTime, DtSinceTime, Dt, Softening, Damping (float64); one byte 1
 // and InitialEnergy (float64), or one byte 0; Precision, Integrator, Scenario, MassUnit and
 // LengthUnit, each followed by a zero byte; U_L, U_M, U_t and the shift (float64); hermite4's part (below);
-// where the file has one, the byte 'T' and EndTime (float64) or the byte 'S' and EndStep (uint64); then for each
+// where the file has one, the byte 'T' and EndTime (float64) or the byte 'S' and EndStep (uint64); where the file
+// has one, the byte 'K' and DiagnosticsEvery (uint64) or the byte 'D' and DiagnosticsDt (float64); then for each
 // particle group present, in the order PartType0, 1, 4: its count (uint64), and its datasets whole,
 // row by row, ParticleIDs as uint64, then Coordinates, CoordinateRoundoff, Velocities and Masses as
 // float64. A file without it (written by hand) is read unverified; one whose checksum disagrees is
@@ -93,6 +96,10 @@ struct RunRecord {
   // names no end of its own goes on to it.
   std::optional<double> end_time;
   std::optional<std::uint64_t> end_step;
+  // How that run sampled its diagnostics series (Header/DiagnosticsEvery or DiagnosticsDt; neither where it wrote
+  // none, or in an older nbody's file): a restart that continues the series and names no cadence takes it up.
+  std::optional<std::uint64_t> diagnostics_every;
+  std::optional<double> diagnostics_dt;
 
   bool same_hermite(const RunRecord& o) const {
     return hermite.has_value() == o.hermite.has_value() &&
@@ -104,7 +111,7 @@ struct RunRecord {
            dt_since_time == o.dt_since_time && precision == o.precision && integrator == o.integrator && dt == o.dt &&
            softening == o.softening && damping == o.damping && scenario == o.scenario && seed == o.seed &&
            initial_energy == o.initial_energy && units == o.units && same_hermite(o) && end_time == o.end_time &&
-           end_step == o.end_step;
+           end_step == o.end_step && diagnostics_every == o.diagnostics_every && diagnostics_dt == o.diagnostics_dt;
   }
   bool operator!=(const RunRecord& o) const { return !(*this == o); }
 };

@@ -223,6 +223,26 @@ def test_a_restart_whose_run_names_no_end_goes_on_to_its_runs_end(tmp_path):
         nbody.Simulation.restart(tmp_path / "s_00000010.h5", backend="cpu", integrator="leapfrog").run()
 
 
+def test_a_restart_samples_its_series_as_its_run_did(tmp_path):
+    # A checkpoint records how its run sampled its series: a script that restarts it and names no cadence samples so
+    # too, with a notice, and the series is the one of the run that never stopped.
+    whole = nbody.Simulation(n=128, backend="cpu", integrator="hermite4")
+    whole.run(t_end=0.25, diagnostics=tmp_path / "whole.csv", diagnostics_dt=0.03125)
+    first = nbody.Simulation(n=128, backend="cpu", integrator="hermite4")
+    first.run(t_end=0.125, diagnostics=tmp_path / "d.csv", diagnostics_dt=0.03125, checkpoint=tmp_path / "c.h5")
+    rest = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
+    rest.run(t_end=0.25, diagnostics=tmp_path / "d.csv")
+    assert any("c.h5's run sampled its diagnostics at every multiple of time 0.03125: so does this run "
+               "(diagnostics_every or diagnostics_dt sets another)" in n for n in rest.last_run["notices"]), \
+        rest.last_run["notices"]
+    assert [r["step"] for r in rows(tmp_path / "d.csv")] == [r["step"] for r in rows(tmp_path / "whole.csv")]
+    # A run that names its own cadence samples by it, and one that writes no series says what the series misses.
+    rest = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
+    rest.run(t_end=0.25)
+    assert any("c.h5's run wrote a diagnostics series; this run writes none, so its rows will be missing there "
+               "(diagnostics continues it)" in n for n in rest.last_run["notices"]), rest.last_run["notices"]
+
+
 def test_snapshots_by_time_are_the_runs_state_at_those_times(tmp_path):
     # hermite4 with snapshots at every multiple of 1/4 (of the longest step, 1/16): every body at each time, so a
     # snapshot at time 0.5 is the state a run to t_end=0.5 ends with (to the rounding of the file's shift by half the
