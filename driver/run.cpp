@@ -345,6 +345,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   bool const continues_file = file_cadence.named() && sim.steps_done() == setup.clock.step;
   bool const same_count = file_cadence.dt > 0 || file_cadence.in_block_steps == sim.block_steps();
   std::string const& from = setup.run.initial.checkpoint;  // the checkpoint continued
+  if (!from.empty() && sim.steps_done() == setup.clock.step && steps > 0 && o.checkpoint.empty() && o.save.empty())
+    said.push_back("this run continues " + from + " but writes no state of its own (no " +
+                   o.names.name("--checkpoint") + " or " + o.names.name("--save") + "): a restart after it starts from " +
+                   from + " again");
   if (!sampled && continues_file)
     said.push_back(from + "'s run wrote a diagnostics series; this run writes none, so its rows will be missing "
                    "there (" + o.names.name("--diagnostics") + " continues it)");

@@ -729,6 +729,12 @@ TEST_F(Cli, ARestartSamplesItsSeriesAsItsRunDid) {
                            "does not count in: it is not taken up"),
             std::string::npos)
       << other.err;
+  // That restart writes no state of its own: said (at its start), so that a job script's next piece does not start
+  // from the same file unawares.
+  EXPECT_NE(other.err.find("notice: this run continues " + file("l.h5") + " but writes no state of its own (no "
+                           "--checkpoint or --save): a restart after it starts from " + file("l.h5") + " again"),
+            std::string::npos)
+      << other.err;
 }
 
 // A restart naming its run's series again continues it: the rows before the restart's step stay, and the series
