@@ -322,7 +322,7 @@ int run_simulation(const Options& asked) {
     std::printf("nbody run: %zu bod%s from %s\n  %s\n  %s, eta %g, eta_start %g, dt_max %g, ", sim.bodies(),
                 sim.bodies() == 1 ? "y" : "ies",
                 setup.source.c_str(), sim.describe().c_str(), setup.program.integrator.c_str(), h.eta, h.eta_start,
-                h.dt_max);
+                sim::hermite::pow2_at_most(h.dt_max));  // the longest step: --dt-max's power of two (its notice)
     if (o.t_end)
       std::printf("block steps to time %g\n", *o.t_end);
     else
