@@ -322,7 +322,9 @@ int run_simulation(const Options& asked) {
     std::printf("nbody run: %zu bod%s from %s\n  %s\n  %s, eta %g, eta_start %g, dt_max %g, ", sim.bodies(),
                 sim.bodies() == 1 ? "y" : "ies",
                 setup.source.c_str(), sim.describe().c_str(), setup.program.integrator.c_str(), h.eta, h.eta_start,
-                sim::hermite::pow2_at_most(h.dt_max));  // the longest step: --dt-max's power of two (its notice)
+                h.dt_max);
+    // The longest step, where --dt-max is no power of two (its notice says so too).
+    if (double const top = sim::hermite::pow2_at_most(h.dt_max); top != h.dt_max) std::printf("longest step %g, ", top);
     if (o.t_end)
       std::printf("block steps to time %g\n", *o.t_end);
     else

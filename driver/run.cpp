@@ -336,39 +336,43 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // The series file is opened before the first step: a name that cannot be written costs nothing.
   std::unique_ptr<DiagnosticsSeries> series;
   bool const sampled = !o.diagnostics.empty();  // a series, by steps or by time
-  // A run from a checkpoint, not yet stepped, whose series names no cadence samples as the run it continues did, so
-  // that the series it continues keeps its rows' spacing (a job script's restart line need not repeat it).
-  // (Said once the series is made: a series refused is the run's one line.)
+  // A run from a state whose run sampled a series (a checkpoint's, a script's run before), whose own series names no
+  // cadence, samples so too: the series it continues keeps its rows' spacing (a job script's restart line need not
+  // repeat it). (Said once the series is made: a series refused is the run's one line.)
   std::vector<std::string> said;
-  SeriesCadence cadence{o.diagnostics_every, o.diagnostics_dt, sim.block_steps()};
-  SeriesCadence const& file_cadence = setup.file_cadence;
-  bool const continues_file = file_cadence.named() && sim.steps_done() == setup.clock.step;
-  bool const same_count = file_cadence.dt > 0 || file_cadence.in_block_steps == sim.block_steps();
+  SeriesCadence cadence{o.diagnostics_every, o.diagnostics_dt, sim.block_steps(), 0, {}};
+  SeriesCadence const& before = setup.continued_cadence;
+  bool const continues = before.named() && sim.steps_done() == before.at_step;
+  bool const same_count = before.dt > 0 || before.in_block_steps == sim.block_steps();
   std::string const& from = setup.run.initial.checkpoint;  // the checkpoint continued
-  if (!from.empty() && sim.steps_done() == setup.clock.step && steps > 0 && o.checkpoint.empty() && o.save.empty())
+  if (!o.state_stays && !from.empty() && sim.steps_done() == setup.clock.step && steps > 0 && o.checkpoint.empty() &&
+      o.save.empty())
     said.push_back("this run continues " + from + " but writes no state of its own (no " +
-                   o.names.name("--checkpoint") + " or " + o.names.name("--save") + "): a restart after it starts from " +
-                   from + " again");
-  if (!sampled && continues_file)
-    said.push_back(from + "'s run wrote a diagnostics series; this run writes none, so its rows will be missing "
+                   o.names.name("--checkpoint") + " or " + o.names.name("--save") +
+                   "): a restart after it starts from " + from + " again");
+  if (!sampled && continues && steps > 0)
+    said.push_back(before.run + " wrote a diagnostics series; this run writes none, so its rows will be missing " +
                    "there (" + o.names.name("--diagnostics") + " continues it)");
-  if (sampled && !cadence.named() && continues_file) {
+  if (sampled && !cadence.named() && continues) {
     std::string const other = " (" + o.names.name("--diagnostics-every") + " or " + o.names.name("--diagnostics-dt") +
                               " sets another)";
     auto const counted = [](std::uint64_t k, bool blocks) {
       return k == 1 ? std::string(blocks ? "block step" : "step")
                     : std::to_string(k) + (blocks ? " block steps" : " steps");
     };
-    if (file_cadence.dt > 0) {
-      cadence.dt = file_cadence.dt;
-      said.push_back(from + "'s run sampled its diagnostics at every multiple of time " + shortest(cadence.dt) +
+    if (before.dt > 0) {
+      cadence.dt = before.dt;
+      said.push_back(before.run + " sampled its diagnostics at every multiple of time " + shortest(cadence.dt) +
                      ": so does this run" + other);
+      std::string const option = o.names.keywords ? o.names.name("--diagnostics-dt") + "=" : "--diagnostics-dt";
+      if (std::string const text = sample_dt_notice(sim, cadence.dt, option); !text.empty()) said.push_back(text);
     } else if (same_count) {
-      cadence.every = file_cadence.every;
-      said.push_back(from + "'s run sampled its diagnostics every " + counted(cadence.every, sim.block_steps()) +
-                     ": so does this run" + other);
+      cadence.every = before.every;
+      if (cadence.every != kDefaultDiagnosticsEvery)  // the default itself goes without saying
+        said.push_back(before.run + " sampled its diagnostics every " + counted(cadence.every, sim.block_steps()) +
+                       ": so does this run" + other);
     } else {
-      said.push_back(from + "'s run sampled its diagnostics every " + counted(file_cadence.every, !sim.block_steps()) +
+      said.push_back(before.run + " sampled its diagnostics every " + counted(before.every, !sim.block_steps()) +
                      ", which " + sim.program().integrator + " does not count in: it is not taken up" + other);
     }
   }
@@ -378,9 +382,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                                                                 : kDefaultDiagnosticsEvery;
   // What this run's checkpoints record: its series' cadence, where it writes one; else the cadence of the run it
   // continues (a piece of a job that left its series out does not lose it for the next).
-  SeriesCadence const recorded = sampled                          ? SeriesCadence{sample_every, sample_dt, false}
-                                 : continues_file && same_count ? file_cadence
-                                                                : SeriesCadence{};
+  SeriesCadence const recorded = sampled ? SeriesCadence{sample_every, sample_dt, sim.block_steps(), 0, {}}
+                                 : continues && same_count ? before
+                                                           : SeriesCadence{};
+  result.cadence = recorded;
   // An O(N^2) pass (the start's and the end's energies, a sample's potential: seconds at large N on a
   // CPU) stops at a signal; the run then ends as at a signal between steps, its outputs written. With
   // several ranks a rank may already wait for the others' part of the pass: the run ends there, as any

@@ -41,6 +41,9 @@ struct RunOutputs {
   // The start's and the end's diagnostics in the result (an O(N^2) pass each); without them and
   // without a series, the run only steps and writes.
   bool summary = true;
+  // The front end keeps the state after the run (Python's script holds it): a run from a checkpoint that writes no
+  // state of its own is not said to lose it.
+  bool state_stays = false;
   SettingNames names;  // how a refused output is named (the front end's spelling)
 };
 
@@ -97,6 +100,9 @@ struct RunResult {
   // others were written.
   std::vector<OutputNotWritten> outputs_not_written;
   std::uint64_t diagnostics_samples = 0;
+  // How the run sampled its series, as its checkpoints record it (none: it wrote none and continued none); a front
+  // end that runs again from its end sets it as the next run's Setup::continued_cadence.
+  SeriesCadence cadence;
   std::string diagnostics_failure;  // why the series stopped early, or could not take its name
   // Where the run replaces an earlier series at its diagnostics path whole (another run's, or this run's from before
   // its start energy was measured anew): the notice that says so, also given to RunObserver::notice; else "".

@@ -429,7 +429,8 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     s.seed = saved.seed;
     bool const blocks = saved.integrator == name_of(sim::Integrator::hermite4);
     s.file_end = {saved.end_time, saved.end_step, blocks};
-    s.file_cadence = {saved.diagnostics_every.value_or(0), saved.diagnostics_dt.value_or(0.0), blocks};
+    s.continued_cadence = {saved.diagnostics_every.value_or(0), saved.diagnostics_dt.value_or(0.0), blocks, saved.step,
+                           ic.checkpoint + "'s run"};
     s.bodies = std::move(checkpoint.bodies);
     s.bodies.time = s.clock.time(s.program.dt);
     // Before a hermite4 file's first block step every body is at the file's time, and its Hermite group holds their

@@ -31,11 +31,15 @@ struct RunEnd {
 
 // How a run samples its diagnostics series, as its checkpoints record it for a restart that names no cadence of its
 // own: every so many steps (block steps where the run is hermite4's), or at the multiples of a time; neither where it
-// writes no series.
+// writes no series (and continues none).
 struct SeriesCadence {
   std::uint64_t every = 0;
   double dt = 0.0;
   bool in_block_steps = false;  // `every` counts block steps (a checkpoint records this as its integrator)
+  // Where it is taken up: at the step of the state it belongs to (a checkpoint's, or the end of a script's run
+  // before), by a run that notices name after `run` ("run.h5's run", "the run before").
+  std::uint64_t at_step = 0;
+  std::string run;
   bool named() const { return every > 0 || dt > 0; }
 };
 
@@ -60,7 +64,9 @@ struct Setup {
   // Where the run a checkpoint continues was going (its EndTime or EndStep); none for other starts.
   // driver::continued_end reads it.
   RunEnd file_end;
-  SeriesCadence file_cadence;  // how that run sampled its diagnostics series; driver::run takes it up where none is named
+  // How the run this state continues sampled its diagnostics series (a checkpoint's record; a front end that runs
+  // again sets its last run's): driver::run takes it up where a run from that state names none.
+  SeriesCadence continued_cadence;
   // The configuration as it resolved: a checkpoint's settings (integrator, softening, precision...) where the one
   // asked for named none. A front end that changes the run later starts from this, not from what it asked.
   RunConfig run;

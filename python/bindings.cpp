@@ -506,6 +506,7 @@ class Engine {
     last_run_ = nb::none();
     driver::RunOutputs o;
     o.summary = false;
+    o.state_stays = true;  // the script holds the state after the run
     o.names = run_.names;
     std::string precision_shown;  // snapshot_precision, as given
     for (auto [key, value] : outputs) {
@@ -618,6 +619,11 @@ class Engine {
     if (sim_->ranks().size() > 1) warn_after_run(observer);
     // A warning made an error stopped the run by the interrupt, not by the callback's answer.
     if (observer.by_warning) r.stopped_by_visit = false;
+    // The next run from here continues this one's series as a restart from its checkpoint would: at its cadence.
+    setup_.continued_cadence = r.cadence;
+    setup_.continued_cadence.in_block_steps = blocks;
+    setup_.continued_cadence.at_step = sim_->steps_done();
+    setup_.continued_cadence.run = "the run before";
     // What the run did is kept before a callback's exception, Ctrl-C or a failure is raised: the files it wrote are
     // what the user needs to know then (last_run).
     last_run_ =

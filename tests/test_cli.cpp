@@ -684,13 +684,19 @@ TEST_F(Cli, ARestartSamplesItsSeriesAsItsRunDid) {
                       file("c.h5")).code,
                 0)
           << what;
-      // A piece that writes no series (no steps): said, and its checkpoint passes the cadence on.
+      // A piece that writes no series passes the cadence on in its checkpoint; where it steps, it says the series
+      // misses its rows.
       Result const none = nbody("--run --restart " + file("c.h5") + " --steps 0 --checkpoint " + file("c2.h5"));
       ASSERT_EQ(none.code, 0) << what << ": " << none.err;
-      EXPECT_NE(none.err.find("notice: " + file("c.h5") + "'s run wrote a diagnostics series; this run writes none, so "
-                              "its rows will be missing there (--diagnostics continues it)"),
-                std::string::npos)
-          << what << ": " << none.err;
+      std::string const missing = "'s run wrote a diagnostics series; this run writes none, so its rows will be "
+                                  "missing there (--diagnostics continues it)";
+      EXPECT_EQ(none.err.find(missing), std::string::npos) << what << ": " << none.err;  // no step: no row missed
+      Result const gap = nbody("--run --restart " + file("c.h5") + " --steps 3 --checkpoint " + file("gap.h5"));
+      ASSERT_EQ(gap.code, 0) << what << ": " << gap.err;
+      EXPECT_NE(gap.err.find("notice: " + file("c.h5") + missing), std::string::npos) << what << ": " << gap.err;
+      sim::RunRecord const passed_on = sim::read_checkpoint(file("gap.h5")).run;
+      EXPECT_EQ(passed_on.diagnostics_every, sim::read_checkpoint(file("c.h5")).run.diagnostics_every) << what;
+      EXPECT_EQ(passed_on.diagnostics_dt, sim::read_checkpoint(file("c.h5")).run.diagnostics_dt) << what;
       Result const more = nbody("--run --restart " + file("c2.h5") + " " + rest + " --diagnostics " + file("d.csv"));
       ASSERT_EQ(more.code, 0) << what << ": " << more.err;
       std::string const said = cadence == "--diagnostics-dt 0.03125"

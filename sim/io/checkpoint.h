@@ -16,7 +16,7 @@
 //                        Integrator, Dt, Damping, Scenario, Seed, InitialEnergy (when
 //                        known), EndTime or EndStep (where the run was going, when known),
 //                        DiagnosticsEvery or DiagnosticsDt (how it sampled its diagnostics series, where it
-//                        wrote one), Checksum
+//                        wrote one or continued one), Checksum
 //   /Units, /InternalCodeUnits   SWIFT's "Unit length in cgs (U_L)", "Unit mass in cgs (U_M)",
 //                        "Unit time in cgs (U_t)" = sqrt(U_L^3 / (G U_M)), "Unit current in cgs
 //                        (U_I)" and "Unit temperature in cgs (U_T)" (1); all 1 in N-body units
@@ -96,8 +96,9 @@ struct RunRecord {
   // names no end of its own goes on to it.
   std::optional<double> end_time;
   std::optional<std::uint64_t> end_step;
-  // How that run sampled its diagnostics series (Header/DiagnosticsEvery or DiagnosticsDt; neither where it wrote
-  // none, or in an older nbody's file): a restart that continues the series and names no cadence takes it up.
+  // How that run sampled its diagnostics series (Header/DiagnosticsEvery or DiagnosticsDt; a run that wrote none
+  // passes on the cadence of the run it continued; neither in an older nbody's file or sim.checkpoint()'s): a restart
+  // that continues the series and names no cadence takes it up.
   std::optional<std::uint64_t> diagnostics_every;
   std::optional<double> diagnostics_dt;
 

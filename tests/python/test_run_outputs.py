@@ -236,11 +236,25 @@ def test_a_restart_samples_its_series_as_its_run_did(tmp_path):
                "(diagnostics_every or diagnostics_dt sets another)" in n for n in rest.last_run["notices"]), \
         rest.last_run["notices"]
     assert [r["step"] for r in rows(tmp_path / "d.csv")] == [r["step"] for r in rows(tmp_path / "whole.csv")]
-    # A run that names its own cadence samples by it, and one that writes no series says what the series misses.
+    # One that writes no series says what the series misses.
     rest = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
     rest.run(t_end=0.25)
     assert any("c.h5's run wrote a diagnostics series; this run writes none, so its rows will be missing there "
                "(diagnostics continues it)" in n for n in rest.last_run["notices"]), rest.last_run["notices"]
+    # A script's next run samples as the run before it did, also after a change of settings; a restart's first run
+    # after such a change as the file's run.
+    sim = nbody.Simulation(n=128, backend="cpu")
+    sim.run(steps=20, diagnostics=tmp_path / "s.csv", diagnostics_every=5)
+    sim.configure(dt=0.005)
+    sim.run(steps=20, diagnostics=tmp_path / "s.csv")
+    assert any("the run before sampled its diagnostics every 5 steps: so does this run" in n
+               for n in sim.last_run["notices"]), sim.last_run["notices"]
+    assert [int(r["step"]) for r in rows(tmp_path / "s.csv")] == list(range(0, 41, 5))
+    rest = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
+    rest.configure(eta=0.03)
+    rest.run(t_end=0.25, diagnostics=tmp_path / "d2.csv")
+    assert any("c.h5's run sampled its diagnostics at every multiple of time 0.03125" in n
+               for n in rest.last_run["notices"]), rest.last_run["notices"]
 
 
 def test_snapshots_by_time_are_the_runs_state_at_those_times(tmp_path):
