@@ -247,7 +247,10 @@ def header_bounds(d):
     broken("this-file", lambda a: a.__setitem__("NumPart_ThisFile", np.array([0, 200, 0, 0, 0, 0], np.uint32)),
            "NumPart_ThisFile disagrees")
     broken("time", lambda a: a.__setitem__("Time", 99.0), "Header/Time 99")
-    broken("diagnostics-every-0", lambda a: a.__setitem__("DiagnosticsEvery", np.uint64(0)), "Header/DiagnosticsEvery 0")
+    broken("diagnostics-every-0", lambda a: a.__setitem__("DiagnosticsEvery", np.uint64(0)),
+           "Header/DiagnosticsEvery is 0; must be 1 or more")
+    broken("diagnostics-every-negative", lambda a: a.__setitem__("DiagnosticsEvery", np.int64(-3)),
+           "Header/DiagnosticsEvery is -3; must be 1 or more")
     broken("diagnostics-dt-negative", lambda a: a.__setitem__("DiagnosticsDt", -0.5), "Header/DiagnosticsDt -0.5",
            "(0, 1e27]")
     # The same bound from the command line, before any work: a softening whose square underflows.

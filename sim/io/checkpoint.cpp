@@ -610,7 +610,7 @@ class Reader {
 
   // A whole number from 0 to `max`, stored as an integer: a negative, fractional or too large value
   // is refused rather than wrapped or truncated by HDF5's conversion.
-  std::uint64_t whole(const char* name, std::uint64_t max) const {
+  std::uint64_t whole(const char* name, std::uint64_t max, std::uint64_t min = 0) const {
     std::uint64_t v = 0;
     {
       Handle a = open_attribute("Header", name);
@@ -618,12 +618,16 @@ class Reader {
       if (H5Tget_class(type.get()) != H5T_INTEGER) fail(std::string("Header/") + name + " is not a whole number");
       if (H5Tget_sign(type.get()) == H5T_SGN_2) {
         auto const s = scalar<std::int64_t>(name, H5T_NATIVE_INT64);
-        if (s < 0) fail(std::string("Header/") + name + " is " + std::to_string(s) + "; must be 0 or more");
+        if (s < 0 || std::uint64_t(s) < min)
+          fail(std::string("Header/") + name + " is " + std::to_string(s) + "; must be " + std::to_string(min) +
+               " or more");
         v = std::uint64_t(s);
       } else {
         v = scalar<std::uint64_t>(name, H5T_NATIVE_UINT64);
       }
     }
+    if (v < min)
+      fail(std::string("Header/") + name + " is " + std::to_string(v) + "; must be " + std::to_string(min) + " or more");
     if (v > max)
       fail(std::string("Header/") + name + " is " + std::to_string(v) + "; must be at most " + std::to_string(max));
     return v;
@@ -835,9 +839,7 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
   if (r.has_attribute("Header", "DiagnosticsEvery") && r.has_attribute("Header", "DiagnosticsDt"))
     r.fail("Header/DiagnosticsEvery and Header/DiagnosticsDt are both given; a series is sampled by one of them");
   if (r.has_attribute("Header", "DiagnosticsEvery")) {
-    run.diagnostics_every = r.whole("DiagnosticsEvery", kMaxSteps);
-    if (*run.diagnostics_every == 0) r.fail("Header/DiagnosticsEvery 0 is not a number of steps in [1, " +
-                                            std::to_string(kMaxSteps) + "]");
+    run.diagnostics_every = r.whole("DiagnosticsEvery", kMaxSteps, 1);
   } else if (r.has_attribute("Header", "DiagnosticsDt")) {
     run.diagnostics_dt = r.finite("DiagnosticsDt");
     if (!(*run.diagnostics_dt > 0 && *run.diagnostics_dt <= kMaxTime)) {
