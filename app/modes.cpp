@@ -307,6 +307,8 @@ int run_simulation(const Options& asked) {
   outputs.diagnostics_dt = o.diagnostics_dt;
   outputs.snapshots = o.snapshots;
   outputs.end_time = o.t_end;
+  // A restart writes its series as the run it continues did, where it names no cadence of its own.
+  driver::take_up_cadences(setup, blocks, setup.clock.step, steps, outputs);
   // Every file of the series is named now: one that cannot be written stops nothing half way.
   agree(world(), [&] {
     if (writes_outputs())
@@ -336,9 +338,10 @@ int run_simulation(const Options& asked) {
   }
   std::optional<Progress::TimeSpan> span;
   if (o.t_end && blocks) span = Progress::TimeSpan{sim.time(), *o.t_end};
-  if (std::string const text = driver::sample_dt_notice(sim, o.diagnostics_dt, "--diagnostics-dt"); !text.empty())
+  if (std::string const text = driver::sample_dt_notice(sim, outputs.diagnostics_dt, "--diagnostics-dt");
+      !text.empty())
     notice(text);
-  if (std::string const text = driver::sample_dt_notice(sim, o.snapshots.dt, "--snapshot-dt", "snapshot");
+  if (std::string const text = driver::sample_dt_notice(sim, outputs.snapshots.dt, "--snapshot-dt", "snapshot");
       !text.empty())
     notice(text);
   CliRunObserver observer(o, steps, span, notice);

@@ -424,7 +424,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--checkpoint", o.checkpoint,
                  "write the final state as an HDF5 checkpoint (also on Ctrl-C); --restart continues it bit for bit");
   cli.add_option("--checkpoint-every", o.checkpoint_every,
-                 "also write a checkpoint every K steps, named FILE_00000100.h5 after the step")
+                 "also write a checkpoint every K steps, named FILE_00000100.h5 after the step (with --restart and "
+                 "neither this nor --checkpoint-dt: as the checkpoint's run did)")
       ->check(whole_number(1, kMaxSteps));
   cli.add_option("--checkpoint-dt", o.checkpoint_dt,
                  "also write a checkpoint at every multiple of this simulation time instead, at the first step or "
@@ -445,7 +446,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--snapshots", o.snapshots.base,
                  "write HDF5 snapshots for analysis (yt, pynbody): the start, the end and every --snapshot-every "
                  "steps, named BASE_00000100.hdf5 after the step (BASE's folder is created)");
-  cli.add_option("--snapshot-every", o.snapshots.every, "also a snapshot every K steps (with --snapshots)")
+  cli.add_option("--snapshot-every", o.snapshots.every,
+                 "also a snapshot every K steps (with --snapshots; with --restart and neither this nor --snapshot-dt: "
+                 "as the checkpoint's run did)")
       ->check(whole_number(1, kMaxSteps));
   cli.add_option("--snapshot-dt", o.snapshots.dt,
                  "also a snapshot at every multiple of this simulation time instead, at the first step or block time "

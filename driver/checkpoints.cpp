@@ -14,7 +14,7 @@
 namespace nbody::driver {
 
 sim::RunRecord run_record(const Setup& setup, const multigpu::Simulation& sim, std::optional<double> initial_energy,
-                          const RunEnd& end, const SeriesCadence& cadence) {
+                          const RunEnd& end, const OutputCadences& cadences) {
   sim::RunRecord r;
   multigpu::RunClock const clock = sim.clock();
   r.step = clock.step;
@@ -33,10 +33,15 @@ sim::RunRecord run_record(const Setup& setup, const multigpu::Simulation& sim, s
   r.hermite = sim.program().hermite;
   r.end_time = end.time;
   r.end_step = end.time ? std::nullopt : end.step;
-  if (cadence.dt > 0)
-    r.diagnostics_dt = cadence.dt;
-  else if (cadence.every > 0)
-    r.diagnostics_every = cadence.every;
+  auto const record = [](const Cadence& c, std::optional<std::uint64_t>& every, std::optional<double>& dt) {
+    if (c.dt > 0)
+      dt = c.dt;
+    else if (c.every > 0)
+      every = c.every;
+  };
+  record(cadences.diagnostics, r.diagnostics_every, r.diagnostics_dt);
+  record(cadences.checkpoints, r.checkpoint_every, r.checkpoint_dt);
+  record(cadences.snapshots, r.snapshot_every, r.snapshot_dt);
   return r;
 }
 
@@ -77,7 +82,7 @@ sim::hermite::HermiteState hermite_state_of(multigpu::Simulation& sim) {
 }
 
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& sim,
-                      std::optional<double> initial_energy, const RunEnd& end, const SeriesCadence& cadence) {
+                      std::optional<double> initial_energy, const RunEnd& end, const OutputCadences& cadences) {
   sim::BodySet const state = sim.state();  // every rank takes part; rank 0 writes
   // hermite4: each body at its own time and its Hermite state too, to continue bit for bit.
   sim::hermite::HermiteState const hermite = hermite_state_of(sim);
@@ -85,7 +90,7 @@ void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Sim
   agree(sim.ranks(), [&] {
     check_finite(state, sim.steps_done());
     if (sim.ranks().rank() == 0)
-      sim::write_checkpoint(path, state, run_record(setup, sim, initial_energy, end, cadence),
+      sim::write_checkpoint(path, state, run_record(setup, sim, initial_energy, end, cadences),
                             sim.block_steps() ? &hermite : nullptr);
   });
 }

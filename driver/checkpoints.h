@@ -17,10 +17,10 @@
 namespace nbody::driver {
 
 // What a checkpoint of `simulation` records: its clock and settings, the setup's origin, the run's end and its
-// diagnostics series' cadence.
+// series' cadences.
 sim::RunRecord run_record(const Setup& setup, const multigpu::Simulation& simulation,
                           std::optional<double> initial_energy, const RunEnd& end = {},
-                          const SeriesCadence& cadence = {});
+                          const OutputCadences& cadences = {});
 
 // The file of a series at `step`: "out/run.h5" -> "out/run_00000100.h5" (at least 8 digits).
 std::string series_path(const std::string& path, std::uint64_t step);
@@ -38,7 +38,7 @@ sim::hermite::HermiteState hermite_state_of(multigpu::Simulation& simulation);
 // every rank takes part (the state is gathered) and rank 0 writes.
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& simulation,
                       std::optional<double> initial_energy, const RunEnd& end = {},
-                      const SeriesCadence& cadence = {});
+                      const OutputCadences& cadences = {});
 
 // Downloads the state and writes a snapshot for analysis (sim/io/checkpoint.h: the bodies in their
 // particle groups, the time, step and units) whole or not at all, its values in `precision`. With

@@ -239,6 +239,92 @@ ContinuedEnd continued_end(const Setup& setup) {
   return c;
 }
 
+namespace {
+
+// A restart's series, as take_up_cadences and recorded_cadences see them.
+struct OutputSeries {
+  const char* verb;           // "sampled its diagnostics", "wrote a checkpoint": what the run did at each cadence
+  const char* left_out;       // what a run that writes none says the series misses ("" for none said)
+  const char* option;         // the output's option ("--diagnostics")
+  const char* every_option;   // its cadences' options
+  const char* dt_option;
+  std::uint64_t default_every;  // with no cadence named (0: none between the start and the end)
+  bool written;
+  std::uint64_t* every;
+  double* dt;
+  Cadence OutputCadences::*member;
+};
+
+std::vector<OutputSeries> output_series(RunOutputs& o) {
+  return {{"sampled its diagnostics", "a diagnostics series; this run writes none, so its rows will be missing there",
+           "--diagnostics", "--diagnostics-every", "--diagnostics-dt", kDefaultDiagnosticsEvery, !o.diagnostics.empty(),
+           &o.diagnostics_every, &o.diagnostics_dt, &OutputCadences::diagnostics},
+          {"wrote a checkpoint", "", "--checkpoint", "--checkpoint-every", "--checkpoint-dt", 0, !o.checkpoint.empty(),
+           &o.checkpoint_every, &o.checkpoint_dt, &OutputCadences::checkpoints},
+          {"wrote a snapshot", "snapshots; this run writes none, so they will be missing from the series",
+           "--snapshots", "--snapshot-every", "--snapshot-dt", 0, o.snapshots.enabled(), &o.snapshots.every, &o.snapshots.dt,
+           &OutputCadences::snapshots}};
+}
+
+// The cadences a run's checkpoints record: each series' own (a series by steps with none named: its default), or,
+// for one it writes none of, the cadence of the run it continues where that counts steps alike.
+OutputCadences recorded_cadences(const Setup& setup, bool blocks, std::uint64_t now, const RunOutputs& outputs) {
+  RunOutputs o = outputs;
+  OutputCadences const& before = setup.continued_cadences;
+  bool const continues = before.any() && now == before.at_step;
+  OutputCadences r;
+  r.in_block_steps = blocks;
+  for (auto const& s : output_series(o)) {
+    Cadence const was = before.*s.member;
+    if (s.written)
+      r.*s.member = *s.dt > 0 ? Cadence{0, *s.dt} : Cadence{*s.every ? *s.every : s.default_every, 0.0};
+    else if (continues && (was.dt > 0 || before.in_block_steps == blocks))
+      r.*s.member = was;
+  }
+  return r;
+}
+
+}  // namespace
+
+void take_up_cadences(const Setup& setup, bool blocks, std::uint64_t now, std::uint64_t steps, RunOutputs& o) {
+  std::string const& from = setup.run.initial.checkpoint;  // the checkpoint continued
+  SettingNames const& n = o.names;
+  if (!o.state_stays && !from.empty() && now == setup.clock.step && steps > 0 && o.checkpoint.empty() &&
+      o.save.empty())
+    o.said.push_back("this run continues " + from + " but writes no state of its own (no " + n.name("--checkpoint") +
+                     " or " + n.name("--save") + "): a restart after it starts from " + from + " again");
+  OutputCadences const& before = setup.continued_cadences;
+  if (!before.any() || now != before.at_step) return;
+  auto const counted = [](std::uint64_t k, bool in_blocks) {
+    return k == 1 ? std::string(in_blocks ? "block step" : "step")
+                  : std::to_string(k) + (in_blocks ? " block steps" : " steps");
+  };
+  for (auto const& s : output_series(o)) {
+    Cadence const was = before.*s.member;
+    if (!was.named()) continue;
+    if (!s.written) {
+      if (steps > 0 && *s.left_out)
+        o.said.push_back(before.run + " wrote " + s.left_out + " (" + n.name(s.option) + " continues it)");
+      continue;
+    }
+    if (*s.every || *s.dt > 0) continue;  // named: the run's own
+    std::string const other = " (" + n.name(s.every_option) + " or " + n.name(s.dt_option) + " sets another)";
+    if (was.dt > 0) {
+      *s.dt = was.dt;
+      o.said.push_back(before.run + " " + s.verb + " at every multiple of time " + shortest(was.dt) +
+                       ": so does this run" + other);
+    } else if (before.in_block_steps == blocks) {
+      *s.every = was.every;
+      if (was.every != s.default_every)  // the default itself goes without saying
+        o.said.push_back(before.run + " " + s.verb + " every " + counted(was.every, blocks) + ": so does this run" +
+                         other);
+    } else {
+      o.said.push_back(before.run + " " + s.verb + " every " + counted(was.every, !blocks) + ", which " +
+                       setup.program.integrator + " does not count in: it is not taken up" + other);
+    }
+  }
+}
+
 void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last,
                        const std::vector<std::pair<std::string, std::string>>& others, const SettingNames& names) {
   auto all = others;
@@ -336,56 +422,13 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // The series file is opened before the first step: a name that cannot be written costs nothing.
   std::unique_ptr<DiagnosticsSeries> series;
   bool const sampled = !o.diagnostics.empty();  // a series, by steps or by time
-  // A run from a state whose run sampled a series (a checkpoint's, a script's run before), whose own series names no
-  // cadence, samples so too: the series it continues keeps its rows' spacing (a job script's restart line need not
-  // repeat it). (Said once the series is made: a series refused is the run's one line.)
-  std::vector<std::string> said;
-  SeriesCadence cadence{o.diagnostics_every, o.diagnostics_dt, sim.block_steps(), 0, {}};
-  SeriesCadence const& before = setup.continued_cadence;
-  bool const continues = before.named() && sim.steps_done() == before.at_step;
-  bool const same_count = before.dt > 0 || before.in_block_steps == sim.block_steps();
-  std::string const& from = setup.run.initial.checkpoint;  // the checkpoint continued
-  if (!o.state_stays && !from.empty() && sim.steps_done() == setup.clock.step && steps > 0 && o.checkpoint.empty() &&
-      o.save.empty())
-    said.push_back("this run continues " + from + " but writes no state of its own (no " +
-                   o.names.name("--checkpoint") + " or " + o.names.name("--save") +
-                   "): a restart after it starts from " + from + " again");
-  if (!sampled && continues && steps > 0)
-    said.push_back(before.run + " wrote a diagnostics series; this run writes none, so its rows will be missing " +
-                   "there (" + o.names.name("--diagnostics") + " continues it)");
-  if (sampled && !cadence.named() && continues) {
-    std::string const other = " (" + o.names.name("--diagnostics-every") + " or " + o.names.name("--diagnostics-dt") +
-                              " sets another)";
-    auto const counted = [](std::uint64_t k, bool blocks) {
-      return k == 1 ? std::string(blocks ? "block step" : "step")
-                    : std::to_string(k) + (blocks ? " block steps" : " steps");
-    };
-    if (before.dt > 0) {
-      cadence.dt = before.dt;
-      said.push_back(before.run + " sampled its diagnostics at every multiple of time " + shortest(cadence.dt) +
-                     ": so does this run" + other);
-      std::string const option = o.names.keywords ? o.names.name("--diagnostics-dt") + "=" : "--diagnostics-dt";
-      if (std::string const text = sample_dt_notice(sim, cadence.dt, option); !text.empty()) said.push_back(text);
-    } else if (same_count) {
-      cadence.every = before.every;
-      if (cadence.every != kDefaultDiagnosticsEvery)  // the default itself goes without saying
-        said.push_back(before.run + " sampled its diagnostics every " + counted(cadence.every, sim.block_steps()) +
-                       ": so does this run" + other);
-    } else {
-      said.push_back(before.run + " sampled its diagnostics every " + counted(before.every, !sim.block_steps()) +
-                     ", which " + sim.program().integrator + " does not count in: it is not taken up" + other);
-    }
-  }
-  double const sample_dt = sampled ? cadence.dt : 0.0;
+  double const sample_dt = sampled ? o.diagnostics_dt : 0.0;
   std::uint64_t const sample_every = !sampled || sample_dt > 0 ? 0
-                                     : cadence.every            ? cadence.every
+                                     : o.diagnostics_every      ? o.diagnostics_every
                                                                 : kDefaultDiagnosticsEvery;
-  // What this run's checkpoints record: its series' cadence, where it writes one; else the cadence of the run it
-  // continues (a piece of a job that left its series out does not lose it for the next).
-  SeriesCadence const recorded = sampled ? SeriesCadence{sample_every, sample_dt, sim.block_steps(), 0, {}}
-                                 : continues && same_count ? before
-                                                           : SeriesCadence{};
-  result.cadence = recorded;
+  // What this run's checkpoints record: its series' cadences (take_up_cadences took up the ones it names none for).
+  OutputCadences const recorded = recorded_cadences(setup, sim.block_steps(), sim.steps_done(), o);
+  result.cadences = recorded;
   // An O(N^2) pass (the start's and the end's energies, a sample's potential: seconds at large N on a
   // CPU) stops at a signal; the run then ends as at a signal between steps, its outputs written. With
   // several ranks a rank may already wait for the others' part of the pass: the run ends there, as any
@@ -463,7 +506,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   bool const replaces_end_row = continuation[2] == 'e';
   continuation.erase(0, 3);
   if (replaces) result.diagnostics_replaced = continuation;
-  for (auto const& text : said) observer.notice(text);
+  for (auto const& text : o.said) observer.notice(text);
   if (!continuation.empty()) observer.notice(continuation);
 
   if ((o.summary || sampled) && !start_measured) unless_interrupted([&] { result.start = sim.diagnostics(); });

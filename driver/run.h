@@ -45,7 +45,19 @@ struct RunOutputs {
   // state of its own is not said to lose it.
   bool state_stays = false;
   SettingNames names;  // how a refused output is named (the front end's spelling)
+  // Notices about the outputs (take_up_cadences'), said by driver::run once its outputs are made: a refused output
+  // is then the run's one line.
+  std::vector<std::string> said;
 };
+
+// A run from a state whose run wrote series (a checkpoint's record, a script's run before: Setup::continued_cadences)
+// takes up the cadence of each series it writes but names no cadence for (its diagnostics rows, periodic checkpoints,
+// snapshots), so that a job script's restart line need not repeat them and each series goes on as in a run that
+// never stopped. Into `o.said`: each cadence taken up but the default (100 rows' steps), one not taken up (steps of
+// another count: block steps against steps of dt), a series this run leaves out while it steps, and a restart that
+// writes no state of its own (unless o.state_stays). `block_steps`, `now`: the simulation's; `steps`: the run's.
+// Front ends call it before check_run_outputs, so that the series' names are checked at the cadence taken up.
+void take_up_cadences(const Setup& setup, bool block_steps, std::uint64_t now, std::uint64_t steps, RunOutputs& o);
 
 // A final output that could not be written.
 struct OutputNotWritten {
@@ -100,9 +112,9 @@ struct RunResult {
   // others were written.
   std::vector<OutputNotWritten> outputs_not_written;
   std::uint64_t diagnostics_samples = 0;
-  // How the run sampled its series, as its checkpoints record it (none: it wrote none and continued none); a front
-  // end that runs again from its end sets it as the next run's Setup::continued_cadence.
-  SeriesCadence cadence;
+  // The cadences of its series, as its checkpoints record them (a series it wrote none of: the one it continued);
+  // a front end that runs again from its end sets them as the next run's Setup::continued_cadences.
+  OutputCadences cadences;
   std::string diagnostics_failure;  // why the series stopped early, or could not take its name
   // Where the run replaces an earlier series at its diagnostics path whole (another run's, or this run's from before
   // its start energy was measured anew): the notice that says so, also given to RunObserver::notice; else "".

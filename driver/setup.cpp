@@ -429,8 +429,15 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     s.seed = saved.seed;
     bool const blocks = saved.integrator == name_of(sim::Integrator::hermite4);
     s.file_end = {saved.end_time, saved.end_step, blocks};
-    s.continued_cadence = {saved.diagnostics_every.value_or(0), saved.diagnostics_dt.value_or(0.0), blocks, saved.step,
-                           ic.checkpoint + "'s run"};
+    auto const cadence = [](const std::optional<std::uint64_t>& every, const std::optional<double>& dt) {
+      return Cadence{every.value_or(0), dt.value_or(0.0)};
+    };
+    s.continued_cadences = {cadence(saved.diagnostics_every, saved.diagnostics_dt),
+                            cadence(saved.checkpoint_every, saved.checkpoint_dt),
+                            cadence(saved.snapshot_every, saved.snapshot_dt),
+                            blocks,
+                            saved.step,
+                            ic.checkpoint + "'s run"};
     s.bodies = std::move(checkpoint.bodies);
     s.bodies.time = s.clock.time(s.program.dt);
     // Before a hermite4 file's first block step every body is at the file's time, and its Hermite group holds their

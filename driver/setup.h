@@ -29,18 +29,25 @@ struct RunEnd {
   bool named() const { return time || step; }
 };
 
-// How a run samples its diagnostics series, as its checkpoints record it for a restart that names no cadence of its
-// own: every so many steps (block steps where the run is hermite4's), or at the multiples of a time; neither where it
-// writes no series (and continues none).
-struct SeriesCadence {
+// How often a series of outputs is written: every so many steps (block steps for hermite4), or at the multiples of a
+// time; neither: none between the start and the end.
+struct Cadence {
   std::uint64_t every = 0;
   double dt = 0.0;
+  bool named() const { return every > 0 || dt > 0; }
+};
+
+// The cadences of a run's series (its diagnostics rows, periodic checkpoints and snapshots), as its checkpoints
+// record them for a restart that names none of its own (driver::take_up_cadences); a series the run writes none of
+// passes on the cadence of the run it continues.
+struct OutputCadences {
+  Cadence diagnostics, checkpoints, snapshots;
   bool in_block_steps = false;  // `every` counts block steps (a checkpoint records this as its integrator)
-  // Where it is taken up: at the step of the state it belongs to (a checkpoint's, or the end of a script's run
+  // Where they are taken up: at the step of the state they belong to (a checkpoint's, or the end of a script's run
   // before), by a run that notices name after `run` ("run.h5's run", "the run before").
   std::uint64_t at_step = 0;
   std::string run;
-  bool named() const { return every > 0 || dt > 0; }
+  bool any() const { return diagnostics.named() || checkpoints.named() || snapshots.named(); }
 };
 
 struct Setup {
@@ -64,9 +71,9 @@ struct Setup {
   // Where the run a checkpoint continues was going (its EndTime or EndStep); none for other starts.
   // driver::continued_end reads it.
   RunEnd file_end;
-  // How the run this state continues sampled its diagnostics series (a checkpoint's record; a front end that runs
-  // again sets its last run's): driver::run takes it up where a run from that state names none.
-  SeriesCadence continued_cadence;
+  // The cadences of the series of the run this state continues (a checkpoint's record; a front end that runs again
+  // sets its last run's): driver::take_up_cadences takes them up where a run from that state names none.
+  OutputCadences continued_cadences;
   // The configuration as it resolved: a checkpoint's settings (integrator, softening, precision...) where the one
   // asked for named none. A front end that changes the run later starts from this, not from what it asked.
   RunConfig run;

@@ -556,6 +556,9 @@ class Engine {
     if (o.snapshots.dt > 0 && o.snapshots.every)
       throw InputError("snapshot_dt=" + shown(nb::cast(o.snapshots.dt)) + " and snapshot_every=" +
                        std::to_string(o.snapshots.every) + " both given; give one of them");
+    // A run from a checkpoint, or after a run of the script, writes its series as that run did, where it names no
+    // cadence of its own.
+    driver::take_up_cadences(setup_, sim_->block_steps(), sim_->steps_done(), steps, o);
     // The files, where rank 0 writes them (as the command line checks them): every rank then hears its answer, so
     // that a folder one rank sees otherwise sends none alone into the run's first collective call.
     {
@@ -620,10 +623,10 @@ class Engine {
     // A warning made an error stopped the run by the interrupt, not by the callback's answer.
     if (observer.by_warning) r.stopped_by_visit = false;
     // The next run from here continues this one's series as a restart from its checkpoint would: at its cadence.
-    setup_.continued_cadence = r.cadence;
-    setup_.continued_cadence.in_block_steps = blocks;
-    setup_.continued_cadence.at_step = sim_->steps_done();
-    setup_.continued_cadence.run = "the run before";
+    setup_.continued_cadences = r.cadences;
+    setup_.continued_cadences.in_block_steps = blocks;
+    setup_.continued_cadences.at_step = sim_->steps_done();
+    setup_.continued_cadences.run = "the run before";
     // What the run did is kept before a callback's exception, Ctrl-C or a failure is raised: the files it wrote are
     // what the user needs to know then (last_run).
     last_run_ =

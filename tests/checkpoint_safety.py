@@ -251,6 +251,9 @@ def header_bounds(d):
            "Header/DiagnosticsEvery is 0; must be 1 or more")
     broken("diagnostics-every-negative", lambda a: a.__setitem__("DiagnosticsEvery", np.int64(-3)),
            "Header/DiagnosticsEvery is -3; must be 1 or more")
+    broken("checkpoint-every-0", lambda a: a.__setitem__("CheckpointEvery", np.uint64(0)),
+           "Header/CheckpointEvery is 0; must be 1 or more")
+    broken("snapshot-dt-infinite", lambda a: a.__setitem__("SnapshotDt", np.inf), "Header/SnapshotDt is not a finite number")
     broken("diagnostics-dt-negative", lambda a: a.__setitem__("DiagnosticsDt", -0.5), "Header/DiagnosticsDt -0.5",
            "(0, 1e27]")
     # The same bound from the command line, before any work: a softening whose square underflows.
@@ -377,10 +380,11 @@ def documented_checksum(path):
             parts.append(struct.pack("<Bd", ord("T"), float(a["EndTime"])))
         elif "EndStep" in a:
             parts.append(struct.pack("<BQ", ord("S"), int(a["EndStep"])))
-        if "DiagnosticsEvery" in a:
-            parts.append(struct.pack("<BQ", ord("K"), int(a["DiagnosticsEvery"])))
-        elif "DiagnosticsDt" in a:
-            parts.append(struct.pack("<Bd", ord("D"), float(a["DiagnosticsDt"])))
+        for name, every_tag, dt_tag in (("Diagnostics", "K", "D"), ("Checkpoint", "P", "p"), ("Snapshot", "N", "n")):
+            if f"{name}Every" in a:
+                parts.append(struct.pack("<BQ", ord(every_tag), int(a[f"{name}Every"])))
+            elif f"{name}Dt" in a:
+                parts.append(struct.pack("<Bd", ord(dt_tag), float(a[f"{name}Dt"])))
         for t in (0, 1, 4):
             if counts[t] == 0:
                 continue
@@ -457,15 +461,21 @@ def checksum(d):
         f["Header"].attrs["EndStep"] = np.uint64(7)
         del f["Header"].attrs["Checksum"]
     refused(both, run("--run", "--restart", both), "Header/EndTime and Header/EndStep are both given")
-    # How the run sampled its diagnostics series: every so many steps, or at multiples of a time; nothing without one.
+    # How often the run wrote its series: every so many steps, or at multiples of a time; nothing without them (the
+    # checkpoint itself is no series without --checkpoint-every or --checkpoint-dt).
     with h5py.File(to_time, "r") as f:
-        check("DiagnosticsEvery" not in f["Header"].attrs and "DiagnosticsDt" not in f["Header"].attrs,
-              "a run without a series records no cadence")
-    for option, value, key in (("--diagnostics-every", "3", "DiagnosticsEvery"),
-                               ("--diagnostics-dt", "0.01", "DiagnosticsDt")):
+        cadences = [k for k in f["Header"].attrs if k.endswith(("Every", "Dt")) and k != "Dt"]
+        check(cadences == [], f"a run without series records no cadence: {cadences}")
+    for option, value, key, series in (
+            ("--diagnostics-every", "3", "DiagnosticsEvery", ("--diagnostics", "x.csv")),
+            ("--diagnostics-dt", "0.01", "DiagnosticsDt", ("--diagnostics", "x.csv")),
+            ("--checkpoint-every", "2", "CheckpointEvery", ()),
+            ("--checkpoint-dt", "0.02", "CheckpointDt", ()),
+            ("--snapshot-every", "4", "SnapshotEvery", ("--snapshots", "snap")),
+            ("--snapshot-dt", "0.03", "SnapshotDt", ("--snapshots", "snap"))):
         sampled = os.path.join(d, f"{key}.h5")
-        r = run("--run", "--bodies", "100", "--steps", "5", option, value, "--diagnostics",
-                os.path.join(d, f"{key}.csv"), "--checkpoint", sampled, "-q")
+        where = [os.path.join(d, key + "-" + v) if i % 2 else v for i, v in enumerate(series)]
+        r = run("--run", "--bodies", "100", "--steps", "5", option, value, *where, "--checkpoint", sampled, "-q")
         check(r.returncode == 0, f"writing {key}.h5: exit {r.returncode} {r.stderr.strip()}")
         with h5py.File(sampled, "r") as f:
             check(str(f["Header"].attrs.get(key)) == value, f"{option} {value} is recorded as {key}: "
@@ -478,6 +488,12 @@ def checksum(d):
         f["Header"].attrs["DiagnosticsEvery"] = np.uint64(7)
         del f["Header"].attrs["Checksum"]
     refused(both, run("--run", "--restart", both), "Header/DiagnosticsEvery and Header/DiagnosticsDt are both given")
+    both = os.path.join(d, "both-snapshot-cadences.h5")
+    shutil.copy(os.path.join(d, "SnapshotEvery.h5"), both)
+    with h5py.File(both, "r+") as f:
+        f["Header"].attrs["SnapshotDt"] = 0.5
+        del f["Header"].attrs["Checksum"]
+    refused(both, run("--run", "--restart", both), "Header/SnapshotEvery and Header/SnapshotDt are both given")
     # Format 1 (every body in PartType1 with a BodyType), as nbody wrote it before particle families.
     old = os.path.join(d, "format1.h5")
     write_format1(old, os.path.join(d, "fp64-disk.h5"))

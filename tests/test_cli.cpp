@@ -669,6 +669,67 @@ TEST_F(Cli, ARestartStoppedBeforeItsFirstRowKeepsTheSeries) {
 
 // A restart that continues its run's series and names no cadence samples as that run did (its checkpoint records
 // how): a job script's restart line need not repeat it, and the series stays the uninterrupted run's. A piece of the
+// A restart that writes periodic checkpoints and snapshots but names no cadence for them writes them as the run it
+// continues did: its checkpoint records how. The files of the two series are those of the run that never stopped.
+TEST_F(Cli, ARestartWritesItsCheckpointsAndSnapshotsAsItsRunDid) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  for (std::string const integrator : {"leapfrog", "hermite4"}) {
+    bool const blocks = integrator == "hermite4";
+    std::string const cadences = blocks ? "--checkpoint-dt 0.0625 --snapshot-dt 0.125"
+                                        : "--checkpoint-every 6 --snapshot-every 8";
+    std::string const run = "--run --bodies 96 --precision fp64 -q --integrator " + integrator + " ";
+    std::string const whole = blocks ? "--t-end 0.375" : "--steps 40";
+    std::string const half = blocks ? "--t-end 0.1875" : "--steps 20";
+    std::string const rest = blocks ? "--t-end 0.375" : "--steps 20";
+    auto files = [&](const std::string& folder) {
+      std::vector<std::string> names;
+      for (auto const& e : fs::directory_iterator(dir_ / folder)) names.push_back(e.path().filename().string());
+      std::sort(names.begin(), names.end());
+      return names;
+    };
+    for (std::string const folder : {"w", "p"}) {
+      fs::remove_all(dir_ / folder);
+      fs::create_directories(dir_ / folder);
+    }
+    ASSERT_EQ(nbody(run + whole + " " + cadences + " --checkpoint " + file("w/c.h5") + " --snapshots " + file("w/s"))
+                  .code,
+              0)
+        << integrator;
+    ASSERT_EQ(nbody(run + half + " " + cadences + " --checkpoint " + file("p/c.h5") + " --snapshots " + file("p/s"))
+                  .code,
+              0)
+        << integrator;
+    Result const more = nbody("--run --restart " + file("p/c.h5") + " " + rest + " --checkpoint " + file("p/c.h5") +
+                              " --snapshots " + file("p/s"));
+    ASSERT_EQ(more.code, 0) << integrator << ": " << more.err;
+    std::string const checkpoints = blocks ? "at every multiple of time 0.0625" : "every 6 steps";
+    std::string const snapshots = blocks ? "at every multiple of time 0.125" : "every 8 steps";
+    EXPECT_NE(more.err.find(file("p/c.h5") + "'s run wrote a checkpoint " + checkpoints + ": so does this run "
+                            "(--checkpoint-every or --checkpoint-dt sets another)"),
+              std::string::npos)
+        << integrator << ": " << more.err;
+    EXPECT_NE(more.err.find(file("p/c.h5") + "'s run wrote a snapshot " + snapshots + ": so does this run "
+                            "(--snapshot-every or --snapshot-dt sets another)"),
+              std::string::npos)
+        << integrator << ": " << more.err;
+    // The same files, but for the snapshot at the restart's start (the stopped run's end, written again).
+    std::vector<std::string> got = files("p"), want = files("w");
+    EXPECT_GT(want.size(), 6u) << integrator;
+    std::vector<std::string> extra;
+    std::set_difference(got.begin(), got.end(), want.begin(), want.end(), std::back_inserter(extra));
+    std::vector<std::string> missing;
+    std::set_difference(want.begin(), want.end(), got.begin(), got.end(), std::back_inserter(missing));
+    EXPECT_TRUE(missing.empty()) << integrator << ": " << testing::PrintToString(missing);
+    EXPECT_LE(extra.size(), 1u) << integrator << ": " << testing::PrintToString(extra);  // the half's end snapshot
+    // Each periodic checkpoint is the uninterrupted run's, bit for bit.
+    for (auto const& name : want)
+      if (name.rfind("c_", 0) == 0)
+        EXPECT_TRUE(test::bitwise_equal(sim::read_checkpoint(file("p/" + name)).bodies,
+                                        sim::read_checkpoint(file("w/" + name)).bodies))
+            << integrator << " " << name;
+  }
+}
+
 // job that writes no series says its rows will be missing, and passes the cadence on.
 TEST_F(Cli, ARestartSamplesItsSeriesAsItsRunDid) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";

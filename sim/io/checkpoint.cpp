@@ -16,6 +16,8 @@
 #include <limits>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -141,14 +143,20 @@ void hash_record(Fnv1a& h, const RunRecord& r, std::uint64_t bodies, int format,
     h.value(std::uint8_t{'S'});
     h.value(*r.end_step);
   }
-  // How it sampled its series (files without it hash as before).
-  if (r.diagnostics_every) {
-    h.value(std::uint8_t{'K'});
-    h.value(*r.diagnostics_every);
-  } else if (r.diagnostics_dt) {
-    h.value(std::uint8_t{'D'});
-    h.value(*r.diagnostics_dt);
-  }
+  // How often it wrote its series (files without them hash as before).
+  auto const cadence = [&](char every_tag, const std::optional<std::uint64_t>& every, char dt_tag,
+                           const std::optional<double>& dt) {
+    if (every) {
+      h.value(std::uint8_t(every_tag));
+      h.value(*every);
+    } else if (dt) {
+      h.value(std::uint8_t(dt_tag));
+      h.value(*dt);
+    }
+  };
+  cadence('K', r.diagnostics_every, 'D', r.diagnostics_dt);
+  cadence('P', r.checkpoint_every, 'p', r.checkpoint_dt);
+  cadence('N', r.snapshot_every, 'n', r.snapshot_dt);
 }
 
 // The particle groups, as GADGET and SWIFT number them (and pynbody and yt name their families).
@@ -412,8 +420,13 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
       }
       if (run.end_time) w.number(h, "EndTime", *run.end_time);
       else if (run.end_step) w.number(h, "EndStep", *run.end_step);
-      if (run.diagnostics_every) w.number(h, "DiagnosticsEvery", *run.diagnostics_every);
-      else if (run.diagnostics_dt) w.number(h, "DiagnosticsDt", *run.diagnostics_dt);
+      for (auto const& [name, every, dt] :
+           {std::tuple{"Diagnostics", &run.diagnostics_every, &run.diagnostics_dt},
+            std::tuple{"Checkpoint", &run.checkpoint_every, &run.checkpoint_dt},
+            std::tuple{"Snapshot", &run.snapshot_every, &run.snapshot_dt}}) {
+        if (*every) w.number(h, (std::string(name) + "Every").c_str(), **every);
+        else if (*dt) w.number(h, (std::string(name) + "Dt").c_str(), **dt);
+      }
     }
   }
   // What SWIFT's readers require besides the header: its unit groups, and the flags that say the
@@ -627,7 +640,8 @@ class Reader {
       }
     }
     if (v < min)
-      fail(std::string("Header/") + name + " is " + std::to_string(v) + "; must be " + std::to_string(min) + " or more");
+      fail(std::string("Header/") + name + " is " + std::to_string(v) + "; must be " + std::to_string(min) +
+           " or more");
     if (v > max)
       fail(std::string("Header/") + name + " is " + std::to_string(v) + "; must be at most " + std::to_string(max));
     return v;
@@ -835,17 +849,24 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
   } else if (r.has_attribute("Header", "EndStep")) {
     run.end_step = r.whole("EndStep", kMaxSteps);
   }
-  // How it sampled its diagnostics series: a cadence a command line could have named.
-  if (r.has_attribute("Header", "DiagnosticsEvery") && r.has_attribute("Header", "DiagnosticsDt"))
-    r.fail("Header/DiagnosticsEvery and Header/DiagnosticsDt are both given; a series is sampled by one of them");
-  if (r.has_attribute("Header", "DiagnosticsEvery")) {
-    run.diagnostics_every = r.whole("DiagnosticsEvery", kMaxSteps, 1);
-  } else if (r.has_attribute("Header", "DiagnosticsDt")) {
-    run.diagnostics_dt = r.finite("DiagnosticsDt");
-    if (!(*run.diagnostics_dt > 0 && *run.diagnostics_dt <= kMaxTime)) {
-      std::ostringstream s;
-      s << "Header/DiagnosticsDt " << *run.diagnostics_dt << " is not a time in (0, 1e27]";
-      r.fail(s.str());
+  // How often it wrote its series: cadences a command line could have named.
+  for (auto const& [name, every, dt] : {std::tuple{"Diagnostics", &run.diagnostics_every, &run.diagnostics_dt},
+                                        std::tuple{"Checkpoint", &run.checkpoint_every, &run.checkpoint_dt},
+                                        std::tuple{"Snapshot", &run.snapshot_every, &run.snapshot_dt}}) {
+    std::string const every_name = std::string(name) + "Every", dt_name = std::string(name) + "Dt";
+    bool const has_every = r.has_attribute("Header", every_name.c_str());
+    bool const has_dt = r.has_attribute("Header", dt_name.c_str());
+    if (has_every && has_dt)
+      r.fail("Header/" + every_name + " and Header/" + dt_name + " are both given; a series is written by one of them");
+    if (has_every) {
+      *every = r.whole(every_name.c_str(), kMaxSteps, 1);
+    } else if (has_dt) {
+      *dt = r.finite(dt_name.c_str());
+      if (!(**dt > 0 && **dt <= kMaxTime)) {
+        std::ostringstream s;
+        s << "Header/" << dt_name << " " << **dt << " is not a time in (0, 1e27]";
+        r.fail(s.str());
+      }
     }
   }
   if (h.format == 2) {

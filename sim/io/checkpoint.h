@@ -15,8 +15,9 @@
 //                        checkpoints also: StartTime, DtSinceStep, DtSinceTime, Precision,
 //                        Integrator, Dt, Damping, Scenario, Seed, InitialEnergy (when
 //                        known), EndTime or EndStep (where the run was going, when known),
-//                        DiagnosticsEvery or DiagnosticsDt (how it sampled its diagnostics series, where it
-//                        wrote one or continued one), Checksum
+//                        DiagnosticsEvery or DiagnosticsDt, CheckpointEvery or CheckpointDt, SnapshotEvery
+//                        or SnapshotDt (how often it wrote its diagnostics rows, periodic checkpoints and
+//                        snapshots, where it wrote them or continued a run that did), Checksum
 //   /Units, /InternalCodeUnits   SWIFT's "Unit length in cgs (U_L)", "Unit mass in cgs (U_M)",
 //                        "Unit time in cgs (U_t)" = sqrt(U_L^3 / (G U_M)), "Unit current in cgs
 //                        (U_I)" and "Unit temperature in cgs (U_T)" (1); all 1 in N-body units
@@ -41,7 +42,9 @@
 // and InitialEnergy (float64), or one byte 0; Precision, Integrator, Scenario, MassUnit and
 // LengthUnit, each followed by a zero byte; U_L, U_M, U_t and the shift (float64); hermite4's part (below);
 // where the file has one, the byte 'T' and EndTime (float64) or the byte 'S' and EndStep (uint64); where the file
-// has one, the byte 'K' and DiagnosticsEvery (uint64) or the byte 'D' and DiagnosticsDt (float64); then for each
+// has one, the byte 'K' and DiagnosticsEvery (uint64) or the byte 'D' and DiagnosticsDt (float64), the byte 'P' and
+// CheckpointEvery (uint64) or the byte 'p' and CheckpointDt (float64), the byte 'N' and SnapshotEvery (uint64) or
+// the byte 'n' and SnapshotDt (float64); then for each
 // particle group present, in the order PartType0, 1, 4: its count (uint64), and its datasets whole,
 // row by row, ParticleIDs as uint64, then Coordinates, CoordinateRoundoff, Velocities and Masses as
 // float64. A file without it (written by hand) is read unverified; one whose checksum disagrees is
@@ -96,11 +99,12 @@ struct RunRecord {
   // names no end of its own goes on to it.
   std::optional<double> end_time;
   std::optional<std::uint64_t> end_step;
-  // How that run sampled its diagnostics series (Header/DiagnosticsEvery or DiagnosticsDt; a run that wrote none
-  // passes on the cadence of the run it continued; neither in an older nbody's file or sim.checkpoint()'s): a restart
-  // that continues the series and names no cadence takes it up.
-  std::optional<std::uint64_t> diagnostics_every;
-  std::optional<double> diagnostics_dt;
+  // How often that run wrote its series (Header/DiagnosticsEvery or DiagnosticsDt, CheckpointEvery or CheckpointDt,
+  // SnapshotEvery or SnapshotDt; a run that wrote none of a series passes on the cadence of the run it continued;
+  // none in an older nbody's file or sim.checkpoint()'s): a restart that writes the series and names no cadence for
+  // it takes it up.
+  std::optional<std::uint64_t> diagnostics_every, checkpoint_every, snapshot_every;
+  std::optional<double> diagnostics_dt, checkpoint_dt, snapshot_dt;
 
   bool same_hermite(const RunRecord& o) const {
     return hermite.has_value() == o.hermite.has_value() &&
@@ -112,7 +116,9 @@ struct RunRecord {
            dt_since_time == o.dt_since_time && precision == o.precision && integrator == o.integrator && dt == o.dt &&
            softening == o.softening && damping == o.damping && scenario == o.scenario && seed == o.seed &&
            initial_energy == o.initial_energy && units == o.units && same_hermite(o) && end_time == o.end_time &&
-           end_step == o.end_step && diagnostics_every == o.diagnostics_every && diagnostics_dt == o.diagnostics_dt;
+           end_step == o.end_step && diagnostics_every == o.diagnostics_every && diagnostics_dt == o.diagnostics_dt &&
+           checkpoint_every == o.checkpoint_every && checkpoint_dt == o.checkpoint_dt &&
+           snapshot_every == o.snapshot_every && snapshot_dt == o.snapshot_dt;
   }
   bool operator!=(const RunRecord& o) const { return !(*this == o); }
 };

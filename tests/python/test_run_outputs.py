@@ -250,6 +250,17 @@ def test_a_restart_samples_its_series_as_its_run_did(tmp_path):
     assert any("the run before sampled its diagnostics every 5 steps: so does this run" in n
                for n in sim.last_run["notices"]), sim.last_run["notices"]
     assert [int(r["step"]) for r in rows(tmp_path / "s.csv")] == list(range(0, 41, 5))
+    # Periodic checkpoints and snapshots the same way.
+    sim.run(steps=10, checkpoint=tmp_path / "k.h5", checkpoint_every=4, snapshots=tmp_path / "snap",
+            snapshot_every=5)
+    sim.run(steps=10, checkpoint=tmp_path / "k.h5", snapshots=tmp_path / "snap")
+    assert sim.last_run["checkpoints_written"] == 3, sim.last_run  # steps 52, 56 and 60
+    assert (tmp_path / "k_00000060.h5").exists() and (tmp_path / "snap_00000055.hdf5").exists()
+    assert any("the run before wrote a checkpoint every 4 steps: so does this run" in n
+               for n in sim.last_run["notices"]), sim.last_run["notices"]
+    rest = nbody.Simulation.restart(tmp_path / "k.h5", backend="cpu")
+    rest.run(steps=10, checkpoint=tmp_path / "k2.h5")
+    assert rest.last_run["checkpoints_written"] == 2, rest.last_run  # steps 64 and 68
     rest = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
     rest.configure(eta=0.03)
     rest.run(t_end=0.25, diagnostics=tmp_path / "d2.csv")
