@@ -307,6 +307,8 @@ int run_simulation(const Options& asked) {
   outputs.diagnostics_dt = o.diagnostics_dt;
   outputs.snapshots = o.snapshots;
   outputs.end_time = o.t_end;
+  outputs.checkpoint_cadence_named = o.checkpoint_cadence_named;
+  outputs.snapshot_cadence_named = o.snapshot_cadence_named;
   // A restart writes its series as the run it continues did, where it names no cadence of its own.
   driver::take_up_cadences(setup, blocks, setup.clock.step, steps, outputs);
   // Every file of the series is named now: one that cannot be written stops nothing half way.
@@ -338,12 +340,13 @@ int run_simulation(const Options& asked) {
   }
   std::optional<Progress::TimeSpan> span;
   if (o.t_end && blocks) span = Progress::TimeSpan{sim.time(), *o.t_end};
+  // Said by the run after the cadences it took up (outputs.said), which they may be about.
   if (std::string const text = driver::sample_dt_notice(sim, outputs.diagnostics_dt, "--diagnostics-dt");
       !text.empty())
-    notice(text);
+    outputs.said.push_back(text);
   if (std::string const text = driver::sample_dt_notice(sim, outputs.snapshots.dt, "--snapshot-dt", "snapshot");
       !text.empty())
-    notice(text);
+    outputs.said.push_back(text);
   CliRunObserver observer(o, steps, span, notice);
   std::uint64_t const first_step = sim.steps_done();
   auto const run_began = std::chrono::steady_clock::now();

@@ -424,9 +424,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--checkpoint", o.checkpoint,
                  "write the final state as an HDF5 checkpoint (also on Ctrl-C); --restart continues it bit for bit");
   cli.add_option("--checkpoint-every", o.checkpoint_every,
-                 "also write a checkpoint every K steps, named FILE_00000100.h5 after the step (with --restart and "
-                 "neither this nor --checkpoint-dt: as the checkpoint's run did)")
-      ->check(whole_number(1, kMaxSteps));
+                 "also write a checkpoint every K steps, named FILE_00000100.h5 after the step (0: none; with "
+                 "--restart and neither this nor --checkpoint-dt: as the checkpoint's run did)")
+      ->check(whole_number(0, kMaxSteps));
   cli.add_option("--checkpoint-dt", o.checkpoint_dt,
                  "also write a checkpoint at every multiple of this simulation time instead, at the first step or "
                  "block time at or past each, named after its step")
@@ -447,9 +447,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "write HDF5 snapshots for analysis (yt, pynbody): the start, the end and every --snapshot-every "
                  "steps, named BASE_00000100.hdf5 after the step (BASE's folder is created)");
   cli.add_option("--snapshot-every", o.snapshots.every,
-                 "also a snapshot every K steps (with --snapshots; with --restart and neither this nor --snapshot-dt: "
-                 "as the checkpoint's run did)")
-      ->check(whole_number(1, kMaxSteps));
+                 "also a snapshot every K steps (with --snapshots; 0: none; with --restart and neither this nor "
+                 "--snapshot-dt: as the checkpoint's run did)")
+      ->check(whole_number(0, kMaxSteps));
   cli.add_option("--snapshot-dt", o.snapshots.dt,
                  "also a snapshot at every multiple of this simulation time instead, at the first step or block time "
                  "at or past each (as --diagnostics-dt)")
@@ -665,6 +665,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
     if (cli.count(option) && o.snapshots.base.empty())
       throw InputError(std::string(option) + ": give --snapshots BASE too (the series is named after it)");
   one_of("--snapshot-dt", "--snapshot-every", "snapshots");
+  o.checkpoint_cadence_named = cli.count("--checkpoint-every") + cli.count("--checkpoint-dt") > 0;
+  o.snapshot_cadence_named = cli.count("--snapshot-every") + cli.count("--snapshot-dt") > 0;
   o.run.units = sim::parse_units(mass_unit, length_unit);
   o.run.given = {cli.count("--integrator") > 0, cli.count("--dt") > 0,        cli.count("--damping") > 0,
                  cli.count("--softening") > 0,  cli.count("--precision") > 0, o.run.units.physical(),

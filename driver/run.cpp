@@ -243,27 +243,31 @@ namespace {
 
 // A restart's series, as take_up_cadences and recorded_cadences see them.
 struct OutputSeries {
-  const char* verb;           // "sampled its diagnostics", "wrote a checkpoint": what the run did at each cadence
-  const char* left_out;       // what a run that writes none says the series misses ("" for none said)
+  const char* noun;           // "diagnostics rows", "periodic checkpoints": what comes at each cadence
+  const char* left_out;       // what a run that writes none says it misses ("" for none said)
   const char* option;         // the output's option ("--diagnostics")
   const char* every_option;   // its cadences' options
   const char* dt_option;
   std::uint64_t default_every;  // with no cadence named (0: none between the start and the end)
   bool written;
+  bool named;  // its cadence named by the front end (0 included)
   std::uint64_t* every;
   double* dt;
   Cadence OutputCadences::*member;
 };
 
 std::vector<OutputSeries> output_series(RunOutputs& o) {
-  return {{"sampled its diagnostics", "a diagnostics series; this run writes none, so its rows will be missing there",
+  return {{"diagnostics rows", "this run's will be missing from the series",
            "--diagnostics", "--diagnostics-every", "--diagnostics-dt", kDefaultDiagnosticsEvery, !o.diagnostics.empty(),
-           &o.diagnostics_every, &o.diagnostics_dt, &OutputCadences::diagnostics},
-          {"wrote a checkpoint", "", "--checkpoint", "--checkpoint-every", "--checkpoint-dt", 0, !o.checkpoint.empty(),
-           &o.checkpoint_every, &o.checkpoint_dt, &OutputCadences::checkpoints},
-          {"wrote a snapshot", "snapshots; this run writes none, so they will be missing from the series",
-           "--snapshots", "--snapshot-every", "--snapshot-dt", 0, o.snapshots.enabled(), &o.snapshots.every, &o.snapshots.dt,
-           &OutputCadences::snapshots}};
+           o.diagnostics_every > 0 || o.diagnostics_dt > 0, &o.diagnostics_every, &o.diagnostics_dt,
+           &OutputCadences::diagnostics},
+          {"periodic checkpoints", "", "--checkpoint", "--checkpoint-every", "--checkpoint-dt", 0, !o.checkpoint.empty(),
+           o.checkpoint_cadence_named || o.checkpoint_every > 0 || o.checkpoint_dt > 0, &o.checkpoint_every,
+           &o.checkpoint_dt, &OutputCadences::checkpoints},
+          {"snapshots", "this run's will be missing from the series",
+           "--snapshots", "--snapshot-every", "--snapshot-dt", 0, o.snapshots.enabled(),
+           o.snapshot_cadence_named || o.snapshots.every > 0 || o.snapshots.dt > 0, &o.snapshots.every,
+           &o.snapshots.dt, &OutputCadences::snapshots}};
 }
 
 // The cadences a run's checkpoints record: each series' own (a series by steps with none named: its default), or,
@@ -302,25 +306,28 @@ void take_up_cadences(const Setup& setup, bool blocks, std::uint64_t now, std::u
   for (auto const& s : output_series(o)) {
     Cadence const was = before.*s.member;
     if (!was.named()) continue;
+    // (A series its run left out has the cadence of the run before that: "are", not "were written".)
+    std::string const cadence = was.dt > 0 ? "at every multiple of time " + shortest(was.dt)
+                                           : "every " + counted(was.every, before.in_block_steps);
     if (!s.written) {
       if (steps > 0 && *s.left_out)
-        o.said.push_back(before.run + " wrote " + s.left_out + " (" + n.name(s.option) + " continues it)");
+        o.said.push_back(before.source + "'s " + s.noun + " are " + cadence + "; this run writes none, so " +
+                         s.left_out + " (" + n.name(s.option) + " continues them)");
       continue;
     }
-    if (*s.every || *s.dt > 0) continue;  // named: the run's own
+    if (s.named) continue;  // the run's own
     std::string const other = " (" + n.name(s.every_option) + " or " + n.name(s.dt_option) + " sets another)";
-    if (was.dt > 0) {
-      *s.dt = was.dt;
-      o.said.push_back(before.run + " " + s.verb + " at every multiple of time " + shortest(was.dt) +
-                       ": so does this run" + other);
-    } else if (before.in_block_steps == blocks) {
-      *s.every = was.every;
-      if (was.every != s.default_every)  // the default itself goes without saying
-        o.said.push_back(before.run + " " + s.verb + " every " + counted(was.every, blocks) + ": so does this run" +
-                         other);
+    if (was.dt > 0 || before.in_block_steps == blocks) {
+      if (was.dt > 0)
+        *s.dt = was.dt;
+      else
+        *s.every = was.every;
+      if (s.member == &OutputCadences::checkpoints) o.checkpoint_cadence_from = before.source;
+      if (was.dt > 0 || was.every != s.default_every)  // the default itself goes without saying
+        o.said.push_back(before.source + "'s " + s.noun + " are " + cadence + ": so are this run's" + other);
     } else {
-      o.said.push_back(before.run + " " + s.verb + " every " + counted(was.every, !blocks) + ", which " +
-                       setup.program.integrator + " does not count in: it is not taken up" + other);
+      o.said.push_back(before.source + "'s " + s.noun + " are " + cadence + ", which " + setup.program.integrator +
+                       " does not count in: not taken up" + other);
     }
   }
 }
@@ -331,20 +338,24 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
   all.insert(all.end(), {{names.name("--checkpoint"), o.checkpoint},
                          {names.name("--save"), o.save},
                          {names.name("--diagnostics"), o.diagnostics}});
+  // The periodic checkpoints' cadence as the messages name it: with where it was taken up from, where it was.
+  auto checkpoint_cadence = [&] {
+    std::string const text = o.checkpoint_every ? names.with("--checkpoint-every", std::to_string(o.checkpoint_every))
+                                                : names.with("--checkpoint-dt", shortest(o.checkpoint_dt));
+    return o.checkpoint_cadence_from.empty() ? text : text + " (taken up from " + o.checkpoint_cadence_from + ")";
+  };
   if (o.checkpoint_every && !o.checkpoint.empty())
     check_step_series([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, o.checkpoint_every, first,
-                      last, {}, names.with("--checkpoint-every", std::to_string(o.checkpoint_every)) + " writes", all);
+                      last, {}, checkpoint_cadence() + " writes", all);
   if (o.checkpoint_dt > 0 && !o.checkpoint.empty())  // by time: at any step
     check_step_series([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, 1, first, last, {},
-                      names.with("--checkpoint-dt", shortest(o.checkpoint_dt)) + " writes", all);
+                      checkpoint_cadence() + " writes", all);
   // Two series of one name would write each other's files (a snapshot over the periodic checkpoint of its step):
   // their names are made alike at every step, so one step tells.
   if ((o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty() && o.snapshots.enabled() &&
       series_path(o.checkpoint, first + 1) == o.snapshots.path(first + 1))
     throw InputError(names.with_text("--snapshots", o.snapshots.base) + " and " +
-                     (o.checkpoint_every ? names.with("--checkpoint-every", std::to_string(o.checkpoint_every))
-                                         : names.with("--checkpoint-dt", shortest(o.checkpoint_dt))) +
-                     " with " + names.with_text("--checkpoint", o.checkpoint) + " both write " +
+                     checkpoint_cadence() + " with " + names.with_text("--checkpoint", o.checkpoint) + " both write " +
                      o.snapshots.path(first + 1) + " and the like; give the series different names");
   if (o.snapshots.enabled() && o.snapshots.base.back() == '/') {
     SnapshotSeries example = o.snapshots;
@@ -388,8 +399,7 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
                   names.with_text("--snapshots", o.snapshots.base));
   if (first == 0 && (o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
     refuse_mixing([&](std::uint64_t step) { return series_path(o.checkpoint, step); },
-                  o.checkpoint_every ? names.with("--checkpoint-every", std::to_string(o.checkpoint_every))
-                                     : names.with("--checkpoint-dt", shortest(o.checkpoint_dt)));
+                  checkpoint_cadence());
   if (!mixed.empty()) throw InputError(mixed);
   // A file of the series is refused as "--snapshots DIR/s_00000010.hdf5: ..." on the command line; a keyword names
   // the value as given, then the file ("snapshots='DIR/s' writes DIR/s_00000010.hdf5: ...").

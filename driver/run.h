@@ -45,6 +45,12 @@ struct RunOutputs {
   // state of its own is not said to lose it.
   bool state_stays = false;
   SettingNames names;  // how a refused output is named (the front end's spelling)
+  // The front end named the periodic checkpoints' or the snapshots' cadence, 0 included (none between the start and
+  // the end): take_up_cadences takes up only cadences not named.
+  bool checkpoint_cadence_named = false, snapshot_cadence_named = false;
+  // Where take_up_cadences took the periodic checkpoints' cadence from ("a.h5", "the run before"), for messages that
+  // name it; empty where the front end named it.
+  std::string checkpoint_cadence_from;
   // Notices about the outputs (take_up_cadences'), said by driver::run once its outputs are made: a refused output
   // is then the run's one line.
   std::vector<std::string> said;

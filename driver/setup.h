@@ -44,9 +44,9 @@ struct OutputCadences {
   Cadence diagnostics, checkpoints, snapshots;
   bool in_block_steps = false;  // `every` counts block steps (a checkpoint records this as its integrator)
   // Where they are taken up: at the step of the state they belong to (a checkpoint's, or the end of a script's run
-  // before), by a run that notices name after `run` ("run.h5's run", "the run before").
+  // before), by a run whose notices name where they come from ("run.h5", "the run before").
   std::uint64_t at_step = 0;
-  std::string run;
+  std::string source;
   bool any() const { return diagnostics.named() || checkpoints.named() || snapshots.named(); }
 };
 

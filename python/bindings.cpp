@@ -21,6 +21,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -509,6 +510,7 @@ class Engine {
     o.state_stays = true;  // the script holds the state after the run
     o.names = run_.names;
     std::string precision_shown;  // snapshot_precision, as given
+    std::set<std::string> given;  // the outputs' keywords given (not None)
     for (auto [key, value] : outputs) {
       std::string const k = nb::cast<std::string>(key);
       if (value.is_none()) continue;
@@ -532,12 +534,16 @@ class Engine {
       } else {
         throw InputError("run: no output '" + k + "'");
       }
+      given.insert(k);
     }
-    if (o.checkpoint_every && o.checkpoint.empty())
+    // A cadence named, 0 included (none between the start and the end): not the run before's.
+    o.checkpoint_cadence_named = given.count("checkpoint_every") || given.count("checkpoint_dt");
+    o.snapshot_cadence_named = given.count("snapshot_every") || given.count("snapshot_dt");
+    if (given.count("checkpoint_every") && o.checkpoint.empty())
       throw InputError("checkpoint_every=" + std::to_string(o.checkpoint_every) + ": give checkpoint too");
     if (o.checkpoint_dt > 0 && o.checkpoint.empty())
       throw InputError("checkpoint_dt=" + shown(nb::cast(o.checkpoint_dt)) + ": give checkpoint too");
-    if (o.checkpoint_dt > 0 && o.checkpoint_every)
+    if (given.count("checkpoint_dt") && given.count("checkpoint_every"))
       throw InputError("checkpoint_dt=" + shown(nb::cast(o.checkpoint_dt)) + " and checkpoint_every=" +
                        std::to_string(o.checkpoint_every) + " both given; give one of them");
     if (o.diagnostics_every && o.diagnostics.empty())
@@ -549,11 +555,11 @@ class Engine {
                        std::to_string(o.diagnostics_every) + " both given; give one of them");
     if (!precision_shown.empty() && o.snapshots.base.empty())
       throw InputError("snapshot_precision='" + precision_shown + "': give snapshots too");
-    if (o.snapshots.every && o.snapshots.base.empty())
+    if (given.count("snapshot_every") && o.snapshots.base.empty())
       throw InputError("snapshot_every=" + std::to_string(o.snapshots.every) + ": give snapshots too");
     if (o.snapshots.dt > 0 && o.snapshots.base.empty())
       throw InputError("snapshot_dt=" + shown(nb::cast(o.snapshots.dt)) + ": give snapshots too");
-    if (o.snapshots.dt > 0 && o.snapshots.every)
+    if (given.count("snapshot_dt") && given.count("snapshot_every"))
       throw InputError("snapshot_dt=" + shown(nb::cast(o.snapshots.dt)) + " and snapshot_every=" +
                        std::to_string(o.snapshots.every) + " both given; give one of them");
     // A run from a checkpoint, or after a run of the script, writes its series as that run did, where it names no
@@ -573,12 +579,13 @@ class Engine {
       });
     }
 
+    // Said by the run after the cadences it took up (o.said), which they may be about.
     if (std::string const notice = driver::sample_dt_notice(*sim_, o.diagnostics_dt, "diagnostics_dt=");
         !notice.empty())
-      notices_.push_back(notice);
+      o.said.push_back(notice);
     if (std::string const notice = driver::sample_dt_notice(*sim_, o.snapshots.dt, "snapshot_dt=", "snapshot");
         !notice.empty())
-      notices_.push_back(notice);
+      o.said.push_back(notice);
     PythonRun observer(*this, std::move(callback), every, std::move(self));
     setup_.initial_energy = e0_;  // the baseline the energy error is measured from
     driver::RunResult r;  // filled as the run goes: what it wrote is known even where it throws
@@ -626,7 +633,7 @@ class Engine {
     setup_.continued_cadences = r.cadences;
     setup_.continued_cadences.in_block_steps = blocks;
     setup_.continued_cadences.at_step = sim_->steps_done();
-    setup_.continued_cadences.run = "the run before";
+    setup_.continued_cadences.source = "the last run";
     // What the run did is kept before a callback's exception, Ctrl-C or a failure is raised: the files it wrote are
     // what the user needs to know then (last_run).
     last_run_ =

@@ -704,11 +704,11 @@ TEST_F(Cli, ARestartWritesItsCheckpointsAndSnapshotsAsItsRunDid) {
     ASSERT_EQ(more.code, 0) << integrator << ": " << more.err;
     std::string const checkpoints = blocks ? "at every multiple of time 0.0625" : "every 6 steps";
     std::string const snapshots = blocks ? "at every multiple of time 0.125" : "every 8 steps";
-    EXPECT_NE(more.err.find(file("p/c.h5") + "'s run wrote a checkpoint " + checkpoints + ": so does this run "
+    EXPECT_NE(more.err.find(file("p/c.h5") + "'s periodic checkpoints are " + checkpoints + ": so are this run's "
                             "(--checkpoint-every or --checkpoint-dt sets another)"),
               std::string::npos)
         << integrator << ": " << more.err;
-    EXPECT_NE(more.err.find(file("p/c.h5") + "'s run wrote a snapshot " + snapshots + ": so does this run "
+    EXPECT_NE(more.err.find(file("p/c.h5") + "'s snapshots are " + snapshots + ": so are this run's "
                             "(--snapshot-every or --snapshot-dt sets another)"),
               std::string::npos)
         << integrator << ": " << more.err;
@@ -728,6 +728,21 @@ TEST_F(Cli, ARestartWritesItsCheckpointsAndSnapshotsAsItsRunDid) {
                                         sim::read_checkpoint(file("w/" + name)).bodies))
             << integrator << " " << name;
   }
+  // 0 names none between the start and the end, where the file's would be taken up.
+  fs::remove_all(dir_ / "z");
+  fs::create_directories(dir_ / "z");
+  Result const none = nbody("--run --restart " + file("p/c.h5") + " --t-end 0.5 --checkpoint " + file("z/c.h5") +
+                            " --checkpoint-every 0 --snapshots " + file("z/s") + " --snapshot-every 0");
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_EQ(none.err.find(" are at every multiple"), std::string::npos) << none.err;
+  std::vector<std::string> z;
+  for (auto const& e : fs::directory_iterator(dir_ / "z")) z.push_back(e.path().filename().string());
+  EXPECT_EQ(z.size(), 3u) << testing::PrintToString(z);  // c.h5 and the snapshots at the start and the end
+  // A cadence taken up is named as such where the series is refused.
+  ASSERT_EQ(nbody("--run --bodies 32 -q --steps 0 --checkpoint " + file("zero.h5") + " --checkpoint-every 5").code, 0);
+  for (int k : {5, 10}) std::ofstream(file("taken_" + std::string(k == 5 ? "00000005" : "00000010") + ".h5")) << "x";
+  expect_input_error("--run --restart " + file("zero.h5") + " --steps 20 --checkpoint " + file("taken.h5"),
+                     "--checkpoint-every 5 (taken up from " + file("zero.h5") + "): the folder holds");
 }
 
 // job that writes no series says its rows will be missing, and passes the cadence on.
@@ -745,12 +760,15 @@ TEST_F(Cli, ARestartSamplesItsSeriesAsItsRunDid) {
                       file("c.h5")).code,
                 0)
           << what;
+      std::string const said = cadence == "--diagnostics-dt 0.03125"
+                                   ? "at every multiple of time 0.03125"
+                                   : std::string("every 7 ") + (integrator == "hermite4" ? "block steps" : "steps");
       // A piece that writes no series passes the cadence on in its checkpoint; where it steps, it says the series
       // misses its rows.
       Result const none = nbody("--run --restart " + file("c.h5") + " --steps 0 --checkpoint " + file("c2.h5"));
       ASSERT_EQ(none.code, 0) << what << ": " << none.err;
-      std::string const missing = "'s run wrote a diagnostics series; this run writes none, so its rows will be "
-                                  "missing there (--diagnostics continues it)";
+      std::string const missing = "'s diagnostics rows are " + said + "; this run writes none, so this run's will "
+                                  "be missing from the series (--diagnostics continues them)";
       EXPECT_EQ(none.err.find(missing), std::string::npos) << what << ": " << none.err;  // no step: no row missed
       Result const gap = nbody("--run --restart " + file("c.h5") + " --steps 3 --checkpoint " + file("gap.h5"));
       ASSERT_EQ(gap.code, 0) << what << ": " << gap.err;
@@ -760,11 +778,8 @@ TEST_F(Cli, ARestartSamplesItsSeriesAsItsRunDid) {
       EXPECT_EQ(passed_on.diagnostics_dt, sim::read_checkpoint(file("c.h5")).run.diagnostics_dt) << what;
       Result const more = nbody("--run --restart " + file("c2.h5") + " " + rest + " --diagnostics " + file("d.csv"));
       ASSERT_EQ(more.code, 0) << what << ": " << more.err;
-      std::string const said = cadence == "--diagnostics-dt 0.03125"
-                                   ? "at every multiple of time 0.03125"
-                                   : std::string("every 7 ") + (integrator == "hermite4" ? "block steps" : "steps");
-      EXPECT_NE(more.err.find("notice: " + file("c2.h5") + "'s run sampled its diagnostics " + said +
-                              ": so does this run (--diagnostics-every or --diagnostics-dt sets another)"),
+      EXPECT_NE(more.err.find("notice: " + file("c2.h5") + "'s diagnostics rows are " + said +
+                              ": so are this run's (--diagnostics-every or --diagnostics-dt sets another)"),
                 std::string::npos)
           << what << ": " << more.err;
       std::string header;
@@ -782,7 +797,7 @@ TEST_F(Cli, ARestartSamplesItsSeriesAsItsRunDid) {
       Result const own = nbody("--run --restart " + file("e.h5") + " " + rest + " --diagnostics-every 5 " +
                                "--diagnostics " + file("e.csv"));
       ASSERT_EQ(own.code, 0) << what << ": " << own.err;
-      EXPECT_EQ(own.err.find("sampled its diagnostics"), std::string::npos) << what << ": " << own.err;
+      EXPECT_EQ(own.err.find("diagnostics rows are"), std::string::npos) << what << ": " << own.err;
     }
   }
   // Steps of another count (block steps for a leapfrog run) are not taken up, and that is said.
@@ -792,8 +807,8 @@ TEST_F(Cli, ARestartSamplesItsSeriesAsItsRunDid) {
   Result const other = nbody("--run --restart " + file("l.h5") + " --integrator hermite4 --t-end 1 --diagnostics " +
                              file("h.csv"));
   ASSERT_EQ(other.code, 0) << other.err;
-  EXPECT_NE(other.err.find("notice: " + file("l.h5") + "'s run sampled its diagnostics every 7 steps, which hermite4 "
-                           "does not count in: it is not taken up"),
+  EXPECT_NE(other.err.find("notice: " + file("l.h5") + "'s diagnostics rows are every 7 steps, which hermite4 does "
+                           "not count in: not taken up"),
             std::string::npos)
       << other.err;
   // That restart writes no state of its own: said (at its start), so that a job script's next piece does not start

@@ -374,7 +374,9 @@ class Simulation:
         ``checkpoint`` (the final state; with ``checkpoint_every`` or at every multiple of the time
         ``checkpoint_dt``, also a series named after the step), ``snapshots`` (a base name: HDF5 snapshots at the start, the end and every
         ``snapshot_every`` steps or at every multiple of the time ``snapshot_dt``, ``snapshot_precision`` "fp32" or
-        "fp64"), ``save`` (tipsy).
+        "fp64"), ``save`` (tipsy). A series named with no cadence of its own is written at the cadence of the run
+        this one continues (the checkpoint's after ``restart``, else the last run's; ``checkpoint_every=0`` or
+        ``snapshot_every=0``: none between the start and the end).
         Ctrl-C stops the run within about 0.2 s and a step, writes those outputs, and raises
         KeyboardInterrupt with the state intact; so does an exception in the callback."""
         if misspelt:
@@ -402,9 +404,10 @@ class Simulation:
                             ("save", save)):
             if value is not None:
                 outputs[name] = self._path(value, name)
-        for name, value in (("diagnostics_every", diagnostics_every), ("checkpoint_every", checkpoint_every),
-                            ("snapshot_every", snapshot_every)):
-            outputs[name] = None if value is None else _whole(value, name, 1, _MAX_STEPS)
+        # 0 checkpoints or snapshots between the start and the end: none (also where the run before wrote some).
+        for name, value, least in (("diagnostics_every", diagnostics_every, 1), ("checkpoint_every", checkpoint_every, 0),
+                                   ("snapshot_every", snapshot_every, 0)):
+            outputs[name] = None if value is None else _whole(value, name, least, _MAX_STEPS)
         for name, value in (("diagnostics_dt", diagnostics_dt), ("checkpoint_dt", checkpoint_dt),
                             ("snapshot_dt", snapshot_dt)):
             if value is None:

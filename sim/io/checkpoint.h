@@ -42,9 +42,9 @@
 // and InitialEnergy (float64), or one byte 0; Precision, Integrator, Scenario, MassUnit and
 // LengthUnit, each followed by a zero byte; U_L, U_M, U_t and the shift (float64); hermite4's part (below);
 // where the file has one, the byte 'T' and EndTime (float64) or the byte 'S' and EndStep (uint64); where the file
-// has one, the byte 'K' and DiagnosticsEvery (uint64) or the byte 'D' and DiagnosticsDt (float64), the byte 'P' and
-// CheckpointEvery (uint64) or the byte 'p' and CheckpointDt (float64), the byte 'N' and SnapshotEvery (uint64) or
-// the byte 'n' and SnapshotDt (float64); then for each
+// has one, the byte 'K' and DiagnosticsEvery (uint64) or the byte 'D' and DiagnosticsDt (float64); then, each pair
+// present or absent on its own, the byte 'P' and CheckpointEvery (uint64) or the byte 'p' and CheckpointDt (float64),
+// and the byte 'N' and SnapshotEvery (uint64) or the byte 'n' and SnapshotDt (float64); then for each
 // particle group present, in the order PartType0, 1, 4: its count (uint64), and its datasets whole,
 // row by row, ParticleIDs as uint64, then Coordinates, CoordinateRoundoff, Velocities and Masses as
 // float64. A file without it (written by hand) is read unverified; one whose checksum disagrees is

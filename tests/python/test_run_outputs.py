@@ -232,22 +232,23 @@ def test_a_restart_samples_its_series_as_its_run_did(tmp_path):
     first.run(t_end=0.125, diagnostics=tmp_path / "d.csv", diagnostics_dt=0.03125, checkpoint=tmp_path / "c.h5")
     rest = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
     rest.run(t_end=0.25, diagnostics=tmp_path / "d.csv")
-    assert any("c.h5's run sampled its diagnostics at every multiple of time 0.03125: so does this run "
+    assert any("c.h5's diagnostics rows are at every multiple of time 0.03125: so are this run's "
                "(diagnostics_every or diagnostics_dt sets another)" in n for n in rest.last_run["notices"]), \
         rest.last_run["notices"]
     assert [r["step"] for r in rows(tmp_path / "d.csv")] == [r["step"] for r in rows(tmp_path / "whole.csv")]
     # One that writes no series says what the series misses.
     rest = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
     rest.run(t_end=0.25)
-    assert any("c.h5's run wrote a diagnostics series; this run writes none, so its rows will be missing there "
-               "(diagnostics continues it)" in n for n in rest.last_run["notices"]), rest.last_run["notices"]
+    assert any("c.h5's diagnostics rows are at every multiple of time 0.03125; this run writes none, so this run's "
+               "will be missing from the series (diagnostics continues them)" in n
+               for n in rest.last_run["notices"]), rest.last_run["notices"]
     # A script's next run samples as the run before it did, also after a change of settings; a restart's first run
     # after such a change as the file's run.
     sim = nbody.Simulation(n=128, backend="cpu")
     sim.run(steps=20, diagnostics=tmp_path / "s.csv", diagnostics_every=5)
     sim.configure(dt=0.005)
     sim.run(steps=20, diagnostics=tmp_path / "s.csv")
-    assert any("the run before sampled its diagnostics every 5 steps: so does this run" in n
+    assert any("the last run's diagnostics rows are every 5 steps: so are this run's" in n
                for n in sim.last_run["notices"]), sim.last_run["notices"]
     assert [int(r["step"]) for r in rows(tmp_path / "s.csv")] == list(range(0, 41, 5))
     # Periodic checkpoints and snapshots the same way.
@@ -256,15 +257,20 @@ def test_a_restart_samples_its_series_as_its_run_did(tmp_path):
     sim.run(steps=10, checkpoint=tmp_path / "k.h5", snapshots=tmp_path / "snap")
     assert sim.last_run["checkpoints_written"] == 3, sim.last_run  # steps 52, 56 and 60
     assert (tmp_path / "k_00000060.h5").exists() and (tmp_path / "snap_00000055.hdf5").exists()
-    assert any("the run before wrote a checkpoint every 4 steps: so does this run" in n
+    assert any("the last run's periodic checkpoints are every 4 steps: so are this run's" in n
                for n in sim.last_run["notices"]), sim.last_run["notices"]
     rest = nbody.Simulation.restart(tmp_path / "k.h5", backend="cpu")
     rest.run(steps=10, checkpoint=tmp_path / "k2.h5")
     assert rest.last_run["checkpoints_written"] == 2, rest.last_run  # steps 64 and 68
+    # 0: none between the start and the end, where the run before's would be taken up; it needs its checkpoint.
+    rest.run(steps=10, checkpoint=tmp_path / "k3.h5", checkpoint_every=0)
+    assert rest.last_run["checkpoints_written"] == 0 and (tmp_path / "k3.h5").exists(), rest.last_run
+    with pytest.raises(ValueError, match=r"^checkpoint_every=0: give checkpoint too$"):
+        rest.run(steps=1, checkpoint_every=0)
     rest = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
     rest.configure(eta=0.03)
     rest.run(t_end=0.25, diagnostics=tmp_path / "d2.csv")
-    assert any("c.h5's run sampled its diagnostics at every multiple of time 0.03125" in n
+    assert any("c.h5's diagnostics rows are at every multiple of time 0.03125" in n
                for n in rest.last_run["notices"]), rest.last_run["notices"]
 
 
