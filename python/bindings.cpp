@@ -630,8 +630,7 @@ class Engine {
     // A warning made an error stopped the run by the interrupt, not by the callback's answer.
     if (observer.by_warning) r.stopped_by_visit = false;
     // The next run from here continues this one's series as a restart from its checkpoint would: at its cadence.
-    setup_.continued_cadences = r.cadences;
-    setup_.continued_cadences.in_block_steps = blocks;
+    setup_.continued_cadences = r.cadences;  // (counted in this run's steps: block steps where it ran hermite4)
     setup_.continued_cadences.at_step = sim_->steps_done();
     setup_.continued_cadences.source = "the last run";
     // What the run did is kept before a callback's exception, Ctrl-C or a failure is raised: the files it wrote are
