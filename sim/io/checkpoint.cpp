@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -111,6 +112,15 @@ double time_of(const RunRecord& r) { return r.dt_since_time + double(r.step - r.
 
 constexpr std::uint64_t kFormat = 2;  // checkpoint.h: the layout with particle families and units
 
+// A record's series cadences: the name their Header attributes begin with (NameEvery, NameDt), their checksum tags,
+// and the record's two values (one at most is set).
+template <class Record>
+auto cadence_fields(Record& r) {
+  return std::array{std::tuple{"Diagnostics", 'K', 'D', &r.diagnostics_every, &r.diagnostics_dt},
+                    std::tuple{"Checkpoint", 'P', 'p', &r.checkpoint_every, &r.checkpoint_dt},
+                    std::tuple{"Snapshot", 'N', 'n', &r.snapshot_every, &r.snapshot_dt}};
+}
+
 // The run's part of the checksum (checkpoint.h gives the order). Format 2 adds the units and the
 // shift; `units` are U_L, U_M, U_t as the file states them.
 void hash_record(Fnv1a& h, const RunRecord& r, std::uint64_t bodies, int format, const double (&units)[3] = {},
@@ -144,19 +154,15 @@ void hash_record(Fnv1a& h, const RunRecord& r, std::uint64_t bodies, int format,
     h.value(*r.end_step);
   }
   // How often it wrote its series (files without them hash as before).
-  auto const cadence = [&](char every_tag, const std::optional<std::uint64_t>& every, char dt_tag,
-                           const std::optional<double>& dt) {
-    if (every) {
+  for (auto const& [name, every_tag, dt_tag, every, dt] : cadence_fields(r)) {
+    if (*every) {
       h.value(std::uint8_t(every_tag));
-      h.value(*every);
-    } else if (dt) {
+      h.value(**every);
+    } else if (*dt) {
       h.value(std::uint8_t(dt_tag));
-      h.value(*dt);
+      h.value(**dt);
     }
-  };
-  cadence('K', r.diagnostics_every, 'D', r.diagnostics_dt);
-  cadence('P', r.checkpoint_every, 'p', r.checkpoint_dt);
-  cadence('N', r.snapshot_every, 'n', r.snapshot_dt);
+  }
 }
 
 // The particle groups, as GADGET and SWIFT number them (and pynbody and yt name their families).
@@ -420,10 +426,7 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
       }
       if (run.end_time) w.number(h, "EndTime", *run.end_time);
       else if (run.end_step) w.number(h, "EndStep", *run.end_step);
-      for (auto const& [name, every, dt] :
-           {std::tuple{"Diagnostics", &run.diagnostics_every, &run.diagnostics_dt},
-            std::tuple{"Checkpoint", &run.checkpoint_every, &run.checkpoint_dt},
-            std::tuple{"Snapshot", &run.snapshot_every, &run.snapshot_dt}}) {
+      for (auto const& [name, every_tag, dt_tag, every, dt] : cadence_fields(run)) {
         if (*every) w.number(h, (std::string(name) + "Every").c_str(), **every);
         else if (*dt) w.number(h, (std::string(name) + "Dt").c_str(), **dt);
       }
@@ -631,7 +634,7 @@ class Reader {
       if (H5Tget_class(type.get()) != H5T_INTEGER) fail(std::string("Header/") + name + " is not a whole number");
       if (H5Tget_sign(type.get()) == H5T_SGN_2) {
         auto const s = scalar<std::int64_t>(name, H5T_NATIVE_INT64);
-        if (s < 0 || std::uint64_t(s) < min)
+        if (s < 0)
           fail(std::string("Header/") + name + " is " + std::to_string(s) + "; must be " + std::to_string(min) +
                " or more");
         v = std::uint64_t(s);
@@ -850,9 +853,7 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
     run.end_step = r.whole("EndStep", kMaxSteps);
   }
   // How often it wrote its series: cadences a command line could have named.
-  for (auto const& [name, every, dt] : {std::tuple{"Diagnostics", &run.diagnostics_every, &run.diagnostics_dt},
-                                        std::tuple{"Checkpoint", &run.checkpoint_every, &run.checkpoint_dt},
-                                        std::tuple{"Snapshot", &run.snapshot_every, &run.snapshot_dt}}) {
+  for (auto const& [name, every_tag, dt_tag, every, dt] : cadence_fields(run)) {
     std::string const every_name = std::string(name) + "Every", dt_name = std::string(name) + "Dt";
     bool const has_every = r.has_attribute("Header", every_name.c_str());
     bool const has_dt = r.has_attribute("Header", dt_name.c_str());
