@@ -99,9 +99,10 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   if (auto const why = softening_problem(c.softening, c.engine.precision); !why.empty() && !unsoftened) {
     std::ostringstream value;
     value << c.softening;
-    std::string const lead = run.given.softening              ? names.with("--softening", value.str())
-                             : run.initial.checkpoint.empty() ? "the softening " + value.str()
-                                                              : run.initial.checkpoint + "'s softening " + value.str();
+    std::string const& file = run.initial.checkpoint.empty() ? run.initial.snapshot : run.initial.checkpoint;
+    std::string const lead = run.given.softening ? names.with("--softening", value.str())
+                             : file.empty()      ? "the softening " + value.str()
+                                                 : file + "'s softening " + value.str();
     throw InputError(lead + ": " + why + (run.given.softening ? "" : "; give a larger " + names.name("--softening")));
   }
   c.weights = d.weights;
@@ -443,13 +444,21 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     // Before a hermite4 file's first block step every body is at the file's time, and its Hermite group holds their
     // positions and velocities in fp64, where an fp32 file's synchronised velocities are floats: the state is taken
     // from there, so that a run that starts again from such a file has the bits of the run that never stopped.
-    if (checkpoint.hermite.started() && checkpoint.hermite.block_time() == 0.0)
+    // A file with no checksum was edited by hand (h5py), where what a user edits is the particle groups: their
+    // bodies are taken, and the Hermite group, which may no longer be of them (its accelerations and jerks are of the
+    // old masses and positions), is not.
+    bool const edited = !checkpoint.verified && checkpoint.hermite.started();
+    if (checkpoint.hermite.started() && checkpoint.hermite.block_time() == 0.0 && !edited)
       take_hermite_bodies(s.bodies, checkpoint.hermite);
     // Each body at its own time, bit for bit; but where the file's accelerations and jerks are of another softening
     // (another potential), or no block step was made (the start steps are this run's settings'), every body starts
     // again from the synchronised state.
     bool const softening_changed = run.physics.softening != saved.softening;
-    if (s.program.hermite && checkpoint.hermite.started() && softening_changed) {
+    if (s.program.hermite && edited) {
+      s.notices.push_back("hermite4 starts every body again at time " + number(s.bodies.time) + " from " +
+                          ic.checkpoint + "'s particle groups (PartType*), as edited: its /Hermite state, unverified, "
+                          "may be of the bodies before the edit");
+    } else if (s.program.hermite && checkpoint.hermite.started() && softening_changed) {
       s.notices.push_back("hermite4 starts every body again at time " + number(s.bodies.time) + ": " +
                           ic.checkpoint + "'s accelerations and jerks were of the softening " +
                           number(saved.softening));
@@ -479,10 +488,25 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     sim::TipsyInfo info;
     s.bodies = sim::read_tipsy(ic.snapshot, &info, run.names);
     check_count(s.bodies.size());
-    if (run.physics.softening == 0 && !run.given.softening && info.softening) {
-      run.physics.softening = *info.softening;
-      s.notices.push_back("softening " + number(*info.softening) + " from " + ic.snapshot + " (" +
-                          run.names.name("--softening") + " overrides it)");
+    // The file's softening, where its bodies give one that this integrator takes; else the default, said with why.
+    if (run.physics.softening == 0 && !run.given.softening && s.bodies.size() > 0) {
+      std::string const option = run.names.name("--softening");
+      bool const hermite = run.physics.integrator == sim::Integrator::hermite4;
+      if (info.softening && (*info.softening > 0 || hermite)) {
+        run.physics.softening = *info.softening;
+        if (*info.softening == 0) run.given.softening = true;  // hermite4's "no softening", not "none chosen"
+        s.notices.push_back("softening " + number(*info.softening) + " from " + ic.snapshot +
+                            (*info.softening > 0 ? "" : ": no softening, which hermite4 takes") + " (" + option +
+                            " overrides it)");
+      } else {
+        run.physics.softening = 0.01;
+        s.notices.push_back(
+            ic.snapshot + "'s bodies carry " +
+            (info.softening ? "eps 0 (no softening), which only hermite4 takes"
+                            : "eps from " + number(info.eps_min) + " to " + number(info.eps_max) +
+                                  ", and nbody has one softening for every body") +
+            ": this run's is 0.01 (" + option + " sets it)");
+      }
     }
     s.notices.push_back(ic.snapshot + " is a tipsy snapshot: float32 positions and velocities, no step count, "
                         "integrator or time step; a " + run.names.name("--checkpoint") +

@@ -173,7 +173,7 @@ Mutant mutate(const Bytes& base, Mutation kind, bool little, std::mt19937_64& rn
     return ::testing::AssertionFailure() << "loaded " << n << " bodies from a file of " << file_bytes << " bytes";
   }
   if (!std::isfinite(b.time)) return ::testing::AssertionFailure() << "time " << b.time;
-  if (info.softening && !(std::isfinite(*info.softening) && *info.softening > 0)) {
+  if (info.softening && !(std::isfinite(*info.softening) && *info.softening >= 0)) {
     return ::testing::AssertionFailure() << "softening " << *info.softening;
   }
   for (std::size_t i = 0; i < n; ++i) {

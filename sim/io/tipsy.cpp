@@ -255,6 +255,7 @@ BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingName
 
   std::optional<float> first_eps;
   bool same_eps = true;
+  float eps_min = 0.0f, eps_max = 0.0f;
   std::vector<unsigned char> chunk;
   std::uint64_t offset = kHeaderBytes;
   for (auto [family, count] : {std::pair{kGas, h.nsph}, std::pair{kDark, h.ndark}, std::pair{kStar, h.nstar}}) {
@@ -279,8 +280,10 @@ BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingName
         for (std::size_t c = 1; c < 7 && !problem; ++c) problem = value_problem(kNames[c], f[c], false);
         if (!problem) problem = value_problem(family.eps_name, eps, true);
         if (problem) fail(path, "body " + std::to_string(b.size()) + ": " + *problem);
-        if (!first_eps) first_eps = eps;
+        if (!first_eps) first_eps = eps_min = eps_max = eps;
         same_eps = same_eps && eps == *first_eps;
+        eps_min = std::min(eps_min, eps);
+        eps_max = std::max(eps_max, eps);
         b.append({f[1], f[2], f[3], f[0]}, {f[4], f[5], f[6]}, family.type);
       }
     }
@@ -294,7 +297,9 @@ BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingName
     info->dark = std::size_t(h.ndark);
     info->star = std::size_t(h.nstar);
     info->softening.reset();
-    if (same_eps && first_eps && *first_eps > 0.0f) info->softening = double(*first_eps);
+    if (same_eps && first_eps) info->softening = double(*first_eps);
+    info->eps_min = double(eps_min);
+    info->eps_max = double(eps_max);
   }
   return b;
 }

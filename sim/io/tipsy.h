@@ -26,9 +26,11 @@ struct TipsyInfo {
   TipsyFormat format = TipsyFormat::standard;
   std::size_t gas = 0, dark = 0, star = 0;
   // The Plummer softening the file gives, simulation units: set when every particle carries the
-  // same positive eps (as write_tipsy writes it), empty when they differ or are all zero. A gas
-  // particle's eps is its hsmooth field, as pkdgrav and gasoline read it.
+  // same eps (as write_tipsy writes it; 0 is no softening, as hermite4's unsoftened runs write it),
+  // empty when they differ. A gas particle's eps is its hsmooth field, as pkdgrav and gasoline read it.
   std::optional<double> softening;
+  // The least and the greatest eps the particles carry (0 and 0 for a file of no particles).
+  double eps_min = 0.0, eps_max = 0.0;
 };
 
 // The most bodies read_tipsy accepts (2^30): more is refused from the header, before any memory
