@@ -107,12 +107,21 @@ std::string nearest_text(const BodySet& b, std::size_t body) {
   return m.str();
 }
 
-// A close encounter, or too small an eta: what resolves either, with this run's eta.
+// What forced so short a step, and what resolves it, for this run's eta: a close encounter, which hermite4 does not
+// regularise (a softening resolves it); or an eta outside the usual range: far below it, steps that short are asked
+// for; far above it, inaccurate steps can bring bodies closer than their orbits do (a smaller eta resolves that).
 std::string encounter_advice(double eta) {
   std::ostringstream m;
   m.precision(6);  // the value as given
-  m << " (a close encounter, or an accuracy parameter eta far below the usual 0.01 to 0.05 (this run: " << eta
-    << "): hermite4 has no regularisation; a larger softening or eta resolves it)";
+  if (eta < 0.01)
+    m << " (a close encounter, or an accuracy parameter eta far below the usual 0.01 to 0.05 (this run: " << eta
+      << "): hermite4 has no regularisation; a larger softening or eta resolves it)";
+  else if (eta > 0.05)
+    m << " (a close encounter, or an accuracy parameter eta far above the usual 0.01 to 0.05 (this run: " << eta
+      << "), whose inaccurate steps can bring bodies closer than their orbits do: hermite4 has no regularisation; a "
+         "smaller eta or a larger softening resolves it)";
+  else
+    m << " (a close encounter: hermite4 has no regularisation; a larger softening resolves it)";
   return m.str();
 }
 
