@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <system_error>
 
@@ -39,7 +40,14 @@ std::string target_problem(const std::string& path, const struct stat& target) {
   if (S_ISCHR(mode) || S_ISBLK(mode)) return "is a device, not a regular file";
   if (S_ISSOCK(mode)) return "is a socket, not a regular file";
   if (!S_ISREG(mode)) return "is not a regular file";
-  // Effective ids, as open() would use them. Root passes: it may write any file.
+  // A file no one may write (chmod a-w: results protected on purpose) is kept even from root, which access() lets
+  // write any file (a container's usual user).
+  if ((mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0) {
+    char octal[8];
+    std::snprintf(octal, sizeof octal, "%04o", unsigned(mode & 07777));
+    return std::string("is read-only (mode ") + octal + "); nbody does not replace a write-protected file";
+  }
+  // Effective ids, as open() would use them.
   if (::faccessat(AT_FDCWD, path.c_str(), W_OK, AT_EACCESS) != 0) {
     int const err = errno;
     if (err == EROFS) return "is on a read-only file system";
