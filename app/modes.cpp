@@ -321,11 +321,14 @@ int run_simulation(const Options& asked) {
   // Block steps: whether the time is already reached is known only now (the block time is the simulation's).
   if (o.t_end && blocks && steps == 0)
     notice(driver::already_at_notice(sim.time(), *o.t_end, t_end_option) + "; no block steps, the outputs hold its state");
+  // The scale the files state, and the time and velocity units that follow from it (the options' times are in them).
+  std::string const units_line =
+      setup.units.physical() ? "  units " + setup.units.describe() + ": " + setup.units.derived() + "\n" : "";
   if (!o.quiet && blocks) {
     auto const& h = *setup.program.hermite;
-    std::printf("nbody run: %zu bod%s from %s\n  %s\n  %s, eta %g, eta_start %g, dt_max %g, ", sim.bodies(),
-                sim.bodies() == 1 ? "y" : "ies",
-                setup.source.c_str(), sim.describe().c_str(), setup.program.integrator.c_str(), h.eta, h.eta_start,
+    std::printf("nbody run: %zu bod%s from %s\n  %s\n%s  %s, softening %g, eta %g, eta_start %g, dt_max %g, ",
+                sim.bodies(), sim.bodies() == 1 ? "y" : "ies", setup.source.c_str(), sim.describe().c_str(),
+                units_line.c_str(), setup.program.integrator.c_str(), sim.config().softening, h.eta, h.eta_start,
                 h.dt_max);
     // The longest step, where --dt-max is no power of two (its notice says so too).
     if (double const top = sim::hermite::pow2_at_most(h.dt_max); top != h.dt_max) std::printf("longest step %g, ", top);
@@ -334,9 +337,9 @@ int run_simulation(const Options& asked) {
     else
       std::printf("%llu block steps\n", (unsigned long long)steps);
   } else if (!o.quiet) {
-    std::printf("nbody run: %zu bod%s from %s\n  %s\n  %s, dt %g, %llu steps\n", sim.bodies(),
-                sim.bodies() == 1 ? "y" : "ies", setup.source.c_str(),
-                sim.describe().c_str(), setup.program.integrator.c_str(), setup.program.dt, (unsigned long long)steps);
+    std::printf("nbody run: %zu bod%s from %s\n  %s\n%s  %s, dt %g, softening %g, %llu steps\n", sim.bodies(),
+                sim.bodies() == 1 ? "y" : "ies", setup.source.c_str(), sim.describe().c_str(), units_line.c_str(),
+                setup.program.integrator.c_str(), setup.program.dt, sim.config().softening, (unsigned long long)steps);
   }
   std::optional<Progress::TimeSpan> span;
   if (o.t_end && blocks) span = Progress::TimeSpan{sim.time(), *o.t_end};
@@ -367,6 +370,33 @@ int run_simulation(const Options& asked) {
   // A run that cannot go on still leaves a --json a script can read: the failure, and where its last sound state
   // is (or why there is none); the steps made, the files of the series written, and hermite4's figures where the
   // state can still be read (one rank: with several, a failure may have left the others where they cannot take part).
+  // What every report of the run holds, the failed ones' too: what ran, how far, and what was said.
+  auto report_json = [&](const driver::RunResult& r) {
+    json units = nullptr;
+    if (setup.units.physical())
+      units = {{"mass", setup.units.mass},
+               {"length", setup.units.length},
+               {"mass_g", setup.units.mass_g},
+               {"length_cm", setup.units.length_cm},
+               {"time_s", setup.units.time_s()},
+               {"velocity_km_s", setup.units.velocity_cm_per_s() / 1e5}};
+    return json{{"mode", "run"},
+                {"bodies", sim.bodies()},
+                {"source", setup.source},
+                {"backend", sim.describe()},
+                {"integrator", setup.program.integrator},
+                {"dt", blocks ? json(nullptr) : json(setup.program.dt)},  // hermite4: each body its own
+                {"softening", sim.config().softening},
+                {"units", units},  // null: N-body units, no physical scale
+                {"step", sim.steps_done()},  // where the run ended (host counts: there after any failure)
+                {"interrupted", r.stopped_by != 0},
+                {"time", sim.time()},
+                {"t_end", o.t_end ? json(*o.t_end) : json(nullptr)},  // asked for; time is where the run ended
+                {"notices", notices},
+                {"energy_warning", r.energy_warning.empty() ? json(nullptr) : json(r.energy_warning)},
+                {"warnings", observer.warnings()},
+                {"diagnostics_replaced", r.diagnostics_replaced.empty() ? json(nullptr) : json(r.diagnostics_replaced)}};
+  };
   auto failure_json = [&](const std::string& failure, const driver::RunResult& r) {
     json hermite = nullptr;
     if (blocks && sim.ranks().size() == 1) {
@@ -376,23 +406,17 @@ int run_simulation(const Options& asked) {
       }
     }
     try {
-      json j = {{"mode", "run"},
-                {"failure", failure},
+      json j = report_json(r);
+      j.update({{"failure", failure},
                 {"checkpoint", r.saved_step ? json(o.checkpoint) : json(nullptr)},
                 {"saved_step", r.saved_step ? json(*r.saved_step) : json(nullptr)},
                 {"saved_state", r.saved_step ? json(r.saved_state()) : json(nullptr)},
                 {"save_failure", r.saved_step ? json(nullptr) : json(r.save_failure)},
-                {"bodies", sim.bodies()},
-                {"integrator", setup.program.integrator},
                 {"steps", sim.steps_done() - first_step},
-                {"step", sim.steps_done()},  // where the run ended (host counts: there after any failure)
-                {"time", sim.time()},
-                {"t_end", o.t_end ? json(*o.t_end) : json(nullptr)},
-                {"notices", notices},
                 {"wall_seconds", r.wall_seconds},
                 {"hermite4", hermite},
-                {"warnings", observer.warnings()},
-                {"start", observer.start_json()}};
+                {"start", observer.start_json()},
+                {"end", nullptr}});  // a failed run's end is not a sound state to measure
       j.update(outputs_json(r));
       write_json(o, j);
     } catch (const std::exception& e) {
@@ -473,26 +497,13 @@ int run_simulation(const Options& asked) {
   // --json on its own too: one that cannot be written now costs only itself, and the report of the others follows.
   std::string json_failure;
   try {
-    json j = {{"mode", "run"},
-              {"failure", nullptr},
-              {"hermite4", hermite},
-              {"bodies", sim.bodies()},
-              {"source", setup.source},
-              {"backend", sim.describe()},
-              {"integrator", setup.program.integrator},
-              {"dt", blocks ? json(nullptr) : json(setup.program.dt)},  // hermite4: each body its own (hermite4.dt_max)
+    json j = report_json(r);
+    j.update({{"failure", nullptr},
+              {"hermite4", hermite},  // hermite4.dt_max: the longest of each body's own steps
               {"steps", r.steps},
-              {"step", sim.steps_done()},
-              {"interrupted", r.stopped_by != 0},
-              {"time", sim.time()},
-              {"t_end", o.t_end ? json(*o.t_end) : json(nullptr)},  // asked for; time is where the run ended
-              {"notices", notices},
               {"wall_seconds", wall},
               {"start", r.start ? diagnostics_json(*r.start, e0.value_or(r.start->total())) : json(nullptr)},
-              {"end", r.end ? diagnostics_json(*r.end, e0.value_or(r.end->total())) : json(nullptr)},
-              {"energy_warning", r.energy_warning.empty() ? json(nullptr) : json(r.energy_warning)},
-              {"warnings", observer.warnings()},
-              {"diagnostics_replaced", r.diagnostics_replaced.empty() ? json(nullptr) : json(r.diagnostics_replaced)}};
+              {"end", r.end ? diagnostics_json(*r.end, e0.value_or(r.end->total())) : json(nullptr)}});
     j.update(outputs_json(r));
     write_json(o, j);
   } catch (const std::runtime_error& e) {

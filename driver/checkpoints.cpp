@@ -166,6 +166,11 @@ std::vector<std::uint64_t> series_steps_in_folder(const std::function<std::strin
 
 }  // namespace
 
+std::string snapshot_base_with_other_ending(const std::string& base) {
+  auto const [prefix, ending] = snapshot_name(base);
+  return prefix.substr(0, prefix.size() - 1) + (ending == ".hdf5" ? ".h5" : ".hdf5");
+}
+
 std::string SnapshotSeries::path(std::uint64_t step) const {
   auto const [prefix, suffix] = snapshot_name(base);
   char digits[32];

@@ -68,6 +68,10 @@ struct SnapshotSeries {
   bool due_any() const { return enabled() && every != 0; }
 };
 
+// The snapshot series' BASE with the other of the two endings (out/snap or out/snap.hdf5: out/snap.h5; out/snap.h5:
+// out/snap.hdf5): another series, whose files one pattern (out/snap_*) reads with this one's.
+std::string snapshot_base_with_other_ending(const std::string& base);
+
 // The files of a series named after their steps by `path_of` (series_path for checkpoints,
 // SnapshotSeries::path): those at the multiples of `every` in (first, last] (none when 0) and at the
 // steps `also`, checked before the run like the other outputs (core/output_path.h), `what` naming the

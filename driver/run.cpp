@@ -357,11 +357,15 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
     throw InputError(names.with_text("--snapshots", o.snapshots.base) + " and " +
                      checkpoint_cadence() + " with " + names.with_text("--checkpoint", o.checkpoint) + " both write " +
                      o.snapshots.path(first + 1) + " and the like; give the series different names");
-  if (o.snapshots.enabled() && o.snapshots.base.back() == '/') {
+  std::error_code folder_error;
+  if (o.snapshots.enabled() &&
+      (o.snapshots.base.back() == '/' || std::filesystem::is_directory(o.snapshots.base, folder_error))) {
     SnapshotSeries example = o.snapshots;
-    example.base += "snap";
-    throw InputError(names.with_text("--snapshots", o.snapshots.base) + ": ends in '/': name the series' files, e.g. " +
-                     names.with_text("--snapshots", example.base) + " (" + example.path(0) + ", ...)");
+    bool const slash = example.base.back() == '/';
+    example.base += slash ? "snap" : "/snap";
+    throw InputError(names.with_text("--snapshots", o.snapshots.base) + (slash ? ": ends in '/'" : ": is a folder") +
+                     ": name the series' files, e.g. " + names.with_text("--snapshots", example.base) + " (" +
+                     example.path(0) + ", ...)");
   }
   if (!o.diagnostics.empty()) {
     check_output_path(o.diagnostics, "--diagnostics", names);  // first: a folder is named as one, not as a format
@@ -394,9 +398,14 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
              after.front() + (after.size() > 1 ? ", ..." : "") + "), another run's, which this new run's would mix "
              "with; remove " + (after.size() == 1 ? "it" : "them") + " or name another series";
   };
-  if (first == 0 && o.snapshots.enabled())
+  if (first == 0 && o.snapshots.enabled()) {
     refuse_mixing([&](std::uint64_t step) { return o.snapshots.path(step); },
                   names.with_text("--snapshots", o.snapshots.base));
+    // The same name with the other ending (out/snap_*.h5 beside out/snap_*.hdf5), which one pattern reads with it.
+    SnapshotSeries other = o.snapshots;
+    other.base = snapshot_base_with_other_ending(o.snapshots.base);
+    refuse_mixing([&](std::uint64_t step) { return other.path(step); }, names.with_text("--snapshots", o.snapshots.base));
+  }
   if (first == 0 && (o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
     refuse_mixing([&](std::uint64_t step) { return series_path(o.checkpoint, step); },
                   checkpoint_cadence());
@@ -518,6 +527,11 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   if (replaces) result.diagnostics_replaced = continuation;
   for (auto const& text : o.said) observer.notice(text);
   if (!continuation.empty()) observer.notice(continuation);
+  // A tipsy file has no field for units: its readers take its values in their own (pynbody 1e10 Msun and kpc).
+  if (!o.save.empty() && setup.units.physical())
+    observer.notice(o.names.with_text("--save", o.save) + ": tipsy holds no units; its values are in this run's (" +
+                    setup.units.describe() + "), which its readers do not know: the " +
+                    o.names.name("--snapshots") + " and " + o.names.name("--checkpoint") + " files state them");
 
   if ((o.summary || sampled) && !start_measured) unless_interrupted([&] { result.start = sim.diagnostics(); });
   // A restart keeps the run's baseline; without one, the baseline is unknown until a restart measures it.
@@ -747,6 +761,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       // Kept through chunks that made no step (block steps short of a sample's time): said once the run has gone on.
       if (unsaid && sim.steps_done() != unsaid->first) {
         observer.warning(unsaid->second);
+        result.energy_warning = unsaid->second;  // what a run that fails before its end reports
         unsaid.reset();
       }
       done += sim.steps_done() - at;  // fewer than n where block steps reached their time limit

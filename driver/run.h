@@ -108,7 +108,8 @@ struct RunResult {
   std::optional<sim::Diagnostics> start, end;  // none when a signal interrupted their O(N^2) pass
   std::optional<double> initial_energy;       // the baseline of the relative energy error
   // Why the energy at the end says the run did not resolve its orbits, with what to change; "" where it does not
-  // (or was not measured). Also given to RunObserver::warning.
+  // (or was not measured). Also given to RunObserver::warning. A run that fails before its end keeps the warning its
+  // samples gave on the way, if any.
   std::string energy_warning;
   std::vector<std::string> checkpoints_not_written;  // of the series, each with a warning
   std::uint64_t checkpoints_written = 0;

@@ -21,6 +21,12 @@ interrupt           Ctrl-C in a run to a --t-end: exit status 130, the message s
                     time reached of the one asked for, the checkpoint continues.
 bad_checkpoint      a checkpoint whose HermiteEta or a body's Hermite step is out of bounds is refused, naming
                     the file and the attribute or body.
+files               what a run takes from the files it starts from: a tipsy file whose bodies carry eps 0 (nbody's
+                    own --save of an unsoftened run) runs hermite4 unsoftened, and another integrator at the default
+                    0.01, which it says, as it does for bodies of different eps; a hermite4 checkpoint edited with
+                    h5py (its checksum deleted) starts every body again from its particle groups as edited. A run
+                    stopped at the step floor reports in --json every key a run that ends reports, its energy
+                    warning, and what forced the short step for its eta.
 ranks               (MPIRUN) mpirun -np 1, 2 and 3 (x 2 host devices on 2 ranks): the bits of one process; a
                     checkpoint of 2 ranks continued on 3 gives the bits of one run.
 """
@@ -364,6 +370,64 @@ with tempfile.TemporaryDirectory() as d:
               "saved" in err, f"message {err!r}")
         r = run(["--run", "--restart", p("i.h5"), "--steps", "5", "--quiet"])
         check(r.returncode == 0, "the interrupted run's checkpoint continues")
+
+    elif case == "files":
+        import struct
+        # nbody's own tipsy file of an unsoftened run: every body's eps 0.
+        r = run([*H, "--bodies", "64", "--softening", "0", "--t-end", "0.25", "--save", p("soft0.bin")])
+        check(r.returncode == 0, "an unsoftened run saves")
+        r = run(["--run", "--integrator", "hermite4", "--load", p("soft0.bin"), "--steps", "2", "--json", p("h.json")])
+        check(r.returncode == 0 and json.load(open(p("h.json")))["softening"] == 0,
+              f"hermite4 runs the file's eps 0 unsoftened: {r.stderr!r}")
+        check(f"notice: softening 0 from {p('soft0.bin')}: no softening, which hermite4 takes" in r.stderr,
+              f"and says so: {r.stderr!r}")
+        check("softening 0, eta 0.02" in r.stdout, f"the header shows the softening: {r.stdout!r}")
+        r = run(["--run", "--load", p("soft0.bin"), "--steps", "2", "--json", p("l.json")])
+        check(r.returncode == 0 and json.load(open(p("l.json")))["softening"] == 0.01, f"leapfrog: 0.01 {r.stderr!r}")
+        check(f"notice: {p('soft0.bin')}'s bodies carry eps 0 (no softening), which only hermite4 takes: this run's "
+              "is 0.01 (--softening sets it)" in r.stderr, f"leapfrog says which softening it runs: {r.stderr!r}")
+        # Bodies of different eps: one softening for all, said with the file's range.
+        with open(p("soft0.bin"), "rb") as f:
+            raw = bytearray(f.read())
+        count = struct.unpack(">i", raw[8:12])[0]
+        check(count == 64 and len(raw) == 32 + 44 * 64, "64 stars of 44 bytes")
+        raw[32 + 36:32 + 40] = struct.pack(">f", 0.05)  # star 0's eps
+        raw[32 + 44 + 36:32 + 44 + 40] = struct.pack(">f", 0.002)  # star 1's
+        with open(p("mixed.bin"), "wb") as f:
+            f.write(raw)
+        r = run(["--run", "--integrator", "hermite4", "--load", p("mixed.bin"), "--steps", "2", "--json", p("m.json")])
+        check(r.returncode == 0 and json.load(open(p("m.json")))["softening"] == 0.01, f"mixed eps: {r.stderr!r}")
+        check(f"notice: {p('mixed.bin')}'s bodies carry eps from 0 to 0.05, and nbody has one softening for every "
+              "body: this run's is 0.01 (--softening sets it)" in r.stderr, f"mixed eps said: {r.stderr!r}")
+
+        # A hermite4 checkpoint edited with h5py: its particle groups, as edited, are the bodies.
+        h5py_or_skip()
+        import h5py
+        import numpy as np
+        r = run([*H, "--bodies", "128", "--t-end", "0.5", "--checkpoint", p("h.h5")])
+        check(r.returncode == 0, "a checkpoint at t = 0.5")
+        with h5py.File(p("h.h5"), "r+") as f:
+            f["PartType4/Velocities"][:] = 0  # every star stopped
+            del f["Header"].attrs["Checksum"]
+        r = run(["--run", "--restart", p("h.h5"), "--steps", "0", "--json", p("e.json")])
+        j = json.load(open(p("e.json"))) if r.returncode == 0 else {}
+        check(r.returncode == 0 and j["start"]["kinetic"] == 0, f"the edit is the start: {r.stderr!r}")
+        check(f"notice: hermite4 starts every body again at time 0.5 from {p('h.h5')}'s particle groups (PartType*), "
+              "as edited" in r.stderr, f"and says so: {r.stderr!r}")
+
+        # Stopped at the floor by an eta far above the usual: the advice is a smaller eta; the report is whole.
+        r = run([*H, "--bodies", "256", "--softening", "0", "--eta", "2", "--t-end", "4", "--diagnostics",
+                 p("d.csv"), "--diagnostics-dt", "0.25", "--json", p("f.json")])
+        check(r.returncode == 1 and "eta far above the usual 0.01 to 0.05 (this run: 2)" in r.stderr and
+              "a smaller eta or a larger softening resolves it" in r.stderr, f"the floor's advice: {r.stderr!r}")
+        failed = json.load(open(p("f.json")))
+        r = run([*H, "--bodies", "256", "--softening", "0", "--t-end", "0.5", "--json", p("ok.json")])
+        ended = json.load(open(p("ok.json")))
+        check(set(ended) <= set(failed), f"keys a failed run's report lacks: {sorted(set(ended) - set(failed))}")
+        check(failed["end"] is None and failed["interrupted"] is False and failed["softening"] == 0,
+              f"a failed run's end, interruption and softening: {failed}")
+        check(failed["energy_warning"] is not None and "did not resolve" in failed["energy_warning"],
+              f"its energy warning, said on the way: {failed['energy_warning']!r}")
 
     elif case == "ranks":
         h5py_or_skip()

@@ -360,7 +360,12 @@ TEST_F(Cli, DiagnosticsSeriesBadInputIsRefusedBeforeTheRun) {
   expect_input_error("--run --snapshots " + file("series") + "/",
                      "--snapshots " + file("series") + "/: ends in '/': name the series' files, e.g. --snapshots " +
                          file("series") + "/snap (" + file("series") + "/snap_00000000.hdf5, ...)");
+  // An existing folder named as the series' base: its files would stand beside it, not in it.
+  expect_input_error("--run --snapshots " + file("series"),
+                     "--snapshots " + file("series") + ": is a folder: name the series' files, e.g. --snapshots " +
+                         file("series") + "/snap (" + file("series") + "/snap_00000000.hdf5, ...)");
   EXPECT_TRUE(fs::is_empty(file("series")));
+  EXPECT_FALSE(fs::exists(file("series_00000000.hdf5")));
   expect_input_error("--run --diagnostics " + file("d.csv") + " --save " + file("d.csv"), "both name");
   // A series a run left unfinished is not overwritten.
   std::ofstream(file("e.csv.partial")) << "step,time\n0,0\n";
@@ -1577,6 +1582,43 @@ TEST_F(Cli, ASeriesIsNotMixedWithAnEarlierRunsFiles) {
   // A directory named like a file of the series is no file of it.
   fs::create_directories(dir_ / "other" / "s_00000050.hdf5");
   EXPECT_EQ(nbody("--run -q --bodies 64 --steps 20 --snapshots " + file("other/s")).code, 0);
+  // The same name with the other ending is read with it (mix/s_*): mix/s.h5 is refused as mix/s is.
+  expect_input_error("--run --bodies 64 --steps 5 --snapshots " + file("mix/s.h5"),
+                     "--snapshots " + file("mix/s.h5") + ": the folder holds 2 files of that series past step 0 (" +
+                         file("mix/s_00000010.hdf5") + ", ...), another run's");
+  EXPECT_FALSE(fs::exists(file("mix/s_00000000.h5")));
+}
+
+// The run's report states the physics it ran and the scale of its units: the softening in the header and --json, the
+// time and velocity units that follow from --mass-unit and --length-unit; a tipsy file, which has no units, is said
+// to hold the run's.
+TEST_F(Cli, TheReportStatesTheSofteningAndTheUnits) {
+  Result const r = nbody("--run --bodies 64 --steps 2 --mass-unit 1e3Msun --length-unit 1pc --json " + file("u.json") +
+                         " --save " + file("u.bin"));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n  units 1e3Msun, 1pc: time unit 471.5 kyr, velocity unit 2.074 km/s\n  leapfrog, dt 0.01, "
+                       "softening 0.01, 2 steps\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("notice: --save " + file("u.bin") + ": tipsy holds no units; its values are in this run's "
+                       "(1e3Msun, 1pc), which its readers do not know"),
+            std::string::npos)
+      << r.err;
+  auto const j = nlohmann::json::parse(slurp(file("u.json")));
+  EXPECT_EQ(j["softening"], 0.01);
+  EXPECT_EQ(j["units"]["mass"], "1e3Msun");
+  EXPECT_EQ(j["units"]["length"], "1pc");
+  EXPECT_NEAR(j["units"]["time_s"].get<double>(), 1.4879e13, 1e9);
+  EXPECT_NEAR(j["units"]["velocity_km_s"].get<double>(), 2.0739, 1e-4);
+  // N-body units: no line, null in --json, no notice with --save.
+  Result const plain = nbody("--run --bodies 64 --steps 2 --softening 0.02 --json " + file("p.json") + " --save " +
+                             file("p.bin"));
+  EXPECT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("units"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.err.find("tipsy holds no units"), std::string::npos) << plain.err;
+  auto const p = nlohmann::json::parse(slurp(file("p.json")));
+  EXPECT_EQ(p["softening"], 0.02);
+  EXPECT_TRUE(p["units"].is_null());
 }
 
 // A restart's series starts after its step: only the names it will write are checked.

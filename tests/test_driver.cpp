@@ -133,6 +133,28 @@ TEST(Driver, RefusalsFromEveryLayerNameTheFrontEndsSettings) {
                                   "access); use exchange='peer' or 'staged'"));
 }
 
+// A unit's refusal names what is wrong with it: a number out of range is not "not a number", and in "0x10Msun" the
+// unit is what is wrong. Spaces around a unit are not part of it. The report gives the time and velocity units.
+TEST(Driver, UnitsSayWhatIsWrongWithThem) {
+  char const* const tail = "; give a positive number and a unit (Msun, Mjup, Mearth, kg, g), e.g. 1e5Msun";
+  EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e400Msun", "1pc"); },
+                                  std::string("--mass-unit '1e400Msun': '1e400' is outside 1e-30 .. 1e60 in cgs") + tail));
+  EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("0x10Msun", "1pc"); },
+                                  std::string("--mass-unit '0x10Msun': unknown unit 'x10Msun'") + tail));
+  EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("0Msun", "1pc"); },
+                                  std::string("--mass-unit '0Msun': the number must be positive") + tail));
+  EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e5x", "1pc"); }, "unknown unit 'x'"));
+  sim::Units const spaced = sim::parse_units(" 1e3Msun ", "1pc ");
+  EXPECT_EQ(spaced.mass, "1e3Msun");
+  EXPECT_EQ(spaced.length, "1pc");
+  EXPECT_EQ(spaced, sim::parse_units("1e3Msun", "1pc"));
+  // 1e3 Msun in 1 pc: sqrt(pc^3 / (G 1e3 Msun)) = 1.4879e13 s, 0.4715 Myr; 2.074 km/s.
+  EXPECT_EQ(spaced.derived(), "time unit 471.5 kyr, velocity unit 2.074 km/s");
+  EXPECT_EQ(sim::parse_units("1e5Msun", "1pc").derived(), "time unit 47.15 kyr, velocity unit 20.74 km/s");
+  EXPECT_EQ(sim::parse_units("1Msun", "1au").derived(), "time unit 5.023e+06 s, velocity unit 29.78 km/s");
+  EXPECT_EQ(sim::Units{}.derived(), "");
+}
+
 // The file readers and the units explain themselves in the front end's spelling (RunConfig::names): the command
 // line's options, or Python's keywords and methods.
 TEST(Driver, FileAndUnitErrorsNameTheFrontEndsEntryPoints) {

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <utility>
 
@@ -49,19 +50,27 @@ double parse_scale(const std::string& text, const std::string& option, const Uni
     char* end = nullptr;
     errno = 0;
     number = std::strtod(digits.c_str(), &end);
-    if (end != digits.c_str() + digits.size() || errno == ERANGE || !std::isfinite(number))
-      return refuse("'" + digits + "' is not a number");
-    if (!(number > 0)) return refuse("the number must be positive");
+    if (end != digits.c_str() + digits.size()) return refuse("'" + digits + "' is not a number");
+    if (errno == ERANGE || !std::isfinite(number)) return refuse("'" + digits + "' is outside 1e-30 .. 1e60 in cgs");
   }
   while (i < text.size() && text[i] == ' ') ++i;
   std::string const name = text.substr(i);
   for (auto const& u : units) {
     if (name != u.name) continue;
+    // The unit first: in "0x10Msun" what is wrong is "x10Msun", not the 0 before it.
+    if (!(number > 0)) return refuse("the number must be positive");
     double const scale = number * u.cgs;
     if (!(scale >= kSmallestScale && scale <= kLargestScale)) return refuse("outside 1e-30 .. 1e60 in cgs");
     return scale;
   }
   return refuse(name.empty() ? "no unit" : "unknown unit '" + name + "'");
+}
+
+// The text without the spaces around it.
+std::string trimmed(const std::string& text) {
+  std::size_t const first = text.find_first_not_of(' ');
+  if (first == std::string::npos) return {};
+  return text.substr(first, text.find_last_not_of(' ') - first + 1);
 }
 
 }  // namespace
@@ -73,6 +82,25 @@ double Units::time_s() const {
 
 std::string Units::describe() const { return physical() ? mass + ", " + length : "N-body (Henon) units"; }
 
+std::string Units::derived() const {
+  if (!physical()) return {};
+  // The time in the largest of these that it is at least one of (seconds below a year).
+  constexpr double kYear = 365.25 * 86400.0;  // the Julian year, as astropy's "yr"
+  constexpr std::pair<const char*, double> kTimes[] = {{"Gyr", 1e9 * kYear}, {"Myr", 1e6 * kYear},
+                                                       {"kyr", 1e3 * kYear}, {"yr", kYear}};
+  double const t = time_s();
+  std::pair<const char*, double> shown{"s", 1.0};
+  for (auto const& unit : kTimes)
+    if (t >= unit.second) {
+      shown = unit;
+      break;
+    }
+  char text[160];
+  std::snprintf(text, sizeof text, "time unit %.4g %s, velocity unit %.4g km/s", t / shown.second, shown.first,
+                velocity_cm_per_s() / 1e5);
+  return text;
+}
+
 Units parse_units(const std::string& mass, const std::string& length, const SettingNames& names) {
   if (mass.empty() && length.empty()) return {};
   char const* const both = " too (the time unit sqrt(L^3/(G M)) needs both)";
@@ -81,10 +109,10 @@ Units parse_units(const std::string& mass, const std::string& length, const Sett
   if (length.empty())
     throw InputError(names.quoted("--mass-unit", mass) + ": give " + names.name("--length-unit") + both);
   Units u;
-  u.mass = mass;
-  u.length = length;
-  u.mass_g = parse_scale(mass, names.quoted("--mass-unit", mass), kMassUnits, kMassUnitNames, "1e5Msun");
-  u.length_cm = parse_scale(length, names.quoted("--length-unit", length), kLengthUnits, kLengthUnitNames, "1pc");
+  u.mass = trimmed(mass);  // " 1e5Msun" as "1e5Msun": the files record what was meant
+  u.length = trimmed(length);
+  u.mass_g = parse_scale(u.mass, names.quoted("--mass-unit", mass), kMassUnits, kMassUnitNames, "1e5Msun");
+  u.length_cm = parse_scale(u.length, names.quoted("--length-unit", length), kLengthUnits, kLengthUnitNames, "1pc");
   return u;
 }
 

@@ -33,6 +33,9 @@ struct Units {
   double velocity_cm_per_s() const { return length_cm / time_s(); }
   // "N-body (Henon) units" or "1e5Msun, 1pc".
   std::string describe() const;
+  // What follows from the two, for a run's report: "time unit 0.4715 Myr, velocity unit 2.074 km/s" (empty in N-body
+  // units). A year is the Julian year.
+  std::string derived() const;
 
   bool operator==(const Units& o) const { return mass == o.mass && length == o.length; }
   bool operator!=(const Units& o) const { return !(*this == o); }
