@@ -9,18 +9,21 @@ defaults, names and error messages, and results bit for bit equal to it::
     sim.run(t_end=10.0, callback=lambda s: print(s.time, s.energy()), every=100)
     sim.checkpoint("run.h5")            # `nbody --restart run.h5` or Simulation.restart continue it
 
-Bad input raises ``ValueError`` (a value out of range, a name nbody does not know, a bad file) or
+Bad input raises ``ValueError`` (a value out of range, a name nbody does not know, a bad file; a
+missing one: ``MissingFileError``, also a ``FileNotFoundError``) or
 ``TypeError`` (a value of the wrong kind), each naming the argument; a failure of the machine raises
 ``RuntimeError``. Ctrl-C during ``step``/``run`` raises ``KeyboardInterrupt`` after the step in
 progress, with the state intact. See docs/python.md.
 """
 
 import difflib
+import errno
 import functools
 import inspect
 import logging
 import math
 import numbers
+import os
 import sys
 import typing
 import warnings
@@ -29,7 +32,8 @@ import numpy as np
 
 from . import _nbody
 
-__all__ = ["Simulation", "DeviceView", "devices", "cuda_built", "checkpoints_built", "mpi_built", "names"]
+__all__ = ["Simulation", "DeviceView", "MissingFileError", "devices", "why_no_devices", "cuda_built",
+           "checkpoints_built", "mpi_built", "names"]
 
 _log = logging.getLogger("nbody")
 
@@ -73,6 +77,19 @@ def names(option):
     return list(_nbody.names(option))
 
 
+class MissingFileError(FileNotFoundError, ValueError):
+    """A file to read (``Simulation.restart``, ``Simulation.load``) that does not exist. A ValueError, as every bad
+    file is, and a FileNotFoundError (an OSError, ``errno`` ENOENT, ``filename`` the path), as ``open`` raises, so
+    that either ``except`` catches it (as ``io.UnsupportedOperation`` is both OSError and ValueError)."""
+
+    def __init__(self, message, path=None):
+        super().__init__(message)
+        self.errno, self.strerror, self.filename = errno.ENOENT, os.strerror(errno.ENOENT), path
+
+    def __str__(self):
+        return self.args[0]  # the library's message, not OSError's "[Errno 2] ..." made of the fields
+
+
 def _comm_handle(comm):
     """The MPI_Comm of an mpi4py communicator as an integer (None: this process alone), checked:
     an mpi4py intracommunicator of the MPI library this nbody was built with."""
@@ -100,14 +117,26 @@ def _comm_handle(comm):
     return int(handle if handle is not None else MPI._handleof(comm))
 
 
+# The largest integers float64 holds exactly, every one below them too.
+_EXACT_INTEGER = 2**53
+
+
 def _float_array(value, name, columns):
     """``value`` as a C-contiguous float64 array of shape (N, columns) (or (N,) when columns is
-    None), checked: float64 or float32, at least one row, every value finite."""
+    None), checked: float64 or float32 of either byte order, or integers within 2**53 (each exact
+    in float64: ``[1, 1]`` as typed), at least one row, every value finite."""
     if value is None or isinstance(value, (str, bytes)):
-        raise TypeError(f"{name}: expected a float64 or float32 array, got {type(value).__name__}")
+        raise TypeError(f"{name}: expected a float64 or float32 array, or integers; got {type(value).__name__}")
     array = np.asarray(value)
-    if array.dtype not in (np.float64, np.float32):
-        raise TypeError(f"{name}: expected a float64 or float32 array, got dtype {array.dtype}")
+    # dtype.kind and itemsize, not dtype equality: '>f8' (FITS, some HDF5) is float64 too, and is not np.float64.
+    if not ((array.dtype.kind == "f" and array.dtype.itemsize in (4, 8)) or array.dtype.kind in "iu"):
+        raise TypeError(f"{name}: expected a float64 or float32 array, or integers; got dtype {array.dtype}")
+    if array.dtype.kind in "iu":
+        inexact = (array > _EXACT_INTEGER) | (array < -_EXACT_INTEGER)
+        if inexact.any():
+            row = int(np.argwhere(inexact)[0][0])
+            raise ValueError(f"{name}: body {row} has the integer {array[inexact].flat[0]}, which float64 cannot hold "
+                             f"exactly; integers must be within 2**53 ({_EXACT_INTEGER}), or give floats")
     expected = "(N, 3)" if columns else "(N,)"
     if (columns and (array.ndim != 2 or array.shape[1] != columns)) or (not columns and array.ndim != 1):
         raise ValueError(f"{name}: shape {array.shape}; expected {expected}")
@@ -273,10 +302,12 @@ class Simulation:
     def load(cls, path, **settings):
         """A simulation of the bodies of a tipsy snapshot (standard or little-endian; float32 values,
         no run settings): ``nbody --load PATH``. ``settings`` as in ``from_arrays``; the softening
-        defaults to the file's."""
+        defaults to the file's. A missing file raises ``MissingFileError`` (a ValueError and a FileNotFoundError)."""
         comm = _comm_handle(settings.pop("comm", None))
         self = cls.__new__(cls)
-        self._adopt(_nbody.Engine.load(cls._path(path, "path"), cls._settings(settings, Simulation.load), comm))
+        path = cls._path(path, "path")
+        settings = cls._settings(settings, Simulation.load)
+        self._adopt(cls._reading(path, lambda: _nbody.Engine.load(path, settings, comm)))
         return self
 
     @classmethod
@@ -284,10 +315,12 @@ class Simulation:
         """The run a checkpoint holds, continued bit for bit: bodies, step, time, energy baseline and
         every setting (``nbody --restart PATH``). A setting named in ``overrides`` (dt, softening,
         integrator, precision, devices...) replaces the file's, with a notice; a new dt goes on from
-        the time reached."""
+        the time reached. A missing file raises ``MissingFileError`` (a ValueError and a FileNotFoundError)."""
         comm = _comm_handle(overrides.pop("comm", None))
         self = cls.__new__(cls)
-        self._adopt(_nbody.Engine.restart(cls._path(path, "path"), cls._settings(overrides, Simulation.restart), comm))
+        path = cls._path(path, "path")
+        overrides = cls._settings(overrides, Simulation.restart)
+        self._adopt(cls._reading(path, lambda: _nbody.Engine.restart(path, overrides, comm)))
         return self
 
     @staticmethod
@@ -301,13 +334,26 @@ class Simulation:
 
     @staticmethod
     def _path(path, name):
-        import os
         if not isinstance(path, (str, os.PathLike)):
             raise TypeError(f"{name}: expected a path, got {type(path).__name__}")
         path = os.fspath(path)
         if not path:
             raise ValueError(f"{name} '': the path is empty; name a file")
+        # The C library ends a name at a NUL: "run\0junk.h5" would write "run", past the check of its extension.
+        if "\0" in path:
+            raise ValueError(f"{name} {path!r}: embedded null byte; a file name cannot hold one")
         return path
+
+    @staticmethod
+    def _reading(path, read):
+        """``read()`` of the file ``path``, a missing file raised as MissingFileError (also a FileNotFoundError), known
+        from the library's message: a check here before it would be this rank's alone with ``comm``."""
+        try:
+            return read()
+        except ValueError as e:
+            if f"{path}: cannot open: {os.strerror(errno.ENOENT)}" in str(e):
+                raise MissingFileError(str(e), path) from None
+            raise
 
     def _adopt(self, engine):
         self._engine = engine
@@ -487,10 +533,26 @@ class Simulation:
         return self._engine.last_run
 
     def integrate(self, t_end, callback=None, every=1, **misspelt: typing.NoReturn):
-        """REBOUND's name: ``run(t_end=t_end, ...)``."""
+        """REBOUND's name: ``run(t_end=t_end, ...)``, which takes whole steps: fixed steps end at the
+        first step at or past ``t_end`` (t_end=1.0 with dt=0.03: 1.02), hermite4 at the last block
+        time at or before it. Where REBOUND's (exact_finish_time=1) ends at ``t_end`` exactly, this
+        one says where it ended instead, for every integrator: a notice in ``sim.notices`` and a
+        RuntimeWarning when the time reached is not ``t_end`` (not where the callback stopped it)."""
         if misspelt:
             _refuse_misspelt(Simulation.integrate, misspelt)
-        return self.run(t_end=t_end, callback=callback, every=every)
+        steps = self.run(t_end=t_end, callback=callback, every=every)
+        # hermite4's end short of t_end, and a t_end already passed, were said by run; a fixed step's end past it is
+        # said here, where a REBOUND user expects t_end itself.
+        # (Not the rounding of time = t0 + steps x dt: integrate(0.3) with dt=0.1 ends at 0.30000000000000004, t_end.)
+        ended_there = math.isclose(self.time, t_end, rel_tol=1e-12, abs_tol=1e-12 * self.dt) if self.dt else False
+        if steps and self.dt is not None and not ended_there and not self.last_run["stopped_by_callback"]:
+            notice = (f"t_end={t_end!r}: the run ended at {self.time!r}, the first step of dt={self.dt!r} at or past "
+                      "it (integrate takes whole steps; REBOUND's ends at t_end exactly)")
+            _log.info("%s", notice)
+            self.notices.append(notice)
+            self.last_run["notices"].append(notice)
+            self._warn_of_end([notice])
+        return steps
 
     # The state. positions, velocities and masses are read-only NumPy views of one host copy of
     # the state per step (downloaded from the devices at the first read after a step): reads at the
@@ -522,8 +584,10 @@ class Simulation:
 
     @property
     def velocities(self):
-        """(N, 3) float64 velocities at the current step: a read-only view, as ``positions``.
-        Assign an (N, 3) array to change them."""
+        """(N, 3) float64 velocities at the current step: a read-only view, no copy, that keeps this
+        step's values after later steps, as ``positions``, but packed (rows 24 bytes apart). Assign
+        an (N, 3) array to change them: ``sim.velocities = 0.9 * sim.velocities`` (in place,
+        ``sim.velocities *= 0.9`` is refused as a read-only array's)."""
         return self._engine.velocities()
 
     @velocities.setter
@@ -532,8 +596,8 @@ class Simulation:
 
     @property
     def masses(self):
-        """(N,) float64 masses: a read-only view, as ``positions`` (8 values apart). Assign an (N,)
-        array of positive masses to change them."""
+        """(N,) float64 masses: a read-only view, as ``positions``: the fourth column of its (x, y, z, m)
+        rows (4 values apart, strides (32,)). Assign an (N,) array of positive masses to change them."""
         return self._engine.masses()
 
     @masses.setter
@@ -615,11 +679,22 @@ class Simulation:
         self._engine.configure(_checked_settings(settings, Simulation.configure))
         self._take_notices()
 
+    def _refuse_none(self, name):
+        # A keyword's None is "not given": the command line's default where a simulation is made, the file's in
+        # restart, no change in configure. An assignment names a value: None would change nothing and look done.
+        current = getattr(self, name)
+        what = (f"a name ({', '.join(names(name))})" if isinstance(current, str) else
+                "a whole number" if isinstance(current, int) else "a number")
+        raise TypeError(f"{name}: expected {what}, got None (nothing was changed); None means the default only in "
+                        "the arguments that make a simulation")
+
     def _setting(name, doc):
         def get(self):
             return getattr(self._engine, name)
 
         def put(self, value):
+            if value is None:
+                self._refuse_none(name)
             self.configure(**{name: value})
 
         return property(get, put, doc=doc)
@@ -639,7 +714,8 @@ class Simulation:
     threading = _setting("threading", "single (one host thread) or workers (one per device).")
     launch = _setting("launch", "stream or graph (CUDA graphs of 16 steps).")
     numgpus = property(lambda self: self._engine.device_count,
-                       lambda self, value: self.configure(numgpus=value),
+                       lambda self, value: self.configure(numgpus=value) if value is not None
+                       else self._refuse_none("numgpus"),
                        doc="Devices the simulation is split over (GPUs, or host devices on the CPU).")
     del _setting
 
@@ -689,6 +765,14 @@ class Simulation:
         """Writes an HDF5 checkpoint (GADGET/SWIFT layout, the run's precision, every setting):
         ``Simulation.restart`` or ``nbody --restart`` continue it bit for bit."""
         self._engine.checkpoint(self._path(path, "path"))
+
+    def _refuse_copy(self, *protocol):
+        # A copy would share the engine (stepping one moves the other); the engine's state lives in its devices and
+        # the library, which pickle cannot reach. A checkpoint holds all of it, to be continued any number of times.
+        raise TypeError("a Simulation cannot be copied or pickled; to branch a run, sim.checkpoint(path), then "
+                        "nbody.Simulation.restart(path) once per branch (each continues it bit for bit)")
+
+    __copy__ = __deepcopy__ = __reduce__ = __reduce_ex__ = __getstate__ = _refuse_copy
 
     def __repr__(self):
         step = f"dt={self.dt:g}" if self.dt is not None else f"eta={self.eta:g} dt_max={self.dt_max:g}"

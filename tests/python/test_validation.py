@@ -26,7 +26,8 @@ def from_arrays(**changes):
     (dict(velocities=np.full((4, 3), np.inf)), ValueError, "velocities: body 0 has a value that is not finite"),
     (dict(masses=np.array([0.25, 0.25, -1.0, 0.25])), ValueError, "masses: body 2 has mass -1.0; masses must be positive"),
     (dict(masses=np.array([0.25, 0.0, 0.25, 0.25])), ValueError, "masses: body 1 has mass 0.0"),
-    (dict(masses=np.ones(4, dtype=np.int64)), TypeError, "masses: expected a float64 or float32 array, got dtype int64"),
+    (dict(masses=np.ones(4, dtype=bool)), TypeError,
+     "masses: expected a float64 or float32 array, or integers; got dtype bool"),
     (dict(positions="bodies.txt"), TypeError, "positions: expected a float64 or float32 array"),
     # Beyond what fp32's squared differences hold (an infinite position at the first step, blamed on the steps).
     (dict(positions=GOOD["positions"] * 1e39), ValueError, r"body 1 has a position beyond 1e\+15 \(1e\+39, 1e\+39, 1e\+39\)"),

@@ -1,0 +1,174 @@
+# tests/python/test_python_input.py - what a new user's trial of the module tried: arrays as files and hands give them
+# (big-endian, integers), copies, integrate's end, NULs in paths, None assigned, a missing file, and what the
+# docstrings and docs/python.md say of the views and of MPI reads.
+import copy
+import errno
+import itertools
+import pathlib
+import pickle
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import nbody
+
+DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "python.md"
+POSITIONS = np.random.default_rng(0).normal(size=(8, 3))
+VELOCITIES = np.random.default_rng(1).normal(size=(8, 3))
+MASSES = np.full(8, 1 / 8)
+
+
+def test_big_endian_floats_are_taken_as_the_values_they_hold():
+    # astropy.io.fits gives '>f8': float64, though not np.float64 (the native order).
+    sim = nbody.Simulation.from_arrays(POSITIONS.astype(">f8"), VELOCITIES.astype(">f4"), MASSES.astype(">f8"),
+                                       backend="cpu")
+    assert np.array_equal(sim.positions, POSITIONS)
+    assert np.array_equal(sim.velocities, VELOCITIES.astype(np.float32))  # widened exactly
+    assert np.array_equal(sim.masses, MASSES)
+    sim.positions = (2 * POSITIONS).astype(">f8")
+    sim.velocities = (2 * VELOCITIES).astype(">f4")
+    sim.masses = (2 * MASSES).astype(">f4")
+    assert np.array_equal(sim.positions, 2 * POSITIONS)
+    assert np.array_equal(sim.velocities, (2 * VELOCITIES).astype(np.float32))
+    assert np.array_equal(sim.masses, 2 * MASSES)
+
+
+def test_integers_are_taken_exactly_and_other_kinds_refused():
+    # As one types a binary: no dtype chosen, numpy's int64.
+    sim = nbody.Simulation.from_arrays([[1, 0, 0], [-1, 0, 0]], [[0, 0.5, 0], [0, -0.5, 0]], [1, 1], backend="cpu")
+    assert sim.positions.tolist() == [[1, 0, 0], [-1, 0, 0]] and sim.masses.tolist() == [1, 1]
+    sim.masses = np.array([3, 1], dtype=np.uint8)
+    sim.velocities = np.zeros((2, 3), dtype=np.int32)
+    assert sim.masses.tolist() == [3, 1] and not sim.velocities.any()
+    # 2**53 + 1 would become 2**53: refused, naming the body; 2**53 itself is exact (refused by the library's bound).
+    with pytest.raises(ValueError, match=r"^positions: body 1 has the integer -9007199254740993, which float64 cannot "
+                                         r"hold exactly; integers must be within 2\*\*53"):
+        sim.positions = np.array([[0, 0, 0], [0, -(2**53 + 1), 0]])
+    for bad, kind in ((np.ones(2, dtype=bool), "bool"), (np.ones(2, dtype=complex), "complex128"),
+                      (np.array([1, None], dtype=object), "object"), (np.array(["1", "2"]), "<U1")):
+        with pytest.raises(TypeError, match=rf"^masses: expected a float64 or float32 array, or integers; got dtype "
+                                            rf"{re.escape(kind)}$"):
+            sim.masses = bad
+    assert sim.masses.tolist() == [3, 1]
+
+
+def test_a_simulation_is_not_copied_and_the_message_says_how_to_branch():
+    sim = nbody.Simulation(n=16, backend="cpu")
+    # copy.copy made a second object on the same engine: stepping the "copy" moved the original.
+    for copier in (copy.copy, copy.deepcopy, pickle.dumps):
+        with pytest.raises(TypeError, match=r"^a Simulation cannot be copied or pickled; to branch a run, "
+                                            r"sim\.checkpoint\(path\), then nbody\.Simulation\.restart\(path\)"):
+            copier(sim)
+    assert sim.steps == 0
+
+
+def test_integrate_says_where_it_ended_for_every_integrator():
+    sim = nbody.Simulation(scenario="two-body", dt=0.03, backend="cpu")
+    with pytest.warns(RuntimeWarning, match=r"^t_end=1\.0: the run ended at 1\.02, the first step of dt=0\.03 at or "
+                                            r"past it \(integrate takes whole steps; REBOUND's ends at t_end "
+                                            r"exactly\)$") as caught:
+        sim.integrate(1.0)
+    assert len(caught) == 1 and caught[0].filename == __file__ and sim.time == 1.02
+    assert sim.notices[-1] == str(caught[0].message) and sim.last_run["notices"] == [sim.notices[-1]]
+    # A whole number of steps (0.3 with dt=0.1 ends at 0.30000000000000004: the clock's rounding, not a step past it),
+    # and a run the callback stopped, end where they should: nothing said.
+    for t_end, dt, callback in ((1.25, 0.25, None), (0.3, 0.1, None), (10.0, 0.25, lambda s: s.steps >= 3)):
+        quiet = nbody.Simulation(scenario="two-body", dt=dt, backend="cpu")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            quiet.integrate(t_end, callback=callback)
+        assert not caught and not quiet.notices
+    # hermite4's end before t_end is said once (by run), not twice.
+    hermite = nbody.Simulation(n=16, integrator="hermite4", backend="cpu")
+    with pytest.warns(RuntimeWarning) as caught:
+        hermite.integrate(0.3)
+    assert len(caught) == 1 and str(caught[0].message).startswith("t_end=0.3 is not a block time")
+
+
+def test_a_nul_in_a_path_is_refused_naming_the_argument(tmp_path, monkeypatch):
+    # The C library ends the name at the NUL: "run\0junk.h5" wrote "run" (past the check of its extension).
+    monkeypatch.chdir(tmp_path)
+    sim = nbody.Simulation(n=16, backend="cpu")
+    calls = [("path", lambda: sim.checkpoint("run\0junk.h5")), ("path", lambda: sim.save("run\0junk.bin")),
+             ("path", lambda: nbody.Simulation.restart("run\0junk.h5")),
+             ("path", lambda: nbody.Simulation.load("run\0junk.bin"))]
+    outputs = (("diagnostics", ".csv"), ("checkpoint", ".h5"), ("snapshots", "s"), ("save", ".bin"))
+    calls += [(name, lambda name=name, ending=ending: sim.run(steps=1, **{name: tmp_path / f"run\0{ending}"}))
+              for name, ending in outputs]
+    for name, call in calls:
+        with pytest.raises(ValueError, match=rf"^{name} '.*run\\x00.*': embedded null byte; a file name cannot "
+                                             r"hold one$"):
+            call()
+    assert list(tmp_path.iterdir()) == [] and sim.steps == 0
+
+
+@pytest.mark.parametrize("name,what", [
+    ("dt", "a number"), ("softening", "a number"), ("damping", "a number"), ("eta", "a number"),
+    ("eta_start", "a number"), ("dt_max", "a number"), ("numgpus", "a whole number"),
+    ("integrator", r"a name \(leapfrog, yoshida4, omelyan4, euler-damped, hermite4\)"),
+    ("precision", r"a name \(fp32, fp64\)"),
+    ("threading", r"a name \(single, workers\)"), ("launch", r"a name \(stream, graph\)"),
+])
+def test_assigning_none_to_a_setting_is_refused(name, what):
+    # It did nothing, silently: sim.dt = None read as "back to the default".
+    sim = nbody.Simulation(n=16, backend="cpu", dt=0.02)
+    before = getattr(sim, name)
+    with pytest.raises(TypeError, match=rf"^{name}: expected {what}, got None \(nothing was changed\); None means the "
+                                        r"default only in the arguments that make a simulation$"):
+        setattr(sim, name, None)
+    assert getattr(sim, name) == before
+
+
+def test_a_missing_file_is_a_file_not_found_error_and_a_value_error(tmp_path):
+    for read in (nbody.Simulation.restart, nbody.Simulation.load):
+        missing = tmp_path / "missing.h5"
+        with pytest.raises(FileNotFoundError, match=rf"^{re.escape(str(missing))}: cannot open: No such file or "
+                                                    r"directory$") as caught:
+            read(missing, backend="cpu")
+        e = caught.value
+        assert isinstance(e, nbody.MissingFileError) and isinstance(e, ValueError)  # except ValueError still works
+        assert e.errno == errno.ENOENT and e.filename == str(missing)
+    # A file that is there but is not one: a ValueError alone.
+    text = tmp_path / "notes.txt"
+    text.write_text("not bodies\n")
+    for read in (nbody.Simulation.restart, nbody.Simulation.load):
+        with pytest.raises(ValueError) as caught:
+            read(text, backend="cpu")
+        assert not isinstance(caught.value, OSError)
+
+
+def test_docstrings_say_the_views_strides_and_how_to_scale_them():
+    sim = nbody.Simulation(n=16, backend="cpu")
+    assert sim.positions.strides == (32, 8) and "rows 32 bytes" in nbody.Simulation.positions.__doc__
+    assert sim.velocities.strides == (24, 8) and "rows 24 bytes apart" in nbody.Simulation.velocities.__doc__
+    assert sim.masses.strides == (32,) and "4 values apart, strides (32,)" in nbody.Simulation.masses.__doc__
+    # In place, numpy's bare "output array is read-only"; the docstring gives the assignment that works.
+    with pytest.raises(ValueError, match="read-only"):
+        v = sim.velocities
+        v *= 0.9
+    idiom = "sim.velocities = 0.9 * sim.velocities"
+    assert idiom in nbody.Simulation.velocities.__doc__
+    before = np.array(sim.velocities)
+    exec(idiom, {"sim": sim})
+    assert np.array_equal(sim.velocities, 0.9 * before)
+    assert "why_no_devices" in nbody.__all__ and "MissingFileError" in nbody.__all__
+
+
+def test_docs_read_the_state_on_every_rank_under_mpi():
+    if not DOCS.is_file():
+        pytest.skip(f"{DOCS} is not beside these tests")
+    docs = DOCS.read_text()
+    # The views' strides as the module has them, and the idiom for an in-place change.
+    assert "`velocities` are packed,\nstrides (24, 8)" in docs
+    assert "(`sim.velocities *= 0.9`" in docs and "(`sim.velocities = 0.9 * sim.velocities`)" in docs
+    # Reading the state is collective: `if rank == 0: x = sim.positions` waits for the other ranks until the job ends.
+    mpi = docs.split("## MPI", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    lines = mpi.splitlines()
+    collective = re.compile(r"sim\.(positions|velocities|masses|types|energy|diagnostics)\b")
+    assert any(re.search(r"sim\.(positions|velocities|masses)\b", line) and not line.startswith(" ") for line in lines)
+    for i, line in enumerate(lines):
+        if re.match(r"if .*rank == 0:", line):
+            body = list(itertools.takewhile(lambda b: b.startswith(" "), lines[i + 1:]))
+            assert not any(collective.search(b) for b in body), f"the MPI example reads on rank 0 alone: {body}"
