@@ -12,6 +12,7 @@
 
 #include "core/bounds.h"
 #include "core/errors.h"
+#include "core/output_path.h"
 #include "core/ranks.h"
 #include "gpu/devices.h"
 #include "sim/engines/engine.h"
@@ -555,6 +556,12 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
 Setup make_setup(const RunConfig& run, const std::atomic<bool>* cancel) { return prepare(run, cancel, true); }
 
 void check_setup(const RunConfig& run) { prepare(run, nullptr, false); }
+
+void check_outputs_spare_inputs(const RunConfig& run, const std::vector<std::pair<std::string, std::string>>& outputs,
+                                const std::string& checkpoint_option, const std::string& save_option) {
+  check_outputs_spare_input(outputs, run.names.name("--restart"), run.initial.checkpoint, checkpoint_option);
+  check_outputs_spare_input(outputs, run.names.name("--load"), run.initial.snapshot, save_option);
+}
 
 namespace {
 std::string cpu_model() {

@@ -78,10 +78,15 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
                     std::vector<std::string>* notices) {
   Setup s = current;
   s.notices.clear();
+  std::vector<std::string> device_notices;
   agree(simulation.ranks(), [&] {
     s.program = sim::make_step_program(integrator_params(run.physics));
-    s.config = resolve_devices(run, simulation.bodies(), notices);
+    s.config = resolve_devices(run, simulation.bodies(), &device_notices);
   });
+  // The device choice's notices (the CPU fallback, GPUs shared between ranks) were said when it was made: again only
+  // where this change makes another choice, not at every change of dt.
+  if (notices && (s.config.backend != simulation.config().backend || s.config.devices != simulation.config().devices))
+    notices->insert(notices->end(), device_notices.begin(), device_notices.end());
   s.damping = run.physics.damping;
   s.bodies = simulation.state();
   if (s.config.softening != simulation.config().softening)

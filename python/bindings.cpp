@@ -361,7 +361,7 @@ class Engine {
   // With `ranks` (a communicator's), every rank makes the engine with the same arguments, and
   // each call that reads or writes the state is collective: every rank makes it, in the same order.
   Engine(driver::Setup setup, const driver::RunConfig& run, std::unique_ptr<Ranks> ranks = nullptr)
-      : ranks_(std::move(ranks)), run_(run) {
+      : ranks_(std::move(ranks)), run_(run), source_(run.initial) {
     notices_ = setup.notices;
     nb::gil_scoped_release unlocked;
     sim_ = std::make_unique<multigpu::Simulation>(setup.bodies, setup.program, setup.config, setup.clock, &setup.hermite);
@@ -564,6 +564,8 @@ class Engine {
                        std::to_string(o.snapshots.every) + " both given; give one of them");
     // A run from a checkpoint, or after a run of the script, writes its series as that run did, where it names no
     // cadence of its own.
+    // Steps made since by step() are the same simulation's: its series go on at those cadences.
+    setup_.continued_cadences.at_step = sim_->steps_done();
     driver::take_up_cadences(setup_, sim_->block_steps(), sim_->steps_done(), steps, o);
     // The files, where rank 0 writes them (as the command line checks them): every rank then hears its answer, so
     // that a folder one rank sees otherwise sends none alone into the run's first collective call.
@@ -575,6 +577,8 @@ class Engine {
                                            {"--save", &o.save}, {"--diagnostics", &o.diagnostics}})
           if (!path->empty()) check_output_path(*path, option, run_.names);
         check_distinct_outputs({{"checkpoint", o.checkpoint}, {"save", o.save}, {"diagnostics", o.diagnostics}});
+        spare_source({{"checkpoint", o.checkpoint}, {"save", o.save}, {"diagnostics", o.diagnostics}}, "checkpoint",
+                     "save");
         driver::check_run_outputs(o, sim_->steps_done(), sim_->steps_done() + steps, {}, run_.names);
       });
     }
@@ -885,6 +889,16 @@ class Engine {
     driver::check_integrator_options(named);
     std::vector<std::string> notices;
     if (std::string const notice = driver::dt_max_notice(named); !notice.empty()) notices.push_back(notice);
+    // From hermite4 (no fixed step) back to a fixed step, dt not named: the step the simulation had before hermite4,
+    // where it had one, else the integrator's default; said either way.
+    if (sim_->block_steps() && run.physics.integrator != sim::Integrator::hermite4 &&
+        !(options.contains("dt") && !options["dt"].is_none())) {
+      run.physics.dt = last_fixed_dt_.value_or(sim::default_dt(run.physics.integrator));
+      notices.push_back("dt=" + shortest(run.physics.dt) +
+                        (last_fixed_dt_ ? ", the step before hermite4"
+                                        : ", " + name_of(run.physics.integrator) + "'s default (it had no fixed step)") +
+                        " (dt= sets another)");
+    }
     nb::gil_scoped_release unlocked;
     driver::Setup next = driver::with_settings(setup_, *sim_, run, &notices);
     bool const softening_changed = next.config.softening != sim_->config().softening;
@@ -936,6 +950,8 @@ class Engine {
     auto const f = from_name<sim::TipsyFormat>(format);
     if (!f) throw InputError("format='" + format + "': valid: " + valid_names<sim::TipsyFormat>());
     refuse_output_path("Simulation.save", path);
+    // Not over the file the simulation was made from, but a tipsy file over the tipsy file it was loaded from.
+    spare_source({{"Simulation.save", path}}, "", "Simulation.save");
     sim::BodySet const& s = state();
     nb::gil_scoped_release unlocked;
     Ranks const& ranks = sim_->ranks();  // with several, rank 0 writes and every rank learns how it went
@@ -949,6 +965,8 @@ class Engine {
   void checkpoint(const std::string& path) {
     Busy busy(*this);
     refuse_output_path("Simulation.checkpoint", path);
+    // Not over the file the simulation was made from, but a checkpoint over the checkpoint it continues.
+    spare_source({{"Simulation.checkpoint", path}}, "Simulation.checkpoint", "");
     nb::gil_scoped_release unlocked;
     driver::write_checkpoint(path, setup_, *sim_, e0_);
   }
@@ -1164,11 +1182,20 @@ class Engine {
     return nb::ndarray<nb::numpy, const double>(data, shape, owner, strides);
   }
 
+  // Refuses an output that would replace the file the simulation was made from (driver::check_outputs_spare_inputs).
+  void spare_source(const std::vector<std::pair<std::string, std::string>>& outputs,
+                    const std::string& checkpoint_option, const std::string& save_option) const {
+    driver::RunConfig made = run_;
+    made.initial = source_;
+    driver::check_outputs_spare_inputs(made, outputs, checkpoint_option, save_option);
+  }
+
   // What the simulation resolved (the integrator's default dt, the scenario's softening) becomes
   // the setting kept: a later change of one setting leaves the others as they run now.
   void remember_settings() {
     // hermite4 has no dt of its own (the program's is dt_max): a dt would refuse every later change.
     run_.physics.dt = sim_->block_steps() ? 0.0 : sim_->program().dt;
+    if (!sim_->block_steps()) last_fixed_dt_ = sim_->program().dt;
     if (sim_->program().hermite) run_.physics.hermite = *sim_->program().hermite;
     run_.physics.softening = sim_->config().softening;
     if (run_.physics.softening == 0.0) run_.given.softening = true;  // hermite4's none, not "the scenario's"
@@ -1183,10 +1210,12 @@ class Engine {
   // first, so that it goes last.
   std::unique_ptr<Ranks> ranks_;
   driver::RunConfig run_;
+  driver::InitialConditions source_;  // what the simulation was made from: its checkpoint or tipsy file, if any
   driver::Setup setup_;
   driver::ContinuedEnd continued_;  // a restart's recorded end (continued_end), while nothing has stepped
   std::uint64_t continued_at_ = 0;
   bool continued_blocks_ = false;
+  std::optional<double> last_fixed_dt_;  // the last fixed step the simulation ran, for a switch back from hermite4
   std::unique_ptr<multigpu::Simulation> sim_;
   double e0_ = 0;
   nb::object last_run_ = nb::none();  // run()'s outcome

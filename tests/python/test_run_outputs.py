@@ -272,6 +272,43 @@ def test_a_restart_samples_its_series_as_its_run_did(tmp_path):
     rest.run(t_end=0.25, diagnostics=tmp_path / "d2.csv")
     assert any("c.h5's diagnostics rows are at every multiple of time 0.03125" in n
                for n in rest.last_run["notices"]), rest.last_run["notices"]
+    # Steps made by step() between two runs are the same simulation's: the next run still samples as the last did.
+    stepped = nbody.Simulation(n=128, backend="cpu")
+    stepped.run(steps=20, diagnostics=tmp_path / "p.csv", diagnostics_every=5, checkpoint=tmp_path / "p.h5",
+                checkpoint_every=5)
+    stepped.step(5)
+    stepped.run(steps=20, diagnostics=tmp_path / "q.csv", checkpoint=tmp_path / "p.h5")
+    assert [int(r["step"]) for r in rows(tmp_path / "q.csv")] == list(range(25, 46, 5))
+    assert stepped.last_run["checkpoints_written"] == 4, stepped.last_run  # steps 30, 35, 40 and 45
+    rest = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
+    rest.step(3)
+    rest.run(t_end=0.25, diagnostics=tmp_path / "d3.csv")
+    assert any("c.h5's diagnostics rows are at every multiple of time 0.03125: so are this run's" in n
+               for n in rest.last_run["notices"]), rest.last_run["notices"]
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_an_output_never_replaces_the_file_the_simulation_started_from(tmp_path):
+    # As on the command line: the checkpoint may be continued in place (checkpoint= the file restarted), a tipsy file
+    # saved over the one loaded; nothing else may replace the file a simulation was made from.
+    nbody.Simulation(n=64, backend="cpu").checkpoint(tmp_path / "run.h5")
+    kept = (tmp_path / "run.h5").read_bytes()
+    sim = nbody.Simulation.restart(tmp_path / "run.h5")
+    for name, call in (("save", lambda: sim.run(steps=1, save=tmp_path / "run.h5")),
+                       ("diagnostics", lambda: sim.run(steps=1, diagnostics=tmp_path / "run.h5")),
+                       ("Simulation.save", lambda: sim.save(tmp_path / "run.h5"))):
+        with pytest.raises(ValueError, match=rf"^{name} .*run\.h5: the Simulation\.restart file; writing it would "
+                                             rf"replace the file this run starts from; give {name} another file$"):
+            call()
+    assert (tmp_path / "run.h5").read_bytes() == kept and sim.steps == 0
+    sim.run(steps=2, checkpoint=tmp_path / "run.h5")  # continued in place
+    sim.checkpoint(tmp_path / "run.h5")
+    assert nbody.Simulation.restart(tmp_path / "run.h5").steps == 2
+    sim.save(tmp_path / "t.bin")
+    loaded = nbody.Simulation.load(tmp_path / "t.bin")
+    with pytest.raises(ValueError, match=r"^Simulation\.checkpoint .*t\.bin: the Simulation\.load file"):
+        loaded.checkpoint(tmp_path / "t.bin")
+    loaded.save(tmp_path / "t.bin")  # a tipsy file over the tipsy file it was loaded from
 
 
 def test_snapshots_by_time_are_the_runs_state_at_those_times(tmp_path):
@@ -413,14 +450,22 @@ def test_last_run_counts_what_a_run_that_raised_wrote(tmp_path):
 
 
 def test_a_change_of_integrator_keeps_the_step_and_of_units_relabels(tmp_path):
-    # Between integrators of one fixed step the step stays (as a restart's with --integrator does); to and from
-    # hermite4, which has none, the default. New units relabel the files from then on, with a notice.
-    sim = nbody.Simulation(n=64, backend="cpu", dt=0.001, mass_unit="1e5Msun", length_unit="1pc")
+    # Between integrators of one fixed step the step stays (as a restart's with --integrator does); back from
+    # hermite4, which has none, the step before it, said; a simulation that never had one takes the default, said.
+    # New units relabel the files from then on, with a notice.
+    sim = nbody.Simulation(n=64, dt=0.001, mass_unit="1e5Msun", length_unit="1pc")
     sim.integrator = "omelyan4"
     assert sim.dt == 0.001
     sim.integrator = "hermite4"
     sim.integrator = "leapfrog"
-    assert sim.dt == 0.01
+    assert sim.dt == 0.001 and sim.notices[-1] == "dt=0.001, the step before hermite4 (dt= sets another)"
+    born = nbody.Simulation(n=64, integrator="hermite4")
+    born.integrator = "yoshida4"
+    assert born.dt == 0.01 and born.notices[-1] == "dt=0.01, yoshida4's default (it had no fixed step) (dt= sets another)"
+    # A change says what it changes: the device choice, made once, is not said again at each change.
+    for dt in (0.002, 0.003, 0.004):
+        sim.dt = dt
+    assert len(sim.notices) == len(set(sim.notices)), sim.notices
     sim.configure(mass_unit="1Msun", length_unit="1au")
     assert sim.notices[-1] == "the files' units are now 1Msun, 1au (were 1e5Msun, 1pc): the outputs from here on say so"
     if nbody.checkpoints_built():
