@@ -5,8 +5,12 @@
 #include <stb/stb_image_write.h>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
 
 #include "core/atomic_file.h"
+#include "core/errors.h"
 
 namespace nbody::render {
 
@@ -22,9 +26,31 @@ std::vector<std::uint8_t> read_pixels(int width, int height) {
 }
 
 void write_png(const std::string& path, const std::vector<std::uint8_t>& rgb, int width, int height) {
-  write_file_atomically(path, "the PNG", [&](const std::string& tmp) {
-    return stbi_write_png(tmp.c_str(), width, height, 3, rgb.data(), width * 3) != 0;
-  });
+  // Encoded in memory, then written and read back here: stb's own file writer ignores a failed write, so a full disk
+  // gave an empty or truncated PNG with a valid signature, published over the last good one.
+  std::string png;
+  auto append = [](void* context, void* data, int size) {
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data), std::size_t(size));
+  };
+  if (stbi_write_png_to_func(append, &png, width, height, 3, rgb.data(), width * 3) == 0 || png.empty())
+    throw RuntimeFailure(path + ": cannot encode the PNG (" + std::to_string(width) + " x " + std::to_string(height) +
+                         " pixels)");
+  write_file_atomically(
+      path, "the PNG",
+      [&](const std::string& tmp) {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        f.write(png.data(), std::streamsize(png.size()));
+        f.flush();
+        return bool(f);
+      },
+      [&](const std::string& tmp) {
+        std::ifstream f(tmp, std::ios::binary);
+        std::string const back{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+        if (back != png)
+          throw RuntimeFailure(path + ": cannot write the PNG: the file read back is not what was written (" +
+                               std::to_string(back.size()) + " of " + std::to_string(png.size()) +
+                               " bytes); the disk may be full or failing (nothing was replaced)");
+      });
 }
 
 }  // namespace nbody::render

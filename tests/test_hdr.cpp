@@ -7,7 +7,15 @@
 #include <GL/glew.h>
 #include <glm/glm.hpp>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -127,6 +135,43 @@ constexpr double kPlainSaturatedAtLeast = 0.5;
 constexpr double kContrastRatio = 2.0;
 // Pixels of the whole frame that are exactly the background: measured 0.448 on both.
 constexpr double kBackgroundAtLeast = 0.3;
+
+// A PNG that does not fit (a full disk; here a file size limit, where a write fails as on a full disk) is an error
+// and replaces nothing: the last good picture stays. stb's own file writer ignored the failed write, and a
+// truncated PNG with a valid signature was published.
+TEST(Png, APictureThatDoesNotFitIsAnErrorAndReplacesNothing) {
+  test::TestDir const dir("nbody-png");
+  std::string const path = (dir.path() / "shot.png").string();
+  { std::ofstream(path) << "the last good picture"; }
+  Pixels noise(std::size_t(320) * 200 * 3);  // incompressible: about 190 kB of PNG
+  std::uint32_t x = 12345;
+  for (auto& p : noise) p = std::uint8_t((x = x * 1664525u + 1013904223u) >> 24);
+  pid_t const pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    signal(SIGXFSZ, SIG_IGN);  // a write past the limit then fails with EFBIG
+    rlimit const limit{20000, 20000};
+    if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(125);
+    try {
+      render::write_png(path, noise, 320, 200);
+    } catch (const std::exception& e) {
+      _exit(std::string(e.what()).find(path + ": cannot write the PNG") == 0 ? 3 : 4);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3) << "0: written as if whole; 4: another message";
+  std::ifstream kept(path);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), std::istreambuf_iterator<char>()), "the last good picture");
+  std::size_t entries = 0;
+  for (auto const& e : std::filesystem::directory_iterator(dir.path())) entries += e.is_regular_file();
+  EXPECT_EQ(entries, 1u) << "no temporary file left";
+  // Negative control: without the limit it is written whole.
+  render::write_png(path, noise, 320, 200);
+  EXPECT_GT(std::filesystem::file_size(path), 20000u);
+}
 
 TEST_F(Hdr, DenseClusterKeepsStructureWherePlainAdditiveSaturates) {
   Cluster cluster(20000);
