@@ -1,7 +1,9 @@
 // app/main.cpp - the nbody executable: parse options, pick the mode, report errors.
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -81,6 +83,20 @@ std::string out_of_memory(const std::optional<nbody::app::Options>& o) {
   return std::string("out of memory (") + mode + " " + from + (o->sizes.empty() ? ")" : "; try fewer --bodies)");
 }
 
+// The exit code of a mode that ended with `code`, its report on stdout considered: the report is the mode's result
+// (a benchmark's figures, a run's energies), so one that could not be written all (a full disk under `> log`,
+// /dev/full, a reader that went away) fails a mode that would otherwise have succeeded, said on stderr.
+int report_written(int code) {
+  errno = 0;
+  bool const whole = std::fflush(stdout) == 0 && !std::ferror(stdout);
+  int const err = errno;
+  if (whole || code != 0) return code;
+  std::fprintf(stderr,
+               "error: the report on standard output was not written whole (%s); the files it wrote are whole\n",
+               err ? std::strerror(err) : "a write to it failed");
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -89,6 +105,10 @@ int main(int argc, char** argv) {
   // does: that output is refused by name and the others are written. The signal would end the process with its
   // outputs half written and its temporary files left.
   std::signal(SIGXFSZ, SIG_IGN);
+  // A reader of the report that went away (`| tee log` ended by the Ctrl-C or the scheduler's SIGTERM that also
+  // reaches nbody, `| head`) makes the next write fail with EPIPE instead of ending nbody between its outputs: the
+  // checkpoint, the tipsy file, the series and --json are still written (report_written says the rest).
+  std::signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<nbody::Ranks> mpi;
   try {
     mpi = nbody::mpi::start(argc, argv);
@@ -111,7 +131,7 @@ int main(int argc, char** argv) {
     nbody::agree(ranks, [&] {
       if (ranks.rank() == 0) nbody::app::check_outputs(*options);  // rank 0 writes every output
     });
-    int const code = dispatch(*options);
+    int const code = report_written(dispatch(*options));
     if (several) ranks.max(0);  // no rank finalises MPI while another still needs it
     return code;
   } catch (const nbody::JobFailure& e) {

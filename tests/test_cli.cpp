@@ -1942,6 +1942,30 @@ TEST_F(Cli, OutOfMemoryBlamesOnlyWhatTheUserGave) {
   EXPECT_EQ(given.err, "error: out of memory (--run with --bodies 16384; try fewer --bodies)\n");
 }
 
+// A reader of the report that goes away (`| tee log` ended by the Ctrl-C that also reaches nbody, `| head`) costs no
+// file: nbody is not ended by SIGPIPE between its outputs, writes every one, and says the report was cut short (exit 1).
+// So does a report that cannot be written at all (a full disk under `> log`).
+TEST_F(Cli, AReportThatCannotBeWrittenCostsNoFile) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  std::string const cmd = std::string(NBODY_EXECUTABLE) + " --backend cpu --run --bodies 1024 --steps 100 --checkpoint " +
+                          file("c.h5") + " --json " + file("j.json") + " --diagnostics " + file("d.csv") + " --save " +
+                          file("t.bin") + " 2>" + file("err") + " | head -c 1 >/dev/null; exit ${PIPESTATUS[0]}";
+  int const status = std::system(("bash -c '" + cmd + "'").c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  std::string const err = slurp(dir_ / "err");
+  EXPECT_EQ(WEXITSTATUS(status), 1) << "141: ended by SIGPIPE\n" << err;
+  EXPECT_NE(err.find("error: the report on standard output was not written whole"), std::string::npos) << err;
+  for (const char* name : {"c.h5", "j.json", "d.csv", "t.bin"}) EXPECT_TRUE(fs::exists(dir_ / name)) << name;
+  EXPECT_EQ(sim::read_checkpoint(file("c.h5")).run.step, 100u);
+  int const full = std::system((std::string(NBODY_EXECUTABLE) + " --backend cpu --run --bodies 64 --steps 2 --json " +
+                                 file("f.json") + " >/dev/full 2>" + file("err"))
+                                    .c_str());
+  ASSERT_TRUE(WIFEXITED(full));
+  EXPECT_EQ(WEXITSTATUS(full), 1) << slurp(dir_ / "err");
+  EXPECT_NE(slurp(dir_ / "err").find("error: the report on standard output was not written whole"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir_ / "f.json"));
+}
+
 // A tipsy snapshot carries its softening: a disk restarted from one keeps 0.05 without the option,
 // and the user is told that tipsy holds no run settings.
 TEST_F(Cli, TipsySofteningIsUsedAndItsLimitsAreStated) {
