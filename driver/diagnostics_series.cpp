@@ -447,6 +447,16 @@ void DiagnosticsSeries::write(const DiagnosticsSample& s) {
 
 void DiagnosticsSeries::close() {
   if (!file_) return;
+  // A run that wrote no row of its own (stopped in its start-up energy pass) changes nothing of an earlier series:
+  // its rows from this run's step on stay where they are, for the run that does go on from here.
+  struct stat published {};
+  bool const earlier = !created_ || ::stat(path_.c_str(), &published) == 0;
+  if (rows_ == 0 && earlier) {
+    std::fclose(file_);
+    file_ = nullptr;
+    if (created_) ::unlink(partial_.c_str());
+    return;
+  }
   settle();
   bool const synced = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
   int const err = errno;

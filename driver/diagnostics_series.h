@@ -80,8 +80,8 @@ struct SeriesLineage {
 // bit), at the times the run's clock gives (fixed steps), in time order up to the lineage's time, a row at its step
 // at its time. Another run's PATH is replaced, as any output is; another run's partial file is refused. A lineage
 // with no baseline continues nothing: its PATH is replaced and its partial file refused.
-// continuation() says which. Nothing of the earlier files changes until this series writes its first row (or is
-// closed): a restart that stops before it leaves them as they were.
+// continuation() says which. Nothing of the earlier files changes until this series writes its first row: a restart
+// that stops before it (in its start-up energy pass) leaves them as they were, closed or not.
 class DiagnosticsSeries {
  public:
   explicit DiagnosticsSeries(std::string path, const SettingNames& names = {},

@@ -6,10 +6,12 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "driver/benchmark.h"
+#include "driver/diagnostics_series.h"
 #include "driver/run.h"
 #include "driver/setup.h"
 #include "driver/validation.h"
@@ -135,6 +137,58 @@ TEST(Driver, RefusalsFromEveryLayerNameTheFrontEndsSettings) {
 
 // A unit's refusal names what is wrong with it: a number out of range is not "not a number", and in "0x10Msun" the
 // unit is what is wrong. Spaces around a unit are not part of it. The report gives the time and velocity units.
+// A restart that wrote no row of its own (stopped in its start-up energy pass) leaves the series it continues as it
+// was: the earlier run's rows from the restart's step on included, byte for byte. It dropped them, though it took
+// no sample.
+TEST(Driver, ASeriesContinuedButGivenNoRowIsLeftAsItWas) {
+  test::TestDir const dir("nbody-series");
+  std::string const path = (dir.path() / "d.csv").string();
+  double const e0 = -0.25, dt = 0.01;
+  auto sample = [&](std::uint64_t step) {
+    driver::DiagnosticsSample s;
+    s.step = step;
+    s.time = double(step) * dt;
+    s.diagnostics.kinetic = 0.25 + 1e-6 * double(step);
+    s.diagnostics.potential = -0.5;
+    s.initial_energy = e0;
+    return s;
+  };
+  {
+    driver::DiagnosticsSeries whole(path);
+    for (std::uint64_t k = 0; k <= 12; k += 2) whole.write(sample(k));
+    whole.close();
+  }
+  std::ifstream before_file(path);
+  std::string const before{std::istreambuf_iterator<char>(before_file), std::istreambuf_iterator<char>()};
+  for (std::uint64_t from : {12u, 4u}) {  // the run's end checkpoint, and an earlier periodic one
+    driver::SeriesLineage lineage;
+    lineage.step = from;
+    lineage.time = double(from) * dt;
+    lineage.initial_energy = e0;
+    lineage.dt = dt;
+    lineage.every = 2;
+    driver::DiagnosticsSeries stopped(path, {}, lineage);
+    EXPECT_NE(stopped.continuation(), "") << "it continues the series";
+    stopped.close();
+    std::ifstream after_file(path);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(after_file), std::istreambuf_iterator<char>()), before)
+        << "from step " << from;
+    EXPECT_FALSE(std::filesystem::exists(path + ".partial"));
+  }
+  // Negative control: a row of its own continues the series there (the rows before its step kept).
+  driver::SeriesLineage lineage;
+  lineage.step = 4;
+  lineage.time = 0.04;
+  lineage.initial_energy = e0;
+  lineage.dt = dt;
+  driver::DiagnosticsSeries going_on(path, {}, lineage);
+  going_on.write(sample(4));
+  going_on.close();
+  std::ifstream after_file(path);
+  std::string const after{std::istreambuf_iterator<char>(after_file), std::istreambuf_iterator<char>()};
+  EXPECT_EQ(std::count(after.begin(), after.end(), '\n'), 4) << after;  // the header, steps 0, 2 and 4
+}
+
 TEST(Driver, UnitsSayWhatIsWrongWithThem) {
   char const* const tail = "; give a positive number and a unit (Msun, Mjup, Mearth, kg, g), e.g. 1e5Msun";
   EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e400Msun", "1pc"); },
