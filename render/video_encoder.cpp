@@ -16,10 +16,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "core/atomic_file.h"
 #include "core/errors.h"
@@ -225,6 +227,68 @@ int write_without_sigpipe(int fd, const std::uint8_t* data, std::size_t size) {
   return err;
 }
 
+// Big-endian unsigned integers of an MP4 box header.
+std::uint64_t big_endian(const unsigned char* p, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v = v << 8 | p[i];
+  return v;
+}
+
+// The sample count of the first sample size table ('stsz') among the boxes of `data` (a container's contents), looked
+// for inside the containers that lead to it (trak, mdia, minf, stbl); none when there is none.
+std::optional<std::uint64_t> sample_count(const unsigned char* data, std::uint64_t size) {
+  for (std::uint64_t at = 0; at + 8 <= size;) {
+    std::uint64_t length = big_endian(data + at, 4), header = 8;
+    std::string const type(reinterpret_cast<const char*>(data + at + 4), 4);
+    if (length == 1 && at + 16 <= size) length = big_endian(data + at + 8, 8), header = 16;
+    if (length < header || length > size - at) return std::nullopt;
+    if (type == "stsz" && length >= header + 12) return big_endian(data + at + header + 8, 4);
+    if (type == "trak" || type == "mdia" || type == "minf" || type == "stbl")
+      if (auto const n = sample_count(data + at + header, length - header)) return n;
+    at += length;
+  }
+  return std::nullopt;
+}
+
+// What is wrong with the MP4 file `fd` as ffmpeg left it, or "": its top-level boxes must tile the file exactly
+// (ffmpeg exits with 0 after a disk that filled while it moved the index to the front, and leaves a file cut short),
+// with the frames (mdat) and the index (moov), whose video track holds `frames` samples.
+std::string mp4_problem(int fd, std::uint64_t frames) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return "cannot read its size: " + error_text(errno);
+  std::uint64_t const size = std::uint64_t(st.st_size);
+  std::vector<unsigned char> index;
+  bool data = false;
+  for (std::uint64_t at = 0; at < size;) {
+    unsigned char h[16];
+    std::uint64_t const can = std::min<std::uint64_t>(16, size - at);
+    if (can < 8 || ::pread(fd, h, can, off_t(at)) != ssize_t(can))
+      return "a box at byte " + std::to_string(at) + " of " + std::to_string(size) + " cannot be read whole";
+    std::uint64_t length = big_endian(h, 4), header = 8;
+    std::string const type(reinterpret_cast<const char*>(h + 4), 4);
+    if (length == 1 && can == 16) length = big_endian(h + 8, 8), header = 16;
+    if (length == 0) length = size - at;  // to the end of the file
+    if (length < header || length > size - at)
+      return "its " + type + " box at byte " + std::to_string(at) + " runs past its end, byte " + std::to_string(size);
+    if (type == "moov") {
+      if (length - header > (std::uint64_t(1) << 30)) return "its index is larger than 1 GiB";
+      index.resize(std::size_t(length - header));
+      if (::pread(fd, index.data(), index.size(), off_t(at + header)) != ssize_t(index.size()))
+        return "its index cannot be read";
+    }
+    data = data || type == "mdat";
+    at += length;
+  }
+  if (size == 0) return "it is empty";
+  if (!data) return "it holds no frames (no mdat box)";
+  if (index.empty()) return "it has no index (no moov box)";
+  std::optional<std::uint64_t> const samples = sample_count(index.data(), index.size());
+  if (!samples) return "its index has no sample table";
+  if (*samples != frames)
+    return "its index holds " + std::to_string(*samples) + " frames of the " + std::to_string(frames) + " given";
+  return {};
+}
+
 }  // namespace
 
 // Declared in the order of creation; destroyed in reverse: ffmpeg killed and reaped first, then its
@@ -316,6 +380,12 @@ void VideoEncoder::finish() {
                          " was replaced while ffmpeg wrote it; is another program writing in its folder?");
   }
   if (::fsync(output.fd()) != 0) throw RuntimeFailure(where + "cannot sync " + output.path() + ": " + error_text(errno));
+  // Read back before it replaces anything, as a checkpoint is: ffmpeg's exit status does not say the file is whole.
+  UniqueFd written(::open(output.path().c_str(), O_RDONLY | O_CLOEXEC));  // the writer's descriptor cannot read
+  if (written.get() < 0) throw RuntimeFailure(where + "cannot read back " + output.path() + ": " + error_text(errno));
+  if (std::string const why = mp4_problem(written.get(), frames_); !why.empty())
+    throw RuntimeFailure(where + "ffmpeg's file is not whole (" + why +
+                         "); the disk may be full or failing (nothing was replaced)");
   check_output_path(path_, kOption);  // the target may have become a link, a folder or read-only meanwhile
   if (::rename(output.path().c_str(), path_.c_str()) != 0) {
     throw RuntimeFailure(where + "cannot move " + output.path() + " into place: " + error_text(errno));

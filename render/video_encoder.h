@@ -14,7 +14,9 @@ namespace nbody::render {
 // extension says.
 //
 // Whole or not at all: ffmpeg writes a hidden temporary file beside PATH (".NAME.XXXXXX.EXT", the
-// extension kept), which finish() renames onto PATH only after ffmpeg exited with 0; a failure, or
+// extension kept), which finish() renames onto PATH only after ffmpeg exited with 0 and the file, read back, is
+// whole (its boxes tile it, its index counts every frame: ffmpeg exits with 0 after a disk that filled as it moved
+// the index to the front); a failure, or
 // destruction without finish(), stops ffmpeg and removes it.
 //
 // Odd sizes: yuv420p stores colour once per 2x2 pixels, so libx264 needs an even width and height.

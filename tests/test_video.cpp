@@ -158,6 +158,32 @@ std::string fake_ffmpeg(const ScopedDir& dir, const std::string& body) {
   return bin.string();
 }
 
+// The smallest MP4 that finish() takes for `frames` frames: its boxes tile the file (ftyp, moov, mdat), and the
+// index's sample table (moov/trak/mdia/minf/stbl/stsz) counts the frames. `cut` bytes short: what ffmpeg leaves when
+// the disk fills as it moves the index to the front.
+std::string tiny_mp4(std::uint32_t frames, std::size_t cut = 0) {
+  auto box = [](const std::string& type, const std::string& contents) {
+    std::uint32_t const size = std::uint32_t(8 + contents.size());
+    std::string b{char(size >> 24), char(size >> 16), char(size >> 8), char(size)};
+    return b + type + contents;
+  };
+  std::string const count{char(frames >> 24), char(frames >> 16), char(frames >> 8), char(frames)};
+  std::string const stsz = box("stsz", std::string(8, '\0') + count);
+  std::string const file = box("ftyp", std::string("isom") + std::string(4, '\0')) +
+                           box("moov", box("trak", box("mdia", box("minf", box("stbl", stsz))))) +
+                           box("mdat", std::string(16, 'x'));
+  return file.substr(0, file.size() - cut);
+}
+
+// The shell commands of a fake ffmpeg that reads every frame, then writes `mp4` to its output argument (the last
+// one, "file:" + the temporary name).
+std::string writes(const ScopedDir& dir, const std::string& mp4) {
+  fs::create_directories(dir.path() / "bin");
+  std::string const made = (dir.path() / "bin" / "made.mp4").string();
+  { std::ofstream(made, std::ios::binary) << mp4; }
+  return "for last; do :; done\ncat > /dev/null\ncat " + quoted(made) + " > \"${last#file:}\"";
+}
+
 std::string slurp(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
@@ -265,7 +291,7 @@ TEST(Video, MissingFfmpegIsAnInputError) {
 TEST(Video, MissingFolderIsRefusedBeforeFfmpegStarts) {
   ScopedDir dir;
   std::string const started = (dir.path() / "started").string();
-  ScopedPath fake(fake_ffmpeg(dir, ": > " + quoted(started) + "\nexec cat > /dev/null"));
+  ScopedPath fake(fake_ffmpeg(dir, ": > " + quoted(started) + "\n" + writes(dir, tiny_mp4(0))));
   std::string const missing = (dir.path() / "nope" / "out.mp4").string();
   EXPECT_TRUE(rejected_with([&] { render::VideoEncoder video(missing, kWidth, kHeight, kFps); },
                             "--video " + missing + ": the folder " + (dir.path() / "nope").string() + " does not exist"));
@@ -289,7 +315,7 @@ TEST(Video, BadSizeOrRateIsRefused) {
 
 TEST(Video, FrameOfTheWrongSizeIsRefused) {
   ScopedDir dir;
-  ScopedPath fake(fake_ffmpeg(dir, "exec cat > /dev/null"));
+  ScopedPath fake(fake_ffmpeg(dir, writes(dir, tiny_mp4(1))));
   render::VideoEncoder video(dir.file("out.mp4"), kWidth, kHeight, kFps);
   std::vector<std::uint8_t> frame(kWidth * kHeight * 3 - 1);
   try {
@@ -354,8 +380,7 @@ TEST(Video, FinishReplacesAnOlderFileWhole) {
   ScopedDir dir;
   std::string const file = dir.file("out.mp4");
   { std::ofstream(file) << "old"; }
-  // The fake ffmpeg writes its output argument (the last one, "file:" + the temporary name).
-  ScopedPath fake(fake_ffmpeg(dir, "for last; do :; done\ncat > /dev/null\nprintf new > \"${last#file:}\""));
+  ScopedPath fake(fake_ffmpeg(dir, writes(dir, tiny_mp4(1))));
   {
     render::VideoEncoder abandoned(file, kWidth, kHeight, kFps);
   }
@@ -364,8 +389,35 @@ TEST(Video, FinishReplacesAnOlderFileWhole) {
   video.add_frame(gradient_frame(kWidth, kHeight, 0));
   EXPECT_EQ(slurp(file), "old");
   video.finish();
-  EXPECT_EQ(slurp(file), "new");
+  EXPECT_EQ(slurp(file), tiny_mp4(1));
   EXPECT_EQ(dir.outputs(), Names{"out.mp4"});
+}
+
+// ffmpeg exits with 0 after a disk that filled as it moved the index to the front, leaving a file cut short: read
+// back, that is an error, and the older file stays. So is a file whose index counts other frames than were given.
+TEST(Video, AFileFfmpegLeftCutShortReplacesNothing) {
+  ScopedDir dir;
+  std::string const file = dir.file("out.mp4");
+  { std::ofstream(file) << "old"; }
+  for (auto const& [made, why] : {std::pair{tiny_mp4(2, 5), "its mdat box at byte 76 runs past its end, byte 95"},
+                                  std::pair{tiny_mp4(2, 40), "its moov box at byte 16 runs past its end, byte 60"},
+                                  std::pair{tiny_mp4(3), "its index holds 3 frames of the 2 given"},
+                                  std::pair{std::string(), "it is empty"}}) {
+    ScopedPath fake(fake_ffmpeg(dir, writes(dir, made)));
+    render::VideoEncoder video(file, kWidth, kHeight, kFps);
+    video.add_frame(gradient_frame(kWidth, kHeight, 0));
+    video.add_frame(gradient_frame(kWidth, kHeight, 1));
+    try {
+      video.finish();
+      ADD_FAILURE() << "published: " << why;
+    } catch (const RuntimeFailure& e) {  // the machine's failure (exit 1), not the user's input
+      EXPECT_NE(std::string(e.what()).find("--video " + file + ": ffmpeg's file is not whole (" + why + ")"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(slurp(file), "old");
+    EXPECT_EQ(dir.outputs(), Names{"out.mp4"}) << "the temporary file is removed";
+  }
 }
 
 TEST(Video, FfmpegInheritsOnlyItsStdioAndHasItsOwnProcessGroup) {
@@ -378,7 +430,7 @@ TEST(Video, FfmpegInheritsOnlyItsStdioAndHasItsOwnProcessGroup) {
                                        fd + " closed'\n"
                                        "  [ -e /proc/$$/fd/0 ] && echo 'fd 0 open'\n"  // control: the check sees open fds
                                        "  echo \"pgid $(cut -d' ' -f5 /proc/$$/stat)\"\n"
-                                       "} > " + quoted(report) + "\nexec cat > /dev/null"));
+                                       "} > " + quoted(report) + "\n" + writes(dir, tiny_mp4(0))));
   render::VideoEncoder video(dir.file("out.mp4"), kWidth, kHeight, kFps);
   video.finish();
   ::close(stray);
