@@ -13,6 +13,7 @@
 
 #include "app/modes.h"
 #include "app/options.h"
+#include "core/console.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "core/ranks.h"
@@ -120,6 +121,7 @@ int main(int argc, char** argv) {
   bool const several = ranks.size() > 1;
   // Rank 0 reports; the others' reports would repeat it (their errors still reach stderr).
   if (ranks.rank() != 0 && !std::freopen("/dev/null", "w", stdout)) return 1;
+  nbody::make_console_interruptible();  // a stalled terminal does not hold up an interrupted run's outputs
   std::optional<nbody::app::Options> options;
   try {
     // Every rank must run the same build with the same options: refused before any work otherwise.

@@ -8,6 +8,7 @@
 // Header-only: the flag is one process-wide atomic, which a signal handler may set (it is lock-free).
 #pragma once
 
+#include <poll.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,6 +64,12 @@ struct TemporarySlot {
 inline TemporarySlot temporary_slots[kTemporarySlots];
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler reads the slots' states");
 
+// The second signal's exit status, for the alarm that ends the process where its line would block.
+inline std::atomic<int> exit_status{0};
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handlers read it");
+inline constexpr unsigned kSecondNoteSeconds = 2;
+extern "C" inline void exit_on_alarm(int) { _exit(exit_status.load()); }
+
 extern "C" inline void on_interrupt_signal(int sig) {
   int const recorded = sig == SIGINT ? SIGINT : SIGTERM;
   long long const now = monotonic_ns();
@@ -78,13 +85,24 @@ extern "C" inline void on_interrupt_signal(int sig) {
     return;
   }
   if (now - first < kRepeatNanoseconds) return;  // the first again
-  // the second one: at once, saying what it skips
-  if (int const shown = second_note_shown.load(std::memory_order_acquire); shown >= 0) {
+  // the second one: at once, saying what it skips. The temporary files go first; the line may not hold the exit up
+  // (a stalled terminal or ssh session, a pipe no one reads, where the first signal's work is stuck too): it is
+  // written only where stderr takes it now, and should the write block all the same, an alarm ends the process with
+  // the same status (poll, sigaction, alarm: all async-signal-safe).
+  for (TemporarySlot& slot : temporary_slots)
+    if (slot.state.load(std::memory_order_acquire) == 2) ::unlink(slot.path);
+  exit_status.store(128 + recorded);
+  struct sigaction on_alarm {};
+  on_alarm.sa_handler = exit_on_alarm;
+  sigemptyset(&on_alarm.sa_mask);
+  sigaction(SIGALRM, &on_alarm, nullptr);
+  alarm(kSecondNoteSeconds);
+  pollfd err{STDERR_FILENO, POLLOUT, 0};
+  if (int const shown = second_note_shown.load(std::memory_order_acquire);
+      shown >= 0 && ::poll(&err, 1, 0) == 1 && (err.revents & POLLOUT) != 0) {
     ssize_t const written = write(STDERR_FILENO, second_notes[shown].text, second_notes[shown].length);
     (void)written;  // nothing to do about a failed write on the way out
   }
-  for (TemporarySlot& slot : temporary_slots)
-    if (slot.state.load(std::memory_order_acquire) == 2) ::unlink(slot.path);
   _exit(128 + recorded);
 }
 }  // namespace detail

@@ -323,6 +323,79 @@ TEST_F(Signals, ASecondCtrlCRemovesTheTemporaryFilesBeingWritten) {
   EXPECT_TRUE(fs::exists(published));
 }
 
+// A console that takes nothing (a stalled ssh session, a terminal stopped with Ctrl-S, a pipe no one reads: here a
+// full pipe) holds the run up, as it holds up any program that writes to it; but one SIGTERM still ends it, its
+// outputs written. It used to wait on the console for ever, signal after signal.
+TEST_F(Signals, AStalledConsoleDoesNotHoldUpAnInterruptedRun) {
+  int ends[2];
+  ASSERT_EQ(pipe(ends), 0);
+  std::string const filler(1 << 16, 'x');  // a pipe's whole buffer: the next write waits
+  ASSERT_EQ(write(ends[1], filler.data(), filler.size()), ssize_t(filler.size()));
+  std::string const checkpoint = file("c.h5"), report = file("j.json");
+  std::fflush(nullptr);
+  pid_t const pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (dup2(ends[1], STDOUT_FILENO) < 0 || dup2(ends[1], STDERR_FILENO) < 0) _exit(126);
+    execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "--bodies", "256", "--steps", "100000000",
+          "--checkpoint", checkpoint.c_str(), "--json", report.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(ends[1]);  // the read end stays open and unread
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));  // it waits on its first line
+  kill(pid, SIGTERM);
+  int status = 0;
+  auto const deadline = Clock::now() + std::chrono::seconds(20);
+  pid_t ended = 0;
+  while ((ended = waitpid(pid, &status, WNOHANG)) == 0 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (ended != pid) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  close(ends[0]);
+  ASSERT_EQ(ended, pid) << "SIGTERM did not end it: it waits on the console";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 143);
+  EXPECT_TRUE(fs::exists(checkpoint));
+  EXPECT_TRUE(fs::exists(report));
+}
+
+// A second Ctrl-C ends the process at once even where its line cannot be said (stderr a pipe no one reads): the
+// line is left out, not waited on.
+TEST_F(Signals, ASecondCtrlCDoesNotWaitOnAStalledConsole) {
+  int ends[2];
+  ASSERT_EQ(pipe(ends), 0);
+  std::string const filler(1 << 16, 'x');
+  ASSERT_EQ(write(ends[1], filler.data(), filler.size()), ssize_t(filler.size()));
+  std::fflush(nullptr);
+  pid_t const pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (dup2(ends[1], STDERR_FILENO) < 0) _exit(126);
+    install_interrupt_handlers();
+    set_second_interrupt_note("nbody: second interrupt: exiting now");
+    raise(SIGINT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // past the 25 ms of one signal delivered twice
+    raise(SIGINT);
+    _exit(3);  // not reached: the second signal exits with 130
+  }
+  close(ends[1]);
+  int status = 0;
+  auto const deadline = Clock::now() + std::chrono::seconds(10);
+  pid_t ended = 0;
+  while ((ended = waitpid(pid, &status, WNOHANG)) == 0 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (ended != pid) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  close(ends[0]);
+  ASSERT_EQ(ended, pid) << "the second signal's line waited on the console";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+}
+
 // `timeout`, job schedulers and process managers signal the process and then its process group: one SIGTERM
 // delivered twice, microseconds apart, and each delivery may reach the handler. That is one request: the run writes
 // its checkpoint, where the second delivery used to end it at once with nothing written.
