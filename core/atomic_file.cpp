@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <filesystem>
@@ -121,6 +123,25 @@ std::string temporary_name(const std::string& path, bool keep_extension) {
   return (p.parent_path() / ("." + p.filename().string() + "." + suffix + extension)).string();
 }
 
+
+std::vector<std::string> temporary_files_of(const std::string& path) {
+  fs::path const p(path);
+  std::string const lead = "." + p.filename().string() + ".", extension = p.extension().string();
+  std::error_code ec;
+  std::vector<std::string> found;
+  fs::path const folder = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string const name = it->path().filename().string();
+    if (name.size() < lead.size() + 6 || name.compare(0, lead.size(), lead) != 0) continue;
+    std::string const rest = name.substr(lead.size());
+    bool const letters =
+        std::all_of(rest.begin(), rest.begin() + 6, [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
+    if (letters && (rest.size() == 6 || rest.substr(6) == extension) && it->is_regular_file(ec))
+      found.push_back((p.parent_path() / name).string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
 
 void write_file_atomically(const std::string& path, const std::string& what,
                            const std::function<bool(const std::string& tmp_path)>& write,

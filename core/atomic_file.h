@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/interrupt.h"
 
@@ -27,6 +28,11 @@ namespace nbody {
 void write_file_atomically(const std::string& path, const std::string& what,
                            const std::function<bool(const std::string& tmp_path)>& write,
                            const std::function<void(const std::string& tmp_path)>& verify = {});
+
+// The temporary files of PATH (temporary_name's, either form) that its folder holds: a writer killed before it
+// renamed or removed one (SIGKILL, the out-of-memory killer, a node that went down) left it, possibly as large as
+// PATH. Those of a writer at work now look the same. Names only, sorted; none where the folder cannot be read.
+std::vector<std::string> temporary_files_of(const std::string& path);
 
 // A name beside PATH that no other writer uses: ".NAME." and 6 random letters, then PATH's extension
 // when `keep_extension` (for a tool that goes by the ending, as ffmpeg does).

@@ -10,6 +10,7 @@
 #include <memory>
 #include <new>
 
+#include "core/atomic_file.h"
 #include "core/bounds.h"
 #include "core/clock.h"
 #include "core/errors.h"
@@ -526,6 +527,20 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   continuation.erase(0, 3);
   if (replaces) result.diagnostics_replaced = continuation;
   for (auto const& text : o.said) observer.notice(text);
+  // Temporary files of this run's outputs that a writer killed before it finished left (SIGKILL, the out-of-memory
+  // killer): said, as they may be as large as the outputs, not removed, as another process may be writing them now.
+  for (auto const& [option, path] : {std::pair<const char*, const std::string*>{"--checkpoint", &o.checkpoint},
+                                     {"--save", &o.save}}) {
+    if (path->empty()) continue;
+    for (std::string const& left : temporary_files_of(*path)) {
+      std::error_code ec;
+      auto const bytes = std::filesystem::file_size(left, ec);
+      observer.notice(o.names.with_text(option, *path) + ": its folder holds " + left +
+                      (ec ? std::string() : " (" + std::to_string(bytes) + " bytes)") +
+                      ", the temporary file of a writer killed before it finished; remove it unless another process "
+                      "writes " + *path + " now");
+    }
+  }
   if (!continuation.empty()) observer.notice(continuation);
   // A tipsy file has no field for units: its readers take its values in their own (pynbody 1e10 Msun and kpc).
   if (!o.save.empty() && setup.units.physical())

@@ -484,10 +484,31 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                          std::to_string(held) + " bodies; leave " + run.names.name("--bodies") + " out with " +
                          run.names.name("--load"));
     };
-    check_count(sim::read_tipsy_bodies(ic.snapshot, run.names));  // the header, before the bodies are read
+    // A tipsy file, or an nbody HDF5 snapshot: bodies, a time and a softening (a snapshot's units too), no settings.
+    bool const hdf5 = sim::is_nbody_snapshot(ic.snapshot);
+    // The header, before the bodies are read.
+    check_count(hdf5 ? std::size_t(sim::read_snapshot(ic.snapshot, run.names, false).count)
+                     : sim::read_tipsy_bodies(ic.snapshot, run.names));
     if (!bodies) return s;
     sim::TipsyInfo info;
-    s.bodies = sim::read_tipsy(ic.snapshot, &info, run.names);
+    std::string said;  // what the file is, and what it lacks
+    if (hdf5) {
+      sim::Snapshot snapshot = sim::read_snapshot(ic.snapshot, run.names);
+      s.bodies = std::move(snapshot.bodies);
+      info.softening = snapshot.softening;
+      if (!run.given.units && snapshot.units.physical()) {
+        run.units = snapshot.units;
+        s.notices.push_back("units " + run.units.describe() + " from " + ic.snapshot + " (" +
+                            run.names.name("--mass-unit and --length-unit") + " relabel them)");
+      }
+      said = ic.snapshot + " is an nbody snapshot of step " + std::to_string(snapshot.step) + ": " +
+             name_of(snapshot.precision) + " values" +
+             (snapshot.precision == Precision::fp32 ? "" : ", positions to the shift's rounding") +
+             ", no integrator or time step; this is a new run from step 0 at its time";
+    } else {
+      s.bodies = sim::read_tipsy(ic.snapshot, &info, run.names);
+      said = ic.snapshot + " is a tipsy snapshot: float32 positions and velocities, no step count, integrator or time step";
+    }
     check_count(s.bodies.size());
     // The file's softening, where its bodies give one that this integrator takes; else the default, said with why.
     if (run.physics.softening == 0 && !run.given.softening && s.bodies.size() > 0) {
@@ -501,17 +522,15 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                             " overrides it)");
       } else {
         run.physics.softening = 0.01;
-        s.notices.push_back(
-            ic.snapshot + "'s bodies carry " +
-            (info.softening ? "eps 0 (no softening), which only hermite4 takes"
-                            : "eps from " + number(info.eps_min) + " to " + number(info.eps_max) +
-                                  ", and nbody has one softening for every body") +
-            ": this run's is 0.01 (" + option + " sets it)");
+        std::string const why =
+            info.softening ? std::string(hdf5 ? "'s softening is 0" : "'s bodies carry eps 0") +
+                                 " (no softening), which only hermite4 takes"
+                           : "'s bodies carry eps from " + number(info.eps_min) + " to " + number(info.eps_max) +
+                                 ", and nbody has one softening for every body";
+        s.notices.push_back(ic.snapshot + why + ": this run's is 0.01 (" + option + " sets it)");
       }
     }
-    s.notices.push_back(ic.snapshot + " is a tipsy snapshot: float32 positions and velocities, no step count, "
-                        "integrator or time step; a " + run.names.name("--checkpoint") +
-                        " file continues a run exactly");
+    s.notices.push_back(said + "; a " + run.names.name("--checkpoint") + " file continues a run exactly");
     s.source = ic.snapshot;
     s.scenario = "file:" + ic.snapshot;
     s.config = resolve_devices(run, s.bodies.size(), &s.notices);

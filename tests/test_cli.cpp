@@ -1966,6 +1966,69 @@ TEST_F(Cli, AReportThatCannotBeWrittenCostsNoFile) {
   EXPECT_TRUE(fs::exists(dir_ / "f.json"));
 }
 
+// The temporary file of an output that a writer killed before it finished left (SIGKILL, the out-of-memory killer) is
+// said, with its size (as large as the output), and kept: another process may be writing it now.
+TEST_F(Cli, ATemporaryFileAKilledWriterLeftIsSaid) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  std::ofstream(file(".c.h5.AbCd3f")) << "half a checkpoint";
+  std::ofstream(file(".c.h5.AbCd")) << "not a temporary name";  // too short: another file
+  std::ofstream(file(".t.bin.Zz9yXw.bin")) << "the other form";
+  Result const r = nbody("--run --bodies 64 --steps 2 --checkpoint " + file("c.h5") + " --save " + file("t.bin"));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("notice: --checkpoint " + file("c.h5") + ": its folder holds " + file(".c.h5.AbCd3f") +
+                       " (17 bytes), the temporary file of a writer killed before it finished; remove it unless "
+                       "another process writes " + file("c.h5") + " now"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("its folder holds " + file(".t.bin.Zz9yXw.bin")), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(".c.h5.AbCd "), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(file(".c.h5.AbCd3f")));
+}
+
+// An nbody HDF5 snapshot starts a new run from its bodies (--load), as a tipsy file does: at its time, with its
+// softening and units, from step 0; in fp64, its values are the run's to the shift's rounding.
+TEST_F(Cli, ASnapshotStartsANewRunFromItsBodies) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  Result const made = nbody("--run -q --bodies 256 --scenario disk --steps 20 --precision fp64 --softening 0.02 "
+                            "--mass-unit 1e3Msun --length-unit 1pc --snapshots " + file("s/s") + " --snapshot-every 10 "
+                            "--snapshot-precision fp64 --checkpoint " + file("c.h5") + " --checkpoint-every 10");
+  ASSERT_EQ(made.code, 0) << made.err;
+  std::string const snap = file("s/s_00000010.hdf5");
+  Result const r = nbody("--run --load " + snap + " --precision fp64 --steps 0 --checkpoint " + file("l.h5") +
+                         " --json " + file("l.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (std::string const& said : {"notice: units 1e3Msun, 1pc from " + snap, "notice: softening 0.02 from " + snap,
+                                 "notice: " + snap + " is an nbody snapshot of step 10: fp64 values, positions to the "
+                                 "shift's rounding, no integrator or time step; this is a new run from step 0 at its time"})
+    EXPECT_NE(r.err.find(said), std::string::npos) << said << "\n" << r.err;
+  sim::Checkpoint const loaded = sim::read_checkpoint(file("l.h5")), run = sim::read_checkpoint(file("c_00000010.h5"));
+  EXPECT_EQ(loaded.run.step, 0u);
+  EXPECT_EQ(loaded.bodies.time, run.bodies.time);
+  EXPECT_EQ(loaded.run.softening, 0.02);
+  EXPECT_EQ(loaded.run.units, run.run.units);
+  ASSERT_EQ(loaded.bodies.size(), run.bodies.size());
+  EXPECT_EQ(loaded.bodies.type, run.bodies.type);  // the disk's families
+  for (std::size_t i = 0; i < run.bodies.size(); ++i) {
+    auto const &a = loaded.bodies.pos_mass[i], &b = run.bodies.pos_mass[i];
+    EXPECT_EQ(a.w, b.w) << i;
+    EXPECT_EQ(loaded.bodies.velocity[i].x, run.bodies.velocity[i].x) << i;
+    double const scale = std::max({1.0, std::abs(b.x), std::abs(b.y), std::abs(b.z)});
+    EXPECT_LE(std::abs(a.x - b.x) + std::abs(a.y - b.y) + std::abs(a.z - b.z), 1e-14 * scale) << i;
+  }
+  auto const j = nlohmann::json::parse(slurp(file("l.json")));
+  EXPECT_EQ(j["softening"], 0.02);
+  EXPECT_EQ(j["units"]["mass"], "1e3Msun");
+  // It runs on, and an fp32 snapshot loads too.
+  EXPECT_EQ(nbody("--run -q --load " + snap + " --steps 5").code, 0);
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 0 --snapshots " + file("f/s")).code, 0);
+  Result const fp32 = nbody("--run --load " + file("f/s_00000000.hdf5") + " --steps 2");
+  EXPECT_EQ(fp32.code, 0) << fp32.err;
+  EXPECT_NE(fp32.err.find("is an nbody snapshot of step 0: fp32 values, no integrator"), std::string::npos) << fp32.err;
+  // A checkpoint is no snapshot: --restart continues it.
+  expect_input_error("--run --load " + file("c.h5"), file("c.h5") + ": an HDF5 file, not an nbody snapshot; --load reads "
+                     "tipsy files and nbody's HDF5 snapshots (a checkpoint continues with --restart)");
+}
+
 // A tipsy snapshot carries its softening: a disk restarted from one keeps 0.05 without the option,
 // and the user is told that tipsy holds no run settings.
 TEST_F(Cli, TipsySofteningIsUsedAndItsLimitsAreStated) {

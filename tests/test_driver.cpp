@@ -232,8 +232,8 @@ TEST(Driver, FileAndUnitErrorsNameTheFrontEndsEntryPoints) {
   run.names.keywords = true;
   run.initial.snapshot = h5;
   EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); },
-                                  h5 + ": an HDF5 file; Simulation.load reads tipsy snapshots (a checkpoint continues with "
-                                       "Simulation.restart)"));
+                                  h5 + ": an HDF5 file, not an nbody snapshot; Simulation.load reads tipsy files and "
+                                       "nbody's HDF5 snapshots (a checkpoint continues with Simulation.restart)"));
   if (!sim::checkpoints_built()) return;
   run.initial.snapshot.clear();
   run.initial.checkpoint = text;

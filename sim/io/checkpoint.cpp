@@ -565,11 +565,10 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
 
 class Reader {
  public:
-  Reader(std::string path, hid_t file) : path_(std::move(path)), file_(file) {}
+  Reader(std::string path, hid_t file, std::string what = "not a checkpoint nbody can continue")
+      : path_(std::move(path)), file_(file), what_(std::move(what)) {}
 
-  [[noreturn]] void fail(const std::string& problem) const {
-    throw InputError(path_ + ": " + problem + " (not a checkpoint nbody can continue)");
-  }
+  [[noreturn]] void fail(const std::string& problem) const { throw InputError(path_ + ": " + problem + " (" + what_ + ")"); }
 
   // Every object nbody reads is reached through hard links only: a soft link, an external link
   // (another file) or a user-defined one could point the reader at anything.
@@ -746,6 +745,7 @@ class Reader {
  private:
   std::string path_;
   hid_t file_;
+  std::string what_;  // what the file is not, after each refusal
 };
 
 // The header's values, every one checked against the command line's bounds, and the stored checksum
@@ -756,21 +756,13 @@ struct Header {
   std::uint64_t counts[6] = {};  // bodies per particle type (format 1: all of type 1)
   double units[3] = {};          // U_L, U_M, U_t as the file states them (format 2)
   double shift = 0;              // half the box: Coordinates - shift is the position (format 2)
+  bool roundoff = true;          // CoordinateRoundoff beside Coordinates (a checkpoint's; a snapshot rounds once)
   std::optional<std::uint64_t> checksum;
 };
 
-// `names`: how the messages name the entry points (core/setting_names.h).
-Header read_header(const Reader& r, const SettingNames& names = {}) {
-  Header h;
-  RunRecord& run = h.info.run;
-  // An HDF5 file of another program: said as such, not as a damaged checkpoint.
-  if (!r.has_group("Header")) r.fail("an HDF5 file with no /Header group: another program's");
-  h.format = r.has_attribute("Header", "NbodyFormat") ? int(r.whole("NbodyFormat", 1000)) : 1;
-  if (h.format != 1 && h.format != 2)
-    r.fail("Header/NbodyFormat is " + std::to_string(h.format) + "; this nbody reads formats 1 and 2 (a newer nbody wrote it?)");
-  if (h.format == 2 && r.has_attribute("Header", "NbodyFile") && r.text("NbodyFile") != "checkpoint")
-    r.fail("it is an nbody " + r.text("NbodyFile") + " (bodies for analysis, no run settings); " +
-           names.entry("--restart") + " takes a file written by " + names.entry("--checkpoint"));
+// The bodies of each particle type (h.counts) and in all (h.info.bodies), checked: only the types nbody writes, 1 to
+// kMaxBodies in all, all in this one file.
+void read_counts(const Reader& r, Header& h) {
   std::uint32_t counts[6] = {}, highs[6] = {};
   r.counts("NumPart_Total", counts);
   if (r.has_attribute("Header", "NumPart_Total_HighWord")) r.counts("NumPart_Total_HighWord", highs);
@@ -794,6 +786,45 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
       r.fail("Header/NumPart_ThisFile disagrees with NumPart_Total (nbody writes every body into one file)");
   }
   h.info.bodies = bodies;
+}
+
+// The units as given, parsed again with the command line's rules, and the numbers SWIFT's readers use, as the file
+// states them (format 2); the shift, exact in the file's precision (`run.precision`) and positive, or the positions
+// cannot be recovered exactly.
+void read_units_and_shift(const Reader& r, Header& h) {
+  RunRecord& run = h.info.run;
+  std::string const mass = r.text("MassUnit"), length = r.text("LengthUnit");
+  try {
+    run.units = parse_units(mass, length);
+  } catch (const InputError& e) {
+    r.fail(std::string("Header/MassUnit '") + mass + "', LengthUnit '" + length + "': " + e.what());
+  }
+  h.units[0] = r.finite("Unit length in cgs (U_L)", "Units");
+  h.units[1] = r.finite("Unit mass in cgs (U_M)", "Units");
+  h.units[2] = r.finite("Unit time in cgs (U_t)", "Units");
+  h.shift = r.three_equal("Shift");
+  if (!(h.shift > 0) || (run.precision == Precision::fp32 && double(float(h.shift)) != h.shift)) {
+    std::ostringstream s;
+    s.precision(17);
+    s << "Header/Shift " << h.shift << " is not a positive number exact in " << name_of(run.precision);
+    r.fail(s.str());
+  }
+}
+
+// `names`: how the messages name the entry points (core/setting_names.h).
+Header read_header(const Reader& r, const SettingNames& names = {}) {
+  Header h;
+  RunRecord& run = h.info.run;
+  // An HDF5 file of another program: said as such, not as a damaged checkpoint.
+  if (!r.has_group("Header")) r.fail("an HDF5 file with no /Header group: another program's");
+  h.format = r.has_attribute("Header", "NbodyFormat") ? int(r.whole("NbodyFormat", 1000)) : 1;
+  if (h.format != 1 && h.format != 2)
+    r.fail("Header/NbodyFormat is " + std::to_string(h.format) + "; this nbody reads formats 1 and 2 (a newer nbody wrote it?)");
+  if (h.format == 2 && r.has_attribute("Header", "NbodyFile") && r.text("NbodyFile") != "checkpoint")
+    r.fail("it is an nbody " + r.text("NbodyFile") + " (bodies for analysis, no run settings); " +
+           names.entry("--restart") + " takes a file written by " + names.entry("--checkpoint") + ", and " +
+           names.entry("--load") + " starts a new run from a snapshot");
+  read_counts(r, h);
 
   run.step = r.whole("Step", kMaxSteps);
   run.start_time = r.finite("StartTime");
@@ -870,27 +901,7 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
       }
     }
   }
-  if (h.format == 2) {
-    // The units as given, parsed again with the command line's rules; the numbers SWIFT's readers
-    // use, as the file states them (the checksum covers both).
-    std::string const mass = r.text("MassUnit"), length = r.text("LengthUnit");
-    try {
-      run.units = parse_units(mass, length);
-    } catch (const InputError& e) {
-      r.fail(std::string("Header/MassUnit '") + mass + "', LengthUnit '" + length + "': " + e.what());
-    }
-    h.units[0] = r.finite("Unit length in cgs (U_L)", "Units");
-    h.units[1] = r.finite("Unit mass in cgs (U_M)", "Units");
-    h.units[2] = r.finite("Unit time in cgs (U_t)", "Units");
-    h.shift = r.three_equal("Shift");
-    // Exact in the file's precision and positive, or the positions cannot be recovered exactly.
-    if (!(h.shift > 0) || (run.precision == Precision::fp32 && double(float(h.shift)) != h.shift)) {
-      std::ostringstream s;
-      s.precision(17);
-      s << "Header/Shift " << h.shift << " is not a positive number exact in " << name_of(run.precision);
-      r.fail(s.str());
-    }
-  }
+  if (h.format == 2) read_units_and_shift(r, h);  // (the checksum covers them)
   double const time = time_of(run);
   if (!std::isfinite(time)) r.fail("the time it reached is not finite");
   if (r.has_attribute("Header", "Time") && r.finite("Time") != time) {
@@ -971,18 +982,26 @@ std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into,
         return precision == Precision::fp64 ? unshift(s, c, roundoff)
                                             : double(unshift(float(s), float(c), float(roundoff)));
       };
-      r.rows<double>(g, kRoundoff, count, H5T_NATIVE_DOUBLE, interruptible,
-                     [&](std::size_t first, std::size_t k, const double* v) {
-                       hash.bytes(v, k * 3 * sizeof *v);
-                       if (!into) return;
-                       for (std::size_t j = 0; j < k; ++j) {
-                         finite_row(first, j, v, 3);
-                         auto& p = into->pos_mass[ids[first + j]];
-                         p.x = back(p.x, v[3 * j]), p.y = back(p.y, v[3 * j + 1]), p.z = back(p.z, v[3 * j + 2]);
-                         if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
-                           r.fail("body " + std::to_string(ids[first + j]) + " has a position that is not finite");
-                       }
-                     });
+      auto place = [&](std::uint32_t body, double rx, double ry, double rz) {
+        auto& p = into->pos_mass[body];
+        p.x = back(p.x, rx), p.y = back(p.y, ry), p.z = back(p.z, rz);
+        if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
+          r.fail("body " + std::to_string(body) + " has a position that is not finite");
+      };
+      if (!header.roundoff) {  // a snapshot's: the shifted value, rounded once
+        if (into)
+          for (std::size_t j = 0; j < count; ++j) place(ids[j], 0.0, 0.0, 0.0);
+      } else {
+        r.rows<double>(g, kRoundoff, count, H5T_NATIVE_DOUBLE, interruptible,
+                       [&](std::size_t first, std::size_t k, const double* v) {
+                         hash.bytes(v, k * 3 * sizeof *v);
+                         if (!into) return;
+                         for (std::size_t j = 0; j < k; ++j) {
+                           finite_row(first, j, v, 3);
+                           place(ids[first + j], v[3 * j], v[3 * j + 1], v[3 * j + 2]);
+                         }
+                       });
+      }
     }
     r.rows<double>(g, kVelocities, count, H5T_NATIVE_DOUBLE, interruptible,
                    [&](std::size_t first, std::size_t k, const double* v) {
@@ -1141,6 +1160,57 @@ Checkpoint read_checkpoint(const std::string& path, const SettingNames& names) {
   c.verified = h.checksum.has_value();
   c.bodies.time = time_of(c.run);
   return c;
+}
+
+bool is_nbody_snapshot(const std::string& path) {
+  quiet_hdf5();
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || H5Fis_hdf5(path.c_str()) <= 0) return false;
+  try {
+    Handle file = open_file(path);
+    Reader r(path, file.get());
+    return r.has_group("Header") && r.has_attribute("Header", "NbodyFile") && r.text("NbodyFile") == "snapshot";
+  } catch (const InputError&) {
+    return false;
+  } catch (const RuntimeFailure&) {
+    return false;
+  }
+}
+
+Snapshot read_snapshot(const std::string& path, const SettingNames& names, bool bodies) {
+  Handle file = open_file(path, names);
+  Reader r(path, file.get(), "not an nbody snapshot " + names.entry("--load") + " can read");
+  if (!r.has_group("Header") || !r.has_attribute("Header", "NbodyFile") || r.text("NbodyFile") != "snapshot")
+    r.fail("no Header/NbodyFile 'snapshot'");
+  Header h;
+  h.format = int(r.whole("NbodyFormat", 1000));
+  if (h.format != 2) r.fail("Header/NbodyFormat is " + std::to_string(h.format) + "; this nbody reads format 2");
+  read_counts(r, h);
+  Snapshot s;
+  s.count = h.info.bodies;
+  s.precision = r.whole("Flag_DoublePrecision", 1) != 0 ? Precision::fp64 : Precision::fp32;
+  h.info.run.precision = s.precision;
+  s.step = r.whole("Step", kMaxSteps);
+  double const time = r.finite("Time");
+  if (!(std::abs(time) <= kMaxTime)) {
+    std::ostringstream m;
+    m << "Header/Time " << time << " is not a time in [-1e27, 1e27]";
+    r.fail(m.str());
+  }
+  s.softening = r.finite("Softening");
+  if (!(s.softening >= 0 && s.softening <= kMaxSoftening)) {
+    std::ostringstream m;
+    m << "Header/Softening " << s.softening << " is not a length in [0, " << kMaxSoftening << "]";
+    r.fail(m.str());
+  }
+  read_units_and_shift(r, h);
+  h.roundoff = false;
+  s.units = h.info.run.units;
+  if (bodies) {
+    read_bodies(r, h, &s.bodies);
+    s.bodies.time = time;
+  }
+  return s;
 }
 
 }  // namespace nbody::sim

@@ -169,4 +169,25 @@ CheckpointHeader read_checkpoint_header(const std::string& path, const SettingNa
 // with Interrupted): shapes, particle IDs 0..N-1 once each, finite values, the checksum.
 Checkpoint read_checkpoint(const std::string& path, const SettingNames& names = {});
 
+// An nbody HDF5 snapshot (--snapshots) as the bodies of a new run (--load, Simulation.load), as a tipsy file is:
+// positions (to the shift's rounding), velocities, masses and families in the snapshot's precision, and its time;
+// its softening and units, for the run to take up. It holds no other run settings (a checkpoint does).
+struct Snapshot {
+  BodySet bodies;            // bodies.time: the snapshot's; empty where read_snapshot was asked for the header only
+  std::uint64_t count = 0;   // the bodies its header declares
+  std::uint64_t step = 0;    // the step of its run it was taken at
+  double softening = 0.0;    // 0: hermite4's none
+  Units units;
+  Precision precision = Precision::fp32;  // of its values
+};
+
+// Whether PATH is an nbody snapshot: an HDF5 file whose Header/NbodyFile is "snapshot". False for anything else
+// (a checkpoint, a tipsy file, a file that cannot be read), which the readers then refuse in their own words.
+bool is_nbody_snapshot(const std::string& path);
+
+// Reads an nbody snapshot: its header's checks (counts, time, step, softening, units, shift), then, with `bodies`,
+// the bodies as read_checkpoint checks them (in chunks; an interrupt stops the read with Interrupted). Throws
+// InputError naming the file and what is wrong with it.
+Snapshot read_snapshot(const std::string& path, const SettingNames& names = {}, bool bodies = true);
+
 }  // namespace nbody::sim

@@ -24,4 +24,10 @@ CheckpointHeader read_checkpoint_header(const std::string& path, const SettingNa
 
 Checkpoint read_checkpoint(const std::string& path, const SettingNames&) { refuse(path); }
 
+bool is_nbody_snapshot(const std::string&) { return false; }  // the tipsy reader then says what the file is
+
+Snapshot read_snapshot(const std::string& path, const SettingNames&, bool) {
+  throw InputError(path + ": snapshots need HDF5, and this nbody was built without it (install libhdf5-dev, rebuild)");
+}
+
 }  // namespace nbody::sim

@@ -148,7 +148,8 @@ bool header_is_little_endian(const std::string& path, const unsigned char* raw, 
   // HDF5's signature: nbody's checkpoints and snapshots, which a user may give where a tipsy file is read.
   static constexpr unsigned char kHdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
   if (!big && !little && std::memcmp(raw, kHdf5, sizeof kHdf5) == 0)
-    fail(path, "an HDF5 file; " + names.entry("--load") + " reads tipsy snapshots (a checkpoint continues with " +
+    fail(path, "an HDF5 file, not an nbody snapshot; " + names.entry("--load") +
+                   " reads tipsy files and nbody's HDF5 snapshots (a checkpoint continues with " +
                    names.entry("--restart") + ")");
   if (!big && !little) fail(path, "not a tipsy file: the header's ndim is 3 in neither byte order");
   return little;

@@ -246,13 +246,19 @@ def test_a_files_reader_names_pythons_entry_points(tmp_path):
         nbody.Simulation.restart(tmp_path, backend="cpu")
     sim = nbody.Simulation(n=8, backend="cpu")
     sim.run(steps=1, checkpoint=tmp_path / "c.h5", snapshots=tmp_path / "snap")
-    with pytest.raises(ValueError, match=r"c.h5: an HDF5 file; Simulation.load reads tipsy snapshots \(a checkpoint "
-                                         r"continues with Simulation.restart\)$"):
+    with pytest.raises(ValueError, match=r"c.h5: an HDF5 file, not an nbody snapshot; Simulation.load reads tipsy "
+                                         r"files and nbody's HDF5 snapshots \(a checkpoint continues with "
+                                         r"Simulation.restart\)$"):
         nbody.Simulation.load(tmp_path / "c.h5", backend="cpu")
     snapshot = sorted(tmp_path.glob("snap_*.hdf5"))[0]
     with pytest.raises(ValueError, match=r"\(bodies for analysis, no run settings\); Simulation.restart takes a file "
-                                         r"written by Simulation.checkpoint \(not a checkpoint"):
+                                         r"written by Simulation.checkpoint, and Simulation.load starts a new run "
+                                         r"from a snapshot \(not a checkpoint"):
         nbody.Simulation.restart(snapshot, backend="cpu")
+    # load starts a new run from it, at its time.
+    loaded = nbody.Simulation.load(snapshot, backend="cpu")
+    assert loaded.steps == 0 and loaded.time == 0.0 and loaded.n == 8
+    assert any("is an nbody snapshot of step 0" in n for n in loaded.notices), loaded.notices
 
 
 def test_a_refused_change_changes_nothing():
