@@ -88,9 +88,9 @@ std::string out_of_memory(const std::optional<nbody::app::Options>& o) {
 // (a benchmark's figures, a run's energies), so one that could not be written all (a full disk under `> log`,
 // /dev/full, a reader that went away) fails a mode that would otherwise have succeeded, said on stderr.
 int report_written(int code) {
-  errno = 0;
-  bool const whole = std::fflush(stdout) == 0 && !std::ferror(stdout);
-  int const err = errno;
+  std::cout.flush();
+  bool const whole = std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good();
+  int const err = nbody::console_error();
   if (whole || code != 0) return code;
   std::fprintf(stderr,
                "error: the report on standard output was not written whole (%s); the files it wrote are whole\n",
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
     // Every rank must run the same build with the same options: refused before any work otherwise.
     if (several) nbody::mpi::check_same_build_and_options(ranks, argc, argv);
     nbody::agree(ranks, [&] { options = nbody::app::parse_options(argc, argv); });
-    if (!options) return 0;
+    if (!options) return report_written(0);  // --help, --version: the report is all they do
     nbody::app::note_unwritten_outputs(*options);
     nbody::install_interrupt_handlers();
     nbody::agree(ranks, [&] {

@@ -1,12 +1,15 @@
-// core/console.cpp - stdout and stderr as glibc cookie streams whose writes give up on a stalled console once an
-// interrupt is recorded.
+// core/console.cpp - stdout and stderr (and the C++ streams over them) as glibc cookie streams whose writes give up
+// on a stalled console once an interrupt is recorded.
 #include "core/console.h"
 
 #include <poll.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <ext/stdio_sync_filebuf.h>
+#include <iostream>
 
 #include "core/interrupt.h"
 
@@ -14,24 +17,32 @@ namespace nbody {
 namespace {
 
 int out_fd = STDOUT_FILENO, err_fd = STDERR_FILENO;
+std::atomic<int> first_error{0};  // the errno of the first write that failed (report_written names it)
 
-// Whether the console `fd` takes a write now.
-bool takes_now(int fd) {
+// After an interrupt, how long a write waits for the console before what is left of it is dropped: long enough for a
+// console that is merely slow (a line is not torn), short against a stalled one.
+constexpr int kInterruptedWaitMilliseconds = 200;
+
+// Whether the console `fd` takes a write within `milliseconds` (POLLERR, POLLHUP: the write then says why).
+bool takes(int fd, int milliseconds) {
   pollfd p{fd, POLLOUT, 0};
-  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLOUT | POLLERR | POLLHUP)) != 0;
+  return ::poll(&p, 1, milliseconds) == 1 && (p.revents & (POLLOUT | POLLERR | POLLHUP)) != 0;
 }
 
+// glibc's cookie write: the bytes written, 0 on an error (never negative: glibc reads it as a size), errno kept.
 ssize_t write_console(void* cookie, const char* data, std::size_t size) {
   int const fd = *static_cast<int*>(cookie);
   std::size_t done = 0;
   while (done < size) {
-    // Interrupted: the rest is dropped where the console takes nothing now (POLLERR, POLLHUP: the write says why).
-    if (interrupt_signal() != 0 && !takes_now(fd)) return ssize_t(size);
+    // Interrupted: what the console does not take soon is dropped, so that the interrupted work goes on to its files.
+    if (interrupt_signal() != 0 && !takes(fd, kInterruptedWaitMilliseconds)) return ssize_t(size);
     ssize_t const n = ::write(fd, data + done, size - done);
     if (n > 0) {
       done += std::size_t(n);
     } else if (n < 0 && errno != EINTR) {  // EINTR: a signal ended the wait; looked at above
-      return done > 0 ? ssize_t(done) : -1;
+      int expected = 0;
+      first_error.compare_exchange_strong(expected, errno);
+      return ssize_t(done);
     }
   }
   return ssize_t(size);
@@ -47,11 +58,23 @@ FILE* console(int* fd, int buffering) {
 }  // namespace
 
 void make_console_interruptible() {
+  std::cout.flush();
+  std::cerr.flush();
   std::fflush(stdout);
   std::fflush(stderr);
-  // glibc's stdout and stderr are plain variables, made to be set (its manual, "Standard Streams").
-  if (FILE* out = console(&out_fd, _IOLBF)) stdout = out;
-  if (FILE* err = console(&err_fd, _IONBF)) stderr = err;
+  // glibc's stdout and stderr are plain variables, made to be set (its manual, "Standard Streams"); the C++ streams
+  // were bound to the FILEs they held, and are bound to the new ones, so that both kinds of writes share one order.
+  FILE* const out = console(&out_fd, _IOLBF);
+  FILE* const err = console(&err_fd, _IONBF);
+  if (!out || !err) return;
+  stdout = out;
+  stderr = err;
+  static __gnu_cxx::stdio_sync_filebuf<char> out_buffer(out), err_buffer(err);
+  std::cout.rdbuf(&out_buffer);
+  std::cerr.rdbuf(&err_buffer);
+  std::clog.rdbuf(&err_buffer);
 }
+
+int console_error() { return first_error.load(); }
 
 }  // namespace nbody

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,7 +89,7 @@ extern "C" inline void on_interrupt_signal(int sig) {
   // the second one: at once, saying what it skips. The temporary files go first; the line may not hold the exit up
   // (a stalled terminal or ssh session, a pipe no one reads, where the first signal's work is stuck too): it is
   // written only where stderr takes it now, and should the write block all the same, an alarm ends the process with
-  // the same status (poll, sigaction, alarm: all async-signal-safe).
+  // the same status (poll, sigaction, pthread_sigmask, alarm: all async-signal-safe).
   for (TemporarySlot& slot : temporary_slots)
     if (slot.state.load(std::memory_order_acquire) == 2) ::unlink(slot.path);
   exit_status.store(128 + recorded);
@@ -96,6 +97,10 @@ extern "C" inline void on_interrupt_signal(int sig) {
   on_alarm.sa_handler = exit_on_alarm;
   sigemptyset(&on_alarm.sa_mask);
   sigaction(SIGALRM, &on_alarm, nullptr);
+  sigset_t alarm_only;  // a mask inherited from a launcher may block it
+  sigemptyset(&alarm_only);
+  sigaddset(&alarm_only, SIGALRM);
+  pthread_sigmask(SIG_UNBLOCK, &alarm_only, nullptr);
   alarm(kSecondNoteSeconds);
   pollfd err{STDERR_FILENO, POLLOUT, 0};
   if (int const shown = second_note_shown.load(std::memory_order_acquire);
