@@ -207,7 +207,7 @@ void check_outputs(const Options& o) {
   check_distinct_outputs(outputs);
   // No output replaces the file the run starts from, but the state continued in place: --restart's --checkpoint,
   // --load's --save (both written whole, once the run is done with the file).
-  driver::check_outputs_spare_inputs(o.run, outputs, "--checkpoint", "--save");
+  driver::check_outputs_spare_inputs(o.run, outputs, "--checkpoint", "--save", &o.snapshots, "--snapshots");
   // The folder the viewer's 'p' and 's' keys write into: one that is missing or read-only is found
   // now, not when a picture of the moment is lost.
   if (!o.screenshot_dir.empty()) {

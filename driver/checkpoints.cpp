@@ -166,6 +166,33 @@ std::vector<std::uint64_t> series_steps_in_folder(const std::function<std::strin
 
 }  // namespace
 
+void check_outputs_spare_inputs(const RunConfig& run, const std::vector<std::pair<std::string, std::string>>& outputs,
+                                const std::string& checkpoint_option, const std::string& save_option,
+                                const SnapshotSeries* snapshots, const std::string& option) {
+  std::string const& loaded = run.initial.snapshot;
+  bool const hdf5 = !loaded.empty() && sim::is_nbody_snapshot(loaded);
+  check_outputs_spare_input(outputs, run.names.name("--restart"), run.initial.checkpoint, checkpoint_option);
+  check_outputs_spare_input(outputs, run.names.name("--load"), loaded, hdf5 ? "" : save_option);
+  if (!hdf5 || !snapshots || !snapshots->enabled()) return;
+  // Is the snapshot loaded a file of the series (BASE_ and digits, BASE's ending, in BASE's folder)?
+  namespace fs = std::filesystem;
+  fs::path const first(snapshots->path(0)), input(loaded);
+  std::string const name = first.filename().string(), ending = fs::path(name).extension().string();
+  std::string const lead = name.substr(0, name.size() - ending.size() - 8);  // 8 digits: "_00000000" less '_'
+  std::string const file = input.filename().string();
+  bool const named = file.size() >= lead.size() + 8 + ending.size() && file.compare(0, lead.size(), lead) == 0 &&
+                     file.compare(file.size() - ending.size(), ending.size(), ending) == 0 &&
+                     std::all_of(file.begin() + std::ptrdiff_t(lead.size()),
+                                 file.end() - std::ptrdiff_t(ending.size()),
+                                 [](char c) { return c >= '0' && c <= '9'; });
+  std::error_code ec;
+  fs::path const folder = first.parent_path().empty() ? fs::path(".") : first.parent_path();
+  fs::path const input_folder = input.parent_path().empty() ? fs::path(".") : input.parent_path();
+  if (named && fs::equivalent(folder, input_folder, ec))
+    throw InputError(run.names.with_text(option, snapshots->base) + ": a file of this series would replace " +
+                     loaded + ", the " + run.names.name("--load") + " file the run starts from; name another series");
+}
+
 std::string snapshot_base_with_other_ending(const std::string& base) {
   auto const [prefix, ending] = snapshot_name(base);
   return prefix.substr(0, prefix.size() - 1) + (ending == ".hdf5" ? ".h5" : ".hdf5");

@@ -68,6 +68,16 @@ struct SnapshotSeries {
   bool due_any() const { return enabled() && every != 0; }
 };
 
+// Refuses (InputError) an output, given as (option, path) in the front end's spelling, that would replace the file
+// the run starts from (`run.initial`'s checkpoint, tipsy file or nbody snapshot, however spelt), but for the state
+// continued in place: the output named `checkpoint_option` over the checkpoint, the one named `save_option` over a
+// tipsy file (never over an HDF5 snapshot, which it would make a tipsy file). With `snapshots` (`option` as the
+// front end names it), also a snapshot series one of whose files would be the snapshot the run starts from. Empty
+// paths are skipped.
+void check_outputs_spare_inputs(const RunConfig& run, const std::vector<std::pair<std::string, std::string>>& outputs,
+                                const std::string& checkpoint_option, const std::string& save_option,
+                                const SnapshotSeries* snapshots = nullptr, const std::string& option = "");
+
 // The snapshot series' BASE with the other of the two endings (out/snap or out/snap.hdf5: out/snap.h5; out/snap.h5:
 // out/snap.hdf5): another series, whose files one pattern (out/snap_*) reads with this one's.
 std::string snapshot_base_with_other_ending(const std::string& base);

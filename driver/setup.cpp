@@ -12,7 +12,6 @@
 
 #include "core/bounds.h"
 #include "core/errors.h"
-#include "core/output_path.h"
 #include "core/ranks.h"
 #include "gpu/devices.h"
 #include "sim/engines/engine.h"
@@ -458,7 +457,9 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     if (s.program.hermite && edited) {
       s.notices.push_back("hermite4 starts every body again at time " + number(s.bodies.time) + " from " +
                           ic.checkpoint + "'s particle groups (PartType*), as edited: its /Hermite state, unverified, "
-                          "may be of the bodies before the edit");
+                          "may be of the bodies before the edit; the energy error is measured from this run's start");
+      // Another system, as new bodies are: its error is not measured from the file's start energy.
+      s.initial_energy.reset();
     } else if (s.program.hermite && checkpoint.hermite.started() && softening_changed) {
       s.notices.push_back("hermite4 starts every body again at time " + number(s.bodies.time) + ": " +
                           ic.checkpoint + "'s accelerations and jerks were of the softening " +
@@ -575,12 +576,6 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
 Setup make_setup(const RunConfig& run, const std::atomic<bool>* cancel) { return prepare(run, cancel, true); }
 
 void check_setup(const RunConfig& run) { prepare(run, nullptr, false); }
-
-void check_outputs_spare_inputs(const RunConfig& run, const std::vector<std::pair<std::string, std::string>>& outputs,
-                                const std::string& checkpoint_option, const std::string& save_option) {
-  check_outputs_spare_input(outputs, run.names.name("--restart"), run.initial.checkpoint, checkpoint_option);
-  check_outputs_spare_input(outputs, run.names.name("--load"), run.initial.snapshot, save_option);
-}
 
 namespace {
 std::string cpu_model() {

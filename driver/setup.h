@@ -123,13 +123,6 @@ Setup make_setup(const RunConfig& config, const std::atomic<bool>* cancel = null
 // that bad input is refused first.
 void check_setup(const RunConfig& config);
 
-// Refuses (InputError) an output, given as (option, path) in the front end's spelling, that would replace the file
-// the run starts from (`run.initial`'s checkpoint or tipsy file, however spelt), but for the state continued in
-// place: the output named `checkpoint_option` over the checkpoint, the one named `save_option` over the tipsy file.
-// Empty paths are skipped.
-void check_outputs_spare_inputs(const RunConfig& run, const std::vector<std::pair<std::string, std::string>>& outputs,
-                                const std::string& checkpoint_option, const std::string& save_option);
-
 // The simulation configuration alone, for `bodies` bodies: backend and devices chosen, memory
 // checked (the state, the host engines' buffers and `extra_bytes` more); a message about memory
 // begins with `count_label` ("--bodies N" when empty, or "FILE holds N bodies"). Notices go to

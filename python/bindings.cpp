@@ -230,10 +230,15 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
     }
   }
   if (run.given.softening && physics.softening == 0.0 && physics.integrator != sim::Integrator::hermite4 &&
-      (!restart || run.given.integrator))
+      (!restart || run.given.integrator)) {
+    // A softening of 0 this call did not name is hermite4's, kept from before: the integrator named is what is new.
+    if (softening_shown.empty() && options.contains("integrator"))
+      throw InputError("integrator='" + name_of(physics.integrator) + "': the softening is 0 (hermite4's none), which " +
+                       name_of(physics.integrator) + " cannot take; give softening= too (e.g. 0.01)");
     throw InputError("softening=" + (softening_shown.empty() ? std::string("0") : softening_shown) +
                      ": must be a positive length of at most 1e12; 0 (no "
                      "softening) only with integrator='hermite4'");
+  }
   if (!eccentricity_shown.empty() && ic.scenario != sim::Scenario::two_body)
     throw InputError("eccentricity=" + eccentricity_shown + ": applies to scenario='two-body' only (this one's is '" +
                      name_of(ic.scenario) + "')");
@@ -578,7 +583,7 @@ class Engine {
           if (!path->empty()) check_output_path(*path, option, run_.names);
         check_distinct_outputs({{"checkpoint", o.checkpoint}, {"save", o.save}, {"diagnostics", o.diagnostics}});
         spare_source({{"checkpoint", o.checkpoint}, {"save", o.save}, {"diagnostics", o.diagnostics}}, "checkpoint",
-                     "save");
+                     "save", &o.snapshots);
         driver::check_run_outputs(o, sim_->steps_done(), sim_->steps_done() + steps, {}, run_.names);
       });
     }
@@ -1184,10 +1189,11 @@ class Engine {
 
   // Refuses an output that would replace the file the simulation was made from (driver::check_outputs_spare_inputs).
   void spare_source(const std::vector<std::pair<std::string, std::string>>& outputs,
-                    const std::string& checkpoint_option, const std::string& save_option) const {
+                    const std::string& checkpoint_option, const std::string& save_option,
+                    const driver::SnapshotSeries* snapshots = nullptr) const {
     driver::RunConfig made = run_;
     made.initial = source_;
-    driver::check_outputs_spare_inputs(made, outputs, checkpoint_option, save_option);
+    driver::check_outputs_spare_inputs(made, outputs, checkpoint_option, save_option, snapshots, "--snapshots");
   }
 
   // What the simulation resolved (the integrator's default dt, the scenario's softening) becomes

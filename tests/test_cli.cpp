@@ -1962,7 +1962,10 @@ TEST_F(Cli, AReportThatCannotBeWrittenCostsNoFile) {
                                     .c_str());
   ASSERT_TRUE(WIFEXITED(full));
   EXPECT_EQ(WEXITSTATUS(full), 1) << slurp(dir_ / "err");
-  EXPECT_NE(slurp(dir_ / "err").find("error: the report on standard output was not written whole"), std::string::npos);
+  EXPECT_NE(slurp(dir_ / "err").find("error: the report on standard output was not written whole (No space left on "
+                                     "device)"),
+            std::string::npos)
+      << slurp(dir_ / "err");
   EXPECT_TRUE(fs::exists(dir_ / "f.json"));
 }
 
@@ -2027,6 +2030,20 @@ TEST_F(Cli, ASnapshotStartsANewRunFromItsBodies) {
   // A checkpoint is no snapshot: --restart continues it.
   expect_input_error("--run --load " + file("c.h5"), file("c.h5") + ": an HDF5 file, not an nbody snapshot; --load reads "
                      "tipsy files and nbody's HDF5 snapshots (a checkpoint continues with --restart)");
+  // The snapshot loaded is replaced by nothing: not by --save (a tipsy file under its name), nor by a file of the
+  // new run's --snapshots series (its step 10 is this run's too).
+  std::string const kept = slurp(snap);
+  expect_input_error("--run --load " + snap + " --steps 1 --save " + snap,
+                     "--save " + snap + ": the --load file; writing it would replace the file this run starts from");
+  expect_input_error("--run --load " + snap + " --steps 20 --snapshot-every 10 --snapshots " + file("s/s"),
+                     "--snapshots " + file("s/s") + ": a file of this series would replace " + snap +
+                         ", the --load file the run starts from; name another series");
+  EXPECT_EQ(slurp(snap), kept);
+  // One cut short is said to be damaged, not to be no snapshot.
+  std::ofstream(file("cut.hdf5"), std::ios::binary) << kept.substr(0, kept.size() / 2);
+  Result const cut = nbody("--run --load " + file("cut.hdf5"));
+  EXPECT_EQ(cut.code, 2) << cut.err;
+  EXPECT_EQ(cut.err.find("not an nbody snapshot;"), std::string::npos) << cut.err;
 }
 
 // A tipsy snapshot carries its softening: a disk restarted from one keeps 0.05 without the option,

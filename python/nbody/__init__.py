@@ -131,15 +131,15 @@ def _float_array(value, name, columns):
     # dtype.kind and itemsize, not dtype equality: '>f8' (FITS, some HDF5) is float64 too, and is not np.float64.
     if not ((array.dtype.kind == "f" and array.dtype.itemsize in (4, 8)) or array.dtype.kind in "iu"):
         raise TypeError(f"{name}: expected a float64 or float32 array, or integers; got dtype {array.dtype}")
-    if array.dtype.kind in "iu":
+    expected = "(N, 3)" if columns else "(N,)"
+    if (columns and (array.ndim != 2 or array.shape[1] != columns)) or (not columns and array.ndim != 1):
+        raise ValueError(f"{name}: shape {array.shape}; expected {expected}")
+    if array.dtype.kind in "iu":  # (after the shape: a row names the body)
         inexact = (array > _EXACT_INTEGER) | (array < -_EXACT_INTEGER)
         if inexact.any():
             row = int(np.argwhere(inexact)[0][0])
             raise ValueError(f"{name}: body {row} has the integer {array[inexact].flat[0]}, which float64 cannot hold "
                              f"exactly; integers must be within 2**53 ({_EXACT_INTEGER}), or give floats")
-    expected = "(N, 3)" if columns else "(N,)"
-    if (columns and (array.ndim != 2 or array.shape[1] != columns)) or (not columns and array.ndim != 1):
-        raise ValueError(f"{name}: shape {array.shape}; expected {expected}")
     if array.shape[0] == 0:
         raise ValueError(f"{name}: no bodies; give at least 1")
     bad = ~np.isfinite(array)

@@ -1166,14 +1166,16 @@ bool is_nbody_snapshot(const std::string& path) {
   quiet_hdf5();
   struct stat st {};
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || H5Fis_hdf5(path.c_str()) <= 0) return false;
+  // An HDF5 file that cannot be read (cut short, damaged) is taken for one, so that read_snapshot says what is wrong
+  // with it rather than the tipsy reader that it is no tipsy file.
   try {
     Handle file = open_file(path);
     Reader r(path, file.get());
     return r.has_group("Header") && r.has_attribute("Header", "NbodyFile") && r.text("NbodyFile") == "snapshot";
   } catch (const InputError&) {
-    return false;
+    return true;
   } catch (const RuntimeFailure&) {
-    return false;
+    return true;
   }
 }
 

@@ -177,8 +177,11 @@ def test_hermite4_without_softening_restarts_with_its_own(tmp_path):
         assert np.array_equal(changed.positions, whole.positions), options
     with pytest.raises(ValueError, match="softening 0"):
         nbody.Simulation.restart(tmp_path / "half.h5", backend="cpu", integrator="leapfrog")
-    with pytest.raises(ValueError, match="softening=0: .* only with integrator='hermite4'"):
+    with pytest.raises(ValueError, match=r"^integrator='leapfrog': the softening is 0 \(hermite4's none\), which "
+                                         r"leapfrog cannot take; give softening= too"):
         again.configure(integrator="leapfrog")
+    with pytest.raises(ValueError, match="softening=0: .* only with integrator='hermite4'"):
+        again.configure(integrator="leapfrog", softening=0)
 
 
 def test_configure_switches_to_hermite4_and_back():

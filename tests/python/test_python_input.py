@@ -46,6 +46,9 @@ def test_integers_are_taken_exactly_and_other_kinds_refused():
     with pytest.raises(ValueError, match=r"^positions: body 1 has the integer -9007199254740993, which float64 cannot "
                                          r"hold exactly; integers must be within 2\*\*53"):
         sim.positions = np.array([[0, 0, 0], [0, -(2**53 + 1), 0]])
+    # A single large integer is the wrong shape first (as a single float is), not an IndexError.
+    with pytest.raises(ValueError, match=r"^masses: shape \(\); expected \(N,\)$"):
+        sim.masses = 2**60
     for bad, kind in ((np.ones(2, dtype=bool), "bool"), (np.ones(2, dtype=complex), "complex128"),
                       (np.array([1, None], dtype=object), "object"), (np.array(["1", "2"]), "<U1")):
         with pytest.raises(TypeError, match=rf"^masses: expected a float64 or float32 array, or integers; got dtype "
