@@ -134,8 +134,11 @@ std::vector<std::string> temporary_files_of(const std::string& path) {
     std::string const name = it->path().filename().string();
     if (name.size() < lead.size() + 6 || name.compare(0, lead.size(), lead) != 0) continue;
     std::string const rest = name.substr(lead.size());
+    // Six letters and digits, not all small letters: a user's ".c.h5.backup" is no temporary file (one of these is
+    // all small letters once in 180, and then goes unsaid).
     bool const letters =
-        std::all_of(rest.begin(), rest.begin() + 6, [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
+        std::all_of(rest.begin(), rest.begin() + 6, [](char c) { return std::isalnum(static_cast<unsigned char>(c)); }) &&
+        !std::all_of(rest.begin(), rest.begin() + 6, [](char c) { return std::islower(static_cast<unsigned char>(c)); });
     if (letters && (rest.size() == 6 || rest.substr(6) == extension) && it->is_regular_file(ec))
       found.push_back((p.parent_path() / name).string());
   }

@@ -326,6 +326,7 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
   bool const published = std::filesystem::is_regular_file(path_, ec);
   if (continues && published) from_published = scan_series(path_, format_, *lineage);
   bool const published_is_runs = from_published && from_published->not_this_runs.empty();
+  continues_published_ = published_is_runs;
   // This run's own series from before its start energy was measured anew (no baseline, or a new one that the rows
   // do not match): replaced, and said so in the same words either way.
   bool const begins_again =
@@ -447,11 +448,11 @@ void DiagnosticsSeries::write(const DiagnosticsSample& s) {
 
 void DiagnosticsSeries::close() {
   if (!file_) return;
-  // A run that wrote no row of its own (stopped in its start-up energy pass) changes nothing of an earlier series:
-  // its rows from this run's step on stay where they are, for the run that does go on from here.
-  struct stat published {};
-  bool const earlier = !created_ || ::stat(path_.c_str(), &published) == 0;
-  if (rows_ == 0 && earlier) {
+  // A run that wrote no row of its own (stopped in its start-up energy pass) changes nothing of an earlier series of
+  // its run that it continues: its rows from this run's step on stay where they are, for the run that does go on from
+  // here. (Another run's series is replaced, by this run's empty one, as before.)
+  bool const continued = !replaces_ && (continues_published_ || !created_);
+  if (rows_ == 0 && continued) {
     std::fclose(file_);
     file_ = nullptr;
     if (created_) ::unlink(partial_.c_str());

@@ -118,6 +118,7 @@ class DiagnosticsSeries {
   bool created_ = false;      // the partial file is this series' own
   bool settled_ = false;      // the kept rows are in place
   bool copy_published_ = false;  // they come from PATH (else: the partial file's first keep_bytes_)
+  bool continues_published_ = false;  // PATH holds an earlier series of the run, which this one continues
   std::uint64_t keep_bytes_ = 0;
   std::optional<double> last_kept_time_;
   bool row_at_start_ = false;

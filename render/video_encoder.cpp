@@ -106,7 +106,8 @@ std::string describe_status(int status) {
   return "wait status " + std::to_string(status);
 }
 
-// The last line ffmpeg wrote to its stderr (a memory file), trimmed; a placeholder when it wrote none.
+// The last line ffmpeg wrote to its stderr (a memory file), trimmed, or the last that names a cause the system gave;
+// a placeholder when it wrote none.
 std::string last_line_of(int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || st.st_size <= 0) return "(ffmpeg wrote no message)";
@@ -119,6 +120,15 @@ std::string last_line_of(int fd) {
   std::replace(text.begin(), text.end(), '\r', '\n');
   std::size_t const last = text.find_last_not_of(" \t\n");
   if (last == std::string::npos) return "(ffmpeg wrote no message)";
+  // The cause where a line names one the system gave (a full disk), which ffmpeg's last line ("Error initializing
+  // output stream") does not.
+  for (const char* cause : {"No space left on device", "Disk quota exceeded", "File too large", "Input/output error"}) {
+    std::size_t const at = text.rfind(cause, last);
+    if (at == std::string::npos) continue;
+    std::size_t const begin = text.find_last_of('\n', at), end = text.find('\n', at);
+    std::size_t const from = begin == std::string::npos ? 0 : begin + 1;
+    return text.substr(from, (end == std::string::npos ? text.size() : end) - from);
+  }
   std::size_t const newline = text.find_last_of('\n', last);
   std::size_t const first = newline == std::string::npos ? 0 : newline + 1;
   return text.substr(first, last + 1 - first);
@@ -283,6 +293,7 @@ std::string mp4_problem(int fd, std::uint64_t frames) {
   if (!data) return "it holds no frames (no mdat box)";
   if (index.empty()) return "it has no index (no moov box)";
   std::optional<std::uint64_t> const samples = sample_count(index.data(), index.size());
+  if (frames == 0 && !samples) return {};  // ffmpeg writes no track for no frames
   if (!samples) return "its index has no sample table";
   if (*samples != frames)
     return "its index holds " + std::to_string(*samples) + " frames of the " + std::to_string(frames) + " given";

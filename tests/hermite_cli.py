@@ -412,6 +412,8 @@ with tempfile.TemporaryDirectory() as d:
         r = run(["--run", "--restart", p("h.h5"), "--steps", "0", "--json", p("e.json")])
         j = json.load(open(p("e.json"))) if r.returncode == 0 else {}
         check(r.returncode == 0 and j["start"]["kinetic"] == 0, f"the edit is the start: {r.stderr!r}")
+        check(j.get("start", {}).get("relative_energy_error") == 0,
+              f"another system: its error is measured from its own start: {j.get('start')}")
         check(f"notice: hermite4 starts every body again at time 0.5 from {p('h.h5')}'s particle groups (PartType*), "
               "as edited" in r.stderr, f"and says so: {r.stderr!r}")
 

@@ -160,7 +160,7 @@ TEST(Driver, ASeriesContinuedButGivenNoRowIsLeftAsItWas) {
   }
   std::ifstream before_file(path);
   std::string const before{std::istreambuf_iterator<char>(before_file), std::istreambuf_iterator<char>()};
-  for (std::uint64_t from : {12u, 4u}) {  // the run's end checkpoint, and an earlier periodic one
+  for (std::uint64_t from : {12u, 4u, 0u}) {  // the run's end checkpoint, an earlier periodic one, its start
     driver::SeriesLineage lineage;
     lineage.step = from;
     lineage.time = double(from) * dt;
@@ -174,6 +174,17 @@ TEST(Driver, ASeriesContinuedButGivenNoRowIsLeftAsItWas) {
     EXPECT_EQ(std::string(std::istreambuf_iterator<char>(after_file), std::istreambuf_iterator<char>()), before)
         << "from step " << from;
     EXPECT_FALSE(std::filesystem::exists(path + ".partial"));
+  }
+  // A new run's (no lineage) replaces another run's series, as any output is, even with no row of its own: the file
+  // at the path it reports is its own.
+  {
+    std::string const other = (dir.path() / "other.csv").string();
+    std::ofstream(other) << "step,old\n1,2\n";
+    driver::DiagnosticsSeries fresh(other);
+    fresh.close();
+    std::ifstream in(other);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()),
+              driver::diagnostics_csv_header() + "\n");
   }
   // Negative control: a row of its own continues the series there (the rows before its step kept).
   driver::SeriesLineage lineage;
@@ -231,9 +242,13 @@ TEST(Driver, FileAndUnitErrorsNameTheFrontEndsEntryPoints) {
   driver::RunConfig run = cpu_run(0);
   run.names.keywords = true;
   run.initial.snapshot = h5;
+  // HDF5's signature and nothing readable: a damaged file (where HDF5 is built in, the snapshot reader says so), or
+  // without HDF5 no tipsy file, named in Python's words either way.
   EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); },
-                                  h5 + ": an HDF5 file, not an nbody snapshot; Simulation.load reads tipsy files and "
-                                       "nbody's HDF5 snapshots (a checkpoint continues with Simulation.restart)"));
+                                  sim::checkpoints_built()
+                                      ? h5 + ": cannot open the HDF5 file (damaged, or not one HDF5 can read)"
+                                      : h5 + ": an HDF5 file, not an nbody snapshot; Simulation.load reads tipsy files "
+                                             "and nbody's HDF5 snapshots (a checkpoint continues with Simulation.restart)"));
   if (!sim::checkpoints_built()) return;
   run.initial.snapshot.clear();
   run.initial.checkpoint = text;

@@ -473,7 +473,7 @@ TEST(Tipsy, SofteningRoundTripsInBothByteOrders) {
     sim::TipsyInfo info;
     sim::read_tipsy(dir.file("snap.bin"), &info);
     ASSERT_TRUE(info.softening.has_value());
-    EXPECT_EQ(*info.softening, double(0.05f));  // stored as a float
+    EXPECT_EQ(*info.softening, 0.05);  // stored as a float, read as written
   }
   // eps 0 in every body is a softening of 0 (hermite4's unsoftened runs write it), not "none"; a reused TipsyInfo
   // forgets the last file's.
@@ -481,8 +481,8 @@ TEST(Tipsy, SofteningRoundTripsInBothByteOrders) {
   sim::write_tipsy(dir.file("a.bin"), mixed_bodies(), 0.02);
   sim::read_tipsy(dir.file("a.bin"), &info);
   ASSERT_TRUE(info.softening.has_value());
-  EXPECT_EQ(info.eps_min, double(0.02f));
-  EXPECT_EQ(info.eps_max, double(0.02f));
+  EXPECT_EQ(info.eps_min, 0.02);
+  EXPECT_EQ(info.eps_max, 0.02);
   sim::write_tipsy(dir.file("zero.bin"), mixed_bodies(), 0.0);
   sim::read_tipsy(dir.file("zero.bin"), &info);
   ASSERT_TRUE(info.softening.has_value());
@@ -500,13 +500,13 @@ TEST(Tipsy, MixedSofteningReportsNone) {
   sim::read_tipsy(dir.file("mixed.bin"), &info);
   EXPECT_EQ(info.star, 10u);
   EXPECT_FALSE(info.softening.has_value());
-  EXPECT_EQ(info.eps_min, double(0.01f));  // the range, for the notice that names the softening used instead
-  EXPECT_EQ(info.eps_max, double(0.02f));
+  EXPECT_EQ(info.eps_min, 0.01);  // the range, for the notice that names the softening used instead
+  EXPECT_EQ(info.eps_max, 0.02);
   // Negative control: the same file with star 7's eps put back reports it.
   put_big_endian(raw, star_field(7, 9), 0.01f);
   write_bytes(dir.file("same.bin"), raw);
   sim::read_tipsy(dir.file("same.bin"), &info);
-  EXPECT_EQ(info.softening, std::optional<double>(double(0.01f)));
+  EXPECT_EQ(info.softening, std::optional<double>(0.01));
 }
 
 TEST(Tipsy, FailedWriteLeavesNothingBehind) {

@@ -270,6 +270,16 @@ TEST(Video, DestroyedWithoutFinishLeavesNoFile) {
   EXPECT_TRUE(no_children_left());
 }
 
+// A recording that ends before its first frame (a window resized at once) is ffmpeg's whole empty video, whose index
+// has no track: read back, it is taken as it is, not as a disk that failed.
+TEST(Video, NoFramesIsAWholeEmptyVideo) {
+  if (!ffmpeg_tools_found()) GTEST_SKIP() << "needs ffmpeg and ffprobe on PATH (Debian: ffmpeg)";
+  ScopedDir dir;
+  render::VideoEncoder video(dir.file("empty.mp4"), kWidth, kHeight, kFps);
+  video.finish();
+  EXPECT_EQ(dir.outputs(), Names{"empty.mp4"});
+}
+
 TEST(Video, MissingFfmpegIsAnInputError) {
   ScopedDir dir;
   fs::create_directories(dir.path() / "empty");
@@ -359,8 +369,10 @@ TEST(Video, DyingFfmpegIsAnErrorNotSigpipe) {
 
 TEST(Video, FailedFfmpegAtFinishLeavesNoFile) {
   ScopedDir dir;
+  // The line that names the system's cause, where a later one does not (ffmpeg's own last line on a full disk).
   ScopedPath fake(fake_ffmpeg(dir, "cat > /dev/null\necho 'warning: ignore me' >&2\n"
-                                   "printf 'fake ffmpeg: No space left on device\\n\\n' >&2\nexit 3"));
+                                   "printf 'fake ffmpeg: No space left on device\\n\\n' >&2\n"
+                                   "echo 'Error initializing output stream 0:0 --' >&2\nexit 3"));
   std::string const file = dir.file("out.mp4");
   render::VideoEncoder video(file, kWidth, kHeight, kFps);
   for (int k = 0; k < 3; ++k) video.add_frame(gradient_frame(kWidth, kHeight, k));

@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <new>
@@ -181,6 +183,15 @@ void check_header(const std::string& path, const Header& h) {
   }
 }
 
+// A float field as the program that wrote it meant it: the shortest decimal that reads back as the same float (eps
+// 0.001, stored as 0.0010000000474974513, is 0.001 again: the softening the run had, which a later --softening
+// 0.001 then names, not another).
+double as_written(float value) {
+  char text[32];
+  auto const end = std::to_chars(text, text + sizeof text, value).ptr;
+  return std::strtod(std::string(text, end).c_str(), nullptr);
+}
+
 // One tipsy particle family: its record length in floats and where its softening lies. A gas
 // particle has no eps; pkdgrav and gasoline take hsmooth as its softening, and write_tipsy writes it there.
 struct Family {
@@ -298,9 +309,9 @@ BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingName
     info->dark = std::size_t(h.ndark);
     info->star = std::size_t(h.nstar);
     info->softening.reset();
-    if (same_eps && first_eps) info->softening = double(*first_eps);
-    info->eps_min = double(eps_min);
-    info->eps_max = double(eps_max);
+    if (same_eps && first_eps) info->softening = as_written(*first_eps);
+    info->eps_min = as_written(eps_min);
+    info->eps_max = as_written(eps_max);
   }
   return b;
 }
