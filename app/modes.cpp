@@ -315,7 +315,86 @@ int run_simulation(const Options& asked) {
     if (writes_outputs())
       driver::check_run_outputs(outputs, setup.clock.step, setup.clock.step + steps, {{"--json", o.json}});
   });
-  multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock, &setup.hermite);
+  // What every report of the run holds, the failed ones' too: what ran, how far (`at`: the simulation's, or where a
+  // run that stopped in its start pass was to begin), and what was said.
+  struct Where {
+    std::size_t bodies;
+    json backend;  // null where no simulation was made
+    double softening;
+    std::uint64_t step;
+    double time;
+  };
+  auto report_json = [&](const driver::RunResult& r, const Where& at, const json& warnings) {
+    json units = nullptr;
+    if (setup.units.physical())
+      units = {{"mass", setup.units.mass},
+               {"length", setup.units.length},
+               {"mass_g", setup.units.mass_g},
+               {"length_cm", setup.units.length_cm},
+               {"time_s", setup.units.time_s()},
+               {"velocity_km_s", setup.units.velocity_cm_per_s() / 1e5}};
+    return json{{"mode", "run"},
+                {"bodies", at.bodies},
+                {"source", setup.source},
+                {"backend", at.backend},
+                {"integrator", setup.program.integrator},
+                {"dt", blocks ? json(nullptr) : json(setup.program.dt)},  // hermite4: each body its own
+                {"softening", at.softening},
+                {"units", units},  // null: N-body units, no physical scale
+                {"step", at.step},  // where the run ended (host counts: there after any failure)
+                {"interrupted", r.stopped_by != 0},
+                {"time", at.time},
+                {"t_end", o.t_end ? json(*o.t_end) : json(nullptr)},  // asked for; time is where the run ended
+                {"notices", notices},
+                {"energy_warning", r.energy_warning.empty() ? json(nullptr) : json(r.energy_warning)},
+                {"warnings", warnings},
+                {"diagnostics_replaced", r.diagnostics_replaced.empty() ? json(nullptr) : json(r.diagnostics_replaced)}};
+  };
+  // The files a run wrote and did not write, as --json lists them whether the run ended well or not.
+  auto outputs_json = [](const driver::RunResult& r) {
+    json lost = json::array();
+    for (auto const& f : r.outputs_not_written) lost.push_back({{"output", f.output}, {"path", f.path}, {"error", f.error}});
+    return json{{"diagnostics_samples", r.diagnostics_samples},
+                {"checkpoints_written", r.checkpoints_written},
+                {"checkpoints_not_written", r.checkpoints_not_written},
+                {"snapshots_written", r.snapshots_written},
+                {"snapshots_not_written", r.snapshots_not_written},
+                {"outputs_not_written", lost}};
+  };
+  // The keys of a failed run's report beside report_json's: what failed, and where its last sound state is (or why
+  // there is none).
+  auto failed_json = [&](const std::string& failure, const driver::RunResult& r, const std::string& no_state) {
+    return json{{"failure", failure},
+                {"checkpoint", r.saved_step ? json(o.checkpoint) : json(nullptr)},
+                {"saved_step", r.saved_step ? json(*r.saved_step) : json(nullptr)},
+                {"saved_state", r.saved_step ? json(r.saved_state()) : json(nullptr)},
+                {"save_failure", r.saved_step ? json(nullptr) : json(no_state)},
+                {"end", nullptr}};  // a failed run's end is not a sound state to measure
+  };
+  // The simulation; hermite4's start pass (each body's first forces and step) runs here, and a body that cannot
+  // start stops the run before its first step: its --json says so too, with the keys every report has.
+  std::unique_ptr<multigpu::Simulation> made;
+  try {
+    made = std::make_unique<multigpu::Simulation>(setup.bodies, setup.program, setup.config, setup.clock,
+                                                  &setup.hermite);
+  } catch (const StoppedWhole& e) {
+    if (!o.json.empty() && writes_outputs()) {
+      driver::RunResult none;
+      json j = report_json(none, {setup.bodies.size(), nullptr, setup.config.softening, setup.clock.step,
+                                  setup.clock.time(setup.program.dt)}, json::array());
+      j.update(failed_json(e.what(), none, "the run stopped in its start pass, before its first step: the state it "
+                                           "started from is its input's"));
+      j.update({{"steps", 0}, {"wall_seconds", 0.0}, {"hermite4", nullptr}, {"start", nullptr}});
+      j.update(outputs_json(none));
+      try {
+        write_json(o, j);
+      } catch (const std::exception& written) {
+        std::fprintf(stderr, "  --json %s not written either: %s\n", o.json.c_str(), written.what());
+      }
+    }
+    throw;
+  }
+  multigpu::Simulation& sim = *made;
   if (o.t_end) steps = driver::steps_for_time_limit(sim, *o.t_end, t_end_option);
   // Block steps: whether the time is already reached is known only now (the block time is the simulation's).
   if (o.t_end && blocks && steps == 0)
@@ -355,47 +434,10 @@ int run_simulation(const Options& asked) {
   // A run that cannot go on still leaves a --json a script can read: the failure, and where its last sound state
   // is (or why there is none); the steps made, and hermite4's figures where the state can still be read (one rank:
   // with several, a failure may have left the others where they cannot take part).
-  // The files a run wrote and did not write, as --json lists them whether the run ended well or not.
-  auto outputs_json = [](const driver::RunResult& r) {
-    json lost = json::array();
-    for (auto const& f : r.outputs_not_written) lost.push_back({{"output", f.output}, {"path", f.path}, {"error", f.error}});
-    return json{{"diagnostics_samples", r.diagnostics_samples},
-                {"checkpoints_written", r.checkpoints_written},
-                {"checkpoints_not_written", r.checkpoints_not_written},
-                {"snapshots_written", r.snapshots_written},
-                {"snapshots_not_written", r.snapshots_not_written},
-                {"outputs_not_written", lost}};
-  };
   // A run that cannot go on still leaves a --json a script can read: the failure, and where its last sound state
   // is (or why there is none); the steps made, the files of the series written, and hermite4's figures where the
   // state can still be read (one rank: with several, a failure may have left the others where they cannot take part).
-  // What every report of the run holds, the failed ones' too: what ran, how far, and what was said.
-  auto report_json = [&](const driver::RunResult& r) {
-    json units = nullptr;
-    if (setup.units.physical())
-      units = {{"mass", setup.units.mass},
-               {"length", setup.units.length},
-               {"mass_g", setup.units.mass_g},
-               {"length_cm", setup.units.length_cm},
-               {"time_s", setup.units.time_s()},
-               {"velocity_km_s", setup.units.velocity_cm_per_s() / 1e5}};
-    return json{{"mode", "run"},
-                {"bodies", sim.bodies()},
-                {"source", setup.source},
-                {"backend", sim.describe()},
-                {"integrator", setup.program.integrator},
-                {"dt", blocks ? json(nullptr) : json(setup.program.dt)},  // hermite4: each body its own
-                {"softening", sim.config().softening},
-                {"units", units},  // null: N-body units, no physical scale
-                {"step", sim.steps_done()},  // where the run ended (host counts: there after any failure)
-                {"interrupted", r.stopped_by != 0},
-                {"time", sim.time()},
-                {"t_end", o.t_end ? json(*o.t_end) : json(nullptr)},  // asked for; time is where the run ended
-                {"notices", notices},
-                {"energy_warning", r.energy_warning.empty() ? json(nullptr) : json(r.energy_warning)},
-                {"warnings", observer.warnings()},
-                {"diagnostics_replaced", r.diagnostics_replaced.empty() ? json(nullptr) : json(r.diagnostics_replaced)}};
-  };
+  auto here = [&] { return Where{sim.bodies(), sim.describe(), sim.config().softening, sim.steps_done(), sim.time()}; };
   auto failure_json = [&](const std::string& failure, const driver::RunResult& r) {
     json hermite = nullptr;
     if (blocks && sim.ranks().size() == 1) {
@@ -405,17 +447,12 @@ int run_simulation(const Options& asked) {
       }
     }
     try {
-      json j = report_json(r);
-      j.update({{"failure", failure},
-                {"checkpoint", r.saved_step ? json(o.checkpoint) : json(nullptr)},
-                {"saved_step", r.saved_step ? json(*r.saved_step) : json(nullptr)},
-                {"saved_state", r.saved_step ? json(r.saved_state()) : json(nullptr)},
-                {"save_failure", r.saved_step ? json(nullptr) : json(r.save_failure)},
-                {"steps", sim.steps_done() - first_step},
+      json j = report_json(r, here(), observer.warnings());
+      j.update(failed_json(failure, r, r.save_failure));
+      j.update({{"steps", sim.steps_done() - first_step},
                 {"wall_seconds", r.wall_seconds},
                 {"hermite4", hermite},
-                {"start", observer.start_json()},
-                {"end", nullptr}});  // a failed run's end is not a sound state to measure
+                {"start", observer.start_json()}});
       j.update(outputs_json(r));
       write_json(o, j);
     } catch (const std::exception& e) {
@@ -496,7 +533,7 @@ int run_simulation(const Options& asked) {
   // --json on its own too: one that cannot be written now costs only itself, and the report of the others follows.
   std::string json_failure;
   try {
-    json j = report_json(r);
+    json j = report_json(r, here(), observer.warnings());
     j.update({{"failure", nullptr},
               {"hermite4", hermite},  // hermite4.dt_max: the longest of each body's own steps
               {"steps", r.steps},

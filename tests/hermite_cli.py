@@ -430,6 +430,13 @@ with tempfile.TemporaryDirectory() as d:
               f"a failed run's end, interruption and softening: {failed}")
         check(failed["energy_warning"] is not None and "did not resolve" in failed["energy_warning"],
               f"its energy warning, said on the way: {failed['energy_warning']!r}")
+        # One stopped in its start pass, before its first step, reports so too, with the same keys.
+        r = run([*H, "--bodies", "64", "--eta-start", "1e-12", "--steps", "3", "--json", p("s.json")])
+        check(r.returncode == 1 and "cannot start" in r.stderr, f"a start below the floor: {r.stderr!r}")
+        started = json.load(open(p("s.json"))) if os.path.exists(p("s.json")) else {}
+        check(set(ended) <= set(started), f"keys its report lacks: {sorted(set(ended) - set(started))}")
+        check("cannot start" in str(started.get("failure")) and started.get("steps") == 0 and
+              started.get("saved_step") is None, f"its report: {started}")
 
     elif case == "ranks":
         h5py_or_skip()
