@@ -1059,6 +1059,20 @@ class Engine {
     Busy busy(*this);
     return setup_.source;
   }
+  // What the files call one unit (--mass-unit, --length-unit) and what follows from it; None in N-body units.
+  nb::object units() {
+    Busy busy(*this);
+    sim::Units const& u = setup_.units;
+    if (!u.physical()) return nb::none();
+    nb::dict d;
+    d["mass"] = u.mass;
+    d["length"] = u.length;
+    d["mass_g"] = u.mass_g;
+    d["length_cm"] = u.length_cm;
+    d["time_s"] = u.time_s();
+    d["velocity_km_s"] = u.velocity_cm_per_s() / 1e5;
+    return d;
+  }
 
  private:
   // Calls from two Python threads at once would race on the simulation while one runs without the
@@ -1337,7 +1351,8 @@ NB_MODULE(_nbody, m) {
       .def_prop_ro("launch", &Engine::launch)
       .def_prop_ro("device_count", &Engine::device_count)
       .def_prop_ro("description", &Engine::describe)
-      .def_prop_ro("source", &Engine::source);
+      .def_prop_ro("source", &Engine::source)
+      .def_prop_ro("units", &Engine::units);
   m.def("devices", &nbody::python::devices);
   m.def("why_no_devices", &nbody::python::why_no_devices);
   m.def("cuda_built", &nbody::sim::cuda_built);

@@ -754,6 +754,14 @@ class Simulation:
         """One line: backend, devices, kernel, precision, threading."""
         return self._engine.description
 
+    @property
+    def units(self):
+        """What the files call one unit, as ``--json``'s ``units``: a dict of ``mass`` and ``length`` as given
+        (``"1e5Msun"``, ``"1pc"``), ``mass_g``, ``length_cm``, and the ``time_s`` and ``velocity_km_s`` that
+        follow (G = 1); None in N-body units. Set with ``configure(mass_unit=..., length_unit=...)``; a
+        restart's come from its file."""
+        return self._engine.units
+
     # Outputs: written whole or not at all.
 
     def save(self, path, format="standard"):

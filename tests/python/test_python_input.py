@@ -175,3 +175,13 @@ def test_docs_read_the_state_on_every_rank_under_mpi():
         if re.match(r"if .*rank == 0:", line):
             body = list(itertools.takewhile(lambda b: b.startswith(" "), lines[i + 1:]))
             assert not any(collective.search(b) for b in body), f"the MPI example reads on rank 0 alone: {body}"
+
+
+def test_a_simulation_says_its_units():
+    assert nbody.Simulation(n=16, backend="cpu").units is None
+    sim = nbody.Simulation(n=16, backend="cpu", mass_unit="1e3Msun", length_unit="1pc")
+    units = sim.units
+    assert units["mass"] == "1e3Msun" and units["length"] == "1pc"
+    assert units["time_s"] == pytest.approx(1.4879e13, rel=1e-4) and units["velocity_km_s"] == pytest.approx(2.0739, rel=1e-4)
+    sim.configure(mass_unit="1Msun", length_unit="1au")
+    assert sim.units["length"] == "1au"
