@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -323,15 +324,33 @@ TEST_F(Signals, ASecondCtrlCRemovesTheTemporaryFilesBeingWritten) {
   EXPECT_TRUE(fs::exists(published));
 }
 
+// A pipe whose buffer is full and whose read end `ends[0]` no one reads: the next write to `ends[1]` waits.
+void stalled_pipe(int (&ends)[2]) {
+  ASSERT_EQ(pipe(ends), 0);
+  std::string const filler(1 << 16, 'x');  // a pipe's whole buffer
+  ASSERT_EQ(write(ends[1], filler.data(), filler.size()), ssize_t(filler.size()));
+}
+
+// The child's wait status once it ended within `limit`; none (and it is killed) where it did not.
+std::optional<int> ended_within(pid_t pid, std::chrono::seconds limit) {
+  int status = 0;
+  auto const deadline = Clock::now() + limit;
+  pid_t ended = 0;
+  while ((ended = waitpid(pid, &status, WNOHANG)) == 0 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  if (ended == pid) return status;
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return std::nullopt;
+}
+
 // A console that takes nothing (a stalled ssh session, a terminal stopped with Ctrl-S, a pipe no one reads: here a
 // full pipe) holds the run up, as it holds up any program that writes to it; but one SIGTERM still ends it, its
 // outputs written. It used to wait on the console for ever, signal after signal. The collision's tipsy file says a
 // notice after the interrupt, through std::cerr: the C++ streams drop it too.
 TEST_F(Signals, AStalledConsoleDoesNotHoldUpAnInterruptedRun) {
   int ends[2];
-  ASSERT_EQ(pipe(ends), 0);
-  std::string const filler(1 << 16, 'x');  // a pipe's whole buffer: the next write waits
-  ASSERT_EQ(write(ends[1], filler.data(), filler.size()), ssize_t(filler.size()));
+  stalled_pipe(ends);
   std::string const checkpoint = file("c.h5"), report = file("j.json"), saved = file("t.bin"),
                     series = file("d.csv");
   std::fflush(nullptr);
@@ -347,19 +366,11 @@ TEST_F(Signals, AStalledConsoleDoesNotHoldUpAnInterruptedRun) {
   close(ends[1]);  // the read end stays open and unread
   std::this_thread::sleep_for(std::chrono::milliseconds(800));  // it waits on its first line
   kill(pid, SIGTERM);
-  int status = 0;
-  auto const deadline = Clock::now() + std::chrono::seconds(20);
-  pid_t ended = 0;
-  while ((ended = waitpid(pid, &status, WNOHANG)) == 0 && Clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  if (ended != pid) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-  }
+  std::optional<int> const status = ended_within(pid, std::chrono::seconds(20));
   close(ends[0]);
-  ASSERT_EQ(ended, pid) << "SIGTERM did not end it: it waits on the console";
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 143);
+  ASSERT_TRUE(status) << "SIGTERM did not end it: it waits on the console";
+  ASSERT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 143);
   for (auto const& name : {checkpoint, report, saved, series}) EXPECT_TRUE(fs::exists(name)) << name;
 }
 
@@ -367,9 +378,7 @@ TEST_F(Signals, AStalledConsoleDoesNotHoldUpAnInterruptedRun) {
 // line is left out, not waited on.
 TEST_F(Signals, ASecondCtrlCDoesNotWaitOnAStalledConsole) {
   int ends[2];
-  ASSERT_EQ(pipe(ends), 0);
-  std::string const filler(1 << 16, 'x');
-  ASSERT_EQ(write(ends[1], filler.data(), filler.size()), ssize_t(filler.size()));
+  stalled_pipe(ends);
   std::fflush(nullptr);
   pid_t const pid = fork();
   ASSERT_GE(pid, 0);
@@ -383,19 +392,11 @@ TEST_F(Signals, ASecondCtrlCDoesNotWaitOnAStalledConsole) {
     _exit(3);  // not reached: the second signal exits with 130
   }
   close(ends[1]);
-  int status = 0;
-  auto const deadline = Clock::now() + std::chrono::seconds(10);
-  pid_t ended = 0;
-  while ((ended = waitpid(pid, &status, WNOHANG)) == 0 && Clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  if (ended != pid) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-  }
+  std::optional<int> const status = ended_within(pid, std::chrono::seconds(10));
   close(ends[0]);
-  ASSERT_EQ(ended, pid) << "the second signal's line waited on the console";
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
+  ASSERT_TRUE(status) << "the second signal's line waited on the console";
+  ASSERT_TRUE(WIFEXITED(*status));
+  EXPECT_EQ(WEXITSTATUS(*status), 130);
 }
 
 // `timeout`, job schedulers and process managers signal the process and then its process group: one SIGTERM
