@@ -69,10 +69,12 @@ void make_console_interruptible() {
   if (!out || !err) return;
   stdout = out;
   stderr = err;
-  static __gnu_cxx::stdio_sync_filebuf<char> out_buffer(out), err_buffer(err);
-  std::cout.rdbuf(&out_buffer);
-  std::cerr.rdbuf(&err_buffer);
-  std::clog.rdbuf(&err_buffer);
+  // Never destroyed: the streams flush through them at exit, after the function-local statics would be gone.
+  auto* const out_buffer = new __gnu_cxx::stdio_sync_filebuf<char>(out);
+  auto* const err_buffer = new __gnu_cxx::stdio_sync_filebuf<char>(err);
+  std::cout.rdbuf(out_buffer);
+  std::cerr.rdbuf(err_buffer);
+  std::clog.rdbuf(err_buffer);
 }
 
 int console_error() { return first_error.load(); }

@@ -135,8 +135,6 @@ TEST(Driver, RefusalsFromEveryLayerNameTheFrontEndsSettings) {
                                   "access); use exchange='peer' or 'staged'"));
 }
 
-// A unit's refusal names what is wrong with it: a number out of range is not "not a number", and in "0x10Msun" the
-// unit is what is wrong. Spaces around a unit are not part of it. The report gives the time and velocity units.
 // A restart that wrote no row of its own (stopped in its start-up energy pass) leaves the series it continues as it
 // was: the earlier run's rows from the restart's step on included, byte for byte. It dropped them, though it took
 // no sample.
@@ -200,6 +198,8 @@ TEST(Driver, ASeriesContinuedButGivenNoRowIsLeftAsItWas) {
   EXPECT_EQ(std::count(after.begin(), after.end(), '\n'), 4) << after;  // the header, steps 0, 2 and 4
 }
 
+// A unit's refusal names what is wrong with it: a number out of range is not "not a number", and in "0x10Msun" the
+// unit is what is wrong. Spaces around a unit are not part of it. The report gives the time and velocity units.
 TEST(Driver, UnitsSayWhatIsWrongWithThem) {
   char const* const tail = "; give a positive number and a unit (Msun, Mjup, Mearth, kg, g), e.g. 1e5Msun";
   EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e400Msun", "1pc"); },
