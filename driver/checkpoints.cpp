@@ -174,21 +174,12 @@ void check_outputs_spare_inputs(const RunConfig& run, const std::vector<std::pai
   check_outputs_spare_input(outputs, run.names.name("--restart"), run.initial.checkpoint, checkpoint_option);
   check_outputs_spare_input(outputs, run.names.name("--load"), loaded, hdf5 ? "" : save_option);
   if (!hdf5 || !snapshots || !snapshots->enabled()) return;
-  // Is the snapshot loaded a file of the series (BASE_ and digits, BASE's ending, in BASE's folder)?
-  namespace fs = std::filesystem;
-  fs::path const first(snapshots->path(0)), input(loaded);
-  std::string const name = first.filename().string(), ending = fs::path(name).extension().string();
-  std::string const lead = name.substr(0, name.size() - ending.size() - 8);  // 8 digits: "_00000000" less '_'
-  std::string const file = input.filename().string();
-  bool const named = file.size() >= lead.size() + 8 + ending.size() && file.compare(0, lead.size(), lead) == 0 &&
-                     file.compare(file.size() - ending.size(), ending.size(), ending) == 0 &&
-                     std::all_of(file.begin() + std::ptrdiff_t(lead.size()),
-                                 file.end() - std::ptrdiff_t(ending.size()),
-                                 [](char c) { return c >= '0' && c <= '9'; });
+  // Is the snapshot loaded a file of the series (its name one of the series', and the same file)?
+  auto const path_of = [&](std::uint64_t step) { return snapshots->path(step); };
+  std::optional<std::uint64_t> const step =
+      series_step(path_of, series_name(path_of), std::filesystem::path(loaded).filename().string());
   std::error_code ec;
-  fs::path const folder = first.parent_path().empty() ? fs::path(".") : first.parent_path();
-  fs::path const input_folder = input.parent_path().empty() ? fs::path(".") : input.parent_path();
-  if (named && fs::equivalent(folder, input_folder, ec))
+  if (step && std::filesystem::equivalent(path_of(*step), loaded, ec))
     throw InputError(run.names.with_text(option, snapshots->base) + ": a file of this series would replace " +
                      loaded + ", the " + run.names.name("--load") + " file the run starts from; name another series");
 }
