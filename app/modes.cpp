@@ -502,7 +502,10 @@ int run_simulation(const Options& asked) {
   if (!o.quiet) {
     if (checkpoint_written)
       std::printf("  checkpoint %s (step %llu)\n", o.checkpoint.c_str(), (unsigned long long)sim.steps_done());
-    if (save_written) std::printf("  saved %s (%s tipsy)\n", o.save.c_str(), name_of(o.save_format).c_str());
+    if (save_written)
+      std::printf("  saved %s (%s)\n", o.save.c_str(),
+                  driver::saves_hdf5_snapshot(o.save) ? "HDF5 snapshot, fp64"
+                                                       : (name_of(o.save_format) + " tipsy").c_str());
     if (!o.diagnostics.empty() && r.diagnostics_failure.empty())
       std::printf("  diagnostics %s (%llu sample%s by this run)\n", o.diagnostics.c_str(),
                   (unsigned long long)r.diagnostics_samples, r.diagnostics_samples == 1 ? "" : "s");

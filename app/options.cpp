@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "app/serve_protocol.h"
+#include "driver/checkpoints.h"
 #include "driver/diagnostics_series.h"
 #include "core/bounds.h"
 #include "core/errors.h"
@@ -422,7 +423,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--warmup", o.warmup, "untimed steps before a benchmark")
       ->check(whole_number(0, kMaxSteps))
       ->capture_default_str();
-  cli.add_option("--save", o.save, "write the final state as a tipsy snapshot (written whole or not at all)");
+  cli.add_option("--save", o.save,
+                 "write the final state (written whole or not at all): an HDF5 snapshot in fp64 where FILE ends in "
+                 ".h5 or .hdf5 (units, families), else a tipsy file");
   cli.add_option("--checkpoint", o.checkpoint,
                  "write the final state as an HDF5 checkpoint (also on Ctrl-C); --restart continues it bit for bit");
   cli.add_option("--checkpoint-every", o.checkpoint_every,
@@ -660,6 +663,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   needs("--diagnostics-every", o.diagnostics.empty(), "--diagnostics FILE", "where the samples go");
   if (cli.count("--save-format") && o.save.empty())  // (its value, as parsed, is the enum's number)
     throw InputError("--save-format " + name_of(o.save_format) + ": give --save FILE too (the tipsy file it orders)");
+  if (!o.save.empty())
+    driver::check_save(o.save, "--save " + o.save, cli.count("--save-format") ? "--save-format " + name_of(o.save_format) : "");
   needs("--diagnostics-dt", o.diagnostics.empty(), "--diagnostics FILE", "where the samples go");
   one_of("--diagnostics-dt", "--diagnostics-every", "samples");
   if (!o.diagnostics.empty()) driver::series_format(o.diagnostics);

@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "core/output_path.h"
 #include "core/ranks.h"
+#include "sim/io/checkpoint.h"
 
 namespace nbody::driver {
 
@@ -103,6 +104,23 @@ void write_snapshot(const std::string& path, const Setup& setup, multigpu::Simul
   });
 }
 
+bool saves_hdf5_snapshot(const std::string& path) {
+  for (std::string const ending : {".hdf5", ".h5"})
+    if (path.size() > ending.size() && path.compare(path.size() - ending.size(), ending.size(), ending) == 0) return true;
+  return false;
+}
+
+void check_save(const std::string& path, const std::string& save_given, const std::string& format_given) {
+  if (!saves_hdf5_snapshot(path)) return;
+  std::string const what = save_given + " is an HDF5 snapshot (its name ends in " + path.substr(path.rfind('.')) + ")";
+  if (!sim::checkpoints_built())
+    throw InputError(what + ", which needs HDF5, and this nbody was built without it; name a tipsy file (any other "
+                            "ending), or rebuild with libhdf5-dev");
+  if (!format_given.empty())
+    throw InputError(format_given + ": a tipsy file's byte order, and " + what +
+                     "; leave the format out, or name a tipsy file (any other ending)");
+}
+
 namespace {
 
 // "out/snap" -> ("out/snap_", ".hdf5"); "out/snap.h5" -> ("out/snap_", ".h5").
@@ -172,7 +190,14 @@ void check_outputs_spare_inputs(const RunConfig& run, const std::vector<std::pai
   std::string const& loaded = run.initial.snapshot;
   bool const hdf5 = !loaded.empty() && sim::is_nbody_snapshot(loaded);
   check_outputs_spare_input(outputs, run.names.name("--restart"), run.initial.checkpoint, checkpoint_option);
-  check_outputs_spare_input(outputs, run.names.name("--load"), loaded, hdf5 ? "" : save_option);
+  // The save replaces the file loaded only with a file of its kind.
+  std::string const saved = [&] {
+    for (auto const& [name, path] : outputs)
+      if (name == save_option) return path;
+    return std::string();
+  }();
+  check_outputs_spare_input(outputs, run.names.name("--load"), loaded,
+                            hdf5 == saves_hdf5_snapshot(saved) ? save_option : "");
   if (!hdf5 || !snapshots || !snapshots->enabled()) return;
   // Is the snapshot loaded a file of the series (its name one of the series', and the same file)?
   auto const path_of = [&](std::uint64_t step) { return snapshots->path(step); };

@@ -46,6 +46,14 @@ void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Sim
 void write_snapshot(const std::string& path, const Setup& setup, multigpu::Simulation& simulation,
                     Precision precision);
 
+// Whether the final state saved to `path` (`--save`, Python's save) is an HDF5 snapshot (a name ending in .h5 or
+// .hdf5: write_snapshot in fp64, with the units and families) rather than a tipsy file (any other name).
+bool saves_hdf5_snapshot(const std::string& path);
+// Refuses (InputError) a save that cannot be made as named: an HDF5 name in a build without HDF5, or a tipsy byte
+// order given (`format_given`, as the front end spells it, "--save-format little-endian"; "" where none was) for
+// an HDF5 name. `save_given`: the save as the front end spells it ("--save run.h5", "save='run.h5'").
+void check_save(const std::string& path, const std::string& save_given, const std::string& format_given);
+
 // A series of snapshots (--snapshots BASE, --snapshot-every K): the state at the start of a run, at
 // its end, and every K steps between, each named after its step ("out/snap" ->
 // "out/snap_00000100.hdf5"; a BASE ending in .hdf5 or .h5 keeps that ending).
@@ -71,7 +79,8 @@ struct SnapshotSeries {
 // Refuses (InputError) an output, given as (option, path) in the front end's spelling, that would replace the file
 // the run starts from (`run.initial`'s checkpoint, tipsy file or nbody snapshot, however spelt), but for the state
 // continued in place: the output named `checkpoint_option` over the checkpoint, the one named `save_option` over a
-// tipsy file (never over an HDF5 snapshot, which it would make a tipsy file). With `snapshots` (`option` as the
+// file of the kind it writes (saves_hdf5_snapshot: a tipsy file over a tipsy file, an HDF5 snapshot over a
+// snapshot). With `snapshots` (`option` as the
 // front end names it), also a snapshot series one of whose files would be the snapshot the run starts from. Empty
 // paths are skipped.
 void check_outputs_spare_inputs(const RunConfig& run, const std::vector<std::pair<std::string, std::string>>& outputs,

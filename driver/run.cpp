@@ -543,10 +543,11 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   }
   if (!continuation.empty()) observer.notice(continuation);
   // A tipsy file has no field for units: its readers take its values in their own (pynbody 1e10 Msun and kpc).
-  if (!o.save.empty() && setup.units.physical())
+  if (!o.save.empty() && !saves_hdf5_snapshot(o.save) && setup.units.physical())
     observer.notice(o.names.with_text("--save", o.save) + ": tipsy holds no units; its values are in this run's (" +
-                    setup.units.describe() + "), which its readers do not know: the " +
-                    o.names.name("--snapshots") + " and " + o.names.name("--checkpoint") + " files state them");
+                    setup.units.describe() + "), which its readers do not know: a " + o.names.name("--save") +
+                    " name ending in .h5, and the " + o.names.name("--snapshots") + " and " +
+                    o.names.name("--checkpoint") + " files, state them");
 
   if ((o.summary || sampled) && !start_measured) unless_interrupted([&] { result.start = sim.diagnostics(); });
   // A restart keeps the run's baseline; without one, the baseline is unknown until a restart measures it.
@@ -891,6 +892,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   final_output("--checkpoint", o.checkpoint,
                [&] { write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded); });
   final_output("--save", o.save, [&] {
+    if (saves_hdf5_snapshot(o.save)) {
+      write_snapshot(o.save, setup, sim, Precision::fp64);
+      return;
+    }
     agree(ranks, [&] {
       if (writer) sim::write_tipsy(o.save, final_state, sim.config().softening, o.save_format);
     });

@@ -26,7 +26,9 @@ struct RunOutputs {
   // Or one at every multiple of this simulation time (0: none), at the first step or block time at or past each, as
   // diagnostics_dt samples; each holds every body's own state, so a restart from it is exact at any block time.
   double checkpoint_dt = 0.0;
-  std::string save;                    // the final state as tipsy
+  // The final state: an HDF5 snapshot in fp64 where the name ends in .h5 or .hdf5 (saves_hdf5_snapshot), else tipsy
+  // in save_format.
+  std::string save;
   sim::TipsyFormat save_format = sim::TipsyFormat::standard;
   std::string diagnostics;             // diagnostics over time: .csv or .jsonl (driver/diagnostics_series.h)
   std::uint64_t diagnostics_every = 0;  // a sample every K steps, and at the start and the end; 0: the default

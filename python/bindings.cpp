@@ -522,7 +522,10 @@ class Engine {
       if (k == "checkpoint") o.checkpoint = nb::cast<std::string>(value);
       else if (k == "checkpoint_every") o.checkpoint_every = nb::cast<std::uint64_t>(value);
       else if (k == "checkpoint_dt") o.checkpoint_dt = nb::cast<double>(value);
-      else if (k == "save") o.save = nb::cast<std::string>(value);
+      else if (k == "save") {
+        o.save = nb::cast<std::string>(value);
+        driver::check_save(o.save, run_.names.with_text("--save", o.save), "");
+      }
       else if (k == "diagnostics") o.diagnostics = nb::cast<std::string>(value);
       else if (k == "diagnostics_every") o.diagnostics_every = nb::cast<std::uint64_t>(value);
       else if (k == "diagnostics_dt") o.diagnostics_dt = nb::cast<double>(value);
@@ -950,13 +953,21 @@ class Engine {
     return out;
   }
 
+  // format: a tipsy byte order, "" for the default (and for an HDF5 snapshot, which has none).
   void save(const std::string& path, const std::string& format) {
     Busy busy(*this);
-    auto const f = from_name<sim::TipsyFormat>(format);
+    auto const f = from_name<sim::TipsyFormat>(format.empty() ? "standard" : format);
     if (!f) throw InputError("format='" + format + "': valid: " + valid_names<sim::TipsyFormat>());
+    driver::check_save(path, "Simulation.save(" + shown(nb::str(path.c_str())) + ")",
+                       format.empty() ? "" : "format='" + format + "'");
     refuse_output_path("Simulation.save", path);
-    // Not over the file the simulation was made from, but a tipsy file over the tipsy file it was loaded from.
+    // Not over the file the simulation was made from, but a file of its kind over the one it was loaded from.
     spare_source({{"Simulation.save", path}}, "", "Simulation.save");
+    if (driver::saves_hdf5_snapshot(path)) {
+      nb::gil_scoped_release unlocked;
+      driver::write_snapshot(path, setup_, *sim_, Precision::fp64);
+      return;
+    }
     sim::BodySet const& s = state();
     nb::gil_scoped_release unlocked;
     Ranks const& ranks = sim_->ranks();  // with several, rank 0 writes and every rank learns how it went

@@ -2030,11 +2030,8 @@ TEST_F(Cli, ASnapshotStartsANewRunFromItsBodies) {
   // A checkpoint is no snapshot: --restart continues it.
   expect_input_error("--run --load " + file("c.h5"), file("c.h5") + ": an HDF5 file, not an nbody snapshot; --load reads "
                      "tipsy files and nbody's HDF5 snapshots (a checkpoint continues with --restart)");
-  // The snapshot loaded is replaced by nothing: not by --save (a tipsy file under its name), nor by a file of the
-  // new run's --snapshots series (its step 10 is this run's too).
+  // The snapshot loaded is replaced by no file of the new run's --snapshots series (its step 10 is this run's too).
   std::string const kept = slurp(snap);
-  expect_input_error("--run --load " + snap + " --steps 1 --save " + snap,
-                     "--save " + snap + ": the --load file; writing it would replace the file this run starts from");
   expect_input_error("--run --load " + snap + " --steps 20 --snapshot-every 10 --snapshots " + file("s/s"),
                      "--snapshots " + file("s/s") + ": a file of this series would replace " + snap +
                          ", the --load file the run starts from; name another series");
@@ -2044,6 +2041,57 @@ TEST_F(Cli, ASnapshotStartsANewRunFromItsBodies) {
   Result const cut = nbody("--run --load " + file("cut.hdf5"));
   EXPECT_EQ(cut.code, 2) << cut.err;
   EXPECT_EQ(cut.err.find("not an nbody snapshot;"), std::string::npos) << cut.err;
+}
+
+// --save with a name ending in .h5 or .hdf5 writes an HDF5 snapshot in fp64, with the units and families a tipsy
+// file cannot hold: the state --load starts a run from, as the run's checkpoint has it.
+TEST_F(Cli, ASaveNamedLikeHdf5IsAnHdf5Snapshot) {
+  if (!sim::checkpoints_built()) {
+    expect_input_error("--run --bodies 64 --steps 1 --save " + file("s.h5"),
+                       "--save " + file("s.h5") + " is an HDF5 snapshot (its name ends in .h5), which needs HDF5, and "
+                       "this nbody was built without it; name a tipsy file (any other ending), or rebuild");
+    return;
+  }
+  Result const r = nbody("--run --bodies 256 --scenario disk --steps 10 --precision fp64 --softening 0.02 --mass-unit "
+                         "1e3Msun --length-unit 1pc --save " + file("s.h5") + " --checkpoint " + file("c.h5"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("saved " + file("s.h5") + " (HDF5 snapshot, fp64)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("tipsy"), std::string::npos) << r.err;  // no word of tipsy's missing units, nor its order
+  ASSERT_TRUE(sim::is_nbody_snapshot(file("s.h5")));
+  Result const l = nbody("--run --load " + file("s.h5") + " --precision fp64 --steps 0 --checkpoint " + file("l.h5"));
+  ASSERT_EQ(l.code, 0) << l.err;
+  EXPECT_NE(l.err.find("notice: units 1e3Msun, 1pc from " + file("s.h5")), std::string::npos) << l.err;
+  EXPECT_NE(l.err.find("is an nbody snapshot of step 10: fp64 values"), std::string::npos) << l.err;
+  sim::Checkpoint const loaded = sim::read_checkpoint(file("l.h5")), run = sim::read_checkpoint(file("c.h5"));
+  EXPECT_EQ(loaded.bodies.time, run.bodies.time);
+  EXPECT_EQ(loaded.run.softening, 0.02);
+  EXPECT_EQ(loaded.bodies.type, run.bodies.type);
+  ASSERT_EQ(loaded.bodies.size(), run.bodies.size());
+  for (std::size_t i = 0; i < run.bodies.size(); ++i) {
+    auto const &a = loaded.bodies.pos_mass[i], &b = run.bodies.pos_mass[i];
+    EXPECT_EQ(a.w, b.w) << i;
+    EXPECT_EQ(loaded.bodies.velocity[i].y, run.bodies.velocity[i].y) << i;
+    double const scale = std::max({1.0, std::abs(b.x), std::abs(b.y), std::abs(b.z)});
+    EXPECT_LE(std::abs(a.x - b.x) + std::abs(a.y - b.y) + std::abs(a.z - b.z), 1e-14 * scale) << i;
+  }
+  // A tipsy byte order is no snapshot's; --save .hdf5 is one too.
+  expect_input_error("--run --bodies 64 --steps 1 --save-format little-endian --save " + file("t.hdf5"),
+                     "--save-format little-endian: a tipsy file's byte order, and --save " + file("t.hdf5") +
+                         " is an HDF5 snapshot (its name ends in .hdf5); leave the format out, or name a tipsy file");
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 1 --save " + file("t.hdf5")).code, 0);
+  EXPECT_TRUE(sim::is_nbody_snapshot(file("t.hdf5")));
+  // A snapshot saved over the snapshot loaded is the state continued in place, as a tipsy file over its tipsy file;
+  // a tipsy file that happens to be named .h5 is not replaced by a snapshot.
+  Result const again = nbody("--run -q --load " + file("s.h5") + " --steps 3 --save " + file("s.h5"));
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_TRUE(sim::is_nbody_snapshot(file("s.h5")));
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 1 --save " + file("tipsy.bin")).code, 0);
+  std::filesystem::rename(file("tipsy.bin"), file("tipsy.h5"));
+  std::string const tipsy = slurp(file("tipsy.h5"));
+  expect_input_error("--run --load " + file("tipsy.h5") + " --steps 1 --save " + file("tipsy.h5"),
+                     "--save " + file("tipsy.h5") + ": the --load file; writing it would replace the file this run "
+                     "starts from");
+  EXPECT_EQ(slurp(file("tipsy.h5")), tipsy);
 }
 
 // A tipsy snapshot carries its softening: a disk restarted from one keeps 0.05 without the option,

@@ -422,7 +422,8 @@ class Simulation:
         ``checkpoint`` (the final state; with ``checkpoint_every`` or at every multiple of the time
         ``checkpoint_dt``, also a series named after the step), ``snapshots`` (a base name: HDF5 snapshots at the start, the end and every
         ``snapshot_every`` steps or at every multiple of the time ``snapshot_dt``, ``snapshot_precision`` "fp32" or
-        "fp64"), ``save`` (tipsy). A series named with no cadence of its own is written at the cadence of the run
+        "fp64"), ``save`` (the final state, as ``save()`` writes it: an HDF5 snapshot in fp64 where the name ends in
+        .h5 or .hdf5, else tipsy). A series named with no cadence of its own is written at the cadence of the run
         this one continues (the checkpoint's after ``restart``, else the last run's; ``checkpoint_every=0`` or
         ``snapshot_every=0``: none between the start and the end).
         Ctrl-C stops the run within about 0.2 s and a step, writes those outputs, and raises
@@ -764,11 +765,16 @@ class Simulation:
 
     # Outputs: written whole or not at all.
 
-    def save(self, path, format="standard"):
-        """Writes the state as a tipsy snapshot (float32, no run settings): ``nbody --save``.
-        format: "standard" (big-endian) or "little-endian". Tipsy groups the bodies by family (gas,
-        dark matter, stars): where they were not, a notice says that the file's order is not the run's."""
-        self._engine.save(self._path(path, "path"), format)
+    def save(self, path, format=None):
+        """Writes the state, as ``nbody --save``: where path ends in .h5 or .hdf5, an HDF5 snapshot in
+        fp64 (families, time, softening and units, as ``run(snapshots=...)`` writes, for yt, pynbody and
+        h5py; ``Simulation.load`` reads it back); else a tipsy file (float32, no run settings or units),
+        its format "standard" (big-endian, the default) or "little-endian". Tipsy groups the bodies by
+        family (gas, dark matter, stars): where they were not, a notice says that the file's order is not
+        the run's."""
+        if format is not None and not isinstance(format, str):
+            raise TypeError(f"format={format!r}: give a string, 'standard' or 'little-endian'")
+        self._engine.save(self._path(path, "path"), format or "")
         self._take_notices()  # the bodies grouped by family, where they were not
 
     def checkpoint(self, path):

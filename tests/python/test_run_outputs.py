@@ -483,3 +483,31 @@ def test_a_tipsy_file_that_groups_the_bodies_says_so(tmp_path):
     plain = nbody.Simulation(n=64, backend="cpu")
     plain.save(tmp_path / "p.bin")
     assert not any("tipsy groups" in n for n in plain.notices)
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_saving_to_an_hdf5_name_writes_a_snapshot_with_the_units(tmp_path):
+    # save("x.h5") and run(save="x.hdf5") write what run(snapshots=...) writes, in fp64, which yt, pynbody and h5py
+    # read with its units, and Simulation.load starts from; a tipsy byte order for such a name is refused.
+    h5py = pytest.importorskip("h5py")
+    sim = nbody.Simulation(scenario="disk", n=256, precision="fp64", softening=0.02, backend="cpu")
+    sim.configure(mass_unit="1e3Msun", length_unit="1pc")
+    sim.run(steps=4, save=tmp_path / "r.hdf5")
+    assert not any("tipsy" in n for n in sim.last_run["notices"]), sim.last_run["notices"]
+    sim.save(tmp_path / "s.h5")
+    for name in ("r.hdf5", "s.h5"):
+        with h5py.File(tmp_path / name, "r") as f:
+            families = [k for k in f if k.startswith("PartType")]
+            assert families and all(f[k]["Coordinates"].dtype == np.float64 for k in families), name
+    loaded = nbody.Simulation.load(tmp_path / "s.h5", precision="fp64")
+    assert loaded.units == sim.units and loaded.time == sim.time and loaded.n == sim.n
+    a, b = np.argsort(loaded.ids), np.argsort(sim.ids)
+    assert np.array_equal(loaded.ids[a], sim.ids[b])
+    scale = np.maximum(1.0, np.abs(sim.positions[b]).max(axis=1, keepdims=True))
+    assert np.all(np.abs(loaded.positions[a] - sim.positions[b]) <= 1e-14 * scale)
+    assert np.array_equal(loaded.velocities[a], sim.velocities[b]) and np.array_equal(loaded.masses[a], sim.masses[b])
+    with pytest.raises(ValueError, match=r"^format='little-endian': a tipsy file's byte order, and Simulation\.save\("
+                                         r".*t\.h5'\) is an HDF5 snapshot \(its name ends in \.h5\); leave the format out"):
+        sim.save(tmp_path / "t.h5", format="little-endian")
+    assert not (tmp_path / "t.h5").exists()
+    loaded.save(tmp_path / "s.h5")  # a snapshot over the snapshot it was loaded from: the state continued in place
