@@ -215,9 +215,16 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
       scan.last_kept_step = r->step;
       scan.last_kept_time = r->time;
     } else {
-      if (r->step == lineage.step && !same_time(r->time, lineage.time)) {
-        scan.not_this_runs = at + " is not at a time of this run, at time " + shortest(lineage.time) + " at step " +
-                             std::to_string(lineage.step);
+      // From step 0 every row is to be this run's: at the time its clock gives the row's step, where it gives one.
+      double const due = r->step == lineage.step                                        ? lineage.time
+                         : lineage.step == 0 && lineage.dt > 0 && r->step >= lineage.dt_since_step ? lineage.time_at(r->step)
+                                                                                                    : NAN;
+      if (!std::isnan(due) && !same_time(r->time, due)) {
+        scan.not_this_runs = at + " is not at a time of this run, " +
+                             (r->step == lineage.step ? "at time " + shortest(lineage.time) + " at step " +
+                                                            std::to_string(lineage.step)
+                                                      : "whose step " + std::to_string(r->step) + " is at time " +
+                                                            shortest(due));
         return scan;
       }
       scan.row_at_step = scan.row_at_step || r->step == lineage.step;
@@ -234,6 +241,9 @@ std::string rows_text(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " 
 std::string continued_text(const std::string& given, const std::string& from, const Scan& scan,
                            const SeriesLineage& lineage, const SettingNames& names) {
   std::string const step = std::to_string(lineage.step);
+  if (lineage.step == 0 && scan.kept == 0 && scan.replaced > 0)
+    return given + ": takes over " + from + ", this run's from an earlier start that did not finish (its " +
+           rows_text(scan.replaced) + " measure this start's energy, to the bit): replaced as the run goes";
   std::string text = given + ": continues " + from + ": ";
   text += scan.kept ? "its " + rows_text(scan.kept) + " before step " + step + " kept" : "no row before step " + step;
   if (scan.replaced) text += ", " + rows_text(scan.replaced) + " from step " + step + " on replaced";
@@ -295,6 +305,13 @@ bool holds_no_row(const std::string& file, SeriesFormat format) {
 }
 
 }  // namespace
+
+bool holds_unfinished_rows(const std::string& path) {
+  std::string const partial = partial_path(path);
+  struct stat st {};
+  if (::lstat(partial.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  return !holds_no_row(partial, series_format(path));
+}
 
 DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names,
                                      const std::optional<SeriesLineage>& lineage)

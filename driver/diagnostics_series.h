@@ -43,6 +43,9 @@ SeriesFormat series_format(const std::string& path, const SettingNames& names = 
 // Where a series is written while the run goes: PATH + ".partial", renamed to PATH when it ends, so
 // PATH holds a whole series or nothing, and a run that dies leaves every row it took beside it.
 std::string partial_path(const std::string& path);
+// Whether PATH.partial is a regular file with a row in it: the unfinished series of a run that died, which a run from
+// step 0 measures its start for before it makes its series (the same run begun again takes it over; see below).
+bool holds_unfinished_rows(const std::string& path);
 
 // Where a run that does not begin at step 0 (a restart, a Python script's next run) takes up its run: a series of the
 // same run already at the path is continued, not replaced.
@@ -78,7 +81,10 @@ struct SeriesLineage {
 // before the lineage's step, and this run's follow them; of the two, the one whose kept rows reach further. The
 // same run's: every row is nbody's, in step order, its energy error measured from the run's start energy (to the
 // bit), at the times the run's clock gives (fixed steps), in time order up to the lineage's time, a row at its step
-// at its time. Another run's PATH is replaced, as any output is; another run's partial file is refused. A lineage
+// at its time. A lineage at step 0 (a run from its start, measured) takes over a partial file of the same run begun
+// before (its rows measure this very start energy, to the bit, at this run's times: a job killed before it could be
+// restarted, run again), its rows replaced as the run goes. Another run's PATH is replaced, as any output is; another
+// run's partial file is refused. A lineage
 // with no baseline continues nothing: its PATH is replaced and its partial file refused.
 // continuation() says which. Nothing of the earlier files changes until this series writes its first row: a restart
 // that stops before it (in its start-up energy pass) leaves them as they were, closed or not.

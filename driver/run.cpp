@@ -484,6 +484,21 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                             sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
     lineage->new_baseline = new_baseline;
     lineage->every = sample_every;
+  } else if (sampled) {
+    // A run from step 0 where a run that died left its series unfinished: the start is measured first, so that the
+    // series can tell that run's rows (the same command run again after a job was killed before it could restart:
+    // the same start, to the bit) from another run's, which it refuses. Rank 0 looks; every rank measures.
+    std::string unfinished = writer && holds_unfinished_rows(o.diagnostics) ? "1" : "0";
+    if (ranks.size() > 1) unfinished = ranks.all_gather(unfinished).front();
+    if (unfinished == "1") {
+      start_measured = true;
+      if (unless_interrupted([&] { result.start = sim.diagnostics(); })) {
+        multigpu::RunClock const clock = sim.clock();
+        lineage = SeriesLineage{0, sim.time(), setup.initial_energy.value_or(result.start->total()), clock.start_time,
+                                sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
+        lineage->every = sample_every;
+      }
+    }
   }
   // A multiple counts as reached within four units in its last place: k x dt rounds (3 x 0.1 is 0.30000000000000004,
   // past the time 0.3 of step 30 of dt 0.01), and a sample one step late reads as a fault.
@@ -542,6 +557,26 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     }
   }
   if (!continuation.empty()) observer.notice(continuation);
+  // A checkpoint at the path that is further on than this run starts (a finished job's, run again from its start): a
+  // --restart of it would go on from there; this run replaces it when it ends. Rank 0 reads it; every rank says it.
+  if (!o.checkpoint.empty()) {
+    std::string ahead;
+    std::error_code ec;
+    if (writer && std::filesystem::is_regular_file(o.checkpoint, ec) &&
+        !std::filesystem::equivalent(o.checkpoint, setup.source, ec)) {
+      try {
+        std::uint64_t const step = sim::read_checkpoint_header(o.checkpoint, o.names).run.step;
+        if (step > sim.steps_done())
+          ahead = o.names.with_text("--checkpoint", o.checkpoint) + " holds step " + std::to_string(step) +
+                  ", past this run's start at step " + std::to_string(sim.steps_done()) +
+                  ": this run replaces it when it ends; " + o.names.with_text("--restart", o.checkpoint) +
+                  " would go on from there instead";
+      } catch (const std::runtime_error&) {  // not a checkpoint nbody reads: replaced as any other file
+      }
+    }
+    if (ranks.size() > 1) ahead = ranks.all_gather(ahead).front();
+    if (!ahead.empty()) observer.notice(ahead);
+  }
   // A tipsy file has no field for units: its readers take its values in their own (pynbody 1e10 Msun and kpc).
   if (!o.save.empty() && !saves_hdf5_snapshot(o.save) && setup.units.physical())
     observer.notice(o.names.with_text("--save", o.save) + ": tipsy holds no units; its values are in this run's (" +

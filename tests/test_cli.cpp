@@ -829,6 +829,60 @@ TEST_F(Cli, ARestartSamplesItsSeriesAsItsRunDid) {
 // reads as the run's without the stop, to the bit but for the wall clock. So does a series the stopped run left
 // unfinished (it died: the rows are in the partial file). Another run's series is replaced, with a notice; another
 // run's unfinished series is refused.
+// A job killed before it wrote a checkpoint to restart from is run again by the same command: its unfinished series
+// (rows measuring this very start, at this run's times) is taken over, said; another run's is still refused. A
+// checkpoint further on than a run starts is said to be replaced, with the restart that would go on from it.
+TEST_F(Cli, AJobKilledBeforeItsFirstCheckpointRunsAgainFromItsStart) {
+  std::string const run = "--run --bodies 256 --precision fp64 --diagnostics-every 100 --steps 300 ";
+  ASSERT_EQ(nbody(run + "-q --diagnostics " + file("whole.csv")).code, 0);
+  std::string const whole = slurp(file("whole.csv"));
+  auto without_wall = [](const std::string& text) {
+    std::string header;
+    auto rows = csv_rows(text, &header);
+    for (auto& row : rows) row.erase(row.begin() + 2);
+    return rows;
+  };
+  // Killed while writing its row at step 200: rows 0 and 100 whole, and half a row.
+  std::string const killed = whole.substr(0, whole.find("\n200,") + 8);
+  std::ofstream(file("d.csv.partial")) << killed;
+  Result const again = nbody(run + "--diagnostics " + file("d.csv"));
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(again.err.find("notice: --diagnostics " + file("d.csv") + ": takes over " + file("d.csv.partial") +
+                           ", this run's from an earlier start that did not finish (its 2 rows measure this start's "
+                           "energy, to the bit): replaced as the run goes\n"),
+            std::string::npos)
+      << again.err;
+  EXPECT_FALSE(fs::exists(file("d.csv.partial")));
+  EXPECT_EQ(without_wall(slurp(file("d.csv"))), without_wall(whole));
+  // Another run's: another time step (its rows at other times), another softening (another start energy).
+  std::ofstream(file("e.csv.partial")) << killed;
+  expect_input_error(run + "--dt 0.02 --diagnostics " + file("e.csv"),
+                     "e.csv.partial exists (the unfinished series of a run that died or could not write it all, not "
+                     "this run's: row 2 (step 100, time 1) is not at a time of this run, whose step 100 is at time 2); "
+                     "rename or remove it first");
+  expect_input_error(run + "--softening 0.02 --diagnostics " + file("e.csv"),
+                     "not this run's: row 1 (step 0, time 0) measures its energy error from another start energy");
+  EXPECT_EQ(slurp(file("e.csv.partial")), killed);
+  if (!sim::checkpoints_built()) return;
+  ASSERT_EQ(nbody("--run -q --bodies 256 --precision fp64 --steps 300 --checkpoint " + file("c.h5")).code, 0);
+  std::string const ten = "--run --bodies 256 --precision fp64 --steps 10 --checkpoint " + file("c.h5");
+  Result const from_start = nbody(ten);
+  ASSERT_EQ(from_start.code, 0) << from_start.err;
+  EXPECT_NE(from_start.err.find("notice: --checkpoint " + file("c.h5") + " holds step 300, past this run's start at "
+                                "step 0: this run replaces it when it ends; --restart " + file("c.h5") +
+                                " would go on from there instead\n"),
+            std::string::npos)
+      << from_start.err;
+  // Continued in place, or behind this run's start: nothing to say.
+  for (std::string const& args : {"--run --restart " + file("c.h5") + " --steps 5 --checkpoint " + file("c.h5"),
+                                  "--run --restart " + file("c.h5") + " --steps 5 --checkpoint " + file("c2.h5"),
+                                  "--run --restart " + file("c2.h5") + " --steps 5 --checkpoint " + file("c.h5")}) {
+    Result const r = nbody(args);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err.find("holds step"), std::string::npos) << args << "\n" << r.err;
+  }
+}
+
 TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   std::string const run = "--run --bodies 256 --precision fp64 --diagnostics-every 100 -q ";
