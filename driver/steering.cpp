@@ -37,7 +37,8 @@ std::string bodies_problem(const sim::BodySet& b) {
     auto const& v = b.velocity[i];
     if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) s << "body " << i << " has a position that is not finite";
     else if (!std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z)) s << "body " << i << " has a velocity that is not finite";
-    else if (!std::isfinite(p.w) || !(p.w > 0)) s << "body " << i << " has mass " << p.w << "; masses must be positive and finite";
+    else if (!std::isfinite(p.w) || !(p.w >= 0))
+      s << "body " << i << " has mass " << p.w << "; masses must be finite and not negative (0: a test particle)";
     else if (beyond(p.x, p.y, p.z))
       s << "body " << i << " has a position beyond " << kMaxBodyMagnitude << " (" << p.x << ", " << p.y << ", " << p.z
         << "); positions, velocities and masses must be within " << kMaxBodyMagnitude << " simulation units";

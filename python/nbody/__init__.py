@@ -151,13 +151,20 @@ def _float_array(value, name, columns):
 
 def _masses(value, name="masses"):
     masses = _float_array(value, name, None)
-    if not (masses > 0).all():
-        row = int(np.argmax(~(masses > 0)))
-        raise ValueError(f"{name}: body {row} has mass {masses[row]}; masses must be positive")
+    if not (masses >= 0).all():
+        row = int(np.argmax(~(masses >= 0)))
+        raise ValueError(f"{name}: body {row} has mass {masses[row]}; masses must not be negative (0: a test "
+                         f"particle, which feels the others and pulls on none)")
     return masses
 
 
+def _scalar(value):
+    """A NumPy 0-d array (``np.array(3)``, what ``a.sum()`` of some array types gives) as the number it holds."""
+    return value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
+
+
 def _whole(value, name, low, high):
+    value = _scalar(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name}: expected a whole number, got {value!r} ({type(value).__name__})")
     if not low <= value <= high:
@@ -275,7 +282,7 @@ class Simulation:
         """A simulation of the bodies given as NumPy arrays, at step 0 of ``time``.
 
         positions, velocities: (N, 3) arrays; masses: (N,); float64 or float32 (float32 values are
-        widened exactly). Every value must be finite and every mass positive: otherwise a
+        widened exactly). Every value must be finite and no mass negative (0 is a test particle): otherwise a
         ``ValueError`` (a ``TypeError`` for another dtype) names the argument and the first bad body.
         The arrays are copied. ``settings`` are Simulation's (integrator, dt, precision, backend,
         numgpus, ...; not scenario, n or seed); softening defaults to 0.01 as for a snapshot.
@@ -287,6 +294,7 @@ class Simulation:
             if array.shape[0] != positions.shape[0]:
                 raise ValueError(f"{name}: {array.shape[0]} bodies, positions has {positions.shape[0]}; "
                                  "give one row per body in each")
+        time = _scalar(time)
         if isinstance(time, bool) or not isinstance(time, numbers.Real):
             raise TypeError(f"time: expected a number, got {time!r} ({type(time).__name__})")
         if not math.isfinite(time):
@@ -336,14 +344,18 @@ class Simulation:
 
     @staticmethod
     def _path(path, name):
-        if not isinstance(path, (str, os.PathLike)):
+        if not isinstance(path, (str, bytes, os.PathLike)):
             raise TypeError(f"{name}: expected a path, got {type(path).__name__}")
-        path = os.fspath(path)
+        path = os.fsdecode(path)  # bytes as the file system encodes names (os.fsencode's inverse)
         if not path:
             raise ValueError(f"{name} '': the path is empty; name a file")
         # The C library ends a name at a NUL: "run\0junk.h5" would write "run", past the check of its extension.
         if "\0" in path:
             raise ValueError(f"{name} {path!r}: embedded null byte; a file name cannot hold one")
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:  # bytes the file system encoding could not decode (kept as surrogates)
+            raise ValueError(f"{name} {path!r}: not a UTF-8 name; nbody takes file names in UTF-8") from None
         return path
 
     @staticmethod
@@ -438,6 +450,7 @@ class Simulation:
             t_end, steps, _ = end
         if steps is not None and t_end is not None:
             raise ValueError(f"run: steps={steps!r} and t_end={t_end!r}: give one of them, not both")
+        t_end = _scalar(t_end)
         if steps is not None:
             total = _whole(steps, "steps", 0, _MAX_STEPS)
         elif isinstance(t_end, bool) or not isinstance(t_end, numbers.Real):
@@ -459,6 +472,7 @@ class Simulation:
             outputs[name] = None if value is None else _whole(value, name, least, _MAX_STEPS)
         for name, value in (("diagnostics_dt", diagnostics_dt), ("checkpoint_dt", checkpoint_dt),
                             ("snapshot_dt", snapshot_dt)):
+            value = _scalar(value)
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -543,6 +557,7 @@ class Simulation:
         RuntimeWarning when the time reached is not ``t_end`` (not where the callback stopped it)."""
         if misspelt:
             _refuse_misspelt(Simulation.integrate, misspelt)
+        t_end = _scalar(t_end)
         steps = self.run(t_end=t_end, callback=callback, every=every)
         # hermite4's end short of t_end, and a t_end already passed, were said by run; a fixed step's end past it is
         # said here, where a REBOUND user expects t_end itself.
@@ -600,7 +615,7 @@ class Simulation:
     @property
     def masses(self):
         """(N,) float64 masses: a read-only view, as ``positions``: the fourth column of its (x, y, z, m)
-        rows (4 values apart, strides (32,)). Assign an (N,) array of positive masses to change them."""
+        rows (4 values apart, strides (32,)). Assign an (N,) array of masses (0 or more) to change them."""
         return self._engine.masses()
 
     @masses.setter

@@ -4,6 +4,8 @@
 import copy
 import errno
 import itertools
+import math
+import os
 import pathlib
 import pickle
 import re
@@ -185,3 +187,33 @@ def test_a_simulation_says_its_units():
     assert units["time_s"] == pytest.approx(1.4879e13, rel=1e-4) and units["velocity_km_s"] == pytest.approx(2.0739, rel=1e-4)
     sim.configure(mass_unit="1Msun", length_unit="1au")
     assert sim.units["length"] == "1au"
+
+
+def test_a_body_of_mass_0_is_a_test_particle(tmp_path):
+    # As a tipsy file's: mass 0 is allowed from arrays too. The test particle orbits the star and never pulls on it.
+    positions = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    velocities = np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    sim = nbody.Simulation.from_arrays(positions, velocities, np.array([1.0, 0.0]), softening=0.0,
+                                       integrator="hermite4", precision="fp64", backend="cpu")
+    sim.run(t_end=3.125)  # about half an orbit of radius 1, at a multiple of the longest step
+    assert np.array_equal(sim.positions[0], [0.0, 0.0, 0.0]) and np.array_equal(sim.velocities[0], [0.0, 0.0, 0.0])
+    np.testing.assert_allclose(sim.positions[1], [math.cos(3.125), math.sin(3.125), 0.0], atol=1e-4)  # eta 0.02
+    sim.masses = np.array([1.0, 0.0])
+    with pytest.raises(ValueError, match=r"^masses: body 1 has mass -0\.5; masses must not be negative"):
+        sim.masses = np.array([1.0, -0.5])
+
+
+def test_bytes_paths_and_numpy_scalars_are_taken(tmp_path):
+    # What a script may hold: a path as bytes (os.fsencode, os.listdir(b".")), a count or a time as a NumPy 0-d
+    # array (np.sum of an array, np.array(3)); each taken as the str or the number it is, as Python's own calls do.
+    sim = nbody.Simulation(n=64, backend="cpu")
+    assert sim.run(steps=np.array(3), every=np.array(1)) == 3
+    sim.run(t_end=np.array(0.05), diagnostics_dt=np.array(0.01), diagnostics=os.fsencode(tmp_path / "d.csv"))
+    assert sim.steps == 5 and (tmp_path / "d.csv").exists()
+    sim.save(os.fsencode(tmp_path / "s.bin"))
+    assert nbody.Simulation.load(os.fsencode(tmp_path / "s.bin")).n == 64
+    with pytest.raises(TypeError, match=r"^steps: expected a whole number, got 3\.0 \(float\)$"):
+        sim.run(steps=np.array(3.0))
+    with pytest.raises(ValueError, match=r"^path .*: not a UTF-8 name; nbody takes file names in UTF-8$"):
+        sim.save(b"\xff\xfe.bin")
+
