@@ -102,6 +102,7 @@ void write_table(const Options& o, const std::string& csv, const json& j) {
 driver::Setup make_setup(const Options& o) {
   driver::Setup setup;
   agree(world(), [&] { setup = driver::make_setup(o.run); });
+  setup.notices.insert(setup.notices.begin(), o.notices.begin(), o.notices.end());
   if (!o.quiet && writes_outputs())
     for (auto const& notice : setup.notices) std::cerr << "notice: " << notice << "\n";
   return setup;

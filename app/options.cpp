@@ -8,9 +8,11 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <iostream>
 #include <regex>
 #include <optional>
@@ -22,6 +24,7 @@
 #include "driver/diagnostics_series.h"
 #include "core/bounds.h"
 #include "core/errors.h"
+#include "sim/io/units.h"
 #include "sim/physics/integrator.h"
 #include "sim/physics/scenarios.h"
 
@@ -318,6 +321,21 @@ std::optional<Options> parse_options(int argc, char** argv) {
                "nbody"};
   cli.set_version_flag("--version", "nbody 0.1.0");
   cli.get_formatter()->column_width(34);
+  // A time option may be given in a physical unit ("--t-end 10Myr"): kept as given, its value in the run's units taken
+  // once they are known (after parsing: the ones named, or the file's the run restarts or loads); a placeholder until
+  // then, which the option's own check passes.
+  std::map<std::string, std::string> physical_times;
+  auto physical_time = [&physical_times](const char* option) {
+    return CLI::Validator(
+        [&physical_times, option](std::string& text) -> std::string {
+          if (sim::physical_time(text)) {
+            physical_times[option] = text;
+            text = "1";
+          }
+          return {};
+        },
+        "", "");
+  };
 
   auto* modes = cli.add_option_group("Modes", "what to do (at most one)");
   bool viewer = false, run = false, benchmark = false, validate = false, devices = false, compare = false;
@@ -353,7 +371,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
             "accurate at equal cost), yoshida4 (4th order, 3 force evaluations per step), "
             "euler-damped (the classic demo), hermite4 (4th-order Hermite with individual block time steps, for "
             "collisional dynamics: one step is one block step)");
-  cli.add_option("--dt", physics.dt, "time step (default 0.01; 0.016 for euler-damped)")
+  cli.add_option("--dt", physics.dt, "time step (default 0.01; 0.016 for euler-damped; or in a time unit: 1kyr)")
+      ->transform(physical_time("--dt"))
       ->check(real_number(0, kMaxDt, Ends::above_min, "a time step"));
   // hermite4's settings: checked after parsing by core/bounds.h's rules (one definition for every door).
   cli.add_option("--eta", physics.hermite.eta,
@@ -367,6 +386,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->capture_default_str();
   cli.add_option("--dt-max", physics.hermite.dt_max,
                  "hermite4: the longest step (steps are powers of two at or below it), in [1e-09, 1e12]")
+      ->transform(physical_time("--dt-max"))
       ->check(a_number(kDtMaxRange))
       ->capture_default_str();
   cli.add_option("--damping", physics.damping, "euler-damped velocity factor per step, in (0, 1]")
@@ -418,7 +438,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--t-end", t_end,
                  "--run: to this simulation time (the first step at or past it; hermite4: every block step up to "
                  "it) instead of --steps; a restart goes on from the time it reached. --benchmark with hermite4: "
-                 "times the block steps from the warm-up's end to this time")
+                 "times the block steps from the warm-up's end to this time. A time in a unit (10Myr; units: " +
+                     std::string(sim::kTimeUnitNames) + ") with the run's --mass-unit and --length-unit, or its file's")
+      ->transform(physical_time("--t-end"))
       ->check(real_number(-kMaxTime, kMaxTime, Ends::closed, "a time"));
   cli.add_option("--warmup", o.warmup, "untimed steps before a benchmark")
       ->check(whole_number(0, kMaxSteps))
@@ -435,6 +457,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--checkpoint-dt", o.checkpoint_dt,
                  "also write a checkpoint at every multiple of this simulation time instead, at the first step or "
                  "block time at or past each, named after its step")
+      ->transform(physical_time("--checkpoint-dt"))
       ->check(real_number(0, kMaxTime, Ends::above_min, "a time"));
   cli.add_option("--diagnostics", o.diagnostics,
                  "write diagnostics over time to FILE: .csv, or .jsonl (or .json) for JSON lines (energies, energy error, "
@@ -447,6 +470,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "a diagnostics sample at every multiple of this simulation time instead, at the first step or block "
                  "time at or past each (hermite4: every body at it where the multiple is one of --dt-max's power of "
                  "two)")
+      ->transform(physical_time("--diagnostics-dt"))
       ->check(real_number(0, kMaxTime, Ends::above_min, "a time"));
   cli.add_option("--snapshots", o.snapshots.base,
                  "write HDF5 snapshots for analysis (yt, pynbody): the start, the end and every --snapshot-every "
@@ -458,6 +482,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--snapshot-dt", o.snapshots.dt,
                  "also a snapshot at every multiple of this simulation time instead, at the first step or block time "
                  "at or past each (as --diagnostics-dt)")
+      ->transform(physical_time("--snapshot-dt"))
       ->check(real_number(0, kMaxTime, Ends::above_min, "a time"));
   add_named(cli, "--snapshot-precision", o.snapshots.precision,
             "snapshot values: fp32 (default, light) or fp64 (every bit of the run)");
@@ -547,6 +572,46 @@ std::optional<Options> parse_options(int argc, char** argv) {
     throw InputError(what + " (see --help)");
   }
 
+  // The times given in a unit, in the run's units: the command line's units, or the file's the run starts from.
+  if (!physical_times.empty()) {
+    o.run.units = sim::parse_units(mass_unit, length_unit);
+    o.run.given.units = o.run.units.physical();
+    sim::Units const units = driver::units_of_start(o.run);
+    std::map<std::string, double*> const targets{{"--dt", &physics.dt},
+                                                 {"--dt-max", &physics.hermite.dt_max},
+                                                 {"--t-end", &t_end},
+                                                 {"--checkpoint-dt", &o.checkpoint_dt},
+                                                 {"--diagnostics-dt", &o.diagnostics_dt},
+                                                 {"--snapshot-dt", &o.snapshots.dt}};
+    for (auto const& [option, text] : physical_times) {
+      std::string const given = option + " " + text;
+      double const value = sim::in_run_units(*sim::physical_time(text), units, given);
+      *targets.at(option) = value;
+      // The option's own range, checked on the value (the placeholder passed it): named as given, and as the value.
+      // (--dt-max's is hermite4's own rule, checked below as for a number given.)
+      struct Range {
+        double min, max;
+        Ends ends;
+        const char* what;
+      };
+      std::map<std::string, Range> const ranges{{"--dt", {0, kMaxDt, Ends::above_min, "a time step"}},
+                                                {"--t-end", {-kMaxTime, kMaxTime, Ends::closed, "a time"}},
+                                                {"--checkpoint-dt", {0, kMaxTime, Ends::above_min, "a time"}},
+                                                {"--diagnostics-dt", {0, kMaxTime, Ends::above_min, "a time"}},
+                                                {"--snapshot-dt", {0, kMaxTime, Ends::above_min, "a time"}}};
+      char number[32];
+      std::snprintf(number, sizeof number, "%.6g", value);
+      if (auto const r = ranges.find(option); r != ranges.end() && !in_interval(value, r->second.min, r->second.max,
+                                                                                r->second.ends)) {
+        throw InputError(given + " (" + number + " in the run's units, " + units.describe() + "): must be " +
+                         r->second.what + " in " + interval(r->second.min, r->second.max, r->second.ends));
+      }
+      std::string const derived = units.derived();
+      o.notices.push_back(given + " is " + number + " in the run's units (" + units.describe() + "; " +
+                          derived.substr(0, derived.find(',')) + ")");
+    }
+  }
+
   if (viewer) o.mode = Mode::viewer;
   if (cli.count("--serve")) {
     o.mode = Mode::serve;
@@ -576,14 +641,17 @@ std::optional<Options> parse_options(int argc, char** argv) {
     o.steps = steps;
   }
   if (cli.count("--t-end")) {
+    auto t_end_given = [&] {
+      auto const unit = physical_times.find("--t-end");
+      return unit != physical_times.end() ? unit->second : cli.get_option("--t-end")->as<std::string>();
+    };
     if (cli.count("--steps"))
-      throw InputError("--t-end " + cli.get_option("--t-end")->as<std::string>() + " and --steps " +
+      throw InputError("--t-end " + t_end_given() + " and --steps " +
                        std::to_string(steps) + " both given; give one of them");
     // A benchmark from a scenario starts at time 0: a time at or before it can never be timed, and
     // would be refused only after the start-up (minutes at large N). A file's time is known once read.
     if (o.mode == Mode::benchmark && t_end <= 0.0 && ic.snapshot.empty() && ic.checkpoint.empty())
-      throw InputError("--t-end " + cli.get_option("--t-end")->as<std::string>() +
-                       ": the benchmark starts at time 0; give a later time");
+      throw InputError("--t-end " + t_end_given() + ": the benchmark starts at time 0; give a later time");
     o.t_end = t_end;
   }
   if (cli.count("--kernel")) dev.engine.kernel = kernel;

@@ -35,6 +35,8 @@ struct Options {
   // How long and what to write.
   std::optional<std::uint64_t> steps;      // none: the mode's default; 0 (--run only): the initial state
   std::optional<double> t_end;             // --run: to this time instead of a count of steps
+  // What the options' parsing has to say with the run's notices: a time given in a unit, in the run's units.
+  std::vector<std::string> notices;
   std::uint64_t warmup = 2;
   std::string save;
   sim::TipsyFormat save_format = sim::TipsyFormat::standard;

@@ -573,6 +573,14 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
 
 }  // namespace
 
+sim::Units units_of_start(const RunConfig& run) {
+  if (run.given.units) return run.units;
+  if (!run.initial.checkpoint.empty()) return sim::read_checkpoint_header(run.initial.checkpoint, run.names).run.units;
+  if (!run.initial.snapshot.empty() && sim::is_nbody_snapshot(run.initial.snapshot))
+    return sim::read_snapshot(run.initial.snapshot, run.names, false).units;
+  return run.units;
+}
+
 Setup make_setup(const RunConfig& run, const std::atomic<bool>* cancel) { return prepare(run, cancel, true); }
 
 void check_setup(const RunConfig& run) { prepare(run, nullptr, false); }

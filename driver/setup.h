@@ -106,6 +106,10 @@ std::string dt_max_notice(const RunConfig& run);
 // of settings, give only the change's names (every front end's).
 void check_integrator_options(const RunConfig& run);
 
+// The units a run will have, before its setup: the ones named (run.given.units), else a checkpoint's or an nbody
+// snapshot's (their headers read), else N-body units. For times a front end takes in physical units ("10Myr").
+sim::Units units_of_start(const RunConfig& run);
+
 // Throws InputError for bad input (a kernel the backend lacks, a missing or corrupt file, more
 // GPUs than visible, too little memory) and RuntimeFailure for failures of the machine. With a
 // checkpoint (initial.checkpoint) the run continues where it stopped: bodies, clock, energy

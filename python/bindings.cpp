@@ -1070,6 +1070,17 @@ class Engine {
     Busy busy(*this);
     return setup_.source;
   }
+  // A time given as text in a physical unit ("10Myr": run's t_end and the series' times), in the simulation's units.
+  double time_in_units(const std::string& text, const std::string& name) {
+    Busy busy(*this);
+    std::string const given = name + "=" + shown(nb::str(text.c_str()));
+    auto const t = sim::physical_time(text);
+    if (!t)
+      throw InputError(given + ": not a time; give a number in the simulation's units, or text with a unit (" +
+                       sim::kTimeUnitNames + "), e.g. '10Myr'");
+    return sim::in_run_units(*t, setup_.units, given, run_.names);
+  }
+
   // What the files call one unit (--mass-unit, --length-unit) and what follows from it; None in N-body units.
   nb::object units() {
     Busy busy(*this);
@@ -1363,7 +1374,8 @@ NB_MODULE(_nbody, m) {
       .def_prop_ro("device_count", &Engine::device_count)
       .def_prop_ro("description", &Engine::describe)
       .def_prop_ro("source", &Engine::source)
-      .def_prop_ro("units", &Engine::units);
+      .def_prop_ro("units", &Engine::units)
+      .def("time_in_units", &Engine::time_in_units, "text"_a, "name"_a);
   m.def("devices", &nbody::python::devices);
   m.def("why_no_devices", &nbody::python::why_no_devices);
   m.def("cuda_built", &nbody::sim::cuda_built);

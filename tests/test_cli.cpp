@@ -2148,6 +2148,43 @@ TEST_F(Cli, ASaveNamedLikeHdf5IsAnHdf5Snapshot) {
   EXPECT_EQ(slurp(file("tipsy.h5")), tipsy);
 }
 
+// A time option may be given in a time unit where the run has physical units (named, or its file's): taken in the
+// run's units and said; in N-body units, or out of the option's range, refused naming it.
+TEST_F(Cli, TimesInAUnitAreTakenInTheRunsUnits) {
+  sim::Units const units = sim::parse_units("1e3Msun", "1pc");
+  double const myr = 1e6 * 365.25 * 86400.0 / units.time_s();  // 1 Myr in the run's units, about 2.12
+  std::string const run = "--run --bodies 64 --mass-unit 1e3Msun --length-unit 1pc ";
+  Result const r = nbody(run + "--t-end 1Myr --diagnostics " + file("d.csv") + " --diagnostics-dt 0.25Myr --json " +
+                         file("r.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  char number[32];
+  std::snprintf(number, sizeof number, "%.6g", myr);
+  EXPECT_NE(r.err.find(std::string("notice: --t-end 1Myr is ") + number + " in the run's units (1e3Msun, 1pc; time "
+                       "unit 471.5 kyr)\n"),
+            std::string::npos)
+      << r.err;
+  auto const j = nlohmann::json::parse(slurp(file("r.json")));
+  EXPECT_EQ(j["steps"].get<std::uint64_t>(), std::uint64_t(std::ceil(myr / 0.01)));  // the first step at or past it
+  std::string header;
+  auto const rows = csv_rows(slurp(file("d.csv")), &header);
+  ASSERT_EQ(rows.size(), 5u) << "0, and the first steps at or past 0.25, 0.5, 0.75 Myr, and the end";
+  EXPECT_EQ(rows[1][0], std::ceil(0.25 * myr / 0.01 - 1e-9));
+  // A restart takes its file's units.
+  if (sim::checkpoints_built()) {
+    ASSERT_EQ(nbody(run + "-q --steps 0 --checkpoint " + file("u.h5")).code, 0);
+    Result const more = nbody("--run --restart " + file("u.h5") + " --t-end 0.5Myr --json " + file("m.json"));
+    ASSERT_EQ(more.code, 0) << more.err;
+    EXPECT_EQ(nlohmann::json::parse(slurp(file("m.json")))["steps"].get<std::uint64_t>(),
+              std::uint64_t(std::ceil(0.5 * myr / 0.01)));
+  }
+  expect_input_error("--run --bodies 64 --t-end 1Myr",
+                     "--t-end 1Myr: a time in Myr needs the run's units: give --mass-unit and --length-unit (or start "
+                     "from a file that records them); this run is in N-body units, where times are plain numbers");
+  expect_input_error(run + "--dt 0s", "--dt 0s (0 in the run's units, 1e3Msun, 1pc): must be a time step in (0, ");
+  expect_input_error(run + "--t-end 10Myrs", "--t-end 10Myrs: must be a time in ");
+  expect_input_error(run + "--t-end 1Myr --steps 3", "--t-end 1Myr and --steps 3 both given; give one of them");
+}
+
 // A tipsy snapshot carries its softening: a disk restarted from one keeps 0.05 without the option,
 // and the user is told that tipsy holds no run settings.
 TEST_F(Cli, TipsySofteningIsUsedAndItsLimitsAreStated) {

@@ -342,6 +342,14 @@ class Simulation:
                 raise TypeError(f"'{key}' chooses a scenario; the bodies come from elsewhere here")
         return _checked_settings(settings, function)
 
+    def _time(self, value, name):
+        """A time as given: a number in the simulation's units (a NumPy 0-d array too), or text with a physical unit
+        ("10Myr", "2.5kyr"; Gyr, Myr, kyr, yr, d, s) where the simulation has units (``configure(mass_unit=...,
+        length_unit=...)``, or its file's), in them."""
+        if isinstance(value, str):
+            return self._engine.time_in_units(value, name)
+        return _scalar(value)
+
     @staticmethod
     def _path(path, name):
         if not isinstance(path, (str, bytes, os.PathLike)):
@@ -423,7 +431,8 @@ class Simulation:
         ``sim.notices`` and a RuntimeWarning name when it is not ``t_end``); give one of the two. A simulation from
         ``restart`` may give neither before it steps: it goes on to where the run its checkpoint continues was going
         (its ``t_end``, or its last step), with a notice, as ``nbody --restart`` does: no steps where that run
-        reached its end. ``callback(sim)`` is
+        reached its end. ``t_end`` and the series' times (``diagnostics_dt``, ...) may be text in a physical unit
+        where the simulation has units: ``t_end="10Myr"`` (Gyr, Myr, kyr, yr, d, s). ``callback(sim)`` is
         called after every ``every`` steps of this run (it may read the simulation, not step or
         change it); when it returns a true value the run stops there. Returns the number of steps
         done; ``sim.last_run`` holds what the run did, also when it ends with an exception.
@@ -450,7 +459,7 @@ class Simulation:
             t_end, steps, _ = end
         if steps is not None and t_end is not None:
             raise ValueError(f"run: steps={steps!r} and t_end={t_end!r}: give one of them, not both")
-        t_end = _scalar(t_end)
+        t_end = self._time(t_end, "t_end")
         if steps is not None:
             total = _whole(steps, "steps", 0, _MAX_STEPS)
         elif isinstance(t_end, bool) or not isinstance(t_end, numbers.Real):
@@ -472,7 +481,7 @@ class Simulation:
             outputs[name] = None if value is None else _whole(value, name, least, _MAX_STEPS)
         for name, value in (("diagnostics_dt", diagnostics_dt), ("checkpoint_dt", checkpoint_dt),
                             ("snapshot_dt", snapshot_dt)):
-            value = _scalar(value)
+            value = self._time(value, name)
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -557,7 +566,7 @@ class Simulation:
         RuntimeWarning when the time reached is not ``t_end`` (not where the callback stopped it)."""
         if misspelt:
             _refuse_misspelt(Simulation.integrate, misspelt)
-        t_end = _scalar(t_end)
+        t_end = self._time(t_end, "t_end")
         steps = self.run(t_end=t_end, callback=callback, every=every)
         # hermite4's end short of t_end, and a t_end already passed, were said by run; a fixed step's end past it is
         # said here, where a REBOUND user expects t_end itself.

@@ -75,6 +75,41 @@ std::string trimmed(const std::string& text) {
 
 }  // namespace
 
+std::optional<PhysicalTime> physical_time(const std::string& text) {
+  constexpr double kYear = 365.25 * 86400.0;
+  constexpr std::pair<const char*, double> kTimes[] = {{"Gyr", 1e9 * kYear}, {"Myr", 1e6 * kYear},
+                                                       {"kyr", 1e3 * kYear}, {"yr", kYear},
+                                                       {"d", 86400.0},       {"s", 1.0}};
+  std::string const t = trimmed(text);
+  for (auto const& [name, seconds] : kTimes) {
+    std::string const unit = name;
+    if (t.size() <= unit.size() || t.compare(t.size() - unit.size(), unit.size(), unit) != 0) continue;
+    std::string const number = trimmed(t.substr(0, t.size() - unit.size()));
+    // The number must be the whole rest: "10Myr", not "10 xMyr" nor "Myr"; a letter before the unit ("10 dyr")
+    // belongs to another word.
+    char* end = nullptr;
+    errno = 0;
+    double const value = number.empty() ? NAN : std::strtod(number.c_str(), &end);
+    if (number.empty() || end != number.c_str() + number.size() || std::isalpha(static_cast<unsigned char>(number.back())))
+      return std::nullopt;
+    if (errno == ERANGE || !std::isfinite(value)) return PhysicalTime{INFINITY, unit};
+    return PhysicalTime{value * seconds, unit};
+  }
+  return std::nullopt;
+}
+
+double in_run_units(const PhysicalTime& time, const Units& units, const std::string& given,
+                    const SettingNames& names) {
+  if (!units.physical())
+    throw InputError(given + ": a time in " + time.unit + " needs the run's units: give " + names.name("--mass-unit") +
+                     " and " + names.name("--length-unit") + " (or start from a file that records them); this run is "
+                     "in N-body units, where times are plain numbers");
+  double const value = time.seconds / units.time_s();
+  if (!std::isfinite(value))
+    throw InputError(given + ": not a finite time in the run's units (" + units.describe() + ")");
+  return value;
+}
+
 double Units::time_s() const {
   if (!physical()) return 1.0;  // no scale: the files state 1 for every unit
   return std::sqrt(length_cm * length_cm * length_cm / (kGravitationalConstantCgs * mass_g));

@@ -2,6 +2,7 @@
 // units with no scale, or a mass and a length unit from which the time and velocity units follow.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/setting_names.h"
@@ -50,5 +51,20 @@ Units parse_units(const std::string& mass, const std::string& length, const Sett
 // The units the options accept, for messages and --help.
 inline constexpr const char* kMassUnitNames = "Msun, Mjup, Mearth, kg, g";
 inline constexpr const char* kLengthUnitNames = "Mpc, kpc, pc, au, km, m, cm";
+inline constexpr const char* kTimeUnitNames = "Gyr, Myr, kyr, yr, d, s";
+
+// A time given in a physical unit: "10Myr", "2.5 kyr", "1e6yr" (a year is the Julian year, as astropy's yr).
+struct PhysicalTime {
+  double seconds = 0.0;
+  std::string unit;  // "Myr"
+};
+// The text as a time in a physical unit, where it is a number followed by one of kTimeUnitNames (spaces allowed
+// around them); nullopt for anything else (a plain number is a time in the run's own units; other text is for the
+// setting's own check to refuse).
+std::optional<PhysicalTime> physical_time(const std::string& text);
+// A physical time in the run's units (seconds / units.time_s()). Throws InputError where the run has no physical
+// units (N-body units: the setting, as given, and where the units come from), or where the result is not finite.
+double in_run_units(const PhysicalTime& time, const Units& units, const std::string& given,
+                    const SettingNames& names = {});
 
 }  // namespace nbody::sim

@@ -217,9 +217,11 @@ def test_a_time_too_far_is_named_as_a_keyword():
         sim.run(t_end=1e300)
     with pytest.raises(ValueError, match=r"^t_end=nan: must be a finite time$"):
         sim.run(t_end=float("nan"))
-    for wrong in ("abc", True, [1.0]):
+    for wrong in (True, [1.0]):
         with pytest.raises(TypeError, match=r"^t_end: expected a time, got "):
             sim.run(t_end=wrong)
+    with pytest.raises(ValueError, match=r"^t_end='abc': not a time; give a number in the simulation's units, or text"):
+        sim.run(t_end="abc")  # text is a time with a unit ("10Myr") or nothing
     assert sim.steps == 0
 
 

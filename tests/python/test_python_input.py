@@ -217,3 +217,23 @@ def test_bytes_paths_and_numpy_scalars_are_taken(tmp_path):
     with pytest.raises(ValueError, match=r"^path .*: not a UTF-8 name; nbody takes file names in UTF-8$"):
         sim.save(b"\xff\xfe.bin")
 
+
+def test_times_in_a_unit_are_taken_in_the_simulations_units(tmp_path):
+    # t_end and the series' times as text with a unit, where the simulation has units: the same run as the number.
+    sim = nbody.Simulation(n=64, backend="cpu")
+    with pytest.raises(ValueError, match=r"^t_end='1Myr': a time in Myr needs the run's units: give mass_unit and "
+                                         r"length_unit \(or start from a file that records them\)"):
+        sim.run(t_end="1Myr")
+    with pytest.raises(ValueError, match=r"^t_end='soon': not a time; give a number in the simulation's units, or text "
+                                         r"with a unit \(Gyr, Myr, kyr, yr, d, s\), e\.g\. '10Myr'$"):
+        sim.run(t_end="soon")
+    sim.configure(mass_unit="1e3Msun", length_unit="1pc")
+    myr = 1e6 * 365.25 * 86400 / sim.units["time_s"]
+    twin = nbody.Simulation(n=64, backend="cpu")
+    sim.run(t_end="1Myr", diagnostics=tmp_path / "d.csv", diagnostics_dt="0.5Myr")
+    twin.run(t_end=myr, diagnostics=tmp_path / "e.csv", diagnostics_dt=0.5 * myr)
+    assert sim.steps == twin.steps == math.ceil(myr / 0.01)
+    rows = lambda p: [line.split(",")[:2] for line in p.read_text().splitlines()[1:]]
+    assert rows(tmp_path / "d.csv") == rows(tmp_path / "e.csv")
+    sim.integrate("2Myr")
+    assert sim.time >= 2 * myr
