@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -2183,6 +2185,38 @@ TEST_F(Cli, TimesInAUnitAreTakenInTheRunsUnits) {
   expect_input_error(run + "--dt 0s", "--dt 0s (0 in the run's units, 1e3Msun, 1pc): must be a time step in (0, ");
   expect_input_error(run + "--t-end 10Myrs", "--t-end 10Myrs: must be a time in ");
   expect_input_error(run + "--t-end 1Myr --steps 3", "--t-end 1Myr and --steps 3 both given; give one of them");
+}
+
+// A read error of the disk (EIO: a failing disk, a network file system gone) on a checkpoint or a snapshot is the
+// machine's failure (exit 1, in the system's words), not a damaged file (exit 2): a job script may try again, or copy
+// the file elsewhere, rather than give it up. Injected by a preloaded pread that fails from an offset on.
+TEST_F(Cli, AReadErrorOfTheDiskIsNotADamagedFile) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a preloaded library would come before the sanitizer's runtime";
+#endif
+  ASSERT_EQ(nbody("--run -q --bodies 256 --steps 1 --checkpoint " + file("c.h5") + " --snapshots " + file("s/s")).code,
+            0);
+  for (auto const& [option, path] : {std::pair<std::string, std::string>{"--restart", file("c.h5")},
+                                     {"--load", file("s/s_00000001.hdf5")}}) {
+    auto const size = fs::file_size(path);
+    for (std::uintmax_t const from : {std::uintmax_t(0), std::uintmax_t(2048), size / 2}) {
+      std::string const cmd = "LD_PRELOAD=" NBODY_READ_ERROR_PRELOAD " NBODY_TEST_EIO_FILE=" + path +
+                              " NBODY_TEST_EIO_FROM=" + std::to_string(from) + " " NBODY_EXECUTABLE
+                              " --backend cpu --run --steps 1 " + option + " " + path + " >" + file("out") + " 2>" +
+                              file("err") + " </dev/null";
+      int const status = std::system(cmd.c_str());
+      std::string const err = slurp(file("err"));
+      EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 1) << option << " from " << from << ": " << err;
+      EXPECT_NE(err.find("error: " + path + ": cannot read: " + std::strerror(EIO) + " (the disk or file system failed "
+                         "to read it; the file itself may be whole)\n"),
+                std::string::npos)
+          << option << " from " << from << ": " << err;
+    }
+    // Read without the error, the file is whole.
+    Result const whole = nbody("--run -q --steps 1 " + option + " " + path);
+    EXPECT_EQ(whole.code, 0) << whole.err;
+  }
 }
 
 // A tipsy snapshot carries its softening: a disk restarted from one keeps 0.05 without the option,

@@ -12,6 +12,7 @@
 #include <array>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -80,6 +81,33 @@ void quiet_hdf5() {
     return true;
   }();
   (void)done;
+}
+
+// What the system said where the HDF5 call that just failed failed in a read or write of the file itself (its file
+// driver's "errno = 5, error message = 'Input/output error'"): the error message, or "" where HDF5 failed on what
+// the file holds (damaged, not HDF5) rather than on reading it.
+std::string hdf5_system_error() {
+  std::string said;
+  auto const walk = [](unsigned, const H5E_error2_t* e, void* out) -> herr_t {
+    std::string const text = e && e->desc ? e->desc : "";
+    std::size_t const at = text.find("errno = ");
+    if (at == std::string::npos || std::atoi(text.c_str() + at + 8) == 0) return 0;
+    std::string& message = *static_cast<std::string*>(out);
+    std::size_t const begin = text.find("error message = '", at);
+    std::size_t const end = begin == std::string::npos ? begin : text.find('\'', begin + 17);
+    message = end != std::string::npos ? text.substr(begin + 17, end - begin - 17)
+                                       : std::strerror(std::atoi(text.c_str() + at + 8));
+    return 1;  // the first (innermost) one
+  };
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk, &said);
+  return said;
+}
+// Throws RuntimeFailure where the HDF5 call that just failed met a read error of the system (a failing disk, a
+// network file system gone): not the file's fault, and a later try may read it.
+void refuse_read_error(const std::string& path) {
+  if (std::string const why = hdf5_system_error(); !why.empty())
+    throw RuntimeFailure(path + ": cannot read: " + why + " (the disk or file system failed to read it; the file "
+                         "itself may be whole)");
 }
 
 // FNV-1a, 64-bit (Fowler, Noll and Vo's offset basis and prime): a few lines in any language, so a
@@ -568,7 +596,10 @@ class Reader {
   Reader(std::string path, hid_t file, std::string what = "not a checkpoint nbody can continue")
       : path_(std::move(path)), file_(file), what_(std::move(what)) {}
 
-  [[noreturn]] void fail(const std::string& problem) const { throw InputError(path_ + ": " + problem + " (" + what_ + ")"); }
+  [[noreturn]] void fail(const std::string& problem) const {
+    refuse_read_error(path_);  // a read that failed is the disk's failure, not the file's
+    throw InputError(path_ + ": " + problem + " (" + what_ + ")");
+  }
 
   // Every object nbody reads is reached through hard links only: a soft link, an external link
   // (another file) or a user-defined one could point the reader at anything.
@@ -1072,14 +1103,19 @@ Handle open_file(const std::string& path, const SettingNames& names = {}) {
   if (stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot open: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
     throw InputError(path + ": not a regular file; give a checkpoint written by " + names.entry("--checkpoint"));
-  if (H5Fis_hdf5(path.c_str()) <= 0)
+  if (htri_t const is = H5Fis_hdf5(path.c_str()); is <= 0) {
+    if (is < 0) refuse_read_error(path);
     throw InputError(path + ": not an HDF5 file; " + names.entry("--restart") + " takes a checkpoint written by " +
                      names.entry("--checkpoint"));
+  }
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   if (!fapl.ok() || H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG) < 0)
     throw RuntimeFailure(path + ": cannot set up HDF5 to read it");
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
-  if (!file.ok()) throw InputError(path + ": cannot open the HDF5 file (damaged, or not one HDF5 can read)");
+  if (!file.ok()) {
+    refuse_read_error(path);
+    throw InputError(path + ": cannot open the HDF5 file (damaged, or not one HDF5 can read)");
+  }
   return file;
 }
 
@@ -1165,9 +1201,10 @@ Checkpoint read_checkpoint(const std::string& path, const SettingNames& names) {
 bool is_nbody_snapshot(const std::string& path) {
   quiet_hdf5();
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || H5Fis_hdf5(path.c_str()) <= 0) return false;
-  // An HDF5 file that cannot be read (cut short, damaged) is taken for one, so that read_snapshot says what is wrong
-  // with it rather than the tipsy reader that it is no tipsy file.
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  // An HDF5 file that cannot be read (cut short, damaged, a read error of the disk: HDF5 cannot even tell) is taken
+  // for one, so that read_snapshot says what is wrong with it rather than the tipsy reader that it is no tipsy file.
+  if (htri_t const is = H5Fis_hdf5(path.c_str()); is <= 0) return is < 0 && !hdf5_system_error().empty();
   try {
     Handle file = open_file(path);
     Reader r(path, file.get());
