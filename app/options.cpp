@@ -247,9 +247,10 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       {"--snapshot-every", {M::run}, "--run (with --snapshots)"},
       {"--snapshot-dt", {M::run}, "--run (with --snapshots)"},
       {"--snapshot-precision", {M::run}, "--run (with --snapshots)"},
-      {"--mass-unit", {M::run, M::viewer, M::serve, M::automatic}, "--run and the viewer (the units their files state)"},
-      {"--length-unit", {M::run, M::viewer, M::serve, M::automatic},
-       "--run and the viewer (the units their files state)"},
+      {"--mass-unit", {M::run, M::benchmark, M::viewer, M::serve, M::automatic},
+       "--run and the viewer (the units their files state), and --benchmark (a --t-end in a time unit)"},
+      {"--length-unit", {M::run, M::benchmark, M::viewer, M::serve, M::automatic},
+       "--run and the viewer (the units their files state), and --benchmark (a --t-end in a time unit)"},
       {"--csv", {M::compare_threading}, "--compare-threading"},
       {"--tolerance", {M::validate}, "--validate"},
       {"--warmup", {M::benchmark, M::compare_threading, M::automatic}, "--benchmark and --compare-threading"},
@@ -331,6 +332,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
           if (sim::physical_time(text)) {
             physical_times[option] = text;
             text = "1";
+          } else if (!text.empty() && std::isalpha(static_cast<unsigned char>(text.back())) && !parse_real(text)) {
+            return text + ": not a number, nor a number and a time unit (" + sim::kTimeUnitNames +
+                   "; case matters), e.g. 10Myr";
           }
           return {};
         },
@@ -572,6 +576,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
     throw InputError(what + " (see --help)");
   }
 
+  // An option's value as the user typed it (a time in a unit is held as a placeholder until it is converted).
+  auto given_text = [&](const char* option) {
+    auto const unit = physical_times.find(option);
+    return unit != physical_times.end() ? unit->second : cli.get_option(option)->as<std::string>();
+  };
   // The times given in a unit, in the run's units: the command line's units, or the file's the run starts from.
   if (!physical_times.empty()) {
     o.run.units = sim::parse_units(mass_unit, length_unit);
@@ -595,6 +604,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
         const char* what;
       };
       std::map<std::string, Range> const ranges{{"--dt", {0, kMaxDt, Ends::above_min, "a time step"}},
+                                                {"--dt-max", {kMinDtMax, kMaxDt, Ends::closed, "a longest step"}},
                                                 {"--t-end", {-kMaxTime, kMaxTime, Ends::closed, "a time"}},
                                                 {"--checkpoint-dt", {0, kMaxTime, Ends::above_min, "a time"}},
                                                 {"--diagnostics-dt", {0, kMaxTime, Ends::above_min, "a time"}},
@@ -641,10 +651,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
     o.steps = steps;
   }
   if (cli.count("--t-end")) {
-    auto t_end_given = [&] {
-      auto const unit = physical_times.find("--t-end");
-      return unit != physical_times.end() ? unit->second : cli.get_option("--t-end")->as<std::string>();
-    };
+    auto t_end_given = [&] { return given_text("--t-end"); };
     if (cli.count("--steps"))
       throw InputError("--t-end " + t_end_given() + " and --steps " +
                        std::to_string(steps) + " both given; give one of them");
@@ -714,9 +721,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   require(dev.gpus.empty() || cli.count("--numgpus") == 0 || int(dev.gpus.size()) == dev.count,
           "--numgpus " + std::to_string(dev.count) + " and --gpus " + gpus_text + " disagree; give one of them");
   // A series' option as given ("--diagnostics-dt 0.1"); each needs its file, and by time excludes by steps.
-  auto as_given = [&](const char* option) {
-    return std::string(option) + " " + cli.get_option(option)->as<std::string>();
-  };
+  auto as_given = [&](const char* option) { return std::string(option) + " " + given_text(option); };
   auto needs = [&](const char* option, bool missing, const char* file, const char* why) {
     if (cli.count(option) && missing) throw InputError(as_given(option) + ": give " + file + " too (" + why + ")");
   };

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -121,6 +122,12 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
       }
     }
   }
+}
+
+std::string lower_extension(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
 }
 
 void check_outputs_spare_input(const std::vector<std::pair<std::string, std::string>>& outputs,

@@ -29,6 +29,9 @@ void check_output_path(const std::string& path, const std::string& option, const
 // given) are skipped.
 void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 
+// The file name's extension in lower case (".h5" for "run.H5"; "" for none): what its format is told by.
+std::string lower_extension(const std::string& path);
+
 // Throws InputError when an output, given as (option, path), names the input file `input` (read by
 // `input_option`), through any spelling: writing it would replace what the run was started from.
 // `continues`: the one output that may (the state continued in place: --restart's --checkpoint).

@@ -105,9 +105,16 @@ void write_snapshot(const std::string& path, const Setup& setup, multigpu::Simul
 }
 
 bool saves_hdf5_snapshot(const std::string& path) {
-  for (std::string const ending : {".hdf5", ".h5"})
-    if (path.size() > ending.size() && path.compare(path.size() - ending.size(), ending.size(), ending) == 0) return true;
-  return false;
+  std::string const ext = lower_extension(path);
+  return ext == ".h5" || ext == ".hdf5";
+}
+
+std::string tipsy_units_notice(const std::string& save_given, const std::string& path, const sim::Units& units,
+                               const SettingNames& names) {
+  if (saves_hdf5_snapshot(path) || !units.physical()) return {};
+  return save_given + ": tipsy holds no units; its values are in this run's (" + units.describe() +
+         "), which its readers do not know: a " + names.name("--save") + " name ending in .h5, and the " +
+         names.name("--snapshots") + " and " + names.name("--checkpoint") + " files, state them";
 }
 
 void check_save(const std::string& path, const std::string& save_given, const std::string& format_given) {

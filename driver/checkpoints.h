@@ -47,8 +47,13 @@ void write_snapshot(const std::string& path, const Setup& setup, multigpu::Simul
                     Precision precision);
 
 // Whether the final state saved to `path` (`--save`, Python's save) is an HDF5 snapshot (a name ending in .h5 or
-// .hdf5: write_snapshot in fp64, with the units and families) rather than a tipsy file (any other name).
+// .hdf5, in any case: write_snapshot in fp64, with the units and families) rather than a tipsy file (any other).
 bool saves_hdf5_snapshot(const std::string& path);
+// A tipsy file has no field for units, and its readers take its values in their own (pynbody: 1e10 Msun and kpc): for
+// a save to `path` (as given: `save_given`) in a run of physical units, the notice that says so and what keeps them;
+// "" for an HDF5 snapshot or N-body units.
+std::string tipsy_units_notice(const std::string& save_given, const std::string& path, const sim::Units& units,
+                               const SettingNames& names);
 // Refuses (InputError) a save that cannot be made as named: an HDF5 name in a build without HDF5, or a tipsy byte
 // order given (`format_given`, as the front end spells it, "--save-format little-endian"; "" where none was) for
 // an HDF5 name. `save_given`: the save as the front end spells it ("--save run.h5", "save='run.h5'").

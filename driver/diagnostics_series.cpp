@@ -23,12 +23,6 @@ namespace nbody::driver {
 
 namespace {
 
-std::string lower_extension(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return ext;
-}
-
 // Round-trip digits: a value read back from the CSV is the double the run measured, bit for bit.
 void put(std::string& row, double v) {
   char buf[32];

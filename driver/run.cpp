@@ -577,12 +577,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     if (ranks.size() > 1) ahead = ranks.all_gather(ahead).front();
     if (!ahead.empty()) observer.notice(ahead);
   }
-  // A tipsy file has no field for units: its readers take its values in their own (pynbody 1e10 Msun and kpc).
-  if (!o.save.empty() && !saves_hdf5_snapshot(o.save) && setup.units.physical())
-    observer.notice(o.names.with_text("--save", o.save) + ": tipsy holds no units; its values are in this run's (" +
-                    setup.units.describe() + "), which its readers do not know: a " + o.names.name("--save") +
-                    " name ending in .h5, and the " + o.names.name("--snapshots") + " and " +
-                    o.names.name("--checkpoint") + " files, state them");
+  if (!o.save.empty())
+    if (std::string const text = tipsy_units_notice(o.names.with_text("--save", o.save), o.save, setup.units, o.names);
+        !text.empty())
+      observer.notice(text);
 
   if ((o.summary || sampled) && !start_measured) unless_interrupted([&] { result.start = sim.diagnostics(); });
   // A restart keeps the run's baseline; without one, the baseline is unknown until a restart measures it.

@@ -576,8 +576,11 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
 sim::Units units_of_start(const RunConfig& run) {
   if (run.given.units) return run.units;
   if (!run.initial.checkpoint.empty()) return sim::read_checkpoint_header(run.initial.checkpoint, run.names).run.units;
-  if (!run.initial.snapshot.empty() && sim::is_nbody_snapshot(run.initial.snapshot))
-    return sim::read_snapshot(run.initial.snapshot, run.names, false).units;
+  if (!run.initial.snapshot.empty()) {
+    if (sim::is_nbody_snapshot(run.initial.snapshot))
+      return sim::read_snapshot(run.initial.snapshot, run.names, false).units;
+    sim::read_tipsy_bodies(run.initial.snapshot, run.names);  // a file that is none (missing, junk) is said as such
+  }
   return run.units;
 }
 

@@ -958,8 +958,8 @@ class Engine {
     Busy busy(*this);
     auto const f = from_name<sim::TipsyFormat>(format.empty() ? "standard" : format);
     if (!f) throw InputError("format='" + format + "': valid: " + valid_names<sim::TipsyFormat>());
-    driver::check_save(path, "Simulation.save(" + shown(nb::str(path.c_str())) + ")",
-                       format.empty() ? "" : "format='" + format + "'");
+    std::string const call = "Simulation.save(" + shown(nb::str(path.c_str())) + ")";  // with the GIL held
+    driver::check_save(path, call, format.empty() ? "" : "format='" + format + "'");
     refuse_output_path("Simulation.save", path);
     // Not over the file the simulation was made from, but a file of its kind over the one it was loaded from.
     spare_source({{"Simulation.save", path}}, "", "Simulation.save");
@@ -976,6 +976,8 @@ class Engine {
       if (ranks.rank() == 0) sim::write_tipsy(path, s, sim_->config().softening, *f);
     });
     if (std::string const order = sim::tipsy_order_notice(s, path); !order.empty()) notices_.push_back(order);
+    if (std::string const units = driver::tipsy_units_notice(call, path, setup_.units, run_.names); !units.empty())
+      notices_.push_back(units);
   }
 
   void checkpoint(const std::string& path) {

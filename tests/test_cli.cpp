@@ -2136,6 +2136,8 @@ TEST_F(Cli, ASaveNamedLikeHdf5IsAnHdf5Snapshot) {
                          " is an HDF5 snapshot (its name ends in .hdf5); leave the format out, or name a tipsy file");
   ASSERT_EQ(nbody("--run -q --bodies 64 --steps 1 --save " + file("t.hdf5")).code, 0);
   EXPECT_TRUE(sim::is_nbody_snapshot(file("t.hdf5")));
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 1 --save " + file("upper.H5")).code, 0);  // the ending in any case
+  EXPECT_TRUE(sim::is_nbody_snapshot(file("upper.H5")));
   // A snapshot saved over the snapshot loaded is the state continued in place, as a tipsy file over its tipsy file;
   // a tipsy file that happens to be named .h5 is not replaced by a snapshot.
   Result const again = nbody("--run -q --load " + file("s.h5") + " --steps 3 --save " + file("s.h5"));
@@ -2183,8 +2185,22 @@ TEST_F(Cli, TimesInAUnitAreTakenInTheRunsUnits) {
                      "--t-end 1Myr: a time in Myr needs the run's units: give --mass-unit and --length-unit (or start "
                      "from a file that records them); this run is in N-body units, where times are plain numbers");
   expect_input_error(run + "--dt 0s", "--dt 0s (0 in the run's units, 1e3Msun, 1pc): must be a time step in (0, ");
-  expect_input_error(run + "--t-end 10Myrs", "--t-end 10Myrs: must be a time in ");
+  expect_input_error(run + "--t-end 10myr", "--t-end 10myr: not a number, nor a number and a time unit (Gyr, Myr, kyr, "
+                                           "yr, d, s; case matters), e.g. 10Myr");
   expect_input_error(run + "--t-end 1Myr --steps 3", "--t-end 1Myr and --steps 3 both given; give one of them");
+  // Every message names the time as it was given.
+  expect_input_error(run + "--checkpoint-dt 1Myr", "--checkpoint-dt 1Myr: give --checkpoint FILE too");
+  expect_input_error(run + "--diagnostics-dt 1Myr --diagnostics-every 10 --diagnostics " + file("e.csv"),
+                     "--diagnostics-dt 1Myr and --diagnostics-every 10 both given");
+  expect_input_error(run + "--integrator hermite4 --dt-max 1e-9yr",
+                     "--dt-max 1e-9yr (2.12097e-15 in the run's units, 1e3Msun, 1pc): must be a longest step in");
+  // A whole number is no time in a unit (hexadecimal 0x1d is 29, not a day); a file that is no snapshot is said.
+  expect_input_error("--run --bodies 64 --t-end 0x1d --steps 1", "--t-end 0x1d and --steps 1 both given");
+  expect_input_error("--run --load " + file("none.bin") + " --t-end 1Myr", file("none.bin") + ": cannot open");
+  // A benchmark to a time in a unit takes the units.
+  Result const b = nbody("--benchmark --integrator hermite4 --bodies 256 --warmup 1 " +
+                         std::string("--mass-unit 1e3Msun --length-unit 1pc --t-end 50kyr"));
+  EXPECT_EQ(b.code, 0) << b.err;
 }
 
 // A read error of the disk (EIO: a failing disk, a network file system gone) on a checkpoint or a snapshot is the

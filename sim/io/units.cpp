@@ -81,6 +81,13 @@ std::optional<PhysicalTime> physical_time(const std::string& text) {
                                                        {"kyr", 1e3 * kYear}, {"yr", kYear},
                                                        {"d", 86400.0},       {"s", 1.0}};
   std::string const t = trimmed(text);
+  // A whole number is a plain number ("1e5", and hexadecimal "0x1d", not 1 day), and a unit follows decimal digits.
+  {
+    char* end = nullptr;
+    (void)std::strtod(t.c_str(), &end);
+    if (!t.empty() && end == t.c_str() + t.size()) return std::nullopt;
+    if (t.find_first_of("xX") != std::string::npos) return std::nullopt;
+  }
   for (auto const& [name, seconds] : kTimes) {
     std::string const unit = name;
     if (t.size() <= unit.size() || t.compare(t.size() - unit.size(), unit.size(), unit) != 0) continue;
@@ -92,7 +99,8 @@ std::optional<PhysicalTime> physical_time(const std::string& text) {
     double const value = number.empty() ? NAN : std::strtod(number.c_str(), &end);
     if (number.empty() || end != number.c_str() + number.size() || std::isalpha(static_cast<unsigned char>(number.back())))
       return std::nullopt;
-    if (errno == ERANGE || !std::isfinite(value)) return PhysicalTime{INFINITY, unit};
+    // Too large for a double is no finite time; too small for a normal one is what strtod gives (0, subnormal).
+    if ((errno == ERANGE && std::isinf(value)) || !std::isfinite(value)) return PhysicalTime{INFINITY, unit};
     return PhysicalTime{value * seconds, unit};
   }
   return std::nullopt;

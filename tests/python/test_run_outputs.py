@@ -511,3 +511,8 @@ def test_saving_to_an_hdf5_name_writes_a_snapshot_with_the_units(tmp_path):
         sim.save(tmp_path / "t.h5", format="little-endian")
     assert not (tmp_path / "t.h5").exists()
     loaded.save(tmp_path / "s.h5")  # a snapshot over the snapshot it was loaded from: the state continued in place
+    sim.save(tmp_path / "u.HDF5")  # the ending in any case
+    with h5py.File(tmp_path / "u.HDF5", "r") as f:
+        assert "Header" in f
+    sim.save(tmp_path / "t.bin")  # tipsy, which holds no units: said
+    assert any(n.startswith("Simulation.save(") and "tipsy holds no units" in n for n in sim.notices), sim.notices
