@@ -575,10 +575,10 @@ int run_simulation(const Options& asked) {
     lost = true;
   }
   if (!r.diagnostics_failure.empty() && writes_outputs()) {
-    // The rows taken stay in the partial file, unless it went with its folder.
-    std::string const partial = driver::partial_path(o.diagnostics);
+    // The rows taken stay in the partial file, unless it went with its folder (or they never went there).
+    std::string const& partial = r.diagnostics_rows_in;
     std::error_code ec;
-    if (std::filesystem::exists(partial, ec))
+    if (!partial.empty() && std::filesystem::exists(partial, ec))
       std::fprintf(stderr, "error: the diagnostics series %s is incomplete (%s); the rows taken are in %s\n",
                    o.diagnostics.c_str(), r.diagnostics_failure.c_str(), partial.c_str());
     else

@@ -2,6 +2,7 @@
 #include "driver/diagnostics_series.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/bounds.h"
 #include "core/errors.h"
 #include "core/output_path.h"
@@ -98,6 +100,54 @@ bool same_baseline(const RowFigures& r, double e0) { return sim::relative_energy
 
 // Times the clock's arithmetic gives, to a few units in the last place (a compiler may fuse its multiply and add).
 bool same_time(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(std::abs(a), std::abs(b)); }
+
+// A row without its wall clock: the one column in which a run that computes the same rows again writes others.
+std::string without_wall(const std::string& line, SeriesFormat format) {
+  if (format == SeriesFormat::csv) {
+    std::size_t const first = line.find(','), second = first == std::string::npos ? first : line.find(',', first + 1),
+                      third = second == std::string::npos ? second : line.find(',', second + 1);
+    return third == std::string::npos ? line : line.substr(0, second) + line.substr(third);
+  }
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (!j.is_object()) return line;
+  j.erase("wall_seconds");
+  return j.dump();
+}
+
+// The whole rows of a series file (a CSV file's header left out; an unfinished last line too), each as its step and
+// its text without the wall clock.
+std::vector<std::pair<std::uint64_t, std::string>> rows_of(const std::string& file, SeriesFormat format) {
+  std::vector<std::pair<std::uint64_t, std::string>> rows;
+  std::ifstream in(file, std::ios::binary);
+  std::string line;
+  bool header = format == SeriesFormat::csv;
+  while (std::getline(in, line) && !in.eof()) {
+    if (std::exchange(header, false)) continue;
+    if (auto const r = parse_row(line, format)) rows.emplace_back(r->step, without_wall(line, format));
+  }
+  return rows;
+}
+
+// The step of the last whole row of a series file; none where it has none, or cannot be read.
+std::optional<std::uint64_t> last_row_step(const std::string& file, SeriesFormat format) {
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in) return std::nullopt;
+  std::streamoff const size = in.tellg();
+  std::streamoff const from = std::max<std::streamoff>(0, size - (1 << 16));  // a row is a few hundred characters
+  std::string tail(std::size_t(size - from), '\0');
+  in.seekg(from);
+  if (!in.read(tail.data(), std::streamsize(tail.size()))) return std::nullopt;
+  std::size_t const end = tail.rfind('\n');
+  if (end == std::string::npos) return std::nullopt;
+  std::size_t const begin = end == 0 ? std::string::npos : tail.rfind('\n', end - 1);
+  auto const r = parse_row(tail.substr(begin == std::string::npos ? 0 : begin + 1,
+                                       end - (begin == std::string::npos ? 0 : begin + 1)),
+                           format);
+  return r ? std::optional<std::uint64_t>(r->step) : std::nullopt;
+}
+
+// An earlier start's partial file longer than this is not held in memory to be compared: refused as before.
+constexpr std::uintmax_t kMaxComparedBytes = std::uintmax_t(64) << 20;
 
 // An earlier series read for a continuation: how much of it is kept, or why it is not this run's.
 struct Scan {
@@ -235,9 +285,6 @@ std::string rows_text(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " 
 std::string continued_text(const std::string& given, const std::string& from, const Scan& scan,
                            const SeriesLineage& lineage, const SettingNames& names) {
   std::string const step = std::to_string(lineage.step);
-  if (lineage.step == 0 && scan.kept == 0 && scan.replaced > 0)
-    return given + ": takes over " + from + ", this run's from an earlier start that did not finish (its " +
-           rows_text(scan.replaced) + " measure this start's energy, to the bit): replaced as the run goes";
   std::string text = given + ": continues " + from + ": ";
   text += scan.kept ? "its " + rows_text(scan.kept) + " before step " + step + " kept" : "no row before step " + step;
   if (scan.replaced) text += ", " + rows_text(scan.replaced) + " from step " + step + " on replaced";
@@ -318,6 +365,16 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
   std::string const exists =
       given + ": " + partial_ + " exists (the unfinished series of a run that died or could not write it all";
   if (unfinished && !S_ISREG(st.st_mode)) throw InputError(exists + "); rename or remove it first");
+  // One writer a series: a run holds a lock on its partial file while it writes it (or compares it with its rows), so
+  // that the same command started twice refuses the second time rather than write between the first one's rows.
+  if (unfinished) {
+    lock_fd_ = ::open(partial_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (lock_fd_ >= 0 && ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+      unlock();
+      throw InputError(given + ": " + partial_ + " is being written by another process now (a run of this series that "
+                       "has not ended); wait for it to end, or name another file");
+    }
+  }
   if (unfinished && holds_no_row(partial_, format_)) {
     if (::unlink(partial_.c_str()) != 0)
       throw InputError(given + ": cannot remove " + partial_ + ", which holds no row: " + std::strerror(errno));
@@ -351,6 +408,19 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
     last_kept_time_ = from_published->last_kept_time;
     row_at_start_ = from_published->row_at_step;
     continuation_ = continued_text(given, path_, *from_published, *lineage, names);
+  } else if (from_partial && lineage->step == 0 && from_partial->kept == 0 && from_partial->replaced > 0) {
+    // An earlier start's unfinished series: compared with this run's rows before anything of it changes.
+    std::error_code size_ec;
+    if (std::filesystem::file_size(partial_, size_ec) > kMaxComparedBytes)
+      throw InputError(exists + ", from this run's start, but too long to compare with this run's rows); rename or "
+                       "remove it first");
+    earlier_ = rows_of(partial_, format_);
+    proving_ = !earlier_.empty();
+    continuation_ = given + ": " + partial_ + " is the unfinished series of an earlier start from this one (its " +
+                    rows_text(earlier_.size()) + " measure this start's energy, to the bit): kept until this run's " +
+                    "rows are shown to be the same, each to the bit but for the wall clock, up to its last (step " +
+                    std::to_string(proving_ ? earlier_.back().first : 0) + "), then replaced by them; a row that " +
+                    "differs keeps it, and this run writes no series";
   } else if (from_partial) {
     keep_bytes_ = from_partial->keep_bytes;
     if (from_partial->kept > 0) last_kept_time_ = from_partial->last_kept_time;
@@ -368,13 +438,19 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
     continuation_ += (continuation_.empty() ? given + ": " : "; ") + path_ + " is not this run's series (" +
                      from_published->not_this_runs + "): replaced when the run ends";
 
+  if (proving_) return;  // nothing is opened for writing until the rows are shown to be the same
   int const fd = unfinished ? ::open(partial_.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
                             : ::open(partial_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0)
     throw InputError(given + ": cannot " + (unfinished ? "open " : "create ") + partial_ + ": " +
                      std::strerror(errno));
   created_ = !unfinished;
+  if (created_) {  // a file of this series' own: no other process holds it, the lock is for the next one
+    lock_fd_ = ::open(partial_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (lock_fd_ >= 0) ::flock(lock_fd_, LOCK_EX | LOCK_NB);
+  }
   file_ = ::fdopen(fd, "w");  // no truncation: nothing is written before settle()
+  writes_partial_ = true;
   if (!file_) {
     int const err = errno;
     ::close(fd);
@@ -384,9 +460,18 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
 }
 
 DiagnosticsSeries::~DiagnosticsSeries() {
-  if (!file_) return;
-  std::fclose(file_);  // not closed: the run failed, and its rows stay in the partial file
-  if (created_ && rows_ == 0) ::unlink(partial_.c_str());  // it holds none: nothing to keep
+  // Not closed: the run failed, and its rows stay in the partial file; an earlier start's, still being compared with
+  // this run's rows, stays as it was (the rows held back are this run's, which it computes again).
+  if (file_) {
+    std::fclose(file_);
+    if (created_ && rows_ == 0) ::unlink(partial_.c_str());  // it holds none: nothing to keep
+  }
+  unlock();
+}
+
+void DiagnosticsSeries::unlock() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // (the lock goes with the descriptor)
+  lock_fd_ = -1;
 }
 
 void DiagnosticsSeries::settle() {
@@ -416,9 +501,7 @@ void DiagnosticsSeries::settle() {
     std::fprintf(file_, "%s\n", diagnostics_csv_header().c_str());
 }
 
-void DiagnosticsSeries::write(const DiagnosticsSample& s) {
-  if (!file_) throw RuntimeFailure("--diagnostics " + path_ + ": the series is closed");
-  settle();
+std::string DiagnosticsSeries::row_text(const DiagnosticsSample& s) const {
   auto const& d = s.diagnostics;
   std::string row;
   if (format_ == SeriesFormat::csv) {
@@ -434,7 +517,23 @@ void DiagnosticsSeries::write(const DiagnosticsSample& s) {
     j.update(diagnostics_json(d, s.initial_energy));
     row = j.dump();
   }
-  row += '\n';
+  return row + '\n';
+}
+
+void DiagnosticsSeries::write(const DiagnosticsSample& s) {
+  if (!file_ && !proving_) throw RuntimeFailure("--diagnostics " + path_ + ": the series is closed");
+  std::string const row = row_text(s);
+  if (proving_) {
+    prove(row, s.step);
+    return;
+  }
+  settle();
+  append(row);
+  ++rows_;
+  last_step_ = s.step;
+}
+
+void DiagnosticsSeries::append(const std::string& rows) {
   // Whole rows only: a row the disk took part of is cut off again, so the partial file (where the rows stay when
   // the series stops) ends with the last whole row. The row goes past stdio's buffer, which would write its rest
   // at close.
@@ -444,8 +543,8 @@ void DiagnosticsSeries::write(const DiagnosticsSample& s) {
   if (std::fflush(file_) != 0) fail(errno);
   int const fd = ::fileno(file_);
   off_t const whole = ::lseek(fd, 0, SEEK_CUR);
-  for (std::size_t done = 0; done < row.size();) {
-    ssize_t const n = ::write(fd, row.data() + done, row.size() - done);
+  for (std::size_t done = 0; done < rows.size();) {
+    ssize_t const n = ::write(fd, rows.data() + done, rows.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       int const err = n < 0 ? errno : EIO;
@@ -454,10 +553,58 @@ void DiagnosticsSeries::write(const DiagnosticsSample& s) {
     }
     done += std::size_t(n);
   }
-  ++rows_;
 }
 
-void DiagnosticsSeries::close() {
+void DiagnosticsSeries::prove(const std::string& row, std::uint64_t step) {
+  while (next_earlier_ < earlier_.size() && earlier_[next_earlier_].first < step) ++next_earlier_;
+  if (next_earlier_ < earlier_.size() && earlier_[next_earlier_].first == step &&
+      earlier_[next_earlier_].second != without_wall(row.substr(0, row.size() - 1), format_)) {
+    proving_ = false;  // the partial file stays as it was; this series writes nothing more
+    throw RuntimeFailure("--diagnostics " + path_ + ": " + partial_ + " is another run's after all: its row at step " +
+                         std::to_string(step) + " differs from this run's (another integrator or setting, from the "
+                         "same bodies); it is kept as it was, and this run writes no series (rename it, or name "
+                         "another file)");
+  }
+  pending_ += row;
+  ++rows_;
+  last_step_ = step;
+  if (step >= earlier_.back().first) commit();
+}
+
+void DiagnosticsSeries::commit() {
+  int const fd = ::open(partial_.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) throw RuntimeFailure("--diagnostics " + partial_ + ": cannot open: " + std::strerror(errno));
+  file_ = ::fdopen(fd, "w");
+  if (!file_) {
+    int const err = errno;
+    ::close(fd);
+    throw RuntimeFailure("--diagnostics " + partial_ + ": " + std::strerror(err));
+  }
+  proving_ = false;
+  writes_partial_ = true;
+  keep_bytes_ = 0;  // the earlier start's rows are this run's, which follow: none kept
+  settle();
+  append(pending_);
+  pending_.clear();
+  earlier_.clear();
+}
+
+void DiagnosticsSeries::close(bool ended) {
+  if (proving_) {
+    // This run's rows ended before they reached the earlier start's last row, each the same as its row: that file,
+    // which reaches further, stays; this run's rows are its own series.
+    proving_ = false;
+    if (rows_ > 0)
+      write_file_atomically(path_, "--diagnostics", [&](const std::string& tmp) {
+        std::FILE* f = std::fopen(tmp.c_str(), "w");
+        if (!f) return false;
+        if (format_ == SeriesFormat::csv) std::fprintf(f, "%s\n", diagnostics_csv_header().c_str());
+        bool const written = std::fwrite(pending_.data(), 1, pending_.size(), f) == pending_.size();
+        return std::fclose(f) == 0 && written;
+      });
+    unlock();
+    return;
+  }
   if (!file_) return;
   // A run that wrote no row of its own (stopped in its start-up energy pass) changes nothing of an earlier series of
   // its run that it continues: its rows from this run's step on stay where they are, for the run that does go on from
@@ -474,9 +621,23 @@ void DiagnosticsSeries::close() {
   int const err = errno;
   bool const closed = std::fclose(file_) == 0;
   file_ = nullptr;
-  if (!synced || !closed)
+  if (!synced || !closed) {
+    unlock();
     throw RuntimeFailure("--diagnostics " + partial_ + ": cannot write: " + std::strerror(synced ? errno : err) +
                          "; the rows written so far stay in it");
+  }
+  // A run stopped before its end does not replace a series that reaches further (a finished run's, run again and
+  // stopped): its rows stay in the partial file, which a restart from where it stopped continues.
+  if (!ended && last_step_) {
+    struct stat published {};
+    if (::stat(path_.c_str(), &published) == 0 && S_ISREG(published.st_mode))
+      if (auto const further = last_row_step(path_, format_); further && *further > *last_step_) {
+        unlock();
+        throw RuntimeFailure("--diagnostics " + path_ + " is kept: it reaches step " + std::to_string(*further) +
+                             ", past this stopped run's last row (step " + std::to_string(*last_step_) +
+                             "); this run's rows stay in " + partial_);
+      }
+  }
   // The name may have gone bad during the run (a directory made there): the rows then stay where they are.
   std::string const why = output_path_problem(path_);
   if (!why.empty() || std::rename(partial_.c_str(), path_.c_str()) != 0) {
@@ -484,10 +645,12 @@ void DiagnosticsSeries::close() {
     // Where the folder went, the rows went with it.
     struct stat st {};
     bool const kept = ::lstat(partial_.c_str(), &st) == 0;
+    unlock();
     throw RuntimeFailure("--diagnostics " + path_ + ": " + problem +
                          (kept ? "; the series is in " + partial_ : "; its rows are lost with " + partial_));
   }
   sync_folder(path_);
+  unlock();
 }
 
 }  // namespace nbody::driver

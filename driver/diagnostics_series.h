@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -81,10 +83,13 @@ struct SeriesLineage {
 // before the lineage's step, and this run's follow them; of the two, the one whose kept rows reach further. The
 // same run's: every row is nbody's, in step order, its energy error measured from the run's start energy (to the
 // bit), at the times the run's clock gives (fixed steps), in time order up to the lineage's time, a row at its step
-// at its time. A lineage at step 0 (a run from its start, measured) takes over a partial file of the same run begun
-// before (its rows measure this very start energy, to the bit, at this run's times: a job killed before it could be
-// restarted, run again), its rows replaced as the run goes. Another run's PATH is replaced, as any output is; another
-// run's partial file is refused. A lineage
+// at its time. A lineage at step 0 (a run from its start, measured) may take over a partial file begun from this very
+// start (its rows measure this start energy, to the bit, at this run's times: a job killed before it could be
+// restarted, run again): the file is kept as it is while this run's rows are held back and compared with its rows, each
+// to the bit but for the wall clock; once they reach its last row, all the same, they replace it. A row that differs
+// makes it another run's after all (another integrator or setting from the same bodies): it is kept, and this series
+// stops (write throws). Another run's PATH is replaced, as any output is; another run's partial file is refused, and
+// so is one another process writes now (each writer holds a lock on its partial file). A lineage
 // with no baseline continues nothing: its PATH is replaced and its partial file refused.
 // continuation() says which. Nothing of the earlier files changes until this series writes its first row: a restart
 // that stops before it (in its start-up energy pass) leaves them as they were, closed or not.
@@ -97,9 +102,15 @@ class DiagnosticsSeries {
   DiagnosticsSeries& operator=(const DiagnosticsSeries&) = delete;
 
   void write(const DiagnosticsSample& sample);
-  void close();
+  // Gives the rows their name (PATH). `ended`: the run reached its end; one stopped before it (a signal, a failure)
+  // replaces no PATH that reaches a later step than its rows do (a finished run's series, run again and stopped): its
+  // rows then stay in the partial file, and close throws saying so.
+  void close(bool ended = true);
   const std::string& path() const { return path_; }
   std::uint64_t rows() const { return rows_; }  // this run's rows
+  // The file this run's rows are in while the series has no name yet (the partial file), or "" where they are in none
+  // (held back while an earlier start's rows were compared, and found another run's).
+  std::string rows_in() const { return writes_partial_ && rows_ > 0 ? partial_ : std::string(); }
   // What became of an earlier series at the path, for a notice: continued (how many rows kept, how many replaced),
   // or replaced as another run's (why); empty when there was none.
   const std::string& continuation() const { return continuation_; }
@@ -114,6 +125,11 @@ class DiagnosticsSeries {
 
  private:
   void settle();  // the earlier rows kept, the header: before the first row
+  std::string row_text(const DiagnosticsSample& s) const;  // one row, with its line end
+  void append(const std::string& rows);                    // whole rows, or none (cut off again)
+  void prove(const std::string& row, std::uint64_t step);  // a row while an earlier start's rows are compared
+  void commit();                                           // they were all the same: this run's replace them
+  void unlock();
 
   std::string path_, partial_;
   SeriesFormat format_;
@@ -128,6 +144,15 @@ class DiagnosticsSeries {
   std::uint64_t keep_bytes_ = 0;
   std::optional<double> last_kept_time_;
   bool row_at_start_ = false;
+  int lock_fd_ = -1;  // holds the lock on the partial file while this series writes it
+  std::optional<std::uint64_t> last_step_;  // of this run's rows
+  // An earlier start's partial file being compared (proving_): its rows (step, text but the wall clock), the next one
+  // to compare, and this run's rows held back meanwhile.
+  bool proving_ = false;
+  bool writes_partial_ = false;  // this run's rows go to the partial file
+  std::vector<std::pair<std::uint64_t, std::string>> earlier_;
+  std::size_t next_earlier_ = 0;
+  std::string pending_;
 };
 
 }  // namespace nbody::driver

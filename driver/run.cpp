@@ -96,12 +96,13 @@ std::string energy_warning(const Setup& setup, const RunResult& result) {
 }
 
 // Gives the series its name; a series that cannot be published keeps its rows in the partial file.
-void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result, RunObserver& observer) {
+void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result, RunObserver& observer, bool ended) {
   if (!series) return;
   try {
-    series->close();
+    series->close(ended);
   } catch (const std::runtime_error& e) {
     result.diagnostics_failure = e.what();
+    result.diagnostics_rows_in = series->rows_in();
     observer.warning(e.what());
   }
   series.reset();
@@ -462,6 +463,14 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       return false;
     }
   };
+  // The step of a checkpoint at the --checkpoint path that is further on than this run starts (a finished job's, run
+  // again from its start): replaced when the run ends, but not by a run stopped before (a signal, a failure).
+  std::optional<std::uint64_t> checkpoint_ahead;
+  auto keeps_checkpoint = [&](std::uint64_t step) -> std::optional<std::string> {
+    if (!checkpoint_ahead || *checkpoint_ahead <= step) return std::nullopt;
+    return o.checkpoint + " is kept: it holds step " + std::to_string(*checkpoint_ahead) + ", past this stopped run's step " +
+           std::to_string(step) + " (" + o.names.with_text("--restart", o.checkpoint) + " goes on from it)";
+  };
   // A run that takes up another (a restart, a script's next run) continues that run's series at the path.
   std::optional<SeriesLineage> lineage;
   bool start_measured = false;  // the start's pass was made (or interrupted) already
@@ -566,16 +575,18 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         !std::filesystem::equivalent(o.checkpoint, setup.source, ec)) {
       try {
         std::uint64_t const step = sim::read_checkpoint_header(o.checkpoint, o.names).run.step;
-        if (step > sim.steps_done())
-          ahead = o.names.with_text("--checkpoint", o.checkpoint) + " holds step " + std::to_string(step) +
-                  ", past this run's start at step " + std::to_string(sim.steps_done()) +
-                  ": this run replaces it when it ends; " + o.names.with_text("--restart", o.checkpoint) +
-                  " would go on from there instead";
+        if (step > sim.steps_done()) ahead = std::to_string(step);
       } catch (const std::runtime_error&) {  // not a checkpoint nbody reads: replaced as any other file
       }
     }
     if (ranks.size() > 1) ahead = ranks.all_gather(ahead).front();
-    if (!ahead.empty()) observer.notice(ahead);
+    if (!ahead.empty()) {
+      checkpoint_ahead = std::stoull(ahead);
+      observer.notice(o.names.with_text("--checkpoint", o.checkpoint) + " holds step " + ahead +
+                      ", past this run's start at step " + std::to_string(sim.steps_done()) +
+                      ": this run replaces it when it ends (one stopped before, by a signal or a failure, keeps it); " +
+                      o.names.with_text("--restart", o.checkpoint) + " would go on from there instead");
+    }
   }
   if (!o.save.empty())
     if (std::string const text = tipsy_units_notice(o.names.with_text("--save", o.save), o.save, setup.units, o.names);
@@ -601,6 +612,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       series->write({step, time, wall, d, result.initial_energy.value_or(d.total())});
     } catch (const std::runtime_error& e) {
       result.diagnostics_failure = e.what();
+      result.diagnostics_rows_in = series->rows_in();
       observer.warning(std::string("diagnostics series stopped: ") + e.what() + "; the run goes on");
       series.reset();
     }
@@ -612,10 +624,11 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // stopped has no row at this step.
   std::uint64_t const start_step = sim.steps_done();
   double const start_time = sim.time();
-  auto end_series = [&] {
+  // `ended`: the run reached its end (or the end its front end chose), not stopped by a signal or a failure.
+  auto end_series = [&](bool ended) {
     if (start_left_out && replaces_end_row && result.start && result.diagnostics_samples == 0)
       write_row(start_step, start_time, 0.0, *result.start);
-    close_series(series, result, observer);
+    close_series(series, result, observer, ended);
   };
 
   // Steps go in chunks of about 0.2 s (progress and signals stay responsive, the GPU stays busy),
@@ -729,6 +742,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     result.failure = e.what();
     result.steps = sim.steps_done() - first_step;  // a failure's chunk may have made some (hermite4's floor)
     result.wall_seconds = seconds_since(t0);
+    if (auto const why = keeps_checkpoint(kept->record.step)) {
+      result.save_failure = *why;
+      return;
+    }
     try {
       sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
       result.saved_step = kept->record.step;
@@ -740,7 +757,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // each body's Hermite state, so that it can be looked at or continued (with a softening, say) from there; no copy
   // kept is needed. False where there is no --checkpoint or the write fails (the state kept is then the fallback).
   auto stopped_whole = [&](const RuntimeFailure& e) {
-    if (!dynamic_cast<const StoppedWhole*>(&e) || o.checkpoint.empty()) return false;
+    if (!dynamic_cast<const StoppedWhole*>(&e) || o.checkpoint.empty() || keeps_checkpoint(sim.steps_done()))
+      return false;
     try {
       write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, end, recorded);  // every rank takes part
     } catch (const std::exception& w) {
@@ -882,7 +900,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         pending.taken = false;
       }
     }
-    end_series();
+    end_series(false);
     if (stopped_whole(e)) return;
     if (!kept) throw;
     cannot_go_on(e);
@@ -898,7 +916,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   try {
     agree(ranks, [&] { check_finite(final_state, sim.steps_done()); });
   } catch (const RuntimeFailure& e) {
-    end_series();
+    end_series(false);
     if (!kept) throw;
     cannot_go_on(e);
     return;
@@ -922,8 +940,11 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // A run its front end chose to stop there (a script's callback) ended where it was meant to: its restart has no
   // further end to go on to. A signal or a failure leaves the end it was going to.
   RunEnd const final_end = result.stopped_by_visit ? RunEnd{std::nullopt, sim.steps_done()} : end;
-  final_output("--checkpoint", o.checkpoint,
-               [&] { write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded); });
+  final_output("--checkpoint", o.checkpoint, [&] {
+    if (result.stopped_by)
+      if (auto const why = keeps_checkpoint(sim.steps_done())) throw RuntimeFailure(*why);
+    write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded);
+  });
   final_output("--save", o.save, [&] {
     if (saves_hdf5_snapshot(o.save)) {
       write_snapshot(o.save, setup, sim, Precision::fp64);
@@ -947,7 +968,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   }
   result.energy_warning = energy_warning(setup, result);
   if (!result.energy_warning.empty()) observer.warning(result.energy_warning);
-  end_series();
+  end_series(!result.stopped_by);
   written("--diagnostics");
   // Said once everything else is written: a front end that stops on a warning (Python's filter made it an error)
   // stops nothing that was still to come.

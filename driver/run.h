@@ -125,6 +125,7 @@ struct RunResult {
   // a front end that runs again from its end sets them as the next run's Setup::continued_cadences.
   OutputCadences cadences;
   std::string diagnostics_failure;  // why the series stopped early, or could not take its name
+  std::string diagnostics_rows_in;  // then, the file this run's rows are in (the partial file), or "" for none
   // Where the run replaces an earlier series at its diagnostics path whole (another run's, or this run's from before
   // its start energy was measured anew): the notice that says so, also given to RunObserver::notice; else "".
   std::string diagnostics_replaced;

@@ -849,13 +849,37 @@ TEST_F(Cli, AJobKilledBeforeItsFirstCheckpointRunsAgainFromItsStart) {
   std::ofstream(file("d.csv.partial")) << killed;
   Result const again = nbody(run + "--diagnostics " + file("d.csv"));
   ASSERT_EQ(again.code, 0) << again.err;
-  EXPECT_NE(again.err.find("notice: --diagnostics " + file("d.csv") + ": takes over " + file("d.csv.partial") +
-                           ", this run's from an earlier start that did not finish (its 2 rows measure this start's "
-                           "energy, to the bit): replaced as the run goes\n"),
+  EXPECT_NE(again.err.find("notice: --diagnostics " + file("d.csv") + ": " + file("d.csv.partial") + " is the "
+                           "unfinished series of an earlier start from this one (its 2 rows measure this start's "
+                           "energy, to the bit): kept until this run's rows are shown to be the same, each to the bit "
+                           "but for the wall clock, up to its last (step 100), then replaced by them; a row that "
+                           "differs keeps it, and this run writes no series\n"),
             std::string::npos)
       << again.err;
   EXPECT_FALSE(fs::exists(file("d.csv.partial")));
   EXPECT_EQ(without_wall(slurp(file("d.csv"))), without_wall(whole));
+  // A shorter run again: its rows are the earlier start's first ones, which reach further and stay.
+  std::ofstream(file("s.csv.partial")) << killed;
+  Result const shorter = nbody("--run --bodies 256 --precision fp64 --diagnostics-every 100 --steps 50 --diagnostics " +
+                               file("s.csv"));
+  ASSERT_EQ(shorter.code, 0) << shorter.err;
+  EXPECT_EQ(slurp(file("s.csv.partial")), killed);
+  ASSERT_TRUE(fs::exists(file("s.csv")));
+  std::string header;
+  EXPECT_EQ(csv_rows(slurp(file("s.csv")), &header).size(), 2u) << "steps 0 and 50";
+  // Another run from the same bodies, whose start is this one's to the bit: its first row after the start differs,
+  // and it is kept as it was; the run goes on and writes no series.
+  std::ofstream(file("y.csv.partial")) << killed;
+  Result const other = nbody(run + "--integrator yoshida4 --diagnostics " + file("y.csv"));
+  EXPECT_EQ(other.code, 1) << other.err;
+  EXPECT_NE(other.err.find("error: the diagnostics series " + file("y.csv") + " is not written (--diagnostics " +
+                           file("y.csv") + ": " + file("y.csv.partial") + " is another run's after all: its row at "
+                           "step 100 differs from this run's (another integrator or setting, from the same bodies); it "
+                           "is kept as it was, and this run writes no series"),
+            std::string::npos)
+      << other.err;
+  EXPECT_EQ(slurp(file("y.csv.partial")), killed);
+  EXPECT_FALSE(fs::exists(file("y.csv")));
   // Another run's: another time step (its rows at other times), another softening (another start energy).
   std::ofstream(file("e.csv.partial")) << killed;
   expect_input_error(run + "--dt 0.02 --diagnostics " + file("e.csv"),
@@ -871,8 +895,8 @@ TEST_F(Cli, AJobKilledBeforeItsFirstCheckpointRunsAgainFromItsStart) {
   Result const from_start = nbody(ten);
   ASSERT_EQ(from_start.code, 0) << from_start.err;
   EXPECT_NE(from_start.err.find("notice: --checkpoint " + file("c.h5") + " holds step 300, past this run's start at "
-                                "step 0: this run replaces it when it ends; --restart " + file("c.h5") +
-                                " would go on from there instead\n"),
+                                "step 0: this run replaces it when it ends (one stopped before, by a signal or a "
+                                "failure, keeps it); --restart " + file("c.h5") + " would go on from there instead\n"),
             std::string::npos)
       << from_start.err;
   // Continued in place, or behind this run's start: nothing to say.

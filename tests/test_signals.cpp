@@ -538,6 +538,47 @@ TEST_F(Signals, AnInterruptedRunSavesItsCheckpointFirst) {
   EXPECT_EQ(c.bodies.time, c.run.start_time + double(c.run.step) * c.run.dt);
 }
 
+// A finished job run again from its start and stopped (a scheduler's signal, Ctrl-C) replaces none of the finished
+// run's outputs that reach further: its checkpoint and its series stay as they were, the stopped run's rows stay in
+// the partial file, and it says so. While it runs, the same series cannot be started a second time.
+TEST_F(Signals, AStoppedRunKeepsTheOutputsThatReachFurther) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  auto slurp = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::string const finished = std::string(NBODY_EXECUTABLE) + " --backend cpu --run -q --bodies 64 --steps 20000 " +
+                               "--diagnostics-every 1000 --diagnostics " + file("d.csv") + " --checkpoint " +
+                               file("c.h5");
+  ASSERT_EQ(std::system(finished.c_str()), 0);
+  std::string const series = slurp(file("d.csv")), checkpoint = slurp(file("c.h5"));
+  Process p({"--run", "--bodies", "4096", "--steps", "100000000", "--diagnostics-every", "10", "--diagnostics",
+             file("d.csv"), "--checkpoint", file("c.h5")},
+            dir_);
+  ASSERT_TRUE(p.started(std::chrono::seconds(10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  // The same series again, while the first one writes it: refused, nothing touched.
+  std::string const second = std::string(NBODY_EXECUTABLE) + " --backend cpu --run --bodies 64 --steps 10 " +
+                             "--diagnostics " + file("d.csv") + " 2>" + file("second.err");
+  EXPECT_EQ(WEXITSTATUS(std::system(second.c_str())), 2);
+  EXPECT_NE(slurp(file("second.err")).find(file("d.csv.partial") + " is being written by another process now"),
+            std::string::npos)
+      << slurp(file("second.err"));
+  p.send(SIGINT);
+  EXPECT_EQ(p.wait(std::chrono::seconds(10)), 130) << p.err();
+  EXPECT_NE(p.err().find("error: --checkpoint not written: " + file("c.h5") + " is kept: it holds step 20000, past "
+                         "this stopped run's step "),
+            std::string::npos)
+      << p.err();
+  EXPECT_NE(p.err().find("--diagnostics " + file("d.csv") + " is kept: it reaches step 20000, past this stopped run's "
+                         "last row"),
+            std::string::npos)
+      << p.err();
+  EXPECT_EQ(slurp(file("d.csv")), series);
+  EXPECT_EQ(slurp(file("c.h5")), checkpoint);
+  EXPECT_TRUE(fs::exists(file("d.csv.partial"))) << "the stopped run's rows";
+}
+
 // With a diagnostics sample at every step, most of the run is potential passes: a signal that
 // lands in one ends the run like one between steps, with the checkpoint and the series written.
 TEST_F(Signals, AnInterruptedSampleStillSavesTheRunsOutputs) {
