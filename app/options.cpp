@@ -312,6 +312,25 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
 
 }  // namespace
 
+// The time options' ranges, in the run's units: checked on the value given, and on a time given in a unit once it is
+// converted (--dt-max's is hermite4's own rule, checked after parsing as its other settings are).
+struct TimeRange {
+  double min, max;
+  Ends ends;
+  const char* what;
+};
+const std::map<std::string, TimeRange> kTimeRanges{
+    {"--dt", {0, kMaxDt, Ends::above_min, "a time step"}},
+    {"--dt-max", {kMinDtMax, kMaxDt, Ends::closed, "a longest step"}},
+    {"--t-end", {-kMaxTime, kMaxTime, Ends::closed, "a time"}},
+    {"--checkpoint-dt", {0, kMaxTime, Ends::above_min, "a time"}},
+    {"--diagnostics-dt", {0, kMaxTime, Ends::above_min, "a time"}},
+    {"--snapshot-dt", {0, kMaxTime, Ends::above_min, "a time"}}};
+CLI::Validator time_range(const char* option) {
+  TimeRange const& r = kTimeRanges.at(option);
+  return real_number(r.min, r.max, r.ends, r.what);
+}
+
 std::optional<Options> parse_options(int argc, char** argv) {
   Options o;
   driver::InitialConditions& ic = o.run.initial;
@@ -377,7 +396,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
             "collisional dynamics: one step is one block step)");
   cli.add_option("--dt", physics.dt, "time step (default 0.01; 0.016 for euler-damped; or in a time unit: 1kyr)")
       ->transform(physical_time("--dt"))
-      ->check(real_number(0, kMaxDt, Ends::above_min, "a time step"));
+      ->check(time_range("--dt"));
   // hermite4's settings: checked after parsing by core/bounds.h's rules (one definition for every door).
   cli.add_option("--eta", physics.hermite.eta,
                  "hermite4: Aarseth's accuracy parameter, inside the square root: dt = sqrt(eta (|a||a2| + |a1|^2) / "
@@ -445,7 +464,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "times the block steps from the warm-up's end to this time. A time in a unit (10Myr; units: " +
                      std::string(sim::kTimeUnitNames) + ") with the run's --mass-unit and --length-unit, or its file's")
       ->transform(physical_time("--t-end"))
-      ->check(real_number(-kMaxTime, kMaxTime, Ends::closed, "a time"));
+      ->check(time_range("--t-end"));
   cli.add_option("--warmup", o.warmup, "untimed steps before a benchmark")
       ->check(whole_number(0, kMaxSteps))
       ->capture_default_str();
@@ -462,7 +481,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "also write a checkpoint at every multiple of this simulation time instead, at the first step or "
                  "block time at or past each, named after its step")
       ->transform(physical_time("--checkpoint-dt"))
-      ->check(real_number(0, kMaxTime, Ends::above_min, "a time"));
+      ->check(time_range("--checkpoint-dt"));
   cli.add_option("--diagnostics", o.diagnostics,
                  "write diagnostics over time to FILE: .csv, or .jsonl (or .json) for JSON lines (energies, energy error, "
                  "momentum, angular momentum, centre of mass, virial ratio, Lagrangian radii)");
@@ -475,7 +494,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "time at or past each (hermite4: every body at it where the multiple is one of --dt-max's power of "
                  "two)")
       ->transform(physical_time("--diagnostics-dt"))
-      ->check(real_number(0, kMaxTime, Ends::above_min, "a time"));
+      ->check(time_range("--diagnostics-dt"));
   cli.add_option("--snapshots", o.snapshots.base,
                  "write HDF5 snapshots for analysis (yt, pynbody): the start, the end and every --snapshot-every "
                  "steps, named BASE_00000100.hdf5 after the step (BASE's folder is created)");
@@ -487,7 +506,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "also a snapshot at every multiple of this simulation time instead, at the first step or block time "
                  "at or past each (as --diagnostics-dt)")
       ->transform(physical_time("--snapshot-dt"))
-      ->check(real_number(0, kMaxTime, Ends::above_min, "a time"));
+      ->check(time_range("--snapshot-dt"));
   add_named(cli, "--snapshot-precision", o.snapshots.precision,
             "snapshot values: fp32 (default, light) or fp64 (every bit of the run)");
   std::string mass_unit, length_unit;
@@ -597,22 +616,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
       double const value = sim::in_run_units(*sim::physical_time(text), units, given);
       *targets.at(option) = value;
       // The option's own range, checked on the value (the placeholder passed it): named as given, and as the value.
-      // (--dt-max's is hermite4's own rule, checked below as for a number given.)
-      struct Range {
-        double min, max;
-        Ends ends;
-        const char* what;
-      };
-      std::map<std::string, Range> const ranges{{"--dt", {0, kMaxDt, Ends::above_min, "a time step"}},
-                                                {"--dt-max", {kMinDtMax, kMaxDt, Ends::closed, "a longest step"}},
-                                                {"--t-end", {-kMaxTime, kMaxTime, Ends::closed, "a time"}},
-                                                {"--checkpoint-dt", {0, kMaxTime, Ends::above_min, "a time"}},
-                                                {"--diagnostics-dt", {0, kMaxTime, Ends::above_min, "a time"}},
-                                                {"--snapshot-dt", {0, kMaxTime, Ends::above_min, "a time"}}};
       char number[32];
       std::snprintf(number, sizeof number, "%.6g", value);
-      if (auto const r = ranges.find(option); r != ranges.end() && !in_interval(value, r->second.min, r->second.max,
-                                                                                r->second.ends)) {
+      if (auto const r = kTimeRanges.find(option); !in_interval(value, r->second.min, r->second.max, r->second.ends)) {
         throw InputError(given + " (" + number + " in the run's units, " + units.describe() + "): must be " +
                          r->second.what + " in " + interval(r->second.min, r->second.max, r->second.ends));
       }

@@ -96,11 +96,13 @@ void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Sim
   });
 }
 
-void write_snapshot(const std::string& path, const Setup& setup, multigpu::Simulation& sim, Precision precision) {
-  sim::BodySet const state = sim.state();  // every rank takes part; rank 0 writes
+void write_snapshot(const std::string& path, const Setup& setup, multigpu::Simulation& sim, Precision precision,
+                    const sim::BodySet* state) {
+  std::optional<sim::BodySet> downloaded;
+  if (!state) state = &downloaded.emplace(sim.state());  // every rank takes part; rank 0 writes
   agree(sim.ranks(), [&] {
-    check_finite(state, sim.steps_done());
-    if (sim.ranks().rank() == 0) sim::write_snapshot(path, state, run_record(setup, sim, std::nullopt), precision);
+    check_finite(*state, sim.steps_done());
+    if (sim.ranks().rank() == 0) sim::write_snapshot(path, *state, run_record(setup, sim, std::nullopt), precision);
   });
 }
 

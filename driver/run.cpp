@@ -947,7 +947,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   });
   final_output("--save", o.save, [&] {
     if (saves_hdf5_snapshot(o.save)) {
-      write_snapshot(o.save, setup, sim, Precision::fp64);
+      write_snapshot(o.save, setup, sim, Precision::fp64, &final_state);
       return;
     }
     agree(ranks, [&] {
