@@ -368,14 +368,15 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
   // One writer a series: a run holds a lock on its partial file while it writes it (or compares it with its rows), so
   // that the same command started twice refuses the second time rather than write between the first one's rows.
   if (unfinished) {
-    lock_fd_ = ::open(partial_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (lock_fd_ >= 0 && ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+    lock_.reset(::open(partial_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (lock_.fd >= 0 && ::flock(lock_.fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
       unlock();
       throw InputError(given + ": " + partial_ + " is being written by another process now (a run of this series that "
                        "has not ended); wait for it to end, or name another file");
     }
   }
   if (unfinished && holds_no_row(partial_, format_)) {
+    unlock();
     if (::unlink(partial_.c_str()) != 0)
       throw InputError(given + ": cannot remove " + partial_ + ", which holds no row: " + std::strerror(errno));
     unfinished = false;
@@ -445,9 +446,17 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
     throw InputError(given + ": cannot " + (unfinished ? "open " : "create ") + partial_ + ": " +
                      std::strerror(errno));
   created_ = !unfinished;
-  if (created_) {  // a file of this series' own: no other process holds it, the lock is for the next one
-    lock_fd_ = ::open(partial_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (lock_fd_ >= 0) ::flock(lock_fd_, LOCK_EX | LOCK_NB);
+  // A file of this series' own is locked through its own descriptor, before any other process can take it for an
+  // abandoned one: created exclusively, it is no one else's.
+  if (created_) {
+    lock_.reset(::dup(fd));
+    if (lock_.fd < 0 || ::flock(lock_.fd, LOCK_EX | LOCK_NB) != 0) {
+      int const err = errno;
+      ::close(fd);
+      unlock();
+      ::unlink(partial_.c_str());
+      throw RuntimeFailure("--diagnostics " + partial_ + ": cannot lock it: " + std::strerror(err));
+    }
   }
   file_ = ::fdopen(fd, "w");  // no truncation: nothing is written before settle()
   writes_partial_ = true;
@@ -469,9 +478,9 @@ DiagnosticsSeries::~DiagnosticsSeries() {
   unlock();
 }
 
-void DiagnosticsSeries::unlock() {
-  if (lock_fd_ >= 0) ::close(lock_fd_);  // (the lock goes with the descriptor)
-  lock_fd_ = -1;
+void DiagnosticsSeries::Lock::reset(int next) {
+  if (fd >= 0) ::close(fd);  // (the lock goes with the descriptor)
+  fd = next;
 }
 
 void DiagnosticsSeries::settle() {
@@ -556,44 +565,103 @@ void DiagnosticsSeries::append(const std::string& rows) {
 }
 
 void DiagnosticsSeries::prove(const std::string& row, std::uint64_t step) {
+  // The partial file stays as it was where this run cannot show it its own; this series then writes nothing more.
+  auto give_up = [&](const std::string& why) {
+    proving_ = false;
+    pending_.clear();
+    unlock();
+    throw RuntimeFailure("--diagnostics " + path_ + ": " + partial_ + " " + why + "; it is kept as it was, and this "
+                         "run writes no series (rename it, or name another file)");
+  };
   while (next_earlier_ < earlier_.size() && earlier_[next_earlier_].first < step) ++next_earlier_;
-  if (next_earlier_ < earlier_.size() && earlier_[next_earlier_].first == step &&
-      earlier_[next_earlier_].second != without_wall(row.substr(0, row.size() - 1), format_)) {
-    proving_ = false;  // the partial file stays as it was; this series writes nothing more
-    throw RuntimeFailure("--diagnostics " + path_ + ": " + partial_ + " is another run's after all: its row at step " +
-                         std::to_string(step) + " differs from this run's (another integrator or setting, from the "
-                         "same bodies); it is kept as it was, and this run writes no series (rename it, or name "
-                         "another file)");
+  if (next_earlier_ < earlier_.size() && earlier_[next_earlier_].first == step) {
+    if (earlier_[next_earlier_].second != without_wall(row.substr(0, row.size() - 1), format_))
+      give_up("is another run's after all: its row at step " + std::to_string(step) + " differs from this run's "
+              "(another integrator or setting, from the same bodies)");
+    if (step > 0) ++matched_past_start_;
   }
   pending_ += row;
   ++rows_;
   last_step_ = step;
-  if (step >= earlier_.back().first) commit();
+  std::uint64_t const last = earlier_.back().first;
+  if (step < last) {
+    if (pending_.size() > kMaxComparedBytes)
+      give_up("cannot be compared with this run's rows before they fill " +
+              std::to_string(kMaxComparedBytes >> 20) + " MiB of memory (they are far more often than its)");
+    return;
+  }
+  // Shown the same where a row past the start was compared (a file of the start's row alone is that row, the same).
+  if (matched_past_start_ > 0 || last == 0) {
+    commit();
+    return;
+  }
+  give_up("cannot be shown this run's: none of its rows past the start falls at a step of this run's rows (another "
+          "--diagnostics-every or -dt)");
 }
 
 void DiagnosticsSeries::commit() {
-  int const fd = ::open(partial_.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) throw RuntimeFailure("--diagnostics " + partial_ + ": cannot open: " + std::strerror(errno));
-  file_ = ::fdopen(fd, "w");
-  if (!file_) {
-    int const err = errno;
-    ::close(fd);
-    throw RuntimeFailure("--diagnostics " + partial_ + ": " + std::strerror(err));
+  // This run's rows go to a file of their own, which then replaces the earlier start's whole (renamed over it): a
+  // failure before leaves that one as it was. The lock passes to the new file before the name does.
+  TemporaryFile next(partial_, "--diagnostics");
+  Lock lock;
+  lock.reset(::dup(next.fd()));
+  if (lock.fd < 0 || ::flock(lock.fd, LOCK_EX | LOCK_NB) != 0)
+    throw RuntimeFailure("--diagnostics " + next.path() + ": cannot lock it: " + std::strerror(errno));
+  int const fd = ::dup(next.fd());
+  std::FILE* const file = fd < 0 ? nullptr : ::fdopen(fd, "w");
+  if (!file) {
+    if (fd >= 0) ::close(fd);
+    throw RuntimeFailure("--diagnostics " + next.path() + ": " + std::strerror(errno));
   }
+  file_ = file;
+  settled_ = true;
+  if (format_ == SeriesFormat::csv) pending_.insert(0, diagnostics_csv_header() + "\n");
+  try {
+    append(pending_);
+  } catch (const RuntimeFailure&) {
+    std::fclose(file_);
+    file_ = nullptr;
+    throw;  // the temporary file goes with `next`; the earlier start's stays
+  }
+  if (std::fflush(file_) != 0 || std::rename(next.path().c_str(), partial_.c_str()) != 0) {
+    int const err = errno;
+    std::fclose(file_);
+    file_ = nullptr;
+    throw RuntimeFailure("--diagnostics " + partial_ + ": cannot replace it: " + std::strerror(err));
+  }
+  next.disown();
+  std::swap(lock_.fd, lock.fd);  // the old file's lock goes with `lock`
   proving_ = false;
   writes_partial_ = true;
-  keep_bytes_ = 0;  // the earlier start's rows are this run's, which follow: none kept
-  settle();
-  append(pending_);
   pending_.clear();
   earlier_.clear();
 }
 
 void DiagnosticsSeries::close(bool ended) {
+  // A run stopped before its end (a signal, a failure) replaces no PATH that reaches further than its rows (any row,
+  // where it has none).
+  auto kept_further = [&]() -> std::optional<std::uint64_t> {
+    if (ended) return std::nullopt;
+    struct stat published {};
+    if (::stat(path_.c_str(), &published) != 0 || !S_ISREG(published.st_mode)) return std::nullopt;
+    auto const further = last_row_step(path_, format_);
+    return further && (!last_step_ || *further > *last_step_) ? further : std::nullopt;
+  };
+  auto keep_published = [&](std::uint64_t further, const std::string& rows_stay) {
+    unlock();
+    throw RuntimeFailure("--diagnostics " + path_ + " is kept: it reaches step " + std::to_string(further) +
+                         ", past this stopped run's " +
+                         (last_step_ ? "last row (step " + std::to_string(*last_step_) + ")" : "rows (none)") +
+                         rows_stay);
+  };
   if (proving_) {
     // This run's rows ended before they reached the earlier start's last row, each the same as its row: that file,
     // which reaches further, stays; this run's rows are its own series.
     proving_ = false;
+    if (auto const further = kept_further())
+      keep_published(*further, rows_ > 0 ? "; this run's rows are not kept (they are the first of " + partial_ +
+                                               "'s, which stays)"
+                                         : "");
     if (rows_ > 0)
       write_file_atomically(path_, "--diagnostics", [&](const std::string& tmp) {
         std::FILE* f = std::fopen(tmp.c_str(), "w");
@@ -627,16 +695,11 @@ void DiagnosticsSeries::close(bool ended) {
                          "; the rows written so far stay in it");
   }
   // A run stopped before its end does not replace a series that reaches further (a finished run's, run again and
-  // stopped): its rows stay in the partial file, which a restart from where it stopped continues.
-  if (!ended && last_step_) {
-    struct stat published {};
-    if (::stat(path_.c_str(), &published) == 0 && S_ISREG(published.st_mode))
-      if (auto const further = last_row_step(path_, format_); further && *further > *last_step_) {
-        unlock();
-        throw RuntimeFailure("--diagnostics " + path_ + " is kept: it reaches step " + std::to_string(*further) +
-                             ", past this stopped run's last row (step " + std::to_string(*last_step_) +
-                             "); this run's rows stay in " + partial_);
-      }
+  // stopped): its rows stay in the partial file, which a restart from where it stopped continues (one with none is
+  // removed: nothing to keep).
+  if (auto const further = kept_further()) {
+    if (created_ && rows_ == 0) ::unlink(partial_.c_str());
+    keep_published(*further, created_ && rows_ == 0 ? "" : "; this run's rows stay in " + partial_);
   }
   // The name may have gone bad during the run (a directory made there): the rows then stay where they are.
   std::string const why = output_path_problem(path_);

@@ -129,7 +129,7 @@ class DiagnosticsSeries {
   void append(const std::string& rows);                    // whole rows, or none (cut off again)
   void prove(const std::string& row, std::uint64_t step);  // a row while an earlier start's rows are compared
   void commit();                                           // they were all the same: this run's replace them
-  void unlock();
+  void unlock() { lock_.reset(); }
 
   std::string path_, partial_;
   SeriesFormat format_;
@@ -144,7 +144,16 @@ class DiagnosticsSeries {
   std::uint64_t keep_bytes_ = 0;
   std::optional<double> last_kept_time_;
   bool row_at_start_ = false;
-  int lock_fd_ = -1;  // holds the lock on the partial file while this series writes it
+  // A descriptor of the partial file that holds this series' lock on it (flock) while it writes it, released with it
+  // (also where the constructor throws).
+  struct Lock {
+    int fd = -1;
+    Lock() = default;
+    Lock(const Lock&) = delete;
+    Lock& operator=(const Lock&) = delete;
+    ~Lock() { reset(); }
+    void reset(int next = -1);
+  } lock_;
   std::optional<std::uint64_t> last_step_;  // of this run's rows
   // An earlier start's partial file being compared (proving_): its rows (step, text but the wall clock), the next one
   // to compare, and this run's rows held back meanwhile.
@@ -152,6 +161,7 @@ class DiagnosticsSeries {
   bool writes_partial_ = false;  // this run's rows go to the partial file
   std::vector<std::pair<std::uint64_t, std::string>> earlier_;
   std::size_t next_earlier_ = 0;
+  std::uint64_t matched_past_start_ = 0;  // rows past the start compared and found the same
   std::string pending_;
 };
 

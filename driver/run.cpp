@@ -939,12 +939,16 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   };
   // A run its front end chose to stop there (a script's callback) ended where it was meant to: its restart has no
   // further end to go on to. A signal or a failure leaves the end it was going to.
-  RunEnd const final_end = result.stopped_by_visit ? RunEnd{std::nullopt, sim.steps_done()} : end;
-  final_output("--checkpoint", o.checkpoint, [&] {
-    if (result.stopped_by)
-      if (auto const why = keeps_checkpoint(sim.steps_done())) throw RuntimeFailure(*why);
-    write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded);
-  });
+  RunEnd const final_end =
+      result.stopped_by_visit && !observer.visit_failed() ? RunEnd{std::nullopt, sim.steps_done()} : end;
+  // Stopped before its end (a signal, a script's callback that raised): a checkpoint further on is kept. (The same on
+  // every rank: what it holds was heard from rank 0.)
+  bool const ended = !result.stopped_by && !(result.stopped_by_visit && observer.visit_failed());
+  if (auto const kept_file = ended ? std::nullopt : keeps_checkpoint(sim.steps_done()))
+    result.outputs_not_written.push_back({o.names.name("--checkpoint"), o.checkpoint, *kept_file});
+  else
+    final_output("--checkpoint", o.checkpoint,
+                 [&] { write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded); });
   final_output("--save", o.save, [&] {
     if (saves_hdf5_snapshot(o.save)) {
       write_snapshot(o.save, setup, sim, Precision::fp64, &final_state);
@@ -968,7 +972,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   }
   result.energy_warning = energy_warning(setup, result);
   if (!result.energy_warning.empty()) observer.warning(result.energy_warning);
-  end_series(!result.stopped_by);
+  end_series(ended);
   written("--diagnostics");
   // Said once everything else is written: a front end that stops on a warning (Python's filter made it an error)
   // stops nothing that was still to come.

@@ -100,6 +100,9 @@ class RunObserver {
   virtual std::uint64_t visit_every() const { return 0; }
   // True stops the run there (its outputs are written as at the end). The simulation may be read.
   virtual bool visit(multigpu::Simulation& /*simulation*/) { return false; }
+  // Whether the visit that stopped the run failed (a script's callback that raised) rather than chose to stop it: the
+  // run then did not reach an end of its own, and keeps outputs that reach further (as a signal's stop does).
+  virtual bool visit_failed() const { return false; }
 };
 
 struct RunResult {

@@ -1168,6 +1168,7 @@ class Engine {
       engine_.in_callback_ = false;
       return stop;
     }
+    bool visit_failed() const override { return error.has_value(); }
     std::optional<nb::python_error> error;  // raised once the run has ended
 
    private:

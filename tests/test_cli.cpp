@@ -880,6 +880,16 @@ TEST_F(Cli, AJobKilledBeforeItsFirstCheckpointRunsAgainFromItsStart) {
       << other.err;
   EXPECT_EQ(slurp(file("y.csv.partial")), killed);
   EXPECT_FALSE(fs::exists(file("y.csv")));
+  // Rows at other steps than the earlier start's (another cadence): none past the start compared, nothing shown.
+  std::ofstream(file("k.csv.partial")) << killed;
+  Result const cadence = nbody("--run --bodies 256 --precision fp64 --diagnostics-every 30 --steps 300 --diagnostics " +
+                               file("k.csv"));
+  EXPECT_EQ(cadence.code, 1) << cadence.err;
+  EXPECT_NE(cadence.err.find(file("k.csv.partial") + " cannot be shown this run's: none of its rows past the start "
+                             "falls at a step of this run's rows"),
+            std::string::npos)
+      << cadence.err;
+  EXPECT_EQ(slurp(file("k.csv.partial")), killed);
   // Another run's: another time step (its rows at other times), another softening (another start energy).
   std::ofstream(file("e.csv.partial")) << killed;
   expect_input_error(run + "--dt 0.02 --diagnostics " + file("e.csv"),

@@ -556,7 +556,9 @@ TEST_F(Signals, AStoppedRunKeepsTheOutputsThatReachFurther) {
              file("d.csv"), "--checkpoint", file("c.h5")},
             dir_);
   ASSERT_TRUE(p.started(std::chrono::seconds(10)));
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  for (int i = 0; i < 200 && !fs::exists(file("d.csv.partial")); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   // The same series again, while the first one writes it: refused, nothing touched.
   std::string const second = std::string(NBODY_EXECUTABLE) + " --backend cpu --run --bodies 64 --steps 10 " +
                              "--diagnostics " + file("d.csv") + " 2>" + file("second.err");
@@ -577,6 +579,43 @@ TEST_F(Signals, AStoppedRunKeepsTheOutputsThatReachFurther) {
   EXPECT_EQ(slurp(file("d.csv")), series);
   EXPECT_EQ(slurp(file("c.h5")), checkpoint);
   EXPECT_TRUE(fs::exists(file("d.csv.partial"))) << "the stopped run's rows";
+}
+
+// The same, stopped while it still compares its rows with an earlier start's unfinished series: neither that file
+// nor the finished series at the name is replaced.
+TEST_F(Signals, ARunStoppedWhileItComparesItsRowsReplacesNothing) {
+  auto slurp = [](const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::string const finished = std::string(NBODY_EXECUTABLE) + " --backend cpu --run -q --bodies 64 --steps 20000 " +
+                               "--diagnostics-every 1000 --diagnostics " + file("d.csv");
+  ASSERT_EQ(std::system(finished.c_str()), 0);
+  std::string const series = slurp(file("d.csv"));
+  std::vector<std::string> const again{"--run", "--bodies", "2048", "--steps", "100000000", "--diagnostics-every",
+                                       "10", "--diagnostics", file("d.csv")};
+  {  // killed well into its run: its rows stay in the partial file
+    Process first(again, dir_);
+    ASSERT_TRUE(first.started(std::chrono::seconds(10)));
+    for (int i = 0; i < 200 && !fs::exists(file("d.csv.partial")); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    first.send(SIGKILL);
+    first.wait(std::chrono::seconds(10));
+  }
+  std::string const unfinished = slurp(file("d.csv.partial"));
+  ASSERT_FALSE(unfinished.empty());
+  Process second(again, dir_);
+  ASSERT_TRUE(second.started(std::chrono::seconds(10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // far from the first one's last row
+  second.send(SIGINT);
+  EXPECT_EQ(second.wait(std::chrono::seconds(10)), 130) << second.err();
+  EXPECT_NE(second.err().find("is the unfinished series of an earlier start from this one"), std::string::npos)
+      << second.err();
+  EXPECT_NE(second.err().find("--diagnostics " + file("d.csv") + " is kept: it reaches step 20000"), std::string::npos)
+      << second.err();
+  EXPECT_EQ(slurp(file("d.csv")), series);
+  EXPECT_EQ(slurp(file("d.csv.partial")), unfinished);
 }
 
 // With a diagnostics sample at every step, most of the run is potential passes: a signal that

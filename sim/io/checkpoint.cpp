@@ -83,31 +83,53 @@ void quiet_hdf5() {
   (void)done;
 }
 
-// What the system said where the HDF5 call that just failed failed in a read or write of the file itself (its file
-// driver's "errno = 5, error message = 'Input/output error'"): the error message, or "" where HDF5 failed on what
-// the file holds (damaged, not HDF5) rather than on reading it.
-std::string hdf5_system_error() {
-  std::string said;
+// What the system said where the HDF5 call that just failed failed in a system call on the file itself (its file
+// driver's "errno = 5, error message = 'Input/output error'", its lock's "errno = 11"): the errno and its words, or
+// errno 0 where HDF5 failed on what the file holds (damaged, not HDF5) rather than on reaching it.
+struct SystemError {
+  int number = 0;
+  std::string words;
+};
+SystemError hdf5_system_error() {
+  SystemError said;
   auto const walk = [](unsigned, const H5E_error2_t* e, void* out) -> herr_t {
     std::string const text = e && e->desc ? e->desc : "";
     std::size_t const at = text.find("errno = ");
-    if (at == std::string::npos || std::atoi(text.c_str() + at + 8) == 0) return 0;
-    std::string& message = *static_cast<std::string*>(out);
+    int const number = at == std::string::npos ? 0 : std::atoi(text.c_str() + at + 8);
+    if (number == 0) return 0;
+    SystemError& error = *static_cast<SystemError*>(out);
+    error.number = number;
     std::size_t const begin = text.find("error message = '", at);
     std::size_t const end = begin == std::string::npos ? begin : text.find('\'', begin + 17);
-    message = end != std::string::npos ? text.substr(begin + 17, end - begin - 17)
-                                       : std::strerror(std::atoi(text.c_str() + at + 8));
+    error.words = end != std::string::npos ? text.substr(begin + 17, end - begin - 17) : std::strerror(number);
     return 1;  // the first (innermost) one
   };
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk, &said);
   return said;
 }
-// Throws RuntimeFailure where the HDF5 call that just failed met a read error of the system (a failing disk, a
-// network file system gone): not the file's fault, and a later try may read it.
-void refuse_read_error(const std::string& path) {
-  if (std::string const why = hdf5_system_error(); !why.empty())
-    throw RuntimeFailure(path + ": cannot read: " + why + " (the disk or file system failed to read it; the file "
-                         "itself may be whole)");
+// A read of the disk or file system that failed (a failing disk, a network file system gone): not the file's fault,
+// and a later try may read it.
+struct ReadError : RuntimeFailure {
+  using RuntimeFailure::RuntimeFailure;
+};
+bool read_failure(int number) {
+  return number == EIO || number == ENXIO || number == ENODEV || number == ESTALE || number == ETIMEDOUT ||
+         number == EREMOTEIO;
+}
+// Throws where the HDF5 call that just failed met the system rather than the file's contents: a read error (ReadError,
+// exit 1), a file the user may not read or one another program holds locked (InputError), another system error
+// (RuntimeFailure).
+void refuse_system_error(const std::string& path) {
+  SystemError const e = hdf5_system_error();
+  if (e.number == 0) return;
+  if (read_failure(e.number))
+    throw ReadError(path + ": cannot read: " + e.words + " (the disk or file system failed to read it; the file "
+                    "itself may be whole)");
+  if (e.number == EACCES || e.number == EPERM) throw InputError(path + ": cannot read: " + e.words);
+  if (e.number == EAGAIN || e.number == EWOULDBLOCK)
+    throw InputError(path + ": cannot open: it is held open to be written (HDF5's file lock: h5py's mode 'a', say, in "
+                     "this process or another); close it there first");
+  throw RuntimeFailure(path + ": cannot read: " + e.words);
 }
 
 // FNV-1a, 64-bit (Fowler, Noll and Vo's offset basis and prime): a few lines in any language, so a
@@ -597,7 +619,7 @@ class Reader {
       : path_(std::move(path)), file_(file), what_(std::move(what)) {}
 
   [[noreturn]] void fail(const std::string& problem) const {
-    refuse_read_error(path_);  // a read that failed is the disk's failure, not the file's
+    refuse_system_error(path_);  // a read that failed is the disk's failure, not the file's
     throw InputError(path_ + ": " + problem + " (" + what_ + ")");
   }
 
@@ -1104,7 +1126,7 @@ Handle open_file(const std::string& path, const SettingNames& names = {}) {
   if (!S_ISREG(st.st_mode))
     throw InputError(path + ": not a regular file; give a checkpoint written by " + names.entry("--checkpoint"));
   if (htri_t const is = H5Fis_hdf5(path.c_str()); is <= 0) {
-    if (is < 0) refuse_read_error(path);
+    if (is < 0) refuse_system_error(path);
     throw InputError(path + ": not an HDF5 file; " + names.entry("--restart") + " takes a checkpoint written by " +
                      names.entry("--checkpoint"));
   }
@@ -1113,7 +1135,7 @@ Handle open_file(const std::string& path, const SettingNames& names = {}) {
     throw RuntimeFailure(path + ": cannot set up HDF5 to read it");
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
   if (!file.ok()) {
-    refuse_read_error(path);
+    refuse_system_error(path);
     throw InputError(path + ": cannot open the HDF5 file (damaged, or not one HDF5 can read)");
   }
   return file;
@@ -1150,6 +1172,8 @@ void write_checkpoint(const std::string& path, const BodySet& bodies, const RunR
           if (!file.close()) fail("the file read back cannot be closed");
         } catch (const InputError& e) {
           fail(std::string("the file read back is not whole (") + e.what() + ")");
+        } catch (const ReadError& e) {
+          fail(std::string("the file written cannot be read back (") + e.what() + ")");
         }
       });
 }
@@ -1170,7 +1194,7 @@ void write_snapshot(const std::string& path, const BodySet& bodies, const RunRec
           std::uint64_t total = 0;
           for (std::uint32_t c : counts) total += c;
           if (total != bodies.size() || !file.close()) throw InputError("counts");
-        } catch (const InputError& e) {
+        } catch (const std::runtime_error& e) {  // not whole, or not readable (ReadError)
           throw RuntimeFailure(path + ": cannot write snapshot: the file read back is not whole (" +
                                std::string(e.what()) + "); the disk may be full or failing (nothing was replaced)");
         }
@@ -1204,7 +1228,10 @@ bool is_nbody_snapshot(const std::string& path) {
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   // An HDF5 file that cannot be read (cut short, damaged, a read error of the disk: HDF5 cannot even tell) is taken
   // for one, so that read_snapshot says what is wrong with it rather than the tipsy reader that it is no tipsy file.
-  if (htri_t const is = H5Fis_hdf5(path.c_str()); is <= 0) return is < 0 && !hdf5_system_error().empty();
+  if (htri_t const is = H5Fis_hdf5(path.c_str()); is <= 0) {
+    int const number = is < 0 ? hdf5_system_error().number : 0;
+    return number != 0 && number != EACCES && number != EPERM;  // unreadable: the tipsy reader says so
+  }
   try {
     Handle file = open_file(path);
     Reader r(path, file.get());

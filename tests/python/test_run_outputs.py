@@ -516,3 +516,24 @@ def test_saving_to_an_hdf5_name_writes_a_snapshot_with_the_units(tmp_path):
         assert "Header" in f
     sim.save(tmp_path / "t.bin")  # tipsy, which holds no units: said
     assert any(n.startswith("Simulation.save(") and "tipsy holds no units" in n for n in sim.notices), sim.notices
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_a_refused_series_leaves_no_lock_and_a_locked_checkpoint_is_said(tmp_path):
+    # Another run's unfinished series is refused, as often as asked, with its reason: the refusal holds no lock on it
+    # (a lock left would make the next call, and the command line, say another process writes it).
+    h5py = pytest.importorskip("h5py")
+    other = nbody.Simulation(n=64, softening=0.05, backend="cpu")
+    other.run(steps=20, diagnostics=tmp_path / "o.csv", diagnostics_every=10)
+    os.rename(tmp_path / "o.csv", tmp_path / "d.csv.partial")
+    sim = nbody.Simulation(n=64, backend="cpu")
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"d\.csv\.partial exists \(the unfinished series of a run that died .*, "
+                                             r"not this run's: row 1 \(step 0, time 0\) measures its energy error"):
+            sim.run(steps=10, diagnostics=tmp_path / "d.csv")
+    # A checkpoint held open to be written (HDF5's lock: h5py's mode "a") is said to be, not to be damaged.
+    sim.checkpoint(tmp_path / "c.h5")
+    with h5py.File(tmp_path / "c.h5", "a"):
+        with pytest.raises(ValueError, match=r"c\.h5: cannot open: it is held open to be written \(HDF5's file lock"):
+            nbody.Simulation.restart(tmp_path / "c.h5")
+    assert nbody.Simulation.restart(tmp_path / "c.h5").n == 64
