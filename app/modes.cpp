@@ -507,7 +507,7 @@ int run_simulation(const Options& asked) {
       std::printf("  saved %s (%s)\n", o.save.c_str(),
                   driver::saves_hdf5_snapshot(o.save) ? "HDF5 snapshot, fp64"
                                                        : (name_of(o.save_format) + " tipsy").c_str());
-    if (!o.diagnostics.empty() && r.diagnostics_failure.empty())
+    if (!o.diagnostics.empty() && r.diagnostics_failure.empty() && !lost_output("--diagnostics"))
       std::printf("  diagnostics %s (%llu sample%s by this run)\n", o.diagnostics.c_str(),
                   (unsigned long long)r.diagnostics_samples, r.diagnostics_samples == 1 ? "" : "s");
     if (r.end)

@@ -371,8 +371,8 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
     lock_.reset(::open(partial_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     if (lock_.fd >= 0 && ::flock(lock_.fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
       unlock();
-      throw InputError(given + ": " + partial_ + " is being written by another process now (a run of this series that "
-                       "has not ended); wait for it to end, or name another file");
+      throw InputError(given + ": " + partial_ + " is being written by another run now (another process, or another "
+                       "simulation of this one, whose run has not ended); wait for it to end, or name another file");
     }
   }
   if (unfinished && holds_no_row(partial_, format_)) {
@@ -649,7 +649,7 @@ void DiagnosticsSeries::close(bool ended) {
   };
   auto keep_published = [&](std::uint64_t further, const std::string& rows_stay) {
     unlock();
-    throw RuntimeFailure("--diagnostics " + path_ + " is kept: it reaches step " + std::to_string(further) +
+    throw SeriesKept(path_ + " is kept: it reaches step " + std::to_string(further) +
                          ", past this stopped run's " +
                          (last_step_ ? "last row (step " + std::to_string(*last_step_) + ")" : "rows (none)") +
                          rows_stay);

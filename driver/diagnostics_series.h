@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/errors.h"
 #include "core/setting_names.h"
 #include "sim/physics/diagnostics.h"
 
@@ -41,6 +42,12 @@ enum class SeriesFormat { csv, json_lines };
 // The format PATH's extension names: .csv, or .jsonl / .json (one JSON object per line). InputError
 // naming the option and the path for anything else.
 SeriesFormat series_format(const std::string& path, const SettingNames& names = {});
+
+// What close() throws where a stopped run keeps a PATH that reaches further (not a failure of the series: PATH holds
+// the finished run's, the partial file this run's rows). Its text names PATH first ("d.csv is kept: ...").
+struct SeriesKept : RuntimeFailure {
+  using RuntimeFailure::RuntimeFailure;
+};
 
 // Where a series is written while the run goes: PATH + ".partial", renamed to PATH when it ends, so
 // PATH holds a whole series or nothing, and a run that dies leaves every row it took beside it.

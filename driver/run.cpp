@@ -96,10 +96,13 @@ std::string energy_warning(const Setup& setup, const RunResult& result) {
 }
 
 // Gives the series its name; a series that cannot be published keeps its rows in the partial file.
-void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result, RunObserver& observer, bool ended) {
+void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result, RunObserver& observer, bool ended,
+                  const SettingNames& names) {
   if (!series) return;
   try {
     series->close(ended);
+  } catch (const SeriesKept& e) {  // a stopped run's rows beside a finished series: not written under its name
+    result.outputs_not_written.push_back({names.name("--diagnostics"), series->path(), e.what()});
   } catch (const std::runtime_error& e) {
     result.diagnostics_failure = e.what();
     result.diagnostics_rows_in = series->rows_in();
@@ -392,13 +395,19 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
   // run past step 0 continues one: the files past its step may be its own, left by a run that died after its last
   // checkpoint, which the restart writes again bit for bit.)
   std::string mixed;
-  auto refuse_mixing = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what) {
+  // `checkpoints`: the files are checkpoints, the last of which a restart goes on from (an earlier start of this very
+  // command, killed, left them; removing them would lose that).
+  auto refuse_mixing = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what,
+                           bool checkpoints = false) {
     std::vector<std::string> const after = series_files_after(path_of, 0);
     if (after.empty()) return;
     std::string const count = after.size() == 1 ? "a file" : std::to_string(after.size()) + " files";
     mixed += (mixed.empty() ? "" : "; ") + what + ": the folder holds " + count + " of that series past step 0 (" +
-             after.front() + (after.size() > 1 ? ", ..." : "") + "), another run's, which this new run's would mix "
-             "with; remove " + (after.size() == 1 ? "it" : "them") + " or name another series";
+             after.front() + (after.size() > 1 ? ", ..." : "") + "), another run's, which this new run's would mix " +
+             "with" + (checkpoints ? " (or an earlier start of this one: " + names.with_text("--restart", after.back()) +
+                                         " goes on from its last)"
+                                   : "") +
+             "; remove " + (after.size() == 1 ? "it" : "them") + " or name another series";
   };
   if (first == 0 && o.snapshots.enabled()) {
     refuse_mixing([&](std::uint64_t step) { return o.snapshots.path(step); },
@@ -409,8 +418,7 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
     refuse_mixing([&](std::uint64_t step) { return other.path(step); }, names.with_text("--snapshots", o.snapshots.base));
   }
   if (first == 0 && (o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
-    refuse_mixing([&](std::uint64_t step) { return series_path(o.checkpoint, step); },
-                  checkpoint_cadence());
+    refuse_mixing([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, checkpoint_cadence(), true);
   if (!mixed.empty()) throw InputError(mixed);
   // A file of the series is refused as "--snapshots DIR/s_00000010.hdf5: ..." on the command line; a keyword names
   // the value as given, then the file ("snapshots='DIR/s' writes DIR/s_00000010.hdf5: ...").
@@ -468,8 +476,12 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   std::optional<std::uint64_t> checkpoint_ahead;
   auto keeps_checkpoint = [&](std::uint64_t step) -> std::optional<std::string> {
     if (!checkpoint_ahead || *checkpoint_ahead <= step) return std::nullopt;
-    return o.checkpoint + " is kept: it holds step " + std::to_string(*checkpoint_ahead) + ", past this stopped run's step " +
-           std::to_string(step) + " (" + o.names.with_text("--restart", o.checkpoint) + " goes on from it)";
+    if (*checkpoint_ahead == ~std::uint64_t(0))
+      return o.checkpoint + " is kept: it could not be read to tell whether it goes further than this stopped run's "
+                            "step " + std::to_string(step);
+    return o.checkpoint + " is kept: it holds step " + std::to_string(*checkpoint_ahead) +
+           ", past this stopped run's step " + std::to_string(step) + " (" +
+           o.names.with_text("--restart", o.checkpoint) + " goes on from it)";
   };
   // A run that takes up another (a restart, a script's next run) continues that run's series at the path.
   std::optional<SeriesLineage> lineage;
@@ -571,21 +583,32 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   if (!o.checkpoint.empty()) {
     std::string ahead;
     std::error_code ec;
+    std::string unreadable;  // why a checkpoint there cannot be read (a read error: it may hold any step)
     if (writer && std::filesystem::is_regular_file(o.checkpoint, ec) &&
         !std::filesystem::equivalent(o.checkpoint, setup.source, ec)) {
       try {
         std::uint64_t const step = sim::read_checkpoint_header(o.checkpoint, o.names).run.step;
         if (step > sim.steps_done()) ahead = std::to_string(step);
-      } catch (const std::runtime_error&) {  // not a checkpoint nbody reads: replaced as any other file
+      } catch (const InputError&) {  // not a checkpoint nbody reads: replaced as any other file
+      } catch (const std::runtime_error& e) {
+        unreadable = e.what();
       }
     }
-    if (ranks.size() > 1) ahead = ranks.all_gather(ahead).front();
+    if (ranks.size() > 1) {
+      ahead = ranks.all_gather(ahead).front();
+      unreadable = ranks.all_gather(unreadable).front();
+    }
+    std::string const stopped = ": this run replaces it when it ends (one stopped before, by a signal or a failure, "
+                                "keeps it)";
     if (!ahead.empty()) {
       checkpoint_ahead = std::stoull(ahead);
       observer.notice(o.names.with_text("--checkpoint", o.checkpoint) + " holds step " + ahead +
-                      ", past this run's start at step " + std::to_string(sim.steps_done()) +
-                      ": this run replaces it when it ends (one stopped before, by a signal or a failure, keeps it); " +
+                      ", past this run's start at step " + std::to_string(sim.steps_done()) + stopped + "; " +
                       o.names.with_text("--restart", o.checkpoint) + " would go on from there instead");
+    } else if (!unreadable.empty()) {
+      checkpoint_ahead = ~std::uint64_t(0);  // any step: kept by a stop
+      observer.warning(o.names.with_text("--checkpoint", o.checkpoint) + " cannot be read to tell how far it goes (" +
+                       unreadable + ")" + stopped);
     }
   }
   if (!o.save.empty())
@@ -628,7 +651,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   auto end_series = [&](bool ended) {
     if (start_left_out && replaces_end_row && result.start && result.diagnostics_samples == 0)
       write_row(start_step, start_time, 0.0, *result.start);
-    close_series(series, result, observer, ended);
+    close_series(series, result, observer, ended, o.names);
   };
 
   // Steps go in chunks of about 0.2 s (progress and signals stay responsive, the GPU stays busy),

@@ -2267,6 +2267,14 @@ TEST_F(Cli, AReadErrorOfTheDiskIsNotADamagedFile) {
     Result const whole = nbody("--run -q --steps 1 " + option + " " + path);
     EXPECT_EQ(whole.code, 0) << whole.err;
   }
+  // A --checkpoint output that cannot be read to tell how far it goes is said to be, and kept by a stopped run.
+  std::string const cmd = "LD_PRELOAD=" NBODY_READ_ERROR_PRELOAD " NBODY_TEST_EIO_FILE=" + file("c.h5") +
+                          " " NBODY_EXECUTABLE " --backend cpu --run --bodies 64 --steps 1 --checkpoint " + file("c.h5") +
+                          " >" + file("out") + " 2>" + file("err") + " </dev/null";
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0);
+  EXPECT_NE(slurp(file("err")).find("warning: --checkpoint " + file("c.h5") + " cannot be read to tell how far it goes ("),
+            std::string::npos)
+      << slurp(file("err"));
 }
 
 // A tipsy snapshot carries its softening: a disk restarted from one keeps 0.05 without the option,

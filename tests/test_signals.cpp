@@ -563,7 +563,7 @@ TEST_F(Signals, AStoppedRunKeepsTheOutputsThatReachFurther) {
   std::string const second = std::string(NBODY_EXECUTABLE) + " --backend cpu --run --bodies 64 --steps 10 " +
                              "--diagnostics " + file("d.csv") + " 2>" + file("second.err");
   EXPECT_EQ(WEXITSTATUS(std::system(second.c_str())), 2);
-  EXPECT_NE(slurp(file("second.err")).find(file("d.csv.partial") + " is being written by another process now"),
+  EXPECT_NE(slurp(file("second.err")).find(file("d.csv.partial") + " is being written by another run now"),
             std::string::npos)
       << slurp(file("second.err"));
   p.send(SIGINT);
@@ -572,8 +572,8 @@ TEST_F(Signals, AStoppedRunKeepsTheOutputsThatReachFurther) {
                          "this stopped run's step "),
             std::string::npos)
       << p.err();
-  EXPECT_NE(p.err().find("--diagnostics " + file("d.csv") + " is kept: it reaches step 20000, past this stopped run's "
-                         "last row"),
+  EXPECT_NE(p.err().find("error: --diagnostics not written: " + file("d.csv") + " is kept: it reaches step 20000, past "
+                         "this stopped run's last row"),
             std::string::npos)
       << p.err();
   EXPECT_EQ(slurp(file("d.csv")), series);
@@ -612,7 +612,8 @@ TEST_F(Signals, ARunStoppedWhileItComparesItsRowsReplacesNothing) {
   EXPECT_EQ(second.wait(std::chrono::seconds(10)), 130) << second.err();
   EXPECT_NE(second.err().find("is the unfinished series of an earlier start from this one"), std::string::npos)
       << second.err();
-  EXPECT_NE(second.err().find("--diagnostics " + file("d.csv") + " is kept: it reaches step 20000"), std::string::npos)
+  EXPECT_NE(second.err().find("error: --diagnostics not written: " + file("d.csv") + " is kept: it reaches step 20000"),
+            std::string::npos)
       << second.err();
   EXPECT_EQ(slurp(file("d.csv")), series);
   EXPECT_EQ(slurp(file("d.csv.partial")), unfinished);
