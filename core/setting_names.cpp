@@ -42,6 +42,8 @@ std::string SettingNames::entry(const std::string& option) const {
 
 std::string SettingNames::with(const std::string& option, const std::string& value) const {
   if (!keywords) return option + " " + value;
+  // An entry point with its argument is a call: "Simulation.restart('run.h5')".
+  if (std::string const method = name(option); method.rfind("Simulation.", 0) == 0) return method + "(" + value + ")";
   // One keyword: "eta_start=0.5"; several ("--mass-unit and --length-unit"): "mass_unit and length_unit (...)".
   return name(option) + (option.find(' ') == std::string::npos ? "=" + value : " (" + value + ")");
 }

@@ -18,7 +18,8 @@ struct SettingNames {
   bool keywords = false;
   std::string name(const std::string& option) const;   // "--eta-start" or "eta_start"
   std::string entry(const std::string& option) const;  // "--checkpoint" or "Simulation.checkpoint"
-  std::string with(const std::string& option, const std::string& value) const;  // "--eta-start 0.5", "eta_start=0.5"
+  // "--eta-start 0.5", "eta_start=0.5"; an entry point as a call: "--restart run.h5", "Simulation.restart(run.h5)".
+  std::string with(const std::string& option, const std::string& value) const;
   std::string with_text(const std::string& option, const std::string& value) const;  // "... hermite4", "...='hermite4'"
   // A text value as given, quoted either way: "--mass-unit '1e5Msun'", "mass_unit='1e5Msun'".
   std::string quoted(const std::string& option, const std::string& value) const;

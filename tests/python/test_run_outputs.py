@@ -537,3 +537,22 @@ def test_a_refused_series_leaves_no_lock_and_a_locked_checkpoint_is_said(tmp_pat
         with pytest.raises(ValueError, match=r"c\.h5: cannot open: it is held open to be written \(HDF5's file lock"):
             nbody.Simulation.restart(tmp_path / "c.h5")
     assert nbody.Simulation.restart(tmp_path / "c.h5").n == 64
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_a_run_stopped_by_a_callback_that_raises_keeps_a_checkpoint_further_on(tmp_path):
+    # As a Ctrl-C's stop: the finished run's checkpoint at step 500 is not replaced by a run stopped at step 10.
+    nbody.Simulation(n=64, backend="cpu").run(steps=500, checkpoint=tmp_path / "c.h5")
+    sim = nbody.Simulation(n=64, backend="cpu")
+
+    def fail_at_10(s):
+        if s.steps >= 10:
+            raise ArithmeticError("the script's own error")
+
+    with pytest.raises(ArithmeticError):
+        sim.run(steps=1000, callback=fail_at_10, checkpoint=tmp_path / "c.h5")
+    [kept] = sim.last_run["outputs_not_written"]
+    assert kept["output"] == "checkpoint" and re.fullmatch(
+        r".*c\.h5 is kept: it holds step 500, past this stopped run's step 10 \(Simulation\.restart\('.*c\.h5'\) goes "
+        r"on from it\)", kept["error"]), kept
+    assert nbody.Simulation.restart(tmp_path / "c.h5").steps == 500
