@@ -86,6 +86,29 @@ __device__ void finish_probe(const ClockProbe& probe, double* ghz) {
   if (threadIdx.x == 0 && blockIdx.x == 0 && ns > 0) *ghz = double(cycles) / double(ns);
 }
 
+// The shortest of `runs` timed launches (after the caller's warm-up), in milliseconds by CUDA events.
+template <class Launch>
+float best_time_ms(int runs, Launch&& launch) {
+  cudaEvent_t e0, e1;
+  NBODY_CUDA_CHECK(cudaEventCreate(&e0));
+  NBODY_CUDA_CHECK(cudaEventCreate(&e1));
+  float best = 1e30f;
+  for (int rep = 0; rep < runs; ++rep) {
+    NBODY_CUDA_CHECK(cudaEventRecord(e0));
+    launch();
+    NBODY_CHECK_LAUNCH();
+    NBODY_CUDA_CHECK(cudaEventRecord(e1));
+    NBODY_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    NBODY_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    if (ms < best) best = ms;
+  }
+  NBODY_CUDA_CHECK(cudaGetLastError());
+  NBODY_CUDA_CHECK(cudaEventDestroy(e0));
+  NBODY_CUDA_CHECK(cudaEventDestroy(e1));
+  return best;
+}
+
 // ---- 1. fp64 throughput by registers read ----
 enum class Operands : int {
   fma_one_register,
@@ -137,24 +160,13 @@ void time_operands(const char* name, int sms, int lanes, double* out, double* gh
   int const blocks = sms * 4 * 8, iterations = 20000;
   operand_peak<kOp><<<blocks, kBlock>>>(out, 10, 0.999, 0.5, ghz);  // warm-up
   NBODY_CHECK_LAUNCH();
-  cudaEvent_t e0, e1;
-  NBODY_CUDA_CHECK(cudaEventCreate(&e0));
-  NBODY_CUDA_CHECK(cudaEventCreate(&e1));
-  NBODY_CUDA_CHECK(cudaEventRecord(e0));
-  operand_peak<kOp><<<blocks, kBlock>>>(out, iterations, 0.999, 0.5, ghz);
-  NBODY_CHECK_LAUNCH();
-  NBODY_CUDA_CHECK(cudaEventRecord(e1));
-  NBODY_CUDA_CHECK(cudaEventSynchronize(e1));
-  float ms = 0;
-  NBODY_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+  float const ms = best_time_ms(1, [&] { operand_peak<kOp><<<blocks, kBlock>>>(out, iterations, 0.999, 0.5, ghz); });
   double clock = 0;
   NBODY_CUDA_CHECK(cudaMemcpy(&clock, ghz, sizeof clock, cudaMemcpyDeviceToHost));
   double const per_iteration = kOp == Operands::fma3_and_mul2 ? 2 : 1;
   double const ops = double(blocks) * kBlock * iterations * kChains * per_iteration / (ms * 1e-3);
   std::printf("  %-58s %.4e fp64 ops/s  %s at %.0f MHz\n", name, ops, share_of_peak(ops, sms, lanes, clock).c_str(),
               clock * 1e3);
-  NBODY_CUDA_CHECK(cudaEventDestroy(e0));
-  NBODY_CUDA_CHECK(cudaEventDestroy(e1));
 }
 
 // ---- 2. the pair loop alone ----
@@ -242,21 +254,7 @@ void time_pair_loop(PairData& d) {
   NBODY_CUDA_CHECK(cudaMemset(d.out, 0xff, std::size_t(d.n) * 6 * sizeof(double)));
   kernel<<<blocks, kBlock>>>(d.pos, d.vel, d.n, eps2, d.out, d.ghz);  // warm-up
   NBODY_CHECK_LAUNCH();
-  cudaEvent_t e0, e1;
-  NBODY_CUDA_CHECK(cudaEventCreate(&e0));
-  NBODY_CUDA_CHECK(cudaEventCreate(&e1));
-  float best = 1e30f;
-  for (int rep = 0; rep < 3; ++rep) {
-    NBODY_CUDA_CHECK(cudaEventRecord(e0));
-    kernel<<<blocks, kBlock>>>(d.pos, d.vel, d.n, eps2, d.out, d.ghz);
-    NBODY_CHECK_LAUNCH();
-    NBODY_CUDA_CHECK(cudaEventRecord(e1));
-    NBODY_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    NBODY_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    if (ms < best) best = ms;
-  }
-  NBODY_CUDA_CHECK(cudaGetLastError());
+  float const best = best_time_ms(3, [&] { kernel<<<blocks, kBlock>>>(d.pos, d.vel, d.n, eps2, d.out, d.ghz); });
   std::vector<double> sums(std::size_t(d.n) * 6);
   NBODY_CUDA_CHECK(cudaMemcpy(sums.data(), d.out, sums.size() * sizeof(double), cudaMemcpyDeviceToHost));
   double clock = 0;
@@ -272,8 +270,6 @@ void time_pair_loop(PairData& d) {
               "MHz; %s\n",
               kI, kBatch, kUnroll, kMinBlocks, attributes.numRegs, pairs,
               share_of_peak(pairs * kPairFp64Ops, d.sms, d.lanes, clock).c_str(), clock * 1e3, bits);
-  NBODY_CUDA_CHECK(cudaEventDestroy(e0));
-  NBODY_CUDA_CHECK(cudaEventDestroy(e1));
 }
 
 // ---- 3. the pair loop with its sums on the fp64 tensor cores (DMMA) ----
@@ -411,16 +407,7 @@ void time_dmma_peak(int sms, int lanes, double* out, double* ghz) {
   int const blocks = sms * 4 * 8, iterations = 4000;
   dmma_peak<kRows, kDepth, kFmas><<<blocks, kBlock>>>(out, 10, ghz);  // warm-up
   NBODY_CHECK_LAUNCH();
-  cudaEvent_t e0, e1;
-  NBODY_CUDA_CHECK(cudaEventCreate(&e0));
-  NBODY_CUDA_CHECK(cudaEventCreate(&e1));
-  NBODY_CUDA_CHECK(cudaEventRecord(e0));
-  dmma_peak<kRows, kDepth, kFmas><<<blocks, kBlock>>>(out, iterations, ghz);
-  NBODY_CHECK_LAUNCH();
-  NBODY_CUDA_CHECK(cudaEventRecord(e1));
-  NBODY_CUDA_CHECK(cudaEventSynchronize(e1));
-  float ms = 0;
-  NBODY_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+  float const ms = best_time_ms(1, [&] { dmma_peak<kRows, kDepth, kFmas><<<blocks, kBlock>>>(out, iterations, ghz); });
   double clock = 0;
   NBODY_CUDA_CHECK(cudaMemcpy(&clock, ghz, sizeof clock, cudaMemcpyDeviceToHost));
   double const seconds = ms * 1e-3, instructions = double(blocks) * kWarps * iterations * 4;  // DMMAs
@@ -433,8 +420,6 @@ void time_dmma_peak(int sms, int lanes, double* out, double* ghz) {
               share_of_peak(tensor, sms, lanes, clock).c_str());
   if (kFmas) std::printf("; %.4e fp64 ops/s, %s", vector, share_of_peak(vector, sms, lanes, clock).c_str());
   std::printf(" at %.0f MHz\n", clock * 1e3);
-  NBODY_CUDA_CHECK(cudaEventDestroy(e0));
-  NBODY_CUDA_CHECK(cudaEventDestroy(e1));
 }
 
 template <int kRows, int kDepth, int kK, int kUnroll, int kMinBlocks, bool kMask, bool kLean, int kJTile>
@@ -609,21 +594,7 @@ void time_dmma_loop(const PairData& d) {
   int const blocks = d.n / (kWarps * 8 * kK);
   double const eps2 = 1e-8;
   std::vector<double> const sums = sums_of(kernel, blocks, d.pos, d.vel, eps2, d);  // and the warm-up
-  cudaEvent_t e0, e1;
-  NBODY_CUDA_CHECK(cudaEventCreate(&e0));
-  NBODY_CUDA_CHECK(cudaEventCreate(&e1));
-  float best = 1e30f;
-  for (int rep = 0; rep < 3; ++rep) {
-    NBODY_CUDA_CHECK(cudaEventRecord(e0));
-    kernel<<<blocks, kBlock>>>(d.pos, d.vel, d.n, eps2, d.out, d.ghz);
-    NBODY_CHECK_LAUNCH();
-    NBODY_CUDA_CHECK(cudaEventRecord(e1));
-    NBODY_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    NBODY_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    if (ms < best) best = ms;
-  }
-  NBODY_CUDA_CHECK(cudaGetLastError());
+  float const best = best_time_ms(3, [&] { kernel<<<blocks, kBlock>>>(d.pos, d.vel, d.n, eps2, d.out, d.ghz); });
   double clock = 0;
   NBODY_CUDA_CHECK(cudaMemcpy(&clock, d.ghz, sizeof clock, cudaMemcpyDeviceToHost));
   Distance const e = distance(sums, d.first);
@@ -636,8 +607,6 @@ void time_dmma_loop(const PairData& d) {
               kLean ? ", lean" : "", staged,
               attributes.numRegs, pairs, share_of_peak(pairs * kPairFp64Ops, d.sms, d.lanes, clock).c_str(),
               clock * 1e3, e.max_a, e.median_a, e.max_jerk, e.median_jerk);
-  NBODY_CUDA_CHECK(cudaEventDestroy(e0));
-  NBODY_CUDA_CHECK(cudaEventDestroy(e1));
 }
 
 // The bodies of section 2 with bodies 200 k + 1 moved 1e-6 (the system is 1 across) from bodies 200 k, in a random
