@@ -2080,6 +2080,21 @@ TEST_F(Cli, ATemporaryFileAKilledWriterLeftIsSaid) {
 
 // An nbody HDF5 snapshot starts a new run from its bodies (--load), as a tipsy file does: at its time, with its
 // softening and units, from step 0; in fp64, its values are the run's to the shift's rounding.
+// The bodies of a run loaded from one of its fp64 snapshots (`loaded`) against its own (`run`): masses and velocities
+// the same, positions to the rounding of the snapshot's shift.
+void expect_bodies_of_snapshot(const sim::BodySet& loaded, const sim::BodySet& run) {
+  ASSERT_EQ(loaded.size(), run.size());
+  for (std::size_t i = 0; i < run.size(); ++i) {
+    auto const &a = loaded.pos_mass[i], &b = run.pos_mass[i];
+    EXPECT_EQ(a.w, b.w) << i;
+    EXPECT_EQ(loaded.velocity[i].x, run.velocity[i].x) << i;
+    EXPECT_EQ(loaded.velocity[i].y, run.velocity[i].y) << i;
+    EXPECT_EQ(loaded.velocity[i].z, run.velocity[i].z) << i;
+    double const scale = std::max({1.0, std::abs(b.x), std::abs(b.y), std::abs(b.z)});
+    EXPECT_LE(std::abs(a.x - b.x) + std::abs(a.y - b.y) + std::abs(a.z - b.z), 1e-14 * scale) << i;
+  }
+}
+
 TEST_F(Cli, ASnapshotStartsANewRunFromItsBodies) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   Result const made = nbody("--run -q --bodies 256 --scenario disk --steps 20 --precision fp64 --softening 0.02 "
@@ -2099,15 +2114,8 @@ TEST_F(Cli, ASnapshotStartsANewRunFromItsBodies) {
   EXPECT_EQ(loaded.bodies.time, run.bodies.time);
   EXPECT_EQ(loaded.run.softening, 0.02);
   EXPECT_EQ(loaded.run.units, run.run.units);
-  ASSERT_EQ(loaded.bodies.size(), run.bodies.size());
   EXPECT_EQ(loaded.bodies.type, run.bodies.type);  // the disk's families
-  for (std::size_t i = 0; i < run.bodies.size(); ++i) {
-    auto const &a = loaded.bodies.pos_mass[i], &b = run.bodies.pos_mass[i];
-    EXPECT_EQ(a.w, b.w) << i;
-    EXPECT_EQ(loaded.bodies.velocity[i].x, run.bodies.velocity[i].x) << i;
-    double const scale = std::max({1.0, std::abs(b.x), std::abs(b.y), std::abs(b.z)});
-    EXPECT_LE(std::abs(a.x - b.x) + std::abs(a.y - b.y) + std::abs(a.z - b.z), 1e-14 * scale) << i;
-  }
+  expect_bodies_of_snapshot(loaded.bodies, run.bodies);
   auto const j = nlohmann::json::parse(slurp(file("l.json")));
   EXPECT_EQ(j["softening"], 0.02);
   EXPECT_EQ(j["units"]["mass"], "1e3Msun");
@@ -2156,14 +2164,7 @@ TEST_F(Cli, ASaveNamedLikeHdf5IsAnHdf5Snapshot) {
   EXPECT_EQ(loaded.bodies.time, run.bodies.time);
   EXPECT_EQ(loaded.run.softening, 0.02);
   EXPECT_EQ(loaded.bodies.type, run.bodies.type);
-  ASSERT_EQ(loaded.bodies.size(), run.bodies.size());
-  for (std::size_t i = 0; i < run.bodies.size(); ++i) {
-    auto const &a = loaded.bodies.pos_mass[i], &b = run.bodies.pos_mass[i];
-    EXPECT_EQ(a.w, b.w) << i;
-    EXPECT_EQ(loaded.bodies.velocity[i].y, run.bodies.velocity[i].y) << i;
-    double const scale = std::max({1.0, std::abs(b.x), std::abs(b.y), std::abs(b.z)});
-    EXPECT_LE(std::abs(a.x - b.x) + std::abs(a.y - b.y) + std::abs(a.z - b.z), 1e-14 * scale) << i;
-  }
+  expect_bodies_of_snapshot(loaded.bodies, run.bodies);
   // A tipsy byte order is no snapshot's; --save .hdf5 is one too.
   expect_input_error("--run --bodies 64 --steps 1 --save-format little-endian --save " + file("t.hdf5"),
                      "--save-format little-endian: a tipsy file's byte order, and --save " + file("t.hdf5") +
