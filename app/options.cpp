@@ -622,9 +622,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
         throw InputError(given + " (" + number + " in the run's units, " + units.describe() + "): must be " +
                          r->second.what + " in " + interval(r->second.min, r->second.max, r->second.ends));
       }
-      std::string const derived = units.derived();
       o.notices.push_back(given + " is " + number + " in the run's units (" + units.describe() + "; " +
-                          derived.substr(0, derived.find(',')) + ")");
+                          units.time_unit() + ")");
     }
   }
 

@@ -485,6 +485,13 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   };
   // A run that takes up another (a restart, a script's next run) continues that run's series at the path.
   std::optional<SeriesLineage> lineage;
+  auto lineage_here = [&](std::optional<double> baseline) {  // this run's, from where it starts
+    multigpu::RunClock const clock = sim.clock();
+    SeriesLineage here{sim.steps_done(), sim.time(), baseline, clock.start_time,
+                       sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
+    here.every = sample_every;
+    return here;
+  };
   bool start_measured = false;  // the start's pass was made (or interrupted) already
   if (sim.steps_done() > 0) {
     // Past step 0 without a baseline (a checkpoint continued with another softening, or saved without one), a run
@@ -500,11 +507,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         new_baseline = true;
       }
     }
-    multigpu::RunClock const clock = sim.clock();
-    lineage = SeriesLineage{sim.steps_done(), sim.time(), baseline, clock.start_time,
-                            sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
+    lineage = lineage_here(baseline);
     lineage->new_baseline = new_baseline;
-    lineage->every = sample_every;
   } else if (sampled) {
     // A run from step 0 where a run that died left its series unfinished: the start is measured first, so that the
     // series can tell that run's rows (the same command run again after a job was killed before it could restart:
@@ -513,12 +517,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     if (ranks.size() > 1) unfinished = ranks.all_gather(unfinished).front();
     if (unfinished == "1") {
       start_measured = true;
-      if (unless_interrupted([&] { result.start = sim.diagnostics(); })) {
-        multigpu::RunClock const clock = sim.clock();
-        lineage = SeriesLineage{0, sim.time(), setup.initial_energy.value_or(result.start->total()), clock.start_time,
-                                sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
-        lineage->every = sample_every;
-      }
+      if (unless_interrupted([&] { result.start = sim.diagnostics(); }))
+        lineage = lineage_here(setup.initial_energy.value_or(result.start->total()));
     }
   }
   // A multiple counts as reached within four units in its last place: k x dt rounds (3 x 0.1 is 0.30000000000000004,

@@ -22,6 +22,11 @@ constexpr UnitName kMassUnits[] = {
     {"Msun", kSolarMassGrams}, {"Mjup", kJupiterMassGrams}, {"Mearth", kEarthMassGrams}, {"kg", 1e3}, {"g", 1.0}};
 constexpr UnitName kLengthUnits[] = {{"Mpc", 1e6 * kParsecCm}, {"kpc", 1e3 * kParsecCm}, {"pc", kParsecCm},
                                      {"au", kAstronomicalUnitCm}, {"km", 1e5}, {"m", 1e2}, {"cm", 1.0}};
+// The time units a time may be given in, longest first (a year is the Julian year, as astropy's "yr").
+constexpr double kYear = 365.25 * 86400.0;
+constexpr std::pair<const char*, double> kTimeUnits[] = {{"Gyr", 1e9 * kYear}, {"Myr", 1e6 * kYear},
+                                                         {"kyr", 1e3 * kYear}, {"yr", kYear},
+                                                         {"d", 86400.0},       {"s", 1.0}};
 // A scale outside these bounds (in g or cm) is a typing error, and its powers would overflow the
 // time unit: (1e60)^3 fits a double.
 constexpr double kSmallestScale = 1e-30, kLargestScale = 1e60;
@@ -76,10 +81,6 @@ std::string trimmed(const std::string& text) {
 }  // namespace
 
 std::optional<PhysicalTime> physical_time(const std::string& text) {
-  constexpr double kYear = 365.25 * 86400.0;
-  constexpr std::pair<const char*, double> kTimes[] = {{"Gyr", 1e9 * kYear}, {"Myr", 1e6 * kYear},
-                                                       {"kyr", 1e3 * kYear}, {"yr", kYear},
-                                                       {"d", 86400.0},       {"s", 1.0}};
   std::string const t = trimmed(text);
   // A whole number is a plain number ("1e5", and hexadecimal "0x1d", not 1 day), and a unit follows decimal digits.
   {
@@ -88,7 +89,7 @@ std::optional<PhysicalTime> physical_time(const std::string& text) {
     if (!t.empty() && end == t.c_str() + t.size()) return std::nullopt;
     if (t.find_first_of("xX") != std::string::npos) return std::nullopt;
   }
-  for (auto const& [name, seconds] : kTimes) {
+  for (auto const& [name, seconds] : kTimeUnits) {
     std::string const unit = name;
     if (t.size() <= unit.size() || t.compare(t.size() - unit.size(), unit.size(), unit) != 0) continue;
     std::string const number = trimmed(t.substr(0, t.size() - unit.size()));
@@ -125,23 +126,26 @@ double Units::time_s() const {
 
 std::string Units::describe() const { return physical() ? mass + ", " + length : "N-body (Henon) units"; }
 
-std::string Units::derived() const {
+std::string Units::time_unit() const {
   if (!physical()) return {};
-  // The time in the largest of these that it is at least one of (seconds below a year).
-  constexpr double kYear = 365.25 * 86400.0;  // the Julian year, as astropy's "yr"
-  constexpr std::pair<const char*, double> kTimes[] = {{"Gyr", 1e9 * kYear}, {"Myr", 1e6 * kYear},
-                                                       {"kyr", 1e3 * kYear}, {"yr", kYear}};
+  // In the largest of the years that it is at least one of (seconds below a year).
   double const t = time_s();
   std::pair<const char*, double> shown{"s", 1.0};
-  for (auto const& unit : kTimes)
-    if (t >= unit.second) {
+  for (auto const& unit : kTimeUnits)
+    if (std::string(unit.first).find("yr") != std::string::npos && t >= unit.second) {
       shown = unit;
       break;
     }
-  char text[160];
-  std::snprintf(text, sizeof text, "time unit %.4g %s, velocity unit %.4g km/s", t / shown.second, shown.first,
-                velocity_cm_per_s() / 1e5);
+  char text[64];
+  std::snprintf(text, sizeof text, "time unit %.4g %s", t / shown.second, shown.first);
   return text;
+}
+
+std::string Units::derived() const {
+  if (!physical()) return {};
+  char text[64];
+  std::snprintf(text, sizeof text, ", velocity unit %.4g km/s", velocity_cm_per_s() / 1e5);
+  return time_unit() + text;
 }
 
 Units parse_units(const std::string& mass, const std::string& length, const SettingNames& names) {

@@ -37,6 +37,8 @@ struct Units {
   // What follows from the two, for a run's report: "time unit 0.4715 Myr, velocity unit 2.074 km/s" (empty in N-body
   // units). A year is the Julian year.
   std::string derived() const;
+  // Its first part: "time unit 0.4715 Myr" (empty in N-body units).
+  std::string time_unit() const;
 
   bool operator==(const Units& o) const { return mass == o.mass && length == o.length; }
   bool operator!=(const Units& o) const { return !(*this == o); }
