@@ -470,7 +470,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->capture_default_str();
   cli.add_option("--save", o.save,
                  "write the final state (written whole or not at all): an HDF5 snapshot in fp64 where FILE ends in "
-                 ".h5 or .hdf5 (units, families), else a tipsy file");
+                 ".h5 or .hdf5 (units, families), else a tipsy file (its units, if any, in FILE.param)");
   cli.add_option("--checkpoint", o.checkpoint,
                  "write the final state as an HDF5 checkpoint (also on Ctrl-C); --restart continues it bit for bit");
   cli.add_option("--checkpoint-every", o.checkpoint_every,

@@ -111,12 +111,61 @@ bool saves_hdf5_snapshot(const std::string& path) {
   return ext == ".h5" || ext == ".hdf5";
 }
 
-std::string tipsy_units_notice(const std::string& save_given, const std::string& path, const sim::Units& units,
-                               const SettingNames& names) {
-  if (saves_hdf5_snapshot(path) || !units.physical()) return {};
-  return save_given + ": tipsy holds no units; its values are in this run's (" + units.describe() +
-         "), which its readers do not know: a " + names.name("--save") + " name ending in .h5, and the " +
-         names.name("--snapshots") + " and " + names.name("--checkpoint") + " files, state them";
+namespace {
+
+// The first parameter file of the folder of `param_path` other than it: what pynbody may take instead and yt refuses
+// two of. "" where there is none (or the folder cannot be read: the readers will not read it either).
+std::string other_param_file(const std::string& param_path) {
+  namespace fs = std::filesystem;
+  fs::path const ours(param_path);
+  fs::path const folder = ours.has_parent_path() ? ours.parent_path() : fs::path(".");
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    fs::path const& p = it->path();
+    if (p.extension() == ".param" && p.filename() != ours.filename())
+      return (ours.has_parent_path() ? folder / p.filename() : p.filename()).string();
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::string> save_tipsy(const std::string& path, const std::string& save_given, const sim::BodySet& state,
+                                    double softening, sim::TipsyFormat format, const sim::Units& units,
+                                    const Ranks& ranks) {
+  std::vector<std::string> said;
+  agree(ranks, [&] {
+    if (ranks.rank() != 0) return;
+    sim::write_tipsy(path, state, softening, format);
+    if (std::string const order = sim::tipsy_order_notice(state, path); !order.empty()) said.push_back(order);
+    std::string const param = sim::tipsy_param_path(path);
+    bool const ours = sim::is_nbody_tipsy_param(param);
+    std::error_code ec;
+    if (!units.physical()) {
+      // Its statement was of the file this one replaced, and would give this run's values units they do not have.
+      if (ours && !std::filesystem::remove(param, ec))
+        said.push_back(save_given + ": " + param + ", which stated the units of the tipsy file replaced, cannot be " +
+                       "removed (" + ec.message() + "); this run has none (N-body units)");
+      else if (ours)
+        said.push_back(save_given + ": " + param + ", which stated the units of the tipsy file replaced, is removed: " +
+                       "this run has none (N-body units)");
+      return;
+    }
+    if (std::filesystem::symlink_status(param, ec).type() != std::filesystem::file_type::not_found && !ours) {
+      said.push_back(save_given + ": tipsy holds no units, and " + param + ", where nbody states them (" +
+                     units.describe() + ") for pynbody and yt, is another program's file, which is kept: they would " +
+                     "take their units from it; a save named .h5 holds its units itself");
+      return;
+    }
+    sim::write_tipsy_param(param, path, units);
+    std::string text = save_given + ": tipsy holds no units; " + param + " beside it states this run's (" +
+                       units.describe() + ") for pynbody and yt";
+    if (std::string const other = other_param_file(param); !other.empty())
+      text += ", but its folder holds " + other + " too: pynbody may take either, and yt neither unless told " +
+              "(pynbody.load's paramfile, yt.load's parameter_file)";
+    said.push_back(text);
+  });
+  return said;
 }
 
 void check_save(const std::string& path, const std::string& save_given, const std::string& format_given) {

@@ -13,6 +13,7 @@
 #include "driver/setup.h"
 #include "multigpu/simulation.h"
 #include "sim/io/checkpoint.h"
+#include "sim/io/tipsy.h"
 
 namespace nbody::driver {
 
@@ -50,11 +51,15 @@ void write_snapshot(const std::string& path, const Setup& setup, multigpu::Simul
 // Whether the final state saved to `path` (`--save`, Python's save) is an HDF5 snapshot (a name ending in .h5 or
 // .hdf5, in any case: write_snapshot in fp64, with the units and families) rather than a tipsy file (any other).
 bool saves_hdf5_snapshot(const std::string& path);
-// A tipsy file has no field for units, and its readers take its values in their own (pynbody: 1e10 Msun and kpc): for
-// a save to `path` (as given: `save_given`) in a run of physical units, the notice that says so and what keeps them;
-// "" for an HDF5 snapshot or N-body units.
-std::string tipsy_units_notice(const std::string& save_given, const std::string& path, const sim::Units& units,
-                               const SettingNames& names);
+// Writes `state` to the tipsy file `path` (rank 0 writes; every rank learns how it went), and, in a run of physical
+// units, the parameter file beside it that states them to tipsy's readers (sim::tipsy_param_path), after it. One that
+// nbody wrote there for the file replaced goes in a run of N-body units; a file of that name that is not nbody's is
+// kept. Returns what to tell the user, on rank 0 (`save_given`: the save as the front end names it, "--save run.bin"):
+// where the units are, another parameter file in the folder that its readers would take, the bodies' order. Throws
+// as write_file_atomically does, naming the file that was not written.
+std::vector<std::string> save_tipsy(const std::string& path, const std::string& save_given, const sim::BodySet& state,
+                                    double softening, sim::TipsyFormat format, const sim::Units& units,
+                                    const Ranks& ranks);
 // Refuses (InputError) a save that cannot be made as named: an HDF5 name in a build without HDF5, or a tipsy byte
 // order given (`format_given`, as the front end spells it, "--save-format little-endian"; "" where none was) for
 // an HDF5 name. `save_given`: the save as the front end spells it ("--save run.h5", "save='run.h5'").

@@ -611,10 +611,6 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                        unreadable + ")" + stopped);
     }
   }
-  if (!o.save.empty())
-    if (std::string const text = tipsy_units_notice(o.names.with_text("--save", o.save), o.save, setup.units, o.names);
-        !text.empty())
-      observer.notice(text);
 
   if ((o.summary || sampled) && !start_measured) unless_interrupted([&] { result.start = sim.diagnostics(); });
   // A restart keeps the run's baseline; without one, the baseline is unknown until a restart measures it.
@@ -977,10 +973,9 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       write_snapshot(o.save, setup, sim, Precision::fp64, &final_state);
       return;
     }
-    agree(ranks, [&] {
-      if (writer) sim::write_tipsy(o.save, final_state, sim.config().softening, o.save_format);
-    });
-    if (std::string const order = sim::tipsy_order_notice(final_state, o.save); !order.empty()) observer.notice(order);
+    for (std::string const& said : save_tipsy(o.save, o.names.with_text("--save", o.save), final_state,
+                                              sim.config().softening, o.save_format, setup.units, ranks))
+      observer.notice(said);
   });
   // The end energy is an O(N^2) pass worth about ten steps: after an interrupt the user wants out,
   // and the saved state lets a restart measure it. The series' last row is the end itself.

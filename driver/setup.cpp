@@ -509,6 +509,12 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     } else {
       s.bodies = sim::read_tipsy(ic.snapshot, &info, run.names);
       said = ic.snapshot + " is a tipsy snapshot: float32 positions and velocities, no step count, integrator or time step";
+      // Tipsy holds no units; nbody states them beside the file it saves in units.
+      if (auto const stated = run.given.units ? std::nullopt : sim::read_tipsy_param(ic.snapshot)) {
+        run.units = *stated;
+        s.notices.push_back("units " + run.units.describe() + " from " + sim::tipsy_param_path(ic.snapshot) + " (" +
+                            run.names.name("--mass-unit and --length-unit") + " relabel them)");
+      }
     }
     check_count(s.bodies.size());
     // The file's softening, where its bodies give one that this integrator takes; else the default, said with why.
@@ -580,6 +586,7 @@ sim::Units units_of_start(const RunConfig& run) {
     if (sim::is_nbody_snapshot(run.initial.snapshot))
       return sim::read_snapshot(run.initial.snapshot, run.names, false).units;
     sim::read_tipsy_bodies(run.initial.snapshot, run.names);  // a file that is none (missing, junk) is said as such
+    if (auto const stated = sim::read_tipsy_param(run.initial.snapshot)) return *stated;
   }
   return run.units;
 }

@@ -971,13 +971,9 @@ class Engine {
     sim::BodySet const& s = state();
     nb::gil_scoped_release unlocked;
     Ranks const& ranks = sim_->ranks();  // with several, rank 0 writes and every rank learns how it went
-    agree(ranks, [&] {
-      driver::check_finite(s, sim_->steps_done());
-      if (ranks.rank() == 0) sim::write_tipsy(path, s, sim_->config().softening, *f);
-    });
-    if (std::string const order = sim::tipsy_order_notice(s, path); !order.empty()) notices_.push_back(order);
-    if (std::string const units = driver::tipsy_units_notice(call, path, setup_.units, run_.names); !units.empty())
-      notices_.push_back(units);
+    agree(ranks, [&] { driver::check_finite(s, sim_->steps_done()); });
+    for (std::string& said : driver::save_tipsy(path, call, s, sim_->config().softening, *f, setup_.units, ranks))
+      notices_.push_back(std::move(said));
   }
 
   void checkpoint(const std::string& path) {

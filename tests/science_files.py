@@ -49,6 +49,8 @@ FLOAT32_RTOL = 1e-6
 FLOAT64_RTOL = 1e-12  # float64 values and the time: measured 2e-16
 # The tools' own solar mass and parsec differ from IAU 2015's: measured 5e-6 relative (pynbody's Msol).
 CONSTANTS_RTOL = 1e-4
+# pynbody derives a tipsy file's velocity and time units with rounded factors (8.0285, 0.97781311): measured 1.1e-4.
+DERIVED_RTOL = 5e-4
 
 
 def check(condition, what):
@@ -187,6 +189,38 @@ with tempfile.TemporaryDirectory() as d:
                 kept = int(yt.load(path).all_data()["all", "particle_mass"].size)
                 check(kept == bodies, f"{scenario} step {steps}: yt keeps {kept} of {bodies} bodies")
                 check(len(pynbody.load(path)) == bodies, f"{scenario} step {steps}: pynbody's count")
+
+    # Tipsy: --save states the units beside the file (FILE.param, gasoline's keys), where pynbody and yt take them:
+    # lengths in kpc and masses in Msun are the file's values times the units' (exactly, in float32), velocities and
+    # the time follow with G = 1 (to the tools' own constants).
+    os.makedirs(p("tipsy"))
+    run("--run", "--scenario", "disk", "--bodies", "300", "--steps", "20", "--mass-unit", "1e5Msun", "--length-unit",
+        "1pc", "--save", p("tipsy/run.bin"))
+    with open(p("tipsy/run.bin"), "rb") as f:
+        time, n, _, ngas, ndark, nstar = np.frombuffer(f.read(28), ">f8,>i4,>i4,>i4,>i4,>i4")[0]
+        f.read(4)
+        dark = np.frombuffer(f.read(ndark * 36), ">f4").reshape(ndark, 9)
+        star = np.frombuffer(f.read(nstar * 44), ">f4").reshape(nstar, 11)
+    stored = np.vstack([dark[:, :7], star[:, :7]]).astype(np.float64)  # mass, position, velocity: the file's order
+    time_s = math.sqrt(PC ** 3 / (G * 1e5 * MSUN))
+    s = pynbody.load(p("tipsy/run.bin"))
+    check(type(s).__name__ == "TipsySnap" and len(s) == 300, f"tipsy: pynbody reads {type(s).__name__} of {len(s)}")
+    check(close(s["pos"].in_units("kpc"), stored[:, 1:4] * 1e-3, FLOAT32_RTOL), "tipsy: pynbody positions in kpc")
+    check(close(s["mass"].in_units("Msol"), stored[:, 0] * 1e5, FLOAT32_RTOL), "tipsy: pynbody masses in Msol")
+    check(close(s["vel"].in_units("cm s**-1"), stored[:, 4:7] * PC / time_s, DERIVED_RTOL), "tipsy: pynbody velocities")
+    check(close(float(s.properties["time"].in_units("s")), time * time_s, DERIVED_RTOL),
+          f"tipsy: pynbody time {s.properties['time']}, expected {time * time_s} s")
+    ad = yt.load(p("tipsy/run.bin")).all_data()
+    for family, rows in (("DarkMatter", dark), ("Stars", star)):  # each in the file's order
+        rows = rows[:, :7].astype(np.float64)
+        check(close(ad[family, "particle_position"].to("kpc").d, rows[:, 1:4] * 1e-3, FLOAT32_RTOL),
+              f"tipsy: yt {family} positions in kpc")
+        check(close(ad[family, "particle_mass"].to("Msun").d, rows[:, 0] * 1e5, FLOAT32_RTOL),
+              f"tipsy: yt {family} masses in Msun")
+        check(close(ad[family, "particle_velocity"].to("cm/s").d, rows[:, 4:7] * PC / time_s, CONSTANTS_RTOL),
+              f"tipsy: yt {family} velocities")
+    check(close(float(ad.ds.current_time.to("s")), time * time_s, CONSTANTS_RTOL),
+          f"tipsy: yt time {ad.ds.current_time.to('s')}, expected {time * time_s} s")
 
     # --steps 0: the initial state, as generated (tipsy holds the fp32 engine's values exactly).
     run("--run", "--scenario", "disk", "--bodies", "100", "--steps", "0", "--precision", "fp32", "--save", p("init.bin"),

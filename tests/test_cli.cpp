@@ -1690,8 +1690,8 @@ TEST_F(Cli, TheReportStatesTheSofteningAndTheUnits) {
                        "softening 0.01, 2 steps\n"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.err.find("notice: --save " + file("u.bin") + ": tipsy holds no units; its values are in this run's "
-                       "(1e3Msun, 1pc), which its readers do not know"),
+  EXPECT_NE(r.err.find("notice: --save " + file("u.bin") + ": tipsy holds no units; " + file("u.bin.param") +
+                       " beside it states this run's (1e3Msun, 1pc) for pynbody and yt\n"),
             std::string::npos)
       << r.err;
   auto const j = nlohmann::json::parse(slurp(file("u.json")));
@@ -1709,6 +1709,63 @@ TEST_F(Cli, TheReportStatesTheSofteningAndTheUnits) {
   auto const p = nlohmann::json::parse(slurp(file("p.json")));
   EXPECT_EQ(p["softening"], 0.02);
   EXPECT_TRUE(p["units"].is_null());
+}
+
+// Tipsy has no field for units: a save in physical units states them beside the file, in the parameter file its
+// readers (pynbody, yt) take them from, which a run loading the file takes them from too. A parameter file there that
+// is another program's is kept; nbody's own goes with a save in N-body units; another in the folder is said.
+TEST_F(Cli, ATipsySaveStatesItsUnitsBesideIt) {
+  std::string const units = " --mass-unit 1e3Msun --length-unit 1pc";
+  Result const saved = nbody("--run --bodies 64 --steps 2 --save " + file("u.bin") + units);
+  ASSERT_EQ(saved.code, 0) << saved.err;
+  EXPECT_EQ(slurp(file("u.bin.param")),
+            "# nbody: the units of the tipsy file u.bin (G = 1), for its readers (pynbody, yt)\n"
+            "# mass unit 1e3Msun, length unit 1pc: time unit 471.5 kyr, velocity unit 2.074 km/s\n"
+            "achOutName = u.bin\ndMsolUnit = 1000\ndKpcUnit = 0.001\nbComove = 0\nbPeriodic = 0\n");
+  // Loaded, the file's values are in those units, which another save states again; the folder now holds two.
+  Result const loaded = nbody("--run --steps 1 --load " + file("u.bin") + " --save " + file("v.bin"));
+  ASSERT_EQ(loaded.code, 0) << loaded.err;
+  EXPECT_NE(loaded.err.find("notice: units 1e3Msun, 1pc from " + file("u.bin.param") +
+                            " (--mass-unit and --length-unit relabel them)"),
+            std::string::npos)
+      << loaded.err;
+  EXPECT_NE(loaded.out.find("  units 1e3Msun, 1pc: time unit 471.5 kyr"), std::string::npos) << loaded.out;
+  EXPECT_NE(loaded.err.find(file("v.bin.param") + " beside it states this run's (1e3Msun, 1pc) for pynbody and yt, but "
+                            "its folder holds " + file("u.bin.param") + " too: pynbody may take either"),
+            std::string::npos)
+      << loaded.err;
+  // A save in N-body units over it takes nbody's statement away: it was of the file replaced.
+  Result const plain = nbody("--run --bodies 64 --steps 1 --save " + file("v.bin"));
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_FALSE(fs::exists(file("v.bin.param")));
+  EXPECT_NE(plain.err.find("notice: --save " + file("v.bin") + ": " + file("v.bin.param") +
+                           ", which stated the units of the tipsy file replaced, is removed"),
+            std::string::npos)
+      << plain.err;
+  // Another program's parameter file of that name is kept, and said.
+  std::string const gasoline = "achOutName = w\ndMsolUnit = 2.325e5\ndKpcUnit = 1\n";
+  { std::ofstream(file("w.bin.param")) << gasoline; }
+  Result const theirs = nbody("--run --bodies 64 --steps 1 --save " + file("w.bin") + units);
+  ASSERT_EQ(theirs.code, 0) << theirs.err;
+  EXPECT_EQ(slurp(file("w.bin.param")), gasoline);
+  EXPECT_NE(theirs.err.find(file("w.bin.param") + ", where nbody states them (1e3Msun, 1pc) for pynbody and yt, is "
+                            "another program's file, which is kept"),
+            std::string::npos)
+      << theirs.err;
+  Result const not_read = nbody("--run --steps 1 --load " + file("w.bin"));
+  EXPECT_EQ(not_read.code, 0) << not_read.err;
+  EXPECT_EQ(not_read.out.find("units"), std::string::npos) << not_read.out;
+  // Edited, the numbers its readers take are the units; damaged, it is refused, naming it.
+  std::string text = slurp(file("u.bin.param"));
+  text.replace(text.find("dKpcUnit = 0.001"), 16, "dKpcUnit = 0.002");
+  { std::ofstream(file("u.bin.param")) << text; }
+  Result const edited = nbody("--run --steps 1 --load " + file("u.bin"));
+  EXPECT_NE(edited.out.find("  units 1000Msun, 0.002kpc:"), std::string::npos) << edited.out;
+  text.replace(text.find("dKpcUnit = 0.002"), 16, "dKpcUnit = kpc");
+  { std::ofstream(file("u.bin.param")) << text; }
+  expect_input_error("--run --steps 1 --load " + file("u.bin"),
+                     file("u.bin.param") + ": nbody's statement of the units of " + file("u.bin") +
+                         ", but dKpcUnit is 'kpc', not a positive number; remove it");
 }
 
 // A restart's series starts after its step: only the names it will write are checked.

@@ -792,8 +792,9 @@ class Simulation:
     def save(self, path, format=None):
         """Writes the state, as ``nbody --save``: where path ends in .h5 or .hdf5, an HDF5 snapshot in
         fp64 (families, time, softening and units, as ``run(snapshots=...)`` writes, for yt, pynbody and
-        h5py; ``Simulation.load`` reads it back); else a tipsy file (float32, no run settings or units),
-        its format "standard" (big-endian, the default) or "little-endian". Tipsy groups the bodies by
+        h5py; ``Simulation.load`` reads it back); else a tipsy file (float32, no run settings), its format
+        "standard" (big-endian, the default) or "little-endian", with the simulation's physical units, if
+        any, beside it in path + ".param" for pynbody, yt and ``Simulation.load``. Tipsy groups the bodies by
         family (gas, dark matter, stars): where they were not, a notice says that the file's order is not
         the run's."""
         if format is not None and not isinstance(format, str):

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -406,6 +407,93 @@ void write_tipsy(const std::string& path, const BodySet& bodies, double softenin
     f.flush();
     return bool(f);
   });
+}
+
+namespace {
+constexpr const char* kParamFirstLine = "# nbody: the units of the tipsy file ";
+}  // namespace
+
+std::string tipsy_param_path(const std::string& tipsy_path) { return tipsy_path + ".param"; }
+
+bool is_nbody_tipsy_param(const std::string& param_path) {
+  std::ifstream f(param_path);
+  std::string first;
+  return f && std::getline(f, first) && first.rfind(kParamFirstLine, 0) == 0;
+}
+
+void write_tipsy_param(const std::string& param_path, const std::string& tipsy_path, const Units& units) {
+  if (!units.physical()) throw std::logic_error("write_tipsy_param: N-body units have no scale to state");
+  std::string const name = tipsy_path.substr(tipsy_path.find_last_of('/') + 1);
+  auto number = [](double v) {  // 15 digits: 1e5 as 100000 rather than as the double nearest 1e5 * Msun / Msun
+    char text[32];
+    std::snprintf(text, sizeof text, "%.15g", v);
+    return std::string(text);
+  };
+  std::string const text =
+      std::string(kParamFirstLine) + name + " (G = 1), for its readers (pynbody, yt)\n" +
+      "# mass unit " + units.mass + ", length unit " + units.length + ": " + units.derived() + "\n" +
+      "achOutName = " + name + "\n" +
+      "dMsolUnit = " + number(units.mass_g / kSolarMassGrams) + "\n" +
+      "dKpcUnit = " + number(units.length_cm / (1e3 * kParsecCm)) + "\n" +
+      "bComove = 0\nbPeriodic = 0\n";  // no bDoublePos = 0: pynbody takes any value given for true
+  write_file_atomically(param_path, "the tipsy file's units", [&](const std::string& tmp) {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << text;
+    f.flush();
+    return bool(f);
+  });
+}
+
+std::optional<Units> read_tipsy_param(const std::string& tipsy_path) {
+  std::string const path = tipsy_param_path(tipsy_path);
+  if (!is_nbody_tipsy_param(path)) return std::nullopt;
+  auto damaged = [&](const std::string& why) {
+    return InputError(path + ": nbody's statement of the units of " + tipsy_path + ", but " + why +
+                      "; remove it (the file's values are then in N-body units) or give the units");
+  };
+  std::ifstream f(path);
+  std::string line, given_mass, given_length;
+  std::optional<double> msol, kpc;
+  constexpr std::size_t kMostLines = 64;  // it has 6
+  for (std::size_t n = 0; n < kMostLines && std::getline(f, line); ++n) {
+    std::string const words = "# mass unit ";
+    if (line.rfind(words, 0) == 0) {
+      std::size_t const comma = line.find(", length unit ");
+      std::size_t const colon = line.find(':', comma == std::string::npos ? 0 : comma);
+      if (comma != std::string::npos && colon != std::string::npos) {
+        given_mass = line.substr(words.size(), comma - words.size());
+        given_length = line.substr(comma + 14, colon - comma - 14);
+      }
+      continue;
+    }
+    std::size_t const eq = line.find('=');
+    if (line.empty() || line[0] == '#' || eq == std::string::npos) continue;
+    std::string key = line.substr(0, eq);
+    key.erase(key.find_last_not_of(' ') + 1);
+    if (key != "dMsolUnit" && key != "dKpcUnit") continue;
+    char* end = nullptr;
+    std::string value = line.substr(eq + 1);
+    value.erase(0, value.find_first_not_of(' '));
+    double const v = std::strtod(value.c_str(), &end);
+    while (end && *end == ' ') ++end;
+    if (!end || *end != '\0' || !(v > 0) || !std::isfinite(v))
+      throw damaged(key + " is '" + value + "', not a positive number");
+    (key == "dMsolUnit" ? msol : kpc) = v;
+  }
+  if (!msol || !kpc) throw damaged(std::string(msol ? "dKpcUnit" : "dMsolUnit") + " is missing");
+  auto same = [](double a, double b) { return std::abs(a - b) <= 1e-12 * b; };
+  try {
+    if (!given_mass.empty()) {
+      Units const words = parse_units(given_mass, given_length);
+      if (same(words.mass_g / kSolarMassGrams, *msol) && same(words.length_cm / (1e3 * kParsecCm), *kpc)) return words;
+    }
+    char mass[40], length[40];  // edited since: the numbers its readers take
+    std::snprintf(mass, sizeof mass, "%.15gMsun", *msol);
+    std::snprintf(length, sizeof length, "%.15gkpc", *kpc);
+    return parse_units(mass, length);
+  } catch (const InputError& e) {
+    throw damaged(e.what());
+  }
 }
 
 }  // namespace nbody::sim

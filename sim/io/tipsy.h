@@ -10,6 +10,7 @@
 #include "core/enum_names.h"
 #include "core/setting_names.h"
 
+#include "sim/io/units.h"
 #include "sim/physics/body_set.h"
 
 namespace nbody::sim {
@@ -63,5 +64,20 @@ void write_tipsy(const std::string& path, const BodySet& bodies, double softenin
 // Where write_tipsy changes the bodies' order (they are not grouped gas, dark matter, stars already), a notice that
 // says so for `path`; else "".
 std::string tipsy_order_notice(const BodySet& bodies, const std::string& path);
+
+// Tipsy has no field for units. Its readers take them from a gasoline parameter file in the file's folder (pynbody
+// takes the first "*.param" it finds there or in the folder above, yt refuses a folder of two): dMsolUnit solar
+// masses and dKpcUnit kpc, G = 1, as nbody's units are. nbody states a tipsy file's units in PATH + ".param".
+std::string tipsy_param_path(const std::string& tipsy_path);
+// Whether the file at `param_path` is one write_tipsy_param wrote (its first line says so); false for a file that is
+// not there, cannot be read, or is anyone else's.
+bool is_nbody_tipsy_param(const std::string& param_path);
+// Writes the parameter file that states `units` (physical) for the tipsy file `tipsy_path`, whole or not at all.
+void write_tipsy_param(const std::string& param_path, const std::string& tipsy_path, const Units& units);
+// The units nbody stated for the tipsy file `tipsy_path` in the file beside it (tipsy_param_path), or nullopt where
+// there is none or it is another program's. Its dMsolUnit and dKpcUnit, which the readers take, are the units, in
+// the words they were given in where those name the same. Throws InputError naming the file where it is nbody's but
+// states no units one can read (damaged or edited).
+std::optional<Units> read_tipsy_param(const std::string& tipsy_path);
 
 }  // namespace nbody::sim

@@ -518,6 +518,25 @@ def test_saving_to_an_hdf5_name_writes_a_snapshot_with_the_units(tmp_path):
     assert any(n.startswith("Simulation.save(") and "tipsy holds no units" in n for n in sim.notices), sim.notices
 
 
+def test_a_tipsy_save_states_its_units_beside_it_for_its_readers(tmp_path):
+    # Tipsy has no field for units: save() writes them beside the file, where pynbody takes them from, and so does
+    # Simulation.load.
+    sim = nbody.Simulation(n=64, backend="cpu")
+    sim.configure(mass_unit="1e3Msun", length_unit="1pc")
+    sim.save(tmp_path / "t.bin")
+    assert sim.notices[-1] == (f"Simulation.save('{tmp_path / 't.bin'}'): tipsy holds no units; {tmp_path / 't.bin.param'}"
+                               " beside it states this run's (1e3Msun, 1pc) for pynbody and yt"), sim.notices
+    assert "dMsolUnit = 1000\ndKpcUnit = 0.001\n" in (tmp_path / "t.bin.param").read_text()
+    loaded = nbody.Simulation.load(tmp_path / "t.bin")
+    assert loaded.units == sim.units
+    pynbody = pytest.importorskip("pynbody")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = pynbody.load(str(tmp_path / "t.bin"))
+        assert np.allclose(np.sort(s["mass"].in_units("Msol")), np.sort(sim.masses * 1e3), rtol=1e-6, atol=0)
+        assert np.allclose(np.sort(s["x"].in_units("kpc")), np.sort(sim.positions[:, 0] * 1e-3), rtol=1e-6, atol=1e-12)
+
+
 @pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
 def test_a_refused_series_leaves_no_lock_and_a_locked_checkpoint_is_said(tmp_path):
     # Another run's unfinished series is refused, as often as asked, with its reason: the refusal holds no lock on it
