@@ -288,7 +288,8 @@ int run_simulation(const Options& asked) {
   };
   if (!continued.notice.empty()) notice(continued.notice);
   // A time taken from the file is named as the file has it in what the run says of it.
-  std::string const t_end_option = continued.t_end ? asked.run.initial.checkpoint + "'s Header/EndTime" : "--t-end";
+  std::string const t_end_option =
+      continued.t_end ? asked.run.initial.checkpoint + "'s Header/EndTime" : o.run.names.named("--t-end");
   if (o.t_end) {
     // Block steps are not known in advance: as many as it takes, none past the time (the simulation's limit).
     agree(world(), [&] { steps = driver::steps_for_time(setup.clock, setup.program, *o.t_end, t_end_option); });
@@ -423,10 +424,11 @@ int run_simulation(const Options& asked) {
   std::optional<Progress::TimeSpan> span;
   if (o.t_end && blocks) span = Progress::TimeSpan{sim.time(), *o.t_end};
   // Said by the run after the cadences it took up (outputs.said), which they may be about.
-  if (std::string const text = driver::sample_dt_notice(sim, outputs.diagnostics_dt, "--diagnostics-dt");
+  if (std::string const text = driver::sample_dt_notice(sim, outputs.diagnostics_dt, o.run.names.named("--diagnostics-dt"));
       !text.empty())
     outputs.said.push_back(text);
-  if (std::string const text = driver::sample_dt_notice(sim, outputs.snapshots.dt, "--snapshot-dt", "snapshot");
+  if (std::string const text = driver::sample_dt_notice(sim, outputs.snapshots.dt, o.run.names.named("--snapshot-dt"),
+                                                        "snapshot");
       !text.empty())
     outputs.said.push_back(text);
   CliRunObserver observer(o, steps, span, notice);

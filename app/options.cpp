@@ -624,6 +624,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
       }
       o.notices.push_back(given + " is " + number + " in the run's units (" + units.describe() + "; " +
                           units.time_unit() + ")");
+      o.run.names.typed[option] = text;
     }
   }
 

@@ -41,11 +41,18 @@ std::string SettingNames::entry(const std::string& option) const {
 }
 
 std::string SettingNames::with(const std::string& option, const std::string& value) const {
+  if (auto const t = typed.find(option); t != typed.end())
+    return keywords ? name(option) + "='" + t->second + "'" : option + " " + t->second;
   if (!keywords) return option + " " + value;
   // An entry point with its argument is a call: "Simulation.restart('run.h5')".
   if (std::string const method = name(option); method.rfind("Simulation.", 0) == 0) return method + "(" + value + ")";
   // One keyword: "eta_start=0.5"; several ("--mass-unit and --length-unit"): "mass_unit and length_unit (...)".
   return name(option) + (option.find(' ') == std::string::npos ? "=" + value : " (" + value + ")");
+}
+
+std::string SettingNames::named(const std::string& option) const {
+  if (typed.count(option)) return with(option, "");
+  return keywords ? name(option) + "=" : option;
 }
 
 std::string SettingNames::with_text(const std::string& option, const std::string& value) const {

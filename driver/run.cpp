@@ -112,8 +112,12 @@ void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result,
 }
 
 // `option` and a value as the front end writes them: "--t-end 5" on the command line, "t_end=5" for a keyword (an
-// option ending in '=').
+// option ending in '='); an option named with the text given for it (SettingNames::named: "--t-end 10Myr",
+// "t_end='10Myr'", a time in a unit) as it is.
 std::string option_with(const std::string& option, const std::string& value) {
+  std::size_t const equals = option.find('=');
+  if (equals != std::string::npos && equals + 1 < option.size()) return option;
+  if (option.rfind("--", 0) == 0 && option.find(' ') != std::string::npos) return option;
   bool const keyword = !option.empty() && option.back() == '=';
   return option + (keyword ? "" : " ") + value;
 }
@@ -165,9 +169,8 @@ std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::str
   sim::hermite::HermiteState const state = hermite_state_of(sim);
   double const block = state.block_time();
   auto const predicted = std::count_if(state.time.begin(), state.time.end(), [&](double t) { return t < block; });
-  // The option's bare name: "--t-end", or "t_end" for the keyword "t_end=".
-  bool const keyword = !option.empty() && option.back() == '=';
-  std::string const name = keyword ? option.substr(0, option.size() - 1) : option;
+  // The option's bare name: "--t-end", or "t_end" for the keyword "t_end=" (either with its text: "--t-end 10Myr").
+  std::string const name = option.substr(0, std::min(option.find('='), option.find(' ')));
   std::string text = option_with(option, shortest(t_end)) + " is not a block time: the run ended at " +
                      shortest(sim.time()) + ", the last block time before it, ";
   if (predicted == 0) return text + "every body at it";

@@ -146,7 +146,8 @@ struct RunResult {
 
 // Steps from `clock` until the time reaches `t_end` (0 if it has): the clock's own arithmetic
 // (multigpu::RunClock::time), so a run of that many steps stops at the first step whose time is at or
-// past t_end, never one later. InputError naming `option` ("--t-end", or "t_end=" for a keyword) for a time that
+// past t_end, never one later. InputError naming `option` ("--t-end", or "t_end=" for a keyword, or a keyword with the
+// text it was given as, "t_end='10Myr'", which messages quote instead of the number) for a time that
 // is not finite or is more than kMaxSteps steps of `dt` away (`steps_of` names them in that message).
 std::uint64_t steps_to_time(const multigpu::RunClock& clock, double dt, double t_end,
                             const std::string& option = "--t-end", const std::string& steps_of = "steps of dt");

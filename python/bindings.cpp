@@ -133,8 +133,11 @@ bool is_one_of(const std::string& key, const char* const* begin, const char* con
 
 // Fills `run` from `options` (keyword -> value; None: the default, or unchanged). `start`: the
 // scenario keys are allowed too. `restart`: the integrator is the checkpoint's unless `options` names one, so what
-// depends on it is checked once the file is read (driver::make_setup).
-void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, bool restart = false) {
+// depends on it is checked once the file is read (driver::make_setup). dt and dt_max may be text with a unit
+// ("1kyr"), taken in the units `options` names, else `units_now` (a running simulation's), else those of the file
+// `run` starts from (set before this call).
+void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, bool restart = false,
+                   const sim::Units* units_now = nullptr) {
   run.names.keywords = true;  // the library's messages name settings as this module's keywords
   driver::InitialConditions& ic = run.initial;
   driver::PhysicsChoice& physics = run.physics;
@@ -143,6 +146,7 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
   std::optional<std::vector<int>> gpus;
   std::optional<std::string> mass_unit, length_unit;
   std::string softening_shown, eccentricity_shown;
+  std::vector<std::pair<std::string, std::string>> times_in_units;  // dt or dt_max, and the text given
   for (auto [k, value] : options) {
     std::string const key = nb::cast<std::string>(k);
     bool const start_key = is_one_of(key, std::begin(kStartKeys), std::end(kStartKeys));
@@ -151,6 +155,13 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
     if (start_key && !start)
       throw nb::type_error(("'" + key + "' is where a simulation starts; it cannot change while it runs").c_str());
     if (value.is_none()) continue;
+    if ((key == "dt" || key == "dt_max") && nb::isinstance<nb::str>(value)) {
+      std::string const text = nb::cast<std::string>(value);
+      if (!sim::physical_time(text))
+        type_error(key, std::string("a number, or a time with a unit (") + sim::kTimeUnitNames + ", e.g. '1kyr')", value);
+      times_in_units.emplace_back(key, text);
+      continue;
+    }
     if (key == "scenario") ic.scenario = named<sim::Scenario>(value, key);
     else if (key == "n") ic.bodies = std::size_t(whole(value, key, 1, (long long)kMaxBodies));
     else if (key == "seed") ic.seed = std::uint64_t(whole(value, key, 0, std::numeric_limits<long long>::max()));
@@ -171,6 +182,7 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
       physics.integrator = integrator;
       run.given.integrator = true;
     } else if (key == "dt") {
+      run.names.typed.erase("--dt");
       double const dt = real(value, key);
       if (auto const why = dt_problem(dt); !why.empty()) throw InputError("dt=" + shown(value) + ": " + why);
       physics.dt = dt;
@@ -216,6 +228,7 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
     else if (key == "threads") dev.engine.cpu_threads = int(whole(value, key, 1, kMaxThreads));
     else if (key == "eta" || key == "eta_start" || key == "dt_max") {
       // hermite4's, with the command line's bounds (core/bounds.h) and the keyword's name in the message.
+      if (key == "dt_max") run.names.typed.erase("--dt-max");
       double const v = real(value, key);
       std::string why = key == "dt_max" ? dt_max_problem(v) : eta_problem(v);
       if (!why.empty()) throw InputError(key + "=" + shown(value) + why.substr(why.find(':')));
@@ -246,6 +259,20 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
   if (mass_unit || length_unit) {
     run.units = sim::parse_units(mass_unit.value_or(""), length_unit.value_or(""), run.names);
     run.given.units = run.units.physical();
+  }
+  if (!times_in_units.empty()) {
+    sim::Units const units = mass_unit || length_unit || !units_now ? driver::units_of_start(run) : *units_now;
+    for (auto const& [key, text] : times_in_units) {
+      std::string const given = key + "='" + text + "'";
+      double const v = sim::in_run_units(*sim::physical_time(text), units, given, run.names);
+      std::string why = key == "dt" ? dt_problem(v) : dt_max_problem(v);
+      if (!why.empty())
+        throw InputError(given + " (" + shortest(v) + " in the simulation's units, " + units.describe() + ")" +
+                         (key == "dt" ? ": " + why : why.substr(why.find(':'))));
+      if (key == "dt") physics.dt = v, run.given.dt = true;
+      else physics.hermite.dt_max = v, run.given.dt_max = true;
+      run.names.typed[key == "dt" ? "--dt" : "--dt-max"] = text;
+    }
   }
   if (numgpus && gpus && std::size_t(*numgpus) != gpus->size())
     throw InputError("numgpus=" + std::to_string(*numgpus) + " and gpus with " + std::to_string(gpus->size()) +
@@ -334,8 +361,8 @@ class Engine {
                                       std::optional<std::uintptr_t> comm) {
     driver::RunConfig run;
     run.devices.engine.precision = Precision::fp64;
+    run.initial.snapshot = path;  // where a time given with a unit takes its units from
     apply_options(run, options, false);
-    run.initial.snapshot = path;
     auto ranks = ranks_for(comm);
     run.devices.ranks = ranks.get();
     driver::Setup setup;
@@ -351,8 +378,8 @@ class Engine {
   static std::unique_ptr<Engine> restart(const std::string& path, const nb::dict& options,
                                          std::optional<std::uintptr_t> comm) {
     driver::RunConfig run;
+    run.initial.checkpoint = path;  // where a time given with a unit takes its units from
     apply_options(run, options, false, true);
-    run.initial.checkpoint = path;
     auto ranks = ranks_for(comm);
     run.devices.ranks = ranks.get();
     driver::Setup setup;
@@ -533,6 +560,14 @@ class Engine {
       else if (k == "snapshot_every") o.snapshots.every = nb::cast<std::uint64_t>(value);
       else if (k == "snapshot_dt") o.snapshots.dt = nb::cast<double>(value);
       else if (k == "end_time") o.end_time = nb::cast<double>(value);  // run(t_end=...): its checkpoints record it
+      else if (k == "typed") {  // the times given with a unit, as typed: {"diagnostics_dt": "0.5Myr"}
+        for (auto [name, text] : nb::cast<nb::dict>(value)) {
+          std::string option = "--" + nb::cast<std::string>(name);
+          std::replace(option.begin(), option.end(), '_', '-');
+          o.names.typed[option] = nb::cast<std::string>(text);
+        }
+        continue;
+      }
       else if (k == "snapshot_precision") {
         std::string const name = nb::cast<std::string>(value);
         auto const p = from_name<Precision>(name);
@@ -592,10 +627,10 @@ class Engine {
     }
 
     // Said by the run after the cadences it took up (o.said), which they may be about.
-    if (std::string const notice = driver::sample_dt_notice(*sim_, o.diagnostics_dt, "diagnostics_dt=");
+    if (std::string const notice = driver::sample_dt_notice(*sim_, o.diagnostics_dt, o.names.named("--diagnostics-dt"));
         !notice.empty())
       o.said.push_back(notice);
-    if (std::string const notice = driver::sample_dt_notice(*sim_, o.snapshots.dt, "snapshot_dt=", "snapshot");
+    if (std::string const notice = driver::sample_dt_notice(*sim_, o.snapshots.dt, o.names.named("--snapshot-dt"), "snapshot");
         !notice.empty())
       o.said.push_back(notice);
     PythonRun observer(*this, std::move(callback), every, std::move(self));
@@ -753,24 +788,25 @@ class Engine {
   }
 
   // Steps from now until the time reaches `t_end` (0 if it has): driver::steps_to_time.
-  std::uint64_t steps_to(double t_end) {
+  // `named`: how messages name t_end ("t_end=", or "t_end='10Myr'" for a time given in a unit).
+  std::uint64_t steps_to(double t_end, const std::string& named) {
     Busy busy(*this);
     // hermite4's block steps have no fixed length: the simulation stops at t_end (the next run() clears it).
-    std::uint64_t const steps = driver::steps_for_time_limit(*sim_, t_end, "t_end=");
+    std::uint64_t const steps = driver::steps_for_time_limit(*sim_, t_end, named);
     if (steps == 0 && sim_->time() >= t_end) {
-      notices_.push_back(driver::already_at_notice(sim_->time(), t_end, "t_end=") + "; no steps");
+      notices_.push_back(driver::already_at_notice(sim_->time(), t_end, named) + "; no steps");
     }
     return steps;
   }
 
   // After a run to `t_end`: where hermite4's block steps ended, when that is before it (driver::t_end_notice), as a
   // notice.
-  void note_end(double t_end) {
+  void note_end(double t_end, const std::string& named) {
     Busy busy(*this);
     std::string notice;
     {
       nb::gil_scoped_release unlocked;
-      notice = driver::t_end_notice(*sim_, t_end, "t_end=");
+      notice = driver::t_end_notice(*sim_, t_end, named);
     }
     if (!notice.empty()) notices_.push_back(notice);
   }
@@ -885,7 +921,7 @@ class Engine {
   void configure(const nb::dict& options) {
     Busy busy(*this, true);
     driver::RunConfig run = run_;
-    apply_options(run, options, false);
+    apply_options(run, options, false, false, &setup_.units);
     // What this change names that means nothing to the integrator it leaves (damping or dt with hermite4...) is
     // refused as the constructor refuses it; what earlier settings named is not this change's.
     driver::RunConfig named = run_;
@@ -893,7 +929,7 @@ class Engine {
     named.devices.engine.kernel.reset();
     named.devices.engine.block_size = 0;
     named.devices.engine.fp64_rsqrt = sim::Fp64Rsqrt::series;
-    apply_options(named, options, false);
+    apply_options(named, options, false, false, &setup_.units);
     driver::check_integrator_options(named);
     std::vector<std::string> notices;
     if (std::string const notice = driver::dt_max_notice(named); !notice.empty()) notices.push_back(notice);
@@ -1337,12 +1373,12 @@ NB_MODULE(_nbody, m) {
       .def("advance", &Engine::advance, "steps"_a)
       .def("synchronize", &Engine::synchronize)
       .def("benchmark", &Engine::benchmark, "steps"_a, "warmup"_a)
-      .def("note_end", &Engine::note_end, "t_end"_a)
+      .def("note_end", &Engine::note_end, "t_end"_a, "named"_a)
       .def_prop_ro("last_run", &Engine::last_run)
       .def("device_positions", &Engine::device_positions)
       .def_prop_ro("generation", &Engine::generation)
       .def("run", &Engine::run, "steps"_a, "callback"_a.none(), "every"_a, "self"_a, "outputs"_a)
-      .def("steps_to", &Engine::steps_to, "t_end"_a)
+      .def("steps_to", &Engine::steps_to, "t_end"_a, "named"_a)
       .def("continued_end", &Engine::continued_end)
       .def("positions", &Engine::positions)
       .def("velocities", &Engine::velocities)

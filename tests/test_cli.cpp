@@ -2286,6 +2286,28 @@ TEST_F(Cli, TimesInAUnitAreTakenInTheRunsUnits) {
                      "--diagnostics-dt 1Myr and --diagnostics-every 10 both given");
   expect_input_error(run + "--integrator hermite4 --dt-max 1e-9yr",
                      "--dt-max 1e-9yr (2.12097e-15 in the run's units, 1e3Msun, 1pc): must be a longest step in");
+  // The library's own checks too, past the options'.
+  Result const far = nbody(run + "--t-end 1e12Gyr");  // after the notice of its conversion
+  EXPECT_EQ(far.code, 2) << far.err;
+  EXPECT_NE(far.err.find("\nerror: --t-end 1e12Gyr: more than 1e+15 steps of dt 0.01 away"), std::string::npos)
+      << far.err;
+  Result const samples = nbody(run + "--integrator hermite4 --t-end 0.1Myr --diagnostics-dt 10kyr --diagnostics " +
+                               file("h.csv"));
+  EXPECT_NE(samples.err.find("notice: --diagnostics-dt 10kyr: not a multiple of the longest step 0.0625"),
+            std::string::npos)
+      << samples.err;
+  EXPECT_NE(samples.err.find("notice: --t-end 0.1Myr is not a block time: the run ended at "), std::string::npos)
+      << samples.err;
+  expect_input_error(run + "--integrator hermite4 --dt 1kyr",
+                     "--dt 1kyr: hermite4 chooses each body's step (a power of two up to --dt-max, from --eta)");
+  if (sim::checkpoints_built()) {
+    Result const longest = nbody("--run --restart " + file("u.h5") + " --integrator hermite4 --dt-max 1kyr --steps 1");
+    EXPECT_NE(longest.err.find("notice: --dt-max 1kyr: the longest step is 0.00195312, the power of two at or below it"),
+              std::string::npos)
+        << longest.err;
+    Result const step = nbody("--run --restart " + file("u.h5") + " --dt 1kyr --steps 1");
+    EXPECT_NE(step.err.find("notice: --dt 1kyr overrides " + file("u.h5") + "'s 0.01\n"), std::string::npos) << step.err;
+  }
   // A whole number is no time in a unit (hexadecimal 0x1d is 29, not a day); a file that is no snapshot is said.
   expect_input_error("--run --bodies 64 --t-end 0x1d --steps 1", "--t-end 0x1d and --steps 1 both given");
   expect_input_error("--run --load " + file("none.bin") + " --t-end 1Myr", file("none.bin") + ": cannot open");

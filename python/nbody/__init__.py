@@ -250,7 +250,8 @@ class Simulation:
     mass_unit and length_unit (e.g. "1e5Msun", "1pc": what the checkpoints and snapshots call one
     unit, as --mass-unit and --length-unit; both or neither; the run stays in G = 1 units);
     hermite4's eta (0.02), eta_start (0.01) and dt_max (1/16), as --eta, --eta-start, --dt-max;
-    softening 0 is allowed with hermite4 only (no regularisation).
+    softening 0 is allowed with hermite4 only (no regularisation). With units, dt and dt_max may be
+    text with a time unit ("1kyr"; Gyr, Myr, kyr, yr, d, s), here and wherever they are set.
 
     Other ways to make one: ``Simulation.from_arrays``, ``Simulation.load`` (tipsy) and
     ``Simulation.restart`` (a checkpoint, continued bit for bit).
@@ -459,6 +460,8 @@ class Simulation:
             t_end, steps, _ = end
         if steps is not None and t_end is not None:
             raise ValueError(f"run: steps={steps!r} and t_end={t_end!r}: give one of them, not both")
+        # How messages name t_end: as typed where it is text with a unit, not as the number it is in the run's units.
+        t_end_named = f"t_end={t_end!r}" if isinstance(t_end, str) else "t_end="
         t_end = self._time(t_end, "t_end")
         if steps is not None:
             total = _whole(steps, "steps", 0, _MAX_STEPS)
@@ -479,22 +482,27 @@ class Simulation:
         for name, value, least in (("diagnostics_every", diagnostics_every, 1), ("checkpoint_every", checkpoint_every, 0),
                                    ("snapshot_every", snapshot_every, 0)):
             outputs[name] = None if value is None else _whole(value, name, least, _MAX_STEPS)
+        typed = {}  # the times given with a unit, which messages quote as typed
         for name, value in (("diagnostics_dt", diagnostics_dt), ("checkpoint_dt", checkpoint_dt),
                             ("snapshot_dt", snapshot_dt)):
-            value = self._time(value, name)
+            given, value = value, self._time(value, name)
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise TypeError(f"{name}: expected a time, got {value!r} ({type(value).__name__})")
             if not (math.isfinite(value) and 0 < value <= 1e27):
-                raise ValueError(f"{name}={value!r}: must be a time in (0, 1e+27]")
+                shown = f"{given!r} ({value!r} in the simulation's units)" if isinstance(given, str) else repr(value)
+                raise ValueError(f"{name}={shown}: must be a time in (0, 1e+27]")
             outputs[name] = float(value)
+            if isinstance(given, str):
+                typed[name] = given
+        outputs["typed"] = typed
         if t_end is not None:
             outputs["end_time"] = float(t_end)  # recorded in the run's checkpoints, for a restart to go on to
         first_notice = len(self.notices)
         short = []  # notices that the time reached is not t_end, warned of once the run has returned
         if t_end is not None:  # last: hermite4's time limit, set here, is cleared by the run that follows
-            total = self._engine.steps_to(float(t_end))
+            total = self._engine.steps_to(float(t_end), t_end_named)
             # A time already passed (not one the run is at: the time reached is the one asked for).
             short = [n for n in self._take_notices() if n.startswith("t_end=") and self.time > t_end]
         try:
@@ -508,7 +516,7 @@ class Simulation:
             raise
         self._take_notices()
         if t_end is not None and not result["stopped_by_callback"]:
-            self._engine.note_end(float(t_end))
+            self._engine.note_end(float(t_end), t_end_named)
             short += [n for n in self._take_notices() if n.startswith("t_end=")]  # hermite4: short of t_end
         self._note_run_notices(first_notice)
         # A diagnostics file the run replaced (another run's series, or this one's before a new softening) is rows
@@ -566,14 +574,16 @@ class Simulation:
         RuntimeWarning when the time reached is not ``t_end`` (not where the callback stopped it)."""
         if misspelt:
             _refuse_misspelt(Simulation.integrate, misspelt)
+        given = t_end
         t_end = self._time(t_end, "t_end")
-        steps = self.run(t_end=t_end, callback=callback, every=every)
+        steps = self.run(t_end=given, callback=callback, every=every)
         # hermite4's end short of t_end, and a t_end already passed, were said by run; a fixed step's end past it is
         # said here, where a REBOUND user expects t_end itself.
         # (Not the rounding of time = t0 + steps x dt: integrate(0.3) with dt=0.1 ends at 0.30000000000000004, t_end.)
         ended_there = math.isclose(self.time, t_end, rel_tol=1e-12, abs_tol=1e-12 * self.dt) if self.dt else False
         if steps and self.dt is not None and not ended_there and not self.last_run["stopped_by_callback"]:
-            notice = (f"t_end={t_end!r}: the run ended at {self.time!r}, the first step of dt={self.dt!r} at or past "
+            shown = given if isinstance(given, str) else t_end  # a time in a unit as typed
+            notice = (f"t_end={shown!r}: the run ended at {self.time!r}, the first step of dt={self.dt!r} at or past "
                       "it (integrate takes whole steps; REBOUND's ends at t_end exactly)")
             _log.info("%s", notice)
             self.notices.append(notice)

@@ -235,5 +235,40 @@ def test_times_in_a_unit_are_taken_in_the_simulations_units(tmp_path):
     assert sim.steps == twin.steps == math.ceil(myr / 0.01)
     rows = lambda p: [line.split(",")[:2] for line in p.read_text().splitlines()[1:]]
     assert rows(tmp_path / "d.csv") == rows(tmp_path / "e.csv")
-    sim.integrate("2Myr")
+    with pytest.warns(RuntimeWarning, match=r"^t_end='2Myr': the run ended at 4\.25, the first step of dt=0\.01"):
+        sim.integrate("2Myr")
     assert sim.time >= 2 * myr
+    with pytest.raises(ValueError, match=r"^t_end='1e12Gyr': more than 1e\+15 steps of dt 0\.01 away"):
+        sim.run(t_end="1e12Gyr")
+    # The settings of a time step too, in the units named with them, the simulation's, or its file's; messages quote
+    # the text as given.
+    kyr = myr / 1e3
+    made = nbody.Simulation(n=64, backend="cpu", mass_unit="1e3Msun", length_unit="1pc", dt="1kyr")
+    assert made.dt == kyr
+    made.dt = "2 kyr"
+    assert math.isclose(made.dt, 2 * kyr, rel_tol=1e-15)
+    made.configure(integrator="hermite4", dt_max="100kyr")
+    assert math.isclose(made.dt_max, 100 * kyr, rel_tol=1e-15)
+    assert made.notices[-1] == ("dt_max='100kyr': the longest step is 0.125, the power of two at or below it (every step "
+                                "is a power of two)"), made.notices
+    with pytest.raises(ValueError, match=r"^dt='1kyr': hermite4 chooses each body's step"):
+        made.configure(dt="1kyr")
+    with pytest.raises(ValueError, match=r"^dt_max='1e-9yr' \(2\.1209672678920\d*e-15 in the simulation's units, "
+                                         r"1e3Msun, 1pc\): must be in \[1e-09, 1e12\]$"):
+        made.dt_max = "1e-9yr"
+    with pytest.raises(TypeError, match=r"^dt: expected a number, or a time with a unit \(Gyr, Myr, kyr, yr, d, s, "
+                                        r"e\.g\. '1kyr'\), got 'soon' \(str\)$"):
+        made.dt = "soon"
+    with pytest.raises(ValueError, match=r"^dt='1kyr': a time in kyr needs the run's units"):
+        nbody.Simulation(n=64, backend="cpu", dt="1kyr")
+    made.dt_max = 0.0625
+    with pytest.warns(RuntimeWarning, match=r"^t_end='0\.1Myr' is not a block time"):
+        made.run(t_end="0.1Myr", diagnostics=tmp_path / "h.csv", diagnostics_dt="10kyr")
+    assert any(n.startswith("diagnostics_dt='10kyr': not a multiple of the longest step 0.0625") for n in made.notices)
+    with pytest.raises(ValueError, match=r"^diagnostics_dt='1e30Gyr' \(2\.12\d*e\+33 in the simulation's units\): "
+                                         r"must be a time in \(0, 1e\+27\]$"):
+        made.run(steps=1, diagnostics=tmp_path / "i.csv", diagnostics_dt="1e30Gyr")
+    if nbody.checkpoints_built():
+        sim.checkpoint(tmp_path / "c.h5")
+        again = nbody.Simulation.restart(tmp_path / "c.h5", dt="1kyr")
+        assert again.dt == kyr and f"dt='1kyr' overrides {tmp_path / 'c.h5'}'s 0.01" in again.notices, again.notices
