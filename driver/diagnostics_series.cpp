@@ -289,6 +289,16 @@ std::string continued_text(const std::string& given, const std::string& from, co
   text += scan.kept ? "its " + rows_text(scan.kept) + " before step " + step + " kept" : "no row before step " + step;
   if (scan.replaced) text += ", " + rows_text(scan.replaced) + " from step " + step + " on replaced";
   std::uint64_t const cadence = scan.cadence();
+  // Rows that the cadence puts between the last one kept and the run's start (the run got from one to the other
+  // without writing this series: a restart in between that wrote none, another file): a gap in it, said. Steps only.
+  if (std::uint64_t const every = cadence ? cadence : lineage.every;
+      scan.kept && every && lineage.step > scan.last_kept_step) {
+    std::uint64_t const missing = (lineage.step - 1) / every - scan.last_kept_step / every;
+    if (missing > 0)
+      text += "; it has no rows from step " + std::to_string(scan.last_kept_step) + " to step " + step + " (" +
+              rows_text(missing) + " at its cadence of " + std::to_string(every) + " steps): the run got from one to " +
+              "the other without writing this series, and the gap stays";
+  }
   if (cadence && lineage.every && cadence != lineage.every) {
     std::string const steps = lineage.dt > 0 ? " steps" : " block steps";  // the clock's dt: fixed steps
     text += "; they are " + std::to_string(cadence) + steps + " apart, this run's " + std::to_string(lineage.every) +

@@ -988,6 +988,20 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   for (auto const& row : csv_rows(slurp(file("f.csv")), &header)) f_steps.push_back(row[0]);
   EXPECT_EQ(f_steps, (std::vector<double>{0, 100, 150}));
 
+  // A series that ends before the checkpoint's step by more than its cadence (the run got there writing none of it)
+  // goes on with a gap, which is said.
+  std::ofstream(file("gap.csv")) << first.substr(0, first.find("\n200,") + 1);  // rows 0, 100
+  Result const gap =
+      nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics-every 100 --diagnostics " + file("gap.csv"));
+  ASSERT_EQ(gap.code, 0) << gap.err;
+  EXPECT_NE(gap.err.find(": continues " + file("gap.csv") + ": its 2 rows before step 250 kept; it has no rows from "
+                         "step 100 to step 250 (1 row at its cadence of 100 steps): the run got from one to the other "
+                         "without writing this series, and the gap stays"),
+            std::string::npos)
+      << gap.err;
+  EXPECT_EQ(more.err.find("the gap stays"), std::string::npos) << more.err;
+  EXPECT_EQ(earlier.err.find("the gap stays"), std::string::npos) << earlier.err;
+
   // A partial file that holds no row (a run stopped before its first sample) has nothing to lose: taken over.
   std::ofstream(file("g.csv.partial")) << "";
   std::ofstream(file("h.csv.partial")) << first.substr(0, first.find('\n') + 1);  // the header

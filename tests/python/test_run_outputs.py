@@ -280,6 +280,13 @@ def test_a_restart_samples_its_series_as_its_run_did(tmp_path):
     stepped.run(steps=20, diagnostics=tmp_path / "q.csv", checkpoint=tmp_path / "p.h5")
     assert [int(r["step"]) for r in rows(tmp_path / "q.csv")] == list(range(25, 46, 5))
     assert stepped.last_run["checkpoints_written"] == 4, stepped.last_run  # steps 30, 35, 40 and 45
+    # The same series continued past steps that step() made without writing it: the gap in it is said.
+    stepped.step(12)
+    stepped.run(steps=5, diagnostics=tmp_path / "q.csv")
+    assert [int(r["step"]) for r in rows(tmp_path / "q.csv")] == [25, 30, 35, 40, 45, 60, 62]
+    assert any(n.endswith("it has no rows from step 45 to step 57 (2 rows at its cadence of 5 steps): the run got from "
+                          "one to the other without writing this series, and the gap stays")
+               for n in stepped.last_run["notices"]), stepped.last_run["notices"]
     rest = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
     rest.step(3)
     rest.run(t_end=0.25, diagnostics=tmp_path / "d3.csv")
