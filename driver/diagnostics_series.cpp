@@ -149,8 +149,11 @@ std::optional<std::uint64_t> last_row_step(const std::string& file, SeriesFormat
 // An earlier start's partial file longer than this is not held in memory to be compared: refused as before.
 constexpr std::uintmax_t kMaxComparedBytes = std::uintmax_t(64) << 20;
 
+std::string rows_text(std::uint64_t n);
+
 // An earlier series read for a continuation: how much of it is kept, or why it is not this run's.
 struct Scan {
+  SeriesDigest kept_digest;  // of the rows kept
   std::string not_this_runs;  // why not; empty when it is this run's
   bool other_baseline = false;  // why not: its rows measure another start energy
   std::uint64_t keep_bytes = 0;  // the header and the rows before the lineage's step
@@ -255,6 +258,7 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
         scan.last_gap = gap;
       }
       ++scan.kept;
+      scan.kept_digest.add(without_wall(line, format));
       scan.keep_bytes = offset;
       scan.last_kept_step = r->step;
       scan.last_kept_time = r->time;
@@ -276,6 +280,15 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
     }
     last = r;
   }
+  // The rows kept against the digest the run's checkpoint records of them (in the same format: another one's rows
+  // are other texts of the same figures).
+  // (A series that begins again at a new baseline keeps no rows of the one the digest is of.)
+  std::string const mine = scan.kept_digest.text(format);
+  if (!lineage.digest.empty() && !lineage.new_baseline && lineage.digest.substr(0, lineage.digest.find(':')) == mine.substr(0, mine.find(':')) &&
+      lineage.digest != mine)
+    scan.not_this_runs = "its " + rows_text(scan.kept) + " before step " + std::to_string(lineage.step) +
+                         " are not the ones the run wrote, which its checkpoint records by a digest (another run's from "
+                         "the same start, or changed since)";
   return scan;
 }
 
@@ -416,6 +429,7 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
                      from_published->last_kept_step > from_partial->last_kept_step);
   if (copy_published_) {
     keep_bytes_ = from_published->keep_bytes;
+    digest_ = from_published->kept_digest;
     last_kept_time_ = from_published->last_kept_time;
     row_at_start_ = from_published->row_at_step;
     continuation_ = continued_text(given, path_, *from_published, *lineage, names);
@@ -434,6 +448,7 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
                     "differs keeps it, and this run writes no series";
   } else if (from_partial) {
     keep_bytes_ = from_partial->keep_bytes;
+    digest_ = from_partial->kept_digest;
     if (from_partial->kept > 0) last_kept_time_ = from_partial->last_kept_time;
     row_at_start_ = from_partial->row_at_step;
     continuation_ = continued_text(given, partial_, *from_partial, *lineage, names);
@@ -542,6 +557,9 @@ std::string DiagnosticsSeries::row_text(const DiagnosticsSample& s) const {
 void DiagnosticsSeries::write(const DiagnosticsSample& s) {
   if (!file_ && !proving_) throw RuntimeFailure("--diagnostics " + path_ + ": the series is closed");
   std::string const row = row_text(s);
+  digest_before_last_ = digest_;
+  digest_.add(without_wall(row.substr(0, row.size() - 1), format_));
+  last_digested_step_ = s.step;
   if (proving_) {
     prove(row, s.step);
     return;
@@ -550,6 +568,26 @@ void DiagnosticsSeries::write(const DiagnosticsSample& s) {
   append(row);
   ++rows_;
   last_step_ = s.step;
+}
+
+void SeriesDigest::add(const std::string& row_without_wall) {
+  for (unsigned char c : row_without_wall + '\n') {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  ++rows;
+}
+
+std::string SeriesDigest::text(SeriesFormat format) const {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return std::string(format == SeriesFormat::csv ? "csv" : "jsonl") + ":" + std::to_string(rows) + ":" + hex;
+}
+
+std::string DiagnosticsSeries::digest_before(std::uint64_t step) const {
+  if (!last_digested_step_ || *last_digested_step_ < step) return digest_.text(format_);
+  if (*last_digested_step_ == step) return digest_before_last_.text(format_);
+  return {};
 }
 
 void DiagnosticsSeries::append(const std::string& rows) {

@@ -79,6 +79,19 @@ struct SeriesLineage {
   // This run's rows are every this many steps (0: by time): an earlier series of the run kept at another step cadence
   // is said (continuation()), since its rows and this run's then fall at other intervals.
   std::uint64_t every = 0;
+  // The rows before `step` as the run's checkpoint records them (DiagnosticsSeries::digest_before; "" where it
+  // records none): an earlier series whose kept rows give another digest, in the same format, is another run's,
+  // however well its energies and times agree (another integrator from the same bodies with the same dt).
+  std::string digest;
+};
+
+// A digest of a series' rows, each without its wall clock (FNV-1a, 64 bits), and how many: what a checkpoint records
+// of the rows before its step.
+struct SeriesDigest {
+  std::uint64_t hash = 14695981039346656037ull;
+  std::uint64_t rows = 0;
+  void add(const std::string& row_without_wall);
+  std::string text(SeriesFormat format) const;  // "csv:ROWS:HASH", HASH in 16 hexadecimal digits
 };
 
 // The series file. Refuses (InputError) what an output may not be (core/output_path.h) and a
@@ -129,6 +142,9 @@ class DiagnosticsSeries {
   // The earlier series kept has a row at the lineage's step (where the run it continues ended, not stopped), which
   // this series replaces: a run that ends before a row of its own writes its start there instead (driver::run).
   bool replaces_a_row_at_its_start() const { return row_at_start_; }
+  // The digest of the series' rows before `step` (SeriesDigest::text), the kept ones and this run's: what a checkpoint
+  // at `step` records (SeriesLineage::digest); "" where this series cannot tell (a row past it).
+  std::string digest_before(std::uint64_t step) const;
 
  private:
   void settle();  // the earlier rows kept, the header: before the first row
@@ -162,6 +178,9 @@ class DiagnosticsSeries {
     void reset(int next = -1);
   } lock_;
   std::optional<std::uint64_t> last_step_;  // of this run's rows
+  // Of every row of the series (the kept ones, then this run's), and of those before the last one.
+  SeriesDigest digest_, digest_before_last_;
+  std::optional<std::uint64_t> last_digested_step_;
   // An earlier start's partial file being compared (proving_): its rows (step, text but the wall clock), the next one
   // to compare, and this run's rows held back meanwhile.
   bool proving_ = false;

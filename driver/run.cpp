@@ -493,6 +493,9 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     SeriesLineage here{sim.steps_done(), sim.time(), baseline, clock.start_time,
                        sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
     here.every = sample_every;
+    // The rows before this step as its checkpoint (or the script's run before) records them.
+    if (setup.continued_cadences.at_step == here.step && here.step > 0)
+      here.digest = setup.continued_cadences.diagnostics_digest;
     return here;
   };
   bool start_measured = false;  // the start's pass was made (or interrupted) already
@@ -650,7 +653,19 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   auto end_series = [&](bool ended) {
     if (start_left_out && replaces_end_row && result.start && result.diagnostics_samples == 0)
       write_row(start_step, start_time, 0.0, *result.start);
+    // The rows a next run from here keeps, as a front end that runs again passes them on: where the series has them
+    // under its name.
+    std::string const digest = series ? series->digest_before(sim.steps_done()) : std::string();
+    std::size_t const unwritten = result.outputs_not_written.size();
     close_series(series, result, observer, ended, o.names);
+    if (result.diagnostics_failure.empty() && result.outputs_not_written.size() == unwritten)
+      result.cadences.diagnostics_digest = digest;
+  };
+  // What a checkpoint here records of the run's series: their cadences, and the diagnostics rows before this step.
+  auto recorded_here = [&] {
+    OutputCadences c = recorded;
+    if (series) c.diagnostics_digest = series->digest_before(sim.steps_done());
+    return c;
   };
 
   // Steps go in chunks of about 0.2 s (progress and signals stay responsive, the GPU stays busy),
@@ -689,7 +704,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     try {
       if (!kept) kept.emplace();
       kept->state = state;
-      kept->record = run_record(setup, sim, result.initial_energy, end, recorded);
+      kept->record = run_record(setup, sim, result.initial_energy, end, recorded_here());
     } catch (const std::bad_alloc&) {
       kept.reset();
     }
@@ -782,7 +797,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     if (!dynamic_cast<const StoppedWhole*>(&e) || o.checkpoint.empty() || keeps_checkpoint(sim.steps_done()))
       return false;
     try {
-      write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, end, recorded);  // every rank takes part
+      write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, end, recorded_here());  // every rank takes part
     } catch (const std::exception& w) {
       observer.warning(std::string("the state where the run stopped is not saved: ") + w.what());
       return false;
@@ -894,7 +909,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         agree(ranks, [&] { check_finite(now, now_step); });  // a blown-up run still stops here
         keep(now);
         series_file(path, "periodic checkpoint", result.checkpoints_written, result.checkpoints_not_written,
-                    [&] { write_checkpoint(path, setup, sim, result.initial_energy, end, recorded); });
+                    [&] { write_checkpoint(path, setup, sim, result.initial_energy, end, recorded_here()); });
         last_check = Clock::now();
       } else if (ranks.max(seconds_since(last_check) > 10.0)) {
         sim::BodySet const now = sim.state();
@@ -970,7 +985,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     result.outputs_not_written.push_back({o.names.name("--checkpoint"), o.checkpoint, *kept_file});
   else
     final_output("--checkpoint", o.checkpoint,
-                 [&] { write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded); });
+                 [&] { write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded_here()); });
   final_output("--save", o.save, [&] {
     if (saves_hdf5_snapshot(o.save)) {
       write_snapshot(o.save, setup, sim, Precision::fp64, &final_state);

@@ -438,7 +438,8 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                             cadence(saved.snapshot_every, saved.snapshot_dt),
                             blocks,
                             saved.step,
-                            ic.checkpoint};
+                            ic.checkpoint,
+                            saved.diagnostics_digest};
     s.bodies = std::move(checkpoint.bodies);
     s.bodies.time = s.clock.time(s.program.dt);
     // Before a hermite4 file's first block step every body is at the file's time, and its Hermite group holds their

@@ -47,6 +47,9 @@ struct OutputCadences {
   // before), by a run whose notices name where they come from ("run.h5", "the run before").
   std::uint64_t at_step = 0;
   std::string source;
+  // The diagnostics series' rows before at_step, as a digest (sim::RunRecord::diagnostics_digest): "" where the run
+  // wrote no series.
+  std::string diagnostics_digest;
   bool any() const { return diagnostics.named() || checkpoints.named() || snapshots.named(); }
 };
 

@@ -607,7 +607,9 @@ class Engine {
                        std::to_string(o.snapshots.every) + " both given; give one of them");
     // A run from a checkpoint, or after a run of the script, writes its series as that run did, where it names no
     // cadence of its own.
-    // Steps made since by step() are the same simulation's: its series go on at those cadences.
+    // Steps made since by step() are the same simulation's: its series go on at those cadences. (The digest of the
+    // rows before the step they were recorded at is of no other step.)
+    if (setup_.continued_cadences.at_step != sim_->steps_done()) setup_.continued_cadences.diagnostics_digest.clear();
     setup_.continued_cadences.at_step = sim_->steps_done();
     driver::take_up_cadences(setup_, sim_->block_steps(), sim_->steps_done(), steps, o);
     // The files, where rank 0 writes them (as the command line checks them): every rank then hears its answer, so

@@ -988,11 +988,12 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   for (auto const& row : csv_rows(slurp(file("f.csv")), &header)) f_steps.push_back(row[0]);
   EXPECT_EQ(f_steps, (std::vector<double>{0, 100, 150}));
 
-  // A series that ends before the checkpoint's step by more than its cadence (the run got there writing none of it)
-  // goes on with a gap, which is said.
-  std::ofstream(file("gap.csv")) << first.substr(0, first.find("\n200,") + 1);  // rows 0, 100
-  Result const gap =
-      nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics-every 100 --diagnostics " + file("gap.csv"));
+  // A series that ends before the checkpoint's step by more than its cadence (the run got there writing none of it:
+  // a restart in between without --diagnostics) goes on with a gap, which is said.
+  ASSERT_EQ(nbody(run + "--steps 100 --diagnostics " + file("gap.csv") + " --checkpoint " + file("g100.h5")).code, 0);
+  ASSERT_EQ(nbody("--run -q --restart " + file("g100.h5") + " --steps 150 --checkpoint " + file("g250.h5")).code, 0);
+  Result const gap = nbody("--run --restart " + file("g250.h5") + " --steps 50 --diagnostics-every 100 --diagnostics " +
+                           file("gap.csv"));
   ASSERT_EQ(gap.code, 0) << gap.err;
   EXPECT_NE(gap.err.find(": continues " + file("gap.csv") + ": its 2 rows before step 250 kept; it has no rows from "
                          "step 100 to step 250 (1 row at its cadence of 100 steps): the run got from one to the other "
@@ -1018,6 +1019,22 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
                               "the run ends"),
             std::string::npos)
       << other_dt.err;
+
+  // Another integrator from the same bodies with the same dt: its rows have this run's start energy and times, but
+  // not the rows the run wrote, which its checkpoint records by a digest.
+  ASSERT_EQ(nbody(run + "--steps 300 --integrator yoshida4 --diagnostics " + file("yoshida.csv")).code, 0);
+  Result const other_integrator =
+      nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics " + file("yoshida.csv"));
+  ASSERT_EQ(other_integrator.code, 0) << other_integrator.err;
+  EXPECT_NE(other_integrator.err.find(file("yoshida.csv") + " is not this run's series (its 3 rows before step 250 are "
+                                      "not the ones the run wrote, which its checkpoint records by a digest (another "
+                                      "run's from the same start, or changed since)): replaced when the run ends"),
+            std::string::npos)
+      << other_integrator.err;
+  auto const replaced_by = without_wall(slurp(file("yoshida.csv")));  // this run's rows only: its start and end
+  ASSERT_EQ(replaced_by.size(), 2u);
+  EXPECT_EQ(replaced_by[0][0], 250);
+  EXPECT_EQ(replaced_by[1], continued.back());
 
   // A file that is no series at all (no line end in its first 4 KiB) is replaced unread.
   std::ofstream(file("blob.csv")) << std::string(5000, 'x');

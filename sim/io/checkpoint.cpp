@@ -213,6 +213,10 @@ void hash_record(Fnv1a& h, const RunRecord& r, std::uint64_t bodies, int format,
       h.value(**dt);
     }
   }
+  if (!r.diagnostics_digest.empty()) {  // (files without it hash as before)
+    h.value(std::uint8_t{'G'});
+    h.text(r.diagnostics_digest);
+  }
 }
 
 // The particle groups, as GADGET and SWIFT number them (and pynbody and yt name their families).
@@ -480,6 +484,7 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
         if (*every) w.number(h, (std::string(name) + "Every").c_str(), **every);
         else if (*dt) w.number(h, (std::string(name) + "Dt").c_str(), **dt);
       }
+      if (!run.diagnostics_digest.empty()) w.text(h, "DiagnosticsDigest", run.diagnostics_digest);
     }
   }
   // What SWIFT's readers require besides the header: its unit groups, and the flags that say the
@@ -953,6 +958,19 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
         r.fail(s.str());
       }
     }
+  }
+  if (r.has_attribute("Header", "DiagnosticsDigest")) {
+    // "csv:ROWS:HASH" or "jsonl:ROWS:HASH", HASH 16 hexadecimal digits.
+    std::string const d = r.text("DiagnosticsDigest");
+    std::size_t const first = d.find(':'), second = first == std::string::npos ? first : d.find(':', first + 1);
+    std::string const format = d.substr(0, first);
+    bool const rows = second != std::string::npos && second > first + 1 &&
+                      d.find_first_not_of("0123456789", first + 1) == second;
+    bool const hash = second != std::string::npos && d.size() == second + 17 &&
+                      d.find_first_not_of("0123456789abcdef", second + 1) == std::string::npos;
+    if (!(format == "csv" || format == "jsonl") || !rows || !hash)
+      r.fail("Header/DiagnosticsDigest '" + d + "' is not a digest of a series' rows (csv:ROWS:HASH or jsonl:ROWS:HASH)");
+    run.diagnostics_digest = d;
   }
   if (h.format == 2) read_units_and_shift(r, h);  // (the checksum covers them)
   double const time = time_of(run);

@@ -105,6 +105,10 @@ struct RunRecord {
   // it takes it up.
   std::optional<std::uint64_t> diagnostics_every, checkpoint_every, snapshot_every;
   std::optional<double> diagnostics_dt, checkpoint_dt, snapshot_dt;
+  // The rows of that run's diagnostics series before this step, as a digest (Header/DiagnosticsDigest,
+  // "csv:ROWS:HASH" or "jsonl:ROWS:HASH": driver::DiagnosticsSeries::digest_before): a restart that continues a series
+  // keeps its rows only where they give the same. Empty: none (a run that wrote no series, an older nbody's file).
+  std::string diagnostics_digest;
 
   bool same_hermite(const RunRecord& o) const {
     return hermite.has_value() == o.hermite.has_value() &&
@@ -118,7 +122,8 @@ struct RunRecord {
            initial_energy == o.initial_energy && units == o.units && same_hermite(o) && end_time == o.end_time &&
            end_step == o.end_step && diagnostics_every == o.diagnostics_every && diagnostics_dt == o.diagnostics_dt &&
            checkpoint_every == o.checkpoint_every && checkpoint_dt == o.checkpoint_dt &&
-           snapshot_every == o.snapshot_every && snapshot_dt == o.snapshot_dt;
+           snapshot_every == o.snapshot_every && snapshot_dt == o.snapshot_dt &&
+           diagnostics_digest == o.diagnostics_digest;
   }
   bool operator!=(const RunRecord& o) const { return !(*this == o); }
 };

@@ -280,6 +280,21 @@ def test_a_restart_samples_its_series_as_its_run_did(tmp_path):
     stepped.run(steps=20, diagnostics=tmp_path / "q.csv", checkpoint=tmp_path / "p.h5")
     assert [int(r["step"]) for r in rows(tmp_path / "q.csv")] == list(range(25, 46, 5))
     assert stepped.last_run["checkpoints_written"] == 4, stepped.last_run  # steps 30, 35, 40 and 45
+    # A series whose rows changed since the run wrote them is not the run's: the next run's rows replace it.
+    edited = tmp_path / "q.csv"
+    kept_rows = edited.read_text()
+    edited.write_text(kept_rows.replace("\n30,", "\n30,0") if "\n30," in kept_rows else kept_rows + "junk")
+    twin = nbody.Simulation(n=128, backend="cpu")
+    twin.run(steps=45, diagnostics=tmp_path / "t.csv", diagnostics_every=5)
+    assert "its checkpoint records by a digest" not in " ".join(twin.last_run["notices"])
+    lines = (tmp_path / "t.csv").read_text().splitlines(keepends=True)
+    fields = lines[2].rstrip("\n").split(",")  # step 5's: its last figure (r90) another, its energy and time as they were
+    lines[2] = ",".join(fields[:-1] + [repr(float(fields[-1]) * 2)]) + "\n"
+    (tmp_path / "t.csv").write_text("".join(lines))
+    twin.run(steps=5, diagnostics=tmp_path / "t.csv")
+    assert any("are not the ones the run wrote, which its checkpoint records by a digest" in n
+               for n in twin.last_run["notices"]), twin.last_run["notices"]
+    edited.write_text(kept_rows)
     # The same series continued past steps that step() made without writing it: the gap in it is said.
     stepped.step(12)
     stepped.run(steps=5, diagnostics=tmp_path / "q.csv")
