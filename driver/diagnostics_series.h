@@ -82,7 +82,7 @@ struct SeriesLineage {
   // The rows before `step` as the run's checkpoint records them (DiagnosticsSeries::digest_before; "" where it
   // records none): an earlier series whose kept rows give another digest, in the same format, is another run's,
   // however well its energies and times agree (another integrator from the same bodies with the same dt).
-  std::string digest;
+  std::string digest = {};
 };
 
 // A digest of a series' rows, each without its wall clock (FNV-1a, 64 bits), and how many: what a checkpoint records

@@ -49,7 +49,7 @@ struct OutputCadences {
   std::string source;
   // The diagnostics series' rows before at_step, as a digest (sim::RunRecord::diagnostics_digest): "" where the run
   // wrote no series.
-  std::string diagnostics_digest;
+  std::string diagnostics_digest = {};
   bool any() const { return diagnostics.named() || checkpoints.named() || snapshots.named(); }
 };
 

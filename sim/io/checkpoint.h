@@ -108,7 +108,7 @@ struct RunRecord {
   // The rows of that run's diagnostics series before this step, as a digest (Header/DiagnosticsDigest,
   // "csv:ROWS:HASH" or "jsonl:ROWS:HASH": driver::DiagnosticsSeries::digest_before): a restart that continues a series
   // keeps its rows only where they give the same. Empty: none (a run that wrote no series, an older nbody's file).
-  std::string diagnostics_digest;
+  std::string diagnostics_digest = {};
 
   bool same_hermite(const RunRecord& o) const {
     return hermite.has_value() == o.hermite.has_value() &&
