@@ -19,7 +19,7 @@ struct SettingNames {
   bool keywords = false;
   // The settings given as text that became a number (a time with a unit: "--dt" -> "1kyr"): with() names them as
   // typed, not as the number it was taken to be in the run's units, which a user did not write.
-  std::map<std::string, std::string> typed;
+  std::map<std::string, std::string> typed = {};
   std::string name(const std::string& option) const;   // "--eta-start" or "eta_start"
   std::string entry(const std::string& option) const;  // "--checkpoint" or "Simulation.checkpoint"
   // "--eta-start 0.5", "eta_start=0.5"; an entry point as a call: "--restart run.h5", "Simulation.restart(run.h5)".
