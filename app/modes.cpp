@@ -314,8 +314,9 @@ int run_simulation(const Options& asked) {
   driver::take_up_cadences(setup, blocks, setup.clock.step, steps, outputs);
   // Every file of the series is named now: one that cannot be written stops nothing half way.
   agree(world(), [&] {
-    if (writes_outputs())
-      driver::check_run_outputs(outputs, setup.clock.step, setup.clock.step + steps, {{"--json", o.json}});
+    if (!writes_outputs()) return;
+    driver::check_run_outputs(outputs, setup.clock.step, setup.clock.step + steps, {{"--json", o.json}});
+    driver::check_tipsy_save(o.save, "--save " + o.save, setup.units);
   });
   // What every report of the run holds, the failed ones' too: what ran, how far (`at`: the simulation's, or where a
   // run that stopped in its start pass was to begin), and what was said.

@@ -5,8 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
+#include "core/atomic_file.h"
 #include "core/errors.h"
 #include "core/output_path.h"
 #include "core/ranks.h"
@@ -131,45 +133,88 @@ std::string other_param_file(const std::string& param_path) {
 
 }  // namespace
 
-std::vector<std::string> save_tipsy(const std::string& path, const std::string& save_given, const sim::BodySet& state,
-                                    double softening, sim::TipsyFormat format, const sim::Units& units,
-                                    const Ranks& ranks) {
-  std::vector<std::string> said;
+namespace {
+
+std::optional<std::string> file_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return std::nullopt;
+  std::ostringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TipsySaved save_tipsy(const std::string& path, const std::string& save_given, const sim::BodySet& state,
+                      double softening, sim::TipsyFormat format, const sim::Units& units, const Ranks& ranks) {
+  TipsySaved said;
   agree(ranks, [&] {
     if (ranks.rank() != 0) return;
-    sim::write_tipsy(path, state, softening, format);
-    if (std::string const order = sim::tipsy_order_notice(state, path); !order.empty()) said.push_back(order);
     std::string const param = sim::tipsy_param_path(path);
-    bool const ours = sim::is_nbody_tipsy_param(param);
     std::error_code ec;
+    bool const there = std::filesystem::symlink_status(param, ec).type() != std::filesystem::file_type::not_found;
+    bool const ours = sim::is_nbody_tipsy_param(param);
+    // The parameter file goes first, and comes back as it was where the tipsy file then cannot be written: the pair on
+    // disk always states the units of the values beside it.
+    std::optional<std::string> const before = ours ? file_text(param) : std::nullopt;
+    auto put_back = [&] {
+      std::error_code ignored;
+      if (before)
+        write_text_file(param, *before);
+      else
+        std::filesystem::remove(param, ignored);
+    };
+    bool const states_units = units.physical() && (!there || ours);
+    if (states_units) {
+      sim::write_tipsy_param(param, path, units);
+    } else if (!units.physical() && ours && !std::filesystem::remove(param, ec)) {
+      throw InputError(save_given + ": " + param + ", which states the units of the tipsy file this one replaces, " +
+                       "cannot be removed (" + ec.message() + "), and its readers would take this run's values in " +
+                       "them: remove it, or save under another name");
+    }
+    try {
+      sim::write_tipsy(path, state, softening, format);
+    } catch (...) {
+      if (states_units || ours) put_back();
+      throw;
+    }
+    if (std::string const order = sim::tipsy_order_notice(state, path); !order.empty()) said.notices.push_back(order);
     if (!units.physical()) {
-      // Its statement was of the file this one replaced, and would give this run's values units they do not have.
-      if (ours && !std::filesystem::remove(param, ec))
-        said.push_back(save_given + ": " + param + ", which stated the units of the tipsy file replaced, cannot be " +
-                       "removed (" + ec.message() + "); this run has none (N-body units)");
-      else if (ours)
-        said.push_back(save_given + ": " + param + ", which stated the units of the tipsy file replaced, is removed: " +
-                       "this run has none (N-body units)");
+      if (ours)
+        said.notices.push_back(save_given + ": " + param + ", which stated the units of the tipsy file replaced, is " +
+                               "removed: this run has none (N-body units)");
       return;
     }
-    if (std::filesystem::symlink_status(param, ec).type() != std::filesystem::file_type::not_found && !ours) {
-      said.push_back(save_given + ": tipsy holds no units, and " + param + ", where nbody states them (" +
-                     units.describe() + ") for pynbody and yt, is another program's file, which is kept: they would " +
-                     "take their units from it; a save named .h5 holds its units itself");
+    if (!states_units) {
+      said.warnings.push_back(save_given + ": tipsy holds no units, and " + param + ", where nbody states them (" +
+                              units.describe() + ") for pynbody and yt, is another program's file, which is kept: " +
+                              "they will take their units from it; a save named .h5 holds its units itself");
       return;
     }
-    sim::write_tipsy_param(param, path, units);
-    std::string text = save_given + ": tipsy holds no units; " + param + " beside it states this run's (" +
-                       units.describe() + ") for pynbody and yt";
+    said.notices.push_back(save_given + ": tipsy holds no units; " + param + " beside it states this run's (" +
+                           units.describe() + ") for pynbody and yt");
     if (std::string const other = other_param_file(param); !other.empty())
-      text += ", but its folder holds " + other + " too: pynbody may take either, and yt neither unless told " +
-              "(pynbody.load's paramfile, yt.load's parameter_file)";
-    said.push_back(text);
+      said.warnings.push_back(save_given + ": its folder holds " + other + " beside " + param + ": pynbody may take " +
+                              "either file's units, and yt neither unless told (pynbody.load's paramfile, yt.load's " +
+                              "parameter_file)");
   });
   return said;
 }
 
+void check_tipsy_save(const std::string& path, const std::string& save_given, const sim::Units& units) {
+  if (path.empty() || saves_hdf5_snapshot(path) || !units.physical()) return;
+  std::string const param = sim::tipsy_param_path(path);
+  std::error_code ec;
+  bool const there = std::filesystem::symlink_status(param, ec).type() != std::filesystem::file_type::not_found;
+  if (there && !sim::is_nbody_tipsy_param(param)) return;  // another program's: kept, with a warning
+  if (std::string const problem = output_path_problem(param); !problem.empty())
+    throw InputError(save_given + ": its units go to " + param + " beside it, which cannot be written: " + problem);
+}
+
 void check_save(const std::string& path, const std::string& save_given, const std::string& format_given) {
+  if (lower_extension(path) == ".param")
+    throw InputError(save_given + ": a tipsy file named .param, which pynbody and yt would read as a parameter file " +
+                     "(they take every *.param of its folder for one); name it otherwise (run.bin, say)");
   if (!saves_hdf5_snapshot(path)) return;
   std::string const what = save_given + " is an HDF5 snapshot (its name ends in " + path.substr(path.rfind('.')) + ")";
   if (!sim::checkpoints_built())

@@ -51,15 +51,22 @@ void write_snapshot(const std::string& path, const Setup& setup, multigpu::Simul
 // Whether the final state saved to `path` (`--save`, Python's save) is an HDF5 snapshot (a name ending in .h5 or
 // .hdf5, in any case: write_snapshot in fp64, with the units and families) rather than a tipsy file (any other).
 bool saves_hdf5_snapshot(const std::string& path);
-// Writes `state` to the tipsy file `path` (rank 0 writes; every rank learns how it went), and, in a run of physical
-// units, the parameter file beside it that states them to tipsy's readers (sim::tipsy_param_path), after it. One that
-// nbody wrote there for the file replaced goes in a run of N-body units; a file of that name that is not nbody's is
-// kept. Returns what to tell the user, on rank 0 (`save_given`: the save as the front end names it, "--save run.bin"):
-// where the units are, another parameter file in the folder that its readers would take, the bodies' order. Throws
-// as write_file_atomically does, naming the file that was not written.
-std::vector<std::string> save_tipsy(const std::string& path, const std::string& save_given, const sim::BodySet& state,
-                                    double softening, sim::TipsyFormat format, const sim::Units& units,
-                                    const Ranks& ranks);
+// What a tipsy save has to tell (save_tipsy): notices, and warnings of what its readers will take wrongly.
+struct TipsySaved {
+  std::vector<std::string> notices, warnings;
+};
+// Writes `state` to the tipsy file `path` (rank 0 writes; every rank learns how it went) with the parameter file beside
+// it that states the units to tipsy's readers (sim::tipsy_param_path): written before it in a run of physical units,
+// and, where nbody wrote one there for the file replaced, removed before it in N-body units; put back as it was where
+// the tipsy file then cannot be written, so that the two always agree. A file of that name that is not nbody's is
+// kept, with a warning. Also warned of: another parameter file in the folder, which the readers may take instead.
+// `save_given`: the save as the front end names it ("--save run.bin"). Throws as write_file_atomically does, naming
+// the file that was not written (the old pair then stays as it was).
+TipsySaved save_tipsy(const std::string& path, const std::string& save_given, const sim::BodySet& state,
+                      double softening, sim::TipsyFormat format, const sim::Units& units, const Ranks& ranks);
+// Refuses (InputError), before a run, a tipsy save whose units cannot be stated beside it (its parameter file cannot
+// be written: read-only, a folder, a link) in a run of `units`; nothing for an HDF5 name.
+void check_tipsy_save(const std::string& path, const std::string& save_given, const sim::Units& units);
 // Refuses (InputError) a save that cannot be made as named: an HDF5 name in a build without HDF5, or a tipsy byte
 // order given (`format_given`, as the front end spells it, "--save-format little-endian"; "" where none was) for
 // an HDF5 name. `save_given`: the save as the front end spells it ("--save run.h5", "save='run.h5'").

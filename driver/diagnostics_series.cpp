@@ -287,8 +287,8 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
   if (!lineage.digest.empty() && !lineage.new_baseline && lineage.digest.substr(0, lineage.digest.find(':')) == mine.substr(0, mine.find(':')) &&
       lineage.digest != mine)
     scan.not_this_runs = "its " + rows_text(scan.kept) + " before step " + std::to_string(lineage.step) +
-                         " are not the ones the run wrote, which its checkpoint records by a digest (another run's from "
-                         "the same start, or changed since)";
+                         " are not the rows the run wrote (by the digest of them that its checkpoint, or its last run, "
+                         "recorded: another run's from the same start, or changed since)";
   return scan;
 }
 

@@ -991,9 +991,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       write_snapshot(o.save, setup, sim, Precision::fp64, &final_state);
       return;
     }
-    for (std::string const& said : save_tipsy(o.save, o.names.with_text("--save", o.save), final_state,
-                                              sim.config().softening, o.save_format, setup.units, ranks))
-      observer.notice(said);
+    TipsySaved const saved = save_tipsy(o.save, o.names.with_text("--save", o.save), final_state,
+                                        sim.config().softening, o.save_format, setup.units, ranks);
+    for (std::string const& text : saved.notices) observer.notice(text);
+    for (std::string const& text : saved.warnings) observer.warning(text);
   });
   // The end energy is an O(N^2) pass worth about ten steps: after an interrupt the user wants out,
   // and the saved state lets a restart measure it. The series' last row is the end itself.

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -511,10 +512,15 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
       s.bodies = sim::read_tipsy(ic.snapshot, &info, run.names);
       said = ic.snapshot + " is a tipsy snapshot: float32 positions and velocities, no step count, integrator or time step";
       // Tipsy holds no units; nbody states them beside the file it saves in units.
+      std::string const param = sim::tipsy_param_path(ic.snapshot);
       if (auto const stated = run.given.units ? std::nullopt : sim::read_tipsy_param(ic.snapshot)) {
         run.units = *stated;
-        s.notices.push_back("units " + run.units.describe() + " from " + sim::tipsy_param_path(ic.snapshot) + " (" +
+        s.notices.push_back("units " + run.units.describe() + " from " + param + " (" +
                             run.names.name("--mass-unit and --length-unit") + " relabel them)");
+      } else if (std::error_code ec; !run.given.units && std::filesystem::exists(param, ec)) {
+        s.notices.push_back(param + " beside " + ic.snapshot + " is not nbody's statement of its units, so this run " +
+                            "is in N-body units (pynbody and yt may take units from it: " +
+                            run.names.name("--mass-unit and --length-unit") + " name them)");
       }
     }
     check_count(s.bodies.size());

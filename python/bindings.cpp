@@ -158,7 +158,8 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
     if ((key == "dt" || key == "dt_max") && nb::isinstance<nb::str>(value)) {
       std::string const text = nb::cast<std::string>(value);
       if (!sim::physical_time(text))
-        type_error(key, std::string("a number, or a time with a unit (") + sim::kTimeUnitNames + ", e.g. '1kyr')", value);
+        throw InputError(key + "=" + shown(value) + ": not a time; give a number in the simulation's units, or text " +
+                         "with a unit (" + sim::kTimeUnitNames + "), e.g. '1kyr'");
       times_in_units.emplace_back(key, text);
       continue;
     }
@@ -580,30 +581,31 @@ class Engine {
       given.insert(k);
     }
     // A cadence named, 0 included (none between the start and the end): not the run before's.
+    // (Python passes the times typed with a unit after the others: each named as typed from here on.)
     o.checkpoint_cadence_named = given.count("checkpoint_every") || given.count("checkpoint_dt");
     o.snapshot_cadence_named = given.count("snapshot_every") || given.count("snapshot_dt");
     if (given.count("checkpoint_every") && o.checkpoint.empty())
       throw InputError("checkpoint_every=" + std::to_string(o.checkpoint_every) + ": give checkpoint too");
     if (o.checkpoint_dt > 0 && o.checkpoint.empty())
-      throw InputError("checkpoint_dt=" + shown(nb::cast(o.checkpoint_dt)) + ": give checkpoint too");
+      throw InputError(o.names.with("--checkpoint-dt", shown(nb::cast(o.checkpoint_dt))) + ": give checkpoint too");
     if (given.count("checkpoint_dt") && given.count("checkpoint_every"))
-      throw InputError("checkpoint_dt=" + shown(nb::cast(o.checkpoint_dt)) + " and checkpoint_every=" +
+      throw InputError(o.names.with("--checkpoint-dt", shown(nb::cast(o.checkpoint_dt))) + " and checkpoint_every=" +
                        std::to_string(o.checkpoint_every) + " both given; give one of them");
     if (o.diagnostics_every && o.diagnostics.empty())
       throw InputError("diagnostics_every=" + std::to_string(o.diagnostics_every) + ": give diagnostics too");
     if (o.diagnostics_dt > 0 && o.diagnostics.empty())
-      throw InputError("diagnostics_dt=" + shown(nb::cast(o.diagnostics_dt)) + ": give diagnostics too");
+      throw InputError(o.names.with("--diagnostics-dt", shown(nb::cast(o.diagnostics_dt))) + ": give diagnostics too");
     if (o.diagnostics_dt > 0 && o.diagnostics_every)
-      throw InputError("diagnostics_dt=" + shown(nb::cast(o.diagnostics_dt)) + " and diagnostics_every=" +
+      throw InputError(o.names.with("--diagnostics-dt", shown(nb::cast(o.diagnostics_dt))) + " and diagnostics_every=" +
                        std::to_string(o.diagnostics_every) + " both given; give one of them");
     if (!precision_shown.empty() && o.snapshots.base.empty())
       throw InputError("snapshot_precision='" + precision_shown + "': give snapshots too");
     if (given.count("snapshot_every") && o.snapshots.base.empty())
       throw InputError("snapshot_every=" + std::to_string(o.snapshots.every) + ": give snapshots too");
     if (o.snapshots.dt > 0 && o.snapshots.base.empty())
-      throw InputError("snapshot_dt=" + shown(nb::cast(o.snapshots.dt)) + ": give snapshots too");
+      throw InputError(o.names.with("--snapshot-dt", shown(nb::cast(o.snapshots.dt))) + ": give snapshots too");
     if (given.count("snapshot_dt") && given.count("snapshot_every"))
-      throw InputError("snapshot_dt=" + shown(nb::cast(o.snapshots.dt)) + " and snapshot_every=" +
+      throw InputError(o.names.with("--snapshot-dt", shown(nb::cast(o.snapshots.dt))) + " and snapshot_every=" +
                        std::to_string(o.snapshots.every) + " both given; give one of them");
     // A run from a checkpoint, or after a run of the script, writes its series as that run did, where it names no
     // cadence of its own.
@@ -625,6 +627,7 @@ class Engine {
         spare_source({{"checkpoint", o.checkpoint}, {"save", o.save}, {"diagnostics", o.diagnostics}}, "checkpoint",
                      "save", &o.snapshots);
         driver::check_run_outputs(o, sim_->steps_done(), sim_->steps_done() + steps, {}, run_.names);
+        driver::check_tipsy_save(o.save, run_.names.with_text("--save", o.save), setup_.units);
       });
     }
 
@@ -991,8 +994,9 @@ class Engine {
     return out;
   }
 
-  // format: a tipsy byte order, "" for the default (and for an HDF5 snapshot, which has none).
-  void save(const std::string& path, const std::string& format) {
+  // format: a tipsy byte order, "" for the default (and for an HDF5 snapshot, which has none). Returns the warnings
+  // (a tipsy file whose readers will take other units: driver::save_tipsy), which are notices too.
+  std::vector<std::string> save(const std::string& path, const std::string& format) {
     Busy busy(*this);
     auto const f = from_name<sim::TipsyFormat>(format.empty() ? "standard" : format);
     if (!f) throw InputError("format='" + format + "': valid: " + valid_names<sim::TipsyFormat>());
@@ -1004,14 +1008,19 @@ class Engine {
     if (driver::saves_hdf5_snapshot(path)) {
       nb::gil_scoped_release unlocked;
       driver::write_snapshot(path, setup_, *sim_, Precision::fp64);
-      return;
+      return {};
     }
     sim::BodySet const& s = state();
     nb::gil_scoped_release unlocked;
     Ranks const& ranks = sim_->ranks();  // with several, rank 0 writes and every rank learns how it went
-    agree(ranks, [&] { driver::check_finite(s, sim_->steps_done()); });
-    for (std::string& said : driver::save_tipsy(path, call, s, sim_->config().softening, *f, setup_.units, ranks))
-      notices_.push_back(std::move(said));
+    agree(ranks, [&] {
+      driver::check_finite(s, sim_->steps_done());
+      if (ranks.rank() == 0) driver::check_tipsy_save(path, call, setup_.units);
+    });
+    driver::TipsySaved saved = driver::save_tipsy(path, call, s, sim_->config().softening, *f, setup_.units, ranks);
+    for (std::string& text : saved.notices) notices_.push_back(std::move(text));
+    for (std::string const& text : saved.warnings) notices_.push_back(text);
+    return saved.warnings;  // said as warnings too
   }
 
   void checkpoint(const std::string& path) {

@@ -1027,8 +1027,9 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
       nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics " + file("yoshida.csv"));
   ASSERT_EQ(other_integrator.code, 0) << other_integrator.err;
   EXPECT_NE(other_integrator.err.find(file("yoshida.csv") + " is not this run's series (its 3 rows before step 250 are "
-                                      "not the ones the run wrote, which its checkpoint records by a digest (another "
-                                      "run's from the same start, or changed since)): replaced when the run ends"),
+                                      "not the rows the run wrote (by the digest of them that its checkpoint, or its "
+                                      "last run, recorded: another run's from the same start, or changed since)): "
+                                      "replaced when the run ends"),
             std::string::npos)
       << other_integrator.err;
   auto const replaced_by = without_wall(slurp(file("yoshida.csv")));  // this run's rows only: its start and end
@@ -1761,8 +1762,8 @@ TEST_F(Cli, ATipsySaveStatesItsUnitsBesideIt) {
             std::string::npos)
       << loaded.err;
   EXPECT_NE(loaded.out.find("  units 1e3Msun, 1pc: time unit 471.5 kyr"), std::string::npos) << loaded.out;
-  EXPECT_NE(loaded.err.find(file("v.bin.param") + " beside it states this run's (1e3Msun, 1pc) for pynbody and yt, but "
-                            "its folder holds " + file("u.bin.param") + " too: pynbody may take either"),
+  EXPECT_NE(loaded.err.find("warning: --save " + file("v.bin") + ": its folder holds " + file("u.bin.param") +
+                            " beside " + file("v.bin.param") + ": pynbody may take either file's units"),
             std::string::npos)
       << loaded.err;
   // A save in N-body units over it takes nbody's statement away: it was of the file replaced.
@@ -1776,16 +1777,43 @@ TEST_F(Cli, ATipsySaveStatesItsUnitsBesideIt) {
   // Another program's parameter file of that name is kept, and said.
   std::string const gasoline = "achOutName = w\ndMsolUnit = 2.325e5\ndKpcUnit = 1\n";
   { std::ofstream(file("w.bin.param")) << gasoline; }
-  Result const theirs = nbody("--run --bodies 64 --steps 1 --save " + file("w.bin") + units);
+  Result const theirs = nbody("--run -q --bodies 64 --steps 1 --save " + file("w.bin") + units);
   ASSERT_EQ(theirs.code, 0) << theirs.err;
   EXPECT_EQ(slurp(file("w.bin.param")), gasoline);
-  EXPECT_NE(theirs.err.find(file("w.bin.param") + ", where nbody states them (1e3Msun, 1pc) for pynbody and yt, is "
-                            "another program's file, which is kept"),
+  EXPECT_NE(theirs.err.find("warning: --save " + file("w.bin") + ": tipsy holds no units, and " + file("w.bin.param") +
+                            ", where nbody states them (1e3Msun, 1pc) for pynbody and yt, is another program's file, "
+                            "which is kept: they will take their units from it"),
             std::string::npos)
       << theirs.err;
   Result const not_read = nbody("--run --steps 1 --load " + file("w.bin"));
   EXPECT_EQ(not_read.code, 0) << not_read.err;
   EXPECT_EQ(not_read.out.find("units"), std::string::npos) << not_read.out;
+  EXPECT_NE(not_read.err.find("notice: " + file("w.bin.param") + " beside " + file("w.bin") + " is not nbody's "
+                              "statement of its units, so this run is in N-body units"),
+            std::string::npos)
+      << not_read.err;
+  // A tipsy file named .param would be taken for a parameter file by its readers: refused.
+  expect_input_error("--run --bodies 64 --steps 1 --save " + file("x.param"),
+                     "--save " + file("x.param") + ": a tipsy file named .param, which pynbody and yt would read as a "
+                     "parameter file");
+  // The pair on disk always agrees. A parameter file that cannot be written is refused before the run (here a
+  // symbolic link); a tipsy file that cannot be written (a file size limit) leaves both as they were.
+  fs::create_symlink(file("u.bin.param"), file("s.bin.param"));
+  expect_input_error("--run --bodies 64 --steps 1 --save " + file("s.bin") + units,
+                     "--save " + file("s.bin") + ": its units go to " + file("s.bin.param") +
+                         " beside it, which cannot be written: ");
+  EXPECT_FALSE(fs::exists(file("s.bin")));
+  std::string const pair[2] = {slurp(file("u.bin")), slurp(file("u.bin.param"))};
+  for (std::string const other : {" --mass-unit 1e6Msun --length-unit 1pc", ""}) {
+    std::string const limited = "trap '' XFSZ; ulimit -f 4; exec " + std::string(NBODY_EXECUTABLE) +
+                                " --backend cpu --run -q --bodies 128 --steps 1 --save " + file("u.bin") + other +
+                                " 2>" + file("limited.err");
+    EXPECT_NE(std::system(limited.c_str()), 0);
+    EXPECT_NE(slurp(file("limited.err")).find("cannot write snapshot: File too large"), std::string::npos)
+        << slurp(file("limited.err"));
+    EXPECT_EQ(slurp(file("u.bin")), pair[0]);
+    EXPECT_EQ(slurp(file("u.bin.param")), pair[1]) << other;
+  }
   // Edited, the numbers its readers take are the units; damaged, it is refused, naming it.
   std::string text = slurp(file("u.bin.param"));
   text.replace(text.find("dKpcUnit = 0.001"), 16, "dKpcUnit = 0.002");

@@ -809,8 +809,9 @@ class Simulation:
         the run's."""
         if format is not None and not isinstance(format, str):
             raise TypeError(f"format={format!r}: give a string, 'standard' or 'little-endian'")
-        self._engine.save(self._path(path, "path"), format or "")
-        self._take_notices()  # the bodies grouped by family, where they were not
+        warned = self._engine.save(self._path(path, "path"), format or "")
+        self._take_notices()  # the bodies grouped by family, where they were not; where the units are
+        self._warn_of_end(warned)  # a parameter file its readers would take instead of the one with its units
 
     def checkpoint(self, path):
         """Writes an HDF5 checkpoint (GADGET/SWIFT layout, the run's precision, every setting):

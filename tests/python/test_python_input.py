@@ -256,9 +256,11 @@ def test_times_in_a_unit_are_taken_in_the_simulations_units(tmp_path):
     with pytest.raises(ValueError, match=r"^dt_max='1e-9yr' \(2\.1209672678920\d*e-15 in the simulation's units, "
                                          r"1e3Msun, 1pc\): must be in \[1e-09, 1e12\]$"):
         made.dt_max = "1e-9yr"
-    with pytest.raises(TypeError, match=r"^dt: expected a number, or a time with a unit \(Gyr, Myr, kyr, yr, d, s, "
-                                        r"e\.g\. '1kyr'\), got 'soon' \(str\)$"):
+    with pytest.raises(ValueError, match=r"^dt='soon': not a time; give a number in the simulation's units, or text "
+                                         r"with a unit \(Gyr, Myr, kyr, yr, d, s\), e\.g\. '1kyr'$"):
         made.dt = "soon"
+    with pytest.raises(ValueError, match=r"^diagnostics_dt='1kyr' and diagnostics_every=1 both given"):
+        made.run(steps=1, diagnostics=tmp_path / "j.csv", diagnostics_every=1, diagnostics_dt="1kyr")
     with pytest.raises(ValueError, match=r"^dt='1kyr': a time in kyr needs the run's units"):
         nbody.Simulation(n=64, backend="cpu", dt="1kyr")
     made.dt_max = 0.0625

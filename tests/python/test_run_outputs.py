@@ -286,13 +286,14 @@ def test_a_restart_samples_its_series_as_its_run_did(tmp_path):
     edited.write_text(kept_rows.replace("\n30,", "\n30,0") if "\n30," in kept_rows else kept_rows + "junk")
     twin = nbody.Simulation(n=128, backend="cpu")
     twin.run(steps=45, diagnostics=tmp_path / "t.csv", diagnostics_every=5)
-    assert "its checkpoint records by a digest" not in " ".join(twin.last_run["notices"])
+    assert "by the digest of them" not in " ".join(twin.last_run["notices"])
     lines = (tmp_path / "t.csv").read_text().splitlines(keepends=True)
     fields = lines[2].rstrip("\n").split(",")  # step 5's: its last figure (r90) another, its energy and time as they were
     lines[2] = ",".join(fields[:-1] + [repr(float(fields[-1]) * 2)]) + "\n"
     (tmp_path / "t.csv").write_text("".join(lines))
     twin.run(steps=5, diagnostics=tmp_path / "t.csv")
-    assert any("are not the ones the run wrote, which its checkpoint records by a digest" in n
+    assert any("are not the rows the run wrote (by the digest of them that its checkpoint, or its last run, "
+               "recorded" in n
                for n in twin.last_run["notices"]), twin.last_run["notices"]
     edited.write_text(kept_rows)
     # The same series continued past steps that step() made without writing it: the gap in it is said.
@@ -551,6 +552,12 @@ def test_a_tipsy_save_states_its_units_beside_it_for_its_readers(tmp_path):
     assert "dMsolUnit = 1000\ndKpcUnit = 0.001\n" in (tmp_path / "t.bin.param").read_text()
     loaded = nbody.Simulation.load(tmp_path / "t.bin")
     assert loaded.units == sim.units
+    # Another parameter file in the folder, which the readers may take instead: a warning.
+    with pytest.warns(RuntimeWarning, match=r"its folder holds .*t\.bin\.param beside .*u\.bin\.param: pynbody may "
+                                            r"take either file's units"):
+        sim.save(tmp_path / "u.bin")
+    with pytest.raises(ValueError, match=r"^Simulation\.save\('.*v\.param'\): a tipsy file named \.param"):
+        sim.save(tmp_path / "v.param")
     pynbody = pytest.importorskip("pynbody")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
