@@ -425,7 +425,8 @@ int run_simulation(const Options& asked) {
   std::optional<Progress::TimeSpan> span;
   if (o.t_end && blocks) span = Progress::TimeSpan{sim.time(), *o.t_end};
   // Said by the run after the cadences it took up (outputs.said), which they may be about.
-  if (std::string const text = driver::sample_dt_notice(sim, outputs.diagnostics_dt, o.run.names.named("--diagnostics-dt"));
+  if (std::string const text =
+          driver::sample_dt_notice(sim, outputs.diagnostics_dt, o.run.names.named("--diagnostics-dt"));
       !text.empty())
     outputs.said.push_back(text);
   if (std::string const text = driver::sample_dt_notice(sim, outputs.snapshots.dt, o.run.names.named("--snapshot-dt"),

@@ -131,10 +131,6 @@ std::string other_param_file(const std::string& param_path) {
   return {};
 }
 
-}  // namespace
-
-namespace {
-
 std::optional<std::string> file_text(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) return std::nullopt;
@@ -157,12 +153,18 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
     // The parameter file goes first, and comes back as it was where the tipsy file then cannot be written: the pair on
     // disk always states the units of the values beside it.
     std::optional<std::string> const before = ours ? file_text(param) : std::nullopt;
-    auto put_back = [&] {
-      std::error_code ignored;
-      if (before)
-        write_text_file(param, *before);
-      else
-        std::filesystem::remove(param, ignored);
+    // Where even that fails (the machine failing twice), the error says that the two disagree.
+    auto put_back = [&](const std::string& why) {
+      try {
+        std::error_code gone;
+        if (before)
+          write_text_file(param, *before);
+        else if (!std::filesystem::remove(param, gone) && gone)
+          throw RuntimeFailure(gone.message());
+      } catch (const std::exception& e) {
+        throw RuntimeFailure(why + "; and " + param + " could not be put back as it was (" + e.what() + "): it " +
+                             "states other units than " + path + "'s values are in");
+      }
     };
     bool const states_units = units.physical() && (!there || ours);
     if (states_units) {
@@ -174,8 +176,8 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
     }
     try {
       sim::write_tipsy(path, state, softening, format);
-    } catch (...) {
-      if (states_units || ours) put_back();
+    } catch (const std::exception& e) {
+      if (states_units || ours) put_back(e.what());
       throw;
     }
     if (std::string const order = sim::tipsy_order_notice(state, path); !order.empty()) said.notices.push_back(order);
@@ -183,6 +185,9 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
       if (ours)
         said.notices.push_back(save_given + ": " + param + ", which stated the units of the tipsy file replaced, is " +
                                "removed: this run has none (N-body units)");
+      else if (there)
+        said.warnings.push_back(save_given + ": " + param + " beside it is another program's parameter file: pynbody " +
+                                "and yt will take units from it for this run's values, which have none (N-body units)");
       return;
     }
     if (!states_units) {

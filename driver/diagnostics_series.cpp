@@ -154,6 +154,7 @@ std::string rows_text(std::uint64_t n);
 // An earlier series read for a continuation: how much of it is kept, or why it is not this run's.
 struct Scan {
   SeriesDigest kept_digest;  // of the rows kept
+  std::optional<std::uint64_t> digest_at_recorded_rows;  // the hash of the first rows, as many as the lineage's digest
   std::string not_this_runs;  // why not; empty when it is this run's
   bool other_baseline = false;  // why not: its rows measure another start energy
   std::uint64_t keep_bytes = 0;  // the header and the rows before the lineage's step
@@ -180,6 +181,20 @@ struct Scan {
 // empty file is a series of no rows.
 Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLineage& lineage) {
   Scan scan;
+  // The digest applies to the file of its name (PATH, or its partial file) in its format; a series that begins again at
+  // a new baseline keeps no rows of the one it is of.
+  std::uint64_t recorded_rows = 0, recorded_hash = 0;
+  if (!lineage.digest.empty() && !lineage.new_baseline) {
+    std::string const& d = lineage.digest;
+    std::size_t const a = d.find(':'), b = d.find(':', a + 1), c = d.find(':', b + 1);
+    std::string name = std::filesystem::path(file).filename().string();
+    if (name.size() > 8 && name.compare(name.size() - 8, 8, ".partial") == 0) name.resize(name.size() - 8);
+    std::string const format_name = format == SeriesFormat::csv ? "csv" : "jsonl";
+    if (c != std::string::npos && d.substr(0, a) == format_name && d.substr(c + 1) == name) {
+      recorded_rows = std::strtoull(d.substr(a + 1, b - a - 1).c_str(), nullptr, 10);
+      recorded_hash = std::strtoull(d.substr(b + 1, c - b - 1).c_str(), nullptr, 16);
+    }
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
     scan.not_this_runs = "cannot be read";
@@ -259,6 +274,7 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
       }
       ++scan.kept;
       scan.kept_digest.add(without_wall(line, format));
+      if (scan.kept_digest.rows == recorded_rows) scan.digest_at_recorded_rows = scan.kept_digest.hash;
       scan.keep_bytes = offset;
       scan.last_kept_step = r->step;
       scan.last_kept_time = r->time;
@@ -280,15 +296,11 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
     }
     last = r;
   }
-  // The rows kept against the digest the run's checkpoint records of them (in the same format: another one's rows
-  // are other texts of the same figures).
-  // (A series that begins again at a new baseline keeps no rows of the one the digest is of.)
-  std::string const mine = scan.kept_digest.text(format);
-  if (!lineage.digest.empty() && !lineage.new_baseline && lineage.digest.substr(0, lineage.digest.find(':')) == mine.substr(0, mine.find(':')) &&
-      lineage.digest != mine)
-    scan.not_this_runs = "its " + rows_text(scan.kept) + " before step " + std::to_string(lineage.step) +
-                         " are not the rows the run wrote (by the digest of them that its checkpoint, or its last run, "
-                         "recorded: another run's from the same start, or changed since)";
+  // The rows kept against the digest the run recorded of them (SeriesLineage::digest).
+  if (recorded_rows > 0 && scan.digest_at_recorded_rows && *scan.digest_at_recorded_rows != recorded_hash)
+    scan.not_this_runs = "its first " + rows_text(recorded_rows) + " are not the rows the run wrote before step " +
+                         std::to_string(lineage.step) + " (by the digest of them that its checkpoint, or its last " +
+                         "run, recorded: another run's from the same start, or changed since)";
   return scan;
 }
 
@@ -302,9 +314,10 @@ std::string continued_text(const std::string& given, const std::string& from, co
   text += scan.kept ? "its " + rows_text(scan.kept) + " before step " + step + " kept" : "no row before step " + step;
   if (scan.replaced) text += ", " + rows_text(scan.replaced) + " from step " + step + " on replaced";
   std::uint64_t const cadence = scan.cadence();
-  // Rows that the cadence puts between the last one kept and the run's start (the run got from one to the other
-  // without writing this series: a restart in between that wrote none, another file): a gap in it, said. Steps only.
-  if (std::uint64_t const every = cadence ? cadence : lineage.every;
+  // Rows that the series' cadence (its rows', or as the checkpoint records it) puts between the last one kept and the
+  // run's start (the run got from one to the other without writing this series: a restart in between that wrote
+  // none, another file): a gap in it, said. Steps only.
+  if (std::uint64_t const every = cadence ? cadence : lineage.written_every;
       scan.kept && every && lineage.step > scan.last_kept_step) {
     std::uint64_t const missing = (lineage.step - 1) / every - scan.last_kept_step / every;
     if (missing > 0)
@@ -578,15 +591,16 @@ void SeriesDigest::add(const std::string& row_without_wall) {
   ++rows;
 }
 
-std::string SeriesDigest::text(SeriesFormat format) const {
+std::string SeriesDigest::text(SeriesFormat format, const std::string& path) const {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
-  return std::string(format == SeriesFormat::csv ? "csv" : "jsonl") + ":" + std::to_string(rows) + ":" + hex;
+  return std::string(format == SeriesFormat::csv ? "csv" : "jsonl") + ":" + std::to_string(rows) + ":" + hex + ":" +
+         std::filesystem::path(path).filename().string();
 }
 
 std::string DiagnosticsSeries::digest_before(std::uint64_t step) const {
-  if (!last_digested_step_ || *last_digested_step_ < step) return digest_.text(format_);
-  if (*last_digested_step_ == step) return digest_before_last_.text(format_);
+  if (!last_digested_step_ || *last_digested_step_ < step) return digest_.text(format_, path_);
+  if (*last_digested_step_ == step) return digest_before_last_.text(format_, path_);
   return {};
 }
 

@@ -79,9 +79,13 @@ struct SeriesLineage {
   // This run's rows are every this many steps (0: by time): an earlier series of the run kept at another step cadence
   // is said (continuation()), since its rows and this run's then fall at other intervals.
   std::uint64_t every = 0;
+  // The step cadence the series was written at, as the run's checkpoint records it (0: none, or by time).
+  std::uint64_t written_every = 0;
   // The rows before `step` as the run's checkpoint records them (DiagnosticsSeries::digest_before; "" where it
-  // records none): an earlier series whose kept rows give another digest, in the same format, is another run's,
-  // however well its energies and times agree (another integrator from the same bodies with the same dt).
+  // records none): an earlier series of that name and format whose first rows (as many as the digest counts) give
+  // another digest is another run's, however well its energies and times agree (another integrator from the same
+  // bodies with the same dt). One with fewer rows than that is left to the other checks (it may be a copy of them cut
+  // short: a partial file of an earlier start that died), as is another file's.
   std::string digest = {};
 };
 
@@ -91,7 +95,9 @@ struct SeriesDigest {
   std::uint64_t hash = 14695981039346656037ull;
   std::uint64_t rows = 0;
   void add(const std::string& row_without_wall);
-  std::string text(SeriesFormat format) const;  // "csv:ROWS:HASH", HASH in 16 hexadecimal digits
+  // "csv:ROWS:HASH:NAME" (or "jsonl:..."): HASH in 16 hexadecimal digits, NAME the series file's name without its
+  // folder, the one file whose rows it is of.
+  std::string text(SeriesFormat format, const std::string& path) const;
 };
 
 // The series file. Refuses (InputError) what an output may not be (core/output_path.h) and a

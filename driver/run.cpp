@@ -82,11 +82,19 @@ std::string energy_warning(const Setup& setup, const sim::Diagnostics& start, co
                   "%s: the block steps did not resolve the closest encounters; give a smaller %s (this run: %g) "
                   "or a softening (this run: none, with no regularisation)",
                   measured, eta.c_str(), p.hermite.eta);
-  else
+  else {
+    // A dt typed with a unit is named as typed, with the number it is in the run's units.
+    char step[96];
+    auto const typed = names.typed.find("--dt");
+    if (typed != names.typed.end())
+      std::snprintf(step, sizeof step, "%s, %g in its units", typed->second.c_str(), setup.program.dt);
+    else
+      std::snprintf(step, sizeof step, "%g", setup.program.dt);
     std::snprintf(text, sizeof text,
-                  "%s: the steps did not resolve the closest orbits; give a smaller %s (this run: %g) or a larger "
+                  "%s: the steps did not resolve the closest orbits; give a smaller %s (this run: %s) or a larger "
                   "%s (this run: %g)",
-                  measured, dt.c_str(), setup.program.dt, soft.c_str(), softening);
+                  measured, dt.c_str(), step, soft.c_str(), softening);
+  }
   return text;
 }
 
@@ -111,13 +119,21 @@ void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result,
   series.reset();
 }
 
+// Whether `option` is named with the text given for it (SettingNames::named): "--t-end 10Myr", "t_end='10Myr'" (not a
+// file's attribute, "c=1.h5's Header/EndTime").
+bool named_with_text(const std::string& option) {
+  std::size_t const equals = option.find('=');
+  bool const quoted = equals != std::string::npos && equals + 1 < option.size() &&
+                      (option[equals + 1] == '\'' || option[equals + 1] == '"');
+  if (quoted) return option.find_first_of(" /") > equals;  // a keyword: one word before its '='
+  return option.rfind("--", 0) == 0 && option.find(' ') != std::string::npos;
+}
+
 // `option` and a value as the front end writes them: "--t-end 5" on the command line, "t_end=5" for a keyword (an
 // option ending in '='); an option named with the text given for it (SettingNames::named: "--t-end 10Myr",
 // "t_end='10Myr'", a time in a unit) as it is.
 std::string option_with(const std::string& option, const std::string& value) {
-  std::size_t const equals = option.find('=');
-  if (equals != std::string::npos && equals + 1 < option.size()) return option;
-  if (option.rfind("--", 0) == 0 && option.find(' ') != std::string::npos) return option;
+  if (named_with_text(option)) return option;
   bool const keyword = !option.empty() && option.back() == '=';
   return option + (keyword ? "" : " ") + value;
 }
@@ -169,8 +185,12 @@ std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::str
   sim::hermite::HermiteState const state = hermite_state_of(sim);
   double const block = state.block_time();
   auto const predicted = std::count_if(state.time.begin(), state.time.end(), [&](double t) { return t < block; });
-  // The option's bare name: "--t-end", or "t_end" for the keyword "t_end=" (either with its text: "--t-end 10Myr").
-  std::string const name = option.substr(0, std::min(option.find('='), option.find(' ')));
+  // The option's bare name: "--t-end", or "t_end" for the keyword "t_end=" (either with its text: "--t-end 10Myr"); a
+  // file's attribute as it is.
+  bool const keyword = !option.empty() && option.back() == '=';
+  std::string const name = named_with_text(option) ? option.substr(0, std::min(option.find('='), option.find(' ')))
+                           : keyword              ? option.substr(0, option.size() - 1)
+                                                  : option;
   std::string text = option_with(option, shortest(t_end)) + " is not a block time: the run ended at " +
                      shortest(sim.time()) + ", the last block time before it, ";
   if (predicted == 0) return text + "every body at it";
@@ -494,8 +514,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                        sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
     here.every = sample_every;
     // The rows before this step as its checkpoint (or the script's run before) records them.
-    if (setup.continued_cadences.at_step == here.step && here.step > 0)
+    if (setup.continued_cadences.at_step == here.step && here.step > 0) {
       here.digest = setup.continued_cadences.diagnostics_digest;
+      here.written_every = setup.continued_cadences.diagnostics.every;
+    }
     return here;
   };
   bool start_measured = false;  // the start's pass was made (or interrupted) already
@@ -661,12 +683,13 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     if (result.diagnostics_failure.empty() && result.outputs_not_written.size() == unwritten)
       result.cadences.diagnostics_digest = digest;
   };
-  // What a checkpoint here records of the run's series: their cadences, and the diagnostics rows before this step.
-  auto recorded_here = [&] {
+  // What a checkpoint at `step` records of the run's series: their cadences, and the diagnostics rows before it.
+  auto recorded_at = [&](std::uint64_t step) {
     OutputCadences c = recorded;
-    if (series) c.diagnostics_digest = series->digest_before(sim.steps_done());
+    if (series) c.diagnostics_digest = series->digest_before(step);
     return c;
   };
+  auto recorded_here = [&] { return recorded_at(sim.steps_done()); };
 
   // Steps go in chunks of about 0.2 s (progress and signals stay responsive, the GPU stays busy),
   // cut at the steps where a checkpoint, a sample or a visit falls due.
@@ -696,7 +719,9 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   std::optional<Kept> kept;
   // Copied in place (its buffers are reused), and only while the machine has room for it twice over:
   // a copy must never be what ends the run it is kept for.
-  auto keep = [&](const sim::BodySet& state) {
+  // `step` and `time`: the state's own, where the clock has gone on past it (a sample measured while the next steps
+  // run: the record is at the sample's step, not at the steps enqueued since).
+  auto keep = [&](const sim::BodySet& state, std::uint64_t step, double time) {
     if (o.checkpoint.empty() || ranks.size() > 1) return;
     std::size_t const bytes = state.size() * (sizeof(Real4<double>) + sizeof(Vec3d) + 1);
     std::size_t const have = available_host_memory();
@@ -704,15 +729,22 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     try {
       if (!kept) kept.emplace();
       kept->state = state;
-      kept->record = run_record(setup, sim, result.initial_energy, end, recorded_here());
+      kept->record = run_record(setup, sim, result.initial_energy, end, recorded_at(step));
+      // Fixed steps: the clock's dt applies from a step at or before this run's first, so the step gives the time;
+      // block steps: the clock is the step and the time themselves.
+      kept->record.step = step;
+      if (sim.block_steps()) {
+        kept->record.dt_since_step = step;
+        kept->record.dt_since_time = time;
+      }
     } catch (const std::bad_alloc&) {
       kept.reset();
     }
   };
   if (setup.bodies.size() == sim.bodies())
-    keep(setup.bodies);  // what the simulation was built from
+    keep(setup.bodies, sim.steps_done(), sim.time());  // what the simulation was built from
   else if (!o.checkpoint.empty())
-    keep(sim.state());  // a front end that keeps no copy (Python)
+    keep(sim.state(), sim.steps_done(), sim.time());  // a front end that keeps no copy (Python)
   // hermite4: the first sample on the way that shows the run unresolved says so at once (the run goes on). Said once
   // the steps after it are known to have been made: a sample that turns out to be the end (block steps that reached
   // their time limit) is the end's to say.
@@ -724,7 +756,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     double const potential = sim.end_sample(pending.state);
     sim::Diagnostics const measured = sim::measure(pending.state, potential);
     agree(ranks, [&] { check_finite(pending.state, pending.step); });  // a blown-up run stops with a clear error
-    keep(pending.state);
+    keep(pending.state, pending.step, pending.time);
     write_row(pending.step, pending.time, pending.wall, measured);
     if (on_the_way && !warned && result.start && sim.block_steps()) {
       std::string const why = energy_warning(setup, *result.start, measured);
@@ -907,14 +939,14 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         std::string const path = series_path(o.checkpoint, now_step);
         sim::BodySet const now = sim.state();
         agree(ranks, [&] { check_finite(now, now_step); });  // a blown-up run still stops here
-        keep(now);
+        keep(now, now_step, sim.time());
         series_file(path, "periodic checkpoint", result.checkpoints_written, result.checkpoints_not_written,
                     [&] { write_checkpoint(path, setup, sim, result.initial_energy, end, recorded_here()); });
         last_check = Clock::now();
       } else if (ranks.max(seconds_since(last_check) > 10.0)) {
         sim::BodySet const now = sim.state();
         agree(ranks, [&] { check_finite(now, now_step); });  // a blown-up run stops with a clear error
-        keep(now);
+        keep(now, now_step, sim.time());
         last_check = Clock::now();
       }
       if (snapshot_now) snapshot();
@@ -985,7 +1017,9 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     result.outputs_not_written.push_back({o.names.name("--checkpoint"), o.checkpoint, *kept_file});
   else
     final_output("--checkpoint", o.checkpoint,
-                 [&] { write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded_here()); });
+                 [&] {
+                   write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded_here());
+                 });
   final_output("--save", o.save, [&] {
     if (saves_hdf5_snapshot(o.save)) {
       write_snapshot(o.save, setup, sim, Precision::fp64, &final_state);

@@ -635,7 +635,8 @@ class Engine {
     if (std::string const notice = driver::sample_dt_notice(*sim_, o.diagnostics_dt, o.names.named("--diagnostics-dt"));
         !notice.empty())
       o.said.push_back(notice);
-    if (std::string const notice = driver::sample_dt_notice(*sim_, o.snapshots.dt, o.names.named("--snapshot-dt"), "snapshot");
+    if (std::string const notice =
+            driver::sample_dt_notice(*sim_, o.snapshots.dt, o.names.named("--snapshot-dt"), "snapshot");
         !notice.empty())
       o.said.push_back(notice);
     PythonRun observer(*this, std::move(callback), every, std::move(self));

@@ -385,6 +385,9 @@ def documented_checksum(path):
                 parts.append(struct.pack("<BQ", ord(every_tag), int(a[f"{name}Every"])))
             elif f"{name}Dt" in a:
                 parts.append(struct.pack("<Bd", ord(dt_tag), float(a[f"{name}Dt"])))
+        if "DiagnosticsDigest" in a:
+            digest = a["DiagnosticsDigest"]
+            parts.append(b"G" + (digest if isinstance(digest, bytes) else digest.encode()) + b"\0")
         for t in (0, 1, 4):
             if counts[t] == 0:
                 continue

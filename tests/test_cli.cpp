@@ -1001,6 +1001,8 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
             std::string::npos)
       << gap.err;
   EXPECT_EQ(more.err.find("the gap stays"), std::string::npos) << more.err;
+  // Two rows kept tell no cadence of theirs; the checkpoint's (100) does: a restart at another (50) sees no gap.
+  EXPECT_EQ(every50.err.find("the gap stays"), std::string::npos) << every50.err;
   EXPECT_EQ(earlier.err.find("the gap stays"), std::string::npos) << earlier.err;
 
   // A partial file that holds no row (a run stopped before its first sample) has nothing to lose: taken over.
@@ -1021,21 +1023,39 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
       << other_dt.err;
 
   // Another integrator from the same bodies with the same dt: its rows have this run's start energy and times, but
-  // not the rows the run wrote, which its checkpoint records by a digest.
-  ASSERT_EQ(nbody(run + "--steps 300 --integrator yoshida4 --diagnostics " + file("yoshida.csv")).code, 0);
+  // not the rows the run wrote, which its checkpoint records by a digest (of d.csv: here one in another folder).
+  fs::create_directories(dir_ / "other");
+  ASSERT_EQ(nbody(run + "--steps 300 --integrator yoshida4 --diagnostics " + file("other/d.csv")).code, 0);
   Result const other_integrator =
-      nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics " + file("yoshida.csv"));
+      nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics " + file("other/d.csv"));
   ASSERT_EQ(other_integrator.code, 0) << other_integrator.err;
-  EXPECT_NE(other_integrator.err.find(file("yoshida.csv") + " is not this run's series (its 3 rows before step 250 are "
-                                      "not the rows the run wrote (by the digest of them that its checkpoint, or its "
-                                      "last run, recorded: another run's from the same start, or changed since)): "
-                                      "replaced when the run ends"),
+  EXPECT_NE(other_integrator.err.find(file("other/d.csv") + " is not this run's series (its first 3 rows are not the "
+                                      "rows the run wrote before step 250 (by the digest of them that its checkpoint, "
+                                      "or its last run, recorded: another run's from the same start, or changed "
+                                      "since)): replaced when the run ends"),
             std::string::npos)
       << other_integrator.err;
-  auto const replaced_by = without_wall(slurp(file("yoshida.csv")));  // this run's rows only: its start and end
+  auto const replaced_by = without_wall(slurp(file("other/d.csv")));  // this run's rows only: its start and end
   ASSERT_EQ(replaced_by.size(), 2u);
   EXPECT_EQ(replaced_by[0][0], 250);
   EXPECT_EQ(replaced_by[1], continued.back());
+  // The same rows under another name are no file the digest is of: the other checks take them.
+  ASSERT_EQ(nbody(run + "--steps 300 --integrator yoshida4 --diagnostics " + file("yoshida.csv")).code, 0);
+  Result const renamed = nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics " + file("yoshida.csv"));
+  EXPECT_NE(renamed.err.find("continues " + file("yoshida.csv") + ": its 3 rows before step 250 kept"),
+            std::string::npos)
+      << renamed.err;
+  // A shorter copy of the run's rows (the partial file of an earlier start that died) beside them is no other run's:
+  // the digest counts more rows than it holds, and the rows that reach further are continued.
+  fs::create_directories(dir_ / "cut");
+  std::ofstream(file("cut/d.csv")) << first;
+  std::ofstream(file("cut/d.csv.partial")) << first.substr(0, first.find("\n200,") + 1);  // rows 0, 100
+  Result const shorter = nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics " + file("cut/d.csv"));
+  ASSERT_EQ(shorter.code, 0) << shorter.err;
+  EXPECT_NE(shorter.err.find(": continues " + file("cut/d.csv") + ": its 3 rows before step 250 kept"),
+            std::string::npos)
+      << shorter.err;
+  EXPECT_EQ(without_wall(slurp(file("cut/d.csv"))), continued);
 
   // A file that is no series at all (no line end in its first 4 KiB) is replaced unread.
   std::ofstream(file("blob.csv")) << std::string(5000, 'x');
@@ -1551,6 +1571,24 @@ TEST_F(Cli, ARunThatCannotGoOnSavesItsLastSoundState) {
   EXPECT_EQ(j["step"], 50);  // where the run ended, not the state saved
   EXPECT_EQ(j["time"], 50 * 1e12);
   EXPECT_EQ(j["checkpoint"], file("kept.h5"));
+  // The state a sample checked on the way (measured while the next steps ran) is saved with its own step and time,
+  // not with the steps run since: the same bodies as a run that stopped there.
+  Result const sampled = nbody("--run --bodies 64 --dt 1e8 --steps 2000 -q --diagnostics-every 100 --diagnostics " +
+                               file("s.csv") + " --checkpoint " + file("sampled.h5") + " --json " + file("s.json"));
+  EXPECT_EQ(sampled.code, 1) << sampled.err;
+  auto const saved = nlohmann::json::parse(slurp(file("s.json")))["saved_step"].get<std::uint64_t>();
+  EXPECT_GT(saved, 0u);
+  ASSERT_EQ(nbody("--run --bodies 64 --dt 1e8 -q --steps " + std::to_string(saved) + " --checkpoint " +
+                  file("there.h5")).code,
+            0);
+  sim::Checkpoint const at = sim::read_checkpoint(file("sampled.h5")), there = sim::read_checkpoint(file("there.h5"));
+  EXPECT_EQ(at.run.step, saved);
+  EXPECT_EQ(at.run.step, there.run.step);
+  ASSERT_EQ(at.bodies.size(), there.bodies.size());
+  EXPECT_EQ(std::memcmp(at.bodies.pos_mass.data(), there.bodies.pos_mass.data(),
+                        at.bodies.size() * sizeof(at.bodies.pos_mass[0])),
+            0)
+      << "the state of another step";
   // Found only by the end's check (no series checks it on the way): the kept start is saved all the same.
   Result const late = nbody("--run --bodies 64 --dt 1e12 --steps 100 -q --checkpoint " + file("late.h5") +
                             " --json " + file("late.json"));
@@ -1785,6 +1823,12 @@ TEST_F(Cli, ATipsySaveStatesItsUnitsBesideIt) {
                             "which is kept: they will take their units from it"),
             std::string::npos)
       << theirs.err;
+  Result const nbody_units = nbody("--run -q --bodies 64 --steps 1 --save " + file("w.bin"));
+  EXPECT_NE(nbody_units.err.find("warning: --save " + file("w.bin") + ": " + file("w.bin.param") + " beside it is "
+                                 "another program's parameter file: pynbody and yt will take units from it"),
+            std::string::npos)
+      << nbody_units.err;
+  EXPECT_EQ(slurp(file("w.bin.param")), gasoline);
   Result const not_read = nbody("--run --steps 1 --load " + file("w.bin"));
   EXPECT_EQ(not_read.code, 0) << not_read.err;
   EXPECT_EQ(not_read.out.find("units"), std::string::npos) << not_read.out;
@@ -2361,15 +2405,30 @@ TEST_F(Cli, TimesInAUnitAreTakenInTheRunsUnits) {
                      "--dt 1kyr: hermite4 chooses each body's step (a power of two up to --dt-max, from --eta)");
   if (sim::checkpoints_built()) {
     Result const longest = nbody("--run --restart " + file("u.h5") + " --integrator hermite4 --dt-max 1kyr --steps 1");
-    EXPECT_NE(longest.err.find("notice: --dt-max 1kyr: the longest step is 0.00195312, the power of two at or below it"),
+    EXPECT_NE(longest.err.find("notice: --dt-max 1kyr: the longest step is 0.00195312, the power of two at or below "
+                               "it"),
               std::string::npos)
         << longest.err;
     Result const step = nbody("--run --restart " + file("u.h5") + " --dt 1kyr --steps 1");
-    EXPECT_NE(step.err.find("notice: --dt 1kyr overrides " + file("u.h5") + "'s 0.01\n"), std::string::npos) << step.err;
+    EXPECT_NE(step.err.find("notice: --dt 1kyr overrides " + file("u.h5") + "'s 0.01\n"), std::string::npos)
+        << step.err;
   }
   // A whole number is no time in a unit (hexadecimal 0x1d is 29, not a day); a file that is no snapshot is said.
   expect_input_error("--run --bodies 64 --t-end 0x1d --steps 1", "--t-end 0x1d and --steps 1 both given");
   expect_input_error("--run --load " + file("none.bin") + " --t-end 1Myr", file("none.bin") + ": cannot open");
+  // A time from a file is named as the file has it (a restart that goes on to its run's end).
+  if (sim::checkpoints_built()) {
+    ASSERT_EQ(nbody("--run -q --integrator hermite4 --bodies 64 --t-end 0.3 --checkpoint " + file("h.h5") +
+                    " --checkpoint-every 3").code,
+              0);
+    Result const to_end = nbody("--run --restart " + file("h_00000003.h5"));
+    EXPECT_NE(to_end.err.find("notice: " + file("h_00000003.h5") + "'s Header/EndTime 0.3 is not a block time: "),
+              std::string::npos)
+        << to_end.err;
+    EXPECT_NE(to_end.err.find("; a " + file("h_00000003.h5") + "'s Header/EndTime that is a multiple of 0.0625"),
+              std::string::npos)
+        << to_end.err;
+  }
   // A benchmark to a time in a unit takes the units.
   Result const b = nbody("--benchmark --integrator hermite4 --bodies 256 --warmup 1 " +
                          std::string("--mass-unit 1e3Msun --length-unit 1pc --t-end 50kyr"));

@@ -960,16 +960,17 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
     }
   }
   if (r.has_attribute("Header", "DiagnosticsDigest")) {
-    // "csv:ROWS:HASH" or "jsonl:ROWS:HASH", HASH 16 hexadecimal digits.
+    // "csv:ROWS:HASH:NAME" or "jsonl:ROWS:HASH:NAME", HASH 16 hexadecimal digits, NAME a file's name.
     std::string const d = r.text("DiagnosticsDigest");
     std::size_t const first = d.find(':'), second = first == std::string::npos ? first : d.find(':', first + 1);
     std::string const format = d.substr(0, first);
     bool const rows = second != std::string::npos && second > first + 1 &&
                       d.find_first_not_of("0123456789", first + 1) == second;
-    bool const hash = second != std::string::npos && d.size() == second + 17 &&
-                      d.find_first_not_of("0123456789abcdef", second + 1) == std::string::npos;
+    bool const hash = second != std::string::npos && d.size() > second + 18 && d[second + 17] == ':' &&
+                      d.find_first_not_of("0123456789abcdef", second + 1) == second + 17;
     if (!(format == "csv" || format == "jsonl") || !rows || !hash)
-      r.fail("Header/DiagnosticsDigest '" + d + "' is not a digest of a series' rows (csv:ROWS:HASH or jsonl:ROWS:HASH)");
+      r.fail("Header/DiagnosticsDigest '" + d + "' is not a digest of a series' rows (csv:ROWS:HASH:NAME or "
+             "jsonl:ROWS:HASH:NAME)");
     run.diagnostics_digest = d;
   }
   if (h.format == 2) read_units_and_shift(r, h);  // (the checksum covers them)

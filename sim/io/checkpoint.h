@@ -17,7 +17,8 @@
 //                        known), EndTime or EndStep (where the run was going, when known),
 //                        DiagnosticsEvery or DiagnosticsDt, CheckpointEvery or CheckpointDt, SnapshotEvery
 //                        or SnapshotDt (how often it wrote its diagnostics rows, periodic checkpoints and
-//                        snapshots, where it wrote them or continued a run that did), Checksum
+//                        snapshots, where it wrote them or continued a run that did), DiagnosticsDigest
+//                        (the diagnostics rows before Step, where the run wrote that series: RunRecord), Checksum
 //   /Units, /InternalCodeUnits   SWIFT's "Unit length in cgs (U_L)", "Unit mass in cgs (U_M)",
 //                        "Unit time in cgs (U_t)" = sqrt(U_L^3 / (G U_M)), "Unit current in cgs
 //                        (U_I)" and "Unit temperature in cgs (U_T)" (1); all 1 in N-body units
@@ -44,7 +45,8 @@
 // where the file has one, the byte 'T' and EndTime (float64) or the byte 'S' and EndStep (uint64); where the file
 // has one, the byte 'K' and DiagnosticsEvery (uint64) or the byte 'D' and DiagnosticsDt (float64); then, each pair
 // present or absent on its own, the byte 'P' and CheckpointEvery (uint64) or the byte 'p' and CheckpointDt (float64),
-// and the byte 'N' and SnapshotEvery (uint64) or the byte 'n' and SnapshotDt (float64); then for each
+// and the byte 'N' and SnapshotEvery (uint64) or the byte 'n' and SnapshotDt (float64); where the file has one, the
+// byte 'G' and DiagnosticsDigest followed by a zero byte; then for each
 // particle group present, in the order PartType0, 1, 4: its count (uint64), and its datasets whole,
 // row by row, ParticleIDs as uint64, then Coordinates, CoordinateRoundoff, Velocities and Masses as
 // float64. A file without it (written by hand) is read unverified; one whose checksum disagrees is
@@ -106,8 +108,9 @@ struct RunRecord {
   std::optional<std::uint64_t> diagnostics_every, checkpoint_every, snapshot_every;
   std::optional<double> diagnostics_dt, checkpoint_dt, snapshot_dt;
   // The rows of that run's diagnostics series before this step, as a digest (Header/DiagnosticsDigest,
-  // "csv:ROWS:HASH" or "jsonl:ROWS:HASH": driver::DiagnosticsSeries::digest_before): a restart that continues a series
-  // keeps its rows only where they give the same. Empty: none (a run that wrote no series, an older nbody's file).
+  // "csv:ROWS:HASH:NAME" or "jsonl:...": driver::DiagnosticsSeries::digest_before): a restart that continues the series
+  // of that name keeps its rows only where they give the same. Empty: none (a run that wrote no series, an older
+  // nbody's file).
   std::string diagnostics_digest = {};
 
   bool same_hermite(const RunRecord& o) const {

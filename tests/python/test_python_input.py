@@ -249,8 +249,8 @@ def test_times_in_a_unit_are_taken_in_the_simulations_units(tmp_path):
     assert math.isclose(made.dt, 2 * kyr, rel_tol=1e-15)
     made.configure(integrator="hermite4", dt_max="100kyr")
     assert math.isclose(made.dt_max, 100 * kyr, rel_tol=1e-15)
-    assert made.notices[-1] == ("dt_max='100kyr': the longest step is 0.125, the power of two at or below it (every step "
-                                "is a power of two)"), made.notices
+    assert made.notices[-1] == ("dt_max='100kyr': the longest step is 0.125, the power of two at or below it "
+                                "(every step is a power of two)"), made.notices
     with pytest.raises(ValueError, match=r"^dt='1kyr': hermite4 chooses each body's step"):
         made.configure(dt="1kyr")
     with pytest.raises(ValueError, match=r"^dt_max='1e-9yr' \(2\.1209672678920\d*e-15 in the simulation's units, "

@@ -288,12 +288,12 @@ def test_a_restart_samples_its_series_as_its_run_did(tmp_path):
     twin.run(steps=45, diagnostics=tmp_path / "t.csv", diagnostics_every=5)
     assert "by the digest of them" not in " ".join(twin.last_run["notices"])
     lines = (tmp_path / "t.csv").read_text().splitlines(keepends=True)
-    fields = lines[2].rstrip("\n").split(",")  # step 5's: its last figure (r90) another, its energy and time as they were
+    fields = lines[2].rstrip("\n").split(",")  # step 5's: its last figure (r90) changed, its energy and time not
     lines[2] = ",".join(fields[:-1] + [repr(float(fields[-1]) * 2)]) + "\n"
     (tmp_path / "t.csv").write_text("".join(lines))
     twin.run(steps=5, diagnostics=tmp_path / "t.csv")
-    assert any("are not the rows the run wrote (by the digest of them that its checkpoint, or its last run, "
-               "recorded" in n
+    assert any("are not the rows the run wrote before step 45 (by the digest of them that its checkpoint, or its "
+               "last run, recorded" in n
                for n in twin.last_run["notices"]), twin.last_run["notices"]
     edited.write_text(kept_rows)
     # The same series continued past steps that step() made without writing it: the gap in it is said.
@@ -547,8 +547,9 @@ def test_a_tipsy_save_states_its_units_beside_it_for_its_readers(tmp_path):
     sim = nbody.Simulation(n=64, backend="cpu")
     sim.configure(mass_unit="1e3Msun", length_unit="1pc")
     sim.save(tmp_path / "t.bin")
-    assert sim.notices[-1] == (f"Simulation.save('{tmp_path / 't.bin'}'): tipsy holds no units; {tmp_path / 't.bin.param'}"
-                               " beside it states this run's (1e3Msun, 1pc) for pynbody and yt"), sim.notices
+    said = (f"Simulation.save('{tmp_path / 't.bin'}'): tipsy holds no units; {tmp_path / 't.bin.param'} beside it "
+            "states this run's (1e3Msun, 1pc) for pynbody and yt")
+    assert sim.notices[-1] == said, sim.notices
     assert "dMsolUnit = 1000\ndKpcUnit = 0.001\n" in (tmp_path / "t.bin.param").read_text()
     loaded = nbody.Simulation.load(tmp_path / "t.bin")
     assert loaded.units == sim.units
