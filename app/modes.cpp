@@ -522,20 +522,24 @@ int run_simulation(const Options& asked) {
   double const interactions = double(sim.program().drifts()) * double(sim.bodies()) * double(sim.bodies());
   double const wall = r.wall_seconds;
   json hermite = nullptr;
+  // The time reached, with what it is in physical units where the run has them: "time 10.6 (4.999 Myr)".
+  char reached[96];
+  std::string const physical = setup.units.physical(sim.time());
+  std::snprintf(reached, sizeof reached, physical.empty() ? "%.6g" : "%.6g (%s)", sim.time(), physical.c_str());
   if (blocks) {
     // Counts of this run, the start's force pass included (a restart's from zero).
     hermite = driver::hermite_run_json(sim, {}, wall);
     if (!o.quiet && r.steps == 0)
-      std::printf("  time %.6g, no block steps (%llu of the run)\n", sim.time(), (unsigned long long)sim.steps_done());
+      std::printf("  time %s, no block steps (%llu of the run)\n", reached, (unsigned long long)sim.steps_done());
     else if (!o.quiet)
-      std::printf("  time %.6g after %llu block steps (%llu of the run); %.3f s wall, %.1f force evaluations per "
+      std::printf("  time %s after %llu block steps (%llu of the run); %.3f s wall, %.1f force evaluations per "
                   "body, %.3e force+jerk interactions/s\n",
-                  sim.time(), (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,
+                  reached, (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,
                   hermite["force_evaluations_per_body"].get<double>(),
                   wall > 0 ? hermite["interactions"].get<double>() / wall : 0.0);
   } else if (!o.quiet) {
-    std::printf("  time %.6g after %llu steps (step %llu of the run); %.3f s wall, %.2f steps/s, %.3e interactions/s\n",
-                sim.time(), (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,
+    std::printf("  time %s after %llu steps (step %llu of the run); %.3f s wall, %.2f steps/s, %.3e interactions/s\n",
+                reached, (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,
                 wall > 0 ? double(r.steps) / wall : 0.0, wall > 0 ? interactions * double(r.steps) / wall : 0.0);
   }
   // --json on its own too: one that cannot be written now costs only itself, and the report of the others follows.

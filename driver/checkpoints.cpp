@@ -118,15 +118,17 @@ namespace {
 
 // The first parameter file of the folder of `param_path` other than it: what pynbody may take instead and yt refuses
 // two of. "" where there is none (or the folder cannot be read: the readers will not read it either).
-std::string other_param_file(const std::string& param_path) {
+// `above`: in the folder above it instead (where pynbody looks when the file's own holds none).
+std::string other_param_file(const std::string& param_path, bool above = false) {
   namespace fs = std::filesystem;
   fs::path const ours(param_path);
-  fs::path const folder = ours.has_parent_path() ? ours.parent_path() : fs::path(".");
+  fs::path folder = ours.has_parent_path() ? ours.parent_path() : fs::path(".");
+  if (above) folder /= "..";
   std::error_code ec;
   for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
     fs::path const& p = it->path();
-    if (p.extension() == ".param" && p.filename() != ours.filename())
-      return (ours.has_parent_path() ? folder / p.filename() : p.filename()).string();
+    if (p.extension() == ".param" && (above || p.filename() != ours.filename()))
+      return (ours.has_parent_path() || above ? folder / p.filename() : p.filename()).string();
   }
   return {};
 }
@@ -188,6 +190,12 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
       else if (there)
         said.warnings.push_back(save_given + ": " + param + " beside it is another program's parameter file: pynbody " +
                                 "and yt will take units from it for this run's values, which have none (N-body units)");
+      else if (std::string const other = other_param_file(param); !other.empty())
+        said.warnings.push_back(save_given + ": its folder holds " + other + ", from which pynbody and yt may take " +
+                                "units for this run's values, which have none (N-body units)");
+      else if (std::string const above = other_param_file(param, true); !above.empty())
+        said.warnings.push_back(save_given + ": the folder above holds " + above + ", from which pynbody takes " +
+                                "units for this run's values, which have none (N-body units)");
       return;
     }
     if (!states_units) {

@@ -1760,6 +1760,7 @@ TEST_F(Cli, TheReportStatesTheSofteningAndTheUnits) {
                        "softening 0.01, 2 steps\n"),
             std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("\n  time 0.02 (9.43 kyr) after 2 steps"), std::string::npos) << r.out;  // 0.02 x 471.5 kyr
   EXPECT_NE(r.err.find("notice: --save " + file("u.bin") + ": tipsy holds no units; " + file("u.bin.param") +
                        " beside it states this run's (1e3Msun, 1pc) for pynbody and yt\n"),
             std::string::npos)
@@ -1829,6 +1830,11 @@ TEST_F(Cli, ATipsySaveStatesItsUnitsBesideIt) {
             std::string::npos)
       << nbody_units.err;
   EXPECT_EQ(slurp(file("w.bin.param")), gasoline);
+  // pynbody looks in the folder above where a file's own holds none.
+  fs::create_directories(dir_ / "sub");
+  Result const below = nbody("--run -q --bodies 64 --steps 1 --save " + file("sub/n.bin"));
+  EXPECT_NE(below.err.find("warning: --save " + file("sub/n.bin") + ": the folder above holds "), std::string::npos)
+      << below.err;
   Result const not_read = nbody("--run --steps 1 --load " + file("w.bin"));
   EXPECT_EQ(not_read.code, 0) << not_read.err;
   EXPECT_EQ(not_read.out.find("units"), std::string::npos) << not_read.out;

@@ -126,20 +126,22 @@ double Units::time_s() const {
 
 std::string Units::describe() const { return physical() ? mass + ", " + length : "N-body (Henon) units"; }
 
-std::string Units::time_unit() const {
+std::string Units::physical(double time) const {
   if (!physical()) return {};
   // In the largest of the years that it is at least one of (seconds below a year).
-  double const t = time_s();
+  double const t = time * time_s();
   std::pair<const char*, double> shown{"s", 1.0};
   for (auto const& unit : kTimeUnits)
-    if (std::string(unit.first).find("yr") != std::string::npos && t >= unit.second) {
+    if (std::string(unit.first).find("yr") != std::string::npos && std::abs(t) >= unit.second) {
       shown = unit;
       break;
     }
   char text[64];
-  std::snprintf(text, sizeof text, "time unit %.4g %s", t / shown.second, shown.first);
+  std::snprintf(text, sizeof text, "%.4g %s", t / shown.second, shown.first);
   return text;
 }
+
+std::string Units::time_unit() const { return physical() ? "time unit " + physical(1.0) : std::string(); }
 
 std::string Units::derived() const {
   if (!physical()) return {};
