@@ -155,6 +155,7 @@ std::string rows_text(std::uint64_t n);
 struct Scan {
   SeriesDigest kept_digest;  // of the rows kept
   std::optional<std::uint64_t> digest_at_recorded_rows;  // the hash of the first rows, as many as the lineage's digest
+  std::uint64_t recorded_rows = 0;  // as many as the lineage's digest counts, where it applies to this file
   std::string not_this_runs;  // why not; empty when it is this run's
   bool other_baseline = false;  // why not: its rows measure another start energy
   std::uint64_t keep_bytes = 0;  // the header and the rows before the lineage's step
@@ -193,6 +194,7 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
     if (c != std::string::npos && d.substr(0, a) == format_name && d.substr(c + 1) == name) {
       recorded_rows = std::strtoull(d.substr(a + 1, b - a - 1).c_str(), nullptr, 10);
       recorded_hash = std::strtoull(d.substr(b + 1, c - b - 1).c_str(), nullptr, 16);
+      scan.recorded_rows = recorded_rows;
     }
   }
   std::ifstream in(file, std::ios::binary);
@@ -314,17 +316,33 @@ std::string continued_text(const std::string& given, const std::string& from, co
   text += scan.kept ? "its " + rows_text(scan.kept) + " before step " + step + " kept" : "no row before step " + step;
   if (scan.replaced) text += ", " + rows_text(scan.replaced) + " from step " + step + " on replaced";
   std::uint64_t const cadence = scan.cadence();
-  // Rows that the series' cadence (its rows', or as the checkpoint records it) puts between the last one kept and the
-  // run's start (the run got from one to the other without writing this series: a restart in between that wrote
-  // none, another file): a gap in it, said. Steps only.
-  if (std::uint64_t const every = cadence ? cadence : lineage.written_every;
-      scan.kept && every && lineage.step > scan.last_kept_step) {
-    std::uint64_t const missing = (lineage.step - 1) / every - scan.last_kept_step / every;
-    if (missing > 0)
-      text += "; it has no rows from step " + std::to_string(scan.last_kept_step) + " to step " + step + " (" +
-              rows_text(missing) + " at its cadence of " + std::to_string(every) + " steps): the run got from one to " +
-              "the other without writing this series, and the gap stays";
+  // Fewer rows than the run wrote before its step (by the digest it recorded): cut short (a restart from an earlier
+  // step that stopped replaced the rest), or another run's, which the digest cannot tell for fewer rows than it counts.
+  if (scan.kept > 0 && scan.kept < scan.recorded_rows) {
+    text += "; the run wrote " + rows_text(scan.recorded_rows) + " before step " + step + " (by the digest of them " +
+            "it recorded), and this file holds " + std::to_string(scan.kept) + ": cut short (by a restart from an " +
+            "earlier step that stopped, say), or another run's, which fewer rows cannot show; kept, unverified";
+    return text;
   }
+  // Rows that the series' cadence (as the checkpoint records it, or its rows' own) puts between the last one kept and
+  // the run's start, the start's own row left out (the run got from one to the other without writing this series: a
+  // restart in between that wrote none): a gap in it, said.
+  std::uint64_t missing = 0;
+  std::string at;
+  if (lineage.written_dt > 0 && scan.kept) {
+    double const dt = lineage.written_dt, slack = 1e-9;
+    double const reached = std::floor(lineage.time / dt + slack) - std::floor(scan.last_kept_time / dt + slack);
+    if (reached >= 2) missing = std::uint64_t(reached) - 1;
+    at = "every " + shortest(dt) + " in time";
+  } else if (std::uint64_t const every = lineage.written_every ? lineage.written_every : cadence;
+             scan.kept && every && lineage.step > scan.last_kept_step) {
+    missing = (lineage.step - 1) / every - scan.last_kept_step / every;
+    at = "every " + std::to_string(every) + " steps";
+  }
+  if (missing > 0)
+    text += "; it has no rows between step " + std::to_string(scan.last_kept_step) + " and step " + step + " (" +
+            rows_text(missing) + " at its cadence, " + at + "): the run got from one to the other without writing " +
+            "this series, and the gap stays";
   if (cadence && lineage.every && cadence != lineage.every) {
     std::string const steps = lineage.dt > 0 ? " steps" : " block steps";  // the clock's dt: fixed steps
     text += "; they are " + std::to_string(cadence) + steps + " apart, this run's " + std::to_string(lineage.every) +
@@ -441,6 +459,7 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
                     (!from_partial || from_partial->kept == 0 ||
                      from_published->last_kept_step > from_partial->last_kept_step);
   if (copy_published_) {
+    unverified_ = from_published->kept < from_published->recorded_rows;
     keep_bytes_ = from_published->keep_bytes;
     digest_ = from_published->kept_digest;
     last_kept_time_ = from_published->last_kept_time;
@@ -465,6 +484,7 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
     if (from_partial->kept > 0) last_kept_time_ = from_partial->last_kept_time;
     row_at_start_ = from_partial->row_at_step;
     continuation_ = continued_text(given, partial_, *from_partial, *lineage, names);
+    unverified_ = from_partial->kept > 0 && from_partial->kept < from_partial->recorded_rows;
   } else if (published_is_runs && from_published->replaced) {
     continuation_ = continued_text(given, path_, *from_published, *lineage, names);
   }

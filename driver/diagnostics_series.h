@@ -79,8 +79,9 @@ struct SeriesLineage {
   // This run's rows are every this many steps (0: by time): an earlier series of the run kept at another step cadence
   // is said (continuation()), since its rows and this run's then fall at other intervals.
   std::uint64_t every = 0;
-  // The step cadence the series was written at, as the run's checkpoint records it (0: none, or by time).
+  // The cadence the series was written at, as the run's checkpoint records it: steps, or a time (0: none).
   std::uint64_t written_every = 0;
+  double written_dt = 0.0;
   // The rows before `step` as the run's checkpoint records them (DiagnosticsSeries::digest_before; "" where it
   // records none): an earlier series of that name and format whose first rows (as many as the digest counts) give
   // another digest is another run's, however well its energies and times agree (another integrator from the same
@@ -140,6 +141,9 @@ class DiagnosticsSeries {
   // What became of an earlier series at the path, for a notice: continued (how many rows kept, how many replaced),
   // or replaced as another run's (why); empty when there was none.
   const std::string& continuation() const { return continuation_; }
+  // The rows kept are fewer than the run wrote there (by its digest): its own cut short, or another run's, which the
+  // digest cannot tell; continuation() says so, as a warning.
+  bool unverified() const { return unverified_; }
   // The earlier series at the path is replaced whole when the run ends (another run's, or this run's from before its
   // start energy was measured anew); continuation() says whose and why.
   bool replaces() const { return replaces_; }
@@ -173,6 +177,7 @@ class DiagnosticsSeries {
   std::uint64_t keep_bytes_ = 0;
   std::optional<double> last_kept_time_;
   bool row_at_start_ = false;
+  bool unverified_ = false;
   // A descriptor of the partial file that holds this series' lock on it (flock) while it writes it, released with it
   // (also where the constructor throws).
   struct Lock {

@@ -481,6 +481,12 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // What this run's checkpoints record: its series' cadences (take_up_cadences took up the ones it names none for).
   OutputCadences const recorded = recorded_cadences(setup, sim.block_steps(), sim.steps_done(), o);
   result.cadences = recorded;
+  // A run that writes no series leaves the one it continued as it was: its checkpoints pass that run's digest on
+  // (its first rows are still the ones it counts).
+  std::string const carried_digest = o.diagnostics.empty() && setup.continued_cadences.at_step == sim.steps_done()
+                                         ? setup.continued_cadences.diagnostics_digest
+                                         : std::string();
+  result.cadences.diagnostics_digest = carried_digest;
   // An O(N^2) pass (the start's and the end's energies, a sample's potential: seconds at large N on a
   // CPU) stops at a signal; the run then ends as at a signal between steps, its outputs written. With
   // several ranks a rank may already wait for the others' part of the pass: the run ends there, as any
@@ -517,6 +523,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     if (setup.continued_cadences.at_step == here.step && here.step > 0) {
       here.digest = setup.continued_cadences.diagnostics_digest;
       here.written_every = setup.continued_cadences.diagnostics.every;
+      here.written_dt = setup.continued_cadences.diagnostics.dt;
     }
     return here;
   };
@@ -582,13 +589,15 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // whether the earlier series has a row at the start (its run's end) that this one replaces.
   std::string continuation =
       series ? std::string(series->replaces() ? "r" : "-") + (start_is_a_row() ? "-" : "s") +
-                   (series->replaces_a_row_at_its_start() ? "e" : "-") + series->continuation()
-             : "---";
+                   (series->replaces_a_row_at_its_start() ? "e" : "-") + (series->unverified() ? "w" : "-") +
+                   series->continuation()
+             : "----";
   if (ranks.size() > 1) continuation = ranks.all_gather(continuation).front();
   bool const replaces = continuation[0] == 'r';
   bool const start_left_out = continuation[1] == 's';
   bool const replaces_end_row = continuation[2] == 'e';
-  continuation.erase(0, 3);
+  bool const unverified = continuation[3] == 'w';
+  continuation.erase(0, 4);
   if (replaces) result.diagnostics_replaced = continuation;
   for (auto const& text : o.said) observer.notice(text);
   // Temporary files of this run's outputs that a writer killed before it finished left (SIGKILL, the out-of-memory
@@ -605,7 +614,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                       "writes " + *path + " now");
     }
   }
-  if (!continuation.empty()) observer.notice(continuation);
+  if (unverified)
+    observer.warning(continuation);
+  else if (!continuation.empty())
+    observer.notice(continuation);
   // A checkpoint at the path that is further on than this run starts (a finished job's, run again from its start): a
   // --restart of it would go on from there; this run replaces it when it ends. Rank 0 reads it; every rank says it.
   if (!o.checkpoint.empty()) {
@@ -677,7 +689,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       write_row(start_step, start_time, 0.0, *result.start);
     // The rows a next run from here keeps, as a front end that runs again passes them on: where the series has them
     // under its name.
-    std::string const digest = series ? series->digest_before(sim.steps_done()) : std::string();
+    std::string const digest = series ? series->digest_before(sim.steps_done()) : carried_digest;
     std::size_t const unwritten = result.outputs_not_written.size();
     close_series(series, result, observer, ended, o.names);
     if (result.diagnostics_failure.empty() && result.outputs_not_written.size() == unwritten)
@@ -686,7 +698,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // What a checkpoint at `step` records of the run's series: their cadences, and the diagnostics rows before it.
   auto recorded_at = [&](std::uint64_t step) {
     OutputCadences c = recorded;
-    if (series) c.diagnostics_digest = series->digest_before(step);
+    c.diagnostics_digest = series ? series->digest_before(step) : o.diagnostics.empty() ? carried_digest : "";
     return c;
   };
   auto recorded_here = [&] { return recorded_at(sim.steps_done()); };

@@ -995,11 +995,44 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   Result const gap = nbody("--run --restart " + file("g250.h5") + " --steps 50 --diagnostics-every 100 --diagnostics " +
                            file("gap.csv"));
   ASSERT_EQ(gap.code, 0) << gap.err;
-  EXPECT_NE(gap.err.find(": continues " + file("gap.csv") + ": its 2 rows before step 250 kept; it has no rows from "
-                         "step 100 to step 250 (1 row at its cadence of 100 steps): the run got from one to the other "
-                         "without writing this series, and the gap stays"),
+  EXPECT_NE(gap.err.find(": continues " + file("gap.csv") + ": its 2 rows before step 250 kept; it has no rows "
+                         "between step 100 and step 250 (1 row at its cadence, every 100 steps): the run got from one "
+                         "to the other without writing this series, and the gap stays"),
             std::string::npos)
       << gap.err;
+  // By time: the rows' times, not their steps, say how many are missing (here the middle run doubled dt).
+  ASSERT_EQ(nbody(run.substr(0, run.find("--diagnostics-every")) + "-q --steps 100 --diagnostics-dt 0.25 " +
+                  "--diagnostics " + file("t.csv") + " --checkpoint " + file("t100.h5")).code,
+            0);
+  ASSERT_EQ(nbody("--run -q --restart " + file("t100.h5") + " --steps 100 --dt 0.02 --checkpoint " + file("t200.h5"))
+                .code,
+            0);
+  Result const by_time = nbody("--run --restart " + file("t200.h5") + " --steps 10 --diagnostics " + file("t.csv"));
+  EXPECT_NE(by_time.err.find("it has no rows between step 100 and step 200 (7 rows at its cadence, every 0.25 in "
+                             "time)"),
+            std::string::npos)
+      << by_time.err;
+  // A checkpoint of a run that wrote no series passes on the digest of the one it continued: another run's rows are
+  // still told apart after it.
+  ASSERT_EQ(nbody("--run -q --restart " + file("c.h5") + " --steps 50 --checkpoint " + file("c300.h5")).code, 0);
+  fs::create_directories(dir_ / "carry");
+  ASSERT_EQ(nbody(run + "--steps 400 --integrator yoshida4 --diagnostics " + file("carry/d.csv")).code, 0);
+  std::string const other_rows = slurp(file("carry/d.csv"));
+  Result const carried = nbody("--run --restart " + file("c300.h5") + " --steps 10 --diagnostics " + file("carry/d.csv"));
+  EXPECT_NE(carried.err.find(file("carry/d.csv") + " is not this run's series (its first 3 rows are not the rows the "
+                             "run wrote"),
+            std::string::npos)
+      << carried.err;
+  // Fewer rows than the digest counts cannot be shown the run's or another's: kept, with a warning that says so.
+  fs::create_directories(dir_ / "few");
+  std::size_t const two_lines = other_rows.find('\n', other_rows.find('\n') + 1) + 1;
+  std::ofstream(file("few/d.csv")) << other_rows.substr(0, two_lines);  // the header and row 0
+  Result const few = nbody("--run --restart " + file("c.h5") + " --steps 10 --diagnostics " + file("few/d.csv"));
+  EXPECT_NE(few.err.find("warning: --diagnostics " + file("few/d.csv") + ": continues " + file("few/d.csv") +
+                         ": its 1 row before step 250 kept; the run wrote 3 rows before step 250 (by the digest of "
+                         "them it recorded), and this file holds 1: cut short"),
+            std::string::npos)
+      << few.err;
   EXPECT_EQ(more.err.find("the gap stays"), std::string::npos) << more.err;
   // Two rows kept tell no cadence of theirs; the checkpoint's (100) does: a restart at another (50) sees no gap.
   EXPECT_EQ(every50.err.find("the gap stays"), std::string::npos) << every50.err;

@@ -300,8 +300,8 @@ def test_a_restart_samples_its_series_as_its_run_did(tmp_path):
     stepped.step(12)
     stepped.run(steps=5, diagnostics=tmp_path / "q.csv")
     assert [int(r["step"]) for r in rows(tmp_path / "q.csv")] == [25, 30, 35, 40, 45, 60, 62]
-    assert any(n.endswith("it has no rows from step 45 to step 57 (2 rows at its cadence of 5 steps): the run got from "
-                          "one to the other without writing this series, and the gap stays")
+    assert any(n.endswith("it has no rows between step 45 and step 57 (2 rows at its cadence, every 5 steps): the run "
+                          "got from one to the other without writing this series, and the gap stays")
                for n in stepped.last_run["notices"]), stepped.last_run["notices"]
     rest = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
     rest.step(3)
