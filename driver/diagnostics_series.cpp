@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <utility>
 #include <vector>
@@ -112,6 +113,43 @@ std::string without_wall(const std::string& line, SeriesFormat format) {
   if (!j.is_object()) return line;
   j.erase("wall_seconds");
   return j.dump();
+}
+
+// A row's figures but its wall clock, as bytes: what its digest is of. The values, not the text, so that a file written
+// again with the same numbers in another form (0.0 for 0, another tool's shortest form) is the same rows. CSV: each
+// field as a double, in order; JSON: each key and, in key order, each number (arrays in order) as a double.
+std::string row_figures(const std::string& line, SeriesFormat format) {
+  std::string out;
+  auto number = [&](double v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  if (format == SeriesFormat::csv) {
+    std::size_t field = 0;
+    for (std::size_t at = 0; at <= line.size(); ++field) {
+      std::size_t const end = std::min(line.find(',', at), line.size());
+      if (field != 2) number(std::strtod(line.substr(at, end - at).c_str(), nullptr));
+      at = end + 1;
+    }
+    return out;
+  }
+  nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  if (!j.is_object()) return line;
+  j.erase("wall_seconds");
+  std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& v) {
+    if (v.is_object()) {
+      for (auto const& [key, value] : v.items()) {
+        out += key;
+        out += '\0';
+        walk(value);
+      }
+    } else if (v.is_array()) {
+      for (auto const& e : v) walk(e);
+    } else if (v.is_number()) {
+      number(v.get<double>());
+    } else {
+      out += v.dump();
+    }
+  };
+  walk(j);
+  return out;
 }
 
 // The whole rows of a series file (a CSV file's header left out; an unfinished last line too), each as its step and
@@ -275,7 +313,7 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
         scan.last_gap = gap;
       }
       ++scan.kept;
-      scan.kept_digest.add(without_wall(line, format));
+      scan.kept_digest.add(row_figures(line, format));
       if (scan.kept_digest.rows == recorded_rows) scan.digest_at_recorded_rows = scan.kept_digest.hash;
       scan.keep_bytes = offset;
       scan.last_kept_step = r->step;
@@ -591,7 +629,7 @@ void DiagnosticsSeries::write(const DiagnosticsSample& s) {
   if (!file_ && !proving_) throw RuntimeFailure("--diagnostics " + path_ + ": the series is closed");
   std::string const row = row_text(s);
   digest_before_last_ = digest_;
-  digest_.add(without_wall(row.substr(0, row.size() - 1), format_));
+  digest_.add(row_figures(row.substr(0, row.size() - 1), format_));
   last_digested_step_ = s.step;
   if (proving_) {
     prove(row, s.step);
@@ -603,8 +641,8 @@ void DiagnosticsSeries::write(const DiagnosticsSample& s) {
   last_step_ = s.step;
 }
 
-void SeriesDigest::add(const std::string& row_without_wall) {
-  for (unsigned char c : row_without_wall + '\n') {
+void SeriesDigest::add(const std::string& row_figures) {
+  for (unsigned char c : row_figures + '\n') {
     hash ^= c;
     hash *= 1099511628211ull;
   }

@@ -90,12 +90,12 @@ struct SeriesLineage {
   std::string digest = {};
 };
 
-// A digest of a series' rows, each without its wall clock (FNV-1a, 64 bits), and how many: what a checkpoint records
-// of the rows before its step.
+// A digest of a series' rows, each as its figures but its wall clock (FNV-1a, 64 bits, over the values, not their
+// text), and how many: what a checkpoint records of the rows before its step.
 struct SeriesDigest {
   std::uint64_t hash = 14695981039346656037ull;
   std::uint64_t rows = 0;
-  void add(const std::string& row_without_wall);
+  void add(const std::string& row_figures);
   // "csv:ROWS:HASH:NAME" (or "jsonl:..."): HASH in 16 hexadecimal digits, NAME the series file's name without its
   // folder, the one file whose rows it is of.
   std::string text(SeriesFormat format, const std::string& path) const;
