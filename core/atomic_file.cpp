@@ -177,8 +177,8 @@ void write_file_atomically(const std::string& path, const std::string& what,
   sync_folder(path, what);
 }
 
-void write_text_file(const std::string& path, const std::string& text) {
-  write_file_atomically(path, "output", [&](const std::string& tmp) {
+void write_text_file(const std::string& path, const std::string& text, const std::string& what) {
+  write_file_atomically(path, what, [&](const std::string& tmp) {
     std::ofstream f(tmp, std::ios::trunc);
     f << text;
     f.flush();

@@ -71,7 +71,7 @@ class TemporaryFile {
   RemovedAtSecondInterrupt removed_at_exit_;  // a second Ctrl-C's exit removes it too
 };
 
-// Writes `text` to PATH the same way (JSON, CSV, reports).
-void write_text_file(const std::string& path, const std::string& text);
+// Writes `text` to PATH the same way (JSON, CSV, reports); `what` names it in an error.
+void write_text_file(const std::string& path, const std::string& text, const std::string& what = "output");
 
 }  // namespace nbody

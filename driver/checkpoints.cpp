@@ -160,7 +160,7 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
       try {
         std::error_code gone;
         if (before)
-          write_text_file(param, *before);
+          write_text_file(param, *before, "the tipsy file's units");
         else if (!std::filesystem::remove(param, gone) && gone)
           throw RuntimeFailure(gone.message());
       } catch (const std::exception& e) {

@@ -698,7 +698,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // What a checkpoint at `step` records of the run's series: their cadences, and the diagnostics rows before it.
   auto recorded_at = [&](std::uint64_t step) {
     OutputCadences c = recorded;
-    c.diagnostics_digest = series ? series->digest_before(step) : o.diagnostics.empty() ? carried_digest : "";
+    c.diagnostics_digest = series ? series->digest_before(step) : carried_digest;  // (none where a series failed)
     return c;
   };
   auto recorded_here = [&] { return recorded_at(sim.steps_done()); };

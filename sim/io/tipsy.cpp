@@ -436,12 +436,7 @@ void write_tipsy_param(const std::string& param_path, const std::string& tipsy_p
       "dMsolUnit = " + number(units.mass_g / kSolarMassGrams) + "\n" +
       "dKpcUnit = " + number(units.length_cm / (1e3 * kParsecCm)) + "\n" +
       "bComove = 0\nbPeriodic = 0\n";  // no bDoublePos = 0: pynbody takes any value given for true
-  write_file_atomically(param_path, "the tipsy file's units", [&](const std::string& tmp) {
-    std::ofstream f(tmp, std::ios::trunc);
-    f << text;
-    f.flush();
-    return bool(f);
-  });
+  write_text_file(param_path, text, "the tipsy file's units");
 }
 
 std::optional<Units> read_tipsy_param(const std::string& tipsy_path) {
