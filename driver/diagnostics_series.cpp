@@ -198,6 +198,7 @@ struct Scan {
   bool other_baseline = false;  // why not: its rows measure another start energy
   std::uint64_t keep_bytes = 0;  // the header and the rows before the lineage's step
   std::uint64_t kept = 0, replaced = 0;
+  std::uint64_t last_replaced_step = 0;  // where replaced
   std::uint64_t last_kept_step = 0;  // where kept
   double last_kept_time = 0.0;
   bool row_at_step = false;  // a row at the lineage's step (replaced)
@@ -333,6 +334,7 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
       }
       scan.row_at_step = scan.row_at_step || r->step == lineage.step;
       ++scan.replaced;
+      scan.last_replaced_step = r->step;
     }
     last = r;
   }
@@ -347,12 +349,20 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
 std::string rows_text(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " row" : " rows"); }
 
 // What a continuation says: the rows kept and replaced, and a step cadence other than this run's.
+// `held`: the rows from the run's step on stay until this run's reach as far (DiagnosticsSeries, a partial file).
 std::string continued_text(const std::string& given, const std::string& from, const Scan& scan,
-                           const SeriesLineage& lineage, const SettingNames& names) {
+                           const SeriesLineage& lineage, const SettingNames& names, bool held = false) {
   std::string const step = std::to_string(lineage.step);
   std::string text = given + ": continues " + from + ": ";
   text += scan.kept ? "its " + rows_text(scan.kept) + " before step " + step + " kept" : "no row before step " + step;
-  if (scan.replaced) text += ", " + rows_text(scan.replaced) + " from step " + step + " on replaced";
+  if (scan.replaced && held) {
+    std::string const last = std::to_string(scan.last_replaced_step);
+    text += "; its " + rows_text(scan.replaced) + " from step " + step + " to step " + last + " stay until this " +
+            "run's rows reach step " + last + ", then are replaced by them (at once where a row differs from this " +
+            "run's: a setting changed at the restart); a run stopped or ended before then leaves them there";
+  } else if (scan.replaced) {
+    text += ", " + rows_text(scan.replaced) + " from step " + step + " on replaced";
+  }
   std::uint64_t const cadence = scan.cadence();
   // Fewer rows than the run wrote before its step (by the digest it recorded): cut short (a restart from an earlier
   // step that stopped replaced the rest), or another run's, which the digest cannot tell for fewer rows than it counts.
@@ -521,7 +531,18 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
     digest_ = from_partial->kept_digest;
     if (from_partial->kept > 0) last_kept_time_ = from_partial->last_kept_time;
     row_at_start_ = from_partial->row_at_step;
-    continuation_ = continued_text(given, partial_, *from_partial, *lineage, names);
+    // Rows from the run's step on (a restart from an earlier checkpoint than where the run died) are the run's too,
+    // computed again by this one: they stay until this run's rows reach as far, so that a restart stopped or killed
+    // before then loses none of them. Compared meanwhile: a row that differs (the restart changed a setting) makes
+    // them another branch's, replaced at once as they were before.
+    std::error_code size_ec;
+    if (lineage->step > 0 && from_partial->replaced > 0 &&
+        std::filesystem::file_size(partial_, size_ec) <= kMaxComparedBytes && !size_ec) {
+      for (auto& row : rows_of(partial_, format_))
+        if (row.first >= lineage->step) earlier_.push_back(std::move(row));
+      proving_ = continues_partial_ = !earlier_.empty();
+    }
+    continuation_ = continued_text(given, partial_, *from_partial, *lineage, names, continues_partial_);
     unverified_ = from_partial->kept > 0 && from_partial->kept < from_partial->recorded_rows;
   } else if (published_is_runs && from_published->replaced) {
     continuation_ = continued_text(given, path_, *from_published, *lineage, names);
@@ -686,7 +707,12 @@ void DiagnosticsSeries::append(const std::string& rows) {
 
 void DiagnosticsSeries::prove(const std::string& row, std::uint64_t step) {
   // The partial file stays as it was where this run cannot show it its own; this series then writes nothing more.
+  // (A restart's rows replace the ones from its step on instead: the rows before it are the run's, kept.)
   auto give_up = [&](const std::string& why) {
+    if (continues_partial_) {
+      commit();
+      return;
+    }
     proving_ = false;
     pending_.clear();
     unlock();
@@ -694,15 +720,19 @@ void DiagnosticsSeries::prove(const std::string& row, std::uint64_t step) {
                          "run writes no series (rename it, or name another file)");
   };
   while (next_earlier_ < earlier_.size() && earlier_[next_earlier_].first < step) ++next_earlier_;
-  if (next_earlier_ < earlier_.size() && earlier_[next_earlier_].first == step) {
-    if (earlier_[next_earlier_].second != without_wall(row.substr(0, row.size() - 1), format_))
-      give_up("is another run's after all: its row at step " + std::to_string(step) + " differs from this run's "
-              "(another integrator or setting, from the same bodies)");
-    if (step > 0) ++matched_past_start_;
-  }
+  bool const differs = next_earlier_ < earlier_.size() && earlier_[next_earlier_].first == step &&
+                       earlier_[next_earlier_].second != without_wall(row.substr(0, row.size() - 1), format_);
+  if (differs && !continues_partial_)
+    give_up("is another run's after all: its row at step " + std::to_string(step) + " differs from this run's "
+            "(another integrator or setting, from the same bodies)");
+  if (next_earlier_ < earlier_.size() && earlier_[next_earlier_].first == step && step > 0) ++matched_past_start_;
   pending_ += row;
   ++rows_;
   last_step_ = step;
+  if (differs) {
+    commit();
+    return;
+  }
   std::uint64_t const last = earlier_.back().first;
   if (step < last) {
     if (pending_.size() > kMaxComparedBytes)
@@ -710,13 +740,29 @@ void DiagnosticsSeries::prove(const std::string& row, std::uint64_t step) {
               std::to_string(kMaxComparedBytes >> 20) + " MiB of memory (they are far more often than its)");
     return;
   }
-  // Shown the same where a row past the start was compared (a file of the start's row alone is that row, the same).
-  if (matched_past_start_ > 0 || last == 0) {
+  // Shown the same where a row past the start was compared (a file of the start's row alone is that row, the same); a
+  // restart's reach as far, which is all that its rows need to replace them.
+  if (matched_past_start_ > 0 || last == 0 || continues_partial_) {
     commit();
     return;
   }
   give_up("cannot be shown this run's: none of its rows past the start falls at a step of this run's rows (another "
           "--diagnostics-every or -dt)");
+}
+
+std::string DiagnosticsSeries::kept_rows() const {
+  if (!continues_partial_) return format_ == SeriesFormat::csv ? diagnostics_csv_header() + "\n" : std::string();
+  // The partial file's first bytes, as the scan found them (it has not changed since: this run holds its lock).
+  std::string rows(keep_bytes_, '\0');
+  for (std::size_t done = 0; done < rows.size();) {
+    ssize_t const n = ::pread(lock_.fd, rows.data() + done, rows.size() - done, off_t(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw RuntimeFailure("--diagnostics " + partial_ + ": cannot read the rows kept: " +
+                           std::strerror(n < 0 ? errno : EIO));
+    done += std::size_t(n);
+  }
+  return rows;
 }
 
 void DiagnosticsSeries::commit() {
@@ -735,7 +781,7 @@ void DiagnosticsSeries::commit() {
   }
   file_ = file;
   settled_ = true;
-  if (format_ == SeriesFormat::csv) pending_.insert(0, diagnostics_csv_header() + "\n");
+  pending_.insert(0, kept_rows());
   try {
     append(pending_);
   } catch (const RuntimeFailure&) {
@@ -782,12 +828,12 @@ void DiagnosticsSeries::close(bool ended) {
       keep_published(*further, rows_ > 0 ? "; this run's rows are not kept (they are the first of " + partial_ +
                                                "'s, which stays)"
                                          : "");
+    std::string const rows = rows_ > 0 ? kept_rows() + pending_ : std::string();
     if (rows_ > 0)
       write_file_atomically(path_, "--diagnostics", [&](const std::string& tmp) {
         std::FILE* f = std::fopen(tmp.c_str(), "w");
         if (!f) return false;
-        if (format_ == SeriesFormat::csv) std::fprintf(f, "%s\n", diagnostics_csv_header().c_str());
-        bool const written = std::fwrite(pending_.data(), 1, pending_.size(), f) == pending_.size();
+        bool const written = std::fwrite(rows.data(), 1, rows.size(), f) == rows.size();
         return std::fclose(f) == 0 && written;
       });
     unlock();

@@ -115,7 +115,10 @@ struct SeriesDigest {
 // restarted, run again): the file is kept as it is while this run's rows are held back and compared with its rows, each
 // to the bit but for the wall clock; once they reach its last row, all the same, they replace it. A row that differs
 // makes it another run's after all (another integrator or setting from the same bodies): it is kept, and this series
-// stops (write throws). Another run's PATH is replaced, as any output is; another run's partial file is refused, and
+// stops (write throws). A lineage past step 0 whose partial file holds rows from its step on (a restart from an earlier
+// checkpoint than the file reaches) keeps them the same way, its rows before the step kept, until this run's rows reach
+// its last one, then this run's replace them; a row that differs replaces them at once (the restart changed a setting:
+// they are another branch's). Another run's PATH is replaced, as any output is; another run's partial file is refused, and
 // so is one another process writes now (each writer holds a lock on its partial file). A lineage
 // with no baseline continues nothing: its PATH is replaced and its partial file refused.
 // continuation() says which. Nothing of the earlier files changes until this series writes its first row: a restart
@@ -162,6 +165,7 @@ class DiagnosticsSeries {
   void append(const std::string& rows);                    // whole rows, or none (cut off again)
   void prove(const std::string& row, std::uint64_t step);  // a row while an earlier start's rows are compared
   void commit();                                           // they were all the same: this run's replace them
+  std::string kept_rows() const;  // what goes before this run's rows where they replace the compared ones
   void unlock() { lock_.reset(); }
 
   std::string path_, partial_;
@@ -195,6 +199,9 @@ class DiagnosticsSeries {
   // An earlier start's partial file being compared (proving_): its rows (step, text but the wall clock), the next one
   // to compare, and this run's rows held back meanwhile.
   bool proving_ = false;
+  // The rows compared follow rows of the run kept before its step (a restart from an earlier checkpoint than the
+  // partial file reaches): this run's replace them once they reach as far, or at once where one differs.
+  bool continues_partial_ = false;
   bool writes_partial_ = false;  // this run's rows go to the partial file
   std::vector<std::pair<std::uint64_t, std::string>> earlier_;
   std::size_t next_earlier_ = 0;

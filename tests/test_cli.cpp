@@ -674,6 +674,77 @@ TEST_F(Cli, ARestartStoppedBeforeItsFirstRowKeepsTheSeries) {
   EXPECT_EQ(steps_of(slurp(dir_ / "d.csv")), "0 150 ") << slurp(dir_ / "err");
 }
 
+// A run that died left its series' rows in the partial file; a restart from an earlier checkpoint than its last row
+// (the latest one damaged, say) computes those rows again. Until it reaches as far, they stay as they are: a restart
+// killed or stopped on the way loses none of them.
+TEST_F(Cli, ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  Result const first = nbody("--run -q --bodies 1024 --steps 2000 --diagnostics-every 100 --diagnostics " +
+                             file("w.csv") + " --checkpoint " + file("c.h5") + " --checkpoint-every 100");
+  ASSERT_EQ(first.code, 0) << first.err;
+  std::string const died = slurp(dir_ / "w.csv");  // rows 0, 100, ..., 2000: as a run killed after its last row
+  auto const steps_of = [](const std::string& text) {
+    std::istringstream in(text);
+    std::string line, steps;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) steps += line.substr(0, line.find(',')) + " ";
+    return steps;
+  };
+  // A restart from step 100, sent `signal` once it has written its checkpoint at step 200 (its rows to there taken).
+  auto restart = [&](int signal) {
+    fs::remove(dir_ / "r_00000200.h5");
+    pid_t const pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+      std::string const out = file("out"), err = file("err"), series = file("k.csv"), from = file("c_00000100.h5"),
+                        to = file("r.h5");
+      if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
+      execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "--restart", from.c_str(), "--diagnostics",
+            series.c_str(), "--checkpoint", to.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!fs::exists(dir_ / "r_00000200.h5") && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    kill(pid, signal);
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  };
+  std::ofstream(file("k.csv.partial")) << died;
+  EXPECT_EQ(restart(SIGKILL), 128 + SIGKILL);
+  EXPECT_EQ(slurp(dir_ / "k.csv.partial"), died) << "killed at step 200 or so, the restart took no row of them";
+  // Stopped, it publishes its own series to where it stopped, and leaves the rows that reach further where they are.
+  EXPECT_EQ(restart(SIGINT), 130) << slurp(dir_ / "err");
+  EXPECT_EQ(slurp(dir_ / "k.csv.partial"), died);
+  std::string const stopped = steps_of(slurp(dir_ / "k.csv"));
+  EXPECT_EQ(stopped.rfind("0 100 200 ", 0), 0u) << stopped;
+  EXPECT_NE(slurp(dir_ / "err").find("notice: --diagnostics " + file("k.csv") + ": continues " + file("k.csv.partial") +
+                                     ": its 1 row before step 100 kept; its 20 rows from step 100 to step 2000 stay "
+                                     "until this run's rows reach step 2000, then are replaced by them"),
+            std::string::npos)
+      << slurp(dir_ / "err");
+  // Run to the end, the restart's rows replace them: the series of the run that never stopped.
+  Result const whole = nbody("--run -q --restart " + file("c_00000100.h5") + " --diagnostics " + file("k.csv"));
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_FALSE(fs::exists(dir_ / "k.csv.partial"));
+  std::string header;
+  auto without_wall = [&](const std::string& text) {
+    auto rows = csv_rows(text, &header);
+    for (auto& row : rows) row.erase(row.begin() + 2);
+    return rows;
+  };
+  EXPECT_EQ(without_wall(slurp(dir_ / "k.csv")), without_wall(died));
+  // A restart that changes a setting branches at its step: the rows after it are another branch's, replaced as soon as
+  // one differs from this run's (here at step 200), not kept until this run's reach step 2000.
+  std::ofstream(file("b.csv.partial")) << died;
+  Result const branch = nbody("--run -q --restart " + file("c_00000100.h5") + " --steps 150 --dt 0.005 --diagnostics " +
+                              file("b.csv"));
+  ASSERT_EQ(branch.code, 0) << branch.err;
+  EXPECT_FALSE(fs::exists(dir_ / "b.csv.partial"));
+  EXPECT_EQ(steps_of(slurp(dir_ / "b.csv")), "0 100 200 250 ");
+}
+
 // A restart that continues its run's series and names no cadence samples as that run did (its checkpoint records
 // how): a job script's restart line need not repeat it, and the series stays the uninterrupted run's. A piece of the
 // A restart that writes periodic checkpoints and snapshots but names no cadence for them writes them as the run it
@@ -973,20 +1044,22 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   EXPECT_FALSE(fs::exists(file("e.csv.partial")));
   EXPECT_EQ(without_wall(slurp(file("e.csv"))), continued);
 
-  // A restart from an earlier checkpoint keeps the rows before it, and replaces the rest.
+  // A restart from an earlier checkpoint keeps the rows before it; the rest stay beside its series until its rows
+  // reach as far (see ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached).
   ASSERT_EQ(nbody("--run --bodies 256 --precision fp64 -q --steps 100 --checkpoint " + file("c100.h5")).code, 0);
   std::ofstream(file("f.csv.partial")) << first;
   Result const earlier =
       nbody("--run --restart " + file("c100.h5") + " --steps 50 --diagnostics-every 100 --diagnostics " + file("f.csv"));
   ASSERT_EQ(earlier.code, 0) << earlier.err;
-  EXPECT_NE(earlier.err.find(": continues " + file("f.csv.partial") + ": its 1 row before step 100 kept, 3 rows from "
-                             "step 100 on replaced"),
+  EXPECT_NE(earlier.err.find(": continues " + file("f.csv.partial") + ": its 1 row before step 100 kept; its 3 rows "
+                             "from step 100 to step 250 stay until this run's rows reach step 250"),
             std::string::npos)
       << earlier.err;
   std::string header;
   std::vector<double> f_steps;
   for (auto const& row : csv_rows(slurp(file("f.csv")), &header)) f_steps.push_back(row[0]);
   EXPECT_EQ(f_steps, (std::vector<double>{0, 100, 150}));
+  EXPECT_EQ(slurp(file("f.csv.partial")), first);
 
   // A series that ends before the checkpoint's step by more than its cadence (the run got there writing none of it:
   // a restart in between without --diagnostics) goes on with a gap, which is said.
@@ -1161,8 +1234,8 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   std::ofstream(file("soft2.csv.partial")) << soft_text.substr(0, cut);
   Result const again = nbody(softer_run);
   ASSERT_EQ(again.code, 0) << again.err;
-  EXPECT_NE(again.err.find(": continues " + file("soft2.csv.partial") + ": no row before step 250, 2 rows from step "
-                           "250 on replaced"),
+  EXPECT_NE(again.err.find(": continues " + file("soft2.csv.partial") + ": no row before step 250; its 2 rows from "
+                           "step 250 to step 260 stay until this run's rows reach step 260"),
             std::string::npos)
       << again.err;
   EXPECT_EQ(without_wall(slurp(file("soft2.csv"))), soft_whole);
