@@ -402,16 +402,26 @@ TEST_F(Signals, ASecondCtrlCDoesNotWaitOnAStalledConsole) {
 // `timeout`, job schedulers and process managers signal the process and then its process group: one SIGTERM
 // delivered twice, microseconds apart, and each delivery may reach the handler. That is one request: the run writes
 // its checkpoint, where the second delivery used to end it at once with nothing written.
+// On a loaded machine (the tests run side by side, each run's threads on every core) the process may not run its second
+// handler until more than 25 ms after the first, which is then a second request: a delivery that is one request on
+// any of three tries is the behaviour shown; a broken window fails every one.
 TEST_F(Signals, OneSignalDeliveredTwiceIsOneRequest) {
-  Process p({"--run", "--bodies", "2048", "--steps", "100000000", "--checkpoint", file("c.h5")}, dir_);
-  ASSERT_TRUE(p.started(std::chrono::seconds(60))) << p.err();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  p.send(SIGTERM);
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // past the first handler, well within the 25 ms
-  p.send(SIGTERM);
-  EXPECT_EQ(p.wait(std::chrono::seconds(20)), 143) << p.err();
-  EXPECT_EQ(p.err().find("second interrupt"), std::string::npos) << p.err();
-  EXPECT_TRUE(fs::exists(file("c.h5"))) << p.err();
+  std::string last_err;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    fs::remove(file("c.h5"));
+    Process p({"--run", "--bodies", "2048", "--steps", "100000000", "--checkpoint", file("c.h5")}, dir_);
+    ASSERT_TRUE(p.started(std::chrono::seconds(60))) << p.err();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    p.send(SIGTERM);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // past the first handler, well within the 25 ms
+    p.send(SIGTERM);
+    ASSERT_EQ(p.wait(std::chrono::seconds(20)), 143) << p.err();
+    last_err = p.err();
+    if (last_err.find("second interrupt") != std::string::npos) continue;
+    EXPECT_TRUE(fs::exists(file("c.h5"))) << last_err;
+    return;
+  }
+  ADD_FAILURE() << "each of three deliveries twice was taken as a second interrupt:\n" << last_err;
 }
 
 // --validate: the simulation's first forces are a whole step's work (7 s at N = 262,144 on two
