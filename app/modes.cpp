@@ -288,11 +288,11 @@ int run_simulation(const Options& asked) {
   };
   if (!continued.notice.empty()) notice(continued.notice);
   // A time taken from the file is named as the file has it in what the run says of it.
-  std::string const t_end_option =
-      continued.t_end ? asked.run.initial.checkpoint + "'s Header/EndTime" : o.run.names.named("--t-end");
+  NamedSetting const t_end_option = continued.t_end ? NamedSetting{asked.run.initial.checkpoint + "'s Header/EndTime"}
+                                                   : o.run.names.setting("--t-end");
   if (o.t_end) {
     // Block steps are not known in advance: as many as it takes, none past the time (the simulation's limit).
-    agree(world(), [&] { steps = driver::steps_for_time(setup.clock, setup.program, *o.t_end, t_end_option); });
+    agree(world(), [&] { steps = driver::steps_for_time(setup.clock, setup.program, *o.t_end, t_end_option, o.run.names); });
     if (steps == 0)
       notice(driver::already_at_notice(setup.clock.time(setup.program.dt), *o.t_end, t_end_option) +
              "; no steps, the outputs hold its state");
@@ -398,7 +398,7 @@ int run_simulation(const Options& asked) {
     throw;
   }
   multigpu::Simulation& sim = *made;
-  if (o.t_end) steps = driver::steps_for_time_limit(sim, *o.t_end, t_end_option);
+  if (o.t_end) steps = driver::steps_for_time_limit(sim, *o.t_end, t_end_option, o.run.names);
   // Block steps: whether the time is already reached is known only now (the block time is the simulation's).
   if (o.t_end && blocks && steps == 0)
     notice(driver::already_at_notice(sim.time(), *o.t_end, t_end_option) + "; no block steps, the outputs hold its state");
@@ -426,10 +426,10 @@ int run_simulation(const Options& asked) {
   if (o.t_end && blocks) span = Progress::TimeSpan{sim.time(), *o.t_end};
   // Said by the run after the cadences it took up (outputs.said), which they may be about.
   if (std::string const text =
-          driver::sample_dt_notice(sim, outputs.diagnostics_dt, o.run.names.named("--diagnostics-dt"));
+          driver::sample_dt_notice(sim, outputs.diagnostics_dt, o.run.names.setting("--diagnostics-dt"));
       !text.empty())
     outputs.said.push_back(text);
-  if (std::string const text = driver::sample_dt_notice(sim, outputs.snapshots.dt, o.run.names.named("--snapshot-dt"),
+  if (std::string const text = driver::sample_dt_notice(sim, outputs.snapshots.dt, o.run.names.setting("--snapshot-dt"),
                                                         "snapshot");
       !text.empty())
     outputs.said.push_back(text);

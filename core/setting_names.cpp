@@ -41,8 +41,7 @@ std::string SettingNames::entry(const std::string& option) const {
 }
 
 std::string SettingNames::with(const std::string& option, const std::string& value) const {
-  if (auto const t = typed.find(option); t != typed.end())
-    return keywords ? name(option) + "='" + t->second + "'" : option + " " + t->second;
+  if (typed.count(option)) return setting(option).with(value);
   if (!keywords) return option + " " + value;
   // An entry point with its argument is a call: "Simulation.restart('run.h5')".
   if (std::string const method = name(option); method.rfind("Simulation.", 0) == 0) return method + "(" + value + ")";
@@ -50,9 +49,14 @@ std::string SettingNames::with(const std::string& option, const std::string& val
   return name(option) + (option.find(' ') == std::string::npos ? "=" + value : " (" + value + ")");
 }
 
-std::string SettingNames::named(const std::string& option) const {
-  if (typed.count(option)) return with(option, "");
-  return keywords ? name(option) + "=" : option;
+NamedSetting SettingNames::setting(const std::string& option) const {
+  auto const t = typed.find(option);
+  return {name(option), t == typed.end() ? std::string() : t->second, keywords};
+}
+
+std::string NamedSetting::with(const std::string& value) const {
+  if (!typed.empty()) return keyword ? name + "='" + typed + "'" : name + " " + typed;
+  return name + (keyword ? "=" : " ") + value;
 }
 
 std::string SettingNames::with_text(const std::string& option, const std::string& value) const {

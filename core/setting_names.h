@@ -8,6 +8,18 @@
 
 namespace nbody {
 
+// One setting as a message names it beside its value: an option as the front end spells it, as typed where it was
+// given as text that became a number (a time in a unit), or a value's source that is no option (a file's attribute,
+// "c.h5's Header/EndTime"). SettingNames::setting() makes one; a layer that words a setting's value takes one.
+struct NamedSetting {
+  std::string name = {};  // "--t-end", "t_end", "c.h5's Header/EndTime": the setting without its value
+  std::string typed = {};  // the text its value was given as ("10Myr"), or "" where the value is its number
+  bool keyword = false;  // Python's spelling: name=value, name='typed'
+  // "--t-end 5", "t_end=5", "--t-end 10Myr", "t_end='10Myr'", "c.h5's Header/EndTime 5": `value` where nothing was
+  // typed, else the text typed.
+  std::string with(const std::string& value) const;
+};
+
 // The command line's spelling is the reference: a message is written with it ("--eta-start", "--restart") and
 // turned into Python's where `keywords` is set.
 //  - name(): a setting or an output, as Python's keyword: "--eta-start" is "eta_start", "--bodies" is "n",
@@ -26,9 +38,8 @@ struct SettingNames {
   // A setting of `typed` with its text instead of `value`: "--dt 1kyr", "dt='1kyr'".
   std::string with(const std::string& option, const std::string& value) const;
   std::string with_text(const std::string& option, const std::string& value) const;  // "... hermite4", "...='hermite4'"
-  // How a message that adds the value itself names a setting: "--t-end" or "t_end=" (a value to follow), or, for one
-  // of `typed`, with its text ("--t-end 10Myr", "t_end='10Myr'"), which the value is not to follow.
-  std::string named(const std::string& option) const;
+  // A setting for a layer that words its value itself (NamedSetting::with): the option's name, and its text if typed.
+  NamedSetting setting(const std::string& option) const;
   // A text value as given, quoted either way: "--mass-unit '1e5Msun'", "mass_unit='1e5Msun'".
   std::string quoted(const std::string& option, const std::string& value) const;
 };

@@ -116,7 +116,7 @@ Measurement measure_blocks(multigpu::Simulation& sim, std::uint64_t warmup, std:
     ~ClearTimeLimit() { sim.set_time_limit(INFINITY); }
   } const clear_time_limit{sim};
   if (t_end) {
-    steps = steps_for_time_limit(sim, *t_end, "--t-end");
+    steps = steps_for_time_limit(sim, *t_end);
     if (steps == 0) {
       char text[160];
       std::snprintf(text, sizeof text, "--t-end %g: the run is at time %g after its %llu warm-up block steps", *t_end,

@@ -119,41 +119,23 @@ void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result,
   series.reset();
 }
 
-// Whether `option` is named with the text given for it (SettingNames::named): "--t-end 10Myr", "t_end='10Myr'" (not a
-// file's attribute, "c=1.h5's Header/EndTime").
-bool named_with_text(const std::string& option) {
-  std::size_t const equals = option.find('=');
-  bool const quoted = equals != std::string::npos && equals + 1 < option.size() &&
-                      (option[equals + 1] == '\'' || option[equals + 1] == '"');
-  if (quoted) return option.find_first_of(" /") > equals;  // a keyword: one word before its '='
-  return option.rfind("--", 0) == 0 && option.find(' ') != std::string::npos;
-}
-
-// `option` and a value as the front end writes them: "--t-end 5" on the command line, "t_end=5" for a keyword (an
-// option ending in '='); an option named with the text given for it (SettingNames::named: "--t-end 10Myr",
-// "t_end='10Myr'", a time in a unit) as it is.
-std::string option_with(const std::string& option, const std::string& value) {
-  if (named_with_text(option)) return option;
-  bool const keyword = !option.empty() && option.back() == '=';
-  return option + (keyword ? "" : " ") + value;
-}
-
 }  // namespace
 
-std::uint64_t steps_to_time(const multigpu::RunClock& c, double dt, double t_end, const std::string& option,
+std::uint64_t steps_to_time(const multigpu::RunClock& c, double dt, double t_end, const NamedSetting& t_end_name,
                             const std::string& steps_of) {
   auto text = [](double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", v);
     return std::string(buf);
   };
-  std::string const named = option_with(option, text(t_end));
+  std::string const named = t_end_name.with(text(t_end));
   if (!std::isfinite(t_end)) throw InputError(named + ": must be a finite time");
   if (c.time(dt) >= t_end) return 0;
   double const estimate = std::ceil((t_end - c.time(dt)) / dt);
   if (!(estimate <= double(kMaxSteps)))
-    throw InputError(named + ": more than " + text(double(kMaxSteps)) + " " + steps_of + " " + text(dt) +
-                     " away (the run is at time " + text(c.time(dt)) + ")");
+    throw InputError(named + ": more than " + text(double(kMaxSteps)) + " " +
+                     (steps_of.empty() ? "steps of dt " + text(dt) : steps_of) + " away (the run is at time " +
+                     text(c.time(dt)) + ")");
   auto time_after = [&](std::uint64_t k) {
     return multigpu::RunClock(c.step + k, c.start_time, c.dt_since_step, c.dt_since_time).time(dt);
   };
@@ -164,45 +146,44 @@ std::uint64_t steps_to_time(const multigpu::RunClock& c, double dt, double t_end
 }
 
 std::uint64_t steps_for_time(const multigpu::RunClock& c, const sim::StepProgram& program, double t_end,
-                             const std::string& option) {
-  // The checks, for every integrator (hermite4's program.dt is its longest step).
-  std::uint64_t const steps =
-      steps_to_time(c, program.dt, t_end, option, program.hermite ? "block steps of at most" : "steps of dt");
+                             const NamedSetting& t_end_name, const SettingNames& names) {
+  // The checks, for every integrator (hermite4's program.dt is its longest step), naming dt as typed.
+  char dt[32];
+  std::snprintf(dt, sizeof dt, "%g", program.dt);
+  std::string const typed = names.setting(program.hermite ? "--dt-max" : "--dt").typed;
+  std::string const steps_of =
+      (program.hermite ? "block steps of at most " : "steps of dt ") + (typed.empty() ? std::string(dt) : typed);
+  std::uint64_t const steps = steps_to_time(c, program.dt, t_end, t_end_name, steps_of);
   if (!program.hermite) return steps;
   return kMaxSteps - std::min(c.step, kMaxSteps);  // the block time is the simulation's: it stops there
 }
 
-std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, const std::string& option) {
-  std::uint64_t const steps = steps_for_time(sim.clock(), sim.program(), t_end, option);
+std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, const NamedSetting& t_end_name,
+                                   const SettingNames& names) {
+  std::uint64_t const steps = steps_for_time(sim.clock(), sim.program(), t_end, t_end_name, names);
   if (!sim.block_steps()) return steps;
   if (sim.time() >= t_end) return 0;
   sim.set_time_limit(t_end);
   return steps;
 }
 
-std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::string& option) {
+std::string t_end_notice(multigpu::Simulation& sim, double t_end, const NamedSetting& t_end_name) {
   if (!sim.block_steps() || !(sim.time() < t_end)) return {};
   sim::hermite::HermiteState const state = hermite_state_of(sim);
   double const block = state.block_time();
   auto const predicted = std::count_if(state.time.begin(), state.time.end(), [&](double t) { return t < block; });
-  // The option's bare name: "--t-end", or "t_end" for the keyword "t_end=" (either with its text: "--t-end 10Myr"); a
-  // file's attribute as it is.
-  bool const keyword = !option.empty() && option.back() == '=';
-  std::string const name = named_with_text(option) ? option.substr(0, std::min(option.find('='), option.find(' ')))
-                           : keyword              ? option.substr(0, option.size() - 1)
-                                                  : option;
-  std::string text = option_with(option, shortest(t_end)) + " is not a block time: the run ended at " +
+  std::string text = t_end_name.with(shortest(t_end)) + " is not a block time: the run ended at " +
                      shortest(sim.time()) + ", the last block time before it, ";
   if (predicted == 0) return text + "every body at it";
   text += "with " + std::to_string(predicted) + " of " + std::to_string(sim.bodies()) +
           " bodies predicted to it (to third order: the state read there is less accurate than at their own steps); "
-          "a " + name + " that is ";
+          "a " + t_end_name.name + " that is ";
   if (state.epoch != 0.0) text += "the start time " + shortest(state.epoch) + " plus ";
   return text + "a multiple of " + shortest(sim::hermite::pow2_at_most(sim.program().hermite->dt_max)) +
          " (the longest step) ends with every body at it";
 }
 
-std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const std::string& option,
+std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const NamedSetting& dt_name,
                              const std::string& what) {
   if (!sim.block_steps() || !(dt > 0)) return {};
   double const top = sim::hermite::pow2_at_most(sim.program().hermite->dt_max);
@@ -211,14 +192,14 @@ std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const s
   std::string const tail =
       ": each " + what + " is at the first block time at or past its multiple, most bodies predicted to it";
   if (std::fmod(epoch, top) != 0.0)
-    return option_with(option, shortest(dt)) + tail + " (every body is at the start time " + shortest(epoch) +
+    return dt_name.with(shortest(dt)) + tail + " (every body is at the start time " + shortest(epoch) +
            " plus a multiple of the longest step " + shortest(top) + ", which no multiple of a time is in general)";
-  return option_with(option, shortest(dt)) + ": not a multiple of the longest step " + shortest(top) + tail +
+  return dt_name.with(shortest(dt)) + ": not a multiple of the longest step " + shortest(top) + tail +
          " (a multiple of " + shortest(top) + " has every body at it)";
 }
 
-std::string already_at_notice(double now, double t_end, const std::string& option) {
-  return option_with(option, shortest(t_end)) + ": the run is already at time " + shortest(now);
+std::string already_at_notice(double now, double t_end, const NamedSetting& t_end_name) {
+  return t_end_name.with(shortest(t_end)) + ": the run is already at time " + shortest(now);
 }
 
 ContinuedEnd continued_end(const Setup& setup) {

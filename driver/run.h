@@ -146,35 +146,37 @@ struct RunResult {
 
 // Steps from `clock` until the time reaches `t_end` (0 if it has): the clock's own arithmetic
 // (multigpu::RunClock::time), so a run of that many steps stops at the first step whose time is at or
-// past t_end, never one later. InputError naming `option` ("--t-end", or "t_end=" for a keyword, or a keyword with the
-// text it was given as, "t_end='10Myr'", which messages quote instead of the number) for a time that
-// is not finite or is more than kMaxSteps steps of `dt` away (`steps_of` names them in that message).
+// past t_end, never one later. InputError naming t_end as `t_end_name` words it (SettingNames::setting: "--t-end 5",
+// "t_end=5", "t_end='10Myr'" as typed) for a time that is not finite or is more than kMaxSteps steps of `dt` away
+// (`steps_of` names them in that message, with dt: "steps of dt 0.01", "block steps of at most dt_max='1kyr'").
 std::uint64_t steps_to_time(const multigpu::RunClock& clock, double dt, double t_end,
-                            const std::string& option = "--t-end", const std::string& steps_of = "steps of dt");
+                            const NamedSetting& t_end_name = {"--t-end"}, const std::string& steps_of = "");
 
 // The steps a run to the time `t_end` gives run(), for every integrator, as every front end asks for it
 // (`nbody --run --t-end`, Python's run(t_end=...)). Fixed steps: steps_to_time(). Block steps (hermite4)
 // have no length known in advance: the count is the most a run may take from `clock`, and the simulation
-// itself stops at t_end (steps_for_time_limit below sets its limit). Same errors as steps_to_time().
+// itself stops at t_end (steps_for_time_limit below sets its limit). Same errors as steps_to_time(), which name dt (or
+// hermite4's dt_max) as `names` does: as typed, where it was given in a unit.
 std::uint64_t steps_for_time(const multigpu::RunClock& clock, const sim::StepProgram& program, double t_end,
-                             const std::string& option = "--t-end");
+                             const NamedSetting& t_end_name = {"--t-end"}, const SettingNames& names = {});
 // steps_for_time() for this simulation from where it is now, and, for block steps, its time limit set to
 // t_end (run() clears it when it returns, so a later run by steps is not stopped by it).
-std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, const std::string& option = "--t-end");
+std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, const NamedSetting& t_end_name = {"--t-end"},
+                                   const SettingNames& names = {});
 
 // hermite4, after a run to the time `t_end`: where it ended when that is before t_end (the last block time at or
 // before it), and how many bodies the end state shows predicted to it; "" where it ended at t_end, and for the other
-// integrators. `option` names t_end for the front end ("--t-end", or "t_end=" for a keyword). Collective.
-std::string t_end_notice(multigpu::Simulation& sim, double t_end, const std::string& option = "--t-end");
+// integrators. `t_end_name` names t_end as the front end does. Collective.
+std::string t_end_notice(multigpu::Simulation& sim, double t_end, const NamedSetting& t_end_name = {"--t-end"});
 // A run to the time `t_end` that is already at or past it, at time `now`: "--t-end 0.25: the run is already at time
-// 0.3" ("t_end=0.25: ..." for option "t_end="), both times in the shortest form that reads back exactly.
-std::string already_at_notice(double now, double t_end, const std::string& option = "--t-end");
+// 0.3" ("t_end=0.25: ..." for Python), both times in the shortest form that reads back exactly.
+std::string already_at_notice(double now, double t_end, const NamedSetting& t_end_name = {"--t-end"});
 
 // hermite4, outputs by time (diagnostics, snapshots): `what`s at block times past the multiples of `dt`, most bodies
 // predicted to them, where the multiples are not block times of every body (dt, or the time hermite4 started at, not
-// a multiple of dt_max's power of two); "" where they are, and for fixed steps. `option` as the front end names it
-// ("--diagnostics-dt", "diagnostics_dt=", "--snapshot-dt").
-std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const std::string& option,
+// a multiple of dt_max's power of two); "" where they are, and for fixed steps. `dt_name` as the front end names it
+// (SettingNames::setting("--diagnostics-dt"), "--snapshot-dt").
+std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const NamedSetting& dt_name,
                              const std::string& what = "sample");
 
 // A restart that names no end of its own (neither steps nor a time to reach) goes on to the end of the run its

@@ -632,11 +632,11 @@ class Engine {
     }
 
     // Said by the run after the cadences it took up (o.said), which they may be about.
-    if (std::string const notice = driver::sample_dt_notice(*sim_, o.diagnostics_dt, o.names.named("--diagnostics-dt"));
+    if (std::string const notice = driver::sample_dt_notice(*sim_, o.diagnostics_dt, o.names.setting("--diagnostics-dt"));
         !notice.empty())
       o.said.push_back(notice);
     if (std::string const notice =
-            driver::sample_dt_notice(*sim_, o.snapshots.dt, o.names.named("--snapshot-dt"), "snapshot");
+            driver::sample_dt_notice(*sim_, o.snapshots.dt, o.names.setting("--snapshot-dt"), "snapshot");
         !notice.empty())
       o.said.push_back(notice);
     PythonRun observer(*this, std::move(callback), every, std::move(self));
@@ -793,12 +793,20 @@ class Engine {
                           c.notice);
   }
 
+  // How messages name t_end: "t_end=5", or as typed where it was given in a unit (`typed`: "10Myr"; else "").
+  NamedSetting t_end_named(const std::string& typed) const {
+    SettingNames names = run_.names;
+    names.typed.erase("--t-end");
+    if (!typed.empty()) names.typed["--t-end"] = typed;
+    return names.setting("--t-end");
+  }
+
   // Steps from now until the time reaches `t_end` (0 if it has): driver::steps_to_time.
-  // `named`: how messages name t_end ("t_end=", or "t_end='10Myr'" for a time given in a unit).
-  std::uint64_t steps_to(double t_end, const std::string& named) {
+  std::uint64_t steps_to(double t_end, const std::string& typed) {
     Busy busy(*this);
+    NamedSetting const named = t_end_named(typed);
     // hermite4's block steps have no fixed length: the simulation stops at t_end (the next run() clears it).
-    std::uint64_t const steps = driver::steps_for_time_limit(*sim_, t_end, named);
+    std::uint64_t const steps = driver::steps_for_time_limit(*sim_, t_end, named, run_.names);
     if (steps == 0 && sim_->time() >= t_end) {
       notices_.push_back(driver::already_at_notice(sim_->time(), t_end, named) + "; no steps");
     }
@@ -807,8 +815,9 @@ class Engine {
 
   // After a run to `t_end`: where hermite4's block steps ended, when that is before it (driver::t_end_notice), as a
   // notice.
-  void note_end(double t_end, const std::string& named) {
+  void note_end(double t_end, const std::string& typed) {
     Busy busy(*this);
+    NamedSetting const named = t_end_named(typed);
     std::string notice;
     {
       nb::gil_scoped_release unlocked;
@@ -1385,12 +1394,12 @@ NB_MODULE(_nbody, m) {
       .def("advance", &Engine::advance, "steps"_a)
       .def("synchronize", &Engine::synchronize)
       .def("benchmark", &Engine::benchmark, "steps"_a, "warmup"_a)
-      .def("note_end", &Engine::note_end, "t_end"_a, "named"_a)
+      .def("note_end", &Engine::note_end, "t_end"_a, "typed"_a)
       .def_prop_ro("last_run", &Engine::last_run)
       .def("device_positions", &Engine::device_positions)
       .def_prop_ro("generation", &Engine::generation)
       .def("run", &Engine::run, "steps"_a, "callback"_a.none(), "every"_a, "self"_a, "outputs"_a)
-      .def("steps_to", &Engine::steps_to, "t_end"_a, "named"_a)
+      .def("steps_to", &Engine::steps_to, "t_end"_a, "typed"_a)
       .def("continued_end", &Engine::continued_end)
       .def("positions", &Engine::positions)
       .def("velocities", &Engine::velocities)

@@ -2506,6 +2506,13 @@ TEST_F(Cli, TimesInAUnitAreTakenInTheRunsUnits) {
   EXPECT_EQ(far.code, 2) << far.err;
   EXPECT_NE(far.err.find("\nerror: --t-end 1e12Gyr: more than 1e+15 steps of dt 0.01 away"), std::string::npos)
       << far.err;
+  for (auto const& [options, steps] : {std::pair<std::string, std::string>{"--dt 1kyr", "steps of dt 1kyr"},
+                                        {"--integrator hermite4 --dt-max 1kyr", "block steps of at most 1kyr"}}) {
+    Result const far_typed = nbody(run + options + " --t-end 1e12Gyr");  // dt as typed too
+    EXPECT_EQ(far_typed.code, 2) << far_typed.err;
+    EXPECT_NE(far_typed.err.find("\nerror: --t-end 1e12Gyr: more than 1e+15 " + steps + " away"), std::string::npos)
+        << far_typed.err;
+  }
   Result const samples = nbody(run + "--integrator hermite4 --t-end 0.1Myr --diagnostics-dt 10kyr --diagnostics " +
                                file("h.csv"));
   EXPECT_NE(samples.err.find("notice: --diagnostics-dt 10kyr: not a multiple of the longest step 0.0625"),

@@ -461,7 +461,7 @@ class Simulation:
         if steps is not None and t_end is not None:
             raise ValueError(f"run: steps={steps!r} and t_end={t_end!r}: give one of them, not both")
         # How messages name t_end: as typed where it is text with a unit, not as the number it is in the run's units.
-        t_end_named = f"t_end={t_end!r}" if isinstance(t_end, str) else "t_end="
+        t_end_typed = t_end if isinstance(t_end, str) else ""
         t_end = self._time(t_end, "t_end")
         if steps is not None:
             total = _whole(steps, "steps", 0, _MAX_STEPS)
@@ -502,7 +502,7 @@ class Simulation:
         first_notice = len(self.notices)
         short = []  # notices that the time reached is not t_end, warned of once the run has returned
         if t_end is not None:  # last: hermite4's time limit, set here, is cleared by the run that follows
-            total = self._engine.steps_to(float(t_end), t_end_named)
+            total = self._engine.steps_to(float(t_end), t_end_typed)
             # A time already passed (not one the run is at: the time reached is the one asked for).
             short = [n for n in self._take_notices() if n.startswith("t_end=") and self.time > t_end]
         try:
@@ -516,7 +516,7 @@ class Simulation:
             raise
         self._take_notices()
         if t_end is not None and not result["stopped_by_callback"]:
-            self._engine.note_end(float(t_end), t_end_named)
+            self._engine.note_end(float(t_end), t_end_typed)
             short += [n for n in self._take_notices() if n.startswith("t_end=")]  # hermite4: short of t_end
         self._note_run_notices(first_notice)
         # A diagnostics file the run replaced (another run's series, or this one's before a new softening) is rows

@@ -247,6 +247,8 @@ def test_times_in_a_unit_are_taken_in_the_simulations_units(tmp_path):
     assert made.dt == kyr
     made.dt = "2 kyr"
     assert math.isclose(made.dt, 2 * kyr, rel_tol=1e-15)
+    with pytest.raises(ValueError, match=r"^t_end='1e12Gyr': more than 1e\+15 steps of dt 2 kyr away"):
+        made.run(t_end="1e12Gyr")
     made.configure(integrator="hermite4", dt_max="100kyr")
     assert math.isclose(made.dt_max, 100 * kyr, rel_tol=1e-15)
     assert made.notices[-1] == ("dt_max='100kyr': the longest step is 0.125, the power of two at or below it "
