@@ -117,17 +117,6 @@ CLI::Validator whole_number(long long min, long long max) {
       "", "");
 }
 
-// How a real option's bounds read in a message: "(0, 1e+12]" for above 0 and at most 1e12.
-enum class Ends { closed, above_min, below_max };
-
-std::string interval(double min, double max, Ends ends) {
-  return (ends == Ends::above_min ? "(" : "[") + num(min) + ", " + num(max) + (ends == Ends::below_max ? ")" : "]");
-}
-
-bool in_interval(double v, double min, double max, Ends ends) {
-  return std::isfinite(v) && (ends == Ends::above_min ? v > min : v >= min) && (ends == Ends::below_max ? v < max : v <= max);
-}
-
 // The whole text as a number, or nothing.
 std::optional<double> parse_real(const std::string& text) {
   // strtod, not stod: a value too small for a normal double (5e-324) is a number, which stod refuses; one too large
@@ -312,22 +301,9 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
 
 }  // namespace
 
-// The time options' ranges, in the run's units: checked on the value given, and on a time given in a unit once it is
-// converted (--dt-max's is hermite4's own rule, checked after parsing as its other settings are).
-struct TimeRange {
-  double min, max;
-  Ends ends;
-  const char* what;
-};
-const std::map<std::string, TimeRange> kTimeRanges{
-    {"--dt", {0, kMaxDt, Ends::above_min, "a time step"}},
-    {"--dt-max", {kMinDtMax, kMaxDt, Ends::closed, "a longest step"}},
-    {"--t-end", {-kMaxTime, kMaxTime, Ends::closed, "a time"}},
-    {"--checkpoint-dt", {0, kMaxTime, Ends::above_min, "a time"}},
-    {"--diagnostics-dt", {0, kMaxTime, Ends::above_min, "a time"}},
-    {"--snapshot-dt", {0, kMaxTime, Ends::above_min, "a time"}}};
+// A time option's range (core/bounds.h), checked on the number given (a time in a unit: driver::typed_time).
 CLI::Validator time_range(const char* option) {
-  TimeRange const& r = kTimeRanges.at(option);
+  TimeRange const& r = *nbody::time_range(option);
   return real_number(r.min, r.max, r.ends, r.what);
 }
 
@@ -612,17 +588,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
                                                  {"--diagnostics-dt", &o.diagnostics_dt},
                                                  {"--snapshot-dt", &o.snapshots.dt}};
     for (auto const& [option, text] : physical_times) {
-      std::string const given = option + " " + text;
-      double const value = sim::in_run_units(*sim::physical_time(text), units, given);
-      *targets.at(option) = value;
       // The option's own range, checked on the value (the placeholder passed it): named as given, and as the value.
+      double const value = driver::typed_time(option, text, units, o.run.names);
+      *targets.at(option) = value;
       char number[32];
       std::snprintf(number, sizeof number, "%.6g", value);
-      if (auto const r = kTimeRanges.find(option); !in_interval(value, r->second.min, r->second.max, r->second.ends)) {
-        throw InputError(given + " (" + number + " in the run's units, " + units.describe() + "): must be " +
-                         r->second.what + " in " + interval(r->second.min, r->second.max, r->second.ends));
-      }
-      o.notices.push_back(given + " is " + number + " in the run's units (" + units.describe() + "; " +
+      o.notices.push_back(option + " " + text + " is " + number + " in the run's units (" + units.describe() + "; " +
                           units.time_unit() + ")");
       o.run.names.typed[option] = text;
     }

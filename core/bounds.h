@@ -28,6 +28,23 @@ inline constexpr long long kMaxStepsPerFrame = 1000000;  // the viewer's steps p
 inline constexpr double kMaxPointSize = 1024;           // the viewer's sprite size in pixels (--point-size)
 inline constexpr double kMaxBrightness = 1e6;           // the light each sprite adds (--brightness)
 
+// How a real setting's bounds read in a message: "(0, 1e+12]" for above 0 and at most 1e12.
+enum class Ends { closed, above_min, below_max };
+
+inline std::string interval(double min, double max, Ends ends) {
+  auto num = [](double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+  };
+  return (ends == Ends::above_min ? "(" : "[") + num(min) + ", " + num(max) + (ends == Ends::below_max ? ")" : "]");
+}
+
+inline bool in_interval(double v, double min, double max, Ends ends) {
+  return std::isfinite(v) && (ends == Ends::above_min ? v > min : v >= min) &&
+         (ends == Ends::below_max ? v < max : v <= max);
+}
+
 // Why `dt` cannot be a time step, or "": it must be a positive, normal number (a subnormal one has
 // lost its precision, and time would advance by a rounding error) of at most kMaxDt.
 inline std::string dt_problem(double dt) {
@@ -102,6 +119,26 @@ inline std::string dt_max_problem(double dt_max, const char* option = "--dt-max"
     return std::string(option) + ' ' + shortest(dt_max) + ": must be in " + kDtMaxRange;
   }
   return {};
+}
+
+// A time setting's range, in the run's units: checked on the value given, and on a time given in a unit once it is in
+// the run's units (driver::typed_time). --dt-max's is hermite4's rule (dt_max_problem, above), the same interval.
+struct TimeRange {
+  double min, max;
+  Ends ends;
+  const char* what;  // "a time step": "must be a time step in (0, 1e+12]"
+};
+// The range of the time setting `option` (the command line's name: "--dt", "--dt-max", "--t-end", "--checkpoint-dt",
+// "--diagnostics-dt", "--snapshot-dt"); nullptr for another.
+inline const TimeRange* time_range(const std::string& option) {
+  static const TimeRange dt{0, kMaxDt, Ends::above_min, "a time step"},
+      dt_max{kMinDtMax, kMaxDt, Ends::closed, "a longest step"}, t_end{-kMaxTime, kMaxTime, Ends::closed, "a time"},
+      every{0, kMaxTime, Ends::above_min, "a time"};
+  if (option == "--dt") return &dt;
+  if (option == "--dt-max") return &dt_max;
+  if (option == "--t-end") return &t_end;
+  if (option == "--checkpoint-dt" || option == "--diagnostics-dt" || option == "--snapshot-dt") return &every;
+  return nullptr;
 }
 
 }  // namespace nbody

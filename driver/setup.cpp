@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -585,6 +586,28 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
 }
 
 }  // namespace
+
+double typed_time(const std::string& option, const std::string& text, const sim::Units& units,
+                  const SettingNames& names) {
+  SettingNames as_typed = names;
+  as_typed.typed[option] = text;
+  std::string const given = as_typed.with(option, text);
+  auto const time = sim::physical_time(text);
+  if (!time)
+    throw InputError(given + ": not a number and a time unit (" + sim::kTimeUnitNames + "; case matters), e.g. 10Myr");
+  double const value = sim::in_run_units(*time, units, given, names);
+  TimeRange const* const range = time_range(option);
+  // A subnormal step would not advance time (dt_problem); the value as %.6g, which is how the notices give it.
+  std::string why = range && !in_interval(value, range->min, range->max, range->ends)
+                        ? std::string("must be ") + range->what + " in " + interval(range->min, range->max, range->ends)
+                        : std::string();
+  if (why.empty() && option == "--dt") why = dt_problem(value);
+  if (why.empty()) return value;
+  char number[32];
+  std::snprintf(number, sizeof number, "%.6g", value);
+  throw InputError(given + " (" + number + " in the " + (names.keywords ? "simulation" : "run") + "'s units, " +
+                   units.describe() + "): " + why);
+}
 
 sim::Units units_of_start(const RunConfig& run) {
   if (run.given.units) return run.units;

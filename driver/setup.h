@@ -113,6 +113,14 @@ void check_integrator_options(const RunConfig& run);
 // snapshot's (their headers read), else N-body units. For times a front end takes in physical units ("10Myr").
 sim::Units units_of_start(const RunConfig& run);
 
+// A time setting given as text with a physical unit ("1kyr"; sim::physical_time) in the run's units `units`, for every
+// front end: InputError where it is no such text, where the run has no units, or where the value is outside the
+// setting's range (core/bounds.h's time_range), naming the setting as typed and the value it became, in `names`'
+// spelling: "--dt-max 1e-9yr (2.12097e-15 in the run's units, 1e3Msun, 1pc): must be a longest step in [1e-09,
+// 1e+12]". `option` is the command line's name of a time setting ("--dt", "--t-end", "--diagnostics-dt", ...).
+double typed_time(const std::string& option, const std::string& text, const sim::Units& units,
+                  const SettingNames& names = {});
+
 // Throws InputError for bad input (a kernel the backend lacks, a missing or corrupt file, more
 // GPUs than visible, too little memory) and RuntimeFailure for failures of the machine. With a
 // checkpoint (initial.checkpoint) the run continues where it stopped: bodies, clock, energy

@@ -264,12 +264,7 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
   if (!times_in_units.empty()) {
     sim::Units const units = mass_unit || length_unit || !units_now ? driver::units_of_start(run) : *units_now;
     for (auto const& [key, text] : times_in_units) {
-      std::string const given = key + "='" + text + "'";
-      double const v = sim::in_run_units(*sim::physical_time(text), units, given, run.names);
-      std::string why = key == "dt" ? dt_problem(v) : dt_max_problem(v);
-      if (!why.empty())
-        throw InputError(given + " (" + shortest(v) + " in the simulation's units, " + units.describe() + ")" +
-                         (key == "dt" ? ": " + why : why.substr(why.find(':'))));
+      double const v = driver::typed_time(key == "dt" ? "--dt" : "--dt-max", text, units, run.names);
       if (key == "dt") physics.dt = v, run.given.dt = true;
       else physics.hermite.dt_max = v, run.given.dt_max = true;
       run.names.typed[key == "dt" ? "--dt" : "--dt-max"] = text;
@@ -1125,15 +1120,16 @@ class Engine {
     Busy busy(*this);
     return setup_.source;
   }
-  // A time given as text in a physical unit ("10Myr": run's t_end and the series' times), in the simulation's units.
+  // A time given as text in a physical unit ("10Myr": run's t_end and the series' times), in the simulation's units,
+  // within the setting's range (driver::typed_time).
   double time_in_units(const std::string& text, const std::string& name) {
     Busy busy(*this);
-    std::string const given = name + "=" + shown(nb::str(text.c_str()));
-    auto const t = sim::physical_time(text);
-    if (!t)
-      throw InputError(given + ": not a time; give a number in the simulation's units, or text with a unit (" +
-                       sim::kTimeUnitNames + "), e.g. '10Myr'");
-    return sim::in_run_units(*t, setup_.units, given, run_.names);
+    if (!sim::physical_time(text))
+      throw InputError(name + "=" + shown(nb::str(text.c_str())) + ": not a time; give a number in the simulation's "
+                       "units, or text with a unit (" + sim::kTimeUnitNames + "), e.g. '10Myr'");
+    std::string option = "--" + name;
+    std::replace(option.begin(), option.end(), '_', '-');
+    return driver::typed_time(option, text, setup_.units, run_.names);
   }
 
   // What the files call one unit (--mass-unit, --length-unit) and what follows from it; None in N-body units.

@@ -490,9 +490,8 @@ class Simulation:
                 continue
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise TypeError(f"{name}: expected a time, got {value!r} ({type(value).__name__})")
-            if not (math.isfinite(value) and 0 < value <= 1e27):
-                shown = f"{given!r} ({value!r} in the simulation's units)" if isinstance(given, str) else repr(value)
-                raise ValueError(f"{name}={shown}: must be a time in (0, 1e+27]")
+            if not (math.isfinite(value) and 0 < value <= 1e27):  # (one given in a unit: checked as it was taken)
+                raise ValueError(f"{name}={value!r}: must be a time in (0, 1e+27]")
             outputs[name] = float(value)
             if isinstance(given, str):
                 typed[name] = given

@@ -255,8 +255,8 @@ def test_times_in_a_unit_are_taken_in_the_simulations_units(tmp_path):
                                 "(every step is a power of two)"), made.notices
     with pytest.raises(ValueError, match=r"^dt='1kyr': hermite4 chooses each body's step"):
         made.configure(dt="1kyr")
-    with pytest.raises(ValueError, match=r"^dt_max='1e-9yr' \(2\.1209672678920\d*e-15 in the simulation's units, "
-                                         r"1e3Msun, 1pc\): must be in \[1e-09, 1e12\]$"):
+    with pytest.raises(ValueError, match=r"^dt_max='1e-9yr' \(2\.12097e-15 in the simulation's units, 1e3Msun, 1pc\): "
+                                         r"must be a longest step in \[1e-09, 1e\+12\]$"):
         made.dt_max = "1e-9yr"
     with pytest.raises(ValueError, match=r"^dt='soon': not a time; give a number in the simulation's units, or text "
                                          r"with a unit \(Gyr, Myr, kyr, yr, d, s\), e\.g\. '1kyr'$"):
@@ -269,8 +269,8 @@ def test_times_in_a_unit_are_taken_in_the_simulations_units(tmp_path):
     with pytest.warns(RuntimeWarning, match=r"^t_end='0\.1Myr' is not a block time"):
         made.run(t_end="0.1Myr", diagnostics=tmp_path / "h.csv", diagnostics_dt="10kyr")
     assert any(n.startswith("diagnostics_dt='10kyr': not a multiple of the longest step 0.0625") for n in made.notices)
-    with pytest.raises(ValueError, match=r"^diagnostics_dt='1e30Gyr' \(2\.12\d*e\+33 in the simulation's units\): "
-                                         r"must be a time in \(0, 1e\+27\]$"):
+    with pytest.raises(ValueError, match=r"^diagnostics_dt='1e30Gyr' \(2\.12097e\+33 in the simulation's units, "
+                                         r"1e3Msun, 1pc\): must be a time in \(0, 1e\+27\]$"):
         made.run(steps=1, diagnostics=tmp_path / "i.csv", diagnostics_dt="1e30Gyr")
     if nbody.checkpoints_built():
         sim.checkpoint(tmp_path / "c.h5")
