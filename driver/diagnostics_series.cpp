@@ -95,6 +95,16 @@ std::optional<RowFigures> parse_row(const std::string& line, SeriesFormat format
   return r;
 }
 
+// A whole line of a series file (false at its end, and for an unfinished last line: a row being written when its run
+// ended), without the carriage return of a line that ends in CR LF (a series written again on Windows is the same
+// rows); `raw`, where given, is its length in the file, its line end included.
+bool read_line(std::istream& in, std::string& line, std::uint64_t* raw = nullptr) {
+  if (!std::getline(in, line) || in.eof()) return false;
+  if (raw) *raw = line.size() + 1;
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return true;
+}
+
 // Whether a row's error was measured against `e0`: the error as this run computes it from the row's total, to the
 // bit (both formats write a double's shortest exact text).
 bool same_baseline(const RowFigures& r, double e0) { return sim::relative_energy_error(r.total, e0) == r.error; }
@@ -159,7 +169,7 @@ std::vector<std::pair<std::uint64_t, std::string>> rows_of(const std::string& fi
   std::ifstream in(file, std::ios::binary);
   std::string line;
   bool header = format == SeriesFormat::csv;
-  while (std::getline(in, line) && !in.eof()) {
+  while (read_line(in, line)) {
     if (std::exchange(header, false)) continue;
     if (auto const r = parse_row(line, format)) rows.emplace_back(r->step, without_wall(line, format));
   }
@@ -178,9 +188,9 @@ std::optional<std::uint64_t> last_row_step(const std::string& file, SeriesFormat
   std::size_t const end = tail.rfind('\n');
   if (end == std::string::npos) return std::nullopt;
   std::size_t const begin = end == 0 ? std::string::npos : tail.rfind('\n', end - 1);
-  auto const r = parse_row(tail.substr(begin == std::string::npos ? 0 : begin + 1,
-                                       end - (begin == std::string::npos ? 0 : begin + 1)),
-                           format);
+  std::size_t const from_line = begin == std::string::npos ? 0 : begin + 1;
+  std::size_t const length = end - from_line - (end > from_line && tail[end - 1] == '\r' ? 1 : 0);  // CR LF
+  auto const r = parse_row(tail.substr(from_line, length), format);
   return r ? std::optional<std::uint64_t>(r->step) : std::nullopt;
 }
 
@@ -202,6 +212,7 @@ struct Scan {
   std::uint64_t last_kept_step = 0;  // where kept
   double last_kept_time = 0.0;
   bool row_at_step = false;  // a row at the lineage's step (replaced)
+  bool crlf = false;  // its lines end in CR LF (its first line's does): the rows that follow it are written so too
   // The steps between the rows kept where they were sampled every so many steps (cadence()); else 0.
   std::uint64_t first_gap = 0, last_gap = 0, inner_gap = 0;  // inner: the one gap between the first and the last
   bool even_inside = true;  // every gap between the first and the last is inner_gap
@@ -255,20 +266,21 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
     in.seekg(0);
   }
   std::string line;
-  std::uint64_t offset = 0, row = 0;
+  std::uint64_t offset = 0, row = 0, raw = 0;
   if (format == SeriesFormat::csv) {
-    if (!std::getline(in, line) || in.eof() || line != diagnostics_csv_header()) {
+    if (!read_line(in, line, &raw) || line != diagnostics_csv_header()) {
       scan.not_this_runs = "its first line is not nbody's header";
       return scan;
     }
-    offset = scan.keep_bytes = line.size() + 1;
+    offset = scan.keep_bytes = raw;
+    scan.crlf = raw > line.size() + 1;
   }
   std::optional<RowFigures> last;
   std::optional<double> first_time;  // of the rows kept
-  while (std::getline(in, line)) {
-    if (in.eof()) break;  // no newline: the row was being written when its run ended
+  while (read_line(in, line, &raw)) {  // (an unfinished last line: the row was being written when its run ended)
+    if (format != SeriesFormat::csv && row == 0) scan.crlf = raw > line.size() + 1;
     ++row;
-    offset += line.size() + 1;
+    offset += raw;
     std::optional<RowFigures> const r = parse_row(line, format);
     std::string const where = "row " + std::to_string(row);
     if (!r) {
@@ -442,9 +454,9 @@ namespace {
 bool holds_no_row(const std::string& file, SeriesFormat format) {
   std::ifstream in(file, std::ios::binary);
   std::string line;
-  if (!in || !std::getline(in, line) || in.eof()) return true;  // nothing, or one unfinished line
+  if (!in || !read_line(in, line)) return true;  // nothing, or one unfinished line
   if (format != SeriesFormat::csv || line != diagnostics_csv_header()) return false;
-  return !std::getline(in, line) || in.eof();
+  return !read_line(in, line);
 }
 
 }  // namespace
@@ -507,6 +519,7 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
                     (!from_partial || from_partial->kept == 0 ||
                      from_published->last_kept_step > from_partial->last_kept_step);
   if (copy_published_) {
+    eol_ = from_published->crlf ? "\r\n" : "\n";
     unverified_ = from_published->kept < from_published->recorded_rows;
     keep_bytes_ = from_published->keep_bytes;
     digest_ = from_published->kept_digest;
@@ -527,6 +540,7 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
                     std::to_string(proving_ ? earlier_.back().first : 0) + "), then replaced by them; a row that " +
                     "differs keeps it, and this run writes no series";
   } else if (from_partial) {
+    eol_ = from_partial->crlf ? "\r\n" : "\n";
     keep_bytes_ = from_partial->keep_bytes;
     digest_ = from_partial->kept_digest;
     if (from_partial->kept > 0) last_kept_time_ = from_partial->last_kept_time;
@@ -536,7 +550,7 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
     // before then loses none of them. Compared meanwhile: a row that differs (the restart changed a setting) makes
     // them another branch's, replaced at once as they were before.
     std::error_code size_ec;
-    if (lineage->step > 0 && from_partial->replaced > 0 &&
+    if (lineage->step > 0 && from_partial->replaced > 0 && from_partial->last_replaced_step > lineage->step &&
         std::filesystem::file_size(partial_, size_ec) <= kMaxComparedBytes && !size_ec) {
       for (auto& row : rows_of(partial_, format_))
         if (row.first >= lineage->step) earlier_.push_back(std::move(row));
@@ -624,7 +638,7 @@ void DiagnosticsSeries::settle() {
   }
   if (std::fflush(file_) != 0 || std::fseek(file_, 0, SEEK_END) != 0) fail("cannot write");
   if (format_ == SeriesFormat::csv && std::ftell(file_) == 0)
-    std::fprintf(file_, "%s\n", diagnostics_csv_header().c_str());
+    std::fprintf(file_, "%s%s", diagnostics_csv_header().c_str(), eol_.c_str());
 }
 
 std::string DiagnosticsSeries::row_text(const DiagnosticsSample& s) const {
@@ -643,14 +657,14 @@ std::string DiagnosticsSeries::row_text(const DiagnosticsSample& s) const {
     j.update(diagnostics_json(d, s.initial_energy));
     row = j.dump();
   }
-  return row + '\n';
+  return row + eol_;
 }
 
 void DiagnosticsSeries::write(const DiagnosticsSample& s) {
   if (!file_ && !proving_) throw RuntimeFailure("--diagnostics " + path_ + ": the series is closed");
   std::string const row = row_text(s);
   digest_before_last_ = digest_;
-  digest_.add(row_figures(row.substr(0, row.size() - 1), format_));
+  digest_.add(row_figures(row.substr(0, row.size() - eol_.size()), format_));
   last_digested_step_ = s.step;
   if (proving_) {
     prove(row, s.step);
@@ -721,7 +735,7 @@ void DiagnosticsSeries::prove(const std::string& row, std::uint64_t step) {
   };
   while (next_earlier_ < earlier_.size() && earlier_[next_earlier_].first < step) ++next_earlier_;
   bool const differs = next_earlier_ < earlier_.size() && earlier_[next_earlier_].first == step &&
-                       earlier_[next_earlier_].second != without_wall(row.substr(0, row.size() - 1), format_);
+                       earlier_[next_earlier_].second != without_wall(row.substr(0, row.size() - eol_.size()), format_);
   if (differs && !continues_partial_)
     give_up("is another run's after all: its row at step " + std::to_string(step) + " differs from this run's "
             "(another integrator or setting, from the same bodies)");
@@ -751,7 +765,7 @@ void DiagnosticsSeries::prove(const std::string& row, std::uint64_t step) {
 }
 
 std::string DiagnosticsSeries::kept_rows() const {
-  if (!continues_partial_) return format_ == SeriesFormat::csv ? diagnostics_csv_header() + "\n" : std::string();
+  if (!continues_partial_) return format_ == SeriesFormat::csv ? diagnostics_csv_header() + eol_ : std::string();
   // The partial file's first bytes, as the scan found them (it has not changed since: this run holds its lock).
   std::string rows(keep_bytes_, '\0');
   for (std::size_t done = 0; done < rows.size();) {

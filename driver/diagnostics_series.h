@@ -170,6 +170,9 @@ class DiagnosticsSeries {
 
   std::string path_, partial_;
   SeriesFormat format_;
+  // The line end of the rows written: the earlier file's where this series continues one whose lines end in CR LF (one
+  // written again on Windows), so that the file keeps one kind.
+  std::string eol_ = "\n";
   std::FILE* file_ = nullptr;
   std::uint64_t rows_ = 0;
   std::string continuation_;

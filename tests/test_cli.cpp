@@ -1044,6 +1044,28 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   EXPECT_FALSE(fs::exists(file("e.csv.partial")));
   EXPECT_EQ(without_wall(slurp(file("e.csv"))), continued);
 
+  // A series written again with CR LF line ends (on Windows, say) holds the same rows: continued, in its line ends.
+  auto crlf = [](std::string text) {
+    for (std::size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 2)) text.insert(at, "\r");
+    return text;
+  };
+  std::ofstream(file("w.csv")) << crlf(first);
+  std::ofstream(file("wp.csv.partial")) << crlf(first) << "300,0.3";
+  for (std::string const name : {"w.csv", "wp.csv"}) {
+    Result const windows =
+        nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics-every 100 --diagnostics " + file(name));
+    ASSERT_EQ(windows.code, 0) << windows.err;
+    EXPECT_NE(windows.err.find(": its 3 rows before step 250 kept, 1 row from step 250 on replaced"),
+              std::string::npos)
+        << windows.err;
+    std::string const text = slurp(file(name));
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 5) << text;  // the header and rows 0, 100, 200, 300
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\r'), 5) << text;  // each line in its kind
+    std::string lf = text;
+    lf.erase(std::remove(lf.begin(), lf.end(), '\r'), lf.end());
+    EXPECT_EQ(without_wall(lf), whole);
+  }
+
   // A restart from an earlier checkpoint keeps the rows before it; the rest stay beside its series until its rows
   // reach as far (see ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached).
   ASSERT_EQ(nbody("--run --bodies 256 --precision fp64 -q --steps 100 --checkpoint " + file("c100.h5")).code, 0);
