@@ -270,6 +270,15 @@ TEST_F(Cli, TEndRunsToTheFirstStepAtOrPastIt) {
 // The diagnostics series: a row at the start, every K steps and at the end; its last row is the
 // summary's end, to the bit; CSV and JSON lines say the same; two-body angular momentum holds to
 // rounding all along.
+// The steps of a CSV series' rows, each followed by a space: "0 100 150 ".
+std::string steps_of(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, steps;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) steps += line.substr(0, line.find(',')) + " ";
+  return steps;
+}
+
 std::vector<std::vector<double>> csv_rows(const std::string& text, std::string* header) {
   std::istringstream in(text);
   std::string line;
@@ -658,13 +667,6 @@ TEST_F(Cli, ARestartStoppedBeforeItsFirstRowKeepsTheSeries) {
     if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
     return WEXITSTATUS(status);
   };
-  auto const steps_of = [](const std::string& text) {
-    std::istringstream in(text);
-    std::string line, steps;
-    std::getline(in, line);  // the header
-    while (std::getline(in, line)) steps += line.substr(0, line.find(',')) + " ";
-    return steps;
-  };
   EXPECT_EQ(stopped_restart(file("c.h5"), file("c2.h5")), 130) << slurp(dir_ / "err");
   EXPECT_EQ(steps_of(slurp(dir_ / "d.csv")), steps_of(rows)) << slurp(dir_ / "err");
   EXPECT_EQ(steps_of(rows), "0 150 ");
@@ -683,13 +685,6 @@ TEST_F(Cli, ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached) {
                              file("w.csv") + " --checkpoint " + file("c.h5") + " --checkpoint-every 100");
   ASSERT_EQ(first.code, 0) << first.err;
   std::string const died = slurp(dir_ / "w.csv");  // rows 0, 100, ..., 2000: as a run killed after its last row
-  auto const steps_of = [](const std::string& text) {
-    std::istringstream in(text);
-    std::string line, steps;
-    std::getline(in, line);  // the header
-    while (std::getline(in, line)) steps += line.substr(0, line.find(',')) + " ";
-    return steps;
-  };
   // A restart from step 100, sent `signal` once it has written its checkpoint at step 200 (its rows to there taken).
   auto restart = [&](int signal) {
     fs::remove(dir_ / "r_00000200.h5");
