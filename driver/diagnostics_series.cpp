@@ -369,9 +369,10 @@ std::string continued_text(const std::string& given, const std::string& from, co
   text += scan.kept ? "its " + rows_text(scan.kept) + " before step " + step + " kept" : "no row before step " + step;
   if (scan.replaced && held) {
     std::string const last = std::to_string(scan.last_replaced_step);
-    text += "; its " + rows_text(scan.replaced) + " from step " + step + " to step " + last + " stay until this " +
-            "run's rows reach step " + last + ", then are replaced by them (at once where a row differs from this " +
-            "run's: a setting changed at the restart); a run stopped or ended before then leaves them there";
+    text += "; its " + rows_text(scan.replaced) + " from step " + step + " to step " + last + " (this run's course, " +
+            "computed again) stay until this run's rows reach step " + last + ", then are replaced by them (at once " +
+            "where a row differs); stopped before then, this run keeps them after its own rows, and one that ends " +
+            "before then (at its own end) replaces them";
   } else if (scan.replaced) {
     text += ", " + rows_text(scan.replaced) + " from step " + step + " on replaced";
   }
@@ -545,12 +546,12 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
     digest_ = from_partial->kept_digest;
     if (from_partial->kept > 0) last_kept_time_ = from_partial->last_kept_time;
     row_at_start_ = from_partial->row_at_step;
-    // Rows from the run's step on (a restart from an earlier checkpoint than where the run died) are the run's too,
-    // computed again by this one: they stay until this run's rows reach as far, so that a restart stopped or killed
-    // before then loses none of them. Compared meanwhile: a row that differs (the restart changed a setting) makes
-    // them another branch's, replaced at once as they were before.
+    // Rows past the run's step (a restart from an earlier checkpoint than where the run died), where the run goes on
+    // as it went (its course unchanged), are the run's too, computed again by this one: they stay until this run's rows
+    // reach as far, so that a restart stopped or killed before then loses none of them. Compared meanwhile: a row that
+    // differs makes them another start's after all, replaced at once.
     std::error_code size_ec;
-    if (lineage->step > 0 && from_partial->replaced > 0 && from_partial->last_replaced_step > lineage->step &&
+    if (lineage->step > 0 && lineage->same_course && from_partial->last_replaced_step > lineage->step &&
         std::filesystem::file_size(partial_, size_ec) <= kMaxComparedBytes && !size_ec) {
       for (auto& row : rows_of(partial_, format_))
         if (row.first >= lineage->step) earlier_.push_back(std::move(row));
@@ -779,9 +780,30 @@ std::string DiagnosticsSeries::kept_rows() const {
   return rows;
 }
 
-void DiagnosticsSeries::commit() {
+std::string DiagnosticsSeries::held_past(std::uint64_t step) const {
+  // The partial file's whole rows past `step` as they are written there, from the first one (in step order).
+  std::ifstream in(partial_, std::ios::binary);
+  in.seekg(std::streamoff(keep_bytes_));
+  std::string line, rows;
+  std::uint64_t raw = 0;
+  bool past = false;
+  while (read_line(in, line, &raw)) {
+    auto const r = parse_row(line, format_);
+    past = past || (r && r->step > step);
+    if (past) rows += line + eol_;
+  }
+  return rows;
+}
+
+void DiagnosticsSeries::commit(bool keep_rest) {
   // This run's rows go to a file of their own, which then replaces the earlier start's whole (renamed over it): a
   // failure before leaves that one as it was. The lock passes to the new file before the name does.
+  std::string rest;
+  if (keep_rest && last_step_) {
+    rest = held_past(*last_step_);
+    if (auto const last = last_row_step(partial_, format_); last && !rest.empty()) last_step_ = last;
+  }
+  std::string rows = kept_rows() + pending_ + rest;
   TemporaryFile next(partial_, "--diagnostics");
   Lock lock;
   lock.reset(::dup(next.fd()));
@@ -795,9 +817,8 @@ void DiagnosticsSeries::commit() {
   }
   file_ = file;
   settled_ = true;
-  pending_.insert(0, kept_rows());
   try {
-    append(pending_);
+    append(rows);
   } catch (const RuntimeFailure&) {
     std::fclose(file_);
     file_ = nullptr;
@@ -834,6 +855,17 @@ void DiagnosticsSeries::close(bool ended) {
                          (last_step_ ? "last row (step " + std::to_string(*last_step_) + ")" : "rows (none)") +
                          rows_stay);
   };
+  // A restart of the same course that has not reached the rows held past its step: with none of its own, it changes
+  // nothing; ended (at its own end), its rows replace them; stopped, its rows are followed by them (the rows of its
+  // course an earlier start computed: a restart from a later checkpoint goes on with them). Then as any series.
+  if (proving_ && continues_partial_) {
+    if (rows_ == 0) {
+      proving_ = false;
+      unlock();
+      return;
+    }
+    commit(!ended);
+  }
   if (proving_) {
     // This run's rows ended before they reached the earlier start's last row, each the same as its row: that file,
     // which reaches further, stays; this run's rows are its own series.

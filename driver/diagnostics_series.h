@@ -88,6 +88,11 @@ struct SeriesLineage {
   // bodies with the same dt). One with fewer rows than that is left to the other checks (it may be a copy of them cut
   // short: a partial file of an earlier start that died), as is another file's.
   std::string digest = {};
+  // The run goes on from its checkpoint as that run did (a restart that names no setting of its course anew:
+  // Setup::course_changed; its baseline not new): its rows are the ones an earlier start of it computed past this step,
+  // to the bit but for the wall clock, so a partial file's rows past it are held until this run's reach them
+  // (DiagnosticsSeries). Else they are another branch's, replaced from the step on at the first row.
+  bool same_course = false;
 };
 
 // A digest of a series' rows, each as its figures but its wall clock (FNV-1a, 64 bits, over the values, not their
@@ -115,10 +120,11 @@ struct SeriesDigest {
 // restarted, run again): the file is kept as it is while this run's rows are held back and compared with its rows, each
 // to the bit but for the wall clock; once they reach its last row, all the same, they replace it. A row that differs
 // makes it another run's after all (another integrator or setting from the same bodies): it is kept, and this series
-// stops (write throws). A lineage past step 0 whose partial file holds rows from its step on (a restart from an earlier
-// checkpoint than the file reaches) keeps them the same way, its rows before the step kept, until this run's rows reach
-// its last one, then this run's replace them; a row that differs replaces them at once (the restart changed a setting:
-// they are another branch's). Another run's PATH is replaced, as any output is; another run's partial file is refused, and
+// stops (write throws). A lineage past step 0 of the same course whose partial file holds rows past its step (a
+// restart from an earlier checkpoint than the file reaches) keeps them the same way, its rows before the step kept,
+// until this run's rows reach its last one, then this run's replace them (at once where one differs). Stopped before
+// then, the series is its rows followed by the ones held past its last (close); ended before then (its own end), its
+// rows replace them. Another run's PATH is replaced, as any output is; another run's partial file is refused, and
 // so is one another process writes now (each writer holds a lock on its partial file). A lineage
 // with no baseline continues nothing: its PATH is replaced and its partial file refused.
 // continuation() says which. Nothing of the earlier files changes until this series writes its first row: a restart
@@ -164,7 +170,10 @@ class DiagnosticsSeries {
   std::string row_text(const DiagnosticsSample& s) const;  // one row, with its line end
   void append(const std::string& rows);                    // whole rows, or none (cut off again)
   void prove(const std::string& row, std::uint64_t step);  // a row while an earlier start's rows are compared
-  void commit();                                           // they were all the same: this run's replace them
+  // They were all the same: this run's replace them; `keep_rest`: followed by the held ones past this run's last row
+  // (a run of the same course stopped before it reached them).
+  void commit(bool keep_rest = false);
+  std::string held_past(std::uint64_t step) const;  // the partial file's rows past `step`, as written there
   std::string kept_rows() const;  // what goes before this run's rows where they replace the compared ones
   void unlock() { lock_.reset(); }
 

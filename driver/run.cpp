@@ -505,6 +505,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       here.digest = setup.continued_cadences.diagnostics_digest;
       here.written_every = setup.continued_cadences.diagnostics.every;
       here.written_dt = setup.continued_cadences.diagnostics.dt;
+      here.same_course = !setup.course_changed;
     }
     return here;
   };
@@ -525,6 +526,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     }
     lineage = lineage_here(baseline);
     lineage->new_baseline = new_baseline;
+    lineage->same_course = lineage->same_course && !new_baseline;
   } else if (sampled) {
     // A run from step 0 where a run that died left its series unfinished: the start is measured first, so that the
     // series can tell that run's rows (the same command run again after a job was killed before it could restart:

@@ -230,13 +230,15 @@ std::string number(double v) {
 // A checkpoint's settings, restored into `run` where the user named none; a named one that
 // differs wins, with a notice. Returns the place in `notices` of the --eta-start one, if any (what it changes
 // depends on whether the file's bodies start again, known later).
+// `course_changed`: a setting of the run's course (all but the units, which relabel it) is named with another value.
 std::optional<std::size_t> restore_settings(const sim::RunRecord& saved, const std::string& path, RunConfig& run,
-                                            std::vector<std::string>& notices) {
+                                            std::vector<std::string>& notices, bool& course_changed) {
   auto overrides = [&](const std::string& option, const std::string& given, const std::string& stored,
                        bool text = false) {
-    if (given != stored)
-      notices.push_back((text ? run.names.with_text(option, given) : run.names.with(option, given)) + " overrides " +
-                        path + "'s " + stored);
+    if (given == stored) return;
+    notices.push_back((text ? run.names.with_text(option, given) : run.names.with(option, given)) + " overrides " +
+                      path + "'s " + stored);
+    if (option != "--mass-unit and --length-unit") course_changed = true;
   };
   std::optional<std::size_t> eta_start_notice;
   auto const integrator = from_name<sim::Integrator>(saved.integrator);
@@ -391,7 +393,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     // bodies are read (a small file may declare a billion of them).
     sim::CheckpointHeader const header = sim::read_checkpoint_header(ic.checkpoint, run.names);
     sim::RunRecord const& saved = header.run;
-    std::optional<std::size_t> const eta_start_notice = restore_settings(saved, ic.checkpoint, run, s.notices);
+    std::optional<std::size_t> const eta_start_notice = restore_settings(saved, ic.checkpoint, run, s.notices, s.course_changed);
     check_integrator_options(run);
     if (ic.bodies != 0 && ic.bodies != header.bodies)
       throw InputError(run.names.with("--bodies", std::to_string(ic.bodies)) + ": " + ic.checkpoint + " holds " +

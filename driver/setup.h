@@ -63,6 +63,10 @@ struct Setup {
   // another potential; new bodies; a checkpoint continued without its own); else 0. A series at the path whose rows
   // measure another energy is then this run's from before that step, and begins again there (SeriesLineage).
   std::uint64_t baseline_step = 0;
+  // A restart that names a setting of the run's course (integrator, dt, eta, eta_start, dt_max, damping, softening,
+  // precision) other than its checkpoint's: its run branches at the checkpoint's step, where one that changes none goes
+  // on as the checkpoint's run did, to the bit (SeriesLineage::same_course).
+  bool course_changed = false;
   std::string source;                 // "plummer (seed 42)", the snapshot's path, or the checkpoint's
   std::string scenario;               // what checkpoints record as the initial conditions
   std::uint64_t seed = 0;

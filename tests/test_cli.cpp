@@ -706,36 +706,60 @@ TEST_F(Cli, ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached) {
     if (waitpid(pid, &status, 0) != pid) return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   };
-  std::ofstream(file("k.csv.partial")) << died;
-  EXPECT_EQ(restart(SIGKILL), 128 + SIGKILL);
-  EXPECT_EQ(slurp(dir_ / "k.csv.partial"), died) << "killed at step 200 or so, the restart took no row of them";
-  // Stopped, it publishes its own series to where it stopped, and leaves the rows that reach further where they are.
-  EXPECT_EQ(restart(SIGINT), 130) << slurp(dir_ / "err");
-  EXPECT_EQ(slurp(dir_ / "k.csv.partial"), died);
-  std::string const stopped = steps_of(slurp(dir_ / "k.csv"));
-  EXPECT_EQ(stopped.rfind("0 100 200 ", 0), 0u) << stopped;
-  EXPECT_NE(slurp(dir_ / "err").find("notice: --diagnostics " + file("k.csv") + ": continues " + file("k.csv.partial") +
-                                     ": its 1 row before step 100 kept; its 20 rows from step 100 to step 2000 stay "
-                                     "until this run's rows reach step 2000, then are replaced by them"),
-            std::string::npos)
-      << slurp(dir_ / "err");
-  // Run to the end, the restart's rows replace them: the series of the run that never stopped.
-  Result const whole = nbody("--run -q --restart " + file("c_00000100.h5") + " --diagnostics " + file("k.csv"));
-  ASSERT_EQ(whole.code, 0) << whole.err;
-  EXPECT_FALSE(fs::exists(dir_ / "k.csv.partial"));
   std::string header;
   auto without_wall = [&](const std::string& text) {
     auto rows = csv_rows(text, &header);
     for (auto& row : rows) row.erase(row.begin() + 2);
     return rows;
   };
+  std::ofstream(file("k.csv.partial")) << died;
+  EXPECT_EQ(restart(SIGKILL), 128 + SIGKILL);
+  EXPECT_EQ(slurp(dir_ / "k.csv.partial"), died) << "killed at step 200 or so, the restart took no row of them";
+  // Stopped, its series is its own rows followed by the ones it had not reached: the whole run's still.
+  EXPECT_EQ(restart(SIGINT), 130) << slurp(dir_ / "err");
+  EXPECT_NE(slurp(dir_ / "err").find("notice: --diagnostics " + file("k.csv") + ": continues " + file("k.csv.partial") +
+                                     ": its 1 row before step 100 kept; its 20 rows from step 100 to step 2000 (this "
+                                     "run's course, computed again) stay until this run's rows reach step 2000, then "
+                                     "are replaced by them"),
+            std::string::npos)
+      << slurp(dir_ / "err");
+  EXPECT_FALSE(fs::exists(dir_ / "k.csv.partial"));
   EXPECT_EQ(without_wall(slurp(dir_ / "k.csv")), without_wall(died));
-  // A restart that changes a setting branches at its step: the rows after it are another branch's, replaced as soon as
-  // one differs from this run's (here at step 200), not kept until this run's reach step 2000.
+  EXPECT_NE(slurp(dir_ / "k.csv"), died) << "the rows to where it stopped are the restart's (their wall clocks)";
+  // A restart from where it stopped, killed, leaves the series as it was; run to the end, its rows replace them.
+  std::uint64_t const stopped_at = sim::read_checkpoint(file("r.h5")).run.step;
+  std::string const after_stop = slurp(dir_ / "k.csv");
+  pid_t const pid = fork();
+  if (pid == 0) {
+    std::string const from = file("r.h5"), series = file("k.csv"), err = file("err");
+    if (!freopen(err.c_str(), "w", stderr)) _exit(126);
+    execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "-q", "--restart", from.c_str(),
+          "--diagnostics", series.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  EXPECT_EQ(slurp(dir_ / "k.csv"), after_stop) << "restarted from step " << stopped_at;
+  Result const whole = nbody("--run -q --restart " + file("r.h5") + " --diagnostics " + file("k.csv"));
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_FALSE(fs::exists(dir_ / "k.csv.partial"));
+  EXPECT_EQ(without_wall(slurp(dir_ / "k.csv")), without_wall(died));
+  // Ended before the rows it had not reached (its own --steps), its rows replace them, as a run's end does.
+  std::ofstream(file("e.csv.partial")) << died;
+  Result const short_run =
+      nbody("--run -q --restart " + file("c_00000100.h5") + " --steps 150 --diagnostics " + file("e.csv"));
+  ASSERT_EQ(short_run.code, 0) << short_run.err;
+  EXPECT_FALSE(fs::exists(dir_ / "e.csv.partial"));
+  EXPECT_EQ(steps_of(slurp(dir_ / "e.csv")), "0 100 200 250 ");
+  // A restart that changes a setting branches at its step: the rows past it are another branch's, replaced from its
+  // first row on, not held until this run's reach step 2000 (a stop would leave the two branches in one file).
   std::ofstream(file("b.csv.partial")) << died;
-  Result const branch = nbody("--run -q --restart " + file("c_00000100.h5") + " --steps 150 --dt 0.005 --diagnostics " +
+  Result const branch = nbody("--run --restart " + file("c_00000100.h5") + " --steps 150 --dt 0.005 --diagnostics " +
                               file("b.csv"));
   ASSERT_EQ(branch.code, 0) << branch.err;
+  EXPECT_NE(branch.err.find(": its 1 row before step 100 kept, 20 rows from step 100 on replaced"), std::string::npos)
+      << branch.err;
   EXPECT_FALSE(fs::exists(dir_ / "b.csv.partial"));
   EXPECT_EQ(steps_of(slurp(dir_ / "b.csv")), "0 100 200 250 ");
 }
@@ -1061,22 +1085,23 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
     EXPECT_EQ(without_wall(lf), whole);
   }
 
-  // A restart from an earlier checkpoint keeps the rows before it; the rest stay beside its series until its rows
-  // reach as far (see ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached).
+  // A restart from an earlier checkpoint keeps the rows before it; the rest stay until its rows reach as far (see
+  // ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached), or it ends (here, before them): replaced.
   ASSERT_EQ(nbody("--run --bodies 256 --precision fp64 -q --steps 100 --checkpoint " + file("c100.h5")).code, 0);
   std::ofstream(file("f.csv.partial")) << first;
   Result const earlier =
       nbody("--run --restart " + file("c100.h5") + " --steps 50 --diagnostics-every 100 --diagnostics " + file("f.csv"));
   ASSERT_EQ(earlier.code, 0) << earlier.err;
   EXPECT_NE(earlier.err.find(": continues " + file("f.csv.partial") + ": its 1 row before step 100 kept; its 3 rows "
-                             "from step 100 to step 250 stay until this run's rows reach step 250"),
+                             "from step 100 to step 250 (this run's course, computed again) stay until this run's rows "
+                             "reach step 250"),
             std::string::npos)
       << earlier.err;
   std::string header;
   std::vector<double> f_steps;
   for (auto const& row : csv_rows(slurp(file("f.csv")), &header)) f_steps.push_back(row[0]);
   EXPECT_EQ(f_steps, (std::vector<double>{0, 100, 150}));
-  EXPECT_EQ(slurp(file("f.csv.partial")), first);
+  EXPECT_FALSE(fs::exists(file("f.csv.partial")));
 
   // A series that ends before the checkpoint's step by more than its cadence (the run got there writing none of it:
   // a restart in between without --diagnostics) goes on with a gap, which is said.
@@ -1251,8 +1276,8 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   std::ofstream(file("soft2.csv.partial")) << soft_text.substr(0, cut);
   Result const again = nbody(softer_run);
   ASSERT_EQ(again.code, 0) << again.err;
-  EXPECT_NE(again.err.find(": continues " + file("soft2.csv.partial") + ": no row before step 250; its 2 rows from "
-                           "step 250 to step 260 stay until this run's rows reach step 260"),
+  EXPECT_NE(again.err.find(": continues " + file("soft2.csv.partial") + ": no row before step 250, 2 rows from step "
+                           "250 on replaced"),
             std::string::npos)
       << again.err;
   EXPECT_EQ(without_wall(slurp(file("soft2.csv"))), soft_whole);
