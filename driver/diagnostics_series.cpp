@@ -213,6 +213,7 @@ struct Scan {
   double last_kept_time = 0.0;
   bool row_at_step = false;  // a row at the lineage's step (replaced)
   bool crlf = false;  // its lines end in CR LF (its first line's does): the rows that follow it are written so too
+  bool replaced_on_clock = true;  // every row replaced is at the time the run's clock gives its step (fixed steps)
   // The steps between the rows kept where they were sampled every so many steps (cadence()); else 0.
   std::uint64_t first_gap = 0, last_gap = 0, inner_gap = 0;  // inner: the one gap between the first and the last
   bool even_inside = true;  // every gap between the first and the last is inner_gap
@@ -345,6 +346,8 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
         return scan;
       }
       scan.row_at_step = scan.row_at_step || r->step == lineage.step;
+      if (lineage.dt > 0 && r->step >= lineage.dt_since_step && !same_time(r->time, lineage.time_at(r->step)))
+        scan.replaced_on_clock = false;
       ++scan.replaced;
       scan.last_replaced_step = r->step;
     }
@@ -371,8 +374,8 @@ std::string continued_text(const std::string& given, const std::string& from, co
     std::string const last = std::to_string(scan.last_replaced_step);
     text += "; its " + rows_text(scan.replaced) + " from step " + step + " to step " + last + " (this run's course, " +
             "computed again) stay until this run's rows reach step " + last + ", then are replaced by them (at once " +
-            "where a row differs); stopped before then, this run keeps them after its own rows, and one that ends " +
-            "before then (at its own end) replaces them";
+            "where a row differs); stopped or killed before then, this run leaves them as they were, and one that " +
+            "ends before then (at its own end) replaces them";
   } else if (scan.replaced) {
     text += ", " + rows_text(scan.replaced) + " from step " + step + " on replaced";
   }
@@ -547,11 +550,15 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
     if (from_partial->kept > 0) last_kept_time_ = from_partial->last_kept_time;
     row_at_start_ = from_partial->row_at_step;
     // Rows past the run's step (a restart from an earlier checkpoint than where the run died), where the run goes on
-    // as it went (its course unchanged), are the run's too, computed again by this one: they stay until this run's rows
-    // reach as far, so that a restart stopped or killed before then loses none of them. Compared meanwhile: a row that
-    // differs makes them another start's after all, replaced at once.
+    // as it went (its course and the series' cadence unchanged, the rows at its clock's times), are the run's too,
+    // computed again by this one: they stay until this run's rows reach as far, so that a restart stopped or killed
+    // before then loses none of them. Compared meanwhile: a row that differs makes them another start's after all,
+    // replaced at once.
     std::error_code size_ec;
-    if (lineage->step > 0 && lineage->same_course && from_partial->last_replaced_step > lineage->step &&
+    bool const same_cadence = (lineage->every > 0 && lineage->every == lineage->written_every) ||
+                              (lineage->every_dt > 0 && lineage->every_dt == lineage->written_dt);
+    if (lineage->step > 0 && lineage->same_course && same_cadence && from_partial->replaced_on_clock &&
+        from_partial->last_replaced_step > lineage->step &&
         std::filesystem::file_size(partial_, size_ec) <= kMaxComparedBytes && !size_ec) {
       for (auto& row : rows_of(partial_, format_))
         if (row.first >= lineage->step) earlier_.push_back(std::move(row));
@@ -780,30 +787,10 @@ std::string DiagnosticsSeries::kept_rows() const {
   return rows;
 }
 
-std::string DiagnosticsSeries::held_past(std::uint64_t step) const {
-  // The partial file's whole rows past `step` as they are written there, from the first one (in step order).
-  std::ifstream in(partial_, std::ios::binary);
-  in.seekg(std::streamoff(keep_bytes_));
-  std::string line, rows;
-  std::uint64_t raw = 0;
-  bool past = false;
-  while (read_line(in, line, &raw)) {
-    auto const r = parse_row(line, format_);
-    past = past || (r && r->step > step);
-    if (past) rows += line + eol_;
-  }
-  return rows;
-}
-
-void DiagnosticsSeries::commit(bool keep_rest) {
+void DiagnosticsSeries::commit() {
   // This run's rows go to a file of their own, which then replaces the earlier start's whole (renamed over it): a
   // failure before leaves that one as it was. The lock passes to the new file before the name does.
-  std::string rest;
-  if (keep_rest && last_step_) {
-    rest = held_past(*last_step_);
-    if (auto const last = last_row_step(partial_, format_); last && !rest.empty()) last_step_ = last;
-  }
-  std::string rows = kept_rows() + pending_ + rest;
+  std::string const rows = kept_rows() + pending_;
   TemporaryFile next(partial_, "--diagnostics");
   Lock lock;
   lock.reset(::dup(next.fd()));
@@ -855,16 +842,19 @@ void DiagnosticsSeries::close(bool ended) {
                          (last_step_ ? "last row (step " + std::to_string(*last_step_) + ")" : "rows (none)") +
                          rows_stay);
   };
-  // A restart of the same course that has not reached the rows held past its step: with none of its own, it changes
-  // nothing; ended (at its own end), its rows replace them; stopped, its rows are followed by them (the rows of its
-  // course an earlier start computed: a restart from a later checkpoint goes on with them). Then as any series.
+  // A restart of the same course that has not reached the rows held past its step: stopped (or with no row of its own),
+  // it leaves the partial file as it was, whose rows its own are, to the bit (a restart from a later checkpoint goes on
+  // with them), and says so; ended (at its own end), its rows replace them, as any series' end does.
   if (proving_ && continues_partial_) {
-    if (rows_ == 0) {
+    if (rows_ == 0 || !ended) {
       proving_ = false;
       unlock();
-      return;
+      if (rows_ == 0) return;
+      throw SeriesKept(partial_ + " is kept as it was: it reaches step " + std::to_string(earlier_.back().first) +
+                       ", past this stopped run's last row (step " + std::to_string(*last_step_) + "), whose rows " +
+                       "are its own, computed again; a restart from a later checkpoint goes on with it");
     }
-    commit(!ended);
+    commit();
   }
   if (proving_) {
     // This run's rows ended before they reached the earlier start's last row, each the same as its row: that file,

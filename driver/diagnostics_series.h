@@ -79,6 +79,7 @@ struct SeriesLineage {
   // This run's rows are every this many steps (0: by time): an earlier series of the run kept at another step cadence
   // is said (continuation()), since its rows and this run's then fall at other intervals.
   std::uint64_t every = 0;
+  double every_dt = 0.0;  // by time: this run's rows at every multiple of this time (0: by steps)
   // The cadence the series was written at, as the run's checkpoint records it: steps, or a time (0: none).
   std::uint64_t written_every = 0;
   double written_dt = 0.0;
@@ -89,9 +90,10 @@ struct SeriesLineage {
   // short: a partial file of an earlier start that died), as is another file's.
   std::string digest = {};
   // The run goes on from its checkpoint as that run did (a restart that names no setting of its course anew:
-  // Setup::course_changed; its baseline not new): its rows are the ones an earlier start of it computed past this step,
-  // to the bit but for the wall clock, so a partial file's rows past it are held until this run's reach them
-  // (DiagnosticsSeries). Else they are another branch's, replaced from the step on at the first row.
+  // Setup::course_changed; its baseline not new): where it also samples at the cadence the series was written at, and
+  // a partial file's rows past its step are at the times its clock gives them (fixed steps), they are the rows an
+  // earlier start of it computed, to the bit but for the wall clock, and are held until this run's reach them
+  // (DiagnosticsSeries). Else they are another's, replaced from the step on at the first row.
   bool same_course = false;
 };
 
@@ -121,10 +123,10 @@ struct SeriesDigest {
 // to the bit but for the wall clock; once they reach its last row, all the same, they replace it. A row that differs
 // makes it another run's after all (another integrator or setting from the same bodies): it is kept, and this series
 // stops (write throws). A lineage past step 0 of the same course whose partial file holds rows past its step (a
-// restart from an earlier checkpoint than the file reaches) keeps them the same way, its rows before the step kept,
-// until this run's rows reach its last one, then this run's replace them (at once where one differs). Stopped before
-// then, the series is its rows followed by the ones held past its last (close); ended before then (its own end), its
-// rows replace them. Another run's PATH is replaced, as any output is; another run's partial file is refused, and
+// restart from an earlier checkpoint than the file reaches; see SeriesLineage::same_course) keeps them the same way, its
+// rows before the step kept, until this run's rows reach its last one, then this run's replace them (at once where one
+// differs). Stopped or killed before then, the partial file stays as it was (its rows are this run's, to the bit);
+// ended before then (its own end), its rows replace them. Another run's PATH is replaced, as any output is; another run's partial file is refused, and
 // so is one another process writes now (each writer holds a lock on its partial file). A lineage
 // with no baseline continues nothing: its PATH is replaced and its partial file refused.
 // continuation() says which. Nothing of the earlier files changes until this series writes its first row: a restart
@@ -170,10 +172,7 @@ class DiagnosticsSeries {
   std::string row_text(const DiagnosticsSample& s) const;  // one row, with its line end
   void append(const std::string& rows);                    // whole rows, or none (cut off again)
   void prove(const std::string& row, std::uint64_t step);  // a row while an earlier start's rows are compared
-  // They were all the same: this run's replace them; `keep_rest`: followed by the held ones past this run's last row
-  // (a run of the same course stopped before it reached them).
-  void commit(bool keep_rest = false);
-  std::string held_past(std::uint64_t step) const;  // the partial file's rows past `step`, as written there
+  void commit();                                           // they were all the same: this run's replace them
   std::string kept_rows() const;  // what goes before this run's rows where they replace the compared ones
   void unlock() { lock_.reset(); }
 

@@ -500,6 +500,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     SeriesLineage here{sim.steps_done(), sim.time(), baseline, clock.start_time,
                        sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
     here.every = sample_every;
+    here.every_dt = sample_dt;
     // The rows before this step as its checkpoint (or the script's run before) records them.
     if (setup.continued_cadences.at_step == here.step && here.step > 0) {
       here.digest = setup.continued_cadences.diagnostics_digest;

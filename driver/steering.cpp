@@ -111,6 +111,16 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
     s.initial_energy.reset();
     if (notices) notices->push_back("the energy error is measured from here: another softening is another potential");
   }
+  // A setting of the run's course named anew here: the run branches at this step (Setup::course_changed), and stays a
+  // branch of the run its checkpoint continued.
+  sim::StepProgram const& was = simulation.program();
+  bool const same_hermite = was.hermite.has_value() == s.program.hermite.has_value() &&
+                            (!was.hermite || (was.hermite->eta == s.program.hermite->eta &&
+                                              was.hermite->eta_start == s.program.hermite->eta_start &&
+                                              was.hermite->dt_max == s.program.hermite->dt_max));
+  s.course_changed = current.course_changed || was.integrator != s.program.integrator || was.dt != s.program.dt ||
+                     !same_hermite || softening_changed || s.damping != current.damping ||
+                     s.config.engine.precision != simulation.config().engine.precision;
   s.clock = simulation.clock();
   if (s.program.dt != simulation.program().dt) s.clock = s.clock.with_new_dt(simulation.program().dt);
   // The files' units (what they call one unit of mass and length; the run stays G = 1): new ones relabel the

@@ -715,24 +715,26 @@ TEST_F(Cli, ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached) {
   std::ofstream(file("k.csv.partial")) << died;
   EXPECT_EQ(restart(SIGKILL), 128 + SIGKILL);
   EXPECT_EQ(slurp(dir_ / "k.csv.partial"), died) << "killed at step 200 or so, the restart took no row of them";
-  // Stopped, its series is its own rows followed by the ones it had not reached: the whole run's still.
+  // Stopped, it leaves them too (its own rows are the same rows), and says so.
   EXPECT_EQ(restart(SIGINT), 130) << slurp(dir_ / "err");
-  EXPECT_NE(slurp(dir_ / "err").find("notice: --diagnostics " + file("k.csv") + ": continues " + file("k.csv.partial") +
-                                     ": its 1 row before step 100 kept; its 20 rows from step 100 to step 2000 (this "
-                                     "run's course, computed again) stay until this run's rows reach step 2000, then "
-                                     "are replaced by them"),
+  std::string const err = slurp(dir_ / "err");
+  EXPECT_NE(err.find("notice: --diagnostics " + file("k.csv") + ": continues " + file("k.csv.partial") + ": its 1 row "
+                     "before step 100 kept; its 20 rows from step 100 to step 2000 (this run's course, computed again) "
+                     "stay until this run's rows reach step 2000, then are replaced by them"),
             std::string::npos)
-      << slurp(dir_ / "err");
-  EXPECT_FALSE(fs::exists(dir_ / "k.csv.partial"));
-  EXPECT_EQ(without_wall(slurp(dir_ / "k.csv")), without_wall(died));
-  EXPECT_NE(slurp(dir_ / "k.csv"), died) << "the rows to where it stopped are the restart's (their wall clocks)";
-  // A restart from where it stopped, killed, leaves the series as it was; run to the end, its rows replace them.
+      << err;
+  EXPECT_NE(err.find(file("k.csv.partial") + " is kept as it was: it reaches step 2000, past this stopped run's last row"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(slurp(dir_ / "k.csv.partial"), died);
+  EXPECT_FALSE(fs::exists(dir_ / "k.csv"));
+  // A restart from where it stopped (its checkpoint's digest is of those rows), killed, leaves them as they were; run
+  // to the end, its rows replace them: the series of the run that never stopped.
   std::uint64_t const stopped_at = sim::read_checkpoint(file("r.h5")).run.step;
-  std::string const after_stop = slurp(dir_ / "k.csv");
   pid_t const pid = fork();
   if (pid == 0) {
-    std::string const from = file("r.h5"), series = file("k.csv"), err = file("err");
-    if (!freopen(err.c_str(), "w", stderr)) _exit(126);
+    std::string const from = file("r.h5"), series = file("k.csv"), err_file = file("err");
+    if (!freopen(err_file.c_str(), "w", stderr)) _exit(126);
     execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "-q", "--restart", from.c_str(),
           "--diagnostics", series.c_str(), static_cast<char*>(nullptr));
     _exit(127);
@@ -740,7 +742,7 @@ TEST_F(Cli, ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
-  EXPECT_EQ(slurp(dir_ / "k.csv"), after_stop) << "restarted from step " << stopped_at;
+  EXPECT_EQ(slurp(dir_ / "k.csv.partial"), died) << "restarted from step " << stopped_at;
   Result const whole = nbody("--run -q --restart " + file("r.h5") + " --diagnostics " + file("k.csv"));
   ASSERT_EQ(whole.code, 0) << whole.err;
   EXPECT_FALSE(fs::exists(dir_ / "k.csv.partial"));
@@ -752,8 +754,16 @@ TEST_F(Cli, ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached) {
   ASSERT_EQ(short_run.code, 0) << short_run.err;
   EXPECT_FALSE(fs::exists(dir_ / "e.csv.partial"));
   EXPECT_EQ(steps_of(slurp(dir_ / "e.csv")), "0 100 200 250 ");
+  // Rows at another cadence than the series' are not the ones the restart computes again: replaced from its first row.
+  std::ofstream(file("a.csv.partial")) << died;
+  Result const other_cadence = nbody("--run --restart " + file("c_00000100.h5") + " --steps 150 --diagnostics-every 50 "
+                                     "--diagnostics " + file("a.csv"));
+  ASSERT_EQ(other_cadence.code, 0) << other_cadence.err;
+  EXPECT_NE(other_cadence.err.find(": its 1 row before step 100 kept, 20 rows from step 100 on replaced"),
+            std::string::npos)
+      << other_cadence.err;
   // A restart that changes a setting branches at its step: the rows past it are another branch's, replaced from its
-  // first row on, not held until this run's reach step 2000 (a stop would leave the two branches in one file).
+  // first row on, not held until this run's reach step 2000.
   std::ofstream(file("b.csv.partial")) << died;
   Result const branch = nbody("--run --restart " + file("c_00000100.h5") + " --steps 150 --dt 0.005 --diagnostics " +
                               file("b.csv"));
@@ -1085,16 +1095,16 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
     EXPECT_EQ(without_wall(lf), whole);
   }
 
-  // A restart from an earlier checkpoint keeps the rows before it; the rest stay until its rows reach as far (see
-  // ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached), or it ends (here, before them): replaced.
+  // A restart from an earlier checkpoint keeps the rows before it, and replaces the rest: here its checkpoint's run
+  // wrote no series, so nothing shows the rows past it to be the ones it computes again (else they are held: see
+  // ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached).
   ASSERT_EQ(nbody("--run --bodies 256 --precision fp64 -q --steps 100 --checkpoint " + file("c100.h5")).code, 0);
   std::ofstream(file("f.csv.partial")) << first;
   Result const earlier =
       nbody("--run --restart " + file("c100.h5") + " --steps 50 --diagnostics-every 100 --diagnostics " + file("f.csv"));
   ASSERT_EQ(earlier.code, 0) << earlier.err;
-  EXPECT_NE(earlier.err.find(": continues " + file("f.csv.partial") + ": its 1 row before step 100 kept; its 3 rows "
-                             "from step 100 to step 250 (this run's course, computed again) stay until this run's rows "
-                             "reach step 250"),
+  EXPECT_NE(earlier.err.find(": continues " + file("f.csv.partial") + ": its 1 row before step 100 kept, 3 rows from "
+                             "step 100 on replaced"),
             std::string::npos)
       << earlier.err;
   std::string header;

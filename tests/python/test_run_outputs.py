@@ -606,3 +606,27 @@ def test_a_run_stopped_by_a_callback_that_raises_keeps_a_checkpoint_further_on(t
         r".*c\.h5 is kept: it holds step 500, past this stopped run's step 10 \(Simulation\.restart\('.*c\.h5'\) goes "
         r"on from it\)", kept["error"]), kept
     assert nbody.Simulation.restart(tmp_path / "c.h5").steps == 500
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_a_restart_holds_the_rows_it_computes_again_unless_its_course_changes(tmp_path):
+    # A run that died past its checkpoint left its rows in k.csv.partial: a restart from the checkpoint computes the
+    # rows past it again, and holds them until it has; one whose course the script changed (dt, or the integrator at the
+    # same dt, whose rows fall at the same times) is a branch, which replaces them.
+    sim = nbody.Simulation(n=256, backend="cpu")
+    sim.run(steps=100, diagnostics=tmp_path / "k.csv", diagnostics_every=50, checkpoint=tmp_path / "c.h5")
+    sim.run(steps=200, diagnostics=tmp_path / "k.csv")
+    died = (tmp_path / "k.csv").read_text()
+    replaced = "its 2 rows before step 100 kept, 5 rows from step 100 on replaced"
+    for change, says in (({}, "its 5 rows from step 100 to step 300 (this run's course, computed again) stay until "
+                              "this run's rows reach step 300"),
+                         ({"dt": 0.005}, replaced), ({"integrator": "yoshida4"}, replaced)):
+        (tmp_path / "k.csv").unlink(missing_ok=True)
+        (tmp_path / "k.csv.partial").write_text(died)
+        again = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
+        again.configure(**change)
+        again.run(steps=50, diagnostics=tmp_path / "k.csv")
+        assert any(says in n for n in again.notices), again.notices
+        assert not (tmp_path / "k.csv.partial").exists()  # ended: its rows replace them either way
+        assert [line.split(",")[0] for line in (tmp_path / "k.csv").read_text().splitlines()[1:]] == \
+               ["0", "50", "100", "150"]
