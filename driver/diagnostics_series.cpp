@@ -849,10 +849,13 @@ void DiagnosticsSeries::close(bool ended) {
     if (rows_ == 0 || !ended) {
       proving_ = false;
       unlock();
-      if (rows_ == 0) return;
+      if (ended) return;
       throw SeriesKept(partial_ + " is kept as it was: it reaches step " + std::to_string(earlier_.back().first) +
-                       ", past this stopped run's last row (step " + std::to_string(*last_step_) + "), whose rows " +
-                       "are its own, computed again; a restart from a later checkpoint goes on with it");
+                       ", past this stopped run's " +
+                       (last_step_ ? "last row (step " + std::to_string(*last_step_) + "), whose rows are its own, "
+                                     "computed again"
+                                   : "rows (none)") +
+                       "; a restart from a later checkpoint goes on with it");
     }
     commit();
   }

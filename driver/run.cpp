@@ -1027,8 +1027,9 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     for (std::string const& text : saved.warnings) observer.warning(text);
   });
   // The end energy is an O(N^2) pass worth about ten steps: after an interrupt the user wants out,
-  // and the saved state lets a restart measure it. The series' last row is the end itself.
-  if (!result.stopped_by && (o.summary || sampled)) {
+  // and the saved state lets a restart measure it; a script's callback that raised stops the run as a signal does. The
+  // series' last row is the end itself.
+  if (ended && (o.summary || sampled)) {
     if (last_sample_step == sim.steps_done()) {
       result.end = last_sample;
     } else if (unless_interrupted([&] { result.end = sim.diagnostics(); })) {

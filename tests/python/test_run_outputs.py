@@ -630,3 +630,37 @@ def test_a_restart_holds_the_rows_it_computes_again_unless_its_course_changes(tm
         assert not (tmp_path / "k.csv.partial").exists()  # ended: its rows replace them either way
         assert [line.split(",")[0] for line in (tmp_path / "k.csv").read_text().splitlines()[1:]] == \
                ["0", "50", "100", "150"]
+
+
+def test_a_callback_that_raises_stops_the_series_as_a_signal_does(tmp_path):
+    # No end row where the script's callback raised: a run that never stopped has no row at that step, and a restart
+    # from the state saved there continues the series as that run's.
+    sim = nbody.Simulation(n=128, backend="cpu")
+
+    def stop(s):
+        if s.steps >= 150:
+            raise RuntimeError("enough")
+
+    with pytest.raises(RuntimeError, match="enough"):
+        sim.run(steps=1000, diagnostics=tmp_path / "d.csv", diagnostics_every=100, callback=stop, every=10)
+    assert [line.split(",")[0] for line in (tmp_path / "d.csv").read_text().splitlines()[1:]] == ["0", "100"]
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_a_restart_stopped_before_its_first_row_says_the_held_rows_are_kept(tmp_path):
+    sim = nbody.Simulation(n=128, backend="cpu")
+    sim.run(steps=130, diagnostics=tmp_path / "k.csv", diagnostics_every=50, checkpoint=tmp_path / "c.h5")
+    sim.run(steps=170, diagnostics=tmp_path / "k.csv")
+    died = (tmp_path / "k.csv").read_text()  # rows 0, 50, ..., 300: as a run that died there left them
+    (tmp_path / "k.csv").rename(tmp_path / "k.csv.partial")
+    again = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")  # step 130: its next row is at 150
+
+    def stop(s):
+        raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError, match="stop"):
+        again.run(steps=100, diagnostics=tmp_path / "k.csv", callback=stop, every=1)
+    assert (tmp_path / "k.csv.partial").read_text() == died
+    kept = [lost["error"] for lost in again.last_run["outputs_not_written"]]
+    assert any(k.startswith(f"{tmp_path / 'k.csv.partial'} is kept as it was: it reaches step 300, past this stopped "
+                            "run's rows (none)") for k in kept), kept
