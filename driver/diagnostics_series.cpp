@@ -742,12 +742,13 @@ void DiagnosticsSeries::prove(const std::string& row, std::uint64_t step) {
                          "run writes no series (rename it, or name another file)");
   };
   while (next_earlier_ < earlier_.size() && earlier_[next_earlier_].first < step) ++next_earlier_;
-  bool const differs = next_earlier_ < earlier_.size() && earlier_[next_earlier_].first == step &&
-                       earlier_[next_earlier_].second != without_wall(row.substr(0, row.size() - eol_.size()), format_);
+  bool const at_its_row = next_earlier_ < earlier_.size() && earlier_[next_earlier_].first == step;
+  bool const differs =
+      at_its_row && earlier_[next_earlier_].second != without_wall(row.substr(0, row.size() - eol_.size()), format_);
   if (differs && !continues_partial_)
     give_up("is another run's after all: its row at step " + std::to_string(step) + " differs from this run's "
             "(another integrator or setting, from the same bodies)");
-  if (next_earlier_ < earlier_.size() && earlier_[next_earlier_].first == step && step > 0) ++matched_past_start_;
+  if (at_its_row && step > 0) ++matched_past_start_;
   pending_ += row;
   ++rows_;
   last_step_ = step;

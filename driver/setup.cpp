@@ -591,9 +591,9 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
 
 double typed_time(const std::string& option, const std::string& text, const sim::Units& units,
                   const SettingNames& names) {
-  SettingNames as_typed = names;
-  as_typed.typed[option] = text;
-  std::string const given = as_typed.with(option, text);
+  NamedSetting named = names.setting(option);
+  named.typed = text;
+  std::string const given = named.with(text);
   auto const time = sim::physical_time(text);
   if (!time)
     throw InputError(given + ": not a number and a time unit (" + sim::kTimeUnitNames + "; case matters), e.g. 10Myr");

@@ -790,10 +790,9 @@ class Engine {
 
   // How messages name t_end: "t_end=5", or as typed where it was given in a unit (`typed`: "10Myr"; else "").
   NamedSetting t_end_named(const std::string& typed) const {
-    SettingNames names = run_.names;
-    names.typed.erase("--t-end");
-    if (!typed.empty()) names.typed["--t-end"] = typed;
-    return names.setting("--t-end");
+    NamedSetting named = run_.names.setting("--t-end");
+    named.typed = typed;
+    return named;
   }
 
   // Steps from now until the time reaches `t_end` (0 if it has): driver::steps_to_time.
