@@ -326,14 +326,7 @@ class Engine {
     driver::RunConfig run;
     run.devices.engine.precision = Precision::fp64;  // Python's default: the state a script reads is fp64 throughout
     apply_options(run, options, true);
-    auto ranks = ranks_for(comm);
-    run.devices.ranks = ranks.get();
-    driver::Setup setup;
-    {
-      nb::gil_scoped_release unlocked;
-      agree(spanned(ranks), [&] { setup = driver::make_setup(run); });
-    }
-    return std::make_unique<Engine>(std::move(setup), run, std::move(ranks));
+    return made(std::move(run), comm, [](const driver::RunConfig& r) { return driver::make_setup(r); });
   }
 
   static std::unique_ptr<Engine> from_arrays(Rows3 positions, Rows3 velocities, Column masses, double time,
@@ -343,14 +336,9 @@ class Engine {
     apply_options(run, options, false);
     sim::BodySet bodies = to_bodies(positions, velocities, masses);
     bodies.time = time;
-    auto ranks = ranks_for(comm);
-    run.devices.ranks = ranks.get();
-    driver::Setup setup;
-    {
-      nb::gil_scoped_release unlocked;
-      agree(spanned(ranks), [&] { setup = driver::setup_from_bodies(run, std::move(bodies), "arrays"); });
-    }
-    return std::make_unique<Engine>(std::move(setup), run, std::move(ranks));
+    return made(std::move(run), comm, [&](const driver::RunConfig& r) {
+      return driver::setup_from_bodies(r, std::move(bodies), "arrays");
+    });
   }
 
   static std::unique_ptr<Engine> load(const std::string& path, const nb::dict& options,
@@ -359,14 +347,7 @@ class Engine {
     run.devices.engine.precision = Precision::fp64;
     run.initial.snapshot = path;  // where a time given with a unit takes its units from
     apply_options(run, options, false);
-    auto ranks = ranks_for(comm);
-    run.devices.ranks = ranks.get();
-    driver::Setup setup;
-    {
-      nb::gil_scoped_release unlocked;
-      agree(spanned(ranks), [&] { setup = driver::make_setup(run); });
-    }
-    return std::make_unique<Engine>(std::move(setup), run, std::move(ranks));
+    return made(std::move(run), comm, [](const driver::RunConfig& r) { return driver::make_setup(r); });
   }
 
   // A checkpoint continued: every setting from the file unless `options` names it (then with a
@@ -376,12 +357,20 @@ class Engine {
     driver::RunConfig run;
     run.initial.checkpoint = path;  // where a time given with a unit takes its units from
     apply_options(run, options, false, true);
+    return made(std::move(run), comm, [](const driver::RunConfig& r) { return driver::make_setup(r); });
+  }
+
+  // The engine of `run` on the communicator's ranks (or this process alone): the setup made on every rank with the
+  // GIL released; a failure on any rank is thrown on every rank (agree).
+  template <class MakeSetup>
+  static std::unique_ptr<Engine> made(driver::RunConfig run, const std::optional<std::uintptr_t>& comm,
+                                      MakeSetup&& make_setup) {
     auto ranks = ranks_for(comm);
     run.devices.ranks = ranks.get();
     driver::Setup setup;
     {
       nb::gil_scoped_release unlocked;
-      agree(spanned(ranks), [&] { setup = driver::make_setup(run); });
+      agree(spanned(ranks), [&] { setup = make_setup(run); });
     }
     return std::make_unique<Engine>(std::move(setup), run, std::move(ranks));
   }
