@@ -19,6 +19,7 @@
 #include "sim/engines/engine.h"
 #include "sim/io/checkpoint.h"
 #include "sim/io/tipsy.h"
+#include "sim/physics/hermite_step.h"
 #include "sim/physics/scenarios.h"
 
 namespace nbody::driver {
@@ -372,6 +373,21 @@ void take_hermite_bodies(sim::BodySet& bodies, const sim::hermite::HermiteState&
     bodies.velocity[i] = state.velocity[i];
   }
 }
+// The bodies every one at the state's block time, as a simulation's state() gives them: each predicted in fp64 from
+// its own time's position, velocity, acceleration and jerk (an fp32 file's particle groups hold these rounded).
+void take_synchronised_hermite_bodies(sim::BodySet& bodies, const sim::hermite::HermiteState& state) {
+  if (state.position.size() != bodies.size() || state.velocity.size() != bodies.size() ||
+      state.acceleration.size() != bodies.size() || state.jerk.size() != bodies.size())
+    throw std::logic_error("take_synchronised_hermite_bodies: the Hermite state is not of these bodies");
+  double const now = state.block_time();
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    Vec3d x, v;
+    sim::hermite::predict(state.position[i], state.velocity[i], state.acceleration[i], state.jerk[i],
+                          now - state.time[i], x, v);
+    bodies.pos_mass[i] = {x.x, x.y, x.z, bodies.pos_mass[i].w};
+    bodies.velocity[i] = v;
+  }
+}
 }  // namespace
 
 void continue_hermite(Setup& s, sim::hermite::HermiteState state) {
@@ -446,15 +462,21 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                             saved.diagnostics_digest};
     s.bodies = std::move(checkpoint.bodies);
     s.bodies.time = s.clock.time(s.program.dt);
-    // Before a hermite4 file's first block step every body is at the file's time, and its Hermite group holds their
-    // positions and velocities in fp64, where an fp32 file's synchronised velocities are floats: the state is taken
-    // from there, so that a run that starts again from such a file has the bits of the run that never stopped.
+    // A hermite4 file's particle groups hold every body predicted to the file's time, in the run's precision; its
+    // Hermite group holds what they were predicted from in fp64. The synchronised state is predicted again from there
+    // (before the first block step, every body is as it started), so that a run that starts every body again from such a file
+    // (another softening, integrator or precision) has the bits of one that changed the setting in place, with no
+    // fp32 rounding of positions that hermite4 keeps in fp64.
     // A file with no checksum was edited by hand (h5py), where what a user edits is the particle groups: their
     // bodies are taken, and the Hermite group, which may no longer be of them (its accelerations and jerks are of the
     // old masses and positions), is not.
     bool const edited = !checkpoint.verified && checkpoint.hermite.started();
-    if (checkpoint.hermite.started() && checkpoint.hermite.block_time() == 0.0 && !edited)
-      take_hermite_bodies(s.bodies, checkpoint.hermite);
+    if (checkpoint.hermite.started() && !edited) {
+      if (checkpoint.hermite.block_time() == 0.0)
+        take_hermite_bodies(s.bodies, checkpoint.hermite);
+      else
+        take_synchronised_hermite_bodies(s.bodies, checkpoint.hermite);
+    }
     // Each body at its own time, bit for bit; but where the file's accelerations and jerks are of another softening
     // (another potential), or no block step was made (the start steps are this run's settings'), every body starts
     // again from the synchronised state.

@@ -70,6 +70,23 @@ def test_a_new_softening_starts_every_body_again():
     assert changed.diagnostics()["relative_energy_error"] < 1e-6
 
 
+@pytest.mark.parametrize("precision", ["fp32", "fp64"])
+def test_a_restart_with_a_new_softening_goes_on_as_the_change_in_place(tmp_path, precision):
+    # hermite4 keeps positions and velocities in fp64 in either precision: a checkpoint restarted with another
+    # softening starts every body again from that fp64 state (its Hermite group), not from its particle groups, which
+    # an fp32 file holds in fp32. So it goes on to the bit as the same change made in place does.
+    settings = dict(PLUMMER, precision=precision, softening=1e-3)
+    changed = nbody.Simulation(**settings)
+    changed.run(t_end=0.25, checkpoint=tmp_path / "c.h5")
+    changed.softening = 0.01
+    restarted = nbody.Simulation.restart(tmp_path / "c.h5", softening=0.01)
+    assert same_state(changed, restarted)
+    changed.run(steps=40)
+    restarted.run(steps=40)
+    assert same_state(changed, restarted)
+    assert changed.last_run["hermite4"]["state_hash"] == restarted.last_run["hermite4"]["state_hash"]
+
+
 def test_settings_changed_before_the_first_block_step_are_those_of_the_start():
     # No block step yet: the start steps are the new settings', as the constructor's would be.
     configured = nbody.Simulation(**PLUMMER, softening=0.01)
