@@ -60,6 +60,7 @@ Setup setup_from_bodies(const RunConfig& requested, sim::BodySet bodies, const s
   RunConfig run = requested;
   // 0 named is hermite4's "no softening" (refused for the other integrators); 0 not named is "none chosen".
   if (run.physics.softening == 0 && !run.given.softening) run.physics.softening = 0.01;
+  check_integrator_options(run);  // the settings that mean nothing to the integrator, as every other start refuses
   Setup s;
   s.program = sim::make_step_program(integrator_params(run.physics));
   s.config = resolve_devices(run, bodies.size(), &s.notices);

@@ -140,6 +140,16 @@ def test_hermite4_settings_read_back_and_refused_where_they_mean_nothing():
     with pytest.raises(ValueError, match=r"^eta_start: applies to integrator='hermite4' only \(leapfrog takes one dt "
                                          r"for every body\)$"):
         nbody.Simulation(scenario="plummer", n=64, backend="cpu", eta_start=0.1)
+    # Bodies from arrays are checked as every other start is: nothing kept that the integrator would ignore.
+    pos, vel, m = kepler_pair()
+    for settings, refused in [(dict(integrator="leapfrog", eta=0.05), r"^eta: applies to integrator='hermite4' only"),
+                              (dict(integrator="hermite4", damping=0.9), r"^damping=0.9: hermite4 does not damp"),
+                              (dict(integrator="hermite4", kernel="reference"), r"^kernel='reference': hermite4 has "),
+                              (dict(integrator="hermite4", dt=0.01), r"^dt=0.01: hermite4 chooses each body's step "
+                                                                     r"\(a power of two up to dt_max, from eta\); give "
+                                                                     r"dt_max instead$")]:
+        with pytest.raises(ValueError, match=refused):
+            nbody.Simulation.from_arrays(pos, vel, m, backend="cpu", **settings)
     assert sim.eta == 0.005 and sim.dt is None  # a refused change changes nothing
     # A dt_max off the powers of two: a notice names the longest step, once, in the keyword's spelling.
     odd = nbody.Simulation(**PLUMMER, dt_max=0.1)
