@@ -436,9 +436,8 @@ int run_simulation(const Options& asked) {
   CliRunObserver observer(o, steps, span, notice);
   std::uint64_t const first_step = sim.steps_done();
   auto const run_began = std::chrono::steady_clock::now();
-  // A run that cannot go on still leaves a --json a script can read: the failure, and where its last sound state
-  // is (or why there is none); the steps made, and hermite4's figures where the state can still be read (one rank:
-  // with several, a failure may have left the others where they cannot take part).
+  // hermite4's counts when the run's clock starts: the start's force pass, counted but not timed.
+  sim::hermite::HermiteCounters const timed_since = blocks ? sim.hermite_counters() : sim::hermite::HermiteCounters{};
   // A run that cannot go on still leaves a --json a script can read: the failure, and where its last sound state
   // is (or why there is none); the steps made, the files of the series written, and hermite4's figures where the
   // state can still be read (one rank: with several, a failure may have left the others where they cannot take part).
@@ -447,7 +446,7 @@ int run_simulation(const Options& asked) {
     json hermite = nullptr;
     if (blocks && sim.ranks().size() == 1) {
       try {
-        hermite = driver::hermite_run_json(sim, {}, r.wall_seconds);
+        hermite = driver::hermite_run_json(sim, {}, timed_since, r.wall_seconds);
       } catch (const std::exception&) {  // a device that gave up: its state is not there to count
       }
     }
@@ -528,15 +527,14 @@ int run_simulation(const Options& asked) {
   std::snprintf(reached, sizeof reached, physical.empty() ? "%.6g" : "%.6g (%s)", sim.time(), physical.c_str());
   if (blocks) {
     // Counts of this run, the start's force pass included (a restart's from zero).
-    hermite = driver::hermite_run_json(sim, {}, wall);
+    hermite = driver::hermite_run_json(sim, {}, timed_since, wall);
     if (!o.quiet && r.steps == 0)
       std::printf("  time %s, no block steps (%llu of the run)\n", reached, (unsigned long long)sim.steps_done());
     else if (!o.quiet)
-      std::printf("  time %s after %llu block steps (%llu of the run); %.3f s wall, %.1f force evaluations per "
+      std::printf("  time %s after %llu block steps (%llu of the run); %.3f s wall, %.3g force evaluations per "
                   "body, %.3e force+jerk interactions/s\n",
                   reached, (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,
-                  hermite["force_evaluations_per_body"].get<double>(),
-                  wall > 0 ? hermite["interactions"].get<double>() / wall : 0.0);
+                  hermite["force_evaluations_per_body"].get<double>(), hermite["interactions_per_second"].get<double>());
   } else if (!o.quiet) {
     std::printf("  time %s after %llu steps (step %llu of the run); %.3f s wall, %.2f steps/s, %.3e interactions/s\n",
                 reached, (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,

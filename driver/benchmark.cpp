@@ -175,7 +175,7 @@ std::uint64_t hermite_state_hash(multigpu::Simulation& sim) {
 std::string state_hash_text(std::uint64_t hash) { return hex(hash); }
 
 nlohmann::json hermite_run_json(multigpu::Simulation& simulation, const sim::hermite::HermiteCounters& since,
-                                double wall_seconds) {
+                                const sim::hermite::HermiteCounters& timed_since, double wall_seconds) {
   auto const now = simulation.hermite_counters();
   std::uint64_t const hash = hermite_state_hash(simulation);  // every rank takes part
   std::uint64_t const blocks = now.block_steps - since.block_steps, evaluations =
@@ -188,7 +188,8 @@ nlohmann::json hermite_run_json(multigpu::Simulation& simulation, const sim::her
           {"step_level_histogram", level_histogram(since, now)},
           {"longest_step", sim::hermite::pow2_at_most(p.dt_max)},
           {"interactions", interactions},
-          {"interactions_per_second", blocks > 0 && wall_seconds > 0 ? double(interactions) / wall_seconds : 0.0},
+          {"interactions_per_second",
+           blocks > 0 && wall_seconds > 0 ? double(now.interactions - timed_since.interactions) / wall_seconds : 0.0},
           {"eta", p.eta},
           {"eta_start", p.eta_start},
           {"dt_max", p.dt_max},

@@ -99,10 +99,11 @@ std::string state_hash_text(std::uint64_t hash);
 // N x N force pass then counts among the interactions): block_steps, force_evaluations (the bodies corrected) and
 // force_evaluations_per_body, step_level_histogram (the force evaluations by the level of the step that ended: level
 // k a step of longest_step x 2^-k), longest_step (dt_max's power of two), interactions (force+jerk pairs computed)
-// and interactions_per_second over `wall_seconds` (0 without block steps), eta, eta_start, dt_max and state_hash.
+// and interactions_per_second: those since `timed_since` (the counts when `wall_seconds` began: a start's force pass,
+// made before, is not timed) over `wall_seconds` (0 without block steps), eta, eta_start, dt_max and state_hash.
 // Collective (the hash).
 nlohmann::json hermite_run_json(multigpu::Simulation& simulation, const sim::hermite::HermiteCounters& since,
-                                double wall_seconds);
+                                const sim::hermite::HermiteCounters& timed_since, double wall_seconds);
 
 // hermite4's figures of one timed run of block steps (wall_mean_ms: its time a block step), as the keys both
 // the benchmark's "hermite4" object and a threading comparison's rows carry: block_steps, wall_seconds,

@@ -719,7 +719,7 @@ class Engine {
     nlohmann::json j;
     try {
       nb::gil_scoped_release unlocked;
-      j = driver::hermite_run_json(*sim_, before, wall);
+      j = driver::hermite_run_json(*sim_, before, before, wall);
     } catch (const std::exception&) {
       return nb::none();
     }
