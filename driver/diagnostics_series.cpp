@@ -407,11 +407,18 @@ std::string continued_text(const std::string& given, const std::string& from, co
     text += "; it has no rows between step " + std::to_string(scan.last_kept_step) + " and step " + step + " (" +
             rows_text(missing) + " at its cadence, " + at + "): the run got from one to the other without writing " +
             "this series, and the gap stays";
-  if (cadence && lineage.every && cadence != lineage.every) {
-    std::string const steps = lineage.dt > 0 ? " steps" : " block steps";  // the clock's dt: fixed steps
-    text += "; they are " + std::to_string(cadence) + steps + " apart, this run's " + std::to_string(lineage.every) +
-            ": " + names.with("--diagnostics-every", std::to_string(cadence)) + " (or the " +
-            names.name("--diagnostics-dt") + " they were taken at) keeps the series even";
+  bool const in_block_steps = lineage.dt == 0.0;  // the clock's dt: fixed steps
+  auto const steps_of = [](bool blocks) { return std::string(blocks ? " block steps" : " steps"); };
+  if (lineage.written_in_block_steps && *lineage.written_in_block_steps != in_block_steps && cadence) {
+    // Rows a number of fixed steps apart continued in block steps (or the other way): no step cadence of this run's
+    // falls where theirs did; only a time can.
+    text += "; they are " + std::to_string(cadence) + steps_of(*lineage.written_in_block_steps) +
+            " apart, which this run, in" + steps_of(in_block_steps) + ", does not count in: " +
+            names.name("--diagnostics-dt") + " at the time between them keeps the series even";
+  } else if (cadence && lineage.every && cadence != lineage.every) {
+    text += "; they are " + std::to_string(cadence) + steps_of(in_block_steps) + " apart, this run's " +
+            std::to_string(lineage.every) + ": " + names.with("--diagnostics-every", std::to_string(cadence)) +
+            " (or the " + names.name("--diagnostics-dt") + " they were taken at) keeps the series even";
   }
   return text;
 }

@@ -83,6 +83,9 @@ struct SeriesLineage {
   // The cadence the series was written at, as the run's checkpoint records it: steps, or a time (0: none).
   std::uint64_t written_every = 0;
   double written_dt = 0.0;
+  // Whether the run's steps before `step` were block steps (hermite4's), as its checkpoint records it; none where it
+  // records nothing. Rows a number of steps apart of another kind than this run's are not this run's cadence.
+  std::optional<bool> written_in_block_steps = {};
   // The rows before `step` as the run's checkpoint records them (DiagnosticsSeries::digest_before; "" where it
   // records none): an earlier series of that name and format whose first rows (as many as the digest counts) give
   // another digest is another run's, however well its energies and times agree (another integrator from the same

@@ -506,6 +506,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       here.digest = setup.continued_cadences.diagnostics_digest;
       here.written_every = setup.continued_cadences.diagnostics.every;
       here.written_dt = setup.continued_cadences.diagnostics.dt;
+      here.written_in_block_steps = setup.continued_cadences.in_block_steps;
       here.same_course = !setup.course_changed;
     }
     return here;

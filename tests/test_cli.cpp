@@ -1061,6 +1061,16 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
                              "at) keeps the series even"),
             std::string::npos)
       << every50.err;
+  // Rows steps of dt apart continued in block steps: no step cadence falls where they did, only a time.
+  std::ofstream(file("blocks.csv")) << first;
+  Result const blocks = nbody("--run --restart " + file("c.h5") + " --integrator hermite4 --steps 20 --diagnostics " +
+                              file("blocks.csv"));
+  ASSERT_EQ(blocks.code, 0) << blocks.err;
+  EXPECT_NE(blocks.err.find(": its 3 rows before step 250 kept, 1 row from step 250 on replaced; they are 100 steps "
+                            "apart, which this run, in block steps, does not count in: --diagnostics-dt at the time "
+                            "between them keeps the series even"),
+            std::string::npos)
+      << blocks.err;
 
   // A run that died left its rows in the partial file, the last one half written: the restart takes them up.
   std::ofstream(file("e.csv.partial")) << first << "300,0.3,1.5";
