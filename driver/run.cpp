@@ -879,10 +879,12 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
           at, std::min({chunk, steps - done, until_due(every, at), until_due(sample_every, at), until_sample_time(),
                         until_due(visit_every, at - first_step)}));
       // An output time the clock cannot resolve from here (dt below a few units in the last place of the time:
-      // next_multiple's fallback) lowers no limit: the output is taken at every chunk instead, and the run goes on.
-      double const limit = sim.block_steps() && by_time && !one_past && reach_of(next_time()) > sim.time()
-                               ? std::min(run_limit, next_time())
-                               : run_limit;
+      // next_multiple's fallback) lowers no limit: the output is taken at every step instead (block steps: one a
+      // chunk, as fixed steps' until_sample_time gives), and the run goes on.
+      bool const unresolved = by_time && !(reach_of(next_time()) > sim.time());
+      if (sim.block_steps() && unresolved) n = 1;
+      double const limit = sim.block_steps() && by_time && !one_past && !unresolved ? std::min(run_limit, next_time())
+                                                                                    : run_limit;
       bool const stepped_past = one_past;  // this chunk is that one block step
       if (one_past) n = 1;
       one_past = false;

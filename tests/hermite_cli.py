@@ -193,6 +193,14 @@ with tempfile.TemporaryDirectory() as d:
         check(len(steps) == len(set(steps)) and steps == sorted(steps), f"samples of --diagnostics-dt 0.03: {steps}")
         check(r.stderr.startswith("warning: at step ") and r.stderr.count("\n") == 2,
               f"--diagnostics-dt 0.03's warnings: {r.stderr!r}")
+        # A cadence too fine for the time to resolve (below a few units in its last place): a sample at every block
+        # step, as fixed steps have one at every step.
+        r = run([*H, "--bodies", "32", "--t-end", "0.25", "--diagnostics", p("fine.csv"), "--diagnostics-dt", "1e-30",
+                 "--json", p("fine.json")])
+        steps = [int(line.split(",")[0]) for line in open(p("fine.csv")).read().splitlines()[1:]]
+        made = json.load(open(p("fine.json")))["steps"]
+        check(r.returncode == 0 and steps == list(range(0, made + 1)),
+              f"--diagnostics-dt 1e-30 sampled steps {steps[:12]} of {made}")
         # The notice is in --json's notices; so is one for a start off the longest step's grid (a leapfrog state at
         # 0.3), where even a multiple of it is no block time of every body.
         j = json.load(open(p("close.json")))
