@@ -25,13 +25,14 @@ std::string shown(double v) {
 }
 
 // The edit of the field just drawn, held to what the command line accepts for it: the value it had
-// when the edit began is kept; when the edit ends, a new value is checked (`problem`: why it cannot
-// be, or ""). True for a new value accepted. A refused one goes back to the old, saying why in
-// `refused`; an edit given up (Escape) or ending where it began changes nothing.
+// when the edit began (`was`: before the widget was drawn this frame, for a slider sets its value in the
+// frame of the click that begins the edit) is kept; when the edit ends, a new value is checked
+// (`problem`: why it cannot be, or ""). True for a new value accepted. A refused one goes back to the
+// old, saying why in `refused`; an edit given up (Escape) or ending where it began changes nothing.
 template <class T, class Problem>
-bool checked_edit(std::map<std::string, double>& before, const char* name, const char* option, T& value,
+bool checked_edit(std::map<std::string, double>& before, const char* name, const char* option, T was, T& value,
                   Problem problem, std::string& refused) {
-  if (ImGui::IsItemActivated()) before[name] = double(value);
+  if (ImGui::IsItemActivated()) before[name] = double(was);
   if (!ImGui::IsItemDeactivated()) return false;
   auto const it = before.find(name);
   if (it == before.end()) return false;
@@ -202,29 +203,35 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     // Edits take effect when they end, and only with a new value the command line would accept too:
     // Escape, or a value set back to what it was, changes nothing (no new run, the energy's reference
     // kept). N is checked against its bounds when the run is made (a message if it cannot be).
+    auto const bodies_was = c.bodies;
     ImGui::InputScalar("N", ImGuiDataType_S64, &c.bodies);
     trace("N");
-    if (checked_edit(before_edit_, "N", "--bodies", c.bodies, NoBound{}, c.refused)) c.reset = true;
+    if (checked_edit(before_edit_, "N", "--bodies", bodies_was, c.bodies, NoBound{}, c.refused)) c.reset = true;
     double const dt_range[2] = {1e-4, 0.05}, softening_range[2] = {1e-4, 0.5}, damping_range[2] = {0.9, 1.0};
+    double const dt_was = c.dt;
     ImGui::SliderScalar("dt", ImGuiDataType_Double, &c.dt, &dt_range[0], &dt_range[1], "%.4g",
                         ImGuiSliderFlags_Logarithmic);
     trace("dt");
-    if (checked_edit(before_edit_, "dt", "--dt", c.dt, dt_problem, c.refused)) c.apply = true;
+    if (checked_edit(before_edit_, "dt", "--dt", dt_was, c.dt, dt_problem, c.refused)) c.apply = true;
+    double const softening_was = c.softening;
     ImGui::SliderScalar("softening", ImGuiDataType_Double, &c.softening, &softening_range[0], &softening_range[1],
                         "%.4g", ImGuiSliderFlags_Logarithmic);
     trace("softening");
     Precision const precision = c.precision ? Precision::fp64 : Precision::fp32;
-    if (checked_edit(before_edit_, "softening", "--softening", c.softening,
+    if (checked_edit(before_edit_, "softening", "--softening", softening_was, c.softening,
                      [&](double v) { return softening_problem(v, precision); }, c.refused))
       c.apply = c.softening_edited = true;
     if (c.damping_applies) {
+      double const damping_was = c.damping;
       ImGui::SliderScalar("damping", ImGuiDataType_Double, &c.damping, &damping_range[0], &damping_range[1], "%.4f");
-      if (checked_edit(before_edit_, "damping", "--damping", c.damping, damping_problem, c.refused)) c.apply = true;
+      if (checked_edit(before_edit_, "damping", "--damping", damping_was, c.damping, damping_problem, c.refused))
+        c.apply = true;
     }
     if (ImGui::Combo("precision", &c.precision, "fp32\0fp64\0")) c.apply = true;
+    int const steps_per_update_was = c.steps_per_update;
     ImGui::SliderInt("steps/update", &c.steps_per_update, 1, 50);
     trace("steps/update");
-    checked_edit(before_edit_, "steps/update", "--steps-per-frame", c.steps_per_update,
+    checked_edit(before_edit_, "steps/update", "--steps-per-frame", steps_per_update_was, c.steps_per_update,
                  whole_from_1_to(kMaxStepsPerFrame), c.refused);
   }
   bool const view_open = ImGui::CollapsingHeader("View");
@@ -259,10 +266,13 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     }
     int hud = int(c.hud);
     if (ImGui::Combo("HUD", &hud, "full\0minimal (legend, time, scale)\0none\0")) c.hud = HudMode(hud);
+    float const point_size_was = c.point_size, brightness_was = c.brightness;
     ImGui::SliderFloat("point size", &c.point_size, 0.5f, 64.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
-    checked_edit(before_edit_, "point size", "--point-size", c.point_size, positive_up_to(kMaxPointSize), c.refused);
+    checked_edit(before_edit_, "point size", "--point-size", point_size_was, c.point_size,
+                 positive_up_to(kMaxPointSize), c.refused);
     ImGui::SliderFloat("brightness", &c.brightness, 0.05f, 20.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
-    checked_edit(before_edit_, "brightness", "--brightness", c.brightness, positive_up_to(kMaxBrightness), c.refused);
+    checked_edit(before_edit_, "brightness", "--brightness", brightness_was, c.brightness,
+                 positive_up_to(kMaxBrightness), c.refused);
     ImGui::Checkbox("auto exposure", &c.auto_exposure);
     ImGui::SameLine();
     ImGui::Text("(%.3g)", s.exposure);
@@ -285,10 +295,12 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     ImGui::TextUnformatted(("positions to GL: " + s.upload).c_str());
     ImGui::PopTextWrapPos();
     if (ImGui::Combo("threading", &c.threading, "single\0workers\0")) c.apply = true;
+    int const devices_was = c.devices;
     ImGui::SliderInt("devices", &c.devices, 1, max_devices);
     // Once, when the drag ends; more than the slider shows may be typed, as --numgpus takes them (a
     // GPU count the machine lacks is then refused by the run, with a message).
-    if (checked_edit(before_edit_, "devices", "--numgpus", c.devices, whole_from_1_to(kMaxDevices), c.refused))
+    if (checked_edit(before_edit_, "devices", "--numgpus", devices_was, c.devices, whole_from_1_to(kMaxDevices),
+                     c.refused))
       c.apply = true;
   }
   bool const keys_open = ImGui::CollapsingHeader("Keys");

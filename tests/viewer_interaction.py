@@ -78,6 +78,14 @@ class Viewer:
                 where = (x + w // 2, y + h // 2)
         return where
 
+    def rect(self, label):
+        """(x, y, w, h) of LABEL's newest rectangle, or None."""
+        found = None
+        for m in re.finditer(r"^ui: (.+) (-?\d+) (-?\d+) (\d+) (\d+)$", self.log(), re.M):
+            if m.group(1) == label:
+                found = tuple(int(m.group(k)) for k in range(2, 6))
+        return found
+
     def checked(self, label):
         """A check box's state as the HUD last drew it ("ui-value: LABEL 0|1"), after the frames in flight."""
         time.sleep(0.5)
@@ -631,11 +639,31 @@ def hud_values_held_to_command_line_bounds(nbody, folder):
         v.close()
 
 
+# A click on a slider, with no drag, sets the value under the pointer in the frame of the click: the run
+# takes it when the click ends, as it takes a drag's.
+def click_on_a_slider_applies(nbody, folder):
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "512", "--paused"], folder)
+    try:
+        v.wait_started()
+        v.click_until("Simulation", "N")
+        x, y, _, h = v.rect("dt")
+        # Near the left end of the slider: the small end of its logarithmic range, far from dt 0.01.
+        v.click_at(x + 6, y + h // 2)
+        v.wait_for(lambda: re.search(r"viewer: now .*dt 0\.00[0-9]", v.log()), 10,
+                   "the dt clicked on the slider was not applied")
+        v.click_at(WIDTH - 100, HEIGHT - 100)
+        v.key("q")
+        expect(v.wait_exit() == 0, "q: exit status " + str(v.proc.returncode))
+    finally:
+        v.close()
+
+
 CASES = {f.__name__: f for f in (escape_in_a_text_field, escape_in_a_popup, screenshot_that_cannot_be_written, scenario_switch,
                                   bad_body_count, redraws_during_a_slow_step, drag_while_paused, hud_key_cycles,
                                   first_frame_at_once, recording_ends_during_its_start_up,
                                   close_and_sigterm_during_a_long_start_up, quit_during_a_long_step,
-                                  quick_scenario_switches, hud_values_held_to_command_line_bounds)}
+                                  quick_scenario_switches, hud_values_held_to_command_line_bounds,
+                                  click_on_a_slider_applies)}
 
 
 def main():
