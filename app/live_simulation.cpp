@@ -298,10 +298,14 @@ void LiveSimulation::update() {
   // The other ranks wait for each plan in a collective call, which gives up after NBODY_RANK_TIMEOUT
   // (mpi/mpi_ranks.cpp): a paused viewer still sends an empty plan now and then.
   bool const keep_alive = ranks_.size() > 1 && seconds_since(origin_) - last_plan_wall_ > kKeepAliveSeconds;
-  if (!plan.start && plan.changes.empty() && plan.steps == 0 && !keep_alive) return;
+  if (!plan.start && plan.changes.empty() && plan.steps == 0 && !keep_alive && !levels_missing(plan)) return;
   last_plan_wall_ = seconds_since(origin_);
   send(plan);
   execute(plan);
+}
+
+bool LiveSimulation::levels_missing(const Plan& plan) const {
+  return plan.levels && sim_ && !torn_ && sim_->block_steps() && !levels_captured_;
 }
 
 bool LiveSimulation::superseded() const { return ranks_.size() == 1 && cancel_.load(); }
@@ -346,6 +350,9 @@ void LiveSimulation::execute(const Plan& plan) {
       stats_.changes_done = std::max(stats_.changes_done, change.number);
     }
     if (torn_ && !superseded() && !stop_) restore();  // a reset that failed: the run goes on from its last frame
+    // Colour by level asked for while the frame has no levels (paused, or its plan came before the ask): the frame
+    // is captured again, with them, without a step.
+    if (plan.steps == 0 && levels_missing(plan)) capture(0.0, 0, false);
     if (plan.steps == 0 || !sim_ || torn_ || superseded()) return;
   } catch (const sim::StepCancelled&) {
     return;  // the start-up or the restore was abandoned for a newer request: the next update makes it
@@ -543,7 +550,8 @@ void LiveSimulation::capture(double step_ms, std::uint64_t steps, bool energy) {
   // collective, so the plan (the same on every rank) decides, and frames that need none make no call.
   std::vector<std::uint8_t>& levels = level_frames_[front_ ^ 1];
   levels.clear();
-  if (sim_->block_steps() && plan_levels_ && !on_device) {
+  levels_captured_ = sim_->block_steps() && plan_levels_ && !on_device;
+  if (levels_captured_) {
     sim_->hermite_state(level_bodies_, level_state_);
     auto const& params = *sim_->program().hermite;
     levels.resize(level_state_.step.size());

@@ -181,6 +181,7 @@ class LiveSimulation {
   void start_up();
   void restore();                    // a torn simulation rebuilt from the last frame
   bool superseded() const;           // a newer reset, or the end, is waiting: leave the work
+  bool levels_missing(const Plan& plan) const;  // the plan wants levels the last frame was captured without
   void set_starting(const std::string& what);
   // `hermite`: hermite4's per-body state that `bodies` continue (the setup's, where they are its bodies), or null.
   void rebuild(const sim::BodySet& bodies, const driver::Setup& setup, multigpu::RunClock clock,
@@ -210,6 +211,7 @@ class LiveSimulation {
   std::uint64_t requests_ = 0;  // changes asked for so far (numbers them)
   std::vector<std::string> messages_;
   std::atomic<bool> paused_{false}, stop_{false}, want_centre_{false}, want_levels_{false};
+  bool levels_captured_ = false;  // the simulation thread's last frame holds hermite4's levels
   std::atomic<std::uint64_t> steps_asked_{0};  // n and the Step button: steps to make, paused or not
   std::atomic<bool> threaded_{false}, frame_pending_{false};  // pacing: see start()
   std::atomic<int> steps_per_update_{1};

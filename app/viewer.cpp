@@ -212,6 +212,7 @@ class Viewer {
     live_ = std::make_unique<LiveSimulation>(o.run, frames_device, true);  // the other ranks: follow_viewer
     live_->set_paused(requested_pause_ = o.paused);
     live_->set_steps_per_update(controls_.steps_per_update);
+    live_->want_levels(controls_.color == render::ColorMode::level);  // hermite4's first frame has them too
     if (!o.quiet) std::cerr << "viewer: " << surface_->describe() << ", " << render::gl_description() << "\n";
     // Recording, the simulation's thread works in lockstep with the frames (advance_recording).
     if (recording_) live_->start_recording();

@@ -658,12 +658,50 @@ def click_on_a_slider_applies(nbody, folder):
         v.close()
 
 
+def rgb_pixels(path):
+    """The picture as 8-bit RGB triples, read by ffmpeg."""
+    raw = subprocess.run(["ffmpeg", "-loglevel", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+                         check=True, stdout=subprocess.PIPE).stdout
+    return [raw[k:k + 3] for k in range(0, len(raw), 3)]
+
+
+# hermite4 coloured by time-step level: viridis from the longest step (purple) to the shortest (yellow). A frame
+# captured without the levels shows every body in the first colour ("one shared time step"): no green in it.
+def level_colours_while_paused(nbody, folder):
+    def green(path):
+        return sum(1 for r, g, b in rgb_pixels(path) if g > 60 and g > b + 30)
+    # A recording's first frame, made with the simulation's first block step, has them too.
+    first = os.path.join(folder, "first.png")
+    subprocess.run([nbody, "--offscreen", "--bodies", "1024", "--integrator", "hermite4", "--color", "level", "--hud",
+                    "none", "--width", str(WIDTH), "--height", str(HEIGHT), "--screenshot", first, "--quiet"],
+                   check=True, timeout=120)
+    expect(green(first) > 100, f"{green(first)} green pixels: the first frame is coloured as one shared time step")
+    os.remove(first)
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "1024", "--integrator", "hermite4", "--paused", "--hud",
+                       "none", "--screenshot-dir", folder], folder, hud_seconds=None)  # no HUD to wait for
+    try:
+        v.wait_started(60)
+        time.sleep(0.5)
+        v.click_at(WIDTH - 100, HEIGHT - 100)  # the keys go to the window
+        for _ in range(3):  # speed -> type -> device -> level
+            v.key("c")
+        v.key("p")
+        v.wait_for(lambda: pngs(folder), 10, "p wrote no screenshot")
+        time.sleep(0.5)
+        shown = green(os.path.join(folder, pngs(folder)[0]))
+        expect(shown > 100, f"{shown} green pixels: the paused frame is coloured as one shared time step")
+        v.key("q")
+        expect(v.wait_exit() == 0, "q: exit status " + str(v.proc.returncode))
+    finally:
+        v.close()
+
+
 CASES = {f.__name__: f for f in (escape_in_a_text_field, escape_in_a_popup, screenshot_that_cannot_be_written, scenario_switch,
                                   bad_body_count, redraws_during_a_slow_step, drag_while_paused, hud_key_cycles,
                                   first_frame_at_once, recording_ends_during_its_start_up,
                                   close_and_sigterm_during_a_long_start_up, quit_during_a_long_step,
                                   quick_scenario_switches, hud_values_held_to_command_line_bounds,
-                                  click_on_a_slider_applies)}
+                                  click_on_a_slider_applies, level_colours_while_paused)}
 
 
 def main():
