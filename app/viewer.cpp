@@ -296,12 +296,14 @@ class Viewer {
                  : 0.0;
       wait(stats);
     }
-    // Interrupted before the last frame: --screenshot still gets a picture, of the latest state, as
-    // --video keeps the frames it has; before the first state there is none to show, and nothing is
-    // written (nor a video of no frame).
-    if (interrupt_signal() && !options_.screenshot.empty() && !screenshot_written_) {
+    // Interrupted or closed (q, Esc, the window's close) before the last frame: --screenshot still gets a
+    // picture, of the latest state, as --video keeps the frames it has; before the first state there is
+    // none to show, and nothing is written (nor a video of no frame).
+    bool const ended_early = interrupt_signal() || quit_ || surface_->should_close();
+    if (ended_early && !options_.screenshot.empty() && !screenshot_written_) {
       if (generation_ != 0) write_interrupted_screenshot();
-      else log("viewer: --screenshot " + options_.screenshot + " not written: interrupted before the first frame");
+      else log("viewer: --screenshot " + options_.screenshot + " not written: " +
+               (interrupt_signal() ? "interrupted" : "closed") + " before the first frame");
     }
     if (screenshot_written_ && !options_.quiet) std::cerr << "viewer: wrote " << options_.screenshot << "\n";
     if (video_ && video_->frames() == 0) {
@@ -870,8 +872,8 @@ class Viewer {
   }
 
   // The latest completed positions drawn once more (the buffer last shown need not hold its picture
-  // after present) and written as --screenshot. A failure is said, not thrown: the interrupt's exit
-  // code and the other outputs come first.
+  // after present) and written as --screenshot, where the session ended before its last frame. A
+  // failure is said, not thrown: the interrupt's exit code and the other outputs come first.
   void write_interrupted_screenshot() {
     try {
       upload_frame();
@@ -889,7 +891,7 @@ class Viewer {
       render::write_png(options_.screenshot, render::read_pixels(w, h), w, h);
       screenshot_written_ = true;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "viewer: --screenshot %s not written after the interrupt: %s\n", options_.screenshot.c_str(),
+      std::fprintf(stderr, "viewer: --screenshot %s not written at the early end: %s\n", options_.screenshot.c_str(),
                    e.what());
     }
   }

@@ -534,6 +534,31 @@ def recording_ends_during_its_start_up(nbody, folder):
             v.close()
 
 
+# q or the window's close during a recording, past its start-up: --screenshot gets the latest frame, as
+# after Ctrl-C (before: nothing, and not a word).
+def recording_closed_keeps_its_screenshot(nbody, folder):
+    shot = os.path.join(folder, "shot.png")
+    for how in ("q", "close"):
+        v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "1024", "--frames", "100000", "--screenshot", shot],
+                   folder, hud_seconds=None, started=False)
+        try:
+            v.wait_started(60)
+            time.sleep(1.0)  # frames recorded
+            if how == "q":
+                v.xdotool("mousemove", str(WIDTH - 20), str(HEIGHT - 20))
+                time.sleep(0.3)
+                v.key("q")
+            else:
+                v.close_window()
+            status, _ = v.timed_exit(QUIT_SECONDS)
+            expect(status == 0, f"{how}: exit status {status}\n{v.log()}")
+            expect(os.path.exists(shot), f"{how}: --screenshot was not written\n{v.log()}")
+            expect(f"viewer: wrote {shot}" in v.log(), f"{how}: the picture written was not said\n{v.log()}")
+            os.remove(shot)
+        finally:
+            v.close()
+
+
 # q during a step of seconds (120,000 bodies on one thread: about 3 s) ends the viewer at once: the
 # step is abandoned between two bodies. Measured 0.06 to 0.12 s (before: the rest of the step; at
 # 300,000 bodies on two threads, 13 s).
@@ -701,7 +726,8 @@ CASES = {f.__name__: f for f in (escape_in_a_text_field, escape_in_a_popup, scre
                                   first_frame_at_once, recording_ends_during_its_start_up,
                                   close_and_sigterm_during_a_long_start_up, quit_during_a_long_step,
                                   quick_scenario_switches, hud_values_held_to_command_line_bounds,
-                                  click_on_a_slider_applies, level_colours_while_paused)}
+                                  click_on_a_slider_applies, level_colours_while_paused,
+                                  recording_closed_keeps_its_screenshot)}
 
 
 def main():
