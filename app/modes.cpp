@@ -206,6 +206,21 @@ void check_outputs(const Options& o) {
   for (auto const& [option, path] : outputs)
     if (!path.empty()) check_output_path(path, option);
   check_distinct_outputs(outputs);
+  // Nor one of the frames --frames-dir writes (DIR/frame_00000.png, ...).
+  if (!o.frames_dir.empty()) {
+    for (auto const& [option, path] : outputs) {
+      std::string const name = std::filesystem::path(path).filename().string();
+      if (name.size() < 15 || name.compare(0, 6, "frame_") != 0 || name.compare(name.size() - 4, 4, ".png") != 0)
+        continue;
+      std::string const digits = name.substr(6, name.size() - 10);
+      if (digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+      unsigned long long const frame = std::stoull(digits);
+      char written[32];
+      std::snprintf(written, sizeof written, "frame_%05llu.png", frame);
+      if (name == written && (o.frames == 0 || frame < o.frames))
+        check_distinct_outputs({{"--frames-dir", (std::filesystem::path(o.frames_dir) / name).string()}, {option, path}});
+    }
+  }
   // No output replaces the file the run starts from, but the state continued in place: --restart's --checkpoint,
   // --load's --save (both written whole, once the run is done with the file).
   driver::check_outputs_spare_inputs(o.run, outputs, "--checkpoint", "--save", &o.snapshots, "--snapshots");

@@ -208,6 +208,20 @@ TEST_F(Cli, MissingScreenshotFolderIsRefusedAtTheStart) {
   EXPECT_EQ(r.err.find("viewer:"), std::string::npos) << "the viewer started: " << r.err;
 }
 
+// A picture named as one of the frames --frames-dir writes would replace that frame, or be replaced by it: refused at
+// the start, however the folder is spelt; a name no frame of the recording takes is fine.
+TEST_F(Cli, AScreenshotAmongTheRecordedFramesIsRefused) {
+  fs::create_directories(file("frames"));
+  for (std::string const& shot : {file("frames") + "/frame_00000.png", file("frames") + "/../frames/frame_00002.png"}) {
+    Result const r = nbody("--offscreen --bodies 64 --frames 3 --frames-dir " + file("frames") + "/ --screenshot " + shot);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("error: --frames-dir and --screenshot both name "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("; give each output its own file\n"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_TRUE(fs::is_empty(file("frames"))) << "nothing was written";
+}
+
 TEST_F(Cli, RunSavesASnapshotThatRestarts) {
   Result const r = nbody("--run --bodies 64 --steps 5 --save " + file("a.bin") + " --json " + file("a.json"));
   ASSERT_EQ(r.code, 0) << r.err;
