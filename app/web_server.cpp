@@ -97,6 +97,21 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
     });
   }
 
+  // A viewer the server has no room for: the handshake is completed only to close at once with 1013 ("try again
+  // later") and why, which the page shows; a refused handshake would reach it as a bare 1006.
+  void turn_away(http::request<http::empty_body> request, std::string why) {
+    beast::get_lowest_layer(ws_).expires_never();
+    websocket::stream_base::timeout timeouts{};
+    timeouts.handshake_timeout = kHandshakeTimeout;  // the accept's and the close's
+    timeouts.idle_timeout = kHandshakeTimeout;
+    ws_.set_option(timeouts);
+    ws_.async_accept(request, [self = shared_from_this(), why = std::move(why)](beast::error_code ec) {
+      if (ec) return self->close();
+      self->ws_.async_close(websocket::close_reason(websocket::close_code::try_again_later, why),
+                            [self](beast::error_code) { self->close(); });
+    });
+  }
+
   // The newest frame: sent now, or when the write in progress ends (replacing one still waiting).
   void offer(const FrameBytes& frame) {
     if (closed_) return;
@@ -271,7 +286,9 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
     if (upgrade) {
       if (server_.viewers.size() >= kMaxClients) {
         server_.owner.note("serve: " + peer_ + ": refused: " + std::to_string(kMaxClients) + " viewers already");
-        return respond(http::status::service_unavailable, "too many viewers\n", "text/plain", false);
+        std::make_shared<Viewer>(server_, std::move(stream_), peer_)
+            ->turn_away(std::move(request), std::to_string(kMaxClients) + " viewers already: close one, then reload");
+        return;
       }
       std::make_shared<Viewer>(server_, std::move(stream_), peer_)->start(std::move(request));
       return;

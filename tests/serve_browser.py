@@ -402,8 +402,28 @@ def security(nbody, folder, shots):
         browser.screenshot(os.path.join(shots, "serve_watching.png"))
         other.close()
         print("page: %d frames in 4 s beside 2 stalled viewers" % (f1 - f0))
+        # A full server says so on the page (its close reason), not a bare code that blames the token.
+        for s in stalled:
+            s.close()
+        stalled.clear()
+        browser.open("about:blank")
+        time.sleep(1.0)  # the page's viewer gone
+        stalled.extend(WebSocket("127.0.0.1", server.port, path) for _ in range(16))
+        browser.open(server.local_url)
+        wait_for(lambda: "16 viewers already" in (browser.state().get("status") or ""), 10,
+                 "a full server's page did not say it was full: %r" % browser.state().get("status"))
+        browser.screenshot(os.path.join(shots, "serve_full.png"))
+        for s in stalled:
+            s.close()
+        stalled.clear()
+        time.sleep(1.0)
+        browser.open(server.local_url)
+        frames_of_page_size(browser)
         seconds = server.stop(signal.SIGTERM, 143)
         print("SIGTERM: exit 143 after %.2f s" % seconds)
+        # The page then says the server is gone (before: a wrong token was the one cause it named).
+        wait_for(lambda: "not reachable" in (browser.state().get("status") or ""), 10,
+                 "the page of a stopped server did not say so: %r" % browser.state().get("status"))
     finally:
         for s in stalled:
             s.close()
