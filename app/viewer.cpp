@@ -840,6 +840,7 @@ class Viewer {
                                          camera_.world_per_pixel(float(surface_->height())), surface_->width());
     if (controls_.color == render::ColorMode::level) h.overlay->swatches = level_swatches_;
     h.block_steps = s.block_steps;
+    h.units = running_.units;
     return h;
   }
 

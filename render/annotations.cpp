@@ -100,4 +100,30 @@ std::string time_label(double time, const sim::Units& units) {
   return "t = " + format(seconds, 4) + " s";
 }
 
+std::string panel_time_line(double time, bool block_steps, bool paused, const sim::Units& units) {
+  std::string const physical = units.physical(time);
+  char text[128];
+  std::snprintf(text, sizeof text, "%s = %.4g%s%s", block_steps ? "block time" : "t", time,
+                physical.empty() ? "" : (" (" + physical + ")").c_str(), paused ? "   paused" : "");
+  return text;
+}
+
+std::string panel_energy_line(double error, double time, const sim::Units& units) {
+  char text[96];
+  if (units.physical())
+    std::snprintf(text, sizeof text, "|dE/E| = %.1e at %s", error, units.physical(time).c_str());
+  else
+    std::snprintf(text, sizeof text, "|dE/E| = %.1e at t = %.4g", error, time);
+  return text;
+}
+
+std::string panel_radii_line(const std::array<double, 3>& radii, const sim::Units& units) {
+  DisplayUnit const length = length_unit(units, radii[1]);  // the half-mass radius' unit; N-body units without a scale
+  char text[96];
+  std::snprintf(text, sizeof text, "r10/50/90 = %.3g %.3g %.3g%s%s", length.factor * radii[0],
+                length.factor * radii[1], length.factor * radii[2], length.unit.empty() ? "" : " ",
+                length.unit.c_str());
+  return text;
+}
+
 }  // namespace nbody::render

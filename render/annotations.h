@@ -3,6 +3,7 @@
 // units or, when the run has a physical scale (--mass-unit, --length-unit), in astronomers' units.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -41,5 +42,12 @@ ScaleBar scale_bar(double world_per_pixel, double max_pixels, const sim::Units& 
 // "t = 12.5 N-body units"; with a physical scale, the time in the largest of Gyr, Myr, kyr, yr,
 // d, h, s that makes it at least 1: "t = 12.5 Myr".
 std::string time_label(double time, const sim::Units& units);
+
+// The HUD panel's lines of the run's state, in N-body units and, with a physical scale, in its units as the
+// overlay's time stamp and scale bar read: "t = 1.2 (5.658 Myr)" ("block time = ..." for hermite4, "   paused"
+// after), "|dE/E| = 1.0e-04 at 3.112 Myr" (at t = 0.66 without a scale), "r10/50/90 = 1.07 1.34 1.67 kpc".
+std::string panel_time_line(double time, bool block_steps, bool paused, const sim::Units& units);
+std::string panel_energy_line(double error, double time, const sim::Units& units);
+std::string panel_radii_line(const std::array<double, 3>& radii, const sim::Units& units);
 
 }  // namespace nbody::render

@@ -166,17 +166,18 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
   ImGui::Text("%.3g %s/s   step %.3g ms", s.steps_per_s, s.block_steps ? "block steps" : "steps", s.step_ms);
   ImGui::Text("N = %zu   %.3e interactions/s", s.bodies, s.interactions_per_s);
   ImGui::TextUnformatted(s.source.c_str());
-  // hermite4: the block time, every body predicted to it; each body keeps its own step.
-  ImGui::Text("%s = %.4g%s", s.block_steps ? "block time" : "t", s.time, s.paused ? "   paused" : "");
+  // hermite4: the block time, every body predicted to it; each body keeps its own step. With a physical scale the
+  // times and radii read in its units, as the overlay's time stamp and scale bar do.
+  ImGui::TextUnformatted(panel_time_line(s.time, s.block_steps, s.paused, s.units).c_str());
   if (s.energy_error)
-    ImGui::Text("|dE/E| = %.1e at t = %.4g", *s.energy_error, s.energy_time);
+    ImGui::TextUnformatted(panel_energy_line(*s.energy_error, s.energy_time, s.units).c_str());
   else if (s.energy_tracked)
     ImGui::TextUnformatted(s.paused && s.time == 0.0 ? "energy error: after the first step" : "energy error: measuring");
   else
     ImGui::TextUnformatted("energy: not tracked at this N");
   if (s.virial_ratio) {
     ImGui::Text("2K/|W| = %.3f", *s.virial_ratio);
-    ImGui::Text("r10/50/90 = %.3g %.3g %.3g", s.lagrangian_radii[0], s.lagrangian_radii[1], s.lagrangian_radii[2]);
+    ImGui::TextUnformatted(panel_radii_line(s.lagrangian_radii, s.units).c_str());
   }
   ImGui::PopTextWrapPos();
 

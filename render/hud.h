@@ -36,6 +36,7 @@ struct HudStats {
   std::vector<std::string> messages;  // recent notices and errors, newest last
   std::vector<std::pair<std::string, std::string>> keys;  // the keys and mouse, and what each does
   std::optional<OverlayInfo> overlay;  // the legend, time and scale bar (HudMode full and minimal)
+  sim::Units units;                // the run's: with a physical scale, the panel's times and radii in it too
 };
 
 // Values the user edits in the HUD; the viewer applies them and clears the one-shot flags.

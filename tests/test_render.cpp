@@ -378,6 +378,23 @@ TEST(Annotations, TimeStampInNbodyOrPhysicalUnits) {
   EXPECT_NEAR(render::speed_unit(pc).factor, 20.74, 0.005);
 }
 
+// The HUD panel's time, energy error and radii read in the run's units as the overlay does (the panel gave N-body
+// figures with no unit beside a corner in Myr and a scale bar in kpc).
+TEST(Annotations, PanelLinesInNbodyOrPhysicalUnits) {
+  sim::Units const none;
+  EXPECT_EQ(render::panel_time_line(1.2, false, false, none), "t = 1.2");
+  EXPECT_EQ(render::panel_time_line(0.5, true, true, none), "block time = 0.5   paused");
+  EXPECT_EQ(render::panel_energy_line(1e-4, 0.96, none), "|dE/E| = 1.0e-04 at t = 0.96");
+  EXPECT_EQ(render::panel_radii_line({0.973, 1.24, 1.56}, none), "r10/50/90 = 0.973 1.24 1.56");
+  sim::Units const pc = sim::parse_units("1e5Msun", "1pc");  // time unit 0.04715 Myr (above)
+  EXPECT_EQ(render::panel_time_line(100.0, false, false, pc), "t = 100 (4.715 Myr)");
+  EXPECT_EQ(render::panel_time_line(100.0, true, true, pc), "block time = 100 (4.715 Myr)   paused");
+  EXPECT_EQ(render::panel_energy_line(1e-4, 100.0, pc), "|dE/E| = 1.0e-04 at 4.715 Myr");
+  EXPECT_EQ(render::panel_radii_line({0.5, 2.0, 3000.0}, pc), "r10/50/90 = 0.5 2 3e+03 pc");
+  sim::Units const kpc = sim::parse_units("1e10Msun", "1kpc");
+  EXPECT_EQ(render::panel_radii_line({0.973, 1.24, 1.56}, kpc), "r10/50/90 = 0.973 1.24 1.56 kpc");
+}
+
 // Keys go to the HUD first: Esc cancelling an edit in a HUD field, or 'q' typed into it, must not
 // quit the viewer; the same keys quit when the HUD does not want the keyboard.
 TEST(Input, KeysGoToTheHudFirst) {
