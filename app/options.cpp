@@ -196,10 +196,9 @@ std::pair<double, double> parse_color_range(const std::string& text) {
   auto const lo = parse_real(text.substr(0, colon)), hi = parse_real(text.substr(colon + 1));
   if (!lo) refuse("'" + text.substr(0, colon) + "' is not a number");
   if (!hi) refuse("'" + text.substr(colon + 1) + "' is not a number");
-  constexpr double kLargest = 1e12;
-  if (!in_interval(*lo, -kLargest, kLargest, Ends::closed) || !in_interval(*hi, -kLargest, kLargest, Ends::closed))
-    refuse("each must be finite, in " + interval(-kLargest, kLargest, Ends::closed));
-  if (*lo < 0) refuse("MIN must be 0 or more (a speed)");
+  constexpr double kLargest = 1e12;  // speeds: from 0
+  if (!in_interval(*lo, 0, kLargest, Ends::closed) || !in_interval(*hi, 0, kLargest, Ends::closed))
+    refuse("each must be a speed in " + interval(0, kLargest, Ends::closed));
   if (!(*lo < *hi)) refuse("MIN must be below MAX");
   return {*lo, *hi};
 }
@@ -644,6 +643,13 @@ std::optional<Options> parse_options(int argc, char** argv) {
       throw InputError("--no-hud and --hud " + name_of(o.hud) + " both given; give one of them");
     o.hud = render::HudMode::none;
   }
+  // Offscreen, no key (h) brings a HUD back.
+  if (o.offscreen && o.video_hud && o.hud == render::HudMode::none)
+    throw InputError(std::string("--video-hud does nothing with --offscreen and ") +
+                     (no_hud ? "--no-hud" : "--hud none") + ": there is no HUD to show");
+  if (o.offscreen && cli.count("--screenshot-dir"))
+    throw InputError("--screenshot-dir does nothing with --offscreen: it is where the viewer's keys write, and an "
+                     "offscreen recording has none (--screenshot FILE.png writes its picture)");
   if (cli.count("--color-range")) o.color_range = parse_color_range(color_range);
 
   // A path option given as "" would run without its input or skip its output unseen.

@@ -121,15 +121,24 @@ TEST_F(Cli, BadColourMapsRangesAndHudModesAreRefused) {
   expect_input_error("--color-range 2 --viewer", "--color-range 2: no ':' between MIN and MAX");
   expect_input_error("--color-range 2:1 --viewer", "--color-range 2:1: MIN must be below MAX");
   expect_input_error("--color-range 1:1 --viewer", "--color-range 1:1: MIN must be below MAX");
-  expect_input_error("--color-range -1:2 --viewer", "--color-range -1:2: MIN must be 0 or more (a speed)");
+  expect_input_error("--color-range -1:2 --viewer", "--color-range -1:2: each must be a speed in [0, 1e+12]");
   expect_input_error("--color-range a:1 --viewer", "--color-range a:1: 'a' is not a number");
-  expect_input_error("--color-range 0:nan --viewer", "--color-range 0:nan: each must be finite");
+  expect_input_error("--color-range 0:nan --viewer", "--color-range 0:nan: each must be a speed in [0, 1e+12]");
+  expect_input_error("--color-range nan:1 --viewer", "--color-range nan:1: each must be a speed in [0, 1e+12]");
   expect_input_error("--color-range 0:1e999 --viewer", "--color-range 0:1e999: '1e999' is not a number");
   expect_input_error("--color-range : --viewer", "--color-range :: '' is not a number");
   expect_input_error("--colormap magma --run", "--colormap does nothing with --run; it belongs to the viewer");
   expect_input_error("--trails --benchmark", "--trails does nothing with --benchmark; it belongs to the viewer");
   expect_input_error("--video-fps 60 --viewer", "--video-fps does nothing without --video FILE.mp4");
   expect_input_error("--video-hud --offscreen --frames 2", "--video-hud does nothing without --video FILE.mp4");
+  // Offscreen, no key brings a HUD back or presses for a picture.
+  expect_input_error("--offscreen --no-hud --video-hud --video " + file("y.mp4"),
+                     "--video-hud does nothing with --offscreen and --no-hud: there is no HUD to show");
+  expect_input_error("--offscreen --hud none --video-hud --video " + file("y.mp4"),
+                     "--video-hud does nothing with --offscreen and --hud none");
+  expect_input_error("--offscreen --screenshot-dir " + dir_.string() + " --screenshot " + file("a.png"),
+                     "--screenshot-dir does nothing with --offscreen: it is where the viewer's keys write");
+  EXPECT_FALSE(fs::exists(file("y.mp4")) || fs::exists(file("a.png")));
 }
 
 TEST_F(Cli, BadPhysicsValuesAreRejected) {
