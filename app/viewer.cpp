@@ -748,6 +748,10 @@ class Viewer {
     live_->with_frame([&](std::uint64_t generation, const sim::BodySet& b, const render::DeviceFrames* f,
                           const std::vector<std::uint8_t>& levels) {
       if (generation != generation_ || generation == 0) return;  // 0: still starting, no bodies yet
+      if (generation != types_generation_) {  // the legend of colour by type lists the types the run has
+        types_present_ = render::types_present(b.type);
+        types_generation_ = generation;
+      }
       std::uint64_t const frame = live_->frame_number();
       new_frame = frame != last_frame_;
       last_frame_ = frame;
@@ -839,6 +843,7 @@ class Viewer {
     h.overlay = render::describe_overlay(controls_.color, shown_coloring_, slices_.size(), s.time, running_.units,
                                          camera_.world_per_pixel(float(surface_->height())), surface_->width());
     if (controls_.color == render::ColorMode::level) h.overlay->swatches = level_swatches_;
+    if (controls_.color == render::ColorMode::type) h.overlay->swatches = render::type_swatches(types_present_);
     h.block_steps = s.block_steps;
     h.units = running_.units;
     return h;
@@ -957,6 +962,8 @@ class Viewer {
   bool exposure_adapting_ = false;        // frames drawn for the exposure (exposure_adapting)
   bool energy_tracked_ = true;
   bool colors_dirty_ = true, screenshot_requested_ = false, quit_ = false, fullscreen_ = false;
+  unsigned types_present_ = 0b111;  // the body types of generation types_generation_ (a bit each)
+  std::uint64_t types_generation_ = 0;
   bool screenshot_written_ = false, reset_view_ = false;
   // Trails on because the run is the binary, not by the user's choice (the 't' key, the HUD, --trails); and the
   // trails setting the viewer last saw, to tell the user's changes.

@@ -150,8 +150,19 @@ std::vector<Swatch> level_swatches(const std::vector<std::uint8_t>& levels, Colo
   return s;
 }
 
-std::vector<Swatch> type_swatches() {
-  return {{kHeavyStar, "stars (lighter: bluer)"}, {kDark, "dark matter"}, {kGas, "gas"}};
+std::vector<Swatch> type_swatches(unsigned present) {
+  auto has = [&](sim::BodyType t) { return (present >> unsigned(t)) & 1u; };
+  std::vector<Swatch> s;
+  if (has(sim::BodyType::star)) s.push_back({kHeavyStar, "stars (lighter: bluer)"});
+  if (has(sim::BodyType::dark)) s.push_back({kDark, "dark matter"});
+  if (has(sim::BodyType::gas)) s.push_back({kGas, "gas"});
+  return s;
+}
+
+unsigned types_present(const std::vector<sim::BodyType>& types) {
+  unsigned present = 0;
+  for (sim::BodyType t : types) present |= 1u << unsigned(t);
+  return present;
 }
 
 std::vector<Swatch> device_swatches(std::size_t devices) {

@@ -43,7 +43,10 @@ struct Swatch {
   Rgba color;
   std::string label;
 };
-std::vector<Swatch> type_swatches();
+// `present`: the body types of the run, a bit each (1 << BodyType); only those are listed (all by default).
+std::vector<Swatch> type_swatches(unsigned present = 0b111);
+// The bit of each body type found among `types` (sim::BodySet::type).
+unsigned types_present(const std::vector<sim::BodyType>& types);
 std::vector<Swatch> device_swatches(std::size_t devices);
 // The levels present in `levels`, each with its colour (as compute_level_colors gives it), its step
 // (dt_max / 2^k) and how many bodies take it; at most 12, the rest said in the last label.

@@ -378,6 +378,22 @@ TEST(Annotations, TimeStampInNbodyOrPhysicalUnits) {
   EXPECT_NEAR(render::speed_unit(pc).factor, 20.74, 0.005);
 }
 
+// Colour by type lists the types the run has: a Plummer sphere's stars alone, a galaxy's disk and halo.
+TEST(Colors, TypeLegendListsTheTypesPresent) {
+  using T = sim::BodyType;
+  auto labels = [](const std::vector<render::Swatch>& s) {
+    std::vector<std::string> l;
+    for (auto const& w : s) l.push_back(w.label);
+    return l;
+  };
+  EXPECT_EQ(labels(render::type_swatches(render::types_present({T::star, T::star}))),
+            std::vector<std::string>{"stars (lighter: bluer)"});
+  EXPECT_EQ(labels(render::type_swatches(render::types_present({T::dark, T::star}))),
+            (std::vector<std::string>{"stars (lighter: bluer)", "dark matter"}));
+  EXPECT_EQ(render::type_swatches().size(), 3u);
+  EXPECT_TRUE(render::type_swatches(render::types_present({})).empty());
+}
+
 // The HUD panel's time, energy error and radii read in the run's units as the overlay does (the panel gave N-body
 // figures with no unit beside a corner in Myr and a scale bar in kpc).
 TEST(Annotations, PanelLinesInNbodyOrPhysicalUnits) {
