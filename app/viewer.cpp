@@ -322,6 +322,9 @@ class Viewer {
     if (!options_.quiet && measured > 0)
       std::fprintf(stderr, "viewer: N = %zu, %llu frames: %srender %.3f ms per frame (mean), %s\n", stats.bodies,
                    (unsigned long long)drawn, step, total_render_ms / double(measured), upload_.c_str());
+    else if (!options_.quiet && drawn == 1)  // the first frame sets things up: it times nothing
+      std::fprintf(stderr, "viewer: N = %zu, 1 frame: %srender not timed (the first frame sets up; --frames 2 or more "
+                   "times it), %s\n", stats.bodies, step, upload_.c_str());
     live_.reset();  // stops the simulation thread (after the step in progress)
     if (int const sig = interrupt_signal()) {
       std::fprintf(stderr, "viewer: %s\n", Interrupted(sig).what());

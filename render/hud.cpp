@@ -161,6 +161,8 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
   // Paused, frames are drawn only when something changes: a rate would be the one from before the pause.
   if (s.paused)
     ImGui::Text("frames drawn on change   render %.3g ms", s.render_ms);
+  else if (s.fps == 0 && s.render_ms == 0)  // the first frame: nothing measured yet (not a rate of 0)
+    ImGui::TextUnformatted("frames drawn/s and render time: measuring");
   else
     ImGui::Text("%.0f frames drawn/s   render %.3g ms", s.fps, s.render_ms);
   ImGui::Text("%.3g %s/s   step %.3g ms", s.steps_per_s, s.block_steps ? "block steps" : "steps", s.step_ms);

@@ -231,6 +231,17 @@ TEST_F(Cli, AScreenshotAmongTheRecordedFramesIsRefused) {
   EXPECT_TRUE(fs::is_empty(file("frames"))) << "nothing was written";
 }
 
+// A picture of one frame says what it measured: the step, and that the render (the first frame sets up) was not timed.
+TEST_F(Cli, AOneFramePictureSaysItsRenderWasNotTimed) {
+  Result const r = nbody("--offscreen --bodies 64 --screenshot " + file("one.png"));
+  if (r.code != 0 && (r.err.find("EGL") != std::string::npos || r.err.find("without the viewer") != std::string::npos))
+    GTEST_SKIP() << "no offscreen viewer here: " << r.err;
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("viewer: N = 64, 1 frame: step "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("render not timed (the first frame sets up; --frames 2 or more times it)"), std::string::npos)
+      << r.err;
+}
+
 TEST_F(Cli, RunSavesASnapshotThatRestarts) {
   Result const r = nbody("--run --bodies 64 --steps 5 --save " + file("a.bin") + " --json " + file("a.json"));
   ASSERT_EQ(r.code, 0) << r.err;
