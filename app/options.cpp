@@ -643,6 +643,16 @@ std::optional<Options> parse_options(int argc, char** argv) {
       throw InputError("--no-hud and --hud " + name_of(o.hud) + " both given; give one of them");
     o.hud = render::HudMode::none;
   }
+  // CUDA-GL interop shares an fp32 CUDA run's positions with GL: insisted on beside a run that has none, it is bad
+  // input, not a failure of the machine.
+  if (o.interop == Interop::on && dev.backend == driver::BackendChoice::cpu)
+    throw InputError("--interop on: CUDA-GL interop needs a CUDA run, not --backend cpu; leave --interop out (auto)");
+  if (o.interop == Interop::on && dev.engine.precision == Precision::fp64)
+    throw InputError("--interop on: CUDA-GL interop shares fp32 positions, not --precision fp64; leave --interop out "
+                     "(auto)");
+  if (o.interop == Interop::on && physics.integrator == sim::Integrator::hermite4)
+    throw InputError("--interop on: CUDA-GL interop shares fp32 positions, and hermite4 keeps them in fp64; leave "
+                     "--interop out (auto)");
   // Offscreen, no key (h) brings a HUD back.
   if (o.offscreen && o.video_hud && o.hud == render::HudMode::none)
     throw InputError(std::string("--video-hud does nothing with --offscreen and ") +

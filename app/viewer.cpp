@@ -719,6 +719,7 @@ class Viewer {
       why = options_.interop == Interop::off                                  ? "--interop off"
             : !interop_failure_.empty()                                        ? interop_failure_
             : running_.devices.engine.precision == Precision::fp64                    ? "fp64 positions"
+            : running_.physics.integrator == sim::Integrator::hermite4                ? "hermite4's fp64 positions"
                                                                                : "CPU backend";
     }
     if (!interop_) {

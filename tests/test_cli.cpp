@@ -131,6 +131,15 @@ TEST_F(Cli, BadColourMapsRangesAndHudModesAreRefused) {
   expect_input_error("--trails --benchmark", "--trails does nothing with --benchmark; it belongs to the viewer");
   expect_input_error("--video-fps 60 --viewer", "--video-fps does nothing without --video FILE.mp4");
   expect_input_error("--video-hud --offscreen --frames 2", "--video-hud does nothing without --video FILE.mp4");
+  // --interop on beside a run that cannot share its positions with GL: bad input, said before anything starts.
+  // (Not forced onto the CPU: --backend cpu is what the first one is refused for.)
+  expect_input_error("--viewer --backend cpu --interop on",
+                     "--interop on: CUDA-GL interop needs a CUDA run, not --backend cpu; leave --interop out (auto)",
+                     false);
+  expect_input_error("--serve 0 --precision fp64 --interop on",
+                     "--interop on: CUDA-GL interop shares fp32 positions, not --precision fp64", false);
+  expect_input_error("--offscreen --integrator hermite4 --interop on --screenshot " + file("h.png"),
+                     "--interop on: CUDA-GL interop shares fp32 positions, and hermite4 keeps them in fp64", false);
   // Offscreen, no key brings a HUD back or presses for a picture.
   expect_input_error("--offscreen --no-hud --video-hud --video " + file("y.mp4"),
                      "--video-hud does nothing with --offscreen and --no-hud: there is no HUD to show");
