@@ -144,6 +144,10 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
         ++server_.owner.refused_messages_;
         server_.owner.note("serve: " + peer_ + ": refused a message over " + std::to_string(kMaxMessageBytes) +
                            " bytes; closed");
+      } else if (ec == net::error::eof || ec == net::error::connection_reset || ec == net::error::not_connected ||
+                 ec == net::error::broken_pipe) {
+        // A tab closed or a browser quit without the WebSocket's goodbye: how pages usually leave, not a fault.
+        server_.owner.note("serve: " + peer_ + ": left (the connection closed)");
       } else if (ec != websocket::error::closed && ec != net::error::operation_aborted) {
         server_.owner.note("serve: " + peer_ + ": left (" + ec.message() + ")");
       }
