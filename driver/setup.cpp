@@ -462,11 +462,13 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                             saved.diagnostics_digest};
     s.bodies = std::move(checkpoint.bodies);
     s.bodies.time = s.clock.time(s.program.dt);
-    // A hermite4 file's particle groups hold every body predicted to the file's time, in the run's precision; its
-    // Hermite group holds what they were predicted from in fp64. The synchronised state is predicted again from there
-    // (before the first block step, every body is as it started), so that a run that starts every body again from such a file
-    // (another softening, integrator or precision) has the bits of one that changed the setting in place, with no
-    // fp32 rounding of positions that hermite4 keeps in fp64.
+    // A hermite4 file's particle groups hold every body predicted to the file's time (the writer's own prediction),
+    // in the run's precision; its Hermite group holds what they were predicted from, in fp64. An fp64 file's groups
+    // are that state to the bit. An fp32 file's are rounded to fp32, though hermite4 keeps positions in fp64: the
+    // state is predicted again from the Hermite group (before the first block step, every body is as it started), so
+    // that a run that starts every body again from such a file (another softening, say) goes on from hermite4's own
+    // positions, to the bit those of a CPU run that changed the setting in place (a GPU's predictor rounds in its
+    // own way: to within its last bits).
     // A file with no checksum was edited by hand (h5py), where what a user edits is the particle groups: their
     // bodies are taken, and the Hermite group, which may no longer be of them (its accelerations and jerks are of the
     // old masses and positions), is not.
@@ -474,7 +476,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     if (checkpoint.hermite.started() && !edited) {
       if (checkpoint.hermite.block_time() == 0.0)
         take_hermite_bodies(s.bodies, checkpoint.hermite);
-      else
+      else if (saved.precision == Precision::fp32)
         take_synchronised_hermite_bodies(s.bodies, checkpoint.hermite);
     }
     // Each body at its own time, bit for bit; but where the file's accelerations and jerks are of another softening

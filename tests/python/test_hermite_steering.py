@@ -73,8 +73,9 @@ def test_a_new_softening_starts_every_body_again():
 @pytest.mark.parametrize("precision", ["fp32", "fp64"])
 def test_a_restart_with_a_new_softening_goes_on_as_the_change_in_place(tmp_path, precision):
     # hermite4 keeps positions and velocities in fp64 in either precision: a checkpoint restarted with another
-    # softening starts every body again from that fp64 state (its Hermite group), not from its particle groups, which
-    # an fp32 file holds in fp32. So it goes on to the bit as the same change made in place does.
+    # softening starts every body again from that fp64 state (an fp32 file's particle groups hold it in fp32: it is
+    # predicted again from the Hermite group). So it goes on to the bit as the same change made in place does (on
+    # the CPU; a GPU's predictor rounds in its own way).
     settings = dict(PLUMMER, precision=precision, softening=1e-3)
     changed = nbody.Simulation(**settings)
     changed.run(t_end=0.25, checkpoint=tmp_path / "c.h5")
