@@ -409,7 +409,8 @@ std::string continued_text(const std::string& given, const std::string& from, co
             "this series, and the gap stays";
   bool const in_block_steps = lineage.dt == 0.0;  // the clock's dt: fixed steps
   auto const steps_of = [](bool blocks) { return std::string(blocks ? " block steps" : " steps"); };
-  if (lineage.written_in_block_steps && *lineage.written_in_block_steps != in_block_steps && cadence) {
+  if (lineage.written_in_block_steps && *lineage.written_in_block_steps != in_block_steps && cadence &&
+      lineage.every) {  // by time, this run's rows fall where its time says, as theirs may have
     // Rows a number of fixed steps apart continued in block steps (or the other way): no step cadence of this run's
     // falls where theirs did; only a time can.
     text += "; they are " + std::to_string(cadence) + steps_of(*lineage.written_in_block_steps) +
