@@ -482,8 +482,10 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
   multigpu::SimulationConfig config = setup.config;
   config.cancel = &cancel_;
   auto next = std::make_unique<multigpu::Simulation>(bodies, setup.program, config, clock, hermite);
-  bool const on_device =
-      frames_device_ && setup.config.backend == sim::Backend::cuda && setup.config.engine.precision == Precision::fp32;
+  // Device frames for an fp32 CUDA run of fixed steps; hermite4 has no device array of fp32 positions to copy (its
+  // frames come to the host, and the viewer uploads them).
+  bool const on_device = frames_device_ && setup.config.backend == sim::Backend::cuda &&
+                         setup.config.engine.precision == Precision::fp32 && !setup.program.hermite;
   std::unique_ptr<render::DeviceFrames> frames;
   if (on_device) frames = std::make_unique<render::DeviceFrames>(*frames_device_, bodies.size());
   bool const tracked = track_energy_ && quick_energy(setup);
@@ -536,7 +538,7 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
 void LiveSimulation::capture(double step_ms, std::uint64_t steps, bool energy) {
   // The frame: on the GPU, a device-to-device copy; on the host, the state downloaded into the back
   // frame (only this thread writes it; readers see the front one, under the lock), in its storage.
-  bool const on_device = device_frames_ != nullptr && !sim_->block_steps();  // hermite4: no device array
+  bool const on_device = device_frames_ != nullptr;  // never for hermite4 (rebuild)
   sim::BodySet& back = host_frames_[front_ ^ 1];
   if (on_device) {
     velocities_.clear();
