@@ -217,7 +217,8 @@ void check_outputs(const Options& o) {
       unsigned long long const frame = std::stoull(digits);
       char written[32];
       std::snprintf(written, sizeof written, "frame_%05llu.png", frame);
-      if (name == written && (o.frames == 0 || frame < o.frames))
+      std::uint64_t const frames = viewer_frames(o);  // 0: until the window closes, any frame
+      if (name == written && (frames == 0 || frame < frames))
         check_distinct_outputs({{"--frames-dir", (std::filesystem::path(o.frames_dir) / name).string()}, {option, path}});
     }
   }
@@ -545,11 +546,17 @@ int run_simulation(const Options& asked) {
     hermite = driver::hermite_run_json(sim, {}, timed_since, wall);
     if (!o.quiet && r.steps == 0)
       std::printf("  time %s, no block steps (%llu of the run)\n", reached, (unsigned long long)sim.steps_done());
-    else if (!o.quiet)
-      std::printf("  time %s after %llu block steps (%llu of the run); %.3f s wall, %.3g force evaluations per "
-                  "body, %.3e force+jerk interactions/s\n",
-                  reached, (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,
-                  hermite["force_evaluations_per_body"].get<double>(), hermite["interactions_per_second"].get<double>());
+    else if (!o.quiet) {
+      // "14.8", "2411.3"; a short run's fraction to three figures ("0.000977"), not "0.0".
+      double const per_body = hermite["force_evaluations_per_body"].get<double>();
+      std::printf(per_body >= 0.1 || per_body == 0
+                      ? "  time %s after %llu block steps (%llu of the run); %.3f s wall, %.1f force evaluations per "
+                        "body, %.3e force+jerk interactions/s\n"
+                      : "  time %s after %llu block steps (%llu of the run); %.3f s wall, %.3g force evaluations per "
+                        "body, %.3e force+jerk interactions/s\n",
+                  reached, (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall, per_body,
+                  hermite["interactions_per_second"].get<double>());
+    }
   } else if (!o.quiet) {
     std::printf("  time %s after %llu steps (step %llu of the run); %.3f s wall, %.2f steps/s, %.3e interactions/s\n",
                 reached, (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,

@@ -84,6 +84,11 @@ extern const std::vector<std::pair<std::string, std::string>> kViewerKeys;
 // kViewerKeys as one paragraph, in lines that fit a terminal: "Viewer keys: space pause/resume; n single step; ...".
 std::string viewer_keys_help();
 
+// The frames the viewer draws: --frames, else one offscreen or for a --screenshot, else 0 (until the window closes).
+inline std::uint64_t viewer_frames(const Options& o) {
+  return o.frames ? o.frames : (o.offscreen || !o.screenshot.empty() ? 1 : 0);
+}
+
 // Parses argv. Returns the options, or std::nullopt after printing --help/--version (exit 0).
 // Throws InputError (one line naming the bad value and what is allowed) for bad input.
 std::optional<Options> parse_options(int argc, char** argv);

@@ -220,9 +220,7 @@ class Viewer {
   }
 
   int run() {
-    // --frames, else one frame offscreen or for a --screenshot, else until the window closes.
-    std::uint64_t const frames =
-        options_.frames ? options_.frames : (options_.offscreen || !options_.screenshot.empty() ? 1 : 0);
+    std::uint64_t const frames = viewer_frames(options_);  // 0: until the window closes
     auto last = Clock::now();  // the last pass of the loop
     std::deque<Clock::time_point> recent;  // frame times of the last second, for FPS
     double total_render_ms = 0;
@@ -322,7 +320,7 @@ class Viewer {
     if (!options_.quiet && measured > 0)
       std::fprintf(stderr, "viewer: N = %zu, %llu frames: %srender %.3f ms per frame (mean), %s\n", stats.bodies,
                    (unsigned long long)drawn, step, total_render_ms / double(measured), upload_.c_str());
-    else if (!options_.quiet && drawn == 1)  // the first frame sets things up: it times nothing
+    else if (!options_.quiet && drawn == 1 && frames == 1)  // the first frame sets things up: it times nothing
       std::fprintf(stderr, "viewer: N = %zu, 1 frame: %srender not timed (the first frame sets up; --frames 2 or more "
                    "times it), %s\n", stats.bodies, step, upload_.c_str());
     live_.reset();  // stops the simulation thread (after the step in progress)
@@ -716,11 +714,12 @@ class Viewer {
         why = e.what();
       }
     } else {
-      why = options_.interop == Interop::off                                  ? "--interop off"
-            : !interop_failure_.empty()                                        ? interop_failure_
-            : running_.devices.engine.precision == Precision::fp64                    ? "fp64 positions"
-            : running_.physics.integrator == sim::Integrator::hermite4                ? "hermite4's fp64 positions"
-                                                                               : "CPU backend";
+      why = options_.interop == Interop::off                         ? "--interop off"
+            : !interop_failure_.empty()                               ? interop_failure_
+            : stats.backend != sim::Backend::cuda                     ? "CPU backend"
+            : running_.devices.engine.precision == Precision::fp64    ? "fp64 positions"
+            : running_.physics.integrator == sim::Integrator::hermite4 ? "hermite4's fp64 positions"
+                                                                      : "no device frames";
     }
     if (!interop_) {
       // At the start --interop on insists; later (fp64 chosen in the HUD, say) it is a message.
