@@ -85,8 +85,9 @@ ScaleBar scale_bar(double world_per_pixel, double max_pixels, const sim::Units& 
   return bar;
 }
 
-std::string time_label(double time, const sim::Units& units) {
-  if (!units.physical()) return "t = " + format(time, 4) + " N-body units";
+namespace {
+// A time with a physical scale in the largest of Gyr .. h that makes it at least 1, else seconds: "5.658 Myr".
+std::string physical_time_text(double time, const sim::Units& units) {
   constexpr double kYear = 365.25 * 86400.0;  // the Julian year (IAU)
   struct Named {
     const char* name;
@@ -96,12 +97,18 @@ std::string time_label(double time, const sim::Units& units) {
                                  {"d", 86400.0},        {"h", 3600.0}};
   double const seconds = time * units.time_s();
   for (auto const& u : kUnits)
-    if (std::abs(seconds) >= u.s) return "t = " + format(seconds / u.s, 4) + " " + u.name;
-  return "t = " + format(seconds, 4) + " s";
+    if (std::abs(seconds) >= u.s) return format(seconds / u.s, 4) + " " + u.name;
+  return format(seconds, 4) + " s";
+}
+}  // namespace
+
+std::string time_label(double time, const sim::Units& units) {
+  if (!units.physical()) return "t = " + format(time, 4) + " N-body units";
+  return "t = " + physical_time_text(time, units);
 }
 
 std::string panel_time_line(double time, bool block_steps, bool paused, const sim::Units& units) {
-  std::string const physical = units.physical(time);
+  std::string const physical = units.physical() ? physical_time_text(time, units) : "";  // as the overlay's stamp
   char text[128];
   std::snprintf(text, sizeof text, "%s = %.4g%s%s", block_steps ? "block time" : "t", time,
                 physical.empty() ? "" : (" (" + physical + ")").c_str(), paused ? "   paused" : "");
@@ -111,14 +118,15 @@ std::string panel_time_line(double time, bool block_steps, bool paused, const si
 std::string panel_energy_line(double error, double time, const sim::Units& units) {
   char text[96];
   if (units.physical())
-    std::snprintf(text, sizeof text, "|dE/E| = %.1e at %s", error, units.physical(time).c_str());
+    std::snprintf(text, sizeof text, "|dE/E| = %.1e at %s", error, physical_time_text(time, units).c_str());
   else
     std::snprintf(text, sizeof text, "|dE/E| = %.1e at t = %.4g", error, time);
   return text;
 }
 
 std::string panel_radii_line(const std::array<double, 3>& radii, const sim::Units& units) {
-  DisplayUnit const length = length_unit(units, radii[1]);  // the half-mass radius' unit; N-body units without a scale
+  // The half-mass radius' unit (N-body units without a scale); one length unit's where it has none (0, NaN).
+  DisplayUnit const length = length_unit(units, radii[1] > 0 && std::isfinite(radii[1]) ? radii[1] : 1.0);
   char text[96];
   std::snprintf(text, sizeof text, "r10/50/90 = %.3g %.3g %.3g%s%s", length.factor * radii[0],
                 length.factor * radii[1], length.factor * radii[2], length.unit.empty() ? "" : " ",

@@ -409,6 +409,11 @@ TEST(Annotations, PanelLinesInNbodyOrPhysicalUnits) {
   EXPECT_EQ(render::panel_radii_line({0.5, 2.0, 3000.0}, pc), "r10/50/90 = 0.5 2 3e+03 pc");
   sim::Units const kpc = sim::parse_units("1e10Msun", "1kpc");
   EXPECT_EQ(render::panel_radii_line({0.973, 1.24, 1.56}, kpc), "r10/50/90 = 0.973 1.24 1.56 kpc");
+  EXPECT_EQ(render::panel_radii_line({0, 0, 0}, kpc), "r10/50/90 = 0 0 0 kpc");  // not in km
+  // Below a year, in the overlay's units too (days, hours), not seconds: the overlay and the panel read alike.
+  double const day = 86400.0 / pc.time_s();
+  EXPECT_EQ(render::panel_time_line(58 * day, false, false, pc), "t = 3.368e-06 (58 d)");
+  EXPECT_EQ(render::time_label(58 * day, pc), "t = 58 d");
 }
 
 // Keys go to the HUD first: Esc cancelling an edit in a HUD field, or 'q' typed into it, must not
