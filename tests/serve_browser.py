@@ -409,6 +409,7 @@ def security(nbody, folder, shots):
         browser.open("about:blank")
         time.sleep(1.0)  # the page's viewer gone
         stalled.extend(WebSocket("127.0.0.1", server.port, path) for _ in range(16))
+        time.sleep(0.5)  # the server counts a viewer once its side of the handshake is done, after the client's
         browser.open(server.local_url)
         wait_for(lambda: "16 viewers already" in (browser.state().get("status") or ""), 10,
                  "a full server's page did not say it was full: %r" % browser.state().get("status"))

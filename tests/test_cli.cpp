@@ -238,6 +238,13 @@ TEST_F(Cli, AScreenshotAmongTheRecordedFramesIsRefused) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
   EXPECT_TRUE(fs::is_empty(file("frames"))) << "nothing was written";
+  // Names of frames the recording does not reach are not in the way: past --frames 3, or past the one frame of an
+  // offscreen picture without --frames.
+  for (std::string const& args : {"--frames 3 --screenshot " + file("frames") + "/frame_00003.png",
+                                  "--screenshot " + file("frames") + "/frame_00004.png"}) {
+    Result const r = nbody("--offscreen --bodies 64 -q --frames-dir " + file("frames") + " " + args);
+    EXPECT_EQ(r.err.find("both name"), std::string::npos) << args << ": " << r.err;
+  }
 }
 
 // A picture of one frame says what it measured: the step, and that the render (the first frame sets up) was not timed.
@@ -1114,6 +1121,13 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
                             "between them keeps the series even"),
             std::string::npos)
       << blocks.err;
+  // By time, its rows fall where the time says, as theirs may have: nothing to say.
+  std::ofstream(file("blocks_dt.csv")) << first;
+  Result const blocks_by_time = nbody("--run --restart " + file("c.h5") + " --integrator hermite4 --steps 20 " +
+                                      "--diagnostics-dt 1 --diagnostics " + file("blocks_dt.csv"));
+  ASSERT_EQ(blocks_by_time.code, 0) << blocks_by_time.err;
+  EXPECT_EQ(blocks_by_time.err.find("which this run, in block steps, does not count in"), std::string::npos)
+      << blocks_by_time.err;
 
   // A run that died left its rows in the partial file, the last one half written: the restart takes them up.
   std::ofstream(file("e.csv.partial")) << first << "300,0.3,1.5";
