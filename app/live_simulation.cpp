@@ -478,7 +478,7 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
     LiveSimulation& live;
     ~Starting() { live.set_starting(""); }
   } const starting{*this};
-  set_starting("starting: the first forces of " + count_text(bodies.size()) + " bodies");
+  set_starting("starting: forces of " + count_text(bodies.size()) + " bodies");
   multigpu::SimulationConfig config = setup.config;
   config.cancel = &cancel_;
   auto next = std::make_unique<multigpu::Simulation>(bodies, setup.program, config, clock, hermite);
@@ -492,7 +492,7 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
   std::optional<double> e0 = setup.initial_energy;
   double energy_seconds = energy_seconds_, last_energy_wall = last_energy_wall_;
   if (tracked && !e0) {
-    set_starting("starting: the initial energy of " + count_text(bodies.size()) + " bodies");
+    set_starting("starting: energy of " + count_text(bodies.size()) + " bodies");
     auto const t0 = Clock::now();
     e0 = next->diagnostics().total();
     energy_seconds = seconds_since(t0);

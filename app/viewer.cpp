@@ -830,7 +830,9 @@ class Viewer {
     h.interactions_per_s = s.interactions_per_s;
     h.bodies = s.bodies;
     h.source = source_.find('/') == std::string::npos ? source_ : fs::path(source_).filename().string();
-    if (!s.starting.empty()) h.source = h.source.empty() ? s.starting : h.source + "   (" + s.starting + ")";
+    // While a simulation starts, what it is doing in the source's place: one short line either way, so that the
+    // controls below never move by a line as start-ups come and go (a click aimed at one landed on another).
+    if (!s.starting.empty()) h.source = s.starting;
     h.description = s.description;
     h.upload = upload_;
     h.time = s.time;

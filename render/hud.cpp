@@ -194,15 +194,20 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     ImGui::SameLine();
     if (ImGui::Button("Save")) c.save = true;
     trace("Save");
-    if (!scenarios.empty() &&
-        ImGui::BeginCombo("scenario", scenarios[std::size_t(std::clamp(c.scenario, 0, int(scenarios.size()) - 1))].c_str())) {
+    bool const scenario_list =
+        !scenarios.empty() &&
+        ImGui::BeginCombo("scenario", scenarios[std::size_t(std::clamp(c.scenario, 0, int(scenarios.size()) - 1))].c_str());
+    // The list's first frame is laid out hidden, elsewhere: its items are traced from the frame it shows in.
+    bool list_shown = false;
+    if (scenario_list) {
+      list_shown = !ImGui::IsWindowAppearing();
       for (std::size_t k = 0; k < scenarios.size(); ++k) {
         if (ImGui::Selectable(scenarios[k].c_str(), int(k) == c.scenario)) c.scenario = int(k), c.reset = true;
-        trace(scenarios[k].c_str());
+        if (list_shown) trace(scenarios[k].c_str());
       }
       ImGui::EndCombo();
     }
-    trace("scenario");
+    trace_box("scenario", list_shown);  // and whether its list shows: a script clicks an item only then
     // Edits take effect when they end, and only with a new value the command line would accept too:
     // Escape, or a value set back to what it was, changes nothing (no new run, the energy's reference
     // kept). N is checked against its bounds when the run is made (a message if it cannot be).

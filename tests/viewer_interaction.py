@@ -86,6 +86,11 @@ class Viewer:
                 found = tuple(int(m.group(k)) for k in range(2, 6))
         return found
 
+    def value(self, label):
+        """The last value the HUD traced for LABEL ("ui-value: LABEL 0|1"), or None."""
+        values = re.findall(r"^ui-value: " + re.escape(label) + r" ([01])$", self.log(), re.M)
+        return values[-1] if values else None
+
     def checked(self, label):
         """A check box's state as the HUD last drew it ("ui-value: LABEL 0|1"), after the frames in flight."""
         time.sleep(0.5)
@@ -594,12 +599,14 @@ def quick_scenario_switches(nbody, folder):
                 v.click_until("scenario", "two-body")
                 names = ["collision", "two-body", "disk", "two-body", "collision", "plummer", "two-body", "collision",
                          "disk", "two-body", "collision", "plummer", "disk", "collision", "two-body"]
+                # Each item clicked once the list shows (the HUD traces it open): a click at an item's place
+                # while the list is still closed would land on the widget beneath it (the softening slider).
                 for k, name in enumerate(names):
                     if k > 0:
                         v.xdotool("mousemove", *map(str, v.widget("scenario")), "click", "1")
-                        time.sleep(0.15)
+                        v.wait_for(lambda: v.value("scenario") == "1", 10, "the scenario list did not open")
                     v.xdotool("mousemove", *map(str, v.widget(name)), "click", "1")
-                    time.sleep(0.15)
+                    v.wait_for(lambda: v.value("scenario") == "0", 10, f"clicking {name} did not close the list")
                 v.click_at(WIDTH - 100, HEIGHT - 100)
             if switches:
                 # Settled: two-body the last run started, and no other for 5 s (longer than a run of
