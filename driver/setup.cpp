@@ -125,8 +125,15 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   c.backend = gpus.empty() ? sim::Backend::cpu : sim::Backend::cuda;
   if (d.backend == BackendChoice::automatic && gpus.empty() && notices)
     notices->push_back("no CUDA device (" + why_none + "); running on the CPU");
+  // A kernel the backend lacks fails here, before any work; a CUDA kernel where the CPU was chosen for want of a GPU
+  // says so (the engine's own refusal names the CPU's kernels, not why the CPU runs).
+  if (d.engine.kernel && d.backend == BackendChoice::automatic && c.backend == sim::Backend::cpu &&
+      sim::backend_of(*d.engine.kernel) != sim::Backend::cpu)
+    throw InputError(names.with_text("--kernel", name_of(*d.engine.kernel)) + ": a CUDA kernel, and there is no CUDA " +
+                     "device here (" + why_none + "): the CPU backend runs, with " +
+                     sim::kernel_names(sim::Backend::cpu));
   if (d.engine.kernel)
-    (void)sim::kernel_for(c.backend, d.engine, names);  // a kernel the backend lacks fails here, before any work
+    (void)sim::kernel_for(c.backend, d.engine, names);
 
   // With several ranks on a host, each takes its share of the host: its own GPUs (by local rank),
   // and its share of the cores.

@@ -271,6 +271,11 @@ TEST(Driver, AskingForCudaWithoutAGpuSaysWhy) {
   EXPECT_EQ(s.config.backend, sim::Backend::cpu);
   ASSERT_EQ(s.notices.size(), 1u);
   EXPECT_NE(s.notices[0].find("running on the CPU"), std::string::npos) << s.notices[0];
+  // A CUDA kernel named then says why the CPU runs, not only which kernels it has.
+  run.devices.engine.kernel = sim::Kernel::fast;
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); },
+                                  "--kernel fast: a CUDA kernel, and there is no CUDA device here (" + why +
+                                      "): the CPU backend runs, with simd, reference"));
 }
 
 TEST(Driver, MeasuresABenchmark) {
