@@ -141,9 +141,13 @@ void print_verdicts(const std::vector<driver::ComparisonRow>& rows, bool gpu) {
       std::printf(" Launch-bound: with streams the host needs %.0f%% of a step to enqueue it (the ways differ by up "
                   "to %.0f%%).",
                   100.0 * stream->measurement.enqueue_ms_per_step / stream->measurement.median_ms, spread);
-    else
-      std::printf(" %s: the ways of driving the devices are within %.0f%% of each other.",
-                  gpu ? "Device-bound" : "Compute-bound", spread);
+    else if (spread < 10.0)
+      std::printf(" %s: the ways of driving %d device(s) are within %.0f%% of each other.",
+                  gpu ? "Device-bound" : "Compute-bound", best->devices, spread);
+    else  // the forces are not what sets the pace: how the devices are driven is
+      std::printf(" The ways of driving %d device(s) differ by up to %.0f%%: at this size %s cost as much as the "
+                  "forces.",
+                  best->devices, spread, gpu ? "the launches and hand-offs" : "the hand-offs between threads");
     if (best_one && best->devices == 1 && rows.back().devices > 1)
       std::printf(" More devices were slower: the exchange and %s outweigh the forces they share.",
                   gpu ? "the launches" : "the hand-offs between threads");
