@@ -768,6 +768,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
                       ": applies to --scenario two-body only (this run's is " + name_of(ic.scenario) + ")";
     if (!switches_scenario) throw InputError(o.batch_refusal);
   }
+  // two-body places its two bodies (from --eccentricity): a seed draws nothing there (the viewer and the server may
+  // switch to a scenario that draws).
+  if (cli.count("--seed") && ic.checkpoint.empty() && ic.snapshot.empty() && ic.scenario == sim::Scenario::two_body &&
+      !switches_scenario)
+    throw InputError("--seed " + std::to_string(ic.seed) + " does nothing with --scenario two-body: its two bodies " +
+                     "are placed, not drawn; leave --seed out");
   // The scenario's own settings make bodies that a file replaces. (A checkpoint records its seed: a --seed equal to
   // it is a check, as --bodies is; driver::make_setup refuses another.)
   o.run.given.seed = cli.count("--seed") > 0;

@@ -599,7 +599,9 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     } catch (const sim::GenerationCancelled&) {
       throw sim::StepCancelled();  // the front end's one word for work it gave up
     }
-    s.source = name_of(ic.scenario) + " (seed " + std::to_string(ic.seed) + ")";
+    // two-body draws nothing: no seed to name.
+    s.source = name_of(ic.scenario) +
+               (ic.scenario == sim::Scenario::two_body ? std::string() : " (seed " + std::to_string(ic.seed) + ")");
     s.scenario = name_of(ic.scenario);
     s.seed = ic.seed;
     s.clock = {0, s.bodies.time};

@@ -1668,6 +1668,8 @@ TEST_F(Cli, HostileInputIsRefusedUpFront) {
       {"--run --load " + file("real.bin") + " --eccentricity 0.5", "--eccentricity does nothing with --load"},
       {"--run --scenario plummer --eccentricity 0.9",
        "--eccentricity 0.9: applies to --scenario two-body only (this run's is plummer)"},
+      {"--run --scenario two-body --seed 7",
+       "--seed 7 does nothing with --scenario two-body: its two bodies are placed, not drawn; leave --seed out"},
   };
   for (auto const& row : rows) {
     Result const r = nbody(row.args);
