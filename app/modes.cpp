@@ -680,8 +680,9 @@ int run_benchmark(const Options& o) {
   driver::Setup setup = make_setup(o);
   bool const blocks = setup.program.hermite.has_value();
   if (o.t_end && !blocks)
-    throw InputError("--t-end " + fmt("%g", *o.t_end) + ": --benchmark runs to a time with --integrator hermite4 "
-                     "only (" + setup.program.integrator + " times --steps steps)");
+    throw InputError(o.run.names.with("--t-end", fmt("%g", *o.t_end)) +  // as typed: "--t-end 1Myr"
+                     ": --benchmark runs to a time with --integrator hermite4 only (" + setup.program.integrator +
+                     " times --steps steps)");
   // hermite4: a block step is mostly far shorter than a step of all N, and the wall clock times them as one run.
   std::uint64_t const steps = o.steps.value_or(blocks ? 1000 : 10);
   // hermite4 from a checkpoint goes on from its per-body state (its bodies are at their own times).

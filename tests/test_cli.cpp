@@ -2586,6 +2586,12 @@ TEST_F(Cli, TimesInAUnitAreTakenInTheRunsUnits) {
   sim::Units const units = sim::parse_units("1e3Msun", "1pc");
   double const myr = 1e6 * 365.25 * 86400.0 / units.time_s();  // 1 Myr in the run's units, about 2.12
   std::string const run = "--run --bodies 64 --mass-unit 1e3Msun --length-unit 1pc ";
+  // A refusal names the time as typed, not as the number it became.
+  Result const bench = nbody("--benchmark --bodies 64 --mass-unit 1e3Msun --length-unit 1pc --t-end 1Myr");
+  EXPECT_EQ(bench.code, 2) << bench.err;
+  EXPECT_NE(bench.err.find("error: --t-end 1Myr: --benchmark runs to a time with --integrator hermite4 only"),
+            std::string::npos)
+      << bench.err;
   Result const r = nbody(run + "--t-end 1Myr --diagnostics " + file("d.csv") + " --diagnostics-dt 0.25Myr --json " +
                          file("r.json"));
   ASSERT_EQ(r.code, 0) << r.err;
