@@ -436,11 +436,12 @@ int run_simulation(const Options& asked) {
     if (o.t_end)
       std::printf("block steps to time %g\n", *o.t_end);
     else
-      std::printf("%llu block steps\n", (unsigned long long)steps);
+      std::printf("%llu block step%s\n", (unsigned long long)steps, steps == 1 ? "" : "s");
   } else if (!o.quiet) {
-    std::printf("nbody run: %zu bod%s from %s\n  %s\n%s  %s, dt %g, softening %g, %llu steps\n", sim.bodies(),
+    std::printf("nbody run: %zu bod%s from %s\n  %s\n%s  %s, dt %g, softening %g, %llu step%s\n", sim.bodies(),
                 sim.bodies() == 1 ? "y" : "ies", setup.source.c_str(), sim.describe().c_str(), units_line.c_str(),
-                setup.program.integrator.c_str(), setup.program.dt, sim.config().softening, (unsigned long long)steps);
+                setup.program.integrator.c_str(), setup.program.dt, sim.config().softening, (unsigned long long)steps,
+                steps == 1 ? "" : "s");
   }
   std::optional<Progress::TimeSpan> span;
   if (o.t_end && blocks) span = Progress::TimeSpan{sim.time(), *o.t_end};
@@ -554,16 +555,17 @@ int run_simulation(const Options& asked) {
       // "14.8", "2411.3"; a short run's fraction to three figures ("0.000977"), not "0.0".
       double const per_body = hermite["force_evaluations_per_body"].get<double>();
       std::printf(per_body >= 0.1 || per_body == 0
-                      ? "  time %s after %llu block steps (%llu of the run); %.3f s wall, %.1f force evaluations per "
-                        "body, %.3e force+jerk interactions/s\n"
-                      : "  time %s after %llu block steps (%llu of the run); %.3f s wall, %.3g force evaluations per "
-                        "body, %.3e force+jerk interactions/s\n",
-                  reached, (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall, per_body,
+                      ? "  time %s after %llu block step%s (%llu of the run); %.3f s wall, %.1f force evaluations "
+                        "per body, %.3e force+jerk interactions/s\n"
+                      : "  time %s after %llu block step%s (%llu of the run); %.3f s wall, %.3g force evaluations "
+                        "per body, %.3e force+jerk interactions/s\n",
+                  reached, (unsigned long long)r.steps, r.steps == 1 ? "" : "s", (unsigned long long)sim.steps_done(),
+                  wall, per_body,
                   hermite["interactions_per_second"].get<double>());
     }
   } else if (!o.quiet) {
-    std::printf("  time %s after %llu steps (step %llu of the run); %.3f s wall, %.2f steps/s, %.3e interactions/s\n",
-                reached, (unsigned long long)r.steps, (unsigned long long)sim.steps_done(), wall,
+    std::printf("  time %s after %llu step%s (step %llu of the run); %.3f s wall, %.2f steps/s, %.3e interactions/s\n",
+                reached, (unsigned long long)r.steps, r.steps == 1 ? "" : "s", (unsigned long long)sim.steps_done(), wall,
                 wall > 0 ? double(r.steps) / wall : 0.0, wall > 0 ? interactions * double(r.steps) / wall : 0.0);
   }
   // --json on its own too: one that cannot be written now costs only itself, and the report of the others follows.
