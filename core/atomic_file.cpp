@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
@@ -124,26 +125,37 @@ std::string temporary_name(const std::string& path, bool keep_extension) {
 }
 
 
-std::vector<std::string> temporary_files_of(const std::string& path) {
-  fs::path const p(path);
-  std::string const lead = "." + p.filename().string() + ".", extension = p.extension().string();
+std::vector<std::string> temporary_files_in(const std::string& folder_path,
+                                            const std::function<bool(const std::string& name)>& is_target) {
   std::error_code ec;
   std::vector<std::string> found;
-  fs::path const folder = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  fs::path const folder = folder_path.empty() ? fs::path(".") : fs::path(folder_path);
   for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    // ".NAME." and six letters and digits, not all small letters (a user's ".c.h5.backup" is no temporary file; one
+    // of these is all small letters once in 180, and then goes unsaid), then NAME's extension or nothing.
     std::string const name = it->path().filename().string();
-    if (name.size() < lead.size() + 6 || name.compare(0, lead.size(), lead) != 0) continue;
-    std::string const rest = name.substr(lead.size());
-    // Six letters and digits, not all small letters: a user's ".c.h5.backup" is no temporary file (one of these is
-    // all small letters once in 180, and then goes unsaid).
-    bool const letters =
-        std::all_of(rest.begin(), rest.begin() + 6, [](char c) { return std::isalnum(static_cast<unsigned char>(c)); }) &&
-        !std::all_of(rest.begin(), rest.begin() + 6, [](char c) { return std::islower(static_cast<unsigned char>(c)); });
-    if (letters && (rest.size() == 6 || rest.substr(6) == extension) && it->is_regular_file(ec))
-      found.push_back((p.parent_path() / name).string());
+    if (name.size() < 9 || name[0] != '.') continue;
+    for (std::size_t dot = name.find('.', 1); dot != std::string::npos; dot = name.find('.', dot + 1)) {
+      std::string const target = name.substr(1, dot - 1), rest = name.substr(dot + 1);
+      if (target.empty() || rest.size() < 6) continue;
+      bool const letters =
+          std::all_of(rest.begin(), rest.begin() + 6, [](char c) { return std::isalnum(static_cast<unsigned char>(c)); }) &&
+          !std::all_of(rest.begin(), rest.begin() + 6, [](char c) { return std::islower(static_cast<unsigned char>(c)); });
+      if (letters && (rest.size() == 6 || rest.substr(6) == fs::path(target).extension().string()) &&
+          is_target(target) && it->is_regular_file(ec)) {
+        found.push_back((fs::path(folder_path) / name).string());
+        break;
+      }
+    }
   }
   std::sort(found.begin(), found.end());
   return found;
+}
+
+std::vector<std::string> temporary_files_of(const std::string& path) {
+  fs::path const p(path);
+  std::string const file = p.filename().string();
+  return temporary_files_in(p.parent_path().string(), [&](const std::string& name) { return name == file; });
 }
 
 void write_file_atomically(const std::string& path, const std::string& what,

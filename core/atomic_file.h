@@ -33,6 +33,10 @@ void write_file_atomically(const std::string& path, const std::string& what,
 // renamed or removed one (SIGKILL, the out-of-memory killer, a node that went down) left it, possibly as large as
 // PATH. Those of a writer at work now look the same. Names only, sorted; none where the folder cannot be read.
 std::vector<std::string> temporary_files_of(const std::string& path);
+// The same for every file of `folder` whose name `is_target` takes (a series' files, say): the temporary files of
+// those names, with the folder.
+std::vector<std::string> temporary_files_in(const std::string& folder,
+                                            const std::function<bool(const std::string& name)>& is_target);
 
 // A name beside PATH that no other writer uses: ".NAME." and 6 random letters, then PATH's extension
 // when `keep_extension` (for a tool that goes by the ending, as ffmpeg does).

@@ -368,6 +368,12 @@ void check_step_series(const std::function<std::string(std::uint64_t)>& path_of,
   }
 }
 
+std::vector<std::string> series_temporary_files(const std::function<std::string(std::uint64_t)>& path_of) {
+  SeriesName const name = series_name(path_of);
+  return temporary_files_in(std::filesystem::path(path_of(0)).parent_path().string(),
+                            [&](const std::string& file) { return series_step(path_of, name, file).has_value(); });
+}
+
 std::vector<std::string> series_files_after(const std::function<std::string(std::uint64_t)>& path_of,
                                             std::uint64_t first) {
   std::vector<std::uint64_t> steps = series_steps_in_folder(path_of, true);

@@ -124,5 +124,8 @@ void check_step_series(const std::function<std::string(std::uint64_t)>& path_of,
 // begins at `first` would leave its own files among them (check_run_outputs refuses it).
 std::vector<std::string> series_files_after(const std::function<std::string(std::uint64_t)>& path_of,
                                             std::uint64_t first);
+// The temporary files (core/atomic_file.h) of the series' files that their folder holds: writers killed before they
+// finished left them.
+std::vector<std::string> series_temporary_files(const std::function<std::string(std::uint64_t)>& path_of);
 
 }  // namespace nbody::driver

@@ -587,18 +587,26 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   for (auto const& text : o.said) observer.notice(text);
   // Temporary files of this run's outputs that a writer killed before it finished left (SIGKILL, the out-of-memory
   // killer): said, as they may be as large as the outputs, not removed, as another process may be writing them now.
+  auto say_left = [&](const char* option, const std::string& path, const std::string& left, const std::string& of) {
+    std::error_code ec;
+    auto const bytes = std::filesystem::file_size(left, ec);
+    observer.notice(o.names.with_text(option, path) + ": its folder holds " + left +
+                    (ec ? std::string() : " (" + std::to_string(bytes) + " bytes)") +
+                    ", the temporary file of a writer killed before it finished; remove it unless another process "
+                    "writes " + of + " now");
+  };
   for (auto const& [option, path] : {std::pair<const char*, const std::string*>{"--checkpoint", &o.checkpoint},
                                      {"--save", &o.save}}) {
     if (path->empty()) continue;
-    for (std::string const& left : temporary_files_of(*path)) {
-      std::error_code ec;
-      auto const bytes = std::filesystem::file_size(left, ec);
-      observer.notice(o.names.with_text(option, *path) + ": its folder holds " + left +
-                      (ec ? std::string() : " (" + std::to_string(bytes) + " bytes)") +
-                      ", the temporary file of a writer killed before it finished; remove it unless another process "
-                      "writes " + *path + " now");
-    }
+    for (std::string const& left : temporary_files_of(*path)) say_left(option, *path, left, *path);
   }
+  // And of the files of its series (periodic checkpoints, snapshots), which die as often.
+  if (!o.checkpoint.empty() && (o.checkpoint_every > 0 || o.checkpoint_dt > 0))
+    for (std::string const& left : series_temporary_files([&](std::uint64_t k) { return series_path(o.checkpoint, k); }))
+      say_left("--checkpoint", o.checkpoint, left, "its periodic checkpoints");
+  if (o.snapshots.enabled())
+    for (std::string const& left : series_temporary_files([&](std::uint64_t k) { return o.snapshots.path(k); }))
+      say_left("--snapshots", o.snapshots.base, left, "its snapshots");
   if (unverified)
     observer.warning(continuation);
   else if (!continuation.empty())

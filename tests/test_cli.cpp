@@ -2469,6 +2469,23 @@ TEST_F(Cli, ATemporaryFileAKilledWriterLeftIsSaid) {
   EXPECT_NE(r.err.find("its folder holds " + file(".t.bin.Zz9yXw.bin")), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find(".c.h5.AbCd "), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(file(".c.h5.AbCd3f")));
+  // Those of a series' files too: a periodic checkpoint or a snapshot killed while it was written.
+  std::ofstream(file(".p_00000029.h5.Ip0fPE")) << "a periodic one";
+  std::ofstream(file(".s_00000010.h5.Qw3rTy")) << "a snapshot";
+  std::ofstream(file(".p_00000029.h5.backup")) << "a user's";
+  Result const series = nbody("--run --bodies 64 --steps 2 --checkpoint " + file("p.h5") + " --checkpoint-every 1 " +
+                              "--snapshots " + file("s.h5") + " --snapshot-every 10");
+  EXPECT_EQ(series.code, 0) << series.err;
+  EXPECT_NE(series.err.find("notice: --checkpoint " + file("p.h5") + ": its folder holds " +
+                            file(".p_00000029.h5.Ip0fPE") + " (14 bytes), the temporary file of a writer killed " +
+                            "before it finished; remove it unless another process writes its periodic checkpoints now"),
+            std::string::npos)
+      << series.err;
+  EXPECT_NE(series.err.find("notice: --snapshots " + file("s.h5") + ": its folder holds " +
+                            file(".s_00000010.h5.Qw3rTy")),
+            std::string::npos)
+      << series.err;
+  EXPECT_EQ(series.err.find(".p_00000029.h5.backup"), std::string::npos) << series.err;
 }
 
 // An nbody HDF5 snapshot starts a new run from its bodies (--load), as a tipsy file does: at its time, with its
