@@ -216,7 +216,10 @@ TEST(Driver, UnitsSayWhatIsWrongWithThem) {
   // 1e3 Msun in 1 pc: sqrt(pc^3 / (G 1e3 Msun)) = 1.4879e13 s, 0.4715 Myr; 2.074 km/s.
   EXPECT_EQ(spaced.derived(), "time unit 471.5 kyr, velocity unit 2.074 km/s");
   EXPECT_EQ(sim::parse_units("1e5Msun", "1pc").derived(), "time unit 47.15 kyr, velocity unit 20.74 km/s");
-  EXPECT_EQ(sim::parse_units("1Msun", "1au").derived(), "time unit 5.023e+06 s, velocity unit 29.78 km/s");
+  // Below a year in days (1 au, 1 Msun: a year over 2 pi), below a day in seconds.
+  EXPECT_EQ(sim::parse_units("1Msun", "1au").derived(), "time unit 58.13 d, velocity unit 29.78 km/s");
+  EXPECT_EQ(sim::parse_units("1Msun", "1au").physical(10.0 / 58.13), "10 d");
+  EXPECT_EQ(sim::parse_units("1Msun", "1au").physical(0.5 / 58.13), "4.32e+04 s");
   EXPECT_EQ(sim::Units{}.derived(), "");
 }
 

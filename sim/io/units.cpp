@@ -128,11 +128,11 @@ std::string Units::describe() const { return physical() ? mass + ", " + length :
 
 std::string Units::physical(double time) const {
   if (!physical()) return {};
-  // In the largest of the years that it is at least one of (seconds below a year).
+  // In the largest of the units that it is at least one of (years, then days; seconds below a day).
   double const t = time * time_s();
   std::pair<const char*, double> shown{"s", 1.0};
   for (auto const& unit : kTimeUnits)
-    if (std::string(unit.first).find("yr") != std::string::npos && std::abs(t) >= unit.second) {
+    if (std::abs(t) >= unit.second) {
       shown = unit;
       break;
     }

@@ -39,8 +39,8 @@ struct Units {
   std::string derived() const;
   // Its first part: "time unit 0.4715 Myr" (empty in N-body units).
   std::string time_unit() const;
-  // A time in these units as a physical one, in the largest of the years it is at least one of (seconds below a
-  // year): "4.999 Myr" for 10.6 in 1e3Msun, 1pc (empty in N-body units).
+  // A time in these units as a physical one, in the largest of the years and days it is at least one of (seconds
+  // below a day): "4.999 Myr" for 10.6 in 1e3Msun, 1pc, "10 d" (empty in N-body units).
   std::string physical(double time) const;
 
   bool operator==(const Units& o) const { return mass == o.mass && length == o.length; }
