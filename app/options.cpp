@@ -462,7 +462,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
                  "momentum, angular momentum, centre of mass, virial ratio, Lagrangian radii)");
   cli.add_option("--diagnostics-every", o.diagnostics_every,
                  "a diagnostics sample every K steps, and at the start and the end (default 100, or with --restart "
-                 "the cadence its checkpoint records; each costs about one force evaluation)")
+                 "the cadence its checkpoint records; each is an O(N^2) pass, as a force evaluation is: on the CPU "
+                 "the time of several fp32 steps)")
       ->check(whole_number(1, kMaxSteps));
   cli.add_option("--diagnostics-dt", o.diagnostics_dt,
                  "a diagnostics sample at every multiple of this simulation time instead, at the first step or block "
