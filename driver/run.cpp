@@ -644,6 +644,24 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                        unreadable + ")" + stopped);
     }
   }
+  // A checkpoint where --save writes a snapshot: the restartable state there goes, which is said (a snapshot is read
+  // by --load, not by --restart).
+  if (!o.save.empty() && saves_hdf5_snapshot(o.save)) {
+    std::string held;
+    std::error_code ec;
+    if (writer && std::filesystem::is_regular_file(o.save, ec)) {
+      try {
+        held = std::to_string(sim::read_checkpoint_header(o.save, o.names).run.step);
+      } catch (const std::runtime_error&) {  // not a checkpoint (a snapshot, another file): replaced as any output
+      }
+    }
+    if (ranks.size() > 1) held = ranks.all_gather(held).front();
+    if (!held.empty())
+      observer.notice(o.names.with_text("--save", o.save) + " holds a checkpoint (step " + held + "): this run " +
+                      "replaces it with a snapshot, which " + o.names.name("--load") + " reads and " +
+                      o.names.name("--restart") + " does not; " + o.names.name("--checkpoint") +
+                      " writes a checkpoint");
+  }
 
   if ((o.summary || sampled) && !start_measured) unless_interrupted([&] { result.start = sim.diagnostics(); });
   // A restart keeps the run's baseline; without one, the baseline is unknown until a restart measures it.

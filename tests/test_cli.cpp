@@ -258,6 +258,22 @@ TEST_F(Cli, AOneFramePictureSaysItsRenderWasNotTimed) {
       << r.err;
 }
 
+// --save FILE.h5 writes a snapshot: where FILE.h5 holds a checkpoint, the restartable state there goes, and that is
+// said at the start (a snapshot there is replaced without a word).
+TEST_F(Cli, ASnapshotSavedOverACheckpointIsSaid) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 3 --checkpoint " + file("s.h5")).code, 0);
+  Result const over = nbody("--run --bodies 64 --steps 1 --save " + file("s.h5"));
+  ASSERT_EQ(over.code, 0) << over.err;
+  EXPECT_NE(over.err.find("notice: --save " + file("s.h5") + " holds a checkpoint (step 3): this run replaces it with "
+                          "a snapshot, which --load reads and --restart does not; --checkpoint writes a checkpoint\n"),
+            std::string::npos)
+      << over.err;
+  Result const again = nbody("--run --bodies 64 --steps 1 --save " + file("s.h5"));
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(again.err.find("holds a checkpoint"), std::string::npos) << again.err;
+}
+
 TEST_F(Cli, RunSavesASnapshotThatRestarts) {
   Result const r = nbody("--run --bodies 64 --steps 5 --save " + file("a.bin") + " --json " + file("a.json"));
   ASSERT_EQ(r.code, 0) << r.err;
