@@ -6,12 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <functional>
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <system_error>
 
