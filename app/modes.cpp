@@ -212,17 +212,15 @@ void check_outputs(const Options& o) {
   check_distinct_outputs(outputs);
   // Nor one of the frames --frames-dir writes (DIR/frame_00000.png, ...).
   if (!o.frames_dir.empty()) {
+    std::uint64_t const frames = viewer_frames(o);  // 0: until the window closes, any frame
     for (auto const& [option, path] : outputs) {
+      // A name frame_file_name gives: "frame_" and its digits (at least 5), ".png".
       std::string const name = std::filesystem::path(path).filename().string();
-      if (name.size() < 15 || name.compare(0, 6, "frame_") != 0 || name.compare(name.size() - 4, 4, ".png") != 0)
-        continue;
+      if (name.size() < 15 || name.size() > 29 || name.compare(name.size() - 4, 4, ".png") != 0) continue;
       std::string const digits = name.substr(6, name.size() - 10);
-      if (digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-      unsigned long long const frame = std::stoull(digits);
-      char written[32];
-      std::snprintf(written, sizeof written, "frame_%05llu.png", frame);
-      std::uint64_t const frames = viewer_frames(o);  // 0: until the window closes, any frame
-      if (name == written && (frames == 0 || frame < frames))
+      if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::uint64_t const frame = std::stoull(digits);
+      if (name == frame_file_name(frame) && (frames == 0 || frame < frames))
         check_distinct_outputs({{"--frames-dir", (std::filesystem::path(o.frames_dir) / name).string()}, {option, path}});
     }
   }
@@ -554,14 +552,11 @@ int run_simulation(const Options& asked) {
     else if (!o.quiet) {
       // "14.8", "2411.3"; a short run's fraction to three figures ("0.000977"), not "0.0".
       double const per_body = hermite["force_evaluations_per_body"].get<double>();
-      std::printf(per_body >= 0.1 || per_body == 0
-                      ? "  time %s after %llu block step%s (%llu of the run); %.3f s wall, %.1f force evaluations "
-                        "per body, %.3e force+jerk interactions/s\n"
-                      : "  time %s after %llu block step%s (%llu of the run); %.3f s wall, %.3g force evaluations "
-                        "per body, %.3e force+jerk interactions/s\n",
+      std::string const evaluations = fmt(per_body >= 0.1 || per_body == 0 ? "%.1f" : "%.3g", per_body);
+      std::printf("  time %s after %llu block step%s (%llu of the run); %.3f s wall, %s force evaluations per body, "
+                  "%.3e force+jerk interactions/s\n",
                   reached, (unsigned long long)r.steps, r.steps == 1 ? "" : "s", (unsigned long long)sim.steps_done(),
-                  wall, per_body,
-                  hermite["interactions_per_second"].get<double>());
+                  wall, evaluations.c_str(), hermite["interactions_per_second"].get<double>());
     }
   } else if (!o.quiet) {
     std::printf("  time %s after %llu step%s (step %llu of the run); %.3f s wall, %.2f steps/s, %.3e interactions/s\n",

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <utility>
@@ -87,6 +88,13 @@ std::string viewer_keys_help();
 // The frames the viewer draws: --frames, else one offscreen or for a --screenshot, else 0 (until the window closes).
 inline std::uint64_t viewer_frames(const Options& o) {
   return o.frames ? o.frames : (o.offscreen || !o.screenshot.empty() ? 1 : 0);
+}
+
+// The name of frame `frame` in --frames-dir: "frame_00042.png".
+inline std::string frame_file_name(std::uint64_t frame) {
+  char name[40];
+  std::snprintf(name, sizeof name, "frame_%05llu.png", (unsigned long long)frame);
+  return name;
 }
 
 // Parses argv. Returns the options, or std::nullopt after printing --help/--version (exit 0).

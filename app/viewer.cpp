@@ -866,9 +866,7 @@ class Viewer {
       screenshot_written_ = true;
     }
     if (!options_.frames_dir.empty()) {
-      char name[32];
-      std::snprintf(name, sizeof name, "frame_%05llu.png", (unsigned long long)frame);
-      render::write_png((fs::path(options_.frames_dir) / name).string(), pixels, w, h);
+      render::write_png((fs::path(options_.frames_dir) / frame_file_name(frame)).string(), pixels, w, h);
     }
     if (screenshot_requested_) {
       screenshot_requested_ = false;
