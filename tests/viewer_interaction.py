@@ -41,12 +41,22 @@ class Viewer:
             ["Xvfb", "-displayfd", str(write_end), "-screen", "0", f"{WIDTH}x{HEIGHT}x24", "-nolisten", "tcp", "-noreset"],
             pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(write_end)
-        with os.fdopen(read_end) as f:
-            number = f.readline().strip()
-        expect(number, "Xvfb did not start")
+        self.proc = None
+        self.log_file = None
+        try:
+            with os.fdopen(read_end) as f:
+                number = f.readline().strip()
+            expect(number, "Xvfb did not start")
+            self.start(nbody, args, number, hud_seconds, started)
+        except BaseException:
+            # The caller's try starts once this returns: what was started here is closed here.
+            self.close()
+            raise
+
+    def start(self, nbody, args, number, hud_seconds, started):
         self.env = dict(os.environ, DISPLAY=":" + number, NBODY_TRACE_UI="1")
         self.env.pop("WAYLAND_DISPLAY", None)
-        self.log_path = os.path.join(folder, "stderr.txt")
+        self.log_path = os.path.join(self.folder, "stderr.txt")
         self.log_file = open(self.log_path, "w")
         self.command = [nbody, "--viewer", "--width", str(WIDTH), "--height", str(HEIGHT)] + args
         self.started = time.monotonic()
@@ -232,10 +242,11 @@ class Viewer:
             raise Failure(f"nbody still running {seconds} s later\n{self.log()}")
 
     def close(self):
-        if self.proc.poll() is None:
+        if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-        self.log_file.close()
+        if self.log_file is not None:
+            self.log_file.close()
         self.xvfb.terminate()
         self.xvfb.wait()
 
