@@ -145,7 +145,7 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
   std::optional<long long> numgpus;
   std::optional<std::vector<int>> gpus;
   std::optional<std::string> mass_unit, length_unit;
-  std::string softening_shown, eccentricity_shown;
+  std::string softening_shown, eccentricity_shown, seed_shown;
   std::vector<std::pair<std::string, std::string>> times_in_units;  // dt or dt_max, and the text given
   for (auto [k, value] : options) {
     std::string const key = nb::cast<std::string>(k);
@@ -165,7 +165,10 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
     }
     if (key == "scenario") ic.scenario = named<sim::Scenario>(value, key);
     else if (key == "n") ic.bodies = std::size_t(whole(value, key, 1, (long long)kMaxBodies));
-    else if (key == "seed") ic.seed = std::uint64_t(whole(value, key, 0, std::numeric_limits<long long>::max()));
+    else if (key == "seed") {
+      ic.seed = std::uint64_t(whole(value, key, 0, std::numeric_limits<long long>::max()));
+      seed_shown = shown(value);
+    }
     else if (key == "eccentricity") {
       double const e = real(value, key);
       if (!(e >= 0 && e < 1)) throw InputError("eccentricity=" + shown(value) + ": must be a number in [0, 1)");
@@ -256,6 +259,10 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
   if (!eccentricity_shown.empty() && ic.scenario != sim::Scenario::two_body)
     throw InputError("eccentricity=" + eccentricity_shown + ": applies to scenario='two-body' only (this one's is '" +
                      name_of(ic.scenario) + "')");
+  // two-body places its two bodies: a seed would draw nothing.
+  if (!seed_shown.empty() && ic.scenario == sim::Scenario::two_body)
+    throw InputError("seed=" + seed_shown + " does nothing with scenario='two-body': its two bodies are placed, not " +
+                     "drawn; leave seed out");
   // The files' units, as --mass-unit and --length-unit (both or neither; the run stays G = 1).
   if (mass_unit || length_unit) {
     run.units = sim::parse_units(mass_unit.value_or(""), length_unit.value_or(""), run.names);

@@ -237,7 +237,8 @@ class Simulation:
     fp32), so that the arrays a script reads are the engine's own fp64 state.
 
     scenario: "plummer", "random-sphere", "disk", "collision" or "two-body" (``names("scenario")``).
-    n: bodies (None: 4096; two-body has 2). seed: the scenario's random seed.
+    n: bodies (None: 4096; two-body has 2). seed: the scenario's random seed (None: 42; two-body draws
+    nothing and takes none).
     integrator: "leapfrog", "omelyan4", "yoshida4", "euler-damped" or "hermite4" (fourth-order Hermite
     with individual block time steps: a step is a block step; see eta, eta_start and dt_max below).
     dt: time step (None: the integrator's default, 0.01; 0.016 for euler-damped).
@@ -264,7 +265,7 @@ class Simulation:
     """
 
     @_keywords_checked
-    def __init__(self, scenario="plummer", n=None, seed=42, integrator="leapfrog", dt=None, softening=None,
+    def __init__(self, scenario="plummer", n=None, seed=None, integrator="leapfrog", dt=None, softening=None,
                  precision="fp64", backend="auto", numgpus=None, gpus=None, threading="single", launch="stream",
                  *, eccentricity=None, damping=None, exchange="auto", kernel=None, block_size=None,
                  fp64_rsqrt="series", weights=None, threads=None, mass_unit=None, length_unit=None, eta=None,

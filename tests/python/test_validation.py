@@ -157,6 +157,8 @@ def test_a_misspelt_keyword_is_refused_naming_the_one_meant():
     (dict(weights=[1, 1]), ValueError, "^weights: 2 weights for 1 device; give one per device$"),
     (dict(seed=-1), ValueError, "seed=-1: must be a whole number from 0"),
     (dict(scenario="two-body", n=3), ValueError, "^n=3: the two-body scenario has exactly 2 bodies$"),
+    (dict(scenario="two-body", seed=7), ValueError, "^seed=7 does nothing with scenario='two-body': its two bodies "
+                                                    "are placed, not drawn; leave seed out$"),
     (dict(kernel="fast"), ValueError, "^kernel='fast': the cpu backend has simd, reference$"),
     (dict(launch="graph"), ValueError, "^launch='graph': CUDA graphs need the CUDA backend"),
     (dict(integrator="hermite4", launch="graph"), ValueError, "^launch='graph': hermite4 .* use launch='stream'$"),
