@@ -146,13 +146,15 @@ int main(int argc, char** argv) {
     std::string const unwritten = nbody::app::unwritten_outputs();
     if (ranks.rank() == 0 || !several)
       std::fprintf(stderr, "nbody: %s%s\n", e.what(), unwritten.empty() ? "" : ("; " + unwritten).c_str());
-    if (several) {
+    if (several && !e.every_rank) {
       // This rank stops where it noticed the signal; the others may be waiting for it in the
       // exchange, and not every launcher ends them: the job ends here. (--run stops all ranks at one
       // step by itself and returns normally.)
       std::fflush(nullptr);
       ranks.abort(nbody::interrupted_exit_code(e.signal));
     }
+    // Every rank stopped at the same point: they end MPI together, as a job that finished does.
+    if (several) mpi.reset();
     // Out at once: what had to be saved is saved, and the runtime's exit handlers could wait for
     // GPU work that was given up.
     std::fflush(nullptr);

@@ -142,14 +142,18 @@ class RemovedAtSecondInterrupt {
   int slot_ = -1;
 };
 
-// Thrown at a safe point after a signal arrived; main() turns it into the exit status.
+// Thrown at a safe point after a signal arrived; main() turns it into the exit status. `every_rank`: thrown by every
+// rank of the job at the same point, after they agreed on the signal (a collective call), so that the job can end as
+// a whole rather than be aborted by the rank that noticed it.
 struct Interrupted : std::runtime_error {
-  explicit Interrupted(int sig)
+  explicit Interrupted(int sig, bool on_every_rank = false)
       : std::runtime_error(sig == SIGINT                 ? "interrupted (Ctrl-C)"
                            : detail::hung_up.load()      ? "terminated (SIGHUP, hang-up)"
                                                          : "terminated (SIGTERM)"),
-        signal(sig) {}
+        signal(sig),
+        every_rank(on_every_rank) {}
   int signal;
+  bool every_rank;
 };
 
 // Installs the handlers for SIGINT, SIGTERM and SIGHUP, without SA_RESTART, so a blocking call

@@ -59,8 +59,9 @@ void agree(const Ranks& ranks, const std::function<void()>& step) {
   std::string outcome;
   try {
     step();
-  } catch (const Interrupted&) {
-    throw;
+  } catch (const Interrupted& e) {
+    // Every rank hears of it below and stops here with it, so that the job ends as a whole.
+    outcome = "signal " + std::to_string(e.signal);
   } catch (const JobFailure& e) {
     outcome = std::to_string(e.exit_code) + " " + e.what();
   } catch (const InputError& e) {
@@ -70,11 +71,15 @@ void agree(const Ranks& ranks, const std::function<void()>& step) {
   } catch (const std::exception& e) {
     outcome = std::string("1 ") + e.what();
   }
-  if (!outcome.empty()) {
+  bool const interrupted = outcome.rfind("signal ", 0) == 0;
+  if (!outcome.empty() && !interrupted) {
     std::size_t const space = outcome.find(' ');
     outcome.insert(space + 1, ranks.host() + " ");
   }
   auto const all = ranks.all_gather(outcome);
+  // An interrupt anywhere ends the step on every rank, before any failure is said: the user asked the job to stop.
+  for (auto const& a : all)
+    if (a.rfind("signal ", 0) == 0) throw Interrupted(std::atoi(a.c_str() + 7), true);
   int first = -1, failed = 0;
   for (int r = 0; r < int(all.size()); ++r) {
     if (all[std::size_t(r)].empty()) continue;

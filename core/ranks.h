@@ -61,7 +61,8 @@ struct JobFailure : std::runtime_error {
 // went: if it threw on any rank, every rank throws JobFailure with the lowest failing rank's
 // message (naming that rank when not every rank failed alike). So a failure on one rank ends every
 // rank cleanly instead of leaving the others waiting in the next collective call. With one rank,
-// `step` runs as it is and its exceptions pass unchanged. Interrupted always passes unchanged.
+// `step` runs as it is and its exceptions pass unchanged. An interrupt on any rank (Interrupted thrown by `step`)
+// comes before failures: every rank then throws Interrupted with that signal and `every_rank` set.
 void agree(const Ranks& ranks, const std::function<void()>& step);
 
 // This process alone.

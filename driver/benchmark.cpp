@@ -39,16 +39,21 @@ std::vector<std::uint64_t> level_histogram(const sim::hermite::HermiteCounters& 
 }
 
 // Enqueues `n` steps in chunks, checking for a signal between them. CPU steps run inside advance(),
-// so they go one at a time. GPU steps are only enqueued, but a full launch queue (about a thousand
-// launches, some hundred steps) makes the host wait inside a launch until a kernel finishes; so
-// chunks hold at most about 50 ms of steps, by `step_seconds` (0: unknown, one step a chunk).
+// so one process takes them one at a time. GPU steps are only enqueued, but a full launch queue (about
+// a thousand launches, some hundred steps) makes the host wait inside a launch until a kernel finishes;
+// so chunks hold at most about 50 ms of steps, by `step_seconds` (0: unknown, one step a chunk). Several
+// ranks agree on a signal in a collective call, so theirs are chunks of 50 ms on the CPU too, of one
+// size on every rank (the largest).
 void enqueue(multigpu::Simulation& sim, std::uint64_t n, double step_seconds) {
-  bool const on_host = sim.config().backend == sim::Backend::cpu;
-  std::uint64_t per_chunk =
-      on_host || step_seconds <= 0 ? 1 : std::clamp<std::uint64_t>(std::uint64_t(0.05 / step_seconds), 1, 256);
+  bool const several = sim.ranks().size() > 1;
+  bool const one_at_a_time = sim.config().backend == sim::Backend::cpu && !several;
+  std::uint64_t per_chunk = one_at_a_time || step_seconds <= 0
+                                ? 1
+                                : std::clamp<std::uint64_t>(std::uint64_t(0.05 / step_seconds), 1, 256);
   // With graphs, whole blocks: a chunk that is not one would run its last steps one by one.
   if (sim.config().launch == multigpu::Launch::graph && per_chunk >= multigpu::kGraphSteps)
     per_chunk -= per_chunk % multigpu::kGraphSteps;
+  if (several) per_chunk = std::uint64_t(sim.ranks().max(int(per_chunk)));
   for (std::uint64_t done = 0; done < n;) {
     sim.stop_if_interrupted();
     std::uint64_t const chunk = std::min(per_chunk, n - done);
@@ -75,6 +80,9 @@ std::uint64_t advance_blocks(multigpu::Simulation& sim, std::uint64_t blocks, do
   std::uint64_t done = 0;
   while (done < blocks) {
     sim.stop_if_interrupted();
+    // Several ranks: chunks of one size everywhere (the largest), so that all look for a signal between the same
+    // block steps.
+    if (sim.ranks().size() > 1) chunk = std::uint64_t(sim.ranks().max(int(chunk)));
     std::uint64_t const n = std::min(chunk, blocks - done);
     std::uint64_t const at = sim.steps_done();
     auto const c0 = Clock::now();

@@ -217,7 +217,7 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk) {
     // signal, as every start-up phase does; the ranks agree on it first, so that all of them stop at one chunk.
     if (c0 > 0) {
       int const sig = ranks_.size() > 1 ? ranks_.max(interrupt_signal()) : interrupt_signal();
-      if (sig) throw Interrupted(sig);
+      if (sig) throw Interrupted(sig, ranks_.size() > 1);
     }
     std::size_t const count = std::min(chunk, total - c0);
     totals_.resize(count);

@@ -390,20 +390,27 @@ bool Simulation::idle() {
 }
 
 void Simulation::stop_if_interrupted() {
-  int const sig = interrupt_signal();
+  bool const several = ranks_->size() > 1;
+  int const sig = several ? ranks_->max(interrupt_signal()) : interrupt_signal();
   if (!sig) return;
   // The process is on its way out: the steps still queued are given up, not waited for (freeing
   // device memory would wait for all of them: minutes at large N).
   for (auto& e : engines_) e->abandon();
   if (exchange_) exchange_->abandon();
-  throw Interrupted(sig);
+  throw Interrupted(sig, several);
 }
 
 void Simulation::wait_interruptibly() {
   if (hermite_) return stop_if_interrupted();
+  check_usable();
+  if (ranks_->size() > 1) {
+    // A rank cannot stop alone in the middle of the wait (the others would wait for it in the next collective
+    // call): each waits for its devices, within the watchdog's bound, and then they agree on a signal.
+    synchronize();
+    return stop_if_interrupted();
+  }
   // The last stage of a step runs on each device's compute stream, after that device waited for
   // every copy it needed: all compute streams idle means the step, copies included, is done.
-  check_usable();
   guarded([&] { wait_for_devices([&] { stop_if_interrupted(); }); });
   synchronize();  // the worker threads have handed back, and errors surface
 }

@@ -113,13 +113,16 @@ class Simulation {
   void synchronize();
   // Waits like synchronize(), polling, and throws Interrupted (core/interrupt.h) as soon as a
   // signal arrives: the work still queued on GPUs is then abandoned (sim::SliceEngine::abandon), so
-  // the simulation can only be destroyed, quickly, on the way to the process's exit.
+  // the simulation can only be destroyed, quickly, on the way to the process's exit. With several
+  // ranks it is collective (see stop_if_interrupted) and looks for a signal once the wait is over.
   void wait_interruptibly();
   // True when every device has finished the work enqueued so far (never waits). Asks every
   // device, so a failure anywhere is thrown, and so is the watchdog's, once the steps are overdue.
   bool idle();
   // If a signal arrived (core/interrupt.h): gives up the work still queued on the devices and throws
-  // Interrupted. The simulation can then only be destroyed, quickly, on the way to the exit.
+  // Interrupted. The simulation can then only be destroyed, quickly, on the way to the exit. With
+  // several ranks it is collective: every rank calls it at the same point, and a signal on any rank
+  // stops all of them there (Interrupted::every_rank), so that the job ends whole, not by an abort.
   void stop_if_interrupted();
 
   // The current state (synchronises): positions, velocities, types and time.

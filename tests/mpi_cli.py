@@ -17,6 +17,9 @@ worker_failure               a worker thread failing on one rank (MPI_TESTS, a f
                              scheduler): the job ends and that rank's own error is printed. A run that blows
                              up on every rank ends the job, and its --json says why.
 interrupt                    Ctrl-C to the job: every rank stops, the checkpoint is written.
+interrupt_modes              Ctrl-C to the job in a benchmark (fixed steps, block steps) and in the start-up, and
+                             a signal to one rank alone: every rank stops at one point and the job ends with one
+                             line, not by MPI_ABORT.
 viewer_offscreen             the viewer on rank 0, the others following: the picture of 2 ranks x 2
                              devices is the picture of one process on 4, pixel for pixel.
 viewer_levels                hermite4 coloured by time-step level: the picture of 2 ranks (levels downloaded by
@@ -239,6 +242,46 @@ with tempfile.TemporaryDirectory() as d:
         if os.path.exists(p("stop.h5")):
             r = run(mpi(2, "--restart", p("stop.h5"), "--run", "--steps", "2", "--threads", "1"))
             check(r.returncode == 0, "the checkpoint continues")
+    elif case == "interrupt_modes":
+        def rank_pids(job):
+            out = subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True, text=True).stdout.split()
+            return [int(x) for x in out]
+
+        def stop(what, args, whole_job=True, after=4.0):
+            cmd = mpi(2, *args, "--threads", "1")
+            cmd[1:1] = ["--mca", "odls_base_sigkill_timeout", "5"]
+            job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   start_new_session=True)
+            time.sleep(after)
+            if whole_job:
+                os.killpg(job.pid, signal.SIGINT)  # Ctrl-C in the terminal: the whole foreground group
+            else:
+                ranks = rank_pids(job)
+                check(len(ranks) == 2, what + ": two ranks found under mpirun: " + str(ranks))
+                if ranks:
+                    os.kill(max(ranks), signal.SIGINT)
+            try:
+                out, err = job.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(job.pid, signal.SIGKILL)
+                check(False, what + ": the job stopped within 60 s of the signal")
+                return
+            print("$", " ".join(cmd), "->", job.returncode)
+            print(out[-1500:], err[-1500:])
+            check(job.returncode != 0, what + ": an interrupted job does not report success")
+            check("MPI_ABORT" not in err, what + ": the ranks stop together, not by MPI_ABORT")
+            lines = [l for l in err.splitlines() if l.startswith("nbody: ")]
+            check(len(lines) == 1 and ("interrupted (Ctrl-C)" in lines[0] or "terminated (SIGTERM)" in lines[0]),
+                  what + ": one line says the job was stopped: " + str(lines))
+
+        stop("a benchmark", ["--benchmark", "--bodies", "12000", "--steps", "100000"])
+        stop("a benchmark of block steps", ["--benchmark", "--integrator", "hermite4", "--bodies", "4000", "--steps",
+                                            "1000000"])
+        stop("a benchmark, one rank signalled", ["--benchmark", "--bodies", "12000", "--steps", "100000"],
+             whole_job=False)
+        stop("the start-up (hermite4's first force pass)", ["--run", "--integrator", "hermite4", "--bodies", "60000",
+                                                             "--steps", "2"], after=2.0)
+
     elif case == "viewer_offscreen":
         common = ["--offscreen", "--bodies", "3000", "--frames", "12", "--steps-per-frame", "3", "--threads", "1",
                   "--color", "device", "--no-hud", "--width", "640", "--height", "400"]
