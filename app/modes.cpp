@@ -721,20 +721,25 @@ int run_validate(const Options& o) {
   // its results, so nothing is lost.
   // The work owns what it uses (moved or copied in): after an interrupt it may outlive this frame.
   std::string const source = setup.source;
+  char const* const step_name = setup.program.hermite ? " block step" : " step";
   auto const [r, description] = finish_unless_interrupted(
       [setup = std::move(setup), steps = o.steps.value_or(0), tolerance = o.tolerance]() -> std::pair<driver::ValidationResult, std::string> {
         multigpu::Simulation sim(setup.bodies, setup.program, setup.config);
         if (steps) driver::advance_interruptibly(sim, steps);  // validate on an evolved state if asked
         return {driver::validate_forces(sim, tolerance), sim.describe()};
       });
-  std::printf("nbody validate: %zu bod%s from %s\n  %s\n", r.bodies, r.bodies == 1 ? "y" : "ies", source.c_str(),
-              description.c_str());
+  std::uint64_t const steps = o.steps.value_or(0);
+  std::string const after =
+      steps == 0 ? "" : ", after " + std::to_string(steps) + step_name + (steps == 1 ? "" : "s");
+  std::printf("nbody validate: %zu bod%s from %s%s\n  %s\n", r.bodies, r.bodies == 1 ? "y" : "ies", source.c_str(),
+              after.c_str(), description.c_str());
   std::printf("  %zu bodies sampled against the fp64 CPU reference\n", r.samples);
   std::printf("  max relative error  %.3e\n  L2 relative error   %.3e  (tolerance %.1e)\n  %s\n", r.max_relative_error,
               r.l2_relative_error, r.tolerance,
               r.pass ? "PASS" : (r.finite ? "FAIL: above tolerance" : "FAIL: non-finite accelerations"));
   write_json(o, {{"mode", "validate"},
                  {"bodies", r.bodies},
+                 {"steps", steps},
                  {"description", description},
                  {"samples", r.samples},
                  {"max_relative_error", r.max_relative_error},

@@ -430,7 +430,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   std::uint64_t steps = 0;
   cli.add_option("--steps", steps,
                  "steps to run (default: 1000 for --run, 10 timed for --benchmark, hermite4 1000 block steps; --run "
-                 "--steps 0 writes the initial state)")
+                 "--steps 0 writes the initial state; --validate compares the forces after them, default 0)")
       ->check(whole_number(0, kMaxSteps));
   double t_end = 0.0;
   cli.add_option("--t-end", t_end,
@@ -622,9 +622,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
     throw InputError("--offscreen draws without a window and would show nothing: name what to write (--screenshot "
                      "FILE.png, --frames-dir DIR or --video FILE.mp4), or --frames N to time the renderer");
   if (cli.count("--steps")) {
-    if (steps == 0 && o.mode != Mode::run)
-      throw InputError("--steps 0: only --run takes no steps (to write the initial state with --checkpoint, --snapshots "
-                       "or --save)");
+    if (steps == 0 && o.mode != Mode::run && o.mode != Mode::validate)
+      throw InputError("--steps 0: only --run (to write the initial state with --checkpoint, --snapshots or --save) "
+                       "and --validate (its default) take no steps");
     o.steps = steps;
   }
   if (cli.count("--t-end")) {

@@ -205,7 +205,7 @@ void HermiteBlocks::gather_active(double t, bool all, bool host_list) {
   }
 }
 
-double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk) {
+double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk, std::vector<Vec3d>* accelerations) {
   double sum = 0.0;
   std::size_t const total = active_total_;
   std::size_t const me = std::size_t(ranks_.rank());
@@ -283,6 +283,9 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk) {
     if (!started) std::fill(totals_.begin(), totals_.end(), ForceJerk{});  // no groups anywhere (N = 0)
     if (pass == Pass::potential) {
       for (std::size_t k = 0; k < count; ++k) sum += active_[c0 + k].m * totals_[k].phi;
+      if (accelerations)
+        for (std::size_t k = 0; k < count; ++k)
+          (*accelerations)[active_[c0 + k].index] = {totals_[k].ax, totals_[k].ay, totals_[k].az};
       continue;
     }
     threads_->for_each_device([&](int d) {
@@ -419,10 +422,12 @@ void HermiteBlocks::own_time_state(sim::BodySet& b, sim::hermite::HermiteState& 
 }
 
 std::vector<Vec3d> HermiteBlocks::accelerations() {
-  sim::BodySet b;
-  sim::hermite::HermiteState s;
-  own_time_state(b, s);
-  return s.acceleration;
+  check_usable();
+  std::vector<Vec3d> a(bodies_);
+  gather_active(block_time_, true);
+  force_pass(block_time_, Pass::potential, all_active_chunk(setup_.backend, bodies_), &a);
+  potential_interactions_ += std::uint64_t(bodies_) * bodies_;  // not the run's block steps' pairs
+  return a;
 }
 
 sim::hermite::HermiteCounters HermiteBlocks::counters() {

@@ -76,7 +76,9 @@ class HermiteBlocks {
   double state_and_potential(sim::BodySet& into);
   // Each body at its own time t_i, and its Hermite state: what a checkpoint stores to continue. Collective.
   void own_time_state(sim::BodySet& bodies, sim::hermite::HermiteState& state);
-  // Accelerations at each body's own time (the Hermite state's). Collective.
+  // Every body's acceleration at the block time, of the synchronised state (state()'s positions), by a force pass
+  // of every body as the potential's, which changes no body. (The Hermite state's are each of its body's own time
+  // and predicted position there.) Collective.
   std::vector<Vec3d> accelerations();
   // Counts since the start, summed over every device of every rank. Collective.
   sim::hermite::HermiteCounters counters();
@@ -94,7 +96,8 @@ class HermiteBlocks {
   void start_up(const sim::BodySet& initial, const sim::hermite::HermiteState& state, std::size_t devices);
   // One force pass at block time t over the active list (every device's packed bodies, gathered), `count`
   // bodies at a time; returns sum m phi over the list for Pass::potential.
-  double force_pass(double t, Pass pass, std::size_t chunk);
+  // Pass::potential with `accelerations`: also each body's acceleration, by its index.
+  double force_pass(double t, Pass pass, std::size_t chunk, std::vector<Vec3d>* accelerations = nullptr);
   // The active list: each device's packed bodies, in device order (ranks: gathered), into active_ unless
   // `host_list` is false (one process whose devices read each other's lists: set_active_from).
   void gather_active(double t, bool all, bool host_list = true);

@@ -72,7 +72,7 @@ TEST_F(Cli, BadCountsAreRejected) {
   expect_input_error("--bodies 100 --bodies 200", "--bodies given 2 times; give it once");
   expect_input_error("--bodies=-5", "--bodies -5: must be a whole number");
   expect_input_error("--bodies 100,200 --benchmark", "only for --compare-threading");
-  expect_input_error("--steps 0 --benchmark", "--steps 0: only --run takes no steps");
+  expect_input_error("--steps 0 --benchmark", "--steps 0: only --run (to write the initial state");
   expect_input_error("--steps abc --run", "--steps");
   expect_input_error("--numgpus 0", "--numgpus 0: must be a whole number from 1 to 256");
   expect_input_error("--threads 0", "--threads 0: must be a whole number from 1 to 1024");
@@ -1582,6 +1582,16 @@ TEST_F(Cli, ValidatePassesAndCanFail) {
   Result const strict = nbody("--validate --bodies 700 --tolerance 1e-12");
   EXPECT_EQ(strict.code, 1) << strict.out;
   EXPECT_NE(strict.out.find("FAIL"), std::string::npos) << strict.out;
+  // --steps: the forces after them, said in the report; 0 is the default's.
+  Result const none = nbody("--validate --bodies 300 --steps 0");
+  EXPECT_EQ(none.code, 0) << none.err;
+  EXPECT_EQ(none.out.find("after"), std::string::npos) << none.out;
+  Result const later = nbody("--validate --bodies 300 --integrator hermite4 --precision fp64 --steps 5 --json " +
+                             file("v.json"));
+  EXPECT_EQ(later.code, 0) << later.out << later.err;
+  EXPECT_NE(later.out.find("(seed 42), after 5 block steps"), std::string::npos) << later.out;
+  EXPECT_NE(later.out.find("PASS"), std::string::npos) << later.out;
+  EXPECT_EQ(nlohmann::json::parse(slurp(file("v.json")))["steps"], 5);
 }
 
 TEST_F(Cli, CompareThreadingWritesOneRowPerModelDeviceCountAndSize) {
@@ -1872,7 +1882,7 @@ TEST_F(Cli, ZeroStepsWritesTheInitialStateThatContinuesBitForBit) {
   ASSERT_EQ(nbody("--run --steps 7 -q --restart " + file("zero.h5") + " --checkpoint " + file("via.h5")).code, 0);
   EXPECT_TRUE(test::bitwise_equal(sim::read_checkpoint(file("via.h5")).bodies,
                                   sim::read_checkpoint(file("direct.h5")).bodies));
-  expect_input_error("--benchmark --steps 0", "--steps 0: only --run takes no steps");
+  expect_input_error("--benchmark --steps 0", "--steps 0: only --run (to write the initial state");
 }
 
 // Restart from a checkpoint through the command line: every setting comes back from the file (the
