@@ -733,8 +733,9 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   std::uint64_t done = 0, chunk = 1;
   PendingSample pending;
   // The last state checked sound, with its record: what is left to save when a device stalls (the
-  // watchdog) or fails, or the run blows up, since the devices' state may then be torn. One process
-  // only: with several ranks a failure on one ends the job (core/ranks.h).
+  // watchdog) or fails, or the run blows up, since the devices' state may then be torn. With several
+  // ranks every rank keeps it (rank 0 writes it), for the failures that every rank knows of at one point
+  // (JobFailure: a state no longer finite); a failure of one rank alone ends the job (core/ranks.h).
   struct Kept {
     sim::BodySet state;
     sim::RunRecord record;
@@ -745,10 +746,11 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // `step` and `time`: the state's own, where the clock has gone on past it (a sample measured while the next steps
   // run: the record is at the sample's step, not at the steps enqueued since).
   auto keep = [&](const sim::BodySet& state, std::uint64_t step, double time) {
-    if (o.checkpoint.empty() || ranks.size() > 1) return;
+    if (o.checkpoint.empty()) return;
     std::size_t const bytes = state.size() * (sizeof(Real4<double>) + sizeof(Vec3d) + 1);
     std::size_t const have = available_host_memory();
-    if (!kept && have > 0 && have < 2 * bytes) return;
+    bool const no_room = !kept && have > 0 && have < 2 * bytes;
+    if (ranks.size() > 1 ? ranks.max(no_room ? 1 : 0) != 0 : no_room) return;  // every rank keeps one, or none
     try {
       if (!kept) kept.emplace();
       kept->state = state;
@@ -830,10 +832,11 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   };
   // The run cannot go on (a failure, a state no longer finite): the last sound state kept is saved where the final
   // one would have gone, and the result says so. (With none kept, the caller rethrows the failure as it came.)
-  auto cannot_go_on = [&](const RuntimeFailure& e) {
+  auto cannot_go_on = [&](const std::exception& e) {
     result.failure = e.what();
     result.steps = sim.steps_done() - first_step;  // a failure's chunk may have made some (hermite4's floor)
     result.wall_seconds = seconds_since(t0);
+    if (ranks.rank() != 0) return;  // rank 0 writes and reports
     if (auto const why = keeps_checkpoint(kept->record.step)) {
       result.save_failure = *why;
       return;
@@ -845,10 +848,21 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       result.save_failure = w.what();
     }
   };
+  // A failure that every rank of the run knows of, each at the same point: the run's outputs can still be written
+  // together. One process's failures all are; with several ranks, those they agreed on (JobFailure) and a stop
+  // between whole steps.
+  auto known_everywhere = [&](const std::exception& e) {
+    return ranks.size() == 1 || dynamic_cast<const JobFailure*>(&e) || dynamic_cast<const StoppedWhole*>(&e);
+  };
+  // The failures a run answers by saving what it kept: the engines' (RuntimeFailure) and, with several ranks, those
+  // every rank knows of (JobFailure). Others (bad input, an interrupt) pass.
+  auto run_failure = [](const std::runtime_error& e) {
+    return dynamic_cast<const RuntimeFailure*>(&e) || dynamic_cast<const JobFailure*>(&e);
+  };
   // A run that stopped between whole steps (StoppedWhole: every rank at the same step) saves where it stopped, with
   // each body's Hermite state, so that it can be looked at or continued (with a softening, say) from there; no copy
   // kept is needed. False where there is no --checkpoint or the write fails (the state kept is then the fallback).
-  auto stopped_whole = [&](const RuntimeFailure& e) {
+  auto stopped_whole = [&](const std::exception& e) {
     if (!dynamic_cast<const StoppedWhole*>(&e) || o.checkpoint.empty() || keeps_checkpoint(sim.steps_done()))
       return false;
     try {
@@ -983,11 +997,12 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     }
     measure_pending(false);
     snapshot();  // the end, or where an interrupt or a visit stopped the run
-  } catch (const RuntimeFailure& e) {
+  } catch (const std::runtime_error& e) {
+    if (!run_failure(e)) throw;
     // The sample taken before the steps that failed is still the series' (the row nearest the failure), where it can
     // be read: always for one process (a device that gave up refuses at once); with several, where every rank
-    // stopped at one whole step.
-    if (pending.taken && (ranks.size() == 1 || dynamic_cast<const StoppedWhole*>(&e))) {
+    // stopped at one point.
+    if (pending.taken && known_everywhere(e)) {
       try {
         measure_pending(false);
       } catch (const std::exception&) {  // not readable, or not finite: the series ends at the row before
@@ -996,7 +1011,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     }
     end_series(false);
     if (stopped_whole(e)) return;
-    if (!kept) throw;
+    if (!kept || !known_everywhere(e)) throw;
     cannot_go_on(e);
     return;
   }
@@ -1009,7 +1024,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   sim::BodySet const final_state = sim.state();
   try {
     agree(ranks, [&] { check_finite(final_state, sim.steps_done()); });
-  } catch (const RuntimeFailure& e) {
+  } catch (const std::runtime_error& e) {
+    if (!run_failure(e)) throw;
     end_series(false);
     if (!kept) throw;
     cannot_go_on(e);

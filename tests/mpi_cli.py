@@ -15,7 +15,8 @@ rank_stopped                 a rank stopped (SIGSTOP) mid-run: the others wait N
                              say what they waited in and end the job.
 worker_failure               a worker thread failing on one rank (MPI_TESTS, a failure injected into its
                              scheduler): the job ends and that rank's own error is printed. A run that blows
-                             up on every rank ends the job, and its --json says why.
+                             up on every rank ends the job, its --json says why, and its --checkpoint holds the
+                             last state checked sound.
 interrupt                    Ctrl-C to the job: every rank stops, the checkpoint is written.
 interrupt_modes              Ctrl-C to the job in a benchmark (fixed steps, block steps) and in the start-up, and
                              a signal to one rank alone: every rank stops at one point and the job ends with one
@@ -189,6 +190,17 @@ with tempfile.TemporaryDirectory() as d:
         failed = json.load(open(p("f.json"))) if os.path.exists(p("f.json")) else {}
         check("no longer finite" in (failed.get("failure") or "") and failed.get("saved_step") is None,
               f"--json of a failed job: {failed}")
+        # With --checkpoint, the last state checked sound is saved, as one process saves it.
+        r = run(mpi(2, "--run", "--bodies", "64", "--dt", "1e12", "--steps", "100", "-q", "--checkpoint", p("k.h5"),
+                    "--json", p("k.json")), timeout=120)
+        kept = json.load(open(p("k.json"))) if os.path.exists(p("k.json")) else {}
+        check(r.returncode != 0 and "checkpoint " + p("k.h5") + " holds step 0" in r.stderr,
+              "a blown-up job says where its checkpoint is")
+        check(os.path.exists(p("k.h5")) and kept.get("saved_step") == 0 and kept.get("checkpoint") == p("k.h5"),
+              f"a blown-up job saves the last state checked: {kept}")
+        if os.path.exists(p("k.h5")):
+            again = run(mpi(2, "--run", "--restart", p("k.h5"), "--dt", "0.01", "--steps", "2", "-q"))
+            check(again.returncode == 0, "the state saved continues")
         if not mpi_tests:
             print("skipped: no mpi_tests program given")
             sys.exit(77)
