@@ -1676,6 +1676,9 @@ TEST_F(Cli, HostileInputIsRefusedUpFront) {
       {"--run --save " + file("fifo"), "--save " + file("fifo") + ": is a FIFO"},
       {"--benchmark --json " + file("folder"), "--json " + file("folder") + ": is a directory"},
       {"--run --save " + file("r.bin") + " --json " + dir + "/./r.bin", "--save and --json both name"},
+      {"--run --save " + file("r.bin") + " --json " + file("r.bin.param"),
+       "--json " + file("r.bin.param") + ": --save " + file("r.bin") + " states its units in " + file("r.bin.param") +
+           " beside it; give --json another file"},
       {"--run --checkpoint " + file("c.h5") + " --save " + dir + "/../" + dir_.filename().string() + "/c.h5",
        "--save and --checkpoint both name"},
       {"--run --checkpoint-every 5", "--checkpoint-every 5: give --checkpoint FILE too"},
