@@ -18,6 +18,7 @@
 #include <future>
 #include <iostream>
 #include <memory>
+#include <atomic>
 #include <thread>
 #include <optional>
 #include <sstream>
@@ -41,6 +42,7 @@
 #include "driver/validation.h"
 #include "gpu/devices.h"
 #include "multigpu/simulation.h"
+#include "sim/engines/engine.h"
 #include "sim/io/tipsy.h"
 #include "sim/physics/diagnostics.h"
 
@@ -170,6 +172,52 @@ auto finish_unless_interrupted(F work) -> decltype(work()) {
   std::thread([task] { (*task)(); }).detach();
   while (result.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) throw_if_interrupted();
   return result.get();
+}
+
+// A simulation's start made interruptible: while watching, a thread raises flag() as soon as a signal arrives (looked
+// for every 10 ms), for the CPU engines' first forces (one step's work, which checks a cancel flag, not for signals:
+// hours at N = 10^7 on a few cores). stop() ends the watch and lowers the flag, so that the steps after the start,
+// which stop between chunks, are never cancelled part-way; the flag must outlive the simulation given it.
+class StartCancel {
+ public:
+  StartCancel()
+      : watcher_([this] {
+          while (!stopped_.load()) {
+            if (interrupt_signal()) {
+              flag_.store(true);
+              return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          }
+        }) {}
+  ~StartCancel() { stop(); }
+  StartCancel(const StartCancel&) = delete;
+  StartCancel& operator=(const StartCancel&) = delete;
+  const std::atomic<bool>* flag() const { return &flag_; }
+  // Ends the watch; a simulation whose start was cancelled throws sim::StepCancelled before this.
+  void stop() {
+    stopped_.store(true);
+    if (watcher_.joinable()) watcher_.join();
+    flag_.store(false);
+  }
+
+ private:
+  std::atomic<bool> flag_{false}, stopped_{false};
+  std::thread watcher_;
+};
+
+// Makes a simulation with `make` (given the cancel flag to set in its config), stopping on a signal during its start:
+// Interrupted, as every start-up phase.
+template <class Make>
+auto start_interruptibly(StartCancel& cancel, Make make) {
+  try {
+    auto made = make(cancel.flag());
+    cancel.stop();
+    return made;
+  } catch (const sim::StepCancelled&) {
+    throw_if_interrupted();
+    throw;
+  }
 }
 
 // What a second Ctrl-C leaves unwritten, (option, path) with "" for an output not given, as the
@@ -409,9 +457,13 @@ int run_simulation(const Options& asked) {
   // The simulation; hermite4's start pass (each body's first forces and step) runs here, and a body that cannot
   // start stops the run before its first step: its --json says so too, with the keys every report has.
   std::unique_ptr<multigpu::Simulation> made;
+  StartCancel start_cancel;
   try {
-    made = std::make_unique<multigpu::Simulation>(setup.bodies, setup.program, setup.config, setup.clock,
-                                                  &setup.hermite);
+    made = start_interruptibly(start_cancel, [&](const std::atomic<bool>* cancel) {
+      multigpu::SimulationConfig config = setup.config;
+      config.cancel = cancel;
+      return std::make_unique<multigpu::Simulation>(setup.bodies, setup.program, config, setup.clock, &setup.hermite);
+    });
   } catch (const StoppedWhole& e) {
     if (!o.json.empty() && writes_outputs()) {
       driver::RunResult none;
@@ -697,9 +749,15 @@ int run_benchmark(const Options& o) {
   // hermite4: a block step is mostly far shorter than a step of all N, and the wall clock times them as one run.
   std::uint64_t const steps = o.steps.value_or(blocks ? 1000 : 10);
   // hermite4 from a checkpoint goes on from its per-body state (its bodies are at their own times).
-  multigpu::Simulation sim(setup.bodies, setup.program, setup.config,
-                           blocks ? setup.clock : multigpu::RunClock{0, setup.bodies.time},
-                           blocks ? &setup.hermite : nullptr);
+  StartCancel start_cancel;
+  auto const made = start_interruptibly(start_cancel, [&](const std::atomic<bool>* cancel) {
+    multigpu::SimulationConfig config = setup.config;
+    config.cancel = cancel;
+    return std::make_unique<multigpu::Simulation>(setup.bodies, setup.program, config,
+                                                  blocks ? setup.clock : multigpu::RunClock{0, setup.bodies.time},
+                                                  blocks ? &setup.hermite : nullptr);
+  });
+  multigpu::Simulation& sim = *made;
   driver::Measurement const m = driver::measure(sim, o.warmup, steps, o.t_end);
   std::string const hw = driver::hardware_description(setup.config);
   std::printf("nbody benchmark\n");
