@@ -438,6 +438,11 @@ int run_simulation(const Options& asked) {
     json lost = json::array();
     for (auto const& f : r.outputs_not_written) lost.push_back({{"output", f.output}, {"path", f.path}, {"error", f.error}});
     return json{{"diagnostics_samples", r.diagnostics_samples},
+                // A series that stopped early (a full disk): why, and the file its rows are in (null: none).
+                {"diagnostics_failure", r.diagnostics_failure.empty() ? json(nullptr) : json(r.diagnostics_failure)},
+                {"diagnostics_rows_in", r.diagnostics_failure.empty() || r.diagnostics_rows_in.empty()
+                                            ? json(nullptr)
+                                            : json(r.diagnostics_rows_in)},
                 {"checkpoints_written", r.checkpoints_written},
                 {"checkpoints_not_written", r.checkpoints_not_written},
                 {"snapshots_written", r.snapshots_written},
@@ -634,6 +639,7 @@ int run_simulation(const Options& asked) {
   try {
     json j = report_json(r, here(), observer.warnings());
     j.update({{"failure", nullptr},
+              {"checkpoint", checkpoint_written ? json(o.checkpoint) : json(nullptr)},  // the final one, as written
               {"hermite4", hermite},  // hermite4.dt_max: the longest of each body's own steps
               {"steps", r.steps},
               {"wall_seconds", wall},

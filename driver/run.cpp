@@ -676,10 +676,13 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   auto write_row = [&](std::uint64_t step, double time, double wall, const sim::Diagnostics& d) {
     last_sample_step = step;
     last_sample = d;
-    ++result.diagnostics_samples;
-    if (!series) return;
+    if (!series) {
+      if (result.diagnostics_failure.empty()) ++result.diagnostics_samples;  // measured, for a run with no file
+      return;
+    }
     try {
       series->write({step, time, wall, d, result.initial_energy.value_or(d.total())});
+      ++result.diagnostics_samples;
     } catch (const std::runtime_error& e) {
       result.diagnostics_failure = e.what();
       result.diagnostics_rows_in = series->rows_in();

@@ -123,7 +123,7 @@ struct RunResult {
   // The final checkpoint or tipsy file that could not be written (each told to RunObserver::output_not_written); the
   // others were written.
   std::vector<OutputNotWritten> outputs_not_written;
-  std::uint64_t diagnostics_samples = 0;
+  std::uint64_t diagnostics_samples = 0;  // the rows written to the series (without one: the samples measured)
   // The cadences of its series, as its checkpoints record them (a series it wrote none of: the one it continued);
   // a front end that runs again from its end sets them as the next run's Setup::continued_cadences.
   OutputCadences cadences;

@@ -375,6 +375,8 @@ TEST_F(Cli, DiagnosticsSeriesSamplesTheRunAndEndsOnItsSummary) {
   EXPECT_EQ(steps, (std::vector<double>{0, 100, 200, 250}));
   auto const j = nlohmann::json::parse(slurp(file("d.json")));
   EXPECT_EQ(j["diagnostics_samples"], 4);
+  EXPECT_TRUE(j["diagnostics_failure"].is_null());
+  EXPECT_TRUE(j["checkpoint"].is_null());  // none given
   auto const& end = j["end"];
   auto const& last = rows.back();
   EXPECT_EQ(last[1], j["time"].get<double>());
@@ -529,7 +531,8 @@ TEST_F(Cli, CheckpointsByTime) {
     EXPECT_GE(series[k].first, 0.1 * double(k + 1) - 1e-12) << series[k].second;
     EXPECT_LT(series[k].first, 0.1 * double(k + 1) + 0.0625) << series[k].second;  // within the longest step
   }
-  EXPECT_EQ(nlohmann::json::parse(slurp(file("r.json")))["checkpoints_written"], 5);
+  EXPECT_EQ(nlohmann::json::parse(slurp(file("r.json")))["checkpoints_written"], 5);  // the periodic ones
+  EXPECT_EQ(nlohmann::json::parse(slurp(file("r.json")))["checkpoint"], file("c.h5"));  // and the final one
   // The one past 0.2, continued to the end: the run's end state.
   Result const more = nbody("--run -q --restart " + file(series[1].second) + " --t-end 0.5 --checkpoint " +
                             file("more.h5"));
@@ -2200,13 +2203,14 @@ TEST_F(Cli, ADiagnosticsSeriesStoppedByAFullDiskKeepsWholeRows) {
   pid_t const pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    std::string const err = file("err"), series = file("d.csv");
+    std::string const err = file("err"), series = file("d.csv"), report = file("d.json");
     if (!freopen(err.c_str(), "w", stderr)) _exit(126);
     signal(SIGXFSZ, SIG_IGN);  // a write past the limit then fails with EFBIG, as one past a full disk with ENOSPC
-    rlimit const limit{1500, 1500};
+    rlimit const limit{6000, 6000};  // a few rows; the --json report fits
     if (setrlimit(RLIMIT_FSIZE, &limit) != 0) _exit(125);
     execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "--bodies", "64", "--steps", "100", "-q",
-          "--diagnostics", series.c_str(), "--diagnostics-every", "1", static_cast<char*>(nullptr));
+          "--diagnostics", series.c_str(), "--diagnostics-every", "1", "--json", report.c_str(),
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   int status = 0;
@@ -2226,6 +2230,11 @@ TEST_F(Cli, ADiagnosticsSeriesStoppedByAFullDiskKeepsWholeRows) {
     ++count;
   }
   EXPECT_GE(count, 2u) << rows;  // the header and a row at least
+  // --json counts the rows written, and says why the series stopped and where its rows are.
+  auto const j = nlohmann::json::parse(slurp(file("d.json")));
+  EXPECT_EQ(j["diagnostics_samples"], count - 1) << j.dump();
+  EXPECT_NE(j["diagnostics_failure"].get<std::string>().find("File too large"), std::string::npos) << j.dump();
+  EXPECT_EQ(j["diagnostics_rows_in"], file("d.csv.partial"));
 }
 
 // A snapshot that fails at the run's last step, which is both a periodic one's step and the end's, is tried once and
