@@ -825,18 +825,19 @@ void read_counts(const Reader& r, Header& h) {
   r.counts("NumPart_Total", counts);
   if (r.has_attribute("Header", "NumPart_Total_HighWord")) r.counts("NumPart_Total_HighWord", highs);
   std::uint64_t bodies = 0;
+  bool wraps = false;  // a sum past 2^64 - 1 (the high words can say so)
   for (int t = 0; t < 6; ++t) {
     bool const used = h.format == 1 ? t == 1 : (t == 0 || t == 1 || t == 4);
     if (!used && (counts[t] || highs[t]))
       r.fail("bodies of particle type " + std::to_string(t) +
              (h.format == 1 ? " (nbody wrote PartType1 only)" : " (nbody writes PartType0, 1 and 4 only)"));
     h.counts[t] = (std::uint64_t(highs[t]) << 32) | counts[t];
-    if (h.counts[t] > kMaxBodies) bodies = kMaxBodies + 1;  // no sum that wraps
+    wraps = wraps || h.counts[t] > std::numeric_limits<std::uint64_t>::max() - bodies;
     bodies += h.counts[t];
   }
-  if (bodies == 0 || bodies > kMaxBodies)
-    r.fail("Header/NumPart_Total says " + std::to_string(bodies) + " bodies; must be 1 to " +
-           std::to_string(kMaxBodies));
+  if (wraps || bodies == 0 || bodies > kMaxBodies)
+    r.fail("Header/NumPart_Total says " + (wraps ? std::string("more than 2^64") : std::to_string(bodies)) +
+           " bodies; must be 1 to " + std::to_string(kMaxBodies));
   if (r.has_attribute("Header", "NumPart_ThisFile")) {
     std::uint32_t this_file[6] = {};
     r.counts("NumPart_ThisFile", this_file);
