@@ -741,7 +741,12 @@ void print_block_benchmark(const driver::Measurement& m, const multigpu::Simulat
 int run_benchmark_instead(const Options& o, const std::string& why) {
   if (!o.batch_refusal.empty())
     throw InputError(o.batch_refusal + "; " + why + ", where nbody would run the benchmark instead");
-  if (!o.quiet) std::cerr << "notice: " << why << "; running the headless benchmark\n";
+  // A checkpoint given with no mode is most often a run to continue: the benchmark times steps from it, and says so.
+  std::string const restart = o.run.initial.checkpoint.empty()
+                                  ? ""
+                                  : ", which times steps from " + o.run.initial.checkpoint +
+                                        "'s state and continues nothing (--run continues the run)";
+  if (!o.quiet) std::cerr << "notice: " << why << "; running the headless benchmark" << restart << "\n";
   return run_benchmark(o);
 }
 

@@ -278,6 +278,16 @@ TEST_F(Viewer, NoDisplayIsAClearErrorAndTheDefaultModeFallsBack) {
   EXPECT_NE(err().find("--viewer: no display"), std::string::npos) << err();
   EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1", "env -u DISPLAY -u WAYLAND_DISPLAY"), 0) << err();
   EXPECT_NE(err().find("notice: no display"), std::string::npos) << err();
+  // A checkpoint with no mode, most often a run to continue: the notice says that the benchmark continues nothing.
+  // (Without HDF5 there is no checkpoint to try.)
+  if (run("--run --bodies 64 --steps 1 -q --checkpoint " + file("c.h5"), "env -u DISPLAY -u WAYLAND_DISPLAY") == 0) {
+    EXPECT_EQ(run("--restart " + file("c.h5") + " --steps 2 --warmup 1", "env -u DISPLAY -u WAYLAND_DISPLAY"), 0)
+        << err();
+    EXPECT_NE(err().find("which times steps from " + file("c.h5") + "'s state and continues nothing (--run continues "
+                         "the run)"),
+              std::string::npos)
+        << err();
+  }
   // What the benchmark refuses is refused there too: an eccentricity the viewer could have used on a switch to
   // two-body does nothing for a Plummer benchmark.
   EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1 --eccentricity 0.9", "env -u DISPLAY -u WAYLAND_DISPLAY"), 2);
