@@ -366,7 +366,12 @@ int run_simulation(const Options& asked) {
     notices.push_back(text);
     if (!o.quiet && writes_outputs()) std::cerr << "notice: " << text << "\n";
   };
-  if (!continued.notice.empty()) notice(continued.notice);
+  if (!continued.notice.empty())
+    notice(continued.notice + (continued.t_end || continued.steps
+                                   ? ""
+                                   : ": this run makes the default " + std::to_string(steps) +
+                                         (blocks ? " block steps" : " steps") + " (" + o.run.names.name("--steps") +
+                                         " or " + o.run.names.name("--t-end") + " sets another end)"));
   // A time taken from the file is named as the file has it in what the run says of it.
   NamedSetting const t_end_option = continued.t_end ? NamedSetting{asked.run.initial.checkpoint + "'s Header/EndTime"}
                                                    : o.run.names.setting("--t-end");

@@ -235,7 +235,7 @@ ContinuedEnd continued_end(const Setup& setup) {
     // Block steps and fixed steps count otherwise: the front end's default, said.
     c.notice = path + "'s run was going to " + (file.in_block_steps ? "block step " : "step ") +
                std::to_string(*file.step) + ", which " + setup.program.integrator + " does not count in " +
-               (blocks ? "block steps" : "steps of dt") + ": it is not taken up" + other;
+               (blocks ? "block steps" : "steps of dt") + ": it is not taken up";
   } else if (file.step) {
     c.steps = *file.step > setup.clock.step ? *file.step - setup.clock.step : 0;
     if (*c.steps > 0)
@@ -244,6 +244,9 @@ ContinuedEnd continued_end(const Setup& setup) {
     else
       c.notice = path + "'s run reached its end, " + (blocks ? "block step " : "step ") +
                  std::to_string(*file.step) + ": no steps" + other;
+  } else if (!path.empty()) {
+    // Python's checkpoint() records none (a script's runs name their own), nor did an older nbody.
+    c.notice = path + " records no end of the run it continues (Python's checkpoint() writes none)";
   }
   return c;
 }

@@ -677,7 +677,8 @@ TEST_F(Cli, ARestartThatNamesNoEndGoesOnToItsRunsEnd) {
                                 file("switched.json"));
   ASSERT_EQ(switched.code, 0) << switched.err;
   EXPECT_NE(switched.err.find("b_00000010.h5's run was going to block step 30, which leapfrog does not count in "
-                              "steps of dt: it is not taken up (--steps or --t-end sets another end)"),
+                              "steps of dt: it is not taken up: this run makes the default 1000 steps (--steps or "
+                              "--t-end sets another end)"),
             std::string::npos)
       << switched.err;
   EXPECT_EQ(nlohmann::json::parse(slurp(file("switched.json")))["steps"], 1000);

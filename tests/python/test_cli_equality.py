@@ -1,6 +1,8 @@
 # tests/python/test_cli_equality.py - bitwise the same from every door: a run from Python and the same
 # run from the command line (--run --checkpoint, read with h5py) hold the same bits, and each continues
 # the other's checkpoint as if the run had never stopped.
+import json
+
 import h5py
 import numpy as np
 import pytest
@@ -98,6 +100,20 @@ def test_the_command_line_continues_pythons_checkpoint_bit_for_bit(tmp_path, cli
     for key in want:
         assert same_bits(got[key], want[key]), key
     assert got_header["Checksum"] == want_header["Checksum"]
+
+
+def test_a_command_line_restart_says_that_pythons_checkpoint_records_no_end(tmp_path, cli):
+    sim = nbody.Simulation(n=64, backend="cpu")
+    sim.run(steps=2)
+    sim.checkpoint(tmp_path / "py.h5")
+    cli("--run", "--restart", tmp_path / "py.h5", "--json", tmp_path / "r.json")
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["steps"] == 1000
+    assert f"{tmp_path / 'py.h5'} records no end of the run it continues (Python's checkpoint() writes none): this " \
+           "run makes the default 1000 steps (--steps or --t-end sets another end)" in report["notices"], report
+    with pytest.raises(TypeError, match=r"^run: give steps or t_end \(one of them\); .*py.h5 records no end of the run "
+                                        r"it continues \(Python's checkpoint\(\) writes none\)$"):
+        nbody.Simulation.restart(tmp_path / "py.h5", backend="cpu").run()
 
 
 def test_steering_keeps_the_state_bit_for_bit(tmp_path, cli):

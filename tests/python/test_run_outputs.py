@@ -219,7 +219,7 @@ def test_a_restart_whose_run_names_no_end_goes_on_to_its_runs_end(tmp_path):
     # Block steps are not steps of dt: a switch of integrator does not take such an end up, and says why.
     with pytest.raises(TypeError, match=r"^run: give steps or t_end \(one of them\); .*s_00000010\.h5's run was going "
                                         r"to block step 30, which leapfrog does not count in steps of dt: it is not "
-                                        r"taken up \(steps or t_end sets another end\)$"):
+                                        r"taken up$"):
         nbody.Simulation.restart(tmp_path / "s_00000010.h5", backend="cpu", integrator="leapfrog").run()
 
 
