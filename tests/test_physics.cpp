@@ -106,6 +106,12 @@ TEST(Physics, LagrangianRadiiOfAPlummerSphereMatchItsProfile) {
   auto const b = test::scenario("plummer", 16384);
   sim::Diagnostics const d = sim::measure(b, sim::reference_potential(b, 0.01));
   EXPECT_NEAR(d.virial_ratio(), 1.0, 0.02);  // a Plummer sphere in Henon units is in virial equilibrium
+  // The same sphere moving as a whole (a loaded file's cluster on its orbit) is as much in equilibrium.
+  sim::BodySet moving = b;
+  for (auto& v : moving.velocity) v = v + Vec3d{0.0, 1.0, 0.5};
+  sim::Diagnostics const m = sim::measure(moving, d.potential);
+  EXPECT_GT(m.kinetic, d.kinetic + 0.5);
+  EXPECT_NEAR(m.virial_ratio(), d.virial_ratio(), 1e-12);
 }
 
 TEST(Physics, MomentumIsConservedInTheFp32SimdPath) {

@@ -698,7 +698,7 @@ class Simulation:
         """What the state says of the system, as the command line's --run reports it: a dict of
         time, step, kinetic, potential, total, initial_energy, relative_energy_error (|E - E0| / |E0|,
         E0 at the start of the run, or when bodies were last assigned), momentum, angular_momentum
-        (about the centre of mass), centre_of_mass, mass, virial_ratio (2K/|W|), lagrangian_radii
+        (about the centre of mass), centre_of_mass, mass, virial_ratio (2K/|W|, K about the centre of mass), lagrangian_radii
         holding the lagrangian_fractions (0.1, 0.5, 0.9) of the mass."""
         return self._engine.diagnostics()
 

@@ -29,7 +29,9 @@ Diagnostics measure(const BodySet& b, double potential) {
   for (std::size_t i = 0; i < b.size(); ++i) {
     auto const& p = b.pos_mass[i];
     Vec3d const x = Vec3d{p.x, p.y, p.z} - d.centre_of_mass;
-    d.angular_momentum = d.angular_momentum + p.w * cross(x, b.velocity[i] - v_cm);
+    Vec3d const v = b.velocity[i] - v_cm;
+    d.angular_momentum = d.angular_momentum + p.w * cross(x, v);
+    d.internal_kinetic += 0.5 * p.w * dot(v, v);
     by_distance[i] = {dot(x, x), p.w};
   }
   std::sort(by_distance.begin(), by_distance.end());

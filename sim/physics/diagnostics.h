@@ -12,14 +12,16 @@ namespace nbody::sim {
 
 struct Diagnostics {
   double kinetic = 0.0;    // sum m v^2 / 2
+  double internal_kinetic = 0.0;  // sum m (v - V)^2 / 2: the kinetic energy about the centre of mass moving with V
   double potential = 0.0;  // sum over pairs of -m_i m_j / sqrt(r^2 + eps^2) (softened, G = 1)
   double total() const { return kinetic + potential; }
   Vec3d momentum{0, 0, 0};
   Vec3d angular_momentum{0, 0, 0};  // sum m (x - X) x (v - V), about the centre of mass X moving with V
   Vec3d centre_of_mass{0, 0, 0};
   double mass = 0.0;
-  // 2K / |W|: 1 in virial equilibrium (a Plummer sphere in Henon units), 0 for a cold start.
-  double virial_ratio() const { return potential != 0.0 ? 2.0 * kinetic / std::abs(potential) : 0.0; }
+  // 2K / |W|, K the kinetic energy about the centre of mass (a system's bulk motion is not its equilibrium's): 1 in
+  // virial equilibrium (a Plummer sphere in Henon units), 0 for a cold start.
+  double virial_ratio() const { return potential != 0.0 ? 2.0 * internal_kinetic / std::abs(potential) : 0.0; }
   // Radii about the centre of mass that hold kLagrangianFractions of the mass (the nearest bodies'
   // masses added until the fraction is reached). A Plummer sphere in Henon units: 0.309, 0.769, 2.18.
   std::array<double, 3> lagrangian_radii{0, 0, 0};
