@@ -306,6 +306,63 @@ CLI::Validator time_range(const char* option) {
   return real_number(r.min, r.max, r.ends, r.what);
 }
 
+namespace {
+// The first argument CLI11 did not expect, said as nbody says bad input: an option it does not have, with the nearest
+// one's name where a typo would explain it ("--step" for --steps), or a value no option took. `fallback`: CLI11's
+// own words, where none is found.
+std::string unexpected_arguments(const CLI::App& cli, int argc, char** argv, const std::string& fallback) {
+  std::vector<std::string> names;
+  auto collect = [&](const CLI::App& app) {
+    for (const CLI::Option* option : app.get_options())
+      for (auto const& name : option->get_lnames()) names.push_back("--" + name);
+  };
+  collect(cli);
+  for (const CLI::App* group : cli.get_subcommands([](const CLI::App*) { return true; })) collect(*group);
+  auto distance = [](const std::string& a, const std::string& b) {  // Levenshtein
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        std::size_t const up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = up;
+      }
+    }
+    return row[b.size()];
+  };
+  for (int k = 1; k < argc; ++k) {
+    std::string const arg = argv[k];
+    if (arg.rfind("--", 0) != 0 || arg.size() == 2) continue;
+    std::string const name = arg.substr(0, arg.find('='));
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    std::string nearest;
+    std::size_t best = 3;  // at most two edits away
+    for (auto const& n : names)
+      if (std::size_t const d = distance(name, n); d < best) best = d, nearest = n;
+    return name + ": no such option" + (nearest.empty() ? "" : "; did you mean " + nearest + "?") + " (see --help)";
+  }
+  // A value: the first that follows no option that takes one.
+  auto takes_value = [&](const std::string& arg) {
+    if (arg.rfind("--", 0) != 0 || arg.find('=') != std::string::npos) return false;
+    const CLI::Option* option = cli.get_option_no_throw(arg);
+    for (const CLI::App* group : cli.get_subcommands([](const CLI::App*) { return true; }))
+      if (!option) option = group->get_option_no_throw(arg);
+    return option && option->get_items_expected_min() > 0;
+  };
+  for (int k = 1; k < argc; ++k) {
+    std::string const arg = argv[k];
+    if (arg.empty() || arg[0] == '-' || (k > 1 && takes_value(argv[k - 1]))) continue;
+    std::string const before = k > 1 ? std::string(argv[k - 1]) : "";
+    return "'" + arg + "': not expected" +
+           (before.rfind("--", 0) == 0 ? " after " + before + ", which takes no value" : "") +
+           " (a value follows its option's name, as in --bodies 4096; see --help)";
+  }
+  return fallback + " (see --help)";
+}
+}  // namespace
+
 std::optional<Options> parse_options(int argc, char** argv) {
   Options o;
   driver::InitialConditions& ic = o.run.initial;
@@ -562,6 +619,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   } catch (const CLI::ValidationError& e) {
     // CLI11 says "--precision: fp16: valid: ..."; nbody's messages read "--precision fp16: valid: ...".
     throw InputError(std::regex_replace(e.what(), std::regex("^(--[a-z0-9-]+): "), "$1 ") + " (see --help)");
+  } catch (const CLI::ExtrasError& e) {
+    throw InputError(unexpected_arguments(cli, argc, argv, e.what()));
   } catch (const CLI::ParseError& e) {
     // CLI11 says "--bodies: At Most 1 required but received 2" for an option given twice.
     std::smatch m;

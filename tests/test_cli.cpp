@@ -76,6 +76,11 @@ TEST_F(Cli, BadCountsAreRejected) {
   expect_input_error("--steps abc --run", "--steps");
   expect_input_error("--numgpus 0", "--numgpus 0: must be a whole number from 1 to 256");
   expect_input_error("--threads 0", "--threads 0: must be a whole number from 1 to 1024");
+  // A misspelt option is named, with the one meant; a value no option takes is named as a value.
+  expect_input_error("--run --step 10", "--step: no such option; did you mean --steps? (see --help)");
+  expect_input_error("--run --xyzzy", "--xyzzy: no such option (see --help)");
+  expect_input_error("--run 10", "'10': not expected after --run, which takes no value");
+  expect_input_error("--run --steps 10 20", "'20': not expected (a value follows its option's name");
 }
 
 // --offscreen shows nothing on a screen: it needs something to write, or --frames to time the renderer.
