@@ -58,7 +58,7 @@ std::string series_path(const std::string& path, std::uint64_t step) {
   return has_extension ? path.substr(0, dot) + digits + path.substr(dot) : path + digits;
 }
 
-void check_finite(const sim::BodySet& state, std::uint64_t step) {
+void check_finite(const sim::BodySet& state, std::uint64_t step, const SettingNames& names) {
   for (std::size_t i = 0; i < state.size(); ++i) {
     auto const& p = state.pos_mass[i];
     auto const& v = state.velocity[i];
@@ -68,8 +68,8 @@ void check_finite(const sim::BodySet& state, std::uint64_t step) {
     std::ostringstream s;
     s << "the state is no longer finite at step " << step << " (time " << state.time << "): body " << i
       << " has position (" << p.x << ", " << p.y << ", " << p.z << "), velocity (" << v.x << ", " << v.y << ", "
-      << v.z << "); the steps are too long or the softening too small for this system (--dt, or hermite4's "
-         "--eta; --softening)";
+      << v.z << "); the steps are too long or the softening too small for this system (" << names.name("--dt")
+      << ", or hermite4's " << names.name("--eta") << "; " << names.name("--softening") << ")";
     throw RuntimeFailure(s.str());
   }
 }
@@ -92,7 +92,7 @@ void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Sim
   sim::hermite::HermiteState const hermite = hermite_state_of(sim);
   // Every rank sees the same state and the outcome of rank 0's write: one message, a clean end.
   agree(sim.ranks(), [&] {
-    check_finite(state, sim.steps_done());
+    check_finite(state, sim.steps_done(), setup.run.names);
     if (sim.ranks().rank() == 0)
       sim::write_checkpoint(path, state, run_record(setup, sim, initial_energy, end, cadences),
                             sim.block_steps() ? &hermite : nullptr);
@@ -104,7 +104,7 @@ void write_snapshot(const std::string& path, const Setup& setup, multigpu::Simul
   std::optional<sim::BodySet> downloaded;
   if (!state) state = &downloaded.emplace(sim.state());  // every rank takes part; rank 0 writes
   agree(sim.ranks(), [&] {
-    check_finite(*state, sim.steps_done());
+    check_finite(*state, sim.steps_done(), setup.run.names);
     if (sim.ranks().rank() == 0) sim::write_snapshot(path, *state, run_record(setup, sim, std::nullopt), precision);
   });
 }

@@ -29,7 +29,7 @@ std::string series_path(const std::string& path, std::uint64_t step);
 // Throws RuntimeFailure when a position or velocity of `state` is not finite: the run has blown up
 // (a time step too long or a softening too small for the system), and writing it would only
 // replace good files with one nbody refuses to load.
-void check_finite(const sim::BodySet& state, std::uint64_t step);
+void check_finite(const sim::BodySet& state, std::uint64_t step, const SettingNames& names);
 
 // hermite4's per-body state of `simulation` (each body at its own time, with its acceleration, jerk, time and step):
 // what a checkpoint stores and a setup continues (continue_hermite); empty unless it runs block steps. Collective.

@@ -786,7 +786,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     pending.taken = false;
     double const potential = sim.end_sample(pending.state);
     sim::Diagnostics const measured = sim::measure(pending.state, potential);
-    agree(ranks, [&] { check_finite(pending.state, pending.step); });  // a blown-up run stops with a clear error
+    agree(ranks, [&] { check_finite(pending.state, pending.step, o.names); });  // a blown-up run stops with a clear error
     keep(pending.state, pending.step, pending.time);
     write_row(pending.step, pending.time, pending.wall, measured);
     if (on_the_way && !warned && result.start && sim.block_steps()) {
@@ -983,14 +983,14 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       if (checkpoint_now) {
         std::string const path = series_path(o.checkpoint, now_step);
         sim::BodySet const now = sim.state();
-        agree(ranks, [&] { check_finite(now, now_step); });  // a blown-up run still stops here
+        agree(ranks, [&] { check_finite(now, now_step, o.names); });  // a blown-up run still stops here
         keep(now, now_step, sim.time());
         series_file(path, "periodic checkpoint", result.checkpoints_written, result.checkpoints_not_written,
                     [&] { write_checkpoint(path, setup, sim, result.initial_energy, end, recorded_here()); });
         last_check = Clock::now();
       } else if (ranks.max(seconds_since(last_check) > 10.0)) {
         sim::BodySet const now = sim.state();
-        agree(ranks, [&] { check_finite(now, now_step); });  // a blown-up run stops with a clear error
+        agree(ranks, [&] { check_finite(now, now_step, o.names); });  // a blown-up run stops with a clear error
         keep(now, now_step, sim.time());
         last_check = Clock::now();
       }
@@ -1029,7 +1029,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // finite is refused before it can replace anything; the last one kept sound is saved instead.
   sim::BodySet const final_state = sim.state();
   try {
-    agree(ranks, [&] { check_finite(final_state, sim.steps_done()); });
+    agree(ranks, [&] { check_finite(final_state, sim.steps_done(), o.names); });
   } catch (const std::runtime_error& e) {
     if (!run_failure(e)) throw;
     end_series(false);

@@ -1014,7 +1014,7 @@ class Engine {
     nb::gil_scoped_release unlocked;
     Ranks const& ranks = sim_->ranks();  // with several, rank 0 writes and every rank learns how it went
     agree(ranks, [&] {
-      driver::check_finite(s, sim_->steps_done());
+      driver::check_finite(s, sim_->steps_done(), run_.names);
       if (ranks.rank() == 0) driver::check_tipsy_save(path, call, setup_.units);
     });
     driver::TipsySaved saved = driver::save_tipsy(path, call, s, sim_->config().softening, *f, setup_.units, ranks);

@@ -90,3 +90,10 @@ def test_other_threads_run_while_the_engine_steps():
     thread.join()
     assert outcome.get("while_stepping") is True
     assert "busy in another thread" in outcome.get("refused", "")
+
+
+def test_a_run_that_blows_up_names_the_settings_in_pythons_words():
+    sim = nbody.Simulation(n=64, dt=1e12, precision="fp32", backend="cpu")
+    with pytest.raises(RuntimeError, match=r"no longer finite .* the steps are too long or the softening too small for "
+                                           r"this system \(dt, or hermite4's eta; softening\)$"):
+        sim.run(steps=100)
