@@ -452,6 +452,11 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
       s.initial_energy.reset();
       s.notices.push_back("the energy error is measured from this run's start, not " + ic.checkpoint +
                           "'s: another softening is another potential");
+    } else if (s.initial_energy && !checkpoint.verified) {
+      // Bodies edited by hand are another system (as bodies set from Python are): its start energy is not theirs.
+      s.initial_energy.reset();
+      s.notices.push_back("the energy error is measured from this run's start, not " + ic.checkpoint +
+                          "'s: its bodies, unverified, may have been edited");
     }
     s.scenario = saved.scenario;
     s.seed = saved.seed;

@@ -515,6 +515,10 @@ def checksum(d):
         del f["Header"].attrs["Checksum"]
     r = run("--run", "--restart", path, "--steps", "1")
     check(r.returncode == 0 and "read unverified" in r.stderr, f"no checksum: {r.returncode} {r.stderr.strip()}")
+    # Its bodies are another system: the energy error is measured from this run's start, not the file's.
+    check("the energy error is measured from this run's start, not " + path + "'s: its bodies, unverified, may have "
+          "been edited" in r.stderr, f"edited bodies' energy baseline: {r.stderr.strip()}")
+    check(" energy error 0.000e+00" in r.stdout, f"the start's error is 0: {r.stdout.strip()}")
 
 
 cases = {"full_disk": full_disk, "huge_count": huge_count, "time_chain": time_chain, "header_bounds": header_bounds,
