@@ -792,7 +792,7 @@ int run_benchmark(const Options& o) {
   if (m.device_median_ms.size() > 1) {
     std::printf("  per device    ");
     for (double t : m.device_median_ms) std::printf("%.4f ", t);
-    std::printf("ms (median step)\n");
+    std::printf("ms (median interval between each device's step ends)\n");
   }
   std::printf("  interactions  %.4e /s  (force evaluations x N^2 / median step time)\n", m.interactions_per_s);
   std::printf("  GFLOP/s       %.1f  (at 20 flops per interaction, the CUDA samples' convention)\n", m.gflops);
