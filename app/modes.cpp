@@ -297,6 +297,18 @@ void check_outputs(const Options& o) {
   }
 }
 
+void check_interop_on(const Options& o) {
+  if (o.interop != Interop::on || world().size() != 1) return;
+  std::vector<std::string> notices;
+  if (driver::resolve_devices(o.run, 1, &notices).backend == sim::Backend::cuda) return;
+  // --backend auto fell back to the CPU: its notice says why.
+  std::string why = "no usable CUDA device";
+  for (auto const& n : notices)
+    if (n.rfind("no CUDA device", 0) == 0) why = n.substr(0, n.find(';'));
+  throw InputError("--interop on: CUDA-GL interop needs a CUDA GPU, and this run is on the CPU: " + why +
+                   "; leave --interop out (auto)");
+}
+
 bool display_available() {
   char const* x = std::getenv("DISPLAY");
   char const* w = std::getenv("WAYLAND_DISPLAY");

@@ -34,4 +34,8 @@ std::string unwritten_outputs();
 // that name one file (InputError).
 void check_outputs(const Options& options);
 
+// Refuses (InputError) --interop on where the run would not be on a CUDA GPU (none usable, with --backend auto):
+// for the viewer and the server, before a window or an address. One process only (ranks draw from host copies).
+void check_interop_on(const Options& options);
+
 }  // namespace nbody::app

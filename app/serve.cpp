@@ -337,10 +337,8 @@ int run_serve(const Options& options) {
   // Bad input is refused before the address is given (the bodies are made once the session runs).
   agree(world(), [&] { driver::check_setup(options.run); });
   if (world().rank() != 0) return run_viewer_session(options, nullptr, {});  // follows rank 0
-  // --interop on where no GPU runs it fails at once, before an address is given that would never serve.
-  if (options.interop == Interop::on && world().size() == 1 &&
-      driver::resolve_devices(options.run, 1, nullptr).backend != sim::Backend::cuda)
-    throw RuntimeFailure("--interop on: CUDA-GL interop unavailable: CPU backend (no CUDA device)");
+  // --interop on where no GPU runs it is refused at once, before an address is given that would never serve.
+  check_interop_on(options);
   ListenAddress const address = serve::parse_listen_address(options.serve);
   auto log = [quiet = options.quiet](const std::string& line) {
     if (!quiet) std::cerr << line << "\n";

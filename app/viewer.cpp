@@ -989,6 +989,7 @@ int run_viewer(const Options& options) {
   // Bad input is refused before a window opens (the bodies are made once it shows).
   agree(world(), [&] { driver::check_setup(options.run); });
   if (world().rank() != 0) return follow_viewer(options);
+  check_interop_on(options);
   Viewer viewer(options);
   return viewer.run();
 }
