@@ -415,6 +415,8 @@ int run_simulation(const Options& asked) {
     driver::check_run_outputs(outputs, setup.clock.step, setup.clock.step + steps, {{"--json", o.json}});
     driver::check_tipsy_save(o.save, "--save " + o.save, setup.units);
   });
+  if (std::string const text = driver::series_names_notice(outputs, setup.clock.step + steps); !text.empty())
+    notice(text);
   // What every report of the run holds, the failed ones' too: what ran, how far (`at`: the simulation's, or where a
   // run that stopped in its start pass was to begin), and what was said.
   struct Where {

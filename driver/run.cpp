@@ -344,6 +344,15 @@ void take_up_cadences(const Setup& setup, bool blocks, std::uint64_t now, std::u
   }
 }
 
+std::string series_names_notice(const RunOutputs& o, std::uint64_t last) {
+  constexpr std::uint64_t kEightDigits = 99999999;  // series_path's and the snapshots' names: "_%08llu"
+  bool const series = o.snapshots.enabled() || (!o.checkpoint.empty() && (o.checkpoint_every || o.checkpoint_dt > 0));
+  if (!series || last <= kEightDigits || last >= kMaxSteps) return {};  // kMaxSteps: no end known in steps
+  return "this run's series may pass step 99999999, where its files' names (a step in 8 digits) get longer: ordered "
+         "by name, those come before the earlier ones; a tool that takes a series in the order of its names (yt's "
+         "DatasetSeries) should be given it in the order of Header/Step";
+}
+
 void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last,
                        const std::vector<std::pair<std::string, std::string>>& others, const SettingNames& names) {
   auto all = others;

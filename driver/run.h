@@ -199,6 +199,10 @@ void check_run_outputs(const RunOutputs& outputs, std::uint64_t first, std::uint
                        const std::vector<std::pair<std::string, std::string>>& others = {},
                        const SettingNames& names = {});
 
+// A notice where a run's checkpoint or snapshot series may pass step 99,999,999 (`last`: the step it ends at, or
+// kMaxSteps and past for none known), whose files' names then no longer sort in step order; "" otherwise.
+std::string series_names_notice(const RunOutputs& outputs, std::uint64_t last);
+
 // Runs `steps` steps of `simulation` (built from `setup`) and writes `outputs`. A signal (core/
 // interrupt.h) ends the steps early and the outputs are still written (stopped_by says so; the end's
 // diagnostics are then skipped). A final output that cannot be written costs only itself

@@ -622,6 +622,8 @@ class Engine {
       });
     }
 
+    if (std::string const notice = driver::series_names_notice(o, sim_->steps_done() + steps); !notice.empty())
+      o.said.push_back(notice);
     // Said by the run after the cadences it took up (o.said), which they may be about.
     if (std::string const notice = driver::sample_dt_notice(*sim_, o.diagnostics_dt, o.names.setting("--diagnostics-dt"));
         !notice.empty())

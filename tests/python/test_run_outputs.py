@@ -664,3 +664,14 @@ def test_a_restart_stopped_before_its_first_row_says_the_held_rows_are_kept(tmp_
     kept = [lost["error"] for lost in again.last_run["outputs_not_written"]]
     assert any(k.startswith(f"{tmp_path / 'k.csv.partial'} is kept as it was: it reaches step 300, past this stopped "
                             "run's rows (none)") for k in kept), kept
+
+
+def test_a_series_that_may_pass_eight_digits_of_steps_says_how_its_names_sort(tmp_path):
+    sim = nbody.Simulation(n=16, backend="cpu")
+    sim.run(steps=100_000_000, callback=lambda s: True, every=1, snapshots=tmp_path / "s" / "snap",
+            snapshot_every=50_000_000)
+    assert sim.steps == 1
+    assert any("may pass step 99999999, where its files' names (a step in 8 digits) get longer" in n
+               for n in sim.last_run["notices"]), sim.last_run["notices"]
+    sim.run(steps=10, snapshots=tmp_path / "t" / "snap")
+    assert not any("99999999" in n for n in sim.last_run["notices"])
