@@ -981,7 +981,14 @@ namespace {
 // Ranks other than 0 of an MPI run: no window; the same simulation, carrying out rank 0's plans.
 int follow_viewer(const Options& o) {
   LiveSimulation live(o.run, std::nullopt, true);  // started when rank 0's first plan says so
-  return live.follow();
+  try {
+    return live.follow();
+  } catch (const Interrupted& e) {
+    // An interrupt the ranks met together in a start-up phase (agree(), hermite4's start pass): rank 0's viewer takes
+    // it on its simulation thread and goes on to its own end, which this rank cannot wait for here; the job ends from
+    // this rank (main: an abort), at once.
+    throw Interrupted(e.signal);
+  }
 }
 }  // namespace
 

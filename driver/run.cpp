@@ -246,7 +246,8 @@ ContinuedEnd continued_end(const Setup& setup) {
                  std::to_string(*file.step) + ": no steps" + other;
   } else if (!path.empty()) {
     // Python's checkpoint() records none (a script's runs name their own), nor did an older nbody.
-    c.notice = path + " records no end of the run it continues (Python's checkpoint() writes none)";
+    c.notice =
+        path + " records no end of the run it continues (Python's checkpoint() writes none, nor did an older nbody)";
   }
   return c;
 }
@@ -764,7 +765,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     if (o.checkpoint.empty()) return;
     std::size_t const bytes = state.size() * (sizeof(Real4<double>) + sizeof(Vec3d) + 1);
     std::size_t const have = available_host_memory();
-    bool const no_room = !kept && have > 0 && have < 2 * bytes;
+    // Every rank of this host keeps its own copy.
+    bool const no_room = !kept && have > 0 && have / 2 / std::size_t(ranks.local_size()) < bytes;
     if (ranks.size() > 1 ? ranks.max(no_room ? 1 : 0) != 0 : no_room) return;  // every rank keeps one, or none
     try {
       if (!kept) kept.emplace();
@@ -780,6 +782,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     } catch (const std::bad_alloc&) {
       kept.reset();
     }
+    if (ranks.size() > 1 && ranks.max(kept ? 0 : 1) != 0) kept.reset();  // one rank's copy failed: none keeps one
   };
   if (setup.bodies.size() == sim.bodies())
     keep(setup.bodies, sim.steps_done(), sim.time());  // what the simulation was built from
@@ -851,17 +854,26 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     result.failure = e.what();
     result.steps = sim.steps_done() - first_step;  // a failure's chunk may have made some (hermite4's floor)
     result.wall_seconds = seconds_since(t0);
-    if (ranks.rank() != 0) return;  // rank 0 writes and reports
-    if (auto const why = keeps_checkpoint(kept->record.step)) {
-      result.save_failure = *why;
-      return;
+    // Rank 0 writes; every rank's result then says what it did ("" saved, else why not), as a script on any rank
+    // reads it.
+    std::string why_not;
+    if (ranks.rank() == 0) {
+      if (auto const why = keeps_checkpoint(kept->record.step)) {
+        why_not = *why;
+      } else {
+        try {
+          sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
+        } catch (const std::exception& w) {
+          why_not = w.what();
+          if (why_not.empty()) why_not = "the checkpoint could not be written";
+        }
+      }
     }
-    try {
-      sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
+    if (ranks.size() > 1) why_not = ranks.all_gather(why_not)[0];
+    if (why_not.empty())
       result.saved_step = kept->record.step;
-    } catch (const std::exception& w) {
-      result.save_failure = w.what();
-    }
+    else
+      result.save_failure = why_not;
   };
   // A failure that every rank of the run knows of, each at the same point: the run's outputs can still be written
   // together. One process's failures all are; with several ranks, those they agreed on (JobFailure) and a stop

@@ -259,7 +259,7 @@ with tempfile.TemporaryDirectory() as d:
             out = subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True, text=True).stdout.split()
             return [int(x) for x in out]
 
-        def stop(what, args, whole_job=True, after=4.0):
+        def stop(what, args, whole_job=True, after=4.0, aborts=False):
             cmd = mpi(2, *args, "--threads", "1")
             cmd[1:1] = ["--mca", "odls_base_sigkill_timeout", "5"]
             job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -281,6 +281,8 @@ with tempfile.TemporaryDirectory() as d:
             print("$", " ".join(cmd), "->", job.returncode)
             print(out[-1500:], err[-1500:])
             check(job.returncode != 0, what + ": an interrupted job does not report success")
+            if aborts:  # the viewer's followers end the job from their side (rank 0's viewer stops on its own)
+                return
             check("MPI_ABORT" not in err, what + ": the ranks stop together, not by MPI_ABORT")
             lines = [l for l in err.splitlines() if l.startswith("nbody: ")]
             check(len(lines) == 1 and ("interrupted (Ctrl-C)" in lines[0] or "terminated (SIGTERM)" in lines[0]),
@@ -293,6 +295,17 @@ with tempfile.TemporaryDirectory() as d:
              whole_job=False)
         stop("the start-up (hermite4's first force pass)", ["--run", "--integrator", "hermite4", "--bodies", "60000",
                                                              "--steps", "2"], after=2.0)
+        # The viewer's start-up on 2 ranks (offscreen): the job ends at once, not after the ranks' 900 s bound.
+        probe = run([nbody, "--backend", "cpu", "--offscreen", "--bodies", "64", "--frames", "1", "--no-hud",
+                     "--width", "64", "--height", "40", "--screenshot", p("probe.png")])
+        if probe.returncode == 0:
+            for whole_job in (True, False):
+                stop("the viewer's start-up" + ("" if whole_job else ", one rank signalled"),
+                     ["--offscreen", "--integrator", "hermite4", "--bodies", "60000", "--frames", "5", "--no-hud",
+                      "--width", "64", "--height", "40", "--screenshot", p("v.png")], whole_job=whole_job, after=3.0,
+                     aborts=True)
+        else:
+            print("the viewer does not render offscreen here: its case is left out")
 
     elif case == "viewer_offscreen":
         common = ["--offscreen", "--bodies", "3000", "--frames", "12", "--steps-per-frame", "3", "--threads", "1",

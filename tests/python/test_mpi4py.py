@@ -100,9 +100,19 @@ def ranks_main(out_dir):
     except ValueError as e:
         mixed = str(e)
 
+    # A run that blows up: rank 0 saves the last state checked sound, and every rank's result says so alike (a script
+    # that branches on it takes the same path on every rank).
+    blown = nbody.Simulation(n=64, dt=1e12, precision="fp32", backend="cpu", comm=comm)
+    try:
+        blown.run(steps=100, checkpoint=os.path.join(out_dir, "blown.h5"))
+        blew = None
+    except RuntimeError as e:
+        blew = str(e)
+    blown_result = dict(saved_step=blown.last_run["saved_step"], save_failure=blown.last_run["save_failure"])
+
     report = dict(rank=rank, size=comm.Get_size(), same_state=same_state, same_energy=same_energy,
                   restart_steps=restart_steps, same_restart=same_restart, same_continuation=same_continuation,
-                  raised=raised, warned=warned, replaced=replaced, mixed=mixed)
+                  raised=raised, warned=warned, replaced=replaced, mixed=mixed, blew=blew, blown_result=blown_result)
     reports = comm.gather(report, root=0)
     if rank == 0:
         print("REPORT " + json.dumps(reports), flush=True)
@@ -134,7 +144,10 @@ def test_two_ranks_are_one_process_bit_for_bit(tmp_path):
         assert p["raised"] and p["raised"].startswith("the energy changed by ") and p["raised"] == reports[0]["warned"][0], p
         assert p["replaced"] and "its series begins again at step 28" in p["replaced"], p
         assert p["mixed"] and "s_00000010.hdf5), another run's" in p["mixed"], p
-    assert sorted(os.listdir(tmp_path)) == ["ranks.csv", "ranks.h5", "snaps", "unresolved.csv"], os.listdir(tmp_path)
+        assert p["blew"] and "no longer finite" in p["blew"] and p["blew"] == reports[0]["blew"], p
+        assert p["blown_result"] == dict(saved_step=0, save_failure=None), p
+    assert sorted(os.listdir(tmp_path)) == ["blown.h5", "ranks.csv", "ranks.h5", "snaps", "unresolved.csv"], \
+        os.listdir(tmp_path)
     assert os.listdir(tmp_path / "snaps") == ["s_00000010.hdf5"], "the refused run wrote a snapshot"
 
 
