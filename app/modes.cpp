@@ -258,20 +258,8 @@ void check_outputs(const Options& o) {
   for (auto const& [option, path] : outputs)
     if (!path.empty()) check_output_path(path, option);
   check_distinct_outputs(outputs);
-  // Nor the file beside a tipsy --save that states its units to pynbody and yt (written, or nbody's own removed, with
-  // it): replaced by another output, the units would be lost.
-  if (!o.save.empty() && !driver::saves_hdf5_snapshot(o.save)) {
-    std::string const param = sim::tipsy_param_path(o.save);
-    for (auto const& [option, path] : outputs) {
-      if (path.empty() || option == "--save") continue;
-      try {
-        check_distinct_outputs({{"--save", param}, {option, path}});
-      } catch (const InputError&) {
-        throw InputError(option + " " + path + ": --save " + o.save + " states its units in " + param +
-                         " beside it; give " + option + " another file");
-      }
-    }
-  }
+  // Nor the file beside a tipsy --save that states its units to pynbody and yt.
+  driver::check_outputs_spare_tipsy_units(o.save, outputs, o.run.names);
   // Nor one of the frames --frames-dir writes (DIR/frame_00000.png, ...).
   if (!o.frames_dir.empty()) {
     std::uint64_t const frames = viewer_frames(o);  // 0: until the window closes, any frame
@@ -480,8 +468,8 @@ int run_simulation(const Options& asked) {
   };
   // The simulation; hermite4's start pass (each body's first forces and step) runs here, and a body that cannot
   // start stops the run before its first step: its --json says so too, with the keys every report has.
+  StartCancel start_cancel;  // before the simulation, which holds its flag
   std::unique_ptr<multigpu::Simulation> made;
-  StartCancel start_cancel;
   try {
     made = start_interruptibly(start_cancel, [&](const std::atomic<bool>* cancel) {
       multigpu::SimulationConfig config = setup.config;

@@ -214,6 +214,22 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
   return said;
 }
 
+void check_outputs_spare_tipsy_units(const std::string& save,
+                                     const std::vector<std::pair<std::string, std::string>>& outputs,
+                                     const SettingNames& names) {
+  if (save.empty() || saves_hdf5_snapshot(save)) return;
+  std::string const param = sim::tipsy_param_path(save);
+  for (auto const& [option, path] : outputs) {
+    if (path.empty() || option == names.name("--save")) continue;
+    try {
+      check_distinct_outputs({{names.name("--save"), param}, {option, path}});
+    } catch (const InputError&) {
+      throw InputError(names.with_text(option, path) + ": " + names.with_text("--save", save) + " states its units in " +
+                       param + " beside it; give " + option + " another file");
+    }
+  }
+}
+
 void check_tipsy_save(const std::string& path, const std::string& save_given, const sim::Units& units) {
   if (path.empty() || saves_hdf5_snapshot(path) || !units.physical()) return;
   std::string const param = sim::tipsy_param_path(path);

@@ -67,6 +67,12 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
 // Refuses (InputError), before a run, a tipsy save whose units cannot be stated beside it (its parameter file cannot
 // be written: read-only, a folder, a link) in a run of `units`; nothing for an HDF5 name.
 void check_tipsy_save(const std::string& path, const std::string& save_given, const sim::Units& units);
+// Refuses (InputError) an output of `outputs` ((name as the front end says it, path)) that is the file beside the
+// tipsy file `save` that states its units to pynbody and yt (sim::tipsy_param_path): written, or nbody's own removed,
+// with it, so that another output there would lose the units. Nothing for an HDF5 --save or none.
+void check_outputs_spare_tipsy_units(const std::string& save,
+                                     const std::vector<std::pair<std::string, std::string>>& outputs,
+                                     const SettingNames& names);
 // Refuses (InputError) a save that cannot be made as named: an HDF5 name in a build without HDF5, or a tipsy byte
 // order given (`format_given`, as the front end spells it, "--save-format little-endian"; "" where none was) for
 // an HDF5 name. `save_given`: the save as the front end spells it ("--save run.h5", "save='run.h5'").

@@ -615,6 +615,8 @@ class Engine {
                                            {"--save", &o.save}, {"--diagnostics", &o.diagnostics}})
           if (!path->empty()) check_output_path(*path, option, run_.names);
         check_distinct_outputs({{"checkpoint", o.checkpoint}, {"save", o.save}, {"diagnostics", o.diagnostics}});
+        driver::check_outputs_spare_tipsy_units(o.save, {{"checkpoint", o.checkpoint}, {"diagnostics", o.diagnostics}},
+                                                run_.names);
         spare_source({{"checkpoint", o.checkpoint}, {"save", o.save}, {"diagnostics", o.diagnostics}}, "checkpoint",
                      "save", &o.snapshots);
         driver::check_run_outputs(o, sim_->steps_done(), sim_->steps_done() + steps, {}, run_.names);

@@ -675,3 +675,11 @@ def test_a_series_that_may_pass_eight_digits_of_steps_says_how_its_names_sort(tm
                for n in sim.last_run["notices"]), sim.last_run["notices"]
     sim.run(steps=10, snapshots=tmp_path / "t" / "snap")
     assert not any("99999999" in n for n in sim.last_run["notices"])
+
+
+def test_an_output_named_as_a_tipsy_saves_units_file_is_refused(tmp_path):
+    sim = nbody.Simulation(n=64, backend="cpu", mass_unit="1e5Msun", length_unit="1pc")
+    with pytest.raises(ValueError, match=r"^checkpoint='.*py\.bin\.param': save='.*py\.bin' states its units in "
+                                         r".*py\.bin\.param beside it; give checkpoint another file$"):
+        sim.run(steps=2, save=tmp_path / "py.bin", checkpoint=tmp_path / "py.bin.param")
+    assert sim.steps == 0 and os.listdir(tmp_path) == []
