@@ -332,10 +332,22 @@ std::string unexpected_arguments(const CLI::App& cli, int argc, char** argv, con
     }
     return row[b.size()];
   };
+  auto known = [&](const std::string& name) {  // "--bodies" or its short form, "-n"
+    if (cli.get_option_no_throw(name)) return true;
+    for (const CLI::App* group : cli.get_subcommands([](const CLI::App*) { return true; }))
+      if (group->get_option_no_throw(name)) return true;
+    return false;
+  };
   for (int k = 1; k < argc; ++k) {
     std::string const arg = argv[k];
-    if (arg.rfind("--", 0) != 0 || arg.size() == 2) continue;
+    if (arg == "--") break;  // what follows is values, not options
+    if (arg.size() < 2 || arg[0] != '-' || (arg[1] != '-' && std::isdigit(static_cast<unsigned char>(arg[1]))))
+      continue;  // a value (a negative number too)
     std::string const name = arg.substr(0, arg.find('='));
+    if (arg[1] != '-') {
+      if (known(name.substr(0, 2))) continue;  // a short option, its value perhaps attached
+      return name + ": no such option (see --help)";
+    }
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
     std::string nearest;
     std::size_t best = 3;  // at most two edits away
@@ -344,19 +356,26 @@ std::string unexpected_arguments(const CLI::App& cli, int argc, char** argv, con
     return name + ": no such option" + (nearest.empty() ? "" : "; did you mean " + nearest + "?") + " (see --help)";
   }
   // A value: the first that follows no option that takes one.
-  auto takes_value = [&](const std::string& arg) {
-    if (arg.rfind("--", 0) != 0 || arg.find('=') != std::string::npos) return false;
+  // The option `arg` names by itself (no value attached: "--bodies", "-n"), or null.
+  auto option_named = [&](const std::string& arg) -> const CLI::Option* {
+    if (arg.size() < 2 || arg[0] != '-' || arg.find('=') != std::string::npos || (arg[1] != '-' && arg.size() != 2))
+      return nullptr;
     const CLI::Option* option = cli.get_option_no_throw(arg);
     for (const CLI::App* group : cli.get_subcommands([](const CLI::App*) { return true; }))
       if (!option) option = group->get_option_no_throw(arg);
+    return option;
+  };
+  auto takes_value = [&](const std::string& arg) {
+    const CLI::Option* option = option_named(arg);
     return option && option->get_items_expected_min() > 0;
   };
   for (int k = 1; k < argc; ++k) {
     std::string const arg = argv[k];
-    if (arg.empty() || arg[0] == '-' || (k > 1 && takes_value(argv[k - 1]))) continue;
+    if (arg.empty() || (arg[0] == '-' && arg.size() > 1 && !std::isdigit(static_cast<unsigned char>(arg[1]))) ||
+        (k > 1 && takes_value(argv[k - 1])))
+      continue;
     std::string const before = k > 1 ? std::string(argv[k - 1]) : "";
-    return "'" + arg + "': not expected" +
-           (before.rfind("--", 0) == 0 ? " after " + before + ", which takes no value" : "") +
+    return "'" + arg + "': not expected" + (option_named(before) ? " after " + before + ", which takes no value" : "") +
            " (a value follows its option's name, as in --bodies 4096; see --help)";
   }
   return fallback + " (see --help)";

@@ -109,10 +109,11 @@ def test_a_command_line_restart_says_that_pythons_checkpoint_records_no_end(tmp_
     cli("--run", "--restart", tmp_path / "py.h5", "--json", tmp_path / "r.json")
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["steps"] == 1000
-    assert f"{tmp_path / 'py.h5'} records no end of the run it continues (Python's checkpoint() writes none): this " \
-           "run makes the default 1000 steps (--steps or --t-end sets another end)" in report["notices"], report
+    assert f"{tmp_path / 'py.h5'} records no end of the run it continues (Python's checkpoint() writes none, nor " \
+           "did an older nbody): this run makes the default 1000 steps (--steps or --t-end sets another end)" \
+           in report["notices"], report
     with pytest.raises(TypeError, match=r"^run: give steps or t_end \(one of them\); .*py.h5 records no end of the run "
-                                        r"it continues \(Python's checkpoint\(\) writes none\)$"):
+                                        r"it continues \(Python's checkpoint\(\) writes none, nor did an older nbody\)$"):
         nbody.Simulation.restart(tmp_path / "py.h5", backend="cpu").run()
 
 
