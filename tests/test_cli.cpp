@@ -81,6 +81,8 @@ TEST_F(Cli, BadCountsAreRejected) {
   expect_input_error("--run --xyzzy", "--xyzzy: no such option (see --help)");
   expect_input_error("--run 10", "'10': not expected after --run, which takes no value");
   expect_input_error("--run --steps 10 20", "'20': not expected (a value follows its option's name");
+  expect_input_error("--run -n 100 --steps 1 extra", "'extra': not expected (a value follows its option's name");
+  expect_input_error("--run -x", "-x: no such option (see --help)");
 }
 
 // --offscreen shows nothing on a screen: it needs something to write, or --frames to time the renderer.
