@@ -195,7 +195,7 @@ TEST_F(Cli, CudaBackendWithoutGpuSaysSo) {
   EXPECT_EQ(fallback.code, 0) << fallback.err;
   EXPECT_NE(fallback.err.find("notice: no CUDA device"), std::string::npos) << fallback.err;
   // --interop on, which needs the run on a GPU: refused before a window or an address.
-  for (std::string const mode : {"--offscreen --screenshot " + file("i.png"), std::string("--serve 0")})
+  for (std::string const& mode : {"--offscreen --screenshot " + file("i.png"), std::string("--serve 0")})
     expect_input_error(mode + " --interop on --bodies 64",
                        "--interop on: CUDA-GL interop needs a CUDA GPU, and this run is on the CPU: ", false);
 }
