@@ -1,10 +1,13 @@
 // core/interrupt.h - Ctrl-C and the termination signals, turned into a flag that long work polls.
 //
-// The first SIGINT, SIGTERM or SIGHUP (handled as SIGTERM; its message names it) is recorded; every
-// mode stops at its next safe point (between steps, chunks of steps or kernel launches), writes what it must keep,
-// and exits with 128 + the signal: 130 for Ctrl-C, 143 for SIGTERM and SIGHUP. A second one ends
-// the process at once, from the handler, with the same status, after one line saying what that
-// skips (set_second_interrupt_note); one within 25 ms of the first is the first delivered twice.
+// The first SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 or SIGXCPU is recorded (the last four handled as SIGTERM;
+// its message names the one that came); every mode stops at its next safe point (between steps, chunks of steps or
+// kernel launches), writes what it must keep, and exits with 128 + the signal: 130 for Ctrl-C, 143 for the others.
+// Batch systems send SIGUSR1 or SIGUSR2 ahead of a job's time limit (Slurm's --signal, PBS's and LSF's warnings) and
+// the kernel sends SIGXCPU at a CPU-time soft limit: each is the warning before the kill, so the run saves and stops.
+// A second one ends the process at once, from the handler, with the same status, after one line saying what that
+// skips (set_second_interrupt_note); one within 25 ms of the first is the first delivered twice, and SIGXCPU never
+// counts as a second (the kernel repeats it every second of CPU time past the soft limit).
 // Header-only: the flag is one process-wide atomic, which a signal handler may set (it is lock-free).
 #pragma once
 
@@ -27,8 +30,8 @@ namespace nbody {
 namespace detail {
 inline std::atomic<int> interrupt_signal{0};
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs a lock-free flag");
-inline std::atomic<bool> hung_up{false};  // the recorded SIGTERM came as SIGHUP (the message names it)
-static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler sets it");
+inline std::atomic<int> came_as{0};  // the signal that came, where it is recorded as SIGTERM (the message names it)
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler sets it");
 
 // The line a second signal prints before the exit, in fixed buffers: the handler may only write(2)
 // it. Two buffers: a new line is written into the one not shown, then published, so a handler that
@@ -75,11 +78,12 @@ extern "C" inline void on_interrupt_signal(int sig) {
   int const recorded = sig == SIGINT ? SIGINT : SIGTERM;
   long long const now = monotonic_ns();
   if (interrupt_signal.load() == 0) {  // before the flag that makes them read
-    hung_up.store(sig == SIGHUP);
+    came_as.store(sig);
     first_signal_ns.store(now);
   }
   int none = 0;
   if (interrupt_signal.compare_exchange_strong(none, recorded)) return;  // the first: recorded
+  if (sig == SIGXCPU) return;  // the kernel's reminder, not a second request
   long long const first = first_signal_ns.load();
   if (first == 0) {  // its time cleared since it came (clear_interrupt): this one's stands for it
     first_signal_ns.store(now);
@@ -147,23 +151,32 @@ class RemovedAtSecondInterrupt {
 // a whole rather than be aborted by the rank that noticed it.
 struct Interrupted : std::runtime_error {
   explicit Interrupted(int sig, bool on_every_rank = false)
-      : std::runtime_error(sig == SIGINT                 ? "interrupted (Ctrl-C)"
-                           : detail::hung_up.load()      ? "terminated (SIGHUP, hang-up)"
-                                                         : "terminated (SIGTERM)"),
-        signal(sig),
-        every_rank(on_every_rank) {}
+      : std::runtime_error(what_came(sig)), signal(sig), every_rank(on_every_rank) {}
+  static const char* what_came(int sig) {
+    if (sig == SIGINT) return "interrupted (Ctrl-C)";
+    switch (detail::came_as.load()) {
+      case SIGHUP: return "terminated (SIGHUP, hang-up)";
+      case SIGUSR1: return "terminated (SIGUSR1, the batch system's warning)";
+      case SIGUSR2: return "terminated (SIGUSR2, the batch system's warning)";
+      case SIGXCPU: return "terminated (SIGXCPU, the CPU time limit)";
+      default: return "terminated (SIGTERM)";
+    }
+  }
   int signal;
   bool every_rank;
 };
 
-// Installs the handlers for SIGINT, SIGTERM and SIGHUP, without SA_RESTART, so a blocking call
-// returns (EINTR) instead of waiting on after the signal.
+// The signals that stop a run (see the top of this file).
+inline constexpr int kInterruptSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU};
+
+// Installs the handlers for the signals above, without SA_RESTART, so a blocking call returns (EINTR) instead of
+// waiting on after the signal.
 inline void install_interrupt_handlers() {
   struct sigaction action {};
   action.sa_handler = detail::on_interrupt_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = 0;
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &action, nullptr);
+  for (int sig : kInterruptSignals) sigaction(sig, &action, nullptr);
 }
 
 // Sets the line a second signal prints before ending the process at once (a newline is added),
@@ -190,13 +203,13 @@ inline int interrupt_signal() { return detail::interrupt_signal.load(std::memory
 // Forgets an interrupt that was answered, for a front end that goes on after one (Python's run).
 inline void clear_interrupt() {
   detail::interrupt_signal.store(0, std::memory_order_relaxed);
-  detail::hung_up.store(false);
+  detail::came_as.store(0);
   detail::first_signal_ns.store(0);  // a signal recorded in between: the next one takes its time (see the handler)
 }
 
 // Records an interrupt as a signal would (for front ends with their own way to stop, and tests).
 inline void request_interrupt(int sig = SIGINT) {
-  detail::hung_up.store(sig == SIGHUP);
+  detail::came_as.store(sig);
   detail::first_signal_ns.store(detail::monotonic_ns());
   detail::interrupt_signal.store(sig == SIGINT ? SIGINT : SIGTERM);
 }

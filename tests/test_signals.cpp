@@ -1,5 +1,5 @@
 // tests/test_signals.cpp - every mode of nbody can be stopped: Ctrl-C (SIGINT) ends it within about
-// a step with exit code 130, SIGTERM and SIGHUP with 143, a second Ctrl-C at once; an interrupted
+// a step with exit code 130, SIGTERM, SIGHUP and batch systems' warnings with 143, a second Ctrl-C at once; an interrupted
 // run saves its checkpoint first. Each case starts nbody on the CPU with work that would take minutes.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -259,14 +259,49 @@ TEST_F(Signals, Hermite4StopsDuringItsStartPass) {
   EXPECT_LT(seconds, bound) << "hermite4 took " << seconds << " s to stop during its start";
 }
 
-TEST_F(Signals, TerminateAndHangUpExitWith143) {
-  for (int sig : {SIGTERM, SIGHUP}) {
+// SIGTERM and the signals handled as it exit with 143 and name the signal that came. SIGUSR1 and SIGUSR2 are what
+// batch systems send ahead of a job's time limit (Slurm's --signal, PBS, LSF), SIGXCPU what the kernel sends at a
+// CPU-time soft limit: each warns of a kill to come, so the run stops and saves, where it used to be ended by the
+// signal with nothing saved.
+TEST_F(Signals, TerminationSignalsExitWith143AndNameTheSignal) {
+  struct Case {
+    int sig;
+    const char* says;
+  };
+  for (auto const& [sig, says] : {Case{SIGTERM, "terminated (SIGTERM)"}, Case{SIGHUP, "terminated (SIGHUP, hang-up)"},
+                                  Case{SIGUSR1, "terminated (SIGUSR1, the batch system's warning)"},
+                                  Case{SIGUSR2, "terminated (SIGUSR2, the batch system's warning)"},
+                                  Case{SIGXCPU, "terminated (SIGXCPU, the CPU time limit)"}}) {
     auto const [code, seconds] = stop({"--benchmark", "--bodies", "8192", "--steps", "100000"}, sig);
     EXPECT_EQ(code, 143) << sig << ": " << err_;
     EXPECT_LT(seconds, 5.0);
-    EXPECT_NE(err_.find(sig == SIGHUP ? "terminated (SIGHUP, hang-up)" : "terminated (SIGTERM)"),
-              std::string::npos)
-        << err_;
+    EXPECT_NE(err_.find(says), std::string::npos) << err_;
+  }
+}
+
+// A batch system's warning saves the run, as SIGTERM does. The kernel repeats SIGXCPU every second of processor
+// time past the soft limit (every half second of the clock on two busy cores): a repeat is not a second request,
+// which would end the run at once with nothing saved. The first signal comes during a first step of seconds (one
+// thread: 2.5 s at N = 32,768 on this machine), the repeat while the run waits for that step to end.
+TEST_F(Signals, BatchWarningsSaveTheRun) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  std::string const bodies = "16384";
+#else
+  std::string const bodies = "32768";
+#endif
+  for (int sig : {SIGUSR1, SIGXCPU}) {
+    fs::remove(file("c.h5"));
+    Process p({"--run", "--bodies", bodies, "--threads", "1", "--steps", "100", "--checkpoint", file("c.h5")}, dir_);
+    ASSERT_TRUE(p.says("start  E", std::chrono::seconds(300))) << p.err();
+    p.send(sig);
+    if (sig == SIGXCPU) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      p.send(SIGXCPU);
+    }
+    EXPECT_EQ(p.wait(std::chrono::seconds(120)), 143) << sig << ": " << p.err();
+    EXPECT_NE(p.err().find("; state saved"), std::string::npos) << sig << ": " << p.err();
+    EXPECT_TRUE(fs::exists(file("c.h5"))) << sig << ": " << p.err();
   }
 }
 
