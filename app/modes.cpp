@@ -62,8 +62,10 @@ std::string fmt(const char* format, double v) {
 void print_diagnostics(const char* label, const sim::Diagnostics& d, double e0) {
   std::printf("  %-6s E = %.10e  (K = %.6e, W = %.6e)  energy error %.3e  |P| = %.3e\n", label, d.total(), d.kinetic,
               d.potential, sim::relative_energy_error(d.total(), e0), norm(d.momentum));
-  std::printf("         |L| = %.6e  2K/|W| = %.4f  Lagrangian radii (10, 50, 90%% of the mass) %.4g, %.4g, %.4g\n",
-              norm(d.angular_momentum), d.virial_ratio(), d.lagrangian_radii[0], d.lagrangian_radii[1],
+  double const virial = d.virial_ratio();
+  std::string const ratio = std::isnan(virial) ? "undefined (W = 0)" : fmt("%.4f", virial);
+  std::printf("         |L| = %.6e  2K/|W| = %s  Lagrangian radii (10, 50, 90%% of the mass) %.4g, %.4g, %.4g\n",
+              norm(d.angular_momentum), ratio.c_str(), d.lagrangian_radii[0], d.lagrangian_radii[1],
               d.lagrangian_radii[2]);
 }
 

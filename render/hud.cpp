@@ -178,7 +178,10 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
   else
     ImGui::TextUnformatted("energy: not tracked at this N");
   if (s.virial_ratio) {
-    ImGui::Text("2K/|W| = %.3f", *s.virial_ratio);
+    if (std::isnan(*s.virial_ratio))
+      ImGui::TextUnformatted("2K/|W| undefined (W = 0)");
+    else
+      ImGui::Text("2K/|W| = %.3f", *s.virial_ratio);
     ImGui::TextUnformatted(panel_radii_line(s.lagrangian_radii, s.units).c_str());
   }
   ImGui::PopTextWrapPos();

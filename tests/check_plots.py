@@ -73,6 +73,14 @@ with tempfile.TemporaryDirectory() as d:
     r = run(sys.executable, diagnostics_script, p("wrong-series.png"), p("compare.csv"))
     check(r.returncode != 0 and "not a diagnostics series" in r.stderr, "a comparison is refused as a series")
 
+    # One body: W = 0, and its virial ratio is undefined (nan in CSV, null in JSON lines); the series is drawn.
+    for ext in ("csv", "jsonl"):
+        check(run(nbody, "--backend", "cpu", "--run", "--bodies", "1", "--steps", "4", "--diagnostics-every", "1",
+                  "-q", "--diagnostics", p(f"one.{ext}")).returncode == 0, f"a one-body series as {ext}")
+    r = run(sys.executable, diagnostics_script, p("one.png"), p("one.csv"), p("one.jsonl"))
+    check(r.returncode == 0 and open(p("one.png"), "rb").read(8) == b"\x89PNG\r\n\x1a\n",
+          "diagnostics: a one-body series (virial ratio undefined) is drawn")
+
     # Several series: each file keeps one colour in every panel (the radii's fractions differ by line style
     # only), so the lower-left panel tells the files apart as the others do.
     spec = importlib.util.spec_from_file_location("plot_diagnostics", diagnostics_script)

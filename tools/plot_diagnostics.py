@@ -19,6 +19,11 @@ import sys
 import tempfile
 
 
+def number(v):
+    """A JSON value as a float: null (a virial ratio where W = 0) is NaN, as the CSV writes it."""
+    return math.nan if v is None else float(v)
+
+
 def load(path):
     """A series as a dict of column name -> list of floats; vectors as name_x, name_y, name_z."""
     needed = ("time", "relative_energy_error", "virial_ratio", "r10", "r50", "r90", "angular_momentum_x")
@@ -44,11 +49,11 @@ def load(path):
                     for k, v in r.items():
                         if isinstance(v, list):
                             for axis, x in zip("xyz", v):
-                                flat[f"{k}_{axis}"] = float(x)
+                                flat[f"{k}_{axis}"] = number(x)
                         elif isinstance(v, dict):
-                            flat.update({kk: float(vv) for kk, vv in v.items()})
+                            flat.update({kk: number(vv) for kk, vv in v.items()})
                         else:
-                            flat[k] = float(v)
+                            flat[k] = number(v)
                     rows.append(flat)
         else:
             raise SystemExit(f"{path}: not a diagnostics series (name a .csv or .jsonl file)")
@@ -81,26 +86,39 @@ def draw(series, plt):
     the Lagrangian radii's fractions told apart by line style."""
     fig, axes = plt.subplots(2, 2, figsize=(11, 7.5), sharex=True)
     (energy, virial), (radii, angular) = axes
+    drawn = {energy: False, angular: False}  # a log scale needs a positive value drawn
     for index, (name, s) in enumerate(series):
         t = s["time"]
         label = name if len(series) > 1 else None
         colour = f"C{index}"
         # Zeros (the first sample's, by definition) have no place on a log scale: they are left out.
-        energy.plot(*positive(t, s["relative_energy_error"]), color=colour, label=label)
+        kept = positive(t, s["relative_energy_error"])
+        drawn[energy] |= bool(kept[0])
+        energy.plot(*kept, color=colour, label=label)
         virial.plot(t, s["virial_ratio"], color=colour, label=label)
         for key, style in (("r10", ":"), ("r50", "-"), ("r90", "--")):
             radii.plot(t, s[key], style, color=colour, label=f"{key[1:]}%" + (f" {name}" if label else ""))
-        angular.plot(*positive(t, angular_momentum_drift(s)), color=colour, label=label)
-    energy.set_yscale("log")
+        kept = positive(t, angular_momentum_drift(s))
+        drawn[angular] |= bool(kept[0])
+        angular.plot(*kept, color=colour, label=label)
+    # A quantity that is 0 at every sample (one body; a series of its first sample alone) has nothing to put on a log
+    # scale, where matplotlib would fail: the panel says so instead.
+    for ax, has_values in drawn.items():
+        if has_values:
+            ax.set_yscale("log")
+        else:
+            ax.text(0.5, 0.5, "0 at every sample", transform=ax.transAxes, ha="center", va="center", color="grey")
     energy.set_ylabel("|E - E0| / |E0|")
     energy.set_title("energy error")
+    if all(math.isnan(v) for _, s in series for v in s["virial_ratio"]):
+        virial.text(0.5, 0.5, "undefined at every sample (W = 0)", transform=virial.transAxes, ha="center",
+                    va="center", color="grey")
     virial.axhline(1.0, color="grey", lw=0.8, ls=":")
     virial.set_ylabel("2K / |W|")
     virial.set_title("virial ratio")
     radii.set_ylabel("radius")
     radii.set_title("Lagrangian radii (10, 50, 90% of the mass)")
     radii.legend(fontsize="small")
-    angular.set_yscale("log")
     angular.set_ylabel("|L - L0| / |L0|")
     angular.set_title("angular momentum drift")
     for ax in (radii, angular):

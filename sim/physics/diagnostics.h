@@ -5,6 +5,7 @@
 #include <array>
 
 #include <cmath>
+#include <limits>
 
 #include "sim/physics/body_set.h"
 
@@ -20,8 +21,11 @@ struct Diagnostics {
   Vec3d centre_of_mass{0, 0, 0};
   double mass = 0.0;
   // 2K / |W|, K the kinetic energy about the centre of mass (a system's bulk motion is not its equilibrium's): 1 in
-  // virial equilibrium (a Plummer sphere in Henon units), 0 for a cold start.
-  double virial_ratio() const { return potential != 0.0 ? 2.0 * internal_kinetic / std::abs(potential) : 0.0; }
+  // virial equilibrium (a Plummer sphere in Henon units), 0 for a cold start. Undefined (NaN; null in JSON) where
+  // W = 0: one body, or bodies without mass.
+  double virial_ratio() const {
+    return potential != 0.0 ? 2.0 * internal_kinetic / std::abs(potential) : std::numeric_limits<double>::quiet_NaN();
+  }
   // Radii about the centre of mass that hold kLagrangianFractions of the mass (the nearest bodies'
   // masses added until the fraction is reached). A Plummer sphere in Henon units: 0.309, 0.769, 2.18.
   std::array<double, 3> lagrangian_radii{0, 0, 0};
