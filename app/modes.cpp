@@ -63,7 +63,10 @@ void print_diagnostics(const char* label, const sim::Diagnostics& d, double e0) 
   std::printf("  %-6s E = %.10e  (K = %.6e, W = %.6e)  energy error %.3e  |P| = %.3e\n", label, d.total(), d.kinetic,
               d.potential, sim::relative_energy_error(d.total(), e0), norm(d.momentum));
   double const virial = d.virial_ratio();
-  std::string const ratio = std::isnan(virial) ? "undefined (W = 0)" : fmt("%.4f", virial);
+  std::string ratio = std::isnan(virial) ? "undefined (W = 0)" : fmt("%.4f", virial);
+  // The ratio takes K about the centre of mass; where the system moves as a whole that is not the K printed above.
+  if (!std::isnan(virial) && std::abs(d.kinetic - d.internal_kinetic) > 1e-6 * std::abs(d.kinetic))
+    ratio += " (K about the centre of mass " + fmt("%.6e", d.internal_kinetic) + ")";
   std::printf("         |L| = %.6e  2K/|W| = %s  Lagrangian radii (10, 50, 90%% of the mass) %.4g, %.4g, %.4g\n",
               norm(d.angular_momentum), ratio.c_str(), d.lagrangian_radii[0], d.lagrangian_radii[1],
               d.lagrangian_radii[2]);

@@ -2026,6 +2026,28 @@ TEST_F(Cli, ASeriesIsNotMixedWithAnEarlierRunsFiles) {
 // The run's report states the physics it ran and the scale of its units: the softening in the header and --json, the
 // time and velocity units that follow from --mass-unit and --length-unit; a tipsy file, which has no units, is said
 // to hold the run's.
+// The virial ratio takes K about the centre of mass: where the system moves as a whole, the report says which K, as
+// the K printed beside it is the total. A system at rest prints one K; one body's ratio is undefined.
+TEST_F(Cli, TheReportSaysWhichKineticEnergyTheVirialRatioTakes) {
+  sim::BodySet pair;
+  pair.resize(2);
+  pair.pos_mass[0] = {-0.5, 0, 0, 0.5};
+  pair.pos_mass[1] = {0.5, 0, 0, 0.5};
+  pair.velocity[0] = {1, -0.5, 0};
+  pair.velocity[1] = {1, 0.5, 0};  // K = 0.625 in all, 0.125 about the centre of mass; W = -0.25 (to softening)
+  sim::write_tipsy(file("moving.bin"), pair, 0.01);
+  Result const moving = nbody("--run --load " + file("moving.bin") + " --steps 1");
+  EXPECT_EQ(moving.code, 0) << moving.err;
+  EXPECT_NE(moving.out.find("K = 6.250000e-01"), std::string::npos) << moving.out;
+  EXPECT_NE(moving.out.find("2K/|W| = 1.0000 (K about the centre of mass 1.250000e-01)"), std::string::npos)
+      << moving.out;
+  Result const still = nbody("--run --bodies 64 --steps 1");
+  EXPECT_EQ(still.out.find("K about the centre of mass"), std::string::npos) << still.out;
+  Result const one = nbody("--run --bodies 1 --steps 1");
+  EXPECT_EQ(one.code, 0) << one.err;
+  EXPECT_NE(one.out.find("2K/|W| = undefined (W = 0)"), std::string::npos) << one.out;
+}
+
 TEST_F(Cli, TheReportStatesTheSofteningAndTheUnits) {
   Result const r = nbody("--run --bodies 64 --steps 2 --mass-unit 1e3Msun --length-unit 1pc --json " + file("u.json") +
                          " --save " + file("u.bin"));
