@@ -76,6 +76,17 @@ std::optional<std::size_t> cgroup_memory_left() {
   return left;
 }
 
+
+// Whether a --load file is an nbody HDF5 snapshot (else a tipsy file, or none). An nbody checkpoint there is
+// refused by name: it is a run to continue.
+bool loads_hdf5_snapshot(const std::string& path, const SettingNames& names) {
+  if (sim::is_nbody_snapshot(path)) return true;
+  if (sim::is_nbody_checkpoint(path))
+    throw InputError(path + ": an nbody checkpoint, not a snapshot; " + names.entry("--restart") + " continues it (" +
+                     names.entry("--load") + " reads tipsy files and nbody's HDF5 snapshots)");
+  return false;
+}
+
 }  // namespace
 
 std::size_t available_host_memory() {
@@ -527,7 +538,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                          run.names.name("--load"));
     };
     // A tipsy file, or an nbody HDF5 snapshot: bodies, a time and a softening (a snapshot's units too), no settings.
-    bool const hdf5 = sim::is_nbody_snapshot(ic.snapshot);
+    bool const hdf5 = loads_hdf5_snapshot(ic.snapshot, run.names);
     // The header, before the bodies are read.
     check_count(hdf5 ? std::size_t(sim::read_snapshot(ic.snapshot, run.names, false).count)
                      : sim::read_tipsy_bodies(ic.snapshot, run.names));
@@ -653,7 +664,7 @@ sim::Units units_of_start(const RunConfig& run) {
   if (run.given.units) return run.units;
   if (!run.initial.checkpoint.empty()) return sim::read_checkpoint_header(run.initial.checkpoint, run.names).run.units;
   if (!run.initial.snapshot.empty()) {
-    if (sim::is_nbody_snapshot(run.initial.snapshot))
+    if (loads_hdf5_snapshot(run.initial.snapshot, run.names))
       return sim::read_snapshot(run.initial.snapshot, run.names, false).units;
     sim::read_tipsy_bodies(run.initial.snapshot, run.names);  // a file that is none (missing, junk) is said as such
     if (auto const stated = sim::read_tipsy_param(run.initial.snapshot)) return *stated;

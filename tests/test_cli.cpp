@@ -2611,8 +2611,8 @@ TEST_F(Cli, ASnapshotStartsANewRunFromItsBodies) {
   EXPECT_EQ(fp32.code, 0) << fp32.err;
   EXPECT_NE(fp32.err.find("is an nbody snapshot of step 0: fp32 values, no integrator"), std::string::npos) << fp32.err;
   // A checkpoint is no snapshot: --restart continues it.
-  expect_input_error("--run --load " + file("c.h5"), file("c.h5") + ": an HDF5 file, not an nbody snapshot; --load reads "
-                     "tipsy files and nbody's HDF5 snapshots (a checkpoint continues with --restart)");
+  expect_input_error("--run --load " + file("c.h5"), file("c.h5") + ": an nbody checkpoint, not a snapshot; --restart "
+                     "continues it (--load reads tipsy files and nbody's HDF5 snapshots)");
   // The snapshot loaded is replaced by no file of the new run's --snapshots series (its step 10 is this run's too).
   std::string const kept = slurp(snap);
   expect_input_error("--run --load " + snap + " --steps 20 --snapshot-every 10 --snapshots " + file("s/s"),

@@ -1242,26 +1242,37 @@ Checkpoint read_checkpoint(const std::string& path, const SettingNames& names) {
   return c;
 }
 
-bool is_nbody_snapshot(const std::string& path) {
+namespace {
+
+// What an HDF5 file's Header/NbodyFile says it is ("snapshot", "checkpoint"), "" where it says nothing or is no
+// HDF5 file, and `unreadable` where it is an HDF5 file that cannot be read.
+std::string nbody_file_kind(const std::string& path, const char* unreadable) {
   quiet_hdf5();
   struct stat st {};
-  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  // An HDF5 file that cannot be read (cut short, damaged, a read error of the disk: HDF5 cannot even tell) is taken
-  // for one, so that read_snapshot says what is wrong with it rather than the tipsy reader that it is no tipsy file.
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
   if (htri_t const is = H5Fis_hdf5(path.c_str()); is <= 0) {
     int const number = is < 0 ? hdf5_system_error().number : 0;
-    return number != 0 && number != EACCES && number != EPERM;  // unreadable: the tipsy reader says so
+    return number != 0 && number != EACCES && number != EPERM ? unreadable : "";  // unreadable: the tipsy reader says so
   }
   try {
     Handle file = open_file(path);
     Reader r(path, file.get());
-    return r.has_group("Header") && r.has_attribute("Header", "NbodyFile") && r.text("NbodyFile") == "snapshot";
+    return r.has_group("Header") && r.has_attribute("Header", "NbodyFile") ? r.text("NbodyFile") : "";
   } catch (const InputError&) {
-    return true;
+    return unreadable;
   } catch (const RuntimeFailure&) {
-    return true;
+    return unreadable;
   }
 }
+
+}  // namespace
+
+// An HDF5 file that cannot be read (cut short, damaged, a read error of the disk: HDF5 cannot even tell) is taken
+// for a snapshot, so that read_snapshot says what is wrong with it rather than the tipsy reader that it is no tipsy
+// file.
+bool is_nbody_snapshot(const std::string& path) { return nbody_file_kind(path, "snapshot") == "snapshot"; }
+
+bool is_nbody_checkpoint(const std::string& path) { return nbody_file_kind(path, "") == "checkpoint"; }
 
 Snapshot read_snapshot(const std::string& path, const SettingNames& names, bool bodies) {
   Handle file = open_file(path, names);

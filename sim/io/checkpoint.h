@@ -193,6 +193,9 @@ struct Snapshot {
 // (a checkpoint, a tipsy file, a file that cannot be read), which the readers then refuse in their own words.
 bool is_nbody_snapshot(const std::string& path);
 
+// Whether PATH is an nbody checkpoint of format 2: an HDF5 file whose Header/NbodyFile is "checkpoint".
+bool is_nbody_checkpoint(const std::string& path);
+
 // Reads an nbody snapshot: its header's checks (counts, time, step, softening, units, shift), then, with `bodies`,
 // the bodies as read_checkpoint checks them (in chunks; an interrupt stops the read with Interrupted). Throws
 // InputError naming the file and what is wrong with it.

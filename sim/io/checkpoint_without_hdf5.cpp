@@ -26,6 +26,8 @@ Checkpoint read_checkpoint(const std::string& path, const SettingNames&) { refus
 
 bool is_nbody_snapshot(const std::string&) { return false; }  // the tipsy reader then says what the file is
 
+bool is_nbody_checkpoint(const std::string&) { return false; }
+
 Snapshot read_snapshot(const std::string& path, const SettingNames&, bool) {
   throw InputError(path + ": snapshots need HDF5, and this nbody was built without it (install libhdf5-dev, rebuild)");
 }

@@ -247,9 +247,8 @@ def test_a_files_reader_names_pythons_entry_points(tmp_path):
         nbody.Simulation.restart(tmp_path, backend="cpu")
     sim = nbody.Simulation(n=8, backend="cpu")
     sim.run(steps=1, checkpoint=tmp_path / "c.h5", snapshots=tmp_path / "snap")
-    with pytest.raises(ValueError, match=r"c.h5: an HDF5 file, not an nbody snapshot; Simulation.load reads tipsy "
-                                         r"files and nbody's HDF5 snapshots \(a checkpoint continues with "
-                                         r"Simulation.restart\)$"):
+    with pytest.raises(ValueError, match=r"c.h5: an nbody checkpoint, not a snapshot; Simulation.restart continues "
+                                         r"it \(Simulation.load reads tipsy files and nbody's HDF5 snapshots\)$"):
         nbody.Simulation.load(tmp_path / "c.h5", backend="cpu")
     snapshot = sorted(tmp_path.glob("snap_*.hdf5"))[0]
     with pytest.raises(ValueError, match=r"\(bodies for analysis, no run settings\); Simulation.restart takes a file "
