@@ -764,8 +764,13 @@ std::optional<Options> parse_options(int argc, char** argv) {
     throw InputError("--screenshot " + o.screenshot + ": the picture is a PNG file; name it FILE.png");
 
   if (cli.count("--bodies")) {
-    for (auto const& item : list_items(bodies_text, "--bodies", "4096 or 1024,4096"))
-      o.sizes.push_back(to_count(item, "--bodies"));
+    for (auto const& item : list_items(bodies_text, "--bodies", "4096 or 1024,4096")) {
+      std::size_t const n = to_count(item, "--bodies");
+      // One size twice would be measured twice and summarised once.
+      if (std::find(o.sizes.begin(), o.sizes.end(), n) != o.sizes.end())
+        throw InputError("--bodies " + bodies_text + ": " + std::to_string(n) + " is given twice; give each size once");
+      o.sizes.push_back(n);
+    }
     if (o.sizes.size() > 1 && o.mode != Mode::compare_threading)
       throw InputError("--bodies " + bodies_text + ": a list of sizes is only for --compare-threading");
     ic.bodies = o.sizes.front();

@@ -1757,6 +1757,7 @@ TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
       {"--run --gpus ''", "--gpus '': the list is empty"},
       {"--run --gpus 0,,1", "--gpus 0,,1: an empty element"},
       {"--compare-threading --bodies 256,", "--bodies 256,: an empty element"},
+      {"--compare-threading --bodies 64,128,64", "--bodies 64,128,64: 64 is given twice; give each size once"},
       {"--run --bodies ''", "--bodies '': the list is empty"},
       {"--run --dt ''", "--dt '': must be a time step in (0, 1e+12]"},
       {"--run --seed ''", "--seed '': must be a whole number from 0 to"},
