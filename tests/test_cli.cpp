@@ -1614,11 +1614,29 @@ TEST_F(Cli, ValidatePassesAndCanFail) {
 
 TEST_F(Cli, CompareThreadingWritesOneRowPerModelDeviceCountAndSize) {
   Result const r = nbody("--compare-threading --numgpus 2 --bodies 256,300 --steps 2 --warmup 1 -q --csv " +
-                         file("c.csv"));
+                         file("c.csv") + " --json " + file("c.json"));
   ASSERT_EQ(r.code, 0) << r.err;
   std::string const csv = slurp(file("c.csv"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 * 2 * 2) << csv;
   EXPECT_NE(r.out.find("workers"), std::string::npos);
+  // The per-device medians, the last column, agree with the JSON's to the CSV's 6 digits (not the table's 4
+  // decimals), one space between them.
+  auto const j = nlohmann::json::parse(slurp(file("c.json")));
+  std::istringstream rows(csv);
+  std::string line;
+  std::getline(rows, line);  // the header
+  for (auto const& row : j["rows"]) {
+    ASSERT_TRUE(std::getline(rows, line)) << csv;
+    std::string const quoted = line.substr(line.find('"'));
+    std::istringstream values(quoted.substr(1, quoted.size() - 2));
+    std::size_t count = 0;
+    for (double v; values >> v; ++count) {
+      double const want = row["device_median_step_ms"].at(count).get<double>();
+      EXPECT_NEAR(v, want, 1e-5 * want) << line;
+    }
+    EXPECT_EQ(count, row["device_median_step_ms"].size()) << line;
+    EXPECT_EQ(quoted.find(" \""), std::string::npos) << line;
+  }
   // And per size, which way was fastest and why.
   EXPECT_NE(r.out.find("fastest, per N:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  N = 256: "), std::string::npos) << r.out;
