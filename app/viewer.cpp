@@ -21,6 +21,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -115,6 +116,13 @@ float default_point_size(std::size_t bodies) {
   return float(std::clamp(64.0 / std::pow(double(std::max<std::size_t>(bodies, 1)), 0.25), 2.0, 24.0));
 }
 
+// The option that asked for a window, as messages about it name it.
+std::string window_option(const Options& o) {
+  if (!o.screenshot.empty()) return "--screenshot " + o.screenshot;
+  if (!o.video.empty()) return "--video " + o.video;
+  return "--viewer";
+}
+
 class Viewer {
  public:
   // `surface`: a front end's own (--serve's browser surface), told each frame's stats through
@@ -123,8 +131,8 @@ class Viewer {
                   std::function<void(const LiveStats&)> each_frame = {})
       : options_(o), each_frame_(std::move(each_frame)) {
     if (!surface && !o.offscreen && !display_available())
-      throw InputError("--viewer: no display (DISPLAY and WAYLAND_DISPLAY are unset); use --offscreen for EGL "
-                       "rendering, or --benchmark");
+      throw InputError(window_option(o) + ": no display (DISPLAY and WAYLAND_DISPLAY are unset); use --offscreen for "
+                       "EGL rendering, or --benchmark");
     if (!o.frames_dir.empty()) {
       std::error_code ec;
       fs::create_directories(o.frames_dir, ec);
@@ -992,14 +1000,30 @@ int follow_viewer(const Options& o) {
 }
 }  // namespace
 
-int run_viewer(const Options& options) {
+namespace {
+
+// `default_mode`: the window is the default mode's choice, which runs the benchmark where it cannot open
+// (render::WindowUnavailable passes to it).
+int open_viewer(const Options& options, bool default_mode) {
   // Bad input is refused before a window opens (the bodies are made once it shows).
   agree(world(), [&] { driver::check_setup(options.run); });
   if (world().rank() != 0) return follow_viewer(options);
   check_interop_on(options);
-  Viewer viewer(options);
-  return viewer.run();
+  std::optional<Viewer> viewer;
+  try {
+    viewer.emplace(options);
+  } catch (const render::WindowUnavailable& e) {
+    if (default_mode) throw;
+    // A display that is named but cannot be opened (a DISPLAY left from another session, a server gone, no GLX) is
+    // the same case as none: exit 2, and the way to render without one.
+    throw InputError(window_option(options) + ": " + e.what() + "; use --offscreen for EGL rendering, or --benchmark");
+  }
+  return viewer->run();
 }
+
+}  // namespace
+
+int run_viewer(const Options& options) { return open_viewer(options, false); }
 
 int run_viewer_session(const Options& options, std::unique_ptr<render::Surface> surface,
                        std::function<void(const LiveStats&)> each_frame) {
@@ -1011,7 +1035,7 @@ int run_viewer_session(const Options& options, std::unique_ptr<render::Surface> 
 int run_default_mode(const Options& options) {
   if (display_available() && world().size() == 1) {
     try {
-      return run_viewer(options);
+      return open_viewer(options, true);
     } catch (const render::WindowUnavailable& e) {
       // A DISPLAY left over from another session, a server gone: the benchmark, as without a display.
       return run_benchmark_instead(options, e.what());

@@ -299,6 +299,13 @@ TEST_F(Viewer, NoDisplayIsAClearErrorAndTheDefaultModeFallsBack) {
   EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 0) << err();
   EXPECT_NE(err().find("notice: cannot open a window"), std::string::npos) << err();
   EXPECT_NE(err().find("running the headless benchmark"), std::string::npos) << err();
+  // Asked for by name, a window that cannot open is the same case as no display: exit 2, naming the option that
+  // asked for it and the way without one.
+  EXPECT_EQ(run("--viewer --bodies 64", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 2) << err();
+  EXPECT_NE(err().find("error: --viewer: cannot open a window"), std::string::npos) << err();
+  EXPECT_NE(err().find("; use --offscreen for EGL rendering, or --benchmark\n"), std::string::npos) << err();
+  EXPECT_EQ(run("--bodies 64 --screenshot " + file("s.png"), "env -u DISPLAY -u WAYLAND_DISPLAY"), 2);
+  EXPECT_NE(err().find("error: --screenshot " + file("s.png") + ": no display"), std::string::npos) << err();
   // A screenshot path nbody cannot write is refused before the first frame.
   EXPECT_EQ(run("--offscreen --bodies 64 --screenshot " + file("no-such-dir/x.png"), "env -u DISPLAY"), 2);
   EXPECT_NE(err().find("--screenshot " + file("no-such-dir/x.png") + ": the folder"), std::string::npos) << err();
