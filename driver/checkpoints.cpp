@@ -150,7 +150,12 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
     if (ranks.rank() != 0) return;
     std::string const param = sim::tipsy_param_path(path);
     std::error_code ec;
-    bool const there = std::filesystem::symlink_status(param, ec).type() != std::filesystem::file_type::not_found;
+    auto const type = std::filesystem::symlink_status(param, ec).type();
+    // A folder (or a FIFO, a device) of that name is no parameter file: its readers pass over it, and nbody cannot
+    // write one there.
+    bool const not_a_file = type != std::filesystem::file_type::not_found &&
+                            type != std::filesystem::file_type::regular && type != std::filesystem::file_type::symlink;
+    bool const there = type != std::filesystem::file_type::not_found && !not_a_file;
     bool const ours = sim::is_nbody_tipsy_param(param);
     // The parameter file goes first, and comes back as it was where the tipsy file then cannot be written: the pair on
     // disk always states the units of the values beside it.
@@ -168,7 +173,7 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
                              "states other units than " + path + "'s values are in");
       }
     };
-    bool const states_units = units.physical() && (!there || ours);
+    bool const states_units = units.physical() && !not_a_file && (!there || ours);
     if (states_units) {
       sim::write_tipsy_param(param, path, units);
     } else if (!units.physical() && ours && !std::filesystem::remove(param, ec)) {
@@ -196,6 +201,13 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
       else if (std::string const above = other_param_file(param, true); !above.empty())
         said.warnings.push_back(save_given + ": the folder above holds " + above + ", from which pynbody takes " +
                                 "units for this run's values, which have none (N-body units)");
+      return;
+    }
+    if (not_a_file) {
+      said.warnings.push_back(save_given + ": tipsy holds no units, and " + param + ", where nbody states them (" +
+                              units.describe() + ") for pynbody and yt, is not a file (a folder?): they will read " +
+                              "this run's values without units (rename it for the next save, or save to a name " +
+                              "ending in .h5, which holds its units itself)");
       return;
     }
     if (!states_units) {
@@ -234,8 +246,10 @@ void check_tipsy_save(const std::string& path, const std::string& save_given, co
   if (path.empty() || saves_hdf5_snapshot(path) || !units.physical()) return;
   std::string const param = sim::tipsy_param_path(path);
   std::error_code ec;
-  bool const there = std::filesystem::symlink_status(param, ec).type() != std::filesystem::file_type::not_found;
-  if (there && !sim::is_nbody_tipsy_param(param)) return;  // another program's: kept, with a warning
+  auto const type = std::filesystem::symlink_status(param, ec).type();
+  // Another program's file: kept, with a warning. A folder of that name is none: refused below, as it is in the way.
+  bool const others = type == std::filesystem::file_type::regular || type == std::filesystem::file_type::symlink;
+  if (others && !sim::is_nbody_tipsy_param(param)) return;
   if (std::string const problem = output_path_problem(param); !problem.empty())
     throw InputError(save_given + ": its units go to " + param + " beside it, which cannot be written: " + problem);
 }

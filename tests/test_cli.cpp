@@ -2168,6 +2168,15 @@ TEST_F(Cli, ATipsySaveStatesItsUnitsBesideIt) {
                      "--save " + file("s.bin") + ": its units go to " + file("s.bin.param") +
                          " beside it, which cannot be written: ");
   EXPECT_FALSE(fs::exists(file("s.bin")));
+  // A folder of that name is in the way too; in N-body units it does nothing (pynbody passes over it) and is not
+  // taken for another program's parameter file.
+  fs::create_directories(file("f.bin.param"));
+  expect_input_error("--run --bodies 64 --steps 1 --save " + file("f.bin") + units,
+                     "--save " + file("f.bin") + ": its units go to " + file("f.bin.param") +
+                         " beside it, which cannot be written: is a directory");
+  Result const folder_beside = nbody("--run -q --bodies 64 --steps 1 --save " + file("f.bin"));
+  EXPECT_EQ(folder_beside.code, 0) << folder_beside.err;
+  EXPECT_EQ(folder_beside.err.find(file("f.bin.param")), std::string::npos) << folder_beside.err;
   std::string const pair[2] = {slurp(file("u.bin")), slurp(file("u.bin.param"))};
   for (std::string const other : {" --mass-unit 1e6Msun --length-unit 1pc", ""}) {
     std::string const limited = "trap '' XFSZ; ulimit -f 4; exec " + std::string(NBODY_EXECUTABLE) +
