@@ -110,6 +110,10 @@ int main(int argc, char** argv) {
   // reaches nbody, `| head`) makes the next write fail with EPIPE instead of ending nbody between its outputs: the
   // checkpoint, the tipsy file, the series and --json are still written (report_written says the rest).
   std::signal(SIGPIPE, SIG_IGN);
+  // From the start: a signal during MPI's start-up (a few hundred milliseconds under mpirun) is recorded and answered
+  // at the first safe point, with the usual line and status, rather than ending the process by the signal's default
+  // (SIGXCPU's dumps core) before a word is said. Installed again below, past MPI's start, which may install its own.
+  nbody::install_interrupt_handlers();
   std::unique_ptr<nbody::Ranks> mpi;
   try {
     mpi = nbody::mpi::start(argc, argv);

@@ -5,9 +5,14 @@
 // kernel launches), writes what it must keep, and exits with 128 + the signal: 130 for Ctrl-C, 143 for the others.
 // Batch systems send SIGUSR1 or SIGUSR2 ahead of a job's time limit (Slurm's --signal, PBS's and LSF's warnings) and
 // the kernel sends SIGXCPU at a CPU-time soft limit: each is the warning before the kill, so the run saves and stops.
-// A second one ends the process at once, from the handler, with the same status, after one line saying what that
-// skips (set_second_interrupt_note); one within 25 ms of the first is the first delivered twice, and SIGXCPU never
-// counts as a second (the kernel repeats it every second of CPU time past the soft limit).
+// A second Ctrl-C (SIGINT) after any of them ends the process at once, from the handler, with 130, after one line
+// saying what that skips (set_second_interrupt_note): a person at the terminal who will not wait. One within 25 ms of
+// the first is the first delivered twice. The others never count as a second request: they come from launchers and
+// batch systems (mpirun forwards a SIGTERM that Slurm also sent each rank; SIGTERM follows a SIGUSR1 warning; the
+// kernel repeats SIGXCPU every second of CPU time past the soft limit), and a second one would throw away the very
+// save it warns of. SIGQUIT (Ctrl-\) and SIGKILL still end the process at once.
+// SIGHUP, SIGUSR1, SIGUSR2 and SIGXCPU that the process was started with ignored (nohup, `trap '' USR1`) stay
+// ignored: the one who started it asked for that.
 // Header-only: the flag is one process-wide atomic, which a signal handler may set (it is lock-free).
 #pragma once
 
@@ -83,7 +88,7 @@ extern "C" inline void on_interrupt_signal(int sig) {
   }
   int none = 0;
   if (interrupt_signal.compare_exchange_strong(none, recorded)) return;  // the first: recorded
-  if (sig == SIGXCPU) return;  // the kernel's reminder, not a second request
+  if (sig != SIGINT) return;  // a launcher's or batch system's, not a person's insistence
   long long const first = first_signal_ns.load();
   if (first == 0) {  // its time cleared since it came (clear_interrupt): this one's stands for it
     first_signal_ns.store(now);
@@ -176,7 +181,12 @@ inline void install_interrupt_handlers() {
   action.sa_handler = detail::on_interrupt_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = 0;
-  for (int sig : kInterruptSignals) sigaction(sig, &action, nullptr);
+  for (int sig : kInterruptSignals) {
+    struct sigaction before {};
+    if (sig != SIGINT && sig != SIGTERM && sigaction(sig, nullptr, &before) == 0 && before.sa_handler == SIG_IGN)
+      continue;  // ignored by whoever started the process (nohup, a job script's trap ''): left so
+    sigaction(sig, &action, nullptr);
+  }
 }
 
 // Sets the line a second signal prints before ending the process at once (a newline is added),

@@ -33,10 +33,11 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 // nbody started with `args` (on the CPU backend unless `args` names one), its output in files,
-// without DISPLAY.
+// without DISPLAY, with every signal it handles at its default (the tests may run under nohup) but those in `ignored`.
 class Process {
  public:
-  Process(const std::vector<std::string>& args, const fs::path& dir) : out_(dir / "out"), err_(dir / "err") {
+  Process(const std::vector<std::string>& args, const fs::path& dir, const std::vector<int>& ignored = {})
+      : out_(dir / "out"), err_(dir / "err") {
     bool const backend_given = std::find(args.begin(), args.end(), "--backend") != args.end();
     std::fflush(nullptr);  // what the test printed is not the child's to write again
     // Emptied before the fork: a process before this one (a probe) wrote to the same files, and err() read before
@@ -48,6 +49,8 @@ class Process {
       if (!freopen(out_.c_str(), "w", stdout) || !freopen(err_.c_str(), "w", stderr)) _exit(126);
       unsetenv("DISPLAY");
       unsetenv("WAYLAND_DISPLAY");
+      for (int sig : kInterruptSignals) signal(sig, SIG_DFL);
+      for (int sig : ignored) signal(sig, SIG_IGN);
       std::vector<char*> argv{const_cast<char*>(NBODY_EXECUTABLE)};
       if (!backend_given) argv.insert(argv.end(), {const_cast<char*>("--backend"), const_cast<char*>("cpu")});
       for (auto const& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -279,10 +282,11 @@ TEST_F(Signals, TerminationSignalsExitWith143AndNameTheSignal) {
   }
 }
 
-// A batch system's warning saves the run, as SIGTERM does. The kernel repeats SIGXCPU every second of processor
-// time past the soft limit (every half second of the clock on two busy cores): a repeat is not a second request,
-// which would end the run at once with nothing saved. The first signal comes during a first step of seconds (one
-// thread: 2.5 s at N = 32,768 on this machine), the repeat while the run waits for that step to end.
+// A batch system's warning saves the run, as SIGTERM does. What follows it is not a second request, which would end
+// the run at once with nothing saved: SIGTERM after a SIGUSR1 warning is the usual sequence (and mpirun forwards a
+// SIGTERM that Slurm sent each rank as well), and the kernel repeats SIGXCPU every second of processor time past the
+// soft limit (every half second of the clock on two busy cores). The first signal comes during a first step of
+// seconds (one thread: 2.5 s at N = 32,768 on this machine), the next while the run waits for that step to end.
 TEST_F(Signals, BatchWarningsSaveTheRun) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -295,14 +299,24 @@ TEST_F(Signals, BatchWarningsSaveTheRun) {
     Process p({"--run", "--bodies", bodies, "--threads", "1", "--steps", "100", "--checkpoint", file("c.h5")}, dir_);
     ASSERT_TRUE(p.says("start  E", std::chrono::seconds(300))) << p.err();
     p.send(sig);
-    if (sig == SIGXCPU) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      p.send(SIGXCPU);
-    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    p.send(sig == SIGXCPU ? SIGXCPU : SIGTERM);
     EXPECT_EQ(p.wait(std::chrono::seconds(120)), 143) << sig << ": " << p.err();
     EXPECT_NE(p.err().find("; state saved"), std::string::npos) << sig << ": " << p.err();
     EXPECT_TRUE(fs::exists(file("c.h5"))) << sig << ": " << p.err();
   }
+}
+
+// A signal the process was started with ignored (nohup's SIGHUP, a job script's `trap '' USR1`) stays ignored: the
+// run goes on, and SIGTERM still stops it. SIGINT and SIGTERM are always handled.
+TEST_F(Signals, SignalsStartedIgnoredStayIgnored) {
+  Process p({"--run", "--bodies", "2048", "--steps", "100000000", "-q"}, dir_, {SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  for (int sig : {SIGHUP, SIGUSR1, SIGUSR2, SIGXCPU}) p.send(sig);
+  EXPECT_EQ(p.wait(std::chrono::milliseconds(1500)), -1) << "an ignored signal stopped it: " << p.err();
+  p.send(SIGTERM);
+  EXPECT_EQ(p.wait(std::chrono::seconds(20)), 143) << p.err();
+  EXPECT_NE(p.err().find("terminated (SIGTERM)"), std::string::npos) << p.err();
 }
 
 // A step of a 65,536-body run on one CPU thread lasts seconds; the second Ctrl-C does not wait for it.

@@ -67,6 +67,30 @@ def test_ctrl_c_raises_keyboard_interrupt_within_about_a_step_with_the_state_int
         time.sleep(5)
 
 
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGUSR1", "SIGUSR2", "SIGXCPU"])
+def test_the_batch_recipe_saves_the_run_at_a_batch_systems_signal(tmp_path, name):
+    # docs/python.md's lines for a job script: the signal becomes a KeyboardInterrupt, and run() writes its checkpoint
+    # first.
+    sig = getattr(signal, name)
+    before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGUSR1, signal.SIGUSR2, signal.SIGXCPU)}
+    try:
+        for s in before:
+            signal.signal(s, signal.default_int_handler)  # as Ctrl-C
+        sim = nbody.Simulation(n=1024, backend="cpu")
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), sig))
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            sim.run(steps=100_000_000, checkpoint=tmp_path / "c.h5")
+        timer.join()
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+    assert sim.steps > 0
+    again = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
+    assert again.steps == sim.steps and np.array_equal(again.positions, sim.positions)
+
+
 def test_other_threads_run_while_the_engine_steps():
     """The GIL is released while the engine steps: another thread runs meanwhile, and a call it makes
     on the same simulation is refused rather than raced."""
