@@ -127,10 +127,25 @@ std::string other_param_file(const std::string& param_path, bool above = false) 
   std::error_code ec;
   for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
     fs::path const& p = it->path();
+    std::error_code type_error;
+    if (!it->is_regular_file(type_error)) continue;  // a folder named .param is no parameter file to its readers
     if (p.extension() == ".param" && (above || p.filename() != ours.filename()))
       return (ours.has_parent_path() || above ? folder / p.filename() : p.filename()).string();
   }
   return {};
+}
+
+// What is at a tipsy file's units path: nothing, a file (through a link too; a link to nothing counts as one, which
+// its readers pass over as they would a file they cannot open), or something else (a folder, a FIFO): no parameter
+// file, which its readers pass over, and which nbody cannot replace with one.
+enum class ParamBeside { none, file, not_a_file };
+ParamBeside param_beside(const std::string& param) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::file_type const link = fs::symlink_status(param, ec).type(), target = fs::status(param, ec).type();
+  if (link == fs::file_type::not_found) return ParamBeside::none;
+  return target == fs::file_type::regular || target == fs::file_type::not_found ? ParamBeside::file
+                                                                                : ParamBeside::not_a_file;
 }
 
 std::optional<std::string> file_text(const std::string& path) {
@@ -150,12 +165,8 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
     if (ranks.rank() != 0) return;
     std::string const param = sim::tipsy_param_path(path);
     std::error_code ec;
-    auto const type = std::filesystem::symlink_status(param, ec).type();
-    // A folder (or a FIFO, a device) of that name is no parameter file: its readers pass over it, and nbody cannot
-    // write one there.
-    bool const not_a_file = type != std::filesystem::file_type::not_found &&
-                            type != std::filesystem::file_type::regular && type != std::filesystem::file_type::symlink;
-    bool const there = type != std::filesystem::file_type::not_found && !not_a_file;
+    ParamBeside const beside = param_beside(param);
+    bool const not_a_file = beside == ParamBeside::not_a_file, there = beside == ParamBeside::file;
     bool const ours = sim::is_nbody_tipsy_param(param);
     // The parameter file goes first, and comes back as it was where the tipsy file then cannot be written: the pair on
     // disk always states the units of the values beside it.
@@ -245,11 +256,11 @@ void check_outputs_spare_tipsy_units(const std::string& save,
 void check_tipsy_save(const std::string& path, const std::string& save_given, const sim::Units& units) {
   if (path.empty() || saves_hdf5_snapshot(path) || !units.physical()) return;
   std::string const param = sim::tipsy_param_path(path);
-  std::error_code ec;
-  auto const type = std::filesystem::symlink_status(param, ec).type();
-  // Another program's file: kept, with a warning. A folder of that name is none: refused below, as it is in the way.
-  bool const others = type == std::filesystem::file_type::regular || type == std::filesystem::file_type::symlink;
-  if (others && !sim::is_nbody_tipsy_param(param)) return;
+  ParamBeside const beside = param_beside(param);
+  if (beside == ParamBeside::not_a_file)
+    throw InputError(save_given + ": its units go to " + param + " beside it, where something that is not a file (a " +
+                     "folder?) is in the way: rename it, or save to a name ending in .h5, which holds its units itself");
+  if (beside == ParamBeside::file && !sim::is_nbody_tipsy_param(param)) return;  // another program's: kept, warned of
   if (std::string const problem = output_path_problem(param); !problem.empty())
     throw InputError(save_given + ": its units go to " + param + " beside it, which cannot be written: " + problem);
 }

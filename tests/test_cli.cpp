@@ -2173,10 +2173,25 @@ TEST_F(Cli, ATipsySaveStatesItsUnitsBesideIt) {
   fs::create_directories(file("f.bin.param"));
   expect_input_error("--run --bodies 64 --steps 1 --save " + file("f.bin") + units,
                      "--save " + file("f.bin") + ": its units go to " + file("f.bin.param") +
-                         " beside it, which cannot be written: is a directory");
+                         " beside it, where something that is not a file (a folder?) is in the way: rename it, or "
+                         "save to a name ending in .h5, which holds its units itself");
+  // So is a link to a folder; and a FIFO of that name in N-body units is passed over, not read (which would wait for
+  // a writer for ever), as a folder is; nor is either taken for a parameter file beside another save.
+  fs::create_directory_symlink(file("f.bin.param"), file("g.bin.param"));
+  expect_input_error("--run --bodies 64 --steps 1 --save " + file("g.bin") + units,
+                     "--save " + file("g.bin") + ": its units go to " + file("g.bin.param") +
+                         " beside it, where something that is not a file");
+  ASSERT_EQ(mkfifo(file("h.bin.param").c_str(), 0644), 0);
+  Result const fifo = nbody("--run -q --bodies 64 --steps 1 --save " + file("h.bin"));
+  EXPECT_EQ(fifo.code, 0) << fifo.err;
+  EXPECT_EQ(fifo.err.find(file("h.bin.param")), std::string::npos) << fifo.err;
   Result const folder_beside = nbody("--run -q --bodies 64 --steps 1 --save " + file("f.bin"));
   EXPECT_EQ(folder_beside.code, 0) << folder_beside.err;
   EXPECT_EQ(folder_beside.err.find(file("f.bin.param")), std::string::npos) << folder_beside.err;
+  fs::create_directories(file("only/z.param"));
+  Result const folder_in_folder = nbody("--run -q --bodies 64 --steps 1 --save " + file("only/k.bin"));
+  EXPECT_EQ(folder_in_folder.code, 0) << folder_in_folder.err;
+  EXPECT_EQ(folder_in_folder.err.find("z.param"), std::string::npos) << folder_in_folder.err;
   std::string const pair[2] = {slurp(file("u.bin")), slurp(file("u.bin.param"))};
   for (std::string const other : {" --mass-unit 1e6Msun --length-unit 1pc", ""}) {
     std::string const limited = "trap '' XFSZ; ulimit -f 4; exec " + std::string(NBODY_EXECUTABLE) +

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <new>
 #include <optional>
@@ -416,6 +417,9 @@ constexpr const char* kParamFirstLine = "# nbody: the units of the tipsy file ";
 std::string tipsy_param_path(const std::string& tipsy_path) { return tipsy_path + ".param"; }
 
 bool is_nbody_tipsy_param(const std::string& param_path) {
+  // A regular file only: a FIFO of that name would hold the read up for ever, and a folder is no statement.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(param_path, ec)) return false;
   std::ifstream f(param_path);
   std::string first;
   return f && std::getline(f, first) && first.rfind(kParamFirstLine, 0) == 0;
