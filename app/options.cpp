@@ -209,7 +209,8 @@ void require(bool ok, const std::string& message) {
 
 // The modes an option does something in. Giving one where it does nothing is an error: a user
 // who writes `--benchmark --save run.bin` expects a file that would never be written.
-void check_options_apply(const CLI::App& cli, Mode mode) {
+// `implied_by`: the option that chose the mode where no mode option was given ("" otherwise), which the messages name.
+void check_options_apply(const CLI::App& cli, Mode mode, const std::string& implied_by) {
   using M = Mode;
   struct Rule {
     const char* option;
@@ -267,9 +268,9 @@ void check_options_apply(const CLI::App& cli, Mode mode) {
       "--eta",    "--eta-start", "--dt-max",
       "--softening", "--precision", "--kernel", "--block-size", "--fp64-rsqrt", "--weights", "--threading", "--launch",
       "--exchange"};
-  auto mode_flag = [&] {
+  auto mode_flag = [&]() -> std::string {
     switch (mode) {
-      case M::run: return "--run";
+      case M::run: return implied_by.empty() ? "--run" : "--run (which " + implied_by + " implies)";
       case M::benchmark: return "--benchmark";
       case M::validate: return "--validate";
       case M::devices: return "--devices";
@@ -417,7 +418,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   modes->add_option("--serve", o.serve,
                     "the viewer in a web browser: serve it at [HOST:]PORT (a port alone: this machine only, reach it "
                     "through ssh -L; another host needs the token printed at start; port 0: any free port)");
-  modes->add_flag("--run", run, "simulate --steps headless, print diagnostics (implied by --save)");
+  modes->add_flag("--run", run, "simulate --steps headless, print diagnostics (implied by --save, --checkpoint, --snapshots)");
   modes->add_flag("--benchmark", benchmark, "headless: warm-up, timed steps, median step time, interactions/s");
   modes->add_flag("--validate", validate, "compare the chosen kernel's forces with the fp64 CPU reference");
   modes->add_flag("--devices", devices, "list CUDA devices and their peer-access matrix");
@@ -687,12 +688,15 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (validate) o.mode = Mode::validate;
   if (devices) o.mode = Mode::devices;
   if (compare) o.mode = Mode::compare_threading;
-  if (o.mode == Mode::automatic && (!o.save.empty() || !o.checkpoint.empty() || !o.snapshots.base.empty()))
+  std::string run_implied_by;  // where no mode option was given: the output that makes it a run
+  if (o.mode == Mode::automatic && (!o.save.empty() || !o.checkpoint.empty() || !o.snapshots.base.empty())) {
     o.mode = Mode::run;
+    run_implied_by = !o.save.empty() ? "--save" : !o.checkpoint.empty() ? "--checkpoint" : "--snapshots";
+  }
   bool const viewer_output =
       o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || cli.count("--frames");
   if (viewer_output && o.mode == Mode::automatic) o.mode = Mode::viewer;
-  check_options_apply(cli, o.mode);
+  check_options_apply(cli, o.mode, run_implied_by);
   // Offscreen, a frame nobody sees: a user asks for a picture, a movie or (with --frames) the
   // renderer's timing, which the summary line reports.
   if (o.offscreen && !cli.count("--screenshot") && !cli.count("--frames-dir") && !cli.count("--video") &&
@@ -764,15 +768,14 @@ std::optional<Options> parse_options(int argc, char** argv) {
     throw InputError("--screenshot " + o.screenshot + ": the picture is a PNG file; name it FILE.png");
 
   if (cli.count("--bodies")) {
-    for (auto const& item : list_items(bodies_text, "--bodies", "4096 or 1024,4096")) {
-      std::size_t const n = to_count(item, "--bodies");
-      // One size twice would be measured twice and summarised once.
-      if (std::find(o.sizes.begin(), o.sizes.end(), n) != o.sizes.end())
-        throw InputError("--bodies " + bodies_text + ": " + std::to_string(n) + " is given twice; give each size once");
-      o.sizes.push_back(n);
-    }
+    for (auto const& item : list_items(bodies_text, "--bodies", "4096 or 1024,4096"))
+      o.sizes.push_back(to_count(item, "--bodies"));
     if (o.sizes.size() > 1 && o.mode != Mode::compare_threading)
       throw InputError("--bodies " + bodies_text + ": a list of sizes is only for --compare-threading");
+    // One size twice would be measured twice and summarised once.
+    for (auto n = o.sizes.begin(); n != o.sizes.end(); ++n)
+      if (std::find(o.sizes.begin(), n, *n) != n)
+        throw InputError("--bodies " + bodies_text + ": " + std::to_string(*n) + " is given twice; give each size once");
     ic.bodies = o.sizes.front();
   }
   if (cli.count("--gpus")) {

@@ -120,6 +120,8 @@ float default_point_size(std::size_t bodies) {
 std::string window_option(const Options& o) {
   if (!o.screenshot.empty()) return "--screenshot " + o.screenshot;
   if (!o.video.empty()) return "--video " + o.video;
+  if (!o.frames_dir.empty()) return "--frames-dir " + o.frames_dir;
+  if (o.frames > 0) return "--frames " + std::to_string(o.frames);
   return "--viewer";
 }
 
