@@ -26,6 +26,19 @@ status=0
 
 step() { echo; echo "=== $* ($(date +%T))"; }
 
+# The Debian packages of .deps/ unpacked into $prefix (Open MPI's programs under the names Debian's alternatives give
+# them), and the GL libraries into /: every stage that builds needs them, and a fresh machine has none. Once a machine.
+extract_deps() {
+  [ -e "$prefix/.extracted" ] && return
+  for f in .deps/*.deb .deps/viewer/*.deb .deps/gl/*.deb .deps/hdf5/*.deb .deps/mpi/*.deb; do [ -f "$f" ] && dpkg -x "$f" "$prefix"; done
+  for tool in mpirun mpiexec mpicxx; do
+    [ -e "$prefix/usr/bin/$tool.openmpi" ] && ln -sf "$tool.openmpi" "$prefix/usr/bin/$tool"
+  done
+  for f in .deps/gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
+  ldconfig
+  touch "$prefix/.extracted"
+}
+
 # `sanitized LIMIT compute-sanitizer ...`: a sanitizer run that may not outlast LIMIT seconds. One
 # that does is killed with whatever it started, so that no process of it shares the GPU with the
 # measurements after it (a leftover once made a later comparison three times slower). 124: timed out.
@@ -67,14 +80,8 @@ for stage in "$@"; do
       nvidia-smi --query-gpu=index,name,memory.total,clocks.sm,clocks.max.sm,driver_version --format=csv
       nvidia-smi topo -m 2>/dev/null | head -12
       nproc; g++ --version | head -1; nvcc --version | tail -1; cmake --version | head -1
-      for f in .deps/*.deb .deps/viewer/*.deb .deps/gl/*.deb .deps/hdf5/*.deb .deps/mpi/*.deb; do [ -f "$f" ] && dpkg -x "$f" "$prefix"; done
-      # The names Debian's alternatives would give Open MPI's programs
-      for tool in mpirun mpiexec mpicxx; do
-        [ -e "$prefix/usr/bin/$tool.openmpi" ] && ln -sf "$tool.openmpi" "$prefix/usr/bin/$tool"
-      done
+      extract_deps
       mpi_args=(); [ -x "$prefix/usr/bin/mpicxx" ] && mpi_args=(-DNBODY_WITH_MPI=ON -DMPI_CXX_COMPILER="$prefix/usr/bin/mpicxx")
-      for f in .deps/gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done
-      ldconfig
       step "build"
       cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
         -DCMAKE_PREFIX_PATH="$prefix/usr" -DBUILD_TESTING=ON -DNBODY_BUILD_TOOLS=ON -DNBODY_WITH_HDF5=ON "${mpi_args[@]}" \
@@ -99,6 +106,7 @@ for stage in "$@"; do
       # static libstdc++ would give the module a private copy beside NumPy's: python/CMakeLists.txt),
       # its pytest suite, and its overhead against C++ (tools/python_overhead.py). Needs .pyhelp/.
       step "Python module (build-python)"
+      extract_deps
       export PYTHONPATH="$PWD/.pyhelp"
       CXX=/usr/bin/g++ CC=/usr/bin/gcc CUDAHOSTCXX=/usr/bin/g++ cmake -S . -B build-python -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH="$prefix/usr" -DBUILD_TESTING=OFF -DNBODY_WITH_HDF5=ON \
