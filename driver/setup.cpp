@@ -76,7 +76,6 @@ std::optional<std::size_t> cgroup_memory_left() {
   return left;
 }
 
-
 // Whether a --load file is an nbody HDF5 snapshot (else a tipsy file, or none). An nbody checkpoint there is
 // refused by name: it is a run to continue.
 bool loads_hdf5_snapshot(const std::string& path, const SettingNames& names) {
