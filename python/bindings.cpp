@@ -669,7 +669,7 @@ class Engine {
       // With several ranks a failure may have left the others where they cannot take part in the state's hash.
       bool const countable = blocks && sim_->ranks().size() == 1;
       last_run_ = outcome(r, o, countable ? hermite_outcome(counts_before, r.wall_seconds) : nb::none(),
-                          observer.warnings);
+                          observer.warnings, false);
       std::rethrow_exception(failed);
     }
     invalidate();
@@ -683,8 +683,11 @@ class Engine {
     setup_.continued_cadences.source = "the last run";
     // What the run did is kept before a callback's exception, Ctrl-C or a failure is raised: the files it wrote are
     // what the user needs to know then (last_run).
-    last_run_ =
-        outcome(r, o, blocks ? hermite_outcome(counts_before, r.wall_seconds) : nb::none(), observer.warnings);
+    // Interrupted: stopped before its end by a signal (Ctrl-C, or one a job script made a KeyboardInterrupt), on this
+    // rank or another; not by a warning the filter made an error, which stops it the same way.
+    bool const interrupted = r.stopped_by != 0 && !observer.by_warning;
+    last_run_ = outcome(r, o, blocks ? hermite_outcome(counts_before, r.wall_seconds) : nb::none(), observer.warnings,
+                        interrupted);
     // A failure is raised before a warning made an error (which last_run's warnings keep).
     if (observer.error && !(r.failure && observer.by_warning)) observer.error->restore(), throw nb::python_error();
     if (r.failure) {
@@ -738,9 +741,10 @@ class Engine {
   }
 
   static nb::dict outcome(const driver::RunResult& r, const driver::RunOutputs& o, nb::object hermite,
-                          const std::vector<std::string>& warnings) {
+                          const std::vector<std::string>& warnings, bool interrupted) {
     nb::dict out;
     out["warnings"] = warnings;
+    out["interrupted"] = interrupted;
     out["hermite4"] = hermite;
     out["steps"] = r.steps;
     out["wall_seconds"] = r.wall_seconds;

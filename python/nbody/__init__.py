@@ -547,8 +547,9 @@ class Simulation:
 
     @property
     def last_run(self):
-        """What the last ``run`` did, a dict: steps, wall_seconds, stopped_by_callback,
-        diagnostics_samples, checkpoints_written and _not_written (the series of checkpoint_every or
+        """What the last ``run`` did, a dict: steps, wall_seconds, stopped_by_callback, interrupted
+        (stopped before its end by a signal: Ctrl-C, or one a job script made a KeyboardInterrupt; as
+        ``nbody --run --json`` says), diagnostics_samples, checkpoints_written and _not_written (the series of checkpoint_every or
         checkpoint_dt;
         the final ``checkpoint`` file is ``checkpoint``), snapshots_written and _not_written,
         outputs_not_written (the final checkpoint or save file that could not be written, each a

@@ -87,6 +87,7 @@ def test_the_batch_recipe_saves_the_run_at_a_batch_systems_signal(tmp_path, name
         for s, handler in before.items():
             signal.signal(s, handler)
     assert sim.steps > 0
+    assert sim.last_run["interrupted"] is True and sim.last_run["steps"] == sim.steps
     again = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
     assert again.steps == sim.steps and np.array_equal(again.positions, sim.positions)
 

@@ -135,7 +135,7 @@ def test_a_run_that_does_not_resolve_its_orbits_warns_as_it_happens(tmp_path):
     assert "give a smaller eta (this run: 0.02) or a softening (this run: none" in said[1]
     assert all(w.filename == __file__ for w in caught)  # the script's line, not nbody's
     assert sim.last_run["warnings"] == said and sim.last_run["energy_warning"] == said[1]
-    assert sim.time == 10 and not sim.last_run["stopped_by_callback"]
+    assert sim.time == 10 and not sim.last_run["stopped_by_callback"] and not sim.last_run["interrupted"]
     # A script that makes warnings errors stops the run there, its outputs written, and gets the warning raised.
     again = nbody.Simulation(**PLUNGE)
     with warnings.catch_warnings():
@@ -144,7 +144,8 @@ def test_a_run_that_does_not_resolve_its_orbits_warns_as_it_happens(tmp_path):
             again.run(t_end=10, diagnostics=tmp_path / "e.csv", diagnostics_every=20, callback=lambda s: None)
     warned_at = int(re.match(r"at step (\d+)", said[0]).group(1))
     assert warned_at <= again.steps < sim.steps and again.last_run["steps"] == again.steps
-    assert not again.last_run["stopped_by_callback"]  # the warning stopped it, not the callback
+    # The warning stopped it, not the callback nor a signal.
+    assert not again.last_run["stopped_by_callback"] and not again.last_run["interrupted"]
     assert warned_at <= int(rows(tmp_path / "e.csv")[-1]["step"]) <= again.steps
     # A resolved run warns of nothing.
     fine = nbody.Simulation("two-body", eccentricity=0.5, backend="cpu")
