@@ -210,6 +210,12 @@ inline void set_second_interrupt_note(const std::string& text) {
 // The signal that arrived (SIGINT or SIGTERM), or 0.
 inline int interrupt_signal() { return detail::interrupt_signal.load(std::memory_order_relaxed); }
 
+// The signal that came (SIGUSR1, say, recorded as SIGTERM: the one the message names), or 0.
+inline int came_signal() { return detail::came_as.load(); }
+// Names `sig` as the signal that came, where the ranks of a job agreed on one that came to another rank
+// (agreed_interrupt, core/ranks.h): every rank's message then names the same signal.
+inline void name_came_signal(int sig) { detail::came_as.store(sig); }
+
 // Forgets an interrupt that was answered, for a front end that goes on after one (Python's run).
 inline void clear_interrupt() {
   detail::interrupt_signal.store(0, std::memory_order_relaxed);

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 
@@ -53,6 +54,26 @@ const Ranks& world() { return g_world ? *g_world : solo_ranks(); }
 
 void set_world(const Ranks* ranks) { g_world = ranks; }
 
+namespace {
+// A rank's interrupt as one number, ordered as agreed_interrupt takes the largest: the signal recorded first (SIGTERM
+// over SIGINT), then the one that came. 0: none.
+int interrupt_code() {
+  int const recorded = interrupt_signal();
+  return recorded == 0 ? 0 : recorded * 256 + (came_signal() & 255);
+}
+// The recorded signal of a code agreed on; its signal that came named on this rank too.
+int adopt(int code) {
+  if (code == 0) return 0;
+  if (int const came = code % 256; came != 0) name_came_signal(came);
+  return code / 256;
+}
+}  // namespace
+
+int agreed_interrupt(const Ranks& ranks) {
+  if (ranks.size() == 1) return interrupt_signal();
+  return adopt(ranks.max(interrupt_code()));
+}
+
 void agree(const Ranks& ranks, const std::function<void()>& step) {
   if (ranks.size() == 1) return step();
   // Each rank's outcome travels as "<exit code> <host> <message>"; an empty string is success.
@@ -61,7 +82,7 @@ void agree(const Ranks& ranks, const std::function<void()>& step) {
     step();
   } catch (const Interrupted& e) {
     // Every rank hears of it below and stops here with it, so that the job ends as a whole.
-    outcome = "signal " + std::to_string(e.signal);
+    outcome = "signal " + std::to_string(e.signal * 256 + (e.signal == interrupt_signal() ? came_signal() & 255 : 0));
   } catch (const JobFailure& e) {
     outcome = std::to_string(e.exit_code) + " " + e.what();
   } catch (const InputError& e) {
@@ -78,8 +99,10 @@ void agree(const Ranks& ranks, const std::function<void()>& step) {
   }
   auto const all = ranks.all_gather(outcome);
   // An interrupt anywhere ends the step on every rank, before any failure is said: the user asked the job to stop.
+  int interrupt = 0;  // the largest, as agreed_interrupt takes it
   for (auto const& a : all)
-    if (a.rfind("signal ", 0) == 0) throw Interrupted(std::atoi(a.c_str() + 7), true);
+    if (a.rfind("signal ", 0) == 0) interrupt = std::max(interrupt, std::atoi(a.c_str() + 7));
+  if (interrupt) throw Interrupted(adopt(interrupt), true);
   int first = -1, failed = 0;
   for (int r = 0; r < int(all.size()); ++r) {
     if (all[std::size_t(r)].empty()) continue;

@@ -65,6 +65,12 @@ struct JobFailure : std::runtime_error {
 // comes before failures: every rank then throws Interrupted with that signal and `every_rank` set.
 void agree(const Ranks& ranks, const std::function<void()>& step);
 
+// The interrupt the ranks agree on (collective): the signal recorded on any rank (SIGTERM over SIGINT, as max), or
+// 0. Every rank then names the same signal as the one that came (name_came_signal), that of the rank where it was
+// recorded: a SIGUSR1 sent to one rank alone is named as such by rank 0, which says it. With one rank: this
+// process's own.
+int agreed_interrupt(const Ranks& ranks);
+
 // This process alone.
 const Ranks& solo_ranks();
 

@@ -940,7 +940,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   };
   try {
     snapshot();
-    while (done < steps && !ranks.max(interrupt_signal())) {
+    while (done < steps && !agreed_interrupt(ranks)) {
       std::uint64_t const at = sim.steps_done();
       std::uint64_t n = o.snapshots.steps_to_next(
           at, std::min({chunk, steps - done, until_due(every, at), until_due(sample_every, at), until_sample_time(),
@@ -1044,7 +1044,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   }
   result.steps = done;
   result.wall_seconds = seconds_since(t0);
-  result.stopped_by = ranks.max(interrupt_signal());
+  result.stopped_by = agreed_interrupt(ranks);
 
   // Save first: after an interrupt the state is what must not be lost. A state that is no longer
   // finite is refused before it can replace anything; the last one kept sound is saved instead.

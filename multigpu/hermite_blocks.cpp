@@ -216,7 +216,7 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk, std::ve
     // A pass in chunks (the start, the potential: N x N pairs, minutes on a CPU at large N) stops between them on a
     // signal, as every start-up phase does; the ranks agree on it first, so that all of them stop at one chunk.
     if (c0 > 0) {
-      int const sig = ranks_.size() > 1 ? ranks_.max(interrupt_signal()) : interrupt_signal();
+      int const sig = agreed_interrupt(ranks_);
       if (sig) throw Interrupted(sig, ranks_.size() > 1);
     }
     std::size_t const count = std::min(chunk, total - c0);

@@ -391,7 +391,7 @@ bool Simulation::idle() {
 
 void Simulation::stop_if_interrupted() {
   bool const several = ranks_->size() > 1;
-  int const sig = several ? ranks_->max(interrupt_signal()) : interrupt_signal();
+  int const sig = agreed_interrupt(*ranks_);
   if (!sig) return;
   // The process is on its way out: the steps still queued are given up, not waited for (freeing
   // device memory would wait for all of them: minutes at large N).
