@@ -125,6 +125,11 @@ std::string window_option(const Options& o) {
   return "--viewer";
 }
 
+// A window that cannot be had (no display, or one that cannot be opened): bad input, with the ways to run without.
+InputError no_window(const Options& o, const std::string& why) {
+  return InputError(window_option(o) + ": " + why + "; use --offscreen for EGL rendering, or --benchmark");
+}
+
 class Viewer {
  public:
   // `surface`: a front end's own (--serve's browser surface), told each frame's stats through
@@ -133,8 +138,7 @@ class Viewer {
                   std::function<void(const LiveStats&)> each_frame = {})
       : options_(o), each_frame_(std::move(each_frame)) {
     if (!surface && !o.offscreen && !display_available())
-      throw InputError(window_option(o) + ": no display (DISPLAY and WAYLAND_DISPLAY are unset); use --offscreen for "
-                       "EGL rendering, or --benchmark");
+      throw no_window(o, "no display (DISPLAY and WAYLAND_DISPLAY are unset)");
     if (!o.frames_dir.empty()) {
       std::error_code ec;
       fs::create_directories(o.frames_dir, ec);
@@ -1018,7 +1022,7 @@ int open_viewer(const Options& options, bool default_mode) {
     if (default_mode) throw;
     // A display that is named but cannot be opened (a DISPLAY left from another session, a server gone, no GLX) is
     // the same case as none: exit 2, and the way to render without one.
-    throw InputError(window_option(options) + ": " + e.what() + "; use --offscreen for EGL rendering, or --benchmark");
+    throw no_window(options, e.what());
   }
   return viewer->run();
 }
