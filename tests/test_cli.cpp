@@ -2245,11 +2245,7 @@ TEST_F(Cli, APeriodicCheckpointThatFailsDuringTheRunCostsOnlyItself) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   // Under the sanitizers, whose steps are some 15 times slower, 512 bodies: 2,048 took 122 s in all under
   // AddressSanitizer.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  std::string const bodies = "512";
-#else
-  std::string const bodies = "2048";
-#endif
+  std::string const bodies = test::sanitized_or("512", "2048");
   std::string const first = file("pd_00001000.h5");
   pid_t const pid = fork();
   ASSERT_GE(pid, 0);
@@ -2324,11 +2320,7 @@ TEST_F(Cli, ADiagnosticsSeriesStoppedByAFullDiskKeepsWholeRows) {
 // counted once: "1 of 4", not the same file lost twice.
 TEST_F(Cli, ASnapshotThatFailsAtTheLastStepIsCountedOnce) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  std::string const bodies = "512";
-#else
-  std::string const bodies = "2048";
-#endif
+  std::string const bodies = test::sanitized_or("512", "2048");
   std::string const first = file("s_00001000.hdf5");
   pid_t const pid = fork();
   ASSERT_GE(pid, 0);
@@ -2527,9 +2519,7 @@ TEST_F(Cli, ATableWhoseCsvCannotBeWrittenStillWritesItsJson) {
 // --bodies. 256 host devices of the default 16,384 bodies, with 120 MB of address space: the
 // allocation fails in setup, after every check of the options passed.
 TEST_F(Cli, OutOfMemoryBlamesOnlyWhatTheUserGave) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "sanitizers reserve more address space than the limit";
-#endif
+  if (test::kSanitized) GTEST_SKIP() << "sanitizers reserve more address space than the limit";
   auto limited = [&](const std::string& args) {
     std::string const cmd = "ulimit -v 120000; " + std::string(NBODY_EXECUTABLE) +
                             " --backend cpu --run --numgpus 256 --steps 1 -q " + args + " >" + file("out") + " 2>" +
@@ -2824,9 +2814,7 @@ TEST_F(Cli, TimesInAUnitAreTakenInTheRunsUnits) {
 // the file elsewhere, rather than give it up. Injected by a preloaded pread that fails from an offset on.
 TEST_F(Cli, AReadErrorOfTheDiskIsNotADamagedFile) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "a preloaded library would come before the sanitizer's runtime";
-#endif
+  if (test::kSanitized) GTEST_SKIP() << "a preloaded library would come before the sanitizer's runtime";
   ASSERT_EQ(nbody("--run -q --bodies 256 --steps 1 --checkpoint " + file("c.h5") + " --snapshots " + file("s/s")).code,
             0);
   for (auto const& [option, path] : {std::pair<std::string, std::string>{"--restart", file("c.h5")},

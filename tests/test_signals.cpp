@@ -208,11 +208,7 @@ TEST_F(Signals, EveryModeStopsOnCtrlCWithinAboutAStep) {
 // machine's load as well: a chunk sized on an idle machine took 10 times as long once a build started beside it,
 // as the OpenMP threads waited for cores, 3.3 s to stop with no more work done. The clock still bounds a hang.
 TEST_F(Signals, Hermite4StopsWithinAboutAChunkOfBlockSteps) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  std::string const bodies = "2048";
-#else
-  std::string const bodies = "8192";
-#endif
+  std::string const bodies = test::sanitized_or("2048", "8192");
   struct Case {
     const char* name;
     std::vector<std::string> args;
@@ -251,11 +247,7 @@ TEST_F(Signals, Hermite4StopsWithinAboutAChunkOfBlockSteps) {
 // chunks of 4,096 bodies whatever N it took up to 1.1 s (0.7 s half a second in, 1.25 s with another test on the two
 // cores), and 70 s once under AddressSanitizer; the bound there is a few chunks, still well below the whole pass.
 TEST_F(Signals, Hermite4StopsDuringItsStartPass) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  double const bound = 25.0;
-#else
-  double const bound = 1.0;
-#endif
+  double const bound = test::sanitized_or(25.0, 1.0);
   auto const [code, seconds] = stop({"--run", "--integrator", "hermite4", "--bodies", "65536", "--steps", "100000000"},
                                     SIGINT, std::chrono::milliseconds(500));
   EXPECT_EQ(code, 130) << err_;
@@ -289,11 +281,7 @@ TEST_F(Signals, TerminationSignalsExitWith143AndNameTheSignal) {
 // seconds (one thread: 2.5 s at N = 32,768 on this machine), the next while the run waits for that step to end.
 TEST_F(Signals, BatchWarningsSaveTheRun) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  std::string const bodies = "16384";
-#else
-  std::string const bodies = "32768";
-#endif
+  std::string const bodies = test::sanitized_or("16384", "32768");
   for (int sig : {SIGUSR1, SIGXCPU}) {
     fs::remove(file("c.h5"));
     Process p({"--run", "--bodies", bodies, "--threads", "1", "--steps", "100", "--checkpoint", file("c.h5")}, dir_);
@@ -336,11 +324,7 @@ TEST_F(Signals, ASecondCtrlCExitsAtOnce) {
 TEST_F(Signals, ASecondCtrlCSaysWhatItSkips) {
   // The first Ctrl-C comes at the start of the run's first step (seconds on one thread at this N), which it lets
   // end: the second comes while it waits for it. (The sanitizers' builds are slower: half the bodies.)
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  std::string const bodies = "32768";
-#else
-  std::string const bodies = "65536";
-#endif
+  std::string const bodies = test::sanitized_or("32768", "65536");
   Process p({"--run", "--bodies", bodies, "--threads", "1", "--steps", "100", "--json", file("b.json")}, dir_);
   ASSERT_TRUE(p.says("start  E", std::chrono::seconds(300))) << p.err();
   p.send(SIGINT);
@@ -510,11 +494,7 @@ TEST_F(Signals, RunAndBenchmarkStopDuringTheirFirstForces) {
 TEST_F(Signals, CtrlCDuringTheStartEnergySavesTheState) {
   // Under the sanitizers 16,384 bodies: their start pass is as long as 65,536's on a plain build (65,536 took 40 s
   // in all under AddressSanitizer).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  std::string const bodies = "16384";
-#else
-  std::string const bodies = "65536";
-#endif
+  std::string const bodies = test::sanitized_or("16384", "65536");
   Process p({"--run", "--bodies", bodies, "--steps", "1000", "--save", file("start.bin")}, dir_);
   // "nbody run: ..." comes just before the energy, after the first forces: 16 s under AddressSanitizer alone,
   // more than 30 s beside other long tests on two cores. A bound on the wait, not on what the test measures.
@@ -535,11 +515,7 @@ TEST_F(Signals, ARestartInterruptedInItsStartPassLeavesTheSeriesAlone) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   // The start pass must outlast the 300 ms before the signal: about 1.3 s at 32,768 bodies on two cores; under the
   // sanitizers 16,384 take longer (8,192 finished first under AddressSanitizer).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  std::string const bodies = "16384";
-#else
-  std::string const bodies = "32768";
-#endif
+  std::string const bodies = test::sanitized_or("16384", "32768");
   Process first({"--run", "-q", "--bodies", bodies, "--steps", "1", "--checkpoint", file("c.h5")}, dir_);
   ASSERT_EQ(first.wait(std::chrono::seconds(300)), 0) << first.err();
   std::string const earlier = "step,time\n0,0\n", partial = "step,time\n1,0.01\n";
@@ -563,11 +539,7 @@ TEST_F(Signals, ARestartInterruptedInItsStartPassLeavesTheSeriesAlone) {
 // Ctrl-C in hermite4's start pass (the first forces and jerks, before the run begins) ends the run at once, and says
 // which outputs it leaves unwritten.
 TEST_F(Signals, AnInterruptedStartPassNamesTheOutputsNotWritten) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  std::string const bodies = "16384";
-#else
-  std::string const bodies = "32768";
-#endif
+  std::string const bodies = test::sanitized_or("16384", "32768");
   Process p({"--run", "--integrator", "hermite4", "--bodies", bodies, "--steps", "10", "--save", file("end.bin"),
              "--json", file("r.json")},
             dir_);

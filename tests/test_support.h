@@ -21,6 +21,18 @@
 
 namespace nbody::test {
 
+// Whether this test program runs under AddressSanitizer or ThreadSanitizer, which slow nbody down several times.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+// A size or a time bound for this build: `sanitized` under a sanitizer, else `plain`.
+template <class T>
+T sanitized_or(T sanitized, T plain) {
+  return kSanitized ? sanitized : plain;
+}
+
 // ||a - ref|| / ||ref|| over all components.
 inline double relative_l2(const std::vector<Vec3d>& a, const std::vector<Vec3d>& ref) {
   double e = 0, r = 0;
