@@ -374,8 +374,25 @@ void check_integrator_options(const RunConfig& run) {
                      " takes one " + n.name("--dt") + " for every body)");
 }
 
-bool hermite_state_goes_on(const sim::hermite::HermiteState& state, double was, double now) {
-  return state.started() && was == now && state.block_time() != 0.0;
+bool hermite_state_goes_on(const sim::hermite::HermiteState& state, double was, double now,
+                           const std::optional<sim::hermite::HermiteParams>& was_steps,
+                           const sim::hermite::HermiteParams& now_steps) {
+  if (!state.started() || was != now || state.block_time() == 0.0) return false;
+  bool const same_steps = was_steps && was_steps->eta == now_steps.eta && was_steps->eta_start == now_steps.eta_start &&
+                          was_steps->dt_max == now_steps.dt_max && was_steps->dt_min == now_steps.dt_min;
+  return same_steps || sim::hermite::first_below_floor(state, now_steps) < 0;
+}
+
+std::string floor_restart_notice(const sim::hermite::HermiteState& state, double time, const std::string& source,
+                                 const sim::hermite::HermiteParams& now_steps) {
+  std::int64_t const body = sim::hermite::first_below_floor(state, now_steps);
+  if (body < 0) return {};
+  std::ostringstream m;
+  m.precision(3);
+  m << "hermite4 starts every body again at time " << number(time) << ": " << source
+    << " holds the state of a run that stopped at the floor (body " << body << "'s step "
+    << state.step[std::size_t(body)] << "), which other step settings do not keep";
+  return m.str();
 }
 
 namespace {
@@ -515,12 +532,19 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
       s.notices.push_back("hermite4 starts every body again at time " + number(s.bodies.time) + ": " +
                           ic.checkpoint + "'s accelerations and jerks were of the softening " +
                           number(saved.softening));
-    } else if (s.program.hermite && hermite_state_goes_on(checkpoint.hermite, saved.softening, run.physics.softening)) {
+    } else if (s.program.hermite && hermite_state_goes_on(checkpoint.hermite, saved.softening, run.physics.softening,
+                                                          saved.hermite, *s.program.hermite)) {
       // eta_start chooses first steps only: where every body goes on from its own step, a new one changes nothing.
       if (eta_start_notice)
         s.notices[*eta_start_notice] +=
             " (it chooses first steps: the file's bodies go on from their own, so it changes nothing now)";
       continue_hermite(s, std::move(checkpoint.hermite));
+    } else if (std::string const notice =
+                   s.program.hermite && checkpoint.hermite.block_time() != 0.0
+                       ? floor_restart_notice(checkpoint.hermite, s.bodies.time, ic.checkpoint, *s.program.hermite)
+                       : std::string();
+               !notice.empty()) {
+      s.notices.push_back(notice);
     } else if (s.program.hermite && saved.integrator != name_of(sim::Integrator::hermite4)) {
       s.notices.push_back("hermite4 starts from " + ic.checkpoint + "'s " + saved.integrator +
                           " state at time " + number(s.bodies.time) +

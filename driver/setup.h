@@ -92,11 +92,20 @@ struct Setup {
 // with `&s.hermite`.
 void continue_hermite(Setup& s, sim::hermite::HermiteState state);
 
-// Whether hermite4's per-body state `state`, made with the softening `was`, goes on under the softening `now`: each
-// body's acceleration and jerk belong to their potential, and before the first block step its start steps to the
-// start's settings. Otherwise every body starts again from the synchronised state (the restart and the change of
-// settings between steps decide alike).
-bool hermite_state_goes_on(const sim::hermite::HermiteState& state, double was, double now);
+// Whether hermite4's per-body state `state`, made with the softening `was` and the step settings `was_steps`, goes on
+// under the softening `now` and the settings `now_steps`: each body's acceleration and jerk belong to their potential,
+// and before the first block step its start steps to the start's settings. A state that holds a step below the floor
+// (that of a run that stopped there) goes on only under the step settings it stopped with (where it stops again, and
+// says so): under others its steps, which the run refused, would be kept, so every body starts again. Otherwise every
+// body starts again from the synchronised state (the restart and the change of settings between steps decide alike).
+bool hermite_state_goes_on(const sim::hermite::HermiteState& state, double was, double now,
+                           const std::optional<sim::hermite::HermiteParams>& was_steps,
+                           const sim::hermite::HermiteParams& now_steps);
+// The notice of a state that stopped at the floor and starts again under other step settings (hermite_state_goes_on
+// false for that reason alone), or "": "hermite4 starts every body again at time T: `source` holds the state of a run
+// that stopped at the floor (body B's step S), which other settings do not keep".
+std::string floor_restart_notice(const sim::hermite::HermiteState& state, double time, const std::string& source,
+                                 const sim::hermite::HermiteParams& now_steps);
 
 // Refuses (InputError naming `source`, the two bodies and their position) bodies that share a position where the
 // softening is 0 (hermite4's alone): their force and potential are infinite, and the first step would make NaN of

@@ -101,12 +101,19 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
   // function is.
   bool const softening_changed = s.config.softening != simulation.config().softening;
   sim::hermite::HermiteState state = simulation.block_steps() ? hermite_state_of(simulation) : sim::hermite::HermiteState{};
-  bool const goes_on = hermite_state_goes_on(state, simulation.config().softening, s.config.softening);
-  continue_hermite(s, s.program.hermite && goes_on ? std::move(state) : sim::hermite::HermiteState{});
+  bool const goes_on = s.program.hermite && hermite_state_goes_on(state, simulation.config().softening,
+                                                                  s.config.softening, simulation.program().hermite,
+                                                                  *s.program.hermite);
+  // A state that stopped at the floor and starts again under other step settings: said, as a new softening is.
+  std::string const floor_notice = s.program.hermite && !goes_on && !softening_changed && state.block_time() != 0.0
+                                       ? floor_restart_notice(state, s.bodies.time, "the simulation", *s.program.hermite)
+                                       : std::string();
+  continue_hermite(s, goes_on ? std::move(state) : sim::hermite::HermiteState{});
   if (s.program.hermite && simulation.block_steps() && softening_changed && notices)
     notices->push_back("hermite4 starts every body again at time " + number_text(s.bodies.time) +
                        ": its accelerations and jerks were of the softening " +
                        number_text(simulation.config().softening));
+  if (!floor_notice.empty() && notices) notices->push_back(floor_notice);
   // Another softening is another potential: the energy error is measured from here on.
   if (softening_changed) {
     s.initial_energy.reset();

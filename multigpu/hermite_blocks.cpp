@@ -134,8 +134,7 @@ void HermiteBlocks::start_up(const sim::BodySet& initial, const sim::hermite::He
     block_time_ = state.block_time();
     // A state in which a body's next step is below the floor (that of a run that stopped there) can be looked at,
     // saved and checkpointed, but its first block step is refused (advance): that step is the one the run refused.
-    for (std::size_t i = 0; i < bodies_ && held_below_floor_ < 0; ++i)
-      if (sim::hermite::below_floor(state.step[i], state.time[i], setup_.params)) held_below_floor_ = std::int64_t(i);
+    held_below_floor_ = sim::hermite::first_below_floor(state, setup_.params);
   } else {
     threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->upload_unstarted(initial); });
     block_time_ = 0.0;

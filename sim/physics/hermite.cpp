@@ -29,6 +29,12 @@ bool power_of_two(double x) {
 }
 }  // namespace
 
+std::int64_t first_below_floor(const HermiteState& state, const HermiteParams& params) {
+  for (std::size_t i = 0; i < state.size(); ++i)
+    if (below_floor(state.step[i], state.time[i], params)) return std::int64_t(i);
+  return -1;
+}
+
 std::string state_problem(const HermiteState& s, std::size_t bodies, const std::string& what) {
   std::ostringstream m;
   m.precision(17);
@@ -140,8 +146,8 @@ std::string continued_floor_message(const BodySet& b, std::size_t body, double d
   m.precision(3);
   m << "hermite4: at t = " << time << " body " << body << " holds a step of " << dt << ", below the floor " << floor
     << nearest_text(b, body)
-    << " (the state of a run that stopped at the floor: it goes no further with this softening; continue from an "
-       "earlier checkpoint, or give another softening, which starts every body again)";
+    << " (the state of a run that stopped at the floor: it goes no further with these settings; continue from an "
+       "earlier checkpoint, or give another eta, eta_start, dt_max or softening, which starts every body again)";
   return m.str();
 }
 

@@ -39,6 +39,9 @@ struct HermiteState {
 // or a time that is not a multiple of it), or "". `what` names where it came from, for the message.
 std::string state_problem(const HermiteState& state, std::size_t bodies, const std::string& what);
 
+// The first body of `state` whose step is below the floor under `params` (that of a run that stopped there), or -1.
+std::int64_t first_below_floor(const HermiteState& state, const HermiteParams& params);
+
 // The counts a Hermite run reports (--json): over the bodies of one engine, or summed over all of them.
 struct HermiteCounters {
   std::uint64_t block_steps = 0;        // block steps done (the single-device fast path counts them itself)
@@ -59,8 +62,8 @@ std::string floor_message(const BodySet& positions, std::size_t body, double dt,
 std::string start_floor_message(const BodySet& positions, std::size_t body, double wanted, double floor, double time,
                                 bool softened, double eta_start);
 // The same for a state continued (a checkpoint, a front end's rebuilt simulation) whose body `body` already holds a
-// step below the floor: that of a run that stopped there. Its advice: an earlier state, or another softening (which
-// starts every body again); eta and the other settings leave that step as it is.
+// step below the floor: that of a run that stopped there. Its advice: an earlier state, or other settings (another
+// softening, eta, eta_start or dt_max), under which every body starts again.
 std::string continued_floor_message(const BodySet& positions, std::size_t body, double dt, double floor, double time);
 
 }  // namespace nbody::sim::hermite

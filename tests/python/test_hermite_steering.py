@@ -272,14 +272,43 @@ def test_last_run_holds_a_failure_with_nothing_saved():
     assert sim.last_run["saved_step"] is None and sim.last_run["save_failure"] == "no checkpoint was given"
     assert sim.last_run["steps"] > 0
     # The block step that gave the step below the floor is whole and counted: the steps, the time and the state
-    # agree. A change that keeps the steps (eta) is made, but the step below the floor is not taken: nothing moves.
+    # agree. A change that keeps the steps (the precision) is made, but the step below the floor is not taken: nothing
+    # moves.
     assert sim.steps == sim.last_run["steps"] == sim.last_run["hermite4"]["block_steps"]
     assert sim.last_run["hermite4"]["interactions_per_second"] > 0
     steps, time, x = sim.steps, sim.time, sim.positions.copy()
-    sim.configure(eta=0.05)
-    with pytest.raises(RuntimeError, match=r"holds a step of .* below the floor .* continue from an earlier checkpoint"):
+    sim.configure(precision="fp32")
+    with pytest.raises(RuntimeError, match=r"holds a step of .* below the floor .* continue from an earlier checkpoint, "
+                                           r"or give another eta, eta_start, dt_max or softening"):
         sim.step(1)
     assert sim.steps == steps and sim.time == time and np.array_equal(sim.positions, x)
+    # Another eta starts every body again rather than keep the steps the run refused: in a collision the start meets
+    # the floor too, and the simulation stays as it was.
+    with pytest.raises(RuntimeError, match=r"cannot start: its start step .* below the floor"):
+        sim.configure(eta=0.05)
+    assert sim.steps == steps and sim.time == time and np.array_equal(sim.positions, x)
+
+
+@pytest.mark.parametrize("how", ["restart", "configure"])
+def test_a_run_stopped_at_the_floor_by_a_bad_eta_goes_on_under_a_good_one(tmp_path, how):
+    # An eta far too small stops a run at the floor at once, and its checkpoint (the only one, replaced in place, as
+    # a job script does) holds steps below it. The right eta goes on from there: every body starts again, said so.
+    sim = nbody.Simulation(**PLUMMER)
+    sim.run(t_end=0.25, checkpoint=tmp_path / "c.h5")
+    bad = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu", eta=1e-30)
+    with pytest.raises(RuntimeError, match="below the floor"):
+        bad.run(t_end=0.5, checkpoint=tmp_path / "c.h5")
+    assert bad.last_run["saved_step"] == bad.steps > sim.steps
+    if how == "restart":
+        good = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu", eta=0.02)
+    else:
+        good = bad
+        good.configure(eta=0.02)
+    said = [n for n in good.notices if n.startswith("hermite4 starts every body again")]
+    assert len(said) == 1 and "stopped at the floor" in said[0] and "other step settings do not keep" in said[0], \
+        good.notices
+    good.run(t_end=0.5)
+    assert good.time == pytest.approx(0.5, abs=0.07) and good.diagnostics()["relative_energy_error"] < 1e-5
 
 
 def test_a_run_that_meets_the_floor_counts_its_steps_with_a_checkpoint_too(tmp_path):
