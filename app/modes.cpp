@@ -333,6 +333,7 @@ class CliRunObserver : public driver::RunObserver {
     if (writes_outputs()) progress_.warn("warning: " + text);
     warnings_.push_back(text);
   }
+  void replaces(const std::string& text) override { warning(text); }  // said even when quiet
   // Every warning of the run, as printed without "warning: " (--json's "warnings").
   const std::vector<std::string>& warnings() const { return warnings_; }
   // Said at the end, as an error (run_simulation).
@@ -443,7 +444,8 @@ int run_simulation(const Options& asked) {
                 {"notices", notices},
                 {"energy_warning", r.energy_warning.empty() ? json(nullptr) : json(r.energy_warning)},
                 {"warnings", warnings},
-                {"diagnostics_replaced", r.diagnostics_replaced.empty() ? json(nullptr) : json(r.diagnostics_replaced)}};
+                {"diagnostics_replaced", r.diagnostics_replaced.empty() ? json(nullptr) : json(r.diagnostics_replaced)},
+                {"checkpoint_replaced", r.checkpoint_replaced.empty() ? json(nullptr) : json(r.checkpoint_replaced)}};
   };
   // The files a run wrote and did not write, as --json lists them whether the run ended well or not.
   auto outputs_json = [](const driver::RunResult& r) {

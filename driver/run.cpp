@@ -22,6 +22,7 @@
 #include "sim/io/checkpoint.h"
 #include "sim/physics/diagnostics.h"
 #include "sim/physics/hermite_step.h"
+#include "sim/physics/scenarios.h"
 
 namespace nbody::driver {
 namespace {
@@ -622,6 +623,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       say_left("--snapshots", o.snapshots.base, left, "its snapshots");
   if (unverified)
     observer.warning(continuation);
+  else if (replaces)
+    observer.replaces(continuation);
   else if (!continuation.empty())
     observer.notice(continuation);
   // A checkpoint at the path that is further on than this run starts (a finished job's, run again from its start): a
@@ -630,11 +633,23 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     std::string ahead;
     std::error_code ec;
     std::string unreadable;  // why a checkpoint there cannot be read (a read error: it may hold any step)
+    std::string other;       // whose run the checkpoint there is, where it is another's (its scenario, seed, bodies)
     if (writer && std::filesystem::is_regular_file(o.checkpoint, ec) &&
         !std::filesystem::equivalent(o.checkpoint, setup.source, ec)) {
       try {
-        std::uint64_t const step = sim::read_checkpoint_header(o.checkpoint, o.names).run.step;
-        if (step > sim.steps_done()) ahead = std::to_string(step);
+        sim::CheckpointHeader const held = sim::read_checkpoint_header(o.checkpoint, o.names);
+        if (held.run.step > sim.steps_done()) ahead = std::to_string(held.run.step);
+        auto const whose = [](const std::string& scenario, std::uint64_t seed, std::uint64_t bodies) {
+          // A scenario's seed; a file's bodies (file:PATH) and a front end's own have none
+          bool const seeded = from_name<sim::Scenario>(scenario).has_value();
+          return (seeded ? scenario + " (seed " + std::to_string(seed) + ")" : scenario) + ", " +
+                 std::to_string(bodies) + " bodies";
+        };
+        if (held.run.scenario != setup.scenario || held.run.seed != setup.seed || held.bodies != sim.bodies())
+          other = o.names.with_text("--checkpoint", o.checkpoint) + " holds another run's state, at step " +
+                  std::to_string(held.run.step) + ": " + whose(held.run.scenario, held.run.seed, held.bodies) +
+                  ", where this run is " + whose(setup.scenario, setup.seed, sim.bodies()) +
+                  "; this run replaces it when it ends: name another file to keep it";
       } catch (const InputError&) {  // not a checkpoint nbody reads: replaced as any other file
       } catch (const std::runtime_error& e) {
         unreadable = e.what();
@@ -643,10 +658,15 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     if (ranks.size() > 1) {
       ahead = ranks.all_gather(ahead).front();
       unreadable = ranks.all_gather(unreadable).front();
+      other = ranks.all_gather(other).front();
     }
     std::string const stopped = ": this run replaces it when it ends (one stopped before, by a signal or a failure, "
                                 "keeps it)";
-    if (!ahead.empty()) {
+    if (!other.empty()) {
+      if (!ahead.empty()) checkpoint_ahead = std::stoull(ahead);  // kept by a stop, as below
+      result.checkpoint_replaced = other;
+      observer.replaces(other);
+    } else if (!ahead.empty()) {
       checkpoint_ahead = std::stoull(ahead);
       observer.notice(o.names.with_text("--checkpoint", o.checkpoint) + " holds step " + ahead +
                       ", past this run's start at step " + std::to_string(sim.steps_done()) + stopped + "; " +

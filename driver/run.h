@@ -87,6 +87,10 @@ class RunObserver {
   virtual void note(const std::string& /*text*/) {}     // a file of a series written
   // What the run did with an output that the user may not expect (an earlier series continued or replaced).
   virtual void notice(const std::string& /*text*/) {}
+  // An output's path holds what this run replaces whole when it ends and is not this run's to replace lightly:
+  // another run's checkpoint, an earlier series (RunResult's checkpoint_replaced, diagnostics_replaced). A notice by
+  // default; the command line gives it as a warning, even when quiet.
+  virtual void replaces(const std::string& text) { notice(text); }
   // An output lost, or an unresolved run; it goes on. The text is the warning itself, without a "warning: " (the
   // command line prints one; Python gives it as a RuntimeWarning).
   virtual void warning(const std::string& /*text*/) {}
@@ -130,8 +134,11 @@ struct RunResult {
   std::string diagnostics_failure;  // why the series stopped early, or could not take its name
   std::string diagnostics_rows_in;  // then, the file this run's rows are in (the partial file), or "" for none
   // Where the run replaces an earlier series at its diagnostics path whole (another run's, or this run's from before
-  // its start energy was measured anew): the notice that says so, also given to RunObserver::notice; else "".
+  // its start energy was measured anew): the notice that says so, also given to RunObserver::replaces; else "".
   std::string diagnostics_replaced;
+  // Where the checkpoint path holds another run's checkpoint (another scenario, seed or body count), which this run
+  // replaces: the notice that says so, also given to RunObserver::replaces; else "".
+  std::string checkpoint_replaced;
   // A failure that ended the run (a stalled device, a state no longer finite), with the last sound
   // state saved to outputs.checkpoint at `saved_step`; the front end reports it and exits 1.
   std::optional<std::string> failure;

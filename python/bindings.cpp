@@ -765,6 +765,7 @@ class Engine {
     out["outputs_not_written"] = lost;
     out["diagnostics_failure"] = r.diagnostics_failure;
     out["diagnostics_replaced"] = r.diagnostics_replaced.empty() ? nb::none() : nb::cast(r.diagnostics_replaced);
+    out["checkpoint_replaced"] = r.checkpoint_replaced.empty() ? nb::none() : nb::cast(r.checkpoint_replaced);
     out["energy_warning"] = r.energy_warning.empty() ? nb::none() : nb::cast(r.energy_warning);
     out["failure"] = r.failure ? nb::cast(*r.failure) : nb::none();
     out["saved_step"] = r.saved_step ? nb::cast(*r.saved_step) : nb::none();

@@ -1103,6 +1103,37 @@ TEST_F(Cli, AJobKilledBeforeItsFirstCheckpointRunsAgainFromItsStart) {
   }
 }
 
+// A checkpoint path that holds another run's checkpoint (a restart from the wrong file, say): replaced when the run
+// ends, as any output is, but said as a warning, even with -q, and in --json. The same run's, run again, is not.
+TEST_F(Cli, AnotherRunsCheckpointReplacedIsAWarning) {
+  std::string const run = "--run --bodies 256 --steps 40 -q ";
+  ASSERT_EQ(nbody(run + "--seed 7 --checkpoint " + file("other.h5")).code, 0);
+  ASSERT_EQ(nbody(run + "--checkpoint " + file("full.h5")).code, 0);
+  Result const wrong = nbody("--run --restart " + file("other.h5") + " --steps 10 -q --checkpoint " + file("full.h5") +
+                             " --json " + file("wrong.json"));
+  ASSERT_EQ(wrong.code, 0) << wrong.err;
+  std::string const said = "--checkpoint " + file("full.h5") + " holds another run's state, at step 40: plummer (seed "
+                           "42), 256 bodies, where this run is plummer (seed 7), 256 bodies; this run replaces it "
+                           "when it ends: name another file to keep it";
+  EXPECT_NE(wrong.err.find("warning: " + said + "\n"), std::string::npos) << wrong.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(file("wrong.json"))).at("checkpoint_replaced").get<std::string>(), said);
+  EXPECT_EQ(sim::read_checkpoint(file("full.h5")).run.seed, 7u);
+  // Another body count is another run's too; the same run again from its start is not (a notice says it is ahead).
+  Result const more = nbody("--run --bodies 512 --steps 10 -q --checkpoint " + file("other.h5"));
+  EXPECT_NE(more.err.find("warning: --checkpoint " + file("other.h5") + " holds another run's state, at step 40: "
+                          "plummer (seed 7), 256 bodies, where this run is plummer (seed 42), 512 bodies"),
+            std::string::npos)
+      << more.err;
+  Result const again = nbody("--run --bodies 256 --steps 10 --checkpoint " + file("full.h5") + " --seed 7 --json " +
+                             file("again.json"));
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(again.err.find("warning:"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("notice: --checkpoint " + file("full.h5") + " holds step 50, past this run's start"),
+            std::string::npos)
+      << again.err;
+  EXPECT_TRUE(nlohmann::json::parse(slurp(file("again.json"))).at("checkpoint_replaced").is_null());
+}
+
 TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   std::string const run = "--run --bodies 256 --precision fp64 --diagnostics-every 100 -q ";
@@ -1325,16 +1356,16 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
             std::string::npos)
       << blob.err;
 
-  // Another run's series (another seed: another start energy) is replaced, and the notice says why.
+  // Another run's series (another seed: another start energy) is replaced, and a warning says why, even with -q.
   ASSERT_EQ(nbody(run + "--steps 100 --seed 7 --diagnostics " + file("other.csv")).code, 0);
   std::string const other = slurp(file("other.csv"));
-  Result const replaced = nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics-every 100 "
+  Result const replaced = nbody("--run --restart " + file("c.h5") + " --steps 50 --diagnostics-every 100 -q "
                                 "--diagnostics " + file("other.csv") + " --json " + file("replaced.json"));
   ASSERT_EQ(replaced.code, 0) << replaced.err;
   std::string const not_this_runs = "--diagnostics " + file("other.csv") + ": " + file("other.csv") +
                                     " is not this run's series (row 1 (step 0, time 0) measures its energy error from "
                                     "another start energy than this run's ";
-  EXPECT_NE(replaced.err.find("notice: " + not_this_runs), std::string::npos) << replaced.err;
+  EXPECT_NE(replaced.err.find("warning: " + not_this_runs), std::string::npos) << replaced.err;
   // --json names the series replaced, in the notice's words.
   EXPECT_EQ(nlohmann::json::parse(slurp(file("replaced.json"))).at("diagnostics_replaced").get<std::string>().rfind(
                 not_this_runs, 0),
@@ -1359,7 +1390,7 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   std::string const begins_again = "--diagnostics " + file("soft.csv") + ": replaced when the run ends: this run "
                                    "measures its energy error from a new start energy, so its series begins again at "
                                    "step 250";
-  EXPECT_NE(softer.err.find("notice: " + begins_again), std::string::npos) << softer.err;
+  EXPECT_NE(softer.err.find("warning: " + begins_again), std::string::npos) << softer.err;
   EXPECT_EQ(nlohmann::json::parse(slurp(file("soft.json"))).at("diagnostics_replaced"), begins_again);
   std::vector<double> soft_steps;
   for (auto const& row : csv_rows(slurp(file("soft.csv")), &header)) soft_steps.push_back(row[0]);

@@ -520,8 +520,9 @@ class Simulation:
             short += [n for n in self._take_notices() if n.startswith("t_end=")]  # hermite4: short of t_end
         self._note_run_notices(first_notice)
         # A diagnostics file the run replaced (another run's series, or this one's before a new softening) is rows
-        # the script may have wanted: said as a RuntimeWarning, as the command line prints it.
-        replaced = [result["diagnostics_replaced"]] if result["diagnostics_replaced"] else []
+        # the script may have wanted, and another run's checkpoint its state: said as a RuntimeWarning, as the command
+        # line prints it.
+        replaced = [result[k] for k in ("diagnostics_replaced", "checkpoint_replaced") if result[k]]
         self._warn_of_end(short + replaced)
         return result["steps"]
 
@@ -555,7 +556,9 @@ class Simulation:
         outputs_not_written (the final checkpoint or save file that could not be written, each a
         dict of output, path and error, also given as a RuntimeWarning; the others were written),
         diagnostics_failure, diagnostics_replaced (the notice, where the run takes up an earlier one and
-        replaces its series at the ``diagnostics`` path whole; else None), failure, saved_step and
+        replaces its series at the ``diagnostics`` path whole; else None), checkpoint_replaced (the
+        notice, where the ``checkpoint`` path holds another run's checkpoint, which the run replaces; else
+        None), failure, saved_step and
         save_failure (a run that could not go on),
         warnings (each RuntimeWarning the run gave) and energy_warning (with ``diagnostics``: the end's
         energy error says the run did not resolve its orbits; else None),

@@ -99,6 +99,23 @@ def test_a_new_softening_begins_the_series_again_and_says_so(tmp_path):
     assert [r["step"] for r in rows(series)] == ["10", "20"]
 
 
+def test_another_runs_checkpoint_replaced_is_a_warning(tmp_path):
+    # A checkpoint path that holds another run's checkpoint (another seed, another body count): replaced when the run
+    # ends, said as a RuntimeWarning and in last_run; the same run's, written again, is no warning.
+    nbody.Simulation(n=256, backend="cpu", seed=7).run(steps=20, checkpoint=tmp_path / "c.h5")
+    sim = nbody.Simulation(n=256, backend="cpu")
+    said = (r"^checkpoint='.*c\.h5' holds another run's state, at step 20: plummer \(seed 7\), 256 bodies, where this "
+            r"run is plummer \(seed 42\), 256 bodies; this run replaces it when it ends: name another file to keep it$")
+    with pytest.warns(RuntimeWarning, match=said):
+        sim.run(steps=10, checkpoint=tmp_path / "c.h5")
+    assert re.search(said, sim.last_run["checkpoint_replaced"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim.run(steps=10, checkpoint=tmp_path / "c.h5")
+        assert sim.last_run["checkpoint_replaced"] is None
+    assert nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu").steps == 20
+
+
 def test_a_series_by_time_is_the_command_lines(cli, tmp_path):
     # hermite4 sampled at every multiple of 1/8 (a multiple of the longest step, 1/16): every body at each, the
     # command line's rows to the last digit, and the run's bits as without samples.
