@@ -343,6 +343,19 @@ std::string dt_max_notice(const RunConfig& run) {
          ", the power of two at or below it (every step is a power of two)";
 }
 
+std::string eta_notice(const RunConfig& run) {
+  auto const& p = run.physics;
+  if (p.integrator != sim::Integrator::hermite4) return {};
+  bool const fp32 = run.devices.engine.precision == Precision::fp32;
+  double const least = fp32 ? 1e-3 : 1e-7;
+  if (p.hermite.eta >= least) return {};
+  return run.names.with("--eta", number(p.hermite.eta)) + ": below about " + number(least) + " with " +
+         run.names.with_text("--precision", fp32 ? "fp32" : "fp64") +
+         ", the forces' rounding, not the orbits, sets the steps, which shrink towards the floor and slow the run "
+         "many times over; eta is usually 0.005 to 0.05" +
+         (fp32 ? " (" + run.names.with_text("--precision", "fp64") + " allows one down to about 1e-7)" : "");
+}
+
 void check_integrator_options(const RunConfig& run) {
   bool const hermite = run.physics.integrator == sim::Integrator::hermite4;
   GivenSettings const& g = run.given;
@@ -647,6 +660,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
   }
   check_no_shared_positions(s.bodies, run.physics.softening, s.source, run.names);
   if (std::string const notice = dt_max_notice(run); !notice.empty()) s.notices.push_back(notice);
+  if (std::string const notice = eta_notice(run); !notice.empty()) s.notices.push_back(notice);
   // Said, not refused: the viewer and Python may switch this run to fp64 later, where it acts.
   if (s.config.backend == sim::Backend::cuda && run.devices.engine.fp64_rsqrt != sim::Fp64Rsqrt::series &&
       run.devices.engine.precision == Precision::fp32)

@@ -68,6 +68,7 @@ Setup setup_from_bodies(const RunConfig& requested, sim::BodySet bodies, const s
   s.clock = {0, bodies.time};
   s.bodies = std::move(bodies);
   if (std::string const notice = dt_max_notice(run); !notice.empty()) s.notices.push_back(notice);
+  if (std::string const notice = eta_notice(run); !notice.empty()) s.notices.push_back(notice);
   s.source = source;
   s.scenario = source;
   s.damping = run.physics.damping;

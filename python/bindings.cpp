@@ -947,6 +947,7 @@ class Engine {
     driver::check_integrator_options(named);
     std::vector<std::string> notices;
     if (std::string const notice = driver::dt_max_notice(named); !notice.empty()) notices.push_back(notice);
+    if (std::string const notice = driver::eta_notice(named); !notice.empty()) notices.push_back(notice);
     // From hermite4 (no fixed step) back to a fixed step, dt not named: the step the simulation had before hermite4,
     // where it had one, else the integrator's default; said either way.
     if (sim_->block_steps() && run.physics.integrator != sim::Integrator::hermite4 &&

@@ -127,6 +127,17 @@ with tempfile.TemporaryDirectory() as d:
         r = run([*H, "--bodies", "64", "--eta", "1e-12", "--steps", "3"])
         check(r.returncode == 1 and "below the floor" in r.stderr and "(this run: 1e-12)" in r.stderr,
               f"--eta 1e-12: {r.stderr!r}")
+        # An eta below what the forces' rounding allows (about 1e-3 in fp32, 1e-7 in fp64): the steps would shrink
+        # towards the floor, and the notice says why, with the way out.
+        r = run([*loud, "--bodies", "64", "--eta", "3e-4", "--steps", "2"])
+        check(r.returncode == 0 and "notice: --eta 0.0003: below about 0.001 with --precision fp32, the forces' "
+              "rounding, not the orbits, sets the steps" in r.stderr and "(--precision fp64 allows one down to about "
+              "1e-7)" in r.stderr, f"--eta 3e-4: {r.stderr!r}")
+        r = run([*loud, "--bodies", "64", "--eta", "1e-8", "--precision", "fp64", "--steps", "2"])
+        check(r.returncode == 0 and "notice: --eta 1e-08: below about 1e-07 with --precision fp64" in r.stderr,
+              f"--eta 1e-8 in fp64: {r.stderr!r}")
+        r = run([*loud, "--bodies", "64", "--eta", "1e-3", "--steps", "2"])
+        check(r.returncode == 0 and "--eta" not in r.stderr, f"--eta 1e-3: {r.stderr!r}")
         r = run([*loud, "--bodies", "64", "--dt-max", "0.125", "--steps", "5"])
         check(r.returncode == 0 and "--dt-max" not in r.stderr, f"--dt-max 0.125: {r.stderr!r}")
 

@@ -351,3 +351,17 @@ def test_a_failed_run_keeps_its_last_sample(tmp_path):
     times = [float(line.split(",")[1]) for line in (tmp_path / "f.csv").read_text().splitlines()[1:]]
     assert times[-1] == 1.0625 and sim.time > 1.0625  # the free fall ends at 1.1107
     assert sim.last_run["diagnostics_samples"] == len(times) == 18
+
+
+def test_an_eta_below_what_the_rounding_allows_is_said_in_pythons_words():
+    said = lambda s: [n for n in s.notices if n.startswith("eta=")]
+    sim = nbody.Simulation(scenario="plummer", n=64, integrator="hermite4", precision="fp32", backend="cpu")
+    sim.configure(eta=3e-4)
+    assert len(said(sim)) == 1 and said(sim)[0].startswith(
+        "eta=0.0003: below about 0.001 with precision='fp32', the forces' rounding") and \
+        said(sim)[0].endswith("(precision='fp64' allows one down to about 1e-7)"), sim.notices
+    fine = nbody.Simulation(scenario="plummer", n=64, integrator="hermite4", precision="fp64", eta=3e-4,
+                            backend="cpu")
+    assert said(fine) == [], fine.notices
+    made = nbody.Simulation(scenario="plummer", n=64, integrator="hermite4", precision="fp64", eta=1e-8, backend="cpu")
+    assert len(said(made)) == 1 and "below about 1e-07 with precision='fp64'" in said(made)[0], made.notices
