@@ -498,7 +498,9 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // The step of a checkpoint at the --checkpoint path that is further on than this run starts (a finished job's, run
   // again from its start): replaced when the run ends, but not by a run stopped before (a signal, a failure).
   std::optional<std::uint64_t> checkpoint_ahead;
+  std::string checkpoint_others;  // "another run's state, at step 40: ...", where the checkpoint there is another's
   auto keeps_checkpoint = [&](std::uint64_t step) -> std::optional<std::string> {
+    if (!checkpoint_others.empty()) return o.checkpoint + " is kept: it holds " + checkpoint_others;
     if (!checkpoint_ahead || *checkpoint_ahead <= step) return std::nullopt;
     if (*checkpoint_ahead == ~std::uint64_t(0))
       return o.checkpoint + " is kept: it could not be read to tell whether it goes further than this stopped run's "
@@ -645,11 +647,20 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
           return (seeded ? scenario + " (seed " + std::to_string(seed) + ")" : scenario) + ", " +
                  std::to_string(bodies) + " bodies";
         };
-        if (held.run.scenario != setup.scenario || held.run.seed != setup.seed || held.bodies != sim.bodies())
-          other = o.names.with_text("--checkpoint", o.checkpoint) + " holds another run's state, at step " +
-                  std::to_string(held.run.step) + ": " + whose(held.run.scenario, held.run.seed, held.bodies) +
-                  ", where this run is " + whose(setup.scenario, setup.seed, sim.bodies()) +
-                  "; this run replaces it when it ends: name another file to keep it";
+        // The same file of bodies named another way ("ic.bin", "./ic.bin", its full path) is the same source.
+        auto const same_source = [](const std::string& a, const std::string& b) {
+          if (a == b) return true;
+          if (a.rfind("file:", 0) != 0 || b.rfind("file:", 0) != 0) return false;
+          std::error_code e1, e2;
+          auto const ca = std::filesystem::weakly_canonical(a.substr(5), e1);
+          auto const cb = std::filesystem::weakly_canonical(b.substr(5), e2);
+          return !e1 && !e2 && ca == cb;
+        };
+        if (!same_source(held.run.scenario, setup.scenario) || held.run.seed != setup.seed ||
+            held.bodies != sim.bodies())
+          other = "another run's state, at step " + std::to_string(held.run.step) + ": " +
+                  whose(held.run.scenario, held.run.seed, held.bodies) + ", where this run is " +
+                  whose(setup.scenario, setup.seed, sim.bodies());
       } catch (const InputError&) {  // not a checkpoint nbody reads: replaced as any other file
       } catch (const std::runtime_error& e) {
         unreadable = e.what();
@@ -663,9 +674,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     std::string const stopped = ": this run replaces it when it ends (one stopped before, by a signal or a failure, "
                                 "keeps it)";
     if (!other.empty()) {
-      if (!ahead.empty()) checkpoint_ahead = std::stoull(ahead);  // kept by a stop, as below
-      result.checkpoint_replaced = other;
-      observer.replaces(other);
+      checkpoint_others = other;  // kept by a stop, whatever its step
+      result.checkpoint_replaced = o.names.with_text("--checkpoint", o.checkpoint) + " holds " + other + stopped +
+                                   ": name another file to keep it";
+      observer.replaces(result.checkpoint_replaced);
     } else if (!ahead.empty()) {
       checkpoint_ahead = std::stoull(ahead);
       observer.notice(o.names.with_text("--checkpoint", o.checkpoint) + " holds step " + ahead +

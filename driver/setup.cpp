@@ -352,7 +352,7 @@ std::string eta_notice(const RunConfig& run) {
   return run.names.with("--eta", number(p.hermite.eta)) + ": below about " + number(least) + " with " +
          run.names.with_text("--precision", fp32 ? "fp32" : "fp64") +
          ", the forces' rounding, not the orbits, sets the steps, which shrink towards the floor and slow the run "
-         "many times over; eta is usually 0.005 to 0.05" +
+         "many times over; eta is usually 0.01 to 0.05" +
          (fp32 ? " (" + run.names.with_text("--precision", "fp64") + " allows one down to about 1e-7)" : "");
 }
 
@@ -391,9 +391,8 @@ bool hermite_state_goes_on(const sim::hermite::HermiteState& state, double was, 
                            const std::optional<sim::hermite::HermiteParams>& was_steps,
                            const sim::hermite::HermiteParams& now_steps) {
   if (!state.started() || was != now || state.block_time() == 0.0) return false;
-  bool const same_steps = was_steps && was_steps->eta == now_steps.eta && was_steps->eta_start == now_steps.eta_start &&
-                          was_steps->dt_max == now_steps.dt_max && was_steps->dt_min == now_steps.dt_min;
-  return same_steps || sim::hermite::first_below_floor(state, now_steps) < 0;
+  return (was_steps && sim::hermite::same_step_settings(*was_steps, now_steps)) ||
+         sim::hermite::first_below_floor(state, now_steps) < 0;
 }
 
 std::string floor_restart_notice(const sim::hermite::HermiteState& state, double time, const std::string& source,

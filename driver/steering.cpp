@@ -124,9 +124,7 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
   // branch of the run its checkpoint continued.
   sim::StepProgram const& was = simulation.program();
   bool const same_hermite = was.hermite.has_value() == s.program.hermite.has_value() &&
-                            (!was.hermite || (was.hermite->eta == s.program.hermite->eta &&
-                                              was.hermite->eta_start == s.program.hermite->eta_start &&
-                                              was.hermite->dt_max == s.program.hermite->dt_max));
+                            (!was.hermite || sim::hermite::same_step_settings(*was.hermite, *s.program.hermite));
   s.course_changed = current.course_changed || was.integrator != s.program.integrator || was.dt != s.program.dt ||
                      !same_hermite || softening_changed || s.damping != current.damping ||
                      s.config.engine.precision != simulation.config().engine.precision;

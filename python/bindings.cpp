@@ -675,8 +675,9 @@ class Engine {
     invalidate();
     clear_interrupt();
     if (sim_->ranks().size() > 1) warn_after_run(observer);
-    // A warning made an error stopped the run by the interrupt, not by the callback's answer.
-    if (observer.by_warning) r.stopped_by_visit = false;
+    // A warning made an error stopped the run by the interrupt, not by the callback's answer; so did a signal that came
+    // while the callback ran.
+    if (observer.by_warning || observer.by_signal) r.stopped_by_visit = false;
     // The next run from here continues this one's series as a restart from its checkpoint would: at its cadence.
     setup_.continued_cadences = r.cadences;  // (counted in this run's steps: block steps where it ran hermite4)
     setup_.continued_cadences.at_step = sim_->steps_done();
@@ -685,7 +686,7 @@ class Engine {
     // what the user needs to know then (last_run).
     // Interrupted: stopped before its end by a signal (Ctrl-C, or one a job script made a KeyboardInterrupt), on this
     // rank or another; not by a warning the filter made an error, which stops it the same way.
-    bool const interrupted = r.stopped_by != 0 && !observer.by_warning;
+    bool const interrupted = (r.stopped_by != 0 && !observer.by_warning) || observer.by_signal;
     last_run_ = outcome(r, o, blocks ? hermite_outcome(counts_before, r.wall_seconds) : nb::none(), observer.warnings,
                         interrupted);
     // A failure is raised before a warning made an error (which last_run's warnings keep).
@@ -947,7 +948,9 @@ class Engine {
     driver::check_integrator_options(named);
     std::vector<std::string> notices;
     if (std::string const notice = driver::dt_max_notice(named); !notice.empty()) notices.push_back(notice);
-    if (std::string const notice = driver::eta_notice(named); !notice.empty()) notices.push_back(notice);
+    // Said where this change names what it depends on, not again at every later change.
+    if (named.given.eta || named.given.precision || named.given.integrator)
+      if (std::string const notice = driver::eta_notice(named); !notice.empty()) notices.push_back(notice);
     // From hermite4 (no fixed step) back to a fixed step, dt not named: the step the simulation had before hermite4,
     // where it had one, else the integrator's default; said either way.
     if (sim_->block_steps() && run.physics.integrator != sim::Integrator::hermite4 &&
@@ -1204,8 +1207,12 @@ class Engine {
         by_warning = true;
       }
     }
+    // Another run's checkpoint, or a series replaced whole: a warning, when it is known (before the first step), so
+    // that a filter that makes it an error stops the run before it replaces anything.
+    void replaces(const std::string& text) override { warning(text); }
     std::vector<std::string> warnings;
     bool by_warning = false;  // `error` is a warning that the filter made an error
+    bool by_signal = false;   // `error` is a KeyboardInterrupt that came while the callback ran (a signal's)
     std::uint64_t visit_every() const override { return callback_.is_none() ? 0 : every_; }
     bool visit(multigpu::Simulation&) override {
       nb::gil_scoped_acquire locked;
@@ -1216,6 +1223,7 @@ class Engine {
       try {
         stop = nb::cast<bool>(nb::bool_(callback_(self_)));
       } catch (nb::python_error& e) {
+        by_signal = e.matches(PyExc_KeyboardInterrupt);  // Ctrl-C, or a signal a job script made one
         error.emplace(std::move(e));
         stop = true;
       }

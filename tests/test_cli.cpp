@@ -1106,6 +1106,7 @@ TEST_F(Cli, AJobKilledBeforeItsFirstCheckpointRunsAgainFromItsStart) {
 // A checkpoint path that holds another run's checkpoint (a restart from the wrong file, say): replaced when the run
 // ends, as any output is, but said as a warning, even with -q, and in --json. The same run's, run again, is not.
 TEST_F(Cli, AnotherRunsCheckpointReplacedIsAWarning) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   std::string const run = "--run --bodies 256 --steps 40 -q ";
   ASSERT_EQ(nbody(run + "--seed 7 --checkpoint " + file("other.h5")).code, 0);
   ASSERT_EQ(nbody(run + "--checkpoint " + file("full.h5")).code, 0);
@@ -1113,8 +1114,9 @@ TEST_F(Cli, AnotherRunsCheckpointReplacedIsAWarning) {
                              " --json " + file("wrong.json"));
   ASSERT_EQ(wrong.code, 0) << wrong.err;
   std::string const said = "--checkpoint " + file("full.h5") + " holds another run's state, at step 40: plummer (seed "
-                           "42), 256 bodies, where this run is plummer (seed 7), 256 bodies; this run replaces it "
-                           "when it ends: name another file to keep it";
+                           "42), 256 bodies, where this run is plummer (seed 7), 256 bodies: this run replaces it "
+                           "when it ends (one stopped before, by a signal or a failure, keeps it): name another file "
+                           "to keep it";
   EXPECT_NE(wrong.err.find("warning: " + said + "\n"), std::string::npos) << wrong.err;
   EXPECT_EQ(nlohmann::json::parse(slurp(file("wrong.json"))).at("checkpoint_replaced").get<std::string>(), said);
   EXPECT_EQ(sim::read_checkpoint(file("full.h5")).run.seed, 7u);
@@ -1132,6 +1134,12 @@ TEST_F(Cli, AnotherRunsCheckpointReplacedIsAWarning) {
             std::string::npos)
       << again.err;
   EXPECT_TRUE(nlohmann::json::parse(slurp(file("again.json"))).at("checkpoint_replaced").is_null());
+  // The same file of bodies, named another way, is the same run's source.
+  ASSERT_EQ(nbody("--run --bodies 128 --steps 0 -q --save " + file("ic.bin")).code, 0);
+  ASSERT_EQ(nbody("--run --load " + file("ic.bin") + " --steps 5 -q --checkpoint " + file("l.h5")).code, 0);
+  Result const renamed = nbody("--run --load " + file("./ic.bin") + " --steps 5 -q --checkpoint " + file("l.h5"));
+  ASSERT_EQ(renamed.code, 0) << renamed.err;
+  EXPECT_EQ(renamed.err.find("warning:"), std::string::npos) << renamed.err;
 }
 
 TEST_F(Cli, ARestartContinuesItsRunsSeries) {

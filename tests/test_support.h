@@ -24,6 +24,8 @@ namespace nbody::test {
 // Whether this test program runs under AddressSanitizer or ThreadSanitizer, which slow nbody down several times.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 inline constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+inline constexpr bool kSanitized = __has_feature(address_sanitizer) || __has_feature(thread_sanitizer);
 #else
 inline constexpr bool kSanitized = false;
 #endif

@@ -519,17 +519,14 @@ class Simulation:
             self._engine.note_end(float(t_end), t_end_typed)
             short += [n for n in self._take_notices() if n.startswith("t_end=")]  # hermite4: short of t_end
         self._note_run_notices(first_notice)
-        # A diagnostics file the run replaced (another run's series, or this one's before a new softening) is rows
-        # the script may have wanted, and another run's checkpoint its state: said as a RuntimeWarning, as the command
-        # line prints it.
-        replaced = [result[k] for k in ("diagnostics_replaced", "checkpoint_replaced") if result[k]]
-        self._warn_of_end(short + replaced)
+        # (A diagnostics file or another run's checkpoint the run replaces is a RuntimeWarning as the run begins.)
+        self._warn_of_end(short)
         return result["steps"]
 
     @staticmethod
     def _warn_of_end(notices):
-        # A run that did not reach the time asked for (it was already past it; hermite4's last block time before it),
-        # or replaced a series, says so as a RuntimeWarning at the script's line, as the command line prints it. With
+        # A run that did not reach the time asked for (it was already past it; hermite4's last block time before it)
+        # says so as a RuntimeWarning at the script's line, as the command line prints it. With
         # comm, on every rank (each has the same notices): a filter that makes it an error then raises on every rank
         # alike, none going on alone to a collective call.
         depth = 2
@@ -555,9 +552,9 @@ class Simulation:
         the final ``checkpoint`` file is ``checkpoint``), snapshots_written and _not_written,
         outputs_not_written (the final checkpoint or save file that could not be written, each a
         dict of output, path and error, also given as a RuntimeWarning; the others were written),
-        diagnostics_failure, diagnostics_replaced (the notice, where the run takes up an earlier one and
+        diagnostics_failure, diagnostics_replaced (the warning, where the run takes up an earlier one and
         replaces its series at the ``diagnostics`` path whole; else None), checkpoint_replaced (the
-        notice, where the ``checkpoint`` path holds another run's checkpoint, which the run replaces; else
+        warning, where the ``checkpoint`` path holds another run's checkpoint, which the run replaces; else
         None), failure, saved_step and
         save_failure (a run that could not go on),
         warnings (each RuntimeWarning the run gave) and energy_warning (with ``diagnostics``: the end's

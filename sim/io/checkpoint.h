@@ -115,8 +115,7 @@ struct RunRecord {
 
   bool same_hermite(const RunRecord& o) const {
     return hermite.has_value() == o.hermite.has_value() &&
-           (!hermite || (hermite->eta == o.hermite->eta && hermite->eta_start == o.hermite->eta_start &&
-                         hermite->dt_max == o.hermite->dt_max));
+           (!hermite || hermite::same_step_settings(*hermite, *o.hermite));
   }
   bool operator==(const RunRecord& o) const {
     return step == o.step && start_time == o.start_time && dt_since_step == o.dt_since_step &&

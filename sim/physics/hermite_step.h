@@ -233,4 +233,9 @@ NBODY_HOST_DEVICE inline double start_step(const V3& a, const V3& a1, double t, 
 
 NBODY_HOST_DEVICE inline bool below_floor(double dt, double t, const HermiteParams& p) { return dt < step_floor(t, p); }
 
+// Whether two runs choose their steps alike: the settings a user names (eta, eta_start, dt_max; the floor is fixed).
+inline bool same_step_settings(const HermiteParams& a, const HermiteParams& b) {
+  return a.eta == b.eta && a.eta_start == b.eta_start && a.dt_max == b.dt_max;
+}
+
 }  // namespace nbody::sim::hermite

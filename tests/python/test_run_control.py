@@ -92,6 +92,19 @@ def test_the_batch_recipe_saves_the_run_at_a_batch_systems_signal(tmp_path, name
     assert again.steps == sim.steps and np.array_equal(again.positions, sim.positions)
 
 
+def test_a_signal_while_the_callback_runs_is_an_interrupt(tmp_path):
+    # Python runs a signal's handler in the callback: its KeyboardInterrupt stops the run as a signal, not as the
+    # callback's own exception.
+    sim = nbody.Simulation(n=256, backend="cpu")
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        sim.run(steps=100_000, checkpoint=tmp_path / "k.h5", callback=lambda s: time.sleep(0.05), every=1)
+    timer.join()
+    assert sim.last_run["interrupted"] is True and sim.last_run["stopped_by_callback"] is False
+    assert nbody.Simulation.restart(tmp_path / "k.h5", backend="cpu").steps == sim.steps > 0
+
+
 def test_other_threads_run_while_the_engine_steps():
     """The GIL is released while the engine steps: another thread runs meanwhile, and a call it makes
     on the same simulation is refused rather than raced."""

@@ -99,16 +99,27 @@ def test_a_new_softening_begins_the_series_again_and_says_so(tmp_path):
     assert [r["step"] for r in rows(series)] == ["10", "20"]
 
 
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
 def test_another_runs_checkpoint_replaced_is_a_warning(tmp_path):
     # A checkpoint path that holds another run's checkpoint (another seed, another body count): replaced when the run
     # ends, said as a RuntimeWarning and in last_run; the same run's, written again, is no warning.
     nbody.Simulation(n=256, backend="cpu", seed=7).run(steps=20, checkpoint=tmp_path / "c.h5")
     sim = nbody.Simulation(n=256, backend="cpu")
     said = (r"^checkpoint='.*c\.h5' holds another run's state, at step 20: plummer \(seed 7\), 256 bodies, where this "
-            r"run is plummer \(seed 42\), 256 bodies; this run replaces it when it ends: name another file to keep it$")
-    with pytest.warns(RuntimeWarning, match=said):
+            r"run is plummer \(seed 42\), 256 bodies: this run replaces it when it ends \(one stopped before, by a "
+            r"signal or a failure, keeps it\): name another file to keep it$")
+    with pytest.warns(RuntimeWarning, match=said) as caught:
         sim.run(steps=10, checkpoint=tmp_path / "c.h5")
-    assert re.search(said, sim.last_run["checkpoint_replaced"])
+    assert len(caught) == 1 and caught[0].filename == __file__  # once, at the script's line
+    assert re.search(said, sim.last_run["checkpoint_replaced"]) and sim.last_run["warnings"] == [str(caught[0].message)]
+    # A filter that makes it an error stops the run before it replaces the file, which stays the other run's.
+    other = nbody.Simulation(n=256, backend="cpu", seed=9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(RuntimeWarning, match="holds another run's state"):
+            other.run(steps=10, checkpoint=tmp_path / "c.h5")
+    kept = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu")
+    assert kept.steps == 10 and np.array_equal(kept.positions, sim.positions)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sim.run(steps=10, checkpoint=tmp_path / "c.h5")
@@ -311,10 +322,11 @@ def test_a_restart_samples_its_series_as_its_run_did(tmp_path):
     fields = lines[2].rstrip("\n").split(",")  # step 5's: its last figure (r90) changed, its energy and time not
     lines[2] = ",".join(fields[:-1] + [repr(float(fields[-1]) * 2)]) + "\n"
     series.write_text("".join(lines))
-    twin.run(steps=5, diagnostics=series)
+    with pytest.warns(RuntimeWarning, match=r"are not the rows the run wrote before step 50 \(by the digest of them"):
+        twin.run(steps=5, diagnostics=series)
     assert any("are not the rows the run wrote before step 50 (by the digest of them that its checkpoint, or its "
                "last run, recorded" in n
-               for n in twin.last_run["notices"]), twin.last_run["notices"]
+               for n in twin.last_run["warnings"]), twin.last_run["warnings"]
     # The same series continued past steps that step() made without writing it: the gap in it is said.
     stepped.step(12)
     stepped.run(steps=5, diagnostics=tmp_path / "q.csv")
