@@ -590,9 +590,11 @@ TEST_F(Signals, AnInterruptedRunSavesItsCheckpointFirst) {
   EXPECT_EQ(c.bodies.time, c.run.start_time + double(c.run.step) * c.run.dt);
 }
 
-// A finished job run again from its start and stopped (a scheduler's signal, Ctrl-C) replaces none of the finished
-// run's outputs that reach further: its checkpoint and its series stay as they were, the stopped run's rows stay in
-// the partial file, and it says so. While it runs, the same series cannot be started a second time.
+// A job stopped (a scheduler's signal, Ctrl-C) replaces none of a finished run's outputs that reach further: its
+// checkpoint and its series stay as they were, the stopped run's rows stay in the partial file, and it says so. (The
+// finished run here has fewer bodies, so that it is quick: its checkpoint is another run's, which a stop keeps
+// whatever its step; the same run's further on is kept as test_run_outputs.py shows.) While it runs, the same series
+// cannot be started a second time.
 TEST_F(Signals, AStoppedRunKeepsTheOutputsThatReachFurther) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   auto slurp = [](const std::string& path) {
@@ -620,8 +622,8 @@ TEST_F(Signals, AStoppedRunKeepsTheOutputsThatReachFurther) {
       << slurp(file("second.err"));
   p.send(SIGINT);
   EXPECT_EQ(p.wait(std::chrono::seconds(10)), 130) << p.err();
-  EXPECT_NE(p.err().find("error: --checkpoint not written: " + file("c.h5") + " is kept: it holds step 20000, past "
-                         "this stopped run's step "),
+  EXPECT_NE(p.err().find("error: --checkpoint not written: " + file("c.h5") + " is kept: it holds another run's state, at "
+                         "step 20000: plummer (seed 42), 64 bodies, where this run is plummer (seed 42), 4096 bodies"),
             std::string::npos)
       << p.err();
   EXPECT_NE(p.err().find("error: --diagnostics not written: " + file("d.csv") + " is kept: it reaches step 20000, past "
