@@ -82,7 +82,7 @@ void agree(const Ranks& ranks, const std::function<void()>& step) {
     step();
   } catch (const Interrupted& e) {
     // Every rank hears of it below and stops here with it, so that the job ends as a whole.
-    outcome = "signal " + std::to_string(e.signal * 256 + (e.signal == interrupt_signal() ? came_signal() & 255 : 0));
+    outcome = "signal " + std::to_string(e.signal == interrupt_signal() ? interrupt_code() : e.signal * 256);
   } catch (const JobFailure& e) {
     outcome = std::to_string(e.exit_code) + " " + e.what();
   } catch (const InputError& e) {

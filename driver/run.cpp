@@ -27,6 +27,30 @@
 namespace nbody::driver {
 namespace {
 
+// "another run's state, at step 40: plummer (seed 7), 256 bodies, where this run is ...", where the checkpoint `held`
+// is not of this run's source (another scenario, seed, file of bodies) or body count; else "".
+std::string another_runs_state(const sim::CheckpointHeader& held, const Setup& setup, std::uint64_t bodies) {
+  auto const whose = [](const std::string& scenario, std::uint64_t seed, std::uint64_t count) {
+    // A scenario's seed; a file's bodies (file:PATH) and a front end's own have none
+    bool const seeded = from_name<sim::Scenario>(scenario).has_value();
+    return (seeded ? scenario + " (seed " + std::to_string(seed) + ")" : scenario) + ", " + std::to_string(count) +
+           " bodies";
+  };
+  // The same file of bodies named another way ("ic.bin", "./ic.bin", its full path) is the same source.
+  auto const same_source = [](const std::string& a, const std::string& b) {
+    if (a == b) return true;
+    if (a.rfind("file:", 0) != 0 || b.rfind("file:", 0) != 0) return false;
+    std::error_code e1, e2;
+    auto const ca = std::filesystem::weakly_canonical(a.substr(5), e1);
+    auto const cb = std::filesystem::weakly_canonical(b.substr(5), e2);
+    return !e1 && !e2 && ca == cb;
+  };
+  if (same_source(held.run.scenario, setup.scenario) && held.run.seed == setup.seed && held.bodies == bodies) return {};
+  return "another run's state, at step " + std::to_string(held.run.step) + ": " +
+         whose(held.run.scenario, held.run.seed, held.bodies) + ", where this run is " +
+         whose(setup.scenario, setup.seed, bodies);
+}
+
 // A sample of the diagnostics series, begun at its step (Simulation::begin_sample) and ended and
 // measured on the host once the next steps are enqueued, while the devices run them.
 struct PendingSample {
@@ -641,26 +665,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       try {
         sim::CheckpointHeader const held = sim::read_checkpoint_header(o.checkpoint, o.names);
         if (held.run.step > sim.steps_done()) ahead = std::to_string(held.run.step);
-        auto const whose = [](const std::string& scenario, std::uint64_t seed, std::uint64_t bodies) {
-          // A scenario's seed; a file's bodies (file:PATH) and a front end's own have none
-          bool const seeded = from_name<sim::Scenario>(scenario).has_value();
-          return (seeded ? scenario + " (seed " + std::to_string(seed) + ")" : scenario) + ", " +
-                 std::to_string(bodies) + " bodies";
-        };
-        // The same file of bodies named another way ("ic.bin", "./ic.bin", its full path) is the same source.
-        auto const same_source = [](const std::string& a, const std::string& b) {
-          if (a == b) return true;
-          if (a.rfind("file:", 0) != 0 || b.rfind("file:", 0) != 0) return false;
-          std::error_code e1, e2;
-          auto const ca = std::filesystem::weakly_canonical(a.substr(5), e1);
-          auto const cb = std::filesystem::weakly_canonical(b.substr(5), e2);
-          return !e1 && !e2 && ca == cb;
-        };
-        if (!same_source(held.run.scenario, setup.scenario) || held.run.seed != setup.seed ||
-            held.bodies != sim.bodies())
-          other = "another run's state, at step " + std::to_string(held.run.step) + ": " +
-                  whose(held.run.scenario, held.run.seed, held.bodies) + ", where this run is " +
-                  whose(setup.scenario, setup.seed, sim.bodies());
+        other = another_runs_state(held, setup, sim.bodies());
       } catch (const InputError&) {  // not a checkpoint nbody reads: replaced as any other file
       } catch (const std::runtime_error& e) {
         unreadable = e.what();

@@ -397,6 +397,7 @@ bool hermite_state_goes_on(const sim::hermite::HermiteState& state, double was, 
 
 std::string floor_restart_notice(const sim::hermite::HermiteState& state, double time, const std::string& source,
                                  const sim::hermite::HermiteParams& now_steps) {
+  if (state.block_time() == 0.0) return {};  // not started, or before its first block step: no step refused yet
   std::int64_t const body = sim::hermite::first_below_floor(state, now_steps);
   if (body < 0) return {};
   std::ostringstream m;
@@ -552,7 +553,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
             " (it chooses first steps: the file's bodies go on from their own, so it changes nothing now)";
       continue_hermite(s, std::move(checkpoint.hermite));
     } else if (std::string const notice =
-                   s.program.hermite && checkpoint.hermite.block_time() != 0.0
+                   s.program.hermite
                        ? floor_restart_notice(checkpoint.hermite, s.bodies.time, ic.checkpoint, *s.program.hermite)
                        : std::string();
                !notice.empty()) {

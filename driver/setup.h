@@ -101,8 +101,8 @@ void continue_hermite(Setup& s, sim::hermite::HermiteState state);
 bool hermite_state_goes_on(const sim::hermite::HermiteState& state, double was, double now,
                            const std::optional<sim::hermite::HermiteParams>& was_steps,
                            const sim::hermite::HermiteParams& now_steps);
-// The notice of a state that stopped at the floor and starts again under other step settings (hermite_state_goes_on
-// false for that reason alone), or "": "hermite4 starts every body again at time T: `source` holds the state of a run
+// The notice of a state that stopped at the floor and starts again under other step settings (for a caller where
+// hermite_state_goes_on is false and the softening the same), or "" for a state that holds no such step: "hermite4 starts every body again at time T: `source` holds the state of a run
 // that stopped at the floor (body B's step S), which other settings do not keep".
 std::string floor_restart_notice(const sim::hermite::HermiteState& state, double time, const std::string& source,
                                  const sim::hermite::HermiteParams& now_steps);

@@ -106,7 +106,7 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
                                                                   s.config.softening, simulation.program().hermite,
                                                                   *s.program.hermite);
   // A state that stopped at the floor and starts again under other step settings: said, as a new softening is.
-  std::string const floor_notice = s.program.hermite && !goes_on && !softening_changed && state.block_time() != 0.0
+  std::string const floor_notice = s.program.hermite && !goes_on && !softening_changed
                                        ? floor_restart_notice(state, s.bodies.time, "the simulation", *s.program.hermite)
                                        : std::string();
   continue_hermite(s, goes_on ? std::move(state) : sim::hermite::HermiteState{});
