@@ -375,7 +375,7 @@ void HermiteBlocks::floor_failure(std::size_t body, Floor why) {
   }
   if (why == Floor::held)
     throw StoppedWhole(sim::hermite::continued_floor_message(now, body, hs.step[body], floor, time()));
-  throw StoppedWhole(sim::hermite::floor_message(now, body, hs.step[body], floor, time(), setup_.params.eta));
+  throw StoppedWhole(sim::hermite::floor_message(now, body, floor, time(), setup_.params.eta));
 }
 
 void HermiteBlocks::state(sim::BodySet& into) {

@@ -133,10 +133,10 @@ std::string encounter_advice(double eta) {
 
 }  // namespace
 
-std::string floor_message(const BodySet& b, std::size_t body, double dt, double floor, double time, double eta) {
+std::string floor_message(const BodySet& b, std::size_t body, double floor, double time, double eta) {
   std::ostringstream m;
   m.precision(3);
-  m << "hermite4: at t = " << time << " body " << body << " needs a step of " << dt << ", below the floor " << floor
+  m << "hermite4: at t = " << time << " body " << body << " needs a step below the floor " << floor
     << nearest_text(b, body) << encounter_advice(eta);
   return m.str();
 }

@@ -52,10 +52,10 @@ struct HermiteCounters {
   HermiteCounters& operator+=(const HermiteCounters& o);
 };
 
-// The one-line error of a step below the floor: body `body` (its step `dt`, the floor `floor`, at simulation
-// time `time`), its nearest neighbour in `positions` and their distance, and the run's `eta`.
-std::string floor_message(const BodySet& positions, std::size_t body, double dt, double floor, double time,
-                          double eta);
+// The one-line error of a step below the floor: body `body` (the floor `floor`, at simulation time `time`), its
+// nearest neighbour in `positions` and their distance, and the run's `eta`. It names no step: the step a body holds
+// there is the last one halved (half the floor), not what the criterion asked for, which may be far shorter.
+std::string floor_message(const BodySet& positions, std::size_t body, double floor, double time, double eta);
 // The same for a start (no step yet, or every body started again): the start criterion eta_start |a| / |a1| came to
 // `wanted` for it (the run's `eta_start`). Softened (`softened`), that criterion is short deep inside an encounter, where the acceleration
 // nearly vanishes though the orbit needs no such step: the message says so, and that a larger eta_start starts it.

@@ -220,7 +220,7 @@ def test_a_close_encounter_stop_goes_on_in_a_softened_potential():
     # vanishes: the error says that, and names eta_start, not the step the plunge needed.
     pos, vel, m = np.array([[-0.5, 0, 0], [0.5, 0, 0]]), np.zeros((2, 3)), np.array([0.5, 0.5])
     sim = nbody.Simulation.from_arrays(pos, vel, m, integrator="hermite4", softening=0.0, backend="cpu")
-    with pytest.raises(RuntimeError, match="needs a step of .* below the floor"):
+    with pytest.raises(RuntimeError, match="needs a step below the floor"):
         sim.run(t_end=4.0)
     stopped = sim.positions, sim.velocities, sim.time
     with pytest.raises(RuntimeError, match=r"body [01] cannot start: its start step eta_start \|a\| / \|a1\| comes to "
