@@ -382,6 +382,12 @@ int run_simulation(const Options& asked) {
   NamedSetting const t_end_option = continued.t_end ? NamedSetting{asked.run.initial.checkpoint + "'s Header/EndTime"}
                                                    : o.run.names.setting("--t-end");
   if (o.t_end) {
+    // A new run from a file starts at the file's time and goes forward: a time before it is a mistake (a restart
+    // already past its end has nothing left to do, as when a job script runs again).
+    double const start = setup.clock.time(setup.program.dt);
+    if (asked.run.initial.checkpoint.empty() && *o.t_end < start)
+      throw InputError(t_end_option.with(shortest(*o.t_end)) + ": before the time " + shortest(start) + " that " +
+                       asked.run.initial.snapshot + " starts the run at, and a run goes forward; give a later time");
     // Block steps are not known in advance: as many as it takes, none past the time (the simulation's limit).
     agree(world(), [&] { steps = driver::steps_for_time(setup.clock, setup.program, *o.t_end, t_end_option, o.run.names); });
     if (steps == 0)

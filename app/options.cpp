@@ -718,6 +718,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
     // would be refused only after the start-up (minutes at large N). A file's time is known once read.
     if (o.mode == Mode::benchmark && t_end <= 0.0 && ic.snapshot.empty() && ic.checkpoint.empty())
       throw InputError("--t-end " + t_end_given() + ": the benchmark starts at time 0; give a later time");
+    // A run from a scenario starts at time 0 and goes forward: a time before it is a mistake, not a run of no
+    // steps (time 0 itself is one, as --steps 0: the initial state written).
+    if (t_end < 0.0 && ic.snapshot.empty() && ic.checkpoint.empty())
+      throw InputError("--t-end " + t_end_given() + ": the run starts at time 0 and goes forward; give a later time");
     o.t_end = t_end;
   }
   if (cli.count("--kernel")) dev.engine.kernel = kernel;

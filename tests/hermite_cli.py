@@ -241,11 +241,14 @@ with tempfile.TemporaryDirectory() as d:
         bench_hash = json.load(open(p("bench.json")))["hermite4"]["state_hash"]
         run_hash = json.load(open(p("run.json")))["hermite4"]["state_hash"]
         check(bench_hash == run_hash, f"--run's state hash {run_hash}, --benchmark's {bench_hash}")
-        # A time already reached: a new run's -1 or 0, a checkpoint's own time.
-        for t_end in ["-1", "0"]:
-            r = run(["--run", "--integrator", "hermite4", "--bodies", "64", "--t-end", t_end])
-            check(r.returncode == 0 and f"notice: --t-end {t_end}: the run is already at time 0; no block steps" in
-                  r.stderr, f"--t-end {t_end}: {r.stderr!r}")
+        # A time already reached: a new run's 0, a checkpoint's own time; a new run's time before its start is a
+        # mistake, refused.
+        r = run(["--run", "--integrator", "hermite4", "--bodies", "64", "--t-end", "0"])
+        check(r.returncode == 0 and "notice: --t-end 0: the run is already at time 0; no block steps" in r.stderr,
+              f"--t-end 0: {r.stderr!r}")
+        r = run(["--run", "--integrator", "hermite4", "--bodies", "64", "--t-end", "-1"])
+        check(r.returncode == 2 and r.stderr == "error: --t-end -1: the run starts at time 0 and goes forward; give a "
+              "later time\n", f"--t-end -1: {r.stderr!r}")
         # A --t-end off the block times ends at the last block time before it, and says so, naming the bodies the
         # end state shows predicted; one on them says nothing.
         r = run(["--run", "--integrator", "hermite4", "--bodies", "256", "--t-end", "1.03", "--json", p("c.json")])

@@ -306,6 +306,10 @@ TEST_F(Cli, RunSavesASnapshotThatRestarts) {
   Result const again = nbody("--load " + file("a.bin") + " --steps 5 --save " + file("b.bin"));
   ASSERT_EQ(again.code, 0) << again.err;
   EXPECT_DOUBLE_EQ(sim::read_tipsy(file("b.bin")).time, 0.1);
+  // A new run from a file goes forward from the file's time: a time before it is refused, naming both.
+  expect_input_error("--run --load " + file("b.bin") + " --t-end 0.05 --save " + file("c.bin") + " -q",
+                     "--t-end 0.05: before the time 0.1 that " + file("b.bin") + " starts the run at");
+  EXPECT_FALSE(std::filesystem::exists(file("c.bin")));
 }
 
 // --t-end runs to a time: the first step at or past it, by the clock's own arithmetic; a restart goes
@@ -330,6 +334,8 @@ TEST_F(Cli, TEndRunsToTheFirstStepAtOrPastIt) {
     EXPECT_EQ(nlohmann::json::parse(slurp(file("c.json")))["steps"], 0);
   }
   expect_input_error("--run --t-end 1 --steps 5", "--t-end 1 and --steps 5 both given");
+  // A new run from a scenario starts at time 0: a time before it is a mistake (time 0 writes the initial state).
+  expect_input_error("--run --t-end -1", "--t-end -1: the run starts at time 0 and goes forward; give a later time");
   expect_input_error("--run --t-end nan", "--t-end nan: must be a time in");
   expect_input_error("--run --t-end 1e25", "--t-end 1e+25: more than 1e+15 steps of dt 0.01 away");
   expect_input_error("--run --integrator hermite4 --bodies 64 --t-end 1e26",
