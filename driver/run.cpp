@@ -508,14 +508,17 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   result.cadences.diagnostics_digest = carried_digest;
   // An O(N^2) pass (the start's and the end's energies, a sample's potential: seconds at large N on a
   // CPU) stops at a signal; the run then ends as at a signal between steps, its outputs written. With
-  // several ranks a rank may already wait for the others' part of the pass: the run ends there, as any
-  // interrupted collective call does. False when the pass was interrupted.
+  // several ranks the ranks agree on the signal (the pass throws on every rank at one point), and the run
+  // ends the same way; an interrupt that one rank alone saw ends the job, as any interrupted collective
+  // call does. False when the pass was interrupted; `pass_stopped_by` is then the signal that came.
+  int pass_stopped_by = 0;
   auto unless_interrupted = [&](const std::function<void()>& pass) {
     try {
       pass();
       return true;
-    } catch (const Interrupted&) {
-      if (ranks.size() > 1) throw;
+    } catch (const Interrupted& e) {
+      if (ranks.size() > 1 && !e.every_rank) throw;
+      pass_stopped_by = e.signal;
       return false;
     }
   };
@@ -1144,7 +1147,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     } else if (unless_interrupted([&] { result.end = sim.diagnostics(); })) {
       if (sampled) write_row(sim.steps_done(), sim.time(), result.wall_seconds, *result.end);
     } else {
-      result.stopped_by = interrupt_signal();
+      result.stopped_by = pass_stopped_by;  // the signal the ranks agreed on, where it came to another rank
     }
   }
   result.energy_warning = energy_warning(setup, result);

@@ -218,6 +218,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       e.device = config_.devices[d];
       e.split_forces = ranks.size() > 1;  // forces on the rank's own bodies while the others' travel
       e.cancel = ranks.size() > 1 ? nullptr : config_.cancel;
+      e.interruptible = ranks.size() == 1;
       e.names = config_.names;
       engines_.push_back(sim::make_engine(config_.backend, e));
       raw.push_back(engines_.back().get());
@@ -468,6 +469,10 @@ void Simulation::begin_sample() {
     scheduler_->for_each_device([&](int d) { engines_[d]->begin_sample(); });
   });
   sample_time_ = time();
+  // Ranks do not stop alone inside the pass (sim::EngineConfig::interruptible): they agree on a signal after it, and
+  // every rank gives up the sample at once, so that the run stops and saves as a whole.
+  if (ranks_->size() > 1)
+    if (int const sig = agreed_interrupt(*ranks_)) throw Interrupted(sig, true);
 }
 
 double Simulation::end_sample(sim::BodySet& into) {

@@ -139,7 +139,9 @@ class Simulation {
   // state into `into` (its storage reused) and returns the potential energy. A diagnostics series
   // begins a sample at its step, enqueues the next steps, ends the sample and measures it on the host
   // (sim::measure) while the devices run them. Both are collective. Between them, calls that
-  // synchronise may come; a second begin_sample() replaces the first.
+  // synchronise may come; a second begin_sample() replaces the first. A signal during the pass throws
+  // Interrupted: in a process alone as soon as the CPU's pass sees it; with several ranks on every rank
+  // once the pass is over (`every_rank`), wherever it came, so that the run stops and saves as a whole.
   void begin_sample();
   double end_sample(sim::BodySet& into);
   // Accelerations of all bodies from the current positions, in fp64 (synchronises).

@@ -19,8 +19,8 @@ worker_failure               a worker thread failing on one rank (MPI_TESTS, a f
                              last state checked sound.
 interrupt                    Ctrl-C to the job: every rank stops, the checkpoint is written.
 interrupt_modes              Ctrl-C to the job in a benchmark (fixed steps, block steps) and in the start-up, and
-                             a signal to one rank alone: every rank stops at one point and the job ends with one
-                             line, not by MPI_ABORT.
+                             a signal to one rank alone (between steps, in a sample's energy pass): every rank
+                             stops at one point and the job ends with one line, not by MPI_ABORT, its state saved.
 viewer_offscreen             the viewer on rank 0, the others following: the picture of 2 ranks x 2
                              devices is the picture of one process on 4, pixel for pixel.
 viewer_levels                hermite4 coloured by time-step level: the picture of 2 ranks (levels downloaded by
@@ -313,6 +313,21 @@ with tempfile.TemporaryDirectory() as d:
              named="terminated (SIGUSR2, the batch system's warning) after ")
         stop("a benchmark, SIGXCPU to rank 1", ["--benchmark", "--bodies", "12000", "--steps", "100000"],
              whole_job=False, sig=signal.SIGXCPU, named="terminated (SIGXCPU, the CPU time limit)")
+        # A sample every step: most of the run is the samples' O(N^2) potential pass (the start's too), where the signal
+        # comes; at this N the pass is in several chunks, between which a process alone looks for a signal. The ranks
+        # finish the pass and stop together: the state is saved and --json written, as between steps.
+        for name in ("s.h5", "s.json"):
+            if os.path.exists(p(name)):
+                os.remove(p(name))
+        stop("a run's diagnostics sample, SIGUSR1 to rank 1",
+             ["--run", "--bodies", "32768", "--steps", "1000000", "--diagnostics", p("s.csv"), "--diagnostics-every",
+              "1", "--checkpoint", p("s.h5"), "--json", p("s.json")], whole_job=False, after=3.0, sig=signal.SIGUSR1,
+             named="terminated (SIGUSR1, the batch system's warning) after ")
+        check(os.path.exists(p("s.h5")), "a run stopped in a sample's pass saves its state")
+        if os.path.exists(p("s.json")):
+            check(json.load(open(p("s.json")))["interrupted"] is True, "its --json says it was interrupted")
+        else:
+            check(False, "a run stopped in a sample's pass writes its --json")
         # mpirun passes Ctrl-C on as SIGTERM only after its kill timeout (5 s here): the pass must outlast it, on a fast
         # machine too (60,000 bodies ended in 6 s on one).
         stop("the start-up (hermite4's first force pass)", ["--run", "--integrator", "hermite4", "--bodies", "150000",

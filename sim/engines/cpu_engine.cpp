@@ -141,10 +141,11 @@ class CpuEngine final : public SliceEngine {
     double const eps2 = config_.softening * config_.softening;
     Slice const s = config_.slice;
     if constexpr (std::is_same_v<Real, float>)
-      potential_terms(current().data(), config_.bodies, s.begin, s.count, eps2, sample_potential_.data(), config_.cancel);
+      potential_terms(current().data(), config_.bodies, s.begin, s.count, eps2, sample_potential_.data(), config_.cancel,
+                      config_.interruptible);
     else
       reference_potential_terms(current().data(), config_.bodies, s.begin, s.count, eps2, sample_potential_.data(),
-                                config_.cancel);
+                                config_.cancel, config_.interruptible);
     throw_if_cancelled();
   }
   void end_sample(BodySet& b, double* potential) override {

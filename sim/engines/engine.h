@@ -99,6 +99,10 @@ struct EngineConfig {
   // and throws StepCancelled, so a step of minutes ends within a millisecond or so. GPU engines
   // ignore it: their steps are short, and the front end stops queuing more. Null: never.
   const std::atomic<bool>* cancel = nullptr;
+  // A signal (core/interrupt.h) stops the CPU engine's potential pass between chunks (Interrupted): a process alone.
+  // False for a rank of several, which must not stop alone in a pass (the others would wait for it in their next
+  // collective call): the pass runs whole, and the ranks agree on a signal after it (multigpu::Simulation).
+  bool interruptible = true;
   SettingNames names;  // how a refused setting is named (the front end's spelling)
 };
 

@@ -36,10 +36,10 @@ namespace {
 // about ten force steps). Each body's term is its own serial sum over j, whatever thread takes it.
 template <class Real>
 void potential(const Real4<Real>* pos_mass, std::size_t n, std::size_t begin, std::size_t count, double eps2,
-               double* terms, const std::atomic<bool>* cancel) {
+               double* terms, const std::atomic<bool>* cancel, bool interruptible) {
   long const rows = std::max<long>(1, long(1e8 / double(std::max<std::size_t>(n, 1))));
   for (long first = static_cast<long>(begin), end = static_cast<long>(begin + count); first < end; first += rows) {
-    throw_if_interrupted();
+    if (interruptible) throw_if_interrupted();
     if (raised(cancel)) return;
     long const last = std::min(end, first + rows);
 #pragma omp parallel for schedule(static) if (double(last - first) * double(n) > 1e6)
@@ -59,13 +59,13 @@ void potential(const Real4<Real>* pos_mass, std::size_t n, std::size_t begin, st
 }  // namespace
 
 void reference_potential_terms(const Real4<double>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
-                               double eps2, double* terms, const std::atomic<bool>* cancel) {
-  potential(pos_mass, n, begin, count, eps2, terms, cancel);
+                               double eps2, double* terms, const std::atomic<bool>* cancel, bool interruptible) {
+  potential(pos_mass, n, begin, count, eps2, terms, cancel, interruptible);
 }
 
 void potential_terms(const Real4<float>* pos_mass, std::size_t n, std::size_t begin, std::size_t count, double eps2,
-                     double* terms, const std::atomic<bool>* cancel) {
-  potential(pos_mass, n, begin, count, eps2, terms, cancel);
+                     double* terms, const std::atomic<bool>* cancel, bool interruptible) {
+  potential(pos_mass, n, begin, count, eps2, terms, cancel, interruptible);
 }
 
 double force_error_bound(Precision precision, std::size_t n) {

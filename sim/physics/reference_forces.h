@@ -20,11 +20,14 @@ void reference_accelerations(const Real4<double>* pos_mass, std::size_t n, std::
 // terms[i - begin] = m_i * sum_{j != i} -m_j / sqrt(r_ij^2 + eps2) for i in [begin, begin + count),
 // each a serial sum over j in index order, accumulated in fp64: the same bits whatever the threads.
 // The potential energy is half the sum of every body's term, summed in index order (the callers).
-// `cancel` as for reference_accelerations.
+// `cancel` as for reference_accelerations. `interruptible`: a signal (core/interrupt.h) throws Interrupted between
+// chunks of the pass; false for a rank of several, which must not stop alone (the others would wait for it in their
+// next collective call): the pass runs whole, and the ranks agree on a signal after it.
 void reference_potential_terms(const Real4<double>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
-                               double eps2, double* terms, const std::atomic<bool>* cancel = nullptr);
+                               double eps2, double* terms, const std::atomic<bool>* cancel = nullptr,
+                               bool interruptible = true);
 void potential_terms(const Real4<float>* pos_mass, std::size_t n, std::size_t begin, std::size_t count, double eps2,
-                     double* terms, const std::atomic<bool>* cancel = nullptr);
+                     double* terms, const std::atomic<bool>* cancel = nullptr, bool interruptible = true);
 
 // How far any engine's accelerations may be from the reference on the same positions, as a
 // relative L2 error over all bodies: 1e-12 in fp64; in fp32 1e-5 up to 4,096 bodies, growing like
