@@ -59,7 +59,7 @@ DisplayUnit speed_unit(const sim::Units& units) {
   return {units.velocity_cm_per_s() / 1e5, "km/s"};
 }
 
-DisplayUnit length_unit(const sim::Units& units, double length) {
+DisplayUnit length_unit(const sim::Units& units, double length, double at_least) {
   if (!units.physical()) return {1.0, ""};
   struct Named {
     const char* name;
@@ -69,7 +69,7 @@ DisplayUnit length_unit(const sim::Units& units, double length) {
                                  {"au", sim::kAstronomicalUnitCm}, {"km", 1e5}};
   double const cm = length * units.length_cm;
   for (auto const& u : kUnits)
-    if (cm >= u.cm * (1 - 1e-9)) return {units.length_cm / u.cm, u.name};
+    if (cm >= at_least * u.cm * (1 - 1e-9)) return {units.length_cm / u.cm, u.name};
   return {units.length_cm / 1e5, "km"};
 }
 
@@ -125,8 +125,11 @@ std::string panel_energy_line(double error, double time, const sim::Units& units
 }
 
 std::string panel_radii_line(const std::array<double, 3>& radii, const sim::Units& units) {
-  // The half-mass radius' unit (N-body units without a scale); one length unit's where it has none (0, NaN).
-  DisplayUnit const length = length_unit(units, radii[1] > 0 && std::isfinite(radii[1]) ? radii[1] : 1.0);
+  // The half-mass radius' unit (N-body units without a scale); one length unit's where it has none (0, NaN). A
+  // radius below 1 stays in its unit down to 0.1 ("0.78 pc", not "1.59e+05 au"), as the scale bar beside it reads:
+  // the bar's round lengths take the smaller unit, where a cluster's radii would read in hundreds of thousands.
+  DisplayUnit const length =
+      length_unit(units, radii[1] > 0 && std::isfinite(radii[1]) ? radii[1] : 1.0, 0.1);
   char text[96];
   std::snprintf(text, sizeof text, "r10/50/90 = %.3g %.3g %.3g%s%s", length.factor * radii[0],
                 length.factor * radii[1], length.factor * radii[2], length.unit.empty() ? "" : " ",

@@ -27,8 +27,8 @@ struct DisplayUnit {
 // Speeds: km/s with a physical scale, else N-body units.
 DisplayUnit speed_unit(const sim::Units& units);
 // A length shown as `length` simulation units: N-body units, or the one of Mpc, kpc, pc, au, km in
-// which it is at least 1 (the largest such), so a bar reads "200 pc" rather than "0.2 kpc".
-DisplayUnit length_unit(const sim::Units& units, double length);
+// which it is at least `at_least` (the largest such), so a bar reads "200 pc" rather than "0.2 kpc".
+DisplayUnit length_unit(const sim::Units& units, double length, double at_least = 1.0);
 
 // The scale bar: a round length (1, 2 or 5 x 10^k in its unit) whose bar is at most max_pixels
 // long and more than 0.4 of it, at `world_per_pixel` simulation lengths per pixel.

@@ -407,8 +407,12 @@ TEST(Annotations, PanelLinesInNbodyOrPhysicalUnits) {
   EXPECT_EQ(render::panel_time_line(100.0, true, true, pc), "block time = 100 (4.715 Myr)   paused");
   EXPECT_EQ(render::panel_energy_line(1e-4, 100.0, pc), "|dE/E| = 1.0e-04 at 4.715 Myr");
   EXPECT_EQ(render::panel_radii_line({0.5, 2.0, 3000.0}, pc), "r10/50/90 = 0.5 2 3e+03 pc");
+  // A half-mass radius below one unit reads in it (as the scale bar of "2 pc" beside it), not in au.
+  EXPECT_EQ(render::panel_radii_line({0.327, 0.795, 2.17}, pc), "r10/50/90 = 0.327 0.795 2.17 pc");
+  EXPECT_EQ(render::panel_radii_line({1e-4, 2e-3, 0.01}, pc), "r10/50/90 = 20.6 413 2.06e+03 au");
   sim::Units const kpc = sim::parse_units("1e10Msun", "1kpc");
   EXPECT_EQ(render::panel_radii_line({0.973, 1.24, 1.56}, kpc), "r10/50/90 = 0.973 1.24 1.56 kpc");
+  EXPECT_EQ(render::panel_radii_line({0.309, 0.776, 2.11}, kpc), "r10/50/90 = 0.309 0.776 2.11 kpc");
   EXPECT_EQ(render::panel_radii_line({0, 0, 0}, kpc), "r10/50/90 = 0 0 0 kpc");  // not in km
   // Below a year, in the overlay's units too (days, hours), not seconds: the overlay and the panel read alike.
   double const day = 86400.0 / pc.time_s();
