@@ -168,6 +168,7 @@ class BrowserSurface final : public render::Surface {
     render::Input in;
     bool changed_button[3] = {false, false, false};
     std::vector<bool> changed_key(std::size_t(Key::count), false);
+    bool changed_modifiers = false;
     std::size_t used = 0;
     for (; used < waiting_.size(); ++used) {
       ClientMessage const& m = waiting_[used];
@@ -178,6 +179,11 @@ class BrowserSurface final : public render::Surface {
       if (auto const* k = std::get_if<KeyEvent>(&m.event)) {
         if (changed_key[std::size_t(k->key)] && !k->down) break;
         changed_key[std::size_t(k->key)] = true;
+      }
+      // Ctrl let go within the frame that clicked with it: the frame sees the click with Ctrl held, the next without.
+      if (std::holds_alternative<Modifiers>(m.event)) {
+        if (changed_modifiers) break;
+        changed_modifiers = true;
       }
       apply(m, io, in);
       // The steering viewer's own count (a new one counts from 1 again).
@@ -277,12 +283,11 @@ class BrowserSurface final : public render::Surface {
             in.scroll += e.dy;
           } else if constexpr (std::is_same_v<E, KeyEvent>) {
             io.KeysDown[int(e.key)] = e.down;
-            io.KeyCtrl = e.modifiers & 1;
-            io.KeyShift = e.modifiers & 2;
-            io.KeyAlt = e.modifiers & 4;
-            io.KeySuper = e.modifiers & 8;
+            hold_modifiers(e.modifiers, io);
             // Escape closes a pop-up or cancels an edit (ImGui has it); it never ends the server,
             // which other viewers may be watching.
+          } else if constexpr (std::is_same_v<E, Modifiers>) {
+            hold_modifiers(e.held, io);
           } else if constexpr (std::is_same_v<E, Character>) {
             io.AddInputCharacter(e.codepoint);
             // The viewer's keys, as typed; 'q' would quit, which is the server's to decide.
@@ -298,6 +303,13 @@ class BrowserSurface final : public render::Surface {
           }
         },
         m.event);
+  }
+
+  static void hold_modifiers(int held, ImGuiIO& io) {
+    io.KeyCtrl = held & 1;
+    io.KeyShift = held & 2;
+    io.KeyAlt = held & 4;
+    io.KeySuper = held & 8;
   }
 
   // Drags add up motion event by event, as in the window.

@@ -139,7 +139,7 @@ ParseResult parse_client_message(std::string_view text) {
   switch (kind) {
     case 'p': expected = 4; break;
     case 'd': case 'u': expected = 5; break;
-    case 'w': case 'c': expected = 3; break;
+    case 'w': case 'c': case 'm': expected = 3; break;
     case 'k': expected = 5; break;
     case 's': expected = 4; break;
     case 't': case 'a': expected = 2; break;
@@ -187,6 +187,12 @@ ParseResult parse_client_message(std::string_view text) {
       if (!key) return fail("unknown key");
       if (!mods || *mods < 0 || *mods > 15) return fail("the modifiers are a number from 0 to 15");
       m.event = KeyEvent{*key, *down == 1, *mods};
+      break;
+    }
+    case 'm': {
+      auto const mods = whole<int>(f[2]);
+      if (!mods || *mods < 0 || *mods > 15) return fail("the modifiers are a number from 0 to 15");
+      m.event = Modifiers{*mods};
       break;
     }
     case 'c': {

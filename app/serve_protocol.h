@@ -53,6 +53,8 @@ std::string_view target_path(std::string_view target);
 //   u ID BUTTON X Y       button released
 //   w ID DY               wheel, in steps (positive: away from the user, zooms in)
 //   k ID DOWN KEY MODS    a named key (kKeyNames) down (1) or up (0); MODS: 1 ctrl, 2 shift, 4 alt, 8 super
+//   m ID MODS             the modifier keys held changed (MODS as for k): before a click (Ctrl+click
+//                         types into a slider) and when one is let go (after Ctrl+A, typing goes on)
 //   c ID CODEPOINT        a character typed
 //   s ID WIDTH HEIGHT     the page's size for frames, pixels
 //   t ID                  take control (this viewer steers from now on)
@@ -71,6 +73,7 @@ struct PointerMove { float x, y; };
 struct Button { int button; bool down; float x, y; };
 struct Wheel { float dy; };
 struct KeyEvent { Key key; bool down; int modifiers; };
+struct Modifiers { int held; };  // as KeyEvent::modifiers
 struct Character { std::uint32_t codepoint; };
 struct FrameSize { int width, height; };
 struct TakeControl {};
@@ -79,7 +82,8 @@ struct Acknowledge {};  // the frame's sequence number is the message's id
 // the last one held are released, not left down for the next.
 struct ControlChanged {};
 using Event =
-    std::variant<PointerMove, Button, Wheel, KeyEvent, Character, FrameSize, TakeControl, Acknowledge, ControlChanged>;
+    std::variant<PointerMove, Button, Wheel, KeyEvent, Modifiers, Character, FrameSize, TakeControl, Acknowledge,
+                 ControlChanged>;
 
 struct ClientMessage {
   std::uint64_t id = 0;

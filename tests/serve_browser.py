@@ -180,6 +180,34 @@ class Browser:
         self.mouse("mouseReleased", x, y, 0)
         time.sleep(0.4)
 
+    def ctrl(self, key):
+        """Ctrl+KEY as typed: Control down, KEY down and up with it held, Control up."""
+        control = {"key": "Control", "code": "ControlLeft", "windowsVirtualKeyCode": 17}
+        self.call("Input.dispatchKeyEvent", type="rawKeyDown", modifiers=2, **control)
+        time.sleep(0.05)
+        code = ord(key.upper())
+        self.call("Input.dispatchKeyEvent", type="rawKeyDown", key=key, windowsVirtualKeyCode=code, modifiers=2)
+        time.sleep(0.05)
+        self.call("Input.dispatchKeyEvent", type="keyUp", key=key, windowsVirtualKeyCode=code, modifiers=2)
+        time.sleep(0.05)
+        self.call("Input.dispatchKeyEvent", type="keyUp", modifiers=0, **control)
+        time.sleep(0.1)
+
+    def ctrl_click(self, fx, fy):
+        """A click with Ctrl held (Control pressed first, let go after)."""
+        control = {"key": "Control", "code": "ControlLeft", "windowsVirtualKeyCode": 17}
+        self.call("Input.dispatchKeyEvent", type="rawKeyDown", modifiers=2, **control)
+        x, y = self.page_point(fx, fy)
+        self.call("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y, modifiers=2)
+        self.call("Input.dispatchMouseEvent", type="mousePressed", x=x, y=y, button="left", buttons=1, clickCount=1,
+                  modifiers=2)
+        time.sleep(0.15)
+        self.call("Input.dispatchMouseEvent", type="mouseReleased", x=x, y=y, button="left", buttons=0, clickCount=1,
+                  modifiers=2)
+        time.sleep(0.1)
+        self.call("Input.dispatchKeyEvent", type="keyUp", modifiers=0, **control)
+        time.sleep(0.3)
+
     def drag(self, f0, f1, steps=10):
         x0, y0 = self.page_point(*f0)
         x1, y1 = self.page_point(*f1)
@@ -292,14 +320,24 @@ def steer(nbody, folder, shots):
         expect(differing(b, c) > 0.001, "a drag did not change the view (%.4f differ)" % differing(b, c))
         expect(browser.header()["step"] == step_b, "the drag stepped the paused run")
         browser.screenshot(os.path.join(shots, "serve_after_drag.png"))
-        # The HUD's N field, as a person uses it: open Simulation, click N, type, Enter.
+        # The HUD's N field, as a person uses it: open Simulation, click N, select all (Ctrl+A), type, Enter. Ctrl
+        # let go before the typing must reach the server, or it holds Ctrl down and drops every character.
         browser.click(*wait_for(lambda: server.widget("Simulation"), 10, "no Simulation header traced"))
         browser.click(*wait_for(lambda: server.widget("N"), 10, "opening Simulation showed no N field"))
+        browser.ctrl("a")
         browser.type("2048\n")
         wait_for(lambda: browser.header().get("bodies") == 2048, 30,
-                 "N = 2048 typed into the HUD did not apply: %s\n%s" % (browser.header(), server.log()))
+                 "N = 2048 typed into the HUD after Ctrl+A did not apply: %s\n%s" % (browser.header(), server.log()))
         time.sleep(1.0)
         browser.screenshot(os.path.join(shots, "serve_n_2048.png"))
+        # Ctrl+click on a slider types a value into it, as in the window (a plain click would set the value under
+        # the pointer): dt becomes exactly what was typed.
+        browser.ctrl_click(*wait_for(lambda: server.widget("dt"), 10, "Simulation showed no dt slider"))
+        browser.type("0.005\n")
+        wait_for(lambda: "dt 0.005000\n" in server.log(), 30,
+                 "dt 0.005 typed after Ctrl+click on its slider did not apply:\n" + server.log()[-1500:])
+        expect(re.findall(r", dt ([0-9.e+-]+)\n", server.log())[-1] == "0.005000",
+               "dt moved after the typed 0.005: " + server.log()[-800:])
         # Paused with the HUD hidden (h twice: minimal, then none), nothing in the picture changes: the
         # server draws no new frame, sends the last one again each second, and the page's corner says
         # the picture is still (frames are drawn on demand) instead of counting frames/s.

@@ -126,6 +126,8 @@ TEST(ServeMessages, EveryKindParses) {
   EXPECT_TRUE(k.down);
   EXPECT_EQ(k.modifiers, 3);
   EXPECT_EQ(event_of<KeyEvent>("k 22 0 Escape 0").key, Key::escape);
+  EXPECT_EQ(event_of<Modifiers>("m 27 1").held, 1);  // Ctrl pressed alone (before a click)
+  EXPECT_EQ(event_of<Modifiers>("m 28 0").held, 0);  // and let go
   EXPECT_EQ(event_of<Character>("c 23 32").codepoint, 32u);
   EXPECT_EQ(event_of<Character>("c 24 1046").codepoint, 1046u);  // a Cyrillic letter
   auto const s = event_of<FrameSize>("s 25 1280 720");
@@ -143,6 +145,7 @@ TEST(ServeMessages, BadOnesAreRefusedWithAReason) {
         "p 1.5 2 3", "p 18446744073709551616 2 3", "p x 2 3", "p 1 nan 3", "p 1 inf 3", "p 1 1e3 3", "p 1 0x10 3",
         "p 1 99999 3", "p 1 3 -99999", "p 1 1.2.3 4", "d 1 3 0 0", "d 1 -1 0 0", "d 1 left 0 0", "u 1 0 0",
         "w 1 101", "w 1 -", "k 1 2 Enter 0", "k 1 1 F13 0", "k 1 1 enter 0", "k 1 1 Enter 16", "k 1 1 Enter -1",
+        "m 1", "m 1 16", "m 1 -1", "m 1 ctrl", "m 1 1 2",
         "c 1 0", "c 1 31", "c 1 127", "c 1 55296", "c 1 1114112", "c 1 a", "s 1 15 100", "s 1 100 15",
         "s 1 3841 100", "s 1 100 2161", "s 1 100000 100000", "s 1 -640 480", "t", "t 1 2", "t 1\n", "a", "a -1", "a 1 2", "a x",
         std::string("p 1 2\0 3", 8)}) {
@@ -164,7 +167,7 @@ TEST(ServeMessages, OversizedOnesAreRefusedBeforeParsing) {
 TEST(ServeMessages, RandomInputIsParsedOrRefused) {
   std::mt19937 rng(42);
   std::string const seeds[] = {"p 17 120.5 -3", "d 18 2 10 20", "w 20 -1.25", "k 21 1 Enter 3", "c 23 32",
-                               "s 25 1280 720", "t 26"};
+                               "s 25 1280 720", "t 26", "m 27 1"};
   int accepted = 0;
   for (int k = 0; k < 20000; ++k) {
     std::string text;
