@@ -217,6 +217,7 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk, std::ve
     if (c0 > 0) {
       int const sig = agreed_interrupt(ranks_);
       if (sig) throw Interrupted(sig, ranks_.size() > 1);
+      if (setup_.cancel && setup_.cancel->load()) throw sim::StepCancelled();  // one process: nothing to agree
     }
     std::size_t const count = std::min(chunk, total - c0);
     totals_.resize(count);

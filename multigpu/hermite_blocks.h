@@ -11,6 +11,7 @@
 // HermiteEngine::advance_blocks. Every layout, threading model and rank count gives the same bits.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -40,6 +41,10 @@ struct HermiteBlocksSetup {
   std::vector<Slice> all_slices;       // every device of every rank, in rank order (hermite_partition)
   std::vector<std::size_t> rank_devices;  // devices of each rank
   const Ranks* ranks = nullptr;
+  // Raised by a front end that no longer wants the work in progress (the viewer closed, or a new run asked for):
+  // a pass in chunks (the start, the potential) gives up between them and throws sim::StepCancelled, as the fixed
+  // steps' engines do (multigpu::SimulationConfig::cancel). Null: never; always null for a rank of several.
+  const std::atomic<bool>* cancel = nullptr;
   SettingNames names;  // how a refused setting is named (the front end's spelling)
   // Makes each device's engine; empty: sim::make_hermite_engine(backend, config). (Tests wrap engines in one that
   // stalls or gives up.)

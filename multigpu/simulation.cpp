@@ -186,6 +186,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       h.all_slices = all_slices_;
       h.rank_devices = rank_devices_;
       h.ranks = ranks_;
+      h.cancel = ranks_->size() > 1 ? nullptr : config_.cancel;
       h.names = config_.names;
       sim::hermite::HermiteState const none;
       // An fp32 run's pair takes each mass as an fp32 value, and its checkpoints hold them so: the masses it keeps

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -250,6 +251,22 @@ TEST(Hermite, PotentialOfThePredictedStateMatchesTheReference) {
   double const reference = sim::reference_potential(now, 0.01);
   EXPECT_NEAR(potential / reference, 1.0, 1e-13);
   EXPECT_EQ(now.time, s.time());
+}
+
+// A front end that no longer wants the work (the viewer closed during the start, a new run asked for) has hermite4's
+// passes in chunks given up between chunks, as the fixed steps' engines give theirs up: the start's and the
+// potential's O(N^2) passes, each of which is seconds at large N, end after their first chunk.
+TEST(Hermite, ACancelledPassIsGivenUpBetweenItsChunks) {
+  sim::BodySet const b = plummer(8192);
+  std::atomic<bool> cancel{true};
+  multigpu::SimulationConfig c = cpu_config(0.01);
+  c.cancel = &cancel;
+  EXPECT_THROW(multigpu::Simulation(b, hermite_program(0.02, 0.01, 1.0 / 16), c), sim::StepCancelled);
+  cancel = false;
+  multigpu::Simulation s(b, hermite_program(0.02, 0.01, 1.0 / 16), c);
+  s.advance(2);
+  cancel = true;
+  EXPECT_THROW(s.diagnostics(), sim::StepCancelled);
 }
 
 // The force+jerk pass against the formula written out plainly (fp64: within rounding; fp32 differences:
