@@ -331,12 +331,15 @@ class Viewer {
     // The step's time where the run last made steps (none since a reset or before the first step: not said).
     char step[64] = "";
     if (stats.step_ms > 0) std::snprintf(step, sizeof step, "step %.3f ms (mean of the last), ", stats.step_ms);
+    // Ended during the start-up, before the first state: no bodies to name, and no way positions reached GL yet.
+    std::string const shown = stats.bodies ? "N = " + std::to_string(stats.bodies) : "no bodies yet (the start-up)";
+    std::string const upload = upload_.empty() ? "" : ", " + upload_;
     if (!options_.quiet && measured > 0)
-      std::fprintf(stderr, "viewer: N = %zu, %llu frames: %srender %.3f ms per frame (mean), %s\n", stats.bodies,
-                   (unsigned long long)drawn, step, total_render_ms / double(measured), upload_.c_str());
+      std::fprintf(stderr, "viewer: %s, %llu frames: %srender %.3f ms per frame (mean)%s\n", shown.c_str(),
+                   (unsigned long long)drawn, step, total_render_ms / double(measured), upload.c_str());
     else if (!options_.quiet && drawn == 1 && frames == 1)  // the first frame sets things up: it times nothing
-      std::fprintf(stderr, "viewer: N = %zu, 1 frame: %srender not timed (the first frame sets up; --frames 2 or more "
-                   "times it), %s\n", stats.bodies, step, upload_.c_str());
+      std::fprintf(stderr, "viewer: %s, 1 frame: %srender not timed (the first frame sets up; --frames 2 or more "
+                   "times it)%s\n", shown.c_str(), step, upload.c_str());
     live_.reset();  // stops the simulation thread (after the step in progress)
     if (int const sig = interrupt_signal()) {
       std::fprintf(stderr, "viewer: %s\n", Interrupted(sig).what());
