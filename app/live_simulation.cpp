@@ -459,7 +459,8 @@ void LiveSimulation::apply(const Change& change) {
       driver::Setup const setup = driver::with_settings(setup_, *sim_, change.run, &notices);
       for (auto const& n : notices) message(n);
       rebuild(setup.bodies, setup, setup.clock, change.run, &setup.hermite);
-      message("now " + sim_->describe() + ", dt " + std::to_string(setup.program.dt));
+      message("now " + sim_->describe() + (setup.program.hermite ? ", dt max " : ", dt ") +
+              std::to_string(setup.program.dt));
       break;
     }
     case Change::Kind::save:

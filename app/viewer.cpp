@@ -572,7 +572,12 @@ class Viewer {
   // The settings the HUD shows, on top of those asked for last: only what the user changed.
   driver::RunConfig settings() const {
     driver::RunConfig run = requested_;
-    if (controls_.dt != shown_.physics.dt) run.physics.dt = controls_.dt;
+    if (controls_.dt != shown_.physics.dt) {
+      if (controls_.block_steps)  // hermite4's "dt max"
+        run.physics.hermite.dt_max = controls_.dt, run.given.dt_max = true;
+      else
+        run.physics.dt = controls_.dt;
+    }
     if (controls_.softening != shown_.physics.softening) run.physics.softening = controls_.softening;
     if (controls_.damping != shown_.physics.damping) run.physics.damping = controls_.damping;
     Precision const precision = controls_.precision ? Precision::fp64 : Precision::fp32;
@@ -689,6 +694,7 @@ class Viewer {
     controls_.precision = stats.run.devices.engine.precision == Precision::fp64 ? 1 : 0;
     controls_.threading = stats.run.devices.threading == multigpu::Threading::workers ? 1 : 0;
     controls_.damping_applies = stats.run.physics.integrator == sim::Integrator::euler_damped;
+    controls_.block_steps = stats.run.physics.integrator == sim::Integrator::hermite4;
     shown_ = stats.run;  // the values the controls hold, to tell the user's changes from them
     shown_.physics.dt = controls_.dt;
     shown_.physics.softening = controls_.softening;

@@ -218,12 +218,17 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     ImGui::InputScalar("N", ImGuiDataType_S64, &c.bodies);
     trace("N");
     if (checked_edit(before_edit_, "N", "--bodies", bodies_was, c.bodies, NoBound{}, c.refused)) c.reset = true;
-    double const dt_range[2] = {1e-4, 0.05}, softening_range[2] = {1e-4, 0.5}, damping_range[2] = {0.9, 1.0};
+    // hermite4 chooses each body's step: what it has of a dt is the longest step, dt_max (default 1/16).
+    double const dt_range[2] = {1e-4, c.block_steps ? 1.0 : 0.05}, softening_range[2] = {1e-4, 0.5},
+                 damping_range[2] = {0.9, 1.0};
+    char const* const dt_label = c.block_steps ? "dt max" : "dt";
     double const dt_was = c.dt;
-    ImGui::SliderScalar("dt", ImGuiDataType_Double, &c.dt, &dt_range[0], &dt_range[1], "%.4g",
+    ImGui::SliderScalar(dt_label, ImGuiDataType_Double, &c.dt, &dt_range[0], &dt_range[1], "%.4g",
                         ImGuiSliderFlags_Logarithmic);
-    trace("dt");
-    if (checked_edit(before_edit_, "dt", "--dt", dt_was, c.dt, dt_problem, c.refused)) c.apply = true;
+    trace(dt_label);
+    auto const dt_check = [&](double v) { return c.block_steps ? dt_max_problem(v) : dt_problem(v); };
+    if (checked_edit(before_edit_, dt_label, c.block_steps ? "--dt-max" : "--dt", dt_was, c.dt, dt_check, c.refused))
+      c.apply = true;
     double const softening_was = c.softening;
     ImGui::SliderScalar("softening", ImGuiDataType_Double, &c.softening, &softening_range[0], &softening_range[1],
                         "%.4g", ImGuiSliderFlags_Logarithmic);

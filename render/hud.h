@@ -55,6 +55,8 @@ struct HudControls {
   bool softening_edited = false;  // one-shot: the user set the softening (kept across scenarios)
   double damping = 0.995;
   bool damping_applies = false;  // euler-damped only
+  // hermite4: each body chooses its own step, so `dt` is the longest one, --dt-max ("dt max" in the panel).
+  bool block_steps = false;
   int precision = 0;          // 0 fp32, 1 fp64
   int steps_per_update = 1;
   float point_size = 8.0f;

@@ -7,7 +7,7 @@ a wrong token is refused, and viewers that stall, vanish or
 send garbage leave the run and the other viewers going. Screenshots of the page go to the folder
 named by NBODY_SERVE_SCREENSHOTS (default: a temporary one, printed).
 
-usage: serve_browser.py NBODY CASE      (cases: steer, security; mpi, with NBODY_MPIEXEC=mpirun)
+usage: serve_browser.py NBODY CASE      (cases: steer, security, hermite; mpi, with NBODY_MPIEXEC=mpirun)
 exit status: 0 passed, 1 failed, 77 skipped (no chromium).
 """
 import base64
@@ -518,7 +518,31 @@ def mpi(nbody, folder, shots):
             proc.wait()
 
 
-CASES = {"steer": steer, "security": security, "mpi": mpi}
+def hermite(nbody, folder, shots):
+    """hermite4 chooses each body's step: the panel's step slider is the longest, "dt max", and a value typed into it
+    (Ctrl+click) is applied as --dt-max, not refused as a --dt hermite4 does not take."""
+    server = Server(nbody, "127.0.0.1:0", ["--backend", "cpu", "--integrator", "hermite4", "--bodies", "512"], folder)
+    browser = Browser(folder)
+    try:
+        browser.open(server.local_url)
+        frames_of_page_size(browser)
+        browser.click(*wait_for(lambda: server.widget("Simulation"), 10, "no Simulation header traced"))
+        slider = wait_for(lambda: server.widget("dt max"), 10,
+                          "hermite4's Simulation showed no 'dt max' slider:\n" + server.log()[-1500:])
+        expect(server.widget("dt") is None, "hermite4's Simulation shows a 'dt' slider, which it cannot take")
+        browser.ctrl_click(*slider)
+        browser.type("0.03125\n")
+        wait_for(lambda: "dt max 0.031250\n" in server.log(), 30,
+                 "dt max 0.03125 typed into its slider did not apply:\n" + server.log()[-1500:])
+        expect("could not apply" not in server.log(), "the change was refused:\n" + server.log()[-1500:])
+        browser.screenshot(os.path.join(shots, "serve_hermite_dt_max.png"))
+        server.stop(signal.SIGINT, 130)
+    finally:
+        browser.close()
+        server.close()
+
+
+CASES = {"steer": steer, "security": security, "mpi": mpi, "hermite": hermite}
 
 
 def main():
