@@ -520,7 +520,8 @@ def mpi(nbody, folder, shots):
 
 def hermite(nbody, folder, shots):
     """hermite4 chooses each body's step: the panel's step slider is the longest, "dt max", and a value typed into it
-    (Ctrl+click) is applied as --dt-max, not refused as a --dt hermite4 does not take."""
+    (Ctrl+click) is applied as --dt-max, not refused as a --dt hermite4 does not take. Then the page on a HiDPI
+    screen: frames of its CSS size."""
     server = Server(nbody, "127.0.0.1:0", ["--backend", "cpu", "--integrator", "hermite4", "--bodies", "512"], folder)
     browser = Browser(folder)
     try:
@@ -536,6 +537,13 @@ def hermite(nbody, folder, shots):
                  "dt max 0.03125 typed into its slider did not apply:\n" + server.log()[-1500:])
         expect("could not apply" not in server.log(), "the change was refused:\n" + server.log()[-1500:])
         browser.screenshot(os.path.join(shots, "serve_hermite_dt_max.png"))
+        # A HiDPI screen (two device pixels a CSS pixel): frames of the page's CSS size, so that the HUD's text is
+        # its usual size on the screen, not half of it.
+        browser.call("Emulation.setDeviceMetricsOverride", width=800, height=560, deviceScaleFactor=2, mobile=False)
+        wait_for(lambda: [browser.header().get("width"), browser.header().get("height")] ==
+                 browser.evaluate("[window.innerWidth, window.innerHeight]"), 30,
+                 "frames not of the page's CSS size at 2 device pixels a CSS pixel: %s" % browser.header())
+        browser.screenshot(os.path.join(shots, "serve_hermite_hidpi.png"))
         server.stop(signal.SIGINT, 130)
     finally:
         browser.close()
