@@ -180,9 +180,12 @@ class BrowserSurface final : public render::Surface {
         if (changed_key[std::size_t(k->key)] && !k->down) break;
         changed_key[std::size_t(k->key)] = true;
       }
-      // Ctrl let go within the frame that clicked with it: the frame sees the click with Ctrl held, the next without.
+      // Ctrl let go within the frame that clicked with it (or a second change of the modifiers): the frame sees the
+      // click with Ctrl held, the next without.
       if (std::holds_alternative<Modifiers>(m.event)) {
-        if (changed_modifiers) break;
+        bool const pressed = changed_button[0] || changed_button[1] || changed_button[2] ||
+                              std::find(changed_key.begin(), changed_key.end(), true) != changed_key.end();
+        if (changed_modifiers || pressed) break;
         changed_modifiers = true;
       }
       apply(m, io, in);

@@ -170,7 +170,8 @@ class Viewer {
     // thread (O(N^2): a minute at a million bodies on the CPU): the first frame shows at once, saying
     // so, and a quit during the start-up is at once too. The controls take the run's values when it
     // has started (new_generation).
-    controls_.dt = o.run.physics.dt;
+    controls_.block_steps = o.run.physics.integrator == sim::Integrator::hermite4;
+    controls_.dt = controls_.block_steps ? o.run.physics.hermite.dt_max : o.run.physics.dt;
     controls_.softening = o.run.physics.softening;
     controls_.damping = o.run.physics.damping;
     controls_.damping_applies = o.run.physics.integrator == sim::Integrator::euler_damped;
@@ -1007,7 +1008,7 @@ int follow_viewer(const Options& o) {
   try {
     return live.follow();
   } catch (const Interrupted& e) {
-    // An interrupt the ranks met together in a start-up phase (agree(), hermite4's start pass): rank 0's viewer takes
+    // An interrupt the ranks met together (agree(), hermite4's passes in chunks): rank 0's viewer takes
     // it on its simulation thread and goes on to its own end, which this rank cannot wait for here; the job ends from
     // this rank (main: an abort), at once.
     throw Interrupted(e.signal);

@@ -512,6 +512,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // ends the same way; an interrupt that one rank alone saw ends the job, as any interrupted collective
   // call does. False when the pass was interrupted; `pass_stopped_by` is then the signal that came.
   int pass_stopped_by = 0;
+  constexpr bool kStopTogether = true;  // the passes below: the ranks agree on a signal at their end
   auto unless_interrupted = [&](const std::function<void()>& pass) {
     try {
       pass();
@@ -564,7 +565,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     bool new_baseline = setup.baseline_step > 0 && setup.baseline_step == sim.steps_done();
     if (!baseline && sampled) {
       start_measured = true;
-      if (unless_interrupted([&] { result.start = sim.diagnostics(); })) {
+      if (unless_interrupted([&] { result.start = sim.diagnostics(kStopTogether); })) {
         baseline = result.start->total();
         new_baseline = true;
       }
@@ -580,7 +581,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     if (ranks.size() > 1) unfinished = ranks.all_gather(unfinished).front();
     if (unfinished == "1") {
       start_measured = true;
-      if (unless_interrupted([&] { result.start = sim.diagnostics(); }))
+      if (unless_interrupted([&] { result.start = sim.diagnostics(kStopTogether); }))
         lineage = lineage_here(setup.initial_energy.value_or(result.start->total()));
     }
   }
@@ -716,7 +717,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                       " writes a checkpoint");
   }
 
-  if ((o.summary || sampled) && !start_measured) unless_interrupted([&] { result.start = sim.diagnostics(); });
+  if ((o.summary || sampled) && !start_measured) unless_interrupted([&] { result.start = sim.diagnostics(kStopTogether); });
   // A restart keeps the run's baseline; without one, the baseline is unknown until a restart measures it.
   result.initial_energy = result.start ? setup.initial_energy.value_or(result.start->total()) : setup.initial_energy;
   observer.started(result.start, result.initial_energy);
@@ -1035,7 +1036,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       bool const snapshot_now = passed(snapshot_dt, snapshot_time) || o.snapshots.due(now_step);
       if (sample_now) {
         sampled_at = now_step;
-        if (!unless_interrupted([&] { sim.begin_sample(); })) break;
+        if (!unless_interrupted([&] { sim.begin_sample(kStopTogether); })) break;
         pending.step = now_step;
         pending.time = sim.time();
         pending.wall = seconds_since(t0);
@@ -1144,7 +1145,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   if (ended && (o.summary || sampled)) {
     if (last_sample_step == sim.steps_done()) {
       result.end = last_sample;
-    } else if (unless_interrupted([&] { result.end = sim.diagnostics(); })) {
+    } else if (unless_interrupted([&] { result.end = sim.diagnostics(kStopTogether); })) {
       if (sampled) write_row(sim.steps_done(), sim.time(), result.wall_seconds, *result.end);
     } else {
       result.stopped_by = pass_stopped_by;  // the signal the ranks agreed on, where it came to another rank

@@ -217,7 +217,9 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk, std::ve
     if (c0 > 0) {
       int const sig = agreed_interrupt(ranks_);
       if (sig) throw Interrupted(sig, ranks_.size() > 1);
-      if (setup_.cancel && setup_.cancel->load()) throw sim::StepCancelled();  // one process: nothing to agree
+      // The start alone: a cancelled potential pass would leave a simulation that can only be destroyed, for a pass
+      // that changes nothing of the run (one process: nothing to agree).
+      if (pass == Pass::initialise && setup_.cancel && setup_.cancel->load()) throw sim::StepCancelled();
     }
     std::size_t const count = std::min(chunk, total - c0);
     totals_.resize(count);

@@ -42,8 +42,8 @@ struct HermiteBlocksSetup {
   std::vector<std::size_t> rank_devices;  // devices of each rank
   const Ranks* ranks = nullptr;
   // Raised by a front end that no longer wants the work in progress (the viewer closed, or a new run asked for):
-  // a pass in chunks (the start, the potential) gives up between them and throws sim::StepCancelled, as the fixed
-  // steps' engines do (multigpu::SimulationConfig::cancel). Null: never; always null for a rank of several.
+  // the start's pass gives up between its chunks and throws sim::StepCancelled, as the fixed steps' engines give up
+  // their start (multigpu::SimulationConfig::cancel). Null: never; always null for a rank of several.
   const std::atomic<bool>* cancel = nullptr;
   SettingNames names;  // how a refused setting is named (the front end's spelling)
   // Makes each device's engine; empty: sim::make_hermite_engine(backend, config). (Tests wrap engines in one that

@@ -451,14 +451,14 @@ std::vector<double> Simulation::gather_per_device(const std::vector<double>& min
   return all;
 }
 
-sim::Diagnostics Simulation::diagnostics() {
+sim::Diagnostics Simulation::diagnostics(bool agree_on_signal) {
   sim::BodySet now;
-  begin_sample();
+  begin_sample(agree_on_signal);
   double const potential = end_sample(now);
   return sim::measure(now, potential);
 }
 
-void Simulation::begin_sample() {
+void Simulation::begin_sample(bool agree_on_signal) {
   if (hermite_) {
     // Synchronised: every body predicted to the block time, and the potential of those positions.
     guarded([&] { sample_potential_ = hermite_->state_and_potential(sample_state_); });
@@ -470,9 +470,9 @@ void Simulation::begin_sample() {
     scheduler_->for_each_device([&](int d) { engines_[d]->begin_sample(); });
   });
   sample_time_ = time();
-  // Ranks do not stop alone inside the pass (sim::EngineConfig::interruptible): they agree on a signal after it, and
-  // every rank gives up the sample at once, so that the run stops and saves as a whole.
-  if (ranks_->size() > 1)
+  // Ranks do not stop alone inside the pass (sim::EngineConfig::interruptible): asked to, they agree on a signal after
+  // it, and every rank gives up the sample at once, so that the run stops and saves as a whole.
+  if (agree_on_signal && ranks_->size() > 1)
     if (int const sig = agreed_interrupt(*ranks_)) throw Interrupted(sig, true);
 }
 

@@ -50,7 +50,8 @@ struct SimulationConfig {
   // NBODY_WATCHDOG_SECONDS, else max(60 s, 100 x the median step time).
   double watchdog_seconds = 0.0;
   // Given to every engine (sim::EngineConfig::cancel): raised, a CPU step or upload in progress
-  // gives up and throws sim::StepCancelled; the simulation can then only be destroyed. Null: never.
+  // gives up and throws sim::StepCancelled; the simulation can then only be destroyed. hermite4's
+  // start pass (on any backend) gives up between its chunks the same way. Null: never.
   // Only for a simulation on one rank (the others could not know where it stopped).
   const std::atomic<bool>* cancel = nullptr;
   // The processes the simulation spans; null: world() (core/ranks.h). Each rank gives its own
@@ -132,7 +133,7 @@ class Simulation {
   void state(sim::BodySet& into);
   // Energies (potential by the backend's O(N^2) kernel), momentum, angular momentum, centre of mass,
   // virial ratio, Lagrangian radii; synchronises. sim::measure(state, sample(state)), in one call.
-  sim::Diagnostics diagnostics();
+  sim::Diagnostics diagnostics(bool agree_on_signal = false);
   // What diagnostics() needs from the devices, and no more, in two halves: begin_sample() takes the
   // current state and has the devices compute the potential energy where the bodies live (a GPU
   // enqueues the pass and the copies, and goes on); end_sample() waits for those alone, writes the
@@ -140,9 +141,11 @@ class Simulation {
   // begins a sample at its step, enqueues the next steps, ends the sample and measures it on the host
   // (sim::measure) while the devices run them. Both are collective. Between them, calls that
   // synchronise may come; a second begin_sample() replaces the first. A signal during the pass throws
-  // Interrupted: in a process alone as soon as the CPU's pass sees it; with several ranks on every rank
-  // once the pass is over (`every_rank`), wherever it came, so that the run stops and saves as a whole.
-  void begin_sample();
+  // Interrupted in a process alone as soon as the CPU's pass sees it. With several ranks no rank stops
+  // alone in it; with `agree_on_signal` the ranks agree on a signal once it is over, and every rank
+  // throws Interrupted (`every_rank`), wherever it came, so that a run stops and saves as a whole (a
+  // front end that stops by its own plan, as the viewer's followers do, leaves it false).
+  void begin_sample(bool agree_on_signal = false);
   double end_sample(sim::BodySet& into);
   // Accelerations of all bodies from the current positions, in fp64 (synchronises).
   std::vector<Vec3d> accelerations();

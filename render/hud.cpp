@@ -226,7 +226,11 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     ImGui::SliderScalar(dt_label, ImGuiDataType_Double, &c.dt, &dt_range[0], &dt_range[1], "%.4g",
                         ImGuiSliderFlags_Logarithmic);
     trace(dt_label);
-    auto const dt_check = [&](double v) { return c.block_steps ? dt_max_problem(v) : dt_problem(v); };
+    // The reason alone, as dt_problem gives it: checked_edit names the value and the option.
+    auto const dt_check = [&](double v) -> std::string {
+      if (!c.block_steps) return dt_problem(v);
+      return dt_max_problem(v).empty() ? std::string() : std::string("must be in ") + kDtMaxRange;
+    };
     if (checked_edit(before_edit_, dt_label, c.block_steps ? "--dt-max" : "--dt", dt_was, c.dt, dt_check, c.refused))
       c.apply = true;
     double const softening_was = c.softening;
