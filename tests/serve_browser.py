@@ -84,6 +84,19 @@ class Server:
                 where = (x + w // 2, y + h // 2)
         return where
 
+    def settled(self, label, seconds, what):
+        """LABEL's place once the HUD's layout has held still for a second: the first frames to a browser can move
+        every widget (the panel takes its size from the page's), and a click at a place just left misses."""
+        seen = {"lines": None, "since": time.monotonic()}
+
+        def still_and_there():
+            lines = re.findall(r"^ui: .+$", self.log(), re.M)
+            if lines != seen["lines"]:
+                seen["lines"], seen["since"] = lines, time.monotonic()
+                return None
+            return time.monotonic() - seen["since"] >= 1.0 and self.widget(label)
+        return wait_for(still_and_there, seconds, what)
+
     def stop(self, sig, code):
         """Ends it with `sig`: it must exit with `code` within 10 s."""
         self.proc.send_signal(sig)
@@ -322,8 +335,8 @@ def steer(nbody, folder, shots):
         browser.screenshot(os.path.join(shots, "serve_after_drag.png"))
         # The HUD's N field, as a person uses it: open Simulation, click N, select all (Ctrl+A), type, Enter. Ctrl
         # let go before the typing must reach the server, or it holds Ctrl down and drops every character.
-        browser.click(*wait_for(lambda: server.widget("Simulation"), 10, "no Simulation header traced"))
-        browser.click(*wait_for(lambda: server.widget("N"), 10, "opening Simulation showed no N field"))
+        browser.click(*server.settled("Simulation", 10, "no Simulation header traced"))
+        browser.click(*server.settled("N", 10, "opening Simulation showed no N field"))
         browser.ctrl("a")
         browser.type("2048\n")
         wait_for(lambda: browser.header().get("bodies") == 2048, 30,
@@ -332,7 +345,7 @@ def steer(nbody, folder, shots):
         browser.screenshot(os.path.join(shots, "serve_n_2048.png"))
         # Ctrl+click on a slider types a value into it, as in the window (a plain click would set the value under
         # the pointer): dt becomes exactly what was typed.
-        browser.ctrl_click(*wait_for(lambda: server.widget("dt"), 10, "Simulation showed no dt slider"))
+        browser.ctrl_click(*server.settled("dt", 10, "Simulation showed no dt slider"))
         browser.type("0.005\n")
         wait_for(lambda: "dt 0.005000\n" in server.log(), 30,
                  "dt 0.005 typed after Ctrl+click on its slider did not apply:\n" + server.log()[-1500:])
@@ -527,9 +540,8 @@ def hermite(nbody, folder, shots):
     try:
         browser.open(server.local_url)
         frames_of_page_size(browser)
-        browser.click(*wait_for(lambda: server.widget("Simulation"), 10, "no Simulation header traced"))
-        slider = wait_for(lambda: server.widget("dt max"), 10,
-                          "hermite4's Simulation showed no 'dt max' slider:\n" + server.log()[-1500:])
+        browser.click(*server.settled("Simulation", 10, "no Simulation header traced"))
+        slider = server.settled("dt max", 10, "hermite4's Simulation showed no 'dt max' slider:\n" + server.log()[-1500:])
         expect(server.widget("dt") is None, "hermite4's Simulation shows a 'dt' slider, which it cannot take")
         browser.ctrl_click(*slider)
         browser.type("0.03125\n")
