@@ -464,7 +464,7 @@ void LiveSimulation::apply(const Change& change) {
       break;
     }
     case Change::Kind::save:
-      driver::write_checkpoint(change.path, setup_, *sim_, e0_);
+      driver::write_checkpoint_once(change.path, change.path, setup_, *sim_, e0_);
       message("saved " + change.path);
       break;
   }

@@ -282,6 +282,9 @@ void check_outputs(const Options& o) {
   // No output replaces the file the run starts from, but the state continued in place: --restart's --checkpoint,
   // --load's --save (both written whole, once the run is done with the file).
   driver::check_outputs_spare_inputs(o.run, outputs, "--checkpoint", "--save", &o.snapshots, "--snapshots");
+  // A checkpoint another run writes now is refused here, before the start-up's work; the run takes the lock itself
+  // when it begins (driver::run).
+  if (!o.checkpoint.empty()) WriterLock const probe(o.checkpoint, "--checkpoint " + o.checkpoint);
   // The folder the viewer's 'p' and 's' keys write into: one that is missing or read-only is found
   // now, not when a picture of the moment is lost.
   if (!o.screenshot_dir.empty()) {

@@ -2,6 +2,7 @@
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -187,6 +189,62 @@ void write_file_atomically(const std::string& path, const std::string& what,
   if (::rename(tmp.path().c_str(), path.c_str()) != 0) fail("cannot move into place", errno);
   tmp.disown();
   sync_folder(path, what);
+}
+
+std::string WriterLock::name_for(const std::string& path) {
+  fs::path const p(path);
+  return (p.parent_path() / ("." + p.filename().string() + ".lock")).string();
+}
+
+WriterLock::WriterLock(const std::string& path, const std::string& given)
+    : path_(name_for(path)) {
+  // The lock is the file's that the name holds once it is taken: a holder that let go removed the name (a new
+  // file may have taken it since), and then the lock taken was on a file no other writer will find.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == EACCES) fd = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);  // another user's
+    if (fd < 0) break;
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      int const err = errno;
+      std::string holder;
+      char text[256] = {};
+      ssize_t const n = ::pread(fd, text, sizeof text - 1, 0);
+      ::close(fd);
+      if (err != EWOULDBLOCK) break;  // no locks on this file system
+      holder.assign(text, n > 0 ? std::size_t(n) : 0);
+      while (!holder.empty() && std::isspace(static_cast<unsigned char>(holder.back()))) holder.pop_back();
+      unsigned long pid = 0;
+      char host[200] = {};
+      std::string who = "another process";
+      if (std::sscanf(holder.c_str(), "%lu %199s", &pid, host) == 2) {
+        char here[256] = {};
+        ::gethostname(here, sizeof here - 1);
+        who = pid == static_cast<unsigned long>(::getpid()) && std::string(host) == here
+                  ? "another simulation of this process"
+                  : "process " + std::to_string(pid) + " on " + host;
+      }
+      throw InputError(given + " is being written by another run now (" + who + ", which holds " + path_ +
+                       "); wait for it to end, or name another file");
+    }
+    struct stat locked {}, named {};
+    if (::fstat(fd, &locked) == 0 && ::lstat(path_.c_str(), &named) == 0 && locked.st_dev == named.st_dev &&
+        locked.st_ino == named.st_ino) {
+      char host[256] = {};
+      ::gethostname(host, sizeof host - 1);
+      std::string const text = std::to_string(::getpid()) + " " + (host[0] ? host : "localhost") + "\n";
+      if (::ftruncate(fd, 0) == 0) static_cast<void>(::pwrite(fd, text.data(), text.size(), 0));
+      fd_ = fd;
+      removed_at_exit_.emplace(path_);
+      return;
+    }
+    ::close(fd);
+  }
+}
+
+WriterLock::~WriterLock() {
+  if (fd_ < 0) return;
+  ::unlink(path_.c_str());  // before the lock goes: a writer waiting on this file finds it unnamed and tries again
+  ::close(fd_);
 }
 
 void write_text_file(const std::string& path, const std::string& text, const std::string& what) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,29 @@ class TemporaryFile {
   int fd_ = -1;
   bool owned_ = true;
   RemovedAtSecondInterrupt removed_at_exit_;  // a second Ctrl-C's exit removes it too
+};
+
+// One writer a PATH at a time, for as long as it writes it (a run's checkpoint, rewritten through the run): two runs
+// started with one --checkpoint would otherwise both run, each replacing the other's state, and a restart would go
+// on from whichever wrote last. An exclusive lock (flock) on ".NAME.lock" beside PATH, which holds the holder's
+// process id and host for the refusal of another. Released, and the file removed, with its owner; a file left by a
+// process killed outright holds no lock, and the next writer takes it over. Where no lock can be made (a file system
+// without flock, a folder that takes no new file) it holds none: the write itself then says what is wrong.
+class WriterLock {
+ public:
+  // Throws InputError "`given` is being written by another run now (process 4242 on node7, which holds
+  // .NAME.lock); wait for it to end, or name another file" where another writer holds PATH's lock.
+  WriterLock(const std::string& path, const std::string& given);
+  WriterLock(const WriterLock&) = delete;
+  WriterLock& operator=(const WriterLock&) = delete;
+  ~WriterLock();
+  bool held() const { return fd_ >= 0; }
+  static std::string name_for(const std::string& path);
+
+ private:
+  std::string path_;  // the lock file's
+  int fd_ = -1;
+  std::optional<RemovedAtSecondInterrupt> removed_at_exit_;  // once held: a second Ctrl-C's exit removes it too
 };
 
 // Writes `text` to PATH the same way (JSON, CSV, reports); `what` names it in an error.

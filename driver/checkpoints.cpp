@@ -99,6 +99,20 @@ void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Sim
   });
 }
 
+std::unique_ptr<WriterLock> lock_checkpoint(const Ranks& ranks, const std::string& path, const std::string& given) {
+  std::unique_ptr<WriterLock> lock;
+  agree(ranks, [&] {
+    if (ranks.rank() == 0) lock = std::make_unique<WriterLock>(path, given);
+  });
+  return lock;
+}
+
+void write_checkpoint_once(const std::string& path, const std::string& given, const Setup& setup,
+                           multigpu::Simulation& sim, std::optional<double> initial_energy) {
+  std::unique_ptr<WriterLock> const lock = lock_checkpoint(sim.ranks(), path, given);
+  write_checkpoint(path, setup, sim, initial_energy);
+}
+
 void write_snapshot(const std::string& path, const Setup& setup, multigpu::Simulation& sim, Precision precision,
                     const sim::BodySet* state) {
   std::optional<sim::BodySet> downloaded;

@@ -4,12 +4,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/precision.h"
+#include "core/ranks.h"
 #include "driver/setup.h"
 #include "multigpu/simulation.h"
 #include "sim/io/checkpoint.h"
@@ -40,6 +43,16 @@ sim::hermite::HermiteState hermite_state_of(multigpu::Simulation& simulation);
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& simulation,
                       std::optional<double> initial_energy, const RunEnd& end = {},
                       const OutputCadences& cadences = {});
+
+// The lock of the one writer of a checkpoint path (core/atomic_file.h's WriterLock: a run holds it while it runs),
+// taken by rank 0 and agreed on: where another writer holds it, every rank throws the refusal, which names `given`
+// (the path as the front end named it). Null on the other ranks.
+std::unique_ptr<WriterLock> lock_checkpoint(const Ranks& ranks, const std::string& path, const std::string& given);
+
+// write_checkpoint for a state saved once, outside a run (the viewer's save, Python's checkpoint()): refused, with
+// nothing written, while a run writes checkpoints to `path`.
+void write_checkpoint_once(const std::string& path, const std::string& given, const Setup& setup,
+                           multigpu::Simulation& simulation, std::optional<double> initial_energy);
 
 // Downloads the state and writes a snapshot for analysis (sim/io/checkpoint.h: the bodies in their
 // particle groups, the time, step and units) whole or not at all, its values in `precision`. With

@@ -489,6 +489,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     multigpu::Simulation& sim;
     ~ClearTimeLimit() { sim.set_time_limit(INFINITY); }
   } const clear_time_limit{sim};
+  // One writer a checkpoint: a run started with this --checkpoint while this one runs is refused, rather than replace
+  // this run's state at each of its writes (and this one its own).
+  std::unique_ptr<WriterLock> const checkpoint_lock =
+      o.checkpoint.empty() ? nullptr : lock_checkpoint(ranks, o.checkpoint, o.names.with_text("--checkpoint", o.checkpoint));
 
   // The series file is opened before the first step: a name that cannot be written costs nothing.
   std::unique_ptr<DiagnosticsSeries> series;

@@ -1041,8 +1041,9 @@ class Engine {
     refuse_output_path("Simulation.checkpoint", path);
     // Not over the file the simulation was made from, but a checkpoint over the checkpoint it continues.
     spare_source({{"Simulation.checkpoint", path}}, "Simulation.checkpoint", "");
+    std::string const given = "Simulation.checkpoint(" + shown(nb::str(path.c_str())) + ")";
     nb::gil_scoped_release unlocked;
-    driver::write_checkpoint(path, setup_, *sim_, e0_);
+    driver::write_checkpoint_once(path, given, setup_, *sim_, e0_);
   }
 
   std::vector<std::string> take_notices() {

@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -410,6 +412,69 @@ TEST(OutputConcurrency, TwoWritersOnOnePathLeaveOneWholeSave) {
   EXPECT_EQ(tmp_names.size(), std::size_t(2 * kSavesPerWriter)) << "every save had a temporary file of its own";
   EXPECT_EQ(broken_reads, 0) << "of " << reads << " reads; first: " << first_broken;
   RecordProperty("reads_during_writes", reads);
+}
+
+// --- One writer a path -----------------------------------------------------------------------------
+
+// What constructing a WriterLock on `path` threw ("" where it took the lock, which it then lets go).
+std::string refusal_of(const std::string& path) {
+  try {
+    WriterLock const lock(path, "--checkpoint " + path);
+    return lock.held() ? "" : "held no lock";
+  } catch (const InputError& e) {
+    return e.what();
+  }
+}
+
+TEST(WriterLock, ASecondWriterIsRefusedUntilTheFirstLetsGo) {
+  FreshDir dir;
+  std::string const path = dir.file("c.h5"), lock_file = dir.file(".c.h5.lock");
+  {
+    WriterLock const first(path, "--checkpoint " + path);
+    ASSERT_TRUE(first.held());
+    EXPECT_TRUE(fs::exists(lock_file));
+    // Another simulation of this process (a Python script's second run) is refused as another process would be.
+    EXPECT_EQ(refusal_of(path), "--checkpoint " + path + " is being written by another run now (another simulation "
+                                "of this process, which holds " + lock_file + "); wait for it to end, or name another "
+                                "file");
+    EXPECT_EQ(refusal_of(dir.file("other.h5")), "") << "another path is another writer's";
+  }
+  EXPECT_EQ(dir.entries(), Names{}) << "the lock's file goes with it";
+  EXPECT_EQ(refusal_of(path), "");
+}
+
+TEST(WriterLock, AnotherProcessIsNamedAndALockLeftByAKilledOneIsTakenOver) {
+  FreshDir dir;
+  std::string const path = dir.file("c.h5"), lock_file = dir.file(".c.h5.lock");
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  std::fflush(nullptr);
+  pid_t const child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // holds the lock until killed outright, as a job the out-of-memory killer ends
+    WriterLock const held(path, "--checkpoint " + path);
+    char const c = held.held() ? 'y' : 'n';
+    static_cast<void>(::write(ready[1], &c, 1));
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ::close(ready[0]);
+  EXPECT_EQ(c, 'y');
+  std::string const refused = refusal_of(path);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  EXPECT_EQ(refused, "--checkpoint " + path + " is being written by another run now (process " +
+                         std::to_string(child) + " on " + host + ", which holds " + lock_file +
+                         "); wait for it to end, or name another file");
+  // The killed process left its file, which holds no lock: the next writer takes it, and removes it when done.
+  EXPECT_EQ(dir.entries(), Names{".c.h5.lock"});
+  EXPECT_EQ(refusal_of(path), "");
+  EXPECT_EQ(dir.entries(), Names{});
 }
 
 }  // namespace

@@ -67,6 +67,7 @@ class Process {
   }
 
   void send(int sig) const { kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
 
   // The processor time (user and system, all its threads) it has used so far, read from /proc; -1 where it
   // cannot be read.
@@ -140,6 +141,11 @@ class Process {
   bool reaped_ = false;
   double total_cpu_ = 0.0;
 };
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 class Signals : public ::testing::Test {
  protected:
@@ -633,6 +639,31 @@ TEST_F(Signals, AStoppedRunKeepsTheOutputsThatReachFurther) {
   EXPECT_EQ(slurp(file("d.csv")), series);
   EXPECT_EQ(slurp(file("c.h5")), checkpoint);
   EXPECT_TRUE(fs::exists(file("d.csv.partial"))) << "the stopped run's rows";
+}
+
+// Two jobs of one --checkpoint (a job script submitted twice, a job array that names one file): the second is refused
+// while the first runs, naming the process that writes it, and writes nothing; the first's state is its own when it
+// stops. Once the first has ended, the path is free again.
+TEST_F(Signals, ASecondRunOfOneCheckpointIsRefusedWhileTheFirstRuns) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  Process p({"--run", "--bodies", "4096", "--steps", "100000000", "--checkpoint", file("c.h5")}, dir_);
+  ASSERT_TRUE(p.started(std::chrono::seconds(10)));
+  for (int i = 0; i < 200 && !fs::exists(file(".c.h5.lock")); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::string const second = std::string(NBODY_EXECUTABLE) + " --backend cpu --run --bodies 64 --steps 10 --seed 7 " +
+                             "--checkpoint " + file("c.h5") + " 2>" + file("second.err");
+  EXPECT_EQ(WEXITSTATUS(std::system(second.c_str())), 2);
+  std::string const said = read_text(file("second.err"));
+  EXPECT_NE(said.find("error: --checkpoint " + file("c.h5") + " is being written by another run now (process " +
+                      std::to_string(p.pid()) + " on "),
+            std::string::npos)
+      << said;
+  EXPECT_FALSE(fs::exists(file("c.h5"))) << "the refused run wrote its checkpoint";
+  p.send(SIGINT);
+  EXPECT_EQ(p.wait(std::chrono::seconds(10)), 130) << p.err();
+  EXPECT_EQ(sim::read_checkpoint(file("c.h5")).bodies.size(), 4096u);
+  EXPECT_FALSE(fs::exists(file(".c.h5.lock"))) << "the run's lock outlived it";
+  EXPECT_EQ(WEXITSTATUS(std::system(second.c_str())), 0) << read_text(file("second.err"));
 }
 
 // The same, stopped while it still compares its rows with an earlier start's unfinished series: neither that file

@@ -127,6 +127,32 @@ def test_another_runs_checkpoint_replaced_is_a_warning(tmp_path):
     assert nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu").steps == 20
 
 
+def test_a_checkpoint_that_a_run_writes_now_is_no_one_elses(tmp_path):
+    # Two simulations of a script writing one checkpoint would replace each other's state at each write, and a restart
+    # would go on from whichever wrote last: while a run writes it, another run's or a save's is refused, and nothing
+    # of theirs is written.
+    path = tmp_path / "c.h5"
+    other = nbody.Simulation(n=64, backend="cpu", seed=7)
+    refused = []
+
+    def callback(s):
+        for attempt in (lambda: other.checkpoint(path), lambda: other.run(steps=1, checkpoint=path)):
+            with pytest.raises(ValueError) as e:
+                attempt()
+            refused.append(str(e.value))
+        return True
+
+    sim = nbody.Simulation(n=256, backend="cpu")
+    assert sim.run(steps=10, checkpoint=path, callback=callback, every=2) == 2
+    held = r" is being written by another run now \(another simulation of this process, which holds .*\.c\.h5\.lock\)"
+    assert re.match(r"^Simulation\.checkpoint\('.*c\.h5'\)" + held, refused[0]), refused
+    assert re.match(r"^checkpoint='.*c\.h5'" + held, refused[1]), refused
+    assert other.steps == 0
+    assert nbody.Simulation.restart(path, backend="cpu").steps == 2 and os.listdir(tmp_path) == ["c.h5"]
+    other.checkpoint(path)  # once that run has ended, the path is free
+    assert len(nbody.Simulation.restart(path, backend="cpu").positions) == 64
+
+
 def test_a_series_by_time_is_the_command_lines(cli, tmp_path):
     # hermite4 sampled at every multiple of 1/8 (a multiple of the longest step, 1/16): every body at each, the
     # command line's rows to the last digit, and the run's bits as without samples.
