@@ -203,14 +203,20 @@ WriterLock::WriterLock(const std::string& path, const std::string& given)
   for (int attempt = 0; attempt < 100; ++attempt) {
     int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0 && errno == EACCES) fd = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);  // another user's
-    if (fd < 0) break;
+    if (fd < 0) {
+      why_not_ = "cannot open it: " + error_text(errno);
+      break;
+    }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       int const err = errno;
       std::string holder;
       char text[256] = {};
       ssize_t const n = ::pread(fd, text, sizeof text - 1, 0);
       ::close(fd);
-      if (err != EWOULDBLOCK) break;  // no locks on this file system
+      if (err != EWOULDBLOCK) {  // no locks on this file system
+        why_not_ = "cannot lock it: " + error_text(err);
+        break;
+      }
       holder.assign(text, n > 0 ? std::size_t(n) : 0);
       while (!holder.empty() && std::isspace(static_cast<unsigned char>(holder.back()))) holder.pop_back();
       unsigned long pid = 0;
@@ -239,11 +245,18 @@ WriterLock::WriterLock(const std::string& path, const std::string& given)
     }
     ::close(fd);
   }
+  if (why_not_.empty()) why_not_ = "its name kept changing";
 }
 
 WriterLock::~WriterLock() {
   if (fd_ < 0) return;
-  ::unlink(path_.c_str());  // before the lock goes: a writer waiting on this file finds it unnamed and tries again
+  removed_at_exit_.reset();  // from here on the name may soon be another writer's
+  // Removed before the lock goes, so that a writer waiting on this file finds it unnamed and tries again; only while
+  // the name still holds it (a file removed from outside may have been replaced by another writer's since).
+  struct stat locked {}, named {};
+  if (::fstat(fd_, &locked) == 0 && ::lstat(path_.c_str(), &named) == 0 && locked.st_dev == named.st_dev &&
+      locked.st_ino == named.st_ino)
+    ::unlink(path_.c_str());
   ::close(fd_);
 }
 

@@ -81,7 +81,7 @@ class TemporaryFile {
 // on from whichever wrote last. An exclusive lock (flock) on ".NAME.lock" beside PATH, which holds the holder's
 // process id and host for the refusal of another. Released, and the file removed, with its owner; a file left by a
 // process killed outright holds no lock, and the next writer takes it over. Where no lock can be made (a file system
-// without flock, a folder that takes no new file) it holds none: the write itself then says what is wrong.
+// without flock, a folder that takes no new file, a link at its name) it holds none, and says why (why_not).
 class WriterLock {
  public:
   // Throws InputError "`given` is being written by another run now (process 4242 on node7, which holds
@@ -91,10 +91,14 @@ class WriterLock {
   WriterLock& operator=(const WriterLock&) = delete;
   ~WriterLock();
   bool held() const { return fd_ >= 0; }
+  // Where none is held: "cannot lock it: Function not implemented", and the like.
+  const std::string& why_not() const { return why_not_; }
+  const std::string& lock_path() const { return path_; }
   static std::string name_for(const std::string& path);
 
  private:
   std::string path_;  // the lock file's
+  std::string why_not_;
   int fd_ = -1;
   std::optional<RemovedAtSecondInterrupt> removed_at_exit_;  // once held: a second Ctrl-C's exit removes it too
 };

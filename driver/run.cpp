@@ -493,6 +493,14 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // this run's state at each of its writes (and this one its own).
   std::unique_ptr<WriterLock> const checkpoint_lock =
       o.checkpoint.empty() ? nullptr : lock_checkpoint(ranks, o.checkpoint, o.names.with_text("--checkpoint", o.checkpoint));
+  // Where none could be taken (a file system without locks), the run goes on unguarded, and says so.
+  std::string unguarded = checkpoint_lock && !checkpoint_lock->held()
+                              ? o.names.with_text("--checkpoint", o.checkpoint) + ": no lock on " +
+                                    checkpoint_lock->lock_path() + " (" + checkpoint_lock->why_not() +
+                                    "): another run started with this checkpoint now would not be refused"
+                              : std::string();
+  if (ranks.size() > 1) unguarded = ranks.all_gather(unguarded).front();
+  if (!unguarded.empty()) observer.warning(unguarded);
 
   // The series file is opened before the first step: a name that cannot be written costs nothing.
   std::unique_ptr<DiagnosticsSeries> series;

@@ -647,6 +647,11 @@ class Engine {
     {
       nb::gil_scoped_release unlocked;
       try {
+        run_checkpoint_ = o.checkpoint;
+        struct Forget {
+          std::string& path;
+          ~Forget() { path.clear(); }
+        } const forget{run_checkpoint_};
         driver::run(setup_, *sim_, o, steps, observer, r);
       } catch (const std::runtime_error& e) {
         invalidate();
@@ -1042,8 +1047,15 @@ class Engine {
     // Not over the file the simulation was made from, but a checkpoint over the checkpoint it continues.
     spare_source({{"Simulation.checkpoint", path}}, "Simulation.checkpoint", "");
     std::string const given = "Simulation.checkpoint(" + shown(nb::str(path.c_str())) + ")";
+    // From this simulation's run callback, to the run's own checkpoint: the run holds that path's lock, for itself.
+    std::error_code ec;
+    bool const runs_it = in_callback_ && !run_checkpoint_.empty() &&
+                         std::filesystem::weakly_canonical(path, ec) == std::filesystem::weakly_canonical(run_checkpoint_, ec);
     nb::gil_scoped_release unlocked;
-    driver::write_checkpoint_once(path, given, setup_, *sim_, e0_);
+    if (runs_it)
+      driver::write_checkpoint(path, setup_, *sim_, e0_);
+    else
+      driver::write_checkpoint_once(path, given, setup_, *sim_, e0_);
   }
 
   std::vector<std::string> take_notices() {
@@ -1332,6 +1344,7 @@ class Engine {
   bool state_valid_ = false;
   std::uint64_t generation_ = 0;  // counts the states: a device view is of one of them
   bool in_callback_ = false;  // run() is calling its callback: reads only
+  std::string run_checkpoint_;  // the checkpoint path of the run under way, whose lock that run holds
   std::atomic<bool> busy_{false};
 };
 

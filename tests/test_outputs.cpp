@@ -20,6 +20,7 @@
 #include <future>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -441,6 +442,30 @@ TEST(WriterLock, ASecondWriterIsRefusedUntilTheFirstLetsGo) {
   }
   EXPECT_EQ(dir.entries(), Names{}) << "the lock's file goes with it";
   EXPECT_EQ(refusal_of(path), "");
+}
+
+TEST(WriterLock, ALetGoLeavesAnotherWritersFileAtTheName) {
+  FreshDir dir;
+  std::string const path = dir.file("c.h5"), lock_file = dir.file(".c.h5.lock");
+  std::optional<WriterLock> first;
+  first.emplace(path, "--checkpoint " + path);
+  ASSERT_TRUE(first->held());
+  ASSERT_EQ(::unlink(lock_file.c_str()), 0);  // removed from outside (a user cleaning the folder)
+  WriterLock const second(path, "--checkpoint " + path);
+  ASSERT_TRUE(second.held());
+  first.reset();
+  EXPECT_TRUE(fs::exists(lock_file)) << "the first writer's release removed the second's lock";
+  EXPECT_NE(refusal_of(path).find("is being written by another run now"), std::string::npos);
+}
+
+TEST(WriterLock, NoLockIsSaidWhy) {
+  FreshDir dir;
+  std::string const path = dir.file("c.h5");
+  ASSERT_EQ(::symlink("/nonexistent", dir.file(".c.h5.lock").c_str()), 0);
+  WriterLock const none(path, "--checkpoint " + path);
+  EXPECT_FALSE(none.held());
+  EXPECT_EQ(none.why_not().rfind("cannot open it: ", 0), 0u) << none.why_not();
+  EXPECT_EQ(none.lock_path(), dir.file(".c.h5.lock"));
 }
 
 TEST(WriterLock, AnotherProcessIsNamedAndALockLeftByAKilledOneIsTakenOver) {

@@ -151,6 +151,15 @@ def test_a_checkpoint_that_a_run_writes_now_is_no_one_elses(tmp_path):
     assert nbody.Simulation.restart(path, backend="cpu").steps == 2 and os.listdir(tmp_path) == ["c.h5"]
     other.checkpoint(path)  # once that run has ended, the path is free
     assert len(nbody.Simulation.restart(path, backend="cpu").positions) == 64
+    # The run's own callback may save to the run's own checkpoint: that run holds its lock.
+    own, steps_saved = tmp_path / "own.h5", []
+
+    def save_own(s):
+        s.checkpoint(own)
+        steps_saved.append(nbody.Simulation.restart(own, backend="cpu").steps)
+
+    sim.run(steps=4, checkpoint=own, callback=save_own, every=2)
+    assert steps_saved == [4, 6] and nbody.Simulation.restart(own, backend="cpu").steps == 6
 
 
 def test_a_series_by_time_is_the_command_lines(cli, tmp_path):
