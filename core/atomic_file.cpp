@@ -52,6 +52,13 @@ void sync_folder(const std::string& path, const std::string& what) {
   }
 }
 
+// Whether the name `path` holds the file open as `fd` (no other file has taken the name since).
+bool names_the_file(const std::string& path, int fd) {
+  struct stat open_file {}, named {};
+  return ::fstat(fd, &open_file) == 0 && ::lstat(path.c_str(), &named) == 0 && open_file.st_dev == named.st_dev &&
+         open_file.st_ino == named.st_ino;
+}
+
 }  // namespace
 
 namespace {
@@ -98,11 +105,7 @@ int TemporaryFile::close() {
   return rc;
 }
 
-bool TemporaryFile::still_named() const {
-  struct stat created {}, named {};
-  return ::fstat(fd_, &created) == 0 && ::lstat(path_.c_str(), &named) == 0 && created.st_dev == named.st_dev &&
-         created.st_ino == named.st_ino;
-}
+bool TemporaryFile::still_named() const { return names_the_file(path_, fd_); }
 
 void TemporaryFile::disown() {
   owned_ = false;
@@ -191,13 +194,8 @@ void write_file_atomically(const std::string& path, const std::string& what,
   sync_folder(path, what);
 }
 
-std::string WriterLock::name_for(const std::string& path) {
-  fs::path const p(path);
-  return (p.parent_path() / ("." + p.filename().string() + ".lock")).string();
-}
-
 WriterLock::WriterLock(const std::string& path, const std::string& given)
-    : path_(name_for(path)) {
+    : path_((fs::path(path).parent_path() / ("." + fs::path(path).filename().string() + ".lock")).string()) {
   // The lock is the file's that the name holds once it is taken: a holder that let go removed the name (a new
   // file may have taken it since), and then the lock taken was on a file no other writer will find.
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -232,9 +230,7 @@ WriterLock::WriterLock(const std::string& path, const std::string& given)
       throw InputError(given + " is being written by another run now (" + who + ", which holds " + path_ +
                        "); wait for it to end, or name another file");
     }
-    struct stat locked {}, named {};
-    if (::fstat(fd, &locked) == 0 && ::lstat(path_.c_str(), &named) == 0 && locked.st_dev == named.st_dev &&
-        locked.st_ino == named.st_ino) {
+    if (names_the_file(path_, fd)) {
       char host[256] = {};
       ::gethostname(host, sizeof host - 1);
       std::string const text = std::to_string(::getpid()) + " " + (host[0] ? host : "localhost") + "\n";
@@ -253,10 +249,7 @@ WriterLock::~WriterLock() {
   removed_at_exit_.reset();  // from here on the name may soon be another writer's
   // Removed before the lock goes, so that a writer waiting on this file finds it unnamed and tries again; only while
   // the name still holds it (a file removed from outside may have been replaced by another writer's since).
-  struct stat locked {}, named {};
-  if (::fstat(fd_, &locked) == 0 && ::lstat(path_.c_str(), &named) == 0 && locked.st_dev == named.st_dev &&
-      locked.st_ino == named.st_ino)
-    ::unlink(path_.c_str());
+  if (names_the_file(path_, fd_)) ::unlink(path_.c_str());
   ::close(fd_);
 }
 

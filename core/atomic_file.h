@@ -94,7 +94,6 @@ class WriterLock {
   // Where none is held: "cannot lock it: Function not implemented", and the like.
   const std::string& why_not() const { return why_not_; }
   const std::string& lock_path() const { return path_; }
-  static std::string name_for(const std::string& path);
 
  private:
   std::string path_;  // the lock file's

@@ -1048,9 +1048,11 @@ class Engine {
     spare_source({{"Simulation.checkpoint", path}}, "Simulation.checkpoint", "");
     std::string const given = "Simulation.checkpoint(" + shown(nb::str(path.c_str())) + ")";
     // From this simulation's run callback, to the run's own checkpoint: the run holds that path's lock, for itself.
-    std::error_code ec;
+    std::error_code ec_path, ec_run;
     bool const runs_it = in_callback_ && !run_checkpoint_.empty() &&
-                         std::filesystem::weakly_canonical(path, ec) == std::filesystem::weakly_canonical(run_checkpoint_, ec);
+                         std::filesystem::weakly_canonical(path, ec_path) ==
+                             std::filesystem::weakly_canonical(run_checkpoint_, ec_run) &&
+                         !ec_path && !ec_run;
     nb::gil_scoped_release unlocked;
     if (runs_it)
       driver::write_checkpoint(path, setup_, *sim_, e0_);
