@@ -259,7 +259,9 @@ void check_outputs(const Options& o) {
       {"--save", o.save},         {"--checkpoint", o.checkpoint}, {"--diagnostics", o.diagnostics},
       {"--json", o.json},         {"--csv", o.csv},               {"--screenshot", o.screenshot},
       {"--video", o.video}};
-  // Snapshot names are checked with the run's series (driver::check_run_outputs): they hold the step.
+  // Snapshot names are checked with the run's series (driver::check_run_outputs): they hold the step. The checkpoint
+  // another run writes now is refused here too, as every output naming it is, before the start-up's work; the run
+  // takes the checkpoint's lock itself when it begins (driver::run).
   for (auto const& [option, path] : outputs)
     if (!path.empty()) check_output_path(path, option);
   check_distinct_outputs(outputs);
@@ -282,9 +284,6 @@ void check_outputs(const Options& o) {
   // No output replaces the file the run starts from, but the state continued in place: --restart's --checkpoint,
   // --load's --save (both written whole, once the run is done with the file).
   driver::check_outputs_spare_inputs(o.run, outputs, "--checkpoint", "--save", &o.snapshots, "--snapshots");
-  // A checkpoint another run writes now is refused here, before the start-up's work; the run takes the lock itself
-  // when it begins (driver::run).
-  if (!o.checkpoint.empty()) WriterLock const probe(o.checkpoint, "--checkpoint " + o.checkpoint);
   // The folder the viewer's 'p' and 's' keys write into: one that is missing or read-only is found
   // now, not when a picture of the moment is lost.
   if (!o.screenshot_dir.empty()) {

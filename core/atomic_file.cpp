@@ -9,13 +9,18 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
+#include <mutex>
 #include <random>
 #include <system_error>
+#include <thread>
 
 #include "core/errors.h"
 #include "core/interrupt.h"
@@ -194,10 +199,77 @@ void write_file_atomically(const std::string& path, const std::string& what,
   sync_folder(path, what);
 }
 
-WriterLock::WriterLock(const std::string& path, const std::string& given)
-    : path_((fs::path(path).parent_path() / ("." + fs::path(path).filename().string() + ".lock")).string()) {
+namespace {
+
+std::string lock_path_of(const std::string& path) {
+  return (fs::path(path).parent_path() / ("." + fs::path(path).filename().string() + ".lock")).string();
+}
+
+// The lock files this process holds (device and inode): its own writes of their paths are no other run's.
+std::mutex held_mutex;
+std::vector<std::pair<dev_t, ino_t>> held_locks;
+
+bool held_here(int fd) {
+  struct stat s {};
+  if (::fstat(fd, &s) != 0) return false;
+  std::lock_guard<std::mutex> const guard(held_mutex);
+  return std::find(held_locks.begin(), held_locks.end(), std::make_pair(s.st_dev, s.st_ino)) != held_locks.end();
+}
+
+void hold_here(int fd, bool held) {
+  struct stat s {};
+  if (::fstat(fd, &s) != 0) return;
+  std::lock_guard<std::mutex> const guard(held_mutex);
+  auto const key = std::make_pair(s.st_dev, s.st_ino);
+  if (held) {
+    held_locks.push_back(key);
+  } else if (auto const it = std::find(held_locks.begin(), held_locks.end(), key); it != held_locks.end()) {
+    held_locks.erase(it);
+  }
+}
+
+// The holder a lock file names: "process 4242 on node7", "another simulation of this process", or "another process"
+// where it names none. A holder writes its name just after it takes the lock: an empty file is read again, briefly.
+std::string holder_of(int fd) {
+  std::string holder;
+  for (int attempt = 0; attempt < 20 && holder.empty(); ++attempt) {
+    if (attempt) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    char text[256] = {};
+    ssize_t const n = ::pread(fd, text, sizeof text - 1, 0);
+    holder.assign(text, n > 0 ? std::size_t(n) : 0);
+    while (!holder.empty() && std::isspace(static_cast<unsigned char>(holder.back()))) holder.pop_back();
+  }
+  unsigned long pid = 0;
+  char host[200] = {};
+  if (std::sscanf(holder.c_str(), "%lu %199s", &pid, host) != 2) return "another process";
+  char here[256] = {};
+  ::gethostname(here, sizeof here - 1);
+  if (std::string(host) != here) return "process " + std::to_string(pid) + " on " + host;
+  if (pid == static_cast<unsigned long>(::getpid())) return "another simulation of this process";
+  // A holder that could not write its name over a file another user's killed run left (read-only to it) leaves
+  // that run's: a process of this host that is gone holds nothing.
+  if (pid > static_cast<unsigned long>(std::numeric_limits<pid_t>::max()) ||
+      (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH))
+    return "another process";
+  return "process " + std::to_string(pid) + " on " + host;
+}
+
+std::string being_written(const std::string& holder, const std::string& lock_path) {
+  return "is being written by another run now (" + holder + ", which holds " + lock_path +
+         "); wait for it to end, or name another file";
+}
+
+// A lock taken for a moment by a reader (another_writer_of) or by a writer that then finds the name changed: tried
+// again for this long before the holder is taken for a writer at work.
+constexpr int kLockAttempts = 10;
+constexpr auto kLockRetry = std::chrono::milliseconds(10);
+
+}  // namespace
+
+WriterLock::WriterLock(const std::string& path, const std::string& given) : path_(lock_path_of(path)) {
   // The lock is the file's that the name holds once it is taken: a holder that let go removed the name (a new
   // file may have taken it since), and then the lock taken was on a file no other writer will find.
+  int busy = 0;
   for (int attempt = 0; attempt < 100; ++attempt) {
     int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0 && errno == EACCES) fd = ::open(path_.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);  // another user's
@@ -207,28 +279,19 @@ WriterLock::WriterLock(const std::string& path, const std::string& given)
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       int const err = errno;
-      std::string holder;
-      char text[256] = {};
-      ssize_t const n = ::pread(fd, text, sizeof text - 1, 0);
-      ::close(fd);
       if (err != EWOULDBLOCK) {  // no locks on this file system
+        ::close(fd);
         why_not_ = "cannot lock it: " + error_text(err);
         break;
       }
-      holder.assign(text, n > 0 ? std::size_t(n) : 0);
-      while (!holder.empty() && std::isspace(static_cast<unsigned char>(holder.back()))) holder.pop_back();
-      unsigned long pid = 0;
-      char host[200] = {};
-      std::string who = "another process";
-      if (std::sscanf(holder.c_str(), "%lu %199s", &pid, host) == 2) {
-        char here[256] = {};
-        ::gethostname(here, sizeof here - 1);
-        who = pid == static_cast<unsigned long>(::getpid()) && std::string(host) == here
-                  ? "another simulation of this process"
-                  : "process " + std::to_string(pid) + " on " + host;
+      if (++busy < kLockAttempts && !held_here(fd)) {
+        ::close(fd);
+        std::this_thread::sleep_for(kLockRetry);
+        continue;
       }
-      throw InputError(given + " is being written by another run now (" + who + ", which holds " + path_ +
-                       "); wait for it to end, or name another file");
+      std::string const holder = holder_of(fd);
+      ::close(fd);
+      throw InputError(given + ": " + being_written(holder, path_));
     }
     if (names_the_file(path_, fd)) {
       char host[256] = {};
@@ -236,6 +299,7 @@ WriterLock::WriterLock(const std::string& path, const std::string& given)
       std::string const text = std::to_string(::getpid()) + " " + (host[0] ? host : "localhost") + "\n";
       if (::ftruncate(fd, 0) == 0) static_cast<void>(::pwrite(fd, text.data(), text.size(), 0));
       fd_ = fd;
+      hold_here(fd_, true);
       removed_at_exit_.emplace(path_);
       return;
     }
@@ -247,10 +311,32 @@ WriterLock::WriterLock(const std::string& path, const std::string& given)
 WriterLock::~WriterLock() {
   if (fd_ < 0) return;
   removed_at_exit_.reset();  // from here on the name may soon be another writer's
+  hold_here(fd_, false);
   // Removed before the lock goes, so that a writer waiting on this file finds it unnamed and tries again; only while
   // the name still holds it (a file removed from outside may have been replaced by another writer's since).
   if (names_the_file(path_, fd_)) ::unlink(path_.c_str());
   ::close(fd_);
+}
+
+std::string another_writer_of(const std::string& path, bool this_process_too) {
+  std::string const lock_path = lock_path_of(path);
+  // Read-only and non-blocking: a FIFO put at the name cannot hold the check up, and nothing is created.
+  int const fd = ::open(lock_path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return "";
+  struct stat s {};
+  bool held = false;
+  if (::fstat(fd, &s) == 0 && S_ISREG(s.st_mode) && (this_process_too || !held_here(fd))) {
+    // A shared lock is refused while a writer holds its exclusive one; a writer's attempt meanwhile waits it out.
+    for (int attempt = 0; attempt < kLockAttempts; ++attempt) {
+      if (attempt) std::this_thread::sleep_for(kLockRetry);
+      // This process's own lock is on another open file: refused too, as another process's is.
+      held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;  // another error: no locks here
+      if (!held || held_here(fd)) break;
+    }
+  }
+  std::string const problem = held ? being_written(holder_of(fd), lock_path) : "";
+  ::close(fd);  // and with it the shared lock, where one was taken
+  return problem;
 }
 
 void write_text_file(const std::string& path, const std::string& text, const std::string& what) {

@@ -84,8 +84,9 @@ class TemporaryFile {
 // without flock, a folder that takes no new file, a link at its name) it holds none, and says why (why_not).
 class WriterLock {
  public:
-  // Throws InputError "`given` is being written by another run now (process 4242 on node7, which holds
-  // .NAME.lock); wait for it to end, or name another file" where another writer holds PATH's lock.
+  // Throws InputError "`given`: is being written by another run now (process 4242 on node7, which holds
+  // .NAME.lock); wait for it to end, or name another file" where another writer holds PATH's lock (a lock held for a
+  // moment, by a reader or a writer that lets go at once, is waited out: up to 0.1 s).
   WriterLock(const std::string& path, const std::string& given);
   WriterLock(const WriterLock&) = delete;
   WriterLock& operator=(const WriterLock&) = delete;
@@ -101,6 +102,14 @@ class WriterLock {
   int fd_ = -1;
   std::optional<RemovedAtSecondInterrupt> removed_at_exit_;  // once held: a second Ctrl-C's exit removes it too
 };
+
+// Why PATH is no output of this process now: "is being written by another run now (process 4242 on node7, which
+// holds .NAME.lock); wait for it to end, or name another file" where another process (or none that it names) holds
+// PATH's WriterLock, or "" (none, one of this process's own, or a file system without locks). It looks and lets go:
+// the lock file is opened read-only where it exists, and nothing is created. output_path_problem asks it, so that no
+// output (a --save, a --json, Python's save) replaces the checkpoint a run at work writes. `this_process_too`: a lock
+// of this process counts too ("another simulation of this process"), for a front end with several simulations.
+std::string another_writer_of(const std::string& path, bool this_process_too = false);
 
 // Writes `text` to PATH the same way (JSON, CSV, reports); `what` names it in an error.
 void write_text_file(const std::string& path, const std::string& text, const std::string& what = "output");

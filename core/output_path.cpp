@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "core/atomic_file.h"
 #include "core/errors.h"
 
 namespace nbody {
@@ -98,7 +99,8 @@ std::string output_path_problem(const std::string& path) {
     if (err == EACCES) return "the folder " + folder_of(path) + " cannot be searched (" + error_text(err) + ")";
     return error_text(err);  // a name too long, a loop of links
   }
-  return folder_problem(folder_of(path));
+  if (auto problem = folder_problem(folder_of(path)); !problem.empty()) return problem;
+  return another_writer_of(path);
 }
 
 void check_output_path(const std::string& path, const std::string& option, const SettingNames& names) {

@@ -12,9 +12,10 @@ namespace nbody {
 // Why nbody refuses to write PATH, in a few words ("is a symbolic link", "the folder /nope does not
 // exist"), or "" when PATH may be written. Refused: a symbolic link (even to a regular file: replacing
 // it would silently cut the link), a directory, a FIFO, device or socket, an existing file the user
-// may not write, a path ending in '/', and a folder that is missing, not a folder, or not writable.
-// Only looks (lstat, stat, access); never opens the target, so a FIFO cannot block it, and creates
-// nothing.
+// may not write, a path ending in '/', a folder that is missing, not a folder, or not writable, and
+// the checkpoint another run writes now (another_writer_of, core/atomic_file.h: its lock beside it).
+// Only looks (lstat, stat, access, and a look at that lock); never opens the target, so a FIFO cannot
+// block it, and creates nothing.
 std::string output_path_problem(const std::string& path);
 
 // Throws InputError "OPTION PATH: PROBLEM" when output_path_problem(path) finds one, naming the option as `names`

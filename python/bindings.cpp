@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/bounds.h"
 #include "core/clock.h"
 #include "core/enum_names.h"
@@ -1014,6 +1015,15 @@ class Engine {
 
   // format: a tipsy byte order, "" for the default (and for an HDF5 snapshot, which has none). Returns the warnings
   // (a tipsy file whose readers will take other units: driver::save_tipsy), which are notices too.
+  // Whether PATH is the checkpoint of this simulation's run, from that run's callback: the run holds its lock.
+  bool runs_checkpoint(const std::string& path) const {
+    std::error_code ec_path, ec_run;
+    return in_callback_ && !run_checkpoint_.empty() &&
+           std::filesystem::weakly_canonical(path, ec_path) ==
+               std::filesystem::weakly_canonical(run_checkpoint_, ec_run) &&
+           !ec_path && !ec_run;
+  }
+
   std::vector<std::string> save(const std::string& path, const std::string& format) {
     Busy busy(*this);
     auto const f = from_name<sim::TipsyFormat>(format.empty() ? "standard" : format);
@@ -1021,6 +1031,10 @@ class Engine {
     std::string const call = "Simulation.save(" + shown(nb::str(path.c_str())) + ")";  // with the GIL held
     driver::check_save(path, call, format.empty() ? "" : "format='" + format + "'");
     refuse_output_path("Simulation.save", path);
+    // Nor over the checkpoint another simulation of this script runs to now (another process's: refused above), but
+    // over its own run's, from the run's callback.
+    if (!runs_checkpoint(path))
+      if (std::string const why = another_writer_of(path, true); !why.empty()) throw InputError(call + ": " + why);
     // Not over the file the simulation was made from, but a file of its kind over the one it was loaded from.
     spare_source({{"Simulation.save", path}}, "", "Simulation.save");
     if (driver::saves_hdf5_snapshot(path)) {
@@ -1047,12 +1061,7 @@ class Engine {
     // Not over the file the simulation was made from, but a checkpoint over the checkpoint it continues.
     spare_source({{"Simulation.checkpoint", path}}, "Simulation.checkpoint", "");
     std::string const given = "Simulation.checkpoint(" + shown(nb::str(path.c_str())) + ")";
-    // From this simulation's run callback, to the run's own checkpoint: the run holds that path's lock, for itself.
-    std::error_code ec_path, ec_run;
-    bool const runs_it = in_callback_ && !run_checkpoint_.empty() &&
-                         std::filesystem::weakly_canonical(path, ec_path) ==
-                             std::filesystem::weakly_canonical(run_checkpoint_, ec_run) &&
-                         !ec_path && !ec_run;
+    bool const runs_it = runs_checkpoint(path);
     nb::gil_scoped_release unlocked;
     if (runs_it)
       driver::write_checkpoint(path, setup_, *sim_, e0_);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <iterator>
 #include <mutex>
@@ -427,6 +429,29 @@ std::string refusal_of(const std::string& path) {
   }
 }
 
+// A child process that calls `take` (a lock taken) and then waits to be killed: its pid once `take` returned true, or
+// -1 (the child killed) where it returned false.
+pid_t holding_child(const std::function<bool()>& take) {
+  int ready[2];
+  if (::pipe(ready) != 0) return -1;
+  std::fflush(nullptr);
+  pid_t const child = ::fork();
+  if (child == 0) {
+    char const c = take() ? 'y' : 'n';
+    static_cast<void>(::write(ready[1], &c, 1));
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  char c = 0;
+  bool const took = child > 0 && ::read(ready[0], &c, 1) == 1 && c == 'y';
+  ::close(ready[0]);
+  if (child > 0 && !took) {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+  }
+  return took ? child : -1;
+}
+
 TEST(WriterLock, ASecondWriterIsRefusedUntilTheFirstLetsGo) {
   FreshDir dir;
   std::string const path = dir.file("c.h5"), lock_file = dir.file(".c.h5.lock");
@@ -435,11 +460,17 @@ TEST(WriterLock, ASecondWriterIsRefusedUntilTheFirstLetsGo) {
     ASSERT_TRUE(first.held());
     EXPECT_TRUE(fs::exists(lock_file));
     // Another simulation of this process (a Python script's second run) is refused as another process would be.
-    EXPECT_EQ(refusal_of(path), "--checkpoint " + path + " is being written by another run now (another simulation "
+    EXPECT_EQ(refusal_of(path), "--checkpoint " + path + ": is being written by another run now (another simulation "
                                 "of this process, which holds " + lock_file + "); wait for it to end, or name another "
                                 "file");
     EXPECT_EQ(refusal_of(dir.file("other.h5")), "") << "another path is another writer's";
+    // This process's own writes of the path are its own run's (the checkpoint it writes through the run).
+    EXPECT_EQ(output_path_problem(path), "");
+    write_text_file(path, "state\n");
+    EXPECT_EQ(another_writer_of(path, true), "is being written by another run now (another simulation of this process, "
+                                             "which holds " + lock_file + "); wait for it to end, or name another file");
   }
+  ASSERT_EQ(::unlink(path.c_str()), 0);
   EXPECT_EQ(dir.entries(), Names{}) << "the lock's file goes with it";
   EXPECT_EQ(refusal_of(path), "");
 }
@@ -471,35 +502,61 @@ TEST(WriterLock, NoLockIsSaidWhy) {
 TEST(WriterLock, AnotherProcessIsNamedAndALockLeftByAKilledOneIsTakenOver) {
   FreshDir dir;
   std::string const path = dir.file("c.h5"), lock_file = dir.file(".c.h5.lock");
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  std::fflush(nullptr);
-  pid_t const child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {  // holds the lock until killed outright, as a job the out-of-memory killer ends
-    WriterLock const held(path, "--checkpoint " + path);
-    char const c = held.held() ? 'y' : 'n';
-    static_cast<void>(::write(ready[1], &c, 1));
-    for (;;) ::pause();
-  }
-  ::close(ready[1]);
-  char c = 0;
-  ASSERT_EQ(::read(ready[0], &c, 1), 1);
-  ::close(ready[0]);
-  EXPECT_EQ(c, 'y');
+  // Holds the lock until killed outright, as a job the out-of-memory killer ends.
+  pid_t const child = holding_child([&] { return (new WriterLock(path, "--checkpoint " + path))->held(); });
+  ASSERT_GT(child, 0);
   std::string const refused = refusal_of(path);
+  // Nor does any other output of this process replace it (another job's --save or --json naming that checkpoint).
+  std::string const looked = output_path_problem(path);
+  std::string wrote;
+  try {
+    write_text_file(dir.file("c.h5"), "{}\n", "--json");
+  } catch (const InputError& e) {
+    wrote = e.what();
+  }
+  bool const written = fs::exists(path);
   ::kill(child, SIGKILL);
   int status = 0;
   ::waitpid(child, &status, 0);
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
-  EXPECT_EQ(refused, "--checkpoint " + path + " is being written by another run now (process " +
-                         std::to_string(child) + " on " + host + ", which holds " + lock_file +
-                         "); wait for it to end, or name another file");
+  std::string const held = "is being written by another run now (process " + std::to_string(child) + " on " + host +
+                           ", which holds " + lock_file + "); wait for it to end, or name another file";
+  EXPECT_EQ(refused, "--checkpoint " + path + ": " + held);
+  EXPECT_EQ(looked, held);
+  EXPECT_EQ(wrote, path + ": cannot write --json: " + held);
+  EXPECT_FALSE(written);
   // The killed process left its file, which holds no lock: the next writer takes it, and removes it when done.
   EXPECT_EQ(dir.entries(), Names{".c.h5.lock"});
+  EXPECT_EQ(output_path_problem(path), "");
   EXPECT_EQ(refusal_of(path), "");
   EXPECT_EQ(dir.entries(), Names{});
+}
+
+// A holder that could not write its name (a file another user's killed run left, read-only to it) is not named as the
+// process that file names where that process is gone: that one holds nothing.
+TEST(WriterLock, AHolderIsNotNamedAfterAProcessThatIsGone) {
+  FreshDir dir;
+  std::string const path = dir.file("c.h5"), lock_file = dir.file(".c.h5.lock");
+  std::fflush(nullptr);
+  pid_t const gone = ::fork();
+  ASSERT_GE(gone, 0);
+  if (gone == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(gone, nullptr, 0), gone);
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  write_text_file(lock_file, std::to_string(gone) + " " + host + "\n");
+  // Holds the lock without writing its name, until killed.
+  pid_t const child = holding_child([&] {
+    int const fd = ::open(lock_file.c_str(), O_RDONLY);
+    return fd >= 0 && ::flock(fd, LOCK_EX) == 0;
+  });
+  ASSERT_GT(child, 0);
+  std::string const refused = refusal_of(path);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_EQ(refused, "--checkpoint " + path + ": is being written by another run now (another process, which holds " +
+                         lock_file + "); wait for it to end, or name another file");
 }
 
 }  // namespace

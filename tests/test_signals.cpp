@@ -654,11 +654,23 @@ TEST_F(Signals, ASecondRunOfOneCheckpointIsRefusedWhileTheFirstRuns) {
                              "--checkpoint " + file("c.h5") + " 2>" + file("second.err");
   EXPECT_EQ(WEXITSTATUS(std::system(second.c_str())), 2);
   std::string const said = read_text(file("second.err"));
-  EXPECT_NE(said.find("error: --checkpoint " + file("c.h5") + " is being written by another run now (process " +
+  EXPECT_NE(said.find("error: --checkpoint " + file("c.h5") + ": is being written by another run now (process " +
                       std::to_string(p.pid()) + " on "),
             std::string::npos)
       << said;
   EXPECT_FALSE(fs::exists(file("c.h5"))) << "the refused run wrote its checkpoint";
+  // Nor does another job's other output replace it (a --save or --json naming it, by a slip in a job script).
+  for (std::string const option : {"--save", "--json"}) {
+    std::string const other = std::string(NBODY_EXECUTABLE) + " --backend cpu --run --bodies 64 --steps 10 " + option +
+                              " " + file("c.h5") + " 2>" + file("other.err");
+    EXPECT_EQ(WEXITSTATUS(std::system(other.c_str())), 2) << option;
+    EXPECT_NE(read_text(file("other.err")).find("error: " + option + " " + file("c.h5") +
+                                                ": is being written by another run now (process " +
+                                                std::to_string(p.pid()) + " on "),
+              std::string::npos)
+        << read_text(file("other.err"));
+    EXPECT_FALSE(fs::exists(file("c.h5"))) << option;
+  }
   p.send(SIGINT);
   EXPECT_EQ(p.wait(std::chrono::seconds(10)), 130) << p.err();
   EXPECT_EQ(sim::read_checkpoint(file("c.h5")).bodies.size(), 4096u);

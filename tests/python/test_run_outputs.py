@@ -5,7 +5,9 @@ import csv
 import os
 import re
 import signal
+import subprocess
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -136,7 +138,8 @@ def test_a_checkpoint_that_a_run_writes_now_is_no_one_elses(tmp_path):
     refused = []
 
     def callback(s):
-        for attempt in (lambda: other.checkpoint(path), lambda: other.run(steps=1, checkpoint=path)):
+        for attempt in (lambda: other.checkpoint(path), lambda: other.run(steps=1, checkpoint=path),
+                        lambda: other.save(path)):
             with pytest.raises(ValueError) as e:
                 attempt()
             refused.append(str(e.value))
@@ -144,9 +147,10 @@ def test_a_checkpoint_that_a_run_writes_now_is_no_one_elses(tmp_path):
 
     sim = nbody.Simulation(n=256, backend="cpu")
     assert sim.run(steps=10, checkpoint=path, callback=callback, every=2) == 2
-    held = r" is being written by another run now \(another simulation of this process, which holds .*\.c\.h5\.lock\)"
+    held = r": is being written by another run now \(another simulation of this process, which holds .*\.c\.h5\.lock\)"
     assert re.match(r"^Simulation\.checkpoint\('.*c\.h5'\)" + held, refused[0]), refused
     assert re.match(r"^checkpoint='.*c\.h5'" + held, refused[1]), refused
+    assert re.match(r"^Simulation\.save\('.*c\.h5'\)" + held, refused[2]), refused
     assert other.steps == 0
     assert nbody.Simulation.restart(path, backend="cpu").steps == 2 and os.listdir(tmp_path) == ["c.h5"]
     other.checkpoint(path)  # once that run has ended, the path is free
@@ -160,6 +164,31 @@ def test_a_checkpoint_that_a_run_writes_now_is_no_one_elses(tmp_path):
 
     sim.run(steps=4, checkpoint=own, callback=save_own, every=2)
     assert steps_saved == [4, 6] and nbody.Simulation.restart(own, backend="cpu").steps == 6
+
+
+def test_a_save_is_refused_over_the_checkpoint_another_process_runs_to(cli, tmp_path):
+    # A notebook saving to the name a batch job checkpoints to would replace that job's state: refused while the job
+    # runs, naming it, with nothing written; once it has ended, the save goes ahead.
+    cli("--version")  # skips where the command line is not built
+    path = tmp_path / "c.h5"
+    job = subprocess.Popen([os.environ["NBODY_EXECUTABLE"], "--backend", "cpu", "--quiet", "--run", "--bodies", "2048",
+                            "--steps", "100000000", "--checkpoint", str(path)], stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(400):
+            if (tmp_path / ".c.h5.lock").exists():
+                break
+            time.sleep(0.05)
+        sim = nbody.Simulation(n=64, backend="cpu")
+        for save in (lambda: sim.save(path), lambda: sim.checkpoint(path)):
+            with pytest.raises(ValueError, match=r": is being written by another run now \(process %d on " % job.pid):
+                save()
+        assert not path.exists()
+    finally:
+        job.send_signal(signal.SIGINT)
+        assert job.wait(timeout=30) == 130, job.stderr.read()
+    assert len(nbody.Simulation.restart(path, backend="cpu").positions) == 2048
+    sim.checkpoint(path)
+    assert len(nbody.Simulation.restart(path, backend="cpu").positions) == 64
 
 
 def test_a_series_by_time_is_the_command_lines(cli, tmp_path):
