@@ -205,27 +205,39 @@ std::string lock_path_of(const std::string& path) {
   return (fs::path(path).parent_path() / ("." + fs::path(path).filename().string() + ".lock")).string();
 }
 
-// The lock files this process holds (device and inode): its own writes of their paths are no other run's.
+// The lock files this process holds (device and inode, with the process: a child forked meanwhile holds none of them
+// as its own), and how deep this thread is in its checkpoint writes (CheckpointWrite).
+struct HeldLock {
+  pid_t process;
+  dev_t device;
+  ino_t inode;
+};
 std::mutex held_mutex;
-std::vector<std::pair<dev_t, ino_t>> held_locks;
+std::vector<HeldLock> held_locks;
+thread_local int checkpoint_writes = 0;
 
 bool held_here(int fd) {
   struct stat s {};
   if (::fstat(fd, &s) != 0) return false;
+  pid_t const self = ::getpid();
   std::lock_guard<std::mutex> const guard(held_mutex);
-  return std::find(held_locks.begin(), held_locks.end(), std::make_pair(s.st_dev, s.st_ino)) != held_locks.end();
+  return std::any_of(held_locks.begin(), held_locks.end(), [&](const HeldLock& h) {
+    return h.process == self && h.device == s.st_dev && h.inode == s.st_ino;
+  });
 }
 
 void hold_here(int fd, bool held) {
   struct stat s {};
   if (::fstat(fd, &s) != 0) return;
   std::lock_guard<std::mutex> const guard(held_mutex);
-  auto const key = std::make_pair(s.st_dev, s.st_ino);
   if (held) {
-    held_locks.push_back(key);
-  } else if (auto const it = std::find(held_locks.begin(), held_locks.end(), key); it != held_locks.end()) {
-    held_locks.erase(it);
+    held_locks.push_back({::getpid(), s.st_dev, s.st_ino});
+    return;
   }
+  auto const it = std::find_if(held_locks.begin(), held_locks.end(), [&](const HeldLock& h) {
+    return h.process == ::getpid() && h.device == s.st_dev && h.inode == s.st_ino;
+  });
+  if (it != held_locks.end()) held_locks.erase(it);
 }
 
 // The holder a lock file names: "process 4242 on node7", "another simulation of this process", or "another process"
@@ -318,25 +330,37 @@ WriterLock::~WriterLock() {
   ::close(fd_);
 }
 
-std::string another_writer_of(const std::string& path, bool this_process_too) {
+CheckpointWrite::CheckpointWrite() { ++checkpoint_writes; }
+CheckpointWrite::~CheckpointWrite() { --checkpoint_writes; }
+
+std::string another_writer_of(const std::string& path) {
   std::string const lock_path = lock_path_of(path);
-  // Read-only and non-blocking: a FIFO put at the name cannot hold the check up, and nothing is created.
-  int const fd = ::open(lock_path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return "";
-  struct stat s {};
-  bool held = false;
-  if (::fstat(fd, &s) == 0 && S_ISREG(s.st_mode) && (this_process_too || !held_here(fd))) {
-    // A shared lock is refused while a writer holds its exclusive one; a writer's attempt meanwhile waits it out.
-    for (int attempt = 0; attempt < kLockAttempts; ++attempt) {
-      if (attempt) std::this_thread::sleep_for(kLockRetry);
-      // This process's own lock is on another open file: refused too, as another process's is.
-      held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;  // another error: no locks here
-      if (!held || held_here(fd)) break;
+  // The lock file at the name, once it is shown held or free: one let go and unnamed meanwhile is looked up again.
+  for (int attempt = 0; attempt < kLockAttempts; ++attempt) {
+    if (attempt) std::this_thread::sleep_for(kLockRetry);
+    // Read-only and non-blocking: a FIFO put at the name cannot hold the check up, and nothing is created.
+    int const fd = ::open(lock_path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return "";
+    struct stat s {};
+    std::string problem;
+    bool settled = true;
+    if (::fstat(fd, &s) == 0 && S_ISREG(s.st_mode)) {
+      if (held_here(fd)) {
+        // This process's own lock: its checkpoint writes' to make, no other output's.
+        if (checkpoint_writes == 0) problem = being_written("another simulation of this process", lock_path);
+      } else if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {  // another process's exclusive lock (or none on this system)
+        if (errno == EWOULDBLOCK) {
+          settled = attempt + 1 == kLockAttempts;  // one held for a moment is waited out
+          if (settled) problem = being_written(holder_of(fd), lock_path);
+        }
+      } else {
+        settled = names_the_file(lock_path, fd);  // shown free: a holder may have let go and unnamed it
+      }
     }
+    ::close(fd);  // and with it the shared lock, where one was taken
+    if (settled) return problem;
   }
-  std::string const problem = held ? being_written(holder_of(fd), lock_path) : "";
-  ::close(fd);  // and with it the shared lock, where one was taken
-  return problem;
+  return "";
 }
 
 void write_text_file(const std::string& path, const std::string& text, const std::string& what) {

@@ -105,11 +105,22 @@ class WriterLock {
 
 // Why PATH is no output of this process now: "is being written by another run now (process 4242 on node7, which
 // holds .NAME.lock); wait for it to end, or name another file" where another process (or none that it names) holds
-// PATH's WriterLock, or "" (none, one of this process's own, or a file system without locks). It looks and lets go:
-// the lock file is opened read-only where it exists, and nothing is created. output_path_problem asks it, so that no
-// output (a --save, a --json, Python's save) replaces the checkpoint a run at work writes. `this_process_too`: a lock
-// of this process counts too ("another simulation of this process"), for a front end with several simulations.
-std::string another_writer_of(const std::string& path, bool this_process_too = false);
+// PATH's WriterLock, or this process does ("another simulation of this process") and the write is no checkpoint write
+// of it (CheckpointWrite); else "" (nor where the file system has no locks). It looks and lets go: the lock file is
+// opened read-only where it exists, and nothing is created. output_path_problem asks it, so that no output (a --save,
+// a --json, Python's save) replaces the checkpoint a run at work writes.
+std::string another_writer_of(const std::string& path);
+
+// While one lives, this thread's outputs are checkpoint writes: a path whose WriterLock this process holds is theirs to
+// write. Every checkpoint this process writes to such a path is the lock holder's: the run that holds it, or a save
+// that took the lock for itself (a writer refused the lock writes nothing), so a checkpoint write needs no more.
+class CheckpointWrite {
+ public:
+  CheckpointWrite();
+  ~CheckpointWrite();
+  CheckpointWrite(const CheckpointWrite&) = delete;
+  CheckpointWrite& operator=(const CheckpointWrite&) = delete;
+};
 
 // Writes `text` to PATH the same way (JSON, CSV, reports); `what` names it in an error.
 void write_text_file(const std::string& path, const std::string& text, const std::string& what = "output");

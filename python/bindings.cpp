@@ -67,12 +67,6 @@ std::string shown(nb::handle value) { return nb::cast<std::string>(nb::repr(valu
 // JSON text as Python's objects (dicts, lists, numbers, None), as json.loads reads it.
 nb::object from_json(const std::string& text) { return nb::module_::import_("json").attr("loads")(text); }
 
-// A method's file it may not write, as the call: "Simulation.save('out/'): is a directory; name a file in it".
-void refuse_output_path(const std::string& method, const std::string& path) {
-  if (auto const problem = output_path_problem(path); !problem.empty())
-    throw InputError(method + "(" + shown(nb::str(path.c_str())) + "): " + problem);
-}
-
 [[noreturn]] void type_error(const std::string& key, const std::string& expected, nb::handle value) {
   throw nb::type_error((key + ": expected " + expected + ", got " + shown(value) + " (" +
                         nb::cast<std::string>(nb::type_name(value.type())) + ")")
@@ -1024,17 +1018,28 @@ class Engine {
            !ec_path && !ec_run;
   }
 
+  // A method's file it may not write, as the call: "Simulation.save('out/'): is a directory; name a file in it"; judged
+  // where rank 0 writes, every rank hearing its answer: a file system's state, such as the lock of
+  // the run's checkpoint that rank 0 holds, is no other rank's to judge. `own_checkpoint`: the path is the checkpoint
+  // this simulation's run writes, whose lock that run holds (runs_checkpoint).
+  void refuse_output_path_on_rank0(const std::string& method, const std::string& path, bool own_checkpoint = false) {
+    std::string const call = method + "(" + shown(nb::str(path.c_str())) + ")";  // with the GIL held
+    nb::gil_scoped_release unlocked;
+    agree(sim_->ranks(), [&] {
+      if (sim_->ranks().rank() != 0) return;
+      std::optional<CheckpointWrite> own;
+      if (own_checkpoint) own.emplace();
+      if (auto const problem = output_path_problem(path); !problem.empty()) throw InputError(call + ": " + problem);
+    });
+  }
+
   std::vector<std::string> save(const std::string& path, const std::string& format) {
     Busy busy(*this);
     auto const f = from_name<sim::TipsyFormat>(format.empty() ? "standard" : format);
     if (!f) throw InputError("format='" + format + "': valid: " + valid_names<sim::TipsyFormat>());
     std::string const call = "Simulation.save(" + shown(nb::str(path.c_str())) + ")";  // with the GIL held
     driver::check_save(path, call, format.empty() ? "" : "format='" + format + "'");
-    refuse_output_path("Simulation.save", path);
-    // Nor over the checkpoint another simulation of this script runs to now (another process's: refused above), but
-    // over its own run's, from the run's callback.
-    if (!runs_checkpoint(path))
-      if (std::string const why = another_writer_of(path, true); !why.empty()) throw InputError(call + ": " + why);
+    refuse_output_path_on_rank0("Simulation.save", path);
     // Not over the file the simulation was made from, but a file of its kind over the one it was loaded from.
     spare_source({{"Simulation.save", path}}, "", "Simulation.save");
     if (driver::saves_hdf5_snapshot(path)) {
@@ -1057,11 +1062,11 @@ class Engine {
 
   void checkpoint(const std::string& path) {
     Busy busy(*this);
-    refuse_output_path("Simulation.checkpoint", path);
+    bool const runs_it = runs_checkpoint(path);
+    refuse_output_path_on_rank0("Simulation.checkpoint", path, runs_it);
     // Not over the file the simulation was made from, but a checkpoint over the checkpoint it continues.
     spare_source({{"Simulation.checkpoint", path}}, "Simulation.checkpoint", "");
     std::string const given = "Simulation.checkpoint(" + shown(nb::str(path.c_str())) + ")";
-    bool const runs_it = runs_checkpoint(path);
     nb::gil_scoped_release unlocked;
     if (runs_it)
       driver::write_checkpoint(path, setup_, *sim_, e0_);

@@ -464,11 +464,19 @@ TEST(WriterLock, ASecondWriterIsRefusedUntilTheFirstLetsGo) {
                                 "of this process, which holds " + lock_file + "); wait for it to end, or name another "
                                 "file");
     EXPECT_EQ(refusal_of(dir.file("other.h5")), "") << "another path is another writer's";
-    // This process's own writes of the path are its own run's (the checkpoint it writes through the run).
-    EXPECT_EQ(output_path_problem(path), "");
-    write_text_file(path, "state\n");
-    EXPECT_EQ(another_writer_of(path, true), "is being written by another run now (another simulation of this process, "
-                                             "which holds " + lock_file + "); wait for it to end, or name another file");
+    // Nor does another output of this process replace it (a Python script's other simulation saving there); its
+    // checkpoint writes are the lock holder's own (the run's checkpoint, written through the run).
+    std::string const held = "is being written by another run now (another simulation of this process, which holds " +
+                             lock_file + "); wait for it to end, or name another file";
+    EXPECT_EQ(output_path_problem(path), held);
+    EXPECT_THROW(write_text_file(path, "{}\n"), InputError);
+    EXPECT_FALSE(fs::exists(path));
+    {
+      CheckpointWrite const own;
+      EXPECT_EQ(output_path_problem(path), "");
+      write_text_file(path, "state\n");
+    }
+    EXPECT_EQ(another_writer_of(path), held);
   }
   ASSERT_EQ(::unlink(path.c_str()), 0);
   EXPECT_EQ(dir.entries(), Names{}) << "the lock's file goes with it";
@@ -531,6 +539,25 @@ TEST(WriterLock, AnotherProcessIsNamedAndALockLeftByAKilledOneIsTakenOver) {
   EXPECT_EQ(output_path_problem(path), "");
   EXPECT_EQ(refusal_of(path), "");
   EXPECT_EQ(dir.entries(), Names{});
+}
+
+// A lock held for a moment (another writer's look, or a writer that finds the name changed and lets go) is waited out,
+// not taken for a run at work: the writer and the look both go ahead once it is let go.
+TEST(WriterLock, ALockHeldForAMomentIsWaitedOut) {
+  FreshDir dir;
+  std::string const path = dir.file("c.h5"), lock_file = dir.file(".c.h5.lock");
+  for (bool look : {false, true}) {
+    int const fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT, 0666);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+    std::thread release([fd] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      ::close(fd);
+    });
+    std::string const refused = look ? another_writer_of(path) : refusal_of(path);
+    release.join();
+    EXPECT_EQ(refused, "") << (look ? "the look" : "the writer");
+  }
 }
 
 // A holder that could not write its name (a file another user's killed run left, read-only to it) is not named as the

@@ -648,7 +648,8 @@ TEST_F(Signals, ASecondRunOfOneCheckpointIsRefusedWhileTheFirstRuns) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   Process p({"--run", "--bodies", "4096", "--steps", "100000000", "--checkpoint", file("c.h5")}, dir_);
   ASSERT_TRUE(p.started(std::chrono::seconds(10)));
-  for (int i = 0; i < 200 && !fs::exists(file(".c.h5.lock")); ++i)
+  // The lock is taken once the file names its holder (written just after the lock).
+  for (int i = 0; i < 200 && read_text(file(".c.h5.lock")).empty(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::string const second = std::string(NBODY_EXECUTABLE) + " --backend cpu --run --bodies 64 --steps 10 --seed 7 " +
                              "--checkpoint " + file("c.h5") + " 2>" + file("second.err");

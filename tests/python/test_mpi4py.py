@@ -1,8 +1,8 @@
 # tests/python/test_mpi4py.py - one simulation over the ranks of an mpi4py communicator
 # (Simulation(comm=...)): 2 ranks under mpirun on the CPU give the positions and velocities of one
-# process bit for bit (and its energy, on as many devices), and a checkpoint the 2 ranks wrote
-# continues in one process bit for bit. Run by pytest,
-# which starts this same file under mpirun (NBODY_MPIEXEC, set by CTest); each rank then runs
+# process bit for bit (and its energy, on as many devices), a checkpoint the 2 ranks wrote
+# continues in one process bit for bit, and a run's callback checkpoints to the run's own file.
+# Run by pytest, which starts this same file under mpirun (NBODY_MPIEXEC, set by CTest); each rank then runs
 # ranks_main().
 import json
 import os
@@ -110,7 +110,20 @@ def ranks_main(out_dir):
         blew = str(e)
     blown_result = dict(saved_step=blown.last_run["saved_step"], save_failure=blown.last_run["save_failure"])
 
-    report = dict(rank=rank, size=comm.Get_size(), same_state=same_state, same_energy=same_energy,
+    # The run's callback checkpoints to the run's own file, whose lock rank 0 holds: every rank takes part alike, none
+    # taking that lock for another run's.
+    own = os.path.join(out_dir, "own.h5")
+    own_steps = []
+
+    def save_own(s):
+        s.checkpoint(own)
+        own_steps.append(s.steps)
+
+    nbody.Simulation(**SETTINGS, comm=comm).run(steps=4, checkpoint=own, callback=save_own, every=2)
+    comm.Barrier()
+    own_steps.append(nbody.Simulation.restart(own, threads=1, backend="cpu").steps)
+
+    report = dict(rank=rank, size=comm.Get_size(), own_steps=own_steps, same_state=same_state, same_energy=same_energy,
                   restart_steps=restart_steps, same_restart=same_restart, same_continuation=same_continuation,
                   raised=raised, warned=warned, replaced=replaced, mixed=mixed, blew=blew, blown_result=blown_result)
     reports = comm.gather(report, root=0)
@@ -146,7 +159,8 @@ def test_two_ranks_are_one_process_bit_for_bit(tmp_path):
         assert p["mixed"] and "s_00000010.hdf5), another run's" in p["mixed"], p
         assert p["blew"] and "no longer finite" in p["blew"] and p["blew"] == reports[0]["blew"], p
         assert p["blown_result"] == dict(saved_step=0, save_failure=None), p
-    assert sorted(os.listdir(tmp_path)) == ["blown.h5", "ranks.csv", "ranks.h5", "snaps", "unresolved.csv"], \
+        assert p["own_steps"] == [2, 4, 4], p
+    assert sorted(os.listdir(tmp_path)) == ["blown.h5", "own.h5", "ranks.csv", "ranks.h5", "snaps", "unresolved.csv"], \
         os.listdir(tmp_path)
     assert os.listdir(tmp_path / "snaps") == ["s_00000010.hdf5"], "the refused run wrote a snapshot"
 

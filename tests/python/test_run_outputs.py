@@ -139,7 +139,7 @@ def test_a_checkpoint_that_a_run_writes_now_is_no_one_elses(tmp_path):
 
     def callback(s):
         for attempt in (lambda: other.checkpoint(path), lambda: other.run(steps=1, checkpoint=path),
-                        lambda: other.save(path)):
+                        lambda: other.save(path), lambda: other.run(steps=1, save=path), lambda: s.save(path)):
             with pytest.raises(ValueError) as e:
                 attempt()
             refused.append(str(e.value))
@@ -151,6 +151,9 @@ def test_a_checkpoint_that_a_run_writes_now_is_no_one_elses(tmp_path):
     assert re.match(r"^Simulation\.checkpoint\('.*c\.h5'\)" + held, refused[0]), refused
     assert re.match(r"^checkpoint='.*c\.h5'" + held, refused[1]), refused
     assert re.match(r"^Simulation\.save\('.*c\.h5'\)" + held, refused[2]), refused
+    assert re.match(r"^save='.*c\.h5'" + held, refused[3]), refused
+    # Nor does the run's own callback save a snapshot over the checkpoint it needs to go on from.
+    assert re.match(r"^Simulation\.save\('.*c\.h5'\)" + held, refused[4]), refused
     assert other.steps == 0
     assert nbody.Simulation.restart(path, backend="cpu").steps == 2 and os.listdir(tmp_path) == ["c.h5"]
     other.checkpoint(path)  # once that run has ended, the path is free
@@ -174,8 +177,9 @@ def test_a_save_is_refused_over_the_checkpoint_another_process_runs_to(cli, tmp_
     job = subprocess.Popen([os.environ["NBODY_EXECUTABLE"], "--backend", "cpu", "--quiet", "--run", "--bodies", "2048",
                             "--steps", "100000000", "--checkpoint", str(path)], stderr=subprocess.PIPE, text=True)
     try:
-        for _ in range(400):
-            if (tmp_path / ".c.h5.lock").exists():
+        lock = tmp_path / ".c.h5.lock"
+        for _ in range(400):  # the lock is taken once its file names the holder (written just after it)
+            if lock.exists() and lock.stat().st_size:
                 break
             time.sleep(0.05)
         sim = nbody.Simulation(n=64, backend="cpu")
