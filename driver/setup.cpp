@@ -9,6 +9,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -211,8 +212,18 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
                        " applies to the CUDA backend (how GPUs pass positions); host devices share the host's memory" +
                        chosen);
     c.devices.assign(std::size_t(d.count == 0 ? 1 : d.count), 0);
-    if (c.engine.cpu_threads == 0 && local_ranks > 1)
-      c.engine.cpu_threads = std::max(1, omp_get_num_procs() / local_ranks);
+    int const cores = omp_get_num_procs();
+    if (c.engine.cpu_threads == 0 && local_ranks > 1) c.engine.cpu_threads = std::max(1, cores / local_ranks);
+    // More threads than cores take turns on them, and every step waits for the last of them: many times slower,
+    // with nothing else to tell why. A rank bound to cores of its own (mpirun's default) sees only those; one that
+    // sees the whole host shares it with the host's other ranks.
+    bool const bound = cores < int(std::thread::hardware_concurrency());
+    long long const threads = (long long)c.engine.cpu_threads * (bound ? 1 : local_ranks);
+    if (notices && threads > cores && d.engine.cpu_threads > 0)
+      notices->push_back(names.with("--threads", std::to_string(c.engine.cpu_threads)) + per_rank + ": " +
+                         std::to_string(threads) + " threads on the " + std::to_string(cores) +
+                         (cores == 1 ? " core" : " cores") + (bound ? " this process is bound to" : " here") +
+                         " take turns, and each step waits for the last; leave it out for one thread a core");
   }
   // With several ranks the weights cover every rank's devices: the simulation checks them.
   if (ranks.size() == 1 && !d.weights.empty() && d.weights.size() != c.devices.size())

@@ -1,5 +1,6 @@
 // tests/test_cli.cpp - the nbody executable as a user meets it: bad input, outputs, Ctrl-C.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
@@ -179,6 +180,21 @@ TEST_F(Cli, BadFilesAndDevicesAreRejected) {
   // Every host device holds all positions: 64 x 2^30 bodies is more memory than any machine has.
   expect_input_error("--bodies 1073741824 --numgpus 64 --run", "MiB of memory on 64 host device(s)");
   expect_input_error("--viewer --benchmark", "");  // two modes
+}
+
+// More threads than cores take turns on them, many times slower: said so. One a core is not.
+TEST_F(Cli, MoreThreadsThanCoresAreSaid) {
+  cpu_set_t usable;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof usable, &usable), 0);
+  int const cores = CPU_COUNT(&usable);  // as OpenMP counts them
+  Result const crowded = nbody("--backend cpu --run --bodies 16 --steps 1 --threads " + std::to_string(cores + 1), false);
+  EXPECT_EQ(crowded.code, 0) << crowded.err;
+  EXPECT_NE(crowded.err.find("notice: --threads " + std::to_string(cores + 1) + ": " + std::to_string(cores + 1) +
+                             " threads on the " + std::to_string(cores) + (cores == 1 ? " core" : " cores")),
+            std::string::npos)
+      << crowded.err;
+  Result const one_a_core = nbody("--backend cpu --run --bodies 16 --steps 1 --threads " + std::to_string(cores), false);
+  EXPECT_EQ(one_a_core.err.find("take turns"), std::string::npos) << one_a_core.err;
 }
 
 TEST_F(Cli, CudaBackendWithoutGpuSaysSo) {
