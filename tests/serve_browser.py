@@ -268,14 +268,24 @@ def differing(a, b, tolerance=6):
     return sum(1 for x, y in zip(a, b) if abs(x - y) > tolerance) / len(a)
 
 
+PICTURE_SIZE = "(() => { const r = document.getElementById('view').getBoundingClientRect();" \
+               " return [Math.round(r.width), Math.round(r.height)]; })()"
+
+
 def frames_of_page_size(browser):
-    """Waits for frames of the page's own size (the browser's viewport: the window less its frame)."""
-    size = browser.evaluate("[window.innerWidth, window.innerHeight]")
+    """Waits for frames of the picture's size on the page (the browser's viewport less the status bar below it), and
+    checks that the status bar is below the picture, covering none of it (the legend, the scale bar)."""
+    size = browser.evaluate(PICTURE_SIZE)
+    view, bar = browser.evaluate(
+        "['view', 'bar'].map((id) => { const r = document.getElementById(id).getBoundingClientRect();"
+        " return [r.left, r.top, r.right, r.bottom]; })")
+    expect(bar[1] >= view[3] and bar[3] <= browser.evaluate("window.innerHeight"),
+           "the status bar %s is not below the picture %s" % (bar, view))
 
     def arrived():
         h = browser.header()
         return [h.get("width"), h.get("height")] == size and browser.state().get("frames", 0) > 3
-    wait_for(arrived, 60, "no frames of the page's size (%dx%d) arrived" % tuple(size))
+    wait_for(arrived, 60, "no frames of the picture's size (%dx%d) arrived" % tuple(size))
     return size
 
 
@@ -553,7 +563,7 @@ def hermite(nbody, folder, shots):
         # its usual size on the screen, not half of it.
         browser.call("Emulation.setDeviceMetricsOverride", width=800, height=560, deviceScaleFactor=2, mobile=False)
         wait_for(lambda: [browser.header().get("width"), browser.header().get("height")] ==
-                 browser.evaluate("[window.innerWidth, window.innerHeight]"), 30,
+                 browser.evaluate(PICTURE_SIZE), 30,
                  "frames not of the page's CSS size at 2 device pixels a CSS pixel: %s" % browser.header())
         browser.screenshot(os.path.join(shots, "serve_hermite_hidpi.png"))
         server.stop(signal.SIGINT, 130)
