@@ -1,16 +1,20 @@
 // render/hud.cpp - HUD with Dear ImGui (Debian's libimgui-dev and its GLFW/OpenGL3 backends).
 #include "render/hud.h"
 
+#define GLFW_INCLUDE_NONE  // the key callback only: GL comes through the ImGui backend
+#include <GLFW/glfw3.h>
 #include <imgui.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "core/bounds.h"
 
@@ -66,20 +70,46 @@ auto whole_from_1_to(long long most) {
   };
 }
 
+// Keys pressed and let go between two frames (a tap shorter than a frame, or a program's synthetic key): the ImGui of
+// Debian (1.86) reads each key's state once a frame, so such a key was never seen down, and an Enter typed to apply a
+// value was lost. A release of a key pressed since the last frame is held back and given after that frame is drawn.
+// One HUD of a window a process.
+struct HeldBackKeys {
+  GLFWkeyfun imgui = nullptr;                 // the backend's callback (which passes every key on to the window's)
+  std::vector<int> pressed;                   // since the last frame
+  std::vector<std::array<int, 4>> released;   // key, scancode, action, mods: given after the frame
+};
+HeldBackKeys held_back;
+
+void hold_back_key_callback(GLFWwindow* window, int key, int scancode, int action, int mods) {
+  auto const& pressed = held_back.pressed;
+  if (action == GLFW_RELEASE && std::find(pressed.begin(), pressed.end(), key) != pressed.end()) {
+    held_back.released.push_back({key, scancode, action, mods});
+    return;
+  }
+  if (action == GLFW_PRESS) held_back.pressed.push_back(key);
+  if (held_back.imgui) held_back.imgui(window, key, scancode, action, mods);
+}
+
 }  // namespace
 
-Hud::Hud(GLFWwindow* window) {
+Hud::Hud(GLFWwindow* window) : window_(window) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;  // no imgui.ini next to the user's files
   ImGui::StyleColorsDark();
-  if (window) platform_ = ImGui_ImplGlfw_InitForOpenGL(window, true);
+  if (window) {
+    platform_ = ImGui_ImplGlfw_InitForOpenGL(window, true);
+    held_back = HeldBackKeys{};
+    held_back.imgui = glfwSetKeyCallback(window, hold_back_key_callback);
+  }
   ImGui_ImplOpenGL3_Init("#version 330");
   char const* trace = std::getenv("NBODY_TRACE_UI");
   trace_ = trace && *trace && std::string(trace) != "0";
 }
 
 Hud::~Hud() {
+  if (window_) glfwSetKeyCallback(window_, held_back.imgui);  // the backend's, which its shutdown replaces
   ImGui_ImplOpenGL3_Shutdown();
   if (platform_) ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();
@@ -105,6 +135,14 @@ void Hud::draw(const HudStats& s, HudControls& c, const std::vector<std::string>
   layout(s, c, scenarios, max_devices, width, height, frame_seconds);
   ImGui::Render();
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  // This frame saw the keys pressed since the last: the releases held back reach ImGui (and the window) now.
+  if (window_) {
+    std::vector<std::array<int, 4>> released;
+    released.swap(held_back.released);
+    held_back.pressed.clear();
+    for (auto const& [key, scancode, action, mods] : released)
+      if (held_back.imgui) held_back.imgui(window_, key, scancode, action, mods);
+  }
 }
 
 void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::string>& scenarios, int max_devices,

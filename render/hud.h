@@ -95,6 +95,7 @@ class Hud {
  private:
   void layout(const HudStats& stats, HudControls& controls, const std::vector<std::string>& scenarios, int max_devices,
               int width, int height, float frame_seconds);
+  GLFWwindow* window_ = nullptr;  // the window whose input the HUD takes, if any
   bool platform_ = false;
   bool first_frame_ = true;
   bool trace_ = false;

@@ -150,6 +150,11 @@ class Viewer:
         self.xdotool("keyup", name)
         time.sleep(0.4)
 
+    def tap(self, name):
+        """A key pressed and let go at once, between two frames (a quick finger, a program's key)."""
+        self.xdotool("key", "--delay", "0", name)
+        time.sleep(0.4)
+
     # Tests that click the HUD's widgets start paused: a running simulation's time and energy change the
     # width of a line of the HUD, which then wraps or not from frame to frame and moves every widget
     # below it by a line between a look at a widget and the click on it.
@@ -739,13 +744,32 @@ def level_colours_while_paused(nbody, folder):
         v.close()
 
 
+# An Enter pressed and let go between two frames (a quick finger, a program's key) while a slow run steps: the value
+# typed still applies (ImGui 1.86 reads a key's state once a frame; the release waits for the frame that saw it down).
+def tapped_enter_while_running(nbody, folder):
+    v = Viewer(nbody, ["--backend", "cpu", "--scenario", "plummer", "--bodies", "16384"], folder)
+    try:
+        v.click_until("Simulation", "N")
+        v.click("N")
+        v.key("ctrl+a")
+        for key in ("minus", "7"):
+            v.key(key)
+        v.tap("Return")
+        v.wait_for(lambda: "-7 is not a body count" in v.log(), 10, "a tapped Enter did not apply N = -7")
+        v.click_at(WIDTH - 100, HEIGHT - 100)
+        v.key("q")
+        expect(v.wait_exit() == 0, "q: exit status " + str(v.proc.returncode))
+    finally:
+        v.close()
+
+
 CASES = {f.__name__: f for f in (escape_in_a_text_field, escape_in_a_popup, screenshot_that_cannot_be_written, scenario_switch,
                                   bad_body_count, redraws_during_a_slow_step, drag_while_paused, hud_key_cycles,
                                   first_frame_at_once, recording_ends_during_its_start_up,
                                   close_and_sigterm_during_a_long_start_up, quit_during_a_long_step,
                                   quick_scenario_switches, hud_values_held_to_command_line_bounds,
                                   click_on_a_slider_applies, level_colours_while_paused,
-                                  recording_closed_keeps_its_screenshot)}
+                                  recording_closed_keeps_its_screenshot, tapped_enter_while_running)}
 
 
 def main():
