@@ -66,7 +66,13 @@ ListenAddress parse_listen_address(const std::string& text) {
     address.host = text.substr(1, close - 1);
     port_text = text.substr(close + 2);
   } else if (std::size_t const colon = text.rfind(':'); colon != std::string::npos) {
-    if (text.find(':') != colon) refuse("an IPv6 host is written in brackets, [HOST]:PORT");
+    if (text.find(':') != colon) {
+      // "127.0.0.1:8080:1": a host with no ':' of its own, then more than a port; else a bare IPv6 address.
+      std::string const host = text.substr(0, text.find(':'));
+      bool const ipv6 = host.empty() || host.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
+      refuse(ipv6 ? "an IPv6 host is written in brackets, [HOST]:PORT"
+                  : "more than one ':' after the host " + host + "; HOST:PORT has one");
+    }
     address.host = text.substr(0, colon);
     port_text = text.substr(colon + 1);
   }

@@ -59,6 +59,19 @@ TEST(ServeAddress, BadOnesAreRefusedNamingTheValue) {
       EXPECT_NE(std::string(e.what()).find("[HOST:]PORT"), std::string::npos) << e.what();
     }
   }
+  // An IPv4 or named host with more than a port after it is not called a misspelt IPv6 host; a bare IPv6 address is.
+  for (auto const& [bad, why] : std::initializer_list<std::pair<std::string, std::string>>{
+           {"127.0.0.1:8080:1", "more than one ':' after the host 127.0.0.1; HOST:PORT has one"},
+           {"node7:8080:1", "more than one ':' after the host node7; HOST:PORT has one"},
+           {"::1:8080", "an IPv6 host is written in brackets, [HOST]:PORT"},
+           {"fe80::1:8080", "an IPv6 host is written in brackets, [HOST]:PORT"}}) {
+    try {
+      parse_listen_address(bad);
+      ADD_FAILURE() << "accepted --serve '" << bad << "'";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("--serve " + bad + ": " + why + "; give [HOST:]PORT", 0), 0u) << e.what();
+    }
+  }
   // A URL pasted for the address is named as one, not as a misspelt IPv6 host.
   try {
     parse_listen_address("http://127.0.0.1:8080/");
