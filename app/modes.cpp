@@ -581,18 +581,6 @@ int run_simulation(const Options& asked) {
     }
   };
   driver::RunResult r;  // filled as the run goes: what it wrote is known even where it throws
-  // A rank that gives up waiting on the others ends the job at once (a rank stopped or hangs): where that is rank 0,
-  // its --json says so first, with the steps made and the files written by then. The run's thread waits in that call.
-  std::optional<LastWords> last_words;
-  if (!o.json.empty() && writes_outputs() && sim.ranks().size() > 1)
-    last_words.emplace([&](const std::string& why) {
-      driver::RunResult now = r;
-      now.steps = sim.steps_done() - first_step;
-      now.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_began).count();
-      now.saved_step.reset();
-      now.save_failure = "the ranks could not take part: no state could be gathered to save";
-      failure_json(why, now);
-    });
   try {
     driver::run(setup, sim, outputs, steps, observer, r);
   } catch (const std::runtime_error& e) {

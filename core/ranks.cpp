@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <functional>
-#include <mutex>
 #include <new>
 
 #include "core/errors.h"
@@ -55,34 +53,6 @@ const Ranks& solo_ranks() {
 const Ranks& world() { return g_world ? *g_world : solo_ranks(); }
 
 void set_world(const Ranks* ranks) { g_world = ranks; }
-
-namespace {
-std::mutex g_last_words_mutex;
-std::function<void(const std::string&)> g_last_words;
-}  // namespace
-
-LastWords::LastWords(std::function<void(const std::string& why)> words) {
-  std::lock_guard<std::mutex> const lock(g_last_words_mutex);
-  g_last_words = std::move(words);
-}
-
-LastWords::~LastWords() {
-  std::lock_guard<std::mutex> const lock(g_last_words_mutex);
-  g_last_words = nullptr;
-}
-
-void say_last_words(const std::string& why) {
-  std::function<void(const std::string&)> words;
-  {
-    std::lock_guard<std::mutex> const lock(g_last_words_mutex);
-    words.swap(g_last_words);  // said once, whichever thread gives up first
-  }
-  if (!words) return;
-  try {
-    words(why);
-  } catch (...) {  // the job ends either way; its error line is said already
-  }
-}
 
 namespace {
 // A rank's interrupt as one number, ordered as agreed_interrupt takes the largest: the signal recorded first (SIGTERM

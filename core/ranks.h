@@ -79,17 +79,4 @@ const Ranks& world();
 // Set by the MPI start-up (mpi/mpi_ranks.h); the ranks must outlive every user.
 void set_world(const Ranks* ranks);
 
-// What a rank that gives up on the others says on its way out, before the job ends at once (MPI_ABORT: nothing after
-// it runs): a front end's report of the run under way (the command line's --json), given the words of the rank's
-// error line. Set for as long as the LastWords lives (one at a time); said once, on the thread that gave up, by
-// say_last_words (a Ranks implementation's). A report must not wait on the other ranks.
-class LastWords {
- public:
-  explicit LastWords(std::function<void(const std::string& why)> words);
-  ~LastWords();
-  LastWords(const LastWords&) = delete;
-  LastWords& operator=(const LastWords&) = delete;
-};
-void say_last_words(const std::string& why);
-
 }  // namespace nbody

@@ -55,14 +55,10 @@ double rank_timeout_from_environment() {
 // A rank waited past the deadline: it says so and ends the job (the others may be stopped, so
 // nothing can be agreed with them).
 [[noreturn]] void give_up_waiting(MPI_Comm comm, int rank, int size, double seconds, const char* what) {
-  char why[512];
-  std::snprintf(why, sizeof why,
-                "rank %d of %d: waited %g s for the other ranks in %s; a rank has stopped or hangs "
-                "(NBODY_RANK_TIMEOUT sets this bound in seconds); ending the job",
-                rank, size, seconds, what);
-  std::fprintf(stderr, "error: %s\n", why);
-  std::fflush(nullptr);
-  say_last_words(why);  // the run's report, where its front end keeps one (no MPI call)
+  std::fprintf(stderr,
+               "error: rank %d of %d: waited %g s for the other ranks in %s; a rank has stopped or hangs "
+               "(NBODY_RANK_TIMEOUT sets this bound in seconds); ending the job\n",
+               rank, size, seconds, what);
   std::fflush(nullptr);
   MPI_Abort(comm, 1);
   std::_Exit(1);
@@ -85,12 +81,8 @@ void wait_bounded(MPI_Comm comm, MPI_Request& request, int rank, int size, doubl
         MPI_Error_string(status, text, &length);
         // The request may still be pending, into buffers the caller would free while unwinding: the
         // job ends here instead.
-        char why[MPI_MAX_ERROR_STRING + 256];
-        std::snprintf(why, sizeof why, "rank %d of %d: MPI: waiting in %s failed: %s; ending the job", rank, size, what,
-                      text);
-        std::fprintf(stderr, "error: %s\n", why);
-        std::fflush(nullptr);
-        say_last_words(why);
+        std::fprintf(stderr, "error: rank %d of %d: MPI: waiting in %s failed: %s; ending the job\n", rank, size, what,
+                     text);
         std::fflush(nullptr);
         MPI_Abort(comm, 1);
         std::_Exit(1);
