@@ -206,7 +206,7 @@ std::string lock_path_of(const std::string& path) {
 }
 
 // The lock files this process holds (device and inode, with the process: a child forked meanwhile holds none of them
-// as its own), and how deep this thread is in its checkpoint writes (CheckpointWrite).
+// as its own).
 struct HeldLock {
   pid_t process;
   dev_t device;
@@ -214,7 +214,13 @@ struct HeldLock {
 };
 std::mutex held_mutex;
 std::vector<HeldLock> held_locks;
-thread_local int checkpoint_writes = 0;
+// The locks whose holders' writes this thread makes now (CheckpointWrite): device and inode.
+thread_local std::vector<std::pair<dev_t, ino_t>> writing_for;
+
+bool writes_for(const struct stat& lock) {
+  return std::find(writing_for.begin(), writing_for.end(), std::make_pair(lock.st_dev, lock.st_ino)) !=
+         writing_for.end();
+}
 
 bool held_here(int fd) {
   struct stat s {};
@@ -330,8 +336,16 @@ WriterLock::~WriterLock() {
   ::close(fd_);
 }
 
-CheckpointWrite::CheckpointWrite() { ++checkpoint_writes; }
-CheckpointWrite::~CheckpointWrite() { --checkpoint_writes; }
+CheckpointWrite::CheckpointWrite(const WriterLock* lock) {
+  struct stat s {};
+  if (!lock || lock->fd_ < 0 || ::fstat(lock->fd_, &s) != 0) return;
+  writing_for.emplace_back(s.st_dev, s.st_ino);
+  pushed_ = true;
+}
+
+CheckpointWrite::~CheckpointWrite() {
+  if (pushed_) writing_for.pop_back();
+}
 
 std::string another_writer_of(const std::string& path) {
   std::string const lock_path = lock_path_of(path);
@@ -346,8 +360,8 @@ std::string another_writer_of(const std::string& path) {
     bool settled = true;
     if (::fstat(fd, &s) == 0 && S_ISREG(s.st_mode)) {
       if (held_here(fd)) {
-        // This process's own lock: its checkpoint writes' to make, no other output's.
-        if (checkpoint_writes == 0) problem = being_written("another simulation of this process", lock_path);
+        // This process's own lock: its holder's writes to make, no other output's (another simulation's).
+        if (!writes_for(s)) problem = being_written("another simulation of this process", lock_path);
       } else if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {  // another process's exclusive lock (or none on this system)
         if (errno == EWOULDBLOCK) {
           settled = attempt + 1 == kLockAttempts;  // one held for a moment is waited out

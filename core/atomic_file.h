@@ -101,25 +101,28 @@ class WriterLock {
   std::string why_not_;
   int fd_ = -1;
   std::optional<RemovedAtSecondInterrupt> removed_at_exit_;  // once held: a second Ctrl-C's exit removes it too
+  friend class CheckpointWrite;
 };
 
 // Why PATH is no output of this process now: "is being written by another run now (process 4242 on node7, which
 // holds .NAME.lock); wait for it to end, or name another file" where another process (or none that it names) holds
-// PATH's WriterLock, or this process does ("another simulation of this process") and the write is no checkpoint write
-// of it (CheckpointWrite); else "" (nor where the file system has no locks). It looks and lets go: the lock file is
+// PATH's WriterLock, or this process does ("another simulation of this process") and the write is not that lock's
+// holder's (CheckpointWrite); else "" (nor where the file system has no locks). It looks and lets go: the lock file is
 // opened read-only where it exists, and nothing is created. output_path_problem asks it, so that no output (a --save,
-// a --json, Python's save) replaces the checkpoint a run at work writes.
+// a --json, Python's save, another run's periodic checkpoint) replaces the checkpoint a run at work writes.
 std::string another_writer_of(const std::string& path);
 
-// While one lives, this thread's outputs are checkpoint writes: a path whose WriterLock this process holds is theirs to
-// write. Every checkpoint this process writes to such a path is the lock holder's: the run that holds it, or a save
-// that took the lock for itself (a writer refused the lock writes nothing), so a checkpoint write needs no more.
+// While one lives, this thread's outputs are the writes of `lock`'s holder (a run's checkpoint, written through the
+// run): the path that lock guards is theirs to write. Null, or a lock not held: nothing is passed.
 class CheckpointWrite {
  public:
-  CheckpointWrite();
+  explicit CheckpointWrite(const WriterLock* lock);
   ~CheckpointWrite();
   CheckpointWrite(const CheckpointWrite&) = delete;
   CheckpointWrite& operator=(const CheckpointWrite&) = delete;
+
+ private:
+  bool pushed_ = false;
 };
 
 // Writes `text` to PATH the same way (JSON, CSV, reports); `what` names it in an error.

@@ -110,6 +110,7 @@ std::unique_ptr<WriterLock> lock_checkpoint(const Ranks& ranks, const std::strin
 void write_checkpoint_once(const std::string& path, const std::string& given, const Setup& setup,
                            multigpu::Simulation& sim, std::optional<double> initial_energy) {
   std::unique_ptr<WriterLock> const lock = lock_checkpoint(sim.ranks(), path, given);
+  CheckpointWrite const own(lock.get());
   write_checkpoint(path, setup, sim, initial_energy);
 }
 

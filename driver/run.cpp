@@ -479,6 +479,12 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   return result;
 }
 
+namespace {
+thread_local const WriterLock* this_run_checkpoint_lock = nullptr;  // run()'s, while it runs on this thread
+}  // namespace
+
+const WriterLock* run_checkpoint_lock() { return this_run_checkpoint_lock; }
+
 void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std::uint64_t steps,
          RunObserver& observer, RunResult& result) {
   Ranks const& ranks = sim.ranks();  // with several, each decision below is taken together
@@ -493,6 +499,12 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // this run's state at each of its writes (and this one its own).
   std::unique_ptr<WriterLock> const checkpoint_lock =
       o.checkpoint.empty() ? nullptr : lock_checkpoint(ranks, o.checkpoint, o.names.with_text("--checkpoint", o.checkpoint));
+  // The run's callback may write this checkpoint too (Python's checkpoint()): the lock is this thread's run's.
+  struct RunLock {
+    const WriterLock* before = this_run_checkpoint_lock;
+    explicit RunLock(const WriterLock* lock) { this_run_checkpoint_lock = lock; }
+    ~RunLock() { this_run_checkpoint_lock = before; }
+  } const run_lock{checkpoint_lock.get()};
   // Where none could be taken (a file system without locks), the run goes on unguarded, and says so.
   std::string unguarded = checkpoint_lock && !checkpoint_lock->held()
                               ? o.names.with_text("--checkpoint", o.checkpoint) + ": no lock on " +
@@ -915,6 +927,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         why_not = *why;
       } else {
         try {
+          CheckpointWrite const own(checkpoint_lock.get());
           sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
         } catch (const std::exception& w) {
           why_not = w.what();
@@ -946,6 +959,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     if (!dynamic_cast<const StoppedWhole*>(&e) || o.checkpoint.empty() || keeps_checkpoint(sim.steps_done()))
       return false;
     try {
+      CheckpointWrite const own(checkpoint_lock.get());
       write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, end, recorded_here());  // every rank takes part
     } catch (const std::exception& w) {
       observer.warning(std::string("the state where the run stopped is not saved: ") + w.what());
@@ -1139,6 +1153,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   else
     final_output("--checkpoint", o.checkpoint,
                  [&] {
+                   CheckpointWrite const own(checkpoint_lock.get());
                    write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded_here());
                  });
   final_output("--save", o.save, [&] {

@@ -222,4 +222,8 @@ RunResult run(const Setup& setup, multigpu::Simulation& simulation, const RunOut
 void run(const Setup& setup, multigpu::Simulation& simulation, const RunOutputs& outputs, std::uint64_t steps,
          RunObserver& observer, RunResult& result);
 
+// The checkpoint lock that run() holds while it runs on this thread (null where it writes no --checkpoint, or none
+// runs): the run's callback writes that checkpoint as the run (core/atomic_file.h's CheckpointWrite).
+const WriterLock* run_checkpoint_lock();
+
 }  // namespace nbody::driver

@@ -1027,8 +1027,7 @@ class Engine {
     nb::gil_scoped_release unlocked;
     agree(sim_->ranks(), [&] {
       if (sim_->ranks().rank() != 0) return;
-      std::optional<CheckpointWrite> own;
-      if (own_checkpoint) own.emplace();
+      CheckpointWrite const own(own_checkpoint ? driver::run_checkpoint_lock() : nullptr);
       if (auto const problem = output_path_problem(path); !problem.empty()) throw InputError(call + ": " + problem);
     });
   }
@@ -1068,10 +1067,12 @@ class Engine {
     spare_source({{"Simulation.checkpoint", path}}, "Simulation.checkpoint", "");
     std::string const given = "Simulation.checkpoint(" + shown(nb::str(path.c_str())) + ")";
     nb::gil_scoped_release unlocked;
-    if (runs_it)
+    if (runs_it) {
+      CheckpointWrite const own(driver::run_checkpoint_lock());  // as the run, which holds the path's lock
       driver::write_checkpoint(path, setup_, *sim_, e0_);
-    else
+    } else {
       driver::write_checkpoint_once(path, given, setup_, *sim_, e0_);
+    }
   }
 
   std::vector<std::string> take_notices() {

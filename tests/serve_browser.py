@@ -461,6 +461,15 @@ def security(nbody, folder, shots):
         other.send("t 1")
         wait_for(lambda: not browser.state().get("steering"), 10, "taking control left the page steering")
         browser.screenshot(os.path.join(shots, "serve_watching.png"))
+        # In a narrow window the status line gives way to the button, which stays whole in the window.
+        browser.call("Emulation.setDeviceMetricsOverride", width=360, height=480, deviceScaleFactor=1, mobile=False)
+        time.sleep(0.5)
+        button = browser.evaluate("(() => { const r = document.getElementById('take').getBoundingClientRect();"
+                                  " return [r.left, r.right, r.width, window.innerWidth]; })()")
+        expect(button[2] > 40 and button[0] >= 0 and button[1] <= button[3],
+               "the 'take control' button is not whole in a 360 px window: %s" % button)
+        browser.screenshot(os.path.join(shots, "serve_watching_narrow.png"))
+        browser.call("Emulation.clearDeviceMetricsOverride")
         other.close()
         print("page: %d frames in 4 s beside 2 stalled viewers" % (f1 - f0))
         # A full server says so on the page (its close reason), not a bare code that blames the token.

@@ -472,7 +472,13 @@ TEST(WriterLock, ASecondWriterIsRefusedUntilTheFirstLetsGo) {
     EXPECT_THROW(write_text_file(path, "{}\n"), InputError);
     EXPECT_FALSE(fs::exists(path));
     {
-      CheckpointWrite const own;
+      // Another run's checkpoint write (its periodic series, say) is not this lock's holder's.
+      WriterLock const other(dir.file("b.h5"), "--checkpoint b.h5");
+      CheckpointWrite const others(&other), none(nullptr);
+      EXPECT_EQ(output_path_problem(path), held);
+    }
+    {
+      CheckpointWrite const own(&first);
       EXPECT_EQ(output_path_problem(path), "");
       write_text_file(path, "state\n");
     }

@@ -1173,7 +1173,6 @@ void write_checkpoint(const std::string& path, const BodySet& bodies, const RunR
                       const hermite::HermiteState* hermite) {
   quiet_hdf5();
   std::uint64_t checksum = 0;
-  CheckpointWrite const checkpoint_write;  // the run's own checkpoint, whose lock this process holds, is its to write
   write_file_atomically(
       path, "checkpoint",
       [&](const std::string& tmp) { return write_file(tmp, bodies, run, true, run.precision, checksum, hermite); },

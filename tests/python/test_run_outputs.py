@@ -195,6 +195,42 @@ def test_a_save_is_refused_over_the_checkpoint_another_process_runs_to(cli, tmp_
     assert len(nbody.Simulation.restart(path, backend="cpu").positions) == 64
 
 
+def test_another_simulations_periodic_checkpoint_does_not_replace_a_running_checkpoint(tmp_path):
+    # Two runs of a script on two threads: the first's periodic checkpoint is named as the checkpoint the second took
+    # after the first had started. The second's file is not replaced: the first's write is refused, said, and counted.
+    first, second = nbody.Simulation(n=64, backend="cpu"), nbody.Simulation(n=128, backend="cpu")
+    taken, first_done, outcome = threading.Event(), threading.Event(), {}
+    series = tmp_path / "c_00000008.h5"
+
+    def run_first():
+        try:
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always")
+                first.run(steps=8, checkpoint=tmp_path / "c.h5", checkpoint_every=8, every=4,
+                          callback=lambda s: not taken.wait(30))
+            outcome["said"] = [str(w.message) for w in said]
+        except Exception as e:  # noqa: BLE001 (reported below)
+            outcome["error"] = repr(e)
+        finally:
+            first_done.set()
+
+    def second_waits(s):
+        taken.set()
+        first_done.wait(60)
+        return True
+
+    thread = threading.Thread(target=run_first)
+    thread.start()
+    time.sleep(0.5)  # the first run has started, its outputs checked
+    second.run(steps=100000, checkpoint=series, every=1, callback=second_waits)
+    thread.join(60)
+    assert "error" not in outcome, outcome
+    assert first.last_run["checkpoints_not_written"] == [str(series)], first.last_run
+    assert any("is being written by another run now (another simulation of this process" in w
+               for w in outcome["said"]), outcome
+    assert len(nbody.Simulation.restart(series, backend="cpu").positions) == 128
+
+
 def test_a_series_by_time_is_the_command_lines(cli, tmp_path):
     # hermite4 sampled at every multiple of 1/8 (a multiple of the longest step, 1/16): every body at each, the
     # command line's rows to the last digit, and the run's bits as without samples.
