@@ -17,6 +17,7 @@
 #include "core/errors.h"
 #include "core/ranks.h"
 #include "gpu/devices.h"
+#include "multigpu/scheduler.h"
 #include "sim/engines/engine.h"
 #include "sim/io/checkpoint.h"
 #include "sim/io/tipsy.h"
@@ -217,13 +218,27 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
     // More threads than cores take turns on them, and every step waits for the last of them: many times slower,
     // with nothing else to tell why. A rank bound to cores of its own (mpirun's default) sees only those; one that
     // sees the whole host shares it with the host's other ranks.
+    // Under worker threads each host device runs a team of its own, of at least one thread.
     bool const bound = cores < int(std::thread::hardware_concurrency());
-    long long const threads = (long long)c.engine.cpu_threads * (bound ? 1 : local_ranks);
-    if (notices && threads > cores && d.engine.cpu_threads > 0)
-      notices->push_back(names.with("--threads", std::to_string(c.engine.cpu_threads)) + per_rank + ": " +
-                         std::to_string(threads) + " threads on the " + std::to_string(cores) +
-                         (cores == 1 ? " core" : " cores") + (bound ? " this process is bound to" : " here") +
-                         " take turns, and each step waits for the last; leave it out for one thread a core");
+    std::size_t const devices = c.devices.size();
+    bool const workers = c.threading == multigpu::Threading::workers && devices > 1;
+    long long const per_rank_threads =
+        workers ? (long long)devices * multigpu::threads_per_engine(c.backend, c.threading, c.engine.cpu_threads, devices)
+                : (c.engine.cpu_threads > 0 ? c.engine.cpu_threads : cores);
+    long long const threads = per_rank_threads * (bound ? 1 : local_ranks);
+    if (notices && threads > cores && (d.engine.cpu_threads > 0 || workers)) {
+      std::string given = d.engine.cpu_threads > 0 ? names.with("--threads", std::to_string(c.engine.cpu_threads)) : "";
+      if (workers)
+        given += (given.empty() ? "" : " over ") + std::to_string(devices) + " host devices on worker threads";
+      bool const too_many_devices = workers && (long long)devices > cores;
+      notices->push_back(given + per_rank + ": " + std::to_string(threads) + " threads on the " +
+                         std::to_string(cores) + (cores == 1 ? " core" : " cores") +
+                         (bound ? " this process is bound to" : " here") +
+                         " take turns, and each step waits for the last; " +
+                         (too_many_devices ? "give at most " + std::to_string(cores) + " host devices, or " +
+                                                 names.with_text("--threading", "single")
+                                           : "leave " + names.name("--threads") + " out for one thread a core"));
+    }
   }
   // With several ranks the weights cover every rank's devices: the simulation checks them.
   if (ranks.size() == 1 && !d.weights.empty() && d.weights.size() != c.devices.size())

@@ -195,6 +195,23 @@ TEST_F(Cli, MoreThreadsThanCoresAreSaid) {
       << crowded.err;
   Result const one_a_core = nbody("--backend cpu --run --bodies 16 --steps 1 --threads " + std::to_string(cores), false);
   EXPECT_EQ(one_a_core.err.find("take turns"), std::string::npos) << one_a_core.err;
+  // Worker threads give each host device a team of at least one: more devices than cores crowd them too, and the
+  // threads given are shared among the devices, not multiplied.
+  std::string const devices = std::to_string(cores + 1);
+  Result const workers = nbody("--backend cpu --run --bodies 16 --steps 1 --threading workers --numgpus " + devices, false);
+  EXPECT_NE(workers.err.find("notice: " + devices + " host devices on worker threads: " + devices + " threads on the " +
+                             std::to_string(cores)),
+            std::string::npos)
+      << workers.err;
+  EXPECT_NE(workers.err.find("give at most " + std::to_string(cores) + " host devices, or --threading single"),
+            std::string::npos)
+      << workers.err;
+  Result const shared = nbody("--backend cpu --run --bodies 16 --steps 1 --threading workers --numgpus 2 --threads " +
+                                  std::to_string(std::max(2, cores) + 1),
+                              false);
+  if (cores >= 2) {
+    EXPECT_EQ(shared.err.find("take turns"), std::string::npos) << shared.err;
+  }
 }
 
 TEST_F(Cli, CudaBackendWithoutGpuSaysSo) {
