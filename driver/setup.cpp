@@ -230,12 +230,17 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
       std::string given = d.engine.cpu_threads > 0 ? names.with("--threads", std::to_string(c.engine.cpu_threads)) : "";
       if (workers)
         given += (given.empty() ? "" : " over ") + std::to_string(devices) + " host devices on worker threads";
-      bool const too_many_devices = workers && (long long)devices > cores;
+      // The devices alone (a team of one each) crowd the cores, or --threads was not given: fewer devices, or one
+      // thread for them all; else fewer threads.
+      long long const host_cores_per_device = bound ? cores : cores / std::max(1, local_ranks);
+      bool const too_many_devices = workers && ((long long)devices > host_cores_per_device || d.engine.cpu_threads == 0);
+      std::string const most = std::to_string(std::max(1LL, host_cores_per_device));
       notices->push_back(given + per_rank + ": " + std::to_string(threads) + " threads on the " +
                          std::to_string(cores) + (cores == 1 ? " core" : " cores") +
                          (bound ? " this process is bound to" : " here") +
                          " take turns, and each step waits for the last; " +
-                         (too_many_devices ? "give at most " + std::to_string(cores) + " host devices, or " +
+                         (too_many_devices ? "give at most " + most + (most == "1" ? " host device" : " host devices") +
+                                                 (local_ranks > 1 && !bound ? " a rank" : "") + ", or " +
                                                  names.with_text("--threading", "single")
                                            : "leave " + names.name("--threads") + " out for one thread a core"));
     }

@@ -11,6 +11,8 @@
 // steps, meeting only through acquire.
 #include "multigpu/scheduler.h"
 
+#include <sched.h>
+
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -274,7 +276,13 @@ std::unique_ptr<Scheduler> make_device_threads(Threading threading, std::size_t 
 
 int threads_per_engine(sim::Backend backend, Threading threading, int cpu_threads, std::size_t devices) {
   if (backend != sim::Backend::cpu || threading != Threading::workers) return cpu_threads;
-  int const total = cpu_threads > 0 ? cpu_threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  // All cores: those this process may run on (a batch job's share, a taskset), not the host's.
+  int total = cpu_threads;
+  if (total <= 0) {
+    cpu_set_t usable;
+    total = ::sched_getaffinity(0, sizeof usable, &usable) == 0 ? CPU_COUNT(&usable)
+                                                                : int(std::max(1u, std::thread::hardware_concurrency()));
+  }
   return std::max(1, total / int(std::max<std::size_t>(devices, 1)));
 }
 

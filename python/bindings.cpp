@@ -1027,7 +1027,7 @@ class Engine {
     nb::gil_scoped_release unlocked;
     agree(sim_->ranks(), [&] {
       if (sim_->ranks().rank() != 0) return;
-      CheckpointWrite const own(own_checkpoint ? driver::run_checkpoint_lock() : nullptr);
+      CheckpointWrite const own(own_checkpoint ? run_lock_ : nullptr);
       if (auto const problem = output_path_problem(path); !problem.empty()) throw InputError(call + ": " + problem);
     });
   }
@@ -1068,7 +1068,7 @@ class Engine {
     std::string const given = "Simulation.checkpoint(" + shown(nb::str(path.c_str())) + ")";
     nb::gil_scoped_release unlocked;
     if (runs_it) {
-      CheckpointWrite const own(driver::run_checkpoint_lock());  // as the run, which holds the path's lock
+      CheckpointWrite const own(run_lock_);  // as the run, which holds the path's lock
       driver::write_checkpoint(path, setup_, *sim_, e0_);
     } else {
       driver::write_checkpoint_once(path, given, setup_, *sim_, e0_);
@@ -1249,6 +1249,9 @@ class Engine {
       if (error) return true;
       engine_.invalidate();
       engine_.in_callback_ = true;
+      // The lock of this engine's run, the innermost on this thread now (a callback may run another simulation,
+      // whose own callback may checkpoint this one): kept for this callback's checkpoint() of the run's file.
+      const WriterLock* const outer_lock = std::exchange(engine_.run_lock_, driver::run_checkpoint_lock());
       bool stop = false;
       try {
         stop = nb::cast<bool>(nb::bool_(callback_(self_)));
@@ -1258,6 +1261,7 @@ class Engine {
         stop = true;
       }
       engine_.in_callback_ = false;
+      engine_.run_lock_ = outer_lock;
       return stop;
     }
     bool visit_failed() const override { return error.has_value(); }
@@ -1362,6 +1366,7 @@ class Engine {
   std::uint64_t generation_ = 0;  // counts the states: a device view is of one of them
   bool in_callback_ = false;  // run() is calling its callback: reads only
   std::string run_checkpoint_;  // the checkpoint path of the run under way, whose lock that run holds
+  const WriterLock* run_lock_ = nullptr;  // that lock, while the run's callback runs (null: none held)
   std::atomic<bool> busy_{false};
 };
 

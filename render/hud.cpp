@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -72,23 +73,33 @@ auto whole_from_1_to(long long most) {
 
 // Keys pressed and let go between two frames (a tap shorter than a frame, or a program's synthetic key): the ImGui of
 // Debian (1.86) reads each key's state once a frame, so such a key was never seen down, and an Enter typed to apply a
-// value was lost. A release of a key pressed since the last frame is held back and given after that frame is drawn.
-// One HUD of a window a process.
+// value was lost. A release of a key pressed since the last frame waits for the frame that sees it down, and every key
+// event after it waits in turn behind it, in order: a chord keeps its modifier (Ctrl let go after a tapped A), and a
+// key tapped twice is pressed once a frame. One HUD of a window a process.
 struct HeldBackKeys {
-  GLFWkeyfun imgui = nullptr;                 // the backend's callback (which passes every key on to the window's)
-  std::vector<int> pressed;                   // since the last frame
-  std::vector<std::array<int, 4>> released;   // key, scancode, action, mods: given after the frame
+  GLFWkeyfun imgui = nullptr;                // the backend's callback (which passes every key on to the window's)
+  GLFWwindow* window = nullptr;
+  std::vector<int> pressed;                  // given since the last frame
+  std::deque<std::array<int, 4>> waiting;    // key, scancode, action, mods: not given yet
 };
 HeldBackKeys held_back;
 
-void hold_back_key_callback(GLFWwindow* window, int key, int scancode, int action, int mods) {
-  auto const& pressed = held_back.pressed;
-  if (action == GLFW_RELEASE && std::find(pressed.begin(), pressed.end(), key) != pressed.end()) {
-    held_back.released.push_back({key, scancode, action, mods});
-    return;
+// Gives the waiting key events in order, up to the release of a key this frame has seen pressed.
+void give_waiting_keys() {
+  auto& k = held_back;
+  while (!k.waiting.empty()) {
+    auto const [key, scancode, action, mods] = k.waiting.front();
+    if (action == GLFW_RELEASE && std::find(k.pressed.begin(), k.pressed.end(), key) != k.pressed.end()) return;
+    k.waiting.pop_front();
+    if (action == GLFW_PRESS) k.pressed.push_back(key);
+    if (k.imgui) k.imgui(k.window, key, scancode, action, mods);
   }
-  if (action == GLFW_PRESS) held_back.pressed.push_back(key);
-  if (held_back.imgui) held_back.imgui(window, key, scancode, action, mods);
+}
+
+void hold_back_key_callback(GLFWwindow* window, int key, int scancode, int action, int mods) {
+  held_back.window = window;
+  held_back.waiting.push_back({key, scancode, action, mods});
+  give_waiting_keys();
 }
 
 }  // namespace
@@ -101,6 +112,7 @@ Hud::Hud(GLFWwindow* window) : window_(window) {
   if (window) {
     platform_ = ImGui_ImplGlfw_InitForOpenGL(window, true);
     held_back = HeldBackKeys{};
+    held_back.window = window;
     held_back.imgui = glfwSetKeyCallback(window, hold_back_key_callback);
   }
   ImGui_ImplOpenGL3_Init("#version 330");
@@ -135,13 +147,10 @@ void Hud::draw(const HudStats& s, HudControls& c, const std::vector<std::string>
   layout(s, c, scenarios, max_devices, width, height, frame_seconds);
   ImGui::Render();
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-  // This frame saw the keys pressed since the last: the releases held back reach ImGui (and the window) now.
+  // This frame saw the keys pressed since the last: the events held back behind their releases go on now.
   if (window_) {
-    std::vector<std::array<int, 4>> released;
-    released.swap(held_back.released);
     held_back.pressed.clear();
-    for (auto const& [key, scancode, action, mods] : released)
-      if (held_back.imgui) held_back.imgui(window_, key, scancode, action, mods);
+    give_waiting_keys();
   }
 }
 

@@ -167,6 +167,20 @@ def test_a_checkpoint_that_a_run_writes_now_is_no_one_elses(tmp_path):
 
     sim.run(steps=4, checkpoint=own, callback=save_own, every=2)
     assert steps_saved == [4, 6] and nbody.Simulation.restart(own, backend="cpu").steps == 6
+    # A callback may run another simulation, whose own callback checkpoints the outer run's file: as that run.
+    inner, nested_saves = nbody.Simulation(n=64, backend="cpu", seed=3), []
+
+    def inner_callback(s):
+        sim.checkpoint(own)
+        nested_saves.append(nbody.Simulation.restart(own, backend="cpu").steps)
+        return True
+
+    def outer_callback(s):
+        inner.run(steps=1, checkpoint=tmp_path / "inner.h5", every=1, callback=inner_callback)
+        return False
+
+    sim.run(steps=2, checkpoint=own, callback=outer_callback, every=2)
+    assert nested_saves == [8], nested_saves
 
 
 def test_a_save_is_refused_over_the_checkpoint_another_process_runs_to(cli, tmp_path):
