@@ -512,8 +512,15 @@ class Viewer {
       controls_.hud = render::next(controls_.hud);
       log("viewer: HUD " + name_of(controls_.hud));  // said where no panel shows it
     }
-    if (c.toggle_follow) controls_.follow = !controls_.follow;
-    if (c.toggle_trails) controls_.trails = !controls_.trails;
+    // The keys that flip a View box say what they did: the box is out of sight with the panel folded or hidden.
+    if (c.toggle_follow) {
+      controls_.follow = !controls_.follow;
+      tell(controls_.follow ? "follow on: the view keeps the centre of mass in its middle (o)" : "follow off (o)");
+    }
+    if (c.toggle_trails) {
+      controls_.trails = !controls_.trails;
+      tell(controls_.trails ? "trails on (t)" : "trails off (t)");
+    }
     camera_.orbit(c.orbit_dx, c.orbit_dy);
     camera_.pan(c.pan_dx, c.pan_dy, float(surface_->height()));
     camera_.zoom(c.zoom);

@@ -412,6 +412,11 @@ def hud_key_cycles(nbody, folder):
             v.wait_for(lambda: f"viewer: HUD {mode}" in v.log(), 10, f"h did not switch the HUD to {mode}")
         expect(v.log().count("viewer: HUD ") == 3, "one switch per key press\n" + v.log())
         expect(v.alive(), "h closed the viewer")
+        # The keys that flip a box of the folded View panel say what they did.
+        for key, said in (("t", "trails on (t)"), ("t", "trails off (t)"), ("o", "follow on: "), ("o", "follow off (o)")):
+            before = v.log().count("viewer: " + said)
+            v.key(key)
+            v.wait_for(lambda: v.log().count("viewer: " + said) == before + 1, 10, f"{key} did not say {said!r}")
         v.key("q")
         expect(v.wait_exit() == 0, "q: exit status " + str(v.proc.returncode))
     finally:
