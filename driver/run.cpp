@@ -479,12 +479,6 @@ RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o
   return result;
 }
 
-namespace {
-thread_local const WriterLock* this_run_checkpoint_lock = nullptr;  // run()'s, while it runs on this thread
-}  // namespace
-
-const WriterLock* run_checkpoint_lock() { return this_run_checkpoint_lock; }
-
 void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std::uint64_t steps,
          RunObserver& observer, RunResult& result) {
   Ranks const& ranks = sim.ranks();  // with several, each decision below is taken together
@@ -499,12 +493,12 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // this run's state at each of its writes (and this one its own).
   std::unique_ptr<WriterLock> const checkpoint_lock =
       o.checkpoint.empty() ? nullptr : lock_checkpoint(ranks, o.checkpoint, o.names.with_text("--checkpoint", o.checkpoint));
-  // The run's callback may write this checkpoint too (Python's checkpoint()): the lock is this thread's run's.
-  struct RunLock {
-    const WriterLock* before = this_run_checkpoint_lock;
-    explicit RunLock(const WriterLock* lock) { this_run_checkpoint_lock = lock; }
-    ~RunLock() { this_run_checkpoint_lock = before; }
-  } const run_lock{checkpoint_lock.get()};
+  // A visit may write the checkpoint as the run does, until the lock goes (this is undone first).
+  observer.checkpoint_locked(checkpoint_lock.get());
+  struct Unlocked {
+    RunObserver& observer;
+    ~Unlocked() { observer.checkpoint_locked(nullptr); }
+  } const unlocked{observer};
   // Where none could be taken (a file system without locks), the run goes on unguarded, and says so.
   std::string unguarded = checkpoint_lock && !checkpoint_lock->held()
                               ? o.names.with_text("--checkpoint", o.checkpoint) + ": no lock on " +

@@ -107,6 +107,10 @@ class RunObserver {
   // Whether the visit that stopped the run failed (a script's callback that raised) rather than chose to stop it: the
   // run then did not reach an end of its own, and keeps outputs that reach further (as a signal's stop does).
   virtual bool visit_failed() const { return false; }
+  // The lock of the run's --checkpoint, given once the run holds it and null again before it lets go (null throughout
+  // where it writes none; core/atomic_file.h): a visit may write that checkpoint as the run does, inside a
+  // CheckpointWrite for it (Python's checkpoint()).
+  virtual void checkpoint_locked(const WriterLock* /*lock*/) {}
 };
 
 struct RunResult {
@@ -221,9 +225,5 @@ RunResult run(const Setup& setup, multigpu::Simulation& simulation, const RunOut
 // (the files of its series, the samples), for the front end to report with the failure.
 void run(const Setup& setup, multigpu::Simulation& simulation, const RunOutputs& outputs, std::uint64_t steps,
          RunObserver& observer, RunResult& result);
-
-// The checkpoint lock that run() holds while it runs on this thread (null where it writes no --checkpoint, or none
-// runs): the run's callback writes that checkpoint as the run (core/atomic_file.h's CheckpointWrite).
-const WriterLock* run_checkpoint_lock();
 
 }  // namespace nbody::driver

@@ -232,9 +232,9 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
         given += (given.empty() ? "" : " over ") + std::to_string(devices) + " host devices on worker threads";
       // The devices alone (a team of one each) crowd the cores, or --threads was not given: fewer devices, or one
       // thread for them all; else fewer threads.
-      long long const host_cores_per_device = bound ? cores : cores / std::max(1, local_ranks);
-      bool const too_many_devices = workers && ((long long)devices > host_cores_per_device || d.engine.cpu_threads == 0);
-      std::string const most = std::to_string(std::max(1LL, host_cores_per_device));
+      long long const cores_per_rank = bound ? cores : cores / std::max(1, local_ranks);
+      bool const too_many_devices = workers && ((long long)devices > cores_per_rank || d.engine.cpu_threads == 0);
+      std::string const most = std::to_string(std::max(1LL, cores_per_rank));
       notices->push_back(given + per_rank + ": " + std::to_string(threads) + " threads on the " +
                          std::to_string(cores) + (cores == 1 ? " core" : " cores") +
                          (bound ? " this process is bound to" : " here") +

@@ -1007,8 +1007,6 @@ class Engine {
     return out;
   }
 
-  // format: a tipsy byte order, "" for the default (and for an HDF5 snapshot, which has none). Returns the warnings
-  // (a tipsy file whose readers will take other units: driver::save_tipsy), which are notices too.
   // Whether PATH is the checkpoint of this simulation's run, from that run's callback: the run holds its lock.
   bool runs_checkpoint(const std::string& path) const {
     std::error_code ec_path, ec_run;
@@ -1032,6 +1030,8 @@ class Engine {
     });
   }
 
+  // format: a tipsy byte order, "" for the default (and for an HDF5 snapshot, which has none). Returns the warnings
+  // (a tipsy file whose readers will take other units: driver::save_tipsy), which are notices too.
   std::vector<std::string> save(const std::string& path, const std::string& format) {
     Busy busy(*this);
     auto const f = from_name<sim::TipsyFormat>(format.empty() ? "standard" : format);
@@ -1223,6 +1223,9 @@ class Engine {
       nb::gil_scoped_acquire locked;
       if (!error && PyErr_CheckSignals() != 0) stop_with_python_error();
     }
+    // This engine's run's own lock, whatever runs meanwhile (a callback may run another simulation, whose callback
+    // checkpoints this one): its callback's checkpoint() of the run's file writes as the run.
+    void checkpoint_locked(const WriterLock* lock) override { engine_.run_lock_ = lock; }
     void notice(const std::string& text) override { engine_.notices_.push_back(text); }  // sim.notices, the log
     // What the command line prints as "warning: ..." (an output lost, a run that does not resolve its orbits): in
     // last_run's "warnings", and a RuntimeWarning at the line that called Simulation.run (stacklevel 2). One
@@ -1249,9 +1252,6 @@ class Engine {
       if (error) return true;
       engine_.invalidate();
       engine_.in_callback_ = true;
-      // The lock of this engine's run, the innermost on this thread now (a callback may run another simulation,
-      // whose own callback may checkpoint this one): kept for this callback's checkpoint() of the run's file.
-      const WriterLock* const outer_lock = std::exchange(engine_.run_lock_, driver::run_checkpoint_lock());
       bool stop = false;
       try {
         stop = nb::cast<bool>(nb::bool_(callback_(self_)));
@@ -1261,7 +1261,6 @@ class Engine {
         stop = true;
       }
       engine_.in_callback_ = false;
-      engine_.run_lock_ = outer_lock;
       return stop;
     }
     bool visit_failed() const override { return error.has_value(); }
@@ -1366,7 +1365,7 @@ class Engine {
   std::uint64_t generation_ = 0;  // counts the states: a device view is of one of them
   bool in_callback_ = false;  // run() is calling its callback: reads only
   std::string run_checkpoint_;  // the checkpoint path of the run under way, whose lock that run holds
-  const WriterLock* run_lock_ = nullptr;  // that lock, while the run's callback runs (null: none held)
+  const WriterLock* run_lock_ = nullptr;  // that lock, while the run runs (null: none held)
   std::atomic<bool> busy_{false};
 };
 
