@@ -608,7 +608,8 @@ int run_simulation(const Options& asked) {
     failure_json(*r.failure, r);
     return 1;
   }
-  // Block steps stop at the last block time at or before --t-end: said when that is not the time asked for.
+  // Block steps end at --t-end, every body brought to it; where that finish could not be made (HermiteBlocks::
+  // finish_at), at the last block time before it: said.
   if (o.t_end && !r.stopped_by && !r.stopped_by_visit) {
     std::string const text = driver::t_end_notice(sim, *o.t_end, t_end_option);  // every rank takes part
     if (!text.empty()) notice(text);

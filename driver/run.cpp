@@ -188,7 +188,7 @@ std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, cons
   std::uint64_t const steps = steps_for_time(sim.clock(), sim.program(), t_end, t_end_name, names);
   if (!sim.block_steps()) return steps;
   if (sim.time() >= t_end) return 0;
-  sim.set_time_limit(t_end);
+  sim.set_time_limit(t_end, true);
   return steps;
 }
 
@@ -975,6 +975,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // last block time at or before it: there when it is the multiple (every body at it, where the multiple is one of
   // dt_max's power of two), else one block step more. Multiples between two block times share the later one.
   double const run_limit = sim.time_limit();
+  bool const run_finishes = sim.time_limit_finishes();  // at run_limit exactly, every body brought to it
   double const snapshot_dt = o.snapshots.enabled() ? o.snapshots.dt : 0.0;
   double const checkpoint_dt = o.checkpoint.empty() ? 0.0 : o.checkpoint_dt;
   double sample_time = next_multiple(sample_dt, sim.time());
@@ -1016,7 +1017,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       bool const stepped_past = one_past;  // this chunk is that one block step
       if (one_past) n = 1;
       one_past = false;
-      if (sim.block_steps()) sim.set_time_limit(limit);
+      if (sim.block_steps()) sim.set_time_limit(limit, run_finishes && limit == run_limit);
       auto const c0 = Clock::now();
       sim.advance(n);
       measure_pending(true);  // on the host while the devices run the steps just enqueued

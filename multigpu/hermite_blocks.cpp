@@ -351,6 +351,57 @@ std::uint64_t HermiteBlocks::advance(std::uint64_t blocks, double t_stop) {
   return done;
 }
 
+bool HermiteBlocks::finish_at(double t, double time) {
+  check_usable();
+  // This rank's own slices, as each engine holds them (the other ranks' bodies are left as made: no engine reads
+  // them), changed in place and loaded again: an upload starts an engine's counts again, so they are carried.
+  sim::BodySet b;
+  b.resize(bodies_);
+  b.type = types_;
+  sim::hermite::HermiteState s;
+  s.resize(bodies_);
+  auto download = [&] { threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->download(b, s); }); };
+  auto upload = [&] {
+    for (auto& e : engines_) carried_ += e->counters();
+    threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->upload(b, s); });
+  };
+  download();
+  bool behind = false, exact = true;
+  for (Slice const& slice : slices_)
+    for (std::size_t i = slice.begin; i < slice.end(); ++i)
+      if (s.time[i] < t) {
+        behind = true;
+        // The step t - t_i must end at t exactly: the packing and the next block's time compare times exactly.
+        exact = exact && s.time[i] + (t - s.time[i]) == t;
+      }
+  if (ranks_.size() > 1) {
+    behind = ranks_.max(behind ? 1 : 0) == 1;
+    exact = ranks_.max(exact ? 0 : 1) == 0;
+  }
+  if (!behind || !exact) return false;
+  std::vector<double> const held = s.step;  // the own bodies' steps, kept through the last one
+  for (Slice const& slice : slices_)
+    for (std::size_t i = slice.begin; i < slice.end(); ++i)
+      if (s.time[i] < t) s.step[i] = t - s.time[i];
+  upload();
+  // The block step of the bodies whose next time is now t: the protocol's, on every layout alike (its corrector takes
+  // each body's step as t - t_i; the criterion's next step it gives is not kept).
+  gather_active(t, false, !(sums_on_device_ && ranks_.size() == 1));
+  force_pass(t, Pass::correct, active_total_ ? active_total_ : 1);
+  download();
+  for (Slice const& slice : slices_)
+    for (std::size_t i = slice.begin; i < slice.end(); ++i) {
+      s.time[i] = 0.0;
+      s.step[i] = held[i];
+    }
+  upload();
+  epoch_ = time;
+  block_time_ = 0.0;
+  ++blocks_done_;
+  if (single_) ++carried_.block_steps;  // the engine counts only its own advance_blocks
+  return true;
+}
+
 void HermiteBlocks::check_floor(bool start) {
   std::vector<std::int64_t> found(engines_.size());
   threads_->for_each_device([&](int d) { found[std::size_t(d)] = engines_[std::size_t(d)]->floor_violation(); });
@@ -434,7 +485,7 @@ std::vector<Vec3d> HermiteBlocks::accelerations() {
 
 sim::hermite::HermiteCounters HermiteBlocks::counters() {
   check_usable();
-  sim::hermite::HermiteCounters mine;
+  sim::hermite::HermiteCounters mine = carried_;
   for (auto& e : engines_) mine += e->counters();
   std::vector<sim::hermite::HermiteCounters> all(std::size_t(ranks_.size()));
   all[std::size_t(ranks_.rank())] = mine;

@@ -68,6 +68,15 @@ class HermiteBlocks {
   // floor (that of a run that stopped there) is built, read and saved as any other, but takes no block step: refused
   // here. Collective.
   std::uint64_t advance(std::uint64_t blocks, double t_stop);
+  // Brings every body behind block time `t` (t_i < t: where advance(.., t) stopped, t no block time of theirs) to
+  // `t` by one last step of its own, t - t_i: the predictor, a force pass of those bodies in the canonical order
+  // and the corrector, as a block step with those steps. So a run to a time that is no block time ends with every
+  // body corrected at it, as at a multiple of the longest step. The epoch then moves to `time` (t's simulation
+  // time, as asked) and every body's block time to 0, each keeping the power-of-two step it held: the steps are
+  // commensurate with the new epoch, and block steps go on from it. Counted as a block step. Returns false, and
+  // changes nothing, where no body is behind t, or where t - t_i cannot be represented so that t_i + (t - t_i) is
+  // t exactly for some body (possible only for a dt_max above 2^11 with times far below it). Collective.
+  bool finish_at(double t, double time);
   // Block steps done since the start (or the continued state), however advance() ended.
   std::uint64_t blocks_done() const { return blocks_done_; }
   double block_time() const { return block_time_; }
@@ -152,6 +161,8 @@ class HermiteBlocks {
   std::uint64_t blocks_done_ = 0;
   std::int64_t held_below_floor_ = -1;  // the continued state's first body whose step is below the floor, or -1
   std::uint64_t potential_interactions_ = 0;  // of the potential passes, which counters() leaves out
+  // This rank's engines' counts before finish_at's uploads, which start an engine's counts again.
+  sim::hermite::HermiteCounters carried_;
 };
 
 }  // namespace nbody::multigpu

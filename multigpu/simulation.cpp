@@ -295,6 +295,13 @@ void Simulation::advance_unguarded(std::uint64_t steps) {
     }
     clock_.step += done;
     at_time_limit_ = done < steps;
+    // A run's end at a time: the bodies behind it brought to it. Not needed (and nothing to do) where the block time
+    // is a multiple of the longest step: every body is then at it.
+    if (at_time_limit_ && finish_at_limit_ && hermite_->block_time() <= limit) {
+      double const top = sim::hermite::pow2_at_most(program_.hermite->dt_max);
+      bool const every_body_there = hermite_->block_time() == limit && sim::hermite::is_multiple(limit, top);
+      if (!every_body_there && hermite_->finish_at(limit, time_limit_)) ++clock_.step;
+    }
     return;
   }
   watchdog_.enqueued(clock_.step + 1, steps);

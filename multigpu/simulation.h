@@ -171,9 +171,16 @@ class Simulation {
   // ---- hermite4 (program().hermite): one step is one block step ----
   bool block_steps() const { return bool(hermite_); }
   // advance() does no block step past this simulation time (+inf: none). A run to a time sets it, advances
-  // "forever" and stops when stopped_at_time_limit() says so.
-  void set_time_limit(double t) { time_limit_ = t; }
+  // "forever" and stops when stopped_at_time_limit() says so. With `finish` (a run's end, not an output's time),
+  // the stop brings every body that is behind t to t by a last step of its own (HermiteBlocks::finish_at, one block
+  // step more), so that the run ends at t exactly, every body corrected there; without it (or where finish_at cannot)
+  // it ends at the last block time at or before t, with the bodies behind it only predicted to it.
+  void set_time_limit(double t, bool finish = false) {
+    time_limit_ = t;
+    finish_at_limit_ = finish;
+  }
   double time_limit() const { return time_limit_; }
+  bool time_limit_finishes() const { return finish_at_limit_; }
   // The time hermite4 started at (block times are it plus multiples of the steps); 0 for the other integrators.
   double block_epoch() const;
   bool stopped_at_time_limit() const { return at_time_limit_; }
@@ -222,6 +229,7 @@ class Simulation {
   std::unique_ptr<HermiteBlocks> hermite_;  // hermite4's block steps, in place of the engines above
   double time_limit_ = INFINITY;
   bool at_time_limit_ = false;
+  bool finish_at_limit_ = false;
   double sample_potential_ = 0.0;  // hermite4: begin_sample()'s
   sim::BodySet sample_state_;
   // --launch graph: one graph per buffer parity it starts from (a run whose blocks are interleaved

@@ -162,12 +162,13 @@ with tempfile.TemporaryDirectory() as d:
         check(r.returncode == 0 and j["time"] == 0.25 == j["t_end"], f"--t-end 0.25 ended at {j['time']}")
         check(j["hermite4"]["block_steps"] > 4, "--t-end 0.25 took block steps")
         check(abs(j["end"]["relative_energy_error"]) < 1e-6, f"energy error {j['end']['relative_energy_error']}")
-        # A time off the block times: --json says what was asked for, where the run ended and why, under --quiet too.
+        # A time off the block times ends there too, every body brought to it by a last step of its own: counted as
+        # a block step, no notice, the energy kept as at a block time.
         r = run([*H, "--bodies", "64", "--t-end", "0.3", "--json", p("off.json")])
         j = json.load(open(p("off.json")))
-        check(r.returncode == 0 and j["t_end"] == 0.3 and j["time"] < 0.3 and
-              any(n.startswith("--t-end 0.3 is not a block time: the run ended at ") for n in j["notices"]),
-              f"--t-end 0.3 in --json: {j['t_end']}, {j['time']}, {j['notices']}")
+        check(r.returncode == 0 and j["t_end"] == 0.3 == j["time"] and j["notices"] == [] and
+              j["steps"] == j["hermite4"]["block_steps"] and abs(j["end"]["relative_energy_error"]) < 1e-6,
+              f"--t-end 0.3 in --json: {j['t_end']}, {j['time']}, {j['notices']}, {j['end']}")
         # Diagnostics by time: a multiple of the longest step samples every body at each multiple; another the first
         # block time at or past each, said in a notice; neither changes a bit of the run. Fixed steps: the first step
         # at or past each. The multiples are the time's own, not counted from a restart's time.
@@ -249,23 +250,28 @@ with tempfile.TemporaryDirectory() as d:
         r = run(["--run", "--integrator", "hermite4", "--bodies", "64", "--t-end", "-1"])
         check(r.returncode == 2 and r.stderr == "error: --t-end -1: the run starts at time 0 and goes forward; give a "
               "later time\n", f"--t-end -1: {r.stderr!r}")
-        # A --t-end off the block times ends at the last block time before it, and says so, naming the bodies the
-        # end state shows predicted; one on them says nothing.
-        r = run(["--run", "--integrator", "hermite4", "--bodies", "256", "--t-end", "1.03", "--json", p("c.json")])
+        # A --t-end off the block times ends at it, every body there (its checkpoint: the epoch moved to it, every
+        # body's block time 0), with no notice; one on them likewise.
+        r = run(["--run", "--integrator", "hermite4", "--bodies", "256", "--t-end", "1.03", "--json", p("c.json"),
+                 "--checkpoint", p("c.h5")])
         j = json.load(open(p("c.json")))
-        check(r.returncode == 0 and 1.03 - 1 / 16 < j["time"] < 1.03, f"--t-end 1.03 ended at {j['time']}")
-        check(f"notice: --t-end 1.03 is not a block time: the run ended at {j['time']!r}, the last block time before "
-              "it, with " in r.stderr and "(the longest step) ends with every body at it" in r.stderr,
-              f"--t-end 1.03: {r.stderr!r}")
+        check(r.returncode == 0 and j["time"] == 1.03 and "notice" not in r.stderr,
+              f"--t-end 1.03 ended at {j['time']}: {r.stderr!r}")
+        try:
+            import h5py
+            with h5py.File(p("c.h5"), "r") as f:
+                check(f["Header"].attrs["Time"] == 1.03 and f["Hermite"].attrs["Epoch"] == 1.03 and
+                      (f["Hermite/Times"][:] == 0).all(), "--t-end 1.03: the checkpoint's bodies all at 1.03")
+        except ImportError:
+            pass
         r = run(["--run", "--integrator", "hermite4", "--bodies", "256", "--t-end", "0.25"])
         check(r.returncode == 0 and "notice" not in r.stderr, f"--t-end 0.25: {r.stderr!r}")
-        # Before the first block time: no block step, said, and no rate from a wall time of no steps.
+        # Before the first block time: the one step of every body to it.
         r = run(["--run", "--integrator", "hermite4", "--bodies", "64", "--t-end", "1e-5", "--json", p("z.json")])
         z = json.load(open(p("z.json")))
-        check(r.returncode == 0 and "--t-end 1e-05 is not a block time: the run ended at 0, the last block time "
-              "before it, every body at it" in r.stderr and "time 0, no block steps" in r.stdout,
+        check(r.returncode == 0 and "notice" not in r.stderr and "time 1e-05 after 1 block step" in r.stdout,
               f"--t-end 1e-5: {r.stdout!r} {r.stderr!r}")
-        check(z["steps"] == 0 and z["hermite4"]["interactions_per_second"] == 0, f"--t-end 1e-5: {z['hermite4']}")
+        check(z["steps"] == 1 and z["hermite4"]["force_evaluations"] == 64, f"--t-end 1e-5: {z['hermite4']}")
         # Samples and periodic checkpoints due at the last block step of a run to a time are written once.
         blocks = json.load(open(p("b.json")))["hermite4"]["block_steps"]
         r = run(["--run", "--integrator", "hermite4", "--bodies", "256", "--t-end", "0.25", "--diagnostics",
@@ -494,6 +500,16 @@ with tempfile.TemporaryDirectory() as d:
         check(r.returncode == 0, "70 more on 3 ranks")
         if r.returncode == 0:
             same_checkpoints(p("one.h5"), p("rest.h5"), "restart on 3 ranks")
+        # A run to a time off the block times (0.3): the finish at it is the same bits on 1 to 3 ranks as in one
+        # process.
+        timed = [*H, "--bodies", "300", "--precision", "fp64", "--t-end", "0.3"]
+        check(run([*timed, "--checkpoint", p("t_one.h5")]).returncode == 0, "to 0.3 in one process")
+        for ranks in (2, 3):
+            name = p(f"t_ranks{ranks}.h5")
+            r = run([*timed, "--checkpoint", name], prefix=(mpirun, "-np", str(ranks), "--oversubscribe"))
+            check(r.returncode == 0, f"to 0.3 on {ranks} ranks")
+            if r.returncode == 0:
+                same_checkpoints(p("t_one.h5"), name, f"to 0.3 on {ranks} ranks")
 
     else:
         print("unknown case", case)

@@ -110,6 +110,64 @@ TEST(Hermite, KeplerErrorFallsWithEtaAtFourthOrderInTheStep) {
   }
 }
 
+// The exact relative position (body 0 minus body 1) of kepler(e) at time t: Kepler's equation by Newton's method,
+// the orbit's mean anomaly pi at t = 0 (apocentre, on +x, moving towards +y).
+V3 kepler_exact(double e, double t) {
+  double const mean = kPi + 2.0 * kPi * t;
+  double ecc = mean;
+  for (int k = 0; k < 50; ++k) ecc -= (ecc - e * std::sin(ecc) - mean) / (1.0 - e * std::cos(ecc));
+  return {-(std::cos(ecc) - e), -std::sqrt(1.0 - e * e) * std::sin(ecc), 0.0};
+}
+
+// A run to a time that is no block time (1.3: the longest step is 1/16) ends there, every body corrected at it by a
+// last step of its own: as close to the exact orbit as a run to a multiple of the longest step is, where the last
+// block time before it (1.25), with the bodies predicted to 1.3, was 0.05 time units of the orbit short. The epoch
+// moves there, every body's block time is 0 and its step a power of two, and the run goes on from it.
+TEST(Hermite, ARunToATimeOffTheBlockTimesEndsThereEveryBodyCorrected) {
+  for (double e : {0.5, 0.9}) {
+    sim::BodySet const b = kepler(e);
+    sim::StepProgram const program = hermite_program(0.02, 0.01, 1.0 / 16);
+    multigpu::Simulation s(b, program, cpu_config(0.0));
+    for (double t_end : {1.3, 1.7}) {
+      s.set_time_limit(t_end, true);
+      s.advance(std::uint64_t(1) << 40);
+      ASSERT_EQ(s.time(), t_end) << "e = " << e;
+      EXPECT_TRUE(s.stopped_at_time_limit());
+      sim::BodySet const end = s.state();
+      V3 const exact = kepler_exact(e, t_end);
+      double const error = std::hypot(end.pos_mass[0].x - end.pos_mass[1].x - exact.x,
+                                      end.pos_mass[0].y - end.pos_mass[1].y - exact.y);
+      // A run straight to t = 2 with these settings: 8.6e-5 (e = 0.5) and 4.1e-5 (e = 0.9) from the exact orbit.
+      double const bound = 5e-4;
+      std::printf("e = %.1f: at t = %g, %.3e from the exact orbit\n", e, t_end, error);
+      EXPECT_LT(error, bound) << "e = " << e << ", t = " << t_end;
+      sim::BodySet own;
+      sim::hermite::HermiteState hs;
+      s.hermite_state(own, hs);
+      EXPECT_EQ(hs.epoch, t_end);
+      EXPECT_EQ(sim::hermite::state_problem(hs, own.size(), "the finished state"), "");
+      for (std::size_t i = 0; i < hs.size(); ++i) EXPECT_EQ(hs.time[i], 0.0) << "body " << i;
+      // The state read there is the bodies' own, not a prediction.
+      for (std::size_t i = 0; i < own.size(); ++i) {
+        EXPECT_EQ(std::memcmp(&own.pos_mass[i], &end.pos_mass[i], sizeof own.pos_mass[i]), 0) << "body " << i;
+        EXPECT_EQ(std::memcmp(&own.velocity[i], &end.velocity[i], sizeof own.velocity[i]), 0) << "body " << i;
+      }
+    }
+    // Whole periods from there: a multiple of the longest step after the new epoch is 1.7 + k / 16, so 2 is a finish
+    // too, and lands on the orbit as a run straight to it does.
+    s.set_time_limit(2.0, true);
+    s.advance(std::uint64_t(1) << 40);
+    ASSERT_EQ(s.time(), 2.0);
+    double const straight = kepler_error(e, program, 2);
+    sim::BodySet const end = s.state();
+    V3 const exact = kepler_exact(e, 2.0);
+    double const error = std::hypot(end.pos_mass[0].x - end.pos_mass[1].x - exact.x,
+                                    end.pos_mass[0].y - end.pos_mass[1].y - exact.y);
+    std::printf("e = %.1f: at t = 2 after finishing at 1.3 and 1.7: %.3e; straight to 2: %.3e\n", e, error, straight);
+    EXPECT_LT(error, 3.0 * straight + 1e-6) << "e = " << e;
+  }
+}
+
 // A Plummer sphere.
 sim::BodySet plummer(std::size_t n, std::uint64_t seed = 7) {
   sim::ScenarioParams p;
@@ -169,6 +227,49 @@ TEST(Hermite, EveryHostLayoutAndThreadingGivesTheSameBits) {
         EXPECT_EQ(one.time, other.time);
       }
   }
+}
+
+// The finish at a time that is no block time is the same on every layout and threading model, is counted as one block
+// step, conserves energy as block steps do, and goes on bit for bit from its state on another layout.
+TEST(Hermite, TheFinishAtATimeIsTheSameOnEveryLayoutAndGoesOnFromItsState) {
+  sim::BodySet const b = plummer(300);
+  sim::StepProgram const program = hermite_program(0.02, 0.01, 1.0 / 16);
+  auto run_to = [&](const sim::BodySet& from, const multigpu::SimulationConfig& c, double t_end,
+                    const sim::hermite::HermiteState* state = nullptr) {
+    multigpu::Simulation s(from, program, c, multigpu::RunClock{0, from.time}, state);
+    double const e0 = energy(s);
+    s.set_time_limit(t_end, true);
+    s.advance(std::uint64_t(1) << 40);
+    EXPECT_EQ(s.time(), t_end);
+    EXPECT_LT(std::abs((energy(s) - e0) / e0), 1e-6);
+    Blocks r;
+    r.state = s.state();
+    s.hermite_state(r.own, r.hermite);
+    r.time = s.time();
+    EXPECT_EQ(s.hermite_counters().block_steps, s.steps_done());
+    return r;
+  };
+  for (Precision precision : {Precision::fp64, Precision::fp32}) {
+    Blocks const one = run_to(b, cpu_config(0.01, 1, multigpu::Threading::single, precision), 0.3);
+    for (int devices : {2, 3})
+      for (auto threading : {multigpu::Threading::single, multigpu::Threading::workers}) {
+        Blocks const other = run_to(b, cpu_config(0.01, devices, threading, precision), 0.3);
+        EXPECT_TRUE(same_bits(one.state, other.state)) << devices << " devices, " << name_of(threading);
+        EXPECT_TRUE(same_bits(one.hermite, other.hermite)) << devices << " devices, " << name_of(threading);
+      }
+  }
+  // On from 0.3 in the same simulation, and from its state on three devices: the same bits at 0.55.
+  multigpu::Simulation straight(b, program, cpu_config(0.01));
+  straight.set_time_limit(0.3, true);
+  straight.advance(std::uint64_t(1) << 40);
+  straight.set_time_limit(0.55, true);
+  straight.advance(std::uint64_t(1) << 40);
+  ASSERT_EQ(straight.time(), 0.55);
+  Blocks const first = run_to(b, cpu_config(0.01, 2, multigpu::Threading::workers), 0.3);
+  sim::BodySet restart = first.own;
+  restart.time = first.hermite.epoch;
+  Blocks const second = run_to(restart, cpu_config(0.01, 3), 0.55, &first.hermite);
+  EXPECT_TRUE(same_bits(straight.state(), second.state));
 }
 
 // Continuing from the Hermite state (x, v at each body's own time, a, jerk, t_i, dt_i) on another layout gives

@@ -503,6 +503,61 @@ TEST(HermiteGpuSimulation, EveryLayoutOfTheGpusGivesTheBitsOfOne) {
   }
 }
 
+// A run to a time that is no block time (0.1; the longest step is 1/16) ends there on every layout with the bits of
+// one GPU: the finish's step of each body to it runs the protocol's force pass on every layout (on one GPU too, where
+// the block steps before it ran in advance_blocks), and the block steps after it (to 0.1 + 2/16, a block time of every
+// body from the new epoch, and on to 0.27, another finish) go on from the state it loaded. Near the CPU engine's.
+TEST(HermiteGpuSimulation, TheFinishAtATimeGivesTheBitsOfOneGpuOnEveryLayout) {
+  REQUIRE_GPU();
+  std::size_t const n = 1000;
+  sim::BodySet const b = test::scenario("plummer", n);
+  sim::IntegratorParams ip;
+  ip.integrator = sim::Integrator::hermite4;
+  sim::StepProgram const program = sim::make_step_program(ip);
+  auto run = [&](sim::Backend backend, std::vector<int> devices, multigpu::Threading threading, Precision p) {
+    multigpu::SimulationConfig c;
+    c.backend = backend;
+    c.engine.precision = p;
+    c.softening = 0.01;
+    c.devices = std::move(devices);
+    c.threading = threading;
+    multigpu::Simulation s(b, program, c, multigpu::RunClock{0, b.time}, nullptr);
+    std::vector<Downloaded> ends;
+    for (double t_end : {0.1, 0.1 + 2.0 / 16, 0.27}) {
+      s.set_time_limit(t_end, true);
+      s.advance(std::uint64_t(1) << 40);
+      EXPECT_EQ(s.time(), t_end);
+      Downloaded d;
+      s.hermite_state(d.bodies, d.state);
+      EXPECT_EQ(d.state.epoch, t_end == 0.27 ? 0.27 : 0.1);
+      EXPECT_EQ(s.hermite_counters().block_steps, s.steps_done());
+      ends.push_back(std::move(d));
+    }
+    return ends;
+  };
+  for (auto p : {Precision::fp64, Precision::fp32}) {
+    std::vector<Downloaded> const one = run(sim::Backend::cuda, {0}, multigpu::Threading::single, p);
+    std::vector<std::vector<int>> layouts{{0, 0}, {0, 0, 0}};
+    if (gpu::devices().size() >= 2) layouts.push_back({0, 1});
+    for (auto const& devices : layouts)
+      for (auto threading : {multigpu::Threading::single, multigpu::Threading::workers}) {
+        std::vector<Downloaded> const other = run(sim::Backend::cuda, devices, threading, p);
+        for (std::size_t k = 0; k < one.size(); ++k)
+          EXPECT_TRUE(same_state(one[k], other[k]))
+              << "end " << k << ", " << devices.size() << " devices, " << name_of(threading) << ", " << name_of(p);
+      }
+    if (p == Precision::fp32) continue;
+    std::vector<Downloaded> const cpu = run(sim::Backend::cpu, {0}, multigpu::Threading::single, p);
+    double worst = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      auto const& g = one[0].bodies.pos_mass[i];
+      auto const& c = cpu[0].bodies.pos_mass[i];
+      worst = std::max(worst, std::hypot(g.x - c.x, g.y - c.y, g.z - c.z));
+    }
+    EXPECT_LT(worst, 1e-10) << "the GPU's finish at 0.1 against the CPU engine's";
+  }
+}
+
 // advance_blocks on one engine, launched as graphs and kernel by kernel, with three force grids: the bits of the
 // protocol, and the same counters. Small blocks are cut per span on the resident grid and on 100,000 blocks, and
 // folded whole on 1 block (the single-device mode); larger ones per group.

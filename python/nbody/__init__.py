@@ -429,8 +429,8 @@ class Simulation:
             checkpoint=None, checkpoint_every=None, checkpoint_dt=None, snapshots=None, snapshot_every=None,
             snapshot_dt=None, snapshot_precision=None, save=None, **misspelt: typing.NoReturn):
         """Advances ``steps`` steps, or until the time reaches ``t_end`` (the first step at or past
-        it; with ``integrator="hermite4"``, the last block time at or before it, which a notice in
-        ``sim.notices`` and a RuntimeWarning name when it is not ``t_end``); give one of the two. A simulation from
+        it; with ``integrator="hermite4"``, ``t_end`` itself: the bodies not at a block time there are
+        brought to it by a last step of their own); give one of the two. A simulation from
         ``restart`` may give neither before it steps: it goes on to where the run its checkpoint continues was going
         (its ``t_end``, or its last step), with a notice, as ``nbody --restart`` does: no steps where that run
         reached its end. ``t_end`` and the series' times (``diagnostics_dt``, ...) may be text in a physical unit
@@ -525,7 +525,7 @@ class Simulation:
 
     @staticmethod
     def _warn_of_end(notices):
-        # A run that did not reach the time asked for (it was already past it; hermite4's last block time before it)
+        # A run that did not reach the time asked for (it was already past it, or a fixed step ended past it)
         # says so as a RuntimeWarning at the script's line, as the command line prints it. With
         # comm, on every rank (each has the same notices): a filter that makes it an error then raises on every rank
         # alike, none going on alone to a collective call.
@@ -568,11 +568,11 @@ class Simulation:
         return self._engine.last_run
 
     def integrate(self, t_end, callback=None, every=1, **misspelt: typing.NoReturn):
-        """REBOUND's name: ``run(t_end=t_end, ...)``, which takes whole steps: fixed steps end at the
-        first step at or past ``t_end`` (t_end=1.0 with dt=0.03: 1.02), hermite4 at the last block
-        time at or before it. Where REBOUND's (exact_finish_time=1) ends at ``t_end`` exactly, this
-        one says where it ended instead, for every integrator: a notice in ``sim.notices`` and a
-        RuntimeWarning when the time reached is not ``t_end`` (not where the callback stopped it)."""
+        """REBOUND's name: ``run(t_end=t_end, ...)``. hermite4 ends at ``t_end`` exactly, as REBOUND's
+        (exact_finish_time=1) does: every body not at a block time there takes a last step of its own
+        to it. Fixed steps are whole: they end at the first step at or past ``t_end`` (t_end=1.0 with
+        dt=0.03: 1.02), which a notice in ``sim.notices`` and a RuntimeWarning say when the time
+        reached is not ``t_end`` (not where the callback stopped it)."""
         if misspelt:
             _refuse_misspelt(Simulation.integrate, misspelt)
         given = t_end

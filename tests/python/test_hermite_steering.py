@@ -4,6 +4,7 @@
 import json
 import math
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -164,16 +165,20 @@ def test_hermite4_settings_read_back_and_refused_where_they_mean_nothing():
     assert leapfrog.integrator == "hermite4"
 
 
-def test_a_run_to_a_time_off_the_block_times_says_where_it_ended():
-    # The time reached is not the one asked for: a RuntimeWarning at the script's line says so, as the command
-    # line's notice does (a notice in the log alone went unseen).
+def test_a_run_to_a_time_off_the_block_times_ends_there():
+    # Every body is brought to t_end by a last step of its own (as REBOUND's exact_finish_time=1 ends at t_end): the
+    # state read there is each body's corrected state at t_end, not a prediction, and nothing is said.
     sim = nbody.Simulation(**PLUMMER, softening=0.01)
-    with pytest.warns(RuntimeWarning, match=r"^t_end=0.3 is not a block time") as caught:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         sim.run(t_end=0.3)
-    assert len(caught) == 1 and caught[0].filename == __file__
-    assert sim.time < 0.3
-    ended = [n for n in sim.notices if n.startswith("t_end=0.3 is not a block time")]
-    assert len(ended) == 1 and f"the run ended at {sim.time!r}" in ended[0] and str(caught[0].message) == ended[0]
+        assert sim.time == 0.3 and sim.last_run["notices"] == [] and not sim.notices
+        assert abs(sim.diagnostics()["relative_energy_error"]) < 1e-6
+        # Outputs at every tenth of a time unit, as a script takes them: each at its time.
+        for k in range(4, 8):
+            sim.integrate(k / 10)
+            assert sim.time == k / 10
+    ended = []
     # A run to a time that its callback stopped says nothing of block times.
     stopped = nbody.Simulation(**PLUMMER, softening=0.01)
     stopped.run(t_end=1.0, callback=lambda s: s.steps >= 3)
@@ -186,15 +191,14 @@ def test_a_run_to_a_time_off_the_block_times_says_where_it_ended():
     assert sim.last_run["notices"] == [f"t_end=0.25: the run is already at time {sim.time!r}; no steps"]
     sim.run(steps=2)
     assert sim.last_run["notices"] == []
-    # On the block times of a start at 0.3: 0.3 plus a multiple of the longest step ends there, every body with it.
+    # From a start at 0.3, 1.0 is no block time (0.3 plus a multiple of the longest step is): the run ends there, and
+    # its block steps go on from there, so 1.0 plus a multiple of the longest step is a block time of every body.
     later = nbody.Simulation.from_arrays(sim.positions, sim.velocities, sim.masses, time=0.3, softening=0.01,
                                          integrator="hermite4", precision="fp64", backend="cpu")
-    with pytest.warns(RuntimeWarning, match="the start time 0.3 plus a multiple of 0.0625"):
-        later.run(t_end=1.0)
-    assert later.time < 1.0
-    assert any("the start time 0.3 plus a multiple of 0.0625" in n for n in later.notices)
-    later.run(t_end=0.3 + 12 * 0.0625)
-    assert later.time == 0.3 + 12 * 0.0625
+    later.run(t_end=1.0)
+    assert later.time == 1.0 and later.last_run["hermite4"]["block_steps"] == later.steps
+    later.run(t_end=1.0 + 12 * 0.0625)
+    assert later.time == 1.0 + 12 * 0.0625 and not any("block time" in n for n in later.notices)
 
 
 def test_last_run_is_kept_when_a_run_ends_with_an_exception(tmp_path):
@@ -229,9 +233,8 @@ def test_a_close_encounter_stop_goes_on_in_a_softened_potential():
     # The criterion's own value: an eta_start that lifts it to twice the floor starts every body.
     wanted, floor = map(float, re.search(r"comes to (\S+), below the floor (\S+);", str(e.value)).groups())
     sim.configure(softening=0.01, eta_start=0.01 * 2 * floor / wanted)
-    with pytest.warns(RuntimeWarning, match="^t_end=4 is not a block time"):
-        sim.run(t_end=4.0)
-    assert 4.0 - 1 / 16 < sim.time <= 4.0 and abs(sim.diagnostics()["relative_energy_error"]) < 1e-9
+    sim.run(t_end=4.0)
+    assert sim.time == 4.0 and abs(sim.diagnostics()["relative_energy_error"]) < 1e-9
     # Unsoftened, the start is as short as the plunge needs: the advice is the encounter's.
     with pytest.raises(RuntimeError, match=r"cannot start: .*\(a close encounter, which hermite4 does not regularise: a "
                                            r"softening resolves it\)$"):
