@@ -239,15 +239,9 @@ ContinuedEnd continued_end(const Setup& setup) {
   double const now = setup.clock.time(setup.program.dt);
   RunEnd const& file = setup.file_end;
   if (file.time) {
-    bool going = now < *file.time;
-    if (going && setup.hermite.started()) {
-      // hermite4 continued: a run that stopped at the last block time before its end (one that is no block time)
-      // has reached it, as far as block steps go: the next block time is past it.
-      double next = INFINITY;
-      for (std::size_t i = 0; i < setup.hermite.size(); ++i)
-        next = std::min(next, setup.hermite.time[i] + setup.hermite.step[i]);
-      going = setup.hermite.epoch + next <= *file.time;
-    }
+    // (hermite4 too: a state at the last block time before its end, one that is no block time, goes on to the finish
+    // there, every body brought to it, as the run that wrote it would have.)
+    bool const going = now < *file.time;
     if (going) {
       c.t_end = file.time;
       c.notice = path + "'s run was going to time " + shortest(*file.time) + ": this run goes on to it" + other;

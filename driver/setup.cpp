@@ -421,14 +421,14 @@ void check_integrator_options(const RunConfig& run) {
 bool hermite_state_goes_on(const sim::hermite::HermiteState& state, double was, double now,
                            const std::optional<sim::hermite::HermiteParams>& was_steps,
                            const sim::hermite::HermiteParams& now_steps) {
-  if (!state.started() || was != now || state.block_time() == 0.0) return false;
+  if (!state.stepped() || was != now) return false;
   return (was_steps && sim::hermite::same_step_settings(*was_steps, now_steps)) ||
          sim::hermite::first_below_floor(state, now_steps) < 0;
 }
 
 std::string floor_restart_notice(const sim::hermite::HermiteState& state, double time, const std::string& source,
                                  const sim::hermite::HermiteParams& now_steps) {
-  if (state.block_time() == 0.0) return {};  // not started, or before its first block step: no step refused yet
+  if (!state.stepped()) return {};  // not started, or before its first block step: no step refused yet
   std::int64_t const body = sim::hermite::first_below_floor(state, now_steps);
   if (body < 0) return {};
   std::ostringstream m;

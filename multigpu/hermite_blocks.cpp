@@ -84,6 +84,7 @@ HermiteBlocks::HermiteBlocks(const sim::BodySet& initial, const sim::hermite::He
   }
   single_ = setup_.all_slices.size() == 1;
   epoch_ = state.started() ? state.epoch : initial.time;
+  finished_ = state.started() && state.finished;
 
   try {
     start_up(initial, state, devices);
@@ -397,6 +398,7 @@ bool HermiteBlocks::finish_at(double t, double time) {
   upload();
   epoch_ = time;
   block_time_ = 0.0;
+  finished_ = true;
   ++blocks_done_;
   if (single_) ++carried_.block_steps;  // the engine counts only its own advance_blocks
   return true;
@@ -463,6 +465,7 @@ void HermiteBlocks::own_time_state(sim::BodySet& b, sim::hermite::HermiteState& 
   b.time = time();
   s.resize(bodies_);
   s.epoch = epoch_;
+  s.finished = finished_ && block_time_ == 0.0;
   threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->download(b, s); });
   if (ranks_.size() > 1) {
     ranks_.all_gather_in_place(b.pos_mass.data(), sizeof(b.pos_mass[0]), rank_counts_, rank_offsets_);

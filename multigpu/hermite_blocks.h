@@ -141,6 +141,7 @@ class HermiteBlocks {
   std::vector<std::size_t> rank_group_counts_, rank_group_offsets_;  // groups of each rank
   std::size_t groups_ = 0;
   double epoch_ = 0.0, block_time_ = 0.0;
+  bool finished_ = false;  // the epoch is a finish's (sim::hermite::HermiteState::finished), until the next block step
   bool single_ = false;  // one device in all: advance_blocks
   std::vector<std::unique_ptr<sim::HermiteEngine>> engines_;
   std::unique_ptr<Scheduler> threads_;

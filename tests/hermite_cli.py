@@ -264,6 +264,16 @@ with tempfile.TemporaryDirectory() as d:
                       (f["Hermite/Times"][:] == 0).all(), "--t-end 1.03: the checkpoint's bodies all at 1.03")
         except ImportError:
             pass
+        # A restart of the periodic checkpoint at the last block step before 1.03 (a signal could stop a run there
+        # too) goes on to the run's end by itself, and ends with the bits of the run that never stopped.
+        before = j["hermite4"]["block_steps"] - 1
+        r = run(["--run", "--integrator", "hermite4", "--bodies", "256", "--t-end", "1.03", "--checkpoint", p("k.h5"),
+                 "--checkpoint-every", str(before), "--quiet"])
+        r = run(["--run", "--restart", p(f"k_{before:08d}.h5"), "--json", p("k.json")])
+        k = json.load(open(p("k.json")))
+        check(r.returncode == 0 and k["time"] == 1.03 and k["steps"] == 1 and
+              k["hermite4"]["state_hash"] == j["hermite4"]["state_hash"],
+              f"restart of the block step before 1.03: {k['time']}, {k['steps']} steps: {r.stderr!r}")
         r = run(["--run", "--integrator", "hermite4", "--bodies", "256", "--t-end", "0.25"])
         check(r.returncode == 0 and "notice" not in r.stderr, f"--t-end 0.25: {r.stderr!r}")
         # Before the first block time: the one step of every body to it.

@@ -588,6 +588,10 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
     Handle group = w.group(file.get(), kHermiteGroup);
     hid_t const g = group.get();
     w.number(g, "Epoch", hs->epoch);
+    if (hs->finished) {  // only then, so that a file of any other state keeps the checksum it always had
+      hash.value(std::uint8_t{1});
+      w.number(g, "Finish", std::int32_t{1});
+    }
     auto vectors = [&](const Column& c, const std::vector<Vec3d>& v) {
       w.dataset<double>(g, c, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, n, physical, &hash,
                         [&](std::size_t first, std::size_t k, double* out) {
@@ -1104,6 +1108,13 @@ std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into,
     s.epoch = r.finite("Epoch", kHermiteGroup);
     hash.value(std::uint8_t{1});
     hash.value(s.epoch);
+    s.finished = false;
+    if (r.has_attribute(kHermiteGroup, "Finish")) {
+      auto const finish = r.scalar<std::int32_t>("Finish", H5T_NATIVE_INT32, kHermiteGroup);
+      if (finish != 1) r.fail(std::string(kHermiteGroup) + "/Finish is " + std::to_string(finish) + "; must be 1, or absent");
+      s.finished = true;
+      hash.value(std::uint8_t{1});
+    }
     bool const keep = hermite_into != nullptr;
     if (keep) {
       s.resize(std::size_t(n));

@@ -53,11 +53,13 @@
 // refused.
 //
 // hermite4 (format 2): Header/HermiteEta, HermiteEtaStart, HermiteDtMax (bounded like --eta, --eta-start,
-// --dt-max), and a group /Hermite (attribute Epoch: the time at block time 0) with float64 datasets over every
-// body in index order: Positions, Velocities (n x 3, at each body's own time), Accelerations, Jerks (n x 3),
-// Times, Steps (n, block times: Times a multiple of Steps, Steps powers of two). The checksum then goes on, after
-// LengthUnit's, U_L, U_M, U_t and the shift, with "hermite4" and a zero byte and the three settings (float64),
-// and after the particle groups with one byte 1, Epoch and the six datasets whole (float64).
+// --dt-max), and a group /Hermite (attribute Epoch: the time at block time 0; attribute Finish, int32 1, only on a
+// finish's state: every body brought to the epoch by a last step of its own, keeping the step the criterion gave
+// it, so that the steps at block time 0 are not start steps) with float64 datasets over every body in index order:
+// Positions, Velocities (n x 3, at each body's own time), Accelerations, Jerks (n x 3), Times, Steps (n, block
+// times: Times a multiple of Steps, Steps powers of two). The checksum then goes on, after LengthUnit's, U_L, U_M,
+// U_t and the shift, with "hermite4" and a zero byte and the three settings (float64), and after the particle
+// groups with one byte 1, Epoch, one byte 1 more where Finish is, and the six datasets whole (float64).
 //
 // Format 1 (nbody before format 2; still read): every body in /PartType1 with a BodyType dataset
 // (uint8: 0 gas, 1 dark matter, 2 star), coordinates centred on the origin, Header/Code "nbody

@@ -21,6 +21,10 @@ namespace nbody::sim::hermite {
 // body as at its start (a force pass, the start step).
 struct HermiteState {
   double epoch = 0.0;  // the simulation time at block time 0
+  // A finish's state (multigpu::HermiteBlocks::finish_at): every body was brought to the epoch by a last step of its
+  // own and keeps the step it held, so block time 0 is not a start here: the steps are the criterion's, not the
+  // start's (stepped()).
+  bool finished = false;
   std::vector<Vec3d> acceleration, jerk;
   std::vector<double> time, step;
   // Each body's position and velocity at its own time, for files (a checkpoint stores them beside the
@@ -28,6 +32,8 @@ struct HermiteState {
   std::vector<Vec3d> position, velocity;
 
   bool started() const { return !time.empty(); }
+  // Whether the bodies' steps are the criterion's (a block step was made, or a finish kept them), not the start's.
+  bool stepped() const { return started() && (finished || block_time() > 0.0); }
   // The block time the state is at: the latest body time (the bodies of the last block step); 0 before the first
   // block step (and when not started).
   double block_time() const;

@@ -165,6 +165,28 @@ def test_hermite4_settings_read_back_and_refused_where_they_mean_nothing():
     assert leapfrog.integrator == "hermite4"
 
 
+def test_a_finish_goes_on_bit_for_bit_through_a_restart_and_settings_that_keep_the_steps(tmp_path):
+    # After a run to 0.3 (no block time), the bodies keep the steps they held: a restart of its checkpoint, another
+    # layout and a new eta_start (which chooses first steps only) go on as the simulation itself does, to the bit.
+    straight = nbody.Simulation(**PLUMMER, softening=0.01)
+    straight.run(t_end=0.3, checkpoint=tmp_path / "f.h5")
+    straight.run(t_end=0.5)
+    restarted = nbody.Simulation.restart(tmp_path / "f.h5", backend="cpu")
+    assert restarted.time == 0.3
+    restarted.run(t_end=0.5)
+    others = [restarted]
+    for change in (dict(numgpus=2), dict(eta_start=0.005)):
+        changed = nbody.Simulation(**PLUMMER, softening=0.01)
+        changed.run(t_end=0.3)
+        changed.configure(**change)
+        changed.run(t_end=0.5)
+        others.append(changed)
+    for other in others:
+        assert other.steps == straight.steps
+        assert np.array_equal(other.positions, straight.positions) and np.array_equal(other.velocities,
+                                                                                       straight.velocities)
+
+
 def test_a_run_to_a_time_off_the_block_times_ends_there():
     # Every body is brought to t_end by a last step of its own (as REBOUND's exact_finish_time=1 ends at t_end): the
     # state read there is each body's corrected state at t_end, not a prediction, and nothing is said.
