@@ -184,11 +184,11 @@ std::uint64_t steps_for_time(const multigpu::RunClock& c, const sim::StepProgram
 }
 
 std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, const NamedSetting& t_end_name,
-                                   const SettingNames& names) {
+                                   const SettingNames& names, bool finish) {
   std::uint64_t const steps = steps_for_time(sim.clock(), sim.program(), t_end, t_end_name, names);
   if (!sim.block_steps()) return steps;
   if (sim.time() >= t_end) return 0;
-  sim.set_time_limit(t_end, true);
+  sim.set_time_limit(t_end, finish);
   return steps;
 }
 

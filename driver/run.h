@@ -171,10 +171,11 @@ std::uint64_t steps_to_time(const multigpu::RunClock& clock, double dt, double t
 std::uint64_t steps_for_time(const multigpu::RunClock& clock, const sim::StepProgram& program, double t_end,
                              const NamedSetting& t_end_name = {"--t-end"}, const SettingNames& names = {});
 // steps_for_time() for this simulation from where it is now, and, for block steps, its time limit set to
-// t_end with the finish there (every body brought to t_end: Simulation::set_time_limit); run() clears it when it
-// returns, so a later run by steps is not stopped by it.
+// t_end with the finish there (every body brought to t_end: Simulation::set_time_limit; without `finish`, the run
+// ends at the last block time at or before t_end); run() clears it when it returns, so a later run by steps is not
+// stopped by it.
 std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, const NamedSetting& t_end_name = {"--t-end"},
-                                   const SettingNames& names = {});
+                                   const SettingNames& names = {}, bool finish = true);
 
 // hermite4, after a run to the time `t_end`: where it ended when that is before t_end (the last block time at or
 // before it, where the finish at t_end could not be made: HermiteBlocks::finish_at), and how many bodies the end

@@ -801,12 +801,13 @@ class Engine {
     return named;
   }
 
-  // Steps from now until the time reaches `t_end` (0 if it has): driver::steps_to_time.
-  std::uint64_t steps_to(double t_end, const std::string& typed) {
+  // Steps from now until the time reaches `t_end` (0 if it has): driver::steps_to_time. hermite4 ends at t_end
+  // exactly with `finish`, else at the last block time at or before it.
+  std::uint64_t steps_to(double t_end, const std::string& typed, bool finish) {
     Busy busy(*this);
     NamedSetting const named = t_end_named(typed);
     // hermite4's block steps have no fixed length: the simulation stops at t_end (the next run() clears it).
-    std::uint64_t const steps = driver::steps_for_time_limit(*sim_, t_end, named, run_.names);
+    std::uint64_t const steps = driver::steps_for_time_limit(*sim_, t_end, named, run_.names, finish);
     if (steps == 0 && sim_->time() >= t_end) {
       notices_.push_back(driver::already_at_notice(sim_->time(), t_end, named) + "; no steps");
     }
@@ -1443,7 +1444,7 @@ NB_MODULE(_nbody, m) {
       .def("device_positions", &Engine::device_positions)
       .def_prop_ro("generation", &Engine::generation)
       .def("run", &Engine::run, "steps"_a, "callback"_a.none(), "every"_a, "self"_a, "outputs"_a)
-      .def("steps_to", &Engine::steps_to, "t_end"_a, "typed"_a)
+      .def("steps_to", &Engine::steps_to, "t_end"_a, "typed"_a, "finish"_a)
       .def("continued_end", &Engine::continued_end)
       .def("positions", &Engine::positions)
       .def("velocities", &Engine::velocities)

@@ -117,6 +117,15 @@ def _comm_handle(comm):
     return int(handle if handle is not None else MPI._handleof(comm))
 
 
+def _exact_finish(value):
+    """REBOUND's exact_finish_time: True or False, or its 1 or 0."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return bool(value)
+    raise ValueError(f"exact_finish_time={value!r}: give True or False (REBOUND's 1 or 0)")
+
+
 # The largest integers float64 holds exactly, every one below them too.
 _EXACT_INTEGER = 2**53
 
@@ -427,10 +436,13 @@ class Simulation:
     def run(self, steps=None, t_end=None, callback=None, every=1, *, diagnostics=None, diagnostics_every=None,
             diagnostics_dt=None,
             checkpoint=None, checkpoint_every=None, checkpoint_dt=None, snapshots=None, snapshot_every=None,
-            snapshot_dt=None, snapshot_precision=None, save=None, **misspelt: typing.NoReturn):
+            snapshot_dt=None, snapshot_precision=None, save=None, exact_finish_time=True,
+            **misspelt: typing.NoReturn):
         """Advances ``steps`` steps, or until the time reaches ``t_end`` (the first step at or past
         it; with ``integrator="hermite4"``, ``t_end`` itself: the bodies not at a block time there are
-        brought to it by a last step of their own); give one of the two. A simulation from
+        brought to it by a last step of their own, unless ``exact_finish_time`` is false (REBOUND's
+        keyword): then at the last block time at or before it, the run's bits those of one that goes
+        straight on); give one of the two. A simulation from
         ``restart`` may give neither before it steps: it goes on to where the run its checkpoint continues was going
         (its ``t_end``, or its last step), with a notice, as ``nbody --restart`` does: no steps where that run
         reached its end. ``t_end`` and the series' times (``diagnostics_dt``, ...) may be text in a physical unit
@@ -461,6 +473,7 @@ class Simulation:
             t_end, steps, _ = end
         if steps is not None and t_end is not None:
             raise ValueError(f"run: steps={steps!r} and t_end={t_end!r}: give one of them, not both")
+        exact_finish_time = _exact_finish(exact_finish_time)
         # How messages name t_end: as typed where it is text with a unit, not as the number it is in the run's units.
         t_end_typed = t_end if isinstance(t_end, str) else ""
         t_end = self._time(t_end, "t_end")
@@ -502,7 +515,7 @@ class Simulation:
         first_notice = len(self.notices)
         short = []  # notices that the time reached is not t_end, warned of once the run has returned
         if t_end is not None:  # last: hermite4's time limit, set here, is cleared by the run that follows
-            total = self._engine.steps_to(float(t_end), t_end_typed)
+            total = self._engine.steps_to(float(t_end), t_end_typed, exact_finish_time)
             # A time already passed (not one the run is at: the time reached is the one asked for).
             short = [n for n in self._take_notices() if n.startswith("t_end=") and self.time > t_end]
         try:
@@ -517,7 +530,9 @@ class Simulation:
         self._take_notices()
         if t_end is not None and not result["stopped_by_callback"]:
             self._engine.note_end(float(t_end), t_end_typed)
-            short += [n for n in self._take_notices() if n.startswith("t_end=")]  # hermite4: short of t_end
+            ended = [n for n in self._take_notices() if n.startswith("t_end=")]  # hermite4: short of t_end
+            if exact_finish_time:  # (not where the script asked for whole steps: a notice only)
+                short += ended
         self._note_run_notices(first_notice)
         # (A diagnostics file or another run's checkpoint the run replaces is a RuntimeWarning as the run begins.)
         self._warn_of_end(short)
@@ -567,22 +582,27 @@ class Simulation:
         failure); None before the first run."""
         return self._engine.last_run
 
-    def integrate(self, t_end, callback=None, every=1, **misspelt: typing.NoReturn):
+    def integrate(self, t_end, callback=None, every=1, exact_finish_time=True, **misspelt: typing.NoReturn):
         """REBOUND's name: ``run(t_end=t_end, ...)``. hermite4 ends at ``t_end`` exactly, as REBOUND's
         (exact_finish_time=1) does: every body not at a block time there takes a last step of its own
         to it. Fixed steps are whole: they end at the first step at or past ``t_end`` (t_end=1.0 with
         dt=0.03: 1.02), which a notice in ``sim.notices`` and a RuntimeWarning say when the time
-        reached is not ``t_end`` (not where the callback stopped it)."""
+        reached is not ``t_end`` (not where the callback stopped it). ``exact_finish_time=False`` (or 0)
+        asks for whole steps, as REBOUND's does: hermite4 then ends at the last block time at or before
+        ``t_end`` (no last steps: a run split so has the bits of one straight through), and neither
+        end is warned of (hermite4's notice of where it ended stays in ``sim.notices``)."""
         if misspelt:
             _refuse_misspelt(Simulation.integrate, misspelt)
+        exact_finish_time = _exact_finish(exact_finish_time)
         given = t_end
         t_end = self._time(t_end, "t_end")
-        steps = self.run(t_end=given, callback=callback, every=every)
+        steps = self.run(t_end=given, callback=callback, every=every, exact_finish_time=exact_finish_time)
         # hermite4's end short of t_end, and a t_end already passed, were said by run; a fixed step's end past it is
         # said here, where a REBOUND user expects t_end itself.
         # (Not the rounding of time = t0 + steps x dt: integrate(0.3) with dt=0.1 ends at 0.30000000000000004, t_end.)
         ended_there = math.isclose(self.time, t_end, rel_tol=1e-12, abs_tol=1e-12 * self.dt) if self.dt else False
-        if steps and self.dt is not None and not ended_there and not self.last_run["stopped_by_callback"]:
+        if (steps and self.dt is not None and not ended_there and not self.last_run["stopped_by_callback"] and
+                exact_finish_time):
             shown = given if isinstance(given, str) else t_end  # a time in a unit as typed
             notice = (f"t_end={shown!r}: the run ended at {self.time!r}, the first step of dt={self.dt!r} at or past "
                       "it (integrate takes whole steps; REBOUND's ends at t_end exactly)")

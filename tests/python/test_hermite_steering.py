@@ -187,6 +187,31 @@ def test_a_finish_goes_on_bit_for_bit_through_a_restart_and_settings_that_keep_t
                                                                                        straight.velocities)
 
 
+def test_exact_finish_time_false_takes_whole_block_steps():
+    # REBOUND's keyword: no last step to t_end, so the pieces of a run split at times off the block times give the
+    # bits of one run straight through; where it ended is a notice, not a warning.
+    straight = nbody.Simulation(**PLUMMER, softening=0.01)
+    straight.run(t_end=0.5)
+    split = nbody.Simulation(**PLUMMER, softening=0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        split.integrate(0.3, exact_finish_time=False)
+        assert 0.3 - 1 / 16 < split.time < 0.3
+        assert any(n.startswith("t_end=0.3 is not a block time: the run ended at ") for n in split.notices)
+        split.run(t_end=0.45, exact_finish_time=0)
+        split.integrate(0.5, exact_finish_time=0)
+    assert split.time == 0.5 and split.steps == straight.steps
+    assert np.array_equal(split.positions, straight.positions)
+    with pytest.raises(ValueError, match=r"^exact_finish_time=2: give True or False \(REBOUND's 1 or 0\)$"):
+        split.integrate(1.0, exact_finish_time=2)
+    # Fixed steps: the first step at or past t_end, as asked, with nothing said.
+    fixed = nbody.Simulation(scenario="two-body", dt=0.03, backend="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fixed.integrate(1.0, exact_finish_time=0)
+    assert fixed.time == pytest.approx(1.02) and not fixed.notices
+
+
 def test_a_run_to_a_time_off_the_block_times_ends_there():
     # Every body is brought to t_end by a last step of its own (as REBOUND's exact_finish_time=1 ends at t_end): the
     # state read there is each body's corrected state at t_end, not a prediction, and nothing is said.
