@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -282,7 +283,14 @@ void Simulation::advance_unguarded(std::uint64_t steps) {
   if (hermite_) {
     // The time limit as a block time: the epoch plus a block time is exact only where it is representable,
     // so compare like time() does.
-    double const limit = time_limit_ - hermite_->epoch();
+    double limit = time_limit_ - hermite_->epoch();
+    // A time that is the epoch plus a multiple of the longest step, as time() adds them, is that block time, though
+    // the subtraction rounds off it (an epoch a finish left at 0.3, and 0.6125: 0.31250000000000006): every body
+    // reaches it by block steps, with no finish (a run split there keeps the bits of one that is not).
+    double const top = sim::hermite::pow2_at_most(program_.hermite->dt_max);
+    if (double const grid = std::nearbyint(limit / top) * top;
+        grid != limit && std::isfinite(grid) && hermite_->epoch() + grid == time_limit_)
+      limit = grid;
     // The block steps done are counted however the call ends: a step below the floor stops the run after the block
     // step that gave it, which is whole, so that the step count and the time (the state's) agree.
     std::uint64_t const before = hermite_->blocks_done();
@@ -298,7 +306,6 @@ void Simulation::advance_unguarded(std::uint64_t steps) {
     // A run's end at a time: the bodies behind it brought to it. Not needed (and nothing to do) where the block time
     // is a multiple of the longest step: every body is then at it.
     if (at_time_limit_ && finish_at_limit_ && hermite_->block_time() <= limit) {
-      double const top = sim::hermite::pow2_at_most(program_.hermite->dt_max);
       bool const every_body_there = hermite_->block_time() == limit && sim::hermite::is_multiple(limit, top);
       if (!every_body_there && hermite_->finish_at(limit, time_limit_)) ++clock_.step;
     }

@@ -71,6 +71,7 @@ def same_checkpoints(a, b, what):
         for name in ["Positions", "Velocities", "Accelerations", "Jerks", "Times", "Steps"]:
             check(np.array_equal(fa["Hermite"][name][:], fb["Hermite"][name][:]), f"{what}: /Hermite/{name} differs")
         check(fa["Hermite"].attrs["Epoch"] == fb["Hermite"].attrs["Epoch"], f"{what}: Epoch differs")
+        check(fa["Hermite"].attrs.get("Finish") == fb["Hermite"].attrs.get("Finish"), f"{what}: Finish differs")
         for group in ["PartType1", "PartType4", "PartType0"]:
             if group in fa:
                 for name in ["Coordinates", "CoordinateRoundoff", "Velocities"]:
@@ -379,8 +380,21 @@ with tempfile.TemporaryDirectory() as d:
     elif case == "bad_checkpoint":
         h5py_or_skip()
         import h5py
+        import numpy as np
         import shutil
         check(run([*H, "--bodies", "100", "--steps", "20", "--checkpoint", p("a.h5")]).returncode == 0, "write")
+        # A finish's state (a run to a time off the block times) says so in /Hermite's Finish, a whole number 1.
+        check(run([*H, "--bodies", "100", "--t-end", "0.3", "--checkpoint", p("fin.h5")]).returncode == 0, "finish")
+        with h5py.File(p("fin.h5"), "r") as f:
+            check(f["Hermite"].attrs.get("Finish") == 1, f"Finish: {dict(f['Hermite'].attrs)}")
+        for name, value, message in [("finish_real.h5", 1.9, "Hermite/Finish is not a whole number"),
+                                     ("finish_two.h5", np.int32(2), "Hermite/Finish is 2; must be at most 1")]:
+            shutil.copy(p("fin.h5"), p(name))
+            with h5py.File(p(name), "r+") as f:
+                del f["Hermite"].attrs["Finish"]
+                f["Hermite"].attrs["Finish"] = value
+            r = run(["--run", "--restart", p(name), "--steps", "1", "--quiet"])
+            check(r.returncode == 2 and message in r.stderr, f"{name}: {r.returncode} {r.stderr!r}")
         for name, change, message in [
             ("eta.h5", lambda f: f["Header"].attrs.modify("HermiteEta", 1e9), "Header/HermiteEta 1e+09: must be in"),
             ("dtmax.h5", lambda f: f["Header"].attrs.modify("HermiteDtMax", -1.0), "Header/HermiteDtMax -1"),

@@ -118,9 +118,9 @@ def _comm_handle(comm):
 
 
 def _exact_finish(value):
-    """REBOUND's exact_finish_time: True or False, or its 1 or 0."""
-    if isinstance(value, bool):
-        return value
+    """REBOUND's exact_finish_time: True or False (NumPy's too), or its 1 or 0."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
     if isinstance(value, numbers.Integral) and value in (0, 1):
         return bool(value)
     raise ValueError(f"exact_finish_time={value!r}: give True or False (REBOUND's 1 or 0)")
@@ -436,13 +436,10 @@ class Simulation:
     def run(self, steps=None, t_end=None, callback=None, every=1, *, diagnostics=None, diagnostics_every=None,
             diagnostics_dt=None,
             checkpoint=None, checkpoint_every=None, checkpoint_dt=None, snapshots=None, snapshot_every=None,
-            snapshot_dt=None, snapshot_precision=None, save=None, exact_finish_time=True,
-            **misspelt: typing.NoReturn):
+            snapshot_dt=None, snapshot_precision=None, save=None, **misspelt: typing.NoReturn):
         """Advances ``steps`` steps, or until the time reaches ``t_end`` (the first step at or past
         it; with ``integrator="hermite4"``, ``t_end`` itself: the bodies not at a block time there are
-        brought to it by a last step of their own, unless ``exact_finish_time`` is false (REBOUND's
-        keyword): then at the last block time at or before it, the run's bits those of one that goes
-        straight on); give one of the two. A simulation from
+        brought to it by a last step of their own); give one of the two. A simulation from
         ``restart`` may give neither before it steps: it goes on to where the run its checkpoint continues was going
         (its ``t_end``, or its last step), with a notice, as ``nbody --restart`` does: no steps where that run
         reached its end. ``t_end`` and the series' times (``diagnostics_dt``, ...) may be text in a physical unit
@@ -465,6 +462,18 @@ class Simulation:
         KeyboardInterrupt with the state intact; so does an exception in the callback."""
         if misspelt:
             _refuse_misspelt(Simulation.run, misspelt)
+        return self._run(steps, t_end, callback, every, True, diagnostics=diagnostics,
+                         diagnostics_every=diagnostics_every, diagnostics_dt=diagnostics_dt, checkpoint=checkpoint,
+                         checkpoint_every=checkpoint_every, checkpoint_dt=checkpoint_dt, snapshots=snapshots,
+                         snapshot_every=snapshot_every, snapshot_dt=snapshot_dt,
+                         snapshot_precision=snapshot_precision, save=save)
+
+    def _run(self, steps, t_end, callback, every, exact_finish_time, *, diagnostics=None, diagnostics_every=None,
+             diagnostics_dt=None, checkpoint=None, checkpoint_every=None, checkpoint_dt=None, snapshots=None,
+             snapshot_every=None, snapshot_dt=None, snapshot_precision=None, save=None):
+        # run(), and integrate() with its exact_finish_time: hermite4 ends at t_end exactly (every body brought to it)
+        # where that is true, else at the last block time at or before it. (integrate writes no outputs, so no
+        # checkpoint records an end that a restart would finish at.)
         if steps is None and t_end is None:
             # A restarted simulation goes on to the end of the run its checkpoint continues, as nbody --restart does.
             end = self._engine.continued_end()
@@ -473,7 +482,6 @@ class Simulation:
             t_end, steps, _ = end
         if steps is not None and t_end is not None:
             raise ValueError(f"run: steps={steps!r} and t_end={t_end!r}: give one of them, not both")
-        exact_finish_time = _exact_finish(exact_finish_time)
         # How messages name t_end: as typed where it is text with a unit, not as the number it is in the run's units.
         t_end_typed = t_end if isinstance(t_end, str) else ""
         t_end = self._time(t_end, "t_end")
@@ -596,7 +604,7 @@ class Simulation:
         exact_finish_time = _exact_finish(exact_finish_time)
         given = t_end
         t_end = self._time(t_end, "t_end")
-        steps = self.run(t_end=given, callback=callback, every=every, exact_finish_time=exact_finish_time)
+        steps = self._run(None, given, callback, every, exact_finish_time)
         # hermite4's end short of t_end, and a t_end already passed, were said by run; a fixed step's end past it is
         # said here, where a REBOUND user expects t_end itself.
         # (Not the rounding of time = t0 + steps x dt: integrate(0.3) with dt=0.1 ends at 0.30000000000000004, t_end.)

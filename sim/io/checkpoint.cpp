@@ -687,27 +687,23 @@ class Reader {
 
   // A whole number from 0 to `max`, stored as an integer: a negative, fractional or too large value
   // is refused rather than wrapped or truncated by HDF5's conversion.
-  std::uint64_t whole(const char* name, std::uint64_t max, std::uint64_t min = 0) const {
+  std::uint64_t whole(const char* name, std::uint64_t max, std::uint64_t min = 0, const char* group = "Header") const {
+    std::string const named = std::string(group) + "/" + name;
     std::uint64_t v = 0;
     {
-      Handle a = open_attribute("Header", name);
+      Handle a = open_attribute(group, name);
       Handle type(H5Aget_type(a.get()), H5Tclose);
-      if (H5Tget_class(type.get()) != H5T_INTEGER) fail(std::string("Header/") + name + " is not a whole number");
+      if (H5Tget_class(type.get()) != H5T_INTEGER) fail(named + " is not a whole number");
       if (H5Tget_sign(type.get()) == H5T_SGN_2) {
-        auto const s = scalar<std::int64_t>(name, H5T_NATIVE_INT64);
-        if (s < 0)
-          fail(std::string("Header/") + name + " is " + std::to_string(s) + "; must be " + std::to_string(min) +
-               " or more");
+        auto const s = scalar<std::int64_t>(name, H5T_NATIVE_INT64, group);
+        if (s < 0) fail(named + " is " + std::to_string(s) + "; must be " + std::to_string(min) + " or more");
         v = std::uint64_t(s);
       } else {
-        v = scalar<std::uint64_t>(name, H5T_NATIVE_UINT64);
+        v = scalar<std::uint64_t>(name, H5T_NATIVE_UINT64, group);
       }
     }
-    if (v < min)
-      fail(std::string("Header/") + name + " is " + std::to_string(v) + "; must be " + std::to_string(min) +
-           " or more");
-    if (v > max)
-      fail(std::string("Header/") + name + " is " + std::to_string(v) + "; must be at most " + std::to_string(max));
+    if (v < min) fail(named + " is " + std::to_string(v) + "; must be " + std::to_string(min) + " or more");
+    if (v > max) fail(named + " is " + std::to_string(v) + "; must be at most " + std::to_string(max));
     return v;
   }
 
@@ -1109,9 +1105,8 @@ std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into,
     hash.value(std::uint8_t{1});
     hash.value(s.epoch);
     s.finished = false;
-    if (r.has_attribute(kHermiteGroup, "Finish")) {
-      auto const finish = r.scalar<std::int32_t>("Finish", H5T_NATIVE_INT32, kHermiteGroup);
-      if (finish != 1) r.fail(std::string(kHermiteGroup) + "/Finish is " + std::to_string(finish) + "; must be 1, or absent");
+    if (r.has_attribute(kHermiteGroup, "Finish")) {  // an integer 1 only (absent: not a finish's state)
+      r.whole("Finish", 1, 1, kHermiteGroup);
       s.finished = true;
       hash.value(std::uint8_t{1});
     }

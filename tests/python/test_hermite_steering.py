@@ -198,7 +198,7 @@ def test_exact_finish_time_false_takes_whole_block_steps():
         split.integrate(0.3, exact_finish_time=False)
         assert 0.3 - 1 / 16 < split.time < 0.3
         assert any(n.startswith("t_end=0.3 is not a block time: the run ended at ") for n in split.notices)
-        split.run(t_end=0.45, exact_finish_time=0)
+        split.integrate(0.45, exact_finish_time=np.False_)
         split.integrate(0.5, exact_finish_time=0)
     assert split.time == 0.5 and split.steps == straight.steps
     assert np.array_equal(split.positions, straight.positions)
@@ -210,6 +210,21 @@ def test_exact_finish_time_false_takes_whole_block_steps():
         warnings.simplefilter("error")
         fixed.integrate(1.0, exact_finish_time=0)
     assert fixed.time == pytest.approx(1.02) and not fixed.notices
+
+
+def test_a_time_on_the_grid_of_a_finishs_epoch_is_reached_by_block_steps():
+    # After a finish at 0.3 (or 0.1), 0.6125 (0.2875) is the epoch plus a multiple of the longest step, though the time
+    # less the epoch rounds off that multiple: the run reaches it by block steps, making no finish there, so a run
+    # split there has the bits of one that is not.
+    for first, middle, last in ((0.3, 0.6125, 1.3), (0.1, 0.2875, 1.1)):
+        split = nbody.Simulation(**PLUMMER, softening=0.01)
+        straight = nbody.Simulation(**PLUMMER, softening=0.01)
+        for sim, ends in ((split, (first, middle, last)), (straight, (first, last))):
+            for t_end in ends:
+                sim.run(t_end=t_end)
+                assert sim.time == t_end
+        assert split.steps == straight.steps, (first, middle, last)
+        assert np.array_equal(split.positions, straight.positions), (first, middle, last)
 
 
 def test_a_run_to_a_time_off_the_block_times_ends_there():
