@@ -547,6 +547,7 @@ class Engine {
       else if (k == "snapshot_every") o.snapshots.every = nb::cast<std::uint64_t>(value);
       else if (k == "snapshot_dt") o.snapshots.dt = nb::cast<double>(value);
       else if (k == "end_time") o.end_time = nb::cast<double>(value);  // run(t_end=...): its checkpoints record it
+      else if (k == "warn_level") warn_level_ = nb::cast<int>(value);  // the script's frame: see warn_level_
       else if (k == "typed") {  // the times given with a unit, as typed: {"diagnostics_dt": "0.5Myr"}
         for (auto [name, text] : nb::cast<nb::dict>(value)) {
           std::string option = "--" + nb::cast<std::string>(name);
@@ -708,7 +709,7 @@ class Engine {
     std::string raised;
     if (sim_->ranks().rank() == 0 && !observer.error) {
       for (std::string const& w : observer.warnings) {
-        if (PyErr_WarnEx(PyExc_RuntimeWarning, w.c_str(), 2) == 0) continue;
+        if (PyErr_WarnEx(PyExc_RuntimeWarning, w.c_str(), warn_level_) == 0) continue;
         PyErr_Clear();
         raised = w;
         break;
@@ -1229,14 +1230,14 @@ class Engine {
     void checkpoint_locked(const WriterLock* lock) override { engine_.run_lock_ = lock; }
     void notice(const std::string& text) override { engine_.notices_.push_back(text); }  // sim.notices, the log
     // What the command line prints as "warning: ..." (an output lost, a run that does not resolve its orbits): in
-    // last_run's "warnings", and a RuntimeWarning at the line that called Simulation.run (stacklevel 2). One
+    // last_run's "warnings", and a RuntimeWarning at the line that called Simulation.run (warn_level_). One
     // process: when it happens, and where the warnings filter makes it an error, the run stops as at Ctrl-C and
     // raises it. Several ranks: once the run has returned (Engine::warn_after_run), so that every rank raises alike.
     void warning(const std::string& text) override {
       warnings.push_back(text);
       if (engine_.sim_->ranks().size() > 1) return;
       nb::gil_scoped_acquire locked;
-      if (!error && PyErr_WarnEx(PyExc_RuntimeWarning, text.c_str(), 2) != 0) {
+      if (!error && PyErr_WarnEx(PyExc_RuntimeWarning, text.c_str(), engine_.warn_level_) != 0) {
         stop_with_python_error();
         by_warning = true;
       }
@@ -1361,6 +1362,9 @@ class Engine {
   double e0_ = 0;
   nb::object last_run_ = nb::none();  // run()'s outcome
   std::vector<std::string> notices_;
+  // The stack level of the script's line that called run() or integrate() (the first frame outside the package), for
+  // the run's RuntimeWarnings, as the package counts it from the frame that calls Engine.run.
+  int warn_level_ = 2;
   std::shared_ptr<sim::BodySet> cached_;  // state(); shared with the arrays that view it
   bool state_valid_ = false;
   std::uint64_t generation_ = 0;  // counts the states: a device view is of one of them

@@ -518,6 +518,12 @@ class Simulation:
             if isinstance(given, str):
                 typed[name] = given
         outputs["typed"] = typed
+        # The run's warnings point at the script's line: the first frame outside this package, counted from this one
+        # (which calls the engine).
+        level, frame = 1, sys._getframe(0)
+        while frame is not None and frame.f_code.co_filename == __file__:
+            level, frame = level + 1, frame.f_back
+        outputs["warn_level"] = level
         if t_end is not None:
             outputs["end_time"] = float(t_end)  # recorded in the run's checkpoints, for a restart to go on to
         first_notice = len(self.notices)
