@@ -43,6 +43,7 @@ const std::vector<std::pair<std::string, std::string>> kViewerKeys{
     {"f", "fit to view"},
     {"o", "follow the bodies"},
     {"t", "trails"},
+    {"+ and -", "double and halve the steps per frame"},
     {"p", "screenshot"},
     {"s", "save a checkpoint"},
     {"h", "HUD full, minimal (legend, time, scale bar) or none"},

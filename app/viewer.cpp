@@ -521,6 +521,14 @@ class Viewer {
       controls_.trails = !controls_.trails;
       tell(controls_.trails ? "trails on (t)" : "trails off (t)");
     }
+    // + and - double and halve the steps per update (the HUD's slider), within 1 and --steps-per-frame's bound.
+    if (c.step_rate != 0) {
+      long long steps = controls_.steps_per_update;
+      for (int k = 0; k < c.step_rate; ++k) steps = std::min(steps * 2, kMaxStepsPerFrame);
+      for (int k = 0; k > c.step_rate; --k) steps = std::max(steps / 2, 1LL);
+      controls_.steps_per_update = int(steps);
+      tell("steps per update " + std::to_string(steps) + " (+ doubles, - halves)");
+    }
     camera_.orbit(c.orbit_dx, c.orbit_dy);
     camera_.pan(c.pan_dx, c.pan_dy, float(surface_->height()));
     camera_.zoom(c.zoom);

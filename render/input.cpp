@@ -21,6 +21,8 @@ Commands route(const Input& in, bool hud_wants_keyboard, bool hud_wants_mouse) {
         case 'h': ++c.next_hud; break;
         case 'o': c.toggle_follow = !c.toggle_follow; break;
         case 't': c.toggle_trails = !c.toggle_trails; break;
+        case '+': case '=': ++c.step_rate; break;
+        case '-': --c.step_rate; break;
         default: break;
       }
     }

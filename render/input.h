@@ -20,6 +20,7 @@ struct Commands {
   int next_hud = 0;                // h: one HUD mode on a press
   bool toggle_follow = false;      // o: the camera follows the bodies' centre
   bool toggle_trails = false;      // t
+  int step_rate = 0;               // + (or =) doubles the steps per update, - halves them: doublings, net
   bool toggle_fullscreen = false;  // F11
   float orbit_dx = 0, orbit_dy = 0, pan_dx = 0, pan_dy = 0, zoom = 0;
 };

@@ -446,6 +446,9 @@ TEST(Input, EveryPressInAFrameCounts) {
   EXPECT_EQ(c.next_hud, 3);
   EXPECT_FALSE(c.toggle_pause);
   EXPECT_FALSE(c.toggle_trails);
+  in.keys = "++=-";  // three doublings and a halving: twice the steps
+  EXPECT_EQ(render::route(in, false, false).step_rate, 2);
+  EXPECT_EQ(render::route(in, true, false).step_rate, 0) << "the keys are the HUD's while it edits a field";
 }
 
 TEST(Input, KeysMapToCommandsAndMouseMovesTheCameraUnlessOverTheHud) {

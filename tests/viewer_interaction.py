@@ -413,7 +413,11 @@ def hud_key_cycles(nbody, folder):
         expect(v.log().count("viewer: HUD ") == 3, "one switch per key press\n" + v.log())
         expect(v.alive(), "h closed the viewer")
         # The keys that flip a box of the folded View panel say what they did.
-        for key, said in (("t", "trails on (t)"), ("t", "trails off (t)"), ("o", "follow on: "), ("o", "follow off (o)")):
+        # + and - double and halve the steps per update, saying so (the HUD's slider is folded away too).
+        for key, said in (("t", "trails on (t)"), ("t", "trails off (t)"), ("o", "follow on: "), ("o", "follow off (o)"),
+                          ("plus", "steps per update 2 (+ doubles, - halves)"),
+                          ("plus", "steps per update 4 (+ doubles, - halves)"),
+                          ("minus", "steps per update 2 (+ doubles, - halves)")):
             before = v.log().count("viewer: " + said)
             v.key(key)
             v.wait_for(lambda: v.log().count("viewer: " + said) == before + 1, 10, f"{key} did not say {said!r}")
