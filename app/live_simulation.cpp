@@ -118,7 +118,8 @@ int LiveSimulation::follow() {
     Plan const plan = receive();
     if (plan.stop) break;
     execute(plan);
-    take_messages();  // rank 0 reports
+    take_messages();  // rank 0 reports and offers files
+    take_files();
     check_started();  // every rank's start-up fails alike (agree()): each ends with it
   }
   return interrupt_signal() ? interrupted_exit_code(interrupt_signal()) : 0;
@@ -218,6 +219,13 @@ std::vector<std::string> LiveSimulation::take_messages() {
   std::vector<std::string> m;
   m.swap(messages_);
   return m;
+}
+
+std::vector<std::string> LiveSimulation::take_files() {
+  std::lock_guard<std::mutex> lock(control_mutex_);
+  std::vector<std::string> f;
+  f.swap(files_);
+  return f;
 }
 
 void LiveSimulation::message(const std::string& text) {
@@ -466,6 +474,10 @@ void LiveSimulation::apply(const Change& change) {
     case Change::Kind::save:
       driver::write_checkpoint_once(change.path, change.path, setup_, *sim_, e0_);
       message("saved " + change.path);
+      {
+        std::lock_guard<std::mutex> lock(control_mutex_);
+        files_.push_back(change.path);
+      }
       break;
   }
 }

@@ -139,6 +139,8 @@ class LiveSimulation {
 
   // Notices and errors since the last call, for the HUD and the log.
   std::vector<std::string> take_messages();
+  // The files written since the last call at the user's request (a key's checkpoint), whole and in place.
+  std::vector<std::string> take_files();
 
   LiveStats stats() const;
   // A number that grows with every captured frame.
@@ -210,6 +212,7 @@ class LiveSimulation {
   std::deque<Change> changes_;
   std::uint64_t requests_ = 0;  // changes asked for so far (numbers them)
   std::vector<std::string> messages_;
+  std::vector<std::string> files_;
   std::atomic<bool> paused_{false}, stop_{false}, want_centre_{false}, want_levels_{false};
   bool levels_captured_ = false;  // the simulation thread's last frame holds hermite4's levels
   std::atomic<std::uint64_t> steps_asked_{0};  // n and the Step button: steps to make, paused or not

@@ -589,7 +589,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   view->add_option("--frames-dir", o.frames_dir, "write every frame as DIR/frame_00000.png (DIR is created)");
   view->add_option("--screenshot-dir", o.screenshot_dir,
                    "where the 'p' key's screenshots and the 's' key's checkpoints go (default: $XDG_PICTURES_DIR, "
-                   "~/Pictures, else the current folder)");
+                   "~/Pictures, else the current folder); with --serve, on the server, and the pages download them");
   view->add_option("--video", o.video, "record the frames into an MP4 file through ffmpeg (written whole at the end)");
   view->add_option("--video-fps", o.video_fps, "frames per second of --video")
       ->check(real_number(0, 1000, Ends::above_min, "a number of frames per second"))

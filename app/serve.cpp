@@ -230,6 +230,8 @@ class BrowserSurface final : public render::Surface {
   void set_vsync(bool) override {}
   bool set_fullscreen(bool) override { return false; }
   std::string describe() const override { return "frames to browsers, " + offscreen_->describe(); }
+  // The keys' screenshots and checkpoints are written here, on the server: the browsers get them as downloads.
+  void offer_file(const std::string& path) override { server_.offer_file(path); }
 
   void show(const LiveStats& stats) {
     stats_.step = stats.step;

@@ -492,6 +492,7 @@ class Viewer {
 
   void collect_messages() {
     for (auto const& m : live_->take_messages()) tell(m);
+    for (auto const& f : live_->take_files()) surface_->offer_file(f);
     while (!messages_.empty() && seconds_since(messages_.front().second) > 8.0) {
       messages_.pop_front();
       hud_changed_ = true;
@@ -913,6 +914,7 @@ class Viewer {
       try {
         render::write_png(path, pixels, w, h);
         tell("screenshot " + path);
+        surface_->offer_file(path);
       } catch (const std::exception& e) {
         tell(std::string("screenshot not written: ") + e.what() + " (--screenshot-dir chooses the folder)");
       }

@@ -10,6 +10,7 @@
 #include <boost/beast/websocket.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <set>
 
 #include "core/errors.h"
@@ -38,6 +39,25 @@ std::string authority_of_origin(beast::string_view origin) {
   return scheme == std::string::npos ? std::string() : o.substr(scheme + 3);
 }
 
+// The type a downloaded file is sent as, by its extension.
+const char* content_type_of(const std::string& name) {
+  std::string const extension = std::filesystem::path(name).extension().string();
+  if (extension == ".png") return "image/png";
+  if (extension == ".h5") return "application/x-hdf5";
+  return "application/octet-stream";
+}
+
+// The headers every response has: no caching (frames, files and refusals are of the moment), no sniffing, the
+// token kept out of other sites' logs, the page not framed by another site.
+template <class Body>
+void common_headers(http::response<Body>& response) {
+  response.set(http::field::server, "nbody");
+  response.set(http::field::cache_control, "no-store");
+  response.set("X-Content-Type-Options", "nosniff");
+  response.set("Referrer-Policy", "no-referrer");
+  response.set("X-Frame-Options", "DENY");
+}
+
 bool loopback_host(std::string host) {
   if (!host.empty() && host.front() == '[') host = host.substr(1, host.find(']') - 1);  // [::1]:port
   else host = host.substr(0, host.rfind(':'));
@@ -58,6 +78,7 @@ struct WebServer::Impl {
   std::set<std::shared_ptr<Viewer>> viewers;  // network thread only
   std::weak_ptr<Viewer> steering;             // the viewer whose input counts
   FrameBytes latest;                          // the newest frame, for a viewer that connects now
+  std::deque<std::pair<std::string, std::string>> files;  // offered for download: name, path (network thread only)
 
   Impl(WebServer& o, std::optional<std::string> t, std::string p) : owner(o), token(std::move(t)), page(std::move(p)) {}
 
@@ -71,7 +92,15 @@ struct WebServer::Impl {
     std::string why;
   };
   std::optional<Refusal> refusal(const http::request<http::empty_body>& req, bool upgrade) const;
+  // The path of the file offered as `name` (a request's "/files/NAME"), or nothing.
+  std::optional<std::string> offered(std::string_view name) const {
+    for (auto const& [n, path] : files)
+      if (n == name) return path;
+    return std::nullopt;
+  }
 };
+
+constexpr std::string_view kFilesPrefix = "/files/";
 
 // One WebSocket viewer: reads input messages, writes frames and notices, one write at a time.
 class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
@@ -297,28 +326,69 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
       std::make_shared<Viewer>(server_, std::move(stream_), peer_)->start(std::move(request));
       return;
     }
+    std::string_view const path = target_path({request.target().data(), request.target().size()});
+    if (path.substr(0, kFilesPrefix.size()) == kFilesPrefix) {
+      std::string const name(path.substr(kFilesPrefix.size()));
+      return send_file(name, *server_.offered(name), request.keep_alive());  // refusal() found it offered
+    }
     respond(http::status::ok, server_.page, "text/html; charset=utf-8", request.keep_alive());
   }
 
   void respond(http::status status, const std::string& body, const char* type, bool keep_alive) {
     auto response = std::make_shared<http::response<http::string_body>>(status, 11);
-    response->set(http::field::server, "nbody");
+    common_headers(*response);
     response->set(http::field::content_type, type);
-    response->set(http::field::cache_control, "no-store");
     if (status == http::status::method_not_allowed) response->set(http::field::allow, "GET");
     if (status == http::status::upgrade_required) {
       response->set(http::field::upgrade, "websocket");
       response->set(http::field::connection, "Upgrade");
     }
-    response->set("X-Content-Type-Options", "nosniff");
-    response->set("Referrer-Policy", "no-referrer");  // the token stays out of other sites' logs
-    response->set("X-Frame-Options", "DENY");
     response->body() = body;
     response->keep_alive(keep_alive);
     response->prepare_payload();
     stream_.expires_after(kRequestTimeout);
     http::async_write(stream_, *response, [self = shared_from_this(), response](beast::error_code ec, std::size_t) {
       if (ec || !response->keep_alive()) return self->close();
+      self->read();
+    });
+  }
+
+  // A file offered for download, read from its path as it is sent (it may be large: a checkpoint): a part at a
+  // time, each within kRequestTimeout, so that a download goes on as long as it moves and one that stalls is dropped.
+  void send_file(const std::string& name, const std::string& path, bool keep_alive) {
+    beast::error_code ec;
+    http::file_body::value_type body;
+    body.open(path.c_str(), beast::file_mode::scan, ec);
+    if (ec) {
+      server_.owner.note("serve: " + peer_ + ": " + name + " asked for, and gone from " + path + " (" + ec.message() + ")");
+      return respond(http::status::not_found, name + ": no longer in the server's folder (" + ec.message() + ")\n",
+                     "text/plain", keep_alive);
+    }
+    std::uint64_t const size = body.size();
+    auto response = std::make_shared<http::response<http::file_body>>(
+        std::piecewise_construct, std::make_tuple(std::move(body)), std::make_tuple(http::status::ok, 11));
+    common_headers(*response);
+    response->set(http::field::content_type, content_type_of(name));
+    response->set(http::field::content_disposition, "attachment; filename=\"" + name + "\"");
+    response->content_length(size);
+    response->keep_alive(keep_alive);
+    auto serializer = std::make_shared<http::response_serializer<http::file_body>>(*response);
+    write_file_part(response, serializer, name);
+  }
+
+  void write_file_part(const std::shared_ptr<http::response<http::file_body>>& response,
+                       const std::shared_ptr<http::response_serializer<http::file_body>>& serializer,
+                       const std::string& name) {
+    stream_.expires_after(kRequestTimeout);
+    http::async_write_some(stream_, *serializer, [self = shared_from_this(), response, serializer, name](
+                                                     beast::error_code ec, std::size_t) {
+      if (ec) {
+        self->server_.owner.note("serve: " + self->peer_ + ": " + name + " not sent whole (" + ec.message() + ")");
+        return self->close();
+      }
+      if (!serializer->is_done()) return self->write_file_part(response, serializer, name);
+      self->server_.owner.note("serve: " + self->peer_ + ": sent " + name);
+      if (!response->keep_alive()) return self->close();
       self->read();
     });
   }
@@ -370,6 +440,13 @@ std::optional<WebServer::Impl::Refusal> WebServer::Impl::refusal(const http::req
     return std::nullopt;
   }
   if (path == "/ws") return Refusal{http::status::upgrade_required, "/ws is the page's WebSocket: a WebSocket is expected"};
+  if (path.substr(0, kFilesPrefix.size()) == kFilesPrefix) {
+    std::string_view const name = path.substr(kFilesPrefix.size());
+    if (offered(name)) return std::nullopt;
+    return Refusal{http::status::not_found, "no file '" + std::string(name.substr(0, 64)) +
+                                                "' here: the server offers the screenshots and checkpoints its viewers' "
+                                                "keys wrote (the newest " + std::to_string(kMaxFilesOffered) + ")"};
+  }
   if (path != "/" && path != "/index.html") return Refusal{http::status::not_found, "unknown path"};
   return std::nullopt;
 }
@@ -456,6 +533,22 @@ void WebServer::publish(FrameBytes frame) {
   net::post(impl_->io, [impl = impl_.get(), frame = std::move(frame)] {
     impl->latest = frame;
     for (auto const& v : impl->viewers) v->offer(frame);
+  });
+}
+
+void WebServer::offer_file(const std::string& path) {
+  std::string const name = std::filesystem::path(path).filename().string();
+  net::post(impl_->io, [this, impl = impl_.get(), name, path] {
+    auto& files = impl->files;
+    for (auto k = files.begin(); k != files.end(); ++k)
+      if (k->first == name) {
+        files.erase(k);
+        break;
+      }
+    files.emplace_back(name, path);
+    if (files.size() > kMaxFilesOffered) files.pop_front();
+    for (auto const& v : impl->viewers) v->tell("file " + name);
+    note("serve: " + path + " offered to the viewers at " + std::string(kFilesPrefix) + name);
   });
 }
 

@@ -1,5 +1,6 @@
 // app/web_server.h - the HTTP and WebSocket server of `nbody --serve` (Boost.Beast, one network
-// thread): the page at "/", frames to every viewer over "/ws", input from the one that steers. The
+// thread): the page at "/", frames to every viewer over "/ws", input from the one that steers, and
+// the files the viewers' keys wrote at "/files/NAME". The
 // render loop never waits for it: publish() hands a frame over and returns, each viewer is sent only
 // the newest frame it has not had (a slow one gets fewer), and a viewer that stops reading is closed
 // by its idle timeout while the others go on.
@@ -47,6 +48,10 @@ class WebServer {
   // Waits up to `seconds` for input (or stop()): the render loop sleeps here between frames.
   void wait_input(double seconds);
   std::size_t viewers() const { return viewers_.load(); }
+  // A file written on this machine at a viewer's request (the 'p' key's screenshot, the 's' key's checkpoint): every
+  // viewer is told its name ("file NAME") and may download it from /files/NAME while the server runs (the newest
+  // kMaxFilesOffered; the file is read when asked for). Returns at once.
+  void offer_file(const std::string& path);
 
   // Counters, for the log and tests.
   std::uint64_t refused_requests() const { return refused_requests_.load(); }

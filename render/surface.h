@@ -42,6 +42,9 @@ class Surface {
   virtual bool set_fullscreen(bool on) = 0;
   virtual GLFWwindow* glfw_window() { return nullptr; }  // for the HUD's input backend
   virtual std::string describe() const = 0;              // "GLFW window" / "EGL pbuffer (device ...)"
+  // A file the viewer's keys wrote on this machine (a screenshot, a checkpoint). A window's user is at this machine
+  // and has it already; a surface whose user is elsewhere (a browser) offers it for download.
+  virtual void offer_file(const std::string& /*path*/) {}
 };
 
 // No window can be opened (no display server answers, or no OpenGL 3.3 context): the default mode

@@ -11,6 +11,7 @@ usage: serve_browser.py NBODY CASE      (cases: steer, security, hermite; mpi, w
 exit status: 0 passed, 1 failed, 77 skipped (no chromium).
 """
 import base64
+import hashlib
 import json
 import os
 import re
@@ -392,9 +393,42 @@ def steer(nbody, folder, shots):
         server.close()
 
 
+def downloads(browser, server, written, shots):
+    """The 'p' key's screenshot and the 's' key's checkpoint are written on the server; the page offers the newest
+    as a link, which downloads the very bytes written (with the page's token; without it the server refuses)."""
+    for key, extension, kind in (("p", ".png", "image/png"), ("s", ".h5", "application/x-hdf5")):
+        count = len(browser.state().get("files") or [])
+        browser.type(key)
+        files = wait_for(lambda: (browser.state().get("files") or [])[count:], 30,
+                         "'%s' in the page offered no file:\n%s" % (key, server.log()[-1500:]))
+        name = files[0]
+        expect(name.endswith(extension) and os.path.isfile(os.path.join(written, name)),
+               "'%s' offered %r, which is not a %s in the server's folder %s" % (key, name, extension, os.listdir(written)))
+        got = browser.evaluate(
+            "(async () => { const a = document.getElementById('file'); const r = await fetch(a.href);"
+            " const b = await r.arrayBuffer(); const h = await crypto.subtle.digest('SHA-256', b);"
+            " return [r.status, r.headers.get('content-type'), Array.from(new Uint8Array(h))"
+            ".map((x) => x.toString(16).padStart(2, '0')).join(''), a.hidden, a.textContent, a.download]; })()")
+        with open(os.path.join(written, name), "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        expect(got[:3] == [200, kind, digest],
+               "the page's link to %s fetched %s, not the file written (HTTP 200, %s, sha256 %s)" % (name, got, kind, digest))
+        expect(not got[3] and name in got[4] and got[5] == name, "the link is not shown as a download of %s: %s" % (name, got))
+        try:
+            status = urllib.request.urlopen("http://127.0.0.1:%d/files/%s" % (server.port, name), timeout=10).status
+        except urllib.error.HTTPError as e:
+            status = e.code
+        expect(status == 403, "%s without the token: HTTP %d, not 403" % (name, status))
+    browser.screenshot(os.path.join(shots, "serve_download_link.png"))
+    print("downloads: the page's link fetched the screenshot and the checkpoint written on the server")
+
+
 # Another interface: the token on every request; hostile viewers refused, the run and the others going.
 def security(nbody, folder, shots):
-    server = Server(nbody, "0.0.0.0:0", ["--backend", "cpu", "--scenario", "plummer", "--bodies", "1000"], folder)
+    written = os.path.join(folder, "written")  # where the keys' screenshots and checkpoints go, on the server
+    os.makedirs(written)
+    server = Server(nbody, "0.0.0.0:0", ["--backend", "cpu", "--scenario", "plummer", "--bodies", "1000",
+                                        "--screenshot-dir", written], folder)
     browser = Browser(folder)
     stalled = []
     try:
@@ -423,6 +457,7 @@ def security(nbody, folder, shots):
         browser.screenshot(os.path.join(shots, "serve_wrong_token.png"))
         browser.open(server.local_url)
         frames_of_page_size(browser)
+        downloads(browser, server, written, shots)
         # Viewers that stop reading (a small receive buffer, never read) and one that vanishes mid-stream.
         path = "/ws?token=" + server.token
         for _ in range(2):

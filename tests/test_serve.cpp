@@ -579,6 +579,103 @@ TEST(ServeServer, KnowsWhenItIsBoundToEveryInterface) {
   WebServer loopback({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", {});
   EXPECT_FALSE(loopback.every_interface());
 }
+
+// One GET of `target` to the end of the connection: the status line and headers, and the body.
+std::pair<std::string, std::string> http_get(std::uint16_t port, const std::string& target) {
+  int const fd = connect_loopback(port);
+  std::string const request =
+      "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\nConnection: close\r\n\r\n";
+  std::string reply;
+  if (fd >= 0 && write(fd, request.data(), request.size()) == ssize_t(request.size())) {
+    char chunk[65536];
+    ssize_t n = 0;
+    while ((n = read(fd, chunk, sizeof chunk)) > 0) reply.append(chunk, std::size_t(n));
+  }
+  if (fd >= 0) close(fd);
+  std::size_t const end = reply.find("\r\n\r\n");
+  if (end == std::string::npos) return {reply, ""};
+  return {reply.substr(0, end), reply.substr(end + 4)};
+}
+
+// The keys' screenshots and checkpoints are written on the server; a browser elsewhere gets them as downloads. Each
+// viewer is told the name, the file is sent whole as it is on disk when asked for, and nothing else is served: not
+// a name never offered, not a path outside, not one offered before the newest kMaxFilesOffered, nor one gone.
+TEST(ServeServer, OffersTheFilesTheKeysWroteForDownload) {
+  auto const folder = std::filesystem::temp_directory_path() / ("nbody_serve_files_" + std::to_string(getpid()));
+  std::filesystem::create_directories(folder);
+  std::string const name = "nbody-20261203-120000.png", path = (folder / name).string();
+  std::string bytes(300000, '\0');  // several writes' worth, none of them text
+  std::mt19937 random(7);
+  for (char& b : bytes) b = char(random());
+  std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", {});
+  Client viewer(server.port(), "/ws");
+  ASSERT_EQ(viewer.status(), 101);
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (server.viewers() < 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_NE(http_get(server.port(), "/files/" + name).first.find(" 404 "), std::string::npos);  // not offered yet
+
+  server.offer_file(path);
+  std::optional<std::pair<int, std::string>> told;
+  while ((told = viewer.receive()) && told->second.rfind("control ", 0) == 0) {
+  }
+  ASSERT_TRUE(told);
+  EXPECT_EQ(told->first, 1);
+  EXPECT_EQ(told->second, "file " + name);
+
+  auto const [head, body] = http_get(server.port(), "/files/" + name);
+  EXPECT_EQ(head.rfind("HTTP/1.1 200 ", 0), 0u) << head;
+  EXPECT_NE(head.find("Content-Type: image/png"), std::string::npos) << head;
+  EXPECT_NE(head.find("Content-Disposition: attachment; filename=\"" + name + "\""), std::string::npos) << head;
+  EXPECT_TRUE(body == bytes) << body.size() << " bytes sent of " << bytes.size();
+
+  for (std::string const& other : std::vector<std::string>{"/files/../" + name, "/files/" + name + "x", "/files/",
+                                                           "/files//etc/passwd"})
+    EXPECT_NE(http_get(server.port(), other).first.find(" 404 "), std::string::npos) << other;
+
+  // The newest kMaxFilesOffered: one more each pushes the oldest out.
+  for (std::size_t k = 0; k < kMaxFilesOffered; ++k) server.offer_file((folder / ("more" + std::to_string(k))).string());
+  std::string more;
+  auto const later = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {  // the offers reach the network thread in order: the last one offered (and absent) means every one is
+    more = http_get(server.port(), "/files/more" + std::to_string(kMaxFilesOffered - 1)).second;
+  } while (more.find("no longer in the server's folder") == std::string::npos && std::chrono::steady_clock::now() < later);
+  EXPECT_NE(more.find("no longer in the server's folder"), std::string::npos) << more;
+  EXPECT_NE(http_get(server.port(), "/files/" + name).first.find(" 404 "), std::string::npos);
+
+  // Offered again, then removed from the folder: a 404 that says so.
+  server.offer_file(path);
+  std::filesystem::remove(path);
+  std::string gone;
+  auto const again = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do gone = http_get(server.port(), "/files/" + name).second;
+  while (gone.find("no longer in the server's folder") == std::string::npos && std::chrono::steady_clock::now() < again);
+  EXPECT_NE(gone.find(name + ": no longer in the server's folder"), std::string::npos) << gone;
+  std::filesystem::remove_all(folder);
+}
+
+// Off the loopback a download needs the token too.
+TEST(ServeServer, DownloadsNeedTheTokenOffTheLoopback) {
+  auto const folder = std::filesystem::temp_directory_path() / ("nbody_serve_token_" + std::to_string(getpid()));
+  std::filesystem::create_directories(folder);
+  std::string const path = (folder / "nbody-20261203-120000.h5").string();
+  std::ofstream(path) << "checkpoint";
+  WebServer server({"0.0.0.0", 0}, "0123456789abcdef0123456789abcdef", "<p>page</p>", {});
+  server.offer_file(path);
+  std::string const target = "/files/nbody-20261203-120000.h5";
+  std::pair<std::string, std::string> got;
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do got = http_get(server.port(), target + "?token=0123456789abcdef0123456789abcdef");
+  while (got.first.find(" 200 ") == std::string::npos && std::chrono::steady_clock::now() < deadline);
+  EXPECT_EQ(got.second, "checkpoint");
+  EXPECT_NE(got.first.find("Content-Type: application/x-hdf5"), std::string::npos) << got.first;
+  EXPECT_NE(http_get(server.port(), target).first.find(" 403 "), std::string::npos);
+  EXPECT_NE(http_get(server.port(), target + "?token=0123456789abcdef0123456789abcdee").first.find(" 403 "),
+            std::string::npos);
+  std::filesystem::remove_all(folder);
+}
 #endif
 
 }  // namespace
