@@ -18,6 +18,7 @@
 #include "driver/steering.h"
 #include "render/camera.h"
 #include "sim/physics/diagnostics.h"
+#include "sim/physics/hermite_step.h"
 
 namespace nbody::app {
 namespace {
@@ -92,6 +93,7 @@ void LiveSimulation::send(const Plan& plan) {
                       {"stop", plan.stop},
                       {"start", plan.start},
                       {"levels", plan.levels},
+                      {"spans", plan.spans},
                       {"changes", nlohmann::json::array()}};
   for (auto const& c : plan.changes)
     j["changes"].push_back({{"kind", int(c.kind)}, {"path", c.path}, {"run", to_json(c.run)}, {"number", c.number}});
@@ -107,6 +109,7 @@ LiveSimulation::Plan LiveSimulation::receive() {
   plan.stop = j.at("stop").get<bool>();
   plan.start = j.at("start").get<bool>();
   plan.levels = j.at("levels").get<bool>();
+  plan.spans = j.at("spans").get<bool>();
   for (auto const& c : j.at("changes"))
     plan.changes.push_back({Change::Kind(c.at("kind").get<int>()), run_config_from_json(c.at("run")),
                             c.at("path").get<std::string>(), c.at("number").get<std::uint64_t>()});
@@ -300,6 +303,7 @@ void LiveSimulation::update() {
   if (asked > once) steps_asked_ += asked - once;
   bool const waits = (paused_ && !once) || (threaded_ && (frame_pending_ || plan.start) && !once);  // paused, or the last frame unseen
   if (!waits) plan.steps = once ? once : std::uint64_t(steps_per_update_.load());
+  plan.spans = !once;  // running (hermite4: spans of dt max); steps asked for are block steps
   // Energy: measured when the last pass is a small share of the time since (a tenth at most).
   plan.energy = tracking_ && e0_ && plan.steps > 0 &&
                 seconds_since(origin_) - last_energy_wall_ > std::max(1.0, 10.0 * energy_seconds_);
@@ -310,6 +314,44 @@ void LiveSimulation::update() {
   last_plan_wall_ = seconds_since(origin_);
   send(plan);
   execute(plan);
+}
+
+// hermite4 running: each step of a frame is a span of its longest step, dt max, to the next multiple of it from the
+// epoch and on. There every body is at one time, so each frame shows the bodies together, and each the same simulation
+// time after the one before, however short the block steps between (from dt max down to the floor, as encounters
+// need). Block steps go in runs of about kRunSeconds; between runs a live viewer alone is shown a new frame once it
+// has shown the last (the bodies predicted to the block time), and a pause or a newer request ends the spans at a
+// block time. With several ranks every rank makes the same block steps (the time limit decides, not the runs).
+void LiveSimulation::advance_spans(const Plan& plan) {
+  double const top = sim::hermite::pow2_at_most(sim_->program().hermite->dt_max);
+  double const target = (std::floor(sim_->block_time() / top) + double(plan.steps)) * top;
+  struct Limit {  // the simulation's own time limit (none, in a viewer) back however this ends
+    multigpu::Simulation& sim;
+    double time = sim.time_limit();
+    bool finishes = sim.time_limit_finishes();
+    ~Limit() { sim.set_time_limit(time, finishes); }
+  } const limit{*sim_};
+  sim_->set_time_limit(sim_->block_epoch() + target, false);
+  bool const alone = ranks_.size() == 1;
+  auto since_frame = Clock::now();
+  std::uint64_t steps = 0;  // since the last frame
+  for (;;) {
+    double const ms = stats().step_ms;
+    std::uint64_t const run = ms > 0 ? std::max<std::uint64_t>(1, std::uint64_t(1e3 * kRunSeconds / ms)) : 1;
+    std::uint64_t const before = sim_->steps_done();
+    sim_->advance(run);
+    sim_->synchronize();
+    steps += sim_->steps_done() - before;
+    bool const there = sim_->stopped_at_time_limit();
+    bool const cut = !there && alone && (superseded() || paused_ || stop_);
+    if (there || cut || (alone && threaded_ && !frame_pending_)) {
+      double const seconds = seconds_since(since_frame);
+      if (steps > 0) capture(1e3 * seconds / double(steps), steps, plan.energy && there);
+      since_frame = Clock::now();
+      steps = 0;
+    }
+    if (there || cut) return;
+  }
 }
 
 bool LiveSimulation::levels_missing(const Plan& plan) const {
@@ -367,6 +409,7 @@ void LiveSimulation::execute(const Plan& plan) {
   }
   std::uint64_t done = 0;
   try {
+    if (plan.spans && sim_->block_steps()) return advance_spans(plan);
     auto const t0 = Clock::now();
     // In runs of about kRunSeconds: between them a new run or the end stops the batch (alone; with
     // several ranks every rank must take the same steps).

@@ -171,12 +171,14 @@ class LiveSimulation {
     bool stop = false;        // the viewer closed: followers return
     bool start = false;       // build the first simulation (before the changes)
     bool levels = false;      // the frames it captures carry hermite4's step levels (a collective download)
+    bool spans = false;       // hermite4: the steps are spans of its longest step (a frame's steps, not n's)
   };
   void run_thread();
   void run_recording_thread();
   // For the bodies' generation: the flag that abandons it, alone (the other ranks could not know).
   const std::atomic<bool>* generation_cancel() const { return ranks_.size() == 1 ? &cancel_ : nullptr; }
   void execute(const Plan& plan);
+  void advance_spans(const Plan& plan);  // hermite4 running: plan.steps spans of dt max, with their frames
   void send(const Plan& plan);  // rank 0 to the others, when there are others
   Plan receive();
   void apply(const Change& change);

@@ -624,7 +624,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
             "legend, the time and the scale bar, no widgets) or none");
   view->add_flag("--trails", o.trails, "trails behind the bodies from the start (the 't' key toggles them)");
   add_named(*view, "--interop", o.interop, "positions into GL: auto, on (CUDA-GL interop or fail), off (host upload)");
-  view->add_option("--steps-per-frame", o.steps_per_frame, "simulation steps per frame")
+  view->add_option("--steps-per-frame", o.steps_per_frame,
+                   "simulation steps per frame (hermite4: spans of --dt-max, each ending with every body at one time)")
       ->check(whole_number(1, kMaxStepsPerFrame))
       ->capture_default_str();
   cli.footer(viewer_keys_help());

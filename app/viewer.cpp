@@ -528,7 +528,8 @@ class Viewer {
       for (int k = 0; k < c.step_rate; ++k) steps = std::min(steps * 2, kMaxStepsPerFrame);
       for (int k = 0; k > c.step_rate; --k) steps = std::max(steps / 2, 1LL);
       controls_.steps_per_update = int(steps);
-      tell("steps per update " + std::to_string(steps) + " (+ doubles, - halves)");
+      tell((controls_.block_steps ? "dt max per update " : "steps per update ") + std::to_string(steps) +
+           " (+ doubles, - halves)");
     }
     camera_.orbit(c.orbit_dx, c.orbit_dy);
     camera_.pan(c.pan_dx, c.pan_dy, float(surface_->height()));

@@ -271,6 +271,7 @@ auto Simulation::guarded(F&& work) -> decltype(work()) {
 }
 
 double Simulation::block_epoch() const { return hermite_ ? hermite_->epoch() : 0.0; }
+double Simulation::block_time() const { return hermite_ ? hermite_->block_time() : 0.0; }
 
 void Simulation::advance(std::uint64_t steps) {
   if (!failure_.empty())

@@ -183,6 +183,8 @@ class Simulation {
   bool time_limit_finishes() const { return finish_at_limit_; }
   // The time hermite4 started at (block times are it plus multiples of the steps); 0 for the other integrators.
   double block_epoch() const;
+  // hermite4: the time since the epoch, a multiple of the shortest step (time() is the epoch plus it); else 0.
+  double block_time() const;
   bool stopped_at_time_limit() const { return at_time_limit_; }
   // Each body at its own time and its Hermite state (what a checkpoint stores). Collective.
   void hermite_state(sim::BodySet& bodies, sim::hermite::HermiteState& state);

@@ -295,10 +295,12 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
         c.apply = true;
     }
     if (ImGui::Combo("precision", &c.precision, "fp32\0fp64\0")) c.apply = true;
+    // hermite4's frames are spans of its longest step, each ending with every body at one time.
+    char const* const steps_label = c.block_steps ? "dt max/update" : "steps/update";
     int const steps_per_update_was = c.steps_per_update;
-    ImGui::SliderInt("steps/update", &c.steps_per_update, 1, 50);
-    trace("steps/update");
-    checked_edit(before_edit_, "steps/update", "--steps-per-frame", steps_per_update_was, c.steps_per_update,
+    ImGui::SliderInt(steps_label, &c.steps_per_update, 1, 50);
+    trace(steps_label);
+    checked_edit(before_edit_, steps_label, "--steps-per-frame", steps_per_update_was, c.steps_per_update,
                  whole_from_1_to(kMaxStepsPerFrame), c.refused);
   }
   bool const view_open = ImGui::CollapsingHeader("View");

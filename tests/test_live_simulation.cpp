@@ -436,14 +436,23 @@ TEST(LiveHermite, FramesCarryTheStepLevelsWhileAsked) {
   EXPECT_TRUE(levels_of_frame().empty());
 }
 
-// hermite4 in the viewer (and the browser's server): a settings change between block steps, and a start from a
+// A simulation of `start` run to `spans` multiples of hermite4's dt max (1/16 here), as a viewer's frames take it.
+std::unique_ptr<multigpu::Simulation> hermite_to_span(const driver::Setup& start, int spans) {
+  auto sim = std::make_unique<multigpu::Simulation>(start.bodies, start.program, start.config, start.clock);
+  sim->set_time_limit(spans / 16.0);
+  sim->advance(std::uint64_t(1) << 40);
+  EXPECT_TRUE(sim->stopped_at_time_limit());
+  EXPECT_EQ(sim->time(), spans / 16.0);
+  return sim;
+}
+
+// hermite4 in the viewer (and the browser's server): a settings change between frames, and a start from a
 // checkpoint, go on from every body's own time and Hermite state, bit for bit with a run that did neither.
 TEST(LiveHermite, SettingsChangesAndRestartsContinueBitForBit) {
   driver::RunConfig const run = hermite_plummer(256, 0.001);
   driver::Setup const start = driver::make_setup(run);
-  multigpu::Simulation reference(start.bodies, start.program, start.config, start.clock);
-  reference.advance(12);
-  sim::BodySet const want = reference.state();
+  auto const reference = hermite_to_span(start, 3);
+  sim::BodySet const want = reference->state();
 
   auto settings = [&](int devices, multigpu::Threading threading) {
     Change c;
@@ -454,7 +463,7 @@ TEST(LiveHermite, SettingsChangesAndRestartsContinueBitForBit) {
     return c;
   };
   LiveSimulation live(driver::make_setup(run), run, std::nullopt, false);
-  live.set_steps_per_update(4);
+  live.set_steps_per_update(1);
   live.update();
   live.request(settings(2, multigpu::Threading::workers));
   live.update();
@@ -462,27 +471,68 @@ TEST(LiveHermite, SettingsChangesAndRestartsContinueBitForBit) {
   live.request(settings(1, multigpu::Threading::single));
   live.update();
   EXPECT_EQ(live.stats().devices, 1u) << "the change was refused";
-  EXPECT_EQ(live.stats().step, 12u);
+  EXPECT_EQ(live.stats().step, reference->steps_done());
   for (auto const& m : live.take_messages()) std::printf("message: %s\n", m.c_str());
   sim::BodySet const switched = live.state();
   expect_bitwise_positions(switched, want);
   EXPECT_EQ(switched.time, want.time);
 
-  // 4 block steps, a checkpoint, and the viewer's start from it: 8 more.
+  // A span, a checkpoint, and the viewer's start from it: 2 more.
   std::string const path = ::testing::TempDir() + "live_hermite.h5";
-  multigpu::Simulation first(start.bodies, start.program, start.config, start.clock);
-  first.advance(4);
-  driver::write_checkpoint(path, start, first, std::nullopt);
+  auto const first = hermite_to_span(start, 1);
+  driver::write_checkpoint(path, start, *first, std::nullopt);
   driver::RunConfig restart = run;
   restart.initial.checkpoint = path;
   LiveSimulation resumed(driver::make_setup(restart), restart, std::nullopt, false);
-  resumed.set_steps_per_update(8);
+  resumed.set_steps_per_update(2);
   resumed.update();
-  EXPECT_EQ(resumed.stats().step, 12u);
+  EXPECT_EQ(resumed.stats().step, reference->steps_done());
   sim::BodySet const continued = resumed.state();
   expect_bitwise_positions(continued, want);
   EXPECT_EQ(continued.time, want.time);
   std::remove(path.c_str());
+}
+
+// hermite4's frames: each a number of spans of dt max (the steps per update), ending at a multiple of it where every
+// body is at that time, corrected there (not predicted to it), whatever block steps the spans took; the frames of a
+// recording alike. Steps asked for (n, the Step button) are single block steps, and the next frame goes on to the
+// next multiple of dt max from there.
+TEST(LiveHermite, EachFrameIsSpansOfDtMaxWithEveryBodyAtItsEnd) {
+  driver::RunConfig const run = hermite_plummer(256, 0.001);
+  driver::Setup const start = driver::make_setup(run);
+  LiveSimulation live(driver::make_setup(run), run, std::nullopt, false);
+  live.set_steps_per_update(2);
+  for (int frame = 1; frame <= 3; ++frame) {
+    live.update();
+    auto const reference = hermite_to_span(start, 2 * frame);
+    sim::BodySet bodies;
+    sim::hermite::HermiteState state;
+    reference->hermite_state(bodies, state);
+    for (double t : state.time) ASSERT_EQ(t, 2 * frame / 16.0) << "not every body is at the span's end";
+    EXPECT_EQ(live.stats().time, 2 * frame / 16.0);
+    EXPECT_EQ(live.stats().step, reference->steps_done());
+    expect_bitwise_positions(live.state(), bodies);  // the bodies at their own times: the frame shows those
+    std::printf("frame %d: t = %g after %llu block steps\n", frame, live.stats().time,
+                (unsigned long long)live.stats().step);
+  }
+  EXPECT_GT(live.stats().step, 3u * 2u * 2u) << "block steps shorter than dt max: more than a span's one or two";
+  std::uint64_t const before = live.stats().step;
+  live.step(3);
+  live.update();
+  EXPECT_EQ(live.stats().step, before + 3) << "n made no single block steps";
+  EXPECT_LT(live.stats().time, 6 / 16.0 + 1 / 16.0);
+  live.update();
+  EXPECT_EQ(live.stats().time, 8 / 16.0) << "the next frame does not end at the next multiple of dt max but one";
+
+  // A recording's frames are the same spans.
+  LiveSimulation recording(driver::make_setup(run), run, std::nullopt, false);
+  recording.set_steps_per_update(2);
+  recording.start_recording();
+  recording.advance();
+  bool done = false;
+  for (int look = 0; look < 3000 && !done; ++look) done = recording.wait_advanced(0.02);  // 60 s at most
+  ASSERT_TRUE(done);
+  EXPECT_EQ(recording.stats().time, 2 / 16.0);
 }
 
 // Softening 0 (hermite4's alone; elsewhere 0 means "the scenario's"): the viewer started on such a checkpoint with
@@ -507,7 +557,7 @@ TEST(LiveHermite, ARestartWithoutSofteningKeepsItThroughSettingsChanges) {
   restart.initial.checkpoint = path;
   EXPECT_NO_THROW(driver::resolve_devices(restart, 1, nullptr));
   LiveSimulation live(driver::make_setup(restart), restart, std::nullopt, false);
-  live.set_steps_per_update(4);
+  live.step(4);  // block steps, as n makes them
   live.update();
   EXPECT_EQ(live.stats().softening, 0.0);
   Change change;
@@ -515,6 +565,7 @@ TEST(LiveHermite, ARestartWithoutSofteningKeepsItThroughSettingsChanges) {
   change.run = live.stats().run;
   change.run.devices.count = 2;
   live.request(change);
+  live.step(4);
   live.update();
   EXPECT_EQ(live.stats().devices, 2u) << "the change was refused";
   EXPECT_EQ(live.stats().softening, 0.0);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -48,6 +49,19 @@ std::vector<std::uint8_t> levels_alone(std::uint64_t blocks) {
   return levels;
 }
 
+// The block steps one process alone makes to the time `t`.
+std::uint64_t steps_alone_to(double t) {
+  driver::RunConfig run = hermite_run();
+  run.devices.ranks = &solo_ranks();
+  driver::Setup const s = driver::make_setup(run);
+  multigpu::SimulationConfig config = s.config;
+  config.ranks = &solo_ranks();
+  multigpu::Simulation sim(s.bodies, s.program, config);
+  sim.set_time_limit(t);
+  sim.advance(std::uint64_t(1) << 40);
+  return sim.steps_done();
+}
+
 TEST(MpiLiveHermite, FramesCarryTheStepLevelsOfOneProcess) {
   ASSERT_GE(world().size(), 2) << "run under mpirun with 2 or more ranks";
   app::LiveSimulation live(hermite_run(), std::nullopt, false);
@@ -61,17 +75,25 @@ TEST(MpiLiveHermite, FramesCarryTheStepLevelsOfOneProcess) {
                         const std::vector<std::uint8_t>& levels) { got = levels; });
     return got;
   };
-  live.set_steps_per_update(40);
-  live.update();  // the start and 40 block steps
+  live.step(40);
+  live.update();  // the start and 40 block steps (as n makes them)
   EXPECT_TRUE(levels_of_frame().empty()) << "levels downloaded while nobody asked";
   live.want_levels(true);
+  live.step(40);
   live.update();
   std::vector<std::uint8_t> const levels = levels_of_frame();
   std::uint64_t const blocks = live.stats().step;
   live.want_levels(false);
+  live.step(40);
   live.update();  // no levels, and no collective call for them the followers would not make
   EXPECT_TRUE(levels_of_frame().empty());
   EXPECT_EQ(live.stats().step, blocks + 40);
+  // Running, a frame is spans of dt max (1/16): every rank makes the block steps of one process to the span's end.
+  live.set_steps_per_update(2);
+  live.update();
+  double const span_end = 16.0 * live.stats().time;
+  EXPECT_EQ(span_end, std::floor(span_end)) << "a frame ended off the multiples of dt max: " << live.stats().time;
+  EXPECT_EQ(live.stats().step, steps_alone_to(live.stats().time));
 
   ASSERT_EQ(levels.size(), 256u) << "the frame of 2 ranks carries no levels";
   std::vector<std::uint8_t> const expected = levels_alone(blocks);
