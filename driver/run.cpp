@@ -1167,8 +1167,12 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       result.stopped_by = pass_stopped_by;  // the signal the ranks agreed on, where it came to another rank
     }
   }
-  result.energy_warning = energy_warning(setup, result);
-  if (!result.energy_warning.empty()) observer.warning(result.energy_warning);
+  // The end's warning, where it gives one; else the one the samples gave on the way stays (an interrupt that skipped
+  // the end's pass, or an error back under the bound by the end): the report has the warning that was said.
+  if (std::string const at_end = energy_warning(setup, result); !at_end.empty()) {
+    result.energy_warning = at_end;
+    observer.warning(at_end);
+  }
   end_series(ended);
   written("--diagnostics");
   // Said once everything else is written: a front end that stops on a warning (Python's filter made it an error)

@@ -427,11 +427,13 @@ void HermiteBlocks::floor_failure(std::size_t body, Floor why) {
     // The criterion's own value (the step itself is halved until it is below the floor, whatever that value).
     double const na = norm(hs.acceleration[body]), n1 = norm(hs.jerk[body]);
     throw StoppedWhole(sim::hermite::start_floor_message(now, body, setup_.params.eta_start * na / n1, floor, time(),
-                                                           setup_.softening > 0.0, setup_.params.eta_start));
+                                                           setup_.params.eta_start, hs.acceleration[body],
+                                                           setup_.softening));
   }
   if (why == Floor::held)
     throw StoppedWhole(sim::hermite::continued_floor_message(now, body, hs.step[body], floor, time()));
-  throw StoppedWhole(sim::hermite::floor_message(now, body, floor, time(), setup_.params.eta));
+  throw StoppedWhole(sim::hermite::floor_message(now, body, floor, time(), setup_.params.eta, hs.acceleration[body],
+                                                 setup_.softening));
 }
 
 void HermiteBlocks::state(sim::BodySet& into) {

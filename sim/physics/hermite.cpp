@@ -113,6 +113,34 @@ std::string nearest_text(const BodySet& b, std::size_t body) {
   return m.str();
 }
 
+// "; the forces on it cancel: ...", where the body's acceleration is far below the largest pull of any one other body
+// (at this softening), or "". There (a body at a centre of symmetry: a mirror-symmetric cluster's centre, the middle
+// of a collinear configuration) the acceleration and its derivatives are rounding, which the step criterion takes for
+// changes ever faster, however short the steps; a genuine encounter's acceleration is its partner's pull. The bound,
+// 1e-5 of the pull, is above the rounding of fp32 pairs (about 1e-7) and far below any resolved orbit's.
+std::string cancelled_text(const BodySet& b, std::size_t body, const Vec3d& acceleration, double softening) {
+  double pull = 0.0;
+  std::size_t puller = body;
+  auto const& x = b.pos_mass[body];
+  for (std::size_t j = 0; j < b.size(); ++j) {
+    if (j == body) continue;
+    double const dx = b.pos_mass[j].x - x.x, dy = b.pos_mass[j].y - x.y, dz = b.pos_mass[j].z - x.z;
+    double const r2 = dx * dx + dy * dy + dz * dz, s2 = r2 + softening * softening;
+    double const p = s2 > 0.0 ? b.pos_mass[j].w * std::sqrt(r2) / (s2 * std::sqrt(s2)) : 0.0;
+    if (p > pull) pull = p, puller = j;
+  }
+  double const a = std::sqrt(acceleration.x * acceleration.x + acceleration.y * acceleration.y +
+                             acceleration.z * acceleration.z);
+  if (puller == body || !(a < 1e-5 * pull)) return {};
+  std::ostringstream m;
+  m.precision(3);
+  m << "; the forces on it cancel: |a| = " << a << " against " << pull << " from body " << puller
+    << " alone (a body at a centre of symmetry, as in a mirror-symmetric or collinear configuration: its acceleration "
+       "and the derivatives the step criterion measures are rounding, however short the steps; moved off the centre "
+       "by a small fraction of its distances, or with a fixed-step integrator, the run goes on)";
+  return m.str();
+}
+
 // What forced so short a step, and what resolves it, for this run's eta: a close encounter, which hermite4 does not
 // regularise (a softening resolves it); or an eta outside the usual range: far below it, steps that short are asked
 // for; far above it, inaccurate steps can bring bodies closer than their orbits do (a smaller eta resolves that).
@@ -133,11 +161,13 @@ std::string encounter_advice(double eta) {
 
 }  // namespace
 
-std::string floor_message(const BodySet& b, std::size_t body, double floor, double time, double eta) {
+std::string floor_message(const BodySet& b, std::size_t body, double floor, double time, double eta,
+                          const Vec3d& acceleration, double softening) {
   std::ostringstream m;
   m.precision(3);
-  m << "hermite4: at t = " << time << " body " << body << " needs a step below the floor " << floor
-    << nearest_text(b, body) << encounter_advice(eta);
+  m << "hermite4: at t = " << time << " body " << body << " needs a step below the floor " << floor;
+  std::string const cancelled = cancelled_text(b, body, acceleration, softening);
+  m << (cancelled.empty() ? nearest_text(b, body) + encounter_advice(eta) : cancelled);
   return m.str();
 }
 
@@ -152,14 +182,17 @@ std::string continued_floor_message(const BodySet& b, std::size_t body, double d
 }
 
 std::string start_floor_message(const BodySet& b, std::size_t body, double wanted, double floor, double time,
-                                bool softened, double eta_start) {
+                                double eta_start, const Vec3d& acceleration, double softening) {
   std::ostringstream m;
   m.precision(3);
   m << "hermite4: at t = " << time << " body " << body << " cannot start: its start step eta_start |a| / |a1| comes to "
-    << wanted << ", below the floor " << floor << nearest_text(b, body);
+    << wanted << ", below the floor " << floor;
+  if (std::string const cancelled = cancelled_text(b, body, acceleration, softening); !cancelled.empty())
+    return m.str() + cancelled;
+  m << nearest_text(b, body);
   std::ostringstream given;  // the value as given (the message's precision is for the measured values)
   given << eta_start;
-  if (softened)
+  if (softening > 0.0)
     m << " (eta_start is " << given.str()
       << " here; the criterion is also short where the acceleration nearly vanishes, as deep inside a softened "
          "encounter: an eta_start that makes the step at least the floor, up to 100, starts it; the steps after the "

@@ -61,12 +61,15 @@ struct HermiteCounters {
 // The one-line error of a step below the floor: body `body` (the floor `floor`, at simulation time `time`), its
 // nearest neighbour in `positions` and their distance, and the run's `eta`. It names no step: the step a body holds
 // there is the last one halved (half the floor), not what the criterion asked for, which may be far shorter.
-std::string floor_message(const BodySet& positions, std::size_t body, double floor, double time, double eta);
+// Where the forces on the body cancel to rounding (a body at a centre of symmetry: `acceleration` far below the largest
+// pull of one other body, at `softening`), the message says that instead: the criterion measures only rounding there.
+std::string floor_message(const BodySet& positions, std::size_t body, double floor, double time, double eta,
+                          const Vec3d& acceleration, double softening);
 // The same for a start (no step yet, or every body started again): the start criterion eta_start |a| / |a1| came to
 // `wanted` for it (the run's `eta_start`). Softened (`softened`), that criterion is short deep inside an encounter, where the acceleration
 // nearly vanishes though the orbit needs no such step: the message says so, and that a larger eta_start starts it.
 std::string start_floor_message(const BodySet& positions, std::size_t body, double wanted, double floor, double time,
-                                bool softened, double eta_start);
+                                double eta_start, const Vec3d& acceleration, double softening);
 // The same for a state continued (a checkpoint, a front end's rebuilt simulation) whose body `body` already holds a
 // step below the floor: that of a run that stopped there. Its advice: an earlier state, or other settings (another
 // softening, eta, eta_start or dt_max), under which every body starts again.

@@ -280,6 +280,27 @@ def test_last_run_is_kept_when_a_run_ends_with_an_exception(tmp_path):
     assert sim.last_run["failure"] is None and not math.isnan(sim.time)
 
 
+def test_a_body_whose_forces_cancel_is_said_to_be_one_not_a_close_encounter():
+    # Euler's collinear solution: the middle body, at rest at the centre, feels forces that cancel to rounding, which
+    # the step criteria take for ever faster changes. The stop says so (the largest pull beside |a|), with advice that
+    # works, not a close encounter's (a softening does not help: the start stops at once).
+    w = math.sqrt(1.25)
+    pos, vel = np.array([[-1.0, 0, 0], [0, 0, 0], [1, 0, 0]]), np.array([[0, -w, 0], [0, 0, 0], [0, w, 0]])
+    for softening, stop in ((0.0, "needs a step below the floor"), (0.1, "cannot start")):
+        with pytest.raises(RuntimeError) as e:  # the start pass runs as the simulation is made
+            nbody.Simulation.from_arrays(pos, vel, np.ones(3), integrator="hermite4", softening=softening,
+                                         backend="cpu").run(t_end=10.0)
+        said = str(e.value)
+        assert re.search(r"body 1 " + stop + r".*; the forces on it cancel: \|a\| = \S+ against (1|0.985) from body "
+                         r"[02] alone \(a body at a centre of symmetry", said), said
+        assert "close encounter" not in said and "eta_start" not in said.split(";", 1)[1], said
+    # Moved off the centre, the same bodies run (the collinear solution is unstable: only for a while).
+    nudged = pos + np.array([[0, 0, 0], [1e-9, 0, 0], [0, 0, 0]])
+    sim = nbody.Simulation.from_arrays(nudged, vel, np.ones(3), integrator="hermite4", softening=0.0, backend="cpu")
+    sim.run(t_end=1.0)
+    assert sim.time == 1.0
+
+
 def test_a_close_encounter_stop_goes_on_in_a_softened_potential():
     # The floor's advice, followed: after the unsoftened plunge stops, a softening from here starts every body again.
     # The start criterion (eta_start |a| / |a1|) is short deep inside the softening, where the acceleration nearly

@@ -293,6 +293,18 @@ def test_a_run_that_does_not_resolve_its_orbits_warns_as_it_happens(tmp_path):
     # The warning stopped it, not the callback nor a signal.
     assert not again.last_run["stopped_by_callback"] and not again.last_run["interrupted"]
     assert warned_at <= int(rows(tmp_path / "e.csv")[-1]["step"]) <= again.steps
+    # A run stopped after that warning and before its end's energy pass (a callback that raised stops it as a signal
+    # does) reports the warning it gave, not none.
+    class Stop(Exception):
+        pass
+
+    def stop_after_the_warning(s):
+        if s.steps >= warned_at + 40:
+            raise Stop()
+    stopped = nbody.Simulation(**PLUNGE)
+    with pytest.warns(RuntimeWarning, match="^at step "), pytest.raises(Stop):
+        stopped.run(t_end=10, diagnostics=tmp_path / "s.csv", diagnostics_every=20, callback=stop_after_the_warning)
+    assert stopped.last_run["energy_warning"] == said[0], stopped.last_run
     # A resolved run warns of nothing.
     fine = nbody.Simulation("two-body", eccentricity=0.5, backend="cpu")
     with warnings.catch_warnings():
