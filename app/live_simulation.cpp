@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <sstream>
 #include <utility>
 
@@ -31,6 +32,8 @@ constexpr double kKeepAliveSeconds = 1.0;
 // a look between runs for a quit or a new run: on a GPU, whose steps are queued, the wait is then
 // at most a run (one step, where a step takes longer); on the CPU a step gives up between bodies.
 constexpr double kRunSeconds = 1.0 / 60.0;
+// hermite4 running live: a frame's block steps take about this long (the span's end comes over several frames).
+constexpr double kFrameSeconds = 1.0 / 30.0;
 
 std::string number_text(double v) {
   std::ostringstream s;
@@ -94,6 +97,7 @@ void LiveSimulation::send(const Plan& plan) {
                       {"start", plan.start},
                       {"levels", plan.levels},
                       {"spans", plan.spans},
+                      {"budget", plan.budget},
                       {"changes", nlohmann::json::array()}};
   for (auto const& c : plan.changes)
     j["changes"].push_back({{"kind", int(c.kind)}, {"path", c.path}, {"run", to_json(c.run)}, {"number", c.number}});
@@ -109,7 +113,8 @@ LiveSimulation::Plan LiveSimulation::receive() {
   plan.stop = j.at("stop").get<bool>();
   plan.start = j.at("start").get<bool>();
   plan.levels = j.at("levels").get<bool>();
-  plan.spans = j.at("spans").get<bool>();
+  plan.spans = j.at("spans").get<std::uint64_t>();
+  plan.budget = j.at("budget").get<std::uint64_t>();
   for (auto const& c : j.at("changes"))
     plan.changes.push_back({Change::Kind(c.at("kind").get<int>()), run_config_from_json(c.at("run")),
                             c.at("path").get<std::string>(), c.at("number").get<std::uint64_t>()});
@@ -303,7 +308,13 @@ void LiveSimulation::update() {
   if (asked > once) steps_asked_ += asked - once;
   bool const waits = (paused_ && !once) || (threaded_ && (frame_pending_ || plan.start) && !once);  // paused, or the last frame unseen
   if (!waits) plan.steps = once ? once : std::uint64_t(steps_per_update_.load());
-  plan.spans = !once;  // running (hermite4: spans of dt max); steps asked for are block steps
+  if (!waits && !once) {  // running: for hermite4 (execute decides; this plan may make the simulation) spans
+    plan.spans = plan.steps;
+    double const ms = stats().step_ms;  // a block step's, the last frames'
+    plan.budget = !threaded_ ? std::numeric_limits<std::uint64_t>::max() / 2
+                  : ms > 0   ? std::max<std::uint64_t>(1, std::uint64_t(1e3 * kFrameSeconds / ms))
+                             : 1;
+  }
   // Energy: measured when the last pass is a small share of the time since (a tenth at most).
   plan.energy = tracking_ && e0_ && plan.steps > 0 &&
                 seconds_since(origin_) - last_energy_wall_ > std::max(1.0, 10.0 * energy_seconds_);
@@ -316,42 +327,42 @@ void LiveSimulation::update() {
   execute(plan);
 }
 
-// hermite4 running: each step of a frame is a span of its longest step, dt max, to the next multiple of it from the
-// epoch and on. There every body is at one time, so each frame shows the bodies together, and each the same simulation
-// time after the one before, however short the block steps between (from dt max down to the floor, as encounters
-// need). Block steps go in runs of about kRunSeconds; between runs a live viewer alone is shown a new frame once it
-// has shown the last (the bodies predicted to the block time), and a pause or a newer request ends the spans at a
-// block time. With several ranks every rank makes the same block steps (the time limit decides, not the runs).
+// hermite4 running: a frame's steps are spans of its longest step (dt max's power of two), to the next multiple of it
+// from the epoch and on. There every body is at one time, so the frames at span ends show the bodies together, each
+// the same simulation time after the one before, however short the block steps between (from dt max down to the
+// floor, as encounters need). A live frame makes at most `budget` block steps towards that end (about kFrameSeconds),
+// so that a long span shows its progress (the bodies predicted to the block time) and the user's changes, a pause
+// and a checkpoint are taken between frames as with other integrators; a recording's frame makes the whole span. The
+// end is the same on every rank (the block time and the settings decide it), and so are the block steps: the time
+// limit stops them, and rank 0's budget bounds them.
 void LiveSimulation::advance_spans(const Plan& plan) {
   double const top = sim::hermite::pow2_at_most(sim_->program().hermite->dt_max);
-  double const target = (std::floor(sim_->block_time() / top) + double(plan.steps)) * top;
+  if (!span_end_ || sim_->block_time() >= *span_end_)
+    span_end_ = (std::floor(sim_->block_time() / top) + double(plan.spans)) * top;
   struct Limit {  // the simulation's own time limit (none, in a viewer) back however this ends
     multigpu::Simulation& sim;
     double time = sim.time_limit();
     bool finishes = sim.time_limit_finishes();
     ~Limit() { sim.set_time_limit(time, finishes); }
   } const limit{*sim_};
-  sim_->set_time_limit(sim_->block_epoch() + target, false);
-  bool const alone = ranks_.size() == 1;
-  auto since_frame = Clock::now();
-  std::uint64_t steps = 0;  // since the last frame
-  for (;;) {
+  sim_->set_time_limit(sim_->block_epoch() + *span_end_, false);
+  auto const t0 = Clock::now();
+  std::uint64_t done = 0;
+  bool there = false;
+  // In runs of about kRunSeconds: between them a new run or the end stops the frame (alone).
+  while (done < plan.budget && (done == 0 || !superseded())) {
     double const ms = stats().step_ms;
-    std::uint64_t const run = ms > 0 ? std::max<std::uint64_t>(1, std::uint64_t(1e3 * kRunSeconds / ms)) : 1;
+    std::uint64_t const run = std::min<std::uint64_t>(
+        plan.budget - done, ms > 0 ? std::max<std::uint64_t>(1, std::uint64_t(1e3 * kRunSeconds / ms)) : 1);
     std::uint64_t const before = sim_->steps_done();
     sim_->advance(run);
     sim_->synchronize();
-    steps += sim_->steps_done() - before;
-    bool const there = sim_->stopped_at_time_limit();
-    bool const cut = !there && alone && (superseded() || paused_ || stop_);
-    if (there || cut || (alone && threaded_ && !frame_pending_)) {
-      double const seconds = seconds_since(since_frame);
-      if (steps > 0) capture(1e3 * seconds / double(steps), steps, plan.energy && there);
-      since_frame = Clock::now();
-      steps = 0;
-    }
-    if (there || cut) return;
+    done += sim_->steps_done() - before;
+    there = sim_->block_time() >= *span_end_;
+    if (there || sim_->stopped_at_time_limit()) break;
   }
+  // The energy on its cadence, measured where every body is at one time: at a span's end (else the next frame's).
+  if (done > 0) capture(1e3 * seconds_since(t0) / double(done), done, plan.energy && there);
 }
 
 bool LiveSimulation::levels_missing(const Plan& plan) const {
@@ -556,6 +567,7 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
   }
   LiveStats const before = stats();
   sim_ = std::move(next);
+  span_end_.reset();
   torn_ = false;
   run_ = run;
   setup_ = setup;

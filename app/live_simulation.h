@@ -171,14 +171,16 @@ class LiveSimulation {
     bool stop = false;        // the viewer closed: followers return
     bool start = false;       // build the first simulation (before the changes)
     bool levels = false;      // the frames it captures carry hermite4's step levels (a collective download)
-    bool spans = false;       // hermite4: the steps are spans of its longest step (a frame's steps, not n's)
+    // hermite4 running (not n's block steps): the frame's spans of the longest step, and the block steps it may make
+    // on the way to their end (about a frame's worth live; all of it for a recording, whose frames are span ends).
+    std::uint64_t spans = 0, budget = 0;
   };
   void run_thread();
   void run_recording_thread();
   // For the bodies' generation: the flag that abandons it, alone (the other ranks could not know).
   const std::atomic<bool>* generation_cancel() const { return ranks_.size() == 1 ? &cancel_ : nullptr; }
   void execute(const Plan& plan);
-  void advance_spans(const Plan& plan);  // hermite4 running: plan.steps spans of dt max, with their frames
+  void advance_spans(const Plan& plan);  // hermite4 running: towards the end of plan.spans spans, plan.budget steps
   void send(const Plan& plan);  // rank 0 to the others, when there are others
   Plan receive();
   void apply(const Change& change);
@@ -205,6 +207,9 @@ class LiveSimulation {
   std::optional<driver::Setup> start_setup_;  // the first simulation's setup, when given
   std::exception_ptr start_failure_;          // what made the start-up fail (under control_mutex_)
   std::unique_ptr<multigpu::Simulation> sim_;
+  // hermite4 running: the block time (from the epoch) its frames go to, a multiple of the longest step, where every
+  // body is at one time; kept across frames until reached (the same on every rank), none after a rebuild.
+  std::optional<double> span_end_;
   bool torn_ = false;             // sim_ abandoned a step part-way: rebuilt from the last frame before use
   multigpu::RunClock frame_clock_;  // the clock of the front host frame
   std::uint64_t applying_ = 0;    // the number of the change being applied (0: none)

@@ -535,6 +535,42 @@ TEST(LiveHermite, EachFrameIsSpansOfDtMaxWithEveryBodyAtItsEnd) {
   EXPECT_EQ(recording.stats().time, 2 / 16.0);
 }
 
+// hermite4 live, on its thread, with spans far longer than a frame: each frame shown is about a frame's block steps
+// on the way (its time short of the span's end, and later than the last), and what the user asks for meanwhile (a
+// checkpoint) is done between frames, not once the span ends.
+TEST(LiveHermite, ALongSpanGoesOnOverFramesWithTheUsersChangesBetween) {
+  driver::RunConfig const run = hermite_plummer(512, 0.001);
+  LiveSimulation live(driver::make_setup(run), run, std::nullopt, false);
+  live.set_steps_per_update(100000);  // 6,250 time units: never reached here
+  live.start();
+  auto next_frame = [&](std::uint64_t after) {  // shows the frame there is, and waits (10 s at most) for a newer one
+    live.frame_shown();
+    for (int k = 0; k < 1000 && live.frame_number() <= after; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return live.frame_number();
+  };
+  for (int k = 0; k < 600 && live.stats().generation == 0; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::uint64_t frame = live.frame_number();
+  double time = live.stats().time;
+  for (int k = 0; k < 5; ++k) {
+    std::uint64_t const newer = next_frame(frame);
+    ASSERT_GT(newer, frame) << "no frame in 10 s on the way to the span's end";
+    frame = newer;
+    EXPECT_GT(live.stats().time, time);
+    time = live.stats().time;
+  }
+  std::string const path = ::testing::TempDir() + "live_hermite_span.h5";
+  std::remove(path.c_str());
+  Change save;
+  save.kind = Change::Kind::save;
+  save.path = path;
+  std::uint64_t const asked = live.request(save);
+  for (int k = 0; k < 20 && live.stats().changes_done < asked; ++k) frame = next_frame(frame);
+  EXPECT_GE(live.stats().changes_done, asked) << "the checkpoint waited for the span's end";
+  EXPECT_LT(live.stats().time, 100000 / 16.0);
+  EXPECT_EQ(live.take_files(), std::vector<std::string>{path}) << "the checkpoint written is offered to front ends";
+  std::remove(path.c_str());
+}
+
 // Softening 0 (hermite4's alone; elsewhere 0 means "the scenario's"): the viewer started on such a checkpoint with
 // nothing named keeps it through a settings change made from what runs (as the HUD makes them), and looking up the
 // devices on the command line's own settings before the file is read (the viewer does, for CUDA-GL interop) is no
