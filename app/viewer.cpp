@@ -22,6 +22,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -69,14 +70,17 @@ std::string output_folder(const std::string& given) {
 }
 
 // folder/nbody-YYYYMMDD-HHMMSS.ext, with -2, -3 ... when that name is taken.
-std::string timestamped(const std::string& folder, const char* extension) {
+// `given`: the names handed out before, whose files may not be written yet (a checkpoint is written on the
+// simulation's thread a moment later): two in one second get two names.
+std::string timestamped(const std::string& folder, const char* extension, std::set<std::string>& given) {
   char stamp[32];
   std::time_t const now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "nbody-%Y%m%d-%H%M%S", std::localtime(&now));
   std::string path = (fs::path(folder) / (std::string(stamp) + extension)).string();
   std::error_code ec;
-  for (int k = 2; fs::exists(path, ec); ++k)
+  for (int k = 2; fs::exists(path, ec) || given.count(path); ++k)
     path = (fs::path(folder) / (std::string(stamp) + "-" + std::to_string(k) + extension)).string();
+  given.insert(path);
   return path;
 }
 
@@ -568,7 +572,7 @@ class Viewer {
       controls_.save = false;
       Change change;
       change.kind = Change::Kind::save;
-      change.path = timestamped(folder_, sim::checkpoints_built() ? ".h5" : ".bin");
+      change.path = timestamped(folder_, sim::checkpoints_built() ? ".h5" : ".bin", names_given_);
       if (!sim::checkpoints_built())
         tell("checkpoints need HDF5 (this nbody was built without it); nothing saved");
       else
@@ -911,7 +915,7 @@ class Viewer {
     }
     if (screenshot_requested_) {
       screenshot_requested_ = false;
-      std::string const path = timestamped(folder_, ".png");
+      std::string const path = timestamped(folder_, ".png", names_given_);
       try {
         render::write_png(path, pixels, w, h);
         tell("screenshot " + path);
@@ -973,6 +977,7 @@ class Viewer {
   bool point_size_chosen_ = false;  // the same for the sprites' size
   float default_point_size_ = 0;    // the size last chosen from N
   std::string source_, folder_, upload_, announced_, interop_failure_;
+  std::set<std::string> names_given_;  // the keys' file names handed out (timestamped)
   std::vector<float> positions_;
   std::vector<Slice> slices_;  // the running simulation's slices, for colour by device
   std::vector<render::Rgba> colors_;
@@ -1083,6 +1088,7 @@ int run_default_mode(const Options& options) {
 #else  // built without the viewer's libraries
 
 #include <iostream>
+#include <set>
 
 #include "core/errors.h"
 

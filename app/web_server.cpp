@@ -457,6 +457,7 @@ void WebServer::Impl::add(const std::shared_ptr<Viewer>& v) {
   owner.note("serve: viewer " + v->peer() + " connected (" + std::to_string(viewers.size()) + " watching)");
   if (!steering.lock()) take_control(v);  // the first viewer steers
   else v->tell("control 0");
+  if (!files.empty()) v->tell("file " + files.back().first);  // a page opened (or reloaded) since gets the newest
   if (latest) v->offer(latest);  // a still picture is not sent again: the newcomer needs one now
 }
 

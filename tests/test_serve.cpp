@@ -625,6 +625,14 @@ TEST(ServeServer, OffersTheFilesTheKeysWroteForDownload) {
   EXPECT_EQ(told->first, 1);
   EXPECT_EQ(told->second, "file " + name);
 
+  // A page that connects later (a reload, another viewer) is told the newest too.
+  Client reloaded(server.port(), "/ws");
+  ASSERT_EQ(reloaded.status(), 101);
+  while ((told = reloaded.receive()) && told->second.rfind("control ", 0) == 0) {
+  }
+  ASSERT_TRUE(told);
+  EXPECT_EQ(told->second, "file " + name);
+
   auto const [head, body] = http_get(server.port(), "/files/" + name);
   EXPECT_EQ(head.rfind("HTTP/1.1 200 ", 0), 0u) << head;
   EXPECT_NE(head.find("Content-Type: image/png"), std::string::npos) << head;
