@@ -2,6 +2,7 @@
 #include "render/video_encoder.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
@@ -12,7 +13,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -81,7 +84,22 @@ class ChildProcess {
       static_cast<void>(wait());
     }
   }
-  // Waits for the process to end: its wait status, or -1 when it cannot be had (SIGCHLD ignored).
+  // Waits for the process to end: its wait status, or -1 when it cannot be had (SIGCHLD ignored); nothing where
+  // `stalled()` says, between looks 20 ms apart, that it is taking too long (the process is left to the destructor).
+  template <class Stalled>
+  std::optional<int> wait_unless(Stalled stalled) {
+    for (;;) {
+      int status = 0;
+      pid_t const rc = ::waitpid(pid_, &status, WNOHANG);
+      if (rc == pid_ || (rc < 0 && errno != EINTR)) {
+        pid_ = -1;
+        return rc < 0 ? -1 : status;
+      }
+      if (stalled()) return std::nullopt;
+      struct timespec const pause {0, 20'000'000};
+      ::nanosleep(&pause, nullptr);
+    }
+  }
   int wait() {
     int status = 0;
     pid_t rc;
@@ -205,11 +223,16 @@ pid_t spawn(const std::string& path, const std::string& program, const std::vect
   return pid;
 }
 
-// Writes all of `data` to a pipe: 0, or the errno of the write that failed (EPIPE: the reader is gone).
-// SIGPIPE is blocked in this thread for the write, and one that the write raised is taken off the
-// pending set before the mask is restored, so a dead reader is an error code, never a signal that
-// would end nbody. A SIGPIPE pending before the call (raised elsewhere) is left pending.
-int write_without_sigpipe(int fd, const std::uint8_t* data, std::size_t size) {
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Writes all of `data` to a pipe opened non-blocking: 0, or the errno of the write that failed (EPIPE: the reader is
+// gone), or ETIMEDOUT where the reader took no byte for `stall_seconds` (after a signal: kInterruptedStallSeconds;
+// ECANCELED then). SIGPIPE is blocked in this thread for the write, and one that the write raised is taken off the
+// pending set before the mask is restored, so a dead reader is an error code, never a signal that would end nbody. A
+// SIGPIPE pending before the call (raised elsewhere) is left pending.
+int write_without_sigpipe(int fd, const std::uint8_t* data, std::size_t size, double stall_seconds) {
   sigset_t pipe_only, old_mask, pending;
   sigemptyset(&pipe_only);
   sigaddset(&pipe_only, SIGPIPE);
@@ -218,15 +241,28 @@ int write_without_sigpipe(int fd, const std::uint8_t* data, std::size_t size) {
   bool const already_pending = sigismember(&pending, SIGPIPE) == 1;
   pthread_sigmask(SIG_BLOCK, &pipe_only, &old_mask);
   int err = 0;
+  auto progress = std::chrono::steady_clock::now();
   while (size > 0) {
     ssize_t const n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;  // Ctrl-C: nbody stops at its next safe point, after this frame
+    if (n > 0) {
+      data += n;
+      size -= std::size_t(n);
+      progress = std::chrono::steady_clock::now();
+      continue;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
       err = errno;
       break;
     }
-    data += n;
-    size -= std::size_t(n);
+    // Full: ffmpeg is encoding, or stalled. A signal lets the frame finish while ffmpeg takes it (nbody stops at its
+    // next safe point, after this frame), not while it takes nothing.
+    bool const signalled = interrupt_signal() != 0;
+    if (seconds_since(progress) > (signalled ? VideoEncoder::kInterruptedStallSeconds : stall_seconds)) {
+      err = signalled ? ECANCELED : ETIMEDOUT;
+      break;
+    }
+    struct pollfd writable {fd, POLLOUT, 0};
+    static_cast<void>(::poll(&writable, 1, 100));  // a look at the clocks and signals every 100 ms at least
   }
   if (err == EPIPE && !already_pending) {
     struct timespec const no_wait {};
@@ -311,8 +347,8 @@ struct VideoEncoder::Session {
   ChildProcess ffmpeg;
 };
 
-VideoEncoder::VideoEncoder(const std::string& path, int width, int height, double fps)
-    : path_(path), width_(width), height_(height) {
+VideoEncoder::VideoEncoder(const std::string& path, int width, int height, double fps, double stall_seconds)
+    : path_(path), width_(width), height_(height), stall_seconds_(stall_seconds) {
   std::string const where = std::string(kOption) + " " + path + ": ";
   if (width < 1 || width > kMaxSide || height < 1 || height > kMaxSide) {
     throw InputError(where + "frame size " + std::to_string(width) + " x " + std::to_string(height) +
@@ -332,6 +368,9 @@ VideoEncoder::VideoEncoder(const std::string& path, int width, int height, doubl
   int ends[2];
   if (::pipe2(ends, O_CLOEXEC) != 0) throw RuntimeFailure(where + "cannot create a pipe to ffmpeg: " + error_text(errno));
   UniqueFd read_end(ends[0]), write_end(ends[1]);
+  // Ours alone non-blocking (ffmpeg's end is another open file): a write to a full pipe returns, and waits in poll().
+  if (::fcntl(write_end.get(), F_SETFL, ::fcntl(write_end.get(), F_GETFL) | O_NONBLOCK) != 0)
+    throw RuntimeFailure(where + "cannot set up the pipe to ffmpeg: " + error_text(errno));
 
   std::vector<std::string> args = {
       "ffmpeg", "-hide_banner", "-nostats", "-loglevel", "error",
@@ -360,12 +399,24 @@ void VideoEncoder::add_frame(const std::vector<std::uint8_t>& rgb) {
                                 " x " + std::to_string(height_) + " x 3, RGB)");
   }
   if (!session_) throw std::logic_error("VideoEncoder::add_frame: the video " + path_ + " is already closed");
-  int const err = write_without_sigpipe(session_->input.get(), rgb.data(), rgb.size());
+  int const err = write_without_sigpipe(session_->input.get(), rgb.data(), rgb.size(), stall_seconds_);
   if (err == 0) {
     ++frames_;
     return;
   }
   auto const session = std::move(session_);  // closed whatever happens next: the temporary file goes
+  if (err == ECANCELED || err == ETIMEDOUT) {
+    char took[200];
+    std::snprintf(took, sizeof took, "ffmpeg took nothing of frame %llu for %g s",
+                  static_cast<unsigned long long>(frames_ + 1),
+                  err == ECANCELED ? kInterruptedStallSeconds : stall_seconds_);
+    if (err == ECANCELED) {  // a signal came meanwhile: the recording ends now, without its video
+      std::fprintf(stderr, "viewer: --video %s not written: %s, after the signal\n", path_.c_str(), took);
+      throw Interrupted(interrupt_signal());
+    }
+    throw RuntimeFailure(std::string(kOption) + " " + path_ + ": " + took + " (stalled; nothing was written): " +
+                         last_line_of(session->log.get()));
+  }
   session->input.reset();
   int const status = session->ffmpeg.wait();
   std::string const doing = err == EPIPE ? "ffmpeg stopped reading" : "cannot write to ffmpeg (" + error_text(err) + ")";
@@ -378,7 +429,28 @@ void VideoEncoder::finish() {
   auto const session = std::move(session_);  // closed whatever happens next
   std::string const where = std::string(kOption) + " " + path_ + ": ";
   session->input.reset();  // end of input: ffmpeg encodes what it holds, writes the index, exits
-  int const status = session->ffmpeg.wait();
+  // Bounded: it writes as it goes (the file grows, then its index moves to the front, rewriting it), so a wait with
+  // neither its exit nor a write to the file (its size or modification time) for the bound is a stall (after a
+  // signal, kInterruptedStallSeconds).
+  auto progress = std::chrono::steady_clock::now();
+  struct stat last {};
+  std::optional<int> const ended = session->ffmpeg.wait_unless([&] {
+    struct stat st {};
+    if (::fstat(session->output.fd(), &st) == 0 &&
+        (st.st_size != last.st_size || st.st_mtim.tv_sec != last.st_mtim.tv_sec ||
+         st.st_mtim.tv_nsec != last.st_mtim.tv_nsec)) {
+      last = st;
+      progress = std::chrono::steady_clock::now();
+    }
+    return seconds_since(progress) > (interrupt_signal() ? kInterruptedStallSeconds : stall_seconds_);
+  });
+  if (!ended) {
+    char took[160];
+    std::snprintf(took, sizeof took, "ffmpeg neither ended nor wrote for %g s after the last frame",
+                  interrupt_signal() ? kInterruptedStallSeconds : stall_seconds_);
+    throw RuntimeFailure(where + took + " (stalled; nothing was written): " + last_line_of(session->log.get()));
+  }
+  int const status = *ended;
   if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     throw RuntimeFailure(where + "ffmpeg failed (" + describe_status(status) + ") after " + std::to_string(frames_) +
                          " frames: " + last_line_of(session->log.get()));

@@ -28,6 +28,10 @@ namespace nbody::render {
 // or abandons the video at its own safe point. It inherits no file descriptor of nbody's but its
 // stdin (the frames), stdout (/dev/null) and stderr (kept in memory, so that a failure quotes its
 // last line). A dead ffmpeg is an error, not the end of nbody: writing to it never raises SIGPIPE.
+// A stalled one is too: every wait on it is bounded. A frame that ffmpeg takes no byte of for
+// `stall_seconds`, or a finish() in which it neither exits nor writes for that long, is a
+// RuntimeFailure; after a signal (core/interrupt.h) the bound is kInterruptedStallSeconds, and a frame
+// then abandons the video (Interrupted, the reason on stderr), while finish() keeps the frames given.
 // One thread uses an encoder at a time.
 class VideoEncoder {
  public:
@@ -35,7 +39,8 @@ class VideoEncoder {
   // InputError for a path check_output_path refuses ("--video /nope/out.mp4: the folder /nope does not
   // exist"), a size outside 1..16384, a rate not in (0, 1000], or no ffmpeg on PATH ("--video out.mp4:
   // ffmpeg not found on PATH; install it (Debian: ffmpeg)"); RuntimeFailure when it cannot be started.
-  VideoEncoder(const std::string& path, int width, int height, double fps);
+  VideoEncoder(const std::string& path, int width, int height, double fps, double stall_seconds = 60.0);
+  static constexpr double kInterruptedStallSeconds = 5.0;
   // If finish() was not called (or failed): kills ffmpeg, reaps it and removes the temporary file.
   // Never throws.
   ~VideoEncoder();
@@ -65,6 +70,7 @@ class VideoEncoder {
   int width_ = 0;
   int height_ = 0;
   std::uint64_t frames_ = 0;
+  double stall_seconds_ = 60.0;
   std::unique_ptr<Session> session_;  // null once finished or failed
 };
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/interrupt.h"
 #include "render/video_encoder.h"
 #include "test_support.h"
 
@@ -340,6 +342,59 @@ TEST(Video, FrameOfTheWrongSizeIsRefused) {
   video.add_frame(frame);
   EXPECT_EQ(video.frames(), 1u);
   video.finish();
+}
+
+// An ffmpeg that takes nothing (stalled, or stopped with SIGSTOP) is a bounded wait, not a hang: a frame it takes no
+// byte of for the bound is a RuntimeFailure naming the stall, and the temporary file goes; after a signal, the frame
+// gives up within kInterruptedStallSeconds and the recording ends without its video (Interrupted), so that SIGTERM
+// and a first Ctrl-C end it. An ffmpeg that takes every frame but never ends bounds finish() alike.
+TEST(Video, AStalledFfmpegIsABoundedWait) {
+  ScopedDir dir;
+  std::vector<std::uint8_t> const frame(320 * 240 * 3, 7);  // more than a pipe holds (64 KiB)
+  auto seconds = [](auto t0) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  {
+    ScopedPath fake(fake_ffmpeg(dir, "exec sleep 1000"));
+    render::VideoEncoder video(dir.file("stalled.mp4"), 320, 240, kFps, 1.0);
+    auto const t0 = std::chrono::steady_clock::now();
+    try {
+      video.add_frame(frame);
+      ADD_FAILURE() << "a frame ffmpeg never read was taken";
+    } catch (const RuntimeFailure& e) {
+      EXPECT_NE(std::string(e.what()).find(": ffmpeg took nothing of frame 1 for 1 s (stalled; nothing was written)"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_LT(seconds(t0), 10.0);
+    EXPECT_EQ(dir.outputs(), Names{}) << "the temporary file was left";
+  }
+  {
+    ScopedPath fake(fake_ffmpeg(dir, "exec sleep 1000"));
+    render::VideoEncoder video(dir.file("signalled.mp4"), 320, 240, kFps);  // the usual bound: a minute
+    request_interrupt(SIGTERM);
+    auto const t0 = std::chrono::steady_clock::now();
+    EXPECT_THROW(video.add_frame(frame), Interrupted);
+    clear_interrupt();
+    EXPECT_LT(seconds(t0), render::VideoEncoder::kInterruptedStallSeconds + 5.0);
+    EXPECT_EQ(dir.outputs(), Names{});
+  }
+  {
+    ScopedPath fake(fake_ffmpeg(dir, "cat > /dev/null; exec sleep 1000"));
+    render::VideoEncoder video(dir.file("unending.mp4"), 320, 240, kFps, 1.0);
+    video.add_frame(frame);
+    video.add_frame(frame);
+    auto const t0 = std::chrono::steady_clock::now();
+    try {
+      video.finish();
+      ADD_FAILURE() << "an ffmpeg that never ended was waited out";
+    } catch (const RuntimeFailure& e) {
+      EXPECT_NE(std::string(e.what()).find(": ffmpeg neither ended nor wrote for 1 s after the last frame (stalled; "
+                                           "nothing was written)"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_LT(seconds(t0), 10.0);
+    EXPECT_EQ(dir.outputs(), Names{});
+  }
 }
 
 TEST(Video, DyingFfmpegIsAnErrorNotSigpipe) {
