@@ -295,6 +295,47 @@ nb::ndarray<nb::numpy, T> to_numpy(std::vector<T> values, std::size_t rows, std:
 
 nb::ndarray<nb::numpy, double> vec3(const Vec3d& v) { return to_numpy<double>({v.x, v.y, v.z}, 3, 0); }
 
+// Runs `work` (which touches nothing of Python's) on a thread of its own while this one, which holds the GIL, looks at
+// Python's signals every kSignalCheckSeconds: Ctrl-C (or a signal a script made a KeyboardInterrupt) asks the work to
+// give up as a signal asks the command line's (request_interrupt: the bodies' generation, the engines' force and
+// energy passes and the steps look for it) and is raised once it has. Python's signal handlers only set a flag that
+// this thread must look at, so a long call made here directly would answer Ctrl-C only once it ended. `alone`: with
+// several ranks the work runs here, the GIL released, as a collective call (one rank giving up alone would leave the
+// others waiting). `cancel`: a flag the work gives up on too, raised with the interrupt.
+template <class F>
+auto watching_signals(F&& work, bool alone, std::atomic<bool>* cancel = nullptr) -> decltype(work()) {
+  if (!alone) {
+    nb::gil_scoped_release unlocked;
+    return work();
+  }
+  clear_interrupt();
+  auto result = std::async(std::launch::async, std::forward<F>(work));
+  std::optional<nb::python_error> interrupt;
+  for (;;) {
+    bool ready = false;
+    {
+      nb::gil_scoped_release unlocked;
+      ready = result.wait_for(std::chrono::duration<double>(kSignalCheckSeconds)) == std::future_status::ready;
+    }
+    if (ready) break;
+    if (!interrupt && PyErr_CheckSignals() != 0) {
+      interrupt.emplace();  // the KeyboardInterrupt, raised once the work has given up
+      request_interrupt();
+      if (cancel) cancel->store(true);  // for work that gives up on a flag (a start's first forces)
+    }
+  }
+  try {
+    auto value = result.get();
+    clear_interrupt();
+    if (!interrupt) return value;
+  } catch (...) {
+    clear_interrupt();
+    if (!interrupt) throw;  // the work's own failure
+  }
+  interrupt->restore();  // what the work made or failed at (having given up) is dropped for the KeyboardInterrupt
+  throw nb::python_error();
+}
+
 // An (n, 3) array of row(i) for each body i: a copy.
 template <class Row>
 nb::ndarray<nb::numpy, double> rows3(std::size_t n, Row row) {
@@ -328,7 +369,9 @@ class Engine {
     driver::RunConfig run;
     run.devices.engine.precision = Precision::fp64;  // Python's default: the state a script reads is fp64 throughout
     apply_options(run, options, true);
-    return made(std::move(run), comm, [](const driver::RunConfig& r) { return driver::make_setup(r); });
+    return made(std::move(run), comm, [](const driver::RunConfig& r, const std::atomic<bool>* cancel) {
+      return driver::make_setup(r, cancel);
+    });
   }
 
   static std::unique_ptr<Engine> from_arrays(Rows3 positions, Rows3 velocities, Column masses, double time,
@@ -338,7 +381,7 @@ class Engine {
     apply_options(run, options, false);
     sim::BodySet bodies = to_bodies(positions, velocities, masses);
     bodies.time = time;
-    return made(std::move(run), comm, [&](const driver::RunConfig& r) {
+    return made(std::move(run), comm, [&](const driver::RunConfig& r, const std::atomic<bool>*) {
       return driver::setup_from_bodies(r, std::move(bodies), "arrays");
     });
   }
@@ -349,7 +392,9 @@ class Engine {
     run.devices.engine.precision = Precision::fp64;
     run.initial.snapshot = path;  // where a time given with a unit takes its units from
     apply_options(run, options, false);
-    return made(std::move(run), comm, [](const driver::RunConfig& r) { return driver::make_setup(r); });
+    return made(std::move(run), comm, [](const driver::RunConfig& r, const std::atomic<bool>* cancel) {
+      return driver::make_setup(r, cancel);
+    });
   }
 
   // A checkpoint continued: every setting from the file unless `options` names it (then with a
@@ -359,7 +404,9 @@ class Engine {
     driver::RunConfig run;
     run.initial.checkpoint = path;  // where a time given with a unit takes its units from
     apply_options(run, options, false, true);
-    return made(std::move(run), comm, [](const driver::RunConfig& r) { return driver::make_setup(r); });
+    return made(std::move(run), comm, [](const driver::RunConfig& r, const std::atomic<bool>* cancel) {
+      return driver::make_setup(r, cancel);
+    });
   }
 
   // The engine of `run` on the communicator's ranks (or this process alone): the setup made on every rank with the
@@ -369,20 +416,32 @@ class Engine {
                                       MakeSetup&& make_setup) {
     auto ranks = ranks_for(comm);
     run.devices.ranks = ranks.get();
-    driver::Setup setup;
-    {
-      nb::gil_scoped_release unlocked;
-      agree(spanned(ranks), [&] { setup = make_setup(run); });
-    }
-    return std::make_unique<Engine>(std::move(setup), run, std::move(ranks));
+    bool const alone = spanned(ranks).size() == 1;
+    // The bodies made, the first forces and the energy: minutes for millions of bodies on the CPU, so Ctrl-C is
+    // looked for meanwhile (the engine is then made on another thread and used on this one, as the CUDA engines
+    // allow: each sets its device before its work). The generation and the CPU engines' first forces give up on a
+    // flag (as the command line's start), the energy pass on the interrupt itself; the flag is lowered once the
+    // simulation is made, so that no step after it is cancelled part-way, and lives as long as the engine.
+    auto cancel = std::make_shared<std::atomic<bool>>(false);
+    auto engine = watching_signals(
+        [&]() {
+          driver::Setup setup;
+          agree(spanned(ranks), [&] { setup = make_setup(run, cancel.get()); });
+          return std::make_unique<Engine>(std::move(setup), run, std::move(ranks), cancel);
+        },
+        alone, cancel.get());
+    cancel->store(false);
+    return engine;
   }
 
   // With `ranks` (a communicator's), every rank makes the engine with the same arguments, and
-  // each call that reads or writes the state is collective: every rank makes it, in the same order.
-  Engine(driver::Setup setup, const driver::RunConfig& run, std::unique_ptr<Ranks> ranks = nullptr)
-      : ranks_(std::move(ranks)), run_(run), source_(run.initial) {
+  // each call that reads or writes the state is collective: every rank makes it, in the same order. Made without
+  // the GIL (made(): the caller's thread released it, or another thread's work).
+  Engine(driver::Setup setup, const driver::RunConfig& run, std::unique_ptr<Ranks> ranks,
+         std::shared_ptr<std::atomic<bool>> cancel)
+      : ranks_(std::move(ranks)), run_(run), source_(run.initial), cancel_(std::move(cancel)) {
     notices_ = setup.notices;
-    nb::gil_scoped_release unlocked;
+    setup.config.cancel = cancel_.get();
     sim_ = std::make_unique<multigpu::Simulation>(setup.bodies, setup.program, setup.config, setup.clock, &setup.hermite);
     setup.bodies = sim::BodySet{};  // the simulation holds the state now
     setup_ = std::move(setup);
@@ -477,34 +536,13 @@ class Engine {
     sim::StepProgram const program = sim_->program();
     multigpu::SimulationConfig const config = sim_->config();
     std::string const source = setup_.source;
-    clear_interrupt();
-    auto result = std::async(std::launch::async, [=]() -> std::string {
-      multigpu::Simulation copy(same->bodies, program, config, same->clock, &same->hermite);
-      driver::Measurement const m = driver::measure(copy, warmup, steps);
-      return driver::benchmark_json(m, copy, source, warmup, steps).dump();
-    });
-    std::optional<nb::python_error> interrupt;
-    for (;;) {
-      bool ready = false;
-      {
-        nb::gil_scoped_release unlocked;
-        ready = result.wait_for(std::chrono::duration<double>(kSignalCheckSeconds)) == std::future_status::ready;
-      }
-      if (ready) break;
-      if (!interrupt && PyErr_CheckSignals() != 0) {
-        interrupt.emplace();  // the KeyboardInterrupt, raised once the copy has given up
-        request_interrupt();
-      }
-    }
-    std::string text;
-    try {
-      text = result.get();
-    } catch (const Interrupted&) {
-      clear_interrupt();
-      if (!interrupt) throw;
-    }
-    clear_interrupt();
-    if (interrupt) interrupt->restore(), throw nb::python_error();
+    std::string const text = watching_signals(
+        [=]() -> std::string {
+          multigpu::Simulation copy(same->bodies, program, config, same->clock, &same->hermite);
+          driver::Measurement const m = driver::measure(copy, warmup, steps);
+          return driver::benchmark_json(m, copy, source, warmup, steps).dump();
+        },
+        true);
     return from_json(text);
   }
 
@@ -1358,6 +1396,7 @@ class Engine {
   std::uint64_t continued_at_ = 0;
   bool continued_blocks_ = false;
   std::optional<double> last_fixed_dt_;  // the last fixed step the simulation ran, for a switch back from hermite4
+  std::shared_ptr<std::atomic<bool>> cancel_;  // the start's (made()), which the simulation's config points to
   std::unique_ptr<multigpu::Simulation> sim_;
   double e0_ = 0;
   nb::object last_run_ = nb::none();  // run()'s outcome

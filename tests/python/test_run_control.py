@@ -67,6 +67,23 @@ def test_ctrl_c_raises_keyboard_interrupt_within_about_a_step_with_the_state_int
         time.sleep(5)
 
 
+def test_ctrl_c_while_a_simulation_is_made_raises_keyboard_interrupt_at_once():
+    # The bodies made, the first forces and the energy of 200,000 bodies: many seconds on 2 cores, which Ctrl-C
+    # cuts short (they look for it as the command line's do), and the next simulation is made as usual.
+    sent = []
+    timer = threading.Timer(0.5, lambda: (sent.append(time.perf_counter()), os.kill(os.getpid(), signal.SIGINT)))
+    timer.start()
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        nbody.Simulation(n=200_000, backend="cpu", precision="fp32")
+    timer.join()
+    latency = time.perf_counter() - sent[0]
+    assert latency < 2.0, f"KeyboardInterrupt {latency:.3f} s after SIGINT ({time.perf_counter() - started:.1f} s in all)"
+    sim = nbody.Simulation(n=64, backend="cpu")
+    sim.step(2)
+    assert sim.steps == 2
+
+
 @pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGUSR1", "SIGUSR2", "SIGXCPU"])
 def test_the_batch_recipe_saves_the_run_at_a_batch_systems_signal(tmp_path, name):
