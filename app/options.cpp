@@ -625,7 +625,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   view->add_flag("--trails", o.trails, "trails behind the bodies from the start (the 't' key toggles them)");
   add_named(*view, "--interop", o.interop, "positions into GL: auto, on (CUDA-GL interop or fail), off (host upload)");
   view->add_option("--steps-per-frame", o.steps_per_frame,
-                   "simulation steps per frame (hermite4: spans of --dt-max, each ending with every body at one time)")
+                   "simulation steps per frame (hermite4: spans of dt max's power of two, which end with every body at "
+                   "one time)")
       ->check(whole_number(1, kMaxStepsPerFrame))
       ->capture_default_str();
   cli.footer(viewer_keys_help());
@@ -756,7 +757,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
       {"--load", &ic.snapshot},      {"--restart", &ic.checkpoint}, {"--save", &o.save},
       {"--checkpoint", &o.checkpoint}, {"--json", &o.json},         {"--csv", &o.csv},
       {"--screenshot", &o.screenshot}, {"--video", &o.video},       {"--frames-dir", &o.frames_dir},
-      {"--screenshot-dir", &o.screenshot_dir}, {"--snapshots", &o.snapshots.base}};
+      {"--screenshot-dir", &o.screenshot_dir}, {"--snapshots", &o.snapshots.base}, {"--diagnostics", &o.diagnostics}};
   for (auto const& [option, path] : paths)
     if (cli.count(option) && path->empty())
       throw InputError(std::string(option) + " '': the path is empty; name a " +

@@ -1841,6 +1841,7 @@ TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
       {"--run --save ''", "--save '': the path is empty; name a file"},
       {"--run --json ''", "--json '': the path is empty"},
       {"--run --checkpoint ''", "--checkpoint '': the path is empty"},
+      {"--run --diagnostics ''", "--diagnostics '': the path is empty; name a file"},
       {"--compare-threading --csv ''", "--csv '': the path is empty"},
       {"--offscreen --screenshot ''", "--screenshot '': the path is empty"},
       {"--offscreen --video ''", "--video '': the path is empty"},
