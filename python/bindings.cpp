@@ -295,20 +295,21 @@ nb::ndarray<nb::numpy, T> to_numpy(std::vector<T> values, std::size_t rows, std:
 
 nb::ndarray<nb::numpy, double> vec3(const Vec3d& v) { return to_numpy<double>({v.x, v.y, v.z}, 3, 0); }
 
-// Runs `work` (which touches nothing of Python's) on a thread of its own while this one, which holds the GIL, looks at
-// Python's signals every kSignalCheckSeconds: Ctrl-C (or a signal a script made a KeyboardInterrupt) asks the work to
-// give up as a signal asks the command line's (request_interrupt: the bodies' generation, the engines' force and
-// energy passes and the steps look for it) and is raised once it has. Python's signal handlers only set a flag that
-// this thread must look at, so a long call made here directly would answer Ctrl-C only once it ended. `alone`: with
-// several ranks the work runs here, the GIL released, as a collective call (one rank giving up alone would leave the
-// others waiting). `cancel`: a flag the work gives up on too, raised with the interrupt.
+// Runs `work` (which touches nothing of Python's: no object, no reference count) on a thread of its own while this
+// one, which holds the GIL, looks at Python's signals every kSignalCheckSeconds, and raises Ctrl-C (or a signal a
+// script made a KeyboardInterrupt) once the work has given up. Python's signal handlers only set a flag that this
+// thread must look at, so a long call made here directly would answer Ctrl-C only once it ended. The work is asked
+// to give up through `cancel` where given (a flag of its own, which no other thread's work reads: a start), else
+// through the process's interrupt (request_interrupt, which the engines' passes and the steps look for). `alone`:
+// with several ranks the work runs here, the GIL released, as a collective call (one rank giving up alone would
+// leave the others waiting).
 template <class F>
 auto watching_signals(F&& work, bool alone, std::atomic<bool>* cancel = nullptr) -> decltype(work()) {
   if (!alone) {
     nb::gil_scoped_release unlocked;
     return work();
   }
-  clear_interrupt();
+  if (!cancel) clear_interrupt();
   auto result = std::async(std::launch::async, std::forward<F>(work));
   std::optional<nb::python_error> interrupt;
   for (;;) {
@@ -320,16 +321,18 @@ auto watching_signals(F&& work, bool alone, std::atomic<bool>* cancel = nullptr)
     if (ready) break;
     if (!interrupt && PyErr_CheckSignals() != 0) {
       interrupt.emplace();  // the KeyboardInterrupt, raised once the work has given up
-      request_interrupt();
-      if (cancel) cancel->store(true);  // for work that gives up on a flag (a start's first forces)
+      if (cancel)
+        cancel->store(true);
+      else
+        request_interrupt();
     }
   }
   try {
     auto value = result.get();
-    clear_interrupt();
+    if (!cancel) clear_interrupt();
     if (!interrupt) return value;
   } catch (...) {
-    clear_interrupt();
+    if (!cancel) clear_interrupt();
     if (!interrupt) throw;  // the work's own failure
   }
   interrupt->restore();  // what the work made or failed at (having given up) is dropped for the KeyboardInterrupt
@@ -409,8 +412,31 @@ class Engine {
     });
   }
 
-  // The engine of `run` on the communicator's ranks (or this process alone): the setup made on every rank with the
-  // GIL released; a failure on any rank is thrown on every rank (agree).
+  // What an engine is made of, made without the GIL: the setup (its bodies moved into the simulation), the
+  // simulation (its start: the first forces), the energy baseline (a checkpoint's, else the energy now, as the
+  // command line's --run: measured anew past step 0, where a series from before begins again) and a restart's
+  // recorded end (continued_end, decided on the file's state).
+  struct Parts {
+    driver::Setup setup;
+    std::unique_ptr<multigpu::Simulation> sim;
+    double e0 = 0;
+    driver::ContinuedEnd continued;
+  };
+  static Parts make_parts(driver::Setup setup, const std::atomic<bool>* cancel) {
+    Parts p;
+    setup.config.cancel = cancel;
+    p.sim = std::make_unique<multigpu::Simulation>(setup.bodies, setup.program, setup.config, setup.clock,
+                                                   &setup.hermite);
+    setup.bodies = sim::BodySet{};  // the simulation holds the state now
+    if (!setup.run.initial.checkpoint.empty()) p.continued = driver::continued_end(setup);
+    if (!setup.initial_energy && p.sim->steps_done() > 0) setup.baseline_step = p.sim->steps_done();
+    p.e0 = setup.initial_energy ? *setup.initial_energy : p.sim->diagnostics().total();
+    p.setup = std::move(setup);
+    return p;
+  }
+
+  // The engine of `run` on the communicator's ranks (or this process alone): its parts made on every rank without
+  // the GIL (a failure on any rank is thrown on every rank: agree), the engine itself here, with it.
   template <class MakeSetup>
   static std::unique_ptr<Engine> made(driver::RunConfig run, const std::optional<std::uintptr_t>& comm,
                                       MakeSetup&& make_setup) {
@@ -418,42 +444,36 @@ class Engine {
     run.devices.ranks = ranks.get();
     bool const alone = spanned(ranks).size() == 1;
     // The bodies made, the first forces and the energy: minutes for millions of bodies on the CPU, so Ctrl-C is
-    // looked for meanwhile (the engine is then made on another thread and used on this one, as the CUDA engines
-    // allow: each sets its device before its work). The generation and the CPU engines' first forces give up on a
-    // flag (as the command line's start), the energy pass on the interrupt itself; the flag is lowered once the
-    // simulation is made, so that no step after it is cancelled part-way, and lives as long as the engine.
+    // looked for meanwhile, alone (the simulation is then made on another thread and used on this one, as the CUDA
+    // engines allow: each sets its device before its work). They give up on a flag of their own, as the command
+    // line's start does (the generation, the CPU engines' force and potential passes), never on the process's
+    // interrupt, which another thread's run may be using; it is lowered once the simulation is made, so that no step
+    // after it is cancelled part-way, and lives as long as the engine, whose simulation points to it.
     auto cancel = std::make_shared<std::atomic<bool>>(false);
-    auto engine = watching_signals(
+    Parts parts = watching_signals(
         [&]() {
           driver::Setup setup;
           agree(spanned(ranks), [&] { setup = make_setup(run, cancel.get()); });
-          return std::make_unique<Engine>(std::move(setup), run, std::move(ranks), cancel);
+          return make_parts(std::move(setup), cancel.get());
         },
         alone, cancel.get());
     cancel->store(false);
-    return engine;
+    return std::make_unique<Engine>(std::move(parts), run, std::move(ranks), std::move(cancel));
   }
 
   // With `ranks` (a communicator's), every rank makes the engine with the same arguments, and
-  // each call that reads or writes the state is collective: every rank makes it, in the same order. Made without
-  // the GIL (made(): the caller's thread released it, or another thread's work).
-  Engine(driver::Setup setup, const driver::RunConfig& run, std::unique_ptr<Ranks> ranks,
+  // each call that reads or writes the state is collective: every rank makes it, in the same order.
+  Engine(Parts parts, const driver::RunConfig& run, std::unique_ptr<Ranks> ranks,
          std::shared_ptr<std::atomic<bool>> cancel)
       : ranks_(std::move(ranks)), run_(run), source_(run.initial), cancel_(std::move(cancel)) {
-    notices_ = setup.notices;
-    setup.config.cancel = cancel_.get();
-    sim_ = std::make_unique<multigpu::Simulation>(setup.bodies, setup.program, setup.config, setup.clock, &setup.hermite);
-    setup.bodies = sim::BodySet{};  // the simulation holds the state now
-    setup_ = std::move(setup);
-    // A restart's recorded end, for a first run that names none (continued_end): decided on the file's state.
-    if (!setup_.run.initial.checkpoint.empty()) continued_ = driver::continued_end(setup_);
+    notices_ = parts.setup.notices;
+    sim_ = std::move(parts.sim);
+    setup_ = std::move(parts.setup);
+    continued_ = parts.continued;
     continued_at_ = sim_->steps_done();
     continued_blocks_ = sim_->block_steps();
     remember_settings();
-    // The baseline of the energy error: a checkpoint's, else the energy now (as the command line's --run); measured
-    // anew past step 0 (a checkpoint continued with another softening), a series from before begins again.
-    if (!setup_.initial_energy && sim_->steps_done() > 0) setup_.baseline_step = sim_->steps_done();
-    e0_ = setup_.initial_energy ? *setup_.initial_energy : sim_->diagnostics().total();
+    e0_ = parts.e0;
   }
 
   // Enqueues `steps` steps with the GIL released. On a GPU the last of them may still be running

@@ -84,6 +84,24 @@ def test_ctrl_c_while_a_simulation_is_made_raises_keyboard_interrupt_at_once():
     assert sim.steps == 2
 
 
+def test_ctrl_c_while_a_simulation_is_made_stops_no_other_threads_run():
+    # The start gives up on a flag of its own: another thread's run (which Python's signals do not reach) goes on to
+    # its end, not stopped as by a signal.
+    other = nbody.Simulation(n=1024, backend="cpu")
+    other.step(1)
+    t0 = time.perf_counter()
+    other.step(4)
+    steps = max(20, int(4.0 / ((time.perf_counter() - t0) / 4)))  # about 4 s of steps (2 s or so, warmed up)
+    runner = threading.Thread(target=lambda: other.run(steps=steps))
+    runner.start()
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):
+        nbody.Simulation(n=200_000, backend="cpu", precision="fp32")
+    runner.join(60)
+    assert not runner.is_alive()
+    assert other.last_run["steps"] == steps and not other.last_run["interrupted"], other.last_run
+
+
 @pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGUSR1", "SIGUSR2", "SIGXCPU"])
 def test_the_batch_recipe_saves_the_run_at_a_batch_systems_signal(tmp_path, name):
