@@ -210,6 +210,7 @@ class LiveSimulation {
   // hermite4 running: the block time (from the epoch) its frames go to, a multiple of the longest step, where every
   // body is at one time; kept across frames until reached (the same on every rank), none after a rebuild.
   std::optional<double> span_end_;
+  std::uint64_t span_spans_ = 0;  // the frames' spans that span_end_ was set for
   bool torn_ = false;             // sim_ abandoned a step part-way: rebuilt from the last frame before use
   multigpu::RunClock frame_clock_;  // the clock of the front host frame
   std::uint64_t applying_ = 0;    // the number of the change being applied (0: none)
