@@ -100,6 +100,7 @@ class ChildProcess {
       ::nanosleep(&pause, nullptr);
     }
   }
+  pid_t pid() const { return pid_; }
   int wait() {
     int status = 0;
     pid_t rc;
@@ -227,12 +228,33 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// The CPU time a process has used (user and system, every thread, in clock ticks: /proc/PID/stat), or -1 where it
+// cannot be read. An ffmpeg at work (its lookahead's frames, a large frame) uses CPU while it takes no input and
+// writes nothing; a stalled or stopped one uses none.
+long long cpu_ticks(pid_t pid) {
+  if (pid <= 0) return -1;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  std::FILE* f = std::fopen(path, "re");
+  if (!f) return -1;
+  char text[1024];
+  std::size_t const n = std::fread(text, 1, sizeof text - 1, f);
+  std::fclose(f);
+  text[n] = '\0';
+  char const* at = std::strrchr(text, ')');  // after the command name, which may hold spaces
+  if (!at) return -1;
+  unsigned long long utime = 0, stime = 0;
+  // state, ppid, pgrp, session, tty, tpgid, flags, minflt, cminflt, majflt, cmajflt, utime, stime
+  if (std::sscanf(at + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) return -1;
+  return static_cast<long long>(utime + stime);
+}
+
 // Writes all of `data` to a pipe opened non-blocking: 0, or the errno of the write that failed (EPIPE: the reader is
-// gone), or ETIMEDOUT where the reader took no byte for `stall_seconds` (after a signal: kInterruptedStallSeconds;
-// ECANCELED then). SIGPIPE is blocked in this thread for the write, and one that the write raised is taken off the
+// gone), or ETIMEDOUT where the reader (process `reader`) took no byte and used no CPU for `stall_seconds` (after a
+// signal: kInterruptedStallSeconds; ECANCELED then). SIGPIPE is blocked in this thread for the write, and one that the write raised is taken off the
 // pending set before the mask is restored, so a dead reader is an error code, never a signal that would end nbody. A
 // SIGPIPE pending before the call (raised elsewhere) is left pending.
-int write_without_sigpipe(int fd, const std::uint8_t* data, std::size_t size, double stall_seconds) {
+int write_without_sigpipe(int fd, const std::uint8_t* data, std::size_t size, double stall_seconds, pid_t reader) {
   sigset_t pipe_only, old_mask, pending;
   sigemptyset(&pipe_only);
   sigaddset(&pipe_only, SIGPIPE);
@@ -242,6 +264,7 @@ int write_without_sigpipe(int fd, const std::uint8_t* data, std::size_t size, do
   pthread_sigmask(SIG_BLOCK, &pipe_only, &old_mask);
   int err = 0;
   auto progress = std::chrono::steady_clock::now();
+  long long cpu = cpu_ticks(reader);
   while (size > 0) {
     ssize_t const n = ::write(fd, data, size);
     if (n > 0) {
@@ -254,8 +277,12 @@ int write_without_sigpipe(int fd, const std::uint8_t* data, std::size_t size, do
       err = errno;
       break;
     }
-    // Full: ffmpeg is encoding, or stalled. A signal lets the frame finish while ffmpeg takes it (nbody stops at its
-    // next safe point, after this frame), not while it takes nothing.
+    // Full: ffmpeg is encoding (it uses CPU), or stalled. A signal lets the frame finish while ffmpeg works (nbody
+    // stops at its next safe point, after this frame), not while it does nothing.
+    if (long long const now = cpu_ticks(reader); now != cpu) {
+      cpu = now;
+      progress = std::chrono::steady_clock::now();
+    }
     bool const signalled = interrupt_signal() != 0;
     if (seconds_since(progress) > (signalled ? VideoEncoder::kInterruptedStallSeconds : stall_seconds)) {
       err = signalled ? ECANCELED : ETIMEDOUT;
@@ -399,7 +426,8 @@ void VideoEncoder::add_frame(const std::vector<std::uint8_t>& rgb) {
                                 " x " + std::to_string(height_) + " x 3, RGB)");
   }
   if (!session_) throw std::logic_error("VideoEncoder::add_frame: the video " + path_ + " is already closed");
-  int const err = write_without_sigpipe(session_->input.get(), rgb.data(), rgb.size(), stall_seconds_);
+  int const err =
+      write_without_sigpipe(session_->input.get(), rgb.data(), rgb.size(), stall_seconds_, session_->ffmpeg.pid());
   if (err == 0) {
     ++frames_;
     return;
@@ -407,7 +435,7 @@ void VideoEncoder::add_frame(const std::vector<std::uint8_t>& rgb) {
   auto const session = std::move(session_);  // closed whatever happens next: the temporary file goes
   if (err == ECANCELED || err == ETIMEDOUT) {
     char took[200];
-    std::snprintf(took, sizeof took, "ffmpeg took nothing of frame %llu for %g s",
+    std::snprintf(took, sizeof took, "ffmpeg took nothing of frame %llu and did no work for %g s",
                   static_cast<unsigned long long>(frames_ + 1),
                   err == ECANCELED ? kInterruptedStallSeconds : stall_seconds_);
     if (err == ECANCELED) {  // a signal came meanwhile: the recording ends now, without its video
@@ -429,16 +457,19 @@ void VideoEncoder::finish() {
   auto const session = std::move(session_);  // closed whatever happens next
   std::string const where = std::string(kOption) + " " + path_ + ": ";
   session->input.reset();  // end of input: ffmpeg encodes what it holds, writes the index, exits
-  // Bounded: it writes as it goes (the file grows, then its index moves to the front, rewriting it), so a wait with
-  // neither its exit nor a write to the file (its size or modification time) for the bound is a stall (after a
-  // signal, kInterruptedStallSeconds).
+  // Bounded: it encodes what it holds (CPU), writes as it goes (the file grows, then its index moves to the front,
+  // rewriting it), so a wait with neither its exit, nor CPU used, nor a write to the file (its size or modification
+  // time) for the bound is a stall (after a signal, kInterruptedStallSeconds).
   auto progress = std::chrono::steady_clock::now();
   struct stat last {};
+  long long cpu = cpu_ticks(session->ffmpeg.pid());
   std::optional<int> const ended = session->ffmpeg.wait_unless([&] {
     struct stat st {};
-    if (::fstat(session->output.fd(), &st) == 0 &&
-        (st.st_size != last.st_size || st.st_mtim.tv_sec != last.st_mtim.tv_sec ||
-         st.st_mtim.tv_nsec != last.st_mtim.tv_nsec)) {
+    long long const now = cpu_ticks(session->ffmpeg.pid());
+    if (now != cpu || (::fstat(session->output.fd(), &st) == 0 &&
+                       (st.st_size != last.st_size || st.st_mtim.tv_sec != last.st_mtim.tv_sec ||
+                        st.st_mtim.tv_nsec != last.st_mtim.tv_nsec))) {
+      cpu = now;
       last = st;
       progress = std::chrono::steady_clock::now();
     }
@@ -446,7 +477,7 @@ void VideoEncoder::finish() {
   });
   if (!ended) {
     char took[160];
-    std::snprintf(took, sizeof took, "ffmpeg neither ended nor wrote for %g s after the last frame",
+    std::snprintf(took, sizeof took, "ffmpeg neither ended, worked nor wrote for %g s after the last frame",
                   interrupt_signal() ? kInterruptedStallSeconds : stall_seconds_);
     throw RuntimeFailure(where + took + " (stalled; nothing was written): " + last_line_of(session->log.get()));
   }

@@ -28,9 +28,9 @@ namespace nbody::render {
 // or abandons the video at its own safe point. It inherits no file descriptor of nbody's but its
 // stdin (the frames), stdout (/dev/null) and stderr (kept in memory, so that a failure quotes its
 // last line). A dead ffmpeg is an error, not the end of nbody: writing to it never raises SIGPIPE.
-// A stalled one is too: every wait on it is bounded. A frame that ffmpeg takes no byte of for
-// `stall_seconds`, or a finish() in which it neither exits nor writes for that long, is a
-// RuntimeFailure; after a signal (core/interrupt.h) the bound is kInterruptedStallSeconds, and a frame
+// A stalled one is too: every wait on it is bounded. A frame that ffmpeg takes no byte of while it
+// uses no CPU for `stall_seconds`, or a finish() in which it neither exits, works nor writes for that
+// long, is a RuntimeFailure; after a signal (core/interrupt.h) the bound is kInterruptedStallSeconds, and a frame
 // then abandons the video (Interrupted, the reason on stderr), while finish() keeps the frames given.
 // One thread uses an encoder at a time.
 class VideoEncoder {

@@ -360,7 +360,7 @@ TEST(Video, AStalledFfmpegIsABoundedWait) {
       video.add_frame(frame);
       ADD_FAILURE() << "a frame ffmpeg never read was taken";
     } catch (const RuntimeFailure& e) {
-      EXPECT_NE(std::string(e.what()).find(": ffmpeg took nothing of frame 1 for 1 s (stalled; nothing was written)"),
+      EXPECT_NE(std::string(e.what()).find(": ffmpeg took nothing of frame 1 and did no work for 1 s (stalled; nothing was written)"),
                 std::string::npos)
           << e.what();
     }
@@ -387,7 +387,7 @@ TEST(Video, AStalledFfmpegIsABoundedWait) {
       video.finish();
       ADD_FAILURE() << "an ffmpeg that never ended was waited out";
     } catch (const RuntimeFailure& e) {
-      EXPECT_NE(std::string(e.what()).find(": ffmpeg neither ended nor wrote for 1 s after the last frame (stalled; "
+      EXPECT_NE(std::string(e.what()).find(": ffmpeg neither ended, worked nor wrote for 1 s after the last frame (stalled; "
                                            "nothing was written)"),
                 std::string::npos)
           << e.what();
@@ -395,6 +395,24 @@ TEST(Video, AStalledFfmpegIsABoundedWait) {
     EXPECT_LT(seconds(t0), 10.0);
     EXPECT_EQ(dir.outputs(), Names{});
   }
+}
+
+// After a signal, an ffmpeg still at work (its last frames, the index: seconds at large sizes, with nothing written
+// meanwhile) is waited for, and the video keeps the frames made: the short bound is for an ffmpeg that does nothing.
+TEST(Video, ABusyFfmpegFinishesTheVideoAfterASignal) {
+  ScopedDir dir;
+  std::string const busy = "end=$(($(date +%s) + 8)); while [ \"$(date +%s)\" -lt \"$end\" ]; do :; done\n";
+  std::string const body = writes(dir, tiny_mp4(2));
+  std::size_t const cat = body.find("cat > /dev/null\n") + std::string("cat > /dev/null\n").size();
+  ScopedPath fake(fake_ffmpeg(dir, body.substr(0, cat) + busy + body.substr(cat)));  // reads, works 8 s, writes
+  render::VideoEncoder video(dir.file("busy.mp4"), kWidth, kHeight, kFps);
+  std::vector<std::uint8_t> const frame(kWidth * kHeight * 3, 7);
+  video.add_frame(frame);
+  video.add_frame(frame);
+  request_interrupt(SIGTERM);
+  EXPECT_NO_THROW(video.finish());
+  clear_interrupt();
+  EXPECT_EQ(dir.outputs(), Names{"busy.mp4"});
 }
 
 TEST(Video, DyingFfmpegIsAnErrorNotSigpipe) {
