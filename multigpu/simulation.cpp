@@ -220,7 +220,6 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       e.device = config_.devices[d];
       e.split_forces = ranks.size() > 1;  // forces on the rank's own bodies while the others' travel
       e.cancel = ranks.size() > 1 ? nullptr : config_.cancel;
-      e.interruptible = ranks.size() == 1;
       e.names = config_.names;
       engines_.push_back(sim::make_engine(config_.backend, e));
       raw.push_back(engines_.back().get());
@@ -480,15 +479,25 @@ void Simulation::begin_sample(bool agree_on_signal) {
     return;
   }
   check_usable();
+  // A process alone stops in the pass at a signal. Ranks that agree on a signal after it stop in it too, each at its
+  // own signal (a batch system's or mpirun's reaches every rank), and meet in the agreement, where a rank that saw
+  // none arrives once its pass is whole: every rank then gives up the sample at once, so that the run stops and saves
+  // as a whole. Ranks that do not agree afterwards run the pass whole.
+  bool const alone = ranks_->size() == 1, agree = agree_on_signal && !alone;
+  bool stopped = false;
   guarded([&] {
     wait_for_devices({});  // bounded, before the engines' own waits
-    scheduler_->for_each_device([&](int d) { engines_[d]->begin_sample(); });
+    try {
+      scheduler_->for_each_device([&](int d) { engines_[d]->begin_sample(alone || agree); });
+    } catch (const Interrupted&) {
+      if (!agree) throw;
+      stopped = true;  // this rank's terms are partial: the agreement below says the signal, and none are used
+    }
   });
   sample_time_ = time();
-  // Ranks do not stop alone inside the pass (sim::EngineConfig::interruptible): asked to, they agree on a signal after
-  // it, and every rank gives up the sample at once, so that the run stops and saves as a whole.
-  if (agree_on_signal && ranks_->size() > 1)
+  if (agree)
     if (int const sig = agreed_interrupt(*ranks_)) throw Interrupted(sig, true);
+  if (stopped) throw std::logic_error("Simulation::begin_sample: a pass stopped at a signal the ranks did not agree on");
 }
 
 double Simulation::end_sample(sim::BodySet& into) {

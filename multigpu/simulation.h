@@ -141,10 +141,11 @@ class Simulation {
   // begins a sample at its step, enqueues the next steps, ends the sample and measures it on the host
   // (sim::measure) while the devices run them. Both are collective. Between them, calls that
   // synchronise may come; a second begin_sample() replaces the first. A signal during the pass throws
-  // Interrupted in a process alone as soon as the CPU's pass sees it. With several ranks no rank stops
-  // alone in it; with `agree_on_signal` the ranks agree on a signal once it is over, and every rank
-  // throws Interrupted (`every_rank`), wherever it came, so that a run stops and saves as a whole (a
-  // front end that stops by its own plan, as the viewer's followers do, leaves it false).
+  // Interrupted in a process alone as soon as the CPU's pass sees it. With several ranks and
+  // `agree_on_signal`, each rank stops its pass at a signal of its own, the ranks agree on a signal once
+  // every one is past the pass, and every rank throws Interrupted (`every_rank`), wherever it came, so
+  // that a run stops and saves as a whole; without it (a front end that stops by its own plan, as the
+  // viewer's followers do) no rank stops in the pass.
   void begin_sample(bool agree_on_signal = false);
   double end_sample(sim::BodySet& into);
   // Accelerations of all bodies from the current positions, in fp64 (synchronises).

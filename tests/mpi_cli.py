@@ -267,13 +267,20 @@ with tempfile.TemporaryDirectory() as d:
             found = [e.split(b"=", 1)[1] for e in env if e.startswith(b"OMPI_COMM_WORLD_RANK=")]
             return int(found[0]) if found else None
 
-        def stop(what, args, whole_job=True, after=4.0, aborts=False, sig=signal.SIGINT, named=None):
+        signalled_at = [0.0]
+
+        def stop(what, args, whole_job=True, after=4.0, aborts=False, sig=signal.SIGINT, named=None, every_rank=False):
             cmd = mpi(2, *args, "--threads", "1")
             cmd[1:1] = ["--mca", "odls_base_sigkill_timeout", "5"]
             job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                    start_new_session=True)
             time.sleep(after)
-            if whole_job:
+            signalled = time.monotonic()
+            signalled_at[0] = time.time()  # for a file's modification time
+            if every_rank:  # a batch system's signal, which reaches every rank
+                for rank in rank_pids(job):
+                    os.kill(rank, sig)
+            elif whole_job:
                 os.killpg(job.pid, signal.SIGINT)  # Ctrl-C in the terminal: the whole foreground group
             else:
                 ranks = rank_pids(job)
@@ -286,17 +293,19 @@ with tempfile.TemporaryDirectory() as d:
             except subprocess.TimeoutExpired:
                 os.killpg(job.pid, signal.SIGKILL)
                 check(False, what + ": the job stopped within 60 s of the signal")
-                return
-            print("$", " ".join(cmd), "->", job.returncode)
+                return None
+            took = time.monotonic() - signalled
+            print("$", " ".join(cmd), "->", job.returncode, "%.1f s after the signal" % took)
             print(out[-1500:], err[-1500:])
             check(job.returncode != 0, what + ": an interrupted job does not report success")
             if aborts:  # the viewer's followers end the job from their side (rank 0's viewer stops on its own)
-                return
+                return took
             check("MPI_ABORT" not in err, what + ": the ranks stop together, not by MPI_ABORT")
             lines = [l for l in err.splitlines() if l.startswith("nbody: ") or "state saved" in l]
             said = [named] if named else ["interrupted (Ctrl-C)", "terminated (SIGTERM)"]
             check(len(lines) == 1 and any(n in lines[0] for n in said),
                   what + ": one line says the job was stopped, naming " + " or ".join(said) + ": " + str(lines))
+            return took
 
         stop("a benchmark", ["--benchmark", "--bodies", "12000", "--steps", "100000"])
         stop("a benchmark of block steps", ["--benchmark", "--integrator", "hermite4", "--bodies", "4000", "--steps",
@@ -328,6 +337,23 @@ with tempfile.TemporaryDirectory() as d:
             check(json.load(open(p("s.json")))["interrupted"] is True, "its --json says it was interrupted")
         else:
             check(False, "a run stopped in a sample's pass writes its --json")
+        # The start's energy pass (an O(N^2) pass of about 20 s here, after a first force pass of about 2 s), SIGTERM to
+        # every rank, as a batch system sends it: every rank stops its pass at its own signal and they meet in the
+        # agreement after it, so rank 0 writes its --json (after the step-0 checkpoint) within seconds, where the ranks
+        # used to run the pass whole first. (mpirun's own ending takes several seconds more, whatever the ranks do.)
+        for name in ("e.h5", "e.json"):
+            if os.path.exists(p(name)):
+                os.remove(p(name))
+        stop("the start's energy pass, SIGTERM to every rank",
+             ["--run", "--bodies", "80000", "--steps", "2", "--checkpoint", p("e.h5"), "--json", p("e.json")],
+             after=5.0, sig=signal.SIGTERM, every_rank=True)
+        if os.path.exists(p("e.h5")) and os.path.exists(p("e.json")):
+            check(json.load(open(p("e.json")))["interrupted"] is True, "its --json says it was interrupted")
+            took = os.path.getmtime(p("e.json")) - signalled_at[0]
+            print("the start's energy pass: --json written %.1f s after SIGTERM" % took)
+            check(took < 4.0, f"the ranks stopped {took:.1f} s after SIGTERM in the start's energy pass")
+        else:
+            check(False, "a run stopped in the start's energy pass saves its state and writes its --json")
         # mpirun passes Ctrl-C on as SIGTERM only after its kill timeout (5 s here): the pass must outlast it, on a fast
         # machine too (60,000 bodies ended in 6 s on one).
         stop("the start-up (hermite4's first force pass)", ["--run", "--integrator", "hermite4", "--bodies", "150000",

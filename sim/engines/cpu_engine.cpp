@@ -129,7 +129,7 @@ class CpuEngine final : public SliceEngine {
   bool idle() override { return true; }  // CPU stages run to completion when called
   void abandon() override {}              // nothing runs after a call returns
 
-  void begin_sample() override {
+  void begin_sample(bool stoppable) override {
     std::size_t const n = config_.slice.count;
     sample_positions_.resize(n);
     sample_velocities_.resize(n);
@@ -142,10 +142,10 @@ class CpuEngine final : public SliceEngine {
     Slice const s = config_.slice;
     if constexpr (std::is_same_v<Real, float>)
       potential_terms(current().data(), config_.bodies, s.begin, s.count, eps2, sample_potential_.data(), config_.cancel,
-                      config_.interruptible);
+                      stoppable);
     else
       reference_potential_terms(current().data(), config_.bodies, s.begin, s.count, eps2, sample_potential_.data(),
-                                config_.cancel, config_.interruptible);
+                                config_.cancel, stoppable);
     throw_if_cancelled();
   }
   void end_sample(BodySet& b, double* potential) override {

@@ -264,7 +264,7 @@ class CudaEngine final : public CudaSliceEngine {
     return true;
   }
 
-  void begin_sample() override {
+  void begin_sample(bool /*stoppable*/) override {
     std::size_t const n = config_.slice.count;
     if (n == 0) return;
     gpu::DeviceGuard guard(config_.device);

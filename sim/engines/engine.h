@@ -99,10 +99,6 @@ struct EngineConfig {
   // and throws StepCancelled, so a step of minutes ends within a millisecond or so. GPU engines
   // ignore it: their steps are short, and the front end stops queuing more. Null: never.
   const std::atomic<bool>* cancel = nullptr;
-  // A signal (core/interrupt.h) stops the CPU engine's potential pass between chunks (Interrupted): a process alone.
-  // False for a rank of several, which must not stop alone in a pass (the others would wait for it in their next
-  // collective call): the pass runs whole, and the ranks agree on a signal after it (multigpu::Simulation).
-  bool interruptible = true;
   SettingNames names;  // how a refused setting is named (the front end's spelling)
 };
 
@@ -167,7 +163,12 @@ class SliceEngine {
   // m_i sum_{j != i} -m_j / r_ij; CUDA counts each pair once, doubled, from one of them (half the
   // work). Only the sum over all bodies has a meaning, and summed in index order by the caller, it is
   // the same bits whatever the slices, the threads or the ranks.
-  virtual void begin_sample() = 0;
+  //
+  // `stoppable`: a signal (core/interrupt.h) stops the CPU engine's pass between chunks (Interrupted). The caller
+  // says whether it may: a process alone, or ranks that agree on a signal once every one is past the pass (a rank
+  // that stopped early then waits there for the others); not a rank of several whose next collective call does not
+  // agree (the others would wait for it in vain). GPU passes are short and run whole.
+  virtual void begin_sample(bool stoppable) = 0;
   virtual void end_sample(BodySet& bodies, double* potential) = 0;
 
   // Per-step timing: prepare for `steps` markers (allocates here, not per step), mark the end of
