@@ -570,17 +570,18 @@ TEST(LiveHermite, ALongSpanGoesOnOverFramesWithTheUsersChangesBetween) {
   EXPECT_LT(live.stats().time, 100000 / 16.0);
   EXPECT_EQ(live.take_files(), std::vector<std::string>{path}) << "the checkpoint written is offered to front ends";
   std::remove(path.c_str());
-  // One span a frame from now: the frames end at multiples of dt max again (a span of 512 bodies takes far less than
-  // a frame's steps), not on the way to the far end asked for before.
+  // One span a frame from now: the frames end at multiples of dt max again, most of them (a span of 512 bodies takes
+  // about a frame's steps or less), not on the way to the far end asked for before, where one lands on a multiple
+  // only by chance (a block step in 70 or so).
   live.set_steps_per_update(1);
   frame = next_frame(next_frame(frame));
   int at_multiples = 0;
-  for (int k = 0; k < 5; ++k) {
+  for (int k = 0; k < 10; ++k) {
     frame = next_frame(frame);
     double const spans = 16.0 * live.stats().time;
     at_multiples += spans == std::floor(spans);
   }
-  EXPECT_EQ(at_multiples, 5) << "the frames still went to the end of 100,000 spans (t = " << live.stats().time << ")";
+  EXPECT_GE(at_multiples, 5) << "the frames still went to the end of 100,000 spans (t = " << live.stats().time << ")";
 }
 
 // Softening 0 (hermite4's alone; elsewhere 0 means "the scenario's"): the viewer started on such a checkpoint with
