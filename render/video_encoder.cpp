@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/atomic_file.h"
+#include "core/clock.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "core/output_path.h"
@@ -224,10 +225,6 @@ pid_t spawn(const std::string& path, const std::string& program, const std::vect
   return pid;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
 // The CPU time a process has used (user and system, every thread, in clock ticks: /proc/PID/stat), or -1 where it
 // cannot be read. An ffmpeg at work (its lookahead's frames, a large frame) uses CPU while it takes no input and
 // writes nothing; a stalled or stopped one uses none.
@@ -263,14 +260,14 @@ int write_without_sigpipe(int fd, const std::uint8_t* data, std::size_t size, do
   bool const already_pending = sigismember(&pending, SIGPIPE) == 1;
   pthread_sigmask(SIG_BLOCK, &pipe_only, &old_mask);
   int err = 0;
-  auto progress = std::chrono::steady_clock::now();
+  auto progress = Clock::now();
   long long cpu = cpu_ticks(reader);
   while (size > 0) {
     ssize_t const n = ::write(fd, data, size);
     if (n > 0) {
       data += n;
       size -= std::size_t(n);
-      progress = std::chrono::steady_clock::now();
+      progress = Clock::now();
       continue;
     }
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
@@ -281,7 +278,7 @@ int write_without_sigpipe(int fd, const std::uint8_t* data, std::size_t size, do
     // stops at its next safe point, after this frame), not while it does nothing.
     if (long long const now = cpu_ticks(reader); now != cpu) {
       cpu = now;
-      progress = std::chrono::steady_clock::now();
+      progress = Clock::now();
     }
     bool const signalled = interrupt_signal() != 0;
     if (seconds_since(progress) > (signalled ? VideoEncoder::kInterruptedStallSeconds : stall_seconds)) {
@@ -460,7 +457,7 @@ void VideoEncoder::finish() {
   // Bounded: it encodes what it holds (CPU), writes as it goes (the file grows, then its index moves to the front,
   // rewriting it), so a wait with neither its exit, nor CPU used, nor a write to the file (its size or modification
   // time) for the bound is a stall (after a signal, kInterruptedStallSeconds).
-  auto progress = std::chrono::steady_clock::now();
+  auto progress = Clock::now();
   struct stat last {};
   long long cpu = cpu_ticks(session->ffmpeg.pid());
   std::optional<int> const ended = session->ffmpeg.wait_unless([&] {
@@ -471,7 +468,7 @@ void VideoEncoder::finish() {
                         st.st_mtim.tv_nsec != last.st_mtim.tv_nsec))) {
       cpu = now;
       last = st;
-      progress = std::chrono::steady_clock::now();
+      progress = Clock::now();
     }
     return seconds_since(progress) > (interrupt_signal() ? kInterruptedStallSeconds : stall_seconds_);
   });
