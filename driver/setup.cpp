@@ -470,6 +470,14 @@ void take_synchronised_hermite_bodies(sim::BodySet& bodies, const sim::hermite::
 
 void continue_hermite(Setup& s, sim::hermite::HermiteState state) {
   if (state.started()) take_hermite_bodies(s.bodies, state);
+  // Under a lower dt max (a restart's, a front end's change between steps) a step longer than the new longest one ends
+  // at the next multiple of that: a body's time is a multiple of its step, so of every shorter power of two, and its
+  // polynomial from there holds for the shorter step. Kept, it would end past multiples of the new longest step where
+  // every other body is (a viewer's frame, a series' sample), and be only predicted there.
+  if (s.program.hermite && state.started()) {
+    double const top = sim::hermite::pow2_at_most(s.program.hermite->dt_max);
+    for (double& dt : state.step) dt = std::min(dt, top);
+  }
   s.hermite = std::move(state);
 }
 

@@ -23,6 +23,7 @@
 #include "driver/setup.h"
 #include "gpu/devices.h"
 #include "multigpu/simulation.h"
+#include "sim/io/checkpoint.h"
 
 namespace nbody {
 namespace {
@@ -582,6 +583,56 @@ TEST(LiveHermite, ALongSpanGoesOnOverFramesWithTheUsersChangesBetween) {
     at_multiples += spans == std::floor(spans);
   }
   EXPECT_GE(at_multiples, 5) << "the frames still went to the end of 100,000 spans (t = " << live.stats().time << ")";
+}
+
+// dt max lowered between frames (the HUD's dt max, as a restart's --dt-max does): a body on a step longer than the new
+// longest one ends it at the next multiple of that, the next frame's end, where it is corrected with every other body,
+// not predicted there on its old step.
+TEST(LiveHermite, ALowerDtMaxEndsTheLongerStepsAtTheNextFramesEnd) {
+  driver::RunConfig run = hermite_plummer(256, 0.001);
+  run.physics.hermite.dt_max = 0.25;
+  run.given.dt_max = true;
+  LiveSimulation live(driver::make_setup(run), run, std::nullopt, false);
+  live.set_steps_per_update(2);
+  live.update();
+  ASSERT_EQ(live.stats().time, 0.5);
+  live.set_paused(true);  // the saves below make no frame
+  std::string const path = ::testing::TempDir() + "live_hermite_dt_max.h5";
+  auto save = [&] {
+    std::remove(path.c_str());
+    Change c;
+    c.kind = Change::Kind::save;
+    c.path = path;
+    live.request(c);
+    live.update();
+    sim::Checkpoint const file = sim::read_checkpoint(path);
+    std::remove(path.c_str());
+    return file.hermite;
+  };
+  sim::hermite::HermiteState const before = save();
+  double const lower = 1.0 / 64;
+  ASSERT_GT(*std::max_element(before.step.begin(), before.step.end()), lower) << "no body on a step the change cuts";
+
+  Change change;
+  change.kind = Change::Kind::settings;
+  change.run = live.stats().run;
+  change.run.physics.hermite.dt_max = lower;
+  change.run.given.dt_max = true;
+  live.request(change);
+  live.set_steps_per_update(1);
+  for (int frame = 1; frame <= 3; ++frame) {
+    live.set_paused(false);
+    live.update();
+    live.set_paused(true);
+    double const end = 0.5 + frame * lower;
+    ASSERT_EQ(live.stats().time, end);
+    sim::hermite::HermiteState const after = save();
+    for (std::size_t i = 0; i < after.size(); ++i) {
+      ASSERT_EQ(after.epoch + after.time[i], end) << "body " << i << " (step " << before.step[i] << " before the "
+                                                  << "change) is not at frame " << frame << "'s end";
+      ASSERT_LE(after.step[i], lower) << "body " << i;
+    }
+  }
 }
 
 // Softening 0 (hermite4's alone; elsewhere 0 means "the scenario's"): the viewer started on such a checkpoint with
