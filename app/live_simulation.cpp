@@ -351,22 +351,27 @@ void LiveSimulation::advance_spans(const Plan& plan) {
   } const limit{*sim_};
   sim_->set_time_limit(sim_->block_epoch() + *span_end_, false);
   auto const t0 = Clock::now();
+  double const end = *span_end_;
+  std::uint64_t const done = steps_in_runs(plan.budget, [&] { return sim_->block_time() >= end; });
+  bool const there = sim_->block_time() >= end;
+  // The energy on its cadence, measured where every body is at one time: at a span's end (else the next frame's).
+  if (done > 0) capture(1e3 * seconds_since(t0) / double(done), done, plan.energy && there);
+}
+
+std::uint64_t LiveSimulation::steps_in_runs(std::uint64_t most, const std::function<bool()>& reached) {
   std::uint64_t done = 0;
-  bool there = false;
-  // In runs of about kRunSeconds: between them a new run or the end stops the frame (alone).
-  while (done < plan.budget && (done == 0 || !superseded())) {
+  while (done < most && (done == 0 || !superseded())) {
     double const ms = stats().step_ms;
     std::uint64_t const run = std::min<std::uint64_t>(
-        plan.budget - done, ms > 0 ? std::max<std::uint64_t>(1, std::uint64_t(1e3 * kRunSeconds / ms)) : 1);
+        most - done, ms > 0 ? std::max<std::uint64_t>(1, std::uint64_t(1e3 * kRunSeconds / ms)) : 1);
     std::uint64_t const before = sim_->steps_done();
     sim_->advance(run);
     sim_->synchronize();
-    done += sim_->steps_done() - before;
-    there = sim_->block_time() >= *span_end_;
-    if (there || sim_->stopped_at_time_limit()) break;
+    std::uint64_t const made = sim_->steps_done() - before;
+    done += made;
+    if (made == 0 || reached()) break;
   }
-  // The energy on its cadence, measured where every body is at one time: at a span's end (else the next frame's).
-  if (done > 0) capture(1e3 * seconds_since(t0) / double(done), done, plan.energy && there);
+  return done;
 }
 
 bool LiveSimulation::levels_missing(const Plan& plan) const {
@@ -422,22 +427,12 @@ void LiveSimulation::execute(const Plan& plan) {
   } catch (const sim::StepCancelled&) {
     return;  // the start-up or the restore was abandoned for a newer request: the next update makes it
   }
-  std::uint64_t done = 0;
   try {
     if (plan.spans && sim_->block_steps()) return advance_spans(plan);
     auto const t0 = Clock::now();
-    // In runs of about kRunSeconds: between them a new run or the end stops the batch (alone; with
-    // several ranks every rank must take the same steps).
-    while (done < plan.steps && (done == 0 || !superseded())) {
-      double const ms = stats().step_ms;
-      std::uint64_t const run = std::min<std::uint64_t>(
-          plan.steps - done, ms > 0 ? std::max<std::uint64_t>(1, std::uint64_t(1e3 * kRunSeconds / ms)) : 1);
-      sim_->advance(run);
-      sim_->synchronize();
-      done += run;
-    }
-    double const seconds = seconds_since(t0);
-    capture(1e3 * seconds / double(done), done, plan.energy && done == plan.steps);
+    std::uint64_t const done = steps_in_runs(plan.steps, [] { return false; });
+    if (done == 0) return;
+    capture(1e3 * seconds_since(t0) / double(done), done, plan.energy && done == plan.steps);
   } catch (const Interrupted&) {
     throw;
   } catch (const sim::StepCancelled&) {

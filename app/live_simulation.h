@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -181,6 +182,9 @@ class LiveSimulation {
   const std::atomic<bool>* generation_cancel() const { return ranks_.size() == 1 ? &cancel_ : nullptr; }
   void execute(const Plan& plan);
   void advance_spans(const Plan& plan);  // hermite4 running: towards the end of plan.spans spans, plan.budget steps
+  // Up to `most` steps in runs of about kRunSeconds, until one makes no step or `reached()` after it; a newer plan
+  // stops them between runs (alone: with several ranks every rank makes the same steps). The steps made.
+  std::uint64_t steps_in_runs(std::uint64_t most, const std::function<bool()>& reached);
   void send(const Plan& plan);  // rank 0 to the others, when there are others
   Plan receive();
   void apply(const Change& change);
