@@ -647,7 +647,8 @@ class Simulation:
         ``torch.from_dlpack(v)``. (N, 3) in the run's precision (float32 or float64), read-only,
         rows 4 values apart. Valid until the next step or change: the next step overwrites that
         memory, a change of settings or bodies frees it; take it again after each step. Only for a
-        CUDA run on one GPU (``numgpus=1``) in one process: otherwise ``ValueError``."""
+        CUDA run on one GPU (``numgpus=1``) in one process, not hermite4 (which keeps no position array on
+        the device: read ``positions``): otherwise ``ValueError``."""
         return DeviceView(self, *self._engine.device_positions())
 
     @positions.setter
