@@ -758,10 +758,16 @@ std::optional<Options> parse_options(int argc, char** argv) {
       {"--checkpoint", &o.checkpoint}, {"--json", &o.json},         {"--csv", &o.csv},
       {"--screenshot", &o.screenshot}, {"--video", &o.video},       {"--frames-dir", &o.frames_dir},
       {"--screenshot-dir", &o.screenshot_dir}, {"--snapshots", &o.snapshots.base}, {"--diagnostics", &o.diagnostics}};
-  for (auto const& [option, path] : paths)
-    if (cli.count(option) && path->empty())
-      throw InputError(std::string(option) + " '': the path is empty; name a " +
-                       (std::string(option).find("-dir") != std::string::npos ? "folder" : "file"));
+  // "-" is not standard input or output here (the report is on standard output): a file of that name is made or read
+  // only as ./-.
+  for (auto const& [option, path] : paths) {
+    if (!cli.count(option)) continue;
+    std::string const kind = std::string(option).find("-dir") != std::string::npos ? "folder" : "file";
+    if (path->empty()) throw InputError(std::string(option) + " '': the path is empty; name a " + kind);
+    if (*path == "-")
+      throw InputError(std::string(option) + " -: nbody reads and writes files, not standard input or output; name a " +
+                       kind + " (./- for one named '-')");
+  }
   // The movie is H.264 in an MP4 container and the picture a PNG, whatever the name says: a name that says
   // otherwise would make a file its viewers misread.
   auto extension_of = [](const std::string& path) {

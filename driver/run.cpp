@@ -391,13 +391,21 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
   if (o.checkpoint_dt > 0 && !o.checkpoint.empty())  // by time: at any step
     check_step_series([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, 1, first, last, {},
                       checkpoint_cadence() + " writes", all);
-  // Two series of one name would write each other's files (a snapshot over the periodic checkpoint of its step):
-  // their names are made alike at every step, so one step tells.
-  if ((o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty() && o.snapshots.enabled() &&
-      series_path(o.checkpoint, first + 1) == o.snapshots.path(first + 1))
-    throw InputError(names.with_text("--snapshots", o.snapshots.base) + " and " +
-                     checkpoint_cadence() + " with " + names.with_text("--checkpoint", o.checkpoint) + " both write " +
-                     o.snapshots.path(first + 1) + " and the like; give the series different names");
+  // Two series of one name would write each other's files (a snapshot over the periodic checkpoint of its step), and
+  // two whose names differ only in the ending (out/c_*.h5 beside out/c_*.hdf5) are one series to a tool reading
+  // out/c_*, as a new run refuses to mix them below: their names are made alike at every step, so one step tells.
+  if ((o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty() && o.snapshots.enabled()) {
+    std::string const checkpoint = series_path(o.checkpoint, first + 1), snapshot = o.snapshots.path(first + 1);
+    SnapshotSeries other = o.snapshots;
+    other.base = snapshot_base_with_other_ending(o.snapshots.base);
+    std::string const both = names.with_text("--snapshots", o.snapshots.base) + " and " + checkpoint_cadence() +
+                             " with " + names.with_text("--checkpoint", o.checkpoint);
+    if (checkpoint == snapshot)
+      throw InputError(both + " both write " + snapshot + " and the like; give the series different names");
+    if (checkpoint == other.path(first + 1))
+      throw InputError(both + " write " + snapshot + " beside " + checkpoint + " and the like, one series to a tool "
+                       "that reads the folder by a pattern; give the series different names");
+  }
   std::error_code folder_error;
   if (o.snapshots.enabled() &&
       (o.snapshots.base.back() == '/' || std::filesystem::is_directory(o.snapshots.base, folder_error))) {

@@ -1828,8 +1828,8 @@ TEST_F(Cli, HostileInputIsRefusedUpFront) {
   EXPECT_EQ(slurp(file("real.bin")), "x") << "the symlink's target was touched";
 }
 
-// An empty path or list element is refused, never taken as "no file" or "no element": '--restart' ''
-// used to run a fresh scenario, '--save' '' to write nothing, '--weights 1,1,' to drop the last. An empty number is
+// An empty path or list element is refused, never taken as "no file" or "no element" (nor "-" as a standard stream):
+// '--restart' '' used to run a fresh scenario, '--save' '' to write nothing, '--weights 1,1,' to drop the last. An empty number is
 // named as given: '--eta' '' was refused as "--eta 0", a value nobody gave.
 TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
   struct Row {
@@ -1842,6 +1842,12 @@ TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
       {"--run --json ''", "--json '': the path is empty"},
       {"--run --checkpoint ''", "--checkpoint '': the path is empty"},
       {"--run --diagnostics ''", "--diagnostics '': the path is empty; name a file"},
+      // "-" is no standard stream here: --json - wrote a file named "-".
+      {"--run --json -", "--json -: nbody reads and writes files, not standard input or output; name a file (./- for "
+                         "one named '-')"},
+      {"--run --load -", "--load -: nbody reads and writes files, not standard input or output; name a file"},
+      {"--offscreen --frames-dir -", "--frames-dir -: nbody reads and writes files, not standard input or output; "
+                                     "name a folder"},
       {"--compare-threading --csv ''", "--csv '': the path is empty"},
       {"--offscreen --screenshot ''", "--screenshot '': the path is empty"},
       {"--offscreen --video ''", "--video '': the path is empty"},
@@ -2519,7 +2525,7 @@ TEST_F(Cli, AFileSizeLimitIsMetAsAFullDisk) {
     EXPECT_NE(entry.path().filename().string().front(), '.') << "left behind: " << entry.path();
 }
 
-// Two series of one name would overwrite each other's files: refused before any work.
+// Two series of one name would overwrite each other's files, or mix with each other's: refused before any work.
 TEST_F(Cli, TwoSeriesOfOneNameAreRefused) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   expect_input_error("--run --steps 10 --checkpoint " + file("a.h5") + " --checkpoint-every 5 --snapshots " +
@@ -2527,6 +2533,15 @@ TEST_F(Cli, TwoSeriesOfOneNameAreRefused) {
                      "--snapshots " + file("a.h5") + " and --checkpoint-every 5 with --checkpoint " + file("a.h5") +
                          " both write " + file("a_00000001.h5") + " and the like; give the series different names");
   EXPECT_TRUE(fs::is_empty(dir_) || !fs::exists(file("a_00000005.h5")));
+  // Names that differ only in the ending: a_*.hdf5 beside a_*.h5, which a tool reading a_* takes for one series (as a
+  // new run does, which refuses to mix with either).
+  expect_input_error("--run --steps 10 --checkpoint " + file("a.h5") + " --checkpoint-every 5 --snapshots " +
+                         file("a") + " --snapshot-every 5",
+                     "--snapshots " + file("a") + " and --checkpoint-every 5 with --checkpoint " + file("a.h5") +
+                         " write " + file("a_00000001.hdf5") + " beside " + file("a_00000001.h5") +
+                         " and the like, one series to a tool that reads the folder by a pattern; give the series "
+                         "different names");
+  EXPECT_FALSE(fs::exists(file("a_00000000.hdf5")) || fs::exists(file("a_00000005.h5")));
   Result const apart = nbody("--run --steps 10 -q --checkpoint " + file("a.h5") + " --checkpoint-every 5 --snapshots " +
                              file("s") + " --snapshot-every 5");
   EXPECT_EQ(apart.code, 0) << apart.err;
