@@ -346,7 +346,16 @@ TEST_F(HostileTipsy, AbsurdHeaderCountsAreRefused) {
   raw = raw_;
   put_count(raw, 12, 4);  // ndim
   path = write("ndim.bin", raw);
-  EXPECT_EQ(error_of(path), path + ": not a tipsy file: the header's ndim is 3 in neither byte order");
+  EXPECT_EQ(error_of(path), path + ": not a tipsy file: its header's ndim (bytes 12-15), 67108864 little-endian and 4 "
+                                   "big-endian, is 3 in a tipsy file");
+  // Named as HDF5, and neither: the name is said not to match (a text file, a CSV renamed).
+  path = write("ndim.h5", raw);
+  EXPECT_EQ(error_of(path), path + ": not a tipsy file: its header's ndim (bytes 12-15), 67108864 little-endian and 4 "
+                                   "big-endian, is 3 in a tipsy file; nor an HDF5 file, as its name says (no HDF5 "
+                                   "signature)");
+  path = write("short.hdf5", std::vector<char>{'t', 'e', 'x', 't', '\n'});
+  EXPECT_EQ(error_of(path), path + ": truncated tipsy header: 5 bytes, need 32; nor an HDF5 file, as its name says (no "
+                                   "HDF5 signature)");
 
   // An HDF5 file (a checkpoint given to --load) is named as one.
   raw = raw_;

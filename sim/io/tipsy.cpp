@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cerrno>
 #include <cmath>
@@ -144,6 +145,14 @@ class ReadOnlyFile {
   int fd_;
 };
 
+// A file named as HDF5 (.h5, .hdf5) that is no tipsy file either: the name is said not to match the contents, for a
+// reader who gave it as HDF5.
+std::string unless_hdf5_named(const std::string& path) {
+  std::string extension = std::filesystem::path(path).extension().string();
+  for (char& ch : extension) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return extension == ".h5" || extension == ".hdf5" ? "; nor an HDF5 file, as its name says (no HDF5 signature)" : "";
+}
+
 // Which byte order the header is in: ndim is 3 in exactly one of them (0x00000003 read the other
 // way is 50331648), so a valid header never has two readings.
 bool header_is_little_endian(const std::string& path, const unsigned char* raw, const SettingNames& names) {
@@ -155,7 +164,10 @@ bool header_is_little_endian(const std::string& path, const unsigned char* raw, 
     fail(path, "an HDF5 file, not an nbody snapshot; " + names.entry("--load") +
                    " reads tipsy files and nbody's HDF5 snapshots (a checkpoint continues with " +
                    names.entry("--restart") + ")");
-  if (!big && !little) fail(path, "not a tipsy file: the header's ndim is 3 in neither byte order");
+  if (!big && !little)
+    fail(path, "not a tipsy file: its header's ndim (bytes 12-15), " + std::to_string(parse_header(raw, true).ndim) +
+                   " little-endian and " + std::to_string(parse_header(raw, false).ndim) +
+                   " big-endian, is 3 in a tipsy file" + unless_hdf5_named(path));
   return little;
 }
 
@@ -238,7 +250,8 @@ CheckedHeader open_checked(const std::string& path, std::optional<ReadOnlyFile>&
   unsigned char raw[kHeaderBytes];
   std::size_t const got = file->read(raw, kHeaderBytes);
   if (got < kHeaderBytes) {
-    fail(path, "truncated tipsy header: " + std::to_string(got) + " bytes, need " + std::to_string(kHeaderBytes));
+    fail(path, "truncated tipsy header: " + std::to_string(got) + " bytes, need " + std::to_string(kHeaderBytes) +
+                   unless_hdf5_named(path));
   }
   bool const little = header_is_little_endian(path, raw, names);
   Header const h = parse_header(raw, little);
