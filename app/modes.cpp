@@ -34,6 +34,7 @@
 #include "core/interrupt.h"
 #include "core/output_path.h"
 #include "core/ranks.h"
+#include "core/signal_watch.h"
 #include "driver/benchmark.h"
 #include "driver/checkpoints.h"
 #include "driver/diagnostics_series.h"
@@ -179,36 +180,19 @@ auto finish_unless_interrupted(F work) -> decltype(work()) {
   return result.get();
 }
 
-// A simulation's start made interruptible: while watching, a thread raises flag() as soon as a signal arrives (looked
-// for every 10 ms), for the CPU engines' first forces (one step's work, which checks a cancel flag, not for signals:
-// hours at N = 10^7 on a few cores). stop() ends the watch and lowers the flag, so that the steps after the start,
-// which stop between chunks, are never cancelled part-way; the flag must outlive the simulation given it.
+// A simulation's start made interruptible: a signal raises flag() (core/signal_watch.h), for the CPU engines' first
+// forces, which check a cancel flag, not for signals. stop() ends the watch and lowers the flag, so that the steps
+// after the start, which stop between chunks, are never cancelled part-way; the flag must outlive the simulation
+// given it.
 class StartCancel {
  public:
-  StartCancel()
-      : watcher_([this] {
-          while (!stopped_.load()) {
-            if (interrupt_signal()) {
-              flag_.store(true);
-              return;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(10));
-          }
-        }) {}
-  ~StartCancel() { stop(); }
-  StartCancel(const StartCancel&) = delete;
-  StartCancel& operator=(const StartCancel&) = delete;
   const std::atomic<bool>* flag() const { return &flag_; }
   // Ends the watch; a simulation whose start was cancelled throws sim::StepCancelled before this.
-  void stop() {
-    stopped_.store(true);
-    if (watcher_.joinable()) watcher_.join();
-    flag_.store(false);
-  }
+  void stop() { watch_.stop(); }
 
  private:
-  std::atomic<bool> flag_{false}, stopped_{false};
-  std::thread watcher_;
+  std::atomic<bool> flag_{false};
+  SignalWatch watch_{flag_};
 };
 
 // Makes a simulation with `make` (given the cancel flag to set in its config), stopping on a signal during its start:

@@ -9,6 +9,7 @@
 
 #include "core/errors.h"
 #include "core/interrupt.h"
+#include "core/signal_watch.h"
 #include "gpu/devices.h"
 #include "multigpu/exchange_choice.h"
 #include "multigpu/partition.h"
@@ -219,7 +220,9 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
       e.engine.cpu_threads = engine_threads;
       e.device = config_.devices[d];
       e.split_forces = ranks.size() > 1;  // forces on the rank's own bodies while the others' travel
-      e.cancel = ranks.size() > 1 ? nullptr : config_.cancel;
+      // With several ranks no front end's flag: a rank that gave up a step alone would leave the others waiting in its
+      // exchange. A signal stops each rank's first forces below (a pass of its own), and the ranks agree on it.
+      e.cancel = ranks.size() > 1 ? &first_forces_signalled_ : config_.cancel;
       e.names = config_.names;
       engines_.push_back(sim::make_engine(config_.backend, e));
       raw.push_back(engines_.back().get());
@@ -248,7 +251,19 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     // The upload computes the first forces and waits for them: a first, generous guess of a step's
     // time for the watchdog, until steps have been timed.
     auto const start = std::chrono::steady_clock::now();
-    scheduler_->for_each_device([&](int d) { engines_[d]->upload(initial); });
+    if (ranks.size() > 1) {
+      // Each rank's first forces are its own (every rank holds every position): a signal stops them (hours at
+      // N = 10^7 on a few cores) and agree() below meets the ranks, one that saw none once its pass is whole.
+      SignalWatch const watch(first_forces_signalled_);
+      try {
+        scheduler_->for_each_device([&](int d) { engines_[d]->upload(initial); });
+      } catch (const sim::StepCancelled&) {
+        throw_if_interrupted();
+        throw;
+      }
+    } else {
+      scheduler_->for_each_device([&](int d) { engines_[d]->upload(initial); });
+    }
     double const upload = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     watchdog_.set_step_estimate(upload * std::max(1, program_.drifts()));
     if (config_.launch == Launch::graph)

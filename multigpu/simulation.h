@@ -226,6 +226,9 @@ class Simulation {
   std::vector<std::size_t> rank_counts_, rank_offsets_;  // the same, as a gather of bodies takes them
   std::vector<std::size_t> rank_devices_;    // devices of each rank
   std::vector<std::string> rank_devices_text_;  // "GPU 0 1" per rank, for describe()
+  // Several ranks' engines' cancel flag: raised only by a signal during their first forces (SignalWatch), so it outlives
+  // them.
+  std::atomic<bool> first_forces_signalled_{false};
   std::vector<std::unique_ptr<sim::SliceEngine>> engines_;
   std::unique_ptr<Exchange> exchange_;
   std::unique_ptr<Scheduler> scheduler_;  // its threads stop before the rest goes

@@ -269,7 +269,14 @@ with tempfile.TemporaryDirectory() as d:
 
         signalled_at = [0.0]
 
-        def stop(what, args, whole_job=True, after=4.0, aborts=False, sig=signal.SIGINT, named=None, every_rank=False):
+        def running(pid):  # neither ended nor ended and waiting for mpirun to collect it
+            try:
+                return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+            except OSError:
+                return False
+
+        def stop(what, args, whole_job=True, after=4.0, aborts=False, sig=signal.SIGINT, named=None, every_rank=False,
+                 ranks_gone=None):
             cmd = mpi(2, *args, "--threads", "1")
             cmd[1:1] = ["--mca", "odls_base_sigkill_timeout", "5"]
             job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -288,6 +295,11 @@ with tempfile.TemporaryDirectory() as d:
                 last = [r for r in ranks if world_rank(r) == 1] or ranks[-1:]
                 if last:
                     os.kill(last[0], sig)  # rank 1: not the one that says it
+            if ranks_gone is not None:  # when the ranks themselves ended: mpirun's own ending takes seconds more
+                pids = rank_pids(job)
+                while time.monotonic() - signalled < 60 and any(running(r) for r in pids):
+                    time.sleep(0.02)
+                ranks_gone[0] = time.monotonic() - signalled
             try:
                 out, err = job.communicate(timeout=60)
             except subprocess.TimeoutExpired:
@@ -296,6 +308,8 @@ with tempfile.TemporaryDirectory() as d:
                 return None
             took = time.monotonic() - signalled
             print("$", " ".join(cmd), "->", job.returncode, "%.1f s after the signal" % took)
+            if ranks_gone is not None:
+                print("the ranks had ended %.1f s after the signal" % ranks_gone[0])
             print(out[-1500:], err[-1500:])
             check(job.returncode != 0, what + ": an interrupted job does not report success")
             if aborts:  # the viewer's followers end the job from their side (rank 0's viewer stops on its own)
@@ -357,6 +371,15 @@ with tempfile.TemporaryDirectory() as d:
                 check(took < 4.0, f"the ranks stopped {took:.1f} s after SIGTERM in the start's energy pass")
         else:
             check(False, "a run stopped in the start's energy pass saves its state and writes its --json")
+        # The start's first force pass (fp64 at N = 40,000: about 8 s here), SIGTERM to every rank: each rank stops its
+        # own pass and they agree on the signal in the start, where the ranks used to run the pass whole (and then
+        # the energy pass, to save step 0). Nothing is written: the state is the start's, as a process alone leaves it.
+        gone = [None]
+        stop("the start's first force pass, SIGTERM to every rank",
+             ["--run", "--precision", "fp64", "--bodies", "40000", "--steps", "2"], after=2.0, sig=signal.SIGTERM,
+             every_rank=True, ranks_gone=gone)
+        if gone[0] is not None and not any(k in os.environ for k in ("ASAN_OPTIONS", "TSAN_OPTIONS")):
+            check(gone[0] < 1.5, f"the ranks ended {gone[0]:.1f} s after SIGTERM in the start's first force pass")
         # mpirun passes Ctrl-C on as SIGTERM only after its kill timeout (5 s here): the pass must outlast it, on a fast
         # machine too (60,000 bodies ended in 6 s on one).
         stop("the start-up (hermite4's first force pass)", ["--run", "--integrator", "hermite4", "--bodies", "150000",
