@@ -146,6 +146,8 @@ void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result,
 
 }  // namespace
 
+double reach_of(double t) { return t - 4.0 * (std::nextafter(t, INFINITY) - t); }
+
 std::uint64_t steps_to_time(const multigpu::RunClock& c, double dt, double t_end, const NamedSetting& t_end_name,
                             const std::string& steps_of) {
   auto text = [](double v) {
@@ -155,7 +157,8 @@ std::uint64_t steps_to_time(const multigpu::RunClock& c, double dt, double t_end
   };
   std::string const named = t_end_name.with(text(t_end));
   if (!std::isfinite(t_end)) throw InputError(named + ": must be a finite time");
-  if (c.time(dt) >= t_end) return 0;
+  double const reach = reach_of(t_end);
+  if (c.time(dt) >= reach) return 0;
   double const estimate = std::ceil((t_end - c.time(dt)) / dt);
   if (!(estimate <= double(kMaxSteps)))
     throw InputError(named + ": more than " + text(double(kMaxSteps)) + " " +
@@ -165,8 +168,8 @@ std::uint64_t steps_to_time(const multigpu::RunClock& c, double dt, double t_end
     return multigpu::RunClock(c.step + k, c.start_time, c.dt_since_step, c.dt_since_time).time(dt);
   };
   auto k = std::uint64_t(std::max(0.0, estimate));
-  while (time_after(k) < t_end) ++k;
-  while (k > 1 && time_after(k - 1) >= t_end) --k;
+  while (time_after(k) < reach) ++k;
+  while (k > 1 && time_after(k - 1) >= reach) --k;
   return k;
 }
 
@@ -241,7 +244,7 @@ ContinuedEnd continued_end(const Setup& setup) {
   if (file.time) {
     // (hermite4 too: a state at the last block time before its end, one that is no block time, goes on to the finish
     // there, every body brought to it, as the run that wrote it would have.)
-    bool const going = now < *file.time;
+    bool const going = now < (blocks ? *file.time : reach_of(*file.time));  // fixed steps: to rounding
     if (going) {
       c.t_end = file.time;
       c.notice = path + "'s run was going to time " + shortest(*file.time) + ": this run goes on to it" + other;
@@ -605,9 +608,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         lineage = lineage_here(setup.initial_energy.value_or(result.start->total()));
     }
   }
-  // A multiple counts as reached within four units in its last place: k x dt rounds (3 x 0.1 is 0.30000000000000004,
-  // past the time 0.3 of step 30 of dt 0.01), and a sample one step late reads as a fault.
-  auto reach_of = [](double t) { return t - 4.0 * (std::nextafter(t, INFINITY) - t); };
+  // A multiple counts as reached within four units in its last place (reach_of): k x dt rounds (3 x 0.1 is
+  // 0.30000000000000004, past the time 0.3 of step 30 of dt 0.01), and a sample one step late reads as a fault.
   // The first multiple of dt not yet reached at time t (INFINITY for dt 0: no grid).
   auto next_multiple = [&](double dt, double t) {
     if (!(dt > 0)) return double(INFINITY);

@@ -155,9 +155,14 @@ struct RunResult {
   }
 };
 
-// Steps from `clock` until the time reaches `t_end` (0 if it has): the clock's own arithmetic
+// Where a time `t` counts as reached: four units in its last place before it. A time of k steps of dt rounds (30 x 0.03
+// is 0.8999999999999999, 3 x 0.1 is 0.30000000000000004): the step that reaches t to rounding reaches it, not the one
+// after (an end a whole dt late, a sample one step late).
+double reach_of(double t);
+
+// Steps from `clock` until the time reaches `t_end` (reach_of; 0 if it has): the clock's own arithmetic
 // (multigpu::RunClock::time), so a run of that many steps stops at the first step whose time is at or
-// past t_end, never one later. InputError naming t_end as `t_end_name` words it (SettingNames::setting: "--t-end 5",
+// past t_end to rounding, never one later. InputError naming t_end as `t_end_name` words it (SettingNames::setting: "--t-end 5",
 // "t_end=5", "t_end='10Myr'" as typed) for a time that is not finite or is more than kMaxSteps steps of `dt` away
 // (`steps_of` names them in that message, with dt: "steps of dt 0.01", "block steps of at most dt_max='1kyr'").
 std::uint64_t steps_to_time(const multigpu::RunClock& clock, double dt, double t_end,

@@ -867,7 +867,7 @@ class Engine {
     NamedSetting const named = t_end_named(typed);
     // hermite4's block steps have no fixed length: the simulation stops at t_end (the next run() clears it).
     std::uint64_t const steps = driver::steps_for_time_limit(*sim_, t_end, named, run_.names, finish);
-    if (steps == 0 && sim_->time() >= t_end) {
+    if (steps == 0 && sim_->time() >= (sim_->block_steps() ? t_end : driver::reach_of(t_end))) {
       notices_.push_back(driver::already_at_notice(sim_->time(), t_end, named) + "; no steps");
     }
     return steps;

@@ -455,20 +455,26 @@ TEST(Driver, ForceErrorBoundIsOneFunction) {
   EXPECT_DOUBLE_EQ(sim::force_error_bound(Precision::fp32, 65536), 4e-5);
 }
 
-// steps_to_time stops at the first step whose clock time is at or past t_end, never one later: with
-// times that decimal dt cannot hit exactly, and after a change of dt (the clock counts from it).
+// steps_to_time stops at the first step whose clock time is at or past t_end to rounding (driver::reach_of: four units
+// in the last place), never one later: with times that decimal dt cannot hit exactly, and after a change of dt (the
+// clock counts from it). 30 steps of 0.03 reach 0.9, though 30 x 0.03 is 0.8999999999999999: not 31, a whole dt late.
 TEST(Driver, StepsToATimeStopAtTheFirstStepAtOrPastIt) {
-  for (double dt : {0.01, 0.1, 1.0 / 3.0, 0.003}) {
+  for (double dt : {0.01, 0.1, 1.0 / 3.0, 0.003, 0.03, 0.009}) {
     multigpu::RunClock const clock(0, 0.0);
-    for (double t_end : {0.0, 0.05, 0.1, 0.3, 1.0, 2.7, 10.0}) {
+    for (double t_end : {0.0, 0.05, 0.1, 0.3, 0.33, 0.9, 1.0, 2.7, 10.0, 27.0}) {
       std::uint64_t const k = driver::steps_to_time(clock, dt, t_end);
       auto time_after = [&](std::uint64_t n) { return multigpu::RunClock(n, 0.0).time(dt); };
-      EXPECT_GE(time_after(k), t_end) << dt << " " << t_end;
+      EXPECT_GE(time_after(k), driver::reach_of(t_end)) << dt << " " << t_end;
       if (k > 0) {
+        EXPECT_LT(time_after(k - 1), driver::reach_of(t_end)) << dt << " " << t_end;
         EXPECT_LT(time_after(k - 1), t_end) << dt << " " << t_end;
       }
     }
   }
+  EXPECT_EQ(driver::steps_to_time(multigpu::RunClock(0, 0.0), 0.03, 0.9), 30u);
+  EXPECT_EQ(driver::steps_to_time(multigpu::RunClock(0, 0.0), 0.03, 0.33), 11u);
+  EXPECT_EQ(driver::steps_to_time(multigpu::RunClock(0, 0.0), 0.009, 27.0), 3000u);
+  EXPECT_EQ(driver::steps_to_time(multigpu::RunClock(0, 0.0), 0.1, 0.3), 3u);  // 0.30000000000000004: past it
   // 40 steps of 0.01, then dt 0.02 from time 0.4: to time 1 is 30 steps more.
   multigpu::RunClock const changed = multigpu::RunClock(40, 0.0).with_new_dt(0.01);
   EXPECT_EQ(driver::steps_to_time(changed, 0.02, 1.0), 30u);
