@@ -118,7 +118,8 @@ int main(int argc, char** argv) {
   try {
     mpi = nbody::mpi::start(argc, argv);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+    // Before MPI starts (a bad NBODY_RANK_TIMEOUT, which every rank reads alike): rank 0 says it, as later errors.
+    if (nbody::mpi::launcher_world_rank() <= 0) std::fprintf(stderr, "error: %s\n", e.what());
     return dynamic_cast<const nbody::InputError*>(&e) ? 2 : 1;
   }
   nbody::Ranks const& ranks = nbody::world();

@@ -14,4 +14,10 @@ int launcher_world_size() {
 
 bool launched_by_mpi() { return launcher_world_size() > 0; }
 
+int launcher_world_rank() {
+  for (char const* v : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (char const* s = std::getenv(v)) return std::atoi(s);
+  return -1;
+}
+
 }  // namespace nbody::mpi

@@ -17,6 +17,8 @@ bool mpi_built();
 // started (0 when none did).
 bool launched_by_mpi();
 int launcher_world_size();
+// This process's rank as the launcher's environment gives it, before MPI starts; -1 where it gives none.
+int launcher_world_rank();
 
 // Starts MPI when launched_by_mpi() and makes it the world (core/ranks.h) until the returned object
 // is destroyed, which finalises MPI. Without a launcher, or in a build without MPI, returns null
