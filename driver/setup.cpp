@@ -470,13 +470,20 @@ void take_synchronised_hermite_bodies(sim::BodySet& bodies, const sim::hermite::
 
 void continue_hermite(Setup& s, sim::hermite::HermiteState state) {
   if (state.started()) take_hermite_bodies(s.bodies, state);
-  // Under a lower dt max (a restart's, a front end's change between steps) a step longer than the new longest one ends
-  // at the next multiple of that: a body's time is a multiple of its step, so of every shorter power of two, and its
-  // polynomial from there holds for the shorter step. Kept, it would end past multiples of the new longest step where
-  // every other body is (a viewer's frame, a series' sample), and be only predicted there.
+  // Under a lower dt max (a restart's, a front end's change between steps) a step longer than the new longest one is
+  // cut to the shortest power of two from that up that still ends after the block time (the latest body time): a
+  // body's time is a multiple of its step, so of every shorter power of two, and its polynomial from there holds for
+  // the shorter step. At a time every body shares (a frame's or a span's end, a finish) that is the new longest step,
+  // so the body ends at the next multiple of it with every other body, corrected there, where the step kept would
+  // have left it predicted (a viewer's frame, a series' sample); elsewhere it ends as soon as it can.
   if (s.program.hermite && state.started()) {
     double const top = sim::hermite::pow2_at_most(s.program.hermite->dt_max);
-    for (double& dt : state.step) dt = std::min(dt, top);
+    double const block = state.block_time();
+    for (std::size_t i = 0; i < state.size(); ++i) {
+      double p = top;
+      while (p < state.step[i] && !(state.time[i] + p > block)) p *= 2.0;
+      state.step[i] = std::min(state.step[i], p);
+    }
   }
   s.hermite = std::move(state);
 }

@@ -89,7 +89,8 @@ struct Setup {
 
 // `s` continues hermite4 from `state` (each body at its own time: its position and velocity replace the body's, the
 // mass stays), bit for bit; an empty state: every body starts as at t = 0. A step longer than `s.program`'s longest
-// (dt max lowered) is cut to it. Every front end's simulation is made with `&s.hermite`.
+// (dt max lowered) is cut to it, or to the shortest power of two above it that ends after the state's block time.
+// Every front end's simulation is made with `&s.hermite`.
 void continue_hermite(Setup& s, sim::hermite::HermiteState state);
 
 // Whether hermite4's per-body state `state`, made with the softening `was` and the step settings `was_steps`, goes on

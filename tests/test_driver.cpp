@@ -455,6 +455,35 @@ TEST(Driver, ForceErrorBoundIsOneFunction) {
   EXPECT_DOUBLE_EQ(sim::force_error_bound(Precision::fp32, 65536), 4e-5);
 }
 
+// A lower dt max cuts each body's step to the new longest, or, for a body whose time is far behind the block time (a
+// state between the times every body shares), to the shortest power of two above that which still ends after the
+// block time: every step a multiple of... its time, and every next time after the block time (state_problem's rule).
+TEST(Driver, ALowerDtMaxCutsTheStepsThatCanEndAfterTheBlockTime) {
+  sim::hermite::HermiteState state;
+  state.resize(3);
+  state.time = {0.0, 11.0 / 256, 1.0 / 32};   // the block time: 11/256 = 0.04296875
+  state.step = {0.25, 1.0 / 256, 1.0 / 32};  // due at 0.25, 0.046875 and 0.0625
+  state.position.assign(3, Vec3d{});
+  state.velocity.assign(3, Vec3d{});
+  auto cut = [&](double dt_max) {
+    driver::Setup s;
+    s.bodies.resize(3);
+    sim::IntegratorParams p;
+    p.integrator = sim::Integrator::hermite4;
+    p.hermite.dt_max = dt_max;
+    s.program = sim::make_step_program(p);
+    driver::continue_hermite(s, state);
+    EXPECT_EQ(sim::hermite::state_problem(s.hermite, 3, "the cut state"), "") << dt_max;
+    return s.hermite.step;
+  };
+  EXPECT_EQ(cut(0.25), state.step) << "a dt max no step exceeds cuts none";
+  EXPECT_EQ(cut(1.0 / 16), (std::vector<double>{1.0 / 16, 1.0 / 256, 1.0 / 32}));
+  EXPECT_EQ(cut(1.0 / 32), (std::vector<double>{1.0 / 16, 1.0 / 256, 1.0 / 32}));  // 0 + 1/32 is past: 1/16
+  EXPECT_EQ(cut(1.0 / 1024), (std::vector<double>{1.0 / 16, 1.0 / 1024, 1.0 / 64}));
+  state.time = {0.5, 0.5, 0.5};  // a time every body shares: every step is cut to the longest
+  EXPECT_EQ(cut(1.0 / 64), (std::vector<double>{1.0 / 64, 1.0 / 256, 1.0 / 64}));
+}
+
 // steps_to_time stops at the first step whose clock time is at or past t_end to rounding (driver::reach_of: four units
 // in the last place), never one later: with times that decimal dt cannot hit exactly, and after a change of dt (the
 // clock counts from it). 30 steps of 0.03 reach 0.9, though 30 x 0.03 is 0.8999999999999999: not 31, a whole dt late.

@@ -89,6 +89,22 @@ def test_a_restart_with_a_new_softening_goes_on_as_the_change_in_place(tmp_path,
     assert changed.last_run["hermite4"]["state_hash"] == restarted.last_run["hermite4"]["state_hash"]
 
 
+def test_a_lower_dt_max_between_block_steps_goes_on(tmp_path):
+    # Between the times every body shares (a run by block steps), some bodies are far into long steps: a lower dt max
+    # cuts each to a step that ends after the block time, and the run goes on, as a restart with it does.
+    sim = nbody.Simulation(**dict(PLUMMER, n=256))
+    sim.run(steps=37)
+    t = sim.time
+    assert t * 16 != math.floor(t * 16), "the run is at a time every body shares: nothing to show"
+    sim.checkpoint(tmp_path / "c.h5")
+    sim.configure(dt_max=1 / 1024)
+    sim.run(steps=5)
+    assert sim.time > t
+    again = nbody.Simulation.restart(tmp_path / "c.h5", dt_max=1 / 1024)
+    again.run(steps=5)
+    assert same_state(sim, again)
+
+
 def test_settings_changed_before_the_first_block_step_are_those_of_the_start():
     # No block step yet: the start steps are the new settings', as the constructor's would be.
     configured = nbody.Simulation(**PLUMMER, softening=0.01)
