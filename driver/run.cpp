@@ -999,7 +999,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   auto until_sample_time = [&]() -> std::uint64_t {
     if (!by_time || sim.block_steps()) return ~std::uint64_t(0);
     try {
-      return std::max<std::uint64_t>(1, steps_to_time(sim.clock(), sim.program().dt, reach_of(next_time())));
+      // (steps_to_time counts the time reached as passed() does: reach_of.)
+      return std::max<std::uint64_t>(1, steps_to_time(sim.clock(), sim.program().dt, next_time()));
     } catch (const InputError&) {  // more than kMaxSteps away: not in this run
       return ~std::uint64_t(0);
     }
