@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -251,19 +252,17 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     // The upload computes the first forces and waits for them: a first, generous guess of a step's
     // time for the watchdog, until steps have been timed.
     auto const start = std::chrono::steady_clock::now();
-    if (ranks.size() > 1) {
-      // Each rank's first forces are its own (every rank holds every position): a signal stops them (hours at
-      // N = 10^7 on a few cores) and agree() below meets the ranks, one that saw none once its pass is whole.
-      SignalWatch const watch(first_forces_signalled_);
-      try {
-        scheduler_->for_each_device([&](int d) { engines_[d]->upload(initial); });
-      } catch (const sim::StepCancelled&) {
-        throw_if_interrupted();
-        throw;
-      }
-    } else {
+    // Several ranks: each rank's first forces are its own (every rank holds every position), so a signal stops them
+    // (hours at N = 10^7 on a few cores) and agree() below meets the ranks, one that saw none once its pass is whole.
+    std::optional<SignalWatch> watch;
+    if (ranks.size() > 1) watch.emplace(first_forces_signalled_);
+    try {
       scheduler_->for_each_device([&](int d) { engines_[d]->upload(initial); });
+    } catch (const sim::StepCancelled&) {
+      if (watch) throw_if_interrupted();
+      throw;
     }
+    watch.reset();  // nothing after the first forces is cancelled part-way
     double const upload = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     watchdog_.set_step_estimate(upload * std::max(1, program_.drifts()));
     if (config_.launch == Launch::graph)
