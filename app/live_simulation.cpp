@@ -339,8 +339,9 @@ void LiveSimulation::advance_spans(const Plan& plan) {
   double const top = sim::hermite::pow2_at_most(sim_->program().hermite->dt_max);
   // A new end where the last is reached, or where the frame's spans changed (a span end of the old count, far off,
   // would hold back the frames' ends and the energy): from here, for every rank alike (the plan carries the count).
+  // Not before a longer step a lower dt max left (Simulation::long_steps_end) ends: every body is at the end then.
   if (!span_end_ || sim_->block_time() >= *span_end_ || plan.spans != span_spans_) {
-    span_end_ = (std::floor(sim_->block_time() / top) + double(plan.spans)) * top;
+    span_end_ = std::max((std::floor(sim_->block_time() / top) + double(plan.spans)) * top, sim_->long_steps_end());
     span_spans_ = plan.spans;
   }
   struct Limit {  // the simulation's own time limit (none, in a viewer) back however this ends

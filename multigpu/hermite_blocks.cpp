@@ -390,10 +390,13 @@ bool HermiteBlocks::finish_at(double t, double time) {
   gather_active(t, false, !(sums_on_device_ && ranks_.size() == 1));
   force_pass(t, Pass::correct, active_total_ ? active_total_ : 1);
   download();
+  // A step longer than the longest (a lower dt max's, not yet ended: driver::continue_hermite) is cut to it, as a
+  // restart from this state would cut it: block time 0 is a multiple of every step.
+  double const top = sim::hermite::pow2_at_most(setup_.params.dt_max);
   for (Slice const& slice : slices_)
     for (std::size_t i = slice.begin; i < slice.end(); ++i) {
       s.time[i] = 0.0;
-      s.step[i] = held[i];
+      s.step[i] = std::min(held[i], top);
     }
   upload();
   epoch_ = time;

@@ -203,6 +203,11 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
         hermite_ = std::make_unique<HermiteBlocks>(initial, hermite ? *hermite : none, h);
       }
     });
+    if (hermite && hermite->started()) {
+      double const top = sim::hermite::pow2_at_most(program_.hermite->dt_max);
+      for (std::size_t i = 0; i < hermite->size(); ++i)
+        if (hermite->step[i] > top) long_steps_end_ = std::max(long_steps_end_, hermite->time[i] + hermite->step[i]);
+    }
     return;
   }
 
@@ -318,10 +323,14 @@ void Simulation::advance_unguarded(std::uint64_t steps) {
     clock_.step += done;
     at_time_limit_ = done < steps;
     // A run's end at a time: the bodies behind it brought to it. Not needed (and nothing to do) where the block time
-    // is a multiple of the longest step: every body is then at it.
+    // is a multiple of the longest step that no longer step (a lower dt max's) outlasts: every body is then at it.
     if (at_time_limit_ && finish_at_limit_ && hermite_->block_time() <= limit) {
-      bool const every_body_there = hermite_->block_time() == limit && sim::hermite::is_multiple(limit, top);
-      if (!every_body_there && hermite_->finish_at(limit, time_limit_)) ++clock_.step;
+      bool const every_body_there =
+          hermite_->block_time() == limit && sim::hermite::is_multiple(limit, top) && limit >= long_steps_end_;
+      if (!every_body_there && hermite_->finish_at(limit, time_limit_)) {
+        ++clock_.step;
+        long_steps_end_ = 0.0;  // the finish cut every step to the longest, from its new epoch
+      }
     }
     return;
   }

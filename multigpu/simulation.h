@@ -186,6 +186,11 @@ class Simulation {
   double block_epoch() const;
   // hermite4: the time since the epoch, a multiple of the shortest step (time() is the epoch plus it); else 0.
   double block_time() const;
+  // hermite4: the block time from which every body's step is at most the longest step (dt max's power of two): a
+  // state taken up under a lower dt max between the times every body shares keeps a body far into a longer step on
+  // it until that step ends (driver::continue_hermite). Till then a multiple of the longest step is not a time every
+  // body is at. 0 where no step is longer; a multiple of the longest step.
+  double long_steps_end() const { return long_steps_end_; }
   bool stopped_at_time_limit() const { return at_time_limit_; }
   // Each body at its own time and its Hermite state (what a checkpoint stores). Collective.
   void hermite_state(sim::BodySet& bodies, sim::hermite::HermiteState& state);
@@ -233,6 +238,7 @@ class Simulation {
   std::unique_ptr<Exchange> exchange_;
   std::unique_ptr<Scheduler> scheduler_;  // its threads stop before the rest goes
   std::unique_ptr<HermiteBlocks> hermite_;  // hermite4's block steps, in place of the engines above
+  double long_steps_end_ = 0.0;  // long_steps_end()
   double time_limit_ = INFINITY;
   bool at_time_limit_ = false;
   bool finish_at_limit_ = false;

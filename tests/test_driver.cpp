@@ -484,6 +484,51 @@ TEST(Driver, ALowerDtMaxCutsTheStepsThatCanEndAfterTheBlockTime) {
   EXPECT_EQ(cut(1.0 / 64), (std::vector<double>{1.0 / 64, 1.0 / 256, 1.0 / 64}));
 }
 
+// A lower dt max taken up between the times every body shares (a restart from a --steps checkpoint) leaves a body far
+// into a longer step on it until that step ends. A run to a multiple of the new longest step before then ends with
+// every body there, corrected (not that body only predicted there: the block time alone said "every body is at it"),
+// and with every step at most the longest, as a restart from that state would have them.
+TEST(Driver, ARunToATimeAfterALowerDtMaxEndsWithEveryBodyThere) {
+  test::TestDir const dir("nbody-driver-lower-dt-max");
+  driver::RunConfig run = hermite_run(256);
+  run.physics.hermite.dt_max = 0.25;
+  run.given.dt_max = true;
+  driver::Setup const start = driver::make_setup(run);
+  multigpu::Simulation first(start.bodies, start.program, start.config, start.clock);
+  first.advance(37);
+  std::string const path = dir.file("blocks.h5");
+  driver::write_checkpoint(path, start, first, std::nullopt);
+
+  double const lower = 1.0 / 1024;
+  driver::RunConfig restart = hermite_run(0);
+  restart.initial.checkpoint = path;
+  restart.physics.hermite.dt_max = lower;
+  restart.given.dt_max = true;
+  driver::Setup const s = driver::make_setup(restart);
+  double const block = s.hermite.block_time();
+  double const limit = (std::floor(block / lower) + 1.0) * lower;  // the next multiple of the longest step
+  double long_end = 0.0;
+  for (std::size_t i = 0; i < s.hermite.size(); ++i)
+    if (s.hermite.step[i] > lower) long_end = std::max(long_end, s.hermite.time[i] + s.hermite.step[i]);
+  ASSERT_GT(long_end, limit) << "no longer step outlasts the next multiple of the longest step (block time " << block
+                             << ")";
+
+  multigpu::Simulation sim(s.bodies, s.program, s.config, s.clock, &s.hermite);
+  EXPECT_EQ(sim.long_steps_end(), long_end);
+  sim.set_time_limit(s.hermite.epoch + limit, true);
+  sim.advance(std::uint64_t(1) << 40);
+  ASSERT_EQ(sim.time(), s.hermite.epoch + limit);
+  sim::BodySet own;
+  sim::hermite::HermiteState after;
+  sim.hermite_state(own, after);
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    ASSERT_EQ(after.epoch + after.time[i], s.hermite.epoch + limit)
+        << "body " << i << " (step " << s.hermite.step[i] << ") is not at the run's end";
+    ASSERT_LE(after.step[i], lower) << "body " << i;
+  }
+  EXPECT_EQ(sim.long_steps_end(), 0.0);
+}
+
 // steps_to_time stops at the first step whose clock time is at or past t_end to rounding (driver::reach_of: four units
 // in the last place), never one later: with times that decimal dt cannot hit exactly, and after a change of dt (the
 // clock counts from it). 30 steps of 0.03 reach 0.9, though 30 x 0.03 is 0.8999999999999999: not 31, a whole dt late.

@@ -635,6 +635,59 @@ TEST(LiveHermite, ALowerDtMaxEndsTheLongerStepsAtTheNextFramesEnd) {
   }
 }
 
+// The same change between the times every body shares (after block steps that ended no span: the Step button's): a
+// body far into a longer step keeps it until it ends, and the first span ends there, with every body at its end and
+// corrected, not at the next multiple of the new longest step with that body predicted.
+TEST(LiveHermite, ALowerDtMaxBetweenSpanEndsEndsTheNextSpanWhereTheLongerStepsEnd) {
+  driver::RunConfig run = hermite_plummer(256, 0.001);
+  run.physics.hermite.dt_max = 0.25;
+  run.given.dt_max = true;
+  LiveSimulation live(driver::make_setup(run), run, std::nullopt, false);
+  live.set_paused(true);
+  live.step(37);
+  live.update();
+  ASSERT_EQ(live.stats().step, 37u);
+  std::string const path = ::testing::TempDir() + "live_hermite_dt_max_between.h5";
+  auto save = [&] {
+    std::remove(path.c_str());
+    Change c;
+    c.kind = Change::Kind::save;
+    c.path = path;
+    live.request(c);
+    live.update();
+    sim::Checkpoint const file = sim::read_checkpoint(path);
+    std::remove(path.c_str());
+    return file.hermite;
+  };
+  double const lower = 1.0 / 1024;
+  Change change;
+  change.kind = Change::Kind::settings;
+  change.run = live.stats().run;
+  change.run.physics.hermite.dt_max = lower;
+  change.run.given.dt_max = true;
+  live.request(change);
+  live.update();
+  sim::hermite::HermiteState const cut = save();
+  double const block = cut.block_time();
+  double long_end = 0.0;
+  for (std::size_t i = 0; i < cut.size(); ++i)
+    if (cut.step[i] > lower) long_end = std::max(long_end, cut.time[i] + cut.step[i]);
+  ASSERT_GT(long_end, (std::floor(block / lower) + 1.0) * lower)
+      << "no longer step outlasts the next multiple of the longest step (block time " << block << ")";
+
+  live.set_steps_per_update(1);
+  live.set_paused(false);
+  live.update();  // one span, made whole (no thread: no frame budget)
+  live.set_paused(true);
+  ASSERT_EQ(live.stats().time, cut.epoch + long_end);
+  sim::hermite::HermiteState const after = save();
+  for (std::size_t i = 0; i < after.size(); ++i) {
+    ASSERT_EQ(after.epoch + after.time[i], cut.epoch + long_end)
+        << "body " << i << " (step " << cut.step[i] << " after the change) is not at the span's end";
+    ASSERT_LE(after.step[i], lower) << "body " << i;
+  }
+}
+
 // Softening 0 (hermite4's alone; elsewhere 0 means "the scenario's"): the viewer started on such a checkpoint with
 // nothing named keeps it through a settings change made from what runs (as the HUD makes them), and looking up the
 // devices on the command line's own settings before the file is read (the viewer does, for CUDA-GL interop) is no
