@@ -25,6 +25,7 @@ inline constexpr int kMinFrameSide = 16;                 // as --width and --hei
 inline constexpr std::size_t kMaxClients = 16;           // connections at once; more are refused
 inline constexpr std::size_t kMaxPendingInputs = 1024;   // input events waiting for the next frame
 inline constexpr std::size_t kMaxFilesOffered = 100;     // the newest files the keys wrote, for download
+inline constexpr std::size_t kMaxDownloads = 8;          // downloads sent at once (each holds a file open); more wait
 // Frames sent to one viewer and not yet acknowledged: 3 keep 30 frames/s over a 100 ms round trip
 // while bounding how stale a frame on a slow link can be.
 inline constexpr std::size_t kMaxFramesInFlight = 3;

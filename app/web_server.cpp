@@ -73,6 +73,7 @@ struct WebServer::Impl {
   WebServer& owner;
   std::optional<std::string> token;
   std::string page;
+  std::size_t downloads = 0;  // being sent (network thread only; before io, whose handlers hold its count)
   net::io_context io{1};
   tcp::acceptor acceptor{io};
   std::set<std::shared_ptr<Viewer>> viewers;  // network thread only
@@ -356,6 +357,16 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
   // A file offered for download, read from its path as it is sent (it may be large: a checkpoint): a part at a
   // time, each within kRequestTimeout, so that a download goes on as long as it moves and one that stalls is dropped.
   void send_file(const std::string& name, const std::string& path, bool keep_alive) {
+    // A download holds a file open for as long as it moves, however slowly: a bound on how many at once keeps the
+    // server's descriptors (and the viewers' connections) from running out; one more is told to try again.
+    if (server_.downloads >= kMaxDownloads) {
+      server_.owner.note("serve: " + peer_ + ": " + name + " refused: " + std::to_string(kMaxDownloads) +
+                         " downloads already being sent");
+      return respond(http::status::service_unavailable,
+                     name + ": " + std::to_string(kMaxDownloads) +
+                         " downloads are already being sent; try again when one has ended\n",
+                     "text/plain", keep_alive);
+    }
     beast::error_code ec;
     http::file_body::value_type body;
     body.open(path.c_str(), beast::file_mode::scan, ec);
@@ -373,20 +384,28 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
     response->content_length(size);
     response->keep_alive(keep_alive);
     auto serializer = std::make_shared<http::response_serializer<http::file_body>>(*response);
-    write_file_part(response, serializer, name);
+    // Counted while any part of the download is in flight: the slot goes with the last handler that holds it.
+    struct Slot {
+      std::size_t& count;
+      explicit Slot(std::size_t& c) : count(c) { ++count; }
+      ~Slot() { --count; }
+      Slot(const Slot&) = delete;
+      Slot& operator=(const Slot&) = delete;
+    };
+    write_file_part(response, serializer, name, std::make_shared<Slot>(server_.downloads));
   }
 
   void write_file_part(const std::shared_ptr<http::response<http::file_body>>& response,
                        const std::shared_ptr<http::response_serializer<http::file_body>>& serializer,
-                       const std::string& name) {
+                       const std::string& name, const std::shared_ptr<void>& slot) {
     stream_.expires_after(kRequestTimeout);
-    http::async_write_some(stream_, *serializer, [self = shared_from_this(), response, serializer, name](
+    http::async_write_some(stream_, *serializer, [self = shared_from_this(), response, serializer, name, slot](
                                                      beast::error_code ec, std::size_t) {
       if (ec) {
         self->server_.owner.note("serve: " + self->peer_ + ": " + name + " not sent whole (" + ec.message() + ")");
         return self->close();
       }
-      if (!serializer->is_done()) return self->write_file_part(response, serializer, name);
+      if (!serializer->is_done()) return self->write_file_part(response, serializer, name, slot);
       self->server_.owner.note("serve: " + self->peer_ + ": sent " + name);
       if (!response->keep_alive()) return self->close();
       self->read();

@@ -664,6 +664,69 @@ TEST(ServeServer, OffersTheFilesTheKeysWroteForDownload) {
   std::filesystem::remove_all(folder);
 }
 
+// A GET of `target` whose reply is read to the end of its headers and no further (a download that stalls): the
+// connection, and the status line and headers; -1 where nothing came.
+std::pair<int, std::string> http_head_of(std::uint16_t port, const std::string& target) {
+  int const fd = connect_loopback(port);
+  std::string const request = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\n\r\n";
+  std::string reply;
+  if (fd >= 0 && write(fd, request.data(), request.size()) == ssize_t(request.size())) {
+    char c = 0;
+    while (reply.find("\r\n\r\n") == std::string::npos && read(fd, &c, 1) == 1) reply += c;
+  }
+  if (reply.empty() && fd >= 0) close(fd);
+  return {reply.empty() ? -1 : fd, reply};
+}
+
+// Each download holds a file open as long as it moves: kMaxDownloads at once, and one more is told to try again
+// (503, saying why) until one of them ends.
+TEST(ServeServer, DownloadsAtOnceAreBounded) {
+  auto const folder = std::filesystem::temp_directory_path() / ("nbody_serve_downloads_" + std::to_string(getpid()));
+  std::filesystem::create_directories(folder);
+  std::string const name = "nbody-20261203-120000.h5", path = (folder / name).string();
+  {  // more than a connection's socket buffers hold: a download that is not read stays in flight
+    std::ofstream out(path, std::ios::binary);
+    std::string const block(1 << 20, 'x');
+    for (int k = 0; k < 64; ++k) out.write(block.data(), std::streamsize(block.size()));
+  }
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", {});
+  server.offer_file(path);
+  std::string const target = "/files/" + name;
+  std::vector<int> stalled;
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (stalled.size() < kMaxDownloads && std::chrono::steady_clock::now() < deadline) {
+    auto const [fd, head] = http_head_of(server.port(), target);
+    if (head.rfind("HTTP/1.1 200 ", 0) == 0)
+      stalled.push_back(fd);
+    else if (fd >= 0)
+      close(fd);  // not offered yet: the offer reaches the network thread soon
+  }
+  ASSERT_EQ(stalled.size(), kMaxDownloads);
+  auto const [refused, head] = http_head_of(server.port(), target);
+  EXPECT_EQ(head.rfind("HTTP/1.1 503 ", 0), 0u) << head;
+  if (refused >= 0) {
+    std::string body(512, '\0');
+    ssize_t const n = read(refused, body.data(), body.size());
+    body.resize(n > 0 ? std::size_t(n) : 0);
+    EXPECT_NE(body.find(std::to_string(kMaxDownloads) + " downloads are already being sent"), std::string::npos)
+        << body;
+    close(refused);
+  }
+  // One ends (its reader gone): the next is sent.
+  close(stalled.back());
+  stalled.pop_back();
+  std::string again;
+  auto const later = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    auto const [fd, h] = http_head_of(server.port(), target);
+    again = h;
+    if (fd >= 0) close(fd);
+  } while (again.rfind("HTTP/1.1 200 ", 0) != 0 && std::chrono::steady_clock::now() < later);
+  EXPECT_EQ(again.rfind("HTTP/1.1 200 ", 0), 0u) << again;
+  for (int fd : stalled) close(fd);
+  std::filesystem::remove_all(folder);
+}
+
 // Off the loopback a download needs the token too.
 TEST(ServeServer, DownloadsNeedTheTokenOffTheLoopback) {
   auto const folder = std::filesystem::temp_directory_path() / ("nbody_serve_token_" + std::to_string(getpid()));
