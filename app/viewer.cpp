@@ -831,7 +831,8 @@ class Viewer {
         }
         if (level) {
           render::compute_level_colors(levels, bodies, coloring.map, colors_);
-          level_swatches_ = render::level_swatches(levels, coloring.map, running_.physics.hermite.dt_max);
+          level_swatches_ = render::level_swatches(levels, coloring.map, running_.physics.hermite.dt_max,
+                                                  running_.units);
         } else if (speed || colors_dirty_) {
           render::compute_colors(controls_.color, b, slices_, coloring, colors_);
         }

@@ -85,8 +85,6 @@ ScaleBar scale_bar(double world_per_pixel, double max_pixels, const sim::Units& 
   return bar;
 }
 
-namespace {
-// A time with a physical scale in the largest of Gyr .. h that makes it at least 1, else seconds: "5.658 Myr".
 std::string physical_time_text(double time, const sim::Units& units) {
   constexpr double kYear = 365.25 * 86400.0;  // the Julian year (IAU)
   struct Named {
@@ -100,7 +98,6 @@ std::string physical_time_text(double time, const sim::Units& units) {
     if (std::abs(seconds) >= u.s) return format(seconds / u.s, 4) + " " + u.name;
   return format(seconds, 4) + " s";
 }
-}  // namespace
 
 std::string time_label(double time, const sim::Units& units) {
   if (!units.physical()) return "t = " + format(time, 4) + " N-body units";
@@ -124,17 +121,29 @@ std::string panel_energy_line(double error, double time, const sim::Units& units
   return text;
 }
 
+namespace {
+// Three significant digits, trailing zeros kept ("2.00", not "2" beside "0.757": a figure that reads as cut short),
+// with no bare point ("413", not "413."); 0 as "0".
+std::string three_digits(double x) {
+  if (x == 0.0) return "0";
+  char text[32];
+  std::snprintf(text, sizeof text, "%#.3g", x);
+  std::string s = text;
+  if (auto const point = s.find('.'); point != std::string::npos && (point + 1 == s.size() || s[point + 1] == 'e'))
+    s.erase(point, 1);
+  return s;
+}
+}  // namespace
+
 std::string panel_radii_line(const std::array<double, 3>& radii, const sim::Units& units) {
   // The half-mass radius' unit (N-body units without a scale); one length unit's where it has none (0, NaN). A
   // radius below 1 stays in its unit down to 0.1 ("0.78 pc", not "1.59e+05 au"), as the scale bar beside it reads:
   // the bar's round lengths take the smaller unit, where a cluster's radii would read in hundreds of thousands.
   DisplayUnit const length =
       length_unit(units, radii[1] > 0 && std::isfinite(radii[1]) ? radii[1] : 1.0, 0.1);
-  char text[96];
-  std::snprintf(text, sizeof text, "r10/50/90 = %.3g %.3g %.3g%s%s", length.factor * radii[0],
-                length.factor * radii[1], length.factor * radii[2], length.unit.empty() ? "" : " ",
-                length.unit.c_str());
-  return text;
+  std::string text = "r10/50/90 =";
+  for (double r : radii) text += " " + three_digits(length.factor * r);
+  return length.unit.empty() ? text : text + " " + length.unit;
 }
 
 }  // namespace nbody::render

@@ -39,6 +39,10 @@ struct ScaleBar {
 };
 ScaleBar scale_bar(double world_per_pixel, double max_pixels, const sim::Units& units);
 
+// A time (or a span of it) of a run with a physical scale (units.physical()), in the largest of Gyr, Myr, kyr, yr, d,
+// h that makes it at least 1, else seconds, four significant digits: "5.658 Myr".
+std::string physical_time_text(double time, const sim::Units& units);
+
 // "t = 12.5 N-body units"; with a physical scale, the time in the largest of Gyr, Myr, kyr, yr,
 // d, h, s that makes it at least 1: "t = 12.5 Myr".
 std::string time_label(double time, const sim::Units& units);

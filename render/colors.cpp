@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "render/annotations.h"
+
 namespace nbody::render {
 namespace {
 
@@ -126,7 +128,8 @@ void compute_level_colors(const std::vector<std::uint8_t>& levels, std::size_t b
   for (std::size_t i = 0; i < bodies; ++i) out[i] = level_color(table, levels[i], lo, hi);
 }
 
-std::vector<Swatch> level_swatches(const std::vector<std::uint8_t>& levels, Colormap map, double dt_max) {
+std::vector<Swatch> level_swatches(const std::vector<std::uint8_t>& levels, Colormap map, double dt_max,
+                                   const sim::Units& units) {
   if (levels.empty()) return {{level_color(colormap_table(map), 0, 0, 0), "one shared time step"}};
   std::size_t counts[256] = {};
   for (std::uint8_t l : levels) ++counts[l];
@@ -142,8 +145,10 @@ std::vector<Swatch> level_swatches(const std::vector<std::uint8_t>& levels, Colo
       more += counts[k];
       continue;
     }
-    char label[64];
-    std::snprintf(label, sizeof label, "dt %.3g: %zu", std::ldexp(top, -k), counts[k]);
+    double const dt = std::ldexp(top, -k);
+    std::string const physical = units.physical() ? " (" + physical_time_text(dt, units) + ")" : "";
+    char label[96];
+    std::snprintf(label, sizeof label, "dt %.3g%s: %zu", dt, physical.c_str(), counts[k]);
     s.push_back({level_color(colormap_table(map), k, lo, hi), label});
   }
   if (more) s.back().label += " (+" + std::to_string(more) + " shorter)";

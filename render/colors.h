@@ -9,6 +9,7 @@
 
 #include "core/slice.h"
 #include "render/color_mode.h"
+#include "sim/io/units.h"
 #include "render/speed_colors.h"
 #include "sim/physics/body_set.h"
 
@@ -49,7 +50,9 @@ std::vector<Swatch> type_swatches(unsigned present = 0b111);
 unsigned types_present(const std::vector<sim::BodyType>& types);
 std::vector<Swatch> device_swatches(std::size_t devices);
 // The levels present in `levels`, each with its colour (as compute_level_colors gives it), its step
-// (dt_max / 2^k) and how many bodies take it; at most 12, the rest said in the last label.
-std::vector<Swatch> level_swatches(const std::vector<std::uint8_t>& levels, Colormap map, double dt_max);
+// (dt_max / 2^k; with a physical scale, in a time unit beside it: "dt 0.0625 (2.947 kyr): 207") and how many bodies
+// take it; at most 12, the rest said in the last label.
+std::vector<Swatch> level_swatches(const std::vector<std::uint8_t>& levels, Colormap map, double dt_max,
+                                   const sim::Units& units = {});
 
 }  // namespace nbody::render

@@ -303,6 +303,10 @@ TEST(Colors, StepLevelsGetOneColourEachShortestBrightest) {
   render::compute_level_colors({}, 4, render::Colormap::viridis, c);
   EXPECT_EQ(c[0], c[3]);
   EXPECT_EQ(render::level_swatches({}, render::Colormap::viridis, 1.0 / 16).size(), 1u);
+  // With a physical scale, each step in a time unit too (the HUD's time is; 1e5 Msun and 1 pc: 0.04715 Myr).
+  auto const physical = render::level_swatches(levels, render::Colormap::viridis, 1.0 / 16,
+                                               sim::parse_units("1e5Msun", "1pc"));
+  EXPECT_EQ(physical[0].label, "dt 0.00781 (368.3 yr): 3");
 }
 
 TEST(Colors, NamesRoundTripAndBadNamesAreRejected) {
@@ -406,7 +410,7 @@ TEST(Annotations, PanelLinesInNbodyOrPhysicalUnits) {
   EXPECT_EQ(render::panel_time_line(100.0, false, false, pc), "t = 100 (4.715 Myr)");
   EXPECT_EQ(render::panel_time_line(100.0, true, true, pc), "block time = 100 (4.715 Myr)   paused");
   EXPECT_EQ(render::panel_energy_line(1e-4, 100.0, pc), "|dE/E| = 1.0e-04 at 4.715 Myr");
-  EXPECT_EQ(render::panel_radii_line({0.5, 2.0, 3000.0}, pc), "r10/50/90 = 0.5 2 3e+03 pc");
+  EXPECT_EQ(render::panel_radii_line({0.5, 2.0, 3000.0}, pc), "r10/50/90 = 0.500 2.00 3.00e+03 pc");
   // A half-mass radius below one unit reads in it (as the scale bar of "2 pc" beside it), not in au.
   EXPECT_EQ(render::panel_radii_line({0.327, 0.795, 2.17}, pc), "r10/50/90 = 0.327 0.795 2.17 pc");
   EXPECT_EQ(render::panel_radii_line({1e-4, 2e-3, 0.01}, pc), "r10/50/90 = 20.6 413 2.06e+03 au");
