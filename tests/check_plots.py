@@ -99,6 +99,8 @@ with tempfile.TemporaryDirectory() as d:
     radii = [ax for ax in fig.axes if ax.get_title().startswith("Lagrangian")][0]
     styles = {line.get_linestyle() for line in radii.get_lines() if line.get_label().endswith(names[0])}
     check(len(styles) == 3, f"diagnostics: the three Lagrangian radii of a file in three line styles ({styles})")
+    check(radii.get_ylabel() == "radius (N-body units)" and radii.get_xlabel() == "time (N-body units)",
+          f"diagnostics: the axes name the series' units ({radii.get_xlabel()!r}, {radii.get_ylabel()!r})")
     check(not os.path.exists(p("wrong-series.png")), "nothing written for the wrong series")
     # A series left unfinished (FILE.partial, where nbody's messages send the user) is read as its FILE.
     shutil.copy(p("series.csv"), p("left.csv.partial"))

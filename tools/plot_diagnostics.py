@@ -6,7 +6,7 @@
 Four panels against simulation time, one line (or set of lines) per series: the relative energy
 error |E - E0| / |E0| (log scale), the virial ratio 2K/|W|, the Lagrangian radii holding 10, 50 and
 90% of the mass, and the drift of the angular momentum |L - L0| / |L0| (log scale; a leapfrog keeps
-it to rounding). Reads .csv and .jsonl (JSON lines) series as nbody writes them; with several
+it to rounding). Times and radii are in the run's units (G = 1), as the series holds them. Reads .csv and .jsonl (JSON lines) series as nbody writes them; with several
 series, the legend names each by its file.
 
 Needs matplotlib (Debian: python3-matplotlib).
@@ -116,13 +116,14 @@ def draw(series, plt):
     virial.axhline(1.0, color="grey", lw=0.8, ls=":")
     virial.set_ylabel("2K / |W|")
     virial.set_title("virial ratio")
-    radii.set_ylabel("radius")
+    # The series is in the run's units (G = 1), whatever physical scale the run had (its --json's "units" says it).
+    radii.set_ylabel("radius (N-body units)")
     radii.set_title("Lagrangian radii (10, 50, 90% of the mass)")
     radii.legend(fontsize="small")
     angular.set_ylabel("|L - L0| / |L0|")
     angular.set_title("angular momentum drift")
     for ax in (radii, angular):
-        ax.set_xlabel("time")
+        ax.set_xlabel("time (N-body units)")
     if len(series) > 1:
         energy.legend(fontsize="small")
     return fig
