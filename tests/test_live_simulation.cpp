@@ -585,6 +585,20 @@ TEST(LiveHermite, ALongSpanGoesOnOverFramesWithTheUsersChangesBetween) {
   EXPECT_GE(at_multiples, 5) << "the frames still went to the end of 100,000 spans (t = " << live.stats().time << ")";
 }
 
+// The Hermite state of a paused viewer, as its save (the s key) writes it: each body's time and step.
+sim::hermite::HermiteState saved_hermite_state(LiveSimulation& live, const std::string& name) {
+  std::string const path = ::testing::TempDir() + name;
+  std::remove(path.c_str());
+  Change c;
+  c.kind = Change::Kind::save;
+  c.path = path;
+  live.request(c);
+  live.update();
+  sim::Checkpoint const file = sim::read_checkpoint(path);
+  std::remove(path.c_str());
+  return file.hermite;
+}
+
 // dt max lowered between frames (the HUD's dt max, as a restart's --dt-max does): a body on a step longer than the new
 // longest one ends it at the next multiple of that, the next frame's end, where it is corrected with every other body,
 // not predicted there on its old step.
@@ -597,18 +611,7 @@ TEST(LiveHermite, ALowerDtMaxEndsTheLongerStepsAtTheNextFramesEnd) {
   live.update();
   ASSERT_EQ(live.stats().time, 0.5);
   live.set_paused(true);  // the saves below make no frame
-  std::string const path = ::testing::TempDir() + "live_hermite_dt_max.h5";
-  auto save = [&] {
-    std::remove(path.c_str());
-    Change c;
-    c.kind = Change::Kind::save;
-    c.path = path;
-    live.request(c);
-    live.update();
-    sim::Checkpoint const file = sim::read_checkpoint(path);
-    std::remove(path.c_str());
-    return file.hermite;
-  };
+  auto save = [&] { return saved_hermite_state(live, "live_hermite_dt_max.h5"); };
   sim::hermite::HermiteState const before = save();
   double const lower = 1.0 / 64;
   ASSERT_GT(*std::max_element(before.step.begin(), before.step.end()), lower) << "no body on a step the change cuts";
@@ -647,18 +650,7 @@ TEST(LiveHermite, ALowerDtMaxBetweenSpanEndsEndsTheNextSpanWhereTheLongerStepsEn
   live.step(37);
   live.update();
   ASSERT_EQ(live.stats().step, 37u);
-  std::string const path = ::testing::TempDir() + "live_hermite_dt_max_between.h5";
-  auto save = [&] {
-    std::remove(path.c_str());
-    Change c;
-    c.kind = Change::Kind::save;
-    c.path = path;
-    live.request(c);
-    live.update();
-    sim::Checkpoint const file = sim::read_checkpoint(path);
-    std::remove(path.c_str());
-    return file.hermite;
-  };
+  auto save = [&] { return saved_hermite_state(live, "live_hermite_dt_max_between.h5"); };
   double const lower = 1.0 / 1024;
   Change change;
   change.kind = Change::Kind::settings;
