@@ -781,6 +781,16 @@ std::optional<Options> parse_options(int argc, char** argv) {
     throw InputError("--screenshot " + o.screenshot + ": the picture is a PNG file; name it FILE.png");
 
   if (cli.count("--bodies")) {
+    // "1,000": a thousands separator, not a list of 1 and 0 bodies (a list is --compare-threading's alone). Told
+    // apart from a list of sizes ("256,512") by a group after the first that begins with 0, which no size does.
+    bool const separated = o.mode != Mode::compare_threading &&
+                           std::regex_match(bodies_text, std::regex("[0-9]{1,3}(,[0-9]{3})*,0[0-9]{2}(,[0-9]{3})*"));
+    if (separated) {
+      std::string plain = bodies_text;
+      plain.erase(std::remove(plain.begin(), plain.end(), ','), plain.end());
+      throw InputError("--bodies " + bodies_text + ": a count is written without separators (--bodies " + plain +
+                       "); a list of sizes with commas is only for --compare-threading");
+    }
     for (auto const& item : list_items(bodies_text, "--bodies", "4096 or 1024,4096"))
       o.sizes.push_back(to_count(item, "--bodies"));
     if (o.sizes.size() > 1 && o.mode != Mode::compare_threading)

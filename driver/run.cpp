@@ -720,8 +720,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                        unreadable + ")" + stopped);
     }
   }
-  // A checkpoint where --save writes a snapshot: the restartable state there goes, which is said (a snapshot is read
-  // by --load, not by --restart).
+  // A checkpoint where --save writes a snapshot: the restartable state there goes, which is a warning (a snapshot is
+  // read by --load, not by --restart), as --checkpoint's over another run's checkpoint is.
   if (!o.save.empty() && saves_hdf5_snapshot(o.save)) {
     std::string held;
     std::error_code ec;
@@ -733,10 +733,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     }
     if (ranks.size() > 1) held = ranks.all_gather(held).front();
     if (!held.empty())
-      observer.notice(o.names.with_text("--save", o.save) + " holds a checkpoint (step " + held + "): this run " +
-                      "replaces it with a snapshot, which " + o.names.name("--load") + " reads and " +
-                      o.names.name("--restart") + " does not; " + o.names.name("--checkpoint") +
-                      " writes a checkpoint");
+      observer.warning(o.names.with_text("--save", o.save) + " holds a checkpoint (step " + held + "): this run " +
+                       "replaces it with a snapshot, which " + o.names.name("--load") + " reads and " +
+                       o.names.name("--restart") + " does not; " + o.names.name("--checkpoint") +
+                       " writes a checkpoint");
   }
 
   if ((o.summary || sampled) && !start_measured) unless_interrupted([&] { result.start = sim.diagnostics(kStopTogether); });

@@ -823,7 +823,7 @@ class Engine {
       lost.append(d);
     }
     out["outputs_not_written"] = lost;
-    out["diagnostics_failure"] = r.diagnostics_failure;
+    out["diagnostics_failure"] = r.diagnostics_failure.empty() ? nb::none() : nb::cast(r.diagnostics_failure);
     out["diagnostics_replaced"] = r.diagnostics_replaced.empty() ? nb::none() : nb::cast(r.diagnostics_replaced);
     out["checkpoint_replaced"] = r.checkpoint_replaced.empty() ? nb::none() : nb::cast(r.checkpoint_replaced);
     out["energy_warning"] = r.energy_warning.empty() ? nb::none() : nb::cast(r.energy_warning);

@@ -306,13 +306,13 @@ TEST_F(Cli, AOneFramePictureSaysItsRenderWasNotTimed) {
 }
 
 // --save FILE.h5 writes a snapshot: where FILE.h5 holds a checkpoint, the restartable state there goes, and that is
-// said at the start (a snapshot there is replaced without a word).
+// a warning at the start (a snapshot there is replaced without a word).
 TEST_F(Cli, ASnapshotSavedOverACheckpointIsSaid) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   ASSERT_EQ(nbody("--run -q --bodies 64 --steps 3 --checkpoint " + file("s.h5")).code, 0);
   Result const over = nbody("--run --bodies 64 --steps 1 --save " + file("s.h5"));
   ASSERT_EQ(over.code, 0) << over.err;
-  EXPECT_NE(over.err.find("notice: --save " + file("s.h5") + " holds a checkpoint (step 3): this run replaces it with "
+  EXPECT_NE(over.err.find("warning: --save " + file("s.h5") + " holds a checkpoint (step 3): this run replaces it with "
                           "a snapshot, which --load reads and --restart does not; --checkpoint writes a checkpoint\n"),
             std::string::npos)
       << over.err;
@@ -1863,6 +1863,10 @@ TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
       {"--compare-threading --bodies 256,", "--bodies 256,: an empty element"},
       {"--compare-threading --bodies 64,128,64", "--bodies 64,128,64: 64 is given twice; give each size once"},
       {"--run --bodies 64,64", "--bodies 64,64: a list of sizes is only for --compare-threading"},
+      {"--run --bodies 1,000", "--bodies 1,000: a count is written without separators (--bodies 1000); a list of "
+                               "sizes with commas is only for --compare-threading"},
+      {"--run --bodies 65,536,000", "--bodies 65,536,000: a count is written without separators (--bodies 65536000)"},
+      {"--run --bodies 256,512", "--bodies 256,512: a list of sizes is only for --compare-threading"},
       {"--offscreen --checkpoint " + file("c.h5"),
        "--offscreen does nothing with --run (which --checkpoint implies); it belongs to the viewer"},
       {"--run --bodies ''", "--bodies '': the list is empty"},
