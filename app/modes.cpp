@@ -12,8 +12,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <iostream>
@@ -248,7 +250,41 @@ void check_outputs(const Options& o) {
   // takes the checkpoint's lock itself when it begins (driver::run).
   for (auto const& [option, path] : outputs)
     if (!path.empty()) check_output_path(path, option);
-  check_distinct_outputs(outputs);
+  // A text output named where an HDF5 file is (--json c.h5 for c.json, say) would replace a checkpoint or a snapshot:
+  // the state a restart goes on from. Refused; the HDF5 outputs say what they replace themselves.
+  // (The file the run starts from is left to the check that says so: driver::check_outputs_spare_inputs.)
+  auto is_input = [&](const std::string& path) {
+    std::error_code ec;
+    for (std::string const& input : {o.run.initial.checkpoint, o.run.initial.snapshot})
+      if (!input.empty() && (input == path || std::filesystem::equivalent(input, path, ec))) return true;
+    return false;
+  };
+  for (auto const& [option, path] : outputs) {
+    if (path.empty() || (option != "--json" && option != "--csv" && option != "--diagnostics") || is_input(path))
+      continue;
+    std::ifstream in(path, std::ios::binary);
+    char signature[8] = {};
+    if (in.read(signature, sizeof signature) && std::memcmp(signature, "\x89HDF\r\n\x1a\n", 8) == 0)
+      throw InputError(option + " " + path + ": is an HDF5 file (a checkpoint or a snapshot, say), which this text "
+                       "output would replace; name another file, or remove it first");
+  }
+  // Nor a series another run writes now (its lock, driver::run's): refused here, before the start-up's work, as the
+  // checkpoint another run writes is.
+  auto series_written_elsewhere = [&](const std::function<std::string(std::uint64_t)>& path_of,
+                                      const std::string& given) {
+    if (std::string const other = another_writer_of(driver::series_lock_name(path_of)); !other.empty())
+      throw InputError(given + ": " + other);
+  };
+  if (o.snapshots.enabled())
+    series_written_elsewhere([&](std::uint64_t k) { return o.snapshots.path(k); }, "--snapshots " + o.snapshots.base);
+  if (!o.checkpoint.empty() && (o.checkpoint_every || o.checkpoint_dt > 0))
+    series_written_elsewhere([&](std::uint64_t k) { return driver::series_path(o.checkpoint, k); },
+                             "--checkpoint " + o.checkpoint + "'s periodic checkpoints");
+  // Nor the working file of the diagnostics series (FILE.partial, which a restart reads the series' rows from).
+  auto distinct = outputs;
+  if (!o.diagnostics.empty())
+    distinct.emplace_back("--diagnostics " + o.diagnostics + "'s working file", driver::partial_path(o.diagnostics));
+  check_distinct_outputs(distinct);
   // Nor the file beside a tipsy --save that states its units to pynbody and yt.
   driver::check_outputs_spare_tipsy_units(o.save, outputs, o.run.names);
   // Nor one of the frames --frames-dir writes (DIR/frame_00000.png, ...).
@@ -398,6 +434,8 @@ int run_simulation(const Options& asked) {
   outputs.end_time = o.t_end;
   outputs.checkpoint_cadence_named = o.checkpoint_cadence_named;
   outputs.snapshot_cadence_named = o.snapshot_cadence_named;
+  outputs.continues_checkpoint = !setup.run.initial.checkpoint.empty() && !setup.course_changed;
+  outputs.branches = setup.course_changed;
   // A restart writes its series as the run it continues did, where it names no cadence of its own.
   driver::take_up_cadences(setup, blocks, setup.clock.step, steps, outputs);
   // Every file of the series is named now: one that cannot be written stops nothing half way.

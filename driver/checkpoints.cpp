@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "core/atomic_file.h"
 #include "core/errors.h"
@@ -439,6 +440,17 @@ std::vector<std::string> series_files_after(const std::function<std::string(std:
   std::vector<std::string> paths;
   for (std::uint64_t step : steps) paths.push_back(path_of(step));
   return paths;
+}
+
+std::string series_lock_name(const std::function<std::string(std::uint64_t)>& path_of) {
+  std::string name = path_of(0);
+  std::string const other = path_of(99999999);  // the same length: eight digits
+  for (std::size_t i = 0; i < name.size() && i < other.size(); ++i)
+    if (name[i] != other[i]) name[i] = '#';
+  constexpr std::string_view kHdf5 = ".hdf5";
+  if (name.size() > kHdf5.size() && name.compare(name.size() - kHdf5.size(), kHdf5.size(), kHdf5) == 0)
+    name.replace(name.size() - kHdf5.size(), kHdf5.size(), ".h5");
+  return name;
 }
 
 }  // namespace nbody::driver

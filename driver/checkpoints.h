@@ -143,6 +143,10 @@ void check_step_series(const std::function<std::string(std::uint64_t)>& path_of,
 // begins at `first` would leave its own files among them (check_run_outputs refuses it).
 std::vector<std::string> series_files_after(const std::function<std::string(std::uint64_t)>& path_of,
                                             std::uint64_t first);
+// The name a series' one writer locks (WriterLock: ".NAME.lock" beside it): the series' pattern, each digit of the step
+// as '#', with .h5 for both HDF5 endings (c_*.h5 and c_*.hdf5 are one series to a tool that reads the folder by a
+// pattern): "out/c_########.h5".
+std::string series_lock_name(const std::function<std::string(std::uint64_t)>& path_of);
 // The temporary files (core/atomic_file.h) of the series' files that their folder holds: writers killed before they
 // finished left them.
 std::vector<std::string> series_temporary_files(const std::function<std::string(std::uint64_t)>& path_of);

@@ -439,24 +439,31 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
   }
   // A run from step 0 is a new run: files of its series past step 0 are another run's, among which its own would
   // sit, one series of two runs to whoever reads the folder. Refused, nothing removed, every such series named. (A
-  // run past step 0 continues one: the files past its step may be its own, left by a run that died after its last
-  // checkpoint, which the restart writes again bit for bit.)
+  // run past step 0, or a restart of a step-0 checkpoint, continues one: the files past its step may be its own, left
+  // by a run that died after its last checkpoint, which the restart writes again bit for bit.) So is a run that
+  // branches where it starts (RunOutputs::branches): the files past its step are of the course it leaves.
   std::string mixed;
   // `checkpoints`: the files are checkpoints, the last of which a restart goes on from (an earlier start of this very
   // command, killed, left them; removing them would lose that).
+  bool const new_run = first == 0 && !o.continues_checkpoint;
   auto refuse_mixing = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what,
                            bool checkpoints = false) {
-    std::vector<std::string> const after = series_files_after(path_of, 0);
+    std::vector<std::string> const after = series_files_after(path_of, new_run ? 0 : first);
     if (after.empty()) return;
     std::string const count = after.size() == 1 ? "a file" : std::to_string(after.size()) + " files";
-    mixed += (mixed.empty() ? "" : "; ") + what + ": the folder holds " + count + " of that series past step 0 (" +
-             after.front() + (after.size() > 1 ? ", ..." : "") + "), another run's, which this new run's would mix " +
-             "with" + (checkpoints ? " (or an earlier start of this one: " + names.with_text("--restart", after.back()) +
+    std::string const whose =
+        new_run ? "another run's, which this new run's would mix with" +
+                      (checkpoints ? " (or an earlier start of this one: " + names.with_text("--restart", after.back()) +
                                          " goes on from its last)"
-                                   : "") +
-             "; remove " + (after.size() == 1 ? "it" : "them") + " or name another series";
+                                   : std::string())
+                : "of the course this run leaves (it names a setting of the run's course anew), which its own would mix "
+                  "with";
+    mixed += (mixed.empty() ? "" : "; ") + what + ": the folder holds " + count + " of that series past step " +
+             std::to_string(new_run ? 0 : first) + " (" + after.front() + (after.size() > 1 ? ", ..." : "") + "), " +
+             whose + "; remove " + (after.size() == 1 ? "it" : "them") + " or name another series";
   };
-  if (first == 0 && o.snapshots.enabled()) {
+  bool const refused = new_run || o.branches;
+  if (refused && o.snapshots.enabled()) {
     refuse_mixing([&](std::uint64_t step) { return o.snapshots.path(step); },
                   names.with_text("--snapshots", o.snapshots.base));
     // The same name with the other ending (out/snap_*.h5 beside out/snap_*.hdf5), which one pattern reads with it.
@@ -464,7 +471,7 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
     other.base = snapshot_base_with_other_ending(o.snapshots.base);
     refuse_mixing([&](std::uint64_t step) { return other.path(step); }, names.with_text("--snapshots", o.snapshots.base));
   }
-  if (first == 0 && (o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
+  if (refused && (o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
     refuse_mixing([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, checkpoint_cadence(), true);
   if (!mixed.empty()) throw InputError(mixed);
   // A file of the series is refused as "--snapshots DIR/s_00000010.hdf5: ..." on the command line; a keyword names
@@ -504,12 +511,30 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     RunObserver& observer;
     ~Unlocked() { observer.checkpoint_locked(nullptr); }
   } const unlocked{observer};
+  // One writer a series too (snapshots, periodic checkpoints): the check of the folder before the run sees the files
+  // another run has written, not those it is about to write, so two runs started one after the other would each
+  // replace the other's files as they went, both ending well. The lock is the series' (series_lock_name), whichever
+  // output writes it: --snapshots c.h5 and --checkpoint c.h5's periodic checkpoints are one series c_*.h5.
+  std::vector<std::pair<std::unique_ptr<WriterLock>, std::string>> series_locks;
+  auto lock_series = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& given) {
+    series_locks.emplace_back(lock_checkpoint(ranks, series_lock_name(path_of), given), given);
+  };
+  if (o.snapshots.enabled())
+    lock_series([&](std::uint64_t k) { return o.snapshots.path(k); },
+                o.names.with_text("--snapshots", o.snapshots.base));
+  if ((o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
+    lock_series([&](std::uint64_t k) { return series_path(o.checkpoint, k); },
+                o.names.with_text("--checkpoint", o.checkpoint) + "'s periodic checkpoints");
   // Where none could be taken (a file system without locks), the run goes on unguarded, and says so.
   std::string unguarded = checkpoint_lock && !checkpoint_lock->held()
                               ? o.names.with_text("--checkpoint", o.checkpoint) + ": no lock on " +
                                     checkpoint_lock->lock_path() + " (" + checkpoint_lock->why_not() +
                                     "): another run started with this checkpoint now would not be refused"
                               : std::string();
+  for (auto const& [lock, given] : series_locks)
+    if (lock && !lock->held() && unguarded.empty())
+      unguarded = given + ": no lock on " + lock->lock_path() + " (" + lock->why_not() +
+                  "): another run started with this series now would not be refused";
   if (ranks.size() > 1) unguarded = ranks.all_gather(unguarded).front();
   if (!unguarded.empty()) observer.warning(unguarded);
 

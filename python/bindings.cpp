@@ -585,6 +585,9 @@ class Engine {
     driver::RunOutputs o;
     o.summary = false;
     o.state_stays = true;  // the script holds the state after the run
+    // (source_: what the simulation was made from, which a configure() keeps.)
+    o.continues_checkpoint = !source_.checkpoint.empty() && !setup_.course_changed;
+    o.branches = setup_.course_changed && sim_->steps_done() == setup_.clock.step;
     o.names = run_.names;
     std::string precision_shown;  // snapshot_precision, as given
     std::set<std::string> given;  // the outputs' keywords given (not None)

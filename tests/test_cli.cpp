@@ -972,9 +972,10 @@ TEST_F(Cli, ARestartWritesItsCheckpointsAndSnapshotsAsItsRunDid) {
   EXPECT_EQ(z.size(), 3u) << testing::PrintToString(z);  // c.h5 and the snapshots at the start and the end
   // A cadence taken up is named as such where the series is refused.
   ASSERT_EQ(nbody("--run --bodies 32 -q --steps 0 --checkpoint " + file("zero.h5") + " --checkpoint-every 5").code, 0);
-  for (int k : {5, 10}) std::ofstream(file("taken_" + std::string(k == 5 ? "00000005" : "00000010") + ".h5")) << "x";
+  fs::create_directories(dir_ / "taken_00000005.h5");
   expect_input_error("--run --restart " + file("zero.h5") + " --steps 20 --checkpoint " + file("taken.h5"),
-                     "--checkpoint-every 5 (taken up from " + file("zero.h5") + "): the folder holds");
+                     "--checkpoint-every 5 (taken up from " + file("zero.h5") + ") writes " +
+                         file("taken_00000005.h5") + ": is a directory");
 }
 
 // job that writes no series says its rows will be missing, and passes the cadence on.
@@ -2125,6 +2126,16 @@ TEST_F(Cli, ASeriesIsNotMixedWithAnEarlierRunsFiles) {
                              " --snapshot-every 10 --checkpoint " + file("c.h5") + " --checkpoint-every 10");
   EXPECT_EQ(again.code, 0) << again.err;
   EXPECT_NE((again.out + again.err).find("snapshot " + file("mix/s_00000020.hdf5")), std::string::npos) << again.err;
+  // The same from a step-0 checkpoint (a job script's --steps 0 start): an earlier start of the restart, killed, left
+  // its files past step 0; the restart run again goes on over them, not refused as another run's.
+  ASSERT_EQ(nbody("--run -q --bodies 128 --steps 0 --checkpoint " + file("zero.h5")).code, 0);
+  fs::copy_file(file("zero.h5"), file("zero_start.h5"));
+  std::string const from_zero = "--run -q --restart " + file("zero.h5") + " --steps 20 --snapshots " + file("zero/s") +
+                                " --snapshot-every 10 --checkpoint " + file("zero.h5") + " --checkpoint-every 10";
+  ASSERT_EQ(nbody(from_zero).code, 0);
+  fs::copy_file(file("zero_start.h5"), file("zero.h5"), fs::copy_options::overwrite_existing);  // as if killed
+  Result const resubmitted = nbody(from_zero);
+  EXPECT_EQ(resubmitted.code, 0) << resubmitted.err;
   // A directory named like a file of the series is no file of it.
   fs::create_directories(dir_ / "other" / "s_00000050.hdf5");
   EXPECT_EQ(nbody("--run -q --bodies 64 --steps 20 --snapshots " + file("other/s")).code, 0);
@@ -2133,6 +2144,64 @@ TEST_F(Cli, ASeriesIsNotMixedWithAnEarlierRunsFiles) {
                      "--snapshots " + file("mix/s.h5") + ": the folder holds 2 files of that series past step 0 (" +
                          file("mix/s_00000010.hdf5") + ", ...), another run's");
   EXPECT_FALSE(fs::exists(file("mix/s_00000000.h5")));
+}
+
+// A text output named where a checkpoint is (--json c.h5 for c.json, by a slip) would replace the state a restart goes
+// on from: refused before any work, the checkpoint kept. So is one named as the diagnostics series' working file,
+// which a restart reads the series' rows from.
+TEST_F(Cli, TextOutputsDoNotReplaceAnHdf5FileOrTheSeriesWorkingFile) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 2 --checkpoint " + file("c.h5")).code, 0);
+  std::string const state = slurp(file("c.h5"));
+  for (std::string const& args : {"--benchmark --bodies 64 --steps 2 --json " + file("c.h5"),
+                                  "--compare-threading --bodies 64 --steps 2 --csv " + file("c.h5"),
+                                  "--run --bodies 64 --steps 2 --json " + file("c.h5")}) {
+    std::string const option = args.find("--csv") != std::string::npos ? "--csv" : "--json";
+    expect_input_error(args, option + " " + file("c.h5") + ": is an HDF5 file (a checkpoint or a snapshot, say), "
+                                      "which this text output would replace");
+  }
+  EXPECT_EQ(slurp(file("c.h5")), state);
+  expect_input_error("--run --bodies 64 --steps 2 --diagnostics " + file("d.csv") + " --json " + file("d.csv.partial"),
+                     "--json and --diagnostics " + file("d.csv") + "'s working file both name " +
+                         file("d.csv.partial"));
+}
+
+// A restart that branches (names a setting of the run's course anew, here dt) from a periodic checkpoint: the files of
+// its series past its step are of the course it leaves, which a tool reading the series (or a job script going on
+// from the latest periodic checkpoint) would take for this run's. Refused, nothing removed, as a new run among another
+// run's files is; a restart on the same course goes on over them (its own, written again bit for bit). A restart of a
+// step-0 checkpoint that branches is a new run.
+TEST_F(Cli, ABranchIsNotWrittenAmongTheFilesOfTheCourseItLeaves) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  std::string const series = " --checkpoint " + file("c.h5") + " --checkpoint-every 10 --snapshots " + file("s/s") +
+                             " --snapshot-every 10";
+  ASSERT_EQ(nbody("--run -q --bodies 128 --steps 50" + series).code, 0);
+  Result const same = nbody("--run -q --restart " + file("c_00000020.h5") + " --steps 10" + series);
+  EXPECT_EQ(same.code, 0) << same.err;
+  std::string const old_course = slurp(file("s/s_00000050.hdf5"));
+  expect_input_error("--run -q --restart " + file("c_00000020.h5") + " --dt 0.005 --steps 10" + series,
+                     "--snapshots " + file("s/s") + ": the folder holds 3 files of that series past step 20 (" +
+                         file("s/s_00000030.hdf5") + ", ...), of the course this run leaves (it names a setting of "
+                         "the run's course anew), which its own would mix with; remove them or name another series; "
+                         "--checkpoint-every 10: the folder holds 3 files of that series past step 20");
+  EXPECT_EQ(slurp(file("s/s_00000050.hdf5")), old_course) << "nothing removed or replaced";
+  for (int step : {30, 40, 50}) {
+    char name[32];
+    std::snprintf(name, sizeof name, "_%08d", step);
+    fs::remove(file(std::string("s/s") + name + ".hdf5"));
+    fs::remove(file(std::string("c") + name + ".h5"));
+  }
+  Result const branch = nbody("--run -q --restart " + file("c_00000020.h5") + " --dt 0.005 --steps 10" + series);
+  EXPECT_EQ(branch.code, 0) << branch.err;
+  EXPECT_EQ(sim::read_checkpoint(file("c_00000030.h5")).run.dt, 0.005) << "the branch's own file at step 30";
+
+  ASSERT_EQ(nbody("--run -q --bodies 128 --steps 0 --checkpoint " + file("zero.h5")).code, 0);
+  ASSERT_EQ(nbody("--run -q --restart " + file("zero.h5") + " --steps 20 --snapshots " + file("z/s") +
+                  " --snapshot-every 10").code,
+            0);
+  expect_input_error("--run -q --restart " + file("zero.h5") + " --dt 0.02 --steps 20 --snapshots " + file("z/s"),
+                     "--snapshots " + file("z/s") + ": the folder holds 2 files of that series past step 0 (" +
+                         file("z/s_00000010.hdf5") + ", ...), another run's, which this new run's would mix with");
 }
 
 // The run's report states the physics it ran and the scale of its units: the softening in the header and --json, the

@@ -679,6 +679,37 @@ TEST_F(Signals, ASecondRunOfOneCheckpointIsRefusedWhileTheFirstRuns) {
   EXPECT_EQ(WEXITSTATUS(std::system(second.c_str())), 0) << read_text(file("second.err"));
 }
 
+// A series has one writer too: a second job whose snapshots are the first's periodic checkpoints' names (c_*.h5, or
+// c_*.hdf5, one series to a tool reading c_*), started before the first has written any file past its start (which
+// the check of the folder would see), is refused while the first runs, naming the process and the series' lock.
+TEST_F(Signals, ASecondRunOfOneSeriesIsRefusedWhileTheFirstRuns) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  Process p({"--run", "--bodies", "4096", "--steps", "100000000", "--checkpoint", file("c.h5"), "--checkpoint-every",
+             "10000000"},
+            dir_);
+  ASSERT_TRUE(p.started(std::chrono::seconds(10)));
+  std::string const lock = file(".c_########.h5.lock");
+  for (int i = 0; i < 200 && read_text(lock).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (std::string const snapshots : {"c.h5", "c.hdf5"}) {
+    std::string const second = std::string(NBODY_EXECUTABLE) + " --backend cpu --run --bodies 64 --steps 10 " +
+                               "--snapshot-every 5 --snapshots " + file(snapshots) + " 2>" + file("second.err");
+    EXPECT_EQ(WEXITSTATUS(std::system(second.c_str())), 2) << snapshots;
+    std::string const said = read_text(file("second.err"));
+    EXPECT_NE(said.find("error: --snapshots " + file(snapshots) + ": is being written by another run now (process " +
+                        std::to_string(p.pid()) + " on "),
+              std::string::npos)
+        << said;
+    EXPECT_NE(said.find(".c_########.h5.lock"), std::string::npos) << said;
+    EXPECT_FALSE(fs::exists(file("c_00000000.h5")) || fs::exists(file("c_00000000.hdf5"))) << snapshots;
+  }
+  p.send(SIGINT);
+  EXPECT_EQ(p.wait(std::chrono::seconds(10)), 130) << p.err();
+  EXPECT_FALSE(fs::exists(lock)) << "the run's series lock outlived it";
+  std::string const after = std::string(NBODY_EXECUTABLE) + " --backend cpu --run -q --bodies 64 --steps 10 " +
+                            "--snapshot-every 5 --snapshots " + file("c.h5");
+  EXPECT_EQ(WEXITSTATUS(std::system(after.c_str())), 0);
+}
+
 // The same, stopped while it still compares its rows with an earlier start's unfinished series: neither that file
 // nor the finished series at the name is replaced.
 TEST_F(Signals, ARunStoppedWhileItComparesItsRowsReplacesNothing) {
