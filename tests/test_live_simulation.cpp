@@ -599,6 +599,16 @@ sim::hermite::HermiteState saved_hermite_state(LiveSimulation& live, const std::
   return file.hermite;
 }
 
+// Asks for another dt max, as the HUD's field does.
+void request_dt_max(LiveSimulation& live, double dt_max) {
+  Change change;
+  change.kind = Change::Kind::settings;
+  change.run = live.stats().run;
+  change.run.physics.hermite.dt_max = dt_max;
+  change.run.given.dt_max = true;
+  live.request(change);
+}
+
 // dt max lowered between frames (the HUD's dt max, as a restart's --dt-max does): a body on a step longer than the new
 // longest one ends it at the next multiple of that, the next frame's end, where it is corrected with every other body,
 // not predicted there on its old step.
@@ -616,12 +626,7 @@ TEST(LiveHermite, ALowerDtMaxEndsTheLongerStepsAtTheNextFramesEnd) {
   double const lower = 1.0 / 64;
   ASSERT_GT(*std::max_element(before.step.begin(), before.step.end()), lower) << "no body on a step the change cuts";
 
-  Change change;
-  change.kind = Change::Kind::settings;
-  change.run = live.stats().run;
-  change.run.physics.hermite.dt_max = lower;
-  change.run.given.dt_max = true;
-  live.request(change);
+  request_dt_max(live, lower);
   live.set_steps_per_update(1);
   for (int frame = 1; frame <= 3; ++frame) {
     live.set_paused(false);
@@ -652,12 +657,7 @@ TEST(LiveHermite, ALowerDtMaxBetweenSpanEndsEndsTheNextSpanWhereTheLongerStepsEn
   ASSERT_EQ(live.stats().step, 37u);
   auto save = [&] { return saved_hermite_state(live, "live_hermite_dt_max_between.h5"); };
   double const lower = 1.0 / 1024;
-  Change change;
-  change.kind = Change::Kind::settings;
-  change.run = live.stats().run;
-  change.run.physics.hermite.dt_max = lower;
-  change.run.given.dt_max = true;
-  live.request(change);
+  request_dt_max(live, lower);
   live.update();
   sim::hermite::HermiteState const cut = save();
   double const block = cut.block_time();
