@@ -791,8 +791,14 @@ std::optional<Options> parse_options(int argc, char** argv) {
       throw InputError("--bodies " + bodies_text + ": a count is written without separators (--bodies " + plain +
                        "); a list of sizes with commas is only for --compare-threading");
     }
-    for (auto const& item : list_items(bodies_text, "--bodies", "4096 or 1024,4096"))
+    std::vector<std::string> const items = list_items(bodies_text, "--bodies", "4096 or 1024,4096");
+    for (auto const& item : items) {
+      if (items.size() > 1 && !(parse_whole(item) && *parse_whole(item) > 0 &&
+                                std::uint64_t(*parse_whole(item)) <= kMaxBodies))
+        throw InputError("--bodies " + bodies_text + ": '" + item + "' is not a body count (a whole number from 1 to " +
+                         std::to_string(kMaxBodies) + "; a count is written without separators)");
       o.sizes.push_back(to_count(item, "--bodies"));
+    }
     if (o.sizes.size() > 1 && o.mode != Mode::compare_threading)
       throw InputError("--bodies " + bodies_text + ": a list of sizes is only for --compare-threading");
     // One size twice would be measured twice and summarised once.

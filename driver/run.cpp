@@ -440,30 +440,24 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
   // A run from step 0 is a new run: files of its series past step 0 are another run's, among which its own would
   // sit, one series of two runs to whoever reads the folder. Refused, nothing removed, every such series named. (A
   // run past step 0, or a restart of a step-0 checkpoint, continues one: the files past its step may be its own, left
-  // by a run that died after its last checkpoint, which the restart writes again bit for bit.) So is a run that
-  // branches where it starts (RunOutputs::branches): the files past its step are of the course it leaves.
+  // by a run that died after its last checkpoint, which the restart writes again bit for bit.)
   std::string mixed;
   // `checkpoints`: the files are checkpoints, the last of which a restart goes on from (an earlier start of this very
   // command, killed, left them; removing them would lose that).
-  bool const new_run = first == 0 && !o.continues_checkpoint;
   auto refuse_mixing = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what,
                            bool checkpoints = false) {
-    std::vector<std::string> const after = series_files_after(path_of, new_run ? 0 : first);
+    std::vector<std::string> const after = series_files_after(path_of, 0);
     if (after.empty()) return;
     std::string const count = after.size() == 1 ? "a file" : std::to_string(after.size()) + " files";
-    std::string const whose =
-        new_run ? "another run's, which this new run's would mix with" +
-                      (checkpoints ? " (or an earlier start of this one: " + names.with_text("--restart", after.back()) +
+    mixed += (mixed.empty() ? "" : "; ") + what + ": the folder holds " + count + " of that series past step 0 (" +
+             after.front() + (after.size() > 1 ? ", ..." : "") + "), another run's, which this new run's would mix " +
+             "with" + (checkpoints ? " (or an earlier start of this one: " + names.with_text("--restart", after.back()) +
                                          " goes on from its last)"
-                                   : std::string())
-                : "of the course this run leaves (it names a setting of the run's course anew), which its own would mix "
-                  "with";
-    mixed += (mixed.empty() ? "" : "; ") + what + ": the folder holds " + count + " of that series past step " +
-             std::to_string(new_run ? 0 : first) + " (" + after.front() + (after.size() > 1 ? ", ..." : "") + "), " +
-             whose + "; remove " + (after.size() == 1 ? "it" : "them") + " or name another series";
+                                   : "") +
+             "; remove " + (after.size() == 1 ? "it" : "them") + " or name another series";
   };
-  bool const refused = new_run || o.branches;
-  if (refused && o.snapshots.enabled()) {
+  bool const new_run = first == 0 && !o.continues_checkpoint;
+  if (new_run && o.snapshots.enabled()) {
     refuse_mixing([&](std::uint64_t step) { return o.snapshots.path(step); },
                   names.with_text("--snapshots", o.snapshots.base));
     // The same name with the other ending (out/snap_*.h5 beside out/snap_*.hdf5), which one pattern reads with it.
@@ -471,7 +465,7 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
     other.base = snapshot_base_with_other_ending(o.snapshots.base);
     refuse_mixing([&](std::uint64_t step) { return other.path(step); }, names.with_text("--snapshots", o.snapshots.base));
   }
-  if (refused && (o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
+  if (new_run && (o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
     refuse_mixing([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, checkpoint_cadence(), true);
   if (!mixed.empty()) throw InputError(mixed);
   // A file of the series is refused as "--snapshots DIR/s_00000010.hdf5: ..." on the command line; a keyword names

@@ -50,10 +50,6 @@ struct RunOutputs {
   // course anew): files of its series past its step may be its own, left by an earlier start of it that was killed,
   // and are not refused as another run's (check_run_outputs).
   bool continues_checkpoint = false;
-  // The run branches where it starts (Setup::course_changed, at the setup's step): files of its series past its step
-  // are of the course it leaves, which a tool reading the series (or a job script going on from the latest periodic
-  // checkpoint) would take for this run's, and are refused as another run's are (check_run_outputs).
-  bool branches = false;
   SettingNames names;  // how a refused output is named (the front end's spelling)
   // The front end named the periodic checkpoints' or the snapshots' cadence, 0 included (none between the start and
   // the end): take_up_cadences takes up only cadences not named.

@@ -585,9 +585,8 @@ class Engine {
     driver::RunOutputs o;
     o.summary = false;
     o.state_stays = true;  // the script holds the state after the run
-    // (source_: what the simulation was made from, which a configure() keeps.)
-    o.continues_checkpoint = !source_.checkpoint.empty() && !setup_.course_changed;
-    o.branches = setup_.course_changed && sim_->steps_done() == setup_.clock.step;
+    // (source_: what the simulation was made from, which a configure() keeps; bodies set since make a new run.)
+    o.continues_checkpoint = !source_.checkpoint.empty() && !setup_.course_changed && !bodies_set_;
     o.names = run_.names;
     std::string precision_shown;  // snapshot_precision, as given
     std::set<std::string> given;  // the outputs' keywords given (not None)
@@ -987,6 +986,7 @@ class Engine {
     auto rebuilt = std::make_unique<multigpu::Simulation>(next, sim_->program(), sim_->config(), sim_->clock());
     double const e0 = rebuilt->diagnostics().total();
     sim_ = std::move(rebuilt);
+    bodies_set_ = true;  // a new run from here: not the checkpoint's (its series is another run's)
     e0_ = e0;
     setup_.baseline_step = sim_->steps_done();  // new bodies, a new baseline: a series from before begins again
     invalidate();
@@ -1414,6 +1414,7 @@ class Engine {
   std::unique_ptr<Ranks> ranks_;
   driver::RunConfig run_;
   driver::InitialConditions source_;  // what the simulation was made from: its checkpoint or tipsy file, if any
+  bool bodies_set_ = false;           // set_bodies() gave it other bodies than source_'s
   driver::Setup setup_;
   driver::ContinuedEnd continued_;  // a restart's recorded end (continued_end), while nothing has stepped
   std::uint64_t continued_at_ = 0;

@@ -1868,6 +1868,8 @@ TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
                                "sizes with commas is only for --compare-threading"},
       {"--run --bodies 65,536,000", "--bodies 65,536,000: a count is written without separators (--bodies 65536000)"},
       {"--run --bodies 256,512", "--bodies 256,512: a list of sizes is only for --compare-threading"},
+      {"--compare-threading --bodies 1,000", "--bodies 1,000: '000' is not a body count (a whole number from 1 to "
+                                             "1073741824; a count is written without separators)"},
       {"--offscreen --checkpoint " + file("c.h5"),
        "--offscreen does nothing with --run (which --checkpoint implies); it belongs to the viewer"},
       {"--run --bodies ''", "--bodies '': the list is empty"},
@@ -2136,6 +2138,11 @@ TEST_F(Cli, ASeriesIsNotMixedWithAnEarlierRunsFiles) {
   fs::copy_file(file("zero_start.h5"), file("zero.h5"), fs::copy_options::overwrite_existing);  // as if killed
   Result const resubmitted = nbody(from_zero);
   EXPECT_EQ(resubmitted.code, 0) << resubmitted.err;
+  // One that names a setting of the run's course anew is a new run: refused among them, as any new run is.
+  expect_input_error("--run -q --restart " + file("zero_start.h5") + " --dt 0.02 --steps 20 --snapshots " +
+                         file("zero/s"),
+                     "--snapshots " + file("zero/s") + ": the folder holds 2 files of that series past step 0 (" +
+                         file("zero/s_00000010.hdf5") + ", ...), another run's, which this new run's would mix with");
   // A directory named like a file of the series is no file of it.
   fs::create_directories(dir_ / "other" / "s_00000050.hdf5");
   EXPECT_EQ(nbody("--run -q --bodies 64 --steps 20 --snapshots " + file("other/s")).code, 0);
@@ -2164,44 +2171,6 @@ TEST_F(Cli, TextOutputsDoNotReplaceAnHdf5FileOrTheSeriesWorkingFile) {
   expect_input_error("--run --bodies 64 --steps 2 --diagnostics " + file("d.csv") + " --json " + file("d.csv.partial"),
                      "--json and --diagnostics " + file("d.csv") + "'s working file both name " +
                          file("d.csv.partial"));
-}
-
-// A restart that branches (names a setting of the run's course anew, here dt) from a periodic checkpoint: the files of
-// its series past its step are of the course it leaves, which a tool reading the series (or a job script going on
-// from the latest periodic checkpoint) would take for this run's. Refused, nothing removed, as a new run among another
-// run's files is; a restart on the same course goes on over them (its own, written again bit for bit). A restart of a
-// step-0 checkpoint that branches is a new run.
-TEST_F(Cli, ABranchIsNotWrittenAmongTheFilesOfTheCourseItLeaves) {
-  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
-  std::string const series = " --checkpoint " + file("c.h5") + " --checkpoint-every 10 --snapshots " + file("s/s") +
-                             " --snapshot-every 10";
-  ASSERT_EQ(nbody("--run -q --bodies 128 --steps 50" + series).code, 0);
-  Result const same = nbody("--run -q --restart " + file("c_00000020.h5") + " --steps 10" + series);
-  EXPECT_EQ(same.code, 0) << same.err;
-  std::string const old_course = slurp(file("s/s_00000050.hdf5"));
-  expect_input_error("--run -q --restart " + file("c_00000020.h5") + " --dt 0.005 --steps 10" + series,
-                     "--snapshots " + file("s/s") + ": the folder holds 3 files of that series past step 20 (" +
-                         file("s/s_00000030.hdf5") + ", ...), of the course this run leaves (it names a setting of "
-                         "the run's course anew), which its own would mix with; remove them or name another series; "
-                         "--checkpoint-every 10: the folder holds 3 files of that series past step 20");
-  EXPECT_EQ(slurp(file("s/s_00000050.hdf5")), old_course) << "nothing removed or replaced";
-  for (int step : {30, 40, 50}) {
-    char name[32];
-    std::snprintf(name, sizeof name, "_%08d", step);
-    fs::remove(file(std::string("s/s") + name + ".hdf5"));
-    fs::remove(file(std::string("c") + name + ".h5"));
-  }
-  Result const branch = nbody("--run -q --restart " + file("c_00000020.h5") + " --dt 0.005 --steps 10" + series);
-  EXPECT_EQ(branch.code, 0) << branch.err;
-  EXPECT_EQ(sim::read_checkpoint(file("c_00000030.h5")).run.dt, 0.005) << "the branch's own file at step 30";
-
-  ASSERT_EQ(nbody("--run -q --bodies 128 --steps 0 --checkpoint " + file("zero.h5")).code, 0);
-  ASSERT_EQ(nbody("--run -q --restart " + file("zero.h5") + " --steps 20 --snapshots " + file("z/s") +
-                  " --snapshot-every 10").code,
-            0);
-  expect_input_error("--run -q --restart " + file("zero.h5") + " --dt 0.02 --steps 20 --snapshots " + file("z/s"),
-                     "--snapshots " + file("z/s") + ": the folder holds 2 files of that series past step 0 (" +
-                         file("z/s_00000010.hdf5") + ", ...), another run's, which this new run's would mix with");
 }
 
 // The run's report states the physics it ran and the scale of its units: the softening in the header and --json, the
