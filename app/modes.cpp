@@ -270,16 +270,10 @@ void check_outputs(const Options& o) {
   }
   // Nor a series another run writes now (its lock, driver::run's): refused here, before the start-up's work, as the
   // checkpoint another run writes is.
-  auto series_written_elsewhere = [&](const std::function<std::string(std::uint64_t)>& path_of,
-                                      const std::string& given) {
-    if (std::string const other = another_writer_of(driver::series_lock_name(path_of)); !other.empty())
-      throw InputError(given + ": " + other);
-  };
-  if (o.snapshots.enabled())
-    series_written_elsewhere([&](std::uint64_t k) { return o.snapshots.path(k); }, "--snapshots " + o.snapshots.base);
-  if (!o.checkpoint.empty() && (o.checkpoint_every || o.checkpoint_dt > 0))
-    series_written_elsewhere([&](std::uint64_t k) { return driver::series_path(o.checkpoint, k); },
-                             "--checkpoint " + o.checkpoint + "'s periodic checkpoints");
+  for (auto const& series :
+       driver::written_series(o.snapshots, o.checkpoint, o.checkpoint_every, o.checkpoint_dt, o.run.names))
+    if (std::string const other = another_writer_of(driver::series_lock_name(series.path_of)); !other.empty())
+      throw InputError(series.given + ": " + other);
   // Nor the working file of the diagnostics series (FILE.partial, which a restart reads the series' rows from).
   auto distinct = outputs;
   if (!o.diagnostics.empty())

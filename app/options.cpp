@@ -179,11 +179,15 @@ std::vector<std::string> list_items(const std::string& text, const char* option,
 // stay finite (1e308,1e308 would overflow it), so each is bounded like the other real options.
 constexpr double kMaxWeight = 1e12;
 
-std::size_t to_count(const std::string& item, const char* option) {
+// A body count, `item` of the option's value `text` as given (the same where it is no list; a list's element is named
+// in it, "--bodies 1,000: '000' is not ...").
+std::size_t to_count(const std::string& item, const std::string& text, const char* option) {
   auto const v = parse_whole(item);
-  if (!v || *v <= 0 || std::uint64_t(*v) > kMaxBodies)
-    throw InputError(std::string(option) + " " + item + ": must be a whole number from 1 to 1073741824");
-  return std::size_t(*v);
+  if (v && *v > 0 && std::uint64_t(*v) <= kMaxBodies) return std::size_t(*v);
+  std::string const range = "a whole number from 1 to " + std::to_string(kMaxBodies);
+  if (item == text) throw InputError(std::string(option) + " " + item + ": must be " + range);
+  throw InputError(std::string(option) + " " + text + ": '" + item + "' is not a body count (" + range +
+                   "; a count is written without separators)");
 }
 
 // "MIN:MAX": two finite numbers, 0 <= MIN < MAX, within 1e12 like the other real options.
@@ -791,14 +795,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
       throw InputError("--bodies " + bodies_text + ": a count is written without separators (--bodies " + plain +
                        "); a list of sizes with commas is only for --compare-threading");
     }
-    std::vector<std::string> const items = list_items(bodies_text, "--bodies", "4096 or 1024,4096");
-    for (auto const& item : items) {
-      if (items.size() > 1 && !(parse_whole(item) && *parse_whole(item) > 0 &&
-                                std::uint64_t(*parse_whole(item)) <= kMaxBodies))
-        throw InputError("--bodies " + bodies_text + ": '" + item + "' is not a body count (a whole number from 1 to " +
-                         std::to_string(kMaxBodies) + "; a count is written without separators)");
-      o.sizes.push_back(to_count(item, "--bodies"));
-    }
+    for (auto const& item : list_items(bodies_text, "--bodies", "4096 or 1024,4096"))
+      o.sizes.push_back(to_count(item, bodies_text, "--bodies"));
     if (o.sizes.size() > 1 && o.mode != Mode::compare_threading)
       throw InputError("--bodies " + bodies_text + ": a list of sizes is only for --compare-threading");
     // One size twice would be measured twice and summarised once.

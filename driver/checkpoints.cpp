@@ -453,4 +453,16 @@ std::string series_lock_name(const std::function<std::string(std::uint64_t)>& pa
   return name;
 }
 
+std::vector<WrittenSeries> written_series(const SnapshotSeries& snapshots, const std::string& checkpoint,
+                                          std::uint64_t every, double dt, const SettingNames& names) {
+  std::vector<WrittenSeries> series;
+  if (snapshots.enabled())
+    series.push_back({[snapshots](std::uint64_t k) { return snapshots.path(k); },
+                      names.with_text("--snapshots", snapshots.base)});
+  if (!checkpoint.empty() && (every || dt > 0))
+    series.push_back({[checkpoint](std::uint64_t k) { return series_path(checkpoint, k); },
+                      names.with_text("--checkpoint", checkpoint) + "'s periodic checkpoints"});
+  return series;
+}
+
 }  // namespace nbody::driver

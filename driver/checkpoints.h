@@ -147,6 +147,16 @@ std::vector<std::string> series_files_after(const std::function<std::string(std:
 // as '#', with .h5 for both HDF5 endings (c_*.h5 and c_*.hdf5 are one series to a tool that reads the folder by a
 // pattern): "out/c_########.h5".
 std::string series_lock_name(const std::function<std::string(std::uint64_t)>& path_of);
+
+// A series of files a run writes, and how messages name it ("--snapshots out/s", "--checkpoint c.h5's periodic
+// checkpoints"): what its lock (series_lock_name) and the checks of its files take.
+struct WrittenSeries {
+  std::function<std::string(std::uint64_t)> path_of;
+  std::string given;
+};
+// The series of `snapshots` and of periodic checkpoints of `checkpoint` (where `every` or `dt` asks for them).
+std::vector<WrittenSeries> written_series(const SnapshotSeries& snapshots, const std::string& checkpoint,
+                                          std::uint64_t every, double dt, const SettingNames& names);
 // The temporary files (core/atomic_file.h) of the series' files that their folder holds: writers killed before they
 // finished left them.
 std::vector<std::string> series_temporary_files(const std::function<std::string(std::uint64_t)>& path_of);

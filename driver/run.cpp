@@ -510,15 +510,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // replace the other's files as they went, both ending well. The lock is the series' (series_lock_name), whichever
   // output writes it: --snapshots c.h5 and --checkpoint c.h5's periodic checkpoints are one series c_*.h5.
   std::vector<std::pair<std::unique_ptr<WriterLock>, std::string>> series_locks;
-  auto lock_series = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& given) {
-    series_locks.emplace_back(lock_checkpoint(ranks, series_lock_name(path_of), given), given);
-  };
-  if (o.snapshots.enabled())
-    lock_series([&](std::uint64_t k) { return o.snapshots.path(k); },
-                o.names.with_text("--snapshots", o.snapshots.base));
-  if ((o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
-    lock_series([&](std::uint64_t k) { return series_path(o.checkpoint, k); },
-                o.names.with_text("--checkpoint", o.checkpoint) + "'s periodic checkpoints");
+  for (auto const& series : written_series(o.snapshots, o.checkpoint, o.checkpoint_every, o.checkpoint_dt, o.names))
+    series_locks.emplace_back(lock_checkpoint(ranks, series_lock_name(series.path_of), series.given), series.given);
   // Where none could be taken (a file system without locks), the run goes on unguarded, and says so.
   std::string unguarded = checkpoint_lock && !checkpoint_lock->held()
                               ? o.names.with_text("--checkpoint", o.checkpoint) + ": no lock on " +

@@ -9,8 +9,8 @@
 
 #include "core/slice.h"
 #include "render/color_mode.h"
-#include "sim/io/units.h"
 #include "render/speed_colors.h"
+#include "sim/io/units.h"
 #include "sim/physics/body_set.h"
 
 namespace nbody::render {
