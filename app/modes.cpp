@@ -399,16 +399,13 @@ int run_simulation(const Options& asked) {
                                                    : o.run.names.setting("--t-end");
   if (o.t_end) {
     // A new run from a file starts at the file's time and goes forward: a time before it is a mistake (a restart
-    // already past its end has nothing left to do, as when a job script runs again).
-    // (Within four units in the last place, as a multiple counts as reached: a time converted from a unit may round
-    // just below the file's.) Agreed, so that under several ranks rank 0 says it once.
-    double const start = setup.clock.time(setup.program.dt);
-    double const reach = start - 4.0 * (std::nextafter(start, INFINITY) - start);
+    // already past its end has nothing left to do, as when a job script runs again). Agreed, so that under several
+    // ranks rank 0 says it once.
     // Block steps are not known in advance: as many as it takes, none past the time (the simulation's limit).
     agree(world(), [&] {
-      if (asked.run.initial.checkpoint.empty() && *o.t_end < reach)
-        throw InputError(t_end_option.with(shortest(*o.t_end)) + ": before the time " + shortest(start) + " that " +
-                         asked.run.initial.snapshot + " starts the run at, and a run goes forward; give a later time");
+      if (asked.run.initial.checkpoint.empty())
+        driver::refuse_t_end_before_start(setup.clock.time(setup.program.dt), *o.t_end, t_end_option,
+                                          asked.run.initial.snapshot);
       steps = driver::steps_for_time(setup.clock, setup.program, *o.t_end, t_end_option, o.run.names);
     });
     if (steps == 0)

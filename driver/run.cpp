@@ -230,6 +230,13 @@ std::string already_at_notice(double now, double t_end, const NamedSetting& t_en
   return t_end_name.with(shortest(t_end)) + ": the run is already at time " + shortest(now);
 }
 
+void refuse_t_end_before_start(double start, double t_end, const NamedSetting& t_end_name, const std::string& source) {
+  double const reach = start - 4.0 * (std::nextafter(start, INFINITY) - start);
+  if (t_end < reach)
+    throw InputError(t_end_name.with(shortest(t_end)) + ": before the time " + shortest(start) + " that " + source +
+                     " starts the run at, and a run goes forward; give a later time");
+}
+
 ContinuedEnd continued_end(const Setup& setup) {
   ContinuedEnd c;
   std::string const& path = setup.run.initial.checkpoint;

@@ -193,6 +193,11 @@ std::string t_end_notice(multigpu::Simulation& sim, double t_end, const NamedSet
 // A run to the time `t_end` that is already at or past it, at time `now`: "--t-end 0.25: the run is already at time
 // 0.3" ("t_end=0.25: ..." for Python), both times in the shortest form that reads back exactly.
 std::string already_at_notice(double now, double t_end, const NamedSetting& t_end_name = {"--t-end"});
+// A new run starts at its initial state's time `start` and goes forward: throws InputError where `t_end` is before it
+// (within four units in the last place: a time converted from a unit may round just below), naming `source`, what
+// starts the run at that time ("run.h5", "the simulation"). A restart already past its end is no mistake: its caller
+// does not ask.
+void refuse_t_end_before_start(double start, double t_end, const NamedSetting& t_end_name, const std::string& source);
 
 // hermite4, outputs by time (diagnostics, snapshots): `what`s at block times past the multiples of `dt`, most bodies
 // predicted to them, where the multiples are not block times of every body (dt, or the time hermite4 started at, not
