@@ -365,6 +365,17 @@ void check_no_shared_positions(const sim::BodySet& bodies, double softening, con
   }
 }
 
+void check_time_resolution(double time, const sim::StepProgram& program, const std::string& source,
+                           const SettingNames& names) {
+  double const least = std::abs(time) * sim::hermite::kRelativeFloor;
+  double const step = program.hermite ? sim::hermite::pow2_at_most(program.hermite->dt_max) : program.dt;
+  if (step >= least) return;
+  std::string const option = program.hermite ? "--dt-max" : "--dt";
+  throw InputError(source + ": at time " + number(time) + ", " + names.with(option, number(step)) +
+                   " is below what fp64 times resolve there (steps of at least 2^-44 of the time, " + number(least) +
+                   "), so the clock would not advance; start from a time nearer 0, or give a longer step");
+}
+
 std::string dt_max_notice(const RunConfig& run) {
   auto const& p = run.physics;
   if (p.integrator != sim::Integrator::hermite4 || !run.given.dt_max) return {};
@@ -705,6 +716,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     s.clock = {0, s.bodies.time};
   }
   check_no_shared_positions(s.bodies, run.physics.softening, s.source, run.names);
+  check_time_resolution(s.bodies.time, s.program, s.source, run.names);
   if (std::string const notice = dt_max_notice(run); !notice.empty()) s.notices.push_back(notice);
   if (std::string const notice = eta_notice(run); !notice.empty()) s.notices.push_back(notice);
   // Said, not refused: the viewer and Python may switch this run to fp64 later, where it acts.

@@ -114,6 +114,12 @@ std::string floor_restart_notice(const sim::hermite::HermiteState& state, double
 void check_no_shared_positions(const sim::BodySet& bodies, double softening, const std::string& source,
                                const SettingNames& names);
 
+// Refuses (InputError naming `source` and its time) a start at a time so large that fp64 times cannot resolve the
+// run's longest step there (dt, or hermite4's dt_max): below 2^-44 of the time (hermite4's relative step floor), the
+// clock would not advance, or only in steps of its rounding, while the bodies move.
+void check_time_resolution(double time, const sim::StepProgram& program, const std::string& source,
+                           const SettingNames& names);
+
 // hermite4 with a --dt-max given that is not a power of two: "--dt-max 0.1: the longest step is 0.0625, ..." (the
 // front end's spelling, run.names), since steps are powers of two; "" otherwise.
 std::string dt_max_notice(const RunConfig& run);

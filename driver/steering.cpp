@@ -65,6 +65,7 @@ Setup setup_from_bodies(const RunConfig& requested, sim::BodySet bodies, const s
   s.program = sim::make_step_program(integrator_params(run.physics));
   s.config = resolve_devices(run, bodies.size(), &s.notices);
   check_no_shared_positions(bodies, run.physics.softening, source, run.names);
+  check_time_resolution(bodies.time, s.program, source, run.names);
   s.clock = {0, bodies.time};
   s.bodies = std::move(bodies);
   if (std::string const notice = dt_max_notice(run); !notice.empty()) s.notices.push_back(notice);
@@ -92,6 +93,10 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
     notices->insert(notices->end(), device_notices.begin(), device_notices.end());
   s.damping = run.physics.damping;
   s.bodies = simulation.state();
+  agree(simulation.ranks(), [&] {
+    check_time_resolution(s.bodies.time, s.program, "the state at step " + std::to_string(simulation.steps_done()),
+                          run.names);
+  });
   if (s.config.softening != simulation.config().softening)
     agree(simulation.ranks(), [&] {
       check_no_shared_positions(s.bodies, s.config.softening,

@@ -14,9 +14,11 @@
 #include "driver/diagnostics_series.h"
 #include "driver/run.h"
 #include "driver/setup.h"
+#include "driver/steering.h"
 #include "driver/validation.h"
 #include "multigpu/exchange_choice.h"
 #include "sim/io/checkpoint.h"
+#include "sim/io/tipsy.h"
 #include "gpu/devices.h"
 #include "sim/physics/reference_forces.h"
 #include "test_support.h"
@@ -95,6 +97,37 @@ TEST(Driver, BadConfigurationsAreRefusedBeforeAnyWork) {
   run = cpu_run(100);
   run.devices.exchange = multigpu::ExchangeMode::peer;
   EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "--exchange peer applies to the CUDA backend"));
+}
+
+// A start at a time where fp64 cannot resolve the run's steps (a tipsy header's 1e18) would keep the clock still while
+// the bodies move: every sample by time at every step, every file at the same time. It is refused, for a file, for
+// bodies given with their time, for hermite4's longest step, and for a step set later.
+TEST(Driver, AStartWhereTheClockCannotAdvanceIsRefused) {
+  test::TestDir dir("nbody-driver");
+  sim::BodySet bodies = driver::make_setup(cpu_run(32)).bodies;
+  bodies.time = 1e18;
+  std::string const file = (dir.path() / "late.bin").string();
+  sim::write_tipsy(file, bodies, 0.01);
+  driver::RunConfig run = cpu_run(0);
+  run.initial.snapshot = file;
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); },
+                                  file + ": at time 1e+18, --dt 0.01 is below what fp64 times resolve there (steps of at "
+                                         "least 2^-44 of the time, 56843.4), so the clock would not advance"));
+  run.physics.integrator = sim::Integrator::hermite4;
+  EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); }, "--dt-max 0.0625 is below what fp64 times resolve"));
+  EXPECT_TRUE(test::rejected_with([&] { driver::setup_from_bodies(cpu_run(0), bodies, "arrays"); },
+                                  "arrays: at time 1e+18, --dt 0.01 is below"));
+  // Where the run's step is resolved, it runs: 2^-44 of 1e10 is below 0.01.
+  bodies.time = 1e10;
+  EXPECT_EQ(driver::setup_from_bodies(cpu_run(0), bodies, "arrays").clock.start_time, 1e10);
+  // A step set later, where the time has grown: refused as at a start.
+  bodies.time = 1.0;
+  driver::Setup const start = driver::setup_from_bodies(cpu_run(0), bodies, "arrays");
+  multigpu::Simulation simulation(start.bodies, start.program, start.config, start.clock);
+  driver::RunConfig finer = start.run;
+  finer.physics.dt = 1e-20;
+  EXPECT_TRUE(test::rejected_with([&] { driver::with_settings(start, simulation, finer, nullptr); },
+                                  "the state at step 0: at time 1, --dt 1e-20 is below"));
 }
 
 // Every refusal below the driver (the engines' factory, the scenarios, the simulation, the exchange) names the
