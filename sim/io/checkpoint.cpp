@@ -27,6 +27,7 @@
 #include "core/atomic_file.h"
 #include "core/bounds.h"
 #include "core/errors.h"
+#include "core/fnv1a.h"
 #include "core/interrupt.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the checksum hashes values in the host's byte order");
@@ -132,30 +133,6 @@ void refuse_system_error(const std::string& path) {
   throw RuntimeFailure(path + ": cannot read: " + e.words);
 }
 
-// FNV-1a, 64-bit (Fowler, Noll and Vo's offset basis and prime): a few lines in any language, so a
-// checkpoint can be verified without nbody.
-class Fnv1a {
- public:
-  void bytes(const void* data, std::size_t n) {
-    auto const* p = static_cast<const unsigned char*>(data);
-    std::uint64_t h = h_;
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-    h_ = h;
-  }
-  template <class T>
-  void value(T v) {
-    static_assert(std::is_arithmetic_v<T>);
-    bytes(&v, sizeof v);
-  }
-  void text(const std::string& s) {
-    bytes(s.data(), s.size());
-    value(std::uint8_t{0});
-  }
-  std::uint64_t get() const { return h_; }
-
- private:
-  std::uint64_t h_ = 0xcbf29ce484222325ull;
-};
 
 
 double time_of(const RunRecord& r) { return r.dt_since_time + double(r.step - r.dt_since_step) * r.dt; }
@@ -216,6 +193,10 @@ void hash_record(Fnv1a& h, const RunRecord& r, std::uint64_t bodies, int format,
   if (!r.diagnostics_digest.empty()) {  // (files without it hash as before)
     h.value(std::uint8_t{'G'});
     h.text(r.diagnostics_digest);
+  }
+  if (!r.course.empty()) {  // (files without it hash as before)
+    h.value(std::uint8_t{'R'});
+    h.text(r.course);
   }
 }
 
@@ -462,6 +443,7 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
     w.text(h, "MassUnit", run.units.mass);
     w.text(h, "LengthUnit", run.units.length);
     w.number(h, "Softening", run.softening);  // a snapshot's too: the bodies' potential needs it
+    if (!run.course.empty()) w.text(h, "Course", run.course);  // a snapshot's too: which course of its series it is
     if (checkpoint) {
       w.number(h, "StartTime", run.start_time);
       w.number(h, "DtSinceStep", run.dt_since_step);
@@ -806,6 +788,14 @@ class Reader {
   std::string what_;  // what the file is not, after each refusal
 };
 
+// Header/Course: 16 lowercase hexadecimal digits (RunRecord::course).
+std::string read_course(const Reader& r) {
+  std::string const course = r.text("Course");
+  if (course.size() != 16 || course.find_first_not_of("0123456789abcdef") != std::string::npos)
+    r.fail("Header/Course '" + course + "' is not a run's course (16 hexadecimal digits)");
+  return course;
+}
+
 // The header's values, every one checked against the command line's bounds, and the stored checksum
 // (none for a file written without one).
 struct Header {
@@ -974,6 +964,7 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
              "jsonl:ROWS:HASH:NAME)");
     run.diagnostics_digest = d;
   }
+  if (r.has_attribute("Header", "Course")) run.course = read_course(r);
   if (h.format == 2) read_units_and_shift(r, h);  // (the checksum covers them)
   double const time = time_of(run);
   if (!std::isfinite(time)) r.fail("the time it reached is not finite");
@@ -1280,6 +1271,19 @@ bool is_nbody_snapshot(const std::string& path) { return nbody_file_kind(path, "
 
 bool is_nbody_checkpoint(const std::string& path) { return nbody_file_kind(path, "") == "checkpoint"; }
 
+std::string recorded_course(const std::string& path) {
+  if (nbody_file_kind(path, "") == "") return "";
+  try {
+    Handle file = open_file(path);
+    Reader r(path, file.get());
+    return r.has_attribute("Header", "Course") ? read_course(r) : "";
+  } catch (const InputError&) {
+    return "";
+  } catch (const RuntimeFailure&) {
+    return "";
+  }
+}
+
 Snapshot read_snapshot(const std::string& path, const SettingNames& names, bool bodies) {
   Handle file = open_file(path, names);
   Reader r(path, file.get(), "not an nbody snapshot " + names.entry("--load") + " can read");
@@ -1300,6 +1304,7 @@ Snapshot read_snapshot(const std::string& path, const SettingNames& names, bool 
     m << "Header/Time " << time << " is not a time in [-1e27, 1e27]";
     r.fail(m.str());
   }
+  if (r.has_attribute("Header", "Course")) s.course = read_course(r);
   s.softening = r.finite("Softening");
   if (!(s.softening >= 0 && s.softening <= kMaxSoftening)) {
     std::ostringstream m;

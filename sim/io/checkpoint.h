@@ -18,7 +18,8 @@
 //                        DiagnosticsEvery or DiagnosticsDt, CheckpointEvery or CheckpointDt, SnapshotEvery
 //                        or SnapshotDt (how often it wrote its diagnostics rows, periodic checkpoints and
 //                        snapshots, where it wrote them or continued a run that did), DiagnosticsDigest
-//                        (the diagnostics rows before Step, where the run wrote that series: RunRecord), Checksum
+//                        (the diagnostics rows before Step, where the run wrote that series: RunRecord), Checksum;
+//                        snapshots and checkpoints: Course (the run's course: RunRecord::course)
 //   /Units, /InternalCodeUnits   SWIFT's "Unit length in cgs (U_L)", "Unit mass in cgs (U_M)",
 //                        "Unit time in cgs (U_t)" = sqrt(U_L^3 / (G U_M)), "Unit current in cgs
 //                        (U_I)" and "Unit temperature in cgs (U_T)" (1); all 1 in N-body units
@@ -46,7 +47,8 @@
 // has one, the byte 'K' and DiagnosticsEvery (uint64) or the byte 'D' and DiagnosticsDt (float64); then, each pair
 // present or absent on its own, the byte 'P' and CheckpointEvery (uint64) or the byte 'p' and CheckpointDt (float64),
 // and the byte 'N' and SnapshotEvery (uint64) or the byte 'n' and SnapshotDt (float64); where the file has one, the
-// byte 'G' and DiagnosticsDigest followed by a zero byte; then for each
+// byte 'G' and DiagnosticsDigest followed by a zero byte; where the file has one, the byte 'R' and Course followed by
+// a zero byte; then for each
 // particle group present, in the order PartType0, 1, 4: its count (uint64), and its datasets whole,
 // row by row, ParticleIDs as uint64, then Coordinates, CoordinateRoundoff, Velocities and Masses as
 // float64. A file without it (written by hand) is read unverified; one whose checksum disagrees is
@@ -114,6 +116,11 @@ struct RunRecord {
   // of that name keeps its rows only where they give the same. Empty: none (a run that wrote no series, an older
   // nbody's file).
   std::string diagnostics_digest = {};
+  // The course of the run this state is on (Header/Course, 16 hexadecimal digits; a snapshot's too): the same for
+  // every state of one course, from its start or the step where a setting of it was changed (driver/course.h), so
+  // that a run can tell its own files in a series from those of another course of the run. Empty: an older nbody's
+  // file, which records none.
+  std::string course = {};
 
   bool same_hermite(const RunRecord& o) const {
     return hermite.has_value() == o.hermite.has_value() &&
@@ -127,7 +134,7 @@ struct RunRecord {
            end_step == o.end_step && diagnostics_every == o.diagnostics_every && diagnostics_dt == o.diagnostics_dt &&
            checkpoint_every == o.checkpoint_every && checkpoint_dt == o.checkpoint_dt &&
            snapshot_every == o.snapshot_every && snapshot_dt == o.snapshot_dt &&
-           diagnostics_digest == o.diagnostics_digest;
+           diagnostics_digest == o.diagnostics_digest && course == o.course;
   }
   bool operator!=(const RunRecord& o) const { return !(*this == o); }
 };
@@ -188,6 +195,7 @@ struct Snapshot {
   double softening = 0.0;    // 0: hermite4's none
   Units units;
   Precision precision = Precision::fp32;  // of its values
+  std::string course;        // RunRecord::course of the run that wrote it; "" where it records none
 };
 
 // Whether PATH is an nbody snapshot: an HDF5 file whose Header/NbodyFile is "snapshot". False for anything else
@@ -201,5 +209,9 @@ bool is_nbody_checkpoint(const std::string& path);
 // the bodies as read_checkpoint checks them (in chunks; an interrupt stops the read with Interrupted). Throws
 // InputError naming the file and what is wrong with it.
 Snapshot read_snapshot(const std::string& path, const SettingNames& names = {}, bool bodies = true);
+
+// The course (RunRecord::course) an nbody snapshot or checkpoint at PATH records; "" where it records none, or is no
+// such file, or cannot be read (its reader says what is wrong where the file is read).
+std::string recorded_course(const std::string& path);
 
 }  // namespace nbody::sim

@@ -28,6 +28,8 @@ bool is_nbody_snapshot(const std::string&) { return false; }  // the tipsy reade
 
 bool is_nbody_checkpoint(const std::string&) { return false; }
 
+std::string recorded_course(const std::string&) { return ""; }
+
 Snapshot read_snapshot(const std::string& path, const SettingNames&, bool) {
   throw InputError(path + ": snapshots need HDF5, and this nbody was built without it (install libhdf5-dev, rebuild)");
 }
