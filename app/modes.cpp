@@ -426,6 +426,7 @@ int run_simulation(const Options& asked) {
   outputs.checkpoint_cadence_named = o.checkpoint_cadence_named;
   outputs.snapshot_cadence_named = o.snapshot_cadence_named;
   outputs.continues_checkpoint = !setup.run.initial.checkpoint.empty() && !setup.course_changed;
+  outputs.course = setup.course;
   // A restart writes its series as the run it continues did, where it names no cadence of its own.
   driver::take_up_cadences(setup, blocks, setup.clock.step, steps, outputs);
   // Every file of the series is named now: one that cannot be written stops nothing half way.

@@ -47,6 +47,7 @@ sim::RunRecord run_record(const Setup& setup, const multigpu::Simulation& sim, s
   record(cadences.checkpoints, r.checkpoint_every, r.checkpoint_dt);
   record(cadences.snapshots, r.snapshot_every, r.snapshot_dt);
   r.diagnostics_digest = cadences.diagnostics_digest;
+  r.course = setup.course;
   return r;
 }
 

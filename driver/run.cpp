@@ -463,17 +463,41 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
                                    : "") +
              "; remove " + (after.size() == 1 ? "it" : "them") + " or name another series";
   };
+  // A run that goes on (a restart, a script's next run) writes over the files of its series past its step where they
+  // are of its own course (driver/course.h: an earlier start of it, killed, whose files it writes again to the bit).
+  // Those of another course, the one a restart that changes a setting branches from say, would be mixed with its
+  // own: refused as for a new run, nothing removed. A file that records no course (an older nbody's) is taken as its
+  // own, as before courses were recorded.
+  auto refuse_other_course = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what) {
+    std::vector<std::string> foreign;
+    for (std::string const& path : series_files_after(path_of, first)) {
+      std::string const course = sim::recorded_course(path);
+      if (!course.empty() && course != o.course) foreign.push_back(path);
+    }
+    if (foreign.empty()) return;
+    std::string const count = foreign.size() == 1 ? "a file" : std::to_string(foreign.size()) + " files";
+    mixed += (mixed.empty() ? "" : "; ") + what + ": the folder holds " + count + " of that series past step " +
+             std::to_string(first) + " of another course (" + foreign.front() + (foreign.size() > 1 ? ", ..." : "") +
+             "): the run this one branches from at step " + std::to_string(first) + " with other settings, or " +
+             "another run, which this run's would mix with; remove " + (foreign.size() == 1 ? "it" : "them") +
+             " or name another series";
+  };
   bool const new_run = first == 0 && !o.continues_checkpoint;
-  if (new_run && o.snapshots.enabled()) {
-    refuse_mixing([&](std::uint64_t step) { return o.snapshots.path(step); },
-                  names.with_text("--snapshots", o.snapshots.base));
+  auto check_series = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what,
+                          bool checkpoints = false) {
+    if (new_run) refuse_mixing(path_of, what, checkpoints);
+    else if (!o.course.empty()) refuse_other_course(path_of, what);
+  };
+  if (o.snapshots.enabled()) {
+    check_series([&](std::uint64_t step) { return o.snapshots.path(step); },
+                 names.with_text("--snapshots", o.snapshots.base));
     // The same name with the other ending (out/snap_*.h5 beside out/snap_*.hdf5), which one pattern reads with it.
     SnapshotSeries other = o.snapshots;
     other.base = snapshot_base_with_other_ending(o.snapshots.base);
-    refuse_mixing([&](std::uint64_t step) { return other.path(step); }, names.with_text("--snapshots", o.snapshots.base));
+    check_series([&](std::uint64_t step) { return other.path(step); }, names.with_text("--snapshots", o.snapshots.base));
   }
-  if (new_run && (o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
-    refuse_mixing([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, checkpoint_cadence(), true);
+  if ((o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
+    check_series([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, checkpoint_cadence(), true);
   if (!mixed.empty()) throw InputError(mixed);
   // A file of the series is refused as "--snapshots DIR/s_00000010.hdf5: ..." on the command line; a keyword names
   // the value as given, then the file ("snapshots='DIR/s' writes DIR/s_00000010.hdf5: ...").

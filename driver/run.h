@@ -50,6 +50,9 @@ struct RunOutputs {
   // course anew): files of its series past its step may be its own, left by an earlier start of it that was killed,
   // and are not refused as another run's (check_run_outputs).
   bool continues_checkpoint = false;
+  // The course of the run's states (Setup::course): files of its series past its step that record another are
+  // refused (check_run_outputs), where ones of its own are written over.
+  std::string course;
   SettingNames names;  // how a refused output is named (the front end's spelling)
   // The front end named the periodic checkpoints' or the snapshots' cadence, 0 included (none between the start and
   // the end): take_up_cadences takes up only cadences not named.

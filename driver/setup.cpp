@@ -16,6 +16,7 @@
 #include "core/bounds.h"
 #include "core/errors.h"
 #include "core/ranks.h"
+#include "driver/course.h"
 #include "gpu/devices.h"
 #include "multigpu/scheduler.h"
 #include "sim/engines/engine.h"
@@ -279,15 +280,13 @@ std::string number(double v) {
 // A checkpoint's settings, restored into `run` where the user named none; a named one that
 // differs wins, with a notice. Returns the place in `notices` of the --eta-start one, if any (what it changes
 // depends on whether the file's bodies start again, known later).
-// `course_changed`: a setting of the run's course (all but the units, which relabel it) is named with another value.
 std::optional<std::size_t> restore_settings(const sim::RunRecord& saved, const std::string& path, RunConfig& run,
-                                            std::vector<std::string>& notices, bool& course_changed) {
+                                            std::vector<std::string>& notices) {
   auto overrides = [&](const std::string& option, const std::string& given, const std::string& stored,
                        bool text = false) {
     if (given == stored) return;
     notices.push_back((text ? run.names.with_text(option, given) : run.names.with(option, given)) + " overrides " +
                       path + "'s " + stored);
-    if (option != "--mass-unit and --length-unit") course_changed = true;
   };
   std::optional<std::size_t> eta_start_notice;
   auto const integrator = from_name<sim::Integrator>(saved.integrator);
@@ -513,7 +512,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     // bodies are read (a small file may declare a billion of them).
     sim::CheckpointHeader const header = sim::read_checkpoint_header(ic.checkpoint, run.names);
     sim::RunRecord const& saved = header.run;
-    std::optional<std::size_t> const eta_start_notice = restore_settings(saved, ic.checkpoint, run, s.notices, s.course_changed);
+    std::optional<std::size_t> const eta_start_notice = restore_settings(saved, ic.checkpoint, run, s.notices);
     check_integrator_options(run);
     if (ic.bodies != 0 && ic.bodies != header.bodies)
       throw InputError(run.names.with("--bodies", std::to_string(ic.bodies)) + ": " + ic.checkpoint + " holds " +
@@ -592,6 +591,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     // (another potential), or no block step was made (the start steps are this run's settings'), every body starts
     // again from the synchronised state.
     bool const softening_changed = run.physics.softening != saved.softening;
+    bool hermite_goes_on = false;  // each body goes on from its own step (eta_start then chooses none)
     if (s.program.hermite && edited) {
       s.notices.push_back("hermite4 starts every body again at time " + number(s.bodies.time) + " from " +
                           ic.checkpoint + "'s particle groups (PartType*), as edited: its /Hermite state, unverified, "
@@ -604,6 +604,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                           number(saved.softening));
     } else if (s.program.hermite && hermite_state_goes_on(checkpoint.hermite, saved.softening, run.physics.softening,
                                                           saved.hermite, *s.program.hermite)) {
+      hermite_goes_on = true;
       // eta_start chooses first steps only: where every body goes on from its own step, a new one changes nothing.
       if (eta_start_notice)
         s.notices[*eta_start_notice] +=
@@ -620,6 +621,20 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                           " state at time " + number(s.bodies.time) +
                           ": each body's acceleration, jerk and first step are computed there, as at a run's start");
     }
+    // The course: the checkpoint's, unless a setting that decides the trajectory is another now (the run branches at
+    // its step; one named with the value it had, or one that acts on nothing here, changes none), or its bodies were
+    // edited.
+    sim::StepProgram was;
+    was.integrator = saved.integrator;
+    was.dt = saved.dt;
+    was.hermite = saved.hermite;
+    std::string const settings = course_settings(s.program, run.physics.softening, run.devices.engine.precision,
+                                                 run.physics.damping, !hermite_goes_on);
+    s.course_changed = settings != course_settings(was, saved.softening, saved.precision, saved.damping,
+                                                   !hermite_goes_on);
+    s.course = s.course_changed || edited
+                   ? branch_course(course_of(saved), saved.step, settings, edited ? &s.bodies : nullptr)
+                   : course_of(saved);
     s.source = ic.checkpoint + " (step " + std::to_string(s.clock.step) + ", time " + number(s.bodies.time) + ")";
   } else if (!ic.snapshot.empty()) {
     check_integrator_options(run);
@@ -717,6 +732,9 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
   }
   check_no_shared_positions(s.bodies, run.physics.softening, s.source, run.names);
   check_time_resolution(s.bodies.time, s.program, s.source, run.names);
+  if (s.course.empty())  // a new run: its course starts here
+    s.course = new_course(s.bodies, course_settings(s.program, run.physics.softening, run.devices.engine.precision,
+                                                    run.physics.damping, true));
   if (std::string const notice = dt_max_notice(run); !notice.empty()) s.notices.push_back(notice);
   if (std::string const notice = eta_notice(run); !notice.empty()) s.notices.push_back(notice);
   // Said, not refused: the viewer and Python may switch this run to fp64 later, where it acts.

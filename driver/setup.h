@@ -63,10 +63,14 @@ struct Setup {
   // another potential; new bodies; a checkpoint continued without its own); else 0. A series at the path whose rows
   // measure another energy is then this run's from before that step, and begins again there (SeriesLineage).
   std::uint64_t baseline_step = 0;
-  // A restart that names a setting of the run's course (integrator, dt, eta, eta_start, dt_max, damping, softening,
-  // precision) other than its checkpoint's: its run branches at the checkpoint's step, where one that changes none goes
-  // on as the checkpoint's run did, to the bit (SeriesLineage::same_course).
+  // A restart whose settings of the run's course (driver/course.h's course_settings: integrator, dt, eta, eta_start
+  // where bodies start again, the longest step's power of two, damping, softening, precision) differ from its
+  // checkpoint's: its run branches at the checkpoint's step, where one that changes none goes on as the checkpoint's
+  // run did, to the bit (SeriesLineage::same_course).
   bool course_changed = false;
+  // The course the run's states are on (driver/course.h), recorded in its snapshots and checkpoints; "" for a setup
+  // made without its bodies.
+  std::string course;
   std::string source;                 // "plummer (seed 42)", the snapshot's path, or the checkpoint's
   std::string scenario;               // what checkpoints record as the initial conditions
   std::uint64_t seed = 0;

@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "core/ranks.h"
 #include "driver/checkpoints.h"
+#include "driver/course.h"
 
 namespace nbody::driver {
 namespace {
@@ -67,6 +68,8 @@ Setup setup_from_bodies(const RunConfig& requested, sim::BodySet bodies, const s
   check_no_shared_positions(bodies, run.physics.softening, source, run.names);
   check_time_resolution(bodies.time, s.program, source, run.names);
   s.clock = {0, bodies.time};
+  s.course = new_course(bodies, course_settings(s.program, run.physics.softening, run.devices.engine.precision,
+                                                run.physics.damping, true));
   s.bodies = std::move(bodies);
   if (std::string const notice = dt_max_notice(run); !notice.empty()) s.notices.push_back(notice);
   if (std::string const notice = eta_notice(run); !notice.empty()) s.notices.push_back(notice);
@@ -127,12 +130,14 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
   }
   // A setting of the run's course named anew here: the run branches at this step (Setup::course_changed), and stays a
   // branch of the run its checkpoint continued.
-  sim::StepProgram const& was = simulation.program();
-  bool const same_hermite = was.hermite.has_value() == s.program.hermite.has_value() &&
-                            (!was.hermite || sim::hermite::same_step_settings(*was.hermite, *s.program.hermite));
-  s.course_changed = current.course_changed || was.integrator != s.program.integrator || was.dt != s.program.dt ||
-                     !same_hermite || softening_changed || s.damping != current.damping ||
-                     s.config.engine.precision != simulation.config().engine.precision;
+  // Only a setting that decides the trajectory counts (course_settings): eta_start where every body goes on from its
+  // own step, or a dt_max of the same power of two, changes none.
+  std::string const settings =
+      course_settings(s.program, s.config.softening, s.config.engine.precision, s.damping, !goes_on);
+  bool const branches = settings != course_settings(simulation.program(), simulation.config().softening,
+                                                    simulation.config().engine.precision, current.damping, !goes_on);
+  s.course_changed = current.course_changed || branches;
+  if (branches) s.course = branch_course(current.course, simulation.steps_done(), settings);
   s.clock = simulation.clock();
   if (s.program.dt != simulation.program().dt) s.clock = s.clock.with_new_dt(simulation.program().dt);
   // The files' units (what they call one unit of mass and length; the run stays G = 1): new ones relabel the

@@ -37,6 +37,7 @@
 #include "driver/benchmark.h"
 #include "driver/checkpoints.h"
 #include "driver/config.h"
+#include "driver/course.h"
 #include "driver/run.h"
 #include "driver/setup.h"
 #include "driver/steering.h"
@@ -587,6 +588,7 @@ class Engine {
     o.state_stays = true;  // the script holds the state after the run
     // (source_: what the simulation was made from, which a configure() keeps; bodies set since make a new run.)
     o.continues_checkpoint = !source_.checkpoint.empty() && !setup_.course_changed && !bodies_set_;
+    o.course = setup_.course;
     o.names = run_.names;
     std::string precision_shown;  // snapshot_precision, as given
     std::set<std::string> given;  // the outputs' keywords given (not None)
@@ -994,6 +996,7 @@ class Engine {
     double const e0 = rebuilt->diagnostics().total();
     sim_ = std::move(rebuilt);
     bodies_set_ = true;  // a new run from here: not the checkpoint's (its series is another run's)
+    setup_.course = driver::branch_course(setup_.course, sim_->steps_done(), "bodies set", &next);
     e0_ = e0;
     setup_.baseline_step = sim_->steps_done();  // new bodies, a new baseline: a series from before begins again
     invalidate();

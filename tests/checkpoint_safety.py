@@ -388,6 +388,9 @@ def documented_checksum(path):
         if "DiagnosticsDigest" in a:
             digest = a["DiagnosticsDigest"]
             parts.append(b"G" + (digest if isinstance(digest, bytes) else digest.encode()) + b"\0")
+        if "Course" in a:
+            course = a["Course"]
+            parts.append(b"R" + (course if isinstance(course, bytes) else course.encode()) + b"\0")
         for t in (0, 1, 4):
             if counts[t] == 0:
                 continue

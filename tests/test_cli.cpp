@@ -2153,6 +2153,54 @@ TEST_F(Cli, ASeriesIsNotMixedWithAnEarlierRunsFiles) {
   EXPECT_FALSE(fs::exists(file("mix/s_00000000.h5")));
 }
 
+// A restart that changes a setting of the course (a branch) would write its files among those the course it leaves
+// wrote past its step, which a reader of the folder then takes for one series: refused, nothing removed. Every file
+// records its course, so a branch resubmitted over its own files (killed before) goes on, and so does a restart that
+// names a setting with the value it had, or one that changes nothing there (eta_start once every body has a step).
+TEST_F(Cli, ABranchIsNotMixedWithTheCourseItLeaves) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  ASSERT_EQ(nbody("--run -q --bodies 128 --steps 30 --snapshots " + file("b/s") + " --snapshot-every 10 --checkpoint " +
+                  file("c.h5") + " --checkpoint-every 10").code,
+            0);
+  std::string const old_20 = slurp(file("b/s_00000020.hdf5"));
+  expect_input_error("--run -q --restart " + file("c_00000010.h5") + " --dt 0.005 --steps 20 --snapshots " + file("b/s") +
+                         " --checkpoint " + file("c.h5"),
+                     "--snapshots " + file("b/s") + ": the folder holds 2 files of that series past step 10 of another "
+                     "course (" + file("b/s_00000020.hdf5") + ", ...): the run this one branches from at step 10 with "
+                     "other settings, or another run, which this run's would mix with; remove them or name another "
+                     "series; --checkpoint-every 10 (taken up from " + file("c_00000010.h5") + "): the folder holds 2 "
+                     "files of that series past step 10 of another course (" + file("c_00000020.h5") + ", ...)");
+  EXPECT_EQ(slurp(file("b/s_00000020.hdf5")), old_20) << "nothing removed or replaced";
+  // The same dt named again: the same course, its files written again.
+  Result const same = nbody("--run -q --restart " + file("c_00000010.h5") + " --dt 0.01 --steps 20 --snapshots " +
+                            file("b/s") + " --checkpoint " + file("c.h5"));
+  EXPECT_EQ(same.code, 0) << same.err;
+  // The branch in a series of its own, then again as if killed and resubmitted: its own files are its course's.
+  std::string const branch = "--run -q --restart " + file("c_00000010.h5") + " --dt 0.005 --steps 20 --snapshots " +
+                             file("b2/s") + " --checkpoint " + file("c2.h5") + " --checkpoint-every 10";
+  ASSERT_EQ(nbody(branch).code, 0);
+  Result const resubmitted = nbody(branch);
+  EXPECT_EQ(resubmitted.code, 0) << resubmitted.err;
+  // A restart from the branch's checkpoint goes on along the branch, not refused by its own course.
+  Result const onward = nbody("--run -q --restart " + file("c2_00000020.h5") + " --steps 10 --snapshots " +
+                              file("b2/s") + " --checkpoint " + file("c2.h5"));
+  EXPECT_EQ(onward.code, 0) << onward.err;
+
+  // hermite4: eta_start chooses first steps only, and a dt_max of the same power of two takes the same steps.
+  ASSERT_EQ(nbody("--run -q --integrator hermite4 --bodies 64 --steps 30 --snapshots " + file("h/s") +
+                  " --snapshot-every 10 --checkpoint " + file("h.h5") + " --checkpoint-every 10").code,
+            0);
+  for (std::string const setting : {"--eta-start 0.005", "--dt-max 0.1"}) {
+    Result const r = nbody("--run -q --restart " + file("h_00000010.h5") + " " + setting + " --steps 10 --snapshots " +
+                           file("h/s") + " --checkpoint " + file("h.h5"));
+    EXPECT_EQ(r.code, 0) << setting << ": " << r.err;
+  }
+  expect_input_error("--run -q --restart " + file("h_00000010.h5") + " --eta 0.01 --steps 10 --snapshots " + file("h/s") +
+                         " --checkpoint " + file("h.h5"),
+                     "--snapshots " + file("h/s") + ": the folder holds 2 files of that series past step 10 of "
+                     "another course");
+}
+
 // A text output named where a checkpoint is (--json c.h5 for c.json, by a slip) would replace the state a restart goes
 // on from: refused before any work, the checkpoint kept. So is one named as the diagnostics series' working file,
 // which a restart reads the series' rows from.

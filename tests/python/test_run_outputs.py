@@ -351,6 +351,39 @@ def test_a_restart_of_a_step_0_checkpoint_goes_on_over_its_earlier_starts_files(
         other.run(steps=10, snapshots=tmp_path / "s", snapshot_every=10)
 
 
+def test_a_branch_is_not_mixed_with_the_course_it_leaves(tmp_path):
+    # Every file records its run's course: a script that restarts a checkpoint and changes a setting of the course
+    # (configure before its run, or a step() between them) is refused where the series holds the old course's files
+    # past its step, nothing removed; on its own files (a branch run again) it goes on.
+    first = nbody.Simulation(n=128, backend="cpu")
+    first.run(steps=30, snapshots=tmp_path / "s", snapshot_every=10, checkpoint=tmp_path / "c.h5", checkpoint_every=10)
+    old = (tmp_path / "s_00000020.hdf5").read_bytes()
+    for between in (False, True):
+        branch = nbody.Simulation.restart(tmp_path / "c_00000010.h5", backend="cpu")
+        branch.configure(dt=0.005)
+        if between:
+            branch.step()
+        with pytest.raises(ValueError, match=r"the folder holds .* of that series past step 1[01] of another course"):
+            branch.run(steps=20, snapshots=tmp_path / "s", snapshot_every=10)
+    assert (tmp_path / "s_00000020.hdf5").read_bytes() == old
+    # Other bodies at the restart's step: another course too.
+    moved = nbody.Simulation.restart(tmp_path / "c_00000010.h5", backend="cpu")
+    moved.positions = moved.positions * 1.5
+    with pytest.raises(ValueError, match=r"past step 10 of another course"):
+        moved.run(steps=20, snapshots=tmp_path / "s", snapshot_every=10)
+    # The same dt given again changes nothing; the branch in a series of its own goes on over its own files.
+    same = nbody.Simulation.restart(tmp_path / "c_00000010.h5", backend="cpu")
+    same.configure(dt=0.01)
+    assert same.run(steps=20, snapshots=tmp_path / "s", snapshot_every=10) == 20
+    for _ in range(2):
+        branch = nbody.Simulation.restart(tmp_path / "c_00000010.h5", backend="cpu")
+        branch.configure(dt=0.005)
+        assert branch.run(steps=20, snapshots=tmp_path / "b", snapshot_every=10) == 20
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(tmp_path / "b_00000030.hdf5") as f, h5py.File(tmp_path / "s_00000030.hdf5") as g:
+        assert len(f["Header"].attrs["Course"]) == 16 and f["Header"].attrs["Course"] != g["Header"].attrs["Course"]
+
+
 def test_a_restart_whose_run_names_no_end_goes_on_to_its_runs_end(tmp_path):
     # A checkpoint records where its run was going: to a time, or to a step. A script that restarts it and runs with
     # neither goes on to that end, with a notice, and ends with the state of the run that never stopped.
