@@ -28,6 +28,31 @@ inline constexpr long long kMaxStepsPerFrame = 1000000;  // the viewer's steps p
 inline constexpr double kMaxPointSize = 1024;           // the viewer's sprite size in pixels (--point-size)
 inline constexpr double kMaxBrightness = 1e6;           // the light each sprite adds (--brightness)
 
+// The fields of a body as the messages name them: its mass, then its position and velocity by axis.
+inline constexpr const char* kBodyFields[7] = {"mass",       "position x", "position y", "position z",
+                                               "velocity x", "velocity y", "velocity z"};
+
+// Why `value` cannot be a body's `field` (one of kBodyFields, or a tipsy file's "eps"), or "": not finite, negative
+// where `non_negative` (a mass, a softening), or beyond kMaxBodyMagnitude: "position x is 1e+19; nbody reads
+// magnitudes up to 1e15". One rule for every door bodies come in by (a tipsy file, an HDF5 snapshot or checkpoint,
+// Python's arrays), so that what one takes the others take. `bounded` false: no magnitude bound, for the one file
+// that is a run's own state rather than bodies to start from (a checkpoint whose checksum holds: a run may carry a
+// body past 1e15, and a restart continues it bit for bit).
+inline std::string body_value_problem(const char* field, double value, bool non_negative, bool bounded = true) {
+  std::ostringstream said;
+  said << field << " is ";
+  if (std::isnan(value))
+    said << "nan";
+  else if (std::isinf(value))
+    said << (value > 0 ? "inf" : "-inf");
+  else
+    said << value;
+  if (!std::isfinite(value)) return said.str() + "; a snapshot must hold finite values";
+  if (non_negative && value < 0) return said.str() + "; it must be >= 0";
+  if (bounded && std::abs(value) > kMaxBodyMagnitude) return said.str() + "; nbody reads magnitudes up to 1e15";
+  return {};
+}
+
 // How a real setting's bounds read in a message: "(0, 1e+12]" for above 0 and at most 1e12.
 enum class Ends { closed, above_min, below_max };
 

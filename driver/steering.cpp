@@ -29,28 +29,15 @@ std::string bodies_problem(const sim::BodySet& b) {
     return s.str();
   }
   if (b.velocity.size() != b.size() || b.type.size() != b.size()) return "positions, velocities and types differ in count";
-  // Beyond kMaxBodyMagnitude an fp32 run's squared differences overflow (and an fp64 run's energy is no number).
-  auto beyond = [](double x, double y, double z) {
-    return std::max({std::abs(x), std::abs(y), std::abs(z)}) > kMaxBodyMagnitude;
-  };
+  // The rule every reader of bodies applies (core/bounds.h): beyond kMaxBodyMagnitude an fp32 run's squared
+  // differences overflow (and an fp64 run's energy is no number).
   for (std::size_t i = 0; i < b.size(); ++i) {
     auto const& p = b.pos_mass[i];
     auto const& v = b.velocity[i];
-    if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) s << "body " << i << " has a position that is not finite";
-    else if (!std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z)) s << "body " << i << " has a velocity that is not finite";
-    else if (!std::isfinite(p.w) || !(p.w >= 0))
-      s << "body " << i << " has mass " << p.w << "; masses must be finite and not negative (0: a test particle)";
-    else if (beyond(p.x, p.y, p.z))
-      s << "body " << i << " has a position beyond " << kMaxBodyMagnitude << " (" << p.x << ", " << p.y << ", " << p.z
-        << "); positions, velocities and masses must be within " << kMaxBodyMagnitude << " simulation units";
-    else if (beyond(v.x, v.y, v.z))
-      s << "body " << i << " has a velocity beyond " << kMaxBodyMagnitude << " (" << v.x << ", " << v.y << ", " << v.z
-        << "); positions, velocities and masses must be within " << kMaxBodyMagnitude << " simulation units";
-    else if (p.w > kMaxBodyMagnitude)
-      s << "body " << i << " has mass " << p.w << "; positions, velocities and masses must be within "
-        << kMaxBodyMagnitude << " simulation units";
-    else continue;
-    return s.str();
+    double const values[7] = {p.w, p.x, p.y, p.z, v.x, v.y, v.z};
+    for (std::size_t c = 0; c < 7; ++c)
+      if (auto const why = body_value_problem(kBodyFields[c], values[c], c == 0); !why.empty())
+        return "body " + std::to_string(i) + ": " + why;
   }
   if (!std::isfinite(b.time)) return "the time is not finite";
   return {};

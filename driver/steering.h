@@ -14,8 +14,8 @@
 
 namespace nbody::driver {
 
-// Why `bodies` cannot start a run, or "": no bodies or more than kMaxBodies, a position, velocity
-// or mass that is not finite, a mass that is not positive (the first bad body is named).
+// Why `bodies` cannot start a run, or "": no bodies or more than kMaxBodies, a mass, position or velocity the
+// readers of bodies refuse (core/bounds.h: body_value_problem; the first bad body and field are named).
 std::string bodies_problem(const sim::BodySet& bodies);
 
 // A run from `bodies` at step 0 of their time, with `run`'s physics and devices (the softening,

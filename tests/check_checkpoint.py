@@ -96,6 +96,7 @@ with tempfile.TemporaryDirectory() as d:
         check(r.returncode == 2, f"{name}: exit {r.returncode}, expected 2 ({message})")
         check(message.startswith("error: ") and path in message and words in message and message.count("\n") == 0,
               f"{name}: message '{message}' should name the file and say '{words}'")
+        return message
 
     def replace(f, name, data):
         del f[name]
@@ -109,9 +110,23 @@ with tempfile.TemporaryDirectory() as d:
     broken("id-out-of-range", lambda f: replace(f, "PartType1/ParticleIDs", np.array([300], np.uint64)),
            "ParticleIDs must hold 0..299 once each; 300 is out of range")
     broken("nan-velocity", lambda f: f["PartType4/Velocities"].__setitem__((4, 1), np.nan),
-           "body 5 has a value that is not finite")
+           "body 5: velocity y is nan; a snapshot must hold finite values")
     broken("nan-roundoff", lambda f: f["PartType4/CoordinateRoundoff"].__setitem__((4, 1), np.nan),
-           "body 5 has a value that is not finite")
+           "body 5: position y is nan; a snapshot must hold finite values")
+
+    # A file edited on purpose, read unverified once its checksum is deleted.
+    def unverified(f, edit):
+        del f["Header"].attrs["Checksum"]
+        edit(f)
+
+    # Values beyond what the tipsy reader and from_arrays take (1e15) are refused as the file is read, naming the body
+    # and the field as they do, not blamed on --dt or --softening at a later step.
+    broken("huge-coordinates", lambda f: unverified(f, lambda f: f["PartType4/Coordinates"].__setitem__((4, 0), 1e30)),
+           "body 5: position x is 1e+30; nbody reads magnitudes up to 1e15")
+    broken("huge-velocity", lambda f: unverified(f, lambda f: f["PartType4/Velocities"].__setitem__((4, 2), -2e15)),
+           "body 5: velocity z is -2e+15; nbody reads magnitudes up to 1e15")
+    broken("huge-mass", lambda f: unverified(f, lambda f: f["PartType1/Masses"].__setitem__(0, 1e16)),
+           "body 0: mass is 1e+16; nbody reads magnitudes up to 1e15")
     broken("shift", lambda f: f["Header"].attrs.__setitem__("Shift", np.array([1.0, 2.0, 1.0])),
            "Header/Shift is not 3 equal finite numbers")
     broken("type-2", lambda f: f["Header"].attrs.__setitem__("NumPart_Total", np.array([0, 1, 1, 0, 299, 0], np.uint32)),

@@ -980,7 +980,7 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
 
 // Reads every dataset in the checksum's order and returns the checksum of the header and the
 // bodies. With `into` (a restart: interruptible), the bodies are checked (IDs 0..N-1 once each over
-// all groups, finite values, masses >= 0, known types) and put in place.
+// all groups, values as body_value_problem takes them, known types) and put in place.
 std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into,
                           hermite::HermiteState* hermite_into = nullptr) {
   std::uint64_t const n = header.info.bodies;
@@ -991,10 +991,14 @@ std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into,
   std::vector<bool> seen(into ? std::size_t(n) : 0, false);
   std::vector<std::uint32_t> ids;  // row of the group being read -> body, when the bodies are kept
   bool const interruptible = into != nullptr;
-  auto finite_row = [&](std::size_t first, std::size_t k, const double* v, std::size_t columns) {
-    for (std::size_t c = 0; c < columns; ++c)
-      if (!std::isfinite(v[columns * k + c]))
-        r.fail("body " + std::to_string(ids[first + k]) + " has a value that is not finite");
+  // A body's value as every reader of bodies checks it (core/bounds.h: the tipsy reader, Python's arrays), named by
+  // the body and the field: `field` of kBodyFields. The magnitude bound holds for every file without a checksum (a
+  // snapshot, a checkpoint edited by hand); one with a checksum is the run's own state, which may have carried a body
+  // past it: continued as it was written where the checksum holds, and refused for the checksum where it does not.
+  bool const bounded = !header.checksum;
+  auto check = [&](std::uint32_t body, std::size_t field, double value) {
+    if (auto const why = body_value_problem(kBodyFields[field], value, field == 0, bounded); !why.empty())
+      r.fail("body " + std::to_string(body) + ": " + why);
   };
   for (Family const& family : kFamilies) {
     if (header.format == 1 && family.part_type != 1) continue;
@@ -1034,7 +1038,10 @@ std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into,
                      hash.bytes(v, k * 3 * sizeof *v);
                      if (!into) return;
                      for (std::size_t j = 0; j < k; ++j) {
-                       finite_row(first, j, v, 3);
+                       // Format 1's coordinates are the positions; format 2's are checked as positions once the
+                       // shift is taken off (place, below).
+                       if (header.format == 1)
+                         for (std::size_t c = 0; c < 3; ++c) check(ids[first + j], 1 + c, v[3 * j + c]);
                        auto& p = into->pos_mass[ids[first + j]];
                        p.x = v[3 * j], p.y = v[3 * j + 1], p.z = v[3 * j + 2];
                      }
@@ -1049,8 +1056,7 @@ std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into,
       auto place = [&](std::uint32_t body, double rx, double ry, double rz) {
         auto& p = into->pos_mass[body];
         p.x = back(p.x, rx), p.y = back(p.y, ry), p.z = back(p.z, rz);
-        if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
-          r.fail("body " + std::to_string(body) + " has a position that is not finite");
+        check(body, 1, p.x), check(body, 2, p.y), check(body, 3, p.z);
       };
       if (!header.roundoff) {  // a snapshot's: the shifted value, rounded once
         if (into)
@@ -1060,10 +1066,7 @@ std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into,
                        [&](std::size_t first, std::size_t k, const double* v) {
                          hash.bytes(v, k * 3 * sizeof *v);
                          if (!into) return;
-                         for (std::size_t j = 0; j < k; ++j) {
-                           finite_row(first, j, v, 3);
-                           place(ids[first + j], v[3 * j], v[3 * j + 1], v[3 * j + 2]);
-                         }
+                         for (std::size_t j = 0; j < k; ++j) place(ids[first + j], v[3 * j], v[3 * j + 1], v[3 * j + 2]);
                        });
       }
     }
@@ -1072,7 +1075,7 @@ std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into,
                      hash.bytes(v, k * 3 * sizeof *v);
                      if (!into) return;
                      for (std::size_t j = 0; j < k; ++j) {
-                       finite_row(first, j, v, 3);
+                       for (std::size_t c = 0; c < 3; ++c) check(ids[first + j], 4 + c, v[3 * j + c]);
                        into->velocity[ids[first + j]] = {v[3 * j], v[3 * j + 1], v[3 * j + 2]};
                      }
                    });
@@ -1081,8 +1084,7 @@ std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into,
                      hash.bytes(v, k * sizeof *v);
                      if (!into) return;
                      for (std::size_t j = 0; j < k; ++j) {
-                       finite_row(first, j, v, 1);
-                       if (v[j] < 0) r.fail("body " + std::to_string(ids[first + j]) + " has a negative mass");
+                       check(ids[first + j], 0, v[j]);
                        into->pos_mass[ids[first + j]].w = v[j];
                      }
                    });

@@ -182,7 +182,9 @@ void write_snapshot(const std::string& path, const BodySet& bodies, const RunRec
 CheckpointHeader read_checkpoint_header(const std::string& path, const SettingNames& names = {});
 
 // Reads a checkpoint: the header's checks, then the bodies (in chunks; an interrupt stops the read
-// with Interrupted): shapes, particle IDs 0..N-1 once each, finite values, the checksum.
+// with Interrupted): shapes, particle IDs 0..N-1 once each, masses, positions and velocities as every reader of
+// bodies checks them (core/bounds.h: body_value_problem, naming the body and the field; the bound on magnitudes
+// where the file has no checksum: one whose checksum holds is a run's own state, continued as written), the checksum.
 Checkpoint read_checkpoint(const std::string& path, const SettingNames& names = {});
 
 // An nbody HDF5 snapshot (--snapshots) as the bodies of a new run (--load, Simulation.load), as a tipsy file is:

@@ -218,15 +218,6 @@ constexpr Family kGas{BodyType::gas, kGasFloats, 9, "hsmooth"};  // mass pos[3] 
 constexpr Family kDark{BodyType::dark, kDarkFloats, 7, "eps"};   // mass pos[3] vel[3] eps
 constexpr Family kStar{BodyType::star, kStarFloats, 9, "eps"};   // mass pos[3] vel[3] metals tform eps
 
-// The problem with one loaded value, or nothing.
-std::optional<std::string> value_problem(const char* field, float x, bool non_negative) {
-  std::string const said = std::string(field) + " is " + value_text(double(x));
-  if (!std::isfinite(x)) return said + "; a snapshot must hold finite values";
-  if (non_negative && x < 0.0f) return said + "; it must be >= 0";
-  if (std::abs(double(x)) > kTipsyMaxMagnitude) return said + "; nbody reads magnitudes up to 1e15";
-  return std::nullopt;
-}
-
 constexpr std::size_t kChunkRecords = 1 << 16;  // records read per read(2): at most 3 MiB of buffer
 
 // A header read and checked, its size matched against the file's.
@@ -301,12 +292,10 @@ BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingName
         float f[7];
         for (std::size_t c = 0; c < 7; ++c) f[c] = load<float>(r + 4 * c, little);
         float const eps = load<float>(r + 4 * family.eps_index, little);
-        static constexpr const char* kNames[7] = {"mass",       "position x", "position y", "position z",
-                                                  "velocity x", "velocity y", "velocity z"};
-        auto problem = value_problem(kNames[0], f[0], true);
-        for (std::size_t c = 1; c < 7 && !problem; ++c) problem = value_problem(kNames[c], f[c], false);
-        if (!problem) problem = value_problem(family.eps_name, eps, true);
-        if (problem) fail(path, "body " + std::to_string(b.size()) + ": " + *problem);
+        std::string problem;  // the body's values as every reader checks them (core/bounds.h), then its eps
+        for (std::size_t c = 0; c < 7 && problem.empty(); ++c) problem = body_value_problem(kBodyFields[c], f[c], c == 0);
+        if (problem.empty()) problem = body_value_problem(family.eps_name, eps, true);
+        if (!problem.empty()) fail(path, "body " + std::to_string(b.size()) + ": " + problem);
         if (!first_eps) first_eps = eps_min = eps_max = eps;
         same_eps = same_eps && eps == *first_eps;
         eps_min = std::min(eps_min, eps);

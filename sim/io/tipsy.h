@@ -37,7 +37,8 @@ struct TipsyInfo {
 // The most bodies read_tipsy accepts (2^30): more is refused from the header, before any memory
 // is allocated for them.
 inline constexpr std::int64_t kTipsyMaxBodies = std::int64_t{1} << 30;
-// The largest |mass|, |position|, |velocity| or eps read_tipsy accepts (core/bounds.h).
+// The largest |mass|, |position|, |velocity| or eps read_tipsy accepts (core/bounds.h: body_value_problem, which every
+// reader of bodies applies).
 inline constexpr double kTipsyMaxMagnitude = kMaxBodyMagnitude;
 
 // Reads a tipsy file of either form, told apart by the header's ndim (3 in one byte order only).
@@ -46,7 +47,7 @@ inline constexpr double kTipsyMaxMagnitude = kMaxBodyMagnitude;
 // header with ndim != 3, counts below 0, above kTipsyMaxBodies or not adding up; a file whose
 // size (from stat, before any particle is read) differs from what the header describes; a
 // particle whose mass, position, velocity or eps is not finite, beyond kTipsyMaxMagnitude, or a
-// negative mass or eps (the message names the body index and the field). A failure of the
+// negative mass or eps (body_value_problem; the message names the body index and the field). A failure of the
 // machine (an I/O error, no memory for the bodies) is a RuntimeFailure naming the file.
 // Fields nbody does not use (rho, temp, metals, tform, phi or id) are not checked. `names`: how the
 // advice names the entry points (an HDF5 file given here is continued with --restart).
