@@ -78,6 +78,14 @@ inline std::string dt_problem(double dt) {
   return {};
 }
 
+// Why `time` cannot be a time of a run, or "": outside the times a run can name (--t-end), [-kMaxTime, kMaxTime],
+// or not a number. The time a run starts at is held to it by every door (a tipsy header, an HDF5 snapshot's
+// Header/Time, Python's time=), as "Header/Time 1e+300 is not a time in [-1e27, 1e27]".
+inline std::string time_problem(double time) {
+  if (!(std::abs(time) <= kMaxTime)) return "not a time in [-1e27, 1e27]";
+  return {};
+}
+
 // The smallest softening `precision` computes with. A body's pair with itself computes
 // 0 x m (eps^2)^(-3/2): in fp32 that is 0 only while eps^-3 is finite (eps above 1.4e-13), else
 // 0 x inf = NaN at the first step; the fp64 GPU kernels seed (eps^2)^(-1/2) from the fp32 rsqrt, so

@@ -39,7 +39,7 @@ std::string bodies_problem(const sim::BodySet& b) {
       if (auto const why = body_value_problem(kBodyFields[c], values[c], c == 0); !why.empty())
         return "body " + std::to_string(i) + ": " + why;
   }
-  if (!std::isfinite(b.time)) return "the time is not finite";
+  if (auto const why = time_problem(b.time); !why.empty()) return "the time " + shortest(b.time) + " is " + why;
   return {};
 }
 

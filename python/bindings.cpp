@@ -383,6 +383,8 @@ class Engine {
     driver::RunConfig run;
     run.devices.engine.precision = Precision::fp64;
     apply_options(run, options, false);
+    // The times a run can have, as the file readers hold theirs to (core/bounds.h), in Python's words.
+    if (auto const why = time_problem(time); !why.empty()) throw InputError("time=" + shortest(time) + ": " + why);
     sim::BodySet bodies = to_bodies(positions, velocities, masses);
     bodies.time = time;
     return made(std::move(run), comm, [&](const driver::RunConfig& r, const std::atomic<bool>*) {

@@ -405,6 +405,31 @@ TEST_F(HostileTipsy, LittleEndianFilesAreCheckedAlike) {
   EXPECT_EQ(error_of(dir_.file("le.bin")), dir_.file("le.bin") + ": body 6: velocity y is nan; a snapshot must hold finite values");
 }
 
+// The header's time within the times a run can name (core/bounds.h), as an HDF5 snapshot's Header/Time is: a time of
+// 1e300 was read, and the run's time arithmetic went on from it.
+TEST_F(HostileTipsy, HeaderTimeOutsideARunsTimesIsRefused) {
+  auto with_time = [&](const std::string& name, double time) {
+    auto raw = raw_;
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &time, 8);
+    put_big_endian(raw, 0, std::uint32_t(bits >> 32));
+    put_big_endian(raw, 4, std::uint32_t(bits & 0xffffffffu));
+    return write(name, raw);
+  };
+  std::string path = with_time("huge.bin", 1e300);
+  EXPECT_EQ(error_of(path), path + ": header time 1e+300 is not a time in [-1e27, 1e27]");
+  path = with_time("before.bin", -1e300);
+  EXPECT_EQ(error_of(path), path + ": header time -1e+300 is not a time in [-1e27, 1e27]");
+  path = with_time("beyond.bin", 1.0000001e27);
+  EXPECT_EQ(error_of(path), path + ": header time 1.0000001e+27 is not a time in [-1e27, 1e27]");
+  path = with_time("nan.bin", std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(error_of(path), path + ": header time nan is not a time in [-1e27, 1e27]");
+  // Negative control: the bounds themselves, and a time just inside them, load.
+  EXPECT_EQ(sim::read_tipsy(with_time("end.bin", 1e27)).time, 1e27);
+  EXPECT_EQ(sim::read_tipsy(with_time("start.bin", -1e27)).time, -1e27);
+  EXPECT_EQ(sim::read_tipsy(with_time("inside.bin", 9e26)).time, 9e26);
+}
+
 // Reading a snapshot is a start-up phase: a signal that came before it stops it (Interrupted, not a refusal of the
 // file), and the same file reads whole once the interrupt is answered.
 TEST(Tipsy, ASignalStopsTheReadingOfASnapshot) {

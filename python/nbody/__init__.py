@@ -290,7 +290,8 @@ class Simulation:
 
     @classmethod
     def from_arrays(cls, positions, velocities, masses, *, time=0.0, softening=0.01, **settings):
-        """A simulation of the bodies given as NumPy arrays, at step 0 of ``time``.
+        """A simulation of the bodies given as NumPy arrays, at step 0 of ``time`` (a time a run can have: within
+        [-1e27, 1e27], as a file's time must be).
 
         positions, velocities: (N, 3) arrays; masses: (N,); float64 or float32 (float32 values are
         widened exactly). Every value must be finite and no mass negative (0 is a test particle): otherwise a
@@ -308,8 +309,6 @@ class Simulation:
         time = _scalar(time)
         if isinstance(time, bool) or not isinstance(time, numbers.Real):
             raise TypeError(f"time: expected a number, got {time!r} ({type(time).__name__})")
-        if not math.isfinite(time):
-            raise ValueError(f"time={time!r}: must be a finite number")
         comm = _comm_handle(settings.pop("comm", None))
         settings = cls._settings(settings, Simulation.from_arrays)
         settings["softening"] = softening

@@ -924,11 +924,8 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
     r.fail("Header/EndTime and Header/EndStep are both given; a run goes to one of them");
   if (r.has_attribute("Header", "EndTime")) {
     run.end_time = r.finite("EndTime");
-    if (!(std::abs(*run.end_time) <= kMaxTime)) {
-      std::ostringstream s;
-      s << "Header/EndTime " << *run.end_time << " is not a time in [-1e27, 1e27]";
-      r.fail(s.str());
-    }
+    if (auto const why = time_problem(*run.end_time); !why.empty())
+      r.fail("Header/EndTime " + shortest(*run.end_time) + " is " + why);
   } else if (r.has_attribute("Header", "EndStep")) {
     run.end_step = r.whole("EndStep", kMaxSteps);
   }
@@ -1301,11 +1298,7 @@ Snapshot read_snapshot(const std::string& path, const SettingNames& names, bool 
   h.info.run.precision = s.precision;
   s.step = r.whole("Step", kMaxSteps);
   double const time = r.finite("Time");
-  if (!(std::abs(time) <= kMaxTime)) {
-    std::ostringstream m;
-    m << "Header/Time " << time << " is not a time in [-1e27, 1e27]";
-    r.fail(m.str());
-  }
+  if (auto const why = time_problem(time); !why.empty()) r.fail("Header/Time " + shortest(time) + " is " + why);
   if (r.has_attribute("Header", "Course")) s.course = read_course(r);
   s.softening = r.finite("Softening");
   if (!(s.softening >= 0 && s.softening <= kMaxSoftening)) {

@@ -171,17 +171,11 @@ bool header_is_little_endian(const std::string& path, const unsigned char* raw, 
   return little;
 }
 
-std::string value_text(double x) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  std::ostringstream s;
-  s << x;
-  return s.str();
-}
-
-// Refuses a header whose counts no tipsy writer produces, before they size anything.
+// Refuses a header whose counts no tipsy writer produces, before they size anything, and a time no run can have (the
+// range an HDF5 snapshot's time is held to).
 void check_header(const std::string& path, const Header& h) {
-  if (!std::isfinite(h.time)) fail(path, "header time is " + value_text(h.time) + "; a snapshot must hold finite values");
+  // shortest: a time just outside the range is not shown as its bound.
+  if (auto const why = time_problem(h.time); !why.empty()) fail(path, "header time " + shortest(h.time) + " is " + why);
   if (h.nbodies < 1 || h.nbodies > kTipsyMaxBodies) {
     fail(path, "header says nbodies = " + std::to_string(h.nbodies) + "; nbody reads 1 to " +
                    std::to_string(kTipsyMaxBodies) + " (2^30) bodies");

@@ -44,7 +44,8 @@ inline constexpr double kTipsyMaxMagnitude = kMaxBodyMagnitude;
 // Reads a tipsy file of either form, told apart by the header's ndim (3 in one byte order only).
 // Refused, with an InputError of one line naming the file: a path that is not a regular file
 // (checked with stat before it is opened: a FIFO, a device or a directory is never read); a
-// header with ndim != 3, counts below 0, above kTipsyMaxBodies or not adding up; a file whose
+// header with ndim != 3, counts below 0, above kTipsyMaxBodies or not adding up, or a time outside
+// [-1e27, 1e27] (core/bounds.h: time_problem); a file whose
 // size (from stat, before any particle is read) differs from what the header describes; a
 // particle whose mass, position, velocity or eps is not finite, beyond kTipsyMaxMagnitude, or a
 // negative mass or eps (body_value_problem; the message names the body index and the field). A failure of the

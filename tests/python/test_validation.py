@@ -42,11 +42,23 @@ def test_bad_arrays_are_refused_naming_the_argument(changes, error, message):
     (None, TypeError, r"^time: expected a number, got None \(NoneType\)$"),
     (1j, TypeError, r"^time: expected a number, got 1j \(complex\)$"),
     (True, TypeError, r"^time: expected a number, got True \(bool\)$"),
-    (float("inf"), ValueError, r"^time=inf: must be a finite number$"),
+    # The times a run can name (core/bounds.h), as the tipsy and HDF5 readers hold a file's time to.
+    (float("inf"), ValueError, r"^time=inf: not a time in \[-1e27, 1e27\]$"),
+    (float("nan"), ValueError, r"^time=nan: not a time in \[-1e27, 1e27\]$"),
+    (1e300, ValueError, r"^time=1e\+300: not a time in \[-1e27, 1e27\]$"),
+    (-1e300, ValueError, r"^time=-1e\+300: not a time in \[-1e27, 1e27\]$"),
+    (1.0000001e27, ValueError, r"^time=1.0000001e\+27: not a time in \[-1e27, 1e27\]$"),
 ])
 def test_a_bad_start_time_is_refused_by_kind(time, error, message):
     with pytest.raises(error, match=message):
         nbody.Simulation.from_arrays(GOOD["positions"], GOOD["velocities"], GOOD["masses"], time=time, backend="cpu")
+
+
+def test_a_start_time_at_the_bounds_is_taken():  # the negative control of the times refused above
+    for time in (1e27, -1e27, 9e26):
+        sim = nbody.Simulation.from_arrays(GOOD["positions"], GOOD["velocities"], GOOD["masses"], time=time,
+                                           backend="cpu")
+        assert sim.time == time
 
 
 def test_a_misspelt_setting_is_refused_naming_the_one_meant():
