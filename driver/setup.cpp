@@ -119,7 +119,13 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
     std::string const lead = run.given.softening ? names.with("--softening", value.str())
                              : file.empty()      ? "the softening " + value.str()
                                                  : file + "'s softening " + value.str();
-    throw InputError(lead + ": " + why + (run.given.softening ? "" : "; give a larger " + names.name("--softening")));
+    // The advice fits the value: a larger one only for a positive softening below the precision's least (a file's 1e14
+    // was told to grow).
+    bool const too_small = c.softening > 0 && c.softening <= kMaxSoftening;
+    std::string const advice = too_small ? "give a larger " + names.name("--softening")
+                                         : "give " + names.name("--softening") + " in " +
+                                               interval(0, kMaxSoftening, Ends::above_min);
+    throw InputError(lead + ": " + why + (run.given.softening ? "" : "; " + advice));
   }
   c.weights = d.weights;
   c.threading = d.threading;

@@ -3040,6 +3040,15 @@ TEST_F(Cli, TipsySofteningIsUsedAndItsLimitsAreStated) {
   EXPECT_NE(r.err.find("notice: softening 0.05 from " + file("d.bin")), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("is a tipsy snapshot: float32 positions and velocities, no step count"), std::string::npos)
       << r.err;
+  // A file's softening out of bounds is refused with advice that fits it: one too large is not told to grow.
+  sim::write_tipsy(file("wide.bin"), test::rounded_to_float(test::scenario("plummer", 16)), 1e14);
+  expect_input_error("--run --steps 1 --load " + file("wide.bin"),
+                     file("wide.bin") + "'s softening 1e+14: must be a positive length of at most 1e12; give "
+                                        "--softening in (0, 1e+12]");
+  sim::write_tipsy(file("narrow.bin"), test::rounded_to_float(test::scenario("plummer", 16)), 1e-14);
+  expect_input_error("--run --steps 1 --load " + file("narrow.bin"),
+                     file("narrow.bin") + "'s softening 1e-14: too small for fp32: a body's pair with itself "
+                                          "overflows to NaN below 2.9e-13; give a larger --softening");
 }
 
 TEST_F(Cli, HelpListsOptionsWithDefaults) {
