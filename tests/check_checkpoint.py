@@ -127,6 +127,20 @@ with tempfile.TemporaryDirectory() as d:
            "body 5: velocity z is -2e+15; nbody reads magnitudes up to 1e15")
     broken("huge-mass", lambda f: unverified(f, lambda f: f["PartType1/Masses"].__setitem__(0, 1e16)),
            "body 0: mass is 1e+16; nbody reads magnitudes up to 1e15")
+    # The count as the file stores it, however it is stored: not the 32 bits HDF5 clamped it to (4294967295).
+    def counts(f, values):
+        for name in ("NumPart_Total", "NumPart_ThisFile"):
+            f["Header"].attrs[name] = np.array(values, np.int64)
+
+    broken("five-billion", lambda f: unverified(f, lambda f: counts(f, [0, 0, 0, 0, 5 * 10**9, 0])),
+           "Header/NumPart_Total says 5000000000 bodies; must be 1 to 1073741824")
+    broken("negative-count", lambda f: unverified(f, lambda f: counts(f, [0, 1, 0, 0, -299, 0])),
+           "Header/NumPart_Total holds -299; a count must be >= 0")
+    # A dataset's shape as stored: a scalar's is (), not (0).
+    broken("scalar-masses", lambda f: unverified(f, lambda f: replace(f, "PartType4/Masses", 1.0)),
+           "PartType4/Masses has shape (), expected (299)")
+    broken("cube-masses", lambda f: unverified(f, lambda f: replace(f, "PartType4/Masses", np.zeros((299, 1, 1)))),
+           "PartType4/Masses has shape (299, 1, 1), expected (299)")
     broken("shift", lambda f: f["Header"].attrs.__setitem__("Shift", np.array([1.0, 2.0, 1.0])),
            "Header/Shift is not 3 equal finite numbers")
     broken("type-2", lambda f: f["Header"].attrs.__setitem__("NumPart_Total", np.array([0, 1, 1, 0, 299, 0], np.uint32)),

@@ -695,12 +695,25 @@ class Reader {
     return v;
   }
 
-  // Six counts, one per GADGET particle type.
-  void counts(const char* name, std::uint32_t (&out)[6]) const {
+  // Six counts, one per GADGET particle type, as the file stores them: nbody writes uint32, a script may write int64
+  // (h5py's default). Read as 64 bits, so that a count beyond 32 bits is the file's, not the 4294967295 HDF5 clamps it
+  // to, and a signed one is refused where negative rather than clamped to 0.
+  void counts(const char* name, std::uint64_t (&out)[6]) const {
+    std::string const named = std::string("Header/") + name;
     Handle a = open_attribute("Header", name);
     Handle space(H5Aget_space(a.get()), H5Sclose);
-    if (H5Sget_simple_extent_npoints(space.get()) != 6 || H5Aread(a.get(), H5T_NATIVE_UINT32, out) < 0)
-      fail(std::string("Header/") + name + " is not 6 counts");
+    Handle type(H5Aget_type(a.get()), H5Tclose);
+    if (H5Sget_simple_extent_npoints(space.get()) != 6) fail(named + " is not 6 counts");
+    if (H5Tget_class(type.get()) == H5T_INTEGER && H5Tget_sign(type.get()) == H5T_SGN_NONE) {
+      if (H5Aread(a.get(), H5T_NATIVE_UINT64, out) < 0) fail(named + " is not 6 counts");
+      return;
+    }
+    std::int64_t values[6] = {};
+    if (H5Aread(a.get(), H5T_NATIVE_INT64, values) < 0) fail(named + " is not 6 counts");
+    for (int t = 0; t < 6; ++t) {
+      if (values[t] < 0) fail(named + " holds " + std::to_string(values[t]) + "; a count must be >= 0");
+      out[t] = std::uint64_t(values[t]);
+    }
   }
 
   // Three equal, finite values (SWIFT's BoxSize and Shift).
@@ -755,12 +768,14 @@ class Reader {
     }
     Handle space(H5Dget_space(set.get()), H5Sclose);
     int const rank = H5Sget_simple_extent_ndims(space.get());
-    hsize_t dims[2] = {0, 0};
-    if (rank < 1 || rank > 2 || H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0 || dims[0] != bodies ||
-        (rank == 2 ? dims[1] : 1) != c.columns || (c.columns > 1 && rank != 2)) {
+    hsize_t dims[H5S_MAX_RANK] = {};  // the shape as stored, whatever its rank: () for a scalar
+    if (rank < 0 || H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0)
+      fail("cannot read the shape of " + where + " (the file is damaged)");
+    if (rank < 1 || rank > 2 || dims[0] != bodies || (rank == 2 ? dims[1] : 1) != c.columns ||
+        (c.columns > 1 && rank != 2)) {
       std::ostringstream s;
-      s << where << " has shape (" << dims[0];
-      if (rank == 2) s << ", " << dims[1];
+      s << where << " has shape (";
+      for (int d = 0; d < rank; ++d) s << (d ? ", " : "") << dims[d];
       s << "), expected (" << bodies;
       if (c.columns > 1) s << ", " << c.columns;
       s << ")";
@@ -811,27 +826,30 @@ struct Header {
 // The bodies of each particle type (h.counts) and in all (h.info.bodies), checked: only the types nbody writes, 1 to
 // kMaxBodies in all, all in this one file.
 void read_counts(const Reader& r, Header& h) {
-  std::uint32_t counts[6] = {}, highs[6] = {};
+  std::uint64_t counts[6] = {}, highs[6] = {};
   r.counts("NumPart_Total", counts);
   if (r.has_attribute("Header", "NumPart_Total_HighWord")) r.counts("NumPart_Total_HighWord", highs);
   std::uint64_t bodies = 0;
-  bool wraps = false;  // a sum past 2^64 - 1 (the high words can say so)
+  bool wraps = false;  // a count or a sum past 2^64 - 1 (the high words can say so)
+  constexpr std::uint64_t kMost = std::numeric_limits<std::uint64_t>::max();
   for (int t = 0; t < 6; ++t) {
     bool const used = h.format == 1 ? t == 1 : (t == 0 || t == 1 || t == 4);
     if (!used && (counts[t] || highs[t]))
       r.fail("bodies of particle type " + std::to_string(t) +
              (h.format == 1 ? " (nbody wrote PartType1 only)" : " (nbody writes PartType0, 1 and 4 only)"));
-    h.counts[t] = (std::uint64_t(highs[t]) << 32) | counts[t];
-    wraps = wraps || h.counts[t] > std::numeric_limits<std::uint64_t>::max() - bodies;
+    // GADGET's high word counts 2^32s; a count stored in 64 bits is whole in the low one.
+    wraps = wraps || highs[t] > (kMost >> 32) || counts[t] > kMost - (highs[t] << 32);
+    h.counts[t] = (highs[t] << 32) + counts[t];
+    wraps = wraps || h.counts[t] > kMost - bodies;
     bodies += h.counts[t];
   }
   if (wraps || bodies == 0 || bodies > kMaxBodies)
     r.fail("Header/NumPart_Total says " + (wraps ? std::string("more than 2^64") : std::to_string(bodies)) +
            " bodies; must be 1 to " + std::to_string(kMaxBodies));
   if (r.has_attribute("Header", "NumPart_ThisFile")) {
-    std::uint32_t this_file[6] = {};
+    std::uint64_t this_file[6] = {};
     r.counts("NumPart_ThisFile", this_file);
-    if (!std::equal(this_file, this_file + 6, counts) || std::any_of(highs, highs + 6, [](std::uint32_t v) { return v != 0; }))
+    if (!std::equal(this_file, this_file + 6, counts) || std::any_of(highs, highs + 6, [](std::uint64_t v) { return v != 0; }))
       r.fail("Header/NumPart_ThisFile disagrees with NumPart_Total (nbody writes every body into one file)");
   }
   h.info.bodies = bodies;
@@ -1205,10 +1223,10 @@ void write_snapshot(const std::string& path, const BodySet& bodies, const RunRec
         try {
           Handle file = open_file(tmp);
           Reader r(tmp, file.get());
-          std::uint32_t counts[6] = {};
+          std::uint64_t counts[6] = {};
           r.counts("NumPart_Total", counts);
           std::uint64_t total = 0;
-          for (std::uint32_t c : counts) total += c;
+          for (std::uint64_t c : counts) total += c;
           if (total != bodies.size() || !file.close()) throw InputError("counts");
         } catch (const std::runtime_error& e) {  // not whole, or not readable (ReadError)
           throw RuntimeFailure(path + ": cannot write snapshot: the file read back is not whole (" +
