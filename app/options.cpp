@@ -93,8 +93,11 @@ CLI::Option* add_named(CLI::App& app, const std::string& flag, E& value, const s
 
 // Validators that run on the text before CLI11 converts it, so "-1" is refused instead of wrapping
 // around in an unsigned option, and "nan" or "1e999" instead of slipping into the physics.
-// The whole text as an integer, or nothing: empty, other characters after the digits, out of range.
+// The whole text as an integer, or nothing: empty, blanks or other characters before or after the digits (as
+// parse_real refuses them), out of range.
 std::optional<long long> parse_whole(const std::string& text) {
+  // stoll would skip blanks before the digits (" 16"), and refuses them after ("16 ").
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return std::nullopt;
   std::size_t used = 0;
   try {
     long long const v = std::stoll(text, &used);
@@ -118,18 +121,9 @@ CLI::Validator whole_number(long long min, long long max) {
       "", "");
 }
 
-// The whole text as a number, or nothing.
-std::optional<double> parse_real(const std::string& text) {
-  // strtod, not stod: a value too small for a normal double (5e-324) is a number, which stod refuses; one too large
-  // for a double (1e999), or too small for any but 0 (1e-400), is not: it would be refused as a value nobody gave.
-  // Blanks neither before nor after, as none are allowed after.
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  double const v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || (errno == ERANGE && (std::isinf(v) || v == 0.0))) return std::nullopt;
-  return v;
-}
+// The whole text as a number, or nothing: the one grammar of numbers given as text (core/bounds.h), decimal, so that
+// --dt 0x10 is refused as --bodies 0x10 is, not taken for 16.
+std::optional<double> parse_real(const std::string& text) { return parse_decimal(text); }
 
 // The whole text a number, its bounds (`range`) checked after parsing by core/bounds.h's rules: without this, the
 // empty text converts to 0 and the message names a value nobody gave ("--eta 0").

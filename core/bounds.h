@@ -2,12 +2,15 @@
 // the command line, a checkpoint's header, the viewer's fields and (later) Python.
 #pragma once
 
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstdint>
 #include <iomanip>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -132,6 +135,36 @@ inline std::string shortest(double x) {
     if (std::strtod(text, nullptr) == x) break;
   }
   return text;
+}
+
+// A number given as text (an option's value, a units file's dMsolUnit), or nothing: the whole text in one grammar,
+// decimal, an optional sign, digits with an optional point, an optional exponent ("16", "+0.01", "1.6e-2", ".5"), or
+// inf, infinity or nan in any case (numbers, which every range then refuses by name: "--dt nan: must be ...").
+// Not hexadecimal, which strtod reads ("0x10" is 16 to it), nor blanks before or after, nor a value too large for a
+// double (1e999) or too small for any but 0 (1e-400): each would be a value nobody gave. A number too small for a
+// normal double (5e-324) is one.
+inline std::optional<double> parse_decimal(const std::string& text) {
+  auto digit = [&](std::size_t i) { return i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); };
+  std::size_t i = 0, digits = 0;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  std::string word = text.substr(i);
+  for (char& ch : word) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  if (word == "inf" || word == "infinity" || word == "nan") return std::strtod(text.c_str(), nullptr);
+  for (; digit(i); ++i) ++digits;
+  if (i < text.size() && text[i] == '.')
+    for (++i; digit(i); ++i) ++digits;
+  if (digits == 0) return std::nullopt;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (!digit(i)) return std::nullopt;
+    while (digit(i)) ++i;
+  }
+  if (i != text.size()) return std::nullopt;
+  errno = 0;
+  double const v = std::strtod(text.c_str(), nullptr);
+  if (errno == ERANGE && (std::isinf(v) || v == 0.0)) return std::nullopt;
+  return v;
 }
 
 // The ranges as the messages write them (for a value and for a text that is no number alike).

@@ -1916,6 +1916,46 @@ TEST_F(Cli, RangeMessagesStateTheRealBounds) {
   EXPECT_EQ(nbody("--run --bodies 16 --steps 1 -q --softening 1e12").code, 0);
 }
 
+// One grammar for a number given as text, decimal: hexadecimal (which strtod reads: 0x10 is 16) is refused by every
+// option and by a units file, as --bodies and the others refused it, naming the value. Blanks are refused at either
+// end of a count, as around every other number (a leading one was skipped, a trailing one refused).
+TEST_F(Cli, NumbersAreDecimalEverywhere) {
+  expect_input_error("--run --dt 0x10 --bodies 16 --steps 1", "--dt 0x10: must be a time step in (0, 1e+12]");
+  expect_input_error("--run --softening 0x10 --bodies 16 --steps 1",
+                     "--softening 0x10: must be a length in (0, 1e+12]");
+  expect_input_error("--run --integrator hermite4 --eta 0x1 --bodies 16 --steps 1",
+                     "--eta 0x1: must be a number in (0, 100]");
+  expect_input_error("--run --integrator hermite4 --eta-start 0x1 --bodies 16 --steps 1",
+                     "--eta-start 0x1: must be a number in (0, 100]");
+  expect_input_error("--run --integrator hermite4 --dt-max 0x1 --bodies 16 --steps 1",
+                     "--dt-max 0x1: must be a number in [1e-09, 1e12]");
+  expect_input_error("--run --integrator euler-damped --damping 0x1 --bodies 16 --steps 1",
+                     "--damping 0x1: must be a factor in (0, 1]");
+  expect_input_error("--run --numgpus 2 --weights 0x1,1 --bodies 16 --steps 1",
+                     "--weights 0x1,1: '0x1' is not a positive number");
+  expect_input_error("--viewer --color-range 0x1:2", "--color-range 0x1:2: '0x1' is not a number");
+  expect_input_error("--run --steps 1 --bodies ' 16'", "--bodies  16: must be a whole number from 1 to 1073741824");
+  expect_input_error("--run --steps 1 --bodies '16 '", "--bodies 16 : must be a whole number from 1 to 1073741824");
+  expect_input_error("--run --seed ' 7' --bodies 16 --steps 1", " 7: must be a whole number from 0");
+  // Negative control: decimal numbers in each form, signs and exponents included.
+  Result const decimal = nbody("--run -q --bodies 16 --steps 1 --dt 1.6e-2 --softening +0.01 --seed 7");
+  EXPECT_EQ(decimal.code, 0) << decimal.err;
+  // A units file holds its numbers in the same grammar.
+  ASSERT_EQ(nbody("--run -q --bodies 16 --steps 1 --mass-unit 1e3Msun --length-unit 1pc --save " + file("u.bin")).code,
+            0);
+  std::string const param = slurp(file("u.bin.param"));
+  std::string hex = param;
+  ASSERT_NE(hex.find("dMsolUnit = 1000\n"), std::string::npos) << param;
+  hex.replace(hex.find("dMsolUnit = 1000\n"), 16, "dMsolUnit = 0x10");
+  { std::ofstream(file("u.bin.param")) << hex; }
+  expect_input_error("--run --steps 1 --load " + file("u.bin"),
+                     file("u.bin.param") + ": nbody's statement of the units of " + file("u.bin") +
+                         ", but dMsolUnit is '0x10', not a positive number");
+  { std::ofstream(file("u.bin.param")) << param; }
+  Result const loaded = nbody("--run -q --steps 1 --load " + file("u.bin"));
+  EXPECT_EQ(loaded.code, 0) << loaded.err;
+}
+
 // Bodies at one position have an infinite force without a softening (hermite4's 0): refused before any work, naming
 // them, where the first step would have made NaN of every body. A softening makes them a resolved pair.
 TEST_F(Cli, BodiesAtOnePositionWithoutSofteningAreRefused) {
@@ -2972,8 +3012,9 @@ TEST_F(Cli, TimesInAUnitAreTakenInTheRunsUnits) {
     EXPECT_NE(step.err.find("notice: --dt 1kyr overrides " + file("u.h5") + "'s 0.01\n"), std::string::npos)
         << step.err;
   }
-  // A whole number is no time in a unit (hexadecimal 0x1d is 29, not a day); a file that is no snapshot is said.
-  expect_input_error("--run --bodies 64 --t-end 0x1d --steps 1", "--t-end 0x1d and --steps 1 both given");
+  // Hexadecimal is no number (0x1d is neither 29 nor a day); a file that is no snapshot is said.
+  expect_input_error("--run --bodies 64 --t-end 0x1d --steps 1",
+                     "--t-end 0x1d: not a number, nor a number and a time unit");
   expect_input_error("--run --load " + file("none.bin") + " --t-end 1Myr", file("none.bin") + ": cannot open");
   // A time from a file is named as the file has it (a restart that goes on to its run's end).
   if (sim::checkpoints_built()) {

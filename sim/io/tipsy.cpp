@@ -466,14 +466,13 @@ std::optional<Units> read_tipsy_param(const std::string& tipsy_path) {
     std::string key = line.substr(0, eq);
     key.erase(key.find_last_not_of(' ') + 1);
     if (key != "dMsolUnit" && key != "dKpcUnit") continue;
-    char* end = nullptr;
     std::string value = line.substr(eq + 1);
     value.erase(0, value.find_first_not_of(' '));
-    double const v = std::strtod(value.c_str(), &end);
-    while (end && *end == ' ') ++end;
-    if (!end || *end != '\0' || !(v > 0) || !std::isfinite(v))
-      throw damaged(key + " is '" + value + "', not a positive number");
-    (key == "dMsolUnit" ? msol : kpc) = v;
+    value.erase(value.find_last_not_of(' ') + 1);
+    // The options' grammar (core/bounds.h): decimal, not strtod's hexadecimal.
+    std::optional<double> const v = parse_decimal(value);
+    if (!v || !(*v > 0) || !std::isfinite(*v)) throw damaged(key + " is '" + value + "', not a positive number");
+    (key == "dMsolUnit" ? msol : kpc) = *v;
   }
   if (!msol || !kpc) throw damaged(std::string(msol ? "dKpcUnit" : "dMsolUnit") + " is missing");
   auto same = [](double a, double b) { return std::abs(a - b) <= 1e-12 * b; };

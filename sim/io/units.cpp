@@ -82,7 +82,8 @@ std::string trimmed(const std::string& text) {
 
 std::optional<PhysicalTime> physical_time(const std::string& text) {
   std::string const t = trimmed(text);
-  // A whole number is a plain number ("1e5", and hexadecimal "0x1d", not 1 day), and a unit follows decimal digits.
+  // A whole number is a plain number ("1e5"), and a unit follows decimal digits (hexadecimal "0x1d" is not 1 day:
+  // the setting's own check refuses it as no number).
   {
     char* end = nullptr;
     (void)std::strtod(t.c_str(), &end);
