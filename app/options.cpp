@@ -24,6 +24,7 @@
 #include "driver/diagnostics_series.h"
 #include "core/bounds.h"
 #include "core/errors.h"
+#include "core/output_path.h"
 #include "sim/io/units.h"
 #include "sim/physics/integrator.h"
 #include "sim/physics/scenarios.h"
@@ -756,15 +757,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
       {"--checkpoint", &o.checkpoint}, {"--json", &o.json},         {"--csv", &o.csv},
       {"--screenshot", &o.screenshot}, {"--video", &o.video},       {"--frames-dir", &o.frames_dir},
       {"--screenshot-dir", &o.screenshot_dir}, {"--snapshots", &o.snapshots.base}, {"--diagnostics", &o.diagnostics}};
-  // "-" is not standard input or output here (the report is on standard output): a file of that name is made or read
-  // only as ./-.
+  // "-" is not standard input or output here (core/output_path.h, as Python refuses it too).
   for (auto const& [option, path] : paths) {
     if (!cli.count(option)) continue;
-    std::string const kind = std::string(option).find("-dir") != std::string::npos ? "folder" : "file";
-    if (path->empty()) throw InputError(std::string(option) + " '': the path is empty; name a " + kind);
-    if (*path == "-")
-      throw InputError(std::string(option) + " -: nbody reads and writes files, not standard input or output; name a " +
-                       kind + " (./- for one named '-')");
+    bool const folder = std::string(option).find("-dir") != std::string::npos;
+    if (auto const problem = path_name_problem(*path, folder); !problem.empty())
+      throw InputError(std::string(option) + " " + shown(*path) + ": " + problem);
   }
   // The movie is H.264 in an MP4 container and the picture a PNG, whatever the name says: a name that says
   // otherwise would make a file its viewers misread.
@@ -839,6 +837,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
     throw InputError("--save-format " + name_of(o.save_format) + ": give --save FILE too (the tipsy file it orders)");
   if (!o.save.empty())
     driver::check_save(o.save, "--save " + o.save, cli.count("--save-format") ? "--save-format " + name_of(o.save_format) : "");
+  if (!o.checkpoint.empty()) driver::check_checkpoint_name(o.checkpoint, "--checkpoint " + o.checkpoint);
   needs("--diagnostics-dt", o.diagnostics.empty(), "--diagnostics FILE", "where the samples go");
   one_of("--diagnostics-dt", "--diagnostics-every", "samples");
   if (!o.diagnostics.empty()) driver::series_format(o.diagnostics);

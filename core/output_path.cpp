@@ -88,8 +88,16 @@ fs::path same_file_key(const std::string& path) {
 
 }  // namespace
 
+std::string path_name_problem(const std::string& path, bool folder) {
+  std::string const kind = folder ? "folder" : "file";
+  if (path.empty()) return "the path is empty; name a " + kind;
+  if (path == "-")
+    return "nbody reads and writes files, not standard input or output; name a " + kind + " (./- for one named '-')";
+  return {};
+}
+
 std::string output_path_problem(const std::string& path) {
-  if (path.empty()) return "the path is empty";
+  if (auto problem = path_name_problem(path); !problem.empty()) return problem;
   if (path.back() == '/') return "ends in '/': name a file, not a folder";
   struct stat target {};
   if (::lstat(path.c_str(), &target) == 0) {

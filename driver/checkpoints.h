@@ -91,6 +91,11 @@ void check_outputs_spare_tipsy_units(const std::string& save,
 // an HDF5 name. `save_given`: the save as the front end spells it ("--save run.h5", "save='run.h5'").
 void check_save(const std::string& path, const std::string& save_given, const std::string& format_given);
 
+// Refuses (InputError) a checkpoint named .param, as check_save refuses a tipsy file of that name: pynbody and yt take
+// every *.param of a folder for a parameter file. `given`: the checkpoint as the front end spells it ("--checkpoint
+// run.param", "checkpoint='run.param'", "Simulation.checkpoint('run.param')").
+void check_checkpoint_name(const std::string& path, const std::string& given);
+
 // A series of snapshots (--snapshots BASE, --snapshot-every K): the state at the start of a run, at
 // its end, and every K steps between, each named after its step ("out/snap" ->
 // "out/snap_00000100.hdf5"; a BASE ending in .hdf5 or .h5 keeps that ending).

@@ -631,6 +631,14 @@ class Engine {
       }
       given.insert(k);
     }
+    // The names the command line refuses, refused first as it refuses them (core/output_path.h, driver/checkpoints.h).
+    for (auto const& [option, path] : {std::pair<const char*, const std::string*>{"--checkpoint", &o.checkpoint},
+                                       {"--save", &o.save}, {"--diagnostics", &o.diagnostics},
+                                       {"--snapshots", &o.snapshots.base}})
+      if (auto const problem = path_name_problem(*path); !path->empty() && !problem.empty())
+        throw InputError(run_.names.with_text(option, *path) + ": " + problem);
+    if (!o.checkpoint.empty())
+      driver::check_checkpoint_name(o.checkpoint, run_.names.with_text("--checkpoint", o.checkpoint));
     // A cadence named, 0 included (none between the start and the end): not the run before's.
     // (Python passes the times typed with a unit after the others: each named as typed from here on.)
     o.checkpoint_cadence_named = given.count("checkpoint_every") || given.count("checkpoint_dt");
@@ -1136,6 +1144,7 @@ class Engine {
 
   void checkpoint(const std::string& path) {
     Busy busy(*this);
+    driver::check_checkpoint_name(path, "Simulation.checkpoint(" + shown(nb::str(path.c_str())) + ")");
     bool const runs_it = runs_checkpoint(path);
     refuse_output_path_on_rank0("Simulation.checkpoint", path, runs_it);
     // Not over the file the simulation was made from, but a checkpoint over the checkpoint it continues.

@@ -251,6 +251,38 @@ def test_run_outputs_are_refused_in_pythons_spelling(tmp_path):
 
 
 @pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_output_names_are_refused_as_the_command_line_refuses_them(tmp_path, monkeypatch, cli):
+    # '-' is no standard output here, and a name ending in .param is a parameter file to pynbody and yt: the library's
+    # checks, which the command line makes too, in Python's words (a file named '-' or an HDF5 .param was written).
+    monkeypatch.chdir(tmp_path)
+    sim = nbody.Simulation(n=8, backend="cpu")
+    dash = r"nbody reads and writes files, not standard input or output; name a file \(\./- for one named '-'\)$"
+    with pytest.raises(ValueError, match=r"^Simulation\.save\('-'\): " + dash):
+        sim.save("-")
+    with pytest.raises(ValueError, match=r"^Simulation\.checkpoint\('-'\): " + dash):
+        sim.checkpoint("-")
+    for keyword in ("checkpoint", "save", "diagnostics", "snapshots"):
+        with pytest.raises(ValueError, match=rf"^{keyword}='-': " + dash):
+            sim.run(steps=1, **{keyword: "-"})
+    assert cli("--run", "--steps", 1, "--checkpoint", "-", expect=2).stderr.startswith("error: --checkpoint -: nbody "
+                                                                                          "reads and writes files")
+    param = (r"an HDF5 checkpoint named \.param, which pynbody and yt would read as a parameter file \(they take every "
+             r"\*\.param of its folder for one\); name it otherwise \(run\.h5, say\)$")
+    with pytest.raises(ValueError, match=r"^Simulation\.checkpoint\('ok\.param'\): " + param):
+        sim.checkpoint("ok.param")
+    with pytest.raises(ValueError, match=r"^checkpoint='ok\.PARAM': " + param):
+        sim.run(steps=1, checkpoint="ok.PARAM")
+    assert cli("--run", "--steps", 1, "--checkpoint", "ok.param", expect=2).stderr == \
+        f"error: --checkpoint ok.param: {param}\n".replace("\\", "").replace("$", "")
+    with pytest.raises(ValueError, match=r"^Simulation\.save\('ok\.param'\): a tipsy file named \.param"):
+        sim.save("ok.param")
+    assert sim.steps == 0 and not list(tmp_path.iterdir())  # nothing was written
+    # Negative control: a file named '-' is written as ./-.
+    sim.checkpoint("./-")
+    assert (tmp_path / "-").is_file()
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
 def test_a_files_reader_names_pythons_entry_points(tmp_path):
     (tmp_path / "junk.h5").write_bytes(b"not hdf5")
     with pytest.raises(ValueError, match=r"junk.h5: not an HDF5 file; Simulation.restart takes a checkpoint written "
