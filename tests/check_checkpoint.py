@@ -141,6 +141,11 @@ with tempfile.TemporaryDirectory() as d:
            "PartType4/Masses has shape (), expected (299)")
     broken("cube-masses", lambda f: unverified(f, lambda f: replace(f, "PartType4/Masses", np.zeros((299, 1, 1)))),
            "PartType4/Masses has shape (299, 1, 1), expected (299)")
+    # The file's units are named as the file has them, never as an option the user did not give.
+    said = broken("mass-unit-alone",
+                  lambda f: unverified(f, lambda f: f["Header"].attrs.__setitem__("MassUnit", np.bytes_(b"banana"))),
+                  "Header/MassUnit 'banana': give Header/LengthUnit too")
+    check("--mass-unit" not in said and "--length-unit" not in said, f"a file's units blamed on options: {said}")
     broken("shift", lambda f: f["Header"].attrs.__setitem__("Shift", np.array([1.0, 2.0, 1.0])),
            "Header/Shift is not 3 equal finite numbers")
     broken("type-2", lambda f: f["Header"].attrs.__setitem__("NumPart_Total", np.array([0, 1, 1, 0, 299, 0], np.uint32)),

@@ -1956,6 +1956,21 @@ TEST_F(Cli, NumbersAreDecimalEverywhere) {
   EXPECT_EQ(loaded.code, 0) << loaded.err;
 }
 
+// A units file's numbers out of bounds are named as the file has them (dMsolUnit), not as an option the user did not
+// give (--mass-unit).
+TEST_F(Cli, AUnitsFilesRefusalNamesItsFields) {
+  ASSERT_EQ(nbody("--run -q --bodies 16 --steps 1 --mass-unit 1e3Msun --length-unit 1pc --save " + file("h.bin")).code,
+            0);
+  std::string param = slurp(file("h.bin.param"));
+  ASSERT_NE(param.find("dKpcUnit = 0.001\n"), std::string::npos) << param;
+  param.replace(param.find("dKpcUnit = 0.001\n"), 16, "dKpcUnit = 1e308");
+  { std::ofstream(file("h.bin.param")) << param; }
+  expect_input_error("--run --steps 1 --load " + file("h.bin"),
+                     file("h.bin.param") + ": nbody's statement of the units of " + file("h.bin") +
+                         ", but dKpcUnit 1e308: outside 1e-30 .. 1e60 in cgs");
+  EXPECT_EQ(nbody("--run --steps 1 --load " + file("h.bin")).err.find("--length-unit"), std::string::npos);
+}
+
 // Bodies at one position have an infinite force without a softening (hermite4's 0): refused before any work, naming
 // them, where the first step would have made NaN of every body. A softening makes them a resolved pair.
 TEST_F(Cli, BodiesAtOnePositionWithoutSofteningAreRefused) {

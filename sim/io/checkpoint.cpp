@@ -861,10 +861,12 @@ void read_counts(const Reader& r, Header& h) {
 void read_units_and_shift(const Reader& r, Header& h) {
   RunRecord& run = h.info.run;
   std::string const mass = r.text("MassUnit"), length = r.text("LengthUnit");
-  try {
-    run.units = parse_units(mass, length);
+  try {  // named as the file has them: no option was given
+    run.units = parse_units(mass, length,
+                            UnitSource{"Header/MassUnit '" + mass + "'", "Header/LengthUnit '" + length + "'",
+                                       "Header/MassUnit", "Header/LengthUnit"});
   } catch (const InputError& e) {
-    r.fail(std::string("Header/MassUnit '") + mass + "', LengthUnit '" + length + "': " + e.what());
+    r.fail(e.what());
   }
   h.units[0] = r.finite("Unit length in cgs (U_L)", "Units");
   h.units[1] = r.finite("Unit mass in cgs (U_M)", "Units");

@@ -449,6 +449,7 @@ std::optional<Units> read_tipsy_param(const std::string& tipsy_path) {
   std::ifstream f(path);
   std::string line, given_mass, given_length;
   std::optional<double> msol, kpc;
+  std::string msol_text, kpc_text;  // as the file writes them
   constexpr std::size_t kMostLines = 64;  // it has 6
   for (std::size_t n = 0; n < kMostLines && std::getline(f, line); ++n) {
     std::string const words = "# mass unit ";
@@ -473,18 +474,23 @@ std::optional<Units> read_tipsy_param(const std::string& tipsy_path) {
     std::optional<double> const v = parse_decimal(value);
     if (!v || !(*v > 0) || !std::isfinite(*v)) throw damaged(key + " is '" + value + "', not a positive number");
     (key == "dMsolUnit" ? msol : kpc) = *v;
+    (key == "dMsolUnit" ? msol_text : kpc_text) = value;
   }
   if (!msol || !kpc) throw damaged(std::string(msol ? "dKpcUnit" : "dMsolUnit") + " is missing");
   auto same = [](double a, double b) { return std::abs(a - b) <= 1e-12 * b; };
   try {
+    // Named as the file has them (its second line's words, its dMsolUnit and dKpcUnit), not as options.
     if (!given_mass.empty()) {
-      Units const words = parse_units(given_mass, given_length);
+      Units const words = parse_units(given_mass, given_length,
+                                      UnitSource{"mass unit '" + given_mass + "'", "length unit '" + given_length + "'",
+                                                 "a mass unit", "a length unit"});
       if (same(words.mass_g / kSolarMassGrams, *msol) && same(words.length_cm / (1e3 * kParsecCm), *kpc)) return words;
     }
     char mass[40], length[40];  // edited since: the numbers its readers take
     std::snprintf(mass, sizeof mass, "%.15gMsun", *msol);
     std::snprintf(length, sizeof length, "%.15gkpc", *kpc);
-    return parse_units(mass, length);
+    return parse_units(mass, length,
+                       UnitSource{"dMsolUnit " + msol_text, "dKpcUnit " + kpc_text, "dMsolUnit", "dKpcUnit"});
   } catch (const InputError& e) {
     throw damaged(e.what());
   }

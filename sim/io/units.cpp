@@ -152,17 +152,21 @@ std::string Units::derived() const {
 }
 
 Units parse_units(const std::string& mass, const std::string& length, const SettingNames& names) {
+  return parse_units(mass, length,
+                     UnitSource{names.quoted("--mass-unit", mass), names.quoted("--length-unit", length),
+                                names.name("--mass-unit"), names.name("--length-unit")});
+}
+
+Units parse_units(const std::string& mass, const std::string& length, const UnitSource& source) {
   if (mass.empty() && length.empty()) return {};
   char const* const both = " too (the time unit sqrt(L^3/(G M)) needs both)";
-  if (mass.empty())
-    throw InputError(names.quoted("--length-unit", length) + ": give " + names.name("--mass-unit") + both);
-  if (length.empty())
-    throw InputError(names.quoted("--mass-unit", mass) + ": give " + names.name("--length-unit") + both);
+  if (mass.empty()) throw InputError(source.length_given + ": give " + source.mass_name + both);
+  if (length.empty()) throw InputError(source.mass_given + ": give " + source.length_name + both);
   Units u;
   u.mass = trimmed(mass);  // " 1e5Msun" as "1e5Msun": the files record what was meant
   u.length = trimmed(length);
-  u.mass_g = parse_scale(u.mass, names.quoted("--mass-unit", mass), kMassUnits, kMassUnitNames, "1e5Msun");
-  u.length_cm = parse_scale(u.length, names.quoted("--length-unit", length), kLengthUnits, kLengthUnitNames, "1pc");
+  u.mass_g = parse_scale(u.mass, source.mass_given, kMassUnits, kMassUnitNames, "1e5Msun");
+  u.length_cm = parse_scale(u.length, source.length_given, kLengthUnits, kLengthUnitNames, "1pc");
   return u;
 }
 

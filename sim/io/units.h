@@ -53,6 +53,15 @@ struct Units {
 // within 1e-30 .. 1e60 in cgs.
 Units parse_units(const std::string& mass, const std::string& length, const SettingNames& names = {});
 
+// Where a mass and a length unit were read from, as parse_units's messages name them: a file's fields rather than
+// options the user did not give.
+struct UnitSource {
+  std::string mass_given, length_given;  // each with its value: "Header/MassUnit 'banana'", "dMsolUnit 1e308"
+  std::string mass_name, length_name;    // without it, for "give ... too": "Header/LengthUnit"
+};
+// parse_units, its messages naming `source`: "Header/MassUnit 'banana': give Header/LengthUnit too (...)".
+Units parse_units(const std::string& mass, const std::string& length, const UnitSource& source);
+
 // The units the options accept, for messages and --help.
 inline constexpr const char* kMassUnitNames = "Msun, Mjup, Mearth, kg, g";
 inline constexpr const char* kLengthUnitNames = "Mpc, kpc, pc, au, km, m, cm";
