@@ -55,10 +55,16 @@ def test_a_bad_start_time_is_refused_by_kind(time, error, message):
 
 
 def test_a_start_time_at_the_bounds_is_taken():  # the negative control of the times refused above
-    for time in (1e27, -1e27, 9e26):
+    # In the range, a time is taken where fp64 resolves the run's step there (2^-44 of the time at most); at the
+    # range's bounds no step up to dt's own bound (1e12) is resolved, and the refusal says so, not "not a time".
+    for time in (1e20, -1e20):
         sim = nbody.Simulation.from_arrays(GOOD["positions"], GOOD["velocities"], GOOD["masses"], time=time,
-                                           backend="cpu")
+                                           dt=1e9, backend="cpu")
         assert sim.time == time
+    for time in (1e27, -1e27, 9e26):
+        with pytest.raises(ValueError, match=r"dt=1e\+12 is below what fp64 times resolve there"):
+            nbody.Simulation.from_arrays(GOOD["positions"], GOOD["velocities"], GOOD["masses"], time=time, dt=1e12,
+                                         backend="cpu")
 
 
 def test_a_misspelt_setting_is_refused_naming_the_one_meant():
