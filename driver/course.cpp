@@ -65,17 +65,20 @@ std::string branch_course(const std::string& parent, std::uint64_t step, const s
 std::string course_of(const sim::RunRecord& saved) {
   if (!saved.course.empty()) return saved.course;
   Fnv1a h;
+  // What stays the same along its run (not the step, nor hermite4's DtSince*, which move with it), so that every
+  // checkpoint of one such run gives one course.
   h.text("nbody record");
-  h.value(saved.step);
   h.value(saved.start_time);
-  h.value(saved.dt_since_step);
-  h.value(saved.dt_since_time);
   h.text(saved.integrator);
   h.value(saved.dt);
   h.value(saved.softening);
   h.text(name_of(saved.precision));
   h.text(saved.scenario);
   h.value(saved.seed);
+  if (saved.hermite) {
+    h.value(saved.hermite->eta);
+    h.value(saved.hermite->dt_max);
+  }
   return state_hash_text(h.get());
 }
 

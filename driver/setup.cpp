@@ -636,11 +636,16 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     was.hermite = saved.hermite;
     std::string const settings = course_settings(s.program, run.physics.softening, run.devices.engine.precision,
                                                  run.physics.damping, !hermite_goes_on);
-    s.course_changed = settings != course_settings(was, saved.softening, saved.precision, saved.damping,
-                                                   !hermite_goes_on);
-    s.course = s.course_changed || edited
-                   ? branch_course(course_of(saved), saved.step, settings, edited ? &s.bodies : nullptr)
+    std::string const saved_settings =
+        course_settings(was, saved.softening, saved.precision, saved.damping, !hermite_goes_on);
+    s.course_changed = settings != saved_settings;
+    // A file without its checksum may hold bodies edited by hand (any integrator's): another course from its step.
+    bool const unverified = !checkpoint.verified;
+    s.course = s.course_changed || unverified
+                   ? branch_course(course_of(saved), saved.step, settings, unverified ? &s.bodies : nullptr)
                    : course_of(saved);
+    if (s.course_changed && !unverified)
+      s.branched = Setup::CourseBranch{course_of(saved), saved.step, saved_settings, false};
     s.source = ic.checkpoint + " (step " + std::to_string(s.clock.step) + ", time " + number(s.bodies.time) + ")";
   } else if (!ic.snapshot.empty()) {
     check_integrator_options(run);

@@ -71,6 +71,17 @@ struct Setup {
   // The course the run's states are on (driver/course.h), recorded in its snapshots and checkpoints; "" for a setup
   // made without its bodies.
   std::string course;
+  // Where the course branched from another (a restart or a change of settings): the course it left, at which step,
+  // under which settings (course_settings), and whether that one was a branch of the checkpoint's run already. A
+  // change made again at that step is measured from there, so that a setting changed and then changed back before a
+  // step returns to the course it left.
+  struct CourseBranch {
+    std::string parent;
+    std::uint64_t step = 0;
+    std::string settings;
+    bool parent_changed = false;
+  };
+  std::optional<CourseBranch> branched;
   std::string source;                 // "plummer (seed 42)", the snapshot's path, or the checkpoint's
   std::string scenario;               // what checkpoints record as the initial conditions
   std::uint64_t seed = 0;

@@ -119,12 +119,27 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
   // branch of the run its checkpoint continued.
   // Only a setting that decides the trajectory counts (course_settings): eta_start where every body goes on from its
   // own step, or a dt_max of the same power of two, changes none.
+  std::uint64_t const step = simulation.steps_done();
   std::string const settings =
       course_settings(s.program, s.config.softening, s.config.engine.precision, s.damping, !goes_on);
-  bool const branches = settings != course_settings(simulation.program(), simulation.config().softening,
-                                                    simulation.config().engine.precision, current.damping, !goes_on);
-  s.course_changed = current.course_changed || branches;
-  if (branches) s.course = branch_course(current.course, simulation.steps_done(), settings);
+  std::string const was = course_settings(simulation.program(), simulation.config().softening,
+                                          simulation.config().engine.precision, current.damping, !goes_on);
+  if (current.branched && current.branched->step == step) {
+    // Another change at the step where the course branched is measured from the course it left: back to its
+    // settings (where hermite4's bodies go on from their own steps, as there), back to that course.
+    Setup::CourseBranch const& b = *current.branched;
+    if (settings == b.settings && (!s.program.hermite || goes_on)) {
+      s.course = b.parent;
+      s.course_changed = b.parent_changed;
+      s.branched.reset();
+    } else if (settings != was) {
+      s.course = branch_course(b.parent, step, settings);
+    }
+  } else if (settings != was) {
+    s.branched = Setup::CourseBranch{current.course, step, was, current.course_changed};
+    s.course = branch_course(current.course, step, settings);
+    s.course_changed = true;
+  }
   s.clock = simulation.clock();
   if (s.program.dt != simulation.program().dt) s.clock = s.clock.with_new_dt(simulation.program().dt);
   // The files' units (what they call one unit of mass and length; the run stays G = 1): new ones relabel the

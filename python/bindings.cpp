@@ -883,9 +883,7 @@ class Engine {
     // has stepped, or continues a checkpoint, is at most already there (a notice).
     if (source_.checkpoint.empty() && sim_->steps_done() == 0)
       driver::refuse_t_end_before_start(sim_->time(), t_end, named,
-                                        bodies_set_ ? std::string("the bodies set")
-                                        : source_.snapshot.empty() ? std::string("the scenario")
-                                                                   : source_.snapshot);
+                                        bodies_set_ ? std::string("the bodies set") : setup_.source);
     // hermite4's block steps have no fixed length: the simulation stops at t_end (the next run() clears it).
     std::uint64_t const steps = driver::steps_for_time_limit(*sim_, t_end, named, run_.names, finish);
     if (steps == 0 && sim_->time() >= (sim_->block_steps() ? t_end : driver::reach_of(t_end))) {

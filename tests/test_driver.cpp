@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "driver/benchmark.h"
+#include "driver/course.h"
 #include "driver/diagnostics_series.h"
 #include "driver/run.h"
 #include "driver/setup.h"
@@ -128,6 +129,25 @@ TEST(Driver, AStartWhereTheClockCannotAdvanceIsRefused) {
   finer.physics.dt = 1e-20;
   EXPECT_TRUE(test::rejected_with([&] { driver::with_settings(start, simulation, finer, nullptr); },
                                   "the state at step 0: at time 1, --dt 1e-20 is below"));
+}
+
+// A checkpoint of an older nbody records no course: every file of one run gives it one course, whatever its step (the
+// files a restart from an earlier one finds past its step are its own).
+TEST(Driver, AFileWithoutACourseGivesItsRunsOneCourse) {
+  sim::RunRecord early;
+  early.integrator = "hermite4";
+  early.hermite = sim::hermite::HermiteParams{};
+  early.step = 10;
+  early.dt_since_step = 10;
+  early.dt_since_time = 0.5;
+  sim::RunRecord later = early;
+  later.step = later.dt_since_step = 40;
+  later.dt_since_time = 2.25;
+  EXPECT_EQ(driver::course_of(early), driver::course_of(later));
+  later.softening = 0.02;
+  EXPECT_NE(driver::course_of(early), driver::course_of(later));
+  later.course = "0123456789abcdef";  // one recorded is the file's
+  EXPECT_EQ(driver::course_of(later), "0123456789abcdef");
 }
 
 // Every refusal below the driver (the engines' factory, the scenarios, the simulation, the exchange) names the

@@ -5,6 +5,7 @@ import csv
 import os
 import re
 import signal
+import shutil
 import subprocess
 import threading
 import time
@@ -371,15 +372,30 @@ def test_a_branch_is_not_mixed_with_the_course_it_leaves(tmp_path):
     moved.positions = moved.positions * 1.5
     with pytest.raises(ValueError, match=r"past step 10 of another course"):
         moved.run(steps=20, snapshots=tmp_path / "s", snapshot_every=10)
-    # The same dt given again changes nothing; the branch in a series of its own goes on over its own files.
+    # A checkpoint edited by hand (its checksum deleted, a velocity changed) is another course from its step.
+    h5py = pytest.importorskip("h5py")
+    shutil.copy(tmp_path / "c_00000010.h5", tmp_path / "e.h5")
+    with h5py.File(tmp_path / "e.h5", "r+") as f:
+        del f["Header"].attrs["Checksum"]
+        group = next(g for g in ("PartType1", "PartType4", "PartType0") if g in f)
+        f[group]["Velocities"][3, 0] += 0.5
+    edited = nbody.Simulation.restart(tmp_path / "e.h5", backend="cpu")
+    with pytest.raises(ValueError, match=r"past step 10 of another course"):
+        edited.run(steps=20, snapshots=tmp_path / "s", snapshot_every=10)
+    # The same dt given again changes nothing, nor one changed and changed back before a step; the branch in a series
+    # of its own goes on over its own files.
     same = nbody.Simulation.restart(tmp_path / "c_00000010.h5", backend="cpu")
     same.configure(dt=0.01)
     assert same.run(steps=20, snapshots=tmp_path / "s", snapshot_every=10) == 20
+    back = nbody.Simulation.restart(tmp_path / "c_00000010.h5", backend="cpu")
+    back.configure(dt=0.005)
+    back.configure(softening=0.02)
+    back.configure(dt=0.01, softening=0.01)
+    assert back.run(steps=20, snapshots=tmp_path / "s", snapshot_every=10) == 20
     for _ in range(2):
         branch = nbody.Simulation.restart(tmp_path / "c_00000010.h5", backend="cpu")
         branch.configure(dt=0.005)
         assert branch.run(steps=20, snapshots=tmp_path / "b", snapshot_every=10) == 20
-    h5py = pytest.importorskip("h5py")
     with h5py.File(tmp_path / "b_00000030.hdf5") as f, h5py.File(tmp_path / "s_00000030.hdf5") as g:
         assert len(f["Header"].attrs["Course"]) == 16 and f["Header"].attrs["Course"] != g["Header"].attrs["Course"]
 

@@ -367,7 +367,7 @@ def test_run_needs_steps_or_t_end_and_stops_at_t_end():
     with pytest.raises(ValueError, match="steps=-1"):
         sim.run(steps=-1)
     # A new simulation goes forward from its start, as nbody --t-end does: a time before it is a mistake.
-    with pytest.raises(ValueError, match=r"^t_end=-1: before the time 0 that the scenario starts the run at, and a "
+    with pytest.raises(ValueError, match=r"^t_end=-1: before the time 0 that plummer \(seed 42\) starts the run at, and a "
                                          r"run goes forward; give a later time$"):
         sim.run(t_end=-1)
     assert sim.run(t_end=1.05) == 11 and sim.time >= 1.05 and sim.time - 0.1 < 1.05
