@@ -43,11 +43,12 @@ std::string course_settings(const sim::StepProgram& program, double softening, P
   return s;
 }
 
-std::string new_course(const sim::BodySet& bodies, const std::string& settings) {
+std::string new_course(const sim::BodySet& bodies, const sim::StepProgram& program, double softening,
+                       Precision precision, double damping) {
   Fnv1a h;
   h.text("nbody course");
   hash_bodies(h, bodies);
-  h.text(settings);
+  h.text(course_settings(program, softening, precision, damping, true));
   return state_hash_text(h.get());
 }
 

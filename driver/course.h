@@ -24,8 +24,10 @@ namespace nbody::driver {
 std::string course_settings(const sim::StepProgram& program, double softening, Precision precision, double damping,
                             bool first_steps);
 
-// The course of a new run from `bodies` (their values and time) under `settings` (course_settings).
-std::string new_course(const sim::BodySet& bodies, const std::string& settings);
+// The course of a new run from `bodies` (their values and time) under the program and physics given (as
+// course_settings takes them, every body starting).
+std::string new_course(const sim::BodySet& bodies, const sim::StepProgram& program, double softening,
+                       Precision precision, double damping);
 
 // The course a run takes at `step`, from the course `parent`, under `settings`; with `bodies`, where the bodies were
 // given anew there (edited in a checkpoint, set from Python).

@@ -744,8 +744,8 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
   check_no_shared_positions(s.bodies, run.physics.softening, s.source, run.names);
   check_time_resolution(s.bodies.time, s.program, s.source, run.names);
   if (s.course.empty())  // a new run: its course starts here
-    s.course = new_course(s.bodies, course_settings(s.program, run.physics.softening, run.devices.engine.precision,
-                                                    run.physics.damping, true));
+    s.course =
+        new_course(s.bodies, s.program, run.physics.softening, run.devices.engine.precision, run.physics.damping);
   if (std::string const notice = dt_max_notice(run); !notice.empty()) s.notices.push_back(notice);
   if (std::string const notice = eta_notice(run); !notice.empty()) s.notices.push_back(notice);
   // Said, not refused: the viewer and Python may switch this run to fp64 later, where it acts.

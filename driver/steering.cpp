@@ -55,8 +55,7 @@ Setup setup_from_bodies(const RunConfig& requested, sim::BodySet bodies, const s
   check_no_shared_positions(bodies, run.physics.softening, source, run.names);
   check_time_resolution(bodies.time, s.program, source, run.names);
   s.clock = {0, bodies.time};
-  s.course = new_course(bodies, course_settings(s.program, run.physics.softening, run.devices.engine.precision,
-                                                run.physics.damping, true));
+  s.course = new_course(bodies, s.program, run.physics.softening, run.devices.engine.precision, run.physics.damping);
   s.bodies = std::move(bodies);
   if (std::string const notice = dt_max_notice(run); !notice.empty()) s.notices.push_back(notice);
   if (std::string const notice = eta_notice(run); !notice.empty()) s.notices.push_back(notice);
@@ -115,10 +114,9 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
     s.initial_energy.reset();
     if (notices) notices->push_back("the energy error is measured from here: another softening is another potential");
   }
-  // A setting of the run's course named anew here: the run branches at this step (Setup::course_changed), and stays a
-  // branch of the run its checkpoint continued.
-  // Only a setting that decides the trajectory counts (course_settings): eta_start where every body goes on from its
-  // own step, or a dt_max of the same power of two, changes none.
+  // A setting of the run's course changed here: the run branches at this step (Setup::course_changed), and stays a
+  // branch of the run its checkpoint continued. Only a setting that decides the trajectory counts (course_settings):
+  // eta_start where every body goes on from its own step, or a dt_max of the same power of two, changes none.
   std::uint64_t const step = simulation.steps_done();
   std::string const settings =
       course_settings(s.program, s.config.softening, s.config.engine.precision, s.damping, !goes_on);
