@@ -98,7 +98,9 @@ void check_checkpoint_name(const std::string& path, const std::string& given);
 
 // A series of snapshots (--snapshots BASE, --snapshot-every K): the state at the start of a run, at
 // its end, and every K steps between, each named after its step ("out/snap" ->
-// "out/snap_00000100.hdf5"; a BASE ending in .hdf5 or .h5 keeps that ending).
+// "out/snap_00000100.hdf5"; a BASE ending in .hdf5 or .h5 keeps that ending). A run that goes on from where another
+// stopped writes the series of one run (driver::run): no start off the cadence, and no end where a stop's state is
+// its checkpoint's.
 struct SnapshotSeries {
   std::string base;                      // empty: no snapshots
   std::uint64_t every = 0;               // 0: the start and the end only
@@ -148,6 +150,9 @@ void check_step_series(const std::function<std::string(std::uint64_t)>& path_of,
 // begins at `first` would leave its own files among them (check_run_outputs refuses it).
 std::vector<std::string> series_files_after(const std::function<std::string(std::uint64_t)>& path_of,
                                             std::uint64_t first);
+// Whether the folder of a series named by `path_of` holds a file of it (a regular file) at a step up to `last`: a run
+// that begins at `last` goes on with the series rather than begins it.
+bool series_holds_file_through(const std::function<std::string(std::uint64_t)>& path_of, std::uint64_t last);
 // The name a series' one writer locks (WriterLock: ".NAME.lock" beside it): the series' pattern, each digit of the step
 // as '#', with .h5 for both HDF5 endings (c_*.h5 and c_*.hdf5 are one series to a tool that reads the folder by a
 // pattern): "out/c_########.h5".

@@ -945,7 +945,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     observer.note(std::string(what) + " " + path);
   };
   // Snapshots for analysis: the start, every K steps, the end. A step's file is tried once: the end that falls on a
-  // periodic one's step neither writes it again nor counts its failure twice.
+  // periodic one's step neither writes it again nor counts its failure twice. A chain of runs, each stopped (a
+  // signal, a job's time limit) and restarted from its checkpoint, writes the series of one run never stopped: a
+  // stop's state goes to its checkpoint, not the series, and a run that goes on from it writes its start only where
+  // one falls due there.
   std::optional<std::uint64_t> snapshot_at;
   auto snapshot = [&] {
     if (!o.snapshots.enabled() || snapshot_at == sim.steps_done()) return;
@@ -1048,8 +1051,20 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       return ~std::uint64_t(0);
     }
   };
+  // The start: where the course begins (step 0, a branch: Setup::course_from); else, where the folder holds no file
+  // of the step yet, where a periodic one falls due or the series begins (no file of it at or before this step: a
+  // run that names it anew). A run that goes on from where another stopped or ended writes none else: the state there
+  // is that run's end, its checkpoint, or its periodic snapshot, written before its periodic checkpoint (below).
+  auto goes_on_without_start = [&] {
+    std::error_code ec;
+    auto const path_of = [&](std::uint64_t k) { return o.snapshots.path(k); };
+    return std::filesystem::exists(o.snapshots.path(first_step), ec) ||
+           (!o.snapshots.due(first_step) && series_holds_file_through(path_of, first_step));
+  };
+  bool const starts_series = o.snapshots.enabled() && (first_step == setup.course_from ||
+                                                       ranks.max(writer && !goes_on_without_start() ? 1 : 0));
   try {
-    snapshot();
+    if (starts_series) snapshot();
     while (done < steps && !agreed_interrupt(ranks)) {
       std::uint64_t const at = sim.steps_done();
       std::uint64_t n = o.snapshots.steps_to_next(
@@ -1112,10 +1127,12 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         pending.taken = true;  // ended, measured, checked and kept while the next steps run
       }
       if (checkpoint_now) {
-        std::string const path = series_path(o.checkpoint, now_step);
         sim::BodySet const now = sim.state();
         agree(ranks, [&] { check_finite(now, now_step, o.names); });  // a blown-up run still stops here
         keep(now, now_step, sim.time());
+        // The snapshot due here first: a restart from this checkpoint (the run killed after it) finds it written.
+        if (snapshot_now) snapshot();
+        std::string const path = series_path(o.checkpoint, now_step);
         series_file(path, "periodic checkpoint", result.checkpoints_written, result.checkpoints_not_written,
                     [&] { write_checkpoint(path, setup, sim, result.initial_energy, end, recorded_here()); });
         last_check = Clock::now();
@@ -1133,7 +1150,6 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       if (sim.stopped_at_time_limit() && limit == run_limit) break;  // block steps: the run's time reached
     }
     measure_pending(false);
-    snapshot();  // the end, or where an interrupt or a visit stopped the run
   } catch (const std::runtime_error& e) {
     if (!run_failure(e)) throw;
     // The sample taken before the steps that failed is still the series' (the row nearest the failure), where it can
@@ -1178,11 +1194,13 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // others, the series' end and the result are still written, and the result names what was lost (told to the
   // observer at the end).
   auto final_output = [&](const char* option, const std::string& path, const std::function<void()>& write) {
-    if (path.empty()) return;
-    if (auto const why = failure_of(write))
+    if (path.empty()) return false;
+    if (auto const why = failure_of(write)) {
       result.outputs_not_written.push_back({o.names.name(option), path, *why});
-    else
-      written(option);
+      return false;
+    }
+    written(option);
+    return true;
   };
   // A run its front end chose to stop there (a script's callback) ended where it was meant to: its restart has no
   // further end to go on to. A signal or a failure leaves the end it was going to.
@@ -1191,14 +1209,17 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // Stopped before its end (a signal, a script's callback that raised): a checkpoint further on is kept. (The same on
   // every rank: what it holds was heard from rank 0.)
   bool const ended = !result.stopped_by && !(result.stopped_by_visit && observer.visit_failed());
+  bool saved_here = false;  // the checkpoint holds the state the run stopped at
   if (auto const kept_file = ended ? std::nullopt : keeps_checkpoint(sim.steps_done()))
     result.outputs_not_written.push_back({o.names.name("--checkpoint"), o.checkpoint, *kept_file});
   else
-    final_output("--checkpoint", o.checkpoint,
-                 [&] {
-                   CheckpointWrite const own(checkpoint_lock.get());
-                   write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded_here());
-                 });
+    saved_here = final_output("--checkpoint", o.checkpoint, [&] {
+      CheckpointWrite const own(checkpoint_lock.get());
+      write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded_here());
+    });
+  // The series' end: where the run ended, or where it stopped with no checkpoint of the state (a restart from one
+  // goes on with the series as the run not stopped would have, its start there not written either).
+  if (ended || !saved_here) snapshot();
   final_output("--save", o.save, [&] {
     if (saves_hdf5_snapshot(o.save)) {
       write_snapshot(o.save, setup, sim, Precision::fp64, &final_state);

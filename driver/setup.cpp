@@ -645,7 +645,8 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                    ? branch_course(course_of(saved), saved.step, settings, unverified ? &s.bodies : nullptr)
                    : course_of(saved);
     if (s.course_changed && !unverified)
-      s.branched = Setup::CourseBranch{course_of(saved), saved.step, saved_settings, false};
+      s.branched = Setup::CourseBranch{course_of(saved), saved.step, saved_settings, false, 0};
+    if (s.course_changed || unverified) s.course_from = saved.step;
     s.source = ic.checkpoint + " (step " + std::to_string(s.clock.step) + ", time " + number(s.bodies.time) + ")";
   } else if (!ic.snapshot.empty()) {
     check_integrator_options(run);

@@ -80,8 +80,14 @@ struct Setup {
     std::uint64_t step = 0;
     std::string settings;
     bool parent_changed = false;
+    std::uint64_t parent_from = 0;  // the course_from of the course it left
   };
   std::optional<CourseBranch> branched;
+  // The step the course began at: where it branched (a restart or a change of settings, bodies set or edited), else 0
+  // (a new run; a restart that goes on with its checkpoint's course, which began before). A run that starts there
+  // writes its snapshot series' start; one that goes on from where another stopped writes it only where it falls
+  // due, as a run never stopped does (driver::run).
+  std::uint64_t course_from = 0;
   std::string source;                 // "plummer (seed 42)", the snapshot's path, or the checkpoint's
   std::string scenario;               // what checkpoints record as the initial conditions
   std::uint64_t seed = 0;

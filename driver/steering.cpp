@@ -129,14 +129,16 @@ Setup with_settings(const Setup& current, multigpu::Simulation& simulation, cons
     if (settings == b.settings && (!s.program.hermite || goes_on)) {
       s.course = b.parent;
       s.course_changed = b.parent_changed;
+      s.course_from = b.parent_from;
       s.branched.reset();
     } else if (settings != was) {
       s.course = branch_course(b.parent, step, settings);
     }
   } else if (settings != was) {
-    s.branched = Setup::CourseBranch{current.course, step, was, current.course_changed};
+    s.branched = Setup::CourseBranch{current.course, step, was, current.course_changed, current.course_from};
     s.course = branch_course(current.course, step, settings);
     s.course_changed = true;
+    s.course_from = step;
   }
   s.clock = simulation.clock();
   if (s.program.dt != simulation.program().dt) s.clock = s.clock.with_new_dt(simulation.program().dt);

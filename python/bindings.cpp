@@ -1005,6 +1005,8 @@ class Engine {
     sim_ = std::move(rebuilt);
     bodies_set_ = true;  // a new run from here: not the checkpoint's (its series is another run's)
     setup_.course = driver::branch_course(setup_.course, sim_->steps_done(), "bodies set", &next);
+    setup_.course_from = sim_->steps_done();
+    setup_.branched.reset();  // no setting changed back returns to the bodies before
     e0_ = e0;
     setup_.baseline_step = sim_->steps_done();  // new bodies, a new baseline: a series from before begins again
     invalidate();

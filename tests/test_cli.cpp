@@ -943,7 +943,8 @@ TEST_F(Cli, ARestartWritesItsCheckpointsAndSnapshotsAsItsRunDid) {
                             "(--snapshot-every or --snapshot-dt sets another)"),
               std::string::npos)
         << integrator << ": " << more.err;
-    // The same files, but for the snapshot at the restart's start (the stopped run's end, written again).
+    // The same files, but for the half's end: a run that ended where it was asked to writes its end (a stopped one
+    // leaves it to its checkpoint: Signals.AChainOfStoppedRunsWritesTheSnapshotsOfOneRun).
     std::vector<std::string> got = files("p"), want = files("w");
     EXPECT_GT(want.size(), 6u) << integrator;
     std::vector<std::string> extra;

@@ -596,6 +596,40 @@ TEST_F(Signals, AnInterruptedRunSavesItsCheckpointFirst) {
   EXPECT_EQ(c.bodies.time, c.run.start_time + double(c.run.step) * c.run.dt);
 }
 
+// A job stopped by a signal (a scheduler's time limit) and restarted from its checkpoint writes the snapshot series
+// of a run never stopped: the stop's state is in the checkpoint, not in an extra file off the cadence, and the restart
+// writes its start only where one falls due.
+TEST_F(Signals, AChainOfStoppedRunsWritesTheSnapshotsOfOneRun) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  // A cadence longer than the run's chunks (about 0.2 s), which end at the steps where a snapshot falls due: the stop
+  // comes between two of them.
+  Process p({"--run", "--bodies", "2048", "--steps", "100000000", "--snapshot-every", "500", "--snapshots",
+             file("s/s"), "--checkpoint", file("c.h5")},
+            dir_);
+  ASSERT_TRUE(p.started(std::chrono::seconds(60)));
+  for (int i = 0; i < 1200 && !fs::exists(file("s/s_00000500.hdf5")); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  p.send(SIGINT);
+  ASSERT_EQ(p.wait(std::chrono::seconds(20)), 130) << p.err();
+  std::uint64_t const stopped = sim::read_checkpoint(file("c.h5")).run.step;
+  ASSERT_GE(stopped, 500u) << p.err();
+  std::string const restart = std::string(NBODY_EXECUTABLE) + " --backend cpu --run -q --restart " + file("c.h5") +
+                              " --steps 750 --snapshots " + file("s/s") + " --checkpoint " + file("c.h5");
+  ASSERT_EQ(std::system(restart.c_str()), 0);
+  std::vector<std::string> got, want;
+  for (auto const& e : fs::directory_iterator(dir_ / "s")) got.push_back(e.path().filename().string());
+  std::sort(got.begin(), got.end());
+  char name[32];
+  for (std::uint64_t step = 0; step <= stopped + 750; step += 500) {
+    std::snprintf(name, sizeof name, "s_%08llu.hdf5", static_cast<unsigned long long>(step));
+    want.push_back(name);
+  }
+  std::snprintf(name, sizeof name, "s_%08llu.hdf5", static_cast<unsigned long long>(stopped + 750));
+  if (want.back() != name) want.push_back(name);  // the restart's end
+  EXPECT_EQ(got, want) << "stopped at step " << stopped;
+}
+
 // A job stopped (a scheduler's signal, Ctrl-C) replaces none of a finished run's outputs that reach further: its
 // checkpoint and its series stay as they were, the stopped run's rows stay in the partial file, and it says so. (The
 // finished run here has fewer bodies, so that it is quick: its checkpoint is another run's, which a stop keeps

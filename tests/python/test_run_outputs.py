@@ -329,10 +329,65 @@ def test_checkpoints_and_snapshots_of_a_run_restart_where_they_were_taken(tmp_pa
     assert np.array_equal(middle.positions, sim.positions)
     # The script's next run goes on with the series; another simulation's run would mix its files with these.
     sim.run(steps=15, snapshots=tmp_path / "s", snapshot_every=15)
-    assert sim.last_run["snapshots_written"] == 2  # 30 again (its start) and 45
+    assert sim.last_run["snapshots_written"] == 1  # 45: 30, its start, is the run before's end
     with pytest.raises(ValueError, match=r"^snapshots='.*s': the folder holds 3 files of that series past step 0 "
                                          r"\(.*s_00000015\.hdf5, \.\.\.\), another run's, which this new run's"):
         nbody.Simulation(n=128, backend="cpu").run(steps=5, snapshots=tmp_path / "s")
+
+
+def test_a_chain_of_stopped_runs_writes_the_series_of_one_run(tmp_path):
+    # A run stopped before its end (a callback that raised, as Ctrl-C or a job's time limit does) saves its state to
+    # its checkpoint, not to the series; the run that goes on from there (the same script, or a restart) writes its
+    # start only where one falls due. The files are those of the run that never stopped.
+    nbody.Simulation(n=128, backend="cpu").run(steps=40, snapshots=tmp_path / "w" / "s", snapshot_every=10)
+    want = sorted(p.name for p in (tmp_path / "w").iterdir())
+    assert want == ["s_%08d.hdf5" % k for k in range(0, 41, 10)]
+
+    def stop_at(step):
+        def callback(sim):
+            if sim.steps == step:
+                raise RuntimeError("stopped")
+        return callback
+
+    for go_on in ("script", "restart"):
+        folder = tmp_path / go_on
+        folder.mkdir()
+        sim = nbody.Simulation(n=128, backend="cpu")
+        with pytest.raises(RuntimeError, match="stopped"):
+            sim.run(steps=40, callback=stop_at(25), snapshots=folder / "s", snapshot_every=10,
+                    checkpoint=folder / "c.h5")
+        assert sim.last_run["snapshots_written"] == 3, sim.last_run  # 0, 10, 20: 25 is in c.h5
+        if go_on == "restart":
+            sim = nbody.Simulation.restart(folder / "c.h5", backend="cpu")
+        sim.run(steps=15, snapshots=folder / "s", snapshot_every=10, checkpoint=folder / "c.h5")
+        assert sim.last_run["snapshots_written"] == 2, sim.last_run  # 30 and 40
+        assert sorted(p.name for p in folder.glob("s_*")) == want, go_on
+        # A stopped run with no checkpoint has only the series to keep its state: its end is written.
+        other = nbody.Simulation(n=128, backend="cpu")
+        with pytest.raises(RuntimeError, match="stopped"):
+            other.run(steps=40, callback=stop_at(25), snapshots=folder / "o", snapshot_every=10)
+        assert (folder / "o_00000025.hdf5").exists()
+
+
+def test_a_run_that_begins_a_series_or_a_course_writes_its_start(tmp_path):
+    # A run past step 0 writes its start where its series begins (a name no run wrote before) and where its course
+    # does (other bodies, other settings): that state is in no file of the series yet.
+    sim = nbody.Simulation(n=128, backend="cpu")
+    sim.run(steps=12, snapshots=tmp_path / "a", snapshot_every=5)
+    sim.run(steps=8, snapshots=tmp_path / "b", snapshot_every=5)
+    assert sorted(p.name for p in tmp_path.glob("b_*")) == ["b_00000012.hdf5", "b_00000015.hdf5", "b_00000020.hdf5"]
+    sim.run(steps=2, snapshots=tmp_path / "a", snapshot_every=5)  # 20 falls due, and 22 ends it
+    sim.run(steps=1, snapshots=tmp_path / "a", snapshot_every=5)  # the series goes on from 22
+    assert sim.last_run["snapshots_written"] == 1  # 23, its end
+    assert sorted(p.name for p in tmp_path.glob("a_*")) == ["a_%08d.hdf5" % k for k in (0, 5, 10, 12, 20, 22, 23)]
+    sim.positions = sim.positions * 1.01  # other bodies at step 23: the series' file there is now theirs
+    sim.run(steps=1, snapshots=tmp_path / "a", snapshot_every=5)
+    assert sim.last_run["snapshots_written"] == 2  # 23 and 24
+    sim.configure(dt=0.005)
+    sim.run(steps=1, snapshots=tmp_path / "a", snapshot_every=5)
+    assert sim.last_run["snapshots_written"] == 2  # 24 and 25
+    sim.run(steps=2, snapshots=tmp_path / "a", snapshot_every=5)
+    assert sim.last_run["snapshots_written"] == 1  # 27 (25 was written as the run before's end)
 
 
 @pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
@@ -372,6 +427,13 @@ def test_a_branch_is_not_mixed_with_the_course_it_leaves(tmp_path):
     moved.positions = moved.positions * 1.5
     with pytest.raises(ValueError, match=r"past step 10 of another course"):
         moved.run(steps=20, snapshots=tmp_path / "s", snapshot_every=10)
+    # Bodies set between a change and its undoing: the setting changed back does not undo them.
+    undone = nbody.Simulation.restart(tmp_path / "c_00000010.h5", backend="cpu")
+    undone.configure(dt=0.005)
+    undone.positions = undone.positions * 1.5
+    undone.configure(dt=0.01)
+    with pytest.raises(ValueError, match=r"past step 10 of another course"):
+        undone.run(steps=20, snapshots=tmp_path / "s", snapshot_every=10)
     # A checkpoint edited by hand (its checksum deleted, a velocity changed) is another course from its step.
     h5py = pytest.importorskip("h5py")
     shutil.copy(tmp_path / "c_00000010.h5", tmp_path / "e.h5")
