@@ -498,6 +498,25 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
   }
   if ((o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
     check_series([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, checkpoint_cadence(), true);
+  // The checkpoint itself, alike: one past the run's step of another course (the run a branch leaves, which a job
+  // script's restart line names for both) would be replaced when the run ends, and kept where it is stopped, where a
+  // resubmitted --restart of it goes on with that course, not this one. (A new run's is said as it starts: driver::run.)
+  if (!new_run && !o.course.empty() && !o.checkpoint.empty()) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(o.checkpoint, ec)) {
+      std::optional<sim::CheckpointHeader> held;
+      try {
+        held = sim::read_checkpoint_header(o.checkpoint, names);
+      } catch (const std::runtime_error&) {  // not a checkpoint, or unreadable: driver::run says what it does with it
+      }
+      if (held && held->run.step > first && !held->run.course.empty() && held->run.course != o.course)
+        mixed += (mixed.empty() ? "" : "; ") + names.with_text("--checkpoint", o.checkpoint) + " holds step " +
+                 std::to_string(held->run.step) + " of another course: the run this one branches from at step " +
+                 std::to_string(first) + " with other settings, or another run, which this run would replace at its " +
+                 "end and keep if stopped, where " + names.with_text("--restart", o.checkpoint) +
+                 " would go on with that course; remove it or name another checkpoint";
+    }
+  }
   if (!mixed.empty()) throw InputError(mixed);
   // A file of the series is refused as "--snapshots DIR/s_00000010.hdf5: ..." on the command line; a keyword names
   // the value as given, then the file ("snapshots='DIR/s' writes DIR/s_00000010.hdf5: ...").

@@ -2229,6 +2229,16 @@ TEST_F(Cli, ABranchIsNotMixedWithTheCourseItLeaves) {
                      "series; --checkpoint-every 10 (taken up from " + file("c_00000010.h5") + "): the folder holds 2 "
                      "files of that series past step 10 of another course (" + file("c_00000020.h5") + ", ...)");
   EXPECT_EQ(slurp(file("b/s_00000020.hdf5")), old_20) << "nothing removed or replaced";
+  // The branch's own series, but the checkpoint of the course it leaves, further on: a stop would keep that one, and a
+  // resubmitted --restart of it would go on with the old course.
+  std::string const old_end = slurp(file("c.h5"));
+  expect_input_error("--run -q --restart " + file("c_00000010.h5") + " --dt 0.005 --steps 20 --checkpoint " +
+                         file("c.h5"),
+                     "--checkpoint " + file("c.h5") + " holds step 30 of another course: the run this one branches "
+                     "from at step 10 with other settings, or another run, which this run would replace at its end "
+                     "and keep if stopped, where --restart " + file("c.h5") + " would go on with that course; remove "
+                     "it or name another checkpoint");
+  EXPECT_EQ(slurp(file("c.h5")), old_end);
   // The same dt named again: the same course, its files written again.
   Result const same = nbody("--run -q --restart " + file("c_00000010.h5") + " --dt 0.01 --steps 20 --snapshots " +
                             file("b/s") + " --checkpoint " + file("c.h5"));

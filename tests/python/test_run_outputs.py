@@ -422,6 +422,12 @@ def test_a_branch_is_not_mixed_with_the_course_it_leaves(tmp_path):
         with pytest.raises(ValueError, match=r"the folder holds .* of that series past step 1[01] of another course"):
             branch.run(steps=20, snapshots=tmp_path / "s", snapshot_every=10)
     assert (tmp_path / "s_00000020.hdf5").read_bytes() == old
+    # The checkpoint of the course it leaves, further on, alike: a stop would keep it for a restart to go on with.
+    branch = nbody.Simulation.restart(tmp_path / "c_00000010.h5", backend="cpu")
+    branch.configure(dt=0.005)
+    with pytest.raises(ValueError, match=r"^checkpoint='.*c\.h5' holds step 30 of another course: the run this one "
+                                         r"branches from at step 10"):
+        branch.run(steps=20, checkpoint=tmp_path / "c.h5", checkpoint_every=0)
     # Other bodies at the restart's step: another course too.
     moved = nbody.Simulation.restart(tmp_path / "c_00000010.h5", backend="cpu")
     moved.positions = moved.positions * 1.5
