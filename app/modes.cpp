@@ -425,7 +425,7 @@ int run_simulation(const Options& asked) {
   outputs.end_time = o.t_end;
   outputs.checkpoint_cadence_named = o.checkpoint_cadence_named;
   outputs.snapshot_cadence_named = o.snapshot_cadence_named;
-  outputs.continues_checkpoint = !setup.run.initial.checkpoint.empty() && !setup.course_changed;
+  outputs.from_checkpoint = !setup.run.initial.checkpoint.empty();
   outputs.course = setup.course;
   // A restart writes its series as the run it continues did, where it names no cadence of its own.
   driver::take_up_cadences(setup, blocks, setup.clock.step, steps, outputs);

@@ -446,8 +446,9 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
   }
   // A run from step 0 is a new run: files of its series past step 0 are another run's, among which its own would
   // sit, one series of two runs to whoever reads the folder. Refused, nothing removed, every such series named. (A
-  // run past step 0, or a restart of a step-0 checkpoint, continues one: the files past its step may be its own, left
-  // by a run that died after its last checkpoint, which the restart writes again bit for bit.)
+  // run past step 0, or a restart of a step-0 checkpoint, a branch of it too, goes on: the files past its step of its
+  // own course are an earlier start's, which died after its last checkpoint and which the restart writes again bit for
+  // bit; those of another course are refused below.)
   std::string mixed;
   // `checkpoints`: the files are checkpoints, the last of which a restart goes on from (an earlier start of this very
   // command, killed, left them; removing them would lose that).
@@ -482,7 +483,7 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
              "another run, which this run's would mix with; remove " + (foreign.size() == 1 ? "it" : "them") +
              " or name another series";
   };
-  bool const new_run = first == 0 && !o.continues_checkpoint;
+  bool const new_run = first == 0 && !o.from_checkpoint;
   auto check_series = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what,
                           bool checkpoints = false) {
     if (new_run) refuse_mixing(path_of, what, checkpoints);

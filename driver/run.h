@@ -46,10 +46,11 @@ struct RunOutputs {
   // The front end keeps the state after the run (Python's script holds it): a run from a checkpoint that writes no
   // state of its own is not said to lose it.
   bool state_stays = false;
-  // The run continues a checkpoint's state on its course (a restart, from step 0 too, that names no setting of the
-  // course anew): files of its series past its step may be its own, left by an earlier start of it that was killed,
-  // and are not refused as another run's (check_run_outputs).
-  bool continues_checkpoint = false;
+  // The run starts from a checkpoint (a restart, of a step-0 checkpoint too, a branch of it included): files of its
+  // series past its step of its own course (driver/course.h) are an earlier start's, killed, and are written over,
+  // where those of another course are refused (check_run_outputs). A run from step 0 that is not is a new run, refused
+  // among any files of its series past step 0.
+  bool from_checkpoint = false;
   // The course of the run's states (Setup::course): files of its series past its step that record another are
   // refused (check_run_outputs), where ones of its own are written over.
   std::string course;

@@ -588,8 +588,8 @@ class Engine {
     driver::RunOutputs o;
     o.summary = false;
     o.state_stays = true;  // the script holds the state after the run
-    // (source_: what the simulation was made from, which a configure() keeps; bodies set since make a new run.)
-    o.continues_checkpoint = !source_.checkpoint.empty() && !setup_.course_changed && !bodies_set_;
+    // (source_: what the simulation was made from, which a configure() keeps; bodies set since start another course.)
+    o.from_checkpoint = !source_.checkpoint.empty();
     o.course = setup_.course;
     o.names = run_.names;
     std::string precision_shown;  // snapshot_precision, as given
@@ -1003,7 +1003,7 @@ class Engine {
     auto rebuilt = std::make_unique<multigpu::Simulation>(next, sim_->program(), sim_->config(), sim_->clock());
     double const e0 = rebuilt->diagnostics().total();
     sim_ = std::move(rebuilt);
-    bodies_set_ = true;  // a new run from here: not the checkpoint's (its series is another run's)
+    bodies_set_ = true;  // another course from here: not the checkpoint's
     setup_.course = driver::branch_course(setup_.course, sim_->steps_done(), "bodies set", &next);
     setup_.course_from = sim_->steps_done();
     setup_.branched.reset();  // no setting changed back returns to the bodies before

@@ -2253,6 +2253,17 @@ TEST_F(Cli, ABranchIsNotMixedWithTheCourseItLeaves) {
   Result const onward = nbody("--run -q --restart " + file("c2_00000020.h5") + " --steps 10 --snapshots " +
                               file("b2/s") + " --checkpoint " + file("c2.h5"));
   EXPECT_EQ(onward.code, 0) << onward.err;
+  // A branch at step 0 (a step-0 checkpoint restarted with another dt) is its own course too: resubmitted, it goes on
+  // over its own files, where the course it leaves is refused among them.
+  ASSERT_EQ(nbody("--run -q --bodies 128 --steps 0 --checkpoint " + file("zero.h5")).code, 0);
+  std::string const zero_branch = "--run -q --restart " + file("zero.h5") + " --dt 0.005 --steps 20 --snapshots " +
+                                  file("z/s") + " --snapshot-every 10";
+  ASSERT_EQ(nbody(zero_branch).code, 0);
+  Result const again = nbody(zero_branch);
+  EXPECT_EQ(again.code, 0) << again.err;
+  expect_input_error("--run -q --restart " + file("zero.h5") + " --steps 20 --snapshots " + file("z/s"),
+                     "--snapshots " + file("z/s") + ": the folder holds 2 files of that series past step 0 of another "
+                     "course");
 
   // hermite4: eta_start chooses first steps only, and a dt_max of the same power of two takes the same steps.
   ASSERT_EQ(nbody("--run -q --integrator hermite4 --bodies 64 --steps 30 --snapshots " + file("h/s") +

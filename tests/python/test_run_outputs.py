@@ -400,11 +400,15 @@ def test_a_restart_of_a_step_0_checkpoint_goes_on_over_its_earlier_starts_files(
         sim.run(steps=20, snapshots=tmp_path / "s", snapshot_every=10)
         assert sim.last_run["snapshots_written"] == 3
         assert sim.last_run["diagnostics_failure"] is None  # as --json's null
-    # With other bodies it is a new run: refused among them, as any new run is.
+    # With other bodies it is another course: refused among them. So is a setting changed, run again over its own.
     other = nbody.Simulation.restart(tmp_path / "zero.h5", backend="cpu")
     other.positions = other.positions * 1.5
-    with pytest.raises(ValueError, match=r"the folder holds 2 files of that series past step 0 .*another run's"):
+    with pytest.raises(ValueError, match=r"the folder holds 2 files of that series past step 0 of another course"):
         other.run(steps=10, snapshots=tmp_path / "s", snapshot_every=10)
+    for _ in range(2):
+        branch = nbody.Simulation.restart(tmp_path / "zero.h5", backend="cpu")
+        branch.configure(dt=0.005)
+        assert branch.run(steps=20, snapshots=tmp_path / "b", snapshot_every=10) == 20
 
 
 def test_a_branch_is_not_mixed_with_the_course_it_leaves(tmp_path):
