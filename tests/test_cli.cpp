@@ -1957,6 +1957,19 @@ TEST_F(Cli, NumbersAreDecimalEverywhere) {
   { std::ofstream(file("u.bin.param")) << param; }
   Result const loaded = nbody("--run -q --steps 1 --load " + file("u.bin"));
   EXPECT_EQ(loaded.code, 0) << loaded.err;
+  // Edited in an editor that indents, aligns with tabs or ends lines with CRLF: the same units.
+  std::string edited;
+  for (std::size_t at = 0, end; at < param.size(); at = end + 1) {
+    end = param.find('\n', at);
+    std::string line = param.substr(at, end - at);
+    if (line.rfind("dMsolUnit = ", 0) == 0 || line.rfind("dKpcUnit = ", 0) == 0)
+      line = "\t" + line.replace(line.find(" = "), 3, "\t=\t");
+    edited += line + (at == 0 ? "\n" : "\r\n");  // (the first line is nbody's mark: as written)
+  }
+  { std::ofstream(file("u.bin.param")) << edited; }
+  Result const tabbed = nbody("--run --steps 1 --load " + file("u.bin"));
+  EXPECT_EQ(tabbed.code, 0) << edited << tabbed.err;
+  EXPECT_NE(tabbed.err.find("units 1e3Msun"), std::string::npos) << tabbed.err;
 }
 
 // A units file's numbers out of bounds are named as the file has them (dMsolUnit), not as an option the user did not

@@ -1252,7 +1252,8 @@ Checkpoint read_checkpoint(const std::string& path, const SettingNames& names) {
   std::uint64_t const checksum = read_bodies(r, h, &c.bodies, &c.hermite);
   if (h.checksum && *h.checksum != checksum)
     r.fail("its checksum is " + hex(*h.checksum) + " but its contents give " + hex(checksum) +
-           ": the file changed after nbody wrote it (damaged; or edited on purpose: then delete Header/Checksum)");
+           ": the file changed after nbody wrote it (damaged; or edited on purpose: then delete Header/Checksum), " +
+           "or a newer nbody wrote it with settings this one does not read");
   c.verified = h.checksum.has_value();
   c.bodies.time = time_of(c.run);
   return c;

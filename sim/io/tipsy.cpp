@@ -462,14 +462,18 @@ std::optional<Units> read_tipsy_param(const std::string& tipsy_path) {
       }
       continue;
     }
+    // The blanks an editor leaves around a key and its value (spaces, tabs, a CRLF line's CR) are layout.
+    auto blank_trimmed = [](std::string text) {
+      constexpr const char* kBlanks = " \t\r";
+      std::size_t const first = text.find_first_not_of(kBlanks);
+      if (first == std::string::npos) return std::string();
+      return text.substr(first, text.find_last_not_of(kBlanks) - first + 1);
+    };
     std::size_t const eq = line.find('=');
-    if (line.empty() || line[0] == '#' || eq == std::string::npos) continue;
-    std::string key = line.substr(0, eq);
-    key.erase(key.find_last_not_of(' ') + 1);
+    std::string const key = blank_trimmed(line.substr(0, eq == std::string::npos ? 0 : eq));
+    if (key.empty() || key[0] == '#' || eq == std::string::npos) continue;
     if (key != "dMsolUnit" && key != "dKpcUnit") continue;
-    std::string value = line.substr(eq + 1);
-    value.erase(0, value.find_first_not_of(' '));
-    value.erase(value.find_last_not_of(' ') + 1);
+    std::string const value = blank_trimmed(line.substr(eq + 1));
     // The options' grammar (core/bounds.h): decimal, not strtod's hexadecimal.
     std::optional<double> const v = parse_decimal(value);
     if (!v || !(*v > 0) || !std::isfinite(*v)) throw damaged(key + " is '" + value + "', not a positive number");
