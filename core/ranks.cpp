@@ -4,6 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <utility>
 #include <cstdlib>
 #include <new>
 
@@ -53,6 +56,39 @@ const Ranks& solo_ranks() {
 const Ranks& world() { return g_world ? *g_world : solo_ranks(); }
 
 void set_world(const Ranks* ranks) { g_world = ranks; }
+
+namespace {
+std::mutex g_last_words_mutex;
+std::function<void()> g_last_words;
+// Held while the words are said: what they read (a run's locals) is not undone under them by the scope ending.
+std::mutex g_saying;
+}  // namespace
+
+LastWords::LastWords(std::function<void()> say) {
+  std::lock_guard<std::mutex> lock(g_last_words_mutex);
+  previous_ = std::exchange(g_last_words, std::move(say));
+}
+
+LastWords::~LastWords() {
+  std::lock_guard<std::mutex> saying(g_saying);
+  std::lock_guard<std::mutex> lock(g_last_words_mutex);
+  g_last_words = std::move(previous_);
+}
+
+void last_words() {
+  std::lock_guard<std::mutex> saying(g_saying);
+  std::function<void()> say;
+  {
+    std::lock_guard<std::mutex> lock(g_last_words_mutex);
+    say = std::exchange(g_last_words, nullptr);  // once, whichever thread gives up first
+  }
+  if (!say) return;
+  try {
+    say();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  }
+}
 
 namespace {
 // A rank's interrupt as one number, ordered as agreed_interrupt takes the largest: the signal recorded first (SIGTERM

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <new>
 
 #include "core/atomic_file.h"
@@ -883,6 +884,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     sim::RunRecord record;
   };
   std::optional<Kept> kept;
+  std::mutex kept_mutex;  // keep() changes it; the last words (below) may read it from another thread
   // Copied in place (its buffers are reused), and only while the machine has room for it twice over:
   // a copy must never be what ends the run it is kept for.
   // `step` and `time`: the state's own, where the clock has gone on past it (a sample measured while the next steps
@@ -894,22 +896,47 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     // Every rank of this host keeps its own copy.
     bool const no_room = !kept && have > 0 && have / 2 / std::size_t(ranks.local_size()) < bytes;
     if (ranks.size() > 1 ? ranks.max(no_room ? 1 : 0) != 0 : no_room) return;  // every rank keeps one, or none
-    try {
-      if (!kept) kept.emplace();
-      kept->state = state;
-      kept->record = run_record(setup, sim, result.initial_energy, end, recorded_at(step));
-      // Fixed steps: the clock's dt applies from a step at or before this run's first, so the step gives the time;
-      // block steps: the clock is the step and the time themselves.
-      kept->record.step = step;
-      if (sim.block_steps()) {
-        kept->record.dt_since_step = step;
-        kept->record.dt_since_time = time;
+    bool have_copy = false;
+    {
+      std::lock_guard<std::mutex> const guard(kept_mutex);
+      try {
+        if (!kept) kept.emplace();
+        kept->state = state;
+        kept->record = run_record(setup, sim, result.initial_energy, end, recorded_at(step));
+        // Fixed steps: the clock's dt applies from a step at or before this run's first, so the step gives the time;
+        // block steps: the clock is the step and the time themselves.
+        kept->record.step = step;
+        if (sim.block_steps()) {
+          kept->record.dt_since_step = step;
+          kept->record.dt_since_time = time;
+        }
+      } catch (const std::bad_alloc&) {
+        kept.reset();
       }
-    } catch (const std::bad_alloc&) {
+      have_copy = kept.has_value();
+    }
+    if (ranks.size() > 1 && ranks.max(have_copy ? 0 : 1) != 0) {  // one rank's copy failed: none keeps one
+      std::lock_guard<std::mutex> const guard(kept_mutex);
       kept.reset();
     }
-    if (ranks.size() > 1 && ranks.max(kept ? 0 : 1) != 0) kept.reset();  // one rank's copy failed: none keeps one
   };
+  // With several ranks, one that stopped or hangs ends the job from another's bounded wait (core/ranks.h), where no
+  // collective call can save anything: rank 0, where it is the one that gives up, saves the last state kept (a
+  // periodic checkpoint's, or one at most about 10 s old) to --checkpoint on its own, as a failure's save does.
+  LastWords const save_on_giving_up([&] {
+    if (ranks.size() == 1 || !writer || o.checkpoint.empty()) return;
+    std::lock_guard<std::mutex> const guard(kept_mutex);
+    if (!kept) return;
+    if (auto const why = keeps_checkpoint(kept->record.step)) {
+      std::fprintf(stderr, "error: %s not written: %s\n", o.names.name("--checkpoint").c_str(), why->c_str());
+      return;
+    }
+    CheckpointWrite const own(checkpoint_lock.get());  // this thread's write is the run's
+    sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
+    std::fprintf(stderr, "rank 0: the last state kept, at step %llu, saved to %s before the job ends (%s goes on from it)\n",
+                 static_cast<unsigned long long>(kept->record.step), o.checkpoint.c_str(),
+                 o.names.with_text("--restart", o.checkpoint).c_str());
+  });
   if (setup.bodies.size() == sim.bodies())
     keep(setup.bodies, sim.steps_done(), sim.time());  // what the simulation was built from
   else if (!o.checkpoint.empty())

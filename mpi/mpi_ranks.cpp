@@ -60,6 +60,8 @@ double rank_timeout_from_environment() {
                "(NBODY_RANK_TIMEOUT sets this bound in seconds); ending the job\n",
                rank, size, seconds, what);
   std::fflush(nullptr);
+  last_words();  // the run's last state kept, saved (core/ranks.h)
+  std::fflush(nullptr);
   MPI_Abort(comm, 1);
   std::_Exit(1);
 }

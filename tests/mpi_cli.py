@@ -31,6 +31,7 @@ gpu_layouts                  (GPUs) 2 ranks x 1 GPU, 1 rank x 2 GPUs (with 2 GPU
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -143,7 +144,8 @@ with tempfile.TemporaryDirectory() as d:
                            timeout=120, env=dict(env, NBODY_RANK_TIMEOUT="soon"))
         check(r.returncode == 2 and r.stderr.count("NBODY_RANK_TIMEOUT=soon: must be a number of seconds") == 1,
               "a bad NBODY_RANK_TIMEOUT is refused, in one line (rank 0's): " + r.stderr[-600:])
-        job = subprocess.Popen(mpi(2, "--run", "--bodies", "3000", "--steps", "100000000", "--threads", "1"),
+        job = subprocess.Popen(mpi(2, "--run", "--bodies", "3000", "--steps", "100000000", "--threads", "1",
+                                   "--checkpoint", p("hung.h5"), "--checkpoint-every", "20"),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                                env=env)
         time.sleep(4)
@@ -172,6 +174,14 @@ with tempfile.TemporaryDirectory() as d:
             check(job.returncode != 0, "the job fails")
             check(f"rank 0 of 2: waited {timeout} s for the other ranks in " in err, "rank 0 says what it waited in")
             check(seconds < timeout + 30, f"the job ended within {timeout} + 30 s of the stop")
+            # Rank 0 saved the last state it kept (the last periodic checkpoint's) before it ended the job.
+            saved = re.search(r"rank 0: the last state kept, at step (\d+), saved to " + re.escape(p("hung.h5")), err)
+            check(saved is not None and int(saved.group(1)) > 0 and int(saved.group(1)) % 20 == 0,
+                  "rank 0 saves the last state kept: " + err[-600:])
+            if saved:
+                r = run([nbody, "--backend", "cpu", "--run", "-q", "--restart", p("hung.h5"), "--steps", "1"],
+                        timeout=120)
+                check(r.returncode == 0, "the state saved restarts: " + r.stderr[-600:])
         except subprocess.TimeoutExpired:
             os.killpg(job.pid, signal.SIGKILL)
             check(False, f"the job ended within {timeout} + 60 s of a rank's stop (it hung)")
