@@ -769,6 +769,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
     if (auto const problem = path_name_problem(*path, folder); !problem.empty())
       throw InputError(std::string(option) + " " + shown(*path) + ": " + problem);
   }
+  if (!o.json.empty()) driver::refuse_param_name(o.json, "--json " + o.json, "a JSON report", "run.json");
+  if (!o.csv.empty()) driver::refuse_param_name(o.csv, "--csv " + o.csv, "a CSV table", "table.csv");
   // The movie is H.264 in an MP4 container and the picture a PNG, whatever the name says: a name that says
   // otherwise would make a file its viewers misread.
   auto extension_of = [](const std::string& path) {

@@ -282,14 +282,11 @@ void check_tipsy_save(const std::string& path, const std::string& save_given, co
     throw InputError(save_given + ": its units go to " + param + " beside it, which cannot be written: " + problem);
 }
 
-namespace {
-// `given` (an output as the front end spells it), named .param, is refused: `what` it is, and a name to give instead.
 void refuse_param_name(const std::string& path, const std::string& given, const char* what, const char* instead) {
   if (lower_extension(path) == ".param")
     throw InputError(given + ": " + what + " named .param, which pynbody and yt would read as a parameter file " +
                      "(they take every *.param of its folder for one); name it otherwise (" + instead + ", say)");
 }
-}  // namespace
 
 void check_checkpoint_name(const std::string& path, const std::string& given) {
   refuse_param_name(path, given, "an HDF5 checkpoint", "run.h5");

@@ -95,6 +95,10 @@ void check_save(const std::string& path, const std::string& save_given, const st
 // every *.param of a folder for a parameter file. `given`: the checkpoint as the front end spells it ("--checkpoint
 // run.param", "checkpoint='run.param'", "Simulation.checkpoint('run.param')").
 void check_checkpoint_name(const std::string& path, const std::string& given);
+// Refuses (InputError) an output named .param, `given` as the front end spells it: `what` it is ("a JSON report"),
+// and a name to give instead ("run.json"). pynbody and yt take every *.param of a folder for a parameter file, and
+// read its tipsy files by it; nbody's own FILE.param (the units beside a tipsy file) is the one written so.
+void refuse_param_name(const std::string& path, const std::string& given, const char* what, const char* instead);
 
 // A series of snapshots (--snapshots BASE, --snapshot-every K): the state at the start of a run, at
 // its end, and every K steps between, each named after its step ("out/snap" ->

@@ -1793,9 +1793,11 @@ TEST_F(Cli, HostileInputIsRefusedUpFront) {
       {"--run --save " + file("fifo"), "--save " + file("fifo") + ": is a FIFO"},
       {"--benchmark --json " + file("folder"), "--json " + file("folder") + ": is a directory"},
       {"--run --save " + file("r.bin") + " --json " + dir + "/./r.bin", "--save and --json both name"},
+      // (The units file a --save of r.bin writes, and any other .param, which pynbody and yt read as parameters.)
       {"--run --save " + file("r.bin") + " --json " + file("r.bin.param"),
-       "--json " + file("r.bin.param") + ": --save " + file("r.bin") + " states its units in " + file("r.bin.param") +
-           " beside it; give --json another file"},
+       "--json " + file("r.bin.param") + ": a JSON report named .param, which pynbody and yt would read as a "
+       "parameter file (they take every *.param of its folder for one); name it otherwise (run.json, say)"},
+      {"--compare-threading --csv " + file("t.param"), "--csv " + file("t.param") + ": a CSV table named .param"},
       {"--run --checkpoint " + file("c.h5") + " --save " + dir + "/../" + dir_.filename().string() + "/c.h5",
        "--save and --checkpoint both name"},
       {"--run --checkpoint-every 5", "--checkpoint-every 5: give --checkpoint FILE too"},
