@@ -555,7 +555,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->check(time_range("--diagnostics-dt"));
   cli.add_option("--snapshots", o.snapshots.base,
                  "write HDF5 snapshots for analysis (yt, pynbody): the start, the end and every --snapshot-every "
-                 "steps, named BASE_00000100.hdf5 after the step (BASE's folder is created)");
+                 "steps, named BASE_00000100.hdf5 after the step (BASE's folder is created); a run stopped by a "
+                 "signal leaves its state to --checkpoint instead, and its restart goes on with the series");
   cli.add_option("--snapshot-every", o.snapshots.every,
                  "also a snapshot every K steps (with --snapshots; 0: none; with --restart and neither this nor "
                  "--snapshot-dt: as the checkpoint's run did)")

@@ -451,9 +451,12 @@ std::vector<std::string> series_files_after(const std::function<std::string(std:
   return paths;
 }
 
-bool series_holds_file_through(const std::function<std::string(std::uint64_t)>& path_of, std::uint64_t last) {
-  std::vector<std::uint64_t> const steps = series_steps_in_folder(path_of, true);
-  return std::any_of(steps.begin(), steps.end(), [&](std::uint64_t step) { return step <= last; });
+std::optional<std::uint64_t> series_latest_through(const std::function<std::string(std::uint64_t)>& path_of,
+                                                   std::uint64_t last) {
+  std::optional<std::uint64_t> latest;
+  for (std::uint64_t step : series_steps_in_folder(path_of, true))
+    if (step <= last && (!latest || step > *latest)) latest = step;
+  return latest;
 }
 
 std::string series_lock_name(const std::function<std::string(std::uint64_t)>& path_of) {

@@ -154,9 +154,10 @@ void check_step_series(const std::function<std::string(std::uint64_t)>& path_of,
 // begins at `first` would leave its own files among them (check_run_outputs refuses it).
 std::vector<std::string> series_files_after(const std::function<std::string(std::uint64_t)>& path_of,
                                             std::uint64_t first);
-// Whether the folder of a series named by `path_of` holds a file of it (a regular file) at a step up to `last`: a run
-// that begins at `last` goes on with the series rather than begins it.
-bool series_holds_file_through(const std::function<std::string(std::uint64_t)>& path_of, std::uint64_t last);
+// The latest step up to `last` at which the folder of a series named by `path_of` holds a file of it (a regular
+// file), or none: a run that begins at `last` goes on with the series, where that file is of its course.
+std::optional<std::uint64_t> series_latest_through(const std::function<std::string(std::uint64_t)>& path_of,
+                                                   std::uint64_t last);
 // The name a series' one writer locks (WriterLock: ".NAME.lock" beside it): the series' pattern, each digit of the step
 // as '#', with .h5 for both HDF5 endings (c_*.h5 and c_*.hdf5 are one series to a tool that reads the folder by a
 // pattern): "out/c_########.h5".

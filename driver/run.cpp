@@ -1102,14 +1102,20 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // of the step yet, where a periodic one falls due or the series begins (no file of it at or before this step: a
   // run that names it anew). A run that goes on from where another stopped or ended writes none else: the state there
   // is that run's end, its checkpoint, or its periodic snapshot, written before its periodic checkpoint (below).
+  // (The series' latest file at or before the step must be of this run's course: another run's files, all before
+  // this step, make no series this run goes on with.)
   auto goes_on_without_start = [&] {
-    std::error_code ec;
     auto const path_of = [&](std::uint64_t k) { return o.snapshots.path(k); };
-    return std::filesystem::exists(o.snapshots.path(first_step), ec) ||
-           (!o.snapshots.due(first_step) && series_holds_file_through(path_of, first_step));
+    std::optional<std::uint64_t> const latest = series_latest_through(path_of, first_step);
+    if (!latest) return false;
+    std::string const course = sim::recorded_course(path_of(*latest));
+    if (!course.empty() && !o.course.empty() && course != o.course) return false;
+    return *latest == first_step || !o.snapshots.due(first_step);
   };
   bool const starts_series = o.snapshots.enabled() && (first_step == setup.course_from ||
                                                        ranks.max(writer && !goes_on_without_start() ? 1 : 0));
+  // The run made every step it was to make (its --steps, or its time reached), a signal during the last chunk or not.
+  bool reached_end = false;
   try {
     if (starts_series) snapshot();
     while (done < steps && !agreed_interrupt(ranks)) {
@@ -1159,20 +1165,15 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       // checkpoint) in the chunk that made it: nothing is due again.
       if (now_step == at) {
         if (one_past) continue;  // the block time before a sample's time, reached by the chunk before
+        reached_end = limit == run_limit;
         break;
       }
       // By steps or by time (one or the other for each output); a sample once a step, and so a snapshot (snapshot()).
       bool const sample_now = passed(sample_dt, sample_time) ? now_step != sampled_at : due(sample_every, now_step);
       bool const checkpoint_now = passed(checkpoint_dt, checkpoint_time) || due(every, now_step);
       bool const snapshot_now = passed(snapshot_dt, snapshot_time) || o.snapshots.due(now_step);
-      if (sample_now) {
-        sampled_at = now_step;
-        if (!unless_interrupted([&] { sim.begin_sample(kStopTogether); })) break;
-        pending.step = now_step;
-        pending.time = sim.time();
-        pending.wall = seconds_since(t0);
-        pending.taken = true;  // ended, measured, checked and kept while the next steps run
-      }
+      // The files due at this step first, then the sample, whose start a signal can stop: a run stopped there has
+      // written them, as the run never stopped does (its restart writes neither again).
       if (checkpoint_now) {
         sim::BodySet const now = sim.state();
         agree(ranks, [&] { check_finite(now, now_step, o.names); });  // a blown-up run still stops here
@@ -1190,12 +1191,24 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         last_check = Clock::now();
       }
       if (snapshot_now) snapshot();
+      if (sample_now) {
+        sampled_at = now_step;
+        if (!unless_interrupted([&] { sim.begin_sample(kStopTogether); })) break;
+        pending.step = now_step;
+        pending.time = sim.time();
+        pending.wall = seconds_since(t0);
+        pending.taken = true;  // ended, measured, checked and kept while the next steps run
+      }
       if (due(visit_every, now_step - first_step) && ranks.max(observer.visit(sim) ? 1 : 0)) {
         result.stopped_by_visit = true;
         break;
       }
-      if (sim.stopped_at_time_limit() && limit == run_limit) break;  // block steps: the run's time reached
+      if (sim.stopped_at_time_limit() && limit == run_limit) {  // block steps: the run's time reached
+        reached_end = true;
+        break;
+      }
     }
+    reached_end = reached_end || done >= steps;
     measure_pending(false);
   } catch (const std::runtime_error& e) {
     if (!run_failure(e)) throw;
@@ -1264,9 +1277,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       CheckpointWrite const own(checkpoint_lock.get());
       write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded_here());
     });
-  // The series' end: where the run ended, or where it stopped with no checkpoint of the state (a restart from one
-  // goes on with the series as the run not stopped would have, its start there not written either).
-  if (ended || !saved_here) snapshot();
+  // The series' end: where the run ended (or made its last step before a signal came), or where it stopped with no
+  // checkpoint of the state (a restart from one goes on with the series as the run not stopped would have, its start
+  // there not written either).
+  if (ended || reached_end || !saved_here) snapshot();
   final_output("--save", o.save, [&] {
     if (saves_hdf5_snapshot(o.save)) {
       write_snapshot(o.save, setup, sim, Precision::fp64, &final_state);

@@ -2,9 +2,11 @@
 // app/ sets up, benchmarks and validates a run from typed configuration alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 
@@ -635,6 +637,68 @@ TEST(Driver, ASignalAtASampleStillWritesTheRunsOutputs) {
   EXPECT_TRUE(std::filesystem::exists(o.diagnostics));
   if (!o.checkpoint.empty()) {
     EXPECT_TRUE(std::filesystem::exists(o.checkpoint));
+  }
+}
+
+// A signal that arrives in the chunk that ends at a step where a sample, a snapshot and a periodic checkpoint are all
+// due stops the run at the sample's start: the snapshot and the checkpoint of that step are written first, as the
+// run never stopped writes them (a restart from there writes neither again). And a signal that arrives during the
+// last chunk stops nothing the run had left to do: its end snapshot is written.
+TEST(Driver, ASignalWritesTheFilesDueAtItsStepAndARunThatMadeEveryStepItsEnd) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  struct InterruptAt : driver::RunObserver {
+    std::function<bool(std::uint64_t)> when;
+    void progress(std::uint64_t done, std::uint64_t, double) override {
+      if (when(done)) request_interrupt(SIGINT);
+    }
+  } observer;
+  test::TestDir const dir("nbody-driver-stop");
+  auto names = [&](const std::string& folder) {
+    std::vector<std::string> found;
+    for (auto const& e : std::filesystem::directory_iterator(dir / folder)) found.push_back(e.path().filename().string());
+    std::sort(found.begin(), found.end());
+    return found;
+  };
+  for (bool const at_end : {false, true}) {
+    std::string const folder = at_end ? "end" : "sample";
+    std::filesystem::create_directories(dir / folder);
+    observer.when = [&](std::uint64_t done) { return at_end ? done == 20 : done >= 10 && done % 5 == 0; };
+    driver::Setup setup = driver::make_setup(cpu_run(256));
+    multigpu::Simulation sim(setup.bodies, setup.program, setup.config, setup.clock);
+    driver::RunOutputs o;
+    o.diagnostics = (dir / folder / "d.csv").string();
+    o.diagnostics_every = 5;
+    o.checkpoint = (dir / folder / "c.h5").string();
+    o.checkpoint_every = 5;
+    o.snapshots.base = (dir / folder / "s").string();
+    o.snapshots.every = 5;
+    driver::RunResult r;
+    try {
+      r = driver::run(setup, sim, o, 20, observer);
+    } catch (const Interrupted& e) {
+      ADD_FAILURE() << "the run ended without its outputs: " << e.what();
+    }
+    clear_interrupt();
+    EXPECT_EQ(r.stopped_by, SIGINT) << folder;
+    auto named = [](const char* prefix, std::uint64_t step, const char* ending) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%s_%08llu%s", prefix, static_cast<unsigned long long>(step), ending);
+      return std::string(text);
+    };
+    if (at_end) {
+      EXPECT_EQ(r.steps, 20u);
+    }
+    EXPECT_GE(r.steps, 10u) << folder;
+    std::vector<std::string> want{"c.h5"};
+    for (std::uint64_t step = 0; step <= r.steps; step += 5) {
+      want.push_back(named("s", step, ".hdf5"));
+      if (step > 0) want.push_back(named("c", step, ".h5"));
+    }
+    std::sort(want.begin(), want.end());
+    std::vector<std::string> got = names(folder);
+    got.erase(std::remove_if(got.begin(), got.end(), [](const std::string& n) { return n[0] == '.' || n[0] == 'd'; }),
+              got.end());  // (the lock files, and the diagnostics series: another test's)
+    EXPECT_EQ(got, want) << folder << ": stopped after " << r.steps << " steps";
   }
 }
 

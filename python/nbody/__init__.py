@@ -460,8 +460,9 @@ class Simulation:
         Ctrl-C stops the run within about 0.2 s and a step, writes those outputs, and raises
         KeyboardInterrupt with the state intact; so does an exception in the callback. A run stopped that way
         leaves its state to ``checkpoint`` where it has one, not to the snapshot series, and the next run (of the
-        script, or ``restart``) writes its start only where a snapshot falls due: the files are those of one run
-        never stopped."""
+        script, or ``restart``) writes its start only where a snapshot falls due, where the series is new to the
+        folder, or where its course begins (other bodies, ``configure``): the files are those of one run never
+        stopped."""
         if misspelt:
             _refuse_misspelt(Simulation.run, misspelt)
         return self._run(steps, t_end, callback, every, True, diagnostics=diagnostics,

@@ -451,7 +451,15 @@ std::optional<Units> read_tipsy_param(const std::string& tipsy_path) {
   std::optional<double> msol, kpc;
   std::string msol_text, kpc_text;  // as the file writes them
   constexpr std::size_t kMostLines = 64;  // it has 6
+  // The blanks an editor leaves around a line, a key and its value (spaces, tabs, a CRLF line's CR) are layout.
+  auto blank_trimmed = [](const std::string& text) {
+    constexpr const char* kBlanks = " \t\r";
+    std::size_t const first = text.find_first_not_of(kBlanks);
+    if (first == std::string::npos) return std::string();
+    return text.substr(first, text.find_last_not_of(kBlanks) - first + 1);
+  };
   for (std::size_t n = 0; n < kMostLines && std::getline(f, line); ++n) {
+    line = blank_trimmed(line);
     std::string const words = "# mass unit ";
     if (line.rfind(words, 0) == 0) {
       std::size_t const comma = line.find(", length unit ");
@@ -462,18 +470,12 @@ std::optional<Units> read_tipsy_param(const std::string& tipsy_path) {
       }
       continue;
     }
-    // The blanks an editor leaves around a key and its value (spaces, tabs, a CRLF line's CR) are layout.
-    auto blank_trimmed = [](std::string text) {
-      constexpr const char* kBlanks = " \t\r";
-      std::size_t const first = text.find_first_not_of(kBlanks);
-      if (first == std::string::npos) return std::string();
-      return text.substr(first, text.find_last_not_of(kBlanks) - first + 1);
-    };
     std::size_t const eq = line.find('=');
-    std::string const key = blank_trimmed(line.substr(0, eq == std::string::npos ? 0 : eq));
-    if (key.empty() || key[0] == '#' || eq == std::string::npos) continue;
+    if (line.empty() || line[0] == '#' || eq == std::string::npos) continue;
+    std::string const key = blank_trimmed(line.substr(0, eq));
     if (key != "dMsolUnit" && key != "dKpcUnit") continue;
-    std::string const value = blank_trimmed(line.substr(eq + 1));
+    // A comment after the value ("dMsolUnit = 2.325e5  # Msun"), as gasoline's own files have them, is no part of it.
+    std::string const value = blank_trimmed(line.substr(eq + 1, line.find('#', eq) - eq - 1));
     // The options' grammar (core/bounds.h): decimal, not strtod's hexadecimal.
     std::optional<double> const v = parse_decimal(value);
     if (!v || !(*v > 0) || !std::isfinite(*v)) throw damaged(key + " is '" + value + "', not a positive number");
