@@ -649,6 +649,18 @@ std::optional<Options> parse_options(int argc, char** argv) {
   } catch (const CLI::ExtrasError& e) {
     throw InputError(unexpected_arguments(cli, argc, argv, e.what()));
   } catch (const CLI::ParseError& e) {
+    // Two modes: CLI11 lists every mode option ("Requires at most 1 options be given from [...]"); the user needs
+    // the ones given.
+    std::vector<std::string> given;
+    for (const CLI::Option* mode : modes->get_options())
+      if (mode->count()) given.push_back(mode->get_name());
+    if (given.size() > 1) {
+      std::string list;
+      for (std::size_t k = 0; k < given.size(); ++k)
+        list += (k == 0 ? "" : k + 1 == given.size() ? " and " : ", ") + given[k];
+      throw InputError(list + (given.size() == 2 ? " both" : "") + " given; these are modes, and only one mode may be "
+                       "given");
+    }
     // CLI11 says "--bodies: At Most 1 required but received 2" for an option given twice.
     std::smatch m;
     std::string const what = e.what();
