@@ -698,6 +698,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   }
 
   if (viewer) o.mode = Mode::viewer;
+  o.viewer_named = viewer;
   if (cli.count("--serve")) {
     o.mode = Mode::serve;
     serve::parse_listen_address(o.serve);  // a bad host or port: one line naming it, before any work

@@ -55,6 +55,7 @@ struct Options {
   double tolerance = 0.0;                  // --validate: 0 = sim::force_error_bound
   bool quiet = false;
   // Viewer.
+  bool viewer_named = false;               // --viewer given (not implied by --frames, --screenshot and the like)
   bool offscreen = false;                  // EGL, no window system
   std::string screenshot;                  // write this PNG after --frames frames, then exit
   std::uint64_t frames = 0;                // 0: run until closed (window) / 1 (offscreen)

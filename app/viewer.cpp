@@ -120,8 +120,10 @@ float default_point_size(std::size_t bodies) {
   return float(std::clamp(64.0 / std::pow(double(std::max<std::size_t>(bodies, 1)), 0.25), 2.0, 24.0));
 }
 
-// The option that asked for a window, as messages about it name it.
+// The option that asked for a window, as messages about it name it: --viewer where it was given (the window is what
+// it asks for; --frames beside it only counts the window's frames), else the option that implied the viewer.
 std::string window_option(const Options& o) {
+  if (o.viewer_named) return "--viewer";
   if (!o.screenshot.empty()) return "--screenshot " + o.screenshot;
   if (!o.video.empty()) return "--video " + o.video;
   if (!o.frames_dir.empty()) return "--frames-dir " + o.frames_dir;

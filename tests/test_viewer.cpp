@@ -306,6 +306,11 @@ TEST_F(Viewer, NoDisplayIsAClearErrorAndTheDefaultModeFallsBack) {
   EXPECT_NE(err().find("; use --offscreen for EGL rendering, or --benchmark\n"), std::string::npos) << err();
   EXPECT_EQ(run("--frames 2 --bodies 64", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 2) << err();
   EXPECT_NE(err().find("error: --frames 2: cannot open a window"), std::string::npos) << err();
+  // With --viewer given, --frames only counts the window's frames: --viewer asked for the window.
+  EXPECT_EQ(run("--viewer --frames 2 --bodies 64", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 2) << err();
+  EXPECT_NE(err().find("error: --viewer: cannot open a window"), std::string::npos) << err();
+  EXPECT_EQ(run("--viewer --frames 2 --bodies 64", "env -u DISPLAY -u WAYLAND_DISPLAY"), 2) << err();
+  EXPECT_NE(err().find("error: --viewer: no display"), std::string::npos) << err();
   EXPECT_EQ(run("--bodies 64 --screenshot " + file("s.png"), "env -u DISPLAY -u WAYLAND_DISPLAY"), 2);
   EXPECT_NE(err().find("error: --screenshot " + file("s.png") + ": no display"), std::string::npos) << err();
   // A screenshot path nbody cannot write is refused before the first frame.
