@@ -31,6 +31,9 @@ struct Options {
   // Why a mode that cannot switch scenarios would refuse these options ("" when none would): the default mode
   // refuses them where it runs the benchmark in place of the viewer.
   std::string batch_refusal;
+  // The viewer's settings given to the default mode ("--paused", "--hud"): refused where it runs the benchmark
+  // instead, in which they would do nothing.
+  std::vector<std::string> viewer_settings;
   driver::RunConfig run;                   // what to simulate, with which physics, on which devices
   std::vector<std::size_t> sizes;          // --bodies as given: several only for --compare-threading
   // How long and what to write.

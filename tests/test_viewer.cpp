@@ -295,6 +295,22 @@ TEST_F(Viewer, NoDisplayIsAClearErrorAndTheDefaultModeFallsBack) {
             std::string::npos)
       << err();
   EXPECT_EQ(err().find("headless benchmark"), std::string::npos) << err();
+  // So is what the viewer alone takes: options that do nothing in the mode run are refused, and the benchmark would
+  // drop them unseen. With no display, and with a display that cannot be opened.
+  EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1 --paused --hud minimal --color level",
+                "env -u DISPLAY -u WAYLAND_DISPLAY"),
+            2);
+  EXPECT_NE(err().find("error: --paused, --color and --hud belong to the viewer and would do nothing in the headless "
+                       "benchmark; no display (DISPLAY/WAYLAND_DISPLAY unset), where nbody would run the benchmark "
+                       "instead"),
+            std::string::npos)
+      << err();
+  EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1 --trails", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 2);
+  EXPECT_NE(err().find("error: --trails belongs to the viewer and would do nothing in the headless benchmark; cannot "
+                       "open a window"),
+            std::string::npos)
+      << err();
+  EXPECT_EQ(err().find("nbody benchmark"), std::string::npos) << err();
   // A DISPLAY whose server is gone (left over from another session): the same fallback, saying why.
   EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 0) << err();
   EXPECT_NE(err().find("notice: cannot open a window"), std::string::npos) << err();
