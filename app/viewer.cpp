@@ -164,7 +164,7 @@ class Viewer {
     recording_ = o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || o.frames > 0;
     // The window first: where none can open, the default mode falls back before any other work.
     surface_ = surface ? std::move(surface)
-               : o.offscreen ? render::open_offscreen(o.width, o.height)
+               : o.offscreen ? render::open_offscreen(o.width, o.height, "--offscreen")
                              : render::open_window(o.width, o.height, "nbody");
     renderer_ = std::make_unique<render::BodyRenderer>();
     hdr_ = std::make_unique<render::HdrPipeline>();

@@ -289,9 +289,10 @@ struct Outcome {
   std::string err;
 };
 
-Outcome nbody(const std::string& args) {
+Outcome nbody(const std::string& args, const std::string& environment = "") {
   auto const err = std::filesystem::temp_directory_path() / ("serve_cli_" + std::to_string(getpid()) + ".txt");
-  std::string const cmd = std::string(NBODY_EXECUTABLE) + " " + args + " >/dev/null 2>" + err.string();
+  std::string const cmd =
+      environment + " " + std::string(NBODY_EXECUTABLE) + " " + args + " >/dev/null 2>" + err.string() + " </dev/null";
   int const status = std::system(cmd.c_str());
   Outcome o;
   o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -353,6 +354,23 @@ TEST(ServeCli, PortInUseIsRefusedNamingIt) {
   if (o.err.find("built without") != std::string::npos) GTEST_SKIP() << "this nbody has no --serve";
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_NE(o.err.find("--serve " + value + ": cannot listen there"), std::string::npos) << o.err;
+}
+
+// A server that cannot draw (no EGL driver: GLVND told of none) fails before it gives an address nobody could use,
+// naming --serve (not --offscreen, which it was not given) and saying in words what is missing.
+TEST(ServeCli, NoEglDriverFailsBeforeTheAddressIsGiven) {
+  Outcome const o = nbody("--serve 127.0.0.1:0 --backend cpu --bodies 64",
+                          "timeout 60 env __EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent.json");
+  if (o.err.find("built without") != std::string::npos) GTEST_SKIP() << "this nbody has no --serve";
+  if (o.err.find("EGL") == std::string::npos) GTEST_SKIP() << "this EGL is not GLVND's (it found a driver): " << o.err;
+  EXPECT_EQ(o.code, 1) << o.err;
+  EXPECT_EQ(o.err.find("serve: open"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.rfind("error: --serve: no EGL driver could give a display to render into (", 0), 0u) << o.err;
+  EXPECT_NE(o.err.find("EGL rendering needs Mesa's EGL (Debian: libegl-mesa0) or the NVIDIA driver"),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(o.err.find("--offscreen"), std::string::npos) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
 }
 
 #ifdef NBODY_HAVE_SERVE

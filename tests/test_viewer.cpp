@@ -156,6 +156,18 @@ TEST_F(Viewer, OffscreenThroughEglWithoutAnyDisplay) {
   expect_bodies_in_frame(load(file("o.png")), "EGL offscreen, collision 8192");
 }
 
+// No EGL driver (GLVND told of none): the failure says so in words, the EGL call and its error as detail.
+TEST_F(Viewer, OffscreenWithoutAnEglDriverSaysWhatIsMissing) {
+  int const code = run("--offscreen --bodies 64 --frames 1 --screenshot " + file("n.png"),
+                       "env -u DISPLAY __EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent.json");
+  if (code == 0) GTEST_SKIP() << "this EGL is not GLVND's (it found a driver)";
+  EXPECT_EQ(code, 1) << err();
+  EXPECT_NE(err().find("error: --offscreen: no EGL driver could give a display to render into (egl"), std::string::npos)
+      << err();
+  EXPECT_NE(err().find(", 0x"), std::string::npos) << err();
+  EXPECT_NE(err().find("EGL rendering needs Mesa's EGL"), std::string::npos) << err();
+}
+
 TEST_F(Viewer, FramesDirGetsOnePngPerFrame) {
   fs::create_directories(dir_ / "movie");
   ASSERT_EQ(run("--offscreen --bodies 512 --width 320 --height 200 --frames 4 --frames-dir " + file("movie"),
