@@ -383,7 +383,19 @@ int run_serve(const Options& options) {
   // The URL on stderr always (--quiet too): without it nobody can connect.
   std::cerr << "serve: open " << url << "  (" << how << ")\n";
   BrowserSurface* frames = surface.get();
-  int const code = run_viewer_session(options, std::move(surface), [frames](const LiveStats& s) { frames->show(s); });
+  // The pages are told why the server stops (a WebSocket close they show), before its connections end.
+  int code = 0;
+  try {
+    code = run_viewer_session(options, std::move(surface), [frames](const LiveStats& s) { frames->show(s); });
+  } catch (const Interrupted& e) {
+    server->stop(std::string("the server stopped: ") + e.what());
+    throw;
+  } catch (const std::exception& e) {
+    server->stop(std::string("the server stopped on an error: ") + e.what());
+    throw;
+  }
+  int const sig = interrupt_signal();
+  server->stop(sig ? std::string("the server stopped: ") + Interrupted::what_came(sig) : "the server stopped");
   log("serve: " + std::to_string(server->refused_requests()) + " requests and " +
       std::to_string(server->refused_messages()) + " messages refused");
   return code;
