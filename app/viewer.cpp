@@ -335,9 +335,14 @@ class Viewer {
         std::cerr << "viewer: wrote " << options_.video << " (" << video_->frames() << " frames)\n";
     }
     LiveStats const stats = live_->stats();
-    // The step's time where the run last made steps (none since a reset or before the first step: not said).
-    char step[64] = "";
-    if (stats.step_ms > 0) std::snprintf(step, sizeof step, "step %.3f ms (mean of the last), ", stats.step_ms);
+    // The step's time where the run made steps: the mean of every step since it was last made (its start, a reset, a
+    // change of settings), said with their count; none since then, not said.
+    char step[160] = "";
+    if (stats.timed_steps > 0)
+      std::snprintf(step, sizeof step, "step %.3f ms (mean of the %llu %s since the run last started or changed), ",
+                    stats.timed_ms / double(stats.timed_steps), (unsigned long long)stats.timed_steps,
+                    stats.block_steps ? (stats.timed_steps == 1 ? "block step" : "block steps")
+                                      : (stats.timed_steps == 1 ? "step" : "steps"));
     // Ended during the start-up, before the first state: no bodies to name, and no way positions reached GL yet.
     std::string const shown = stats.bodies ? "N = " + std::to_string(stats.bodies) : "no bodies yet (the start-up)";
     std::string const upload = upload_.empty() ? "" : ", " + upload_;

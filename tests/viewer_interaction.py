@@ -259,10 +259,12 @@ class Viewer:
 def summary(log):
     """(bodies, frames, step ms) from the viewer's closing line; step ms None where no step was timed (none since
     a reset)."""
-    m = re.search(r"viewer: N = (\d+), (\d+) frames: (?:step ([0-9.]+) ms \(mean of the last\), )?render ", log)
+    m = re.search(r"viewer: N = (\d+), (\d+) frames: (?:step ([0-9.]+) ms \(mean of the (\d+) (?:block )?steps? since "
+                  r"the run last started or changed\), )?render ", log)
     expect(m, "no closing summary in the log:\n" + log)
     step = float(m.group(3)) if m.group(3) else None
     expect(step is None or step > 0, "a step time of 0 in the summary:\n" + log)
+    expect(step is None or int(m.group(4)) > 0, "a mean of no steps in the summary:\n" + log)
     return int(m.group(1)), int(m.group(2)), step
 
 
