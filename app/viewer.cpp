@@ -889,6 +889,8 @@ class Viewer {
     h.description = s.description;
     h.upload = upload_;
     h.time = s.time;
+    h.dt = s.block_steps ? 0.0 : s.dt;
+    h.step = s.step;
     h.energy_error = s.energy_error;
     h.energy_time = s.energy_time;
     h.virial_ratio = s.virial_ratio;
@@ -898,7 +900,7 @@ class Viewer {
     h.exposure = shown_exposure_;
     for (auto const& m : messages_) h.messages.push_back(m.first);
     h.keys = kViewerKeys;
-    h.overlay = render::describe_overlay(controls_.color, shown_coloring_, slices_.size(), s.time, running_.units,
+    h.overlay = render::describe_overlay(controls_.color, shown_coloring_, slices_.size(), s.time, h.dt, running_.units,
                                          camera_.world_per_pixel(float(surface_->height())), surface_->width());
     if (controls_.color == render::ColorMode::level) h.overlay->swatches = level_swatches_;
     if (controls_.color == render::ColorMode::type) h.overlay->swatches = render::type_swatches(types_present_);

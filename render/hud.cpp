@@ -212,12 +212,14 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     ImGui::TextUnformatted("frames drawn/s and render time: measuring");
   else
     ImGui::Text("%.0f frames drawn/s   render %.3g ms", s.fps, s.render_ms);
-  ImGui::Text("%.3g %s/s   step %.3g ms", s.steps_per_s, s.block_steps ? "block steps" : "steps", s.step_ms);
-  ImGui::Text("N = %zu   %.3e interactions/s", s.bodies, s.interactions_per_s);
+  ImGui::TextUnformatted(panel_rate_line(s.steps_per_s, s.step_ms, s.block_steps).c_str());
+  ImGui::TextUnformatted(panel_bodies_line(s.bodies, s.interactions_per_s, s.step_ms).c_str());
   ImGui::TextUnformatted(s.source.c_str());
   // hermite4: the block time, every body predicted to it; each body keeps its own step. With a physical scale the
-  // times and radii read in its units, as the overlay's time stamp and scale bar do.
-  ImGui::TextUnformatted(panel_time_line(s.time, s.block_steps, s.paused, s.units).c_str());
+  // times and radii read in its units, as the overlay's time stamp and scale bar do. The count of steps below it
+  // changes with every step, where a time of many digits may not.
+  ImGui::TextUnformatted(panel_time_line(s.time, s.block_steps, s.dt, s.units).c_str());
+  ImGui::TextUnformatted(panel_step_line(s.step, s.block_steps, s.paused).c_str());
   if (s.energy_error)
     ImGui::TextUnformatted(panel_energy_line(*s.energy_error, s.energy_time, s.units).c_str());
   else if (s.energy_tracked)

@@ -29,7 +29,7 @@ ImVec2 text_size(ImFont* font, float size, const std::string& text) {
 
 }  // namespace
 
-OverlayInfo describe_overlay(ColorMode mode, const SpeedColoring& speed, std::size_t devices, double time,
+OverlayInfo describe_overlay(ColorMode mode, const SpeedColoring& speed, std::size_t devices, double time, double dt,
                              const sim::Units& units, double world_per_pixel, int width) {
   OverlayInfo o;
   o.mode = mode;
@@ -37,7 +37,7 @@ OverlayInfo describe_overlay(ColorMode mode, const SpeedColoring& speed, std::si
   o.speed_unit = speed_unit(units);
   if (mode == ColorMode::type) o.swatches = type_swatches();
   if (mode == ColorMode::device) o.swatches = device_swatches(devices);
-  o.time = time_label(time, units);
+  o.time = time_label(time, dt, units);
   o.bar = scale_bar(world_per_pixel, 0.25 * double(width), units);
   return o;
 }

@@ -24,9 +24,10 @@ struct OverlayInfo {
   ScaleBar bar;
 };
 
-// What to draw for this frame: colour legend for `mode`, the time stamp, and a scale bar at the view's
-// centre (`world_per_pixel` simulation lengths per pixel there, at most a quarter of `width` long).
-OverlayInfo describe_overlay(ColorMode mode, const SpeedColoring& speed, std::size_t devices, double time,
+// What to draw for this frame: colour legend for `mode`, the time stamp (`dt`: the fixed step, 0 for hermite4's block
+// steps; time_label), and a scale bar at the view's centre (`world_per_pixel` simulation lengths per pixel there, at
+// most a quarter of `width` long).
+OverlayInfo describe_overlay(ColorMode mode, const SpeedColoring& speed, std::size_t devices, double time, double dt,
                              const sim::Units& units, double world_per_pixel, int width);
 
 // Where each part goes in a width x height view, in pixels (x, y, w, h): the time stamp in the top
