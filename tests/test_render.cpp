@@ -309,6 +309,35 @@ TEST(Colors, StepLevelsGetOneColourEachShortestBrightest) {
   EXPECT_EQ(physical[0].label, "dt 0.00781 (368.3 yr): 3");
 }
 
+// A level's colour is the same in every frame, whatever other levels the frame has (as a speed's colour is): it was
+// stretched over the levels present, so level 3 went from dark to bright as deeper levels came and went. The legend
+// gives each level the bodies' colour; the levels that share the bright end are one line.
+TEST(Colors, AStepLevelHasOneColourInEveryFrame) {
+  std::vector<render::Rgba> a, b, c;
+  render::compute_level_colors({3, 5}, 2, render::Colormap::viridis, a);
+  render::compute_level_colors({3, 9}, 2, render::Colormap::viridis, b);
+  render::compute_level_colors({3}, 1, render::Colormap::viridis, c);
+  EXPECT_EQ(a[0], b[0]);
+  EXPECT_EQ(a[0], c[0]);
+  EXPECT_NE(a[1], b[1]);
+  // The span is fixed: the deepest level of the span and beyond share the bright end; level 0 is the dark end.
+  std::vector<render::Rgba> d;
+  std::vector<std::uint8_t> const deep{0, render::kLevelColourSpan - 1, render::kLevelColourSpan + 4, 40};
+  render::compute_level_colors(deep, deep.size(), render::Colormap::viridis, d);
+  EXPECT_EQ(d[1], d[2]);
+  EXPECT_EQ(d[1], d[3]);
+  EXPECT_NE(d[0], d[1]);
+  auto const legend = render::level_swatches(deep, render::Colormap::viridis, 1.0 / 16);
+  ASSERT_EQ(legend.size(), 2u);
+  EXPECT_EQ(legend[0].label, "dt 0.0625: 1");
+  EXPECT_EQ(legend[0].color, d[0]);
+  EXPECT_EQ(legend[1].label, "dt <= 3.05e-05: 3");  // 2^-4 x 2^-11
+  EXPECT_EQ(legend[1].color, d[1]);
+  // The same level in another frame's legend: the same colour.
+  auto const other = render::level_swatches({3, 9}, render::Colormap::viridis, 1.0 / 16);
+  EXPECT_EQ(other[0].color, a[0]);
+}
+
 TEST(Colors, NamesRoundTripAndBadNamesAreRejected) {
   for (auto m : {render::ColorMode::speed, render::ColorMode::type, render::ColorMode::device})
     EXPECT_EQ(from_name<render::ColorMode>(name_of(m)), m);
