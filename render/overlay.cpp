@@ -50,6 +50,14 @@ OverlayLayout overlay_layout(int width, int height) {
           {4.0f, h - 56.0f, std::max(0.25f * w, 60.0f) + 40.0f, 52.0f}};
 }
 
+std::array<float, 4> overlay_time_rect(const OverlayInfo& info, int width, int height) {
+  float const size = std::round(ImGui::GetFontSize() * 1.25f);
+  OverlayLayout const l = overlay_layout(width, height);
+  ImVec2 const ts = text_size(ImGui::GetFont(), size, info.time);
+  // Right-aligned in the top right corner.
+  return {l.time[0] + l.time[2] - ts.x - 8.0f, l.time[1] + 6.0f, ts.x, ts.y};
+}
+
 void draw_overlay(const OverlayInfo& info, int width, int height) {
   ImDrawList* d = ImGui::GetBackgroundDrawList();
   ImFont* font = ImGui::GetFont();
@@ -58,8 +66,8 @@ void draw_overlay(const OverlayInfo& info, int width, int height) {
   OverlayLayout const l = overlay_layout(width, height);
 
   // The time, right-aligned in the top right corner.
-  ImVec2 const ts = text_size(font, size, info.time);
-  outlined_text(d, font, size, ImVec2(l.time[0] + l.time[2] - ts.x - 8.0f, l.time[1] + 6.0f), info.time);
+  auto const time = overlay_time_rect(info, width, height);
+  outlined_text(d, font, size, ImVec2(time[0], time[1]), info.time);
 
   // The legend in the bottom right: a vertical colour bar with ticks, or the categorical colours.
   float const right = l.legend[0] + l.legend[2], bottom = l.legend[1] + l.legend[3];

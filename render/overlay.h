@@ -6,6 +6,7 @@
 // render/annotations.h and render/camera.h (GL-free, tested).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -37,6 +38,10 @@ struct OverlayLayout {
   float time[4], legend[4], bar[4];
 };
 OverlayLayout overlay_layout(int width, int height);
+
+// Where the time stamp's text lies (x, y, w, h) as draw_overlay places it, with the current ImGui font (between
+// ImGui::NewFrame and ImGui::Render): the HUD's panel keeps clear of it.
+std::array<float, 4> overlay_time_rect(const OverlayInfo& info, int width, int height);
 
 // Adds the overlay to the current ImGui frame's background draw list (between ImGui::NewFrame and
 // ImGui::Render).

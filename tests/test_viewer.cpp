@@ -239,6 +239,32 @@ TEST_F(Viewer, OverlayShowsLegendTimeAndScaleBarAndMinimalHasNoWidgets) {
   EXPECT_LT(yellow, violet) << "fast (yellow) belongs at the top of the bar";
 }
 
+// In a small frame the panel keeps clear of the time stamp (at 320 x 200 it covered the stamp's left part): the
+// stamp's corner is the same picture with the full HUD as with the minimal one (no panel). The frames are a
+// recording's, the same run after run.
+TEST_F(Viewer, SmallFramesPanelLeavesTheTimeStampClear) {
+  std::string const common = "--offscreen --bodies 512 --width 320 --height 200 --frames 3 --screenshot ";
+  ASSERT_EQ(run(common + file("full.png") + " --hud full", "env -u DISPLAY"), 0) << err();
+  ASSERT_EQ(run(common + file("minimal.png") + " --hud minimal", "env -u DISPLAY"), 0) << err();
+  Image const full = load(file("full.png")), minimal = load(file("minimal.png"));
+  ASSERT_EQ(full.width, 320);
+  ASSERT_EQ(minimal.width, 320);
+  // "t = 0.03 N-body units" in the corner: 21 characters of about 8.6 pixels from x = 308 leftwards, y 10 to 26.
+  std::size_t stamp = 0, covered = 0;
+  for (int y = 6; y < 30; ++y)
+    for (int x = 120; x < 320; ++x) {
+      std::size_t const i = (std::size_t(y) * 320 + std::size_t(x)) * 3;
+      bool const text = minimal.rgb[i] > 200 && minimal.rgb[i + 1] > 200 && minimal.rgb[i + 2] > 200;
+      stamp += text ? 1 : 0;
+      bool const same = full.rgb[i] == minimal.rgb[i] && full.rgb[i + 1] == minimal.rgb[i + 1] &&
+                        full.rgb[i + 2] == minimal.rgb[i + 2];
+      covered += text && !same ? 1 : 0;
+    }
+  std::printf("time stamp: %zu pixels of its text, %zu of them covered in the full HUD\n", stamp, covered);
+  EXPECT_GT(stamp, 50u) << "no time stamp found";  // measured 89
+  EXPECT_EQ(covered, 0u) << "the HUD's panel covers the time stamp";
+}
+
 // The core of galaxy_20K at the defaults: bright and shaded, not a disc burnt to white. Measured
 // (llvmpipe, 640 x 480) in the 80 x 80 pixels around the centre: 3.8% of pixels with a channel
 // >= 250 (10.0% with the log-normal white point before), 99.7% with a channel >= 128.
