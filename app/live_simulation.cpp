@@ -241,6 +241,10 @@ void LiveSimulation::message(const std::string& text) {
   messages_.push_back(text);
 }
 
+void LiveSimulation::notice(const std::string& text) {
+  if (notices_said_.insert(text).second) message(text);
+}
+
 LiveStats LiveSimulation::stats() const {
   std::lock_guard<std::mutex> lock(frame_mutex_);
   LiveStats s = stats_;
@@ -461,7 +465,7 @@ void LiveSimulation::start_up() {
       set_starting("starting: making the bodies");
       agree(ranks_, [&] { setup = driver::make_setup(run_, generation_cancel()); });
     }
-    for (auto const& n : setup.notices) message(n);
+    for (auto const& n : setup.notices) notice(n);
     rebuild(setup.bodies, setup, setup.clock, setup.run, &setup.hermite);  // a checkpoint's settings included
     start_setup_.reset();
     message("started " + setup.source + ", " + count_text(sim_->bodies()) + " bodies, softening " +
@@ -501,7 +505,7 @@ void LiveSimulation::apply(const Change& change) {
         set_starting("");
         throw;
       }
-      for (auto const& n : setup.notices) message(n);
+      for (auto const& n : setup.notices) notice(n);
       sim::BodySet const bodies = setup.bodies;
       rebuild(bodies, setup, setup.clock, setup.run, &setup.hermite);
       message("started " + setup.source + ", " + count_text(bodies.size()) + " bodies, softening " +
@@ -652,6 +656,8 @@ void LiveSimulation::capture(double step_ms, std::uint64_t steps, bool energy) {
     if (steps > 0) {
       stats_.step_ms = stats_.step_ms == 0 ? step_ms : 0.8 * stats_.step_ms + 0.2 * step_ms;
       stats_.steps_per_s = stats_.step_ms > 0 ? 1e3 / stats_.step_ms : 0;
+      stats_.timed_steps += steps;
+      stats_.timed_ms += step_ms * double(steps);
       double const n = double(sim_->bodies());
       if (sim_->block_steps()) {
         double const seconds = 1e-3 * step_ms * double(steps);

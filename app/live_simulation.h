@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,7 +54,11 @@ struct LiveStats {
   std::uint64_t step = 0;              // steps since the run began (hermite4: block steps)
   bool block_steps = false;            // hermite4: time is the block time, a step a block step
   double time = 0;
-  double step_ms = 0;                  // wall time per step, recent mean
+  double step_ms = 0;                  // wall time per step, recent mean (0: no step timed yet)
+  // Every step timed since the simulation was made (its start, a reset, a change of settings): how many, and their
+  // wall time in all, for the mean of them that the viewer's summary gives.
+  std::uint64_t timed_steps = 0;
+  double timed_ms = 0;
   double steps_per_s = 0;
   double interactions_per_s = 0;
   std::optional<double> energy_error;  // |E - E0| / |E0|, measured on a cadence
@@ -198,6 +203,9 @@ class LiveSimulation {
                const driver::RunConfig& run, const sim::hermite::HermiteState* hermite);
   void capture(double step_ms, std::uint64_t steps, bool energy);
   void message(const std::string& text);
+  // A notice of a simulation's setup (no CUDA device, a default taken): a message the first time only, for a reset
+  // that makes the same setup again says the same again (simulation thread).
+  void notice(const std::string& text);
 
   const Ranks& ranks_;
   bool leads_ = true;            // rank 0 (or the only rank): takes the user's changes, plans
@@ -224,6 +232,7 @@ class LiveSimulation {
   std::deque<Change> changes_;
   std::uint64_t requests_ = 0;  // changes asked for so far (numbers them)
   std::vector<std::string> messages_;
+  std::set<std::string> notices_said_;  // notice(): said already (simulation thread only)
   std::vector<std::string> files_;
   std::atomic<bool> paused_{false}, stop_{false}, want_centre_{false}, want_levels_{false};
   bool levels_captured_ = false;  // the simulation thread's last frame holds hermite4's levels

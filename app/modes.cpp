@@ -782,6 +782,16 @@ void print_block_benchmark(const driver::Measurement& m, const multigpu::Simulat
 int run_benchmark_instead(const Options& o, const std::string& why) {
   if (!o.batch_refusal.empty())
     throw InputError(o.batch_refusal + "; " + why + ", where nbody would run the benchmark instead");
+  // Options that do nothing in the chosen mode are refused, and here the benchmark is the mode: the viewer's settings
+  // would be dropped unseen (a user who gave --paused expects a picture that waits).
+  if (auto const& given = o.viewer_settings; !given.empty()) {
+    std::string list;
+    for (std::size_t k = 0; k < given.size(); ++k)
+      list += (k == 0 ? "" : k + 1 == given.size() ? " and " : ", ") + given[k];
+    throw InputError(list + (given.size() == 1 ? " belongs" : " belong") + " to the viewer and would do nothing in "
+                     "the headless benchmark; " + why + ", where nbody would run the benchmark instead (--offscreen "
+                     "draws without a display)");
+  }
   // A checkpoint given with no mode is most often a run to continue: the benchmark times steps from it, and says so.
   std::string const restart = o.run.initial.checkpoint.empty()
                                   ? ""

@@ -208,6 +208,13 @@ std::pair<double, double> parse_color_range(const std::string& text) {
   return {*lo, *hi};
 }
 
+// The viewer's settings that --serve takes too (--width and --height: the first frame's size, until a browser says its
+// own). None of them does anything in a benchmark.
+const char* const kServedOptions[] = {"--screenshot-dir", "--paused",          "--width",    "--height",
+                                      "--color",          "--point-size",      "--brightness", "--no-hud",
+                                      "--interop",        "--steps-per-frame", "--colormap", "--color-range",
+                                      "--hud",            "--trails"};
+
 void require(bool ok, const std::string& message) {
   if (!ok) throw InputError(message);
 }
@@ -263,11 +270,6 @@ void check_options_apply(const CLI::App& cli, Mode mode, const std::string& impl
   };
   static const char* const viewer_options[] = {"--offscreen", "--screenshot", "--frames",   "--frames-dir",
                                                "--video",     "--video-fps",  "--video-hud"};
-  // --width and --height: the first frame's size, until a browser says its own.
-  static const char* const served_options[] = {"--screenshot-dir", "--paused",   "--width",      "--height",
-                                               "--color",          "--point-size", "--brightness", "--no-hud",
-                                               "--interop",        "--steps-per-frame", "--colormap", "--color-range",
-                                               "--hud",            "--trails"};
   static const char* const simulation_options[] = {
       "--bodies", "--scenario", "--seed",      "--eccentricity", "--integrator", "--dt",        "--damping",
       "--eta",    "--eta-start", "--dt-max",
@@ -294,7 +296,7 @@ void check_options_apply(const CLI::App& cli, Mode mode, const std::string& impl
     if (cli.count(r.option) && !applies(r.modes)) refuse(r.option, r.where);
   for (const char* option : viewer_options)
     if (cli.count(option) && !applies(viewer)) refuse(option, "the viewer");
-  for (const char* option : served_options)
+  for (const char* option : kServedOptions)
     if (cli.count(option) && !applies(served)) refuse(option, "the viewer and --serve");
   for (const char* option : simulation_options)
     if (cli.count(option) && !applies(simulating)) refuse(option, "modes that simulate");
@@ -650,6 +652,18 @@ std::optional<Options> parse_options(int argc, char** argv) {
   } catch (const CLI::ExtrasError& e) {
     throw InputError(unexpected_arguments(cli, argc, argv, e.what()));
   } catch (const CLI::ParseError& e) {
+    // Two modes: CLI11 lists every mode option ("Requires at most 1 options be given from [...]"); the user needs
+    // the ones given.
+    std::vector<std::string> given;
+    for (const CLI::Option* mode : modes->get_options())
+      if (mode->count()) given.push_back(mode->get_name());
+    if (given.size() > 1) {
+      std::string list;
+      for (std::size_t k = 0; k < given.size(); ++k)
+        list += (k == 0 ? "" : k + 1 == given.size() ? " and " : ", ") + given[k];
+      throw InputError(list + (given.size() == 2 ? " both" : "") + " given; these are modes, and only one mode may be "
+                       "given");
+    }
     // CLI11 says "--bodies: At Most 1 required but received 2" for an option given twice.
     std::smatch m;
     std::string const what = e.what();
@@ -687,6 +701,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   }
 
   if (viewer) o.mode = Mode::viewer;
+  o.viewer_named = viewer;
   if (cli.count("--serve")) {
     o.mode = Mode::serve;
     serve::parse_listen_address(o.serve);  // a bad host or port: one line naming it, before any work
@@ -705,6 +720,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
       o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || cli.count("--frames");
   if (viewer_output && o.mode == Mode::automatic) o.mode = Mode::viewer;
   check_options_apply(cli, o.mode, run_implied_by);
+  // The default mode may run the benchmark instead of the viewer (no display): these would do nothing there.
+  if (o.mode == Mode::automatic)
+    for (const char* option : kServedOptions)
+      if (cli.count(option)) o.viewer_settings.push_back(option);
   // Offscreen, a frame nobody sees: a user asks for a picture, a movie or (with --frames) the
   // renderer's timing, which the summary line reports.
   if (o.offscreen && !cli.count("--screenshot") && !cli.count("--frames-dir") && !cli.count("--video") &&

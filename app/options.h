@@ -31,6 +31,9 @@ struct Options {
   // Why a mode that cannot switch scenarios would refuse these options ("" when none would): the default mode
   // refuses them where it runs the benchmark in place of the viewer.
   std::string batch_refusal;
+  // The viewer's settings given to the default mode ("--paused", "--hud"): refused where it runs the benchmark
+  // instead, in which they would do nothing.
+  std::vector<std::string> viewer_settings;
   driver::RunConfig run;                   // what to simulate, with which physics, on which devices
   std::vector<std::size_t> sizes;          // --bodies as given: several only for --compare-threading
   // How long and what to write.
@@ -55,6 +58,7 @@ struct Options {
   double tolerance = 0.0;                  // --validate: 0 = sim::force_error_bound
   bool quiet = false;
   // Viewer.
+  bool viewer_named = false;               // --viewer given (not implied by --frames, --screenshot and the like)
   bool offscreen = false;                  // EGL, no window system
   std::string screenshot;                  // write this PNG after --frames frames, then exit
   std::uint64_t frames = 0;                // 0: run until closed (window) / 1 (offscreen)

@@ -143,7 +143,7 @@ class Encoder {
 class BrowserSurface final : public render::Surface {
  public:
   BrowserSurface(WebServer& server, int width, int height)
-      : offscreen_(render::open_offscreen(kMaxFrameWidth, kMaxFrameHeight)),
+      : offscreen_(render::open_offscreen(kMaxFrameWidth, kMaxFrameHeight, "--serve")),
         server_(server),
         origin_(Clock::now()),
         encoder_(server, origin_),
@@ -377,11 +377,25 @@ int run_serve(const Options& options) {
     how = "this machine only; from another: ssh -L " + port + ":" + host + ":" + port + " HOST";
   else if (shown != address.host)  // the machine's name may not resolve everywhere: its loopback URL too
     how = "or http://127.0.0.1:" + port + "/?token=" + token + " on this machine; " + how;
+  // The frames' EGL surface before the URL: a server that cannot draw (no EGL driver) fails before anyone is told
+  // where to connect.
+  auto surface = std::make_unique<BrowserSurface>(*server, options.width, options.height);
   // The URL on stderr always (--quiet too): without it nobody can connect.
   std::cerr << "serve: open " << url << "  (" << how << ")\n";
-  auto surface = std::make_unique<BrowserSurface>(*server, options.width, options.height);
   BrowserSurface* frames = surface.get();
-  int const code = run_viewer_session(options, std::move(surface), [frames](const LiveStats& s) { frames->show(s); });
+  // The pages are told why the server stops (a WebSocket close they show), before its connections end.
+  int code = 0;
+  try {
+    code = run_viewer_session(options, std::move(surface), [frames](const LiveStats& s) { frames->show(s); });
+  } catch (const Interrupted& e) {
+    server->stop(std::string("the server stopped: ") + e.what());
+    throw;
+  } catch (const std::exception& e) {
+    server->stop(std::string("the server stopped on an error: ") + e.what());
+    throw;
+  }
+  int const sig = interrupt_signal();
+  server->stop(sig ? std::string("the server stopped: ") + Interrupted::what_came(sig) : "the server stopped");
   log("serve: " + std::to_string(server->refused_requests()) + " requests and " +
       std::to_string(server->refused_messages()) + " messages refused");
   return code;

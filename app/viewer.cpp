@@ -120,8 +120,10 @@ float default_point_size(std::size_t bodies) {
   return float(std::clamp(64.0 / std::pow(double(std::max<std::size_t>(bodies, 1)), 0.25), 2.0, 24.0));
 }
 
-// The option that asked for a window, as messages about it name it.
+// The option that asked for a window, as messages about it name it: --viewer where it was given (the window is what
+// it asks for; --frames beside it only counts the window's frames), else the option that implied the viewer.
 std::string window_option(const Options& o) {
+  if (o.viewer_named) return "--viewer";
   if (!o.screenshot.empty()) return "--screenshot " + o.screenshot;
   if (!o.video.empty()) return "--video " + o.video;
   if (!o.frames_dir.empty()) return "--frames-dir " + o.frames_dir;
@@ -162,7 +164,7 @@ class Viewer {
     recording_ = o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || o.frames > 0;
     // The window first: where none can open, the default mode falls back before any other work.
     surface_ = surface ? std::move(surface)
-               : o.offscreen ? render::open_offscreen(o.width, o.height)
+               : o.offscreen ? render::open_offscreen(o.width, o.height, "--offscreen")
                              : render::open_window(o.width, o.height, "nbody");
     renderer_ = std::make_unique<render::BodyRenderer>();
     hdr_ = std::make_unique<render::HdrPipeline>();
@@ -333,9 +335,14 @@ class Viewer {
         std::cerr << "viewer: wrote " << options_.video << " (" << video_->frames() << " frames)\n";
     }
     LiveStats const stats = live_->stats();
-    // The step's time where the run last made steps (none since a reset or before the first step: not said).
-    char step[64] = "";
-    if (stats.step_ms > 0) std::snprintf(step, sizeof step, "step %.3f ms (mean of the last), ", stats.step_ms);
+    // The step's time where the run made steps: the mean of every step since it was last made (its start, a reset, a
+    // change of settings), said with their count; none since then, not said.
+    char step[160] = "";
+    if (stats.timed_steps > 0)
+      std::snprintf(step, sizeof step, "step %.3f ms (mean of the %llu %s since the run last started or changed), ",
+                    stats.timed_ms / double(stats.timed_steps), (unsigned long long)stats.timed_steps,
+                    stats.block_steps ? (stats.timed_steps == 1 ? "block step" : "block steps")
+                                      : (stats.timed_steps == 1 ? "step" : "steps"));
     // Ended during the start-up, before the first state: no bodies to name, and no way positions reached GL yet.
     std::string const shown = stats.bodies ? "N = " + std::to_string(stats.bodies) : "no bodies yet (the start-up)";
     std::string const upload = upload_.empty() ? "" : ", " + upload_;
@@ -882,6 +889,8 @@ class Viewer {
     h.description = s.description;
     h.upload = upload_;
     h.time = s.time;
+    h.dt = s.block_steps ? 0.0 : s.dt;
+    h.step = s.step;
     h.energy_error = s.energy_error;
     h.energy_time = s.energy_time;
     h.virial_ratio = s.virial_ratio;
@@ -891,7 +900,7 @@ class Viewer {
     h.exposure = shown_exposure_;
     for (auto const& m : messages_) h.messages.push_back(m.first);
     h.keys = kViewerKeys;
-    h.overlay = render::describe_overlay(controls_.color, shown_coloring_, slices_.size(), s.time, running_.units,
+    h.overlay = render::describe_overlay(controls_.color, shown_coloring_, slices_.size(), s.time, h.dt, running_.units,
                                          camera_.world_per_pixel(float(surface_->height())), surface_->width());
     if (controls_.color == render::ColorMode::level) h.overlay->swatches = level_swatches_;
     if (controls_.color == render::ColorMode::type) h.overlay->swatches = render::type_swatches(types_present_);

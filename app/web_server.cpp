@@ -31,6 +31,9 @@ constexpr auto kIdleTimeout = std::chrono::seconds(20);       // no data from a 
 constexpr std::size_t kMaxHeaderBytes = 8192;
 constexpr std::uint64_t kMaxRefusedPerViewer = 100;           // then the viewer is closed
 constexpr std::size_t kMaxTextsWaiting = 8;                   // control notices to one viewer
+// A stopping server's wait for its viewers to answer its close frame: a page answers at once, and a viewer that
+// does not (gone, or stalled) must not hold up a Ctrl-C or SIGTERM more than this.
+constexpr auto kGoodbyeTimeout = std::chrono::milliseconds(1000);
 
 // "host:port" of a Host header, or of an Origin's authority ("http://host:port").
 std::string authority_of_origin(beast::string_view origin) {
@@ -80,6 +83,8 @@ struct WebServer::Impl {
   std::weak_ptr<Viewer> steering;             // the viewer whose input counts
   FrameBytes latest;                          // the newest frame, for a viewer that connects now
   std::deque<std::pair<std::string, std::string>> files;  // offered for download: name, path (network thread only)
+  bool stopping = false;           // stop(): the viewers are told, no new ones come (network thread only)
+  net::steady_timer goodbye{io};   // bounds the wait for their answers
 
   Impl(WebServer& o, std::optional<std::string> t, std::string p) : owner(o), token(std::move(t)), page(std::move(p)) {}
 
@@ -144,14 +149,24 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
 
   // The newest frame: sent now, or when the write in progress ends (replacing one still waiting).
   void offer(const FrameBytes& frame) {
-    if (closed_) return;
+    if (closed_ || leaving_) return;
     waiting_ = frame;
     if (!writing_) write_next();
   }
 
   void tell(std::string text) {
-    if (closed_ || texts_.size() >= kMaxTextsWaiting) return;
+    if (closed_ || leaving_ || texts_.size() >= kMaxTextsWaiting) return;
     texts_.push_back(std::move(text));
+    if (!writing_) write_next();
+  }
+
+  // The server stops: a close frame, 1001 "going away", with `why`, which the page shows (a connection that just ends
+  // reads there as 1006, "the server is not reachable"). Sent once the write in progress ends; the viewer's answer
+  // ends its read, and with it the viewer (gone).
+  void go_away(std::string why) {
+    if (closed_ || leaving_) return;
+    leaving_ = true;
+    why_ = std::move(why);
     if (!writing_) write_next();
   }
 
@@ -220,6 +235,12 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
 
   void write_next() {
     if (closed_) return;
+    if (leaving_) {
+      writing_ = true;  // nothing is written after the close frame
+      ws_.async_close(websocket::close_reason(websocket::close_code::going_away, why_),
+                      [self = shared_from_this()](beast::error_code) { self->gone(); });
+      return;
+    }
     if (!texts_.empty()) {
       text_ = std::move(texts_.front());
       texts_.pop_front();
@@ -267,6 +288,8 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
   std::deque<std::string> texts_;
   std::string text_;
   bool writing_ = false, closed_ = false;
+  bool leaving_ = false;  // go_away: the close frame is sent (or waits for the write in progress)
+  std::string why_;
   std::uint64_t refused_ = 0;
 };
 
@@ -471,6 +494,7 @@ std::optional<WebServer::Impl::Refusal> WebServer::Impl::refusal(const http::req
 }
 
 void WebServer::Impl::add(const std::shared_ptr<Viewer>& v) {
+  if (stopping) return v->close();  // its handshake ended after the server began to stop
   viewers.insert(v);
   owner.viewers_ = viewers.size();
   owner.note("serve: viewer " + v->peer() + " connected (" + std::to_string(viewers.size()) + " watching)");
@@ -484,6 +508,10 @@ void WebServer::Impl::remove(const std::shared_ptr<Viewer>& v) {
   if (!viewers.erase(v)) return;
   owner.viewers_ = viewers.size();
   owner.note("serve: viewer " + v->peer() + " gone (" + std::to_string(viewers.size()) + " watching)");
+  if (stopping) {
+    if (viewers.empty()) goodbye.cancel();  // every viewer answered: the server stops now
+    return;
+  }
   if (steering.lock() == v || steering.expired()) {
     steering.reset();
     owner.deliver(ClientMessage{0, ControlChanged{}});
@@ -534,15 +562,32 @@ WebServer::WebServer(const ListenAddress& address, std::string token, std::strin
   });
 }
 
-WebServer::~WebServer() {
-  net::post(impl_->io, [impl = impl_.get()] {
+WebServer::~WebServer() { stop("the server stopped"); }
+
+void WebServer::stop(const std::string& reason) {
+  if (!thread_.joinable()) return;
+  // A close frame's reason holds at most 123 bytes (RFC 6455, 5.5): cut at a character's start, so it stays UTF-8.
+  std::string why = reason.substr(0, 123);
+  if (why.size() < reason.size())
+    while (!why.empty() && (static_cast<unsigned char>(reason[why.size()]) & 0xC0) == 0x80) why.pop_back();
+  net::post(impl_->io, [impl = impl_.get(), why] {
     beast::error_code ec;
     impl->acceptor.close(ec);
-    for (auto const& v : std::vector<std::shared_ptr<Impl::Viewer>>(impl->viewers.begin(), impl->viewers.end())) v->close();
-    impl->viewers.clear();
-    impl->io.stop();
+    impl->stopping = true;
+    // Every viewer is told why, and the network thread goes on until each has answered or kGoodbyeTimeout passed;
+    // then whatever is left is closed as it is.
+    for (auto const& v : std::vector<std::shared_ptr<Impl::Viewer>>(impl->viewers.begin(), impl->viewers.end()))
+      v->go_away(why);
+    impl->goodbye.expires_after(kGoodbyeTimeout);
+    impl->goodbye.async_wait([impl](beast::error_code) {
+      for (auto const& v : std::vector<std::shared_ptr<Impl::Viewer>>(impl->viewers.begin(), impl->viewers.end()))
+        v->close();
+      impl->viewers.clear();
+      impl->io.stop();
+    });
+    if (impl->viewers.empty()) impl->goodbye.cancel();
   });
-  if (thread_.joinable()) thread_.join();
+  thread_.join();
   {
     std::lock_guard<std::mutex> lock(input_mutex_);
     input_arrived_.notify_all();

@@ -32,7 +32,7 @@ class WebServer {
   // loopback one (then only this machine's users reach it).
   WebServer(const ListenAddress& address, std::string token, std::string page,
             std::function<void(const std::string&)> log);
-  ~WebServer();  // closes every connection and joins the network thread
+  ~WebServer();  // stop("the server stopped")
   WebServer(const WebServer&) = delete;
   WebServer& operator=(const WebServer&) = delete;
 
@@ -52,6 +52,11 @@ class WebServer {
   // viewer is told its name ("file NAME") and may download it from /files/NAME while the server runs (the newest
   // kMaxFilesOffered; the file is read when asked for). Returns at once.
   void offer_file(const std::string& path);
+
+  // Tells every viewer that the server stops, with `reason` (a WebSocket close, 1001 "going away"; its first 123
+  // bytes), waits up to a second for their answers, closes every connection and joins the network thread. Once; the
+  // destructor calls it too.
+  void stop(const std::string& reason);
 
   // Counters, for the log and tests.
   std::uint64_t refused_requests() const { return refused_requests_.load(); }

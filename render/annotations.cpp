@@ -99,16 +99,43 @@ std::string physical_time_text(double time, const sim::Units& units) {
   return format(seconds, 4) + " s";
 }
 
-std::string time_label(double time, const sim::Units& units) {
-  if (!units.physical()) return "t = " + format(time, 4) + " N-body units";
+std::string time_text(double time, double dt) {
+  constexpr int kFewest = 4, kMost = 12;
+  if (!(dt > 0) || !std::isfinite(dt) || !std::isfinite(time)) return format(time, kMost);
+  // The decimal places of the time's leading digit and of the step's: the digits between them, and one more.
+  int const time_place = time != 0 ? int(std::floor(std::log10(std::abs(time)))) : 0;
+  int const step_place = int(std::floor(std::log10(dt)));
+  return format(time, std::clamp(time_place - step_place + 1, kFewest, kMost));
+}
+
+std::string time_label(double time, double dt, const sim::Units& units) {
+  if (!units.physical()) return "t = " + time_text(time, dt) + " N-body units";
   return "t = " + physical_time_text(time, units);
 }
 
-std::string panel_time_line(double time, bool block_steps, bool paused, const sim::Units& units) {
-  std::string const physical = units.physical() ? physical_time_text(time, units) : "";  // as the overlay's stamp
-  char text[128];
-  std::snprintf(text, sizeof text, "%s = %.4g%s%s", block_steps ? "block time" : "t", time,
-                physical.empty() ? "" : (" (" + physical + ")").c_str(), paused ? "   paused" : "");
+std::string panel_time_line(double time, bool block_steps, double dt, const sim::Units& units) {
+  std::string const physical = units.physical() ? " (" + physical_time_text(time, units) + ")" : "";  // as the stamp
+  return (block_steps ? "block time = " : "t = ") + time_text(time, block_steps ? 0.0 : dt) + physical;
+}
+
+std::string panel_step_line(std::uint64_t step, bool block_steps, bool paused) {
+  return (block_steps ? "block step " : "step ") + std::to_string(step) + (paused ? "   paused" : "");
+}
+
+std::string panel_rate_line(double steps_per_s, double step_ms, bool block_steps) {
+  char const* const steps = block_steps ? "block steps" : "steps";
+  if (!(step_ms > 0)) return std::string("- ") + steps + "/s   step - ms";
+  char text[96];
+  std::snprintf(text, sizeof text, "%.3g %s/s   step %.3g ms", steps_per_s, steps, step_ms);
+  return text;
+}
+
+std::string panel_bodies_line(std::size_t bodies, double interactions_per_s, double step_ms) {
+  char text[96];
+  if (!(step_ms > 0))
+    std::snprintf(text, sizeof text, "N = %zu   - interactions/s", bodies);
+  else
+    std::snprintf(text, sizeof text, "N = %zu   %.3e interactions/s", bodies, interactions_per_s);
   return text;
 }
 

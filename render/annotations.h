@@ -4,6 +4,8 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -43,14 +45,27 @@ ScaleBar scale_bar(double world_per_pixel, double max_pixels, const sim::Units& 
 // h that makes it at least 1, else seconds, four significant digits: "5.658 Myr".
 std::string physical_time_text(double time, const sim::Units& units);
 
-// "t = 12.5 N-body units"; with a physical scale, the time in the largest of Gyr, Myr, kyr, yr,
+// A simulation time in N-body units with the digits that tell it from the time one step later, so that every step
+// changes what is shown. Fixed steps of `dt`: to dt's leading decimal place, at least 4 significant digits ("13.4",
+// "100.01" where %.4g gave "100"). hermite4's block times (`dt` 0: each body has its own step, down to 2^-40 of
+// dt max): 12 significant digits, which hold a block time exactly down to steps of about 1e-11 of it ("13.40625";
+// the panel's count of block steps tells steps apart beyond that).
+std::string time_text(double time, double dt);
+
+// "t = 12.5 N-body units" (time_text's digits); with a physical scale, the time in the largest of Gyr, Myr, kyr, yr,
 // d, h, s that makes it at least 1: "t = 12.5 Myr".
-std::string time_label(double time, const sim::Units& units);
+std::string time_label(double time, double dt, const sim::Units& units);
 
 // The HUD panel's lines of the run's state, in N-body units and, with a physical scale, in its units as the
-// overlay's time stamp and scale bar read: "t = 1.2 (5.658 Myr)" ("block time = ..." for hermite4, "   paused"
-// after), "|dE/E| = 1.0e-04 at 3.112 Myr" (at t = 0.66 without a scale), "r10/50/90 = 1.07 1.34 1.67 kpc".
-std::string panel_time_line(double time, bool block_steps, bool paused, const sim::Units& units);
+// overlay's time stamp and scale bar read: "t = 1.2 (5.658 Myr)" ("block time = ..." for hermite4, whose `dt` is
+// 0: time_text), "|dE/E| = 1.0e-04 at 3.112 Myr" (at t = 0.66 without a scale), "r10/50/90 = 1.07 1.34 1.67 kpc".
+std::string panel_time_line(double time, bool block_steps, double dt, const sim::Units& units);
+// The steps made ("step 1340", "block step 1234", "   paused" after): each step, and each 'n', changes it.
+std::string panel_step_line(std::uint64_t step, bool block_steps, bool paused);
+// The rates: "12.3 steps/s   step 81.2 ms" ("block steps/s"), "N = 4096   2.68e+09 interactions/s". Before a step
+// was timed (`step_ms` 0) they are not measured: "-", not a rate of 0, which reads as a run that does not move.
+std::string panel_rate_line(double steps_per_s, double step_ms, bool block_steps);
+std::string panel_bodies_line(std::size_t bodies, double interactions_per_s, double step_ms);
 std::string panel_energy_line(double error, double time, const sim::Units& units);
 std::string panel_radii_line(const std::array<double, 3>& radii, const sim::Units& units);
 

@@ -101,17 +101,20 @@ void compute_colors(ColorMode mode, const sim::BodySet& b, const std::vector<Sli
 
 namespace {
 
-// The colour of level k among levels lo..hi present: the longest step dark, the shortest bright.
-Rgba level_color(const ColormapTable& map, int k, int lo, int hi) {
-  float const t = hi > lo ? 0.15f + 0.85f * float(k - lo) / float(hi - lo) : 0.6f;
+// The colour of level k over the fixed span: level 0 (dt max's power of two) at the map's dark end (0.15: the
+// darkest tenth or so is hard to see on black), kLevelColourSpan - 1 and deeper at its bright end. Fixed, as the speed
+// map's range is, so that a colour means one step in every frame (stretched over the levels present, a level changed
+// colour as deeper ones came and went).
+Rgba level_color(const ColormapTable& map, int k) {
+  float const t = 0.15f + 0.85f * float(std::min(k, kLevelColourSpan - 1)) / float(kLevelColourSpan - 1);
   Color const c = map_color(map, t);
   return {c.r, c.g, c.b, 1.0f};
 }
 
-std::pair<int, int> level_range(const std::vector<std::uint8_t>& levels) {
-  int lo = 255, hi = 0;
-  for (std::uint8_t l : levels) lo = std::min(lo, int(l)), hi = std::max(hi, int(l));
-  return {lo, hi};
+// A run of one shared step (no levels): the map's middle, which no level is said to be.
+Rgba shared_step_color(const ColormapTable& map) {
+  Color const c = map_color(map, 0.6f);
+  return {c.r, c.g, c.b, 1.0f};
 }
 
 }  // namespace
@@ -121,36 +124,46 @@ void compute_level_colors(const std::vector<std::uint8_t>& levels, std::size_t b
   ColormapTable const& table = colormap_table(map);
   out.resize(bodies);
   if (levels.size() != bodies) {
-    std::fill(out.begin(), out.end(), level_color(table, 0, 0, 0));
+    std::fill(out.begin(), out.end(), shared_step_color(table));
     return;
   }
-  auto const [lo, hi] = level_range(levels);
-  for (std::size_t i = 0; i < bodies; ++i) out[i] = level_color(table, levels[i], lo, hi);
+  for (std::size_t i = 0; i < bodies; ++i) out[i] = level_color(table, levels[i]);
 }
 
 std::vector<Swatch> level_swatches(const std::vector<std::uint8_t>& levels, Colormap map, double dt_max,
                                    const sim::Units& units) {
-  if (levels.empty()) return {{level_color(colormap_table(map), 0, 0, 0), "one shared time step"}};
+  ColormapTable const& table = colormap_table(map);
+  if (levels.empty()) return {{shared_step_color(table), "one shared time step"}};
   std::size_t counts[256] = {};
   for (std::uint8_t l : levels) ++counts[l];
-  auto const [lo, hi] = level_range(levels);
   double top = 1.0;  // the largest power of two at or below dt_max: level 0's step
   while (top > dt_max) top *= 0.5;
   while (top * 2 <= dt_max) top *= 2;
+  auto label = [&](int k, const char* relation, std::size_t count) {
+    double const dt = std::ldexp(top, -k);
+    std::string const physical = units.physical() ? " (" + physical_time_text(dt, units) + ")" : "";
+    char text[96];
+    std::snprintf(text, sizeof text, "dt%s %.3g%s: %zu", relation, dt, physical.c_str(), count);
+    return std::string(text);
+  };
   std::vector<Swatch> s;
   std::size_t more = 0;
-  for (int k = lo; k <= hi; ++k) {
+  int const last = kLevelColourSpan - 1;  // this level and the deeper ones share the map's bright end: one line
+  for (int k = 0; k < last; ++k) {
     if (!counts[k]) continue;
     if (s.size() == 12) {
       more += counts[k];
       continue;
     }
-    double const dt = std::ldexp(top, -k);
-    std::string const physical = units.physical() ? " (" + physical_time_text(dt, units) + ")" : "";
-    char label[96];
-    std::snprintf(label, sizeof label, "dt %.3g%s: %zu", dt, physical.c_str(), counts[k]);
-    s.push_back({level_color(colormap_table(map), k, lo, hi), label});
+    s.push_back({level_color(table, k), label(k, "", counts[k])});
   }
+  std::size_t deep = 0;
+  bool deeper = false;
+  for (int k = last; k < 256; ++k) deep += counts[k], deeper = deeper || (k > last && counts[k]);
+  if (deep && s.size() < 12)
+    s.push_back({level_color(table, last), label(last, deeper ? " <=" : "", deep)});
+  else
+    more += deep;
   if (more) s.back().label += " (+" + std::to_string(more) + " shorter)";
   return s;
 }

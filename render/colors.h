@@ -29,10 +29,15 @@ struct SpeedColoring {
 void compute_colors(ColorMode mode, const sim::BodySet& bodies, const std::vector<Slice>& slices,
                     const SpeedColoring& speed, std::vector<Rgba>& out);
 
+// The levels colour by level spans, from level 0 (the map's dark end) to this one (its bright end, which the deeper
+// levels share): steps down to 2^-11 of dt max. A 1,024-body Plummer sphere's steps are at levels 0 to 9 (measured
+// over 2,000 block steps), most of the map; the deeper steps of close encounters share its brightest colour.
+inline constexpr int kLevelColourSpan = 12;
+
 // hermite4's time-step levels (sim::hermite::step_level: level k steps dt_max / 2^k), one colour per
-// level through `map`, from the longest step present (the map's dark end) to the shortest (its bright
-// end): the bodies in close encounters stand out. Empty `levels` (a run of one shared step, or levels
-// not captured): every body the map's middle colour.
+// level through `map`, the same in every frame: level 0 at the map's dark end, kLevelColourSpan - 1 and deeper
+// at its bright end, so the bodies in close encounters stand out. Empty `levels` (a run of one shared step, or
+// levels not captured): every body the map's middle colour.
 void compute_level_colors(const std::vector<std::uint8_t>& levels, std::size_t bodies, Colormap map,
                           std::vector<Rgba>& out);
 
@@ -51,7 +56,8 @@ unsigned types_present(const std::vector<sim::BodyType>& types);
 std::vector<Swatch> device_swatches(std::size_t devices);
 // The levels present in `levels`, each with its colour (as compute_level_colors gives it), its step
 // (dt_max / 2^k; with a physical scale, in a time unit beside it: "dt 0.0625 (2.947 kyr): 207") and how many bodies
-// take it; at most 12, the rest said in the last label.
+// take it; the levels that share the bright end in one line ("dt <= 1.91e-06: 3"); at most 12, the rest said in the
+// last label.
 std::vector<Swatch> level_swatches(const std::vector<std::uint8_t>& levels, Colormap map, double dt_max,
                                    const sim::Units& units = {});
 

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/errors.h"
@@ -16,20 +18,39 @@
 namespace nbody::render {
 namespace {
 
-std::string egl_error(const char* what) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%s failed (EGL error 0x%04x)", what, eglGetError());
-  return buf;
+// The name of an EGL error code (EGL 1.5, section 3.1), the code itself only as detail: "EGL_BAD_PARAMETER, 0x300c".
+std::string egl_error_name(EGLint code) {
+  static const char* const kNames[] = {"EGL_SUCCESS",           "EGL_NOT_INITIALIZED",   "EGL_BAD_ACCESS",
+                                       "EGL_BAD_ALLOC",         "EGL_BAD_ATTRIBUTE",     "EGL_BAD_CONFIG",
+                                       "EGL_BAD_CONTEXT",       "EGL_BAD_CURRENT_SURFACE", "EGL_BAD_DISPLAY",
+                                       "EGL_BAD_MATCH",         "EGL_BAD_NATIVE_PIXMAP", "EGL_BAD_NATIVE_WINDOW",
+                                       "EGL_BAD_PARAMETER",     "EGL_BAD_SURFACE",       "EGL_CONTEXT_LOST"};
+  char code_text[16];
+  std::snprintf(code_text, sizeof code_text, "0x%04x", unsigned(code));
+  bool const known = code >= EGL_SUCCESS && code <= EGL_CONTEXT_LOST;
+  return known ? std::string(kNames[code - EGL_SUCCESS]) + ", " + code_text : std::string("EGL error ") + code_text;
 }
+
+std::string egl_error(const char* what) { return std::string(what) + " failed (" + egl_error_name(eglGetError()) + ")"; }
 
 class EglSurface final : public Surface {
  public:
-  EglSurface(int width, int height) : width_(width), height_(height) {
+  EglSurface(int width, int height, std::string asked_by) : width_(width), height_(height), asked_by_(std::move(asked_by)) {
     display_ = device_display();
     if (display_ == EGL_NO_DISPLAY) {
+      // Neither a GPU device nor the default display: no EGL driver answered (GLVND found no vendor library, or the
+      // one it found has no display here). Said in words, the EGL call and its error as detail.
       display_ = eglGetDisplay(EGL_DEFAULT_DISPLAY);
-      if (display_ == EGL_NO_DISPLAY || !eglInitialize(display_, nullptr, nullptr))
-        throw RuntimeFailure("--offscreen: no EGL display: " + egl_error("eglInitialize"));
+      std::string failed;
+      if (display_ == EGL_NO_DISPLAY)
+        failed = "eglGetDisplay: " + egl_error_name(eglGetError());
+      else if (!eglInitialize(display_, nullptr, nullptr))
+        failed = "eglInitialize: " + egl_error_name(eglGetError());
+      if (!failed.empty()) {
+        display_ = EGL_NO_DISPLAY;  // nothing to release
+        throw RuntimeFailure(asked_by_ + ": no EGL driver could give a display to render into (" + failed +
+                             "); EGL rendering needs Mesa's EGL (Debian: libegl-mesa0) or the NVIDIA driver");
+      }
       source_ = "default display";
     }
     EGLint const config_attributes[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT,
@@ -39,22 +60,22 @@ class EglSurface final : public Surface {
     EGLConfig config = nullptr;
     EGLint count = 0;
     if (!eglChooseConfig(display_, config_attributes, &config, 1, &count) || count == 0)
-      fail("--offscreen: no EGL config for an OpenGL pbuffer");
+      fail(asked_by_ + ": no EGL config for an OpenGL pbuffer");
     EGLint const pbuffer_attributes[] = {EGL_WIDTH, width, EGL_HEIGHT, height, EGL_NONE};
     surface_ = eglCreatePbufferSurface(display_, config, pbuffer_attributes);
-    if (surface_ == EGL_NO_SURFACE) fail(egl_error("eglCreatePbufferSurface"));
-    if (!eglBindAPI(EGL_OPENGL_API)) fail(egl_error("eglBindAPI(EGL_OPENGL_API)"));
+    if (surface_ == EGL_NO_SURFACE) fail(asked_by_ + ": " + egl_error("eglCreatePbufferSurface"));
+    if (!eglBindAPI(EGL_OPENGL_API)) fail(asked_by_ + ": " + egl_error("eglBindAPI(EGL_OPENGL_API)"));
     EGLint const context_attributes[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 3,
                                          EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
                                          EGL_NONE};
     context_ = eglCreateContext(display_, config, EGL_NO_CONTEXT, context_attributes);
-    if (context_ == EGL_NO_CONTEXT) fail(egl_error("eglCreateContext (OpenGL 3.3 core)"));
-    if (!eglMakeCurrent(display_, surface_, surface_, context_)) fail(egl_error("eglMakeCurrent"));
+    if (context_ == EGL_NO_CONTEXT) fail(asked_by_ + ": " + egl_error("eglCreateContext (OpenGL 3.3 core)"));
+    if (!eglMakeCurrent(display_, surface_, surface_, context_)) fail(asked_by_ + ": " + egl_error("eglMakeCurrent"));
     glewExperimental = GL_TRUE;
     GLenum const status = glewInit();
     (void)glGetError();
     if (status != GLEW_OK && glGetString(GL_VERSION) == nullptr)
-      fail(std::string("--offscreen: cannot load OpenGL functions (GLEW): ") +
+      fail(asked_by_ + ": cannot load OpenGL functions (GLEW): " +
            reinterpret_cast<const char*>(glewGetErrorString(status)));
   }
 
@@ -109,6 +130,7 @@ class EglSurface final : public Surface {
   }
 
   int width_, height_;
+  std::string asked_by_;  // the option that asked for EGL rendering, which messages name
   EGLDisplay display_ = EGL_NO_DISPLAY;
   EGLSurface surface_ = EGL_NO_SURFACE;
   EGLContext context_ = EGL_NO_CONTEXT;
@@ -117,6 +139,8 @@ class EglSurface final : public Surface {
 
 }  // namespace
 
-std::unique_ptr<Surface> open_offscreen(int width, int height) { return std::make_unique<EglSurface>(width, height); }
+std::unique_ptr<Surface> open_offscreen(int width, int height, const std::string& asked_by) {
+  return std::make_unique<EglSurface>(width, height, asked_by);
+}
 
 }  // namespace nbody::render

@@ -102,6 +102,32 @@ void hold_back_key_callback(GLFWwindow* window, int key, int scancode, int actio
   give_waiting_keys();
 }
 
+// A line of the panel whose words are never broken: where the panel is too narrow for it, it goes on below at a
+// space (a run of spaces, the gap between two figures, kept as it is), never inside a word. ImGui's own wrapping
+// breaks after a '.', inside a number ("2." above "684e+09"), and inside a word too long for the line.
+void unbroken_words(const std::string& text) {
+  float const room = ImGui::GetContentRegionAvail().x;
+  float x = 0;
+  bool first = true;
+  for (std::size_t k = 0; k < text.size();) {
+    std::size_t const start = text.find_first_not_of(' ', k);
+    if (start == std::string::npos) break;
+    std::size_t const end = std::min(text.find(' ', start), text.size());
+    std::string const word = text.substr(start, end - start);
+    float const gap = ImGui::CalcTextSize(text.substr(k, start - k).c_str()).x;
+    float const w = ImGui::CalcTextSize(word.c_str()).x;
+    if (!first && x + gap + w <= room) {
+      ImGui::SameLine(0.0f, gap);
+      x += gap + w;
+    } else {
+      x = w;  // a new line; a word wider than the panel stays whole (the panel clips it)
+    }
+    ImGui::TextUnformatted(word.c_str());
+    first = false;
+    k = end;
+  }
+}
+
 }  // namespace
 
 Hud::Hud(GLFWwindow* window) : window_(window) {
@@ -192,11 +218,20 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     std::fprintf(stderr, "ui-value: %s %d\n", label, int(value));
   };
   // A narrow panel in the corner: the middle of the view stays on the bodies.
-  float const panel = std::min(330.0f, 0.45f * float(width));
+  float panel = std::min(330.0f, 0.45f * float(width)), top = 8.0f;
+  // Clear of the time stamp in the top right corner (a small frame: 320 pixels wide, the panel covered it): narrowed
+  // to end short of it, down to kNarrowest, and below it where that is still too wide.
+  constexpr float kNarrowest = 120.0f, kGap = 6.0f;
+  if (s.overlay) {
+    auto const time = overlay_time_rect(*s.overlay, width, height);
+    float const room = time[0] - kGap - top;
+    if (panel > room && room >= kNarrowest) panel = room;
+    else if (panel > room) top = time[1] + time[3] + kGap;
+  }
   // Down to just above the scale bar (the overlay's bottom left corner), scrolling beyond.
   float const bottom = s.overlay ? overlay_layout(width, height).bar[1] - 4.0f : 0.97f * float(height);
-  ImGui::SetNextWindowPos(ImVec2(8, 8), ImGuiCond_Always);
-  ImGui::SetNextWindowSizeConstraints(ImVec2(panel, 0), ImVec2(panel, std::max(bottom - 8.0f, 120.0f)));
+  ImGui::SetNextWindowPos(ImVec2(8, top), ImGuiCond_Always);
+  ImGui::SetNextWindowSizeConstraints(ImVec2(panel, 0), ImVec2(panel, std::max(bottom - top, 120.0f)));
   ImGui::SetNextWindowBgAlpha(0.6f);
   ImGui::Begin("nbody", nullptr,
                ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoMove |
@@ -206,30 +241,33 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
   // moved every control below it by a line between two refreshes of the figures (and a click aimed at
   // one landed on another).
   // Paused, frames are drawn only when something changes: a rate would be the one from before the pause.
+  char frames[96];
   if (s.paused)
-    ImGui::Text("frames drawn on change   render %.3g ms", s.render_ms);
+    std::snprintf(frames, sizeof frames, "frames drawn on change   render %.3g ms", s.render_ms);
   else if (s.fps == 0 && s.render_ms == 0)  // the first frame: nothing measured yet (not a rate of 0)
-    ImGui::TextUnformatted("frames drawn/s and render time: measuring");
+    std::snprintf(frames, sizeof frames, "frames drawn/s and render time: measuring");
   else
-    ImGui::Text("%.0f frames drawn/s   render %.3g ms", s.fps, s.render_ms);
-  ImGui::Text("%.3g %s/s   step %.3g ms", s.steps_per_s, s.block_steps ? "block steps" : "steps", s.step_ms);
-  ImGui::Text("N = %zu   %.3e interactions/s", s.bodies, s.interactions_per_s);
-  ImGui::TextUnformatted(s.source.c_str());
+    std::snprintf(frames, sizeof frames, "%.0f frames drawn/s   render %.3g ms", s.fps, s.render_ms);
+  unbroken_words(frames);
+  unbroken_words(panel_rate_line(s.steps_per_s, s.step_ms, s.block_steps));
+  unbroken_words(panel_bodies_line(s.bodies, s.interactions_per_s, s.step_ms));
+  unbroken_words(s.source);
   // hermite4: the block time, every body predicted to it; each body keeps its own step. With a physical scale the
-  // times and radii read in its units, as the overlay's time stamp and scale bar do.
-  ImGui::TextUnformatted(panel_time_line(s.time, s.block_steps, s.paused, s.units).c_str());
+  // times and radii read in its units, as the overlay's time stamp and scale bar do. The count of steps below it
+  // changes with every step, where a time of many digits may not.
+  unbroken_words(panel_time_line(s.time, s.block_steps, s.dt, s.units));
+  unbroken_words(panel_step_line(s.step, s.block_steps, s.paused));
   if (s.energy_error)
-    ImGui::TextUnformatted(panel_energy_line(*s.energy_error, s.energy_time, s.units).c_str());
+    unbroken_words(panel_energy_line(*s.energy_error, s.energy_time, s.units));
   else if (s.energy_tracked)
-    ImGui::TextUnformatted(s.paused && s.time == 0.0 ? "energy error: after the first step" : "energy error: measuring");
+    unbroken_words(s.paused && s.time == 0.0 ? "energy error: after the first step" : "energy error: measuring");
   else
-    ImGui::TextUnformatted("energy: not tracked at this N");
+    unbroken_words("energy: not tracked at this N");
   if (s.virial_ratio) {
-    if (std::isnan(*s.virial_ratio))
-      ImGui::TextUnformatted("2K/|W| undefined (W = 0)");
-    else
-      ImGui::Text("2K/|W| = %.3f", *s.virial_ratio);
-    ImGui::TextUnformatted(panel_radii_line(s.lagrangian_radii, s.units).c_str());
+    char virial[48];
+    std::snprintf(virial, sizeof virial, "2K/|W| = %.3f", *s.virial_ratio);
+    unbroken_words(std::isnan(*s.virial_ratio) ? "2K/|W| undefined (W = 0)" : virial);
+    unbroken_words(panel_radii_line(s.lagrangian_radii, s.units));
   }
   ImGui::PopTextWrapPos();
 

@@ -19,12 +19,14 @@ namespace nbody::render {
 
 struct HudStats {
   double fps = 0;                  // over the last second
-  double steps_per_s = 0, step_ms = 0, render_ms = 0, interactions_per_s = 0;
+  double steps_per_s = 0, step_ms = 0, render_ms = 0, interactions_per_s = 0;  // step_ms 0: none timed yet
   std::size_t bodies = 0;
   std::string source;              // the scenario, or the file's name
   std::string description;         // backend, devices, kernel, precision, threading
   std::string upload;              // how positions reach GL
   double time = 0;
+  double dt = 0;                   // the fixed step, which the time's digits resolve (hermite4: 0)
+  std::uint64_t step = 0;          // steps since the run began
   bool block_steps = false;        // hermite4: `time` is the block time, a step a block step
   std::optional<double> energy_error;  // with the time it was measured at
   double energy_time = 0;

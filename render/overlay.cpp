@@ -29,7 +29,7 @@ ImVec2 text_size(ImFont* font, float size, const std::string& text) {
 
 }  // namespace
 
-OverlayInfo describe_overlay(ColorMode mode, const SpeedColoring& speed, std::size_t devices, double time,
+OverlayInfo describe_overlay(ColorMode mode, const SpeedColoring& speed, std::size_t devices, double time, double dt,
                              const sim::Units& units, double world_per_pixel, int width) {
   OverlayInfo o;
   o.mode = mode;
@@ -37,7 +37,7 @@ OverlayInfo describe_overlay(ColorMode mode, const SpeedColoring& speed, std::si
   o.speed_unit = speed_unit(units);
   if (mode == ColorMode::type) o.swatches = type_swatches();
   if (mode == ColorMode::device) o.swatches = device_swatches(devices);
-  o.time = time_label(time, units);
+  o.time = time_label(time, dt, units);
   o.bar = scale_bar(world_per_pixel, 0.25 * double(width), units);
   return o;
 }
@@ -50,6 +50,14 @@ OverlayLayout overlay_layout(int width, int height) {
           {4.0f, h - 56.0f, std::max(0.25f * w, 60.0f) + 40.0f, 52.0f}};
 }
 
+std::array<float, 4> overlay_time_rect(const OverlayInfo& info, int width, int height) {
+  float const size = std::round(ImGui::GetFontSize() * 1.25f);
+  OverlayLayout const l = overlay_layout(width, height);
+  ImVec2 const ts = text_size(ImGui::GetFont(), size, info.time);
+  // Right-aligned in the top right corner.
+  return {l.time[0] + l.time[2] - ts.x - 8.0f, l.time[1] + 6.0f, ts.x, ts.y};
+}
+
 void draw_overlay(const OverlayInfo& info, int width, int height) {
   ImDrawList* d = ImGui::GetBackgroundDrawList();
   ImFont* font = ImGui::GetFont();
@@ -58,8 +66,8 @@ void draw_overlay(const OverlayInfo& info, int width, int height) {
   OverlayLayout const l = overlay_layout(width, height);
 
   // The time, right-aligned in the top right corner.
-  ImVec2 const ts = text_size(font, size, info.time);
-  outlined_text(d, font, size, ImVec2(l.time[0] + l.time[2] - ts.x - 8.0f, l.time[1] + 6.0f), info.time);
+  auto const time = overlay_time_rect(info, width, height);
+  outlined_text(d, font, size, ImVec2(time[0], time[1]), info.time);
 
   // The legend in the bottom right: a vertical colour bar with ticks, or the categorical colours.
   float const right = l.legend[0] + l.legend[2], bottom = l.legend[1] + l.legend[3];

@@ -6,6 +6,7 @@
 // render/annotations.h and render/camera.h (GL-free, tested).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -24,9 +25,10 @@ struct OverlayInfo {
   ScaleBar bar;
 };
 
-// What to draw for this frame: colour legend for `mode`, the time stamp, and a scale bar at the view's
-// centre (`world_per_pixel` simulation lengths per pixel there, at most a quarter of `width` long).
-OverlayInfo describe_overlay(ColorMode mode, const SpeedColoring& speed, std::size_t devices, double time,
+// What to draw for this frame: colour legend for `mode`, the time stamp (`dt`: the fixed step, 0 for hermite4's block
+// steps; time_label), and a scale bar at the view's centre (`world_per_pixel` simulation lengths per pixel there, at
+// most a quarter of `width` long).
+OverlayInfo describe_overlay(ColorMode mode, const SpeedColoring& speed, std::size_t devices, double time, double dt,
                              const sim::Units& units, double world_per_pixel, int width);
 
 // Where each part goes in a width x height view, in pixels (x, y, w, h): the time stamp in the top
@@ -36,6 +38,10 @@ struct OverlayLayout {
   float time[4], legend[4], bar[4];
 };
 OverlayLayout overlay_layout(int width, int height);
+
+// Where the time stamp's text lies (x, y, w, h) as draw_overlay places it, with the current ImGui font (between
+// ImGui::NewFrame and ImGui::Render): the HUD's panel keeps clear of it.
+std::array<float, 4> overlay_time_rect(const OverlayInfo& info, int width, int height);
 
 // Adds the overlay to the current ImGui frame's background draw list (between ImGui::NewFrame and
 // ImGui::Render).

@@ -56,8 +56,9 @@ struct WindowUnavailable : RuntimeFailure {
 // A resizable window; throws WindowUnavailable when GLFW or the GL context cannot start.
 std::unique_ptr<Surface> open_window(int width, int height, const std::string& title);
 // An offscreen surface through EGL: an NVIDIA device if one is there (EGL_EXT_platform_device),
-// otherwise the default display (Mesa). Throws RuntimeFailure when EGL cannot give a context.
-std::unique_ptr<Surface> open_offscreen(int width, int height);
+// otherwise the default display (Mesa). Throws RuntimeFailure when EGL cannot give a context, naming `asked_by`, the
+// option that asked for it ("--offscreen", "--serve").
+std::unique_ptr<Surface> open_offscreen(int width, int height, const std::string& asked_by);
 
 // The GL renderer and version strings of the current context.
 std::string gl_description();

@@ -388,6 +388,9 @@ def steer(nbody, folder, shots):
         print("input to frame: median %.1f ms over %d events" % (sorted(latencies)[len(latencies) // 2], len(latencies)))
         seconds = server.stop(signal.SIGINT, 130)
         print("Ctrl-C: exit 130 after %.2f s" % seconds)
+        said = "closed by the server (1001): the server stopped: interrupted (Ctrl-C)"
+        wait_for(lambda: said in (browser.state().get("status") or ""), 10,
+                 "the page of a stopped server did not say why: %r" % browser.state().get("status"))
     finally:
         browser.close()
         server.close()
@@ -527,9 +530,11 @@ def security(nbody, folder, shots):
         frames_of_page_size(browser)
         seconds = server.stop(signal.SIGTERM, 143)
         print("SIGTERM: exit 143 after %.2f s" % seconds)
-        # The page then says the server is gone (before: a wrong token was the one cause it named).
-        wait_for(lambda: "not reachable" in (browser.state().get("status") or ""), 10,
-                 "the page of a stopped server did not say so: %r" % browser.state().get("status"))
+        # The page then says the server stopped, and why, in the server's own words (its WebSocket close, 1001);
+        # not a bare 1006 that leaves the page to guess at an unreachable server.
+        said = "closed by the server (1001): the server stopped: terminated (SIGTERM)"
+        wait_for(lambda: said in (browser.state().get("status") or ""), 10,
+                 "the page of a stopped server did not say why: %r" % browser.state().get("status"))
     finally:
         for s in stalled:
             s.close()

@@ -86,6 +86,13 @@ TEST_F(Cli, BadCountsAreRejected) {
   expect_input_error("--run -x", "-x: no such option (see --help)");
 }
 
+// Two modes at once: the ones given are named, not the whole list of modes.
+TEST_F(Cli, TwoModesAreRefusedNamingThem) {
+  expect_input_error("--serve 0 --run --bodies 16", "error: --serve and --run both given; these are modes, and only "
+                                                    "one mode may be given\n");
+  expect_input_error("--run --benchmark --devices", "error: --run, --benchmark and --devices given; these are modes");
+}
+
 // --offscreen shows nothing on a screen: it needs something to write, or --frames to time the renderer.
 TEST_F(Cli, OffscreenWithNothingToWriteIsRefused) {
   expect_input_error("--offscreen --bodies 64", "--offscreen draws without a window and would show nothing");

@@ -81,7 +81,7 @@ class Hdr : public ::testing::Test {
  protected:
   void SetUp() override {
     try {
-      surface_ = render::open_offscreen(kWidth, kHeight);
+      surface_ = render::open_offscreen(kWidth, kHeight, "the HDR tests");
     } catch (const std::exception& e) {
       GTEST_SKIP() << "no EGL context: " << e.what();
     }

@@ -729,6 +729,61 @@ namespace nbody::app {
 namespace {
 
 // What the viewer's rank 0 sends the other ranks: every field of a RunConfig comes back as it went.
+// A notice of the setup (here: a --dt-max that is no power of two) is said once: a reset that makes the same setup
+// again does not repeat it to the log and the HUD.
+TEST(LiveNotices, ASetupNoticeIsSaidOnceAcrossResets) {
+  driver::RunConfig run;
+  run.initial.scenario = sim::Scenario::plummer;
+  run.initial.bodies = 64;
+  run.devices.backend = driver::BackendChoice::cpu;
+  run.devices.count = 1;
+  run.physics.integrator = sim::Integrator::hermite4;
+  run.physics.hermite.dt_max = 0.1;
+  run.given.dt_max = true;
+  LiveSimulation live(run, std::nullopt, false);
+  live.update();  // the start-up
+  for (int k = 0; k < 2; ++k) {
+    Change c;
+    c.kind = Change::Kind::reset;
+    c.run = run;
+    live.request(c);
+    live.update();
+  }
+  std::string all;
+  std::size_t said = 0;
+  for (auto const& m : live.take_messages()) {
+    all += m + "\n";
+    said += m.find("the longest step is 0.0625") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_EQ(said, 1u) << all;
+  EXPECT_EQ(live.stats().generation, 3u) << all;
+}
+
+// The steps timed since the simulation was made, for the viewer's summary: every step counted, a reset starts again.
+TEST(LiveNotices, TimedStepsAreCountedSinceTheRunWasMade) {
+  driver::RunConfig run;
+  run.initial.scenario = sim::Scenario::plummer;
+  run.initial.bodies = 64;
+  run.devices.backend = driver::BackendChoice::cpu;
+  run.devices.count = 1;
+  LiveSimulation live(driver::make_setup(run), run, std::nullopt, false);
+  for (int k = 0; k < 4; ++k) live.update();
+  auto s = live.stats();
+  EXPECT_GT(s.step, 0u);
+  EXPECT_EQ(s.timed_steps, s.step);
+  EXPECT_GT(s.timed_ms, 0.0);
+  Change c;
+  c.kind = Change::Kind::reset;
+  c.run = run;
+  live.request(c);
+  live.update();
+  live.update();
+  s = live.stats();
+  EXPECT_EQ(s.generation, 2u);
+  EXPECT_GT(s.step, 0u);
+  EXPECT_EQ(s.timed_steps, s.step) << "a reset counts from its own start";
+}
+
 TEST(RunConfigJson, EveryFieldSurvivesTheTrip) {
   driver::RunConfig r;
   r.initial = {sim::Scenario::collision, 1234, 7, 0.25, "in.bin", "run.h5"};

@@ -309,6 +309,35 @@ TEST(Colors, StepLevelsGetOneColourEachShortestBrightest) {
   EXPECT_EQ(physical[0].label, "dt 0.00781 (368.3 yr): 3");
 }
 
+// A level's colour is the same in every frame, whatever other levels the frame has (as a speed's colour is): it was
+// stretched over the levels present, so level 3 went from dark to bright as deeper levels came and went. The legend
+// gives each level the bodies' colour; the levels that share the bright end are one line.
+TEST(Colors, AStepLevelHasOneColourInEveryFrame) {
+  std::vector<render::Rgba> a, b, c;
+  render::compute_level_colors({3, 5}, 2, render::Colormap::viridis, a);
+  render::compute_level_colors({3, 9}, 2, render::Colormap::viridis, b);
+  render::compute_level_colors({3}, 1, render::Colormap::viridis, c);
+  EXPECT_EQ(a[0], b[0]);
+  EXPECT_EQ(a[0], c[0]);
+  EXPECT_NE(a[1], b[1]);
+  // The span is fixed: the deepest level of the span and beyond share the bright end; level 0 is the dark end.
+  std::vector<render::Rgba> d;
+  std::vector<std::uint8_t> const deep{0, render::kLevelColourSpan - 1, render::kLevelColourSpan + 4, 40};
+  render::compute_level_colors(deep, deep.size(), render::Colormap::viridis, d);
+  EXPECT_EQ(d[1], d[2]);
+  EXPECT_EQ(d[1], d[3]);
+  EXPECT_NE(d[0], d[1]);
+  auto const legend = render::level_swatches(deep, render::Colormap::viridis, 1.0 / 16);
+  ASSERT_EQ(legend.size(), 2u);
+  EXPECT_EQ(legend[0].label, "dt 0.0625: 1");
+  EXPECT_EQ(legend[0].color, d[0]);
+  EXPECT_EQ(legend[1].label, "dt <= 3.05e-05: 3");  // 2^-4 x 2^-11
+  EXPECT_EQ(legend[1].color, d[1]);
+  // The same level in another frame's legend: the same colour.
+  auto const other = render::level_swatches({3, 9}, render::Colormap::viridis, 1.0 / 16);
+  EXPECT_EQ(other[0].color, a[0]);
+}
+
 TEST(Colors, NamesRoundTripAndBadNamesAreRejected) {
   for (auto m : {render::ColorMode::speed, render::ColorMode::type, render::ColorMode::device})
     EXPECT_EQ(from_name<render::ColorMode>(name_of(m)), m);
@@ -371,12 +400,12 @@ TEST(Annotations, ScaleBarIsARoundLengthThatFollowsTheZoom) {
 // least 1. 1e5 Msun in 1 pc: the time unit is sqrt(pc^3 / (G 1e5 Msun)) = 0.04715 Myr and the speed
 // unit sqrt(G 1e5 Msun / pc) = 20.74 km/s (computed apart from nbody with the same constants).
 TEST(Annotations, TimeStampInNbodyOrPhysicalUnits) {
-  EXPECT_EQ(render::time_label(12.345, sim::Units{}), "t = 12.35 N-body units");
+  EXPECT_EQ(render::time_label(12.345, 0.01, sim::Units{}), "t = 12.35 N-body units");
   sim::Units const pc = sim::parse_units("1e5Msun", "1pc");
   EXPECT_NEAR(pc.time_s() / (1e6 * 365.25 * 86400), 0.04715, 1e-5);
-  EXPECT_EQ(render::time_label(100.0, pc), "t = 4.715 Myr");
-  EXPECT_EQ(render::time_label(0.01, pc), "t = 471.5 yr");
-  EXPECT_EQ(render::time_label(0.0, pc), "t = 0 s");
+  EXPECT_EQ(render::time_label(100.0, 0.01, pc), "t = 4.715 Myr");
+  EXPECT_EQ(render::time_label(0.01, 0.01, pc), "t = 471.5 yr");
+  EXPECT_EQ(render::time_label(0.0, 0.01, pc), "t = 0 s");
   EXPECT_EQ(render::speed_unit(sim::Units{}).unit, "");
   EXPECT_EQ(render::speed_unit(pc).unit, "km/s");
   EXPECT_NEAR(render::speed_unit(pc).factor, 20.74, 0.005);
@@ -402,13 +431,13 @@ TEST(Colors, TypeLegendListsTheTypesPresent) {
 // figures with no unit beside a corner in Myr and a scale bar in kpc).
 TEST(Annotations, PanelLinesInNbodyOrPhysicalUnits) {
   sim::Units const none;
-  EXPECT_EQ(render::panel_time_line(1.2, false, false, none), "t = 1.2");
-  EXPECT_EQ(render::panel_time_line(0.5, true, true, none), "block time = 0.5   paused");
+  EXPECT_EQ(render::panel_time_line(1.2, false, 0.01, none), "t = 1.2");
+  EXPECT_EQ(render::panel_time_line(0.5, true, 0.0, none), "block time = 0.5");
   EXPECT_EQ(render::panel_energy_line(1e-4, 0.96, none), "|dE/E| = 1.0e-04 at t = 0.96");
   EXPECT_EQ(render::panel_radii_line({0.973, 1.24, 1.56}, none), "r10/50/90 = 0.973 1.24 1.56");
   sim::Units const pc = sim::parse_units("1e5Msun", "1pc");  // time unit 0.04715 Myr (above)
-  EXPECT_EQ(render::panel_time_line(100.0, false, false, pc), "t = 100 (4.715 Myr)");
-  EXPECT_EQ(render::panel_time_line(100.0, true, true, pc), "block time = 100 (4.715 Myr)   paused");
+  EXPECT_EQ(render::panel_time_line(100.0, false, 0.01, pc), "t = 100 (4.715 Myr)");
+  EXPECT_EQ(render::panel_time_line(100.0, true, 0.0, pc), "block time = 100 (4.715 Myr)");
   EXPECT_EQ(render::panel_energy_line(1e-4, 100.0, pc), "|dE/E| = 1.0e-04 at 4.715 Myr");
   EXPECT_EQ(render::panel_radii_line({0.5, 2.0, 3000.0}, pc), "r10/50/90 = 0.500 2.00 3.00e+03 pc");
   // A half-mass radius below one unit reads in it (as the scale bar of "2 pc" beside it), not in au.
@@ -420,8 +449,43 @@ TEST(Annotations, PanelLinesInNbodyOrPhysicalUnits) {
   EXPECT_EQ(render::panel_radii_line({0, 0, 0}, kpc), "r10/50/90 = 0 0 0 kpc");  // not in km
   // Below a year, in the overlay's units too (days, hours), not seconds: the overlay and the panel read alike.
   double const day = 86400.0 / pc.time_s();
-  EXPECT_EQ(render::panel_time_line(58 * day, false, false, pc), "t = 3.368e-06 (58 d)");
-  EXPECT_EQ(render::time_label(58 * day, pc), "t = 58 d");
+  EXPECT_EQ(render::panel_time_line(58 * day, false, 0.01, pc), "t = 3.368e-06 (58 d)");
+  EXPECT_EQ(render::time_label(58 * day, 0.01, pc), "t = 58 d");
+}
+
+// Every step changes what the panel and the overlay show: the time with the digits its step needs (hermite4's 'n' at
+// block time 13.4 showed "13.4" before and after), and the count of steps below it.
+TEST(Annotations, EveryStepChangesTheTimeShown) {
+  sim::Units const none;
+  // hermite4: block times a step of 2^-20 apart, then 2^-30 apart (where 12 digits still tell them apart).
+  double const t = 13.40625;
+  EXPECT_EQ(render::panel_time_line(t, true, 0.0, none), "block time = 13.40625");
+  EXPECT_NE(render::panel_time_line(t + std::ldexp(1.0, -20), true, 0.0, none),
+            render::panel_time_line(t, true, 0.0, none));
+  EXPECT_EQ(render::panel_time_line(t + std::ldexp(1.0, -20), true, 0.0, none), "block time = 13.4062509537");
+  EXPECT_NE(render::time_label(t + std::ldexp(1.0, -30), 0.0, none), render::time_label(t, 0.0, none));
+  EXPECT_EQ(render::time_label(t, 0.0, none), "t = 13.40625 N-body units");
+  // Fixed steps: to the step's decimal place, however far the time has gone ("100" for 100.01 before).
+  EXPECT_EQ(render::time_text(100.01, 0.01), "100.01");
+  EXPECT_EQ(render::time_text(100.0 + 3 * 0.01, 0.01), "100.03");
+  EXPECT_EQ(render::time_text(12.345, 0.01), "12.35");  // four digits at the least, as before
+  EXPECT_EQ(render::time_text(1234.5, 0.5), "1234.5");
+  EXPECT_EQ(render::time_text(0.0, 0.01), "0");
+  // The count of steps, which every step changes even where a time's digits could not.
+  EXPECT_EQ(render::panel_step_line(1234, true, false), "block step 1234");
+  EXPECT_EQ(render::panel_step_line(1235, true, true), "block step 1235   paused");
+  EXPECT_EQ(render::panel_step_line(7, false, false), "step 7");
+}
+
+// Rates before any step was timed are not measured yet: "-", not 0 (which reads as a run that does not move).
+TEST(Annotations, RatesNotYetMeasuredAreADash) {
+  EXPECT_EQ(render::panel_rate_line(0.0, 0.0, false), "- steps/s   step - ms");
+  EXPECT_EQ(render::panel_rate_line(0.0, 0.0, true), "- block steps/s   step - ms");
+  EXPECT_EQ(render::panel_bodies_line(1024, 0.0, 0.0), "N = 1024   - interactions/s");
+  EXPECT_EQ(render::panel_rate_line(12.34, 81.04, false), "12.3 steps/s   step 81 ms");
+  EXPECT_EQ(render::panel_bodies_line(1024, 2.684e9, 81.04), "N = 1024   2.684e+09 interactions/s");
+  // Paused after steps: the run goes at 0 steps/s, and its last step's time stands.
+  EXPECT_EQ(render::panel_rate_line(0.0, 0.5, false), "0 steps/s   step 0.5 ms");
 }
 
 // Keys go to the HUD first: Esc cancelling an edit in a HUD field, or 'q' typed into it, must not

@@ -289,9 +289,10 @@ struct Outcome {
   std::string err;
 };
 
-Outcome nbody(const std::string& args) {
+Outcome nbody(const std::string& args, const std::string& environment = "") {
   auto const err = std::filesystem::temp_directory_path() / ("serve_cli_" + std::to_string(getpid()) + ".txt");
-  std::string const cmd = std::string(NBODY_EXECUTABLE) + " " + args + " >/dev/null 2>" + err.string();
+  std::string const cmd =
+      environment + " " + std::string(NBODY_EXECUTABLE) + " " + args + " >/dev/null 2>" + err.string() + " </dev/null";
   int const status = std::system(cmd.c_str());
   Outcome o;
   o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -353,6 +354,23 @@ TEST(ServeCli, PortInUseIsRefusedNamingIt) {
   if (o.err.find("built without") != std::string::npos) GTEST_SKIP() << "this nbody has no --serve";
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_NE(o.err.find("--serve " + value + ": cannot listen there"), std::string::npos) << o.err;
+}
+
+// A server that cannot draw (no EGL driver: GLVND told of none) fails before it gives an address nobody could use,
+// naming --serve (not --offscreen, which it was not given) and saying in words what is missing.
+TEST(ServeCli, NoEglDriverFailsBeforeTheAddressIsGiven) {
+  Outcome const o = nbody("--serve 127.0.0.1:0 --backend cpu --bodies 64",
+                          "timeout 60 env __EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent.json");
+  if (o.err.find("built without") != std::string::npos) GTEST_SKIP() << "this nbody has no --serve";
+  if (o.err.find("EGL") == std::string::npos) GTEST_SKIP() << "this EGL is not GLVND's (it found a driver): " << o.err;
+  EXPECT_EQ(o.code, 1) << o.err;
+  EXPECT_EQ(o.err.find("serve: open"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.rfind("error: --serve: no EGL driver could give a display to render into (", 0), 0u) << o.err;
+  EXPECT_NE(o.err.find("EGL rendering needs Mesa's EGL (Debian: libegl-mesa0) or the NVIDIA driver"),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(o.err.find("--offscreen"), std::string::npos) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
 }
 
 #ifdef NBODY_HAVE_SERVE
@@ -422,9 +440,19 @@ class Client {
       if (!need(head + length)) return std::nullopt;
       std::string payload = buffer_.substr(head, length);
       buffer_.erase(0, head + length);
-      if (opcode == 8) return std::nullopt;
+      if (opcode == 8) {  // the server's close: its code and reason, kept
+        if (payload.size() >= 2) close_code_ = (std::uint8_t(payload[0]) << 8) | std::uint8_t(payload[1]);
+        close_reason_ = payload.size() > 2 ? payload.substr(2) : "";
+        return std::nullopt;
+      }
       if (opcode == 1 || opcode == 2) return std::pair{opcode, payload};
     }
+  }
+  // The close frame received (receive() returned nothing after it): its code, 0 where none came, and its reason.
+  int close_code() const { return close_code_; }
+  const std::string& close_reason() const { return close_reason_; }
+  void answer_close() {  // the closing handshake's answer: a masked close frame with the code received
+    write_all(std::string{char(0x88), char(0x82), 0, 0, 0, 0, char(close_code_ >> 8), char(close_code_ & 0xff)});
   }
 
  private:
@@ -447,8 +475,8 @@ class Client {
       sent += std::size_t(n);
     }
   }
-  int fd_ = -1, status_ = 0;
-  std::string buffer_;
+  int fd_ = -1, status_ = 0, close_code_ = 0;
+  std::string buffer_, close_reason_;
 };
 
 FrameBytes frame_numbered(std::uint64_t sequence) {
@@ -530,6 +558,46 @@ TEST(ServeServer, FramesReachEveryViewerAndInputComesFromTheSteeringOne) {
   inputs = viewer_inputs();
   ASSERT_EQ(inputs.size(), 1u);
   EXPECT_EQ(inputs[0].id, 10u);
+}
+
+// A server that stops (Ctrl-C, SIGTERM) tells every page why, with a WebSocket close, 1001 "going away", which the page
+// shows; a connection that just ended would read there as 1006, "the server is not reachable". A viewer that answers
+// ends the wait at once; one that does not holds the stop up for a bounded time only.
+TEST(ServeServer, StoppingTellsEveryViewerWhy) {
+  auto server = std::make_unique<WebServer>(ListenAddress{"127.0.0.1", 0}, "unused", "<p>page</p>", nullptr);
+  Client answers(server->port(), "/ws"), silent(server->port(), "/ws");
+  ASSERT_EQ(answers.status(), 101);
+  ASSERT_EQ(silent.status(), 101);
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (server->viewers() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(server->viewers(), 2u);
+  server->publish(frame_numbered(1));
+  auto const began = std::chrono::steady_clock::now();
+  std::thread stopping([&] { server->stop("the server stopped: terminated (SIGTERM)"); });
+  for (Client* c : {&answers, &silent}) {
+    while (c->receive()) {
+    }
+    EXPECT_EQ(c->close_code(), 1001);
+    EXPECT_EQ(c->close_reason(), "the server stopped: terminated (SIGTERM)");
+  }
+  answers.answer_close();
+  stopping.join();
+  double const seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  EXPECT_LT(seconds, 5.0) << "a viewer that never answers held the stop up";  // the bound: 1 s (kGoodbyeTimeout)
+  server.reset();  // a second stop (the destructor's) is nothing
+  // A reason longer than a close frame holds is cut, at a character's start.
+  auto other = std::make_unique<WebServer>(ListenAddress{"127.0.0.1", 0}, "unused", "<p>page</p>", nullptr);
+  Client c(other->port(), "/ws");
+  while (other->viewers() < 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::thread long_stop([&] { other->stop(std::string(122, 'x') + "\u00e9 and more"); });
+  while (c.receive()) {
+  }
+  c.answer_close();
+  long_stop.join();
+  EXPECT_EQ(c.close_code(), 1001);
+  EXPECT_EQ(c.close_reason(), std::string(122, 'x'));
 }
 
 // The status of one plain HTTP request (no WebSocket upgrade), sent as `text`; 0 when none came back.

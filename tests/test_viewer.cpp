@@ -156,6 +156,18 @@ TEST_F(Viewer, OffscreenThroughEglWithoutAnyDisplay) {
   expect_bodies_in_frame(load(file("o.png")), "EGL offscreen, collision 8192");
 }
 
+// No EGL driver (GLVND told of none): the failure says so in words, the EGL call and its error as detail.
+TEST_F(Viewer, OffscreenWithoutAnEglDriverSaysWhatIsMissing) {
+  int const code = run("--offscreen --bodies 64 --frames 1 --screenshot " + file("n.png"),
+                       "env -u DISPLAY __EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent.json");
+  if (code == 0) GTEST_SKIP() << "this EGL is not GLVND's (it found a driver)";
+  EXPECT_EQ(code, 1) << err();
+  EXPECT_NE(err().find("error: --offscreen: no EGL driver could give a display to render into (egl"), std::string::npos)
+      << err();
+  EXPECT_NE(err().find(", 0x"), std::string::npos) << err();
+  EXPECT_NE(err().find("EGL rendering needs Mesa's EGL"), std::string::npos) << err();
+}
+
 TEST_F(Viewer, FramesDirGetsOnePngPerFrame) {
   fs::create_directories(dir_ / "movie");
   ASSERT_EQ(run("--offscreen --bodies 512 --width 320 --height 200 --frames 4 --frames-dir " + file("movie"),
@@ -227,6 +239,32 @@ TEST_F(Viewer, OverlayShowsLegendTimeAndScaleBarAndMinimalHasNoWidgets) {
   EXPECT_LT(yellow, violet) << "fast (yellow) belongs at the top of the bar";
 }
 
+// In a small frame the panel keeps clear of the time stamp (at 320 x 200 it covered the stamp's left part): the
+// stamp's corner is the same picture with the full HUD as with the minimal one (no panel). The frames are a
+// recording's, the same run after run.
+TEST_F(Viewer, SmallFramesPanelLeavesTheTimeStampClear) {
+  std::string const common = "--offscreen --bodies 512 --width 320 --height 200 --frames 3 --screenshot ";
+  ASSERT_EQ(run(common + file("full.png") + " --hud full", "env -u DISPLAY"), 0) << err();
+  ASSERT_EQ(run(common + file("minimal.png") + " --hud minimal", "env -u DISPLAY"), 0) << err();
+  Image const full = load(file("full.png")), minimal = load(file("minimal.png"));
+  ASSERT_EQ(full.width, 320);
+  ASSERT_EQ(minimal.width, 320);
+  // "t = 0.03 N-body units" in the corner: 21 characters of about 8.6 pixels from x = 308 leftwards, y 10 to 26.
+  std::size_t stamp = 0, covered = 0;
+  for (int y = 6; y < 30; ++y)
+    for (int x = 120; x < 320; ++x) {
+      std::size_t const i = (std::size_t(y) * 320 + std::size_t(x)) * 3;
+      bool const text = minimal.rgb[i] > 200 && minimal.rgb[i + 1] > 200 && minimal.rgb[i + 2] > 200;
+      stamp += text ? 1 : 0;
+      bool const same = full.rgb[i] == minimal.rgb[i] && full.rgb[i + 1] == minimal.rgb[i + 1] &&
+                        full.rgb[i + 2] == minimal.rgb[i + 2];
+      covered += text && !same ? 1 : 0;
+    }
+  std::printf("time stamp: %zu pixels of its text, %zu of them covered in the full HUD\n", stamp, covered);
+  EXPECT_GT(stamp, 50u) << "no time stamp found";  // measured 89
+  EXPECT_EQ(covered, 0u) << "the HUD's panel covers the time stamp";
+}
+
 // The core of galaxy_20K at the defaults: bright and shaded, not a disc burnt to white. Measured
 // (llvmpipe, 640 x 480) in the 80 x 80 pixels around the centre: 3.8% of pixels with a channel
 // >= 250 (10.0% with the log-normal white point before), 99.7% with a channel >= 128.
@@ -295,6 +333,22 @@ TEST_F(Viewer, NoDisplayIsAClearErrorAndTheDefaultModeFallsBack) {
             std::string::npos)
       << err();
   EXPECT_EQ(err().find("headless benchmark"), std::string::npos) << err();
+  // So is what the viewer alone takes: options that do nothing in the mode run are refused, and the benchmark would
+  // drop them unseen. With no display, and with a display that cannot be opened.
+  EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1 --paused --hud minimal --color level",
+                "env -u DISPLAY -u WAYLAND_DISPLAY"),
+            2);
+  EXPECT_NE(err().find("error: --paused, --color and --hud belong to the viewer and would do nothing in the headless "
+                       "benchmark; no display (DISPLAY/WAYLAND_DISPLAY unset), where nbody would run the benchmark "
+                       "instead"),
+            std::string::npos)
+      << err();
+  EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1 --trails", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 2);
+  EXPECT_NE(err().find("error: --trails belongs to the viewer and would do nothing in the headless benchmark; cannot "
+                       "open a window"),
+            std::string::npos)
+      << err();
+  EXPECT_EQ(err().find("nbody benchmark"), std::string::npos) << err();
   // A DISPLAY whose server is gone (left over from another session): the same fallback, saying why.
   EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 0) << err();
   EXPECT_NE(err().find("notice: cannot open a window"), std::string::npos) << err();
@@ -306,6 +360,11 @@ TEST_F(Viewer, NoDisplayIsAClearErrorAndTheDefaultModeFallsBack) {
   EXPECT_NE(err().find("; use --offscreen for EGL rendering, or --benchmark\n"), std::string::npos) << err();
   EXPECT_EQ(run("--frames 2 --bodies 64", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 2) << err();
   EXPECT_NE(err().find("error: --frames 2: cannot open a window"), std::string::npos) << err();
+  // With --viewer given, --frames only counts the window's frames: --viewer asked for the window.
+  EXPECT_EQ(run("--viewer --frames 2 --bodies 64", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 2) << err();
+  EXPECT_NE(err().find("error: --viewer: cannot open a window"), std::string::npos) << err();
+  EXPECT_EQ(run("--viewer --frames 2 --bodies 64", "env -u DISPLAY -u WAYLAND_DISPLAY"), 2) << err();
+  EXPECT_NE(err().find("error: --viewer: no display"), std::string::npos) << err();
   EXPECT_EQ(run("--bodies 64 --screenshot " + file("s.png"), "env -u DISPLAY -u WAYLAND_DISPLAY"), 2);
   EXPECT_NE(err().find("error: --screenshot " + file("s.png") + ": no display"), std::string::npos) << err();
   // A screenshot path nbody cannot write is refused before the first frame.

@@ -55,7 +55,7 @@ constexpr double kNeverStartedSeconds = 60;  // a session whose simulation never
 class ScriptedSurface final : public render::Surface {
  public:
   ScriptedSurface(Drawn& drawn, std::vector<double> inputs_at, double close_at)
-      : offscreen_(render::open_offscreen(320, 200)), drawn_(drawn), inputs_at_(std::move(inputs_at)),
+      : offscreen_(render::open_offscreen(320, 200, "the pacing tests")), drawn_(drawn), inputs_at_(std::move(inputs_at)),
         close_at_(close_at) {}
 
   int width() const override { return offscreen_->width(); }

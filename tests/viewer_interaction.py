@@ -259,10 +259,12 @@ class Viewer:
 def summary(log):
     """(bodies, frames, step ms) from the viewer's closing line; step ms None where no step was timed (none since
     a reset)."""
-    m = re.search(r"viewer: N = (\d+), (\d+) frames: (?:step ([0-9.]+) ms \(mean of the last\), )?render ", log)
+    m = re.search(r"viewer: N = (\d+), (\d+) frames: (?:step ([0-9.]+) ms \(mean of the (\d+) (?:block )?steps? since "
+                  r"the run last started or changed\), )?render ", log)
     expect(m, "no closing summary in the log:\n" + log)
     step = float(m.group(3)) if m.group(3) else None
     expect(step is None or step > 0, "a step time of 0 in the summary:\n" + log)
+    expect(step is None or int(m.group(4)) > 0, "a mean of no steps in the summary:\n" + log)
     return int(m.group(1)), int(m.group(2)), step
 
 
@@ -722,17 +724,18 @@ def rgb_pixels(path):
     return [raw[k:k + 3] for k in range(0, len(raw), 3)]
 
 
-# hermite4 coloured by time-step level: viridis from the longest step (purple) to the shortest (yellow). A frame
-# captured without the levels shows every body in the first colour ("one shared time step"): no green in it.
+# hermite4 coloured by time-step level: viridis over a fixed span of levels, from dt max's step (purple) to 2^-11 of
+# it (yellow); a Plummer sphere's bodies take the longer steps, purple and blue. A frame captured without the levels
+# shows every body in the map's middle ("one shared time step", a green): nothing blue in it.
 def level_colours_while_paused(nbody, folder):
-    def green(path):
-        return sum(1 for r, g, b in rgb_pixels(path) if g > 60 and g > b + 30)
+    def by_level(path):  # pixels in the long steps' colours: blue above green
+        return sum(1 for r, g, b in rgb_pixels(path) if b > 60 and b > g + 10)
     # A recording's first frame, made with the simulation's first block step, has them too.
     first = os.path.join(folder, "first.png")
     subprocess.run([nbody, "--offscreen", "--bodies", "1024", "--integrator", "hermite4", "--color", "level", "--hud",
                     "none", "--width", str(WIDTH), "--height", str(HEIGHT), "--screenshot", first, "--quiet"],
                    check=True, timeout=120)
-    expect(green(first) > 100, f"{green(first)} green pixels: the first frame is coloured as one shared time step")
+    expect(by_level(first) > 100, f"{by_level(first)} blue pixels: the first frame is coloured as one shared time step")
     os.remove(first)
     v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "1024", "--integrator", "hermite4", "--paused", "--hud",
                        "none", "--screenshot-dir", folder], folder, hud_seconds=None)  # no HUD to wait for
@@ -745,8 +748,8 @@ def level_colours_while_paused(nbody, folder):
         v.key("p")
         v.wait_for(lambda: pngs(folder), 10, "p wrote no screenshot")
         time.sleep(0.5)
-        shown = green(os.path.join(folder, pngs(folder)[0]))
-        expect(shown > 100, f"{shown} green pixels: the paused frame is coloured as one shared time step")
+        shown = by_level(os.path.join(folder, pngs(folder)[0]))
+        expect(shown > 100, f"{shown} blue pixels: the paused frame is coloured as one shared time step")
         v.key("q")
         expect(v.wait_exit() == 0, "q: exit status " + str(v.proc.returncode))
     finally:

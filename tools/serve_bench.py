@@ -267,7 +267,7 @@ def offscreen_step_rate(nbody, args, frames, width, height):
     out = subprocess.run([nbody, "--offscreen", "--frames", str(frames), "--width", str(width), "--height",
                           str(height)] + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                          timeout=3600)
-    m = re.search(r"step ([0-9.]+) ms \(mean of the last\), render ([0-9.]+) ms", out.stderr)
+    m = re.search(r"step ([0-9.]+) ms \(mean of the \d+ (?:block )?steps? [^)]*\), render ([0-9.]+) ms", out.stderr)
     if not m:
         return {"error": out.stderr[-2000:]}
     step_ms, render_ms = float(m.group(1)), float(m.group(2))
