@@ -164,10 +164,7 @@ std::vector<std::string> list_items(const std::string& text, const char* option,
   if (text.empty()) throw InputError(std::string(option) + " '': the list is empty; give e.g. " + example);
   // Blanks around an element are the list's layout ("0, 2"), not part of the element.
   std::vector<std::string> parts = split(text);
-  for (auto& item : parts) {
-    std::size_t const first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
-    item = first == std::string::npos ? std::string() : item.substr(first, last - first + 1);
-  }
+  for (auto& item : parts) item = trimmed(item, " \t");
   for (auto const& item : parts)
     if (item.empty())
       throw InputError(std::string(option) + " " + text + ": an empty element (two commas, or one at an end); give e.g. " +

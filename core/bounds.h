@@ -137,6 +137,13 @@ inline std::string shortest(double x) {
   return text;
 }
 
+// `text` without the `blanks` around it: the layout of a value in a list, a file or an option, not part of it.
+inline std::string trimmed(const std::string& text, const char* blanks) {
+  std::size_t const first = text.find_first_not_of(blanks);
+  if (first == std::string::npos) return {};
+  return text.substr(first, text.find_last_not_of(blanks) - first + 1);
+}
+
 // A number given as text (an option's value, a units file's dMsolUnit), or nothing: the whole text in one grammar,
 // decimal, an optional sign, digits with an optional point, an optional exponent ("16", "+0.01", "1.6e-2", ".5"), or
 // inf, infinity or nan in any case (numbers, which every range then refuses by name: "--dt nan: must be ...").

@@ -1174,23 +1174,20 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       bool const snapshot_now = passed(snapshot_dt, snapshot_time) || o.snapshots.due(now_step);
       // The files due at this step first, then the sample, whose start a signal can stop: a run stopped there has
       // written them, as the run never stopped does (its restart writes neither again).
-      if (checkpoint_now) {
+      // The state checked first (a blown-up run stops here with a clear error, writing nothing), then the snapshot,
+      // then the periodic checkpoint: a restart from that checkpoint (the run killed after it) finds the snapshot.
+      if (checkpoint_now || ranks.max(seconds_since(last_check) > 10.0)) {
         sim::BodySet const now = sim.state();
-        agree(ranks, [&] { check_finite(now, now_step, o.names); });  // a blown-up run still stops here
-        keep(now, now_step, sim.time());
-        // The snapshot due here first: a restart from this checkpoint (the run killed after it) finds it written.
-        if (snapshot_now) snapshot();
-        std::string const path = series_path(o.checkpoint, now_step);
-        series_file(path, "periodic checkpoint", result.checkpoints_written, result.checkpoints_not_written,
-                    [&] { write_checkpoint(path, setup, sim, result.initial_energy, end, recorded_here()); });
-        last_check = Clock::now();
-      } else if (ranks.max(seconds_since(last_check) > 10.0)) {
-        sim::BodySet const now = sim.state();
-        agree(ranks, [&] { check_finite(now, now_step, o.names); });  // a blown-up run stops with a clear error
+        agree(ranks, [&] { check_finite(now, now_step, o.names); });
         keep(now, now_step, sim.time());
         last_check = Clock::now();
       }
       if (snapshot_now) snapshot();
+      if (checkpoint_now) {
+        std::string const path = series_path(o.checkpoint, now_step);
+        series_file(path, "periodic checkpoint", result.checkpoints_written, result.checkpoints_not_written,
+                    [&] { write_checkpoint(path, setup, sim, result.initial_energy, end, recorded_here()); });
+      }
       if (sample_now) {
         sampled_at = now_step;
         if (!unless_interrupted([&] { sim.begin_sample(kStopTogether); })) break;

@@ -452,12 +452,7 @@ std::optional<Units> read_tipsy_param(const std::string& tipsy_path) {
   std::string msol_text, kpc_text;  // as the file writes them
   constexpr std::size_t kMostLines = 64;  // it has 6
   // The blanks an editor leaves around a line, a key and its value (spaces, tabs, a CRLF line's CR) are layout.
-  auto blank_trimmed = [](const std::string& text) {
-    constexpr const char* kBlanks = " \t\r";
-    std::size_t const first = text.find_first_not_of(kBlanks);
-    if (first == std::string::npos) return std::string();
-    return text.substr(first, text.find_last_not_of(kBlanks) - first + 1);
-  };
+  auto blank_trimmed = [](const std::string& text) { return trimmed(text, " \t\r"); };
   for (std::size_t n = 0; n < kMostLines && std::getline(f, line); ++n) {
     line = blank_trimmed(line);
     std::string const words = "# mass unit ";

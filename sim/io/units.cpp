@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "core/bounds.h"
 #include "core/errors.h"
 
 namespace nbody::sim {
@@ -71,17 +72,10 @@ double parse_scale(const std::string& text, const std::string& option, const Uni
   return refuse(name.empty() ? "no unit" : "unknown unit '" + name + "'");
 }
 
-// The text without the spaces around it.
-std::string trimmed(const std::string& text) {
-  std::size_t const first = text.find_first_not_of(' ');
-  if (first == std::string::npos) return {};
-  return text.substr(first, text.find_last_not_of(' ') - first + 1);
-}
-
 }  // namespace
 
 std::optional<PhysicalTime> physical_time(const std::string& text) {
-  std::string const t = trimmed(text);
+  std::string const t = trimmed(text, " ");
   // A whole number is a plain number ("1e5"), and a unit follows decimal digits (hexadecimal "0x1d" is not 1 day:
   // the setting's own check refuses it as no number).
   {
@@ -93,7 +87,7 @@ std::optional<PhysicalTime> physical_time(const std::string& text) {
   for (auto const& [name, seconds] : kTimeUnits) {
     std::string const unit = name;
     if (t.size() <= unit.size() || t.compare(t.size() - unit.size(), unit.size(), unit) != 0) continue;
-    std::string const number = trimmed(t.substr(0, t.size() - unit.size()));
+    std::string const number = trimmed(t.substr(0, t.size() - unit.size()), " ");
     // The number must be the whole rest: "10Myr", not "10 xMyr" nor "Myr"; a letter before the unit ("10 dyr")
     // belongs to another word.
     char* end = nullptr;
@@ -163,8 +157,8 @@ Units parse_units(const std::string& mass, const std::string& length, const Unit
   if (mass.empty()) throw InputError(source.length_given + ": give " + source.mass_name + both);
   if (length.empty()) throw InputError(source.mass_given + ": give " + source.length_name + both);
   Units u;
-  u.mass = trimmed(mass);  // " 1e5Msun" as "1e5Msun": the files record what was meant
-  u.length = trimmed(length);
+  u.mass = trimmed(mass, " ");  // " 1e5Msun" as "1e5Msun": the files record what was meant
+  u.length = trimmed(length, " ");
   u.mass_g = parse_scale(u.mass, source.mass_given, kMassUnits, kMassUnitNames, "1e5Msun");
   u.length_cm = parse_scale(u.length, source.length_given, kLengthUnits, kLengthUnitNames, "1pc");
   return u;
