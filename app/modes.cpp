@@ -222,9 +222,7 @@ void note_unwritten(const std::vector<std::pair<std::string, std::string>>& outp
   std::vector<std::string> named;
   for (auto const& [option, path] : outputs)
     if (!path.empty()) named.push_back(option + " " + path);
-  std::string clause;
-  for (std::size_t k = 0; k < named.size(); ++k)
-    clause += (k == 0 ? "" : k + 1 == named.size() ? " and " : ", ") + named[k];
+  std::string clause = spoken_list(named);
   if (!named.empty()) clause += named.size() == 1 ? " is not written" : " are not written";
   unwritten_clause = clause;
   set_second_interrupt_note("nbody: second interrupt: exiting now" + (clause.empty() ? "" : "; " + clause));
@@ -785,10 +783,7 @@ int run_benchmark_instead(const Options& o, const std::string& why) {
   // Options that do nothing in the chosen mode are refused, and here the benchmark is the mode: the viewer's settings
   // would be dropped unseen (a user who gave --paused expects a picture that waits).
   if (auto const& given = o.viewer_settings; !given.empty()) {
-    std::string list;
-    for (std::size_t k = 0; k < given.size(); ++k)
-      list += (k == 0 ? "" : k + 1 == given.size() ? " and " : ", ") + given[k];
-    throw InputError(list + (given.size() == 1 ? " belongs" : " belong") + " to the viewer and would do nothing in "
+    throw InputError(spoken_list(given) + (given.size() == 1 ? " belongs" : " belong") + " to the viewer and would do nothing in "
                      "the headless benchmark; " + why + ", where nbody would run the benchmark instead (--offscreen "
                      "draws without a display)");
   }

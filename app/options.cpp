@@ -655,10 +655,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
     for (const CLI::Option* mode : modes->get_options())
       if (mode->count()) given.push_back(mode->get_name());
     if (given.size() > 1) {
-      std::string list;
-      for (std::size_t k = 0; k < given.size(); ++k)
-        list += (k == 0 ? "" : k + 1 == given.size() ? " and " : ", ") + given[k];
-      throw InputError(list + (given.size() == 2 ? " both" : "") + " given; these are modes, and only one mode may be "
+      throw InputError(spoken_list(given) + (given.size() == 2 ? " both" : "") + " given; these are modes, and only one mode may be "
                        "given");
     }
     // CLI11 says "--bodies: At Most 1 required but received 2" for an option given twice.

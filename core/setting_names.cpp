@@ -67,4 +67,11 @@ std::string SettingNames::quoted(const std::string& option, const std::string& v
   return keywords ? with(option, "'" + value + "'") : option + " '" + value + "'";
 }
 
+std::string spoken_list(const std::vector<std::string>& names) {
+  std::string list;
+  for (std::size_t k = 0; k < names.size(); ++k)
+    list += (k == 0 ? "" : k + 1 == names.size() ? " and " : ", ") + names[k];
+  return list;
+}
+
 }  // namespace nbody

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace nbody {
 
@@ -43,5 +44,8 @@ struct SettingNames {
   // A text value as given, quoted either way: "--mass-unit '1e5Msun'", "mass_unit='1e5Msun'".
   std::string quoted(const std::string& option, const std::string& value) const;
 };
+
+// Names as a sentence lists them: "a", "a and b", "a, b and c" ("" for none).
+std::string spoken_list(const std::vector<std::string>& names);
 
 }  // namespace nbody
