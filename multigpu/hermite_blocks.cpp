@@ -141,7 +141,7 @@ void HermiteBlocks::start_up(const sim::BodySet& initial, const sim::hermite::He
     block_time_ = 0.0;
     gather_active(0.0, true);
     force_pass(0.0, Pass::initialise, all_active_chunk(setup_.backend, bodies_));
-    check_floor(true);
+    check_start_floor();
   }
 }
 
@@ -407,7 +407,7 @@ bool HermiteBlocks::finish_at(double t, double time) {
   return true;
 }
 
-void HermiteBlocks::check_floor(bool start) {
+std::int64_t HermiteBlocks::floor_violation() {
   std::vector<std::int64_t> found(engines_.size());
   threads_->for_each_device([&](int d) { found[std::size_t(d)] = engines_[std::size_t(d)]->floor_violation(); });
   std::int64_t worst = -1;
@@ -417,7 +417,29 @@ void HermiteBlocks::check_floor(bool start) {
   int const none = std::numeric_limits<int>::min();
   int const mine = worst < 0 ? none : -int(worst);
   int const any = ranks_.size() > 1 ? ranks_.max(mine) : mine;
-  if (any != none) floor_failure(std::size_t(-std::int64_t(any)), start ? Floor::start : Floor::step);
+  return any == none ? -1 : -std::int64_t(any);
+}
+
+void HermiteBlocks::check_floor() {
+  if (std::int64_t const body = floor_violation(); body >= 0) floor_failure(std::size_t(body), Floor::step);
+}
+
+void HermiteBlocks::check_start_floor() {
+  if (floor_violation() < 0) return;
+  // Every rank holds the whole state after own_time_state and finds the same steps from it, in body order.
+  sim::BodySet b;
+  sim::hermite::HermiteState s;
+  own_time_state(b, s);
+  for (std::size_t i = 0; i < bodies_; ++i) {
+    if (!sim::hermite::below_floor(s.step[i], s.time[i], setup_.params)) continue;
+    double const wanted = sim::hermite::cancelled_start_criterion(b, i, s.acceleration[i], setup_.softening,
+                                                                  setup_.params.eta_start);
+    double const step = wanted > 0.0 ? sim::hermite::start_step(wanted, s.time[i], setup_.params) : s.step[i];
+    if (sim::hermite::below_floor(step, s.time[i], setup_.params)) floor_failure(i, Floor::start);
+    s.step[i] = step;
+  }
+  for (auto& e : engines_) carried_ += e->counters();  // an upload starts an engine's counts again
+  threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->upload(b, s); });
 }
 
 void HermiteBlocks::floor_failure(std::size_t body, Floor why) {
@@ -429,7 +451,10 @@ void HermiteBlocks::floor_failure(std::size_t body, Floor why) {
   if (why == Floor::start) {
     // The criterion's own value (the step itself is halved until it is below the floor, whatever that value).
     double const na = norm(hs.acceleration[body]), n1 = norm(hs.jerk[body]);
-    throw StoppedWhole(sim::hermite::start_floor_message(now, body, setup_.params.eta_start * na / n1, floor, time(),
+    double const cancelled = sim::hermite::cancelled_start_criterion(own, body, hs.acceleration[body],
+                                                                     setup_.softening, setup_.params.eta_start);
+    double const wanted = cancelled > 0.0 ? cancelled : setup_.params.eta_start * na / n1;
+    throw StoppedWhole(sim::hermite::start_floor_message(now, body, wanted, floor, time(),
                                                            setup_.params.eta_start, hs.acceleration[body],
                                                            setup_.softening));
   }

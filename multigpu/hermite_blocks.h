@@ -116,7 +116,13 @@ class HermiteBlocks {
   // The active list: each device's packed bodies, in device order (ranks: gathered), into active_ unless
   // `host_list` is false (one process whose devices read each other's lists: set_active_from).
   void gather_active(double t, bool all, bool host_list = true);
-  void check_floor(bool start = false);  // start: the steps are the start criterion's
+  void check_floor();
+  // The lowest body whose step fell below the floor on any device of any rank, or -1 (collective).
+  std::int64_t floor_violation();
+  // After the start's force pass: a body whose start step fell below the floor because its forces cancel
+  // (hermite::cancelled_start_criterion) starts with its pairs' criterion instead; any other body below the floor
+  // stops the start (Floor::start). Collective; reads and loads the state only where a body fell below the floor.
+  void check_start_floor();
   // The one-line failure for `body`'s step below the floor: one a block step gave, a start step, or one the
   // continued state held. Collective (it reads the state).
   enum class Floor { step, start, held };

@@ -229,6 +229,39 @@ TEST(Hermite, EveryHostLayoutAndThreadingGivesTheSameBits) {
   }
 }
 
+// A point-symmetric cluster around a moving body at its centre (body 0): the other bodies' pulls on it cancel to
+// rounding, its jerk does not, so eta_start |a| / |a1| asks for a step far below the floor. It starts from its
+// pairs' criterion instead (hermite::cancelled_start_criterion; the figure-eight's middle body is the three-body
+// case), with the same step on every layout and threading model, and the run goes on with the same bits.
+TEST(Hermite, ABodyWhoseForcesCancelStartsFromItsPairsOnEveryLayout) {
+  sim::BodySet const b = test::symmetric_around_a_moving_centre(150);
+  HermiteParams params;  // eta 0.02, eta_start 0.01, dt_max 1/16, as hermite_program below
+  multigpu::Simulation started(b, hermite_program(0.02, 0.01, 1.0 / 16), cpu_config(0.01));
+  sim::BodySet own;
+  sim::hermite::HermiteState hs;
+  started.hermite_state(own, hs);
+  Vec3d const a = hs.acceleration[0], j = hs.jerk[0];
+  V3 const a3{a.x, a.y, a.z}, j3{j.x, j.y, j.z};
+  EXPECT_LT(sim::hermite::norm3(a3), 1e-12 * sim::hermite::norm3(j3));
+  EXPECT_TRUE(sim::hermite::below_floor(sim::hermite::start_step(a3, j3, 0.0, params), 0.0, params));
+  double const wanted = sim::hermite::cancelled_start_criterion(b, 0, a, 0.01, params.eta_start);
+  EXPECT_GT(wanted, 0.0);
+  EXPECT_EQ(hs.step[0], sim::hermite::start_step(wanted, 0.0, params));
+  EXPECT_FALSE(sim::hermite::below_floor(hs.step[0], 0.0, params));
+  // Every other body's forces do not cancel: the criterion leaves them to eta_start |a| / |a1|.
+  EXPECT_EQ(sim::hermite::cancelled_start_criterion(b, 1, hs.acceleration[1], 0.01, params.eta_start), 0.0);
+
+  Blocks const one = run_blocks(b, cpu_config(0.01), 60);
+  EXPECT_GT(one.time, 0.0);
+  EXPECT_GT(one.hermite.time[0], 0.0);  // the centre body took its steps
+  for (int devices : {2, 3, 7})
+    for (auto threading : {multigpu::Threading::single, multigpu::Threading::workers}) {
+      Blocks const other = run_blocks(b, cpu_config(0.01, devices, threading), 60);
+      EXPECT_TRUE(same_bits(one.state, other.state)) << devices << " devices, " << name_of(threading);
+      EXPECT_TRUE(same_bits(one.hermite, other.hermite)) << devices << " devices, " << name_of(threading);
+    }
+}
+
 // The finish at a time that is no block time is the same on every layout and threading model, is counted as one block
 // step, conserves energy as block steps do, and goes on bit for bit from its state on another layout.
 TEST(Hermite, TheFinishAtATimeIsTheSameOnEveryLayoutAndGoesOnFromItsState) {

@@ -454,6 +454,23 @@ TEST(HermiteGpuSimulation, AStepBelowTheFloorStopsEveryLayoutAfterTheSameBlock) 
   EXPECT_GT(stopped_after, 0u);
 }
 
+// `blocks` block steps of `b` through multigpu::Simulation on CUDA `devices` (softening 0.01), and the state then.
+Downloaded run_on(const sim::BodySet& b, const sim::StepProgram& program, std::vector<int> devices,
+                  multigpu::Threading threading, Precision p, std::uint64_t blocks) {
+  multigpu::SimulationConfig c;
+  c.backend = sim::Backend::cuda;
+  c.engine.precision = p;
+  c.softening = 0.01;
+  c.devices = std::move(devices);
+  c.threading = threading;
+  multigpu::Simulation s(b, program, c, multigpu::RunClock{0, b.time}, nullptr);
+  s.advance(blocks);
+  EXPECT_EQ(s.steps_done(), blocks);
+  Downloaded d;
+  s.hermite_state(d.bodies, d.state);
+  return d;
+}
+
 // Through multigpu::Simulation (what the CLI runs): GPU 0 cut into 2 and 3 devices, with one host thread or a
 // worker each, and two GPUs where there are, give the bits of one GPU (whose blocks run in advance_blocks). At 1,000
 // bodies the start's force pass is one chunk, whose sums stay on the devices (initialise_from).
@@ -466,18 +483,7 @@ TEST(HermiteGpuSimulation, EveryLayoutOfTheGpusGivesTheBitsOfOne) {
     ip.integrator = sim::Integrator::hermite4;
     sim::StepProgram const program = sim::make_step_program(ip);
     auto run = [&](std::vector<int> devices, multigpu::Threading threading, Precision p) {
-      multigpu::SimulationConfig c;
-      c.backend = sim::Backend::cuda;
-      c.engine.precision = p;
-      c.softening = 0.01;
-      c.devices = std::move(devices);
-      c.threading = threading;
-      multigpu::Simulation s(b, program, c, multigpu::RunClock{0, b.time}, nullptr);
-      s.advance(kLayoutBlocks);
-      EXPECT_EQ(s.steps_done(), kLayoutBlocks);
-      Downloaded d;
-      s.hermite_state(d.bodies, d.state);
-      return d;
+      return run_on(b, program, std::move(devices), threading, p, kLayoutBlocks);
     };
     // One host thread runs the block steps of several slices on the devices; workers, through the host.
     {
@@ -500,6 +506,35 @@ TEST(HermiteGpuSimulation, EveryLayoutOfTheGpusGivesTheBitsOfOne) {
               << devices.size() << " devices (" << (devices.back() == 1 ? "GPUs 0 and 1" : "slices of GPU 0") << "), "
               << name_of(threading) << ", " << name_of(p);
     }
+  }
+}
+
+// A body whose forces cancel at the start (the centre of a point-symmetric cluster, moving) starts from its pairs'
+// criterion, found on the host from the state the start pass left: the same step, and the same bits after the block
+// steps, on one GPU (advance_blocks), slices of it with one thread (advance_together) or workers (the protocol).
+TEST(HermiteGpuSimulation, ABodyWhoseForcesCancelStartsOnEveryLayoutOfTheGpus) {
+  REQUIRE_GPU();
+  sim::BodySet const b = test::symmetric_around_a_moving_centre(500);
+  sim::IntegratorParams ip;
+  ip.integrator = sim::Integrator::hermite4;
+  sim::StepProgram const program = sim::make_step_program(ip);
+  auto run = [&](std::vector<int> devices, multigpu::Threading threading, Precision p, std::uint64_t blocks) {
+    return run_on(b, program, std::move(devices), threading, p, blocks);
+  };
+  Downloaded const start = run({0}, multigpu::Threading::single, Precision::fp64, 0);
+  Vec3d const a = start.state.acceleration[0], j = start.state.jerk[0];
+  sim::hermite::V3 const a3{a.x, a.y, a.z}, j3{j.x, j.y, j.z};
+  EXPECT_TRUE(sim::hermite::below_floor(sim::hermite::start_step(a3, j3, 0.0, ip.hermite), 0.0, ip.hermite))
+      << "|a| " << sim::hermite::norm3(a3) << ", |a1| " << sim::hermite::norm3(j3);
+  double const wanted = sim::hermite::cancelled_start_criterion(b, 0, a, 0.01, ip.hermite.eta_start);
+  EXPECT_EQ(start.state.step[0], sim::hermite::start_step(wanted, 0.0, ip.hermite));
+  for (auto p : {Precision::fp64, Precision::fp32}) {
+    Downloaded const one = run({0}, multigpu::Threading::single, p, kLayoutBlocks);
+    EXPECT_GT(one.state.time[0], 0.0) << name_of(p) << ": the centre body took its steps";
+    for (std::vector<int> const& devices : {std::vector<int>{0, 0}, std::vector<int>{0, 0, 0}})
+      for (auto threading : {multigpu::Threading::single, multigpu::Threading::workers})
+        EXPECT_TRUE(same_state(one, run(devices, threading, p, kLayoutBlocks)))
+            << devices.size() << " slices of GPU 0, " << name_of(threading) << ", " << name_of(p);
   }
 }
 

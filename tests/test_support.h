@@ -71,6 +71,22 @@ inline sim::BodySet head_on_collision(std::size_t light = 0) {
   return b;
 }
 
+// A Plummer sphere of 2 x `pairs` bodies (each body and its mirror image through the centre, velocity mirrored too)
+// around a body moving through the centre (body 0): the pulls on it cancel to rounding, its jerk does not (hermite4
+// starts it from its pairs' criterion).
+inline sim::BodySet symmetric_around_a_moving_centre(std::size_t pairs) {
+  sim::BodySet const half = scenario("plummer", pairs, 7);
+  sim::BodySet b;
+  b.append({0, 0, 0, half.pos_mass[0].w}, {0.3, -0.2, 0.1}, sim::BodyType::star);
+  for (std::size_t i = 0; i < pairs; ++i) {
+    auto const p = half.pos_mass[i];
+    Vec3d const v = half.velocity[i];
+    b.append(p, v, sim::BodyType::star);
+    b.append({-p.x, -p.y, -p.z, p.w}, {-v.x, -v.y, -v.z}, sim::BodyType::star);
+  }
+  return b;
+}
+
 inline std::vector<Vec3d> reference_accelerations(const sim::BodySet& b, double softening) {
   std::vector<Vec3d> a(b.size());
   sim::reference_accelerations(b.pos_mass.data(), b.size(), 0, b.size(), softening * softening, a.data());

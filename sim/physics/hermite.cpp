@@ -118,28 +118,67 @@ std::string nearest_text(const BodySet& b, std::size_t body) {
 // of a collinear configuration) the acceleration and its derivatives are rounding, which the step criterion takes for
 // changes ever faster, however short the steps; a genuine encounter's acceleration is its partner's pull. The bound,
 // 1e-5 of the pull, is above the rounding of fp32 pairs (about 1e-7) and far below any resolved orbit's.
-std::string cancelled_text(const BodySet& b, std::size_t body, const Vec3d& acceleration, double softening) {
-  double pull = 0.0;
-  std::size_t puller = body;
+struct Pull {
+  double pull = 0.0;        // the largest pull of one other body at the softening
+  std::size_t puller;       // that body (the body itself: no other pulls)
+  double magnitude = 0.0;   // |a|
+};
+
+// The largest pull on `body` of any one other body, and whether its acceleration is far below it (cancels).
+Pull strongest_pull(const BodySet& b, std::size_t body, const Vec3d& acceleration, double softening) {
+  Pull p{0.0, body, std::sqrt(acceleration.x * acceleration.x + acceleration.y * acceleration.y +
+                              acceleration.z * acceleration.z)};
   auto const& x = b.pos_mass[body];
   for (std::size_t j = 0; j < b.size(); ++j) {
     if (j == body) continue;
     double const dx = b.pos_mass[j].x - x.x, dy = b.pos_mass[j].y - x.y, dz = b.pos_mass[j].z - x.z;
     double const r2 = dx * dx + dy * dy + dz * dz, s2 = r2 + softening * softening;
-    double const p = s2 > 0.0 ? b.pos_mass[j].w * std::sqrt(r2) / (s2 * std::sqrt(s2)) : 0.0;
-    if (p > pull) pull = p, puller = j;
+    double const one = s2 > 0.0 ? b.pos_mass[j].w * std::sqrt(r2) / (s2 * std::sqrt(s2)) : 0.0;
+    if (one > p.pull) p.pull = one, p.puller = j;
   }
-  double const a = std::sqrt(acceleration.x * acceleration.x + acceleration.y * acceleration.y +
-                             acceleration.z * acceleration.z);
-  if (puller == body || !(a < 1e-5 * pull)) return {};
+  return p;
+}
+
+bool cancels(const Pull& p, std::size_t body) { return p.puller != body && p.magnitude < 1e-5 * p.pull; }
+
+std::string cancelled_text(const BodySet& b, std::size_t body, const Vec3d& acceleration, double softening) {
+  Pull const p = strongest_pull(b, body, acceleration, softening);
+  if (!cancels(p, body)) return {};
   std::ostringstream m;
   m.precision(3);
-  m << "; the forces on it cancel: |a| = " << a << " against " << pull << " from body " << puller
+  m << "; the forces on it cancel: |a| = " << p.magnitude << " against " << p.pull << " from body " << p.puller
     << " alone (a body at a centre of symmetry, as in a mirror-symmetric or collinear configuration: its acceleration "
        "and the derivatives the step criterion measures are rounding, however short the steps; moved off the centre "
        "by a small fraction of its distances, or with a fixed-step integrator, the run goes on)";
   return m.str();
 }
+
+}  // namespace
+
+double cancelled_start_criterion(const BodySet& b, std::size_t body, const Vec3d& acceleration, double softening,
+                                 double eta_start) {
+  Pull const p = strongest_pull(b, body, acceleration, softening);
+  if (!cancels(p, body)) return 0.0;
+  // A pair's |a_ij| / |a1_ij| = |d| / |w - 3 (d.w) d / s^2| (d, w: the relative position and velocity, s^2 = d^2 +
+  // softening^2; the mass and s^3 cancel): the time in which that pair's pull turns or changes by itself.
+  double shortest = std::numeric_limits<double>::infinity();
+  auto const& x = b.pos_mass[body];
+  Vec3d const& v = b.velocity[body];
+  for (std::size_t j = 0; j < b.size(); ++j) {
+    if (j == body || b.pos_mass[j].w == 0.0) continue;
+    double const dx = b.pos_mass[j].x - x.x, dy = b.pos_mass[j].y - x.y, dz = b.pos_mass[j].z - x.z;
+    double const wx = b.velocity[j].x - v.x, wy = b.velocity[j].y - v.y, wz = b.velocity[j].z - v.z;
+    double const r2 = dx * dx + dy * dy + dz * dz, s2 = r2 + softening * softening;
+    if (!(r2 > 0.0)) continue;  // a body on top of it pulls it nowhere
+    double const k = 3.0 * (dx * wx + dy * wy + dz * wz) / s2;
+    double const cx = wx - k * dx, cy = wy - k * dy, cz = wz - k * dz;
+    double const change = std::sqrt(cx * cx + cy * cy + cz * cz);
+    if (change > 0.0) shortest = std::min(shortest, std::sqrt(r2) / change);
+  }
+  return eta_start * shortest;
+}
+
+namespace {
 
 // What forced so short a step, and what resolves it, for this run's eta: a close encounter, which hermite4 does not
 // regularise (a softening resolves it); or an eta outside the usual range: far below it, steps that short are asked
@@ -185,11 +224,14 @@ std::string start_floor_message(const BodySet& b, std::size_t body, double wante
                                 double eta_start, const Vec3d& acceleration, double softening) {
   std::ostringstream m;
   m.precision(3);
-  m << "hermite4: at t = " << time << " body " << body << " cannot start: its start step eta_start |a| / |a1| comes to "
-    << wanted << ", below the floor " << floor;
-  if (std::string const cancelled = cancelled_text(b, body, acceleration, softening); !cancelled.empty())
-    return m.str() + cancelled;
-  m << nearest_text(b, body);
+  Pull const p = strongest_pull(b, body, acceleration, softening);
+  m << "hermite4: at t = " << time << " body " << body << " cannot start: its start step ";
+  if (cancels(p, body))
+    m << "(its forces cancel: |a| = " << p.magnitude << " against " << p.pull << " from body " << p.puller
+      << " alone, so eta_start times the shortest |a_ij| / |a1_ij| of its pairs) comes to ";
+  else
+    m << "eta_start |a| / |a1| comes to ";
+  m << wanted << ", below the floor " << floor << nearest_text(b, body);
   std::ostringstream given;  // the value as given (the message's precision is for the measured values)
   given << eta_start;
   if (softening > 0.0)

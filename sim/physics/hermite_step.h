@@ -218,17 +218,22 @@ NBODY_HOST_DEVICE inline double next_step(double wanted, double dt, double t, co
   return next_step(wanted, dt, t, pow2_at_most(p.dt_max), step_floor(t, p));
 }
 
-// The first step of a body at block time t: eta_start |a| / |a1|, as a power of two at most dt_max, halved
-// until t is a multiple of it (never below half the floor: the caller checks below_floor).
-NBODY_HOST_DEVICE inline double start_step(const V3& a, const V3& a1, double t, const HermiteParams& p) {
-  double const na = norm3(a), n1 = norm3(a1);
-  double wanted = p.eta_start * na / n1;
+// The first step of a body at block time t for a start criterion that came to `wanted`: a power of two at most
+// dt_max and at most `wanted`, halved until t is a multiple of it (never below half the floor: the caller checks
+// below_floor).
+NBODY_HOST_DEVICE inline double start_step(double wanted, double t, const HermiteParams& p) {
   double const top = pow2_at_most(p.dt_max);
   if (!(wanted < top)) wanted = top;  // +inf (no jerk) and NaN (an isolated body) included
   double const floor = step_floor(t, p);
   double s = top;
   while ((s > wanted || !is_multiple(t, s)) && s >= floor) s *= 0.5;
   return s;
+}
+
+// The first step of a body at block time t from its start criterion eta_start |a| / |a1|.
+NBODY_HOST_DEVICE inline double start_step(const V3& a, const V3& a1, double t, const HermiteParams& p) {
+  double const na = norm3(a), n1 = norm3(a1);
+  return start_step(p.eta_start * na / n1, t, p);
 }
 
 NBODY_HOST_DEVICE inline bool below_floor(double dt, double t, const HermiteParams& p) { return dt < step_floor(t, p); }

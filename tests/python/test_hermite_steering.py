@@ -298,23 +298,46 @@ def test_last_run_is_kept_when_a_run_ends_with_an_exception(tmp_path):
 
 def test_a_body_whose_forces_cancel_is_said_to_be_one_not_a_close_encounter():
     # Euler's collinear solution: the middle body, at rest at the centre, feels forces that cancel to rounding, which
-    # the step criteria take for ever faster changes. The stop says so (the largest pull beside |a|), with advice that
-    # works, not a close encounter's (a softening does not help: the start stops at once).
+    # the step criterion takes for ever faster changes. It starts (from its pairs' criterion: its own |a| / |a1| is
+    # rounding over rounding), and the first step the criterion cuts below the floor stops the run, saying so (the
+    # largest pull beside |a|), with advice that works, not a close encounter's (a softening does not help).
     w = math.sqrt(1.25)
     pos, vel = np.array([[-1.0, 0, 0], [0, 0, 0], [1, 0, 0]]), np.array([[0, -w, 0], [0, 0, 0], [0, w, 0]])
-    for softening, stop in ((0.0, "needs a step below the floor"), (0.1, "cannot start")):
-        with pytest.raises(RuntimeError) as e:  # the start pass runs as the simulation is made
-            nbody.Simulation.from_arrays(pos, vel, np.ones(3), integrator="hermite4", softening=softening,
-                                         backend="cpu").run(t_end=10.0)
+    for softening in (0.0, 0.1):
+        sim = nbody.Simulation.from_arrays(pos, vel, np.ones(3), integrator="hermite4", softening=softening,
+                                           backend="cpu")
+        with pytest.raises(RuntimeError) as e:
+            sim.run(t_end=10.0)
         said = str(e.value)
-        assert re.search(r"body 1 " + stop + r".*; the forces on it cancel: \|a\| = \S+ against (1|0.985) from body "
-                         r"[02] alone \(a body at a centre of symmetry", said), said
+        assert re.search(r"body 1 needs a step below the floor.*; the forces on it cancel: \|a\| = \S+ against "
+                         r"(1|0.985) from body [02] alone \(a body at a centre of symmetry", said), said
         assert "close encounter" not in said and "eta_start" not in said.split(";", 1)[1], said
+        assert 0 < sim.time < 1
     # Moved off the centre, the same bodies run (the collinear solution is unstable: only for a while).
     nudged = pos + np.array([[0, 0, 0], [1e-9, 0, 0], [0, 0, 0]])
     sim = nbody.Simulation.from_arrays(nudged, vel, np.ones(3), integrator="hermite4", softening=0.0, backend="cpu")
     sim.run(t_end=1.0)
     assert sim.time == 1.0
+
+
+def test_the_figure_eight_starts_with_its_middle_body_at_the_centre_and_comes_back_after_a_period():
+    # Chenciner & Montgomery's orbit (Simo's values, 8 digits): at t = 0 the middle body is at the centre, where the
+    # others' pulls cancel exactly (|a| = 0, its jerk not), so eta_start |a| / |a1| gives it no step at all; it starts
+    # from its pairs' criterion, and after one period (6.32591398) every body is back within the values' accuracy.
+    x, v = np.array([0.97000436, -0.24308753, 0.0]), np.array([-0.93240737, -0.86473146, 0.0])
+    pos, vel = np.array([x, -x, [0.0, 0.0, 0.0]]), np.array([-v / 2, -v / 2, v])
+    sim = nbody.Simulation.from_arrays(pos, vel, np.ones(3), integrator="hermite4", softening=0.0, backend="cpu")
+    sim.run(t_end=6.32591398)
+    assert np.abs(sim.positions - pos).max() < 1e-4 and np.abs(sim.velocities - vel).max() < 1e-4
+    # A centre body whose pairs themselves need a step below the floor (two bodies 1e-13 from it, fast) stops the
+    # start naming the criterion it was given, and the encounter.
+    pos = np.array([[0.0, 0, 0], [1e-13, 0, 0], [-1e-13, 0, 0]])
+    vel = np.array([[0.0, 0, 1], [0, 1, 0], [0, -1, 0]])
+    with pytest.raises(RuntimeError, match=r"body 0 cannot start: its start step \(its forces cancel: \|a\| = \S+ "
+                                           r"against \S+ from body [12] alone, so eta_start times the shortest "
+                                           r"\|a_ij\| / \|a1_ij\| of its pairs\) comes to 7.07e-16, below the floor "
+                                           r".*nearest neighbour is body [12] at distance 1e-13 \(a close encounter"):
+        nbody.Simulation.from_arrays(pos, vel, np.ones(3), integrator="hermite4", softening=0.0, backend="cpu")
 
 
 def test_a_close_encounter_stop_goes_on_in_a_softened_potential():
