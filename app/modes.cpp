@@ -775,6 +775,13 @@ void print_block_benchmark(const driver::Measurement& m, const multigpu::Simulat
               (unsigned long long)b.state_hash);
 }
 
+// A checkpoint given with no mode is most often a run to continue: the benchmark times steps from it, and says so.
+std::string restart_timed(const Options& o) {
+  return o.run.initial.checkpoint.empty() ? ""
+                                          : ", which times steps from " + o.run.initial.checkpoint +
+                                                "'s state and continues nothing (--run continues the run)";
+}
+
 }  // namespace
 
 int run_benchmark_instead(const Options& o, const std::string& why) {
@@ -787,16 +794,14 @@ int run_benchmark_instead(const Options& o, const std::string& why) {
                      "the headless benchmark; " + why + ", where nbody would run the benchmark instead (--offscreen "
                      "draws without a display)");
   }
-  // A checkpoint given with no mode is most often a run to continue: the benchmark times steps from it, and says so.
-  std::string const restart = o.run.initial.checkpoint.empty()
-                                  ? ""
-                                  : ", which times steps from " + o.run.initial.checkpoint +
-                                        "'s state and continues nothing (--run continues the run)";
-  if (!o.quiet) std::cerr << "notice: " << why << "; running the headless benchmark" << restart << "\n";
+  if (!o.quiet) std::cerr << "notice: " << why << "; running the headless benchmark" << restart_timed(o) << "\n";
   return run_benchmark(o);
 }
 
 int run_benchmark(const Options& o) {
+  // A benchmark that --steps, --warmup or --json chose in place of the default mode says what it does with a checkpoint.
+  if (!o.mode_implied_by.empty() && !o.run.initial.checkpoint.empty() && !o.quiet)
+    std::cerr << "notice: " << o.mode_implied_by << " makes this the benchmark" << restart_timed(o) << "\n";
   driver::Setup setup = make_setup(o);
   bool const blocks = setup.program.hermite.has_value();
   if (o.t_end && !blocks)

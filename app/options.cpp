@@ -251,10 +251,10 @@ void check_options_apply(const CLI::App& cli, Mode mode, const std::string& impl
        "--run and the viewer (the units their files state), and --benchmark (a --t-end in a time unit)"},
       {"--csv", {M::compare_threading}, "--compare-threading"},
       {"--tolerance", {M::validate}, "--validate"},
-      {"--warmup", {M::benchmark, M::compare_threading, M::automatic}, "--benchmark and --compare-threading"},
-      {"--steps", {M::run, M::benchmark, M::validate, M::compare_threading, M::automatic},
+      {"--warmup", {M::benchmark, M::compare_threading}, "--benchmark and --compare-threading"},
+      {"--steps", {M::run, M::benchmark, M::validate, M::compare_threading},
        "--run, --benchmark, --validate and --compare-threading (the viewer takes --frames, --steps-per-frame)"},
-      {"--json", {M::run, M::benchmark, M::validate, M::devices, M::compare_threading, M::automatic},
+      {"--json", {M::run, M::benchmark, M::validate, M::devices, M::compare_threading},
        "every mode but the viewer"},
       {"--restart", {M::run, M::benchmark, M::validate, M::viewer, M::serve, M::automatic},
        "modes that simulate one run"},
@@ -275,7 +275,7 @@ void check_options_apply(const CLI::App& cli, Mode mode, const std::string& impl
   auto mode_flag = [&]() -> std::string {
     switch (mode) {
       case M::run: return implied_by.empty() ? "--run" : "--run (which " + implied_by + " implies)";
-      case M::benchmark: return "--benchmark";
+      case M::benchmark: return implied_by.empty() ? "--benchmark" : "--benchmark (which " + implied_by + " implies)";
       case M::validate: return "--validate";
       case M::devices: return "--devices";
       case M::compare_threading: return "--compare-threading";
@@ -705,15 +705,24 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (validate) o.mode = Mode::validate;
   if (devices) o.mode = Mode::devices;
   if (compare) o.mode = Mode::compare_threading;
-  std::string run_implied_by;  // where no mode option was given: the output that makes it a run
+  std::string& implied_by = o.mode_implied_by;
   if (o.mode == Mode::automatic && (!o.save.empty() || !o.checkpoint.empty() || !o.snapshots.base.empty())) {
     o.mode = Mode::run;
-    run_implied_by = !o.save.empty() ? "--save" : !o.checkpoint.empty() ? "--checkpoint" : "--snapshots";
+    implied_by = !o.save.empty() ? "--save" : !o.checkpoint.empty() ? "--checkpoint" : "--snapshots";
   }
   bool const viewer_output =
       o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || cli.count("--frames");
   if (viewer_output && o.mode == Mode::automatic) o.mode = Mode::viewer;
-  check_options_apply(cli, o.mode, run_implied_by);
+  // The benchmark's own options make the default mode the benchmark, which it runs where there is no display: with
+  // one, the viewer would open and drop them unseen, so a script would do one thing on a server and another on a desk.
+  if (o.mode == Mode::automatic)
+    for (const char* option : {"--steps", "--warmup", "--json"})
+      if (cli.count(option)) {
+        o.mode = Mode::benchmark;
+        implied_by = option;
+        break;
+      }
+  check_options_apply(cli, o.mode, implied_by);
   // The default mode may run the benchmark instead of the viewer (no display): these would do nothing there.
   if (o.mode == Mode::automatic)
     for (const char* option : kServedOptions)

@@ -34,6 +34,8 @@ struct Options {
   // The viewer's settings given to the default mode ("--paused", "--hud"): refused where it runs the benchmark
   // instead, in which they would do nothing.
   std::vector<std::string> viewer_settings;
+  // Where no mode option was given, the option that chose the mode ("--save": --run; "--steps": --benchmark), or "".
+  std::string mode_implied_by;
   driver::RunConfig run;                   // what to simulate, with which physics, on which devices
   std::vector<std::size_t> sizes;          // --bodies as given: several only for --compare-threading
   // How long and what to write.

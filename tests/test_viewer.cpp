@@ -55,8 +55,10 @@ class Viewer : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   std::string file(const std::string& name) const { return (dir_ / name).string(); }
-  std::string err() const {
-    std::ifstream f(dir_ / "err");
+  std::string err() const { return text_of("err"); }
+  std::string out() const { return text_of("out"); }
+  std::string text_of(const std::string& name) const {
+    std::ifstream f(dir_ / name);
     std::stringstream s;
     s << f.rdbuf();
     return s.str();
@@ -314,12 +316,12 @@ TEST_F(Viewer, VideoHasEveryFrameAtTheRateAsked) {
 TEST_F(Viewer, NoDisplayIsAClearErrorAndTheDefaultModeFallsBack) {
   EXPECT_EQ(run("--viewer --bodies 64", "env -u DISPLAY -u WAYLAND_DISPLAY"), 2);
   EXPECT_NE(err().find("--viewer: no display"), std::string::npos) << err();
-  EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1", "env -u DISPLAY -u WAYLAND_DISPLAY"), 0) << err();
+  EXPECT_EQ(run("--bodies 256", "env -u DISPLAY -u WAYLAND_DISPLAY"), 0) << err();
   EXPECT_NE(err().find("notice: no display"), std::string::npos) << err();
   // A checkpoint with no mode, most often a run to continue: the notice says that the benchmark continues nothing.
   // (Without HDF5 there is no checkpoint to try.)
   if (run("--run --bodies 64 --steps 1 -q --checkpoint " + file("c.h5"), "env -u DISPLAY -u WAYLAND_DISPLAY") == 0) {
-    EXPECT_EQ(run("--restart " + file("c.h5") + " --steps 2 --warmup 1", "env -u DISPLAY -u WAYLAND_DISPLAY"), 0)
+    EXPECT_EQ(run("--restart " + file("c.h5") + "", "env -u DISPLAY -u WAYLAND_DISPLAY"), 0)
         << err();
     EXPECT_NE(err().find("which times steps from " + file("c.h5") + "'s state and continues nothing (--run continues "
                          "the run)"),
@@ -328,14 +330,14 @@ TEST_F(Viewer, NoDisplayIsAClearErrorAndTheDefaultModeFallsBack) {
   }
   // What the benchmark refuses is refused there too: an eccentricity the viewer could have used on a switch to
   // two-body does nothing for a Plummer benchmark.
-  EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1 --eccentricity 0.9", "env -u DISPLAY -u WAYLAND_DISPLAY"), 2);
+  EXPECT_EQ(run("--bodies 256 --eccentricity 0.9", "env -u DISPLAY -u WAYLAND_DISPLAY"), 2);
   EXPECT_NE(err().find("--eccentricity 0.9: applies to --scenario two-body only (this run's is plummer); no display"),
             std::string::npos)
       << err();
   EXPECT_EQ(err().find("headless benchmark"), std::string::npos) << err();
   // So is what the viewer alone takes: options that do nothing in the mode run are refused, and the benchmark would
   // drop them unseen. With no display, and with a display that cannot be opened.
-  EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1 --paused --hud minimal --color level",
+  EXPECT_EQ(run("--bodies 256 --paused --hud minimal --color level",
                 "env -u DISPLAY -u WAYLAND_DISPLAY"),
             2);
   EXPECT_NE(err().find("error: --paused, --color and --hud belong to the viewer and would do nothing in the headless "
@@ -343,16 +345,37 @@ TEST_F(Viewer, NoDisplayIsAClearErrorAndTheDefaultModeFallsBack) {
                        "instead"),
             std::string::npos)
       << err();
-  EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1 --trails", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 2);
+  EXPECT_EQ(run("--bodies 256 --trails", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 2);
   EXPECT_NE(err().find("error: --trails belongs to the viewer and would do nothing in the headless benchmark; cannot "
                        "open a window"),
             std::string::npos)
       << err();
   EXPECT_EQ(err().find("nbody benchmark"), std::string::npos) << err();
   // A DISPLAY whose server is gone (left over from another session): the same fallback, saying why.
-  EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 0) << err();
+  EXPECT_EQ(run("--bodies 256", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 0) << err();
   EXPECT_NE(err().find("notice: cannot open a window"), std::string::npos) << err();
   EXPECT_NE(err().find("running the headless benchmark"), std::string::npos) << err();
+  // The benchmark's own options make the default mode the benchmark, with a display or without: a window would drop
+  // them unseen. What belongs to the viewer is refused beside them, naming the option that chose the benchmark.
+  for (const char* display : {"env -u DISPLAY -u WAYLAND_DISPLAY", "env -u WAYLAND_DISPLAY DISPLAY=:987"}) {
+    EXPECT_EQ(run("--bodies 256 --steps 2 --warmup 1 --json " + file("b.json"), display), 0) << err();
+    EXPECT_EQ(err().find("notice:"), std::string::npos) << display << ": " << err();
+    EXPECT_NE(out().find("nbody benchmark"), std::string::npos) << out();
+    EXPECT_TRUE(fs::exists(file("b.json")));
+    fs::remove(file("b.json"));
+    EXPECT_EQ(run("--bodies 256 --json " + file("b.json") + " --paused", display), 2) << err();
+    EXPECT_NE(err().find("error: --paused does nothing with --benchmark (which --json implies); it belongs to the "
+                         "viewer and --serve"),
+              std::string::npos)
+        << err();
+  }
+  if (have("xvfb-run")) {
+    // (Bounded: a window that opened would wait for its user.)
+    EXPECT_EQ(run("--bodies 256 --steps 2 --json " + file("x.json"), "timeout 60 " + std::string(kXvfb)), 0) << err();
+    EXPECT_NE(out().find("nbody benchmark"), std::string::npos) << out();
+    EXPECT_EQ(err().find("viewer:"), std::string::npos) << "the viewer opened: " << err();
+    EXPECT_TRUE(fs::exists(file("x.json")));
+  }
   // Asked for by name, a window that cannot open is the same case as no display: exit 2, naming the option that
   // asked for it and the way without one.
   EXPECT_EQ(run("--viewer --bodies 64", "env -u WAYLAND_DISPLAY DISPLAY=:987"), 2) << err();
