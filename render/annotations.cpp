@@ -139,13 +139,10 @@ std::string panel_bodies_line(std::size_t bodies, double interactions_per_s, dou
   return text;
 }
 
-std::string panel_energy_line(double error, double time, const sim::Units& units) {
-  char text[96];
-  if (units.physical())
-    std::snprintf(text, sizeof text, "|dE/E| = %.1e at %s", error, physical_time_text(time, units).c_str());
-  else
-    std::snprintf(text, sizeof text, "|dE/E| = %.1e at t = %.4g", error, time);
-  return text;
+std::string panel_energy_line(double error, double time, double dt, const sim::Units& units) {
+  char text[32];
+  std::snprintf(text, sizeof text, "|dE/E| = %.1e at ", error);
+  return text + (units.physical() ? physical_time_text(time, units) : "t = " + time_text(time, dt));
 }
 
 namespace {

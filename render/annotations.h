@@ -58,7 +58,8 @@ std::string time_label(double time, double dt, const sim::Units& units);
 
 // The HUD panel's lines of the run's state, in N-body units and, with a physical scale, in its units as the
 // overlay's time stamp and scale bar read: "t = 1.2 (5.658 Myr)" ("block time = ..." for hermite4, whose `dt` is
-// 0: time_text), "|dE/E| = 1.0e-04 at 3.112 Myr" (at t = 0.66 without a scale), "r10/50/90 = 1.07 1.34 1.67 kpc".
+// 0: time_text), "|dE/E| = 1.0e-04 at 3.112 Myr" (at t = 0.66 without a scale, with the time line's digits),
+// "r10/50/90 = 1.07 1.34 1.67 kpc".
 std::string panel_time_line(double time, bool block_steps, double dt, const sim::Units& units);
 // The steps made ("step 1340", "block step 1234", "   paused" after): each step, and each 'n', changes it.
 std::string panel_step_line(std::uint64_t step, bool block_steps, bool paused);
@@ -66,7 +67,8 @@ std::string panel_step_line(std::uint64_t step, bool block_steps, bool paused);
 // was timed (`step_ms` 0) they are not measured: "-", not a rate of 0, which reads as a run that does not move.
 std::string panel_rate_line(double steps_per_s, double step_ms, bool block_steps);
 std::string panel_bodies_line(std::size_t bodies, double interactions_per_s, double step_ms);
-std::string panel_energy_line(double error, double time, const sim::Units& units);
+// The energy error at `time`, which reads as the time line's does (its digits set by `dt`, 0 for hermite4).
+std::string panel_energy_line(double error, double time, double dt, const sim::Units& units);
 std::string panel_radii_line(const std::array<double, 3>& radii, const sim::Units& units);
 
 }  // namespace nbody::render

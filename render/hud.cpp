@@ -258,7 +258,7 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
   unbroken_words(panel_time_line(s.time, s.block_steps, s.dt, s.units));
   unbroken_words(panel_step_line(s.step, s.block_steps, s.paused));
   if (s.energy_error)
-    unbroken_words(panel_energy_line(*s.energy_error, s.energy_time, s.units));
+    unbroken_words(panel_energy_line(*s.energy_error, s.energy_time, s.block_steps ? 0.0 : s.dt, s.units));
   else if (s.energy_tracked)
     unbroken_words(s.paused && s.time == 0.0 ? "energy error: after the first step" : "energy error: measuring");
   else

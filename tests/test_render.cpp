@@ -433,12 +433,17 @@ TEST(Annotations, PanelLinesInNbodyOrPhysicalUnits) {
   sim::Units const none;
   EXPECT_EQ(render::panel_time_line(1.2, false, 0.01, none), "t = 1.2");
   EXPECT_EQ(render::panel_time_line(0.5, true, 0.0, none), "block time = 0.5");
-  EXPECT_EQ(render::panel_energy_line(1e-4, 0.96, none), "|dE/E| = 1.0e-04 at t = 0.96");
+  EXPECT_EQ(render::panel_energy_line(1e-4, 0.96, 0.01, none), "|dE/E| = 1.0e-04 at t = 0.96");
+  // The time with the time line's digits, however long the run: not 1235 for 1234.56, nor 1.235e+04.
+  EXPECT_EQ(render::panel_energy_line(1e-4, 1234.56, 0.01, none), "|dE/E| = 1.0e-04 at t = 1234.56");
+  EXPECT_EQ(render::panel_energy_line(1e-4, 12345.67, 0.01, none), "|dE/E| = 1.0e-04 at t = 12345.67");
+  EXPECT_EQ(render::panel_energy_line(1e-4, 5.6251220703125, 0.0, none),  // as the block time line reads it
+            "|dE/E| = 1.0e-04 at t = 5.62512207031");
   EXPECT_EQ(render::panel_radii_line({0.973, 1.24, 1.56}, none), "r10/50/90 = 0.973 1.24 1.56");
   sim::Units const pc = sim::parse_units("1e5Msun", "1pc");  // time unit 0.04715 Myr (above)
   EXPECT_EQ(render::panel_time_line(100.0, false, 0.01, pc), "t = 100 (4.715 Myr)");
   EXPECT_EQ(render::panel_time_line(100.0, true, 0.0, pc), "block time = 100 (4.715 Myr)");
-  EXPECT_EQ(render::panel_energy_line(1e-4, 100.0, pc), "|dE/E| = 1.0e-04 at 4.715 Myr");
+  EXPECT_EQ(render::panel_energy_line(1e-4, 100.0, 0.01, pc), "|dE/E| = 1.0e-04 at 4.715 Myr");
   EXPECT_EQ(render::panel_radii_line({0.5, 2.0, 3000.0}, pc), "r10/50/90 = 0.500 2.00 3.00e+03 pc");
   // A half-mass radius below one unit reads in it (as the scale bar of "2 pc" beside it), not in au.
   EXPECT_EQ(render::panel_radii_line({0.327, 0.795, 2.17}, pc), "r10/50/90 = 0.327 0.795 2.17 pc");
