@@ -380,7 +380,10 @@ bool HermiteBlocks::finish_at(double t, double time) {
     exact = ranks_.max(exact ? 0 : 1) == 0;
   }
   if (!behind || !exact) return false;
-  std::vector<double> const held = s.step;  // the own bodies' steps, kept through the last one
+  // The own bodies' steps, times, accelerations and jerks before their last step: the steps are kept through it, and
+  // the derivatives give the criterion at its end.
+  std::vector<double> const held = s.step, before = s.time;
+  std::vector<Vec3d> const a0 = s.acceleration, j0 = s.jerk;
   for (Slice const& slice : slices_)
     for (std::size_t i = slice.begin; i < slice.end(); ++i)
       if (s.time[i] < t) s.step[i] = t - s.time[i];
@@ -390,15 +393,37 @@ bool HermiteBlocks::finish_at(double t, double time) {
   gather_active(t, false, !(sums_on_device_ && ranks_.size() == 1));
   force_pass(t, Pass::correct, active_total_ ? active_total_ : 1);
   download();
-  // A step longer than the longest (a lower dt max's, not yet ended: driver::continue_hermite) is cut to it, as a
-  // restart from this state would cut it: block time 0 is a multiple of every step.
-  double const top = sim::hermite::pow2_at_most(setup_.params.dt_max);
+  // Each body that took a last step goes on with the step the criterion gives at its end, from the step it held, as
+  // after a block step (the corrector's own next step halves t - t_i, which is no power of two): a run cut into many
+  // such finishes (outputs at times more often than the steps) shortens a body's step where its orbit needs it, as
+  // the run straight through does. A step longer than the longest (a lower dt max's, not yet ended:
+  // driver::continue_hermite) is cut to it, as a restart from this state would cut it: block time 0 is a multiple of
+  // every step, and the floor is block time 0's.
+  double const top = sim::hermite::pow2_at_most(setup_.params.dt_max), floor = sim::hermite::step_floor(0.0, setup_.params);
   for (Slice const& slice : slices_)
     for (std::size_t i = slice.begin; i < slice.end(); ++i) {
+      double const kept = std::min(held[i], top);
+      if (before[i] < t) {
+        using V3 = sim::hermite::V3;
+        V3 const a{a0[i].x, a0[i].y, a0[i].z}, j{j0[i].x, j0[i].y, j0[i].z};
+        V3 const a1{s.acceleration[i].x, s.acceleration[i].y, s.acceleration[i].z};
+        V3 const j1{s.jerk[i].x, s.jerk[i].y, s.jerk[i].z};
+        double const wanted = sim::hermite::step_criterion(a, j, a1, j1, t - before[i], setup_.params.eta);
+        s.step[i] = sim::hermite::next_step(wanted, kept, 0.0, top, floor);
+      } else {
+        s.step[i] = kept;
+      }
       s.time[i] = 0.0;
-      s.step[i] = std::min(held[i], top);
     }
   upload();
+  // A step the criterion cut below the floor is refused at the next block step, as a continued state's is (the lowest
+  // body of any rank: max of -(index), "none" the least value).
+  int mine = std::numeric_limits<int>::min();
+  for (Slice const& slice : slices_)
+    for (std::size_t i = slice.begin; i < slice.end(); ++i)
+      if (sim::hermite::below_floor(s.step[i], 0.0, setup_.params)) mine = std::max(mine, -int(i));
+  int const any = ranks_.size() > 1 ? ranks_.max(mine) : mine;
+  if (any != std::numeric_limits<int>::min()) held_below_floor_ = -std::int64_t(any);
   epoch_ = time;
   block_time_ = 0.0;
   finished_ = true;

@@ -162,15 +162,10 @@ NBODY_HOST_DEVICE inline double aarseth_step(const V3& a, const V3& a1, const V3
 // and the second and third derivatives at the end of the step from the Hermite interpolant:
 //   a2(t0) = (-6 (a0 - a1) - dt (4 j0 + 2 j1)) / dt^2,   a3 = (12 (a0 - a1) + 6 dt (j0 + j1)) / dt^3,
 //   a2(t1) = a2(t0) + dt a3.
-// x, v, a, j hold the state at t0 and get the state at t0 + dt; a1, j1 are the force and jerk at the
-// predicted position. Returns the criterion's step (not yet quantised; see aarseth_step).
-NBODY_HOST_DEVICE inline double correct(V3& x, V3& v, V3& a, V3& j, const V3& a1, const V3& j1, double dt,
-                                        const HermiteParams& p) {
-  double const half = 0.5 * dt, twelfth = dt * dt * (1.0 / 12.0);
-  V3 const v1{v.x + half * (a.x + a1.x) + twelfth * (j.x - j1.x), v.y + half * (a.y + a1.y) + twelfth * (j.y - j1.y),
-              v.z + half * (a.z + a1.z) + twelfth * (j.z - j1.z)};
-  V3 const x1{x.x + half * (v.x + v1.x) + twelfth * (a.x - a1.x), x.y + half * (v.y + v1.y) + twelfth * (a.y - a1.y),
-              x.z + half * (v.z + v1.z) + twelfth * (a.z - a1.z)};
+// The criterion's step at the end of a step of `dt` from a, j (at t0) to a1, j1 (at t0 + dt), from those derivatives
+// (not yet quantised; see aarseth_step).
+NBODY_HOST_DEVICE inline double step_criterion(const V3& a, const V3& j, const V3& a1, const V3& j1, double dt,
+                                               double eta) {
   double const inv_dt = 1.0 / dt, inv_dt2 = inv_dt * inv_dt, inv_dt3 = inv_dt2 * inv_dt;
   V3 const da{a.x - a1.x, a.y - a1.y, a.z - a1.z};
   V3 const a3{(12.0 * da.x + 6.0 * dt * (j.x + j1.x)) * inv_dt3, (12.0 * da.y + 6.0 * dt * (j.y + j1.y)) * inv_dt3,
@@ -179,11 +174,24 @@ NBODY_HOST_DEVICE inline double correct(V3& x, V3& v, V3& a, V3& j, const V3& a1
                 (-6.0 * da.y - dt * (4.0 * j.y + 2.0 * j1.y)) * inv_dt2,
                 (-6.0 * da.z - dt * (4.0 * j.z + 2.0 * j1.z)) * inv_dt2};
   V3 const a2{a2_0.x + dt * a3.x, a2_0.y + dt * a3.y, a2_0.z + dt * a3.z};
+  return aarseth_step(a1, j1, a2, a3, eta);
+}
+
+// x, v, a, j hold the state at t0 and get the state at t0 + dt; a1, j1 are the force and jerk at the
+// predicted position. Returns the criterion's step (step_criterion).
+NBODY_HOST_DEVICE inline double correct(V3& x, V3& v, V3& a, V3& j, const V3& a1, const V3& j1, double dt,
+                                        const HermiteParams& p) {
+  double const half = 0.5 * dt, twelfth = dt * dt * (1.0 / 12.0);
+  V3 const v1{v.x + half * (a.x + a1.x) + twelfth * (j.x - j1.x), v.y + half * (a.y + a1.y) + twelfth * (j.y - j1.y),
+              v.z + half * (a.z + a1.z) + twelfth * (j.z - j1.z)};
+  V3 const x1{x.x + half * (v.x + v1.x) + twelfth * (a.x - a1.x), x.y + half * (v.y + v1.y) + twelfth * (a.y - a1.y),
+              x.z + half * (v.z + v1.z) + twelfth * (a.z - a1.z)};
+  double const wanted = step_criterion(a, j, a1, j1, dt, p.eta);
   x = x1;
   v = v1;
   a = a1;
   j = j1;
-  return aarseth_step(a1, j1, a2, a3, p.eta);
+  return wanted;
 }
 
 // ---- steps: powers of two, commensurate with time ----
