@@ -460,7 +460,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->check(a_number(kEtaRange))
       ->capture_default_str();
   cli.add_option("--eta-start", physics.hermite.eta_start,
-                 "hermite4: the start step eta_start |a| / |jerk|, in (0, 100]")
+                 "hermite4: the start step, eta_start x the shorter of |a| / |jerk| and sqrt(|potential|) / |a|, in (0, 100]")
       ->check(a_number(kEtaRange))
       ->capture_default_str();
   cli.add_option("--dt-max", physics.hermite.dt_max,

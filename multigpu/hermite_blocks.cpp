@@ -455,13 +455,31 @@ void HermiteBlocks::check_start_floor() {
   sim::BodySet b;
   sim::hermite::HermiteState s;
   own_time_state(b, s);
-  for (std::size_t i = 0; i < bodies_; ++i) {
-    if (!sim::hermite::below_floor(s.step[i], s.time[i], setup_.params)) continue;
-    double const wanted = sim::hermite::cancelled_start_criterion(b, i, s.acceleration[i], setup_.softening,
-                                                                  setup_.params.eta_start);
-    double const step = wanted > 0.0 ? sim::hermite::start_step(wanted, s.time[i], setup_.params) : s.step[i];
-    if (sim::hermite::below_floor(step, s.time[i], setup_.params)) floor_failure(i, Floor::start);
-    s.step[i] = step;
+  std::vector<std::size_t> below;
+  for (std::size_t i = 0; i < bodies_; ++i)
+    if (sim::hermite::below_floor(s.step[i], s.time[i], setup_.params)) below.push_back(i);
+  // One pass over N for each such body, in parallel (each body's step is its own: the same bits on any thread count),
+  // in chunks between which a signal or a cancel stops the start, as the start's force pass does: every rank walks
+  // the same chunks, so they agree at the same points.
+  constexpr std::size_t kChunk = 512;
+  std::vector<double> steps(below.size());
+  for (std::size_t c0 = 0; c0 < below.size(); c0 += kChunk) {
+    if (c0 > 0) {
+      if (int const sig = agreed_interrupt(ranks_)) throw Interrupted(sig, ranks_.size() > 1);
+      if (setup_.cancel && setup_.cancel->load()) throw sim::StepCancelled();
+    }
+    auto const end = std::ptrdiff_t(std::min(below.size(), c0 + kChunk));
+#pragma omp parallel for schedule(dynamic)
+    for (std::ptrdiff_t k = std::ptrdiff_t(c0); k < end; ++k) {
+      std::size_t const i = below[std::size_t(k)];
+      double const wanted = sim::hermite::cancelled_start_criterion(b, i, s.acceleration[i], s.jerk[i],
+                                                                    setup_.softening, setup_.params.eta_start);
+      steps[std::size_t(k)] = wanted > 0.0 ? sim::hermite::start_step(wanted, s.time[i], setup_.params) : s.step[i];
+    }
+  }
+  for (std::size_t k = 0; k < below.size(); ++k) {
+    if (sim::hermite::below_floor(steps[k], s.time[below[k]], setup_.params)) floor_failure(below[k], Floor::start);
+    s.step[below[k]] = steps[k];
   }
   for (auto& e : engines_) carried_ += e->counters();  // an upload starts an engine's counts again
   threads_->for_each_device([&](int d) { engines_[std::size_t(d)]->upload(b, s); });
@@ -475,10 +493,14 @@ void HermiteBlocks::floor_failure(std::size_t body, Floor why) {
   double const floor = sim::hermite::step_floor(hs.time[body], setup_.params);
   if (why == Floor::start) {
     // The criterion's own value (the step itself is halved until it is below the floor, whatever that value).
-    double const na = norm(hs.acceleration[body]), n1 = norm(hs.jerk[body]);
-    double const cancelled = sim::hermite::cancelled_start_criterion(own, body, hs.acceleration[body],
-                                                                     setup_.softening, setup_.params.eta_start);
-    double const wanted = cancelled > 0.0 ? cancelled : setup_.params.eta_start * na / n1;
+    Vec3d const a = hs.acceleration[body], j = hs.jerk[body];
+    double const cancelled = sim::hermite::cancelled_start_criterion(own, body, a, j, setup_.softening,
+                                                                     setup_.params.eta_start);
+    double const wanted =
+        cancelled > 0.0 ? cancelled
+                        : sim::hermite::start_criterion({a.x, a.y, a.z}, {j.x, j.y, j.z},
+                                                        sim::hermite::potential_at(own, body, setup_.softening),
+                                                        setup_.params.eta_start);
     throw StoppedWhole(sim::hermite::start_floor_message(now, body, wanted, floor, time(),
                                                            setup_.params.eta_start, hs.acceleration[body],
                                                            setup_.softening));

@@ -121,7 +121,7 @@ class HermiteBlocks {
   // The lowest body whose step fell below the floor on any device of any rank, or -1 (collective).
   std::int64_t floor_violation();
   // After the start's force pass: a body whose start step fell below the floor because its forces cancel
-  // (hermite::cancelled_start_criterion) starts with its pairs' criterion instead; any other body below the floor
+  // (hermite::cancelled_start_criterion) starts with its strongest pull's criterion instead; any other body below the floor
   // stops the start (Floor::start). Collective; reads and loads the state only where a body fell below the floor.
   void check_start_floor();
   // The one-line failure for `body`'s step below the floor: one a block step gave, a start step, or one the

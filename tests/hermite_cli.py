@@ -525,7 +525,7 @@ with tempfile.TemporaryDirectory() as d:
         if r.returncode == 0:
             same_checkpoints(p("one.h5"), p("rest.h5"), "restart on 3 ranks")
         # A point-symmetric cluster around a moving body at its centre (body 0): its forces cancel, so it starts from
-        # its pairs' criterion, which every rank finds on the host from the gathered state: the bits of one process.
+        # its strongest pull's criterion, which every rank finds on the host from the gathered state: the bits of one process.
         import struct
         import numpy as np
         rng = np.random.default_rng(3)

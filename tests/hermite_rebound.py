@@ -63,7 +63,7 @@ def check(condition, what):
 def bodies(name):
     if name == "figure-eight":
         # Chenciner & Montgomery (2000), the values of Simo: the middle body starts at the centre, where the other two
-        # bodies' pulls cancel exactly (|a| = 0, its jerk not), so hermite4 starts it from its pairs' criterion.
+        # bodies' pulls cancel exactly (|a| = 0, its jerk not), so hermite4 starts it from its strongest pull's criterion.
         x, v = (0.97000436, -0.24308753, 0.0), (-0.93240737, -0.86473146, 0.0)
         return [(1.0, x, tuple(-c / 2 for c in v)), (1.0, tuple(-c for c in x), tuple(-c / 2 for c in v)),
                 (1.0, (0.0, 0.0, 0.0), v)]

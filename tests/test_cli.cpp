@@ -1576,9 +1576,9 @@ TEST_F(Cli, AnUnresolvedRunWarnsAboutItsEnergy) {
   auto const said = nlohmann::json::parse(slurp(file("h20.json")));
   ASSERT_EQ(said["warnings"].size(), 2u) << said.dump();
   EXPECT_EQ(said["warnings"][1], said["energy_warning"]);
-  // A sample that turns out to be the end (the block steps reached --t-end at step 99) is the end's to say: once.
+  // A sample that turns out to be the end (the block steps reached --t-end at step 100) is the end's to say: once.
   Result const last = nbody("--run --integrator hermite4 --scenario two-body --eccentricity 0.99 --softening 0.001 "
-                            "--eta 1 --t-end 4 -q --diagnostics " + file("h99.csv") + " --diagnostics-every 99");
+                            "--eta 1 --t-end 4 -q --diagnostics " + file("h100.csv") + " --diagnostics-every 100");
   EXPECT_EQ(last.code, 0) << last.err;
   EXPECT_EQ(last.err.find("warning: the energy changed by "), 0u) << last.err;
   EXPECT_EQ(std::count(last.err.begin(), last.err.end(), '\n'), 1) << last.err;

@@ -259,11 +259,41 @@ TEST(Hermite, ARunCutIntoManyFinishesKeepsTheStepsItsOrbitNeeds) {
   EXPECT_EQ(sim::hermite::state_problem(hs, own.size(), "the finished state"), "");
 }
 
+// Bodies at rest have no jerk, so |a| / |a1| gives no first step; the start criterion's other time, sqrt(|phi|) / |a|
+// (a free fall's), does, in every choice of units: the Pythagorean problem (masses 3, 4, 5 at rest) scaled in size
+// by L and run to L^1.5 (the same orbits) conserves energy alike. (Before, every body started at dt_max, whatever
+// the units: at L = 0.1 the whole run was one step, |dE/E| 1e-3.)
+TEST(Hermite, BodiesAtRestStartWithAFreeFallStepInEveryChoiceOfUnits) {
+  std::vector<double> errors;
+  for (double scale : {1.0, 0.1, 0.01}) {
+    sim::BodySet b;
+    b.append({1 * scale, 3 * scale, 0, 3}, {0, 0, 0}, sim::BodyType::star);
+    b.append({-2 * scale, -1 * scale, 0, 4}, {0, 0, 0}, sim::BodyType::star);
+    b.append({1 * scale, -1 * scale, 0, 5}, {0, 0, 0}, sim::BodyType::star);
+    multigpu::Simulation s(b, hermite_program(0.02, 0.01, 1.0 / 16), cpu_config(0.0));
+    sim::BodySet own;
+    sim::hermite::HermiteState hs;
+    s.hermite_state(own, hs);
+    // A time of the orbits (scale^1.5): the first steps scale with it (eta_start sqrt(|phi|) / |a| is about 3 of it
+    // here, rounded down to a power of two), where before they were dt_max at every scale.
+    double const free_fall = std::sqrt(scale * scale * scale);
+    for (std::size_t i = 0; i < 3; ++i) EXPECT_LT(hs.step[i], 0.04 * free_fall) << "scale " << scale << ", body " << i;
+    double const e0 = energy(s);
+    s.set_time_limit(free_fall, true);
+    s.advance(std::uint64_t(1) << 40);
+    ASSERT_EQ(s.time(), free_fall);
+    errors.push_back(std::abs(energy(s) / e0 - 1.0));
+    std::printf("scale %g: to t = %g in %llu block steps, |dE/E| %.2e\n", scale, free_fall,
+                (unsigned long long)s.steps_done(), errors.back());
+    EXPECT_LT(errors.back(), 2e-6) << "scale " << scale;
+  }
+}
+
 // A point-symmetric cluster around a moving body at its centre (body 0): the other bodies' pulls on it cancel to
 // rounding, its jerk does not, so eta_start |a| / |a1| asks for a step far below the floor. It starts from its
-// pairs' criterion instead (hermite::cancelled_start_criterion; the figure-eight's middle body is the three-body
+// strongest pull's criterion instead (hermite::cancelled_start_criterion; the figure-eight's middle body is the three-body
 // case), with the same step on every layout and threading model, and the run goes on with the same bits.
-TEST(Hermite, ABodyWhoseForcesCancelStartsFromItsPairsOnEveryLayout) {
+TEST(Hermite, ABodyWhoseForcesCancelStartsFromItsStrongestPullOnEveryLayout) {
   sim::BodySet const b = test::symmetric_around_a_moving_centre(150);
   HermiteParams params;  // eta 0.02, eta_start 0.01, dt_max 1/16, as hermite_program below
   multigpu::Simulation started(b, hermite_program(0.02, 0.01, 1.0 / 16), cpu_config(0.01));
@@ -273,17 +303,33 @@ TEST(Hermite, ABodyWhoseForcesCancelStartsFromItsPairsOnEveryLayout) {
   Vec3d const a = hs.acceleration[0], j = hs.jerk[0];
   V3 const a3{a.x, a.y, a.z}, j3{j.x, j.y, j.z};
   EXPECT_LT(sim::hermite::norm3(a3), 1e-12 * sim::hermite::norm3(j3));
-  EXPECT_TRUE(sim::hermite::below_floor(sim::hermite::start_step(a3, j3, 0.0, params), 0.0, params));
-  double const wanted = sim::hermite::cancelled_start_criterion(b, 0, a, 0.01, params.eta_start);
+  EXPECT_TRUE(sim::hermite::below_floor(sim::hermite::start_step(a3, j3, /*phi, whose term sqrt(|phi|) / |a| is the longer*/ 1.0, 0.0, params), 0.0, params));
+  double const wanted = sim::hermite::cancelled_start_criterion(b, 0, a, j, 0.01, params.eta_start);
   EXPECT_GT(wanted, 0.0);
   EXPECT_EQ(hs.step[0], sim::hermite::start_step(wanted, 0.0, params));
   EXPECT_FALSE(sim::hermite::below_floor(hs.step[0], 0.0, params));
   // Every other body's forces do not cancel: the criterion leaves them to eta_start |a| / |a1|.
-  EXPECT_EQ(sim::hermite::cancelled_start_criterion(b, 1, hs.acceleration[1], 0.01, params.eta_start), 0.0);
+  EXPECT_EQ(sim::hermite::cancelled_start_criterion(b, 1, hs.acceleration[1], hs.jerk[1], 0.01, params.eta_start),
+            0.0);
 
   Blocks const one = run_blocks(b, cpu_config(0.01), 60);
   EXPECT_GT(one.time, 0.0);
   EXPECT_GT(one.hermite.time[0], 0.0);  // the centre body took its steps
+  // The figure-eight's middle body, by hand: each other body (mass 1 at r, relative velocity w) pulls it 1 / r^2 and
+  // the two jerks add up to 2 |w / r^3 - 3 (d.w) d / r^5|; the start is eta_start times the one over the other, as a
+  // power of two.
+  double const x1 = 0.97000436, y1 = -0.24308753, vx = -0.93240737, vy = -0.86473146;
+  sim::BodySet eight;
+  eight.append({x1, y1, 0, 1}, {-vx / 2, -vy / 2, 0}, sim::BodyType::star);
+  eight.append({-x1, -y1, 0, 1}, {-vx / 2, -vy / 2, 0}, sim::BodyType::star);
+  eight.append({0, 0, 0, 1}, {vx, vy, 0}, sim::BodyType::star);
+  double const r2 = x1 * x1 + y1 * y1, r = std::sqrt(r2), wx = -1.5 * vx, wy = -1.5 * vy;
+  double const k = 3.0 * (x1 * wx + y1 * wy) / r2;
+  double const jerk = 2.0 * std::hypot(wx - k * x1, wy - k * y1) / (r2 * r);
+  double const by_hand = 0.01 * (1.0 / r2) / jerk;
+  multigpu::Simulation figure(eight, hermite_program(0.02, 0.01, 1.0 / 16), cpu_config(0.0));
+  figure.hermite_state(own, hs);
+  EXPECT_EQ(hs.step[2], sim::hermite::pow2_at_most(by_hand)) << "by hand " << by_hand;
   for (int devices : {2, 3, 7})
     for (auto threading : {multigpu::Threading::single, multigpu::Threading::workers}) {
       Blocks const other = run_blocks(b, cpu_config(0.01, devices, threading), 60);

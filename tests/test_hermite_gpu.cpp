@@ -509,8 +509,8 @@ TEST(HermiteGpuSimulation, EveryLayoutOfTheGpusGivesTheBitsOfOne) {
   }
 }
 
-// A body whose forces cancel at the start (the centre of a point-symmetric cluster, moving) starts from its pairs'
-// criterion, found on the host from the state the start pass left: the same step, and the same bits after the block
+// A body whose forces cancel at the start (the centre of a point-symmetric cluster, moving) starts from its strongest
+// pull's criterion, found on the host from the state the start pass left: the same step, and the same bits after the block
 // steps, on one GPU (advance_blocks), slices of it with one thread (advance_together) or workers (the protocol).
 TEST(HermiteGpuSimulation, ABodyWhoseForcesCancelStartsOnEveryLayoutOfTheGpus) {
   REQUIRE_GPU();
@@ -524,9 +524,9 @@ TEST(HermiteGpuSimulation, ABodyWhoseForcesCancelStartsOnEveryLayoutOfTheGpus) {
   Downloaded const start = run({0}, multigpu::Threading::single, Precision::fp64, 0);
   Vec3d const a = start.state.acceleration[0], j = start.state.jerk[0];
   sim::hermite::V3 const a3{a.x, a.y, a.z}, j3{j.x, j.y, j.z};
-  EXPECT_TRUE(sim::hermite::below_floor(sim::hermite::start_step(a3, j3, 0.0, ip.hermite), 0.0, ip.hermite))
+  EXPECT_TRUE(sim::hermite::below_floor(sim::hermite::start_step(a3, j3, /*phi, whose term sqrt(|phi|) / |a| is the longer*/ 1.0, 0.0, ip.hermite), 0.0, ip.hermite))
       << "|a| " << sim::hermite::norm3(a3) << ", |a1| " << sim::hermite::norm3(j3);
-  double const wanted = sim::hermite::cancelled_start_criterion(b, 0, a, 0.01, ip.hermite.eta_start);
+  double const wanted = sim::hermite::cancelled_start_criterion(b, 0, a, j, 0.01, ip.hermite.eta_start);
   EXPECT_EQ(start.state.step[0], sim::hermite::start_step(wanted, 0.0, ip.hermite));
   for (auto p : {Precision::fp64, Precision::fp32}) {
     Downloaded const one = run({0}, multigpu::Threading::single, p, kLayoutBlocks);

@@ -73,7 +73,7 @@ inline sim::BodySet head_on_collision(std::size_t light = 0) {
 
 // A Plummer sphere of 2 x `pairs` bodies (each body and its mirror image through the centre, velocity mirrored too)
 // around a body moving through the centre (body 0): the pulls on it cancel to rounding, its jerk does not (hermite4
-// starts it from its pairs' criterion).
+// starts it from its strongest pull's criterion).
 inline sim::BodySet symmetric_around_a_moving_centre(std::size_t pairs) {
   sim::BodySet const half = scenario("plummer", pairs, 7);
   sim::BodySet b;

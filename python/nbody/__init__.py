@@ -779,8 +779,8 @@ class Simulation:
     # hermite4's settings read back with another integrator too: what a change to hermite4 would take.
     eta = _setting("eta", "hermite4's accuracy parameter (Aarseth's criterion, inside the square root); with another "
                           "integrator, what hermite4 would take.")
-    eta_start = _setting("eta_start", "hermite4's first steps: eta_start |a| / |jerk| (with another integrator, what "
-                                      "hermite4 would take).")
+    eta_start = _setting("eta_start", "hermite4's first steps: eta_start times the shorter of |a| / |jerk| and "
+                                      "sqrt(|potential|) / |a| (with another integrator, what hermite4 would take).")
     dt_max = _setting("dt_max", "hermite4's longest step (its power of two at most this; with another integrator, what "
                                 "hermite4 would take).")
     softening = _setting("softening", "The Plummer softening length.")

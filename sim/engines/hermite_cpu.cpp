@@ -173,7 +173,7 @@ class HermiteCpuEngine final : public HermiteEngine {
       a_[i] = acceleration(totals[k]);
       j_[i] = jerk(totals[k]);
       t_[i] = t;
-      dt_[i] = hermite::start_step(a_[i], j_[i], t, config_.params);
+      dt_[i] = hermite::start_step(a_[i], j_[i], totals[k].phi, t, config_.params);
       note_floor(i, t);
     }
     block_time_ = t;

@@ -1276,7 +1276,7 @@ __device__ __forceinline__ unsigned long long correct_body(const HermiteSlice& s
   if (c.initialise) {
     s.a[i] = {a1.x, a1.y, a1.z, 0.0};
     s.jerk[i] = {j1.x, j1.y, j1.z, 0.0};
-    step = hk::start_step(a1, j1, t, c.params);
+    step = hk::start_step(a1, j1, f.phi, t, c.params);
   } else {
     hk::V3 x{in.x.x, in.x.y, in.x.z}, v{in.v.x, in.v.y, in.v.z}, a{in.a.x, in.a.y, in.a.z},
         j{in.jerk.x, in.jerk.y, in.jerk.z};

@@ -155,27 +155,24 @@ std::string cancelled_text(const BodySet& b, std::size_t body, const Vec3d& acce
 
 }  // namespace
 
-double cancelled_start_criterion(const BodySet& b, std::size_t body, const Vec3d& acceleration, double softening,
-                                 double eta_start) {
+double potential_at(const BodySet& b, std::size_t body, double softening) {
+  double phi = 0.0;
+  auto const& x = b.pos_mass[body];
+  for (std::size_t j = 0; j < b.size(); ++j) {
+    if (j == body) continue;
+    double const dx = b.pos_mass[j].x - x.x, dy = b.pos_mass[j].y - x.y, dz = b.pos_mass[j].z - x.z;
+    phi -= b.pos_mass[j].w / std::sqrt(dx * dx + dy * dy + dz * dz + softening * softening);
+  }
+  return phi;
+}
+
+double cancelled_start_criterion(const BodySet& b, std::size_t body, const Vec3d& acceleration, const Vec3d& jerk,
+                                 double softening, double eta_start) {
   Pull const p = strongest_pull(b, body, acceleration, softening);
   if (!cancels(p, body)) return 0.0;
-  // A pair's |a_ij| / |a1_ij| = |d| / |w - 3 (d.w) d / s^2| (d, w: the relative position and velocity, s^2 = d^2 +
-  // softening^2; the mass and s^3 cancel): the time in which that pair's pull turns or changes by itself.
-  double shortest = std::numeric_limits<double>::infinity();
-  auto const& x = b.pos_mass[body];
-  Vec3d const& v = b.velocity[body];
-  for (std::size_t j = 0; j < b.size(); ++j) {
-    if (j == body || b.pos_mass[j].w == 0.0) continue;
-    double const dx = b.pos_mass[j].x - x.x, dy = b.pos_mass[j].y - x.y, dz = b.pos_mass[j].z - x.z;
-    double const wx = b.velocity[j].x - v.x, wy = b.velocity[j].y - v.y, wz = b.velocity[j].z - v.z;
-    double const r2 = dx * dx + dy * dy + dz * dz, s2 = r2 + softening * softening;
-    if (!(r2 > 0.0)) continue;  // a body on top of it pulls it nowhere
-    double const k = 3.0 * (dx * wx + dy * wy + dz * wz) / s2;
-    double const cx = wx - k * dx, cy = wy - k * dy, cz = wz - k * dz;
-    double const change = std::sqrt(cx * cx + cy * cy + cz * cz);
-    if (change > 0.0) shortest = std::min(shortest, std::sqrt(r2) / change);
-  }
-  return eta_start * shortest;
+  // The jerk is the body's own (every pair's, coincident softened pairs too, weighted by mass): the time in which it
+  // changes the acceleration by as much as the strongest single pull. +inf where it is 0 (no limit but dt_max).
+  return eta_start * p.pull / std::sqrt(jerk.x * jerk.x + jerk.y * jerk.y + jerk.z * jerk.z);
 }
 
 namespace {
@@ -228,9 +225,9 @@ std::string start_floor_message(const BodySet& b, std::size_t body, double wante
   m << "hermite4: at t = " << time << " body " << body << " cannot start: its start step ";
   if (cancels(p, body))
     m << "(its forces cancel: |a| = " << p.magnitude << " against " << p.pull << " from body " << p.puller
-      << " alone, so eta_start times the shortest |a_ij| / |a1_ij| of its pairs) comes to ";
+      << " alone, so eta_start times that pull over |a1|) comes to ";
   else
-    m << "eta_start |a| / |a1| comes to ";
+    m << "(eta_start times the shorter of |a| / |a1| and sqrt(|phi|) / |a|) comes to ";
   m << wanted << ", below the floor " << floor << nearest_text(b, body);
   std::ostringstream given;  // the value as given (the message's precision is for the measured values)
   given << eta_start;

@@ -67,13 +67,16 @@ std::string floor_message(const BodySet& positions, std::size_t body, double flo
                           const Vec3d& acceleration, double softening);
 // The start criterion of a body whose forces cancel (`acceleration` below 1e-5 of the largest pull of one other body
 // at `softening`: a body at a centre of symmetry, as the middle body of the figure-eight orbit at t = 0), where
-// eta_start |a| / |a1| would measure rounding: eta_start times the shortest |a_ij| / |a1_ij| of its pairs (about a
-// pair's distance over its relative speed: the time in which that pull turns or changes by itself); +inf where no
-// pull changes (every body at rest relative to it). 0 where its forces do not cancel. A simulation starts a body
-// with it where eta_start |a| / |a1| gives a step below the floor.
-double cancelled_start_criterion(const BodySet& bodies, std::size_t body, const Vec3d& acceleration, double softening,
-                                 double eta_start);
-// The same for a start (no step yet, or every body started again): the start criterion (eta_start |a| / |a1|, or
+// |a| / |a1| would measure rounding: eta_start times that largest pull over |a1| (its `jerk`), the time in which the
+// jerk changes the acceleration by as much as the strongest single pull; +inf where the jerk is 0. 0 where its
+// forces do not cancel. A simulation starts a body with it where the start criterion gives a step below the floor.
+// O(N) (one pass over the bodies).
+double cancelled_start_criterion(const BodySet& bodies, std::size_t body, const Vec3d& acceleration,
+                                 const Vec3d& jerk, double softening, double eta_start);
+// The potential at `body` of every other body of `bodies` (G = 1, at `softening`), in body order: the host's, for
+// messages (the start criterion's value).
+double potential_at(const BodySet& bodies, std::size_t body, double softening);
+// The same for a start (no step yet, or every body started again): the start criterion (hermite::start_criterion, or
 // cancelled_start_criterion where the forces on the body cancel) came to `wanted` for it (the run's `eta_start`).
 // Softened, that criterion is short deep inside an encounter, where the acceleration nearly vanishes though the
 // orbit needs no such step: the message says so, and that a larger eta_start starts it.

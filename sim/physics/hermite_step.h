@@ -238,10 +238,19 @@ NBODY_HOST_DEVICE inline double start_step(double wanted, double t, const Hermit
   return s;
 }
 
-// The first step of a body at block time t from its start criterion eta_start |a| / |a1|.
-NBODY_HOST_DEVICE inline double start_step(const V3& a, const V3& a1, double t, const HermiteParams& p) {
-  double const na = norm3(a), n1 = norm3(a1);
-  return start_step(p.eta_start * na / n1, t, p);
+// The start criterion of a body with acceleration a, jerk a1 and potential phi (G = 1; its sign does not matter):
+// eta_start times the shorter of two times, |a| / |a1|, in which the acceleration changes by itself, and
+// sqrt(|phi|) / |a|, in which it would bring the body from rest to the speed of its potential: a free fall's time
+// (about sqrt(r^3 / m) from a mass m at r), which bounds the first step of bodies at rest, whose jerk is 0 (a cold
+// start, the Pythagorean problem), in every choice of units. NaN (0 / 0: an isolated body) where both are.
+NBODY_HOST_DEVICE inline double start_criterion(const V3& a, const V3& a1, double phi, double eta_start) {
+  double const na = norm3(a);
+  return eta_start * fmin(na / norm3(a1), sqrt(fabs(phi)) / na);
+}
+
+// The first step of a body at block time t from its start criterion.
+NBODY_HOST_DEVICE inline double start_step(const V3& a, const V3& a1, double phi, double t, const HermiteParams& p) {
+  return start_step(start_criterion(a, a1, phi, p.eta_start), t, p);
 }
 
 NBODY_HOST_DEVICE inline bool below_floor(double dt, double t, const HermiteParams& p) { return dt < step_floor(t, p); }
