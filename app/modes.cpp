@@ -70,9 +70,12 @@ void print_diagnostics(const char* label, const sim::Diagnostics& d, double e0) 
   // The ratio takes K about the centre of mass; where the system moves as a whole that is not the K printed above.
   if (!std::isnan(virial) && std::abs(d.kinetic - d.internal_kinetic) > 1e-6 * std::abs(d.kinetic))
     ratio += " (K about the centre of mass " + fmt("%.6e", d.internal_kinetic) + ")";
-  std::printf("         |L| = %.6e  2K/|W| = %s  Lagrangian radii (10, 50, 90%% of the mass) %.4g, %.4g, %.4g\n",
-              norm(d.angular_momentum), ratio.c_str(), d.lagrangian_radii[0], d.lagrangian_radii[1],
-              d.lagrangian_radii[2]);
+  std::string const radii = std::isnan(d.lagrangian_radii[1])
+                                ? "undefined (no mass)"
+                                : fmt("%.4g", d.lagrangian_radii[0]) + ", " + fmt("%.4g", d.lagrangian_radii[1]) + ", " +
+                                      fmt("%.4g", d.lagrangian_radii[2]);
+  std::printf("         |L| = %.6e  2K/|W| = %s  Lagrangian radii (10, 50, 90%% of the mass) %s\n",
+              norm(d.angular_momentum), ratio.c_str(), radii.c_str());
 }
 
 using driver::diagnostics_json;

@@ -165,6 +165,7 @@ std::string panel_radii_line(const std::array<double, 3>& radii, const sim::Unit
   // the bar's round lengths take the smaller unit, where a cluster's radii would read in hundreds of thousands.
   DisplayUnit const length =
       length_unit(units, radii[1] > 0 && std::isfinite(radii[1]) ? radii[1] : 1.0, 0.1);
+  if (std::isnan(radii[1])) return "r10/50/90 undefined (no mass)";
   std::string text = "r10/50/90 =";
   for (double r : radii) text += " " + three_digits(length.factor * r);
   return length.unit.empty() ? text : text + " " + length.unit;

@@ -87,6 +87,16 @@ TEST(Physics, AngularMomentumIsConservedToRoundingInFp64) {
 // mass (the generator's cut of the last 0.1% moves them by less than 0.1%). Bounds: 5 times the
 // sampling noise of a quantile at N = 262,144 (0.25%, 0.18%, 0.32%). Negative control: the radii of
 // a sphere whose tail is cut at 10 a, as the generator once did (0.307, 0.758, 2.04), are refused.
+// Massless bodies (test particles alone) enclose no fraction of any mass: no radii, where the first body's distance
+// was given for all three.
+TEST(Physics, LagrangianRadiiOfMasslessBodiesAreUndefined) {
+  sim::BodySet b;
+  b.append({1, 0, 0, 0}, {0, 0, 0}, sim::BodyType::star);
+  b.append({-2, 0, 0, 0}, {0, 0, 0}, sim::BodyType::star);
+  sim::Diagnostics const d = sim::measure(b, 0.0);
+  for (double r : d.lagrangian_radii) EXPECT_TRUE(std::isnan(r)) << r;
+}
+
 TEST(Physics, LagrangianRadiiOfAPlummerSphereMatchItsProfile) {
   auto const big = test::scenario("plummer", 262144);
   sim::Diagnostics const radii = sim::measure(big, 0.0);

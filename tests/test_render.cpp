@@ -448,6 +448,8 @@ TEST(Annotations, PanelLinesInNbodyOrPhysicalUnits) {
   // A half-mass radius below one unit reads in it (as the scale bar of "2 pc" beside it), not in au.
   EXPECT_EQ(render::panel_radii_line({0.327, 0.795, 2.17}, pc), "r10/50/90 = 0.327 0.795 2.17 pc");
   EXPECT_EQ(render::panel_radii_line({1e-4, 2e-3, 0.01}, pc), "r10/50/90 = 20.6 413 2.06e+03 au");
+  double const none_enclosed = std::nan("");
+  EXPECT_EQ(render::panel_radii_line({none_enclosed, none_enclosed, none_enclosed}, pc), "r10/50/90 undefined (no mass)");
   sim::Units const kpc = sim::parse_units("1e10Msun", "1kpc");
   EXPECT_EQ(render::panel_radii_line({0.973, 1.24, 1.56}, kpc), "r10/50/90 = 0.973 1.24 1.56 kpc");
   EXPECT_EQ(render::panel_radii_line({0.309, 0.776, 2.11}, kpc), "r10/50/90 = 0.309 0.776 2.11 kpc");

@@ -34,6 +34,10 @@ Diagnostics measure(const BodySet& b, double potential) {
     d.internal_kinetic += 0.5 * p.w * dot(v, v);
     by_distance[i] = {dot(x, x), p.w};
   }
+  if (!(d.mass > 0.0)) {  // no mass to enclose a fraction of (every body massless): no radius, not the first body's
+    d.lagrangian_radii.fill(std::nan(""));
+    return d;
+  }
   std::sort(by_distance.begin(), by_distance.end());
   double enclosed = 0.0;
   std::size_t next = 0;

@@ -28,7 +28,7 @@ struct Diagnostics {
   }
   // Radii about the centre of mass that hold kLagrangianFractions of the mass (the nearest bodies'
   // masses added until the fraction is reached). A Plummer sphere in Henon units: 0.309, 0.769, 2.18.
-  std::array<double, 3> lagrangian_radii{0, 0, 0};
+  std::array<double, 3> lagrangian_radii{0, 0, 0};  // NaN where the bodies have no mass
 };
 
 inline constexpr std::array<double, 3> kLagrangianFractions{0.1, 0.5, 0.9};
