@@ -474,8 +474,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--softening", physics.softening,
                  "Plummer softening length, > 0 (default " + num(sim::recommended_softening(sim::Scenario::plummer)) +
                      "; " + num(sim::recommended_softening(sim::Scenario::disk)) +
-                     " for disk and collision, the core their disk model assumes around its central mass); "
-                     "hermite4 also takes 0 (no softening; close encounters are not regularised)")
+                     " for disk and collision, the core their disk model assumes around its central mass; 0 for "
+                     "two-body with hermite4); hermite4 also takes 0 (no softening; close encounters are not "
+                     "regularised)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             auto const v = parse_real(text);

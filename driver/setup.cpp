@@ -29,7 +29,12 @@ namespace nbody::driver {
 
 double resolved_softening(const RunConfig& config) {
   if (config.physics.softening > 0 || config.given.softening) return config.physics.softening;
-  return config.initial.snapshot.empty() ? sim::recommended_softening(config.initial.scenario) : 0.01;
+  if (!config.initial.snapshot.empty()) return 0.01;
+  // The two-body scenario is Kepler's orbit, which a softening makes precess where it passes close: hermite4, which
+  // takes none, runs it unsoftened (the fixed-step integrators need one).
+  if (config.initial.scenario == sim::Scenario::two_body && config.physics.integrator == sim::Integrator::hermite4)
+    return 0.0;
+  return sim::recommended_softening(config.initial.scenario);
 }
 
 namespace {

@@ -491,3 +491,19 @@ def test_an_eta_below_what_the_rounding_allows_is_said_in_pythons_words():
     assert said(fine) == [], fine.notices
     made = nbody.Simulation(scenario="plummer", n=64, integrator="hermite4", precision="fp64", eta=1e-8, backend="cpu")
     assert len(said(made)) == 1 and "below about 1e-07 with precision='fp64'" in said(made)[0], made.notices
+
+
+def test_the_two_body_scenario_is_keplers_orbit_with_hermite4():
+    # A softening makes the orbit precess where it passes close: hermite4, which needs none, runs the Kepler binary
+    # unsoftened unless told otherwise (REBOUND's default too); the fixed-step integrators keep the default they need.
+    kepler = nbody.Simulation(scenario="two-body", eccentricity=0.9, integrator="hermite4", backend="cpu")
+    assert kepler.softening == 0.0
+    assert nbody.Simulation(scenario="two-body", eccentricity=0.9, backend="cpu").softening == 0.01
+    assert nbody.Simulation(scenario="two-body", integrator="hermite4", softening=0.05, backend="cpu").softening == 0.05
+    # The pericentre stays where it was: after 10 periods of Kepler's orbit (2 pi a^1.5 / sqrt(G M), here M = 1 and
+    # a = 1, the scenario's), the bodies are back at apocentre on the x axis.
+    x0 = kepler.positions.copy()
+    kepler.run(t_end=10 * 2 * math.pi)
+    drift = np.arctan2(kepler.positions[0, 1] - kepler.positions[1, 1], kepler.positions[0, 0] - kepler.positions[1, 0])
+    start = np.arctan2(x0[0, 1] - x0[1, 1], x0[0, 0] - x0[1, 0])
+    assert abs(np.angle(np.exp(1j * (drift - start)))) < 1e-3, drift - start
