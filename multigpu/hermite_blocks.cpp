@@ -416,14 +416,12 @@ bool HermiteBlocks::finish_at(double t, double time) {
       s.time[i] = 0.0;
     }
   upload();
-  // A step the criterion cut below the floor is refused at the next block step, as a continued state's is (the lowest
-  // body of any rank: max of -(index), "none" the least value).
-  int mine = std::numeric_limits<int>::min();
+  // A step the criterion cut below the floor is refused at the next block step, as a continued state's is.
+  std::int64_t mine = -1;
   for (Slice const& slice : slices_)
-    for (std::size_t i = slice.begin; i < slice.end(); ++i)
-      if (sim::hermite::below_floor(s.step[i], 0.0, setup_.params)) mine = std::max(mine, -int(i));
-  int const any = ranks_.size() > 1 ? ranks_.max(mine) : mine;
-  if (any != std::numeric_limits<int>::min()) held_below_floor_ = -std::int64_t(any);
+    for (std::size_t i = slice.begin; i < slice.end() && mine < 0; ++i)
+      if (sim::hermite::below_floor(s.step[i], 0.0, setup_.params)) mine = std::int64_t(i);
+  if (std::int64_t const body = lowest_on_any_rank(mine); body >= 0) held_below_floor_ = body;
   epoch_ = time;
   block_time_ = 0.0;
   finished_ = true;
@@ -438,10 +436,14 @@ std::int64_t HermiteBlocks::floor_violation() {
   std::int64_t worst = -1;
   for (std::int64_t v : found)
     if (v >= 0 && (worst < 0 || v < worst)) worst = v;
-  // The lowest body any rank saw: max of -(index) over ranks, with "none" as the least value.
+  return lowest_on_any_rank(worst);
+}
+
+std::int64_t HermiteBlocks::lowest_on_any_rank(std::int64_t mine) const {
+  // max of -(index) over ranks, with "none" as the least value.
   int const none = std::numeric_limits<int>::min();
-  int const mine = worst < 0 ? none : -int(worst);
-  int const any = ranks_.size() > 1 ? ranks_.max(mine) : mine;
+  int const negated = mine < 0 ? none : -int(mine);
+  int const any = ranks_.size() > 1 ? ranks_.max(negated) : negated;
   return any == none ? -1 : -std::int64_t(any);
 }
 
@@ -492,18 +494,8 @@ void HermiteBlocks::floor_failure(std::size_t body, Floor why) {
   own_time_state(own, hs);
   double const floor = sim::hermite::step_floor(hs.time[body], setup_.params);
   if (why == Floor::start) {
-    // The criterion's own value (the step itself is halved until it is below the floor, whatever that value).
-    Vec3d const a = hs.acceleration[body], j = hs.jerk[body];
-    double const cancelled = sim::hermite::cancelled_start_criterion(own, body, a, j, setup_.softening,
-                                                                     setup_.params.eta_start);
-    double const wanted =
-        cancelled > 0.0 ? cancelled
-                        : sim::hermite::start_criterion({a.x, a.y, a.z}, {j.x, j.y, j.z},
-                                                        sim::hermite::potential_at(own, body, setup_.softening),
-                                                        setup_.params.eta_start);
-    throw StoppedWhole(sim::hermite::start_floor_message(now, body, wanted, floor, time(),
-                                                           setup_.params.eta_start, hs.acceleration[body],
-                                                           setup_.softening));
+    throw StoppedWhole(sim::hermite::start_floor_message(now, body, floor, time(), setup_.params.eta_start,
+                                                         hs.acceleration[body], hs.jerk[body], setup_.softening));
   }
   if (why == Floor::held)
     throw StoppedWhole(sim::hermite::continued_floor_message(now, body, hs.step[body], floor, time()));

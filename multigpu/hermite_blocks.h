@@ -120,6 +120,8 @@ class HermiteBlocks {
   void check_floor();
   // The lowest body whose step fell below the floor on any device of any rank, or -1 (collective).
   std::int64_t floor_violation();
+  // The lowest of every rank's `mine` (a body, or -1 for none), or -1 (collective).
+  std::int64_t lowest_on_any_rank(std::int64_t mine) const;
   // After the start's force pass: a body whose start step fell below the floor because its forces cancel
   // (hermite::cancelled_start_criterion) starts with its strongest pull's criterion instead; any other body below the floor
   // stops the start (Floor::start). Collective; reads and loads the state only where a body fell below the floor.

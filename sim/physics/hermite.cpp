@@ -153,8 +153,7 @@ std::string cancelled_text(const BodySet& b, std::size_t body, const Vec3d& acce
   return m.str();
 }
 
-}  // namespace
-
+// The potential at `body` of every other body (G = 1, at `softening`), in body order: the host's, for a message.
 double potential_at(const BodySet& b, std::size_t body, double softening) {
   double phi = 0.0;
   auto const& x = b.pos_mass[body];
@@ -165,6 +164,8 @@ double potential_at(const BodySet& b, std::size_t body, double softening) {
   }
   return phi;
 }
+
+}  // namespace
 
 double cancelled_start_criterion(const BodySet& b, std::size_t body, const Vec3d& acceleration, const Vec3d& jerk,
                                  double softening, double eta_start) {
@@ -217,17 +218,23 @@ std::string continued_floor_message(const BodySet& b, std::size_t body, double d
   return m.str();
 }
 
-std::string start_floor_message(const BodySet& b, std::size_t body, double wanted, double floor, double time,
-                                double eta_start, const Vec3d& acceleration, double softening) {
+std::string start_floor_message(const BodySet& b, std::size_t body, double floor, double time, double eta_start,
+                                const Vec3d& acceleration, const Vec3d& jerk, double softening) {
   std::ostringstream m;
   m.precision(3);
+  // The criterion's own value (the step itself is halved until it is below the floor, whatever that value).
   Pull const p = strongest_pull(b, body, acceleration, softening);
   m << "hermite4: at t = " << time << " body " << body << " cannot start: its start step ";
-  if (cancels(p, body))
+  double wanted = 0.0;
+  if (cancels(p, body)) {
     m << "(its forces cancel: |a| = " << p.magnitude << " against " << p.pull << " from body " << p.puller
       << " alone, so eta_start times that pull over |a1|) comes to ";
-  else
+    wanted = cancelled_start_criterion(b, body, acceleration, jerk, softening, eta_start);
+  } else {
     m << "(eta_start times the shorter of |a| / |a1| and sqrt(|phi|) / |a|) comes to ";
+    wanted = start_criterion({acceleration.x, acceleration.y, acceleration.z}, {jerk.x, jerk.y, jerk.z},
+                             potential_at(b, body, softening), eta_start);
+  }
   m << wanted << ", below the floor " << floor << nearest_text(b, body);
   std::ostringstream given;  // the value as given (the message's precision is for the measured values)
   given << eta_start;

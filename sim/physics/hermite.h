@@ -73,15 +73,13 @@ std::string floor_message(const BodySet& positions, std::size_t body, double flo
 // O(N) (one pass over the bodies).
 double cancelled_start_criterion(const BodySet& bodies, std::size_t body, const Vec3d& acceleration,
                                  const Vec3d& jerk, double softening, double eta_start);
-// The potential at `body` of every other body of `bodies` (G = 1, at `softening`), in body order: the host's, for
-// messages (the start criterion's value).
-double potential_at(const BodySet& bodies, std::size_t body, double softening);
-// The same for a start (no step yet, or every body started again): the start criterion (hermite::start_criterion, or
-// cancelled_start_criterion where the forces on the body cancel) came to `wanted` for it (the run's `eta_start`).
-// Softened, that criterion is short deep inside an encounter, where the acceleration nearly vanishes though the
-// orbit needs no such step: the message says so, and that a larger eta_start starts it.
-std::string start_floor_message(const BodySet& positions, std::size_t body, double wanted, double floor, double time,
-                                double eta_start, const Vec3d& acceleration, double softening);
+// The same for a start (no step yet, or every body started again), with the value its start criterion came to
+// (hermite::start_criterion, or cancelled_start_criterion where the forces on the body cancel) from its
+// `acceleration` and `jerk` (the run's `eta_start`). Softened, that criterion is short deep inside an encounter, where
+// the acceleration nearly vanishes though the orbit needs no such step: the message says so, and that a larger
+// eta_start starts it.
+std::string start_floor_message(const BodySet& positions, std::size_t body, double floor, double time,
+                                double eta_start, const Vec3d& acceleration, const Vec3d& jerk, double softening);
 // The same for a state continued (a checkpoint, a front end's rebuilt simulation) whose body `body` already holds a
 // step below the floor: that of a run that stopped there. Its advice: an earlier state, or other settings (another
 // softening, eta, eta_start or dt_max), under which every body starts again.
