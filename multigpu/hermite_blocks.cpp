@@ -399,6 +399,11 @@ bool HermiteBlocks::finish_at(double t, double time) {
   // the run straight through does. A step longer than the longest (a lower dt max's, not yet ended:
   // driver::continue_hermite) is cut to it, as a restart from this state would cut it: block time 0 is a multiple of
   // every step, and the floor is block time 0's.
+  // Over a last step short against the step held, the criterion measures rounding, not the orbit: its a2 and a3 are
+  // (a0 - a1) / dt^2 and / dt^3, and a0, of the predicted position at t_i, is off the corrected one's by about the
+  // corrector's change; the step it gives shrinks with t - t_i (a few hundred times it), to below the floor for an
+  // ulp. There it may halve the step held, no more: outputs that often still shorten a step the orbit shortens, down
+  // to where the criterion measures it again.
   double const top = sim::hermite::pow2_at_most(setup_.params.dt_max), floor = sim::hermite::step_floor(0.0, setup_.params);
   for (Slice const& slice : slices_)
     for (std::size_t i = slice.begin; i < slice.end(); ++i) {
@@ -408,8 +413,12 @@ bool HermiteBlocks::finish_at(double t, double time) {
         V3 const a{a0[i].x, a0[i].y, a0[i].z}, j{j0[i].x, j0[i].y, j0[i].z};
         V3 const a1{s.acceleration[i].x, s.acceleration[i].y, s.acceleration[i].z};
         V3 const j1{s.jerk[i].x, s.jerk[i].y, s.jerk[i].z};
-        double const wanted = sim::hermite::step_criterion(a, j, a1, j1, t - before[i], setup_.params.eta);
-        s.step[i] = sim::hermite::next_step(wanted, kept, 0.0, top, floor);
+        double const last = t - before[i];
+        double const wanted = sim::hermite::step_criterion(a, j, a1, j1, last, setup_.params.eta);
+        if (last >= kept / 4)
+          s.step[i] = sim::hermite::next_step(wanted, kept, 0.0, top, floor);
+        else
+          s.step[i] = wanted < kept && kept / 2 >= floor ? kept / 2 : kept;
       } else {
         s.step[i] = kept;
       }

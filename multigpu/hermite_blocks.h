@@ -74,7 +74,8 @@ class HermiteBlocks {
   // body corrected at it, as at a multiple of the longest step. The epoch then moves to `time` (t's simulation
   // time, as asked) and every body's block time to 0, each with the step the criterion gives at the end of its last
   // step from the power-of-two step it held (at most the longest step: one a lower dt max left longer is cut to it;
-  // one below the floor is refused at the next block step): the steps are commensurate with the new epoch, and
+  // one below the floor is refused at the next block step; where t - t_i is below a quarter of the step held, whose
+  // derivatives over it measure rounding, at most half the step held): the steps are commensurate with the new epoch, and
   // block steps go on from it. Counted as a block step. Returns false, and
   // changes nothing, where no body is behind t, or where t - t_i cannot be represented so that t_i + (t - t_i) is
   // t exactly for some body (possible only for a dt_max above 2^11 with times far below it). Collective.

@@ -303,13 +303,21 @@ void Simulation::advance_unguarded(std::uint64_t steps) {
     // The time limit as a block time: the epoch plus a block time is exact only where it is representable,
     // so compare like time() does.
     double limit = time_limit_ - hermite_->epoch();
-    // A time that is the epoch plus a multiple of the longest step, as time() adds them, is that block time, though
-    // the subtraction rounds off it (an epoch a finish left at 0.3, and 0.6125: 0.31250000000000006): every body
-    // reaches it by block steps, with no finish (a run split there keeps the bits of one that is not).
+    // A time that is the epoch plus a block time, as time() adds them, is that block time, though the subtraction
+    // rounds off it (an epoch a finish left at 0.3, and 0.6125: 0.31250000000000006): the bodies whose block time it
+    // is reach it by block steps, with no finish of an ulp, and at a multiple of the longest step every body does (a
+    // run split there keeps the bits of one that is not). The coarsest grid of the steps' powers of two that gives
+    // the time back is taken.
     double const top = sim::hermite::pow2_at_most(program_.hermite->dt_max);
-    if (double const grid = std::nearbyint(limit / top) * top;
-        grid != limit && std::isfinite(grid) && hermite_->epoch() + grid == time_limit_)
-      limit = grid;
+    double const floor = sim::hermite::step_floor(limit, *program_.hermite);
+    for (double step = top; step >= floor && std::isfinite(limit); step *= 0.5) {
+      double const grid = std::nearbyint(limit / step) * step;
+      if (grid == limit) break;
+      if (hermite_->epoch() + grid == time_limit_) {
+        limit = grid;
+        break;
+      }
+    }
     // The block steps done are counted however the call ends: a step below the floor stops the run after the block
     // step that gave it, which is whole, so that the step count and the time (the state's) agree.
     std::uint64_t const before = hermite_->blocks_done();

@@ -259,6 +259,77 @@ TEST(Hermite, ARunCutIntoManyFinishesKeepsTheStepsItsOrbitNeeds) {
   EXPECT_EQ(sim::hermite::state_problem(hs, own.size(), "the finished state"), "");
 }
 
+// A finish a moment after a block time gives its derivatives no interval to measure the orbit by: the criterion's
+// a2 and a3 from (a0 - a1) / dt^2 are the rounding of a0 over dt^2, and a step from them would be a few hundred
+// times the moment (before, the orbit's next step was 4.5e-13 and the run stopped at the floor). Such a finish
+// halves a step at most; the run goes on as accurate as straight through.
+TEST(Hermite, AFinishAMomentAfterABlockTimeKeepsTheStepsItsOrbitNeeds) {
+  double const e = 0.9;
+  sim::StepProgram const program = hermite_program(0.02, 0.01, 1.0 / 16);
+  multigpu::Simulation s(kepler(e), program, cpu_config(0.0));
+  sim::BodySet own;
+  sim::hermite::HermiteState before, after;
+  s.set_time_limit(0.6875, true);  // a multiple of the longest step: every body there
+  s.advance(std::uint64_t(1) << 40);
+  s.hermite_state(own, before);
+  s.set_time_limit(0.6875 + 1e-15, true);
+  s.advance(std::uint64_t(1) << 40);
+  s.hermite_state(own, after);
+  for (std::size_t i = 0; i < own.size(); ++i) EXPECT_GE(after.step[i], before.step[i] / 2) << i;
+  s.set_time_limit(3.0, true);
+  ASSERT_NO_THROW(s.advance(std::uint64_t(1) << 40));
+  ASSERT_EQ(s.time(), 3.0);
+  sim::BodySet const end = s.state();
+  V3 const exact = kepler_exact(e, 3.0);
+  double const error = std::hypot(end.pos_mass[0].x - end.pos_mass[1].x - exact.x,
+                                  end.pos_mass[0].y - end.pos_mass[1].y - exact.y);
+  EXPECT_LT(error, 3.0 * kepler_error(e, program, 3) + 1e-6);
+}
+
+// Outputs at times an epoch's rounding puts an ulp past a block time (0.3 + 1/32 - 0.3 is not 1/32) are that block
+// time: no body takes a step of an ulp to them (before, the run stopped at the floor by the seventh). The run
+// conserves energy as one straight through.
+TEST(Hermite, OutputsAtTimesThatRoundPastABlockTimeAreThatBlockTime) {
+  sim::StepProgram const program = hermite_program(0.02, 0.01, 1.0 / 16);
+  multigpu::Simulation s(plummer(64, 3), program, cpu_config(0.01, 1, multigpu::Threading::single, Precision::fp32));
+  multigpu::Simulation straight(plummer(64, 3), program,
+                                cpu_config(0.01, 1, multigpu::Threading::single, Precision::fp32));
+  double const start = energy(s);
+  {
+    // The bodies whose block time 0.3 + 7/32 is (0.21875000000000006 after the epoch 0.3) go on with the steps their
+    // block step gave, as where no finish follows.
+    multigpu::Simulation unfinished(plummer(64, 3), program,
+                                    cpu_config(0.01, 1, multigpu::Threading::single, Precision::fp32));
+    for (multigpu::Simulation* run : {&s, &unfinished}) {
+      run->set_time_limit(0.3, true);
+      run->advance(std::uint64_t(1) << 40);
+      run->set_time_limit(0.3 + 7 / 32.0, run == &s);
+      run->advance(std::uint64_t(1) << 40);
+    }
+    sim::BodySet own;
+    sim::hermite::HermiteState finished, there;
+    s.hermite_state(own, finished);
+    unfinished.hermite_state(own, there);
+    int at_block_time = 0;
+    for (std::size_t i = 0; i < own.size(); ++i)
+      if (there.time[i] == unfinished.block_time()) {
+        ++at_block_time;
+        EXPECT_EQ(finished.step[i], there.step[i]) << i;
+      }
+    EXPECT_GT(at_block_time, 0);
+  }
+  for (int k = 0; k < 40; ++k) {
+    s.set_time_limit(0.3 + k / 32.0, true);
+    ASSERT_NO_THROW(s.advance(std::uint64_t(1) << 40)) << "to 0.3 + " << k << "/32";
+  }
+  straight.set_time_limit(0.3 + 39 / 32.0, true);
+  straight.advance(std::uint64_t(1) << 40);
+  double const error = std::abs(energy(s) / start - 1), straight_error = std::abs(energy(straight) / start - 1);
+  std::printf("40 outputs: |dE/E| %.3e in %llu block steps; straight %.3e in %llu\n", error,
+              (unsigned long long)s.steps_done(), straight_error, (unsigned long long)straight.steps_done());
+  EXPECT_LT(error, 3 * straight_error + 1e-7);
+}
+
 // Bodies at rest have no jerk, so |a| / |a1| gives no first step; the start criterion's other time, sqrt(|phi|) / |a|
 // (a free fall's), does, in every choice of units: the Pythagorean problem (masses 3, 4, 5 at rest) scaled in size
 // by L and run to L^1.5 (the same orbits) conserves energy alike. (Before, every body started at dt_max, whatever

@@ -238,7 +238,10 @@ std::string start_floor_message(const BodySet& b, std::size_t body, double floor
   m << wanted << ", below the floor " << floor << nearest_text(b, body);
   std::ostringstream given;  // the value as given (the message's precision is for the measured values)
   given << eta_start;
-  if (softening > 0.0)
+  if (!(wanted > 0.0))
+    m << " (its acceleration vanishes exactly, as where bodies share one position or at the centre of a symmetric "
+         "softened cluster, so no eta_start starts it: move it off that point)";
+  else if (softening > 0.0)
     m << " (eta_start is " << given.str()
       << " here; the criterion is also short where the acceleration nearly vanishes, as deep inside a softened "
          "encounter: an eta_start that makes the step at least the floor, up to 100, starts it; the steps after the "

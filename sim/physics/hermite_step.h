@@ -27,7 +27,8 @@ struct HermiteParams {
   // Aarseth's accuracy parameter, inside the square root (the standard form, Aarseth 2003, eq. 2.13):
   //   dt = sqrt(eta (|a| |a2| + |a1|^2) / (|a1| |a3| + |a2|^2)),  a1 = jerk, a2, a3 its derivatives.
   double eta = 0.02;
-  // The start step, from the first two derivatives only: dt = eta_start |a| / |a1|.
+  // The start step, from the first two derivatives and the potential: dt = eta_start min(|a| / |a1|,
+  // sqrt(|phi|) / |a|) (the second a free fall's time, for bodies at rest).
   double eta_start = 0.01;
   // The largest step, simulation time units; steps are the powers of two at or below it.
   double dt_max = 1.0 / 16;

@@ -363,6 +363,11 @@ def test_a_close_encounter_stop_goes_on_in_a_softened_potential():
                                            r"softening resolves it\)$"):
         nbody.Simulation.from_arrays(stopped[0], stopped[1], m, time=stopped[2], integrator="hermite4", softening=0.0,
                                      backend="cpu")
+    # Two softened bodies at one position have no acceleration at all: no eta_start starts them, and the advice says so.
+    with pytest.raises(RuntimeError, match=r"cannot start: .* comes to 0, below the floor .*\(its acceleration vanishes "
+                                           r"exactly, as where bodies share one position .* move it off that point\)$"):
+        nbody.Simulation.from_arrays(np.zeros((2, 3)), [[0, 0.5, 0], [0, -0.5, 0]], [1, 1], integrator="hermite4",
+                                     softening=0.01, backend="cpu")
 
 
 def test_a_time_too_far_is_named_as_a_keyword():
