@@ -393,7 +393,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   driver::PhysicsChoice& physics = o.run.physics;
   driver::DeviceChoice& dev = o.run.devices;
   CLI::App cli{"nbody: gravitational N-body simulation on CPUs and one or more CUDA GPUs.\n"
-               "With no mode option: the viewer where a display exists, else a headless benchmark.",
+               "With no mode option: the viewer where a display exists, else a headless benchmark; --save, "
+               "--checkpoint and --snapshots choose --run, and --steps, --warmup and --json the benchmark.",
                "nbody"};
   cli.set_version_flag("--version", "nbody 0.1.0");
   cli.get_formatter()->column_width(34);
@@ -423,7 +424,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
                     "the viewer in a web browser: serve it at [HOST:]PORT (a port alone: this machine only, reach it "
                     "through ssh -L; another host needs the token printed at start; port 0: any free port)");
   modes->add_flag("--run", run, "simulate --steps headless, print diagnostics (implied by --save, --checkpoint, --snapshots)");
-  modes->add_flag("--benchmark", benchmark, "headless: warm-up, timed steps, median step time, interactions/s");
+  modes->add_flag("--benchmark", benchmark,
+                  "headless: warm-up, timed steps, median step time, interactions/s (implied by --steps, --warmup, "
+                  "--json where no output chooses --run)");
   modes->add_flag("--validate", validate, "compare the chosen kernel's forces with the fp64 CPU reference");
   modes->add_flag("--devices", devices, "list CUDA devices and their peer-access matrix");
   modes->add_flag("--compare-threading", compare, "benchmark both threading models on 1..--numgpus GPUs");
@@ -716,6 +719,10 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (viewer_output && o.mode == Mode::automatic) o.mode = Mode::viewer;
   // The benchmark's own options make the default mode the benchmark, which it runs where there is no display: with
   // one, the viewer would open and drop them unseen, so a script would do one thing on a server and another on a desk.
+  // A report of a run to a time or of the benchmark's time to it: neither is the default mode, so neither is taken.
+  if (o.mode == Mode::automatic && cli.count("--t-end") && cli.count("--json") && !cli.count("--warmup"))
+    throw InputError("--t-end " + given_text("--t-end") + " and --json choose no mode together: name --run (the run " +
+                     "to that time, and its report) or --benchmark (hermite4's time to it)");
   if (o.mode == Mode::automatic)
     for (const char* option : {"--steps", "--warmup", "--json"})
       if (cli.count(option)) {

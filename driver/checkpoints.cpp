@@ -288,12 +288,61 @@ void refuse_param_name(const std::string& path, const std::string& given, const 
                      "(they take every *.param of its folder for one); name it otherwise (" + instead + ", say)");
 }
 
+namespace {
+
+struct NamedFormat {
+  const char* ending;
+  const char* names;  // what a reader takes a file of this ending for
+};
+
+// Endings of the formats nbody does not write: a save or checkpoint named so would be read as what it is not.
+constexpr NamedFormat kOtherFormats[] = {
+    {".csv", "a CSV table"},      {".tsv", "a table"},          {".txt", "a text file"},
+    {".json", "a JSON file"},     {".jsonl", "JSON lines"},     {".yaml", "a YAML file"},
+    {".npy", "a NumPy array"},    {".npz", "NumPy arrays"},     {".fits", "a FITS file"},
+    {".png", "an image"},         {".mp4", "a video"},          {".gz", "a gzip archive"},
+    {".zip", "a zip archive"},    {".tar", "a tar archive"},    {".pkl", "a Python pickle"}};
+// HDF endings other than the two nbody writes HDF5 snapshots to.
+constexpr NamedFormat kOtherHdf[] = {{".hdf", "an HDF file"},       {".hdf4", "an HDF4 file"}, {".h4", "an HDF4 file"},
+                                     {".he5", "an HDF-EOS5 file"}, {".nc", "a netCDF file"}};
+constexpr NamedFormat kTipsy[] = {{".bin", "a tipsy file"}, {".tipsy", "a tipsy file"}, {".std", "a tipsy file"}};
+
+template <std::size_t N>
+const NamedFormat* named_format(const std::string& ext, const NamedFormat (&formats)[N]) {
+  for (NamedFormat const& f : formats)
+    if (ext == f.ending) return &f;
+  return nullptr;
+}
+
+// `path` without its ending, and `ending` in its place.
+std::string renamed(const std::string& path, const std::string& ext, const char* ending) {
+  return path.substr(0, path.size() - ext.size()) + ending;
+}
+
+}  // namespace
+
 void check_checkpoint_name(const std::string& path, const std::string& given) {
   refuse_param_name(path, given, "an HDF5 checkpoint", "run.h5");
+  std::string const ext = lower_extension(path);
+  if (const NamedFormat* tipsy = named_format(ext, kTipsy))
+    throw InputError(given + ": a checkpoint is an HDF5 file, and " + ext + " names " + tipsy->names + "; name it " +
+                     renamed(path, ext, ".h5") + " (a save writes tipsy files)");
+  if (const NamedFormat* other = named_format(ext, kOtherFormats))
+    throw InputError(given + ": a checkpoint is an HDF5 file, and " + ext + " names " + other->names + "; name it " +
+                     renamed(path, ext, ".h5"));
 }
 
 void check_save(const std::string& path, const std::string& save_given, const std::string& format_given) {
   refuse_param_name(path, save_given, "a tipsy file", "run.bin");
+  std::string const ext = lower_extension(path);
+  if (const NamedFormat* other = named_format(ext, kOtherHdf))
+    throw InputError(save_given + ": " + ext + " names " + other->names + ", and only names ending in .h5 or .hdf5 " +
+                     "are HDF5 snapshots (any other is a tipsy file); name it " + renamed(path, ext, ".h5") +
+                     " for an HDF5 snapshot, or " + renamed(path, ext, ".bin") + " for tipsy");
+  if (const NamedFormat* other = named_format(ext, kOtherFormats))
+    throw InputError(save_given + ": " + ext + " names " + other->names + ", and this would be a tipsy file " +
+                     "(binary); name it " + renamed(path, ext, ".h5") + " for an HDF5 snapshot, or " +
+                     renamed(path, ext, ".bin") + " for tipsy");
   if (!saves_hdf5_snapshot(path)) return;
   std::string const what = save_given + " is an HDF5 snapshot (its name ends in " + path.substr(path.rfind('.')) + ")";
   if (!sim::checkpoints_built())

@@ -86,13 +86,13 @@ void check_tipsy_save(const std::string& path, const std::string& save_given, co
 void check_outputs_spare_tipsy_units(const std::string& save,
                                      const std::vector<std::pair<std::string, std::string>>& outputs,
                                      const SettingNames& names);
-// Refuses (InputError) a save that cannot be made as named: an HDF5 name in a build without HDF5, or a tipsy byte
+// Refuses (InputError) a save that cannot be made as named: an HDF5 name in a build without HDF5, a tipsy byte
 // order given (`format_given`, as the front end spells it, "--save-format little-endian"; "" where none was) for
-// an HDF5 name. `save_given`: the save as the front end spells it ("--save run.h5", "save='run.h5'").
+// an HDF5 name, or a name whose ending names another format (.hdf, .csv, ...: it would be a tipsy file). `save_given`: the save as the front end spells it ("--save run.h5", "save='run.h5'").
 void check_save(const std::string& path, const std::string& save_given, const std::string& format_given);
 
-// Refuses (InputError) a checkpoint named .param, as check_save refuses a tipsy file of that name: pynbody and yt take
-// every *.param of a folder for a parameter file. `given`: the checkpoint as the front end spells it ("--checkpoint
+// Refuses (InputError) a checkpoint named .param, as check_save refuses a tipsy file of that name (pynbody and yt take
+// every *.param of a folder for a parameter file), or named as a format it is not (.bin, .tipsy, .csv, ...). `given`: the checkpoint as the front end spells it ("--checkpoint
 // run.param", "checkpoint='run.param'", "Simulation.checkpoint('run.param')").
 void check_checkpoint_name(const std::string& path, const std::string& given);
 // Refuses (InputError) an output named .param, `given` as the front end spells it: `what` it is ("a JSON report"),

@@ -505,7 +505,7 @@ TEST_F(Cli, DiagnosticsSeriesBadInputIsRefusedBeforeTheRun) {
                          file("series") + "/snap (" + file("series") + "/snap_00000000.hdf5, ...)");
   EXPECT_TRUE(fs::is_empty(file("series")));
   EXPECT_FALSE(fs::exists(file("series_00000000.hdf5")));
-  expect_input_error("--run --diagnostics " + file("d.csv") + " --save " + file("d.csv"), "both name");
+  expect_input_error("--run --diagnostics " + file("d.csv") + " --json " + file("d.csv"), "both name");
   // A series a run left unfinished is not overwritten.
   std::ofstream(file("e.csv.partial")) << "step,time\n0,0\n";
   expect_input_error("--run --steps 3 --diagnostics " + file("e.csv"), "e.csv.partial exists");
@@ -633,7 +633,7 @@ TEST_F(Cli, ARestartsSeriesIsTheOneOfARunThatNeverStopped) {
   std::string const blocks = "--run --integrator hermite4 --bodies 256 -q --diagnostics-dt 0.25 --diagnostics ";
   ASSERT_EQ(nbody(blocks + file("ha.csv") + " --t-end 1").code, 0) << slurp(dir_ / "err");
   // Stopped at 0.625: off the series' grid, on the block times (a stop off them brings every body to it, and the
-  // orbits from there differ in their last bits from a run's that never stopped).
+  // orbits from there differ from a run's that never stopped, within the integration's accuracy).
   ASSERT_EQ(nbody(blocks + file("hb.csv") + " --t-end 0.625 --checkpoint " + file("hb.h5")).code, 0)
       << slurp(dir_ / "err");
   ASSERT_EQ(nbody("--run --restart " + file("hb.h5") + " --t-end 1 -q --diagnostics-dt 0.25 --diagnostics " +
@@ -1646,11 +1646,13 @@ TEST_F(Cli, NoOutputReplacesTheFileARunStartsFrom) {
            {"--run --restart " + file("in.h5") + " --diagnostics " + file("in.h5"), "--diagnostics"},
            {"--benchmark --restart " + file("in.h5") + " --json " + file("in.h5"), "--json"},
            {"--run --load " + file("in.bin") + " --json " + file("in.bin"), "the --load file"},
-           {"--run --load " + file("in.bin") + " --checkpoint " + file("in.bin"), "--checkpoint " + file("in.bin") + ": the --load file"},
+           {"--run --load " + file("in.dat") + " --checkpoint " + file("in.dat"), "--checkpoint " + file("in.dat") + ": the --load file"},
        }) {
+    fs::copy_file(file("in.bin"), file("in.dat"), fs::copy_options::overwrite_existing);  // a tipsy file too
     expect_input_error(args, words);
     EXPECT_EQ(slurp(file("in.h5")), checkpoint) << args;
     EXPECT_EQ(slurp(file("in.bin")), snapshot) << args;
+    EXPECT_EQ(slurp(file("in.dat")), snapshot) << args;
   }
   // A checkpoint of bodies from a file has no seed to check a --seed against.
   ASSERT_EQ(nbody("--run --load " + file("in.bin") + " --steps 1 -q --checkpoint " + file("from_file.h5")).code, 0);
@@ -2446,6 +2448,21 @@ TEST_F(Cli, ATipsySaveStatesItsUnitsBesideIt) {
   expect_input_error("--run --bodies 64 --steps 1 --save " + file("x.param"),
                      "--save " + file("x.param") + ": a tipsy file named .param, which pynbody and yt would read as a "
                      "parameter file");
+  // So is a save or checkpoint named as a format it would not be, and nothing is written.
+  expect_input_error("--run --bodies 64 --steps 1 --save " + file("f.hdf"),
+                     "--save " + file("f.hdf") + ": .hdf names an HDF file, and only names ending in .h5 or .hdf5 are "
+                     "HDF5 snapshots (any other is a tipsy file); name it " + file("f.h5") + " for an HDF5 snapshot, "
+                     "or " + file("f.bin") + " for tipsy");
+  expect_input_error("--run --bodies 64 --steps 1 --save " + file("f.CSV"),
+                     "--save " + file("f.CSV") + ": .csv names a CSV table, and this would be a tipsy file (binary); "
+                     "name it " + file("f.h5") + " for an HDF5 snapshot, or " + file("f.bin") + " for tipsy");
+  expect_input_error("--run --bodies 64 --steps 1 --checkpoint " + file("f.tipsy"),
+                     "--checkpoint " + file("f.tipsy") + ": a checkpoint is an HDF5 file, and .tipsy names a tipsy "
+                     "file; name it " + file("f.h5") + " (a save writes tipsy files)");
+  expect_input_error("--run --bodies 64 --steps 1 --checkpoint " + file("f.npy"),
+                     "--checkpoint " + file("f.npy") + ": a checkpoint is an HDF5 file, and .npy names a NumPy array; "
+                     "name it " + file("f.h5"));
+  for (const char* name : {"f.hdf", "f.CSV", "f.tipsy", "f.npy"}) EXPECT_FALSE(fs::exists(file(name))) << name;
   // The pair on disk always agrees. A parameter file that cannot be written is refused before the run (here a
   // symbolic link); a tipsy file that cannot be written (a file size limit) leaves both as they were.
   fs::create_symlink(file("u.bin.param"), file("s.bin.param"));

@@ -363,6 +363,13 @@ TEST_F(Viewer, NoDisplayIsAClearErrorAndTheDefaultModeFallsBack) {
     EXPECT_NE(out().find("nbody benchmark"), std::string::npos) << out();
     EXPECT_TRUE(fs::exists(file("b.json")));
     fs::remove(file("b.json"));
+    // A time and a report are a run's or the benchmark's: neither is chosen for the user.
+    EXPECT_EQ(run("--bodies 256 --integrator hermite4 --t-end 0.01 --json " + file("b.json"), display), 2) << err();
+    EXPECT_NE(err().find("error: --t-end 0.01 and --json choose no mode together: name --run (the run to that time, "
+                         "and its report) or --benchmark (hermite4's time to it)"),
+              std::string::npos)
+        << err();
+    EXPECT_FALSE(fs::exists(file("b.json")));
     EXPECT_EQ(run("--bodies 256 --json " + file("b.json") + " --paused", display), 2) << err();
     EXPECT_NE(err().find("error: --paused does nothing with --benchmark (which --json implies); it belongs to the "
                          "viewer and --serve"),

@@ -626,11 +626,11 @@ def test_an_output_never_replaces_the_file_the_simulation_started_from(tmp_path)
     sim.run(steps=2, checkpoint=tmp_path / "run.h5")  # continued in place
     sim.checkpoint(tmp_path / "run.h5")
     assert nbody.Simulation.restart(tmp_path / "run.h5").steps == 2
-    sim.save(tmp_path / "t.bin")
-    loaded = nbody.Simulation.load(tmp_path / "t.bin")
-    with pytest.raises(ValueError, match=r"^Simulation\.checkpoint .*t\.bin: the Simulation\.load file"):
-        loaded.checkpoint(tmp_path / "t.bin")
-    loaded.save(tmp_path / "t.bin")  # a tipsy file over the tipsy file it was loaded from
+    sim.save(tmp_path / "t.dat")
+    loaded = nbody.Simulation.load(tmp_path / "t.dat")
+    with pytest.raises(ValueError, match=r"^Simulation\.checkpoint .*t\.dat: the Simulation\.load file"):
+        loaded.checkpoint(tmp_path / "t.dat")
+    loaded.save(tmp_path / "t.dat")  # a tipsy file over the tipsy file it was loaded from
 
 
 def test_snapshots_by_time_are_the_runs_state_at_those_times(tmp_path):
@@ -858,6 +858,14 @@ def test_a_tipsy_save_states_its_units_beside_it_for_its_readers(tmp_path):
         sim.save(tmp_path / "u.bin")
     with pytest.raises(ValueError, match=r"^Simulation\.save\('.*v\.param'\): a tipsy file named \.param"):
         sim.save(tmp_path / "v.param")
+    # A name that ends as another format would be a tipsy file under a false name: refused, nothing written.
+    with pytest.raises(ValueError, match=r"^Simulation\.save\('.*v\.hdf'\): \.hdf names an HDF file, and only names "
+                                         r"ending in \.h5 or \.hdf5 are HDF5 snapshots"):
+        sim.save(tmp_path / "v.hdf")
+    with pytest.raises(ValueError, match=r"^Simulation\.checkpoint\('.*v\.bin'\): a checkpoint is an HDF5 file, and "
+                                         r"\.bin names a tipsy file; name it .*v\.h5"):
+        sim.checkpoint(tmp_path / "v.bin")
+    assert not (tmp_path / "v.hdf").exists() and not (tmp_path / "v.bin").exists()
     pynbody = pytest.importorskip("pynbody")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
