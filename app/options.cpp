@@ -443,8 +443,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->check(real_number(0, 1, Ends::below_max, "a number"))
       ->capture_default_str();
   cli.add_option("--load", ic.snapshot,
-                 "start from a tipsy snapshot (standard or little-endian) or an nbody HDF5 snapshot (--snapshots) "
-                 "instead of a scenario: a new run at its time");
+                 "start from a tipsy snapshot (standard or little-endian), an nbody HDF5 snapshot (--snapshots) or "
+                 "another program's in the GADGET/SWIFT layout instead of a scenario: a new run at its time");
   cli.add_option("--restart", ic.checkpoint,
                  "continue a run from a --checkpoint file: bodies, step, time and every setting (an option given "
                  "here overrides the file's, with a notice)");

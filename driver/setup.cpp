@@ -662,15 +662,34 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                          std::to_string(held) + " bodies; leave " + run.names.name("--bodies") + " out with " +
                          run.names.name("--load"));
     };
-    // A tipsy file, or an nbody HDF5 snapshot: bodies, a time and a softening (a snapshot's units too), no settings.
+    // A tipsy file, or an nbody HDF5 snapshot: bodies, a time and a softening (a snapshot's units too), no settings;
+    // or another program's HDF5 snapshot in the GADGET/SWIFT layout: bodies, a time and units where it states them.
     bool const hdf5 = loads_hdf5_snapshot(ic.snapshot, run.names);
+    bool const foreign = !hdf5 && sim::is_foreign_snapshot(ic.snapshot);
     // The header, before the bodies are read.
-    check_count(hdf5 ? std::size_t(sim::read_snapshot(ic.snapshot, run.names, false).count)
-                     : sim::read_tipsy_bodies(ic.snapshot, run.names));
+    check_count(hdf5      ? std::size_t(sim::read_snapshot(ic.snapshot, run.names, false).count)
+                : foreign ? std::size_t(sim::read_foreign_snapshot(ic.snapshot, run.names, false).count)
+                          : sim::read_tipsy_bodies(ic.snapshot, run.names));
     if (!bodies) return s;
     sim::TipsyInfo info;
     std::string said;  // what the file is, and what it lacks
-    if (hdf5) {
+    if (foreign) {
+      sim::ForeignSnapshot snapshot = sim::read_foreign_snapshot(ic.snapshot, run.names);
+      s.bodies = std::move(snapshot.bodies);
+      info.softening = std::nullopt;
+      if (!run.given.units && snapshot.units_stated) {
+        run.units = snapshot.units;
+        s.notices.push_back("units " + run.units.describe() + " from " + ic.snapshot + " (velocities and time in the " +
+                            "G = 1 units of its mass and length; " + run.names.name("--mass-unit and --length-unit") +
+                            " relabel them)");
+      } else if (!run.given.units) {
+        s.notices.push_back(ic.snapshot + " states no units (GADGET keeps them in its parameter file), so this run " +
+                            "is in N-body units, G = 1 (" + run.names.name("--mass-unit and --length-unit") +
+                            " name them)");
+      }
+      said = ic.snapshot + " is another program's HDF5 snapshot: " + snapshot.layout +
+             "; PartType0 read as gas, 4 as stars, the others as dark matter; no softening, step count or time step";
+    } else if (hdf5) {
       sim::Snapshot snapshot = sim::read_snapshot(ic.snapshot, run.names);
       s.bodies = std::move(snapshot.bodies);
       info.softening = snapshot.softening;
@@ -712,7 +731,8 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
       } else {
         run.physics.softening = 0.01;
         std::string const why =
-            info.softening ? std::string(hdf5 ? "'s softening is 0" : "'s bodies carry eps 0") +
+            foreign          ? std::string(" states no softening (GADGET keeps it in its parameter file)")
+            : info.softening ? std::string(hdf5 ? "'s softening is 0" : "'s bodies carry eps 0") +
                                  " (no softening), which only hermite4 takes"
                            : "'s bodies carry eps from " + number(info.eps_min) + " to " + number(info.eps_max) +
                                  ", and nbody has one softening for every body";
@@ -796,6 +816,8 @@ sim::Units units_of_start(const RunConfig& run) {
   if (!run.initial.snapshot.empty()) {
     if (loads_hdf5_snapshot(run.initial.snapshot, run.names))
       return sim::read_snapshot(run.initial.snapshot, run.names, false).units;
+    if (sim::is_foreign_snapshot(run.initial.snapshot))
+      return sim::read_foreign_snapshot(run.initial.snapshot, run.names, false).units;
     sim::read_tipsy_bodies(run.initial.snapshot, run.names);  // a file that is none (missing, junk) is said as such
     if (auto const stated = sim::read_tipsy_param(run.initial.snapshot)) return *stated;
   }

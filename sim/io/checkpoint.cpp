@@ -825,7 +825,7 @@ struct Header {
 
 // The bodies of each particle type (h.counts) and in all (h.info.bodies), checked: only the types nbody writes, 1 to
 // kMaxBodies in all, all in this one file.
-void read_counts(const Reader& r, Header& h) {
+void read_counts(const Reader& r, Header& h, bool every_type = false) {
   std::uint64_t counts[6] = {}, highs[6] = {};
   r.counts("NumPart_Total", counts);
   if (r.has_attribute("Header", "NumPart_Total_HighWord")) r.counts("NumPart_Total_HighWord", highs);
@@ -833,7 +833,7 @@ void read_counts(const Reader& r, Header& h) {
   bool wraps = false;  // a count or a sum past 2^64 - 1 (the high words can say so)
   constexpr std::uint64_t kMost = std::numeric_limits<std::uint64_t>::max();
   for (int t = 0; t < 6; ++t) {
-    bool const used = h.format == 1 ? t == 1 : (t == 0 || t == 1 || t == 4);
+    bool const used = every_type || (h.format == 1 ? t == 1 : (t == 0 || t == 1 || t == 4));
     if (!used && (counts[t] || highs[t]))
       r.fail("bodies of particle type " + std::to_string(t) +
              (h.format == 1 ? " (nbody wrote PartType1 only)" : " (nbody writes PartType0, 1 and 4 only)"));
@@ -850,7 +850,7 @@ void read_counts(const Reader& r, Header& h) {
     std::uint64_t this_file[6] = {};
     r.counts("NumPart_ThisFile", this_file);
     if (!std::equal(this_file, this_file + 6, counts) || std::any_of(highs, highs + 6, [](std::uint64_t v) { return v != 0; }))
-      r.fail("Header/NumPart_ThisFile disagrees with NumPart_Total (nbody writes every body into one file)");
+      r.fail("Header/NumPart_ThisFile disagrees with NumPart_Total (nbody reads a snapshot in one file)");
   }
   h.info.bodies = bodies;
 }
@@ -1335,6 +1335,161 @@ Snapshot read_snapshot(const std::string& path, const SettingNames& names, bool 
     s.bodies.time = time;
   }
   return s;
+}
+
+
+namespace {
+
+// What a GADGET/SWIFT-layout file states of its units, in cgs: length, mass, velocity (0: not stated).
+struct StatedUnits {
+  double length = 0, mass = 0, velocity = 0;
+  const char* where = "";
+};
+
+StatedUnits stated_units(const Reader& r) {
+  StatedUnits u;
+  if (r.has_group("Units") && r.has_attribute("Units", "Unit length in cgs (U_L)")) {  // SWIFT's
+    u.length = r.finite("Unit length in cgs (U_L)", "Units");
+    u.mass = r.finite("Unit mass in cgs (U_M)", "Units");
+    u.velocity = u.length / r.finite("Unit time in cgs (U_t)", "Units");
+    u.where = "/Units";
+  } else if (r.has_group("Parameters") && r.has_attribute("Parameters", "UnitLength_in_cm")) {  // GADGET-4's
+    u.length = r.finite("UnitLength_in_cm", "Parameters");
+    u.mass = r.finite("UnitMass_in_g", "Parameters");
+    u.velocity = r.finite("UnitVelocity_in_cm_per_s", "Parameters");
+    u.where = "/Parameters";
+  } else {
+    return u;
+  }
+  if (!(u.length > 0 && u.mass > 0 && u.velocity > 0 && std::isfinite(u.velocity)))
+    r.fail(std::string(u.where) + " states units that are not positive numbers");
+  return u;
+}
+
+}  // namespace
+
+bool is_foreign_snapshot(const std::string& path) {
+  quiet_hdf5();
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || H5Fis_hdf5(path.c_str()) <= 0) return false;
+  try {
+    Handle file = open_file(path);
+    Reader r(path, file.get());
+    return r.has_group("Header") && !r.has_attribute("Header", "NbodyFile") &&
+           r.has_attribute("Header", "NumPart_Total");
+  } catch (const InputError&) {
+    return false;
+  } catch (const RuntimeFailure&) {
+    return false;
+  }
+}
+
+ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingNames& names, bool bodies) {
+  Handle file = open_file(path, names);
+  Reader r(path, file.get(), "not GADGET/SWIFT-layout initial conditions " + names.entry("--load") + " can read");
+  if (r.has_attribute("Header", "NumFilesPerSnapshot")) {
+    std::uint64_t const files = r.whole("NumFilesPerSnapshot", std::numeric_limits<std::uint32_t>::max());
+    if (files > 1)
+      r.fail("Header/NumFilesPerSnapshot is " + std::to_string(files) + ": one part of a snapshot split over " +
+             std::to_string(files) + " files; join them into one first");
+  }
+  if (r.has_attribute("Header", "Redshift")) {
+    double const z = r.finite("Redshift");
+    if (z > 0)
+      r.fail("Header/Redshift is " + shortest(z) + ": a cosmological snapshot (comoving coordinates, Time the " +
+             "scale factor), and nbody integrates bodies in open space");
+  }
+  Header h;
+  read_counts(r, h, true);
+  ForeignSnapshot out;
+  out.count = h.info.bodies;
+  double mass_table[6] = {};
+  if (r.has_attribute("Header", "MassTable")) {
+    Handle a = r.open_attribute("Header", "MassTable");
+    Handle space(H5Aget_space(a.get()), H5Sclose);
+    if (H5Sget_simple_extent_npoints(space.get()) != 6 || H5Aread(a.get(), H5T_NATIVE_DOUBLE, mass_table) < 0)
+      r.fail("Header/MassTable is not 6 numbers");
+  }
+  StatedUnits const stated = stated_units(r);
+  // The velocity and time units of the file against the G = 1 units of its mass and length.
+  double velocity_scale = 1.0, time_scale = 1.0;
+  if (stated.length > 0) {
+    try {
+      out.units = parse_units(shortest(stated.mass) + "g", shortest(stated.length) + "cm",
+                              UnitSource{std::string(stated.where) + " mass unit " + shortest(stated.mass) + " g",
+                                         std::string(stated.where) + " length unit " + shortest(stated.length) + " cm",
+                                         std::string(stated.where) + " mass unit",
+                                         std::string(stated.where) + " length unit"});
+    } catch (const InputError& e) {
+      r.fail(e.what());
+    }
+    out.units_stated = true;
+    velocity_scale = stated.velocity / out.units.velocity_cm_per_s();
+    time_scale = (stated.length / stated.velocity) / out.units.time_s();
+  }
+  double time = 0.0;
+  if (r.has_attribute("Header", "Time")) {
+    time = r.finite("Time") * time_scale;
+    if (auto const why = time_problem(time); !why.empty()) r.fail("Header/Time as read, " + shortest(time) + ", is " + why);
+  }
+  std::ostringstream layout;
+  for (int t = 0; t < 6; ++t)
+    if (h.counts[t]) layout << (layout.tellp() > 0 ? ", " : "") << "PartType" << t << " (" << h.counts[t] << ")";
+  layout << "; " << (out.units_stated ? std::string("units from ") + stated.where : std::string("no units stated"));
+  out.layout = layout.str();
+  if (!bodies) return out;
+  BodySet& b = out.bodies;
+  b.resize(std::size_t(out.count));
+  auto check = [&](std::size_t body, std::size_t field, double value) {
+    if (auto const why = body_value_problem(kBodyFields[field], value, field == 0, true); !why.empty())
+      r.fail("body " + std::to_string(body) + ": " + why);
+  };
+  std::size_t first_body = 0;
+  for (int t = 0; t < 6; ++t) {
+    std::uint64_t const count = h.counts[t];
+    if (count == 0) continue;
+    std::string const group = "PartType" + std::to_string(t);
+    const char* const g = group.c_str();
+    BodyType const type = t == 0 ? BodyType::gas : t == 4 ? BodyType::star : BodyType::dark;
+    r.rows<double>(g, kCoordinates, count, H5T_NATIVE_DOUBLE, true,
+                   [&](std::size_t first, std::size_t k, const double* v) {
+                     for (std::size_t j = 0; j < k; ++j) {
+                       std::size_t const i = first_body + first + j;
+                       for (std::size_t c = 0; c < 3; ++c) check(i, 1 + c, v[3 * j + c]);
+                       b.pos_mass[i] = {v[3 * j], v[3 * j + 1], v[3 * j + 2], 0.0};
+                       b.type[i] = type;
+                     }
+                   });
+    r.rows<double>(g, kVelocities, count, H5T_NATIVE_DOUBLE, true,
+                   [&](std::size_t first, std::size_t k, const double* v) {
+                     for (std::size_t j = 0; j < k; ++j) {
+                       std::size_t const i = first_body + first + j;
+                       Vec3d const u{v[3 * j] * velocity_scale, v[3 * j + 1] * velocity_scale,
+                                     v[3 * j + 2] * velocity_scale};
+                       check(i, 4, u.x), check(i, 5, u.y), check(i, 6, u.z);
+                       b.velocity[i] = u;
+                     }
+                   });
+    if (r.has_object((group + "/" + kMasses.name).c_str())) {
+      r.rows<double>(g, kMasses, count, H5T_NATIVE_DOUBLE, true, [&](std::size_t first, std::size_t k, const double* v) {
+        for (std::size_t j = 0; j < k; ++j) {
+          check(first_body + first + j, 0, v[j]);
+          b.pos_mass[first_body + first + j].w = v[j];
+        }
+      });
+    } else {
+      if (!(mass_table[t] > 0))
+        r.fail(group + " has no Masses, and Header/MassTable gives type " + std::to_string(t) + " no mass (" +
+               shortest(mass_table[t]) + ")");
+      for (std::size_t j = 0; j < count; ++j) {
+        check(first_body + j, 0, mass_table[t]);
+        b.pos_mass[first_body + j].w = mass_table[t];
+      }
+    }
+    first_body += std::size_t(count);
+  }
+  b.time = time;
+  return out;
 }
 
 }  // namespace nbody::sim

@@ -212,6 +212,28 @@ bool is_nbody_checkpoint(const std::string& path);
 // InputError naming the file and what is wrong with it.
 Snapshot read_snapshot(const std::string& path, const SettingNames& names = {}, bool bodies = true);
 
+// Initial conditions from another program in the GADGET/SWIFT HDF5 layout (MUSIC, GADGET-4, SWIFT, pynbody, a
+// script with h5py): /Header with NumPart_Total (and MassTable, Time where given), /PartType0..5 with Coordinates,
+// Velocities and Masses (or the type's MassTable entry). PartType0 is read as gas, 4 as stars, the others as dark
+// matter. The units are SWIFT's /Units group or GADGET-4's /Parameters (UnitLength_in_cm, UnitMass_in_g,
+// UnitVelocity_in_cm_per_s), the velocities and time converted to the G = 1 units of that mass and length; a file
+// that states none is in N-body units. Refused (InputError naming the file and the field): a snapshot split over
+// several files, a cosmological one (Redshift > 0: comoving coordinates), counts, shapes or values that do not hold.
+struct ForeignSnapshot {
+  BodySet bodies;           // bodies.time: the file's Time in the run's units; empty where only the header was asked for
+  std::uint64_t count = 0;  // the bodies its header declares
+  Units units;              // N-body units where the file states none
+  bool units_stated = false;
+  std::string layout;       // what was read, for the run's report: "PartType1 (100), PartType4 (20); units from /Units"
+};
+
+// Whether PATH is an HDF5 file in the GADGET/SWIFT layout that nbody did not write: a /Header group with
+// NumPart_Total and no Header/NbodyFile.
+bool is_foreign_snapshot(const std::string& path);
+
+// Reads one (see ForeignSnapshot); with `bodies`, the bodies as read_snapshot checks them.
+ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingNames& names = {}, bool bodies = true);
+
 // The course (RunRecord::course) an nbody snapshot or checkpoint at PATH records; "" where it records none, or is no
 // such file, or cannot be read (its reader says what is wrong where the file is read).
 std::string recorded_course(const std::string& path);

@@ -34,4 +34,10 @@ Snapshot read_snapshot(const std::string& path, const SettingNames&, bool) {
   throw InputError(path + ": snapshots need HDF5, and this nbody was built without it (install libhdf5-dev, rebuild)");
 }
 
+bool is_foreign_snapshot(const std::string&) { return false; }
+
+ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingNames&, bool) {
+  throw InputError(path + ": HDF5 snapshots need HDF5, and this nbody was built without it (install libhdf5-dev, rebuild)");
+}
+
 }  // namespace nbody::sim

@@ -1,0 +1,139 @@
+# tests/python/test_foreign_snapshots.py - initial conditions another program wrote in the GADGET/SWIFT HDF5
+# layout (as MUSIC, GADGET-4, SWIFT or a script with h5py write them) start a run with ``nbody --load`` and
+# ``Simulation.load``: the bodies as the file holds them, the velocities and time converted to the G = 1 units of
+# the file's mass and length, the energy as the file's own numbers give it in its own units.
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import nbody
+
+h5py = pytest.importorskip("h5py")
+
+# cgs, as nbody takes them (sim/io/units.h): CODATA 2018's G, the IAU's nominal solar mass and the parsec.
+G_CGS = 6.67430e-8
+MSUN_G = 1.3271244e26 / G_CGS
+KPC_CM = 1.495978707e13 * 648000.0 / np.pi * 1e3
+KM_S = 1e5
+
+
+def cluster(n=200, seed=4):
+    """A cold clump in kpc, km/s and 1e10 Msun: positions, velocities, masses."""
+    rng = np.random.default_rng(seed)
+    pos = rng.normal(scale=2.0, size=(n, 3))
+    vel = rng.normal(scale=50.0, size=(n, 3))
+    mass = rng.uniform(0.5, 1.5, size=n) / n
+    return pos, vel, mass
+
+
+def write_gadget(path, parts, time=0.0, units=None, mass_table=None, header=None, dtype=np.float32):
+    """parts: {type: (pos, vel, mass or None)}; units: ("swift" | "gadget4", L_cm, M_g, V_cm_s) or None."""
+    counts = np.zeros(6, dtype=np.uint32)
+    for t, (pos, _, _) in parts.items():
+        counts[t] = len(pos)
+    with h5py.File(path, "w") as f:
+        h = f.create_group("Header")
+        h.attrs["NumPart_ThisFile"] = counts
+        h.attrs["NumPart_Total"] = counts
+        h.attrs["NumPart_Total_HighWord"] = np.zeros(6, dtype=np.uint32)
+        h.attrs["MassTable"] = np.zeros(6) if mass_table is None else np.asarray(mass_table, dtype=float)
+        h.attrs["Time"] = time
+        h.attrs["Redshift"] = 0.0
+        h.attrs["BoxSize"] = 0.0
+        h.attrs["NumFilesPerSnapshot"] = np.int32(1)
+        for key, value in (header or {}).items():
+            h.attrs[key] = value
+        for t, (pos, vel, mass) in parts.items():
+            g = f.create_group(f"PartType{t}")
+            g["Coordinates"] = pos.astype(dtype)
+            g["Velocities"] = vel.astype(dtype)
+            g["ParticleIDs"] = np.arange(len(pos), dtype=np.uint32) + 1000 * t
+            if mass is not None:
+                g["Masses"] = mass.astype(dtype)
+        if units is not None:
+            kind, length, mass, velocity = units
+            if kind == "swift":
+                u = f.create_group("Units")
+                u.attrs["Unit length in cgs (U_L)"] = np.array([length])
+                u.attrs["Unit mass in cgs (U_M)"] = np.array([mass])
+                u.attrs["Unit time in cgs (U_t)"] = np.array([length / velocity])
+                u.attrs["Unit current in cgs (U_I)"] = np.array([1.0])
+                u.attrs["Unit temperature in cgs (U_T)"] = np.array([1.0])
+            else:
+                p = f.create_group("Parameters")
+                p.attrs["UnitLength_in_cm"] = length
+                p.attrs["UnitMass_in_g"] = mass
+                p.attrs["UnitVelocity_in_cm_per_s"] = velocity
+
+
+def energy(pos, vel, mass, g):
+    """Kinetic plus potential energy, unsoftened, by direct summation in the units of g."""
+    kinetic = 0.5 * np.sum(mass * np.sum(vel * vel, axis=1))
+    d = pos[:, None, :] - pos[None, :, :]
+    r = np.sqrt(np.sum(d * d, axis=2))
+    i, j = np.triu_indices(len(pos), 1)
+    return kinetic - g * np.sum(mass[i] * mass[j] / r[i, j])
+
+
+@pytest.mark.parametrize("kind", ["swift", "gadget4"])
+def test_a_snapshot_in_physical_units_starts_a_run_in_them(tmp_path, kind):
+    pos, vel, mass = cluster()
+    path = tmp_path / "ics.hdf5"
+    # GADGET's customary units: 1 kpc, 1e10 Msun, 1 km/s (its time unit 0.978 Gyr), and Time 0.05 in them.
+    write_gadget(path, {1: (pos, vel, mass)}, time=0.05, units=(kind, KPC_CM, 1e10 * MSUN_G, KM_S), dtype=np.float64)
+    sim = nbody.Simulation.load(path, backend="cpu", precision="fp64", softening=1e-6)
+    assert sim.units["length_cm"] == pytest.approx(KPC_CM, rel=1e-12)
+    assert sim.units["mass_g"] == pytest.approx(1e10 * MSUN_G, rel=1e-12)
+    # The G = 1 velocity unit of 1 kpc and 1e10 Msun: sqrt(G M / L), 207.4 km/s.
+    v_unit = np.sqrt(G_CGS * 1e10 * MSUN_G / KPC_CM)
+    assert sim.units["velocity_km_s"] == pytest.approx(v_unit / KM_S, rel=1e-12)
+    np.testing.assert_array_equal(sim.positions, pos)
+    np.testing.assert_array_equal(sim.masses, mass)
+    np.testing.assert_allclose(sim.velocities, vel * KM_S / v_unit, rtol=1e-14)
+    assert sim.time == pytest.approx(0.05 * (KPC_CM / KM_S) / (KPC_CM / v_unit), rel=1e-14)
+    # The energy nbody measures is the file's, by G in kpc (km/s)^2 / (1e10 Msun), in the run's energy unit.
+    g_file = G_CGS * 1e10 * MSUN_G / KPC_CM / KM_S**2
+    e_file = energy(pos, vel, mass, g_file) * (KM_S / v_unit) ** 2
+    assert sim.diagnostics()["total"] == pytest.approx(e_file, rel=1e-8)
+
+
+def test_the_command_line_loads_it_and_says_what_it_read(tmp_path):
+    exe = os.environ.get("NBODY_EXECUTABLE")
+    if not exe or not os.access(exe, os.X_OK):
+        pytest.skip("NBODY_EXECUTABLE names no nbody executable")
+    pos, vel, mass = cluster(n=60)
+    gas = cluster(n=20, seed=5)
+    path = tmp_path / "ics.hdf5"
+    # Gas, stars and a type nbody has no family for (GADGET's disk), the stars' mass from the MassTable.
+    write_gadget(path, {0: gas, 2: (pos[:30], vel[:30], mass[:30]), 4: (pos[30:], vel[30:], None)},
+                 mass_table=[0, 0, 0, 0, 0.01, 0])
+    r = subprocess.run([exe, "--run", "--backend", "cpu", "--load", str(path), "--steps", "2", "--save",
+                        str(tmp_path / "out.h5")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert ("ics.hdf5 is another program's HDF5 snapshot: PartType0 (20), PartType2 (30), PartType4 (30); no units "
+            "stated; PartType0 read as gas, 4 as stars, the others as dark matter") in r.stderr
+    assert "states no units (GADGET keeps them in its parameter file), so this run is in N-body units" in r.stderr
+    with h5py.File(tmp_path / "out.h5") as f:
+        assert list(f["Header"].attrs["NumPart_Total"]) == [20, 30, 0, 0, 30, 0]
+        np.testing.assert_allclose(f["PartType4/Masses"][:], 0.01, rtol=1e-7)
+
+
+@pytest.mark.parametrize("header,part,said", [
+    ({"NumFilesPerSnapshot": np.int32(4)}, {}, r"Header/NumFilesPerSnapshot is 4: one part of a snapshot split over 4 "
+                                               r"files; join them into one first"),
+    ({"Redshift": 49.0}, {}, r"Header/Redshift is 49: a cosmological snapshot \(comoving coordinates, Time the scale "
+                             r"factor\), and nbody integrates bodies in open space"),
+    ({}, {"no_masses": True}, r"PartType1 has no Masses, and Header/MassTable gives type 1 no mass \(0\)"),
+    ({}, {"nan": True}, r"body 3: position y"),
+])
+def test_what_it_cannot_take_is_refused_naming_the_field(tmp_path, header, part, said):
+    pos, vel, mass = cluster(n=10)
+    if part.get("nan"):
+        pos[3, 1] = np.nan
+    path = tmp_path / "bad.hdf5"
+    write_gadget(path, {1: (pos, vel, None if part.get("no_masses") else mass)}, header=header)
+    with pytest.raises(ValueError, match=rf"^{path}: {said}.*\(not GADGET/SWIFT-layout initial conditions "
+                                         rf"Simulation\.load can read\)$"):
+        nbody.Simulation.load(path, backend="cpu")
