@@ -135,7 +135,7 @@ void refuse_system_error(const std::string& path) {
 
 
 
-double time_of(const RunRecord& r) { return r.dt_since_time + double(r.step - r.dt_since_step) * r.dt; }
+double time_of(const RunRecord& r) { return r.time(); }
 
 constexpr std::uint64_t kFormat = 2;  // checkpoint.h: the layout with particle families and units
 
@@ -278,9 +278,17 @@ struct Writer {
     attribute(loc, name, type.get(), v.c_str());
   }
   Handle group(hid_t loc, const char* name) {
-    Handle g(ok ? H5Gcreate2(loc, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1, H5Gclose);
+    Handle gcpl = untimed(H5P_GROUP_CREATE);
+    Handle g(ok && gcpl.ok() ? H5Gcreate2(loc, name, H5P_DEFAULT, gcpl.get(), H5P_DEFAULT) : -1, H5Gclose);
     ok = ok && g.ok();
     return g;
+  }
+  // An object's creation properties without HDF5's timestamps (its default records when each object was made): the
+  // same state writes the same bytes, so that two checkpoints of one state compare equal as files (cmp, sha256sum).
+  static Handle untimed(hid_t property_class) {
+    Handle p(H5Pcreate(property_class), H5Pclose);
+    if (p.ok() && H5Pset_obj_track_times(p.get(), false) < 0) return Handle(-1, H5Pclose);
+    return p;
   }
 
   // A dataset of `rows` x `columns` values, written a chunk of rows at a time: fill(first, count,
@@ -293,7 +301,9 @@ struct Writer {
     hsize_t const dims[2] = {rows, c.columns};
     int const rank = c.columns == 1 ? 1 : 2;
     Handle space(H5Screate_simple(rank, dims, nullptr), H5Sclose);
-    Handle set(H5Dcreate2(group, c.name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+    Handle dcpl = untimed(H5P_DATASET_CREATE);
+    Handle set(dcpl.ok() ? H5Dcreate2(group, c.name, file_type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT) : -1,
+               H5Dclose);
     ok = space.ok() && set.ok();
     std::vector<T> buffer(std::size_t(std::min(rows, kRowsPerChunk) * c.columns));
     for (hsize_t first = 0; ok && first < rows; first += kRowsPerChunk) {
@@ -387,7 +397,9 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
   std::size_t const n = b.size();
   Handle fapl = file_access();
   if (!fapl.ok()) return false;
-  Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
+  Handle fcpl = Writer::untimed(H5P_FILE_CREATE);  // the root group's
+  if (!fcpl.ok()) return false;
+  Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), fapl.get()), H5Fclose);
   if (!file.ok()) return false;
   // The datasets' bytes, and 64 KiB for HDF5's structures and attributes (measured: 8 to 24 KB).
   std::size_t const real_bytes = values == Precision::fp64 ? 8 : 4;

@@ -122,6 +122,9 @@ struct RunRecord {
   // file, which records none.
   std::string course = {};
 
+  // The simulation time at `step`.
+  double time() const { return dt_since_time + double(step - dt_since_step) * dt; }
+
   bool same_hermite(const RunRecord& o) const {
     return hermite.has_value() == o.hermite.has_value() &&
            (!hermite || hermite::same_step_settings(*hermite, *o.hermite));
