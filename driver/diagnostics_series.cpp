@@ -176,8 +176,8 @@ std::vector<std::pair<std::uint64_t, std::string>> rows_of(const std::string& fi
   return rows;
 }
 
-// The step of the last whole row of a series file; none where it has none, or cannot be read.
-std::optional<std::uint64_t> last_row_step(const std::string& file, SeriesFormat format) {
+// The last whole row of a series file; none where it has none, or cannot be read.
+std::optional<RowFigures> last_row(const std::string& file, SeriesFormat format) {
   std::ifstream in(file, std::ios::binary | std::ios::ate);
   if (!in) return std::nullopt;
   std::streamoff const size = in.tellg();
@@ -190,7 +190,11 @@ std::optional<std::uint64_t> last_row_step(const std::string& file, SeriesFormat
   std::size_t const begin = end == 0 ? std::string::npos : tail.rfind('\n', end - 1);
   std::size_t const from_line = begin == std::string::npos ? 0 : begin + 1;
   std::size_t const length = end - from_line - (end > from_line && tail[end - 1] == '\r' ? 1 : 0);  // CR LF
-  auto const r = parse_row(tail.substr(from_line, length), format);
+  return parse_row(tail.substr(from_line, length), format);
+}
+
+std::optional<std::uint64_t> last_row_step(const std::string& file, SeriesFormat format) {
+  auto const r = last_row(file, format);
   return r ? std::optional<std::uint64_t>(r->step) : std::nullopt;
 }
 
@@ -459,6 +463,18 @@ SeriesFormat series_format(const std::string& path, const SettingNames& names) {
 }
 
 std::string partial_path(const std::string& path) { return path + ".partial"; }
+
+std::optional<std::pair<std::uint64_t, double>> series_reaches(const std::string& path) {
+  SeriesFormat const format = series_format(path);
+  std::optional<std::pair<std::uint64_t, double>> furthest;
+  for (std::string const& file : {path, partial_path(path)}) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (auto const r = last_row(file, format); r && (!furthest || r->step > furthest->first))
+      furthest = std::make_pair(r->step, r->time);
+  }
+  return furthest;
+}
 
 namespace {
 

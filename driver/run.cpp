@@ -503,7 +503,15 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
   // The checkpoint itself, alike: one past the run's step of another course (the run a branch leaves, which a job
   // script's restart line names for both) would be replaced when the run ends, and kept where it is stopped, where a
   // resubmitted --restart of it goes on with that course, not this one. (A new run's is said as it starts: driver::run.)
-  if (!new_run && !o.course.empty() && !o.checkpoint.empty()) {
+  // A run that goes on from a step before the end of what its own course already wrote (a restart of an earlier
+  // checkpoint) and ends before it would put its earlier state in place of that: the checkpoint's later state, the
+  // diagnostics rows past its end. Refused, nothing changed: the run is asked to reach them, or to write elsewhere.
+  auto past_end = [&](std::uint64_t step, double time) {
+    if (o.end_time) return time > *o.end_time + 1e-12 * std::abs(*o.end_time);
+    return last < kMaxSteps && step > last;
+  };
+  std::string const end_text = o.end_time ? "time " + shortest(*o.end_time) : "step " + std::to_string(last);
+  if (!new_run && !o.checkpoint.empty()) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(o.checkpoint, ec)) {
       std::optional<sim::CheckpointHeader> held;
@@ -511,14 +519,26 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
         held = sim::read_checkpoint_header(o.checkpoint, names);
       } catch (const std::runtime_error&) {  // not a checkpoint, or unreadable: driver::run says what it does with it
       }
-      if (held && held->run.step > first && !held->run.course.empty() && held->run.course != o.course)
+      bool const other_course = held && !held->run.course.empty() && held->run.course != o.course;
+      if (held && held->run.step > first && other_course && !o.course.empty())
         mixed += (mixed.empty() ? "" : "; ") + names.with_text("--checkpoint", o.checkpoint) + " holds step " +
                  std::to_string(held->run.step) + " of another course: the run this one branches from at step " +
                  std::to_string(first) + " with other settings, or another run, which this run would replace at its " +
                  "end and keep if stopped, where " + names.with_text("--restart", o.checkpoint) +
                  " would go on with that course; remove it or name another checkpoint";
+      else if (held && held->run.step > first && past_end(held->run.step, held->run.time()))
+        mixed += (mixed.empty() ? "" : "; ") + names.with_text("--checkpoint", o.checkpoint) + " holds step " +
+                 std::to_string(held->run.step) + " (time " + shortest(held->run.time()) + ") of this run, past " +
+                 "this run's end (" + end_text + "), which would replace it with an earlier state; name another " +
+                 "checkpoint, or run at least as far";
     }
   }
+  if (!new_run && !o.diagnostics.empty())
+    if (auto const reaches = series_reaches(o.diagnostics);
+        reaches && reaches->first > first && past_end(reaches->first, reaches->second))
+      mixed += (mixed.empty() ? "" : "; ") + names.with_text("--diagnostics", o.diagnostics) + " holds rows to step " +
+               std::to_string(reaches->first) + " (time " + shortest(reaches->second) + "), past this run's end (" +
+               end_text + "), which would cut them off; name another file, or run at least as far";
   if (!mixed.empty()) throw InputError(mixed);
   // A file of the series is refused as "--snapshots DIR/s_00000010.hdf5: ..." on the command line; a keyword names
   // the value as given, then the file ("snapshots='DIR/s' writes DIR/s_00000010.hdf5: ...").
