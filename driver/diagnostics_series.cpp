@@ -465,15 +465,10 @@ SeriesFormat series_format(const std::string& path, const SettingNames& names) {
 std::string partial_path(const std::string& path) { return path + ".partial"; }
 
 std::optional<std::pair<std::uint64_t, double>> series_reaches(const std::string& path) {
-  SeriesFormat const format = series_format(path);
-  std::optional<std::pair<std::uint64_t, double>> furthest;
-  for (std::string const& file : {path, partial_path(path)}) {
-    struct stat st {};
-    if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    if (auto const r = last_row(file, format); r && (!furthest || r->step > furthest->first))
-      furthest = std::make_pair(r->step, r->time);
-  }
-  return furthest;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  auto const r = last_row(path, series_format(path));
+  return r ? std::optional<std::pair<std::uint64_t, double>>(std::make_pair(r->step, r->time)) : std::nullopt;
 }
 
 namespace {

@@ -52,8 +52,8 @@ struct SeriesKept : RuntimeFailure {
 // Where a series is written while the run goes: PATH + ".partial", renamed to PATH when it ends, so
 // PATH holds a whole series or nothing, and a run that dies leaves every row it took beside it.
 std::string partial_path(const std::string& path);
-// The step and time of the last row of the series at PATH or PATH.partial, whichever reaches further; none where
-// neither holds a row.
+// The step and time of the last row of the finished series at PATH (not its partial file); none where it holds no
+// row or is no file.
 std::optional<std::pair<std::uint64_t, double>> series_reaches(const std::string& path);
 // Whether PATH.partial is a regular file with a row in it: the unfinished series of a run that died, which a run from
 // step 0 measures its start for before it makes its series (the same run begun again takes it over; see below).

@@ -533,7 +533,8 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
                  "checkpoint, or run at least as far";
     }
   }
-  if (!new_run && !o.diagnostics.empty())
+  // (A partial file's rows, a run's that died, are the restart's to compute again or replace: DiagnosticsSeries.)
+  if (o.from_checkpoint && !o.diagnostics.empty())
     if (auto const reaches = series_reaches(o.diagnostics);
         reaches && reaches->first > first && past_end(reaches->first, reaches->second))
       mixed += (mixed.empty() ? "" : "; ") + names.with_text("--diagnostics", o.diagnostics) + " holds rows to step " +

@@ -878,29 +878,70 @@ TEST_F(Cli, ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached) {
   ASSERT_EQ(whole.code, 0) << whole.err;
   EXPECT_FALSE(fs::exists(dir_ / "k.csv.partial"));
   EXPECT_EQ(without_wall(slurp(dir_ / "k.csv")), without_wall(died));
-  // A restart that would end before the rows it has not reached (its own --steps) would cut them off at its end: refused,
-  // nothing changed, whatever it would have done with them (computed again at the series' cadence or another, or on
-  // a branch with another setting); and so is a checkpoint of the run past its end.
-  for (std::string const& how : {std::string(), std::string(" --diagnostics-every 50"), std::string(" --dt 0.005")}) {
-    std::ofstream(file("e.csv.partial")) << died;
-    expect_input_error("--run -q --restart " + file("c_00000100.h5") + " --steps 150" + how + " --diagnostics " +
-                           file("e.csv"),
-                       "--diagnostics " + file("e.csv") + " holds rows to step 2000 (time 20), past this run's end "
-                       "(step 250), which would cut them off; name another file, or run at least as far");
-    EXPECT_EQ(slurp(dir_ / "e.csv.partial"), died) << how;
-    EXPECT_FALSE(fs::exists(dir_ / "e.csv")) << how;
-  }
-  std::string const ended = slurp(dir_ / "c.h5");
-  expect_input_error("--run -q --restart " + file("c_00000100.h5") + " --steps 150 --checkpoint " + file("c.h5"),
-                     "--checkpoint " + file("c.h5") + " holds step 2000 (time 20) of this run, past this run's end "
-                     "(step 250), which would replace it with an earlier state; name another checkpoint, or run at "
-                     "least as far");
-  EXPECT_EQ(slurp(dir_ / "c.h5"), ended);
-  // Another series, its own.
+  // Ended before the rows it had not reached (its own --steps), its rows replace them, as a run's end does.
+  std::ofstream(file("e.csv.partial")) << died;
   Result const short_run =
-      nbody("--run -q --restart " + file("c_00000100.h5") + " --steps 150 --diagnostics " + file("s.csv"));
+      nbody("--run -q --restart " + file("c_00000100.h5") + " --steps 150 --diagnostics " + file("e.csv"));
   ASSERT_EQ(short_run.code, 0) << short_run.err;
-  EXPECT_EQ(steps_of(slurp(dir_ / "s.csv")), "100 200 250 ");
+  EXPECT_FALSE(fs::exists(dir_ / "e.csv.partial"));
+  EXPECT_EQ(steps_of(slurp(dir_ / "e.csv")), "0 100 200 250 ");
+  // Rows at another cadence than the series' are not the ones the restart computes again: replaced from its first row.
+  std::ofstream(file("a.csv.partial")) << died;
+  Result const other_cadence = nbody("--run --restart " + file("c_00000100.h5") + " --steps 150 --diagnostics-every 50 "
+                                     "--diagnostics " + file("a.csv"));
+  ASSERT_EQ(other_cadence.code, 0) << other_cadence.err;
+  EXPECT_NE(other_cadence.err.find(": its 1 row before step 100 kept, 20 rows from step 100 on replaced"),
+            std::string::npos)
+      << other_cadence.err;
+  // A restart that changes a setting branches at its step: the rows past it are another branch's, replaced from its
+  // first row on, not held until this run's reach step 2000.
+  std::ofstream(file("b.csv.partial")) << died;
+  Result const branch = nbody("--run --restart " + file("c_00000100.h5") + " --steps 150 --dt 0.005 --diagnostics " +
+                              file("b.csv"));
+  ASSERT_EQ(branch.code, 0) << branch.err;
+  EXPECT_NE(branch.err.find(": its 1 row before step 100 kept, 20 rows from step 100 on replaced"), std::string::npos)
+      << branch.err;
+  EXPECT_FALSE(fs::exists(dir_ / "b.csv.partial"));
+  EXPECT_EQ(steps_of(slurp(dir_ / "b.csv")), "0 100 200 250 ");
+}
+
+// A restart of an earlier checkpoint that would end before what its run already wrote (a segment run again, a slip in
+// --t-end) would put its earlier state in place of the run's later one: the --checkpoint file, the finished
+// diagnostics series past its end. Refused, nothing changed; another file, or an end at least as far, goes on.
+TEST_F(Cli, ARestartThatEndsBeforeWhatItsRunWroteReplacesNone) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  std::string const blocks = "--run -q --integrator hermite4 --bodies 128 --checkpoint-dt 1 --checkpoint ";
+  ASSERT_EQ(nbody(blocks + file("c.h5") + " --t-end 4 --diagnostics-dt 0.5 --diagnostics " + file("d.csv")).code, 0)
+      << slurp(dir_ / "err");
+  std::string const series = slurp(dir_ / "d.csv"), ended = slurp(dir_ / "c.h5");
+  std::vector<std::string> periodic;
+  for (auto const& entry : fs::directory_iterator(dir_))
+    if (entry.path().filename().string().rfind("c_", 0) == 0) periodic.push_back(entry.path().string());
+  std::sort(periodic.begin(), periodic.end());
+  ASSERT_FALSE(periodic.empty());
+  std::string const first = periodic.front();  // at time 1
+  expect_input_error("--run -q --restart " + first + " --t-end 2 --diagnostics " + file("d.csv") + " --checkpoint " +
+                         file("c.h5"),
+                     "--checkpoint " + file("c.h5") + " holds step ");
+  Result const refused = nbody("--run -q --restart " + first + " --t-end 2 --diagnostics " + file("d.csv"));
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.err.find("--diagnostics " + file("d.csv") + " holds rows to step "), std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find(" (time 4), past this run's end (time 2), which would cut them off; name another file, or "
+                             "run at least as far"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(slurp(dir_ / "d.csv"), series);
+  EXPECT_EQ(slurp(dir_ / "c.h5"), ended);
+  // As far as the run went: its own files, written again.
+  Result const again = nbody("--run -q --restart " + first + " --t-end 4 --diagnostics " + file("d.csv") +
+                             " --checkpoint " + file("c.h5"));
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(slurp(dir_ / "c.h5"), ended);
+  // To other files: the segment again.
+  Result const segment = nbody("--run -q --restart " + first + " --t-end 2 --diagnostics " + file("e.csv") +
+                               " --checkpoint " + file("e.h5"));
+  EXPECT_EQ(segment.code, 0) << segment.err;
 }
 
 // A restart that continues its run's series and names no cadence samples as that run did (its checkpoint records
@@ -1333,7 +1374,7 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
   fs::create_directories(dir_ / "carry");
   ASSERT_EQ(nbody(run + "--steps 400 --integrator yoshida4 --diagnostics " + file("carry/d.csv")).code, 0);
   std::string const other_rows = slurp(file("carry/d.csv"));
-  Result const carried = nbody("--run --restart " + file("c300.h5") + " --steps 10 --diagnostics " + file("carry/d.csv"));
+  Result const carried = nbody("--run --restart " + file("c300.h5") + " --steps 100 --diagnostics " + file("carry/d.csv"));
   EXPECT_NE(carried.err.find(file("carry/d.csv") + " is not this run's series (its first 3 rows are not the rows the "
                              "run wrote"),
             std::string::npos)
@@ -2297,7 +2338,7 @@ TEST_F(Cli, ABranchIsNotMixedWithTheCourseItLeaves) {
                   " --snapshot-every 10 --checkpoint " + file("h.h5") + " --checkpoint-every 10").code,
             0);
   for (std::string const setting : {"--eta-start 0.005", "--dt-max 0.1"}) {
-    Result const r = nbody("--run -q --restart " + file("h_00000010.h5") + " " + setting + " --steps 10 --snapshots " +
+    Result const r = nbody("--run -q --restart " + file("h_00000010.h5") + " " + setting + " --steps 20 --snapshots " +
                            file("h/s") + " --checkpoint " + file("h.h5"));
     EXPECT_EQ(r.code, 0) << setting << ": " << r.err;
   }
