@@ -1327,6 +1327,11 @@ class Engine {
     // Another run's checkpoint, or a series replaced whole: a warning, when it is known (before the first step), so
     // that a filter that makes it an error stops the run before it replaces anything.
     void replaces(const std::string& text) override { warning(text); }
+    // A final checkpoint or save not written: in last_run's "warnings" and "outputs_not_written", raised as
+    // nbody.OutputNotWrittenError once the run has ended (Simulation.run), on every rank alike; not a RuntimeWarning too.
+    void output_not_written(const driver::OutputNotWritten& lost) override {
+      warnings.push_back(lost.output + " not written: " + lost.error);
+    }
     std::vector<std::string> warnings;
     bool by_warning = false;  // `error` is a warning that the filter made an error
     bool by_signal = false;   // `error` is a KeyboardInterrupt that came while the callback ran (a signal's)

@@ -12,7 +12,8 @@ defaults, names and error messages, and results bit for bit equal to it::
 Bad input raises ``ValueError`` (a value out of range, a name nbody does not know, a bad file; a
 missing one: ``MissingFileError``, also a ``FileNotFoundError``) or
 ``TypeError`` (a value of the wrong kind), each naming the argument; a failure of the machine raises
-``RuntimeError``. Ctrl-C during ``step``/``run`` raises ``KeyboardInterrupt`` after the step in
+``RuntimeError`` (a run's final checkpoint or save that could not be written: ``OutputNotWrittenError``, once
+the run's other outputs are written). Ctrl-C during ``step``/``run`` raises ``KeyboardInterrupt`` after the step in
 progress, with the state intact. See docs/python.md.
 """
 
@@ -32,7 +33,7 @@ import numpy as np
 
 from . import _nbody
 
-__all__ = ["Simulation", "DeviceView", "MissingFileError", "devices", "why_no_devices", "cuda_built",
+__all__ = ["Simulation", "DeviceView", "MissingFileError", "OutputNotWrittenError", "devices", "why_no_devices", "cuda_built",
            "checkpoints_built", "mpi_built", "names"]
 
 _log = logging.getLogger("nbody")
@@ -75,6 +76,17 @@ def mpi_built():
 def names(option):
     """The names an option takes, e.g. ``names("integrator")``: the command line's own table."""
     return list(_nbody.names(option))
+
+
+class OutputNotWrittenError(RuntimeError):
+    """A run's final ``checkpoint`` or ``save`` file that could not be written (a full disk, a folder gone), raised
+    once the run has ended and written its other outputs, as ``nbody --run`` exits 1: the steps are done and the
+    simulation holds their state, which ``checkpoint`` or ``save`` can write elsewhere. ``outputs`` is
+    ``last_run["outputs_not_written"]``."""
+
+    def __init__(self, message, outputs):
+        super().__init__(message)
+        self.outputs = outputs
 
 
 class MissingFileError(FileNotFoundError, ValueError):
@@ -555,6 +567,12 @@ class Simulation:
         self._note_run_notices(first_notice)
         # (A diagnostics file or another run's checkpoint the run replaces is a RuntimeWarning as the run begins.)
         self._warn_of_end(short)
+        if result["outputs_not_written"]:
+            lost = result["outputs_not_written"]
+            raise OutputNotWrittenError(
+                "; ".join(f"{d['output']} not written: {d['error']}" for d in lost) +
+                f" (the run's {result['steps']} steps are done, and the simulation holds their state: checkpoint() "
+                "or save() writes it elsewhere)", lost)
         return result["steps"]
 
     @staticmethod
@@ -585,7 +603,7 @@ class Simulation:
         checkpoint_dt;
         the final ``checkpoint`` file is ``checkpoint``), snapshots_written and _not_written,
         outputs_not_written (the final checkpoint or save file that could not be written, each a
-        dict of output, path and error, also given as a RuntimeWarning; the others were written),
+        dict of output, path and error, then raised as ``OutputNotWrittenError``; the others were written),
         diagnostics_failure (why the series stopped early; else None), diagnostics_replaced (the warning, where the run takes up an earlier one and
         replaces its series at the ``diagnostics`` path whole; else None), checkpoint_replaced (the
         warning, where the ``checkpoint`` path holds another run's checkpoint, which the run replaces; else

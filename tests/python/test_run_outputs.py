@@ -741,12 +741,22 @@ def test_units_reach_the_files_as_from_the_command_line(cli, tmp_path):
 
 
 def test_a_final_checkpoint_that_cannot_be_written_costs_only_itself(tmp_path):
-    # Its name became a folder during the run: a RuntimeWarning, and the run's other outputs are written.
+    # Its name became a folder during the run: the run's other outputs are written, then OutputNotWrittenError (a
+    # RuntimeError), as the command line exits 1: a batch script does not end as if it had its checkpoint. The state
+    # is still the script's to write elsewhere.
     sim = nbody.Simulation(scenario="plummer", n=64, backend="cpu")
     checkpoint, save, series = tmp_path / "ck.h5", tmp_path / "end.bin", tmp_path / "d.csv"
-    with pytest.warns(RuntimeWarning, match=r"^checkpoint not written: .*ck\.h5: cannot write checkpoint: "):
-        sim.run(steps=20, checkpoint=checkpoint, save=save, diagnostics=series, diagnostics_every=10,
-                callback=lambda s: checkpoint.mkdir(exist_ok=True), every=10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning besides
+        with pytest.raises(nbody.OutputNotWrittenError,
+                           match=r"^checkpoint not written: .*ck\.h5: cannot write checkpoint: .* \(the run's 20 steps "
+                                 r"are done, and the simulation holds their state: checkpoint\(\) or save\(\) writes "
+                                 r"it elsewhere\)$") as raised:
+            sim.run(steps=20, checkpoint=checkpoint, save=save, diagnostics=series, diagnostics_every=10,
+                    callback=lambda s: checkpoint.mkdir(exist_ok=True), every=10)
+    assert isinstance(raised.value, RuntimeError) and raised.value.outputs == sim.last_run["outputs_not_written"]
+    sim.checkpoint(tmp_path / "elsewhere.h5")
+    assert nbody.Simulation.restart(tmp_path / "elsewhere.h5").steps == 20
     lost = sim.last_run["outputs_not_written"]
     assert [(d["output"], d["path"]) for d in lost] == [("checkpoint", str(checkpoint))], lost
     assert "directory" in lost[0]["error"] or "folder" in lost[0]["error"], lost
