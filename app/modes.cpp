@@ -428,6 +428,7 @@ int run_simulation(const Options& asked) {
   outputs.snapshot_cadence_named = o.snapshot_cadence_named;
   outputs.from_checkpoint = !setup.run.initial.checkpoint.empty();
   outputs.course = setup.course;
+  outputs.units = setup.units;
   // A restart writes its series as the run it continues did, where it names no cadence of its own.
   driver::take_up_cadences(setup, blocks, setup.clock.step, steps, outputs);
   // Every file of the series is named now: one that cannot be written stops nothing half way.

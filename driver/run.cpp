@@ -540,6 +540,25 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
       mixed += (mixed.empty() ? "" : "; ") + names.with_text("--diagnostics", o.diagnostics) + " holds rows to step " +
                std::to_string(reaches->first) + " (time " + shortest(reaches->second) + "), past this run's end (" +
                end_text + "), which would cut them off; name another file, or run at least as far";
+  // A series the run goes on with, its files before its step in other units (a restart that relabels the run, a
+  // script's configure): one series in two units, its times and masses jumping at the step. Refused.
+  if (!new_run && o.snapshots.enabled())
+    for (std::string const& base : {o.snapshots.base, snapshot_base_with_other_ending(o.snapshots.base)}) {
+      SnapshotSeries series = o.snapshots;
+      series.base = base;
+      auto const before = series_latest_through([&](std::uint64_t step) { return series.path(step); }, first);
+      if (!before) continue;
+      std::optional<sim::Units> stated;
+      try {
+        stated = sim::read_snapshot(series.path(*before), names, false).units;
+      } catch (const std::runtime_error&) {  // not a snapshot nbody reads: the series' other checks say so
+      }
+      if (stated && *stated != o.units)
+        mixed += (mixed.empty() ? "" : "; ") + names.with_text("--snapshots", o.snapshots.base) + ": " +
+                 series.path(*before) + ", its file at step " + std::to_string(*before) + ", states " +
+                 stated->describe() + ", and this run's are " + o.units.describe() + ": one series in two units; " +
+                 "name another series, or keep the units";
+    }
   if (!mixed.empty()) throw InputError(mixed);
   // A file of the series is refused as "--snapshots DIR/s_00000010.hdf5: ..." on the command line; a keyword names
   // the value as given, then the file ("snapshots='DIR/s' writes DIR/s_00000010.hdf5: ...").

@@ -54,6 +54,9 @@ struct RunOutputs {
   // The course of the run's states (Setup::course): files of its series past its step that record another are
   // refused (check_run_outputs), where ones of its own are written over.
   std::string course;
+  // The units the run's files state (Setup::units): a snapshot series whose files before its step state others is
+  // refused (check_run_outputs), as one series in two units.
+  sim::Units units;
   SettingNames names;  // how a refused output is named (the front end's spelling)
   // The front end named the periodic checkpoints' or the snapshots' cadence, 0 included (none between the start and
   // the end): take_up_cadences takes up only cadences not named.

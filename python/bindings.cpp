@@ -591,6 +591,7 @@ class Engine {
     // (source_: what the simulation was made from, which a configure() keeps; bodies set since start another course.)
     o.from_checkpoint = !source_.checkpoint.empty();
     o.course = setup_.course;
+    o.units = setup_.units;
     o.names = run_.names;
     std::string precision_shown;  // snapshot_precision, as given
     std::set<std::string> given;  // the outputs' keywords given (not None)

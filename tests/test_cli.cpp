@@ -944,6 +944,28 @@ TEST_F(Cli, ARestartThatEndsBeforeWhatItsRunWroteReplacesNone) {
   EXPECT_EQ(segment.code, 0) << segment.err;
 }
 
+// A restart that relabels its run's units (--mass-unit, --length-unit) would go on with a snapshot series whose files
+// so far state the others: one series in two units, whose times and masses jump at its step. Refused; keeping the
+// units, or another series, goes on.
+TEST_F(Cli, ASnapshotSeriesIsInOneChoiceOfUnits) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 20 --mass-unit 1e3Msun --length-unit 1pc --snapshots " + file("s/s") +
+                  " --snapshot-every 10 --checkpoint " + file("c.h5"))
+                .code,
+            0);
+  expect_input_error("--run -q --restart " + file("c.h5") + " --steps 10 --mass-unit 1e4Msun --length-unit 1pc " +
+                         "--snapshots " + file("s/s"),
+                     "--snapshots " + file("s/s") + ": " + file("s/s_00000020.hdf5") + ", its file at step 20, "
+                     "states 1e3Msun, 1pc, and this run's are 1e4Msun, 1pc: one series in two units; name another "
+                     "series, or keep the units");
+  EXPECT_FALSE(fs::exists(file("s/s_00000030.hdf5")));
+  EXPECT_EQ(nbody("--run -q --restart " + file("c.h5") + " --steps 10 --mass-unit 1e4Msun --length-unit 1pc " +
+                  "--snapshots " + file("t/s")).code,
+            0);
+  EXPECT_EQ(nbody("--run -q --restart " + file("c.h5") + " --steps 10 --snapshots " + file("s/s")).code, 0);
+  EXPECT_TRUE(fs::exists(file("s/s_00000030.hdf5")));
+}
+
 // A restart that continues its run's series and names no cadence samples as that run did (its checkpoint records
 // how): a job script's restart line need not repeat it, and the series stays the uninterrupted run's. A piece of the
 // A restart that writes periodic checkpoints and snapshots but names no cadence for them writes them as the run it

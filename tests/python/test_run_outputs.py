@@ -740,6 +740,19 @@ def test_units_reach_the_files_as_from_the_command_line(cli, tmp_path):
         nbody.Simulation(n=64, backend="cpu", mass_unit="1e5Mparsec", length_unit="1pc")
 
 
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_a_snapshot_series_is_in_one_choice_of_units(tmp_path):
+    # Units changed between two runs of a script that write one series: its files would state two. Refused.
+    sim = nbody.Simulation(n=64, backend="cpu", mass_unit="1e3Msun", length_unit="1pc")
+    sim.run(steps=10, snapshots=tmp_path / "s", snapshot_every=10)
+    sim.configure(mass_unit="1e4Msun", length_unit="1pc")
+    with pytest.raises(ValueError, match=r"s_00000010\.hdf5, its file at step 10, states 1e3Msun, 1pc, and this run's "
+                                         r"are 1e4Msun, 1pc: one series in two units"):
+        sim.run(steps=10, snapshots=tmp_path / "s", snapshot_every=10)
+    assert sim.steps == 10 and not (tmp_path / "s_00000020.hdf5").exists()
+    sim.run(steps=10, snapshots=tmp_path / "t", snapshot_every=10)  # another series
+
+
 def test_a_final_checkpoint_that_cannot_be_written_costs_only_itself(tmp_path):
     # Its name became a folder during the run: the run's other outputs are written, then OutputNotWrittenError (a
     # RuntimeError), as the command line exits 1: a batch script does not end as if it had its checkpoint. The state
