@@ -323,6 +323,8 @@ std::string renamed(const std::string& path, const std::string& ext, const char*
 
 void check_checkpoint_name(const std::string& path, const std::string& given) {
   refuse_param_name(path, given, "an HDF5 checkpoint", "run.h5");
+  // A checkpoint already there under such a name (an older nbody's, a job script's) is continued in place as before.
+  if (sim::is_nbody_checkpoint(path)) return;
   std::string const ext = lower_extension(path);
   if (const NamedFormat* tipsy = named_format(ext, kTipsy))
     throw InputError(given + ": a checkpoint is an HDF5 file, and " + ext + " names " + tipsy->names + "; name it " +

@@ -506,11 +506,14 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
   // A run that goes on from a step before the end of what its own course already wrote (a restart of an earlier
   // checkpoint) and ends before it would put its earlier state in place of that: the checkpoint's later state, the
   // diagnostics rows past its end. Refused, nothing changed: the run is asked to reach them, or to write elsewhere.
+  // Its end: a step where one is known (by steps, or fixed steps to a time: the first step at or past it, which the
+  // run itself reaches), else (block steps to a time, with no count known) the time.
+  bool const by_step = last < kMaxSteps;
   auto past_end = [&](std::uint64_t step, double time) {
-    if (o.end_time) return time > *o.end_time + 1e-12 * std::abs(*o.end_time);
-    return last < kMaxSteps && step > last;
+    if (by_step) return step > last;
+    return o.end_time && time > *o.end_time + 1e-12 * std::abs(*o.end_time);
   };
-  std::string const end_text = o.end_time ? "time " + shortest(*o.end_time) : "step " + std::to_string(last);
+  std::string const end_text = by_step || !o.end_time ? "step " + std::to_string(last) : "time " + shortest(*o.end_time);
   if (!new_run && !o.checkpoint.empty()) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(o.checkpoint, ec)) {

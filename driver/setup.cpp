@@ -90,7 +90,7 @@ bool loads_hdf5_snapshot(const std::string& path, const SettingNames& names) {
   if (sim::is_nbody_snapshot(path)) return true;
   if (sim::is_nbody_checkpoint(path))
     throw InputError(path + ": an nbody checkpoint, not a snapshot; " + names.entry("--restart") + " continues it (" +
-                     names.entry("--load") + " reads tipsy files and nbody's HDF5 snapshots)");
+                     names.entry("--load") + " reads tipsy files and HDF5 snapshots, nbody's and others')");
   return false;
 }
 
@@ -683,12 +683,14 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                             "G = 1 units of its mass and length; " + run.names.name("--mass-unit and --length-unit") +
                             " relabel them)");
       } else if (!run.given.units) {
-        s.notices.push_back(ic.snapshot + " states no units (GADGET keeps them in its parameter file), so this run " +
-                            "is in N-body units, G = 1 (" + run.names.name("--mass-unit and --length-unit") +
-                            " name them)");
+        s.notices.push_back(ic.snapshot + " states no units (GADGET keeps them in its parameter file), so its " +
+                            "values are read as N-body units, G = 1, velocities included (not km/s); a file in other " +
+                            "units states them in GADGET-4's /Parameters group (UnitLength_in_cm, UnitMass_in_g, " +
+                            "UnitVelocity_in_cm_per_s), which nbody then converts");
       }
       said = ic.snapshot + " is another program's HDF5 snapshot: " + snapshot.layout +
-             "; PartType0 read as gas, 4 as stars, the others as dark matter; no softening, step count or time step";
+             "; PartType0 read as gas, 4 as stars, the others as dark matter, numbered in the file's order (its "
+             "ParticleIDs are not kept); no softening, step count or time step";
     } else if (hdf5) {
       sim::Snapshot snapshot = sim::read_snapshot(ic.snapshot, run.names);
       s.bodies = std::move(snapshot.bodies);

@@ -942,6 +942,16 @@ TEST_F(Cli, ARestartThatEndsBeforeWhatItsRunWroteReplacesNone) {
   Result const segment = nbody("--run -q --restart " + first + " --t-end 2 --diagnostics " + file("e.csv") +
                                " --checkpoint " + file("e.h5"));
   EXPECT_EQ(segment.code, 0) << segment.err;
+  // Fixed steps end at the first step at or past the time: a restart to the same time reaches the same step, and is
+  // no earlier end (as a job resubmitted after its node died, from its last periodic checkpoint).
+  std::string const fixed = "--run -q --bodies 64 --checkpoint-every 5 --diagnostics-every 5 --checkpoint " +
+                            file("f.h5") + " --diagnostics " + file("f.csv");
+  ASSERT_EQ(nbody(fixed + " --t-end 0.105").code, 0) << slurp(dir_ / "err");  // ends at step 11, time 0.11
+  EXPECT_EQ(nbody("--restart " + file("f_00000005.h5") + " " + fixed + " --t-end 0.105").code, 0) << slurp(dir_ / "err");
+  EXPECT_EQ(nbody("--restart " + file("f_00000005.h5") + " " + fixed).code, 0) << slurp(dir_ / "err");  // its end
+  expect_input_error("--restart " + file("f_00000005.h5") + " " + fixed + " --t-end 0.095",
+                     "--checkpoint " + file("f.h5") + " holds step 11 (time 0.11) of this run, past this run's end "
+                     "(step 10), which would replace it with an earlier state");
 }
 
 // A restart that relabels its run's units (--mass-unit, --length-unit) would go on with a snapshot series whose files
@@ -2524,6 +2534,12 @@ TEST_F(Cli, ATipsySaveStatesItsUnitsBesideIt) {
                      "--checkpoint " + file("f.npy") + ": a checkpoint is an HDF5 file, and .npy names a NumPy array; "
                      "name it " + file("f.h5"));
   for (const char* name : {"f.hdf", "f.CSV", "f.tipsy", "f.npy"}) EXPECT_FALSE(fs::exists(file(name))) << name;
+  // A checkpoint already there under such a name (an older nbody's, a job script's) goes on in place.
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 1 --checkpoint " + file("job.h5")).code, 0);
+  fs::rename(file("job.h5"), file("job.bin"));
+  Result const job = nbody("--run -q --restart " + file("job.bin") + " --steps 1 --checkpoint " + file("job.bin"));
+  EXPECT_EQ(job.code, 0) << job.err;
+  EXPECT_EQ(sim::read_checkpoint(file("job.bin")).run.step, 2u);
   // The pair on disk always agrees. A parameter file that cannot be written is refused before the run (here a
   // symbolic link); a tipsy file that cannot be written (a file size limit) leaves both as they were.
   fs::create_symlink(file("u.bin.param"), file("s.bin.param"));
@@ -3017,7 +3033,7 @@ TEST_F(Cli, ASnapshotStartsANewRunFromItsBodies) {
   EXPECT_NE(fp32.err.find("is an nbody snapshot of step 0: fp32 values, no integrator"), std::string::npos) << fp32.err;
   // A checkpoint is no snapshot: --restart continues it.
   expect_input_error("--run --load " + file("c.h5"), file("c.h5") + ": an nbody checkpoint, not a snapshot; --restart "
-                     "continues it (--load reads tipsy files and nbody's HDF5 snapshots)");
+                     "continues it (--load reads tipsy files and HDF5 snapshots, nbody's and others')");
   // The snapshot loaded is replaced by no file of the new run's --snapshots series (its step 10 is this run's too).
   std::string const kept = slurp(snap);
   expect_input_error("--run --load " + snap + " --steps 20 --snapshot-every 10 --snapshots " + file("s/s"),

@@ -710,22 +710,31 @@ class Reader {
   // Six counts, one per GADGET particle type, as the file stores them: nbody writes uint32, a script may write int64
   // (h5py's default). Read as 64 bits, so that a count beyond 32 bits is the file's, not the 4294967295 HDF5 clamps it
   // to, and a signed one is refused where negative rather than clamped to 0.
-  void counts(const char* name, std::uint64_t (&out)[6]) const {
+  // `more`: a file may count more types than GADGET's six (current SWIFT's seventh, its neutrinos), none of which
+  // may then hold a body.
+  void counts(const char* name, std::uint64_t (&out)[6], bool more = false) const {
     std::string const named = std::string("Header/") + name;
     Handle a = open_attribute("Header", name);
     Handle space(H5Aget_space(a.get()), H5Sclose);
     Handle type(H5Aget_type(a.get()), H5Tclose);
-    if (H5Sget_simple_extent_npoints(space.get()) != 6) fail(named + " is not 6 counts");
+    hssize_t const n = H5Sget_simple_extent_npoints(space.get());
+    if (n != 6 && !(more && n > 6 && n <= 64)) fail(named + " is not 6 counts");
+    std::vector<std::uint64_t> all(std::size_t(n), 0);
     if (H5Tget_class(type.get()) == H5T_INTEGER && H5Tget_sign(type.get()) == H5T_SGN_NONE) {
-      if (H5Aread(a.get(), H5T_NATIVE_UINT64, out) < 0) fail(named + " is not 6 counts");
-      return;
+      if (H5Aread(a.get(), H5T_NATIVE_UINT64, all.data()) < 0) fail(named + " is not " + std::to_string(n) + " counts");
+    } else {
+      std::vector<std::int64_t> values(std::size_t(n), 0);
+      if (H5Aread(a.get(), H5T_NATIVE_INT64, values.data()) < 0) fail(named + " is not " + std::to_string(n) + " counts");
+      for (std::size_t t = 0; t < values.size(); ++t) {
+        if (values[t] < 0) fail(named + " holds " + std::to_string(values[t]) + "; a count must be >= 0");
+        all[t] = std::uint64_t(values[t]);
+      }
     }
-    std::int64_t values[6] = {};
-    if (H5Aread(a.get(), H5T_NATIVE_INT64, values) < 0) fail(named + " is not 6 counts");
-    for (int t = 0; t < 6; ++t) {
-      if (values[t] < 0) fail(named + " holds " + std::to_string(values[t]) + "; a count must be >= 0");
-      out[t] = std::uint64_t(values[t]);
-    }
+    for (std::size_t t = 6; t < all.size(); ++t)
+      if (all[t] != 0)
+        fail(named + " gives PartType" + std::to_string(t) + " " + std::to_string(all[t]) + " bodies (SWIFT's " +
+             "neutrinos, say), and nbody reads types 0 to 5 only");
+    std::copy_n(all.begin(), 6, out);
   }
 
   // Three equal, finite values (SWIFT's BoxSize and Shift).
@@ -839,8 +848,8 @@ struct Header {
 // kMaxBodies in all, all in this one file.
 void read_counts(const Reader& r, Header& h, bool every_type = false) {
   std::uint64_t counts[6] = {}, highs[6] = {};
-  r.counts("NumPart_Total", counts);
-  if (r.has_attribute("Header", "NumPart_Total_HighWord")) r.counts("NumPart_Total_HighWord", highs);
+  r.counts("NumPart_Total", counts, every_type);
+  if (r.has_attribute("Header", "NumPart_Total_HighWord")) r.counts("NumPart_Total_HighWord", highs, every_type);
   std::uint64_t bodies = 0;
   bool wraps = false;  // a count or a sum past 2^64 - 1 (the high words can say so)
   constexpr std::uint64_t kMost = std::numeric_limits<std::uint64_t>::max();
@@ -860,7 +869,7 @@ void read_counts(const Reader& r, Header& h, bool every_type = false) {
            " bodies; must be 1 to " + std::to_string(kMaxBodies));
   if (r.has_attribute("Header", "NumPart_ThisFile")) {
     std::uint64_t this_file[6] = {};
-    r.counts("NumPart_ThisFile", this_file);
+    r.counts("NumPart_ThisFile", this_file, every_type);
     if (!std::equal(this_file, this_file + 6, counts) || std::any_of(highs, highs + 6, [](std::uint64_t v) { return v != 0; }))
       r.fail("Header/NumPart_ThisFile disagrees with NumPart_Total (nbody reads a snapshot in one file)");
   }
@@ -1411,15 +1420,26 @@ ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingName
       r.fail("Header/Redshift is " + shortest(z) + ": a cosmological snapshot (comoving coordinates, Time the " +
              "scale factor), and nbody integrates bodies in open space");
   }
+  // Comoving coordinates at z = 0 too: SWIFT's Cosmology group, GADGET-4's ComovingIntegrationOn.
+  if (r.has_group("Cosmology") && r.has_attribute("Cosmology", "Cosmological run") &&
+      r.whole("Cosmological run", 1, 0, "Cosmology") != 0)
+    r.fail("Cosmology/Cosmological run is 1: a cosmological snapshot (comoving coordinates), and nbody integrates "
+           "bodies in open space");
+  if (r.has_group("Parameters") && r.has_attribute("Parameters", "ComovingIntegrationOn") &&
+      r.whole("ComovingIntegrationOn", 1, 0, "Parameters") != 0)
+    r.fail("Parameters/ComovingIntegrationOn is 1: a cosmological snapshot (comoving coordinates), and nbody "
+           "integrates bodies in open space");
   Header h;
   read_counts(r, h, true);
   ForeignSnapshot out;
   out.count = h.info.bodies;
-  double mass_table[6] = {};
+  std::vector<double> mass_table(6, 0.0);  // (SWIFT's has a seventh, its neutrinos')
   if (r.has_attribute("Header", "MassTable")) {
     Handle a = r.open_attribute("Header", "MassTable");
     Handle space(H5Aget_space(a.get()), H5Sclose);
-    if (H5Sget_simple_extent_npoints(space.get()) != 6 || H5Aread(a.get(), H5T_NATIVE_DOUBLE, mass_table) < 0)
+    hssize_t const n = H5Sget_simple_extent_npoints(space.get());
+    if (n >= 6 && n <= 64) mass_table.resize(std::size_t(n));
+    if (n < 6 || n > 64 || H5Aread(a.get(), H5T_NATIVE_DOUBLE, mass_table.data()) < 0)
       r.fail("Header/MassTable is not 6 numbers");
   }
   StatedUnits const stated = stated_units(r);

@@ -28,17 +28,18 @@ def cluster(n=200, seed=4):
     return pos, vel, mass
 
 
-def write_gadget(path, parts, time=0.0, units=None, mass_table=None, header=None, dtype=np.float32):
-    """parts: {type: (pos, vel, mass or None)}; units: ("swift" | "gadget4", L_cm, M_g, V_cm_s) or None."""
-    counts = np.zeros(6, dtype=np.uint32)
+def write_gadget(path, parts, time=0.0, units=None, mass_table=None, header=None, dtype=np.float32, types=6):
+    """parts: {type: (pos, vel, mass or None)}; units: ("swift" | "gadget4", L_cm, M_g, V_cm_s) or None; types: how
+    many the header counts (current SWIFT: 7)."""
+    counts = np.zeros(types, dtype=np.uint32)
     for t, (pos, _, _) in parts.items():
         counts[t] = len(pos)
     with h5py.File(path, "w") as f:
         h = f.create_group("Header")
         h.attrs["NumPart_ThisFile"] = counts
         h.attrs["NumPart_Total"] = counts
-        h.attrs["NumPart_Total_HighWord"] = np.zeros(6, dtype=np.uint32)
-        h.attrs["MassTable"] = np.zeros(6) if mass_table is None else np.asarray(mass_table, dtype=float)
+        h.attrs["NumPart_Total_HighWord"] = np.zeros(types, dtype=np.uint32)
+        h.attrs["MassTable"] = np.zeros(types) if mass_table is None else np.asarray(mass_table, dtype=float)
         h.attrs["Time"] = time
         h.attrs["Redshift"] = 0.0
         h.attrs["BoxSize"] = 0.0
@@ -77,12 +78,14 @@ def energy(pos, vel, mass, g):
     return kinetic - g * np.sum(mass[i] * mass[j] / r[i, j])
 
 
-@pytest.mark.parametrize("kind", ["swift", "gadget4"])
-def test_a_snapshot_in_physical_units_starts_a_run_in_them(tmp_path, kind):
+@pytest.mark.parametrize("kind,types", [("swift", 7), ("gadget4", 6)])
+def test_a_snapshot_in_physical_units_starts_a_run_in_them(tmp_path, kind, types):
     pos, vel, mass = cluster()
     path = tmp_path / "ics.hdf5"
-    # GADGET's customary units: 1 kpc, 1e10 Msun, 1 km/s (its time unit 0.978 Gyr), and Time 0.05 in them.
-    write_gadget(path, {1: (pos, vel, mass)}, time=0.05, units=(kind, KPC_CM, 1e10 * MSUN_G, KM_S), dtype=np.float64)
+    # GADGET's customary units: 1 kpc, 1e10 Msun, 1 km/s (its time unit 0.978 Gyr), and Time 0.05 in them. Current
+    # SWIFT counts seven types (its neutrinos).
+    write_gadget(path, {1: (pos, vel, mass)}, time=0.05, units=(kind, KPC_CM, 1e10 * MSUN_G, KM_S), dtype=np.float64,
+                 types=types)
     sim = nbody.Simulation.load(path, backend="cpu", precision="fp64", softening=1e-6)
     assert sim.units["length_cm"] == pytest.approx(KPC_CM, rel=1e-12)
     assert sim.units["mass_g"] == pytest.approx(1e10 * MSUN_G, rel=1e-12)
@@ -114,7 +117,9 @@ def test_the_command_line_loads_it_and_says_what_it_read(tmp_path):
     assert r.returncode == 0, r.stderr
     assert ("ics.hdf5 is another program's HDF5 snapshot: PartType0 (20), PartType2 (30), PartType4 (30); no units "
             "stated; PartType0 read as gas, 4 as stars, the others as dark matter") in r.stderr
-    assert "states no units (GADGET keeps them in its parameter file), so this run is in N-body units" in r.stderr
+    assert ("states no units (GADGET keeps them in its parameter file), so its values are read as N-body units, G = 1, "
+            "velocities included (not km/s)") in r.stderr
+    assert "numbered in the file's order (its ParticleIDs are not kept)" in r.stderr
     with h5py.File(tmp_path / "out.h5") as f:
         assert list(f["Header"].attrs["NumPart_Total"]) == [20, 30, 0, 0, 30, 0]
         np.testing.assert_allclose(f["PartType4/Masses"][:], 0.01, rtol=1e-7)
@@ -127,6 +132,7 @@ def test_the_command_line_loads_it_and_says_what_it_read(tmp_path):
                              r"factor\), and nbody integrates bodies in open space"),
     ({}, {"no_masses": True}, r"PartType1 has no Masses, and Header/MassTable gives type 1 no mass \(0\)"),
     ({}, {"nan": True}, r"body 3: position y"),
+    ({}, {"swift_cosmology": True}, r"Cosmology/Cosmological run is 1: a cosmological snapshot \(comoving coordinates\)"),
 ])
 def test_what_it_cannot_take_is_refused_naming_the_field(tmp_path, header, part, said):
     pos, vel, mass = cluster(n=10)
@@ -134,6 +140,9 @@ def test_what_it_cannot_take_is_refused_naming_the_field(tmp_path, header, part,
         pos[3, 1] = np.nan
     path = tmp_path / "bad.hdf5"
     write_gadget(path, {1: (pos, vel, None if part.get("no_masses") else mass)}, header=header)
+    if part.get("swift_cosmology"):
+        with h5py.File(path, "a") as f:
+            f.create_group("Cosmology").attrs["Cosmological run"] = np.array([1], dtype=np.int32)
     with pytest.raises(ValueError, match=rf"^{path}: {said}.*\(not GADGET/SWIFT-layout initial conditions "
                                          rf"Simulation\.load can read\)$"):
         nbody.Simulation.load(path, backend="cpu")
