@@ -536,6 +536,19 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
                  "checkpoint, or run at least as far";
     }
   }
+  // The final HDF5 save alike (a snapshot records its step, time and course; a tipsy file none of them).
+  if (!new_run && saves_hdf5_snapshot(o.save) && sim::is_nbody_snapshot(o.save)) {
+    std::optional<sim::Snapshot> held;
+    try {
+      held = sim::read_snapshot(o.save, names, false);
+    } catch (const std::runtime_error&) {  // unreadable: the save replaces it, as any output
+    }
+    if (held && (held->course.empty() || held->course == o.course) && held->step > first &&
+        past_end(held->step, held->time))
+      mixed += (mixed.empty() ? "" : "; ") + names.with_text("--save", o.save) + " holds step " +
+               std::to_string(held->step) + " (time " + shortest(held->time) + ") of this run, past this run's end (" +
+               end_text + "), which would replace it with an earlier state; name another file, or run at least as far";
+  }
   // (A partial file's rows, a run's that died, are the restart's to compute again or replace: DiagnosticsSeries.)
   if (o.from_checkpoint && !o.diagnostics.empty())
     if (auto const reaches = series_reaches(o.diagnostics);

@@ -952,6 +952,15 @@ TEST_F(Cli, ARestartThatEndsBeforeWhatItsRunWroteReplacesNone) {
   expect_input_error("--restart " + file("f_00000005.h5") + " " + fixed + " --t-end 0.095",
                      "--checkpoint " + file("f.h5") + " holds step 11 (time 0.11) of this run, past this run's end "
                      "(step 10), which would replace it with an earlier state");
+  // And the final state saved as an HDF5 snapshot.
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 10 --checkpoint-every 5 --checkpoint " + file("g.h5") + " --save " +
+                  file("end.h5")).code,
+            0);
+  std::string const saved = slurp(dir_ / "end.h5");
+  expect_input_error("--run -q --restart " + file("g_00000005.h5") + " --steps 2 --save " + file("end.h5"),
+                     "--save " + file("end.h5") + " holds step 10 (time 0.1) of this run, past this run's end (step 7), "
+                     "which would replace it with an earlier state; name another file, or run at least as far");
+  EXPECT_EQ(slurp(dir_ / "end.h5"), saved);
 }
 
 // A restart that relabels its run's units (--mass-unit, --length-unit) would go on with a snapshot series whose files

@@ -1341,6 +1341,7 @@ Snapshot read_snapshot(const std::string& path, const SettingNames& names, bool 
   s.step = r.whole("Step", kMaxSteps);
   double const time = r.finite("Time");
   if (auto const why = time_problem(time); !why.empty()) r.fail("Header/Time " + shortest(time) + " is " + why);
+  s.time = time;
   if (r.has_attribute("Header", "Course")) s.course = read_course(r);
   s.softening = r.finite("Softening");
   if (!(s.softening >= 0 && s.softening <= kMaxSoftening)) {

@@ -197,6 +197,7 @@ struct Snapshot {
   BodySet bodies;            // bodies.time: the snapshot's; empty where read_snapshot was asked for the header only
   std::uint64_t count = 0;   // the bodies its header declares
   std::uint64_t step = 0;    // the step of its run it was taken at
+  double time = 0.0;         // the simulation time it was taken at (bodies.time too, where the bodies were read)
   double softening = 0.0;    // 0: hermite4's none
   Units units;
   Precision precision = Precision::fp32;  // of its values
