@@ -394,7 +394,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   driver::DeviceChoice& dev = o.run.devices;
   CLI::App cli{"nbody: gravitational N-body simulation on CPUs and one or more CUDA GPUs.\n"
                "With no mode option: the viewer where a display exists, else a headless benchmark; --save, "
-               "--checkpoint and --snapshots choose --run, and --steps, --warmup and --json the benchmark.",
+               "--checkpoint, --snapshots and --diagnostics choose --run, and --steps, --warmup and --json the benchmark.",
                "nbody"};
   cli.set_version_flag("--version", "nbody 0.1.0");
   cli.get_formatter()->column_width(34);
@@ -423,7 +423,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   modes->add_option("--serve", o.serve,
                     "the viewer in a web browser: serve it at [HOST:]PORT (a port alone: this machine only, reach it "
                     "through ssh -L; another host needs the token printed at start; port 0: any free port)");
-  modes->add_flag("--run", run, "simulate --steps headless, print diagnostics (implied by --save, --checkpoint, --snapshots)");
+  modes->add_flag("--run", run, "simulate --steps headless, print diagnostics (implied by --save, --checkpoint, --snapshots, --diagnostics)");
   modes->add_flag("--benchmark", benchmark,
                   "headless: warm-up, timed steps, median step time, interactions/s (implied by --steps, --warmup, "
                   "--json where no output chooses --run)");
@@ -710,9 +710,13 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (devices) o.mode = Mode::devices;
   if (compare) o.mode = Mode::compare_threading;
   std::string& implied_by = o.mode_implied_by;
-  if (o.mode == Mode::automatic && (!o.save.empty() || !o.checkpoint.empty() || !o.snapshots.base.empty())) {
+  if (o.mode == Mode::automatic &&
+      (!o.save.empty() || !o.checkpoint.empty() || !o.snapshots.base.empty() || !o.diagnostics.empty())) {
     o.mode = Mode::run;
-    implied_by = !o.save.empty() ? "--save" : !o.checkpoint.empty() ? "--checkpoint" : "--snapshots";
+    implied_by = !o.save.empty()              ? "--save"
+                 : !o.checkpoint.empty()      ? "--checkpoint"
+                 : !o.snapshots.base.empty() ? "--snapshots"
+                                              : "--diagnostics";
   }
   bool const viewer_output =
       o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || cli.count("--frames");

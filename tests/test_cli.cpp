@@ -1967,6 +1967,8 @@ TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
                                              "1073741824; a count is written without separators)"},
       {"--offscreen --checkpoint " + file("c.h5"),
        "--offscreen does nothing with --run (which --checkpoint implies); it belongs to the viewer"},
+      {"--offscreen --diagnostics " + file("d.csv"),
+       "--offscreen does nothing with --run (which --diagnostics implies); it belongs to the viewer"},
       {"--run --bodies ''", "--bodies '': the list is empty"},
       {"--run --dt ''", "--dt '': must be a time step in (0, 1e+12]"},
       {"--run --seed ''", "--seed '': must be a whole number from 0 to"},
@@ -1983,6 +1985,11 @@ TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line: " << r.err;
     EXPECT_EQ(r.out, "") << row.args << ": work started";
   }
+  // An output chooses --run, a diagnostics series as the others do.
+  Result const implied = nbody("--bodies 64 --steps 3 -q --diagnostics " + file("implied.csv"));
+  EXPECT_EQ(implied.code, 0) << implied.err;
+  std::string header;
+  EXPECT_EQ(csv_rows(slurp(file("implied.csv")), &header).size(), 2u);  // steps 0 and 3
 }
 
 // A refused value is told the rule itself: the bounds the check uses, not a looser summary.
