@@ -426,6 +426,7 @@ int run_simulation(const Options& asked) {
   outputs.end_time = o.t_end;
   outputs.checkpoint_cadence_named = o.checkpoint_cadence_named;
   outputs.snapshot_cadence_named = o.snapshot_cadence_named;
+  outputs.snapshot_precision_named = o.snapshot_precision_named;
   outputs.from_checkpoint = !setup.run.initial.checkpoint.empty();
   outputs.course = setup.course;
   outputs.units = setup.units;

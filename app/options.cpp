@@ -570,7 +570,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->transform(physical_time("--snapshot-dt"))
       ->check(time_range("--snapshot-dt"));
   add_named(cli, "--snapshot-precision", o.snapshots.precision,
-            "snapshot values: fp32 (default, light) or fp64 (every bit of the run)");
+            "snapshot values: fp32 (light; the default but with hermite4) or fp64 (every bit of the run; hermite4's "
+            "default, whose close pairs fp32 around the box's centre cannot hold apart)");
   std::string mass_unit, length_unit;
   cli.add_option("--mass-unit", mass_unit,
                  std::string("the mass of one simulation unit, for the files (e.g. 1e5Msun; units: ") +
@@ -889,6 +890,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   one_of("--snapshot-dt", "--snapshot-every", "snapshots");
   o.checkpoint_cadence_named = cli.count("--checkpoint-every") + cli.count("--checkpoint-dt") > 0;
   o.snapshot_cadence_named = cli.count("--snapshot-every") + cli.count("--snapshot-dt") > 0;
+  o.snapshot_precision_named = cli.count("--snapshot-precision") > 0;
   o.run.units = sim::parse_units(mass_unit, length_unit);
   o.run.given = {cli.count("--integrator") > 0, cli.count("--dt") > 0,        cli.count("--damping") > 0,
                  cli.count("--softening") > 0,  cli.count("--precision") > 0, o.run.units.physical(),

@@ -50,7 +50,7 @@ struct Options {
   std::uint64_t checkpoint_every = 0;      // also a series every K steps; 0: none
   double checkpoint_dt = 0.0;              // or at every multiple of this time; 0: none
   // --checkpoint-every or -dt, --snapshot-every or -dt given (0 too: none, where a restart would take its file's up)
-  bool checkpoint_cadence_named = false, snapshot_cadence_named = false;
+  bool checkpoint_cadence_named = false, snapshot_cadence_named = false, snapshot_precision_named = false;
   std::string diagnostics;                 // diagnostics over time (.csv or .jsonl)
   std::uint64_t diagnostics_every = 0;     // a sample every K steps; 0: driver::kDefaultDiagnosticsEvery
   double diagnostics_dt = 0.0;             // a sample at every multiple of this time instead; 0: by steps

@@ -334,6 +334,7 @@ OutputCadences recorded_cadences(const Setup& setup, bool blocks, std::uint64_t 
 }  // namespace
 
 void take_up_cadences(const Setup& setup, bool blocks, std::uint64_t now, std::uint64_t steps, RunOutputs& o) {
+  if (!o.snapshot_precision_named) o.snapshots.precision = blocks ? Precision::fp64 : Precision::fp32;
   std::string const& from = setup.run.initial.checkpoint;  // the checkpoint continued
   SettingNames const& n = o.names;
   if (!o.state_stays && !from.empty() && now == setup.clock.step && steps > 0 && o.checkpoint.empty() &&

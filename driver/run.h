@@ -61,6 +61,8 @@ struct RunOutputs {
   // The front end named the periodic checkpoints' or the snapshots' cadence, 0 included (none between the start and
   // the end): take_up_cadences takes up only cadences not named.
   bool checkpoint_cadence_named = false, snapshot_cadence_named = false;
+  // The front end named the snapshots' precision: else take_up_cadences chooses it (fp64 for block steps).
+  bool snapshot_precision_named = false;
   // Where take_up_cadences took the periodic checkpoints' cadence from ("a.h5", "the run before"), for messages that
   // name it; empty where the front end named it.
   std::string checkpoint_cadence_from;
@@ -75,7 +77,9 @@ struct RunOutputs {
 // never stopped. Into `o.said`: each cadence taken up but the default (100 rows' steps), one not taken up (steps of
 // another count: block steps against steps of dt), a series this run leaves out while it steps, and a restart that
 // writes no state of its own (unless o.state_stays). `block_steps`, `now`: the simulation's; `steps`: the run's.
-// Front ends call it before check_run_outputs, so that the series' names are checked at the cadence taken up.
+// Front ends call it before check_run_outputs, so that the series' names are checked at the cadence taken up. It also
+// gives the snapshots their precision where the front end named none: fp32, or fp64 for block steps (hermite4's
+// collisional runs, whose close pairs fp32 coordinates around the box's centre cannot hold apart).
 void take_up_cadences(const Setup& setup, bool block_steps, std::uint64_t now, std::uint64_t steps, RunOutputs& o);
 
 // A final output that could not be written.

@@ -644,6 +644,7 @@ class Engine {
     // (Python passes the times typed with a unit after the others: each named as typed from here on.)
     o.checkpoint_cadence_named = given.count("checkpoint_every") || given.count("checkpoint_dt");
     o.snapshot_cadence_named = given.count("snapshot_every") || given.count("snapshot_dt");
+    o.snapshot_precision_named = !precision_shown.empty();
     if (given.count("checkpoint_every") && o.checkpoint.empty())
       throw InputError("checkpoint_every=" + std::to_string(o.checkpoint_every) + ": give checkpoint too");
     if (o.checkpoint_dt > 0 && o.checkpoint.empty())

@@ -467,7 +467,7 @@ class Simulation:
         ``checkpoint`` (the final state; with ``checkpoint_every`` or at every multiple of the time
         ``checkpoint_dt``, also a series named after the step), ``snapshots`` (a base name: HDF5 snapshots at the start, the end and every
         ``snapshot_every`` steps or at every multiple of the time ``snapshot_dt``, ``snapshot_precision`` "fp32" or
-        "fp64"), ``save`` (the final state, as ``save()`` writes it: an HDF5 snapshot in fp64 where the name ends in
+        "fp64"; by default fp32, fp64 with hermite4), ``save`` (the final state, as ``save()`` writes it: an HDF5 snapshot in fp64 where the name ends in
         .h5 or .hdf5, else tipsy). A series named with no cadence of its own is written at the cadence of the run
         this one continues (the checkpoint's after ``restart``, else the last run's; ``checkpoint_every=0`` or
         ``snapshot_every=0``: none between the start and the end).

@@ -633,6 +633,21 @@ def test_an_output_never_replaces_the_file_the_simulation_started_from(tmp_path)
     loaded.save(tmp_path / "t.dat")  # a tipsy file over the tipsy file it was loaded from
 
 
+def test_hermite4_snapshots_hold_a_tight_binary_apart_by_default(tmp_path):
+    # A binary 1e-4 wide at the centre and a body far out: the box is 4096 wide, and float32 coordinates shifted by
+    # half of it are 2^-12 apart, so in fp32 the pair is one point. hermite4's snapshots are fp64 unless told otherwise.
+    h5py = pytest.importorskip("h5py")
+    pos = np.array([[5e-5, 0, 0], [-5e-5, 0, 0], [2000.0, 0, 0]])
+    vel = np.array([[0, 70.0, 0], [0, -70.0, 0], [0, 0, 0]])
+    sim = nbody.Simulation.from_arrays(pos, vel, [0.5, 0.5, 1e-9], integrator="hermite4", softening=0.0, backend="cpu")
+    sim.run(steps=0, snapshots=tmp_path / "d")
+    sim.run(steps=0, snapshots=tmp_path / "f", snapshot_precision="fp32")
+    for name, width in (("d", 1e-4), ("f", 0.0)):
+        with h5py.File(tmp_path / f"{name}_00000000.hdf5") as f:
+            x = f["PartType4/Coordinates"][:, 0] if "PartType4" in f else f["PartType1/Coordinates"][:, 0]
+            assert abs(abs(x[0] - x[1]) - width) < 1e-9, (name, x[:2])
+
+
 def test_snapshots_by_time_are_the_runs_state_at_those_times(tmp_path):
     # hermite4 with snapshots at every multiple of 1/4 (of the longest step, 1/16): every body at each time, so a
     # snapshot at time 0.5 is the state a run to t_end=0.5 ends with (to the rounding of the file's shift by half the

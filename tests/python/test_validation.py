@@ -300,7 +300,7 @@ def test_a_files_reader_names_pythons_entry_points(tmp_path):
     sim = nbody.Simulation(n=8, backend="cpu")
     sim.run(steps=1, checkpoint=tmp_path / "c.h5", snapshots=tmp_path / "snap")
     with pytest.raises(ValueError, match=r"c.h5: an nbody checkpoint, not a snapshot; Simulation.restart continues "
-                                         r"it \(Simulation.load reads tipsy files and nbody's HDF5 snapshots\)$"):
+                                         r"it \(Simulation.load reads tipsy files and HDF5 snapshots, nbody's and others'\)$"):
         nbody.Simulation.load(tmp_path / "c.h5", backend="cpu")
     snapshot = sorted(tmp_path.glob("snap_*.hdf5"))[0]
     with pytest.raises(ValueError, match=r"\(bodies for analysis, no run settings\); Simulation.restart takes a file "
