@@ -2,7 +2,9 @@
 #include "core/output_path.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -68,6 +70,22 @@ std::string folder_problem(const std::string& folder) {
     return "the folder " + folder + ": " + error_text(err);
   }
   if (!S_ISDIR(dir.st_mode)) return folder + " is not a folder";
+  // The kernel's own file systems let root pass the access check below but make no file there: the write would
+  // fail only at the run's end, its output lost.
+  struct statfs system {};
+  if (::statfs(folder.c_str(), &system) == 0) {
+    const char* kernel = nullptr;
+    switch (static_cast<unsigned long>(system.f_type)) {
+      case PROC_SUPER_MAGIC: kernel = "proc"; break;
+      case SYSFS_MAGIC: kernel = "sysfs"; break;
+      case CGROUP_SUPER_MAGIC: kernel = "cgroup"; break;
+      case CGROUP2_SUPER_MAGIC: kernel = "cgroup2"; break;
+      case DEBUGFS_MAGIC: kernel = "debugfs"; break;
+      case DEVPTS_SUPER_MAGIC: kernel = "devpts"; break;
+      default: break;
+    }
+    if (kernel) return "the folder " + folder + " is on the kernel's " + kernel + " file system, which holds no files";
+  }
   if (::faccessat(AT_FDCWD, folder.c_str(), W_OK | X_OK, AT_EACCESS) != 0) {
     int const err = errno;
     if (err == EROFS) return "the folder " + folder + " is on a read-only file system";

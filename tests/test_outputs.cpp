@@ -272,6 +272,14 @@ TEST(OutputPath, RefusesAMissingFolder) {
                             path + ": cannot write snapshot: the folder " + folder + " does not exist"));
   spit(dir.file("file.txt"), "x");
   EXPECT_TRUE(rejected_with([&] { check_output_path(dir.file("file.txt/out.bin"), "--save"); }, "is not a folder"));
+  // The kernel's file systems, which root may "write" by the access check but which make no file: refused before the
+  // run, not at its end.
+  EXPECT_TRUE(rejected_with([&] { check_output_path("/proc/c.h5", "--checkpoint"); },
+                            "--checkpoint /proc/c.h5: the folder /proc is on the kernel's proc file system, which "
+                            "holds no files"));
+  if (fs::is_directory("/sys")) {
+    EXPECT_TRUE(rejected_with([&] { check_output_path("/sys/c.h5", "--checkpoint"); }, "sysfs file system"));
+  }
   EXPECT_EQ(dir.entries(), Names{"file.txt"});
 }
 
