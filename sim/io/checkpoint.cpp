@@ -769,6 +769,34 @@ class Reader {
     return std::string(buffer.data());  // up to the first null: null-terminated or null-padded
   }
 
+  // Refuses dataset `c` of `group` unless it holds `bodies` rows: before memory for the bodies a header claims is
+  // taken (a header that says 2^30 over a file of 100 is a bad file, not a lack of memory).
+  void expect_rows(const char* group, const Column& c, hsize_t bodies) const {
+    std::string const where = std::string(group) + "/" + c.name;
+    require_object(group, "group");
+    require_object(where, "dataset");
+    Handle set(H5Dopen2(file_, where.c_str(), H5P_DEFAULT), H5Dclose);
+    if (!set.ok()) fail("cannot open " + where + " (the file is damaged)");
+    Handle space(H5Dget_space(set.get()), H5Sclose);
+    hsize_t dims[H5S_MAX_RANK] = {};
+    int const rank = H5Sget_simple_extent_ndims(space.get());
+    if (rank < 0 || H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0)
+      fail("cannot read the shape of " + where + " (the file is damaged)");
+    if (rank < 1 || dims[0] != bodies) fail(shape_problem(where, rank, dims, bodies, c.columns));
+  }
+
+  // "PartType1/Coordinates has shape (897), expected (299, 3)".
+  static std::string shape_problem(const std::string& where, int rank, const hsize_t* dims, hsize_t bodies,
+                                   hsize_t columns) {
+    std::ostringstream s;
+    s << where << " has shape (";
+    for (int d = 0; d < rank; ++d) s << (d ? ", " : "") << dims[d];
+    s << "), expected (" << bodies;
+    if (columns > 1) s << ", " << columns;
+    s << ")";
+    return s.str();
+  }
+
   // Reads dataset `c` (`bodies` rows) a chunk at a time as `memory_type`: each(first, count, rows).
   // Its shape, its storage (inside this file, not external or virtual) and its type are checked
   // before anything is read.
@@ -793,15 +821,8 @@ class Reader {
     if (rank < 0 || H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0)
       fail("cannot read the shape of " + where + " (the file is damaged)");
     if (rank < 1 || rank > 2 || dims[0] != bodies || (rank == 2 ? dims[1] : 1) != c.columns ||
-        (c.columns > 1 && rank != 2)) {
-      std::ostringstream s;
-      s << where << " has shape (";
-      for (int d = 0; d < rank; ++d) s << (d ? ", " : "") << dims[d];
-      s << "), expected (" << bodies;
-      if (c.columns > 1) s << ", " << c.columns;
-      s << ")";
-      fail(s.str());
-    }
+        (c.columns > 1 && rank != 2))
+      fail(shape_problem(where, rank, dims, bodies, c.columns));
     Handle type(H5Dget_type(set.get()), H5Tclose);
     H5T_class_t const cls = H5Tget_class(type.get());
     if (cls != H5T_FLOAT && cls != H5T_INTEGER) fail(where + " does not hold numbers");
@@ -1025,6 +1046,10 @@ std::uint64_t read_bodies(const Reader& r, const Header& header, BodySet* into,
   Precision const precision = header.info.run.precision;
   Fnv1a hash;
   hash_record(hash, header.info.run, n, header.format, header.units, header.shift);
+  if (into)
+    for (Family const& family : kFamilies)
+      if ((header.format != 1 || family.part_type == 1) && header.counts[family.part_type])
+        r.expect_rows(family.group, kCoordinates, header.counts[family.part_type]);
   if (into) into->resize(std::size_t(n));
   std::vector<bool> seen(into ? std::size_t(n) : 0, false);
   std::vector<std::uint32_t> ids;  // row of the group being read -> body, when the bodies are kept
@@ -1471,6 +1496,8 @@ ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingName
   layout << "; " << (out.units_stated ? std::string("units from ") + stated.where : std::string("no units stated"));
   out.layout = layout.str();
   if (!bodies) return out;
+  for (int t = 0; t < 6; ++t)
+    if (h.counts[t]) r.expect_rows(("PartType" + std::to_string(t)).c_str(), kCoordinates, h.counts[t]);
   BodySet& b = out.bodies;
   b.resize(std::size_t(out.count));
   auto check = [&](std::size_t body, std::size_t field, double value) {

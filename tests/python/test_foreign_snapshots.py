@@ -132,6 +132,9 @@ def test_the_command_line_loads_it_and_says_what_it_read(tmp_path):
                              r"factor\), and nbody integrates bodies in open space"),
     ({}, {"no_masses": True}, r"PartType1 has no Masses, and Header/MassTable gives type 1 no mass \(0\)"),
     ({}, {"nan": True}, r"body 3: position y"),
+    ({"NumPart_Total": np.array([0, 10**6, 0, 0, 0, 0], dtype=np.uint32),
+      "NumPart_ThisFile": np.array([0, 10**6, 0, 0, 0, 0], dtype=np.uint32)}, {},
+     r"PartType1/Coordinates has shape \(10, 3\), expected \(1000000, 3\)"),
     ({}, {"swift_cosmology": True}, r"Cosmology/Cosmological run is 1: a cosmological snapshot \(comoving coordinates\)"),
 ])
 def test_what_it_cannot_take_is_refused_naming_the_field(tmp_path, header, part, said):
