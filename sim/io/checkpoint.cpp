@@ -773,16 +773,22 @@ class Reader {
   // taken (a header that says 2^30 over a file of 100 is a bad file, not a lack of memory).
   void expect_rows(const char* group, const Column& c, hsize_t bodies) const {
     std::string const where = std::string(group) + "/" + c.name;
-    require_object(group, "group");
-    require_object(where, "dataset");
-    Handle set(H5Dopen2(file_, where.c_str(), H5P_DEFAULT), H5Dclose);
-    if (!set.ok()) fail("cannot open " + where + " (the file is damaged)");
+    Handle set = open_dataset(group, where);
     Handle space(H5Dget_space(set.get()), H5Sclose);
     hsize_t dims[H5S_MAX_RANK] = {};
     int const rank = H5Sget_simple_extent_ndims(space.get());
     if (rank < 0 || H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0)
       fail("cannot read the shape of " + where + " (the file is damaged)");
     if (rank < 1 || dims[0] != bodies) fail(shape_problem(where, rank, dims, bodies, c.columns));
+  }
+
+  // The dataset `where` of `group`, reached by hard links only.
+  Handle open_dataset(const char* group, const std::string& where) const {
+    require_object(group, "group");
+    require_object(where, "dataset");
+    Handle set(H5Dopen2(file_, where.c_str(), H5P_DEFAULT), H5Dclose);
+    if (!set.ok()) fail("cannot open " + where + " (the file is damaged)");
+    return set;
   }
 
   // "PartType1/Coordinates has shape (897), expected (299, 3)".
@@ -805,10 +811,7 @@ class Reader {
   void rows(const char* group, const Column& c, hsize_t bodies, hid_t memory_type, bool interruptible,
             Each&& each) const {
     std::string const where = std::string(group) + "/" + c.name;
-    require_object(group, "group");
-    require_object(where, "dataset");
-    Handle set(H5Dopen2(file_, where.c_str(), H5P_DEFAULT), H5Dclose);
-    if (!set.ok()) fail("cannot open " + where + " (the file is damaged)");
+    Handle set = open_dataset(group, where);
     {
       Handle dcpl(H5Dget_create_plist(set.get()), H5Pclose);
       if (!dcpl.ok()) fail("cannot read how " + where + " is stored");
