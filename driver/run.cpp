@@ -76,11 +76,14 @@ constexpr double kEnergyWarning = 1e-2;
 constexpr double kEnergyCancelled = 0.1;
 
 // The energy's change from `start` to `now` where it passes the bound, as "the energy changed by ... (more than
-// ...): " and what to change; "" where it does not.
-std::string energy_warning(const Setup& setup, const sim::Diagnostics& start, const sim::Diagnostics& now) {
+// ...): " and what to change; "" where it does not. `baseline`: the run's start energy, where it began before
+// `start` (a restart's checkpoint records it): a chain of restarts is weighed whole, not each piece on its own.
+// (whole_run_baseline gives it: not for a restart that changed a setting, the advice taken, judged on its own.)
+std::string energy_warning(const Setup& setup, const sim::Diagnostics& start, const sim::Diagnostics& now,
+                           std::optional<double> baseline) {
   auto const& p = setup.run.physics;
   if (p.integrator == sim::Integrator::euler_damped) return {};
-  double const e0 = start.total();
+  double const e0 = baseline ? *baseline : start.total();
   double const scale = start.kinetic + std::abs(start.potential);
   bool const cancelled = std::abs(e0) < kEnergyCancelled * scale;
   double const change = cancelled ? std::abs(now.total() - e0) / scale : sim::relative_energy_error(now.total(), e0);
@@ -93,7 +96,8 @@ std::string energy_warning(const Setup& setup, const sim::Diagnostics& start, co
                   "%.3g, is small beside them)",
                   change, bound, e0);
   else
-    std::snprintf(measured, sizeof measured, "the energy changed by %.3g of its start (more than %g)", change, bound);
+    std::snprintf(measured, sizeof measured, "the energy changed by %.3g of its %s (more than %g)", change,
+                  baseline && *baseline != start.total() ? "run's start, before its restarts" : "start", bound);
   char text[600];
   double const softening = setup.config.softening;
   auto const& names = setup.run.names;  // "--eta" on the command line, "eta" in Python
@@ -124,9 +128,13 @@ std::string energy_warning(const Setup& setup, const sim::Diagnostics& start, co
   return text;
 }
 
+std::optional<double> whole_run_baseline(const Setup& setup, const RunResult& result) {
+  return setup.course_changed ? std::nullopt : result.initial_energy;
+}
+
 std::string energy_warning(const Setup& setup, const RunResult& result) {
   if (!result.start || !result.end || result.steps == 0) return {};
-  return energy_warning(setup, *result.start, *result.end);
+  return energy_warning(setup, *result.start, *result.end, whole_run_baseline(setup, result));
 }
 
 // Gives the series its name; a series that cannot be published keeps its rows in the partial file.
@@ -1012,7 +1020,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     keep(pending.state, pending.step, pending.time);
     write_row(pending.step, pending.time, pending.wall, measured);
     if (on_the_way && !warned && result.start && sim.block_steps()) {
-      std::string const why = energy_warning(setup, *result.start, measured);
+      std::string const why = energy_warning(setup, *result.start, measured, whole_run_baseline(setup, result));
       if (!why.empty()) {
         warned = true;
         char at[80];

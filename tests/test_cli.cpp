@@ -747,6 +747,24 @@ TEST_F(Cli, ARestartThatNamesNoEndGoesOnToItsRunsEnd) {
 
 // A checkpoint's restart reports the energies of the run that wrote it: hermite4 in fp32 keeps masses that are not
 // fp32 values (1/500) as the fp32 values its pair and its checkpoint hold.
+// The energy warning weighs a chain of restarts whole, as the run straight through: a piece whose own change is small
+// still says that the run has not resolved its orbits (before, each piece was weighed from its own start). A restart
+// that changes a setting (the advice taken) is weighed on its own: AnUnresolvedRunWarnsAboutItsEnergy.
+TEST_F(Cli, ARestartsEnergyWarningIsTheWholeRuns) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  std::string const run = "--run --bodies 256 --dt 0.04 --softening 0.02";
+  Result const straight = nbody(run + " --steps 400");
+  EXPECT_NE(straight.err.find("warning: the energy changed by 0.0216 of its start (more than 0.01)"), std::string::npos)
+      << straight.err;
+  ASSERT_EQ(nbody(run + " -q --steps 300 --checkpoint " + file("c.h5")).code, 0);
+  Result const piece = nbody("--run --restart " + file("c.h5") + " --steps 100");
+  EXPECT_EQ(piece.code, 0) << piece.err;
+  EXPECT_NE(piece.err.find("warning: the energy changed by 0.0216 of its run's start, before its restarts (more than "
+                           "0.01): the steps did not resolve the closest orbits"),
+            std::string::npos)
+      << piece.err;
+}
+
 TEST_F(Cli, ARestartReportsTheEnergiesOfItsRun) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   for (const char* integrator : {"hermite4", "leapfrog"}) {
