@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <functional>
 #include <fstream>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -365,6 +366,22 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
   return scan;
 }
 
+// The name an earlier series of the run keeps where this run's begins again (PATH "d.csv": "d.earlier-1.csv", the
+// next number where that one is taken): the first free one, or one that already names the very file at PATH (an
+// earlier attempt of this run that linked it there, then died).
+std::string earlier_series_name(const std::string& path) {
+  std::filesystem::path const p(path);
+  std::string const stem = (p.parent_path() / p.stem()).string(), ext = p.extension().string();
+  struct stat at_path {};
+  bool const exists = ::stat(path.c_str(), &at_path) == 0;
+  for (unsigned k = 1;; ++k) {
+    std::string const name = stem + ".earlier-" + std::to_string(k) + ext;
+    struct stat st {};
+    if (::lstat(name.c_str(), &st) != 0) return name;
+    if (exists && st.st_dev == at_path.st_dev && st.st_ino == at_path.st_ino) return name;
+  }
+}
+
 std::string rows_text(std::uint64_t n) { return std::to_string(n) + (n == 1 ? " row" : " rows"); }
 
 // What a continuation says: the rows kept and replaced, and a step cadence other than this run's.
@@ -589,10 +606,14 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
     continuation_ = continued_text(given, path_, *from_published, *lineage, names);
   }
   replaces_ = begins_again || (from_published && !published_is_runs);
-  if (begins_again)
+  if (begins_again) {
+    // The earlier series is the run's own, of another start energy: kept under a name of its own, not lost.
+    earlier_name_ = earlier_series_name(path_);
     continuation_ += (continuation_.empty() ? given + ": " : "; " + path_ + " ") +
                      "replaced when the run ends: this run measures its energy error from a new start energy, so its "
-                     "series begins again at step " + std::to_string(lineage->step);
+                     "series begins again at step " + std::to_string(lineage->step) + "; the earlier series is kept " +
+                     "as " + earlier_name_;
+  }
   else if (from_published && !published_is_runs)
     continuation_ += (continuation_.empty() ? given + ": " : "; ") + path_ + " is not this run's series (" +
                      from_published->not_this_runs + "): replaced when the run ends";
@@ -641,9 +662,40 @@ void DiagnosticsSeries::Lock::reset(int next) {
   fd = next;
 }
 
+void DiagnosticsSeries::keep_earlier() {
+  if (earlier_name_.empty()) return;
+  std::string const name = std::exchange(earlier_name_, std::string());
+  struct stat at_path {}, st {};
+  if (::stat(path_.c_str(), &at_path) != 0) return;  // gone meanwhile: nothing to keep
+  if (::lstat(name.c_str(), &st) == 0 && st.st_dev == at_path.st_dev && st.st_ino == at_path.st_ino) return;
+  // A second name for the same file, so that the series is never without one; a copy, written whole, where the file
+  // system has no such names.
+  if (::link(path_.c_str(), name.c_str()) == 0) {
+    sync_folder(name);
+    return;
+  }
+  int const err = errno;
+  if (err == EPERM || err == ENOTSUP || err == EXDEV || err == EMLINK || err == ENOSYS) {
+    std::ifstream in(path_, std::ios::binary);
+    std::string const rows{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (in.good() || in.eof()) {
+      write_file_atomically(name, "--diagnostics", [&](const std::string& tmp) {
+        std::FILE* f = std::fopen(tmp.c_str(), "w");
+        if (!f) return false;
+        bool const written = std::fwrite(rows.data(), 1, rows.size(), f) == rows.size();
+        return std::fclose(f) == 0 && written;
+      });
+      return;
+    }
+  }
+  throw RuntimeFailure("--diagnostics " + path_ + ": cannot keep the earlier series as " + name + ": " +
+                       std::strerror(err) + "; it stays at " + path_ + ", and this run writes no series");
+}
+
 void DiagnosticsSeries::settle() {
   if (settled_) return;
   settled_ = true;
+  keep_earlier();
   int const fd = ::fileno(file_);
   auto fail = [&](const std::string& what) {
     throw RuntimeFailure("--diagnostics " + partial_ + ": " + what + ": " + std::strerror(errno));
@@ -888,6 +940,7 @@ void DiagnosticsSeries::close(bool ended) {
                                                "'s, which stays)"
                                          : "");
     std::string const rows = rows_ > 0 ? kept_rows() + pending_ : std::string();
+    if (rows_ > 0) keep_earlier();
     if (rows_ > 0)
       write_file_atomically(path_, "--diagnostics", [&](const std::string& tmp) {
         std::FILE* f = std::fopen(tmp.c_str(), "w");

@@ -175,6 +175,7 @@ class DiagnosticsSeries {
 
  private:
   void settle();  // the earlier rows kept, the header: before the first row
+  void keep_earlier();  // an earlier series that this one begins again from: a name of its own (earlier_name_)
   std::string row_text(const DiagnosticsSample& s) const;  // one row, with its line end
   void append(const std::string& rows);                    // whole rows, or none (cut off again)
   void prove(const std::string& row, std::uint64_t step);  // a row while an earlier start's rows are compared
@@ -191,6 +192,9 @@ class DiagnosticsSeries {
   std::uint64_t rows_ = 0;
   std::string continuation_;
   bool replaces_ = false;
+  // Where this series begins again from the run's earlier one at PATH (another start energy): the name that one keeps,
+  // given to it before this run's first row goes anywhere ("" once given, or where none is kept).
+  std::string earlier_name_;
   bool created_ = false;      // the partial file is this series' own
   bool settled_ = false;      // the kept rows are in place
   bool copy_published_ = false;  // they come from PATH (else: the partial file's first keep_bytes_)

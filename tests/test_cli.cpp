@@ -1546,18 +1546,29 @@ TEST_F(Cli, ARestartContinuesItsRunsSeries) {
 
   // A restart with another softening measures its energy error from its own start energy: the run's series begins
   // again (the rows before would measure another energy). A partial file of rows from before is refused.
-  std::ofstream(file("soft.csv")) << slurp(file("d.csv"));
+  std::string const earlier_rows = slurp(file("d.csv"));
+  std::ofstream(file("soft.csv")) << earlier_rows;
   Result const softer = nbody("--run --restart " + file("c.h5") + " --softening 0.05 --steps 50 --diagnostics-every "
                               "100 --diagnostics " + file("soft.csv") + " --json " + file("soft.json"));
   ASSERT_EQ(softer.code, 0) << softer.err;
   std::string const begins_again = "--diagnostics " + file("soft.csv") + ": replaced when the run ends: this run "
                                    "measures its energy error from a new start energy, so its series begins again at "
-                                   "step 250";
+                                   "step 250; the earlier series is kept as " + file("soft.earlier-1.csv");
   EXPECT_NE(softer.err.find("warning: " + begins_again), std::string::npos) << softer.err;
   EXPECT_EQ(nlohmann::json::parse(slurp(file("soft.json"))).at("diagnostics_replaced"), begins_again);
   std::vector<double> soft_steps;
   for (auto const& row : csv_rows(slurp(file("soft.csv")), &header)) soft_steps.push_back(row[0]);
   EXPECT_EQ(soft_steps, (std::vector<double>{250, 300}));
+  // The rows it began again from are the run's own, of the softening before: kept, byte for byte, under a name of
+  // their own; the same restart run again continues its new series and keeps nothing more.
+  EXPECT_EQ(slurp(file("soft.earlier-1.csv")), earlier_rows);
+  std::string const soft_rows = slurp(file("soft.csv"));
+  Result const softer_again = nbody("--run --restart " + file("c.h5") + " --softening 0.05 --steps 50 "
+                                    "--diagnostics-every 100 --diagnostics " + file("soft.csv"));
+  ASSERT_EQ(softer_again.code, 0) << softer_again.err;
+  EXPECT_EQ(softer_again.err.find("earlier series is kept"), std::string::npos) << softer_again.err;
+  EXPECT_FALSE(fs::exists(file("soft.earlier-2.csv")));
+  EXPECT_EQ(without_wall(slurp(file("soft.csv"))), without_wall(soft_rows));
   std::ofstream(file("soft.csv.partial")) << first;
   Result const refused =
       nbody("--run --restart " + file("c.h5") + " --softening 0.05 --steps 50 --diagnostics " + file("soft.csv"));

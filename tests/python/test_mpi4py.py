@@ -160,8 +160,9 @@ def test_two_ranks_are_one_process_bit_for_bit(tmp_path):
         assert p["blew"] and "no longer finite" in p["blew"] and p["blew"] == reports[0]["blew"], p
         assert p["blown_result"] == dict(saved_step=0, save_failure=None), p
         assert p["own_steps"] == [2, 4, 4], p
-    assert sorted(os.listdir(tmp_path)) == ["blown.h5", "own.h5", "ranks.csv", "ranks.h5", "snaps", "unresolved.csv"], \
-        os.listdir(tmp_path)
+    # (ranks.earlier-1.csv: the series before the new softening, kept.)
+    assert sorted(os.listdir(tmp_path)) == ["blown.h5", "own.h5", "ranks.csv", "ranks.earlier-1.csv", "ranks.h5",
+                                            "snaps", "unresolved.csv"], os.listdir(tmp_path)
     assert os.listdir(tmp_path / "snaps") == ["s_00000010.hdf5"], "the refused run wrote a snapshot"
 
 

@@ -66,18 +66,21 @@ def test_a_scripts_next_run_continues_its_series(cli, tmp_path):
 def test_a_new_softening_begins_the_series_again_and_says_so(tmp_path):
     # Another softening is another potential: the energy error is measured from the state it starts at, so the next
     # run's series begins again there, as a restart's with another --softening does, in the command line's words and
-    # as a RuntimeWarning (the rows before are gone). Runs after continue the new series, the first of them also
-    # when the run before took no step.
+    # as a RuntimeWarning (the rows before are kept under a name of their own). Runs after continue the new series,
+    # the first of them also when the run before took no step.
     series = tmp_path / "py.csv"
     begins_again = r"py\.csv': replaced when the run ends: this run measures its energy error from a new start " \
                    r"energy, so its series begins again at step {}"
     sim = nbody.Simulation(n=256, backend="cpu")
     sim.run(steps=150, diagnostics=series, diagnostics_every=100)
+    before = series.read_bytes()
     sim.softening = 0.05
     with pytest.warns(RuntimeWarning, match=begins_again.format(150)):
         sim.run(steps=0, diagnostics=series, diagnostics_every=100)
-    assert re.search(begins_again.format(150), sim.last_run["diagnostics_replaced"])
+    assert re.search(begins_again.format(150) + r"; the earlier series is kept as .*py\.earlier-1\.csv$",
+                     sim.last_run["diagnostics_replaced"])
     assert [r["step"] for r in rows(series)] == ["150"]
+    assert (tmp_path / "py.earlier-1.csv").read_bytes() == before  # the rows before the new softening: not lost
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a continuation is no warning
         sim.run(steps=100, diagnostics=series, diagnostics_every=100)
@@ -89,9 +92,11 @@ def test_a_new_softening_begins_the_series_again_and_says_so(tmp_path):
     # A checkpoint continued with another softening: the same.
     sim.checkpoint(tmp_path / "c.h5")
     again = nbody.Simulation.restart(tmp_path / "c.h5", softening=0.02)
+    before = series.read_bytes()
     with pytest.warns(RuntimeWarning, match=begins_again.format(300)):
         again.run(steps=10, diagnostics=series, diagnostics_every=100)
     assert [r["step"] for r in rows(series)] == ["300", "310"]
+    assert (tmp_path / "py.earlier-2.csv").read_bytes() == before
     # Another run's series (another seed's), taken up by a run of this one: replaced, and said so the same way.
     other = nbody.Simulation(n=256, backend="cpu", seed=7)
     other.run(steps=10)
