@@ -596,6 +596,28 @@ int run_simulation(const Options& asked) {
       std::fprintf(stderr, "  --json %s not written either: %s\n", o.json.c_str(), e.what());
     }
   };
+  // Rank 0 ending the job from a bounded wait (another rank stopped or hangs) leaves a --json too: why, and where the
+  // last state kept is. What the run was doing is not there to read (the run is stopped where it waited, and may be
+  // past that state): the report has the run's start and that state, and null for what only the run knows.
+  outputs.on_giving_up = [&](const driver::GaveUp& gave_up) {
+    if (o.json.empty() || !writes_outputs()) return;
+    driver::RunResult none;
+    none.saved_step = gave_up.saved_step;
+    try {
+      json j = report_json(none,
+                           {setup.bodies.size(), nullptr, setup.config.softening,
+                            gave_up.kept_step.value_or(setup.clock.step),
+                            gave_up.kept_step ? gave_up.kept_time : setup.clock.time(setup.program.dt)},
+                           json::array());
+      j.update(failed_json(gave_up.why, none, gave_up.save_failure));
+      j.update({{"steps", nullptr}, {"wall_seconds", nullptr}, {"hermite4", nullptr}, {"start", nullptr}});
+      j.update(outputs_json(none));
+      write_json(o, j);
+      std::fprintf(stderr, "rank 0: --json %s written\n", o.json.c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "  --json %s not written either: %s\n", o.json.c_str(), e.what());
+    }
+  };
   driver::RunResult r;  // filled as the run goes: what it wrote is known even where it throws
   try {
     driver::run(setup, sim, outputs, steps, observer, r);

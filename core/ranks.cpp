@@ -59,12 +59,12 @@ void set_world(const Ranks* ranks) { g_world = ranks; }
 
 namespace {
 std::mutex g_last_words_mutex;
-std::function<void()> g_last_words;
+std::function<void(const std::string&)> g_last_words;
 // Held while the words are said: what they read (a run's locals) is not undone under them by the scope ending.
 std::mutex g_saying;
 }  // namespace
 
-LastWords::LastWords(std::function<void()> say) {
+LastWords::LastWords(std::function<void(const std::string&)> say) {
   std::lock_guard<std::mutex> lock(g_last_words_mutex);
   previous_ = std::exchange(g_last_words, std::move(say));
 }
@@ -75,16 +75,16 @@ LastWords::~LastWords() {
   g_last_words = std::move(previous_);
 }
 
-void last_words() {
+void last_words(const std::string& why) {
   std::lock_guard<std::mutex> saying(g_saying);
-  std::function<void()> say;
+  std::function<void(const std::string&)> say;
   {
     std::lock_guard<std::mutex> lock(g_last_words_mutex);
     say = std::exchange(g_last_words, nullptr);  // once, whichever thread gives up first
   }
   if (!say) return;
   try {
-    say();
+    say(why);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
   }

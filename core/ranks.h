@@ -81,21 +81,22 @@ void set_world(const Ranks* ranks);
 
 // What this process does before it ends a job whose ranks can no longer agree (a wait for the others past its bound:
 // one stopped or hangs): the run in progress saves the last state it kept (driver::run), which no collective call
-// can do then. Registered for the life of the object (one at a time: a later one replaces it until it goes); run at
-// most once, by last_words(), on the thread that gave up, which may hold the ranks' own locks: it must make no call
-// of Ranks, and what it reads must be guarded against the thread that runs the job.
+// can do then, and its front end reports why the job ended. Registered for the life of the object (one at a time: a
+// later one replaces it until it goes); run at most once, by last_words(why), on the thread that gave up, which may
+// hold the ranks' own locks: it must make no call of Ranks, and what it reads must be guarded against the thread that
+// runs the job. `why`: the give-up's one line ("rank 0 of 2: waited 3 s for the other ranks in ...").
 class LastWords {
  public:
-  explicit LastWords(std::function<void()> say);
+  explicit LastWords(std::function<void(const std::string& why)> say);
   ~LastWords();
   LastWords(const LastWords&) = delete;
   LastWords& operator=(const LastWords&) = delete;
 
  private:
-  std::function<void()> previous_;
+  std::function<void(const std::string&)> previous_;
 };
 // For implementations of Ranks, just before they end the job: runs the registered LastWords, if any, once. A failure
 // in it is said on stderr and passes no further.
-void last_words();
+void last_words(const std::string& why);
 
 }  // namespace nbody

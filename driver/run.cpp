@@ -988,19 +988,42 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // With several ranks, one that stopped or hangs ends the job from another's bounded wait (core/ranks.h), where no
   // collective call can save anything: rank 0, where it is the one that gives up, saves the last state kept (a
   // periodic checkpoint's, or one at most about 10 s old) to --checkpoint on its own, as a failure's save does.
-  LastWords const save_on_giving_up([&] {
-    if (ranks.size() == 1 || !writer || o.checkpoint.empty()) return;
-    std::lock_guard<std::mutex> const guard(kept_mutex);
-    if (!kept) return;
-    if (auto const why = keeps_checkpoint(kept->record.step)) {
-      std::fprintf(stderr, "error: %s not written: %s\n", o.names.name("--checkpoint").c_str(), why->c_str());
-      return;
+  // The front end then reports how the job ended (its --json), with where the state is.
+  LastWords const save_on_giving_up([&](const std::string& why) {
+    if (ranks.size() == 1 || !writer) return;
+    GaveUp gave_up;
+    gave_up.why = why;
+    {
+      std::lock_guard<std::mutex> const guard(kept_mutex);
+      if (kept) {
+        gave_up.kept_step = kept->record.step;
+        gave_up.kept_time = kept->record.time();
+      }
+      std::string const name = o.names.name("--checkpoint");
+      if (o.checkpoint.empty()) {
+        gave_up.save_failure = "no " + name + " was given";
+      } else if (!kept) {
+        gave_up.save_failure = "no state was kept to save";
+      } else if (auto const kept_file = keeps_checkpoint(kept->record.step)) {
+        gave_up.save_failure = name + " not written: " + *kept_file;
+        std::fprintf(stderr, "error: %s\n", gave_up.save_failure.c_str());
+      } else {
+        try {
+          CheckpointWrite const own(checkpoint_lock.get());  // this thread's write is the run's
+          sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
+          gave_up.saved_step = kept->record.step;
+          std::fprintf(stderr,
+                       "rank 0: the last state kept, at step %llu, saved to %s before the job ends (%s goes on from "
+                       "it)\n",
+                       static_cast<unsigned long long>(kept->record.step), o.checkpoint.c_str(),
+                       o.names.with_text("--restart", o.checkpoint).c_str());
+        } catch (const std::exception& e) {
+          gave_up.save_failure = e.what();
+          std::fprintf(stderr, "error: %s\n", e.what());
+        }
+      }
     }
-    CheckpointWrite const own(checkpoint_lock.get());  // this thread's write is the run's
-    sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
-    std::fprintf(stderr, "rank 0: the last state kept, at step %llu, saved to %s before the job ends (%s goes on from it)\n",
-                 static_cast<unsigned long long>(kept->record.step), o.checkpoint.c_str(),
-                 o.names.with_text("--restart", o.checkpoint).c_str());
+    if (o.on_giving_up) o.on_giving_up(gave_up);
   });
   if (setup.bodies.size() == sim.bodies())
     keep(setup.bodies, sim.steps_done(), sim.time());  // what the simulation was built from

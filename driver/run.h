@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,6 +21,16 @@
 namespace nbody::driver {
 
 // What a run writes; "" for a file not wanted.
+// A job ended by rank 0 from a bounded wait for the other ranks (RunOutputs::on_giving_up).
+struct GaveUp {
+  std::string why;                         // the wait given up, in one line
+  std::optional<std::uint64_t> saved_step;  // the last state kept, saved to the run's checkpoint at this step
+  std::string save_failure;                // else why not
+  // The last state kept (saved or not): its step and time; none where none was kept.
+  std::optional<std::uint64_t> kept_step;
+  double kept_time = 0.0;
+};
+
 struct RunOutputs {
   std::string checkpoint;              // the final (or interrupted) state, HDF5
   std::uint64_t checkpoint_every = 0;  // also one every K steps, named by driver::series_path; 0: none
@@ -69,6 +80,10 @@ struct RunOutputs {
   // Notices about the outputs (take_up_cadences'), said by driver::run once its outputs are made: a refused output
   // is then the run's one line.
   std::vector<std::string> said;
+  // With several ranks, rank 0 ending the job from a bounded wait (a rank stopped or hangs: core/ranks.h LastWords),
+  // once the last state kept is saved or could not be: the front end's report of it (--json). Called at most once, on
+  // the thread that gave up, while the run is stopped where it waited; no call of Ranks.
+  std::function<void(const GaveUp&)> on_giving_up;
 };
 
 // A run from a state whose run wrote series (a checkpoint's record, a script's run before: Setup::continued_cadences)

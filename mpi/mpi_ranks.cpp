@@ -55,12 +55,14 @@ double rank_timeout_from_environment() {
 // A rank waited past the deadline: it says so and ends the job (the others may be stopped, so
 // nothing can be agreed with them).
 [[noreturn]] void give_up_waiting(MPI_Comm comm, int rank, int size, double seconds, const char* what) {
-  std::fprintf(stderr,
-               "error: rank %d of %d: waited %g s for the other ranks in %s; a rank has stopped or hangs "
-               "(NBODY_RANK_TIMEOUT sets this bound in seconds); ending the job\n",
-               rank, size, seconds, what);
+  char why[512];
+  std::snprintf(why, sizeof why,
+                "rank %d of %d: waited %g s for the other ranks in %s; a rank has stopped or hangs (NBODY_RANK_TIMEOUT "
+                "sets this bound in seconds)",
+                rank, size, seconds, what);
+  std::fprintf(stderr, "error: %s; ending the job\n", why);
   std::fflush(nullptr);
-  last_words();  // the run's last state kept, saved (core/ranks.h)
+  last_words(why);  // the run's last state kept, saved, and the front end's report (core/ranks.h)
   std::fflush(nullptr);
   MPI_Abort(comm, 1);
   std::_Exit(1);

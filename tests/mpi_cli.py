@@ -12,7 +12,8 @@ another_build                a rank running another build (a copy of nbody whose
                              what differs, exit status 2.
 rank_killed                  a rank killed mid-run ends the job with a message, never a hang.
 rank_stopped                 a rank stopped (SIGSTOP) mid-run: the others wait NBODY_RANK_TIMEOUT seconds,
-                             say what they waited in and end the job.
+                             say what they waited in and end the job; rank 0 saves the last state kept and
+                             writes its --json, which says so.
 worker_failure               a worker thread failing on one rank (MPI_TESTS, a failure injected into its
                              scheduler): the job ends and that rank's own error is printed. A run that blows
                              up on every rank ends the job, its --json says why, and its --checkpoint holds the
@@ -160,7 +161,8 @@ with tempfile.TemporaryDirectory() as d:
         check(r.returncode == 2 and r.stderr.count("NBODY_RANK_TIMEOUT=soon: must be a number of seconds") == 1,
               "a bad NBODY_RANK_TIMEOUT is refused, in one line (rank 0's): " + r.stderr[-600:])
         job = subprocess.Popen(mpi(2, "--run", "--bodies", "3000", "--steps", "100000000", "--threads", "1",
-                                   "--checkpoint", p("hung.h5"), "--checkpoint-every", "20"),
+                                   "--checkpoint", p("hung.h5"), "--checkpoint-every", "20", "--json",
+                                   p("hung.json")),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                                env=env)
         time.sleep(4)
@@ -193,6 +195,15 @@ with tempfile.TemporaryDirectory() as d:
             saved = re.search(r"rank 0: the last state kept, at step (\d+), saved to " + re.escape(p("hung.h5")), err)
             check(saved is not None and int(saved.group(1)) > 0 and int(saved.group(1)) % 20 == 0,
                   "rank 0 saves the last state kept: " + err[-600:])
+            # Its --json says why the job ended and where the state is, for the script that reads it.
+            report = json.load(open(p("hung.json"))) if os.path.exists(p("hung.json")) else None
+            check(report is not None, "rank 0 writes its --json before it ends the job")
+            if report is not None and saved:
+                check(report["failure"].startswith(f"rank 0 of 2: waited {timeout} s for the other ranks in ") and
+                      report["saved_step"] == int(saved.group(1)) and report["checkpoint"] == p("hung.h5") and
+                      report["step"] == int(saved.group(1)) and report["save_failure"] is None and
+                      report["interrupted"] is False and report["steps"] is None,
+                      "the --json names the wait given up and the state saved: " + json.dumps(report)[:800])
             if saved:
                 r = run([nbody, "--backend", "cpu", "--run", "-q", "--restart", p("hung.h5"), "--steps", "1"],
                         timeout=120)
