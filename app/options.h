@@ -81,7 +81,8 @@ struct Options {
   render::HudMode hud = render::HudMode::full;  // --hud; --no-hud is --hud none
   bool trails = false;                     // trails from the start (two-body has them anyway)
   Interop interop = Interop::automatic;
-  int steps_per_frame = 1;
+  // None: the scenario's (1, or 4 for the two-body binary, whose trail then spans an orbit); given, it stays.
+  std::optional<int> steps_per_frame;
   // --serve [HOST:]PORT: the viewer in a browser (app/serve.cpp); checked when parsed.
   std::string serve;
 };

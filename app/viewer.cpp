@@ -193,7 +193,7 @@ class Viewer {
     }
     controls_.paused = o.paused;
     controls_.hud = o.hud;
-    controls_.steps_per_update = o.steps_per_frame;
+    controls_.steps_per_update = o.steps_per_frame.value_or(1);
     // Two bodies tell their story through their orbits: trails on, and a few steps a frame so the
     // trail spans an orbit.
     bool const from_file = !o.run.initial.checkpoint.empty() || !o.run.initial.snapshot.empty();
@@ -201,7 +201,7 @@ class Viewer {
     controls_.trails = two_body || o.trails;
     trails_for_binary_ = two_body && !o.trails;
     trails_before_ = controls_.trails;
-    if (two_body && o.steps_per_frame == 1) controls_.steps_per_update = 4;
+    if (two_body && !o.steps_per_frame) controls_.steps_per_update = 4;
     controls_.threading = o.run.devices.threading == multigpu::Threading::workers ? 1 : 0;
     controls_.bodies = std::int64_t(o.run.initial.bodies ? o.run.initial.bodies
                                                          : from_file ? 0 : sim::default_bodies(o.run.initial.scenario));
@@ -660,7 +660,7 @@ class Viewer {
         else if (!binary && trails_for_binary_)
           controls_.trails = trails_for_binary_ = false;
         trails_before_ = controls_.trails;
-        if (options_.steps_per_frame == 1) controls_.steps_per_update = binary ? 4 : 1;
+        if (!options_.steps_per_frame) controls_.steps_per_update = binary ? 4 : 1;
       }
     }
     if (!softening_chosen_) run.physics.softening = 0;  // the scenario's (or the file's) own

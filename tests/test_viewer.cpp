@@ -180,6 +180,19 @@ TEST_F(Viewer, FramesDirGetsOnePngPerFrame) {
   EXPECT_FALSE(fs::exists(dir_ / "movie" / "frame_00004.png"));
 }
 
+// The binary takes 4 steps a frame unless the user names a count: --steps-per-frame 1 is one step a frame too.
+TEST_F(Viewer, TheBinarysStepsPerFrameAreTheUsersWhereGiven) {
+  std::string const binary = "--offscreen --scenario two-body --width 160 --height 100 --no-hud --frames 10 "
+                             "--screenshot " + file("b.png");
+  ASSERT_EQ(run(binary, "env -u DISPLAY"), 0) << err();
+  EXPECT_NE(err().find("mean of the 40 steps"), std::string::npos) << err();
+  for (char const* given : {"1", "2"}) {
+    ASSERT_EQ(run(binary + " --steps-per-frame " + given, "env -u DISPLAY"), 0) << err();
+    std::string const steps = std::to_string(10 * std::stoi(given));
+    EXPECT_NE(err().find("mean of the " + steps + " steps"), std::string::npos) << given << ": " << err();
+  }
+}
+
 TEST_F(Viewer, HudIsDrawnUnlessHidden) {
   ASSERT_EQ(run("--offscreen --bodies 64 --width 640 --height 400 --screenshot " + file("hud.png"), "env -u DISPLAY"), 0)
       << err();
