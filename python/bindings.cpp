@@ -840,6 +840,7 @@ class Engine {
     }
     out["outputs_not_written"] = lost;
     out["diagnostics_failure"] = r.diagnostics_failure.empty() ? nb::none() : nb::cast(r.diagnostics_failure);
+    out["diagnostics_rows_in"] = r.diagnostics_rows_in.empty() ? nb::none() : nb::cast(r.diagnostics_rows_in);
     out["diagnostics_replaced"] = r.diagnostics_replaced.empty() ? nb::none() : nb::cast(r.diagnostics_replaced);
     out["checkpoint_replaced"] = r.checkpoint_replaced.empty() ? nb::none() : nb::cast(r.checkpoint_replaced);
     out["energy_warning"] = r.energy_warning.empty() ? nb::none() : nb::cast(r.energy_warning);

@@ -604,7 +604,8 @@ class Simulation:
         the final ``checkpoint`` file is ``checkpoint``), snapshots_written and _not_written,
         outputs_not_written (the final checkpoint or save file that could not be written, each a
         dict of output, path and error, then raised as ``OutputNotWrittenError``; the others were written),
-        diagnostics_failure (why the series stopped early; else None), diagnostics_replaced (the warning, where the run takes up an earlier one and
+        diagnostics_failure (why the series stopped early; else None) and diagnostics_rows_in (then the file
+        its rows are in, the partial file, or None where they are in none), diagnostics_replaced (the warning, where the run takes up an earlier one and
         replaces its series at the ``diagnostics`` path whole; else None), checkpoint_replaced (the
         warning, where the ``checkpoint`` path holds another run's checkpoint, which the run replaces; else
         None), failure, saved_step and

@@ -405,6 +405,7 @@ def test_a_restart_of_a_step_0_checkpoint_goes_on_over_its_earlier_starts_files(
         sim.run(steps=20, snapshots=tmp_path / "s", snapshot_every=10)
         assert sim.last_run["snapshots_written"] == 3
         assert sim.last_run["diagnostics_failure"] is None  # as --json's null
+        assert sim.last_run["diagnostics_rows_in"] is None
     # With other bodies it is another course: refused among them. So is a setting changed, run again over its own.
     other = nbody.Simulation.restart(tmp_path / "zero.h5", backend="cpu")
     other.positions = other.positions * 1.5
@@ -1034,3 +1035,14 @@ def test_an_output_named_as_a_tipsy_saves_units_file_is_refused(tmp_path):
                                          r"pynbody and yt would read as a parameter file"):
         sim.run(steps=2, save=tmp_path / "py.bin", checkpoint=tmp_path / "py.bin.param")
     assert sim.steps == 0 and os.listdir(tmp_path) == []
+
+
+def test_a_series_that_cannot_take_its_name_says_which_file_holds_its_rows(tmp_path):
+    # A folder made at the series' name during the run: its rows stay in the partial file, which last_run names, as
+    # --json's diagnostics_rows_in does.
+    series = tmp_path / "d.csv"
+    sim = nbody.Simulation(n=64, backend="cpu")
+    sim.run(steps=20, diagnostics=series, diagnostics_every=5, callback=lambda s: series.mkdir(exist_ok=True), every=10)
+    assert sim.last_run["diagnostics_failure"] and "d.csv" in sim.last_run["diagnostics_failure"]
+    assert sim.last_run["diagnostics_rows_in"] == str(series) + ".partial"
+    assert sum(1 for line in open(sim.last_run["diagnostics_rows_in"]) if line[:1].isdigit()) == 5
