@@ -904,6 +904,8 @@ class Viewer {
                                          camera_.world_per_pixel(float(surface_->height())), surface_->width());
     if (controls_.color == render::ColorMode::level) h.overlay->swatches = level_swatches_;
     if (controls_.color == render::ColorMode::type) h.overlay->swatches = render::type_swatches(types_present_);
+    // The legend as the colours show under this frame's exposure, which brightens a dark colour of the map.
+    h.overlay->tone = hdr_->tone(shown_exposure_, controls_.brightness);
     h.block_steps = s.block_steps;
     h.units = running_.units;
     return h;

@@ -6,6 +6,20 @@
 
 namespace nbody::render {
 
+std::array<float, 3> as_drawn(const std::array<float, 3>& srgb, const ToneCurve& tone) {
+  std::array<float, 3> out{};
+  float const w = tone.white;
+  for (int k = 0; k < 3; ++k) {
+    float const c = std::clamp(srgb[k], 0.0f, 1.0f);
+    float const linear = c < 0.04045f ? c / 12.92f : std::pow((c + 0.055f) / 1.055f, 2.4f);
+    float const exposed = linear * tone.brightness * tone.exposure;
+    float const mapped = std::min(exposed * (1.0f + exposed / (w * w)) / (1.0f + exposed), 1.0f);
+    float const encoded = mapped < 0.0031308f ? mapped * 12.92f : 1.055f * std::pow(mapped, 1.0f / 2.4f) - 0.055f;
+    out[k] = std::min(encoded + tone.background[k], 1.0f);
+  }
+  return out;
+}
+
 float AutoExposure::update(float average_luminance, float seconds) {
   if (!(average_luminance > 0.0f) || !std::isfinite(average_luminance)) return exposure();  // empty or broken frame
   double const log_target =

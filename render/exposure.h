@@ -2,7 +2,24 @@
 // GPU by HdrPipeline, becomes the exposure that maps it to middle grey, adapted smoothly over time.
 #pragma once
 
+#include <array>
+
 namespace nbody::render {
+
+// How a frame's light became its pixels (HdrPipeline::tone): a body's sprite adds `brightness` x its colour
+// (decoded from sRGB to linear radiance) at its centre; the frame is multiplied by `exposure`, put through Reinhard's
+// extended curve with the exposed white point `white`, encoded as sRGB, and `background` added (display values).
+struct ToneCurve {
+  float brightness = 1.0f;
+  float exposure = 1.0f;
+  float white = 4.0f;
+  std::array<float, 3> background = {0.0f, 0.0f, 0.0f};
+};
+
+// The display (sRGB) colour at the centre of a lone body of display colour `srgb` under `tone`, as
+// assets/shaders/bodies.* and tonemap.frag compute it: what a legend shows, so that the colours on screen read as it
+// says (the exposure brightens a dark colour of the map; crowded bodies add up, brighter than any one).
+std::array<float, 3> as_drawn(const std::array<float, 3>& srgb, const ToneCurve& tone);
 
 class AutoExposure {
  public:

@@ -142,6 +142,11 @@ float HdrPipeline::display(float exposure, bool measure_first) {
   return exposure;
 }
 
+ToneCurve HdrPipeline::tone(float exposure, float brightness) const {
+  return {brightness, exposure, std::max(white_luminance_ * exposure, kMinWhite),
+          {kBackground[0], kBackground[1], kBackground[2]}};
+}
+
 void HdrPipeline::tone_map(float exposure) {
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   glViewport(0, 0, width_, height_);

@@ -4,6 +4,7 @@
 // regions keep their structure instead of clipping to white.
 #pragma once
 
+#include "render/exposure.h"
 #include "render/gl_objects.h"
 
 namespace nbody::render {
@@ -58,6 +59,8 @@ class HdrPipeline {
   // The white point of the frame last ended (linear radiance, before exposure): the kPeakNorm-norm
   // of its luminance (from the same texel's fourth channel); 0 when nothing was lit.
   float white_luminance() const { return white_luminance_; }
+  // The tone curve of the frame last shown with `exposure` (end's or show_again's) for sprites of `brightness`.
+  ToneCurve tone(float exposure, float brightness) const;
   // The fraction of pixels that were lit, in [0, 1], from the same texel.
   float lit_fraction() const { return lit_fraction_; }
 

@@ -10,8 +10,14 @@ namespace nbody::render {
 namespace {
 
 ImU32 rgba(float r, float g, float b, float a = 1.0f) { return ImGui::ColorConvertFloat4ToU32(ImVec4(r, g, b, a)); }
-ImU32 rgba(const Color& c) { return rgba(c.r, c.g, c.b); }
-ImU32 rgba(const Rgba& c) { return rgba(c[0], c[1], c[2]); }
+// A colour of the bodies as they show on screen under the frame's tone curve (as the colour itself without one).
+ImU32 shown(float r, float g, float b, const std::optional<ToneCurve>& tone) {
+  if (!tone) return rgba(r, g, b);
+  auto const c = as_drawn({r, g, b}, *tone);
+  return rgba(c[0], c[1], c[2]);
+}
+ImU32 shown(const Color& c, const std::optional<ToneCurve>& tone) { return shown(c.r, c.g, c.b, tone); }
+ImU32 shown(const Rgba& c, const std::optional<ToneCurve>& tone) { return shown(c[0], c[1], c[2], tone); }
 
 const ImU32 kText = rgba(0.92f, 0.92f, 0.92f), kBackdrop = rgba(0.0f, 0.0f, 0.0f, 0.55f);
 
@@ -84,7 +90,7 @@ void draw_overlay(const OverlayInfo& info, int width, int height) {
     constexpr int kSegments = 64;
     for (int k = 0; k < kSegments; ++k) {  // top = max, bottom = min
       float const t0 = 1.0f - float(k) / kSegments, t1 = 1.0f - float(k + 1) / kSegments;
-      ImU32 const top = rgba(map_color(map, t0)), low = rgba(map_color(map, t1));
+      ImU32 const top = shown(map_color(map, t0), info.tone), low = shown(map_color(map, t1), info.tone);
       d->AddRectFilledMultiColor(ImVec2(x0, y0 + bar_h * float(k) / kSegments),
                                  ImVec2(x0 + bar_w, y0 + bar_h * float(k + 1) / kSegments), top, top, low, low);
     }
@@ -107,7 +113,8 @@ void draw_overlay(const OverlayInfo& info, int width, int height) {
     d->AddRectFilled(ImVec2(box_left, box_top), ImVec2(right, bottom), kBackdrop, 4.0f);
     for (std::size_t k = 0; k < info.swatches.size(); ++k) {
       float const y = box_top + 6.0f + line * float(k);
-      d->AddCircleFilled(ImVec2(box_left + 14.0f, y + 0.5f * small), 0.4f * small, rgba(info.swatches[k].color));
+      d->AddCircleFilled(ImVec2(box_left + 14.0f, y + 0.5f * small), 0.4f * small,
+                         shown(info.swatches[k].color, info.tone));
       outlined_text(d, font, small, ImVec2(box_left + 28.0f, y), info.swatches[k].label);
     }
   }

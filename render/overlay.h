@@ -8,11 +8,13 @@
 
 #include <array>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "render/annotations.h"
 #include "render/colors.h"
+#include "render/exposure.h"
 
 namespace nbody::render {
 
@@ -23,6 +25,9 @@ struct OverlayInfo {
   std::vector<Swatch> swatches; // type and device modes: each colour and its meaning
   std::string time;             // "t = 12.5 Myr"
   ScaleBar bar;
+  // The frame's tone curve: the colour bar and swatches are drawn as a lone body of each colour shows under it
+  // (render::as_drawn). None: as the colours themselves.
+  std::optional<ToneCurve> tone;
 };
 
 // What to draw for this frame: colour legend for `mode`, the time stamp (`dt`: the fixed step, 0 for hermite4's block

@@ -193,6 +193,41 @@ TEST_F(Viewer, TheBinarysStepsPerFrameAreTheUsersWhereGiven) {
   }
 }
 
+// The legend shows a colour as the bodies of it show on screen: the exposure, which brightens a frame of four bodies
+// several times (once it has adapted, over the frames), brightens the legend's colours alike. Coloured by device, the
+// four bodies take device 0's colour: the centre of a body (the brightest pixel; four bodies do not overlap) is the
+// colour of the legend's swatch (its most saturated pixel), which was the colour itself, several times darker.
+TEST_F(Viewer, TheLegendShowsTheColoursAsTheBodiesShowThem) {
+  int const w = 640, h = 400;
+  ASSERT_EQ(run("--offscreen --bodies 4 --color device --hud minimal --frames 40 --width 640 --height 400 "
+                "--screenshot " + file("l.png"),
+                "env -u DISPLAY"),
+            0)
+      << err();
+  Image const im = load(file("l.png"));
+  ASSERT_EQ(im.width, w);
+  auto at = [&](int x, int y) { return &im.rgb[(std::size_t(y) * std::size_t(w) + std::size_t(x)) * 3]; };
+  int best = -1, bx = 0, by = 0;
+  for (int y = 60; y < h - 60; ++y)  // clear of the time stamp, the scale bar and the legend
+    for (int x = 0; x < w - 200; ++x) {
+      auto const* p = at(x, y);
+      if (p[0] + p[1] + p[2] > best) best = p[0] + p[1] + p[2], bx = x, by = y;
+    }
+  int saturation = -1, sx = 0, sy = 0;
+  for (int y = h - 120; y < h; ++y)  // the legend's corner (render::overlay_layout)
+    for (int x = w - 200; x < w; ++x) {
+      auto const* p = at(x, y);
+      int const s = std::max({p[0], p[1], p[2]}) - std::min({p[0], p[1], p[2]});
+      if (s > saturation) saturation = s, sx = x, sy = y;
+    }
+  auto const *body = at(bx, by), *swatch = at(sx, sy);
+  for (int k = 0; k < 3; ++k)
+    EXPECT_NEAR(int(body[k]), int(swatch[k]), 6)
+        << "channel " << k << ": a body at (" << bx << ", " << by << ") is (" << int(body[0]) << ", " << int(body[1])
+        << ", " << int(body[2]) << "), the legend's swatch at (" << sx << ", " << sy << ") (" << int(swatch[0])
+        << ", " << int(swatch[1]) << ", " << int(swatch[2]) << ")";
+}
+
 TEST_F(Viewer, HudIsDrawnUnlessHidden) {
   ASSERT_EQ(run("--offscreen --bodies 64 --width 640 --height 400 --screenshot " + file("hud.png"), "env -u DISPLAY"), 0)
       << err();
@@ -238,17 +273,18 @@ TEST_F(Viewer, OverlayShowsLegendTimeAndScaleBarAndMinimalHasNoWidgets) {
     else
       EXPECT_GT(in_minimal, 200u) << b.name << " missing from the minimal HUD";
   }
-  // The colour bar: viridis' yellow end (253, 231, 37) above its violet end (68, 1, 84).
-  auto near = [&](int r, int g, int b) {
-    int best_y = -1;
+  // The colour bar: viridis' yellow end (253, 231, 37) above its violet end (68, 1, 84), each as the frame's exposure
+  // shows it (brighter, the same hue).
+  auto first = [&](auto is) {
     for (int y = legend.y0; y < legend.y1; ++y)
       for (int x = legend.x0; x < legend.x1; ++x) {
         auto const* p = &minimal.rgb[(std::size_t(y) * std::size_t(minimal.width) + std::size_t(x)) * 3];
-        if (std::abs(p[0] - r) + std::abs(p[1] - g) + std::abs(p[2] - b) < 12) best_y = best_y < 0 ? y : best_y;
+        if (is(int(p[0]), int(p[1]), int(p[2]))) return y;
       }
-    return best_y;
+    return -1;
   };
-  int const yellow = near(253, 231, 37), violet = near(68, 1, 84);
+  int const yellow = first([](int r, int g, int b) { return r > 150 && g > 150 && b < g - 100; });
+  int const violet = first([](int r, int g, int b) { return b > g + 40 && r > g + 30 && g < 60; });
   EXPECT_GE(yellow, 0) << "no viridis yellow in the legend";
   EXPECT_GE(violet, 0) << "no viridis violet in the legend";
   EXPECT_LT(yellow, violet) << "fast (yellow) belongs at the top of the bar";
