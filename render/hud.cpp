@@ -237,13 +237,16 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
                ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoMove |
                    ImGuiWindowFlags_NoSavedSettings);
   ImGui::PushTextWrapPos(0.0f);
+  // The widgets leave room for their labels (the longest, "dt max/update"), which a narrow panel (a 640-pixel window)
+  // cut to "scenari" and "steps/u" at ImGui's default of two thirds of the panel for the widget.
+  ImGui::PushItemWidth(-(ImGui::CalcTextSize("dt max/update").x + ImGui::GetStyle().ItemInnerSpacing.x));
   // Short lines, each well inside the panel: a line that wrapped or not with the width of its numbers
   // moved every control below it by a line between two refreshes of the figures (and a click aimed at
   // one landed on another).
   // Paused, frames are drawn only when something changes: a rate would be the one from before the pause.
   char frames[96];
   if (s.paused)
-    std::snprintf(frames, sizeof frames, "frames drawn on change   render %.3g ms", s.render_ms);
+    std::snprintf(frames, sizeof frames, "frames on change   render %.3g ms", s.render_ms);
   else if (s.fps == 0 && s.render_ms == 0)  // the first frame: nothing measured yet (not a rate of 0)
     std::snprintf(frames, sizeof frames, "frames drawn/s and render time: measuring");
   else
@@ -442,6 +445,7 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     ImGui::PopStyleColor();
     ImGui::PopTextWrapPos();
   }
+  ImGui::PopItemWidth();
   ImGui::End();
 }
 

@@ -32,8 +32,9 @@ def expect(condition, what):
 class Viewer:
     """One nbody viewer in one Xvfb; the log is its stderr."""
 
-    def __init__(self, nbody, args, folder, hud_seconds=60, started=True):
+    def __init__(self, nbody, args, folder, hud_seconds=60, started=True, size=(WIDTH, HEIGHT)):
         self.folder = folder
+        self.size = size  # the window's; the screen is WIDTH x HEIGHT
         read_end, write_end = os.pipe()
         self.xvfb = subprocess.Popen(
             # -noreset: the server stays up when the viewer, its only client, quits on a key press,
@@ -58,7 +59,7 @@ class Viewer:
         self.env.pop("WAYLAND_DISPLAY", None)
         self.log_path = os.path.join(self.folder, "stderr.txt")
         self.log_file = open(self.log_path, "w")
-        self.command = [nbody, "--viewer", "--width", str(WIDTH), "--height", str(HEIGHT)] + args
+        self.command = [nbody, "--viewer", "--width", str(self.size[0]), "--height", str(self.size[1])] + args
         self.started = time.monotonic()
         self.proc = subprocess.Popen(self.command, env=self.env, stdout=subprocess.DEVNULL, stderr=self.log_file)
         if hud_seconds is None:  # a recording: its first frame comes after the start-up; the window at once
@@ -72,7 +73,7 @@ class Viewer:
             self.wait_started(60)
             time.sleep(0.5)
         # The pointer enters the window once, as a person's would, away from the HUD.
-        self.xdotool("mousemove", str(WIDTH - 20), str(HEIGHT - 20))
+        self.xdotool("mousemove", str(self.size[0] - 20), str(self.size[1] - 20))
         time.sleep(0.3)
 
     def log(self):
@@ -775,13 +776,32 @@ def tapped_enter_while_running(nbody, folder):
         v.close()
 
 
+# A window of 640 x 400 (a small laptop window, a projector's corner): the panel is narrow, and each control of the
+# Simulation and View sections is whole inside it, its label included (they were cut to "scenari" and "steps/u").
+def narrow_window_keeps_the_labels(nbody, folder):
+    v = Viewer(nbody, ["--bodies", "1024", "--paused"], folder, size=(640, 400))
+    try:
+        v.click_until("Simulation", "N")
+        header = v.rect("Simulation")
+        for label in ("N", "dt", "softening", "steps/update"):
+            r = v.rect(label)
+            expect(r is not None, f"no {label} in the Simulation section\n" + v.log())
+            expect(r[0] + r[2] <= header[0] + header[2] + 1,
+                   f"{label} (with its label) reaches x = {r[0] + r[2]}, past the panel's {header[0] + header[2]}")
+        v.key("q")
+        expect(v.wait_exit() == 0, "q: exit status " + str(v.proc.returncode))
+    finally:
+        v.close()
+
+
 CASES = {f.__name__: f for f in (escape_in_a_text_field, escape_in_a_popup, screenshot_that_cannot_be_written, scenario_switch,
                                   bad_body_count, redraws_during_a_slow_step, drag_while_paused, hud_key_cycles,
                                   first_frame_at_once, recording_ends_during_its_start_up,
                                   close_and_sigterm_during_a_long_start_up, quit_during_a_long_step,
                                   quick_scenario_switches, hud_values_held_to_command_line_bounds,
                                   click_on_a_slider_applies, level_colours_while_paused,
-                                  recording_closed_keeps_its_screenshot, tapped_enter_while_running)}
+                                  recording_closed_keeps_its_screenshot, tapped_enter_while_running,
+                                  narrow_window_keeps_the_labels)}
 
 
 def main():
