@@ -535,6 +535,12 @@ def security(nbody, folder, shots):
         said = "closed by the server (1001): the server stopped: terminated (SIGTERM)"
         wait_for(lambda: said in (browser.state().get("status") or ""), 10,
                  "the page of a stopped server did not say why: %r" % browser.state().get("status"))
+        # Its picture is dimmed, no longer live, and the download of the file written before (which this reloaded page
+        # was offered) is no longer there: the server that served it stopped.
+        opacity = browser.evaluate("getComputedStyle(document.getElementById('view')).opacity")
+        expect(float(opacity) < 1, "the stopped server's last picture is shown as if live (opacity %s)" % opacity)
+        expect(browser.evaluate("document.getElementById('file').hidden") is True,
+               "the page still offers a download from the stopped server")
     finally:
         for s in stalled:
             s.close()
