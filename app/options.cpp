@@ -291,8 +291,11 @@ void check_options_apply(const CLI::App& cli, Mode mode, const std::string& impl
   auto applies = [&](const std::vector<Mode>& modes) { return std::find(modes.begin(), modes.end(), mode) != modes.end(); };
   for (auto const& r : rules)
     if (cli.count(r.option) && !applies(r.modes)) refuse(r.option, r.where);
+  // --serve is the viewer in a browser: what belongs to the window alone is named so there.
   for (const char* option : viewer_options)
-    if (cli.count(option) && !applies(viewer)) refuse(option, "the viewer");
+    if (cli.count(option) && !applies(viewer))
+      refuse(option, mode == M::serve ? "the desktop viewer (a window, or --offscreen's recordings), not the browser's"
+                                      : "the viewer");
   for (const char* option : kServedOptions)
     if (cli.count(option) && !applies(served)) refuse(option, "the viewer and --serve");
   for (const char* option : simulation_options)

@@ -314,6 +314,11 @@ TEST(ServeCli, BadAddressesAndOptionsAreOneLineExitTwo) {
     EXPECT_NE(o.err.find("--serve"), std::string::npos) << args << ": " << o.err;
   }
   EXPECT_NE(nbody("--serve 99999").err.find("--serve 99999: the port must be"), std::string::npos);
+  // --serve is a viewer too (in a browser): what belongs to the window alone says so.
+  EXPECT_NE(nbody("--serve 8080 --offscreen")
+                .err.find("--offscreen does nothing with --serve; it belongs to the desktop viewer (a window, or "
+                          "--offscreen's recordings), not the browser's"),
+            std::string::npos);
 }
 
 // Settings that the bodies' start-up would refuse are refused before the address is given (and the viewer's, before
