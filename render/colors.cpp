@@ -171,7 +171,7 @@ std::vector<Swatch> level_swatches(const std::vector<std::uint8_t>& levels, Colo
 std::vector<Swatch> type_swatches(unsigned present) {
   auto has = [&](sim::BodyType t) { return (present >> unsigned(t)) & 1u; };
   std::vector<Swatch> s;
-  if (has(sim::BodyType::star)) s.push_back({kHeavyStar, "stars (lighter: bluer)"});
+  if (has(sim::BodyType::star)) s.push_back({kHeavyStar, "stars (less mass: bluer)"});
   if (has(sim::BodyType::dark)) s.push_back({kDark, "dark matter"});
   if (has(sim::BodyType::gas)) s.push_back({kGas, "gas"});
   return s;

@@ -24,7 +24,7 @@ struct SpeedColoring {
 };
 
 // One colour per body. Speeds as speed_colors.h says (the GPU path does the same); types: dark
-// matter dim violet, stars warm white (lighter stars a little bluer), gas cyan; devices: a distinct
+// matter dim violet, stars warm white (stars of less mass a little bluer), gas cyan; devices: a distinct
 // hue per slice, so the partition is visible.
 void compute_colors(ColorMode mode, const sim::BodySet& bodies, const std::vector<Slice>& slices,
                     const SpeedColoring& speed, std::vector<Rgba>& out);

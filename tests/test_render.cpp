@@ -420,9 +420,9 @@ TEST(Colors, TypeLegendListsTheTypesPresent) {
     return l;
   };
   EXPECT_EQ(labels(render::type_swatches(render::types_present({T::star, T::star}))),
-            std::vector<std::string>{"stars (lighter: bluer)"});
+            std::vector<std::string>{"stars (less mass: bluer)"});
   EXPECT_EQ(labels(render::type_swatches(render::types_present({T::dark, T::star}))),
-            (std::vector<std::string>{"stars (lighter: bluer)", "dark matter"}));
+            (std::vector<std::string>{"stars (less mass: bluer)", "dark matter"}));
   EXPECT_EQ(render::type_swatches().size(), 3u);
   EXPECT_TRUE(render::type_swatches(render::types_present({})).empty());
 }
