@@ -638,7 +638,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   add_named(*view, "--interop", o.interop, "positions into GL: auto, on (CUDA-GL interop or fail), off (host upload)");
   view->add_option("--steps-per-frame", o.steps_per_frame,
                    "simulation steps per frame (hermite4: spans of dt max's power of two, which end with every body at "
-                   "one time); default 1, 4 for the two-body scenario")
+                   "one time); default 1, 4 for the two-body scenario with fixed steps")
       ->check(whole_number(1, kMaxStepsPerFrame));
   cli.footer(viewer_keys_help());
 

@@ -201,7 +201,7 @@ class Viewer {
     controls_.trails = two_body || o.trails;
     trails_for_binary_ = two_body && !o.trails;
     trails_before_ = controls_.trails;
-    if (two_body && !o.steps_per_frame) controls_.steps_per_update = 4;
+    if (two_body && !o.steps_per_frame) controls_.steps_per_update = binary_steps_per_update();
     controls_.threading = o.run.devices.threading == multigpu::Threading::workers ? 1 : 0;
     controls_.bodies = std::int64_t(o.run.initial.bodies ? o.run.initial.bodies
                                                          : from_file ? 0 : sim::default_bodies(o.run.initial.scenario));
@@ -407,6 +407,11 @@ class Viewer {
     // simulation frames: a still picture.
     return controls_.hud == render::HudMode::full && !stats.paused && seconds_since(shown_at_) >= kFiguresPeriod;
   }
+
+  // The binary's steps a frame where the user names none: 4 fixed steps (the trail, a point a frame, then spans
+  // an orbit), or one of hermite4's spans of dt max (1/16 by default, already 6 times 4 fixed steps of 0.01: more,
+  // and a frame's point of the trail jumped over a whole pericentre passage, drawing the orbit with corners).
+  int binary_steps_per_update() const { return controls_.block_steps ? 1 : 4; }
 
   // Input arrived: frames for a little while, whatever else changes.
   void wake(std::uint64_t drawn) {
@@ -660,7 +665,7 @@ class Viewer {
         else if (!binary && trails_for_binary_)
           controls_.trails = trails_for_binary_ = false;
         trails_before_ = controls_.trails;
-        if (!options_.steps_per_frame) controls_.steps_per_update = binary ? 4 : 1;
+        if (!options_.steps_per_frame) controls_.steps_per_update = binary ? binary_steps_per_update() : 1;
       }
     }
     if (!softening_chosen_) run.physics.softening = 0;  // the scenario's (or the file's) own

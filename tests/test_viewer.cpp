@@ -180,7 +180,8 @@ TEST_F(Viewer, FramesDirGetsOnePngPerFrame) {
   EXPECT_FALSE(fs::exists(dir_ / "movie" / "frame_00004.png"));
 }
 
-// The binary takes 4 steps a frame unless the user names a count: --steps-per-frame 1 is one step a frame too.
+// The binary takes 4 steps a frame unless the user names a count (hermite4: one span of dt max): --steps-per-frame 1
+// is one step a frame too.
 TEST_F(Viewer, TheBinarysStepsPerFrameAreTheUsersWhereGiven) {
   std::string const binary = "--offscreen --scenario two-body --width 160 --height 100 --no-hud --frames 10 "
                              "--screenshot " + file("b.png");
@@ -191,6 +192,19 @@ TEST_F(Viewer, TheBinarysStepsPerFrameAreTheUsersWhereGiven) {
     std::string const steps = std::to_string(10 * std::stoi(given));
     EXPECT_NE(err().find("mean of the " + steps + " steps"), std::string::npos) << given << ": " << err();
   }
+  // hermite4's binary: one span of dt max a frame (four drew an eccentric orbit's pericentre as a corner), as
+  // --steps-per-frame 1 gives, and fewer block steps than 4 spans a frame make.
+  auto block_steps = [&](const std::string& args) {
+    EXPECT_EQ(run(binary + " --integrator hermite4 --eccentricity 0.9 " + args, "env -u DISPLAY"), 0) << err();
+    std::string const e = err();
+    std::size_t const at = e.find("mean of the ");
+    return at == std::string::npos ? -1 : std::stoi(e.substr(at + 12));
+  };
+  int const by_default = block_steps(""), one = block_steps("--steps-per-frame 1"),
+            four = block_steps("--steps-per-frame 4");
+  EXPECT_GT(by_default, 0);
+  EXPECT_EQ(by_default, one);
+  EXPECT_LT(by_default, four);
 }
 
 // The legend shows a colour as the bodies of it show on screen: the exposure, which brightens a frame of four bodies
