@@ -378,11 +378,15 @@ class Engine {
     });
   }
 
-  static std::unique_ptr<Engine> from_arrays(Rows3 positions, Rows3 velocities, Column masses, double time,
+  // `given_time`: a number in the simulation's units, or text with a unit ("1Myr") in the units `options` names.
+  static std::unique_ptr<Engine> from_arrays(Rows3 positions, Rows3 velocities, Column masses, nb::object given_time,
                                              const nb::dict& options, std::optional<std::uintptr_t> comm) {
     driver::RunConfig run;
     run.devices.engine.precision = Precision::fp64;
     apply_options(run, options, false);
+    double const time = nb::isinstance<nb::str>(given_time)
+                            ? driver::typed_time("--time", nb::cast<std::string>(given_time), run.units, run.names)
+                            : nb::cast<double>(given_time);
     // The times a run can have, as the file readers hold theirs to (core/bounds.h), in Python's words.
     if (auto const why = time_problem(time); !why.empty()) throw InputError("time=" + shortest(time) + ": " + why);
     sim::BodySet bodies = to_bodies(positions, velocities, masses);

@@ -303,7 +303,8 @@ class Simulation:
     @classmethod
     def from_arrays(cls, positions, velocities, masses, *, time=0.0, softening=0.01, **settings):
         """A simulation of the bodies given as NumPy arrays, at step 0 of ``time`` (a time a run can have: within
-        [-1e27, 1e27], as a file's time must be).
+        [-1e27, 1e27], as a file's time must be; a number in the simulation's units, or text with a unit, "1Myr", in
+        the units ``mass_unit`` and ``length_unit`` give, as ``dt``).
 
         positions, velocities: (N, 3) arrays; masses: (N,); float64 or float32 (float32 values are
         widened exactly). Every value must be finite and no mass negative (0 is a test particle): otherwise a
@@ -319,13 +320,17 @@ class Simulation:
                 raise ValueError(f"{name}: {array.shape[0]} bodies, positions has {positions.shape[0]}; "
                                  "give one row per body in each")
         time = _scalar(time)
-        if isinstance(time, bool) or not isinstance(time, numbers.Real):
-            raise TypeError(f"time: expected a number, got {time!r} ({type(time).__name__})")
+        if isinstance(time, str):
+            pass  # a time with a unit ("1Myr"), in the units mass_unit and length_unit give
+        elif isinstance(time, bool) or not isinstance(time, numbers.Real):
+            raise TypeError(f"time: expected a number or text with a unit, got {time!r} ({type(time).__name__})")
+        else:
+            time = float(time)
         comm = _comm_handle(settings.pop("comm", None))
         settings = cls._settings(settings, Simulation.from_arrays)
         settings["softening"] = softening
         self = cls.__new__(cls)
-        self._adopt(_nbody.Engine.from_arrays(positions, velocities, masses, float(time), settings, comm))
+        self._adopt(_nbody.Engine.from_arrays(positions, velocities, masses, time, settings, comm))
         return self
 
     @classmethod

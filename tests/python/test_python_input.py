@@ -219,6 +219,19 @@ def test_bytes_paths_and_numpy_scalars_are_taken(tmp_path):
         sim.save(b"\xff\xfe.bin")
 
 
+def test_arrays_start_at_a_time_with_a_unit():
+    # from_arrays' time as text with a unit, as dt takes one: in the units mass_unit and length_unit give.
+    p, v, m = np.array([[1.0, 0, 0], [-1, 0, 0]]), np.zeros((2, 3)), np.array([0.5, 0.5])
+    sim = nbody.Simulation.from_arrays(p, v, m, time="1Myr", mass_unit="1e3Msun", length_unit="1pc", backend="cpu")
+    assert sim.time == pytest.approx(1e6 * 365.25 * 86400 / sim.units["time_s"], rel=1e-12)
+    with pytest.raises(ValueError, match=r"^time='1Myr': a time in Myr needs the run's units"):
+        nbody.Simulation.from_arrays(p, v, m, time="1Myr", backend="cpu")
+    with pytest.raises(ValueError, match=r"^time='soon': not a number and a time unit"):
+        nbody.Simulation.from_arrays(p, v, m, time="soon", mass_unit="1e3Msun", length_unit="1pc", backend="cpu")
+    with pytest.raises(TypeError, match=r"^time: expected a number or text with a unit, got \[1\] \(list\)$"):
+        nbody.Simulation.from_arrays(p, v, m, time=[1], backend="cpu")
+
+
 def test_times_in_a_unit_are_taken_in_the_simulations_units(tmp_path):
     # t_end and the series' times as text with a unit, where the simulation has units: the same run as the number.
     sim = nbody.Simulation(n=64, backend="cpu")

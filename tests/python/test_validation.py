@@ -39,9 +39,9 @@ def test_bad_arrays_are_refused_naming_the_argument(changes, error, message):
 
 
 @pytest.mark.parametrize("time,error,message", [
-    (None, TypeError, r"^time: expected a number, got None \(NoneType\)$"),
-    (1j, TypeError, r"^time: expected a number, got 1j \(complex\)$"),
-    (True, TypeError, r"^time: expected a number, got True \(bool\)$"),
+    (None, TypeError, r"^time: expected a number or text with a unit, got None \(NoneType\)$"),
+    (1j, TypeError, r"^time: expected a number or text with a unit, got 1j \(complex\)$"),
+    (True, TypeError, r"^time: expected a number or text with a unit, got True \(bool\)$"),
     # The times a run can name (core/bounds.h), as the tipsy and HDF5 readers hold a file's time to.
     (float("inf"), ValueError, r"^time=inf: not a time in \[-1e27, 1e27\]$"),
     (float("nan"), ValueError, r"^time=nan: not a time in \[-1e27, 1e27\]$"),
