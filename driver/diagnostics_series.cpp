@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -366,6 +367,13 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
   return scan;
 }
 
+bool same_bytes(const std::string& a, const std::string& b) {
+  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+  if (!fa || !fb) return false;
+  return std::equal(std::istreambuf_iterator<char>(fa), std::istreambuf_iterator<char>(),
+                    std::istreambuf_iterator<char>(fb), std::istreambuf_iterator<char>());
+}
+
 // The name an earlier series of the run keeps where this run's begins again (PATH "d.csv": "d.earlier-1.csv", the
 // next number where that one is taken): the first free one, or one that already names the very file at PATH (an
 // earlier attempt of this run that linked it there, then died).
@@ -379,6 +387,8 @@ std::string earlier_series_name(const std::string& path) {
     struct stat st {};
     if (::lstat(name.c_str(), &st) != 0) return name;
     if (exists && st.st_dev == at_path.st_dev && st.st_ino == at_path.st_ino) return name;
+    // A copy of it (a file system without links): the same bytes.
+    if (exists && S_ISREG(st.st_mode) && st.st_size == at_path.st_size && same_bytes(name, path)) return name;
   }
 }
 
@@ -664,10 +674,19 @@ void DiagnosticsSeries::Lock::reset(int next) {
 
 void DiagnosticsSeries::keep_earlier() {
   if (earlier_name_.empty()) return;
-  std::string const name = std::exchange(earlier_name_, std::string());
-  struct stat at_path {}, st {};
+  std::string name = std::exchange(earlier_name_, std::string());
+  struct stat at_path {};
   if (::stat(path_.c_str(), &at_path) != 0) return;  // gone meanwhile: nothing to keep
-  if (::lstat(name.c_str(), &st) == 0 && st.st_dev == at_path.st_dev && st.st_ino == at_path.st_ino) return;
+  auto fail = [&](const std::string& why) {
+    unlock();
+    throw RuntimeFailure("--diagnostics " + path_ + ": cannot keep the earlier series as " + name + ": " + why +
+                         "; it stays at " + path_ + ", and this run's rows in " + partial_);
+  };
+  // The name said at the start, unless another file took it meanwhile: then the next free one. Where it already is
+  // the series (a link, or a copy, made by an earlier attempt of this run), nothing more.
+  if (struct stat st {}; ::lstat(name.c_str(), &st) == 0) name = earlier_series_name(path_);
+  struct stat st {};
+  if (::lstat(name.c_str(), &st) == 0) return;
   // A second name for the same file, so that the series is never without one; a copy, written whole, where the file
   // system has no such names.
   if (::link(path_.c_str(), name.c_str()) == 0) {
@@ -675,27 +694,21 @@ void DiagnosticsSeries::keep_earlier() {
     return;
   }
   int const err = errno;
-  if (err == EPERM || err == ENOTSUP || err == EXDEV || err == EMLINK || err == ENOSYS) {
-    std::ifstream in(path_, std::ios::binary);
-    std::string const rows{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    if (in.good() || in.eof()) {
-      write_file_atomically(name, "--diagnostics", [&](const std::string& tmp) {
-        std::FILE* f = std::fopen(tmp.c_str(), "w");
-        if (!f) return false;
-        bool const written = std::fwrite(rows.data(), 1, rows.size(), f) == rows.size();
-        return std::fclose(f) == 0 && written;
-      });
-      return;
-    }
-  }
-  throw RuntimeFailure("--diagnostics " + path_ + ": cannot keep the earlier series as " + name + ": " +
-                       std::strerror(err) + "; it stays at " + path_ + ", and this run writes no series");
+  if (err != EPERM && err != ENOTSUP && err != EXDEV && err != EMLINK && err != ENOSYS) fail(std::strerror(err));
+  std::ifstream in(path_, std::ios::binary);
+  std::string const rows{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) fail("cannot read " + path_);
+  write_file_atomically(name, "--diagnostics", [&](const std::string& tmp) {
+    std::FILE* f = std::fopen(tmp.c_str(), "w");
+    if (!f) return false;
+    bool const written = std::fwrite(rows.data(), 1, rows.size(), f) == rows.size();
+    return std::fclose(f) == 0 && written;
+  });
 }
 
 void DiagnosticsSeries::settle() {
   if (settled_) return;
   settled_ = true;
-  keep_earlier();
   int const fd = ::fileno(file_);
   auto fail = [&](const std::string& what) {
     throw RuntimeFailure("--diagnostics " + partial_ + ": " + what + ": " + std::strerror(errno));
@@ -979,6 +992,9 @@ void DiagnosticsSeries::close(bool ended) {
     if (created_ && rows_ == 0) ::unlink(partial_.c_str());
     keep_published(*further, created_ && rows_ == 0 ? "" : "; this run's rows stay in " + partial_);
   }
+  // The earlier series this one begins again from takes its own name first, so that it always has one (a run stopped
+  // before here keeps it at PATH, and gives it no other).
+  keep_earlier();
   // The name may have gone bad during the run (a directory made there): the rows then stay where they are.
   std::string const why = output_path_problem(path_);
   if (!why.empty() || std::rename(partial_.c_str(), path_.c_str()) != 0) {

@@ -997,6 +997,34 @@ def test_a_callback_that_raises_stops_the_series_as_a_signal_does(tmp_path):
 
 
 @pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_a_series_begun_again_by_a_run_that_stops_keeps_the_earlier_one_where_it_is(tmp_path):
+    # A new softening from step 100 of a series that reaches step 200, stopped at step 120: the earlier series stays
+    # at its name, and takes no other (it is replaced, and kept under another name, only where the new one ends).
+    series = tmp_path / "d.csv"
+    sim = nbody.Simulation(n=128, backend="cpu")
+    sim.run(steps=200, diagnostics=series, diagnostics_every=10, checkpoint=tmp_path / "c.h5", checkpoint_every=100)
+    before = series.read_bytes()
+    branch = nbody.Simulation.restart(tmp_path / "c_00000100.h5", backend="cpu", softening=0.05)
+
+    def stop(s):
+        if s.steps >= 120:
+            raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError, match="stop"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the warning that the series begins again, and the one that it is kept
+        branch.run(steps=100, diagnostics=series, callback=stop, every=10)
+    assert series.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if "earlier" in p.name) == []
+    # Run to its end, the new series replaces it, and it is kept as d.earlier-1.csv.
+    again = nbody.Simulation.restart(tmp_path / "c_00000100.h5", backend="cpu", softening=0.05)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again.run(steps=100, diagnostics=series)
+    assert (tmp_path / "d.earlier-1.csv").read_bytes() == before
+    assert [r["step"] for r in rows(series)][0] == "100"
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
 def test_a_restart_stopped_before_its_first_row_says_the_held_rows_are_kept(tmp_path):
     sim = nbody.Simulation(n=128, backend="cpu")
     sim.run(steps=130, diagnostics=tmp_path / "k.csv", diagnostics_every=50, checkpoint=tmp_path / "c.h5")
