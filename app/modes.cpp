@@ -612,6 +612,14 @@ int run_simulation(const Options& asked) {
       j.update(failed_json(gave_up.why, none, gave_up.save_failure));
       j.update({{"steps", nullptr}, {"wall_seconds", nullptr}, {"hermite4", nullptr}, {"start", nullptr}});
       j.update(outputs_json(none));
+      // What only the stopped run knows (the files its series wrote, its warnings) is null, not a count of none; so
+      // are its step and time where it kept no state.
+      for (char const* key : {"checkpoints_written", "checkpoints_not_written", "snapshots_written",
+                              "snapshots_not_written", "outputs_not_written", "diagnostics_samples",
+                              "diagnostics_rows_in", "diagnostics_failure", "diagnostics_replaced", "checkpoint_replaced",
+                              "energy_warning", "warnings"})
+        if (j.contains(key)) j[key] = nullptr;
+      if (!gave_up.kept_step) j["step"] = j["time"] = nullptr;
       write_json(o, j);
       std::fprintf(stderr, "rank 0: --json %s written\n", o.json.c_str());
     } catch (const std::exception& e) {

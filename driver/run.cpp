@@ -606,6 +606,15 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
          RunObserver& observer, RunResult& result) {
   Ranks const& ranks = sim.ranks();  // with several, each decision below is taken together
   bool const writer = ranks.rank() == 0;
+  // A rank that stops or hangs before the run keeps its first state (in the start's checks and passes): the front end
+  // still reports how the job ended, with no state kept; the words that save one take over below.
+  LastWords const report_on_giving_up([&](const std::string& why) {
+    if (ranks.size() == 1 || !writer || !o.on_giving_up) return;
+    GaveUp gave_up;
+    gave_up.why = why;
+    gave_up.save_failure = "the run had kept no state yet (it stopped in its start, before its first step)";
+    o.on_giving_up(gave_up);
+  });
   result = RunResult{};
   // A time limit (steps_for_time_limit) is this run's: a later run by steps is not stopped by it.
   struct ClearTimeLimit {
