@@ -46,8 +46,20 @@ mpi_tests = sys.argv[4] if len(sys.argv) > 4 else None
 failures = []
 
 # What the cases print goes to a buffer, written out when the script ends after the checks that failed: a test log
-# cut to its first lines (as a CI summary shows it) then still names them.
-_details, _stdout = io.StringIO(), sys.stdout
+# cut to its first lines (as a CI summary shows it) then still names them. It also goes, as it comes, to
+# mpi_cli_CASE.log in the working folder (the build's tests folder under CTest): a script killed by its test's time
+# limit, whose buffer is never written out, leaves what it did there.
+class _Tee(io.StringIO):
+    def __init__(self, path):
+        super().__init__()
+        self.log = open(path, "w", buffering=1)
+
+    def write(self, text):
+        self.log.write(text)
+        return super().write(text)
+
+
+_details, _stdout = _Tee(f"mpi_cli_{case}.log"), sys.stdout
 sys.stdout = _details
 
 
