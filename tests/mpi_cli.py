@@ -437,8 +437,10 @@ with tempfile.TemporaryDirectory() as d:
                   (took, os.path.getmtime(p("e.json")) - signalled_at[0]))
             # Under a sanitizer the start's phases take several times as long: the latency is judged in plain builds
             # alone.
+            # (Measured 0.2 to 0.5 s; the pass run whole, as the ranks used to, is about 20 s: 8 s tells them apart on a
+            # machine much slower or busier than this one.)
             if not sanitized:
-                check(took < 4.0, f"the ranks stopped {took:.1f} s after SIGTERM in the start's energy pass")
+                check(took < 8.0, f"the ranks stopped {took:.1f} s after SIGTERM in the start's energy pass")
         else:
             check(False, "a run stopped in the start's energy pass saves its state and writes its --json")
         # The start's first force pass (fp64 at N = 40,000: about 8 s here), SIGTERM to every rank: each rank stops its
@@ -448,8 +450,9 @@ with tempfile.TemporaryDirectory() as d:
         stop("the start's first force pass, SIGTERM to every rank",
              ["--run", "--precision", "fp64", "--bodies", "40000", "--steps", "2"], after=2.0, sig=signal.SIGTERM,
              every_rank=True, ranks_gone=gone)
+        # (Measured 0.1 s; the pass run whole ends about 6 s after the signal.)
         if gone[0] is not None and not sanitized:
-            check(gone[0] < 1.5, f"the ranks ended {gone[0]:.1f} s after SIGTERM in the start's first force pass")
+            check(gone[0] < 3.0, f"the ranks ended {gone[0]:.1f} s after SIGTERM in the start's first force pass")
         # mpirun passes Ctrl-C on as SIGTERM only after its kill timeout (5 s here): the pass must outlast it, on a fast
         # machine too (60,000 bodies ended in 6 s on one).
         stop("the start-up (hermite4's first force pass)", ["--run", "--integrator", "hermite4", "--bodies", "150000",
