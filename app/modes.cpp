@@ -20,6 +20,7 @@
 #include <future>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <atomic>
 #include <thread>
 #include <optional>
@@ -385,8 +386,13 @@ int run_simulation(const Options& asked) {
   bool const blocks = setup.program.hermite.has_value();
   // Every notice of the run, printed unless --quiet and in --json's "notices" in any case.
   std::vector<std::string> notices = setup.notices;
+  // A rank's last words (the give-up's --json) read them from the thread that gave up, while the run may add one.
+  std::mutex notices_mutex;
   auto notice = [&](const std::string& text) {
-    notices.push_back(text);
+    {
+      std::lock_guard<std::mutex> const guard(notices_mutex);
+      notices.push_back(text);
+    }
     if (!o.quiet && writes_outputs()) std::cerr << "notice: " << text << "\n";
   };
   if (!continued.notice.empty())
@@ -470,7 +476,10 @@ int run_simulation(const Options& asked) {
                 {"interrupted", r.stopped_by != 0},
                 {"time", at.time},
                 {"t_end", o.t_end ? json(*o.t_end) : json(nullptr)},  // asked for; time is where the run ended
-                {"notices", notices},
+                {"notices", [&] {
+                   std::lock_guard<std::mutex> const guard(notices_mutex);
+                   return json(notices);
+                 }()},
                 {"energy_warning", r.energy_warning.empty() ? json(nullptr) : json(r.energy_warning)},
                 {"warnings", warnings},
                 {"diagnostics_replaced", r.diagnostics_replaced.empty() ? json(nullptr) : json(r.diagnostics_replaced)},
