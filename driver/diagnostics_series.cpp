@@ -368,10 +368,14 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
 }
 
 bool same_bytes(const std::string& a, const std::string& b) {
-  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
-  if (!fa || !fb) return false;
-  return std::equal(std::istreambuf_iterator<char>(fa), std::istreambuf_iterator<char>(),
-                    std::istreambuf_iterator<char>(fb), std::istreambuf_iterator<char>());
+  try {
+    std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+    if (!fa || !fb) return false;
+    return std::equal(std::istreambuf_iterator<char>(fa), std::istreambuf_iterator<char>(),
+                      std::istreambuf_iterator<char>(fb), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure&) {  // a read error (a folder there): not the same file
+    return false;
+  }
 }
 
 // The name an earlier series of the run keeps where this run's begins again (PATH "d.csv": "d.earlier-1.csv", the
@@ -676,7 +680,8 @@ void DiagnosticsSeries::keep_earlier() {
   if (earlier_name_.empty()) return;
   std::string name = std::exchange(earlier_name_, std::string());
   struct stat at_path {};
-  if (::stat(path_.c_str(), &at_path) != 0) return;  // gone meanwhile: nothing to keep
+  // Gone meanwhile, or no longer a file (a folder made there): nothing to keep, and the name's check says the rest.
+  if (::stat(path_.c_str(), &at_path) != 0 || !S_ISREG(at_path.st_mode)) return;
   auto fail = [&](const std::string& why) {
     unlock();
     throw RuntimeFailure("--diagnostics " + path_ + ": cannot keep the earlier series as " + name + ": " + why +
@@ -695,9 +700,14 @@ void DiagnosticsSeries::keep_earlier() {
   }
   int const err = errno;
   if (err != EPERM && err != ENOTSUP && err != EXDEV && err != EMLINK && err != ENOSYS) fail(std::strerror(err));
-  std::ifstream in(path_, std::ios::binary);
-  std::string const rows{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) fail("cannot read " + path_);
+  std::string rows;
+  try {
+    std::ifstream in(path_, std::ios::binary);
+    rows.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (in.bad()) fail("cannot read " + path_);
+  } catch (const std::ios_base::failure& e) {
+    fail(std::string("cannot read ") + path_ + ": " + e.what());
+  }
   write_file_atomically(name, "--diagnostics", [&](const std::string& tmp) {
     std::FILE* f = std::fopen(tmp.c_str(), "w");
     if (!f) return false;
@@ -709,6 +719,10 @@ void DiagnosticsSeries::keep_earlier() {
 void DiagnosticsSeries::settle() {
   if (settled_) return;
   settled_ = true;
+  // The earlier series this one begins again from takes its second name now, before this run's first row: whatever
+  // becomes of this run (stopped, killed, and a restart from its own checkpoint, which takes the earlier file for
+  // another run's and replaces it), that series is not lost. A run that stops leaves it under both names.
+  keep_earlier();
   int const fd = ::fileno(file_);
   auto fail = [&](const std::string& what) {
     throw RuntimeFailure("--diagnostics " + partial_ + ": " + what + ": " + std::strerror(errno));
@@ -992,9 +1006,6 @@ void DiagnosticsSeries::close(bool ended) {
     if (created_ && rows_ == 0) ::unlink(partial_.c_str());
     keep_published(*further, created_ && rows_ == 0 ? "" : "; this run's rows stay in " + partial_);
   }
-  // The earlier series this one begins again from takes its own name first, so that it always has one (a run stopped
-  // before here keeps it at PATH, and gives it no other).
-  keep_earlier();
   // The name may have gone bad during the run (a directory made there): the rows then stay where they are.
   std::string const why = output_path_problem(path_);
   if (!why.empty() || std::rename(partial_.c_str(), path_.c_str()) != 0) {

@@ -997,9 +997,11 @@ def test_a_callback_that_raises_stops_the_series_as_a_signal_does(tmp_path):
 
 
 @pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
-def test_a_series_begun_again_by_a_run_that_stops_keeps_the_earlier_one_where_it_is(tmp_path):
+def test_a_series_begun_again_is_not_lost_to_a_stop_and_a_restart_from_its_branch(tmp_path):
     # A new softening from step 100 of a series that reaches step 200, stopped at step 120: the earlier series stays
-    # at its name, and takes no other (it is replaced, and kept under another name, only where the new one ends).
+    # at its name, and has its other name from the branch's first row on. A restart from the branch's own checkpoint
+    # (no new softening of its own) takes the file at the name for another run's and replaces it: the earlier series
+    # is still there, under its other name.
     series = tmp_path / "d.csv"
     sim = nbody.Simulation(n=128, backend="cpu")
     sim.run(steps=200, diagnostics=series, diagnostics_every=10, checkpoint=tmp_path / "c.h5", checkpoint_every=100)
@@ -1012,16 +1014,15 @@ def test_a_series_begun_again_by_a_run_that_stops_keeps_the_earlier_one_where_it
 
     with pytest.raises(RuntimeError, match="stop"), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the warning that the series begins again, and the one that it is kept
-        branch.run(steps=100, diagnostics=series, callback=stop, every=10)
+        branch.run(steps=100, diagnostics=series, callback=stop, every=10, checkpoint=tmp_path / "b.h5")
     assert series.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir() if "earlier" in p.name) == []
-    # Run to its end, the new series replaces it, and it is kept as d.earlier-1.csv.
-    again = nbody.Simulation.restart(tmp_path / "c_00000100.h5", backend="cpu", softening=0.05)
+    assert (tmp_path / "d.earlier-1.csv").read_bytes() == before
+    again = nbody.Simulation.restart(tmp_path / "b.h5", backend="cpu")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        again.run(steps=100, diagnostics=series)
+        again.run(steps=80, diagnostics=series)
     assert (tmp_path / "d.earlier-1.csv").read_bytes() == before
-    assert [r["step"] for r in rows(series)][0] == "100"
+    assert sorted(p.name for p in tmp_path.iterdir() if "earlier" in p.name) == ["d.earlier-1.csv"]
 
 
 @pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
