@@ -612,7 +612,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     if (ranks.size() == 1 || !writer || !o.on_giving_up) return;
     GaveUp gave_up;
     gave_up.why = why;
-    gave_up.save_failure = "the run had kept no state yet (it stopped in its start, before its first step)";
+    gave_up.save_failure = o.checkpoint.empty() ? "no " + o.names.name("--checkpoint") + " was given"
+                                                : "another rank stopped in the run's start, before the run kept a state";
     o.on_giving_up(gave_up);
   });
   result = RunResult{};
