@@ -677,21 +677,19 @@ void DiagnosticsSeries::Lock::reset(int next) {
 }
 
 void DiagnosticsSeries::keep_earlier() {
-  if (earlier_name_.empty()) return;
-  std::string name = std::exchange(earlier_name_, std::string());
+  if (std::exchange(earlier_name_, std::string()).empty()) return;
   struct stat at_path {};
   // Gone meanwhile, or no longer a file (a folder made there): nothing to keep, and the name's check says the rest.
   if (::stat(path_.c_str(), &at_path) != 0 || !S_ISREG(at_path.st_mode)) return;
+  // The name said at the start, unless another file took it meanwhile: then the next free one. Where it already is
+  // the series (a link, or a copy, made by an earlier attempt of this run), nothing more.
+  std::string const name = earlier_series_name(path_);
+  if (struct stat st {}; ::lstat(name.c_str(), &st) == 0) return;
   auto fail = [&](const std::string& why) {
     unlock();
     throw RuntimeFailure("--diagnostics " + path_ + ": cannot keep the earlier series as " + name + ": " + why +
                          "; it stays at " + path_ + ", and this run's rows in " + partial_);
   };
-  // The name said at the start, unless another file took it meanwhile: then the next free one. Where it already is
-  // the series (a link, or a copy, made by an earlier attempt of this run), nothing more.
-  if (struct stat st {}; ::lstat(name.c_str(), &st) == 0) name = earlier_series_name(path_);
-  struct stat st {};
-  if (::lstat(name.c_str(), &st) == 0) return;
   // A second name for the same file, so that the series is never without one; a copy, written whole, where the file
   // system has no such names.
   if (::link(path_.c_str(), name.c_str()) == 0) {
@@ -708,12 +706,7 @@ void DiagnosticsSeries::keep_earlier() {
   } catch (const std::ios_base::failure& e) {
     fail(std::string("cannot read ") + path_ + ": " + e.what());
   }
-  write_file_atomically(name, "--diagnostics", [&](const std::string& tmp) {
-    std::FILE* f = std::fopen(tmp.c_str(), "w");
-    if (!f) return false;
-    bool const written = std::fwrite(rows.data(), 1, rows.size(), f) == rows.size();
-    return std::fclose(f) == 0 && written;
-  });
+  write_text_file(name, rows, "--diagnostics");
 }
 
 void DiagnosticsSeries::settle() {
