@@ -3,6 +3,7 @@
 
 #include "engine_support.h"
 #include "sim/engines/cpu_engine.h"
+#include "sim/engines/simd_forces.h"
 #include "sim/kernels/pair_order.h"
 #include "sim/kernels/segments.h"
 #include "sim/kernels/tuning.h"
@@ -45,6 +46,24 @@ TEST_P(CpuForces, Fp64EngineIsTheReference) {
   auto const ref = test::reference_accelerations(b, kSoftening);
   auto const a = engine_accelerations(b, Precision::fp64, sim::Kernel::simd, {0, b.size()});
   EXPECT_EQ(test::relative_l2(a, ref), 0.0);
+}
+
+// The fp64 SIMD path itself (not only through the engine): the reference's bits for every body of any slice, its
+// blocks of lanes starting anywhere and ending part full.
+TEST_P(CpuForces, Fp64SimdPathHasTheReferencesBits) {
+  auto const b = test::scenario(GetParam().scenario, GetParam().n);
+  std::size_t const n = b.size();
+  auto const ref = test::reference_accelerations(b, kSoftening);
+  for (Slice s : {Slice{0, n}, Slice{n / 3, n - n / 3}, Slice{n - 1, 1}}) {
+    std::vector<Real3<double>> a(s.count);
+    sim::simd_accelerations(b.pos_mass.data(), n, s.begin, s.count, kSoftening * kSoftening, a.data());
+    for (std::size_t i = 0; i < s.count; ++i) {
+      Vec3d const got{a[i].x, a[i].y, a[i].z};
+      ASSERT_EQ(std::memcmp(&got, &ref[s.begin + i], sizeof(Vec3d)), 0)
+          << "body " << s.begin + i << " in slice [" << s.begin << ", " << s.end() << "): " << got.x << " against "
+          << ref[s.begin + i].x;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, CpuForces,

@@ -85,6 +85,8 @@ class CpuEngine final : public SliceEngine {
           accumulate(pos[j].x - pos[i].x, pos[j].y - pos[i].y, pos[j].z - pos[i].z, pos[j].w, float(eps2), ax, ay, az);
         acceleration_[std::size_t(i) - s.begin] = {ax, ay, az};
       }
+    } else if (kernel_ == Kernel::simd) {
+      simd_accelerations(current().data(), config_.bodies, s.begin, s.count, eps2, acceleration_.data(), cancel);
     } else {
       reference_accelerations(current().data(), config_.bodies, s.begin, s.count, eps2, acceleration_.data(), cancel);
     }

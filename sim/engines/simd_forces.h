@@ -1,4 +1,5 @@
-// sim/engines/simd_forces.h - the CPU engine's fast fp32 force path (SIMD over j, OpenMP over i).
+// sim/engines/simd_forces.h - the CPU engine's SIMD force paths: fp32 (SIMD over j, OpenMP over i)
+// and fp64 (the reference's bits, SIMD over i).
 #pragma once
 
 #include <atomic>
@@ -31,5 +32,13 @@ class SimdForces {
  private:
   std::vector<float> x_, y_, z_, m_;
 };
+
+// The fp64 path: the accelerations of bodies [begin, begin + count) from all n bodies, bit for bit
+// sim::reference_accelerations (each body's pairs added in index order, in strict IEEE arithmetic),
+// computed for kSimdLanesFp64 bodies at a time in the lanes of the machine's vectors; OpenMP over
+// those blocks. `cancel` as for SimdForces::accelerations (checked before each block).
+constexpr std::size_t kSimdLanesFp64 = 8;
+void simd_accelerations(const Real4<double>* pos_mass, std::size_t n, std::size_t begin, std::size_t count,
+                        double eps2, Real3<double>* acc, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace nbody::sim
