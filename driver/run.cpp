@@ -359,7 +359,9 @@ void take_up_cadences(const Setup& setup, bool blocks, std::uint64_t now, std::u
     Cadence const was = before.*s.member;
     if (!was.named()) continue;
     // (A series its run left out has the cadence of the run before that: "are", not "were written".)
-    std::string const cadence = was.dt > 0 ? "at every multiple of time " + shortest(was.dt)
+    // (A time in physical units is said in one too, as it was most likely given: "25kyr".)
+    std::string const physical = setup.units.physical() ? " (" + setup.units.physical(was.dt) + ")" : "";
+    std::string const cadence = was.dt > 0 ? "at every multiple of time " + shortest(was.dt) + physical
                                            : "every " + counted(was.every, before.in_block_steps);
     if (!s.written) {
       if (steps > 0 && *s.left_out)

@@ -1008,10 +1008,23 @@ TEST_F(Cli, ASnapshotSeriesIsInOneChoiceOfUnits) {
   EXPECT_TRUE(fs::exists(file("s/s_00000030.hdf5")));
 }
 
-// A restart that continues its run's series and names no cadence samples as that run did (its checkpoint records
-// how): a job script's restart line need not repeat it, and the series stays the uninterrupted run's. A piece of the
 // A restart that writes periodic checkpoints and snapshots but names no cadence for them writes them as the run it
 // continues did: its checkpoint records how. The files of the two series are those of the run that never stopped.
+// A cadence in time taken up from the checkpoint is said in the run's physical unit too, as it was most likely given.
+TEST_F(Cli, ACadenceTakenUpIsSaidInTheRunsUnit) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  ASSERT_EQ(nbody("--run -q --bodies 64 --dt 0.01 --steps 20 --mass-unit 1e4Msun --length-unit 1pc --snapshot-dt 25kyr "
+                  "--snapshots " + file("s/s") + " --checkpoint " + file("c.h5"))
+                .code,
+            0);
+  Result const more = nbody("--run --restart " + file("c.h5") + " --steps 20 --snapshots " + file("s/s") +
+                            " --checkpoint " + file("c.h5"));
+  ASSERT_EQ(more.code, 0) << more.err;
+  EXPECT_NE(more.err.find("'s snapshots are at every multiple of time 0.1676771852300863 (25 kyr): so are this run's"),
+            std::string::npos)
+      << more.err;
+}
+
 TEST_F(Cli, ARestartWritesItsCheckpointsAndSnapshotsAsItsRunDid) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   for (std::string const integrator : {"leapfrog", "hermite4"}) {
