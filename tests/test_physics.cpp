@@ -97,6 +97,21 @@ TEST(Physics, LagrangianRadiiOfMasslessBodiesAreUndefined) {
   for (double r : d.lagrangian_radii) EXPECT_TRUE(std::isnan(r)) << r;
 }
 
+// A fraction held exactly by the bodies out to one of them has that body's radius: two bodies of 0.15 and 1,022 of
+// 0.7/1,022 (the collision scenario's masses), where 0.3 + 876 x 0.7/1,022 is 90% of the mass, but the sum in
+// distance order falls an ulp short of 0.9 x the sum in index order.
+TEST(Physics, AFractionHeldExactlyIsReachedAtItsBody) {
+  sim::BodySet b;
+  b.append({0.001, 0, 0, 0.15}, {0, 0, 0}, sim::BodyType::star);
+  b.append({-0.001, 0, 0, 0.15}, {0, 0, 0}, sim::BodyType::star);
+  for (int k = 0; k < 511; ++k) {  // pairs at radius 1 + k/1000 on either side: the centre of mass stays at 0
+    for (double side : {1.0, -1.0}) b.append({0, side * (1.0 + k / 1000.0), 0, 0.7 / 1022.0}, {0, 0, 0}, sim::BodyType::dark);
+  }
+  sim::Diagnostics const d = sim::measure(b, 0.0);
+  // The 876th light body from the centre is the second of pair 437.
+  EXPECT_EQ(d.lagrangian_radii[2], 1.437) << "the next body's radius is 1.438";
+}
+
 TEST(Physics, LagrangianRadiiOfAPlummerSphereMatchItsProfile) {
   auto const big = test::scenario("plummer", 262144);
   sim::Diagnostics const radii = sim::measure(big, 0.0);
