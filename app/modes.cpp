@@ -450,7 +450,8 @@ int run_simulation(const Options& asked) {
   // run that stopped in its start pass was to begin), and what was said.
   struct Where {
     std::size_t bodies;
-    json backend;  // null where no simulation was made
+    json description;  // the simulation's one line (backend, devices, kernel, precision, ...); null where none was made
+    json kernel;       // as the benchmark's report names it; null where no simulation was made
     double softening;
     std::uint64_t step;
     double time;
@@ -467,7 +468,10 @@ int run_simulation(const Options& asked) {
     return json{{"mode", "run"},
                 {"bodies", at.bodies},
                 {"source", setup.source},
-                {"backend", at.backend},
+                {"backend", name_of(setup.config.backend)},  // as the benchmark's: "cpu" or "cuda"
+                {"description", at.description},
+                {"kernel", at.kernel},
+                {"precision", name_of(setup.config.engine.precision)},
                 {"integrator", setup.program.integrator},
                 {"dt", blocks ? json(nullptr) : json(setup.program.dt)},  // hermite4: each body its own
                 {"softening", at.softening},
@@ -524,7 +528,7 @@ int run_simulation(const Options& asked) {
   } catch (const StoppedWhole& e) {
     if (!o.json.empty() && writes_outputs()) {
       driver::RunResult none;
-      json j = report_json(none, {setup.bodies.size(), nullptr, setup.config.softening, setup.clock.step,
+      json j = report_json(none, {setup.bodies.size(), nullptr, nullptr, setup.config.softening, setup.clock.step,
                                   setup.clock.time(setup.program.dt)}, json::array());
       j.update(failed_json(e.what(), none, "the run stopped in its start pass, before its first step: the state it "
                                            "started from is its input's"));
@@ -583,7 +587,9 @@ int run_simulation(const Options& asked) {
   // A run that cannot go on still leaves a --json a script can read: the failure, and where its last sound state
   // is (or why there is none); the steps made, the files of the series written, and hermite4's figures where the
   // state can still be read (one rank: with several, a failure may have left the others where they cannot take part).
-  auto here = [&] { return Where{sim.bodies(), sim.describe(), sim.config().softening, sim.steps_done(), sim.time()}; };
+  auto here = [&] {
+    return Where{sim.bodies(), sim.describe(), sim.kernel_name(), sim.config().softening, sim.steps_done(), sim.time()};
+  };
   auto failure_json = [&](const std::string& failure, const driver::RunResult& r) {
     json hermite = nullptr;
     if (blocks && sim.ranks().size() == 1) {
@@ -614,7 +620,7 @@ int run_simulation(const Options& asked) {
     none.saved_step = gave_up.saved_step;
     try {
       json j = report_json(none,
-                           {setup.bodies.size(), nullptr, setup.config.softening,
+                           {setup.bodies.size(), nullptr, nullptr, setup.config.softening,
                             gave_up.kept_step.value_or(setup.clock.step),
                             gave_up.kept_step ? gave_up.kept_time : setup.clock.time(setup.program.dt)},
                            json::array());
@@ -865,6 +871,15 @@ int run_benchmark(const Options& o) {
   });
   multigpu::Simulation& sim = *made;
   driver::Measurement const m = driver::measure(sim, o.warmup, steps, o.t_end);
+  // What was said before the timing, and what the timing itself calls for, goes to --json too (and to the console
+  // unless --quiet): a fallback to the CPU or threads sharing cores is part of what the numbers mean.
+  json j = driver::benchmark_json(m, sim, setup.source, o.warmup, steps);
+  std::vector<std::string> notices = setup.notices;
+  for (std::string const text : j["notices"]) {  // the timing's own
+    notices.push_back(text);
+    if (!o.quiet) std::cerr << "notice: " << text << "\n";
+  }
+  j["notices"] = notices;
   std::string const hw = driver::hardware_description(setup.config);
   std::printf("nbody benchmark\n");
   std::printf("  bodies        %zu, %s\n", sim.bodies(), setup.source.c_str());
@@ -872,7 +887,7 @@ int run_benchmark(const Options& o) {
   std::printf("  hardware      %s\n", hw.c_str());
   if (m.blocks) {
     print_block_benchmark(m, sim);
-    write_json(o, driver::benchmark_json(m, sim, setup.source, o.warmup, steps));
+    write_json(o, j);
     return 0;
   }
   std::printf("  integrator    %s, dt %g; %llu warm-up + %llu timed steps\n", setup.program.integrator.c_str(),
@@ -886,7 +901,7 @@ int run_benchmark(const Options& o) {
   }
   std::printf("  interactions  %.4e /s  (force evaluations x N^2 / median step time)\n", m.interactions_per_s);
   std::printf("  GFLOP/s       %.1f  (at 20 flops per interaction, the CUDA samples' convention)\n", m.gflops);
-  write_json(o, driver::benchmark_json(m, sim, setup.source, o.warmup, steps));
+  write_json(o, j);
   return 0;
 }
 
@@ -900,11 +915,17 @@ int run_validate(const Options& o) {
   // The work owns what it uses (moved or copied in): after an interrupt it may outlive this frame.
   std::string const source = setup.source;
   char const* const step_name = setup.program.hermite ? " block step" : " step";
-  auto const [r, description] = finish_unless_interrupted(
-      [setup = std::move(setup), steps = o.steps.value_or(0), tolerance = o.tolerance]() -> std::pair<driver::ValidationResult, std::string> {
+  std::vector<std::string> const notices = setup.notices;
+  json const backend = name_of(setup.config.backend), precision = name_of(setup.config.engine.precision);
+  struct Validated {
+    driver::ValidationResult result;
+    std::string description, kernel;
+  };
+  auto const [r, description, kernel] = finish_unless_interrupted(
+      [setup = std::move(setup), steps = o.steps.value_or(0), tolerance = o.tolerance]() -> Validated {
         multigpu::Simulation sim(setup.bodies, setup.program, setup.config);
         if (steps) driver::advance_interruptibly(sim, steps);  // validate on an evolved state if asked
-        return {driver::validate_forces(sim, tolerance), sim.describe()};
+        return {driver::validate_forces(sim, tolerance), sim.describe(), sim.kernel_name()};
       });
   std::uint64_t const steps = o.steps.value_or(0);
   std::string const after =
@@ -918,7 +939,11 @@ int run_validate(const Options& o) {
   write_json(o, {{"mode", "validate"},
                  {"bodies", r.bodies},
                  {"steps", steps},
+                 {"backend", backend},
                  {"description", description},
+                 {"kernel", kernel},
+                 {"precision", precision},
+                 {"notices", notices},
                  {"samples", r.samples},
                  {"max_relative_error", r.max_relative_error},
                  {"l2_relative_error", r.l2_relative_error},

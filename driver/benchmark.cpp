@@ -279,6 +279,24 @@ nlohmann::json block_steps_json(const BlockMeasurement& b, double wall_mean_ms) 
           {"state_hash", hex(b.state_hash)}};
 }
 
+std::vector<std::string> timing_notices(const Measurement& m, std::uint64_t timed_steps) {
+  std::vector<std::string> said;
+  if (timed_steps < 3)
+    said.push_back(std::to_string(timed_steps) + " timed step" + (timed_steps == 1 ? "" : "s") +
+                   ": no median to trust (the step times of a few steps vary); give --steps 3 or more (10 is the "
+                   "default)");
+  if (m.min_ms > 0 && m.max_ms > 1.5 * m.min_ms) {
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "the timed steps took %.4g to %.4g ms, the slowest %.1f times the fastest: steps disturbed by other "
+                  "work on the machine (or too short for the clock); the median resists a few, a busy machine's "
+                  "is not an idle one's",
+                  m.min_ms, m.max_ms, m.max_ms / m.min_ms);
+    said.push_back(text);
+  }
+  return said;
+}
+
 nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& sim, const std::string& source,
                               std::uint64_t warmup, std::uint64_t steps) {
   multigpu::SimulationConfig const& c = sim.config();
@@ -315,8 +333,10 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
                     {"eta_start", h.eta_start},
                     {"dt_max", h.dt_max}});
     j["hermite4"] = hermite;
+    j["notices"] = nlohmann::json::array();  // block steps are timed as one run: no spread to judge
     return j;
   }
+  j["notices"] = timing_notices(m, steps);
   j["force_evaluations_per_step"] = sim.program().drifts();
   j["warmup_steps"] = warmup;
   j["timed_steps"] = steps;

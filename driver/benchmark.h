@@ -52,6 +52,12 @@ struct Measurement {
   std::optional<BlockMeasurement> blocks;
 };
 
+// What a by-steps measurement's own figures say of how far to trust them, for the benchmark's notices: fewer than 3
+// timed steps give no median to trust; steps whose slowest took more than 1.5 times the fastest
+// were disturbed (another load on the machine, clocks ramping) or too short for the clock, and the median, though
+// robust, may not be the machine's. Empty where neither holds.
+std::vector<std::string> timing_notices(const Measurement& m, std::uint64_t timed_steps);
+
 // hermite4's flops per force+jerk pair (tools/hermite_bench.cpp counts the same).
 inline constexpr int kHermiteFlopsPerInteraction = 60;
 
@@ -85,6 +91,7 @@ Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std:
 // mean_active_bodies, force_evaluations, interactions, interactions_per_second, simulation_time_start,
 // simulation_time_end, simulation_time_per_second, t_end (null without one), step_level_histogram,
 // longest_step, eta, eta_start, dt_max and state_hash (16 hex digits); timed_steps is the block steps timed.
+// Both kinds also have "notices": timing_notices (none for hermite4), where a front end adds its own before them.
 nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& simulation, const std::string& source,
                               std::uint64_t warmup, std::uint64_t steps);
 

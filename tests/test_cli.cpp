@@ -1812,6 +1812,30 @@ TEST_F(Cli, BenchmarkReportsAndWritesJson) {
   EXPECT_FALSE(fs::exists(file("b.json.tmp")));
 }
 
+// What is said of a benchmark is in its --json, under --quiet too: the setup's notices (threads sharing cores) and
+// the timing's own (one timed step is no median). The three modes' reports name the backend alike.
+TEST_F(Cli, ReportsKeepTheirNoticesAndNameTheBackendAlike) {
+  Result const r = nbody("--benchmark -q --threads 64 --bodies 256 --steps 1 --warmup 0 --json " +
+                         file("b.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err.find("notice"), std::string::npos) << r.err;
+  auto const b = nlohmann::json::parse(slurp(file("b.json")));
+  std::string const notices = b["notices"].dump();
+  EXPECT_NE(notices.find("--threads 64: 64 threads on the"), std::string::npos) << notices;
+  EXPECT_NE(notices.find("1 timed step: no median to trust"), std::string::npos) << notices;
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 2 --json " + file("r.json")).code, 0);
+  ASSERT_EQ(nbody("--validate -q --threads 64 --bodies 64 --json " + file("v.json")).code, 0);
+  auto const run = nlohmann::json::parse(slurp(file("r.json")));
+  auto const validate = nlohmann::json::parse(slurp(file("v.json")));
+  for (auto const* j : {&b, &run, &validate}) {
+    EXPECT_EQ((*j)["backend"], "cpu") << (*j)["mode"];
+    EXPECT_EQ((*j)["kernel"], "simd") << (*j)["mode"];
+    EXPECT_EQ((*j)["precision"], "fp32") << (*j)["mode"];
+    EXPECT_EQ((*j)["description"].get<std::string>().rfind("cpu x1, kernel simd, fp32", 0), 0u) << (*j)["mode"];
+  }
+  EXPECT_NE(validate["notices"].dump().find("--threads 64"), std::string::npos) << validate.dump();
+}
+
 TEST_F(Cli, ValidatePassesAndCanFail) {
   Result const ok = nbody("--validate --bodies 700");
   EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
