@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -353,6 +354,42 @@ std::unique_ptr<Ranks> ranks_for(MPI_Comm comm, bool world) {
   return std::make_unique<MpiRanks>(own, timeout, world);
 }
 
+// MPI_Init waits for every rank of the job to start (the launcher's fence), and no MPI call can bound that wait: a
+// rank stopped before it (SIGSTOP, a debugger, a node that hangs) would keep the others in it for ever, silent. A
+// watchdog thread gives the wait the bound every later one has, and at it says what it waited for and ends this
+// rank (no MPI call can end the job yet: the launcher ends the others when a rank exits without MPI_Finalize).
+class InitWatchdog {
+ public:
+  explicit InitWatchdog(double seconds) : thread_([this, seconds] { watch(seconds); }) {}
+  ~InitWatchdog() {
+    {
+      std::lock_guard<std::mutex> const lock(mutex_);
+      done_ = true;
+    }
+    ready_.notify_all();
+    thread_.join();
+  }
+  InitWatchdog(const InitWatchdog&) = delete;
+  InitWatchdog& operator=(const InitWatchdog&) = delete;
+
+ private:
+  void watch(double seconds) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (ready_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; })) return;
+    std::fprintf(stderr,
+                 "error: rank %d of %d: waited %g s in MPI_Init for the other ranks of the job to start; a rank has "
+                 "stopped or hangs (NBODY_RANK_TIMEOUT sets this bound in seconds); ending the job\n",
+                 launcher_world_rank(), launcher_world_size(), seconds);
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
 }  // namespace
 
 bool mpi_built() { return true; }
@@ -368,9 +405,12 @@ std::unique_ptr<Ranks> ranks_for_handle(std::uintptr_t comm) { return ranks_for(
 
 std::unique_ptr<Ranks> start(int& argc, char**& argv) {
   if (!launched_by_mpi()) return nullptr;
-  (void)rank_timeout_from_environment();  // a bad value is refused before MPI starts
+  double const timeout = rank_timeout_from_environment();  // a bad value is refused before MPI starts
   int provided = 0;
-  check(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+  {
+    InitWatchdog const bounded(timeout);
+    check(MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+  }
   if (provided < MPI_THREAD_SERIALIZED) {
     MPI_Finalize();
     throw RuntimeFailure("MPI: this MPI library cannot be called from more than one thread (MPI_THREAD_SERIALIZED)");

@@ -231,6 +231,34 @@ with tempfile.TemporaryDirectory() as d:
                 except ProcessLookupError:
                     pass
 
+    elif case == "rank_stopped_in_start":
+        # A rank stopped before MPI_Init (here by its own hand, before nbody starts) holds the others in MPI_Init,
+        # where no MPI call can bound the wait: they give up at NBODY_RANK_TIMEOUT all the same, saying so.
+        timeout = 3
+        wrapper = p("stop_rank_1.sh")
+        with open(wrapper, "w") as f:
+            f.write('#!/bin/sh\n[ "$OMPI_COMM_WORLD_RANK" = 1 ] && kill -STOP $$\nexec "$@"\n')
+        os.chmod(wrapper, 0o755)
+        job = subprocess.Popen([mpirun, "-np", "2", "--oversubscribe", wrapper, nbody, "--backend", "cpu", "--run",
+                                "--bodies", "64", "--steps", "2"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               env=dict(os.environ, NBODY_RANK_TIMEOUT=str(timeout)))
+        start = time.monotonic()
+        try:
+            out, err = job.communicate(timeout=timeout + 60)
+            seconds = time.monotonic() - start
+            print(out[-2000:], err[-2000:])
+            print(f"the job ended {seconds:.1f} s after it started")
+            check(job.returncode != 0, "the job fails")
+            check(f"error: rank 0 of 2: waited {timeout} s in MPI_Init for the other ranks of the job to start" in err,
+                  "rank 0 says what it waited in: " + err[-600:])
+            check(seconds < timeout + 30, f"the job ended within {timeout} + 30 s")
+        except subprocess.TimeoutExpired:
+            os.killpg(job.pid, signal.SIGKILL)
+            check(False, f"the job ended within {timeout} + 60 s (it hung in MPI_Init)")
+        finally:
+            subprocess.run(["pkill", "-KILL", "-f", wrapper])
+
     elif case == "worker_failure":
         # A run that blows up on every rank: the job fails with the message, and rank 0 writes --json saying so.
         r = run(mpi(2, "--run", "--bodies", "64", "--dt", "1e12", "--steps", "100", "-q", "--json", p("f.json")),
