@@ -215,21 +215,24 @@ auto start_interruptibly(StartCancel& cancel, Make make) {
   }
 }
 
-// What a second Ctrl-C leaves unwritten, (option, path) with "" for an output not given, as the
-// line the signal handler prints: "nbody: second interrupt: exiting now; --checkpoint a.h5 and
-// --save b.bin are not written".
 // The outputs a process ending now leaves unwritten, as a clause ("--checkpoint a.h5 and --save b.bin are not
 // written"); "" for none.
 std::string unwritten_clause;
 
+// What a second Ctrl-C may leave unwritten, (option, path) with "" for an output not given, as the line the signal
+// handler prints: "nbody: second interrupt: exiting now; --checkpoint a.h5 and --save b.bin may be missing (any of
+// them there is whole)". May: the one being written when the signal comes may be published already (the list is
+// updated after each write), and an output is whole or absent, never part written.
 void note_unwritten(const std::vector<std::pair<std::string, std::string>>& outputs) {
   std::vector<std::string> named;
   for (auto const& [option, path] : outputs)
     if (!path.empty()) named.push_back(option + " " + path);
-  std::string clause = spoken_list(named);
-  if (!named.empty()) clause += named.size() == 1 ? " is not written" : " are not written";
-  unwritten_clause = clause;
-  set_second_interrupt_note("nbody: second interrupt: exiting now" + (clause.empty() ? "" : "; " + clause));
+  std::string const list = spoken_list(named);
+  unwritten_clause = named.empty() ? "" : list + (named.size() == 1 ? " is not written" : " are not written");
+  set_second_interrupt_note("nbody: second interrupt: exiting now" +
+                            (named.empty() ? "" : "; " + list + (named.size() == 1
+                                                                     ? " may be missing (if it is there, it is whole)"
+                                                                     : " may be missing (any of them there is whole)")));
 }
 
 }  // namespace

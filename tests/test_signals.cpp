@@ -337,7 +337,8 @@ TEST_F(Signals, ASecondCtrlCSaysWhatItSkips) {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   p.send(SIGINT);
   EXPECT_EQ(p.wait(std::chrono::seconds(5)), 130) << p.err();
-  EXPECT_NE(p.err().find("nbody: second interrupt: exiting now; --json " + file("b.json") + " is not written\n"),
+  EXPECT_NE(p.err().find("nbody: second interrupt: exiting now; --json " + file("b.json") +
+                         " may be missing (if it is there, it is whole)\n"),
             std::string::npos)
       << p.err();
   EXPECT_FALSE(fs::exists(file("b.json")));
