@@ -633,7 +633,7 @@ class Reader {
     H5L_info_t info{};
     if (H5Lget_info(file_, where.c_str(), &info, H5P_DEFAULT) < 0) fail("cannot read the link /" + where);
     if (info.type != H5L_TYPE_HARD)
-      fail("/" + where + " is a link to another object or file; nbody reads only what a checkpoint holds itself");
+      fail("/" + where + " is a link to another object or file; nbody reads only what the file holds itself");
   }
 
   Handle open_attribute(const char* group, const char* name) const {
@@ -720,8 +720,23 @@ class Reader {
     hssize_t const n = H5Sget_simple_extent_npoints(space.get());
     if (n != 6 && !(more && n > 6 && n <= 64)) fail(named + " is not 6 counts");
     std::vector<std::uint64_t> all(std::size_t(n), 0);
-    if (H5Tget_class(type.get()) == H5T_INTEGER && H5Tget_sign(type.get()) == H5T_SGN_NONE) {
+    H5T_class_t const cls = H5Tget_class(type.get());
+    if (cls == H5T_INTEGER && H5Tget_sign(type.get()) == H5T_SGN_NONE) {
       if (H5Aread(a.get(), H5T_NATIVE_UINT64, all.data()) < 0) fail(named + " is not " + std::to_string(n) + " counts");
+    } else if (cls == H5T_FLOAT) {  // whole numbers only: HDF5's conversion would cut 256.5 to 256 unseen
+      std::vector<double> values(std::size_t(n), 0.0);
+      if (H5Aread(a.get(), H5T_NATIVE_DOUBLE, values.data()) < 0) fail(named + " is not " + std::to_string(n) + " counts");
+      for (std::size_t t = 0; t < values.size(); ++t) {
+        if (!(values[t] >= 0.0 && values[t] <= 9007199254740992.0 && values[t] == std::floor(values[t]))) {
+          std::ostringstream v;
+          v << values[t];
+          fail(named + " holds " + v.str() + "; a count is a whole number >= 0");
+        }
+        all[t] = std::uint64_t(values[t]);
+      }
+    } else if (cls != H5T_INTEGER) {
+      fail(named + " is not " + std::to_string(n) + " counts (an HDF5 type of class " + std::to_string(int(cls)) +
+           ", not integers)");
     } else {
       std::vector<std::int64_t> values(std::size_t(n), 0);
       if (H5Aread(a.get(), H5T_NATIVE_INT64, values.data()) < 0) fail(named + " is not " + std::to_string(n) + " counts");
@@ -786,6 +801,12 @@ class Reader {
   Handle open_dataset(const char* group, const std::string& where) const {
     require_object(group, "group");
     require_object(where, "dataset");
+    {
+      Handle object(H5Oopen(file_, where.c_str(), H5P_DEFAULT), H5Oclose);
+      if (object.ok() && H5Iget_type(object.get()) != H5I_DATASET)
+        fail(where + " is " + (H5Iget_type(object.get()) == H5I_GROUP ? "a group" : "a named type") +
+             ", not a dataset");
+    }
     Handle set(H5Dopen2(file_, where.c_str(), H5P_DEFAULT), H5Dclose);
     if (!set.ok()) fail("cannot open " + where + " (the file is damaged)");
     return set;

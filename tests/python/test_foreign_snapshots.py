@@ -136,6 +136,9 @@ def test_the_command_line_loads_it_and_says_what_it_read(tmp_path):
       "NumPart_ThisFile": np.array([0, 10**6, 0, 0, 0, 0], dtype=np.uint32)}, {},
      r"PartType1/Coordinates has shape \(10, 3\), expected \(1000000, 3\)"),
     ({}, {"swift_cosmology": True}, r"Cosmology/Cosmological run is 1: a cosmological snapshot \(comoving coordinates\)"),
+    ({"NumPart_Total": np.array([0, 10.5, 0, 0, 0, 0])}, {}, r"Header/NumPart_Total holds 10\.5; a count is a whole "
+                                                             r"number >= 0"),
+    ({}, {"coordinates_group": True}, r"PartType1/Coordinates is a group, not a dataset"),
 ])
 def test_what_it_cannot_take_is_refused_naming_the_field(tmp_path, header, part, said):
     pos, vel, mass = cluster(n=10)
@@ -146,6 +149,10 @@ def test_what_it_cannot_take_is_refused_naming_the_field(tmp_path, header, part,
     if part.get("swift_cosmology"):
         with h5py.File(path, "a") as f:
             f.create_group("Cosmology").attrs["Cosmological run"] = np.array([1], dtype=np.int32)
+    if part.get("coordinates_group"):
+        with h5py.File(path, "a") as f:
+            del f["PartType1/Coordinates"]
+            f.create_group("PartType1/Coordinates")
     with pytest.raises(ValueError, match=rf"^{path}: {said}.*\(not GADGET/SWIFT-layout initial conditions "
                                          rf"Simulation\.load can read\)$"):
         nbody.Simulation.load(path, backend="cpu")
