@@ -437,7 +437,8 @@ def hud_key_cycles(nbody, folder):
 # positions re-shows the last picture); with no input only the HUD's figures, a few times a second
 # (tests/test_viewer_pacing.cpp). The frame rate itself is a benchmark (docs/benchmarks.md), not asserted.
 def redraws_during_a_slow_step(nbody, folder):
-    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "17000", "--precision", "fp64", "--threads", "1"],
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "17000", "--precision", "fp64", "--kernel", "reference",
+                       "--threads", "1"],
                folder)
     try:
         seconds = 10
