@@ -936,7 +936,9 @@ void DiagnosticsSeries::close(bool ended) {
   };
   // A restart of the same course that has not reached the rows held past its step: stopped (or with no row of its own),
   // it leaves the partial file as it was, whose rows its own are, to the bit (a restart from a later checkpoint goes on
-  // with them), and says so; ended (at its own end), its rows replace them, as any series' end does.
+  // with them), and says so; ended (at its own end, before theirs), its rows replace theirs up to that end, and theirs
+  // past it stay after its own: rows of its course (each of its own was theirs, to the bit), which a restart from the
+  // run's later checkpoint goes on from, where cut off they would be missing for good.
   if (proving_ && continues_partial_) {
     if (rows_ == 0 || !ended) {
       proving_ = false;
@@ -948,6 +950,22 @@ void DiagnosticsSeries::close(bool ended) {
                                      "computed again"
                                    : "rows (none)") +
                        "; a restart from a later checkpoint goes on with it");
+    }
+    if (last_step_) {
+      std::ifstream in(partial_, std::ios::binary);
+      std::string line;
+      bool header = format_ == SeriesFormat::csv;
+      std::uint64_t past = 0;
+      while (read_line(in, line)) {
+        if (std::exchange(header, false)) continue;
+        if (auto const r = parse_row(line, format_); r && r->step > *last_step_) {
+          pending_ += line + eol_;
+          ++past;
+        }
+      }
+      if (past > 0)
+        kept_past_end_ = rows_text(past) + " of " + partial_ + " past this run's end (step " +
+                         std::to_string(*last_step_) + ", to step " + std::to_string(earlier_.back().first) + ")";
     }
     commit();
   }

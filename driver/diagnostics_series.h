@@ -158,6 +158,9 @@ class DiagnosticsSeries {
   // What became of an earlier series at the path, for a notice: continued (how many rows kept, how many replaced),
   // or replaced as another run's (why); empty when there was none.
   const std::string& continuation() const { return continuation_; }
+  // After close(): the rows of a dead run's partial file past this run's end that stay after its own (a restart of the
+  // run's course from an earlier checkpoint, ended before them), for a notice; empty where none stayed.
+  const std::string& kept_past_end() const { return kept_past_end_; }
   // The rows kept are fewer than the run wrote there (by its digest): its own cut short, or another run's, which the
   // digest cannot tell; continuation() says so, as a warning.
   bool unverified() const { return unverified_; }
@@ -191,6 +194,7 @@ class DiagnosticsSeries {
   std::FILE* file_ = nullptr;
   std::uint64_t rows_ = 0;
   std::string continuation_;
+  std::string kept_past_end_;
   bool replaces_ = false;
   // Where this series begins again from the run's earlier one at PATH (another start energy): the name that one keeps,
   // given to it before this run's first row goes anywhere ("" once given, or where none is kept).

@@ -143,6 +143,9 @@ void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result,
   if (!series) return;
   try {
     series->close(ended);
+    if (!series->kept_past_end().empty())
+      observer.notice(names.with_text("--diagnostics", series->path()) + ": the " + series->kept_past_end() +
+                      " stay after its own, rows of its course that a restart from a later checkpoint goes on from");
   } catch (const SeriesKept& e) {  // a stopped run's rows beside a finished series: not written under its name
     result.outputs_not_written.push_back({names.name("--diagnostics"), series->path(), e.what()});
   } catch (const std::runtime_error& e) {

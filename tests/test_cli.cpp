@@ -901,13 +901,21 @@ TEST_F(Cli, ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached) {
   ASSERT_EQ(whole.code, 0) << whole.err;
   EXPECT_FALSE(fs::exists(dir_ / "k.csv.partial"));
   EXPECT_EQ(without_wall(slurp(dir_ / "k.csv")), without_wall(died));
-  // Ended before the rows it had not reached (its own --steps), its rows replace them, as a run's end does.
+  // Ended before the rows it had not reached (its own --steps), its rows replace them up to its end, and theirs past
+  // it stay after its own (rows of its course: cut off, a restart from the dead run's later checkpoint would find
+  // them missing), said.
   std::ofstream(file("e.csv.partial")) << died;
   Result const short_run =
-      nbody("--run -q --restart " + file("c_00000100.h5") + " --steps 150 --diagnostics " + file("e.csv"));
+      nbody("--run --restart " + file("c_00000100.h5") + " --steps 150 --diagnostics " + file("e.csv"));
   ASSERT_EQ(short_run.code, 0) << short_run.err;
   EXPECT_FALSE(fs::exists(dir_ / "e.csv.partial"));
-  EXPECT_EQ(steps_of(slurp(dir_ / "e.csv")), "0 100 200 250 ");
+  std::string past_end;
+  for (int step = 300; step <= 2000; step += 100) past_end += std::to_string(step) + " ";
+  EXPECT_EQ(steps_of(slurp(dir_ / "e.csv")), "0 100 200 250 " + past_end);
+  EXPECT_NE(short_run.err.find("--diagnostics " + file("e.csv") + ": the 18 rows of " + file("e.csv.partial") +
+                               " past this run's end (step 250, to step 2000) stay after its own"),
+            std::string::npos)
+      << short_run.err;
   // Rows at another cadence than the series' are not the ones the restart computes again: replaced from its first row.
   std::ofstream(file("a.csv.partial")) << died;
   Result const other_cadence = nbody("--run --restart " + file("c_00000100.h5") + " --steps 150 --diagnostics-every 50 "
@@ -931,6 +939,35 @@ TEST_F(Cli, ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached) {
 // A restart of an earlier checkpoint that would end before what its run already wrote (a segment run again, a slip in
 // --t-end) would put its earlier state in place of the run's later one: the --checkpoint file, the finished
 // diagnostics series past its end. Refused, nothing changed; another file, or an end at least as far, goes on.
+// A dead run's rows past the end of a restart from an earlier checkpoint stay, so that a restart from the dead run's
+// last checkpoint then goes on with a series that lacks no row.
+TEST_F(Cli, ARestartThatEndsBeforeADeadRunsRowsCutsNoneOff) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 9 --checkpoint-every 3 --checkpoint " + file("c.h5") +
+                  " --diagnostics-every 1 --diagnostics " + file("d.csv"))
+                .code,
+            0);
+  std::string const straight = slurp(dir_ / "d.csv");
+  fs::rename(dir_ / "d.csv", dir_ / "d.csv.partial");  // as a run killed after step 9 leaves it
+  Result const early = nbody("--run -q --restart " + file("c_00000006.h5") + " --steps 1 --diagnostics " +
+                             file("d.csv"));
+  ASSERT_EQ(early.code, 0) << early.err;
+  auto without_wall = [](const std::string& text) {
+    std::string header;
+    auto rows = csv_rows(text, &header);
+    for (auto& row : rows) row.erase(row.begin() + 2);
+    return rows;
+  };
+  EXPECT_EQ(without_wall(slurp(dir_ / "d.csv")), without_wall(straight));
+  Result const later = nbody("--run -q --restart " + file("c_00000009.h5") + " --steps 2 --diagnostics " +
+                             file("d.csv"));
+  EXPECT_EQ(later.code, 0) << later.err;
+  EXPECT_EQ(later.err.find("cut short"), std::string::npos) << later.err;
+  std::string const series = slurp(dir_ / "d.csv");
+  for (int step = 0; step <= 11; ++step)
+    EXPECT_NE(series.find("\n" + std::to_string(step) + ","), std::string::npos) << "row " << step << ":\n" << series;
+}
+
 TEST_F(Cli, ARestartThatEndsBeforeWhatItsRunWroteReplacesNone) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   std::string const blocks = "--run -q --integrator hermite4 --bodies 128 --checkpoint-dt 1 --checkpoint ";

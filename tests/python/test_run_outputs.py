@@ -961,8 +961,9 @@ def test_a_run_stopped_by_a_callback_that_raises_keeps_a_checkpoint_further_on(t
 @pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
 def test_a_restart_holds_the_rows_it_computes_again_unless_its_course_changes(tmp_path):
     # A run that died past its checkpoint left its rows in k.csv.partial: a restart from the checkpoint computes the
-    # rows past it again, and holds them until it has; one whose course the script changed (dt, or the integrator at the
-    # same dt, whose rows fall at the same times) is a branch, which replaces them.
+    # rows past it again, and holds them until it has (ended before, it keeps those past its end after its own); one
+    # whose course the script changed (dt, or the integrator at the same dt, whose rows fall at the same times) is a
+    # branch, which replaces them.
     sim = nbody.Simulation(n=256, backend="cpu")
     sim.run(steps=100, diagnostics=tmp_path / "k.csv", diagnostics_every=50, checkpoint=tmp_path / "c.h5")
     sim.run(steps=200, diagnostics=tmp_path / "k.csv")
@@ -978,8 +979,12 @@ def test_a_restart_holds_the_rows_it_computes_again_unless_its_course_changes(tm
         again.run(steps=50, diagnostics=tmp_path / "k.csv")
         assert any(says in n for n in again.notices), again.notices
         assert not (tmp_path / "k.csv.partial").exists()  # ended: its rows replace them either way
+        # Up to its end; past it, the rows of its own course stay (a branch's past rows are another course's).
+        past = ["200", "250", "300"] if not change else []
         assert [line.split(",")[0] for line in (tmp_path / "k.csv").read_text().splitlines()[1:]] == \
-               ["0", "50", "100", "150"]
+               ["0", "50", "100", "150"] + past
+        assert any("3 rows of" in n and "past this run's end (step 150, to step 300) stay after its own" in n
+                   for n in again.notices) == (not change), again.notices
 
 
 def test_a_callback_that_raises_stops_the_series_as_a_signal_does(tmp_path):
