@@ -1009,7 +1009,14 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
   std::ostringstream csv;
   csv << "model,launch,devices,bodies,block_steps_per_second,microseconds_per_block_step,mean_active_bodies,"
          "interactions_per_second,speedup,efficiency,state_hash,bitwise_agrees\n";
-  json j = {{"mode", "compare-threading"}, {"integrator", "hermite4"}, {"rows", json::array()}};
+  json j = {{"mode", "compare-threading"},
+            {"integrator", "hermite4"},
+            {"backend", name_of(probe.backend)},
+            {"precision", name_of(probe.engine.precision)},
+            {"hardware", driver::hardware_description(probe)},
+            {"warmup_steps", warmup},
+            {"timed_steps", steps},
+            {"rows", json::array()}};
   std::vector<std::string> differ;
   for (auto const& r : rows) {
     driver::BlockMeasurement const b = r.measurement.blocks.value_or(driver::BlockMeasurement{});
@@ -1095,7 +1102,16 @@ int run_compare_threading(const Options& o) {
   std::ostringstream csv;
   csv << "model,launch,devices,bodies,median_step_ms,interactions_per_s,speedup,efficiency,enqueue_ms_per_step,"
          "device_median_ms\n";
-  json j = {{"mode", "compare-threading"}, {"rows", json::array()}};
+  // What the rows were measured with, so that two tables (fp32 and fp64, say) are told apart by their files alone.
+  json j = {{"mode", "compare-threading"},
+            {"integrator", name_of(o.run.physics.integrator)},
+            {"backend", name_of(probe.backend)},
+            {"precision", name_of(probe.engine.precision)},
+            {"hardware", driver::hardware_description(probe)},
+            {"warmup_steps", o.warmup},
+            {"timed_steps", steps},
+            {"notices", notices},
+            {"rows", json::array()}};
   for (auto const& r : rows) {
     driver::Measurement const& m = r.measurement;
     std::string per, per_csv;  // the table's to 4 decimals; the CSV's as its other columns are (6 digits)

@@ -1903,6 +1903,13 @@ TEST_F(Cli, CompareThreadingWritesOneRowPerModelDeviceCountAndSize) {
   // The per-device medians, the last column, agree with the JSON's to the CSV's 6 digits (not the table's 4
   // decimals), one space between them.
   auto const j = nlohmann::json::parse(slurp(file("c.json")));
+  // The file says what its rows were measured with.
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_EQ(j["precision"], "fp32");
+  EXPECT_EQ(j["integrator"], "leapfrog");
+  EXPECT_EQ(j["timed_steps"], 2);
+  EXPECT_EQ(j["warmup_steps"], 1);
+  EXPECT_TRUE(j["hardware"].is_string());
   std::istringstream rows(csv);
   std::string line;
   std::getline(rows, line);  // the header
