@@ -410,7 +410,8 @@ std::string continued_text(const std::string& given, const std::string& from, co
     text += "; its " + rows_text(scan.replaced) + " from step " + step + " to step " + last + " (this run's course, " +
             "computed again) stay until this run's rows reach step " + last + ", then are replaced by them (at once " +
             "where a row differs); stopped or killed before then, this run leaves them as they were, and one that " +
-            "ends before then (at its own end) replaces them";
+            "ends before then (at its own end) replaces them up to there, keeping those past it where that end is " +
+            "at one of them";
   } else if (scan.replaced) {
     text += ", " + rows_text(scan.replaced) + " from step " + step + " on replaced";
   }
@@ -936,9 +937,10 @@ void DiagnosticsSeries::close(bool ended) {
   };
   // A restart of the same course that has not reached the rows held past its step: stopped (or with no row of its own),
   // it leaves the partial file as it was, whose rows its own are, to the bit (a restart from a later checkpoint goes on
-  // with them), and says so; ended (at its own end, before theirs), its rows replace theirs up to that end, and theirs
-  // past it stay after its own: rows of its course (each of its own was theirs, to the bit), which a restart from the
-  // run's later checkpoint goes on from, where cut off they would be missing for good.
+  // with them), and says so; ended (at its own end, before theirs), its rows replace theirs up to that end, and where
+  // that end is at one of their rows, theirs past it stay after its own: rows of its course (each of its own compared
+  // with theirs was the same, to the bit, the end's included), which a restart from the run's later checkpoint goes on
+  // from, where cut off they would be missing for good.
   if (proving_ && continues_partial_) {
     if (rows_ == 0 || !ended) {
       proving_ = false;
@@ -951,7 +953,12 @@ void DiagnosticsSeries::close(bool ended) {
                                    : "rows (none)") +
                        "; a restart from a later checkpoint goes on with it");
     }
-    if (last_step_) {
+    // Only where this run's end row is one of theirs (compared, the same): an end between two of their rows would leave
+    // a row of its own among theirs, which the digests of the dead run's later checkpoints would not know, and a
+    // restart from one would take the whole file for another run's.
+    bool const ends_at_theirs =
+        last_step_ && std::any_of(earlier_.begin(), earlier_.end(), [&](auto const& r) { return r.first == *last_step_; });
+    if (ends_at_theirs) {
       std::ifstream in(partial_, std::ios::binary);
       std::string line;
       bool header = format_ == SeriesFormat::csv;

@@ -132,7 +132,8 @@ struct SeriesDigest {
 // restart from an earlier checkpoint than the file reaches; see SeriesLineage::same_course) keeps them the same way, its
 // rows before the step kept, until this run's rows reach its last one, then this run's replace them (at once where one
 // differs). Stopped or killed before then, the partial file stays as it was (its rows are this run's, to the bit);
-// ended before then (its own end), its rows replace them. Another run's PATH is replaced, as any output is; another run's partial file is refused, and
+// ended before then (its own end), its rows replace them up to that end, and where the end is at one of theirs, theirs
+// past it stay after its own (close()). Another run's PATH is replaced, as any output is; another run's partial file is refused, and
 // so is one another process writes now (each writer holds a lock on its partial file). A lineage
 // with no baseline continues nothing: its PATH is replaced and its partial file refused.
 // continuation() says which. Nothing of the earlier files changes until this series writes its first row: a restart

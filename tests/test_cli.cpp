@@ -901,21 +901,28 @@ TEST_F(Cli, ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached) {
   ASSERT_EQ(whole.code, 0) << whole.err;
   EXPECT_FALSE(fs::exists(dir_ / "k.csv.partial"));
   EXPECT_EQ(without_wall(slurp(dir_ / "k.csv")), without_wall(died));
-  // Ended before the rows it had not reached (its own --steps), its rows replace them up to its end, and theirs past
-  // it stay after its own (rows of its course: cut off, a restart from the dead run's later checkpoint would find
-  // them missing), said.
+  // Ended before the rows it had not reached (its own --steps) at one of them, its rows replace them up to its end,
+  // and theirs past it stay after its own (rows of its course: cut off, a restart from the dead run's later checkpoint
+  // would find them missing), said. Ended between two of them, its rows replace them, as a run's end does: its end row
+  // among theirs would make the file one the dead run's later checkpoints do not know.
   std::ofstream(file("e.csv.partial")) << died;
   Result const short_run =
-      nbody("--run --restart " + file("c_00000100.h5") + " --steps 150 --diagnostics " + file("e.csv"));
+      nbody("--run --restart " + file("c_00000100.h5") + " --steps 100 --diagnostics " + file("e.csv"));
   ASSERT_EQ(short_run.code, 0) << short_run.err;
   EXPECT_FALSE(fs::exists(dir_ / "e.csv.partial"));
   std::string past_end;
   for (int step = 300; step <= 2000; step += 100) past_end += std::to_string(step) + " ";
-  EXPECT_EQ(steps_of(slurp(dir_ / "e.csv")), "0 100 200 250 " + past_end);
+  EXPECT_EQ(steps_of(slurp(dir_ / "e.csv")), "0 100 200 " + past_end);
   EXPECT_NE(short_run.err.find("--diagnostics " + file("e.csv") + ": the 18 rows of " + file("e.csv.partial") +
-                               " past this run's end (step 250, to step 2000) stay after its own"),
+                               " past this run's end (step 200, to step 2000) stay after its own"),
             std::string::npos)
       << short_run.err;
+  std::ofstream(file("g.csv.partial")) << died;
+  Result const between =
+      nbody("--run --restart " + file("c_00000100.h5") + " --steps 150 --diagnostics " + file("g.csv"));
+  ASSERT_EQ(between.code, 0) << between.err;
+  EXPECT_EQ(steps_of(slurp(dir_ / "g.csv")), "0 100 200 250 ");
+  EXPECT_EQ(between.err.find("stay after its own"), std::string::npos) << between.err;
   // Rows at another cadence than the series' are not the ones the restart computes again: replaced from its first row.
   std::ofstream(file("a.csv.partial")) << died;
   Result const other_cadence = nbody("--run --restart " + file("c_00000100.h5") + " --steps 150 --diagnostics-every 50 "
@@ -966,6 +973,22 @@ TEST_F(Cli, ARestartThatEndsBeforeADeadRunsRowsCutsNoneOff) {
   std::string const series = slurp(dir_ / "d.csv");
   for (int step = 0; step <= 11; ++step)
     EXPECT_NE(series.find("\n" + std::to_string(step) + ","), std::string::npos) << "row " << step << ":\n" << series;
+  // Every other step, and a restart that ends between two of the dead run's rows: those are cut off, as a run's end
+  // does, and the restart from the dead run's last checkpoint keeps the rows before (not the whole file replaced as
+  // another run's, which an end row among the dead run's would have made it).
+  ASSERT_EQ(nbody("--run -q --bodies 32 --steps 9 --checkpoint-every 3 --checkpoint " + file("e.h5") +
+                  " --diagnostics-every 2 --diagnostics " + file("e.csv"))
+                .code,
+            0);
+  fs::rename(dir_ / "e.csv", dir_ / "e.csv.partial");
+  ASSERT_EQ(nbody("--run -q --restart " + file("e_00000003.h5") + " --steps 2 --diagnostics " + file("e.csv")).code,
+            0);
+  Result const last = nbody("--run --restart " + file("e_00000009.h5") + " --steps 2 --diagnostics " + file("e.csv"));
+  EXPECT_EQ(last.code, 0) << last.err;
+  EXPECT_EQ(last.err.find("is not this run's series"), std::string::npos) << last.err;
+  std::string const kept = slurp(dir_ / "e.csv");
+  for (int step : {0, 2, 4, 11})
+    EXPECT_NE(kept.find("\n" + std::to_string(step) + ","), std::string::npos) << "row " << step << ":\n" << kept;
 }
 
 TEST_F(Cli, ARestartThatEndsBeforeWhatItsRunWroteReplacesNone) {
