@@ -14,6 +14,7 @@
 // messages never match a caller's (mpi4py's, an application's) on the same processes.
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <condition_variable>
@@ -24,6 +25,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <type_traits>
 
@@ -40,17 +42,34 @@ constexpr double kDefaultRankTimeout = 900.0;
 
 using Clock = std::chrono::steady_clock;
 
-// NBODY_RANK_TIMEOUT: how long one collective call may wait for the other ranks, in seconds.
-double rank_timeout_from_environment() {
-  char const* v = std::getenv("NBODY_RANK_TIMEOUT");
-  if (!v || !*v) return kDefaultRankTimeout;
+// A number of seconds from the environment variable `name`, or `fallback` where it is unset or empty.
+double seconds_from_environment(const char* name, double fallback, const std::string& what) {
+  char const* v = std::getenv(name);
+  if (!v || !*v) return fallback;
   char* end = nullptr;
   double const seconds = std::strtod(v, &end);
   if (*end != '\0' || !std::isfinite(seconds) || seconds <= 0 || seconds > 1e9)
-    throw InputError(std::string("NBODY_RANK_TIMEOUT=") + v +
-                     ": must be a number of seconds above 0 and at most 1e9 (how long a rank waits for the others; default " +
-                     std::to_string(int(kDefaultRankTimeout)) + ")");
+    throw InputError(std::string(name) + "=" + v + ": must be a number of seconds above 0 and at most 1e9 (" + what +
+                     ")");
   return seconds;
+}
+
+// NBODY_RANK_TIMEOUT: how long one collective call may wait for the other ranks, in seconds.
+double rank_timeout_from_environment() {
+  return seconds_from_environment("NBODY_RANK_TIMEOUT", kDefaultRankTimeout,
+                                  "how long a rank waits for the others; default " +
+                                      std::to_string(int(kDefaultRankTimeout)));
+}
+
+// NBODY_INIT_TIMEOUT: how long MPI_Init may wait for the other ranks to start, in seconds. Its own, since a large
+// job's start can take longer than a short NBODY_RANK_TIMEOUT chosen to find a hang between steps quickly: by default
+// the larger of that and kMinInitTimeout.
+constexpr double kMinInitTimeout = 300.0;
+double init_timeout_from_environment(double rank_timeout) {
+  double const fallback = std::max(rank_timeout, kMinInitTimeout);
+  return seconds_from_environment("NBODY_INIT_TIMEOUT", fallback,
+                                  "how long MPI_Init waits for the other ranks to start; default the larger of "
+                                  "NBODY_RANK_TIMEOUT and " + std::to_string(int(kMinInitTimeout)));
 }
 
 // A rank waited past the deadline: it says so and ends the job (the others may be stopped, so
@@ -357,7 +376,9 @@ std::unique_ptr<Ranks> ranks_for(MPI_Comm comm, bool world) {
 // MPI_Init waits for every rank of the job to start (the launcher's fence), and no MPI call can bound that wait: a
 // rank stopped before it (SIGSTOP, a debugger, a node that hangs) would keep the others in it for ever, silent. A
 // watchdog thread gives the wait the bound every later one has, and at it says what it waited for and ends this
-// rank (no MPI call can end the job yet: the launcher ends the others when a rank exits without MPI_Finalize).
+// rank (no MPI call can end the job yet: the launcher ends the others when a rank exits without MPI_Finalize; one of
+// Open MPI 4.1's, ended in its own start-up handshake by a bound of a few hundredths of a second, was seen to hang).
+// The bound is NBODY_INIT_TIMEOUT's, at least 300 s by default: a large job's start is not a hang.
 class InitWatchdog {
  public:
   explicit InitWatchdog(double seconds) : thread_([this, seconds] { watch(seconds); }) {}
@@ -378,7 +399,7 @@ class InitWatchdog {
     if (ready_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; })) return;
     std::fprintf(stderr,
                  "error: rank %d of %d: waited %g s in MPI_Init for the other ranks of the job to start; a rank has "
-                 "stopped or hangs (NBODY_RANK_TIMEOUT sets this bound in seconds); ending the job\n",
+                 "stopped or hangs (NBODY_INIT_TIMEOUT sets this bound in seconds); ending the job\n",
                  launcher_world_rank(), launcher_world_size(), seconds);
     std::fflush(nullptr);
     std::_Exit(1);
@@ -405,7 +426,8 @@ std::unique_ptr<Ranks> ranks_for_handle(std::uintptr_t comm) { return ranks_for(
 
 std::unique_ptr<Ranks> start(int& argc, char**& argv) {
   if (!launched_by_mpi()) return nullptr;
-  double const timeout = rank_timeout_from_environment();  // a bad value is refused before MPI starts
+  // Bad values are refused before MPI starts.
+  double const timeout = init_timeout_from_environment(rank_timeout_from_environment());
   int provided = 0;
   {
     InitWatchdog const bounded(timeout);

@@ -233,7 +233,7 @@ with tempfile.TemporaryDirectory() as d:
 
     elif case == "rank_stopped_in_start":
         # A rank stopped before MPI_Init (here by its own hand, before nbody starts) holds the others in MPI_Init,
-        # where no MPI call can bound the wait: they give up at NBODY_RANK_TIMEOUT all the same, saying so.
+        # where no MPI call can bound the wait: they give up at NBODY_INIT_TIMEOUT all the same, saying so.
         timeout = 3
         wrapper = p("stop_rank_1.sh")
         with open(wrapper, "w") as f:
@@ -242,7 +242,7 @@ with tempfile.TemporaryDirectory() as d:
         job = subprocess.Popen([mpirun, "-np", "2", "--oversubscribe", wrapper, nbody, "--backend", "cpu", "--run",
                                 "--bodies", "64", "--steps", "2"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                               env=dict(os.environ, NBODY_RANK_TIMEOUT=str(timeout)))
+                               env=dict(os.environ, NBODY_INIT_TIMEOUT=str(timeout)))
         start = time.monotonic()
         try:
             out, err = job.communicate(timeout=timeout + 60)
