@@ -997,7 +997,8 @@ namespace {
 // hermite4's threading comparison: each row's block steps by the wall clock, the work they did, and whether
 // its end state is bit for bit the first row's of its size (it must be: the same block steps on any layout).
 int print_block_comparison(const Options& o, const std::vector<driver::ComparisonRow>& rows,
-                           const multigpu::SimulationConfig& probe, std::uint64_t steps) {
+                           const multigpu::SimulationConfig& probe, std::uint64_t steps,
+                           const std::vector<std::string>& notices) {
   // The warm-up done (on a GPU at least 16 block steps: driver::BlockMeasurement::warmup_steps).
   std::uint64_t const warmup =
       !rows.empty() && rows[0].measurement.blocks ? rows[0].measurement.blocks->warmup_steps : o.warmup;
@@ -1016,6 +1017,7 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
             {"hardware", driver::hardware_description(probe)},
             {"warmup_steps", warmup},
             {"timed_steps", steps},
+            {"notices", notices},
             {"rows", json::array()}};
   std::vector<std::string> differ;
   for (auto const& r : rows) {
@@ -1093,7 +1095,7 @@ int run_compare_threading(const Options& o) {
                    r.measurement.blocks ? r.measurement.wall_mean_ms : r.measurement.median_ms,
                    r.measurement.blocks ? " a block step" : "");
   });
-  if (blocks) return print_block_comparison(o, rows, probe, steps);
+  if (blocks) return print_block_comparison(o, rows, probe, steps, notices);
   std::printf("nbody compare-threading: %s backend, %s, %llu warm-up + %llu timed steps per row\n",
               name_of(probe.backend).c_str(), name_of(probe.engine.precision).c_str(), (unsigned long long)o.warmup,
               (unsigned long long)steps);
