@@ -1102,8 +1102,9 @@ int run_compare_threading(const Options& o) {
   std::printf("%-8s %-6s %4s %9s %12s %14s %8s %6s %12s  %s\n", "model", "launch", "devs", "N", "median ms",
               "interactions/s", "speed-up", "eff.", "enqueue ms", "per-device median ms");
   std::ostringstream csv;
-  csv << "model,launch,devices,bodies,median_step_ms,interactions_per_s,speedup,efficiency,enqueue_ms_per_step,"
-         "device_median_ms\n";
+  // The columns are named as the JSON rows' keys.
+  csv << "model,launch,devices,bodies,median_step_ms,interactions_per_second,speedup,efficiency,enqueue_ms_per_step,"
+         "device_median_step_ms\n";
   // What the rows were measured with, so that two tables (fp32 and fp64, say) are told apart by their files alone.
   json j = {{"mode", "compare-threading"},
             {"integrator", name_of(o.run.physics.integrator)},

@@ -1926,6 +1926,10 @@ TEST_F(Cli, CompareThreadingWritesOneRowPerModelDeviceCountAndSize) {
   // The per-device medians, the last column, agree with the JSON's to the CSV's 6 digits (not the table's 4
   // decimals), one space between them.
   auto const j = nlohmann::json::parse(slurp(file("c.json")));
+  // The CSV's columns are the JSON rows' keys.
+  std::istringstream columns(csv.substr(0, csv.find('\n')));
+  for (std::string column; std::getline(columns, column, ',');)
+    EXPECT_TRUE(j["rows"][0].contains(column)) << column << " is not a key of the JSON's rows: " << j["rows"][0];
   // The file says what its rows were measured with.
   EXPECT_EQ(j["backend"], "cpu");
   EXPECT_EQ(j["precision"], "fp32");
