@@ -164,17 +164,24 @@ std::string row_figures(const std::string& line, SeriesFormat format) {
   return out;
 }
 
-// The whole rows of a series file (a CSV file's header left out; an unfinished last line too), each as its step and
-// its text without the wall clock.
-std::vector<std::pair<std::uint64_t, std::string>> rows_of(const std::string& file, SeriesFormat format) {
-  std::vector<std::pair<std::uint64_t, std::string>> rows;
+// Visits each whole row of a series file (a CSV file's header left out; an unfinished last line too) with its figures
+// and its line as written.
+template <typename Visit>
+void for_each_row(const std::string& file, SeriesFormat format, Visit&& visit) {
   std::ifstream in(file, std::ios::binary);
   std::string line;
   bool header = format == SeriesFormat::csv;
   while (read_line(in, line)) {
     if (std::exchange(header, false)) continue;
-    if (auto const r = parse_row(line, format)) rows.emplace_back(r->step, without_wall(line, format));
+    if (auto const r = parse_row(line, format)) visit(*r, line);
   }
+}
+
+// The whole rows of a series file, each as its step and its text without the wall clock.
+std::vector<std::pair<std::uint64_t, std::string>> rows_of(const std::string& file, SeriesFormat format) {
+  std::vector<std::pair<std::uint64_t, std::string>> rows;
+  for_each_row(file, format,
+               [&](const RowFigures& r, const std::string& line) { rows.emplace_back(r.step, without_wall(line, format)); });
   return rows;
 }
 
@@ -959,17 +966,12 @@ void DiagnosticsSeries::close(bool ended) {
     bool const ends_at_theirs =
         last_step_ && std::any_of(earlier_.begin(), earlier_.end(), [&](auto const& r) { return r.first == *last_step_; });
     if (ends_at_theirs) {
-      std::ifstream in(partial_, std::ios::binary);
-      std::string line;
-      bool header = format_ == SeriesFormat::csv;
       std::uint64_t past = 0;
-      while (read_line(in, line)) {
-        if (std::exchange(header, false)) continue;
-        if (auto const r = parse_row(line, format_); r && r->step > *last_step_) {
-          pending_ += line + eol_;
-          ++past;
-        }
-      }
+      for_each_row(partial_, format_, [&](const RowFigures& r, const std::string& line) {
+        if (r.step <= *last_step_) return;
+        pending_ += line + eol_;
+        ++past;
+      });
       if (past > 0)
         kept_past_end_ = rows_text(past) + " of " + partial_ + " past this run's end (step " +
                          std::to_string(*last_step_) + ", to step " + std::to_string(earlier_.back().first) + ")";
