@@ -109,6 +109,9 @@ with tempfile.TemporaryDirectory() as d:
            "ParticleIDs must hold 0..299 once each; 0 appears twice")
     broken("id-out-of-range", lambda f: replace(f, "PartType1/ParticleIDs", np.array([300], np.uint64)),
            "ParticleIDs must hold 0..299 once each; 300 is out of range")
+    # Whole numbers stored as floats would be cut (2.5 to 2) by HDF5's conversion, unseen by the checksum of the cut ones.
+    broken("float-ids", lambda f: replace(f, "PartType1/ParticleIDs", f["PartType1/ParticleIDs"][()].astype(np.float64)),
+           "PartType1/ParticleIDs holds floating-point numbers; it must hold integers")
     broken("nan-velocity", lambda f: f["PartType4/Velocities"].__setitem__((4, 1), np.nan),
            "body 5: velocity y is nan; a snapshot must hold finite values")
     broken("nan-roundoff", lambda f: f["PartType4/CoordinateRoundoff"].__setitem__((4, 1), np.nan),

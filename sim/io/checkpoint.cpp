@@ -850,6 +850,8 @@ class Reader {
     Handle type(H5Dget_type(set.get()), H5Tclose);
     H5T_class_t const cls = H5Tget_class(type.get());
     if (cls != H5T_FLOAT && cls != H5T_INTEGER) fail(where + " does not hold numbers");
+    // HDF5's conversion would cut 2.5 to 2 unseen: identifiers and types are stored as integers or refused.
+    if (!c.fp && cls != H5T_INTEGER) fail(where + " holds floating-point numbers; it must hold integers");
     std::vector<T> buffer(std::size_t(std::min(bodies, kRowsPerChunk) * c.columns));
     for (hsize_t first = 0; first < bodies; first += kRowsPerChunk) {
       if (interruptible) throw_if_interrupted();
