@@ -375,6 +375,13 @@ void check_no_shared_positions(const sim::BodySet& bodies, double softening, con
   }
 }
 
+std::string massless_notice(const sim::BodySet& bodies, const std::string& source) {
+  if (bodies.size() == 0 ||
+      std::any_of(bodies.pos_mass.begin(), bodies.pos_mass.end(), [](const auto& p) { return p.w != 0.0; }))
+    return {};
+  return "every body of " + source + " has mass 0: none attracts another, so each moves in a straight line";
+}
+
 void check_time_resolution(double time, const sim::StepProgram& program, const std::string& source,
                            const SettingNames& names) {
   double const least = std::abs(time) * sim::hermite::kRelativeFloor;
@@ -771,6 +778,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
   }
   check_no_shared_positions(s.bodies, run.physics.softening, s.source, run.names);
   check_time_resolution(s.bodies.time, s.program, s.source, run.names);
+  if (std::string const notice = massless_notice(s.bodies, s.source); !notice.empty()) s.notices.push_back(notice);
   if (s.course.empty())  // a new run: its course starts here
     s.course =
         new_course(s.bodies, s.program, run.physics.softening, run.devices.engine.precision, run.physics.damping);

@@ -135,6 +135,10 @@ std::string floor_restart_notice(const sim::hermite::HermiteState& state, double
 void check_no_shared_positions(const sim::BodySet& bodies, double softening, const std::string& source,
                                const SettingNames& names);
 
+// The notice for bodies that all have mass 0 (test particles alone, often a file's masses missed): no body attracts
+// another, and each moves in a straight line. "" where any body has mass, or there are none.
+std::string massless_notice(const sim::BodySet& bodies, const std::string& source);
+
 // Refuses (InputError naming `source` and its time) a start at a time so large that fp64 times cannot resolve the
 // run's longest step there (dt, or hermite4's dt_max): below 2^-44 of the time (hermite4's relative step floor), the
 // clock would not advance, or only in steps of its rounding, while the bodies move.

@@ -54,6 +54,7 @@ Setup setup_from_bodies(const RunConfig& requested, sim::BodySet bodies, const s
   s.config = resolve_devices(run, bodies.size(), &s.notices);
   check_no_shared_positions(bodies, run.physics.softening, source, run.names);
   check_time_resolution(bodies.time, s.program, source, run.names);
+  if (std::string const notice = massless_notice(bodies, source); !notice.empty()) s.notices.push_back(notice);
   s.clock = {0, bodies.time};
   s.course = new_course(bodies, s.program, run.physics.softening, run.devices.engine.precision, run.physics.damping);
   s.bodies = std::move(bodies);

@@ -36,6 +36,23 @@ def test_from_arrays_keeps_the_values_exactly(tmp_path):
     assert np.array_equal(sim32.positions, pos.astype(np.float32).astype(np.float64))
 
 
+def test_bodies_without_mass_run_and_are_said_to_move_in_straight_lines(tmp_path):
+    rng = np.random.default_rng(5)
+    pos, vel = rng.normal(size=(8, 3)), rng.normal(size=(8, 3))
+    sim = nbody.Simulation.from_arrays(pos, vel, np.zeros(8), backend="cpu")
+    assert "every body of arrays has mass 0: none attracts another, so each moves in a straight line" in sim.notices
+    sim.run(steps=4)
+    np.testing.assert_allclose(sim.positions, pos + sim.time * vel, rtol=0, atol=1e-14)
+    # One body with mass is a system: nothing said.
+    m = np.zeros(8)
+    m[0] = 1.0
+    assert not any("has mass 0" in n for n in nbody.Simulation.from_arrays(pos, vel, m, backend="cpu").notices)
+    # A file's bodies, on the command line too.
+    sim.save(tmp_path / "massless.bin")
+    loaded = nbody.Simulation.load(str(tmp_path / "massless.bin"), backend="cpu")
+    assert any(n.startswith("every body of ") and "massless.bin has mass 0" in n for n in loaded.notices)
+
+
 def test_load_reads_what_save_wrote(tmp_path):
     sim = nbody.Simulation(n=40, backend="cpu", softening=0.02)
     sim.run(steps=3)
