@@ -824,7 +824,7 @@ void print_block_benchmark(const driver::Measurement& m, const multigpu::Simulat
     if (b.step_level_histogram[k]) levels += " " + std::to_string(k) + ":" + std::to_string(b.step_level_histogram[k]);
   std::printf("  step levels  %s  (level: force evaluations; level k is dt_max's power of two x 2^-k)\n",
               levels.c_str());
-  std::printf("  end state     %016llx  (FNV-1a of the Hermite state: the same on every layout)\n",
+  std::printf("  end state     %016llx  (FNV-1a of the Hermite state: the same on every layout of this build)\n",
               (unsigned long long)b.state_hash);
 }
 
