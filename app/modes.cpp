@@ -1045,15 +1045,17 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
       differ.push_back(model + "/" + launch + " on " + std::to_string(r.devices) + " device(s) at N = " +
                        std::to_string(r.bodies));
   }
+  std::printf("(speed-up and eff.: against the same model and launch on 1 device)\n");
   std::printf("fastest, per N:\n");
   for (std::size_t k = 0; k < rows.size();) {
     std::size_t end = k;
     const driver::ComparisonRow* best = &rows[k];
     for (; end < rows.size() && rows[end].bodies == rows[k].bodies; ++end)
       if (rows[end].measurement.wall_mean_ms < best->measurement.wall_mean_ms) best = &rows[end];
-    std::printf("  N = %zu: %s/%s on %d device(s), %.2f us a block step (%.2fx one device).\n", best->bodies,
+    std::printf("  N = %zu: %s/%s on %d device(s), %.2f us a block step (%.2fx %s/%s on one device).\n", best->bodies,
                 name_of(best->model).c_str(), name_of(best->launch).c_str(), best->devices,
-                1e3 * best->measurement.wall_mean_ms, best->speedup);
+                1e3 * best->measurement.wall_mean_ms, best->speedup, name_of(best->model).c_str(),
+                name_of(best->launch).c_str());
     k = end;
   }
   // Said before the tables are written: a table that cannot be written must not hide it.
@@ -1141,6 +1143,7 @@ int run_compare_threading(const Options& o) {
                          {"enqueue_ms_per_step", m.enqueue_ms_per_step},
                          {"device_median_step_ms", m.device_median_ms}});
   }
+  std::printf("(speed-up and eff.: against the same model and launch on 1 device)\n");
   if (probe.backend == sim::Backend::cpu)
     std::printf("(CPU backend: host devices run their steps synchronously, so 'enqueue' is the whole step)\n");
   print_verdicts(rows, probe.backend == sim::Backend::cuda);
