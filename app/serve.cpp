@@ -227,6 +227,7 @@ class BrowserSurface final : public render::Surface {
     encoder_.put(std::move(frame));
   }
 
+  bool watched() const override { return server_.viewers() > 0; }
   void set_vsync(bool) override {}
   bool set_fullscreen(bool) override { return false; }
   std::string describe() const override { return "frames to browsers, " + offscreen_->describe(); }

@@ -272,6 +272,14 @@ class Viewer {
       if (stats.generation != generation_) new_generation(stats);
       else if (stats.refused != refused_) resync(stats);
       update_follow();
+      // Unwatched (--serve with no browser connected), a frame would be drawn, read back and encoded for nobody:
+      // none is uploaded or drawn. The run goes on at the pace it has when watched (each pass lets it make its next
+      // batch); a browser that connects is input (poll), and frames follow at once.
+      if (!recording_ && drawn > 0 && !surface_->watched() && !screenshot_requested_) {
+        live_->frame_shown();
+        wait(stats);
+        continue;
+      }
 
       auto const r0 = Clock::now();
       recording_ms_ = 0;

@@ -36,6 +36,8 @@ class Surface {
   // Sleeps until an input event arrives or `seconds` pass (a viewer with nothing new to draw need not spin).
   virtual void wait_events(double seconds) = 0;
   virtual void present() = 0;
+  // Whether anyone sees the frames now: a window always; frames sent to browsers only while one is connected.
+  virtual bool watched() const { return true; }
   virtual void set_vsync(bool on) = 0;
   // Fullscreen on the primary monitor, or back to the window: false where that cannot be (no
   // monitor, no window), and nothing changes then.

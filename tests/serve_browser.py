@@ -7,7 +7,7 @@ a wrong token is refused, and viewers that stall, vanish or
 send garbage leave the run and the other viewers going. Screenshots of the page go to the folder
 named by NBODY_SERVE_SCREENSHOTS (default: a temporary one, printed).
 
-usage: serve_browser.py NBODY CASE      (cases: steer, security, hermite; mpi, with NBODY_MPIEXEC=mpirun)
+usage: serve_browser.py NBODY CASE      (cases: steer, security, hermite, unwatched; mpi, with NBODY_MPIEXEC=mpirun)
 exit status: 0 passed, 1 failed, 77 skipped (no chromium).
 """
 import base64
@@ -627,7 +627,42 @@ def hermite(nbody, folder, shots):
         server.close()
 
 
-CASES = {"steer": steer, "security": security, "mpi": mpi, "hermite": hermite}
+def unwatched(nbody, folder, shots):
+    """With no browser connected no frame is drawn (each would be read back and encoded for nobody), and the run goes
+    on: a browser that connects later sees it at a later step, and frames at once."""
+    server = Server(nbody, "127.0.0.1:0", ["--backend", "cpu", "--bodies", "256"], folder)
+    browser = Browser(folder)
+    try:
+        time.sleep(3.0)  # unwatched: the full HUD's running figures drew about 60 frames a second
+        browser.open(server.local_url)
+        frames_of_page_size(browser)
+        step = browser.header()["step"]
+        expect(step > 30, "the run did not go on unwatched: step %d after 3 s" % step)
+        browser.type(" ")
+        wait_for(lambda: browser.header().get("paused"), 10, "space in the page did not pause the run")
+        # Paused and still, no frame is drawn: every frame drawn while watched was sent (its sequence number).
+        seen = {"sequence": None, "since": time.monotonic()}
+
+        def still():
+            now = browser.header().get("sequence")
+            if now != seen["sequence"]:
+                seen["sequence"], seen["since"] = now, time.monotonic()
+            return time.monotonic() - seen["since"] >= 2.0
+        wait_for(still, 30, "frames kept coming while paused")
+        sent = seen["sequence"]
+        server.stop(signal.SIGINT, 130)
+        m = re.search(r"^viewer: N = \d+, (\d+) frames", server.log(), re.M)
+        expect(m is not None, "no frame count at the end:\n" + server.log()[-1500:])
+        drawn = int(m.group(1))
+        print("unwatched: %d frames drawn, %d sent; step %d when the browser came" % (drawn, sent, step))
+        expect(drawn - sent <= 3, "%d frames drawn with no browser connected (%d drawn, %d sent)" %
+               (drawn - sent, drawn, sent))
+    finally:
+        browser.close()
+        server.close()
+
+
+CASES = {"steer": steer, "security": security, "mpi": mpi, "hermite": hermite, "unwatched": unwatched}
 
 
 def main():
