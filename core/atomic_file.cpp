@@ -361,7 +361,10 @@ std::string another_writer_of(const std::string& path) {
     if (::fstat(fd, &s) == 0 && S_ISREG(s.st_mode)) {
       if (held_here(fd)) {
         // This process's own lock: its holder's writes to make, no other output's (another simulation's).
-        if (!writes_for(s)) problem = being_written("another simulation of this process", lock_path);
+        // (Also the run a Python callback is called from: what holds the lock may be that run, not another.)
+        if (!writes_for(s))
+          problem = "is being written by a run of this process now (the run a callback is called from, or another "
+                    "simulation's, which holds " + lock_path + "); wait for it to end, or name another file";
       } else if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {  // another process's exclusive lock (or none on this system)
         if (errno == EWOULDBLOCK) {
           settled = attempt + 1 == kLockAttempts;  // one held for a moment is waited out

@@ -63,7 +63,13 @@ constexpr double kMaxWeight = 1e12;
 // look (taking the GIL) costs nothing measurable.
 constexpr double kSignalCheckSeconds = 0.05;
 
-std::string shown(nb::handle value) { return nb::cast<std::string>(nb::repr(value)); }
+// A value as a message quotes it: a NumPy scalar as the Python number it holds (NumPy 2 writes np.float64(0.1)).
+std::string shown(nb::handle value) {
+  nb::object v = nb::borrow(value);
+  if (nb::hasattr(v, "dtype") && nb::hasattr(v, "ndim") && nb::hasattr(v, "item") && nb::cast<int>(v.attr("ndim")) == 0)
+    v = v.attr("item")();
+  return nb::cast<std::string>(nb::repr(v));
+}
 
 // JSON text as Python's objects (dicts, lists, numbers, None), as json.loads reads it.
 nb::object from_json(const std::string& text) { return nb::module_::import_("json").attr("loads")(text); }
@@ -93,7 +99,10 @@ double real(nb::handle value, const std::string& key) {
                                      PyObject_HasAttrString(value.ptr(), "__float__")))
     type_error(key, "a number", value);
   double const v = PyFloat_AsDouble(value.ptr());
-  if (v == -1.0 && PyErr_Occurred()) throw nb::python_error();
+  if (v == -1.0 && PyErr_Occurred()) {  // an array of one or more values (np.array([0.01])): not a number
+    PyErr_Clear();
+    type_error(key, "a number", value);
+  }
   return v;
 }
 

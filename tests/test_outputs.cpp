@@ -474,8 +474,9 @@ TEST(WriterLock, ASecondWriterIsRefusedUntilTheFirstLetsGo) {
     EXPECT_EQ(refusal_of(dir.file("other.h5")), "") << "another path is another writer's";
     // Nor does another output of this process replace it (a Python script's other simulation saving there); its
     // checkpoint writes are the lock holder's own (the run's checkpoint, written through the run).
-    std::string const held = "is being written by another run now (another simulation of this process, which holds " +
-                             lock_file + "); wait for it to end, or name another file";
+    std::string const held = "is being written by a run of this process now (the run a callback is called from, or "
+                             "another simulation's, which holds " + lock_file + "); wait for it to end, or name another "
+                             "file";
     EXPECT_EQ(output_path_problem(path), held);
     EXPECT_THROW(write_text_file(path, "{}\n"), InputError);
     EXPECT_FALSE(fs::exists(path));

@@ -135,7 +135,7 @@ def _exact_finish(value):
         return bool(value)
     if isinstance(value, numbers.Integral) and value in (0, 1):
         return bool(value)
-    raise ValueError(f"exact_finish_time={value!r}: give True or False (REBOUND's 1 or 0)")
+    raise ValueError(f"exact_finish_time={_shown(value)}: give True or False (REBOUND's 1 or 0)")
 
 
 # The largest integers float64 holds exactly, every one below them too.
@@ -184,10 +184,18 @@ def _scalar(value):
     return value.item() if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
 
+def _shown(value):
+    """A value as a message quotes it: a NumPy scalar as the Python number it holds (NumPy 2 writes np.float64(0.1),
+    and a loop over np.arange gives those)."""
+    if isinstance(value, (np.generic, np.ndarray)) and np.ndim(value) == 0:
+        value = value.item()
+    return repr(value)
+
+
 def _whole(value, name, low, high):
     value = _scalar(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name}: expected a whole number, got {value!r} ({type(value).__name__})")
+        raise TypeError(f"{name}: expected a whole number, got {_shown(value)} ({type(value).__name__})")
     if not low <= value <= high:
         raise ValueError(f"{name}={value}: must be a whole number from {low} to {high}")
     return int(value)
@@ -197,6 +205,24 @@ _MAX_STEPS = 10**15  # core/bounds.h kMaxSteps
 
 
 _START_KEYWORDS = _nbody.START_KEYWORDS  # where a simulation starts: Simulation() only
+
+
+# Other programs' and the command line's words for a setting (REBOUND's eps, --bodies): what a script writes first.
+_ALIASES = {"eps": "softening", "epsilon": "softening", "softening_length": "softening", "timestep": "dt",
+            "time_step": "dt", "bodies": "n", "nbodies": "n", "n_bodies": "n", "num_bodies": "n", "tmax": "t_end",
+            "t_max": "t_end", "tend": "t_end", "dtmax": "dt_max", "etastart": "eta_start"}
+
+
+def _meant(name, candidates, cutoff):
+    """The one of ``candidates`` that ``name`` most likely meant, or None: the same name in other capitals (Dt), one
+    of _ALIASES, else a close spelling."""
+    folded = [c for c in candidates if c.lower() == name.lower()]
+    if folded:
+        return folded[0]
+    if _ALIASES.get(name.lower()) in candidates:
+        return _ALIASES[name.lower()]
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=cutoff)
+    return close[0] if close else None
 
 
 def _refuse_misspelt(function, misspelt, settings=False):
@@ -210,8 +236,8 @@ def _refuse_misspelt(function, misspelt, settings=False):
         accepted = [name for name in accepted if parameters[name].kind == parameters[name].KEYWORD_ONLY]
         accepted += [name for name in _nbody.SETTING_KEYWORDS if name not in accepted]
     name = next(iter(misspelt))
-    close = difflib.get_close_matches(name, accepted, n=1, cutoff=0.6)
-    hint = f"did you mean '{close[0]}'?" if close else "it takes " + ", ".join(accepted)
+    meant = _meant(name, accepted, 0.6)
+    hint = f"did you mean '{meant}'?" if meant else "it takes " + ", ".join(accepted)
     if function is not Simulation.__init__ and name in inspect.signature(Simulation.__init__).parameters:
         if name in _START_KEYWORDS + ("comm",):  # run(n=...)
             hint = f"{name} is where a simulation starts: give it to nbody.Simulation"
@@ -323,7 +349,7 @@ class Simulation:
         if isinstance(time, str):
             pass  # a time with a unit ("1Myr"), in the units mass_unit and length_unit give
         elif isinstance(time, bool) or not isinstance(time, numbers.Real):
-            raise TypeError(f"time: expected a number or text with a unit, got {time!r} ({type(time).__name__})")
+            raise TypeError(f"time: expected a number or text with a unit, got {_shown(time)} ({type(time).__name__})")
         else:
             time = float(time)
         comm = _comm_handle(settings.pop("comm", None))
@@ -503,16 +529,16 @@ class Simulation:
                 raise TypeError("run: give steps or t_end (one of them)" + (f"; {end[2]}" if end else ""))
             t_end, steps, _ = end
         if steps is not None and t_end is not None:
-            raise ValueError(f"run: steps={steps!r} and t_end={t_end!r}: give one of them, not both")
+            raise ValueError(f"run: steps={_shown(steps)} and t_end={_shown(t_end)}: give one of them, not both")
         # How messages name t_end: as typed where it is text with a unit, not as the number it is in the run's units.
         t_end_typed = t_end if isinstance(t_end, str) else ""
         t_end = self._time(t_end, "t_end")
         if steps is not None:
             total = _whole(steps, "steps", 0, _MAX_STEPS)
         elif isinstance(t_end, bool) or not isinstance(t_end, numbers.Real):
-            raise TypeError(f"t_end: expected a time, got {t_end!r} ({type(t_end).__name__})")
+            raise TypeError(f"t_end: expected a time, got {_shown(t_end)} ({type(t_end).__name__})")
         elif not math.isfinite(t_end):
-            raise ValueError(f"t_end={t_end!r}: must be a finite time")
+            raise ValueError(f"t_end={_shown(t_end)}: must be a finite time")
         every = _whole(every, "every", 1, _MAX_STEPS)
         if callback is not None and not callable(callback):
             raise TypeError(f"callback: expected a callable, got {type(callback).__name__}")
@@ -533,9 +559,9 @@ class Simulation:
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                raise TypeError(f"{name}: expected a time, got {value!r} ({type(value).__name__})")
+                raise TypeError(f"{name}: expected a time, got {_shown(value)} ({type(value).__name__})")
             if not (math.isfinite(value) and 0 < value <= 1e27):  # (one given in a unit: checked as it was taken)
-                raise ValueError(f"{name}={value!r}: must be a time in (0, 1e+27]")
+                raise ValueError(f"{name}={_shown(value)}: must be a time in (0, 1e+27]")
             outputs[name] = float(value)
             if isinstance(given, str):
                 typed[name] = given
@@ -647,8 +673,9 @@ class Simulation:
         if (steps and self.dt is not None and not ended_there and not self.last_run["stopped_by_callback"] and
                 exact_finish_time):
             shown = given if isinstance(given, str) else t_end  # a time in a unit as typed
-            notice = (f"t_end={shown!r}: the run ended at {self.time!r}, the first step of dt={self.dt!r} at or past "
-                      "it (integrate takes whole steps; REBOUND's ends at t_end exactly)")
+            notice = (f"t_end={_shown(shown)}: the run ended at {_shown(self.time)}, the first step of "
+                      f"dt={_shown(self.dt)} at or past it (integrate takes whole steps; REBOUND's ends at t_end "
+                      "exactly)")
             _log.info("%s", notice)
             self.notices.append(notice)
             self.last_run["notices"].append(notice)
@@ -773,10 +800,11 @@ class Simulation:
     def configure(self, **settings):
         """Changes several settings at once: integrator, dt, damping, softening, precision, backend,
         numgpus, gpus, weights, threading, launch, exchange, kernel, block_size, fp64_rsqrt,
-        threads, and hermite4's eta, eta_start and dt_max. With hermite4 each body goes on from its
-        own time and step, but where the softening changes (its accelerations and jerks were of
-        the old potential) or no block step was made yet: every body then starts again, as a
-        simulation made with the new settings would. A new softening also restarts the energy
+        threads, hermite4's eta, eta_start and dt_max, and mass_unit and length_unit (both or neither:
+        what the files call one unit; the state's numbers stay as they are, in G = 1 units). With hermite4
+        each body goes on from its own time and step, but where the softening changes (its accelerations
+        and jerks were of the old potential) or no block step was made yet: every body then starts again,
+        as a simulation made with the new settings would. A new softening also restarts the energy
         error's baseline (another potential)."""
         self._engine.configure(_checked_settings(settings, Simulation.configure))
         self._take_notices()
@@ -838,9 +866,9 @@ class Simulation:
         if not name.startswith("_") and not hasattr(cls, name) and name not in self.__dict__:
             settable = [n for n in dir(cls) if isinstance(getattr(cls, n, None), property) and getattr(cls, n).fset
                         and not getattr(getattr(cls, n).fset, "refuses", False)]
-            close = difflib.get_close_matches(name, settable, n=1, cutoff=0.75)
-            if close:
-                raise AttributeError(f"{cls.__name__} has no '{name}'; did you mean '{close[0]}'? (nothing was "
+            meant = _meant(name, settable, 0.75)
+            if meant:
+                raise AttributeError(f"{cls.__name__} has no '{name}'; did you mean '{meant}'? (nothing was "
                                      "changed)")
         object.__setattr__(self, name, value)
 
@@ -892,6 +920,13 @@ class Simulation:
     __copy__ = __deepcopy__ = __reduce__ = __reduce_ex__ = __getstate__ = _refuse_copy
 
     def __repr__(self):
+        # Shown in a notebook while another thread runs it: said, not raised (the engine cannot be read then).
+        if getattr(self, "_engine", None) is None:
+            return "<nbody.Simulation (not made)>"
+        try:
+            self._engine.time
+        except RuntimeError as e:
+            return f"<nbody.Simulation ({e})>"
         step = f"dt={self.dt:g}" if self.dt is not None else f"eta={self.eta:g} dt_max={self.dt_max:g}"
         return (f"<nbody.Simulation n={self.n} t={self.time:g} steps={self.steps} {self.integrator} "
                 f"{step} softening={self.softening:g} {self.description}>")

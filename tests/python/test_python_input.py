@@ -77,6 +77,9 @@ def test_integrate_says_where_it_ended_for_every_integrator():
         sim.integrate(1.0)
     assert len(caught) == 1 and caught[0].filename == __file__ and sim.time == 1.02
     assert sim.notices[-1] == str(caught[0].message) and sim.last_run["notices"] == [sim.notices[-1]]
+    # A time from np.arange (a NumPy scalar) is quoted as the number it is, not as NumPy 2's np.float64(2.0).
+    with pytest.warns(RuntimeWarning, match=r"^t_end=2\.0: the run ended at 2\.01, "):
+        sim.integrate(np.arange(3.0)[2])
     # A whole number of steps (0.3 with dt=0.1 ends at 0.30000000000000004: the clock's rounding, not a step past it),
     # and a run the callback stopped, end where they should: nothing said.
     for t_end, dt, callback in ((1.25, 0.25, None), (0.3, 0.1, None), (10.0, 0.25, lambda s: s.steps >= 3)):

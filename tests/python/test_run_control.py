@@ -153,6 +153,7 @@ def test_other_threads_run_while_the_engine_steps():
             sim.positions
         except RuntimeError as e:
             outcome["refused"] = str(e)
+        outcome["repr"] = repr(sim)  # a notebook showing it: said, not raised
 
     running = threading.Event()
     thread = threading.Thread(target=other)
@@ -163,6 +164,7 @@ def test_other_threads_run_while_the_engine_steps():
     thread.join()
     assert outcome.get("while_stepping") is True
     assert "busy in another thread" in outcome.get("refused", "")
+    assert outcome.get("repr", "").startswith("<nbody.Simulation (") and "busy in another thread" in outcome["repr"]
 
 
 def test_a_run_that_blows_up_names_the_settings_in_pythons_words():

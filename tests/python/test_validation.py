@@ -100,6 +100,15 @@ def test_a_misspelt_setting_is_refused_naming_the_one_meant():
     with pytest.raises(AttributeError, match=r"^Simulation\.n is where a simulation starts; it cannot change"):
         sim.n = 5
 
+    # The same name in other capitals, and other programs' words for a setting (REBOUND's eps), are typos too.
+    leapfrog = nbody.Simulation(n=16, backend="cpu")
+    for typo, meant in (("Dt", "dt"), ("DT", "dt"), ("Softening", "softening"), ("eps", "softening"),
+                        ("timestep", "dt")):
+        with pytest.raises(AttributeError, match=rf"^Simulation has no '{typo}'; did you mean '{meant}'\? "):
+            setattr(leapfrog, typo, 0.5)
+        assert typo not in vars(leapfrog)
+    assert leapfrog.dt == 0.01 and leapfrog.softening == 0.01
+
     assert Named(n=16, backend="cpu").notice() == "mine"
     with pytest.raises(AttributeError, match=r"^Named has no 'dtmax'; did you mean 'dt_max'\?"):
         Named(n=16, backend="cpu").dtmax = 0.01
@@ -110,6 +119,9 @@ def test_a_misspelt_keyword_is_refused_naming_the_one_meant():
     with pytest.raises(TypeError, match=r"^Simulation\.__init__\(\) got an unexpected keyword argument 'dtmax'; "
                                         r"did you mean 'dt_max'\?$"):
         nbody.Simulation(n=16, backend="cpu", integrator="hermite4", dtmax=0.1)
+    with pytest.raises(TypeError, match=r"^Simulation\.__init__\(\) got an unexpected keyword argument 'bodies'; "
+                                        r"did you mean 'n'\?$"):  # the command line's --bodies
+        nbody.Simulation(bodies=100, backend="cpu")
     sim = nbody.Simulation(n=16, backend="cpu")
     with pytest.raises(TypeError, match=r"^Simulation\.run\(\) got an unexpected keyword argument 't_emd'; did you "
                                         r"mean 't_end'\?$"):
@@ -184,6 +196,9 @@ def test_a_misspelt_keyword_is_refused_naming_the_one_meant():
     (dict(block_size=128), ValueError, "^block_size=128 applies to the CUDA backend's naive and tiled kernels"),
     (dict(exchange="direct"), ValueError, "^exchange='direct' applies to the CUDA backend"),
     (dict(precision=64), TypeError, "precision: expected a name"),
+    # NumPy's values as the numbers they hold (NumPy 2's repr would say np.float64(-1.0)); an array is no number.
+    (dict(dt=np.float64(-1.0)), ValueError, r"^dt=-1\.0: must be"),
+    (dict(dt=np.array([0.01])), TypeError, r"^dt: expected a number, got array\(\[0\.01\]\) \(ndarray\)$"),
     (dict(eccentricity=0.9), ValueError, r"^eccentricity=0.9: applies to scenario='two-body' only \(this one's is "
                                          r"'plummer'\)$"),
 ])
