@@ -895,8 +895,13 @@ struct Header {
 // kMaxBodies in all, all in this one file.
 void read_counts(const Reader& r, Header& h, bool every_type = false) {
   std::uint64_t counts[6] = {}, highs[6] = {};
-  r.counts("NumPart_Total", counts, every_type);
-  if (r.has_attribute("Header", "NumPart_Total_HighWord")) r.counts("NumPart_Total_HighWord", highs, every_type);
+  // Another program's file in one part may state its counts in NumPart_ThisFile alone: those are the snapshot's.
+  bool const this_file_alone = every_type && !r.has_attribute("Header", "NumPart_Total") &&
+                               r.has_attribute("Header", "NumPart_ThisFile");
+  std::string const total = this_file_alone ? "NumPart_ThisFile" : "NumPart_Total";
+  r.counts(total.c_str(), counts, every_type);
+  if (!this_file_alone && r.has_attribute("Header", "NumPart_Total_HighWord"))
+    r.counts("NumPart_Total_HighWord", highs, every_type);
   std::uint64_t bodies = 0;
   bool wraps = false;  // a count or a sum past 2^64 - 1 (the high words can say so)
   constexpr std::uint64_t kMost = std::numeric_limits<std::uint64_t>::max();
@@ -912,9 +917,9 @@ void read_counts(const Reader& r, Header& h, bool every_type = false) {
     bodies += h.counts[t];
   }
   if (wraps || bodies == 0 || bodies > kMaxBodies)
-    r.fail("Header/NumPart_Total says " + (wraps ? std::string("more than 2^64") : std::to_string(bodies)) +
+    r.fail("Header/" + total + " says " + (wraps ? std::string("more than 2^64") : std::to_string(bodies)) +
            " bodies; must be 1 to " + std::to_string(kMaxBodies));
-  if (r.has_attribute("Header", "NumPart_ThisFile")) {
+  if (!this_file_alone && r.has_attribute("Header", "NumPart_ThisFile")) {
     std::uint64_t this_file[6] = {};
     r.counts("NumPart_ThisFile", this_file, every_type);
     if (!std::equal(this_file, this_file + 6, counts) || std::any_of(highs, highs + 6, [](std::uint64_t v) { return v != 0; }))
@@ -1441,6 +1446,8 @@ StatedUnits stated_units(const Reader& r) {
 
 }  // namespace
 
+constexpr const char* kPartGroups[] = {"PartType0", "PartType1", "PartType2", "PartType3", "PartType4", "PartType5"};
+
 bool is_foreign_snapshot(const std::string& path) {
   quiet_hdf5();
   struct stat st {};
@@ -1448,8 +1455,11 @@ bool is_foreign_snapshot(const std::string& path) {
   try {
     Handle file = open_file(path);
     Reader r(path, file.get());
+    // The layout's header with counts, or with particle groups (where the counts are missing, the reader says so).
+    bool const parts = std::any_of(std::begin(kPartGroups), std::end(kPartGroups),
+                                   [&](const char* g) { return r.has_group(g); });
     return r.has_group("Header") && !r.has_attribute("Header", "NbodyFile") &&
-           r.has_attribute("Header", "NumPart_Total");
+           (r.has_attribute("Header", "NumPart_Total") || r.has_attribute("Header", "NumPart_ThisFile") || parts);
   } catch (const InputError&) {
     return false;
   } catch (const RuntimeFailure&) {

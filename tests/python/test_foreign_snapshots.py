@@ -139,6 +139,7 @@ def test_the_command_line_loads_it_and_says_what_it_read(tmp_path):
     ({"NumPart_Total": np.array([0, 10.5, 0, 0, 0, 0])}, {}, r"Header/NumPart_Total holds 10\.5; a count is a whole "
                                                              r"number >= 0"),
     ({}, {"coordinates_group": True}, r"PartType1/Coordinates is a group, not a dataset"),
+    ({}, {"no_counts": True}, r"no Header/NumPart_Total attribute"),
 ])
 def test_what_it_cannot_take_is_refused_naming_the_field(tmp_path, header, part, said):
     pos, vel, mass = cluster(n=10)
@@ -149,6 +150,9 @@ def test_what_it_cannot_take_is_refused_naming_the_field(tmp_path, header, part,
     if part.get("swift_cosmology"):
         with h5py.File(path, "a") as f:
             f.create_group("Cosmology").attrs["Cosmological run"] = np.array([1], dtype=np.int32)
+    if part.get("no_counts"):  # a header without counts: still this layout, its counts missing
+        with h5py.File(path, "a") as f:
+            del f["Header"].attrs["NumPart_Total"], f["Header"].attrs["NumPart_ThisFile"]
     if part.get("coordinates_group"):
         with h5py.File(path, "a") as f:
             del f["PartType1/Coordinates"]
@@ -156,3 +160,15 @@ def test_what_it_cannot_take_is_refused_naming_the_field(tmp_path, header, part,
     with pytest.raises(ValueError, match=rf"^{path}: {said}.*\(not GADGET/SWIFT-layout initial conditions "
                                          rf"Simulation\.load can read\)$"):
         nbody.Simulation.load(path, backend="cpu")
+
+
+def test_counts_in_num_part_this_file_alone_are_the_snapshots(tmp_path):
+    # Some writers of initial conditions in one file state NumPart_ThisFile and no NumPart_Total.
+    pos, vel, mass = cluster(n=40)
+    path = tmp_path / "ics.hdf5"
+    write_gadget(path, {1: (pos, vel, mass)})
+    with h5py.File(path, "a") as f:
+        del f["Header"].attrs["NumPart_Total"], f["Header"].attrs["NumPart_Total_HighWord"]
+    sim = nbody.Simulation.load(path, backend="cpu")
+    assert len(sim) == 40
+    np.testing.assert_array_equal(np.sort(sim.masses), np.sort(mass.astype(np.float32).astype(np.float64)))
