@@ -116,14 +116,15 @@ void write_checkpoint_once(const std::string& path, const std::string& given, co
   write_checkpoint(path, setup, sim, initial_energy);
 }
 
-void write_snapshot(const std::string& path, const Setup& setup, multigpu::Simulation& sim, Precision precision,
-                    const sim::BodySet* state) {
+double write_snapshot(const std::string& path, const Setup& setup, multigpu::Simulation& sim, Precision precision,
+                      const sim::BodySet* state) {
   std::optional<sim::BodySet> downloaded;
   if (!state) state = &downloaded.emplace(sim.state());  // every rank takes part; rank 0 writes
   agree(sim.ranks(), [&] {
     check_finite(*state, sim.steps_done(), setup.run.names);
     if (sim.ranks().rank() == 0) sim::write_snapshot(path, *state, run_record(setup, sim, std::nullopt), precision);
   });
+  return sim::snapshot_coordinate_rounding(*state, precision);
 }
 
 bool saves_hdf5_snapshot(const std::string& path) {

@@ -57,9 +57,10 @@ void write_checkpoint_once(const std::string& path, const std::string& given, co
 // Downloads the state and writes a snapshot for analysis (sim/io/checkpoint.h: the bodies in their
 // particle groups, the time, step and units) whole or not at all, its values in `precision`. With
 // several ranks every rank takes part and rank 0 writes. `state`: the state already downloaded (every rank's, as
-// simulation.state() gives it), or null to download it.
-void write_snapshot(const std::string& path, const Setup& setup, multigpu::Simulation& simulation,
-                    Precision precision, const sim::BodySet* state = nullptr);
+// simulation.state() gives it), or null to download it. Returns the largest rounding of a coordinate in the file
+// (sim::snapshot_coordinate_rounding; on every rank).
+double write_snapshot(const std::string& path, const Setup& setup, multigpu::Simulation& simulation,
+                      Precision precision, const sim::BodySet* state = nullptr);
 
 // Whether the final state saved to `path` (`--save`, Python's save) is an HDF5 snapshot (a name ending in .h5 or
 // .hdf5, in any case: write_snapshot in fp64, with the units and families) rather than a tipsy file (any other).

@@ -1100,12 +1100,29 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // stop's state goes to its checkpoint, not the series, and a run that goes on from it writes its start only where
   // one falls due there.
   std::optional<std::uint64_t> snapshot_at;
+  bool coarse_said = false;  // that fp32 coordinates cannot resolve the softening: once a run
   auto snapshot = [&] {
     if (!o.snapshots.enabled() || snapshot_at == sim.steps_done()) return;
     std::string const path = o.snapshots.path(sim.steps_done());
     snapshot_at = sim.steps_done();
+    double rounding = 0;
     series_file(path, "snapshot", result.snapshots_written, result.snapshots_not_written,
-                [&] { write_snapshot(path, setup, sim, o.snapshots.precision); });
+                [&] { rounding = write_snapshot(path, setup, sim, o.snapshots.precision); });
+    // A body far out (an escaper) widens the box, and fp32's rounding with it: a file whose close pairs cannot be
+    // told apart within a tenth of the softening is said to be, with what keeps them.
+    double const softening = sim.config().softening;
+    if (!coarse_said && o.snapshots.precision == Precision::fp32 && rounding > 0.1 * softening) {
+      coarse_said = true;
+      auto const number = [](double v) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.3g", v);
+        return std::string(text);
+      };
+      observer.notice(o.names.with_text("--snapshots", path) + ": its fp32 coordinates are rounded by up to " +
+                      number(rounding) + " (its box holds every body: one far out widens it), more than a tenth of " +
+                      "the softening (" + number(softening) + "); " +
+                      o.names.with_text("--snapshot-precision", "fp64") + " keeps them (said once)");
+    }
   };
   // The run cannot go on (a failure, a state no longer finite): the last sound state kept is saved where the final
   // one would have gone, and the result says so. (With none kept, the caller rethrows the failure as it came.)

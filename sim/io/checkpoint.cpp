@@ -1314,6 +1314,16 @@ void write_snapshot(const std::string& path, const BodySet& bodies, const RunRec
       });
 }
 
+double snapshot_coordinate_rounding(const BodySet& bodies, Precision precision) {
+  if (bodies.size() == 0) return 0.0;
+  double extent = 0;
+  for (auto const& p : bodies.pos_mass) extent = std::max({extent, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
+  int e = 0;
+  double const side = box_side(extent);
+  double const m = std::frexp(side, &e);  // side = m 2^e, m in [0.5, 1)
+  return std::ldexp(1.0, (m == 0.5 ? e - 1 : e) - (precision == Precision::fp64 ? 54 : 25));  // half its ulp
+}
+
 CheckpointHeader read_checkpoint_header(const std::string& path, const SettingNames& names) {
   Handle file = open_file(path, names);
   return read_header(Reader(path, file.get()), names).info;

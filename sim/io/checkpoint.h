@@ -177,6 +177,11 @@ void write_checkpoint(const std::string& path, const BodySet& bodies, const RunR
 // time, step and units of `run` (its other settings are not written), values in `precision`.
 void write_snapshot(const std::string& path, const BodySet& bodies, const RunRecord& run, Precision precision);
 
+// The largest rounding of a coordinate in a snapshot of `bodies` in `precision`: coordinates are stored shifted into
+// a box that holds every body, so each is rounded by up to half a unit in the last place of the power of two at or
+// above the box's side: 2^-25 (fp32) or 2^-54 (fp64) of it, near the centre too. 0 for no bodies.
+double snapshot_coordinate_rounding(const BodySet& bodies, Precision precision);
+
 // Reads and checks a checkpoint's header. Throws InputError naming the file and the problem: not a
 // regular file, not HDF5, not an nbody checkpoint (a missing group, dataset or attribute), a link to
 // another file, external or virtual storage, counts that disagree, a setting out of the command

@@ -36,6 +36,8 @@ Snapshot read_snapshot(const std::string& path, const SettingNames&, bool) {
 
 bool is_foreign_snapshot(const std::string&) { return false; }
 
+double snapshot_coordinate_rounding(const BodySet&, Precision) { return 0.0; }
+
 ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingNames&, bool) {
   throw InputError(path + ": HDF5 snapshots need HDF5, and this nbody was built without it (install libhdf5-dev, rebuild)");
 }

@@ -656,6 +656,33 @@ def test_hermite4_snapshots_hold_a_tight_binary_apart_by_default(tmp_path):
             assert abs(abs(x[0] - x[1]) - width) < 1e-9, (name, x[:2])
 
 
+def test_fp32_snapshots_too_coarse_for_the_softening_are_said_to_be(tmp_path):
+    # An escaper a million units out widens the box to 2^21: fp32 coordinates round by up to 2^-4 there, which no
+    # pair within the softening (0.01) survives. Said once a run, with the rounding the files have.
+    h5py = pytest.importorskip("h5py")
+    rng = np.random.default_rng(2)
+    pos, vel = rng.normal(size=(100, 3)), 0.1 * rng.normal(size=(100, 3))
+    pos[0] = [1e6, -3e5, 2]
+    sim = nbody.Simulation.from_arrays(pos, vel, np.full(100, 0.01), backend="cpu")
+    sim.run(steps=2, snapshots=tmp_path / "far", snapshot_every=1)
+    said = [n for n in sim.notices if "fp32 coordinates" in n]
+    assert said == [f"snapshots='{tmp_path / 'far_00000000.hdf5'}': its fp32 coordinates are rounded by up to 0.0625 "
+                    "(its box holds every body: one far out widens it), more than a tenth of the softening (0.01); "
+                    "snapshot_precision='fp64' keeps them (said once)"], said
+    with h5py.File(tmp_path / "far_00000000.hdf5") as f:
+        x = f["PartType4/Coordinates"][:].astype(float) - f["Header"].attrs["Shift"]
+        error = np.abs(x - pos[f["PartType4/ParticleIDs"][:]]).max()
+    assert 0.03 < error <= 0.0625  # the bound said is the one the file has
+    # Without the escaper, or in fp64, nothing is said.
+    pos[0] = [30, 0, 0]
+    near = nbody.Simulation.from_arrays(pos, vel, np.full(100, 0.01), backend="cpu")
+    near.run(steps=1, snapshots=tmp_path / "near")
+    far = nbody.Simulation.from_arrays(np.where(np.arange(100)[:, None] == 0, [1e6, -3e5, 2], pos), vel,
+                                       np.full(100, 0.01), backend="cpu")
+    far.run(steps=1, snapshots=tmp_path / "fp64", snapshot_precision="fp64")
+    assert not [n for n in near.notices + far.notices if "fp32 coordinates" in n]
+
+
 def test_snapshots_by_time_are_the_runs_state_at_those_times(tmp_path):
     # hermite4 with snapshots at every multiple of 1/4 (of the longest step, 1/16): every body at each time, so a
     # snapshot at time 0.5 is the state a run to t_end=0.5 ends with (to the rounding of the file's shift by half the
