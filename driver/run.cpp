@@ -1428,6 +1428,11 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   }
   end_series(ended);
   written("--diagnostics");
+  // A signal that came once the end's pass had looked for one last (or while the outputs after it were written): the
+  // outputs are whole and the run reached its end, but the process was asked to stop, and says it stopped (its exit
+  // status the signal's), as at any other moment; a job script that starts it again finds the run done. Every rank
+  // comes here alike, and agrees on it.
+  if (!result.stopped_by) result.stopped_by = agreed_interrupt(ranks);
   // Said once everything else is written: a front end that stops on a warning (Python's filter made it an error)
   // stops nothing that was still to come.
   for (auto const& lost : result.outputs_not_written) observer.output_not_written(lost);

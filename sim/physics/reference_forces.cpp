@@ -31,9 +31,10 @@ void reference_accelerations(const Real4<double>* pos_mass, std::size_t n, std::
 }
 
 namespace {
-// In chunks of about 1e8 pairs (a fraction of a second), with a check for a signal between them:
-// a diagnostic is never worth keeping a user waiting after Ctrl-C (at N = 65,536 the pass takes
-// about ten force steps). Each body's term is its own serial sum over j, whatever thread takes it.
+// In chunks of about 1e8 pairs (a fraction of a second), each row looking for a signal first (one relaxed load per
+// N pairs), and the pass throwing at the chunk's end: a diagnostic is never worth keeping a user waiting after Ctrl-C
+// (at N = 65,536 the pass takes about ten force steps), nor is a signal that came during its last chunk lost to a
+// pass that then ran to its end. Each body's term is its own serial sum over j, whatever thread takes it.
 template <class Real>
 void potential(const Real4<Real>* pos_mass, std::size_t n, std::size_t begin, std::size_t count, double eps2,
                double* terms, const std::atomic<bool>* cancel, bool interruptible) {
@@ -44,7 +45,7 @@ void potential(const Real4<Real>* pos_mass, std::size_t n, std::size_t begin, st
     long const last = std::min(end, first + rows);
 #pragma omp parallel for schedule(static) if (double(last - first) * double(n) > 1e6)
     for (long i = first; i < last; ++i) {
-      if (raised(cancel)) continue;
+      if (raised(cancel) || (interruptible && interrupt_signal())) continue;
       double const xi = pos_mass[i].x, yi = pos_mass[i].y, zi = pos_mass[i].z;
       double phi = 0.0;
       for (std::size_t j = 0; j < n; ++j) {
@@ -55,6 +56,7 @@ void potential(const Real4<Real>* pos_mass, std::size_t n, std::size_t begin, st
       terms[std::size_t(i) - begin] = double(pos_mass[i].w) * phi;
     }
   }
+  if (interruptible) throw_if_interrupted();  // rows skipped for it: the terms are not whole
 }
 }  // namespace
 
