@@ -17,6 +17,7 @@
 #include <regex>
 #include <optional>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "app/serve_protocol.h"
@@ -673,6 +674,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
     throw InputError(what + " (see --help)");
   }
 
+  // A unit given empty is refused as itself, not taken for one not given (which blamed the other unit's option).
+  for (auto const& [option, value, example] : {std::tuple{"--mass-unit", &mass_unit, "1e5Msun"},
+                                               std::tuple{"--length-unit", &length_unit, "1pc"}})
+    if (cli.count(option) && trimmed(*value, " ").empty())
+      throw InputError(std::string(option) + " '" + *value + "': the unit is empty; give e.g. " + example);
   // An option's value as the user typed it (a time in a unit is held as a placeholder until it is converted).
   auto given_text = [&](const char* option) {
     auto const unit = physical_times.find(option);

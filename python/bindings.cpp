@@ -248,7 +248,12 @@ void apply_options(driver::RunConfig& run, const nb::dict& options, bool start, 
       if (!nb::isinstance<nb::str>(value))
         type_error(key, key == "mass_unit" ? "a mass and a unit (e.g. '1e5Msun')" : "a length and a unit (e.g. '1pc')",
                    value);
-      (key == "mass_unit" ? mass_unit : length_unit) = nb::cast<std::string>(value);
+      std::string const text = nb::cast<std::string>(value);
+      // Empty is refused as itself, not taken for a unit not given (which blamed the other one).
+      if (text.find_first_not_of(' ') == std::string::npos)
+        throw InputError(key + "=" + shown(value) + ": the unit is empty; give e.g. " +
+                         (key == "mass_unit" ? "'1e5Msun'" : "'1pc'"));
+      (key == "mass_unit" ? mass_unit : length_unit) = text;
     }
   }
   if (run.given.softening && physics.softening == 0.0 && physics.integrator != sim::Integrator::hermite4 &&

@@ -3253,6 +3253,16 @@ TEST_F(Cli, ASaveNamedLikeHdf5IsAnHdf5Snapshot) {
 
 // A time option may be given in a time unit where the run has physical units (named, or its file's): taken in the
 // run's units and said; in N-body units, or out of the option's range, refused naming it.
+// An empty unit is named itself; it was taken for a unit not given, and the other unit's option was blamed.
+TEST_F(Cli, AnEmptyUnitIsNamedItself) {
+  expect_input_error("--run --bodies 16 --steps 1 --mass-unit '' --length-unit 1pc",
+                     "--mass-unit '': the unit is empty; give e.g. 1e5Msun");
+  expect_input_error("--run --bodies 16 --steps 1 --mass-unit 1Msun --length-unit ' '",
+                     "--length-unit ' ': the unit is empty; give e.g. 1pc");
+  expect_input_error("--run --bodies 16 --steps 1 --mass-unit '' --length-unit 1pc --t-end 1Myr",
+                     "--mass-unit '': the unit is empty");
+}
+
 TEST_F(Cli, TimesInAUnitAreTakenInTheRunsUnits) {
   sim::Units const units = sim::parse_units("1e3Msun", "1pc");
   double const myr = 1e6 * 365.25 * 86400.0 / units.time_s();  // 1 Myr in the run's units, about 2.12

@@ -238,6 +238,11 @@ def test_units_are_refused_in_pythons_spelling():
         nbody.Simulation(n=16, backend="cpu", mass_unit="1e5Msun")
     with pytest.raises(ValueError, match=r"^length_unit='1pc': give mass_unit too"):
         nbody.Simulation(n=16, backend="cpu", length_unit="1pc")
+    # An empty unit is named itself, not taken for one not given (which blamed the other).
+    with pytest.raises(ValueError, match=r"^mass_unit='': the unit is empty; give e\.g\. '1e5Msun'$"):
+        nbody.Simulation(n=16, backend="cpu", mass_unit="", length_unit="1pc")
+    with pytest.raises(ValueError, match=r"^length_unit=' ': the unit is empty; give e\.g\. '1pc'$"):
+        nbody.Simulation(n=16, backend="cpu", mass_unit="1Msun", length_unit=" ")
     with pytest.raises(ValueError, match=r"^mass_unit='1e5Mparsec': unknown unit 'Mparsec'; give a positive number"):
         nbody.Simulation(n=16, backend="cpu", mass_unit="1e5Mparsec", length_unit="1pc")
     with pytest.raises(TypeError, match=r"^mass_unit: expected a mass and a unit \(e.g. '1e5Msun'\), got 1.0 \(float\)$"):
