@@ -1608,6 +1608,7 @@ NB_MODULE(_nbody, m) {
     if (what == "exchange") return all_names<multigpu::ExchangeMode>();
     if (what == "kernel") return all_names<sim::Kernel>();
     if (what == "fp64_rsqrt") return all_names<sim::Fp64Rsqrt>();
-    throw nbody::InputError("no names for '" + what + "'");
+    throw nbody::InputError("no names for '" + what + "': the settings named from a list are scenario, integrator, "
+                            "precision, backend, threading, launch, exchange, kernel and fp64_rsqrt");
   });
 }

@@ -109,3 +109,12 @@ def test_devices_lists_what_is_visible():
 def test_repr_says_what_runs():
     r = repr(nbody.Simulation(n=16, backend="cpu"))
     assert "n=16" in r and "leapfrog" in r and "cpu" in r
+
+
+def test_names_lists_each_settings_choices_and_names_them_when_asked_for_another():
+    assert "hermite4" in nbody.names("integrator") and nbody.names("precision") == ["fp32", "fp64"]
+    with pytest.raises(ValueError) as refused:
+        nbody.names("colour")
+    listed = str(refused.value).split("are ", 1)[1].replace(" and ", ", ").split(", ")
+    assert str(refused.value).startswith("no names for 'colour': the settings named from a list are ")
+    assert all(nbody.names(setting) for setting in listed), listed  # every one listed has its names
