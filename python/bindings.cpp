@@ -1251,6 +1251,16 @@ class Engine {
     Busy busy(*this);
     return name_of(sim_->config().launch);
   }
+  std::string kernel() {
+    Busy busy(*this);
+    auto const& c = sim_->config();
+    return name_of(c.engine.kernel.value_or(sim::default_kernel(c.backend)));
+  }
+  std::optional<int> threads() {  // none: every core
+    Busy busy(*this);
+    int const t = sim_->config().engine.cpu_threads;
+    return t > 0 ? std::optional<int>(t) : std::nullopt;
+  }
   std::size_t device_count() {
     Busy busy(*this);
     return sim_->config().devices.size();
@@ -1586,6 +1596,8 @@ NB_MODULE(_nbody, m) {
       .def_prop_ro("backend", &Engine::backend)
       .def_prop_ro("threading", &Engine::threading)
       .def_prop_ro("launch", &Engine::launch)
+      .def_prop_ro("kernel", &Engine::kernel)
+      .def_prop_ro("threads", &Engine::threads)
       .def_prop_ro("device_count", &Engine::device_count)
       .def_prop_ro("description", &Engine::describe)
       .def_prop_ro("source", &Engine::source)

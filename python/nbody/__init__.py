@@ -878,6 +878,18 @@ class Simulation:
         return self._engine.backend
 
     @property
+    def kernel(self):
+        """The force kernel (``names("kernel")``: the backend's default unless one was chosen); set with
+        ``configure(kernel=...)``."""
+        return self._engine.kernel
+
+    @property
+    def threads(self):
+        """The CPU backend's OpenMP threads in all (shared among the devices' workers); None: every core. Set with
+        ``configure(threads=...)``."""
+        return self._engine.threads
+
+    @property
     def description(self):
         """One line: backend, devices, kernel, precision, threading."""
         return self._engine.description

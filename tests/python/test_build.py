@@ -10,6 +10,9 @@ def test_scenario_with_the_command_lines_defaults():
     assert (len(sim), sim.steps, sim.time) == (64, 0, 0.0)
     assert (sim.integrator, sim.dt, sim.softening, sim.precision) == ("leapfrog", 0.01, 0.01, "fp64")
     assert sim.backend == "cpu" and sim.numgpus == 1 and sim.threading == "single"
+    assert sim.kernel == "simd" and sim.threads is None  # the backend's default kernel; every core
+    sim.configure(kernel="reference", threads=1)
+    assert sim.kernel == "reference" and sim.threads == 1
     assert sim.positions.shape == (64, 3) and sim.velocities.shape == (64, 3) and sim.masses.shape == (64,)
     assert sim.masses.sum() == pytest.approx(1.0)
     assert list(sim.ids) == list(range(64))
