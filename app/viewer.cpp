@@ -277,9 +277,13 @@ class Viewer {
       // batch); a browser that connects is input (poll), and frames follow at once.
       if (!recording_ && drawn > 0 && !surface_->watched() && !screenshot_requested_) {
         live_->frame_shown();
+        unwatched_ = true;
         wait(stats);
         continue;
       }
+      // Watched again: the trails recorded no point while nobody watched, and would join the last one before to the
+      // next with a straight line across the gap. They start again.
+      if (std::exchange(unwatched_, false) && trails_) trails_->clear();
 
       auto const r0 = Clock::now();
       recording_ms_ = 0;
@@ -1037,6 +1041,7 @@ class Viewer {
   bool exposure_adapting_ = false;        // frames drawn for the exposure (exposure_adapting)
   bool energy_tracked_ = true;
   bool colors_dirty_ = true, screenshot_requested_ = false, quit_ = false, fullscreen_ = false;
+  bool unwatched_ = false;  // the last pass drew nothing: no one watched (--serve with no browser)
   unsigned types_present_ = 0b111;  // the body types of generation types_generation_ (a bit each)
   std::uint64_t types_generation_ = 0;
   bool screenshot_written_ = false, reset_view_ = false;

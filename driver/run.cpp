@@ -1109,9 +1109,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     series_file(path, "snapshot", result.snapshots_written, result.snapshots_not_written,
                 [&] { rounding = write_snapshot(path, setup, sim, o.snapshots.precision); });
     // A body far out (an escaper) widens the box, and fp32's rounding with it: a file whose close pairs cannot be
-    // told apart within a tenth of the softening is said to be, with what keeps them.
+    // told apart within a tenth of the softening is said to be, with what keeps them. (No softening, hermite4's
+    // alone: its snapshots are fp64 unless fp32 was asked for, knowing.)
     double const softening = sim.config().softening;
-    if (!coarse_said && o.snapshots.precision == Precision::fp32 && rounding > 0.1 * softening) {
+    if (!coarse_said && o.snapshots.precision == Precision::fp32 && softening > 0 && rounding > 0.1 * softening) {
       coarse_said = true;
       auto const number = [](double v) {
         char text[32];
@@ -1119,9 +1120,9 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         return std::string(text);
       };
       observer.notice(o.names.with_text("--snapshots", path) + ": its fp32 coordinates are rounded by up to " +
-                      number(rounding) + " (its box holds every body: one far out widens it), more than a tenth of " +
-                      "the softening (" + number(softening) + "); " +
-                      o.names.with_text("--snapshot-precision", "fp64") + " keeps them (said once)");
+                      number(rounding) + " (its box holds every body, so one far out widens it), more than a tenth " +
+                      "of the softening (" + number(softening) + "); " +
+                      o.names.with_text("--snapshot-precision", "fp64") + " keeps them (said at this run's first)");
     }
   };
   // The run cannot go on (a failure, a state no longer finite): the last sound state kept is saved where the final

@@ -99,8 +99,9 @@ double real(nb::handle value, const std::string& key) {
                                      PyObject_HasAttrString(value.ptr(), "__float__")))
     type_error(key, "a number", value);
   double const v = PyFloat_AsDouble(value.ptr());
-  if (v == -1.0 && PyErr_Occurred()) {  // an array of one or more values (np.array([0.01])): not a number
-    PyErr_Clear();
+  if (v == -1.0 && PyErr_Occurred()) {
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();  // an int past a double's range, say
+    PyErr_Clear();  // an array of one or more values (np.array([0.01])): not a number
     type_error(key, "a number", value);
   }
   return v;
@@ -1611,16 +1612,19 @@ NB_MODULE(_nbody, m) {
   m.def("mpi_library_version", &nbody::mpi::library_version);
   m.def("names", [](const std::string& what) -> std::vector<std::string> {
     using namespace nbody;
-    if (what == "scenario") return all_names<sim::Scenario>();
-    if (what == "integrator") return all_names<sim::Integrator>();
-    if (what == "precision") return all_names<Precision>();
-    if (what == "backend") return all_names<driver::BackendChoice>();
-    if (what == "threading") return all_names<multigpu::Threading>();
-    if (what == "launch") return all_names<multigpu::Launch>();
-    if (what == "exchange") return all_names<multigpu::ExchangeMode>();
-    if (what == "kernel") return all_names<sim::Kernel>();
-    if (what == "fp64_rsqrt") return all_names<sim::Fp64Rsqrt>();
-    throw nbody::InputError("no names for '" + what + "': the settings named from a list are scenario, integrator, "
-                            "precision, backend, threading, launch, exchange, kernel and fp64_rsqrt");
+    // Every keyword that takes a name from a list (save's is its format), in one table: the refusal lists them.
+    static const std::vector<std::pair<std::string, std::vector<std::string>>> lists{
+        {"scenario", all_names<sim::Scenario>()},         {"integrator", all_names<sim::Integrator>()},
+        {"precision", all_names<Precision>()},            {"backend", all_names<driver::BackendChoice>()},
+        {"threading", all_names<multigpu::Threading>()},  {"launch", all_names<multigpu::Launch>()},
+        {"exchange", all_names<multigpu::ExchangeMode>()}, {"kernel", all_names<sim::Kernel>()},
+        {"fp64_rsqrt", all_names<sim::Fp64Rsqrt>()},      {"snapshot_precision", all_names<Precision>()},
+        {"format", all_names<sim::TipsyFormat>()}};
+    std::string listed;
+    for (auto const& [name, names] : lists) {
+      if (name == what) return names;
+      listed += (listed.empty() ? "" : ", ") + name;
+    }
+    throw nbody::InputError("no names for '" + what + "': the keywords that take a name from a list are " + listed);
   });
 }

@@ -213,14 +213,16 @@ _ALIASES = {"eps": "softening", "epsilon": "softening", "softening_length": "sof
             "t_max": "t_end", "tend": "t_end", "dtmax": "dt_max", "etastart": "eta_start"}
 
 
-def _meant(name, candidates, cutoff):
-    """The one of ``candidates`` that ``name`` most likely meant, or None: the same name in other capitals (Dt), one
-    of _ALIASES, else a close spelling."""
-    folded = [c for c in candidates if c.lower() == name.lower()]
-    if folded:
-        return folded[0]
-    if _ALIASES.get(name.lower()) in candidates:
-        return _ALIASES[name.lower()]
+def _meant(name, candidates, cutoff, words=True):
+    """The one of ``candidates`` that ``name`` most likely meant, or None: with ``words``, the same name in other
+    capitals (Dt) or one of _ALIASES (None where the alias's setting is not among them: a spelling close to another
+    would mislead); else a close spelling."""
+    if words:
+        folded = [c for c in candidates if c.lower() == name.lower()]
+        if folded:
+            return folded[0]
+        if name.lower() in _ALIASES:
+            return _ALIASES[name.lower()] if _ALIASES[name.lower()] in candidates else None
     close = difflib.get_close_matches(name, candidates, n=1, cutoff=cutoff)
     return close[0] if close else None
 
@@ -238,13 +240,18 @@ def _refuse_misspelt(function, misspelt, settings=False):
     name = next(iter(misspelt))
     meant = _meant(name, accepted, 0.6)
     hint = f"did you mean '{meant}'?" if meant else "it takes " + ", ".join(accepted)
-    if function is not Simulation.__init__ and name in inspect.signature(Simulation.__init__).parameters:
-        if name in _START_KEYWORDS + ("comm",):  # run(n=...)
-            hint = f"{name} is where a simulation starts: give it to nbody.Simulation"
+    # run(eps=...): another program's word for a setting given where it is not taken; Simulation(tmax=...).
+    alias = _ALIASES.get(name.lower()) if meant is None else None
+    key, prefix = (alias, f"did you mean '{alias}'? ") if alias else (name, "")
+    if alias == "t_end":
+        hint = "did you mean 't_end'? the time to run to is run()'s t_end (integrate's first argument)"
+    if function is not Simulation.__init__ and key in inspect.signature(Simulation.__init__).parameters:
+        if key in _START_KEYWORDS + ("comm",):  # run(n=...)
+            hint = f"{prefix}{key} is where a simulation starts: give it to nbody.Simulation"
         else:  # run(precision=...)
-            settable = getattr(getattr(Simulation, name, None), "fset", None) is not None
-            hint = (f"{name} is a setting of the simulation: " + (f"sim.{name} = ... or " if settable else "") +
-                    f"sim.configure({name}=...) before the run")
+            settable = getattr(getattr(Simulation, key, None), "fset", None) is not None
+            hint = (f"{prefix}{key} is a setting of the simulation: " + (f"sim.{key} = ... or " if settable else "") +
+                    f"sim.configure({key}=...) before the run")
     raise TypeError(f"{function.__qualname__}() got an unexpected keyword argument '{name}'; {hint}")
 
 
@@ -866,10 +873,16 @@ class Simulation:
         if not name.startswith("_") and not hasattr(cls, name) and name not in self.__dict__:
             settable = [n for n in dir(cls) if isinstance(getattr(cls, n, None), property) and getattr(cls, n).fset
                         and not getattr(getattr(cls, n).fset, "refuses", False)]
-            meant = _meant(name, settable, 0.75)
+            # Other capitals and other programs' words (sim.Dt, sim.eps) on a Simulation itself; a subclass's own
+            # attributes (its eps, say) are its own, and only close spellings of a setting are refused there.
+            own = cls is Simulation
+            meant = _meant(name, settable, 0.75, words=own)
             if meant:
                 raise AttributeError(f"{cls.__name__} has no '{name}'; did you mean '{meant}'? (nothing was "
                                      "changed)")
+            if own and _ALIASES.get(name.lower()) == "t_end":
+                raise AttributeError(f"{cls.__name__} has no '{name}'; the time to run to is run()'s t_end "
+                                     "(nothing was changed)")
         object.__setattr__(self, name, value)
 
     @property

@@ -667,8 +667,8 @@ def test_fp32_snapshots_too_coarse_for_the_softening_are_said_to_be(tmp_path):
     sim.run(steps=2, snapshots=tmp_path / "far", snapshot_every=1)
     said = [n for n in sim.notices if "fp32 coordinates" in n]
     assert said == [f"snapshots='{tmp_path / 'far_00000000.hdf5'}': its fp32 coordinates are rounded by up to 0.0625 "
-                    "(its box holds every body: one far out widens it), more than a tenth of the softening (0.01); "
-                    "snapshot_precision='fp64' keeps them (said once)"], said
+                    "(its box holds every body, so one far out widens it), more than a tenth of the softening (0.01); "
+                    "snapshot_precision='fp64' keeps them (said at this run's first)"], said
     with h5py.File(tmp_path / "far_00000000.hdf5") as f:
         x = f["PartType4/Coordinates"][:].astype(float) - f["Header"].attrs["Shift"]
         error = np.abs(x - pos[f["PartType4/ParticleIDs"][:]]).max()

@@ -108,6 +108,15 @@ def test_a_misspelt_setting_is_refused_naming_the_one_meant():
             setattr(leapfrog, typo, 0.5)
         assert typo not in vars(leapfrog)
     assert leapfrog.dt == 0.01 and leapfrog.softening == 0.01
+    with pytest.raises(AttributeError, match=r"^Simulation has no 'tmax'; the time to run to is run\(\)'s t_end"):
+        leapfrog.tmax = 10.0
+
+    class Softened(nbody.Simulation):  # a subclass's own words are its own
+        def __init__(self, eps, **settings):
+            super().__init__(**settings)
+            self.eps, self.Timestep = eps, 0.5
+
+    assert Softened(0.1, n=16, backend="cpu").eps == 0.1
 
     assert Named(n=16, backend="cpu").notice() == "mine"
     with pytest.raises(AttributeError, match=r"^Named has no 'dtmax'; did you mean 'dt_max'\?"):
@@ -136,6 +145,12 @@ def test_a_misspelt_keyword_is_refused_naming_the_one_meant():
         sim.run(steps=1, precision="fp32")
     with pytest.raises(TypeError, match=r"'n'; n is where a simulation starts: give it to nbody\.Simulation$"):
         sim.run(steps=1, n=5)
+    # Another program's word for a setting, where the setting is not taken: the setting named, and where it goes.
+    with pytest.raises(TypeError, match=r"'eps'; did you mean 'softening'\? softening is a setting of the simulation: "
+                                        r"sim\.softening = \.\.\. or sim\.configure\(softening=\.\.\.\) before the run$"):
+        sim.run(steps=1, eps=0.1)
+    with pytest.raises(TypeError, match=r"'tmax'; did you mean 't_end'\? the time to run to is run\(\)'s t_end"):
+        nbody.Simulation(tmax=1.0)
     with pytest.raises(TypeError, match=r"'kernel'; kernel is a setting of the simulation: sim\.configure\(kernel=\.\.\.\) "
                                         r"before the run$"):  # no sim.kernel = ...: configure only
         sim.run(steps=1, kernel="tiled")
@@ -199,6 +214,7 @@ def test_a_misspelt_keyword_is_refused_naming_the_one_meant():
     # NumPy's values as the numbers they hold (NumPy 2's repr would say np.float64(-1.0)); an array is no number.
     (dict(dt=np.float64(-1.0)), ValueError, r"^dt=-1\.0: must be"),
     (dict(dt=np.array([0.01])), TypeError, r"^dt: expected a number, got array\(\[0\.01\]\) \(ndarray\)$"),
+    (dict(dt=10**400), OverflowError, "too large"),  # Python's own word: a number, past a double's range
     (dict(eccentricity=0.9), ValueError, r"^eccentricity=0.9: applies to scenario='two-body' only \(this one's is "
                                          r"'plummer'\)$"),
 ])
