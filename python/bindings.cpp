@@ -1031,6 +1031,9 @@ class Engine {
     setup_.branched.reset();  // no setting changed back returns to the bodies before
     e0_ = e0;
     setup_.baseline_step = sim_->steps_done();  // new bodies, a new baseline: a series from before begins again
+    if (masses)
+      if (std::string notice = driver::massless_notice(next, "the bodies set"); !notice.empty())
+        notices_.push_back(std::move(notice));
     invalidate();
     cached_ = std::make_shared<sim::BodySet>(std::move(next));
     state_valid_ = true;

@@ -741,6 +741,7 @@ class Simulation:
         masses = _masses(value)
         self._check_count(masses, "masses")
         self._engine.set_bodies(None, None, masses)
+        self._take_notices()  # every mass 0, where it is
 
     @property
     def ids(self):

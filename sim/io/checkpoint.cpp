@@ -899,6 +899,8 @@ void read_counts(const Reader& r, Header& h, bool every_type = false) {
   bool const this_file_alone = every_type && !r.has_attribute("Header", "NumPart_Total") &&
                                r.has_attribute("Header", "NumPart_ThisFile");
   std::string const total = this_file_alone ? "NumPart_ThisFile" : "NumPart_Total";
+  if (every_type && !r.has_attribute("Header", "NumPart_Total") && !this_file_alone)
+    r.fail("no Header/NumPart_Total attribute (nor NumPart_ThisFile): the bodies of each particle type");
   r.counts(total.c_str(), counts, every_type);
   if (!this_file_alone && r.has_attribute("Header", "NumPart_Total_HighWord"))
     r.counts("NumPart_Total_HighWord", highs, every_type);

@@ -50,6 +50,10 @@ def test_bodies_without_mass_run_and_are_said_to_move_in_straight_lines(tmp_path
     m = np.zeros(8)
     m[0] = 1.0
     assert not any("has mass 0" in n for n in nbody.Simulation.from_arrays(pos, vel, m, backend="cpu").notices)
+    # Masses set to 0 later: said then.
+    later = nbody.Simulation.from_arrays(pos, vel, m, backend="cpu")
+    later.masses = np.zeros(8)
+    assert later.notices[-1].startswith("every body of the bodies set has mass 0")
     # A file's bodies, on the command line too.
     sim.save(tmp_path / "massless.bin")
     loaded = nbody.Simulation.load(str(tmp_path / "massless.bin"), backend="cpu")

@@ -139,7 +139,8 @@ def test_the_command_line_loads_it_and_says_what_it_read(tmp_path):
     ({"NumPart_Total": np.array([0, 10.5, 0, 0, 0, 0])}, {}, r"Header/NumPart_Total holds 10\.5; a count is a whole "
                                                              r"number >= 0"),
     ({}, {"coordinates_group": True}, r"PartType1/Coordinates is a group, not a dataset"),
-    ({}, {"no_counts": True}, r"no Header/NumPart_Total attribute"),
+    ({}, {"no_counts": True}, r"no Header/NumPart_Total attribute \(nor NumPart_ThisFile\): the bodies of each "
+                              r"particle type"),
 ])
 def test_what_it_cannot_take_is_refused_naming_the_field(tmp_path, header, part, said):
     pos, vel, mass = cluster(n=10)
