@@ -718,6 +718,13 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (validate) o.mode = Mode::validate;
   if (devices) o.mode = Mode::devices;
   if (compare) o.mode = Mode::compare_threading;
+  // A file option given empty names no file: said as such, before an empty name is taken for one not given (the mode
+  // it would have chosen, then "--save does nothing with the default mode").
+  for (const char* option : {"--save", "--checkpoint", "--snapshots", "--diagnostics", "--json", "--csv", "--screenshot",
+                             "--frames-dir", "--video"})
+    if (cli.count(option) && cli.get_option(option)->as<std::string>().empty())
+      throw InputError(std::string(option) + " '': the path is empty; name a " +
+                       (std::string(option) == "--frames-dir" ? "folder" : "file"));
   std::string& implied_by = o.mode_implied_by;
   if (o.mode == Mode::automatic &&
       (!o.save.empty() || !o.checkpoint.empty() || !o.snapshots.base.empty() || !o.diagnostics.empty())) {

@@ -2080,6 +2080,9 @@ TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
       {"--run --json ''", "--json '': the path is empty"},
       {"--run --checkpoint ''", "--checkpoint '': the path is empty"},
       {"--run --diagnostics ''", "--diagnostics '': the path is empty; name a file"},
+      // With no mode named: an empty name was taken for none given, and the mode it would choose went unchosen.
+      {"--save ''", "--save '': the path is empty; name a file"},  // (--steps 1 added below: the benchmark's)
+      {"--snapshots ''", "--snapshots '': the path is empty; name a file"},
       // "-" is no standard stream here: --json - wrote a file named "-".
       {"--run --json -", "--json -: nbody reads and writes files, not standard input or output; name a file (./- for "
                          "one named '-')"},
