@@ -506,14 +506,16 @@ TEST_F(Signals, ValidateStopsDuringItsStartUp) {
 
 // --run and --benchmark: the CPU engines' first forces, made with the simulation, are a whole step's work (7 s at
 // N = 262,144 on two cores, days at 10^8 bodies), which held off a signal to its end; they now give up on it.
-// Measured: exit 0.02 s after the signal (before: 6 s; 240 s at 10^6 bodies).
+// Measured: exit 0.02 s after the signal (before: 6 s; 240 s at 10^6 bodies). Under AddressSanitizer, beside other
+// work on two cores, it once took 2.4 s: the bound is 4 s there (a whole first force pass is many times that).
 TEST_F(Signals, RunAndBenchmarkStopDuringTheirFirstForces) {
+  double const bound = test::sanitized_or(4.0, 2.0);
   for (auto const& args : std::vector<std::vector<std::string>>{{"--run", "--bodies", "262144", "--steps", "1"},
                                                                  {"--benchmark", "--bodies", "262144", "--steps", "1"}}) {
     for (int sig : {SIGINT, SIGTERM}) {
       auto const [code, seconds] = stop(args, sig, std::chrono::milliseconds(1000));
       EXPECT_EQ(code, sig == SIGINT ? 130 : 143) << args[0] << ": " << err_;
-      EXPECT_LT(seconds, 2.0) << args[0] << " took " << seconds << " s to stop";
+      EXPECT_LT(seconds, bound) << args[0] << " took " << seconds << " s to stop";
     }
   }
 }
