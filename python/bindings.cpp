@@ -508,6 +508,7 @@ class Engine {
   void advance(std::uint64_t steps) {
     Busy busy(*this, true);
     if (steps == 0) return;
+    same_call("step(" + std::to_string(steps) + ")");
     invalidate();
     if (steps == 1 && sim_->ranks().size() == 1) {  // with several ranks, the ranks agree on Ctrl-C below
       {
@@ -568,6 +569,7 @@ class Engine {
     Busy busy(*this);
     if (steps < 1 || steps > kMaxSteps) throw InputError("steps=" + std::to_string(steps) + ": must be from 1 to 1e15");
     if (warmup > kMaxSteps) throw InputError("warmup=" + std::to_string(warmup) + ": must be at most 1e15");
+    same_call("benchmark(steps=" + std::to_string(steps) + ", warmup=" + std::to_string(warmup) + ")");
     // The state, the clock and hermite4's per-body state (each body at its own time, with its step): the copy goes
     // on as this simulation would, block structure included, as `nbody --benchmark --restart` of its checkpoint.
     std::shared_ptr<const driver::Setup> same;
@@ -603,6 +605,15 @@ class Engine {
         if (sim) sim->set_time_limit(INFINITY);
       }
     } const clear_time_limit{sim_.get()};
+    {
+      // What every rank's run must be alike: its steps, callback and outputs (not the script's frame for warnings).
+      std::string call = "run(steps=" + std::to_string(steps);
+      for (auto [key, value] : outputs) {
+        std::string const k = nb::cast<std::string>(key);
+        if (!value.is_none() && k != "warn_level" && k != "typed") call += ", " + k + "=" + shown(value);
+      }
+      same_call(call + (callback.is_none() ? "" : ", callback, every=" + std::to_string(every)) + ")");
+    }
     last_run_ = nb::none();
     driver::RunOutputs o;
     o.summary = false;
@@ -996,6 +1007,7 @@ class Engine {
   // step and time: the simulation is rebuilt around them, and the energy baseline measured anew.
   void set_bodies(std::optional<Rows3> positions, std::optional<Rows3> velocities, std::optional<Column> masses) {
     Busy busy(*this, true);
+    same_call(std::string("an assignment of ") + (positions ? "positions" : velocities ? "velocities" : "masses"));
     sim::BodySet next = state();
     std::size_t const n = next.size();
     auto check_rows = [&](std::size_t rows, const char* name) {
@@ -1043,6 +1055,7 @@ class Engine {
   // state and the clock kept bit for bit (driver/steering.h). Nothing changes when it throws.
   void configure(const nb::dict& options) {
     Busy busy(*this, true);
+    same_call("configure(" + shown(options) + ")");
     driver::RunConfig run = run_;
     apply_options(run, options, false, false, &setup_.units);
     // What this change names that means nothing to the integrator it leaves (damping or dt with hermite4...) is
@@ -1086,12 +1099,14 @@ class Engine {
 
   double energy() {
     Busy busy(*this);
+    same_call("energy()");
     nb::gil_scoped_release unlocked;
     return sim_->diagnostics().total();
   }
 
   nb::dict diagnostics() {
     Busy busy(*this);
+    same_call("diagnostics()");
     sim::Diagnostics d;
     {
       nb::gil_scoped_release unlocked;
@@ -1145,6 +1160,7 @@ class Engine {
     auto const f = from_name<sim::TipsyFormat>(format.empty() ? "standard" : format);
     if (!f) throw InputError("format='" + format + "': valid: " + valid_names<sim::TipsyFormat>());
     std::string const call = "Simulation.save(" + shown(nb::str(path.c_str())) + ")";  // with the GIL held
+    same_call("save(" + shown(nb::str(path.c_str())) + (format.empty() ? "" : ", format='" + format + "'") + ")");
     driver::check_save(path, call, format.empty() ? "" : "format='" + format + "'");
     refuse_output_path_on_rank0("Simulation.save", path);
     // Not over the file the simulation was made from, but a file of its kind over the one it was loaded from.
@@ -1169,6 +1185,7 @@ class Engine {
 
   void checkpoint(const std::string& path) {
     Busy busy(*this);
+    same_call("checkpoint(" + shown(nb::str(path.c_str())) + ")");
     driver::check_checkpoint_name(path, "Simulation.checkpoint(" + shown(nb::str(path.c_str())) + ")");
     bool const runs_it = runs_checkpoint(path);
     refuse_output_path_on_rank0("Simulation.checkpoint", path, runs_it);
@@ -1421,12 +1438,32 @@ class Engine {
   // unless an array handed out still holds that (a view of it must keep its values).
   const sim::BodySet& state() {
     if (!state_valid_) {
+      same_call("a read of the state (positions, velocities, masses or types)");
       if (!cached_ || cached_.use_count() > 1) cached_ = std::make_shared<sim::BodySet>();
       nb::gil_scoped_release unlocked;
       sim_->state(*cached_);
       state_valid_ = true;
     }
     return *cached_;
+  }
+
+  // Under MPI the calls the ranks make together (a step, a run, a read of the state, a change, an output) are made by
+  // every rank, with the same arguments, in the same order: a call one rank alone makes would meet another call's
+  // messages, of other sizes, in the MPI library (a crash, or memory overwritten). Each such call first agrees on what
+  // it is, in an exchange every call makes alike, and a difference is raised on every rank, naming both calls.
+  void same_call(const std::string& call) {
+    Ranks const& ranks = sim_->ranks();
+    if (ranks.size() < 2) return;
+    std::vector<std::string> calls;
+    {
+      nb::gil_scoped_release unlocked;
+      calls = ranks.all_gather(call);
+    }
+    for (std::size_t r = 1; r < calls.size(); ++r)
+      if (calls[r] != calls[0])
+        throw InputError("rank " + std::to_string(r) + " calls " + calls[r] + " where rank 0 calls " + calls[0] +
+                         ": under MPI every rank makes the same calls of a simulation, with the same arguments, in "
+                         "the same order (each is collective)");
   }
 
   // The state changed (a step, a rebuild): the host copy is stale, and so is a device view.

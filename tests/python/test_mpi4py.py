@@ -123,7 +123,23 @@ def ranks_main(out_dir):
     comm.Barrier()
     own_steps.append(nbody.Simulation.restart(own, threads=1, backend="cpu").steps)
 
-    report = dict(rank=rank, size=comm.Get_size(), own_steps=own_steps, same_state=same_state, same_energy=same_energy,
+    # A call one rank alone makes (a read on rank 0 after a step, while rank 1 steps on), or with other arguments, is
+    # refused on every rank, naming both calls: it met the other rank's call in MPI, whose messages have other sizes
+    # (a crash, or memory overwritten). The ranks stay together: the calls after it go on.
+    lone = nbody.Simulation(**SETTINGS, comm=comm)
+    lone.step(2)
+    differed = []
+    for mine in ((lambda: lone.positions) if rank == 0 else (lambda: lone.step(2)), lambda: lone.step(3 + rank),
+                 lambda: lone.run(steps=2, checkpoint=os.path.join(out_dir, f"lone_{rank}.h5"))):
+        try:
+            mine()
+            differed.append(None)
+        except ValueError as e:
+            differed.append(str(e))
+    lone.step(1)
+    together = lone.steps
+
+    report = dict(rank=rank, size=comm.Get_size(), differed=differed, together=together, own_steps=own_steps, same_state=same_state, same_energy=same_energy,
                   restart_steps=restart_steps, same_restart=same_restart, same_continuation=same_continuation,
                   raised=raised, warned=warned, replaced=replaced, mixed=mixed, blew=blew, blown_result=blown_result)
     reports = comm.gather(report, root=0)
@@ -160,6 +176,16 @@ def test_two_ranks_are_one_process_bit_for_bit(tmp_path):
         assert p["blew"] and "no longer finite" in p["blew"] and p["blew"] == reports[0]["blew"], p
         assert p["blown_result"] == dict(saved_step=0, save_failure=None), p
         assert p["own_steps"] == [2, 4, 4], p
+        assert p["differed"] == [
+            "rank 1 calls step(2) where rank 0 calls a read of the state (positions, velocities, masses or types): "
+            "under MPI every rank makes the same calls of a simulation, with the same arguments, in the same order "
+            "(each is collective)",
+            "rank 1 calls step(4) where rank 0 calls step(3): under MPI every rank makes the same calls of a "
+            "simulation, with the same arguments, in the same order (each is collective)",
+            f"rank 1 calls run(steps=2, checkpoint='{tmp_path / 'lone_1.h5'}') where rank 0 calls run(steps=2, "
+            f"checkpoint='{tmp_path / 'lone_0.h5'}'): under MPI every rank makes the same calls of a simulation, "
+            "with the same arguments, in the same order (each is collective)"], p
+        assert p["together"] == 3, p
     # (ranks.earlier-1.csv: the series before the new softening, kept.)
     assert sorted(os.listdir(tmp_path)) == ["blown.h5", "own.h5", "ranks.csv", "ranks.earlier-1.csv", "ranks.h5",
                                             "snaps", "unresolved.csv"], os.listdir(tmp_path)
