@@ -779,7 +779,10 @@ class Engine {
     }
     invalidate();
     clear_interrupt();
-    if (sim_->ranks().size() > 1) warn_after_run(observer);
+    if (sim_->ranks().size() > 1) {
+      warn_after_run(observer);
+      raise_everywhere(observer);
+    }
     // A warning made an error stopped the run by the interrupt, not by the callback's answer; so did a signal that came
     // while the callback ran.
     if (observer.by_warning || observer.by_signal) r.stopped_by_visit = false;
@@ -803,6 +806,42 @@ class Engine {
       throw RuntimeFailure(text);
     }
     return nb::borrow<nb::dict>(last_run_);
+  }
+
+  // Several ranks: a callback that raised, or a KeyboardInterrupt (a signal to one rank), stopped the run on every rank
+  // (the ranks agree on stopping), but only there would `run` raise: the others would go on alone to a call the first
+  // has left. Each rank says what it raises, and a rank that raises nothing raises the first rank's: a KeyboardInterrupt
+  // as itself, a callback's exception as a RuntimeError naming the rank, its type and its words. Collective; the GIL
+  // held.
+  template <class Observer>
+  void raise_everywhere(Observer& observer) {
+    std::string mine;
+    if (observer.error && !observer.by_warning) {
+      nb::handle const value = observer.error->value();
+      mine = observer.error->matches(PyExc_KeyboardInterrupt)
+                 ? std::string("KeyboardInterrupt")
+                 : nb::cast<std::string>(nb::handle(value.type()).attr("__name__")) + ": " +
+                       nb::cast<std::string>(nb::str(value));
+    }
+    std::vector<std::string> said;
+    {
+      nb::gil_scoped_release unlocked;
+      said = sim_->ranks().all_gather(mine);
+    }
+    if (observer.error) return;
+    for (std::size_t r = 0; r < said.size(); ++r) {
+      if (said[r].empty()) continue;
+      if (said[r] == "KeyboardInterrupt") {
+        PyErr_SetNone(PyExc_KeyboardInterrupt);
+        observer.by_signal = true;
+      } else {
+        std::string const text = "rank " + std::to_string(r) + "'s run callback raised " + said[r] +
+                                 "; the run stopped there on every rank";
+        PyErr_SetString(PyExc_RuntimeError, text.c_str());
+      }
+      observer.error.emplace();
+      return;
+    }
   }
 
   // Several ranks: the run's warnings, given once it has returned, by rank 0 (as the command line prints them); one

@@ -139,7 +139,26 @@ def ranks_main(out_dir):
     lone.step(1)
     together = lone.steps
 
-    report = dict(rank=rank, size=comm.Get_size(), differed=differed, together=together, own_steps=own_steps, same_state=same_state, same_energy=same_energy,
+    # A callback that raises on one rank stops the run on every rank, and is raised on every rank (the others' a
+    # RuntimeError naming the rank and the exception); so is a KeyboardInterrupt there (a signal to one rank), as
+    # itself. Before, only that rank raised, and the others went on alone.
+    def raises_on_rank_1(kind):
+        def callback(s):
+            if rank == 1 and s.steps >= 4:
+                raise kind("boom on rank 1")
+        return callback
+
+    callback_raised = []
+    for kind in (ValueError, KeyboardInterrupt):
+        try:
+            lone.run(steps=10, callback=raises_on_rank_1(kind), every=2)
+            callback_raised.append(None)
+        except (Exception, KeyboardInterrupt) as e:
+            callback_raised.append(f"{type(e).__name__}: {e}")
+    lone.step(1)  # still together
+
+    report = dict(rank=rank, size=comm.Get_size(), differed=differed, together=together, own_steps=own_steps,
+                  callback_raised=callback_raised, lone_steps=lone.steps, same_state=same_state, same_energy=same_energy,
                   restart_steps=restart_steps, same_restart=same_restart, same_continuation=same_continuation,
                   raised=raised, warned=warned, replaced=replaced, mixed=mixed, blew=blew, blown_result=blown_result)
     reports = comm.gather(report, root=0)
@@ -186,6 +205,11 @@ def test_two_ranks_are_one_process_bit_for_bit(tmp_path):
             f"checkpoint='{tmp_path / 'lone_0.h5'}'): under MPI every rank makes the same calls of a simulation, "
             "with the same arguments, in the same order (each is collective)"], p
         assert p["together"] == 3, p
+        assert p["callback_raised"] == (
+            ["ValueError: boom on rank 1", "KeyboardInterrupt: boom on rank 1"] if p["rank"] == 1 else
+            ["RuntimeError: rank 1's run callback raised ValueError: boom on rank 1; the run stopped there on every "
+             "rank", "KeyboardInterrupt: "]), p
+        assert p["lone_steps"] == reports[0]["lone_steps"], p
     # (ranks.earlier-1.csv: the series before the new softening, kept.)
     assert sorted(os.listdir(tmp_path)) == ["blown.h5", "own.h5", "ranks.csv", "ranks.earlier-1.csv", "ranks.h5",
                                             "snaps", "unresolved.csv"], os.listdir(tmp_path)
