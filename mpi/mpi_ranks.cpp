@@ -368,8 +368,20 @@ std::unique_ptr<Ranks> ranks_for(MPI_Comm comm, bool world) {
       throw InputError(std::string("MPI communicator: MPI was initialised with ") + thread_level_name(level) +
                        "; nbody calls MPI from more than one thread and needs MPI_THREAD_SERIALIZED or more "
                        "(mpi4py's default, mpi4py.rc.thread_level = \"multiple\", provides it)");
-    check(MPI_Comm_dup(comm, &own), "MPI_Comm_dup");
   }
+  // The duplicate is a collective call of `comm`'s ranks: one that never makes it (its simulation refused before, a
+  // rank given no communicator) would hold the others in a blocking MPI_Comm_dup for ever. Bounded as every later
+  // wait is.
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rank = 0, size = 1;
+  {
+    std::lock_guard<std::mutex> lock(g_mpi);
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    check(MPI_Comm_idup(comm, &own, &request), "MPI_Comm_idup");
+  }
+  wait_bounded(comm, request, rank, size, timeout,
+               "making a simulation over the communicator (every rank makes it, with the same comm)");
   return std::make_unique<MpiRanks>(own, timeout, world);
 }
 

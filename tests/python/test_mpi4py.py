@@ -216,6 +216,25 @@ def test_two_ranks_are_one_process_bit_for_bit(tmp_path):
     assert os.listdir(tmp_path / "snaps") == ["s_00000010.hdf5"], "the refused run wrote a snapshot"
 
 
+def test_a_rank_that_makes_no_simulation_ends_the_job_within_the_bound():
+    # Rank 1's arguments are refused before it meets the others; rank 0 waited for it in a blocking MPI_Comm_dup for
+    # ever, whatever NBODY_RANK_TIMEOUT said. Now that wait has the bound every other one has.
+    if not nbody.mpi_built():
+        pytest.skip("this nbody was built without MPI")
+    mpirun = os.environ.get("NBODY_MPIEXEC") or shutil.which("mpirun")
+    assert mpirun, "no mpirun: NBODY_MPIEXEC (CTest sets it in a build with MPI) names none, nor does PATH"
+    script = ("from mpi4py import MPI\nimport nbody\nrank = MPI.COMM_WORLD.rank\n"
+              "nbody.Simulation(n=64, backend='cpu', softening=0.01 if rank == 0 else -1.0, comm=MPI.COMM_WORLD)\n")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1",
+               NBODY_RANK_TIMEOUT="5")
+    r = subprocess.run([mpirun, "-np", "2", "--oversubscribe", sys.executable, "-c", script], capture_output=True,
+                       text=True, timeout=120, env=env)
+    assert r.returncode != 0
+    assert "softening=-1.0: must be a positive length" in r.stderr, r.stderr[-3000:]
+    assert ("rank 0 of 2: waited 5 s for the other ranks in making a simulation over the communicator (every rank "
+            "makes it, with the same comm)") in r.stderr, r.stderr[-3000:]
+
+
 def test_comm_must_be_an_mpi4py_communicator():
     with pytest.raises((TypeError, ValueError), match="comm"):
         nbody.Simulation(n=16, backend="cpu", comm="MPI_COMM_WORLD")
