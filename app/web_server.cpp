@@ -69,6 +69,9 @@ bool loopback_host(std::string host) {
 
 }  // namespace
 
+// How long control waits for the steering page to come back (a reload) before a watcher still there takes it.
+constexpr int kReloadSeconds = 5;
+
 struct WebServer::Impl {
   class Viewer;
   class Request;
@@ -85,6 +88,9 @@ struct WebServer::Impl {
   std::deque<std::pair<std::string, std::string>> files;  // offered for download: name, path (network thread only)
   bool stopping = false;           // stop(): the viewers are told, no new ones come (network thread only)
   net::steady_timer goodbye{io};   // bounds the wait for their answers
+  // The steering page gone: control is held for the page that comes next (a reload) this long, before a watcher
+  // still there takes it (a reload handed it to a student's page, and the frames to its size).
+  net::steady_timer vacant{io};
 
   Impl(WebServer& o, std::optional<std::string> t, std::string p) : owner(o), token(std::move(t)), page(std::move(p)) {}
 
@@ -515,7 +521,13 @@ void WebServer::Impl::remove(const std::shared_ptr<Viewer>& v) {
   if (steering.lock() == v || steering.expired()) {
     steering.reset();
     owner.deliver(ClientMessage{0, ControlChanged{}});
-    if (!viewers.empty()) take_control(*viewers.begin());  // someone still there steers
+    // The page that comes next steers (add: a reloaded page, the steering one back); where none comes within
+    // kReloadSeconds, someone still there does.
+    vacant.expires_after(std::chrono::seconds(kReloadSeconds));
+    vacant.async_wait([this](beast::error_code ec) {
+      if (ec || stopping || steering.lock() || viewers.empty()) return;
+      take_control(*viewers.begin());
+    });
   }
 }
 
@@ -573,6 +585,7 @@ void WebServer::stop(const std::string& reason) {
   net::post(impl_->io, [impl = impl_.get(), why] {
     beast::error_code ec;
     impl->acceptor.close(ec);
+    impl->vacant.cancel();
     impl->stopping = true;
     // Every viewer is told why, and the network thread goes on until each has answered or kGoodbyeTimeout passed;
     // then whatever is left is closed as it is.

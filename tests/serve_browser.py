@@ -7,7 +7,8 @@ a wrong token is refused, and viewers that stall, vanish or
 send garbage leave the run and the other viewers going. Screenshots of the page go to the folder
 named by NBODY_SERVE_SCREENSHOTS (default: a temporary one, printed).
 
-usage: serve_browser.py NBODY CASE      (cases: steer, security, hermite, unwatched; mpi, with NBODY_MPIEXEC=mpirun)
+usage: serve_browser.py NBODY CASE      (cases: steer, security, hermite, unwatched, reconnect; mpi, with
+                                         NBODY_MPIEXEC=mpirun)
 exit status: 0 passed, 1 failed, 77 skipped (no chromium).
 """
 import base64
@@ -662,7 +663,40 @@ def unwatched(nbody, folder, shots):
         server.close()
 
 
-CASES = {"steer": steer, "security": security, "mpi": mpi, "hermite": hermite, "unwatched": unwatched}
+def reconnect(nbody, folder, shots):
+    """Keys typed with the focus off the picture (a click on the status bar) reach the run; a page whose server stopped
+    says it will reconnect, and does when the server is started again at its address (a lecture's page comes back by
+    itself: it stayed dimmed for good before)."""
+    server = Server(nbody, "127.0.0.1:0", ["--backend", "cpu", "--bodies", "256"], folder)
+    browser = Browser(folder)
+    again = None
+    try:
+        browser.open(server.local_url)
+        frames_of_page_size(browser)
+        browser.evaluate("document.activeElement.blur(), document.getElementById('status').click(), true")
+        browser.type(" ")
+        wait_for(lambda: browser.header().get("paused"), 10, "space typed with the focus off the picture did nothing")
+        port = server.port
+        server.stop(signal.SIGTERM, 143)
+        said = "the page reconnects when the server is back"
+        wait_for(lambda: said in (browser.state().get("status") or ""), 10,
+                 "the page of a stopped server did not say it reconnects: %r" % browser.state().get("status"))
+        later = os.path.join(folder, "again")
+        os.makedirs(later)
+        again = Server(nbody, "127.0.0.1:%d" % port, ["--backend", "cpu", "--bodies", "256"], later)
+        wait_for(lambda: browser.state().get("connected") and browser.state().get("frames", 0) > 0, 30,
+                 "the page did not reconnect to the server started again: %r" % browser.state().get("status"))
+        browser.screenshot(os.path.join(shots, "serve_reconnected.png"))
+        again.stop(signal.SIGINT, 130)
+    finally:
+        browser.close()
+        server.close()
+        if again:
+            again.close()
+
+
+CASES = {"steer": steer, "security": security, "mpi": mpi, "hermite": hermite, "unwatched": unwatched,
+         "reconnect": reconnect}
 
 
 def main():

@@ -565,6 +565,49 @@ TEST(ServeServer, FramesReachEveryViewerAndInputComesFromTheSteeringOne) {
   EXPECT_EQ(inputs[0].id, 10u);
 }
 
+// The steering page reloaded (gone, then back as a new viewer) steers again: control went at once to a page still
+// there (a student's), and the frames to its size. Where none comes back, a page still there steers after a few
+// seconds.
+TEST(ServeServer, AReloadedSteeringPageSteersAgain) {
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", nullptr);
+  auto wait_viewers = [&](std::size_t n) {
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (server.viewers() != n && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return server.viewers() == n;
+  };
+  // The next input ids from viewers (the server's own ControlChanged notes aside), waiting up to `seconds`.
+  auto inputs_within = [&](double seconds) {
+    std::vector<std::uint64_t> ids;
+    auto const end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < end) {
+      server.wait_input(0.05);
+      for (auto& m : server.take_inputs())
+        if (!std::holds_alternative<ControlChanged>(m.event)) ids.push_back(m.id);
+    }
+    return ids;
+  };
+  auto lecturer = std::make_unique<Client>(server.port(), "/ws");
+  ASSERT_TRUE(wait_viewers(1));
+  Client student(server.port(), "/ws");
+  ASSERT_TRUE(wait_viewers(2));
+  lecturer.reset();  // the reload: the page goes ...
+  ASSERT_TRUE(wait_viewers(1));
+  auto reloaded = std::make_unique<Client>(server.port(), "/ws");  // ... and comes back
+  ASSERT_TRUE(wait_viewers(2));
+  student.send("p 9 1 1");
+  reloaded->send("p 5 10 20");
+  EXPECT_EQ(inputs_within(1.0), std::vector<std::uint64_t>{5}) << "the student's input counted, or the lecturer's not";
+  // The lecturer leaves for good: the student steers, a few seconds later.
+  reloaded.reset();
+  ASSERT_TRUE(wait_viewers(1));
+  student.send("p 11 1 1");
+  EXPECT_TRUE(inputs_within(0.5).empty()) << "control went at once to the page still there";
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  student.send("p 12 1 1");
+  EXPECT_EQ(inputs_within(2.0), std::vector<std::uint64_t>{12});
+}
+
 // A server that stops (Ctrl-C, SIGTERM) tells every page why, with a WebSocket close, 1001 "going away", which the page
 // shows; a connection that just ended would read there as 1006, "the server is not reachable". A viewer that answers
 // ends the wait at once; one that does not holds the stop up for a bounded time only.
