@@ -676,6 +676,10 @@ def reconnect(nbody, folder, shots):
         browser.evaluate("document.activeElement.blur(), document.getElementById('status').click(), true")
         browser.type(" ")
         wait_for(lambda: browser.header().get("paused"), 10, "space typed with the focus off the picture did nothing")
+        # The browser's own keys stay the browser's: F5 (reload) was taken for the character 'F', its default prevented.
+        prevented = browser.evaluate("(() => { const e = new KeyboardEvent('keydown', {key: 'F5', cancelable: true});"
+                                     " window.dispatchEvent(e); return e.defaultPrevented; })()")
+        expect(prevented is False, "the page kept F5 from the browser")
         port = server.port
         server.stop(signal.SIGTERM, 143)
         said = "the page reconnects when the server is back"
