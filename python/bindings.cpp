@@ -817,11 +817,24 @@ class Engine {
   void raise_everywhere(Observer& observer) {
     std::string mine;
     if (observer.error && !observer.by_warning) {
-      nb::handle const value = observer.error->value();
-      mine = observer.error->matches(PyExc_KeyboardInterrupt)
-                 ? std::string("KeyboardInterrupt")
-                 : nb::cast<std::string>(nb::handle(value.type()).attr("__name__")) + ": " +
-                       nb::cast<std::string>(nb::str(value));
+      if (observer.error->matches(PyExc_KeyboardInterrupt)) {
+        mine = "KeyboardInterrupt";
+      } else {
+        // Said whatever the exception holds: one that cannot be shown (its __str__ raises, a name not in UTF-8) must
+        // not keep this rank from the exchange below, nor replace its own exception.
+        nb::handle const value = observer.error->value();
+        mine = "an exception";
+        try {
+          mine = nb::cast<std::string>(nb::handle(value.type()).attr("__name__"));
+          nb::object const text = nb::steal(PyObject_Str(value.ptr()));
+          nb::object const bytes = text.is_valid() ? nb::steal(PyUnicode_AsEncodedString(text.ptr(), "utf-8",
+                                                                                          "backslashreplace"))
+                                                   : nb::object();
+          if (bytes.is_valid()) mine += ": " + std::string(PyBytes_AsString(bytes.ptr()));
+        } catch (...) {
+        }
+        PyErr_Clear();
+      }
     }
     std::vector<std::string> said;
     {
@@ -1427,9 +1440,20 @@ class Engine {
     bool by_warning = false;  // `error` is a warning that the filter made an error
     bool by_signal = false;   // `error` is a KeyboardInterrupt that came while the callback ran (a signal's)
     std::uint64_t visit_every() const override { return callback_.is_none() ? 0 : every_; }
-    bool visit(multigpu::Simulation&) override {
+    bool visit(multigpu::Simulation& sim) override {
       nb::gil_scoped_acquire locked;
-      if (error) return true;
+      // Several ranks: one whose run is already stopping (a signal seen between visits) calls no callback, and the
+      // others must not either: their callback's calls (a read of the state) would meet that rank's vote to stop.
+      if (sim.ranks().size() > 1) {
+        int any = 0;
+        {
+          nb::gil_scoped_release unlocked;
+          any = sim.ranks().max(error ? 1 : 0);
+        }
+        if (any) return true;
+      } else if (error) {
+        return true;
+      }
       engine_.invalidate();
       engine_.in_callback_ = true;
       bool stop = false;

@@ -673,7 +673,7 @@ def reconnect(nbody, folder, shots):
     try:
         browser.open(server.local_url)
         frames_of_page_size(browser)
-        browser.evaluate("document.activeElement.blur(), document.getElementById('status').click(), true")
+        browser.evaluate("document.activeElement.blur(), true")  # the focus on the page, off the picture
         browser.type(" ")
         wait_for(lambda: browser.header().get("paused"), 10, "space typed with the focus off the picture did nothing")
         # The browser's own keys stay the browser's: F5 (reload) was taken for the character 'F', its default prevented.

@@ -157,8 +157,34 @@ def ranks_main(out_dir):
             callback_raised.append(f"{type(e).__name__}: {e}")
     lone.step(1)  # still together
 
+    # Ctrl-C to one rank while the others' callback reads the state (a collective call): it came while rank 0 waited,
+    # and rank 0 called no callback but voted to stop, which met rank 1's read in MPI (MPI_ERR_TRUNCATE, the job
+    # aborted). Every rank now raises KeyboardInterrupt, at the same step.
+    import signal
+    import threading
+    import time
+    main = threading.get_ident()
+
+    def reads(s):
+        s.energy()
+        if s.steps == lone_start + 2:
+            if rank == 0:
+                threading.Timer(0.1, lambda: signal.pthread_kill(main, signal.SIGINT)).start()
+            else:
+                time.sleep(0.5)  # rank 0 meanwhile waits for this rank
+
+    lone_start = lone.steps
+    try:
+        lone.run(steps=20, callback=reads, every=1)
+        signalled = None
+    except KeyboardInterrupt:
+        signalled = "KeyboardInterrupt"
+    lone.step(1)
+    signalled_steps = lone.steps
+
     report = dict(rank=rank, size=comm.Get_size(), differed=differed, together=together, own_steps=own_steps,
-                  callback_raised=callback_raised, lone_steps=lone.steps, same_state=same_state, same_energy=same_energy,
+                  callback_raised=callback_raised, lone_steps=lone.steps, signalled=signalled,
+                  signalled_steps=signalled_steps, same_state=same_state, same_energy=same_energy,
                   restart_steps=restart_steps, same_restart=same_restart, same_continuation=same_continuation,
                   raised=raised, warned=warned, replaced=replaced, mixed=mixed, blew=blew, blown_result=blown_result)
     reports = comm.gather(report, root=0)
@@ -210,6 +236,7 @@ def test_two_ranks_are_one_process_bit_for_bit(tmp_path):
             ["RuntimeError: rank 1's run callback raised ValueError: boom on rank 1; the run stopped there on every "
              "rank", "KeyboardInterrupt: "]), p
         assert p["lone_steps"] == reports[0]["lone_steps"], p
+        assert p["signalled"] == "KeyboardInterrupt" and p["signalled_steps"] == reports[0]["signalled_steps"], p
     # (ranks.earlier-1.csv: the series before the new softening, kept.)
     assert sorted(os.listdir(tmp_path)) == ["blown.h5", "own.h5", "ranks.csv", "ranks.earlier-1.csv", "ranks.h5",
                                             "snaps", "unresolved.csv"], os.listdir(tmp_path)
