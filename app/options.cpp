@@ -723,8 +723,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   for (const char* option : {"--save", "--checkpoint", "--snapshots", "--diagnostics", "--json", "--csv", "--screenshot",
                              "--frames-dir", "--video"})
     if (cli.count(option) && cli.get_option(option)->as<std::string>().empty())
-      throw InputError(std::string(option) + " '': the path is empty; name a " +
-                       (std::string(option) == "--frames-dir" ? "folder" : "file"));
+      throw InputError(std::string(option) + " '': " + path_name_problem("", std::string(option) == "--frames-dir"));
   std::string& implied_by = o.mode_implied_by;
   if (o.mode == Mode::automatic &&
       (!o.save.empty() || !o.checkpoint.empty() || !o.snapshots.base.empty() || !o.diagnostics.empty())) {

@@ -241,6 +241,13 @@ double box_side(double extent) {
   return std::ldexp(1.0, e);
 }
 
+// The box of a file of `bodies`: box_side of their largest coordinate's magnitude.
+double box_side_of(const BodySet& bodies) {
+  double extent = 0;
+  for (auto const& p : bodies.pos_mass) extent = std::max({extent, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
+  return box_side(extent);
+}
+
 // A coordinate x with |x| < c, shifted: s = x + c rounded, and r what the rounding took, so that
 // (s - c) + r is x again, exactly, in T's arithmetic. For s in [c/2, 2c], s - c is exact (Sterbenz's
 // lemma) and x - (s - c) is the sum's rounding error, which is exact too; for x in [-c, -c/2] the sum
@@ -406,9 +413,7 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
   std::uint64_t const data = std::uint64_t(n) * ((checkpoint ? 10 : 7) * real_bytes + 8 + 4 + (hs ? 14 * 8 : 0));
   std::uint64_t const reserved = data + (64u << 10);
   if (!reserve_blocks(path, reserved, data)) return false;
-  double extent = 0;
-  for (auto const& p : b.pos_mass) extent = std::max({extent, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
-  double const side = box_side(extent), shift = side / 2;
+  double const side = box_side_of(b), shift = side / 2;
   if (!std::isfinite(side) || (values == Precision::fp32 && !std::isfinite(float(side)))) {
     errno = ERANGE;  // positions too large to be shifted into a box in this precision
     return false;
@@ -1318,10 +1323,8 @@ void write_snapshot(const std::string& path, const BodySet& bodies, const RunRec
 
 double snapshot_coordinate_rounding(const BodySet& bodies, Precision precision) {
   if (bodies.size() == 0) return 0.0;
-  double extent = 0;
-  for (auto const& p : bodies.pos_mass) extent = std::max({extent, std::abs(p.x), std::abs(p.y), std::abs(p.z)});
   int e = 0;
-  double const side = box_side(extent);
+  double const side = box_side_of(bodies);
   double const m = std::frexp(side, &e);  // side = m 2^e, m in [0.5, 1)
   return std::ldexp(1.0, (m == 0.5 ? e - 1 : e) - (precision == Precision::fp64 ? 54 : 25));  // half its ulp
 }
