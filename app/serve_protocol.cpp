@@ -113,6 +113,38 @@ bool tokens_equal(std::string_view given, std::string_view expected) {
 
 std::string_view target_path(std::string_view target) { return target.substr(0, target.find('?')); }
 
+std::string without_folders(std::string_view text) {
+  auto starts_path = [&](std::size_t i) {
+    if (i > 0 && std::string_view(" \t\n'\"(=").find(text[i - 1]) == std::string_view::npos) return false;
+    std::string_view const rest = text.substr(i);
+    return (rest.size() > 1 && rest[0] == '/') || rest.rfind("~/", 0) == 0 || rest.rfind("./", 0) == 0 ||
+           rest.rfind("../", 0) == 0;
+  };
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (!starts_path(i)) {
+      out += text[i++];
+      continue;
+    }
+    std::size_t end = text.find_first_of(" \t\n'\")", i);
+    if (end == std::string_view::npos) end = text.size();
+    std::size_t last = end;  // punctuation after the path ("x.h5: cannot...", "(x.h5, ...)") stays
+    while (last > i + 1 && std::string_view(":,;.").find(text[last - 1]) != std::string_view::npos) --last;
+    std::string_view path = text.substr(i, last - i);
+    bool const folder = path.size() > 1 && path.back() == '/';
+    if (folder) path.remove_suffix(1);
+    std::size_t const slash = path.rfind('/');
+    std::string_view const name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+    out += name.empty() ? path : name;
+    if (folder) out += '/';
+    out += text.substr(last, end - last);
+    i = end;
+  }
+  return out;
+}
+
 std::optional<std::string> query_value(std::string_view target, std::string_view name) {
   std::size_t const q = target.find('?');
   if (q == std::string_view::npos) return std::nullopt;

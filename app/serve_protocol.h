@@ -47,6 +47,10 @@ bool tokens_equal(std::string_view given, std::string_view expected);
 std::optional<std::string> query_value(std::string_view target, std::string_view name);
 // The path of a request target, without its query.
 std::string_view target_path(std::string_view target);
+// A text for the pages' eyes: each path in it that names the server's folders (one that begins with /, ~/, ./ or ../)
+// shortened to its last part ("saved /home/ann/Pictures/nbody_1.h5" -> "saved nbody_1.h5"): the watchers need not see
+// the server's user and folders. The server's own log keeps the whole text.
+std::string without_folders(std::string_view text);
 
 // The browser's messages, one per WebSocket text message: a letter, the event's id (a number the page
 // counts up, so frames can say which input they show), then the event's fields, separated by spaces.

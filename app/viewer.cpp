@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "app/live_simulation.h"
+#include "app/serve_protocol.h"
 #include "app/viewer_session.h"
 #include "core/clock.h"
 #include "core/bounds.h"
@@ -163,6 +164,7 @@ class Viewer {
     }
     recording_ = o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || o.frames > 0;
     // The window first: where none can open, the default mode falls back before any other work.
+    served_ = surface != nullptr;
     surface_ = surface ? std::move(surface)
                : o.offscreen ? render::open_offscreen(o.width, o.height, "--offscreen")
                              : render::open_window(o.width, o.height, "nbody");
@@ -510,10 +512,11 @@ class Viewer {
     if (!options_.quiet) std::cerr << text << "\n";
   }
 
-  // A message for the HUD (shown a few seconds) and the log.
+  // A message for the HUD (shown a few seconds) and the log. The pages of --serve see the files it names by their
+  // names alone, not the server's folders.
   void tell(const std::string& text) {
     log("viewer: " + text);
-    messages_.push_back({text, Clock::now()});
+    messages_.push_back({served_ ? serve::without_folders(text) : text, Clock::now()});
     if (messages_.size() > 5) messages_.pop_front();
     hud_changed_ = true;
   }
@@ -1041,6 +1044,7 @@ class Viewer {
   bool exposure_adapting_ = false;        // frames drawn for the exposure (exposure_adapting)
   bool energy_tracked_ = true;
   bool colors_dirty_ = true, screenshot_requested_ = false, quit_ = false, fullscreen_ = false;
+  bool served_ = false;     // a front end's surface (--serve): the HUD is seen by others
   bool unwatched_ = false;  // the last pass drew nothing: no one watched (--serve with no browser)
   unsigned types_present_ = 0b111;  // the body types of generation types_generation_ (a bit each)
   std::uint64_t types_generation_ = 0;

@@ -865,5 +865,18 @@ TEST(ServeServer, DownloadsNeedTheTokenOffTheLoopback) {
 }
 #endif
 
+TEST(ServeText, PagesSeeFileNamesWithoutTheServersFolders) {
+  EXPECT_EQ(without_folders("saved /home/ann/Pictures/nbody_00000012.h5"), "saved nbody_00000012.h5");
+  EXPECT_EQ(without_folders("screenshot not written: /srv/out/shot.png: No space left on device (--screenshot-dir "
+                            "chooses the folder)"),
+            "screenshot not written: shot.png: No space left on device (--screenshot-dir chooses the folder)");
+  EXPECT_EQ(without_folders("started ../data/galaxy.bin, 20,000 bodies"), "started galaxy.bin, 20,000 bodies");
+  EXPECT_EQ(without_folders("could not apply the change: '~/runs/c.h5' (a folder /tmp/x/)"),
+            "could not apply the change: 'c.h5' (a folder x/)");
+  // What is no path stays: fractions, a lone slash, words with a slash inside.
+  EXPECT_EQ(without_folders("dt max 1/16, 2K/|W| = 1.02, and / or"), "dt max 1/16, 2K/|W| = 1.02, and / or");
+  EXPECT_EQ(without_folders(""), "");
+}
+
 }  // namespace
 }  // namespace nbody::app::serve
