@@ -41,6 +41,8 @@ std::string number_text(double v) {
   return s.str();
 }
 
+}  // namespace
+
 std::string count_text(std::size_t n) {
   std::string digits = std::to_string(n), text;
   for (std::size_t k = 0; k < digits.size(); ++k) {
@@ -49,8 +51,6 @@ std::string count_text(std::size_t n) {
   }
   return text;
 }
-
-}  // namespace
 
 LiveSimulation::LiveSimulation(driver::RunConfig run, std::optional<int> frames_device, bool track_energy)
     : ranks_(world()),

@@ -35,6 +35,9 @@
 
 namespace nbody::app {
 
+// A count with thousands separators: "1,000,000".
+std::string count_text(std::size_t n);
+
 // What the viewer asks for; applied by the simulation between two steps.
 struct Change {
   enum class Kind {

@@ -104,6 +104,8 @@ constexpr double kExposureStart = 0.05, kExposureSettled = 0.01;
 
 // How often a recording waiting for its simulation looks at the window and the signals.
 constexpr double kRecordingLookSeconds = 0.02;
+// A new body count whose steps would each take longer than this is asked for twice (Viewer::bodies_confirmed).
+constexpr double kConfirmStepSeconds = 60;
 
 // `more` input after `to`'s, as if gathered in one poll.
 void add_input(render::Input& to, const render::Input& more) {
@@ -662,6 +664,10 @@ class Viewer {
         return;
       }
       std::size_t bodies = std::size_t(controls_.bodies);
+      if (!bodies_confirmed(bodies)) {
+        controls_.bodies = std::int64_t(requested_bodies_);
+        return;
+      }
       if (scenario == sim::Scenario::two_body) {
         if (bodies != 2) tell("two-body has exactly 2 bodies; starting it with 2");
         bodies = 2;
@@ -689,6 +695,31 @@ class Viewer {
     change.kind = Change::Kind::reset;
     change.run = requested_ = run;
     awaited_ = live_->request(change);
+  }
+
+  // A body count whose steps would take minutes each (a zero too many) is asked for twice: once begun, a GPU's step
+  // runs to its end, and the viewer takes no other change until then. Said with the time a step would take at the
+  // pace of the run now (its steps' time times the square of the ratio of the counts); true where it may start.
+  bool bodies_confirmed(std::size_t bodies) {
+    if (bodies <= requested_bodies_ || bodies == bodies_to_confirm_) {
+      bodies_to_confirm_ = 0;
+      return true;
+    }
+    LiveStats const stats = live_->stats();
+    double const ratio = double(bodies) / double(std::max<std::size_t>(1, stats.bodies));
+    // No step timed yet: a GPU's pace of about 1e12 interactions/s, a CPU's of 1e9.
+    double const seconds = stats.step_ms > 0 ? stats.step_ms / 1e3 * ratio * ratio
+                                             : double(bodies) * double(bodies) /
+                                                   (stats.backend == sim::Backend::cuda ? 1e12 : 1e9);
+    if (seconds < kConfirmStepSeconds) return true;
+    bodies_to_confirm_ = bodies;
+    char took[32];
+    if (seconds < 3600) std::snprintf(took, sizeof took, "%.0f min", seconds / 60);
+    else if (seconds < 48 * 3600) std::snprintf(took, sizeof took, "%.1f h", seconds / 3600);
+    else std::snprintf(took, sizeof took, "%.0f days", seconds / 86400);
+    tell("N = " + count_text(bodies) + ": one step would take about " + took + " at this run's pace, and nothing " +
+         "else can change until it ends; enter N = " + std::to_string(bodies) + " again to start it");
+    return false;
   }
 
   // A new simulation (first, or after a reset or a settings change): buffers sized for its N, the
@@ -1004,6 +1035,7 @@ class Viewer {
   // differs from them the user changed), and the number of the last request (LiveStats::changes_done).
   driver::RunConfig requested_, shown_;
   std::size_t requested_bodies_ = 0;
+  std::size_t bodies_to_confirm_ = 0;  // a body count said to take minutes a step: started when entered again
   std::uint64_t awaited_ = 0;
   bool softening_chosen_ = false;   // on the command line or in the HUD: kept across scenario switches
   bool point_size_chosen_ = false;  // the same for the sprites' size

@@ -217,6 +217,14 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     it->second = int(value);
     std::fprintf(stderr, "ui-value: %s %d\n", label, int(value));
   };
+  // A line of text whenever it changes ("ui-text: source starting: forces of 2,000,000 bodies").
+  auto trace_text = [&](const char* label, const std::string& text) {
+    if (!trace_) return;
+    auto [it, added] = traced_texts_.try_emplace(label, text);
+    if (!added && it->second == text) return;
+    it->second = text;
+    std::fprintf(stderr, "ui-text: %s %s\n", label, text.c_str());
+  };
   // A narrow panel in the corner: the middle of the view stays on the bodies.
   float panel = std::min(330.0f, 0.45f * float(width)), top = 8.0f;
   // Clear of the time stamp in the top right corner (a small frame: 320 pixels wide, the panel covered it): narrowed
@@ -255,6 +263,7 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
   unbroken_words(panel_rate_line(s.steps_per_s, s.step_ms, s.block_steps));
   unbroken_words(panel_bodies_line(s.bodies, s.interactions_per_s, s.step_ms));
   unbroken_words(s.source);
+  trace_text("source", s.source);
   // hermite4: the block time, every body predicted to it; each body keeps its own step. With a physical scale the
   // times and radii read in its units, as the overlay's time stamp and scale bar do. The count of steps below it
   // changes with every step, where a time of many digits may not.

@@ -104,6 +104,7 @@ class Hud {
   std::map<std::string, double> before_edit_;  // label -> the field's value when its edit began  // NBODY_TRACE_UI set: each widget's place is logged once (for tests that click it)
   std::map<std::string, std::array<int, 4>> traced_;  // label -> x, y, width, height last reported
   std::map<std::string, int> traced_values_;           // label -> a check box's state last reported
+  std::map<std::string, std::string> traced_texts_;    // label -> a line's text last reported
 };
 
 }  // namespace nbody::render

@@ -396,6 +396,22 @@ def bad_body_count(nbody, folder):
         v.key("Return")
         v.wait_for(lambda: "N = 99999999999 is not a body count" in v.log(), 10, "no message about N = 99999999999")
         expect(v.alive(), "N = 99999999999 closed the viewer\n" + v.log())
+        # A count whose steps would take minutes (a zero too many: 1,000 bodies step in under a millisecond here, 2e6 in
+        # about half an hour) is asked for again before it starts; entered again, it starts, and q still quits at once.
+        for attempt in range(2):
+            v.click("N")
+            v.key("ctrl+a")
+            for key in "2000000":
+                v.key(key)
+            v.key("Return")
+            if attempt == 0:
+                v.wait_for(lambda: "enter N = 2000000 again to start it" in v.log(), 10, "N = 2,000,000 was not asked again")
+                time.sleep(1)
+                expect("bodies of 2,000,000" not in v.log() and "2,000,000 bodies" not in v.log(),
+                       "N = 2,000,000 started without being asked again\n" + v.log())
+        v.wait_for(lambda: re.search(r"^ui-text: source starting: .*2,000,000 bodies", v.log(), re.M), 20,
+                   "N = 2,000,000 entered again did not start")
+        expect(v.log().count("again to start it") == 1, "N = 2,000,000 was asked twice\n" + v.log())
         v.click_at(WIDTH - 100, HEIGHT - 100)
         v.key("q")
         expect(v.wait_exit() == 0, "q: exit status " + str(v.proc.returncode))
