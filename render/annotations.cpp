@@ -171,4 +171,40 @@ std::string panel_radii_line(const std::array<double, 3>& radii, const sim::Unit
   return length.unit.empty() ? text : text + " " + length.unit;
 }
 
+std::vector<std::string> panel_lines(const std::string& text, float room,
+                                     const std::function<float(const std::string&)>& width) {
+  std::vector<std::string> lines;
+  float x = 0;
+  // `piece` after `gap` (its spaces before): on the line being made where it fits, else on a new one.
+  auto place = [&](const std::string& gap, const std::string& piece) {
+    float const g = width(gap), w = width(piece);
+    if (!lines.empty() && x + g + w <= room) {
+      lines.back() += gap + piece;
+      x += g + w;
+    } else {
+      lines.push_back(piece);
+      x = w;
+    }
+  };
+  for (std::size_t k = 0; k < text.size();) {
+    std::size_t const start = text.find_first_not_of(' ', k);
+    if (start == std::string::npos) break;
+    std::size_t end = text.find("  ", start);  // the figure's end: the next run of two spaces or more
+    if (end == std::string::npos) end = text.size();
+    while (end > start && text[end - 1] == ' ') --end;
+    std::string const gap = text.substr(k, start - k), figure = text.substr(start, end - start);
+    if ((!lines.empty() && x + width(gap) + width(figure) <= room) || width(figure) <= room) {
+      place(gap, figure);
+    } else {  // wider than a line: word by word
+      for (std::size_t j = 0, from = 0; j <= figure.size(); ++j) {
+        if (j < figure.size() && figure[j] != ' ') continue;
+        if (j > from) place(from == 0 ? gap : std::string(" "), figure.substr(from, j - from));
+        from = j + 1;
+      }
+    }
+    k = end;
+  }
+  return lines;
+}
+
 }  // namespace nbody::render

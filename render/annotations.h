@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -70,5 +71,13 @@ std::string panel_bodies_line(std::size_t bodies, double interactions_per_s, dou
 // The energy error at `time`, which reads as the time line's does (its digits set by `dt`, 0 for hermite4).
 std::string panel_energy_line(double error, double time, double dt, const sim::Units& units);
 std::string panel_radii_line(const std::array<double, 3>& radii, const sim::Units& units);
+
+// A panel line broken to fit `room` (in the units `width` measures text in), never inside a word: a figure (the words
+// between two runs of two spaces or more: "step 2.12 ms", "N = 2000") stays on one line where one line holds it, so
+// a narrow panel breaks between figures, not between a number and its unit; a figure wider than a line breaks
+// between its words; a word wider than a line stands alone. The gaps between the pieces of a line are kept as
+// given ("12.3 steps/s   step 81.2 ms" on one line where it fits).
+std::vector<std::string> panel_lines(const std::string& text, float room,
+                                     const std::function<float(const std::string&)>& width);
 
 }  // namespace nbody::render

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/bounds.h"
+#include "render/annotations.h"
 
 namespace nbody::render {
 
@@ -102,30 +103,11 @@ void hold_back_key_callback(GLFWwindow* window, int key, int scancode, int actio
   give_waiting_keys();
 }
 
-// A line of the panel whose words are never broken: where the panel is too narrow for it, it goes on below at a
-// space (a run of spaces, the gap between two figures, kept as it is), never inside a word. ImGui's own wrapping
+// A line of the panel whose words are never broken (panel_lines: between figures where it can). ImGui's own wrapping
 // breaks after a '.', inside a number ("2." above "684e+09"), and inside a word too long for the line.
 void unbroken_words(const std::string& text) {
-  float const room = ImGui::GetContentRegionAvail().x;
-  float x = 0;
-  bool first = true;
-  for (std::size_t k = 0; k < text.size();) {
-    std::size_t const start = text.find_first_not_of(' ', k);
-    if (start == std::string::npos) break;
-    std::size_t const end = std::min(text.find(' ', start), text.size());
-    std::string const word = text.substr(start, end - start);
-    float const gap = ImGui::CalcTextSize(text.substr(k, start - k).c_str()).x;
-    float const w = ImGui::CalcTextSize(word.c_str()).x;
-    if (!first && x + gap + w <= room) {
-      ImGui::SameLine(0.0f, gap);
-      x += gap + w;
-    } else {
-      x = w;  // a new line; a word wider than the panel stays whole (the panel clips it)
-    }
-    ImGui::TextUnformatted(word.c_str());
-    first = false;
-    k = end;
-  }
+  auto const width = [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; };
+  for (auto const& line : panel_lines(text, ImGui::GetContentRegionAvail().x, width)) ImGui::TextUnformatted(line.c_str());
 }
 
 }  // namespace
@@ -450,7 +432,7 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
   if (!s.messages.empty()) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.8f, 0.4f, 1.0f));
-    ImGui::TextUnformatted(s.messages.back().c_str());
+    unbroken_words(s.messages.back());  // (a word wider than the panel, a long file name, wraps inside)
     ImGui::PopStyleColor();
     ImGui::PopTextWrapPos();
   }

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "core/errors.h"
 #include "render/annotations.h"
@@ -544,6 +546,24 @@ TEST(Input, KeysMapToCommandsAndMouseMovesTheCameraUnlessOverTheHud) {
   EXPECT_EQ(over_hud.zoom, 0);
   in.keys = "  ";  // pressed twice between two frames: paused and resumed
   EXPECT_FALSE(render::route(in, false, false).toggle_pause);
+}
+
+// The panel's lines in a narrow panel, in a monospace font of one unit a character: a figure ("step 2.12 ms") is not
+// split from its unit where a line holds it; a sentence breaks between words; a word wider than the panel stands
+// alone. Before, "step 2.12" ended a line and "ms" began the next.
+TEST(Annotations, PanelLinesBreakBetweenFiguresNotInsideThem) {
+  auto const chars = [](const std::string& t) { return float(t.size()); };
+  using Lines = std::vector<std::string>;
+  EXPECT_EQ(render::panel_lines("97.2 steps/s   step 2.12 ms", 24.0f, chars), (Lines{"97.2 steps/s", "step 2.12 ms"}));
+  EXPECT_EQ(render::panel_lines("97.2 steps/s   step 2.12 ms", 27.0f, chars), (Lines{"97.2 steps/s   step 2.12 ms"}));
+  EXPECT_EQ(render::panel_lines("N = 2000   1.890e+09 interactions/s", 30.0f, chars),
+            (Lines{"N = 2000", "1.890e+09 interactions/s"}));
+  EXPECT_EQ(render::panel_lines("started plummer (seed 42), 2,000 bodies, softening 0.01", 27.0f, chars),
+            (Lines{"started plummer (seed 42),", "2,000 bodies, softening", "0.01"}));
+  EXPECT_EQ(render::panel_lines("saved averyveryverylongname.h5 now", 10.0f, chars),
+            (Lines{"saved", "averyveryverylongname.h5", "now"}));
+  EXPECT_EQ(render::panel_lines("", 10.0f, chars), Lines{});
+  EXPECT_EQ(render::panel_lines("   ", 10.0f, chars), Lines{});
 }
 
 }  // namespace
