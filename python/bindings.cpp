@@ -1047,27 +1047,6 @@ class Engine {
   }
   std::uint64_t generation() const { return generation_; }
 
-  // A collective call this rank refused before the ranks agreed on it (its arguments, checked in Python): said to the
-  // others in the exchange their same call makes, so that a rank that refused alone leaves none waiting for it (they
-  // raise, naming it, within the call); this rank then raises its own error. Not from a run's callback (reads only)
-  // nor while another thread runs the simulation (two MPI calls at once).
-  void refused(const std::string& call) {
-    Ranks const& ranks = sim_->ranks();
-    if (ranks.size() < 2 || in_callback_ || busy_.exchange(true)) return;
-    struct Free {
-      std::atomic<bool>& busy;
-      ~Free() { busy = false; }
-    } const free{busy_};
-    {
-      nb::gil_scoped_release unlocked;
-      ranks.all_gather(call);
-    }
-    ++agreements_;
-  }
-  // How many calls have agreed with the other ranks (same_call, refused): Python's refusals look whether the call they
-  // stop has agreed yet.
-  std::uint64_t agreements() const { return agreements_; }
-
   nb::ndarray<nb::numpy, std::uint8_t> types() {
     Busy busy(*this);
     sim::BodySet const& s = state();
@@ -1543,14 +1522,12 @@ class Engine {
       nb::gil_scoped_release unlocked;
       calls = ranks.all_gather(call);
     }
-    ++agreements_;
     for (std::size_t r = 1; r < calls.size(); ++r)
       if (calls[r] != calls[0])
         throw InputError("rank " + std::to_string(r) + " calls " + calls[r] + " where rank 0 calls " + calls[0] +
                          ": under MPI every rank makes the same calls of a simulation, with the same arguments, in "
                          "the same order (each is collective)");
   }
-
 
   // The state changed (a step, a rebuild): the host copy is stale, and so is a device view.
   void invalidate() {
@@ -1615,7 +1592,6 @@ class Engine {
   std::shared_ptr<sim::BodySet> cached_;  // state(); shared with the arrays that view it
   bool state_valid_ = false;
   std::uint64_t generation_ = 0;  // counts the states: a device view is of one of them
-  std::uint64_t agreements_ = 0;  // same_call's and refused's exchanges with the other ranks
   bool in_callback_ = false;  // run() is calling its callback: reads only
   std::string run_checkpoint_;  // the checkpoint path of the run under way, whose lock that run holds
   const WriterLock* run_lock_ = nullptr;  // that lock, while the run runs (null: none held)
@@ -1695,8 +1671,6 @@ NB_MODULE(_nbody, m) {
       .def_prop_ro("last_run", &Engine::last_run)
       .def("device_positions", &Engine::device_positions)
       .def_prop_ro("generation", &Engine::generation)
-      .def_prop_ro("agreements", &Engine::agreements)
-      .def("refused", &Engine::refused, "call"_a)
       .def("run", &Engine::run, "steps"_a, "callback"_a.none(), "every"_a, "self"_a, "outputs"_a)
       .def("steps_to", &Engine::steps_to, "t_end"_a, "typed"_a, "finish"_a)
       .def("continued_end", &Engine::continued_end)

@@ -282,24 +282,6 @@ def _keywords_checked(function):
     return checked
 
 
-def _collective(what):
-    """A call the ranks of an MPI simulation make together (it agrees with them on itself first: same_call). An
-    exception this rank raises before that agreement (its arguments refused here) is said to the others, in the
-    exchange their own call makes, so that none of them waits for this rank in vain: they raise too, naming it."""
-    def decorate(function):
-        @functools.wraps(function)
-        def call(self, *args, **kwargs):
-            agreed = self._engine.agreements
-            try:
-                return function(self, *args, **kwargs)
-            except Exception as error:
-                if self._engine.agreements == agreed:
-                    self._refused(what, error)
-                raise
-        return call
-    return decorate
-
-
 class Simulation:
     """One N-body simulation, on the CPU or on one or more GPUs.
 
@@ -462,13 +444,6 @@ class Simulation:
         object.__setattr__(self, "notices", [])
         self._take_notices()
 
-    def _refused(self, what, error):
-        # The other ranks' same call raises, naming this rank's refusal; this rank raises its own error.
-        try:
-            self._engine.refused(f"{what} and refused it ({type(error).__name__}: {error})")
-        except Exception:  # (the error to raise is the refusal)
-            pass
-
     def _take_notices(self):
         """Moves the engine's new notices into ``self.notices`` (and the log, at INFO); returns them."""
         new = self._engine.take_notices()
@@ -490,18 +465,12 @@ class Simulation:
         if k.__class__ is int and 0 <= k <= _MAX_STEPS:  # the common call, checked at no cost
             self._engine.advance(k)
         else:
-            try:
-                k = _whole(k, "k", 0, _MAX_STEPS)
-            except Exception as error:
-                self._refused(f"step({_shown(k)})", error)
-                raise
-            self._engine.advance(k)
+            self._engine.advance(_whole(k, "k", 0, _MAX_STEPS))
 
     def synchronize(self):
         """Waits for the steps enqueued so far (on the CPU they are done when ``step`` returns)."""
         self._engine.synchronize()
 
-    @_collective("benchmark()")
     def benchmark(self, steps=10, warmup=2):
         """Times ``steps`` steps after ``warmup`` untimed ones as ``nbody --benchmark`` does, and
         returns its ``--json`` report as a dict with the same keys (median_step_ms,
@@ -515,7 +484,6 @@ class Simulation:
         KeyboardInterrupt."""
         return self._engine.benchmark(_whole(steps, "steps", 1, _MAX_STEPS), _whole(warmup, "warmup", 0, _MAX_STEPS))
 
-    @_collective("run()")
     def run(self, steps=None, t_end=None, callback=None, every=1, *, diagnostics=None, diagnostics_every=None,
             diagnostics_dt=None,
             checkpoint=None, checkpoint_every=None, checkpoint_dt=None, snapshots=None, snapshot_every=None,
@@ -690,7 +658,6 @@ class Simulation:
         failure); None before the first run."""
         return self._engine.last_run
 
-    @_collective("integrate()")
     def integrate(self, t_end, callback=None, every=1, exact_finish_time=True, **misspelt: typing.NoReturn):
         """REBOUND's name: ``run(t_end=t_end, ...)``. hermite4 ends at ``t_end`` exactly, as REBOUND's
         (exact_finish_time=1) does: every body not at a block time there takes a last step of its own
@@ -748,7 +715,6 @@ class Simulation:
         return DeviceView(self, *self._engine.device_positions())
 
     @positions.setter
-    @_collective("an assignment of positions")
     def positions(self, value):
         self._engine.set_bodies(self._rows(value, "positions", 3), None, None)
 
@@ -761,7 +727,6 @@ class Simulation:
         return self._engine.velocities()
 
     @velocities.setter
-    @_collective("an assignment of velocities")
     def velocities(self, value):
         self._engine.set_bodies(None, self._rows(value, "velocities", 3), None)
 
@@ -772,7 +737,6 @@ class Simulation:
         return self._engine.masses()
 
     @masses.setter
-    @_collective("an assignment of masses")
     def masses(self, value):
         masses = _masses(value)
         self._check_count(masses, "masses")
@@ -813,7 +777,6 @@ class Simulation:
         return self._engine.time
 
     @time.setter
-    @_collective("an assignment of time")
     def time(self, value):
         raise AttributeError("time is where the run has reached, not a setting (nothing was changed): "
                              "run(t_end=...) runs to a time, and Simulation.from_arrays(..., time=...) starts at one")
@@ -827,12 +790,10 @@ class Simulation:
         """Steps done since the run began (a restart's included)."""
         return self._engine.steps
 
-    @_collective("energy()")
     def energy(self):
         """Total energy, kinetic plus potential (an O(N^2) pass, like a force evaluation)."""
         return self._engine.energy()
 
-    @_collective("diagnostics()")
     def diagnostics(self):
         """What the state says of the system, as the command line's --run reports it: a dict of
         time, step, kinetic, potential, total, initial_energy, relative_energy_error (|E - E0| / |E0|,
@@ -844,7 +805,6 @@ class Simulation:
     # Settings: each assignment takes effect from the next step, the state and clock kept bit for
     # bit (a new dt goes on from the time reached). A refused one changes nothing.
 
-    @_collective("configure()")
     def configure(self, **settings):
         """Changes several settings at once: integrator, dt, damping, softening, precision, backend,
         numgpus, gpus, weights, threading, launch, exchange, kernel, block_size, fp64_rsqrt,
@@ -870,7 +830,6 @@ class Simulation:
         def get(self):
             return getattr(self._engine, name)
 
-        @_collective(f"an assignment of {name}")
         def put(self, value):
             if value is None:
                 self._refuse_none(name)
@@ -893,21 +852,12 @@ class Simulation:
     threading = _setting("threading", "single (one host thread) or workers (one per device).")
     launch = _setting("launch", "stream or graph (CUDA graphs of 16 steps).")
     numgpus = property(lambda self: self._engine.device_count,
-                       _collective("an assignment of numgpus")(
-                           lambda self, value: self.configure(numgpus=value) if value is not None
-                           else self._refuse_none("numgpus")),
+                       lambda self, value: self.configure(numgpus=value) if value is not None
+                       else self._refuse_none("numgpus"),
                        doc="Devices the simulation is split over (GPUs, or host devices on the CPU).")
     del _setting
 
     def __setattr__(self, name, value):
-        try:
-            self._check_assignment(name)
-        except AttributeError as error:  # an assignment the ranks make together, refused here
-            self._refused(f"an assignment of {name}", error)
-            raise
-        object.__setattr__(self, name, value)
-
-    def _check_assignment(self, name):
         # A misspelt setting (sim.dtmax = 0.01) would otherwise be a new attribute that changes nothing, while
         # the run goes on with the old value: refused, naming the setting meant. Only the names of what can be
         # assigned (the settings and the state) are matched; other names are the script's own.
@@ -934,6 +884,7 @@ class Simulation:
             if own and _ALIASES.get(name.lower()) == "t_end":
                 raise AttributeError(f"{cls.__name__} has no '{name}'; the time to run to is run()'s t_end "
                                      "(nothing was changed)")
+        object.__setattr__(self, name, value)
 
     @property
     def backend(self):
@@ -967,7 +918,6 @@ class Simulation:
 
     # Outputs: written whole or not at all.
 
-    @_collective("save()")
     def save(self, path, format=None):
         """Writes the state, as ``nbody --save``: where path ends in .h5 or .hdf5, an HDF5 snapshot in
         fp64 (families, time, softening and units, as ``run(snapshots=...)`` writes, for yt, pynbody and
@@ -982,7 +932,6 @@ class Simulation:
         self._take_notices()  # the bodies grouped by family, where they were not; where the units are
         self._warn_of_end(warned)  # a parameter file its readers would take instead of the one with its units
 
-    @_collective("checkpoint()")
     def checkpoint(self, path):
         """Writes an HDF5 checkpoint (GADGET/SWIFT layout, the run's precision, every setting):
         ``Simulation.restart`` or ``nbody --restart`` continue it bit for bit."""
