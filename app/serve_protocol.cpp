@@ -3,11 +3,13 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 #include "core/errors.h"
 
@@ -113,34 +115,38 @@ bool tokens_equal(std::string_view given, std::string_view expected) {
 
 std::string_view target_path(std::string_view target) { return target.substr(0, target.find('?')); }
 
-std::string without_folders(std::string_view text) {
-  auto starts_path = [&](std::size_t i) {
-    if (i > 0 && std::string_view(" \t\n'\"(=").find(text[i - 1]) == std::string_view::npos) return false;
-    std::string_view const rest = text.substr(i);
-    return (rest.size() > 1 && rest[0] == '/') || rest.rfind("~/", 0) == 0 || rest.rfind("./", 0) == 0 ||
-           rest.rfind("../", 0) == 0;
-  };
-  std::string out;
-  out.reserve(text.size());
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (!starts_path(i)) {
-      out += text[i++];
-      continue;
+std::string without_folders(std::string_view text, std::vector<std::string> folders) {
+  // Each folder as given and as an absolute path, without a trailing slash; the longest first, so that a folder
+  // inside another is left out whole.
+  std::vector<std::string> hidden;
+  for (auto const& given : folders) {
+    if (given.empty()) continue;
+    std::error_code ec;
+    std::filesystem::path const absolute = std::filesystem::absolute(given, ec).lexically_normal();
+    for (std::string f : {given, ec ? std::string() : absolute.string()}) {
+      while (f.size() > 1 && f.back() == '/') f.pop_back();
+      if (!f.empty() && f != "/" && f != ".") hidden.push_back(f);
     }
-    std::size_t end = text.find_first_of(" \t\n'\")", i);
-    if (end == std::string_view::npos) end = text.size();
-    std::size_t last = end;  // punctuation after the path ("x.h5: cannot...", "(x.h5, ...)") stays
-    while (last > i + 1 && std::string_view(":,;.").find(text[last - 1]) != std::string_view::npos) --last;
-    std::string_view path = text.substr(i, last - i);
-    bool const folder = path.size() > 1 && path.back() == '/';
-    if (folder) path.remove_suffix(1);
-    std::size_t const slash = path.rfind('/');
-    std::string_view const name = slash == std::string_view::npos ? path : path.substr(slash + 1);
-    out += name.empty() ? path : name;
-    if (folder) out += '/';
-    out += text.substr(last, end - last);
-    i = end;
+  }
+  std::sort(hidden.begin(), hidden.end(), [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  std::string out(text);
+  for (auto const& f : hidden) {
+    std::string const name = std::filesystem::path(f).filename().string();
+    for (std::size_t at = out.find(f); at != std::string::npos; at = out.find(f, at)) {
+      // Only where the folder is whole: not the end of a longer name before it, nor the start of a longer one.
+      bool const starts = at == 0 || std::string_view(" \t\n'\"([=").find(out[at - 1]) != std::string_view::npos;
+      std::size_t const after = at + f.size();
+      bool const inside = after < out.size() && out[after] == '/';
+      bool const ends = after == out.size() || std::string_view(" \t\n'\")],:;.").find(out[after]) != std::string_view::npos;
+      if (starts && inside) {  // a path in it: the folder left out ("saved nbody-1.h5")
+        out.erase(at, f.size() + 1);
+      } else if (starts && ends) {  // the folder itself: its name
+        out.replace(at, f.size(), name);
+        at += name.size();
+      } else {
+        at += f.size();
+      }
+    }
   }
   return out;
 }

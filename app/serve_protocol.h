@@ -47,10 +47,12 @@ bool tokens_equal(std::string_view given, std::string_view expected);
 std::optional<std::string> query_value(std::string_view target, std::string_view name);
 // The path of a request target, without its query.
 std::string_view target_path(std::string_view target);
-// A text for the pages' eyes: each path in it that names the server's folders (one that begins with /, ~/, ./ or ../)
-// shortened to its last part ("saved /home/ann/Pictures/nbody_1.h5" -> "saved nbody_1.h5"): the watchers need not see
-// the server's user and folders. The server's own log keeps the whole text.
-std::string without_folders(std::string_view text);
+// A text for the pages' eyes: the paths it names in `folders` (the folder the keys write to, the input's, the
+// server's working and home folders) without those folders ("saved /home/ann/Pictures/nbody-1.h5" -> "saved
+// nbody-1.h5"), and a folder named alone by its last part: the watchers need not see the server's user and folders.
+// Each folder is matched as given and as an absolute path, spaces and all; other text is left as it is. The
+// server's own log keeps the whole text.
+std::string without_folders(std::string_view text, std::vector<std::string> folders);
 
 // The browser's messages, one per WebSocket text message: a letter, the event's id (a number the page
 // counts up, so frames can say which input they show), then the event's fields, separated by spaces.

@@ -518,9 +518,21 @@ class Viewer {
   // names alone, not the server's folders.
   void tell(const std::string& text) {
     log("viewer: " + text);
-    messages_.push_back({served_ ? serve::without_folders(text) : text, Clock::now()});
+    messages_.push_back({served_ ? serve::without_folders(text, hidden_folders()) : text, Clock::now()});
     if (messages_.size() > 5) messages_.pop_front();
     hud_changed_ = true;
+  }
+
+  // The server's folders that --serve's pages are not shown: where the keys write, where the bodies came from, the
+  // working folder and the home folder.
+  std::vector<std::string> hidden_folders() const {
+    std::vector<std::string> folders{folder_};
+    for (auto const& file : {options_.run.initial.snapshot, options_.run.initial.checkpoint})
+      if (!file.empty()) folders.push_back(fs::path(file).parent_path().string());
+    std::error_code ec;
+    folders.push_back(fs::current_path(ec).string());
+    if (char const* home = std::getenv("HOME"); home && *home) folders.push_back(home);
+    return folders;
   }
 
   void collect_messages() {

@@ -866,16 +866,26 @@ TEST(ServeServer, DownloadsNeedTheTokenOffTheLoopback) {
 #endif
 
 TEST(ServeText, PagesSeeFileNamesWithoutTheServersFolders) {
-  EXPECT_EQ(without_folders("saved /home/ann/Pictures/nbody_00000012.h5"), "saved nbody_00000012.h5");
-  EXPECT_EQ(without_folders("screenshot not written: /srv/out/shot.png: No space left on device (--screenshot-dir "
-                            "chooses the folder)"),
+  std::vector<std::string> const folders{"/home/ann smith/My Pictures/", "out/today", "/home/ann smith"};
+  EXPECT_EQ(without_folders("saved /home/ann smith/My Pictures/nbody-20261205-032902.h5", folders),
+            "saved nbody-20261205-032902.h5");
+  EXPECT_EQ(without_folders("screenshot not written: /home/ann smith/My Pictures/shot.png: No space left on device "
+                            "(--screenshot-dir chooses the folder)", folders),
             "screenshot not written: shot.png: No space left on device (--screenshot-dir chooses the folder)");
-  EXPECT_EQ(without_folders("started ../data/galaxy.bin, 20,000 bodies"), "started galaxy.bin, 20,000 bodies");
-  EXPECT_EQ(without_folders("could not apply the change: '~/runs/c.h5' (a folder /tmp/x/)"),
-            "could not apply the change: 'c.h5' (a folder x/)");
-  // What is no path stays: fractions, a lone slash, words with a slash inside.
-  EXPECT_EQ(without_folders("dt max 1/16, 2K/|W| = 1.02, and / or"), "dt max 1/16, 2K/|W| = 1.02, and / or");
-  EXPECT_EQ(without_folders(""), "");
+  // A folder given relative, matched as given and as an absolute path; a folder named alone, by its last part; a
+  // path further down a hidden folder keeps what is below it.
+  std::string const absolute = (std::filesystem::current_path() / "out/today").string();
+  EXPECT_EQ(without_folders("saved out/today/x.png; " + absolute + "/y.h5 in " + absolute, folders),
+            "saved x.png; y.h5 in today");
+  EXPECT_EQ(without_folders("could not apply the change: [/home/ann smith/runs/c.h5] (the folder /home/ann smith "
+                            "does not exist)", folders),
+            "could not apply the change: [runs/c.h5] (the folder ann smith does not exist)");
+  // What names no hidden folder stays: other paths, HDF5 groups, fractions, longer names that begin alike.
+  EXPECT_EQ(without_folders("/Header/Checksum: dt max 1/16, 2K/|W| = 1.02, speed /2, /home/ann smithers/x, "
+                            "out/todays/x", folders),
+            "/Header/Checksum: dt max 1/16, 2K/|W| = 1.02, speed /2, /home/ann smithers/x, out/todays/x");
+  EXPECT_EQ(without_folders("", folders), "");
+  EXPECT_EQ(without_folders("saved /tmp/x.h5", {}), "saved /tmp/x.h5");
 }
 
 }  // namespace
