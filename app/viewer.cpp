@@ -104,8 +104,10 @@ constexpr double kExposureStart = 0.05, kExposureSettled = 0.01;
 
 // How often a recording waiting for its simulation looks at the window and the signals.
 constexpr double kRecordingLookSeconds = 0.02;
-// A new body count whose steps would each take longer than this is asked for twice (Viewer::bodies_confirmed).
+// A new body count whose steps would each take longer than this is asked for twice (Viewer::bodies_confirmed), at
+// the run's pace or at least these (pairs a second in a step of many bodies: fp64 on a small GPU, one CPU core).
 constexpr double kConfirmStepSeconds = 60;
+constexpr double kUsualGpuPairsPerSecond = 1e11, kUsualCpuPairsPerSecond = 1e9;
 
 // `more` input after `to`'s, as if gathered in one poll.
 void add_input(render::Input& to, const render::Input& more) {
@@ -676,15 +678,15 @@ class Viewer {
         return;
       }
       std::size_t bodies = std::size_t(controls_.bodies);
-      if (!bodies_confirmed(bodies)) {
-        controls_.bodies = std::int64_t(requested_bodies_);
-        return;
-      }
       if (scenario == sim::Scenario::two_body) {
         if (bodies != 2) tell("two-body has exactly 2 bodies; starting it with 2");
         bodies = 2;
       } else if (changed && bodies == 2) {
         bodies = sim::default_bodies(scenario);
+      }
+      if (!bodies_confirmed(bodies)) {
+        controls_.bodies = std::int64_t(requested_bodies_);
+        return;
       }
       run.initial.scenario = scenario;
       run.initial.bodies = bodies;
@@ -710,27 +712,29 @@ class Viewer {
   }
 
   // A body count whose steps would take minutes each (a zero too many) is asked for twice: once begun, a GPU's step
-  // runs to its end, and the viewer takes no other change until then. Said with the time a step would take at the
-  // pace of the run now (its steps' time times the square of the ratio of the counts); true where it may start.
+  // runs to its end, and the viewer takes no other change until then. The time is N^2 over the pace of the run now
+  // (pairs a second in a step), or over a pace that many bodies reach at least where that is the faster: a step of
+  // few bodies is mostly overhead, and its pace would make any larger N look slow. True where it may start.
   bool bodies_confirmed(std::size_t bodies) {
     if (bodies <= requested_bodies_ || bodies == bodies_to_confirm_) {
       bodies_to_confirm_ = 0;
       return true;
     }
     LiveStats const stats = live_->stats();
-    double const ratio = double(bodies) / double(std::max<std::size_t>(1, stats.bodies));
-    // No step timed yet: a GPU's pace of about 1e12 interactions/s, a CPU's of 1e9.
-    double const seconds = stats.step_ms > 0 ? stats.step_ms / 1e3 * ratio * ratio
-                                             : double(bodies) * double(bodies) /
-                                                   (stats.backend == sim::Backend::cuda ? 1e12 : 1e9);
+    if (stats.generation == 0) return true;  // nothing runs yet to tell the backend or a pace
+    bool const gpu = stats.backend == sim::Backend::cuda;
+    double const usual = gpu ? kUsualGpuPairsPerSecond : kUsualCpuPairsPerSecond;
+    double const measured = stats.step_ms > 0 ? double(stats.bodies) * double(stats.bodies) / (stats.step_ms / 1e3) : 0;
+    double const seconds = double(bodies) * double(bodies) / std::max(measured, usual);
     if (seconds < kConfirmStepSeconds) return true;
     bodies_to_confirm_ = bodies;
     char took[32];
     if (seconds < 3600) std::snprintf(took, sizeof took, "%.0f min", seconds / 60);
     else if (seconds < 48 * 3600) std::snprintf(took, sizeof took, "%.1f h", seconds / 3600);
     else std::snprintf(took, sizeof took, "%.0f days", seconds / 86400);
-    tell("N = " + count_text(bodies) + ": one step would take about " + took + " at this run's pace, and nothing " +
-         "else can change until it ends; enter N = " + std::to_string(bodies) + " again to start it");
+    tell("N = " + count_text(bodies) + ": one step would take about " + took + " at " +
+         (measured > usual ? "this run's pace" : gpu ? "a GPU's usual pace" : "a CPU's usual pace") +
+         ", and nothing else can change until it ends; enter N = " + std::to_string(bodies) + " again to start it");
     return false;
   }
 
