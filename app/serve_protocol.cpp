@@ -115,6 +115,11 @@ bool tokens_equal(std::string_view given, std::string_view expected) {
 
 std::string_view target_path(std::string_view target) { return target.substr(0, target.find('?')); }
 
+bool tab_id(std::string_view text) {
+  return text.size() >= 8 && text.size() <= 64 &&
+         std::all_of(text.begin(), text.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-'; });
+}
+
 std::string without_folders(std::string_view text, std::vector<std::string> folders) {
   // Each folder as given and as an absolute path, without a trailing slash; the longest first, so that a folder
   // inside another is left out whole.

@@ -47,6 +47,8 @@ bool tokens_equal(std::string_view given, std::string_view expected);
 std::optional<std::string> query_value(std::string_view target, std::string_view name);
 // The path of a request target, without its query.
 std::string_view target_path(std::string_view target);
+// A page's tab id as the page makes it: 8 to 64 letters, digits and '-' (a random UUID).
+bool tab_id(std::string_view text);
 // A text for the pages' eyes: the paths it names in `folders` (the folder the keys write to, the input's, the
 // server's working and home folders) without those folders ("saved /home/ann/Pictures/nbody-1.h5" -> "saved
 // nbody-1.h5"), and a folder named alone by its last part: the watchers need not see the server's user and folders.

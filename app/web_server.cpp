@@ -84,6 +84,7 @@ struct WebServer::Impl {
   tcp::acceptor acceptor{io};
   std::set<std::shared_ptr<Viewer>> viewers;  // network thread only
   std::weak_ptr<Viewer> steering;             // the viewer whose input counts
+  std::string steering_tab;                   // its page's tab: a reload of that tab steers again
   FrameBytes latest;                          // the newest frame, for a viewer that connects now
   std::deque<std::pair<std::string, std::string>> files;  // offered for download: name, path (network thread only)
   bool stopping = false;           // stop(): the viewers are told, no new ones come (network thread only)
@@ -121,8 +122,13 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
       : server_(server), ws_(std::move(stream)), peer_(std::move(peer)) {}
 
   const std::string& peer() const { return peer_; }
+  const std::string& tab() const { return tab_; }
 
   void start(http::request<http::empty_body> request) {
+    // The page's tab (kept by the browser across reloads): the steering tab's reload steers again, however its
+    // old connection's close and its new one's arrival are ordered. Anything but a tab id is no tab.
+    if (auto given = query_value({request.target().data(), request.target().size()}, "tab"); given && tab_id(*given))
+      tab_ = *given;
     beast::get_lowest_layer(ws_).expires_never();  // the WebSocket's own timeouts from here on
     websocket::stream_base::timeout timeouts{};
     timeouts.handshake_timeout = kHandshakeTimeout;
@@ -283,6 +289,7 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
   Impl& server_;
   websocket::stream<beast::tcp_stream> ws_;
   std::string peer_;
+  std::string tab_;  // the page's tab id, or "" (a page without one)
   beast::flat_buffer buffer_;
   static std::uint64_t sequence_of(const std::vector<std::uint8_t>& frame) {
     auto const header = read_frame_header(frame.data(), frame.size());
@@ -504,7 +511,8 @@ void WebServer::Impl::add(const std::shared_ptr<Viewer>& v) {
   viewers.insert(v);
   owner.viewers_ = viewers.size();
   owner.note("serve: viewer " + v->peer() + " connected (" + std::to_string(viewers.size()) + " watching)");
-  if (!steering.lock()) take_control(v);  // the first viewer steers
+  // The first viewer steers, and the steering tab reloaded steers again (its old connection may not have closed yet).
+  if (!steering.lock() || (!v->tab().empty() && v->tab() == steering_tab)) take_control(v);
   else v->tell("control 0");
   if (!files.empty()) v->tell("file " + files.back().first);  // a page opened (or reloaded) since gets the newest
   if (latest) v->offer(latest);  // a still picture is not sent again: the newcomer needs one now
@@ -534,6 +542,8 @@ void WebServer::Impl::remove(const std::shared_ptr<Viewer>& v) {
 void WebServer::Impl::take_control(const std::shared_ptr<Viewer>& v) {
   auto const previous = steering.lock();
   steering = v;
+  steering_tab = v->tab();
+  vacant.cancel();
   if (previous != v) owner.deliver(ClientMessage{0, ControlChanged{}});
   if (previous && previous != v) previous->tell("control 0");
   v->tell("control 1");

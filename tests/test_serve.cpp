@@ -608,6 +608,46 @@ TEST(ServeServer, AReloadedSteeringPageSteersAgain) {
   EXPECT_EQ(inputs_within(2.0), std::vector<std::uint64_t>{12});
 }
 
+// The steering tab reloaded steers again where its new connection comes before its old one's close (a fast reload):
+// the page names its tab (kept by the browser across reloads). Before, the new page was a watcher beside the old one,
+// and once the old one closed, control could go to a student's page. Another tab's id, or a bad one, takes nothing.
+TEST(ServeServer, TheSteeringTabReloadedSteersBeforeItsOldPageCloses) {
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", nullptr);
+  auto wait_viewers = [&](std::size_t n) {
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (server.viewers() != n && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return server.viewers() == n;
+  };
+  auto inputs_within = [&](double seconds) {
+    std::vector<std::uint64_t> ids;
+    auto const end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < end) {
+      server.wait_input(0.05);
+      for (auto& m : server.take_inputs())
+        if (!std::holds_alternative<ControlChanged>(m.event)) ids.push_back(m.id);
+    }
+    return ids;
+  };
+  auto lecturer = std::make_unique<Client>(server.port(), "/ws?tab=0123456789abcdef");
+  ASSERT_TRUE(wait_viewers(1));
+  Client student(server.port(), "/ws?tab=fedcba9876543210");
+  Client spoof(server.port(), "/ws?tab=0123");  // too short: no tab
+  ASSERT_TRUE(wait_viewers(3));
+  auto reloaded = std::make_unique<Client>(server.port(), "/ws?tab=0123456789abcdef");  // the old page still open
+  ASSERT_TRUE(wait_viewers(4));
+  lecturer->send("p 3 1 1");
+  student.send("p 4 1 1");
+  spoof.send("p 6 1 1");
+  reloaded->send("p 5 10 20");
+  EXPECT_EQ(inputs_within(1.0), std::vector<std::uint64_t>{5}) << "the reloaded tab does not steer";
+  lecturer.reset();  // the old page's close, last
+  ASSERT_TRUE(wait_viewers(3));
+  reloaded->send("p 7 10 20");
+  student.send("p 8 1 1");
+  EXPECT_EQ(inputs_within(1.0), std::vector<std::uint64_t>{7}) << "the old page's close took control from the reloaded one";
+}
+
 // A server that stops (Ctrl-C, SIGTERM) tells every page why, with a WebSocket close, 1001 "going away", which the page
 // shows; a connection that just ended would read there as 1006, "the server is not reachable". A viewer that answers
 // ends the wait at once; one that does not holds the stop up for a bounded time only.
