@@ -295,6 +295,17 @@ ContinuedEnd continued_end(const Setup& setup) {
 
 namespace {
 
+// The checkpoint `path` would be the series file for `step` of ("out/c_00000010.h5", step 10: "out/c.h5"), or nothing.
+std::optional<std::string> series_base(const std::string& path, std::uint64_t step) {
+  char digits[32];
+  std::snprintf(digits, sizeof digits, "_%08llu", static_cast<unsigned long long>(step));
+  std::size_t const at = path.rfind(digits);
+  if (at == std::string::npos) return std::nullopt;
+  std::string const base = path.substr(0, at) + path.substr(at + std::char_traits<char>::length(digits));
+  if (base.empty() || series_path(base, step) != path) return std::nullopt;
+  return base;
+}
+
 // A restart's series, as take_up_cadences and recorded_cadences see them.
 struct OutputSeries {
   const char* noun;           // "diagnostics rows", "periodic checkpoints": what comes at each cadence
@@ -548,6 +559,17 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
                  std::to_string(held->run.step) + " (time " + shortest(held->run.time()) + ") of this run, past " +
                  "this run's end (" + end_text + "), which would replace it with an earlier state; name another " +
                  "checkpoint, or run at least as far";
+      // The one the run goes on from, where its name is a series' file of that step (a periodic checkpoint): the end
+      // would put a later state under a name that says this step, and this step's state, a point a branch or a
+      // later restart may start from, would be gone.
+      else if (auto const base = series_base(o.checkpoint, first);
+               base && held && held->run.step == first &&
+               (by_step ? last > first : o.end_time && *o.end_time > held->run.time()))
+        mixed += (mixed.empty() ? "" : "; ") + names.with_text("--checkpoint", o.checkpoint) + " is the checkpoint " +
+                 "of step " + std::to_string(first) + " of a series (as its name says), which this run would replace " +
+                 "with its end and keep if stopped: a later state under step " + std::to_string(first) + "'s name, " +
+                 "and step " + std::to_string(first) + "'s own lost; name the series' own checkpoint (" + *base +
+                 ") or another file";
     }
   }
   // The final HDF5 save alike (a snapshot records its step, time and course; a tipsy file none of them).

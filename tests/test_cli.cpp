@@ -2500,6 +2500,17 @@ TEST_F(Cli, ABranchIsNotMixedWithTheCourseItLeaves) {
                      "and keep if stopped, where --restart " + file("c.h5") + " would go on with that course; remove "
                      "it or name another checkpoint");
   EXPECT_EQ(slurp(file("c.h5")), old_end);
+  // The periodic checkpoint the run goes on from, named as its --checkpoint: its end would stand under step 10's
+  // name, and step 10's state would be gone (a branch or not). Before, it was replaced without a word.
+  std::string const old_10 = slurp(file("c_00000010.h5"));
+  for (std::string const dt : {"0.005", "0.01"})
+    expect_input_error("--run -q --restart " + file("c_00000010.h5") + " --dt " + dt + " --steps 20 --checkpoint " +
+                           file("c_00000010.h5") + " --checkpoint-every 0",
+                       "--checkpoint " + file("c_00000010.h5") + " is the checkpoint of step 10 of a series (as its "
+                       "name says), which this run would replace with its end and keep if stopped: a later state under "
+                       "step 10's name, and step 10's own lost; name the series' own checkpoint (" + file("c.h5") +
+                       ") or another file");
+  EXPECT_EQ(slurp(file("c_00000010.h5")), old_10);
   // The same dt named again: the same course, its files written again.
   Result const same = nbody("--run -q --restart " + file("c_00000010.h5") + " --dt 0.01 --steps 20 --snapshots " +
                             file("b/s") + " --checkpoint " + file("c.h5"));
