@@ -943,6 +943,32 @@ TEST_F(Cli, ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached) {
   EXPECT_EQ(steps_of(slurp(dir_ / "b.csv")), "0 100 200 250 ");
 }
 
+// A branch from a periodic checkpoint that names the finished run's diagnostics series replaces the rows past its step,
+// which are of the course it leaves: no restart computes them again. The whole earlier series is kept under a name of
+// its own. Before, the rows were replaced with a notice alone (hidden by -q). A restart that changes nothing keeps
+// no copy: its rows are the ones it computes again.
+TEST_F(Cli, ABranchKeepsTheDiagnosticsRowsOfTheCourseItLeaves) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  ASSERT_EQ(nbody("--run -q --bodies 128 --steps 30 --diagnostics " + file("d.csv") + " --diagnostics-every 5 "
+                  "--checkpoint " + file("c.h5") + " --checkpoint-every 10").code,
+            0);
+  Result const same = nbody("--run -q --restart " + file("c_00000010.h5") + " --steps 20 --diagnostics " +
+                            file("d.csv") + " --checkpoint " + file("c.h5"));
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_FALSE(fs::exists(dir_ / "d.earlier-1.csv"));
+  std::string const before = slurp(file("d.csv"));
+  Result const branch = nbody("--run --restart " + file("c_00000010.h5") + " --dt 0.005 --steps 20 --diagnostics " +
+                              file("d.csv") + " --checkpoint " + file("b.h5"));
+  ASSERT_EQ(branch.code, 0) << branch.err;
+  EXPECT_NE(branch.err.find(": its 2 rows before step 10 kept, 5 rows from step 10 on replaced; they are of another "
+                            "course (this run changes a setting), so the earlier series is kept as " +
+                            file("d.earlier-1.csv")),
+            std::string::npos)
+      << branch.err;
+  EXPECT_EQ(slurp(file("d.earlier-1.csv")), before);
+  EXPECT_NE(slurp(file("d.csv")), before);
+}
+
 // A restart of an earlier checkpoint that would end before what its run already wrote (a segment run again, a slip in
 // --t-end) would put its earlier state in place of the run's later one: the --checkpoint file, the finished
 // diagnostics series past its end. Refused, nothing changed; another file, or an end at least as far, goes on.
