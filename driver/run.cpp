@@ -897,12 +897,33 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       } catch (const std::runtime_error&) {  // not a checkpoint (a snapshot, another file): replaced as any output
       }
     }
-    if (ranks.size() > 1) held = ranks.all_gather(held).front();
+    // A snapshot of another run or course (one of a --snapshots series, say), or the file the run loaded where its
+    // name is a series' file of its step: the end would stand where a reader of the folder takes that run's state.
+    std::string snapshot;
+    if (held.empty() && writer && std::filesystem::is_regular_file(o.save, ec) && sim::is_nbody_snapshot(o.save)) {
+      try {
+        sim::Snapshot const there = sim::read_snapshot(o.save, o.names, false);
+        bool const source = std::filesystem::equivalent(o.save, setup.source, ec);
+        bool const other_course = !there.course.empty() && there.course != setup.course;
+        if ((!source && other_course) || (source && series_base(o.save, there.step)))
+          snapshot = "step " + std::to_string(there.step) + ", time " + shortest(there.time) +
+                     (source ? ", the file this run loaded, named as a series' file of that step" : ", of another run");
+      } catch (const std::runtime_error&) {  // unreadable: replaced as any output
+      }
+    }
+    if (ranks.size() > 1) {
+      held = ranks.all_gather(held).front();
+      snapshot = ranks.all_gather(snapshot).front();
+    }
     if (!held.empty())
       observer.warning(o.names.with_text("--save", o.save) + " holds a checkpoint (step " + held + "): this run " +
                        "replaces it with a snapshot, which " + o.names.name("--load") + " reads and " +
                        o.names.name("--restart") + " does not; " + o.names.name("--checkpoint") +
                        " writes a checkpoint");
+    else if (!snapshot.empty())
+      observer.warning(o.names.with_text("--save", o.save) + " holds a snapshot (" + snapshot + "): this run " +
+                       "replaces it with its end when it ends (one stopped before, by a signal or a failure, keeps it); " +
+                       "name another file to keep it");
   }
 
   if ((o.summary || sampled) && !start_measured) unless_interrupted([&] { result.start = sim.diagnostics(kStopTogether); });

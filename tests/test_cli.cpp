@@ -328,6 +328,35 @@ TEST_F(Cli, ASnapshotSavedOverACheckpointIsSaid) {
   EXPECT_EQ(again.err.find("holds a checkpoint"), std::string::npos) << again.err;
 }
 
+// --save over a snapshot of another run (a file of a --snapshots series, say), or over the loaded file where its name
+// is a series' file of its step, replaces a state a reader of the folder takes for that run's: a warning at the start.
+// Before, not a word. The same run's own snapshot again, or a loaded file not named after a step, goes on quietly.
+TEST_F(Cli, ASnapshotSavedOverAnotherRunsSnapshotIsSaid) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 20 --snapshots " + file("s/s") + " --snapshot-every 10").code, 0);
+  Result const other = nbody("--run --bodies 64 --seed 3 --steps 5 --save " + file("s/s_00000010.hdf5"));
+  ASSERT_EQ(other.code, 0) << other.err;
+  EXPECT_NE(other.err.find("warning: --save " + file("s/s_00000010.hdf5") + " holds a snapshot (step 10, time 0.1, of "
+                           "another run): this run replaces it with its end when it ends (one stopped before, by a "
+                           "signal or a failure, keeps it); name another file to keep it\n"),
+            std::string::npos)
+      << other.err;
+  Result const loaded = nbody("--run --load " + file("s/s_00000020.hdf5") + " --steps 5 --save " +
+                              file("s/s_00000020.hdf5"));
+  ASSERT_EQ(loaded.code, 0) << loaded.err;
+  EXPECT_NE(loaded.err.find("holds a snapshot (step 20, time 0.2, the file this run loaded, named as a series' file of "
+                            "that step)"),
+            std::string::npos)
+      << loaded.err;
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 3 --save " + file("x.h5")).code, 0);
+  Result const again = nbody("--run --bodies 64 --steps 3 --save " + file("x.h5"));
+  Result const in_place = nbody("--run --load " + file("x.h5") + " --steps 2 --save " + file("x.h5"));
+  for (Result const* r : {&again, &in_place}) {
+    ASSERT_EQ(r->code, 0) << r->err;
+    EXPECT_EQ(r->err.find("holds a snapshot"), std::string::npos) << r->err;
+  }
+}
+
 TEST_F(Cli, RunSavesASnapshotThatRestarts) {
   Result const r = nbody("--run --bodies 64 --steps 5 --save " + file("a.bin") + " --json " + file("a.json"));
   ASSERT_EQ(r.code, 0) << r.err;
