@@ -265,6 +265,12 @@ TEST(Driver, UnitsSayWhatIsWrongWithThem) {
   EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("0Msun", "1pc"); },
                                   std::string("--mass-unit '0Msun': the number must be positive") + tail));
   EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e5x", "1pc"); }, "unknown unit 'x'"));
+  // Other capitals and other programs' names (pynbody's Msol) are said as the unit meant, of the option's own kind.
+  EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e3Msol", "1pc"); },
+                                  std::string("--mass-unit '1e3Msol': unknown unit 'Msol' (did you mean Msun?)") + tail));
+  EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e3Msun", "1Kpc"); }, "unknown unit 'Kpc' (did you mean kpc?)"));
+  EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e3Msun", "1parsec"); }, "unknown unit 'parsec' (did you mean pc?)"));
+  EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e3Msun", "1Msol"); }, "unknown unit 'Msol'; give"));
   sim::Units const spaced = sim::parse_units(" 1e3Msun ", "1pc ");
   EXPECT_EQ(spaced.mass, "1e3Msun");
   EXPECT_EQ(spaced.length, "1pc");

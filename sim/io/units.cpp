@@ -69,7 +69,24 @@ double parse_scale(const std::string& text, const std::string& option, const Uni
     if (!(scale >= kSmallestScale && scale <= kLargestScale)) return refuse("outside 1e-30 .. 1e60 in cgs");
     return scale;
   }
-  return refuse(name.empty() ? "no unit" : "unknown unit '" + name + "'");
+  if (name.empty()) return refuse("no unit");
+  // Other capitals (kPc, msun) or another program's name for one (pynbody's Msol, astropy's solMass): said as the one
+  // meant, where it is of this option's kind.
+  auto folded = [](std::string t) {
+    for (char& c : t) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+  };
+  static constexpr std::pair<const char*, const char*> kOtherNames[] = {
+      {"msol", "Msun"},       {"msolar", "Msun"},  {"m_sun", "Msun"},  {"solmass", "Msun"}, {"m_jup", "Mjup"},
+      {"jupitermass", "Mjup"}, {"m_earth", "Mearth"}, {"earthmass", "Mearth"}, {"parsec", "pc"},
+      {"kiloparsec", "kpc"},  {"megaparsec", "Mpc"}};
+  std::string meant;
+  for (auto const& u : units) {
+    if (folded(name) == folded(u.name)) meant = u.name;
+    for (auto const& [other, unit] : kOtherNames)
+      if (folded(name) == other && std::string(unit) == u.name) meant = u.name;
+  }
+  return refuse("unknown unit '" + name + "'" + (meant.empty() ? "" : " (did you mean " + meant + "?)"));
 }
 
 }  // namespace
