@@ -488,8 +488,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
           [](std::string& text) -> std::string {
             auto const v = parse_real(text);
             if (v && (*v == 0.0 || in_interval(*v, 0, kMaxSoftening, Ends::above_min))) return {};
+            // A length with a unit ("0.001pc"): the run's lengths are numbers in its length unit.
+            bool const unit = !v && !text.empty() && std::isalpha(static_cast<unsigned char>(text.back())) &&
+                              parse_real(text.substr(0, text.find_first_of("abcdfghijklmnopqrstuvwxyzABCDFGHIJKLMNOPQRSTUVWXYZ")));
             return shown(text) + ": must be a length in " + interval(0, kMaxSoftening, Ends::above_min) +
-                   " (0 too with --integrator hermite4)";
+                   " (0 too with --integrator hermite4)" +
+                   (unit ? ", a number in the run's length unit (--length-unit; a length takes no unit of its own)" : "");
           },
           "", ""));
   add_named(cli, "--precision", dev.engine.precision, "floating-point precision");

@@ -2065,6 +2065,9 @@ TEST_F(Cli, HostileInputIsRefusedUpFront) {
       {"--run --dt inf", "--dt inf: must be a time step in (0, 1e+12]"},
       {"--run --softening 0", "--softening 0: must be a length in (0, 1e+12]"},
       {"--run --softening -inf", "--softening -inf: must be a length in (0, 1e+12]"},
+      {"--run --softening 0.001pc", "--softening 0.001pc: must be a length in (0, 1e+12] (0 too with --integrator "
+                                    "hermite4), a number in the run's length unit (--length-unit; a length takes no unit "
+                                    "of its own)"},
       {"--run --integrator euler-damped --damping nan", "--damping nan: must be a factor in (0, 1]"},
       {"--run --scenario two-body --eccentricity nan", "--eccentricity nan: must be a number in [0, 1)"},
       {"--validate --tolerance nan", "--tolerance nan: must be a relative error in (0, 1]"},
