@@ -466,6 +466,7 @@ void LiveSimulation::start_up() {
       agree(ranks_, [&] { setup = driver::make_setup(run_, generation_cancel()); });
     }
     for (auto const& n : setup.notices) notice(n);
+    for (auto const& w : setup.warnings) notice(w);
     rebuild(setup.bodies, setup, setup.clock, setup.run, &setup.hermite);  // a checkpoint's settings included
     start_setup_.reset();
     message("started " + setup.source + ", " + count_text(sim_->bodies()) + " bodies, softening " +
@@ -506,6 +507,7 @@ void LiveSimulation::apply(const Change& change) {
         throw;
       }
       for (auto const& n : setup.notices) notice(n);
+      for (auto const& w : setup.warnings) notice(w);
       sim::BodySet const bodies = setup.bodies;
       rebuild(bodies, setup, setup.clock, setup.run, &setup.hermite);
       message("started " + setup.source + ", " + count_text(bodies.size()) + " bodies, softening " +

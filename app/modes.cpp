@@ -119,7 +119,17 @@ driver::Setup make_setup(const Options& o) {
   setup.notices.insert(setup.notices.begin(), o.notices.begin(), o.notices.end());
   if (!o.quiet && writes_outputs())
     for (auto const& notice : setup.notices) std::cerr << "notice: " << notice << "\n";
+  // (Its warnings: said by the mode, once its outputs are checked, --quiet or not.)
   return setup;
+}
+
+// The setup's warnings (other units than its checkpoint's), --quiet or not, once the mode's input is known good; --json
+// lists them among the notices.
+void say_setup_warnings(const driver::Setup& setup, std::vector<std::string>& notices) {
+  for (auto const& warning : setup.warnings) {
+    if (writes_outputs()) std::cerr << "warning: " << warning << "\n";
+    notices.push_back(warning);
+  }
 }
 
 // After the comparison table, per size: which way of driving the devices was fastest, and why the
@@ -447,6 +457,10 @@ int run_simulation(const Options& asked) {
     driver::check_run_outputs(outputs, setup.clock.step, setup.clock.step + steps, {{"--json", o.json}});
     driver::check_tipsy_save(o.save, "--save " + o.save, setup.units);
   });
+  {
+    std::lock_guard<std::mutex> const guard(notices_mutex);
+    say_setup_warnings(setup, notices);
+  }
   if (std::string const text = driver::series_names_notice(outputs, setup.clock.step + steps); !text.empty())
     notice(text);
   // What every report of the run holds, the failed ones' too: what ran, how far (`at`: the simulation's, or where a
@@ -861,6 +875,7 @@ int run_benchmark(const Options& o) {
     throw InputError(o.run.names.with("--t-end", fmt("%g", *o.t_end)) +  // as typed: "--t-end 1Myr"
                      ": --benchmark runs to a time with --integrator hermite4 only (" + setup.program.integrator +
                      " times --steps steps)");
+  say_setup_warnings(setup, setup.notices);
   // hermite4: a block step is mostly far shorter than a step of all N, and the wall clock times them as one run.
   std::uint64_t const steps = o.steps.value_or(blocks ? 1000 : 10);
   // hermite4 from a checkpoint goes on from its per-body state (its bodies are at their own times).
@@ -910,6 +925,7 @@ int run_benchmark(const Options& o) {
 
 int run_validate(const Options& o) {
   driver::Setup setup = make_setup(o);
+  say_setup_warnings(setup, setup.notices);
   // The work runs on a thread of its own, which the main thread waits for while it polls for a
   // signal: the simulation's start (its first forces are a whole step's work, which no check
   // interrupts: 7 s at N = 262,144 on two cores) and the reference alike. On a signal the work is

@@ -589,8 +589,9 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
     row_at_start_ = from_published->row_at_step;
     continuation_ = continued_text(given, path_, *from_published, *lineage, names);
     // Rows past the run's step where the run changes the course (a branch): those of the course it leaves (or of an
-    // earlier branch), which no restart computes again: the whole earlier series kept under a name of its own.
-    if (from_published->replaced > 0 && !lineage->same_course) {
+    // earlier branch), which no restart computes again: the whole earlier series kept under a name of its own. (A row
+    // at the step alone is the end row of the run this one continues, which gives way to the rows after it.)
+    if (from_published->replaced > 0 && from_published->last_replaced_step > lineage->step && !lineage->same_course) {
       earlier_name_ = earlier_series_name(path_);
       continuation_ += "; they are of another course (this run changes a setting), so the earlier series is kept as " +
                        earlier_name_;

@@ -292,7 +292,7 @@ std::string number(double v) {
 // differs wins, with a notice. Returns the place in `notices` of the --eta-start one, if any (what it changes
 // depends on whether the file's bodies start again, known later).
 std::optional<std::size_t> restore_settings(const sim::RunRecord& saved, const std::string& path, RunConfig& run,
-                                            std::vector<std::string>& notices) {
+                                            std::vector<std::string>& notices, std::vector<std::string>& warnings) {
   auto overrides = [&](const std::string& option, const std::string& given, const std::string& stored,
                        bool text = false) {
     if (given == stored) return;
@@ -345,9 +345,15 @@ std::optional<std::size_t> restore_settings(const sim::RunRecord& saved, const s
   if (run.given.precision)
     overrides("--precision", name_of(run.devices.engine.precision), name_of(saved.precision), true);
   else run.devices.engine.precision = saved.precision;
-  // Units are what the files say, not physics: new ones relabel the rest of the run, with a notice.
-  if (run.given.units) overrides("--mass-unit and --length-unit", run.units.describe(), saved.units.describe());
-  else run.units = saved.units;
+  // Units are what the files say, not physics: new ones relabel the whole run, its time reached and the times its
+  // series were written at included. A warning, which --quiet does not hide: a mistyped exponent in a job script's
+  // restart line would otherwise pass unseen.
+  if (run.given.units && run.units.describe() != saved.units.describe())
+    warnings.push_back(run.names.with("--mass-unit and --length-unit", run.units.describe()) + " override " + path +
+                       "'s " + saved.units.describe() + ": the same numbers in other units, so the run's time reached, " +
+                       "its series' times and every length and mass read anew in them (" + run.units.derived() + ")");
+  else if (!run.given.units)
+    run.units = saved.units;
   return eta_start_notice;
 }
 
@@ -530,7 +536,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     // bodies are read (a small file may declare a billion of them).
     sim::CheckpointHeader const header = sim::read_checkpoint_header(ic.checkpoint, run.names);
     sim::RunRecord const& saved = header.run;
-    std::optional<std::size_t> const eta_start_notice = restore_settings(saved, ic.checkpoint, run, s.notices);
+    std::optional<std::size_t> const eta_start_notice = restore_settings(saved, ic.checkpoint, run, s.notices, s.warnings);
     check_integrator_options(run);
     if (ic.bodies != 0 && ic.bodies != header.bodies)
       throw InputError(run.names.with("--bodies", std::to_string(ic.bodies)) + ": " + ic.checkpoint + " holds " +

@@ -106,6 +106,7 @@ struct Setup {
   // asked for named none. A front end that changes the run later starts from this, not from what it asked.
   RunConfig run;
   std::vector<std::string> notices;   // for the user: e.g. the fallback to the CPU and why
+  std::vector<std::string> warnings;  // for the user, said even where notices are not: other units than the file's
 };
 
 // `s` continues hermite4 from `state` (each body at its own time: its position and velocity replace the body's, the

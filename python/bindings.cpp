@@ -489,6 +489,8 @@ class Engine {
          std::shared_ptr<std::atomic<bool>> cancel)
       : ranks_(std::move(ranks)), run_(run), source_(run.initial), cancel_(std::move(cancel)) {
     notices_ = parts.setup.notices;
+    notices_.insert(notices_.end(), parts.setup.warnings.begin(), parts.setup.warnings.end());
+    setup_warnings_ = parts.setup.warnings;
     sim_ = std::move(parts.sim);
     setup_ = std::move(parts.setup);
     continued_ = parts.continued;
@@ -1046,6 +1048,8 @@ class Engine {
     return nb::make_tuple(tensor, interface, generation_, ordinal);
   }
   std::uint64_t generation() const { return generation_; }
+  // What making the simulation warns of (other units than its checkpoint's), once: Python's RuntimeWarnings.
+  std::vector<std::string> take_warnings() { return std::exchange(setup_warnings_, {}); }
 
   nb::ndarray<nb::numpy, std::uint8_t> types() {
     Busy busy(*this);
@@ -1592,6 +1596,7 @@ class Engine {
   std::shared_ptr<sim::BodySet> cached_;  // state(); shared with the arrays that view it
   bool state_valid_ = false;
   std::uint64_t generation_ = 0;  // counts the states: a device view is of one of them
+  std::vector<std::string> setup_warnings_;  // take_warnings()
   bool in_callback_ = false;  // run() is calling its callback: reads only
   std::string run_checkpoint_;  // the checkpoint path of the run under way, whose lock that run holds
   const WriterLock* run_lock_ = nullptr;  // that lock, while the run runs (null: none held)
@@ -1671,6 +1676,7 @@ NB_MODULE(_nbody, m) {
       .def_prop_ro("last_run", &Engine::last_run)
       .def("device_positions", &Engine::device_positions)
       .def_prop_ro("generation", &Engine::generation)
+      .def("take_warnings", &Engine::take_warnings)
       .def("run", &Engine::run, "steps"_a, "callback"_a.none(), "every"_a, "self"_a, "outputs"_a)
       .def("steps_to", &Engine::steps_to, "t_end"_a, "typed"_a, "finish"_a)
       .def("continued_end", &Engine::continued_end)

@@ -393,6 +393,8 @@ class Simulation:
         path = cls._path(path, "path")
         overrides = cls._settings(overrides, Simulation.restart)
         self._adopt(cls._reading(path, lambda: _nbody.Engine.restart(path, overrides, comm)))
+        for text in self._engine.take_warnings():  # other units than the file's: the whole run read anew
+            warnings.warn(text, RuntimeWarning, stacklevel=2)
         return self
 
     @staticmethod

@@ -803,6 +803,19 @@ def test_a_snapshot_series_is_in_one_choice_of_units(tmp_path):
     sim.run(steps=10, snapshots=tmp_path / "t", snapshot_every=10)  # another series
 
 
+def test_a_restart_in_other_units_than_its_files_warns(tmp_path):
+    # Other units than the checkpoint's relabel the whole run (its time reached, its series' times): a RuntimeWarning,
+    # as the command line's warning, not a notice alone. The same units: nothing to warn of.
+    nbody.Simulation(n=64, backend="cpu", mass_unit="1e3Msun", length_unit="1pc").run(steps=5, checkpoint=tmp_path / "c.h5")
+    with pytest.warns(RuntimeWarning, match=r"mass_unit and length_unit \(1e4Msun, 1pc\) override .*c\.h5's 1e3Msun, "
+                                            r"1pc: the same numbers in other units"):
+        relabelled = nbody.Simulation.restart(tmp_path / "c.h5", mass_unit="1e4Msun", length_unit="1pc")
+    assert relabelled.units["mass"] == "1e4Msun"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        nbody.Simulation.restart(tmp_path / "c.h5", mass_unit="1e3Msun", length_unit="1pc")
+
+
 def test_a_final_checkpoint_that_cannot_be_written_costs_only_itself(tmp_path):
     # Its name became a folder during the run: the run's other outputs are written, then OutputNotWrittenError (a
     # RuntimeError), as the command line exits 1: a batch script does not end as if it had its checkpoint. The state
