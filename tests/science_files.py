@@ -283,11 +283,11 @@ with tempfile.TemporaryDirectory() as d:
         lines = r.stderr.strip().splitlines()
         check(r.returncode == 2 and len(lines) == 1 and all(w in lines[0] for w in words),
               f"{' '.join(args)}: exit {r.returncode}, {r.stderr.strip()!r}")
-    # A restart that names other units relabels the rest of the run, with a notice.
+    # A restart that names other units relabels the whole run, with a warning (--quiet does not hide it).
     r = subprocess.run([nbody, "--backend", "cpu", "--run", "--restart", p("N-body-fp64.h5"), "--steps", "1",
                         "--mass-unit", "1Msun", "--length-unit", "1au", "--checkpoint", p("relabelled.h5")],
                        capture_output=True, text=True, timeout=60)
-    check(r.returncode == 0 and "notice: --mass-unit and --length-unit 1Msun, 1au overrides" in r.stderr,
+    check(r.returncode == 0 and "warning: --mass-unit and --length-unit 1Msun, 1au override" in r.stderr,
           f"a restart with other units: {r.returncode} {r.stderr.strip()}")
     check(os.path.exists(p("relabelled.h5")) and raw(p("relabelled.h5"))[1]["LengthUnit"] == b"1au", "relabelled units")
 
