@@ -568,25 +568,30 @@ TEST(ServeServer, FramesReachEveryViewerAndInputComesFromTheSteeringOne) {
 // The steering page reloaded (gone, then back as a new viewer) steers again: control went at once to a page still
 // there (a student's), and the frames to its size. Where none comes back, a page still there steers after a few
 // seconds.
+// Whether the server has `n` viewers within 10 s.
+bool viewers_reach(const WebServer& server, std::size_t n) {
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (server.viewers() != n && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return server.viewers() == n;
+}
+
+// The next input ids from viewers (the server's own ControlChanged notes aside), waiting `seconds`.
+std::vector<std::uint64_t> input_ids_within(WebServer& server, double seconds) {
+  std::vector<std::uint64_t> ids;
+  auto const end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    server.wait_input(0.05);
+    for (auto& m : server.take_inputs())
+      if (!std::holds_alternative<ControlChanged>(m.event)) ids.push_back(m.id);
+  }
+  return ids;
+}
+
 TEST(ServeServer, AReloadedSteeringPageSteersAgain) {
   WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", nullptr);
-  auto wait_viewers = [&](std::size_t n) {
-    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (server.viewers() != n && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    return server.viewers() == n;
-  };
-  // The next input ids from viewers (the server's own ControlChanged notes aside), waiting up to `seconds`.
-  auto inputs_within = [&](double seconds) {
-    std::vector<std::uint64_t> ids;
-    auto const end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < end) {
-      server.wait_input(0.05);
-      for (auto& m : server.take_inputs())
-        if (!std::holds_alternative<ControlChanged>(m.event)) ids.push_back(m.id);
-    }
-    return ids;
-  };
+  auto wait_viewers = [&](std::size_t n) { return viewers_reach(server, n); };
+  auto inputs_within = [&](double seconds) { return input_ids_within(server, seconds); };
   auto lecturer = std::make_unique<Client>(server.port(), "/ws");
   ASSERT_TRUE(wait_viewers(1));
   Client student(server.port(), "/ws");
@@ -613,22 +618,8 @@ TEST(ServeServer, AReloadedSteeringPageSteersAgain) {
 // and once the old one closed, control could go to a student's page. Another tab's id, or a bad one, takes nothing.
 TEST(ServeServer, TheSteeringTabReloadedSteersBeforeItsOldPageCloses) {
   WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", nullptr);
-  auto wait_viewers = [&](std::size_t n) {
-    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (server.viewers() != n && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    return server.viewers() == n;
-  };
-  auto inputs_within = [&](double seconds) {
-    std::vector<std::uint64_t> ids;
-    auto const end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    while (std::chrono::steady_clock::now() < end) {
-      server.wait_input(0.05);
-      for (auto& m : server.take_inputs())
-        if (!std::holds_alternative<ControlChanged>(m.event)) ids.push_back(m.id);
-    }
-    return ids;
-  };
+  auto wait_viewers = [&](std::size_t n) { return viewers_reach(server, n); };
+  auto inputs_within = [&](double seconds) { return input_ids_within(server, seconds); };
   auto lecturer = std::make_unique<Client>(server.port(), "/ws?tab=0123456789abcdef");
   ASSERT_TRUE(wait_viewers(1));
   Client student(server.port(), "/ws?tab=fedcba9876543210");
