@@ -123,8 +123,9 @@ driver::Setup make_setup(const Options& o) {
   return setup;
 }
 
-// The setup's warnings (other units than its checkpoint's), --quiet or not, once the mode's input is known good; --json
-// lists them among the notices.
+// The setup's warnings (other units than its checkpoint's), --quiet or not, once the mode's input is known good: the
+// benchmark's and the validation's, whose --json lists them among the notices (a run's observer says them, and its
+// --json has them under "warnings").
 void say_setup_warnings(const driver::Setup& setup, std::vector<std::string>& notices) {
   for (auto const& warning : setup.warnings) {
     if (writes_outputs()) std::cerr << "warning: " << warning << "\n";
@@ -457,10 +458,6 @@ int run_simulation(const Options& asked) {
     driver::check_run_outputs(outputs, setup.clock.step, setup.clock.step + steps, {{"--json", o.json}});
     driver::check_tipsy_save(o.save, "--save " + o.save, setup.units);
   });
-  {
-    std::lock_guard<std::mutex> const guard(notices_mutex);
-    say_setup_warnings(setup, notices);
-  }
   if (std::string const text = driver::series_names_notice(outputs, setup.clock.step + steps); !text.empty())
     notice(text);
   // What every report of the run holds, the failed ones' too: what ran, how far (`at`: the simulation's, or where a
@@ -597,6 +594,7 @@ int run_simulation(const Options& asked) {
       !text.empty())
     outputs.said.push_back(text);
   CliRunObserver observer(o, steps, span, notice);
+  for (auto const& warning : setup.warnings) observer.warning(warning);  // (--json's "warnings")
   std::uint64_t const first_step = sim.steps_done();
   auto const run_began = std::chrono::steady_clock::now();
   // hermite4's counts when the run's clock starts: the start's force pass, counted but not timed.

@@ -528,8 +528,9 @@ class Viewer {
   // The server's folders that --serve's pages are not shown: where the keys write, where the bodies came from, the
   // working folder and the home folder.
   std::vector<std::string> hidden_folders() const {
-    std::vector<std::string> folders{folder_};
-    for (auto const& file : {options_.run.initial.snapshot, options_.run.initial.checkpoint})
+    std::vector<std::string> folders{folder_, options_.frames_dir};
+    for (auto const& file : {options_.run.initial.snapshot, options_.run.initial.checkpoint, options_.screenshot,
+                             options_.video})
       if (!file.empty()) folders.push_back(fs::path(file).parent_path().string());
     std::error_code ec;
     folders.push_back(fs::current_path(ec).string());

@@ -588,13 +588,16 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
     last_kept_time_ = from_published->last_kept_time;
     row_at_start_ = from_published->row_at_step;
     continuation_ = continued_text(given, path_, *from_published, *lineage, names);
-    // Rows past the run's step where the run changes the course (a branch): those of the course it leaves (or of an
-    // earlier branch), which no restart computes again: the whole earlier series kept under a name of its own. (A row
-    // at the step alone is the end row of the run this one continues, which gives way to the rows after it.)
-    if (from_published->replaced > 0 && from_published->last_replaced_step > lineage->step && !lineage->same_course) {
+    // Rows past the run's step: where the run changes the course (a branch), those of the course it leaves, which no
+    // restart computes again; where it goes on with its checkpoint's course, they may still be a branch's, written
+    // from the same checkpoint (no row records its course). The whole earlier series kept under a name of its own.
+    // (A row at the step alone is the end row of the run this one continues, which gives way to the rows after it.)
+    if (from_published->replaced > 0 && from_published->last_replaced_step > lineage->step) {
       earlier_name_ = earlier_series_name(path_);
-      continuation_ += "; they are of another course (this run changes a setting), so the earlier series is kept as " +
-                       earlier_name_;
+      continuation_ += std::string(lineage->same_course ? "; they may be another course's (a branch's, which this run "
+                                                          "does not compute again)"
+                                                        : "; they are of another course (this run changes a setting)") +
+                       ", so the earlier series is kept as " + earlier_name_;
     }
   } else if (from_partial && lineage->step == 0 && from_partial->kept == 0 && from_partial->replaced > 0) {
     // An earlier start's unfinished series: compared with this run's rows before anything of it changes.

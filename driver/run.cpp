@@ -559,17 +559,18 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
                  std::to_string(held->run.step) + " (time " + shortest(held->run.time()) + ") of this run, past " +
                  "this run's end (" + end_text + "), which would replace it with an earlier state; name another " +
                  "checkpoint, or run at least as far";
-      // The one the run goes on from, where its name is a series' file of that step (a periodic checkpoint): the end
-      // would put a later state under a name that says this step, and this step's state, a point a branch or a
-      // later restart may start from, would be gone.
-      else if (auto const base = series_base(o.checkpoint, first);
-               base && held && held->run.step == first &&
-               (by_step ? last > first : o.end_time && *o.end_time > held->run.time()))
+      // A file named as a series' file of the step it holds (a periodic checkpoint: the one the run goes on from, or
+      // another of its series): the end would put another step's state under a name that says this one, and this
+      // step's state, a point a branch or a later restart may start from, would be gone. (The one the run goes on
+      // from, ended where it began, stays as it is.)
+      else if (auto const base = held ? series_base(o.checkpoint, held->run.step) : std::nullopt;
+               base && !(held->run.step == first &&
+                         !(by_step ? last > first : o.end_time && *o.end_time > held->run.time())))
         mixed += (mixed.empty() ? "" : "; ") + names.with_text("--checkpoint", o.checkpoint) + " is the checkpoint " +
-                 "of step " + std::to_string(first) + " of a series (as its name says), which this run would replace " +
-                 "with its end and keep if stopped: a later state under step " + std::to_string(first) + "'s name, " +
-                 "and step " + std::to_string(first) + "'s own lost; name the series' own checkpoint (" + *base +
-                 ") or another file";
+                 "of step " + std::to_string(held->run.step) + " of a series (as its name says), which this run " +
+                 "would replace with its end and keep if stopped: another step's state under step " +
+                 std::to_string(held->run.step) + "'s name, and step " + std::to_string(held->run.step) + "'s own " +
+                 "lost; name the series' own checkpoint (" + *base + ") or another file";
     }
   }
   // The final HDF5 save alike (a snapshot records its step, time and course; a tipsy file none of them).
@@ -897,17 +898,19 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       } catch (const std::runtime_error&) {  // not a checkpoint (a snapshot, another file): replaced as any output
       }
     }
-    // A snapshot of another run or course (one of a --snapshots series, say), or the file the run loaded where its
-    // name is a series' file of its step: the end would stand where a reader of the folder takes that run's state.
+    // A snapshot named as a series' file of the step it holds (one of a --snapshots series, or the file the run
+    // loaded), or one of another run (other bodies): the end would stand where a reader of the folder takes that
+    // state. (A script's own earlier save, settings changed since, is its own.)
     std::string snapshot;
     if (held.empty() && writer && std::filesystem::is_regular_file(o.save, ec) && sim::is_nbody_snapshot(o.save)) {
       try {
         sim::Snapshot const there = sim::read_snapshot(o.save, o.names, false);
         bool const source = std::filesystem::equivalent(o.save, setup.source, ec);
-        bool const other_course = !there.course.empty() && there.course != setup.course;
-        if ((!source && other_course) || (source && series_base(o.save, there.step)))
+        bool const series_file = series_base(o.save, there.step).has_value();
+        if (series_file || there.count != sim.bodies())
           snapshot = "step " + std::to_string(there.step) + ", time " + shortest(there.time) +
-                     (source ? ", the file this run loaded, named as a series' file of that step" : ", of another run");
+                     (source ? ", the file this run loaded" : "") +
+                     (series_file ? ", named as a series' file of that step" : ", of another run");
       } catch (const std::runtime_error&) {  // unreadable: replaced as any output
       }
     }

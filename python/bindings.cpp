@@ -1048,8 +1048,27 @@ class Engine {
     return nb::make_tuple(tensor, interface, generation_, ordinal);
   }
   std::uint64_t generation() const { return generation_; }
-  // What making the simulation warns of (other units than its checkpoint's), once: Python's RuntimeWarnings.
-  std::vector<std::string> take_warnings() { return std::exchange(setup_warnings_, {}); }
+  // What making the simulation warns of (other units than its checkpoint's), once: a RuntimeWarning from rank 0, as a
+  // run's warnings are, and where the script's filter makes it an error, that error raised on every rank alike (every
+  // rank made the simulation, and each goes on to the same next call). Collective with several ranks.
+  void warn_of_setup(int stacklevel) {
+    std::vector<std::string> const taken = std::exchange(setup_warnings_, {});
+    std::string raised;
+    if (sim_->ranks().rank() == 0)
+      for (std::string const& w : taken) {
+        if (PyErr_WarnEx(PyExc_RuntimeWarning, w.c_str(), stacklevel) == 0) continue;
+        PyErr_Clear();
+        raised = w;
+        break;
+      }
+    if (sim_->ranks().size() > 1) {
+      nb::gil_scoped_release unlocked;
+      raised = sim_->ranks().all_gather(raised).front();
+    }
+    if (raised.empty()) return;
+    PyErr_SetString(PyExc_RuntimeWarning, raised.c_str());
+    throw nb::python_error();
+  }
 
   nb::ndarray<nb::numpy, std::uint8_t> types() {
     Busy busy(*this);
@@ -1676,7 +1695,7 @@ NB_MODULE(_nbody, m) {
       .def_prop_ro("last_run", &Engine::last_run)
       .def("device_positions", &Engine::device_positions)
       .def_prop_ro("generation", &Engine::generation)
-      .def("take_warnings", &Engine::take_warnings)
+      .def("warn_of_setup", &Engine::warn_of_setup, "stacklevel"_a)
       .def("run", &Engine::run, "steps"_a, "callback"_a.none(), "every"_a, "self"_a, "outputs"_a)
       .def("steps_to", &Engine::steps_to, "t_end"_a, "typed"_a, "finish"_a)
       .def("continued_end", &Engine::continued_end)

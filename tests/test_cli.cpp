@@ -336,16 +336,20 @@ TEST_F(Cli, ASnapshotSavedOverAnotherRunsSnapshotIsSaid) {
   ASSERT_EQ(nbody("--run -q --bodies 64 --steps 20 --snapshots " + file("s/s") + " --snapshot-every 10").code, 0);
   Result const other = nbody("--run --bodies 64 --seed 3 --steps 5 --save " + file("s/s_00000010.hdf5"));
   ASSERT_EQ(other.code, 0) << other.err;
-  EXPECT_NE(other.err.find("warning: --save " + file("s/s_00000010.hdf5") + " holds a snapshot (step 10, time 0.1, of "
-                           "another run): this run replaces it with its end when it ends (one stopped before, by a "
-                           "signal or a failure, keeps it); name another file to keep it\n"),
+  EXPECT_NE(other.err.find("warning: --save " + file("s/s_00000010.hdf5") + " holds a snapshot (step 10, time 0.1, "
+                           "named as a series' file of that step): this run replaces it with its end when it ends (one "
+                           "stopped before, by a signal or a failure, keeps it); name another file to keep it\n"),
             std::string::npos)
       << other.err;
+  // Another run's end (other bodies), not named after a step, alike.
+  ASSERT_EQ(nbody("--run -q --bodies 32 --steps 3 --save " + file("end.h5")).code, 0);
+  Result const bodies = nbody("--run --bodies 64 --steps 3 --save " + file("end.h5"));
+  EXPECT_NE(bodies.err.find("holds a snapshot (step 3, time 0.03, of another run)"), std::string::npos) << bodies.err;
   Result const loaded = nbody("--run --load " + file("s/s_00000020.hdf5") + " --steps 5 --save " +
                               file("s/s_00000020.hdf5"));
   ASSERT_EQ(loaded.code, 0) << loaded.err;
-  EXPECT_NE(loaded.err.find("holds a snapshot (step 20, time 0.2, the file this run loaded, named as a series' file of "
-                            "that step)"),
+  EXPECT_NE(loaded.err.find("holds a snapshot (step 20, time 0.2, the file this run loaded, named as a series' file "
+                            "of that step)"),
             std::string::npos)
       << loaded.err;
   ASSERT_EQ(nbody("--run -q --bodies 64 --steps 3 --save " + file("x.h5")).code, 0);
@@ -974,18 +978,14 @@ TEST_F(Cli, ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached) {
 
 // A branch from a periodic checkpoint that names the finished run's diagnostics series replaces the rows past its step,
 // which are of the course it leaves: no restart computes them again. The whole earlier series is kept under a name of
-// its own. Before, the rows were replaced with a notice alone (hidden by -q). A restart that changes nothing keeps
-// no copy: its rows are the ones it computes again.
+// its own. Before, the rows were replaced with a notice alone (hidden by -q). A restart of the first course then, over
+// the branch's rows, keeps those too: no row records its course.
 TEST_F(Cli, ABranchKeepsTheDiagnosticsRowsOfTheCourseItLeaves) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   ASSERT_EQ(nbody("--run -q --bodies 128 --steps 30 --diagnostics " + file("d.csv") + " --diagnostics-every 5 "
                   "--checkpoint " + file("c.h5") + " --checkpoint-every 10").code,
             0);
-  Result const same = nbody("--run -q --restart " + file("c_00000010.h5") + " --steps 20 --diagnostics " +
-                            file("d.csv") + " --checkpoint " + file("c.h5"));
-  ASSERT_EQ(same.code, 0) << same.err;
-  EXPECT_FALSE(fs::exists(dir_ / "d.earlier-1.csv"));
-  std::string const before = slurp(file("d.csv"));
+  std::string const first_course = slurp(file("d.csv"));
   Result const branch = nbody("--run --restart " + file("c_00000010.h5") + " --dt 0.005 --steps 20 --diagnostics " +
                               file("d.csv") + " --checkpoint " + file("b.h5"));
   ASSERT_EQ(branch.code, 0) << branch.err;
@@ -994,8 +994,13 @@ TEST_F(Cli, ABranchKeepsTheDiagnosticsRowsOfTheCourseItLeaves) {
                             file("d.earlier-1.csv")),
             std::string::npos)
       << branch.err;
-  EXPECT_EQ(slurp(file("d.earlier-1.csv")), before);
-  EXPECT_NE(slurp(file("d.csv")), before);
+  EXPECT_EQ(slurp(file("d.earlier-1.csv")), first_course);
+  std::string const branch_rows = slurp(file("d.csv"));
+  EXPECT_NE(branch_rows, first_course);
+  Result const back = nbody("--run -q --restart " + file("c_00000010.h5") + " --steps 20 --diagnostics " +
+                            file("d.csv") + " --checkpoint " + file("c.h5"));
+  ASSERT_EQ(back.code, 0) << back.err;
+  EXPECT_EQ(slurp(file("d.earlier-2.csv")), branch_rows);
 }
 
 // A restart of an earlier checkpoint that would end before what its run already wrote (a segment run again, a slip in
@@ -1129,6 +1134,11 @@ TEST_F(Cli, ASnapshotSeriesIsInOneChoiceOfUnits) {
   Result const kept = nbody("--run -q --restart " + file("c.h5") + " --steps 10 --snapshots " + file("s/s"));
   EXPECT_EQ(kept.code, 0);
   EXPECT_EQ(kept.err.find("warning"), std::string::npos) << kept.err;
+  // The same scale in other words relabels nothing: no warning.
+  Result const same = nbody("--run -q --restart " + file("c.h5") + " --steps 10 --mass-unit 1000Msun --length-unit "
+                            "0.001kpc --snapshots " + file("u/s"));
+  EXPECT_EQ(same.code, 0) << same.err;
+  EXPECT_EQ(same.err.find("warning"), std::string::npos) << same.err;
   EXPECT_TRUE(fs::exists(file("s/s_00000030.hdf5")));
 }
 
@@ -2574,10 +2584,18 @@ TEST_F(Cli, ABranchIsNotMixedWithTheCourseItLeaves) {
     expect_input_error("--run -q --restart " + file("c_00000010.h5") + " --dt " + dt + " --steps 20 --checkpoint " +
                            file("c_00000010.h5") + " --checkpoint-every 0",
                        "--checkpoint " + file("c_00000010.h5") + " is the checkpoint of step 10 of a series (as its "
-                       "name says), which this run would replace with its end and keep if stopped: a later state under "
-                       "step 10's name, and step 10's own lost; name the series' own checkpoint (" + file("c.h5") +
-                       ") or another file");
+                       "name says), which this run would replace with its end and keep if stopped: another step's "
+                       "state under step 10's name, and step 10's own lost; name the series' own checkpoint (" +
+                       file("c.h5") + ") or another file");
+  // Another file of the series, behind the one the run goes on from, alike; a run that makes no step from the file
+  // it names leaves it as it is.
+  expect_input_error("--run -q --restart " + file("c_00000020.h5") + " --steps 10 --checkpoint " + file("c_00000010.h5") +
+                         " --checkpoint-every 0",
+                     "--checkpoint " + file("c_00000010.h5") + " is the checkpoint of step 10 of a series");
   EXPECT_EQ(slurp(file("c_00000010.h5")), old_10);
+  Result const none = nbody("--run -q --restart " + file("c_00000010.h5") + " --steps 0 --checkpoint " +
+                            file("c_00000010.h5") + " --checkpoint-every 0");
+  EXPECT_EQ(none.code, 0) << none.err;
   // The same dt named again: the same course, its files written again.
   Result const same = nbody("--run -q --restart " + file("c_00000010.h5") + " --dt 0.01 --steps 20 --snapshots " +
                             file("b/s") + " --checkpoint " + file("c.h5"));

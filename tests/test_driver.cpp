@@ -271,6 +271,8 @@ TEST(Driver, UnitsSayWhatIsWrongWithThem) {
   EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e3Msun", "1Kpc"); }, "unknown unit 'Kpc' (did you mean kpc?)"));
   EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e3Msun", "1parsec"); }, "unknown unit 'parsec' (did you mean pc?)"));
   EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e3Msun", "1Msol"); }, "unknown unit 'Msol'; give"));
+  EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e3msun", "1pc"); }, "unknown unit 'msun' (did you mean Msun?)"));
+  EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e3Msun", "1mpc"); }, "unknown unit 'mpc'; give"));
   sim::Units const spaced = sim::parse_units(" 1e3Msun ", "1pc ");
   EXPECT_EQ(spaced.mass, "1e3Msun");
   EXPECT_EQ(spaced.length, "1pc");

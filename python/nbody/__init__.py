@@ -393,8 +393,7 @@ class Simulation:
         path = cls._path(path, "path")
         overrides = cls._settings(overrides, Simulation.restart)
         self._adopt(cls._reading(path, lambda: _nbody.Engine.restart(path, overrides, comm)))
-        for text in self._engine.take_warnings():  # other units than the file's: the whole run read anew
-            warnings.warn(text, RuntimeWarning, stacklevel=2)
+        self._engine.warn_of_setup(2)  # other units than the file's: the whole run read anew (rank 0)
         return self
 
     @staticmethod

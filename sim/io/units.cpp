@@ -77,12 +77,14 @@ double parse_scale(const std::string& text, const std::string& option, const Uni
     return t;
   };
   static constexpr std::pair<const char*, const char*> kOtherNames[] = {
-      {"msol", "Msun"},       {"msolar", "Msun"},  {"m_sun", "Msun"},  {"solmass", "Msun"}, {"m_jup", "Mjup"},
+      {"msun", "Msun"},       {"msol", "Msun"},    {"msolar", "Msun"},  {"m_sun", "Msun"},  {"solmass", "Msun"}, {"m_jup", "Mjup"},
       {"jupitermass", "Mjup"}, {"m_earth", "Mearth"}, {"earthmass", "Mearth"}, {"parsec", "pc"},
       {"kiloparsec", "kpc"},  {"megaparsec", "Mpc"}};
   std::string meant;
   for (auto const& u : units) {
-    if (folded(name) == folded(u.name)) meant = u.name;
+    // (Not where the capital is a prefix's: mpc is a milliparsec to astropy, not an Mpc.)
+    bool const prefix = (name[0] == 'm' && u.name[0] == 'M') || (name[0] == 'M' && u.name[0] == 'm');
+    if (folded(name) == folded(u.name) && !prefix) meant = u.name;
     for (auto const& [other, unit] : kOtherNames)
       if (folded(name) == other && std::string(unit) == u.name) meant = u.name;
   }

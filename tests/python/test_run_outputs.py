@@ -816,6 +816,16 @@ def test_a_restart_in_other_units_than_its_files_warns(tmp_path):
         nbody.Simulation.restart(tmp_path / "c.h5", mass_unit="1e3Msun", length_unit="1pc")
 
 
+def test_a_scripts_own_save_again_after_configure_is_no_warning(tmp_path):
+    # A script that saves its latest state to one file while it changes settings: its own file, not another run's.
+    sim = nbody.Simulation(n=64, backend="cpu")
+    sim.run(steps=5, save=tmp_path / "end.h5")
+    sim.configure(dt=0.005)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim.run(steps=5, save=tmp_path / "end.h5")
+
+
 def test_a_final_checkpoint_that_cannot_be_written_costs_only_itself(tmp_path):
     # Its name became a folder during the run: the run's other outputs are written, then OutputNotWrittenError (a
     # RuntimeError), as the command line exits 1: a batch script does not end as if it had its checkpoint. The state
