@@ -714,7 +714,7 @@ class Viewer {
 
   // A body count whose steps would take minutes each (a zero too many) is asked for twice: once begun, a GPU's step
   // runs to its end, and the viewer takes no other change until then. The time is N^2 over the pace of the run now
-  // (pairs a second in a step), or over a pace that many bodies reach at least where that is the faster: a step of
+  // (pairs a second), or over a pace that many bodies reach at least where that is the faster: a step of
   // few bodies is mostly overhead, and its pace would make any larger N look slow. True where it may start.
   bool bodies_confirmed(std::size_t bodies) {
     if (bodies <= requested_bodies_ || bodies == bodies_to_confirm_) {
@@ -725,7 +725,11 @@ class Viewer {
     if (stats.generation == 0) return true;  // nothing runs yet to tell the backend or a pace
     bool const gpu = stats.backend == sim::Backend::cuda;
     double const usual = gpu ? kUsualGpuPairsPerSecond : kUsualCpuPairsPerSecond;
-    double const measured = stats.step_ms > 0 ? double(stats.bodies) * double(stats.bodies) / (stats.step_ms / 1e3) : 0;
+    // Pairs a second as the run computes them (hermite4's block step moves few bodies: its step time says nothing of a
+    // pass over all of them, which its start makes), else from the step time.
+    double const measured = stats.interactions_per_s > 0 ? stats.interactions_per_s
+                            : stats.step_ms > 0          ? double(stats.bodies) * double(stats.bodies) / (stats.step_ms / 1e3)
+                                                         : 0;
     double const seconds = double(bodies) * double(bodies) / std::max(measured, usual);
     if (seconds < kConfirmStepSeconds) return true;
     bodies_to_confirm_ = bodies;
