@@ -606,7 +606,7 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
         stated = sim::read_snapshot(series.path(*before), names, false).units;
       } catch (const std::runtime_error&) {  // not a snapshot nbody reads: the series' other checks say so
       }
-      if (stated && *stated != o.units)
+      if (stated && !stated->same_scale(o.units))
         mixed += (mixed.empty() ? "" : "; ") + names.with_text("--snapshots", o.snapshots.base) + ": " +
                  series.path(*before) + ", its file at step " + std::to_string(*before) + ", states " +
                  stated->describe() + ", and this run's are " + o.units.describe() + ": one series in two units; " +

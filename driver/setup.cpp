@@ -349,11 +349,7 @@ std::optional<std::size_t> restore_settings(const sim::RunRecord& saved, const s
   // series were written at included. A warning, which --quiet does not hide: a mistyped exponent in a job script's
   // restart line would otherwise pass unseen.
   // The same scale in other words (1e5Msun as 100000Msun, 1pc as 0.001kpc) relabels nothing.
-  auto same_scale = [](double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(std::abs(a), std::abs(b)); };
-  bool const relabels = run.given.units && (run.units.physical() != saved.units.physical() ||
-                                            !same_scale(run.units.mass_g, saved.units.mass_g) ||
-                                            !same_scale(run.units.length_cm, saved.units.length_cm));
-  if (relabels)
+  if (run.given.units && !run.units.same_scale(saved.units))
     warnings.push_back(run.names.with("--mass-unit and --length-unit", run.units.describe()) + " override " + path +
                        "'s " + saved.units.describe() + ": the same numbers in other units, so the run's time reached, " +
                        "its series' times and every length and mass read anew in them (" + run.units.derived() + ")");

@@ -2,6 +2,8 @@
 // units with no scale, or a mass and a length unit from which the time and velocity units follow.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -44,6 +46,11 @@ struct Units {
   std::string physical(double time) const;
 
   bool operator==(const Units& o) const { return mass == o.mass && length == o.length; }
+  // The same scale, in whatever words (1e5Msun and 100000Msun, 1pc and 0.001kpc): what the files' readers take.
+  bool same_scale(const Units& o) const {
+    auto near = [](double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(std::abs(a), std::abs(b)); };
+    return physical() == o.physical() && near(mass_g, o.mass_g) && near(length_cm, o.length_cm);
+  }
   bool operator!=(const Units& o) const { return !(*this == o); }
 };
 
