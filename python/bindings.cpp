@@ -1615,7 +1615,7 @@ class Engine {
   std::shared_ptr<sim::BodySet> cached_;  // state(); shared with the arrays that view it
   bool state_valid_ = false;
   std::uint64_t generation_ = 0;  // counts the states: a device view is of one of them
-  std::vector<std::string> setup_warnings_;  // take_warnings()
+  std::vector<std::string> setup_warnings_;  // warn_of_setup()
   bool in_callback_ = false;  // run() is calling its callback: reads only
   std::string run_checkpoint_;  // the checkpoint path of the run under way, whose lock that run holds
   const WriterLock* run_lock_ = nullptr;  // that lock, while the run runs (null: none held)
