@@ -426,11 +426,11 @@ int run_simulation(const Options& asked) {
     agree(world(), [&] {
       if (asked.run.initial.checkpoint.empty())
         driver::refuse_t_end_before_start(setup.clock.time(setup.program.dt), *o.t_end, t_end_option,
-                                          asked.run.initial.snapshot);
+                                          asked.run.initial.snapshot, setup.units);
       steps = driver::steps_for_time(setup.clock, setup.program, *o.t_end, t_end_option, o.run.names);
     });
     if (steps == 0)
-      notice(driver::already_at_notice(setup.clock.time(setup.program.dt), *o.t_end, t_end_option) +
+      notice(driver::already_at_notice(setup.clock.time(setup.program.dt), *o.t_end, t_end_option, setup.units) +
              "; no steps, the outputs hold its state");
   }
   driver::RunOutputs outputs;
@@ -560,7 +560,7 @@ int run_simulation(const Options& asked) {
   if (o.t_end) steps = driver::steps_for_time_limit(sim, *o.t_end, t_end_option, o.run.names);
   // Block steps: whether the time is already reached is known only now (the block time is the simulation's).
   if (o.t_end && blocks && steps == 0)
-    notice(driver::already_at_notice(sim.time(), *o.t_end, t_end_option) + "; no block steps, the outputs hold its state");
+    notice(driver::already_at_notice(sim.time(), *o.t_end, t_end_option, setup.units) + "; no block steps, the outputs hold its state");
   // The scale the files state, and the time and velocity units that follow from it (the options' times are in them).
   std::string const units_line =
       setup.units.physical() ? "  units " + setup.units.describe() + ": " + setup.units.derived() + "\n" : "";
@@ -572,8 +572,10 @@ int run_simulation(const Options& asked) {
                 h.dt_max);
     // The longest step, where --dt-max is no power of two (its notice says so too).
     if (double const top = sim::hermite::pow2_at_most(h.dt_max); top != h.dt_max) std::printf("longest step %g, ", top);
-    if (o.t_end)
-      std::printf("block steps to time %g\n", *o.t_end);
+    if (o.t_end && steps == 0)  // (already past it: said above)
+      std::printf("no block steps, already at time %s\n", setup.units.time_text(sim.time()).c_str());
+    else if (o.t_end)
+      std::printf("block steps to time %s\n", setup.units.time_text(*o.t_end).c_str());
     else
       std::printf("%llu block step%s\n", (unsigned long long)steps, steps == 1 ? "" : "s");
   } else if (!o.quiet) {
@@ -586,11 +588,12 @@ int run_simulation(const Options& asked) {
   if (o.t_end && blocks) span = Progress::TimeSpan{sim.time(), *o.t_end};
   // Said by the run after the cadences it took up (outputs.said), which they may be about.
   if (std::string const text =
-          driver::sample_dt_notice(sim, outputs.diagnostics_dt, o.run.names.setting("--diagnostics-dt"));
+          driver::sample_dt_notice(sim, outputs.diagnostics_dt, o.run.names.setting("--diagnostics-dt"), "sample",
+                                   setup.units);
       !text.empty())
     outputs.said.push_back(text);
   if (std::string const text = driver::sample_dt_notice(sim, outputs.snapshots.dt, o.run.names.setting("--snapshot-dt"),
-                                                        "snapshot");
+                                                        "snapshot", setup.units);
       !text.empty())
     outputs.said.push_back(text);
   CliRunObserver observer(o, steps, span, notice);
@@ -687,7 +690,7 @@ int run_simulation(const Options& asked) {
   // Block steps end at --t-end, every body brought to it; where that finish could not be made (HermiteBlocks::
   // finish_at), at the last block time before it: said.
   if (o.t_end && !r.stopped_by && !r.stopped_by_visit) {
-    std::string const text = driver::t_end_notice(sim, *o.t_end, t_end_option);  // every rank takes part
+    std::string const text = driver::t_end_notice(sim, *o.t_end, t_end_option, setup.units);  // every rank takes part
     if (!text.empty()) notice(text);
   }
   std::optional<double> const e0 = r.initial_energy;

@@ -207,45 +207,48 @@ std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, cons
   return steps;
 }
 
-std::string t_end_notice(multigpu::Simulation& sim, double t_end, const NamedSetting& t_end_name) {
+std::string t_end_notice(multigpu::Simulation& sim, double t_end, const NamedSetting& t_end_name,
+                         const sim::Units& units) {
   if (!sim.block_steps() || !(sim.time() < t_end)) return {};
   sim::hermite::HermiteState const state = hermite_state_of(sim);
   double const block = state.block_time();
   auto const predicted = std::count_if(state.time.begin(), state.time.end(), [&](double t) { return t < block; });
-  std::string text = t_end_name.with(shortest(t_end)) + " is not a block time: the run ended at " +
-                     shortest(sim.time()) + ", the last block time before it, ";
+  std::string text = t_end_name.with(units.time_text(t_end)) + " is not a block time: the run ended at " +
+                     units.time_text(sim.time()) + ", the last block time before it, ";
   if (predicted == 0) return text + "every body at it";
   text += "with " + std::to_string(predicted) + " of " + std::to_string(sim.bodies()) +
           " bodies predicted to it (to third order: the state read there is less accurate than at their own steps); "
           "a " + t_end_name.name + " that is ";
-  if (state.epoch != 0.0) text += "the start time " + shortest(state.epoch) + " plus ";
-  return text + "a multiple of " + shortest(sim::hermite::pow2_at_most(sim.program().hermite->dt_max)) +
+  if (state.epoch != 0.0) text += "the start time " + units.time_text(state.epoch) + " plus ";
+  return text + "a multiple of " + units.time_text(sim::hermite::pow2_at_most(sim.program().hermite->dt_max)) +
          " (the longest step) ends with every body at it";
 }
 
 std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const NamedSetting& dt_name,
-                             const std::string& what) {
+                             const std::string& what, const sim::Units& units) {
   if (!sim.block_steps() || !(dt > 0)) return {};
   double const top = sim::hermite::pow2_at_most(sim.program().hermite->dt_max);
   double const epoch = sim.block_epoch();
   if (std::fmod(dt, top) == 0.0 && std::fmod(epoch, top) == 0.0) return {};
   std::string const tail =
       ": each " + what + " is at the first block time at or past its multiple, most bodies predicted to it";
+  std::string const longest = units.time_text(top);
   if (std::fmod(epoch, top) != 0.0)
-    return dt_name.with(shortest(dt)) + tail + " (every body is at the start time " + shortest(epoch) +
-           " plus a multiple of the longest step " + shortest(top) + ", which no multiple of a time is in general)";
-  return dt_name.with(shortest(dt)) + ": not a multiple of the longest step " + shortest(top) + tail +
+    return dt_name.with(units.time_text(dt)) + tail + " (every body is at the start time " + units.time_text(epoch) +
+           " plus a multiple of the longest step " + longest + ", which no multiple of a time is in general)";
+  return dt_name.with(units.time_text(dt)) + ": not a multiple of the longest step " + longest + tail +
          " (a multiple of " + shortest(top) + " has every body at it)";
 }
 
-std::string already_at_notice(double now, double t_end, const NamedSetting& t_end_name) {
-  return t_end_name.with(shortest(t_end)) + ": the run is already at time " + shortest(now);
+std::string already_at_notice(double now, double t_end, const NamedSetting& t_end_name, const sim::Units& units) {
+  return t_end_name.with(units.time_text(t_end)) + ": the run is already at time " + units.time_text(now);
 }
 
-void refuse_t_end_before_start(double start, double t_end, const NamedSetting& t_end_name, const std::string& source) {
+void refuse_t_end_before_start(double start, double t_end, const NamedSetting& t_end_name, const std::string& source,
+                               const sim::Units& units) {
   double const reach = start - 4.0 * (std::nextafter(start, INFINITY) - start);
   if (t_end < reach)
-    throw InputError(t_end_name.with(shortest(t_end)) + ": before the time " + shortest(start) + " that " + source +
+    throw InputError(t_end_name.with(units.time_text(t_end)) + ": before the time " + units.time_text(start) + " that " + source +
                      " starts the run at, and a run goes forward; give a later time");
 }
 
@@ -266,11 +269,11 @@ ContinuedEnd continued_end(const Setup& setup) {
     bool const going = now < (blocks ? *file.time : reach_of(*file.time));  // fixed steps: to rounding
     if (going) {
       c.t_end = file.time;
-      c.notice = path + "'s run was going to time " + shortest(*file.time) + ": this run goes on to it" + other;
+      c.notice = path + "'s run was going to time " + setup.units.time_text(*file.time) + ": this run goes on to it" + other;
     } else {
       c.steps = 0;
-      c.notice = path + "'s run reached its end, time " + shortest(*file.time) +
-                 (now == *file.time ? "" : " (it is at time " + shortest(now) + ")") + ": no steps" + other;
+      c.notice = path + "'s run reached its end, time " + setup.units.time_text(*file.time) +
+                 (now == *file.time ? "" : " (it is at time " + setup.units.time_text(now) + ")") + ": no steps" + other;
     }
   } else if (file.step && file.in_block_steps != blocks) {
     // Block steps and fixed steps count otherwise: the front end's default, said.
@@ -373,9 +376,8 @@ void take_up_cadences(const Setup& setup, bool blocks, std::uint64_t now, std::u
     Cadence const was = before.*s.member;
     if (!was.named()) continue;
     // (A series its run left out has the cadence of the run before that: "are", not "were written".)
-    // (A time in physical units is said in one too, as it was most likely given: "25kyr".)
-    std::string const physical = setup.units.physical() ? " (" + setup.units.physical(was.dt) + ")" : "";
-    std::string const cadence = was.dt > 0 ? "at every multiple of time " + shortest(was.dt) + physical
+    // (A time in physical units is said in one too, as it was most likely given: "25kyr": Units::time_text.)
+    std::string const cadence = was.dt > 0 ? "at every multiple of time " + setup.units.time_text(was.dt)
                                            : "every " + counted(was.every, before.in_block_steps);
     if (!s.written) {
       if (steps > 0 && *s.left_out)
@@ -418,7 +420,7 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
   // The periodic checkpoints' cadence as the messages name it: with where it was taken up from, where it was.
   auto checkpoint_cadence = [&] {
     std::string const text = o.checkpoint_every ? names.with("--checkpoint-every", std::to_string(o.checkpoint_every))
-                                                : names.with("--checkpoint-dt", shortest(o.checkpoint_dt));
+                                                : names.with("--checkpoint-dt", o.units.time_text(o.checkpoint_dt));
     return o.checkpoint_cadence_from.empty() ? text : text + " (taken up from " + o.checkpoint_cadence_from + ")";
   };
   if (o.checkpoint_every && !o.checkpoint.empty())
@@ -538,7 +540,7 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
     if (by_step) return step > last;
     return o.end_time && time > *o.end_time + 1e-12 * std::abs(*o.end_time);
   };
-  std::string const end_text = by_step || !o.end_time ? "step " + std::to_string(last) : "time " + shortest(*o.end_time);
+  std::string const end_text = by_step || !o.end_time ? "step " + std::to_string(last) : "time " + o.units.time_text(*o.end_time);
   if (!new_run && !o.checkpoint.empty()) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(o.checkpoint, ec)) {
@@ -556,8 +558,8 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
                  " would go on with that course; remove it or name another checkpoint";
       else if (held && held->run.step > first && past_end(held->run.step, held->run.time()))
         mixed += (mixed.empty() ? "" : "; ") + names.with_text("--checkpoint", o.checkpoint) + " holds step " +
-                 std::to_string(held->run.step) + " (time " + shortest(held->run.time()) + ") of this run, past " +
-                 "this run's end (" + end_text + "), which would replace it with an earlier state; name another " +
+                 std::to_string(held->run.step) + " of this run, time " + o.units.time_text(held->run.time()) +
+                 ", past this run's end at " + end_text + ", which would replace it with an earlier state; name another " +
                  "checkpoint, or run at least as far";
       // A file named as a series' file of the step it holds (a periodic checkpoint: the one the run goes on from, or
       // another of its series): the end would put another step's state under a name that says this one, and this
@@ -583,16 +585,16 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
     if (held && (held->course.empty() || held->course == o.course) && held->step > first &&
         past_end(held->step, held->time))
       mixed += (mixed.empty() ? "" : "; ") + names.with_text("--save", o.save) + " holds step " +
-               std::to_string(held->step) + " (time " + shortest(held->time) + ") of this run, past this run's end (" +
-               end_text + "), which would replace it with an earlier state; name another file, or run at least as far";
+               std::to_string(held->step) + " of this run, time " + o.units.time_text(held->time) +
+               ", past this run's end at " + end_text + ", which would replace it with an earlier state; name another file, or run at least as far";
   }
   // (A partial file's rows, a run's that died, are the restart's to compute again or replace: DiagnosticsSeries.)
   if (o.from_checkpoint && !o.diagnostics.empty())
     if (auto const reaches = series_reaches(o.diagnostics);
         reaches && reaches->first > first && past_end(reaches->first, reaches->second))
       mixed += (mixed.empty() ? "" : "; ") + names.with_text("--diagnostics", o.diagnostics) + " holds rows to step " +
-               std::to_string(reaches->first) + " (time " + shortest(reaches->second) + "), past this run's end (" +
-               end_text + "), which would cut them off; name another file, or run at least as far";
+               std::to_string(reaches->first) + ", time " + o.units.time_text(reaches->second) +
+               ", past this run's end at " + end_text + ", which would cut them off; name another file, or run at least as far";
   // A series the run goes on with, its files before its step in other units (a restart that relabels the run, a
   // script's configure): one series in two units, its times and masses jumping at the step. Refused.
   if (!new_run && o.snapshots.enabled())
@@ -908,7 +910,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         bool const source = std::filesystem::equivalent(o.save, setup.source, ec);
         bool const series_file = series_base(o.save, there.step).has_value();
         if (series_file || there.count != sim.bodies())
-          snapshot = "step " + std::to_string(there.step) + ", time " + shortest(there.time) +
+          snapshot = "step " + std::to_string(there.step) + ", time " + setup.units.time_text(there.time) +
                      (source ? ", the file this run loaded" : "") +
                      (series_file ? ", named as a series' file of that step" : ", of another run");
       } catch (const std::runtime_error&) {  // unreadable: replaced as any output

@@ -214,23 +214,29 @@ std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, cons
 
 // hermite4, after a run to the time `t_end`: where it ended when that is before t_end (the last block time at or
 // before it, where the finish at t_end could not be made: HermiteBlocks::finish_at), and how many bodies the end
-// state shows predicted to it; "" where it ended at t_end, and for the other integrators. `t_end_name` names t_end as the front end does. Collective.
-std::string t_end_notice(multigpu::Simulation& sim, double t_end, const NamedSetting& t_end_name = {"--t-end"});
+// state shows predicted to it; "" where it ended at t_end, and for the other integrators. `t_end_name` names t_end as
+// the front end does; times are said in `units` too (Units::time_text). Collective.
+std::string t_end_notice(multigpu::Simulation& sim, double t_end, const NamedSetting& t_end_name = {"--t-end"},
+                         const sim::Units& units = {});
 // A run to the time `t_end` that is already at or past it, at time `now`: "--t-end 0.25: the run is already at time
-// 0.3" ("t_end=0.25: ..." for Python), both times in the shortest form that reads back exactly.
-std::string already_at_notice(double now, double t_end, const NamedSetting& t_end_name = {"--t-end"});
+// 0.3" ("t_end=0.25: ..." for Python), both times in the shortest form that reads back exactly, and in physical
+// `units` too: "... already at time 4.2419345357841385 (2 Myr)".
+std::string already_at_notice(double now, double t_end, const NamedSetting& t_end_name = {"--t-end"},
+                              const sim::Units& units = {});
 // A new run starts at its initial state's time `start` and goes forward: throws InputError where `t_end` is before it
 // (within four units in the last place: a time converted from a unit may round just below), naming `source`, what
 // starts the run at that time ("run.h5", "the simulation"). A restart already past its end is no mistake: its caller
 // does not ask.
-void refuse_t_end_before_start(double start, double t_end, const NamedSetting& t_end_name, const std::string& source);
+void refuse_t_end_before_start(double start, double t_end, const NamedSetting& t_end_name, const std::string& source,
+                               const sim::Units& units = {});
 
 // hermite4, outputs by time (diagnostics, snapshots): `what`s at block times past the multiples of `dt`, most bodies
 // predicted to them, where the multiples are not block times of every body (dt, or the time hermite4 started at, not
 // a multiple of dt_max's power of two); "" where they are, and for fixed steps. `dt_name` as the front end names it
-// (SettingNames::setting("--diagnostics-dt"), "--snapshot-dt").
+// (SettingNames::setting("--diagnostics-dt"), "--snapshot-dt"); times in `units` too, as a cadence a restart takes
+// from its file is a number in the run's units that the user gave as "0.5Myr".
 std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const NamedSetting& dt_name,
-                             const std::string& what = "sample");
+                             const std::string& what = "sample", const sim::Units& units = {});
 
 // A restart that names no end of its own (neither steps nor a time to reach) goes on to the end of the run its
 // checkpoint continues (Setup::file_end): the time to run to, or the steps left, with a notice saying so

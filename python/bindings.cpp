@@ -729,11 +729,12 @@ class Engine {
     if (std::string const notice = driver::series_names_notice(o, sim_->steps_done() + steps); !notice.empty())
       o.said.push_back(notice);
     // Said by the run after the cadences it took up (o.said), which they may be about.
-    if (std::string const notice = driver::sample_dt_notice(*sim_, o.diagnostics_dt, o.names.setting("--diagnostics-dt"));
+    if (std::string const notice = driver::sample_dt_notice(*sim_, o.diagnostics_dt, o.names.setting("--diagnostics-dt"),
+                                                                  "sample", setup_.units);
         !notice.empty())
       o.said.push_back(notice);
     if (std::string const notice =
-            driver::sample_dt_notice(*sim_, o.snapshots.dt, o.names.setting("--snapshot-dt"), "snapshot");
+            driver::sample_dt_notice(*sim_, o.snapshots.dt, o.names.setting("--snapshot-dt"), "snapshot", setup_.units);
         !notice.empty())
       o.said.push_back(notice);
     PythonRun observer(*this, std::move(callback), every, std::move(self));
@@ -970,11 +971,11 @@ class Engine {
     // has stepped, or continues a checkpoint, is at most already there (a notice).
     if (source_.checkpoint.empty() && sim_->steps_done() == 0)
       driver::refuse_t_end_before_start(sim_->time(), t_end, named,
-                                        bodies_set_ ? std::string("the bodies set") : setup_.source);
+                                        bodies_set_ ? std::string("the bodies set") : setup_.source, setup_.units);
     // hermite4's block steps have no fixed length: the simulation stops at t_end (the next run() clears it).
     std::uint64_t const steps = driver::steps_for_time_limit(*sim_, t_end, named, run_.names, finish);
     if (steps == 0 && sim_->time() >= (sim_->block_steps() ? t_end : driver::reach_of(t_end))) {
-      notices_.push_back(driver::already_at_notice(sim_->time(), t_end, named) + "; no steps");
+      notices_.push_back(driver::already_at_notice(sim_->time(), t_end, named, setup_.units) + "; no steps");
     }
     return steps;
   }
@@ -987,7 +988,7 @@ class Engine {
     std::string notice;
     {
       nb::gil_scoped_release unlocked;
-      notice = driver::t_end_notice(*sim_, t_end, named);
+      notice = driver::t_end_notice(*sim_, t_end, named, setup_.units);
     }
     if (!notice.empty()) notices_.push_back(notice);
   }

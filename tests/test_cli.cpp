@@ -1070,7 +1070,7 @@ TEST_F(Cli, ARestartThatEndsBeforeWhatItsRunWroteReplacesNone) {
   EXPECT_EQ(refused.code, 2);
   EXPECT_NE(refused.err.find("--diagnostics " + file("d.csv") + " holds rows to step "), std::string::npos)
       << refused.err;
-  EXPECT_NE(refused.err.find(" (time 4), past this run's end (time 2), which would cut them off; name another file, or "
+  EXPECT_NE(refused.err.find(", time 4, past this run's end at time 2, which would cut them off; name another file, or "
                              "run at least as far"),
             std::string::npos)
       << refused.err;
@@ -1093,15 +1093,15 @@ TEST_F(Cli, ARestartThatEndsBeforeWhatItsRunWroteReplacesNone) {
   EXPECT_EQ(nbody("--restart " + file("f_00000005.h5") + " " + fixed + " --t-end 0.105").code, 0) << slurp(dir_ / "err");
   EXPECT_EQ(nbody("--restart " + file("f_00000005.h5") + " " + fixed).code, 0) << slurp(dir_ / "err");  // its end
   expect_input_error("--restart " + file("f_00000005.h5") + " " + fixed + " --t-end 0.095",
-                     "--checkpoint " + file("f.h5") + " holds step 11 (time 0.11) of this run, past this run's end "
-                     "(step 10), which would replace it with an earlier state");
+                     "--checkpoint " + file("f.h5") + " holds step 11 of this run, time 0.11, past this run's end at "
+                     "step 10, which would replace it with an earlier state");
   // And the final state saved as an HDF5 snapshot.
   ASSERT_EQ(nbody("--run -q --bodies 64 --steps 10 --checkpoint-every 5 --checkpoint " + file("g.h5") + " --save " +
                   file("end.h5")).code,
             0);
   std::string const saved = slurp(dir_ / "end.h5");
   expect_input_error("--run -q --restart " + file("g_00000005.h5") + " --steps 2 --save " + file("end.h5"),
-                     "--save " + file("end.h5") + " holds step 10 (time 0.1) of this run, past this run's end (step 7), "
+                     "--save " + file("end.h5") + " holds step 10 of this run, time 0.1, past this run's end at step 7, "
                      "which would replace it with an earlier state; name another file, or run at least as far");
   EXPECT_EQ(slurp(dir_ / "end.h5"), saved);
 }
@@ -3427,6 +3427,33 @@ TEST_F(Cli, TimesInAUnitAreTakenInTheRunsUnits) {
       << samples.err;
   EXPECT_EQ(samples.code, 0) << samples.err;
   EXPECT_EQ(samples.err.find("is not a block time"), std::string::npos) << samples.err;  // it ends at 0.1Myr
+  // A restart's messages give the times its file records in the run's units, in a physical unit too: the user gave
+  // "10kyr", never 0.0212097.
+  if (sim::checkpoints_built()) {
+    ASSERT_EQ(nbody(run + "-q --integrator hermite4 --t-end 0.1Myr --diagnostics-dt 10kyr --diagnostics " +
+                    file("k.csv") + " --checkpoint " + file("k.h5"))
+                  .code,
+              0);
+    Result const taken = nbody("--run --restart " + file("k.h5") + " --t-end 0.2Myr --diagnostics " + file("k.csv"));
+    EXPECT_EQ(taken.code, 0) << taken.err;
+    EXPECT_NE(taken.err.find("'s diagnostics rows are at every multiple of time 0.021209672678920693 (10 kyr)"),
+              std::string::npos)
+        << taken.err;
+    EXPECT_NE(taken.err.find("notice: --diagnostics-dt 0.021209672678920693 (10 kyr): each sample is at the first "
+                             "block time at or past its multiple"),
+              std::string::npos)
+        << taken.err;
+    EXPECT_NE(taken.out.find("block steps to time 0.4241934535784138 (200 kyr)\n"), std::string::npos) << taken.out;
+    // Already past its --t-end: the header says there are none, rather than where they would go.
+    Result const past = nbody("--run --restart " + file("k.h5") + " --t-end 50kyr");
+    EXPECT_EQ(past.code, 0) << past.err;
+    EXPECT_NE(past.err.find("notice: --t-end 50kyr: the run is already at time 0.2120967267892069 (100 kyr)"),
+              std::string::npos)
+        << past.err;
+    EXPECT_NE(past.out.find(", no block steps, already at time 0.2120967267892069 (100 kyr)\n"), std::string::npos)
+        << past.out;
+    EXPECT_EQ(past.out.find("block steps to time"), std::string::npos) << past.out;
+  }
   expect_input_error(run + "--integrator hermite4 --dt 1kyr",
                      "--dt 1kyr: hermite4 chooses each body's step (a power of two up to --dt-max, from --eta)");
   if (sim::checkpoints_built()) {

@@ -155,6 +155,10 @@ std::string Units::physical(double time) const {
   return text;
 }
 
+std::string Units::time_text(double time) const {
+  return physical() ? shortest(time) + " (" + physical(time) + ")" : shortest(time);
+}
+
 std::string Units::time_unit() const { return physical() ? "time unit " + physical(1.0) : std::string(); }
 
 std::string Units::derived() const {

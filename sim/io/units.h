@@ -44,6 +44,9 @@ struct Units {
   // A time in these units as a physical one, in the largest of the years and days it is at least one of (seconds
   // below a day): "4.999 Myr" for 10.6 in 1e3Msun, 1pc, "10 d" (empty in N-body units).
   std::string physical(double time) const;
+  // A time as a message gives it: its shortest exact form, and in physical units that time too ("4.2419345357841385
+  // (2 Myr)"; "4.25" in N-body units).
+  std::string time_text(double time) const;
 
   bool operator==(const Units& o) const { return mass == o.mass && length == o.length; }
   // The same scale, in whatever words (1e5Msun and 100000Msun, 1pc and 0.001kpc): what the files' readers take.
