@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <climits>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -114,9 +115,25 @@ std::string path_name_problem(const std::string& path, bool folder) {
   return {};
 }
 
+std::string name_length_problem(const std::string& path) {
+  fs::path const p(path);
+  std::string const name = p.filename().string();
+  // The hidden temporary file beside it (temporary_name: "." NAME ".xxxxxx" and the extension again), the longest
+  // name an output makes; its lock (".NAME.lock") is shorter.
+  std::size_t const longest = name.size() + 8 + p.extension().string().size();
+  long limit = ::pathconf(folder_of(path).c_str(), _PC_NAME_MAX);
+  if (limit <= 0) limit = NAME_MAX;  // a folder not there yet is said by the folder check
+  if (longest <= std::size_t(limit)) return {};
+  return "the file name is " + std::to_string(name.size()) + " characters; nbody writes it through a hidden " +
+         "temporary file beside it, " + std::to_string(longest) + " characters, over the " + std::to_string(limit) +
+         " this file system allows: give a name of at most " +
+         std::to_string(std::size_t(limit) - (longest - name.size())) + " characters";
+}
+
 std::string output_path_problem(const std::string& path) {
   if (auto problem = path_name_problem(path); !problem.empty()) return problem;
   if (path.back() == '/') return "ends in '/': name a file, not a folder";
+  if (auto problem = name_length_problem(path); !problem.empty()) return problem;
   struct stat target {};
   if (::lstat(path.c_str(), &target) == 0) {
     if (auto problem = target_problem(path, target); !problem.empty()) return problem;

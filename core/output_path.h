@@ -24,6 +24,11 @@ std::string path_name_problem(const std::string& path, bool folder = false);
 // block it, and creates nothing.
 std::string output_path_problem(const std::string& path);
 
+// Why PATH's file name is too long for nbody to write (an output goes through a hidden temporary file beside it whose
+// name is longer: the file system's limit, usually 255 characters, must hold that), or "". Part of
+// output_path_problem; a companion file (a tipsy save's .param) is checked with it before anything else.
+std::string name_length_problem(const std::string& path);
+
 // Throws InputError "OPTION PATH: PROBLEM" when output_path_problem(path) finds one, naming the option as `names`
 // do: "--save /nope/out.bin: the folder /nope does not exist", or "save='/nope/out.bin': ..." for Python. Call it
 // for every output option before the work starts, so a bad path costs nothing; write_file_atomically applies the

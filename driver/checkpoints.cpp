@@ -274,6 +274,8 @@ void check_outputs_spare_tipsy_units(const std::string& save,
 void check_tipsy_save(const std::string& path, const std::string& save_given, const sim::Units& units) {
   if (path.empty() || saves_hdf5_snapshot(path) || !units.physical()) return;
   std::string const param = sim::tipsy_param_path(path);
+  if (std::string const problem = name_length_problem(param); !problem.empty())
+    throw InputError(save_given + ": its units go to " + param + " beside it, which cannot be written: " + problem);
   ParamBeside const beside = param_beside(param);
   if (beside == ParamBeside::not_a_file)
     throw InputError(save_given + ": its units go to " + param + " beside it, where something that is not a file (a " +

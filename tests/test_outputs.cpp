@@ -283,6 +283,25 @@ TEST(OutputPath, RefusesAMissingFolder) {
   EXPECT_EQ(dir.entries(), Names{"file.txt"});
 }
 
+// A name the file system takes, but not the hidden temporary file the output is written through (".NAME.xxxxxx.h5"):
+// refused before the run, not found at its end with the output lost. The longest name allowed is written.
+TEST(OutputPath, RefusesANameTooLongForItsTemporaryFile) {
+  FreshDir dir;
+  long const limit = ::pathconf(dir.file("").c_str(), _PC_NAME_MAX);
+  ASSERT_GT(limit, 20);
+  std::string const fits = dir.file(std::string(std::size_t(limit) - 14, 'a') + ".h5");  // 8 + 3 more: the limit
+  std::string const over = dir.file(std::string(std::size_t(limit) - 13, 'b') + ".h5");
+  EXPECT_EQ(output_path_problem(fits), "");
+  write_text_file(fits, "whole");
+  EXPECT_EQ(slurp(fits), "whole");
+  spit(over, "x");  // the name itself is one the file system takes
+  EXPECT_TRUE(rejected_with([&] { check_output_path(over, "--checkpoint"); },
+                            ": the file name is " + std::to_string(limit - 10) + " characters; nbody writes it through "
+                            "a hidden temporary file beside it, " + std::to_string(limit + 1) + " characters, over the " +
+                            std::to_string(limit) + " this file system allows: give a name of at most " +
+                            std::to_string(limit - 11) + " characters"));
+}
+
 TEST(OutputPath, RefusesAnUnwritableFolder) {
   if (running_as_root()) GTEST_SKIP() << "running as root, which may write in any folder: its mode stops no one";
   FreshDir dir;
