@@ -590,12 +590,13 @@ class Simulation:
             short = [n for n in self._take_notices() if n.startswith("t_end=") and self.time > t_end]
         try:
             result = self._engine.run(total, callback, every, self, outputs)
-        except BaseException:
+        except BaseException as stopped:
             try:
                 self._take_notices()
             except RuntimeError:  # busy in another thread: the notices stay for the next call
                 pass
             self._note_run_notices(first_notice)
+            self._say_lost_outputs(stopped)
             raise
         self._take_notices()
         if t_end is not None and not result["stopped_by_callback"]:
@@ -613,6 +614,28 @@ class Simulation:
                 f" (the run's {result['steps']} steps are done, and the simulation holds their state: checkpoint() "
                 "or save() writes it elsewhere)", lost)
         return result["steps"]
+
+    def _say_lost_outputs(self, stopped):
+        # A run stopped by Ctrl-C or a callback's exception still writes its outputs; one it could not write (a full
+        # disk) or kept (a checkpoint that holds a later step) is said on the exception (a note in its traceback) and
+        # as a RuntimeWarning, not only in last_run: a script's `except KeyboardInterrupt` must not take the
+        # checkpoint for written. (A filter that makes the warning an error leaves the exception as it was.)
+        outcome = self._engine.last_run
+        lost = outcome.get("outputs_not_written") if isinstance(outcome, dict) else None
+        if not lost:
+            return
+        text = "; ".join(f"{d['output']} not written: {d['error']}" for d in lost)
+        if hasattr(stopped, "add_note"):  # Python 3.11
+            stopped.add_note(text)
+        depth = 2
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename == __file__:
+            depth += 1
+            frame = frame.f_back
+        try:
+            warnings.warn(f"the run stopped ({type(stopped).__name__}); {text}", RuntimeWarning, stacklevel=depth)
+        except Warning:
+            pass
 
     @staticmethod
     def _warn_of_end(notices):

@@ -7,6 +7,7 @@ import re
 import signal
 import shutil
 import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -826,6 +827,33 @@ def test_a_scripts_own_save_again_after_configure_is_no_warning(tmp_path):
         sim.run(steps=5, save=tmp_path / "end.h5")
 
 
+def test_a_run_stopped_by_ctrl_c_says_the_checkpoint_it_could_not_write(tmp_path):
+    # A script's `except KeyboardInterrupt: print("saved")` must not take the checkpoint for written: where it could
+    # not be (its name a folder here, a full disk in life), the interrupt carries a note and a RuntimeWarning says it,
+    # not last_run alone. The older file stays.
+    sim = nbody.Simulation(scenario="plummer", n=64, backend="cpu")
+
+    def interrupt_at_10(checkpoint):
+        def callback(s):
+            if s.steps % 100 >= 10:
+                checkpoint.mkdir(exist_ok=True)
+                raise KeyboardInterrupt
+        return callback
+
+    checkpoint = tmp_path / "ck.h5"
+    with pytest.warns(RuntimeWarning, match=r"^the run stopped \(KeyboardInterrupt\); checkpoint not written: .*ck\.h5"):
+        with pytest.raises(KeyboardInterrupt) as raised:
+            sim.run(steps=100, checkpoint=checkpoint, callback=interrupt_at_10(checkpoint), every=5)
+    if sys.version_info >= (3, 11):
+        assert any("checkpoint not written" in note for note in raised.value.__notes__), raised.value.__notes__
+    assert sim.steps == 10 and sim.last_run["outputs_not_written"][0]["output"] == "checkpoint"
+    # Under a filter that makes warnings errors, the interrupt is what the script sees.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(KeyboardInterrupt):
+            sim.run(steps=100, checkpoint=tmp_path / "ck2.h5", callback=interrupt_at_10(tmp_path / "ck2.h5"), every=5)
+
+
 def test_a_final_checkpoint_that_cannot_be_written_costs_only_itself(tmp_path):
     # Its name became a folder during the run: the run's other outputs are written, then OutputNotWrittenError (a
     # RuntimeError), as the command line exits 1: a batch script does not end as if it had its checkpoint. The state
@@ -1001,7 +1029,7 @@ def test_a_run_stopped_by_a_callback_that_raises_keeps_a_checkpoint_further_on(t
         if s.steps >= 10:
             raise ArithmeticError("the script's own error")
 
-    with pytest.raises(ArithmeticError):
+    with pytest.raises(ArithmeticError), pytest.warns(RuntimeWarning, match=r"c\.h5 is kept: it holds step 500"):
         sim.run(steps=1000, callback=fail_at_10, checkpoint=tmp_path / "c.h5")
     [kept] = sim.last_run["outputs_not_written"]
     assert kept["output"] == "checkpoint" and re.fullmatch(
