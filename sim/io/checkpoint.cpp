@@ -74,14 +74,21 @@ class Handle {
 // HDF5 also closes at exit what is still open, and a file whose close failed (a full disk) crashes
 // it there (HDF5 1.10: a segmentation fault in H5F__close_cb): the library is left to the process's
 // end instead. Writes reserve their blocks first (reserve_blocks), so that close rarely fails at all.
+//
+// A thread-safe HDF5 (Debian's) keeps the error printing per thread: each thread that calls it is quieted (Python's
+// restart reads on a thread of its own each time; the second one printed HDF5's stack).
 void quiet_hdf5() {
   static bool const done = [] {
     H5dont_atexit();  // before any other call: it takes effect only before the library starts
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     H5PLset_loading_state(0);
     return true;
   }();
   (void)done;
+  thread_local bool const quiet = [] {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    return true;
+  }();
+  (void)quiet;
 }
 
 // What the system said where the HDF5 call that just failed failed in a system call on the file itself (its file

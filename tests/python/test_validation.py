@@ -326,6 +326,20 @@ def test_output_names_are_refused_as_the_command_line_refuses_them(tmp_path, mon
 
 
 @pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_a_damaged_file_is_one_line_however_often_it_is_read(tmp_path, capfd):
+    # HDF5 prints its own stack of errors unless told not to, per thread where it is thread-safe: each read of a
+    # file cut short is the one ValueError, with nothing on stderr, the second and third as the first.
+    nbody.Simulation(n=8, backend="cpu").checkpoint(tmp_path / "c.h5")
+    whole = (tmp_path / "c.h5").read_bytes()
+    (tmp_path / "cut.h5").write_bytes(whole[:-1])
+    capfd.readouterr()
+    for _ in range(3):
+        with pytest.raises(ValueError, match=r"cut\.h5: cannot open the HDF5 file \(damaged, or not one HDF5 can read\)$"):
+            nbody.Simulation.restart(tmp_path / "cut.h5", backend="cpu")
+    assert capfd.readouterr().err == ""
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
 def test_a_files_reader_names_pythons_entry_points(tmp_path):
     (tmp_path / "junk.h5").write_bytes(b"not hdf5")
     with pytest.raises(ValueError, match=r"junk.h5: not an HDF5 file; Simulation.restart takes a checkpoint written "
