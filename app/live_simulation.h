@@ -64,7 +64,7 @@ struct LiveStats {
   double timed_ms = 0;
   double steps_per_s = 0;
   double interactions_per_s = 0;
-  std::optional<double> energy_error;  // |E - E0| / |E0|, measured on a cadence
+  std::optional<double> energy_error;  // sim::relative_energy_error, measured on a cadence
   double energy_time = 0;              // the simulation time it was measured at
   // Measured with the energy: 2K/|W| and the radii holding 10, 50 and 90% of the mass.
   std::optional<double> virial_ratio;

@@ -65,7 +65,7 @@ std::string fmt(const char* format, double v) {
 
 void print_diagnostics(const char* label, const sim::Diagnostics& d, double e0) {
   std::printf("  %-6s E = %.10e  (K = %.6e, W = %.6e)  energy error %.3e  |P| = %.3e\n", label, d.total(), d.kinetic,
-              d.potential, sim::relative_energy_error(d.total(), e0), norm(d.momentum));
+              d.potential, sim::relative_energy_error(d, e0), norm(d.momentum));
   double const virial = d.virial_ratio();
   std::string ratio = std::isnan(virial) ? "undefined (W = 0)" : fmt("%.4f", virial);
   // The ratio takes K about the centre of mass; where the system moves as a whole that is not the K printed above.

@@ -48,6 +48,7 @@ void sync_folder(const std::string& path) {
 struct RowFigures {
   std::uint64_t step = 0;
   double time = 0.0, total = 0.0, error = 0.0;
+  Vec3d momentum{0, 0, 0};
 };
 
 bool parse_u64(const std::string& text, std::uint64_t& out) {
@@ -77,7 +78,9 @@ std::optional<RowFigures> parse_row(const std::string& line, SeriesFormat format
         fields.back() += c;
     }
     if (fields.size() != 20 || !parse_u64(fields[0], r.step) || !parse_double(fields[1], r.time) ||
-        !parse_double(fields[5], r.total) || !parse_double(fields[6], r.error))
+        !parse_double(fields[5], r.total) || !parse_double(fields[6], r.error) ||
+        !parse_double(fields[7], r.momentum.x) || !parse_double(fields[8], r.momentum.y) ||
+        !parse_double(fields[9], r.momentum.z))
       return std::nullopt;
     return r;
   }
@@ -93,6 +96,11 @@ std::optional<RowFigures> parse_row(const std::string& line, SeriesFormat format
   if (step == j.end() || !step->is_number_unsigned() || !number("time", r.time) || !number("total", r.total) ||
       !number("relative_energy_error", r.error))
     return std::nullopt;
+  auto const momentum = j.find("momentum");
+  if (momentum == j.end() || !momentum->is_array() || momentum->size() != 3 ||
+      !std::all_of(momentum->begin(), momentum->end(), [](const nlohmann::json& v) { return v.is_number(); }))
+    return std::nullopt;
+  r.momentum = {(*momentum)[0].get<double>(), (*momentum)[1].get<double>(), (*momentum)[2].get<double>()};
   r.step = step->get<std::uint64_t>();
   return r;
 }
@@ -107,9 +115,15 @@ bool read_line(std::istream& in, std::string& line, std::uint64_t* raw = nullptr
   return true;
 }
 
-// Whether a row's error was measured against `e0`: the error as this run computes it from the row's total, to the
-// bit (both formats write a double's shortest exact text).
-bool same_baseline(const RowFigures& r, double e0) { return sim::relative_energy_error(r.total, e0) == r.error; }
+// Whether a row's error was measured against `e0`: the error as this run computes it from the row's total and momentum
+// and the run's `mass` (both formats write a double's shortest exact text), to 1e-12 of it. Another baseline changes
+// it by the baselines' difference over the energy's change, which is far more; the same one, weighed without the
+// bulk motion (an earlier nbody's rows) or with the mass of bodies set since, by the bulk energy's 1e-15 or so of a
+// system at rest.
+bool same_baseline(const RowFigures& r, double e0, double mass) {
+  double const error = sim::relative_energy_error(r.total, e0, sim::bulk_kinetic(r.momentum, mass));
+  return error == r.error || std::abs(error - r.error) <= 1e-12 * std::max(std::abs(error), std::abs(r.error));
+}
 
 // Times the clock's arithmetic gives, to a few units in the last place (a compiler may fuse its multiply and add).
 bool same_time(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(std::abs(a), std::abs(b)); }
@@ -306,7 +320,7 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
       scan.not_this_runs = at + " does not follow step " + std::to_string(last->step);
       return scan;
     }
-    if (!same_baseline(*r, *lineage.initial_energy)) {
+    if (!same_baseline(*r, *lineage.initial_energy, lineage.mass)) {
       scan.other_baseline = true;
       scan.not_this_runs = at + " measures its energy error from another start energy than this run's " +
                            shortest(*lineage.initial_energy);
@@ -473,7 +487,7 @@ nlohmann::json diagnostics_json(const sim::Diagnostics& d, double e0) {
   return {{"kinetic", d.kinetic},
           {"potential", d.potential},
           {"total", d.total()},
-          {"relative_energy_error", sim::relative_energy_error(d.total(), e0)},
+          {"relative_energy_error", sim::relative_energy_error(d, e0)},
           {"momentum", {d.momentum.x, d.momentum.y, d.momentum.z}},
           {"angular_momentum", {d.angular_momentum.x, d.angular_momentum.y, d.angular_momentum.z}},
           {"centre_of_mass", {d.centre_of_mass.x, d.centre_of_mass.y, d.centre_of_mass.z}},
@@ -765,7 +779,7 @@ std::string DiagnosticsSeries::row_text(const DiagnosticsSample& s) const {
   if (format_ == SeriesFormat::csv) {
     row = std::to_string(s.step);
     for (double v : {s.time, s.wall_seconds, d.kinetic, d.potential, d.total(),
-                     sim::relative_energy_error(d.total(), s.initial_energy), d.momentum.x, d.momentum.y, d.momentum.z,
+                     sim::relative_energy_error(d, s.initial_energy), d.momentum.x, d.momentum.y, d.momentum.z,
                      d.angular_momentum.x, d.angular_momentum.y, d.angular_momentum.z, d.centre_of_mass.x,
                      d.centre_of_mass.y, d.centre_of_mass.z, d.virial_ratio(), d.lagrangian_radii[0],
                      d.lagrangian_radii[1], d.lagrangian_radii[2]})

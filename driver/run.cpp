@@ -84,9 +84,10 @@ std::string energy_warning(const Setup& setup, const sim::Diagnostics& start, co
   auto const& p = setup.run.physics;
   if (p.integrator == sim::Integrator::euler_damped) return {};
   double const e0 = baseline ? *baseline : start.total();
-  double const scale = start.kinetic + std::abs(start.potential);
-  bool const cancelled = std::abs(e0) < kEnergyCancelled * scale;
-  double const change = cancelled ? std::abs(now.total() - e0) / scale : sim::relative_energy_error(now.total(), e0);
+  // Weighed in the centre-of-mass frame, as the energy error is: a system's bulk motion hides no error.
+  double const scale = start.internal_kinetic + std::abs(start.potential);
+  bool const cancelled = std::abs(e0 - now.bulk_kinetic()) < kEnergyCancelled * scale;
+  double const change = cancelled ? std::abs(now.total() - e0) / scale : sim::relative_energy_error(now, e0);
   double const bound = cancelled ? kEnergyWarning * kEnergyCancelled : kEnergyWarning;
   if (!(change > bound)) return {};
   char measured[200];
@@ -94,7 +95,7 @@ std::string energy_warning(const Setup& setup, const sim::Diagnostics& start, co
     std::snprintf(measured, sizeof measured,
                   "the energy changed by %.3g of its start's kinetic plus potential energy (more than %g; the total, "
                   "%.3g, is small beside them)",
-                  change, bound, e0);
+                  change, bound, e0 - now.bulk_kinetic());
   else
     std::snprintf(measured, sizeof measured, "the energy changed by %.3g of its %s (more than %g)", change,
                   baseline && *baseline != start.total() ? "run's start, before its restarts" : "start", bound);
@@ -737,6 +738,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                        sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
     here.every = sample_every;
     here.every_dt = sample_dt;
+    if (setup.bodies.size() == sim.bodies()) here.mass = sim::total_mass(setup.bodies);
     // The rows before this step as its checkpoint (or the script's run before) records them.
     if (setup.continued_cadences.at_step == here.step && here.step > 0) {
       here.digest = setup.continued_cadences.diagnostics_digest;

@@ -86,7 +86,7 @@ def main():
     radii.set_title(f"Plummer cluster, {args.bodies} bodies, leapfrog dt = {args.dt} ({sim.backend})")
     energy.semilogy(t[1:], np.maximum(error[1:], 1e-17))
     energy.set_xlabel("time (Henon units)")
-    energy.set_ylabel("|E - E0| / |E0|")
+    energy.set_ylabel("|E - E0| / |E0 - Kb|")
     figure.tight_layout()
     figure.savefig(args.output, dpi=100)
     print(f"t = {t[-1]:g}: half-mass radius {r50[0]:.3f} -> {r50[-1]:.3f}, virial ratio {virial[-1]:.3f}, "

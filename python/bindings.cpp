@@ -1195,7 +1195,7 @@ class Engine {
     out["potential"] = d.potential;
     out["total"] = d.total();
     out["initial_energy"] = e0_;
-    out["relative_energy_error"] = sim::relative_energy_error(d.total(), e0_);
+    out["relative_energy_error"] = sim::relative_energy_error(d, e0_);
     out["momentum"] = vec3(d.momentum);
     out["angular_momentum"] = vec3(d.angular_momentum);
     out["centre_of_mass"] = vec3(d.centre_of_mass);

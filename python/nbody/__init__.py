@@ -820,8 +820,9 @@ class Simulation:
 
     def diagnostics(self):
         """What the state says of the system, as the command line's --run reports it: a dict of
-        time, step, kinetic, potential, total, initial_energy, relative_energy_error (|E - E0| / |E0|,
-        E0 at the start of the run, or when bodies were last assigned), momentum, angular_momentum
+        time, step, kinetic, potential, total, initial_energy, relative_energy_error (|E - E0| / |E0 - Kb|,
+        E0 at the start of the run, or when bodies were last assigned; Kb = |P|^2/2M, the bulk motion's kinetic
+        energy: the error is over the energy in the centre-of-mass frame), momentum, angular_momentum
         (about the centre of mass), centre_of_mass, mass, virial_ratio (2K/|W|, K about the centre of mass), lagrangian_radii
         holding the lagrangian_fractions (0.1, 0.5, 0.9) of the mass."""
         return self._engine.diagnostics()

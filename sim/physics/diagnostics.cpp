@@ -61,8 +61,9 @@ double reference_potential(const BodySet& b, double softening) {
   return 0.5 * total;
 }
 
-double relative_energy_error(double e, double e0) {
-  return e0 != 0.0 ? std::abs((e - e0) / e0) : std::abs(e - e0);
+double relative_energy_error(double e, double e0, double bulk) {
+  double const internal = e0 - bulk;
+  return internal != 0.0 ? std::abs((e - e0) / internal) : std::abs(e - e0);
 }
 
 }  // namespace nbody::sim

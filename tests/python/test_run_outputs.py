@@ -1122,7 +1122,7 @@ def test_a_restart_stopped_before_its_first_row_says_the_held_rows_are_kept(tmp_
     def stop(s):
         raise RuntimeError("stop")
 
-    with pytest.raises(RuntimeError, match="stop"):
+    with pytest.raises(RuntimeError, match="stop"), pytest.warns(RuntimeWarning, match=r"k\.csv\.partial is kept as it"):
         again.run(steps=100, diagnostics=tmp_path / "k.csv", callback=stop, every=1)
     assert (tmp_path / "k.csv.partial").read_text() == died
     kept = [lost["error"] for lost in again.last_run["outputs_not_written"]]
