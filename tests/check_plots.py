@@ -99,8 +99,30 @@ with tempfile.TemporaryDirectory() as d:
     radii = [ax for ax in fig.axes if ax.get_title().startswith("Lagrangian")][0]
     styles = {line.get_linestyle() for line in radii.get_lines() if line.get_label().endswith(names[0])}
     check(len(styles) == 3, f"diagnostics: the three Lagrangian radii of a file in three line styles ({styles})")
-    check(radii.get_ylabel() == "radius (N-body units)" and radii.get_xlabel() == "time (N-body units)",
+    check(radii.get_ylabel() == "radius (the run's units)" and radii.get_xlabel() == "time (the run's units, G = 1)",
           f"diagnostics: the axes name the series' units ({radii.get_xlabel()!r}, {radii.get_ylabel()!r})")
+    # A run in physical units: the series holds its own units' numbers, which --units (its --json report, or its
+    # checkpoint) puts in Myr and pc; a 2 Myr run's axis ends at 2, not at 13.4.
+    check(run(nbody, "--backend", "cpu", "--run", "--bodies", "128", "--mass-unit", "1e4Msun", "--length-unit", "1pc",
+              "--t-end", "2Myr", "--diagnostics-dt", "0.5Myr", "-q", "--diagnostics", p("physical.csv"), "--json",
+              p("physical.json"), "--checkpoint", p("physical.h5")).returncode == 0, "a series in physical units")
+    for recorded in ("physical.json", "physical.h5"):
+        fig = plot_diagnostics.draw([("physical.csv", plot_diagnostics.load(p("physical.csv")))], plt,
+                                    plot_diagnostics.units_of(p(recorded)))
+        radii = [ax for ax in fig.axes if ax.get_title().startswith("Lagrangian")][0]
+        ends = max(x for line in radii.get_lines() for x in line.get_xdata())
+        check(radii.get_xlabel() == "time (Myr)" and radii.get_ylabel() == "radius (pc)" and abs(ends - 2.0) < 0.01,
+              f"diagnostics, units from {recorded}: time in Myr to 2, radii in pc ({radii.get_xlabel()!r}, "
+              f"{radii.get_ylabel()!r}, last time {ends})")
+    r = run(sys.executable, diagnostics_script, "--units", p("physical.csv"), p("u.png"), p("physical.csv"))
+    check(r.returncode != 0 and "neither a report of nbody --json" in r.stderr and not os.path.exists(p("u.png")),
+          f"diagnostics: --units of a file that records none is refused ({r.stderr.strip()})")
+    r = run(sys.executable, diagnostics_script, "--units", p("physical.json"), p("u.png"), p("physical.csv"))
+    check(r.returncode == 0 and os.path.exists(p("u.png")), f"diagnostics: --units on the command line ({r.stderr})")
+    # Two bodies from rest about their centre: L0 = 0, and the panel says it draws |L - L0| itself.
+    fig = plot_diagnostics.draw([("one.csv", plot_diagnostics.load(p("one.csv")))], plt)
+    angular = [ax for ax in fig.axes if ax.get_title().startswith("angular")][0]
+    check(angular.get_ylabel().endswith("(|L - L0| where L0 = 0)"), f"diagnostics: L0 = 0 is said ({angular.get_ylabel()!r})")
     check(not os.path.exists(p("wrong-series.png")), "nothing written for the wrong series")
     # A series left unfinished (FILE.partial, where nbody's messages send the user) is read as its FILE.
     shutil.copy(p("series.csv"), p("left.csv.partial"))

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """tools/plot_diagnostics.py - a diagnostics series (nbody --run --diagnostics FILE) as a picture.
 
-    plot_diagnostics.py OUT.png SERIES [SERIES...]
+    plot_diagnostics.py [--units FILE] OUT.png SERIES [SERIES...]
 
 Four panels against simulation time, one line (or set of lines) per series: the relative energy
-error |E - E0| / |E0| (log scale), the virial ratio 2K/|W|, the Lagrangian radii holding 10, 50 and
+error |E - E0| / |E0 - Kb| (log scale), the virial ratio 2K/|W|, the Lagrangian radii holding 10, 50 and
 90% of the mass, and the drift of the angular momentum |L - L0| / |L0| (log scale; a leapfrog keeps
-it to rounding). Times and radii are in the run's units (G = 1), as the series holds them. Reads .csv and .jsonl (JSON lines) series as nbody writes them; with several
-series, the legend names each by its file.
+it to rounding; |L - L0| itself where L0 = 0). Reads .csv and .jsonl (JSON lines) series as nbody writes them; with
+several series, the legend names each by its file.
+
+A series holds times and radii in the run's units (G = 1), whatever physical scale the run had. --units FILE takes
+that scale from a file of the run that records it: its --json report, or one of its HDF5 checkpoints or snapshots
+(needs h5py); the axes are then in years (Gyr, Myr, kyr, yr) and in the run's length unit. Every series drawn is
+taken to be in those units.
 
 Needs matplotlib (Debian: python3-matplotlib).
 """
@@ -64,6 +69,61 @@ def load(path):
     return {k: [r[k] for r in rows] for k in rows[0]}
 
 
+# The time units the axis may be in, largest first (a year is the Julian year, as nbody's and astropy's yr).
+TIME_UNITS = (("Gyr", 3.15576e16), ("Myr", 3.15576e13), ("kyr", 3.15576e10), ("yr", 3.15576e7), ("d", 86400.0),
+              ("s", 1.0))
+
+
+def units_of(path):
+    """The scale a run's file records, as {"time_s", "length_cm", "length"} ("length" as given: "1pc"), or None where
+    the run was in N-body units. SystemExit for a file that records no run."""
+    try:
+        if path.endswith(".json"):
+            with open(path) as f:
+                report = json.load(f)
+            if not isinstance(report, dict) or "units" not in report:
+                raise SystemExit(f"--units {path}: not a report of nbody --json (no \"units\" in it)")
+            u = report["units"]
+            if u is None:
+                return None
+            return {"time_s": float(u["time_s"]), "length_cm": float(u["length_cm"]), "length": str(u["length"])}
+        try:
+            import h5py
+        except ImportError:
+            raise SystemExit(f"--units {path}: reading an HDF5 file needs h5py (Debian: python3-h5py); or give the "
+                             "run's --json report")
+        with h5py.File(path, "r") as f:
+            header = f["Header"].attrs if "Header" in f else {}
+            mass, length = header.get("MassUnit"), header.get("LengthUnit")
+            if "Units" not in f or mass is None or length is None:
+                raise SystemExit(f"--units {path}: records no units of an nbody run (Header/MassUnit, "
+                                 "Header/LengthUnit, Units)")
+            length = length.decode() if isinstance(length, bytes) else str(length)
+            if not length:
+                return None  # N-body units
+            u = f["Units"].attrs
+            return {"time_s": float(u["Unit time in cgs (U_t)"]), "length_cm": float(u["Unit length in cgs (U_L)"]),
+                    "length": length}
+    except FileNotFoundError as e:
+        raise SystemExit(f"--units {path}: cannot read it: {e.strerror}")
+    except OSError as e:
+        raise SystemExit(f"--units {path}: neither a report of nbody --json (.json) nor an HDF5 file of the run ({e})")
+    except (KeyError, TypeError, ValueError) as e:
+        raise SystemExit(f"--units {path}: records no units of an nbody run ({e})")
+
+
+def time_scale(units, times):
+    """(factor, name) that puts the series' times on the axis: the largest time unit the longest time is at least
+    one of; (1, "the run's units, G = 1") without units."""
+    if units is None:
+        return 1.0, "the run's units, G = 1"
+    longest = max((abs(t) for t in times if math.isfinite(t)), default=0.0) * units["time_s"]
+    for name, seconds in TIME_UNITS:
+        if longest >= seconds:
+            return units["time_s"] / seconds, name
+    return units["time_s"], "s"
+
+
 def angular_momentum_drift(s):
     lx, ly, lz = s["angular_momentum_x"], s["angular_momentum_y"], s["angular_momentum_z"]
     l0 = (lx[0], ly[0], lz[0])
@@ -81,14 +141,20 @@ def positive(t, values):
     return [x for x, _ in kept], [y for _, y in kept]
 
 
-def draw(series, plt):
+def draw(series, plt, units=None):
     """The four panels of [(name, series)] as a matplotlib figure: one colour a file in every panel,
-    the Lagrangian radii's fractions told apart by line style."""
+    the Lagrangian radii's fractions told apart by line style. `units` (units_of) puts the axes in physical units."""
     fig, axes = plt.subplots(2, 2, figsize=(11, 7.5), sharex=True)
     (energy, virial), (radii, angular) = axes
     drawn = {energy: False, angular: False}  # a log scale needs a positive value drawn
+    per_time, time_name = time_scale(units, [t for _, s in series for t in s["time"]])
+    # Radii in the run's length unit as given ("1pc": pc; "2.5kpc": its multiples, named so).
+    length_name = "the run's units" if units is None else units["length"]
+    if units is not None and units["length"].startswith("1") and units["length"][1:].isalpha():
+        length_name = units["length"][1:]
+    absolute_l = False
     for index, (name, s) in enumerate(series):
-        t = s["time"]
+        t = [x * per_time for x in s["time"]]
         label = name if len(series) > 1 else None
         colour = f"C{index}"
         # Zeros (the first sample's, by definition) have no place on a log scale: they are left out.
@@ -98,6 +164,8 @@ def draw(series, plt):
         virial.plot(t, s["virial_ratio"], color=colour, label=label)
         for key, style in (("r10", ":"), ("r50", "-"), ("r90", "--")):
             radii.plot(t, s[key], style, color=colour, label=f"{key[1:]}%" + (f" {name}" if label else ""))
+        absolute_l |= math.hypot(s["angular_momentum_x"][0], s["angular_momentum_y"][0],
+                                 s["angular_momentum_z"][0]) == 0
         kept = positive(t, angular_momentum_drift(s))
         drawn[angular] |= bool(kept[0])
         angular.plot(*kept, color=colour, label=label)
@@ -108,7 +176,7 @@ def draw(series, plt):
             ax.set_yscale("log")
         else:
             ax.text(0.5, 0.5, "0 at every sample", transform=ax.transAxes, ha="center", va="center", color="grey")
-    energy.set_ylabel("|E - E0| / |E0|")
+    energy.set_ylabel("|E - E0| / |E0 - Kb|")
     energy.set_title("energy error")
     if all(math.isnan(v) for _, s in series for v in s["virial_ratio"]):
         virial.text(0.5, 0.5, "undefined at every sample (W = 0)", transform=virial.transAxes, ha="center",
@@ -116,23 +184,29 @@ def draw(series, plt):
     virial.axhline(1.0, color="grey", lw=0.8, ls=":")
     virial.set_ylabel("2K / |W|")
     virial.set_title("virial ratio")
-    # The series is in the run's units (G = 1), whatever physical scale the run had (its --json's "units" says it).
-    radii.set_ylabel("radius (N-body units)")
+    # The series is in the run's units (G = 1), whatever physical scale the run had (--units gives it).
+    radii.set_ylabel(f"radius ({length_name})")
     radii.set_title("Lagrangian radii (10, 50, 90% of the mass)")
     radii.legend(fontsize="small")
-    angular.set_ylabel("|L - L0| / |L0|")
+    angular.set_ylabel("|L - L0| / |L0|" + (" (|L - L0| where L0 = 0)" if absolute_l else ""))
     angular.set_title("angular momentum drift")
     for ax in (radii, angular):
-        ax.set_xlabel("time (N-body units)")
+        ax.set_xlabel(f"time ({time_name})")
     if len(series) > 1:
         energy.legend(fontsize="small")
     return fig
 
 
 def main(argv):
-    if len(argv) < 3:
+    args = argv[1:]
+    units = None
+    if args and args[0] == "--units":
+        if len(args) < 2:
+            raise SystemExit(__doc__)
+        units, args = units_of(args[1]), args[2:]
+    if len(args) < 2:
         raise SystemExit(__doc__)
-    out, paths = argv[1], argv[2:]
+    out, paths = args[0], args[1:]
     series = [(os.path.basename(p), load(p)) for p in paths]
     try:
         import matplotlib
@@ -141,7 +215,7 @@ def main(argv):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig = draw(series, plt)
+    fig = draw(series, plt, units)
     fig.tight_layout()
     # Whole or not at all: a temporary file beside OUT, renamed over it once written.
     folder = os.path.dirname(os.path.abspath(out))
