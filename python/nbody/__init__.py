@@ -340,7 +340,10 @@ class Simulation:
         the units ``mass_unit`` and ``length_unit`` give, as ``dt``).
 
         positions, velocities: (N, 3) arrays; masses: (N,); float64 or float32 (float32 values are
-        widened exactly). Every value must be finite and no mass negative (0 is a test particle): otherwise a
+        widened exactly). They are in the simulation's units, where G = 1: with ``mass_unit="1Msun"`` and
+        ``length_unit="1pc"``, masses in Msun and positions in pc, but velocities in the unit of length over the
+        unit of time, sqrt(G M / L) (0.0656 km/s for those two; ``sim.units["velocity_km_s"]`` gives it), not km/s:
+        divide km/s by it. Every value must be finite and no mass negative (0 is a test particle): otherwise a
         ``ValueError`` (a ``TypeError`` for another dtype) names the argument and the first bad body.
         The arrays are copied. ``settings`` are Simulation's (integrator, dt, precision, backend,
         numgpus, ...; not scenario, n or seed); softening defaults to 0.01 as for a snapshot.
