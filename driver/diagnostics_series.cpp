@@ -48,7 +48,7 @@ void sync_folder(const std::string& path) {
 struct RowFigures {
   std::uint64_t step = 0;
   double time = 0.0, total = 0.0, error = 0.0;
-  Vec3d momentum{0, 0, 0};
+  double kinetic = 0.0, potential = 0.0, virial = 0.0;  // virial: 2K/|W| about the centre of mass (NaN where W = 0)
 };
 
 bool parse_u64(const std::string& text, std::uint64_t& out) {
@@ -79,8 +79,8 @@ std::optional<RowFigures> parse_row(const std::string& line, SeriesFormat format
     }
     if (fields.size() != 20 || !parse_u64(fields[0], r.step) || !parse_double(fields[1], r.time) ||
         !parse_double(fields[5], r.total) || !parse_double(fields[6], r.error) ||
-        !parse_double(fields[7], r.momentum.x) || !parse_double(fields[8], r.momentum.y) ||
-        !parse_double(fields[9], r.momentum.z))
+        !parse_double(fields[3], r.kinetic) || !parse_double(fields[4], r.potential) ||
+        !parse_double(fields[16], r.virial))
       return std::nullopt;
     return r;
   }
@@ -96,11 +96,11 @@ std::optional<RowFigures> parse_row(const std::string& line, SeriesFormat format
   if (step == j.end() || !step->is_number_unsigned() || !number("time", r.time) || !number("total", r.total) ||
       !number("relative_energy_error", r.error))
     return std::nullopt;
-  auto const momentum = j.find("momentum");
-  if (momentum == j.end() || !momentum->is_array() || momentum->size() != 3 ||
-      !std::all_of(momentum->begin(), momentum->end(), [](const nlohmann::json& v) { return v.is_number(); }))
+  auto const virial = j.find("virial_ratio");
+  if (!number("kinetic", r.kinetic) || !number("potential", r.potential) || virial == j.end() ||
+      !(virial->is_number() || virial->is_null()))
     return std::nullopt;
-  r.momentum = {(*momentum)[0].get<double>(), (*momentum)[1].get<double>(), (*momentum)[2].get<double>()};
+  r.virial = virial->is_null() ? std::nan("") : virial->get<double>();
   r.step = step->get<std::uint64_t>();
   return r;
 }
@@ -115,14 +115,17 @@ bool read_line(std::istream& in, std::string& line, std::uint64_t* raw = nullptr
   return true;
 }
 
-// Whether a row's error was measured against `e0`: the error as this run computes it from the row's total and momentum
-// and the run's `mass` (both formats write a double's shortest exact text), to 1e-12 of it. Another baseline changes
-// it by the baselines' difference over the energy's change, which is far more; the same one, weighed without the
-// bulk motion (an earlier nbody's rows) or with the mass of bodies set since, by the bulk energy's 1e-15 or so of a
-// system at rest.
-bool same_baseline(const RowFigures& r, double e0, double mass) {
-  double const error = sim::relative_energy_error(r.total, e0, sim::bulk_kinetic(r.momentum, mass));
-  return error == r.error || std::abs(error - r.error) <= 1e-12 * std::max(std::abs(error), std::abs(r.error));
+// Whether a row's error was measured against `e0`, from the row's own figures (both formats write a double's shortest
+// exact text). Its bulk kinetic energy is K less the kinetic energy about the centre of mass, 2K/|W| x |W| / 2 (all
+// of K where W = 0: one body), which is |P|^2/2M to a few roundings of K: the error recomputed so is the row's to
+// 1e-10, where another baseline changes it by the baselines' difference over the energy's change (and the first
+// row's error, exactly 0, by all of it). A row of an earlier nbody, which weighed the error over |E0|, is one to the
+// bit by that rule.
+bool same_baseline(const RowFigures& r, double e0) {
+  if (sim::relative_energy_error(r.total, e0, 0.0) == r.error) return true;
+  double const internal = std::isnan(r.virial) ? 0.0 : 0.5 * r.virial * std::abs(r.potential);
+  double const error = sim::relative_energy_error(r.total, e0, r.kinetic - internal);
+  return std::abs(error - r.error) <= 1e-10 * std::max(std::abs(error), std::abs(r.error));
 }
 
 // Times the clock's arithmetic gives, to a few units in the last place (a compiler may fuse its multiply and add).
@@ -320,7 +323,7 @@ Scan scan_series(const std::string& file, SeriesFormat format, const SeriesLinea
       scan.not_this_runs = at + " does not follow step " + std::to_string(last->step);
       return scan;
     }
-    if (!same_baseline(*r, *lineage.initial_energy, lineage.mass)) {
+    if (!same_baseline(*r, *lineage.initial_energy)) {
       scan.other_baseline = true;
       scan.not_this_runs = at + " measures its energy error from another start energy than this run's " +
                            shortest(*lineage.initial_energy);

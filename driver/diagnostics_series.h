@@ -75,7 +75,6 @@ struct SeriesLineage {
   std::uint64_t dt_since_step = 0;
   double dt_since_time = 0.0;
   double time_at(std::uint64_t k) const { return dt_since_time + double(k - dt_since_step) * dt; }
-  double mass = 0.0;  // the bodies' total mass, which the energy error weighs their bulk motion with
   // The baseline was measured anew at this step (a new softening, new bodies, a checkpoint without its own): a
   // series whose rows measure another start energy is this run's from before, and begins again (said so), not
   // another run's; one measured from this start (the same run, run again after it died) goes on.

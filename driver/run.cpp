@@ -93,8 +93,8 @@ std::string energy_warning(const Setup& setup, const sim::Diagnostics& start, co
   char measured[200];
   if (cancelled)
     std::snprintf(measured, sizeof measured,
-                  "the energy changed by %.3g of its start's kinetic plus potential energy (more than %g; the total, "
-                  "%.3g, is small beside them)",
+                  "the energy changed by %.3g of its start's kinetic plus potential energy about the centre of mass "
+                  "(more than %g; their sum, %.3g, is small beside them)",
                   change, bound, e0 - now.bulk_kinetic());
   else
     std::snprintf(measured, sizeof measured, "the energy changed by %.3g of its %s (more than %g)", change,
@@ -238,7 +238,7 @@ std::string sample_dt_notice(const multigpu::Simulation& sim, double dt, const N
     return dt_name.with(units.time_text(dt)) + tail + " (every body is at the start time " + units.time_text(epoch) +
            " plus a multiple of the longest step " + longest + ", which no multiple of a time is in general)";
   return dt_name.with(units.time_text(dt)) + ": not a multiple of the longest step " + longest + tail +
-         " (a multiple of " + shortest(top) + " has every body at it)";
+         " (a multiple of " + longest + " has every body at it)";
 }
 
 std::string already_at_notice(double now, double t_end, const NamedSetting& t_end_name, const sim::Units& units) {
@@ -738,7 +738,6 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                        sim.block_steps() ? 0.0 : sim.program().dt, clock.dt_since_step, clock.dt_since_time};
     here.every = sample_every;
     here.every_dt = sample_dt;
-    if (setup.bodies.size() == sim.bodies()) here.mass = sim::total_mass(setup.bodies);
     // The rows before this step as its checkpoint (or the script's run before) records them.
     if (setup.continued_cadences.at_step == here.step && here.step > 0) {
       here.digest = setup.continued_cadences.diagnostics_digest;

@@ -1883,7 +1883,8 @@ TEST_F(Cli, AnUnresolvedRunWarnsAboutItsEnergy) {
   sim::write_tipsy(file("plunge.bin"), plunge, 1e-4);
   Result const unresolved = nbody("--run --load " + file("plunge.bin") + " --steps 100 -q --json " + file("u.json"));
   EXPECT_EQ(unresolved.code, 0) << unresolved.err;
-  EXPECT_NE(unresolved.err.find("of its start's kinetic plus potential energy (more than 0.001; the total, "),
+  EXPECT_NE(unresolved.err.find("of its start's kinetic plus potential energy about the centre of mass (more than "
+                                "0.001; their sum, "),
             std::string::npos)
       << unresolved.err;
   auto const u = nlohmann::json::parse(slurp(file("u.json")));

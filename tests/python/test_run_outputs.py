@@ -64,6 +64,33 @@ def test_a_scripts_next_run_continues_its_series(cli, tmp_path):
                for n in sim.last_run["notices"]), sim.last_run["notices"]
 
 
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+@pytest.mark.parametrize("precision", ["fp32", "fp64"])
+def test_a_moving_clusters_series_goes_on_through_runs_and_restarts(tmp_path, precision):
+    # The energy error of a cluster that drifts (bulk kinetic energy 200 times its own) is over its own energy, and a
+    # series of it is still taken up as the run's: by the script's next run, and by a restart from its checkpoint,
+    # as one of a cluster at rest is (no "another start energy", nothing begun again).
+    rest = nbody.Simulation(n=256, backend="cpu", precision=precision)
+    x, v, m = np.array(rest.positions), np.array(rest.velocities), np.array(rest.masses)
+    sim = nbody.Simulation.from_arrays(x, v + [10.0, 0.0, 0.0], m, backend="cpu", precision=precision)
+    series = tmp_path / "d.csv"
+    sim.run(steps=20, diagnostics=series, diagnostics_every=10, checkpoint=tmp_path / "c.h5")
+    sim.run(steps=20, diagnostics=series, diagnostics_every=10)
+    assert [r["step"] for r in rows(series)] == ["0", "10", "20", "30", "40"]
+    assert any(": continues " in n and "its 2 rows before step 20 kept" in n for n in sim.last_run["notices"]), \
+        sim.last_run["notices"]
+    again = nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu", precision=precision)
+    again.run(steps=20, diagnostics=series, diagnostics_every=10)
+    assert not any("start energy" in n or "begins again" in n for n in again.last_run["notices"]), \
+        again.last_run["notices"]
+    assert [r["step"] for r in rows(series)] == ["0", "10", "20", "30", "40"]
+    assert any(": continues " in n and "its 2 rows before step 20 kept" in n for n in again.last_run["notices"]), \
+        again.last_run["notices"]
+    # The error is the cluster's own, as at rest: the same steps give it to a few digits.
+    rest.run(steps=40)
+    assert abs(again.diagnostics()["relative_energy_error"] / rest.diagnostics()["relative_energy_error"] - 1) < 0.05
+
+
 def test_a_new_softening_begins_the_series_again_and_says_so(tmp_path):
     # Another softening is another potential: the energy error is measured from the state it starts at, so the next
     # run's series begins again there, as a restart's with another --softening does, in the command line's words and
