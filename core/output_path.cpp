@@ -115,25 +115,26 @@ std::string path_name_problem(const std::string& path, bool folder) {
   return {};
 }
 
-std::string name_length_problem(const std::string& path) {
-  fs::path const p(path);
-  std::string const name = p.filename().string();
-  // The hidden temporary file beside it (temporary_name: "." NAME ".xxxxxx" and the extension again), the longest
-  // name an output makes; its lock (".NAME.lock") is shorter.
-  std::size_t const longest = name.size() + 8 + p.extension().string().size();
+std::string name_length_problem(const std::string& path, bool keep_extension) {
+  // The hidden temporary file beside it (temporary_name), the longest name an output makes; its lock (".NAME.lock")
+  // is shorter.
+  std::size_t const name = fs::path(path).filename().string().size();
+  std::size_t const longest = fs::path(temporary_name(path, keep_extension)).filename().string().size();
+  errno = 0;
   long limit = ::pathconf(folder_of(path).c_str(), _PC_NAME_MAX);
-  if (limit <= 0) limit = NAME_MAX;  // a folder not there yet is said by the folder check
+  if (limit < 0 && errno == 0) return {};  // no limit
+  if (limit <= 0) limit = NAME_MAX;        // a folder not there yet is said by the folder check
   if (longest <= std::size_t(limit)) return {};
-  return "the file name is " + std::to_string(name.size()) + " characters; nbody writes it through a hidden " +
-         "temporary file beside it, " + std::to_string(longest) + " characters, over the " + std::to_string(limit) +
-         " this file system allows: give a name of at most " +
-         std::to_string(std::size_t(limit) - (longest - name.size())) + " characters";
+  return "the name is too long: nbody writes the file through a hidden temporary file beside it, " +
+         std::to_string(longest) + " bytes (the name's " + std::to_string(name) + " and " +
+         std::to_string(longest - name) + " more), over the " + std::to_string(limit) +
+         " this file system allows; give a name at least " + std::to_string(longest - std::size_t(limit)) +
+         (longest - std::size_t(limit) == 1 ? " byte" : " bytes") + " shorter";
 }
 
 std::string output_path_problem(const std::string& path) {
   if (auto problem = path_name_problem(path); !problem.empty()) return problem;
   if (path.back() == '/') return "ends in '/': name a file, not a folder";
-  if (auto problem = name_length_problem(path); !problem.empty()) return problem;
   struct stat target {};
   if (::lstat(path.c_str(), &target) == 0) {
     if (auto problem = target_problem(path, target); !problem.empty()) return problem;
@@ -143,6 +144,7 @@ std::string output_path_problem(const std::string& path) {
     return error_text(err);  // a name too long, a loop of links
   }
   if (auto problem = folder_problem(folder_of(path)); !problem.empty()) return problem;
+  if (auto problem = name_length_problem(path); !problem.empty()) return problem;
   return another_writer_of(path);
 }
 

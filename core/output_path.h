@@ -24,10 +24,12 @@ std::string path_name_problem(const std::string& path, bool folder = false);
 // block it, and creates nothing.
 std::string output_path_problem(const std::string& path);
 
-// Why PATH's file name is too long for nbody to write (an output goes through a hidden temporary file beside it whose
-// name is longer: the file system's limit, usually 255 characters, must hold that), or "". Part of
-// output_path_problem; a companion file (a tipsy save's .param) is checked with it before anything else.
-std::string name_length_problem(const std::string& path);
+// Why PATH's file name is too long for nbody to write (an output goes through a hidden temporary file beside it,
+// temporary_name(path, keep_extension), whose name is longer: the file system's limit, usually 255 bytes, must hold
+// that), or "". Part of output_path_problem (keep_extension false: every output but a video); a companion file (a
+// tipsy save's .param) is checked with it before anything else. The advice is in bytes to take off, which holds for
+// the name the user gave where PATH is made from it (a series file, a .partial).
+std::string name_length_problem(const std::string& path, bool keep_extension = false);
 
 // Throws InputError "OPTION PATH: PROBLEM" when output_path_problem(path) finds one, naming the option as `names`
 // do: "--save /nope/out.bin: the folder /nope does not exist", or "save='/nope/out.bin': ..." for Python. Call it

@@ -383,6 +383,8 @@ VideoEncoder::VideoEncoder(const std::string& path, int width, int height, doubl
                      rate_text(kMaxFps));
   }
   check_output_path(path, kOption);
+  if (std::string const problem = name_length_problem(path, true); !problem.empty())  // its temporary keeps ".mp4"
+    throw InputError(where + problem);
   std::string const ffmpeg = find_on_path("ffmpeg");
   if (ffmpeg.empty()) throw InputError(where + "ffmpeg not found on PATH; install it (Debian: ffmpeg)");
 

@@ -283,23 +283,36 @@ TEST(OutputPath, RefusesAMissingFolder) {
   EXPECT_EQ(dir.entries(), Names{"file.txt"});
 }
 
-// A name the file system takes, but not the hidden temporary file the output is written through (".NAME.xxxxxx.h5"):
+// A name the file system takes, but not the hidden temporary file the output is written through (".NAME.xxxxxx"):
 // refused before the run, not found at its end with the output lost. The longest name allowed is written.
 TEST(OutputPath, RefusesANameTooLongForItsTemporaryFile) {
   FreshDir dir;
   long const limit = ::pathconf(dir.file("").c_str(), _PC_NAME_MAX);
   ASSERT_GT(limit, 20);
-  std::string const fits = dir.file(std::string(std::size_t(limit) - 14, 'a') + ".h5");  // 8 + 3 more: the limit
-  std::string const over = dir.file(std::string(std::size_t(limit) - 13, 'b') + ".h5");
+  auto const temporary_length = [](const std::string& path, bool keep_extension) {
+    return fs::path(temporary_name(path, keep_extension)).filename().string().size();
+  };
+  std::string const fits = dir.file(std::string(std::size_t(limit) - 11, 'a') + ".h5");  // ".NAME.xxxxxx": 8 more
+  std::string const over = dir.file(std::string(std::size_t(limit) - 10, 'b') + ".h5");
+  ASSERT_EQ(temporary_length(fits, false), std::size_t(limit));
+  ASSERT_EQ(temporary_length(over, false), std::size_t(limit) + 1);
   EXPECT_EQ(output_path_problem(fits), "");
   write_text_file(fits, "whole");
   EXPECT_EQ(slurp(fits), "whole");
-  spit(over, "x");  // the name itself is one the file system takes
+  // Its temporary file is one the file system refuses, though the name itself is one it takes.
+  spit(over, "x");
+  std::string const temporary = temporary_name(over);
+  EXPECT_LT(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644), 0);
+  EXPECT_EQ(errno, ENAMETOOLONG);
   EXPECT_TRUE(rejected_with([&] { check_output_path(over, "--checkpoint"); },
-                            ": the file name is " + std::to_string(limit - 10) + " characters; nbody writes it through "
-                            "a hidden temporary file beside it, " + std::to_string(limit + 1) + " characters, over the " +
-                            std::to_string(limit) + " this file system allows: give a name of at most " +
-                            std::to_string(limit - 11) + " characters"));
+                            ": the name is too long: nbody writes the file through a hidden temporary file beside it, " +
+                                std::to_string(limit + 1) + " bytes (the name's " + std::to_string(limit - 7) +
+                                " and 8 more), over the " + std::to_string(limit) +
+                                " this file system allows; give a name at least 1 byte shorter"));
+  // A video's temporary file keeps the extension (ffmpeg goes by it): 4 more for ".mp4".
+  std::string const video = dir.file(std::string(std::size_t(limit) - 14, 'c') + ".mp4");
+  EXPECT_EQ(name_length_problem(video), "");
+  EXPECT_NE(name_length_problem(video, true), "");
 }
 
 TEST(OutputPath, RefusesAnUnwritableFolder) {
