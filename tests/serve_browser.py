@@ -7,7 +7,7 @@ a wrong token is refused, and viewers that stall, vanish or
 send garbage leave the run and the other viewers going. Screenshots of the page go to the folder
 named by NBODY_SERVE_SCREENSHOTS (default: a temporary one, printed).
 
-usage: serve_browser.py NBODY CASE      (cases: steer, security, hermite, unwatched, reconnect; mpi, with
+usage: serve_browser.py NBODY CASE      (cases: steer, security, hermite, unwatched, reconnect, duplicate; mpi, with
                                          NBODY_MPIEXEC=mpirun)
 exit status: 0 passed, 1 failed, 77 skipped (no chromium).
 """
@@ -133,11 +133,27 @@ class Browser:
         wait_for(lambda: os.path.exists(port_file) and open(port_file).read().count("\n") >= 1, 60,
                  "Chromium did not start")
         port = int(open(port_file).read().split("\n")[0])
+        self.port = port
         targets = json.load(urllib.request.urlopen("http://127.0.0.1:%d/json/list" % port, timeout=10))
         page = [t for t in targets if t["type"] == "page"][0]
         self.ws = WebSocket("127.0.0.1", port, page["webSocketDebuggerUrl"].split(str(port), 1)[1], timeout=30)
         self.next_id = 0
         self.call("Page.enable")
+
+    def another_tab(self, before_load=None):
+        """A second tab of this browser (the same profile: its pages share localStorage), driven as this one is;
+        `before_load`, a script each of its documents runs before its own."""
+        target = json.load(urllib.request.urlopen(
+            urllib.request.Request("http://127.0.0.1:%d/json/new?about:blank" % self.port, method="PUT"), timeout=10))
+        other = Browser.__new__(Browser)
+        other.proc, other.profile, other.port, other.next_id = None, self.profile, self.port, 0
+        other.target = target["id"]
+        other.ws = WebSocket("127.0.0.1", self.port, target["webSocketDebuggerUrl"].split(str(self.port), 1)[1],
+                             timeout=30)
+        other.call("Page.enable")
+        if before_load:
+            other.call("Page.addScriptToEvaluateOnNewDocument", source=before_load)
+        return other
 
     def call(self, method, **params):
         self.next_id += 1
@@ -256,6 +272,12 @@ class Browser:
             self.ws.close()
         except OSError:
             pass
+        if self.proc is None:  # another tab: closed; the browser is its first tab's to end
+            try:
+                urllib.request.urlopen("http://127.0.0.1:%d/json/close/%s" % (self.port, self.target), timeout=10)
+            except OSError:
+                pass
+            return
         self.proc.terminate()
         try:
             self.proc.wait(10)
@@ -699,8 +721,51 @@ def reconnect(nbody, folder, shots):
             again.close()
 
 
+def duplicate(nbody, folder, shots):
+    """A duplicated tab (the browser copies its sessionStorage, the tab id with it) is a tab of its own: a watcher,
+    the steering tab steering on. It used to share the id, and the server gave it control at once, as it does to the
+    steering tab's own reload, which still steers (the control)."""
+    server = Server(nbody, "127.0.0.1:0", ["--backend", "cpu", "--bodies", "256"], folder)
+    browser = Browser(folder)
+    copy = None
+    try:
+        browser.open(server.local_url)
+        frames_of_page_size(browser)
+        wait_for(lambda: browser.state().get("steering"), 10, "the first page does not steer")
+        tab_of = lambda page: page.evaluate("sessionStorage.getItem('nbody-tab')")  # noqa: E731
+        first = tab_of(browser)
+        expect(first, "the page has no tab id")
+        # The copy's document starts with the first tab's sessionStorage, as a duplicated tab's does.
+        copy = browser.another_tab("sessionStorage.setItem('nbody-tab', %s)" % json.dumps(first))
+        copy.open(server.local_url)
+        wait_for(lambda: copy.state().get("connected") and copy.state().get("frames", 0) > 0, 20,
+                 "the duplicated tab shows no frames: %r" % copy.state())
+        time.sleep(1.0)
+        expect(tab_of(copy) not in (None, first), "the duplicated tab kept the id %r" % first)
+        expect(not copy.state().get("steering"), "the duplicated tab took control")
+        expect(browser.state().get("steering"), "the first tab lost control to its duplicate")
+        copy.screenshot(os.path.join(shots, "serve_duplicate_tab.png"))
+        copy.close()
+        copy = None
+        # The control: the first tab reloaded keeps its id and steers (the state read is the new page's: the old
+        # one's marker is gone).
+        browser.evaluate("window.oldPage = true")
+        browser.call("Page.reload")
+        wait_for(lambda: browser.evaluate("window.oldPage === undefined && !!window.nbody"), 20, "the tab did not reload")
+        wait_for(lambda: browser.state().get("connected") and browser.state().get("frames", 0) > 0, 20,
+                 "the reloaded tab shows no frames")
+        expect(tab_of(browser) == first, "the reloaded tab took another id: %r, was %r" % (tab_of(browser), first))
+        wait_for(lambda: browser.state().get("steering"), 10, "the reloaded steering tab does not steer")
+        server.stop(signal.SIGINT, 130)
+    finally:
+        if copy:
+            copy.close()
+        browser.close()
+        server.close()
+
+
 CASES = {"steer": steer, "security": security, "mpi": mpi, "hermite": hermite, "unwatched": unwatched,
-         "reconnect": reconnect}
+         "reconnect": reconnect, "duplicate": duplicate}
 
 
 def main():
