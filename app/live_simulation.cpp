@@ -690,7 +690,7 @@ void LiveSimulation::capture(double step_ms, std::uint64_t steps, bool energy) {
               "; the time step is too long or the softening too small (dt, softening)");
     }
     std::lock_guard<std::mutex> lock(frame_mutex_);
-    stats_.energy_error = sim::relative_energy_error(e, *e0_, measured.bulk_kinetic());
+    stats_.energy_error = sim::relative_energy_error(measured, *e0_);
     stats_.energy_time = sim_->time();
     stats_.virial_ratio = measured.virial_ratio();
     stats_.lagrangian_radii = measured.lagrangian_radii;

@@ -87,6 +87,10 @@ def units_of(path):
             if u is None:
                 return None
             return {"time_s": float(u["time_s"]), "length_cm": float(u["length_cm"]), "length": str(u["length"])}
+        with open(path, "rb") as f:
+            if f.read(8) != b"\x89HDF\r\n\x1a\n":
+                raise SystemExit(f"--units {path}: neither a report of nbody --json (.json) nor an HDF5 file of the "
+                                 "run")
         try:
             import h5py
         except ImportError:
@@ -125,6 +129,7 @@ def time_scale(units, times):
 
 
 def angular_momentum_drift(s):
+    """|L - L0| / |L0| at each sample (|L - L0| where L0 = 0), and |L0|."""
     lx, ly, lz = s["angular_momentum_x"], s["angular_momentum_y"], s["angular_momentum_z"]
     l0 = (lx[0], ly[0], lz[0])
     norm0 = math.sqrt(sum(c * c for c in l0))
@@ -132,7 +137,7 @@ def angular_momentum_drift(s):
     for x, y, z in zip(lx, ly, lz):
         d = math.sqrt((x - l0[0]) ** 2 + (y - l0[1]) ** 2 + (z - l0[2]) ** 2)
         drift.append(d / norm0 if norm0 > 0 else d)
-    return drift
+    return drift, norm0
 
 
 def positive(t, values):
@@ -164,9 +169,9 @@ def draw(series, plt, units=None):
         virial.plot(t, s["virial_ratio"], color=colour, label=label)
         for key, style in (("r10", ":"), ("r50", "-"), ("r90", "--")):
             radii.plot(t, s[key], style, color=colour, label=f"{key[1:]}%" + (f" {name}" if label else ""))
-        absolute_l |= math.hypot(s["angular_momentum_x"][0], s["angular_momentum_y"][0],
-                                 s["angular_momentum_z"][0]) == 0
-        kept = positive(t, angular_momentum_drift(s))
+        drift, l0 = angular_momentum_drift(s)
+        absolute_l |= l0 == 0
+        kept = positive(t, drift)
         drawn[angular] |= bool(kept[0])
         angular.plot(*kept, color=colour, label=label)
     # A quantity that is 0 at every sample (one body; a series of its first sample alone) has nothing to put on a log
@@ -198,12 +203,16 @@ def draw(series, plt, units=None):
 
 
 def main(argv):
-    args = argv[1:]
-    units = None
-    if args and args[0] == "--units":
-        if len(args) < 2:
-            raise SystemExit(__doc__)
-        units, args = units_of(args[1]), args[2:]
+    args, units = [], None
+    rest = iter(argv[1:])
+    for arg in rest:  # --units FILE anywhere
+        if arg == "--units":
+            given = next(rest, None)
+            if given is None:
+                raise SystemExit(__doc__)
+            units = units_of(given)
+        else:
+            args.append(arg)
     if len(args) < 2:
         raise SystemExit(__doc__)
     out, paths = args[0], args[1:]

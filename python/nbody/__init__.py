@@ -102,6 +102,15 @@ class MissingFileError(FileNotFoundError, ValueError):
         return self.args[0]  # the library's message, not OSError's "[Errno 2] ..." made of the fields
 
 
+def _script_level():
+    """The stacklevel of warnings.warn, called where this is, that points at the script's line: the first frame
+    outside this package."""
+    level, frame = 2, sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        level, frame = level + 1, frame.f_back
+    return level
+
+
 def _comm_handle(comm):
     """The MPI_Comm of an mpi4py communicator as an integer (None: this process alone), checked:
     an mpi4py intracommunicator of the MPI library this nbody was built with."""
@@ -591,6 +600,7 @@ class Simulation:
             total = self._engine.steps_to(float(t_end), t_end_typed, exact_finish_time)
             # A time already passed (not one the run is at: the time reached is the one asked for).
             short = [n for n in self._take_notices() if n.startswith("t_end=") and self.time > t_end]
+        previous = self._engine.last_run  # a call refused before it begins leaves it: not this run's outcome
         try:
             result = self._engine.run(total, callback, every, self, outputs)
         except BaseException as stopped:
@@ -599,7 +609,8 @@ class Simulation:
             except RuntimeError:  # busy in another thread: the notices stay for the next call
                 pass
             self._note_run_notices(first_notice)
-            self._say_lost_outputs(stopped)
+            if self._engine.last_run is not previous:
+                self._say_lost_outputs(stopped)
             raise
         self._take_notices()
         if t_end is not None and not result["stopped_by_callback"]:
@@ -630,13 +641,9 @@ class Simulation:
         text = "; ".join(f"{d['output']} not written: {d['error']}" for d in lost)
         if hasattr(stopped, "add_note"):  # Python 3.11
             stopped.add_note(text)
-        depth = 2
-        frame = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename == __file__:
-            depth += 1
-            frame = frame.f_back
         try:
-            warnings.warn(f"the run stopped ({type(stopped).__name__}); {text}", RuntimeWarning, stacklevel=depth)
+            warnings.warn(f"the run stopped ({type(stopped).__name__}); {text}", RuntimeWarning,
+                          stacklevel=_script_level())
         except Warning:
             pass
 
@@ -646,11 +653,7 @@ class Simulation:
         # says so as a RuntimeWarning at the script's line, as the command line prints it. With
         # comm, on every rank (each has the same notices): a filter that makes it an error then raises on every rank
         # alike, none going on alone to a collective call.
-        depth = 2
-        frame = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename == __file__:
-            depth += 1
-            frame = frame.f_back
+        depth = _script_level()
         for notice in notices:
             warnings.warn(notice, RuntimeWarning, stacklevel=depth)
 
