@@ -9,6 +9,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <set>
@@ -61,10 +62,32 @@ void common_headers(http::response<Body>& response) {
   response.set("X-Frame-Options", "DENY");
 }
 
-bool loopback_host(std::string host) {
-  if (!host.empty() && host.front() == '[') host = host.substr(1, host.find(']') - 1);  // [::1]:port
-  else host = host.substr(0, host.rfind(':'));
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+// Whether a Host header names this machine's loopback: "localhost", an IPv4 address of 127.0.0.0/8 or [::1] as
+// address literals, each with a port or none. Names are matched whole: "127.0.0.1.evil.example" is a DNS name that
+// another site can point at 127.0.0.1 (DNS rebinding), and its page would then steer.
+bool loopback_host(const std::string& header) {
+  std::string host = header;
+  if (!host.empty() && host.front() == '[') {  // [::1]:port
+    std::size_t const end = host.find(']');
+    if (end == std::string::npos) return false;
+    std::string const rest = host.substr(end + 1);
+    if (!rest.empty() && (rest.front() != ':' || rest.size() == 1 ||
+                          rest.find_first_not_of("0123456789", 1) != std::string::npos))
+      return false;
+    boost::system::error_code ec;
+    auto const address = net::ip::make_address_v6(host.substr(1, end - 1), ec);
+    return !ec && address.is_loopback();
+  }
+  if (std::size_t const colon = host.find(':'); colon != std::string::npos) {
+    std::string const port = host.substr(colon + 1);
+    if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos) return false;
+    host.resize(colon);
+  }
+  for (char& c : host) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (host == "localhost") return true;
+  boost::system::error_code ec;
+  auto const address = net::ip::make_address_v4(host, ec);  // dotted decimal only: no name
+  return !ec && address.is_loopback();
 }
 
 }  // namespace

@@ -706,6 +706,24 @@ TEST(ServeServer, RefusalsHaveTheStatusThatSaysWhy) {
   EXPECT_EQ(server.refused_requests(), 5u);
 }
 
+// On the loopback (no token), the Host must name it, whole: a DNS name that begins like an address
+// ("127.0.0.1.evil.example") is another site's, pointed at 127.0.0.1, and its page would steer.
+TEST(ServeServer, OnTheLoopbackTheHostNamesItWhole) {
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", {});
+  std::string const port = std::to_string(server.port());
+  auto status = [&](const std::string& host) {
+    return http_status(server.port(), "GET / HTTP/1.1\r\nHost: " + host + "\r\n\r\n");
+  };
+  for (std::string const& host : std::vector<std::string>{"127.0.0.1:" + port, "127.0.0.1", "localhost:" + port, "LOCALHOST",
+                                 "127.1.2.3:" + port, "[::1]:" + port, "[::1]"})
+    EXPECT_EQ(status(host), 200) << host;
+  for (std::string const& host : std::vector<std::string>{
+           "127.0.0.1.evil.example:" + port, "127.0.0.1.evil.example", "127.0.0.1evil:" + port, "127.0.0.1.:" + port,
+        "localhost.evil.example", "evil.example:" + port, "127.1:" + port, "0x7f.0.0.1", "[::1].evil", "[::2]:" + port,
+        "127.0.0.1:" + port + "x", "127.0.0.1:", "[::1", ""})
+    EXPECT_EQ(status(host), 403) << host;
+}
+
 TEST(ServeServer, TokenIsCheckedOnEveryRequestOffTheLoopback) {
   WebServer server({"0.0.0.0", 0}, "0123456789abcdef0123456789abcdef", "<p>page</p>", {});
   ASSERT_FALSE(server.loopback());
