@@ -265,7 +265,8 @@ void check_outputs(const Options& o) {
   // another run writes now is refused here too, as every output naming it is, before the start-up's work; the run
   // takes the checkpoint's lock itself when it begins (driver::run).
   for (auto const& [option, path] : outputs)
-    if (!path.empty()) check_output_path(path, option);
+    if (!path.empty())
+      check_output_path(path, option, {}, driver::bytes_named_after(option, o.checkpoint_every || o.checkpoint_dt > 0));
   // A text output named where an HDF5 file is (--json c.h5 for c.json, say) would replace a checkpoint or a snapshot:
   // the state a restart goes on from. Refused; the HDF5 outputs say what they replace themselves.
   // (The file the run starts from is left to the check that says so: driver::check_outputs_spare_inputs.)

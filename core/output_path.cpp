@@ -115,24 +115,22 @@ std::string path_name_problem(const std::string& path, bool folder) {
   return {};
 }
 
-std::string name_length_problem(const std::string& path, bool keep_extension) {
+std::string name_length_problem(const std::string& path, bool keep_extension, std::size_t longer) {
   // The hidden temporary file beside it (temporary_name), the longest name an output makes; its lock (".NAME.lock")
-  // is shorter.
-  std::size_t const name = fs::path(path).filename().string().size();
-  std::size_t const longest = fs::path(temporary_name(path, keep_extension)).filename().string().size();
+  // is shorter. Files named after it (`longer` bytes more: a series' step) have theirs.
+  std::size_t const longest = fs::path(temporary_name(path, keep_extension)).filename().string().size() + longer;
   errno = 0;
   long limit = ::pathconf(folder_of(path).c_str(), _PC_NAME_MAX);
   if (limit < 0 && errno == 0) return {};  // no limit
   if (limit <= 0) limit = NAME_MAX;        // a folder not there yet is said by the folder check
   if (longest <= std::size_t(limit)) return {};
-  return "the name is too long: nbody writes the file through a hidden temporary file beside it, " +
-         std::to_string(longest) + " bytes (the name's " + std::to_string(name) + " and " +
-         std::to_string(longest - name) + " more), over the " + std::to_string(limit) +
+  return "the name is too long: nbody writes through hidden temporary files beside it, whose names are up to " +
+         std::to_string(longest) + " bytes, over the " + std::to_string(limit) +
          " this file system allows; give a name at least " + std::to_string(longest - std::size_t(limit)) +
          (longest - std::size_t(limit) == 1 ? " byte" : " bytes") + " shorter";
 }
 
-std::string output_path_problem(const std::string& path) {
+std::string output_path_problem(const std::string& path, std::size_t longer) {
   if (auto problem = path_name_problem(path); !problem.empty()) return problem;
   if (path.back() == '/') return "ends in '/': name a file, not a folder";
   struct stat target {};
@@ -141,15 +139,18 @@ std::string output_path_problem(const std::string& path) {
   } else if (errno != ENOENT && errno != ENOTDIR) {  // those two: the folder check below says which part
     int const err = errno;
     if (err == EACCES) return "the folder " + folder_of(path) + " cannot be searched (" + error_text(err) + ")";
+    if (err == ENAMETOOLONG)  // the name itself over the limit (not the whole path): how much
+      if (auto problem = name_length_problem(path, false, longer); !problem.empty()) return problem;
     return error_text(err);  // a name too long, a loop of links
   }
   if (auto problem = folder_problem(folder_of(path)); !problem.empty()) return problem;
-  if (auto problem = name_length_problem(path); !problem.empty()) return problem;
+  if (auto problem = name_length_problem(path, false, longer); !problem.empty()) return problem;
   return another_writer_of(path);
 }
 
-void check_output_path(const std::string& path, const std::string& option, const SettingNames& names) {
-  if (auto const problem = output_path_problem(path); !problem.empty())
+void check_output_path(const std::string& path, const std::string& option, const SettingNames& names,
+                       std::size_t longer) {
+  if (auto const problem = output_path_problem(path, longer); !problem.empty())
     throw InputError(names.with_text(option, path) + ": " + problem);
 }
 

@@ -22,20 +22,23 @@ std::string path_name_problem(const std::string& path, bool folder = false);
 // core/atomic_file.h: its lock beside it).
 // Only looks (lstat, stat, access, and a look at that lock); never opens the target, so a FIFO cannot
 // block it, and creates nothing.
-std::string output_path_problem(const std::string& path);
+// `longer`: the bytes that files named after PATH add to its name (a diagnostics series' ".partial", a periodic
+// checkpoint's "_00000010"), which name_length_problem makes room for.
+std::string output_path_problem(const std::string& path, std::size_t longer = 0);
 
 // Why PATH's file name is too long for nbody to write (an output goes through a hidden temporary file beside it,
 // temporary_name(path, keep_extension), whose name is longer: the file system's limit, usually 255 bytes, must hold
 // that), or "". Part of output_path_problem (keep_extension false: every output but a video); a companion file (a
 // tipsy save's .param) is checked with it before anything else. The advice is in bytes to take off, which holds for
 // the name the user gave where PATH is made from it (a series file, a .partial).
-std::string name_length_problem(const std::string& path, bool keep_extension = false);
+std::string name_length_problem(const std::string& path, bool keep_extension = false, std::size_t longer = 0);
 
 // Throws InputError "OPTION PATH: PROBLEM" when output_path_problem(path) finds one, naming the option as `names`
 // do: "--save /nope/out.bin: the folder /nope does not exist", or "save='/nope/out.bin': ..." for Python. Call it
 // for every output option before the work starts, so a bad path costs nothing; write_file_atomically applies the
 // same refusals again at the end, for a path that went bad during the run.
-void check_output_path(const std::string& path, const std::string& option, const SettingNames& names = {});
+void check_output_path(const std::string& path, const std::string& option, const SettingNames& names = {},
+                       std::size_t longer = 0);
 
 // Throws InputError when two outputs, given as (option, path), name one file, even through different
 // spellings ("r.bin", "./r.bin", "out/../r.bin", a symlinked folder, a hard link):

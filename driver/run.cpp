@@ -208,6 +208,12 @@ std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, cons
   return steps;
 }
 
+std::size_t bytes_named_after(const std::string& option, bool periodic_checkpoints) {
+  if (option == "--diagnostics") return partial_path("").size();
+  if (option == "--checkpoint" && periodic_checkpoints) return series_path("c", 0).size() - 1;  // "_00000000"
+  return 0;
+}
+
 std::string t_end_notice(multigpu::Simulation& sim, double t_end, const NamedSetting& t_end_name,
                          const sim::Units& units) {
   if (!sim.block_steps() || !(sim.time() < t_end)) return {};
@@ -456,7 +462,8 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
                      example.path(0) + ", ...)");
   }
   if (!o.diagnostics.empty()) {
-    check_output_path(o.diagnostics, "--diagnostics", names);  // first: a folder is named as one, not as a format
+    // First: a folder is named as one, not as a format; and the name leaves room for its .partial.
+    check_output_path(o.diagnostics, "--diagnostics", names, bytes_named_after("--diagnostics", false));
     series_format(o.diagnostics, names);
     check_output_path(partial_path(o.diagnostics), "--diagnostics", names);
   }

@@ -216,6 +216,11 @@ std::uint64_t steps_for_time_limit(multigpu::Simulation& sim, double t_end, cons
 // before it, where the finish at t_end could not be made: HermiteBlocks::finish_at), and how many bodies the end
 // state shows predicted to it; "" where it ended at t_end, and for the other integrators. `t_end_name` names t_end as
 // the front end does; times are said in `units` too (Units::time_text). Collective.
+// The bytes the files an output makes after its own name add to it: a diagnostics series' ".partial" (8), a periodic
+// checkpoint series' step ("_00000010": 9); 0 for the others. Its name must leave room for them (check_output_path's
+// `longer`), so that one refusal says how much shorter the name must be.
+std::size_t bytes_named_after(const std::string& option, bool periodic_checkpoints);
+
 std::string t_end_notice(multigpu::Simulation& sim, double t_end, const NamedSetting& t_end_name = {"--t-end"},
                          const sim::Units& units = {});
 // A run to the time `t_end` that is already at or past it, at time `now`: "--t-end 0.25: the run is already at time

@@ -715,7 +715,9 @@ class Engine {
         if (sim_->ranks().rank() != 0) return;
         for (auto const& [option, path] : {std::pair<const char*, const std::string*>{"--checkpoint", &o.checkpoint},
                                            {"--save", &o.save}, {"--diagnostics", &o.diagnostics}})
-          if (!path->empty()) check_output_path(*path, option, run_.names);
+          if (!path->empty())
+            check_output_path(*path, option, run_.names,
+                              driver::bytes_named_after(option, o.checkpoint_every || o.checkpoint_dt > 0));
         check_distinct_outputs({{"checkpoint", o.checkpoint}, {"save", o.save}, {"diagnostics", o.diagnostics}});
         driver::check_outputs_spare_tipsy_units(o.save, {{"checkpoint", o.checkpoint}, {"diagnostics", o.diagnostics}},
                                                 run_.names);

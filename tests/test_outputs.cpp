@@ -305,10 +305,16 @@ TEST(OutputPath, RefusesANameTooLongForItsTemporaryFile) {
   EXPECT_LT(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644), 0);
   EXPECT_EQ(errno, ENAMETOOLONG);
   EXPECT_TRUE(rejected_with([&] { check_output_path(over, "--checkpoint"); },
-                            ": the name is too long: nbody writes the file through a hidden temporary file beside it, " +
-                                std::to_string(limit + 1) + " bytes (the name's " + std::to_string(limit - 7) +
-                                " and 8 more), over the " + std::to_string(limit) +
-                                " this file system allows; give a name at least 1 byte shorter"));
+                            ": the name is too long: nbody writes through hidden temporary files beside it, whose "
+                            "names are up to " + std::to_string(limit + 1) + " bytes, over the " +
+                                std::to_string(limit) + " this file system allows; give a name at least 1 byte shorter"));
+  // Files named after it leave it less: a diagnostics series' ".partial" 8 bytes more, the advice for the name given.
+  EXPECT_TRUE(rejected_with([&] { check_output_path(fits, "--diagnostics", {}, 8); },
+                            "whose names are up to " + std::to_string(limit + 8) + " bytes, over the " +
+                                std::to_string(limit) + " this file system allows; give a name at least 8 bytes shorter"));
+  // A name over the limit itself says so too, not only the system's "File name too long".
+  std::string const itself = dir.file(std::string(std::size_t(limit) + 5, 'd'));
+  EXPECT_TRUE(rejected_with([&] { check_output_path(itself, "--save"); }, "give a name at least 13 bytes shorter"));
   // A video's temporary file keeps the extension (ffmpeg goes by it): 4 more for ".mp4".
   std::string const video = dir.file(std::string(std::size_t(limit) - 14, 'c') + ".mp4");
   EXPECT_EQ(name_length_problem(video), "");
