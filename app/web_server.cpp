@@ -108,6 +108,10 @@ struct WebServer::Impl {
   std::set<std::shared_ptr<Viewer>> viewers;  // network thread only
   std::weak_ptr<Viewer> steering;             // the viewer whose input counts
   std::string steering_tab;                   // its page's tab: a reload of that tab steers again
+  // The steering viewer holds control only because it came first (or was there when the seat fell vacant), not
+  // because it asked for it or steered before: a page that steered this server's run before it was started again
+  // (its tab says so) takes control from it as the pages come back, whichever comes first.
+  bool control_by_arrival = false;
   FrameBytes latest;                          // the newest frame, for a viewer that connects now
   std::deque<std::pair<std::string, std::string>> files;  // offered for download: name, path (network thread only)
   bool stopping = false;           // stop(): the viewers are told, no new ones come (network thread only)
@@ -146,12 +150,16 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
 
   const std::string& peer() const { return peer_; }
   const std::string& tab() const { return tab_; }
+  bool steered_before() const { return steered_before_; }
 
   void start(http::request<http::empty_body> request) {
     // The page's tab (kept by the browser across reloads): the steering tab's reload steers again, however its
     // old connection's close and its new one's arrival are ordered. Anything but a tab id is no tab.
     if (auto given = query_value({request.target().data(), request.target().size()}, "tab"); given && tab_id(*given))
       tab_ = *given;
+    // A page that steered when it last heard from a server at this address (the server started again since).
+    steered_before_ = !tab_.empty() && query_value({request.target().data(), request.target().size()}, "steered") ==
+                                           std::optional<std::string>("1");
     beast::get_lowest_layer(ws_).expires_never();  // the WebSocket's own timeouts from here on
     websocket::stream_base::timeout timeouts{};
     timeouts.handshake_timeout = kHandshakeTimeout;
@@ -245,6 +253,7 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
         acknowledge(r.message->id);
       } else if (std::holds_alternative<TakeControl>(r.message->event)) {
         server_.take_control(shared_from_this());
+        server_.control_by_arrival = false;
       } else if (server_.steering.lock() == shared_from_this()) {
         server_.owner.deliver(*r.message);
       }
@@ -313,6 +322,7 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
   websocket::stream<beast::tcp_stream> ws_;
   std::string peer_;
   std::string tab_;  // the page's tab id, or "" (a page without one)
+  bool steered_before_ = false;
   beast::flat_buffer buffer_;
   static std::uint64_t sequence_of(const std::vector<std::uint8_t>& frame) {
     auto const header = read_frame_header(frame.data(), frame.size());
@@ -534,9 +544,18 @@ void WebServer::Impl::add(const std::shared_ptr<Viewer>& v) {
   viewers.insert(v);
   owner.viewers_ = viewers.size();
   owner.note("serve: viewer " + v->peer() + " connected (" + std::to_string(viewers.size()) + " watching)");
-  // The first viewer steers, and the steering tab reloaded steers again (its old connection may not have closed yet).
-  if (!steering.lock() || (!v->tab().empty() && v->tab() == steering_tab)) take_control(v);
-  else v->tell("control 0");
+  // The first viewer steers, and the steering tab reloaded steers again (its old connection may not have closed yet);
+  // so does the page that steered before the server was started again, over one that came back before it.
+  bool const first = !steering.lock();
+  if (first || (!v->tab().empty() && v->tab() == steering_tab)) {
+    take_control(v);
+    if (first) control_by_arrival = !v->steered_before();
+  } else if (control_by_arrival && v->steered_before()) {
+    take_control(v);
+    control_by_arrival = false;
+  } else {
+    v->tell("control 0");
+  }
   if (!files.empty()) v->tell("file " + files.back().first);  // a page opened (or reloaded) since gets the newest
   if (latest) v->offer(latest);  // a still picture is not sent again: the newcomer needs one now
 }
@@ -558,6 +577,7 @@ void WebServer::Impl::remove(const std::shared_ptr<Viewer>& v) {
     vacant.async_wait([this](beast::error_code ec) {
       if (ec || stopping || steering.lock() || viewers.empty()) return;
       take_control(*viewers.begin());
+      control_by_arrival = true;
     });
   }
 }

@@ -735,14 +735,19 @@ def duplicate(nbody, folder, shots):
         tab_of = lambda page: page.evaluate("sessionStorage.getItem('nbody-tab')")  # noqa: E731
         first = tab_of(browser)
         expect(first, "the page has no tab id")
+        # The steering tab remembers it steers (a server started again gives it control back).
+        steered = lambda page: page.evaluate("sessionStorage.getItem('nbody-steered')")  # noqa: E731
+        expect(steered(browser) == "1", "the steering tab does not remember it steers: %r" % steered(browser))
         # The copy's document starts with the first tab's sessionStorage, as a duplicated tab's does.
-        copy = browser.another_tab("sessionStorage.setItem('nbody-tab', %s)" % json.dumps(first))
+        copy = browser.another_tab("sessionStorage.setItem('nbody-tab', %s); sessionStorage.setItem('nbody-steered', '1')"
+                                   % json.dumps(first))
         copy.open(server.local_url)
         wait_for(lambda: copy.state().get("connected") and copy.state().get("frames", 0) > 0, 20,
                  "the duplicated tab shows no frames: %r" % copy.state())
         time.sleep(1.0)
         expect(tab_of(copy) not in (None, first), "the duplicated tab kept the id %r" % first)
         expect(not copy.state().get("steering"), "the duplicated tab took control")
+        expect(steered(copy) is None, "the duplicated tab claims to have steered: %r" % steered(copy))
         expect(browser.state().get("steering"), "the first tab lost control to its duplicate")
         copy.screenshot(os.path.join(shots, "serve_duplicate_tab.png"))
         copy.close()

@@ -639,6 +639,39 @@ TEST(ServeServer, TheSteeringTabReloadedSteersBeforeItsOldPageCloses) {
   EXPECT_EQ(inputs_within(1.0), std::vector<std::uint64_t>{7}) << "the old page's close took control from the reloaded one";
 }
 
+// A server started again (the lecture's server restarted at its address): the pages come back in any order, and the
+// one that steered before (its tab says so: steered=1) takes control from a watcher's that came back first; one that
+// steered before claims nothing over a page that took control, or steered by its claim.
+TEST(ServeServer, ThePageThatSteeredBeforeTheServerStartedAgainSteersAgain) {
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", nullptr);
+  auto wait_viewers = [&](std::size_t n) { return viewers_reach(server, n); };
+  auto inputs_within = [&](double seconds) { return input_ids_within(server, seconds); };
+  Client student(server.port(), "/ws?tab=fedcba9876543210");  // back first: steers, by arrival only
+  ASSERT_TRUE(wait_viewers(1));
+  Client spoof(server.port(), "/ws?steered=1");  // no tab: no claim
+  ASSERT_TRUE(wait_viewers(2));
+  Client lecturer(server.port(), "/ws?tab=0123456789abcdef&steered=1");
+  ASSERT_TRUE(wait_viewers(3));
+  student.send("p 3 1 1");
+  spoof.send("p 4 1 1");
+  lecturer.send("p 5 10 20");
+  EXPECT_EQ(inputs_within(1.0), std::vector<std::uint64_t>{5}) << "the page that steered before does not steer";
+  // A second claim (a stale tab) takes nothing from a claim; nor from a page that took control with the button.
+  Client stale(server.port(), "/ws?tab=00000000000000000000000000000000&steered=1");
+  ASSERT_TRUE(wait_viewers(4));
+  stale.send("p 6 1 1");
+  lecturer.send("p 7 10 20");
+  EXPECT_EQ(inputs_within(1.0), std::vector<std::uint64_t>{7}) << "a second claim took control";
+  student.send("t 8");
+  ASSERT_TRUE(wait_viewers(4));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  Client another(server.port(), "/ws?tab=11111111111111111111111111111111&steered=1");
+  ASSERT_TRUE(wait_viewers(5));
+  another.send("p 9 1 1");
+  student.send("p 10 1 1");
+  EXPECT_EQ(inputs_within(1.0), std::vector<std::uint64_t>{10}) << "a claim took control from the button's";
+}
+
 // A server that stops (Ctrl-C, SIGTERM) tells every page why, with a WebSocket close, 1001 "going away", which the page
 // shows; a connection that just ended would read there as 1006, "the server is not reachable". A viewer that answers
 // ends the wait at once; one that does not holds the stop up for a bounded time only.
