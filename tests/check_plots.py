@@ -124,6 +124,17 @@ with tempfile.TemporaryDirectory() as d:
           f"diagnostics: --units of a file that records none is refused ({r.stderr.strip()})")
     r = run(sys.executable, diagnostics_script, "--units", p("physical.json"), p("u.png"), p("physical.csv"))
     check(r.returncode == 0 and os.path.exists(p("u.png")), f"diagnostics: --units on the command line ({r.stderr})")
+    # The output forgotten (two series, or a series and its report): the first is not replaced by the picture.
+    shutil.copy(p("series.csv"), p("first.csv"))
+    before = open(p("first.csv"), "rb").read()
+    r = run(sys.executable, diagnostics_script, p("first.csv"), p("series.csv"))
+    check(r.returncode != 0 and "name it *.png" in r.stderr and open(p("first.csv"), "rb").read() == before,
+          f"diagnostics: a series named as the output is refused and kept ({r.stderr.strip()})")
+    # Two runs' series of one name, in two folders: the legend tells them apart by their folders.
+    os.makedirs(p("base")), os.makedirs(p("job"))
+    shutil.copy(p("series.csv"), p(os.path.join("base", "d.csv"))), shutil.copy(p("series.csv"), p(os.path.join("job", "d.csv")))
+    check(plot_diagnostics.legend_names([p("base/d.csv"), p("job/d.csv")]) == ["base/d.csv", "job/d.csv"],
+          "diagnostics: two series named d.csv are told apart by their folders")
     # One body: L0 = 0 about its centre, and the panel says it draws |L - L0| itself.
     fig = plot_diagnostics.draw([("one.csv", plot_diagnostics.load(p("one.csv")))], plt)
     angular = [ax for ax in fig.axes if ax.get_title().startswith("angular")][0]

@@ -202,6 +202,20 @@ def draw(series, plt, units=None):
     return fig
 
 
+def legend_names(paths):
+    """What the legend calls each series: its file name, with as many of its folders as tell it from the others
+    ("base/d.csv" and "job/d.csv")."""
+    parts = [os.path.normpath(p).split(os.sep) for p in paths]
+    names = []
+    for i, mine in enumerate(parts):
+        for k in range(1, len(mine) + 1):
+            tail = mine[-k:]
+            if all(other[-k:] != tail for j, other in enumerate(parts) if j != i) or k == len(mine):
+                names.append(os.path.join(*tail))
+                break
+    return names
+
+
 def main(argv):
     args, units = [], None
     rest = iter(argv[1:])
@@ -216,7 +230,14 @@ def main(argv):
     if len(args) < 2:
         raise SystemExit(__doc__)
     out, paths = args[0], args[1:]
-    series = [(os.path.basename(p), load(p)) for p in paths]
+    # The picture is a new PNG: a series or a report named first (the output forgotten, or the arguments swapped)
+    # would be replaced by it.
+    if not out.lower().endswith(".png"):
+        raise SystemExit(f"{out}: the picture is written as a PNG; name it *.png (usage: plot_diagnostics.py "
+                         "[--units FILE] OUT.png SERIES [SERIES...])")
+    if any(os.path.exists(p) and os.path.exists(out) and os.path.samefile(p, out) for p in paths):
+        raise SystemExit(f"{out}: is also a series to draw; name the picture another file")
+    series = [(name, load(p)) for name, p in zip(legend_names(paths), paths)]
     try:
         import matplotlib
     except ImportError:
