@@ -107,6 +107,8 @@ constexpr double kRecordingLookSeconds = 0.02;
 // A new body count whose steps would each take longer than this is asked for twice (Viewer::bodies_confirmed), at
 // the run's pace or at least these (pairs a second in a step of many bodies: fp64 on a small GPU, one CPU core).
 constexpr double kConfirmStepSeconds = 60;
+// The question stands this long: the same count entered later (or by a page that connected since) is asked again.
+constexpr int kConfirmWindowSeconds = 60;
 constexpr double kUsualGpuPairsPerSecond = 1e11, kUsualCpuPairsPerSecond = 1e9;
 
 // `more` input after `to`'s, as if gathered in one poll.
@@ -665,6 +667,12 @@ class Viewer {
     driver::RunConfig run = settings();
     bool const from_file = scenarios_.front().rfind("file: ", 0) == 0 && controls_.scenario == 0;
     if (from_file) {
+      // N is the file's: one typed is not taken (the file is not loaded again for it, its run not begun again).
+      if (controls_.bodies != std::int64_t(requested_bodies_)) {
+        tell("N is the file's (" + count_text(requested_bodies_) + " bodies); choose a scenario to run another N");
+        controls_.bodies = std::int64_t(requested_bodies_);
+        return;
+      }
       run.initial = options_.run.initial;  // the file again, as loaded
     } else {
       run.initial.snapshot.clear();
@@ -717,7 +725,11 @@ class Viewer {
   // (pairs a second), or over a pace that many bodies reach at least where that is the faster: a step of
   // few bodies is mostly overhead, and its pace would make any larger N look slow. True where it may start.
   bool bodies_confirmed(std::size_t bodies) {
-    if (bodies <= requested_bodies_ || bodies == bodies_to_confirm_) {
+    // (Entered again within kConfirmWindowSeconds: an answer to the question; later, or by a page that connected
+    // since, a new request, asked again.)
+    bool const answered = bodies == bodies_to_confirm_ && std::chrono::steady_clock::now() - asked_at_ <
+                                                            std::chrono::seconds(kConfirmWindowSeconds);
+    if (bodies <= requested_bodies_ || answered) {
       bodies_to_confirm_ = 0;
       return true;
     }
@@ -733,13 +745,15 @@ class Viewer {
     double const seconds = double(bodies) * double(bodies) / std::max(measured, usual);
     if (seconds < kConfirmStepSeconds) return true;
     bodies_to_confirm_ = bodies;
+    asked_at_ = std::chrono::steady_clock::now();
     char took[32];
     if (seconds < 3600) std::snprintf(took, sizeof took, "%.0f min", seconds / 60);
     else if (seconds < 48 * 3600) std::snprintf(took, sizeof took, "%.1f h", seconds / 3600);
     else std::snprintf(took, sizeof took, "%.0f days", seconds / 86400);
-    tell("N = " + count_text(bodies) + ": one step would take about " + took + " at " +
+    // What to do first: a narrow panel shows a message's first lines.
+    tell("enter N = " + std::to_string(bodies) + " again to start it: one step would take about " + took + " (" +
          (measured > usual ? "this run's pace" : gpu ? "a GPU's usual pace" : "a CPU's usual pace") +
-         ", and nothing else can change until it ends; enter N = " + std::to_string(bodies) + " again to start it");
+         "), and nothing else can change until it ends");
     return false;
   }
 
@@ -1057,6 +1071,7 @@ class Viewer {
   driver::RunConfig requested_, shown_;
   std::size_t requested_bodies_ = 0;
   std::size_t bodies_to_confirm_ = 0;  // a body count said to take minutes a step: started when entered again
+  std::chrono::steady_clock::time_point asked_at_{};  // when it was said
   std::uint64_t awaited_ = 0;
   bool softening_chosen_ = false;   // on the command line or in the HUD: kept across scenario switches
   bool point_size_chosen_ = false;  // the same for the sprites' size

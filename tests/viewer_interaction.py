@@ -378,6 +378,33 @@ def scenario_switch(nbody, folder):
 
 
 # A body count that is not one, typed into N: a message, and the run goes on with its own N.
+def file_body_count(nbody, folder):
+    """A run loaded from a file has the file's N: a count typed is said not to be taken, and the file is not loaded
+    again (its run was begun again without a word)."""
+    path = os.path.join(folder, "cluster.bin")
+    subprocess.run([nbody, "--run", "-q", "--backend", "cpu", "--bodies", "300", "--steps", "1", "--save", path],
+                   check=True)
+    v = Viewer(nbody, ["--load", path, "--paused"], folder)
+    try:
+        v.click_until("Simulation", "N")
+        v.wait_for(lambda: re.search(r"^viewer: started .*, 300 bodies", v.log(), re.M), 20, "no start")
+        starts = len(re.findall(r"^viewer: started ", v.log(), re.M))
+        v.click("N")
+        v.key("ctrl+a")
+        for key in "4096":
+            v.key(key)
+        v.key("Return")
+        v.wait_for(lambda: "N is the file's (300 bodies); choose a scenario to run another N" in v.log(), 10,
+                   "no message about N = 4096 for a file's run\n" + v.log())
+        time.sleep(1)
+        expect(len(re.findall(r"^viewer: started ", v.log(), re.M)) == starts,
+               "the file was loaded again for N = 4096\n" + v.log())
+        v.key("q")
+        expect(v.wait_exit() == 0, "q: exit status " + str(v.proc.returncode))
+    finally:
+        v.close()
+
+
 def bad_body_count(nbody, folder):
     v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "1000", "--paused"], folder)
     try:
@@ -818,7 +845,7 @@ CASES = {f.__name__: f for f in (escape_in_a_text_field, escape_in_a_popup, scre
                                   quick_scenario_switches, hud_values_held_to_command_line_bounds,
                                   click_on_a_slider_applies, level_colours_while_paused,
                                   recording_closed_keeps_its_screenshot, tapped_enter_while_running,
-                                  narrow_window_keeps_the_labels)}
+                                  narrow_window_keeps_the_labels, file_body_count)}
 
 
 def main():
