@@ -171,6 +171,11 @@ class Viewer {
     recording_ = o.offscreen || !o.screenshot.empty() || !o.frames_dir.empty() || !o.video.empty() || o.frames > 0;
     // The window first: where none can open, the default mode falls back before any other work.
     served_ = surface != nullptr;
+    // A page has no window of the server's to fill or close: F11 is the browser's, and the page ends nothing.
+    if (served_)
+      keys_.erase(std::remove_if(keys_.begin(), keys_.end(),
+                                 [](const auto& key) { return key.first == "F11" || key.first == "Esc or q"; }),
+                  keys_.end());
     surface_ = surface ? std::move(surface)
                : o.offscreen ? render::open_offscreen(o.width, o.height, "--offscreen")
                              : render::open_window(o.width, o.height, "nbody");
@@ -985,7 +990,7 @@ class Viewer {
     h.paused = s.paused;
     h.exposure = shown_exposure_;
     for (auto const& m : messages_) h.messages.push_back(m.first);
-    h.keys = kViewerKeys;
+    h.keys = keys_;
     h.overlay = render::describe_overlay(controls_.color, shown_coloring_, slices_.size(), s.time, h.dt, running_.units,
                                          camera_.world_per_pixel(float(surface_->height())), surface_->width());
     if (controls_.color == render::ColorMode::level) h.overlay->swatches = level_swatches_;
@@ -1113,6 +1118,7 @@ class Viewer {
   bool energy_tracked_ = true;
   bool colors_dirty_ = true, screenshot_requested_ = false, quit_ = false, fullscreen_ = false;
   bool served_ = false;     // a front end's surface (--serve): the HUD is seen by others
+  std::vector<std::pair<std::string, std::string>> keys_ = kViewerKeys;  // the HUD's Keys: those that do something
   bool unwatched_ = false;  // the last pass drew nothing: no one watched (--serve with no browser)
   unsigned types_present_ = 0b111;  // the body types of generation types_generation_ (a bit each)
   std::uint64_t types_generation_ = 0;

@@ -416,6 +416,7 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
         ImGui::TableNextColumn();
         ImGui::PushTextWrapPos(-1.0f);  // the key whole: its column is as wide as the widest
         ImGui::TextUnformatted(key.c_str());
+        trace(("key " + key).c_str());
         ImGui::PopTextWrapPos();
         ImGui::TableNextColumn();
         ImGui::TextWrapped("%s", does.c_str());

@@ -750,6 +750,11 @@ def duplicate(nbody, folder, shots):
         expect(steered(copy) is None, "the duplicated tab claims to have steered: %r" % steered(copy))
         expect(browser.state().get("steering"), "the first tab lost control to its duplicate")
         copy.screenshot(os.path.join(shots, "serve_duplicate_tab.png"))
+        # The Keys the HUD lists are those a page has: not F11 (the browser's) nor quit (a page ends nothing).
+        browser.click(*server.settled("Keys", 10, "no Keys header traced"))
+        server.settled("key space", 10, "opening Keys listed no space key")
+        expect(server.widget("key F11") is None and server.widget("key Esc or q") is None,
+               "the served HUD lists F11 or quit among its keys")
         copy.close()
         copy = None
         # The control: the first tab reloaded keeps its id and steers (the state read is the new page's: the old
