@@ -415,7 +415,7 @@ void LiveSimulation::execute(const Plan& plan) {
         } catch (const std::exception& e) {
           // The run carries on as it was: a change that cannot be made is only a message. With several
           // ranks every rank refuses it alike (agree()).
-          message(std::string("could not apply the change: ") + e.what());
+          message(std::string(save ? "checkpoint not saved: " : "could not apply the change: ") + e.what());
           std::lock_guard<std::mutex> lock(frame_mutex_);
           ++stats_.refused;
         }

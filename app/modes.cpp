@@ -799,9 +799,10 @@ int run_simulation(const Options& asked) {
     bool const saved = save_written || checkpoint_written;
     if (writes_outputs()) {
       // With --t-end the count of steps is a bound, not a plan: the time reached says how far the run got.
-      auto number_text = [](double v) {
+      auto number_text = [&](double v) {  // and in physical units too: "25.2991 (3.772 Myr)"
         std::ostringstream text;
         text << v;
+        if (setup.units.physical()) text << " (" << setup.units.physical(v) << ")";
         return text.str();
       };
       std::string const where = o.t_end ? std::to_string(r.steps) + (blocks ? " block steps" : " steps") +

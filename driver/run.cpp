@@ -119,6 +119,8 @@ std::string energy_warning(const Setup& setup, const sim::Diagnostics& start, co
     auto const typed = names.typed.find("--dt");
     if (typed != names.typed.end())
       std::snprintf(step, sizeof step, "%s, %g in its units", typed->second.c_str(), setup.program.dt);
+    else if (setup.units.physical())  // (a restart's, from its file: the user gave it in a unit most likely)
+      std::snprintf(step, sizeof step, "%g, %s", setup.program.dt, setup.units.physical(setup.program.dt).c_str());
     else
       std::snprintf(step, sizeof step, "%g", setup.program.dt);
     std::snprintf(text, sizeof text,

@@ -1384,6 +1384,12 @@ class Engine {
     return driver::typed_time(option, text, setup_.units, run_.names);
   }
 
+  // A time as messages give it: its shortest exact form, and in physical units that too (Units::time_text).
+  std::string time_text(double time) {
+    Busy busy(*this);
+    return setup_.units.time_text(time);
+  }
+
   // What the files call one unit (--mass-unit, --length-unit) and what follows from it; None in N-body units.
   nb::object units() {
     Busy busy(*this);
@@ -1734,6 +1740,7 @@ NB_MODULE(_nbody, m) {
       .def_prop_ro("description", &Engine::describe)
       .def_prop_ro("source", &Engine::source)
       .def_prop_ro("units", &Engine::units)
+      .def("time_text", &Engine::time_text, "time"_a)
       .def("time_in_units", &Engine::time_in_units, "text"_a, "name"_a);
   m.def("devices", &nbody::python::devices);
   m.def("why_no_devices", &nbody::python::why_no_devices);

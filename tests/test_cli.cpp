@@ -3454,6 +3454,12 @@ TEST_F(Cli, TimesInAUnitAreTakenInTheRunsUnits) {
     EXPECT_NE(past.out.find(", no block steps, already at time 0.2120967267892069 (100 kyr)\n"), std::string::npos)
         << past.out;
     EXPECT_EQ(past.out.find("block steps to time"), std::string::npos) << past.out;
+    // A restart's dt is its file's number: the energy warning gives it in the units too.
+    ASSERT_EQ(nbody(run + "-q --dt 20kyr --t-end 1Myr --diagnostics " + file("w.csv") + " --checkpoint " + file("w.h5"))
+                  .code,
+              0);
+    Result const warned = nbody("--run -q --restart " + file("w.h5") + " --t-end 2Myr --diagnostics " + file("w.csv"));
+    EXPECT_NE(warned.err.find("give a smaller --dt (this run: 0.0424193, 20 kyr)"), std::string::npos) << warned.err;
   }
   expect_input_error(run + "--integrator hermite4 --dt 1kyr",
                      "--dt 1kyr: hermite4 chooses each body's step (a power of two up to --dt-max, from --eta)");

@@ -710,9 +710,9 @@ class Simulation:
         if (steps and self.dt is not None and not ended_there and not self.last_run["stopped_by_callback"] and
                 exact_finish_time):
             shown = given if isinstance(given, str) else t_end  # a time in a unit as typed
-            notice = (f"t_end={_shown(shown)}: the run ended at {_shown(self.time)}, the first step of "
-                      f"dt={_shown(self.dt)} at or past it (integrate takes whole steps; REBOUND's ends at t_end "
-                      "exactly)")
+            notice = (f"t_end={_shown(shown)}: the run ended at {self._engine.time_text(self.time)}, the first step "
+                      f"of dt={self._engine.time_text(self.dt)} at or past it (integrate takes whole steps; REBOUND's "
+                      "ends at t_end exactly)")
             _log.info("%s", notice)
             self.notices.append(notice)
             self.last_run["notices"].append(notice)

@@ -252,7 +252,9 @@ def test_times_in_a_unit_are_taken_in_the_simulations_units(tmp_path):
     assert sim.steps == twin.steps == math.ceil(myr / 0.01)
     rows = lambda p: [line.split(",")[:2] for line in p.read_text().splitlines()[1:]]
     assert rows(tmp_path / "d.csv") == rows(tmp_path / "e.csv")
-    with pytest.warns(RuntimeWarning, match=r"^t_end='2Myr': the run ended at 4\.25, the first step of dt=0\.01"):
+    # (Its times in the units given too, as the user reads them.)
+    with pytest.warns(RuntimeWarning, match=r"^t_end='2Myr': the run ended at 4\.25 \(2\.004 Myr\), the first step of "
+                                            r"dt=0\.01 \(4\.715 kyr\)"):
         sim.integrate("2Myr")
     assert sim.time >= 2 * myr
     with pytest.raises(ValueError, match=r"^t_end='1e12Gyr': more than 1e\+15 steps of dt 0\.01 away"):
