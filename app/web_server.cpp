@@ -360,7 +360,10 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
 
  private:
   void on_read(beast::error_code ec) {
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted)
+    // A client that went away (its connection closed or reset: a link checker, a page closed as it loaded) asked
+    // nothing wrong: no refusal to count or answer.
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted ||
+        ec == net::error::connection_reset || ec == net::error::eof || ec == net::error::broken_pipe)
       return close();
     if (ec == http::error::body_limit) {  // any body at all: nothing served takes one
       ++server_.owner.refused_requests_;
@@ -543,7 +546,7 @@ void WebServer::Impl::add(const std::shared_ptr<Viewer>& v) {
   if (stopping) return v->close();  // its handshake ended after the server began to stop
   viewers.insert(v);
   owner.viewers_ = viewers.size();
-  owner.note("serve: viewer " + v->peer() + " connected (" + std::to_string(viewers.size()) + " watching)");
+  owner.note("serve: viewer " + v->peer() + " connected (" + std::to_string(viewers.size()) + " connected)");
   // The first viewer steers, and the steering tab reloaded steers again (its old connection may not have closed yet);
   // so does the page that steered before the server was started again, over one that came back before it.
   bool const first = !steering.lock();
@@ -563,7 +566,7 @@ void WebServer::Impl::add(const std::shared_ptr<Viewer>& v) {
 void WebServer::Impl::remove(const std::shared_ptr<Viewer>& v) {
   if (!viewers.erase(v)) return;
   owner.viewers_ = viewers.size();
-  owner.note("serve: viewer " + v->peer() + " gone (" + std::to_string(viewers.size()) + " watching)");
+  owner.note("serve: viewer " + v->peer() + " gone (" + std::to_string(viewers.size()) + " connected)");
   if (stopping) {
     if (viewers.empty()) goodbye.cancel();  // every viewer answered: the server stops now
     return;

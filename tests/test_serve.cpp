@@ -739,6 +739,24 @@ TEST(ServeServer, RefusalsHaveTheStatusThatSaysWhy) {
   EXPECT_EQ(server.refused_requests(), 5u);
 }
 
+// A client that goes away in the middle of its request (its connection reset: a page closed as it loads, a link
+// checker) asked nothing wrong: it is no refusal, in the log or the count. A malformed one is (the control).
+TEST(ServeServer, AClientGoneMidRequestIsNoRefusal) {
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", {});
+  int const fd = connect_loopback(server.port());
+  ASSERT_GE(fd, 0);
+  std::string const part = "GET / HTTP/1.1\r\nHo";
+  ASSERT_EQ(write(fd, part.data(), part.size()), ssize_t(part.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  linger reset{1, 0};  // closed with a reset, as a browser tab's connection often is
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+  close(fd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(server.refused_requests(), 0u);
+  EXPECT_EQ(http_status(server.port(), "GET / HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n"), 400);
+  EXPECT_EQ(server.refused_requests(), 1u);
+}
+
 // On the loopback (no token), the Host must name it, whole: a DNS name that begins like an address
 // ("127.0.0.1.evil.example") is another site's, pointed at 127.0.0.1, and its page would steer.
 TEST(ServeServer, OnTheLoopbackTheHostNamesItWhole) {
