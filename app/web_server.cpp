@@ -112,6 +112,11 @@ struct WebServer::Impl {
   // because it asked for it or steered before: a page that steered this server's run before it was started again
   // (its tab says so) takes control from it as the pages come back, whichever comes first.
   bool control_by_arrival = false;
+  // Claims are honoured this long after the server starts: the pages of a server started again come back within
+  // their reconnect back-off. Later (a tab that steered long ago, a reload after the vacant seat went to a watcher),
+  // a page's memory of having steered is stale.
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::chrono::milliseconds claim_window{60000};
   FrameBytes latest;                          // the newest frame, for a viewer that connects now
   std::deque<std::pair<std::string, std::string>> files;  // offered for download: name, path (network thread only)
   bool stopping = false;           // stop(): the viewers are told, no new ones come (network thread only)
@@ -362,8 +367,9 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
   void on_read(beast::error_code ec) {
     // A client that went away (its connection closed or reset: a link checker, a page closed as it loaded) asked
     // nothing wrong: no refusal to count or answer.
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == net::error::operation_aborted ||
-        ec == net::error::connection_reset || ec == net::error::eof || ec == net::error::broken_pipe)
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message || ec == beast::error::timeout ||
+        ec == net::error::operation_aborted || ec == net::error::connection_reset ||
+        ec == net::error::connection_aborted || ec == net::error::eof || ec == net::error::broken_pipe)
       return close();
     if (ec == http::error::body_limit) {  // any body at all: nothing served takes one
       ++server_.owner.refused_requests_;
@@ -553,7 +559,8 @@ void WebServer::Impl::add(const std::shared_ptr<Viewer>& v) {
   if (first || (!v->tab().empty() && v->tab() == steering_tab)) {
     take_control(v);
     if (first) control_by_arrival = !v->steered_before();
-  } else if (control_by_arrival && v->steered_before()) {
+  } else if (control_by_arrival && v->steered_before() &&
+             std::chrono::steady_clock::now() - started < claim_window) {
     take_control(v);
     control_by_arrival = false;
   } else {
@@ -668,6 +675,10 @@ void WebServer::publish(FrameBytes frame) {
     impl->latest = frame;
     for (auto const& v : impl->viewers) v->offer(frame);
   });
+}
+
+void WebServer::set_claim_window(std::chrono::milliseconds window) {
+  net::post(impl_->io, [this, window] { impl_->claim_window = window; });
 }
 
 void WebServer::offer_file(const std::string& path) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -48,6 +49,10 @@ class WebServer {
   // Waits up to `seconds` for input (or stop()): the render loop sleeps here between frames.
   void wait_input(double seconds);
   std::size_t viewers() const { return viewers_.load(); }
+  // How long after the server's start a page that steered before it started takes control back (its pages come back
+  // within the page's reconnect back-off, 30 s at most); later, its claim is a stale one (the default: 60 s). Before
+  // the first viewer connects.
+  void set_claim_window(std::chrono::milliseconds window);
   // A file written on this machine at a viewer's request (the 'p' key's screenshot, the 's' key's checkpoint): every
   // viewer is told its name ("file NAME") and may download it from /files/NAME while the server runs (the newest
   // kMaxFilesOffered; the file is read when asked for). Returns at once.

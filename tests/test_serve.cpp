@@ -672,6 +672,24 @@ TEST(ServeServer, ThePageThatSteeredBeforeTheServerStartedAgainSteersAgain) {
   EXPECT_EQ(inputs_within(1.0), std::vector<std::uint64_t>{10}) << "a claim took control from the button's";
 }
 
+// A claim is honoured only while the pages of a server started again come back: later, a page's memory of having
+// steered is stale (a tab reloaded long after its seat went to a watcher), and the 5 s a steering page has to come
+// back stands.
+TEST(ServeServer, AClaimLongAfterTheStartIsStale) {
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", nullptr);
+  server.set_claim_window(std::chrono::milliseconds(300));
+  auto wait_viewers = [&](std::size_t n) { return viewers_reach(server, n); };
+  auto inputs_within = [&](double seconds) { return input_ids_within(server, seconds); };
+  Client student(server.port(), "/ws?tab=fedcba9876543210");
+  ASSERT_TRUE(wait_viewers(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  Client late(server.port(), "/ws?tab=0123456789abcdef&steered=1");
+  ASSERT_TRUE(wait_viewers(2));
+  late.send("p 3 1 1");
+  student.send("p 4 1 1");
+  EXPECT_EQ(inputs_within(1.0), std::vector<std::uint64_t>{4}) << "a stale claim took control";
+}
+
 // A server that stops (Ctrl-C, SIGTERM) tells every page why, with a WebSocket close, 1001 "going away", which the page
 // shows; a connection that just ended would read there as 1006, "the server is not reachable". A viewer that answers
 // ends the wait at once; one that does not holds the stop up for a bounded time only.

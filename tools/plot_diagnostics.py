@@ -205,14 +205,16 @@ def draw(series, plt, units=None):
 def legend_names(paths):
     """What the legend calls each series: its file name, with as many of its folders as tell it from the others
     ("base/d.csv" and "job/d.csv")."""
-    parts = [os.path.normpath(p).split(os.sep) for p in paths]
+    parts = [os.path.abspath(p).split(os.sep) for p in paths]  # (whole paths: "/d.csv" is not "d.csv")
     names = []
     for i, mine in enumerate(parts):
-        for k in range(1, len(mine) + 1):
+        for k in range(1, len(mine)):
             tail = mine[-k:]
-            if all(other[-k:] != tail for j, other in enumerate(parts) if j != i) or k == len(mine):
+            if all(other[-k:] != tail for j, other in enumerate(parts) if j != i):
                 names.append(os.path.join(*tail))
                 break
+        else:  # every folder needed: the path as given
+            names.append(os.path.normpath(paths[i]))
     return names
 
 
