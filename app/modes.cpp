@@ -454,11 +454,13 @@ int run_simulation(const Options& asked) {
   // A restart writes its series as the run it continues did, where it names no cadence of its own.
   driver::take_up_cadences(setup, blocks, setup.clock.step, steps, outputs);
   // Every file of the series is named now: one that cannot be written stops nothing half way.
+  std::vector<std::string> output_notices;
   agree(world(), [&] {
     if (!writes_outputs()) return;
-    driver::check_run_outputs(outputs, setup.clock.step, setup.clock.step + steps, {{"--json", o.json}});
+    output_notices = driver::check_run_outputs(outputs, setup.clock.step, setup.clock.step + steps, {{"--json", o.json}});
     driver::check_tipsy_save(o.save, "--save " + o.save, setup.units);
   });
+  for (std::string const& text : output_notices) notice(text);
   if (std::string const text = driver::series_names_notice(outputs, setup.clock.step + steps); !text.empty())
     notice(text);
   // What every report of the run holds, the failed ones' too: what ran, how far (`at`: the simulation's, or where a

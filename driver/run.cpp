@@ -420,8 +420,10 @@ std::string series_names_notice(const RunOutputs& o, std::uint64_t last) {
          "DatasetSeries) should be given it in the order of Header/Step";
 }
 
-void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last,
-                       const std::vector<std::pair<std::string, std::string>>& others, const SettingNames& names) {
+std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t last,
+                                           const std::vector<std::pair<std::string, std::string>>& others,
+                                           const SettingNames& names) {
+  std::vector<std::string> notices;
   auto all = others;
   all.insert(all.end(), {{names.name("--checkpoint"), o.checkpoint},
                          {names.name("--save"), o.save},
@@ -483,22 +485,41 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
     }
   }
   // A run from step 0 is a new run: files of its series past step 0 are another run's, among which its own would
-  // sit, one series of two runs to whoever reads the folder. Refused, nothing removed, every such series named. (A
+  // sit, one series of two runs to whoever reads the folder (unless every one is of its own course: below). Refused,
+  // nothing removed, every such series named. (A
   // run past step 0, or a restart of a step-0 checkpoint, a branch of it too, goes on: the files past its step of its
   // own course are an earlier start's, which died after its last checkpoint and which the restart writes again bit for
   // bit; those of another course are refused below.)
   std::string mixed;
   // `checkpoints`: the files are checkpoints, the last of which a restart goes on from (an earlier start of this very
   // command, killed, left them; removing them would lose that).
+  // Files of this run's own course (driver/course.h: the same bodies and settings, so the same trajectory) are an
+  // earlier start of this very command, killed before it ended (a job script's fresh command, resubmitted): the run
+  // writes them again to the bit as it passes them, and says so. A file that records no course is taken as another
+  // run's.
   auto refuse_mixing = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what,
                            bool checkpoints = false) {
-    std::vector<std::string> const after = series_files_after(path_of, 0);
+    std::vector<std::string> after = series_files_after(path_of, 0);
     if (after.empty()) return;
+    if (!o.course.empty()) {
+      std::vector<std::string> own;
+      for (std::string const& path : after)
+        if (sim::recorded_course(path) == o.course) own.push_back(path);
+      if (own.size() == after.size()) {
+        std::string const count = own.size() == 1 ? "a file" : std::to_string(own.size()) + " files";
+        notices.push_back(what + ": the folder holds " + count + " of that series past step 0 (" + own.front() +
+                          (own.size() > 1 ? ", ..." : "") + ") of this run's course, an earlier start of it, which " +
+                          "this run writes again as it passes " + (own.size() == 1 ? "it" : "them") +
+                          (checkpoints ? " (" + names.with_text("--restart", own.back()) +
+                                             " would go on from its last instead)"
+                                       : ""));
+        return;
+      }
+    }
     std::string const count = after.size() == 1 ? "a file" : std::to_string(after.size()) + " files";
     mixed += (mixed.empty() ? "" : "; ") + what + ": the folder holds " + count + " of that series past step 0 (" +
              after.front() + (after.size() > 1 ? ", ..." : "") + "), another run's, which this new run's would mix " +
-             "with" + (checkpoints ? " (or an earlier start of this one: " + names.with_text("--restart", after.back()) +
-                                         " goes on from its last)"
+             "with" + (checkpoints ? " (" + names.with_text("--restart", after.back()) + " would go on from its last)"
                                    : "") +
              "; remove " + (after.size() == 1 ? "it" : "them") + " or name another series";
   };
@@ -633,6 +654,7 @@ void check_run_outputs(const RunOutputs& o, std::uint64_t first, std::uint64_t l
                       {first, last},
                       names.keywords ? names.with_text("--snapshots", o.snapshots.base) + " writes" : "--snapshots",
                       all);
+  return notices;
 }
 
 RunResult run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std::uint64_t steps,

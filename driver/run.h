@@ -60,7 +60,7 @@ struct RunOutputs {
   // The run starts from a checkpoint (a restart, of a step-0 checkpoint too, a branch of it included): files of its
   // series past its step of its own course (driver/course.h) are an earlier start's, killed, and are written over,
   // where those of another course are refused (check_run_outputs). A run from step 0 that is not is a new run, refused
-  // among any files of its series past step 0.
+  // among files of its series past step 0 unless all are of its own course (the same command, started before).
   bool from_checkpoint = false;
   // The course of the run's states (Setup::course): files of its series past its step that record another are
   // refused (check_run_outputs), where ones of its own are written over.
@@ -259,7 +259,9 @@ ContinuedEnd continued_end(const Setup& setup);
 // be written: each checkpoint and snapshot of the series (its name, and that it is no other output's
 // file, the front end's `others` (option, path) included), the diagnostics series. The final
 // outputs' own paths are the front end's to check with its others. `names`: how the messages name the outputs.
-void check_run_outputs(const RunOutputs& outputs, std::uint64_t first, std::uint64_t last,
+// Returns notices for the front end to say: a new run's series files of its own course, an earlier start's, that it
+// writes again.
+std::vector<std::string> check_run_outputs(const RunOutputs& outputs, std::uint64_t first, std::uint64_t last,
                        const std::vector<std::pair<std::string, std::string>>& others = {},
                        const SettingNames& names = {});
 

@@ -709,6 +709,7 @@ class Engine {
     driver::take_up_cadences(setup_, sim_->block_steps(), sim_->steps_done(), steps, o);
     // The files, where rank 0 writes them (as the command line checks them): every rank then hears its answer, so
     // that a folder one rank sees otherwise sends none alone into the run's first collective call.
+    std::vector<std::string> output_notices;  // said by the run, with its others
     {
       nb::gil_scoped_release unlocked;
       agree(sim_->ranks(), [&] {
@@ -723,11 +724,12 @@ class Engine {
                                                 run_.names);
         spare_source({{"checkpoint", o.checkpoint}, {"save", o.save}, {"diagnostics", o.diagnostics}}, "checkpoint",
                      "save", &o.snapshots);
-        driver::check_run_outputs(o, sim_->steps_done(), sim_->steps_done() + steps, {}, run_.names);
+        output_notices = driver::check_run_outputs(o, sim_->steps_done(), sim_->steps_done() + steps, {}, run_.names);
         driver::check_tipsy_save(o.save, run_.names.with_text("--save", o.save), setup_.units);
       });
     }
 
+    o.said.insert(o.said.end(), output_notices.begin(), output_notices.end());
     if (std::string const notice = driver::series_names_notice(o, sim_->steps_done() + steps); !notice.empty())
       o.said.push_back(notice);
     // Said by the run after the cadences it took up (o.said), which they may be about.

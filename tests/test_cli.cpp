@@ -2550,6 +2550,40 @@ TEST_F(Cli, ASeriesIsNotMixedWithAnEarlierRunsFiles) {
   EXPECT_FALSE(fs::exists(file("mix/s_00000000.h5")));
 }
 
+// A job script's fresh command, killed after its first periodic checkpoints but before its end wrote --checkpoint,
+// then resubmitted as it was: its series' files past step 0 are of its own course (the same bodies and settings), an
+// earlier start of this very run. It runs, writes them again to the bit and says so, and ends where a run never
+// killed does; the command with another seed is still refused among them.
+TEST_F(Cli, AFreshCommandResubmittedAfterAKillWritesItsOwnSeriesAgain) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  std::string const series = " --checkpoint-every 10 --snapshots " + file("k/s") + " --snapshot-every 10";
+  std::string const command = "--run --bodies 128 --steps 40 --checkpoint " + file("c.h5") + series;
+  // The killed start: its files to step 20, no --checkpoint (a run killed outright writes no final one).
+  ASSERT_EQ(nbody("--run -q --bodies 128 --steps 20 --checkpoint " + file("c.h5") + series).code, 0);
+  fs::remove(file("c.h5"));
+  sim::BodySet const at_20 = sim::read_checkpoint(file("c_00000020.h5")).bodies;
+  expect_input_error("--run --bodies 128 --seed 7 --steps 40 --checkpoint " + file("c.h5") + series,
+                     "--checkpoint-every 10: the folder holds 2 files of that series past step 0 (" +
+                         file("c_00000010.h5") + ", ...), another run's, which this new run's would mix with (--restart " +
+                         file("c_00000020.h5") + " would go on from its last)");
+  Result const again = nbody(command);
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(again.err.find("notice: --checkpoint-every 10: the folder holds 2 files of that series past step 0 (" +
+                           file("c_00000010.h5") + ", ...) of this run's course, an earlier start of it, which this "
+                           "run writes again as it passes them (--restart " + file("c_00000020.h5") +
+                           " would go on from its last instead)"),
+            std::string::npos)
+      << again.err;
+  EXPECT_NE(again.err.find("notice: --snapshots " + file("k/s") + ": the folder holds 2 files of that series past step "
+                           "0 (" + file("k/s_00000010.hdf5") + ", ...) of this run's course"),
+            std::string::npos)
+      << again.err;
+  EXPECT_TRUE(test::bitwise_equal(sim::read_checkpoint(file("c_00000020.h5")).bodies, at_20)) << "written again to the bit";
+  // As a run never killed ends.
+  ASSERT_EQ(nbody("--run -q --bodies 128 --steps 40 --checkpoint " + file("whole.h5")).code, 0);
+  EXPECT_TRUE(test::bitwise_equal(sim::read_checkpoint(file("c.h5")).bodies, sim::read_checkpoint(file("whole.h5")).bodies));
+}
+
 // A restart that changes a setting of the course (a branch) would write its files among those the course it leaves
 // wrote past its step, which a reader of the folder then takes for one series: refused, nothing removed. Every file
 // records its course, so a branch resubmitted over its own files (killed before) goes on, and so does a restart that

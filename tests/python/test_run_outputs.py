@@ -362,12 +362,41 @@ def test_checkpoints_and_snapshots_of_a_run_restart_where_they_were_taken(tmp_pa
     assert middle.steps == 20
     middle.step(10)
     assert np.array_equal(middle.positions, sim.positions)
-    # The script's next run goes on with the series; another simulation's run would mix its files with these.
+    # The script's next run goes on with the series; another simulation's run (another seed's) would mix its files
+    # with these.
     sim.run(steps=15, snapshots=tmp_path / "s", snapshot_every=15)
     assert sim.last_run["snapshots_written"] == 1  # 45: 30, its start, is the run before's end
     with pytest.raises(ValueError, match=r"^snapshots='.*s': the folder holds 3 files of that series past step 0 "
                                          r"\(.*s_00000015\.hdf5, \.\.\.\), another run's, which this new run's"):
-        nbody.Simulation(n=128, backend="cpu").run(steps=5, snapshots=tmp_path / "s")
+        nbody.Simulation(n=128, seed=7, backend="cpu").run(steps=5, snapshots=tmp_path / "s")
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_a_script_run_again_after_a_kill_writes_its_own_series_again(tmp_path):
+    # A job's script, killed after its periodic checkpoints at steps 10 and 20 but before its end wrote c.h5, is run
+    # again as it was: the files are its own course's (the same bodies and settings), an earlier start of it, which
+    # it writes again and says so; it ends as a script never killed does.
+    def script(steps):
+        sim = nbody.Simulation(n=128, backend="cpu")
+        sim.run(steps=steps, checkpoint=tmp_path / "c.h5", checkpoint_every=10, snapshots=tmp_path / "s",
+                snapshot_every=10)
+        return sim
+    script(20)
+    (tmp_path / "c.h5").unlink()
+    again = script(40)
+    said = [n for n in again.last_run["notices"] if "of this run's course, an earlier start of it" in n]
+    assert len(said) == 2, again.last_run["notices"]
+    assert re.search(r"^checkpoint_every=10: the folder holds 2 files of that series past step 0 \(.*c_00000010\.h5, "
+                     r"\.\.\.\) of this run's course, an earlier start of it, which this run writes again as it "
+                     r"passes them \(Simulation\.restart\('.*c_00000020\.h5'\) would go on from its last "
+                     r"instead\)$", said[1]), said
+    whole = nbody.Simulation(n=128, backend="cpu")
+    whole.step(40)
+    assert np.array_equal(again.positions, whole.positions)
+    # Another seed's script is another run, refused among them.
+    with pytest.raises(ValueError, match=r"another run's, which this new run's would mix with"):
+        nbody.Simulation(n=128, seed=7, backend="cpu").run(steps=40, checkpoint=tmp_path / "c.h5",
+                                                             checkpoint_every=10)
 
 
 def test_a_chain_of_stopped_runs_writes_the_series_of_one_run(tmp_path):
