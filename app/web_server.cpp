@@ -374,12 +374,13 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
     if (ec == http::error::body_limit) {  // any body at all: nothing served takes one
       ++server_.owner.refused_requests_;
       auto const& header = parser_->get();
-      bool const get = header.method() == http::verb::get;
+      bool const get = header.method() == http::verb::get || header.method() == http::verb::head;
+      head_ = header.method() == http::verb::head;
       std::string_view const path = target_path({header.target().data(), header.target().size()});
       server_.owner.note("serve: " + peer_ + ": refused " + std::string(path.substr(0, 40)) + ": a request with a " +
-                         "body (" + (get ? "a GET takes none" : "only GET is served") + ")");
+                         "body (" + (get ? "a GET or HEAD takes none" : "only GET and HEAD are served") + ")");
       return respond(get ? http::status::bad_request : http::status::method_not_allowed,
-                     get ? "a GET takes no body\n" : "only GET is served\n", "text/plain", false);
+                     get ? "a GET or HEAD takes no body\n" : "only GET and HEAD are served\n", "text/plain", false);
     }
     if (ec) {
       ++server_.owner.refused_requests_;
@@ -387,6 +388,8 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
       return respond(http::status::bad_request, "bad request\n", "text/plain", false);
     }
     http::request<http::empty_body> request = parser_->release();
+    // HEAD (a link checker's, a download manager's look before it fetches) is answered as GET is, without the body.
+    head_ = request.method() == http::verb::head;
     bool const upgrade = websocket::is_upgrade(request);
     if (auto const refused = server_.refusal(request, upgrade)) {
       ++server_.owner.refused_requests_;
@@ -417,7 +420,7 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
     auto response = std::make_shared<http::response<http::string_body>>(status, 11);
     common_headers(*response);
     response->set(http::field::content_type, type);
-    if (status == http::status::method_not_allowed) response->set(http::field::allow, "GET");
+    if (status == http::status::method_not_allowed) response->set(http::field::allow, "GET, HEAD");
     if (status == http::status::upgrade_required) {
       response->set(http::field::upgrade, "websocket");
       response->set(http::field::connection, "Upgrade");
@@ -425,11 +428,29 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
     response->body() = body;
     response->keep_alive(keep_alive);
     response->prepare_payload();
+    if (head_) return respond_head(*response, body.size());
     stream_.expires_after(kRequestTimeout);
     http::async_write(stream_, *response, [self = shared_from_this(), response](beast::error_code ec, std::size_t) {
       if (ec || !response->keep_alive()) return self->close();
       self->read();
     });
+  }
+
+  // The answer to a HEAD: the headers the GET's would have, its Content-Length included, and no body.
+  template <class Body>
+  void respond_head(const http::response<Body>& like, std::uint64_t length) {
+    auto response = std::make_shared<http::response<http::empty_body>>(like.result(), 11);
+    for (auto const& field : like) response->set(field.name_string(), field.value());
+    response->content_length(length);
+    response->keep_alive(like.keep_alive());
+    auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*response);
+    serializer->split(true);
+    stream_.expires_after(kRequestTimeout);
+    http::async_write_header(stream_, *serializer,
+                             [self = shared_from_this(), response, serializer](beast::error_code ec, std::size_t) {
+                               if (ec || !response->keep_alive()) return self->close();
+                               self->read();
+                             });
   }
 
   // A file offered for download, read from its path as it is sent (it may be large: a checkpoint): a part at a
@@ -461,6 +482,7 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
     response->set(http::field::content_disposition, "attachment; filename=\"" + name + "\"");
     response->content_length(size);
     response->keep_alive(keep_alive);
+    if (head_) return respond_head(*response, size);  // the file closed with it, unread
     auto serializer = std::make_shared<http::response_serializer<http::file_body>>(*response);
     // Counted while any part of the download is in flight: the slot goes with the last handler that holds it.
     struct Slot {
@@ -501,6 +523,7 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
   beast::flat_buffer buffer_{kMaxHeaderBytes};
   std::optional<http::request_parser<http::empty_body>> parser_;
   std::string peer_;
+  bool head_ = false;  // the request being answered is a HEAD: its answer has no body
 };
 
 void WebServer::Impl::accept() {
@@ -511,7 +534,7 @@ void WebServer::Impl::accept() {
   });
 }
 
-// Why a request is refused, or nothing. The token (when one is set) on every request; a GET only; a
+// Why a request is refused, or nothing. The token (when one is set) on every request; a GET or a HEAD only; a
 // WebSocket only from a page of this server (its Origin names this host), so another site open in
 // the same browser cannot steer; on a loopback bind, a Host that names the loopback (a DNS name
 // rebound to 127.0.0.1 is another site's).
@@ -519,7 +542,8 @@ std::optional<WebServer::Impl::Refusal> WebServer::Impl::refusal(const http::req
                                                                   bool upgrade) const {
   std::string_view const target(req.target().data(), req.target().size());
   auto forbidden = [](std::string why) { return Refusal{http::status::forbidden, std::move(why)}; };
-  if (req.method() != http::verb::get) return Refusal{http::status::method_not_allowed, "only GET is served"};
+  if (req.method() != http::verb::get && !(req.method() == http::verb::head && !upgrade))
+    return Refusal{http::status::method_not_allowed, "only GET and HEAD are served"};
   if (token) {
     auto const given = query_value(target, "token");
     if (!given) return forbidden("no token (open the URL nbody printed at start)");

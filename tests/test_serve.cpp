@@ -749,12 +749,56 @@ TEST(ServeServer, RefusalsHaveTheStatusThatSaysWhy) {
   WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", {});
   std::string const host = "Host: 127.0.0.1:" + std::to_string(server.port()) + "\r\n";
   EXPECT_EQ(http_status(server.port(), "GET / HTTP/1.1\r\n" + host + "\r\n"), 200);
-  EXPECT_EQ(http_status(server.port(), "HEAD / HTTP/1.1\r\n" + host + "\r\n"), 405);
+  EXPECT_EQ(http_status(server.port(), "PUT / HTTP/1.1\r\n" + host + "\r\n"), 405);
   EXPECT_EQ(http_status(server.port(), "POST / HTTP/1.1\r\n" + host + "Content-Length: 3\r\n\r\nx=1"), 405);
   EXPECT_EQ(http_status(server.port(), "GET / HTTP/1.1\r\n" + host + "Content-Length: 3\r\n\r\nx=1"), 400);
   EXPECT_EQ(http_status(server.port(), "GET /ws HTTP/1.1\r\n" + host + "\r\n"), 426);
   EXPECT_EQ(http_status(server.port(), "GET /nope HTTP/1.1\r\n" + host + "\r\n"), 404);
   EXPECT_EQ(server.refused_requests(), 5u);
+}
+
+// The whole reply to one plain HTTP request sent as `text`, read until the server closes the connection (the request
+// asks it to) or 2 s pass.
+std::string http_reply(std::uint16_t port, const std::string& text) {
+  int const fd = connect_loopback(port);
+  std::string reply;
+  if (fd >= 0 && write(fd, text.data(), text.size()) == ssize_t(text.size())) {
+    timeval wait{2, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    char chunk[4096];
+    ssize_t n = 0;
+    while ((n = read(fd, chunk, sizeof chunk)) > 0) reply.append(chunk, n);
+  }
+  if (fd >= 0) close(fd);
+  return reply;
+}
+
+// A HEAD (a link checker's, a download manager's look before it fetches) is answered as GET is: its status and
+// headers, Content-Length the body's, and no body; refused as GET is where GET would be. A refusal of another method
+// says GET and HEAD are allowed.
+TEST(ServeServer, AHeadIsAnsweredAsAGetWithoutItsBody) {
+  std::string const page = "<p>the page</p>";
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", page, {});
+  std::string const host = "Host: 127.0.0.1:" + std::to_string(server.port()) + "\r\n";
+  std::string const get = http_reply(server.port(), "GET / HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n");
+  std::string const head = http_reply(server.port(), "HEAD / HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n");
+  ASSERT_EQ(get.rfind("HTTP/1.1 200", 0), 0u) << get;
+  ASSERT_EQ(head.rfind("HTTP/1.1 200", 0), 0u) << head;
+  EXPECT_NE(head.find("Content-Length: " + std::to_string(page.size()) + "\r\n"), std::string::npos) << head;
+  EXPECT_NE(head.find("Content-Type: text/html"), std::string::npos) << head;
+  EXPECT_EQ(head.substr(head.size() - 4), "\r\n\r\n") << "no body: " << head;
+  EXPECT_EQ(get.substr(get.size() - page.size()), page);
+  // Kept alive, a HEAD's answer leaves the connection ready for the next request.
+  std::string const two = http_reply(server.port(), "HEAD / HTTP/1.1\r\n" + host + "\r\nGET / HTTP/1.1\r\n" + host +
+                                                        "Connection: close\r\n\r\n");
+  EXPECT_EQ(two.substr(two.size() - page.size()), page) << two;
+  // Refused where a GET is, without the refusal's text.
+  std::string const missing = http_reply(server.port(), "HEAD /nope HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n");
+  EXPECT_EQ(missing.rfind("HTTP/1.1 404", 0), 0u) << missing;
+  EXPECT_EQ(missing.substr(missing.size() - 4), "\r\n\r\n") << missing;
+  std::string const put = http_reply(server.port(), "PUT / HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n");
+  EXPECT_EQ(put.rfind("HTTP/1.1 405", 0), 0u) << put;
+  EXPECT_NE(put.find("Allow: GET, HEAD\r\n"), std::string::npos) << put;
 }
 
 // A client that goes away in the middle of its request (its connection reset: a page closed as it loads, a link
