@@ -54,13 +54,18 @@ def main():
     parser.add_argument("--steps", type=int, default=1000, help="steps of dt (default 1000: t = 10)")
     parser.add_argument("--every", type=int, default=20, help="steps between two records")
     parser.add_argument("--dt", type=float, default=0.01)
-    parser.add_argument("--backend", default="auto", help="auto, cuda or cpu")
+    parser.add_argument("--backend", default="auto", choices=("auto", "cuda", "cpu"),
+                        help="auto (the GPU if any, else the CPU), cuda or cpu")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--output", default="plummer_cluster.png")
     args = parser.parse_args()
 
     positions, velocities, masses = plummer(args.bodies, args.seed)
-    sim = nbody.Simulation.from_arrays(positions, velocities, masses, dt=args.dt, softening=0.01, backend=args.backend)
+    try:
+        sim = nbody.Simulation.from_arrays(positions, velocities, masses, dt=args.dt, softening=0.01,
+                                           backend=args.backend)
+    except ValueError as error:  # a bad --dt, --backend cuda without a GPU: nbody's one line says which
+        sys.exit(f"error: {error}")
     print(sim)
 
     records = []

@@ -874,8 +874,9 @@ class Simulation:
                           "integrator, what hermite4 would take.")
     eta_start = _setting("eta_start", "hermite4's first steps: eta_start times the shorter of |a| / |jerk| and "
                                       "sqrt(|potential|) / |a| (with another integrator, what hermite4 would take).")
-    dt_max = _setting("dt_max", "hermite4's longest step (its power of two at most this; with another integrator, what "
-                                "hermite4 would take).")
+    dt_max = _setting("dt_max", "hermite4's dt_max as given (in the simulation's time unit): its steps are powers of "
+                                "two, the longest the largest at most this (0.0625 for 0.1); with another integrator, "
+                                "what hermite4 would take.")
     softening = _setting("softening", "The Plummer softening length.")
     integrator = _setting("integrator", "The integrator's name.")
     damping = _setting("damping", "euler-damped's velocity factor per step.")
