@@ -9,6 +9,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <filesystem>
@@ -202,8 +203,22 @@ class WebServer::Impl::Viewer : public std::enable_shared_from_this<Viewer> {
     if (!writing_) write_next();
   }
 
+  // A text for the page, sent after those waiting. Past kMaxTextsWaiting (a page that reads too slowly) the oldest
+  // waiting is dropped, never the newest. Whether the page steers ("control 0" or "control 1") is never dropped: a
+  // newer one replaces the one waiting.
   void tell(std::string text) {
-    if (closed_ || leaving_ || texts_.size() >= kMaxTextsWaiting) return;
+    if (closed_ || leaving_) return;
+    bool const control = text.rfind("control ", 0) == 0;
+    if (control)
+      texts_.erase(std::remove_if(texts_.begin(), texts_.end(),
+                                  [](const std::string& t) { return t.rfind("control ", 0) == 0; }),
+                   texts_.end());
+    while (texts_.size() >= kMaxTextsWaiting) {
+      auto const other = std::find_if(texts_.begin(), texts_.end(),
+                                      [](const std::string& t) { return t.rfind("control ", 0) != 0; });
+      if (other == texts_.end()) break;
+      texts_.erase(other);
+    }
     texts_.push_back(std::move(text));
     if (!writing_) write_next();
   }

@@ -875,6 +875,61 @@ std::pair<std::string, std::string> http_get(std::uint16_t port, const std::stri
   return {reply.substr(0, end), reply.substr(end + 4)};
 }
 
+// A page that reads slowly (a frame of 32 MB still being sent to it) while many texts wait for it: the older texts
+// may be dropped, never whether it steers. Another page took control meanwhile: the slow one learns it lost it.
+TEST(ServeServer, ASlowPageIsToldWhetherItSteersWhateverElseWaits) {
+  auto const folder = std::filesystem::temp_directory_path() / ("nbody_serve_slow_" + std::to_string(getpid()));
+  std::filesystem::create_directories(folder);
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", {});
+  Client slow(server.port(), "/ws");
+  ASSERT_EQ(slow.status(), 101);
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (server.viewers() < 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(slow.receive()->second, "control 1");
+  FrameHeader h;
+  h.sequence = 1;
+  auto big = std::make_shared<std::vector<std::uint8_t>>(kFrameHeaderBytes + (32u << 20), std::uint8_t(1));
+  write_frame_header(h, big->data());
+  server.publish(big);  // more than the sockets hold: its write waits for the page to read
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int k = 0; k < 20; ++k) {
+    std::string const path = (folder / ("shot" + std::to_string(k) + ".png")).string();
+    std::ofstream(path) << "png";
+    server.offer_file(path);
+  }
+  Client other(server.port(), "/ws");
+  ASSERT_EQ(other.status(), 101);
+  std::optional<std::pair<int, std::string>> m;
+  while ((m = other.receive()) && m->second.rfind("control ", 0) != 0) {
+  }
+  ASSERT_TRUE(m);
+  other.send("t 1");  // takes control
+  while ((m = other.receive()) && m->second != "control 1") {
+  }
+  ASSERT_TRUE(m) << "the other page was given control";
+  for (int k = 20; k < 25; ++k) {  // and more texts behind it
+    std::string const path = (folder / ("shot" + std::to_string(k) + ".png")).string();
+    std::ofstream(path) << "png";
+    server.offer_file(path);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // The slow page reads now: its frame, then what waited.
+  std::vector<std::string> texts;
+  while ((m = slow.receive()))
+    if (m->first == 1) {
+      texts.push_back(m->second);
+      if (m->second == "file shot24.png") break;
+    }
+  ASSERT_FALSE(texts.empty());
+  EXPECT_EQ(texts.back(), "file shot24.png") << "the newest text arrives";
+  std::string last_control;
+  for (auto const& t : texts)
+    if (t.rfind("control ", 0) == 0) last_control = t;
+  EXPECT_EQ(last_control, "control 0") << "the slow page learns it no longer steers";
+  std::filesystem::remove_all(folder);
+}
+
 // The keys' screenshots and checkpoints are written on the server; a browser elsewhere gets them as downloads. Each
 // viewer is told the name, the file is sent whole as it is on disk when asked for, and nothing else is served: not
 // a name never offered, not a path outside, not one offered before the newest kMaxFilesOffered, nor one gone.
