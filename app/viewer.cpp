@@ -674,7 +674,10 @@ class Viewer {
     if (from_file) {
       // N is the file's: one typed is not taken (the file is not loaded again for it, its run not begun again).
       if (controls_.bodies != std::int64_t(requested_bodies_)) {
-        tell("N is the file's (" + count_text(requested_bodies_) + " bodies); choose a scenario to run another N");
+        // (0 until the file's first state is shown: it is being read)
+        tell(requested_bodies_ ? "N is the file's (" + count_text(requested_bodies_) +
+                                     " bodies); choose a scenario to run another N"
+                               : "N is the file's (still being read); choose a scenario to run another N");
         controls_.bodies = std::int64_t(requested_bodies_);
         return;
       }
