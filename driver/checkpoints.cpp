@@ -505,6 +505,15 @@ std::vector<std::string> series_files_after(const std::function<std::string(std:
   return paths;
 }
 
+std::vector<std::uint64_t> series_steps_within(const std::function<std::string(std::uint64_t)>& path_of,
+                                               std::uint64_t first, std::uint64_t last) {
+  std::vector<std::uint64_t> steps = series_steps_in_folder(path_of, true);
+  steps.erase(std::remove_if(steps.begin(), steps.end(), [&](std::uint64_t step) { return step < first || step > last; }),
+              steps.end());
+  std::sort(steps.begin(), steps.end());
+  return steps;
+}
+
 std::optional<std::uint64_t> series_latest_through(const std::function<std::string(std::uint64_t)>& path_of,
                                                    std::uint64_t last) {
   std::optional<std::uint64_t> latest;

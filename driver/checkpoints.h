@@ -155,6 +155,10 @@ void check_step_series(const std::function<std::string(std::uint64_t)>& path_of,
 // begins at `first` would leave its own files among them (check_run_outputs refuses it).
 std::vector<std::string> series_files_after(const std::function<std::string(std::uint64_t)>& path_of,
                                             std::uint64_t first);
+// The steps from `first` to `last` (both included) at which the folder of a series named by `path_of` holds a file
+// of it (a regular file), in step order.
+std::vector<std::uint64_t> series_steps_within(const std::function<std::string(std::uint64_t)>& path_of,
+                                               std::uint64_t first, std::uint64_t last);
 // The latest step up to `last` at which the folder of a series named by `path_of` holds a file of it (a regular
 // file), or none: a run that begins at `last` goes on with the series, where that file is of its course.
 std::optional<std::uint64_t> series_latest_through(const std::function<std::string(std::uint64_t)>& path_of,

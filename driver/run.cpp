@@ -542,6 +542,34 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
              "another run, which this run's would mix with; remove " + (foreign.size() == 1 ? "it" : "them") +
              " or name another series";
   };
+  // A series written over files of the other kind (a restart's --snapshots run.h5 among the periodic checkpoints of
+  // --checkpoint run.h5, which are run_00000004.h5 and the like too): a checkpoint a restart goes on from replaced by
+  // a snapshot, which no restart reads, or a snapshot by a checkpoint. Refused, whatever the course; each series
+  // looks only at the files of the steps it writes (`due`).
+  auto refuse_other_kind = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what,
+                               bool writes_checkpoints, const std::function<bool(std::uint64_t)>& due) {
+    for (std::uint64_t step : series_steps_within(path_of, first, last)) {
+      if (!due(step)) continue;
+      std::string const path = path_of(step);
+      bool const other = writes_checkpoints ? sim::is_nbody_snapshot(path) : sim::is_nbody_checkpoint(path);
+      if (!other) continue;
+      mixed += (mixed.empty() ? "" : "; ") + what + " would write " + path + " over " +
+               (writes_checkpoints ? "a snapshot (of a " + names.name("--snapshots") + " series of that name)"
+                                   : "a checkpoint (a periodic one of that name), which a restart goes on from") +
+               "; give the series another name";
+      return;
+    }
+  };
+  if (o.snapshots.enabled())
+    refuse_other_kind([&](std::uint64_t step) { return o.snapshots.path(step); },
+                      names.with_text("--snapshots", o.snapshots.base), false, [&](std::uint64_t step) {
+                        return step == first || step == last || o.snapshots.dt > 0 || o.snapshots.due(step);
+                      });
+  if ((o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
+    refuse_other_kind([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, checkpoint_cadence(), true,
+                      [&](std::uint64_t step) {
+                        return step > first && (o.checkpoint_dt > 0 || step % o.checkpoint_every == 0);
+                      });
   bool const new_run = first == 0 && !o.from_checkpoint;
   auto check_series = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what,
                           bool checkpoints = false) {

@@ -2584,6 +2584,35 @@ TEST_F(Cli, AFreshCommandResubmittedAfterAKillWritesItsOwnSeriesAgain) {
   EXPECT_TRUE(test::bitwise_equal(sim::read_checkpoint(file("c.h5")).bodies, sim::read_checkpoint(file("whole.h5")).bodies));
 }
 
+// A series is not written over files of the other kind of the same name: a restart's --snapshots run.h5 would put
+// snapshots, which no restart reads, in place of --checkpoint run.h5's periodic checkpoints (run_00000004.h5), and
+// periodic checkpoints would replace a snapshot series' files. Refused before the run, nothing changed; a new run of
+// the same course (which its own files do not stop) too.
+TEST_F(Cli, ASeriesIsNotWrittenOverFilesOfTheOtherKind) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 4 --checkpoint " + file("run.h5") + " --checkpoint-every 1").code, 0);
+  std::string const checkpoint_4 = slurp(file("run_00000004.h5"));
+  expect_input_error("--run -q --restart " + file("run_00000002.h5") + " --steps 2 --snapshots " + file("run.h5"),
+                     "--snapshots " + file("run.h5") + " would write " + file("run_00000002.h5") +
+                         " over a checkpoint (a periodic one of that name), which a restart goes on from; give the "
+                         "series another name");
+  expect_input_error("--run -q --bodies 64 --steps 4 --snapshots " + file("run.h5"),
+                     "--snapshots " + file("run.h5") + " would write " + file("run_00000004.h5") + " over a checkpoint");
+  EXPECT_EQ(slurp(file("run_00000004.h5")), checkpoint_4) << "nothing replaced";
+  EXPECT_TRUE(sim::is_nbody_checkpoint(file("run_00000004.h5")));
+  // Periodic checkpoints over a snapshot series.
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 4 --snapshots " + file("s.h5") + " --snapshot-every 1").code, 0);
+  std::string const snapshot_3 = slurp(file("s_00000003.h5"));
+  expect_input_error("--run -q --restart " + file("run_00000002.h5") + " --steps 2 --checkpoint " + file("s.h5") +
+                         " --checkpoint-every 1",
+                     "--checkpoint-every 1 would write " + file("s_00000003.h5") + " over a snapshot (of a --snapshots "
+                     "series of that name); give the series another name");
+  EXPECT_EQ(slurp(file("s_00000003.h5")), snapshot_3) << "nothing replaced";
+  // Negative control: the restart's snapshots under another name are written.
+  Result const other = nbody("--run -q --restart " + file("run_00000002.h5") + " --steps 2 --snapshots " + file("snap.h5"));
+  EXPECT_EQ(other.code, 0) << other.err;
+}
+
 // A restart that changes a setting of the course (a branch) would write its files among those the course it leaves
 // wrote past its step, which a reader of the folder then takes for one series: refused, nothing removed. Every file
 // records its course, so a branch resubmitted over its own files (killed before) goes on, and so does a restart that

@@ -1216,3 +1216,17 @@ def test_a_series_that_cannot_take_its_name_says_which_file_holds_its_rows(tmp_p
     assert sim.last_run["diagnostics_failure"] and "d.csv" in sim.last_run["diagnostics_failure"]
     assert sim.last_run["diagnostics_rows_in"] == str(series) + ".partial"
     assert sum(1 for line in open(sim.last_run["diagnostics_rows_in"]) if line[:1].isdigit()) == 5
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_snapshots_are_not_written_over_periodic_checkpoints_of_that_name(tmp_path):
+    # A restart's snapshots named as the periodic checkpoints it restarts from would replace them with files no
+    # restart reads: refused, nothing replaced.
+    nbody.Simulation(n=64, backend="cpu").run(steps=4, checkpoint=tmp_path / "run.h5", checkpoint_every=1)
+    before = (tmp_path / "run_00000004.h5").read_bytes()
+    sim = nbody.Simulation.restart(tmp_path / "run_00000002.h5", backend="cpu")
+    with pytest.raises(ValueError, match=r"^snapshots='.*run\.h5' would write .*run_00000002\.h5 over a checkpoint "
+                                         r"\(a periodic one of that name\), which a restart goes on from"):
+        sim.run(steps=2, snapshots=tmp_path / "run.h5")
+    assert (tmp_path / "run_00000004.h5").read_bytes() == before
+    assert sim.steps == 2
