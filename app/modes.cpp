@@ -893,7 +893,7 @@ int run_benchmark(const Options& o) {
                                                   blocks ? &setup.hermite : nullptr);
   });
   multigpu::Simulation& sim = *made;
-  driver::Measurement const m = driver::measure(sim, o.warmup, steps, o.t_end);
+  driver::Measurement const m = driver::measure(sim, o.warmup, steps, o.t_end, o.run.names);
   // What was said before the timing, and what the timing itself calls for, goes to --json too (and to the console
   // unless --quiet): a fallback to the CPU or threads sharing cores is part of what the numbers mean.
   json j = driver::benchmark_json(m, sim, setup.source, o.warmup, steps);

@@ -28,6 +28,8 @@ inline constexpr double kMaxBodyMagnitude = 1e15;
 inline constexpr double kMaxTime = 1e27;  // |time| a run can name (--t-end): kMaxSteps steps of kMaxDt
 inline constexpr long long kMaxDevices = 256;           // GPUs or host devices per process
 inline constexpr long long kMaxStepsPerFrame = 1000000;  // the viewer's steps per frame (--steps-per-frame)
+// A benchmark's timed steps (fixed steps: each one timed, its time kept, on a GPU with events of its own).
+inline constexpr std::uint64_t kMaxTimedSteps = 1000000;
 inline constexpr double kMaxPointSize = 1024;           // the viewer's sprite size in pixels (--point-size)
 inline constexpr double kMaxBrightness = 1e6;           // the light each sprite adds (--brightness)
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/bounds.h"
 #include "core/clock.h"
 #include "core/errors.h"
 #include "core/enum_names.h"
@@ -224,12 +225,15 @@ std::vector<double> slowest_device_steps(const std::vector<std::vector<double>>&
 }
 
 Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64_t steps,
-                    std::optional<double> t_end) {
+                    std::optional<double> t_end, const SettingNames& names) {
   steps = std::max<std::uint64_t>(steps, 1);
   if (sim.block_steps()) return measure_blocks(sim, warmup, steps, t_end);
   if (t_end)
     throw InputError("--t-end: a benchmark runs to a time with --integrator hermite4 only (" +
                      sim.program().integrator + " times --steps steps)");
+  if (steps > kMaxTimedSteps)
+    throw InputError(names.with("--steps", std::to_string(steps)) + ": a benchmark times each of its steps, at most " +
+                     std::to_string(kMaxTimedSteps) + " (a longer run: " + names.name("--run") + ")");
   auto const w0 = Clock::now();
   std::uint64_t warmed = 0;  // warm-up steps run so far
   if (sim.config().launch == multigpu::Launch::graph) {

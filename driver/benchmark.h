@@ -78,9 +78,10 @@ std::vector<double> slowest_device_steps(const std::vector<std::vector<double>>&
 // as BlockMeasurement says, in `blocks`; with `t_end`, the timed block steps are every one up to that time
 // instead of `steps` (InputError for other integrators, and where the warm-up already reached it). Throws
 // Interrupted (core/interrupt.h) within about a step (hermite4: about 50 ms of block steps) of a signal.
-// With several ranks every rank calls it (it is collective).
+// With several ranks every rank calls it (it is collective). More than kMaxTimedSteps fixed steps, each timed, are
+// refused (InputError naming `steps` as `names` spells it) before any step.
 Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std::uint64_t steps,
-                    std::optional<double> t_end = std::nullopt);
+                    std::optional<double> t_end = std::nullopt, const SettingNames& names = {});
 
 // A benchmark's report, as `nbody --benchmark --json` writes it and Python's Simulation.benchmark
 // returns it: one function, so both give the same keys. `source` names where the bodies came from

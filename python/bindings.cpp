@@ -572,6 +572,9 @@ class Engine {
     if (steps < 1 || steps > kMaxSteps) throw InputError("steps=" + std::to_string(steps) + ": must be from 1 to 1e15");
     if (warmup > kMaxSteps) throw InputError("warmup=" + std::to_string(warmup) + ": must be at most 1e15");
     same_call("benchmark(steps=" + std::to_string(steps) + ", warmup=" + std::to_string(warmup) + ")");
+    if (!sim_->block_steps() && steps > kMaxTimedSteps)  // before the copy (driver::measure says it too)
+      throw InputError("steps=" + std::to_string(steps) + ": a benchmark times each of its steps, at most " +
+                       std::to_string(kMaxTimedSteps) + " (a longer run: run())");
     // The state, the clock and hermite4's per-body state (each body at its own time, with its step): the copy goes
     // on as this simulation would, block structure included, as `nbody --benchmark --restart` of its checkpoint.
     std::shared_ptr<const driver::Setup> same;
@@ -582,10 +585,11 @@ class Engine {
     sim::StepProgram const program = sim_->program();
     multigpu::SimulationConfig const config = sim_->config();
     std::string const source = setup_.source;
+    SettingNames const names = run_.names;
     std::string const text = watching_signals(
         [=]() -> std::string {
           multigpu::Simulation copy(same->bodies, program, config, same->clock, &same->hermite);
-          driver::Measurement const m = driver::measure(copy, warmup, steps);
+          driver::Measurement const m = driver::measure(copy, warmup, steps, std::nullopt, names);
           return driver::benchmark_json(m, copy, source, warmup, steps).dump();
         },
         true);

@@ -1945,6 +1945,11 @@ TEST_F(Cli, BenchmarkReportsAndWritesJson) {
   EXPECT_GT(ms, 0.0);
   EXPECT_NEAR(j["interactions_per_second"].get<double>(), 512.0 * 512.0 / (ms * 1e-3), 1.0);
   EXPECT_FALSE(fs::exists(file("b.json.tmp")));
+  // Each timed step's time is kept: more than a million are refused naming --steps, before a step, not as the memory
+  // they would take (which had been said as "try fewer --bodies").
+  expect_input_error("--benchmark --bodies 64 --steps 1000000000000000",
+                     "--steps 1000000000000000: a benchmark times each of its steps, at most 1000000 (a longer run: "
+                     "--run)");
 }
 
 // What is said of a benchmark is in its --json, under --quiet too: the setup's notices (threads sharing cores) and

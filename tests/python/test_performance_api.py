@@ -24,6 +24,10 @@ def test_benchmark_has_the_command_lines_json_keys(cli, tmp_path):
         assert report[key] == expected[key], key
     assert report["median_step_ms"] > 0
     assert sim.steps == 0  # measured on a copy: the simulation itself did not move
+    # Each timed step's time is kept: more than a million are refused, naming steps, not as a MemoryError.
+    with pytest.raises(ValueError, match=r"^steps=1000000000000000: a benchmark times each of its steps, at most "
+                                         r"1000000 \(a longer run: run\(\)\)$"):
+        sim.benchmark(steps=10**15)
 
 
 def test_state_arrays_are_read_only_views_that_keep_their_step():
