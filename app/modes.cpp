@@ -301,6 +301,13 @@ void check_outputs(const Options& o) {
   // Nor one of the frames --frames-dir writes (DIR/frame_00000.png, ...).
   if (!o.frames_dir.empty()) {
     std::uint64_t const frames = viewer_frames(o);  // 0: until the window closes, any frame
+    // Nor the folder itself (which the viewer makes): a file output of its name would be a folder by then.
+    for (auto const& [option, path] : outputs) {
+      std::error_code ec;
+      if (!path.empty() && (path == o.frames_dir || std::filesystem::equivalent(path, o.frames_dir, ec)))
+        throw InputError("--frames-dir " + o.frames_dir + " and " + option + " " + path + " both name " + path +
+                         ": --frames-dir is the folder the frames are written into; name another");
+    }
     for (auto const& [option, path] : outputs) {
       // A name frame_file_name gives: "frame_" and its digits (at least 5), ".png".
       std::string const name = std::filesystem::path(path).filename().string();
