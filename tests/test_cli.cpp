@@ -2226,6 +2226,18 @@ TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
   EXPECT_EQ(csv_rows(slurp(file("implied.csv")), &header).size(), 2u);  // steps 0 and 3
 }
 
+// A value that brings a control character into the error (a newline pasted with it, an escape) is shown escaped: the
+// error stays one line, which a script reads, and no terminal is driven by it.
+TEST_F(Cli, AnErrorIsOneLineWhateverItsValueHolds) {
+  Result const r = nbody("--run --bodies 64 --steps 1 --dt \"$(printf '0.01\\nx')\"");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "error: --dt 0.01\\nx: not a number, nor a number and a time unit (Gyr, Myr, kyr, yr, d, s; case "
+                   "matters), e.g. 10Myr (see --help)\n");
+  Result const escape = nbody("--run --bodies 64 --steps 1 --checkpoint \"$(printf 'a\\033b')/c.h5\"");
+  EXPECT_EQ(escape.code, 2);
+  EXPECT_EQ(escape.err, "error: --checkpoint a\\x1bb/c.h5: the folder a\\x1bb does not exist\n");
+}
+
 // A refused value is told the rule itself: the bounds the check uses, not a looser summary.
 TEST_F(Cli, RangeMessagesStateTheRealBounds) {
   expect_input_error("--run --dt 1e30", "--dt 1e30: must be a time step in (0, 1e+12]");
