@@ -27,14 +27,33 @@ int mip_levels(int w, int h) {
   return levels;
 }
 
-void require_complete(const char* which) {
+// `allocated`: the GL error the target's texture was allocated with (GL_NO_ERROR where it was): a texture too large
+// for the OpenGL (its side past GL_MAX_TEXTURE_SIZE, or more than its memory holds) is said as the size it is, not
+// as floating-point rendering missing, which is what an incomplete target of a texture allocated whole means.
+void require_complete(const char* which, GLenum allocated, int width, int height) {
   GLenum const status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
-  if (status != GL_FRAMEBUFFER_COMPLETE) {
-    std::ostringstream s;
-    s << "HDR pipeline: the " << which << " framebuffer is incomplete (status 0x" << std::hex << status
-      << "): this OpenGL cannot render to floating-point textures";
+  if (status == GL_FRAMEBUFFER_COMPLETE) return;
+  std::ostringstream s;
+  GLint largest = 0;
+  glGetIntegerv(GL_MAX_TEXTURE_SIZE, &largest);
+  if (allocated != GL_NO_ERROR || std::max(width, height) > largest) {
+    s << "HDR pipeline: this OpenGL cannot hold the " << which << " target of " << width << " x " << height
+      << " floating-point pixels (" << (allocated == GL_OUT_OF_MEMORY ? "out of memory" : "too large")
+      << "; its largest texture side is " << largest << "): give a smaller --width and --height";
     throw RuntimeFailure(s.str());
   }
+  s << "HDR pipeline: the " << which << " framebuffer is incomplete (status 0x" << std::hex << status
+    << "): this OpenGL cannot render to floating-point textures";
+  throw RuntimeFailure(s.str());
+}
+
+// Allocates the bound 2D texture's `level` and gives the GL error that came with it (an error left before is
+// cleared first, so that it is the allocation's).
+GLenum allocate_level(int level, GLenum format, int width, int height) {
+  while (glGetError() != GL_NO_ERROR) {
+  }
+  glTexImage2D(GL_TEXTURE_2D, level, GLint(format), width, height, 0, GL_RGBA, GL_FLOAT, nullptr);
+  return glGetError();
 }
 
 // A texture sampled only with texelFetch or read back: no filtering, no wrapping.
@@ -79,10 +98,10 @@ void HdrPipeline::allocate(int width, int height) {
 
   glBindTexture(GL_TEXTURE_2D, color_.get());
   set_plain_sampling();
-  glTexImage2D(GL_TEXTURE_2D, 0, GLint(kColorFormat), width, height, 0, GL_RGBA, GL_FLOAT, nullptr);
+  GLenum const allocated = allocate_level(0, kColorFormat, width, height);
   glBindFramebuffer(GL_FRAMEBUFFER, scene_target_.get());
   glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, color_.get(), 0);
-  require_complete("scene");
+  require_complete("scene", allocated, width, height);
 
   // Every level allocated here, so glGenerateMipmap only writes into them, frame after frame.
   int const w = measure_side(width), h = measure_side(height);
@@ -93,12 +112,14 @@ void HdrPipeline::allocate(int width, int height) {
   set_plain_sampling();
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_BASE_LEVEL, 0);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, measure_levels_ - 1);
+  GLenum measured = GL_NO_ERROR;
   for (int level = 0; level < measure_levels_; ++level)
-    glTexImage2D(GL_TEXTURE_2D, level, GL_RGBA32F, std::max(1, w >> level), std::max(1, h >> level), 0, GL_RGBA,
-                 GL_FLOAT, nullptr);
+    if (GLenum const e = allocate_level(level, GL_RGBA32F, std::max(1, w >> level), std::max(1, h >> level));
+        measured == GL_NO_ERROR)
+      measured = e;
   glBindFramebuffer(GL_FRAMEBUFFER, measure_target_.get());
   glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, log_luminance_.get(), 0);
-  require_complete("luminance");
+  require_complete("luminance", measured, w, h);
 
   glBindTexture(GL_TEXTURE_2D, 0);
   glBindFramebuffer(GL_FRAMEBUFFER, GLuint(previous_framebuffer));
