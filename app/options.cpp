@@ -823,6 +823,20 @@ std::optional<Options> parse_options(int argc, char** argv) {
     if (auto const problem = path_name_problem(*path, folder); !problem.empty())
       throw InputError(std::string(option) + " " + shown(*path) + ": " + problem);
   }
+  // The file a run starts from, missing or a folder: said with its option before any work (the readers, which
+  // Python shares, name the file alone).
+  for (auto const& [option, path, what] :
+       {std::tuple<const char*, const std::string*, const char*>{"--load", &ic.snapshot,
+                                                                  "a snapshot file (tipsy, HDF5 or GADGET)"},
+        {"--restart", &ic.checkpoint, "a checkpoint written by --checkpoint"}}) {
+    if (path->empty()) continue;
+    std::error_code ec;
+    auto const type = std::filesystem::status(*path, ec).type();
+    if (type == std::filesystem::file_type::not_found)
+      throw InputError(std::string(option) + " " + *path + ": no such file");
+    if (type == std::filesystem::file_type::directory)
+      throw InputError(std::string(option) + " " + *path + ": is a folder; name " + what);
+  }
   if (!o.json.empty()) driver::refuse_param_name(o.json, "--json " + o.json, "a JSON report", "run.json");
   if (!o.csv.empty()) driver::refuse_param_name(o.csv, "--csv " + o.csv, "a CSV table", "table.csv");
   // The movie is H.264 in an MP4 container and the picture a PNG, whatever the name says: a name that says

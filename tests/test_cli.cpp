@@ -2176,6 +2176,11 @@ TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
       {"--run --json -", "--json -: nbody reads and writes files, not standard input or output; name a file (./- for "
                          "one named '-')"},
       {"--run --load -", "--load -: nbody reads and writes files, not standard input or output; name a file"},
+      // A missing file or a folder is said with its option (the readers name the file alone).
+      {"--run --load no-such-file", "--load no-such-file: no such file"},
+      {"--run --restart no-such-file", "--restart no-such-file: no such file"},
+      {"--run --load /", "--load /: is a folder; name a snapshot file (tipsy, HDF5 or GADGET)"},
+      {"--run --restart /", "--restart /: is a folder; name a checkpoint written by --checkpoint"},
       {"--offscreen --frames-dir -", "--frames-dir -: nbody reads and writes files, not standard input or output; "
                                      "name a folder"},
       {"--compare-threading --csv ''", "--csv '': the path is empty"},

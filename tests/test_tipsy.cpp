@@ -271,14 +271,14 @@ TEST_F(HostileTipsy, FifoIsRefusedWithoutBlocking) {
   std::string message;
   EXPECT_TRUE(returns_within(kNoBlockLimit, [&] { message = error_of(fifo); }, release_reader))
       << "read_tipsy blocked on a FIFO";
-  EXPECT_EQ(message, fifo + ": not a regular file (a FIFO); give a tipsy snapshot file");
+  EXPECT_EQ(message, fifo + ": not a regular file (a FIFO); give a snapshot file (tipsy, HDF5 or GADGET)");
 }
 
 TEST_F(HostileTipsy, DirectoryIsRefusedByName) {
   std::string const dir = dir_.file("snapshots");
   fs::create_directories(dir);
   std::string const message = error_of(dir);
-  EXPECT_EQ(message, dir + ": not a regular file (a directory); give a tipsy snapshot file");
+  EXPECT_EQ(message, dir + ": not a regular file (a directory); give a snapshot file (tipsy, HDF5 or GADGET)");
   EXPECT_TRUE(is_one_line_naming(message, dir));
 }
 
@@ -286,7 +286,7 @@ TEST_F(HostileTipsy, DevZeroIsRefusedBeforeReading) {
   if (!fs::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
   std::string message;
   returns_within(kNoBlockLimit, [&] { message = error_of("/dev/zero"); }, [] { give_up("read_tipsy(/dev/zero)"); });
-  EXPECT_EQ(message, "/dev/zero: not a regular file (a character device); give a tipsy snapshot file");
+  EXPECT_EQ(message, "/dev/zero: not a regular file (a character device); give a snapshot file (tipsy, HDF5 or GADGET)");
   EXPECT_TRUE(test::rejected_with([] { sim::read_tipsy("/dev/null"); }, "/dev/null: not a regular file (a character device)"));
 }
 

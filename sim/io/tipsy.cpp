@@ -105,7 +105,7 @@ const char* kind_of_file(mode_t mode) {
 }
 
 [[noreturn]] void fail_not_regular(const std::string& path, mode_t mode) {
-  fail(path, std::string("not a regular file (") + kind_of_file(mode) + "); give a tipsy snapshot file");
+  fail(path, std::string("not a regular file (") + kind_of_file(mode) + "); give a snapshot file (tipsy, HDF5 or GADGET)");
 }
 
 // A file descriptor opened for reading, closed by its destructor; move-only in spirit, never copied.
