@@ -75,6 +75,9 @@ def mpi_built():
 
 def names(option):
     """The names an option takes, e.g. ``names("integrator")``: the command line's own table."""
+    if not isinstance(option, str):
+        raise TypeError(f"names(option): option must be a str such as 'integrator', got {type(option).__name__} "
+                        f"{option!r}")
     return list(_nbody.names(option))
 
 

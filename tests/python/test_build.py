@@ -126,3 +126,6 @@ def test_names_lists_each_settings_choices_and_names_them_when_asked_for_another
     assert str(refused.value).startswith("no names for 'colour': the keywords that take a name from a list are ")
     assert {"snapshot_precision", "format", "integrator"} <= set(listed)
     assert all(nbody.names(setting) for setting in listed), listed  # every one listed has its names
+    # Not a name at all: one line, as every other wrong type is (nanobind's own message lists its overloads).
+    with pytest.raises(TypeError, match=r"^names\(option\): option must be a str such as 'integrator', got int 5$"):
+        nbody.names(5)
