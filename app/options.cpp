@@ -76,6 +76,14 @@ std::string num(double v) {
   return s.str();
 }
 
+// A text as a message shows it: quoted where it is empty or begins or ends with a blank (else "--dt : must be ..."
+// and "--seed  1: ..." read as typos), as it is otherwise.
+std::string shown(const std::string& text) {
+  bool const blank_edge = !text.empty() && (std::isspace(static_cast<unsigned char>(text.front())) ||
+                                            std::isspace(static_cast<unsigned char>(text.back())));
+  return text.empty() || blank_edge ? "'" + text + "'" : text;
+}
+
 // An option that takes one of E's names. The transformer turns the name into the enum's number,
 // which CLI11 stores in `value`; anything else is an error listing the valid names.
 template <class E>
@@ -85,7 +93,7 @@ CLI::Option* add_named(CLI::App& app, const std::string& flag, E& value, const s
   CLI::Validator names(
       [](std::string& text) -> std::string {
         auto const v = from_name<E>(text);
-        if (!v) return text + ": valid: " + valid_names<E>();
+        if (!v) return shown(text) + ": valid: " + valid_names<E>();
         text = std::to_string(static_cast<int>(*v));
         return {};
       },
@@ -109,8 +117,6 @@ std::optional<long long> parse_whole(const std::string& text) {
   return std::nullopt;
 }
 
-// A text as a message shows it: '' where it is empty (else "--dt : must be ..." reads as a typo).
-std::string shown(const std::string& text) { return text.empty() ? std::string("''") : text; }
 
 CLI::Validator whole_number(long long min, long long max) {
   return CLI::Validator(
@@ -823,20 +829,6 @@ std::optional<Options> parse_options(int argc, char** argv) {
     if (auto const problem = path_name_problem(*path, folder); !problem.empty())
       throw InputError(std::string(option) + " " + shown(*path) + ": " + problem);
   }
-  // The file a run starts from, missing or a folder: said with its option before any work (the readers, which
-  // Python shares, name the file alone).
-  for (auto const& [option, path, what] :
-       {std::tuple<const char*, const std::string*, const char*>{"--load", &ic.snapshot,
-                                                                  "a snapshot file (tipsy, HDF5 or GADGET)"},
-        {"--restart", &ic.checkpoint, "a checkpoint written by --checkpoint"}}) {
-    if (path->empty()) continue;
-    std::error_code ec;
-    auto const type = std::filesystem::status(*path, ec).type();
-    if (type == std::filesystem::file_type::not_found)
-      throw InputError(std::string(option) + " " + *path + ": no such file");
-    if (type == std::filesystem::file_type::directory)
-      throw InputError(std::string(option) + " " + *path + ": is a folder; name " + what);
-  }
   if (!o.json.empty()) driver::refuse_param_name(o.json, "--json " + o.json, "a JSON report", "run.json");
   if (!o.csv.empty()) driver::refuse_param_name(o.csv, "--csv " + o.csv, "a CSV table", "table.csv");
   // The movie is H.264 in an MP4 container and the picture a PNG, whatever the name says: a name that says
@@ -966,6 +958,21 @@ std::optional<Options> parse_options(int argc, char** argv) {
       throw InputError(std::string(option) + " does nothing with --restart; the checkpoint holds the bodies");
     if (!ic.snapshot.empty())
       throw InputError(std::string(option) + " does nothing with --load; the snapshot holds the bodies");
+  }
+  // The file a run starts from, missing or a folder: said with its option before any work, once the options agree
+  // (the readers, which Python shares, name the file alone). Both given is driver::make_setup's to refuse.
+  if (!ic.checkpoint.empty() && !ic.snapshot.empty()) return o;
+  for (auto const& [option, path, what] :
+       {std::tuple<const char*, const std::string*, const char*>{"--load", &ic.snapshot,
+                                                                  "a snapshot file (tipsy, HDF5 or GADGET)"},
+        {"--restart", &ic.checkpoint, "a checkpoint written by --checkpoint"}}) {
+    if (path->empty()) continue;
+    std::error_code ec;
+    auto const type = std::filesystem::status(*path, ec).type();
+    if (type == std::filesystem::file_type::not_found)
+      throw InputError(std::string(option) + " " + *path + ": no such file");
+    if (type == std::filesystem::file_type::directory)
+      throw InputError(std::string(option) + " " + *path + ": is a folder; name " + what);
   }
   return o;
 }

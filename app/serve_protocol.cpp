@@ -54,7 +54,7 @@ std::vector<std::string_view> fields(std::string_view text) {
 
 ListenAddress parse_listen_address(const std::string& text) {
   auto refuse = [&](const std::string& why) {
-    throw InputError("--serve " + text + ": " + why +
+    throw InputError("--serve " + (text.empty() ? std::string("''") : text) + ": " + why +
                      "; give [HOST:]PORT, e.g. 8080 (this machine only), 127.0.0.1:8080 or 0.0.0.0:8080 "
                      "(every interface, with a token)");
   };

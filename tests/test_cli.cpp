@@ -177,7 +177,7 @@ TEST_F(Cli, BadPhysicsValuesAreRejected) {
 }
 
 TEST_F(Cli, BadFilesAndDevicesAreRejected) {
-  expect_input_error("--load " + file("missing.bin") + " --run", "missing.bin: cannot open");
+  expect_input_error("--load " + file("missing.bin") + " --run", "--load " + file("missing.bin") + ": no such file");
   std::ofstream(file("junk.bin")) << "definitely not a snapshot, but long enough for a header";
   expect_input_error("--load " + file("junk.bin") + " --run", "junk.bin: not a tipsy file");
   expect_input_error("--load " + file("junk.bin") + " --scenario disk --run", "--load and --scenario both given");
@@ -2105,10 +2105,10 @@ TEST_F(Cli, HostileInputIsRefusedUpFront) {
       {"--run --numgpus 2 --weights 1,nan", "--weights 1,nan: 'nan' is not a positive number"},
       // Files that are not snapshots: refused without reading them (a FIFO would block forever).
       {"--run --load /dev/zero", "/dev/zero: not a regular file (a character device)"},
-      {"--run --load " + file("folder"), file("folder") + ": not a regular file (a directory)"},
+      {"--run --load " + file("folder"), "--load " + file("folder") + ": is a folder; name a snapshot file"},
       {"--run --load " + file("fifo"), file("fifo") + ": not a regular file (a FIFO)"},
       {"--run --restart /dev/zero", "/dev/zero: not a regular file"},
-      {"--run --restart " + file("missing.h5"), file("missing.h5") + ": cannot open"},
+      {"--run --restart " + file("missing.h5"), "--restart " + file("missing.h5") + ": no such file"},
       {"--run --restart " + file("real.bin"), file("real.bin") + ": not an HDF5 file"},
       {"--run --restart " + file("a.h5") + " --load " + file("b.bin"), "--restart and --load both given"},
       // Outputs a user would not expect to be replaced, or that two options share.
@@ -2181,6 +2181,11 @@ TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
       {"--run --restart no-such-file", "--restart no-such-file: no such file"},
       {"--run --load /", "--load /: is a folder; name a snapshot file (tipsy, HDF5 or GADGET)"},
       {"--run --restart /", "--restart /: is a folder; name a checkpoint written by --checkpoint"},
+      // A value empty or with blanks at its ends is quoted, so that the message does not read as a typo.
+      {"--run --scenario ''", "--scenario '': valid: plummer, "},
+      {"--run --seed ' 1'", "--seed ' 1': must be a whole number"},  // (also in NumbersAreDecimalEverywhere)
+      {"--run --dt '0.1 '", "--dt '0.1 ': must be a time step"},
+      {"--serve ''", "--serve '': the port must be"},
       {"--offscreen --frames-dir -", "--frames-dir -: nbody reads and writes files, not standard input or output; "
                                      "name a folder"},
       {"--compare-threading --csv ''", "--csv '': the path is empty"},
@@ -2291,7 +2296,7 @@ TEST_F(Cli, NumbersAreDecimalEverywhere) {
   for (std::string const blanks : {"--bodies ' 16'", "--bodies '16 '", "--bodies 16 --numgpus 2 --weights '1, 2'"})
     EXPECT_EQ(nbody("--run -q --steps 0 " + blanks).code, 0) << blanks;
   expect_input_error("--run --steps 1 --bodies '1 6'", "--bodies 1 6: must be a whole number from 1 to 1073741824");
-  expect_input_error("--run --seed ' 7' --bodies 16 --steps 1", " 7: must be a whole number from 0");
+  expect_input_error("--run --seed ' 7' --bodies 16 --steps 1", "--seed ' 7': must be a whole number from 0");
   // Negative control: decimal numbers in each form, signs and exponents included.
   Result const decimal = nbody("--run -q --bodies 16 --steps 1 --dt 1.6e-2 --softening +0.01 --seed 7");
   EXPECT_EQ(decimal.code, 0) << decimal.err;
