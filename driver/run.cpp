@@ -493,30 +493,72 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
   std::string mixed;
   // `checkpoints`: the files are checkpoints, the last of which a restart goes on from (an earlier start of this very
   // command, killed, left them; removing them would lose that).
-  // Files of this run's own course (driver/course.h: the same bodies and settings, so the same trajectory) are an
-  // earlier start of this very command, killed before it ended (a job script's fresh command, resubmitted): the run
-  // writes them again to the bit as it passes them, and says so. A file that records no course is taken as another
-  // run's.
-  auto refuse_mixing = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what,
-                           bool checkpoints = false) {
-    std::vector<std::string> after = series_files_after(path_of, 0);
-    if (after.empty()) return;
-    if (!o.course.empty()) {
-      std::vector<std::string> own;
-      for (std::string const& path : after)
-        if (sim::recorded_course(path) == o.course) own.push_back(path);
-      if (own.size() == after.size()) {
-        std::string const count = own.size() == 1 ? "a file" : std::to_string(own.size()) + " files";
-        notices.push_back(what + ": the folder holds " + count + " of that series past step 0 (" + own.front() +
-                          (own.size() > 1 ? ", ..." : "") + ") of this run's course, an earlier start of it, which " +
-                          "this run writes again as it passes " + (own.size() == 1 ? "it" : "them") +
-                          (checkpoints ? " (" + names.with_text("--restart", own.back()) +
-                                             " would go on from its last instead)"
-                                       : ""));
-        return;
+  // Its end: a step where one is known (by steps, or fixed steps to a time: the first step at or past it, which the
+  // run itself reaches), else (block steps to a time, with no count known) the time.
+  bool const by_step = last < kMaxSteps;
+  auto past_end = [&](std::uint64_t step, double time) {
+    if (by_step) return step > last;
+    return o.end_time && time > *o.end_time + 1e-12 * std::abs(*o.end_time);
+  };
+  std::string const end_text = by_step || !o.end_time ? "step " + std::to_string(last) : "time " + o.units.time_text(*o.end_time);
+  // The steps past the run's first at which each series writes a file: a snapshot at its end, on its cadence (any
+  // step, by time); a periodic checkpoint on its cadence (any step, by time). (At the first step, a start snapshot, as
+  // driver::run decides: not where the file there is of this run's course, which the run goes on from.)
+  auto snapshot_written = [&](std::uint64_t step) {
+    return step > first && step <= last && (step == last || o.snapshots.dt > 0 || o.snapshots.due(step));
+  };
+  auto checkpoint_written = [&](std::uint64_t step) {
+    return step > first && step <= last && (o.checkpoint_dt > 0 || (o.checkpoint_every && step % o.checkpoint_every == 0));
+  };
+  // An earlier start of this very command, killed before it ended (a job script's fresh command, resubmitted), left
+  // files that the run writes again to the bit as it passes them: it says so, and goes on. A file is taken for one
+  // only where it is of this run's course (driver/course.h: the same bodies and settings, so the same trajectory),
+  // at a step this run writes it at (`written`: at or before its end, on its cadence), in the same units (and, for a
+  // snapshot, the same precision); and only where the run's --checkpoint, if of its course, holds no step past its
+  // end (its end, which an earlier start killed before it did not write). Else, or for a file that records no course,
+  // the files are another run's. `written` null: no file is (the series of the same name with the other ending).
+  bool checkpoint_past_end = false;
+  if (!o.checkpoint.empty() && !o.course.empty() && std::filesystem::is_regular_file(o.checkpoint, folder_error))
+    try {
+      sim::CheckpointHeader const held = sim::read_checkpoint_header(o.checkpoint, names);
+      checkpoint_past_end = held.run.course == o.course && held.run.step > first &&
+                            past_end(held.run.step, held.run.time());
+    } catch (const std::runtime_error&) {  // not a checkpoint: the run says what it does with it
+    }
+  auto earlier_start = [&](std::uint64_t step, const std::string& path, bool checkpoint,
+                           const std::function<bool(std::uint64_t)>& written) {
+    if (!written || o.course.empty() || checkpoint_past_end || step > last || !written(step)) return false;
+    try {
+      if (checkpoint) {
+        sim::CheckpointHeader const held = sim::read_checkpoint_header(path, names);
+        return held.run.course == o.course && held.run.units.same_scale(o.units);
       }
+      sim::Snapshot const held = sim::read_snapshot(path, names, false);
+      return held.course == o.course && held.units.same_scale(o.units) && held.precision == o.snapshots.precision;
+    } catch (const std::runtime_error&) {  // unreadable: no earlier start's
+      return false;
+    }
+  };
+  auto refuse_mixing = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what,
+                           bool checkpoints, const std::function<bool(std::uint64_t)>& written) {
+    std::vector<std::uint64_t> const steps = series_steps_within(path_of, 1, ~std::uint64_t(0));
+    if (steps.empty()) return;
+    std::vector<std::string> after;
+    bool own = true;
+    for (std::uint64_t step : steps) {
+      after.push_back(path_of(step));
+      own = own && earlier_start(step, after.back(), checkpoints, written);
     }
     std::string const count = after.size() == 1 ? "a file" : std::to_string(after.size()) + " files";
+    if (own) {
+      notices.push_back(what + ": the folder holds " + count + " of that series past step 0 (" + after.front() +
+                        (after.size() > 1 ? ", ..." : "") + ") of this run's course, an earlier start of it, which " +
+                        "this run writes again as it passes " + (after.size() == 1 ? "it" : "them") +
+                        (checkpoints ? " (" + names.with_text("--restart", after.back()) +
+                                           " would go on from its last instead)"
+                                     : ""));
+      return;
+    }
     mixed += (mixed.empty() ? "" : "; ") + what + ": the folder holds " + count + " of that series past step 0 (" +
              after.front() + (after.size() > 1 ? ", ..." : "") + "), another run's, which this new run's would mix " +
              "with" + (checkpoints ? " (" + names.with_text("--restart", after.back()) + " would go on from its last)"
@@ -563,43 +605,38 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
   if (o.snapshots.enabled())
     refuse_other_kind([&](std::uint64_t step) { return o.snapshots.path(step); },
                       names.with_text("--snapshots", o.snapshots.base), false, [&](std::uint64_t step) {
-                        return step == first || step == last || o.snapshots.dt > 0 || o.snapshots.due(step);
+                        if (step != first) return snapshot_written(step);
+                        std::string const course = sim::recorded_course(o.snapshots.path(step));
+                        return course.empty() || course != o.course;
                       });
   if ((o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
     refuse_other_kind([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, checkpoint_cadence(), true,
-                      [&](std::uint64_t step) {
-                        return step > first && (o.checkpoint_dt > 0 || step % o.checkpoint_every == 0);
-                      });
+                      checkpoint_written);
   bool const new_run = first == 0 && !o.from_checkpoint;
   auto check_series = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what,
-                          bool checkpoints = false) {
-    if (new_run) refuse_mixing(path_of, what, checkpoints);
+                          bool checkpoints, const std::function<bool(std::uint64_t)>& written) {
+    if (new_run) refuse_mixing(path_of, what, checkpoints, written);
     else if (!o.course.empty()) refuse_other_course(path_of, what);
   };
   if (o.snapshots.enabled()) {
     check_series([&](std::uint64_t step) { return o.snapshots.path(step); },
-                 names.with_text("--snapshots", o.snapshots.base));
-    // The same name with the other ending (out/snap_*.h5 beside out/snap_*.hdf5), which one pattern reads with it.
+                 names.with_text("--snapshots", o.snapshots.base), false, snapshot_written);
+    // The same name with the other ending (out/snap_*.h5 beside out/snap_*.hdf5), which one pattern reads with it: the
+    // run writes none of its files again.
     SnapshotSeries other = o.snapshots;
     other.base = snapshot_base_with_other_ending(o.snapshots.base);
-    check_series([&](std::uint64_t step) { return other.path(step); }, names.with_text("--snapshots", o.snapshots.base));
+    check_series([&](std::uint64_t step) { return other.path(step); }, names.with_text("--snapshots", o.snapshots.base),
+                 false, nullptr);
   }
   if ((o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
-    check_series([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, checkpoint_cadence(), true);
+    check_series([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, checkpoint_cadence(), true,
+                 checkpoint_written);
   // The checkpoint itself, alike: one past the run's step of another course (the run a branch leaves, which a job
   // script's restart line names for both) would be replaced when the run ends, and kept where it is stopped, where a
   // resubmitted --restart of it goes on with that course, not this one. (A new run's is said as it starts: driver::run.)
   // A run that goes on from a step before the end of what its own course already wrote (a restart of an earlier
   // checkpoint) and ends before it would put its earlier state in place of that: the checkpoint's later state, the
   // diagnostics rows past its end. Refused, nothing changed: the run is asked to reach them, or to write elsewhere.
-  // Its end: a step where one is known (by steps, or fixed steps to a time: the first step at or past it, which the
-  // run itself reaches), else (block steps to a time, with no count known) the time.
-  bool const by_step = last < kMaxSteps;
-  auto past_end = [&](std::uint64_t step, double time) {
-    if (by_step) return step > last;
-    return o.end_time && time > *o.end_time + 1e-12 * std::abs(*o.end_time);
-  };
-  std::string const end_text = by_step || !o.end_time ? "step " + std::to_string(last) : "time " + o.units.time_text(*o.end_time);
   if (!new_run && !o.checkpoint.empty()) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(o.checkpoint, ec)) {

@@ -2586,7 +2586,9 @@ TEST_F(Cli, ASeriesIsNotMixedWithAnEarlierRunsFiles) {
 // A job script's fresh command, killed after its first periodic checkpoints but before its end wrote --checkpoint,
 // then resubmitted as it was: its series' files past step 0 are of its own course (the same bodies and settings), an
 // earlier start of this very run. It runs, writes them again to the bit and says so, and ends where a run never
-// killed does; the command with another seed is still refused among them.
+// killed does. A command that would not write them all again as they are is another run, refused as before: another
+// seed, another snapshot precision or units, a shorter run (the files past its end, or a --checkpoint further on),
+// the series of the same name with the other ending.
 TEST_F(Cli, AFreshCommandResubmittedAfterAKillWritesItsOwnSeriesAgain) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   std::string const series = " --checkpoint-every 10 --snapshots " + file("k/s") + " --snapshot-every 10";
@@ -2599,8 +2601,24 @@ TEST_F(Cli, AFreshCommandResubmittedAfterAKillWritesItsOwnSeriesAgain) {
                      "--checkpoint-every 10: the folder holds 2 files of that series past step 0 (" +
                          file("c_00000010.h5") + ", ...), another run's, which this new run's would mix with (--restart " +
                          file("c_00000020.h5") + " would go on from its last)");
+  std::string const refused = ": the folder holds 2 files of that series past step 0 (";
+  expect_input_error("--run --bodies 128 --steps 40 --checkpoint " + file("c.h5") + series + " --snapshot-precision fp64",
+                     "--snapshots " + file("k/s") + refused);
+  expect_input_error("--run --bodies 128 --steps 40 --checkpoint " + file("c.h5") + series +
+                         " --mass-unit 1e4Msun --length-unit 1pc",
+                     "--snapshots " + file("k/s") + refused);
+  expect_input_error("--run --bodies 128 --steps 15 --checkpoint " + file("c.h5") + series,
+                     "--checkpoint-every 10" + refused);
+  expect_input_error("--run --bodies 128 --steps 40 --snapshots " + file("k/s.h5") + " --snapshot-every 10",
+                     "--snapshots " + file("k/s.h5") + refused);
+  // Each file written again, not left: their times are set back, and are later after the run.
+  auto const long_ago = fs::file_time_type::clock::now() - std::chrono::hours(24);
+  for (std::string const name : {"c_00000010.h5", "c_00000020.h5", "k/s_00000010.hdf5", "k/s_00000020.hdf5"})
+    fs::last_write_time(file(name), long_ago);
   Result const again = nbody(command);
   ASSERT_EQ(again.code, 0) << again.err;
+  for (std::string const name : {"c_00000010.h5", "c_00000020.h5", "k/s_00000010.hdf5", "k/s_00000020.hdf5"})
+    EXPECT_GT(fs::last_write_time(file(name)), long_ago + std::chrono::hours(1)) << name << " was not written again";
   EXPECT_NE(again.err.find("notice: --checkpoint-every 10: the folder holds 2 files of that series past step 0 (" +
                            file("c_00000010.h5") + ", ...) of this run's course, an earlier start of it, which this "
                            "run writes again as it passes them (--restart " + file("c_00000020.h5") +
@@ -2626,7 +2644,7 @@ TEST_F(Cli, ASeriesIsNotWrittenOverFilesOfTheOtherKind) {
   ASSERT_EQ(nbody("--run -q --bodies 64 --steps 4 --checkpoint " + file("run.h5") + " --checkpoint-every 1").code, 0);
   std::string const checkpoint_4 = slurp(file("run_00000004.h5"));
   expect_input_error("--run -q --restart " + file("run_00000002.h5") + " --steps 2 --snapshots " + file("run.h5"),
-                     "--snapshots " + file("run.h5") + " would write " + file("run_00000002.h5") +
+                     "--snapshots " + file("run.h5") + " would write " + file("run_00000004.h5") +
                          " over a checkpoint (a periodic one of that name), which a restart goes on from; give the "
                          "series another name");
   expect_input_error("--run -q --bodies 64 --steps 4 --snapshots " + file("run.h5"),
@@ -2641,9 +2659,15 @@ TEST_F(Cli, ASeriesIsNotWrittenOverFilesOfTheOtherKind) {
                      "--checkpoint-every 1 would write " + file("s_00000003.h5") + " over a snapshot (of a --snapshots "
                      "series of that name); give the series another name");
   EXPECT_EQ(slurp(file("s_00000003.h5")), snapshot_3) << "nothing replaced";
-  // Negative control: the restart's snapshots under another name are written.
+  // Negative controls: the restart's snapshots under another name are written, and so is one whose only file among
+  // the checkpoints is a new one (its start is the checkpoint it goes on from, which it does not write).
   Result const other = nbody("--run -q --restart " + file("run_00000002.h5") + " --steps 2 --snapshots " + file("snap.h5"));
   EXPECT_EQ(other.code, 0) << other.err;
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 8 --checkpoint " + file("p.h5") + " --checkpoint-every 4").code, 0);
+  Result const between = nbody("--run -q --restart " + file("p_00000004.h5") + " --steps 1 --snapshots " + file("p.h5"));
+  EXPECT_EQ(between.code, 0) << between.err;
+  EXPECT_TRUE(sim::is_nbody_snapshot(file("p_00000005.h5")));
+  EXPECT_TRUE(sim::is_nbody_checkpoint(file("p_00000004.h5")));
 }
 
 // A restart that changes a setting of the course (a branch) would write its files among those the course it leaves

@@ -1225,7 +1225,7 @@ def test_snapshots_are_not_written_over_periodic_checkpoints_of_that_name(tmp_pa
     nbody.Simulation(n=64, backend="cpu").run(steps=4, checkpoint=tmp_path / "run.h5", checkpoint_every=1)
     before = (tmp_path / "run_00000004.h5").read_bytes()
     sim = nbody.Simulation.restart(tmp_path / "run_00000002.h5", backend="cpu")
-    with pytest.raises(ValueError, match=r"^snapshots='.*run\.h5' would write .*run_00000002\.h5 over a checkpoint "
+    with pytest.raises(ValueError, match=r"^snapshots='.*run\.h5' would write .*run_00000004\.h5 over a checkpoint "
                                          r"\(a periodic one of that name\), which a restart goes on from"):
         sim.run(steps=2, snapshots=tmp_path / "run.h5")
     assert (tmp_path / "run_00000004.h5").read_bytes() == before
