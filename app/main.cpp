@@ -45,36 +45,16 @@ int dispatch(nbody::app::Options& o) {
   return 1;
 }
 
-// A message as one line: a control character a value brought into it (--dt $'0.01\n') is shown escaped ("\n",
-// "\x1b"), so that the error stays the one line a script reads and a terminal is not driven by it.
-std::string one_line(const std::string& text) {
-  std::string line;
-  for (char c : text) {
-    auto const byte = static_cast<unsigned char>(c);
-    if (c == '\n') line += "\\n";
-    else if (c == '\r') line += "\\r";
-    else if (c == '\t') line += "\\t";
-    else if (byte < 0x20 || byte == 0x7f) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-      line += escaped;
-    } else {
-      line += c;
-    }
-  }
-  return line;
-}
-
 // Reports a failure and gives its exit code. Alone, that is all. In a run of several ranks only this
 // rank knows of it, and the others may be waiting for it in a collective call: the whole run ends
 // here (MPI_Abort), with the message naming the rank.
 int fail(const nbody::Ranks& ranks, const std::string& message, int code) {
   if (ranks.size() == 1) {
-    std::fprintf(stderr, "error: %s\n", one_line(message).c_str());
+    std::fprintf(stderr, "error: %s\n", nbody::one_line(message).c_str());
     return code;
   }
   std::fprintf(stderr, "error: rank %d of %d (%s): %s\n", ranks.rank(), ranks.size(), ranks.host().c_str(),
-               one_line(message).c_str());
+               nbody::one_line(message).c_str());
   std::fflush(nullptr);
   ranks.abort(code);
   return code;
@@ -139,7 +119,7 @@ int main(int argc, char** argv) {
     mpi = nbody::mpi::start(argc, argv);
   } catch (const std::exception& e) {
     // Before MPI starts (a bad NBODY_RANK_TIMEOUT, which every rank reads alike): rank 0 says it, as later errors.
-    if (nbody::mpi::launcher_world_rank() <= 0) std::fprintf(stderr, "error: %s\n", one_line(e.what()).c_str());
+    if (nbody::mpi::launcher_world_rank() <= 0) std::fprintf(stderr, "error: %s\n", nbody::one_line(e.what()).c_str());
     return dynamic_cast<const nbody::InputError*>(&e) ? 2 : 1;
   }
   nbody::Ranks const& ranks = nbody::world();
@@ -163,7 +143,7 @@ int main(int argc, char** argv) {
     return code;
   } catch (const nbody::JobFailure& e) {
     // Every rank knows of it: rank 0 says it once, and the ranks end together.
-    if (ranks.rank() == 0) std::fprintf(stderr, "error: %s\n", one_line(e.what()).c_str());
+    if (ranks.rank() == 0) std::fprintf(stderr, "error: %s\n", nbody::one_line(e.what()).c_str());
     return e.exit_code;
   } catch (const nbody::Interrupted& e) {
     // An interrupt that reaches here ended a mode before it wrote its outputs (a start-up phase, a benchmark): those

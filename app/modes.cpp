@@ -33,6 +33,7 @@
 #include "core/atomic_file.h"
 #include "core/bounds.h"
 #include "core/clock.h"
+#include "core/console.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "core/output_path.h"
@@ -106,7 +107,7 @@ void write_table(const Options& o, const std::string& csv, const json& j) {
     try {
       std::rethrow_exception(failed[0]);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: %s\n", e.what());
+      std::fprintf(stderr, "error: %s\n", one_line(e.what()).c_str());
     }
   }
   if (!failed.empty()) std::rethrow_exception(failed.back());
@@ -301,13 +302,10 @@ void check_outputs(const Options& o) {
   // Nor one of the frames --frames-dir writes (DIR/frame_00000.png, ...).
   if (!o.frames_dir.empty()) {
     std::uint64_t const frames = viewer_frames(o);  // 0: until the window closes, any frame
-    // Nor the folder itself (which the viewer makes): a file output of its name would be a folder by then.
-    for (auto const& [option, path] : outputs) {
-      std::error_code ec;
-      if (!path.empty() && (path == o.frames_dir || std::filesystem::equivalent(path, o.frames_dir, ec)))
-        throw InputError("--frames-dir " + o.frames_dir + " and " + option + " " + path + " both name " + path +
-                         ": --frames-dir is the folder the frames are written into; name another");
-    }
+    // Nor the folder itself (which the viewer makes): a file output of its name would be a folder by then. (One
+    // spelling per path, as for the other outputs: ./x.png is x.png.)
+    for (auto const& [option, path] : outputs)
+      if (!path.empty()) check_distinct_outputs({{"--frames-dir", o.frames_dir}, {option, path}});
     for (auto const& [option, path] : outputs) {
       // A name frame_file_name gives: "frame_" and its digits (at least 5), ".png".
       std::string const name = std::filesystem::path(path).filename().string();
@@ -561,7 +559,7 @@ int run_simulation(const Options& asked) {
       try {
         write_json(o, j);
       } catch (const std::exception& written) {
-        std::fprintf(stderr, "  --json %s not written either: %s\n", o.json.c_str(), written.what());
+        std::fprintf(stderr, "  --json %s not written either: %s\n", one_line(o.json).c_str(), one_line(written.what()).c_str());
       }
     }
     throw;
@@ -636,7 +634,7 @@ int run_simulation(const Options& asked) {
       j.update(outputs_json(r));
       write_json(o, j);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "  --json %s not written either: %s\n", o.json.c_str(), e.what());
+      std::fprintf(stderr, "  --json %s not written either: %s\n", one_line(o.json).c_str(), one_line(e.what()).c_str());
     }
   };
   // Rank 0 ending the job from a bounded wait (another rank stopped or hangs) leaves a --json too: why, and where the
@@ -666,7 +664,7 @@ int run_simulation(const Options& asked) {
       write_json(o, j);
       std::fprintf(stderr, "rank 0: --json %s written\n", o.json.c_str());
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "  --json %s not written either: %s\n", o.json.c_str(), e.what());
+      std::fprintf(stderr, "  --json %s not written either: %s\n", one_line(o.json).c_str(), one_line(e.what()).c_str());
     }
   };
   driver::RunResult r;  // filled as the run goes: what it wrote is known even where it throws
@@ -687,12 +685,12 @@ int run_simulation(const Options& asked) {
   observer.finish();
   if (r.failure) {
     if (writes_outputs()) {  // every rank fails alike (hermite4's floor, the one failure several ranks save)
-      std::fprintf(stderr, "error: %s\n", r.failure->c_str());
+      std::fprintf(stderr, "error: %s\n", one_line(*r.failure).c_str());
       if (r.saved_step)
         std::fprintf(stderr, "  checkpoint %s holds step %llu, %s%s\n", o.checkpoint.c_str(),
                      (unsigned long long)*r.saved_step, r.saved_state(), r.saved_at_failure ? "" : " before the failure");
       else
-        std::fprintf(stderr, "  and the last sound state could not be saved either: %s\n", r.save_failure.c_str());
+        std::fprintf(stderr, "  and the last sound state could not be saved either: %s\n", one_line(r.save_failure).c_str());
     }
     failure_json(*r.failure, r);
     return 1;
@@ -785,11 +783,12 @@ int run_simulation(const Options& asked) {
   report_lost(r.checkpoints_not_written, r.checkpoints_written, "periodic checkpoints");
   report_lost(r.snapshots_not_written, r.snapshots_written, "snapshots");
   for (auto const& f : r.outputs_not_written) {
-    if (writes_outputs()) std::fprintf(stderr, "error: %s not written: %s\n", f.output.c_str(), f.error.c_str());
+    if (writes_outputs())
+      std::fprintf(stderr, "error: %s not written: %s\n", one_line(f.output).c_str(), one_line(f.error).c_str());
     lost = true;
   }
   if (!json_failure.empty()) {
-    if (writes_outputs()) std::fprintf(stderr, "error: --json not written: %s\n", json_failure.c_str());
+    if (writes_outputs()) std::fprintf(stderr, "error: --json not written: %s\n", one_line(json_failure).c_str());
     lost = true;
   }
   if (!r.diagnostics_failure.empty() && writes_outputs()) {
@@ -798,10 +797,10 @@ int run_simulation(const Options& asked) {
     std::error_code ec;
     if (!partial.empty() && std::filesystem::exists(partial, ec))
       std::fprintf(stderr, "error: the diagnostics series %s is incomplete (%s); the rows taken are in %s\n",
-                   o.diagnostics.c_str(), r.diagnostics_failure.c_str(), partial.c_str());
+                   one_line(o.diagnostics).c_str(), one_line(r.diagnostics_failure).c_str(), one_line(partial).c_str());
     else
-      std::fprintf(stderr, "error: the diagnostics series %s is not written (%s)\n", o.diagnostics.c_str(),
-                   r.diagnostics_failure.c_str());
+      std::fprintf(stderr, "error: the diagnostics series %s is not written (%s)\n", one_line(o.diagnostics).c_str(),
+                   one_line(r.diagnostics_failure).c_str());
     lost = true;
   }
   if (r.stopped_by) {
@@ -883,13 +882,19 @@ int run_benchmark(const Options& o) {
     std::cerr << "notice: " << o.mode_implied_by << " makes this the benchmark" << restart_timed(o) << "\n";
   driver::Setup setup = make_setup(o);
   bool const blocks = setup.program.hermite.has_value();
-  if (o.t_end && !blocks)
-    throw InputError(o.run.names.with("--t-end", fmt("%g", *o.t_end)) +  // as typed: "--t-end 1Myr"
-                     ": --benchmark runs to a time with --integrator hermite4 only (" + setup.program.integrator +
-                     " times --steps steps)");
-  say_setup_warnings(setup, setup.notices);
   // hermite4: a block step is mostly far shorter than a step of all N, and the wall clock times them as one run.
   std::uint64_t const steps = o.steps.value_or(blocks ? 1000 : 10);
+  // Refused before the simulation is made (its memory, a large --load's copy), every rank alike, said once.
+  agree(world(), [&] {
+    if (o.t_end && !blocks)
+      throw InputError(o.run.names.with("--t-end", fmt("%g", *o.t_end)) +  // as typed: "--t-end 1Myr"
+                       ": --benchmark runs to a time with --integrator hermite4 only (" + setup.program.integrator +
+                       " times --steps steps)");
+    if (!blocks && steps > kMaxTimedSteps)  // (driver::measure holds to it too)
+      throw InputError(o.run.names.with("--steps", std::to_string(steps)) + ": a benchmark times each of its steps, "
+                       "at most " + std::to_string(kMaxTimedSteps) + " (a longer run: --run)");
+  });
+  say_setup_warnings(setup, setup.notices);
   // hermite4 from a checkpoint goes on from its per-body state (its bodies are at their own times).
   StartCancel start_cancel;
   auto const made = start_interruptibly(start_cancel, [&](const std::atomic<bool>* cancel) {

@@ -970,9 +970,9 @@ std::optional<Options> parse_options(int argc, char** argv) {
     std::error_code ec;
     auto const type = std::filesystem::status(*path, ec).type();
     if (type == std::filesystem::file_type::not_found)
-      throw InputError(std::string(option) + " " + *path + ": no such file");
+      throw InputError(std::string(option) + " " + shown(*path) + ": no such file");
     if (type == std::filesystem::file_type::directory)
-      throw InputError(std::string(option) + " " + *path + ": is a folder; name " + what);
+      throw InputError(std::string(option) + " " + shown(*path) + ": is a folder; name " + what);
   }
   return o;
 }

@@ -370,6 +370,7 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
   }
 
   void read() {
+    head_ = false;  // until the next request says it is a HEAD (a malformed one is answered with its body)
     parser_.emplace();
     parser_->header_limit(kMaxHeaderBytes);
     parser_->body_limit(0);
@@ -472,8 +473,9 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
   // time, each within kRequestTimeout, so that a download goes on as long as it moves and one that stalls is dropped.
   void send_file(const std::string& name, const std::string& path, bool keep_alive) {
     // A download holds a file open for as long as it moves, however slowly: a bound on how many at once keeps the
-    // server's descriptors (and the viewers' connections) from running out; one more is told to try again.
-    if (server_.downloads >= kMaxDownloads) {
+    // server's descriptors (and the viewers' connections) from running out; one more is told to try again. (A HEAD
+    // reads nothing and holds no file open after its answer: not counted, nor refused.)
+    if (!head_ && server_.downloads >= kMaxDownloads) {
       server_.owner.note("serve: " + peer_ + ": " + name + " refused: " + std::to_string(kMaxDownloads) +
                          " downloads already being sent");
       return respond(http::status::service_unavailable,

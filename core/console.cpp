@@ -79,4 +79,25 @@ void make_console_interruptible() {
 
 int console_error() { return first_error.load(); }
 
+std::string one_line(const std::string& text) {
+  std::string line;
+  for (char c : text) {
+    auto const byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      line += "\\n";
+    } else if (c == '\r') {
+      line += "\\r";
+    } else if (c == '\t') {
+      line += "\\t";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      line += escaped;
+    } else {
+      line += c;
+    }
+  }
+  return line;
+}
+
 }  // namespace nbody

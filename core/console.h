@@ -1,6 +1,8 @@
 // core/console.h - standard output and error that a stalled console cannot hold an interrupted process up.
 #pragma once
 
+#include <string>
+
 namespace nbody {
 
 // Replaces stdout (line-buffered) and stderr (unbuffered) with streams over the same descriptors whose writes wait
@@ -15,5 +17,9 @@ void make_console_interruptible();
 
 // The errno of the first write to the console that failed (EPIPE: its reader went away; ENOSPC), or 0.
 int console_error();
+
+// A message as one line: a control character a value brought into it (--dt $'0.01\n', a path with an escape) shown
+// escaped ("\n", "\x1b"), so that an error stays the one line a script reads and a terminal is not driven by it.
+std::string one_line(const std::string& text);
 
 }  // namespace nbody

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "core/console.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
 
@@ -86,7 +87,7 @@ void last_words(const std::string& why) {
   try {
     say(why);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+    std::fprintf(stderr, "error: %s\n", one_line(e.what()).c_str());
   }
 }
 

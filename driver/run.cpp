@@ -14,6 +14,7 @@
 #include "core/atomic_file.h"
 #include "core/bounds.h"
 #include "core/clock.h"
+#include "core/console.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "core/output_path.h"
@@ -1166,7 +1167,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         gave_up.save_failure = "no state was kept to save";
       } else if (auto const kept_file = keeps_checkpoint(kept->record.step)) {
         gave_up.save_failure = name + " not written: " + *kept_file;
-        std::fprintf(stderr, "error: %s\n", gave_up.save_failure.c_str());
+        std::fprintf(stderr, "error: %s\n", one_line(gave_up.save_failure).c_str());
       } else {
         try {
           CheckpointWrite const own(checkpoint_lock.get());  // this thread's write is the run's
@@ -1179,7 +1180,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                        o.names.with_text("--restart", o.checkpoint).c_str());
         } catch (const std::exception& e) {
           gave_up.save_failure = e.what();
-          std::fprintf(stderr, "error: %s\n", e.what());
+          std::fprintf(stderr, "error: %s\n", one_line(e.what()).c_str());
         }
       }
     }

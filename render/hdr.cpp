@@ -28,18 +28,20 @@ int mip_levels(int w, int h) {
 }
 
 // `allocated`: the GL error the target's texture was allocated with (GL_NO_ERROR where it was): a texture too large
-// for the OpenGL (its side past GL_MAX_TEXTURE_SIZE, or more than its memory holds) is said as the size it is, not
-// as floating-point rendering missing, which is what an incomplete target of a texture allocated whole means.
+// for the OpenGL (its side past GL_MAX_TEXTURE_SIZE, or more than its memory holds: GL_OUT_OF_MEMORY) is said as the
+// size it is, not as floating-point rendering missing, which is what an incomplete target otherwise means.
 void require_complete(const char* which, GLenum allocated, int width, int height) {
   GLenum const status = glCheckFramebufferStatus(GL_FRAMEBUFFER);
   if (status == GL_FRAMEBUFFER_COMPLETE) return;
   std::ostringstream s;
   GLint largest = 0;
   glGetIntegerv(GL_MAX_TEXTURE_SIZE, &largest);
-  if (allocated != GL_NO_ERROR || std::max(width, height) > largest) {
+  // (Another allocation error, an unsupported format's, is the float rendering's own: the message below.)
+  if (allocated == GL_OUT_OF_MEMORY || std::max(width, height) > largest) {
     s << "HDR pipeline: this OpenGL cannot hold the " << which << " target of " << width << " x " << height
       << " floating-point pixels (" << (allocated == GL_OUT_OF_MEMORY ? "out of memory" : "too large")
-      << "; its largest texture side is " << largest << "): give a smaller --width and --height";
+      << "; its largest texture side is " << largest << "): give a smaller picture (--width and --height, or a "
+      << "smaller window or page)";
     throw RuntimeFailure(s.str());
   }
   s << "HDR pipeline: the " << which << " framebuffer is incomplete (status 0x" << std::hex << status

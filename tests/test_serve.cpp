@@ -792,6 +792,10 @@ TEST(ServeServer, AHeadIsAnsweredAsAGetWithoutItsBody) {
   std::string const two = http_reply(server.port(), "HEAD / HTTP/1.1\r\n" + host + "\r\nGET / HTTP/1.1\r\n" + host +
                                                         "Connection: close\r\n\r\n");
   EXPECT_EQ(two.substr(two.size() - page.size()), page) << two;
+  // A malformed request after a HEAD on that connection is answered with its body (the HEAD was the request before).
+  std::string const after = http_reply(server.port(), "HEAD / HTTP/1.1\r\n" + host + "\r\nGARBAGE\x01 / HTTP/1.1\r\n\r\n");
+  EXPECT_NE(after.find("HTTP/1.1 400"), std::string::npos) << after;
+  EXPECT_EQ(after.substr(after.size() - 12), "bad request\n") << after;
   // Refused where a GET is, without the refusal's text.
   std::string const missing = http_reply(server.port(), "HEAD /nope HTTP/1.1\r\n" + host + "Connection: close\r\n\r\n");
   EXPECT_EQ(missing.rfind("HTTP/1.1 404", 0), 0u) << missing;
