@@ -1596,9 +1596,10 @@ ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingName
         }
       });
     } else {
-      if (!(mass_table[t] > 0))
-        r.fail(group + " has no Masses, and Header/MassTable gives type " + std::to_string(t) + " no mass (" +
-               shortest(mass_table[t]) + ")");
+      if (!(mass_table[t] > 0))  // 0: none given; else a value no mass has (negative, NaN)
+        r.fail(group + " has no Masses, and Header/MassTable gives type " + std::to_string(t) +
+               (mass_table[t] == 0 ? " no mass (0)"
+                                   : " the mass " + shortest(mass_table[t]) + ", which no mass is (a positive one is)"));
       for (std::size_t j = 0; j < count; ++j) {
         check(first_body + j, 0, mass_table[t]);
         b.pos_mass[first_body + j].w = mass_table[t];

@@ -131,6 +131,8 @@ def test_the_command_line_loads_it_and_says_what_it_read(tmp_path):
     ({"Redshift": 49.0}, {}, r"Header/Redshift is 49: a cosmological snapshot \(comoving coordinates, Time the scale "
                              r"factor\), and nbody integrates bodies in open space"),
     ({}, {"no_masses": True}, r"PartType1 has no Masses, and Header/MassTable gives type 1 no mass \(0\)"),
+    ({"MassTable": np.array([0, -1.0, 0, 0, 0, 0])}, {"no_masses": True},
+     r"PartType1 has no Masses, and Header/MassTable gives type 1 the mass -1, which no mass is \(a positive one is\)"),
     ({}, {"nan": True}, r"body 3: position y"),
     ({"NumPart_Total": np.array([0, 10**6, 0, 0, 0, 0], dtype=np.uint32),
       "NumPart_ThisFile": np.array([0, 10**6, 0, 0, 0, 0], dtype=np.uint32)}, {},
