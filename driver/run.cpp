@@ -603,6 +603,41 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
       return;
     }
   };
+  // Nor beside files of the other kind under the name with the other ending (run_*.hdf5 snapshots beside run_*.h5
+  // periodic checkpoints), which a tool reading run_* takes for one series, as a new run with both refuses above.
+  // (The folder's first and last such file tell: a series is of one kind.)
+  auto refuse_beside_other_kind = [&](const std::function<std::string(std::uint64_t)>& twin_of,
+                                      const std::string& what, bool writes_checkpoints) {
+    std::vector<std::uint64_t> const steps = series_steps_within(twin_of, 0, ~std::uint64_t(0));
+    if (steps.empty()) return;
+    for (std::uint64_t step : {steps.front(), steps.back()}) {
+      std::string const path = twin_of(step);
+      if (!(writes_checkpoints ? sim::is_nbody_snapshot(path) : sim::is_nbody_checkpoint(path))) continue;
+      mixed += (mixed.empty() ? "" : "; ") + what + " would write its files beside " + path + " and the like, " +
+               (writes_checkpoints ? "snapshots" : "periodic checkpoints") + " of the name with the other ending, " +
+               "one series to a tool that reads the folder by a pattern; give the series another name";
+      return;
+    }
+  };
+  // The periodic checkpoints' name with the other HDF5 ending (c.hdf5 for c.h5), where it has one of the two.
+  auto hdf5_named = [](const std::string& path) {
+    auto ends = [&](const std::string& e) {
+      return path.size() > e.size() && path.compare(path.size() - e.size(), e.size(), e) == 0;
+    };
+    return ends(".h5") || ends(".hdf5");
+  };
+  bool const periodic = (o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty();
+  std::string const checkpoint_twin =
+      periodic && hdf5_named(o.checkpoint) ? snapshot_base_with_other_ending(o.checkpoint) : std::string();
+  if (o.snapshots.enabled()) {
+    SnapshotSeries twin = o.snapshots;
+    twin.base = snapshot_base_with_other_ending(o.snapshots.base);
+    refuse_beside_other_kind([&](std::uint64_t step) { return twin.path(step); },
+                             names.with_text("--snapshots", o.snapshots.base), false);
+  }
+  if (!checkpoint_twin.empty())
+    refuse_beside_other_kind([&](std::uint64_t step) { return series_path(checkpoint_twin, step); },
+                             checkpoint_cadence(), true);
   if (o.snapshots.enabled())
     refuse_other_kind([&](std::uint64_t step) { return o.snapshots.path(step); },
                       names.with_text("--snapshots", o.snapshots.base), false, [&](std::uint64_t step) {
@@ -629,9 +664,14 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
     check_series([&](std::uint64_t step) { return other.path(step); }, names.with_text("--snapshots", o.snapshots.base),
                  false, nullptr);
   }
-  if ((o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
+  if (periodic) {
     check_series([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, checkpoint_cadence(), true,
                  checkpoint_written);
+    // The same name with the other ending (c_*.hdf5 beside c_*.h5), as for the snapshots.
+    if (!checkpoint_twin.empty())
+      check_series([&](std::uint64_t step) { return series_path(checkpoint_twin, step); }, checkpoint_cadence(), true,
+                   nullptr);
+  }
   // The checkpoint itself, alike: one past the run's step of another course (the run a branch leaves, which a job
   // script's restart line names for both) would be replaced when the run ends, and kept where it is stopped, where a
   // resubmitted --restart of it goes on with that course, not this one. (A new run's is said as it starts: driver::run.)

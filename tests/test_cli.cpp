@@ -2670,6 +2670,16 @@ TEST_F(Cli, ASeriesIsNotWrittenOverFilesOfTheOtherKind) {
   EXPECT_EQ(between.code, 0) << between.err;
   EXPECT_TRUE(sim::is_nbody_snapshot(file("p_00000005.h5")));
   EXPECT_TRUE(sim::is_nbody_checkpoint(file("p_00000004.h5")));
+  // Nor beside them under the name with the other ending (run_*.hdf5 snapshots beside run_*.h5 checkpoints: one
+  // series to run_*), as a new run with both is refused.
+  expect_input_error("--run -q --restart " + file("run_00000002.h5") + " --steps 2 --snapshots " + file("run"),
+                     "--snapshots " + file("run") + " would write its files beside " + file("run_00000001.h5") +
+                         " and the like, periodic checkpoints of the name with the other ending");
+  EXPECT_FALSE(fs::exists(file("run_00000004.hdf5")));
+  // Periodic checkpoints of the other ending beside another run's: refused as the snapshots' are.
+  expect_input_error("--run -q --bodies 64 --seed 9 --steps 4 --checkpoint " + file("run.hdf5") + " --checkpoint-every 1",
+                     "--checkpoint-every 1: the folder holds 4 files of that series past step 0 (" +
+                         file("run_00000001.h5") + ", ...), another run's");
 }
 
 // A restart that changes a setting of the course (a branch) would write its files among those the course it leaves
