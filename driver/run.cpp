@@ -492,8 +492,6 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
   // own course are an earlier start's, which died after its last checkpoint and which the restart writes again bit for
   // bit; those of another course are refused below.)
   std::string mixed;
-  // `checkpoints`: the files are checkpoints, the last of which a restart goes on from (an earlier start of this very
-  // command, killed, left them; removing them would lose that).
   // Its end: a step where one is known (by steps, or fixed steps to a time: the first step at or past it, which the
   // run itself reaches), else (block steps to a time, with no count known) the time.
   bool const by_step = last < kMaxSteps;
@@ -540,6 +538,8 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
       return false;
     }
   };
+  // `checkpoints`: the files are checkpoints, the last of which a restart goes on from (an earlier start of this very
+  // command, killed, left them; removing them would lose that).
   auto refuse_mixing = [&](const std::function<std::string(std::uint64_t)>& path_of, const std::string& what,
                            bool checkpoints, const std::function<bool(std::uint64_t)>& written) {
     std::vector<std::uint64_t> const steps = series_steps_within(path_of, 1, ~std::uint64_t(0));
@@ -629,12 +629,11 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
   bool const periodic = (o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty();
   std::string const checkpoint_twin =
       periodic && hdf5_named(o.checkpoint) ? snapshot_base_with_other_ending(o.checkpoint) : std::string();
-  if (o.snapshots.enabled()) {
-    SnapshotSeries twin = o.snapshots;
-    twin.base = snapshot_base_with_other_ending(o.snapshots.base);
-    refuse_beside_other_kind([&](std::uint64_t step) { return twin.path(step); },
+  SnapshotSeries snapshot_twin = o.snapshots;  // the same name with the other ending
+  if (o.snapshots.enabled()) snapshot_twin.base = snapshot_base_with_other_ending(o.snapshots.base);
+  if (o.snapshots.enabled())
+    refuse_beside_other_kind([&](std::uint64_t step) { return snapshot_twin.path(step); },
                              names.with_text("--snapshots", o.snapshots.base), false);
-  }
   if (!checkpoint_twin.empty())
     refuse_beside_other_kind([&](std::uint64_t step) { return series_path(checkpoint_twin, step); },
                              checkpoint_cadence(), true);
@@ -645,7 +644,7 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
                         std::string const course = sim::recorded_course(o.snapshots.path(step));
                         return course.empty() || course != o.course;
                       });
-  if ((o.checkpoint_every || o.checkpoint_dt > 0) && !o.checkpoint.empty())
+  if (periodic)
     refuse_other_kind([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, checkpoint_cadence(), true,
                       checkpoint_written);
   bool const new_run = first == 0 && !o.from_checkpoint;
@@ -659,10 +658,8 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
                  names.with_text("--snapshots", o.snapshots.base), false, snapshot_written);
     // The same name with the other ending (out/snap_*.h5 beside out/snap_*.hdf5), which one pattern reads with it: the
     // run writes none of its files again.
-    SnapshotSeries other = o.snapshots;
-    other.base = snapshot_base_with_other_ending(o.snapshots.base);
-    check_series([&](std::uint64_t step) { return other.path(step); }, names.with_text("--snapshots", o.snapshots.base),
-                 false, nullptr);
+    check_series([&](std::uint64_t step) { return snapshot_twin.path(step); },
+                 names.with_text("--snapshots", o.snapshots.base), false, nullptr);
   }
   if (periodic) {
     check_series([&](std::uint64_t step) { return series_path(o.checkpoint, step); }, checkpoint_cadence(), true,
