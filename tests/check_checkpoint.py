@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/check_checkpoint.py - a checkpoint as a Python user meets it.
 
-h5py opens what `nbody --checkpoint` writes and finds the SWIFT layout the README promises (Header
+h5py opens what `nbody --checkpoint` writes and finds the SWIFT layout docs/guide.md promises (Header
 attributes, the dark matter in PartType1 and the stars in PartType4, values in the run's precision,
 coordinates shifted into the box, consistent time and step); and `nbody --restart` refuses checkpoints
 broken in the ways a hand-edited or foreign file is broken, with exit code 2 and a message naming the

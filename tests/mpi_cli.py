@@ -310,7 +310,7 @@ with tempfile.TemporaryDirectory() as d:
 
     elif case == "interrupt":
         # Open MPI's mpirun passes Ctrl-C on as SIGTERM after its kill timeout (1 s by default) and kills
-        # the ranks soon after: a sanitizer build's step may need longer, as the README says.
+        # the ranks soon after: a sanitizer build's step may need longer, as docs/guide.md says.
         cmd = mpi(2, "--run", "--bodies", "8000", "--steps", "1000000", "--threads", "1", "--checkpoint", p("stop.h5"))
         cmd[1:1] = ["--mca", "odls_base_sigkill_timeout", "5"]
         job = subprocess.Popen(cmd,

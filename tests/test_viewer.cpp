@@ -357,7 +357,7 @@ TEST_F(Viewer, GalaxyCoreKeepsItsStructureAtTheDefaults) {
   EXPECT_GT(bright_share, 0.9) << "the core is not saturated because it is dark";
 }
 
-// A movie as the README makes it: every frame in an H.264 MP4 that ffprobe reads, at the rate asked.
+// A movie as docs/guide.md makes it: every frame in an H.264 MP4 that ffprobe reads, at the rate asked.
 TEST_F(Viewer, VideoHasEveryFrameAtTheRateAsked) {
   if (!have("ffmpeg") || !have("ffprobe")) GTEST_SKIP() << "needs ffmpeg and ffprobe (Debian: ffmpeg)";
   ASSERT_EQ(run("--offscreen --scenario collision --bodies 2048 --width 320 --height 240 --frames 30 --video-fps 24 "

@@ -386,7 +386,7 @@ class Simulation:
         """A simulation of the bodies of a tipsy snapshot (standard or little-endian; float32 values,
         no run settings), of one of nbody's HDF5 snapshots (``snapshots=``; its precision's values,
         its time, its units) or of another program's initial conditions in the GADGET/SWIFT HDF5 layout
-        (its units, where it states them, converted to G = 1: README's ``--load``): ``nbody --load PATH``,
+        (its units, where it states them, converted to G = 1: docs/guide.md, Units): ``nbody --load PATH``,
         a new run from step 0. ``settings`` as in
         ``from_arrays``; the softening defaults to the file's. A missing file raises
         ``MissingFileError`` (a ValueError and a FileNotFoundError)."""
