@@ -26,6 +26,7 @@
 #include "core/bounds.h"
 #include "core/errors.h"
 #include "core/output_path.h"
+#include "core/version.h"
 #include "sim/io/units.h"
 #include "sim/physics/integrator.h"
 #include "sim/physics/scenarios.h"
@@ -406,7 +407,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
                "With no mode option: the viewer where a display exists, else a headless benchmark; --save, "
                "--checkpoint, --snapshots and --diagnostics choose --run, and --steps, --warmup and --json the benchmark.",
                "nbody"};
-  cli.set_version_flag("--version", "nbody 0.1.0");
+  cli.set_version_flag("--version", std::string("nbody ") + kVersion);
   cli.get_formatter()->column_width(34);
   // A time option may be given in a physical unit ("--t-end 10Myr"): kept as given, its value in the run's units taken
   // once they are known (after parsing: the ones named, or the file's the run restarts or loads); a placeholder until

@@ -29,6 +29,7 @@
 #include "core/atomic_file.h"
 #include "core/bounds.h"
 #include "core/clock.h"
+#include "core/version.h"
 #include "core/enum_names.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
@@ -1675,6 +1676,7 @@ std::string why_no_devices() {
 NB_MODULE(_nbody, m) {
   using nbody::python::Engine;
   m.doc() = "nbody's native engine; use the nbody package (nbody.Simulation) instead.";
+  m.attr("__version__") = nbody::kVersion;  // the command line's --version, a checkpoint's Code
   // The settings' keywords, for the package's check of a misspelt one (it names the one meant), and the start's.
   nb::list settings;
   for (const char* key : nbody::python::kSettingKeys) settings.append(key);

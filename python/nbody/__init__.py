@@ -38,6 +38,10 @@ __all__ = ["Simulation", "DeviceView", "MissingFileError", "OutputNotWrittenErro
 
 _log = logging.getLogger("nbody")
 
+# The version of the engine this module runs (the command line's `nbody --version`; a checkpoint records it as
+# Code/Code): the one to cite with a result.
+__version__ = _nbody.__version__
+
 # Python's default body count: small enough for a laptop's CPU, large enough to be a cluster.
 DEFAULT_BODIES = 4096
 

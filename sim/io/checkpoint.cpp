@@ -29,6 +29,7 @@
 #include "core/errors.h"
 #include "core/fnv1a.h"
 #include "core/interrupt.h"
+#include "core/version.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the checksum hashes values in the host's byte order");
 
@@ -39,7 +40,7 @@ bool checkpoints_built() { return true; }
 
 namespace {
 
-constexpr const char* kCode = "nbody 0.1.0";
+constexpr const char* kCode = "nbody " NBODY_VERSION;
 // Rows written or read per HDF5 call: buffers stay small whatever N, and an interrupt is seen
 // within one chunk (about 4 MB of fp64 coordinates).
 constexpr hsize_t kRowsPerChunk = 1 << 17;

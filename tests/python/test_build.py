@@ -129,3 +129,19 @@ def test_names_lists_each_settings_choices_and_names_them_when_asked_for_another
     # Not a name at all: one line, as every other wrong type is (nanobind's own message lists its overloads).
     with pytest.raises(TypeError, match=r"^names\(option\): option must be a str such as 'integrator', got int 5$"):
         nbody.names(5)
+
+
+def test_the_version_is_the_command_lines_and_the_one_a_checkpoint_records(tmp_path):
+    import os
+    import subprocess
+    import h5py
+    assert isinstance(nbody.__version__, str) and nbody.__version__[0].isdigit()
+    exe = os.environ.get("NBODY_EXECUTABLE")
+    if exe and os.access(exe, os.X_OK):
+        said = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60).stdout.split()
+        assert said == ["nbody", nbody.__version__]
+    if nbody.checkpoints_built():
+        sim = nbody.Simulation(n=16, backend="cpu")
+        sim.checkpoint(tmp_path / "c.h5")
+        with h5py.File(tmp_path / "c.h5") as f:
+            assert f["Code"].attrs["Code"].decode() == "nbody " + nbody.__version__
