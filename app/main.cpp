@@ -132,11 +132,19 @@ int main(int argc, char** argv) {
     // Every rank must run the same build with the same options: refused before any work otherwise.
     if (several) nbody::mpi::check_same_build_and_options(ranks, argc, argv);
     nbody::agree(ranks, [&] { options = nbody::app::parse_options(argc, argv); });
-    if (!options) return report_written(0);  // --help, --version: the report is all they do
+    if (!options) {
+      // --help, --version: the report is all they do, and a reader that took what it wanted and went away (`| head`,
+      // `| grep -m1`) has it; another failure (a full disk) is said.
+      std::cout.flush();
+      std::fflush(stdout);
+      return nbody::console_error() == EPIPE ? 0 : report_written(0);
+    }
     nbody::app::note_unwritten_outputs(*options);
     nbody::install_interrupt_handlers();
     nbody::agree(ranks, [&] {
-      if (ranks.rank() == 0) nbody::app::check_outputs(*options);  // rank 0 writes every output
+      if (ranks.rank() != 0) return;  // rank 0 writes every output
+      nbody::app::check_outputs(*options);
+      nbody::app::lock_reports(*options);
     });
     int const code = report_written(dispatch(*options));
     if (several) ranks.max(0);  // no rank finalises MPI while another still needs it
@@ -161,7 +169,8 @@ int main(int argc, char** argv) {
     // Every rank stopped at the same point: they end MPI together, as a job that finished does.
     if (several) mpi.reset();
     // Out at once: what had to be saved is saved, and the runtime's exit handlers could wait for
-    // GPU work that was given up.
+    // GPU work that was given up. (The reports' locks are let go and their files removed first.)
+    nbody::app::release_reports();
     std::fflush(nullptr);
     std::_Exit(nbody::interrupted_exit_code(e.signal));
   } catch (const nbody::InputError& e) {

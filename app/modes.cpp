@@ -85,8 +85,23 @@ using driver::diagnostics_json;
 // Rank 0 writes every output of a run (the others hold the same results).
 bool writes_outputs() { return world().rank() == 0; }
 
+// The reports' locks (lock_reports), by path.
+std::vector<std::pair<std::string, std::unique_ptr<WriterLock>>>& report_locks() {
+  static std::vector<std::pair<std::string, std::unique_ptr<WriterLock>>> locks;
+  return locks;
+}
+
+// A report written as the holder of its lock (CheckpointWrite), from whichever thread writes it (a rank's give-up).
+void write_report(const std::string& path, const std::string& text) {
+  const WriterLock* lock = nullptr;
+  for (auto const& [locked, held] : report_locks())
+    if (locked == path) lock = held.get();
+  CheckpointWrite const own(lock);
+  write_text_file(path, text);
+}
+
 void write_json(const Options& o, const json& j) {
-  if (!o.json.empty() && writes_outputs()) write_text_file(o.json, j.dump(2) + "\n");
+  if (!o.json.empty() && writes_outputs()) write_report(o.json, j.dump(2) + "\n");
 }
 
 // A table's --csv and --json, each on its own: one that cannot be written does not cost the other. The failure is
@@ -94,7 +109,7 @@ void write_json(const Options& o, const json& j) {
 void write_table(const Options& o, const std::string& csv, const json& j) {
   std::vector<std::exception_ptr> failed;
   try {
-    if (!o.csv.empty() && writes_outputs()) write_text_file(o.csv, csv);
+    if (!o.csv.empty() && writes_outputs()) write_report(o.csv, csv);
   } catch (const std::runtime_error&) {
     failed.push_back(std::current_exception());
   }
@@ -327,6 +342,14 @@ void check_outputs(const Options& o) {
     if (!why.empty()) throw InputError("--screenshot-dir " + o.screenshot_dir + ": " + why);
   }
 }
+
+void lock_reports(const Options& o) {
+  for (auto const& [option, path] : {std::pair{"--json", &o.json}, std::pair{"--csv", &o.csv}})
+    if (!path->empty())
+      report_locks().emplace_back(*path, std::make_unique<WriterLock>(*path, std::string(option) + " " + *path));
+}
+
+void release_reports() { report_locks().clear(); }
 
 void check_interop_on(const Options& o) {
   if (o.interop != Interop::on || world().size() != 1) return;

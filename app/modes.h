@@ -34,6 +34,12 @@ std::string unwritten_outputs();
 // that name one file (InputError).
 void check_outputs(const Options& options);
 
+// One writer a report (--json, --csv): its WriterLock is taken here, after check_outputs, and held until
+// release_reports (the process's end), so that another nbody given the same name while this one works is refused
+// rather than have whichever ends last replace the other's report. Rank 0 alone (it writes them).
+void lock_reports(const Options& options);
+void release_reports();
+
 // Refuses (InputError) --interop on where the run would not be on a CUDA GPU (none usable, with --backend auto):
 // for the viewer and the server, before a window or an address. One process only (ranks draw from host copies).
 void check_interop_on(const Options& options);

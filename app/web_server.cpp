@@ -407,6 +407,10 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
     // HEAD (a link checker's, a download manager's look before it fetches) is answered as GET is, without the body.
     head_ = request.method() == http::verb::head;
     bool const upgrade = websocket::is_upgrade(request);
+    // A browser's own look for an icon (after a refusal's text, which names none): not the user's request, so no
+    // refusal is logged or counted; the answer tells nothing of the server.
+    if (!upgrade && target_path({request.target().data(), request.target().size()}) == "/favicon.ico")
+      return respond(http::status::not_found, "no icon\n", "text/plain", request.keep_alive());
     if (auto const refused = server_.refusal(request, upgrade)) {
       ++server_.owner.refused_requests_;
       // The path only: a query may hold the right token, which the log must not show.

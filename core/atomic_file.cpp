@@ -347,7 +347,10 @@ CheckpointWrite::~CheckpointWrite() {
   if (pushed_) writing_for.pop_back();
 }
 
-std::string another_writer_of(const std::string& path) {
+namespace {
+
+// Why PATH is no output of this process now by its WriterLock (".NAME.lock" beside it), or "".
+std::string writer_by_lock(const std::string& path) {
   std::string const lock_path = lock_path_of(path);
   // The lock file at the name, once it is shown held or free: one let go and unnamed meanwhile is looked up again.
   for (int attempt = 0; attempt < kLockAttempts; ++attempt) {
@@ -378,6 +381,49 @@ std::string another_writer_of(const std::string& path) {
     if (settled) return problem;
   }
   return "";
+}
+
+// Why PATH is no output now because a program holds it open under an exclusive file lock, or "". Only a regular file
+// is opened (read-only, non-blocking: a FIFO put at the name meanwhile cannot hold the check up).
+std::string held_open_to_write(const std::string& path) {
+  int const fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return "";
+  struct stat s {};
+  bool held = false;
+  if (::fstat(fd, &s) == 0 && S_ISREG(s.st_mode)) {
+    // One held for a moment (a reader's check, a writer letting go) is waited out.
+    for (int attempt = 0; attempt < kLockAttempts; ++attempt) {
+      if (attempt) std::this_thread::sleep_for(kLockRetry);
+      held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+      if (!held) break;
+    }
+  }
+  ::close(fd);  // and with it the shared lock, where one was taken
+  if (!held) return "";
+  return "is held open to be written now (under an exclusive file lock: another run's diagnostics series, or HDF5's, "
+         "h5py's mode 'a' say, in this process or another); close it there first, or name another file";
+}
+
+}  // namespace
+
+std::optional<std::string> series_lock_name_of(const std::string& path) {
+  fs::path const p(path);
+  std::string const name = p.filename().string();
+  std::size_t const dot = name.find_last_of('.');
+  std::size_t const end = dot == std::string::npos || dot == 0 ? name.size() : dot;  // ".h5" alone is no ending
+  std::size_t first = end;
+  while (first > 0 && std::isdigit(static_cast<unsigned char>(name[first - 1]))) --first;
+  if (end - first < 8 || first == 0 || name[first - 1] != '_') return std::nullopt;
+  std::string ending = name.substr(end);
+  if (ending == ".hdf5") ending = ".h5";
+  return (p.parent_path() / (name.substr(0, first) + "########" + ending)).string();
+}
+
+std::string another_writer_of(const std::string& path) {
+  if (std::string problem = writer_by_lock(path); !problem.empty()) return problem;
+  if (auto const series = series_lock_name_of(path))
+    if (std::string problem = writer_by_lock(*series); !problem.empty()) return problem;
+  return held_open_to_write(path);
 }
 
 void write_text_file(const std::string& path, const std::string& text, const std::string& what) {

@@ -106,11 +106,20 @@ class WriterLock {
 
 // Why PATH is no output of this process now: "is being written by another run now (process 4242 on node7, which
 // holds .NAME.lock); wait for it to end, or name another file" where another process (or none that it names) holds
-// PATH's WriterLock, or this process does ("another simulation of this process") and the write is not that lock's
-// holder's (CheckpointWrite); else "" (nor where the file system has no locks). It looks and lets go: the lock file is
-// opened read-only where it exists, and nothing is created. output_path_problem asks it, so that no output (a --save,
-// a --json, Python's save, another run's periodic checkpoint) replaces the checkpoint a run at work writes.
+// PATH's WriterLock, or the lock of the series PATH is named as a file of (series_lock_name_of: a run's snapshots or
+// periodic checkpoints), or this process does ("another simulation of this process") and the write is not that
+// lock's holder's (CheckpointWrite); "is held open to be written now ..." where a program holds PATH itself under an
+// exclusive file lock (flock: HDF5's, h5py's mode 'a' say; a run's diagnostics series' working file); else "" (nor
+// where the file system has no locks). It looks and lets go: the lock file and PATH are opened read-only where they
+// exist, and nothing is created. output_path_problem asks it, so that no output (a --save, a --json, Python's save,
+// another run's periodic checkpoint) replaces a file a run at work writes.
 std::string another_writer_of(const std::string& path);
+
+// The lock a series' one writer holds (WriterLock) where PATH is named as one of a series' files: its file name ends
+// in "_", the step in at least 8 digits, and an ending or none ("out/c_00000100.h5", "out/s_00000100.hdf5"). The
+// series' pattern, the step as "########" and .h5 for both HDF5 endings (c_*.h5 and c_*.hdf5 are one series to a tool
+// that reads the folder by a pattern): "out/c_########.h5". None for any other name.
+std::optional<std::string> series_lock_name_of(const std::string& path);
 
 // While one lives, this thread's outputs are the writes of `lock`'s holder (a run's checkpoint, written through the
 // run): the path that lock guards is theirs to write. Null, or a lock not held: nothing is passed.

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <string_view>
 
 #include "core/atomic_file.h"
 #include "core/errors.h"
@@ -523,14 +522,10 @@ std::optional<std::uint64_t> series_latest_through(const std::function<std::stri
 }
 
 std::string series_lock_name(const std::function<std::string(std::uint64_t)>& path_of) {
-  std::string name = path_of(0);
-  std::string const other = path_of(99999999);  // the same length: eight digits
-  for (std::size_t i = 0; i < name.size() && i < other.size(); ++i)
-    if (name[i] != other[i]) name[i] = '#';
-  constexpr std::string_view kHdf5 = ".hdf5";
-  if (name.size() > kHdf5.size() && name.compare(name.size() - kHdf5.size(), kHdf5.size(), kHdf5) == 0)
-    name.replace(name.size() - kHdf5.size(), kHdf5.size(), ".h5");
-  return name;
+  // The name core/atomic_file.h gives any file of the series, so that an output named as one of them (another run's
+  // --save c_00000100.h5) finds the lock the series' writer holds.
+  std::string const first = path_of(0);
+  return series_lock_name_of(first).value_or(first);
 }
 
 std::vector<WrittenSeries> written_series(const SnapshotSeries& snapshots, const std::string& checkpoint,

@@ -163,9 +163,8 @@ std::vector<std::uint64_t> series_steps_within(const std::function<std::string(s
 // file), or none: a run that begins at `last` goes on with the series, where that file is of its course.
 std::optional<std::uint64_t> series_latest_through(const std::function<std::string(std::uint64_t)>& path_of,
                                                    std::uint64_t last);
-// The name a series' one writer locks (WriterLock: ".NAME.lock" beside it): the series' pattern, each digit of the step
-// as '#', with .h5 for both HDF5 endings (c_*.h5 and c_*.hdf5 are one series to a tool that reads the folder by a
-// pattern): "out/c_########.h5".
+// The name a series' one writer locks (WriterLock: ".NAME.lock" beside it): core/atomic_file.h series_lock_name_of of
+// its files, "out/c_########.h5" (the step's digits as '#', .h5 for both HDF5 endings).
 std::string series_lock_name(const std::function<std::string(std::uint64_t)>& path_of);
 
 // A series of files a run writes, and how messages name it ("--snapshots out/s", "--checkpoint c.h5's periodic

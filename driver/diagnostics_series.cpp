@@ -1040,6 +1040,17 @@ void DiagnosticsSeries::close(bool ended) {
   settle();
   bool const synced = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
   int const err = errno;
+  // The name may have lost the rows' file during the run (removed by a tidy-up, another file moved there): the rows
+  // are read back from the file this run holds open (the process's own link to it, write-only as it is opened) and
+  // published from there, and whatever holds the name now is left as it is.
+  std::optional<std::string> unnamed;
+  struct stat mine {}, named {};
+  if (synced && ::fstat(::fileno(file_), &mine) == 0 &&
+      (::lstat(partial_.c_str(), &named) != 0 || named.st_dev != mine.st_dev || named.st_ino != mine.st_ino)) {
+    std::ifstream in("/proc/self/fd/" + std::to_string(::fileno(file_)), std::ios::binary);
+    std::string rows((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.good() || in.eof()) unnamed = std::move(rows);
+  }
   bool const closed = std::fclose(file_) == 0;
   file_ = nullptr;
   if (!synced || !closed) {
@@ -1053,6 +1064,25 @@ void DiagnosticsSeries::close(bool ended) {
   if (auto const further = kept_further()) {
     if (created_ && rows_ == 0) ::unlink(partial_.c_str());
     keep_published(*further, created_ && rows_ == 0 ? "" : "; this run's rows stay in " + partial_);
+  }
+  if (unnamed) {
+    try {
+      write_file_atomically(path_, "--diagnostics", [&](const std::string& tmp) {
+        std::FILE* f = std::fopen(tmp.c_str(), "w");
+        if (!f) return false;
+        bool const written = std::fwrite(unnamed->data(), 1, unnamed->size(), f) == unnamed->size();
+        return std::fclose(f) == 0 && written;
+      });
+    } catch (const std::runtime_error& e) {
+      unlock();
+      throw RuntimeFailure(std::string(e.what()) + "; " + partial_ + ", which held the rows, was removed or replaced " +
+                           "during the run: they are lost");
+    }
+    partial_lost_ = "--diagnostics " + path_ + ": its working file " + partial_ + " was removed or replaced during " +
+                    "the run; the rows were written from the run's own copy, and the file at that name now (if any) " +
+                    "is left as it is";
+    unlock();
+    return;
   }
   // The name may have gone bad during the run (a directory made there): the rows then stay where they are.
   std::string const why = output_path_problem(path_);

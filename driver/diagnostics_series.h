@@ -162,6 +162,9 @@ class DiagnosticsSeries {
   // After close(): the rows of a dead run's partial file past this run's end that stay after its own (a restart of the
   // run's course from an earlier checkpoint, ended before them), for a notice; empty where none stayed.
   const std::string& kept_past_end() const { return kept_past_end_; }
+  // After close(): where the working file's name no longer held this run's rows when it ended (removed, or another
+  // file moved there during the run), what became of them, for a warning; empty otherwise.
+  const std::string& partial_lost() const { return partial_lost_; }
   // The rows kept are fewer than the run wrote there (by its digest): its own cut short, or another run's, which the
   // digest cannot tell; continuation() says so, as a warning.
   bool unverified() const { return unverified_; }
@@ -196,6 +199,7 @@ class DiagnosticsSeries {
   std::uint64_t rows_ = 0;
   std::string continuation_;
   std::string kept_past_end_;
+  std::string partial_lost_;
   bool replaces_ = false;
   // Where this series begins again from the run's earlier one at PATH (another start energy): the name that one keeps,
   // given to it before this run's first row goes anywhere ("" once given, or where none is kept).

@@ -147,6 +147,7 @@ void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result,
   if (!series) return;
   try {
     series->close(ended);
+    if (!series->partial_lost().empty()) observer.warning(series->partial_lost());
     if (!series->kept_past_end().empty())
       observer.notice(names.with_text("--diagnostics", series->path()) + ": the " + series->kept_past_end() +
                       " stay after its own, rows of its course that a restart from a later checkpoint goes on from");
@@ -318,6 +319,44 @@ std::optional<std::string> series_base(const std::string& path, std::uint64_t st
   if (base.empty() || series_path(base, step) != path) return std::nullopt;
   return base;
 }
+
+}  // namespace
+
+std::string replaced_state_warning(const std::string& path, const std::string& given, bool checkpoint,
+                                   const Setup& setup, multigpu::Simulation& sim, const SettingNames& names) {
+  std::string said;
+  std::error_code ec;
+  if (sim.ranks().rank() == 0 && std::filesystem::is_regular_file(path, ec) &&
+      !std::filesystem::equivalent(path, setup.source, ec)) {
+    std::string const replaced = ": name another file to keep it";
+    try {
+      sim::CheckpointHeader const held = sim::read_checkpoint_header(path, names);
+      std::string const other = another_runs_state(held, setup, sim.bodies());
+      if (!checkpoint)
+        said = given + " replaces a checkpoint (step " + std::to_string(held.run.step) + ") with a snapshot, which " + names.name("--load") + " reads and " + names.name("--restart") +
+               " does not" + replaced;
+      else if (!other.empty())
+        said = given + " replaces " + other + replaced;
+    } catch (const std::runtime_error&) {  // no checkpoint: a snapshot, or another file (replaced as any output)
+      try {
+        if (sim::is_nbody_snapshot(path)) {
+          sim::Snapshot const there = sim::read_snapshot(path, names, false);
+          bool const series_file = series_base(path, there.step).has_value();
+          if (series_file || there.count != sim.bodies())
+            said = given + " replaces a snapshot (step " + std::to_string(there.step) + ", time " +
+                   setup.units.time_text(there.time) +
+                   (series_file ? ", named as a series' file of that step" : ", of another run") + ")" +
+                   (checkpoint ? " with a checkpoint" : "") + replaced;
+        }
+      } catch (const std::runtime_error&) {  // unreadable: replaced as any output
+      }
+    }
+  }
+  if (sim.ranks().size() > 1) said = sim.ranks().all_gather(said).front();
+  return said;
+}
+
+namespace {
 
 // A restart's series, as take_up_cadences and recorded_cadences see them.
 struct OutputSeries {
@@ -804,6 +843,20 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   std::vector<std::pair<std::unique_ptr<WriterLock>, std::string>> series_locks;
   for (auto const& series : written_series(o.snapshots, o.checkpoint, o.checkpoint_every, o.checkpoint_dt, o.names))
     series_locks.emplace_back(lock_checkpoint(ranks, series_lock_name(series.path_of), series.given), series.given);
+  // And one writer each file the run writes at its end (--save, the diagnostics series' name): the check of the path
+  // before the run sees no file yet, so another run given that name (as its --save, --json, --checkpoint, of any
+  // kind) would be written over by whichever ended last, both ending well.
+  auto lock_end_output = [&](const char* option, const std::string& path) {
+    return path.empty() ? nullptr : lock_checkpoint(ranks, path, o.names.with_text(option, path));
+  };
+  std::unique_ptr<WriterLock> const save_lock = lock_end_output("--save", o.save);
+  std::unique_ptr<WriterLock> const diagnostics_lock = lock_end_output("--diagnostics", o.diagnostics);
+  // This thread's writes of the series' files are the series' writer's (CheckpointWrite).
+  auto series_writes = [&] {
+    std::vector<std::unique_ptr<CheckpointWrite>> own;
+    for (auto const& series_lock : series_locks) own.push_back(std::make_unique<CheckpointWrite>(series_lock.first.get()));
+    return own;
+  };
   // Where none could be taken (a file system without locks), the run goes on unguarded, and says so.
   std::string unguarded = checkpoint_lock && !checkpoint_lock->held()
                               ? o.names.with_text("--checkpoint", o.checkpoint) + ": no lock on " +
@@ -814,6 +867,11 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     if (lock && !lock->held() && unguarded.empty())
       unguarded = given + ": no lock on " + lock->lock_path() + " (" + lock->why_not() +
                   "): another run started with this series now would not be refused";
+  for (auto const& [lock, option, path] : {std::tuple{save_lock.get(), "--save", &o.save},
+                                           std::tuple{diagnostics_lock.get(), "--diagnostics", &o.diagnostics}})
+    if (lock && !lock->held() && unguarded.empty())
+      unguarded = o.names.with_text(option, *path) + ": no lock on " + lock->lock_path() + " (" + lock->why_not() +
+                  "): another run given this name now would not be refused";
   if (ranks.size() > 1) unguarded = ranks.all_gather(unguarded).front();
   if (!unguarded.empty()) observer.warning(unguarded);
 
@@ -925,6 +983,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // That pass interrupted: the run ends at once, and begins no series (an earlier one at the path stays as it is).
   bool const start_interrupted = start_measured && !result.start;
   agree(ranks, [&] {
+    CheckpointWrite const own(diagnostics_lock.get());  // its checks of the name: this run's to write
     if (writer && sampled && !start_interrupted)
       series = std::make_unique<DiagnosticsSeries>(o.diagnostics, o.names, lineage);
   });
@@ -1024,6 +1083,16 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                        unreadable + ")" + stopped);
     }
   }
+  // What a --save written by a run stopped before its end would replace and must not: the file the run started from
+  // (--load F --save F: its start, which the same command run again needs), a checkpoint, a snapshot of a series or
+  // of another run (below). Its end replaces it; a stop keeps it, and says why ("" for none). Heard from rank 0.
+  std::string save_kept_by_stop;
+  if (!o.save.empty()) {
+    std::error_code ec;
+    if (writer && std::filesystem::equivalent(o.save, setup.source, ec))
+      save_kept_by_stop = "it is the file this run started from, and the run stopped before its end";
+    if (ranks.size() > 1) save_kept_by_stop = ranks.all_gather(save_kept_by_stop).front();
+  }
   // A checkpoint where --save writes a snapshot: the restartable state there goes, which is a warning (a snapshot is
   // read by --load, not by --restart), as --checkpoint's over another run's checkpoint is.
   if (!o.save.empty() && saves_hdf5_snapshot(o.save)) {
@@ -1057,13 +1126,15 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     }
     if (!held.empty())
       observer.warning(o.names.with_text("--save", o.save) + " holds a checkpoint (step " + held + "): this run " +
-                       "replaces it with a snapshot, which " + o.names.name("--load") + " reads and " +
-                       o.names.name("--restart") + " does not; " + o.names.name("--checkpoint") +
-                       " writes a checkpoint");
+                       "replaces it with a snapshot when it ends (one stopped before, by a signal or a failure, keeps "
+                       "it), which " + o.names.name("--load") + " reads and " + o.names.name("--restart") +
+                       " does not; " + o.names.name("--checkpoint") + " writes a checkpoint");
     else if (!snapshot.empty())
       observer.warning(o.names.with_text("--save", o.save) + " holds a snapshot (" + snapshot + "): this run " +
                        "replaces it with its end when it ends (one stopped before, by a signal or a failure, keeps it); " +
                        "name another file to keep it");
+    if (save_kept_by_stop.empty() && !held.empty()) save_kept_by_stop = "it holds a checkpoint (step " + held + ")";
+    if (save_kept_by_stop.empty() && !snapshot.empty()) save_kept_by_stop = "it holds a snapshot (" + snapshot + ")";
   }
 
   if ((o.summary || sampled) && !start_measured) unless_interrupted([&] { result.start = sim.diagnostics(kStopTogether); });
@@ -1108,6 +1179,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     // under its name.
     std::string const digest = series ? series->digest_before(sim.steps_done()) : carried_digest;
     std::size_t const unwritten = result.outputs_not_written.size();
+    CheckpointWrite const own(diagnostics_lock.get());  // the series' name is this run's to publish
     close_series(series, result, observer, ended, o.names);
     if (result.diagnostics_failure.empty() && result.outputs_not_written.size() == unwritten)
       result.cadences.diagnostics_digest = digest;
@@ -1269,6 +1341,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   };
   auto series_file = [&](const std::string& path, const char* what, std::uint64_t& written,
                          std::vector<std::string>& lost, const std::function<void()>& write) {
+    auto const own = series_writes();
     if (auto const why = failure_of(write)) {
       lost.push_back(path);
       observer.warning(std::string(what) + " not written: " + *why + "; the run goes on");
@@ -1582,16 +1655,25 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // checkpoint of the state (a restart from one goes on with the series as the run not stopped would have, its start
   // there not written either).
   if (ended || reached_end || !saved_here) snapshot();
-  final_output("--save", o.save, [&] {
-    if (saves_hdf5_snapshot(o.save)) {
-      write_snapshot(o.save, setup, sim, Precision::fp64, &final_state);
-      return;
-    }
-    TipsySaved const saved = save_tipsy(o.save, o.names.with_text("--save", o.save), final_state,
-                                        sim.config().softening, o.save_format, setup.units, ranks);
-    for (std::string const& text : saved.notices) observer.notice(text);
-    for (std::string const& text : saved.warnings) observer.warning(text);
-  });
+  if (!ended && !save_kept_by_stop.empty()) {
+    result.outputs_not_written.push_back({o.names.name("--save"), o.save,
+                                          o.save + " is kept: " + save_kept_by_stop +
+                                              (o.checkpoint.empty() ? "; " + o.names.name("--checkpoint") +
+                                                                          " keeps the state a stopped run reached"
+                                                                    : "")});
+  } else {
+    final_output("--save", o.save, [&] {
+      CheckpointWrite const own(save_lock.get());
+      if (saves_hdf5_snapshot(o.save)) {
+        write_snapshot(o.save, setup, sim, Precision::fp64, &final_state);
+        return;
+      }
+      TipsySaved const saved = save_tipsy(o.save, o.names.with_text("--save", o.save), final_state,
+                                          sim.config().softening, o.save_format, setup.units, ranks);
+      for (std::string const& text : saved.notices) observer.notice(text);
+      for (std::string const& text : saved.warnings) observer.warning(text);
+    });
+  }
   // The end energy is an O(N^2) pass worth about ten steps: after an interrupt the user wants out,
   // and the saved state lets a restart measure it; a script's callback that raised stops the run as a signal does. The
   // series' last row is the end itself.

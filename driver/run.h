@@ -269,6 +269,16 @@ std::vector<std::string> check_run_outputs(const RunOutputs& outputs, std::uint6
 // kMaxSteps and past for none known), whose files' names then no longer sort in step order; "" otherwise.
 std::string series_names_notice(const RunOutputs& outputs, std::uint64_t last);
 
+// What a state written to PATH now (a checkpoint where `checkpoint`, else an HDF5 snapshot) would replace that its
+// readers would miss, as a warning naming the write as `given` ("Simulation.save('s_00000010.h5')"): a checkpoint under
+// a snapshot (the state a restart goes on from), another run's checkpoint (another scenario, seed or body count), a
+// snapshot named as a series' file of its step or one of another run; else "" (nor for the file the simulation was
+// made from: written in place on purpose). A run's --checkpoint and --save say theirs at its start (run); a front
+// end's write of the moment asks this first, so that a warning made an error (Python's filters) writes nothing.
+// Rank 0 reads the file; every rank returns its answer.
+std::string replaced_state_warning(const std::string& path, const std::string& given, bool checkpoint,
+                                   const Setup& setup, multigpu::Simulation& simulation, const SettingNames& names);
+
 // Runs `steps` steps of `simulation` (built from `setup`) and writes `outputs`. A signal (core/
 // interrupt.h) ends the steps early and the outputs are still written (stopped_by says so; the end's
 // diagnostics are then skipped). A final output that cannot be written costs only itself

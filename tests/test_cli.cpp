@@ -328,7 +328,8 @@ TEST_F(Cli, ASnapshotSavedOverACheckpointIsSaid) {
   Result const over = nbody("--run --bodies 64 --steps 1 --save " + file("s.h5"));
   ASSERT_EQ(over.code, 0) << over.err;
   EXPECT_NE(over.err.find("warning: --save " + file("s.h5") + " holds a checkpoint (step 3): this run replaces it with "
-                          "a snapshot, which --load reads and --restart does not; --checkpoint writes a checkpoint\n"),
+                          "a snapshot when it ends (one stopped before, by a signal or a failure, keeps it), which "
+                          "--load reads and --restart does not; --checkpoint writes a checkpoint\n"),
             std::string::npos)
       << over.err;
   Result const again = nbody("--run --bodies 64 --steps 1 --save " + file("s.h5"));
@@ -3336,6 +3337,24 @@ TEST_F(Cli, AReportThatCannotBeWrittenCostsNoFile) {
             std::string::npos)
       << slurp(dir_ / "err");
   EXPECT_TRUE(fs::exists(dir_ / "f.json"));
+}
+
+// The help, read up to what the reader wanted (`nbody --help | head`, under `set -o pipefail` in a script), ends well
+// and says nothing; one that cannot be written (a full disk) is still said.
+TEST_F(Cli, HelpReadInPartEndsWell) {
+  for (const char* option : {"--help", "--version"}) {
+    // The reader is gone before nbody writes a word (the writer starts 0.3 s later).
+    std::string const cmd = "(sleep 0.3; exec " + std::string(NBODY_EXECUTABLE) + " " + option + " 2>" + file("err") +
+                            ") | (exec 0<&-; true); exit ${PIPESTATUS[0]}";
+    int const status = std::system(("bash -c '" + cmd + "'").c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << option << ": " << slurp(dir_ / "err");
+    EXPECT_EQ(slurp(dir_ / "err"), "") << option;
+  }
+  int const full = std::system((std::string(NBODY_EXECUTABLE) + " --help >/dev/full 2>" + file("err")).c_str());
+  ASSERT_TRUE(WIFEXITED(full));
+  EXPECT_EQ(WEXITSTATUS(full), 1);
+  EXPECT_NE(slurp(dir_ / "err").find("No space left on device"), std::string::npos) << slurp(dir_ / "err");
 }
 
 // The temporary file of an output that a writer killed before it finished left (SIGKILL, the out-of-memory killer) is

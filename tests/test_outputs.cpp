@@ -639,5 +639,54 @@ TEST(WriterLock, AHolderIsNotNamedAfterAProcessThatIsGone) {
                          lock_file + "); wait for it to end, or name another file");
 }
 
+// A file of a series is named after its step: any name of that form finds the series' lock, whichever HDF5 ending it
+// has, however long its step; other names find none (a date in a name is a step only where a series is written).
+TEST(WriterLock, AFileOfASeriesFindsTheSeriesLock) {
+  EXPECT_EQ(series_lock_name_of("out/c_00000100.h5"), std::optional<std::string>("out/c_########.h5"));
+  EXPECT_EQ(series_lock_name_of("out/s_00000100.hdf5"), std::optional<std::string>("out/s_########.h5"));
+  EXPECT_EQ(series_lock_name_of("s_123456789.hdf5"), std::optional<std::string>("s_########.h5"));
+  EXPECT_EQ(series_lock_name_of("run_00000000"), std::optional<std::string>("run_########"));
+  EXPECT_EQ(series_lock_name_of("run.x_00000007.ckpt"), std::optional<std::string>("run.x_########.ckpt"));
+  for (const char* other : {"c.h5", "c_1234567.h5", "c00000100.h5", "out/.c_00000100.h5.lock", "c_00000100.h5/x"})
+    EXPECT_EQ(series_lock_name_of(other), std::nullopt) << other;
+  // The series' own naming agrees (driver::series_lock_name is this of its first file).
+  FreshDir dir;
+  std::string const series = dir.file("c_########.h5");
+  pid_t const child = holding_child([&] { return (new WriterLock(series, "--snapshots c.h5"))->held(); });
+  ASSERT_GT(child, 0);
+  std::string const looked = another_writer_of(dir.file("c_00000300.hdf5"));
+  std::string const other = another_writer_of(dir.file("d_00000300.h5"));
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_NE(looked.find("is being written by another run now (process " + std::to_string(child)), std::string::npos)
+      << looked;
+  EXPECT_NE(looked.find(dir.file(".c_########.h5.lock")), std::string::npos) << looked;
+  EXPECT_EQ(other, "");
+}
+
+// A file another program holds open under an exclusive lock (HDF5's, h5py's mode 'a'; a run's diagnostics series'
+// working file) is no output while it does: replacing it would cut that program off from the name its writes are
+// meant for. A shared lock (a reader's) is no such hold.
+TEST(WriterLock, AFileHeldOpenToBeWrittenIsNoOutput) {
+  FreshDir dir;
+  std::string const path = dir.file("c.h5");
+  write_text_file(path, "x");
+  for (int const kind : {LOCK_EX, LOCK_SH}) {
+    pid_t const child = holding_child([&] {
+      int const fd = ::open(path.c_str(), O_RDONLY);
+      return fd >= 0 && ::flock(fd, kind) == 0;
+    });
+    ASSERT_GT(child, 0);
+    std::string const looked = output_path_problem(path);
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    if (kind == LOCK_EX)
+      EXPECT_NE(looked.find("is held open to be written now"), std::string::npos) << looked;
+    else
+      EXPECT_EQ(looked, "");
+  }
+  EXPECT_EQ(output_path_problem(path), "") << "once let go";
+}
+
 }  // namespace
 }  // namespace nbody

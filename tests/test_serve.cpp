@@ -819,6 +819,9 @@ TEST(ServeServer, AClientGoneMidRequestIsNoRefusal) {
   close(fd);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(server.refused_requests(), 0u);
+  // Nor is a browser's look for an icon, which every text page the server answers with draws (a token's refusal).
+  EXPECT_EQ(http_status(server.port(), "GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), 404);
+  EXPECT_EQ(server.refused_requests(), 0u);
   EXPECT_EQ(http_status(server.port(), "GET / HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n"), 400);
   EXPECT_EQ(server.refused_requests(), 1u);
 }

@@ -682,7 +682,8 @@ TEST_F(Signals, AStoppedRunKeepsTheOutputsThatReachFurther) {
   std::string const second = std::string(NBODY_EXECUTABLE) + " --backend cpu --run --bodies 64 --steps 10 " +
                              "--diagnostics " + file("d.csv") + " 2>" + file("second.err");
   EXPECT_EQ(WEXITSTATUS(std::system(second.c_str())), 2);
-  EXPECT_NE(slurp(file("second.err")).find(file("d.csv.partial") + " is being written by another run now"),
+  EXPECT_NE(slurp(file("second.err")).find("error: --diagnostics " + file("d.csv") + ": is being written by another run "
+                                           "now (process " + std::to_string(p.pid()) + " on "),
             std::string::npos)
       << slurp(file("second.err"));
   p.send(SIGINT);
@@ -767,6 +768,103 @@ TEST_F(Signals, ASecondRunOfOneSeriesIsRefusedWhileTheFirstRuns) {
   std::string const after = std::string(NBODY_EXECUTABLE) + " --backend cpu --run -q --bodies 64 --steps 10 " +
                             "--snapshot-every 5 --snapshots " + file("c.h5");
   EXPECT_EQ(WEXITSTATUS(std::system(after.c_str())), 0);
+}
+
+// Every file a run writes has that one writer while it runs, whatever kind of output another job names it as: the
+// end's outputs (--save, --json, the diagnostics series' name), each file of its series (another job's --save
+// c_00000100.h5 among its periodic checkpoints) and its series' working file (d.csv.partial, which it holds open under
+// a lock). Each other job is refused with exit 2, naming what holds the file, and writes nothing; the run's outputs are
+// its own when it stops, and its locks go with it.
+TEST_F(Signals, EveryFileARunWritesHasOneWriterWhileItRuns) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  Process p({"--run", "--bodies", "4096", "--steps", "100000000", "--save", file("s.h5"), "--json", file("r.json"),
+             "--diagnostics", file("d.csv"), "--checkpoint", file("c.h5"), "--checkpoint-every", "10000000",
+             "--snapshots", file("sn"), "--snapshot-every", "10000000"},
+            dir_);
+  ASSERT_TRUE(p.started(std::chrono::seconds(10)));
+  for (std::string const lock : {".s.h5.lock", ".r.json.lock", ".d.csv.lock", ".c_########.h5.lock"})
+    for (int i = 0; i < 200 && read_text(file(lock)).empty(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 200 && !fs::exists(file("d.csv.partial")); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::string const holder = "is being written by another run now (process " + std::to_string(p.pid()) + " on ";
+  struct Other {
+    std::string option, name, said;
+  };
+  std::vector<Other> const others{
+      {"--save", "s.h5", holder},          {"--json", "r.json", holder},
+      {"--checkpoint", "s.h5", holder},    {"--json", "d.csv", holder},
+      {"--save", "c_00000100.h5", holder}, {"--checkpoint", "sn_00000100.hdf5", holder},
+      {"--save", "sn_00000200.h5", holder}, {"--save", "d.csv.partial", "is held open to be written now"}};
+  for (Other const& other : others) {
+    std::string const command = std::string(NBODY_EXECUTABLE) + " --backend cpu --run --bodies 64 --steps 10 --seed 7 " +
+                                other.option + " " + file(other.name) + " 2>" + file("other.err");
+    std::string const what = other.option + " " + other.name;
+    EXPECT_EQ(WEXITSTATUS(std::system(command.c_str())), 2) << what;
+    std::string const said = read_text(file("other.err"));
+    EXPECT_NE(said.find("error: " + other.option + " " + file(other.name) + ": " + other.said), std::string::npos)
+        << what << ": " << said;
+    if (other.name != "d.csv.partial") {
+      EXPECT_FALSE(fs::exists(file(other.name))) << what << " was written";
+    }
+  }
+  EXPECT_NE(read_text(file("other.err")).size(), 0u);
+  p.send(SIGINT);
+  EXPECT_EQ(p.wait(std::chrono::seconds(10)), 130) << p.err();
+  EXPECT_EQ(sim::read_snapshot(file("s.h5")).bodies.size(), 4096u);
+  EXPECT_NE(read_text(file("r.json")).find("\"bodies\": 4096"), std::string::npos) << read_text(file("r.json"));
+  for (std::string const lock : {".s.h5.lock", ".r.json.lock", ".d.csv.lock", ".c.h5.lock", ".c_########.h5.lock",
+                                 ".sn_########.h5.lock"})
+    EXPECT_FALSE(fs::exists(file(lock))) << lock << " outlived the run";
+}
+
+// A run that continues its file in place (--load ic.h5 --save ic.h5) and is stopped before its end keeps that file:
+// it is the run's start, which the same command run again needs (the stopped state written there would be taken for
+// the start by it, and the run would go further than asked). The stop says so, and names --checkpoint, which keeps
+// a stopped run's state; one that ends replaces the file, as asked.
+TEST_F(Signals, ARunStoppedBeforeItsEndKeepsTheFileItStartedFrom) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  std::string const start = std::string(NBODY_EXECUTABLE) + " --backend cpu --run -q --bodies 4096 --steps 0 --save " +
+                            file("ic.h5");
+  ASSERT_EQ(std::system(start.c_str()), 0);
+  std::string const before = read_text(file("ic.h5"));
+  Process p({"--run", "--load", file("ic.h5"), "--save", file("ic.h5"), "--steps", "100000000", "--checkpoint",
+             file("c.h5")},
+            dir_);
+  ASSERT_TRUE(p.started(std::chrono::seconds(10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  p.send(SIGTERM);
+  EXPECT_EQ(p.wait(std::chrono::seconds(10)), 143) << p.err();
+  EXPECT_NE(p.err().find("error: --save not written: " + file("ic.h5") + " is kept: it is the file this run started "
+                         "from, and the run stopped before its end"),
+            std::string::npos)
+      << p.err();
+  EXPECT_EQ(read_text(file("ic.h5")), before) << "the start was replaced by the stopped state";
+  EXPECT_GT(sim::read_checkpoint(file("c.h5")).run.step, 0u) << "the stopped state, kept where asked";
+  std::string const ends = std::string(NBODY_EXECUTABLE) + " --backend cpu --run -q --load " + file("ic.h5") +
+                           " --save " + file("ic.h5") + " --steps 2";
+  ASSERT_EQ(std::system(ends.c_str()), 0);
+  EXPECT_EQ(sim::read_snapshot(file("ic.h5")).step, 2u);
+}
+
+// A diagnostics series whose working file is removed while the run writes it (a tidy-up of *.partial files) loses no
+// row: the run still holds the file open, and publishes the rows from it at its end, with a warning.
+TEST_F(Signals, ASeriesWhoseWorkingFileIsRemovedLosesNoRow) {
+  Process p({"--run", "--bodies", "2048", "--steps", "3000", "--threads", "1", "--diagnostics", file("d.csv"),
+             "--diagnostics-every", "100"},
+            dir_);
+  ASSERT_TRUE(p.started(std::chrono::seconds(10)));
+  for (int i = 0; i < 200 && !fs::exists(file("d.csv.partial")); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(fs::remove(file("d.csv.partial")));
+  EXPECT_EQ(p.wait(std::chrono::seconds(120)), 0) << p.err();
+  EXPECT_NE(p.err().find("warning: --diagnostics " + file("d.csv") + ": its working file " + file("d.csv.partial") +
+                         " was removed or replaced during the run; the rows were written from the run's own copy"),
+            std::string::npos)
+      << p.err();
+  std::string const rows = read_text(file("d.csv"));
+  EXPECT_EQ(std::count(rows.begin(), rows.end(), '\n'), 32) << "a header and the rows of steps 0, 100, ..., 3000";
+  EXPECT_EQ(rows.rfind("3000,", 0) == std::string::npos && rows.find("\n3000,") != std::string::npos, true);
 }
 
 // The same, stopped while it still compares its rows with an earlier start's unfinished series: neither that file
