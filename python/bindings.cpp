@@ -1268,6 +1268,17 @@ class Engine {
     return saved.warnings;  // said as warnings too
   }
 
+  // What save() (`checkpoint` false) or checkpoint() at PATH would replace that its readers would miss, as a warning
+  // (driver::replaced_state_warning), or "": asked before the write, so that a warning made an error writes nothing.
+  std::string replaced_state(const std::string& path, bool checkpoint) {
+    Busy busy(*this);
+    if (!checkpoint && !driver::saves_hdf5_snapshot(path)) return {};  // a tipsy file: bodies for another code
+    std::string const given =
+        std::string(checkpoint ? "Simulation.checkpoint(" : "Simulation.save(") + shown(nb::str(path.c_str())) + ")";
+    nb::gil_scoped_release unlocked;
+    return driver::replaced_state_warning(path, given, checkpoint, setup_, *sim_, run_.names);
+  }
+
   void checkpoint(const std::string& path) {
     Busy busy(*this);
     same_call("checkpoint(" + shown(nb::str(path.c_str())) + ")");
@@ -1726,6 +1737,7 @@ NB_MODULE(_nbody, m) {
       .def("diagnostics", &Engine::diagnostics)
       .def("save", &Engine::save, "path"_a, "format"_a)
       .def("checkpoint", &Engine::checkpoint, "path"_a)
+      .def("replaced_state", &Engine::replaced_state, "path"_a, "checkpoint"_a)
       .def("take_notices", &Engine::take_notices)
       .def_prop_ro("time", &Engine::time)
       .def_prop_ro("steps", &Engine::steps)

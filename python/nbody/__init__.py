@@ -298,6 +298,14 @@ def _keywords_checked(function):
     return checked
 
 
+class _Closed:
+    """A closed Simulation's engine: every use says so."""
+
+    def __getattr__(self, name):
+        raise RuntimeError("this Simulation was closed (close(), or the end of its with block); make another, or "
+                           "restart one from its checkpoint")
+
+
 class Simulation:
     """One N-body simulation, on the CPU or on one or more GPUs.
 
@@ -967,14 +975,50 @@ class Simulation:
         the run's."""
         if format is not None and not isinstance(format, str):
             raise TypeError(f"format={format!r}: give a string, 'standard' or 'little-endian'")
-        warned = self._engine.save(self._path(path, "path"), format or "")
+        path = self._path(path, "path")
+        self._warn_of_replaced(path, False)
+        warned = self._engine.save(path, format or "")
         self._take_notices()  # the bodies grouped by family, where they were not; where the units are
         self._warn_of_end(warned)  # a parameter file its readers would take instead of the one with its units
 
     def checkpoint(self, path):
         """Writes an HDF5 checkpoint (GADGET/SWIFT layout, the run's precision, every setting):
         ``Simulation.restart`` or ``nbody --restart`` continue it bit for bit."""
-        self._engine.checkpoint(self._path(path, "path"))
+        path = self._path(path, "path")
+        self._warn_of_replaced(path, True)
+        self._engine.checkpoint(path)
+
+    def _warn_of_replaced(self, path, checkpoint):
+        # A state its readers would miss (another run's checkpoint, a checkpoint under a snapshot, a series' file of
+        # its step): a RuntimeWarning at the script's line before the write, as the command line warns at a run's
+        # start, so that a filter that makes it an error leaves the file as it was.
+        said = self._engine.replaced_state(path, checkpoint)
+        if said:
+            warnings.warn(said, RuntimeWarning, stacklevel=_script_level())
+
+    # Its devices and memory, let go when the script says so.
+
+    def close(self):
+        """Lets the simulation's devices and memory go now (a GPU's, for another simulation or process), rather than
+        when the last reference to it goes; also at the end of a ``with`` block. Arrays taken from it before
+        (``positions``, ``device_positions()``) stay valid, and keep what they view until they go. Any later use of
+        the simulation raises RuntimeError; closing it again does nothing. Its files are written whole already: a
+        run's outputs at its end, ``save()`` and ``checkpoint()`` as they are called."""
+        engine = self.__dict__.get("_engine")
+        if engine is None or isinstance(engine, _Closed):
+            return
+        try:
+            engine.time  # busy in another thread (a run): said, and left open
+        except RuntimeError as e:
+            raise RuntimeError(f"close(): {e}; close it once that call returns") from None
+        object.__setattr__(self, "_engine", _Closed())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
     def _refuse_copy(self, *protocol):
         # A copy would share the engine (stepping one moves the other); the engine's state lives in its devices and
@@ -988,6 +1032,8 @@ class Simulation:
         # Shown in a notebook while another thread runs it: said, not raised (the engine cannot be read then).
         if getattr(self, "_engine", None) is None:
             return "<nbody.Simulation (not made)>"
+        if isinstance(self._engine, _Closed):
+            return "<nbody.Simulation (closed)>"
         try:
             self._engine.time
         except RuntimeError as e:

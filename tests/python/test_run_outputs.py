@@ -245,13 +245,11 @@ def test_a_save_is_refused_over_the_checkpoint_another_process_runs_to(cli, tmp_
 
 
 def test_another_simulations_periodic_checkpoint_does_not_replace_a_running_checkpoint(tmp_path):
-    # Two runs of a script on two threads: the first's periodic checkpoint is named as the checkpoint the second took
-    # after the first had started. The second's file is not replaced: the first's write is refused, said, and counted.
-    first, second = nbody.Simulation(n=64, backend="cpu"), nbody.Simulation(n=128, backend="cpu")
-    taken, first_done, outcome = threading.Event(), threading.Event(), {}
-    series = tmp_path / "c_00000008.h5"
-
-    def run_first():
+    # Two runs of a script on two threads, one's checkpoint named as a file of the other's periodic checkpoints. Taken
+    # after the series' run had started, it is refused at the second run's start (the series' lock), nothing written;
+    # taken before the series' run, that run's periodic write to it is refused, said and counted. Neither run's file is
+    # replaced by the other's.
+    def run_first(first, outcome, taken, first_done):
         try:
             with warnings.catch_warnings(record=True) as said:
                 warnings.simplefilter("always")
@@ -263,21 +261,46 @@ def test_another_simulations_periodic_checkpoint_does_not_replace_a_running_chec
         finally:
             first_done.set()
 
+    series = tmp_path / "c_00000008.h5"
+    # The series' run first: the other run is refused at its start.
+    first, second = nbody.Simulation(n=64, backend="cpu"), nbody.Simulation(n=128, backend="cpu")
+    taken, first_done, outcome = threading.Event(), threading.Event(), {}
+    thread = threading.Thread(target=run_first, args=(first, outcome, taken, first_done))
+    thread.start()
+    time.sleep(0.5)  # the first run has started, its outputs checked and locked
+    try:
+        with pytest.raises(ValueError, match=r"is being written by a run of this process now \(the run a callback is "
+                                             r"called from, or another simulation's, which holds .*\.c_########\.h5\.lock\)"):
+            second.run(steps=10, checkpoint=series)
+    finally:
+        taken.set()
+        thread.join(60)
+    assert "error" not in outcome, outcome
+    assert first.last_run["checkpoints_written"] == 1, first.last_run
+    assert len(nbody.Simulation.restart(series, backend="cpu").positions) == 64
+    series.unlink()
+    (tmp_path / "c.h5").unlink()
+    # The other run first: the series' run is refused at its start, naming the file and the run that writes it.
+    first, second = nbody.Simulation(n=64, backend="cpu"), nbody.Simulation(n=128, backend="cpu")
+    taken, done = threading.Event(), threading.Event()
+
     def second_waits(s):
         taken.set()
-        first_done.wait(60)
+        done.wait(60)
         return True
 
-    thread = threading.Thread(target=run_first)
-    thread.start()
-    time.sleep(0.5)  # the first run has started, its outputs checked
-    second.run(steps=100000, checkpoint=series, every=1, callback=second_waits)
-    thread.join(60)
-    assert "error" not in outcome, outcome
-    assert first.last_run["checkpoints_not_written"] == [str(series)], first.last_run
-    assert any("is being written by a run of this process now (the run a callback is called from, or another "
-               "simulation's" in w
-               for w in outcome["said"]), outcome
+    second_thread = threading.Thread(target=lambda: second.run(steps=100000, checkpoint=series, every=1,
+                                                               callback=second_waits))
+    second_thread.start()
+    try:
+        assert taken.wait(30)  # the second run holds its checkpoint's lock
+        with pytest.raises(ValueError, match=r"^checkpoint_every=8 writes .*c_00000008\.h5.*is being written by a run "
+                                             r"of this process now"):
+            first.run(steps=8, checkpoint=tmp_path / "c.h5", checkpoint_every=8)
+    finally:
+        done.set()
+        second_thread.join(60)
+    assert not (tmp_path / "c.h5").exists()
     assert len(nbody.Simulation.restart(series, backend="cpu").positions) == 128
 
 
@@ -1230,3 +1253,81 @@ def test_snapshots_are_not_written_over_periodic_checkpoints_of_that_name(tmp_pa
         sim.run(steps=2, snapshots=tmp_path / "run.h5")
     assert (tmp_path / "run_00000004.h5").read_bytes() == before
     assert sim.steps == 2
+
+
+def test_a_save_or_checkpoint_of_the_moment_warns_before_it_replaces_a_state_its_readers_need(tmp_path):
+    # sim.save() and sim.checkpoint() over another run's checkpoint, a checkpoint under a snapshot, or a snapshot named
+    # as a series' file of its step: a RuntimeWarning at the script's line before the write, as run()'s outputs warn,
+    # so that a filter that makes it an error leaves the file as it was. The script's own file written again is none.
+    nbody.Simulation(n=64, backend="cpu", seed=7).run(steps=20, checkpoint=tmp_path / "c.h5",
+                                                       snapshots=tmp_path / "s", snapshot_every=10)
+    sim = nbody.Simulation(n=256, backend="cpu")
+    cases = [(lambda: sim.checkpoint(tmp_path / "c.h5"), r"checkpoint\('.*c\.h5'\) replaces another run's state, at "
+              r"step 20: plummer \(seed 7\), 64 bodies, where this run is plummer \(seed 42\), 256 bodies: name another "
+              r"file to keep it$", "c.h5"),
+             (lambda: sim.save(tmp_path / "c.h5"), r"save\('.*c\.h5'\) replaces a checkpoint \(step 0\) with a "
+              r"snapshot, which Simulation.load reads and Simulation.restart does not: name another file to keep it$",
+              "c.h5"),
+             (lambda: sim.save(tmp_path / "s_00000010.hdf5"), r"save\('.*s_00000010\.hdf5'\) replaces a snapshot "
+              r"\(step 10, time 0\.1, named as a series' file of that step\): name another file to keep it$",
+              "s_00000010.hdf5")]
+    for write, said, name in cases:
+        before = (tmp_path / name).read_bytes()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(RuntimeWarning, match=said):
+                write()
+        assert (tmp_path / name).read_bytes() == before, name
+        with pytest.warns(RuntimeWarning, match=said) as caught:
+            write()
+        assert caught[0].filename == __file__
+        assert (tmp_path / name).read_bytes() != before, name
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim.checkpoint(tmp_path / "c.h5")  # its own now
+        sim.save(tmp_path / "mine.h5")
+        sim.save(tmp_path / "mine.h5")
+
+
+def test_a_file_another_run_writes_now_is_no_output_of_a_script(cli, tmp_path):
+    # A notebook's save() or checkpoint() named as a file of a batch job's series, its --save or its diagnostics
+    # series' working file: refused while the job runs, naming what holds it, with nothing written.
+    cli("--version")  # skips where the command line is not built
+    job = subprocess.Popen([os.environ["NBODY_EXECUTABLE"], "--backend", "cpu", "--quiet", "--run", "--bodies", "2048",
+                            "--steps", "100000000", "--checkpoint", str(tmp_path / "c.h5"), "--checkpoint-every",
+                            "10000000", "--save", str(tmp_path / "end.h5"), "--diagnostics", str(tmp_path / "d.csv")],
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        for lock in (".c_########.h5.lock", ".end.h5.lock", ".d.csv.lock", "d.csv.partial"):
+            for _ in range(400):
+                if (tmp_path / lock).exists() and (tmp_path / lock).stat().st_size:
+                    break
+                time.sleep(0.05)
+        sim = nbody.Simulation(n=64, backend="cpu")
+        held = r": is being written by another run now \(process %d on " % job.pid
+        for write, name, said in ((sim.checkpoint, "c_00000100.h5", held), (sim.save, "c_00000200.hdf5", held),
+                                  (sim.save, "end.h5", held), (sim.checkpoint, "end.h5", held),
+                                  (sim.save, "d.csv.partial", r": is held open to be written now")):
+            with pytest.raises(ValueError, match=said):
+                write(tmp_path / name)
+            assert name == "d.csv.partial" or not (tmp_path / name).exists(), name
+    finally:
+        job.send_signal(signal.SIGINT)
+        assert job.wait(timeout=30) == 130, job.stderr.read()
+    assert len(nbody.Simulation.load(tmp_path / "end.h5", backend="cpu").positions) == 2048
+
+
+def test_close_lets_the_simulation_go_and_a_with_block_closes_it():
+    with nbody.Simulation(n=64, backend="cpu") as sim:
+        sim.run(steps=3)
+        positions = sim.positions
+    assert repr(sim) == "<nbody.Simulation (closed)>"
+    for use in (lambda: sim.step(), lambda: sim.time, lambda: sim.positions, lambda: sim.save("x.h5"), lambda: len(sim)):
+        with pytest.raises(RuntimeError, match=r"^this Simulation was closed \(close\(\), or the end of its with block\)"):
+            use()
+    assert positions.shape == (64, 3) and np.isfinite(positions).all()  # taken before: still valid
+    sim.close()  # again: nothing
+    other = nbody.Simulation(n=64, backend="cpu")
+    other.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        other.run(steps=1)
