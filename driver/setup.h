@@ -137,7 +137,8 @@ void check_no_shared_positions(const sim::BodySet& bodies, double softening, con
                                const SettingNames& names);
 
 // The notice for bodies that all have mass 0 (test particles alone, often a file's masses missed): no body attracts
-// another, and each moves in a straight line. "" where any body has mass, or there are none.
+// another, and each moves in a straight line; and for one body with mass among test particles, whose energy error
+// stays 0 whatever their orbits do. "" where several bodies have mass, or there are none.
 std::string massless_notice(const sim::BodySet& bodies, const std::string& source);
 
 // Refuses (InputError naming `source` and its time) a start at a time so large that fp64 times cannot resolve the
