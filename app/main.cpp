@@ -164,6 +164,7 @@ int main(int argc, char** argv) {
       // exchange, and not every launcher ends them: the job ends here. (--run stops all ranks at one
       // step by itself and returns normally.)
       std::fflush(nullptr);
+      nbody::app::release_reports();
       ranks.abort(nbody::interrupted_exit_code(e.signal));
     }
     // Every rank stopped at the same point: they end MPI together, as a job that finished does.

@@ -85,7 +85,9 @@ using driver::diagnostics_json;
 // Rank 0 writes every output of a run (the others hold the same results).
 bool writes_outputs() { return world().rank() == 0; }
 
-// The reports' locks (lock_reports), by path.
+// The reports' locks (lock_reports), by path, and the mutex a writer and release_reports take: a rank's give-up
+// writes --json from its own thread while the main thread may be ending the process.
+std::mutex report_locks_mutex;
 std::vector<std::pair<std::string, std::unique_ptr<WriterLock>>>& report_locks() {
   static std::vector<std::pair<std::string, std::unique_ptr<WriterLock>>> locks;
   return locks;
@@ -93,6 +95,7 @@ std::vector<std::pair<std::string, std::unique_ptr<WriterLock>>>& report_locks()
 
 // A report written as the holder of its lock (CheckpointWrite), from whichever thread writes it (a rank's give-up).
 void write_report(const std::string& path, const std::string& text) {
+  std::lock_guard<std::mutex> const guard(report_locks_mutex);
   const WriterLock* lock = nullptr;
   for (auto const& [locked, held] : report_locks())
     if (locked == path) lock = held.get();
@@ -344,12 +347,17 @@ void check_outputs(const Options& o) {
 }
 
 void lock_reports(const Options& o) {
+  std::lock_guard<std::mutex> const guard(report_locks_mutex);
   for (auto const& [option, path] : {std::pair{"--json", &o.json}, std::pair{"--csv", &o.csv}})
     if (!path->empty())
       report_locks().emplace_back(*path, std::make_unique<WriterLock>(*path, std::string(option) + " " + *path));
 }
 
-void release_reports() { report_locks().clear(); }
+void release_reports() {
+  // Not waiting for a report being written (a give-up's): the process is ending, and that writer holds the lock.
+  std::unique_lock<std::mutex> const guard(report_locks_mutex, std::try_to_lock);
+  if (guard.owns_lock()) report_locks().clear();
+}
 
 void check_interop_on(const Options& o) {
   if (o.interop != Interop::on || world().size() != 1) return;

@@ -1032,9 +1032,12 @@ void DiagnosticsSeries::close(bool ended) {
   // here. (Another run's series is replaced, by this run's empty one, as before.)
   bool const continued = !replaces_ && (continues_published_ || !created_);
   if (rows_ == 0 && continued) {
+    struct stat mine {}, named {};
+    bool const still_named = ::fstat(::fileno(file_), &mine) == 0 && ::lstat(partial_.c_str(), &named) == 0 &&
+                             named.st_dev == mine.st_dev && named.st_ino == mine.st_ino;
     std::fclose(file_);
     file_ = nullptr;
-    if (created_) ::unlink(partial_.c_str());
+    if (created_ && still_named) ::unlink(partial_.c_str());  // not another file moved to the name since
     return;
   }
   settle();
@@ -1062,8 +1065,11 @@ void DiagnosticsSeries::close(bool ended) {
   // stopped): its rows stay in the partial file, which a restart from where it stopped continues (one with none is
   // removed: nothing to keep).
   if (auto const further = kept_further()) {
-    if (created_ && rows_ == 0) ::unlink(partial_.c_str());
-    keep_published(*further, created_ && rows_ == 0 ? "" : "; this run's rows stay in " + partial_);
+    if (created_ && rows_ == 0 && !unnamed) ::unlink(partial_.c_str());
+    keep_published(*further, created_ && rows_ == 0 ? ""
+                             : unnamed             ? "; this run's rows went with " + partial_ +
+                                                         ", removed or replaced during the run"
+                                                   : "; this run's rows stay in " + partial_);
   }
   if (unnamed) {
     try {

@@ -851,9 +851,18 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   };
   std::unique_ptr<WriterLock> const save_lock = lock_end_output("--save", o.save);
   std::unique_ptr<WriterLock> const diagnostics_lock = lock_end_output("--diagnostics", o.diagnostics);
-  // This thread's writes of the series' files are the series' writer's (CheckpointWrite).
-  auto series_writes = [&] {
+  observer.save_locked(save_lock.get());  // a visit may write it too, until the lock goes (undone first)
+  struct SaveUnlocked {
+    RunObserver& observer;
+    ~SaveUnlocked() { observer.save_locked(nullptr); }
+  } const save_unlocked{observer};
+  // This thread's writes are the run's (CheckpointWrite), as the holder of each of its locks: a file of the run may be
+  // named under another of its locks too (a --checkpoint run_20261205.h5 beside --snapshots run is named as a file of
+  // that series), and each is the run's to write.
+  auto own_writes = [&] {
     std::vector<std::unique_ptr<CheckpointWrite>> own;
+    for (const WriterLock* lock : {checkpoint_lock.get(), save_lock.get(), diagnostics_lock.get()})
+      own.push_back(std::make_unique<CheckpointWrite>(lock));
     for (auto const& series_lock : series_locks) own.push_back(std::make_unique<CheckpointWrite>(series_lock.first.get()));
     return own;
   };
@@ -983,7 +992,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // That pass interrupted: the run ends at once, and begins no series (an earlier one at the path stays as it is).
   bool const start_interrupted = start_measured && !result.start;
   agree(ranks, [&] {
-    CheckpointWrite const own(diagnostics_lock.get());  // its checks of the name: this run's to write
+    auto const own = own_writes();  // its checks of the name: this run's to write
     if (writer && sampled && !start_interrupted)
       series = std::make_unique<DiagnosticsSeries>(o.diagnostics, o.names, lineage);
   });
@@ -1179,7 +1188,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     // under its name.
     std::string const digest = series ? series->digest_before(sim.steps_done()) : carried_digest;
     std::size_t const unwritten = result.outputs_not_written.size();
-    CheckpointWrite const own(diagnostics_lock.get());  // the series' name is this run's to publish
+    auto const own = own_writes();  // the series' name is this run's to publish
     close_series(series, result, observer, ended, o.names);
     if (result.diagnostics_failure.empty() && result.outputs_not_written.size() == unwritten)
       result.cadences.diagnostics_digest = digest;
@@ -1279,7 +1288,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         std::fprintf(stderr, "error: %s\n", one_line(gave_up.save_failure).c_str());
       } else {
         try {
-          CheckpointWrite const own(checkpoint_lock.get());  // this thread's write is the run's
+          auto const own = own_writes();  // this thread's write is the run's
           sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
           gave_up.saved_step = kept->record.step;
           std::fprintf(stderr,
@@ -1341,7 +1350,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   };
   auto series_file = [&](const std::string& path, const char* what, std::uint64_t& written,
                          std::vector<std::string>& lost, const std::function<void()>& write) {
-    auto const own = series_writes();
+    auto const own = own_writes();
     if (auto const why = failure_of(write)) {
       lost.push_back(path);
       observer.warning(std::string(what) + " not written: " + *why + "; the run goes on");
@@ -1395,7 +1404,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         why_not = *why;
       } else {
         try {
-          CheckpointWrite const own(checkpoint_lock.get());
+          auto const own = own_writes();
           sim::write_checkpoint(o.checkpoint, kept->state, kept->record);
         } catch (const std::exception& w) {
           why_not = w.what();
@@ -1427,7 +1436,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     if (!dynamic_cast<const StoppedWhole*>(&e) || o.checkpoint.empty() || keeps_checkpoint(sim.steps_done()))
       return false;
     try {
-      CheckpointWrite const own(checkpoint_lock.get());
+      auto const own = own_writes();
       write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, end, recorded_here());  // every rank takes part
     } catch (const std::exception& w) {
       observer.warning(std::string("the state where the run stopped is not saved: ") + w.what());
@@ -1648,7 +1657,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     result.outputs_not_written.push_back({o.names.name("--checkpoint"), o.checkpoint, *kept_file});
   else
     saved_here = final_output("--checkpoint", o.checkpoint, [&] {
-      CheckpointWrite const own(checkpoint_lock.get());
+      auto const own = own_writes();
       write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded_here());
     });
   // The series' end: where the run ended (or made its last step before a signal came), or where it stopped with no
@@ -1663,7 +1672,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                                                                     : "")});
   } else {
     final_output("--save", o.save, [&] {
-      CheckpointWrite const own(save_lock.get());
+      auto const own = own_writes();
       if (saves_hdf5_snapshot(o.save)) {
         write_snapshot(o.save, setup, sim, Precision::fp64, &final_state);
         return;

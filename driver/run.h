@@ -141,6 +141,9 @@ class RunObserver {
   // where it writes none; core/atomic_file.h): a visit may write that checkpoint as the run does, inside a
   // CheckpointWrite for it (Python's checkpoint()).
   virtual void checkpoint_locked(const WriterLock* /*lock*/) {}
+  // The same for the run's --save: a visit may write it as the run will at its end (a script's latest state kept in
+  // one file while it runs).
+  virtual void save_locked(const WriterLock* /*lock*/) {}
 };
 
 struct RunResult {

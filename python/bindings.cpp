@@ -760,10 +760,15 @@ class Engine {
       nb::gil_scoped_release unlocked;
       try {
         run_checkpoint_ = o.checkpoint;
+        run_save_ = o.save;
         struct Forget {
-          std::string& path;
-          ~Forget() { path.clear(); }
-        } const forget{run_checkpoint_};
+          std::string& checkpoint;
+          std::string& save;
+          ~Forget() {
+            checkpoint.clear();
+            save.clear();
+          }
+        } const forget{run_checkpoint_, run_save_};
         driver::run(setup_, *sim_, o, steps, observer, r);
       } catch (const std::runtime_error& e) {
         invalidate();
@@ -1215,25 +1220,32 @@ class Engine {
     return out;
   }
 
-  // Whether PATH is the checkpoint of this simulation's run, from that run's callback: the run holds its lock.
-  bool runs_checkpoint(const std::string& path) const {
+  // Whether PATH is the output `run_path` of this simulation's run (its checkpoint, its save), from that run's
+  // callback: the run holds its lock.
+  bool runs_output(const std::string& path, const std::string& run_path) const {
     std::error_code ec_path, ec_run;
-    return in_callback_ && !run_checkpoint_.empty() &&
-           std::filesystem::weakly_canonical(path, ec_path) ==
-               std::filesystem::weakly_canonical(run_checkpoint_, ec_run) &&
+    return in_callback_ && !run_path.empty() &&
+           std::filesystem::weakly_canonical(path, ec_path) == std::filesystem::weakly_canonical(run_path, ec_run) &&
            !ec_path && !ec_run;
+  }
+  bool runs_checkpoint(const std::string& path) const { return runs_output(path, run_checkpoint_); }
+  // The lock a write of PATH from the run's callback holds as the run (its checkpoint's or its save's), or null.
+  const WriterLock* run_lock_of(const std::string& path) const {
+    if (runs_checkpoint(path)) return run_lock_;
+    if (runs_output(path, run_save_)) return run_save_lock_;
+    return nullptr;
   }
 
   // A method's file it may not write, as the call: "Simulation.save('out/'): is a directory; name a file in it"; judged
   // where rank 0 writes, every rank hearing its answer: a file system's state, such as the lock of
-  // the run's checkpoint that rank 0 holds, is no other rank's to judge. `own_checkpoint`: the path is the checkpoint
-  // this simulation's run writes, whose lock that run holds (runs_checkpoint).
-  void refuse_output_path_on_rank0(const std::string& method, const std::string& path, bool own_checkpoint = false) {
+  // the run's checkpoint that rank 0 holds, is no other rank's to judge. `own`: the lock of the run's output the path
+  // is, written from its callback (run_lock_of), or null.
+  void refuse_output_path_on_rank0(const std::string& method, const std::string& path, const WriterLock* own = nullptr) {
     std::string const call = method + "(" + shown(nb::str(path.c_str())) + ")";  // with the GIL held
     nb::gil_scoped_release unlocked;
     agree(sim_->ranks(), [&] {
       if (sim_->ranks().rank() != 0) return;
-      CheckpointWrite const own(own_checkpoint ? run_lock_ : nullptr);
+      CheckpointWrite const as_run(own);
       if (auto const problem = output_path_problem(path); !problem.empty()) throw InputError(call + ": " + problem);
     });
   }
@@ -1247,11 +1259,13 @@ class Engine {
     std::string const call = "Simulation.save(" + shown(nb::str(path.c_str())) + ")";  // with the GIL held
     same_call("save(" + shown(nb::str(path.c_str())) + (format.empty() ? "" : ", format='" + format + "'") + ")");
     driver::check_save(path, call, format.empty() ? "" : "format='" + format + "'");
-    refuse_output_path_on_rank0("Simulation.save", path);
+    const WriterLock* const own = run_lock_of(path);  // the run's own save, from its callback
+    refuse_output_path_on_rank0("Simulation.save", path, own);
     // Not over the file the simulation was made from, but a file of its kind over the one it was loaded from.
     spare_source({{"Simulation.save", path}}, "", "Simulation.save");
     if (driver::saves_hdf5_snapshot(path)) {
       nb::gil_scoped_release unlocked;
+      CheckpointWrite const as_run(own);
       driver::write_snapshot(path, setup_, *sim_, Precision::fp64);
       return {};
     }
@@ -1262,7 +1276,10 @@ class Engine {
       driver::check_finite(s, sim_->steps_done(), run_.names);
       if (ranks.rank() == 0) driver::check_tipsy_save(path, call, setup_.units);
     });
-    driver::TipsySaved saved = driver::save_tipsy(path, call, s, sim_->config().softening, *f, setup_.units, ranks);
+    driver::TipsySaved saved = [&] {
+      CheckpointWrite const as_run(own);
+      return driver::save_tipsy(path, call, s, sim_->config().softening, *f, setup_.units, ranks);
+    }();
     for (std::string& text : saved.notices) notices_.push_back(std::move(text));
     for (std::string const& text : saved.warnings) notices_.push_back(text);
     return saved.warnings;  // said as warnings too
@@ -1272,9 +1289,16 @@ class Engine {
   // (driver::replaced_state_warning), or "": asked before the write, so that a warning made an error writes nothing.
   std::string replaced_state(const std::string& path, bool checkpoint) {
     Busy busy(*this);
+    std::string const method = checkpoint ? "Simulation.checkpoint" : "Simulation.save";
+    std::string const given = method + "(" + shown(nb::str(path.c_str())) + ")";
+    // A path the write would refuse is refused first, as the write would: the warning is of a file it goes on to
+    // replace.
+    if (checkpoint)
+      driver::check_checkpoint_name(path, given);
+    else
+      driver::check_save(path, given, "");
+    refuse_output_path_on_rank0(method, path, run_lock_of(path));
     if (!checkpoint && !driver::saves_hdf5_snapshot(path)) return {};  // a tipsy file: bodies for another code
-    std::string const given =
-        std::string(checkpoint ? "Simulation.checkpoint(" : "Simulation.save(") + shown(nb::str(path.c_str())) + ")";
     nb::gil_scoped_release unlocked;
     return driver::replaced_state_warning(path, given, checkpoint, setup_, *sim_, run_.names);
   }
@@ -1284,7 +1308,7 @@ class Engine {
     same_call("checkpoint(" + shown(nb::str(path.c_str())) + ")");
     driver::check_checkpoint_name(path, "Simulation.checkpoint(" + shown(nb::str(path.c_str())) + ")");
     bool const runs_it = runs_checkpoint(path);
-    refuse_output_path_on_rank0("Simulation.checkpoint", path, runs_it);
+    refuse_output_path_on_rank0("Simulation.checkpoint", path, runs_it ? run_lock_ : nullptr);
     // Not over the file the simulation was made from, but a checkpoint over the checkpoint it continues.
     spare_source({{"Simulation.checkpoint", path}}, "Simulation.checkpoint", "");
     std::string const given = "Simulation.checkpoint(" + shown(nb::str(path.c_str())) + ")";
@@ -1464,6 +1488,7 @@ class Engine {
     // This engine's run's own lock, whatever runs meanwhile (a callback may run another simulation, whose callback
     // checkpoints this one): its callback's checkpoint() of the run's file writes as the run.
     void checkpoint_locked(const WriterLock* lock) override { engine_.run_lock_ = lock; }
+    void save_locked(const WriterLock* lock) override { engine_.run_save_lock_ = lock; }
     void notice(const std::string& text) override { engine_.notices_.push_back(text); }  // sim.notices, the log
     // What the command line prints as "warning: ..." (an output lost, a run that does not resolve its orbits): in
     // last_run's "warnings", and a RuntimeWarning at the line that called Simulation.run (warn_level_). One
@@ -1646,6 +1671,8 @@ class Engine {
   bool in_callback_ = false;  // run() is calling its callback: reads only
   std::string run_checkpoint_;  // the checkpoint path of the run under way, whose lock that run holds
   const WriterLock* run_lock_ = nullptr;  // that lock, while the run runs (null: none held)
+  std::string run_save_;                       // the save path of the run under way, whose lock it holds
+  const WriterLock* run_save_lock_ = nullptr;  // that lock, while the run runs
   std::atomic<bool> busy_{false};
 };
 

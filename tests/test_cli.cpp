@@ -322,6 +322,24 @@ TEST_F(Cli, AOneFramePictureSaysItsRenderWasNotTimed) {
 
 // --save FILE.h5 writes a snapshot: where FILE.h5 holds a checkpoint, the restartable state there goes, and that is
 // a warning at the start (a snapshot there is replaced without a word).
+// A run's own files named alike under two of its locks (a --checkpoint or --save named with a date, run_20261205.h5,
+// beside its --snapshots run or its periodic checkpoints: a name of the form of the series' files) are all the run's to
+// write: none is refused at its end, by a stop or not.
+TEST_F(Cli, ARunWritesItsOwnFilesNamedAsFilesOfItsSeries) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  for (std::string const& outputs : {"--snapshots " + file("run") + " --snapshot-every 10 --checkpoint " +
+                                        file("run_20261205.h5"),
+                                    "--snapshots " + file("sim") + " --snapshot-every 10 --save " + file("sim_20261205.h5"),
+                                    "--checkpoint " + file("ck.h5") + " --checkpoint-every 10 --save " +
+                                        file("ck_20261205.h5")}) {
+    Result const r = nbody("--run -q --bodies 128 --steps 20 " + outputs);
+    EXPECT_EQ(r.code, 0) << outputs << ": " << r.err;
+  }
+  EXPECT_EQ(sim::read_checkpoint(file("run_20261205.h5")).run.step, 20u);
+  EXPECT_EQ(sim::read_snapshot(file("sim_20261205.h5")).step, 20u);
+  EXPECT_EQ(sim::read_snapshot(file("ck_20261205.h5")).step, 20u);
+}
+
 TEST_F(Cli, ASnapshotSavedOverACheckpointIsSaid) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   ASSERT_EQ(nbody("--run -q --bodies 64 --steps 3 --checkpoint " + file("s.h5")).code, 0);

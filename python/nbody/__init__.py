@@ -616,6 +616,7 @@ class Simulation:
             # A time already passed (not one the run is at: the time reached is the one asked for).
             short = [n for n in self._take_notices() if n.startswith("t_end=") and self.time > t_end]
         previous = self._engine.last_run  # a call refused before it begins leaves it: not this run's outcome
+        object.__setattr__(self, "_running", True)  # close() from the run's own callback is refused
         try:
             result = self._engine.run(total, callback, every, self, outputs)
         except BaseException as stopped:
@@ -627,6 +628,8 @@ class Simulation:
             if self._engine.last_run is not previous:
                 self._say_lost_outputs(stopped)
             raise
+        finally:
+            object.__setattr__(self, "_running", False)
         self._take_notices()
         if t_end is not None and not result["stopped_by_callback"]:
             self._engine.note_end(float(t_end), t_end_typed)
@@ -1007,6 +1010,9 @@ class Simulation:
         engine = self.__dict__.get("_engine")
         if engine is None or isinstance(engine, _Closed):
             return
+        if self.__dict__.get("_running"):
+            raise RuntimeError("close(): the simulation is running (a run() under way: this is its callback, or another "
+                               "thread's); close it once the run returns (a callback that returns True stops it)")
         try:
             engine.time  # busy in another thread (a run): said, and left open
         except RuntimeError as e:

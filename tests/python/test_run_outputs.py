@@ -1331,3 +1331,40 @@ def test_close_lets_the_simulation_go_and_a_with_block_closes_it():
     other.close()
     with pytest.raises(RuntimeError, match="closed"):
         other.run(steps=1)
+
+
+def test_a_callback_keeps_the_latest_state_in_the_runs_own_save(tmp_path):
+    # A script that keeps its latest state in one file while it runs (the run's save= path, written by its callback):
+    # the run's own file, written as the run writes it; the end's state is the run's last.
+    sim = nbody.Simulation(n=64, backend="cpu")
+    sim.run(steps=40, every=10, callback=lambda s: s.save(tmp_path / "state.h5"), save=tmp_path / "state.h5")
+    assert nbody.Simulation.load(tmp_path / "state.h5", backend="cpu").time == sim.time
+
+
+def test_close_from_the_runs_own_callback_is_refused_and_the_run_goes_on(tmp_path):
+    sim = nbody.Simulation(n=64, backend="cpu")
+    said = []
+
+    def callback(s):
+        try:
+            s.close()
+        except RuntimeError as e:
+            said.append(str(e))
+
+    sim.run(steps=4, every=2, callback=callback, diagnostics=tmp_path / "d.csv")
+    assert said and said[0].startswith("close(): the simulation is running (a run() under way")
+    assert sim.steps == 4 and sim.last_run["steps"] == 4
+    sim.close()
+    assert repr(sim) == "<nbody.Simulation (closed)>"
+
+
+def test_a_write_that_is_refused_gives_its_refusal_not_a_warning(tmp_path):
+    # A read-only snapshot of a series: save() refuses it (read-only), and does not first warn that it would replace it.
+    nbody.Simulation(n=64, backend="cpu").run(steps=10, snapshots=tmp_path / "s", snapshot_every=10)
+    path = tmp_path / "s_00000010.hdf5"
+    os.chmod(path, 0o444)
+    sim = nbody.Simulation(n=32, backend="cpu", seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"read-only"):
+            sim.save(path)
