@@ -276,9 +276,13 @@ void check_tipsy_save(const std::string& path, const std::string& save_given, co
   if (std::string const problem = name_length_problem(param); !problem.empty())
     throw InputError(save_given + ": its units go to " + param + " beside it, which cannot be written: " + problem);
   ParamBeside const beside = param_beside(param);
-  if (beside == ParamBeside::not_a_file)
-    throw InputError(save_given + ": its units go to " + param + " beside it, where something that is not a file (a " +
-                     "folder?) is in the way: rename it, or save to a name ending in .h5, which holds its units itself");
+  if (beside == ParamBeside::not_a_file) {
+    std::string what = output_path_problem(param);  // what is there: "is a directory", "is a FIFO", ...
+    what = what.substr(0, what.find(';'));          // (not its advice for an output of that name)
+    throw InputError(save_given + ": its units go to " + param + " beside it, which " +
+                     (what.empty() ? std::string("is not a regular file") : what) +
+                     ": rename it, or save to a name ending in .h5, which holds its units itself");
+  }
   if (beside == ParamBeside::file && !sim::is_nbody_tipsy_param(param)) return;  // another program's: kept, warned of
   if (std::string const problem = output_path_problem(param); !problem.empty())
     throw InputError(save_given + ": its units go to " + param + " beside it, which cannot be written: " + problem);

@@ -2961,14 +2961,19 @@ TEST_F(Cli, ATipsySaveStatesItsUnitsBesideIt) {
   fs::create_directories(file("f.bin.param"));
   expect_input_error("--run --bodies 64 --steps 1 --save " + file("f.bin") + units,
                      "--save " + file("f.bin") + ": its units go to " + file("f.bin.param") +
-                         " beside it, where something that is not a file (a folder?) is in the way: rename it, or "
-                         "save to a name ending in .h5, which holds its units itself");
+                         " beside it, which is a directory: rename it, or save to a name ending in .h5, which holds "
+                         "its units itself");
   // So is a link to a folder; and a FIFO of that name in N-body units is passed over, not read (which would wait for
   // a writer for ever), as a folder is; nor is either taken for a parameter file beside another save.
   fs::create_directory_symlink(file("f.bin.param"), file("g.bin.param"));
   expect_input_error("--run --bodies 64 --steps 1 --save " + file("g.bin") + units,
                      "--save " + file("g.bin") + ": its units go to " + file("g.bin.param") +
-                         " beside it, where something that is not a file");
+                         " beside it, which is a symbolic link");
+  // A FIFO in the way is named as one.
+  ASSERT_EQ(mkfifo(file("p.bin.param").c_str(), 0644), 0);
+  expect_input_error("--run --bodies 64 --steps 1 --save " + file("p.bin") + units,
+                     "--save " + file("p.bin") + ": its units go to " + file("p.bin.param") +
+                         " beside it, which is a FIFO, not a regular file: rename it");
   ASSERT_EQ(mkfifo(file("h.bin.param").c_str(), 0644), 0);
   Result const fifo = nbody("--run -q --bodies 64 --steps 1 --save " + file("h.bin"));
   EXPECT_EQ(fifo.code, 0) << fifo.err;
