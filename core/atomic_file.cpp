@@ -326,6 +326,8 @@ WriterLock::WriterLock(const std::string& path, const std::string& given) : path
   if (why_not_.empty()) why_not_ = "its name kept changing";
 }
 
+bool WriterLock::still_named() const { return fd_ >= 0 && names_the_file(path_, fd_); }
+
 WriterLock::~WriterLock() {
   if (fd_ < 0) return;
   removed_at_exit_.reset();  // from here on the name may soon be another writer's

@@ -92,6 +92,9 @@ class WriterLock {
   WriterLock& operator=(const WriterLock&) = delete;
   ~WriterLock();
   bool held() const { return fd_ >= 0; }
+  // Whether the lock file's name still holds the file locked here: false where it was removed (a tidy-up of "stale"
+  // *.lock files) or replaced during the run, after which another writer would not have been refused.
+  bool still_named() const;
   // Where none is held: "cannot lock it: Function not implemented", and the like.
   const std::string& why_not() const { return why_not_; }
   const std::string& lock_path() const { return path_; }

@@ -1615,6 +1615,20 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   result.wall_seconds = seconds_since(t0);
   result.stopped_by = agreed_interrupt(ranks);
 
+  // A lock file removed during the run (a tidy-up of "stale" *.lock files) guarded nothing since: another run given the
+  // name would not have been refused, and a file it wrote there is replaced below. Said, once the steps are done.
+  std::string unlocked_since;
+  std::vector<std::pair<const WriterLock*, std::string>> held{
+      {checkpoint_lock.get(), o.names.with_text("--checkpoint", o.checkpoint)},
+      {save_lock.get(), o.names.with_text("--save", o.save)},
+      {diagnostics_lock.get(), o.names.with_text("--diagnostics", o.diagnostics)}};
+  for (auto const& [lock, given] : series_locks) held.emplace_back(lock.get(), given);
+  for (auto const& [lock, given] : held)
+    if (lock && lock->held() && !lock->still_named() && unlocked_since.empty())
+      unlocked_since = given + ": its lock " + lock->lock_path() + " was removed during the run: another run given " +
+                       "this name since would not have been refused, and a file it wrote there is replaced now";
+  if (ranks.size() > 1) unlocked_since = ranks.all_gather(unlocked_since).front();
+  if (!unlocked_since.empty()) observer.warning(unlocked_since);
   // Save first: after an interrupt the state is what must not be lost. A state that is no longer
   // finite is refused before it can replace anything; the last one kept sound is saved instead.
   sim::BodySet const final_state = sim.state();

@@ -818,6 +818,24 @@ TEST_F(Signals, EveryFileARunWritesHasOneWriterWhileItRuns) {
     EXPECT_FALSE(fs::exists(file(lock))) << lock << " outlived the run";
 }
 
+// A lock file removed while the run holds it (a tidy-up of "stale" *.lock files) guards nothing from then on: the run
+// says so when it writes its outputs, rather than replace another run's file there unsaid.
+TEST_F(Signals, ALockRemovedDuringTheRunIsSaid) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  Process p({"--run", "--bodies", "4096", "--steps", "100000000", "--checkpoint", file("c.h5")}, dir_);
+  ASSERT_TRUE(p.started(std::chrono::seconds(10)));
+  for (int i = 0; i < 200 && read_text(file(".c.h5.lock")).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(fs::remove(file(".c.h5.lock")));
+  p.send(SIGINT);
+  EXPECT_EQ(p.wait(std::chrono::seconds(10)), 130) << p.err();
+  EXPECT_NE(p.err().find("warning: --checkpoint " + file("c.h5") + ": its lock " + file(".c.h5.lock") +
+                         " was removed during the run: another run given this name since would not have been refused"),
+            std::string::npos)
+      << p.err();
+  EXPECT_TRUE(fs::exists(file("c.h5"))) << "the stopped state, written all the same";
+}
+
 // A run that continues its file in place (--load ic.h5 --save ic.h5) and is stopped before its end keeps that file:
 // it is the run's start, which the same command run again needs (the stopped state written there would be taken for
 // the start by it, and the run would go further than asked). The stop says so, and names --checkpoint, which keeps
