@@ -1229,11 +1229,11 @@ class Engine {
            !ec_path && !ec_run;
   }
   bool runs_checkpoint(const std::string& path) const { return runs_output(path, run_checkpoint_); }
-  // The lock a write of PATH from the run's callback holds as the run (its checkpoint's or its save's), or null.
-  const WriterLock* run_lock_of(const std::string& path) const {
-    if (runs_checkpoint(path)) return run_lock_;
-    if (runs_output(path, run_save_)) return run_save_lock_;
-    return nullptr;
+  // The lock a write of PATH from the run's callback holds as the run, or null: a checkpoint() of the run's checkpoint,
+  // a save() of its save (not a snapshot over the checkpoint the run goes on from).
+  const WriterLock* run_lock_of(const std::string& path, bool checkpoint) const {
+    if (checkpoint) return runs_checkpoint(path) ? run_lock_ : nullptr;
+    return runs_output(path, run_save_) ? run_save_lock_ : nullptr;
   }
 
   // A method's file it may not write, as the call: "Simulation.save('out/'): is a directory; name a file in it"; judged
@@ -1259,7 +1259,7 @@ class Engine {
     std::string const call = "Simulation.save(" + shown(nb::str(path.c_str())) + ")";  // with the GIL held
     same_call("save(" + shown(nb::str(path.c_str())) + (format.empty() ? "" : ", format='" + format + "'") + ")");
     driver::check_save(path, call, format.empty() ? "" : "format='" + format + "'");
-    const WriterLock* const own = run_lock_of(path);  // the run's own save, from its callback
+    const WriterLock* const own = run_lock_of(path, false);  // the run's own save, from its callback
     refuse_output_path_on_rank0("Simulation.save", path, own);
     // Not over the file the simulation was made from, but a file of its kind over the one it was loaded from.
     spare_source({{"Simulation.save", path}}, "", "Simulation.save");
@@ -1297,7 +1297,7 @@ class Engine {
       driver::check_checkpoint_name(path, given);
     else
       driver::check_save(path, given, "");
-    refuse_output_path_on_rank0(method, path, run_lock_of(path));
+    refuse_output_path_on_rank0(method, path, run_lock_of(path, checkpoint));
     if (!checkpoint && !driver::saves_hdf5_snapshot(path)) return {};  // a tipsy file: bodies for another code
     nb::gil_scoped_release unlocked;
     return driver::replaced_state_warning(path, given, checkpoint, setup_, *sim_, run_.names);
