@@ -112,6 +112,10 @@ std::string path_name_problem(const std::string& path, bool folder) {
   if (path.empty()) return "the path is empty; name a " + kind;
   if (path == "-")
     return "nbody reads and writes files, not standard input or output; name a " + kind + " (./- for one named '-')";
+  // A blank left between quotes (--snapshots ' '): no listing shows the name.
+  std::string const name = fs::path(path).filename().string();
+  if (!name.empty() && name.find_first_not_of(" \t") == std::string::npos)
+    return "the name is blank; name a " + kind;
   return {};
 }
 
@@ -132,6 +136,11 @@ std::string name_length_problem(const std::string& path, bool keep_extension, st
 
 std::string output_path_problem(const std::string& path, std::size_t longer) {
   if (auto problem = path_name_problem(path); !problem.empty()) return problem;
+  // Names a slip makes (a blank left between quotes, a newline pasted into a job script), which no listing shows as
+  // they are: not written. (Files of such names are still read.)
+  for (char c : path)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return "the name holds a control character (a newline or a tab, say); name a file without one";
   if (path.back() == '/') return "ends in '/': name a file, not a folder";
   struct stat target {};
   if (::lstat(path.c_str(), &target) == 0) {

@@ -10,12 +10,13 @@
 namespace nbody {
 
 // Why PATH, given for a file (or, with `folder`, a folder) that nbody reads or writes, names none, or "": it is empty,
-// or "-", which is not standard input or output here (a report goes to standard output): a file of that name is
+// its last name is blank (a slip of quoting), or "-", which is not standard input or output here (a report goes to standard output): a file of that name is
 // "./-". Every front end refuses these names alike (the command line's options, Python's paths), before any work.
 std::string path_name_problem(const std::string& path, bool folder = false);
 
 // Why nbody refuses to write PATH, in a few words ("is a symbolic link", "the folder /nope does not
-// exist"), or "" when PATH may be written. Refused: a name path_name_problem refuses, a symbolic link
+// exist"), or "" when PATH may be written. Refused: a name path_name_problem refuses, a path that holds a control
+// character (a slip: a newline pasted into a job script), a symbolic link
 // (even to a regular file: replacing it would silently cut the link), a directory, a FIFO, device or
 // socket, an existing file the user may not write, a path ending in '/', a folder that is missing, not
 // a folder, or not writable, and the checkpoint another run writes now (another_writer_of,

@@ -2259,6 +2259,28 @@ TEST_F(Cli, EmptyPathsAndListElementsAreRefused) {
 
 // A value that brings a control character into the error (a newline pasted with it, an escape) is shown escaped: the
 // error stays one line, which a script reads, and no terminal is driven by it.
+// Names a slip makes, which no listing shows as they are: a blank left between quotes, a newline or a tab pasted into
+// a job script. Refused before any work, naming the option; nothing written. (A blank inside a name is a name.)
+TEST_F(Cli, ABlankNameOrOneHoldingAControlCharacterIsRefused) {
+  expect_input_error("--run --bodies 64 --steps 1 --snapshots '" + file(" ") + "'",
+                     "--snapshots '" + file(" ") + "': the name is blank; name a file");
+  expect_input_error("--run --bodies 64 --steps 1 --json '" + file("out/ ") + "'",
+                     "--json '" + file("out/ ") + "': the name is blank; name a file");
+  expect_input_error("--run --bodies 64 --steps 1 --load ' '", "--load ' ': the name is blank; name a file");
+  // (printf makes the newline and the tab: sh has no $'...'.)
+  expect_input_error("--run --bodies 64 --steps 1 --save \"$(printf '" + file("a") + "\\nb.h5')\"",
+                     "--save " + file("a") + "\\nb.h5: the name holds a control character (a newline or a tab, "
+                     "say); name a file without one");
+  expect_input_error("--run --bodies 64 --steps 1 --checkpoint \"$(printf '" + file("c") + "\\t.h5')\"",
+                     "the name holds a control character");
+  for (auto const& entry : fs::directory_iterator(dir_)) {
+    std::string const name = entry.path().filename().string();
+    EXPECT_TRUE(name == "out" || name == "err") << "a refused run wrote " << name;
+  }
+  EXPECT_EQ(nbody("--run -q --bodies 64 --steps 1 --save '" + file("a b.h5") + "'").code, 0);
+  EXPECT_TRUE(fs::exists(file("a b.h5")));
+}
+
 TEST_F(Cli, AnErrorIsOneLineWhateverItsValueHolds) {
   Result const r = nbody("--run --bodies 64 --steps 1 --dt \"$(printf '0.01\\nx')\"");
   EXPECT_EQ(r.code, 2);
@@ -2266,7 +2288,8 @@ TEST_F(Cli, AnErrorIsOneLineWhateverItsValueHolds) {
                    "matters), e.g. 10Myr (see --help)\n");
   Result const escape = nbody("--run --bodies 64 --steps 1 --checkpoint \"$(printf 'a\\033b')/c.h5\"");
   EXPECT_EQ(escape.code, 2);
-  EXPECT_EQ(escape.err, "error: --checkpoint a\\x1bb/c.h5: the folder a\\x1bb does not exist\n");
+  EXPECT_EQ(escape.err, "error: --checkpoint a\\x1bb/c.h5: the name holds a control character (a newline or a tab, "
+                        "say); name a file without one\n");
 }
 
 // A refused value is told the rule itself: the bounds the check uses, not a looser summary.
