@@ -333,8 +333,8 @@ std::string replaced_state_warning(const std::string& path, const std::string& g
       sim::CheckpointHeader const held = sim::read_checkpoint_header(path, names);
       std::string const other = another_runs_state(held, setup, sim.bodies());
       if (!checkpoint)
-        said = given + " replaces a checkpoint (step " + std::to_string(held.run.step) + ") with a snapshot, which " + names.name("--load") + " reads and " + names.name("--restart") +
-               " does not" + replaced;
+        said = given + " replaces a checkpoint (step " + std::to_string(held.run.step) + ") with a snapshot, which " +
+               names.name("--load") + " reads and " + names.name("--restart") + " does not" + replaced;
       else if (!other.empty())
         said = given + " replaces " + other + replaced;
     } catch (const std::runtime_error&) {  // no checkpoint: a snapshot, or another file (replaced as any output)
