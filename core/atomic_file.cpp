@@ -57,14 +57,13 @@ void sync_folder(const std::string& path, const std::string& what) {
   }
 }
 
-// Whether the name `path` holds the file open as `fd` (no other file has taken the name since).
+}  // namespace
+
 bool names_the_file(const std::string& path, int fd) {
   struct stat open_file {}, named {};
   return ::fstat(fd, &open_file) == 0 && ::lstat(path.c_str(), &named) == 0 && open_file.st_dev == named.st_dev &&
          open_file.st_ino == named.st_ino;
 }
-
-}  // namespace
 
 namespace {
 

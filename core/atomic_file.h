@@ -39,6 +39,10 @@ std::vector<std::string> temporary_files_of(const std::string& path);
 std::vector<std::string> temporary_files_in(const std::string& folder,
                                             const std::function<bool(const std::string& name)>& is_target);
 
+// Whether the name PATH still holds the file open as `fd`: no other file has been moved to the name, and it has not
+// been removed, since the file was opened (a tidy-up of working files, another program's rename).
+bool names_the_file(const std::string& path, int fd);
+
 // A name beside PATH that no other writer uses: ".NAME." and 6 random letters, then PATH's extension
 // when `keep_extension` (for a tool that goes by the ending, as ffmpeg does).
 std::string temporary_name(const std::string& path, bool keep_extension = false);

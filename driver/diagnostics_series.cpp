@@ -970,6 +970,15 @@ void DiagnosticsSeries::close(bool ended) {
                          (last_step_ ? "last row (step " + std::to_string(*last_step_) + ")" : "rows (none)") +
                          rows_stay);
   };
+  // Rows this run holds in memory (not in its working file) published whole as PATH.
+  auto publish_rows = [&](const std::string& rows) {
+    write_file_atomically(path_, "--diagnostics", [&](const std::string& tmp) {
+      std::FILE* f = std::fopen(tmp.c_str(), "w");
+      if (!f) return false;
+      bool const written = std::fwrite(rows.data(), 1, rows.size(), f) == rows.size();
+      return std::fclose(f) == 0 && written;
+    });
+  };
   // A restart of the same course that has not reached the rows held past its step: stopped (or with no row of its own),
   // it leaves the partial file as it was, whose rows its own are, to the bit (a restart from a later checkpoint goes on
   // with them), and says so; ended (at its own end, before theirs), its rows replace theirs up to that end, and where
@@ -1016,13 +1025,7 @@ void DiagnosticsSeries::close(bool ended) {
                                          : "");
     std::string const rows = rows_ > 0 ? kept_rows() + pending_ : std::string();
     if (rows_ > 0) keep_earlier();
-    if (rows_ > 0)
-      write_file_atomically(path_, "--diagnostics", [&](const std::string& tmp) {
-        std::FILE* f = std::fopen(tmp.c_str(), "w");
-        if (!f) return false;
-        bool const written = std::fwrite(rows.data(), 1, rows.size(), f) == rows.size();
-        return std::fclose(f) == 0 && written;
-      });
+    if (rows_ > 0) publish_rows(rows);
     unlock();
     return;
   }
@@ -1032,9 +1035,7 @@ void DiagnosticsSeries::close(bool ended) {
   // here. (Another run's series is replaced, by this run's empty one, as before.)
   bool const continued = !replaces_ && (continues_published_ || !created_);
   if (rows_ == 0 && continued) {
-    struct stat mine {}, named {};
-    bool const still_named = ::fstat(::fileno(file_), &mine) == 0 && ::lstat(partial_.c_str(), &named) == 0 &&
-                             named.st_dev == mine.st_dev && named.st_ino == mine.st_ino;
+    bool const still_named = names_the_file(partial_, ::fileno(file_));
     std::fclose(file_);
     file_ = nullptr;
     if (created_ && still_named) ::unlink(partial_.c_str());  // not another file moved to the name since
@@ -1047,9 +1048,7 @@ void DiagnosticsSeries::close(bool ended) {
   // are read back from the file this run holds open (the process's own link to it, write-only as it is opened) and
   // published from there, and whatever holds the name now is left as it is.
   std::optional<std::string> unnamed;
-  struct stat mine {}, named {};
-  if (synced && ::fstat(::fileno(file_), &mine) == 0 &&
-      (::lstat(partial_.c_str(), &named) != 0 || named.st_dev != mine.st_dev || named.st_ino != mine.st_ino)) {
+  if (synced && !names_the_file(partial_, ::fileno(file_))) {
     std::ifstream in("/proc/self/fd/" + std::to_string(::fileno(file_)), std::ios::binary);
     std::string rows((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (in.good() || in.eof()) unnamed = std::move(rows);
@@ -1073,12 +1072,7 @@ void DiagnosticsSeries::close(bool ended) {
   }
   if (unnamed) {
     try {
-      write_file_atomically(path_, "--diagnostics", [&](const std::string& tmp) {
-        std::FILE* f = std::fopen(tmp.c_str(), "w");
-        if (!f) return false;
-        bool const written = std::fwrite(unnamed->data(), 1, unnamed->size(), f) == unnamed->size();
-        return std::fclose(f) == 0 && written;
-      });
+      publish_rows(*unnamed);
     } catch (const std::runtime_error& e) {
       unlock();
       throw RuntimeFailure(std::string(e.what()) + "; " + partial_ + ", which held the rows, was removed or replaced " +
