@@ -856,31 +856,36 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     RunObserver& observer;
     ~SaveUnlocked() { observer.save_locked(nullptr); }
   } const save_unlocked{observer};
+  // Every lock of the run, once (rank 0 holds them), with the name the user gave and what it keeps from another run.
+  struct RunLock {
+    const WriterLock* lock;
+    std::string given;
+    const char* refused;  // what another run may not do while the lock is held
+  };
+  std::vector<RunLock> run_locks;
+  if (checkpoint_lock)
+    run_locks.push_back({checkpoint_lock.get(), o.names.with_text("--checkpoint", o.checkpoint),
+                         "another run started with this checkpoint"});
+  for (auto const& [lock, given] : series_locks)
+    if (lock) run_locks.push_back({lock.get(), given, "another run started with this series"});
+  if (save_lock) run_locks.push_back({save_lock.get(), o.names.with_text("--save", o.save), "another run given this name"});
+  if (diagnostics_lock)
+    run_locks.push_back({diagnostics_lock.get(), o.names.with_text("--diagnostics", o.diagnostics),
+                         "another run given this name"});
   // This thread's writes are the run's (CheckpointWrite), as the holder of each of its locks: a file of the run may be
   // named under another of its locks too (a --checkpoint run_20261205.h5 beside --snapshots run is named as a file of
   // that series), and each is the run's to write.
   auto own_writes = [&] {
     std::vector<std::unique_ptr<CheckpointWrite>> own;
-    for (const WriterLock* lock : {checkpoint_lock.get(), save_lock.get(), diagnostics_lock.get()})
-      own.push_back(std::make_unique<CheckpointWrite>(lock));
-    for (auto const& series_lock : series_locks) own.push_back(std::make_unique<CheckpointWrite>(series_lock.first.get()));
+    for (auto const& run_lock : run_locks) own.push_back(std::make_unique<CheckpointWrite>(run_lock.lock));
     return own;
   };
   // Where none could be taken (a file system without locks), the run goes on unguarded, and says so.
-  std::string unguarded = checkpoint_lock && !checkpoint_lock->held()
-                              ? o.names.with_text("--checkpoint", o.checkpoint) + ": no lock on " +
-                                    checkpoint_lock->lock_path() + " (" + checkpoint_lock->why_not() +
-                                    "): another run started with this checkpoint now would not be refused"
-                              : std::string();
-  for (auto const& [lock, given] : series_locks)
-    if (lock && !lock->held() && unguarded.empty())
-      unguarded = given + ": no lock on " + lock->lock_path() + " (" + lock->why_not() +
-                  "): another run started with this series now would not be refused";
-  for (auto const& [lock, option, path] : {std::tuple{save_lock.get(), "--save", &o.save},
-                                           std::tuple{diagnostics_lock.get(), "--diagnostics", &o.diagnostics}})
-    if (lock && !lock->held() && unguarded.empty())
-      unguarded = o.names.with_text(option, *path) + ": no lock on " + lock->lock_path() + " (" + lock->why_not() +
-                  "): another run given this name now would not be refused";
+  std::string unguarded;
+  for (auto const& [lock, given, refused] : run_locks)
+    if (!lock->held() && unguarded.empty())
+      unguarded = given + ": no lock on " + lock->lock_path() + " (" + lock->why_not() + "): " + refused +
+                  " now would not be refused";
   if (ranks.size() > 1) unguarded = ranks.all_gather(unguarded).front();
   if (!unguarded.empty()) observer.warning(unguarded);
 
@@ -1618,15 +1623,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // A lock file removed during the run (a tidy-up of "stale" *.lock files) guarded nothing since: another run given the
   // name would not have been refused, and a file it wrote there is replaced below. Said, once the steps are done.
   std::string unlocked_since;
-  std::vector<std::pair<const WriterLock*, std::string>> held{
-      {checkpoint_lock.get(), o.names.with_text("--checkpoint", o.checkpoint)},
-      {save_lock.get(), o.names.with_text("--save", o.save)},
-      {diagnostics_lock.get(), o.names.with_text("--diagnostics", o.diagnostics)}};
-  for (auto const& [lock, given] : series_locks) held.emplace_back(lock.get(), given);
-  for (auto const& [lock, given] : held)
-    if (lock && lock->held() && !lock->still_named() && unlocked_since.empty())
-      unlocked_since = given + ": its lock " + lock->lock_path() + " was removed during the run: another run given " +
-                       "this name since would not have been refused, and a file it wrote there is replaced now";
+  for (auto const& [lock, given, refused] : run_locks)
+    if (lock->held() && !lock->still_named() && unlocked_since.empty())
+      unlocked_since = given + ": its lock " + lock->lock_path() + " was removed during the run: " + refused +
+                       " since would not have been refused, and a file it wrote there is replaced now";
   if (ranks.size() > 1) unlocked_since = ranks.all_gather(unlocked_since).front();
   if (!unlocked_since.empty()) observer.warning(unlocked_since);
   // Save first: after an interrupt the state is what must not be lost. A state that is no longer

@@ -830,7 +830,7 @@ TEST_F(Signals, ALockRemovedDuringTheRunIsSaid) {
   p.send(SIGINT);
   EXPECT_EQ(p.wait(std::chrono::seconds(10)), 130) << p.err();
   EXPECT_NE(p.err().find("warning: --checkpoint " + file("c.h5") + ": its lock " + file(".c.h5.lock") +
-                         " was removed during the run: another run given this name since would not have been refused"),
+                         " was removed during the run: another run started with this checkpoint since would not have been refused"),
             std::string::npos)
       << p.err();
   EXPECT_TRUE(fs::exists(file("c.h5"))) << "the stopped state, written all the same";
