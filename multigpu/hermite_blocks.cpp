@@ -226,7 +226,8 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk, std::ve
     totals_.resize(count);
     // Inside one process, for the corrector or the start in one go, the running sums stay on the devices (below),
     // and each device reads the active list from every device's packed bodies directly.
-    bool const on_device = sums_on_device_ && ranks_.size() == 1 && pass != Pass::potential && count == total;
+    bool const measures = pass == Pass::potential || pass == Pass::accelerations;  // changes nothing
+    bool const on_device = sums_on_device_ && ranks_.size() == 1 && !measures && count == total;
     // Every device starts its pass before any is waited for.
     threads_->for_each_device([&](int d) {
       auto& e = *engines_[std::size_t(d)];
@@ -234,7 +235,10 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk, std::ve
         e.set_active_from(engine_list_, device_counts_);
       else
         e.set_active(active_.data() + c0, count);
-      e.partial_forces();
+      if (pass == Pass::potential)
+        e.partial_forces_fp64();
+      else
+        e.partial_forces();
     });
     // The canonical order's last stage: the groups' partials in group order, from zero (docs/architecture.md),
     // device after device in the order of the groups: each adds its own groups, where they are, to the sums of
@@ -284,7 +288,7 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk, std::ve
       }
     }
     if (!started) std::fill(totals_.begin(), totals_.end(), ForceJerk{});  // no groups anywhere (N = 0)
-    if (pass == Pass::potential) {
+    if (measures) {
       for (std::size_t k = 0; k < count; ++k) sum += active_[c0 + k].m * totals_[k].phi;
       if (accelerations)
         for (std::size_t k = 0; k < count; ++k)
@@ -559,7 +563,7 @@ std::vector<Vec3d> HermiteBlocks::accelerations() {
   check_usable();
   std::vector<Vec3d> a(bodies_);
   gather_active(block_time_, true);
-  force_pass(block_time_, Pass::potential, all_active_chunk(setup_.backend, bodies_), &a);
+  force_pass(block_time_, Pass::accelerations, all_active_chunk(setup_.backend, bodies_), &a);
   potential_interactions_ += std::uint64_t(bodies_) * bodies_;  // not the run's block steps' pairs
   return a;
 }

@@ -107,13 +107,15 @@ class HermiteBlocks {
   std::string describe_exchange() const { return together_ ? "devices (block steps)" : "host (block steps)"; }
 
  private:
-  enum class Pass { correct, initialise, potential };
+  // potential: the diagnostics' sum m phi, in fp64 pair arithmetic whatever the precision (partial_forces_fp64);
+  // accelerations: every body's, in the run's pair arithmetic. Neither changes the state.
+  enum class Pass { correct, initialise, potential, accelerations };
   // The constructor's work once the slices are known: the engines, the threads, the upload and (with no Hermite
   // state) the start's force pass.
   void start_up(const sim::BodySet& initial, const sim::hermite::HermiteState& state, std::size_t devices);
   // One force pass at block time t over the active list (every device's packed bodies, gathered), `count`
-  // bodies at a time; returns sum m phi over the list for Pass::potential.
-  // Pass::potential with `accelerations`: also each body's acceleration, by its index.
+  // bodies at a time; returns sum m phi over the list for Pass::potential. Pass::accelerations writes each body's
+  // acceleration into `accelerations`, by its index.
   double force_pass(double t, Pass pass, std::size_t chunk, std::vector<Vec3d>* accelerations = nullptr);
   // The active list: each device's packed bodies, in device order (ranks: gathered), into active_ unless
   // `host_list` is false (one process whose devices read each other's lists: set_active_from).

@@ -521,17 +521,22 @@ TEST(Hermite, StepsArePowersOfTwoCommensurateWithTime) {
 }
 
 // The diagnostics' potential (a force pass with every body active, in the canonical order) against the fp64
-// reference of the same predicted positions.
+// reference of the same predicted positions, in either precision: fp32's pairs would leave an error of about 1e-8
+// at a few bodies (each term rounded to fp32), over the integration's own energy error.
 TEST(Hermite, PotentialOfThePredictedStateMatchesTheReference) {
-  sim::BodySet const b = plummer(500);
-  multigpu::Simulation s(b, hermite_program(0.02, 0.01, 1.0 / 16), cpu_config(0.01, 2));
-  s.advance(37);
-  sim::BodySet now;
-  s.begin_sample();
-  double const potential = s.end_sample(now);
-  double const reference = sim::reference_potential(now, 0.01);
-  EXPECT_NEAR(potential / reference, 1.0, 1e-13);
-  EXPECT_EQ(now.time, s.time());
+  for (Precision const precision : {Precision::fp64, Precision::fp32})
+    for (std::size_t const n : {std::size_t(16), std::size_t(500)}) {
+      sim::BodySet const b = plummer(n);
+      multigpu::Simulation s(b, hermite_program(0.02, 0.01, 1.0 / 16),
+                             cpu_config(0.01, 2, multigpu::Threading::single, precision));
+      s.advance(37);
+      sim::BodySet now;
+      s.begin_sample();
+      double const potential = s.end_sample(now);
+      double const reference = sim::reference_potential(now, 0.01);
+      EXPECT_NEAR(potential / reference, 1.0, 1e-13) << name_of(precision) << ", N = " << n;
+      EXPECT_EQ(now.time, s.time());
+    }
 }
 
 // A front end that no longer wants the work (the viewer closed during the start, a new run asked for) has hermite4's
@@ -748,6 +753,7 @@ class StallingEngine final : public sim::HermiteEngine {
   const sim::hermite::ActiveBody* own_active_data() const override { return inner_->own_active_data(); }
   void set_active(const sim::hermite::ActiveBody* b, std::size_t n) override { inner_->set_active(b, n); }
   void partial_forces() override { inner_->partial_forces(); }
+  void partial_forces_fp64() override { inner_->partial_forces_fp64(); }
   std::size_t own_groups() const override { return inner_->own_groups(); }
   const sim::hermite::ForceJerk* partials() override { return inner_->partials(); }
   const sim::hermite::ForceJerk* add_own_groups(const sim::hermite::ForceJerk* prefix) override {

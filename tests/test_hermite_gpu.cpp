@@ -19,6 +19,7 @@
 #include "sim/engines/hermite_cuda.h"
 #include "sim/engines/hermite_engine.h"
 #include "sim/kernels/segments.h"
+#include "sim/physics/diagnostics.h"
 #include "sim/physics/hermite.h"
 #include "sim/physics/integrator.h"
 #include "test_support.h"
@@ -507,6 +508,32 @@ TEST(HermiteGpuSimulation, EveryLayoutOfTheGpusGivesTheBitsOfOne) {
               << name_of(threading) << ", " << name_of(p);
     }
   }
+}
+
+// The diagnostics' potential is summed in fp64 pairs in either precision, on one GPU and on slices of it: fp32's pairs
+// would leave an error of about 1e-8 at a few bodies, over the integration's own energy error.
+TEST(HermiteGpuSimulation, ThePotentialIsOfFp64PairsInEitherPrecision) {
+  REQUIRE_GPU();
+  sim::IntegratorParams ip;
+  ip.integrator = sim::Integrator::hermite4;
+  sim::StepProgram const program = sim::make_step_program(ip);
+  for (std::size_t const n : {std::size_t(16), std::size_t(1000)})
+    for (auto p : {Precision::fp64, Precision::fp32})
+      for (std::vector<int> const& devices : {std::vector<int>{0}, std::vector<int>{0, 0}}) {
+        sim::BodySet const b = test::scenario("plummer", n);
+        multigpu::SimulationConfig c;
+        c.backend = sim::Backend::cuda;
+        c.engine.precision = p;
+        c.softening = 0.01;
+        c.devices = devices;
+        multigpu::Simulation s(b, program, c, multigpu::RunClock{0, b.time}, nullptr);
+        s.advance(kLayoutBlocks);
+        sim::BodySet now;
+        s.begin_sample();
+        double const potential = s.end_sample(now);
+        EXPECT_NEAR(potential / sim::reference_potential(now, 0.01), 1.0, 1e-13)
+            << "N = " << n << ", " << name_of(p) << ", " << devices.size() << " slices of GPU 0";
+      }
 }
 
 // A body whose forces cancel at the start (the centre of a point-symmetric cluster, moving) starts from its strongest

@@ -127,7 +127,9 @@ class HermiteCpuEngine final : public HermiteEngine {
                              active_.begin());
   }
 
-  void partial_forces() override {
+  void partial_forces() override { pair_partials(config_.engine.precision == Precision::fp32); }
+  void partial_forces_fp64() override { pair_partials(false); }
+  void pair_partials(bool fp32) {  // `fp32`: the pair arithmetic in fp32 on the fp64 differences
     std::size_t const groups = own_groups();
     partials_.resize(groups * active_count_);  // capacity kept: no allocation once the largest block was seen
     if (groups == 0 || active_count_ == 0) return;
@@ -135,8 +137,8 @@ class HermiteCpuEngine final : public HermiteEngine {
                             pvy_.data(), pvz_.data(), m_.data(),  config_.slice.begin,
                             config_.slice.count};
     double const eps2 = config_.softening * config_.softening;
-    hermite_partials(active_.data(), active_count_, jb, group_length_, eps2,
-                     config_.engine.precision == Precision::fp32, config_.engine.cpu_threads, partials_.data());
+    hermite_partials(active_.data(), active_count_, jb, group_length_, eps2, fp32, config_.engine.cpu_threads,
+                     partials_.data());
     counters_.interactions += std::uint64_t(active_count_) * config_.slice.count;
   }
   std::size_t own_groups() const override { return (config_.slice.count + group_length_ - 1) / group_length_; }

@@ -136,6 +136,12 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
                                                                    k::kHermiteForceBlock, 0));
     protocol_resident_ = std::max(1, protocol_per_sm) * props.multiProcessorCount;
     protocol_grid_ = protocol_resident_;
+    int fp64_per_sm = protocol_per_sm;
+    if constexpr (!std::is_same_v<Real, double>)
+      NBODY_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fp64_per_sm, k::hermite_forces<double, true>,
+                                                                     k::kHermiteForceBlock, 0));
+    fp64_protocol_resident_ = std::max(1, fp64_per_sm) * props.multiProcessorCount;
+    fp64_protocol_grid_ = fp64_protocol_resident_;
     multiprocessors_ = props.multiProcessorCount;
     // advance_together's corrector, whose every block waits for the other devices (meet_in_every_block): never more
     // blocks than stay resident together.
@@ -359,12 +365,16 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     own_count_ = std::size_t(std::lower_bound(bodies, bodies + count, s.end(), below) - bodies) - own_first_;
   }
 
-  void partial_forces() override {
+  void partial_forces() override { pair_partials<Real>(protocol_grid_); }
+  // fp32's engine runs the fp64 engine's instantiation (the j-bodies' xp and vp are fp64 in both).
+  void partial_forces_fp64() override { pair_partials<double>(fp64_protocol_grid_); }
+  template <class Pair>
+  void pair_partials(int grid) {
     partials_ready_ = 0;
     if (own_groups_ == 0 || active_count_ == 0) return;
     gpu::DeviceGuard guard(config_.device);
-    k::HermiteSums const sums = sums_for(false, protocol_grid_);
-    k::hermite_forces<Real, true><<<protocol_grid_, k::kHermiteForceBlock, 0, stream_.get()>>>(
+    k::HermiteSums const sums = sums_for(false, grid);
+    k::hermite_forces<Pair, true><<<grid, k::kHermiteForceBlock, 0, stream_.get()>>>(
         force_args(sums, k::ActiveCount{nullptr, unsigned(active_count_)}, nullptr), eps2());
     NBODY_CHECK_LAUNCH(stream_.get());
     k::hermite_span_groups<<<elementwise_grid(own_groups_ * active_count_), k::kHermiteBlock, 0, stream_.get()>>>(
@@ -810,6 +820,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
     wait_for_stream();
     force_grid_ = blocks > 0 ? blocks : resident_blocks_;
     protocol_grid_ = blocks > 0 ? blocks : protocol_resident_;
+    fp64_protocol_grid_ = blocks > 0 ? blocks : fp64_protocol_resident_;
     graph_.reset();
   }
 
@@ -1286,6 +1297,7 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
   std::size_t span_length_ = 0, own_groups_ = 0, padded_ = 1, state_size_ = 1;
   int resident_blocks_ = 1, force_grid_ = 1, multiprocessors_ = 1, list_blocks_ = 1;
   int protocol_resident_ = 1, protocol_grid_ = 1;  // hermite_forces<Real, true>: the protocol's passes
+  int fp64_protocol_resident_ = 1, fp64_protocol_grid_ = 1;  // hermite_forces<double, true>: partial_forces_fp64
   int resident_correct_ = 1;  // resident blocks of hermite_correct<true>
   bool graphs_ = true;
   bool programmatic_ = false;  // programmatic dependent launch (compute capability 9.0 and later)

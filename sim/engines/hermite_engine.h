@@ -94,6 +94,10 @@ class HermiteEngine {
   virtual void set_active(const hermite::ActiveBody* bodies, std::size_t count) = 0;
   // Starts the partial force, jerk and potential of every active body against each own group.
   virtual void partial_forces() = 0;
+  // The same in fp64 pair arithmetic whatever the engine's precision: the potential of the diagnostics. With fp32
+  // pairs each of a body's N terms is rounded to fp32, and the total's error does not shrink with N below about
+  // 1e-8 for a few bodies, where it would hide the integration's own energy error.
+  virtual void partial_forces_fp64() = 0;
   // Groups in the own slice: partials() has own_groups() x count entries, [group][active body] (synchronises;
   // host memory, valid until the next partial_forces(); for tests and tools, the protocol uses add_own_groups).
   virtual std::size_t own_groups() const = 0;
