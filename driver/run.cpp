@@ -411,6 +411,33 @@ void take_up_cadences(const Setup& setup, bool blocks, std::uint64_t now, std::u
   if (!o.snapshot_precision_named) o.snapshots.precision = blocks ? Precision::fp64 : Precision::fp32;
   std::string const& from = setup.run.initial.checkpoint;  // the checkpoint continued
   SettingNames const& n = o.names;
+  // A series the run goes on with keeps the precision of its files so far (a restart of an fp64 series would otherwise
+  // write the rest in its default, replacing an earlier start's fp64 files past the restart's step with fp32 ones);
+  // one named otherwise is said.
+  if (o.snapshots.enabled() && (now > 0 || o.from_checkpoint) && steps > 0)
+    for (std::string const& base : {o.snapshots.base, snapshot_base_with_other_ending(o.snapshots.base)}) {
+      SnapshotSeries series = o.snapshots;
+      series.base = base;
+      auto const before = series_latest_through([&](std::uint64_t step) { return series.path(step); }, now);
+      if (!before) continue;
+      std::optional<Precision> was;
+      try {
+        was = sim::read_snapshot(series.path(*before), n, false).precision;
+      } catch (const std::runtime_error&) {  // not a snapshot nbody reads: check_run_outputs says what of it
+      }
+      if (!was || *was == o.snapshots.precision) break;
+      std::string const file = series.path(*before) + ", the series' file at step " + std::to_string(*before) +
+                               ", is " + name_of(*was);
+      if (o.snapshot_precision_named) {
+        o.said.push_back(file + "; this run's snapshots are " + name_of(o.snapshots.precision) + " (" +
+                         n.name("--snapshot-precision") + ")");
+      } else {
+        o.snapshots.precision = *was;
+        o.said.push_back(file + ": so are this run's snapshots (" + n.name("--snapshot-precision") +
+                         " sets another)");
+      }
+      break;
+    }
   if (!o.state_stays && !from.empty() && now == setup.clock.step && steps > 0 && o.checkpoint.empty() &&
       o.save.empty())
     o.said.push_back("this run continues " + from + " but writes no state of its own (no " + n.name("--checkpoint") +

@@ -1264,6 +1264,39 @@ TEST_F(Cli, ARestartWritesItsCheckpointsAndSnapshotsAsItsRunDid) {
                          file("taken_00000005.h5") + ": is a directory");
 }
 
+// A restart of an fp64 snapshot series that names no precision writes the rest of it in fp64: in the default (fp32
+// for fixed steps) it would replace an earlier start's fp64 files past its step with fp32 ones, unsaid. One that names
+// another precision writes it, and says the series' is not its own.
+TEST_F(Cli, ARestartKeepsItsSnapshotSeriesPrecision) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  ASSERT_EQ(nbody("--run --bodies 64 -q --steps 20 --snapshots " + file("s") + " --snapshot-every 5 " +
+                  "--snapshot-precision fp64 --checkpoint " + file("c.h5") + " --checkpoint-every 10")
+                .code,
+            0);
+  Result const restart =
+      nbody("--run --restart " + file("c_00000010.h5") + " --snapshots " + file("s") + " --checkpoint " + file("c.h5"));
+  ASSERT_EQ(restart.code, 0) << restart.err;
+  EXPECT_NE(restart.err.find("notice: " + file("s_00000010.hdf5") + ", the series' file at step 10, is fp64: so are " +
+                             "this run's snapshots (--snapshot-precision sets another)"),
+            std::string::npos)
+      << restart.err;
+  for (int step = 0; step <= 20; step += 5) {
+    char name[32];
+    std::snprintf(name, sizeof name, "s_%08d.hdf5", step);
+    EXPECT_EQ(sim::read_snapshot(file(name)).precision, Precision::fp64) << name;
+  }
+  Result const named = nbody("--run --restart " + file("c_00000010.h5") + " --snapshots " + file("s") +
+                             " --snapshot-precision fp32 --checkpoint " + file("c.h5"));
+  ASSERT_EQ(named.code, 0) << named.err;
+  EXPECT_NE(named.err.find("notice: " + file("s_00000010.hdf5") + ", the series' file at step 10, is fp64; this " +
+                           "run's snapshots are fp32 (--snapshot-precision)"),
+            std::string::npos)
+      << named.err;
+  EXPECT_EQ(sim::read_snapshot(file("s_00000020.hdf5")).precision, Precision::fp32);
+}
+
+// A restart that continues its run's series and names no cadence samples as that run did (its checkpoint records
+// how): a job script's restart line need not repeat it, and the series stays the uninterrupted run's. A piece of the
 // job that writes no series says its rows will be missing, and passes the cadence on.
 TEST_F(Cli, ARestartSamplesItsSeriesAsItsRunDid) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";

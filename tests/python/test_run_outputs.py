@@ -763,6 +763,20 @@ def test_fp32_snapshots_too_coarse_for_the_softening_are_said_to_be(tmp_path):
     assert not [n for n in near.notices + far.notices if "fp32 coordinates" in n]
 
 
+def test_a_scripts_next_run_keeps_its_snapshot_series_precision(tmp_path):
+    # A script's second run of an fp64 series that names no precision goes on in fp64, and says so.
+    h5py = pytest.importorskip("h5py")
+    sim = nbody.Simulation(n=64, backend="cpu")
+    sim.run(steps=10, snapshots=tmp_path / "s", snapshot_every=5, snapshot_precision="fp64")
+    sim.run(steps=10, snapshots=tmp_path / "s", snapshot_every=5)
+    assert any(n.startswith(f"{tmp_path / 's_00000010.hdf5'}, the series' file at step 10, is fp64: so are this run's "
+                            "snapshots (snapshot_precision sets another)") for n in sim.notices), sim.notices
+    for path in sorted(tmp_path.glob("s_*.hdf5")):
+        with h5py.File(path, "r") as f:
+            assert f["Header"].attrs["Flag_DoublePrecision"] == 1, path.name
+            assert f["PartType4/Coordinates"].dtype == np.float64, path.name
+
+
 def test_snapshots_by_time_are_the_runs_state_at_those_times(tmp_path):
     # hermite4 with snapshots at every multiple of 1/4 (of the longest step, 1/16): every body at each time, so a
     # snapshot at time 0.5 is the state a run to t_end=0.5 ends with (to the rounding of the file's shift by half the
