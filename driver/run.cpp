@@ -1398,13 +1398,14 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // one falls due there.
   std::optional<std::uint64_t> snapshot_at;
   bool coarse_said = false;  // that fp32 coordinates cannot resolve the softening: once a run
-  auto snapshot = [&] {
+  // `state`: the state now, where the caller has it (checked finite); else downloaded here.
+  auto snapshot = [&](const sim::BodySet* state = nullptr) {
     if (!o.snapshots.enabled() || snapshot_at == sim.steps_done()) return;
     std::string const path = o.snapshots.path(sim.steps_done());
     snapshot_at = sim.steps_done();
     double rounding = 0;
     series_file(path, "snapshot", result.snapshots_written, result.snapshots_not_written,
-                [&] { rounding = write_snapshot(path, setup, sim, o.snapshots.precision); });
+                [&] { rounding = write_snapshot(path, setup, sim, o.snapshots.precision, state); });
     // A body far out (an escaper) widens the box, and fp32's rounding with it: a file whose close pairs cannot be
     // told apart within a tenth of the softening is said to be, with what keeps them. (No softening, hermite4's
     // alone: its snapshots are fp64 unless fp32 was asked for, knowing.)
@@ -1592,15 +1593,17 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       bool const snapshot_now = passed(snapshot_dt, snapshot_time) || o.snapshots.due(now_step);
       // The files due at this step first, then the sample, whose start a signal can stop: a run stopped there has
       // written them, as the run never stopped does (its restart writes neither again).
-      // The state checked first (a blown-up run stops here with a clear error, writing nothing), then the snapshot,
-      // then the periodic checkpoint: a restart from that checkpoint (the run killed after it) finds the snapshot.
-      if (checkpoint_now || ranks.max(seconds_since(last_check) > 10.0)) {
-        sim::BodySet const now = sim.state();
-        agree(ranks, [&] { check_finite(now, now_step, o.names); });
-        keep(now, now_step, sim.time());
+      // The state checked first (a blown-up run stops here with a clear error, writing nothing, rather than warn of
+      // each snapshot it could not write and go on with a state of NaNs to its end), then the snapshot, then the
+      // periodic checkpoint: a restart from that checkpoint (the run killed after it) finds the snapshot.
+      std::optional<sim::BodySet> now;
+      if (checkpoint_now || snapshot_now || ranks.max(seconds_since(last_check) > 10.0)) {
+        now.emplace(sim.state());
+        agree(ranks, [&] { check_finite(*now, now_step, o.names); });
+        keep(*now, now_step, sim.time());
         last_check = Clock::now();
       }
-      if (snapshot_now) snapshot();
+      if (snapshot_now) snapshot(&*now);
       if (checkpoint_now) {
         std::string const path = series_path(o.checkpoint, now_step);
         series_file(path, "periodic checkpoint", result.checkpoints_written, result.checkpoints_not_written,

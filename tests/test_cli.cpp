@@ -2447,6 +2447,18 @@ TEST_F(Cli, ARunThatBecomesNonFiniteStopsWithoutWritingIt) {
   EXPECT_NE(r.err.find("the state is no longer finite at step 100"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("(--dt, or hermite4's --eta; --softening)"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(file("nan.bin")));
+  // A snapshot due finds it first: the run stops there, rather than warn of each snapshot it cannot write and go on
+  // to its end with a state of NaNs.
+  if (!sim::checkpoints_built()) return;
+  Result const s = nbody("--run --bodies 64 --dt 1e12 --steps 100 -q --snapshots " + file("s") +
+                         " --snapshot-every 10 --json " + file("s.json"));
+  EXPECT_EQ(s.code, 1) << s.err;
+  EXPECT_EQ(s.err.find("not written"), std::string::npos) << s.err;
+  EXPECT_NE(s.err.find("error: the state is no longer finite at step 10 "), std::string::npos) << s.err;
+  auto const j = nlohmann::json::parse(slurp(file("s.json")));
+  EXPECT_EQ(j["step"], 10);
+  EXPECT_TRUE(fs::exists(file("s_00000000.hdf5")));
+  EXPECT_FALSE(fs::exists(file("s_00000010.hdf5")));
 }
 
 // Where the run cannot go on (it blew up; a GPU stalled past the watchdog), the last state checked
