@@ -478,7 +478,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->check(a_number(kEtaRange))
       ->capture_default_str();
   cli.add_option("--dt-max", physics.hermite.dt_max,
-                 "hermite4: the longest step (steps are powers of two at or below it), in [1e-09, 1e12]")
+                 "hermite4: the longest step (steps are powers of two at or below it), in [1e-09, 1e12]; or in a time "
+                 "unit: 10kyr")
       ->transform(physical_time("--dt-max"))
       ->check(a_number(kDtMaxRange))
       ->capture_default_str();
@@ -554,7 +555,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->check(whole_number(0, kMaxSteps));
   cli.add_option("--checkpoint-dt", o.checkpoint_dt,
                  "also write a checkpoint at every multiple of this simulation time instead, at the first step or "
-                 "block time at or past each, named after its step")
+                 "block time at or past each, named after its step; or in a time unit: 1Myr")
       ->transform(physical_time("--checkpoint-dt"))
       ->check(time_range("--checkpoint-dt"));
   cli.add_option("--diagnostics", o.diagnostics,
@@ -568,7 +569,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   cli.add_option("--diagnostics-dt", o.diagnostics_dt,
                  "a diagnostics sample at every multiple of this simulation time instead, at the first step or block "
                  "time at or past each (hermite4: every body at it where the multiple is one of --dt-max's power of "
-                 "two)")
+                 "two); or in a time unit: 1Myr")
       ->transform(physical_time("--diagnostics-dt"))
       ->check(time_range("--diagnostics-dt"));
   cli.add_option("--snapshots", o.snapshots.base,
@@ -581,7 +582,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->check(whole_number(0, kMaxSteps));
   cli.add_option("--snapshot-dt", o.snapshots.dt,
                  "also a snapshot at every multiple of this simulation time instead, at the first step or block time "
-                 "at or past each (as --diagnostics-dt)")
+                 "at or past each (as --diagnostics-dt); or in a time unit: 1Myr")
       ->transform(physical_time("--snapshot-dt"))
       ->check(time_range("--snapshot-dt"));
   add_named(cli, "--snapshot-precision", o.snapshots.precision,

@@ -688,6 +688,10 @@ TEST(Hermite, AStepBelowTheFloorStopsTheRunNamingThePair) {
         EXPECT_NE(what.find("below the floor"), std::string::npos) << what;
         EXPECT_TRUE(what.find("body 0") != std::string::npos || what.find("body 1") != std::string::npos) << what;
         EXPECT_NE(what.find("nearest neighbour is body"), std::string::npos) << what;
+        // The time to 10 digits (1.110722244), where the numbers around it take 3: to 3, a time of 1001.1 is 1e+03.
+        char at[64];
+        std::snprintf(at, sizeof at, "hermite4: at t = %.10g body ", s.time());
+        EXPECT_EQ(what.rfind(at, 0), 0u) << what;
         std::uint64_t const blocks = s.hermite_counters().block_steps;
         std::printf("stopped after %llu block steps\n", (unsigned long long)blocks);
         EXPECT_EQ(s.steps_done(), blocks);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <sstream>
 
@@ -196,13 +197,21 @@ std::string encounter_advice(double eta) {
   return m.str();
 }
 
+// A time in the floor's errors: to 10 digits, where the numbers around it take 3 (at t = 1001.11, 1e+03 would not
+// say where in the run the encounter is).
+std::string time_text(double time) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.10g", time);
+  return text;
+}
+
 }  // namespace
 
 std::string floor_message(const BodySet& b, std::size_t body, double floor, double time, double eta,
                           const Vec3d& acceleration, double softening) {
   std::ostringstream m;
   m.precision(3);
-  m << "hermite4: at t = " << time << " body " << body << " needs a step below the floor " << floor;
+  m << "hermite4: at t = " << time_text(time) << " body " << body << " needs a step below the floor " << floor;
   std::string const cancelled = cancelled_text(b, body, acceleration, softening);
   m << (cancelled.empty() ? nearest_text(b, body) + encounter_advice(eta) : cancelled);
   return m.str();
@@ -211,7 +220,7 @@ std::string floor_message(const BodySet& b, std::size_t body, double floor, doub
 std::string continued_floor_message(const BodySet& b, std::size_t body, double dt, double floor, double time) {
   std::ostringstream m;
   m.precision(3);
-  m << "hermite4: at t = " << time << " body " << body << " holds a step of " << dt << ", below the floor " << floor
+  m << "hermite4: at t = " << time_text(time) << " body " << body << " holds a step of " << dt << ", below the floor " << floor
     << nearest_text(b, body)
     << " (the state of a run that stopped at the floor: it goes no further with these settings; continue from an "
        "earlier checkpoint, or give another eta, eta_start, dt_max or softening, which starts every body again)";
@@ -224,7 +233,7 @@ std::string start_floor_message(const BodySet& b, std::size_t body, double floor
   m.precision(3);
   // The criterion's own value (the step itself is halved until it is below the floor, whatever that value).
   Pull const p = strongest_pull(b, body, acceleration, softening);
-  m << "hermite4: at t = " << time << " body " << body << " cannot start: its start step ";
+  m << "hermite4: at t = " << time_text(time) << " body " << body << " cannot start: its start step ";
   double wanted = 0.0;
   if (cancels(p, body)) {
     m << "(its forces cancel: |a| = " << p.magnitude << " against " << p.pull << " from body " << p.puller
