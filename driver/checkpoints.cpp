@@ -133,25 +133,6 @@ bool saves_hdf5_snapshot(const std::string& path) {
 
 namespace {
 
-// The first parameter file of the folder of `param_path` other than it: what pynbody may take instead and yt refuses
-// two of. "" where there is none (or the folder cannot be read: the readers will not read it either).
-// `above`: in the folder above it instead (where pynbody looks when the file's own holds none).
-std::string other_param_file(const std::string& param_path, bool above = false) {
-  namespace fs = std::filesystem;
-  fs::path const ours(param_path);
-  fs::path folder = ours.has_parent_path() ? ours.parent_path() : fs::path(".");
-  if (above) folder /= "..";
-  std::error_code ec;
-  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
-    fs::path const& p = it->path();
-    std::error_code type_error;
-    if (!it->is_regular_file(type_error)) continue;  // a folder named .param is no parameter file to its readers
-    if (p.extension() == ".param" && (above || p.filename() != ours.filename()))
-      return (ours.has_parent_path() || above ? folder / p.filename() : p.filename()).string();
-  }
-  return {};
-}
-
 // What is at a tipsy file's units path: nothing, a file (through a link too; a link to nothing counts as one, which
 // its readers pass over as they would a file they cannot open), or something else (a folder, a FIFO): no parameter
 // file, which its readers pass over, and which nbody cannot replace with one.
@@ -217,16 +198,19 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
     }
     if (std::string const order = sim::tipsy_order_notice(state, path); !order.empty()) said.notices.push_back(order);
     if (!units.physical()) {
-      if (ours)
+      if (ours) {
         said.notices.push_back(save_given + ": " + param + ", which stated the units of the tipsy file replaced, is " +
                                "removed: this run has none (N-body units)");
-      else if (there)
+      } else if (there) {
         said.warnings.push_back(save_given + ": " + param + " beside it is another program's parameter file: pynbody " +
                                 "and yt will take units from it for this run's values, which have none (N-body units)");
-      else if (std::string const other = other_param_file(param); !other.empty())
+        return;
+      }
+      // With its own removed too: the readers then go on to the folder's other parameter files.
+      if (std::string const other = sim::other_param_file(param); !other.empty())
         said.warnings.push_back(save_given + ": its folder holds " + other + ", from which pynbody and yt may take " +
                                 "units for this run's values, which have none (N-body units)");
-      else if (std::string const above = other_param_file(param, true); !above.empty())
+      else if (std::string const above = sim::other_param_file(param, true); !above.empty())
         said.warnings.push_back(save_given + ": the folder above holds " + above + ", from which pynbody takes " +
                                 "units for this run's values, which have none (N-body units)");
       return;
@@ -246,7 +230,7 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
     }
     said.notices.push_back(save_given + ": tipsy holds no units; " + param + " beside it states this run's (" +
                            units.describe() + ") for pynbody and yt");
-    if (std::string const other = other_param_file(param); !other.empty())
+    if (std::string const other = sim::other_param_file(param); !other.empty())
       said.warnings.push_back(save_given + ": its folder holds " + other + " beside " + param + ": pynbody may take " +
                               "either file's units, and yt neither unless told (pynbody.load's paramfile, yt.load's " +
                               "parameter_file)");

@@ -737,6 +737,16 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
         s.notices.push_back(param + " beside " + ic.snapshot + " is not nbody's statement of its units, so this run " +
                             "is in N-body units (pynbody and yt may take units from it: " +
                             run.names.name("--mass-unit and --length-unit") + " name them)");
+      } else if (!run.given.units) {
+        // A gasoline run's parameter file (run.param) states the units of every tipsy file of its folder to pynbody.
+        std::string other = sim::other_param_file(param);
+        bool const above = other.empty();
+        if (above) other = sim::other_param_file(param, true);
+        if (!other.empty())
+          s.notices.push_back(std::string(above ? "the folder above " : "the folder of ") + ic.snapshot + " holds " +
+                              other + ", from which pynbody " + (above ? "" : "and yt ") + "may take its units; " +
+                              "nbody takes them only from " + param + ", so this run is in N-body units (" +
+                              run.names.name("--mass-unit and --length-unit") + " name them)");
       }
     }
     check_count(s.bodies.size());

@@ -2932,6 +2932,27 @@ TEST_F(Cli, TheReportStatesTheSofteningAndTheUnits) {
   EXPECT_TRUE(p["units"].is_null());
 }
 
+// A tipsy file loaded from a gasoline run's folder, whose run.param states the units of every tipsy file there to
+// pynbody: nbody takes units only from the file's own FILE.param, and says that it runs in N-body units.
+TEST_F(Cli, ATipsyLoadFromAFolderWithAnotherParameterFileSaysItsUnitsAreNone) {
+  fs::create_directories(dir_ / "g" / "sub");
+  ASSERT_EQ(nbody("--run --bodies 64 --steps 0 -q --save " + file("g/sub/ics.tipsy")).code, 0);
+  ASSERT_EQ(nbody("--run --bodies 64 --steps 0 -q --save " + file("g/ics.tipsy")).code, 0);
+  { std::ofstream(file("g/run.param")) << "dKpcUnit = 1\ndMsolUnit = 2.325e5\n"; }
+  Result const here = nbody("--run --steps 0 --load " + file("g/ics.tipsy"));
+  ASSERT_EQ(here.code, 0) << here.err;
+  EXPECT_NE(here.err.find("notice: the folder of " + file("g/ics.tipsy") + " holds " + file("g/run.param") +
+                          ", from which pynbody and yt may take its units; nbody takes them only from " +
+                          file("g/ics.tipsy.param") + ", so this run is in N-body units"),
+            std::string::npos)
+      << here.err;
+  Result const below = nbody("--run --steps 0 --load " + file("g/sub/ics.tipsy"));
+  ASSERT_EQ(below.code, 0) << below.err;
+  EXPECT_NE(below.err.find("notice: the folder above " + file("g/sub/ics.tipsy") + " holds "), std::string::npos)
+      << below.err;
+  EXPECT_NE(below.err.find("run.param, from which pynbody may take its units"), std::string::npos) << below.err;
+}
+
 // Tipsy has no field for units: a save in physical units states them beside the file, in the parameter file its
 // readers (pynbody, yt) take them from, which a run loading the file takes them from too. A parameter file there that
 // is another program's is kept; nbody's own goes with a save in N-body units; another in the folder is said.
@@ -2961,6 +2982,11 @@ TEST_F(Cli, ATipsySaveStatesItsUnitsBesideIt) {
   EXPECT_FALSE(fs::exists(file("v.bin.param")));
   EXPECT_NE(plain.err.find("notice: --save " + file("v.bin") + ": " + file("v.bin.param") +
                            ", which stated the units of the tipsy file replaced, is removed"),
+            std::string::npos)
+      << plain.err;
+  // Its readers then go on to the folder's other parameter file, u.bin's: said too.
+  EXPECT_NE(plain.err.find("warning: --save " + file("v.bin") + ": its folder holds " + file("u.bin.param") +
+                           ", from which pynbody and yt may take units for this run's values, which have none"),
             std::string::npos)
       << plain.err;
   // Another program's parameter file of that name is kept, and said.

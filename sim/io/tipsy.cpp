@@ -412,6 +412,22 @@ constexpr const char* kParamFirstLine = "# nbody: the units of the tipsy file ";
 
 std::string tipsy_param_path(const std::string& tipsy_path) { return tipsy_path + ".param"; }
 
+std::string other_param_file(const std::string& param_path, bool above) {
+  namespace fs = std::filesystem;
+  fs::path const ours(param_path);
+  fs::path folder = ours.has_parent_path() ? ours.parent_path() : fs::path(".");
+  if (above) folder /= "..";
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    fs::path const& p = it->path();
+    std::error_code type_error;
+    if (!it->is_regular_file(type_error)) continue;  // a folder named .param is no parameter file to its readers
+    if (p.extension() == ".param" && (above || p.filename() != ours.filename()))
+      return (ours.has_parent_path() || above ? folder / p.filename() : p.filename()).string();
+  }
+  return {};
+}
+
 bool is_nbody_tipsy_param(const std::string& param_path) {
   // A regular file only: a FIFO of that name would hold the read up for ever, and a folder is no statement.
   std::error_code ec;

@@ -71,6 +71,11 @@ std::string tipsy_order_notice(const BodySet& bodies, const std::string& path);
 // takes the first "*.param" it finds there or in the folder above, yt refuses a folder of two): dMsolUnit solar
 // masses and dKpcUnit kpc, G = 1, as nbody's units are. nbody states a tipsy file's units in PATH + ".param".
 std::string tipsy_param_path(const std::string& tipsy_path);
+// The first parameter file ("*.param", a regular file) of the folder of `param_path` other than it: what pynbody may
+// take for the units of a tipsy file there, and yt refuses two of. "" where there is none (or the folder cannot be
+// read: its readers will not read it either). `above`: in the folder above it instead (where pynbody looks when the
+// file's own folder holds none).
+std::string other_param_file(const std::string& param_path, bool above = false);
 // Whether the file at `param_path` is one write_tipsy_param wrote (its first line says so); false for a file that is
 // not there, cannot be read, or is anyone else's.
 bool is_nbody_tipsy_param(const std::string& param_path);
