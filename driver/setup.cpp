@@ -706,7 +706,8 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
         s.notices.push_back(ic.snapshot + " states no units (GADGET keeps them in its parameter file), so its " +
                             "values are read as N-body units, G = 1, velocities included (not km/s); a file in other " +
                             "units states them in GADGET-4's /Parameters group (UnitLength_in_cm, UnitMass_in_g, " +
-                            "UnitVelocity_in_cm_per_s), which nbody then converts");
+                            "UnitVelocity_in_cm_per_s; or AREPO's Header attributes of those names), which nbody " +
+                            "then converts");
       }
       said = ic.snapshot + " is another program's HDF5 snapshot: " + snapshot.layout +
              "; PartType0 read as gas, 4 as stars, the others as dark matter, numbered in the file's order (its "

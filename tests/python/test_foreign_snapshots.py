@@ -29,7 +29,7 @@ def cluster(n=200, seed=4):
 
 
 def write_gadget(path, parts, time=0.0, units=None, mass_table=None, header=None, dtype=np.float32, types=6):
-    """parts: {type: (pos, vel, mass or None)}; units: ("swift" | "gadget4", L_cm, M_g, V_cm_s) or None; types: how
+    """parts: {type: (pos, vel, mass or None)}; units: ("swift" | "gadget4" | "arepo", L_cm, M_g, V_cm_s) or None; types: how
     many the header counts (current SWIFT: 7)."""
     counts = np.zeros(types, dtype=np.uint32)
     for t, (pos, _, _) in parts.items():
@@ -62,6 +62,10 @@ def write_gadget(path, parts, time=0.0, units=None, mass_table=None, header=None
                 u.attrs["Unit time in cgs (U_t)"] = np.array([length / velocity])
                 u.attrs["Unit current in cgs (U_I)"] = np.array([1.0])
                 u.attrs["Unit temperature in cgs (U_T)"] = np.array([1.0])
+            elif kind == "arepo":  # IllustrisTNG's snapshots: in the header
+                h.attrs["UnitLength_in_cm"] = length
+                h.attrs["UnitMass_in_g"] = mass
+                h.attrs["UnitVelocity_in_cm_per_s"] = velocity
             else:
                 p = f.create_group("Parameters")
                 p.attrs["UnitLength_in_cm"] = length
@@ -78,7 +82,7 @@ def energy(pos, vel, mass, g):
     return kinetic - g * np.sum(mass[i] * mass[j] / r[i, j])
 
 
-@pytest.mark.parametrize("kind,types", [("swift", 7), ("gadget4", 6)])
+@pytest.mark.parametrize("kind,types", [("swift", 7), ("gadget4", 6), ("arepo", 6)])
 def test_a_snapshot_in_physical_units_starts_a_run_in_them(tmp_path, kind, types):
     pos, vel, mass = cluster()
     path = tmp_path / "ics.hdf5"
