@@ -587,7 +587,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
       ->check(time_range("--snapshot-dt"));
   add_named(cli, "--snapshot-precision", o.snapshots.precision,
             "snapshot values: fp32 (light; the default but with hermite4) or fp64 (every bit of the run; hermite4's "
-            "default, whose close pairs fp32 around the box's centre cannot hold apart)");
+            "default, whose close pairs fp32 around the box's centre cannot hold apart); a restart that goes on with "
+            "a series keeps its files' precision");
   std::string mass_unit, length_unit;
   cli.add_option("--mass-unit", mass_unit,
                  std::string("the mass of one simulation unit, for the files (e.g. 1e5Msun; units: ") +

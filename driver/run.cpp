@@ -412,32 +412,42 @@ void take_up_cadences(const Setup& setup, bool blocks, std::uint64_t now, std::u
   std::string const& from = setup.run.initial.checkpoint;  // the checkpoint continued
   SettingNames const& n = o.names;
   // A series the run goes on with keeps the precision of its files so far (a restart of an fp64 series would otherwise
-  // write the rest in its default, replacing an earlier start's fp64 files past the restart's step with fp32 ones);
-  // one named otherwise is said.
-  if (o.snapshots.enabled() && (now > 0 || o.from_checkpoint) && steps > 0)
+  // write the rest in its default, replacing an earlier start's fp64 files from the restart's step on with fp32 ones);
+  // one named otherwise is said. The precision is the latest file's of this run's course up to its step (either HDF5
+  // ending), passing over files it cannot read and another run's, which it replaces.
+  if (o.snapshots.enabled() && (now > 0 || o.from_checkpoint)) {
+    std::vector<std::pair<std::uint64_t, std::string>> files;  // (step, path), the latest first
     for (std::string const& base : {o.snapshots.base, snapshot_base_with_other_ending(o.snapshots.base)}) {
       SnapshotSeries series = o.snapshots;
       series.base = base;
-      auto const before = series_latest_through([&](std::uint64_t step) { return series.path(step); }, now);
-      if (!before) continue;
-      std::optional<Precision> was;
+      for (std::uint64_t step : series_steps_within([&](std::uint64_t k) { return series.path(k); }, 0, now))
+        files.emplace_back(step, series.path(step));
+    }
+    std::sort(files.begin(), files.end(), [](auto const& a, auto const& b) { return a.first > b.first; });
+    constexpr std::size_t kMostRead = 16;  // headers only; a series of another run's files is not searched through
+    for (std::size_t k = 0; k < std::min(files.size(), kMostRead); ++k) {
+      std::optional<sim::Snapshot> held;
       try {
-        was = sim::read_snapshot(series.path(*before), n, false).precision;
+        held = sim::read_snapshot(files[k].second, n, false);
       } catch (const std::runtime_error&) {  // not a snapshot nbody reads: check_run_outputs says what of it
+        continue;
       }
-      if (!was || *was == o.snapshots.precision) break;
-      std::string const file = series.path(*before) + ", the series' file at step " + std::to_string(*before) +
-                               ", is " + name_of(*was);
-      if (o.snapshot_precision_named) {
-        o.said.push_back(file + "; this run's snapshots are " + name_of(o.snapshots.precision) + " (" +
-                         n.name("--snapshot-precision") + ")");
-      } else {
-        o.snapshots.precision = *was;
-        o.said.push_back(file + ": so are this run's snapshots (" + n.name("--snapshot-precision") +
-                         " sets another)");
+      if (o.course.empty() || held->course != o.course) continue;
+      if (held->precision != o.snapshots.precision) {
+        std::string const file = files[k].second + ", the series' file at step " + std::to_string(files[k].first) +
+                                 ", is " + name_of(held->precision);
+        if (o.snapshot_precision_named) {
+          o.said.push_back(file + "; this run's snapshots are " + name_of(o.snapshots.precision) + " (" +
+                           n.name("--snapshot-precision") + ")");
+        } else {
+          o.snapshots.precision = held->precision;
+          o.said.push_back(file + ": so are this run's snapshots (" + n.name("--snapshot-precision") +
+                           " sets another)");
+        }
       }
       break;
     }
+  }
   if (!o.state_stays && !from.empty() && now == setup.clock.step && steps > 0 && o.checkpoint.empty() &&
       o.save.empty())
     o.said.push_back("this run continues " + from + " but writes no state of its own (no " + n.name("--checkpoint") +

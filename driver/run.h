@@ -93,8 +93,10 @@ struct RunOutputs {
 // another count: block steps against steps of dt), a series this run leaves out while it steps, and a restart that
 // writes no state of its own (unless o.state_stays). `block_steps`, `now`: the simulation's; `steps`: the run's.
 // Front ends call it before check_run_outputs, so that the series' names are checked at the cadence taken up. It also
-// gives the snapshots their precision where the front end named none: fp32, or fp64 for block steps (hermite4's
-// collisional runs, whose close pairs fp32 coordinates around the box's centre cannot hold apart).
+// gives the snapshots their precision where the front end named none: that of the series' latest file of this run's
+// course up to `now`, where the run goes on with a series (a restart, a script's next run), else fp32, or fp64 for
+// block steps (hermite4's collisional runs, whose close pairs fp32 coordinates around the box's centre cannot hold
+// apart). A precision named against the series' is said.
 void take_up_cadences(const Setup& setup, bool block_steps, std::uint64_t now, std::uint64_t steps, RunOutputs& o);
 
 // A final output that could not be written.

@@ -1265,26 +1265,35 @@ TEST_F(Cli, ARestartWritesItsCheckpointsAndSnapshotsAsItsRunDid) {
 }
 
 // A restart of an fp64 snapshot series that names no precision writes the rest of it in fp64: in the default (fp32
-// for fixed steps) it would replace an earlier start's fp64 files past its step with fp32 ones, unsaid. One that names
-// another precision writes it, and says the series' is not its own.
+// for fixed steps) it would replace an earlier start's fp64 files from its step on with fp32 ones, unsaid. The
+// precision is the latest readable file's of the run's course (not a damaged one's at the restart's step); a restart
+// that makes no step, whose end snapshot is the file at its step, keeps it too. One that names another precision
+// writes it, and says the series' is not its own.
 TEST_F(Cli, ARestartKeepsItsSnapshotSeriesPrecision) {
   if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
   ASSERT_EQ(nbody("--run --bodies 64 -q --steps 20 --snapshots " + file("s") + " --snapshot-every 5 " +
                   "--snapshot-precision fp64 --checkpoint " + file("c.h5") + " --checkpoint-every 10")
                 .code,
             0);
+  auto const precision_at = [&](int step) {
+    char name[32];
+    std::snprintf(name, sizeof name, "s_%08d.hdf5", step);
+    return sim::read_snapshot(file(name)).precision;
+  };
+  { std::ofstream(file("s_00000010.hdf5"), std::ios::trunc) << "damaged"; }
   Result const restart =
       nbody("--run --restart " + file("c_00000010.h5") + " --snapshots " + file("s") + " --checkpoint " + file("c.h5"));
   ASSERT_EQ(restart.code, 0) << restart.err;
-  EXPECT_NE(restart.err.find("notice: " + file("s_00000010.hdf5") + ", the series' file at step 10, is fp64: so are " +
+  EXPECT_NE(restart.err.find("notice: " + file("s_00000005.hdf5") + ", the series' file at step 5, is fp64: so are " +
                              "this run's snapshots (--snapshot-precision sets another)"),
             std::string::npos)
       << restart.err;
-  for (int step = 0; step <= 20; step += 5) {
-    char name[32];
-    std::snprintf(name, sizeof name, "s_%08d.hdf5", step);
-    EXPECT_EQ(sim::read_snapshot(file(name)).precision, Precision::fp64) << name;
-  }
+  for (int step : {0, 5, 15, 20}) EXPECT_EQ(precision_at(step), Precision::fp64) << "step " << step;
+  // (The damaged file at the restart's step is the run's start, which it does not write again.) A restart that makes
+  // no step writes its end there, in the series' precision.
+  Result const none = nbody("--run --restart " + file("c_00000010.h5") + " --steps 0 --snapshots " + file("s"));
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_EQ(precision_at(10), Precision::fp64) << none.err;
   Result const named = nbody("--run --restart " + file("c_00000010.h5") + " --snapshots " + file("s") +
                              " --snapshot-precision fp32 --checkpoint " + file("c.h5"));
   ASSERT_EQ(named.code, 0) << named.err;

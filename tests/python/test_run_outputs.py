@@ -764,10 +764,12 @@ def test_fp32_snapshots_too_coarse_for_the_softening_are_said_to_be(tmp_path):
 
 
 def test_a_scripts_next_run_keeps_its_snapshot_series_precision(tmp_path):
-    # A script's second run of an fp64 series that names no precision goes on in fp64, and says so.
+    # A script's next runs of an fp64 series that name no precision go on in fp64, and say so; one of no steps too,
+    # which writes the file at its step again.
     h5py = pytest.importorskip("h5py")
     sim = nbody.Simulation(n=64, backend="cpu")
     sim.run(steps=10, snapshots=tmp_path / "s", snapshot_every=5, snapshot_precision="fp64")
+    sim.run(steps=0, snapshots=tmp_path / "s")
     sim.run(steps=10, snapshots=tmp_path / "s", snapshot_every=5)
     assert any(n.startswith(f"{tmp_path / 's_00000010.hdf5'}, the series' file at step 10, is fp64: so are this run's "
                             "snapshots (snapshot_precision sets another)") for n in sim.notices), sim.notices
