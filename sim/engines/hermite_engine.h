@@ -95,11 +95,12 @@ class HermiteEngine {
   // Starts the partial force, jerk and potential of every active body against each own group.
   virtual void partial_forces() = 0;
   // The same in fp64 pair arithmetic whatever the engine's precision: the potential of the diagnostics. With fp32
-  // pairs each of a body's N terms is rounded to fp32, and the total's error does not shrink with N below about
-  // 1e-8 for a few bodies, where it would hide the integration's own energy error.
+  // pairs each of a body's N terms is rounded to fp32: the total is off by about 1e-8 of it for a few bodies (1e-10
+  // at 1,024), which would hide the integration's own energy error.
   virtual void partial_forces_fp64() = 0;
   // Groups in the own slice: partials() has own_groups() x count entries, [group][active body] (synchronises;
-  // host memory, valid until the next partial_forces(); for tests and tools, the protocol uses add_own_groups).
+  // host memory, valid until the next partial_forces() or partial_forces_fp64(); for tests and tools, the protocol
+  // uses add_own_groups).
   virtual std::size_t own_groups() const = 0;
   virtual const hermite::ForceJerk* partials() = 0;
   // The canonical order's last stage for the own groups: `prefix` (the active bodies' sums of every group before

@@ -1459,7 +1459,7 @@ StatedUnits stated_units(const Reader& r) {
     u.mass = r.finite("UnitMass_in_g", "Parameters");
     u.velocity = r.finite("UnitVelocity_in_cm_per_s", "Parameters");
     u.where = "/Parameters";
-  } else if (r.has_attribute("Header", "UnitLength_in_cm")) {  // AREPO's (IllustrisTNG's snapshots)
+  } else if (r.has_attribute("Header", "UnitLength_in_cm")) {  // AREPO's
     u.length = r.finite("UnitLength_in_cm", "Header");
     u.mass = r.finite("UnitMass_in_g", "Header");
     u.velocity = r.finite("UnitVelocity_in_cm_per_s", "Header");

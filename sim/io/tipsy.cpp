@@ -423,7 +423,7 @@ std::string other_param_file(const std::string& param_path, bool above) {
     std::error_code type_error;
     if (!it->is_regular_file(type_error)) continue;  // a folder named .param is no parameter file to its readers
     if (p.extension() == ".param" && (above || p.filename() != ours.filename()))
-      return (ours.has_parent_path() || above ? folder / p.filename() : p.filename()).string();
+      return (ours.has_parent_path() || above ? (folder / p.filename()).lexically_normal() : p.filename()).string();
   }
   return {};
 }

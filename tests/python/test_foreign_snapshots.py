@@ -62,7 +62,7 @@ def write_gadget(path, parts, time=0.0, units=None, mass_table=None, header=None
                 u.attrs["Unit time in cgs (U_t)"] = np.array([length / velocity])
                 u.attrs["Unit current in cgs (U_I)"] = np.array([1.0])
                 u.attrs["Unit temperature in cgs (U_T)"] = np.array([1.0])
-            elif kind == "arepo":  # IllustrisTNG's snapshots: in the header
+            elif kind == "arepo":  # in the header
                 h.attrs["UnitLength_in_cm"] = length
                 h.attrs["UnitMass_in_g"] = mass
                 h.attrs["UnitVelocity_in_cm_per_s"] = velocity
