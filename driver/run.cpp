@@ -448,6 +448,19 @@ void take_up_cadences(const Setup& setup, bool blocks, std::uint64_t now, std::u
       break;
     }
   }
+  // A cadence by time shorter than any step the run takes writes at every step: a mistyped exponent (1e-30 for 1e-3)
+  // would fill a disk with a file a step. Said, with the step it is below.
+  for (auto const& s : output_series(o)) {
+    if (!s.written || !s.named || !(*s.dt > 0)) continue;
+    double const shortest = setup.program.hermite ? setup.program.hermite->dt_min : setup.program.dt;
+    if (*s.dt >= shortest) continue;
+    SettingNames const& typed = setup.run.names;  // with the texts given (a time with its unit)
+    o.said.push_back(typed.with(s.dt_option, setup.units.time_text(*s.dt)) + " is shorter than " +
+                     (setup.program.hermite ? "the shortest step hermite4 takes (" + setup.units.time_text(shortest) +
+                                                  "): " + s.noun + " at every block step"
+                                            : "the time step (" + typed.with("--dt", setup.units.time_text(shortest)) +
+                                                  "): " + s.noun + " at every step"));
+  }
   if (!o.state_stays && !from.empty() && now == setup.clock.step && steps > 0 && o.checkpoint.empty() &&
       o.save.empty())
     o.said.push_back("this run continues " + from + " but writes no state of its own (no " + n.name("--checkpoint") +

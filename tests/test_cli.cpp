@@ -1304,6 +1304,28 @@ TEST_F(Cli, ARestartKeepsItsSnapshotSeriesPrecision) {
   EXPECT_EQ(precision_at(20), Precision::fp32);
 }
 
+// A cadence by time shorter than any step the run takes (a mistyped exponent) writes a file every step: said, with
+// the step, as typed.
+TEST_F(Cli, ACadenceShorterThanAnyStepIsSaid) {
+  Result const fixed = nbody("--run --bodies 32 --steps 3 --mass-unit 1Msun --length-unit 1au --dt 1d --diagnostics " +
+                             file("d.csv") + " --diagnostics-dt 1s");
+  ASSERT_EQ(fixed.code, 0) << fixed.err;
+  EXPECT_NE(fixed.err.find("notice: --diagnostics-dt 1s is shorter than the time step (--dt 1d): diagnostics rows at "
+                           "every step"),
+            std::string::npos)
+      << fixed.err;
+  Result const blocks = nbody("--run --bodies 32 --integrator hermite4 --t-end 0.001 --diagnostics " + file("h.csv") +
+                              " --diagnostics-dt 1e-30");
+  ASSERT_EQ(blocks.code, 0) << blocks.err;
+  EXPECT_NE(blocks.err.find("notice: --diagnostics-dt 1e-30 is shorter than the shortest step hermite4 takes ("),
+            std::string::npos)
+      << blocks.err;
+  Result const fine = nbody("--run --bodies 32 --steps 3 --dt 0.01 --diagnostics " + file("f.csv") +
+                            " --diagnostics-dt 0.01");
+  ASSERT_EQ(fine.code, 0) << fine.err;
+  EXPECT_EQ(fine.err.find("is shorter than"), std::string::npos) << fine.err;
+}
+
 // A restart that continues its run's series and names no cadence samples as that run did (its checkpoint records
 // how): a job script's restart line need not repeat it, and the series stays the uninterrupted run's. A piece of the
 // job that writes no series says its rows will be missing, and passes the cadence on.
