@@ -451,7 +451,7 @@ void take_up_cadences(const Setup& setup, bool blocks, std::uint64_t now, std::u
   // A cadence by time shorter than any step the run takes writes at every step: a mistyped exponent (1e-30 for 1e-3)
   // would fill a disk with a file a step. Said, with the step it is below.
   for (auto const& s : output_series(o)) {
-    if (!s.written || !s.named || !(*s.dt > 0)) continue;
+    if (!s.written || !s.named || !(*s.dt > 0) || steps == 0) continue;
     double const shortest = setup.program.hermite ? setup.program.hermite->dt_min : setup.program.dt;
     if (*s.dt >= shortest) continue;
     SettingNames const& typed = setup.run.names;  // with the texts given (a time with its unit)
@@ -492,9 +492,11 @@ void take_up_cadences(const Setup& setup, bool blocks, std::uint64_t now, std::u
       else
         *s.every = was.every;
       if (s.member == &OutputCadences::checkpoints) o.checkpoint_cadence_from = before.source;
-      if (was.dt > 0 || was.every != s.default_every)  // the default itself goes without saying
+      // (The default itself goes without saying; so does any cadence where the run makes no step, a job script's
+      // resubmission of a run that has ended.)
+      if (steps > 0 && (was.dt > 0 || was.every != s.default_every))
         o.said.push_back(before.source + "'s " + s.noun + " are " + cadence + ": so are this run's" + other);
-    } else {
+    } else if (steps > 0) {
       o.said.push_back(before.source + "'s " + s.noun + " are " + cadence + ", which " + setup.program.integrator +
                        " does not count in: not taken up" + other);
     }

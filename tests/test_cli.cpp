@@ -1245,6 +1245,11 @@ TEST_F(Cli, ARestartWritesItsCheckpointsAndSnapshotsAsItsRunDid) {
                                       sim::read_checkpoint(file("w/" + name)).bodies))
           << integrator << " " << name;
     }
+    // The job script's line once more, after its end: no step to make, and no cadence to say.
+    Result const again = nbody("--run --restart " + file("p/c.h5") + " --checkpoint " + file("p/c.h5") +
+                               " --snapshots " + file("p/s"));
+    ASSERT_EQ(again.code, 0) << integrator << ": " << again.err;
+    EXPECT_EQ(again.err.find("so are this run's"), std::string::npos) << integrator << ": " << again.err;
   }
   // 0 names none between the start and the end, where the file's would be taken up.
   fs::remove_all(dir_ / "z");
