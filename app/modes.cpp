@@ -338,6 +338,9 @@ void check_outputs(const Options& o) {
   // No output replaces the file the run starts from, but the state continued in place: --restart's --checkpoint,
   // --load's --save (both written whole, once the run is done with the file).
   driver::check_outputs_spare_inputs(o.run, outputs, "--checkpoint", "--save", &o.snapshots, "--snapshots");
+  // Nor a report named as a format it is not (--json run.csv, meant for --csv).
+  if (!o.json.empty()) driver::check_report_name(o.json, "--json " + o.json, true);
+  if (!o.csv.empty()) driver::check_report_name(o.csv, "--csv " + o.csv, false);
   // The folder the viewer's 'p' and 's' keys write into: one that is missing or read-only is found
   // now, not when a picture of the moment is lost.
   if (!o.screenshot_dir.empty()) {

@@ -311,6 +311,22 @@ std::string renamed(const std::string& path, const std::string& ext, const char*
 
 }  // namespace
 
+void check_report_name(const std::string& path, const std::string& given, bool json) {
+  std::string const ext = lower_extension(path);
+  const char* const instead = json ? ".json" : ".csv";
+  auto refuse = [&](const char* names) {
+    throw InputError(given + ": " + (json ? "the report is a JSON document" : "the table is CSV") + ", and " + ext +
+                     " names " + names + "; name it " + renamed(path, ext, instead) +
+                     (json ? (ext == ".csv" || ext == ".tsv" ? " (--csv writes the table)" : "")
+                           : (ext == ".json" ? " (--json writes the JSON report)" : "")));
+  };
+  if (json ? ext == ".json" : (ext == ".csv" || ext == ".tsv" || ext == ".txt")) return;
+  if (ext == ".h5" || ext == ".hdf5") refuse("an HDF5 file");
+  if (const NamedFormat* other = named_format(ext, kOtherFormats)) refuse(other->names);
+  if (const NamedFormat* other = named_format(ext, kOtherHdf)) refuse(other->names);
+  if (const NamedFormat* tipsy = named_format(ext, kTipsy)) refuse(tipsy->names);
+}
+
 void check_checkpoint_name(const std::string& path, const std::string& given) {
   refuse_param_name(path, given, "an HDF5 checkpoint", "run.h5");
   // A checkpoint already there under such a name (an older nbody's, a job script's) is continued in place as before.

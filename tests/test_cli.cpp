@@ -2913,6 +2913,22 @@ TEST_F(Cli, TextOutputsDoNotReplaceAnHdf5FileOrTheSeriesWorkingFile) {
                          file("d.csv.partial"));
 }
 
+// A report named as a format it is not (--json run.csv, meant for --csv) would leave JSON where a spreadsheet looks for
+// a table: refused before any work, with the name to give. No ending, or the report's own, is taken.
+TEST_F(Cli, AReportNamedAsAnotherFormatIsRefused) {
+  expect_input_error("--benchmark --bodies 64 --steps 2 --json " + file("r.csv"),
+                     "--json " + file("r.csv") + ": the report is a JSON document, and .csv names a CSV table; name "
+                     "it " + file("r.json") + " (--csv writes the table)");
+  expect_input_error("--compare-threading --bodies 64 --steps 2 --csv " + file("t.json"),
+                     "--csv " + file("t.json") + ": the table is CSV, and .json names a JSON file; name it " +
+                         file("t.csv") + " (--json writes the JSON report)");
+  expect_input_error("--run --bodies 64 --steps 1 --json " + file("r.h5"),
+                     "--json " + file("r.h5") + ": the report is a JSON document, and .h5 names an HDF5 file");
+  for (std::string const name : {"r.csv", "t.json", "r.h5"}) EXPECT_FALSE(fs::exists(file(name))) << name;
+  EXPECT_EQ(nbody("--benchmark -q --bodies 64 --steps 2 --json " + file("report")).code, 0);
+  EXPECT_EQ(nbody("--compare-threading -q --bodies 64 --steps 2 --csv " + file("t.txt")).code, 0);
+}
+
 // The run's report states the physics it ran and the scale of its units: the softening in the header and --json, the
 // time and velocity units that follow from --mass-unit and --length-unit; a tipsy file, which has no units, is said
 // to hold the run's.
