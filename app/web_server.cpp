@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
@@ -50,6 +51,64 @@ const char* content_type_of(const std::string& name) {
   if (extension == ".png") return "image/png";
   if (extension == ".h5") return "application/x-hdf5";
   return "application/octet-stream";
+}
+
+// The part of a download a Range header asks for (RFC 9110, 14.2), so that a download cut off (a dropped ssh tunnel,
+// a laptop's sleep) goes on from where it stopped: one range, "bytes=FIRST-LAST", "bytes=FIRST-" or "bytes=-SUFFIX".
+// Anything else (several ranges, another unit, a malformed header) is passed over, and the whole file sent, as the
+// RFC lets a server answer; a range that holds no byte of the file is unsatisfiable (416).
+struct ByteRange {
+  std::uint64_t first = 0, length = 0;
+  bool partial = false;        // 206, with Content-Range
+  bool unsatisfiable = false;  // 416
+};
+
+ByteRange byte_range(std::string_view header, std::uint64_t size) {
+  ByteRange const whole{0, size};
+  std::string_view const unit = "bytes=";
+  if (header.size() < unit.size() ||
+      !beast::iequals(beast::string_view(header.data(), unit.size()), beast::string_view(unit.data(), unit.size())))
+    return whole;
+  std::string_view spec = header.substr(unit.size());
+  while (!spec.empty() && (spec.front() == ' ' || spec.front() == '\t')) spec.remove_prefix(1);
+  while (!spec.empty() && (spec.back() == ' ' || spec.back() == '\t')) spec.remove_suffix(1);
+  std::size_t const dash = spec.find('-');
+  if (dash == std::string_view::npos || spec.find(',') != std::string_view::npos) return whole;
+  auto number = [](std::string_view text) -> std::optional<std::uint64_t> {
+    if (text.empty() || text.size() > 18) return std::nullopt;  // 18 digits: no overflow, past any file
+    std::uint64_t v = 0;
+    for (char c : text) {
+      if (c < '0' || c > '9') return std::nullopt;
+      v = v * 10 + std::uint64_t(c - '0');
+    }
+    return v;
+  };
+  std::string_view const first_text = spec.substr(0, dash), last_text = spec.substr(dash + 1);
+  if (first_text.empty()) {  // the last SUFFIX bytes
+    auto const suffix = number(last_text);
+    if (!suffix) return whole;
+    if (*suffix == 0 || size == 0) return {0, 0, false, true};
+    std::uint64_t const length = std::min(*suffix, size);
+    return {size - length, length, true, false};
+  }
+  auto const first = number(first_text);
+  std::optional<std::uint64_t> last;
+  if (!last_text.empty()) last = number(last_text);
+  if (!first || (!last_text.empty() && (!last || *last < *first))) return whole;
+  if (*first >= size) return {0, 0, false, true};
+  std::uint64_t const end = last ? std::min(*last, size - 1) : size - 1;
+  return {*first, end - *first + 1, true, false};
+}
+
+// A strong validator of a file as it is now (its size and modification time): a resumed download's If-Range names
+// the one its first part came with, and a file replaced since (another write under that name) is sent whole.
+std::string entity_tag(const std::string& path, std::uint64_t size) {
+  std::error_code ec;
+  auto const modified = std::filesystem::last_write_time(path, ec);
+  char tag[64];
+  std::snprintf(tag, sizeof tag, "\"%llx-%llx\"", (unsigned long long)size,
+                ec ? 0ULL : (unsigned long long)modified.time_since_epoch().count());
+  return tag;
 }
 
 // The headers every response has: no caching (frames, files and refusals are of the moment), no sniffing, the
@@ -431,15 +490,17 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
     std::string_view const path = target_path({request.target().data(), request.target().size()});
     if (path.substr(0, kFilesPrefix.size()) == kFilesPrefix) {
       std::string const name(path.substr(kFilesPrefix.size()));
-      return send_file(name, *server_.offered(name), request.keep_alive());  // refusal() found it offered
+      return send_file(name, *server_.offered(name), request);  // refusal() found it offered
     }
     respond(http::status::ok, server_.page, "text/html; charset=utf-8", request.keep_alive());
   }
 
-  void respond(http::status status, const std::string& body, const char* type, bool keep_alive) {
+  void respond(http::status status, const std::string& body, const char* type, bool keep_alive,
+               const std::function<void(http::response<http::string_body>&)>& more_headers = {}) {
     auto response = std::make_shared<http::response<http::string_body>>(status, 11);
     common_headers(*response);
     response->set(http::field::content_type, type);
+    if (more_headers) more_headers(*response);
     if (status == http::status::method_not_allowed) response->set(http::field::allow, "GET, HEAD");
     if (status == http::status::upgrade_required) {
       response->set(http::field::upgrade, "websocket");
@@ -475,7 +536,10 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
 
   // A file offered for download, read from its path as it is sent (it may be large: a checkpoint): a part at a
   // time, each within kRequestTimeout, so that a download goes on as long as it moves and one that stalls is dropped.
-  void send_file(const std::string& name, const std::string& path, bool keep_alive) {
+  // A Range asks for one part of it (a download resumed: Accept-Ranges says it may), sent as 206 with Content-Range;
+  // an If-Range that names another state of the file (replaced since the first part) gets the whole of this one.
+  void send_file(const std::string& name, const std::string& path, const http::request<http::empty_body>& request) {
+    bool const keep_alive = request.keep_alive();
     // A download holds a file open for as long as it moves, however slowly: a bound on how many at once keeps the
     // server's descriptors (and the viewers' connections) from running out; one more is told to try again. (A HEAD
     // reads nothing and holds no file open after its answer: not counted, nor refused.)
@@ -487,50 +551,117 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
                          " downloads are already being sent; try again when one has ended\n",
                      "text/plain", keep_alive);
     }
+    auto download = std::make_shared<Download>();
+    download->name = name;
     beast::error_code ec;
-    http::file_body::value_type body;
-    body.open(path.c_str(), beast::file_mode::scan, ec);
+    download->file.open(path.c_str(), beast::file_mode::scan, ec);
+    std::uint64_t const size = ec ? 0 : download->file.size(ec);
     if (ec) {
       server_.owner.note("serve: " + peer_ + ": " + name + " asked for, and gone from " + path + " (" + ec.message() + ")");
       return respond(http::status::not_found, name + ": no longer in the server's folder (" + ec.message() + ")\n",
                      "text/plain", keep_alive);
     }
-    std::uint64_t const size = body.size();
-    auto response = std::make_shared<http::response<http::file_body>>(
-        std::piecewise_construct, std::make_tuple(std::move(body)), std::make_tuple(http::status::ok, 11));
-    common_headers(*response);
-    response->set(http::field::content_type, content_type_of(name));
-    response->set(http::field::content_disposition, "attachment; filename=\"" + name + "\"");
-    response->content_length(size);
-    response->keep_alive(keep_alive);
-    if (head_) return respond_head(*response, size);  // the file closed with it, unread
-    auto serializer = std::make_shared<http::response_serializer<http::file_body>>(*response);
-    // Counted while any part of the download is in flight: the slot goes with the last handler that holds it.
-    struct Slot {
-      std::size_t& count;
-      explicit Slot(std::size_t& c) : count(c) { ++count; }
-      ~Slot() { --count; }
-      Slot(const Slot&) = delete;
-      Slot& operator=(const Slot&) = delete;
-    };
-    write_file_part(response, serializer, name, std::make_shared<Slot>(server_.downloads));
+    std::string const tag = entity_tag(path, size);
+    beast::string_view const if_range = request[http::field::if_range];
+    beast::string_view const asked = request[http::field::range];
+    ByteRange const range = if_range.empty() || if_range == tag
+                                ? byte_range({asked.data(), asked.size()}, size)
+                                : ByteRange{0, size};
+    std::string const total = "/" + std::to_string(size);
+    if (range.unsatisfiable) {
+      server_.owner.note("serve: " + peer_ + ": " + name + ": range " + std::string(asked.substr(0, 40)) +
+                         " is past its " + std::to_string(size) + " bytes");
+      return respond(http::status::range_not_satisfiable,
+                     name + ": " + std::to_string(size) + " bytes, none in the range asked for\n", "text/plain",
+                     keep_alive, [&](http::response<http::string_body>& r) {
+                       r.set(http::field::content_range, "bytes */" + std::to_string(size));
+                     });
+    }
+    if (range.partial) download->file.seek(range.first, ec);
+    if (ec) {
+      server_.owner.note("serve: " + peer_ + ": " + name + " could not be read (" + ec.message() + ")");
+      return respond(http::status::internal_server_error, name + ": could not be read (" + ec.message() + ")\n",
+                     "text/plain", keep_alive);
+    }
+    auto& response = download->response;
+    response.result(range.partial ? http::status::partial_content : http::status::ok);
+    response.version(11);
+    common_headers(response);
+    response.set(http::field::content_type, content_type_of(name));
+    response.set(http::field::content_disposition, "attachment; filename=\"" + name + "\"");
+    response.set(http::field::accept_ranges, "bytes");
+    response.set(http::field::etag, tag);
+    if (range.partial) {
+      std::string const span = std::to_string(range.first) + "-" + std::to_string(range.first + range.length - 1) + total;
+      download->part = ", bytes " + span;
+      response.set(http::field::content_range, "bytes " + span);
+    }
+    response.content_length(range.length);
+    response.keep_alive(keep_alive);
+    if (head_) return respond_head(response, range.length);  // the file closed with it, unread
+    download->remaining = range.length;
+    response.body().data = nullptr;
+    response.body().more = true;
+    download->serializer.emplace(response);
+    download->slot = std::make_shared<Slot>(server_.downloads);
+    stream_.expires_after(kRequestTimeout);
+    http::async_write_header(stream_, *download->serializer,
+                             [self = shared_from_this(), download](beast::error_code error, std::size_t) {
+                               if (error) return self->not_sent_whole(*download, error.message());
+                               self->write_file_part(download);
+                             });
   }
 
-  void write_file_part(const std::shared_ptr<http::response<http::file_body>>& response,
-                       const std::shared_ptr<http::response_serializer<http::file_body>>& serializer,
-                       const std::string& name, const std::shared_ptr<void>& slot) {
+  // Counted while any part of a download is in flight: the slot goes with the last handler that holds it.
+  struct Slot {
+    std::size_t& count;
+    explicit Slot(std::size_t& c) : count(c) { ++count; }
+    ~Slot() { --count; }
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+  };
+  // A download in flight: its file, read a part at a time into `buffer`, and the response that sends each part.
+  struct Download {
+    std::string name, part;  // part: ", bytes FIRST-LAST/SIZE" of a range, for the log
+    beast::file file;
+    std::uint64_t remaining = 0;
+    std::vector<char> buffer = std::vector<char>(std::size_t(1) << 16);
+    http::response<http::buffer_body> response;
+    std::optional<http::response_serializer<http::buffer_body>> serializer;
+    std::shared_ptr<Slot> slot;
+  };
+
+  void write_file_part(const std::shared_ptr<Download>& download) {
+    auto& body = download->response.body();
+    if (download->remaining > 0) {
+      beast::error_code ec;
+      std::size_t const want = std::size_t(std::min<std::uint64_t>(download->buffer.size(), download->remaining));
+      std::size_t const got = download->file.read(download->buffer.data(), want, ec);
+      if (ec || got == 0)  // cut short on disk while it was sent: the client sees fewer bytes than its length
+        return not_sent_whole(*download, ec ? ec.message() : "the file was cut short while it was sent");
+      download->remaining -= got;
+      body.data = download->buffer.data();
+      body.size = got;
+    } else {
+      body.data = nullptr;
+      body.size = 0;
+    }
+    body.more = download->remaining > 0;
     stream_.expires_after(kRequestTimeout);
-    http::async_write_some(stream_, *serializer, [self = shared_from_this(), response, serializer, name, slot](
-                                                     beast::error_code ec, std::size_t) {
-      if (ec) {
-        self->server_.owner.note("serve: " + self->peer_ + ": " + name + " not sent whole (" + ec.message() + ")");
-        return self->close();
-      }
-      if (!serializer->is_done()) return self->write_file_part(response, serializer, name, slot);
-      self->server_.owner.note("serve: " + self->peer_ + ": sent " + name);
-      if (!response->keep_alive()) return self->close();
-      self->read();
-    });
+    http::async_write(stream_, *download->serializer,
+                      [self = shared_from_this(), download](beast::error_code ec, std::size_t) {
+                        if (ec == http::error::need_buffer) ec = {};  // the part is sent: the next one
+                        if (ec) return self->not_sent_whole(*download, ec.message());
+                        if (!download->serializer->is_done()) return self->write_file_part(download);
+                        self->server_.owner.note("serve: " + self->peer_ + ": sent " + download->name + download->part);
+                        if (!download->response.keep_alive()) return self->close();
+                        self->read();
+                      });
+  }
+
+  void not_sent_whole(const Download& download, const std::string& why) {
+    server_.owner.note("serve: " + peer_ + ": " + download.name + download.part + " not sent whole (" + why + ")");
+    close();
   }
 
   void close() {

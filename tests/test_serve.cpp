@@ -865,11 +865,13 @@ TEST(ServeServer, KnowsWhenItIsBoundToEveryInterface) {
   EXPECT_FALSE(loopback.every_interface());
 }
 
-// One GET of `target` to the end of the connection: the status line and headers, and the body.
-std::pair<std::string, std::string> http_get(std::uint16_t port, const std::string& target) {
+// One GET (or another `method`) of `target` to the end of the connection: the status line and headers, and the body.
+// `headers`: more of them, each ending in CRLF.
+std::pair<std::string, std::string> http_get(std::uint16_t port, const std::string& target,
+                                             const std::string& headers = "", const std::string& method = "GET") {
   int const fd = connect_loopback(port);
-  std::string const request =
-      "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\nConnection: close\r\n\r\n";
+  std::string const request = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                              "\r\n" + headers + "Connection: close\r\n\r\n";
   std::string reply;
   if (fd >= 0 && write(fd, request.data(), request.size()) == ssize_t(request.size())) {
     char chunk[65536];
@@ -1001,6 +1003,71 @@ TEST(ServeServer, OffersTheFilesTheKeysWroteForDownload) {
   do gone = http_get(server.port(), "/files/" + name).second;
   while (gone.find("no longer in the server's folder") == std::string::npos && std::chrono::steady_clock::now() < again);
   EXPECT_NE(gone.find(name + ": no longer in the server's folder"), std::string::npos) << gone;
+  std::filesystem::remove_all(folder);
+}
+
+// A download cut off (a dropped ssh tunnel) goes on from where it stopped: a Range asks for one part of the file,
+// answered 206 with its bytes and Content-Range; a range past the end is 416; several ranges, or an If-Range of
+// another state of the file (replaced since the first part), get the whole file; a HEAD says what a GET would.
+TEST(ServeServer, ADownloadResumesFromWhereItStopped) {
+  auto const folder = std::filesystem::temp_directory_path() / ("nbody_serve_range_" + std::to_string(getpid()));
+  std::filesystem::create_directories(folder);
+  std::string const name = "nbody-20261205-120000.h5", path = (folder / name).string();
+  std::string bytes(200000, '\0');
+  std::mt19937 random(11);
+  for (char& b : bytes) b = char(random());
+  std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", {});
+  server.offer_file(path);
+  std::string const target = "/files/" + name;
+  std::pair<std::string, std::string> whole;
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do whole = http_get(server.port(), target);  // the offer reaches the network thread
+  while (whole.first.find(" 200 ") == std::string::npos && std::chrono::steady_clock::now() < deadline);
+  ASSERT_EQ(whole.first.rfind("HTTP/1.1 200 ", 0), 0u) << whole.first;
+  EXPECT_TRUE(whole.second == bytes);
+  EXPECT_NE(whole.first.find("Accept-Ranges: bytes\r\n"), std::string::npos) << whole.first;
+  std::size_t const at = whole.first.find("ETag: ");
+  ASSERT_NE(at, std::string::npos) << whole.first;
+  std::string const tag = whole.first.substr(at + 6, whole.first.find("\r\n", at) - at - 6);
+
+  struct Case {
+    std::string range;
+    std::size_t first, length;
+  };
+  for (Case const& c : {Case{"bytes=1000-1999", 1000, 1000}, Case{"bytes=199000-", 199000, 1000},
+                        Case{"bytes=-500", 199500, 500}, Case{"bytes=150000-999999", 150000, 50000},
+                        Case{"bytes=0-0", 0, 1}}) {
+    auto const [head, body] = http_get(server.port(), target, "Range: " + c.range + "\r\n");
+    EXPECT_EQ(head.rfind("HTTP/1.1 206 ", 0), 0u) << c.range << ": " << head;
+    EXPECT_NE(head.find("Content-Range: bytes " + std::to_string(c.first) + "-" +
+                        std::to_string(c.first + c.length - 1) + "/200000\r\n"),
+              std::string::npos)
+        << c.range << ": " << head;
+    EXPECT_NE(head.find("Content-Length: " + std::to_string(c.length) + "\r\n"), std::string::npos) << head;
+    EXPECT_TRUE(body == bytes.substr(c.first, c.length)) << c.range << ": " << body.size() << " bytes";
+  }
+  // Resumed with the first part's tag: the part; with another's, the whole of the file as it is now.
+  auto const same = http_get(server.port(), target, "Range: bytes=100-199\r\nIf-Range: " + tag + "\r\n");
+  EXPECT_EQ(same.first.rfind("HTTP/1.1 206 ", 0), 0u) << same.first;
+  EXPECT_TRUE(same.second == bytes.substr(100, 100));
+  auto const other = http_get(server.port(), target, "Range: bytes=100-199\r\nIf-Range: \"1-2\"\r\n");
+  EXPECT_EQ(other.first.rfind("HTTP/1.1 200 ", 0), 0u) << other.first;
+  EXPECT_TRUE(other.second == bytes);
+  // Past the end: 416, saying the size. Several ranges, another unit, nonsense: the whole file.
+  auto const past = http_get(server.port(), target, "Range: bytes=200000-\r\n");
+  EXPECT_EQ(past.first.rfind("HTTP/1.1 416 ", 0), 0u) << past.first;
+  EXPECT_NE(past.first.find("Content-Range: bytes */200000\r\n"), std::string::npos) << past.first;
+  for (std::string const ignored : {"bytes=0-1,5-6", "lines=1-2", "bytes=5-1", "bytes=x-", "bytes=-"}) {
+    auto const [head, body] = http_get(server.port(), target, "Range: " + ignored + "\r\n");
+    EXPECT_EQ(head.rfind("HTTP/1.1 200 ", 0), 0u) << ignored << ": " << head;
+    EXPECT_TRUE(body == bytes) << ignored;
+  }
+  // A HEAD with a Range: the part's status and length, no body.
+  auto const head = http_get(server.port(), target, "Range: bytes=10-19\r\n", "HEAD");
+  EXPECT_EQ(head.first.rfind("HTTP/1.1 206 ", 0), 0u) << head.first;
+  EXPECT_NE(head.first.find("Content-Length: 10\r\n"), std::string::npos) << head.first;
+  EXPECT_TRUE(head.second.empty()) << head.second.size();
   std::filesystem::remove_all(folder);
 }
 
