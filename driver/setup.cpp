@@ -728,6 +728,14 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     } else {
       s.bodies = sim::read_tipsy(ic.snapshot, &info, run.names);
       said = ic.snapshot + " is a tipsy snapshot: float32 positions and velocities, no step count, integrator or time step";
+      // nbody integrates gravity alone: the other fields of its gas and stars are read past, and a save writes 0.
+      if (info.gas_fields || info.star_fields)
+        said += std::string("; its ") +
+                (info.gas_fields ? std::string("gas's density, temperature and metals") +
+                                       (info.star_fields ? " and its stars'" : "")
+                                 : "stars'") +
+                (info.star_fields ? " metals and formation times" : "") +
+                " are not kept (nbody integrates gravity alone: a save writes them as 0)";
       // Tipsy holds no units; nbody states them beside the file it saves in units.
       std::string const param = sim::tipsy_param_path(ic.snapshot);
       if (auto const stated = run.given.units ? std::nullopt : sim::read_tipsy_param(ic.snapshot)) {

@@ -3864,6 +3864,29 @@ TEST_F(Cli, TipsySofteningIsUsedAndItsLimitsAreStated) {
   EXPECT_NE(r.err.find("notice: softening 0.05 from " + file("d.bin")), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("is a tipsy snapshot: float32 positions and velocities, no step count"), std::string::npos)
       << r.err;
+  EXPECT_EQ(r.err.find("are not kept"), std::string::npos) << r.err;  // nothing but gravity's fields
+  // Gas and stars: their other fields (density, temperature, metals, formation time) are said to be gravity's loss.
+  sim::BodySet mixed = test::rounded_to_float(test::scenario("plummer", 16));
+  for (std::size_t i = 0; i < mixed.size(); ++i)
+    mixed.type[i] = i < 4 ? sim::BodyType::gas : i < 6 ? sim::BodyType::star : sim::BodyType::dark;
+  sim::write_tipsy(file("mixed.bin"), mixed, 0.01);
+  Result const zeros = nbody("--run --steps 0 --load " + file("mixed.bin"));  // nbody's own file: 0, nothing lost
+  EXPECT_EQ(zeros.err.find("are not kept"), std::string::npos) << zeros.err;
+  {  // another program's: the first gas particle's density and the first star's metals (big-endian 1.0f), after the
+     // 32-byte header and records of 48 (gas) and 36 (dark) bytes
+    std::fstream f(file("mixed.bin"), std::ios::in | std::ios::out | std::ios::binary);
+    char const one[4] = {0x3f, char(0x80), 0, 0};
+    f.seekp(32 + 28);
+    f.write(one, 4);
+    f.seekp(32 + 4 * 48 + 10 * 36 + 28);
+    f.write(one, 4);
+  }
+  Result const m = nbody("--run --steps 0 --load " + file("mixed.bin"));
+  EXPECT_EQ(m.code, 0) << m.err;
+  EXPECT_NE(m.err.find("; its gas's density, temperature and metals and its stars' metals and formation times are not "
+                       "kept (nbody integrates gravity alone: a save writes them as 0)"),
+            std::string::npos)
+      << m.err;
   // A file's softening out of bounds is refused with advice that fits it: one too large is not told to grow.
   sim::write_tipsy(file("wide.bin"), test::rounded_to_float(test::scenario("plummer", 16)), 1e14);
   expect_input_error("--run --steps 1 --load " + file("wide.bin"),

@@ -267,6 +267,7 @@ BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingName
 
   std::optional<float> first_eps;
   bool same_eps = true;
+  bool gas_fields = false, star_fields = false;
   float eps_min = 0.0f, eps_max = 0.0f;
   std::vector<unsigned char> chunk;
   std::uint64_t offset = kHeaderBytes;
@@ -295,6 +296,12 @@ BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingName
         eps_min = std::min(eps_min, eps);
         eps_max = std::max(eps_max, eps);
         b.append({f[1], f[2], f[3], f[0]}, {f[4], f[5], f[6]}, family.type);
+        // (rho temp hsmooth metals for gas, metals tform for stars: those but the softening.)
+        if (family.type == BodyType::gas)
+          gas_fields = gas_fields || load<float>(r + 28, little) != 0.0f || load<float>(r + 32, little) != 0.0f ||
+                       load<float>(r + 40, little) != 0.0f;
+        else if (family.type == BodyType::star)
+          star_fields = star_fields || load<float>(r + 28, little) != 0.0f || load<float>(r + 32, little) != 0.0f;
       }
     }
   }
@@ -310,6 +317,8 @@ BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingName
     if (same_eps && first_eps) info->softening = as_written(*first_eps);
     info->eps_min = as_written(eps_min);
     info->eps_max = as_written(eps_max);
+    info->gas_fields = gas_fields;
+    info->star_fields = star_fields;
   }
   return b;
 }

@@ -32,6 +32,9 @@ struct TipsyInfo {
   std::optional<double> softening;
   // The least and the greatest eps the particles carry (0 and 0 for a file of no particles).
   double eps_min = 0.0, eps_max = 0.0;
+  // Whether a gas particle's density, temperature or metals, or a star's metals or formation time, is not 0: fields
+  // of the file that nbody, which integrates gravity alone, does not keep (write_tipsy writes them as 0).
+  bool gas_fields = false, star_fields = false;
 };
 
 // The most bodies read_tipsy accepts (2^30): more is refused from the header, before any memory
