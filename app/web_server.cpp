@@ -9,11 +9,15 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include "core/errors.h"
@@ -87,13 +91,17 @@ ByteRange byte_range(std::string_view header, std::uint64_t size) {
   if (first_text.empty()) {  // the last SUFFIX bytes
     auto const suffix = number(last_text);
     if (!suffix) return whole;
-    if (*suffix == 0 || size == 0) return {0, 0, false, true};
+    if (size == 0) return whole;  // nothing to take the last bytes of: the (empty) file
+    if (*suffix == 0) return {0, 0, false, true};
     std::uint64_t const length = std::min(*suffix, size);
     return {size - length, length, true, false};
   }
   auto const first = number(first_text);
   std::optional<std::uint64_t> last;
   if (!last_text.empty()) last = number(last_text);
+  // A last byte past any file's size (more digits than a number holds): to the end.
+  if (!last && last_text.size() > 18 && last_text.find_first_not_of("0123456789") == std::string_view::npos)
+    last = std::numeric_limits<std::uint64_t>::max();
   if (!first || (!last_text.empty() && (!last || *last < *first))) return whole;
   if (*first >= size) return {0, 0, false, true};
   std::uint64_t const end = last ? std::min(*last, size - 1) : size - 1;
@@ -534,6 +542,30 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
                              });
   }
 
+  // Counted while any part of a download is in flight: the slot goes with the last handler that holds it.
+  struct Slot {
+    std::size_t& count;
+    explicit Slot(std::size_t& c) : count(c) { ++count; }
+    ~Slot() { --count; }
+    Slot(const Slot&) = delete;
+    Slot& operator=(const Slot&) = delete;
+  };
+  // A download in flight: its file, read a part at a time into `buffer`, and the response that sends each part.
+  struct Download {
+    std::string name, part;  // part: ", bytes FIRST-LAST/SIZE" of a range, for the log
+    beast::file file;
+    std::uint64_t remaining = 0;
+    std::vector<char> buffer = std::vector<char>(std::size_t(1) << 16);
+    http::response<http::buffer_body> response;
+    std::optional<http::response_serializer<http::buffer_body>> serializer;
+    std::shared_ptr<Slot> slot;
+    explicit Download(const net::any_io_executor& executor) : watchdog(executor) {}
+    net::steady_timer watchdog;
+    std::uint64_t written = 0, delivered = 0;  // bytes: to the socket; taken by the client (the last check's)
+    std::chrono::steady_clock::time_point moved = std::chrono::steady_clock::now();  // when delivered last grew
+    bool finished = false, stalled = false;
+  };
+
   // A file offered for download, read from its path as it is sent (it may be large: a checkpoint): a part at a
   // time, each within kRequestTimeout, so that a download goes on as long as it moves and one that stalls is dropped.
   // A Range asks for one part of it (a download resumed: Accept-Ranges says it may), sent as 206 with Content-Range;
@@ -551,7 +583,7 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
                          " downloads are already being sent; try again when one has ended\n",
                      "text/plain", keep_alive);
     }
-    auto download = std::make_shared<Download>();
+    auto download = std::make_shared<Download>(stream_.get_executor());
     download->name = name;
     beast::error_code ec;
     download->file.open(path.c_str(), beast::file_mode::scan, ec);
@@ -604,36 +636,46 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
     response.body().more = true;
     download->serializer.emplace(response);
     download->slot = std::make_shared<Slot>(server_.downloads);
-    stream_.expires_after(kRequestTimeout);
+    // The writes wait as long as the client takes bytes; the watchdog drops one that takes none for kRequestTimeout.
+    stream_.expires_never();
+    watch(download);
     http::async_write_header(stream_, *download->serializer,
-                             [self = shared_from_this(), download](beast::error_code error, std::size_t) {
+                             [self = shared_from_this(), download](beast::error_code error, std::size_t n) {
+                               download->written += n;
                                if (error) return self->not_sent_whole(*download, error.message());
-                               self->write_file_part(download);
+                               self->write_file_part(download, true);
                              });
   }
 
-  // Counted while any part of a download is in flight: the slot goes with the last handler that holds it.
-  struct Slot {
-    std::size_t& count;
-    explicit Slot(std::size_t& c) : count(c) { ++count; }
-    ~Slot() { --count; }
-    Slot(const Slot&) = delete;
-    Slot& operator=(const Slot&) = delete;
-  };
-  // A download in flight: its file, read a part at a time into `buffer`, and the response that sends each part.
-  struct Download {
-    std::string name, part;  // part: ", bytes FIRST-LAST/SIZE" of a range, for the log
-    beast::file file;
-    std::uint64_t remaining = 0;
-    std::vector<char> buffer = std::vector<char>(std::size_t(1) << 16);
-    http::response<http::buffer_body> response;
-    std::optional<http::response_serializer<http::buffer_body>> serializer;
-    std::shared_ptr<Slot> slot;
-  };
+  // A download's progress is the bytes its client has taken: those written to the socket less those still in the
+  // socket's send queue (SIOCOUTQ). A write's own timeout cannot tell: a send buffer of megabytes, drained at a few
+  // KB/s by a congested tunnel, lets no write finish for minutes while the download moves. Checked every second;
+  // none for kRequestTimeout drops it (a stalled client holds a download slot and an open file no longer).
+  void watch(const std::shared_ptr<Download>& download) {
+    download->watchdog.expires_after(std::chrono::seconds(1));
+    download->watchdog.async_wait([self = shared_from_this(), download](beast::error_code ec) {
+      if (ec || download->finished) return;
+      int queued = 0;
+      std::uint64_t delivered = download->written;
+      if (::ioctl(self->stream_.socket().native_handle(), SIOCOUTQ, &queued) == 0 && queued > 0)
+        delivered -= std::min<std::uint64_t>(delivered, std::uint64_t(queued));
+      auto const now = std::chrono::steady_clock::now();
+      if (delivered > download->delivered) {
+        download->delivered = delivered;
+        download->moved = now;
+      } else if (now - download->moved >= kRequestTimeout) {
+        download->stalled = true;
+        return self->close();  // the write in flight ends with an error, and says the download was not sent whole
+      }
+      self->watch(download);
+    });
+  }
 
-  void write_file_part(const std::shared_ptr<Download>& download) {
+  // Sends what the socket takes of the part in hand (as long as the download moves: watch); `refill`: the part is
+  // sent, the next one is read from the file first.
+  void write_file_part(const std::shared_ptr<Download>& download, bool refill) {
     auto& body = download->response.body();
-    if (download->remaining > 0) {
+    if (refill && download->remaining > 0) {
       beast::error_code ec;
       std::size_t const want = std::size_t(std::min<std::uint64_t>(download->buffer.size(), download->remaining));
       std::size_t const got = download->file.read(download->buffer.data(), want, ec);
@@ -642,25 +684,36 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
       download->remaining -= got;
       body.data = download->buffer.data();
       body.size = got;
-    } else {
+      body.more = download->remaining > 0;
+    } else if (refill) {
       body.data = nullptr;
       body.size = 0;
+      body.more = false;
     }
-    body.more = download->remaining > 0;
-    stream_.expires_after(kRequestTimeout);
-    http::async_write(stream_, *download->serializer,
-                      [self = shared_from_this(), download](beast::error_code ec, std::size_t) {
-                        if (ec == http::error::need_buffer) ec = {};  // the part is sent: the next one
-                        if (ec) return self->not_sent_whole(*download, ec.message());
-                        if (!download->serializer->is_done()) return self->write_file_part(download);
-                        self->server_.owner.note("serve: " + self->peer_ + ": sent " + download->name + download->part);
-                        if (!download->response.keep_alive()) return self->close();
-                        self->read();
-                      });
+    http::async_write_some(stream_, *download->serializer,
+                           [self = shared_from_this(), download](beast::error_code ec, std::size_t n) {
+                             download->written += n;
+                             bool const sent = ec == http::error::need_buffer;  // the part in hand, whole
+                             if (sent) ec = {};
+                             if (ec) return self->not_sent_whole(*download, ec.message());
+                             if (!download->serializer->is_done()) return self->write_file_part(download, sent);
+                             download->finished = true;
+                             download->watchdog.cancel();
+                             self->server_.owner.note("serve: " + self->peer_ + ": sent " + download->name +
+                                                      download->part);
+                             if (!download->response.keep_alive()) return self->close();
+                             self->read();
+                           });
   }
 
-  void not_sent_whole(const Download& download, const std::string& why) {
-    server_.owner.note("serve: " + peer_ + ": " + download.name + download.part + " not sent whole (" + why + ")");
+  void not_sent_whole(Download& download, const std::string& why) {
+    download.finished = true;
+    download.watchdog.cancel();
+    server_.owner.note("serve: " + peer_ + ": " + download.name + download.part + " not sent whole (" +
+                       (download.stalled ? "its client took nothing for " + std::to_string(kRequestTimeout.count()) +
+                                               " s"
+                                         : why) +
+                       ")");
     close();
   }
 

@@ -1071,6 +1071,56 @@ TEST(ServeServer, ADownloadResumesFromWhereItStopped) {
   std::filesystem::remove_all(folder);
 }
 
+// A download read slowly but steadily (a congested tunnel: 5 KB/s, less than one part of the file in the request
+// timeout) goes on past that timeout, as long as it moves, and arrives whole.
+TEST(ServeServer, ASlowDownloadThatMovesIsNotDropped) {
+  auto const folder = std::filesystem::temp_directory_path() / ("nbody_serve_slow_download_" + std::to_string(getpid()));
+  std::filesystem::create_directories(folder);
+  std::string const name = "nbody-20261205-130000.h5", path = (folder / name).string();
+  std::string bytes(std::size_t(8) << 20, '\0');  // more than the server's socket buffers take (4 MB at most)
+  std::mt19937 random(5);
+  for (char& b : bytes) b = char(random());
+  std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", {});
+  server.offer_file(path);
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (http_get(server.port(), "/files/" + name, "", "HEAD").first.find(" 200 ") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // A small receive window, set before the connection is made, so that the server's writes wait on the reader.
+  int const fd = socket(AF_INET, SOCK_STREAM, 0);
+  int const window = 4096;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &window, sizeof window);
+  timeval timeout{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(server.port());
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  std::string const request = "GET /files/" + name + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(server.port()) +
+                              "\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(write(fd, request.data(), request.size()), ssize_t(request.size()));
+  std::string reply;
+  char chunk[1024];
+  auto const start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::seconds(14)) {  // 1 KB every 200 ms
+    ssize_t const n = read(fd, chunk, sizeof chunk);
+    if (n <= 0) break;
+    reply.append(chunk, std::size_t(n));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_LT(reply.size(), bytes.size()) << "the reader was not slow";
+  ssize_t n = 0;
+  while ((n = read(fd, chunk, sizeof chunk)) > 0) reply.append(chunk, std::size_t(n));  // then the rest at once
+  close(fd);
+  std::size_t const end = reply.find("\r\n\r\n");
+  ASSERT_NE(end, std::string::npos);
+  EXPECT_EQ(reply.rfind("HTTP/1.1 200 ", 0), 0u) << reply.substr(0, end);
+  EXPECT_TRUE(reply.substr(end + 4) == bytes) << reply.size() - end - 4 << " bytes of " << bytes.size();
+  std::filesystem::remove_all(folder);
+}
+
 // A GET of `target` whose reply is read to the end of its headers and no further (a download that stalls): the
 // connection, and the status line and headers; -1 where nothing came.
 std::pair<int, std::string> http_head_of(std::uint16_t port, const std::string& target) {
