@@ -287,7 +287,7 @@ struct NamedFormat {
 
 // Endings of the formats nbody does not write: a save or checkpoint named so would be read as what it is not.
 constexpr NamedFormat kOtherFormats[] = {
-    {".csv", "a CSV table"},      {".tsv", "a table"},          {".txt", "a text file"},
+    {".csv", "a CSV table"},      {".tsv", "a tab-separated table"}, {".txt", "a text file"},
     {".json", "a JSON file"},     {".jsonl", "JSON lines"},     {".yaml", "a YAML file"},
     {".npy", "a NumPy array"},    {".npz", "NumPy arrays"},     {".fits", "a FITS file"},
     {".png", "an image"},         {".mp4", "a video"},          {".gz", "a gzip archive"},
@@ -315,12 +315,15 @@ void check_report_name(const std::string& path, const std::string& given, bool j
   std::string const ext = lower_extension(path);
   const char* const instead = json ? ".json" : ".csv";
   auto refuse = [&](const char* names) {
+    // run.json.gz: the name without its last ending is the one to give (not run.json.json).
+    std::string const stem = path.substr(0, path.size() - ext.size());
+    std::string const better = lower_extension(stem) == instead ? stem : renamed(path, ext, instead);
     throw InputError(given + ": " + (json ? "the report is a JSON document" : "the table is CSV") + ", and " + ext +
-                     " names " + names + "; name it " + renamed(path, ext, instead) +
+                     " names " + names + "; name it " + better +
                      (json ? (ext == ".csv" || ext == ".tsv" ? " (--csv writes the table)" : "")
                            : (ext == ".json" ? " (--json writes the JSON report)" : "")));
   };
-  if (json ? ext == ".json" : (ext == ".csv" || ext == ".tsv" || ext == ".txt")) return;
+  if (ext == (json ? ".json" : ".csv") || ext == ".txt") return;  // a text file either way
   if (ext == ".h5" || ext == ".hdf5") refuse("an HDF5 file");
   if (const NamedFormat* other = named_format(ext, kOtherFormats)) refuse(other->names);
   if (const NamedFormat* other = named_format(ext, kOtherHdf)) refuse(other->names);

@@ -102,7 +102,7 @@ void check_checkpoint_name(const std::string& path, const std::string& given);
 void refuse_param_name(const std::string& path, const std::string& given, const char* what, const char* instead);
 // Refuses (InputError) a report (--json's JSON document, --csv's table) named as a format it is not: --json run.csv
 // (meant for --csv) would leave JSON where a spreadsheet looks for a table, --csv run.h5 a table where h5py looks for
-// HDF5. `json`: the JSON report (.json, or no known ending); else the table (.csv, .tsv, .txt, or none).
+// HDF5. `json`: the JSON report (.json, .txt, or no known ending); else the table (.csv, .txt, or none).
 void check_report_name(const std::string& path, const std::string& given, bool json);
 
 // A series of snapshots (--snapshots BASE, --snapshot-every K): the state at the start of a run, at

@@ -2924,8 +2924,15 @@ TEST_F(Cli, AReportNamedAsAnotherFormatIsRefused) {
                          file("t.csv") + " (--json writes the JSON report)");
   expect_input_error("--run --bodies 64 --steps 1 --json " + file("r.h5"),
                      "--json " + file("r.h5") + ": the report is a JSON document, and .h5 names an HDF5 file");
-  for (std::string const name : {"r.csv", "t.json", "r.h5"}) EXPECT_FALSE(fs::exists(file(name))) << name;
+  expect_input_error("--benchmark --bodies 64 --steps 2 --json " + file("r.json.gz"),
+                     "--json " + file("r.json.gz") + ": the report is a JSON document, and .gz names a gzip archive; "
+                     "name it " + file("r.json"));
+  expect_input_error("--compare-threading --bodies 64 --steps 2 --csv " + file("t.tsv"),
+                     "--csv " + file("t.tsv") + ": the table is CSV, and .tsv names a tab-separated table");
+  for (std::string const name : {"r.csv", "t.json", "r.h5", "r.json.gz", "t.tsv"})
+    EXPECT_FALSE(fs::exists(file(name))) << name;
   EXPECT_EQ(nbody("--benchmark -q --bodies 64 --steps 2 --json " + file("report")).code, 0);
+  EXPECT_EQ(nbody("--benchmark -q --bodies 64 --steps 2 --json " + file("report.txt")).code, 0);
   EXPECT_EQ(nbody("--compare-threading -q --bodies 64 --steps 2 --csv " + file("t.txt")).code, 0);
 }
 
