@@ -970,15 +970,6 @@ void DiagnosticsSeries::close(bool ended) {
                          (last_step_ ? "last row (step " + std::to_string(*last_step_) + ")" : "rows (none)") +
                          rows_stay);
   };
-  // Rows this run holds in memory (not in its working file) published whole as PATH.
-  auto publish_rows = [&](const std::string& rows) {
-    write_file_atomically(path_, "--diagnostics", [&](const std::string& tmp) {
-      std::FILE* f = std::fopen(tmp.c_str(), "w");
-      if (!f) return false;
-      bool const written = std::fwrite(rows.data(), 1, rows.size(), f) == rows.size();
-      return std::fclose(f) == 0 && written;
-    });
-  };
   // A restart of the same course that has not reached the rows held past its step: stopped (or with no row of its own),
   // it leaves the partial file as it was, whose rows its own are, to the bit (a restart from a later checkpoint goes on
   // with them), and says so; ended (at its own end, before theirs), its rows replace theirs up to that end, and where
@@ -1025,7 +1016,7 @@ void DiagnosticsSeries::close(bool ended) {
                                          : "");
     std::string const rows = rows_ > 0 ? kept_rows() + pending_ : std::string();
     if (rows_ > 0) keep_earlier();
-    if (rows_ > 0) publish_rows(rows);
+    if (rows_ > 0) write_text_file(path_, rows, "--diagnostics");  // rows held in memory, published whole
     unlock();
     return;
   }
@@ -1072,7 +1063,7 @@ void DiagnosticsSeries::close(bool ended) {
   }
   if (unnamed) {
     try {
-      publish_rows(*unnamed);
+      write_text_file(path_, *unnamed, "--diagnostics");
     } catch (const std::runtime_error& e) {
       unlock();
       throw RuntimeFailure(std::string(e.what()) + "; " + partial_ + ", which held the rows, was removed or replaced " +
