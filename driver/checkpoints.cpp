@@ -207,12 +207,10 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
         return;
       }
       // With its own removed too: the readers then go on to the folder's other parameter files.
-      if (std::string const other = sim::other_param_file(param); !other.empty())
-        said.warnings.push_back(save_given + ": its folder holds " + other + ", from which pynbody and yt may take " +
-                                "units for this run's values, which have none (N-body units)");
-      else if (std::string const above = sim::other_param_file(param, true); !above.empty())
-        said.warnings.push_back(save_given + ": the folder above holds " + above + ", from which pynbody takes " +
-                                "units for this run's values, which have none (N-body units)");
+      if (auto const other = sim::nearest_other_param_file(param))
+        said.warnings.push_back(save_given + (other->above ? ": the folder above holds " : ": its folder holds ") +
+                                other->path + ", from which pynbody " + (other->above ? "takes" : "and yt may take") +
+                                " units for this run's values, which have none (N-body units)");
       return;
     }
     if (not_a_file) {

@@ -748,12 +748,10 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                             run.names.name("--mass-unit and --length-unit") + " name them)");
       } else if (!run.given.units) {
         // A gasoline run's parameter file (run.param) states the units of every tipsy file of its folder to pynbody.
-        std::string other = sim::other_param_file(param);
-        bool const above = other.empty();
-        if (above) other = sim::other_param_file(param, true);
-        if (!other.empty())
-          s.notices.push_back(std::string(above ? "the folder above " : "the folder of ") + ic.snapshot + " holds " +
-                              other + ", from which pynbody " + (above ? "" : "and yt ") + "may take its units; " +
+        if (auto const other = sim::nearest_other_param_file(param))
+          s.notices.push_back(std::string(other->above ? "the folder above " : "the folder of ") + ic.snapshot +
+                              " holds " + other->path + ", from which pynbody " + (other->above ? "" : "and yt ") +
+                              "may take its units; " +
                               "nbody takes them only from " + param + ", so this run is in N-body units (" +
                               run.names.name("--mass-unit and --length-unit") + " name them)");
       }

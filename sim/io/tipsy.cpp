@@ -437,6 +437,12 @@ std::string other_param_file(const std::string& param_path, bool above) {
   return {};
 }
 
+std::optional<OtherParamFile> nearest_other_param_file(const std::string& param_path) {
+  if (std::string here = other_param_file(param_path); !here.empty()) return OtherParamFile{std::move(here), false};
+  if (std::string above = other_param_file(param_path, true); !above.empty()) return OtherParamFile{std::move(above), true};
+  return std::nullopt;
+}
+
 bool is_nbody_tipsy_param(const std::string& param_path) {
   // A regular file only: a FIFO of that name would hold the read up for ever, and a folder is no statement.
   std::error_code ec;

@@ -79,6 +79,14 @@ std::string tipsy_param_path(const std::string& tipsy_path);
 // read: its readers will not read it either). `above`: in the folder above it instead (where pynbody looks when the
 // file's own folder holds none).
 std::string other_param_file(const std::string& param_path, bool above = false);
+// Where pynbody looks for the units of a tipsy file whose own parameter file (`param_path`) is missing: another
+// parameter file of its folder (`above` false), else one of the folder above (`above` true, which pynbody reads and
+// yt does not). nullopt where neither folder holds one.
+struct OtherParamFile {
+  std::string path;
+  bool above = false;
+};
+std::optional<OtherParamFile> nearest_other_param_file(const std::string& param_path);
 // Whether the file at `param_path` is one write_tipsy_param wrote (its first line says so); false for a file that is
 // not there, cannot be read, or is anyone else's.
 bool is_nbody_tipsy_param(const std::string& param_path);
