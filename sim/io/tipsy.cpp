@@ -208,9 +208,9 @@ struct Family {
   std::size_t eps_index;
   const char* eps_name;
 };
-constexpr Family kGas{BodyType::gas, kGasFloats, 9, "hsmooth"};  // mass pos[3] vel[3] rho temp hsmooth
-constexpr Family kDark{BodyType::dark, kDarkFloats, 7, "eps"};   // mass pos[3] vel[3] eps
-constexpr Family kStar{BodyType::star, kStarFloats, 9, "eps"};   // mass pos[3] vel[3] metals tform eps
+constexpr Family kGas{BodyType::gas, kGasFloats, 9, "hsmooth"};  // mass pos[3] vel[3] rho temp hsmooth metals phi
+constexpr Family kDark{BodyType::dark, kDarkFloats, 7, "eps"};   // mass pos[3] vel[3] eps phi
+constexpr Family kStar{BodyType::star, kStarFloats, 9, "eps"};   // mass pos[3] vel[3] metals tform eps phi
 
 constexpr std::size_t kChunkRecords = 1 << 16;  // records read per read(2): at most 3 MiB of buffer
 
@@ -296,12 +296,12 @@ BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingName
         eps_min = std::min(eps_min, eps);
         eps_max = std::max(eps_max, eps);
         b.append({f[1], f[2], f[3], f[0]}, {f[4], f[5], f[6]}, family.type);
-        // (rho temp hsmooth metals for gas, metals tform for stars: those but the softening.)
-        if (family.type == BodyType::gas)
-          gas_fields = gas_fields || load<float>(r + 28, little) != 0.0f || load<float>(r + 32, little) != 0.0f ||
-                       load<float>(r + 40, little) != 0.0f;
-        else if (family.type == BodyType::star)
-          star_fields = star_fields || load<float>(r + 28, little) != 0.0f || load<float>(r + 32, little) != 0.0f;
+        // The record's fields that are not kept: those after the velocity but the softening and the potential (the last,
+        // which a run computes again): rho, temp and metals for gas, metals and tform for stars, none for dark matter.
+        bool dropped = false;
+        for (std::size_t c = 7; c + 1 < family.floats && !dropped; ++c)
+          dropped = c != family.eps_index && load<float>(r + 4 * c, little) != 0.0f;
+        (family.type == BodyType::gas ? gas_fields : star_fields) |= dropped;
       }
     }
   }
