@@ -908,6 +908,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   if (!o.save.empty())
     driver::check_save(o.save, "--save " + o.save, cli.count("--save-format") ? "--save-format " + name_of(o.save_format) : "");
   if (!o.checkpoint.empty()) driver::check_checkpoint_name(o.checkpoint, "--checkpoint " + o.checkpoint);
+  if (!o.snapshots.base.empty()) driver::check_snapshots_name(o.snapshots.base, "--snapshots " + o.snapshots.base);
   needs("--diagnostics-dt", o.diagnostics.empty(), "--diagnostics FILE", "where the samples go");
   one_of("--diagnostics-dt", "--diagnostics-every", "samples");
   if (!o.diagnostics.empty()) driver::series_format(o.diagnostics);

@@ -341,6 +341,18 @@ void check_checkpoint_name(const std::string& path, const std::string& given) {
                      renamed(path, ext, ".h5"));
 }
 
+void check_snapshots_name(const std::string& base, const std::string& given) {
+  std::string const ext = lower_extension(base);
+  const NamedFormat* other = named_format(ext, kTipsy);
+  if (!other) other = named_format(ext, kOtherFormats);
+  if (!other) other = named_format(ext, kOtherHdf);
+  if (!other) return;
+  std::string const stem = base.substr(0, base.size() - ext.size());
+  throw InputError(given + ": snapshots are HDF5 files named after BASE and their step (" + stem +
+                   "_00000100.hdf5), and " + ext + " names " + other->names + "; give " + stem + " or " + stem +
+                   ".h5 (" + stem + "_00000100.h5)");
+}
+
 void check_save(const std::string& path, const std::string& save_given, const std::string& format_given) {
   refuse_param_name(path, save_given, "a tipsy file", "run.bin");
   std::string const ext = lower_extension(path);

@@ -96,6 +96,10 @@ void check_save(const std::string& path, const std::string& save_given, const st
 // every *.param of a folder for a parameter file), or named as a format it is not (.bin, .tipsy, .csv, ...). `given`: the checkpoint as the front end spells it ("--checkpoint
 // run.param", "checkpoint='run.param'", "Simulation.checkpoint('run.param')").
 void check_checkpoint_name(const std::string& path, const std::string& given);
+// Refuses (InputError) a snapshot series' BASE whose ending names another format (.bin, .csv, .hdf, ...): its files
+// would be BASE_00000100.hdf5, HDF5 under a name that says otherwise. `given`: as the front end spells it
+// ("--snapshots run.bin", "snapshots='run.bin'").
+void check_snapshots_name(const std::string& base, const std::string& given);
 // Refuses (InputError) an output named .param, `given` as the front end spells it: `what` it is ("a JSON report"),
 // and a name to give instead ("run.json"). pynbody and yt take every *.param of a folder for a parameter file, and
 // read its tipsy files by it; nbody's own FILE.param (the units beside a tipsy file) is the one written so.

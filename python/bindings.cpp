@@ -677,6 +677,8 @@ class Engine {
         throw InputError(run_.names.with_text(option, *path) + ": " + problem);
     if (!o.checkpoint.empty())
       driver::check_checkpoint_name(o.checkpoint, run_.names.with_text("--checkpoint", o.checkpoint));
+    if (!o.snapshots.base.empty())
+      driver::check_snapshots_name(o.snapshots.base, run_.names.with_text("--snapshots", o.snapshots.base));
     // A cadence named, 0 included (none between the start and the end): not the run before's.
     // (Python passes the times typed with a unit after the others: each named as typed from here on.)
     o.checkpoint_cadence_named = given.count("checkpoint_every") || given.count("checkpoint_dt");

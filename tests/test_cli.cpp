@@ -2936,6 +2936,22 @@ TEST_F(Cli, AReportNamedAsAnotherFormatIsRefused) {
   EXPECT_EQ(nbody("--compare-threading -q --bodies 64 --steps 2 --csv " + file("t.txt")).code, 0);
 }
 
+// A snapshot series is HDF5 whatever BASE is: a BASE ending in another format's name is refused before any work, with
+// the names to give, where it made run.bin_00000000.hdf5. An ending of no format (run.v2) stays part of the name.
+TEST_F(Cli, ASnapshotSeriesNamedAsAnotherFormatIsRefused) {
+  expect_input_error("--run --bodies 64 --steps 2 --snapshots " + file("run.bin"),
+                     "--snapshots " + file("run.bin") + ": snapshots are HDF5 files named after BASE and their step (" +
+                         file("run") + "_00000100.hdf5), and .bin names a tipsy file; give " + file("run") + " or " +
+                         file("run") + ".h5 (" + file("run") + "_00000100.h5)");
+  expect_input_error("--run --bodies 64 --steps 2 --snapshots " + file("s.CSV"),
+                     "--snapshots " + file("s.CSV") + ": snapshots are HDF5 files named after BASE and their step");
+  expect_input_error("--run --bodies 64 --steps 2 --snapshots " + file("s.hdf"), ".hdf names an HDF file");
+  for (auto const& entry : fs::directory_iterator(dir_)) EXPECT_NE(entry.path().extension(), ".hdf5") << entry.path();
+  Result const kept = nbody("--run -q --bodies 64 --steps 2 --snapshots " + file("run.v2"));
+  EXPECT_EQ(kept.code, 0) << kept.err;
+  EXPECT_TRUE(fs::exists(file("run.v2_00000002.hdf5")));
+}
+
 // The run's report states the physics it ran and the scale of its units: the softening in the header and --json, the
 // time and velocity units that follow from --mass-unit and --length-unit; a tipsy file, which has no units, is said
 // to hold the run's.

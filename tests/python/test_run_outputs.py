@@ -1084,7 +1084,11 @@ def test_a_tipsy_save_states_its_units_beside_it_for_its_readers(tmp_path):
     with pytest.raises(ValueError, match=r"^Simulation\.checkpoint\('.*v\.bin'\): a checkpoint is an HDF5 file, and "
                                          r"\.bin names a tipsy file; name it .*v\.h5"):
         sim.checkpoint(tmp_path / "v.bin")
+    with pytest.raises(ValueError, match=r"^snapshots='.*v\.bin': snapshots are HDF5 files named after BASE and their "
+                                         r"step \(.*v_00000100\.hdf5\), and \.bin names a tipsy file; give .*v or .*v\.h5"):
+        sim.run(steps=1, snapshots=tmp_path / "v.bin")
     assert not (tmp_path / "v.hdf").exists() and not (tmp_path / "v.bin").exists()
+    assert not list(tmp_path.glob("v.bin_*"))
     pynbody = pytest.importorskip("pynbody")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
