@@ -1095,6 +1095,22 @@ class Engine {
     return to_numpy(std::move(v), s.size(), 0);
   }
 
+  // Each body's time step: hermite4's own (a power of two, at most dt_max's; the start criterion's before the first
+  // block step), else the run's dt, every body's alike. A copy: hermite4's steps are read from the engines anew.
+  nb::ndarray<nb::numpy, double> time_steps() {
+    Busy busy(*this);
+    std::size_t const n = sim_->bodies();
+    if (!sim_->block_steps()) return to_numpy(std::vector<double>(n, sim_->program().dt), n, 0);
+    same_call("a read of the time steps");
+    sim::hermite::HermiteState h;
+    {
+      nb::gil_scoped_release unlocked;
+      sim::BodySet own_times;
+      sim_->hermite_state(own_times, h);
+    }
+    return to_numpy(std::move(h.step), n, 0);
+  }
+
   // New positions, velocities or masses (an empty array: keep them) for the same bodies, at the same
   // step and time: the simulation is rebuilt around them, and the energy baseline measured anew.
   void set_bodies(std::optional<Rows3> positions, std::optional<Rows3> velocities, std::optional<Column> masses) {
@@ -1760,6 +1776,7 @@ NB_MODULE(_nbody, m) {
       .def("velocities", &Engine::velocities)
       .def("masses", &Engine::masses)
       .def("types", &Engine::types)
+      .def("time_steps", &Engine::time_steps)
       .def("set_bodies", &Engine::set_bodies, "positions"_a.none(), "velocities"_a.none(), "masses"_a.none())
       .def("configure", &Engine::configure, "options"_a)
       .def("energy", &Engine::energy)

@@ -801,6 +801,13 @@ class Simulation:
         """(N,) uint8 particle families, as tipsy's: 0 gas, 1 dark matter, 2 star (a copy)."""
         return self._engine.types()
 
+    @property
+    def time_steps(self):
+        """(N,) float64 time step of each body (a copy): with ``integrator="hermite4"`` its own block step, a
+        power of two of at most ``dt_max`` that the Aarseth criterion chose (the start criterion's before the
+        first block step); with the other integrators ``dt``, every body's alike. In simulation time units."""
+        return self._engine.time_steps()
+
     def _rows(self, value, name, columns):
         array = _float_array(value, name, columns)
         self._check_count(array, name)

@@ -512,3 +512,24 @@ def test_the_two_body_scenario_is_keplers_orbit_with_hermite4():
     drift = np.arctan2(kepler.positions[0, 1] - kepler.positions[1, 1], kepler.positions[0, 0] - kepler.positions[1, 0])
     start = np.arctan2(x0[0, 1] - x0[1, 1], x0[0, 0] - x0[1, 0])
     assert abs(np.angle(np.exp(1j * (drift - start)))) < 1e-3, drift - start
+
+
+def test_time_steps_are_each_bodys_own_as_its_checkpoint_stores_them(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    sim = nbody.Simulation(**PLUMMER)
+    start = sim.time_steps  # the start criterion's, before any block step
+    sim.run(t_end=0.5)
+    steps = sim.time_steps
+    assert steps.shape == (128,) and steps.dtype == np.float64
+    for s in (start, steps):
+        mantissa, _ = np.frexp(s)
+        assert np.all(mantissa == 0.5) and s.max() <= 1 / 16  # powers of two, at most dt_max's
+    assert len(np.unique(steps)) >= 3  # a Plummer sphere's bodies are at several levels
+    assert not np.array_equal(start, steps)
+    sim.checkpoint(tmp_path / "c.h5")
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        assert np.array_equal(f["Hermite/Steps"][:], steps)
+    steps[0] = 1.0  # a copy of the simulation's
+    assert sim.time_steps[0] != 1.0
+    leapfrog = nbody.Simulation(n=16, backend="cpu", dt=0.01)
+    assert np.array_equal(leapfrog.time_steps, np.full(16, 0.01))
