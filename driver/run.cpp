@@ -1554,7 +1554,21 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     if (!latest) return false;
     std::string const course = sim::recorded_course(path_of(*latest));
     if (!course.empty() && !o.course.empty() && course != o.course) return false;
-    return *latest == first_step || !o.snapshots.due(first_step);
+    if (*latest != first_step) return !o.snapshots.due(first_step);
+    // The file at this step is the state it starts from only where it can be read whole: one damaged since (cut
+    // short, overwritten) is written again, from the state the run starts with, and said. (A checkpoint there is not
+    // the series': a periodic one of the name, which the output checks keep, or the very file the run goes on from.)
+    std::string const path = path_of(first_step);
+    if (sim::is_nbody_checkpoint(path)) return true;
+    try {
+      sim::read_snapshot(path, o.names, true);
+      return true;
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      observer.notice(std::string(e.what()) + ": written again, from the state this run starts at");
+      return false;
+    }
   };
   bool const starts_series = o.snapshots.enabled() && (first_step == setup.course_from ||
                                                        ranks.max(writer && !goes_on_without_start() ? 1 : 0));

@@ -1293,9 +1293,9 @@ TEST_F(Cli, ARestartKeepsItsSnapshotSeriesPrecision) {
                              "this run's snapshots (--snapshot-precision sets another)"),
             std::string::npos)
       << restart.err;
-  for (int step : {0, 5, 15, 20}) EXPECT_EQ(precision_at(step), Precision::fp64) << "step " << step;
-  // (The damaged file at the restart's step is the run's start, which it does not write again.) A restart that makes
-  // no step writes its end there, in the series' precision.
+  // (The damaged file at the restart's step is written again, as its start: ADamagedSnapshotAtARestartsStepIsWrittenAgain.)
+  for (int step : {0, 5, 10, 15, 20}) EXPECT_EQ(precision_at(step), Precision::fp64) << "step " << step;
+  // A restart that makes no step writes its end there, in the series' precision.
   Result const none = nbody("--run --restart " + file("c_00000010.h5") + " --steps 0 --snapshots " + file("s"));
   ASSERT_EQ(none.code, 0) << none.err;
   EXPECT_EQ(precision_at(10), Precision::fp64) << none.err;
@@ -1307,6 +1307,26 @@ TEST_F(Cli, ARestartKeepsItsSnapshotSeriesPrecision) {
             std::string::npos)
       << named.err;
   EXPECT_EQ(precision_at(20), Precision::fp32);
+}
+
+// A restart goes on with its series from the file at its step, which holds the state it starts from. Where that file
+// can no longer be read (cut short, overwritten since), it is written again from the checkpoint's state, and said: the
+// series is then the one a run never stopped writes, byte for byte. (Before, the damaged file was kept, unsaid.)
+TEST_F(Cli, ADamagedSnapshotAtARestartsStepIsWrittenAgain) {
+  if (!sim::checkpoints_built()) GTEST_SKIP() << "built without HDF5";
+  std::string const outputs = " --snapshot-every 5 --checkpoint-every 10 --bodies 64";
+  ASSERT_EQ(nbody("--run -q --steps 20 --snapshots " + file("whole") + " --checkpoint " + file("w.h5") + outputs).code,
+            0);
+  ASSERT_EQ(nbody("--run -q --steps 10 --snapshots " + file("s") + " --checkpoint " + file("c.h5") + outputs).code, 0);
+  fs::resize_file(file("s_00000010.hdf5"), 1000);
+  Result const restart = nbody("--run --restart " + file("c.h5") + " --steps 10 --snapshots " + file("s") +
+                               " --checkpoint " + file("c.h5") + outputs);
+  ASSERT_EQ(restart.code, 0) << restart.err;
+  EXPECT_NE(restart.err.find("notice: " + file("s_00000010.hdf5") + ": "), std::string::npos) << restart.err;
+  EXPECT_NE(restart.err.find(": written again, from the state this run starts at"), std::string::npos) << restart.err;
+  for (char const* step : {"00000000", "00000005", "00000010", "00000015", "00000020"})
+    EXPECT_EQ(slurp(file(std::string("s_") + step + ".hdf5")), slurp(file(std::string("whole_") + step + ".hdf5")))
+        << step;
 }
 
 // A cadence by time shorter than any step the run takes (a mistyped exponent) writes a file every step: said, with
