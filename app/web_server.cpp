@@ -11,11 +11,13 @@
 
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <limits>
 #include <set>
@@ -108,6 +110,19 @@ ByteRange byte_range(std::string_view header, std::uint64_t size) {
   return {*first, end - *first + 1, true, false};
 }
 
+// An HTTP-date (RFC 9110, 5.6.7: "Sun, 06 Nov 1994 08:49:37 GMT"), in English whatever the locale.
+std::string http_date(std::time_t t) {
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                            "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[40];
+  std::snprintf(text, sizeof text, "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[tm.tm_wday % 7], tm.tm_mday,
+                kMonths[tm.tm_mon % 12], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  return text;
+}
+
 // A strong validator of a file as it is now (its size and modification time): a resumed download's If-Range names
 // the one its first part came with, and a file replaced since (another write under that name) is sent whole.
 std::string entity_tag(const std::string& path, std::uint64_t size) {
@@ -124,6 +139,7 @@ std::string entity_tag(const std::string& path, std::uint64_t size) {
 template <class Body>
 void common_headers(http::response<Body>& response) {
   response.set(http::field::server, "nbody");
+  response.set(http::field::date, http_date(std::time(nullptr)));
   response.set(http::field::cache_control, "no-store");
   response.set("X-Content-Type-Options", "nosniff");
   response.set("Referrer-Policy", "no-referrer");
@@ -569,7 +585,8 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
   // A file offered for download, read from its path as it is sent (it may be large: a checkpoint): a part at a
   // time, each within kRequestTimeout, so that a download goes on as long as it moves and one that stalls is dropped.
   // A Range asks for one part of it (a download resumed: Accept-Ranges says it may), sent as 206 with Content-Range;
-  // an If-Range that names another state of the file (replaced since the first part) gets the whole of this one.
+  // an If-Range that names another state of the file (replaced since the first part: its ETag, or its Last-Modified
+  // date) gets the whole of this one.
   void send_file(const std::string& name, const std::string& path, const http::request<http::empty_body>& request) {
     bool const keep_alive = request.keep_alive();
     // A download holds a file open for as long as it moves, however slowly: a bound on how many at once keeps the
@@ -594,11 +611,17 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
                      "text/plain", keep_alive);
     }
     std::string const tag = entity_tag(path, size);
+    // Last-Modified as a second validator, for a client that resumes by date: its If-Range holds the date of the first
+    // part, which names this file only where it is this one's and the file was not modified within that second
+    // (RFC 9110, 13.1.5: a date is a strong validator only a second or more before the answer).
+    struct stat st{};
+    bool const dated = ::stat(path.c_str(), &st) == 0;
+    std::string const modified = dated ? http_date(st.st_mtime) : "";
     beast::string_view const if_range = request[http::field::if_range];
+    bool const same_file = if_range.empty() || if_range == tag ||
+                           (dated && if_range == modified && st.st_mtime + 1 < std::time(nullptr));
     beast::string_view const asked = request[http::field::range];
-    ByteRange const range = if_range.empty() || if_range == tag
-                                ? byte_range({asked.data(), asked.size()}, size)
-                                : ByteRange{0, size};
+    ByteRange const range = same_file ? byte_range({asked.data(), asked.size()}, size) : ByteRange{0, size};
     std::string const total = "/" + std::to_string(size);
     if (range.unsatisfiable) {
       server_.owner.note("serve: " + peer_ + ": " + name + ": range " + std::string(asked.substr(0, 40)) +
@@ -623,6 +646,7 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
     response.set(http::field::content_disposition, "attachment; filename=\"" + name + "\"");
     response.set(http::field::accept_ranges, "bytes");
     response.set(http::field::etag, tag);
+    if (dated) response.set(http::field::last_modified, modified);
     if (range.partial) {
       std::string const span = std::to_string(range.first) + "-" + std::to_string(range.first + range.length - 1) + total;
       download->part = ", bytes " + span;

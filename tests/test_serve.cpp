@@ -15,6 +15,7 @@
 #include <sstream>
 #include <chrono>
 #include <random>
+#include <regex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -1017,6 +1018,8 @@ TEST(ServeServer, ADownloadResumesFromWhereItStopped) {
   std::mt19937 random(11);
   for (char& b : bytes) b = char(random());
   std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+  // Written an hour ago: its date is a strong validator (a second or more before any answer).
+  std::filesystem::last_write_time(path, std::filesystem::last_write_time(path) - std::chrono::hours(1));
   WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", {});
   server.offer_file(path);
   std::string const target = "/files/" + name;
@@ -1054,6 +1057,26 @@ TEST(ServeServer, ADownloadResumesFromWhereItStopped) {
   auto const other = http_get(server.port(), target, "Range: bytes=100-199\r\nIf-Range: \"1-2\"\r\n");
   EXPECT_EQ(other.first.rfind("HTTP/1.1 200 ", 0), 0u) << other.first;
   EXPECT_TRUE(other.second == bytes);
+  // Every answer is dated (RFC 9110: "Sun, 06 Nov 1994 08:49:37 GMT"), and a file's says when it was modified: a
+  // client that resumes by that date gets the part, one with another date the whole file.
+  auto const header = [](const std::string& head, const std::string& field) {
+    std::size_t const at = head.find("\r\n" + field + ": ");
+    if (at == std::string::npos) return std::string();
+    std::size_t const from = at + field.size() + 4;
+    return head.substr(from, head.find("\r\n", from) - from);
+  };
+  std::regex const date(R"([A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT)");
+  EXPECT_TRUE(std::regex_match(header(whole.first, "Date"), date)) << whole.first;
+  std::string const modified = header(whole.first, "Last-Modified");
+  ASSERT_TRUE(std::regex_match(modified, date)) << whole.first;
+  EXPECT_NE(modified, header(whole.first, "Date"));
+  auto const by_date = http_get(server.port(), target, "Range: bytes=100-199\r\nIf-Range: " + modified + "\r\n");
+  EXPECT_EQ(by_date.first.rfind("HTTP/1.1 206 ", 0), 0u) << by_date.first;
+  EXPECT_TRUE(by_date.second == bytes.substr(100, 100));
+  auto const other_date =
+      http_get(server.port(), target, "Range: bytes=100-199\r\nIf-Range: Sun, 06 Nov 1994 08:49:37 GMT\r\n");
+  EXPECT_EQ(other_date.first.rfind("HTTP/1.1 200 ", 0), 0u) << other_date.first;
+  EXPECT_TRUE(other_date.second == bytes);
   // Past the end: 416, saying the size. Several ranges, another unit, nonsense: the whole file.
   auto const past = http_get(server.port(), target, "Range: bytes=200000-\r\n");
   EXPECT_EQ(past.first.rfind("HTTP/1.1 416 ", 0), 0u) << past.first;
