@@ -119,9 +119,17 @@ double write_snapshot(const std::string& path, const Setup& setup, multigpu::Sim
                       const sim::BodySet* state) {
   std::optional<sim::BodySet> downloaded;
   if (!state) state = &downloaded.emplace(sim.state());  // every rank takes part; rank 0 writes
+  // hermite4's own steps, each body's (as a checkpoint's /Hermite/Steps), for the file's TimeStep.
+  sim::hermite::HermiteState own;
+  if (sim.block_steps()) {
+    sim::BodySet own_times;
+    sim.hermite_state(own_times, own);
+  }
   agree(sim.ranks(), [&] {
     check_finite(*state, sim.steps_done(), setup.run.names);
-    if (sim.ranks().rank() == 0) sim::write_snapshot(path, *state, run_record(setup, sim, std::nullopt), precision);
+    if (sim.ranks().rank() == 0)
+      sim::write_snapshot(path, *state, run_record(setup, sim, std::nullopt), precision,
+                          own.started() ? &own.step : nullptr);
   });
   return sim::snapshot_coordinate_rounding(*state, precision);
 }

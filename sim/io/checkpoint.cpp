@@ -228,7 +228,7 @@ struct Column {
 constexpr Column kParticleIds{"ParticleIDs", 1, false, 0, 0, 0}, kBodyType{"BodyType", 1, false, 0, 0, 0},
     kCoordinates{"Coordinates", 3, true, 1, 0, 0}, kRoundoff{"CoordinateRoundoff", 3, true, 1, 0, 0},
     kVelocities{"Velocities", 3, true, 1, 0, -1}, kMasses{"Masses", 1, true, 0, 1, 0},
-    kSmoothingLengths{"SmoothingLengths", 1, true, 1, 0, 0};
+    kSmoothingLengths{"SmoothingLengths", 1, true, 1, 0, 0}, kTimeStep{"TimeStep", 1, true, 0, 0, 1};
 // hermite4's per-body state (/Hermite, every body in index order, float64): each body at its own time.
 constexpr Column kHermitePositions{"Positions", 3, true, 1, 0, 0}, kHermiteVelocities{"Velocities", 3, true, 1, 0, -1},
     kHermiteAccelerations{"Accelerations", 3, true, 1, 0, -2}, kHermiteJerks{"Jerks", 3, true, 1, 0, -3},
@@ -407,8 +407,10 @@ std::vector<std::vector<std::uint32_t>> family_rows(const BodySet& b) {
 // Writes a checkpoint (`checkpoint`: every setting, the exact state, a checksum) or a snapshot
 // (`values`: the precision of its reals); returns false on any failure (errno as the failing call
 // left it). `checksum` gets the value written into Header/Checksum.
+// `time_steps`: a snapshot's bodies' own steps (hermite4's), written as each family's TimeStep.
 bool write_file(const std::string& path, const BodySet& b, const RunRecord& run, bool checkpoint, Precision values,
-                std::uint64_t& checksum, const hermite::HermiteState* hs = nullptr) {
+                std::uint64_t& checksum, const hermite::HermiteState* hs = nullptr,
+                const std::vector<double>* time_steps = nullptr) {
   std::size_t const n = b.size();
   Handle fapl = file_access();
   if (!fapl.ok()) return false;
@@ -469,12 +471,12 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
     w.text(h, "LengthUnit", run.units.length);
     w.number(h, "Softening", run.softening);  // a snapshot's too: the bodies' potential needs it
     if (!run.course.empty()) w.text(h, "Course", run.course);  // a snapshot's too: which course of its series it is
+    w.text(h, "Integrator", run.integrator);  // a snapshot's too: whose steps its TimeStep are (hermite4's)
     if (checkpoint) {
       w.number(h, "StartTime", run.start_time);
       w.number(h, "DtSinceStep", run.dt_since_step);
       w.number(h, "DtSinceTime", run.dt_since_time);
       w.text(h, "Precision", name_of(run.precision));
-      w.text(h, "Integrator", run.integrator);
       w.number(h, "Dt", run.dt);
       w.number(h, "Damping", run.damping);
       w.text(h, "Scenario", run.scenario);
@@ -579,6 +581,11 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
                       [&](std::size_t first, std::size_t k, double* out) {
                         for (std::size_t i = 0; i < k; ++i) out[i] = stored(b.pos_mass[at[first + i]].w);
                       });
+    if (time_steps)  // powers of two: exact in either precision
+      w.dataset<double>(g, kTimeStep, real, H5T_NATIVE_DOUBLE, count, physical, nullptr,
+                        [&](std::size_t first, std::size_t k, double* out) {
+                          for (std::size_t i = 0; i < k; ++i) out[i] = stored((*time_steps)[at[first + i]]);
+                        });
     if (kFamilies[f].type == BodyType::gas)  // yt's SPH reader needs a smoothing length for gas
       w.dataset<double>(g, kSmoothingLengths, real, H5T_NATIVE_DOUBLE, count, physical, nullptr,
                         [&](std::size_t, std::size_t k, double* out) { std::fill_n(out, k, stored(run.softening)); });
@@ -1306,11 +1313,15 @@ void write_checkpoint(const std::string& path, const BodySet& bodies, const RunR
       });
 }
 
-void write_snapshot(const std::string& path, const BodySet& bodies, const RunRecord& run, Precision precision) {
+void write_snapshot(const std::string& path, const BodySet& bodies, const RunRecord& run, Precision precision,
+                    const std::vector<double>* time_steps) {
+  if (time_steps && time_steps->size() != bodies.size())
+    throw std::logic_error("write_snapshot: a time step for each body, or none");
   quiet_hdf5();
   std::uint64_t unused = 0;
   write_file_atomically(
-      path, "snapshot", [&](const std::string& tmp) { return write_file(tmp, bodies, run, false, precision, unused); },
+      path, "snapshot",
+      [&](const std::string& tmp) { return write_file(tmp, bodies, run, false, precision, unused, nullptr, time_steps); },
       [&](const std::string& tmp) {
         // Read back as far as HDF5's own checksums of its structures go: the file opens and holds
         // what its header says (the values themselves are not compared: a snapshot is no checkpoint).

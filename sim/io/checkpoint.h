@@ -174,8 +174,10 @@ void write_checkpoint(const std::string& path, const BodySet& bodies, const RunR
                       const hermite::HermiteState* hermite = nullptr);
 
 // Writes a snapshot for analysis whole or not at all: the bodies in their particle groups, the
-// time, step and units of `run` (its other settings are not written), values in `precision`.
-void write_snapshot(const std::string& path, const BodySet& bodies, const RunRecord& run, Precision precision);
+// time, step, integrator and units of `run` (its other settings are not written), values in `precision`.
+// `time_steps` (hermite4's, one a body in index order): each family's TimeStep, as GADGET names it.
+void write_snapshot(const std::string& path, const BodySet& bodies, const RunRecord& run, Precision precision,
+                    const std::vector<double>* time_steps = nullptr);
 
 // The largest rounding of a coordinate in a snapshot of `bodies` in `precision`: coordinates are stored shifted into
 // a box that holds every body, so each is rounded by up to half a unit in the last place of the power of two at or

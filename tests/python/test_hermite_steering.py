@@ -514,7 +514,7 @@ def test_the_two_body_scenario_is_keplers_orbit_with_hermite4():
     assert abs(np.angle(np.exp(1j * (drift - start)))) < 1e-3, drift - start
 
 
-def test_time_steps_are_each_bodys_own_as_its_checkpoint_stores_them(tmp_path):
+def test_time_steps_are_each_bodys_own_as_its_checkpoint_and_snapshots_store_them(tmp_path):
     h5py = pytest.importorskip("h5py")
     sim = nbody.Simulation(**PLUMMER)
     start = sim.time_steps  # the start criterion's, before any block step
@@ -529,7 +529,18 @@ def test_time_steps_are_each_bodys_own_as_its_checkpoint_stores_them(tmp_path):
     sim.checkpoint(tmp_path / "c.h5")
     with h5py.File(tmp_path / "c.h5", "r") as f:
         assert np.array_equal(f["Hermite/Steps"][:], steps)
+    # A snapshot holds them too, as GADGET's TimeStep of each family, exact in fp32, with the integrator they are of.
+    sim.save(tmp_path / "s.h5")
+    sim.run(steps=1, snapshots=tmp_path / "series", snapshot_precision="fp32")
+    for name, expected in (("s.h5", steps), ("series_%08d.hdf5" % sim.steps, sim.time_steps)):
+        with h5py.File(tmp_path / name, "r") as f:
+            assert f["Header"].attrs["Integrator"] == b"hermite4"
+            stored = f["PartType4/TimeStep"]
+            assert np.array_equal(stored[:], expected[f["PartType4/ParticleIDs"][:]]), name
     steps[0] = 1.0  # a copy of the simulation's
     assert sim.time_steps[0] != 1.0
     leapfrog = nbody.Simulation(n=16, backend="cpu", dt=0.01)
     assert np.array_equal(leapfrog.time_steps, np.full(16, 0.01))
+    leapfrog.save(tmp_path / "l.h5")  # one step for every body: no TimeStep
+    with h5py.File(tmp_path / "l.h5", "r") as f:
+        assert f["Header"].attrs["Integrator"] == b"leapfrog" and "TimeStep" not in f["PartType4"]
