@@ -467,7 +467,7 @@ void LiveSimulation::start_up() {
     }
     for (auto const& n : setup.notices) notice(n);
     for (auto const& w : setup.warnings) notice(w);
-    rebuild(setup.bodies, setup, setup.clock, setup.run, &setup.hermite);  // a checkpoint's settings included
+    rebuild(setup.bodies, setup, setup.clock, setup.run, &setup.hermite, false);  // a checkpoint's settings included
     start_setup_.reset();
     message("started " + setup.source + ", " + count_text(sim_->bodies()) + " bodies, softening " +
             number_text(sim_->config().softening));
@@ -488,7 +488,7 @@ void LiveSimulation::restore() {
   sim::BodySet const bodies = host_frames_[front_];
   driver::Setup setup = setup_;
   setup.initial_energy = e0_;
-  rebuild(bodies, setup, frame_clock_, run_, nullptr);  // a frame's state: hermite4 starts again from it
+  rebuild(bodies, setup, frame_clock_, run_, nullptr, true);  // a frame's state: hermite4 starts again from it
   message("the run goes on from step " + std::to_string(frame_clock_.step));
 }
 
@@ -509,7 +509,7 @@ void LiveSimulation::apply(const Change& change) {
       for (auto const& n : setup.notices) notice(n);
       for (auto const& w : setup.warnings) notice(w);
       sim::BodySet const bodies = setup.bodies;
-      rebuild(bodies, setup, setup.clock, setup.run, &setup.hermite);
+      rebuild(bodies, setup, setup.clock, setup.run, &setup.hermite, false);
       message("started " + setup.source + ", " + count_text(bodies.size()) + " bodies, softening " +
               number_text(sim_->config().softening));
       break;
@@ -523,10 +523,14 @@ void LiveSimulation::apply(const Change& change) {
       same.units = run_.units;
       if (to_json(same) == to_json(run_)) break;
       // The same state and clock on the new settings; a new dt goes on from the time reached.
+      // The energy error goes on from the run's baseline (with_settings measures it anew where the softening, and so
+      // the potential, changed), as a script's change of settings keeps it.
       std::vector<std::string> notices;
-      driver::Setup const setup = driver::with_settings(setup_, *sim_, change.run, &notices);
+      driver::Setup current = setup_;
+      current.initial_energy = e0_;
+      driver::Setup const setup = driver::with_settings(current, *sim_, change.run, &notices);
       for (auto const& n : notices) message(n);
-      rebuild(setup.bodies, setup, setup.clock, change.run, &setup.hermite);
+      rebuild(setup.bodies, setup, setup.clock, change.run, &setup.hermite, true);
       message("now " + sim_->describe() + (setup.program.hermite ? ", dt max " : ", dt ") +
               std::to_string(setup.program.dt));
       break;
@@ -543,7 +547,7 @@ void LiveSimulation::apply(const Change& change) {
 }
 
 void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& setup, multigpu::RunClock clock,
-                             const driver::RunConfig& run, const sim::hermite::HermiteState* hermite) {
+                             const driver::RunConfig& run, const sim::hermite::HermiteState* hermite, bool continued) {
   // Everything of the new simulation first (while the old one still exists: both are in memory for
   // a moment); nothing of the old is touched until all of it succeeded. Its forces and energy (O(N^2))
   // give up when a newer request comes (sim::StepCancelled), and the new one is discarded.
@@ -572,6 +576,7 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
     last_energy_wall = seconds_since(origin_);
   }
   LiveStats const before = stats();
+  std::optional<double> const before_e0 = e0_;
   sim_ = std::move(next);
   span_end_.reset();
   torn_ = false;
@@ -594,6 +599,15 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
     stats_.refused = before.refused;
     stats_.changes_done = std::max(before.changes_done, applying_);
     stats_.energy_tracked = tracked;
+    stats_.initial_energy = tracked ? e0 : std::nullopt;
+    stats_.continued = continued;
+    // The same run from the same baseline: what was measured of it last stands till the next measure.
+    if (continued && tracked && before.energy_tracked && e0 && before_e0 == e0) {
+      stats_.energy_error = before.energy_error;
+      stats_.energy_time = before.energy_time;
+      stats_.virial_ratio = before.virial_ratio;
+      stats_.lagrangian_radii = before.lagrangian_radii;
+    }
     stats_.backend = sim_->config().backend;
     stats_.bodies = bodies.size();
     stats_.description = sim_->describe();

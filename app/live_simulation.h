@@ -65,6 +65,7 @@ struct LiveStats {
   double steps_per_s = 0;
   double interactions_per_s = 0;
   std::optional<double> energy_error;  // sim::relative_energy_error, measured on a cadence
+  std::optional<double> initial_energy;  // its baseline: the run's start's, or where the softening last changed
   double energy_time = 0;              // the simulation time it was measured at
   // Measured with the energy: 2K/|W| and the radii holding 10, 50 and 90% of the mass.
   std::optional<double> virial_ratio;
@@ -77,6 +78,9 @@ struct LiveStats {
   std::size_t devices = 1;
   std::vector<Slice> slices;
   std::uint64_t generation = 0;        // a new simulation (new N, layout, scenario) changes it; 0: none yet
+  // The generation goes on with the run before it (a change of settings): the same bodies and clock, its energy
+  // error from the same baseline (unless the softening changed), its colours on the same speed range.
+  bool continued = false;
   std::uint64_t refused = 0;           // changes that could not be made, so far
   // The number of the latest change dealt with (made, refused, or superseded by a later one): with a
   // new generation, the change that made it, or a later one.
@@ -202,8 +206,9 @@ class LiveSimulation {
   bool levels_missing(const Plan& plan) const;  // the plan wants levels the last frame was captured without
   void set_starting(const std::string& what);
   // `hermite`: hermite4's per-body state that `bodies` continue (the setup's, where they are its bodies), or null.
+  // `continued`: the same run goes on (a change of settings, a torn state restored), not a new one.
   void rebuild(const sim::BodySet& bodies, const driver::Setup& setup, multigpu::RunClock clock,
-               const driver::RunConfig& run, const sim::hermite::HermiteState* hermite);
+               const driver::RunConfig& run, const sim::hermite::HermiteState* hermite, bool continued);
   void capture(double step_ms, std::uint64_t steps, bool energy);
   void message(const std::string& text);
   // A notice of a simulation's setup (no CUDA device, a default taken): a message the first time only, for a reset

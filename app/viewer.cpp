@@ -790,7 +790,8 @@ class Viewer {
     exposure_.reset();
     exposure_settled_ = false;
     colors_dirty_ = true;
-    fit_color_range_ = !controls_.color_range_fixed;  // a new run's speeds: the range from its first frame
+    // A new run's speeds: the range from its first frame; a run that goes on (new settings) keeps its range.
+    if (!stats.continued) fit_color_range_ = !controls_.color_range_fixed;
     last_frame_ = ~std::uint64_t{0};
     choose_upload_path(stats);
     if (stats.changes_done < awaited_) return;  // a later request is on its way

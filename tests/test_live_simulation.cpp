@@ -785,6 +785,55 @@ TEST(LiveNotices, TimedStepsAreCountedSinceTheRunWasMade) {
   EXPECT_EQ(s.timed_steps, s.step) << "a reset counts from its own start";
 }
 
+// A change of settings goes on with the same run: the viewer's energy error is measured from the run's baseline, as a
+// script's is (a new dt, another device count change nothing of the energy), and what was measured last stands till
+// the next measure, where it went back to "measuring" and then showed only the error since the change. The speed
+// colours keep their range (continued). Another softening is another potential: its error is measured from there.
+TEST(LiveSettings, AChangeOfSettingsKeepsTheEnergyBaselineUnlessTheSofteningChanges) {
+  driver::RunConfig run;
+  run.initial.scenario = sim::Scenario::plummer;
+  run.initial.bodies = 128;
+  run.devices.backend = driver::BackendChoice::cpu;
+  run.devices.count = 1;
+  run.physics.dt = 0.05;
+  LiveSimulation live(driver::make_setup(run), run, std::nullopt, true);
+  auto const measured = [&] {  // updates until the energy is measured (on its cadence: a second or more apart)
+    double const before = live.stats().energy_time;
+    auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!(live.stats().energy_error && live.stats().energy_time > before) &&
+           std::chrono::steady_clock::now() < deadline)
+      live.update();
+    return live.stats();
+  };
+  auto const first = measured();
+  ASSERT_TRUE(first.energy_error && first.initial_energy);
+  EXPECT_FALSE(first.continued);
+  auto const change = [&](const driver::RunConfig& r) {
+    Change c;
+    c.kind = Change::Kind::settings;
+    c.run = r;
+    live.request(c);
+    live.update();
+    return live.stats();
+  };
+  driver::RunConfig next = run;
+  next.physics.dt = 0.025;
+  next.devices.count = 2;
+  auto const changed = change(next);
+  ASSERT_EQ(changed.generation, first.generation + 1);
+  EXPECT_TRUE(changed.continued);
+  EXPECT_EQ(changed.initial_energy, first.initial_energy);
+  ASSERT_TRUE(changed.energy_error) << "what was measured stands till the next measure";
+  auto const later = measured();
+  EXPECT_EQ(later.initial_energy, first.initial_energy);
+  EXPECT_GT(later.energy_time, changed.energy_time);
+  next.physics.softening = 0.2;
+  auto const softer = change(next);
+  ASSERT_TRUE(softer.initial_energy);
+  EXPECT_NE(*softer.initial_energy, *first.initial_energy) << "another potential, another baseline";
+  EXPECT_FALSE(softer.energy_error) << "an error of the old potential is not shown for the new";
+}
+
 TEST(RunConfigJson, EveryFieldSurvivesTheTrip) {
   driver::RunConfig r;
   r.initial = {sim::Scenario::collision, 1234, 7, 0.25, "in.bin", "run.h5"};
