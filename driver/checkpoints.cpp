@@ -116,7 +116,7 @@ void write_checkpoint_once(const std::string& path, const std::string& given, co
 }
 
 double write_snapshot(const std::string& path, const Setup& setup, multigpu::Simulation& sim, Precision precision,
-                      const sim::BodySet* state) {
+                      const sim::BodySet* state, bool stopped) {
   std::optional<sim::BodySet> downloaded;
   if (!state) state = &downloaded.emplace(sim.state());  // every rank takes part; rank 0 writes
   // hermite4's own steps, each body's (as a checkpoint's /Hermite/Steps), for the file's TimeStep.
@@ -127,9 +127,10 @@ double write_snapshot(const std::string& path, const Setup& setup, multigpu::Sim
   }
   agree(sim.ranks(), [&] {
     check_finite(*state, sim.steps_done(), setup.run.names);
-    if (sim.ranks().rank() == 0)
-      sim::write_snapshot(path, *state, run_record(setup, sim, std::nullopt), precision,
-                          own.started() ? &own.step : nullptr);
+    if (sim.ranks().rank() != 0) return;
+    sim::RunRecord record = run_record(setup, sim, std::nullopt);
+    record.stopped = stopped;
+    sim::write_snapshot(path, *state, record, precision, own.started() ? &own.step : nullptr);
   });
   return sim::snapshot_coordinate_rounding(*state, precision);
 }

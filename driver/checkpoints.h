@@ -58,9 +58,10 @@ void write_checkpoint_once(const std::string& path, const std::string& given, co
 // particle groups, the time, step and units) whole or not at all, its values in `precision`. With
 // several ranks every rank takes part and rank 0 writes. `state`: the state already downloaded (every rank's, as
 // simulation.state() gives it), or null to download it. Returns the largest rounding of a coordinate in the file
-// (sim::snapshot_coordinate_rounding; on every rank).
+// (sim::snapshot_coordinate_rounding; on every rank). `stopped`: the state a stopped run reached where no checkpoint
+// holds it (sim::RunRecord::stopped).
 double write_snapshot(const std::string& path, const Setup& setup, multigpu::Simulation& simulation,
-                      Precision precision, const sim::BodySet* state = nullptr);
+                      Precision precision, const sim::BodySet* state = nullptr, bool stopped = false);
 
 // Whether the final state saved to `path` (`--save`, Python's save) is an HDF5 snapshot (a name ending in .h5 or
 // .hdf5, in any case: write_snapshot in fp64, with the units and families) rather than a tipsy file (any other).

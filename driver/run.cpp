@@ -563,19 +563,6 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
     series_format(o.diagnostics, names);
     check_output_path(partial_path(o.diagnostics), "--diagnostics", names);
   }
-  // The snapshots' folder is made if it is missing, as --frames-dir's is: a series of files is given a folder of its
-  // own (here, after the other checks, so that a run refused for them makes none). A file alone (--checkpoint,
-  // --save, --diagnostics) must go to a folder that exists: a typo in its name is refused, not made.
-  if (o.snapshots.enabled()) {
-    std::filesystem::path const folder = std::filesystem::path(o.snapshots.path(first)).parent_path();
-    std::error_code ec;
-    if (!folder.empty() && !std::filesystem::exists(folder, ec)) {
-      std::filesystem::create_directories(folder, ec);
-      if (ec)
-        throw InputError(names.with_text("--snapshots", o.snapshots.base) + ": cannot create the folder " +
-                         folder.string() + " (" + ec.message() + ")");
-    }
-  }
   // A run from step 0 is a new run: files of its series past step 0 are another run's, among which its own would
   // sit, one series of two runs to whoever reads the folder (unless every one is of its own course: below). Refused,
   // nothing removed, every such series named. (A
@@ -617,14 +604,18 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
     }
   auto earlier_start = [&](std::uint64_t step, const std::string& path, bool checkpoint,
                            const std::function<bool(std::uint64_t)>& written) {
-    if (!written || o.course.empty() || checkpoint_past_end || step > last || !written(step)) return false;
+    if (!written || o.course.empty() || checkpoint_past_end || step > last) return false;
     try {
       if (checkpoint) {
+        if (!written(step)) return false;
         sim::CheckpointHeader const held = sim::read_checkpoint_header(path, names);
         return held.run.course == o.course && held.run.units.same_scale(o.units);
       }
+      // (Off the cadence too where it is the state a stopped start reached with no checkpoint of it: this run passes
+      // its step and removes it, as the series of a run never stopped has none there.)
       sim::Snapshot const held = sim::read_snapshot(path, names, false);
-      return held.course == o.course && held.units.same_scale(o.units) && held.precision == o.snapshots.precision;
+      return (written(step) || held.stopped) && held.course == o.course && held.units.same_scale(o.units) &&
+             held.precision == o.snapshots.precision;
     } catch (const std::runtime_error&) {  // unreadable: no earlier start's
       return false;
     }
@@ -840,6 +831,20 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
                  "name another series, or keep the units";
     }
   if (!mixed.empty()) throw InputError(mixed);
+  // The snapshots' folder is made if it is missing, as --frames-dir's is: a series of files is given a folder of its
+  // own (here, after the other checks, so that a run refused for them makes none; before the check of its files'
+  // names, which needs it). A file alone (--checkpoint, --save, --diagnostics) must go to a folder that exists: a typo
+  // in its name is refused, not made.
+  if (o.snapshots.enabled()) {
+    std::filesystem::path const folder = std::filesystem::path(o.snapshots.path(first)).parent_path();
+    std::error_code ec;
+    if (!folder.empty() && !std::filesystem::exists(folder, ec)) {
+      std::filesystem::create_directories(folder, ec);
+      if (ec)
+        throw InputError(names.with_text("--snapshots", o.snapshots.base) + ": cannot create the folder " +
+                         folder.string() + " (" + ec.message() + ")");
+    }
+  }
   // A file of the series is refused as "--snapshots DIR/s_00000010.hdf5: ..." on the command line; a keyword names
   // the value as given, then the file ("snapshots='DIR/s' writes DIR/s_00000010.hdf5: ...").
   if (o.snapshots.enabled())
@@ -1424,13 +1429,13 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   std::optional<std::uint64_t> snapshot_at;
   bool coarse_said = false;  // that fp32 coordinates cannot resolve the softening: once a run
   // `state`: the state now, where the caller has it (checked finite); else downloaded here.
-  auto snapshot = [&](const sim::BodySet* state = nullptr) {
+  auto snapshot = [&](const sim::BodySet* state = nullptr, bool stopped = false) {
     if (!o.snapshots.enabled() || snapshot_at == sim.steps_done()) return;
     std::string const path = o.snapshots.path(sim.steps_done());
     snapshot_at = sim.steps_done();
     double rounding = 0;
     series_file(path, "snapshot", result.snapshots_written, result.snapshots_not_written,
-                [&] { rounding = write_snapshot(path, setup, sim, o.snapshots.precision, state); });
+                [&] { rounding = write_snapshot(path, setup, sim, o.snapshots.precision, state, stopped); });
     // A body far out (an escaper) widens the box, and fp32's rounding with it: a file whose close pairs cannot be
     // told apart within a tenth of the softening is said to be, with what keeps them. (No softening, hermite4's
     // alone: its snapshots are fp64 unless fp32 was asked for, knowing.)
@@ -1574,6 +1579,32 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                                                        ranks.max(writer && !goes_on_without_start() ? 1 : 0));
   // The run made every step it was to make (its --steps, or its time reached), a signal during the last chunk or not.
   bool reached_end = false;
+  // A stopped start's snapshots of this course past this step (its state where no checkpoint held it, off the
+  // series' cadence): superseded once this run passes their step, and removed then, so that the series is the one a
+  // run never stopped writes. (One at a step this run writes is written over.)
+  std::vector<std::pair<std::uint64_t, std::string>> stopped_starts;
+  if (writer && o.snapshots.enabled() && !o.course.empty())
+    for (std::uint64_t step :
+         series_steps_within([&](std::uint64_t k) { return o.snapshots.path(k); }, first_step + 1, ~std::uint64_t(0))) {
+      std::string const path = o.snapshots.path(step);
+      try {
+        sim::Snapshot const held = sim::read_snapshot(path, o.names, false);
+        if (held.stopped && held.course == o.course) stopped_starts.emplace_back(step, path);
+      } catch (const std::runtime_error&) {  // not one nbody reads: another check says what of it
+      }
+    }
+  std::sort(stopped_starts.begin(), stopped_starts.end());
+  auto remove_passed = [&](std::uint64_t now) {
+    while (!stopped_starts.empty() && stopped_starts.front().first <= now) {
+      auto const [step, path] = stopped_starts.front();
+      stopped_starts.erase(stopped_starts.begin());
+      if (snapshot_at == step) continue;  // written over: the run's own snapshot of that step
+      std::error_code ec;
+      if (std::filesystem::remove(path, ec))
+        observer.notice(path + ", the state a stopped start of this run reached where no checkpoint held it, is " +
+                        "removed: this run has passed step " + std::to_string(step) + " (off the series' cadence)");
+    }
+  };
   try {
     if (starts_series) snapshot();
     while (done < steps && !agreed_interrupt(ranks)) {
@@ -1648,6 +1679,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         series_file(path, "periodic checkpoint", result.checkpoints_written, result.checkpoints_not_written,
                     [&] { write_checkpoint(path, setup, sim, result.initial_energy, end, recorded_here()); });
       }
+      remove_passed(now_step);
       if (sample_now) {
         sampled_at = now_step;
         if (!unless_interrupted([&] { sim.begin_sample(kStopTogether); })) break;
@@ -1746,7 +1778,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // The series' end: where the run ended (or made its last step before a signal came), or where it stopped with no
   // checkpoint of the state (a restart from one goes on with the series as the run not stopped would have, its start
   // there not written either).
-  if (ended || reached_end || !saved_here) snapshot();
+  if (ended || reached_end || !saved_here) snapshot(nullptr, !ended && !reached_end);
+  remove_passed(sim.steps_done());
   if (!ended && !save_kept_by_stop.empty()) {
     result.outputs_not_written.push_back({o.names.name("--save"), o.save,
                                           o.save + " is kept: " + save_kept_by_stop +

@@ -585,6 +585,15 @@ TEST_F(Cli, SnapshotsMakeTheirFolder) {
                      "--snapshots " + file("plain/runs/snap") + ": cannot create the folder " + file("plain/runs") +
                          " (Not a directory)");
   EXPECT_EQ(slurp(file("plain")), "a file\n");
+  // A run refused for another output (a restart's diagnostics series past its end) makes no folder.
+  ASSERT_EQ(nbody("--run -q --bodies 64 --steps 4 --diagnostics " + file("d.csv") + " --checkpoint " + file("c.h5") +
+                  " --checkpoint-every 2")
+                .code,
+            0);
+  expect_input_error("--run --restart " + file("c_00000002.h5") + " --steps 1 --diagnostics " + file("d.csv") +
+                         " --snapshots " + file("new/snap"),
+                     "holds rows to step 4");
+  EXPECT_FALSE(fs::exists(file("new")));
 }
 
 // Snapshots by time: at the first step at or past every multiple of --snapshot-dt, named after their steps; with

@@ -472,6 +472,7 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
     w.number(h, "Softening", run.softening);  // a snapshot's too: the bodies' potential needs it
     if (!run.course.empty()) w.text(h, "Course", run.course);  // a snapshot's too: which course of its series it is
     w.text(h, "Integrator", run.integrator);  // a snapshot's too: whose steps its TimeStep are (hermite4's)
+    if (!checkpoint && run.stopped) w.number(h, "Stopped", std::int32_t{1});
     if (checkpoint) {
       w.number(h, "StartTime", run.start_time);
       w.number(h, "DtSinceStep", run.dt_since_step);
@@ -1433,6 +1434,7 @@ Snapshot read_snapshot(const std::string& path, const SettingNames& names, bool 
   if (auto const why = time_problem(time); !why.empty()) r.fail("Header/Time " + shortest(time) + " is " + why);
   s.time = time;
   if (r.has_attribute("Header", "Course")) s.course = read_course(r);
+  s.stopped = r.has_attribute("Header", "Stopped") && r.whole("Stopped", 1) == 1;
   s.softening = r.finite("Softening");
   if (!(s.softening >= 0 && s.softening <= kMaxSoftening)) {
     std::ostringstream m;

@@ -121,6 +121,9 @@ struct RunRecord {
   // that a run can tell its own files in a series from those of another course of the run. Empty: an older nbody's
   // file, which records none.
   std::string course = {};
+  // A snapshot of the state a stopped run reached where no checkpoint held it (Header/Stopped): off its series'
+  // cadence, and superseded once a later start of the same course passes its step.
+  bool stopped = false;
 
   // The simulation time at `step`.
   double time() const { return dt_since_time + double(step - dt_since_step) * dt; }
@@ -209,6 +212,7 @@ struct Snapshot {
   Units units;
   Precision precision = Precision::fp32;  // of its values
   std::string course;        // RunRecord::course of the run that wrote it; "" where it records none
+  bool stopped = false;      // RunRecord::stopped: a stopped run's state, off the series' cadence
 };
 
 // Whether PATH is an nbody snapshot: an HDF5 file whose Header/NbodyFile is "snapshot". False for anything else

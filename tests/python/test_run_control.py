@@ -172,3 +172,39 @@ def test_a_run_that_blows_up_names_the_settings_in_pythons_words():
     with pytest.raises(RuntimeError, match=r"no longer finite .* the steps are too long or the softening too small for "
                                            r"this system \(dt, or hermite4's eta; softening\)$"):
         sim.run(steps=100)
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_a_stopped_starts_snapshot_off_the_cadence_is_taken_up_and_removed_by_the_run_that_passes_it(tmp_path):
+    # A run stopped where no checkpoint holds its state writes that state to its series, off the cadence. The same run
+    # made again took that file for another run's and was refused ("which this new run's would mix with"), which a
+    # job chain could not get past; a restart kept the file, which no run never stopped writes. Now the file says it
+    # is a stopped start's (Header/Stopped), the next run of the course takes it for its own, and removes it once
+    # past its step: the series is the one a run never stopped writes.
+    h5py = pytest.importorskip("h5py")
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_13(sim):
+        if sim.steps >= 13:
+            raise Stop
+
+    outputs = dict(snapshots=tmp_path / "s", snapshot_every=10)
+    with pytest.raises(Stop):
+        nbody.Simulation(n=64, backend="cpu", seed=5).run(steps=30, callback=stop_at_13, every=1, **outputs)
+    with h5py.File(tmp_path / "s_00000013.hdf5", "r") as f:
+        assert f["Header"].attrs["Stopped"] == 1
+    with h5py.File(tmp_path / "s_00000010.hdf5", "r") as f:
+        assert "Stopped" not in f["Header"].attrs
+    again = nbody.Simulation(n=64, backend="cpu", seed=5)
+    again.run(steps=30, **outputs)
+    assert any("s_00000013.hdf5, the state a stopped start of this run reached where no checkpoint held it, is "
+               "removed: this run has passed step 13" in n for n in again.notices), again.notices
+    assert sorted(p.name for p in tmp_path.glob("s_*")) == ["s_%08d.hdf5" % k for k in (0, 10, 20, 30)]
+    never_stopped = tmp_path / "clean"
+    never_stopped.mkdir()
+    nbody.Simulation(n=64, backend="cpu", seed=5).run(steps=30, snapshots=never_stopped / "s", snapshot_every=10)
+    for k in (10, 20, 30):
+        name = "s_%08d.hdf5" % k
+        assert (tmp_path / name).read_bytes() == (never_stopped / name).read_bytes(), name
