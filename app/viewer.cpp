@@ -225,6 +225,7 @@ class Viewer {
     if (!file.empty()) scenarios_.insert(scenarios_.begin(), "file: " + fs::path(file).filename().string()), controls_.scenario = 0;
     requested_ = shown_ = o.run;
     requested_bodies_ = std::size_t(controls_.bodies);
+    if (!two_body && controls_.bodies > 2) many_bodies_ = std::size_t(controls_.bodies);
     softening_chosen_ = o.run.physics.softening != 0;
     reset_view_ = true;  // the first run's opening view, once it has started
 
@@ -698,8 +699,8 @@ class Viewer {
       if (scenario == sim::Scenario::two_body) {
         if (bodies != 2) tell("two-body has exactly 2 bodies; starting it with 2");
         bodies = 2;
-      } else if (changed && bodies == 2) {
-        bodies = sim::default_bodies(scenario);
+      } else if (changed && bodies == 2) {  // from the binary: the many bodies of the run before it, or the default
+        bodies = many_bodies_.value_or(sim::default_bodies(scenario));
       }
       if (!bodies_confirmed(bodies)) {
         controls_.bodies = std::int64_t(requested_bodies_);
@@ -709,6 +710,7 @@ class Viewer {
       run.initial.bodies = bodies;
       controls_.bodies = std::int64_t(bodies);
       requested_bodies_ = bodies;
+      if (scenario != sim::Scenario::two_body && bodies > 2) many_bodies_ = bodies;
       if (changed) {  // the binary's story is its orbits: trails, and a few steps a frame
         bool const binary = scenario == sim::Scenario::two_body;
         // Trails the user turned on stay on; those turned on for the binary go with it.
@@ -1079,6 +1081,9 @@ class Viewer {
   // differs from them the user changed), and the number of the last request (LiveStats::changes_done).
   driver::RunConfig requested_, shown_;
   std::size_t requested_bodies_ = 0;
+  // The body count of the last run of many bodies asked for (--bodies, or the HUD's N): what a switch back from the
+  // binary starts with, rather than the scenario's default.
+  std::optional<std::size_t> many_bodies_;
   std::size_t bodies_to_confirm_ = 0;  // a body count said to take minutes a step: started when entered again
   std::chrono::steady_clock::time_point asked_at_{};  // when it was said
   std::uint64_t awaited_ = 0;

@@ -365,6 +365,9 @@ def scenario_switch(nbody, folder):
         v.click("plummer")
         time.sleep(1.5)
         expect(v.checked("trails"), "switching scenario turned the trails the user asked for off\n" + v.log())
+        # Back from the binary with the N the user asked for (--bodies), not the scenario's default (16,384).
+        v.wait_for(lambda: len(re.findall(r"^viewer: started plummer .*, 2,048 bodies", v.log(), re.M)) == 2, 20,
+                   "switching back from two-body did not start plummer with its 2,048 bodies\n" + v.log())
         v.click_until("scenario", "two-body")
         v.click("two-body")
         time.sleep(1.5)
