@@ -958,11 +958,22 @@ TEST_F(Cli, ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached) {
   if (pid == 0) {
     std::string const from = file("r.h5"), series = file("k.csv"), err_file = file("err");
     if (!freopen(err_file.c_str(), "w", stderr)) _exit(126);
+    std::string const periodic = file("p.h5");
     execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--run", "-q", "--restart", from.c_str(),
-          "--diagnostics", series.c_str(), static_cast<char*>(nullptr));
+          "--diagnostics", series.c_str(), "--checkpoint", periodic.c_str(), "--checkpoint-every", "100",
+          static_cast<char*>(nullptr));
     _exit(127);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Killed in the middle of its run: once its first periodic checkpoint is out (a fixed wait was past a fast
+  // machine's whole run).
+  auto const periodic_written = [&] {
+    for (auto const& entry : fs::directory_iterator(dir_))
+      if (entry.path().filename().string().rfind("p_", 0) == 0) return true;
+    return false;
+  };
+  auto const deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!periodic_written() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
   EXPECT_EQ(slurp(dir_ / "k.csv.partial"), died) << "restarted from step " << stopped_at;
