@@ -20,8 +20,13 @@
 #include <memory>
 #include <thread>
 #include <type_traits>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <unistd.h>
 #include <variant>
+#include <vector>
 
 #include "app/serve_protocol.h"
 #include "app/viewer_session.h"
@@ -346,6 +351,30 @@ class BrowserSurface final : public render::Surface {
   Shown stats_;
 };
 
+// The addresses of this machine's interfaces that are up and not the loopback (IPv4; with `ipv6`, global IPv6 too:
+// a link-local one needs its interface named), at most four, for the URLs of a server bound to every interface.
+std::vector<std::string> machine_addresses(bool ipv6) {
+  std::vector<std::string> found;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return found;
+  for (ifaddrs* a = list; a && found.size() < 4; a = a->ifa_next) {
+    if (!a->ifa_addr || !(a->ifa_flags & IFF_UP) || (a->ifa_flags & IFF_LOOPBACK)) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (a->ifa_addr->sa_family == AF_INET) {
+      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
+    } else if (ipv6 && a->ifa_addr->sa_family == AF_INET6) {
+      in6_addr const& v6 = reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr;
+      if (IN6_IS_ADDR_LINKLOCAL(&v6)) continue;
+      inet_ntop(AF_INET6, &v6, text, sizeof text);
+    } else {
+      continue;
+    }
+    if (text[0] && std::find(found.begin(), found.end(), text) == found.end()) found.emplace_back(text);
+  }
+  freeifaddrs(list);
+  return found;
+}
+
 std::string page() { return std::string(reinterpret_cast<const char*>(kServePage), kServePageSize); }
 
 }  // namespace
@@ -373,6 +402,12 @@ int run_serve(const Options& options) {
   std::string url = "http://" + host + ":" + std::to_string(server->port()) + "/";
   if (!server->loopback()) url += "?token=" + token;
   std::string const port = std::to_string(server->port());
+  // The machine's own addresses too, which another machine can open where the name does not resolve there.
+  std::string addresses;
+  if (server->every_interface())
+    for (std::string const& a : machine_addresses(address.host.find(':') != std::string::npos))
+      addresses += (addresses.empty() ? "" : ", ") +
+                   ("http://" + (a.find(':') != std::string::npos ? "[" + a + "]" : a) + ":" + port + "/?token=" + token);
   std::string how = "anyone who can reach this host and has the token can steer";
   if (server->loopback())
     how = "this machine only; from another: ssh -L " + port + ":" + host + ":" + port + " HOST";
@@ -383,6 +418,7 @@ int run_serve(const Options& options) {
   auto surface = std::make_unique<BrowserSurface>(*server, options.width, options.height);
   // The URL on stderr always (--quiet too): without it nobody can connect.
   std::cerr << "serve: open " << url << "  (" << how << ")\n";
+  if (!addresses.empty()) std::cerr << "serve: or by this machine's address: " << addresses << "\n";
   BrowserSurface* frames = surface.get();
   // The pages are told why the server stops (a WebSocket close they show), before its connections end.
   int code = 0;
