@@ -762,8 +762,8 @@ class Viewer {
     else std::snprintf(took, sizeof took, "%.0f days", seconds / 86400);
     // What to do first: a narrow panel shows a message's first lines.
     tell("enter N = " + std::to_string(bodies) + " again to start it: one step would take about " + took + " (" +
-         (measured > usual ? "this run's pace" : gpu ? "a GPU's usual pace" : "a CPU's usual pace") +
-         "), and nothing else can change until it ends");
+         (measured > usual ? "this run's pace" : gpu ? "a GPU's usual pace" : "a CPU's usual pace") + "), and " +
+         (gpu ? "nothing else can change until it ends" : "only a new N or scenario stops it (it ends at once)"));
     return false;
   }
 
