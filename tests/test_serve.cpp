@@ -1060,9 +1060,9 @@ TEST(ServeServer, ADownloadResumesFromWhereItStopped) {
   // Every answer is dated (RFC 9110: "Sun, 06 Nov 1994 08:49:37 GMT"), and a file's says when it was modified: a
   // client that resumes by that date gets the part, one with another date the whole file.
   auto const header = [](const std::string& head, const std::string& field) {
-    std::size_t const at = head.find("\r\n" + field + ": ");
-    if (at == std::string::npos) return std::string();
-    std::size_t const from = at + field.size() + 4;
+    std::size_t const line = head.find("\r\n" + field + ": ");
+    if (line == std::string::npos) return std::string();
+    std::size_t const from = line + field.size() + 4;
     return head.substr(from, head.find("\r\n", from) - from);
   };
   std::regex const date(R"([A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT)");
