@@ -635,7 +635,10 @@ class Viewer {
       reset();
     } else if (controls_.apply) {
       controls_.apply = false;
-      if (generation_ == 0) return;  // still starting: nothing runs to change yet
+      if (generation_ == 0) {  // still starting: nothing runs to change yet, said (the HUD shows the run's once it runs)
+        tell("the run is still starting: nothing was changed; change the settings once it runs");
+        return;
+      }
       Change change;
       change.kind = Change::Kind::settings;
       change.run = requested_ = settings();

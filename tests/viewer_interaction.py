@@ -769,6 +769,25 @@ def click_on_a_slider_applies(nbody, folder):
         v.close()
 
 
+# A setting changed while the run is still starting (its first forces) changes nothing, and is said to: before, the
+# slider showed the new dt and the run started with its own, unsaid.
+def a_change_during_the_start_up_is_said(nbody, folder):
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "200000", "--precision", "fp64", "--threads", "1"], folder,
+               hud_seconds=FIRST_FRAME_SECONDS, started=False)
+    try:
+        v.click_until("Simulation", "N")
+        expect("viewer: started" not in v.log(), "the run started before the change could be tried\n" + v.log())
+        x, y, _, h = v.rect("dt")
+        v.click_at(x + 6, y + h // 2)
+        v.wait_for(lambda: "the run is still starting: nothing was changed" in v.log(), 10,
+                   "a change during the start-up was not said to change nothing")
+        v.close_window()
+        status, _ = v.timed_exit(QUIT_SECONDS)
+        expect(status == 0, f"close: exit status {status}")
+    finally:
+        v.close()
+
+
 def rgb_pixels(path):
     """The picture as 8-bit RGB triples, read by ffmpeg."""
     raw = subprocess.run(["ffmpeg", "-loglevel", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
@@ -852,7 +871,7 @@ CASES = {f.__name__: f for f in (escape_in_a_text_field, escape_in_a_popup, scre
                                   quick_scenario_switches, hud_values_held_to_command_line_bounds,
                                   click_on_a_slider_applies, level_colours_while_paused,
                                   recording_closed_keeps_its_screenshot, tapped_enter_while_running,
-                                  narrow_window_keeps_the_labels, file_body_count)}
+                                  narrow_window_keeps_the_labels, file_body_count, a_change_during_the_start_up_is_said)}
 
 
 def main():
