@@ -602,7 +602,8 @@ void LiveSimulation::rebuild(const sim::BodySet& bodies, const driver::Setup& se
     stats_.initial_energy = tracked ? e0 : std::nullopt;
     stats_.continued = continued;
     // The same run from the same baseline: what was measured of it last stands till the next measure.
-    if (continued && tracked && before.energy_tracked && e0 && before_e0 == e0) {
+    if (continued && tracked && before.energy_tracked && e0 && before_e0 == e0 &&
+        before.energy_time <= sim_->time()) {  // (not of a time a restored run has yet to reach again)
       stats_.energy_error = before.energy_error;
       stats_.energy_time = before.energy_time;
       stats_.virial_ratio = before.virial_ratio;

@@ -602,6 +602,7 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
                             past_end(held.run.step, held.run.time());
     } catch (const std::runtime_error&) {  // not a checkpoint: the run says what it does with it
     }
+  std::size_t stopped_found = 0;  // of them, stopped starts' states off the cadence (removed once passed)
   auto earlier_start = [&](std::uint64_t step, const std::string& path, bool checkpoint,
                            const std::function<bool(std::uint64_t)>& written) {
     if (!written || o.course.empty() || checkpoint_past_end || step > last) return false;
@@ -614,8 +615,10 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
       // (Off the cadence too where it is the state a stopped start reached with no checkpoint of it: this run passes
       // its step and removes it, as the series of a run never stopped has none there.)
       sim::Snapshot const held = sim::read_snapshot(path, names, false);
-      return (written(step) || held.stopped) && held.course == o.course && held.units.same_scale(o.units) &&
-             held.precision == o.snapshots.precision;
+      bool const own = (written(step) || held.stopped) && held.course == o.course && held.units.same_scale(o.units) &&
+                       held.precision == o.snapshots.precision;
+      if (own && !written(step)) ++stopped_found;
+      return own;
     } catch (const std::runtime_error&) {  // unreadable: no earlier start's
       return false;
     }
@@ -626,6 +629,7 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
                            bool checkpoints, const std::function<bool(std::uint64_t)>& written) {
     std::vector<std::uint64_t> const steps = series_steps_within(path_of, 1, ~std::uint64_t(0));
     if (steps.empty()) return;
+    stopped_found = 0;
     std::vector<std::string> after;
     bool own = true;
     for (std::uint64_t step : steps) {
@@ -634,9 +638,16 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
     }
     std::string const count = after.size() == 1 ? "a file" : std::to_string(after.size()) + " files";
     if (own) {
+      // (Those off the cadence, a stopped start's state where no checkpoint held it, are removed instead.)
+      bool const all_stopped = stopped_found == after.size();
+      std::string const stopped = stopped_found == 0 || all_stopped
+                                      ? ""
+                                      : " (and removes the " + std::to_string(stopped_found) +
+                                            " off the cadence, a stopped start's state)";
       notices.push_back(what + ": the folder holds " + count + " of that series past step 0 (" + after.front() +
                         (after.size() > 1 ? ", ..." : "") + ") of this run's course, an earlier start of it, which " +
-                        "this run writes again as it passes " + (after.size() == 1 ? "it" : "them") +
+                        "this run " + (all_stopped ? "removes (a stopped start's state, off the cadence)" : "writes again") +
+                        " as it passes " + (after.size() == 1 ? "it" : "them") + stopped +
                         (checkpoints ? " (" + names.with_text("--restart", after.back()) +
                                            " would go on from its last instead)"
                                      : ""));
@@ -982,6 +993,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // The step of a checkpoint at the --checkpoint path that is further on than this run starts (a finished job's, run
   // again from its start): replaced when the run ends, but not by a run stopped before (a signal, a failure).
   std::optional<std::uint64_t> checkpoint_ahead;
+  bool ahead_of_this_course = false;  // and of this run's course: the trajectory a stop reaches, and further
   std::string checkpoint_others;  // "another run's state, at step 40: ...", where the checkpoint there is another's
   auto keeps_checkpoint = [&](std::uint64_t step) -> std::optional<std::string> {
     if (!checkpoint_others.empty()) return o.checkpoint + " is kept: it holds " + checkpoint_others;
@@ -1120,11 +1132,12 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     std::error_code ec;
     std::string unreadable;  // why a checkpoint there cannot be read (a read error: it may hold any step)
     std::string other;       // whose run the checkpoint there is, where it is another's (its scenario, seed, bodies)
+    std::string ahead_course;  // the course of the state it holds ahead of this run's
     if (writer && std::filesystem::is_regular_file(o.checkpoint, ec) &&
         !std::filesystem::equivalent(o.checkpoint, setup.source, ec)) {
       try {
         sim::CheckpointHeader const held = sim::read_checkpoint_header(o.checkpoint, o.names);
-        if (held.run.step > sim.steps_done()) ahead = std::to_string(held.run.step);
+        if (held.run.step > sim.steps_done()) ahead = std::to_string(held.run.step), ahead_course = held.run.course;
         other = another_runs_state(held, setup, sim.bodies());
       } catch (const InputError&) {  // not a checkpoint nbody reads: replaced as any other file
       } catch (const std::runtime_error& e) {
@@ -1133,6 +1146,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     }
     if (ranks.size() > 1) {
       ahead = ranks.all_gather(ahead).front();
+      ahead_course = ranks.all_gather(ahead_course).front();
       unreadable = ranks.all_gather(unreadable).front();
       other = ranks.all_gather(other).front();
     }
@@ -1145,6 +1159,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       observer.replaces(result.checkpoint_replaced);
     } else if (!ahead.empty()) {
       checkpoint_ahead = std::stoull(ahead);
+      ahead_of_this_course = !o.course.empty() && ahead_course == o.course;
       observer.notice(o.names.with_text("--checkpoint", o.checkpoint) + " holds step " + ahead +
                       ", past this run's start at step " + std::to_string(sim.steps_done()) + stopped + "; " +
                       o.names.with_text("--restart", o.checkpoint) + " would go on from there instead");
@@ -1560,18 +1575,21 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     std::string const course = sim::recorded_course(path_of(*latest));
     if (!course.empty() && !o.course.empty() && course != o.course) return false;
     if (*latest != first_step) return !o.snapshots.due(first_step);
-    // The file at this step is the state it starts from only where it can be read whole: one damaged since (cut
-    // short, overwritten) is written again, from the state the run starts with, and said. (A checkpoint there is not
+    // The file at this step is the state it starts from only where it is a snapshot nbody reads (HDF5 refuses a file
+    // cut short as it opens it; the header is read, not the bodies, which may be gigabytes): one damaged since, or
+    // another program's, is written again, from the state the run starts with, and said. (A checkpoint there is not
     // the series': a periodic one of the name, which the output checks keep, or the very file the run goes on from.)
     std::string const path = path_of(first_step);
     if (sim::is_nbody_checkpoint(path)) return true;
     try {
-      sim::read_snapshot(path, o.names, true);
+      sim::read_snapshot(path, o.names, false);
       return true;
     } catch (const Interrupted&) {
       throw;
-    } catch (const std::runtime_error& e) {
-      observer.notice(std::string(e.what()) + ": written again, from the state this run starts at");
+    } catch (const std::runtime_error&) {
+      observer.notice(o.names.with_text("--snapshots", o.snapshots.base) + ": " + path + ", the series' file at " +
+                      "this run's step, is no snapshot nbody reads (damaged, cut short, or another program's): " +
+                      "written again, from the state this run starts at");
       return false;
     }
   };
@@ -1583,22 +1601,27 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // series' cadence): superseded once this run passes their step, and removed then, so that the series is the one a
   // run never stopped writes. (One at a step this run writes is written over.)
   std::vector<std::pair<std::uint64_t, std::string>> stopped_starts;
+  // (At this step too: a script's next run from where its last stopped goes on past it.)
+  auto const stopped_start = [&](const std::string& path) {
+    try {
+      sim::Snapshot const held = sim::read_snapshot(path, o.names, false);
+      return held.stopped && held.course == o.course;
+    } catch (const std::runtime_error&) {  // not one nbody reads: another check says what of it
+      return false;
+    }
+  };
   if (writer && o.snapshots.enabled() && !o.course.empty())
     for (std::uint64_t step :
-         series_steps_within([&](std::uint64_t k) { return o.snapshots.path(k); }, first_step + 1, ~std::uint64_t(0))) {
-      std::string const path = o.snapshots.path(step);
-      try {
-        sim::Snapshot const held = sim::read_snapshot(path, o.names, false);
-        if (held.stopped && held.course == o.course) stopped_starts.emplace_back(step, path);
-      } catch (const std::runtime_error&) {  // not one nbody reads: another check says what of it
-      }
-    }
+         series_steps_within([&](std::uint64_t k) { return o.snapshots.path(k); }, first_step, ~std::uint64_t(0)))
+      if (std::string const path = o.snapshots.path(step); stopped_start(path)) stopped_starts.emplace_back(step, path);
   std::sort(stopped_starts.begin(), stopped_starts.end());
+  // Passed: at a step the run has gone beyond (or reached, past its first). Looked at again just before it goes: only
+  // a stopped start's file of this course is removed, whatever came there since.
   auto remove_passed = [&](std::uint64_t now) {
-    while (!stopped_starts.empty() && stopped_starts.front().first <= now) {
+    while (!stopped_starts.empty() && stopped_starts.front().first <= now && now > first_step) {
       auto const [step, path] = stopped_starts.front();
       stopped_starts.erase(stopped_starts.begin());
-      if (snapshot_at == step) continue;  // written over: the run's own snapshot of that step
+      if (snapshot_at == step || !stopped_start(path)) continue;  // written over by this run, or no longer one
       std::error_code ec;
       if (std::filesystem::remove(path, ec))
         observer.notice(path + ", the state a stopped start of this run reached where no checkpoint held it, is " +
@@ -1768,9 +1791,13 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // every rank: what it holds was heard from rank 0.)
   bool const ended = !result.stopped_by && !(result.stopped_by_visit && observer.visit_failed());
   bool saved_here = false;  // the checkpoint holds the state the run stopped at
-  if (auto const kept_file = ended ? std::nullopt : keeps_checkpoint(sim.steps_done()))
+  // Or one kept further on, of this course: the state the run stopped at is on its way, and a restart goes on from
+  // it, with the series as written by then (a stop snapshot would sit there off its cadence, for good).
+  bool kept_further = false;
+  if (auto const kept_file = ended ? std::nullopt : keeps_checkpoint(sim.steps_done())) {
     result.outputs_not_written.push_back({o.names.name("--checkpoint"), o.checkpoint, *kept_file});
-  else
+    kept_further = checkpoint_others.empty() && ahead_of_this_course;
+  } else
     saved_here = final_output("--checkpoint", o.checkpoint, [&] {
       auto const own = own_writes();
       write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded_here());
@@ -1778,7 +1805,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // The series' end: where the run ended (or made its last step before a signal came), or where it stopped with no
   // checkpoint of the state (a restart from one goes on with the series as the run not stopped would have, its start
   // there not written either).
-  if (ended || reached_end || !saved_here) snapshot(nullptr, !ended && !reached_end);
+  if (ended || reached_end || (!saved_here && !kept_further)) snapshot(nullptr, !ended && !reached_end);
   remove_passed(sim.steps_done());
   if (!ended && !save_kept_by_stop.empty()) {
     result.outputs_not_written.push_back({o.names.name("--save"), o.save,

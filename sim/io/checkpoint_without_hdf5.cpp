@@ -16,7 +16,7 @@ void write_checkpoint(const std::string& path, const BodySet&, const RunRecord&,
   refuse(path);
 }
 
-void write_snapshot(const std::string& path, const BodySet&, const RunRecord&, Precision) {
+void write_snapshot(const std::string& path, const BodySet&, const RunRecord&, Precision, const std::vector<double>*) {
   throw InputError(path + ": snapshots need HDF5, and this nbody was built without it (install libhdf5-dev, rebuild)");
 }
 

@@ -208,3 +208,33 @@ def test_a_stopped_starts_snapshot_off_the_cadence_is_taken_up_and_removed_by_th
     for k in (10, 20, 30):
         name = "s_%08d.hdf5" % k
         assert (tmp_path / name).read_bytes() == (never_stopped / name).read_bytes(), name
+
+    # The same simulation going on from where it stopped passes that step too.
+    for p in tmp_path.glob("s_*"):
+        p.unlink()
+    going_on = nbody.Simulation(n=64, backend="cpu", seed=5)
+    with pytest.raises(Stop):
+        going_on.run(steps=30, callback=stop_at_13, every=1, **outputs)
+    going_on.run(steps=17, **outputs)
+    assert sorted(p.name for p in tmp_path.glob("s_*")) == ["s_%08d.hdf5" % k for k in (0, 10, 20, 30)]
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_a_run_stopped_behind_its_kept_checkpoint_leaves_no_snapshot_off_the_cadence(tmp_path):
+    # Stopped at step 13 of a restart from step 10, where the checkpoint holds step 30 of the same course (kept, and
+    # the run goes on from it): the state at 13 is on that trajectory, and a file of it would sit in the series for
+    # good, off its cadence, since the run goes on from step 30. None is written.
+    class Stop(Exception):
+        pass
+
+    def stop_at_13(sim):
+        if sim.steps >= 13:
+            raise Stop
+
+    outputs = dict(snapshots=tmp_path / "s", snapshot_every=10, checkpoint=tmp_path / "c.h5")
+    nbody.Simulation(n=64, backend="cpu", seed=5).run(steps=30, checkpoint_every=10, **outputs)
+    behind = nbody.Simulation.restart(tmp_path / "c_00000010.h5")
+    with pytest.raises(Stop), pytest.warns(RuntimeWarning, match=r"c\.h5 is kept: it holds step 30"):
+        behind.run(steps=20, callback=stop_at_13, every=1, **outputs)
+    nbody.Simulation.restart(tmp_path / "c.h5").run(steps=10, **outputs)
+    assert sorted(p.name for p in tmp_path.glob("s_*")) == ["s_%08d.hdf5" % k for k in (0, 10, 20, 30, 40)]
