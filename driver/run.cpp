@@ -617,7 +617,7 @@ std::vector<std::string> check_run_outputs(const RunOutputs& o, std::uint64_t fi
       sim::Snapshot const held = sim::read_snapshot(path, names, false);
       bool const own = (written(step) || held.stopped) && held.course == o.course && held.units.same_scale(o.units) &&
                        held.precision == o.snapshots.precision;
-      if (own && !written(step)) ++stopped_found;
+      if (own && held.stopped) ++stopped_found;
       return own;
     } catch (const std::runtime_error&) {  // unreadable: no earlier start's
       return false;
@@ -1582,8 +1582,9 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     std::string const path = path_of(first_step);
     if (sim::is_nbody_checkpoint(path)) return true;
     try {
-      sim::read_snapshot(path, o.names, false);
-      return true;
+      // A stopped start's state there, off its cadence, where this run's cadence makes the step due: its start is
+      // written over it (and so stays as the series'; remove_passed removes only what this run did not write).
+      return !(sim::read_snapshot(path, o.names, false).stopped && o.snapshots.due(first_step));
     } catch (const Interrupted&) {
       throw;
     } catch (const std::runtime_error&) {
@@ -1601,7 +1602,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // series' cadence): superseded once this run passes their step, and removed then, so that the series is the one a
   // run never stopped writes. (One at a step this run writes is written over.)
   std::vector<std::pair<std::uint64_t, std::string>> stopped_starts;
-  // (At this step too: a script's next run from where its last stopped goes on past it.)
+  // (At this step too, a script's next run from where its last stopped going on past it; and before it, where this run
+  // goes on from a checkpoint of the course further on than the stop, whose trajectory passed it.)
   auto const stopped_start = [&](const std::string& path) {
     try {
       sim::Snapshot const held = sim::read_snapshot(path, o.names, false);
@@ -1612,7 +1614,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   };
   if (writer && o.snapshots.enabled() && !o.course.empty())
     for (std::uint64_t step :
-         series_steps_within([&](std::uint64_t k) { return o.snapshots.path(k); }, first_step, ~std::uint64_t(0)))
+         series_steps_within([&](std::uint64_t k) { return o.snapshots.path(k); }, 1, ~std::uint64_t(0)))
       if (std::string const path = o.snapshots.path(step); stopped_start(path)) stopped_starts.emplace_back(step, path);
   std::sort(stopped_starts.begin(), stopped_starts.end());
   // Passed: at a step the run has gone beyond (or reached, past its first). Looked at again just before it goes: only
@@ -1796,7 +1798,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   bool kept_further = false;
   if (auto const kept_file = ended ? std::nullopt : keeps_checkpoint(sim.steps_done())) {
     result.outputs_not_written.push_back({o.names.name("--checkpoint"), o.checkpoint, *kept_file});
-    kept_further = checkpoint_others.empty() && ahead_of_this_course;
+    // (Not for hermite4: a finish at a --t-end is no setting of the course, and changes the trajectory after it.)
+    kept_further = checkpoint_others.empty() && ahead_of_this_course && !sim.block_steps();
   } else
     saved_here = final_output("--checkpoint", o.checkpoint, [&] {
       auto const own = own_writes();

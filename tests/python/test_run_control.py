@@ -238,3 +238,34 @@ def test_a_run_stopped_behind_its_kept_checkpoint_leaves_no_snapshot_off_the_cad
         behind.run(steps=20, callback=stop_at_13, every=1, **outputs)
     nbody.Simulation.restart(tmp_path / "c.h5").run(steps=10, **outputs)
     assert sorted(p.name for p in tmp_path.glob("s_*")) == ["s_%08d.hdf5" % k for k in (0, 10, 20, 30, 40)]
+
+    # Stopped at 13 again with no checkpoint of its own (a stop snapshot is written), then gone on from the course's
+    # checkpoint at step 40: the run is past it, and removes it.
+    behind = nbody.Simulation.restart(tmp_path / "c_00000010.h5")
+    with pytest.raises(Stop):
+        behind.run(steps=20, callback=stop_at_13, every=1, snapshots=tmp_path / "s", snapshot_every=10)
+    assert (tmp_path / "s_00000013.hdf5").exists()
+    nbody.Simulation.restart(tmp_path / "c.h5").run(steps=10, **outputs)
+    assert sorted(p.name for p in tmp_path.glob("s_*")) == ["s_%08d.hdf5" % k for k in (0, 10, 20, 30, 40, 50)]
+
+
+@pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
+def test_a_stopped_starts_snapshot_where_the_next_runs_cadence_falls_is_written_over(tmp_path):
+    # Stopped at 15 with snapshots every 10 (a stop snapshot there); the script goes on every 5: 15 is due, its start
+    # is written over the stop's file, which stays as the series' own.
+    h5py = pytest.importorskip("h5py")
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_15(sim):
+        if sim.steps >= 15:
+            raise Stop
+
+    sim = nbody.Simulation(n=64, backend="cpu", seed=5)
+    with pytest.raises(Stop):
+        sim.run(steps=30, callback=stop_at_15, every=1, snapshots=tmp_path / "s", snapshot_every=10)
+    sim.run(steps=15, snapshots=tmp_path / "s", snapshot_every=5)
+    assert sorted(p.name for p in tmp_path.glob("s_*")) == ["s_%08d.hdf5" % k for k in (0, 10, 15, 20, 25, 30)]
+    with h5py.File(tmp_path / "s_00000015.hdf5", "r") as f:
+        assert "Stopped" not in f["Header"].attrs
