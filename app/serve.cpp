@@ -351,14 +351,19 @@ class BrowserSurface final : public render::Surface {
   Shown stats_;
 };
 
-// The addresses of this machine's interfaces that are up and not the loopback (IPv4; with `ipv6`, global IPv6 too:
-// a link-local one needs its interface named), at most four, for the URLs of a server bound to every interface.
+// The addresses of this machine's interfaces that are up with a link and not the loopback (IPv4; with `ipv6`, global
+// IPv6 too: a link-local one needs its interface named), at most three of each family, for the URLs of a server bound
+// to every interface.
 std::vector<std::string> machine_addresses(bool ipv6) {
   std::vector<std::string> found;
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return found;
-  for (ifaddrs* a = list; a && found.size() < 4; a = a->ifa_next) {
-    if (!a->ifa_addr || !(a->ifa_flags & IFF_UP) || (a->ifa_flags & IFF_LOOPBACK)) continue;
+  int of_family[2] = {0, 0};
+  for (ifaddrs* a = list; a; a = a->ifa_next) {
+    unsigned const up = IFF_UP | IFF_RUNNING;  // a bridge with nothing on it (docker0) is up, not running
+    if (!a->ifa_addr || (a->ifa_flags & up) != up || (a->ifa_flags & IFF_LOOPBACK)) continue;
+    int const family = a->ifa_addr->sa_family == AF_INET6 ? 1 : 0;
+    if (of_family[family] == 3) continue;
     char text[INET6_ADDRSTRLEN] = {};
     if (a->ifa_addr->sa_family == AF_INET) {
       inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
@@ -369,7 +374,7 @@ std::vector<std::string> machine_addresses(bool ipv6) {
     } else {
       continue;
     }
-    if (text[0] && std::find(found.begin(), found.end(), text) == found.end()) found.emplace_back(text);
+    if (text[0] && std::find(found.begin(), found.end(), text) == found.end()) found.emplace_back(text), ++of_family[family];
   }
   freeifaddrs(list);
   return found;

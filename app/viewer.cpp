@@ -766,7 +766,7 @@ class Viewer {
     // What to do first: a narrow panel shows a message's first lines.
     tell("enter N = " + std::to_string(bodies) + " again to start it: one step would take about " + took + " (" +
          (measured > usual ? "this run's pace" : gpu ? "a GPU's usual pace" : "a CPU's usual pace") + "), and " +
-         (gpu ? "nothing else can change until it ends" : "only a new N or scenario stops it (it ends at once)"));
+         (gpu ? "nothing else can change until it ends" : "a new N, scenario or Reset, or quitting, stops it at once"));
     return false;
   }
 

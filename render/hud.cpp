@@ -257,9 +257,9 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     unbroken_words(s.paused && s.time == 0.0 ? "energy error: after the first step" : "energy error: measuring");
   else
     unbroken_words("energy: not tracked at this N");
-  if (s.virial_ratio) {  // measured with the energy: at its time, which a paused run may have moved past
-    char virial[64];
-    std::snprintf(virial, sizeof virial, "2K/|W| = %.3f, radii below: at the same t", *s.virial_ratio);
+  if (s.virial_ratio) {  // measured with the energy, as the radii: at its time, which a paused run may have passed
+    char virial[48];
+    std::snprintf(virial, sizeof virial, "2K/|W| = %.3f at that t", *s.virial_ratio);
     unbroken_words(std::isnan(*s.virial_ratio) ? "2K/|W| undefined (W = 0)" : virial);
     unbroken_words(panel_radii_line(s.lagrangian_radii, s.units));
   }
