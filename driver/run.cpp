@@ -1603,7 +1603,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // run never stopped writes. (One at a step this run writes is written over.)
   std::vector<std::pair<std::uint64_t, std::string>> stopped_starts;
   // (At this step too, a script's next run from where its last stopped going on past it; and before it, where this run
-  // goes on from a checkpoint of the course further on than the stop, whose trajectory passed it.)
+  // goes on from a checkpoint of the course further on than the stop, whose trajectory passed it: not for hermite4,
+  // whose finish at a --t-end is no setting of the course, so that the trajectory behind may be another's.)
   auto const stopped_start = [&](const std::string& path) {
     try {
       sim::Snapshot const held = sim::read_snapshot(path, o.names, false);
@@ -1614,7 +1615,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   };
   if (writer && o.snapshots.enabled() && !o.course.empty())
     for (std::uint64_t step :
-         series_steps_within([&](std::uint64_t k) { return o.snapshots.path(k); }, 1, ~std::uint64_t(0)))
+         series_steps_within([&](std::uint64_t k) { return o.snapshots.path(k); },
+                             sim.block_steps() ? first_step : 1, ~std::uint64_t(0)))
       if (std::string const path = o.snapshots.path(step); stopped_start(path)) stopped_starts.emplace_back(step, path);
   std::sort(stopped_starts.begin(), stopped_starts.end());
   // Passed: at a step the run has gone beyond (or reached, past its first). Looked at again just before it goes: only
