@@ -420,7 +420,8 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
   if (!file.ok()) return false;
   // The datasets' bytes, and 64 KiB for HDF5's structures and attributes (measured: 8 to 24 KB).
   std::size_t const real_bytes = values == Precision::fp64 ? 8 : 4;
-  std::uint64_t const data = std::uint64_t(n) * ((checkpoint ? 10 : 7) * real_bytes + 8 + 4 + (hs ? 14 * 8 : 0));
+  std::uint64_t const data =
+      std::uint64_t(n) * ((checkpoint ? 10 : 7) * real_bytes + 8 + 4 + (hs ? 14 * 8 : 0) + (time_steps ? real_bytes : 0));
   std::uint64_t const reserved = data + (64u << 10);
   if (!reserve_blocks(path, reserved, data)) return false;
   double const side = box_side_of(b), shift = side / 2;
