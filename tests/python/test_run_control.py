@@ -174,6 +174,17 @@ def test_a_run_that_blows_up_names_the_settings_in_pythons_words():
         sim.run(steps=100)
 
 
+class Stop(Exception):
+    """What a script's callback raises to stop a run at a step of its choosing."""
+
+
+def stop_at(step):
+    def callback(sim):
+        if sim.steps >= step:
+            raise Stop
+    return callback
+
+
 @pytest.mark.skipif(not nbody.checkpoints_built(), reason="this nbody was built without HDF5")
 def test_a_stopped_starts_snapshot_off_the_cadence_is_taken_up_and_removed_by_the_run_that_passes_it(tmp_path):
     # A run stopped where no checkpoint holds its state writes that state to its series, off the cadence. The same run
@@ -183,12 +194,7 @@ def test_a_stopped_starts_snapshot_off_the_cadence_is_taken_up_and_removed_by_th
     # past its step: the series is the one a run never stopped writes.
     h5py = pytest.importorskip("h5py")
 
-    class Stop(Exception):
-        pass
-
-    def stop_at_13(sim):
-        if sim.steps >= 13:
-            raise Stop
+    stop_at_13 = stop_at(13)
 
     outputs = dict(snapshots=tmp_path / "s", snapshot_every=10)
     with pytest.raises(Stop):
@@ -224,12 +230,7 @@ def test_a_run_stopped_behind_its_kept_checkpoint_leaves_no_snapshot_off_the_cad
     # Stopped at step 13 of a restart from step 10, where the checkpoint holds step 30 of the same course (kept, and
     # the run goes on from it): the state at 13 is on that trajectory, and a file of it would sit in the series for
     # good, off its cadence, since the run goes on from step 30. None is written.
-    class Stop(Exception):
-        pass
-
-    def stop_at_13(sim):
-        if sim.steps >= 13:
-            raise Stop
+    stop_at_13 = stop_at(13)
 
     outputs = dict(snapshots=tmp_path / "s", snapshot_every=10, checkpoint=tmp_path / "c.h5")
     nbody.Simulation(n=64, backend="cpu", seed=5).run(steps=30, checkpoint_every=10, **outputs)
@@ -255,12 +256,7 @@ def test_a_stopped_starts_snapshot_where_the_next_runs_cadence_falls_is_written_
     # is written over the stop's file, which stays as the series' own.
     h5py = pytest.importorskip("h5py")
 
-    class Stop(Exception):
-        pass
-
-    def stop_at_15(sim):
-        if sim.steps >= 15:
-            raise Stop
+    stop_at_15 = stop_at(15)
 
     sim = nbody.Simulation(n=64, backend="cpu", seed=5)
     with pytest.raises(Stop):
