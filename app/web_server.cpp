@@ -123,14 +123,13 @@ std::string http_date(std::time_t t) {
   return text;
 }
 
-// A strong validator of a file as it is now (its size and modification time): a resumed download's If-Range names
-// the one its first part came with, and a file replaced since (another write under that name) is sent whole.
-std::string entity_tag(const std::string& path, std::uint64_t size) {
-  std::error_code ec;
-  auto const modified = std::filesystem::last_write_time(path, ec);
+// A strong validator of a file as it is now (its size and modification time, `st` of the file sent): a resumed
+// download's If-Range names the one its first part came with, and a file replaced since (another write under that
+// name) is sent whole.
+std::string entity_tag(const struct stat& st) {
   char tag[64];
-  std::snprintf(tag, sizeof tag, "\"%llx-%llx\"", (unsigned long long)size,
-                ec ? 0ULL : (unsigned long long)modified.time_since_epoch().count());
+  std::snprintf(tag, sizeof tag, "\"%llx-%llx\"", (unsigned long long)st.st_size,
+                (unsigned long long)st.st_mtim.tv_sec * 1000000000ULL + (unsigned long long)st.st_mtim.tv_nsec);
   return tag;
 }
 
@@ -610,12 +609,13 @@ class WebServer::Impl::Request : public std::enable_shared_from_this<Request> {
       return respond(http::status::not_found, name + ": no longer in the server's folder (" + ec.message() + ")\n",
                      "text/plain", keep_alive);
     }
-    std::string const tag = entity_tag(path, size);
-    // Last-Modified as a second validator, for a client that resumes by date: its If-Range holds the date of the first
-    // part, which names this file only where it is this one's and the file was not modified within that second
-    // (RFC 9110, 13.1.5: a date is a strong validator only a second or more before the answer).
+    // The file's size and modification time, once, for both validators: the ETag, and Last-Modified for a client that
+    // resumes by date (its If-Range holds the date of the first part, which names this file only where it is this
+    // one's and the file was not modified within that second: RFC 9110, 13.1.5, a date is a strong validator only a
+    // second or more before the answer). Read from the file opened (fstat), which is the one sent.
     struct stat st{};
-    bool const dated = ::stat(path.c_str(), &st) == 0;
+    bool const dated = ::fstat(download->file.native_handle(), &st) == 0 && std::uint64_t(st.st_size) == size;
+    std::string const tag = dated ? entity_tag(st) : "\"" + std::to_string(size) + "\"";
     std::string const modified = dated ? http_date(st.st_mtime) : "";
     beast::string_view const if_range = request[http::field::if_range];
     bool const same_file = if_range.empty() || if_range == tag ||
