@@ -298,10 +298,11 @@ BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingName
         b.append({f[1], f[2], f[3], f[0]}, {f[4], f[5], f[6]}, family.type);
         // The record's fields that are not kept: those after the velocity but the softening and the potential (the last,
         // which a run computes again): rho, temp and metals for gas, metals and tform for stars, none for dark matter.
-        bool dropped = false;
-        for (std::size_t c = 7; c + 1 < family.floats && !dropped; ++c)
-          dropped = c != family.eps_index && load<float>(r + 4 * c, little) != 0.0f;
-        (family.type == BodyType::gas ? gas_fields : star_fields) |= dropped;
+        if (family.type != BodyType::dark) {
+          bool& dropped = family.type == BodyType::gas ? gas_fields : star_fields;  // once found, not looked for again
+          for (std::size_t c = 7; c + 1 < family.floats && !dropped; ++c)
+            dropped = c != family.eps_index && load<float>(r + 4 * c, little) != 0.0f;
+        }
       }
     }
   }
