@@ -347,6 +347,8 @@ void LiveSimulation::advance_spans(const Plan& plan) {
   if (!span_end_ || sim_->block_time() >= *span_end_ || plan.spans != span_spans_) {
     span_end_ = std::max((std::floor(sim_->block_time() / top) + double(plan.spans)) * top, sim_->long_steps_end());
     span_spans_ = plan.spans;
+    std::lock_guard<std::mutex> lock(frame_mutex_);
+    stats_.energy_due = sim_->block_epoch() + *span_end_;
   }
   struct Limit {  // the simulation's own time limit (none, in a viewer) back however this ends
     multigpu::Simulation& sim;

@@ -67,6 +67,7 @@ struct LiveStats {
   std::optional<double> energy_error;  // sim::relative_energy_error, measured on a cadence
   std::optional<double> initial_energy;  // its baseline: the run's start's, or where the softening last changed
   double energy_time = 0;              // the simulation time it was measured at
+  std::optional<double> energy_due;    // hermite4: the time the frames go to (every body at one time), measured there
   // Measured with the energy: 2K/|W| and the radii holding 10, 50 and 90% of the mass.
   std::optional<double> virial_ratio;
   std::array<double, 3> lagrangian_radii{0, 0, 0};

@@ -993,6 +993,7 @@ class Viewer {
     h.step = s.step;
     h.energy_error = s.energy_error;
     h.energy_time = s.energy_time;
+    h.energy_due = s.energy_due;
     h.virial_ratio = s.virial_ratio;
     h.lagrangian_radii = s.lagrangian_radii;
     h.energy_tracked = energy_tracked_;

@@ -145,6 +145,13 @@ std::string panel_energy_line(double error, double time, double dt, const sim::U
   return text + (units.physical() ? physical_time_text(time, units) : "t = " + time_text(time, dt));
 }
 
+std::string panel_energy_wait_line(bool paused_at_start, std::optional<double> due, const sim::Units& units) {
+  if (paused_at_start) return "energy error: after the first step";
+  if (!due) return "energy error: measuring";
+  return "energy error: at " + (units.physical() ? physical_time_text(*due, units) : "t = " + time_text(*due, 0.0)) +
+         ", every body's next common time";
+}
+
 namespace {
 // Three significant digits, trailing zeros kept ("2.00", not "2" beside "0.757": a figure that reads as cut short),
 // with no bare point ("413", not "413."); 0 as "0".

@@ -30,6 +30,7 @@ struct HudStats {
   bool block_steps = false;        // hermite4: `time` is the block time, a step a block step
   std::optional<double> energy_error;  // with the time it was measured at
   double energy_time = 0;
+  std::optional<double> energy_due;  // hermite4, before the first measure: the time it will be made at
   std::optional<double> virial_ratio;         // measured with the energy, with
   std::array<double, 3> lagrangian_radii{};   // the radii holding 10, 50 and 90% of the mass
   bool energy_tracked = true;

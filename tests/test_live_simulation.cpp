@@ -513,6 +513,7 @@ TEST(LiveHermite, EachFrameIsSpansOfDtMaxWithEveryBodyAtItsEnd) {
     reference->hermite_state(bodies, state);
     for (double t : state.time) ASSERT_EQ(t, 2 * frame / 16.0) << "not every body is at the span's end";
     EXPECT_EQ(live.stats().time, 2 * frame / 16.0);
+    EXPECT_EQ(live.stats().energy_due, 2 * frame / 16.0) << "the HUD's time of the next energy measure";
     EXPECT_EQ(live.stats().step, reference->steps_done());
     expect_bitwise_positions(live.state(), bodies);  // the bodies at their own times: the frame shows those
     std::printf("frame %d: t = %g after %llu block steps\n", frame, live.stats().time,
