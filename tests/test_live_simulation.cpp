@@ -87,16 +87,7 @@ class LiveSwitches : public ::testing::TestWithParam<Backend> {
   }
 
   static void expect_bitwise(const sim::BodySet& a, const sim::BodySet& b) {
-    ASSERT_EQ(a.size(), b.size());
-    std::size_t differing = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      auto const& p = a.pos_mass[i];
-      auto const& q = b.pos_mass[i];
-      auto const& v = a.velocity[i];
-      auto const& w = b.velocity[i];
-      if (p.x != q.x || p.y != q.y || p.z != q.z || p.w != q.w || v.x != w.x || v.y != w.y || v.z != w.z) ++differing;
-    }
-    EXPECT_EQ(differing, 0u) << "bodies that differ from the run that never switched";
+    expect_bitwise_positions(a, b);  // against the run that never switched
     EXPECT_EQ(a.time, b.time);
   }
 
@@ -398,13 +389,19 @@ TEST_F(LiveAbandon, ANewRunAbandonsAStepAndTheTornStateIsNeverShown) {
   expect_bitwise_positions(live.state(), reference.state());
 }
 
-// A hermite4 Plummer run of `bodies` bodies on one host device, with `softening` named.
-driver::RunConfig hermite_plummer(std::size_t bodies, double softening) {
+// A Plummer run of `bodies` bodies on one host device, every other setting its default.
+driver::RunConfig cpu_plummer(std::size_t bodies) {
   driver::RunConfig run;
-  run.devices.backend = driver::BackendChoice::cpu;
-  run.devices.count = 1;
   run.initial.scenario = sim::Scenario::plummer;
   run.initial.bodies = bodies;
+  run.devices.backend = driver::BackendChoice::cpu;
+  run.devices.count = 1;
+  return run;
+}
+
+// A hermite4 Plummer run of `bodies` bodies on one host device, with `softening` named.
+driver::RunConfig hermite_plummer(std::size_t bodies, double softening) {
+  driver::RunConfig run = cpu_plummer(bodies);
   run.physics.integrator = sim::Integrator::hermite4;
   run.physics.softening = softening;
   run.given.integrator = run.given.softening = true;
@@ -734,11 +731,7 @@ namespace {
 // A notice of the setup (here: a --dt-max that is no power of two) is said once: a reset that makes the same setup
 // again does not repeat it to the log and the HUD.
 TEST(LiveNotices, ASetupNoticeIsSaidOnceAcrossResets) {
-  driver::RunConfig run;
-  run.initial.scenario = sim::Scenario::plummer;
-  run.initial.bodies = 64;
-  run.devices.backend = driver::BackendChoice::cpu;
-  run.devices.count = 1;
+  driver::RunConfig run = cpu_plummer(64);
   run.physics.integrator = sim::Integrator::hermite4;
   run.physics.hermite.dt_max = 0.1;
   run.given.dt_max = true;
@@ -763,11 +756,7 @@ TEST(LiveNotices, ASetupNoticeIsSaidOnceAcrossResets) {
 
 // The steps timed since the simulation was made, for the viewer's summary: every step counted, a reset starts again.
 TEST(LiveNotices, TimedStepsAreCountedSinceTheRunWasMade) {
-  driver::RunConfig run;
-  run.initial.scenario = sim::Scenario::plummer;
-  run.initial.bodies = 64;
-  run.devices.backend = driver::BackendChoice::cpu;
-  run.devices.count = 1;
+  driver::RunConfig run = cpu_plummer(64);
   LiveSimulation live(driver::make_setup(run), run, std::nullopt, false);
   for (int k = 0; k < 4; ++k) live.update();
   auto s = live.stats();
@@ -791,11 +780,7 @@ TEST(LiveNotices, TimedStepsAreCountedSinceTheRunWasMade) {
 // the next measure, where it went back to "measuring" and then showed only the error since the change. The speed
 // colours keep their range (continued). Another softening is another potential: its error is measured from there.
 TEST(LiveSettings, AChangeOfSettingsKeepsTheEnergyBaselineUnlessTheSofteningChanges) {
-  driver::RunConfig run;
-  run.initial.scenario = sim::Scenario::plummer;
-  run.initial.bodies = 128;
-  run.devices.backend = driver::BackendChoice::cpu;
-  run.devices.count = 1;
+  driver::RunConfig run = cpu_plummer(128);
   run.physics.dt = 0.05;
   LiveSimulation live(driver::make_setup(run), run, std::nullopt, true);
   auto const measured = [&] {  // updates until the energy is measured (on its cadence: a second or more apart)
