@@ -190,8 +190,12 @@ class Viewer {
     // so, and a quit during the start-up is at once too. The controls take the run's values when it
     // has started (new_generation).
     controls_.block_steps = o.run.physics.integrator == sim::Integrator::hermite4;
-    controls_.dt = controls_.block_steps ? o.run.physics.hermite.dt_max : o.run.physics.dt;
-    controls_.softening = o.run.physics.softening;
+    // The defaults the start-up will choose where none was named (a file's values show once it has read them).
+    bool const from_file = !o.run.initial.checkpoint.empty() || !o.run.initial.snapshot.empty();
+    controls_.dt = controls_.block_steps          ? o.run.physics.hermite.dt_max
+                   : o.run.physics.dt > 0 || from_file ? o.run.physics.dt
+                                                  : sim::default_dt(o.run.physics.integrator);
+    controls_.softening = from_file ? o.run.physics.softening : driver::resolved_softening(o.run);
     controls_.damping = o.run.physics.damping;
     controls_.damping_applies = o.run.physics.integrator == sim::Integrator::euler_damped;
     controls_.precision = o.run.devices.engine.precision == Precision::fp64 ? 1 : 0;
@@ -209,7 +213,6 @@ class Viewer {
     controls_.steps_per_update = o.steps_per_frame.value_or(1);
     // Two bodies tell their story through their orbits: trails on, and a few steps a frame so the
     // trail spans an orbit.
-    bool const from_file = !o.run.initial.checkpoint.empty() || !o.run.initial.snapshot.empty();
     bool const two_body = !from_file && o.run.initial.scenario == sim::Scenario::two_body;
     controls_.trails = two_body || o.trails;
     trails_for_binary_ = two_body && !o.trails;
@@ -224,6 +227,8 @@ class Viewer {
     std::string const file = !o.run.initial.checkpoint.empty() ? o.run.initial.checkpoint : o.run.initial.snapshot;
     if (!file.empty()) scenarios_.insert(scenarios_.begin(), "file: " + fs::path(file).filename().string()), controls_.scenario = 0;
     requested_ = shown_ = o.run;
+    shown_.physics.dt = controls_.dt;  // as show_running: the values the controls hold
+    shown_.physics.softening = controls_.softening;
     requested_bodies_ = std::size_t(controls_.bodies);
     if (!two_body && controls_.bodies > 2) many_bodies_ = std::size_t(controls_.bodies);
     softening_chosen_ = o.run.physics.softening != 0;
@@ -635,8 +640,9 @@ class Viewer {
       reset();
     } else if (controls_.apply) {
       controls_.apply = false;
-      if (generation_ == 0) {  // still starting: nothing runs to change yet, said (the HUD shows the run's once it runs)
-        tell("the run is still starting: nothing was changed; change the settings once it runs");
+      if (generation_ == 0) {  // still starting: the values edited are applied once it runs (new_generation)
+        queued_ = edited();
+        tell("the run is still starting: the change is made once it runs");
         return;
       }
       Change change;
@@ -646,23 +652,42 @@ class Viewer {
     }
   }
 
+  // The settings the user changed in the HUD: those its controls hold that differ from what runs (shown_).
+  struct Edited {
+    bool block_steps = false;  // the dt control was hermite4's dt max
+    std::optional<double> dt, softening, damping;
+    std::optional<int> precision, threading, devices;
+  };
+  Edited edited() const {
+    Edited e;
+    e.block_steps = controls_.block_steps;
+    if (controls_.dt != shown_.physics.dt) e.dt = controls_.dt;
+    if (controls_.softening != shown_.physics.softening) e.softening = controls_.softening;
+    if (controls_.damping != shown_.physics.damping) e.damping = controls_.damping;
+    if ((controls_.precision ? Precision::fp64 : Precision::fp32) != shown_.devices.engine.precision)
+      e.precision = controls_.precision;
+    if ((controls_.threading ? multigpu::Threading::workers : multigpu::Threading::single) != shown_.devices.threading)
+      e.threading = controls_.threading;
+    if (controls_.devices != shown_.devices.count) e.devices = controls_.devices;
+    return e;
+  }
+
   // The settings the HUD shows, on top of those asked for last: only what the user changed.
   driver::RunConfig settings() const {
     driver::RunConfig run = requested_;
-    if (controls_.dt != shown_.physics.dt) {
-      if (controls_.block_steps)  // hermite4's "dt max"
-        run.physics.hermite.dt_max = controls_.dt, run.given.dt_max = true;
+    Edited const e = edited();
+    if (e.dt) {
+      if (e.block_steps)  // hermite4's "dt max"
+        run.physics.hermite.dt_max = *e.dt, run.given.dt_max = true;
       else
-        run.physics.dt = controls_.dt;
+        run.physics.dt = *e.dt;
     }
-    if (controls_.softening != shown_.physics.softening) run.physics.softening = controls_.softening;
-    if (controls_.damping != shown_.physics.damping) run.physics.damping = controls_.damping;
-    Precision const precision = controls_.precision ? Precision::fp64 : Precision::fp32;
-    if (precision != shown_.devices.engine.precision) run.devices.engine.precision = precision;
-    auto const threading = controls_.threading ? multigpu::Threading::workers : multigpu::Threading::single;
-    if (threading != shown_.devices.threading) run.devices.threading = threading;
-    if (controls_.devices != shown_.devices.count) {
-      run.devices.count = controls_.devices;
+    if (e.softening) run.physics.softening = *e.softening;
+    if (e.damping) run.physics.damping = *e.damping;
+    if (e.precision) run.devices.engine.precision = *e.precision ? Precision::fp64 : Precision::fp32;
+    if (e.threading) run.devices.threading = *e.threading ? multigpu::Threading::workers : multigpu::Threading::single;
+    if (e.devices) {
+      run.devices.count = *e.devices;
       run.devices.gpus.clear();
       run.devices.weights.clear();
     }
@@ -801,6 +826,20 @@ class Viewer {
     choose_upload_path(stats);
     if (stats.changes_done < awaited_) return;  // a later request is on its way
     show_running(stats);
+    if (queued_) {  // settings edited during the start-up, over those it chose: asked for now, as if applied now
+      Edited const& q = *queued_;
+      // (a dt edited as a fixed step is not hermite4's dt max, where the file turned out to be a hermite4 run's)
+      if (stats.generation == first_generation_ && q.block_steps == controls_.block_steps) {
+        if (q.dt) controls_.dt = *q.dt;
+        if (q.softening) controls_.softening = *q.softening;
+        if (q.damping) controls_.damping = *q.damping;
+        if (q.precision) controls_.precision = *q.precision;
+        if (q.threading) controls_.threading = *q.threading;
+        if (q.devices) controls_.devices = *q.devices;
+        controls_.apply = true;
+      }
+      queued_.reset();
+    }
     if (reset_view_) {
       reset_view_ = false;
       render::look_at_scenario(camera_, stats.source);
@@ -1108,6 +1147,7 @@ class Viewer {
   std::uint64_t step_counts_generation_ = 0;
   int max_devices_ = 1;
   std::uint64_t refused_ = 0, first_generation_ = 0;
+  std::optional<Edited> queued_;  // the settings edited during the start-up, applied once it runs
   bool requested_pause_ = false, vsync_ = true;
   std::uint64_t generation_ = 0, last_frame_ = ~std::uint64_t{0};
   double fps_ = 0, render_ms_ = 0;

@@ -771,16 +771,21 @@ def click_on_a_slider_applies(nbody, folder):
 
 # A setting changed while the run is still starting (its first forces) changes nothing, and is said to: before, the
 # slider showed the new dt and the run started with its own, unsaid.
-def a_change_during_the_start_up_is_said(nbody, folder):
-    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "200000", "--precision", "fp64", "--threads", "1"], folder,
+def a_change_during_the_start_up_is_made_once_it_runs(nbody, folder):
+    # A start-up of some seconds (fp64 on one thread): the dt slider pulled to its end meanwhile is said, and made
+    # once the run has started (it was dropped unsaid, then said to change nothing).
+    v = Viewer(nbody, ["--scenario", "plummer", "--bodies", "60000", "--precision", "fp64", "--threads", "1"], folder,
                hud_seconds=FIRST_FRAME_SECONDS, started=False)
     try:
         v.click_until("Simulation", "N")
         expect("viewer: started" not in v.log(), "the run started before the change could be tried\n" + v.log())
         x, y, _, h = v.rect("dt")
-        v.click_at(x + 6, y + h // 2)
-        v.wait_for(lambda: "the run is still starting: nothing was changed" in v.log(), 10,
-                   "a change during the start-up was not said to change nothing")
+        v.click_at(x + 6, y + h // 2)  # the slider's lowest value, 1e-4
+        v.wait_for(lambda: "the run is still starting: the change is made once it runs" in v.log(), 10,
+                   "a change during the start-up was not said")
+        expect("viewer: started" not in v.log(), "the run started before the change was made\n" + v.log())
+        v.wait_for(lambda: re.search(r"^viewer: now .* dt 0\.000100$", v.log(), re.M), 180,
+                   "the change made during the start-up was not made once it ran")
         v.close_window()
         status, _ = v.timed_exit(QUIT_SECONDS)
         expect(status == 0, f"close: exit status {status}")
@@ -871,7 +876,8 @@ CASES = {f.__name__: f for f in (escape_in_a_text_field, escape_in_a_popup, scre
                                   quick_scenario_switches, hud_values_held_to_command_line_bounds,
                                   click_on_a_slider_applies, level_colours_while_paused,
                                   recording_closed_keeps_its_screenshot, tapped_enter_while_running,
-                                  narrow_window_keeps_the_labels, file_body_count, a_change_during_the_start_up_is_said)}
+                                  narrow_window_keeps_the_labels, file_body_count,
+                                  a_change_during_the_start_up_is_made_once_it_runs)}
 
 
 def main():
