@@ -322,6 +322,25 @@ std::optional<std::string> series_base(const std::string& path, std::uint64_t st
 
 }  // namespace
 
+void refuse_series_checkpoint(const std::string& path, const std::string& given, multigpu::Simulation& sim,
+                              const SettingNames& names) {
+  std::string refused;
+  std::error_code ec;
+  if (sim.ranks().rank() == 0 && std::filesystem::is_regular_file(path, ec)) {
+    try {
+      std::uint64_t const held = sim::read_checkpoint_header(path, names).run.step;
+      if (auto const base = series_base(path, held); base && held != sim.steps_done())
+        refused = given + ": " + path + " is the checkpoint of step " + std::to_string(held) +
+                  " of a series (as its name says), which this would replace with step " +
+                  std::to_string(sim.steps_done()) + "'s state, step " + std::to_string(held) +
+                  "'s own lost; name the series' own checkpoint (" + *base + ") or another file";
+    } catch (const std::runtime_error&) {  // no checkpoint: replaced_state_warning says what it is
+    }
+  }
+  if (sim.ranks().size() > 1) refused = sim.ranks().all_gather(refused).front();
+  if (!refused.empty()) throw InputError(refused);
+}
+
 std::string replaced_state_warning(const std::string& path, const std::string& given, bool checkpoint,
                                    const Setup& setup, multigpu::Simulation& sim, const SettingNames& names) {
   std::string said;

@@ -284,6 +284,14 @@ std::string series_names_notice(const RunOutputs& outputs, std::uint64_t last);
 std::string replaced_state_warning(const std::string& path, const std::string& given, bool checkpoint,
                                    const Setup& setup, multigpu::Simulation& simulation, const SettingNames& names);
 
+// A checkpoint of the simulation's state now written at PATH where PATH holds the checkpoint of another step named as
+// a series' file of that step ("c_00000010.h5" holding step 10): step 10's state, a point a branch or restart starts
+// from, would be gone, and its name would say step 10 of another step's state. Throws InputError naming the write as
+// `given`, as a run's --checkpoint is refused at its start; the file the simulation was made from included. Rank 0
+// reads the file; every rank throws alike.
+void refuse_series_checkpoint(const std::string& path, const std::string& given, multigpu::Simulation& simulation,
+                              const SettingNames& names);
+
 // Runs `steps` steps of `simulation` (built from `setup`) and writes `outputs`. A signal (core/
 // interrupt.h) ends the steps early and the outputs are still written (stopped_by says so; the end's
 // diagnostics are then skipped). A final output that cannot be written costs only itself

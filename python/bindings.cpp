@@ -1331,6 +1331,7 @@ class Engine {
     spare_source({{"Simulation.checkpoint", path}}, "Simulation.checkpoint", "");
     std::string const given = "Simulation.checkpoint(" + shown(nb::str(path.c_str())) + ")";
     nb::gil_scoped_release unlocked;
+    driver::refuse_series_checkpoint(path, given, *sim_, run_.names);
     if (runs_it) {
       CheckpointWrite const own(run_lock_);  // as the run, which holds the path's lock
       driver::write_checkpoint(path, setup_, *sim_, e0_);

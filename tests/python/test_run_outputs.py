@@ -1309,6 +1309,26 @@ def test_a_save_or_checkpoint_of_the_moment_warns_before_it_replaces_a_state_its
         sim.save(tmp_path / "mine.h5")
 
 
+def test_a_checkpoint_of_the_moment_over_a_series_file_of_another_step_is_refused(tmp_path):
+    # The periodic checkpoint a script restarted from, checkpointed back to after more steps: step 10's state, a point
+    # a branch starts from, would be gone and its name would say step 10 of step 30's state. Refused before the write,
+    # as run(checkpoint=...) and the command line refuse it; the same step's state written again is none of that.
+    nbody.Simulation(n=64, backend="cpu").run(steps=20, checkpoint=tmp_path / "c.h5", checkpoint_every=10)
+    periodic = tmp_path / "c_00000010.h5"
+    sim = nbody.Simulation.restart(periodic, backend="cpu")
+    sim.checkpoint(periodic)  # step 10 still
+    before = periodic.read_bytes()
+    sim.run(steps=20)
+    with pytest.raises(ValueError, match=r"^Simulation\.checkpoint\('.*c_00000010\.h5'\): .*c_00000010\.h5 is the "
+                                         r"checkpoint of step 10 of a series \(as its name says\), which this would "
+                                         r"replace with step 30's state, step 10's own lost; name the series' own "
+                                         r"checkpoint \(.*c\.h5\) or another file$"):
+        sim.checkpoint(periodic)
+    assert periodic.read_bytes() == before
+    sim.checkpoint(tmp_path / "c.h5")  # the series' own, the state a restart goes on from
+    assert nbody.Simulation.restart(tmp_path / "c.h5", backend="cpu").steps == 30
+
+
 def test_a_file_another_run_writes_now_is_no_output_of_a_script(cli, tmp_path):
     # A notebook's save() or checkpoint() named as a file of a batch job's series, its --save or its diagnostics
     # series' working file: refused while the job runs, naming what holds it, with nothing written.
