@@ -314,7 +314,8 @@ TEST(Driver, FileAndUnitErrorsNameTheFrontEndsEntryPoints) {
   EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); },
                                   sim::checkpoints_built()
                                       ? h5 + ": cannot open the HDF5 file (damaged, or not one HDF5 can read)"
-                                      : h5 + ": an HDF5 file in neither nbody's nor GADGET's layout; Simulation.load "
+                                      : h5 + ": an HDF5 file in neither nbody's nor GADGET's layout (a Header group "
+                                             "with NumPart_Total, and groups PartType0 to PartType5); Simulation.load "
                                              "reads tipsy files and HDF5 snapshots in the GADGET/SWIFT layout, nbody's "
                                              "and others' (a checkpoint continues with Simulation.restart)"));
   if (!sim::checkpoints_built()) return;

@@ -819,6 +819,18 @@ class Reader {
     if (rank < 1 || dims[0] != bodies) fail(shape_problem(where, rank, dims, bodies, c.columns));
   }
 
+  // The rows of `group`'s dataset `c` (its first dimension; 0 for a scalar).
+  hsize_t rows_of(const char* group, const Column& c) const {
+    std::string const where = std::string(group) + "/" + c.name;
+    Handle set = open_dataset(group, where);
+    Handle space(H5Dget_space(set.get()), H5Sclose);
+    hsize_t dims[H5S_MAX_RANK] = {};
+    int const rank = H5Sget_simple_extent_ndims(space.get());
+    if (rank < 0 || H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0)
+      fail("cannot read the shape of " + where + " (the file is damaged)");
+    return rank < 1 ? 0 : dims[0];
+  }
+
   // The dataset `where` of `group`, reached by hard links only.
   Handle open_dataset(const char* group, const std::string& where) const {
     require_object(group, "group");
@@ -983,6 +995,10 @@ Header read_header(const Reader& r, const SettingNames& names = {}) {
   RunRecord& run = h.info.run;
   // An HDF5 file of another program: said as such, not as a damaged checkpoint.
   if (!r.has_group("Header")) r.fail("an HDF5 file with no /Header group: another program's");
+  if (!r.has_attribute("Header", "NbodyFile") && !r.has_attribute("Header", "Step") &&
+      (r.has_attribute("Header", "NumPart_Total") || r.has_attribute("Header", "NumPart_ThisFile")))
+    r.fail("another program's snapshot in the GADGET/SWIFT layout (its Header has no Step); " +
+           names.entry("--load") + " starts a new run from it");
   h.format = r.has_attribute("Header", "NbodyFormat") ? int(r.whole("NbodyFormat", 1000)) : 1;
   if (h.format != 1 && h.format != 2)
     r.fail("Header/NbodyFormat is " + std::to_string(h.format) + "; this nbody reads formats 1 and 2 (a newer nbody wrote it?)");
@@ -1535,6 +1551,19 @@ ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingName
            "integrates bodies in open space");
   Header h;
   read_counts(r, h, true);
+  // Bodies the header does not count (an h5py script's group added without its count, a type past GADGET's six):
+  // refused, not dropped unseen.
+  std::string const counted = r.has_attribute("Header", "NumPart_Total") ? "NumPart_Total" : "NumPart_ThisFile";
+  for (int t = 0; t < 64; ++t) {
+    std::string const group = "PartType" + std::to_string(t);
+    if ((t < 6 && h.counts[t] > 0) || !r.has_group(group.c_str()) ||
+        !r.has_object((group + "/" + kCoordinates.name).c_str()))
+      continue;
+    if (hsize_t const rows = r.rows_of(group.c_str(), kCoordinates); rows > 0)
+      r.fail(group + "/" + kCoordinates.name + " holds " + std::to_string(rows) + " bodies where Header/" + counted +
+             (t < 6 ? " counts none of type " + std::to_string(t) : std::string(" counts types 0 to 5 only")) +
+             ": the header's counts say which bodies the file holds; correct them, or remove the group");
+  }
   ForeignSnapshot out;
   out.count = h.info.bodies;
   std::vector<double> mass_table(6, 0.0);  // (SWIFT's has a seventh, its neutrinos')

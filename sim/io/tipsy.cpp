@@ -161,7 +161,8 @@ bool header_is_little_endian(const std::string& path, const unsigned char* raw, 
   // HDF5's signature: nbody's checkpoints and snapshots, which a user may give where a tipsy file is read.
   static constexpr unsigned char kHdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
   if (!big && !little && std::memcmp(raw, kHdf5, sizeof kHdf5) == 0)
-    fail(path, "an HDF5 file in neither nbody's nor GADGET's layout; " + names.entry("--load") +
+    fail(path, "an HDF5 file in neither nbody's nor GADGET's layout (a Header group with NumPart_Total, and "
+               "groups PartType0 to PartType5); " + names.entry("--load") +
                    " reads tipsy files and HDF5 snapshots in the GADGET/SWIFT layout, nbody's and others' (a "
                    "checkpoint continues with " + names.entry("--restart") + ")");
   if (!big && !little)

@@ -147,6 +147,10 @@ def test_the_command_line_loads_it_and_says_what_it_read(tmp_path):
     ({}, {"coordinates_group": True}, r"PartType1/Coordinates is a group, not a dataset"),
     ({}, {"no_counts": True}, r"no Header/NumPart_Total attribute \(nor NumPart_ThisFile\): the bodies of each "
                               r"particle type"),
+    # Bodies the header does not count were dropped unseen: a group added by a script without its count, a seventh type.
+    ({}, {"uncounted": 2}, r"PartType2/Coordinates holds 5 bodies where Header/NumPart_Total counts none of type 2: "
+                           r"the header's counts say which bodies the file holds; correct them, or remove the group"),
+    ({}, {"uncounted": 6}, r"PartType6/Coordinates holds 5 bodies where Header/NumPart_Total counts types 0 to 5 only"),
 ])
 def test_what_it_cannot_take_is_refused_naming_the_field(tmp_path, header, part, said):
     pos, vel, mass = cluster(n=10)
@@ -160,6 +164,9 @@ def test_what_it_cannot_take_is_refused_naming_the_field(tmp_path, header, part,
     if part.get("no_counts"):  # a header without counts: still this layout, its counts missing
         with h5py.File(path, "a") as f:
             del f["Header"].attrs["NumPart_Total"], f["Header"].attrs["NumPart_ThisFile"]
+    if part.get("uncounted"):
+        with h5py.File(path, "a") as f:
+            f[f"PartType{part['uncounted']}/Coordinates"] = pos[:5].astype(np.float32)
     if part.get("coordinates_group"):
         with h5py.File(path, "a") as f:
             del f["PartType1/Coordinates"]
@@ -179,3 +186,19 @@ def test_counts_in_num_part_this_file_alone_are_the_snapshots(tmp_path):
     sim = nbody.Simulation.load(path, backend="cpu")
     assert len(sim) == 40
     np.testing.assert_array_equal(np.sort(sim.masses), np.sort(mass.astype(np.float32).astype(np.float64)))
+
+
+def test_a_restart_of_another_programs_snapshot_says_to_load_it(tmp_path):
+    # It was refused as a damaged checkpoint ("bodies of particle type 0", "no Header/Step attribute").
+    pos, vel, mass = cluster(n=10)
+    path = tmp_path / "ics.hdf5"
+    write_gadget(path, {0: (pos, vel, mass), 1: (pos, vel, mass)})
+    with pytest.raises(ValueError, match=rf"^{path}: another program's snapshot in the GADGET/SWIFT layout \(its "
+                                         r"Header has no Step\); Simulation\.load starts a new run from it"):
+        nbody.Simulation.restart(path, backend="cpu")
+    # Particle groups with no Header: what the layout needs is named.
+    with h5py.File(path, "a") as f:
+        del f["Header"]
+    with pytest.raises(ValueError, match=r"an HDF5 file in neither nbody's nor GADGET's layout \(a Header group with "
+                                         r"NumPart_Total, and groups PartType0 to PartType5\)"):
+        nbody.Simulation.load(path, backend="cpu")
