@@ -693,10 +693,21 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     if (!bodies) return s;
     sim::TipsyInfo info;
     std::string said;  // what the file is, and what it lacks
+    // Units named for a file that states its own relabel its numbers, as a restart's do: warned, as there (a
+    // system 1000 times smaller, for 1pc given with a file in kpc). Another program's constants for the same units
+    // (GADGET's solar mass, 3e-4 from the IAU's) are the same scale.
+    auto relabels = [&](const sim::Units& stated, const std::string& where) {
+      if (run.given.units && stated.physical() && !run.units.same_scale(stated, 1e-3))
+        s.warnings.push_back(run.names.with("--mass-unit and --length-unit", run.units.describe()) + " override " +
+                             where + "'s " + stated.describe() + ": its numbers read in other units, not converted, " +
+                             "so every length, mass, velocity and time is another (" + run.units.derived() +
+                             "); leave them out to run in the file's units");
+    };
     if (foreign) {
       sim::ForeignSnapshot snapshot = sim::read_foreign_snapshot(ic.snapshot, run.names);
       s.bodies = std::move(snapshot.bodies);
       info.softening = std::nullopt;
+      if (snapshot.units_stated) relabels(snapshot.units, ic.snapshot);
       if (!run.given.units && snapshot.units_stated) {
         run.units = snapshot.units;
         s.notices.push_back("units " + run.units.describe() + " from " + ic.snapshot + " (velocities and time in the " +
@@ -716,6 +727,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
       sim::Snapshot snapshot = sim::read_snapshot(ic.snapshot, run.names);
       s.bodies = std::move(snapshot.bodies);
       info.softening = snapshot.softening;
+      relabels(snapshot.units, ic.snapshot);
       if (!run.given.units && snapshot.units.physical()) {
         run.units = snapshot.units;
         s.notices.push_back("units " + run.units.describe() + " from " + ic.snapshot + " (" +
@@ -738,6 +750,8 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                 " are not kept (nbody integrates gravity alone: a save writes them as 0)";
       // Tipsy holds no units; nbody states them beside the file it saves in units.
       std::string const param = sim::tipsy_param_path(ic.snapshot);
+      if (run.given.units)
+        if (auto const stated = sim::read_tipsy_param(ic.snapshot)) relabels(*stated, param);
       if (auto const stated = run.given.units ? std::nullopt : sim::read_tipsy_param(ic.snapshot)) {
         run.units = *stated;
         s.notices.push_back("units " + run.units.describe() + " from " + param + " (" +

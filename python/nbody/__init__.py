@@ -407,6 +407,7 @@ class Simulation:
         path = cls._path(path, "path")
         settings = cls._settings(settings, Simulation.load)
         self._adopt(cls._reading(path, lambda: _nbody.Engine.load(path, settings, comm)))
+        self._engine.warn_of_setup(2)  # units named over the file's own: its numbers read in them (rank 0)
         return self
 
     @classmethod

@@ -50,8 +50,10 @@ struct Units {
 
   bool operator==(const Units& o) const { return mass == o.mass && length == o.length; }
   // The same scale, in whatever words (1e5Msun and 100000Msun, 1pc and 0.001kpc): what the files' readers take.
-  bool same_scale(const Units& o) const {
-    auto near = [](double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(std::abs(a), std::abs(b)); };
+  // Within `tolerance`, relative: 1e-3 takes another program's constants (GADGET's 1.989e43 g for 1e10 Msun, the IAU's
+  // 1.98841e43) for the same scale.
+  bool same_scale(const Units& o, double tolerance = 1e-12) const {
+    auto near = [&](double a, double b) { return std::abs(a - b) <= tolerance * std::max(std::abs(a), std::abs(b)); };
     return physical() == o.physical() && near(mass_g, o.mass_g) && near(length_cm, o.length_cm);
   }
   bool operator!=(const Units& o) const { return !(*this == o); }

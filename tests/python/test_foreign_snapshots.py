@@ -4,6 +4,7 @@
 # the file's mass and length, the energy as the file's own numbers give it in its own units.
 import os
 import subprocess
+import warnings
 
 import numpy as np
 import pytest
@@ -201,4 +202,21 @@ def test_a_restart_of_another_programs_snapshot_says_to_load_it(tmp_path):
         del f["Header"]
     with pytest.raises(ValueError, match=r"an HDF5 file in neither nbody's nor GADGET's layout \(a Header group with "
                                          r"NumPart_Total, and groups PartType0 to PartType5\)"):
+        nbody.Simulation.load(path, backend="cpu")
+
+
+def test_units_named_for_a_file_that_states_its_own_are_a_warning(tmp_path):
+    # A file in kpc loaded with length_unit='1pc' kept its numbers and called them parsecs (a system 1000 times smaller)
+    # without a word; the same units in the writer's constants (GADGET's 1.989e43 g for 1e10 Msun) are none.
+    pos, vel, mass = cluster(n=20)
+    path = tmp_path / "ics.hdf5"
+    write_gadget(path, {1: (pos, vel, mass)}, units=("gadget4", 3.085678e21, 1.989e43, KM_S))
+    with pytest.warns(RuntimeWarning, match=r"mass_unit and length_unit \(1e10Msun, 1pc\) override .*ics\.hdf5's "
+                                            r"1\.989e\+43g, 3\.085678e\+21cm: its numbers read in other units, not "
+                                            r"converted, so every length, mass, velocity and time is another"):
+        sim = nbody.Simulation.load(path, backend="cpu", mass_unit="1e10Msun", length_unit="1pc")
+    np.testing.assert_array_equal(sim.positions, pos.astype(np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        nbody.Simulation.load(path, backend="cpu", mass_unit="1e10Msun", length_unit="1kpc")
         nbody.Simulation.load(path, backend="cpu")
