@@ -29,6 +29,7 @@ class Progress {
     if (!enabled_) return;
     done_ = done;
     time_ = time;
+    if (!first_) first_ = First{Clock::now(), fraction()};
     stale_ = true;
     if (fraction() < 1.0 && Clock::now() - last_ < std::chrono::milliseconds(250)) return;
     draw();
@@ -46,6 +47,14 @@ class Progress {
     if (shown_) std::fputc('\n', stderr);
     shown_ = false;
     std::fprintf(stderr, "%s\n", text.c_str());
+  }
+
+  // The seconds left, at the pace of the run since the first update (`seconds` after it, the fraction done then
+  // `first` and now `fraction`): the start-up's forces and the first block steps, whose pace is not the run's, are
+  // left out. None until a second of that pace is measured (a first estimate of 196 s for a run of 4).
+  static std::optional<double> eta_seconds(double seconds, double first, double fraction) {
+    if (seconds < 1.0 || !(fraction > first)) return std::nullopt;
+    return seconds * (1.0 - fraction) / (fraction - first);
   }
 
   void finish() {
@@ -70,12 +79,14 @@ class Progress {
     double const time = time_, fraction = this->fraction();
     double const elapsed = std::chrono::duration<double>(now - start_).count();
     double const rate = elapsed > 0 ? double(done) / elapsed : 0.0;
-    double const eta = fraction > 0 ? elapsed * (1.0 - fraction) / fraction : 0.0;
+    auto const left = eta_seconds(std::chrono::duration<double>(now - first_->at).count(), first_->fraction, fraction);
+    char eta[32] = "ETA -";
+    if (left) std::snprintf(eta, sizeof eta, "ETA %.0f s", *left);
     if (span_)
-      std::fprintf(stderr, "\rtime %.6g/%g (%3.0f%%), %llu block steps  %.1f block steps/s  ETA %.0f s   ", time,
+      std::fprintf(stderr, "\rtime %.6g/%g (%3.0f%%), %llu block steps  %.1f block steps/s  %s   ", time,
                    span_->to, 100.0 * fraction, (unsigned long long)done, rate, eta);
     else
-      std::fprintf(stderr, "\rstep %llu/%llu (%3.0f%%)  %.1f steps/s  ETA %.0f s   ", (unsigned long long)done,
+      std::fprintf(stderr, "\rstep %llu/%llu (%3.0f%%)  %.1f steps/s  %s   ", (unsigned long long)done,
                    (unsigned long long)total_, 100.0 * fraction, rate, eta);
     std::fflush(stderr);
     shown_ = true;
@@ -89,6 +100,11 @@ class Progress {
   std::uint64_t done_ = 0;
   double time_ = 0.0;
   Clock::time_point start_, last_{};
+  struct First {
+    Clock::time_point at;
+    double fraction;
+  };
+  std::optional<First> first_;  // the first update, where the pace the ETA goes by starts
 };
 
 }  // namespace nbody::app

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "app/progress.h"
 #include "sim/io/checkpoint.h"
 #include "sim/io/tipsy.h"
 #include "test_support.h"
@@ -3970,6 +3971,15 @@ TEST_F(Cli, HelpListsOptionsWithDefaults) {
   for (const char* s : {"--bodies", "--scenario", "--seed", "--steps", "--dt", "--softening", "--integrator",
                         "--precision", "--backend", "--load", "--save", "--benchmark", "--json", "--quiet", "=16384"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+// The progress line's ETA goes by the pace since its first update: the start-up's forces and a hermite4 run's first
+// block steps made the first estimate 196 s for a run that took 4, from the pace since the start.
+TEST(Progress, TheEtaGoesByThePaceSinceTheFirstUpdate) {
+  EXPECT_FALSE(app::Progress::eta_seconds(0.5, 0.001, 0.2)) << "under a second of pace measured";
+  EXPECT_FALSE(app::Progress::eta_seconds(2.0, 0.1, 0.1)) << "no progress since the first update";
+  EXPECT_DOUBLE_EQ(*app::Progress::eta_seconds(1.0, 0.0, 0.25), 3.0);
+  EXPECT_DOUBLE_EQ(*app::Progress::eta_seconds(2.0, 0.2, 0.6), 2.0);
 }
 
 }  // namespace
