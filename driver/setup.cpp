@@ -757,9 +757,9 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
         s.notices.push_back("units " + run.units.describe() + " from " + param + " (" +
                             run.names.name("--mass-unit and --length-unit") + " relabel them)");
       } else if (std::error_code ec; !run.given.units && std::filesystem::exists(param, ec)) {
-        s.notices.push_back(param + " beside " + ic.snapshot + " is not nbody's statement of its units, so this run " +
-                            "is in N-body units (pynbody and yt may take units from it: " +
-                            run.names.name("--mass-unit and --length-unit") + " name them)");
+        s.notices.push_back(param + " beside " + ic.snapshot + " states no units (no dMsolUnit and dKpcUnit), so " +
+                            "this run is in N-body units (" + run.names.name("--mass-unit and --length-unit") +
+                            " name them)");
       } else if (!run.given.units) {
         // A gasoline run's parameter file (run.param) states the units of every tipsy file of its folder to pynbody.
         if (auto const other = sim::nearest_other_param_file(param))

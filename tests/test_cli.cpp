@@ -3132,13 +3132,29 @@ TEST_F(Cli, ATipsySaveStatesItsUnitsBesideIt) {
   Result const below = nbody("--run -q --bodies 64 --steps 1 --save " + file("sub/n.bin"));
   EXPECT_NE(below.err.find("warning: --save " + file("sub/n.bin") + ": the folder above holds "), std::string::npos)
       << below.err;
+  // Loaded, the file's values are in the units another program's parameter file beside it gives, as pynbody reads
+  // them (nbody ran it in N-body units, and pynbody in gasoline's). One that gives none is said.
+  Result const theirs_read = nbody("--run --steps 1 --load " + file("w.bin"));
+  EXPECT_EQ(theirs_read.code, 0) << theirs_read.err;
+  EXPECT_NE(theirs_read.err.find("notice: units 2.325e5Msun, 1kpc from " + file("w.bin.param")), std::string::npos)
+      << theirs_read.err;
+  { std::ofstream(file("w.bin.param")) << "achOutName = w\nnSteps = 10\n"; }
   Result const not_read = nbody("--run --steps 1 --load " + file("w.bin"));
   EXPECT_EQ(not_read.code, 0) << not_read.err;
   EXPECT_EQ(not_read.out.find("units"), std::string::npos) << not_read.out;
-  EXPECT_NE(not_read.err.find("notice: " + file("w.bin.param") + " beside " + file("w.bin") + " is not nbody's "
-                              "statement of its units, so this run is in N-body units"),
+  EXPECT_NE(not_read.err.find("notice: " + file("w.bin.param") + " beside " + file("w.bin") + " states no units "
+                              "(no dMsolUnit and dKpcUnit), so this run is in N-body units"),
             std::string::npos)
       << not_read.err;
+  // One of the two alone, or a cosmological run's, is refused naming the file.
+  { std::ofstream(file("w.bin.param")) << "dMsolUnit = 2.325e5\n"; }
+  expect_input_error("--run --steps 1 --load " + file("w.bin"),
+                     file("w.bin.param") + ": dMsolUnit without dKpcUnit: a mass unit and a length unit are stated "
+                     "together (the units of " + file("w.bin") + ", as pynbody reads them)");
+  { std::ofstream(file("w.bin.param")) << "dMsolUnit = 2.325e5\ndKpcUnit = 1\nbComove = 1\n"; }
+  expect_input_error("--run --steps 1 --load " + file("w.bin"),
+                     file("w.bin.param") + ": bComove is '1': a cosmological run's (comoving coordinates), and nbody "
+                     "integrates bodies in open space");
   // A tipsy file named .param would be taken for a parameter file by its readers: refused.
   expect_input_error("--run --bodies 64 --steps 1 --save " + file("x.param"),
                      "--save " + file("x.param") + ": a tipsy file named .param, which pynbody and yt would read as a "

@@ -472,9 +472,57 @@ void write_tipsy_param(const std::string& param_path, const std::string& tipsy_p
   write_text_file(param_path, text, "the tipsy file's units");
 }
 
+namespace {
+
+// Another program's FILE.param (gasoline's, ChaNGa's, a script's): its dMsolUnit and dKpcUnit where it gives both, as
+// pynbody takes them; nullopt where it gives neither. One of them alone, a value no unit has, or bComove on (comoving
+// coordinates, which nbody does not integrate) is refused, naming the file.
+std::optional<Units> read_other_param(const std::string& path, const std::string& tipsy_path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  std::ifstream f(path);
+  auto refused = [&](const std::string& why) {
+    return InputError(path + ": " + why + " (the units of " + tipsy_path + ", as pynbody reads them)");
+  };
+  std::optional<double> msol, kpc;
+  std::string msol_text, kpc_text, line;
+  constexpr std::size_t kMostLines = 100000;  // a gasoline run's has a few hundred
+  for (std::size_t n = 0; n < kMostLines && std::getline(f, line); ++n) {
+    line = trimmed(line, " \t\r");
+    std::size_t const eq = line.find('=');
+    if (line.empty() || line[0] == '#' || eq == std::string::npos) continue;
+    std::string const key = trimmed(line.substr(0, eq), " \t");
+    if (key != "dMsolUnit" && key != "dKpcUnit" && key != "bComove") continue;
+    std::string const value = trimmed(line.substr(eq + 1, line.find('#', eq) - eq - 1), " \t\r");
+    std::optional<double> const v = parse_decimal(value);
+    if (key == "bComove") {
+      if (!v || *v != 0)
+        throw refused("bComove is '" + value + "': a cosmological run's (comoving coordinates), and nbody " +
+                      "integrates bodies in open space");
+      continue;
+    }
+    if (!v || !(*v > 0) || !std::isfinite(*v)) throw refused(key + " is '" + value + "', not a positive number");
+    (key == "dMsolUnit" ? msol : kpc) = *v;
+    (key == "dMsolUnit" ? msol_text : kpc_text) = value;
+  }
+  if (!msol && !kpc) return std::nullopt;
+  if (!msol || !kpc)
+    throw refused(std::string(msol ? "dMsolUnit" : "dKpcUnit") + " without " + (msol ? "dKpcUnit" : "dMsolUnit") +
+                  ": a mass unit and a length unit are stated together");
+  try {  // in the file's words ("2.5e10Msun")
+    return parse_units(msol_text + "Msun", kpc_text + "kpc",
+                       UnitSource{path + "'s dMsolUnit " + msol_text, path + "'s dKpcUnit " + kpc_text,
+                                  path + "'s dMsolUnit", path + "'s dKpcUnit"});
+  } catch (const InputError& e) {
+    throw refused(e.what());
+  }
+}
+
+}  // namespace
+
 std::optional<Units> read_tipsy_param(const std::string& tipsy_path) {
   std::string const path = tipsy_param_path(tipsy_path);
-  if (!is_nbody_tipsy_param(path)) return std::nullopt;
+  if (!is_nbody_tipsy_param(path)) return read_other_param(path, tipsy_path);
   auto damaged = [&](const std::string& why) {
     return InputError(path + ": nbody's statement of the units of " + tipsy_path + ", but " + why +
                       "; remove it (the file's values are then in N-body units) or give the units");

@@ -92,10 +92,11 @@ std::optional<OtherParamFile> nearest_other_param_file(const std::string& param_
 bool is_nbody_tipsy_param(const std::string& param_path);
 // Writes the parameter file that states `units` (physical) for the tipsy file `tipsy_path`, whole or not at all.
 void write_tipsy_param(const std::string& param_path, const std::string& tipsy_path, const Units& units);
-// The units nbody stated for the tipsy file `tipsy_path` in the file beside it (tipsy_param_path), or nullopt where
-// there is none or it is another program's. Its dMsolUnit and dKpcUnit, which the readers take, are the units, in
-// the words they were given in where those name the same. Throws InputError naming the file where it is nbody's but
-// states no units one can read (damaged or edited).
+// The units stated for the tipsy file `tipsy_path` in the file beside it (tipsy_param_path), or nullopt where there is
+// none or it states none. Its dMsolUnit and dKpcUnit, which the readers take, are the units: in nbody's file in the
+// words they were given in where those name the same; in another program's (gasoline's, ChaNGa's) as it gives them.
+// Throws InputError naming the file where it is nbody's but states no units one can read (damaged or edited), or
+// where another program's gives one of the two alone, a value no unit has, or bComove on.
 std::optional<Units> read_tipsy_param(const std::string& tipsy_path);
 
 }  // namespace nbody::sim
