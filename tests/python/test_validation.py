@@ -110,6 +110,12 @@ def test_a_misspelt_setting_is_refused_naming_the_one_meant():
     assert leapfrog.dt == 0.01 and leapfrog.softening == 0.01
     with pytest.raises(AttributeError, match=r"^Simulation has no 'tmax'; the time to run to is run\(\)'s t_end"):
         leapfrog.tmax = 10.0
+    # hermite4 has no dt to mean (sim.dt is refused there): its longest step and the bodies' own are named instead.
+    hermite = nbody.Simulation(n=16, backend="cpu", integrator="hermite4")
+    with pytest.raises(AttributeError, match=r"^Simulation has no 'timestep'; hermite4 chooses each body's step: the "
+                                             r"longest is dt_max \(sim\.dt_max = \.\.\.\), each body's own "
+                                             r"sim\.time_steps \(nothing was changed\)$"):
+        hermite.timestep = 0.01
 
     class Softened(nbody.Simulation):  # a subclass's own words are its own
         def __init__(self, eps, **settings):
