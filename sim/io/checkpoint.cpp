@@ -952,9 +952,12 @@ void read_counts(const Reader& r, Header& h, bool every_type = false) {
     wraps = wraps || h.counts[t] > kMost - bodies;
     bodies += h.counts[t];
   }
-  if (wraps || bodies == 0 || bodies > kMaxBodies)
-    r.fail("Header/" + total + " says " + (wraps ? std::string("more than 2^64") : std::to_string(bodies)) +
-           " bodies; must be 1 to " + std::to_string(kMaxBodies));
+  if (wraps || bodies == 0 || bodies > kMaxBodies) {
+    bool const high = std::any_of(highs, highs + 6, [](std::uint64_t v) { return v != 0; });
+    r.fail("Header/" + total + (high ? " with NumPart_Total_HighWord (2^32 each)" : "") + " says " +
+           (wraps ? std::string("more than 2^64") : std::to_string(bodies)) + " bodies; must be 1 to " +
+           std::to_string(kMaxBodies));
+  }
   if (!this_file_alone && r.has_attribute("Header", "NumPart_ThisFile")) {
     std::uint64_t this_file[6] = {};
     r.counts("NumPart_ThisFile", this_file, every_type);
@@ -1638,9 +1641,16 @@ ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingName
                      }
                    });
     if (r.has_object((group + "/" + kMasses.name).c_str())) {
+      // GADGET reads a type's masses from the table where it gives one, and from the dataset only where it gives 0:
+      // a file with both, where they differ (beyond a float32 dataset's rounding of the table's), means two systems to
+      // two readers.
       r.rows<double>(g, kMasses, count, H5T_NATIVE_DOUBLE, true, [&](std::size_t first, std::size_t k, const double* v) {
         for (std::size_t j = 0; j < k; ++j) {
           check(first_body + first + j, 0, v[j]);
+          if (mass_table[t] != 0 && !(std::abs(v[j] - mass_table[t]) <= 1e-6 * std::abs(mass_table[t])))
+            r.fail(group + "/Masses gives body " + std::to_string(first + j) + " of the type the mass " +
+                   shortest(v[j]) + ", and Header/MassTable every one of type " + std::to_string(t) + " " +
+                   shortest(mass_table[t]) + " (GADGET reads the table's, where it is not 0); give one of the two");
           b.pos_mass[first_body + first + j].w = v[j];
         }
       });

@@ -149,6 +149,12 @@ def test_the_command_line_loads_it_and_says_what_it_read(tmp_path):
     ({}, {"no_counts": True}, r"no Header/NumPart_Total attribute \(nor NumPart_ThisFile\): the bodies of each "
                               r"particle type"),
     # Bodies the header does not count were dropped unseen: a group added by a script without its count, a seventh type.
+    # A type's masses in the table and in a dataset that disagree: GADGET takes the table's, others the dataset's.
+    ({"MassTable": np.array([0, 0.5, 0, 0, 0, 0])}, {}, r"PartType1/Masses gives body 0 of the type the mass 0\.\d+, "
+                                                         r"and Header/MassTable every one of type 1 0\.5 \(GADGET "
+                                                         r"reads the table's, where it is not 0\); give one of the two"),
+    ({"NumPart_Total_HighWord": np.array([0, 1, 0, 0, 0, 0], dtype=np.uint32)}, {},
+     r"Header/NumPart_Total with NumPart_Total_HighWord \(2\^32 each\) says 4294967306 bodies"),
     ({}, {"uncounted": 2}, r"PartType2/Coordinates holds 5 bodies where Header/NumPart_Total counts none of type 2: "
                            r"the header's counts say which bodies the file holds; correct them, or remove the group"),
     ({}, {"uncounted": 6}, r"PartType6/Coordinates holds 5 bodies where Header/NumPart_Total counts types 0 to 5 only"),
@@ -220,3 +226,10 @@ def test_units_named_for_a_file_that_states_its_own_are_a_warning(tmp_path):
         warnings.simplefilter("error")
         nbody.Simulation.load(path, backend="cpu", mass_unit="1e10Msun", length_unit="1kpc")
         nbody.Simulation.load(path, backend="cpu")
+
+
+def test_masses_in_both_the_table_and_a_float32_dataset_that_agree_are_taken(tmp_path):
+    pos, vel, _ = cluster(n=10)
+    path = tmp_path / "ics.hdf5"
+    write_gadget(path, {1: (pos, vel, np.full(10, 0.001))}, mass_table=[0, 0.001, 0, 0, 0, 0])  # float32 of 0.001
+    np.testing.assert_array_equal(nbody.Simulation.load(path, backend="cpu").masses, np.float32(0.001))
