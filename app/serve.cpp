@@ -351,10 +351,10 @@ class BrowserSurface final : public render::Surface {
   Shown stats_;
 };
 
-// The addresses of this machine's interfaces that are up with a link and not the loopback (IPv4; with `ipv6`, global
-// IPv6 too: a link-local one needs its interface named), at most three of each family, for the URLs of a server bound
-// to every interface.
-std::vector<std::string> machine_addresses(bool ipv6) {
+// The addresses of this machine's interfaces that are up with a link and not the loopback (with `ipv4`, IPv4; with
+// `ipv6`, global IPv6: a link-local one needs its interface named), at most three of each family, for the URLs of a
+// server bound to every interface.
+std::vector<std::string> machine_addresses(bool ipv4, bool ipv6) {
   std::vector<std::string> found;
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return found;
@@ -365,7 +365,7 @@ std::vector<std::string> machine_addresses(bool ipv6) {
     int const family = a->ifa_addr->sa_family == AF_INET6 ? 1 : 0;
     if (of_family[family] == 3) continue;
     char text[INET6_ADDRSTRLEN] = {};
-    if (a->ifa_addr->sa_family == AF_INET) {
+    if (ipv4 && a->ifa_addr->sa_family == AF_INET) {
       inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
     } else if (ipv6 && a->ifa_addr->sa_family == AF_INET6) {
       in6_addr const& v6 = reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr;
@@ -410,14 +410,15 @@ int run_serve(const Options& options) {
   // The machine's own addresses too, which another machine can open where the name does not resolve there.
   std::string addresses;
   if (server->every_interface())
-    for (std::string const& a : machine_addresses(address.host.find(':') != std::string::npos))
+    for (std::string const& a : machine_addresses(server->ipv4(), address.host.find(':') != std::string::npos))
       addresses += (addresses.empty() ? "" : ", ") +
                    ("http://" + (a.find(':') != std::string::npos ? "[" + a + "]" : a) + ":" + port + "/?token=" + token);
   std::string how = "anyone who can reach this host and has the token can steer";
   if (server->loopback())
     how = "this machine only; from another: ssh -L " + port + ":" + host + ":" + port + " HOST";
   else if (shown != address.host)  // the machine's name may not resolve everywhere: its loopback URL too
-    how = "or http://127.0.0.1:" + port + "/?token=" + token + " on this machine; " + how;
+    how = "or http://" + std::string(server->ipv4() ? "127.0.0.1" : "[::1]") + ":" + port + "/?token=" + token +
+          " on this machine; " + how;
   // The frames' EGL surface before the URL: a server that cannot draw (no EGL driver) fails before anyone is told
   // where to connect.
   auto surface = std::make_unique<BrowserSurface>(*server, options.width, options.height);

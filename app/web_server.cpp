@@ -3,6 +3,7 @@
 #include "app/web_server.h"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
@@ -875,6 +876,13 @@ WebServer::WebServer(const ListenAddress& address, std::string token, std::strin
   port_ = acceptor.local_endpoint().port();
   loopback_ = endpoint.address().is_loopback();
   every_interface_ = endpoint.address().is_unspecified();
+  // A socket bound to :: takes IPv4 too unless it is IPv6 only (the host's net.ipv6.bindv6only, say).
+  ipv4_ = endpoint.address().is_v4();
+  if (endpoint.address().is_v6()) {
+    net::ip::v6_only only(true);
+    acceptor.get_option(only, ec);
+    ipv4_ = !ec && !only.value();
+  }
   bound_host_ = endpoint.address().to_string();
   if (loopback_) impl_->token.reset();
   impl_->accept();

@@ -40,6 +40,7 @@ class WebServer {
   std::uint16_t port() const { return port_; }     // the one bound (port 0 asks for a free one)
   bool loopback() const { return loopback_; }      // bound to a loopback address only
   bool every_interface() const { return every_interface_; }  // bound to 0.0.0.0 or :: (however written)
+  bool ipv4() const { return ipv4_; }  // reached over IPv4 (bound to an IPv4 address, or to :: not IPv6 only)
   std::string bound_host() const { return bound_host_; }
 
   // The newest frame for every viewer; returns at once.
@@ -79,6 +80,7 @@ class WebServer {
   std::uint16_t port_ = 0;
   bool loopback_ = true;
   bool every_interface_ = false;
+  bool ipv4_ = true;
   std::string bound_host_;
   std::atomic<std::size_t> viewers_{0};
   std::atomic<std::uint64_t> refused_requests_{0}, refused_messages_{0};

@@ -589,6 +589,29 @@ std::vector<std::uint64_t> input_ids_within(WebServer& server, double seconds) {
   return ids;
 }
 
+// Whether a server bound to every interface is reached over IPv4, for the URLs it gives: bound to ::, only where the
+// socket is not IPv6 only (the host's net.ipv6.bindv6only is its default). It listed IPv4 URLs where they could not
+// reach it.
+TEST(ServeServer, ItKnowsWhetherIPv4ReachesIt) {
+  WebServer v4({"0.0.0.0", 0}, "t", "<p>page</p>", nullptr);
+  EXPECT_TRUE(v4.every_interface());
+  EXPECT_TRUE(v4.ipv4());
+  std::unique_ptr<WebServer> v6;
+  try {
+    v6 = std::make_unique<WebServer>(ListenAddress{"::", 0}, "t", "<p>page</p>", nullptr);
+  } catch (const InputError& e) {
+    GTEST_SKIP() << "no IPv6 here: " << e.what();
+  }
+  int v6only = 0;
+  std::ifstream("/proc/sys/net/ipv6/bindv6only") >> v6only;
+  EXPECT_TRUE(v6->every_interface());
+  EXPECT_EQ(v6->ipv4(), v6only == 0) << "net.ipv6.bindv6only is " << v6only;
+  if (v6only == 0) {  // then an IPv4 client reaches it
+    Client client(v6->port(), "/ws?token=t");
+    EXPECT_TRUE(viewers_reach(*v6, 1));
+  }
+}
+
 TEST(ServeServer, AReloadedSteeringPageSteersAgain) {
   WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", nullptr);
   auto wait_viewers = [&](std::size_t n) { return viewers_reach(server, n); };
