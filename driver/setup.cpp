@@ -721,8 +721,15 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                             "then converts");
       }
       said = ic.snapshot + " is another program's HDF5 snapshot: " + snapshot.layout +
-             "; PartType0 read as gas, 4 as stars, the others as dark matter, numbered in the file's order (its "
-             "ParticleIDs are not kept); no softening, step count or time step";
+             "; PartType0 read as gas, 4 as stars, the others as dark matter, numbered 0, 1, ... in the file's order" +
+             (snapshot.renumbered ? " (its ParticleIDs are not kept)" : "") + "; no softening, step count or time step";
+      // IDs other than that order (GADGET's from 1, say) would pair every body with another where outputs are matched
+      // to the file by ID: a warning, which --quiet does not hide.
+      if (auto const& r = snapshot.renumbered)
+        s.warnings.push_back(ic.snapshot + "'s ParticleIDs are not kept: nbody numbers the bodies 0, 1, ... in the " +
+                             "file's order (PartType0 first), and body " + std::to_string(r->body) + " has the ID " +
+                             std::to_string(r->id) + " there; its outputs' ParticleIDs are that order, so match " +
+                             "them to the file by position in it, not by ID");
     } else if (hdf5) {
       sim::Snapshot snapshot = sim::read_snapshot(ic.snapshot, run.names);
       s.bodies = std::move(snapshot.bodies);

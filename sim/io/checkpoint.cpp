@@ -1640,6 +1640,13 @@ ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingName
                        b.velocity[i] = u;
                      }
                    });
+    if (!out.renumbered && r.has_object((group + "/" + kParticleIds.name).c_str()))
+      r.rows<std::uint64_t>(g, kParticleIds, count, H5T_NATIVE_UINT64, true,
+                            [&](std::size_t first, std::size_t k, const std::uint64_t* v) {
+                              for (std::size_t j = 0; j < k && !out.renumbered; ++j)
+                                if (v[j] != first_body + first + j)
+                                  out.renumbered = ForeignSnapshot::Renumbered{first_body + first + j, v[j]};
+                            });
     if (r.has_object((group + "/" + kMasses.name).c_str())) {
       // GADGET reads a type's masses from the table where it gives one, and from the dataset only where it gives 0:
       // a file with both, where they differ (beyond a float32 dataset's rounding of the table's), means two systems to

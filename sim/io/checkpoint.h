@@ -240,6 +240,12 @@ struct ForeignSnapshot {
   Units units;              // N-body units where the file states none
   bool units_stated = false;
   std::string layout;       // what was read, for the run's report: "PartType1 (100), PartType4 (20); units from /Units"
+  // With the bodies: the first body whose ParticleIDs is not its place in the file's order (0, 1, ... across the
+  // types), as nbody numbers them, and its ID; none where every ID is (or the file has none).
+  struct Renumbered {
+    std::uint64_t body, id;
+  };
+  std::optional<Renumbered> renumbered;
 };
 
 // Whether PATH is an HDF5 file in the GADGET/SWIFT layout that nbody did not write: a /Header group with

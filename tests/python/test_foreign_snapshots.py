@@ -29,9 +29,11 @@ def cluster(n=200, seed=4):
     return pos, vel, mass
 
 
-def write_gadget(path, parts, time=0.0, units=None, mass_table=None, header=None, dtype=np.float32, types=6):
+def write_gadget(path, parts, time=0.0, units=None, mass_table=None, header=None, dtype=np.float32, types=6,
+                 ids_by_type=False):
     """parts: {type: (pos, vel, mass or None)}; units: ("swift" | "gadget4" | "arepo", L_cm, M_g, V_cm_s) or None; types: how
-    many the header counts (current SWIFT: 7)."""
+    many the header counts (current SWIFT: 7); ParticleIDs 0, 1, ... in the file's order, or with ``ids_by_type`` 1000
+    times the type plus the body's place in it."""
     counts = np.zeros(types, dtype=np.uint32)
     for t, (pos, _, _) in parts.items():
         counts[t] = len(pos)
@@ -47,11 +49,13 @@ def write_gadget(path, parts, time=0.0, units=None, mass_table=None, header=None
         h.attrs["NumFilesPerSnapshot"] = np.int32(1)
         for key, value in (header or {}).items():
             h.attrs[key] = value
-        for t, (pos, vel, mass) in parts.items():
+        first = 0
+        for t, (pos, vel, mass) in sorted(parts.items()):
             g = f.create_group(f"PartType{t}")
             g["Coordinates"] = pos.astype(dtype)
             g["Velocities"] = vel.astype(dtype)
-            g["ParticleIDs"] = np.arange(len(pos), dtype=np.uint32) + 1000 * t
+            g["ParticleIDs"] = np.arange(len(pos), dtype=np.uint32) + (1000 * t if ids_by_type else first)
+            first += len(pos)
             if mass is not None:
                 g["Masses"] = mass.astype(dtype)
         if units is not None:
@@ -116,7 +120,7 @@ def test_the_command_line_loads_it_and_says_what_it_read(tmp_path):
     path = tmp_path / "ics.hdf5"
     # Gas, stars and a type nbody has no family for (GADGET's disk), the stars' mass from the MassTable.
     write_gadget(path, {0: gas, 2: (pos[:30], vel[:30], mass[:30]), 4: (pos[30:], vel[30:], None)},
-                 mass_table=[0, 0, 0, 0, 0.01, 0])
+                 mass_table=[0, 0, 0, 0, 0.01, 0], ids_by_type=True)
     r = subprocess.run([exe, "--run", "--backend", "cpu", "--load", str(path), "--steps", "2", "--save",
                         str(tmp_path / "out.h5")], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
@@ -124,7 +128,11 @@ def test_the_command_line_loads_it_and_says_what_it_read(tmp_path):
             "stated; PartType0 read as gas, 4 as stars, the others as dark matter") in r.stderr
     assert ("states no units (GADGET keeps them in its parameter file), so its values are read as N-body units, G = 1, "
             "velocities included (not km/s)") in r.stderr
-    assert "numbered in the file's order (its ParticleIDs are not kept)" in r.stderr
+    assert "numbered 0, 1, ... in the file's order (its ParticleIDs are not kept)" in r.stderr
+    # IDs other than that order would pair bodies wrongly where outputs are matched to the file by ID: a warning.
+    assert ("warning: " + str(path) + "'s ParticleIDs are not kept: nbody numbers the bodies 0, 1, ... in the file's "
+            "order (PartType0 first), and body 20 has the ID 2000 there; its outputs' ParticleIDs are that order, so "
+            "match them to the file by position in it, not by ID") in r.stderr
     with h5py.File(tmp_path / "out.h5") as f:
         assert list(f["Header"].attrs["NumPart_Total"]) == [20, 30, 0, 0, 30, 0]
         np.testing.assert_allclose(f["PartType4/Masses"][:], 0.01, rtol=1e-7)
