@@ -319,9 +319,15 @@ void LiveSimulation::update() {
                   : ms > 0   ? std::max<std::uint64_t>(1, std::uint64_t(1e3 * kFrameSeconds / ms))
                              : 1;
   }
-  // Energy: measured when the last pass is a small share of the time since (a tenth at most).
+  // Energy: measured when the last pass is a small share of the time since (a tenth at most); the first of a
+  // simulation at once (hermite4: at the first span's end, the time the HUD names for it).
+  bool measured = false;
+  {
+    std::lock_guard<std::mutex> lock(frame_mutex_);
+    measured = stats_.energy_error.has_value();
+  }
   plan.energy = tracking_ && e0_ && plan.steps > 0 &&
-                seconds_since(origin_) - last_energy_wall_ > std::max(1.0, 10.0 * energy_seconds_);
+                (!measured || seconds_since(origin_) - last_energy_wall_ > std::max(1.0, 10.0 * energy_seconds_));
   // The other ranks wait for each plan in a collective call, which gives up after NBODY_RANK_TIMEOUT
   // (mpi/mpi_ranks.cpp): a paused viewer still sends an empty plan now and then.
   bool const keep_alive = ranks_.size() > 1 && seconds_since(origin_) - last_plan_wall_ > kKeepAliveSeconds;

@@ -826,18 +826,21 @@ class Viewer {
     choose_upload_path(stats);
     if (stats.changes_done < awaited_) return;  // a later request is on its way
     show_running(stats);
-    if (queued_) {  // settings edited during the start-up, over those it chose: asked for now, as if applied now
+    // Settings edited during the start-up, over those it chose: asked for now, as if applied now, of the first
+    // simulation that answers the last request (a scenario switched meanwhile: the one it makes).
+    if (queued_) {
       Edited const& q = *queued_;
-      // (a dt edited as a fixed step is not hermite4's dt max, where the file turned out to be a hermite4 run's)
-      if (stats.generation == first_generation_ && q.block_steps == controls_.block_steps) {
-        if (q.dt) controls_.dt = *q.dt;
-        if (q.softening) controls_.softening = *q.softening;
-        if (q.damping) controls_.damping = *q.damping;
-        if (q.precision) controls_.precision = *q.precision;
-        if (q.threading) controls_.threading = *q.threading;
-        if (q.devices) controls_.devices = *q.devices;
-        controls_.apply = true;
-      }
+      if (q.dt && q.block_steps != controls_.block_steps)  // a file's integrator, other than the panel's
+        tell(std::string("the ") + (q.block_steps ? "dt max" : "dt") + " edited during the start-up is not this " +
+             "run's (" + (controls_.block_steps ? "hermite4's dt max" : "a fixed dt") + "): not changed");
+      else if (q.dt)
+        controls_.dt = *q.dt;
+      if (q.softening) controls_.softening = *q.softening;
+      if (q.damping) controls_.damping = *q.damping;
+      if (q.precision) controls_.precision = *q.precision;
+      if (q.threading) controls_.threading = *q.threading;
+      if (q.devices) controls_.devices = *q.devices;
+      controls_.apply = true;
       queued_.reset();
     }
     if (reset_view_) {

@@ -536,6 +536,22 @@ TEST(LiveHermite, EachFrameIsSpansOfDtMaxWithEveryBodyAtItsEnd) {
   EXPECT_EQ(recording.stats().time, 2 / 16.0);
 }
 
+// hermite4's first energy measure is made at the first span's end, the time the HUD names for it (it waited for a
+// second of wall time, and so for a later span's end than the one named).
+TEST(LiveHermite, TheFirstEnergyIsMeasuredAtTheFirstSpansEnd) {
+  driver::RunConfig const run = hermite_plummer(64, 0.01);
+  LiveSimulation live(driver::make_setup(run), run, std::nullopt, true);
+  live.set_steps_per_update(1);
+  live.set_paused(true);
+  live.update();  // the start-up alone, as the viewer's thread makes it (its frame is shown before the first steps)
+  live.set_paused(false);
+  for (int k = 0; k < 20 && live.stats().time < 1 / 16.0; ++k) live.update();
+  ASSERT_EQ(live.stats().time, 1 / 16.0);
+  EXPECT_EQ(live.stats().energy_due, 1 / 16.0);
+  ASSERT_TRUE(live.stats().energy_error) << "not measured at the time the HUD named";
+  EXPECT_EQ(live.stats().energy_time, 1 / 16.0);
+}
+
 // hermite4 live, on its thread, with spans far longer than a frame: each frame shown is about a frame's block steps
 // on the way (its time short of the span's end, and later than the last), and what the user asks for meanwhile (a
 // checkpoint) is done between frames, not once the span ends.
