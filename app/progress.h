@@ -51,8 +51,9 @@ class Progress {
 
   // The seconds left, at the pace of the run since the first update (`seconds` after it, the fraction done then
   // `first` and now `fraction`): the start-up's forces and the first block steps, whose pace is not the run's, are
-  // left out. None until a second of that pace is measured (a first estimate of 196 s for a run of 4).
+  // left out. None until a second of that pace is measured (a first estimate of 196 s for a run of 4); 0 at the end.
   static std::optional<double> eta_seconds(double seconds, double first, double fraction) {
+    if (fraction >= 1.0) return 0.0;  // the end, however soon
     if (seconds < 1.0 || !(fraction > first)) return std::nullopt;
     return seconds * (1.0 - fraction) / (fraction - first);
   }

@@ -322,14 +322,16 @@ std::optional<std::string> series_base(const std::string& path, std::uint64_t st
 
 }  // namespace
 
-void refuse_series_checkpoint(const std::string& path, const std::string& given, multigpu::Simulation& sim,
-                              const SettingNames& names) {
+void refuse_series_checkpoint(const std::string& path, const std::string& given, const Setup& setup,
+                              multigpu::Simulation& sim, const SettingNames& names) {
   std::string refused;
   std::error_code ec;
   if (sim.ranks().rank() == 0 && std::filesystem::is_regular_file(path, ec)) {
     try {
-      std::uint64_t const held = sim::read_checkpoint_header(path, names).run.step;
-      if (auto const base = series_base(path, held); base && held != sim.steps_done())
+      sim::CheckpointHeader const header = sim::read_checkpoint_header(path, names);
+      std::uint64_t const held = header.run.step;
+      if (auto const base = series_base(path, held);
+          base && held != sim.steps_done() && another_runs_state(header, setup, sim.bodies()).empty())
         refused = given + ": " + path + " is the checkpoint of step " + std::to_string(held) +
                   " of a series (as its name says), which this would replace with step " +
                   std::to_string(sim.steps_done()) + "'s state, step " + std::to_string(held) +

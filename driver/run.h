@@ -287,10 +287,10 @@ std::string replaced_state_warning(const std::string& path, const std::string& g
 // A checkpoint of the simulation's state now written at PATH where PATH holds the checkpoint of another step named as
 // a series' file of that step ("c_00000010.h5" holding step 10): step 10's state, a point a branch or restart starts
 // from, would be gone, and its name would say step 10 of another step's state. Throws InputError naming the write as
-// `given`, as a run's --checkpoint is refused at its start; the file the simulation was made from included. Rank 0
-// reads the file; every rank throws alike.
-void refuse_series_checkpoint(const std::string& path, const std::string& given, multigpu::Simulation& simulation,
-                              const SettingNames& names);
+// `given`, as a run's --checkpoint is refused at its start; the file the simulation was made from included. Another
+// run's checkpoint there is replaced_state_warning's to say. Rank 0 reads the file; every rank throws alike.
+void refuse_series_checkpoint(const std::string& path, const std::string& given, const Setup& setup,
+                              multigpu::Simulation& simulation, const SettingNames& names);
 
 // Runs `steps` steps of `simulation` (built from `setup`) and writes `outputs`. A signal (core/
 // interrupt.h) ends the steps early and the outputs are still written (stopped_by says so; the end's

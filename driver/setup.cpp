@@ -695,9 +695,9 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     std::string said;  // what the file is, and what it lacks
     // Units named for a file that states its own relabel its numbers, as a restart's do: warned, as there (a
     // system 1000 times smaller, for 1pc given with a file in kpc). Another program's constants for the same units
-    // (GADGET's solar mass, 3e-4 from the IAU's) are the same scale.
-    auto relabels = [&](const sim::Units& stated, const std::string& where) {
-      if (run.given.units && stated.physical() && !run.units.same_scale(stated, 1e-3))
+    // (GADGET's solar mass, 3e-4 from the IAU's) are the same scale; nbody's own files are held to a restart's 1e-12.
+    auto relabels = [&](const sim::Units& stated, const std::string& where, double tolerance) {
+      if (run.given.units && stated.physical() && !run.units.same_scale(stated, tolerance))
         s.warnings.push_back(run.names.with("--mass-unit and --length-unit", run.units.describe()) + " override " +
                              where + "'s " + stated.describe() + ": its numbers read in other units, not converted, " +
                              "so every length, mass, velocity and time is another (" + run.units.derived() +
@@ -707,7 +707,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
       sim::ForeignSnapshot snapshot = sim::read_foreign_snapshot(ic.snapshot, run.names);
       s.bodies = std::move(snapshot.bodies);
       info.softening = std::nullopt;
-      if (snapshot.units_stated) relabels(snapshot.units, ic.snapshot);
+      if (snapshot.units_stated) relabels(snapshot.units, ic.snapshot, 1e-3);
       if (!run.given.units && snapshot.units_stated) {
         run.units = snapshot.units;
         s.notices.push_back("units " + run.units.describe() + " from " + ic.snapshot + " (velocities and time in the " +
@@ -734,7 +734,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
       sim::Snapshot snapshot = sim::read_snapshot(ic.snapshot, run.names);
       s.bodies = std::move(snapshot.bodies);
       info.softening = snapshot.softening;
-      relabels(snapshot.units, ic.snapshot);
+      relabels(snapshot.units, ic.snapshot, 1e-12);
       if (!run.given.units && snapshot.units.physical()) {
         run.units = snapshot.units;
         s.notices.push_back("units " + run.units.describe() + " from " + ic.snapshot + " (" +
@@ -757,16 +757,31 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                 " are not kept (nbody integrates gravity alone: a save writes them as 0)";
       // Tipsy holds no units; nbody states them beside the file it saves in units.
       std::string const param = sim::tipsy_param_path(ic.snapshot);
-      if (run.given.units)
-        if (auto const stated = sim::read_tipsy_param(ic.snapshot)) relabels(*stated, param);
-      if (auto const stated = run.given.units ? std::nullopt : sim::read_tipsy_param(ic.snapshot)) {
+      // Units given go past the file beside it, whatever it holds (nbody's damaged, another program's refused): what
+      // it states, where it can be read, is only compared with them.
+      if (run.given.units) try {
+          if (auto const stated = sim::read_tipsy_param(ic.snapshot))
+            relabels(*stated, param, sim::is_nbody_tipsy_param(param) ? 1e-12 : 1e-3);
+        } catch (const InputError&) {
+        }
+      auto param_units = [&]() -> std::optional<sim::Units> {
+        if (run.given.units) return std::nullopt;
+        try {
+          return sim::read_tipsy_param(ic.snapshot);
+        } catch (const InputError& e) {  // another program's file, which the user may not edit: the way past it
+          if (sim::is_nbody_tipsy_param(param)) throw;
+          throw InputError(std::string(e.what()) + "; " + run.names.name("--mass-unit and --length-unit") +
+                           " give the run units of its own, past it");
+        }
+      };
+      if (auto const stated = param_units()) {
         run.units = *stated;
         s.notices.push_back("units " + run.units.describe() + " from " + param + " (" +
                             run.names.name("--mass-unit and --length-unit") + " relabel them)");
       } else if (std::error_code ec; !run.given.units && std::filesystem::exists(param, ec)) {
-        s.notices.push_back(param + " beside " + ic.snapshot + " states no units (no dMsolUnit and dKpcUnit), so " +
-                            "this run is in N-body units (" + run.names.name("--mass-unit and --length-unit") +
-                            " name them)");
+        s.notices.push_back(param + " beside " + ic.snapshot + " states no units (dMsolUnit and dKpcUnit, which " +
+                            "pynbody takes together only), so this run is in N-body units (" +
+                            run.names.name("--mass-unit and --length-unit") + " name them)");
       } else if (!run.given.units) {
         // A gasoline run's parameter file (run.param) states the units of every tipsy file of its folder to pynbody.
         if (auto const other = sim::nearest_other_param_file(param))

@@ -1318,6 +1318,7 @@ class Engine {
     refuse_output_path_on_rank0(method, path, run_lock_of(path, checkpoint));
     if (!checkpoint && !driver::saves_hdf5_snapshot(path)) return {};  // a tipsy file: bodies for another code
     nb::gil_scoped_release unlocked;
+    if (checkpoint) driver::refuse_series_checkpoint(path, given, setup_, *sim_, run_.names);  // before any warning
     return driver::replaced_state_warning(path, given, checkpoint, setup_, *sim_, run_.names);
   }
 
@@ -1331,7 +1332,7 @@ class Engine {
     spare_source({{"Simulation.checkpoint", path}}, "Simulation.checkpoint", "");
     std::string const given = "Simulation.checkpoint(" + shown(nb::str(path.c_str())) + ")";
     nb::gil_scoped_release unlocked;
-    driver::refuse_series_checkpoint(path, given, *sim_, run_.names);
+    driver::refuse_series_checkpoint(path, given, setup_, *sim_, run_.names);
     if (runs_it) {
       CheckpointWrite const own(run_lock_);  // as the run, which holds the path's lock
       driver::write_checkpoint(path, setup_, *sim_, e0_);

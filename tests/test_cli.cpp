@@ -2468,6 +2468,9 @@ TEST_F(Cli, NumbersAreDecimalEverywhere) {
   expect_input_error("--run --steps 1 --load " + file("u.bin"),
                      file("u.bin.param") + ": nbody's statement of the units of " + file("u.bin") +
                          ", but dMsolUnit is '0x10', not a positive number");
+  // Its advice, to give the units, takes the run past it.
+  Result const given = nbody("--run -q --steps 1 --load " + file("u.bin") + " --mass-unit 1e3Msun --length-unit 1pc");
+  EXPECT_EQ(given.code, 0) << given.err;
   { std::ofstream(file("u.bin.param")) << param; }
   Result const loaded = nbody("--run -q --steps 1 --load " + file("u.bin"));
   EXPECT_EQ(loaded.code, 0) << loaded.err;
@@ -3143,18 +3146,24 @@ TEST_F(Cli, ATipsySaveStatesItsUnitsBesideIt) {
   EXPECT_EQ(not_read.code, 0) << not_read.err;
   EXPECT_EQ(not_read.out.find("units"), std::string::npos) << not_read.out;
   EXPECT_NE(not_read.err.find("notice: " + file("w.bin.param") + " beside " + file("w.bin") + " states no units "
-                              "(no dMsolUnit and dKpcUnit), so this run is in N-body units"),
+                              "(dMsolUnit and dKpcUnit, which pynbody takes together only), so this run is in N-body "
+                              "units"),
             std::string::npos)
       << not_read.err;
-  // One of the two alone, or a cosmological run's, is refused naming the file.
+  // One of the two alone is none, as pynbody takes it.
   { std::ofstream(file("w.bin.param")) << "dMsolUnit = 2.325e5\n"; }
-  expect_input_error("--run --steps 1 --load " + file("w.bin"),
-                     file("w.bin.param") + ": dMsolUnit without dKpcUnit: a mass unit and a length unit are stated "
-                     "together (the units of " + file("w.bin") + ", as pynbody reads them)");
+  Result const one = nbody("--run --steps 1 --load " + file("w.bin"));
+  EXPECT_EQ(one.code, 0) << one.err;
+  EXPECT_NE(one.err.find(file("w.bin.param") + " beside " + file("w.bin") + " states no units"), std::string::npos)
+      << one.err;
+  // A cosmological run's is refused naming the file, and units given go past it (the file may be someone else's).
   { std::ofstream(file("w.bin.param")) << "dMsolUnit = 2.325e5\ndKpcUnit = 1\nbComove = 1\n"; }
   expect_input_error("--run --steps 1 --load " + file("w.bin"),
                      file("w.bin.param") + ": bComove is '1': a cosmological run's (comoving coordinates), and nbody "
-                     "integrates bodies in open space");
+                     "integrates bodies in open space (the units of " + file("w.bin") + ", as pynbody reads them); "
+                     "--mass-unit and --length-unit give the run units of its own, past it");
+  Result const past = nbody("--run -q --steps 1 --load " + file("w.bin") + units);
+  EXPECT_EQ(past.code, 0) << past.err;
   // A tipsy file named .param would be taken for a parameter file by its readers: refused.
   expect_input_error("--run --bodies 64 --steps 1 --save " + file("x.param"),
                      "--save " + file("x.param") + ": a tipsy file named .param, which pynbody and yt would read as a "
@@ -3996,6 +4005,7 @@ TEST(Progress, TheEtaGoesByThePaceSinceTheFirstUpdate) {
   EXPECT_FALSE(app::Progress::eta_seconds(2.0, 0.1, 0.1)) << "no progress since the first update";
   EXPECT_DOUBLE_EQ(*app::Progress::eta_seconds(1.0, 0.0, 0.25), 3.0);
   EXPECT_DOUBLE_EQ(*app::Progress::eta_seconds(2.0, 0.2, 0.6), 2.0);
+  EXPECT_EQ(app::Progress::eta_seconds(0.1, 0.0, 1.0), 0.0) << "the end of a run shorter than a second";
 }
 
 }  // namespace

@@ -315,7 +315,8 @@ TEST(Driver, FileAndUnitErrorsNameTheFrontEndsEntryPoints) {
                                   sim::checkpoints_built()
                                       ? h5 + ": cannot open the HDF5 file (damaged, or not one HDF5 can read)"
                                       : h5 + ": an HDF5 file in neither nbody's nor GADGET's layout (a Header group "
-                                             "with NumPart_Total, and groups PartType0 to PartType5); Simulation.load "
+                                             "with NumPart_Total or NumPart_ThisFile, and PartTypeN groups, N from 0 "
+                                             "to 5); Simulation.load "
                                              "reads tipsy files and HDF5 snapshots in the GADGET/SWIFT layout, nbody's "
                                              "and others' (a checkpoint continues with Simulation.restart)"));
   if (!sim::checkpoints_built()) return;

@@ -363,7 +363,8 @@ TEST_F(HostileTipsy, AbsurdHeaderCountsAreRefused) {
   put_count(raw, 12, 0);  // HDF5's superblock there: no ndim of 3
   path = write("checkpoint.h5", raw);
   EXPECT_EQ(error_of(path), path + ": an HDF5 file in neither nbody's nor GADGET's layout (a Header group with "
-                                   "NumPart_Total, and groups PartType0 to PartType5); --load reads tipsy files and "
+                                   "NumPart_Total or NumPart_ThisFile, and PartTypeN groups, N from 0 to 5); --load "
+                                   "reads tipsy files and "
                                    "HDF5 snapshots in the GADGET/SWIFT layout, nbody's and others' (a checkpoint "
                                    "continues with --restart)");
 }

@@ -936,7 +936,7 @@ class Simulation:
             # attributes (its eps, say) are its own, and only close spellings of a setting are refused there.
             own = cls is Simulation
             meant = _meant(name, settable, 0.75, words=own)
-            if meant == "dt" and _ALIASES.get(name.lower()) == "dt" and self.integrator == "hermite4":
+            if meant == "dt" and self.integrator == "hermite4":  # (sim.Dt too: dt is refused there)
                 raise AttributeError(f"{cls.__name__} has no '{name}'; hermite4 chooses each body's step: the "
                                      "longest is dt_max (sim.dt_max = ...), each body's own sim.time_steps (nothing "
                                      "was changed)")

@@ -1564,7 +1564,7 @@ ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingName
       continue;
     if (hsize_t const rows = r.rows_of(group.c_str(), kCoordinates); rows > 0)
       r.fail(group + "/" + kCoordinates.name + " holds " + std::to_string(rows) + " bodies where Header/" + counted +
-             (t < 6 ? " counts none of type " + std::to_string(t) : std::string(" counts types 0 to 5 only")) +
+             " counts none of type " + std::to_string(t) + (t < 6 ? "" : " (nbody reads types 0 to 5)") +
              ": the header's counts say which bodies the file holds; correct them, or remove the group");
   }
   ForeignSnapshot out;

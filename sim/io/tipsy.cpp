@@ -161,8 +161,8 @@ bool header_is_little_endian(const std::string& path, const unsigned char* raw, 
   // HDF5's signature: nbody's checkpoints and snapshots, which a user may give where a tipsy file is read.
   static constexpr unsigned char kHdf5[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
   if (!big && !little && std::memcmp(raw, kHdf5, sizeof kHdf5) == 0)
-    fail(path, "an HDF5 file in neither nbody's nor GADGET's layout (a Header group with NumPart_Total, and "
-               "groups PartType0 to PartType5); " + names.entry("--load") +
+    fail(path, "an HDF5 file in neither nbody's nor GADGET's layout (a Header group with NumPart_Total or "
+               "NumPart_ThisFile, and PartTypeN groups, N from 0 to 5); " + names.entry("--load") +
                    " reads tipsy files and HDF5 snapshots in the GADGET/SWIFT layout, nbody's and others' (a "
                    "checkpoint continues with " + names.entry("--restart") + ")");
   if (!big && !little)
@@ -475,8 +475,9 @@ void write_tipsy_param(const std::string& param_path, const std::string& tipsy_p
 namespace {
 
 // Another program's FILE.param (gasoline's, ChaNGa's, a script's): its dMsolUnit and dKpcUnit where it gives both, as
-// pynbody takes them; nullopt where it gives neither. One of them alone, a value no unit has, or bComove on (comoving
-// coordinates, which nbody does not integrate) is refused, naming the file.
+// pynbody takes them; nullopt where it gives one or neither (pynbody then takes none). A value no unit has, or
+// bComove on (comoving coordinates, which nbody does not integrate), is refused, naming the file: units given for the
+// run go past it (driver/setup.cpp).
 std::optional<Units> read_other_param(const std::string& path, const std::string& tipsy_path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
@@ -496,7 +497,8 @@ std::optional<Units> read_other_param(const std::string& path, const std::string
     std::string const value = trimmed(line.substr(eq + 1, line.find('#', eq) - eq - 1), " \t\r");
     std::optional<double> const v = parse_decimal(value);
     if (key == "bComove") {
-      if (!v || *v != 0)
+      if (!v) throw refused("bComove is '" + value + "', not a number (0 or 1)");
+      if (*v != 0)
         throw refused("bComove is '" + value + "': a cosmological run's (comoving coordinates), and nbody " +
                       "integrates bodies in open space");
       continue;
@@ -505,14 +507,10 @@ std::optional<Units> read_other_param(const std::string& path, const std::string
     (key == "dMsolUnit" ? msol : kpc) = *v;
     (key == "dMsolUnit" ? msol_text : kpc_text) = value;
   }
-  if (!msol && !kpc) return std::nullopt;
-  if (!msol || !kpc)
-    throw refused(std::string(msol ? "dMsolUnit" : "dKpcUnit") + " without " + (msol ? "dKpcUnit" : "dMsolUnit") +
-                  ": a mass unit and a length unit are stated together");
+  if (!msol || !kpc) return std::nullopt;
   try {  // in the file's words ("2.5e10Msun")
     return parse_units(msol_text + "Msun", kpc_text + "kpc",
-                       UnitSource{path + "'s dMsolUnit " + msol_text, path + "'s dKpcUnit " + kpc_text,
-                                  path + "'s dMsolUnit", path + "'s dKpcUnit"});
+                       UnitSource{"dMsolUnit " + msol_text, "dKpcUnit " + kpc_text, "dMsolUnit", "dKpcUnit"});
   } catch (const InputError& e) {
     throw refused(e.what());
   }

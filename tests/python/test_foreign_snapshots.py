@@ -165,7 +165,8 @@ def test_the_command_line_loads_it_and_says_what_it_read(tmp_path):
      r"Header/NumPart_Total with NumPart_Total_HighWord \(2\^32 each\) says 4294967306 bodies"),
     ({}, {"uncounted": 2}, r"PartType2/Coordinates holds 5 bodies where Header/NumPart_Total counts none of type 2: "
                            r"the header's counts say which bodies the file holds; correct them, or remove the group"),
-    ({}, {"uncounted": 6}, r"PartType6/Coordinates holds 5 bodies where Header/NumPart_Total counts types 0 to 5 only"),
+    ({}, {"uncounted": 6}, r"PartType6/Coordinates holds 5 bodies where Header/NumPart_Total counts none of type 6 "
+                           r"\(nbody reads types 0 to 5\)"),
 ])
 def test_what_it_cannot_take_is_refused_naming_the_field(tmp_path, header, part, said):
     pos, vel, mass = cluster(n=10)
@@ -215,7 +216,7 @@ def test_a_restart_of_another_programs_snapshot_says_to_load_it(tmp_path):
     with h5py.File(path, "a") as f:
         del f["Header"]
     with pytest.raises(ValueError, match=r"an HDF5 file in neither nbody's nor GADGET's layout \(a Header group with "
-                                         r"NumPart_Total, and groups PartType0 to PartType5\)"):
+                                         r"NumPart_Total or NumPart_ThisFile, and PartTypeN groups, N from 0 to 5\)"):
         nbody.Simulation.load(path, backend="cpu")
 
 

@@ -116,6 +116,8 @@ def test_a_misspelt_setting_is_refused_naming_the_one_meant():
                                              r"longest is dt_max \(sim\.dt_max = \.\.\.\), each body's own "
                                              r"sim\.time_steps \(nothing was changed\)$"):
         hermite.timestep = 0.01
+    with pytest.raises(AttributeError, match=r"^Simulation has no 'Dt'; hermite4 chooses each body's step"):
+        hermite.Dt = 0.01
 
     class Softened(nbody.Simulation):  # a subclass's own words are its own
         def __init__(self, eps, **settings):
