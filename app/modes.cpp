@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -44,6 +45,7 @@
 #include "driver/diagnostics_series.h"
 #include "driver/run.h"
 #include "driver/setup.h"
+#include "mpi/build_fingerprint.h"
 #include "driver/validation.h"
 #include "gpu/devices.h"
 #include "multigpu/simulation.h"
@@ -103,8 +105,17 @@ void write_report(const std::string& path, const std::string& text) {
   write_text_file(path, text);
 }
 
+// Every report says what made it: the build (mpi::build_description), the command line, and when (UTC), so that a
+// published number can be reproduced and its build told from another's.
 void write_json(const Options& o, const json& j) {
-  if (!o.json.empty() && writes_outputs()) write_report(o.json, j.dump(2) + "\n");
+  if (o.json.empty() || !writes_outputs()) return;
+  json made = j;
+  char when[32] = "";
+  std::time_t const now = std::time(nullptr);
+  std::tm utc{};
+  if (gmtime_r(&now, &utc)) std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  made["made_by"] = {{"build", mpi::build_description()}, {"command_line", o.command_line}, {"written_utc", when}};
+  write_report(o.json, made.dump(2) + "\n");
 }
 
 // A table's --csv and --json, each on its own: one that cannot be written does not cost the other. The failure is

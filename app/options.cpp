@@ -27,6 +27,7 @@
 #include "core/errors.h"
 #include "core/output_path.h"
 #include "core/version.h"
+#include "mpi/build_fingerprint.h"
 #include "sim/io/units.h"
 #include "sim/physics/integrator.h"
 #include "sim/physics/scenarios.h"
@@ -400,6 +401,7 @@ std::string unexpected_arguments(const CLI::App& cli, int argc, char** argv, con
 
 std::optional<Options> parse_options(int argc, char** argv) {
   Options o;
+  o.command_line.assign(argv, argv + argc);
   driver::InitialConditions& ic = o.run.initial;
   driver::PhysicsChoice& physics = o.run.physics;
   driver::DeviceChoice& dev = o.run.devices;
@@ -407,7 +409,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
                "With no mode option: the viewer where a display exists, else a headless benchmark; --save, "
                "--checkpoint, --snapshots and --diagnostics choose --run, and --steps, --warmup and --json the benchmark.",
                "nbody"};
-  cli.set_version_flag("--version", std::string("nbody ") + kVersion);
+  // The version, and the build a number came from: the commit, compiler, flags and CPU and CUDA targets.
+  cli.set_version_flag("--version", std::string("nbody ") + kVersion + "\nbuild: " + mpi::build_description());
   cli.get_formatter()->column_width(34);
   // A time option may be given in a physical unit ("--t-end 10Myr"): kept as given, its value in the run's units taken
   // once they are known (after parsing: the ones named, or the file's the run restarts or loads); a placeholder until

@@ -57,6 +57,7 @@ struct Options {
   driver::SnapshotSeries snapshots;        // HDF5 snapshots for analysis: start, end, every K steps
   std::string json;
   std::string csv;
+  std::vector<std::string> command_line;   // argv as given, which a --json report records
   double tolerance = 0.0;                  // --validate: 0 = sim::force_error_bound
   bool quiet = false;
   // Viewer.

@@ -9,7 +9,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "build_info.h"  // generated: mpi/build_info.h.in
+#include "build_info.h"     // generated: mpi/build_info.h.in
+#include "source_commit.h"  // generated at each build: cmake/source_commit.cmake
 #include "core/errors.h"
 
 #if defined(__x86_64__)
@@ -67,7 +68,8 @@ constexpr const char kPrefix[] = "nbody build fingerprint: ";
 
 // One literal, so the whole fingerprint lies in the binary as one string.
 constexpr const char kFingerprint[] =
-    "nbody build fingerprint: version=" NBODY_BUILD_VERSION "; compiler=" NBODY_BUILD_COMPILER
+    "nbody build fingerprint: version=" NBODY_BUILD_VERSION "; commit=" NBODY_SOURCE_COMMIT
+    "; compiler=" NBODY_BUILD_COMPILER
     "; build=" NBODY_BUILD_TYPE "; flags=" NBODY_BUILD_CXX_FLAGS "; cpu=" NBODY_BUILD_NATIVE_CPU " " NBODY_CPU_ARCH
         NBODY_CPU_SSE42 NBODY_CPU_AVX NBODY_CPU_AVX2 NBODY_CPU_FMA NBODY_CPU_AVX512F NBODY_CPU_AVX512DQ
             NBODY_CPU_AVX512VL NBODY_CPU_SVE "; cuda=" NBODY_BUILD_CUDA;
@@ -147,6 +149,8 @@ const char* build_fingerprint() {
   const char* volatile text = kFingerprint;
   return text;
 }
+
+std::string build_description() { return std::string(build_fingerprint()).substr(sizeof kPrefix - 1); }
 
 void check_same_build_and_options(const Ranks& ranks, int argc, char** argv) {
   if (ranks.size() == 1) return;

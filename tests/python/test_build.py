@@ -1,4 +1,6 @@
 # tests/python/test_build.py - every way to make a simulation, and the values each starts from.
+import re
+
 import numpy as np
 import pytest
 
@@ -146,8 +148,22 @@ def test_the_version_is_the_command_lines_and_the_one_a_checkpoint_records(tmp_p
     assert isinstance(nbody.__version__, str) and nbody.__version__[0].isdigit()
     exe = os.environ.get("NBODY_EXECUTABLE")
     if exe and os.access(exe, os.X_OK):
-        said = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60).stdout.split()
-        assert said == ["nbody", nbody.__version__]
+        said = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60).stdout.splitlines()
+        assert said[0] == "nbody " + nbody.__version__
+        # The build a number came from: its sources' commit, compiler, flags and CPU and CUDA targets, which every
+        # --json report records too, with its command line.
+        assert len(said) == 2 and said[1].startswith(f"build: version={nbody.__version__}; commit="), said
+        for field in ("; compiler=", "; build=", "; flags=", "; cpu=", "; cuda="):
+            assert field in said[1], said
+        report = tmp_path / "b.json"
+        subprocess.run([exe, "--benchmark", "--backend", "cpu", "--bodies", "64", "--steps", "1", "--quiet", "--json",
+                        str(report)], check=True, timeout=120)
+        import json
+        made = json.loads(report.read_text())["made_by"]
+        assert "build: " + made["build"] == said[1]
+        assert made["command_line"][1:] == ["--benchmark", "--backend", "cpu", "--bodies", "64", "--steps", "1",
+                                            "--quiet", "--json", str(report)]
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", made["written_utc"])
     if nbody.checkpoints_built():
         sim = nbody.Simulation(n=16, backend="cpu")
         sim.checkpoint(tmp_path / "c.h5")
