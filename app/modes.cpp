@@ -1168,7 +1168,19 @@ int run_compare_threading(const Options& o) {
           : std::vector<std::size_t>{1024, 4096, 16384};
   if (!o.quiet && writes_outputs())
     for (auto const& notice : notices) std::cerr << "notice: " << notice << "\n";
-  auto const rows = driver::compare_threading(o.run, sizes, o.warmup, steps, [&](const driver::ComparisonRow& r) {
+  // A signal cancels the simulation in hand at once (its first forces, a CPU step of a large N), as a benchmark's
+  // start is: the comparison ends with Interrupted, not after the pass (hours at N = 10^8 on a few cores).
+  std::atomic<bool> cancel{false};
+  SignalWatch const watch{cancel};
+  auto const compare = [&](auto&& on_row) {
+    try {
+      return driver::compare_threading(o.run, sizes, o.warmup, steps, on_row, &cancel);
+    } catch (const sim::StepCancelled&) {
+      throw_if_interrupted();
+      throw;
+    }
+  };
+  auto const rows = compare([&](const driver::ComparisonRow& r) {
     if (!o.quiet && writes_outputs())
       std::fprintf(stderr, "  measured %s/%s, %d device(s), N = %zu: %.4f ms%s\n", name_of(r.model).c_str(),
                    name_of(r.launch).c_str(), r.devices, r.bodies,

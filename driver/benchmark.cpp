@@ -354,7 +354,8 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
 
 std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::vector<std::size_t>& sizes,
                                              std::uint64_t warmup, std::uint64_t steps,
-                                             const std::function<void(const ComparisonRow&)>& on_row) {
+                                             const std::function<void(const ComparisonRow&)>& on_row,
+                                             const std::atomic<bool>* cancel) {
   Ranks const& ranks = world();
   std::vector<ComparisonRow> rows;
   for (std::size_t n : sizes) {
@@ -389,6 +390,7 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
           c.launch = launch;
           c.devices.resize(1);
           c.weights.clear();
+          c.cancel = cancel;
           multigpu::Simulation sim(setup.bodies, setup.program, c);
           m = measure(sim, warmup, steps);
         });
@@ -421,6 +423,7 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
           if (ranks.size() == 1) c.weights.resize(std::size_t(g));
           else if (g < max_devices) c.weights.clear();
         }
+        c.cancel = cancel;
         multigpu::Simulation sim(setup.bodies, setup.program, c);
         Measurement const m = measure(sim, warmup, steps);
         int const devices = int(sim.all_slices().size());

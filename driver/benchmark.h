@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -137,8 +138,11 @@ struct ComparisonRow {
 // measures 1, 2, ... up to the devices `base` resolves to (its --gpus and --weights prefixes for
 // fewer devices). `on_row` sees each row as it is measured. hermite4: block steps (measure()), no graph
 // rows (its one-GPU engine captures its own), and each row's end state compared (ComparisonRow::agrees).
+// `cancel`: the simulations' cancel flag (SimulationConfig::cancel), which a front end raises on a signal so that a
+// start's first forces or a CPU step of a large N end at once (sim::StepCancelled) rather than at the step's end.
 std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::vector<std::size_t>& sizes,
                                              std::uint64_t warmup, std::uint64_t steps,
-                                             const std::function<void(const ComparisonRow&)>& on_row = {});
+                                             const std::function<void(const ComparisonRow&)>& on_row = {},
+                                             const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace nbody::driver

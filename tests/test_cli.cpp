@@ -2178,6 +2178,35 @@ TEST_F(Cli, CompareThreadingWritesOneRowPerModelDeviceCountAndSize) {
   EXPECT_NE(r.out.find("  N = 300: "), std::string::npos) << r.out;
 }
 
+// A signal ends --compare-threading within its pass, not after it: a row of 10^6 bodies on one thread is a pass of
+// 10^12 pairs (minutes), which a job's SIGTERM waited out (the simulations had no cancel flag).
+TEST_F(Cli, CompareThreadingStopsWithinAPass) {
+  pid_t const pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::string const out = file("out"), err = file("err");
+    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
+    execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--compare-threading", "--bodies", "1000000",
+          "--threads", "1", "--steps", "1", "--warmup", "0", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(pid, SIGTERM);
+  auto const sent = std::chrono::steady_clock::now();
+  int status = 0;
+  for (int k = 0; k < 600 && waitpid(pid, &status, WNOHANG) == 0; ++k)  // 60 s at most
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  double const waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  if (waitpid(pid, &status, WNOHANG) == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "still running 60 s after SIGTERM";
+  }
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 143) << slurp(dir_ / "err");
+  EXPECT_LT(waited, 30.0) << slurp(dir_ / "err");
+}
+
 TEST_F(Cli, InterruptedRunSavesAStateItCanRestartFrom) {
   std::string const snap = file("int.bin");
   pid_t const pid = fork();
