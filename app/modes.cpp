@@ -204,8 +204,9 @@ void print_verdicts(const std::vector<driver::ComparisonRow>& rows, bool gpu) {
                   "forces.",
                   best->devices, spread, gpu ? "the launches and hand-offs" : "the hand-offs between threads");
     if (best_one && best->devices == 1 && rows.back().devices > 1)
-      std::printf(" More devices were slower: the exchange and %s outweigh the forces they share.",
-                  gpu ? "the launches" : "the hand-offs between threads");
+      std::printf(gpu ? " More devices were slower: the exchange and the launches outweigh the forces they share."
+                      : " More devices were slower: host devices share the same cores, so they add no compute, and "
+                        "the exchange and the hand-offs between threads cost on top.");
     else if (best_one && best->devices > 1)
       std::printf(" %d devices: %.2fx one.", best->devices, best_one->measurement.median_ms / best->measurement.median_ms);
     std::printf("\n");
@@ -1235,7 +1236,8 @@ int run_compare_threading(const Options& o) {
   }
   std::printf("(speed-up and eff.: against the same model and launch on 1 device)\n");
   if (probe.backend == sim::Backend::cpu)
-    std::printf("(CPU backend: host devices run their steps synchronously, so 'enqueue' is the whole step)\n");
+    std::printf("(CPU backend: host devices run their steps synchronously, so 'enqueue' is the whole step; they share "
+                "this machine's cores, so more of them divide the same cores: eff. is against devices that add none)\n");
   print_verdicts(rows, probe.backend == sim::Backend::cuda);
   write_table(o, csv.str(), j);
   return 0;
