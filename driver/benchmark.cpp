@@ -267,6 +267,11 @@ Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64
   double const force_evaluations = double(sim.program().drifts());  // per step: 3 for yoshida4
   m.interactions_per_s = force_evaluations * n * n / (m.median_ms * 1e-3);
   m.gflops = 20.0 * m.interactions_per_s * 1e-9;
+  sim::BodySet const end = sim.state();  // after the timing (every rank takes part)
+  std::uint64_t h = 1469598103934665603ull;
+  h = fnv1a(h, end.pos_mass.data(), end.pos_mass.size() * sizeof(end.pos_mass[0]));
+  m.state_hash = fnv1a(h, end.velocity.data(), end.velocity.size() * sizeof(end.velocity[0]));
+  m.steps_made = sim.steps_done();
   return m;
 }
 
@@ -344,6 +349,8 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
   j["force_evaluations_per_step"] = sim.program().drifts();
   j["warmup_steps"] = warmup;
   j["timed_steps"] = steps;
+  j["steps_made"] = m.steps_made;
+  j["state_hash"] = hex(m.state_hash);
   j["median_step_ms"] = m.median_ms;
   j["min_step_ms"] = m.min_ms;
   j["max_step_ms"] = m.max_ms;
@@ -374,6 +381,12 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
     auto add_row = [&](ComparisonRow row) {
       if (row.measurement.blocks && rows.size() > first_row)
         row.agrees = row.measurement.blocks->state_hash == rows[first_row].measurement.blocks->state_hash;
+      // Fixed steps: against the size's first row that made as many steps (a graph's capture makes more).
+      for (std::size_t k = first_row; !row.measurement.blocks && k < rows.size(); ++k)
+        if (rows[k].measurement.steps_made == row.measurement.steps_made) {
+          row.agrees = row.measurement.state_hash == rows[k].measurement.state_hash;
+          break;
+        }
       rows.push_back(std::move(row));
       if (on_row) on_row(rows.back());
     };
@@ -397,8 +410,8 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
         // Rank 0's figure (and hermite4's end state), to every rank.
         struct {
           double figure;
-          std::uint64_t hash;
-        } mine{step_figure_ms(m), m.blocks ? m.blocks->state_hash : 0};
+          std::uint64_t hash, steps;
+        } mine{step_figure_ms(m), m.blocks ? m.blocks->state_hash : m.state_hash, m.steps_made};
         std::vector<std::size_t> counts(std::size_t(ranks.size()), 0), offsets(counts.size(), 0);
         counts[0] = 1;
         ranks.all_gather_in_place(&mine, sizeof mine, counts, offsets);
@@ -409,6 +422,8 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
           m.wall_mean_ms = mine.figure;
         } else {
           m.median_ms = mine.figure;
+          m.state_hash = mine.hash;
+          m.steps_made = mine.steps;
         }
         add_row({model, launch, 1, n, m, 1.0, 1.0});
       }

@@ -51,6 +51,10 @@ struct Measurement {
   // hermite4: its figures. Then wall_mean_ms is the wall clock per block step, interactions_per_s the force+jerk
   // pairs a second and gflops counts 60 flops a pair; the per-step device fields stay 0.
   std::optional<BlockMeasurement> blocks;
+  // Fixed steps: the end state's hash (positions, masses and velocities, FNV-1a of their bytes) and the steps made to
+  // it (warm-up, a graph's capture and the timed ones), so that two layouts' reports show whether they computed the
+  // same bits (where the steps made are the same).
+  std::uint64_t state_hash = 0, steps_made = 0;
 };
 
 // What a by-steps measurement's own figures say of how far to trust them, for the benchmark's notices: fewer than 3

@@ -2085,6 +2085,14 @@ TEST_F(Cli, BenchmarkReportsAndWritesJson) {
   EXPECT_GT(ms, 0.0);
   EXPECT_NEAR(j["interactions_per_second"].get<double>(), 512.0 * 512.0 / (ms * 1e-3), 1.0);
   EXPECT_FALSE(fs::exists(file("b.json.tmp")));
+  // The end state, which another layout's report of as many steps shares bit for bit: the state a run of those steps
+  // saves.
+  EXPECT_EQ(j["steps_made"], 4);
+  Result const three = nbody("--benchmark -q --bodies 512 --steps 3 --warmup 1 --numgpus 3 --threading workers --json " +
+                             file("b3.json"));
+  ASSERT_EQ(three.code, 0) << three.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(file("b3.json")))["state_hash"], j["state_hash"]);
+  EXPECT_EQ(j["state_hash"].get<std::string>().size(), 16u);
   // Each timed step's time is kept: more than a million are refused naming --steps, before a step, not as the memory
   // they would take (which had been said as "try fewer --bodies").
   expect_input_error("--benchmark --bodies 64 --steps 1000000000000000",
@@ -2162,7 +2170,7 @@ TEST_F(Cli, CompareThreadingWritesOneRowPerModelDeviceCountAndSize) {
   std::getline(rows, line);  // the header
   for (auto const& row : j["rows"]) {
     ASSERT_TRUE(std::getline(rows, line)) << csv;
-    std::string const quoted = line.substr(line.find('"'));
+    std::string const quoted = line.substr(line.find('"'), line.rfind('"') - line.find('"') + 1);
     std::istringstream values(quoted.substr(1, quoted.size() - 2));
     std::size_t count = 0;
     for (double v; values >> v; ++count) {
@@ -2171,7 +2179,15 @@ TEST_F(Cli, CompareThreadingWritesOneRowPerModelDeviceCountAndSize) {
     }
     EXPECT_EQ(count, row["device_median_step_ms"].size()) << line;
     EXPECT_EQ(quoted.find(" \""), std::string::npos) << line;
+    // Each row's end state, which every row of its size that made as many steps shares bit for bit.
+    EXPECT_EQ(line.substr(line.rfind('"') + 1), "," + row["state_hash"].get<std::string>() + ",true") << line;
+    EXPECT_EQ(row["state_hash"], j["rows"][row["bodies"] == 256 ? 0 : 4]["state_hash"]) << row;
+    EXPECT_EQ(row["steps_made"], 3);
   }
+  EXPECT_NE(j["rows"][0]["state_hash"], j["rows"][4]["state_hash"]);
+  EXPECT_NE(r.out.find("every row of each N that made as many steps ended in the same state, bit for bit"),
+            std::string::npos)
+      << r.out;
   // And per size, which way was fastest and why.
   EXPECT_NE(r.out.find("fastest, per N:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("  N = 256: "), std::string::npos) << r.out;
