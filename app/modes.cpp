@@ -115,7 +115,8 @@ void write_json(const Options& o, const json& j) {
   std::tm utc{};
   if (gmtime_r(&now, &utc)) std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
   made["made_by"] = {{"build", mpi::build_description()}, {"command_line", o.command_line}, {"written_utc", when}};
-  write_report(o.json, made.dump(2) + "\n");
+  // (argv is bytes: a file name that is no UTF-8 is written with U+FFFD where JSON cannot hold its bytes)
+  write_report(o.json, made.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
 // A table's --csv and --json, each on its own: one that cannot be written does not cost the other. The failure is
@@ -1197,7 +1198,7 @@ int run_compare_threading(const Options& o) {
   std::ostringstream csv;
   // The columns are named as the JSON rows' keys.
   csv << "model,launch,devices,bodies,median_step_ms,interactions_per_second,speedup,efficiency,enqueue_ms_per_step,"
-         "device_median_step_ms,state_hash,bitwise_agrees\n";
+         "device_median_step_ms,steps_made,state_hash,bitwise_agrees\n";
   std::vector<std::string> differ;  // rows whose end state is not their size's
   // What the rows were measured with, so that two tables (fp32 and fp64, say) are told apart by their files alone.
   json j = {{"mode", "compare-threading"},
@@ -1224,7 +1225,8 @@ int run_compare_threading(const Options& o) {
                 m.enqueue_ms_per_step, per.c_str());
     csv << model << ',' << launch << ',' << r.devices << ',' << r.bodies << ',' << m.median_ms << ',' << m.interactions_per_s << ','
         << r.speedup << ',' << r.efficiency << ',' << m.enqueue_ms_per_step << ",\"" << per_csv << "\","
-        << driver::state_hash_text(m.state_hash) << ',' << (r.agrees ? "true" : "false") << "\n";
+        << m.steps_made << ',' << driver::state_hash_text(m.state_hash) << ','
+        << (!r.compared ? "" : r.agrees ? "true" : "false") << "\n";  // (empty: no earlier row to agree with)
     if (!r.agrees) differ.push_back(model + "/" + launch + " on " + std::to_string(r.devices) + " device(s), N = " +
                                     std::to_string(r.bodies));
     j["rows"].push_back({{"model", model},
@@ -1239,7 +1241,7 @@ int run_compare_threading(const Options& o) {
                          {"device_median_step_ms", m.device_median_ms},
                          {"steps_made", m.steps_made},
                          {"state_hash", driver::state_hash_text(m.state_hash)},
-                         {"bitwise_agrees", r.agrees}});
+                         {"bitwise_agrees", r.compared ? json(r.agrees) : json(nullptr)}});
   }
   std::printf("(speed-up and eff.: against the same model and launch on 1 device)\n");
   if (probe.backend == sim::Backend::cpu)

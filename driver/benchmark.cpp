@@ -9,9 +9,11 @@
 #include "core/clock.h"
 #include "core/errors.h"
 #include "core/enum_names.h"
+#include "core/interrupt.h"
 #include "core/ranks.h"
 #include "driver/run.h"
 #include "driver/setup.h"
+#include "sim/engines/engine.h"
 
 namespace nbody::driver {
 namespace {
@@ -385,6 +387,7 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
       for (std::size_t k = first_row; !row.measurement.blocks && k < rows.size(); ++k)
         if (rows[k].measurement.steps_made == row.measurement.steps_made) {
           row.agrees = row.measurement.state_hash == rows[k].measurement.state_hash;
+          row.compared = true;
           break;
         }
       rows.push_back(std::move(row));
@@ -404,8 +407,13 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
           c.devices.resize(1);
           c.weights.clear();
           c.cancel = cancel;
-          multigpu::Simulation sim(setup.bodies, setup.program, c);
-          m = measure(sim, warmup, steps);
+          try {
+            multigpu::Simulation sim(setup.bodies, setup.program, c);
+            m = measure(sim, warmup, steps);
+          } catch (const sim::StepCancelled&) {  // a signal: every rank ends as interrupted, not as failed (agree)
+            throw_if_interrupted();
+            throw;
+          }
         });
         // Rank 0's figure (and hermite4's end state), to every rank.
         struct {

@@ -135,6 +135,9 @@ struct ComparisonRow {
   // hermite4: whether the state after the row's block steps is bit for bit the first row of its size's
   // (every row starts from the same bodies and runs the same block steps).
   bool agrees = true;
+  // Fixed steps: whether the row had an earlier row of its size of as many steps to agree with (its size's first row,
+  // or a GPU's first graph row, whose capture makes more steps, had none: `agrees` then says nothing).
+  bool compared = false;
 };
 
 // For each size and each way of driving the devices (interruptible like measure()): the two

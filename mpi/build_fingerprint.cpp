@@ -68,8 +68,7 @@ constexpr const char kPrefix[] = "nbody build fingerprint: ";
 
 // One literal, so the whole fingerprint lies in the binary as one string.
 constexpr const char kFingerprint[] =
-    "nbody build fingerprint: version=" NBODY_BUILD_VERSION "; commit=" NBODY_SOURCE_COMMIT
-    "; compiler=" NBODY_BUILD_COMPILER
+    "nbody build fingerprint: version=" NBODY_BUILD_VERSION "; compiler=" NBODY_BUILD_COMPILER
     "; build=" NBODY_BUILD_TYPE "; flags=" NBODY_BUILD_CXX_FLAGS "; cpu=" NBODY_BUILD_NATIVE_CPU " " NBODY_CPU_ARCH
         NBODY_CPU_SSE42 NBODY_CPU_AVX NBODY_CPU_AVX2 NBODY_CPU_FMA NBODY_CPU_AVX512F NBODY_CPU_AVX512DQ
             NBODY_CPU_AVX512VL NBODY_CPU_SVE "; cuda=" NBODY_BUILD_CUDA;
@@ -150,7 +149,14 @@ const char* build_fingerprint() {
   return text;
 }
 
-std::string build_description() { return std::string(build_fingerprint()).substr(sizeof kPrefix - 1); }
+std::string build_description() {
+  // The commit after the version; not in the fingerprint, which ranks built from the same code on hosts with and
+  // without git (or with an unrelated edit) must share.
+  std::string fields = std::string(build_fingerprint()).substr(sizeof kPrefix - 1);
+  std::size_t const after_version = fields.find("; ");
+  return fields.insert(after_version == std::string::npos ? fields.size() : after_version,
+                       "; commit=" NBODY_SOURCE_COMMIT);
+}
 
 void check_same_build_and_options(const Ranks& ranks, int argc, char** argv) {
   if (ranks.size() == 1) return;
