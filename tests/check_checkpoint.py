@@ -166,7 +166,8 @@ with tempfile.TemporaryDirectory() as d:
            "Header/NumPart_Total says 2000000001 bodies; must be 1 to 1073741824")
     broken("high-words", lambda f: f["Header"].attrs.__setitem__(
         "NumPart_Total_HighWord", np.array([0, 0xFFFFFFFF, 0, 0, 0xFFFFFFFF, 0], np.uint32)),
-           "Header/NumPart_Total says more than 2^64 bodies; must be 1 to 1073741824")
+           "Header/NumPart_Total with NumPart_Total_HighWord (2^32 each) says more than 2^64 bodies; must be 1 to "
+           "1073741824")
     broken("no-particles", lambda f: f.__delitem__("PartType4"), "no /PartType4 group")
     broken("no-header", lambda f: f.__delitem__("Header"), "an HDF5 file with no /Header group: another program's")
     broken("header-dataset", lambda f: (f.__delitem__("Header"), f.create_dataset("Header", data=np.arange(3.0))),
