@@ -167,6 +167,19 @@ void say_setup_warnings(const driver::Setup& setup, std::vector<std::string>& no
 // After the comparison table, per size: which way of driving the devices was fastest, and why the
 // others lost, from the measurements themselves (how much of a stream step the host spent enqueuing
 // it; how far apart the ways were; whether more devices helped).
+// Whether a comparison's rows agreed bit for bit: the rows that did not (`differ`), as an error on stderr, or that
+// every row did, said before the tables are written (a table that cannot be written must not hide it).
+void say_bitwise(const std::vector<std::string>& differ, const char* differs, const char* agree) {
+  if (differ.empty()) {
+    std::printf("%s\n", agree);
+    return;
+  }
+  std::string list;
+  for (std::size_t k = 0; k < differ.size(); ++k) list += (k ? "; " : "") + differ[k];
+  if (writes_outputs())
+    std::fprintf(stderr, "error: %s in %s: the layouts should agree bit for bit\n", differs, list.c_str());
+}
+
 void print_verdicts(const std::vector<driver::ComparisonRow>& rows, bool gpu) {
   std::vector<std::size_t> sizes;
   for (auto const& r : rows)
@@ -1139,15 +1152,8 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
     k = end;
   }
   // Said before the tables are written: a table that cannot be written must not hide it.
-  if (!differ.empty()) {
-    std::string list;
-    for (std::size_t k = 0; k < differ.size(); ++k) list += (k ? "; " : "") + differ[k];
-    if (writes_outputs())
-      std::fprintf(stderr, "error: hermite4's end state differs from the first row of its size in %s: the layouts "
-                           "should agree bit for bit\n", list.c_str());
-  } else {
-    std::printf("every row of each N ended in the same state, bit for bit\n");
-  }
+  say_bitwise(differ, "hermite4's end state differs from the first row of its size",
+              "every row of each N ended in the same state, bit for bit");
   write_table(o, csv.str(), j);
   return differ.empty() ? 0 : 1;
 }
@@ -1250,15 +1256,8 @@ int run_compare_threading(const Options& o) {
   print_verdicts(rows, probe.backend == sim::Backend::cuda);
   // Every row of a size that made as many steps ends in the same state, bit for bit, as the product holds; said
   // before the tables are written, as hermite4's rows are.
-  if (!differ.empty()) {
-    std::string list;
-    for (std::size_t k = 0; k < differ.size(); ++k) list += (k ? "; " : "") + differ[k];
-    if (writes_outputs())
-      std::fprintf(stderr, "error: the end state differs from the first row of its size that made as many steps in "
-                           "%s: the layouts should agree bit for bit\n", list.c_str());
-  } else {
-    std::printf("every row of each N that made as many steps ended in the same state, bit for bit\n");
-  }
+  say_bitwise(differ, "the end state differs from the first row of its size that made as many steps",
+              "every row of each N that made as many steps ended in the same state, bit for bit");
   write_table(o, csv.str(), j);
   return differ.empty() ? 0 : 1;
 }

@@ -809,26 +809,31 @@ class Reader {
   // Refuses dataset `c` of `group` unless it holds `bodies` rows: before memory for the bodies a header claims is
   // taken (a header that says 2^30 over a file of 100 is a bad file, not a lack of memory).
   void expect_rows(const char* group, const Column& c, hsize_t bodies) const {
-    std::string const where = std::string(group) + "/" + c.name;
-    Handle set = open_dataset(group, where);
-    Handle space(H5Dget_space(set.get()), H5Sclose);
-    hsize_t dims[H5S_MAX_RANK] = {};
-    int const rank = H5Sget_simple_extent_ndims(space.get());
-    if (rank < 0 || H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0)
-      fail("cannot read the shape of " + where + " (the file is damaged)");
-    if (rank < 1 || dims[0] != bodies) fail(shape_problem(where, rank, dims, bodies, c.columns));
+    Shape const s = shape_of(group, c);
+    if (s.rank < 1 || s.dims[0] != bodies) fail(shape_problem(s.where, s.rank, s.dims, bodies, c.columns));
   }
 
   // The rows of `group`'s dataset `c` (its first dimension; 0 for a scalar).
   hsize_t rows_of(const char* group, const Column& c) const {
-    std::string const where = std::string(group) + "/" + c.name;
-    Handle set = open_dataset(group, where);
-    Handle space(H5Dget_space(set.get()), H5Sclose);
+    Shape const s = shape_of(group, c);
+    return s.rank < 1 ? 0 : s.dims[0];
+  }
+
+  // The shape of `group`'s dataset `c` as stored, named as messages name it ("PartType1/Coordinates").
+  struct Shape {
+    std::string where;
+    int rank = 0;
     hsize_t dims[H5S_MAX_RANK] = {};
-    int const rank = H5Sget_simple_extent_ndims(space.get());
-    if (rank < 0 || H5Sget_simple_extent_dims(space.get(), dims, nullptr) < 0)
-      fail("cannot read the shape of " + where + " (the file is damaged)");
-    return rank < 1 ? 0 : dims[0];
+  };
+  Shape shape_of(const char* group, const Column& c) const {
+    Shape s;
+    s.where = std::string(group) + "/" + c.name;
+    Handle set = open_dataset(group, s.where);
+    Handle space(H5Dget_space(set.get()), H5Sclose);
+    s.rank = H5Sget_simple_extent_ndims(space.get());
+    if (s.rank < 0 || H5Sget_simple_extent_dims(space.get(), s.dims, nullptr) < 0)
+      fail("cannot read the shape of " + s.where + " (the file is damaged)");
+    return s;
   }
 
   // The dataset `where` of `group`, reached by hard links only.
