@@ -21,6 +21,10 @@ using hermite::V3;
 
 // Below this many bodies an O(N) loop runs on one thread: waking a team costs more than it saves.
 constexpr long kParallelBodies = 16384;
+// Active bodies whose partials one engine alone (advance_blocks) computes at a time: a whole number of SIMD blocks,
+// and enough to keep every thread busy (a pass over N j-bodies each).
+constexpr std::size_t kBlockChunk = 4096;
+static_assert(kBlockChunk % kHermiteLanes == 0, "a chunk starts on a SIMD block");
 
 class HermiteCpuEngine final : public HermiteEngine {
  public:
@@ -130,16 +134,19 @@ class HermiteCpuEngine final : public HermiteEngine {
   void partial_forces() override { pair_partials(config_.engine.precision == Precision::fp32); }
   void partial_forces_fp64() override { pair_partials(false); }
   void pair_partials(bool fp32) {  // `fp32`: the pair arithmetic in fp32 on the fp64 differences
-    std::size_t const groups = own_groups();
-    partials_.resize(groups * active_count_);  // capacity kept: no allocation once the largest block was seen
-    if (groups == 0 || active_count_ == 0) return;
+    partials_.resize(own_groups() * active_count_);  // capacity kept: no allocation once the largest block was seen
+    pair_partials(fp32, 0, active_count_);
+  }
+  // The partials of active bodies [first, first + count) into partials_ (groups x count, group-major).
+  void pair_partials(bool fp32, std::size_t first, std::size_t count) {
+    if (own_groups() == 0 || count == 0) return;
     HermiteJBodies const jb{px_.data(),  py_.data(),  pz_.data(), pvx_.data(),
                             pvy_.data(), pvz_.data(), m_.data(),  config_.slice.begin,
                             config_.slice.count};
     double const eps2 = config_.softening * config_.softening;
-    hermite_partials(active_.data(), active_count_, jb, group_length_, eps2, fp32, config_.engine.cpu_threads,
+    hermite_partials(active_.data() + first, count, jb, group_length_, eps2, fp32, config_.engine.cpu_threads,
                      partials_.data());
-    counters_.interactions += std::uint64_t(active_count_) * config_.slice.count;
+    counters_.interactions += std::uint64_t(count) * config_.slice.count;
   }
   std::size_t own_groups() const override { return (config_.slice.count + group_length_ - 1) / group_length_; }
   const ForceJerk* partials() override { return partials_.data(); }
@@ -193,11 +200,19 @@ class HermiteCpuEngine final : public HermiteEngine {
       predict(t);
       std::size_t const count = pack_active(t, false);
       set_active(own_active_.data(), count);
-      partial_forces();
-      // One device holds every group: the totals are the partials added in group order, from zero.
+      // One device holds every group: the totals are the partials added in group order, from zero. The active
+      // bodies go kBlockChunk at a time, each with the sums of its own: the partials then take at most
+      // groups x kBlockChunk x 64 bytes (4 MiB) where a block of every body took groups x N x 64 (1 KiB a body).
+      bool const fp32 = config_.engine.precision == Precision::fp32;
+      std::size_t const groups = own_groups();
       totals_.assign(count, ForceJerk{});
-      for (std::size_t g = 0; g < own_groups(); ++g)
-        for (std::size_t k = 0; k < count; ++k) hermite::add_partial(totals_[k], partials_[g * count + k]);
+      partials_.resize(groups * std::min(count, kBlockChunk));
+      for (std::size_t first = 0; first < count; first += kBlockChunk) {
+        std::size_t const chunk = std::min(kBlockChunk, count - first);
+        pair_partials(fp32, first, chunk);
+        for (std::size_t g = 0; g < groups; ++g)
+          for (std::size_t k = 0; k < chunk; ++k) hermite::add_partial(totals_[first + k], partials_[g * chunk + k]);
+      }
       correct(totals_.data(), count, t);
       block_time_ = t;
       ++done;
@@ -258,6 +273,17 @@ class HermiteCpuEngine final : public HermiteEngine {
 
 std::unique_ptr<HermiteEngine> make_hermite_cpu_engine(const HermiteEngineConfig& config) {
   return std::make_unique<HermiteCpuEngine>(config);
+}
+
+std::size_t hermite_cpu_engine_host_bytes(const HermiteEngineConfig& config) {
+  std::size_t const own = config.slice.count, n = config.bodies;
+  std::size_t const length = kernels::segment_layout(n).length, groups = (own + length - 1) / length;
+  // x, v, a, j; t, dt; the predicted structure of arrays; the own active list
+  std::size_t const per_own = 4 * sizeof(V3) + 2 * sizeof(double) + 7 * sizeof(double) + sizeof(ActiveBody);
+  // One engine alone sums a block in chunks; in the protocol its partials hold the whole block.
+  std::size_t const partial_rows = own == n ? std::min(n, kBlockChunk) : n;
+  return own * per_own + (n + kHermiteLanes) * sizeof(ActiveBody) + groups * partial_rows * sizeof(ForceJerk) +
+         2 * n * sizeof(ForceJerk);  // totals and the running sums
 }
 
 }  // namespace nbody::sim
