@@ -264,11 +264,17 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
                      "; give one per device");
 
   // Host memory: the host keeps the whole state in fp64 (positions, velocities, types), and the
-  // engines too where they run on the host.
+  // engines too where they run on the host. hermite4 keeps each body's acceleration, jerk, time and step beside it,
+  // and its block steps take host memory on a GPU too (their lists and staging).
   std::size_t const host_state_bytes = bodies * (sizeof(Real4<double>) + sizeof(Vec3d) + 1);
   bool const host_engines = c.backend == sim::Backend::cpu;
-  std::size_t const need = host_state_bytes + extra_bytes +
-                           (host_engines ? multigpu::bytes_per_device(c, bodies) * c.devices.size() : 0);
+  bool const hermite = run.physics.integrator == sim::Integrator::hermite4;
+  std::size_t const engine_bytes =
+      hermite ? bodies * (2 * sizeof(Vec3d) + 2 * sizeof(double)) +
+                    multigpu::hermite_host_bytes(c, bodies, c.devices.size() * std::size_t(ranks.size()))
+      : host_engines ? multigpu::bytes_per_device(c, bodies) * c.devices.size()
+                     : 0;
+  std::size_t const need = host_state_bytes + extra_bytes + engine_bytes;
   std::size_t const have = available_host_memory();
   if (have > 0 && need > have) {
     std::ostringstream s;

@@ -79,6 +79,15 @@ void HermiteEngine::initialise_from(HermiteEngine&, double) {
   throw std::logic_error("Hermite engine: the running sums cannot stay on this engine's device");
 }
 
+std::size_t hermite_engine_host_bytes(Backend backend, const HermiteEngineConfig& config) {
+  if (backend == Backend::cpu) return hermite_cpu_engine_host_bytes(config);
+#if NBODY_HAVE_HERMITE_CUDA
+  return hermite_cuda_engine_host_bytes(config);
+#else
+  return 0;
+#endif
+}
+
 // The CUDA Hermite engine is built where the build defines NBODY_HAVE_HERMITE_CUDA (sim/engines/CMakeLists.txt).
 std::unique_ptr<HermiteEngine> make_hermite_engine(Backend backend, const HermiteEngineConfig& config) {
   if (backend == Backend::cpu) return make_hermite_cpu_engine(config);

@@ -1361,6 +1361,17 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 
 }  // namespace
 
+std::size_t hermite_cuda_engine_host_bytes(const HermiteEngineConfig& config) {
+  std::size_t const own = config.slice.count, n = config.bodies;
+  std::size_t const length = kernels::segment_layout(n).length, groups = (own + length - 1) / length;
+  // Pinned: the active list's staging (N), the totals' and the mapped own active list (own), and in the protocol
+  // the running sums (N) and the partials (own groups x N). The upload's pageable staging: x, v, a, j, t and dt.
+  std::size_t bytes = n * sizeof(ActiveBody) + own * (sizeof(ForceJerk) + sizeof(ActiveBody)) +
+                      own * (4 * sizeof(Real4<double>) + 2 * sizeof(double));
+  if (own != n) bytes += n * sizeof(ForceJerk) + groups * n * sizeof(ForceJerk);
+  return bytes;
+}
+
 std::unique_ptr<HermiteEngine> make_hermite_cuda_engine(const HermiteEngineConfig& config) {
   gpu::require_device(config.device);
   if (config.engine.precision == Precision::fp32) return std::make_unique<HermiteCudaEngine<float>>(config);

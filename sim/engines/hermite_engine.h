@@ -170,6 +170,12 @@ class HermiteEngine {
   virtual std::string kernel_name() const = 0;  // for reports
 };
 
+// The host memory an engine of `backend` for `config` takes at its most (a block of every body), for the memory
+// check before one is made; a CUDA engine checks its device's memory itself. 0 for a backend this build lacks.
+std::size_t hermite_engine_host_bytes(Backend backend, const HermiteEngineConfig& config);
+std::size_t hermite_cpu_engine_host_bytes(const HermiteEngineConfig& config);
+std::size_t hermite_cuda_engine_host_bytes(const HermiteEngineConfig& config);
+
 // Creates the Hermite engine of `backend` (allocates). InputError for what the user can change (a build
 // without CUDA, too little memory).
 std::unique_ptr<HermiteEngine> make_hermite_engine(Backend backend, const HermiteEngineConfig& config);
