@@ -1091,7 +1091,7 @@ namespace {
 // its end state is bit for bit the first row's of its size (it must be: the same block steps on any layout).
 int print_block_comparison(const Options& o, const std::vector<driver::ComparisonRow>& rows,
                            const multigpu::SimulationConfig& probe, std::uint64_t steps,
-                           const std::vector<std::string>& notices) {
+                           const std::vector<std::string>& notices, int stopped_by) {
   // The warm-up done (on a GPU at least 16 block steps: driver::BlockMeasurement::warmup_steps).
   std::uint64_t const warmup =
       !rows.empty() && rows[0].measurement.blocks ? rows[0].measurement.blocks->warmup_steps : o.warmup;
@@ -1111,6 +1111,7 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
             {"warmup_steps", warmup},
             {"timed_steps", steps},
             {"notices", notices},
+            {"interrupted", stopped_by != 0},  // by a signal: the rows measured before it
             {"rows", json::array()}};
   std::vector<std::string> differ;
   for (auto const& r : rows) {
@@ -1139,6 +1140,7 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
                        std::to_string(r.bodies));
   }
   std::printf("(speed-up and eff.: against the same model and launch on 1 device)\n");
+  if (stopped_by) std::printf("(%s: only the rows measured before it)\n", Interrupted(stopped_by).what());
   std::printf("fastest, per N:\n");
   for (std::size_t k = 0; k < rows.size();) {
     std::size_t end = k;
@@ -1158,44 +1160,10 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
   return differ.empty() ? 0 : 1;
 }
 
-}  // namespace
-
-int run_compare_threading(const Options& o) {
-  // hermite4: block steps, mostly far shorter than a step of all N (driver::measure times them as one run).
-  bool const blocks = o.run.physics.integrator == sim::Integrator::hermite4;
-  std::uint64_t const steps = o.steps.value_or(blocks ? 1000 : 10);
-  std::vector<std::string> notices;
-  multigpu::SimulationConfig probe;
-  agree(world(), [&] { probe = driver::resolve_devices(o.run, 1024, &notices); });
-  // By default small N, where a step is mostly launch overhead and the ways of driving the devices
-  // differ, beside large N, where they do not (the CPU backend: the small sizes only).
-  std::vector<std::size_t> const sizes =
-      !o.sizes.empty() ? o.sizes
-      : probe.backend == sim::Backend::cuda
-          ? std::vector<std::size_t>{1024, 4096, 16384, 65536, 262144, 1048576}
-          : std::vector<std::size_t>{1024, 4096, 16384};
-  if (!o.quiet && writes_outputs())
-    for (auto const& notice : notices) std::cerr << "notice: " << notice << "\n";
-  // A signal cancels the simulation in hand at once (its first forces, a CPU step of a large N), as a benchmark's
-  // start is: the comparison ends with Interrupted, not after the pass (hours at N = 10^8 on a few cores).
-  std::atomic<bool> cancel{false};
-  SignalWatch const watch{cancel};
-  auto const compare = [&](auto&& on_row) {
-    try {
-      return driver::compare_threading(o.run, sizes, o.warmup, steps, on_row, &cancel);
-    } catch (const sim::StepCancelled&) {
-      throw_if_interrupted();
-      throw;
-    }
-  };
-  auto const rows = compare([&](const driver::ComparisonRow& r) {
-    if (!o.quiet && writes_outputs())
-      std::fprintf(stderr, "  measured %s/%s, %d device(s), N = %zu: %.4f ms%s\n", name_of(r.model).c_str(),
-                   name_of(r.launch).c_str(), r.devices, r.bodies,
-                   r.measurement.blocks ? r.measurement.wall_mean_ms : r.measurement.median_ms,
-                   r.measurement.blocks ? " a block step" : "");
-  });
-  if (blocks) return print_block_comparison(o, rows, probe, steps, notices);
+// The fixed steps' comparison: as print_block_comparison, with each row's median step and its devices' own.
+int print_fixed_comparison(const Options& o, const std::vector<driver::ComparisonRow>& rows,
+                           const multigpu::SimulationConfig& probe, std::uint64_t steps,
+                           const std::vector<std::string>& notices, int stopped_by) {
   std::printf("nbody compare-threading: %s backend, %s, %llu warm-up + %llu timed steps per row\n",
               name_of(probe.backend).c_str(), name_of(probe.engine.precision).c_str(), (unsigned long long)o.warmup,
               (unsigned long long)steps);
@@ -1215,6 +1183,7 @@ int run_compare_threading(const Options& o) {
             {"warmup_steps", o.warmup},
             {"timed_steps", steps},
             {"notices", notices},
+            {"interrupted", stopped_by != 0},  // by a signal: the rows measured before it
             {"rows", json::array()}};
   for (auto const& r : rows) {
     driver::Measurement const& m = r.measurement;
@@ -1250,6 +1219,7 @@ int run_compare_threading(const Options& o) {
                          {"bitwise_agrees", r.compared ? json(r.agrees) : json(nullptr)}});
   }
   std::printf("(speed-up and eff.: against the same model and launch on 1 device)\n");
+  if (stopped_by) std::printf("(%s: only the rows measured before it)\n", Interrupted(stopped_by).what());
   if (probe.backend == sim::Backend::cpu)
     std::printf("(CPU backend: host devices run their steps synchronously, so 'enqueue' is the whole step; they share "
                 "this machine's cores, so more of them divide the same cores: eff. is against devices that add none)\n");
@@ -1260,6 +1230,61 @@ int run_compare_threading(const Options& o) {
               "every row of each N that made as many steps ended in the same state, bit for bit");
   write_table(o, csv.str(), j);
   return differ.empty() ? 0 : 1;
+}
+}  // namespace
+
+int run_compare_threading(const Options& o) {
+  // hermite4: block steps, mostly far shorter than a step of all N (driver::measure times them as one run).
+  bool const blocks = o.run.physics.integrator == sim::Integrator::hermite4;
+  std::uint64_t const steps = o.steps.value_or(blocks ? 1000 : 10);
+  std::vector<std::string> notices;
+  multigpu::SimulationConfig probe;
+  agree(world(), [&] { probe = driver::resolve_devices(o.run, 1024, &notices); });
+  // By default small N, where a step is mostly launch overhead and the ways of driving the devices
+  // differ, beside large N, where they do not (the CPU backend: the small sizes only).
+  std::vector<std::size_t> const sizes =
+      !o.sizes.empty() ? o.sizes
+      : probe.backend == sim::Backend::cuda
+          ? std::vector<std::size_t>{1024, 4096, 16384, 65536, 262144, 1048576}
+          : std::vector<std::size_t>{1024, 4096, 16384};
+  if (!o.quiet && writes_outputs())
+    for (auto const& notice : notices) std::cerr << "notice: " << notice << "\n";
+  // A signal cancels the simulation in hand at once (its first forces, a CPU step of a large N), as a benchmark's
+  // start is: the comparison ends with Interrupted, not after the pass (hours at N = 10^8 on a few cores).
+  std::atomic<bool> cancel{false};
+  SignalWatch const watch{cancel};
+  auto const compare = [&](auto&& on_row) {
+    try {
+      return driver::compare_threading(o.run, sizes, o.warmup, steps, on_row, &cancel);
+    } catch (const sim::StepCancelled&) {
+      throw_if_interrupted();
+      throw;
+    }
+  };
+  // A signal keeps the rows measured before it: they are reported and written, marked interrupted (a comparison
+  // may take hours), and the exit code is the interrupt's. Where a rank alone saw the signal, the job ends at once.
+  std::vector<driver::ComparisonRow> rows;
+  int stopped_by = 0;
+  try {
+    compare([&](const driver::ComparisonRow& r) {
+      rows.push_back(r);
+      if (!o.quiet && writes_outputs())
+        std::fprintf(stderr, "  measured %s/%s, %d device(s), N = %zu: %.4f ms%s\n", name_of(r.model).c_str(),
+                     name_of(r.launch).c_str(), r.devices, r.bodies,
+                     r.measurement.blocks ? r.measurement.wall_mean_ms : r.measurement.median_ms,
+                     r.measurement.blocks ? " a block step" : "");
+    });
+  } catch (const Interrupted& e) {
+    if (rows.empty() || (world().size() > 1 && !e.every_rank)) throw;
+    stopped_by = e.signal;
+  }
+  int const code = blocks ? print_block_comparison(o, rows, probe, steps, notices, stopped_by)
+                          : print_fixed_comparison(o, rows, probe, steps, notices, stopped_by);
+  if (!stopped_by) return code;
+  if (writes_outputs())
+    std::fprintf(stderr, "%s after %zu %s; the table holds %s\n", Interrupted(stopped_by).what(), rows.size(),
+                 rows.size() == 1 ? "row" : "rows", rows.size() == 1 ? "it" : "them");
+  return interrupted_exit_code(stopped_by);
 }
 
 }  // namespace nbody::app

@@ -2233,6 +2233,48 @@ TEST_F(Cli, CompareThreadingStopsWithinAPass) {
   EXPECT_LT(waited, 30.0) << slurp(dir_ / "err");
 }
 
+// A comparison stopped by a signal keeps the rows it measured: its table, --json and --csv hold them, marked
+// interrupted, and the exit code is the signal's. (Before, an hour of rows was lost to a Ctrl-C in the last one.)
+TEST_F(Cli, AnInterruptedComparisonWritesTheRowsItMeasured) {
+  std::string const json_path = file("c.json"), csv_path = file("c.csv");
+  pid_t const pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::string const out = file("out"), err = file("err");
+    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
+    execl(NBODY_EXECUTABLE, NBODY_EXECUTABLE, "--backend", "cpu", "--compare-threading", "--bodies", "256,1000000",
+          "--threads", "1", "--steps", "1", "--warmup", "0", "--json", json_path.c_str(), "--csv", csv_path.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // The two rows of N = 256 (single and workers on one host device), then N = 10^6's first forces, minutes long.
+  std::string const last_small = "measured workers/stream, 1 device(s), N = 256";
+  for (int k = 0; k < 600 && slurp(dir_ / "err").find(last_small) == std::string::npos; ++k)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pid, SIGTERM);
+  int status = 0;
+  for (int k = 0; k < 600 && waitpid(pid, &status, WNOHANG) == 0; ++k)  // 60 s at most
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (waitpid(pid, &status, WNOHANG) == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "still running 60 s after SIGTERM";
+  }
+  ASSERT_TRUE(WIFEXITED(status));
+  std::string const err = slurp(dir_ / "err");
+  EXPECT_EQ(WEXITSTATUS(status), 143) << err;
+  EXPECT_NE(err.find("after 2 rows; the table holds them"), std::string::npos) << err;
+  EXPECT_NE(slurp(dir_ / "out").find(": only the rows measured before it)"), std::string::npos) << slurp(dir_ / "out");
+  auto const j = nlohmann::json::parse(slurp(json_path));
+  EXPECT_EQ(j.at("interrupted"), true);
+  ASSERT_EQ(j.at("rows").size(), 2u);
+  for (auto const& row : j.at("rows")) EXPECT_EQ(row.at("bodies"), 256);
+  EXPECT_EQ(j.at("rows")[1].at("bitwise_agrees"), true);
+  std::string const csv = slurp(csv_path);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3) << csv;  // the header and the two rows
+}
+
 TEST_F(Cli, InterruptedRunSavesAStateItCanRestartFrom) {
   std::string const snap = file("int.bin");
   pid_t const pid = fork();
