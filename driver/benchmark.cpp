@@ -260,6 +260,7 @@ Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64
   Measurement m;
   std::vector<double> step_ms = slowest_device_steps(per_device, steps);
   for (auto const& t : per_device) m.device_median_ms.push_back(median(t));
+  m.step_ms = step_ms;
   m.median_ms = median(step_ms);
   m.min_ms = *std::min_element(step_ms.begin(), step_ms.end());
   m.max_ms = *std::max_element(step_ms.begin(), step_ms.end());
@@ -324,6 +325,10 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
                       {"launch", name_of(c.launch)},
                       {"hardware", hardware_description(c)},
                       {"integrator", sim.program().integrator},
+                      // The settings as numbers (the description and source say them in words).
+                      {"dt", m.blocks ? nlohmann::json(nullptr) : nlohmann::json(sim.program().dt)},  // hermite4: per body
+                      {"softening", c.softening},
+                      {"cpu_threads", c.backend == sim::Backend::cpu ? nlohmann::json(cpu_threads(c)) : nlohmann::json(nullptr)},
                       {"wall_mean_step_ms", m.wall_mean_ms},
                       {"interactions_per_second", m.interactions_per_s},
                       {"gflops", m.gflops}};
@@ -356,6 +361,7 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
   j["median_step_ms"] = m.median_ms;
   j["min_step_ms"] = m.min_ms;
   j["max_step_ms"] = m.max_ms;
+  j["step_ms"] = m.step_ms;
   j["device_median_step_ms"] = m.device_median_ms;
   j["flops_per_interaction"] = 20;
   return j;

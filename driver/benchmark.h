@@ -46,6 +46,7 @@ struct Measurement {
   double wall_mean_ms = 0;                        // host wall clock over the timed steps, per step
   double enqueue_ms_per_step = 0;                 // host time to enqueue a step (GPU: the host's share)
   std::vector<double> device_median_ms;           // per device: shows imbalance
+  std::vector<double> step_ms;                    // each timed step (the last device to end it): the spread
   double interactions_per_s = 0;                  // force evaluations x N^2 / median step time
   double gflops = 0;                              // at 20 flops per interaction (the CUDA samples' count)
   // hermite4: its figures. Then wall_mean_ms is the wall clock per block step, interactions_per_s the force+jerk

@@ -920,11 +920,13 @@ std::string cpu_model() {
 }
 }  // namespace
 
+int cpu_threads(const multigpu::SimulationConfig& c) {
+  if (c.backend != sim::Backend::cpu) return 0;
+  return c.engine.cpu_threads > 0 ? c.engine.cpu_threads : omp_get_max_threads();
+}
+
 std::string hardware_description(const multigpu::SimulationConfig& c) {
-  if (c.backend == sim::Backend::cpu) {
-    int const threads = c.engine.cpu_threads > 0 ? c.engine.cpu_threads : omp_get_max_threads();
-    return cpu_model() + ", " + std::to_string(threads) + " OpenMP thread(s)";
-  }
+  if (c.backend == sim::Backend::cpu) return cpu_model() + ", " + std::to_string(cpu_threads(c)) + " OpenMP thread(s)";
   std::string s;
   auto const gpus = gpu::devices();
   for (int d : c.devices) s += (s.empty() ? "" : "; ") + gpus.at(std::size_t(d)).name;

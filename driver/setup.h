@@ -204,6 +204,10 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& config, std::size_t 
 // memory cgroups (a container's limit) still allow; 0 if neither is known.
 std::size_t available_host_memory();
 
+// The OpenMP threads a CPU run of this configuration uses in all (its --threads, else as many as OpenMP gives this
+// process); 0 for a GPU run.
+int cpu_threads(const multigpu::SimulationConfig& config);
+
 // One line naming the hardware a configuration runs on: the GPUs' names, or the CPU model and
 // OpenMP thread count.
 std::string hardware_description(const multigpu::SimulationConfig& config);

@@ -2085,6 +2085,15 @@ TEST_F(Cli, BenchmarkReportsAndWritesJson) {
   EXPECT_GT(ms, 0.0);
   EXPECT_NEAR(j["interactions_per_second"].get<double>(), 512.0 * 512.0 / (ms * 1e-3), 1.0);
   EXPECT_FALSE(fs::exists(file("b.json.tmp")));
+  // Each timed step's time, whose median is the figure; and the settings as numbers, not only inside strings.
+  std::vector<double> steps = j["step_ms"];
+  ASSERT_EQ(steps.size(), 3u);
+  std::sort(steps.begin(), steps.end());
+  EXPECT_EQ(steps[1], ms);
+  EXPECT_EQ(steps.front(), j["min_step_ms"].get<double>());
+  EXPECT_EQ(j["dt"], 0.01);
+  EXPECT_EQ(j["softening"], 0.01);
+  EXPECT_GE(j["cpu_threads"].get<int>(), 1);
   // The end state, which another layout's report of as many steps shares bit for bit: the state a run of those steps
   // saves.
   EXPECT_EQ(j["steps_made"], 4);
