@@ -10,8 +10,15 @@
 
 namespace nbody {
 
+// Where the state hashes begin (the end state a benchmark reports, hermite4's, the check that ranks hold one set of
+// bodies): a digit short of FNV's offset basis, and kept so, since the end states recorded in docs/benchmarks.md
+// were hashed from it.
+inline constexpr std::uint64_t kStateHashBasis = 1469598103934665603ull;
+
 class Fnv1a {
  public:
+  Fnv1a() = default;
+  explicit Fnv1a(std::uint64_t basis) : h_(basis) {}
   void bytes(const void* data, std::size_t n) {
     auto const* p = static_cast<const unsigned char*>(data);
     std::uint64_t h = h_;

@@ -8,6 +8,7 @@
 #include "core/bounds.h"
 #include "core/clock.h"
 #include "core/errors.h"
+#include "core/fnv1a.h"
 #include "core/enum_names.h"
 #include "core/interrupt.h"
 #include "core/ranks.h"
@@ -100,12 +101,6 @@ std::uint64_t advance_blocks(multigpu::Simulation& sim, std::uint64_t blocks, do
   return done;
 }
 
-std::uint64_t fnv1a(std::uint64_t h, const void* data, std::size_t bytes) {
-  auto const* p = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
-
 
 // One GPU's engine captures its graph of block steps in its first call of 8 or more (sim/engines/
 // hermite_cuda.cu): on a GPU the warm-up begins with a call of this many, whatever --warmup says.
@@ -175,13 +170,14 @@ std::uint64_t hermite_state_hash(multigpu::Simulation& sim) {
   sim::BodySet b;
   sim::hermite::HermiteState s;
   sim.hermite_state(b, s);
-  std::uint64_t h = 1469598103934665603ull;
-  h = fnv1a(h, b.pos_mass.data(), b.pos_mass.size() * sizeof(b.pos_mass[0]));
-  h = fnv1a(h, b.velocity.data(), b.velocity.size() * sizeof(b.velocity[0]));
-  h = fnv1a(h, s.acceleration.data(), s.acceleration.size() * sizeof(Vec3d));
-  h = fnv1a(h, s.jerk.data(), s.jerk.size() * sizeof(Vec3d));
-  h = fnv1a(h, s.time.data(), s.time.size() * sizeof(double));
-  return fnv1a(h, s.step.data(), s.step.size() * sizeof(double));
+  Fnv1a h(kStateHashBasis);  // the state's bytes, as sim::state_hash, then each body's derivatives, time and step
+  h.bytes(b.pos_mass.data(), b.pos_mass.size() * sizeof(b.pos_mass[0]));
+  h.bytes(b.velocity.data(), b.velocity.size() * sizeof(b.velocity[0]));
+  h.bytes(s.acceleration.data(), s.acceleration.size() * sizeof(Vec3d));
+  h.bytes(s.jerk.data(), s.jerk.size() * sizeof(Vec3d));
+  h.bytes(s.time.data(), s.time.size() * sizeof(double));
+  h.bytes(s.step.data(), s.step.size() * sizeof(double));
+  return h.get();
 }
 std::string state_hash_text(std::uint64_t hash) { return hex(hash); }
 
@@ -270,10 +266,7 @@ Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64
   double const force_evaluations = double(sim.program().drifts());  // per step: 3 for yoshida4
   m.interactions_per_s = force_evaluations * n * n / (m.median_ms * 1e-3);
   m.gflops = 20.0 * m.interactions_per_s * 1e-9;
-  sim::BodySet const end = sim.state();  // after the timing (every rank takes part)
-  std::uint64_t h = 1469598103934665603ull;
-  h = fnv1a(h, end.pos_mass.data(), end.pos_mass.size() * sizeof(end.pos_mass[0]));
-  m.state_hash = fnv1a(h, end.velocity.data(), end.velocity.size() * sizeof(end.velocity[0]));
+  m.state_hash = sim::state_hash(sim.state());  // after the timing (every rank takes part)
   m.steps_made = sim.steps_done();
   return m;
 }

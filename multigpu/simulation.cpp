@@ -45,19 +45,6 @@ std::size_t hermite_host_bytes(const SimulationConfig& config, std::size_t n, st
 }
 
 namespace {
-// FNV-1a over the bodies' positions, masses and velocities: ranks that read "the same" file on hosts
-// without a shared file system, or that made their bodies differently, would not simulate one thing.
-std::uint64_t state_hash(const sim::BodySet& b) {
-  std::uint64_t h = 1469598103934665603ull;
-  auto add = [&](const void* data, std::size_t bytes) {
-    auto const* p = static_cast<const unsigned char*>(data);
-    for (std::size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  };
-  add(b.pos_mass.data(), b.pos_mass.size() * sizeof(b.pos_mass[0]));
-  add(b.velocity.data(), b.velocity.size() * sizeof(b.velocity[0]));
-  return h;
-}
-
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> parts;
   std::string part;
@@ -146,7 +133,7 @@ Simulation::Simulation(const sim::BodySet& initial, const sim::StepProgram& prog
     what << bodies_ << " bodies, " << name_of(config_.backend) << ' ' << name_of(config_.engine.precision) << ", "
          << program_.integrator << " dt " << program_.dt << ", softening " << config_.softening << ", step "
          << clock.step << ", threading " << name_of(config_.threading) << ", initial state "
-         << std::hex << state_hash(initial) << std::dec;
+         << std::hex << sim::state_hash(initial) << std::dec;
     auto const all = ranks.all_gather(what.str() + '|' + std::to_string(device_count) + '|' + devices_text);
     for (std::size_t r = 0; r < all.size(); ++r) {
       std::size_t const bar = all[r].find('|'), bar2 = all[r].find('|', bar + 1);

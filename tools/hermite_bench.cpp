@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fnv1a.h"
 #include "gpu/devices.h"
 #include "sim/engines/hermite_cuda.h"
 #include "sim/engines/hermite_engine.h"
@@ -315,9 +316,9 @@ void together(std::size_t n, double t_end, std::size_t devices, Precision p) {
       c += e->counters();
       e->download(out, state);
     }
-    std::uint64_t hash = 1469598103934665603ull;  // FNV-1a over the positions' bytes
-    for (auto const& x : out.pos_mass)
-      for (std::size_t k = 0; k < sizeof x; ++k) hash = (hash ^ reinterpret_cast<const unsigned char*>(&x)[k]) * 1099511628211ull;
+    Fnv1a positions(kStateHashBasis);  // the positions' bytes
+    positions.bytes(out.pos_mass.data(), out.pos_mass.size() * sizeof(out.pos_mass[0]));
+    std::uint64_t const hash = positions.get();
     hashes.push_back(hash);
     std::printf("hermite %s together on %zu engines (GPUs 0..%zu), Plummer N=%zu to t=%g, %s: %.3f s, %llu block "
                 "steps, %.2f us a block step, %.1f bodies a block, %.3e interactions/s, state %016llx  [%s]\n",

@@ -1,6 +1,8 @@
 // sim/physics/body_set.cpp - BodySet helpers.
 #include "sim/physics/body_set.h"
 
+#include "core/fnv1a.h"
+
 namespace nbody::sim {
 
 void BodySet::resize(std::size_t n) {
@@ -50,6 +52,13 @@ void move_to_centre_of_mass_frame(BodySet& b) {
     b.pos_mass[i].z -= x.z;
     b.velocity[i] = b.velocity[i] - v;
   }
+}
+
+std::uint64_t state_hash(const BodySet& b) {
+  Fnv1a h(kStateHashBasis);
+  h.bytes(b.pos_mass.data(), b.pos_mass.size() * sizeof(b.pos_mass[0]));
+  h.bytes(b.velocity.data(), b.velocity.size() * sizeof(b.velocity[0]));
+  return h.get();
 }
 
 }  // namespace nbody::sim

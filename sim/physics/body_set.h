@@ -31,4 +31,8 @@ Vec3d centre_of_mass_velocity(const BodySet& b);
 // Shifts positions and velocities so that the centre of mass is at rest at the origin.
 void move_to_centre_of_mass_frame(BodySet& b);
 
+// FNV-1a of the positions, masses and velocities' bytes from kStateHashBasis (core/fnv1a.h): equal for two states
+// that are the same bit for bit (the types and time are not in it).
+std::uint64_t state_hash(const BodySet& b);
+
 }  // namespace nbody::sim
