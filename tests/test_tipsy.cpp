@@ -409,6 +409,27 @@ TEST_F(HostileTipsy, LittleEndianFilesAreCheckedAlike) {
 }
 
 // The header's time within the times a run can name (core/bounds.h), as an HDF5 snapshot's Header/Time is: a time of
+
+// A file whose header was turned little-endian and whose bodies were left big-endian (a converter that swapped the
+// header alone) reads as nonsense; the refusal says the values are sound in the other byte order. One whose values
+// are nonsense either way gets no such hint.
+TEST_F(HostileTipsy, BodiesInTheOtherByteOrderThanTheHeaderAreSaidToBe) {
+  auto mixed = raw_;
+  auto swap_bytes = [&](std::size_t at, std::size_t n) {
+    for (std::size_t k = 0; k < n / 2; ++k) std::swap(mixed.at(at + k), mixed.at(at + n - 1 - k));
+  };
+  swap_bytes(0, 8);  // the time
+  for (std::size_t at = 8; at < 32; at += 4) swap_bytes(at, 4);
+  std::string const path = write("mixed.bin", mixed);
+  std::string const error = error_of(path);
+  EXPECT_EQ(error.rfind(path + ": body 0: ", 0), 0u) << error;
+  EXPECT_NE(error.find("; its values read as sound numbers big-endian, while the header is little-endian: the bodies "
+                       "and header were written in different byte orders"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error_of(with_float("nan.bin", 3, 5, std::numeric_limits<float>::quiet_NaN())),
+            dir_.file("nan.bin") + ": body 3: velocity y is nan; a snapshot must hold finite values");
+}
 // 1e300 was read, and the run's time arithmetic went on from it.
 TEST_F(HostileTipsy, HeaderTimeOutsideARunsTimesIsRefused) {
   auto with_time = [&](const std::string& name, double time) {

@@ -285,13 +285,27 @@ BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingName
       offset += chunk.size();
       for (std::size_t k = 0; k < n; ++k) {
         const unsigned char* r = chunk.data() + k * record;
-        float f[7];
-        for (std::size_t c = 0; c < 7; ++c) f[c] = load<float>(r + 4 * c, little);
+        // The body's values as every reader checks them (core/bounds.h), then its eps; in `order`.
+        auto problem_in = [&](bool order, float* f) {
+          for (std::size_t c = 0; c < 7; ++c) f[c] = load<float>(r + 4 * c, order);
+          std::string problem;
+          for (std::size_t c = 0; c < 7 && problem.empty(); ++c) problem = body_value_problem(kBodyFields[c], f[c], c == 0);
+          if (problem.empty()) problem = body_value_problem(family.eps_name, load<float>(r + 4 * family.eps_index, order), true);
+          return problem;
+        };
+        float f[7], swapped[7];
+        if (std::string const problem = problem_in(little, f); !problem.empty()) {
+          // Values that are sound in the other byte order: the bodies were written in it, the header not (a
+          // converter that swapped the header alone). Said, since nothing else would tell why.
+          std::string const other = little ? "big-endian" : "little-endian";
+          bool const other_order = problem_in(!little, swapped).empty();
+          fail(path, "body " + std::to_string(b.size()) + ": " + problem +
+                         (other_order ? "; its values read as sound numbers " + other + ", while the header is " +
+                                            (little ? "little-endian" : "big-endian") +
+                                            ": the bodies and header were written in different byte orders"
+                                      : ""));
+        }
         float const eps = load<float>(r + 4 * family.eps_index, little);
-        std::string problem;  // the body's values as every reader checks them (core/bounds.h), then its eps
-        for (std::size_t c = 0; c < 7 && problem.empty(); ++c) problem = body_value_problem(kBodyFields[c], f[c], c == 0);
-        if (problem.empty()) problem = body_value_problem(family.eps_name, eps, true);
-        if (!problem.empty()) fail(path, "body " + std::to_string(b.size()) + ": " + problem);
         if (!first_eps) first_eps = eps_min = eps_max = eps;
         same_eps = same_eps && eps == *first_eps;
         eps_min = std::min(eps_min, eps);
