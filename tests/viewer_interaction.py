@@ -793,6 +793,35 @@ def a_change_during_the_start_up_is_made_once_it_runs(nbody, folder):
         v.close()
 
 
+# A file that turns out to hold a hermite4 run: during its start-up the panel shows a fixed step's dt, and a dt
+# edited there is none of this run's (its control is dt max once it runs). The change is dropped and said to be,
+# and the run keeps its own dt max; the other settings edited with it are made.
+def a_dt_of_the_other_kind_edited_during_the_start_up_is_dropped(nbody, folder):
+    checkpoint = os.path.join(folder, "hermite.h5")
+    subprocess.run([nbody, "--backend", "cpu", "--integrator", "hermite4", "--bodies", "60000", "--run", "--steps", "0",
+                    "--checkpoint", checkpoint, "--quiet"], check=True, timeout=120)
+    v = Viewer(nbody, ["--restart", checkpoint, "--threads", "1"], folder, hud_seconds=FIRST_FRAME_SECONDS,
+               started=False)
+    try:
+        v.click_until("Simulation", "N")
+        expect("viewer: started" not in v.log(), "the run started before the change could be tried\n" + v.log())
+        x, y, _, h = v.rect("dt")
+        v.click_at(x + 6, y + h // 2)  # the fixed dt slider's lowest value
+        v.wait_for(lambda: "the run is still starting: the change is made once it runs" in v.log(), 10,
+                   "a change during the start-up was not said")
+        expect("viewer: started" not in v.log(), "the run started before the change was made\n" + v.log())
+        v.wait_for(lambda: "the dt edited during the start-up is not this run's (hermite4's dt max): not changed"
+                   in v.log(), 180, "a dt of the other kind was not said to be dropped\n" + v.log())
+        time.sleep(1.0)
+        expect(not re.search(r"^viewer: now .*dt max 0\.0001", v.log(), re.M), "the dt was made hermite4's dt max\n" +
+               v.log())
+        v.close_window()
+        status, _ = v.timed_exit(QUIT_SECONDS)
+        expect(status == 0, f"close: exit status {status}")
+    finally:
+        v.close()
+
+
 def rgb_pixels(path):
     """The picture as 8-bit RGB triples, read by ffmpeg."""
     raw = subprocess.run(["ffmpeg", "-loglevel", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
@@ -877,7 +906,8 @@ CASES = {f.__name__: f for f in (escape_in_a_text_field, escape_in_a_popup, scre
                                   click_on_a_slider_applies, level_colours_while_paused,
                                   recording_closed_keeps_its_screenshot, tapped_enter_while_running,
                                   narrow_window_keeps_the_labels, file_body_count,
-                                  a_change_during_the_start_up_is_made_once_it_runs)}
+                                  a_change_during_the_start_up_is_made_once_it_runs,
+                                  a_dt_of_the_other_kind_edited_during_the_start_up_is_dropped)}
 
 
 def main():
