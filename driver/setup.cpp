@@ -271,15 +271,24 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   bool const hermite = run.physics.integrator == sim::Integrator::hermite4;
   std::size_t const engine_bytes =
       hermite ? bodies * (2 * sizeof(Vec3d) + 2 * sizeof(double)) +
-                    multigpu::hermite_host_bytes(c, bodies, c.devices.size() * std::size_t(ranks.size()))
+                    multigpu::hermite_host_bytes(c.backend, c.engine, bodies, c.devices.size(),
+                                                 c.devices.size() * std::size_t(ranks.size()), c.weights)
       : host_engines ? multigpu::bytes_per_device(c, bodies) * c.devices.size()
                      : 0;
+  // Every rank of this host holds its own (the state, and its engines or lists): they share the host's memory.
   std::size_t const need = host_state_bytes + extra_bytes + engine_bytes;
+  std::size_t const host_need = need * std::size_t(std::max(1, local_ranks));
   std::size_t const have = available_host_memory();
-  if (have > 0 && need > have) {
+  if (have > 0 && host_need > have) {
     std::ostringstream s;
-    s << (count_label.empty() ? names.with("--bodies", std::to_string(bodies)) : count_label) << ": needs " << (need >> 20) << " MiB of memory "
-      << (host_engines ? "on " + std::to_string(c.devices.size()) + " host device(s)" : "for the host copy of the state")
+    s << (count_label.empty() ? names.with("--bodies", std::to_string(bodies)) : count_label) << ": needs "
+      << (host_need >> 20) << " MiB of memory "
+      << (host_engines ? "on " + std::to_string(c.devices.size()) + " host device(s)"
+          : hermite    ? "on the host (the state and the block steps' lists)"
+                       : "for the host copy of the state")
+      << (local_ranks > 1 ? " (" + std::to_string(need >> 20) + " MiB for each of the " + std::to_string(local_ranks) +
+                                " ranks on host " + ranks.host() + ")"
+                          : "")
       << ", " << (have >> 20) << " MiB available";
     throw InputError(s.str());
   }
@@ -922,6 +931,10 @@ std::string cpu_model() {
 
 int cpu_threads(const multigpu::SimulationConfig& c) {
   if (c.backend != sim::Backend::cpu) return 0;
+  // Worker threads: a team of its own for each host device, of its share of the threads (at least one).
+  if (c.threading == multigpu::Threading::workers && c.devices.size() > 1)
+    return int(c.devices.size()) * multigpu::threads_per_engine(c.backend, c.threading, c.engine.cpu_threads,
+                                                                c.devices.size());
   return c.engine.cpu_threads > 0 ? c.engine.cpu_threads : omp_get_max_threads();
 }
 

@@ -205,7 +205,7 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& config, std::size_t 
 std::size_t available_host_memory();
 
 // The OpenMP threads a CPU run of this configuration uses in all (its --threads, else as many as OpenMP gives this
-// process); 0 for a GPU run.
+// process; under worker threads, each host device's team together); 0 for a GPU run.
 int cpu_threads(const multigpu::SimulationConfig& config);
 
 // One line naming the hardware a configuration runs on: the GPUs' names, or the CPU model and

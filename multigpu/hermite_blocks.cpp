@@ -54,6 +54,25 @@ std::size_t all_active_chunk(sim::Backend backend, std::size_t bodies) {
 }
 }  // namespace
 
+std::size_t hermite_host_bytes(sim::Backend backend, const sim::EngineSettings& engine, std::size_t n,
+                               std::size_t devices, std::size_t all_devices, const std::vector<double>& weights) {
+  all_devices = std::max<std::size_t>(all_devices, 1);
+  std::vector<double> const every = weights.size() == all_devices ? weights : std::vector<double>{};
+  std::size_t largest = 0;
+  for (Slice const& s : hermite_partition(n, all_devices, every)) largest = std::max(largest, s.count);
+  sim::HermiteEngineConfig e;
+  e.bodies = n;
+  e.slice = {0, largest};
+  e.engine = engine;
+  std::size_t const engines = sim::hermite_engine_host_bytes(backend, e) * devices;
+  // active_ (every body at the start), totals_ (a chunk at a time on the CPU), finish_at's copies: the state and
+  // its Hermite state, and each body's held step, time, acceleration and jerk.
+  std::size_t const totals = backend == sim::Backend::cpu ? std::min(n, kAllActiveChunk) : n;
+  std::size_t const finish = sizeof(Real4<double>) + sizeof(Vec3d) + 1 + 2 * sizeof(Vec3d) + 2 * sizeof(double) +
+                             2 * sizeof(double) + 2 * sizeof(Vec3d);
+  return engines + n * sizeof(ActiveBody) + totals * sizeof(ForceJerk) + n * finish;
+}
+
 HermiteBlocks::HermiteBlocks(const sim::BodySet& initial, const sim::hermite::HermiteState& state,
                              const HermiteBlocksSetup& setup)
     : setup_(setup),
@@ -205,6 +224,11 @@ void HermiteBlocks::gather_active(double t, bool all, bool host_list) {
   }
 }
 
+std::size_t HermiteBlocks::correct_chunk() const {
+  if (setup_.backend == sim::Backend::cpu) return all_active_chunk(setup_.backend, bodies_);
+  return std::max<std::size_t>(active_total_, 1);
+}
+
 double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk, std::vector<Vec3d>* accelerations) {
   double sum = 0.0;
   std::size_t const total = active_total_;
@@ -214,8 +238,9 @@ double HermiteBlocks::force_pass(double t, Pass pass, std::size_t chunk, std::ve
   for (std::size_t r = 0; r < me; ++r) groups_before = groups_before || rank_group_counts_[r] > 0;
   for (std::size_t c0 = 0; c0 < total; c0 += chunk) {
     // A pass in chunks (the start, the potential: N x N pairs, minutes on a CPU at large N) stops between them on a
-    // signal, as every start-up phase does; the ranks agree on it first, so that all of them stop at one chunk.
-    if (c0 > 0) {
+    // signal, as every start-up phase does; the ranks agree on it first, so that all of them stop at one chunk. A
+    // corrector's pass does not: its block step would be left half made.
+    if (c0 > 0 && pass != Pass::correct) {
       int const sig = agreed_interrupt(ranks_);
       if (sig) throw Interrupted(sig, ranks_.size() > 1);
       // The start alone: a cancelled potential pass would leave a simulation that can only be destroyed, for a pass
@@ -347,7 +372,7 @@ std::uint64_t HermiteBlocks::advance(std::uint64_t blocks, double t_stop) {
     }
     if (!(t <= t_stop)) break;
     gather_active(t, false, !(sums_on_device_ && ranks_.size() == 1));
-    force_pass(t, Pass::correct, active_total_ ? active_total_ : 1);
+    force_pass(t, Pass::correct, correct_chunk());
     block_time_ = t;
     ++blocks_done_;
     floor_checked = false;
@@ -395,7 +420,7 @@ bool HermiteBlocks::finish_at(double t, double time) {
   // The block step of the bodies whose next time is now t: the protocol's, on every layout alike (its corrector takes
   // each body's step as t - t_i; the criterion's next step it gives is not kept).
   gather_active(t, false, !(sums_on_device_ && ranks_.size() == 1));
-  force_pass(t, Pass::correct, active_total_ ? active_total_ : 1);
+  force_pass(t, Pass::correct, correct_chunk());
   download();
   // Each body that took a last step goes on with the step the criterion gives at its end, from the step it held, as
   // after a block step (the corrector's own next step halves t - t_i, which is no power of two): a run cut into many

@@ -31,6 +31,13 @@ namespace nbody::multigpu {
 // make_partition weighs bodies; with more devices than groups some slices are empty).
 std::vector<Slice> hermite_partition(std::size_t n, std::size_t devices, const std::vector<double>& weights);
 
+// The host memory one rank's block steps take at their most, for the memory check before they are made: n bodies,
+// `devices` of this rank's among `all_devices` of every rank's (slices weighted by `weights` where they are
+// every device's). Its engines' (on the CPU, all of theirs; of a GPU engine, its pinned lists and staging, each
+// counted with the largest slice), the block steps' active list and totals, and a finish's copies of the state.
+std::size_t hermite_host_bytes(sim::Backend backend, const sim::EngineSettings& engine, std::size_t n,
+                               std::size_t devices, std::size_t all_devices, const std::vector<double>& weights);
+
 struct HermiteBlocksSetup {
   sim::Backend backend = sim::Backend::cpu;
   sim::EngineSettings engine;  // cpu_threads: this rank's in all (shared among its workers)
@@ -115,8 +122,12 @@ class HermiteBlocks {
   void start_up(const sim::BodySet& initial, const sim::hermite::HermiteState& state, std::size_t devices);
   // One force pass at block time t over the active list (every device's packed bodies, gathered), `count`
   // bodies at a time; returns sum m phi over the list for Pass::potential. Pass::accelerations writes each body's
-  // acceleration into `accelerations`, by its index.
+  // acceleration into `accelerations`, by its index. A signal stops a pass between its chunks, but a corrector's.
   double force_pass(double t, Pass pass, std::size_t chunk, std::vector<Vec3d>* accelerations = nullptr);
+  // The active bodies a corrector's pass takes at a time: on the CPU as many as the start's chunks (each engine's
+  // partials then take groups x chunk x 64 bytes, where a block of every body took groups x N x 64: 1 KiB a body);
+  // on GPUs the whole block, whose sums stay on the devices (each sized for every body).
+  std::size_t correct_chunk() const;
   // The active list: each device's packed bodies, in device order (ranks: gathered), into active_ unless
   // `host_list` is false (one process whose devices read each other's lists: set_active_from).
   void gather_active(double t, bool all, bool host_list = true);

@@ -29,21 +29,6 @@ std::size_t bytes_per_device(const SimulationConfig& config, std::size_t n) {
   return sim::engine_bytes(config.backend, e);
 }
 
-std::size_t hermite_host_bytes(const SimulationConfig& config, std::size_t n, std::size_t all_devices) {
-  std::vector<double> const weights = config.weights.size() == all_devices ? config.weights : std::vector<double>{};
-  std::size_t largest = 0;
-  for (Slice const& s : hermite_partition(n, std::max<std::size_t>(all_devices, 1), weights))
-    largest = std::max(largest, s.count);
-  sim::HermiteEngineConfig e;
-  e.bodies = n;
-  e.slice = {0, largest};
-  e.engine = config.engine;
-  std::size_t const engines = sim::hermite_engine_host_bytes(config.backend, e) * config.devices.size();
-  // Several devices or ranks: the block's active list and its totals pass through the host.
-  std::size_t const blocks = all_devices > 1 ? n * (sizeof(sim::hermite::ActiveBody) + sizeof(sim::hermite::ForceJerk)) : 0;
-  return engines + blocks;
-}
-
 namespace {
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> parts;

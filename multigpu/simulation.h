@@ -265,9 +265,5 @@ class Simulation {
 
 // Bytes of memory one device of this configuration needs for n bodies.
 std::size_t bytes_per_device(const SimulationConfig& config, std::size_t n);
-// hermite4: the host memory this rank's block steps take at their most (a block of every body), for n bodies over
-// `all_devices` devices (every rank's): its engines' (those on the host, and the host side of GPU engines) and the
-// block steps' own lists and sums. A bound: each device is counted with the largest slice.
-std::size_t hermite_host_bytes(const SimulationConfig& config, std::size_t n, std::size_t all_devices);
 
 }  // namespace nbody::multigpu

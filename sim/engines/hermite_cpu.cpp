@@ -280,10 +280,12 @@ std::size_t hermite_cpu_engine_host_bytes(const HermiteEngineConfig& config) {
   std::size_t const length = kernels::segment_layout(n).length, groups = (own + length - 1) / length;
   // x, v, a, j; t, dt; the predicted structure of arrays; the own active list
   std::size_t const per_own = 4 * sizeof(V3) + 2 * sizeof(double) + 7 * sizeof(double) + sizeof(ActiveBody);
-  // One engine alone sums a block in chunks; in the protocol its partials hold the whole block.
-  std::size_t const partial_rows = own == n ? std::min(n, kBlockChunk) : n;
-  return own * per_own + (n + kHermiteLanes) * sizeof(ActiveBody) + groups * partial_rows * sizeof(ForceJerk) +
-         2 * n * sizeof(ForceJerk);  // totals and the running sums
+  // Active bodies at a time: at most kBlockChunk, alone (advance_blocks) or in the devices' protocol (whose chunks
+  // are no longer). The partials of a chunk; alone, the whole block's list and totals, else a chunk's running sums.
+  std::size_t const chunk = std::min(n, kBlockChunk);
+  std::size_t const rest = own == n ? n * (sizeof(ActiveBody) + sizeof(ForceJerk))
+                                    : chunk * (sizeof(ActiveBody) + sizeof(ForceJerk));
+  return own * per_own + groups * chunk * sizeof(ForceJerk) + rest;
 }
 
 }  // namespace nbody::sim

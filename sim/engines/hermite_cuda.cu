@@ -1363,13 +1363,12 @@ class HermiteCudaEngine final : public CudaHermiteEngine {
 
 std::size_t hermite_cuda_engine_host_bytes(const HermiteEngineConfig& config) {
   std::size_t const own = config.slice.count, n = config.bodies;
-  std::size_t const length = kernels::segment_layout(n).length, groups = (own + length - 1) / length;
-  // Pinned: the active list's staging (N), the totals' and the mapped own active list (own), and in the protocol
-  // the running sums (N) and the partials (own groups x N). The upload's pageable staging: x, v, a, j, t and dt.
-  std::size_t bytes = n * sizeof(ActiveBody) + own * (sizeof(ForceJerk) + sizeof(ActiveBody)) +
-                      own * (4 * sizeof(Real4<double>) + 2 * sizeof(double));
-  if (own != n) bytes += n * sizeof(ForceJerk) + groups * n * sizeof(ForceJerk);
-  return bytes;
+  // Pinned: the active list's staging and the running sums (N: the start's and the potential's passes go through
+  // the host on one GPU too), the totals' staging and the mapped own active list (own). The upload's pageable
+  // staging: x, v, a, j, t and dt. (The partials' host copy is made only where they are read on the host, which the
+  // block steps never ask for.)
+  return n * (sizeof(ActiveBody) + sizeof(ForceJerk)) + own * (sizeof(ForceJerk) + sizeof(ActiveBody)) +
+         own * (4 * sizeof(Real4<double>) + 2 * sizeof(double));
 }
 
 std::unique_ptr<HermiteEngine> make_hermite_cuda_engine(const HermiteEngineConfig& config) {
