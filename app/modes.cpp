@@ -291,6 +291,9 @@ void note_unwritten(const std::vector<std::pair<std::string, std::string>>& outp
                                                                      : " may be missing (any of them there is whole)")));
 }
 
+// What main says after an interrupt, in place of the outputs left unwritten: what a mode that wrote them kept.
+void say_at_interrupt(const std::string& clause) { unwritten_clause = clause; }
+
 }  // namespace
 
 std::string unwritten_outputs() { return unwritten_clause; }
@@ -1087,6 +1090,16 @@ int run_devices(const Options& o) {
 
 namespace {
 
+// The rows of the sizes measured whole: a comparison cut short by a signal may end in a size with fewer rows than its
+// own, too few to say which way of driving the devices is fastest.
+std::vector<driver::ComparisonRow> whole_sizes(const std::vector<driver::ComparisonRow>& rows) {
+  std::vector<driver::ComparisonRow> whole = rows;
+  std::size_t last = 0;  // the last size's rows
+  while (last < rows.size() && rows[rows.size() - 1 - last].bodies == rows.back().bodies) ++last;
+  if (last > 0 && last < rows.back().rows_of_size) whole.resize(rows.size() - last);
+  return whole;
+}
+
 // hermite4's threading comparison: each row's block steps by the wall clock, the work they did, and whether
 // its end state is bit for bit the first row's of its size (it must be: the same block steps on any layout).
 int print_block_comparison(const Options& o, const std::vector<driver::ComparisonRow>& rows,
@@ -1140,13 +1153,14 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
                        std::to_string(r.bodies));
   }
   std::printf("(speed-up and eff.: against the same model and launch on 1 device)\n");
-  if (stopped_by) std::printf("(%s: only the rows measured before it)\n", Interrupted(stopped_by).what());
-  std::printf("fastest, per N:\n");
-  for (std::size_t k = 0; k < rows.size();) {
+  if (stopped_by) std::printf("(%s: only the rows measured before it)\n", Interrupted::what_came(stopped_by));
+  std::vector<driver::ComparisonRow> const whole = whole_sizes(rows);
+  std::printf("fastest, per N%s:\n", whole.size() < rows.size() ? " measured whole" : "");
+  for (std::size_t k = 0; k < whole.size();) {
     std::size_t end = k;
-    const driver::ComparisonRow* best = &rows[k];
-    for (; end < rows.size() && rows[end].bodies == rows[k].bodies; ++end)
-      if (rows[end].measurement.wall_mean_ms < best->measurement.wall_mean_ms) best = &rows[end];
+    const driver::ComparisonRow* best = &whole[k];
+    for (; end < whole.size() && whole[end].bodies == whole[k].bodies; ++end)
+      if (whole[end].measurement.wall_mean_ms < best->measurement.wall_mean_ms) best = &whole[end];
     std::printf("  N = %zu: %s/%s on %d device(s), %.2f us a block step (%.2fx %s/%s on one device).\n", best->bodies,
                 name_of(best->model).c_str(), name_of(best->launch).c_str(), best->devices,
                 1e3 * best->measurement.wall_mean_ms, best->speedup, name_of(best->model).c_str(),
@@ -1219,11 +1233,13 @@ int print_fixed_comparison(const Options& o, const std::vector<driver::Compariso
                          {"bitwise_agrees", r.compared ? json(r.agrees) : json(nullptr)}});
   }
   std::printf("(speed-up and eff.: against the same model and launch on 1 device)\n");
-  if (stopped_by) std::printf("(%s: only the rows measured before it)\n", Interrupted(stopped_by).what());
+  if (stopped_by) std::printf("(%s: only the rows measured before it)\n", Interrupted::what_came(stopped_by));
   if (probe.backend == sim::Backend::cpu)
     std::printf("(CPU backend: host devices run their steps synchronously, so 'enqueue' is the whole step; they share "
                 "this machine's cores, so more of them divide the same cores: eff. is against devices that add none)\n");
-  print_verdicts(rows, probe.backend == sim::Backend::cuda);
+  std::vector<driver::ComparisonRow> const whole = whole_sizes(rows);
+  if (whole.size() < rows.size()) std::printf("(the verdicts leave out N = %zu, cut short)\n", rows.back().bodies);
+  print_verdicts(whole, probe.backend == sim::Backend::cuda);
   // Every row of a size that made as many steps ends in the same state, bit for bit, as the product holds; said
   // before the tables are written, as hermite4's rows are.
   say_bitwise(differ, "the end state differs from the first row of its size that made as many steps",
@@ -1265,6 +1281,7 @@ int run_compare_threading(const Options& o) {
   // may take hours), and the exit code is the interrupt's. Where a rank alone saw the signal, the job ends at once.
   std::vector<driver::ComparisonRow> rows;
   int stopped_by = 0;
+  bool every_rank = false;
   try {
     compare([&](const driver::ComparisonRow& r) {
       rows.push_back(r);
@@ -1277,14 +1294,25 @@ int run_compare_threading(const Options& o) {
   } catch (const Interrupted& e) {
     if (rows.empty() || (world().size() > 1 && !e.every_rank)) throw;
     stopped_by = e.signal;
+    every_rank = e.every_rank;
   }
-  int const code = blocks ? print_block_comparison(o, rows, probe, steps, notices, stopped_by)
-                          : print_fixed_comparison(o, rows, probe, steps, notices, stopped_by);
-  if (!stopped_by) return code;
-  if (writes_outputs())
-    std::fprintf(stderr, "%s after %zu %s; the table holds %s\n", Interrupted(stopped_by).what(), rows.size(),
-                 rows.size() == 1 ? "row" : "rows", rows.size() == 1 ? "it" : "them");
-  return interrupted_exit_code(stopped_by);
+  auto const report = [&] {
+    return blocks ? print_block_comparison(o, rows, probe, steps, notices, stopped_by)
+                  : print_fixed_comparison(o, rows, probe, steps, notices, stopped_by);
+  };
+  if (!stopped_by) return report();
+  // Interrupted: the rows go out, and the process then ends as any interrupted mode does (main: a GPU's given-up
+  // work is not waited for), its status the signal's, whether or not the table could be written.
+  std::string outcome = "the table holds the " + std::to_string(rows.size()) + (rows.size() == 1 ? " row" : " rows") +
+                        " measured before it";
+  try {
+    report();
+  } catch (const std::runtime_error& e) {
+    if (writes_outputs()) std::fprintf(stderr, "error: %s\n", one_line(e.what()).c_str());
+    outcome = "its table is not written whole (above)";
+  }
+  say_at_interrupt(outcome);
+  throw Interrupted(stopped_by, every_rank);
 }
 
 }  // namespace nbody::app

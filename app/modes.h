@@ -27,7 +27,9 @@ bool display_available();                       // DISPLAY or WAYLAND_DISPLAY is
 // unwritten. The modes update it as they write them.
 void note_unwritten_outputs(const Options& options);
 // What a process ending now would leave unwritten, as that note names it ("--checkpoint a.h5 and --json r.json are
-// not written"; "" for none): said when an interrupt ends a mode before its outputs (a start-up phase).
+// not written"; "" for none): said when an interrupt ends a mode before its outputs (a start-up phase). A mode that
+// writes what it has before it ends on the interrupt says that instead ("the table holds the 9 rows measured
+// before it").
 std::string unwritten_outputs();
 
 // Refuses, before any work, an output path nbody could not or would not write, and two outputs

@@ -139,6 +139,7 @@ struct ComparisonRow {
   // Fixed steps: whether the row had an earlier row of its size of as many steps to agree with (its size's first row,
   // or a GPU's first graph row, whose capture makes more steps, had none: `agrees` then says nothing).
   bool compared = false;
+  std::size_t rows_of_size = 0;  // the rows its size has once measured whole (a comparison cut short has fewer)
 };
 
 // For each size and each way of driving the devices (interruptible like measure()): the two
