@@ -170,9 +170,7 @@ std::uint64_t hermite_state_hash(multigpu::Simulation& sim) {
   sim::BodySet b;
   sim::hermite::HermiteState s;
   sim.hermite_state(b, s);
-  Fnv1a h(kStateHashBasis);  // the state's bytes, as sim::state_hash, then each body's derivatives, time and step
-  h.bytes(b.pos_mass.data(), b.pos_mass.size() * sizeof(b.pos_mass[0]));
-  h.bytes(b.velocity.data(), b.velocity.size() * sizeof(b.velocity[0]));
+  Fnv1a h(sim::state_hash(b));  // the state's bytes, then each body's derivatives, time and step
   h.bytes(s.acceleration.data(), s.acceleration.size() * sizeof(Vec3d));
   h.bytes(s.jerk.data(), s.jerk.size() * sizeof(Vec3d));
   h.bytes(s.time.data(), s.time.size() * sizeof(double));
@@ -305,7 +303,9 @@ std::vector<std::string> timing_notices(const Measurement& m, std::uint64_t time
 nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& sim, const std::string& source,
                               std::uint64_t warmup, std::uint64_t steps) {
   multigpu::SimulationConfig const& c = sim.config();
-  // What every benchmark says: the run, the machine, the rate.
+  // What every benchmark says: the run, the machine, the rate; the settings as numbers too (the description and source
+  // say them in words). hermite4 has no dt (each body its own), a GPU no thread count.
+  nlohmann::json const null(nullptr);
   nlohmann::json j = {{"mode", "benchmark"},
                       {"bodies", sim.bodies()},
                       {"source", source},
@@ -318,10 +318,9 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
                       {"launch", name_of(c.launch)},
                       {"hardware", hardware_description(c)},
                       {"integrator", sim.program().integrator},
-                      // The settings as numbers (the description and source say them in words).
-                      {"dt", m.blocks ? nlohmann::json(nullptr) : nlohmann::json(sim.program().dt)},  // hermite4: per body
+                      {"dt", m.blocks ? null : nlohmann::json(sim.program().dt)},
                       {"softening", c.softening},
-                      {"cpu_threads", c.backend == sim::Backend::cpu ? nlohmann::json(cpu_threads(c)) : nlohmann::json(nullptr)},
+                      {"cpu_threads", c.backend == sim::Backend::cpu ? nlohmann::json(cpu_threads(c)) : null},
                       {"wall_mean_step_ms", m.wall_mean_ms},
                       {"interactions_per_second", m.interactions_per_s},
                       {"gflops", m.gflops}};
@@ -379,7 +378,10 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
     // hermite4 refuses --launch graph: its one-GPU engine captures graphs of its own.
     if (setup.config.backend == sim::Backend::cuda && ranks.size() == 1 && !blocks)
       ways.push_back({multigpu::Threading::single, multigpu::Launch::graph});
+    // Every way on 1..max_devices devices; with several ranks, rank 0's one device alone first.
+    std::size_t const rows_of_size = ways.size() * (std::size_t(max_devices) + (ranks.size() > 1 ? 1 : 0));
     auto add_row = [&](ComparisonRow row) {
+      row.rows_of_size = rows_of_size;
       if (row.measurement.blocks && rows.size() > first_row)
         row.agrees = row.measurement.blocks->state_hash == rows[first_row].measurement.blocks->state_hash;
       // Fixed steps: against the size's first row that made as many steps (a graph's capture makes more).

@@ -22,6 +22,7 @@
 #include "core/atomic_file.h"
 #include "core/bounds.h"
 #include "core/errors.h"
+#include "core/fnv1a.h"
 #include "core/output_path.h"
 
 namespace nbody::driver {
@@ -812,10 +813,10 @@ void DiagnosticsSeries::write(const DiagnosticsSample& s) {
 }
 
 void SeriesDigest::add(const std::string& row_figures) {
-  for (unsigned char c : row_figures + '\n') {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
+  Fnv1a h(hash);
+  h.bytes(row_figures.data(), row_figures.size());
+  h.value('\n');
+  hash = h.get();
   ++rows;
 }
 
