@@ -288,21 +288,26 @@ BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingName
         // The body's values as every reader checks them (core/bounds.h), then its eps; in `order`.
         auto problem_in = [&](bool order, float* f) {
           for (std::size_t c = 0; c < 7; ++c) f[c] = load<float>(r + 4 * c, order);
+          float const eps = load<float>(r + 4 * family.eps_index, order);
           std::string problem;
-          for (std::size_t c = 0; c < 7 && problem.empty(); ++c) problem = body_value_problem(kBodyFields[c], f[c], c == 0);
-          if (problem.empty()) problem = body_value_problem(family.eps_name, load<float>(r + 4 * family.eps_index, order), true);
-          return problem;
+          for (std::size_t c = 0; c < 7 && problem.empty(); ++c)
+            problem = body_value_problem(kBodyFields[c], f[c], c == 0);
+          return problem.empty() ? body_value_problem(family.eps_name, eps, true) : problem;
         };
-        float f[7], swapped[7];
+        float f[7];
         if (std::string const problem = problem_in(little, f); !problem.empty()) {
-          // Values that are sound in the other byte order: the bodies were written in it, the header not (a
-          // converter that swapped the header alone). Said, since nothing else would tell why.
+          // Values that are sound in the other byte order, each 0 or a normal number (1.0 and 0.5 turned round are
+          // subnormal): the bodies may have been written in it and the header not (a converter that swapped the
+          // header alone). Said, since nothing else would tell why.
+          float swapped[8];
+          bool other_order = problem_in(!little, swapped).empty();
+          swapped[7] = load<float>(r + 4 * family.eps_index, !little);
+          for (float x : swapped) other_order = other_order && (x == 0.0f || std::isnormal(x));
+          std::string const header = little ? "little-endian" : "big-endian";
           std::string const other = little ? "big-endian" : "little-endian";
-          bool const other_order = problem_in(!little, swapped).empty();
           fail(path, "body " + std::to_string(b.size()) + ": " + problem +
-                         (other_order ? "; its values read as sound numbers " + other + ", while the header is " +
-                                            (little ? "little-endian" : "big-endian") +
-                                            ": the bodies and header were written in different byte orders"
+                         (other_order ? "; its values are sound read " + other + ", and the header is " + header +
+                                            ": were the bodies written in the other byte order?"
                                       : ""));
         }
         float const eps = load<float>(r + 4 * family.eps_index, little);
