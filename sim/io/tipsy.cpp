@@ -294,21 +294,38 @@ BodySet read_checked(const std::string& path, TipsyInfo* info, const SettingName
             problem = body_value_problem(kBodyFields[c], f[c], c == 0);
           return problem.empty() ? body_value_problem(family.eps_name, eps, true) : problem;
         };
+        // Each value 0 or a normal number in `order`, as a body's are (round values, 1 or 0.5, turned round are
+        // subnormal: 1e-40 and less).
+        auto round_in = [&](bool order) {
+          float v[8];
+          bool sound = problem_in(order, v).empty();
+          v[7] = load<float>(r + 4 * family.eps_index, order);
+          for (float x : v) sound = sound && (x == 0.0f || std::isnormal(x));
+          return sound;
+        };
         float f[7];
-        if (std::string const problem = problem_in(little, f); !problem.empty()) {
-          // Values that are sound in the other byte order, each 0 or a normal number (1.0 and 0.5 turned round are
-          // subnormal): the bodies may have been written in it and the header not (a converter that swapped the
-          // header alone). Said, since nothing else would tell why.
-          float swapped[8];
-          bool other_order = problem_in(!little, swapped).empty();
-          swapped[7] = load<float>(r + 4 * family.eps_index, !little);
-          for (float x : swapped) other_order = other_order && (x == 0.0f || std::isnormal(x));
+        std::string problem = problem_in(little, f);
+        // Values that are sound in the other byte order but not in the header's (out of bounds, or subnormal, which
+        // no body's are and round values turned round all are): the bodies may have been written in it and the
+        // header not (a converter that swapped the header alone). Said, since nothing else would tell why; a body
+        // of subnormal values is refused only then.
+        bool const subnormal = problem.empty() && !round_in(little);
+        if (!problem.empty() || subnormal) {
+          bool const other_order = round_in(!little);
+          for (std::size_t c = 0; c < 8 && subnormal && other_order && problem.empty(); ++c) {
+            float const v = load<float>(r + 4 * (c < 7 ? c : family.eps_index), little);
+            if (v == 0.0f || std::isnormal(v)) continue;
+            std::ostringstream said;
+            said << (c < 7 ? kBodyFields[c] : family.eps_name) << " is " << v << ", a subnormal number";
+            problem = said.str();
+          }
           std::string const header = little ? "little-endian" : "big-endian";
           std::string const other = little ? "big-endian" : "little-endian";
-          fail(path, "body " + std::to_string(b.size()) + ": " + problem +
-                         (other_order ? "; its values are sound read " + other + ", and the header is " + header +
-                                            ": were the bodies written in the other byte order?"
-                                      : ""));
+          if (!problem.empty())
+            fail(path, "body " + std::to_string(b.size()) + ": " + problem +
+                           (other_order ? "; its values are sound read " + other + ", and the header is " + header +
+                                              ": were the bodies written in the other byte order?"
+                                        : ""));
         }
         float const eps = load<float>(r + 4 * family.eps_index, little);
         if (!first_eps) first_eps = eps_min = eps_max = eps;
