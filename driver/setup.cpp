@@ -15,6 +15,7 @@
 
 #include "core/bounds.h"
 #include "core/errors.h"
+#include "core/interrupt.h"
 #include "core/ranks.h"
 #include "driver/course.h"
 #include "gpu/devices.h"
@@ -384,7 +385,21 @@ void check_no_shared_positions(const sim::BodySet& bodies, double softening, con
     auto const& p = bodies.pos_mass[i];
     return std::make_tuple(p.x, p.y, p.z, i);
   };
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return key(a) < key(b); });
+  auto const less = [&](std::uint32_t a, std::uint32_t b) { return key(a) < key(b); };
+  // A start-up phase like any other: sorted a block at a time, then merged, with a signal's check between (10^8
+  // bodies take minutes on one core).
+  constexpr std::size_t kBlock = std::size_t(1) << 20;
+  std::size_t const n = order.size();
+  for (std::size_t b = 0; b < n; b += kBlock) {
+    throw_if_interrupted();
+    std::sort(order.begin() + long(b), order.begin() + long(std::min(n, b + kBlock)), less);
+  }
+  for (std::size_t width = kBlock; width < n; width *= 2)
+    for (std::size_t b = 0; b + width < n; b += 2 * width) {
+      throw_if_interrupted();
+      std::inplace_merge(order.begin() + long(b), order.begin() + long(b + width),
+                         order.begin() + long(std::min(n, b + 2 * width)), less);
+    }
   for (std::size_t k = 1; k < order.size(); ++k) {
     auto const& a = bodies.pos_mass[order[k - 1]];
     auto const& b = bodies.pos_mass[order[k]];
@@ -857,7 +872,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     s.seed = ic.seed;
     s.clock = {0, s.bodies.time};
   }
-  check_no_shared_positions(s.bodies, run.physics.softening, s.source, run.names);
+  check_no_shared_positions(s.bodies, s.config.softening, s.source, run.names);  // the softening the run takes
   check_time_resolution(s.bodies.time, s.program, s.source, run.names);
   if (std::string const notice = massless_notice(s.bodies, s.source); !notice.empty()) s.notices.push_back(notice);
   if (s.course.empty())  // a new run: its course starts here

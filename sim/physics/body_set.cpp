@@ -11,6 +11,12 @@ void BodySet::resize(std::size_t n) {
   type.resize(n, BodyType::star);
 }
 
+void BodySet::reserve(std::size_t n) {
+  pos_mass.reserve(n);
+  velocity.reserve(n);
+  type.reserve(n);
+}
+
 void BodySet::append(Real4<double> p, Vec3d v, BodyType t) {
   pos_mass.push_back(p);
   velocity.push_back(v);

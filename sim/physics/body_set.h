@@ -21,6 +21,7 @@ struct BodySet {
 
   std::size_t size() const { return pos_mass.size(); }
   void resize(std::size_t n);
+  void reserve(std::size_t n);  // room for n bodies: a scenario of 10^8 grows its arrays once
   void append(Real4<double> p, Vec3d v, BodyType t);
 };
 

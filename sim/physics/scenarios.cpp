@@ -56,6 +56,7 @@ class Stop {
 // ratio 1/2 against the analytic potential energy of a uniform sphere, W = -3/5 G M^2 / R.
 BodySet random_sphere(std::size_t n, Random& rng, const Stop& stop) {
   BodySet b;
+  b.reserve(n);
   double const m = 1.0 / static_cast<double>(n);
   double const sigma = std::sqrt(0.6 / 3.0);  // 2K = -W => <v^2> = 0.6, per component 0.2
   for (std::size_t i = 0; i < n; ++i) {
@@ -72,6 +73,7 @@ BodySet random_sphere(std::size_t n, Random& rng, const Stop& stop) {
 // (G = M = 1, E = -1/4, virial radius 1): scale length 3 pi / 16.
 BodySet plummer(std::size_t n, Random& rng, const Stop& stop) {
   BodySet b;
+  b.reserve(n);
   double const m = 1.0 / static_cast<double>(n);
   double const length = 3.0 * kPi / 16.0;
   double const speed = 1.0 / std::sqrt(length);
@@ -144,6 +146,7 @@ void append_disk(BodySet& b, std::size_t n, double mass, Vec3d centre, Vec3d vel
 // a bound orbit (70% of the parabolic speed); the second disk is tilted by 60 degrees.
 BodySet collision(std::size_t n, Random& rng, const Stop& stop) {
   BodySet b;
+  b.reserve(n);
   std::size_t const n1 = n / 2, n2 = n - n1;
   double const separation = 3.0, impact = 0.6;
   double const v_rel = 0.7 * std::sqrt(2.0 * 1.0 / separation);
@@ -195,6 +198,7 @@ BodySet make_scenario(const ScenarioParams& params, const std::atomic<bool>* can
       b = random_sphere(params.bodies, rng, stop);
       break;
     case Scenario::disk:
+      b.reserve(params.bodies);
       append_disk(b, params.bodies, 1.0, {0, 0, 0}, {0, 0, 0}, 0.0, rng, stop);
       break;
     case Scenario::collision:
