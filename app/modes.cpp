@@ -1090,6 +1090,13 @@ int run_devices(const Options& o) {
 
 namespace {
 
+// The step of every row: the one given, else the integrator's own; none for hermite4 (each body its own).
+json comparison_dt(const Options& o) {
+  sim::Integrator const integrator = o.run.physics.integrator;
+  if (integrator == sim::Integrator::hermite4) return nullptr;
+  return o.run.physics.dt > 0 ? o.run.physics.dt : sim::default_dt(integrator);
+}
+
 // The rows of the sizes measured whole: a comparison cut short by a signal may end in a size with fewer rows than its
 // own, too few to say which way of driving the devices is fastest.
 std::vector<driver::ComparisonRow> whole_sizes(const std::vector<driver::ComparisonRow>& rows) {
@@ -1121,6 +1128,9 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
             {"backend", name_of(probe.backend)},
             {"precision", name_of(probe.engine.precision)},
             {"hardware", driver::hardware_description(probe)},
+            {"dt", comparison_dt(o)},  // the settings as numbers, as a benchmark's report has them
+            {"softening", probe.softening},
+            {"cpu_threads", probe.backend == sim::Backend::cpu ? json(driver::cpu_threads(probe)) : json(nullptr)},
             {"warmup_steps", warmup},
             {"timed_steps", steps},
             {"notices", notices},
@@ -1138,7 +1148,7 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
                 100 * r.efficiency, hash, r.agrees ? "" : " DIFFERS");
     csv << model << ',' << launch << ',' << r.devices << ',' << r.bodies << ',' << b.block_steps_per_second << ','
         << us << ',' << b.mean_active << ',' << b.interactions_per_second << ',' << r.speedup << ',' << r.efficiency
-        << ',' << hash << ',' << (r.agrees ? "true" : "false") << "\n";
+        << ',' << hash << ',' << (!r.compared ? "" : r.agrees ? "true" : "false") << "\n";
     json row = driver::block_steps_json(b, r.measurement.wall_mean_ms);
     row.update({{"model", model},
                 {"launch", launch},
@@ -1146,7 +1156,7 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
                 {"bodies", r.bodies},
                 {"speedup", r.speedup},
                 {"efficiency", r.efficiency},
-                {"bitwise_agrees", r.agrees}});
+                {"bitwise_agrees", r.compared ? json(r.agrees) : json(nullptr)}});
     j["rows"].push_back(row);
     if (!r.agrees)
       differ.push_back(model + "/" + launch + " on " + std::to_string(r.devices) + " device(s) at N = " +
@@ -1161,10 +1171,12 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
     const driver::ComparisonRow* best = &whole[k];
     for (; end < whole.size() && whole[end].bodies == whole[k].bodies; ++end)
       if (whole[end].measurement.wall_mean_ms < best->measurement.wall_mean_ms) best = &whole[end];
-    std::printf("  N = %zu: %s/%s on %d device(s), %.2f us a block step (%.2fx %s/%s on one device).\n", best->bodies,
+    std::string const against = best->devices == 1 ? std::string()  // (itself: nothing to compare)
+                                                   : fmt(" (%.2fx ", best->speedup) + name_of(best->model) + "/" +
+                                                         name_of(best->launch) + " on one device)";
+    std::printf("  N = %zu: %s/%s on %d device(s), %.2f us a block step%s.\n", best->bodies,
                 name_of(best->model).c_str(), name_of(best->launch).c_str(), best->devices,
-                1e3 * best->measurement.wall_mean_ms, best->speedup, name_of(best->model).c_str(),
-                name_of(best->launch).c_str());
+                1e3 * best->measurement.wall_mean_ms, against.c_str());
     k = end;
   }
   // Said before the tables are written: a table that cannot be written must not hide it.
@@ -1194,6 +1206,9 @@ int print_fixed_comparison(const Options& o, const std::vector<driver::Compariso
             {"backend", name_of(probe.backend)},
             {"precision", name_of(probe.engine.precision)},
             {"hardware", driver::hardware_description(probe)},
+            {"dt", comparison_dt(o)},  // the settings as numbers, as a benchmark's report has them
+            {"softening", probe.softening},
+            {"cpu_threads", probe.backend == sim::Backend::cpu ? json(driver::cpu_threads(probe)) : json(nullptr)},
             {"warmup_steps", o.warmup},
             {"timed_steps", steps},
             {"notices", notices},

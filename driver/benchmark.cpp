@@ -330,6 +330,9 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
     sim::hermite::HermiteParams const& h = *sim.program().hermite;
     j["warmup_steps"] = b.warmup_steps;
     j["timed_steps"] = b.block_steps;
+    // As a fixed-step report's: the end state (with each body's derivatives, time and step) and the steps to it.
+    j["steps_made"] = sim.steps_done();
+    j["state_hash"] = hex(b.state_hash);
     j["flops_per_interaction"] = kHermiteFlopsPerInteraction;
     nlohmann::json hermite = block_steps_json(b, m.wall_mean_ms);
     hermite.update({{"simulation_time_start", b.start_time},
@@ -382,8 +385,10 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
     std::size_t const rows_of_size = ways.size() * (std::size_t(max_devices) + (ranks.size() > 1 ? 1 : 0));
     auto add_row = [&](ComparisonRow row) {
       row.rows_of_size = rows_of_size;
-      if (row.measurement.blocks && rows.size() > first_row)
+      if (row.measurement.blocks && rows.size() > first_row) {
         row.agrees = row.measurement.blocks->state_hash == rows[first_row].measurement.blocks->state_hash;
+        row.compared = true;
+      }
       // Fixed steps: against the size's first row that made as many steps (a graph's capture makes more).
       for (std::size_t k = first_row; !row.measurement.blocks && k < rows.size(); ++k)
         if (rows[k].measurement.steps_made == row.measurement.steps_made) {

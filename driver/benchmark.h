@@ -136,7 +136,7 @@ struct ComparisonRow {
   // hermite4: whether the state after the row's block steps is bit for bit the first row of its size's
   // (every row starts from the same bodies and runs the same block steps).
   bool agrees = true;
-  // Fixed steps: whether the row had an earlier row of its size of as many steps to agree with (its size's first row,
+  // Whether the row had an earlier row of its size to agree with (fixed steps: of as many steps; its size's first row,
   // or a GPU's first graph row, whose capture makes more steps, had none: `agrees` then says nothing).
   bool compared = false;
   std::size_t rows_of_size = 0;  // the rows its size has once measured whole (a comparison cut short has fewer)

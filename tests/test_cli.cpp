@@ -2278,6 +2278,8 @@ TEST_F(Cli, AnInterruptedComparisonWritesTheRowsItMeasured) {
   EXPECT_NE(slurp(dir_ / "out").find(": only the rows measured before it)"), std::string::npos) << slurp(dir_ / "out");
   auto const j = nlohmann::json::parse(slurp(json_path));
   EXPECT_EQ(j.at("interrupted"), true);
+  EXPECT_EQ(j.at("dt"), 0.01);  // the settings as numbers, as a benchmark's report has them
+  EXPECT_EQ(j.at("cpu_threads"), 1);
   ASSERT_EQ(j.at("rows").size(), 2u);
   for (auto const& row : j.at("rows")) EXPECT_EQ(row.at("bodies"), 256);
   EXPECT_EQ(j.at("rows")[1].at("bitwise_agrees"), true);

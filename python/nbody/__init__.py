@@ -500,8 +500,9 @@ class Simulation:
         """Waits for the steps enqueued so far (on the CPU they are done when ``step`` returns)."""
         self._engine.synchronize()
 
-    def benchmark(self, steps=10, warmup=2):
-        """Times ``steps`` steps after ``warmup`` untimed ones as ``nbody --benchmark`` does, and
+    def benchmark(self, steps=None, warmup=2):
+        """Times ``steps`` steps after ``warmup`` untimed ones as ``nbody --benchmark`` does (by default as many as
+        it: 10 steps, or 1,000 block steps with ``integrator="hermite4"``), and
         returns its ``--json`` report as a dict with the same keys (median_step_ms,
         wall_mean_step_ms, interactions_per_second, gflops, description...). It runs on a copy of
         the current state with the current settings: this simulation is neither advanced nor
@@ -511,6 +512,8 @@ class Simulation:
         body's own time and step, as this simulation would (and as ``nbody --benchmark
         --restart`` of its checkpoint does: the same ``state_hash``). Ctrl-C raises
         KeyboardInterrupt."""
+        if steps is None:
+            steps = 1000 if self.integrator == "hermite4" else 10
         return self._engine.benchmark(_whole(steps, "steps", 1, _MAX_STEPS), _whole(warmup, "warmup", 0, _MAX_STEPS))
 
     def run(self, steps=None, t_end=None, callback=None, every=1, *, diagnostics=None, diagnostics_every=None,
