@@ -1262,6 +1262,7 @@ int print_fixed_comparison(const Options& o, const std::vector<driver::Compariso
   write_table(o, csv.str(), j);
   return differ.empty() ? 0 : 1;
 }
+
 }  // namespace
 
 int run_compare_threading(const Options& o) {
