@@ -868,7 +868,7 @@ TEST_F(Signals, ARunStoppedBeforeItsEndKeepsTheFileItStartedFrom) {
 // A diagnostics series whose working file is removed while the run writes it (a tidy-up of *.partial files) loses no
 // row: the run still holds the file open, and publishes the rows from it at its end, with a warning.
 TEST_F(Signals, ASeriesWhoseWorkingFileIsRemovedLosesNoRow) {
-  Process p({"--run", "--bodies", "2048", "--steps", "3000", "--threads", "1", "--diagnostics", file("d.csv"),
+  Process p({"--run", "--bodies", "1024", "--steps", "3000", "--threads", "1", "--diagnostics", file("d.csv"),
              "--diagnostics-every", "100"},
             dir_);
   ASSERT_TRUE(p.started(std::chrono::seconds(10)));
