@@ -41,6 +41,12 @@ class HermiteCpuEngine final : public HermiteEngine {
     for (auto* p : {&px_, &py_, &pz_, &pvx_, &pvy_, &pvz_, &m_}) p->resize(n);
     own_active_.reserve(n + kHermiteLanes);
     active_.reserve(config.bodies + kHermiteLanes);
+    // The sums' buffers at their largest, now: a block step then allocates nothing, and no buffer grows by a copy
+    // (which held the old and the new at once, more than hermite_cpu_engine_host_bytes counts).
+    std::size_t const chunk = std::min(config.bodies, kBlockChunk);
+    partials_.reserve(own_groups() * chunk);
+    chain_.reserve(chunk);
+    if (n == config.bodies) totals_.reserve(n);
   }
 
   void bind_thread() override {
@@ -280,12 +286,12 @@ std::size_t hermite_cpu_engine_host_bytes(const HermiteEngineConfig& config) {
   std::size_t const length = kernels::segment_layout(n).length, groups = (own + length - 1) / length;
   // x, v, a, j; t, dt; the predicted structure of arrays; the own active list
   std::size_t const per_own = 4 * sizeof(V3) + 2 * sizeof(double) + 7 * sizeof(double) + sizeof(ActiveBody);
-  // Active bodies at a time: at most kBlockChunk, alone (advance_blocks) or in the devices' protocol (whose chunks
-  // are no longer). The partials of a chunk; alone, the whole block's list and totals, else a chunk's running sums.
+  // As the constructor reserves them: the active list (of every body's), and the sums of kBlockChunk active bodies
+  // at a time, alone (advance_blocks) or in the devices' protocol (whose chunks are no longer): their partials and
+  // running sums, and, alone, the whole block's totals.
   std::size_t const chunk = std::min(n, kBlockChunk);
-  std::size_t const rest = own == n ? n * (sizeof(ActiveBody) + sizeof(ForceJerk))
-                                    : chunk * (sizeof(ActiveBody) + sizeof(ForceJerk));
-  return own * per_own + groups * chunk * sizeof(ForceJerk) + rest;
+  return own * per_own + (n + kHermiteLanes) * sizeof(ActiveBody) + (groups + 1) * chunk * sizeof(ForceJerk) +
+         (own == n ? n * sizeof(ForceJerk) : 0);
 }
 
 }  // namespace nbody::sim
