@@ -107,6 +107,20 @@ std::size_t available_host_memory() {
   return available;
 }
 
+std::size_t host_memory_need(const RunConfig& run, const multigpu::SimulationConfig& c, std::size_t bodies,
+                             std::size_t ranks) {
+  // The whole state in fp64 (positions, velocities, types), as the host holds it.
+  std::size_t const state = bodies * (sizeof(Real4<double>) + sizeof(Vec3d) + 1);
+  std::size_t const all_devices = c.devices.size() * std::max<std::size_t>(ranks, 1);
+  if (run.physics.integrator == sim::Integrator::hermite4)  // one copy, each body's Hermite state, the block steps'
+    return state + bodies * (2 * sizeof(Vec3d) + 2 * sizeof(double)) +
+           multigpu::hermite_host_bytes(c.backend, c.engine, bodies, c.devices.size(), all_devices, c.weights);
+  // Fixed steps: three copies (the start's bodies, which a run keeps, a sample's, and the end's or an output's, held
+  // together at the end), and the simulation's engines and buffers.
+  return 3 * state +
+         multigpu::fixed_step_host_bytes(c.backend, c.engine, bodies, c.devices.size(), all_devices, c.weights);
+}
+
 multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bodies, std::vector<std::string>* notices,
                                            const std::string& count_label, std::size_t extra_bytes) {
   DeviceChoice const& d = run.devices;
@@ -264,20 +278,10 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
                      std::to_string(c.devices.size()) + (c.devices.size() == 1 ? " device" : " devices") +
                      "; give one per device");
 
-  // Host memory: the host keeps the whole state in fp64 (positions, velocities, types), and the
-  // engines too where they run on the host. hermite4 keeps each body's acceleration, jerk, time and step beside it,
-  // and its block steps take host memory on a GPU too (their lists and staging).
-  std::size_t const host_state_bytes = bodies * (sizeof(Real4<double>) + sizeof(Vec3d) + 1);
   bool const host_engines = c.backend == sim::Backend::cpu;
   bool const hermite = run.physics.integrator == sim::Integrator::hermite4;
-  std::size_t const engine_bytes =
-      hermite ? bodies * (2 * sizeof(Vec3d) + 2 * sizeof(double)) +
-                    multigpu::hermite_host_bytes(c.backend, c.engine, bodies, c.devices.size(),
-                                                 c.devices.size() * std::size_t(ranks.size()), c.weights)
-      : host_engines ? multigpu::bytes_per_device(c, bodies) * c.devices.size()
-                     : 0;
   // Every rank of this host holds its own (the state, and its engines or lists): they share the host's memory.
-  std::size_t const need = host_state_bytes + extra_bytes + engine_bytes;
+  std::size_t const need = host_memory_need(run, c, bodies, std::size_t(ranks.size())) + extra_bytes;
   std::size_t const host_need = need * std::size_t(std::max(1, local_ranks));
   std::size_t const have = available_host_memory();
   if (have > 0 && host_need > have) {
@@ -286,7 +290,7 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
       << (host_need >> 20) << " MiB of memory "
       << (host_engines ? "on " + std::to_string(c.devices.size()) + " host device(s)"
           : hermite    ? "on the host (the state and the block steps' lists)"
-                       : "for the host copy of the state")
+                       : "on the host (copies of the state, and the GPUs' pinned buffers)")
       << (local_ranks > 1 ? " (" + std::to_string(need >> 20) + " MiB for each of the " + std::to_string(local_ranks) +
                                 " ranks on host " + ranks.host() + ")"
                           : "")

@@ -200,6 +200,12 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& config, std::size_t 
                                            std::vector<std::string>* notices = nullptr,
                                            const std::string& count_label = "", std::size_t extra_bytes = 0);
 
+// The host memory one rank of this run takes at its most for `bodies` bodies, over `ranks` ranks of c.devices each:
+// the copies of the state the run holds together, its engines' (on a GPU, their pinned buffers), and hermite4's
+// block steps. resolve_devices checks it, times the ranks on this host.
+std::size_t host_memory_need(const RunConfig& config, const multigpu::SimulationConfig& c, std::size_t bodies,
+                             std::size_t ranks);
+
 // Bytes of memory this process can still get: the least of the kernel's MemAvailable and what its
 // memory cgroups (a container's limit) still allow; 0 if neither is known.
 std::size_t available_host_memory();

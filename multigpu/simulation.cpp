@@ -21,12 +21,19 @@
 
 namespace nbody::multigpu {
 
-std::size_t bytes_per_device(const SimulationConfig& config, std::size_t n) {
+std::size_t fixed_step_host_bytes(sim::Backend backend, const sim::EngineSettings& engine, std::size_t n,
+                                  std::size_t devices, std::size_t all_devices, const std::vector<double>& weights) {
+  all_devices = std::max<std::size_t>(all_devices, 1);
+  std::vector<double> const every = weights.size() == all_devices ? weights : std::vector<double>{};
+  std::size_t largest = 0;
+  for (Slice const& s : make_partition(n, all_devices, every)) largest = std::max(largest, s.count);
   sim::EngineConfig e;
   e.bodies = n;
-  e.slice = {0, n};
-  e.engine = config.engine;
-  return sim::engine_bytes(config.backend, e);
+  e.slice = {0, largest};
+  e.engine = engine;
+  // types_, sample_terms_, and sim::measure's (distance, mass) pairs
+  std::size_t const own = 1 + sizeof(double) + 2 * sizeof(double);
+  return sim::engine_host_bytes(backend, e) * devices + n * own;
 }
 
 namespace {

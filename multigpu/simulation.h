@@ -263,7 +263,12 @@ class Simulation {
   auto guarded(F&& work) -> decltype(work());
 };
 
-// Bytes of memory one device of this configuration needs for n bodies.
-std::size_t bytes_per_device(const SimulationConfig& config, std::size_t n);
+// The host memory one rank's fixed-step simulation takes at its most, for the memory check before it is made: n
+// bodies, `devices` of this rank's among `all_devices` of every rank's (slices weighted by `weights` where they are
+// every device's). Its engines' (on the CPU, all of theirs; of a GPU engine, its pinned buffers), each counted with
+// the largest slice, and the simulation's own per body: types, a sample's potential terms and the measure's scratch.
+// The copies of the state a front end makes (the start's, a sample's, the end's) are the caller's to add.
+std::size_t fixed_step_host_bytes(sim::Backend backend, const sim::EngineSettings& engine, std::size_t n,
+                                  std::size_t devices, std::size_t all_devices, const std::vector<double>& weights);
 
 }  // namespace nbody::multigpu

@@ -212,9 +212,11 @@ std::unique_ptr<SliceEngine> make_cpu_engine(const EngineConfig& config) {
 
 std::size_t cpu_engine_bytes(const EngineConfig& config) {
   std::size_t const real = config.engine.precision == Precision::fp32 ? 4 : 8;
-  // two position buffers of N, velocity and acceleration of the slice, SoA scratch (fp32)
+  // two position buffers of N, velocity and acceleration of the slice, SoA scratch (fp32), and a sample's copy of
+  // the slice (positions, velocities, each body's potential term), made at the first sample and kept
   return 2 * 4 * real * config.bodies + 6 * real * config.slice.count +
-         (config.engine.precision == Precision::fp32 ? 16 * config.bodies : 0);
+         (config.engine.precision == Precision::fp32 ? 16 * config.bodies : 0) +
+         (7 * real + sizeof(double)) * config.slice.count;
 }
 
 }  // namespace nbody::sim

@@ -9,7 +9,7 @@ namespace nbody::sim {
 
 std::unique_ptr<SliceEngine> make_cpu_engine(const EngineConfig& config);
 
-// Bytes of host memory one CPU engine with this config needs.
+// Bytes of host memory one CPU engine with this config needs, its samples' buffers included.
 std::size_t cpu_engine_bytes(const EngineConfig& config);
 
 }  // namespace nbody::sim

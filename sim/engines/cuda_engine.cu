@@ -550,4 +550,10 @@ std::size_t cuda_engine_bytes(const EngineConfig& config) {
          8 * std::size_t(kernels::kPotentialParts) * config.slice.count;
 }
 
+std::size_t cuda_engine_host_bytes(const EngineConfig& config) {
+  std::size_t const real4 = config.engine.precision == Precision::fp32 ? 16 : 32;
+  // download_slice's positions and velocities, and a sample's, with its potential parts
+  return (4 * real4 + 8 * std::size_t(kernels::kPotentialParts)) * config.slice.count;
+}
+
 }  // namespace nbody::sim

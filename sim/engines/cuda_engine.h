@@ -46,5 +46,7 @@ std::unique_ptr<SliceEngine> make_cuda_engine(const EngineConfig& config);
 
 // Bytes of device memory one engine with this config needs.
 std::size_t cuda_engine_bytes(const EngineConfig& config);
+// Bytes of pinned host memory it takes once a run downloads its state and samples it.
+std::size_t cuda_engine_host_bytes(const EngineConfig& config);
 
 }  // namespace nbody::sim

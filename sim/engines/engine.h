@@ -205,5 +205,8 @@ std::unique_ptr<SliceEngine> make_engine(Backend backend, const EngineConfig& co
 
 // Bytes of memory (device memory for CUDA, host memory for the CPU) one engine of this config needs.
 std::size_t engine_bytes(Backend backend, const EngineConfig& config);
+// Bytes of host memory one engine of this config takes in a run: all of a CPU engine's, a GPU engine's pinned
+// buffers for downloads and samples.
+std::size_t engine_host_bytes(Backend backend, const EngineConfig& config);
 
 }  // namespace nbody::sim

@@ -42,6 +42,10 @@ std::unique_ptr<SliceEngine> make_engine(Backend backend, const EngineConfig& co
 std::size_t engine_bytes(Backend backend, const EngineConfig& config) {
   return backend == Backend::cpu ? cpu_engine_bytes(config) : cuda_engine_bytes(config);
 }
+
+std::size_t engine_host_bytes(Backend backend, const EngineConfig& config) {
+  return backend == Backend::cpu ? cpu_engine_bytes(config) : cuda_engine_host_bytes(config);
+}
 #else
 bool cuda_built() { return false; }
 
@@ -54,6 +58,8 @@ std::unique_ptr<SliceEngine> make_engine(Backend backend, const EngineConfig& co
 std::size_t engine_bytes(Backend backend, const EngineConfig& config) {
   return backend == Backend::cpu ? cpu_engine_bytes(config) : 0;
 }
+
+std::size_t engine_host_bytes(Backend backend, const EngineConfig& config) { return engine_bytes(backend, config); }
 #endif
 
 }  // namespace nbody::sim
