@@ -40,6 +40,21 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
+// Waits at most `limit` for the child `pid` to end, with its status in `status`; false if it had not, and it is then
+// killed (a test that fails is not left waiting, nor leaves a process behind).
+bool ended_within(pid_t pid, std::chrono::seconds limit, int& status) {
+  auto const deadline = std::chrono::steady_clock::now() + limit;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -888,7 +903,7 @@ TEST_F(Cli, ARestartStoppedBeforeItsFirstRowKeepsTheSeries) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     kill(pid, SIGINT);
     int status = 0;
-    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+    if (!ended_within(pid, std::chrono::seconds(60), status) || !WIFEXITED(status)) return -1;
     return WEXITSTATUS(status);
   };
   EXPECT_EQ(stopped_restart(file("c.h5"), file("c2.h5")), 130) << slurp(dir_ / "err");
@@ -927,7 +942,7 @@ TEST_F(Cli, ARestartFromAnEarlierCheckpointKeepsTheRowsItHasNotReached) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     kill(pid, signal);
     int status = 0;
-    if (waitpid(pid, &status, 0) != pid) return -1;
+    if (!ended_within(pid, std::chrono::seconds(60), status)) return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   };
   std::string header;
@@ -2229,14 +2244,8 @@ TEST_F(Cli, CompareThreadingStopsWithinAPass) {
   kill(pid, SIGTERM);
   auto const sent = std::chrono::steady_clock::now();
   int status = 0;
-  for (int k = 0; k < 600 && waitpid(pid, &status, WNOHANG) == 0; ++k)  // 60 s at most
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (!ended_within(pid, std::chrono::seconds(60), status)) FAIL() << "still running 60 s after SIGTERM";
   double const waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
-  if (waitpid(pid, &status, WNOHANG) == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    FAIL() << "still running 60 s after SIGTERM";
-  }
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 143) << slurp(dir_ / "err");
   EXPECT_LT(waited, 30.0) << slurp(dir_ / "err");
@@ -2263,13 +2272,7 @@ TEST_F(Cli, AnInterruptedComparisonWritesTheRowsItMeasured) {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   kill(pid, SIGTERM);
   int status = 0;
-  for (int k = 0; k < 600 && waitpid(pid, &status, WNOHANG) == 0; ++k)  // 60 s at most
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  if (waitpid(pid, &status, WNOHANG) == 0) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-    FAIL() << "still running 60 s after SIGTERM";
-  }
+  if (!ended_within(pid, std::chrono::seconds(60), status)) FAIL() << "still running 60 s after SIGTERM";
   ASSERT_TRUE(WIFEXITED(status));
   std::string const err = slurp(dir_ / "err");
   EXPECT_EQ(WEXITSTATUS(status), 143) << err;
