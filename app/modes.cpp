@@ -542,14 +542,6 @@ int run_simulation(const Options& asked) {
     double time;
   };
   auto report_json = [&](const driver::RunResult& r, const Where& at, const json& warnings) {
-    json units = nullptr;
-    if (setup.units.physical())
-      units = {{"mass", setup.units.mass},
-               {"length", setup.units.length},
-               {"mass_g", setup.units.mass_g},
-               {"length_cm", setup.units.length_cm},
-               {"time_s", setup.units.time_s()},
-               {"velocity_km_s", setup.units.velocity_cm_per_s() / 1e5}};
     return json{{"mode", "run"},
                 {"bodies", at.bodies},
                 {"source", setup.source},
@@ -559,8 +551,9 @@ int run_simulation(const Options& asked) {
                 {"precision", name_of(setup.config.engine.precision)},
                 {"integrator", setup.program.integrator},
                 {"dt", blocks ? json(nullptr) : json(setup.program.dt)},  // hermite4: each body its own
+                {"damping", driver::damping_json(setup.program)},
                 {"softening", at.softening},
-                {"units", units},  // null: N-body units, no physical scale
+                {"units", driver::units_json(setup.units)},  // null: N-body units, no physical scale
                 {"step", at.step},  // where the run ended (host counts: there after any failure)
                 {"interrupted", r.stopped_by != 0},
                 {"time", at.time},
@@ -971,7 +964,7 @@ int run_benchmark(const Options& o) {
   driver::Measurement const m = driver::measure(sim, o.warmup, steps, o.t_end, o.run.names);
   // What was said before the timing, and what the timing itself calls for, goes to --json too (and to the console
   // unless --quiet): a fallback to the CPU or threads sharing cores is part of what the numbers mean.
-  json j = driver::benchmark_json(m, sim, setup.source, o.warmup, steps);
+  json j = driver::benchmark_json(m, sim, setup.source, setup.units, o.warmup, steps);
   std::vector<std::string> notices = setup.notices;
   for (std::string const text : j["notices"]) {  // the timing's own
     notices.push_back(text);
@@ -1129,7 +1122,9 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
             {"precision", name_of(probe.engine.precision)},
             {"hardware", driver::hardware_description(probe)},
             {"dt", comparison_dt(o)},  // the settings as numbers, as a benchmark's report has them
+            {"damping", driver::damping_json(sim::make_step_program(driver::integrator_params(o.run.physics)))},
             {"softening", probe.softening},
+            {"units", driver::units_json(driver::units_of_start(o.run))},
             {"cpu_threads", probe.backend == sim::Backend::cpu ? json(driver::cpu_threads(probe)) : json(nullptr)},
             {"warmup_steps", warmup},
             {"timed_steps", steps},
@@ -1207,7 +1202,9 @@ int print_fixed_comparison(const Options& o, const std::vector<driver::Compariso
             {"precision", name_of(probe.engine.precision)},
             {"hardware", driver::hardware_description(probe)},
             {"dt", comparison_dt(o)},  // the settings as numbers, as a benchmark's report has them
+            {"damping", driver::damping_json(sim::make_step_program(driver::integrator_params(o.run.physics)))},
             {"softening", probe.softening},
+            {"units", driver::units_json(driver::units_of_start(o.run))},
             {"cpu_threads", probe.backend == sim::Backend::cpu ? json(driver::cpu_threads(probe)) : json(nullptr)},
             {"warmup_steps", o.warmup},
             {"timed_steps", steps},

@@ -300,8 +300,24 @@ std::vector<std::string> timing_notices(const Measurement& m, std::uint64_t time
   return said;
 }
 
+nlohmann::json units_json(const sim::Units& units) {
+  if (!units.physical()) return nullptr;
+  return {{"mass", units.mass},
+          {"length", units.length},
+          {"mass_g", units.mass_g},
+          {"length_cm", units.length_cm},
+          {"time_s", units.time_s()},
+          {"velocity_km_s", units.velocity_cm_per_s() / 1e5}};
+}
+
+nlohmann::json damping_json(const sim::StepProgram& program) {
+  for (sim::Stage const& s : program.stages)
+    if (s.kind == sim::StageKind::damp) return s.value;
+  return nullptr;
+}
+
 nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& sim, const std::string& source,
-                              std::uint64_t warmup, std::uint64_t steps) {
+                              const sim::Units& units, std::uint64_t warmup, std::uint64_t steps) {
   multigpu::SimulationConfig const& c = sim.config();
   // What every benchmark says: the run, the machine, the rate; the settings as numbers too (the description and source
   // say them in words). hermite4 has no dt (each body its own), a GPU no thread count.
@@ -319,7 +335,9 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
                       {"hardware", hardware_description(c)},
                       {"integrator", sim.program().integrator},
                       {"dt", m.blocks ? null : nlohmann::json(sim.program().dt)},
+                      {"damping", damping_json(sim.program())},
                       {"softening", c.softening},
+                      {"units", units_json(units)},
                       {"cpu_threads", c.backend == sim::Backend::cpu ? nlohmann::json(cpu_threads(c)) : null},
                       {"wall_mean_step_ms", m.wall_mean_ms},
                       {"interactions_per_second", m.interactions_per_s},

@@ -99,8 +99,15 @@ Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std:
 // simulation_time_end, simulation_time_per_second, t_end (null without one), step_level_histogram,
 // longest_step, eta, eta_start, dt_max and state_hash (16 hex digits); timed_steps is the block steps timed.
 // Both kinds also have "notices": timing_notices (none for hermite4), where a front end adds its own before them.
+// `units`: the run's (units_json), what its dt, softening and times are in.
 nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& simulation, const std::string& source,
-                              std::uint64_t warmup, std::uint64_t steps);
+                              const sim::Units& units, std::uint64_t warmup, std::uint64_t steps);
+
+// Fields every report has beside dt and softening, for a script to compare runs by. The physical scale: null in
+// N-body units, else the mass and length units as given and in cgs, and the time and velocity units they make.
+nlohmann::json units_json(const sim::Units& units);
+// euler-damped's velocity factor a step; null for every other integrator (which damp nothing).
+nlohmann::json damping_json(const sim::StepProgram& program);
 
 // FNV-1a of every body's own-time Hermite state (positions, velocities, accelerations, jerks, times and steps): the
 // same bits on every layout, threading model and rank count, so equal hashes mean equal states. Collective. As the

@@ -586,12 +586,13 @@ class Engine {
     sim::StepProgram const program = sim_->program();
     multigpu::SimulationConfig const config = sim_->config();
     std::string const source = setup_.source;
+    sim::Units const units = setup_.units;
     SettingNames const names = run_.names;
     std::string const text = watching_signals(
         [=]() -> std::string {
           multigpu::Simulation copy(same->bodies, program, config, same->clock, &same->hermite);
           driver::Measurement const m = driver::measure(copy, warmup, steps, std::nullopt, names);
-          return driver::benchmark_json(m, copy, source, warmup, steps).dump();
+          return driver::benchmark_json(m, copy, source, units, warmup, steps).dump();
         },
         true);
     return from_json(text);

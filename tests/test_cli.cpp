@@ -2109,6 +2109,16 @@ TEST_F(Cli, BenchmarkReportsAndWritesJson) {
   EXPECT_EQ(j["dt"], 0.01);
   EXPECT_EQ(j["softening"], 0.01);
   EXPECT_GE(j["cpu_threads"].get<int>(), 1);
+  EXPECT_TRUE(j.at("damping").is_null()) << "leapfrog damps nothing";
+  EXPECT_TRUE(j.at("units").is_null()) << "N-body units";
+  // euler-damped's factor, and the physical scale dt is in: what tells two reports of one dt apart.
+  Result const damped = nbody("--benchmark -q --bodies 64 --steps 1 --integrator euler-damped --damping 0.9 "
+                              "--mass-unit 1e3Msun --length-unit 1pc --json " + file("d.json"));
+  ASSERT_EQ(damped.code, 0) << damped.err;
+  auto const d = nlohmann::json::parse(slurp(file("d.json")));
+  EXPECT_EQ(d.at("damping"), 0.9);
+  EXPECT_EQ(d.at("units").at("mass"), "1e3Msun");
+  EXPECT_NEAR(d.at("units").at("time_s").get<double>(), 1.4879e13, 1e9);
   // The end state, which another layout's report of as many steps shares bit for bit: the state a run of those steps
   // saves.
   EXPECT_EQ(j["steps_made"], 4);
@@ -3153,6 +3163,7 @@ TEST_F(Cli, TheReportStatesTheSofteningAndTheUnits) {
   EXPECT_EQ(j["softening"], 0.01);
   EXPECT_EQ(j["units"]["mass"], "1e3Msun");
   EXPECT_EQ(j["units"]["length"], "1pc");
+  EXPECT_TRUE(j.at("damping").is_null());
   EXPECT_NEAR(j["units"]["time_s"].get<double>(), 1.4879e13, 1e9);
   EXPECT_NEAR(j["units"]["velocity_km_s"].get<double>(), 2.0739, 1e-4);
   // N-body units: no line, null in --json, no notice with --save.

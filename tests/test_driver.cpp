@@ -436,7 +436,7 @@ TEST(Driver, MeasuresHermiteBlockSteps) {
   EXPECT_EQ(m2.blocks->state_hash, b.state_hash) << "2 devices end in another state";
   EXPECT_EQ(m2.blocks->interactions, b.interactions);
 
-  auto const j = driver::benchmark_json(m, sim, "plummer", 2, 40);
+  auto const j = driver::benchmark_json(m, sim, "plummer", sim::Units{}, 2, 40);
   EXPECT_EQ(j.at("hermite4").at("block_steps").get<std::uint64_t>(), 40u);
   EXPECT_EQ(j.at("hermite4").at("interactions").get<std::uint64_t>(), b.interactions);
   EXPECT_EQ(j.at("interactions_per_second").get<double>(), b.interactions_per_second);
@@ -444,7 +444,7 @@ TEST(Driver, MeasuresHermiteBlockSteps) {
   // Other integrators keep their keys, and get no hermite4 object.
   auto const l = driver::make_setup(cpu_run(64));
   multigpu::Simulation leapfrog(l.bodies, l.program, l.config);
-  auto const lj = driver::benchmark_json(driver::measure(leapfrog, 0, 1), leapfrog, "plummer", 0, 1);
+  auto const lj = driver::benchmark_json(driver::measure(leapfrog, 0, 1), leapfrog, "plummer", sim::Units{}, 0, 1);
   EXPECT_TRUE(lj.contains("median_step_ms"));
   EXPECT_FALSE(lj.contains("hermite4"));
 }

@@ -22,7 +22,7 @@ def test_benchmark_has_the_command_lines_json_keys(cli, tmp_path):
     # The same settings give the same non-timing values, the end state's bits among them.
     for key in ("mode", "bodies", "source", "backend", "kernel", "precision", "devices", "threading", "launch",
                 "integrator", "force_evaluations_per_step", "timed_steps", "warmup_steps", "flops_per_interaction",
-                "steps_made", "state_hash", "dt", "softening", "cpu_threads"):
+                "steps_made", "state_hash", "dt", "softening", "cpu_threads", "damping", "units"):
         assert report[key] == expected[key], key
     assert report["median_step_ms"] > 0
     assert len(report["step_ms"]) == 2 and min(report["step_ms"]) == report["min_step_ms"]
