@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/atomic_file.h"
+#include "core/bounds.h"
 #include "core/errors.h"
 #include "core/output_path.h"
 #include "core/ranks.h"
@@ -165,6 +166,19 @@ std::optional<std::string> file_text(const std::string& path) {
 
 }  // namespace
 
+std::string start_problem(const sim::BodySet& state) {
+  for (std::size_t i = 0; i < state.size(); ++i) {
+    Real4<double> const& p = state.pos_mass[i];
+    Vec3d const& v = state.velocity[i];
+    double const values[7] = {p.w, p.x, p.y, p.z, v.x, v.y, v.z};
+    for (int c = 0; c < 7; ++c)
+      if (std::string const why = body_value_problem(kBodyFields[c], values[c], c == 0); !why.empty())
+        return "body " + std::to_string(i) + "'s " + why + ": the file starts no nbody run (other programs read it; " +
+               "a checkpoint continues the run)";
+  }
+  return {};
+}
+
 TipsySaved save_tipsy(const std::string& path, const std::string& save_given, const sim::BodySet& state,
                       double softening, sim::TipsyFormat format, const sim::Units& units, const Ranks& ranks) {
   TipsySaved said;
@@ -205,6 +219,7 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
       if (states_units || ours) put_back(e.what());
       throw;
     }
+    if (std::string const why = start_problem(state); !why.empty()) said.warnings.push_back(save_given + ": " + why);
     if (std::string const order = sim::tipsy_order_notice(state, path); !order.empty()) said.notices.push_back(order);
     if (!units.physical()) {
       if (ours) {

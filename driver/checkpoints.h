@@ -63,6 +63,11 @@ void write_checkpoint_once(const std::string& path, const std::string& given, co
 double write_snapshot(const std::string& path, const Setup& setup, multigpu::Simulation& simulation,
                       Precision precision, const sim::BodySet* state = nullptr, bool stopped = false);
 
+// Why nbody would not take `state` as bodies to start from (core/bounds.h's rule, which a run itself may pass: a body
+// carried beyond 1e15), naming the first such body and value; "" where it would. A save says it in a warning: the file
+// is whole and other programs read it, but it starts no nbody run.
+std::string start_problem(const sim::BodySet& state);
+
 // Whether the final state saved to `path` (`--save`, Python's save) is an HDF5 snapshot (a name ending in .h5 or
 // .hdf5, in any case: write_snapshot in fp64, with the units and families) rather than a tipsy file (any other).
 bool saves_hdf5_snapshot(const std::string& path);

@@ -1844,6 +1844,8 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       auto const own = own_writes();
       if (saves_hdf5_snapshot(o.save)) {
         write_snapshot(o.save, setup, sim, Precision::fp64, &final_state);
+        if (std::string const why = start_problem(final_state); !why.empty())
+          observer.warning(o.names.with_text("--save", o.save) + ": " + why);
         return;
       }
       TipsySaved const saved = save_tipsy(o.save, o.names.with_text("--save", o.save), final_state,

@@ -1283,10 +1283,14 @@ class Engine {
     // Not over the file the simulation was made from, but a file of its kind over the one it was loaded from.
     spare_source({{"Simulation.save", path}}, "", "Simulation.save");
     if (driver::saves_hdf5_snapshot(path)) {
+      sim::BodySet const& s = state();
       nb::gil_scoped_release unlocked;
       CheckpointWrite const as_run(own);
-      driver::write_snapshot(path, setup_, *sim_, Precision::fp64);
-      return {};
+      driver::write_snapshot(path, setup_, *sim_, Precision::fp64, &s);
+      std::string const why = driver::start_problem(s);
+      if (why.empty()) return {};
+      notices_.push_back(call + ": " + why);
+      return {notices_.back()};
     }
     sim::BodySet const& s = state();
     nb::gil_scoped_release unlocked;

@@ -2627,6 +2627,35 @@ TEST_F(Cli, AUnitsFilesRefusalNamesItsFields) {
   EXPECT_EQ(nbody("--run --steps 1 --load " + file("h.bin")).err.find("--length-unit"), std::string::npos);
 }
 
+// A run may carry a body past the 1e15 nbody takes from any file (core/bounds.h): its --save is written whole, for the
+// programs that read it, and says that it starts no nbody run, where before it said nothing and the file was refused
+// at the next start.
+TEST_F(Cli, ASaveOfABodyPastTheBoundSaysItStartsNoRun) {
+  sim::BodySet fast;
+  fast.resize(2);
+  fast.pos_mass[0] = {0, 0, 0, 0.5};
+  fast.pos_mass[1] = {1, 0, 0, 0.5};
+  fast.velocity[1] = {9e14, 0, 0};
+  sim::write_tipsy(file("fast.bin"), fast, 0.01);
+  for (std::string const name : {"far.bin", "far.h5"}) {
+    if (name == "far.h5" && !sim::checkpoints_built()) continue;
+    Result const r = nbody("--run -q --load " + file("fast.bin") + " --steps 200 --save " + file(name));
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_NE(r.err.find("warning: --save " + file(name) + ": body 1's position x is 1.8e+15; nbody reads magnitudes "
+                         "up to 1e15: the file starts no nbody run (other programs read it; a checkpoint continues the "
+                         "run)\n"),
+              std::string::npos)
+        << r.err;
+    Result const again = nbody("--run -q --load " + file(name) + " --steps 1");
+    EXPECT_EQ(again.code, 2) << again.err;
+    EXPECT_NE(again.err.find("position x is 1.8e+15; nbody reads magnitudes up to 1e15"), std::string::npos)
+        << again.err;
+  }
+  Result const near = nbody("--run -q --load " + file("fast.bin") + " --steps 1 --save " + file("near.bin"));
+  ASSERT_EQ(near.code, 0) << near.err;
+  EXPECT_EQ(near.err.find("starts no nbody run"), std::string::npos) << near.err;
+}
+
 // Bodies at one position have an infinite force without a softening (hermite4's 0): refused before any work, naming
 // them, where the first step would have made NaN of every body. A softening makes them a resolved pair.
 TEST_F(Cli, BodiesAtOnePositionWithoutSofteningAreRefused) {

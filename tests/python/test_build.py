@@ -169,3 +169,18 @@ def test_the_version_is_the_command_lines_and_the_one_a_checkpoint_records(tmp_p
         sim.checkpoint(tmp_path / "c.h5")
         with h5py.File(tmp_path / "c.h5") as f:
             assert f["Code"].attrs["Code"].decode() == "nbody " + nbody.__version__
+
+
+def test_a_save_of_a_body_past_the_bound_says_it_starts_no_run(tmp_path):
+    # A run may carry a body past the 1e15 nbody takes from any file: the save is written, and warns that it starts no
+    # run, as nbody --save does.
+    pos = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    vel = np.array([[0.0, 0.0, 0.0], [9e14, 0.0, 0.0]])
+    sim = nbody.Simulation.from_arrays(pos, vel, np.array([0.5, 0.5]), backend="cpu", dt=0.01)
+    sim.run(steps=200)
+    for name in ("far.bin", "far.h5"):
+        with pytest.warns(RuntimeWarning, match=r"body 1's position x is 1\.8e\+15; nbody reads magnitudes up to 1e15: "
+                                                r"the file starts no nbody run"):
+            sim.save(tmp_path / name)
+        with pytest.raises(ValueError, match=r"position x is 1\.8e\+15"):
+            nbody.Simulation.load(str(tmp_path / name), backend="cpu")
