@@ -1149,8 +1149,8 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
                 {"launch", launch},
                 {"devices", r.devices},
                 {"bodies", r.bodies},
-                {"speedup", r.speedup},
-                {"efficiency", r.efficiency},
+                {"speedup", driver::measured(r.speedup)},
+                {"efficiency", driver::measured(r.efficiency)},
                 {"bitwise_agrees", r.compared ? json(r.agrees) : json(nullptr)}});
     j["rows"].push_back(row);
     if (!r.agrees)
@@ -1234,12 +1234,12 @@ int print_fixed_comparison(const Options& o, const std::vector<driver::Compariso
                          {"launch", launch},
                          {"devices", r.devices},
                          {"bodies", r.bodies},
-                         {"median_step_ms", m.median_ms},
-                         {"interactions_per_second", m.interactions_per_s},
-                         {"speedup", r.speedup},
-                         {"efficiency", r.efficiency},
-                         {"enqueue_ms_per_step", m.enqueue_ms_per_step},
-                         {"device_median_step_ms", m.device_median_ms},
+                         {"median_step_ms", driver::measured(m.median_ms)},
+                         {"interactions_per_second", driver::measured(m.interactions_per_s)},
+                         {"speedup", driver::measured(r.speedup)},
+                         {"efficiency", driver::measured(r.efficiency)},
+                         {"enqueue_ms_per_step", driver::measured(m.enqueue_ms_per_step)},
+                         {"device_median_step_ms", driver::measured(m.device_median_ms)},
                          {"steps_made", m.steps_made},
                          {"state_hash", driver::state_hash_text(m.state_hash)},
                          {"bitwise_agrees", r.compared ? json(r.agrees) : json(nullptr)}});

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/bounds.h"
 #include "core/clock.h"
@@ -271,14 +272,14 @@ Measurement measure(multigpu::Simulation& sim, std::uint64_t warmup, std::uint64
 
 nlohmann::json block_steps_json(const BlockMeasurement& b, double wall_mean_ms) {
   return {{"block_steps", b.block_steps},
-          {"wall_seconds", b.wall_seconds},
-          {"block_steps_per_second", b.block_steps_per_second},
-          {"microseconds_per_block_step", 1e3 * wall_mean_ms},
-          {"mean_active_bodies", b.mean_active},
+          {"wall_seconds", measured(b.wall_seconds)},
+          {"block_steps_per_second", measured(b.block_steps_per_second)},
+          {"microseconds_per_block_step", measured(1e3 * wall_mean_ms)},
+          {"mean_active_bodies", measured(b.mean_active)},
           {"force_evaluations", b.force_evaluations},
           {"interactions", b.interactions},
-          {"interactions_per_second", b.interactions_per_second},
-          {"simulation_time_per_second", b.time_per_second},
+          {"interactions_per_second", measured(b.interactions_per_second)},
+          {"simulation_time_per_second", measured(b.time_per_second)},
           {"state_hash", hex(b.state_hash)}};
 }
 
@@ -298,6 +299,17 @@ std::vector<std::string> timing_notices(const Measurement& m, std::uint64_t time
     said.push_back(text);
   }
   return said;
+}
+
+double measured(double v) {
+  if (!std::isfinite(v) || v == 0.0) return v;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.12g", v);
+  return std::strtod(text, nullptr);
+}
+std::vector<double> measured(std::vector<double> v) {
+  for (double& x : v) x = measured(x);
+  return v;
 }
 
 nlohmann::json units_json(const sim::Units& units) {
@@ -339,9 +351,9 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
                       {"softening", c.softening},
                       {"units", units_json(units)},
                       {"cpu_threads", c.backend == sim::Backend::cpu ? nlohmann::json(cpu_threads(c)) : null},
-                      {"wall_mean_step_ms", m.wall_mean_ms},
-                      {"interactions_per_second", m.interactions_per_s},
-                      {"gflops", m.gflops}};
+                      {"wall_mean_step_ms", measured(m.wall_mean_ms)},
+                      {"interactions_per_second", measured(m.interactions_per_s)},
+                      {"gflops", measured(m.gflops)}};
   if (m.blocks) {
     // hermite4: block steps timed as one run, so no per-step spread; the block-step figures apart.
     BlockMeasurement const& b = *m.blocks;
@@ -371,11 +383,11 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
   j["timed_steps"] = steps;
   j["steps_made"] = m.steps_made;
   j["state_hash"] = hex(m.state_hash);
-  j["median_step_ms"] = m.median_ms;
-  j["min_step_ms"] = m.min_ms;
-  j["max_step_ms"] = m.max_ms;
-  j["step_ms"] = m.step_ms;
-  j["device_median_step_ms"] = m.device_median_ms;
+  j["median_step_ms"] = measured(m.median_ms);
+  j["min_step_ms"] = measured(m.min_ms);
+  j["max_step_ms"] = measured(m.max_ms);
+  j["step_ms"] = measured(m.step_ms);
+  j["device_median_step_ms"] = measured(m.device_median_ms);
   j["flops_per_interaction"] = 20;
   return j;
 }

@@ -103,6 +103,11 @@ Measurement measure(multigpu::Simulation& simulation, std::uint64_t warmup, std:
 nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& simulation, const std::string& source,
                               const sim::Units& units, std::uint64_t warmup, std::uint64_t steps);
 
+// A measured time or rate as a report gives it, to 12 significant digits: more than any clock here resolves, fewer
+// than the arithmetic's last bits, so a step of 78,682 ns reads 0.078682 ms, not 0.07868199999999997.
+double measured(double value);
+std::vector<double> measured(std::vector<double> values);
+
 // Fields every report has beside dt and softening, for a script to compare runs by. The physical scale: null in
 // N-body units, else the mass and length units as given and in cgs, and the time and velocity units they make.
 nlohmann::json units_json(const sim::Units& units);
