@@ -88,8 +88,11 @@ sim::hermite::HermiteState hermite_state_of(multigpu::Simulation& sim) {
 }
 
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& sim,
-                      std::optional<double> initial_energy, const RunEnd& end, const OutputCadences& cadences) {
-  sim::BodySet const state = sim.state();  // every rank takes part; rank 0 writes
+                      std::optional<double> initial_energy, const RunEnd& end, const OutputCadences& cadences,
+                      const sim::BodySet* given) {
+  std::optional<sim::BodySet> downloaded;
+  if (!given) given = &downloaded.emplace(sim.state());  // every rank takes part; rank 0 writes
+  sim::BodySet const& state = *given;
   // hermite4: each body at its own time and its Hermite state too, to continue bit for bit.
   sim::hermite::HermiteState const hermite = hermite_state_of(sim);
   // Every rank sees the same state and the outcome of rank 0's write: one message, a clean end.
@@ -166,13 +169,15 @@ std::optional<std::string> file_text(const std::string& path) {
 
 }  // namespace
 
-std::string start_problem(const sim::BodySet& state) {
+std::string start_problem(const sim::BodySet& state, bool float32) {
   for (std::size_t i = 0; i < state.size(); ++i) {
     Real4<double> const& p = state.pos_mass[i];
     Vec3d const& v = state.velocity[i];
     double const values[7] = {p.w, p.x, p.y, p.z, v.x, v.y, v.z};
     for (int c = 0; c < 7; ++c)
-      if (std::string const why = body_value_problem(kBodyFields[c], values[c], c == 0); !why.empty())
+      if (std::string const why =
+              body_value_problem(kBodyFields[c], float32 ? double(float(values[c])) : values[c], c == 0);
+          !why.empty())
         return "body " + std::to_string(i) + "'s " + why + ": the file starts no nbody run (other programs read it; " +
                "a checkpoint continues the run)";
   }
@@ -219,7 +224,6 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
       if (states_units || ours) put_back(e.what());
       throw;
     }
-    if (std::string const why = start_problem(state); !why.empty()) said.warnings.push_back(save_given + ": " + why);
     if (std::string const order = sim::tipsy_order_notice(state, path); !order.empty()) said.notices.push_back(order);
     if (!units.physical()) {
       if (ours) {
@@ -257,6 +261,9 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
                               "either file's units, and yt neither unless told (pynbody.load's paramfile, yt.load's " +
                               "parameter_file)");
   });
+  // Said on every rank, each of which holds the state (a front end that makes a warning an error stops every rank
+  // alike); the file holds float32 values, which are what its next reader takes.
+  if (std::string const why = start_problem(state, true); !why.empty()) said.warnings.push_back(save_given + ": " + why);
   return said;
 }
 

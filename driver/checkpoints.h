@@ -39,10 +39,11 @@ void check_finite(const sim::BodySet& state, std::uint64_t step, const SettingNa
 sim::hermite::HermiteState hermite_state_of(multigpu::Simulation& simulation);
 
 // Downloads the state, checks it, and writes the checkpoint whole or not at all. With several ranks
-// every rank takes part (the state is gathered) and rank 0 writes.
+// every rank takes part (the state is gathered) and rank 0 writes. `state`: the state simulation.state() gives now,
+// where the caller holds it already (a run's end), or null to download it.
 void write_checkpoint(const std::string& path, const Setup& setup, multigpu::Simulation& simulation,
                       std::optional<double> initial_energy, const RunEnd& end = {},
-                      const OutputCadences& cadences = {});
+                      const OutputCadences& cadences = {}, const sim::BodySet* state = nullptr);
 
 // The lock of the one writer of a checkpoint path (core/atomic_file.h's WriterLock: a run holds it while it runs),
 // taken by rank 0 and agreed on: where another writer holds it, every rank throws the refusal, which names `given`
@@ -64,9 +65,10 @@ double write_snapshot(const std::string& path, const Setup& setup, multigpu::Sim
                       Precision precision, const sim::BodySet* state = nullptr, bool stopped = false);
 
 // Why nbody would not take `state` as bodies to start from (core/bounds.h's rule, which a run itself may pass: a body
-// carried beyond 1e15), naming the first such body and value; "" where it would. A save says it in a warning: the file
-// is whole and other programs read it, but it starts no nbody run.
-std::string start_problem(const sim::BodySet& state);
+// carried beyond 1e15), naming the first such body and value; "" where it would. `float32`: the values as a tipsy
+// file holds them, rounded to float. A save says it in a warning: the file is whole and other programs read it, but it
+// starts no nbody run.
+std::string start_problem(const sim::BodySet& state, bool float32 = false);
 
 // Whether the final state saved to `path` (`--save`, Python's save) is an HDF5 snapshot (a name ending in .h5 or
 // .hdf5, in any case: write_snapshot in fp64, with the units and families) rather than a tipsy file (any other).

@@ -1327,8 +1327,10 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   };
   std::optional<Kept> kept;
   std::mutex kept_mutex;  // keep() changes it; the last words (below) may read it from another thread
-  // Copied in place (its buffers are reused), and only while the machine has room for it twice over:
-  // a copy must never be what ends the run it is kept for.
+  // Copied in place (its buffers are reused), and only while the machine has room for it three times over: for it,
+  // and for the two copies the run makes beside the start's and may not have made yet (a sample's, and the end's or an
+  // output's), which the memory check before the run counted without it. A copy must never be what ends the run it is
+  // kept for.
   // `step` and `time`: the state's own, where the clock has gone on past it (a sample measured while the next steps
   // run: the record is at the sample's step, not at the steps enqueued since).
   auto keep = [&](const sim::BodySet& state, std::uint64_t step, double time) {
@@ -1336,7 +1338,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     std::size_t const bytes = state.size() * (sizeof(Real4<double>) + sizeof(Vec3d) + 1);
     std::size_t const have = available_host_memory();
     // Every rank of this host keeps its own copy.
-    bool const no_room = !kept && have > 0 && have / 2 / std::size_t(ranks.local_size()) < bytes;
+    bool const no_room = !kept && have > 0 && have / 3 / std::size_t(ranks.local_size()) < bytes;
     if (ranks.size() > 1 ? ranks.max(no_room ? 1 : 0) != 0 : no_room) return;  // every rank keeps one, or none
     bool have_copy = false;
     {
@@ -1725,7 +1727,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       if (checkpoint_now) {
         std::string const path = series_path(o.checkpoint, now_step);
         series_file(path, "periodic checkpoint", result.checkpoints_written, result.checkpoints_not_written,
-                    [&] { write_checkpoint(path, setup, sim, result.initial_energy, end, recorded_here()); });
+                    [&] { write_checkpoint(path, setup, sim, result.initial_energy, end, recorded_here(), &*now); });
       }
       remove_passed(now_step);
       if (sample_now) {
@@ -1826,7 +1828,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   } else
     saved_here = final_output("--checkpoint", o.checkpoint, [&] {
       auto const own = own_writes();
-      write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded_here());
+      write_checkpoint(o.checkpoint, setup, sim, result.initial_energy, final_end, recorded_here(), &final_state);
     });
   // The series' end: where the run ended (or made its last step before a signal came), or where it stopped with no
   // checkpoint of the state (a restart from one goes on with the series as the run not stopped would have, its start
@@ -1860,7 +1862,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   if (ended && (o.summary || sampled)) {
     if (last_sample_step == sim.steps_done()) {
       result.end = last_sample;
-    } else if (unless_interrupted([&] { result.end = sim.diagnostics(kStopTogether); })) {
+    } else if (unless_interrupted([&] { result.end = sim.diagnostics(kStopTogether, pending.state); })) {
       if (sampled) write_row(sim.steps_done(), sim.time(), result.wall_seconds, *result.end);
     } else {
       result.stopped_by = pass_stopped_by;  // the signal the ranks agreed on, where it came to another rank

@@ -112,12 +112,19 @@ std::size_t host_memory_need(const RunConfig& run, const multigpu::SimulationCon
   // The whole state in fp64 (positions, velocities, types), as the host holds it.
   std::size_t const state = bodies * (sizeof(Real4<double>) + sizeof(Vec3d) + 1);
   std::size_t const all_devices = c.devices.size() * std::max<std::size_t>(ranks, 1);
-  if (run.physics.integrator == sim::Integrator::hermite4)  // one copy, each body's Hermite state, the block steps'
-    return state + bodies * (2 * sizeof(Vec3d) + 2 * sizeof(double)) +
+  // An output's writer: its bodies' rows by family and a chunk of values (sim::write_checkpoint's, at most 2^17 rows of
+  // three doubles).
+  std::size_t const writer = bodies * sizeof(std::uint32_t) + std::min<std::size_t>(bodies, 1 << 17) * 3 * sizeof(double);
+  if (run.physics.integrator == sim::Integrator::hermite4) {
+    // One copy, each body's Hermite state, the block steps'; and a checkpoint's: each body at its own time, with its
+    // Hermite state as the file holds it (driver::hermite_state_of), beside the writer.
+    std::size_t const checkpoint = state + bodies * (4 * sizeof(Vec3d) + 2 * sizeof(double)) + writer;
+    return state + bodies * (2 * sizeof(Vec3d) + 2 * sizeof(double)) + checkpoint +
            multigpu::hermite_host_bytes(c.backend, c.engine, bodies, c.devices.size(), all_devices, c.weights);
+  }
   // Fixed steps: three copies (the start's bodies, which a run keeps, a sample's, and the end's or an output's, held
-  // together at the end), and the simulation's engines and buffers.
-  return 3 * state +
+  // together at the end), the simulation's engines and buffers, and an output's writer.
+  return 3 * state + writer +
          multigpu::fixed_step_host_bytes(c.backend, c.engine, bodies, c.devices.size(), all_devices, c.weights);
 }
 

@@ -33,7 +33,13 @@ std::size_t fixed_step_host_bytes(sim::Backend backend, const sim::EngineSetting
   e.engine = engine;
   // types_, sample_terms_, and sim::measure's (distance, mass) pairs
   std::size_t const own = 1 + sizeof(double) + 2 * sizeof(double);
-  return sim::engine_host_bytes(backend, e) * devices + n * own;
+  // Positions passed through the host, twice over (the two publications in flight), in host memory or pinned on a
+  // GPU: with several ranks every body's (the rank exchange's staging); GPUs of one process without peer access
+  // (the staged exchange, chosen by the topology only once they are made) their slices'.
+  std::size_t const real4 = engine.precision == Precision::fp32 ? 16 : 32;
+  std::size_t const ranks_staging = all_devices > devices ? 2 * n * real4 : 0;
+  std::size_t const gpus_staging = backend == sim::Backend::cuda && devices > 1 ? 2 * largest * real4 * devices : 0;
+  return sim::engine_host_bytes(backend, e) * devices + n * own + ranks_staging + gpus_staging;
 }
 
 namespace {
@@ -492,9 +498,13 @@ std::vector<double> Simulation::gather_per_device(const std::vector<double>& min
 
 sim::Diagnostics Simulation::diagnostics(bool agree_on_signal) {
   sim::BodySet now;
+  return diagnostics(agree_on_signal, now);
+}
+
+sim::Diagnostics Simulation::diagnostics(bool agree_on_signal, sim::BodySet& into) {
   begin_sample(agree_on_signal);
-  double const potential = end_sample(now);
-  return sim::measure(now, potential);
+  double const potential = end_sample(into);
+  return sim::measure(into, potential);
 }
 
 void Simulation::begin_sample(bool agree_on_signal) {

@@ -134,6 +134,9 @@ class Simulation {
   // Energies (potential by the backend's O(N^2) kernel), momentum, angular momentum, centre of mass,
   // virial ratio, Lagrangian radii; synchronises. sim::measure(state, sample(state)), in one call.
   sim::Diagnostics diagnostics(bool agree_on_signal = false);
+  // The same, the state taken into `into` (its storage reused: a run's end measured in its last sample's copy holds
+  // no other copy of the state).
+  sim::Diagnostics diagnostics(bool agree_on_signal, sim::BodySet& into);
   // What diagnostics() needs from the devices, and no more, in two halves: begin_sample() takes the
   // current state and has the devices compute the potential energy where the bodies live (a GPU
   // enqueues the pass and the copies, and goes on); end_sample() waits for those alone, writes the
@@ -266,7 +269,8 @@ class Simulation {
 // The host memory one rank's fixed-step simulation takes at its most, for the memory check before it is made: n
 // bodies, `devices` of this rank's among `all_devices` of every rank's (slices weighted by `weights` where they are
 // every device's). Its engines' (on the CPU, all of theirs; of a GPU engine, its pinned buffers), each counted with
-// the largest slice, and the simulation's own per body: types, a sample's potential terms and the measure's scratch.
+// the largest slice; the simulation's own per body: types, a sample's potential terms and the measure's scratch; and
+// the positions its exchanges stage through the host (with several ranks, or GPUs without peer access).
 // The copies of the state a front end makes (the start's, a sample's, the end's) are the caller's to add.
 std::size_t fixed_step_host_bytes(sim::Backend backend, const sim::EngineSettings& engine, std::size_t n,
                                   std::size_t devices, std::size_t all_devices, const std::vector<double>& weights);

@@ -1287,6 +1287,8 @@ class Engine {
       nb::gil_scoped_release unlocked;
       CheckpointWrite const as_run(own);
       driver::write_snapshot(path, setup_, *sim_, Precision::fp64, &s);
+      // On every rank, each of which holds the state: a filter that makes the warning an error raises on every rank
+      // alike (nbody/__init__.py's _warn_of_end).
       std::string const why = driver::start_problem(s);
       if (why.empty()) return {};
       notices_.push_back(call + ": " + why);

@@ -398,6 +398,11 @@ void unit_values(const Units& u, double (&out)[3]) {
 // The bodies of each family, in index order: rows of its particle group.
 std::vector<std::vector<std::uint32_t>> family_rows(const BodySet& b) {
   std::vector<std::vector<std::uint32_t>> rows(std::size(kFamilies));
+  std::vector<std::size_t> count(std::size(kFamilies), 0);  // each list made at its size: 4 bytes a body, no growth
+  for (std::size_t i = 0; i < b.size(); ++i)
+    for (std::size_t f = 0; f < std::size(kFamilies); ++f)
+      if (b.type[i] == kFamilies[f].type) ++count[f];
+  for (std::size_t f = 0; f < std::size(kFamilies); ++f) rows[f].reserve(count[f]);
   for (std::size_t i = 0; i < b.size(); ++i)
     for (std::size_t f = 0; f < std::size(kFamilies); ++f)
       if (b.type[i] == kFamilies[f].type) rows[f].push_back(std::uint32_t(i));
