@@ -5,6 +5,7 @@
 // wait on. At the end each engine's stream is joined back into engine 0's, so the graph ends when
 // every device's work has: one launch on engine 0's stream runs all of it, ordered after what any
 // stream held before (every stream waits for engine 0's at the fork, engine 0's for theirs first).
+#include "core/clock.h"
 #include "core/errors.h"
 #include "gpu/check.h"
 #include "gpu/resources.h"
@@ -95,7 +96,7 @@ class CudaStepGraph final : public StepGraph {
     for (std::size_t k = 1; k < used_; ++k) {
       float ms = 0;
       NBODY_CUDA_CHECK(cudaEventElapsedTime(&ms, marks_[k - 1].get(), marks_[k].get()));
-      t.push_back(double(ms));
+      t.push_back(event_milliseconds(ms));
     }
     return t;
   }

@@ -1,11 +1,13 @@
 // tests/test_progress.cpp - the command line's progress line (app/progress.h): block steps to a time show the time
 // reached, not a step count that is only a bound, and the line always ends on the run's last state, also when
-// that update came within the quarter second that spaces the redraws.
+// that update came within the quarter second that spaces the redraws. And the times it and the reports show of a GPU
+// (core/clock.h's event_milliseconds).
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "app/progress.h"
+#include "core/clock.h"
 
 namespace nbody::app {
 namespace {
@@ -46,6 +48,15 @@ TEST(Progress, StepsShowTheirCountAndNothingWhenDisabled) {
     quiet.finish();
   }
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+// A GPU event's time reads as the event gave it: the float's shortest decimal, not its binary digits (before, a
+// report said 0.0101760001853 ms for the event's 0.010176), and the float it came from again.
+TEST(Clock, AGpuEventsTimeReadsAsTheEventGaveIt) {
+  EXPECT_EQ(event_milliseconds(0.010176f), 0.010176);
+  EXPECT_EQ(event_milliseconds(0.136288f), 0.136288);
+  for (float const ms : {0.0f, 1e-7f, 0.1f, 3.14159f, 123456.7f})
+    EXPECT_EQ(float(event_milliseconds(ms)), ms) << ms;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/errors.h"
 #include "gpu/check.h"
 #include "gpu/devices.h"
@@ -315,7 +316,7 @@ class CudaEngine final : public CudaSliceEngine {
     for (std::size_t k = 1; k < marks_; ++k) {
       float ms = 0.0f;
       NBODY_CUDA_CHECK(cudaEventElapsedTime(&ms, timing_[k - 1].get(), timing_[k].get()));
-      t.push_back(double(ms));
+      t.push_back(event_milliseconds(ms));
     }
     return t;
   }
