@@ -2,15 +2,17 @@
 #include "core/clock.h"
 
 #include <charconv>
-#include <cstdlib>
 
 namespace nbody {
 
 double event_milliseconds(float ms) {
   char text[32];
-  auto const end = std::to_chars(text, text + sizeof text - 1, ms).ptr;  // the shortest that reads back as `ms`
-  *end = '\0';
-  return std::strtod(text, nullptr);
+  // The shortest decimal that reads back as `ms`, read as a double; both in the "C" notation whatever the process's
+  // locale (strtod would stop at the point where the locale's decimal is a comma).
+  auto const end = std::to_chars(text, text + sizeof text, ms).ptr;
+  double value = 0.0;
+  std::from_chars(text, end, value);
+  return value;
 }
 
 }  // namespace nbody

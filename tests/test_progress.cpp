@@ -4,6 +4,11 @@
 // (core/clock.h's event_milliseconds).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <clocale>
+#include <cstdlib>
+
 #include <string>
 
 #include "app/progress.h"
@@ -57,6 +62,23 @@ TEST(Clock, AGpuEventsTimeReadsAsTheEventGaveIt) {
   EXPECT_EQ(event_milliseconds(0.136288f), 0.136288);
   for (float const ms : {0.0f, 1e-7f, 0.1f, 3.14159f, 123456.7f})
     EXPECT_EQ(float(event_milliseconds(ms)), ms) << ms;
+}
+
+// The same in a process whose locale writes a decimal comma (a Python script's locale.setlocale(locale.LC_ALL, "")
+// in Germany): strtod stopped at the point, and a GPU's steps took 0 ms. The locale is made for the test, where
+// localedef and the locale sources are there.
+TEST(Clock, AGpuEventsTimeIsReadAlikeInEveryLocale) {
+  std::string const dir = "/tmp/nbody-locale-" + std::to_string(getpid());
+  std::string const make = "localedef -i de_DE -f UTF-8 " + dir + "/de_DE.UTF-8 > /dev/null 2>&1";
+  if (std::system(("mkdir -p " + dir + " && " + make).c_str()) != 0) GTEST_SKIP() << "localedef could not make de_DE";
+  setenv("LOCPATH", dir.c_str(), 1);
+  bool const comma = std::setlocale(LC_NUMERIC, "de_DE.UTF-8") != nullptr;
+  double const read = event_milliseconds(0.010176f);
+  std::setlocale(LC_NUMERIC, "C");
+  unsetenv("LOCPATH");
+  std::system(("rm -rf " + dir).c_str());
+  if (!comma) GTEST_SKIP() << "the locale made was not taken";
+  EXPECT_EQ(read, 0.010176);
 }
 
 }  // namespace
