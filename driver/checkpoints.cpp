@@ -261,8 +261,27 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
                               "either file's units, and yt neither unless told (pynbody.load's paramfile, yt.load's " +
                               "parameter_file)");
   });
-  // Said on every rank, each of which holds the state (a front end that makes a warning an error stops every rank
-  // alike); the file holds float32 values, which are what its next reader takes.
+  // What rank 0 found, said on every rank: a front end that makes a warning an error (Python's filter) then stops every
+  // rank alike, none going on alone to a collective call.
+  if (ranks.size() > 1) {
+    auto pack = [](const std::vector<std::string>& texts) {
+      std::string packed;
+      for (std::string const& t : texts) packed += t + '\x1e';
+      return packed;
+    };
+    auto unpack = [](const std::string& packed) {
+      std::vector<std::string> texts;
+      std::size_t from = 0;
+      for (std::size_t at; (at = packed.find('\x1e', from)) != std::string::npos; from = at + 1)
+        texts.push_back(packed.substr(from, at - from));
+      return texts;
+    };
+    std::string const rank0 = ranks.all_gather(pack(said.notices) + '\x1d' + pack(said.warnings)).front();
+    std::size_t const split = rank0.find('\x1d');
+    said.notices = unpack(rank0.substr(0, split));
+    said.warnings = unpack(rank0.substr(split + 1));
+  }
+  // The state is every rank's: the file holds it in float32, which is what its next reader takes.
   if (std::string const why = start_problem(state, true); !why.empty()) said.warnings.push_back(save_given + ": " + why);
   return said;
 }

@@ -501,7 +501,7 @@ TEST(Driver, ValidatesHermiteAfterBlockSteps) {
 }
 
 // hermite4's memory is checked before its bodies are made, as the fixed steps' is: each body's derivatives, times,
-// active lists and sums take about 650 bytes on the CPU (the check counts 730 on one host device, 600 on two), where a
+// active lists and sums take about 650 bytes on the CPU (the check counts about 910 with a checkpoint's write), where a
 // fixed-step body takes about 300 (memory_tests measures both). At a count between the two (1/500 of this machine's
 // free memory) a fixed-step run fits and hermite4 is refused, naming the count.
 // (Before, hermite4 was checked as a fixed-step run: it passed, and the allocations ran the machine out of memory.)

@@ -69,7 +69,7 @@ driver::RunConfig cpu_run(std::size_t bodies, Precision precision, sim::Integrat
 
 // The most bytes held at once while `run` is made and run as `nbody --run` runs it: one step, or hermite4 to a time
 // between block times, whose finish copies the state. No output is written (a --checkpoint run keeps one more copy,
-// the last state checked sound, only while the memory left holds it twice over: that rule, not the estimate, keeps
+// the last state checked sound, only while the memory left holds it three times over: that rule, not the estimate, keeps
 // it from being what ends the run).
 std::size_t peak_of_run(const driver::RunConfig& run, std::optional<double> t_end,
                         driver::RunOutputs outputs = {}, std::uint64_t steps_asked = 1) {

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -182,7 +183,25 @@ def ranks_main(out_dir):
     lone.step(1)
     signalled_steps = lone.steps
 
-    report = dict(rank=rank, size=comm.Get_size(), differed=differed, together=together, own_steps=own_steps,
+    # A tipsy save's warning, found by rank 0 alone (another program's parameter file beside the one with the units),
+    # which a filter makes an error: raised on every rank alike, where rank 0 alone raised before.
+    tipsy = os.path.join(out_dir, "tipsy")
+    if rank == 0:
+        os.makedirs(tipsy)
+        with open(os.path.join(tipsy, "other.param"), "w") as f:
+            f.write("dMsolUnit = 1\n")
+    comm.Barrier()
+    units = nbody.Simulation(**SETTINGS, mass_unit="1e3Msun", length_unit="1pc", comm=comm)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            units.save(os.path.join(tipsy, "s.bin"))
+            save_raised = None
+        except RuntimeWarning as e:
+            save_raised = str(e)
+    units.step(1)  # still together
+
+    report = dict(rank=rank, size=comm.Get_size(), save_raised=save_raised, differed=differed, together=together, own_steps=own_steps,
                   callback_raised=callback_raised, lone_steps=lone.steps, signalled=signalled,
                   signalled_steps=signalled_steps, same_state=same_state, same_energy=same_energy,
                   restart_steps=restart_steps, same_restart=same_restart, same_continuation=same_continuation,
@@ -236,10 +255,11 @@ def test_two_ranks_are_one_process_bit_for_bit(tmp_path):
             ["RuntimeError: rank 1's run callback raised ValueError: boom on rank 1; the run stopped there on every "
              "rank", "KeyboardInterrupt: "]), p
         assert p["lone_steps"] == reports[0]["lone_steps"], p
+        assert p["save_raised"] and "other.param beside" in p["save_raised"], p
         assert p["signalled"] == "KeyboardInterrupt" and p["signalled_steps"] == reports[0]["signalled_steps"], p
     # (ranks.earlier-1.csv: the series before the new softening, kept.)
     assert sorted(os.listdir(tmp_path)) == ["blown.h5", "own.h5", "ranks.csv", "ranks.earlier-1.csv", "ranks.h5",
-                                            "snaps", "unresolved.csv"], os.listdir(tmp_path)
+                                            "snaps", "tipsy", "unresolved.csv"], os.listdir(tmp_path)
     assert os.listdir(tmp_path / "snaps") == ["s_00000010.hdf5"], "the refused run wrote a snapshot"
 
 
