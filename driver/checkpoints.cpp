@@ -282,7 +282,8 @@ TipsySaved save_tipsy(const std::string& path, const std::string& save_given, co
     said.warnings = unpack(rank0.substr(split + 1));
   }
   // The state is every rank's: the file holds it in float32, which is what its next reader takes.
-  if (std::string const why = start_problem(state, true); !why.empty()) said.warnings.push_back(save_given + ": " + why);
+  if (std::string const why = start_problem(state, true); !why.empty())
+    said.warnings.push_back(save_given + ": " + why);
   return said;
 }
 

@@ -114,7 +114,8 @@ std::size_t host_memory_need(const RunConfig& run, const multigpu::SimulationCon
   std::size_t const all_devices = c.devices.size() * std::max<std::size_t>(ranks, 1);
   // An output's writer: its bodies' rows by family and a chunk of values (sim::write_checkpoint's, at most 2^17 rows of
   // three doubles).
-  std::size_t const writer = bodies * sizeof(std::uint32_t) + std::min<std::size_t>(bodies, 1 << 17) * 3 * sizeof(double);
+  std::size_t const writer =
+      bodies * sizeof(std::uint32_t) + std::min<std::size_t>(bodies, 1 << 17) * 3 * sizeof(double);
   if (run.physics.integrator == sim::Integrator::hermite4) {
     // One copy, each body's Hermite state, the block steps'; and a checkpoint's: each body at its own time, with its
     // Hermite state as the file holds it (driver::hermite_state_of), beside the writer.

@@ -34,7 +34,9 @@ void released(void* p) noexcept {
   held.fetch_sub(malloc_usable_size(p), std::memory_order_relaxed);
   std::free(p);
 }
-std::size_t rounded(std::size_t bytes, std::size_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
+std::size_t rounded(std::size_t bytes, std::size_t alignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
 }  // namespace
 
 void* operator new(std::size_t bytes) { return counted(std::malloc(bytes ? bytes : 1)); }
@@ -69,8 +71,8 @@ driver::RunConfig cpu_run(std::size_t bodies, Precision precision, sim::Integrat
 
 // The most bytes held at once while `run` is made and run as `nbody --run` runs it: one step, or hermite4 to a time
 // between block times, whose finish copies the state. No output is written (a --checkpoint run keeps one more copy,
-// the last state checked sound, only while the memory left holds it three times over: that rule, not the estimate, keeps
-// it from being what ends the run).
+// the last state checked sound, only while the memory left holds it three times over: that rule, not the estimate,
+// keeps it from being what ends the run).
 std::size_t peak_of_run(const driver::RunConfig& run, std::optional<double> t_end,
                         driver::RunOutputs outputs = {}, std::uint64_t steps_asked = 1) {
   std::size_t const before = held.load();
@@ -130,7 +132,8 @@ TEST(Memory, TheMemoryCheckCountsWhatARunTakes) {
 // series against 304 counted.)
 TEST(Memory, ARunWritingItsOutputsHoldsNoOtherCopy) {
   if (test::kSanitized) GTEST_SKIP() << "counted in the plain build";
-  std::filesystem::path const dir = std::filesystem::temp_directory_path() / ("nbody-memory-" + std::to_string(getpid()));
+  std::filesystem::path const dir =
+      std::filesystem::temp_directory_path() / ("nbody-memory-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   for (sim::Integrator const integrator : {sim::Integrator::leapfrog, sim::Integrator::hermite4}) {
     bool const hermite = integrator == sim::Integrator::hermite4;
@@ -140,7 +143,8 @@ TEST(Memory, ARunWritingItsOutputsHoldsNoOtherCopy) {
     double const state = double(n * (sizeof(Real4<double>) + sizeof(Vec3d) + 1));
     for (bool const checkpoint : {false, true}) {
       if (checkpoint && !sim::checkpoints_built()) continue;
-      std::string const what = std::string(name_of(integrator)) + (checkpoint ? ", a series and a checkpoint" : ", a series");
+      std::string const what =
+          std::string(name_of(integrator)) + (checkpoint ? ", a series and a checkpoint" : ", a series");
       driver::RunOutputs outputs;
       outputs.diagnostics = (dir / (what + ".csv")).string();
       outputs.diagnostics_every = 1;

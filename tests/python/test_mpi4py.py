@@ -201,7 +201,8 @@ def ranks_main(out_dir):
             save_raised = str(e)
     units.step(1)  # still together
 
-    report = dict(rank=rank, size=comm.Get_size(), save_raised=save_raised, differed=differed, together=together, own_steps=own_steps,
+    report = dict(rank=rank, size=comm.Get_size(), save_raised=save_raised, differed=differed, together=together,
+                  own_steps=own_steps,
                   callback_raised=callback_raised, lone_steps=lone.steps, signalled=signalled,
                   signalled_steps=signalled_steps, same_state=same_state, same_energy=same_energy,
                   restart_steps=restart_steps, same_restart=same_restart, same_continuation=same_continuation,
