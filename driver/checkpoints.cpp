@@ -120,7 +120,7 @@ void write_checkpoint_once(const std::string& path, const std::string& given, co
 }
 
 double write_snapshot(const std::string& path, const Setup& setup, multigpu::Simulation& sim, Precision precision,
-                      const sim::BodySet* state, bool stopped) {
+                      const sim::BodySet* state, bool stopped, std::string* start_problem_of) {
   std::optional<sim::BodySet> downloaded;
   if (!state) state = &downloaded.emplace(sim.state());  // every rank takes part; rank 0 writes
   // hermite4's own steps, each body's (as a checkpoint's /Hermite/Steps), for the file's TimeStep.
@@ -136,6 +136,7 @@ double write_snapshot(const std::string& path, const Setup& setup, multigpu::Sim
     record.stopped = stopped;
     sim::write_snapshot(path, *state, record, precision, own.started() ? &own.step : nullptr);
   });
+  if (start_problem_of) *start_problem_of = start_problem(*state, precision == Precision::fp32);
   return sim::snapshot_coordinate_rounding(*state, precision);
 }
 

@@ -60,9 +60,11 @@ void write_checkpoint_once(const std::string& path, const std::string& given, co
 // several ranks every rank takes part and rank 0 writes. `state`: the state already downloaded (every rank's, as
 // simulation.state() gives it), or null to download it. Returns the largest rounding of a coordinate in the file
 // (sim::snapshot_coordinate_rounding; on every rank). `stopped`: the state a stopped run reached where no checkpoint
-// holds it (sim::RunRecord::stopped).
+// holds it (sim::RunRecord::stopped). `start_problem_of`, where given: why the file starts no nbody run (start_problem
+// of the values as the file holds them), or "".
 double write_snapshot(const std::string& path, const Setup& setup, multigpu::Simulation& simulation,
-                      Precision precision, const sim::BodySet* state = nullptr, bool stopped = false);
+                      Precision precision, const sim::BodySet* state = nullptr, bool stopped = false,
+                      std::string* start_problem_of = nullptr);
 
 // Why nbody would not take `state` as bodies to start from (core/bounds.h's rule, which a run itself may pass: a body
 // carried beyond 1e15), naming the first such body and value; "" where it would. `float32`: the values as a tipsy

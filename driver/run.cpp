@@ -1466,14 +1466,20 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
   // one falls due there.
   std::optional<std::uint64_t> snapshot_at;
   bool coarse_said = false;  // that fp32 coordinates cannot resolve the softening: once a run
+  bool far_said = false;     // that a snapshot starts no nbody run (a body past 1e15): once a run
   // `state`: the state now, where the caller has it (checked finite); else downloaded here.
   auto snapshot = [&](const sim::BodySet* state = nullptr, bool stopped = false) {
     if (!o.snapshots.enabled() || snapshot_at == sim.steps_done()) return;
     std::string const path = o.snapshots.path(sim.steps_done());
     snapshot_at = sim.steps_done();
     double rounding = 0;
+    std::string far;
     series_file(path, "snapshot", result.snapshots_written, result.snapshots_not_written,
-                [&] { rounding = write_snapshot(path, setup, sim, o.snapshots.precision, state, stopped); });
+                [&] { rounding = write_snapshot(path, setup, sim, o.snapshots.precision, state, stopped, &far); });
+    if (!far_said && !far.empty()) {
+      far_said = true;
+      observer.warning(o.names.with_text("--snapshots", path) + ": " + far + " (said at this run's first)");
+    }
     // A body far out (an escaper) widens the box, and fp32's rounding with it: a file whose close pairs cannot be
     // told apart within a tenth of the softening is said to be, with what keeps them. (No softening, hermite4's
     // alone: its snapshots are fp64 unless fp32 was asked for, knowing.)

@@ -2645,8 +2645,15 @@ TEST_F(Cli, ASaveOfABodyPastTheBoundSaysItStartsNoRun) {
   sim::write_tipsy(file("fast.bin"), fast, 0.01);
   for (std::string const name : {"far.bin", "far.h5"}) {
     if (name == "far.h5" && !sim::checkpoints_built()) continue;
-    Result const r = nbody("--run -q --load " + file("fast.bin") + " --steps 200 --save " + file(name));
+    Result const r = nbody("--run -q --load " + file("fast.bin") + " --steps 200 --save " + file(name) +
+                           " --snapshots " + file(name + "-s") + " --snapshot-every 50");
     ASSERT_EQ(r.code, 0) << r.err;
+    // The series too, once: from its first snapshot past the bound (step 150, x = 1.35e15).
+    std::string const said = "warning: --snapshots " + file(name + "-s_00000150.hdf5") + ": body 1's position x is " +
+                             "1.35e+15; nbody reads magnitudes up to 1e15: the file starts no nbody run (other " +
+                             "programs read it; a checkpoint continues the run) (said at this run's first)\n";
+    EXPECT_NE(r.err.find(said), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("warning: --snapshots"), r.err.rfind("warning: --snapshots")) << r.err;
     EXPECT_NE(r.err.find("warning: --save " + file(name) + ": body 1's position x is 1.8e+15; nbody reads magnitudes "
                          "up to 1e15: the file starts no nbody run (other programs read it; a checkpoint continues the "
                          "run)\n"),
