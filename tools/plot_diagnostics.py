@@ -243,7 +243,9 @@ def main(argv):
     try:
         import matplotlib
     except ImportError:
-        raise SystemExit("plot_diagnostics.py: needs matplotlib (Debian: python3-matplotlib; or a Python that has it)")
+        raise SystemExit(f"plot_diagnostics.py: needs matplotlib, which this Python ({sys.executable}) lacks: run it "
+                         "with one that has it (Debian's python3-matplotlib, which scripts/run.sh installs, is "
+                         "/usr/bin/python3's; .venv/bin/python after scripts/test.sh)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
