@@ -213,10 +213,10 @@ void print_verdicts(const std::vector<driver::ComparisonRow>& rows, bool gpu) {
     else if (spread < 10.0)
       std::printf(" %s: the ways of driving %d device(s) are within %.0f%% of each other.",
                   gpu ? "Device-bound" : "Compute-bound", best->devices, spread);
-    else  // the forces are not what sets the pace: how the devices are driven is
-      std::printf(" The ways of driving %d device(s) differ by up to %.0f%%: at this size %s cost as much as the "
-                  "forces.",
-                  best->devices, spread, gpu ? "the launches and hand-offs" : "the hand-offs between threads");
+    else  // how the devices are driven sets part of the pace; as much as the forces only where a way is twice the best
+      std::printf(" The ways of driving %d device(s) differ by up to %.0f%%: at this size %s %s.", best->devices, spread,
+                  gpu ? "the launches and hand-offs" : "the hand-offs between threads",
+                  spread >= 100.0 ? "cost as much as the forces" : "are a part of a step the forces do not hide");
     if (best_one && best->devices == 1 && rows.back().devices > 1)
       std::printf(gpu ? " More devices were slower: the exchange and the launches outweigh the forces they share."
                       : " More devices were slower: host devices share the same cores, so they add no compute, and "
