@@ -1090,6 +1090,27 @@ json comparison_dt(const Options& o) {
   return o.run.physics.dt > 0 ? o.run.physics.dt : sim::default_dt(integrator);
 }
 
+// What a comparison's rows were measured with, as both tables' --json begins (a benchmark's report has the same
+// settings as numbers), so that two tables (fp32 and fp64, say) are told apart by their files alone; then its rows.
+json comparison_json(const Options& o, const multigpu::SimulationConfig& probe, std::uint64_t warmup,
+                     std::uint64_t steps, const std::vector<std::string>& notices, int stopped_by) {
+  return {{"mode", "compare-threading"},
+          {"integrator", name_of(o.run.physics.integrator)},
+          {"backend", name_of(probe.backend)},
+          {"precision", name_of(probe.engine.precision)},
+          {"hardware", driver::hardware_description(probe)},
+          {"dt", comparison_dt(o)},
+          {"damping", driver::damping_json(sim::make_step_program(driver::integrator_params(o.run.physics)))},
+          {"softening", probe.softening},
+          {"units", driver::units_json(driver::units_of_start(o.run))},
+          {"cpu_threads", probe.backend == sim::Backend::cpu ? json(driver::cpu_threads(probe)) : json(nullptr)},
+          {"warmup_steps", warmup},
+          {"timed_steps", steps},
+          {"notices", notices},
+          {"interrupted", stopped_by != 0},  // by a signal: the rows measured before it
+          {"rows", json::array()}};
+}
+
 // The rows of the sizes measured whole: a comparison cut short by a signal may end in a size with fewer rows than its
 // own, too few to say which way of driving the devices is fastest.
 std::vector<driver::ComparisonRow> whole_sizes(const std::vector<driver::ComparisonRow>& rows) {
@@ -1116,21 +1137,7 @@ int print_block_comparison(const Options& o, const std::vector<driver::Compariso
   std::ostringstream csv;
   csv << "model,launch,devices,bodies,block_steps_per_second,microseconds_per_block_step,mean_active_bodies,"
          "interactions_per_second,speedup,efficiency,state_hash,bitwise_agrees\n";
-  json j = {{"mode", "compare-threading"},
-            {"integrator", "hermite4"},
-            {"backend", name_of(probe.backend)},
-            {"precision", name_of(probe.engine.precision)},
-            {"hardware", driver::hardware_description(probe)},
-            {"dt", comparison_dt(o)},  // the settings as numbers, as a benchmark's report has them
-            {"damping", driver::damping_json(sim::make_step_program(driver::integrator_params(o.run.physics)))},
-            {"softening", probe.softening},
-            {"units", driver::units_json(driver::units_of_start(o.run))},
-            {"cpu_threads", probe.backend == sim::Backend::cpu ? json(driver::cpu_threads(probe)) : json(nullptr)},
-            {"warmup_steps", warmup},
-            {"timed_steps", steps},
-            {"notices", notices},
-            {"interrupted", stopped_by != 0},  // by a signal: the rows measured before it
-            {"rows", json::array()}};
+  json j = comparison_json(o, probe, warmup, steps, notices, stopped_by);
   std::vector<std::string> differ;
   for (auto const& r : rows) {
     driver::BlockMeasurement const b = r.measurement.blocks.value_or(driver::BlockMeasurement{});
@@ -1195,22 +1202,7 @@ int print_fixed_comparison(const Options& o, const std::vector<driver::Compariso
   csv << "model,launch,devices,bodies,median_step_ms,interactions_per_second,speedup,efficiency,enqueue_ms_per_step,"
          "device_median_step_ms,steps_made,state_hash,bitwise_agrees\n";
   std::vector<std::string> differ;  // rows whose end state is not their size's
-  // What the rows were measured with, so that two tables (fp32 and fp64, say) are told apart by their files alone.
-  json j = {{"mode", "compare-threading"},
-            {"integrator", name_of(o.run.physics.integrator)},
-            {"backend", name_of(probe.backend)},
-            {"precision", name_of(probe.engine.precision)},
-            {"hardware", driver::hardware_description(probe)},
-            {"dt", comparison_dt(o)},  // the settings as numbers, as a benchmark's report has them
-            {"damping", driver::damping_json(sim::make_step_program(driver::integrator_params(o.run.physics)))},
-            {"softening", probe.softening},
-            {"units", driver::units_json(driver::units_of_start(o.run))},
-            {"cpu_threads", probe.backend == sim::Backend::cpu ? json(driver::cpu_threads(probe)) : json(nullptr)},
-            {"warmup_steps", o.warmup},
-            {"timed_steps", steps},
-            {"notices", notices},
-            {"interrupted", stopped_by != 0},  // by a signal: the rows measured before it
-            {"rows", json::array()}};
+  json j = comparison_json(o, probe, o.warmup, steps, notices, stopped_by);
   for (auto const& r : rows) {
     driver::Measurement const& m = r.measurement;
     std::string per, per_csv;  // the table's to 4 decimals; the CSV's as its other columns are (6 digits)
