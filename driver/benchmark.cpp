@@ -392,6 +392,22 @@ nlohmann::json benchmark_json(const Measurement& m, const multigpu::Simulation& 
   return j;
 }
 
+void compare_with_earlier(const std::vector<ComparisonRow>& rows, std::size_t first_row, ComparisonRow& row) {
+  row.agrees = true;
+  row.compared = false;
+  if (row.measurement.blocks && rows.size() > first_row) {
+    row.agrees = row.measurement.blocks->state_hash == rows[first_row].measurement.blocks->state_hash;
+    row.compared = true;
+  }
+  // Fixed steps: against the size's first row that made as many steps (a graph's capture makes more).
+  for (std::size_t k = first_row; !row.measurement.blocks && k < rows.size(); ++k)
+    if (rows[k].measurement.steps_made == row.measurement.steps_made) {
+      row.agrees = row.measurement.state_hash == rows[k].measurement.state_hash;
+      row.compared = true;
+      break;
+    }
+}
+
 std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::vector<std::size_t>& sizes,
                                              std::uint64_t warmup, std::uint64_t steps,
                                              const std::function<void(const ComparisonRow&)>& on_row,
@@ -415,17 +431,7 @@ std::vector<ComparisonRow> compare_threading(const RunConfig& base, const std::v
     std::size_t const rows_of_size = ways.size() * (std::size_t(max_devices) + (ranks.size() > 1 ? 1 : 0));
     auto add_row = [&](ComparisonRow row) {
       row.rows_of_size = rows_of_size;
-      if (row.measurement.blocks && rows.size() > first_row) {
-        row.agrees = row.measurement.blocks->state_hash == rows[first_row].measurement.blocks->state_hash;
-        row.compared = true;
-      }
-      // Fixed steps: against the size's first row that made as many steps (a graph's capture makes more).
-      for (std::size_t k = first_row; !row.measurement.blocks && k < rows.size(); ++k)
-        if (rows[k].measurement.steps_made == row.measurement.steps_made) {
-          row.agrees = row.measurement.state_hash == rows[k].measurement.state_hash;
-          row.compared = true;
-          break;
-        }
+      compare_with_earlier(rows, first_row, row);
       rows.push_back(std::move(row));
       if (on_row) on_row(rows.back());
     };

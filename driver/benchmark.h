@@ -154,6 +154,10 @@ struct ComparisonRow {
   std::size_t rows_of_size = 0;  // the rows its size has once measured whole (a comparison cut short has fewer)
 };
 
+// Sets row.agrees and row.compared against rows[first_row..], its size's rows measured before it: hermite4's against
+// the first; fixed steps' against the first that made as many steps.
+void compare_with_earlier(const std::vector<ComparisonRow>& rows, std::size_t first_row, ComparisonRow& row);
+
 // For each size and each way of driving the devices (interruptible like measure()): the two
 // threading models launching on streams, and on GPUs in one process CUDA graphs (single thread),
 // measures 1, 2, ... up to the devices `base` resolves to (its --gpus and --weights prefixes for

@@ -465,6 +465,43 @@ TEST(Driver, ComparesHermiteLayoutsBitForBit) {
   }
 }
 
+// A row whose end state differs is caught: hermite4's against its size's first row, fixed steps' against the first
+// that made as many steps (a graph row, whose capture made more, against none before it: nothing to say).
+TEST(Driver, ComparisonCatchesARowThatDiffers) {
+  auto fixed = [](std::uint64_t steps, std::uint64_t hash) {
+    driver::ComparisonRow r{};
+    r.measurement.steps_made = steps;
+    r.measurement.state_hash = hash;
+    return r;
+  };
+  std::vector<driver::ComparisonRow> rows{fixed(99, 0xdead), fixed(10, 1), fixed(12, 2)};  // rows[0]: another size
+  driver::ComparisonRow same = fixed(10, 1), differs = fixed(10, 3), graph = fixed(14, 1), later = fixed(12, 5);
+  for (auto* r : {&same, &differs, &graph, &later}) driver::compare_with_earlier(rows, 1, *r);
+  EXPECT_TRUE(same.compared && same.agrees);
+  EXPECT_TRUE(differs.compared);
+  EXPECT_FALSE(differs.agrees);
+  EXPECT_FALSE(graph.compared);
+  EXPECT_TRUE(graph.agrees);
+  EXPECT_TRUE(later.compared);  // against the row of 12 steps, not the first
+  EXPECT_FALSE(later.agrees);
+
+  auto blocks = [](std::uint64_t hash) {
+    driver::ComparisonRow r{};
+    r.measurement.blocks = driver::BlockMeasurement{};
+    r.measurement.blocks->state_hash = hash;
+    return r;
+  };
+  std::vector<driver::ComparisonRow> block_rows{blocks(7), blocks(8)};
+  driver::ComparisonRow first = blocks(9), off = blocks(8), on = blocks(7);
+  driver::compare_with_earlier(block_rows, 2, first);  // its size's first row: nothing before it
+  EXPECT_FALSE(first.compared);
+  driver::compare_with_earlier(block_rows, 0, off);  // against the first row, not the one it happens to equal
+  EXPECT_TRUE(off.compared);
+  EXPECT_FALSE(off.agrees);
+  driver::compare_with_earlier(block_rows, 0, on);
+  EXPECT_TRUE(on.compared && on.agrees);
+}
+
 TEST(Driver, ValidatesAndCanFail) {
   for (auto precision : {Precision::fp32, Precision::fp64}) {
     driver::RunConfig run = cpu_run(700);
