@@ -550,10 +550,14 @@ bool holds_unfinished_rows(const std::string& path) {
 
 DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names,
                                      const std::optional<SeriesLineage>& lineage)
-    : path_(std::move(path)), partial_(partial_path(path_)), format_(series_format(path_, names)) {
+    : path_(std::move(path)),
+      partial_(partial_path(path_)),
+      given_(names.with_text("--diagnostics", path_)),
+      cadence_(names.name("--diagnostics-every") + " or " + names.name("--diagnostics-dt")),
+      format_(series_format(path_, names)) {
   check_output_path(path_, "--diagnostics", names);
   check_output_path(partial_, "--diagnostics", names);
-  std::string const given = names.with_text("--diagnostics", path_);
+  std::string const& given = given_;
   struct stat st {};
   bool unfinished = ::lstat(partial_.c_str(), &st) == 0;
   std::string const exists =
@@ -685,7 +689,7 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
       ::close(fd);
       unlock();
       ::unlink(partial_.c_str());
-      throw RuntimeFailure("--diagnostics " + partial_ + ": cannot lock it: " + std::strerror(err));
+      throw RuntimeFailure(given_ + ": " + partial_ + ": cannot lock it: " + std::strerror(err));
     }
   }
   file_ = ::fdopen(fd, "w");  // no truncation: nothing is written before settle()
@@ -694,7 +698,7 @@ DiagnosticsSeries::DiagnosticsSeries(std::string path, const SettingNames& names
     int const err = errno;
     ::close(fd);
     if (created_) ::unlink(partial_.c_str());
-    throw RuntimeFailure("--diagnostics " + partial_ + ": " + std::strerror(err));
+    throw RuntimeFailure(given_ + ": " + partial_ + ": " + std::strerror(err));
   }
 }
 
@@ -724,7 +728,7 @@ void DiagnosticsSeries::keep_earlier() {
   if (struct stat st {}; ::lstat(name.c_str(), &st) == 0) return;
   auto fail = [&](const std::string& why) {
     unlock();
-    throw RuntimeFailure("--diagnostics " + path_ + ": cannot keep the earlier series as " + name + ": " + why +
+    throw RuntimeFailure(given_ + ": cannot keep the earlier series as " + name + ": " + why +
                          "; it stays at " + path_ + ", and this run's rows in " + partial_);
   };
   // A second name for the same file, so that the series is never without one; a copy, written whole, where the file
@@ -743,7 +747,7 @@ void DiagnosticsSeries::keep_earlier() {
   } catch (const std::ios_base::failure& e) {
     fail(std::string("cannot read ") + path_ + ": " + e.what());
   }
-  write_text_file(name, rows, "--diagnostics");
+  write_text_file(name, rows, "the earlier diagnostics series");
 }
 
 void DiagnosticsSeries::settle() {
@@ -755,7 +759,7 @@ void DiagnosticsSeries::settle() {
   keep_earlier();
   int const fd = ::fileno(file_);
   auto fail = [&](const std::string& what) {
-    throw RuntimeFailure("--diagnostics " + partial_ + ": " + what + ": " + std::strerror(errno));
+    throw RuntimeFailure(given_ + ": " + partial_ + ": " + what + ": " + std::strerror(errno));
   };
   // The partial file keeps its own rows before this run's step, or becomes the published file's.
   if (::ftruncate(fd, off_t(copy_published_ ? 0 : keep_bytes_)) != 0) fail("cannot cut it to the rows kept");
@@ -797,7 +801,7 @@ std::string DiagnosticsSeries::row_text(const DiagnosticsSample& s) const {
 }
 
 void DiagnosticsSeries::write(const DiagnosticsSample& s) {
-  if (!file_ && !proving_) throw RuntimeFailure("--diagnostics " + path_ + ": the series is closed");
+  if (!file_ && !proving_) throw RuntimeFailure(given_ + ": the series is closed");
   std::string const row = row_text(s);
   digest_before_last_ = digest_;
   digest_.add(row_figures(row.substr(0, row.size() - eol_.size()), format_));
@@ -838,7 +842,7 @@ void DiagnosticsSeries::append(const std::string& rows) {
   // the series stops) ends with the last whole row. The row goes past stdio's buffer, which would write its rest
   // at close.
   auto fail = [&](int err) {
-    throw RuntimeFailure("--diagnostics " + partial_ + ": cannot write: " + std::strerror(err));
+    throw RuntimeFailure(given_ + ": " + partial_ + ": cannot write: " + std::strerror(err));
   };
   if (std::fflush(file_) != 0) fail(errno);
   int const fd = ::fileno(file_);
@@ -866,7 +870,7 @@ void DiagnosticsSeries::prove(const std::string& row, std::uint64_t step) {
     proving_ = false;
     pending_.clear();
     unlock();
-    throw RuntimeFailure("--diagnostics " + path_ + ": " + partial_ + " " + why + "; it is kept as it was, and this "
+    throw RuntimeFailure(given_ + ": " + partial_ + " " + why + "; it is kept as it was, and this "
                          "run writes no series (rename it, or name another file)");
   };
   while (next_earlier_ < earlier_.size() && earlier_[next_earlier_].first < step) ++next_earlier_;
@@ -897,8 +901,8 @@ void DiagnosticsSeries::prove(const std::string& row, std::uint64_t step) {
     commit();
     return;
   }
-  give_up("cannot be shown this run's: none of its rows past the start falls at a step of this run's rows (another "
-          "--diagnostics-every or -dt)");
+  give_up("cannot be shown this run's: none of its rows past the start falls at a step of this run's rows (another " +
+          cadence_ + ")");
 }
 
 std::string DiagnosticsSeries::kept_rows() const {
@@ -909,7 +913,7 @@ std::string DiagnosticsSeries::kept_rows() const {
     ssize_t const n = ::pread(lock_.fd, rows.data() + done, rows.size() - done, off_t(done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
-      throw RuntimeFailure("--diagnostics " + partial_ + ": cannot read the rows kept: " +
+      throw RuntimeFailure(given_ + ": " + partial_ + ": cannot read the rows kept: " +
                            std::strerror(n < 0 ? errno : EIO));
     done += std::size_t(n);
   }
@@ -920,16 +924,16 @@ void DiagnosticsSeries::commit() {
   // This run's rows go to a file of their own, which then replaces the earlier start's whole (renamed over it): a
   // failure before leaves that one as it was. The lock passes to the new file before the name does.
   std::string const rows = kept_rows() + pending_;
-  TemporaryFile next(partial_, "--diagnostics");
+  TemporaryFile next(partial_, given_);
   Lock lock;
   lock.reset(::dup(next.fd()));
   if (lock.fd < 0 || ::flock(lock.fd, LOCK_EX | LOCK_NB) != 0)
-    throw RuntimeFailure("--diagnostics " + next.path() + ": cannot lock it: " + std::strerror(errno));
+    throw RuntimeFailure(given_ + ": " + next.path() + ": cannot lock it: " + std::strerror(errno));
   int const fd = ::dup(next.fd());
   std::FILE* const file = fd < 0 ? nullptr : ::fdopen(fd, "w");
   if (!file) {
     if (fd >= 0) ::close(fd);
-    throw RuntimeFailure("--diagnostics " + next.path() + ": " + std::strerror(errno));
+    throw RuntimeFailure(given_ + ": " + next.path() + ": " + std::strerror(errno));
   }
   file_ = file;
   settled_ = true;
@@ -944,7 +948,7 @@ void DiagnosticsSeries::commit() {
     int const err = errno;
     std::fclose(file_);
     file_ = nullptr;
-    throw RuntimeFailure("--diagnostics " + partial_ + ": cannot replace it: " + std::strerror(err));
+    throw RuntimeFailure(given_ + ": " + partial_ + ": cannot replace it: " + std::strerror(err));
   }
   next.disown();
   std::swap(lock_.fd, lock.fd);  // the old file's lock goes with `lock`
@@ -1017,7 +1021,7 @@ void DiagnosticsSeries::close(bool ended) {
                                          : "");
     std::string const rows = rows_ > 0 ? kept_rows() + pending_ : std::string();
     if (rows_ > 0) keep_earlier();
-    if (rows_ > 0) write_text_file(path_, rows, "--diagnostics");  // rows held in memory, published whole
+    if (rows_ > 0) write_text_file(path_, rows, "the diagnostics series");  // rows held in memory, published whole
     unlock();
     return;
   }
@@ -1049,7 +1053,7 @@ void DiagnosticsSeries::close(bool ended) {
   file_ = nullptr;
   if (!synced || !closed) {
     unlock();
-    throw RuntimeFailure("--diagnostics " + partial_ + ": cannot write: " + std::strerror(synced ? errno : err) +
+    throw RuntimeFailure(given_ + ": " + partial_ + ": cannot write: " + std::strerror(synced ? errno : err) +
                          "; the rows written so far stay in it");
   }
   // A run stopped before its end does not replace a series that reaches further (a finished run's, run again and
@@ -1064,13 +1068,13 @@ void DiagnosticsSeries::close(bool ended) {
   }
   if (unnamed) {
     try {
-      write_text_file(path_, *unnamed, "--diagnostics");
+      write_text_file(path_, *unnamed, "the diagnostics series");
     } catch (const std::runtime_error& e) {
       unlock();
       throw RuntimeFailure(std::string(e.what()) + "; " + partial_ + ", which held the rows, was removed or replaced " +
                            "during the run: they are lost");
     }
-    partial_lost_ = "--diagnostics " + path_ + ": its working file " + partial_ + " was removed or replaced during " +
+    partial_lost_ = given_ + ": its working file " + partial_ + " was removed or replaced during " +
                     "the run; the rows were written from the run's own copy, and the file at that name now (if any) " +
                     "is left as it is";
     unlock();
@@ -1084,7 +1088,7 @@ void DiagnosticsSeries::close(bool ended) {
     struct stat st {};
     bool const kept = ::lstat(partial_.c_str(), &st) == 0;
     unlock();
-    throw RuntimeFailure("--diagnostics " + path_ + ": " + problem +
+    throw RuntimeFailure(given_ + ": " + problem +
                          (kept ? "; the series is in " + partial_ : "; its rows are lost with " + partial_));
   }
   sync_folder(path_);

@@ -191,6 +191,8 @@ class DiagnosticsSeries {
   void unlock() { lock_.reset(); }
 
   std::string path_, partial_;
+  std::string given_;    // the setting as its front end names it: "--diagnostics PATH", "diagnostics='PATH'"
+  std::string cadence_;  // "--diagnostics-every or --diagnostics-dt", or the keywords
   SeriesFormat format_;
   // The line end of the rows written: the earlier file's where this series continues one whose lines end in CR LF (one
   // written again on Windows), so that the file keeps one kind.

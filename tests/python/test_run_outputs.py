@@ -107,6 +107,7 @@ def test_a_new_softening_begins_the_series_again_and_says_so(tmp_path):
         sim.run(steps=0, diagnostics=series, diagnostics_every=100)
     assert re.search(begins_again.format(150) + r"; the earlier series is kept as .*py\.earlier-1\.csv$",
                      sim.last_run["diagnostics_replaced"])
+    assert sim.last_run["warnings"] == [sim.last_run["diagnostics_replaced"]]  # as docs/python.md says
     assert [r["step"] for r in rows(series)] == ["150"]
     assert (tmp_path / "py.earlier-1.csv").read_bytes() == before  # the rows before the new softening: not lost
     with warnings.catch_warnings():
@@ -1252,11 +1253,14 @@ def test_an_output_named_as_a_tipsy_saves_units_file_is_refused(tmp_path):
 
 def test_a_series_that_cannot_take_its_name_says_which_file_holds_its_rows(tmp_path):
     # A folder made at the series' name during the run: its rows stay in the partial file, which last_run names, as
-    # --json's diagnostics_rows_in does.
+    # --json's diagnostics_rows_in does. The warning names the keyword, as every message of a script's run does.
     series = tmp_path / "d.csv"
     sim = nbody.Simulation(n=64, backend="cpu")
-    sim.run(steps=20, diagnostics=series, diagnostics_every=5, callback=lambda s: series.mkdir(exist_ok=True), every=10)
+    with pytest.warns(RuntimeWarning, match=re.escape(f"diagnostics='{series}': is a directory")):
+        sim.run(steps=20, diagnostics=series, diagnostics_every=5, callback=lambda s: series.mkdir(exist_ok=True),
+                every=10)
     assert sim.last_run["diagnostics_failure"] and "d.csv" in sim.last_run["diagnostics_failure"]
+    assert not any("--diagnostics" in w for w in sim.last_run["warnings"]), sim.last_run["warnings"]
     assert sim.last_run["diagnostics_rows_in"] == str(series) + ".partial"
     assert sum(1 for line in open(sim.last_run["diagnostics_rows_in"]) if line[:1].isdigit()) == 5
 
