@@ -10,7 +10,8 @@ defaults, names and error messages, and results bit for bit equal to it::
     sim.checkpoint("run.h5")            # `nbody --restart run.h5` or Simulation.restart continue it
 
 Bad input raises ``ValueError`` (a value out of range, a name nbody does not know, a bad file; a
-missing one: ``MissingFileError``, also a ``FileNotFoundError``) or
+missing one: ``MissingFileError``, also a ``FileNotFoundError``; one it may not read: ``UnreadableFileError``, also a
+``PermissionError``) or
 ``TypeError`` (a value of the wrong kind), each naming the argument; a failure of the machine raises
 ``RuntimeError`` (a run's final checkpoint or save that could not be written: ``OutputNotWrittenError``, once
 the run's other outputs are written). Ctrl-C during ``step``/``run`` raises ``KeyboardInterrupt`` after the step in
@@ -33,8 +34,8 @@ import numpy as np
 
 from . import _nbody
 
-__all__ = ["Simulation", "DeviceView", "MissingFileError", "OutputNotWrittenError", "devices", "why_no_devices", "cuda_built",
-           "checkpoints_built", "mpi_built", "names"]
+__all__ = ["Simulation", "DeviceView", "MissingFileError", "UnreadableFileError", "OutputNotWrittenError", "devices",
+           "why_no_devices", "cuda_built", "checkpoints_built", "mpi_built", "names"]
 
 _log = logging.getLogger("nbody")
 
@@ -96,17 +97,34 @@ class OutputNotWrittenError(RuntimeError):
         self.outputs = outputs
 
 
-class MissingFileError(FileNotFoundError, ValueError):
+class _FileError:
+    """A file's OSError that is also a ValueError: the library's message, ``errno`` and ``filename`` as ``open``
+    sets them."""
+
+    _errno = 0
+
+    def __init__(self, message, path=None):
+        super().__init__(message)
+        self.errno, self.strerror, self.filename = self._errno, os.strerror(self._errno), path
+
+    def __str__(self):
+        return self.args[0]  # the library's message, not OSError's "[Errno 2] ..." made of the fields
+
+
+class MissingFileError(_FileError, FileNotFoundError, ValueError):
     """A file to read (``Simulation.restart``, ``Simulation.load``) that does not exist. A ValueError, as every bad
     file is, and a FileNotFoundError (an OSError, ``errno`` ENOENT, ``filename`` the path), as ``open`` raises, so
     that either ``except`` catches it (as ``io.UnsupportedOperation`` is both OSError and ValueError)."""
 
-    def __init__(self, message, path=None):
-        super().__init__(message)
-        self.errno, self.strerror, self.filename = errno.ENOENT, os.strerror(errno.ENOENT), path
+    _errno = errno.ENOENT
 
-    def __str__(self):
-        return self.args[0]  # the library's message, not OSError's "[Errno 2] ..." made of the fields
+
+class UnreadableFileError(_FileError, PermissionError, ValueError):
+    """A file to read (``Simulation.restart``, ``Simulation.load``) that this process may not read. A ValueError, as
+    every bad file is, and a PermissionError (an OSError, ``errno`` EACCES, ``filename`` the path), as ``open``
+    raises: ``except OSError`` catches it as it catches a missing file."""
+
+    _errno = errno.EACCES
 
 
 def _script_level():
@@ -401,7 +419,8 @@ class Simulation:
         (its units, where it states them, converted to G = 1: docs/guide.md, Units): ``nbody --load PATH``,
         a new run from step 0. ``settings`` as in
         ``from_arrays``; the softening defaults to the file's. A missing file raises
-        ``MissingFileError`` (a ValueError and a FileNotFoundError)."""
+        ``MissingFileError`` (a ValueError and a FileNotFoundError), one it may not read ``UnreadableFileError`` (a
+        ValueError and a PermissionError)."""
         comm = _comm_handle(settings.pop("comm", None))
         self = cls.__new__(cls)
         path = cls._path(path, "path")
@@ -415,7 +434,8 @@ class Simulation:
         """The run a checkpoint holds, continued bit for bit: bodies, step, time, energy baseline and
         every setting (``nbody --restart PATH``). A setting named in ``overrides`` (dt, softening,
         integrator, precision, devices...) replaces the file's, with a notice; a new dt goes on from
-        the time reached. A missing file raises ``MissingFileError`` (a ValueError and a FileNotFoundError)."""
+        the time reached. A missing file raises ``MissingFileError`` (a ValueError and a FileNotFoundError), one it
+        may not read ``UnreadableFileError`` (a ValueError and a PermissionError)."""
         comm = _comm_handle(overrides.pop("comm", None))
         self = cls.__new__(cls)
         path = cls._path(path, "path")
@@ -459,13 +479,16 @@ class Simulation:
 
     @staticmethod
     def _reading(path, read):
-        """``read()`` of the file ``path``, a missing file raised as MissingFileError (also a FileNotFoundError), known
+        """``read()`` of the file ``path``, a missing file raised as MissingFileError (also a FileNotFoundError), one it
+        may not read as UnreadableFileError (also a PermissionError), known
         from the library's message: a check here before it would be this rank's alone with ``comm``."""
         try:
             return read()
         except ValueError as e:
-            if f"{path}: cannot open: {os.strerror(errno.ENOENT)}" in str(e):
-                raise MissingFileError(str(e), path) from None
+            for kind in (MissingFileError, UnreadableFileError):
+                reason = os.strerror(kind._errno)
+                if f"{path}: cannot open: {reason}" in str(e) or f"{path}: cannot read: {reason}" in str(e):
+                    raise kind(str(e), path) from None
             raise
 
     def _adopt(self, engine):

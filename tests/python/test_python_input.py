@@ -9,6 +9,9 @@ import os
 import pathlib
 import pickle
 import re
+import shutil
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -146,6 +149,43 @@ def test_a_missing_file_is_a_file_not_found_error_and_a_value_error(tmp_path):
         with pytest.raises(ValueError) as caught:
             read(text, backend="cpu")
         assert not isinstance(caught.value, OSError)
+
+
+_UNREADABLE = """
+import sys, nbody
+for read in (nbody.Simulation.restart, nbody.Simulation.load):
+    for path in sys.argv[1:]:
+        try:
+            read(path, backend="cpu")
+        except OSError as e:
+            print(type(e).__name__, isinstance(e, PermissionError), isinstance(e, ValueError), e.errno, e.filename, e)
+"""
+
+
+def test_a_file_it_may_not_read_is_a_permission_error_and_a_value_error(tmp_path):
+    # As a missing file is a FileNotFoundError: `except OSError` catches every file it cannot get at. Root reads any
+    # file, so there the reader runs as nobody (skipped where that cannot import nbody).
+    sim = nbody.Simulation(n=16, backend="cpu")
+    files = [tmp_path / "c.h5", tmp_path / "s.bin"] if nbody.checkpoints_built() else [tmp_path / "s.bin"]
+    if nbody.checkpoints_built():
+        sim.checkpoint(files[0])
+    sim.save(files[-1])
+    for f in files:
+        f.chmod(0o200)
+    command = [sys.executable, "-c", _UNREADABLE] + [str(f) for f in files]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("running as root, and no setpriv to read as another user")
+        command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + command
+    r = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    if re.search(r"^(ModuleNotFoundError|ImportError|PermissionError): .*", r.stderr, re.M):
+        pytest.skip("nobody cannot import this nbody: " + r.stderr.strip().splitlines()[-1])
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and len(lines) == 2 * len(files), (r.stdout, r.stderr)
+    for line, path in zip(lines, [f for _ in range(2) for f in files]):
+        assert line.startswith(f"UnreadableFileError True True {errno.EACCES} {path} {path}: cannot "), line
+        assert line.endswith(": " + os.strerror(errno.EACCES)), line
 
 
 def test_docstrings_say_the_views_strides_and_how_to_scale_them():
