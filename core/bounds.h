@@ -52,7 +52,7 @@ inline std::string body_value_problem(const char* field, double value, bool non_
     said << (value > 0 ? "inf" : "-inf");
   else
     said << value;
-  if (!std::isfinite(value)) return said.str() + "; a snapshot must hold finite values";
+  if (!std::isfinite(value)) return said.str() + "; nbody reads finite values only";
   if (non_negative && value < 0) return said.str() + "; it must be >= 0";
   if (bounded && std::abs(value) > kMaxBodyMagnitude) return said.str() + "; nbody reads magnitudes up to 1e15";
   return {};

@@ -113,9 +113,9 @@ with tempfile.TemporaryDirectory() as d:
     broken("float-ids", lambda f: replace(f, "PartType1/ParticleIDs", f["PartType1/ParticleIDs"][()].astype(np.float64)),
            "PartType1/ParticleIDs holds floating-point numbers; it must hold integers")
     broken("nan-velocity", lambda f: f["PartType4/Velocities"].__setitem__((4, 1), np.nan),
-           "body 5: velocity y is nan; a snapshot must hold finite values")
+           "body 5: velocity y is nan; nbody reads finite values only")
     broken("nan-roundoff", lambda f: f["PartType4/CoordinateRoundoff"].__setitem__((4, 1), np.nan),
-           "body 5: position y is nan; a snapshot must hold finite values")
+           "body 5: position y is nan; nbody reads finite values only")
 
     # A file edited on purpose, read unverified once its checksum is deleted.
     def unverified(f, edit):

@@ -183,7 +183,7 @@ TEST(Tipsy, CorruptFilesAreRejectedWithTheFileAndTheProblem) {
   for (int k = 0; k < 4; ++k) bad[32 + 44 * 3 + 4 + std::size_t(k)] = char(0xff);  // star 3's x: NaN
   write_bytes(nan, bad);
   e = error_of(nan);
-  EXPECT_EQ(e, nan + ": body 3: position x is nan; a snapshot must hold finite values");
+  EXPECT_EQ(e, nan + ": body 3: position x is nan; nbody reads finite values only");
 }
 
 // One line naming the file, in the project's words: nothing from the standard library's insides.
@@ -372,10 +372,10 @@ TEST_F(HostileTipsy, AbsurdHeaderCountsAreRefused) {
 TEST_F(HostileTipsy, NanVelocityIsRefusedNamingBodyAndField) {
   std::string const path = with_float("nan.bin", 3, 5, std::numeric_limits<float>::quiet_NaN());
   std::string const message = error_of(path);
-  EXPECT_EQ(message, path + ": body 3: velocity y is nan; a snapshot must hold finite values");
+  EXPECT_EQ(message, path + ": body 3: velocity y is nan; nbody reads finite values only");
   EXPECT_TRUE(is_one_line_naming(message, path));
   std::string const inf = with_float("inf.bin", 9, 3, -std::numeric_limits<float>::infinity());
-  EXPECT_EQ(error_of(inf), inf + ": body 9: position z is -inf; a snapshot must hold finite values");
+  EXPECT_EQ(error_of(inf), inf + ": body 9: position z is -inf; nbody reads finite values only");
 }
 
 TEST_F(HostileTipsy, HugePositionIsRefused) {
@@ -393,7 +393,7 @@ TEST_F(HostileTipsy, NegativeMassOrSofteningIsRefused) {
   std::string const eps = with_float("eps.bin", 4, 9, -0.01f);
   EXPECT_EQ(error_of(eps), eps + ": body 4: eps is -0.01; it must be >= 0");
   std::string const nan_eps = with_float("nan-eps.bin", 4, 9, std::numeric_limits<float>::quiet_NaN());
-  EXPECT_EQ(error_of(nan_eps), nan_eps + ": body 4: eps is nan; a snapshot must hold finite values");
+  EXPECT_EQ(error_of(nan_eps), nan_eps + ": body 4: eps is nan; nbody reads finite values only");
   // Negative control: a massless body and fields nbody does not read (metals, phi) load.
   std::string const massless = with_float("massless.bin", 2, 0, 0.0f);
   EXPECT_NO_THROW(sim::read_tipsy(massless));
@@ -405,7 +405,7 @@ TEST_F(HostileTipsy, LittleEndianFilesAreCheckedAlike) {
   auto b = test::rounded_to_float(test::scenario("plummer", 10));
   b.velocity[6].y = std::numeric_limits<double>::quiet_NaN();
   sim::write_tipsy(dir_.file("le.bin"), b, 0.01, sim::TipsyFormat::little_endian);
-  EXPECT_EQ(error_of(dir_.file("le.bin")), dir_.file("le.bin") + ": body 6: velocity y is nan; a snapshot must hold finite values");
+  EXPECT_EQ(error_of(dir_.file("le.bin")), dir_.file("le.bin") + ": body 6: velocity y is nan; nbody reads finite values only");
 }
 
 // A file whose header was turned little-endian and whose bodies were left big-endian (a converter that swapped the
@@ -428,7 +428,7 @@ TEST_F(HostileTipsy, BodiesInTheOtherByteOrderThanTheHeaderAreSaidToBe) {
             std::string::npos)
       << error;
   EXPECT_EQ(error_of(with_float("nan.bin", 3, 5, std::numeric_limits<float>::quiet_NaN())),
-            dir_.file("nan.bin") + ": body 3: velocity y is nan; a snapshot must hold finite values");
+            dir_.file("nan.bin") + ": body 3: velocity y is nan; nbody reads finite values only");
   // A bad value among round ones (0.5, -1), whose bytes turned round are tiny subnormal numbers: no hint.
   auto round = raw_;
   for (std::size_t field = 0; field < 11; ++field) put_big_endian(round, star_field(4, field), 0.5f);

@@ -182,7 +182,14 @@ def _float_array(value, name, columns):
     in float64: ``[1, 1]`` as typed), at least one row, every value finite."""
     if value is None or isinstance(value, (str, bytes)):
         raise TypeError(f"{name}: expected a float64 or float32 array, or integers; got {type(value).__name__}")
-    array = np.asarray(value)
+    if np.ma.isMaskedArray(value) and np.ma.getmaskarray(value).any():
+        row = int(np.argwhere(np.ma.getmaskarray(value))[0][0])
+        raise ValueError(f"{name}: a masked array with {int(np.ma.count_masked(value))} masked values (the first in "
+                         f"body {row}); nbody would read the values under the mask: drop those bodies, or fill them")
+    try:
+        array = np.asarray(value)
+    except ValueError as e:  # ragged rows: numpy's words alone would not say which argument
+        raise ValueError(f"{name}: not an array of numbers ({e})") from None
     # dtype.kind and itemsize, not dtype equality: '>f8' (FITS, some HDF5) is float64 too, and is not np.float64.
     if not ((array.dtype.kind == "f" and array.dtype.itemsize in (4, 8)) or array.dtype.kind in "iu"):
         raise TypeError(f"{name}: expected a float64 or float32 array, or integers; got dtype {array.dtype}")

@@ -29,6 +29,10 @@ def from_arrays(**changes):
     (dict(masses=np.ones(4, dtype=bool)), TypeError,
      "masses: expected a float64 or float32 array, or integers; got dtype bool"),
     (dict(positions="bodies.txt"), TypeError, "positions: expected a float64 or float32 array"),
+    (dict(positions=[[0, 0, 0], [1, 0], [2, 0, 0], [3, 0, 0]]), ValueError, r"^positions: not an array of numbers \("),
+    # The values under a mask are not the bodies the caller meant: refused, not read.
+    (dict(velocities=np.ma.masked_array(np.ones((4, 3)), mask=np.eye(4, 3)[::-1] > 0)), ValueError,
+     r"^velocities: a masked array with 3 masked values \(the first in body 1\); nbody would read the values under"),
     # Beyond what fp32's squared differences hold (an infinite position at the first step, blamed on the steps).
     (dict(positions=GOOD["positions"] * 1e39), ValueError, r"body 1: position x is 1e\+39; nbody reads magnitudes up to 1e15"),
     (dict(masses=np.full(4, 1e300)), ValueError, r"body 0: mass is 1e\+300; nbody reads magnitudes up to 1e15"),
@@ -36,6 +40,11 @@ def from_arrays(**changes):
 def test_bad_arrays_are_refused_naming_the_argument(changes, error, message):
     with pytest.raises(error, match=message):
         from_arrays(**changes)
+
+
+def test_a_masked_array_with_nothing_masked_is_its_values():
+    masked = np.ma.masked_array(GOOD["positions"])
+    assert np.array_equal(from_arrays(positions=masked).positions[:], GOOD["positions"])
 
 
 @pytest.mark.parametrize("time,error,message", [
