@@ -19,6 +19,7 @@
 #include <limits>
 #include <mutex>
 #include <random>
+#include <string_view>
 #include <system_error>
 #include <thread>
 
@@ -271,6 +272,23 @@ std::string holder_of(int fd) {
   return "process " + std::to_string(pid) + " on " + host;
 }
 
+// Whether the file a lock's name holds is one a writer's lock could have left: empty, or a holder's "PID HOST" line.
+// Anything else is not nbody's (a user's file that happens to have the name), and is left as it is.
+bool reads_as_lock(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  if (st.st_size == 0) return true;
+  if (st.st_size > 300) return false;
+  char text[320] = {};
+  ssize_t const n = ::pread(fd, text, sizeof text - 1, 0);
+  if (n != st.st_size) return false;
+  unsigned long pid = 0;
+  char host[256] = {};
+  int end = 0;
+  if (std::sscanf(text, "%lu %255s%n", &pid, host, &end) != 2) return false;
+  return std::string_view(text + end).find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
 std::string being_written(const std::string& holder, const std::string& lock_path) {
   return "is being written by another run now (" + holder + ", which holds " + lock_path +
          "); wait for it to end, or name another file";
@@ -311,6 +329,11 @@ WriterLock::WriterLock(const std::string& path, const std::string& given) : path
       throw InputError(given + ": " + being_written(holder, path_));
     }
     if (names_the_file(path_, fd)) {
+      if (!reads_as_lock(fd)) {
+        ::close(fd);
+        why_not_ = "a file of that name is there and is not a lock nbody made; it is left as it is";
+        break;
+      }
       char host[256] = {};
       ::gethostname(host, sizeof host - 1);
       std::string const text = std::to_string(::getpid()) + " " + (host[0] ? host : "localhost") + "\n";

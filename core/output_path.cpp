@@ -142,6 +142,11 @@ std::string output_path_problem(const std::string& path, std::size_t longer) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
       return "the name holds a control character (a newline or a tab, say); name a file without one";
   if (path.back() == '/') return "ends in '/': name a file, not a folder";
+  // ".NAME.lock": the lock a writer of NAME holds beside it (WriterLock), made and removed by nbody.
+  if (std::string const name = fs::path(path).filename().string();
+      name.size() > 6 && name.front() == '.' && name.compare(name.size() - 5, 5, ".lock") == 0)
+    return "names like ." + name.substr(1, name.size() - 6) + ".lock are the locks nbody's writers hold beside their "
+           "files (" + name.substr(1, name.size() - 6) + "'s), made and removed by nbody; name another file";
   struct stat target {};
   if (::lstat(path.c_str(), &target) == 0) {
     if (auto problem = target_problem(path, target); !problem.empty()) return problem;

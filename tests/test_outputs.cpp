@@ -560,6 +560,41 @@ TEST(WriterLock, NoLockIsSaidWhy) {
   EXPECT_EQ(none.lock_path(), dir.file(".c.h5.lock"));
 }
 
+// A file at the lock's name that no lock made (a user's notes, a report written there) is left as it is: the writer
+// holds no lock and says why, where it used to empty the file, write its process id in it and remove it.
+TEST(WriterLock, AFileThatIsNoLockIsLeftAsItIs) {
+  FreshDir dir;
+  std::string const path = dir.file("c.h5"), lock_file = dir.file(".c.h5.lock");
+  for (std::string const& text : {std::string("notes\n"), std::string("{\"bodies\": 64}\n"), std::string(400, '7')}) {
+    spit(lock_file, text);
+    {
+      WriterLock const none(path, "--checkpoint " + path);
+      EXPECT_FALSE(none.held());
+      EXPECT_EQ(none.why_not(), "a file of that name is there and is not a lock nbody made; it is left as it is");
+    }
+    EXPECT_EQ(slurp(lock_file), text);
+  }
+  // A lock a killed writer left (its "PID HOST" line), or an empty one, is still taken over.
+  for (std::string const& text : {std::string("4242 node7\n"), std::string()}) {
+    spit(lock_file, text);
+    {
+      WriterLock const taken(path, "--checkpoint " + path);
+      EXPECT_TRUE(taken.held()) << text;
+    }
+    EXPECT_FALSE(fs::exists(lock_file));
+  }
+}
+
+// No output takes the name of a lock: a writer of the file it is named after would take it over as its own.
+TEST(OutputPath, RefusesALocksName) {
+  FreshDir dir;
+  EXPECT_EQ(output_path_problem(dir.file(".run.h5.lock")),
+            "names like .run.h5.lock are the locks nbody's writers hold beside their files (run.h5's), made and "
+            "removed by nbody; name another file");
+  EXPECT_EQ(output_path_problem(dir.file("run.lock")), "");  // not hidden: no lock's name
+  EXPECT_EQ(output_path_problem(dir.file(".lock")), "");
+}
+
 TEST(WriterLock, AnotherProcessIsNamedAndALockLeftByAKilledOneIsTakenOver) {
   FreshDir dir;
   std::string const path = dir.file("c.h5"), lock_file = dir.file(".c.h5.lock");
@@ -625,7 +660,7 @@ TEST(WriterLock, AHolderIsNotNamedAfterAProcessThatIsGone) {
   ASSERT_EQ(::waitpid(gone, nullptr, 0), gone);
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
-  write_text_file(lock_file, std::to_string(gone) + " " + host + "\n");
+  spit(lock_file, std::to_string(gone) + " " + host + "\n");
   // Holds the lock without writing its name, until killed.
   pid_t const child = holding_child([&] {
     int const fd = ::open(lock_file.c_str(), O_RDONLY);
