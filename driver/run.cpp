@@ -320,6 +320,24 @@ std::optional<std::string> series_base(const std::string& path, std::uint64_t st
   return base;
 }
 
+// Where `path` holds an nbody snapshot a reader of the folder takes for a state of its own, what it is ("step 50, time
+// 0.5, named as a series' file of that step"; "..., of another run": other bodies), else "". Read on rank 0 alone.
+std::string snapshot_there(const std::string& path, const Setup& setup, std::size_t bodies, const SettingNames& names) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec) || !sim::is_nbody_snapshot(path)) return {};
+  try {
+    sim::Snapshot const there = sim::read_snapshot(path, names, false);
+    bool const source = std::filesystem::equivalent(path, setup.source, ec);
+    bool const series_file = series_base(path, there.step).has_value();
+    if (series_file || there.count != bodies)
+      return "step " + std::to_string(there.step) + ", time " + setup.units.time_text(there.time) +
+             (source ? ", the file this run loaded" : "") +
+             (series_file ? ", named as a series' file of that step" : ", of another run");
+  } catch (const std::runtime_error&) {  // unreadable: replaced as any output
+  }
+  return {};
+}
+
 }  // namespace
 
 void refuse_series_checkpoint(const std::string& path, const std::string& given, const Setup& setup,
@@ -1160,7 +1178,9 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         sim::CheckpointHeader const held = sim::read_checkpoint_header(o.checkpoint, o.names);
         if (held.run.step > sim.steps_done()) ahead = std::to_string(held.run.step), ahead_course = held.run.course;
         other = another_runs_state(held, setup, sim.bodies());
-      } catch (const InputError&) {  // not a checkpoint nbody reads: replaced as any other file
+      } catch (const InputError&) {  // not a checkpoint nbody reads: a snapshot a reader takes for a state, or any file
+        if (std::string const snapshot = snapshot_there(o.checkpoint, setup, sim.bodies(), o.names); !snapshot.empty())
+          other = "a snapshot (" + snapshot + ")";
       } catch (const std::runtime_error& e) {
         unreadable = e.what();
       }
@@ -1214,19 +1234,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
     // A snapshot named as a series' file of the step it holds (one of a --snapshots series, or the file the run
     // loaded), or one of another run (other bodies): the end would stand where a reader of the folder takes that
     // state. (A script's own earlier save, settings changed since, is its own.)
-    std::string snapshot;
-    if (held.empty() && writer && std::filesystem::is_regular_file(o.save, ec) && sim::is_nbody_snapshot(o.save)) {
-      try {
-        sim::Snapshot const there = sim::read_snapshot(o.save, o.names, false);
-        bool const source = std::filesystem::equivalent(o.save, setup.source, ec);
-        bool const series_file = series_base(o.save, there.step).has_value();
-        if (series_file || there.count != sim.bodies())
-          snapshot = "step " + std::to_string(there.step) + ", time " + setup.units.time_text(there.time) +
-                     (source ? ", the file this run loaded" : "") +
-                     (series_file ? ", named as a series' file of that step" : ", of another run");
-      } catch (const std::runtime_error&) {  // unreadable: replaced as any output
-      }
-    }
+    std::string snapshot = held.empty() && writer ? snapshot_there(o.save, setup, sim.bodies(), o.names) : "";
     if (ranks.size() > 1) {
       held = ranks.all_gather(held).front();
       snapshot = ranks.all_gather(snapshot).front();

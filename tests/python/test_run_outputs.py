@@ -1313,6 +1313,32 @@ def test_a_save_or_checkpoint_of_the_moment_warns_before_it_replaces_a_state_its
         sim.save(tmp_path / "mine.h5")
 
 
+def test_a_runs_checkpoint_over_a_snapshot_a_reader_takes_for_a_state_warns_and_a_stop_keeps_it(tmp_path):
+    # A snapshot of a series (named after its step) or of another run at a run's checkpoint name: the run warns, as
+    # over another run's checkpoint, replaces it at its end, and keeps it where it stops before (a callback raising).
+    nbody.Simulation(n=64, backend="cpu", seed=7).run(steps=20, snapshots=tmp_path / "s", snapshot_every=10)
+    nbody.Simulation(n=32, backend="cpu").save(tmp_path / "other.h5")
+    for name, what in (("s_00000010.hdf5", r"step 10, time 0\.1, named as a series' file of that step"),
+                       ("other.h5", r"step 0, time 0, of another run")):
+        path = tmp_path / name
+        before = path.read_bytes()
+        said = rf"^checkpoint='.*{re.escape(name)}' holds a snapshot \({what}\): this run replaces it when it ends"
+
+        def stop(s):
+            raise RuntimeError("stopped")
+        sim = nbody.Simulation(n=256, backend="cpu")
+        with pytest.warns(RuntimeWarning) as caught, pytest.raises(RuntimeError, match="stopped"):
+            sim.run(steps=4, checkpoint=path, callback=stop, every=2)
+        texts = [str(w.message) for w in caught]
+        assert any(re.search(said, t) for t in texts), texts
+        assert any(t.endswith(f"{path} is kept: it holds a snapshot ({what.replace(chr(92), '')})") for t in texts), texts
+        assert path.read_bytes() == before, name
+        with pytest.warns(RuntimeWarning, match=said):
+            sim.run(steps=4, checkpoint=path)
+        assert re.search(said, sim.last_run["checkpoint_replaced"])
+        assert nbody.Simulation.restart(path, backend="cpu").n == 256
+
+
 def test_a_checkpoint_of_the_moment_over_a_series_file_of_another_step_is_refused(tmp_path):
     # The periodic checkpoint a script restarted from, checkpointed back to after more steps: step 10's state, a point
     # a branch starts from, would be gone and its name would say step 10 of step 30's state. Refused before the write,
