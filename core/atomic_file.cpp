@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -22,6 +23,7 @@
 #include <string_view>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "core/errors.h"
 #include "core/interrupt.h"
@@ -42,21 +44,6 @@ std::string error_text(int err) { return std::generic_category().message(err); }
 }
 
 
-// Makes the rename durable. A folder the user may not read cannot be opened to be synced: then the
-// rename is left to the file system's own schedule, as most programs leave every rename.
-void sync_folder(const std::string& path, const std::string& what) {
-  std::string folder = fs::path(path).parent_path().string();
-  if (folder.empty()) folder = ".";
-  int const fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  int const rc = ::fsync(fd);
-  int const err = errno;
-  ::close(fd);
-  if (rc != 0 && err != EINVAL && err != EROFS) {  // EINVAL: a file system that cannot sync folders
-    throw RuntimeFailure(path + ": " + what + " written, but the folder " + folder + " could not be synced: " +
-                         error_text(err));
-  }
-}
 
 }  // namespace
 
@@ -450,13 +437,50 @@ std::string another_writer_of(const std::string& path) {
   return held_open_to_write(path);
 }
 
+void write_bytes_file(const std::string& path, std::string_view bytes, const std::string& what) {
+  write_file_atomically(
+      path, what,
+      [&](const std::string& tmp) {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        f.flush();
+        return bool(f);
+      },
+      [&](const std::string& tmp) {
+        // Compared in chunks, as the system holds the file after its fsync.
+        std::ifstream in(tmp, std::ios::binary);
+        std::vector<char> chunk(std::size_t(1) << 20);
+        std::size_t at = 0;
+        bool same = bool(in);
+        while (same && at < bytes.size()) {
+          std::size_t const want = std::min(chunk.size(), bytes.size() - at);
+          in.read(chunk.data(), static_cast<std::streamsize>(want));
+          same = std::size_t(in.gcount()) == want && std::memcmp(chunk.data(), bytes.data() + at, want) == 0;
+          at += want;
+        }
+        same = same && in.peek() == std::ifstream::traits_type::eof();
+        if (!same)
+          throw RuntimeFailure(path + ": cannot write " + what + ": the file read back differs from what was " +
+                               "written; the disk may be full or failing (nothing was replaced)");
+      });
+}
+
 void write_text_file(const std::string& path, const std::string& text, const std::string& what) {
-  write_file_atomically(path, what, [&](const std::string& tmp) {
-    std::ofstream f(tmp, std::ios::trunc);
-    f << text;
-    f.flush();
-    return bool(f);
-  });
+  write_bytes_file(path, text, what);
+}
+
+void sync_folder(const std::string& path, const std::string& what) {
+  std::string folder = fs::path(path).parent_path().string();
+  if (folder.empty()) folder = ".";
+  int const fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  int const rc = ::fsync(fd);
+  int const err = errno;
+  ::close(fd);
+  if (rc != 0 && err != EINVAL && err != EROFS) {  // EINVAL: a file system that cannot sync folders
+    throw RuntimeFailure(path + ": " + what + " written, but the folder " + folder + " could not be synced: " +
+                         error_text(err));
+  }
 }
 
 }  // namespace nbody

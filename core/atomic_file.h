@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,11 @@ namespace nbody {
 void write_file_atomically(const std::string& path, const std::string& what,
                            const std::function<bool(const std::string& tmp_path)>& write,
                            const std::function<void(const std::string& tmp_path)>& verify = {});
+
+// Makes a rename to PATH durable: fsyncs its folder. A folder the user may not read cannot be opened to be synced: then
+// the rename is left to the file system's own schedule, as most programs leave every rename. Throws RuntimeFailure
+// "PATH: `what` written, but the folder F could not be synced: ..." where the sync fails.
+void sync_folder(const std::string& path, const std::string& what = "output");
 
 // The temporary files of PATH (temporary_name's, either form) that its folder holds: a writer killed before it
 // renamed or removed one (SIGKILL, the out-of-memory killer, a node that went down) left it, possibly as large as
@@ -140,6 +146,10 @@ class CheckpointWrite {
  private:
   bool pushed_ = false;
 };
+
+// Writes `bytes` to PATH the same way, read back before it is published: a file that does not hold them (a write the
+// disk lost) throws RuntimeFailure and replaces nothing.
+void write_bytes_file(const std::string& path, std::string_view bytes, const std::string& what);
 
 // Writes `text` to PATH the same way (JSON, CSV, reports); `what` names it in an error.
 void write_text_file(const std::string& path, const std::string& text, const std::string& what = "output");

@@ -36,15 +36,6 @@ void put(std::string& row, double v) {
   row += buf;
 }
 
-void sync_folder(const std::string& path) {
-  std::filesystem::path folder = std::filesystem::path(path).parent_path();
-  int const fd = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-}
-
 // What a continuation reads of a row: its step, time, total energy and relative energy error.
 struct RowFigures {
   std::uint64_t step = 0;
@@ -734,7 +725,7 @@ void DiagnosticsSeries::keep_earlier() {
   // A second name for the same file, so that the series is never without one; a copy, written whole, where the file
   // system has no such names.
   if (::link(path_.c_str(), name.c_str()) == 0) {
-    sync_folder(name);
+    sync_folder(name, "the earlier diagnostics series");
     return;
   }
   int const err = errno;
@@ -1091,8 +1082,8 @@ void DiagnosticsSeries::close(bool ended) {
     throw RuntimeFailure(given_ + ": " + problem +
                          (kept ? "; the series is in " + partial_ : "; its rows are lost with " + partial_));
   }
-  sync_folder(path_);
   unlock();
+  sync_folder(path_, "the diagnostics series");  // a failure: a warning, and diagnostics_failure
 }
 
 }  // namespace nbody::driver

@@ -5,8 +5,6 @@
 #include <stb/stb_image_write.h>
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "core/atomic_file.h"
@@ -35,22 +33,7 @@ void write_png(const std::string& path, const std::vector<std::uint8_t>& rgb, in
   if (stbi_write_png_to_func(append, &png, width, height, 3, rgb.data(), width * 3) == 0 || png.empty())
     throw RuntimeFailure(path + ": cannot encode the PNG (" + std::to_string(width) + " x " + std::to_string(height) +
                          " pixels)");
-  write_file_atomically(
-      path, "the PNG",
-      [&](const std::string& tmp) {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        f.write(png.data(), std::streamsize(png.size()));
-        f.flush();
-        return bool(f);
-      },
-      [&](const std::string& tmp) {
-        std::ifstream f(tmp, std::ios::binary);
-        std::string const back{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-        if (back != png)
-          throw RuntimeFailure(path + ": cannot write the PNG: the file read back is not what was written (" +
-                               std::to_string(back.size()) + " of " + std::to_string(png.size()) +
-                               " bytes); the disk may be full or failing (nothing was replaced)");
-      });
+  write_bytes_file(path, png, "the PNG");
 }
 
 }  // namespace nbody::render

@@ -4112,6 +4112,42 @@ TEST_F(Cli, AReadErrorOfTheDiskIsNotADamagedFile) {
       << slurp(file("err"));
 }
 
+// A disk that loses writes (says it wrote and did not) or fails to sync a folder: every output is read back before it
+// is published, so a lost write replaces nothing and is an output not written (exit 1); a series published into a
+// folder that then fails its sync is said, as a checkpoint's is.
+TEST_F(Cli, ALostWriteOrAFailedFolderSyncIsAnOutputNotWritten) {
+  if (test::kSanitized) GTEST_SKIP() << "a preloaded library would come before the sanitizer's runtime";
+  fs::create_directories(file("sub"));
+  auto run = [&](const std::string& env, const std::string& args) {
+    std::string const cmd = "LD_PRELOAD=" NBODY_READ_ERROR_PRELOAD " " + env + " " NBODY_EXECUTABLE
+                            " --backend cpu --run --bodies 64 --steps 2 -q " + args + " >" + file("out") + " 2>" +
+                            file("err") + " </dev/null";
+    int const status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  for (auto const& [option, name, what] : {std::tuple<std::string, std::string, std::string>{"--json", "j.json", "output"},
+                                           {"--save", "s.bin", "snapshot"}}) {
+    std::ofstream(file(name)) << "the last good one\n";
+    EXPECT_EQ(run("NBODY_TEST_LOST_WRITE=" + name, option + " " + file(name)), 1) << option << slurp(file("err"));
+    EXPECT_NE(slurp(file("err")).find("error: " + option + " not written: " + file(name) + ": cannot write " + what +
+                                      ": the file read back differs from what was written; the disk may be full or "
+                                      "failing (nothing was replaced)"),
+              std::string::npos)
+        << slurp(file("err"));
+    EXPECT_EQ(slurp(file(name)), "the last good one\n") << option;
+    EXPECT_EQ(run("", option + " " + file(name)), 0) << option << slurp(file("err"));  // the control: no fault, written
+    EXPECT_NE(slurp(file(name)), "the last good one\n") << option;
+  }
+  EXPECT_EQ(run("NBODY_TEST_FSYNC_EIO_DIR=" + file("sub"), "--diagnostics " + file("sub/d.csv") + " --json " +
+                                                               file("j.json")),
+            1)
+      << slurp(file("err"));
+  std::string const synced = file("sub/d.csv") + ": the diagnostics series written, but the folder " + file("sub") +
+                             " could not be synced: " + std::strerror(EIO);
+  EXPECT_NE(slurp(file("err")).find("warning: " + synced), std::string::npos) << slurp(file("err"));
+  EXPECT_EQ(nlohmann::json::parse(slurp(file("j.json"))).at("diagnostics_failure"), synced);
+}
+
 // A tipsy snapshot carries its softening: a disk restarted from one keeps 0.05 without the option,
 // and the user is told that tipsy holds no run settings.
 TEST_F(Cli, TipsySofteningIsUsedAndItsLimitsAreStated) {

@@ -445,12 +445,7 @@ void write_tipsy(const std::string& path, const BodySet& bodies, double softenin
     }
   }
 
-  write_file_atomically(path, "snapshot", [&](const std::string& tmp) {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
-    f.flush();
-    return bool(f);
-  });
+  write_bytes_file(path, std::string_view(reinterpret_cast<const char*>(out.data()), out.size()), "snapshot");
 }
 
 namespace {
