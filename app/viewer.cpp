@@ -361,9 +361,17 @@ class Viewer {
       video_.reset();  // ffmpeg stopped, its temporary file removed
     }
     if (video_) {
-      video_->finish();  // an interrupted recording still keeps the frames it has
-      if (!options_.quiet)
-        std::cerr << "viewer: wrote " << options_.video << " (" << video_->frames() << " frames)\n";
+      // An interrupted recording still keeps the frames it has; one that cannot (a full disk) is said, and the run
+      // still ends as the signal asked (its exit code), as --screenshot's does.
+      try {
+        video_->finish();
+        if (!options_.quiet)
+          std::cerr << "viewer: wrote " << options_.video << " (" << video_->frames() << " frames)\n";
+      } catch (const std::runtime_error& e) {
+        if (!interrupt_signal()) throw;
+        std::fprintf(stderr, "viewer: --video %s not written at the early end: %s\n", options_.video.c_str(),
+                     e.what());
+      }
     }
     LiveStats const stats = live_->stats();
     // The step's time where the run made steps: the mean of every step since it was last made (its start, a reset, a
