@@ -367,10 +367,9 @@ class Viewer {
         video_->finish();
         if (!options_.quiet)
           std::cerr << "viewer: wrote " << options_.video << " (" << video_->frames() << " frames)\n";
-      } catch (const std::runtime_error& e) {
+      } catch (const std::exception& e) {  // its message names the video
         if (!interrupt_signal()) throw;
-        std::fprintf(stderr, "viewer: --video %s not written at the early end: %s\n", options_.video.c_str(),
-                     e.what());
+        std::fprintf(stderr, "viewer: not written at the early end: %s\n", e.what());
       }
     }
     LiveStats const stats = live_->stats();

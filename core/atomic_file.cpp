@@ -260,7 +260,7 @@ std::string holder_of(int fd) {
 }
 
 // Whether the file a lock's name holds is one a writer's lock could have left: empty, or a holder's "PID HOST" line.
-// Anything else is not nbody's (a user's file that happens to have the name), and is left as it is.
+// Anything else is not nbody's (a user's file that happens to have the name): locked, but left as it is.
 bool reads_as_lock(int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return false;
@@ -316,10 +316,11 @@ WriterLock::WriterLock(const std::string& path, const std::string& given) : path
       throw InputError(given + ": " + being_written(holder, path_));
     }
     if (names_the_file(path_, fd)) {
-      if (!reads_as_lock(fd)) {
-        ::close(fd);
-        why_not_ = "a file of that name is there and is not a lock nbody made; it is left as it is";
-        break;
+      if (!reads_as_lock(fd)) {  // locked all the same, but neither written nor removed
+        fd_ = fd;
+        foreign_ = true;
+        hold_here(fd_, true);
+        return;
       }
       char host[256] = {};
       ::gethostname(host, sizeof host - 1);
@@ -343,7 +344,7 @@ WriterLock::~WriterLock() {
   hold_here(fd_, false);
   // Removed before the lock goes, so that a writer waiting on this file finds it unnamed and tries again; only while
   // the name still holds it (a file removed from outside may have been replaced by another writer's since).
-  if (names_the_file(path_, fd_)) ::unlink(path_.c_str());
+  if (!foreign_ && names_the_file(path_, fd_)) ::unlink(path_.c_str());
   ::close(fd_);
 }
 
@@ -449,9 +450,12 @@ void write_bytes_file(const std::string& path, std::string_view bytes, const std
       [&](const std::string& tmp) {
         // Compared in chunks, as the system holds the file after its fsync.
         std::ifstream in(tmp, std::ios::binary);
+        if (!in)
+          throw RuntimeFailure(path + ": cannot write " + what + ": the file written cannot be read back (" +
+                               error_text(errno) + "); nothing was replaced");
         std::vector<char> chunk(std::size_t(1) << 20);
         std::size_t at = 0;
-        bool same = bool(in);
+        bool same = true;
         while (same && at < bytes.size()) {
           std::size_t const want = std::min(chunk.size(), bytes.size() - at);
           in.read(chunk.data(), static_cast<std::streamsize>(want));

@@ -90,7 +90,8 @@ class TemporaryFile {
 // started with one --checkpoint would otherwise both run, each replacing the other's state, and a restart would go
 // on from whichever wrote last. An exclusive lock (flock) on ".NAME.lock" beside PATH, which holds the holder's
 // process id and host for the refusal of another. Released, and the file removed, with its owner; a file left by a
-// process killed outright holds no lock, and the next writer takes it over. Where no lock can be made (a file system
+// process killed outright holds no lock, and the next writer takes it over (a file there that no lock made, a user's,
+// is locked as it is, neither written nor removed). Where no lock can be made (a file system
 // without flock, a folder that takes no new file, a link at its name) it holds none, and says why (why_not).
 class WriterLock {
  public:
@@ -113,6 +114,7 @@ class WriterLock {
   std::string path_;  // the lock file's
   std::string why_not_;
   int fd_ = -1;
+  bool foreign_ = false;  // a file at the name that no lock made (a user's): locked, neither written nor removed
   std::optional<RemovedAtSecondInterrupt> removed_at_exit_;  // once held: a second Ctrl-C's exit removes it too
   friend class CheckpointWrite;
 };

@@ -725,7 +725,7 @@ void DiagnosticsSeries::keep_earlier() {
   // A second name for the same file, so that the series is never without one; a copy, written whole, where the file
   // system has no such names.
   if (::link(path_.c_str(), name.c_str()) == 0) {
-    sync_folder(name, "the earlier diagnostics series");
+    sync_durably(name, "the earlier diagnostics series");
     return;
   }
   int const err = errno;
@@ -1083,7 +1083,15 @@ void DiagnosticsSeries::close(bool ended) {
                          (kept ? "; the series is in " + partial_ : "; its rows are lost with " + partial_));
   }
   unlock();
-  sync_folder(path_, "the diagnostics series");  // a failure: a warning, and diagnostics_failure
+  sync_durably(path_, "the diagnostics series");
+}
+
+void DiagnosticsSeries::sync_durably(const std::string& path, const std::string& what) {
+  try {
+    sync_folder(path, what);
+  } catch (const RuntimeFailure& e) {  // the file is in place: said, not a series lost
+    not_synced_ = std::string(e.what()) + "; it is in place, but may not outlast a crash of the machine";
+  }
 }
 
 }  // namespace nbody::driver

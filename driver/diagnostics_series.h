@@ -165,6 +165,9 @@ class DiagnosticsSeries {
   // After close(): where the working file's name no longer held this run's rows when it ended (removed, or another
   // file moved there during the run), what became of them, for a warning; empty otherwise.
   const std::string& partial_lost() const { return partial_lost_; }
+  // Where a folder the series' files went into could not be synced after they did (they are in place, but may not
+  // outlast a crash of the machine), why, for a warning; empty otherwise.
+  const std::string& not_synced() const { return not_synced_; }
   // The rows kept are fewer than the run wrote there (by its digest): its own cut short, or another run's, which the
   // digest cannot tell; continuation() says so, as a warning.
   bool unverified() const { return unverified_; }
@@ -189,6 +192,7 @@ class DiagnosticsSeries {
   void commit();                                           // they were all the same: this run's replace them
   std::string kept_rows() const;  // what goes before this run's rows where they replace the compared ones
   void unlock() { lock_.reset(); }
+  void sync_durably(const std::string& path, const std::string& what);  // a failed folder sync: not_synced_
 
   std::string path_, partial_;
   std::string given_;    // the setting as its front end names it: "--diagnostics PATH", "diagnostics='PATH'"
@@ -202,6 +206,7 @@ class DiagnosticsSeries {
   std::string continuation_;
   std::string kept_past_end_;
   std::string partial_lost_;
+  std::string not_synced_;
   bool replaces_ = false;
   // Where this series begins again from the run's earlier one at PATH (another start energy): the name that one keeps,
   // given to it before this run's first row goes anywhere ("" once given, or where none is kept).

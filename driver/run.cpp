@@ -148,6 +148,7 @@ void close_series(std::unique_ptr<DiagnosticsSeries>& series, RunResult& result,
   try {
     series->close(ended);
     if (!series->partial_lost().empty()) observer.warning(series->partial_lost());
+    if (!series->not_synced().empty()) observer.warning(series->not_synced());
     if (!series->kept_past_end().empty())
       observer.notice(names.with_text("--diagnostics", series->path()) + ": the " + series->kept_past_end() +
                       " stay after its own, rows of its course that a restart from a later checkpoint goes on from");

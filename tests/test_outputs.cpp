@@ -561,16 +561,18 @@ TEST(WriterLock, NoLockIsSaidWhy) {
 }
 
 // A file at the lock's name that no lock made (a user's notes, a report written there) is left as it is: the writer
-// holds no lock and says why, where it used to empty the file, write its process id in it and remove it.
+// locks it as it is, where it used to empty the file, write its process id in it and remove it. A second writer is
+// still refused.
 TEST(WriterLock, AFileThatIsNoLockIsLeftAsItIs) {
   FreshDir dir;
   std::string const path = dir.file("c.h5"), lock_file = dir.file(".c.h5.lock");
   for (std::string const& text : {std::string("notes\n"), std::string("{\"bodies\": 64}\n"), std::string(400, '7')}) {
     spit(lock_file, text);
     {
-      WriterLock const none(path, "--checkpoint " + path);
-      EXPECT_FALSE(none.held());
-      EXPECT_EQ(none.why_not(), "a file of that name is there and is not a lock nbody made; it is left as it is");
+      WriterLock const held(path, "--checkpoint " + path);
+      EXPECT_TRUE(held.held());
+      EXPECT_EQ(slurp(lock_file), text);
+      EXPECT_NE(output_path_problem(path).find("is being written by a run of this process now"), std::string::npos);
     }
     EXPECT_EQ(slurp(lock_file), text);
   }

@@ -184,8 +184,10 @@ def _float_array(value, name, columns):
         raise TypeError(f"{name}: expected a float64 or float32 array, or integers; got {type(value).__name__}")
     if np.ma.isMaskedArray(value) and np.ma.getmaskarray(value).any():
         row = int(np.argwhere(np.ma.getmaskarray(value))[0][0])
-        raise ValueError(f"{name}: a masked array with {int(np.ma.count_masked(value))} masked values (the first in "
-                         f"body {row}); nbody would read the values under the mask: drop those bodies, or fill them")
+        masked = int(np.ma.count_masked(value))
+        noun = "value" if masked == 1 else "values"
+        raise ValueError(f"{name}: a masked array with {masked} masked {noun} (the first in body {row}); nbody "
+                         f"would read the values under the mask: drop those bodies, or fill them")
     try:
         array = np.asarray(value)
     except ValueError as e:  # ragged rows: numpy's words alone would not say which argument

@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import warnings
 
 import numpy as np
@@ -166,7 +167,10 @@ def test_a_file_it_may_not_read_is_a_permission_error_and_a_value_error(tmp_path
     # As a missing file is a FileNotFoundError: `except OSError` catches every file it cannot get at. Root reads any
     # file, so there the reader runs as nobody (skipped where that cannot import nbody).
     sim = nbody.Simulation(n=16, backend="cpu")
-    files = [tmp_path / "c.h5", tmp_path / "s.bin"] if nbody.checkpoints_built() else [tmp_path / "s.bin"]
+    tmp_path.chmod(0o755)  # the files' own permission refused, not their folder's (pytest's base folder is 0700)
+    base = pathlib.Path(tempfile.mkdtemp(prefix="nbody-unreadable-"))
+    base.chmod(0o755)
+    files = [base / "c.h5", base / "s.bin"] if nbody.checkpoints_built() else [base / "s.bin"]
     if nbody.checkpoints_built():
         sim.checkpoint(files[0])
     sim.save(files[-1])
@@ -186,6 +190,7 @@ def test_a_file_it_may_not_read_is_a_permission_error_and_a_value_error(tmp_path
     for line, path in zip(lines, [f for _ in range(2) for f in files]):
         assert line.startswith(f"UnreadableFileError True True {errno.EACCES} {path} {path}: cannot "), line
         assert line.endswith(": " + os.strerror(errno.EACCES)), line
+    shutil.rmtree(base)
 
 
 def test_docstrings_say_the_views_strides_and_how_to_scale_them():

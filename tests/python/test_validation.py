@@ -33,6 +33,8 @@ def from_arrays(**changes):
     # The values under a mask are not the bodies the caller meant: refused, not read.
     (dict(velocities=np.ma.masked_array(np.ones((4, 3)), mask=np.eye(4, 3)[::-1] > 0)), ValueError,
      r"^velocities: a masked array with 3 masked values \(the first in body 1\); nbody would read the values under"),
+    (dict(masses=np.ma.masked_array(np.full(4, 0.25), mask=[0, 0, 1, 0])), ValueError,
+     r"^masses: a masked array with 1 masked value \(the first in body 2\)"),
     # Beyond what fp32's squared differences hold (an infinite position at the first step, blamed on the steps).
     (dict(positions=GOOD["positions"] * 1e39), ValueError, r"body 1: position x is 1e\+39; nbody reads magnitudes up to 1e15"),
     (dict(masses=np.full(4, 1e300)), ValueError, r"body 0: mass is 1e\+300; nbody reads magnitudes up to 1e15"),
