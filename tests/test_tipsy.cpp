@@ -405,7 +405,8 @@ TEST_F(HostileTipsy, LittleEndianFilesAreCheckedAlike) {
   auto b = test::rounded_to_float(test::scenario("plummer", 10));
   b.velocity[6].y = std::numeric_limits<double>::quiet_NaN();
   sim::write_tipsy(dir_.file("le.bin"), b, 0.01, sim::TipsyFormat::little_endian);
-  EXPECT_EQ(error_of(dir_.file("le.bin")), dir_.file("le.bin") + ": body 6: velocity y is nan; nbody reads finite values only");
+  EXPECT_EQ(error_of(dir_.file("le.bin")),
+            dir_.file("le.bin") + ": body 6: velocity y is nan; nbody reads finite values only");
 }
 
 // A file whose header was turned little-endian and whose bodies were left big-endian (a converter that swapped the
