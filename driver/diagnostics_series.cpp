@@ -848,6 +848,13 @@ void DiagnosticsSeries::append(const std::string& rows) {
     }
     done += std::size_t(n);
   }
+  // A disk that says it wrote what it did not (lost writes): the file is not as long as its rows.
+  struct stat st {};
+  if (whole >= 0 && ::fstat(fd, &st) == 0 && st.st_size < whole + off_t(rows.size())) {
+    if (::ftruncate(fd, whole) == 0) ::lseek(fd, whole, SEEK_SET);
+    throw RuntimeFailure(given_ + ": " + partial_ + ": cannot write: it holds fewer bytes than were written to it; " +
+                         "the disk may be full or failing");
+  }
 }
 
 void DiagnosticsSeries::prove(const std::string& row, std::uint64_t step) {

@@ -2,8 +2,9 @@
 // library's:
 //  - pread(2) of the file named by NBODY_TEST_EIO_FILE fails with EIO at offsets at or past NBODY_TEST_EIO_FROM
 //    (default 0), as a failing disk's sectors do (HDF5 reads files with pread);
-//  - write(2) and writev(2) to a file whose path holds NBODY_TEST_LOST_WRITE say they wrote everything and write
-//    nothing, as a disk that loses writes does;
+//  - write(2), writev(2) and pwrite(2) to a file whose path holds NBODY_TEST_LOST_WRITE say they wrote everything and
+//    write nothing, as a disk that loses writes does: those of at least NBODY_TEST_LOST_WRITE_MIN bytes (default 0;
+//    HDF5 writes a dataset's values in one call, its structures in small ones);
 //  - fsync(2) of the folder NBODY_TEST_FSYNC_EIO_DIR fails with EIO.
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -36,9 +37,11 @@ std::string path_of(int fd) {
   return n > 0 ? std::string(path, std::size_t(n)) : std::string();
 }
 
-bool loses_writes(int fd) {
+bool loses_writes(int fd, std::size_t bytes) {
   const char* part = std::getenv("NBODY_TEST_LOST_WRITE");
-  return part && *part && path_of(fd).find(part) != std::string::npos;
+  if (!part || !*part) return false;
+  const char* least = std::getenv("NBODY_TEST_LOST_WRITE_MIN");
+  return bytes >= std::size_t(least ? std::atoll(least) : 0) && path_of(fd).find(part) != std::string::npos;
 }
 
 bool fails_sync(int fd) {
@@ -54,18 +57,23 @@ bool fails_sync(int fd) {
 extern "C" ssize_t write(int fd, const void* buf, size_t count) {
   using Write = ssize_t (*)(int, const void*, size_t);
   static Write const real = reinterpret_cast<Write>(dlsym(RTLD_NEXT, "write"));
-  if (loses_writes(fd)) return ssize_t(count);
+  if (loses_writes(fd, count)) return ssize_t(count);
   return real(fd, buf, count);
+}
+
+extern "C" ssize_t pwrite(int fd, const void* buf, size_t count, off_t offset) {
+  using Pwrite = ssize_t (*)(int, const void*, size_t, off_t);
+  static Pwrite const real = reinterpret_cast<Pwrite>(dlsym(RTLD_NEXT, "pwrite"));
+  if (loses_writes(fd, count)) return ssize_t(count);
+  return real(fd, buf, count, offset);
 }
 
 extern "C" ssize_t writev(int fd, const struct iovec* iov, int count) {
   using Writev = ssize_t (*)(int, const struct iovec*, int);
   static Writev const real = reinterpret_cast<Writev>(dlsym(RTLD_NEXT, "writev"));
-  if (loses_writes(fd)) {
-    ssize_t total = 0;
-    for (int k = 0; k < count; ++k) total += ssize_t(iov[k].iov_len);
-    return total;
-  }
+  std::size_t total = 0;
+  for (int k = 0; k < count; ++k) total += iov[k].iov_len;
+  if (loses_writes(fd, total)) return ssize_t(total);
   return real(fd, iov, count);
 }
 

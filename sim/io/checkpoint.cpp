@@ -533,7 +533,9 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
   // Values are rounded to the file's precision here, so that the checksum hashes exactly what the
   // file holds (an fp32 run's values are floats already: nothing changes).
   auto stored = [fp64](double v) { return fp64 ? v : double(float(v)); };
-  Fnv1a* const hashed = checkpoint ? &hash : nullptr;
+  // A checkpoint's values go into its checksum; a snapshot's into the hash its read-back is compared with
+  // (snapshot_values_hash), which the file does not hold.
+  Fnv1a* const hashed = &hash;
   bool exact = true;  // every shifted coordinate of a checkpoint comes back exactly
   for (std::size_t f = 0; f < std::size(kFamilies) && w.ok; ++f) {
     std::vector<std::uint32_t> const& at = rows[f];
@@ -589,7 +591,7 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
                         for (std::size_t i = 0; i < k; ++i) out[i] = stored(b.pos_mass[at[first + i]].w);
                       });
     if (time_steps)  // powers of two: exact in either precision
-      w.dataset<double>(g, kTimeStep, real, H5T_NATIVE_DOUBLE, count, physical, nullptr,
+      w.dataset<double>(g, kTimeStep, real, H5T_NATIVE_DOUBLE, count, physical, hashed,
                         [&](std::size_t first, std::size_t k, double* out) {
                           for (std::size_t i = 0; i < k; ++i) out[i] = stored((*time_steps)[at[first + i]]);
                         });
@@ -1344,18 +1346,43 @@ void write_checkpoint(const std::string& path, const BodySet& bodies, const RunR
       });
 }
 
+namespace {
+
+// A snapshot's values as write_file hashed them while writing: each family's count, then its ParticleIDs,
+// Coordinates, Velocities, Masses and (`time_steps`) TimeStep, read back as doubles (a float file's values are the
+// floats the writer rounded to, so the same doubles).
+std::uint64_t snapshot_values_hash(const Reader& r, const std::uint64_t counts[6], bool time_steps) {
+  Fnv1a hash;
+  for (Family const& family : kFamilies) {
+    std::uint64_t const count = counts[family.part_type];
+    if (count == 0) continue;
+    hash.value(count);
+    r.rows<std::uint64_t>(family.group, kParticleIds, count, H5T_NATIVE_UINT64, false,
+                          [&](std::size_t, std::size_t k, const std::uint64_t* v) { hash.bytes(v, k * sizeof *v); });
+    for (const Column* c : {&kCoordinates, &kVelocities, &kMasses, &kTimeStep}) {
+      if (c == &kTimeStep && !time_steps) continue;
+      r.rows<double>(family.group, *c, count, H5T_NATIVE_DOUBLE, false,
+                     [&](std::size_t, std::size_t k, const double* v) { hash.bytes(v, k * c->columns * sizeof *v); });
+    }
+  }
+  return hash.get();
+}
+
+}  // namespace
+
 void write_snapshot(const std::string& path, const BodySet& bodies, const RunRecord& run, Precision precision,
                     const std::vector<double>* time_steps) {
   if (time_steps && time_steps->size() != bodies.size())
     throw std::logic_error("write_snapshot: a time step for each body, or none");
   quiet_hdf5();
-  std::uint64_t unused = 0;
+  std::uint64_t written = 0;  // the values' hash
   write_file_atomically(
       path, "snapshot",
-      [&](const std::string& tmp) { return write_file(tmp, bodies, run, false, precision, unused, nullptr, time_steps); },
+      [&](const std::string& tmp) { return write_file(tmp, bodies, run, false, precision, written, nullptr, time_steps); },
       [&](const std::string& tmp) {
-        // Read back as far as HDF5's own checksums of its structures go: the file opens and holds
-        // what its header says (the values themselves are not compared: a snapshot is no checkpoint).
+        // Read back whole: the file opens, holds what its header says, and its values are those written (a write the
+        // disk lost reads back as zeros).
+        bool differs = false;
         try {
           Handle file = open_file(tmp);
           Reader r(tmp, file.get());
@@ -1363,11 +1390,16 @@ void write_snapshot(const std::string& path, const BodySet& bodies, const RunRec
           r.counts("NumPart_Total", counts);
           std::uint64_t total = 0;
           for (std::uint64_t c : counts) total += c;
-          if (total != bodies.size() || !file.close()) throw InputError("counts");
+          if (total != bodies.size()) throw InputError("counts");
+          differs = snapshot_values_hash(r, counts, time_steps != nullptr) != written;
+          if (!file.close()) throw InputError("close");
         } catch (const std::runtime_error& e) {  // not whole, or not readable (ReadError)
           throw RuntimeFailure(path + ": cannot write snapshot: the file read back is not whole (" +
                                std::string(e.what()) + "); the disk may be full or failing (nothing was replaced)");
         }
+        if (differs)
+          throw RuntimeFailure(path + ": cannot write snapshot: the values read back differ from those written; the "
+                               "disk may be full or failing (nothing was replaced)");
       });
 }
 
