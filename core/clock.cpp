@@ -2,6 +2,10 @@
 #include "core/clock.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include "core/errors.h"
 
 namespace nbody {
 
@@ -13,6 +17,17 @@ double event_milliseconds(float ms) {
   double value = 0.0;
   std::from_chars(text, end, value);
   return value;
+}
+
+double seconds_from_environment(const char* name, double fallback, const std::string& what) {
+  char const* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  double const seconds = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 || seconds > 1e9)
+    throw InputError(std::string(name) + "=" + v + ": must be a number of seconds above 0 and at most 1e9 (" + what +
+                     ")");
+  return seconds;
 }
 
 }  // namespace nbody

@@ -29,6 +29,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "core/clock.h"
 #include "core/errors.h"
 #include "mpi/mpi_ranks.h"
 
@@ -41,18 +42,6 @@ std::mutex g_mpi;  // every MPI call holds it
 constexpr double kDefaultRankTimeout = 900.0;
 
 using Clock = std::chrono::steady_clock;
-
-// A number of seconds from the environment variable `name`, or `fallback` where it is unset or empty.
-double seconds_from_environment(const char* name, double fallback, const std::string& what) {
-  char const* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  double const seconds = std::strtod(v, &end);
-  if (*end != '\0' || !std::isfinite(seconds) || seconds <= 0 || seconds > 1e9)
-    throw InputError(std::string(name) + "=" + v + ": must be a number of seconds above 0 and at most 1e9 (" + what +
-                     ")");
-  return seconds;
-}
 
 // NBODY_RANK_TIMEOUT: how long one collective call may wait for the other ranks, in seconds.
 double rank_timeout_from_environment() {

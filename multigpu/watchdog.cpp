@@ -8,20 +8,15 @@
 #include <sstream>
 #include <thread>
 
+#include "core/clock.h"
 #include "core/errors.h"
 
 namespace nbody::multigpu {
 
 double watchdog_seconds(double configured) {
   if (configured > 0.0) return configured;
-  const char* text = std::getenv("NBODY_WATCHDOG_SECONDS");
-  if (text == nullptr || *text == '\0') return 0.0;
-  char* end = nullptr;
-  double const value = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !std::isfinite(value) || value <= 0.0)
-    throw InputError(std::string("NBODY_WATCHDOG_SECONDS=") + text +
-                     ": must be a positive number of seconds (how long a wait for the devices may outlast its steps)");
-  return value;
+  return seconds_from_environment("NBODY_WATCHDOG_SECONDS", 0.0,
+                                  "how long a wait for the devices may outlast its steps");
 }
 
 Watchdog::Watchdog(double margin_seconds) : fixed_margin_(margin_seconds) { samples_.reserve(kSamples); }
