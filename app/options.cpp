@@ -689,6 +689,12 @@ std::optional<Options> parse_options(int argc, char** argv) {
       throw InputError(m[1].str() + " given " + m[2].str() + " times; give it once");
     throw InputError(what + " (see --help)");
   }
+  // A flag given twice, as an option with a value is: a job script that names one twice was likely edited in haste.
+  for (const CLI::App* group : {static_cast<const CLI::App*>(&cli), static_cast<const CLI::App*>(modes),
+                                static_cast<const CLI::App*>(view)})
+    for (const CLI::Option* option : group->get_options())
+      if (option->get_items_expected_max() == 0 && option->count() > 1)
+        throw InputError(option->get_name() + " given " + std::to_string(option->count()) + " times; give it once");
 
   // A unit given empty is refused as itself, not taken for one not given (which blamed the other unit's option).
   for (auto const& [option, value, example] : {std::tuple{"--mass-unit", &mass_unit, "1e5Msun"},

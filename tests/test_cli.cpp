@@ -87,6 +87,8 @@ TEST_F(Cli, BadCountsAreRejected) {
   expect_input_error("--bodies abc", "--bodies abc: must be a whole number");
   expect_input_error("--bodies 12x", "--bodies 12x");
   expect_input_error("--bodies 100 --bodies 200", "--bodies given 2 times; give it once");
+  expect_input_error("--run --run", "--run given 2 times; give it once");  // a flag as an option with a value
+  expect_input_error("-q --run --quiet", "--quiet given 2 times; give it once");
   expect_input_error("--bodies=-5", "--bodies -5: must be a whole number");
   expect_input_error("--bodies 100,200 --benchmark", "only for --compare-threading");
   expect_input_error("--steps 0 --benchmark", "--steps 0: only --run (to write the initial state");
