@@ -1670,6 +1670,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                         "removed: this run has passed step " + std::to_string(step) + " (off the series' cadence)");
     }
   };
+  bool const in_pieces = sim.config().backend == sim::Backend::cpu && ranks.size() == 1;
   try {
     if (starts_series) snapshot();
     while (done < steps && !agreed_interrupt(ranks)) {
@@ -1689,7 +1690,20 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       one_past = false;
       if (sim.block_steps()) sim.set_time_limit(limit, run_finishes && limit == run_limit);
       auto const c0 = Clock::now();
-      sim.advance(n);
+      if (in_pieces && !sim.block_steps()) {
+        // The host's own steps, one process: the chunk in pieces of about 10 ms, a signal looked at between them. A
+        // machine that other work suddenly slows would make a chunk, sized from the steps before it, as many times
+        // longer (and there is no device queue to keep busy). Each piece is whole steps: a stop between two is a stop
+        // at a step, as at a chunk's end.
+        std::uint64_t const piece = std::max<std::uint64_t>(1, chunk / 20);
+        for (std::uint64_t left = n; left > 0 && interrupt_signal() == 0;) {
+          std::uint64_t const k = std::min(left, piece);
+          sim.advance(k);
+          left -= k;
+        }
+      } else {
+        sim.advance(n);
+      }
       measure_pending(true);  // on the host while the devices run the steps just enqueued
       sim.synchronize();
       // Kept through chunks that made no step (block steps short of a sample's time): said once the run has gone on.
