@@ -171,7 +171,10 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   }
   c.backend = gpus.empty() ? sim::Backend::cpu : sim::Backend::cuda;
   if (d.backend == BackendChoice::automatic && gpus.empty() && notices)
-    notices->push_back("no CUDA device (" + why_none + "); running on the CPU");
+    notices->push_back("no CUDA device (" + why_none + "); running on the CPU" +
+                       (d.count > 1 ? ", " + names.with("--numgpus", std::to_string(d.count)) + " as " +
+                                          std::to_string(d.count) + " host devices (they share this machine's cores)"
+                                    : std::string()));
   // A kernel the backend lacks fails here, before any work; a CUDA kernel where the CPU was chosen for want of a GPU
   // says so (the engine's own refusal names the CPU's kernels, not why the CPU runs).
   if (d.engine.kernel && d.backend == BackendChoice::automatic && c.backend == sim::Backend::cpu &&

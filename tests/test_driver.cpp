@@ -341,6 +341,16 @@ TEST(Driver, AskingForCudaWithoutAGpuSaysWhy) {
   EXPECT_EQ(s.config.backend, sim::Backend::cpu);
   ASSERT_EQ(s.notices.size(), 1u);
   EXPECT_NE(s.notices[0].find("running on the CPU"), std::string::npos) << s.notices[0];
+  EXPECT_EQ(s.notices[0].find("host devices"), std::string::npos) << s.notices[0];
+  // A GPU count given: taken as host devices, and said to be.
+  driver::RunConfig three = run;
+  three.devices.count = 3;
+  auto const t = driver::make_setup(three);
+  EXPECT_EQ(t.config.devices.size(), 3u);
+  ASSERT_FALSE(t.notices.empty());
+  EXPECT_NE(t.notices[0].find("; running on the CPU, --numgpus 3 as 3 host devices (they share this machine's cores)"),
+            std::string::npos)
+      << t.notices[0];
   // A CUDA kernel named then says why the CPU runs, not only which kernels it has.
   run.devices.engine.kernel = sim::Kernel::fast;
   EXPECT_TRUE(test::rejected_with([&] { driver::make_setup(run); },
