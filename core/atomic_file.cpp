@@ -449,10 +449,12 @@ void write_bytes_file(const std::string& path, std::string_view bytes, const std
       },
       [&](const std::string& tmp) {
         // Compared in chunks, as the system holds the file after its fsync.
+        errno = 0;
         std::ifstream in(tmp, std::ios::binary);
         if (!in)
           throw RuntimeFailure(path + ": cannot write " + what + ": the file written cannot be read back (" +
-                               error_text(errno) + "); nothing was replaced");
+                               (errno ? error_text(errno) : std::string("it cannot be opened")) +
+                               "); nothing was replaced");
         std::vector<char> chunk(std::size_t(1) << 20);
         std::size_t at = 0;
         bool same = true;
