@@ -96,6 +96,8 @@ with tempfile.TemporaryDirectory() as d:
         title = ax.get_title()
         check(all(len(c) == 1 for c in colours.values()) and colours[names[0]] != colours[names[1]],
               f"diagnostics, panel '{title}': one colour a file, another for the other file ({colours})")
+    energy = [ax for ax in fig.axes if ax.get_title().startswith("energy error")][0]
+    check("Kb = |P|²/2M" in energy.get_title(), f"diagnostics: the panel says what Kb is ({energy.get_title()!r})")
     radii = [ax for ax in fig.axes if ax.get_title().startswith("Lagrangian")][0]
     styles = {line.get_linestyle() for line in radii.get_lines() if line.get_label().endswith(names[0])}
     check(len(styles) == 3, f"diagnostics: the three Lagrangian radii of a file in three line styles ({styles})")

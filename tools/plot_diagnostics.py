@@ -182,7 +182,7 @@ def draw(series, plt, units=None):
         else:
             ax.text(0.5, 0.5, "0 at every sample", transform=ax.transAxes, ha="center", va="center", color="grey")
     energy.set_ylabel("|E - E0| / |E0 - Kb|")
-    energy.set_title("energy error")
+    energy.set_title("energy error (Kb = |P|²/2M, the bulk motion's kinetic energy)", fontsize="medium")
     if all(math.isnan(v) for _, s in series for v in s["virial_ratio"]):
         virial.text(0.5, 0.5, "undefined at every sample (W = 0)", transform=virial.transAxes, ha="center",
                     va="center", color="grey")
