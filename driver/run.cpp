@@ -378,18 +378,8 @@ std::string replaced_state_warning(const std::string& path, const std::string& g
       else if (!other.empty())
         said = given + " replaces " + other + replaced;
     } catch (const std::runtime_error&) {  // no checkpoint: a snapshot, or another file (replaced as any output)
-      try {
-        if (sim::is_nbody_snapshot(path)) {
-          sim::Snapshot const there = sim::read_snapshot(path, names, false);
-          bool const series_file = series_base(path, there.step).has_value();
-          if (series_file || there.count != sim.bodies())
-            said = given + " replaces a snapshot (step " + std::to_string(there.step) + ", time " +
-                   setup.units.time_text(there.time) +
-                   (series_file ? ", named as a series' file of that step" : ", of another run") + ")" +
-                   (checkpoint ? " with a checkpoint" : "") + replaced;
-        }
-      } catch (const std::runtime_error&) {  // unreadable: replaced as any output
-      }
+      if (std::string const snapshot = snapshot_there(path, setup, sim.bodies(), names); !snapshot.empty())
+        said = given + " replaces a snapshot (" + snapshot + ")" + (checkpoint ? " with a checkpoint" : "") + replaced;
     }
   }
   if (sim.ranks().size() > 1) said = sim.ranks().all_gather(said).front();
@@ -1670,7 +1660,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                         "removed: this run has passed step " + std::to_string(step) + " (off the series' cadence)");
     }
   };
-  bool const in_pieces = sim.config().backend == sim::Backend::cpu && ranks.size() == 1;
+  bool const in_pieces = sim.config().backend == sim::Backend::cpu && ranks.size() == 1 && !sim.block_steps();
   try {
     if (starts_series) snapshot();
     while (done < steps && !agreed_interrupt(ranks)) {
@@ -1690,7 +1680,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       one_past = false;
       if (sim.block_steps()) sim.set_time_limit(limit, run_finishes && limit == run_limit);
       auto const c0 = Clock::now();
-      if (in_pieces && !sim.block_steps()) {
+      if (in_pieces) {
         // The host's own steps, one process: the chunk in pieces of about 10 ms, a signal looked at between them. A
         // machine that other work suddenly slows would make a chunk, sized from the steps before it, as many times
         // longer (and there is no device queue to keep busy). Each piece is whole steps: a stop between two is a stop

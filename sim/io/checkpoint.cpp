@@ -535,13 +535,13 @@ bool write_file(const std::string& path, const BodySet& b, const RunRecord& run,
   auto stored = [fp64](double v) { return fp64 ? v : double(float(v)); };
   // A checkpoint's values go into its checksum; a snapshot's into the hash its read-back is compared with
   // (snapshot_values_hash), which the file does not hold.
-  Fnv1a* const hashed = &hash;
+  Fnv1a* const hashed = &hash;  // (SmoothingLengths, filled from the softening, go into neither)
   bool exact = true;  // every shifted coordinate of a checkpoint comes back exactly
   for (std::size_t f = 0; f < std::size(kFamilies) && w.ok; ++f) {
     std::vector<std::uint32_t> const& at = rows[f];
     if (at.empty()) continue;
     hsize_t const count = at.size();
-    if (hashed) hashed->value(std::uint64_t(count));
+    hash.value(std::uint64_t(count));
     Handle group = w.group(file.get(), kFamilies[f].group);
     hid_t const g = group.get();
     w.dataset<std::uint64_t>(g, kParticleIds, H5T_STD_U64LE, H5T_NATIVE_UINT64, count, physical, hashed,
