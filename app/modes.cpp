@@ -928,13 +928,13 @@ int run_benchmark_instead(const Options& o, const std::string& why) {
                      "the headless benchmark; " + why + ", where nbody would run the benchmark instead (--offscreen "
                      "draws without a display)");
   }
-  if (!o.quiet) std::cerr << "notice: " << why << "; running the headless benchmark" << restart_timed(o) << "\n";
+  if (!o.quiet && writes_outputs()) std::cerr << "notice: " << why << "; running the headless benchmark" << restart_timed(o) << "\n";
   return run_benchmark(o);
 }
 
 int run_benchmark(const Options& o) {
   // A benchmark that --steps, --warmup or --json chose in place of the default mode says what it does with a checkpoint.
-  if (!o.mode_implied_by.empty() && !o.run.initial.checkpoint.empty() && !o.quiet)
+  if (!o.mode_implied_by.empty() && !o.run.initial.checkpoint.empty() && !o.quiet && writes_outputs())
     std::cerr << "notice: " << o.mode_implied_by << " makes this the benchmark" << restart_timed(o) << "\n";
   driver::Setup setup = make_setup(o);
   bool const blocks = setup.program.hermite.has_value();
@@ -968,7 +968,7 @@ int run_benchmark(const Options& o) {
   std::vector<std::string> notices = setup.notices;
   for (std::string const text : j["notices"]) {  // the timing's own
     notices.push_back(text);
-    if (!o.quiet) std::cerr << "notice: " << text << "\n";
+    if (!o.quiet && writes_outputs()) std::cerr << "notice: " << text << "\n";
   }
   j["notices"] = notices;
   std::string const hw = driver::hardware_description(setup.config);
@@ -999,12 +999,13 @@ int run_benchmark(const Options& o) {
 int run_validate(const Options& o) {
   driver::Setup setup = make_setup(o);
   say_setup_warnings(setup, setup.notices);
-  // The work runs on a thread of its own, which the main thread waits for while it polls for a
-  // signal: the simulation's start (its first forces are a whole step's work, which no check
-  // interrupts: 7 s at N = 262,144 on two cores) and the reference alike. On a signal the work is
-  // left running and the process exits from main (std::_Exit): --validate writes nothing before
-  // its results, so nothing is lost.
-  // The work owns what it uses (moved or copied in): after an interrupt it may outlive this frame.
+  // In a process alone the work runs on a thread of its own, which the main thread waits for while it polls for a
+  // signal: the simulation's start (its first forces are a whole step's work, which no check interrupts: 7 s at
+  // N = 262,144 on two cores) and the reference alike. On a signal the work is left running and the process exits
+  // from main (std::_Exit): --validate writes nothing before its results, so nothing is lost. The work owns what it
+  // uses (moved or copied in): after an interrupt it may outlive this frame.
+  // With several ranks the work makes collective calls, which a rank that left would leave the others waiting in:
+  // it runs on the main thread, whose start, steps and reference each stop every rank at one point on a signal.
   std::string const source = setup.source;
   char const* const step_name = setup.program.hermite ? " block step" : " step";
   std::vector<std::string> const notices = setup.notices;
@@ -1013,12 +1014,12 @@ int run_validate(const Options& o) {
     driver::ValidationResult result;
     std::string description, kernel;
   };
-  auto const [r, description, kernel] = finish_unless_interrupted(
-      [setup = std::move(setup), steps = o.steps.value_or(0), tolerance = o.tolerance]() -> Validated {
-        multigpu::Simulation sim(setup.bodies, setup.program, setup.config);
-        if (steps) driver::advance_interruptibly(sim, steps);  // validate on an evolved state if asked
-        return {driver::validate_forces(sim, tolerance), sim.describe(), sim.kernel_name()};
-      });
+  auto work = [setup = std::move(setup), steps = o.steps.value_or(0), tolerance = o.tolerance]() -> Validated {
+    multigpu::Simulation sim(setup.bodies, setup.program, setup.config);
+    if (steps) driver::advance_interruptibly(sim, steps);  // validate on an evolved state if asked
+    return {driver::validate_forces(sim, tolerance), sim.describe(), sim.kernel_name()};
+  };
+  auto const [r, description, kernel] = world().size() > 1 ? work() : finish_unless_interrupted(std::move(work));
   std::uint64_t const steps = o.steps.value_or(0);
   std::string const after =
       steps == 0 ? "" : ", after " + std::to_string(steps) + step_name + (steps == 1 ? "" : "s");

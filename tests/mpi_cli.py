@@ -19,9 +19,9 @@ worker_failure               a worker thread failing on one rank (MPI_TESTS, a f
                              up on every rank ends the job, its --json says why, and its --checkpoint holds the
                              last state checked sound.
 interrupt                    Ctrl-C to the job: every rank stops, the checkpoint is written.
-interrupt_modes              Ctrl-C to the job in a benchmark (fixed steps, block steps) and in the start-up, and
-                             a signal to one rank alone (between steps, in a sample's energy pass): every rank
-                             stops at one point and the job ends with one line, not by MPI_ABORT, its state saved.
+interrupt_modes              Ctrl-C to the job in a benchmark (fixed steps, block steps), a validation and in the
+                             start-up, and a signal to one rank alone (between steps, in a sample's energy pass):
+                             every rank stops at one point and the job ends with one line, not by MPI_ABORT, its state saved.
 viewer_offscreen             the viewer on rank 0, the others following: the picture of 2 ranks x 2
                              devices is the picture of one process on 4, pixel for pixel.
 viewer_levels                hermite4 coloured by time-step level: the picture of 2 ranks (levels downloaded by
@@ -106,6 +106,10 @@ with tempfile.TemporaryDirectory() as d:
         check(many.stdout.count("nbody run:") == 1, "rank 0 alone reports")
         check("cpu x4 over MPI, 2 ranks" in many.stdout, "the report names the ranks and devices")
         check(sorted(os.listdir(d)) == ["many.h5", "many.json", "one.h5"], "no stray outputs: " + str(os.listdir(d)))
+        # A benchmark's notices on its timing (here: too few steps for a median), like every other, said once.
+        bench = run(mpi(2, "--benchmark", "--bodies", "256", "--steps", "2", "--threads", "1"))
+        check(bench.returncode == 0 and bench.stderr.count("no median to trust") == 1,
+              "rank 0 alone says a benchmark's notices")
 
         def positions(path):
             with h5py.File(path, "r") as f:
@@ -413,6 +417,8 @@ with tempfile.TemporaryDirectory() as d:
                                             "1000000"])
         stop("a benchmark, one rank signalled", ["--benchmark", "--bodies", "12000", "--steps", "100000"],
              whole_job=False)
+        # --validate's steps (and its start and reference) are collective: every rank stops at one point.
+        stop("a validation's steps", ["--validate", "--bodies", "12000", "--steps", "100000"])
         # A batch system's warning to one rank alone: the line, which rank 0 prints, names the signal that came.
         stop("a run, SIGUSR1 to rank 1", ["--run", "--bodies", "8000", "--steps", "1000000", "--checkpoint",
                                              p("u1.h5")], whole_job=False,
