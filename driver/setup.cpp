@@ -422,7 +422,11 @@ void check_no_shared_positions(const sim::BodySet& bodies, double softening, con
     std::ostringstream s;
     s << source << ": bodies " << std::min(order[k - 1], order[k]) << " and " << std::max(order[k - 1], order[k])
       << " are at the same position (" << number(a.x) << ", " << number(a.y) << ", " << number(a.z) << "): with "
-      << names.with("--softening", "0") << " their force is infinite; give a softening, or move one of them";
+      << names.with("--softening", "0")
+      // Two test particles pull on neither, but their pair is 0 x infinity all the same, which no sum survives.
+      << (a.w == 0.0 && b.w == 0.0 ? " their pair is 0/0, though neither has mass"
+                                   : " their force is infinite")
+      << "; give a softening, or move one of them";
     throw InputError(s.str());
   }
 }

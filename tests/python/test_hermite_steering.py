@@ -51,6 +51,13 @@ def test_bodies_at_one_position_without_softening_are_refused():
     with pytest.raises(ValueError, match="^positions: bodies 0 and 2 are at the same position"):
         apart.positions = same
     assert apart.positions[2][2] == 1
+    # Two test particles at one place pull on neither, but their pair is 0 x infinity (NaN) all the same: refused,
+    # not said to be an infinite force.
+    with pytest.raises(ValueError, match=r"^arrays: bodies 0 and 1 are at the same position \(0, 0, 0\): with "
+                                         r"softening=0 their pair is 0/0, though neither has mass; give a softening, "
+                                         r"or move one of them$"):
+        nbody.Simulation.from_arrays([[0, 0, 0], [0, 0, 0], [1, 0, 0]], np.zeros((3, 3)), [0, 0, 1], softening=0.0,
+                                     integrator="hermite4", backend="cpu")
 
 
 def test_a_new_softening_starts_every_body_again():
