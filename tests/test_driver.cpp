@@ -259,7 +259,17 @@ TEST(Driver, ASeriesContinuedButGivenNoRowIsLeftAsItWas) {
 TEST(Driver, UnitsSayWhatIsWrongWithThem) {
   char const* const tail = "; give a positive number and a unit (Msun, Mjup, Mearth, kg, g), e.g. 1e5Msun";
   EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e400Msun", "1pc"); },
-                                  std::string("--mass-unit '1e400Msun': '1e400' is outside 1e-30 .. 1e60 in cgs") + tail));
+                                  std::string("--mass-unit '1e400Msun': '1e400' is outside 1e-30 .. 1e60 g") + tail));
+  // A number in range whose scale is not: the scale is said in the range's own unit (1e40 Msun is 1.99e73 g).
+  EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e40Msun", "1pc"); },
+                                  std::string("--mass-unit '1e40Msun': that is 1.99e+73 g, outside 1e-30 .. 1e60 g") +
+                                      tail));
+  EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1Msun", "1e-60pc"); },
+                                  "--length-unit '1e-60pc': that is 3.09e-42 cm, outside 1e-30 .. 1e60 cm; give"));
+  // strtod's words are numbers that are not finite, not units' names.
+  for (char const* word : {"nanMsun", "infMsun", "-InfMsun", "NaN Msun"})
+    EXPECT_TRUE(test::rejected_with([&] { sim::parse_units(word, "1pc"); },
+                                    std::string("--mass-unit '") + word + "': the number is not finite" + tail));
   EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("0x10Msun", "1pc"); },
                                   std::string("--mass-unit '0x10Msun': unknown unit 'x10Msun'") + tail));
   EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("0Msun", "1pc"); },

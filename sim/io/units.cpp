@@ -40,6 +40,18 @@ double parse_scale(const std::string& text, const std::string& option, const Uni
   auto refuse = [&](const std::string& why) -> double {
     throw InputError(option + ": " + why + "; give a positive number and a unit (" + allowed + "), e.g. " + example);
   };
+  // The range in the system's own unit (g, cm): the entry that is 1 in cgs.
+  std::string cgs_name;
+  for (auto const& u : units)
+    if (u.cgs == 1.0) cgs_name = u.name;
+  std::string const range = "outside 1e-30 .. 1e60 " + cgs_name;
+  // strtod's words for the values no scale can be ("nan", "inf"), which the loop below takes for a unit's name.
+  auto lower = [](std::string t) {
+    for (char& c : t) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+  };
+  std::string const head = lower(text.substr(text[0] == '+' || text[0] == '-' ? 1 : 0, 3));
+  if (head == "nan" || head == "inf") return refuse("the number is not finite");
   std::size_t i = 0;
   while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' || text[i] == 'e' ||
                              text[i] == 'E' || text[i] == '+' || text[i] == '-')) {
@@ -57,7 +69,7 @@ double parse_scale(const std::string& text, const std::string& option, const Uni
     errno = 0;
     number = std::strtod(digits.c_str(), &end);
     if (end != digits.c_str() + digits.size()) return refuse("'" + digits + "' is not a number");
-    if (errno == ERANGE || !std::isfinite(number)) return refuse("'" + digits + "' is outside 1e-30 .. 1e60 in cgs");
+    if (errno == ERANGE || !std::isfinite(number)) return refuse("'" + digits + "' is " + range);
   }
   while (i < text.size() && text[i] == ' ') ++i;
   std::string const name = text.substr(i);
@@ -66,16 +78,17 @@ double parse_scale(const std::string& text, const std::string& option, const Uni
     // The unit first: in "0x10Msun" what is wrong is "x10Msun", not the 0 before it.
     if (!(number > 0)) return refuse("the number must be positive");
     double const scale = number * u.cgs;
-    if (!(scale >= kSmallestScale && scale <= kLargestScale)) return refuse("outside 1e-30 .. 1e60 in cgs");
+    if (!(scale >= kSmallestScale && scale <= kLargestScale)) {
+      char value[64];
+      std::snprintf(value, sizeof value, "%.3g %s", scale, cgs_name.c_str());
+      return refuse(std::string("that is ") + value + ", " + range);
+    }
     return scale;
   }
   if (name.empty()) return refuse("no unit");
   // Other capitals (kPc, msun) or another program's name for one (pynbody's Msol, astropy's solMass): said as the one
   // meant, where it is of this option's kind.
-  auto folded = [](std::string t) {
-    for (char& c : t) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return t;
-  };
+  auto const& folded = lower;
   static constexpr std::pair<const char*, const char*> kOtherNames[] = {
       {"msun", "Msun"},       {"msol", "Msun"},    {"msolar", "Msun"},  {"m_sun", "Msun"},  {"solmass", "Msun"}, {"m_jup", "Mjup"},
       {"jupitermass", "Mjup"}, {"m_earth", "Mearth"}, {"earthmass", "Mearth"}, {"parsec", "pc"},
