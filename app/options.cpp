@@ -539,7 +539,7 @@ std::optional<Options> parse_options(int argc, char** argv) {
   double t_end = 0.0;
   cli.add_option("--t-end", t_end,
                  "--run: to this simulation time (the first step at or past it; hermite4: every block step up to "
-                 "it) instead of --steps; a restart goes on from the time it reached. --benchmark with hermite4: "
+                 "it, then every body brought to it, so the run ends at it exactly) instead of --steps; a restart goes on from the time it reached. --benchmark with hermite4: "
                  "times the block steps from the warm-up's end to this time. A time in a unit (10Myr; units: " +
                      std::string(sim::kTimeUnitNames) + ") with the run's --mass-unit and --length-unit, or its file's")
       ->transform(physical_time("--t-end"))
