@@ -297,15 +297,18 @@ multigpu::SimulationConfig resolve_devices(const RunConfig& run, std::size_t bod
   std::size_t const have = available_host_memory();
   if (have > 0 && host_need > have) {
     std::ostringstream s;
+    // What a process holds: its host devices (each rank its own), or its copies beside the GPUs.
+    std::string const held = host_engines ? std::to_string(c.devices.size()) + " host device(s)"
+                             : hermite    ? "the state and the block steps' lists"
+                                          : "copies of the state, and the GPUs' pinned buffers";
     s << (count_label.empty() ? names.with("--bodies", std::to_string(bodies)) : count_label) << ": needs "
-      << (host_need >> 20) << " MiB of memory "
-      << (host_engines ? "on " + std::to_string(c.devices.size()) + " host device(s)"
-          : hermite    ? "on the host (the state and the block steps' lists)"
-                       : "on the host (copies of the state, and the GPUs' pinned buffers)")
-      << (local_ranks > 1 ? " (" + std::to_string(need >> 20) + " MiB for each of the " + std::to_string(local_ranks) +
-                                " ranks on host " + ranks.host() + ")"
-                          : "")
-      << ", " << (have >> 20) << " MiB available";
+      << (host_need >> 20) << " MiB of memory";
+    if (local_ranks > 1)
+      s << " on host " << ranks.host() << ": " << (need >> 20) << " MiB for each of its " << local_ranks
+        << " ranks (" << (host_engines ? "each on " : "") << held << ")";
+    else
+      s << (host_engines ? " on " + held : " on the host (" + held + ")");
+    s << ", " << (have >> 20) << " MiB available";
     throw InputError(s.str());
   }
   return c;

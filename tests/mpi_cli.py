@@ -138,6 +138,11 @@ with tempfile.TemporaryDirectory() as d:
         # The same mistake every rank makes alike: one message, not one per rank.
         r = run(mpi(3, "--run", "--bodies", "0"))
         check(r.returncode != 0 and r.stderr.count("--bodies 0") == 1, "a bad value is reported once")
+        # The memory of every rank on the host, said as the host's, then as each rank's.
+        r = run(mpi(2, "--run", "--bodies", "1073741824"))
+        check(r.returncode != 0 and re.search(r"--bodies 1073741824: needs \d+ MiB of memory on host \S+: \d+ MiB for "
+                                              r"each of its 2 ranks \(each on 1 host device\(s\)\), \d+ MiB available",
+                                              r.stderr), "a job too large for the host's memory")
         # A bad value for the ranks together: weights for fewer devices than the ranks have.
         r = run(mpi(2, "--run", "--bodies", "100", "--weights", "1,2,3"))
         check(r.returncode != 0 and "3 weights for 2 devices over 2 ranks" in r.stderr, "weights over every rank")
