@@ -421,6 +421,10 @@ class CliRunObserver : public driver::RunObserver {
   void started(const std::optional<sim::Diagnostics>& start, std::optional<double> e0) override {
     start_ = start;
     e0_ = e0;
+    {
+      std::lock_guard<std::mutex> lock(shared_start_mutex_);
+      shared_start_ = start_json();
+    }
     if (!o_.quiet && start) print_diagnostics("start", *start, e0.value_or(start->total()));
     if (!o_.quiet && !start) std::printf("  start energy not computed: interrupted\n");
     std::fflush(stdout);
@@ -448,6 +452,12 @@ class CliRunObserver : public driver::RunObserver {
   // The start's diagnostics as --json holds them (null when none were measured): kept here, so that a run that fails
   // with no result to return still reports them.
   json start_json() const { return start_ ? diagnostics_json(*start_, e0_.value_or(start_->total())) : json(nullptr); }
+  // The same, for another thread (the one that gives up a wait on the ranks while the run's thread waits): null until
+  // the start was measured.
+  json shared_start_json() const {
+    std::lock_guard<std::mutex> lock(shared_start_mutex_);
+    return shared_start_;
+  }
 
  private:
   const Options& o_;
@@ -456,6 +466,8 @@ class CliRunObserver : public driver::RunObserver {
   std::optional<double> e0_;
   std::vector<std::string> warnings_;
   std::function<void(const std::string&)> notice_;
+  mutable std::mutex shared_start_mutex_;
+  json shared_start_;
 };
 
 int run_simulation(const Options& asked) {
@@ -696,18 +708,20 @@ int run_simulation(const Options& asked) {
   // Rank 0 ending the job from a bounded wait (another rank stopped or hangs) leaves a --json too: why, and where the
   // last state kept is. What the run was doing is not there to read (the run is stopped where it waited, and may be
   // past that state): the report has the run's start and that state, and null for what only the run knows.
+  json const description = sim.describe(), kernel = sim.kernel_name();  // (this thread's, read before the run)
   outputs.on_giving_up = [&](const driver::GaveUp& gave_up) {
     if (o.json.empty() || !writes_outputs()) return;
     driver::RunResult none;
     none.saved_step = gave_up.saved_step;
     try {
       json j = report_json(none,
-                           {setup.bodies.size(), nullptr, nullptr, setup.config.softening,
+                           {setup.bodies.size(), description, kernel, setup.config.softening,
                             gave_up.kept_step.value_or(setup.clock.step),
                             gave_up.kept_step ? gave_up.kept_time : setup.clock.time(setup.program.dt)},
                            json::array());
       j.update(failed_json(gave_up.why, none, gave_up.save_failure));
-      j.update({{"steps", nullptr}, {"wall_seconds", nullptr}, {"hermite4", nullptr}, {"start", nullptr}});
+      j.update({{"steps", nullptr}, {"wall_seconds", nullptr}, {"hermite4", nullptr},
+                {"start", observer.shared_start_json()}});
       j.update(outputs_json(none));
       // What only the stopped run knows (the files its series wrote, its warnings) is null, not a count of none; so
       // are its step and time where it kept no state.

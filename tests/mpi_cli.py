@@ -226,6 +226,11 @@ with tempfile.TemporaryDirectory() as d:
                       report["interrupted"] is False and report["steps"] is None and
                       report["checkpoints_written"] is None,  # periodic ones were: only the stopped run knows
                       "the --json names the wait given up and the state saved: " + json.dumps(report)[:800])
+                # What was known before the run began, and said then, is there too.
+                check(isinstance(report["description"], str) and "2 ranks" in report["description"] and
+                      report["kernel"] == "simd" and isinstance(report["start"], dict) and
+                      isinstance(report["start"]["total"], float),
+                      "the --json has the run's description, kernel and start: " + json.dumps(report)[:800])
             if saved:
                 r = run([nbody, "--backend", "cpu", "--run", "-q", "--restart", p("hung.h5"), "--steps", "1"],
                         timeout=120)
