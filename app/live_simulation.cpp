@@ -52,6 +52,9 @@ std::string count_text(std::size_t n) {
   return text;
 }
 
+// "1 body", "16,384 bodies".
+std::string bodies_text(std::size_t n) { return count_text(n) + (n == 1 ? " body" : " bodies"); }
+
 LiveSimulation::LiveSimulation(driver::RunConfig run, std::optional<int> frames_device, bool track_energy)
     : ranks_(world()),
       leads_(ranks_.rank() == 0),
@@ -477,7 +480,7 @@ void LiveSimulation::start_up() {
     for (auto const& w : setup.warnings) notice(w);
     rebuild(setup.bodies, setup, setup.clock, setup.run, &setup.hermite, false);  // a checkpoint's settings included
     start_setup_.reset();
-    message("started " + setup.source + ", " + count_text(sim_->bodies()) + " bodies, softening " +
+    message("started " + setup.source + ", " + bodies_text(sim_->bodies()) + ", softening " +
             number_text(sim_->config().softening));
   } catch (const Interrupted&) {
     throw;
@@ -518,7 +521,7 @@ void LiveSimulation::apply(const Change& change) {
       for (auto const& w : setup.warnings) notice(w);
       sim::BodySet const bodies = setup.bodies;
       rebuild(bodies, setup, setup.clock, setup.run, &setup.hermite, false);
-      message("started " + setup.source + ", " + count_text(bodies.size()) + " bodies, softening " +
+      message("started " + setup.source + ", " + bodies_text(bodies.size()) + ", softening " +
               number_text(sim_->config().softening));
       break;
     }

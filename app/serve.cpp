@@ -439,8 +439,9 @@ int run_serve(const Options& options) {
   }
   int const sig = interrupt_signal();
   server->stop(sig ? std::string("the server stopped: ") + Interrupted::what_came(sig) : "the server stopped");
-  log("serve: " + std::to_string(server->refused_requests()) + " requests and " +
-      std::to_string(server->refused_messages()) + " messages refused");
+  auto counted = [](std::uint64_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+  log("serve: " + counted(server->refused_requests(), "request") + " and " +
+      counted(server->refused_messages(), "message") + " refused");
   return code;
 }
 

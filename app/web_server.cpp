@@ -45,6 +45,7 @@ constexpr std::size_t kMaxTextsWaiting = 8;                   // control notices
 // does not (gone, or stalled) must not hold up a Ctrl-C or SIGTERM more than this.
 constexpr auto kGoodbyeTimeout = std::chrono::milliseconds(1000);
 
+
 // "host:port" of a Host header, or of an Origin's authority ("http://host:port").
 std::string authority_of_origin(beast::string_view origin) {
   std::string o(origin);
@@ -983,12 +984,45 @@ void WebServer::wait_input(double seconds) {
   input_arrived_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return !inputs_.empty(); });
 }
 
+void WebServer::bound_refusal_log(std::uint64_t lines, std::chrono::steady_clock::duration window) {
+  std::lock_guard<std::mutex> lock(refusal_log_mutex_);
+  refusal_lines_ = lines;
+  refusal_window_ = window;
+}
+
 void WebServer::note(const std::string& text) {
-  // Refusals are logged, but a flood of them is not: the first 20, then every 1000th.
-  bool const refusal = text.find(": refused") != std::string::npos;
-  std::uint64_t const n = refused_requests_.load() + refused_messages_.load();
-  if (refusal && n > 20 && n % 1000 != 0) return;
-  if (log_) log_(text);
+  if (!log_) return;
+  if (text.find(": refused") == std::string::npos) {
+    log_(text);
+    return;
+  }
+  // Refusals are logged, but a flood of them is not: at most refusal_lines_ a window (20 a minute). Past that they are
+  // counted: said when the limit is reached, and their count with the first refusal of a later window (and in the
+  // count at the end).
+  std::string said_before;
+  bool logged = false;
+  {
+    std::lock_guard<std::mutex> lock(refusal_log_mutex_);
+    auto const now = std::chrono::steady_clock::now();
+    if (now - refusal_window_start_ >= refusal_window_) {
+      if (refusals_unlogged_ > 0)
+        said_before = "serve: " + std::to_string(refusals_unlogged_) + " more refusal" +
+                      (refusals_unlogged_ == 1 ? " was" : "s were") + " counted and not logged before this one";
+      refusal_window_start_ = now;
+      refusals_logged_ = refusals_unlogged_ = 0;
+    }
+    if (refusals_logged_ < refusal_lines_) {
+      ++refusals_logged_;
+      logged = true;
+    } else if (refusals_unlogged_++ == 0) {
+      char window[32];
+      std::snprintf(window, sizeof window, "%g s", std::chrono::duration<double>(refusal_window_).count());
+      said_before = "serve: " + std::to_string(refusal_lines_) + " refusals logged in " + window +
+                    "; more in that time are counted, not logged";
+    }
+  }
+  if (!said_before.empty()) log_(said_before);
+  if (logged) log_(text);
 }
 
 }  // namespace nbody::app::serve

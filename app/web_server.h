@@ -64,6 +64,9 @@ class WebServer {
   // destructor calls it too.
   void stop(const std::string& reason);
 
+  // How many refusals are logged in a window of time (20 a minute): more are counted, and said as a count.
+  void bound_refusal_log(std::uint64_t lines, std::chrono::steady_clock::duration window);
+
   // Counters, for the log and tests.
   std::uint64_t refused_requests() const { return refused_requests_.load(); }
   std::uint64_t refused_messages() const { return refused_messages_.load(); }
@@ -84,6 +87,11 @@ class WebServer {
   std::string bound_host_;
   std::atomic<std::size_t> viewers_{0};
   std::atomic<std::uint64_t> refused_requests_{0}, refused_messages_{0};
+  // note()'s bound on refusals logged: this minute's window, its lines logged and its refusals counted past them.
+  std::mutex refusal_log_mutex_;
+  std::chrono::steady_clock::time_point refusal_window_start_{};
+  std::chrono::steady_clock::duration refusal_window_ = std::chrono::seconds(60);
+  std::uint64_t refusal_lines_ = 20, refusals_logged_ = 0, refusals_unlogged_ = 0;
   std::mutex input_mutex_;
   std::condition_variable input_arrived_;
   std::deque<ClientMessage> inputs_;

@@ -781,6 +781,35 @@ TEST(ServeServer, RefusalsHaveTheStatusThatSaysWhy) {
   EXPECT_EQ(server.refused_requests(), 5u);
 }
 
+// Refusals are logged up to a bound in a window of time; past it they are counted, and the log says so when the bound
+// is reached and gives their count with the first refusal of a later window: a flood is not logged line by line, and
+// nothing refused later goes unseen (every refusal past the server's first 20 once went unlogged, unsaid).
+TEST(ServeServer, RefusalsPastTheLogsBoundAreCountedAndSaid) {
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  WebServer server({"127.0.0.1", 0}, "unused on the loopback", "<p>page</p>", [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mutex);
+    lines.push_back(line);
+  });
+  server.bound_refusal_log(3, std::chrono::seconds(2));
+  std::string const host = "Host: 127.0.0.1:" + std::to_string(server.port()) + "\r\n";
+  auto refuse = [&](int n) {
+    for (int k = 0; k < n; ++k) EXPECT_EQ(http_status(server.port(), "GET /nope HTTP/1.1\r\n" + host + "\r\n"), 404);
+  };
+  auto count = [&](const std::string& text) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return std::count_if(lines.begin(), lines.end(), [&](auto const& l) { return l.find(text) != std::string::npos; });
+  };
+  refuse(5);
+  EXPECT_EQ(count(": refused"), 3);
+  EXPECT_EQ(count("serve: 3 refusals logged in 2 s; more in that time are counted, not logged"), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+  refuse(1);
+  EXPECT_EQ(count("serve: 2 more refusals were counted and not logged before this one"), 1);
+  EXPECT_EQ(count(": refused"), 4);
+  EXPECT_EQ(server.refused_requests(), 6u);
+}
+
 // The whole reply to one plain HTTP request sent as `text`, read until the server closes the connection (the request
 // asks it to) or 2 s pass.
 std::string http_reply(std::uint16_t port, const std::string& text) {
