@@ -145,9 +145,8 @@ std::string panel_energy_line(double error, double time, double dt, const sim::U
   return text + (units.physical() ? physical_time_text(time, units) : "t = " + time_text(time, dt));
 }
 
-std::string panel_energy_wait_line(bool paused_at_start, std::optional<double> due, const sim::Units& units) {
-  if (paused_at_start) return "energy error: after the first step";
-  if (!due) return "energy error: measuring";
+std::string panel_energy_wait_line(bool paused, std::optional<double> due, const sim::Units& units) {
+  if (!due) return paused ? "energy error: after the first step" : "energy error: measuring";
   return "energy error: at " + (units.physical() ? physical_time_text(*due, units) : "t = " + time_text(*due, 0.0)) +
          ", every body's next common time";
 }

@@ -71,10 +71,11 @@ std::string panel_rate_line(double steps_per_s, double step_ms, bool block_steps
 std::string panel_bodies_line(std::size_t bodies, double interactions_per_s, double step_ms);
 // The energy error at `time`, which reads as the time line's does (its digits set by `dt`, 0 for hermite4).
 std::string panel_energy_line(double error, double time, double dt, const sim::Units& units);
-// Before the first measure: "energy error: after the first step" (paused at t = 0), "energy error: measuring", or,
-// for hermite4, where every body is next at one time (`due`, the block time the run's frames go to): a dt max far
-// longer than the steps (1e6 typed in the panel) puts that far off, where "measuring" would read as stuck.
-std::string panel_energy_wait_line(bool paused_at_start, std::optional<double> due, const sim::Units& units);
+// Before the first measure, which comes with a step: for hermite4, where every body is next at one time (`due`, the
+// block time the run's frames go to: a dt max far longer than the steps, 1e6 typed in the panel, puts that far off,
+// where "measuring" would read as stuck); else "energy error: after the first step" where the run is paused (at its
+// start or at a restart's time: nothing is measured until a step), or "energy error: measuring".
+std::string panel_energy_wait_line(bool paused, std::optional<double> due, const sim::Units& units);
 std::string panel_radii_line(const std::array<double, 3>& radii, const sim::Units& units);
 
 // A panel line broken to fit `room` (in the units `width` measures text in), never inside a word: a figure (the words

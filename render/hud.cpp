@@ -254,7 +254,7 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
   if (s.energy_error)
     unbroken_words(panel_energy_line(*s.energy_error, s.energy_time, s.block_steps ? 0.0 : s.dt, s.units));
   else if (s.energy_tracked)
-    unbroken_words(panel_energy_wait_line(s.paused && s.time == 0.0, s.energy_due, s.units));
+    unbroken_words(panel_energy_wait_line(s.paused, s.energy_due, s.units));
   else
     unbroken_words("energy: not tracked at this N");
   if (s.virial_ratio) {  // measured with the energy, as the radii: at its time, which a paused run may have passed

@@ -452,7 +452,9 @@ TEST(Annotations, PanelLinesInNbodyOrPhysicalUnits) {
   EXPECT_EQ(render::panel_radii_line({1e-4, 2e-3, 0.01}, pc), "r10/50/90 = 20.6 413 2.06e+03 au");
   // Before the first measure: hermite4 says when it comes (every body next at one time), which a dt max of 1e6
   // puts far off, where "measuring" read as a run stuck.
-  EXPECT_EQ(render::panel_energy_wait_line(true, 0.0625, none), "energy error: after the first step");
+  // Paused, nothing is measured until a step: at a restart's time too (where "measuring" once stood for ever).
+  EXPECT_EQ(render::panel_energy_wait_line(true, std::nullopt, none), "energy error: after the first step");
+  EXPECT_EQ(render::panel_energy_wait_line(true, 0.0625, none), "energy error: at t = 0.0625, every body's next common time");
   EXPECT_EQ(render::panel_energy_wait_line(false, std::nullopt, none), "energy error: measuring");
   EXPECT_EQ(render::panel_energy_wait_line(false, 1e6, none), "energy error: at t = 1000000, every body's next common time");
   EXPECT_EQ(render::panel_energy_wait_line(false, 100.0, pc), "energy error: at 4.715 Myr, every body's next common time");
