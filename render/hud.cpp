@@ -438,6 +438,15 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     ImGui::PopTextWrapPos();
   }
   ImGui::PopItemWidth();
+  if (trace_) {  // the panel itself, as a widget is traced ("ui: panel X Y W H"): a test sees it fit its content
+    ImVec2 const at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    std::array<int, 4> const rect{int(at.x), int(at.y), int(size.x), int(size.y)};
+    auto [it, added] = traced_.try_emplace("panel", rect);
+    if (added || it->second != rect) {
+      it->second = rect;
+      std::fprintf(stderr, "ui: panel %d %d %d %d\n", rect[0], rect[1], rect[2], rect[3]);
+    }
+  }
   ImGui::End();
 }
 

@@ -539,6 +539,24 @@ def drag_while_paused(nbody, folder):
         v.close()
 
 
+# A message that goes (the start's, after 8 s) leaves the HUD's panel fitted to what is left, though the run is paused
+# and nothing else draws a frame: ImGui fits an auto-sized panel a frame after its content changed, and the one frame
+# drawn for the message's going left a blank band where it was.
+def message_gone_while_paused(nbody, folder):
+    v = Viewer(nbody, ["--bodies", "1000", "--paused"], folder)
+    try:
+        v.wait_for(lambda: "viewer: started" in v.log() and v.rect("panel"), 30, "no panel traced")
+        with_message = v.rect("panel")
+        time.sleep(10)  # the message shows for 8 s from the start
+        without = v.rect("panel")
+        print(f"the panel: {with_message} with the start's message, {without} after it went")
+        expect(without[3] < with_message[3], f"the panel kept its height {with_message[3]} after the message went")
+        v.key("q")
+        expect(v.wait_exit() == 0, "q: exit status " + str(v.proc.returncode))
+    finally:
+        v.close()
+
+
 # The first frame shows at once although the start-up (the first forces and the initial energy of
 # 65,536 bodies on one thread: about 20 s) has just begun, and a quit during the start-up is at once.
 # Measured: the first frame after 0.5 s (before: 15 s), the quit 0.07 s.
@@ -899,7 +917,8 @@ def narrow_window_keeps_the_labels(nbody, folder):
 
 
 CASES = {f.__name__: f for f in (escape_in_a_text_field, escape_in_a_popup, screenshot_that_cannot_be_written, scenario_switch,
-                                  bad_body_count, redraws_during_a_slow_step, drag_while_paused, hud_key_cycles,
+                                  bad_body_count, redraws_during_a_slow_step, drag_while_paused,
+                                  message_gone_while_paused, hud_key_cycles,
                                   first_frame_at_once, recording_ends_during_its_start_up,
                                   close_and_sigterm_during_a_long_start_up, quit_during_a_long_step,
                                   quick_scenario_switches, hud_values_held_to_command_line_bounds,
