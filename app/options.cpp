@@ -687,6 +687,17 @@ std::optional<Options> parse_options(int argc, char** argv) {
     std::string const what = e.what();
     if (std::regex_match(what, m, std::regex("^(--[a-z0-9-]+): At Most 1 required but received ([0-9]+)$")))
       throw InputError(m[1].str() + " given " + m[2].str() + " times; give it once");
+    // "--serve: 1 required TEXT missing": what the value is, from the option's help (its first clause).
+    if (std::regex_match(what, m, std::regex("^(--[a-z0-9-]+): 1 required ([A-Z]+) missing$"))) {
+      const CLI::Option* option = cli.get_option_no_throw(m[1].str());
+      for (const CLI::App* group : {static_cast<const CLI::App*>(modes), static_cast<const CLI::App*>(view)})
+        if (!option) option = group->get_option_no_throw(m[1].str());
+      std::string meaning = option ? option->get_description() : "";
+      meaning = meaning.substr(0, meaning.find_first_of("(;"));
+      while (!meaning.empty() && (meaning.back() == ' ' || meaning.back() == ',')) meaning.pop_back();
+      throw InputError(m[1].str() + " needs a value (" + m[2].str() + (meaning.empty() ? "" : ": " + meaning) +
+                       "; see --help)");
+    }
     throw InputError(what + " (see --help)");
   }
   // A flag given twice, as an option with a value is: a job script that names one twice was likely edited in haste.

@@ -89,6 +89,11 @@ TEST_F(Cli, BadCountsAreRejected) {
   expect_input_error("--bodies 100 --bodies 200", "--bodies given 2 times; give it once");
   expect_input_error("--run --run", "--run given 2 times; give it once");  // a flag as an option with a value
   expect_input_error("-q --run --quiet", "--quiet given 2 times; give it once");
+  // An option whose value is missing says what the value is, from its help (a mode's and the viewer's options too).
+  expect_input_error("--serve", "--serve needs a value (TEXT: the viewer in a web browser: serve it at [HOST:]PORT; "
+                                "see --help)");
+  expect_input_error("--run --dt", "--dt needs a value (FLOAT: time step; see --help)");
+  expect_input_error("--screenshot", "--screenshot needs a value (TEXT: write a PNG after --frames frames, then exit;");
   expect_input_error("--bodies=-5", "--bodies -5: must be a whole number");
   expect_input_error("--bodies 100,200 --benchmark", "only for --compare-threading");
   expect_input_error("--steps 0 --benchmark", "--steps 0: only --run (to write the initial state");
