@@ -1660,7 +1660,7 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
                         "removed: this run has passed step " + std::to_string(step) + " (off the series' cadence)");
     }
   };
-  bool const in_pieces = sim.config().backend == sim::Backend::cpu && ranks.size() == 1 && !sim.block_steps();
+  bool const in_pieces = sim.config().backend == sim::Backend::cpu && !sim.block_steps();
   try {
     if (starts_series) snapshot();
     while (done < steps && !agreed_interrupt(ranks)) {
@@ -1681,12 +1681,15 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
       if (sim.block_steps()) sim.set_time_limit(limit, run_finishes && limit == run_limit);
       auto const c0 = Clock::now();
       if (in_pieces) {
-        // The host's own steps, one process: the chunk in pieces of about 10 ms, a signal looked at between them. A
-        // machine that other work suddenly slows would make a chunk, sized from the steps before it, as many times
-        // longer (and there is no device queue to keep busy). Each piece is whole steps: a stop between two is a stop
-        // at a step, as at a chunk's end.
+        // The host's own steps: the chunk in pieces of about 10 ms, a signal looked at between them. A machine that
+        // other work suddenly slows would make a chunk, sized from the steps before it, as many times longer (and
+        // there is no device queue to keep busy): past mpirun's kill timeout, whose SIGKILL then ends ranks that have
+        // not saved. Each piece is whole steps: a stop between two is a stop at a step, as at a chunk's end. Ranks
+        // agree on a signal between pieces (one reduction; every step already gathers the positions), so that they
+        // stop at one step; the chunk is agreed, and so is every piece.
         std::uint64_t const piece = std::max<std::uint64_t>(1, chunk / 20);
-        for (std::uint64_t left = n; left > 0 && interrupt_signal() == 0;) {
+        auto const signalled = [&] { return ranks.size() == 1 ? interrupt_signal() : agreed_interrupt(ranks); };
+        for (std::uint64_t left = n; left > 0 && signalled() == 0;) {
           std::uint64_t const k = std::min(left, piece);
           sim.advance(k);
           left -= k;
