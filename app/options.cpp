@@ -539,7 +539,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
   double t_end = 0.0;
   cli.add_option("--t-end", t_end,
                  "--run: to this simulation time (the first step at or past it; hermite4: every block step up to "
-                 "it, then every body brought to it, so the run ends at it exactly) instead of --steps; a restart goes on from the time it reached. --benchmark with hermite4: "
+                 "it, then every body brought to it, so the run ends at it exactly) instead of --steps; a restart "
+                 "goes on from the time it reached. --benchmark with hermite4: "
                  "times the block steps from the warm-up's end to this time. A time in a unit (10Myr; units: " +
                      std::string(sim::kTimeUnitNames) + ") with the run's --mass-unit and --length-unit, or its file's")
       ->transform(physical_time("--t-end"))
@@ -687,16 +688,20 @@ std::optional<Options> parse_options(int argc, char** argv) {
     std::string const what = e.what();
     if (std::regex_match(what, m, std::regex("^(--[a-z0-9-]+): At Most 1 required but received ([0-9]+)$")))
       throw InputError(m[1].str() + " given " + m[2].str() + " times; give it once");
-    // "--serve: 1 required TEXT missing": what the value is, from the option's help (its first clause).
-    if (std::regex_match(what, m, std::regex("^(--[a-z0-9-]+): 1 required ([A-Z]+) missing$"))) {
+    // "--serve: 1 required TEXT missing": what the value is, from the option's help (to its first "; " outside
+    // brackets: "in (0, 1]" whole), and an enumeration's values.
+    if (std::regex_match(what, m, std::regex("^(--[a-z0-9-]+): 1 required (\\S+) missing$"))) {
       const CLI::Option* option = cli.get_option_no_throw(m[1].str());
       for (const CLI::App* group : {static_cast<const CLI::App*>(modes), static_cast<const CLI::App*>(view)})
         if (!option) option = group->get_option_no_throw(m[1].str());
-      std::string meaning = option ? option->get_description() : "";
-      meaning = meaning.substr(0, meaning.find_first_of("(;"));
-      while (!meaning.empty() && (meaning.back() == ' ' || meaning.back() == ',')) meaning.pop_back();
-      throw InputError(m[1].str() + " needs a value (" + m[2].str() + (meaning.empty() ? "" : ": " + meaning) +
-                       "; see --help)");
+      std::string const help = option ? option->get_description() : "";
+      std::size_t end = 0;
+      for (int depth = 0; end < help.size() && !(depth == 0 && help[end] == ';'); ++end)
+        depth += (help[end] == '(' || help[end] == '[') - (help[end] == ')' || help[end] == ']');
+      std::string meaning = help.substr(0, end);
+      std::string const type = m[2].str();
+      if (type.rfind("ENUM:", 0) == 0) meaning += (meaning.empty() ? "one of " : ", one of ") + type.substr(5);
+      throw InputError(m[1].str() + " needs a value" + (meaning.empty() ? "" : ": " + meaning) + " (see --help)");
     }
     throw InputError(what + " (see --help)");
   }

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -89,11 +90,13 @@ TEST_F(Cli, BadCountsAreRejected) {
   expect_input_error("--bodies 100 --bodies 200", "--bodies given 2 times; give it once");
   expect_input_error("--run --run", "--run given 2 times; give it once");  // a flag as an option with a value
   expect_input_error("-q --run --quiet", "--quiet given 2 times; give it once");
-  // An option whose value is missing says what the value is, from its help (a mode's and the viewer's options too).
-  expect_input_error("--serve", "--serve needs a value (TEXT: the viewer in a web browser: serve it at [HOST:]PORT; "
-                                "see --help)");
-  expect_input_error("--run --dt", "--dt needs a value (FLOAT: time step; see --help)");
-  expect_input_error("--screenshot", "--screenshot needs a value (TEXT: write a PNG after --frames frames, then exit;");
+  // An option whose value is missing says what the value is, from its help (a mode's and the viewer's options too),
+  // cut at no bracket ("in (0, 1]" whole), with an enumeration's values.
+  expect_input_error("--serve", "--serve needs a value: the viewer in a web browser: serve it at [HOST:]PORT (a port");
+  expect_input_error("--run --dt", "--dt needs a value: time step (default 0.01; 0.016 for euler-damped; or in a time "
+                                   "unit: 1kyr) (see --help)");
+  expect_input_error("--damping", "--damping needs a value: euler-damped velocity factor per step, in (0, 1] (see");
+  expect_input_error("--precision", "--precision needs a value: floating-point precision, one of fp32|fp64 (see");
   expect_input_error("--bodies=-5", "--bodies -5: must be a whole number");
   expect_input_error("--bodies 100,200 --benchmark", "only for --compare-threading");
   expect_input_error("--steps 0 --benchmark", "--steps 0: only --run (to write the initial state");
@@ -110,6 +113,31 @@ TEST_F(Cli, BadCountsAreRejected) {
 }
 
 // Two modes at once: the ones given are named, not the whole list of modes.
+// Every option that takes a value, given without it: one line that says what the value is, its brackets closed.
+TEST_F(Cli, EveryOptionWithoutItsValueSaysWhatItIs) {
+  std::string const help = nbody("--help").out;
+  std::regex const takes_value(R"(^ +(?:-\w,)?(--[a-z0-9-]+) (?:TEXT|FLOAT|INT|UINT|ENUM))");
+  int options = 0;
+  std::istringstream lines(help);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, takes_value)) continue;
+    std::string const option = m[1].str();
+    Result const r = nbody(option);
+    EXPECT_EQ(r.code, 2) << option << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("error: " + option + " needs a value: ", 0), 0u) << r.err;
+    int depth = 0, lowest = 0;
+    for (char c : r.err) {
+      depth += (c == '(' || c == '[') - (c == ')' || c == ']');
+      lowest = std::min(lowest, depth);
+    }
+    EXPECT_TRUE(depth == 0 && lowest == 0) << "brackets: " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    ++options;
+  }
+  EXPECT_GT(options, 40);
+}
+
 TEST_F(Cli, TwoModesAreRefusedNamingThem) {
   expect_input_error("--serve 0 --run --bodies 16", "error: --serve and --run both given; these are modes, and only "
                                                     "one mode may be given\n");
@@ -2636,7 +2664,8 @@ TEST_F(Cli, AUnitsFilesRefusalNamesItsFields) {
   { std::ofstream(file("h.bin.param")) << param; }
   expect_input_error("--run --steps 1 --load " + file("h.bin"),
                      file("h.bin.param") + ": nbody's statement of the units of " + file("h.bin") +
-                         ", but dKpcUnit 1e308: outside 1e-30 .. 1e60 in cgs");
+                         ", but dKpcUnit 1e308: that is beyond a double's range in cm, and the scale must lie within "
+                         "1e-30 .. 1e60 cm");
   EXPECT_EQ(nbody("--run --steps 1 --load " + file("h.bin")).err.find("--length-unit"), std::string::npos);
 }
 

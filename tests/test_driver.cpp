@@ -259,7 +259,8 @@ TEST(Driver, ASeriesContinuedButGivenNoRowIsLeftAsItWas) {
 TEST(Driver, UnitsSayWhatIsWrongWithThem) {
   char const* const tail = "; give a positive number and a unit (Msun, Mjup, Mearth, kg, g), e.g. 1e5Msun";
   EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e400Msun", "1pc"); },
-                                  std::string("--mass-unit '1e400Msun': '1e400' is outside 1e-30 .. 1e60 g") + tail));
+                                  std::string("--mass-unit '1e400Msun': '1e400' is beyond a double's range, and the "
+                                              "scale must lie within 1e-30 .. 1e60 g") + tail));
   // A number in range whose scale is not: the scale is said in the range's own unit (1e40 Msun is 1.99e73 g).
   EXPECT_TRUE(test::rejected_with([&] { sim::parse_units("1e40Msun", "1pc"); },
                                   std::string("--mass-unit '1e40Msun': that is 1.99e+73 g, outside 1e-30 .. 1e60 g") +

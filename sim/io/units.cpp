@@ -44,7 +44,7 @@ double parse_scale(const std::string& text, const std::string& option, const Uni
   std::string cgs_name;
   for (auto const& u : units)
     if (u.cgs == 1.0) cgs_name = u.name;
-  std::string const range = "outside 1e-30 .. 1e60 " + cgs_name;
+  std::string const bounds = "1e-30 .. 1e60 " + cgs_name;
   // strtod's words for the values no scale can be ("nan", "inf"), which the loop below takes for a unit's name.
   auto lower = [](std::string t) {
     for (char& c : t) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -69,7 +69,8 @@ double parse_scale(const std::string& text, const std::string& option, const Uni
     errno = 0;
     number = std::strtod(digits.c_str(), &end);
     if (end != digits.c_str() + digits.size()) return refuse("'" + digits + "' is not a number");
-    if (errno == ERANGE || !std::isfinite(number)) return refuse("'" + digits + "' is " + range);
+    if (errno == ERANGE || !std::isfinite(number))
+      return refuse("'" + digits + "' is beyond a double's range, and the scale must lie within " + bounds);
   }
   while (i < text.size() && text[i] == ' ') ++i;
   std::string const name = text.substr(i);
@@ -78,10 +79,12 @@ double parse_scale(const std::string& text, const std::string& option, const Uni
     // The unit first: in "0x10Msun" what is wrong is "x10Msun", not the 0 before it.
     if (!(number > 0)) return refuse("the number must be positive");
     double const scale = number * u.cgs;
+    if (!std::isfinite(scale))  // (1e308 kpc)
+      return refuse("that is beyond a double's range in " + cgs_name + ", and the scale must lie within " + bounds);
     if (!(scale >= kSmallestScale && scale <= kLargestScale)) {
       char value[64];
       std::snprintf(value, sizeof value, "%.3g %s", scale, cgs_name.c_str());
-      return refuse(std::string("that is ") + value + ", " + range);
+      return refuse(std::string("that is ") + value + ", outside " + bounds);
     }
     return scale;
   }
