@@ -440,8 +440,10 @@ int run_serve(const Options& options) {
   int const sig = interrupt_signal();
   server->stop(sig ? std::string("the server stopped: ") + Interrupted::what_came(sig) : "the server stopped");
   auto counted = [](std::uint64_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
+  std::uint64_t const unlogged = server->unlogged_refusals();
   log("serve: " + counted(server->refused_requests(), "request") + " and " +
-      counted(server->refused_messages(), "message") + " refused");
+      counted(server->refused_messages(), "message") + " refused" +
+      (unlogged ? " (" + std::to_string(unlogged) + " of them not logged)" : ""));
   return code;
 }
 

@@ -45,7 +45,6 @@ constexpr std::size_t kMaxTextsWaiting = 8;                   // control notices
 // does not (gone, or stalled) must not hold up a Ctrl-C or SIGTERM more than this.
 constexpr auto kGoodbyeTimeout = std::chrono::milliseconds(1000);
 
-
 // "host:port" of a Host header, or of an Origin's authority ("http://host:port").
 std::string authority_of_origin(beast::string_view origin) {
   std::string o(origin);
@@ -1014,11 +1013,14 @@ void WebServer::note(const std::string& text) {
     if (refusals_logged_ < refusal_lines_) {
       ++refusals_logged_;
       logged = true;
-    } else if (refusals_unlogged_++ == 0) {
-      char window[32];
-      std::snprintf(window, sizeof window, "%g s", std::chrono::duration<double>(refusal_window_).count());
-      said_before = "serve: " + std::to_string(refusal_lines_) + " refusals logged in " + window +
-                    "; more in that time are counted, not logged";
+    } else {
+      ++unlogged_refusals_;
+      if (refusals_unlogged_++ == 0) {
+        char window[32];
+        std::snprintf(window, sizeof window, "%g s", std::chrono::duration<double>(refusal_window_).count());
+        said_before = "serve: " + std::to_string(refusal_lines_) + " refusals logged within " + window +
+                      "; more before those " + window + " are out are counted, not logged";
+      }
     }
   }
   if (!said_before.empty()) log_(said_before);

@@ -70,6 +70,8 @@ class WebServer {
   // Counters, for the log and tests.
   std::uint64_t refused_requests() const { return refused_requests_.load(); }
   std::uint64_t refused_messages() const { return refused_messages_.load(); }
+  // Of those, the ones counted past the log's bound and not logged.
+  std::uint64_t unlogged_refusals() const { return unlogged_refusals_.load(); }
 
   struct Impl;  // the network side (web_server.cpp)
 
@@ -86,7 +88,7 @@ class WebServer {
   bool ipv4_ = true;
   std::string bound_host_;
   std::atomic<std::size_t> viewers_{0};
-  std::atomic<std::uint64_t> refused_requests_{0}, refused_messages_{0};
+  std::atomic<std::uint64_t> refused_requests_{0}, refused_messages_{0}, unlogged_refusals_{0};
   // note()'s bound on refusals logged: this minute's window, its lines logged and its refusals counted past them.
   std::mutex refusal_log_mutex_;
   std::chrono::steady_clock::time_point refusal_window_start_{};

@@ -802,12 +802,13 @@ TEST(ServeServer, RefusalsPastTheLogsBoundAreCountedAndSaid) {
   };
   refuse(5);
   EXPECT_EQ(count(": refused"), 3);
-  EXPECT_EQ(count("serve: 3 refusals logged in 2 s; more in that time are counted, not logged"), 1);
+  EXPECT_EQ(count("serve: 3 refusals logged within 2 s; more before those 2 s are out are counted, not logged"), 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(2100));
   refuse(1);
   EXPECT_EQ(count("serve: 2 more refusals were counted and not logged before this one"), 1);
   EXPECT_EQ(count(": refused"), 4);
   EXPECT_EQ(server.refused_requests(), 6u);
+  EXPECT_EQ(server.unlogged_refusals(), 2u);
 }
 
 // The whole reply to one plain HTTP request sent as `text`, read until the server closes the connection (the request
