@@ -942,7 +942,8 @@ int run_benchmark_instead(const Options& o, const std::string& why) {
                      "the headless benchmark; " + why + ", where nbody would run the benchmark instead (--offscreen "
                      "draws without a display)");
   }
-  if (!o.quiet && writes_outputs()) std::cerr << "notice: " << why << "; running the headless benchmark" << restart_timed(o) << "\n";
+  if (!o.quiet && writes_outputs())
+    std::cerr << "notice: " << why << "; running the headless benchmark" << restart_timed(o) << "\n";
   return run_benchmark(o);
 }
 
@@ -1039,7 +1040,7 @@ int run_validate(const Options& o) {
       steps == 0 ? "" : ", after " + std::to_string(steps) + step_name + (steps == 1 ? "" : "s");
   std::printf("nbody validate: %zu bod%s from %s%s\n  %s\n", r.bodies, r.bodies == 1 ? "y" : "ies", source.c_str(),
               after.c_str(), description.c_str());
-  std::printf("  %zu bodies sampled against the fp64 CPU reference\n", r.samples);
+  std::printf("  %zu bod%s sampled against the fp64 CPU reference\n", r.samples, r.samples == 1 ? "y" : "ies");
   std::printf("  max relative error  %.3e\n  L2 relative error   %.3e  (tolerance %.1e)\n  %s\n", r.max_relative_error,
               r.l2_relative_error, r.tolerance,
               r.pass ? "PASS" : (r.finite ? "FAIL: above tolerance" : "FAIL: non-finite accelerations"));

@@ -423,6 +423,9 @@ class Viewer {
   // twice a second, and sixty frames a second of the same picture took 7% of their rate. So a frame
   // is drawn only when it would show something new:
   bool frame_wanted(const LiveStats& stats, std::uint64_t drawn) {
+    // The HUD changed: the panel fits its new content a frame later (a message gone left a blank band under a paused
+    // run's still picture), so one more frame, whatever else asks for this one.
+    if (hud_changed_) settle_until_frame_ = std::max(settle_until_frame_, drawn + 2);
     if (drawn == 0) return true;  // the first picture
     // New positions or colours (a new simulation frame, a new run, a colour change), or the camera,
     // the sprites or the size moved (a drag, the wheel, a key, follow, a resized window).
@@ -430,9 +433,7 @@ class Viewer {
     // Input, and a few frames after it: ImGui shows a click, a hover or an opened section over the
     // next frames, and its auto-sized panel takes two frames to fit new content.
     if (drawn < settle_until_frame_ || seconds_since(input_at_) < kSettleSeconds) return true;
-    // A message came or went, the run or the HUD's controls changed, a picture is asked for. The panel fits its new
-    // content a frame later (a message gone left a blank band under a paused run's still picture): one more frame.
-    if (hud_changed_) settle_until_frame_ = std::max(settle_until_frame_, drawn + 2);
+    // A message came or went, the run or the HUD's controls changed, a picture is asked for.
     if (hud_changed_ || screenshot_requested_) return true;
     // What the frame's header (--serve) and the HUD say about the run: paused or not, the step,
     // the run itself, the start-up's progress.

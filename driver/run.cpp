@@ -1688,11 +1688,11 @@ void run(const Setup& setup, multigpu::Simulation& sim, const RunOutputs& o, std
         // agree on a signal between pieces (one reduction; every step already gathers the positions), so that they
         // stop at one step; the chunk is agreed, and so is every piece.
         std::uint64_t const piece = std::max<std::uint64_t>(1, chunk / 20);
-        auto const signalled = [&] { return ranks.size() == 1 ? interrupt_signal() : agreed_interrupt(ranks); };
-        for (std::uint64_t left = n; left > 0 && signalled() == 0;) {
+        for (std::uint64_t left = n; left > 0;) {
           std::uint64_t const k = std::min(left, piece);
           sim.advance(k);
           left -= k;
+          if (left > 0 && agreed_interrupt(ranks)) break;  // (a process alone: its own signal)
         }
       } else {
         sim.advance(n);

@@ -19,10 +19,11 @@ fi
 # PyPI's matplotlib (pynbody and yt need a newer one than Debian's) brings its own mpl_toolkits, but
 # Debian's matplotlib claims that name at start-up (its -nspkg.pth), so its older mplot3d was imported
 # and every import of matplotlib warned "Unable to import Axes3D". Importing the environment's own
-# first, from a .pth read before Debian's, puts it ahead of Debian's in the name's search path.
+# first, from a .pth of the environment (read before Debian's folder), puts it ahead in the name's path.
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
 if [ -d "$site/mpl_toolkits" ]; then
-  echo "import mpl_toolkits" > "$site/00-mpl-toolkits-first.pth"
+  [ "$(cat "$site/00-mpl-toolkits-first.pth" 2>/dev/null)" = "import mpl_toolkits" ] ||
+    echo "import mpl_toolkits" > "$site/00-mpl-toolkits-first.pth"
 else
   rm -f "$site/00-mpl-toolkits-first.pth"
 fi

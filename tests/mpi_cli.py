@@ -19,9 +19,10 @@ worker_failure               a worker thread failing on one rank (MPI_TESTS, a f
                              up on every rank ends the job, its --json says why, and its --checkpoint holds the
                              last state checked sound.
 interrupt                    Ctrl-C to the job: every rank stops, the checkpoint is written.
-interrupt_modes              Ctrl-C to the job in a benchmark (fixed steps, block steps), a validation and in the
-                             start-up, and a signal to one rank alone (between steps, in a sample's energy pass):
-                             every rank stops at one point and the job ends with one line, not by MPI_ABORT, its state saved.
+interrupt_modes              Ctrl-C to the job in a benchmark (fixed steps, block steps), a validation and in
+                             the start-up, and a signal to one rank alone (between steps, in a sample's energy
+                             pass): every rank stops at one point and the job ends with one line, not by
+                             MPI_ABORT, its state saved.
 viewer_offscreen             the viewer on rank 0, the others following: the picture of 2 ranks x 2
                              devices is the picture of one process on 4, pixel for pixel.
 viewer_levels                hermite4 coloured by time-step level: the picture of 2 ranks (levels downloaded by
@@ -139,10 +140,10 @@ with tempfile.TemporaryDirectory() as d:
         r = run(mpi(3, "--run", "--bodies", "0"))
         check(r.returncode != 0 and r.stderr.count("--bodies 0") == 1, "a bad value is reported once")
         # The memory of every rank on the host, said as the host's, then as each rank's.
-        r = run(mpi(2, "--run", "--bodies", "1073741824"))
+        r = run(mpi(2, "--run", "--bodies", "1073741824", "--numgpus", "64"))
         check(r.returncode != 0 and re.search(r"--bodies 1073741824: needs \d+ MiB of memory on host \S+: \d+ MiB for "
-                                              r"each of its 2 ranks \(each on 1 host device\(s\)\), \d+ MiB available",
-                                              r.stderr), "a job too large for the host's memory")
+                                              r"each of its 2 ranks \(each on 64 host device\(s\)\), \d+ MiB "
+                                              r"available", r.stderr), "a job too large for the host's memory")
         # A bad value for the ranks together: weights for fewer devices than the ranks have.
         r = run(mpi(2, "--run", "--bodies", "100", "--weights", "1,2,3"))
         check(r.returncode != 0 and "3 weights for 2 devices over 2 ranks" in r.stderr, "weights over every rank")
@@ -429,6 +430,8 @@ with tempfile.TemporaryDirectory() as d:
              whole_job=False)
         # --validate's steps (and its start and reference) are collective: every rank stops at one point.
         stop("a validation's steps", ["--validate", "--bodies", "12000", "--steps", "100000"])
+        stop("a validation's steps, one rank signalled", ["--validate", "--bodies", "12000", "--steps", "100000"],
+             whole_job=False)
         # A batch system's warning to one rank alone: the line, which rank 0 prints, names the signal that came.
         stop("a run, SIGUSR1 to rank 1", ["--run", "--bodies", "8000", "--steps", "1000000", "--checkpoint",
                                              p("u1.h5")], whole_job=False,

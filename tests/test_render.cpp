@@ -454,7 +454,8 @@ TEST(Annotations, PanelLinesInNbodyOrPhysicalUnits) {
   // puts far off, where "measuring" read as a run stuck.
   // Paused, nothing is measured until a step: at a restart's time too (where "measuring" once stood for ever).
   EXPECT_EQ(render::panel_energy_wait_line(true, std::nullopt, none), "energy error: after the first step");
-  EXPECT_EQ(render::panel_energy_wait_line(true, 0.0625, none), "energy error: at t = 0.0625, every body's next common time");
+  EXPECT_EQ(render::panel_energy_wait_line(true, 0.0625, none),
+            "energy error: at t = 0.0625, every body's next common time");
   EXPECT_EQ(render::panel_energy_wait_line(false, std::nullopt, none), "energy error: measuring");
   EXPECT_EQ(render::panel_energy_wait_line(false, 1e6, none), "energy error: at t = 1000000, every body's next common time");
   EXPECT_EQ(render::panel_energy_wait_line(false, 100.0, pc), "energy error: at 4.715 Myr, every body's next common time");
