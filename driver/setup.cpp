@@ -771,6 +771,30 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
                             "units states them in GADGET-4's /Parameters group (UnitLength_in_cm, UnitMass_in_g, " +
                             "UnitVelocity_in_cm_per_s; or AREPO's Header attributes of those names), which nbody " +
                             "then converts");
+      } else if (!snapshot.units_stated) {
+        // Units named for a file that states none: its velocities are read in the unit they make, which GADGET's
+        // customary ones (kpc, 1e10 Msun, km/s) are not (G is 43007 there): 207 times too fast, with exit 0.
+        char velocity[48];
+        std::snprintf(velocity, sizeof velocity, "%.4g km/s", run.units.velocity_cm_per_s() / 1e5);
+        s.warnings.push_back(ic.snapshot + " states no units, and " +
+                             run.names.with("--mass-unit and --length-unit", run.units.describe()) +
+                             " make its values G = 1 units: its velocities are read in units of " + velocity +
+                             ", not in km/s as GADGET's customary units (kpc, 1e10 Msun, km/s) keep them; a file " +
+                             "in those states them in /Parameters (UnitLength_in_cm, UnitMass_in_g, " +
+                             "UnitVelocity_in_cm_per_s), which nbody then converts");
+      }
+      if (!snapshot.cosmology.empty())
+        s.warnings.push_back(ic.snapshot + "'s header names a cosmology (" + snapshot.cosmology + ") and does not " +
+                             "say whether its run was comoving: if it was, its positions are comoving (in units " +
+                             "with h) and its Time the scale factor, which nbody reads as physical values and a " +
+                             "time, in open space (no box, no expansion); convert such a file to physical units " +
+                             "first (pynbody's physical_units(), say)");
+      if (!snapshot.dropped.empty()) {
+        std::string list;
+        for (std::size_t k = 0; k < snapshot.dropped.size(); ++k)
+          list += (k == 0 ? "" : k + 1 == snapshot.dropped.size() ? " and " : ", ") + snapshot.dropped[k];
+        s.notices.push_back(ic.snapshot + "'s " + list + (snapshot.dropped.size() == 1 ? " is" : " are") +
+                            " not kept (nbody integrates gravity alone: its outputs hold none of them)");
       }
       said = ic.snapshot + " is another program's HDF5 snapshot: " + snapshot.layout +
              "; PartType0 read as gas, 4 as stars, the others as dark matter, numbered 0, 1, ... in the file's order" +

@@ -690,6 +690,24 @@ class Reader {
     return H5Iget_type(object.get()) == H5I_GROUP;
   }
 
+  // The names of a group's links, in the file's order (a group that cannot be listed: none).
+  std::vector<std::string> members(const char* group) const {
+    Handle g(H5Gopen2(file_, group, H5P_DEFAULT), H5Gclose);
+    if (!g.ok()) fail(std::string("cannot open /") + group + " (the file is damaged)");
+    std::vector<std::string> found;
+    H5G_info_t info;
+    if (H5Gget_info(g.get(), &info) < 0) return found;
+    for (hsize_t k = 0; k < info.nlinks; ++k) {
+      ssize_t const size = H5Lget_name_by_idx(g.get(), ".", H5_INDEX_NAME, H5_ITER_INC, k, nullptr, 0, H5P_DEFAULT);
+      if (size <= 0) continue;
+      std::string name(std::size_t(size) + 1, '\0');
+      H5Lget_name_by_idx(g.get(), ".", H5_INDEX_NAME, H5_ITER_INC, k, name.data(), name.size(), H5P_DEFAULT);
+      name.resize(std::size_t(size));
+      found.push_back(name);
+    }
+    return found;
+  }
+
   bool has_attribute(const char* group, const char* name) const {
     Handle g(H5Gopen2(file_, group, H5P_DEFAULT), H5Gclose);
     if (!g.ok()) fail(std::string("cannot open /") + group + " (the file is damaged)");
@@ -1594,6 +1612,21 @@ ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingName
       r.whole("ComovingIntegrationOn", 1, 0, "Parameters") != 0)
     r.fail("Parameters/ComovingIntegrationOn is 1: a cosmological snapshot (comoving coordinates), and nbody "
            "integrates bodies in open space");
+  ForeignSnapshot out;
+  // A cosmology named with no word of whether the run was comoving: GADGET-2 and -3 write Omega0 and HubbleParam
+  // whatever the run, and their z = 0 output of a cosmological box has Time 1 (the scale factor). Said, not refused.
+  bool const comoving_said = (r.has_group("Cosmology") && r.has_attribute("Cosmology", "Cosmological run")) ||
+                             (r.has_group("Parameters") && r.has_attribute("Parameters", "ComovingIntegrationOn"));
+  if (!comoving_said) {
+    std::string named;
+    for (const char* key : {"Omega0", "OmegaLambda"})
+      if (r.has_attribute("Header", key))
+        if (double const v = r.finite(key); v > 0)
+          named += (named.empty() ? "" : ", ") + std::string(key) + " = " + shortest(v);
+    if (!named.empty() && r.has_attribute("Header", "HubbleParam"))
+      named += ", HubbleParam = " + shortest(r.finite("HubbleParam"));
+    out.cosmology = named;
+  }
   Header h;
   read_counts(r, h, true);
   // Bodies the header does not count (an h5py script's group added without its count, a type past GADGET's six):
@@ -1609,7 +1642,6 @@ ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingName
              " counts none of type " + std::to_string(t) + (t < 6 ? "" : " (nbody reads types 0 to 5)") +
              ": the header's counts say which bodies the file holds; correct them, or remove the group");
   }
-  ForeignSnapshot out;
   out.count = h.info.bodies;
   std::vector<double> mass_table(6, 0.0);  // (SWIFT's has a seventh, its neutrinos')
   if (r.has_attribute("Header", "MassTable")) {
@@ -1647,6 +1679,14 @@ ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingName
     if (h.counts[t]) layout << (layout.tellp() > 0 ? ", " : "") << "PartType" << t << " (" << h.counts[t] << ")";
   layout << "; " << (out.units_stated ? std::string("units from ") + stated.where : std::string("no units stated"));
   out.layout = layout.str();
+  // What else the groups hold (a gas's InternalEnergy, Density, SmoothingLength; a star's metals): not kept.
+  for (int t = 0; t < 6; ++t) {
+    if (!h.counts[t]) continue;
+    std::string const group = "PartType" + std::to_string(t);
+    for (std::string const& name : r.members(group.c_str()))
+      if (name != kCoordinates.name && name != kVelocities.name && name != kMasses.name && name != kParticleIds.name)
+        out.dropped.push_back(group + "/" + name);
+  }
   if (!bodies) return out;
   for (int t = 0; t < 6; ++t)
     if (h.counts[t]) r.expect_rows(("PartType" + std::to_string(t)).c_str(), kCoordinates, h.counts[t]);

@@ -246,6 +246,11 @@ struct ForeignSnapshot {
     std::uint64_t body, id;
   };
   std::optional<Renumbered> renumbered;
+  // A cosmology the header names where the file does not say whether its run was comoving ("Omega0 = 0.3,
+  // OmegaLambda = 0.7, HubbleParam = 0.7"; GADGET-2 and -3 write no flag), or "" where it names none or says.
+  std::string cosmology;
+  // The datasets of its particle groups that nbody does not keep ("PartType0/InternalEnergy"), in the file's order.
+  std::vector<std::string> dropped;
 };
 
 // Whether PATH is an HDF5 file in the GADGET/SWIFT layout that nbody did not write: a /Header group with

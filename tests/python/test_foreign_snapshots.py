@@ -237,6 +237,52 @@ def test_units_named_for_a_file_that_states_its_own_are_a_warning(tmp_path):
         nbody.Simulation.load(path, backend="cpu")
 
 
+def test_units_named_for_a_file_that_states_none_warn_of_its_velocities(tmp_path):
+    # GADGET's customary units (kpc, 1e10 Msun, km/s) are no G = 1 system: named for a file in them that states none,
+    # its km/s were read in the 207.4 km/s these make, without a word (a cluster 207 times too hot, exit 0).
+    pos, vel, mass = cluster(n=20)
+    path = tmp_path / "ics.hdf5"
+    write_gadget(path, {1: (pos, vel, mass)})
+    with pytest.warns(RuntimeWarning, match=r"ics\.hdf5 states no units, and mass_unit and length_unit \(1e10Msun, "
+                                            r"1kpc\) make its values G = 1 units: its velocities are read in units "
+                                            r"of 207\.4 km/s, not in km/s as GADGET's customary units"):
+        nbody.Simulation.load(path, backend="cpu", mass_unit="1e10Msun", length_unit="1kpc")
+
+
+def test_a_cosmology_without_a_word_of_comoving_is_a_warning(tmp_path):
+    # GADGET-2 and -3 name the cosmology in the header whatever the run and write no comoving flag: their z = 0 output
+    # of a cosmological box (Time 1, the scale factor) loaded without a word. A file that says it was not comoving
+    # (GADGET-4's ComovingIntegrationOn 0, SWIFT's Cosmological run 0) is none.
+    pos, vel, mass = cluster(n=20)
+    path = tmp_path / "box.hdf5"
+    cosmology = {"Omega0": 0.3, "OmegaLambda": 0.7, "HubbleParam": 0.7}
+    write_gadget(path, {1: (pos, vel, mass)}, time=1.0, header=cosmology)
+    with pytest.warns(RuntimeWarning, match=r"box\.hdf5's header names a cosmology \(Omega0 = 0\.3, OmegaLambda = "
+                                            r"0\.7, HubbleParam = 0\.7\) and does not say whether its run was "
+                                            r"comoving: if it was, its positions are comoving"):
+        nbody.Simulation.load(path, backend="cpu")
+    with h5py.File(path, "a") as f:
+        f.create_group("Parameters").attrs["ComovingIntegrationOn"] = np.int32(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        nbody.Simulation.load(path, backend="cpu")
+
+
+def test_what_a_gas_holds_beside_gravity_is_said_not_kept(tmp_path):
+    # Hydrodynamic fields were dropped unnamed (a tipsy file's are named).
+    pos, vel, mass = cluster(n=20)
+    path = tmp_path / "gas.hdf5"
+    write_gadget(path, {0: (pos[:10], vel[:10], mass[:10]), 1: (pos[10:], vel[10:], mass[10:])})
+    with h5py.File(path, "a") as f:
+        for name in ("InternalEnergy", "Density", "SmoothingLength"):
+            f["PartType0"][name] = np.ones(10, dtype=np.float32)
+    sim = nbody.Simulation.load(path, backend="cpu")
+    said = [n for n in sim.notices if "not kept" in n and "Density" in n]
+    assert said and said[0].endswith("gas.hdf5's PartType0/Density, PartType0/InternalEnergy and "
+                                     "PartType0/SmoothingLength are not kept (nbody integrates gravity alone: its "
+                                     "outputs hold none of them)"), sim.notices
+
+
 def test_masses_in_both_the_table_and_a_float32_dataset_that_agree_are_taken(tmp_path):
     pos, vel, _ = cluster(n=10)
     path = tmp_path / "ics.hdf5"
