@@ -4229,6 +4229,8 @@ TEST_F(Cli, TipsySofteningIsUsedAndItsLimitsAreStated) {
   sim::write_tipsy(file("mixed.bin"), mixed, 0.01);
   Result const zeros = nbody("--run --steps 0 --load " + file("mixed.bin"));  // nbody's own file: 0, nothing lost
   EXPECT_EQ(zeros.err.find("are not kept"), std::string::npos) << zeros.err;
+  // So a save may replace it, the state continued in place (which another program's below may not).
+  EXPECT_EQ(nbody("--run -q --steps 1 --load " + file("mixed.bin") + " --save " + file("mixed.bin")).code, 0);
   {  // another program's: the first gas particle's density and the first star's metals (big-endian 1.0f), after the
      // 32-byte header and records of 48 (gas) and 36 (dark) bytes
     std::fstream f(file("mixed.bin"), std::ios::in | std::ios::out | std::ios::binary);
@@ -4244,6 +4246,12 @@ TEST_F(Cli, TipsySofteningIsUsedAndItsLimitsAreStated) {
                        "kept (nbody integrates gravity alone: a save writes them as 0)"),
             std::string::npos)
       << m.err;
+  // A save over that file would write those fields as 0: refused before the run, the file as it was.
+  std::string const before = slurp(file("mixed.bin"));
+  expect_input_error("--run --steps 1 --load " + file("mixed.bin") + " --save " + file("mixed.bin"),
+                     "--save " + file("mixed.bin") + ": the --load file, whose gas's density, temperature and metals "
+                     "nbody does not keep: writing it would replace them with 0; give --save another file");
+  EXPECT_EQ(slurp(file("mixed.bin")), before);
   // A file's softening out of bounds is refused with advice that fits it: one too large is not told to grow.
   sim::write_tipsy(file("wide.bin"), test::rounded_to_float(test::scenario("plummer", 16)), 1e14);
   expect_input_error("--run --steps 1 --load " + file("wide.bin"),
