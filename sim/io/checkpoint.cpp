@@ -1577,10 +1577,11 @@ bool is_foreign_snapshot(const std::string& path) {
     Handle file = open_file(path);
     Reader r(path, file.get());
     // The layout's header with counts, or with particle groups (where the counts are missing, the reader says so).
-    bool const parts = std::any_of(std::begin(kPartGroups), std::end(kPartGroups),
-                                   [&](const char* g) { return r.has_group(g); });
-    return r.has_group("Header") && !r.has_attribute("Header", "NbodyFile") &&
-           (r.has_attribute("Header", "NumPart_Total") || r.has_attribute("Header", "NumPart_ThisFile") || parts);
+    // The groups are looked at only without the counts: a group the reader cannot take (a soft link) is then its
+    // reader's to name, not a file "in neither layout".
+    if (!r.has_group("Header") || r.has_attribute("Header", "NbodyFile")) return false;
+    if (r.has_attribute("Header", "NumPart_Total") || r.has_attribute("Header", "NumPart_ThisFile")) return true;
+    return std::any_of(std::begin(kPartGroups), std::end(kPartGroups), [&](const char* g) { return r.has_group(g); });
   } catch (const InputError&) {
     return false;
   } catch (const RuntimeFailure&) {

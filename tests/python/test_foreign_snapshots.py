@@ -283,6 +283,20 @@ def test_what_a_gas_holds_beside_gravity_is_said_not_kept(tmp_path):
                                      "outputs hold none of them)"), sim.notices
 
 
+def test_a_particle_group_that_is_a_soft_link_is_named(tmp_path):
+    # The header counts its bodies, so the file is in GADGET's layout: the group linked, not there itself, is what is
+    # wrong (it read as a file "in neither nbody's nor GADGET's layout").
+    pos, vel, mass = cluster(n=20)
+    path = tmp_path / "soft.hdf5"
+    write_gadget(path, {1: (pos, vel, mass)})
+    with h5py.File(path, "a") as f:
+        f.move("PartType1", "Data")
+        f["PartType1"] = h5py.SoftLink("/Data")
+    with pytest.raises(ValueError, match=r"soft\.hdf5: /PartType1 is a link to another object or file; nbody reads "
+                                         r"only what the file holds itself"):
+        nbody.Simulation.load(path, backend="cpu")
+
+
 def test_masses_in_both_the_table_and_a_float32_dataset_that_agree_are_taken(tmp_path):
     pos, vel, _ = cluster(n=10)
     path = tmp_path / "ics.hdf5"
