@@ -1013,6 +1013,20 @@ void read_units_and_shift(const Reader& r, Header& h) {
   h.units[0] = r.finite("Unit length in cgs (U_L)", "Units");
   h.units[1] = r.finite("Unit mass in cgs (U_M)", "Units");
   h.units[2] = r.finite("Unit time in cgs (U_t)", "Units");
+  // The same units twice: nbody's words in the Header, and the numbers yt and SWIFT's readers take from /Units. A
+  // file where they differ (one edited) is two systems to two readers: refused, naming both.
+  double stated[3];
+  unit_values(run.units, stated);
+  for (int k = 0; k < 3; ++k)
+    if (!(std::abs(h.units[k] - stated[k]) <= 1e-12 * std::abs(stated[k]))) {
+      static constexpr const char* kNames[3] = {"Unit length in cgs (U_L)", "Unit mass in cgs (U_M)",
+                                                "Unit time in cgs (U_t)"};
+      static constexpr const char* kCgs[3] = {" cm", " g", " s"};
+      r.fail(std::string("/Units gives ") + kNames[k] + " " + shortest(h.units[k]) + kCgs[k] + ", which yt reads, " +
+             "where Header/MassUnit and LengthUnit (" + run.units.describe() + ") make it " + shortest(stated[k]) +
+             kCgs[k] +
+             ": the two statements of the units disagree (one edited?); make them agree");
+    }
   h.shift = r.three_equal("Shift");
   if (!(h.shift > 0) || (run.precision == Precision::fp32 && double(float(h.shift)) != h.shift)) {
     std::ostringstream s;

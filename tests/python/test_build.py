@@ -82,6 +82,22 @@ def test_load_reads_what_save_wrote(tmp_path):
     assert any("tipsy" in n for n in loaded.notices)
 
 
+def test_a_snapshot_whose_two_statements_of_its_units_disagree_is_refused(tmp_path):
+    # Its Header's MassUnit and LengthUnit are what nbody reads, its /Units what yt reads: a file edited in one (U_M
+    # 2e43 g where the header says 1e10 Msun) loaded as the header's, while yt read the other system.
+    h5py = pytest.importorskip("h5py")
+    sim = nbody.Simulation(n=40, backend="cpu", mass_unit="1e10Msun", length_unit="1kpc")
+    path = tmp_path / "s.h5"
+    sim.save(path)
+    nbody.Simulation.load(path, backend="cpu")  # as written: the same units twice
+    with h5py.File(path, "a") as f:
+        f["Units"].attrs["Unit mass in cgs (U_M)"] = np.array([2e43])
+    with pytest.raises(ValueError, match=r"s\.h5: /Units gives Unit mass in cgs \(U_M\) 2e\+43 g, which yt reads, "
+                                         r"where Header/MassUnit and LengthUnit \(1e10Msun, 1kpc\) make it "
+                                         r"1\.98\d*e\+43 g: the two statements of the units disagree"):
+        nbody.Simulation.load(path, backend="cpu")
+
+
 def test_restart_continues_a_checkpoint_with_its_settings(tmp_path):
     sim = nbody.Simulation(n=40, backend="cpu", integrator="omelyan4", dt=0.02, softening=0.03, precision="fp32")
     sim.run(steps=5)
