@@ -146,7 +146,11 @@ void write_table(const Options& o, const std::string& csv, const json& j) {
 // The driver's setup, with its notices printed unless --quiet.
 driver::Setup make_setup(const Options& o) {
   driver::Setup setup;
-  agree(world(), [&] { setup = driver::make_setup(o.run); });
+  agree(world(), [&] {
+    setup = driver::make_setup(o.run);
+    // What the file loaded holds that nbody does not keep is known now: a --save over it would lose that.
+    if (!o.save.empty()) driver::check_outputs_spare_inputs(setup.run, {{"--save", o.save}}, "--checkpoint", "--save");
+  });
   setup.notices.insert(setup.notices.begin(), o.notices.begin(), o.notices.end());
   if (!o.quiet && writes_outputs())
     for (auto const& notice : setup.notices) std::cerr << "notice: " << notice << "\n";

@@ -14,7 +14,6 @@
 #include "core/output_path.h"
 #include "core/ranks.h"
 #include "sim/io/checkpoint.h"
-#include "sim/io/tipsy.h"
 
 namespace nbody::driver {
 
@@ -502,19 +501,14 @@ void check_outputs_spare_inputs(const RunConfig& run, const std::vector<std::pai
       if (name == save_option) return path;
     return std::string();
   }();
-  // A tipsy file whose gas or stars hold what nbody does not keep (density, temperature, metals, formation times):
-  // a save over it would write them as 0, which the file kept.
+  // A file that holds what nbody does not keep (a tipsy file's gas temperatures, each body's own eps; another
+  // program's snapshot), as the setup that read it found: a save over it would lose that. (Before the setup, when
+  // the front end checks its outputs first, nothing is known of it yet: the setup's check says it.)
   std::error_code same_ec;
-  if (!hdf5 && !loaded.empty() && !saved.empty() && !saves_hdf5_snapshot(saved) && !sim::is_foreign_snapshot(loaded) &&
-      std::filesystem::equivalent(loaded, saved, same_ec)) {
-    sim::TipsyInfo info;
-    sim::read_tipsy(loaded, &info, run.names);
-    if (info.gas_fields || info.star_fields)
-      throw InputError(save_option + " " + saved + ": the " + run.names.name("--load") + " file, whose " +
-                       (info.gas_fields ? "gas's density, temperature and metals" : "stars' metals and formation times") +
-                       " nbody does not keep: writing it would replace them with 0; give " + save_option +
-                       " another file");
-  }
+  if (!run.initial.unkept.empty() && !saved.empty() && std::filesystem::equivalent(loaded, saved, same_ec))
+    throw InputError(save_option + " " + saved + ": the " + run.names.name("--load") + " file, which holds what " +
+                     "nbody does not keep (" + run.initial.unkept + "): a save over it would lose that; give " +
+                     save_option + " another file");
   check_outputs_spare_input(outputs, run.names.name("--load"), loaded,
                             hdf5 == saves_hdf5_snapshot(saved) ? save_option : "");
   if (!hdf5 || !snapshots || !snapshots->enabled()) return;

@@ -36,6 +36,9 @@ struct InitialConditions {
   double eccentricity = 0.5;  // two-body only
   std::string snapshot;      // a tipsy file to start from instead of the scenario
   std::string checkpoint;    // a checkpoint to continue (--restart): bodies, clock and settings
+  // What the snapshot holds that nbody does not keep, which a save over it would lose ("its gas's density, temperature
+  // and metals"): set by the setup that read it (make_setup); "" where it holds nothing else, or is not read yet.
+  std::string unkept;
 };
 
 struct PhysicsChoice {

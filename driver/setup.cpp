@@ -758,6 +758,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
     if (foreign) {
       sim::ForeignSnapshot snapshot = sim::read_foreign_snapshot(ic.snapshot, run.names);
       s.bodies = std::move(snapshot.bodies);
+      run.initial.unkept = "another program's HDF5 layout and whatever else its groups hold";
       info.softening = std::nullopt;
       if (snapshot.units_stated) relabels(snapshot.units, ic.snapshot, 1e-3);
       if (!run.given.units && snapshot.units_stated) {
@@ -779,20 +780,25 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
         s.warnings.push_back(ic.snapshot + " states no units, and " +
                              run.names.with("--mass-unit and --length-unit", run.units.describe()) +
                              " make its values G = 1 units: its velocities are read in units of " + velocity +
-                             ", not in km/s as GADGET's customary units (kpc, 1e10 Msun, km/s) keep them; a file " +
-                             "in those states them in /Parameters (UnitLength_in_cm, UnitMass_in_g, " +
-                             "UnitVelocity_in_cm_per_s), which nbody then converts");
+                             ", right for a file in G = 1 units, but not for one in km/s, as GADGET's customary " +
+                             "units (kpc, 1e10 Msun, km/s) keep them; such a file states its units in /Parameters " +
+                             "(UnitLength_in_cm, UnitMass_in_g, UnitVelocity_in_cm_per_s), which nbody then converts");
       }
       if (!snapshot.cosmology.empty())
         s.warnings.push_back(ic.snapshot + "'s header names a cosmology (" + snapshot.cosmology + ") and does not " +
                              "say whether its run was comoving: if it was, its positions are comoving (in units " +
                              "with h) and its Time the scale factor, which nbody reads as physical values and a " +
-                             "time, in open space (no box, no expansion); convert such a file to physical units " +
-                             "first (pynbody's physical_units(), say)");
+                             "time, in open space (no box, no expansion), and what nbody can run of it is a halo cut " +
+                             "out in physical units; if it was not, an attribute ComovingIntegrationOn = 0 in a " +
+                             "/Parameters group says so");
       if (!snapshot.dropped.empty()) {
+        // (A cosmological simulation's groups hold a hundred fields: the first dozen named, the rest counted.)
+        constexpr std::size_t kNamed = 12;
+        std::size_t const named = std::min(snapshot.dropped.size(), kNamed), more = snapshot.dropped.size() - named;
         std::string list;
-        for (std::size_t k = 0; k < snapshot.dropped.size(); ++k)
-          list += (k == 0 ? "" : k + 1 == snapshot.dropped.size() ? " and " : ", ") + snapshot.dropped[k];
+        for (std::size_t k = 0; k < named; ++k)
+          list += (k == 0 ? "" : k + 1 == named && more == 0 ? " and " : ", ") + snapshot.dropped[k];
+        if (more) list += " and " + std::to_string(more) + " more";
         s.notices.push_back(ic.snapshot + "'s " + list + (snapshot.dropped.size() == 1 ? " is" : " are") +
                             " not kept (nbody integrates gravity alone: its outputs hold none of them)");
       }
@@ -824,13 +830,21 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
       s.bodies = sim::read_tipsy(ic.snapshot, &info, run.names);
       said = ic.snapshot + " is a tipsy snapshot: float32 positions and velocities, no step count, integrator or time step";
       // nbody integrates gravity alone: the other fields of its gas and stars are read past, and a save writes 0.
+      std::string const fields = std::string("its ") +
+                                 (info.gas_fields ? std::string("gas's density, temperature and metals") +
+                                                        (info.star_fields ? " and its stars'" : "")
+                                                  : "stars'") +
+                                 (info.star_fields ? " metals and formation times" : "");
       if (info.gas_fields || info.star_fields)
-        said += std::string("; its ") +
-                (info.gas_fields ? std::string("gas's density, temperature and metals") +
-                                       (info.star_fields ? " and its stars'" : "")
-                                 : "stars'") +
-                (info.star_fields ? " metals and formation times" : "") +
-                " are not kept (nbody integrates gravity alone: a save writes them as 0)";
+        said += "; " + fields + " are not kept (nbody integrates gravity alone: a save writes them as 0)";
+      // What a save over the file would lose (driver::check_outputs_spare_inputs): those fields, and each body's own
+      // eps (a gas's smoothing length), where they differ (nbody keeps one softening).
+      std::vector<std::string> lost;
+      if (info.gas_fields || info.star_fields) lost.push_back(fields);
+      if (!info.softening)
+        lost.push_back("its bodies' own softenings (eps from " + number(info.eps_min) + " to " + number(info.eps_max) +
+                       ")");
+      for (std::size_t k = 0; k < lost.size(); ++k) run.initial.unkept += (k ? " and " : "") + lost[k];
       // Tipsy holds no units; nbody states them beside the file it saves in units.
       std::string const param = sim::tipsy_param_path(ic.snapshot);
       // Units given go past the file beside it, whatever it holds (nbody's damaged, another program's refused): what

@@ -494,6 +494,7 @@ class Engine {
     setup_warnings_ = parts.setup.warnings;
     sim_ = std::move(parts.sim);
     setup_ = std::move(parts.setup);
+    source_.unkept = setup_.run.initial.unkept;  // what the file loaded holds that a save over it would lose
     continued_ = parts.continued;
     continued_at_ = sim_->steps_done();
     continued_blocks_ = sim_->block_steps();

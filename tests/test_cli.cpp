@@ -4249,9 +4249,23 @@ TEST_F(Cli, TipsySofteningIsUsedAndItsLimitsAreStated) {
   // A save over that file would write those fields as 0: refused before the run, the file as it was.
   std::string const before = slurp(file("mixed.bin"));
   expect_input_error("--run --steps 1 --load " + file("mixed.bin") + " --save " + file("mixed.bin"),
-                     "--save " + file("mixed.bin") + ": the --load file, whose gas's density, temperature and metals "
-                     "nbody does not keep: writing it would replace them with 0; give --save another file");
+                     "--save " + file("mixed.bin") + ": the --load file, which holds what nbody does not keep (its "
+                     "gas's density, temperature and metals and its stars' metals and formation times): a save over "
+                     "it would lose that; give --save another file");
   EXPECT_EQ(slurp(file("mixed.bin")), before);
+  // So would each body's own eps (a gas's smoothing length), where they differ: nbody keeps one softening.
+  sim::BodySet dark = test::rounded_to_float(test::scenario("plummer", 16));
+  for (auto& t : dark.type) t = sim::BodyType::dark;
+  sim::write_tipsy(file("eps.bin"), dark, 0.01);
+  {
+    std::fstream f(file("eps.bin"), std::ios::in | std::ios::out | std::ios::binary);
+    char const two[4] = {0x40, 0, 0, 0};  // big-endian 2.0f, the first (dark) body's eps, after its mass and vectors
+    f.seekp(32 + 28);
+    f.write(two, 4);
+  }
+  expect_input_error("--run --steps 1 --load " + file("eps.bin") + " --save " + file("eps.bin"),
+                     ": the --load file, which holds what nbody does not keep (its bodies' own softenings (eps from "
+                     "0.01 to 2)): a save over it would lose that");
   // A file's softening out of bounds is refused with advice that fits it: one too large is not told to grow.
   sim::write_tipsy(file("wide.bin"), test::rounded_to_float(test::scenario("plummer", 16)), 1e14);
   expect_input_error("--run --steps 1 --load " + file("wide.bin"),

@@ -838,7 +838,7 @@ TEST(LiveSettings, AChangeOfSettingsKeepsTheEnergyBaselineUnlessTheSofteningChan
 
 TEST(RunConfigJson, EveryFieldSurvivesTheTrip) {
   driver::RunConfig r;
-  r.initial = {sim::Scenario::collision, 1234, 7, 0.25, "in.bin", "run.h5"};
+  r.initial = {sim::Scenario::collision, 1234, 7, 0.25, "in.bin", "run.h5", ""};
   r.physics = {sim::Integrator::yoshida4, 0.003, 0.9, 0.02};
   r.devices.backend = driver::BackendChoice::cpu;
   r.devices.count = 3;

@@ -690,7 +690,8 @@ class Reader {
     return H5Iget_type(object.get()) == H5I_GROUP;
   }
 
-  // The names of a group's links, in the file's order (a group that cannot be listed: none).
+  // The names of a group's links (datasets, groups, links), in the order of their names (a group that cannot be
+  // listed: none).
   std::vector<std::string> members(const char* group) const {
     Handle g(H5Gopen2(file_, group, H5P_DEFAULT), H5Gclose);
     if (!g.ok()) fail(std::string("cannot open /") + group + " (the file is damaged)");
@@ -1629,17 +1630,29 @@ ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingName
            "integrates bodies in open space");
   ForeignSnapshot out;
   // A cosmology named with no word of whether the run was comoving: GADGET-2 and -3 write Omega0 and HubbleParam
-  // whatever the run, and their z = 0 output of a cosmological box has Time 1 (the scale factor). Said, not refused.
+  // whatever the run, and their z = 0 output of a cosmological box has Time 1 (the scale factor) and Redshift 0
+  // (1/Time - 1; a Redshift above 0 is refused above). Said, not refused, where Time can be a scale factor: 1 with a
+  // Redshift of 0, in (0, 1] without one. These attributes only feed that warning: one that is not a number is
+  // passed over, as before it was read.
+  auto number = [&](const char* key) -> std::optional<double> {
+    if (!r.has_attribute("Header", key)) return std::nullopt;
+    try {
+      return r.finite(key);
+    } catch (const InputError&) {
+      return std::nullopt;
+    }
+  };
   bool const comoving_said = (r.has_group("Cosmology") && r.has_attribute("Cosmology", "Cosmological run")) ||
                              (r.has_group("Parameters") && r.has_attribute("Parameters", "ComovingIntegrationOn"));
-  if (!comoving_said) {
+  std::optional<double> const time_read = number("Time"), z = number("Redshift");
+  bool const scale_factor =
+      time_read && (z ? *z == 0 && std::abs(*time_read - 1.0) < 1e-6 : *time_read > 0 && *time_read <= 1.0);
+  if (!comoving_said && scale_factor) {
     std::string named;
     for (const char* key : {"Omega0", "OmegaLambda"})
-      if (r.has_attribute("Header", key))
-        if (double const v = r.finite(key); v > 0)
-          named += (named.empty() ? "" : ", ") + std::string(key) + " = " + shortest(v);
-    if (!named.empty() && r.has_attribute("Header", "HubbleParam"))
-      named += ", HubbleParam = " + shortest(r.finite("HubbleParam"));
+      if (auto const v = number(key); v && *v > 0)
+        named += (named.empty() ? "" : ", ") + std::string(key) + " = " + shortest(*v);
+    if (auto const h0 = number("HubbleParam"); !named.empty() && h0) named += ", HubbleParam = " + shortest(*h0);
     out.cosmology = named;
   }
   Header h;
@@ -1694,6 +1707,9 @@ ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingName
     if (h.counts[t]) layout << (layout.tellp() > 0 ? ", " : "") << "PartType" << t << " (" << h.counts[t] << ")";
   layout << "; " << (out.units_stated ? std::string("units from ") + stated.where : std::string("no units stated"));
   out.layout = layout.str();
+  if (!bodies) return out;
+  for (int t = 0; t < 6; ++t)
+    if (h.counts[t]) r.expect_rows(("PartType" + std::to_string(t)).c_str(), kCoordinates, h.counts[t]);
   // What else the groups hold (a gas's InternalEnergy, Density, SmoothingLength; a star's metals): not kept.
   for (int t = 0; t < 6; ++t) {
     if (!h.counts[t]) continue;
@@ -1702,9 +1718,6 @@ ForeignSnapshot read_foreign_snapshot(const std::string& path, const SettingName
       if (name != kCoordinates.name && name != kVelocities.name && name != kMasses.name && name != kParticleIds.name)
         out.dropped.push_back(group + "/" + name);
   }
-  if (!bodies) return out;
-  for (int t = 0; t < 6; ++t)
-    if (h.counts[t]) r.expect_rows(("PartType" + std::to_string(t)).c_str(), kCoordinates, h.counts[t]);
   BodySet& b = out.bodies;
   b.resize(std::size_t(out.count));
   auto check = [&](std::size_t body, std::size_t field, double value) {

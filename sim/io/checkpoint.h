@@ -249,7 +249,7 @@ struct ForeignSnapshot {
   // A cosmology the header names where the file does not say whether its run was comoving ("Omega0 = 0.3,
   // OmegaLambda = 0.7, HubbleParam = 0.7"; GADGET-2 and -3 write no flag), or "" where it names none or says.
   std::string cosmology;
-  // The datasets of its particle groups that nbody does not keep ("PartType0/InternalEnergy"), in the file's order.
+  // What its particle groups hold that nbody does not keep ("PartType0/InternalEnergy"), by name; with the bodies.
   std::vector<std::string> dropped;
 };
 

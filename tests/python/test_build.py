@@ -82,6 +82,32 @@ def test_load_reads_what_save_wrote(tmp_path):
     assert any("tipsy" in n for n in loaded.notices)
 
 
+def test_a_save_over_a_loaded_tipsy_file_that_holds_gas_fields_is_refused(tmp_path):
+    # Another program's tipsy file, its gas with temperatures: a save over it wrote them as 0. nbody's own (below) may
+    # be continued in place.
+    import struct
+    n_gas, n_dark = 4, 12
+    rng = np.random.default_rng(3)
+    records = b""
+    for i in range(n_gas):  # mass, pos, vel, rho, temp, hsmooth, metals, phi
+        records += struct.pack(">12f", 1.0 / 16, *rng.normal(size=3), *(0.1 * rng.normal(size=3)), 1.0, 5000.0 + i,
+                               0.01, 0.0, 0.0)
+    for i in range(n_dark):  # mass, pos, vel, eps, phi
+        records += struct.pack(">9f", 1.0 / 16, *rng.normal(size=3), *(0.1 * rng.normal(size=3)), 0.01, 0.0)
+    path = tmp_path / "gas.bin"
+    path.write_bytes(struct.pack(">diiiiii", 0.0, n_gas + n_dark, 3, n_gas, n_dark, 0, 0) + records)
+    before = path.read_bytes()
+    sim = nbody.Simulation.load(path, backend="cpu")
+    with pytest.raises(ValueError, match=r"gas\.bin: the Simulation\.load file, which holds what nbody does not keep "
+                                         r"\(its gas's density, temperature and metals\): a save over it would lose "
+                                         r"that; give Simulation\.save another file"):
+        sim.save(path)
+    assert path.read_bytes() == before
+    sim.save(tmp_path / "own.bin")
+    own = nbody.Simulation.load(tmp_path / "own.bin", backend="cpu")
+    own.save(tmp_path / "own.bin")
+
+
 def test_a_snapshot_whose_two_statements_of_its_units_disagree_is_refused(tmp_path):
     # Its Header's MassUnit and LengthUnit are what nbody reads, its /Units what yt reads: a file edited in one (U_M
     # 2e43 g where the header says 1e10 Msun) loaded as the header's, while yt read the other system.

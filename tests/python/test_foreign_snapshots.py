@@ -245,7 +245,8 @@ def test_units_named_for_a_file_that_states_none_warn_of_its_velocities(tmp_path
     write_gadget(path, {1: (pos, vel, mass)})
     with pytest.warns(RuntimeWarning, match=r"ics\.hdf5 states no units, and mass_unit and length_unit \(1e10Msun, "
                                             r"1kpc\) make its values G = 1 units: its velocities are read in units "
-                                            r"of 207\.4 km/s, not in km/s as GADGET's customary units"):
+                                            r"of 207\.4 km/s, right for a file in G = 1 units, but not for one "
+                                            r"in km/s, as GADGET's customary units"):
         nbody.Simulation.load(path, backend="cpu", mass_unit="1e10Msun", length_unit="1kpc")
 
 
@@ -266,6 +267,17 @@ def test_a_cosmology_without_a_word_of_comoving_is_a_warning(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         nbody.Simulation.load(path, backend="cpu")
+        # A Time that is no scale factor at z = 0 (comoving, Redshift would be 1/Time - 1), and the same cosmology: a
+        # run that was not comoving, said nothing of.
+        for time in (2.5, 0.0):
+            other = tmp_path / "other.hdf5"
+            write_gadget(other, {1: (pos, vel, mass)}, time=time, header=cosmology)
+            nbody.Simulation.load(other, backend="cpu")
+    # Attributes that only feed the warning and are no numbers are passed over, not a reason to refuse the file.
+    for odd in ("0.3", np.nan):
+        write_gadget(path, {1: (pos, vel, mass)}, time=1.0, header={**cosmology, "Omega0": odd})
+        with pytest.warns(RuntimeWarning, match=r"names a cosmology \(OmegaLambda = 0\.7, HubbleParam = 0\.7\)"):
+            nbody.Simulation.load(path, backend="cpu")
 
 
 def test_what_a_gas_holds_beside_gravity_is_said_not_kept(tmp_path):
