@@ -794,12 +794,11 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
       if (!snapshot.dropped.empty()) {
         // (A cosmological simulation's groups hold a hundred fields: the first dozen named, the rest counted.)
         constexpr std::size_t kNamed = 12;
-        std::size_t const named = std::min(snapshot.dropped.size(), kNamed), more = snapshot.dropped.size() - named;
-        std::string list;
-        for (std::size_t k = 0; k < named; ++k)
-          list += (k == 0 ? "" : k + 1 == named && more == 0 ? " and " : ", ") + snapshot.dropped[k];
-        if (more) list += " and " + std::to_string(more) + " more";
-        s.notices.push_back(ic.snapshot + "'s " + list + (snapshot.dropped.size() == 1 ? " is" : " are") +
+        std::vector<std::string> named(snapshot.dropped.begin(),
+                                       snapshot.dropped.begin() + long(std::min(snapshot.dropped.size(), kNamed)));
+        if (std::size_t const more = snapshot.dropped.size() - named.size())
+          named.push_back(std::to_string(more) + " more");
+        s.notices.push_back(ic.snapshot + "'s " + spoken_list(named) + (snapshot.dropped.size() == 1 ? " is" : " are") +
                             " not kept (nbody integrates gravity alone: its outputs hold none of them)");
       }
       said = ic.snapshot + " is another program's HDF5 snapshot: " + snapshot.layout +
@@ -844,7 +843,7 @@ Setup prepare(const RunConfig& requested, const std::atomic<bool>* cancel, bool 
       if (!info.softening)
         lost.push_back("its bodies' own softenings (eps from " + number(info.eps_min) + " to " + number(info.eps_max) +
                        ")");
-      for (std::size_t k = 0; k < lost.size(); ++k) run.initial.unkept += (k ? " and " : "") + lost[k];
+      run.initial.unkept = spoken_list(lost);
       // Tipsy holds no units; nbody states them beside the file it saves in units.
       std::string const param = sim::tipsy_param_path(ic.snapshot);
       // Units given go past the file beside it, whatever it holds (nbody's damaged, another program's refused): what

@@ -181,14 +181,17 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
   // The last widget's rectangle on stderr whenever it moves, when NBODY_TRACE_UI is set: tests that
   // drive the viewer with synthetic clicks find the widgets there (the newest line for a label is
   // where it is now) instead of guessing.
-  auto trace = [&](const char* label) {
-    if (!trace_) return;
-    ImVec2 const lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
-    std::array<int, 4> const rect{int(lo.x), int(lo.y), int(hi.x - lo.x), int(hi.y - lo.y)};
+  auto trace_rect = [&](const char* label, ImVec2 at, ImVec2 size) {
+    std::array<int, 4> const rect{int(at.x), int(at.y), int(size.x), int(size.y)};
     auto [it, added] = traced_.try_emplace(label, rect);
     if (!added && it->second == rect) return;
     it->second = rect;
     std::fprintf(stderr, "ui: %s %d %d %d %d\n", label, rect[0], rect[1], rect[2], rect[3]);
+  };
+  auto trace = [&](const char* label) {
+    if (!trace_) return;
+    ImVec2 const lo = ImGui::GetItemRectMin(), hi = ImGui::GetItemRectMax();
+    trace_rect(label, lo, ImVec2(hi.x - lo.x, hi.y - lo.y));
   };
   // A check box: its place, and its state whenever it changes ("ui-value: trails 1").
   auto trace_box = [&](const char* label, bool value) {
@@ -438,15 +441,8 @@ void Hud::layout(const HudStats& s, HudControls& c, const std::vector<std::strin
     ImGui::PopTextWrapPos();
   }
   ImGui::PopItemWidth();
-  if (trace_) {  // the panel itself, as a widget is traced ("ui: panel X Y W H"): a test sees it fit its content
-    ImVec2 const at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
-    std::array<int, 4> const rect{int(at.x), int(at.y), int(size.x), int(size.y)};
-    auto [it, added] = traced_.try_emplace("panel", rect);
-    if (added || it->second != rect) {
-      it->second = rect;
-      std::fprintf(stderr, "ui: panel %d %d %d %d\n", rect[0], rect[1], rect[2], rect[3]);
-    }
-  }
+  // The panel itself, as a widget is traced ("ui: panel X Y W H"): a test sees it fit its content.
+  if (trace_) trace_rect("panel", ImGui::GetWindowPos(), ImGui::GetWindowSize());
   ImGui::End();
 }
 
